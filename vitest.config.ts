@@ -1,0 +1,38 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const root = fileURLToPath(new URL(".", import.meta.url));
+
+/**
+ * Two projects: `unit` (fakes, fake timers, no network) and `integration` (`*.integration.test.ts`,
+ * real Redis/Kafka/Prometheus/PostgreSQL brought up by `npm run stack:up`). Integration files run
+ * one at a time: they share one broker and one Redis on a 2-core machine.
+ */
+export default defineConfig({
+  resolve: { alias: { "@": root } },
+  test: {
+    projects: [
+      {
+        resolve: { alias: { "@": root } },
+        test: {
+          name: "unit",
+          include: ["{server,lib,scripts,app,infra}/**/*.test.ts"],
+          exclude: ["**/*.integration.test.ts", "node_modules/**", ".stack/**"],
+          environment: "node",
+        },
+      },
+      {
+        resolve: { alias: { "@": root } },
+        test: {
+          name: "integration",
+          include: ["{server,lib,scripts,app,infra}/**/*.integration.test.ts"],
+          exclude: ["node_modules/**", ".stack/**"],
+          environment: "node",
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});

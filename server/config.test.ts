@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "./config";
+
+describe("parseConfig", () => {
+  it("is embedded with nothing configured, and treats empty values as unset", () => {
+    const c = parseConfig({ REDIS_URL: "", KAFKA_BROKERS: "  " });
+    expect(c.mode).toBe("embedded");
+    expect(c.REDIS_URL).toBeUndefined();
+    expect(c.DEDUP_PREFIXES).toEqual(["*:dedup:*"]);
+  });
+
+  it("is real when Redis or Kafka is configured", () => {
+    const c = parseConfig({ REDIS_URL: "redis://127.0.0.1:6379", KAFKA_BROKERS: "127.0.0.1:9092,localhost:9093" });
+    expect(c.mode).toBe("real");
+    expect(c.KAFKA_BROKERS).toEqual(["127.0.0.1:9092", "localhost:9093"]);
+  });
+
+  it("stops on an invalid REDIS_URL with a message naming the variable and the expected form", () => {
+    expect(() => parseConfig({ REDIS_URL: "localhost:6379" })).toThrow(ConfigError);
+    expect(() => parseConfig({ REDIS_URL: "http://x" })).toThrow(/REDIS_URL.*redis:\/\//);
+  });
+
+  it("names KAFKA_BROKERS, PROMETHEUS_URL and DEMO_RATE when they are malformed", () => {
+    expect(() => parseConfig({ KAFKA_BROKERS: "nohostport" })).toThrow(/KAFKA_BROKERS/);
+    expect(() => parseConfig({ PROMETHEUS_URL: "prom:9090" })).toThrow(/PROMETHEUS_URL/);
+    expect(() => parseConfig({ DEMO_RATE: "fast" })).toThrow(/DEMO_RATE/);
+  });
+});

@@ -1,0 +1,108 @@
+import { describe, expect, it } from "vitest";
+import { TTL_POLICY as POLICY_SOURCE } from "@/server/dedup/policy";
+import {
+  ALERT_LIST,
+  ALERTS,
+  checkQuantileExpr,
+  duplicateRatioExpr,
+  METRIC_NAMES,
+  RATE_WINDOW,
+  RATE_WINDOW_MS,
+  THRESHOLDS,
+  TTL_POLICY,
+} from "./thresholds";
+
+/** Prometheus duration (`10m`, `1m30s`, `0s`) in ms. */
+function durationMs(d: string): number {
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  let total = 0;
+  const rest = d.replace(/(\d+)(ms|s|m|h|d)/g, (_, n: string, u: string) => {
+    total += Number(n) * (units[u] ?? NaN);
+    return "";
+  });
+  if (rest !== "") throw new Error(`bad duration ${d}`);
+  return total;
+}
+
+describe("thresholds of spec §8", () => {
+  it("carries the documented numbers, names and severity", () => {
+    expect(ALERTS.duplicateRate).toMatchObject({ name: "DedupDuplicateRateHigh", for: "10m", severity: "ticket" });
+    expect(ALERTS.duplicateRate.threshold.value).toBe(0.1);
+    expect(ALERTS.duplicateRate.normal.value).toBe(0.01);
+    expect(ALERTS.redisErrors).toMatchObject({ name: "DedupRedisErrors", severity: "ticket" });
+    expect(ALERTS.redisErrors.threshold.value).toBe(0);
+    expect(ALERTS.redisLatency).toMatchObject({ name: "DedupRedisLatencyHigh", severity: "ticket" });
+    expect(ALERTS.redisLatency.threshold.value).toBe(0.05);
+    expect(THRESHOLDS).toEqual({ duplicateRatio: 0.1, duplicateRatioNormal: 0.01, errorRate: 0, checkP99Seconds: 0.05 });
+  });
+
+  it("uses the valid histogram form of the latency alert, verbatim from the spec", () => {
+    expect(ALERTS.redisLatency.expr).toBe(
+      "histogram_quantile(0.99, sum by (le, service) (rate(deduplication_check_duration_seconds_bucket[5m]))) > 0.05",
+    );
+  });
+
+  it("groups each alert by the labels of issue 7", () => {
+    expect(ALERTS.duplicateRate.by).toEqual(["service", "topic", "handler"]);
+    expect(ALERTS.redisErrors.by).toEqual(["service", "reason"]);
+    expect(ALERTS.redisLatency.by).toEqual(["service"]);
+    for (const a of ALERT_LIST) {
+      for (const label of a.by) expect(a.valueExpr).toContain(label);
+      expect(a.expr).toBe(`${a.valueExpr} > ${a.threshold.value}`);
+    }
+  });
+
+  it("keeps forMs equal to the Prometheus `for`, and the rate window at 5 min", () => {
+    for (const a of ALERT_LIST) expect(a.forMs).toBe(durationMs(a.for));
+    expect(RATE_WINDOW_MS).toBe(durationMs(RATE_WINDOW));
+    expect(RATE_WINDOW).toBe("5m");
+  });
+
+  it("only queries the metric names of spec §7", () => {
+    expect(Object.values(METRIC_NAMES).sort()).toEqual([
+      "deduplication_check_duration_seconds",
+      "deduplication_errors_total",
+      "messages_deduplicated_total",
+      "messages_processed_total",
+    ]);
+    const known = new Set<string>([...Object.values(METRIC_NAMES), `${METRIC_NAMES.checkDuration}_bucket`]);
+    for (const a of ALERT_LIST) {
+      const metrics = a.valueExpr.match(/[a-z_]+(?=[{[])/g) ?? [];
+      expect(metrics.length).toBeGreaterThan(0);
+      for (const m of metrics) expect(known).toContain(m);
+    }
+  });
+
+  it("gives every alert a distinct runbook anchor equal to its lower-cased name", () => {
+    const anchors = ALERT_LIST.map((a) => a.runbookAnchor);
+    expect(new Set(anchors).size).toBe(3);
+    for (const a of ALERT_LIST) {
+      expect(a.runbookAnchor).toBe(a.name.toLowerCase());
+      expect(a.runbookUrl.endsWith(`RUNBOOK.md#${a.runbookAnchor}`)).toBe(true);
+    }
+  });
+
+  it("labels each line for charts, with the normal level below the alert level", () => {
+    expect(ALERTS.duplicateRate.threshold.label).toBe("10% alert");
+    expect(ALERTS.duplicateRate.normal.label).toBe("< 1% normal");
+    expect(ALERTS.redisLatency.threshold.label).toBe("50 ms");
+    expect(ALERTS.duplicateRate.normal.value).toBeLessThan(ALERTS.duplicateRate.threshold.value);
+  });
+
+  it("builds filtered queries for dashboards", () => {
+    expect(duplicateRatioExpr('service=~"$service"', ["handler"])).toBe(
+      'sum by (handler) (rate(messages_deduplicated_total{service=~"$service"}[5m]))' +
+        ' / sum by (handler) (rate(messages_processed_total{service=~"$service"}[5m]))',
+    );
+    expect(checkQuantileExpr(0.5, 'service="a"')).toBe(
+      'histogram_quantile(0.5, sum by (le, service) (rate(deduplication_check_duration_seconds_bucket{service="a"}[5m])))',
+    );
+  });
+
+  it("re-exports the TTL policy of spec §3 unchanged", () => {
+    expect(TTL_POLICY).toBe(POLICY_SOURCE);
+    expect(TTL_POLICY.defaultMs).toBe(24 * 3_600_000);
+    expect(TTL_POLICY.criticalMs).toBe(7 * 24 * 3_600_000);
+    expect(TTL_POLICY.minimumMs).toBe(10 * 60_000);
+  });
+});

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The local stack of dedup-health: Redis, a real Kafka 3.9 broker (KRaft) and Prometheus 2.42.
+#   scripts/stack.sh up [redis|kafka|prometheus ...]    start what is not running (idempotent)
+#   scripts/stack.sh down [redis|kafka|prometheus ...]  stop what this script started, by pid
+#   scripts/stack.sh status
+# Every process started here is recorded in .stack/pids/<name>.pid and stopped by that pid; logs go
+# to .stack/logs/. Nothing is downloaded except through apt-get (as root) and mvn (Maven Central).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+STACK="$ROOT/.stack"
+PIDS="$STACK/pids"
+LOGS="$STACK/logs"
+mkdir -p "$PIDS" "$LOGS"
+
+REDIS_PORT=6379
+KAFKA_PORT=9092
+PROM_PORT=9090
+KAFKA_LIBS="$STACK/kafka-libs"
+ALL=(redis kafka prometheus)
+
+say() { printf '[stack] %s\n' "$*"; }
+die() { printf '[stack] error: %s\n' "$*" >&2; exit 1; }
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && exec 3>&- ; }
+
+alive() { # name -> 0 when our recorded pid runs
+  local f="$PIDS/$1.pid"
+  [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+need() { # command, debian package: install it as root, else explain
+  command -v "$1" >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "installing $2 with apt-get"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >"$LOGS/apt-$2.log" 2>&1 \
+      || { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >"$LOGS/apt-$2.log" 2>&1; } \
+      || die "could not install $2: see $LOGS/apt-$2.log"
+  else
+    die "$1 is missing: install the Debian package '$2' (apt-get install $2)"
+  fi
+}
+
+wait_for() { # description, seconds, command...
+  local what=$1 secs=$2; shift 2
+  local end=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $end ] || return 1
+    sleep 0.5
+  done
+}
+
+start_bg() { # name, log, command... : start detached in its own session, record pid
+  local name=$1 log=$2; shift 2
+  setsid "$@" >"$log" 2>&1 < /dev/null &
+  echo $! >"$PIDS/$name.pid"
+}
+
+redis_ping() { redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping | grep -q PONG; }
+
+up_redis() {
+  need redis-cli redis-tools
+  if redis_ping 2>/dev/null; then say "redis: up at 127.0.0.1:$REDIS_PORT"; return 0; fi
+  need redis-server redis-server
+  mkdir -p "$STACK/redis"
+  start_bg redis "$LOGS/redis.log" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' \
+    --appendonly no --dir "$STACK/redis"
+  wait_for redis 15 redis_ping || die "redis did not answer PING; see $LOGS/redis.log"
+  say "redis: started at 127.0.0.1:$REDIS_PORT (pid $(cat "$PIDS/redis.pid"))"
+}
+
+kafka_libs() {
+  if [ -f "$KAFKA_LIBS/.complete" ]; then return 0; fi
+  need java openjdk-17-jre-headless
+  need mvn maven
+  say "kafka: fetching the broker jars from Maven Central (first run only)"
+  mvn -q -B -f "$ROOT/infra/kafka/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+    -DoutputDirectory="$KAFKA_LIBS" >"$LOGS/mvn.log" 2>&1 || die "mvn could not fetch Kafka: see $LOGS/mvn.log"
+  touch "$KAFKA_LIBS/.complete"
+}
+
+kafka_ready() { node "$ROOT/scripts/kafka-ready.mjs" "127.0.0.1:$KAFKA_PORT"; }
+
+up_kafka() {
+  if alive kafka && port_open "$KAFKA_PORT"; then say "kafka: up at 127.0.0.1:$KAFKA_PORT"; ensure_topics; return 0; fi
+  if port_open "$KAFKA_PORT"; then
+    say "kafka: something else listens on 127.0.0.1:$KAFKA_PORT; using it"
+    kafka_ready || die "127.0.0.1:$KAFKA_PORT is taken by something that is not a Kafka broker"
+    ensure_topics; return 0
+  fi
+  kafka_libs
+  local dir="$STACK/kafka" cp="$KAFKA_LIBS/*"
+  mkdir -p "$dir"
+  sed "s#@DATA_DIR@#$dir/data#" "$ROOT/infra/kafka/server.properties.template" >"$dir/server.properties"
+  local jvm=(java -Xms256m -Xmx512m -XX:+UseSerialGC -Dlog4j.configuration="file:$ROOT/infra/kafka/log4j.properties" -cp "$cp")
+  if [ ! -f "$dir/data/meta.properties" ]; then
+    local id
+    id=$("${jvm[@]}" kafka.tools.StorageTool random-uuid 2>>"$LOGS/kafka.log")
+    "${jvm[@]}" kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" >>"$LOGS/kafka.log" 2>&1 \
+      || die "kafka storage format failed; see $LOGS/kafka.log"
+  fi
+  start_bg kafka "$LOGS/kafka.log" "${jvm[@]}" kafka.Kafka "$dir/server.properties"
+  wait_for kafka 90 kafka_ready || die "kafka did not become ready in 90 s; see $LOGS/kafka.log"
+  say "kafka: started at 127.0.0.1:$KAFKA_PORT (pid $(cat "$PIDS/kafka.pid"))"
+  ensure_topics
+}
+
+ensure_topics() {
+  node "$ROOT/scripts/kafka-ready.mjs" "127.0.0.1:$KAFKA_PORT" --create demo.events:6 demo.events.dlq:1 \
+    || die "could not create the demo topics"
+}
+
+prom_ready() { curl -fsS "http://127.0.0.1:$PROM_PORT/-/ready"; }
+
+up_prometheus() {
+  if prom_ready >/dev/null 2>&1; then say "prometheus: up at 127.0.0.1:$PROM_PORT"; return 0; fi
+  need prometheus prometheus
+  need curl curl
+  mkdir -p "$STACK/prometheus"
+  start_bg prometheus "$LOGS/prometheus.log" prometheus \
+    --config.file="$ROOT/infra/prometheus/prometheus.yml" \
+    --storage.tsdb.path="$STACK/prometheus" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" \
+    --web.enable-lifecycle
+  wait_for prometheus 30 prom_ready || die "prometheus did not become ready; see $LOGS/prometheus.log"
+  say "prometheus: started at 127.0.0.1:$PROM_PORT (pid $(cat "$PIDS/prometheus.pid"))"
+}
+
+stop_one() {
+  local name=$1 f="$PIDS/$1.pid"
+  if ! [ -f "$f" ]; then say "$name: not started by this script; left alone"; return 0; fi
+  local pid; pid=$(cat "$f")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    local end=$((SECONDS + 30))
+    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.3; done
+    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+    say "$name: stopped (pid $pid)"
+  else
+    say "$name: was not running (stale pid $pid)"
+  fi
+  rm -f "$f"
+}
+
+status() {
+  local rc=0
+  if redis_ping 2>/dev/null; then say "redis: up (127.0.0.1:$REDIS_PORT)$(alive redis && echo ", ours, pid $(cat "$PIDS/redis.pid")")"; else say "redis: down"; rc=1; fi
+  if port_open "$KAFKA_PORT"; then say "kafka: up (127.0.0.1:$KAFKA_PORT)$(alive kafka && echo ", ours, pid $(cat "$PIDS/kafka.pid")")"; else say "kafka: down"; rc=1; fi
+  if prom_ready >/dev/null 2>&1; then say "prometheus: up (127.0.0.1:$PROM_PORT)$(alive prometheus && echo ", ours, pid $(cat "$PIDS/prometheus.pid")")"; else say "prometheus: down"; rc=1; fi
+  return $rc
+}
+
+cmd=${1:-status}; shift || true
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=("${ALL[@]}")
+case "$cmd" in
+  up) for t in "${targets[@]}"; do "up_$t"; done ;;
+  down) for ((i=${#targets[@]}-1; i>=0; i--)); do stop_one "${targets[$i]}"; done ;;
+  status) status ;;
+  *) die "usage: stack.sh up|down|status [redis|kafka|prometheus ...]" ;;
+esac

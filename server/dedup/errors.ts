@@ -1,0 +1,68 @@
+/**
+ * Error classes that steer control flow through the stack (like BullMQ's `UnrecoverableError`).
+ */
+
+/**
+ * Thrown by a handler (or middleware) to say that retrying cannot help: Retry stops at once and
+ * the error goes on to PoisonQueue. Wrap the real cause: `throw new NonRetryableError("bad payload", { cause })`.
+ */
+export class NonRetryableError extends Error {
+  /** Always false; read by `retry` and transports. */
+  readonly retryable = false;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "NonRetryableError";
+  }
+}
+
+/**
+ * Thrown by the Deduplicator (marking `"lease"`) when another consumer holds the key in
+ * `processing` state right now. **Retryable**: the message is neither a duplicate nor ours to
+ * process yet; Retry tries again and, if the owner crashed, the lease expires and a later attempt or
+ * redelivery processes it. If the owner succeeds, the next attempt is swallowed as a duplicate.
+ */
+export class InProgressError extends Error {
+  readonly retryable = true;
+  /** The repository key, `<service>:dedup:<handler>:<key>`. */
+  readonly key: string;
+  constructor(key: string) {
+    super(`dedup key ${key} is being processed by another consumer; retry later (its lease expires if that consumer crashed)`);
+    this.name = "InProgressError";
+    this.key = key;
+  }
+}
+
+/** The `reason` label of `deduplication_errors_total` (spec §7). */
+export type DedupErrorReason = "redis_timeout" | "redis_conn" | "marshal";
+
+/** All values of {@link DedupErrorReason}. */
+export const DEDUP_ERROR_REASONS: readonly DedupErrorReason[] = ["redis_timeout", "redis_conn", "marshal"];
+
+/**
+ * A failed store call or key computation, classified by `reason`: `redis_timeout` (slower than
+ * `timeoutMs`), `redis_conn` (connection refused/closed, or any other store error), `marshal`
+ * (the key factory threw: the message cannot be keyed). Under fail-closed the Deduplicator throws
+ * it (retryable unless `marshal`, which retrying cannot fix).
+ */
+export class DedupStoreError extends Error {
+  readonly reason: DedupErrorReason;
+  readonly retryable: boolean;
+  constructor(reason: DedupErrorReason, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "DedupStoreError";
+    this.reason = reason;
+    this.retryable = reason !== "marshal";
+  }
+}
+
+/** Turns any thrown value into an `Error` (non-errors are wrapped, their value kept as `cause`). */
+export function toError(value: unknown): Error {
+  if (value instanceof Error) return value;
+  let text: string;
+  try {
+    text = typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return new Error(`non-Error thrown: ${text}`, { cause: value });
+}

@@ -1,0 +1,138 @@
+/**
+ * The message model of the library: a Watermill-style `Message`, the `Handler` and `Middleware`
+ * function types, and the metadata keys written once.
+ */
+
+/** Metadata key of the correlation id shared by a whole chain of events (spec §6). Not a dedup key. */
+export const CORRELATION_ID_KEY = "Correlation-Id";
+/** Metadata key of the event type (used by the demo's routing). */
+export const EVENT_TYPE_KEY = "Event-Type";
+/** Kafka header that carries `Message.uuid` in Watermill's Kafka marshaler (spec §2, interop). */
+export const WATERMILL_UUID_HEADER = "_watermill_message_uuid";
+
+/** PoisonQueue metadata: the error message of the handler failure that poisoned the message. */
+export const REASON_POISONED_KEY = "reason_poisoned";
+/** PoisonQueue metadata: the topic the message was consumed from. */
+export const TOPIC_POISONED_KEY = "topic_poisoned";
+/** PoisonQueue metadata: the handler that failed on it. */
+export const HANDLER_POISONED_KEY = "handler_poisoned";
+/** PoisonQueue metadata: the subscriber (transport) that delivered it. */
+export const SUBSCRIBER_POISONED_KEY = "subscriber_poisoned";
+
+/** The four PoisonQueue metadata keys, in Watermill's names. */
+export const POISON_KEYS = [REASON_POISONED_KEY, TOPIC_POISONED_KEY, HANDLER_POISONED_KEY, SUBSCRIBER_POISONED_KEY] as const;
+
+/**
+ * Where a delivery came from and who handles it. The Router fills it before the middleware stack
+ * runs; a transport may add `partition` / `offset`. Middleware reads it (PoisonQueue's metadata,
+ * the Deduplicator's key prefix and metric labels) instead of Go's `context.Context` values.
+ */
+export interface DeliveryContext {
+  /** Handler name (Router); part of the dedup key prefix `<service>:dedup:<handler>`. */
+  handler?: string;
+  /** Topic the message was consumed from. */
+  topic?: string;
+  /** Name of the subscriber (transport) that delivered it, e.g. `memory` or `kafka`. */
+  subscriber?: string;
+  /** Kafka partition, when the transport has one. Informational only. */
+  partition?: number;
+  /** Kafka offset (a position, never a dedup key: spec §11). Informational only. */
+  offset?: string;
+  /**
+   * Registers a callback that the Router calls once when this delivery is settled (acked or
+   * nacked), after the whole stack returned. Absent when a handler is called without a Router.
+   * The Deduplicator uses it to count `messages_processed_total{result="error"}` once per delivery.
+   */
+  onSettled?: (fn: (outcome: Outcome) => void) => void;
+}
+
+/** The end of one delivery: `ack` (commit / drop) or `nack` (redeliver). */
+export type Outcome = "ack" | "nack";
+
+/**
+ * One message: an id that is unique per message (the dedup key, spec §2), string metadata, the
+ * payload bytes, and an abort signal that fires when the transport gives the message up
+ * (shutdown, rebalance). A handler that does long work should pass `signal` on.
+ */
+export interface Message {
+  /** Event id: a ULID generated once by the publisher. Never regenerate it on re-publish. */
+  readonly uuid: string;
+  /** String → string metadata (Kafka headers other than the UUID header). */
+  metadata: Record<string, string>;
+  /** Payload bytes (`Buffer` is a `Uint8Array`). */
+  readonly payload: Uint8Array;
+  /** Fires when the transport gives this delivery up. */
+  readonly signal: AbortSignal;
+  /** Delivery information filled by the Router and the transport; empty on a fresh message. */
+  context: DeliveryContext;
+}
+
+/** Options of {@link newMessage}. */
+export interface NewMessageOptions {
+  /** Metadata; copied, not aliased. @default {} */
+  metadata?: Record<string, string>;
+  /** Abort signal of the delivery. @default a signal that never aborts */
+  signal?: AbortSignal;
+}
+
+const NEVER = new AbortController().signal;
+
+/**
+ * Creates a message. `payload` may be a string (encoded as UTF-8) or bytes.
+ * @throws RangeError when `uuid` is empty.
+ */
+export function newMessage(uuid: string, payload: Uint8Array | string, options: NewMessageOptions = {}): Message {
+  if (typeof uuid !== "string" || uuid === "") throw new RangeError("newMessage: uuid must be a non-empty string (use a ULID)");
+  return {
+    uuid,
+    metadata: { ...(options.metadata ?? {}) },
+    payload: typeof payload === "string" ? Buffer.from(payload, "utf8") : payload,
+    signal: options.signal ?? NEVER,
+    context: {},
+  };
+}
+
+/**
+ * A copy of `msg` for re-publishing (same uuid, copied metadata, same payload bytes) with a fresh
+ * context: what PoisonQueue sends to the DLQ and what a forwarder re-sends.
+ */
+export function copyMessage(msg: Message, signal?: AbortSignal): Message {
+  return { uuid: msg.uuid, metadata: { ...msg.metadata }, payload: msg.payload, signal: signal ?? NEVER, context: {} };
+}
+
+/** Payload as UTF-8 text. */
+export function payloadText(msg: Message): string {
+  return Buffer.from(msg.payload.buffer, msg.payload.byteOffset, msg.payload.byteLength).toString("utf8");
+}
+
+/**
+ * Handles one message. Resolves with nothing, or with messages for the Router to publish to the
+ * handler's `publishTopic`. Rejects (throws) to signal failure: the stack decides between retry,
+ * DLQ and nack.
+ */
+export type Handler = (msg: Message) => Promise<void | Message[]>;
+
+/**
+ * Optional batch hook of a middleware, called by the Router's batch entry point before the
+ * per-message stack runs (see `BatchPreparer` in `./router`).
+ */
+export interface BatchHook {
+  prepareBatch(msgs: readonly Message[]): Promise<BatchPreparation>;
+}
+
+/** What a middleware's batch hook returns: how to give back the work done for messages that never ran. */
+export interface BatchPreparation {
+  /**
+   * Called by the Router with the messages of the batch whose per-message stack did not run
+   * (the batch stopped at a nack or was aborted). The Deduplicator releases their pre-claims here
+   * so that the redelivery is not blocked for a lease. Must not throw.
+   */
+  discard(notRun: readonly Message[]): Promise<void>;
+}
+
+/**
+ * Wraps a handler. The middleware added first is the outermost (Watermill's order). A middleware
+ * function may carry a `prepareBatch` hook ({@link BatchHook}) that the Router's batch entry point
+ * calls once per batch.
+ */
+export type Middleware = ((next: Handler) => Handler) & Partial<BatchHook>;

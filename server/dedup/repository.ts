@@ -1,0 +1,79 @@
+/**
+ * The store seam of the Deduplicator. Watermill's peer is `ExpiringKeyRepository.IsDuplicate`,
+ * which checks and inserts in one call and cannot delete; ours adds the two single-key
+ * compare-and-* operations the lease protocol needs (spec §10).
+ *
+ * Every operation touches exactly ONE key, so a Redis implementation works on Redis Cluster
+ * without hash tags (no CROSSSLOT).
+ */
+
+/** What a repository is, for the lint (`in-memory` with replicas > 1 is a finding). */
+export type RepositoryKind = "redis" | "memory" | "custom";
+
+/** What the Deduplicator does when a store call fails or times out (spec §4). */
+export type FailureMode = "open" | "closed";
+
+/** One claim of a batch. */
+export interface ClaimRequest {
+  key: string;
+  value: string;
+  ttlMs: number;
+}
+
+/** Per-claim reply of a batch: `null` = claimed, a string = the value already there, an `Error` = that claim failed. */
+export type ClaimReply = string | null | Error;
+
+/**
+ * An expiring key store with atomic single-key operations.
+ *
+ * Implementations: `RedisRepository` (shared by all replicas: the production choice) and
+ * `MemoryRepository` (single process only). Wrap one with `failOpen` / `failClosed` to choose the
+ * failure mode (default: open, spec §4).
+ */
+export interface DedupRepository {
+  /** The kind of store, for lint and dashboards. */
+  readonly kind: RepositoryKind;
+  /** Failure mode chosen with `failOpen` / `failClosed`; absent = open. */
+  readonly failureMode?: FailureMode;
+  /**
+   * Atomically: if `key` is absent, set it to `value` with a TTL of `ttlMs` and resolve `null`;
+   * otherwise leave it and resolve with its current value. (Redis: `SET key value NX PX ttl GET`.)
+   */
+  claim(key: string, value: string, ttlMs: number): Promise<string | null>;
+  /**
+   * {@link claim} for many keys in one round trip (Redis: one pipeline; on a Cluster one pipeline
+   * per node, in parallel). Replies are in request order; a failed claim is an `Error` in its slot
+   * and does not fail the others. Rejects only if the whole batch could not be sent.
+   */
+  claimBatch(requests: readonly ClaimRequest[]): Promise<ClaimReply[]>;
+  /** Atomically: if `key` holds `expected`, set it to `value` with TTL `ttlMs` and resolve true; else false. */
+  compareAndSet(key: string, expected: string, value: string, ttlMs: number): Promise<boolean>;
+  /** Atomically: if `key` holds `expected`, delete it and resolve true; else false. */
+  compareAndDelete(key: string, expected: string): Promise<boolean>;
+}
+
+/** Value of a key whose handler succeeded (marking `"lease"`). */
+export const DONE_VALUE = "done";
+/** Prefix of a key being processed under a lease: `processing:<token>`. */
+export const PROCESSING_PREFIX = "processing:";
+/** Prefix of a key claimed with marking `"release"`: `claimed:<token>` (kept for the whole window). */
+export const CLAIMED_PREFIX = "claimed:";
+/** Value written by marking `"naive"` (Watermill / the note): never released. */
+export const NAIVE_VALUE = "1";
+
+/** A stored dedup value, decoded (for the Deduplicator and the key browser). */
+export type ClaimState =
+  | { state: "done" }
+  | { state: "processing"; token: string }
+  | { state: "claimed"; token: string }
+  | { state: "naive" }
+  | { state: "unknown"; raw: string };
+
+/** Decodes a stored value written by any marking. */
+export function parseClaimValue(raw: string): ClaimState {
+  if (raw === DONE_VALUE) return { state: "done" };
+  if (raw.startsWith(PROCESSING_PREFIX)) return { state: "processing", token: raw.slice(PROCESSING_PREFIX.length) };
+  if (raw.startsWith(CLAIMED_PREFIX)) return { state: "claimed", token: raw.slice(CLAIMED_PREFIX.length) };
+  if (raw === NAIVE_VALUE) return { state: "naive" };
+  return { state: "unknown", raw };
+}

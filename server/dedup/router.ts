@@ -1,0 +1,251 @@
+/**
+ * The Router: runs handlers, each subscribed to a topic, through middleware in order (the
+ * middleware added first is the outermost, as in Watermill's router.go), over a Subscriber /
+ * Publisher pair.
+ */
+import { toError } from "./errors";
+import type { BatchPreparation, Handler, Message, Middleware, Outcome } from "./message";
+import type { MessageSink, Publisher, Subscriber, Subscription } from "./pubsub";
+
+/** One handler of a Router. */
+export interface HandlerConfig {
+  /** Unique handler name; part of the dedup key prefix `<service>:dedup:<name>` and of metric labels. */
+  name: string;
+  /** Topic to consume. */
+  topic: string;
+  /** Transport that delivers `topic`. */
+  subscriber: Subscriber;
+  /** The handler. */
+  handler: Handler;
+  /** Where messages returned by the handler are published (with `publishTopic`). */
+  publisher?: Publisher;
+  /** Topic for messages returned by the handler. Required with `publisher`. */
+  publishTopic?: string;
+  /** Handler-level middleware, inside the Router-level middleware. First = outermost. */
+  middleware?: Middleware[];
+}
+
+/** What the Router reports when a delivery ends in nack or a batch hook fails. */
+export interface RouterErrorEvent {
+  handler: string;
+  topic: string;
+  uuid?: string;
+  error: Error;
+}
+
+/** Options of {@link Router}. */
+export interface RouterOptions {
+  /** How long `close()` waits for in-flight deliveries before it resolves anyway. @default 30000 */
+  closeTimeoutMs?: number;
+  /** Called for every delivery that ends in nack, and for a failing batch hook. @default logs with console.error */
+  onError?: (event: RouterErrorEvent) => void;
+}
+
+/** Defaults of {@link RouterOptions}. */
+export const DEFAULT_ROUTER_OPTIONS = {
+  closeTimeoutMs: 30_000,
+  onError: (e: RouterErrorEvent) => console.error(`[dedup router] handler ${e.handler} nacked ${e.uuid ?? "batch"}: ${e.error.message}`),
+} as const satisfies Required<RouterOptions>;
+
+/**
+ * Runs handlers. Every delivery ends in exactly one `ack` or `nack`; nothing escapes as an
+ * unhandled rejection (a throwing handler, middleware, hook or publish becomes a nack reported to
+ * `onError`).
+ *
+ * ## Batches and the Deduplicator's pre-claim
+ * `sink(name).deliverBatch(msgs)` (what the Kafka `eachBatch` transport calls) first calls the
+ * `prepareBatch(msgs)` hook of every middleware that has one (Router-level, then handler-level), once
+ * for the whole batch — the Deduplicator claims all keys in ONE pipelined round trip and remembers
+ * each message's reply. Then it runs the normal per-message stack for each message in order: the
+ * Deduplicator uses the remembered reply instead of a round trip, unless it is older than a safe
+ * fraction of the lease (then it re-checks). It stops at the first nack and hands the messages that
+ * never ran to each preparation's `discard`, which releases their pre-claims so their redelivery is
+ * not blocked for a lease. A failing hook only costs the shortcut: the per-message path claims.
+ */
+export class Router {
+  private readonly opts: Required<RouterOptions>;
+  private readonly global: Middleware[] = [];
+  private readonly handlers = new Map<string, HandlerConfig>();
+  private readonly sinks = new Map<string, MessageSink>();
+  private readonly controller = new AbortController();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private started = false;
+  private runPromise: Promise<void> | null = null;
+  private markRunning!: () => void;
+  private failRunning!: (e: unknown) => void;
+  /** Resolves once every handler is subscribed; rejects if a subscription failed. */
+  readonly running: Promise<void>;
+
+  constructor(options: RouterOptions = {}) {
+    this.opts = { ...DEFAULT_ROUTER_OPTIONS, ...options };
+    if (!(this.opts.closeTimeoutMs >= 0 && this.opts.closeTimeoutMs <= 600_000)) {
+      throw new RangeError("Router: closeTimeoutMs must be in [0, 600000]");
+    }
+    this.running = new Promise<void>((resolve, reject) => {
+      this.markRunning = resolve;
+      this.failRunning = reject;
+    });
+    this.running.catch(() => undefined);
+  }
+
+  /** Adds Router-level middleware (outside every handler's own). First added = outermost. Before `run`. */
+  use(...middleware: Middleware[]): this {
+    if (this.started) throw new Error("Router.use: add middleware before run()");
+    this.global.push(...middleware);
+    return this;
+  }
+
+  /** Adds a handler. Before `run`. */
+  addHandler(config: HandlerConfig): this {
+    if (this.started) throw new Error("Router.addHandler: add handlers before run()");
+    if (!config.name) throw new RangeError("Router.addHandler: name must be non-empty");
+    if (!config.topic) throw new RangeError(`Router.addHandler(${config.name}): topic must be non-empty`);
+    if (this.handlers.has(config.name)) throw new RangeError(`Router.addHandler: duplicate handler name ${config.name}`);
+    if ((config.publisher === undefined) !== (config.publishTopic === undefined)) {
+      throw new RangeError(`Router.addHandler(${config.name}): give both publisher and publishTopic, or neither`);
+    }
+    this.handlers.set(config.name, config);
+    return this;
+  }
+
+  /** Names of the handlers, in the order added. */
+  handlerNames(): string[] {
+    return [...this.handlers.keys()];
+  }
+
+  /**
+   * The entry points of one handler (what `run` subscribes). Exposed for transports driven from
+   * outside and for tests.
+   */
+  sink(handlerName: string): MessageSink {
+    const existing = this.sinks.get(handlerName);
+    if (existing) return existing;
+    const config = this.handlers.get(handlerName);
+    if (!config) throw new RangeError(`Router.sink: no handler named ${handlerName}`);
+    const middleware = [...this.global, ...(config.middleware ?? [])];
+    let composed: Handler = config.handler;
+    for (let i = middleware.length - 1; i >= 0; i--) composed = middleware[i]!(composed);
+    const hooks = middleware.filter((m) => typeof m.prepareBatch === "function");
+    const s: MessageSink = {
+      deliver: (msg) => this.track(this.deliverOne(config, composed, msg)),
+      deliverBatch: (msgs) => this.track(this.deliverBatch(config, composed, hooks, msgs)),
+    };
+    this.sinks.set(handlerName, s);
+    return s;
+  }
+
+  /**
+   * Subscribes every handler and resolves when all subscriptions have closed (after `close()` or
+   * when `signal` aborts). Rejects if a subscription could not be established.
+   */
+  run(signal?: AbortSignal): Promise<void> {
+    if (this.runPromise) return this.runPromise;
+    this.started = true;
+    if (signal) {
+      if (signal.aborted) this.controller.abort();
+      else signal.addEventListener("abort", () => this.controller.abort(), { once: true });
+    }
+    this.runPromise = (async () => {
+      let subs: Subscription[];
+      try {
+        subs = await Promise.all(
+          [...this.handlers.values()].map((h) => h.subscriber.subscribe(h.topic, this.sink(h.name), this.controller.signal)),
+        );
+      } catch (e) {
+        this.controller.abort();
+        this.failRunning(e);
+        throw e;
+      }
+      this.markRunning();
+      await Promise.all(subs.map((s) => s.closed));
+    })();
+    return this.runPromise;
+  }
+
+  /** Stops consuming and waits (up to `closeTimeoutMs`) for in-flight deliveries. Idempotent. */
+  async close(): Promise<void> {
+    this.controller.abort();
+    const pending = Promise.allSettled([...this.inFlight, ...(this.runPromise ? [this.runPromise] : [])]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([pending, new Promise<void>((r) => (timer = setTimeout(r, this.opts.closeTimeoutMs)))]);
+    clearTimeout(timer);
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p));
+    return p;
+  }
+
+  private prepare(config: HandlerConfig, msg: Message): void {
+    msg.context.handler = config.name;
+    msg.context.topic ??= config.topic;
+    msg.context.subscriber ??= config.subscriber.name;
+  }
+
+  private report(config: HandlerConfig, error: unknown, uuid?: string): void {
+    try {
+      this.opts.onError({ handler: config.name, topic: config.topic, uuid, error: toError(error) });
+    } catch {
+      // A broken onError must not turn into an unhandled rejection.
+    }
+  }
+
+  private async deliverOne(config: HandlerConfig, composed: Handler, msg: Message, prepared = false): Promise<Outcome> {
+    if (!prepared) this.prepare(config, msg);
+    const settled: Array<(o: Outcome) => void> = [];
+    msg.context.onSettled = (fn) => settled.push(fn);
+    let outcome: Outcome;
+    try {
+      const produced = await composed(msg);
+      if (produced && produced.length > 0) {
+        if (!config.publisher || !config.publishTopic) {
+          throw new Error(`handler ${config.name} returned ${produced.length} message(s) but has no publisher/publishTopic`);
+        }
+        await config.publisher.publish(config.publishTopic, ...produced);
+      }
+      outcome = "ack";
+    } catch (e) {
+      outcome = "nack";
+      this.report(config, e, msg.uuid);
+    }
+    for (const fn of settled) {
+      try {
+        fn(outcome);
+      } catch (e) {
+        this.report(config, e, msg.uuid);
+      }
+    }
+    return outcome;
+  }
+
+  private async deliverBatch(config: HandlerConfig, composed: Handler, hooks: Middleware[], msgs: readonly Message[]): Promise<Outcome[]> {
+    for (const m of msgs) this.prepare(config, m);
+    const preparations: BatchPreparation[] = [];
+    for (const hook of hooks) {
+      try {
+        preparations.push(await hook.prepareBatch!(msgs));
+      } catch (e) {
+        this.report(config, e);
+      }
+    }
+    const outcomes: Outcome[] = [];
+    for (const msg of msgs) {
+      if (msg.signal.aborted || this.controller.signal.aborted) break;
+      const o = await this.deliverOne(config, composed, msg, true);
+      outcomes.push(o);
+      if (o === "nack") break;
+    }
+    if (outcomes.length < msgs.length) {
+      const notRun = msgs.slice(outcomes.length);
+      for (const p of preparations) {
+        try {
+          await p.discard(notRun);
+        } catch (e) {
+          this.report(config, e);
+        }
+      }
+    }
+    return outcomes;
+  }
+}

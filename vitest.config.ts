@@ -4,9 +4,10 @@ import { defineConfig } from "vitest/config";
 const root = fileURLToPath(new URL(".", import.meta.url));
 
 /**
- * Two projects: `unit` (fakes, fake timers, no network) and `integration` (`*.integration.test.ts`,
- * real Redis/Kafka/Prometheus/PostgreSQL brought up by `npm run stack:up`). Integration files run
- * one at a time: they share one broker and one Redis on a 2-core machine.
+ * Three projects: `unit` (fakes, fake timers, no network), `integration` (`*.integration.test.ts`,
+ * real Redis/Kafka/Prometheus/PostgreSQL brought up by `npm run stack:up`) and `e2e` (Playwright
+ * with Debian's Chromium against the built app). Integration and e2e files run one at a time: they
+ * share one broker and one Redis on a 2-core machine.
  */
 export default defineConfig({
   resolve: { alias: { "@": root } },
@@ -31,6 +32,17 @@ export default defineConfig({
           fileParallelism: false,
           testTimeout: 120_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        resolve: { alias: { "@": root } },
+        test: {
+          name: "e2e",
+          include: ["e2e/**/*.e2e.test.ts"],
+          environment: "node",
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
         },
       },
     ],

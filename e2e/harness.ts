@@ -1,0 +1,123 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { chromium, type Browser, type ConsoleMessage, type Page } from "playwright-core";
+
+/** The repo root. */
+export const ROOT = join(__dirname, "..");
+/** Where e2e screenshots are saved (git-ignored test artifacts). */
+export const SCREENSHOTS = join(ROOT, "test-results", "screenshots");
+
+/** Env of the app in real mode against the local stack (`npm run stack:up`). */
+export const REAL_ENV = {
+  REDIS_URL: "redis://127.0.0.1:6379",
+  KAFKA_BROKERS: "127.0.0.1:9092",
+  PROMETHEUS_URL: "http://127.0.0.1:9090",
+  DATABASE_URL: "postgres://postgres@127.0.0.1:5432/test",
+};
+
+/** Env keys cleared so that embedded mode is really embedded, whatever the caller's shell has. */
+const APP_KEYS = ["REDIS_URL", "REDIS_CLUSTER_NODES", "KAFKA_BROKERS", "PROMETHEUS_URL", "DATABASE_URL", "WORKSHOP_TOKEN"];
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const addr = s.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A running `next start` of the built app. */
+export interface App {
+  url: string;
+  pid: number;
+  logs: () => string;
+  stop: () => Promise<void>;
+}
+
+/**
+ * Starts the built app (`next build` must have run: `npm test` does it) with `env` on `port`,
+ * waits until /api/health answers, and returns a handle that stops it by pid.
+ */
+export async function startApp(opts: { port?: number; env?: Record<string, string> } = {}): Promise<App> {
+  if (!existsSync(join(ROOT, ".next", "BUILD_ID"))) throw new Error("no .next build: run `npx next build` first (npm test does)");
+  const port = opts.port ?? (await freePort());
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: "production", PORT: String(port) };
+  for (const k of APP_KEYS) delete env[k];
+  Object.assign(env, opts.env ?? {});
+  const child: ChildProcess = spawn(join(ROOT, "node_modules", ".bin", "next"), ["start", "-p", String(port), "-H", "127.0.0.1"], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let out = "";
+  child.stdout?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  child.stderr?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode !== null || child.pid === undefined) return;
+    const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    process.kill(-child.pid, "SIGTERM");
+    const t = setTimeout(() => child.pid && process.kill(-child.pid, "SIGKILL"), 10_000);
+    await exited;
+    clearTimeout(t);
+  };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the app exited with ${child.exitCode}:\n${out}`);
+    try {
+      const res = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(5_000) });
+      if (res.ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`the app did not answer /api/health within 60 s:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  return { url, pid: child.pid ?? -1, logs: () => out, stop };
+}
+
+/** Debian's Chromium, headless, with the flags this closed network needs. Never a downloaded browser. */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--disable-quic",
+    ],
+  });
+}
+
+/** Collects console errors and page errors of `page` (a test asserts there are none). */
+export function collectErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("console", (m: ConsoleMessage) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  page.on("pageerror", (e) => errors.push(e.message));
+  return errors;
+}
+
+/** Saves a full-page screenshot as test-results/screenshots/<name>.png. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const path = join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

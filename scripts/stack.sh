@@ -3,6 +3,8 @@
 #   scripts/stack.sh up [redis|kafka|prometheus ...]    start what is not running (idempotent)
 #   scripts/stack.sh down [redis|kafka|prometheus ...]  stop what this script started, by pid
 #   scripts/stack.sh status
+#   scripts/stack.sh up redis-cluster                    a 3-master Redis Cluster on 127.0.0.1:7000-7002
+#                                                        (also: npm run stack:up -- --redis-cluster)
 # Every process started here is recorded in .stack/pids/<name>.pid and stopped by that pid; logs go
 # to .stack/logs/. Nothing is downloaded except through apt-get (as root) and mvn (Maven Central).
 set -euo pipefail
@@ -17,6 +19,7 @@ KAFKA_PORT=9092
 PROM_PORT=9090
 KAFKA_LIBS="$STACK/kafka-libs"
 ALL=(redis kafka prometheus)
+CLUSTER_PORTS=(7000 7001 7002)
 
 say() { printf '[stack] %s\n' "$*"; }
 die() { printf '[stack] error: %s\n' "$*" >&2; exit 1; }
@@ -125,6 +128,38 @@ up_prometheus() {
   say "prometheus: started at 127.0.0.1:$PROM_PORT (pid $(cat "$PIDS/prometheus.pid"))"
 }
 
+cluster_ok() { redis-cli -p "${CLUSTER_PORTS[0]}" cluster info 2>/dev/null | grep -q 'cluster_state:ok'; }
+
+up_redis-cluster() {
+  need redis-server redis-server
+  need redis-cli redis-tools
+  if cluster_ok; then say "redis-cluster: up at 127.0.0.1:${CLUSTER_PORTS[*]}"; return 0; fi
+  local p dir
+  for p in "${CLUSTER_PORTS[@]}"; do
+    if port_open "$p"; then
+      alive "redis-$p" || die "127.0.0.1:$p is taken by a process this script did not start"
+      continue
+    fi
+    dir="$STACK/redis-cluster/$p"
+    rm -rf "$dir"; mkdir -p "$dir"
+    start_bg "redis-$p" "$LOGS/redis-$p.log" redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
+      --cluster-config-file "$dir/nodes.conf" --cluster-node-timeout 5000 --save '' --appendonly no --dir "$dir"
+  done
+  for p in "${CLUSTER_PORTS[@]}"; do
+    wait_for "redis-$p" 15 redis-cli -p "$p" ping || die "redis on port $p did not answer; see $LOGS/redis-$p.log"
+  done
+  local keys; keys=$(redis-cli -p "${CLUSTER_PORTS[0]}" cluster info | grep -o 'cluster_slots_assigned:[0-9]*' | cut -d: -f2)
+  if [ "${keys:-0}" = 0 ]; then
+    local addrs=(); for p in "${CLUSTER_PORTS[@]}"; do addrs+=("127.0.0.1:$p"); done
+    redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes >"$LOGS/redis-cluster-create.log" 2>&1 \
+      || die "redis-cli --cluster create failed; see $LOGS/redis-cluster-create.log"
+  fi
+  wait_for redis-cluster 30 cluster_ok || die "the cluster did not reach cluster_state:ok"
+  say "redis-cluster: started at 127.0.0.1:${CLUSTER_PORTS[*]} (REDIS_CLUSTER_NODES=127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002)"
+}
+
+down_redis-cluster() { local p; for p in "${CLUSTER_PORTS[@]}"; do stop_one "redis-$p"; done; rm -rf "$STACK/redis-cluster"; }
+
 stop_one() {
   local name=$1 f="$PIDS/$1.pid"
   if ! [ -f "$f" ]; then say "$name: not started by this script; left alone"; return 0; fi
@@ -150,10 +185,26 @@ status() {
 }
 
 cmd=${1:-status}; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=("${ALL[@]}")
+targets=()
+for a in "$@"; do
+  case "$a" in
+    --redis-cluster) targets+=(redis-cluster) ;;
+    redis|kafka|prometheus|redis-cluster) targets+=("$a") ;;
+    *) die "unknown component '$a' (redis, kafka, prometheus, redis-cluster, --redis-cluster)" ;;
+  esac
+done
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=("${ALL[@]}")
+  # `down` with no names also stops a cluster this script started.
+  if [ "$cmd" = down ] && ls "$PIDS"/redis-700*.pid >/dev/null 2>&1; then targets+=(redis-cluster); fi
+elif [ "$cmd" = up ] && [ "${targets[*]}" = redis-cluster ] && [ $# -eq 1 ] && [ "$1" = --redis-cluster ]; then
+  targets=("${ALL[@]}" redis-cluster)
+fi
 case "$cmd" in
   up) for t in "${targets[@]}"; do "up_$t"; done ;;
-  down) for ((i=${#targets[@]}-1; i>=0; i--)); do stop_one "${targets[$i]}"; done ;;
-  status) status ;;
+  down) for ((i=${#targets[@]}-1; i>=0; i--)); do
+          if [ "${targets[$i]}" = redis-cluster ]; then down_redis-cluster; else stop_one "${targets[$i]}"; fi
+        done ;;
+  status) status; if cluster_ok; then say "redis-cluster: up (127.0.0.1:${CLUSTER_PORTS[*]})"; fi ;;
   *) die "usage: stack.sh up|down|status [redis|kafka|prometheus ...]" ;;
 esac

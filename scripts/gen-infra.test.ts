@@ -1,0 +1,91 @@
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { ALERT_LIST } from "@/lib/thresholds";
+import { GENERATED_FILES, renderAll, renderRules, REPO_ROOT, staleFiles } from "./gen-infra";
+
+interface Rule {
+  alert: string;
+  expr: string;
+  for: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+const rules = (parse(renderRules()) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
+
+/** GitHub's anchor for a Markdown heading: lower case, punctuation dropped, spaces to dashes. */
+function slug(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .replace(/\s/g, "-");
+}
+
+describe("gen:infra", () => {
+  it("the committed rule file and dashboard equal what `npm run gen:infra` generates", () => {
+    expect(staleFiles(), "run `npm run gen:infra` and commit the result").toEqual([]);
+  });
+
+  it("reports a file as stale when it differs or is missing", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gen-infra-"));
+    try {
+      for (const [path, content] of Object.entries(renderAll())) {
+        mkdirSync(dirname(join(dir, path)), { recursive: true });
+        writeFileSync(join(dir, path), content);
+      }
+      expect(staleFiles(dir)).toEqual([]);
+      const rulesPath = join(dir, GENERATED_FILES.rules);
+      writeFileSync(rulesPath, readFileSync(rulesPath, "utf8").replace("> 0.1", "> 0.2"));
+      rmSync(join(dir, GENERATED_FILES.dashboard));
+      expect(staleFiles(dir).sort()).toEqual([GENERATED_FILES.dashboard, GENERATED_FILES.rules].sort());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("writes the three alerts of lib/thresholds with their expr, for and severity", () => {
+    expect(rules.map((r) => r.alert)).toEqual(["DedupDuplicateRateHigh", "DedupRedisErrors", "DedupRedisLatencyHigh"]);
+    for (const a of ALERT_LIST) {
+      const r = rules.find((x) => x.alert === a.name);
+      expect(r).toMatchObject({ expr: a.expr, for: a.for, labels: { severity: "ticket" } });
+    }
+    expect(rules.find((r) => r.alert === "DedupRedisLatencyHigh")?.expr).toBe(
+      "histogram_quantile(0.99, sum by (le, service) (rate(deduplication_check_duration_seconds_bucket[5m]))) > 0.05",
+    );
+  });
+
+  it("annotates each alert with summary, a humanized description and a runbook_url", () => {
+    for (const r of rules) {
+      expect(Object.keys(r.annotations).sort()).toEqual(["description", "runbook_url", "summary"]);
+      expect(r.annotations.description).toMatch(/\{\{ \$value \| (humanizePercentage|humanizeDuration|printf "%\.3g") \}\}/);
+      expect(r.annotations.runbook_url).toMatch(/^https:\/\/.+\/RUNBOOK\.md#[a-z0-9-]+$/);
+    }
+  });
+
+  it("points every runbook_url (and every in-page link of the runbook) at an existing RUNBOOK.md heading", () => {
+    const runbook = readFileSync(join(REPO_ROOT, "RUNBOOK.md"), "utf8");
+    const anchors = new Set([...runbook.matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) => slug(m[1] ?? "")));
+    for (const r of rules) {
+      const anchor = r.annotations.runbook_url?.split("#")[1] ?? "";
+      expect(anchors, `RUNBOOK.md has no heading for #${anchor}`).toContain(anchor);
+    }
+    for (const m of runbook.matchAll(/\]\(#([^)]+)\)/g)) expect(anchors).toContain(m[1]);
+  });
+
+  it("gives each alert a runbook section that says what to look at and what to do", () => {
+    const runbook = readFileSync(join(REPO_ROOT, "RUNBOOK.md"), "utf8");
+    for (const a of ALERT_LIST) {
+      const start = runbook.indexOf(`\n## ${a.name}\n`);
+      expect(start, `no section for ${a.name}`).toBeGreaterThan(-1);
+      const next = runbook.indexOf("\n## ", start + 1);
+      const section = runbook.slice(start, next === -1 ? undefined : next);
+      for (const part of ["What it means", "Look first", "What to do", "When it is noise"]) {
+        expect(section, `${a.name}: ${part}`).toContain(`**${part}.**`);
+      }
+    }
+  });
+});

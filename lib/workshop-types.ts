@@ -1,0 +1,274 @@
+/**
+ * Request and response shapes of the workshop and live-demo API (`app/api/workshop/**`,
+ * `app/api/demo/**`), as zod schemas with their inferred types.
+ *
+ * Isomorphic: no Node imports. The server builds these objects (`server/consumer`), the route tests
+ * parse responses with the schemas, and the UI may parse with them too (`XxxSchema.parse(json)`).
+ *
+ * Endpoints:
+ * - `GET  /api/workshop/scenarios` → {@link ScenarioList}
+ * - `POST /api/workshop/scenarios/{name}/runs` → 202 {@link RunCreated}; 404 unknown name; 409 while
+ *   that scenario runs (body {@link WorkshopErrorBody} with `runId` of the running one)
+ * - `GET  /api/workshop/runs/{runId}` → {@link RunView}; 404 unknown / expired run id
+ * - `GET  /api/demo/sources` → {@link DemoSources}; `PUT /api/demo/sources` with {@link DemoSourcesPatch} → {@link DemoSources}
+ * - `GET  /api/demo/faults`  → {@link DemoFaults};  `PUT /api/demo/faults` with {@link DemoFaultsPatch} → {@link DemoFaults}
+ *
+ * State-changing calls (POST, PUT) follow the access rule of `server/access.ts`: open in embedded
+ * mode; otherwise `Authorization: Bearer <WORKSHOP_TOKEN>` when that is set, else only from the
+ * machine itself (localhost). 401 / 403 otherwise. Every non-2xx body is `{ error, detail }`.
+ */
+import { z } from "zod";
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/** Error codes of the workshop/demo API. */
+export const WORKSHOP_ERROR_CODES = ["bad_request", "unauthorized", "forbidden", "not_found", "conflict", "unavailable", "internal"] as const;
+
+/** Error body of every non-2xx answer. `runId` is set on a 409 (the run already in progress). */
+export const workshopErrorBodySchema = z.object({
+  error: z.enum(WORKSHOP_ERROR_CODES),
+  detail: z.string(),
+  runId: z.string().optional(),
+});
+/** Error body of every non-2xx answer. */
+export type WorkshopErrorBody = z.infer<typeof workshopErrorBodySchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+
+/** The workshop scenarios, in presentation order. */
+export const SCENARIO_NAMES = [
+  "retry-on-error",
+  "rebalance",
+  "forwarder-republish",
+  "restart-before-commit",
+  "redis-outage-fail-open",
+  "redis-outage-fail-closed",
+  "anti-no-dedup",
+  "anti-business-key",
+  "anti-correlation-id",
+  "anti-short-ttl",
+  "anti-in-process-cache",
+  "anti-dedup-before-retry",
+  "anti-naive-marking",
+] as const;
+/** Schema of a scenario name (route param `{name}`). */
+export const scenarioNameSchema = z.enum(SCENARIO_NAMES);
+/** One scenario name. */
+export type ScenarioName = z.infer<typeof scenarioNameSchema>;
+
+/** Group of a scenario: a duplicate source with the correct setup, a Redis outage, or an anti-pattern. */
+export const scenarioKindSchema = z.enum(["duplicate-source", "redis-outage", "anti-pattern"]);
+/** Group of a scenario. */
+export type ScenarioKind = z.infer<typeof scenarioKindSchema>;
+
+/** The numbers every run ends with. */
+export const runSummarySchema = z.object({
+  /** Distinct messages the scenario published (each with its own UUID). Re-sends of the same UUID are not counted. */
+  published: z.number().int(),
+  /** Deliveries of messages to the consumer stack (a redelivery or a duplicate copy counts again). */
+  deliveries: z.number().int(),
+  /** Calls of the handler function itself (each retry attempt counts). */
+  handlerCalls: z.number().int(),
+  /** Deliveries swallowed by the deduplicator (`messages_deduplicated_total` of this run). */
+  deduplicated: z.number().int(),
+  /** Side effects performed ("push sent"). */
+  sideEffects: z.number().int(),
+  /** Side effects for an event id that had already been sent: duplicates that leaked through. */
+  duplicateSideEffects: z.number().int(),
+  /** Published messages whose handler never succeeded and that are not in the DLQ. */
+  lost: z.number().int(),
+  /** Messages in the run's DLQ topic. */
+  dlq: z.number().int(),
+});
+/** The numbers every run ends with. */
+export type RunSummary = z.infer<typeof runSummarySchema>;
+/** Names of the summary fields. */
+export type SummaryField = keyof RunSummary;
+/** The summary fields, in display order. */
+export const SUMMARY_FIELDS = ["published", "deliveries", "handlerCalls", "deduplicated", "sideEffects", "duplicateSideEffects", "lost", "dlq"] as const satisfies readonly SummaryField[];
+
+/** One expected property of a summary: `field op value`, e.g. `lost eq 0`, `duplicateSideEffects gt 0`. */
+export const expectedCheckSchema = z.object({
+  field: z.enum(SUMMARY_FIELDS),
+  op: z.enum(["eq", "gt", "gte", "lte"]),
+  value: z.number(),
+  /** Why, in one sentence, for the presenter. */
+  because: z.string(),
+});
+/** One expected property of a summary. */
+export type ExpectedCheck = z.infer<typeof expectedCheckSchema>;
+
+/** What a scenario is expected to show: a sentence and the checks a run must pass. */
+export const expectedOutcomeSchema = z.object({
+  /** One-line statement, e.g. "lost 0, duplicateSideEffects 0". */
+  summary: z.string(),
+  checks: z.array(expectedCheckSchema),
+});
+/** What a scenario is expected to show. */
+export type ExpectedOutcome = z.infer<typeof expectedOutcomeSchema>;
+
+/** One scenario as listed by `GET /api/workshop/scenarios`. */
+export const scenarioInfoSchema = z.object({
+  name: scenarioNameSchema,
+  kind: scenarioKindSchema,
+  title: z.string(),
+  /** What happens and why, a short paragraph (plain text). */
+  explanation: z.string(),
+  /** Section(s) of the spec it illustrates, e.g. "§1, §10". */
+  specSections: z.string(),
+  expected: expectedOutcomeSchema,
+  /** Upper bound of a run's duration in ms (every run is bounded; ≤ 120000). */
+  maxDurationMs: z.number().int(),
+  /** Id of the run of this scenario in progress, or null. */
+  runningRunId: z.string().nullable(),
+  /** Id of the latest finished run of this scenario kept in memory, or null. */
+  lastRunId: z.string().nullable(),
+});
+/** One scenario as listed. */
+export type ScenarioInfo = z.infer<typeof scenarioInfoSchema>;
+
+/** `GET /api/workshop/scenarios`. */
+export const scenarioListSchema = z.object({
+  /** `embedded` (in-memory transport and store) or `real` (Kafka + Redis). */
+  mode: z.enum(["embedded", "real"]),
+  scenarios: z.array(scenarioInfoSchema),
+});
+/** `GET /api/workshop/scenarios`. */
+export type ScenarioList = z.infer<typeof scenarioListSchema>;
+
+/** `POST /api/workshop/scenarios/{name}/runs` (202). Poll `GET /api/workshop/runs/{runId}`. */
+export const runCreatedSchema = z.object({ runId: z.string() });
+/** `POST /api/workshop/scenarios/{name}/runs`. */
+export type RunCreated = z.infer<typeof runCreatedSchema>;
+
+/** What happened to one delivery. */
+export const deliveryVerdictSchema = z.enum(["processed", "deduplicated", "in-progress", "error", "poisoned"]);
+/** What happened to one delivery. */
+export type DeliveryVerdict = z.infer<typeof deliveryVerdictSchema>;
+
+/** One delivery attempt in a run's timeline. */
+export const timelineEntrySchema = z.object({
+  /** ISO-8601 time the verdict was reached. */
+  at: z.string(),
+  /** Message UUID (event id). */
+  uuid: z.string(),
+  /** Which consumer replica handled it, e.g. `replica-1`. */
+  replica: z.string(),
+  /** Attempt number within the delivery (Retry), 1-based. */
+  attempt: z.number().int(),
+  verdict: deliveryVerdictSchema,
+  /** Short note: the error text, "side effect sent", "duplicate side effect!", … */
+  note: z.string().optional(),
+});
+/** One delivery attempt in a run's timeline. */
+export type TimelineEntry = z.infer<typeof timelineEntrySchema>;
+
+/** Result of one expected check against the run's summary. */
+export const checkResultSchema = expectedCheckSchema.extend({ actual: z.number(), ok: z.boolean() });
+/** Result of one expected check. */
+export type CheckResult = z.infer<typeof checkResultSchema>;
+
+/** `GET /api/workshop/runs/{runId}`. */
+export const runViewSchema = z.object({
+  runId: z.string(),
+  scenario: scenarioNameSchema,
+  mode: z.enum(["embedded", "real"]),
+  status: z.enum(["running", "done", "failed"]),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+  /** Counts so far while running; final when done. */
+  summary: runSummarySchema,
+  /** The checks of the scenario's expected outcome against `summary`; null while running. */
+  outcome: z.object({ met: z.boolean(), checks: z.array(checkResultSchema) }).nullable(),
+  /** Deliveries, oldest first, capped (see `timelineTotal`). */
+  timeline: z.array(timelineEntrySchema),
+  /** How many timeline entries the run produced; more than `timeline.length` when capped. */
+  timelineTotal: z.number().int(),
+  /** Why the run failed (status `failed`), else null. */
+  error: z.string().nullable(),
+});
+/** `GET /api/workshop/runs/{runId}`. */
+export type RunView = z.infer<typeof runViewSchema>;
+
+/** Most timeline entries a run keeps (the first ones; `timelineTotal` counts all). */
+export const TIMELINE_CAP = 500;
+
+// ---------------------------------------------------------------------------------------------
+// Live demo: duplicate sources and store faults
+
+/** The four duplicate sources of spec §1, plus the traffic itself, as switched on the live demo. */
+export const demoSourcesSchema = z.object({
+  mode: z.enum(["embedded", "real"]),
+  /** Whether the demo consumer runs at all (DEMO=off → false; the switches below are then inert). */
+  running: z.boolean(),
+  traffic: z.object({
+    enabled: z.boolean(),
+    /** Messages per second (0..5000). */
+    ratePerSec: z.number(),
+  }),
+  /** (a) The handler fails at `rate` (0..1) of attempts; Retry runs it again. */
+  retryOnError: z.object({ enabled: z.boolean(), rate: z.number() }),
+  /**
+   * (b) `replicas` extra in-process consumers (1..4) of the same group join, stay `periodMs`, leave,
+   * and join again: every join/leave is a rebalance.
+   */
+  rebalance: z.object({ enabled: z.boolean(), replicas: z.number().int(), periodMs: z.number().int() }),
+  /** (c) `rate` (0..1) of published messages are re-published with the same UUID after `delayMs`. */
+  forwarderRepublish: z.object({ enabled: z.boolean(), rate: z.number(), delayMs: z.number().int() }),
+  /**
+   * (d) Every `periodMs` a replica joins that exits after its handler ran and before its offset
+   * commit; the next owner of the partition re-reads.
+   */
+  restartBeforeCommit: z.object({ enabled: z.boolean(), periodMs: z.number().int() }),
+});
+/** State of the live demo's traffic and duplicate sources. */
+export type DemoSources = z.infer<typeof demoSourcesSchema>;
+
+/** Body of `PUT /api/demo/sources`: any subset; omitted fields keep their value. */
+export const demoSourcesPatchSchema = z
+  .object({
+    traffic: z.object({ enabled: z.boolean(), ratePerSec: z.number().min(0).max(5000) }).partial(),
+    retryOnError: z.object({ enabled: z.boolean(), rate: z.number().min(0).max(1) }).partial(),
+    rebalance: z
+      .object({ enabled: z.boolean(), replicas: z.number().int().min(1).max(4), periodMs: z.number().int().min(2000).max(300_000) })
+      .partial(),
+    forwarderRepublish: z
+      .object({ enabled: z.boolean(), rate: z.number().min(0).max(1), delayMs: z.number().int().min(0).max(600_000) })
+      .partial(),
+    restartBeforeCommit: z.object({ enabled: z.boolean(), periodMs: z.number().int().min(2000).max(300_000) }).partial(),
+  })
+  .partial()
+  .strict();
+/** Body of `PUT /api/demo/sources`. */
+export type DemoSourcesPatch = z.infer<typeof demoSourcesPatchSchema>;
+
+/** Store faults on the live demo's dedup repository. */
+export const demoFaultsSchema = z.object({
+  mode: z.enum(["embedded", "real"]),
+  running: z.boolean(),
+  /** Added latency per repository call, ms (0..2000). Drives the p99 panel. */
+  latencyMs: z.number().int(),
+  /** Fraction (0..1) of repository calls that fail (reason `redis_conn`). Drives the error-reason panel. */
+  errorRate: z.number(),
+  /**
+   * Real mode only: the consumer's Redis connection is cut (its client disconnected) until
+   * `until`; null when not cut. In embedded mode `available` is false.
+   */
+  redisCutoff: z.object({ available: z.boolean(), active: z.boolean(), until: z.string().nullable() }),
+});
+/** State of the live demo's store faults. */
+export type DemoFaults = z.infer<typeof demoFaultsSchema>;
+
+/** Body of `PUT /api/demo/faults`: any subset. `redisCutoffMs` > 0 cuts Redis for that long, 0 restores it now. */
+export const demoFaultsPatchSchema = z
+  .object({
+    latencyMs: z.number().int().min(0).max(2000),
+    errorRate: z.number().min(0).max(1),
+    redisCutoffMs: z.number().int().min(0).max(600_000),
+  })
+  .partial()
+  .strict();
+/** Body of `PUT /api/demo/faults`. */
+export type DemoFaultsPatch = z.infer<typeof demoFaultsPatchSchema>;

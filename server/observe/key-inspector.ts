@@ -1,0 +1,512 @@
+import type { Redis } from "ioredis";
+import type { HandlerKeys, KeyState, ScanProgress, TtlBucket } from "@/lib/api-types";
+import { PrefixGlobs, splitPrefix } from "./glob";
+import { runAggregate, type AggregateReply } from "./key-scripts";
+import { masters, whenReady, type RedisLike } from "./redis-client";
+import { countUpstream } from "./upstream-counter";
+
+/** Options of the {@link KeyInspector}. */
+export interface KeyInspectorOptions {
+  /** Globs keys must match (`DEDUP_PREFIXES`). @default ["*:dedup:*"] */
+  prefixes: readonly string[];
+  /** Keyspace size (DBSIZE, summed over masters) up to which counts are exact. @default 2_000_000 */
+  exactMaxKeys: number;
+  /**
+   * SCAN COUNT (and RANDOMKEY draws) per script call, 1..1000; lowered when a call exceeds
+   * `maxCallMicros`. 500 keeps a call near 1 ms, far from the 5 ms budget even on a busy core.
+   * @default 500
+   */
+  scanCount: number;
+  /** RANDOMKEY draws for an estimate, over all masters. @default 20_000 */
+  estimateSamples: number;
+  /** Keys per handler whose value and `MEMORY USAGE` are read. 0..1000. @default 100 */
+  sampleKeysPerHandler: number;
+  /** Minimum time between two scans started by `refresh()`. @default 10_000 */
+  refreshMinIntervalMs: number;
+  /** A result older than this is refreshed in the background by `ensureFresh()`. @default 60_000 */
+  staleAfterMs: number;
+  /** Server time one script call should stay under; `count` adapts to it. 200..4000 µs. @default 2000 */
+  maxCallMicros: number;
+  /** Distinct handler prefixes tracked; beyond it keys go to `(other)`. @default 1000 */
+  maxHandlers: number;
+}
+
+/** Defaults of {@link KeyInspectorOptions}. */
+export const DEFAULT_KEY_INSPECTOR_OPTIONS: KeyInspectorOptions = {
+  prefixes: ["*:dedup:*"],
+  exactMaxKeys: 2_000_000,
+  scanCount: 500,
+  estimateSamples: 20_000,
+  sampleKeysPerHandler: 100,
+  refreshMinIntervalMs: 10_000,
+  staleAfterMs: 60_000,
+  maxCallMicros: 2000,
+  maxHandlers: 1000,
+};
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+
+/**
+ * TTL bucket upper bounds: they split the three windows of spec §3 — ≤ 1 h analytics, 24 h default,
+ * 7 d critical — and flag what is below the 10-minute minimum.
+ */
+export const TTL_BUCKETS: ReadonlyArray<{ label: string; maxMs: number | null }> = [
+  { label: "< 10 min", maxMs: 10 * MIN },
+  { label: "10 min – 1 h", maxMs: HOUR },
+  { label: "1 – 6 h", maxMs: 6 * HOUR },
+  { label: "6 – 24 h", maxMs: DAY },
+  { label: "1 – 3 d", maxMs: 3 * DAY },
+  { label: "3 – 7 d", maxMs: 7 * DAY },
+  { label: "> 7 d", maxMs: null },
+];
+const BOUNDS = TTL_BUCKETS.flatMap((b) => (b.maxMs === null ? [] : [b.maxMs]));
+
+/** z for a two-sided 95% interval. */
+const Z95 = 1.96;
+
+interface Accum {
+  prefix: string;
+  count: number;
+  noTtl: number;
+  minTtl: number;
+  maxTtl: number;
+  buckets: number[];
+  /** Reservoir of sample keys with the master they live on. */
+  samples: Array<{ key: string; node: number }>;
+  offered: number;
+}
+
+/** Per-handler sample reads: value state, MEMORY USAGE and PTTL. */
+interface SampleStats {
+  states: Record<KeyState, number>;
+  bytesPerKey: number | null;
+  ttlP50: number | null;
+  size: number;
+}
+
+/** A finished inspection. */
+export interface Inspection {
+  mode: "exact" | "estimate";
+  startedAt: number;
+  finishedAt: number;
+  /** DBSIZE summed over the masters at the start. */
+  total: number;
+  handlers: HandlerKeys[];
+  /** Script calls and their slowest server-side duration, for tests and the bench. */
+  calls: number;
+  maxCallMicros: number;
+}
+
+/** What the inspector knows now. */
+export interface InspectorState {
+  result: Inspection | null;
+  progress: ScanProgress;
+  /** Last error (Redis down…), cleared by the next successful run. */
+  error: string | null;
+}
+
+/**
+ * Counts and characterises the dedup keys in Redis per handler prefix, only under the configured
+ * globs, without ever blocking Redis: one Lua call visits ≤ `scanCount` keys (SCAN) or draws
+ * ≤ 1000 RANDOMKEYs and stays around a millisecond. On a Cluster each master is scanned.
+ *
+ * A run first publishes a sampled estimate (fast), then, when the keyspace is at most
+ * `exactMaxKeys`, an exact count by a full SCAN, and reads a sample of each handler's keys
+ * (`MEMORY USAGE … SAMPLES 0`, value, PTTL) in pipelines. Results are kept and served from memory;
+ * `ensureFresh()` refreshes them in the background.
+ */
+export class KeyInspector {
+  private readonly opts: KeyInspectorOptions;
+  private readonly globs: PrefixGlobs;
+  private state: InspectorState;
+  private running: Promise<Inspection> | null = null;
+  private lastStart = 0;
+
+  constructor(
+    private readonly client: RedisLike,
+    opts: Partial<KeyInspectorOptions> = {},
+  ) {
+    const o = { ...DEFAULT_KEY_INSPECTOR_OPTIONS, ...opts };
+    const range = (name: keyof KeyInspectorOptions, v: number, lo: number, hi: number) => {
+      if (!Number.isInteger(v) || v < lo || v > hi) throw new RangeError(`${name}: expected an integer in ${lo}..${hi}, got ${v}`);
+    };
+    range("exactMaxKeys", o.exactMaxKeys, 0, 1e9);
+    range("scanCount", o.scanCount, 1, 1000);
+    range("estimateSamples", o.estimateSamples, 100, 1_000_000);
+    range("sampleKeysPerHandler", o.sampleKeysPerHandler, 0, 1000);
+    range("refreshMinIntervalMs", o.refreshMinIntervalMs, 0, 3_600_000);
+    range("staleAfterMs", o.staleAfterMs, 1000, 86_400_000);
+    range("maxCallMicros", o.maxCallMicros, 200, 4000);
+    range("maxHandlers", o.maxHandlers, 1, 100_000);
+    this.opts = o;
+    this.globs = new PrefixGlobs(o.prefixes);
+    this.state = { result: null, progress: idleProgress(), error: null };
+  }
+
+  /** The configured globs. */
+  get prefixes(): readonly string[] {
+    return this.globs.globs;
+  }
+
+  /** Current result, progress of a running scan, and last error. */
+  current(): InspectorState {
+    return this.state;
+  }
+
+  /** Whether a run is in progress. */
+  get busy(): boolean {
+    return this.running !== null;
+  }
+
+  /**
+   * Starts a run in the background unless one runs or the last one started less than
+   * `refreshMinIntervalMs` ago. `mode: "estimate"` skips the exact scan.
+   */
+  refresh(mode: "auto" | "exact" | "estimate" = "auto"): { started: boolean; retryAfterMs: number } {
+    if (this.running) return { started: false, retryAfterMs: 1000 };
+    const wait = this.lastStart + this.opts.refreshMinIntervalMs - Date.now();
+    if (wait > 0) return { started: false, retryAfterMs: wait };
+    void this.run(mode).catch(() => {});
+    return { started: true, retryAfterMs: 0 };
+  }
+
+  /** Starts a background run when there is no result yet or it is older than `staleAfterMs`. */
+  ensureFresh(): void {
+    if (this.running) return;
+    const r = this.state.result;
+    const stale = !r || Date.now() - r.finishedAt > this.opts.staleAfterMs;
+    const retryDue = this.state.error !== null && Date.now() - this.lastStart > Math.min(this.opts.refreshMinIntervalMs, 5000);
+    if ((stale && Date.now() - this.lastStart > this.opts.refreshMinIntervalMs) || (!r && this.lastStart === 0) || retryDue) {
+      void this.run("auto").catch(() => {});
+    }
+  }
+
+  /** Runs one inspection now (or joins the running one) and resolves with its final result. */
+  run(mode: "auto" | "exact" | "estimate" = "auto"): Promise<Inspection> {
+    if (this.running) return this.running;
+    this.lastStart = Date.now();
+    const p = this.doRun(mode).then(
+      (r) => {
+        this.state = { ...this.state, result: r, error: null };
+        return r;
+      },
+      (e: unknown) => {
+        this.state = {
+          ...this.state,
+          error: e instanceof Error ? e.message : String(e),
+          progress: { ...this.state.progress, done: true, finishedAt: new Date().toISOString() },
+        };
+        throw e;
+      },
+    );
+    this.running = p.finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async doRun(mode: "auto" | "exact" | "estimate"): Promise<Inspection> {
+    await whenReady(this.client, 1000);
+    const nodes = masters(this.client);
+    if (nodes.length === 0) throw new Error("redis cluster: no master known yet");
+    const sizes = await Promise.all(nodes.map((n) => countUpstream("redis", () => n.dbsize())));
+    const total = sizes.reduce((a, b) => a + b, 0);
+    const startedAt = Date.now();
+    const exact = mode === "exact" || (mode === "auto" && total <= this.opts.exactMaxKeys);
+    const progress = (scanned: number, done: boolean, m: "exact" | "estimate", finishedAt: number | null): ScanProgress => ({
+      scanned,
+      total,
+      done,
+      mode: m,
+      startedAt: new Date(startedAt).toISOString(),
+      finishedAt: finishedAt === null ? null : new Date(finishedAt).toISOString(),
+    });
+
+    // Estimate first: it answers in tens of milliseconds, and is the answer beyond exactMaxKeys.
+    if (!exact || !this.state.result) {
+      this.state = { ...this.state, progress: progress(0, false, "estimate", null) };
+      const est = await this.estimate(nodes, sizes);
+      const stats = await this.sampleReads(nodes, est.accums);
+      const handlers = this.build(est.accums, stats, false, est.bounds, progress(est.draws, !exact, "estimate", Date.now()));
+      const inspection: Inspection = {
+        mode: "estimate",
+        startedAt,
+        finishedAt: Date.now(),
+        total,
+        handlers,
+        calls: est.calls,
+        maxCallMicros: est.maxMicros,
+      };
+      if (!exact) {
+        this.state = { ...this.state, progress: progress(est.draws, true, "estimate", Date.now()) };
+        return inspection;
+      }
+      // Publish the estimate while the exact scan runs.
+      this.state = { ...this.state, result: inspection };
+    }
+
+    let scanned = 0;
+    this.state = { ...this.state, progress: progress(0, false, "exact", null) };
+    const accums = new Map<string, Accum>();
+    let calls = 0;
+    let maxMicros = 0;
+    await Promise.all(
+      nodes.map(async (node, ni) => {
+        let cursor = "0";
+        let count = this.opts.scanCount;
+        do {
+          const r: AggregateReply = await countUpstream("redis", () =>
+            runAggregate(node, {
+              mode: "scan",
+              cursor,
+              count,
+              bucketBoundsMs: BOUNDS,
+              luaPatterns: this.globs.luaPatterns(),
+              samplesPerGroup: 3,
+              matchGlob: this.globs.globs.length === 1 ? this.globs.globs[0]! : "",
+            }),
+          );
+          calls++;
+          maxMicros = Math.max(maxMicros, r.micros);
+          this.merge(accums, r, ni);
+          // With SCAN MATCH the script sees only matches; COUNT is about how many keys it visited.
+          scanned += this.globs.globs.length === 1 ? Math.max(r.visited, count) : r.visited;
+          count = adapt(count, r.micros, this.opts.maxCallMicros, this.opts.scanCount);
+          this.state = { ...this.state, progress: progress(Math.min(scanned, total), false, "exact", null) };
+          cursor = r.nextCursor;
+        } while (cursor !== "0");
+      }),
+    );
+    const stats = await this.sampleReads(nodes, accums);
+    const finishedAt = Date.now();
+    const done = progress(scanned, true, "exact", finishedAt);
+    this.state = { ...this.state, progress: done };
+    return {
+      mode: "exact",
+      startedAt,
+      finishedAt,
+      total: Math.max(total, scanned),
+      handlers: this.build(accums, stats, true, null, done),
+      calls,
+      maxCallMicros: maxMicros,
+    };
+  }
+
+  /** RANDOMKEY draws on each master in proportion to its size; counts scaled by DBSIZE. */
+  private async estimate(nodes: Redis[], sizes: number[]) {
+    const total = sizes.reduce((a, b) => a + b, 0);
+    // Per master: draws, and per prefix the raw hit counts, to scale and bound per master.
+    const perNode: Array<{ draws: number; size: number; accums: Map<string, Accum> }> = [];
+    let calls = 0;
+    let maxMicros = 0;
+    await Promise.all(
+      nodes.map(async (node, ni) => {
+        const size = sizes[ni] ?? 0;
+        const want = total === 0 ? 0 : Math.ceil((this.opts.estimateSamples * size) / total);
+        const accums = new Map<string, Accum>();
+        let draws = 0;
+        let batch = this.opts.scanCount;
+        while (draws < want) {
+          const n = Math.min(batch, want - draws);
+          const r = await countUpstream("redis", () =>
+            runAggregate(node, {
+              mode: "sample",
+              cursor: "0",
+              count: n,
+              bucketBoundsMs: BOUNDS,
+              luaPatterns: this.globs.luaPatterns(),
+              samplesPerGroup: 2,
+              matchGlob: "",
+            }),
+          );
+          calls++;
+          maxMicros = Math.max(maxMicros, r.micros);
+          batch = adapt(batch, r.micros, this.opts.maxCallMicros, this.opts.scanCount);
+          if (r.visited === 0) break; // empty database
+          draws += r.visited;
+          this.merge(accums, r, ni);
+        }
+        perNode.push({ draws, size, accums });
+      }),
+    );
+    // Scale: count_g = Σ_m size_m · k_gm / n_m; variance Σ_m size_m² · p(1-p) / n_m.
+    const accums = new Map<string, Accum>();
+    const variance = new Map<string, number>();
+    const zeroHitBound = new Map<string, number>();
+    let draws = 0;
+    for (const { draws: n, size, accums: a } of perNode) {
+      draws += n;
+      if (n === 0) continue;
+      const f = size / n;
+      for (const g of a.values()) {
+        const t = getAccum(accums, g.prefix);
+        t.count += g.count * f;
+        t.noTtl += g.noTtl * f;
+        t.buckets = t.buckets.map((v, i) => v + (g.buckets[i] ?? 0) * f);
+        t.minTtl = minTtl(t.minTtl, g.minTtl);
+        t.maxTtl = Math.max(t.maxTtl, g.maxTtl);
+        t.samples.push(...g.samples);
+        t.offered += g.offered;
+        const p = g.count / n;
+        variance.set(g.prefix, (variance.get(g.prefix) ?? 0) + size * size * (p * (1 - p)) / n);
+      }
+    }
+    // A master where a prefix drew no hit still contributes uncertainty: rule of three (95%).
+    for (const prefix of accums.keys()) {
+      let extra = 0;
+      for (const { draws: n, size, accums: a } of perNode) if (n > 0 && !a.has(prefix)) extra += (3 * size) / n;
+      zeroHitBound.set(prefix, extra);
+    }
+    const bounds = new Map<string, number>();
+    for (const [prefix, v] of variance) bounds.set(prefix, Math.ceil(Z95 * Math.sqrt(v) + (zeroHitBound.get(prefix) ?? 0)));
+    for (const t of accums.values()) {
+      t.count = Math.round(t.count);
+      t.noTtl = Math.round(t.noTtl);
+      t.buckets = t.buckets.map(Math.round);
+    }
+    return { accums, bounds, draws, calls, maxMicros };
+  }
+
+  private merge(accums: Map<string, Accum>, r: AggregateReply, node: number): void {
+    for (const g of r.groups) {
+      const prefix = accums.has(g.prefix) || accums.size < this.opts.maxHandlers ? g.prefix : "(other)";
+      const a = getAccum(accums, prefix);
+      a.count += g.count ;
+      a.noTtl += g.noTtl ;
+      for (let i = 0; i < a.buckets.length; i++) a.buckets[i]! += (g.buckets[i] ?? 0) ;
+      a.minTtl = minTtl(a.minTtl, g.minTtl);
+      a.maxTtl = Math.max(a.maxTtl, g.maxTtl);
+      for (const key of g.samples) {
+        // Reservoir sampling over the keys offered by the script.
+        a.offered++;
+        if (a.samples.length < this.opts.sampleKeysPerHandler) a.samples.push({ key, node });
+        else {
+          const j = Math.floor(Math.random() * a.offered);
+          if (j < a.samples.length) a.samples[j] = { key, node };
+        }
+      }
+    }
+  }
+
+  /** Reads value, MEMORY USAGE and PTTL of each handler's sample keys, pipelined per master. */
+  private async sampleReads(nodes: Redis[], accums: Map<string, Accum>): Promise<Map<string, SampleStats>> {
+    const byNode = new Map<number, Array<{ prefix: string; key: string }>>();
+    for (const a of accums.values()) {
+      for (const s of a.samples.slice(0, this.opts.sampleKeysPerHandler)) {
+        const list = byNode.get(s.node) ?? [];
+        list.push({ prefix: a.prefix, key: s.key });
+        byNode.set(s.node, list);
+      }
+    }
+    const acc = new Map<string, { states: Record<KeyState, number>; bytes: number[]; ttls: number[] }>();
+    const BATCH = 200;
+    for (const [ni, list] of byNode) {
+      const node = nodes[ni];
+      if (!node) continue;
+      for (let i = 0; i < list.length; i += BATCH) {
+        const chunk = list.slice(i, i + BATCH);
+        const p = node.pipeline();
+        for (const { key } of chunk) p.call("MEMORY", "USAGE", key, "SAMPLES", "0").getrange(key, 0, 63).pttl(key);
+        const res = (await countUpstream("redis", () => p.exec())) ?? [];
+        chunk.forEach(({ prefix, key: _key }, j) => {
+          const [memErr, mem] = res[3 * j] ?? [];
+          const [valErr, val] = res[3 * j + 1] ?? [];
+          const [, ttl] = res[3 * j + 2] ?? [];
+          if (ttl === -2) return; // expired meanwhile
+          const e = acc.get(prefix) ?? { states: { processing: 0, done: 0, marked: 0, other: 0 }, bytes: [], ttls: [] };
+          e.states[valErr ? "other" : classifyValue(String(val ?? ""))]++;
+          if (!memErr && typeof mem === "number") e.bytes.push(mem);
+          if (typeof ttl === "number" && ttl >= 0) e.ttls.push(ttl);
+          acc.set(prefix, e);
+        });
+      }
+    }
+    const out = new Map<string, SampleStats>();
+    for (const [prefix, e] of acc) {
+      const size = e.states.processing + e.states.done + e.states.marked + e.states.other;
+      e.ttls.sort((a, b) => a - b);
+      out.set(prefix, {
+        states: e.states,
+        bytesPerKey: e.bytes.length ? Math.round(e.bytes.reduce((a, b) => a + b, 0) / e.bytes.length) : null,
+        ttlP50: e.ttls.length ? e.ttls[Math.floor(e.ttls.length / 2)]! : null,
+        size,
+      });
+    }
+    return out;
+  }
+
+  private build(
+    accums: Map<string, Accum>,
+    stats: Map<string, SampleStats>,
+    exact: boolean,
+    bounds: Map<string, number> | null,
+    scan: ScanProgress,
+  ): HandlerKeys[] {
+    return [...accums.values()]
+      .map((a): HandlerKeys => {
+        const owner = splitPrefix(a.prefix);
+        const s = stats.get(a.prefix);
+        const ttlBuckets: TtlBucket[] = TTL_BUCKETS.map((b, i) => ({
+          label: b.label,
+          minMs: i === 0 ? 0 : (TTL_BUCKETS[i - 1]!.maxMs ?? 0),
+          maxMs: b.maxMs,
+          count: a.buckets[i] ?? 0,
+        }));
+        return {
+          service: owner.service,
+          handler: owner.handler,
+          prefix: a.prefix,
+          keyCount: a.count,
+          exact,
+          errorBound: exact ? 0 : (bounds?.get(a.prefix) ?? 0),
+          noTtlCount: a.noTtl,
+          ttlBuckets,
+          bytesPerKey: s?.bytesPerKey ?? null,
+          states: s?.states ?? { processing: 0, done: 0, marked: 0, other: 0 },
+          sampleSize: s?.size ?? 0,
+          ttlObserved: a.maxTtl >= 0 ? { minMs: a.minTtl, maxMs: a.maxTtl, p50Ms: s?.ttlP50 ?? a.maxTtl } : null,
+          scan,
+        };
+      })
+      .sort((x, y) => x.prefix.localeCompare(y.prefix));
+  }
+}
+
+/**
+ * State of a dedup key from its value: the lease marking stores `processing:<token>` then `done`;
+ * the naive and release markings store `1`.
+ */
+export function classifyValue(v: string): KeyState {
+  if (v.startsWith("processing:") || v === "processing") return "processing";
+  if (v === "done") return "done";
+  if (v === "1") return "marked";
+  return "other";
+}
+
+function getAccum(m: Map<string, Accum>, prefix: string): Accum {
+  let a = m.get(prefix);
+  if (!a) {
+    a = { prefix, count: 0, noTtl: 0, minTtl: -1, maxTtl: -1, buckets: TTL_BUCKETS.map(() => 0), samples: [], offered: 0 };
+    m.set(prefix, a);
+  }
+  return a;
+}
+
+function minTtl(a: number, b: number): number {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  return Math.min(a, b);
+}
+
+/** Next per-call count: halve when a call took more than the budget, grow back when well below. */
+function adapt(count: number, micros: number, budget: number, max: number): number {
+  if (micros > budget) return Math.max(50, Math.floor(count / 2));
+  if (micros < budget / 3) return Math.min(max, Math.ceil(count * 1.5));
+  return count;
+}
+
+function idleProgress(): ScanProgress {
+  return { scanned: 0, total: 0, done: false, mode: "exact", startedAt: null, finishedAt: null };
+}

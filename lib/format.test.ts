@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { formatBytes, formatByUnit, formatCount, formatDurationMs, formatPercent, formatRate, formatSecondsAsMs, formatSince } from "./format";
+
+describe("format: every number carries its unit", () => {
+  it("ratios as percentages, small ones with two decimals", () => {
+    expect(formatPercent(0.1)).toBe("10%");
+    expect(formatPercent(0.1234)).toBe("12.3%");
+    expect(formatPercent(0.0042)).toBe("0.42%");
+    expect(formatPercent(0)).toBe("0%");
+    expect(formatPercent(null)).toBe("—");
+    expect(formatPercent(Number.NaN)).toBe("—");
+  });
+  it("seconds as milliseconds", () => {
+    expect(formatSecondsAsMs(0.05)).toBe("50 ms");
+    expect(formatSecondsAsMs(0.0012)).toBe("1.2 ms");
+    expect(formatSecondsAsMs(0.0004)).toBe("0.4 ms");
+  });
+  it("rates, counts and bytes", () => {
+    expect(formatRate(3.456)).toBe("3.46/s");
+    expect(formatRate(0.0123, "errors")).toBe("0.012 errors/s");
+    expect(formatCount(12345)).toBe("12,345 keys");
+    expect(formatBytes(80)).toBe("80 bytes");
+    expect(formatBytes(1536)).toBe("1.5 KiB");
+    expect(formatBytes(5 * 1024 * 1024)).toBe("5 MiB");
+  });
+  it("durations: two units, no TTL for -1", () => {
+    expect(formatDurationMs(-1)).toBe("no TTL");
+    expect(formatDurationMs(86_400_000 + 3_600_000 + 61_000)).toBe("1 d 1 h");
+    expect(formatDurationMs(59 * 60_000 + 30_000)).toBe("59 min 30 s");
+    expect(formatDurationMs(3_600_000)).toBe("1 h");
+    expect(formatDurationMs(250)).toBe("250 ms");
+  });
+  it("since: relative to now", () => {
+    expect(formatSince("2026-01-01T00:00:00Z", Date.parse("2026-01-01T00:03:00Z"))).toBe("3 min ago");
+    expect(formatSince(null)).toBe("—");
+  });
+  it("by API unit", () => {
+    expect(formatByUnit(0.1, "ratio")).toBe("10%");
+    expect(formatByUnit(0.05, "seconds")).toBe("50 ms");
+    expect(formatByUnit(2, "per_second")).toBe("2/s");
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * Number formatting for the dashboard: every number the UI shows carries its unit
+ * (%, ms, /s, keys, bytes). Isomorphic and pure.
+ */
+
+const nf = (max: number) => new Intl.NumberFormat("en-US", { maximumFractionDigits: max });
+
+/** A ratio 0..1 as a percentage: `0.1234` → `"12.3%"`; `null` → `"—"`. Small values keep two decimals. */
+export function formatPercent(ratio: number | null | undefined): string {
+  if (ratio === null || ratio === undefined || !Number.isFinite(ratio)) return "—";
+  const pct = ratio * 100;
+  return `${nf(pct !== 0 && Math.abs(pct) < 10 ? 2 : 1).format(pct)}%`;
+}
+
+/** Seconds as milliseconds: `0.0123` → `"12.3 ms"`; sub-millisecond values keep three decimals. */
+export function formatSecondsAsMs(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return "—";
+  const ms = seconds * 1000;
+  return `${nf(ms < 1 ? 3 : ms < 10 ? 2 : 1).format(ms)} ms`;
+}
+
+/** Events per second: `3.456` → `"3.46/s"`. */
+export function formatRate(perSecond: number | null | undefined, what = ""): string {
+  if (perSecond === null || perSecond === undefined || !Number.isFinite(perSecond)) return "—";
+  const suffix = what ? ` ${what}/s` : "/s";
+  return `${nf(perSecond !== 0 && Math.abs(perSecond) < 1 ? 3 : 2).format(perSecond)}${suffix}`;
+}
+
+/** A whole count with a unit word: `12345` → `"12,345 keys"`. */
+export function formatCount(n: number | null | undefined, unit = "keys"): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) return "—";
+  return `${nf(0).format(Math.round(n))} ${unit}`;
+}
+
+/** A plain number with thousands separators, no unit (for big projector figures with a unit label beside). */
+export function formatNumber(n: number | null | undefined, digits = 0): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) return "—";
+  return nf(digits).format(n);
+}
+
+const BYTE_UNITS = ["bytes", "KiB", "MiB", "GiB", "TiB"] as const;
+
+/** Bytes in binary units: `1536` → `"1.5 KiB"`, `80` → `"80 bytes"`. */
+export function formatBytes(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return "—";
+  let v = bytes;
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < BYTE_UNITS.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${nf(i === 0 ? 0 : 1).format(v)} ${BYTE_UNITS[i]}`;
+}
+
+/**
+ * A duration in milliseconds, two most significant units: `90_061_000` → `"1 d 1 h"`,
+ * `-1` → `"no TTL"` (Redis' answer for a key that never expires), `null` → `"—"`.
+ */
+export function formatDurationMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
+  if (ms < 0) return "no TTL";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const parts: [number, string][] = [
+    [86_400_000, "d"],
+    [3_600_000, "h"],
+    [60_000, "min"],
+    [1000, "s"],
+  ];
+  const out: string[] = [];
+  let rest = ms;
+  for (const [size, unit] of parts) {
+    if (out.length === 2) break;
+    const n = Math.floor(rest / size);
+    if (n > 0 || out.length > 0) {
+      if (n > 0) out.push(`${n} ${unit}`);
+      rest -= n * size;
+      if (out.length > 0 && n === 0) break;
+    }
+  }
+  return out.join(" ") || "0 s";
+}
+
+/** How long ago an ISO time was, relative to `now`: `"3 min ago"`; `null` → `"—"`. */
+export function formatSince(iso: string | null | undefined, now: number = Date.now()): string {
+  if (!iso) return "—";
+  const t = Date.parse(iso);
+  if (!Number.isFinite(t)) return "—";
+  const d = Math.max(0, now - t);
+  if (d < 5_000) return "just now";
+  return `${formatDurationMs(d)} ago`;
+}
+
+/** Clock time of a unix-seconds timestamp, for chart axes: `"14:05"` (or `"Nov 30 14:05"` for long ranges). */
+export function formatClock(unixSeconds: number, withDate = false): string {
+  const d = new Date(unixSeconds * 1000);
+  const hh = String(d.getHours()).padStart(2, "0");
+  const mm = String(d.getMinutes()).padStart(2, "0");
+  if (!withDate) return `${hh}:${mm}`;
+  return `${d.toLocaleString("en-US", { month: "short" })} ${d.getDate()} ${hh}:${mm}`;
+}
+
+/** Unit of a value as the API names it. */
+export type ValueUnit = "ratio" | "per_second" | "seconds";
+
+/** Formats a value by its API unit: ratio → %, per_second → /s, seconds → ms. */
+export function formatByUnit(v: number | null | undefined, unit: ValueUnit): string {
+  switch (unit) {
+    case "ratio":
+      return formatPercent(v);
+    case "seconds":
+      return formatSecondsAsMs(v);
+    case "per_second":
+      return formatRate(v);
+  }
+}

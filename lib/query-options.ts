@@ -1,0 +1,219 @@
+/**
+ * react-query option factories for every dashboard endpoint: one place that knows the URLs, the
+ * query keys and how a non-2xx answer becomes an {@link ApiError}.
+ *
+ * Only types are imported from `lib/api-types` and `lib/workshop-types`, so the browser bundle does
+ * not carry zod. Polling: `refetchInterval` comes from the URL's refresh setting; react-query skips
+ * interval refetches while the tab is hidden (`refetchIntervalInBackground: false`, set in
+ * app/providers.tsx).
+ */
+import { keepPreviousData, queryOptions, infiniteQueryOptions } from "@tanstack/react-query";
+import type {
+  AlertsResponse,
+  CapacityResponse,
+  HandlersResponse,
+  KeyLookupResponse,
+  KeysResponse,
+  LintResponse,
+  OverviewResponse,
+  RangeKey,
+  SeriesMetric,
+  SeriesResponse,
+} from "@/lib/api-types";
+import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch, RunCreated, RunView, ScenarioList } from "@/lib/workshop-types";
+
+/** A non-2xx answer (or no answer) of the dashboard API, with the server's `{ error, detail }`. */
+export class ApiError extends Error {
+  constructor(
+    /** HTTP status, 0 when the request did not reach the server. */
+    readonly status: number,
+    /** The body's `error` code (`unavailable`, `not_found`, …) or `network`. */
+    readonly code: string,
+    /** The body's `detail`, or a description of what went wrong. */
+    readonly detail: string,
+    /** Extra fields of the error body (e.g. `runId` on a workshop 409). */
+    readonly body: Record<string, unknown> = {},
+  ) {
+    super(`${detail} (${status || "no answer"})`);
+    this.name = "ApiError";
+  }
+}
+
+/** Fetches JSON from the app's API; throws {@link ApiError} on a non-2xx answer or a network error. */
+export async function fetchJson<T>(url: string, init?: RequestInit): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(url, { cache: "no-store", ...init, headers: { accept: "application/json", ...(init?.headers ?? {}) } });
+  } catch (e) {
+    throw new ApiError(0, "network", `the dashboard server did not answer: ${(e as Error).message}`);
+  }
+  const text = await res.text();
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON */
+  }
+  if (!res.ok) {
+    const b = (body && typeof body === "object" ? body : {}) as Record<string, unknown>;
+    const code = typeof b.error === "string" ? b.error : res.status === 404 ? "not_found" : "http";
+    const detail =
+      typeof b.detail === "string"
+        ? b.detail
+        : res.status === 404
+          ? `${url.split("?")[0]} is not available on this server`
+          : `${url.split("?")[0]} answered ${res.status}`;
+    throw new ApiError(res.status, code, detail, b);
+  }
+  return body as T;
+}
+
+type Interval = number | false;
+
+/** `GET /api/overview?range=` */
+export const overviewQuery = (range: RangeKey, refetchInterval: Interval) =>
+  queryOptions({
+    queryKey: ["overview", range] as const,
+    queryFn: ({ signal }) => fetchJson<OverviewResponse>(`/api/overview?range=${range}`, { signal }),
+    refetchInterval,
+    placeholderData: keepPreviousData,
+  });
+
+/** Series filter: all handlers, one service, or one handler of a service. */
+export interface SeriesFilter {
+  metric: SeriesMetric;
+  range: RangeKey;
+  service?: string | undefined;
+  handler?: string | undefined;
+}
+
+/** `GET /api/series?metric=&service=&handler=&range=` */
+export const seriesQuery = (f: SeriesFilter, refetchInterval: Interval) => {
+  const q = new URLSearchParams({ metric: f.metric, range: f.range });
+  if (f.service) q.set("service", f.service);
+  if (f.handler) q.set("handler", f.handler);
+  return queryOptions({
+    queryKey: ["series", f.metric, f.range, f.service ?? null, f.handler ?? null] as const,
+    queryFn: ({ signal }) => fetchJson<SeriesResponse>(`/api/series?${q}`, { signal }),
+    refetchInterval,
+    placeholderData: keepPreviousData,
+  });
+};
+
+/** `GET /api/alerts` */
+export const alertsQuery = (refetchInterval: Interval) =>
+  queryOptions({
+    queryKey: ["alerts"] as const,
+    queryFn: ({ signal }) => fetchJson<AlertsResponse>("/api/alerts", { signal }),
+    refetchInterval,
+  });
+
+/** `GET /api/capacity` */
+export const capacityQuery = (refetchInterval: Interval) =>
+  queryOptions({
+    queryKey: ["capacity"] as const,
+    queryFn: ({ signal }) => fetchJson<CapacityResponse>("/api/capacity", { signal }),
+    refetchInterval,
+  });
+
+/** `GET /api/lint` */
+export const lintQuery = () =>
+  queryOptions({
+    queryKey: ["lint"] as const,
+    queryFn: ({ signal }) => fetchJson<LintResponse>("/api/lint", { signal }),
+    staleTime: 30_000,
+  });
+
+/** `GET /api/handlers`: per-handler key counts; polls fast while a scan runs. */
+export const handlersQuery = (refetchInterval: Interval) =>
+  queryOptions({
+    queryKey: ["handlers"] as const,
+    queryFn: ({ signal }) => fetchJson<HandlersResponse>("/api/handlers", { signal }),
+    refetchInterval: (q) => (q.state.data && !q.state.data.scan.done ? 1_000 : refetchInterval),
+  });
+
+/** Starts a fresh key count (`GET /api/handlers?refresh=1`, rate-limited by the server). */
+export const refreshHandlers = () => fetchJson<HandlersResponse>("/api/handlers?refresh=1");
+
+/** `GET /api/keys?prefix=&cursor=&count=`, page by page with the server's resumable cursor. */
+export const keysInfiniteQuery = (prefix: string, count = 50) =>
+  infiniteQueryOptions({
+    queryKey: ["keys", prefix, count] as const,
+    queryFn: ({ signal, pageParam }) => {
+      const q = new URLSearchParams({ prefix, count: String(count) });
+      if (pageParam) q.set("cursor", pageParam);
+      return fetchJson<KeysResponse>(`/api/keys?${q}`, { signal });
+    },
+    initialPageParam: "" as string,
+    getNextPageParam: (last) => last.cursor ?? undefined,
+    staleTime: Infinity,
+  });
+
+/** `GET /api/keys/lookup?uuid=` */
+export const keyLookupQuery = (uuid: string) =>
+  queryOptions({
+    queryKey: ["key-lookup", uuid] as const,
+    queryFn: ({ signal }) => fetchJson<KeyLookupResponse>(`/api/keys/lookup?uuid=${encodeURIComponent(uuid)}`, { signal }),
+    enabled: uuid.length > 0,
+  });
+
+// ---------------------------------------------------------------------------------------------
+// Workshop and live demo
+
+/** `GET /api/workshop/scenarios` */
+export const scenariosQuery = () =>
+  queryOptions({
+    queryKey: ["workshop", "scenarios"] as const,
+    queryFn: ({ signal }) => fetchJson<ScenarioList>("/api/workshop/scenarios", { signal }),
+    refetchInterval: 5_000,
+  });
+
+/** `GET /api/workshop/runs/{runId}`: polls every 500 ms while the run is running. */
+export const runQuery = (runId: string | null) =>
+  queryOptions({
+    queryKey: ["workshop", "run", runId] as const,
+    queryFn: ({ signal }) => fetchJson<RunView>(`/api/workshop/runs/${encodeURIComponent(runId ?? "")}`, { signal }),
+    enabled: runId !== null,
+    refetchInterval: (q) => (q.state.data?.status === "running" || !q.state.data ? 500 : false),
+  });
+
+/** Authorization header for state-changing calls, when the presenter entered a token. */
+function auth(token: string | null): Record<string, string> {
+  return token ? { authorization: `Bearer ${token}` } : {};
+}
+
+/** `POST /api/workshop/scenarios/{name}/runs` */
+export const startRun = (name: string, token: string | null) =>
+  fetchJson<RunCreated>(`/api/workshop/scenarios/${encodeURIComponent(name)}/runs`, { method: "POST", headers: auth(token) });
+
+/** `GET /api/demo/sources` */
+export const sourcesQuery = () =>
+  queryOptions({
+    queryKey: ["demo", "sources"] as const,
+    queryFn: ({ signal }) => fetchJson<DemoSources>("/api/demo/sources", { signal }),
+    refetchInterval: 5_000,
+  });
+
+/** `PUT /api/demo/sources` */
+export const putSources = (patch: DemoSourcesPatch, token: string | null) =>
+  fetchJson<DemoSources>("/api/demo/sources", {
+    method: "PUT",
+    headers: { "content-type": "application/json", ...auth(token) },
+    body: JSON.stringify(patch),
+  });
+
+/** `GET /api/demo/faults` */
+export const faultsQuery = () =>
+  queryOptions({
+    queryKey: ["demo", "faults"] as const,
+    queryFn: ({ signal }) => fetchJson<DemoFaults>("/api/demo/faults", { signal }),
+    refetchInterval: 5_000,
+  });
+
+/** `PUT /api/demo/faults` */
+export const putFaults = (patch: DemoFaultsPatch, token: string | null) =>
+  fetchJson<DemoFaults>("/api/demo/faults", {
+    method: "PUT",
+    headers: { "content-type": "application/json", ...auth(token) },
+    body: JSON.stringify(patch),
+  });

@@ -3,6 +3,7 @@ import { TTL_POLICY as POLICY_SOURCE } from "@/server/dedup/policy";
 import {
   ALERT_LIST,
   ALERTS,
+  chartLines,
   checkQuantileExpr,
   duplicateRatioExpr,
   METRIC_NAMES,
@@ -104,5 +105,19 @@ describe("thresholds of spec §8", () => {
     expect(TTL_POLICY.defaultMs).toBe(24 * 3_600_000);
     expect(TTL_POLICY.criticalMs).toBe(7 * 24 * 3_600_000);
     expect(TTL_POLICY.minimumMs).toBe(10 * 60_000);
+  });
+});
+
+describe("chartLines", () => {
+  it("gives the duplicate ratio its 10% alert and 1% normal lines", () => {
+    expect(chartLines("duplicateRate")).toEqual([
+      { value: 0.1, label: "10% alert", kind: "alert" },
+      { value: 0.01, label: "< 1% normal", kind: "normal" },
+    ]);
+  });
+
+  it("gives the latency its 50 ms line and the error rate none (0 lies on the axis)", () => {
+    expect(chartLines("redisLatency")).toEqual([{ value: 0.05, label: "50 ms", kind: "alert" }]);
+    expect(chartLines("redisErrors")).toEqual([]);
   });
 });

@@ -214,3 +214,22 @@ export const THRESHOLDS = {
   /** Redis check p99 (seconds) above which {@link ALERT_NAMES.redisLatency} goes pending (50 ms). */
   checkP99Seconds: ALERTS.redisLatency.threshold.value,
 } as const;
+
+/** A line a chart draws across a series: the alert level or the normal level. */
+export interface ChartLine extends ThresholdLine {
+  /** `alert`: the alert goes pending above it; `normal`: a healthy system stays below it. */
+  readonly kind: "alert" | "normal";
+}
+
+/**
+ * The lines to draw on the chart of one alert's value: the alert threshold, and the normal level
+ * when the spec documents one (duplicate ratio: 10% alert, < 1% normal). A threshold of 0 (errors)
+ * is not drawn: it lies on the axis.
+ */
+export function chartLines(key: AlertKey): ChartLine[] {
+  const a: AlertThreshold = ALERTS[key];
+  const lines: ChartLine[] = [];
+  if (a.threshold.value > 0) lines.push({ ...a.threshold, kind: "alert" });
+  if (a.normal && a.normal.value > 0) lines.push({ ...a.normal, kind: "normal" });
+  return lines;
+}

@@ -1,7 +1,9 @@
 /**
  * dedup-health's consumer middleware library: a Watermill-style router and middleware stack with a
  * Deduplicator on Redis that loses nothing (spec §2, §4, §7, §10). Framework-free: imports only
- * Node built-ins, its own files, and (types of) ioredis / prom-client.
+ * Node built-ins, its own files, prom-client (metrics) and ioredis types. See docs/LIBRARY.md.
+ *
+ * Browser code (the dashboard) should import `./lint` and `./policy` directly, not this index.
  */
 export * from "./message";
 export * from "./errors";
@@ -9,3 +11,15 @@ export * from "./pubsub";
 export * from "./router";
 export * from "./repository";
 export * from "./policy";
+export * from "./correlation-id";
+export * from "./recoverer";
+export * from "./poison-queue";
+export * from "./retry";
+export * from "./deduplicator";
+export * from "./failure-mode";
+export * from "./memory-repository";
+export * from "./redis-repository";
+export * from "./cluster-slot";
+export * from "./metrics";
+export * from "./stack";
+export * from "./lint";

@@ -38,6 +38,8 @@ export interface DeliveryContext {
   partition?: number;
   /** Kafka offset (a position, never a dedup key: spec §11). Informational only. */
   offset?: string;
+  /** Attempt number within this delivery, 1-based; set by `retry`. */
+  attempt?: number;
   /**
    * Registers a callback that the Router calls once when this delivery is settled (acked or
    * nacked), after the whole stack returned. Absent when a handler is called without a Router.
@@ -135,4 +137,16 @@ export interface BatchPreparation {
  * function may carry a `prepareBatch` hook ({@link BatchHook}) that the Router's batch entry point
  * calls once per batch.
  */
-export type Middleware = ((next: Handler) => Handler) & Partial<BatchHook>;
+export type Middleware = ((next: Handler) => Handler) &
+  Partial<BatchHook> & {
+    /** Stack name for lint and dashboards (`correlationId`, `retry`, `deduplicator`, …). */
+    middlewareName?: string;
+  };
+
+/** Attaches a stack name (and optional batch hook) to a middleware function. */
+export function namedMiddleware(name: string, fn: (next: Handler) => Handler, hook?: BatchHook): Middleware {
+  const m = fn as Middleware;
+  m.middlewareName = name;
+  if (hook) m.prepareBatch = hook.prepareBatch.bind(hook);
+  return m;
+}

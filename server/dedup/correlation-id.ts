@@ -1,0 +1,20 @@
+import { randomUUID } from "node:crypto";
+import { CORRELATION_ID_KEY, namedMiddleware, type Middleware } from "./message";
+
+/**
+ * Ensures every message carries `Correlation-Id` metadata (generates a random UUID when absent) and
+ * copies it onto every message the handler produces that has none. The outermost middleware, so
+ * that even a DLQ copy and every log line of the stack carry it. **Never a dedup key** (spec §6).
+ */
+export function correlationId(): Middleware {
+  return namedMiddleware("correlationId", (next) => async (msg) => {
+    let id = msg.metadata[CORRELATION_ID_KEY];
+    if (!id) {
+      id = randomUUID();
+      msg.metadata[CORRELATION_ID_KEY] = id;
+    }
+    const produced = await next(msg);
+    if (produced) for (const p of produced) if (!p.metadata[CORRELATION_ID_KEY]) p.metadata[CORRELATION_ID_KEY] = id;
+    return produced;
+  });
+}

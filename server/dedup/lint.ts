@@ -1,0 +1,133 @@
+/**
+ * `lintHandler`: checks a handler's declared dedup setup against the spec (§2, §3, §4, §6, §9, §10).
+ * Pure and isomorphic (imports only `./policy` and types), so the dashboard can import it in the browser.
+ */
+import type { Marking } from "./deduplicator";
+import { DAY_MS, MINUTE_MS, TTL_POLICY, type TtlClass } from "./policy";
+import type { FailureMode, RepositoryKind } from "./repository";
+
+/** The spec's stack order (§2, §10), outermost first. */
+export const STACK_ORDER = ["correlationId", "recoverer", "poisonQueue", "retry", "deduplicator"] as const;
+
+/** A middleware name of the stack (lint input); other names are allowed and ignored by the order rules. */
+export type StackEntry = (typeof STACK_ORDER)[number] | (string & {});
+
+/** How a handler's dedup key is made. Only `uuid` is right (spec §2). */
+export type KeyFactoryKind = "uuid" | "payload-hash" | "business-key" | "correlation-id";
+
+/** A handler's declared setup: the lint input, also what the dashboard shows. */
+export interface HandlerSetup {
+  /** Handler name. */
+  handler: string;
+  /** Middleware names, outermost first (see `describeStack`). */
+  stack: readonly StackEntry[];
+  keyFactory: KeyFactoryKind;
+  /** The dedup window in ms. */
+  ttlMs: number;
+  ttlClass: TtlClass;
+  repository: RepositoryKind;
+  /** Consumer replicas sharing the topic. */
+  replicas: number;
+  marking: Marking;
+  failureMode: FailureMode;
+}
+
+/** Severity of a finding. */
+export type LintSeverity = "error" | "warning" | "info";
+
+/** Rule ids. */
+export type LintRule =
+  | "ttl-below-minimum"
+  | "ttl-below-hour"
+  | "critical-ttl-below-7d"
+  | "no-deduplicator"
+  | "dedup-outside-retry"
+  | "dedup-outside-poison-queue"
+  | "poison-queue-inside-retry"
+  | "naive-marking-inside-retry"
+  | "key-correlation-id"
+  | "key-business-key"
+  | "key-payload-hash"
+  | "in-memory-with-replicas"
+  | "fail-open-critical";
+
+/** One finding. */
+export interface LintFinding {
+  severity: LintSeverity;
+  rule: LintRule;
+  message: string;
+  /** Section of docs/spec idempotent-consumer.md, e.g. "§3". */
+  specSection: string;
+}
+
+/** The spec's recommended setup for an ordinary handler (what the lint is silent on). */
+export const RECOMMENDED_SETUP: HandlerSetup = {
+  handler: "on-review-created",
+  stack: STACK_ORDER,
+  keyFactory: "uuid",
+  ttlMs: TTL_POLICY.defaultMs,
+  ttlClass: "default",
+  repository: "redis",
+  replicas: 2,
+  marking: "lease",
+  failureMode: "open",
+};
+
+function fmt(ms: number): string {
+  if (ms >= DAY_MS) return `${+(ms / DAY_MS).toFixed(2)} d`;
+  if (ms >= 60 * MINUTE_MS) return `${+(ms / (60 * MINUTE_MS)).toFixed(2)} h`;
+  if (ms >= MINUTE_MS) return `${+(ms / MINUTE_MS).toFixed(2)} min`;
+  return `${+(ms / 1000).toFixed(2)} s`;
+}
+
+/** Lints one handler setup; returns the findings (empty = as the spec recommends). */
+export function lintHandler(setup: HandlerSetup): LintFinding[] {
+  const f: LintFinding[] = [];
+  const add = (severity: LintSeverity, rule: LintRule, specSection: string, message: string) => f.push({ severity, rule, message, specSection });
+  const { ttlMs, ttlClass, stack } = setup;
+
+  if (ttlMs < TTL_POLICY.minimumMs) {
+    add("error", "ttl-below-minimum", "§3", `ttlMs ${fmt(ttlMs)} is below 10 min: a 5-attempt retry plus a rebalance outlives the key and the repeat is processed again. Use 24 h (critical: 7 d).`);
+  } else if (ttlMs < TTL_POLICY.warnBelowMs && ttlClass !== "analytics") {
+    add("warning", "ttl-below-hour", "§3", `ttlMs ${fmt(ttlMs)} is below 1 h for a ${ttlClass} handler; only high-volume analytics may go that low. Use 24 h.`);
+  }
+  if (ttlClass === "critical" && ttlMs < TTL_POLICY.criticalMs) {
+    add("warning", "critical-ttl-below-7d", "§3", `critical handler with ttlMs ${fmt(ttlMs)}: a repeat after a long consumer pause must not pass; use 7 d.`);
+  }
+
+  const d = stack.indexOf("deduplicator");
+  const r = stack.indexOf("retry");
+  const p = stack.indexOf("poisonQueue");
+  if (d < 0) {
+    add("warning", "no-deduplicator", "§9.1", "no deduplicator in the stack: every repeat reaches the handler, which must then be fully idempotent.");
+  } else {
+    if (r >= 0 && d < r) {
+      add("error", "dedup-outside-retry", "§10", "deduplicator sits outside (before) Retry: the key spans all attempts, and a message that exhausted its retries is marked done, so its DLQ replay is swallowed. Put it last.");
+    }
+    if (p >= 0 && d < p) {
+      add("error", "dedup-outside-poison-queue", "§10", "deduplicator sits outside (before) PoisonQueue: PoisonQueue acks a poisoned message, so it counts as done and its replay from the DLQ within the window is swallowed. Put it last.");
+    }
+    if (setup.marking === "naive" && r >= 0 && d > r) {
+      add("error", "naive-marking-inside-retry", "§10", 'naive marking inside Retry: the key is never released, so the retry after a failed first attempt is swallowed as a duplicate and the message is acked unprocessed. Use marking "lease".');
+    }
+  }
+  if (p >= 0 && r >= 0 && p > r) {
+    add("warning", "poison-queue-inside-retry", "§2", "PoisonQueue sits inside Retry: it poisons on the first failure and Retry never runs (watermill#645). Put PoisonQueue outside Retry.");
+  }
+
+  if (setup.keyFactory === "correlation-id") {
+    add("error", "key-correlation-id", "§6", "keyed by Correlation-Id: every event of a chain shares it, so the second and third events are silently swallowed. Key by Message.uuid.");
+  } else if (setup.keyFactory === "business-key") {
+    add("error", "key-business-key", "§9.2", "keyed by a business key: a second legitimate event for the same entity is swallowed (a per-key window is a rate limiter, not dedup). Key by Message.uuid.");
+  } else if (setup.keyFactory === "payload-hash") {
+    add("warning", "key-payload-hash", "§2", "keyed by a payload hash (Watermill's default): two distinct events with equal payloads collide. Key by Message.uuid.");
+  }
+
+  if (setup.repository === "memory" && setup.replicas > 1) {
+    add("error", "in-memory-with-replicas", "§9.4", `in-memory repository with ${setup.replicas} replicas: after a rebalance the next replica's map is empty and the repeat is processed again. Use Redis.`);
+  }
+  if (setup.failureMode === "open" && ttlClass === "critical") {
+    add("warning", "fail-open-critical", "§4", "critical handler is fail-open: during a Redis outage repeats pass unchecked. Use failClosed(repo) unless the handler is idempotent on its own.");
+  }
+  return f;
+}

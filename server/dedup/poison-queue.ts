@@ -1,0 +1,57 @@
+import { toError } from "./errors";
+import {
+  copyMessage,
+  HANDLER_POISONED_KEY,
+  namedMiddleware,
+  REASON_POISONED_KEY,
+  SUBSCRIBER_POISONED_KEY,
+  TOPIC_POISONED_KEY,
+  type Middleware,
+} from "./message";
+import type { Publisher } from "./pubsub";
+
+/** Options of {@link poisonQueue}. */
+export interface PoisonQueueOptions {
+  /**
+   * Which errors poison the message; others propagate (nack → redelivery).
+   * @default every error
+   */
+  filter?: (err: Error) => boolean;
+}
+
+/** Defaults of {@link PoisonQueueOptions}. */
+export const DEFAULT_POISON_QUEUE_OPTIONS = {
+  filter: () => true,
+} as const satisfies Required<PoisonQueueOptions>;
+
+/**
+ * On a handler error (after Retry gave up, since PoisonQueue sits outside Retry), publishes a copy
+ * of the message (same uuid, payload, metadata) to `topic` with metadata `reason_poisoned`,
+ * `topic_poisoned`, `handler_poisoned` and `subscriber_poisoned`, and acks.
+ * **If that publish fails, the handler error and the publish error propagate together and the
+ * message is not acked** (nothing is lost).
+ * @throws RangeError when `topic` is empty.
+ */
+export function poisonQueue(publisher: Publisher, topic: string, options: PoisonQueueOptions = {}): Middleware {
+  if (typeof topic !== "string" || topic.trim() === "") throw new RangeError("poisonQueue: topic must be a non-empty DLQ topic name, e.g. demo.events.dlq");
+  const { filter } = { ...DEFAULT_POISON_QUEUE_OPTIONS, ...options };
+  return namedMiddleware("poisonQueue", (next) => async (msg) => {
+    try {
+      return await next(msg);
+    } catch (e) {
+      const err = toError(e);
+      if (!filter(err)) throw err;
+      const dlq = copyMessage(msg);
+      dlq.metadata[REASON_POISONED_KEY] = err.message;
+      dlq.metadata[TOPIC_POISONED_KEY] = msg.context.topic ?? "";
+      dlq.metadata[HANDLER_POISONED_KEY] = msg.context.handler ?? "";
+      dlq.metadata[SUBSCRIBER_POISONED_KEY] = msg.context.subscriber ?? "";
+      try {
+        await publisher.publish(topic, dlq);
+      } catch (pe) {
+        throw new AggregateError([err, toError(pe)], `poisonQueue: handler failed (${err.message}) and publishing to ${topic} failed too (${toError(pe).message}); not acked`);
+      }
+      return undefined;
+    }
+  });
+}

@@ -1,5 +1,5 @@
 /**
- * The generated rule file in a real Prometheus (Debian's 2.42), scraping real prom-client output:
+ * The generated rule file in a real Prometheus (Debian's 2.42), scraping the dedup library's metrics:
  * the expressions match the exposition format (`_bucket`, label names), the rules load, and the
  * alerts go pending for the unhealthy series only. Starts its own Prometheus on a free port with a
  * 1 s scrape/evaluation interval and stops it by pid; needs no other service.
@@ -11,9 +11,10 @@ import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Counter, Histogram, Registry } from "prom-client";
+import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALERTS, METRIC_LABELS, METRIC_NAMES } from "@/lib/thresholds";
+import { ALERTS } from "@/lib/thresholds";
+import { dedupRecorder } from "@/server/dedup/metrics";
 
 const PROMETHEUS = process.env.PROMETHEUS_BIN ?? "/usr/bin/prometheus";
 const RULES = fileURLToPath(new URL("./rules/dedup.yml", import.meta.url));
@@ -41,34 +42,22 @@ interface ApiRule {
   alerts: ApiAlert[];
 }
 
+// The library's own recorder: the exposition Prometheus scrapes is the one the services emit.
 const registry = new Registry();
-const deduplicated = new Counter({ name: METRIC_NAMES.deduplicated, help: "h", labelNames: METRIC_LABELS.messages_deduplicated_total, registers: [registry] });
-const processed = new Counter({ name: METRIC_NAMES.processed, help: "h", labelNames: METRIC_LABELS.messages_processed_total, registers: [registry] });
-const errors = new Counter({ name: METRIC_NAMES.errors, help: "h", labelNames: METRIC_LABELS.deduplication_errors_total, registers: [registry] });
-const duration = new Histogram({
-  name: METRIC_NAMES.checkDuration,
-  help: "h",
-  labelNames: METRIC_LABELS.deduplication_check_duration_seconds,
-  buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
-  registers: [registry],
-});
+const slow = dedupRecorder(registry, "slow");
+const calm = dedupRecorder(registry, "calm");
 
-/** One tick of traffic: "noisy" handler 20% duplicates, "calm" 1%; "slow" service ~80 ms checks, "calm" 2 ms. */
+/** One tick of traffic: "slow" service 20% duplicates and ~80 ms checks; "calm" 1% and 2 ms. */
 function tick(n: number): void {
-  const noisy = { service: "slow", topic: "review.created", handler: "on-review-created" };
-  const calm = { service: "calm", topic: "order.paid", handler: "on-order-paid" };
-  processed.inc({ ...noisy, result: "success" }, 8);
-  processed.inc({ ...noisy, result: "deduplicated" }, 2);
-  deduplicated.inc(noisy, 2);
-  processed.inc({ ...calm, result: "success" }, 99);
-  processed.inc({ ...calm, result: "deduplicated" }, 1);
-  deduplicated.inc(calm, 1);
+  for (let i = 0; i < 8; i++) slow.result("review.created", "on-review-created", "success");
+  for (let i = 0; i < 2; i++) slow.result("review.created", "on-review-created", "deduplicated");
+  for (let i = 0; i < 99; i++) calm.result("order.paid", "on-order-paid", "success");
+  calm.result("order.paid", "on-order-paid", "deduplicated");
   for (let i = 0; i < 20; i++) {
-    duration.observe({ service: "slow" }, 0.08);
-    duration.observe({ service: "calm" }, 0.002);
+    slow.checkSeconds(0.08);
+    calm.checkSeconds(0.002);
   }
-  errors.inc({ service: "calm", reason: "redis_conn" }, 0); // present, never increasing: no alert
-  if (n % 5 === 0) errors.inc({ service: "slow", reason: "redis_timeout" });
+  if (n % 5 === 0) slow.error("redis_timeout");
 }
 
 let server: Server | undefined;

@@ -1,0 +1,40 @@
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { DEDUP_ERROR_REASONS } from "@/server/dedup/errors";
+import { CHECK_DURATION_BUCKETS, dedupRecorder, METRIC_NAMES as LIBRARY_NAMES } from "@/server/dedup/metrics";
+import { ALERTS, ERROR_REASONS, METRIC_LABELS, METRIC_NAMES, PROCESSED_RESULTS } from "@/lib/thresholds";
+
+/**
+ * The rules and the dashboard are generated from lib/thresholds; this checks that the library
+ * really exposes what lib/thresholds says, so the alerts are not silently watching nothing.
+ */
+describe("lib/thresholds matches what the dedup library exposes", () => {
+  it("has the same four metric names of spec §7", () => {
+    expect(LIBRARY_NAMES).toMatchObject(METRIC_NAMES);
+  });
+
+  it("exposes the labels the alert expressions group by", async () => {
+    const registry = new Registry();
+    const rec = dedupRecorder(registry, "svc");
+    for (const r of PROCESSED_RESULTS) rec.result("topic", "handler", r);
+    rec.checkSeconds(0.01);
+    rec.error("redis_timeout");
+    const exposed = await registry.getMetricsAsJSON();
+    const labelsOf = (name: string) => {
+      const m = exposed.find((x) => x.name === name);
+      const v = m?.values.find((x) => !("le" in x.labels));
+      return Object.keys(v?.labels ?? {}).sort();
+    };
+    for (const [name, labels] of Object.entries(METRIC_LABELS)) {
+      expect(labelsOf(name), name).toEqual([...labels].sort());
+    }
+  });
+
+  it("knows the same error reasons", () => {
+    expect([...DEDUP_ERROR_REASONS].sort()).toEqual([...ERROR_REASONS].sort());
+  });
+
+  it("has a histogram bucket boundary exactly at the latency threshold (else the p99 test is interpolated)", () => {
+    expect(CHECK_DURATION_BUCKETS).toContain(ALERTS.redisLatency.threshold.value);
+  });
+});

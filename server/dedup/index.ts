@@ -18,6 +18,7 @@ export * from "./retry";
 export * from "./deduplicator";
 export * from "./failure-mode";
 export * from "./memory-repository";
+export * from "./faulty-repository";
 export * from "./redis-repository";
 export * from "./cluster-slot";
 export * from "./metrics";

@@ -1,0 +1,13 @@
+import { logLevel, type logCreator } from "kafkajs";
+
+/**
+ * kafkajs log lines as one short console line each (its default prints JSON blobs). Rebalance
+ * chatter at INFO is dropped by the level the clients are created with (WARN by default).
+ */
+export const kafkaLogCreator: logCreator = () => ({ namespace, level, log }) => {
+  const { message, error } = log as { message: string; error?: string };
+  const line = `[kafka ${namespace}] ${message}${error ? `: ${error}` : ""}`;
+  if (level === logLevel.ERROR) console.error(line);
+  else if (level === logLevel.WARN) console.warn(line);
+  else console.log(line);
+};

@@ -1,0 +1,333 @@
+/**
+ * A kafkajs `Subscriber` that keeps the library's delivery contract (server/dedup/pubsub.ts):
+ * per-partition order, an offset committed only after the stack acked that message and every
+ * earlier one of its partition, a nack redelivered (seek back, nothing later of that partition
+ * committed), batches handed to the Router's batch entry point (one pipelined pre-claim per chunk),
+ * and a graceful stop (finish the in-flight message, commit, leave the group).
+ */
+import { randomBytes } from "node:crypto";
+import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage } from "kafkajs";
+import type { Message, Outcome } from "@/server/dedup/message";
+import type { MessageSink, Publisher, Subscriber, Subscription } from "@/server/dedup/pubsub";
+import { decodeRecord } from "./watermill-codec";
+import { kafkaLogCreator } from "./kafka-log";
+
+/** What to do after a chunk was acked, before its offsets are committed (fault injection). */
+export type BeforeCommit = (acked: readonly Message[]) => "commit" | "crash";
+
+/** A record that could not be decoded (no / unreadable UUID header). */
+export interface UnreadableRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  reason: string;
+  metadata: Record<string, string>;
+  payload: Buffer;
+}
+
+/** Options of {@link KafkaSubscriber}. */
+export interface KafkaSubscriberOptions {
+  /** Bootstrap brokers, `host:port`. Required. */
+  brokers: readonly string[];
+  /** Consumer group. Required. One `subscribe` per topic per subscriber (the group's members must subscribe alike). */
+  groupId: string;
+  /** Replica name, written into `context.subscriber` as `kafka/<replica>` (timeline, `subscriber_poisoned`). @default a random id */
+  replica?: string;
+  /** Start a group without committed offsets at the earliest offset. @default true */
+  fromBeginning?: boolean;
+  /** Messages per sink call (`deliverBatch`: one pre-claim round trip each). 1 uses `deliver`. @default 100 */
+  chunkSize?: number;
+  /** Partitions processed concurrently (order is kept within each). @default 3 */
+  partitionsConsumedConcurrently?: number;
+  /** Group session timeout: how long a member that vanished without leaving holds its partitions. @default 10000 */
+  sessionTimeoutMs?: number;
+  /** Heartbeat interval; also sent between chunks of a long batch. @default 1000 */
+  heartbeatIntervalMs?: number;
+  /** Longest fetch wait on an idle partition (bounds shutdown latency too). @default 250 */
+  maxWaitTimeMs?: number;
+  /** Pause before a nacked message is redelivered. @default 200 */
+  nackDelayMs?: number;
+  /**
+   * Where a record without a readable `_watermill_message_uuid` goes: published (raw payload and
+   * headers plus `reason_poisoned` = `marshal: …`, `topic_poisoned`, …) to `topic` and committed.
+   * Without it such a record is skipped after `onUnreadable`. **Set it**: the demo and workers do.
+   */
+  dlq?: { publisher: Publisher; topic: string };
+  /** Called for every unreadable record (the demo counts `deduplication_errors_total{reason="marshal"}`). @default none */
+  onUnreadable?: (rec: UnreadableRecord) => void;
+  /**
+   * Called after the stack acked a chunk and before its offsets are committed. Returning `"crash"`
+   * makes the replica leave at once **without committing** those offsets — the "restart before
+   * commit" duplicate source of spec §1. @default always "commit"
+   */
+  beforeCommit?: BeforeCommit;
+  /** kafkajs log level. @default logLevel.WARN */
+  logLevel?: logLevel;
+}
+
+/** Defaults of {@link KafkaSubscriberOptions}. */
+export const DEFAULT_KAFKA_SUBSCRIBER_OPTIONS = {
+  fromBeginning: true,
+  chunkSize: 100,
+  partitionsConsumedConcurrently: 3,
+  sessionTimeoutMs: 10_000,
+  heartbeatIntervalMs: 1000,
+  maxWaitTimeMs: 250,
+  nackDelayMs: 200,
+  logLevel: logLevel.WARN,
+} satisfies Partial<KafkaSubscriberOptions>;
+
+type ResolvedSubscriberOptions = KafkaSubscriberOptions & Required<Pick<KafkaSubscriberOptions, keyof typeof DEFAULT_KAFKA_SUBSCRIBER_OPTIONS>>;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Kafka `Subscriber`: one kafkajs consumer per `subscribe` call, in the subscriber's group. */
+export class KafkaSubscriber implements Subscriber {
+  readonly name = "kafka";
+  readonly replica: string;
+  private readonly o: ResolvedSubscriberOptions;
+  private readonly kafka: Kafka;
+  private readonly consumers = new Set<Consumer>();
+  private readonly closers = new Set<() => Promise<void>>();
+  private crashedFlag = false;
+  /** Partitions currently assigned, per topic (updated on every group join). */
+  readonly assignment = new Map<string, number[]>();
+
+  constructor(options: KafkaSubscriberOptions) {
+    this.o = { ...DEFAULT_KAFKA_SUBSCRIBER_OPTIONS, ...options };
+    const o = this.o;
+    if (!o.brokers || o.brokers.length === 0) throw new RangeError("KafkaSubscriber: brokers must list at least one host:port (KAFKA_BROKERS)");
+    if (!o.groupId) throw new RangeError("KafkaSubscriber: groupId must be non-empty");
+    if (!Number.isInteger(o.chunkSize) || o.chunkSize < 1 || o.chunkSize > 10_000) throw new RangeError("KafkaSubscriber: chunkSize must be an integer in [1, 10000]");
+    if (!Number.isInteger(o.partitionsConsumedConcurrently) || o.partitionsConsumedConcurrently < 1 || o.partitionsConsumedConcurrently > 64) {
+      throw new RangeError("KafkaSubscriber: partitionsConsumedConcurrently must be an integer in [1, 64]");
+    }
+    if (!(o.sessionTimeoutMs >= 6000 && o.sessionTimeoutMs <= 300_000)) throw new RangeError("KafkaSubscriber: sessionTimeoutMs must be in [6000, 300000] (broker limits)");
+    if (!(o.heartbeatIntervalMs >= 100 && o.heartbeatIntervalMs < o.sessionTimeoutMs / 2)) throw new RangeError("KafkaSubscriber: heartbeatIntervalMs must be in [100, sessionTimeoutMs / 2)");
+    if (!(o.nackDelayMs >= 0 && o.nackDelayMs <= 60_000)) throw new RangeError("KafkaSubscriber: nackDelayMs must be in [0, 60000]");
+    this.replica = o.replica ?? `r-${randomBytes(3).toString("hex")}`;
+    this.kafka = new Kafka({
+      clientId: `${o.groupId}/${this.replica}`,
+      brokers: [...o.brokers],
+      logLevel: o.logLevel,
+      logCreator: kafkaLogCreator,
+      retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5000 },
+    });
+  }
+
+  /** True once `beforeCommit` made this replica crash. */
+  get crashed(): boolean {
+    return this.crashedFlag;
+  }
+
+  async subscribe(topic: string, sink: MessageSink, signal: AbortSignal): Promise<Subscription> {
+    const o = this.o;
+    const consumer = this.kafka.consumer({
+      groupId: o.groupId,
+      sessionTimeout: o.sessionTimeoutMs,
+      heartbeatInterval: o.heartbeatIntervalMs,
+      rebalanceTimeout: Math.max(o.sessionTimeoutMs, 30_000),
+      maxWaitTimeInMs: o.maxWaitTimeMs,
+      allowAutoTopicCreation: false,
+      retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5000 },
+    });
+    this.consumers.add(consumer);
+    // Messages of this subscription are aborted only when the replica crashes (a graceful stop lets
+    // the in-flight message finish: the Router stops the batch after it).
+    const crash = new AbortController();
+    let stopping = false;
+    let resolveClosed!: () => void;
+    const closed = new Promise<void>((r) => (resolveClosed = r));
+    let joinedResolve!: () => void;
+    let joinedReject!: (e: unknown) => void;
+    const joined = new Promise<void>((res, rej) => {
+      joinedResolve = res;
+      joinedReject = rej;
+    });
+    joined.catch(() => undefined);
+
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      const parts = (e.payload.memberAssignment as Record<string, number[]>)[topic] ?? [];
+      this.assignment.set(topic, [...parts].sort((a, b) => a - b));
+      joinedResolve();
+    });
+    consumer.on(consumer.events.CRASH, (e) => {
+      if (!e.payload.restart) {
+        joinedReject(e.payload.error);
+        void shutdown();
+      }
+    });
+
+    let shut: Promise<void> | null = null;
+    const shutdown = (): Promise<void> => {
+      shut ??= (async () => {
+        stopping = true;
+        try {
+          await consumer.disconnect();
+        } catch {
+          // Leaving is best effort: the session timeout frees the partitions anyway.
+        }
+        this.consumers.delete(consumer);
+        this.assignment.delete(topic);
+        resolveClosed();
+      })();
+      return shut;
+    };
+    this.closers.add(shutdown);
+    if (signal.aborted) {
+      await shutdown();
+      return { closed };
+    }
+    signal.addEventListener("abort", () => void shutdown(), { once: true });
+
+    const onCrash = () => {
+      if (this.crashedFlag) return;
+      this.crashedFlag = true;
+      stopping = true;
+      crash.abort();
+      // Not awaited here: disconnect waits for the running eachBatch, which is returning now.
+      setImmediate(() => void Promise.all([...this.closers].map((c) => c())));
+    };
+
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: o.fromBeginning });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: o.partitionsConsumedConcurrently,
+      eachBatch: (payload) =>
+        this.eachBatch(payload, sink, crash.signal, () => stopping || signal.aborted, onCrash, (t, part, offset) => consumer.seek({ topic: t, partition: part, offset })),
+    });
+    await Promise.race([joined, sleep(60_000).then(() => Promise.reject(new Error(`KafkaSubscriber: group ${o.groupId} not joined within 60 s`)))]).catch(async (e) => {
+      await shutdown();
+      throw e;
+    });
+    return { closed };
+  }
+
+  private toMessage(m: KafkaMessage, topic: string, partition: number, signal: AbortSignal): Message | UnreadableRecord {
+    const d = decodeRecord(m.headers, m.value);
+    if (!d.ok) return { topic, partition, offset: m.offset, reason: d.reason, metadata: d.metadata, payload: d.payload };
+    return {
+      uuid: d.uuid,
+      metadata: d.metadata,
+      payload: d.payload,
+      signal,
+      context: { topic, partition, offset: m.offset, subscriber: `kafka/${this.replica}` },
+    };
+  }
+
+  private async eachBatch(
+    p: EachBatchPayload,
+    sink: MessageSink,
+    crashSignal: AbortSignal,
+    isStopping: () => boolean,
+    onCrash: () => void,
+    seek: (topic: string, partition: number, offset: string) => void,
+  ): Promise<void> {
+    const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = p;
+    const { topic, partition } = batch;
+    const o = this.o;
+    const halt = () => !isRunning() || isStale() || isStopping() || crashSignal.aborted;
+    const commit = async (offset: string) => {
+      resolveOffset(offset);
+      const next = (BigInt(offset) + 1n).toString();
+      try {
+        await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: next }] }] });
+      } catch {
+        // A commit refused during a rebalance: the messages are done (and marked in the dedup
+        // store); the next owner re-reads them and the Deduplicator swallows them.
+      }
+    };
+
+    const all = batch.messages;
+    let i = 0;
+    while (i < all.length) {
+      if (halt()) return;
+      const chunk: Message[] = [];
+      let unreadable: UnreadableRecord | null = null;
+      while (i < all.length && chunk.length < o.chunkSize) {
+        const m = this.toMessage(all[i]!, topic, partition, crashSignal);
+        if ("uuid" in m) {
+          chunk.push(m);
+          i++;
+        } else {
+          if (chunk.length === 0) {
+            unreadable = m;
+            i++;
+          }
+          break;
+        }
+      }
+
+      if (chunk.length > 0) {
+        const outcomes: Outcome[] = o.chunkSize === 1 ? [await sink.deliver(chunk[0]!)] : await sink.deliverBatch(chunk);
+        let acked = 0;
+        while (acked < outcomes.length && outcomes[acked] === "ack") acked++;
+        if (acked > 0) {
+          const done = chunk.slice(0, acked);
+          if (o.beforeCommit && o.beforeCommit(done) === "crash") {
+            onCrash();
+            return;
+          }
+          await commit(chunk[acked - 1]!.context.offset!);
+        }
+        if (acked < chunk.length) {
+          // A nack (or a stop mid-chunk): redeliver from the first message without an ack; nothing
+          // later of this partition is committed because this batch ends here.
+          if (outcomes[acked] === "nack" && o.nackDelayMs > 0) await sleep(o.nackDelayMs);
+          if (isRunning()) seek(topic, partition, chunk[acked]!.context.offset!);
+          return;
+        }
+      } else if (unreadable) {
+        const rec = unreadable;
+        try {
+          o.onUnreadable?.(rec);
+        } catch {
+          // A broken observer must not stop consumption.
+        }
+        if (o.dlq) {
+          try {
+            await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(rec, `kafka/${this.replica}`));
+          } catch {
+            if (o.nackDelayMs > 0) await sleep(o.nackDelayMs);
+            if (isRunning()) seek(topic, partition, rec.offset);
+            return;
+          }
+        }
+        await commit(rec.offset);
+      }
+      // Keeps the membership alive during a long batch; throws when a rebalance is in progress, after
+      // everything acked was committed above: kafkajs rejoins and the rest is re-read by the owner.
+      await heartbeat();
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.closers].map((c) => c()));
+  }
+}
+
+/**
+ * The DLQ copy of an unreadable record. It has no UUID (the transport never invents one): the
+ * Message built here carries an empty-string-free placeholder only in memory; the Kafka publisher
+ * writes it WITHOUT a `_watermill_message_uuid` header (see `KafkaPublisher`, {@link NO_UUID}).
+ */
+export function unreadableToDlq(rec: UnreadableRecord, subscriber: string): Message {
+  return {
+    uuid: NO_UUID,
+    metadata: {
+      ...rec.metadata,
+      reason_poisoned: rec.reason,
+      topic_poisoned: rec.topic,
+      handler_poisoned: "",
+      subscriber_poisoned: subscriber,
+    },
+    payload: rec.payload,
+    signal: new AbortController().signal,
+    context: {},
+  };
+}
+
+/** Placeholder uuid of a DLQ copy of a record that had none; publishers omit the UUID header for it. */
+export const NO_UUID = "\u0000no-uuid";

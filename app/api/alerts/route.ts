@@ -1,0 +1,10 @@
+import { z } from "zod";
+import { getAlerts, handleQuery, observeContext } from "@/server/observe";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/** `GET /api/alerts`: the three alerts of spec §8 with their instances (inactive | pending | firing). */
+export function GET(req: Request): Promise<Response> {
+  return handleQuery(req, z.object({}), () => getAlerts(observeContext()));
+}

@@ -1,0 +1,10 @@
+import { z } from "zod";
+import { getCapacity, handleQuery, observeContext } from "@/server/observe";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/** `GET /api/capacity`: projected keys and memory per handler next to the measured count. */
+export function GET(req: Request): Promise<Response> {
+  return handleQuery(req, z.object({}), () => getCapacity(observeContext()));
+}

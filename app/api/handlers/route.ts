@@ -1,0 +1,10 @@
+import { handlersQuerySchema } from "@/lib/api-types";
+import { getHandlers, handleQuery, observeContext } from "@/server/observe";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/** `GET /api/handlers[?refresh=1][&mode=estimate]`: per-handler key counts, TTLs, sizes and scan progress. */
+export function GET(req: Request): Promise<Response> {
+  return handleQuery(req, handlersQuerySchema, (q) => getHandlers(observeContext(), q));
+}

@@ -1,0 +1,10 @@
+import { z } from "zod";
+import { getLint, handleQuery, observeContext } from "@/server/observe";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/** `GET /api/lint`: lintHandler findings of the declared handlers and the TTL policy of every handler in Redis. */
+export function GET(req: Request): Promise<Response> {
+  return handleQuery(req, z.object({}), () => getLint(observeContext()));
+}

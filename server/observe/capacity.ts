@@ -1,0 +1,87 @@
+import type { CapacityHandler, CapacityResponse } from "@/lib/api-types";
+import { TTL_POLICY } from "@/lib/thresholds";
+import type { ObserveContext } from "./context";
+import { handlerPrefix, splitPrefix } from "./glob";
+import { declaredHandlers, declaredPrefix } from "./handler-registry";
+import { got, inspectedHandlers, unavailable } from "./overview";
+
+/** A gap beyond these ratios of measured / projected keys gets a note. */
+const GAP_HIGH = 1.5;
+const GAP_LOW = 0.5;
+
+/**
+ * Builds `GET /api/capacity`: per handler, live keys ≈ rate of new (non-deduplicated) messages ×
+ * TTL and memory ≈ keys × bytes/key, next to what Redis holds. The projection assumes the 5-min
+ * rate held for a whole window, so right after a traffic change the two differ by design; a
+ * steady gap points at missing TTLs, a wrong prefix or stale keys.
+ */
+export function getCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
+  return ctx.answers.get("capacity", () => buildCapacity(ctx));
+}
+
+async function buildCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
+  const rate = await got(ctx.metrics.instant("new_rate"));
+  const keys = inspectedHandlers(ctx);
+  const declared = new Map(declaredHandlers().map((d) => [declaredPrefix(d), d]));
+  const prefixes = new Set<string>(declared.keys());
+  if (keys.ok) for (const h of keys.value) prefixes.add(h.prefix);
+  if (rate.ok) for (const s of rate.value) if (s.labels.service && s.labels.handler) prefixes.add(handlerPrefix(s.labels.service, s.labels.handler));
+
+  const handlers = [...prefixes].sort().map((prefix): CapacityHandler => {
+    const d = declared.get(prefix);
+    const owner = d ? { service: d.service, handler: d.setup.handler } : splitPrefix(prefix);
+    const measured = keys.ok ? keys.value.find((h) => h.prefix === prefix) : undefined;
+    const ttl = d
+      ? { ms: d.setup.ttlMs, source: "declared" as const }
+      : measured?.ttlObserved
+        ? { ms: measured.ttlObserved.maxMs, source: "observed" as const }
+        : { ms: TTL_POLICY.defaultMs, source: "default" as const };
+    const newRate = rate.ok
+      ? rate.value.filter((s) => s.labels.service === owner.service && s.labels.handler === owner.handler).reduce<number | null>((a, s) => (a ?? 0) + (s.value ?? 0), null)
+      : null;
+    const projectedKeys = newRate === null ? null : Math.round(newRate * (ttl.ms / 1000));
+    const bytesPerKey = measured?.bytesPerKey ?? null;
+    const projectedBytes = projectedKeys !== null && bytesPerKey !== null ? projectedKeys * bytesPerKey : null;
+    const gapRatio = measured && projectedKeys ? measured.keyCount / projectedKeys : null;
+    const notes: string[] = [];
+    if (measured && measured.noTtlCount > 0) notes.push(`${measured.noTtlCount} keys without TTL never expire: they only grow (a bug in the writer).`);
+    if (gapRatio !== null && gapRatio > GAP_HIGH) notes.push("More keys than projected: stale keys, keys without TTL, a TTL longer than declared, or traffic that dropped recently.");
+    if (gapRatio !== null && gapRatio < GAP_LOW) notes.push("Fewer keys than projected: a TTL shorter than declared, keys written under another prefix, or traffic that rose recently.");
+    if (keys.ok && !measured && (newRate ?? 0) > 0) notes.push("Traffic but no keys under this prefix: wrong prefix, or an in-memory repository.");
+    if (ttl.source === "observed") notes.push("TTL taken from the largest remaining TTL seen in Redis (a lower bound of the configured window).");
+    return {
+      service: owner.service,
+      handler: owner.handler,
+      prefix,
+      ttlMs: ttl.ms,
+      ttlSource: ttl.source,
+      newRate: rate.ok ? { status: "ok", value: newRate } : unavailable(rate.detail),
+      projectedKeys,
+      projectedBytes,
+      measured: !keys.ok
+        ? unavailable(keys.detail)
+        : {
+            status: "ok",
+            keys: measured?.keyCount ?? 0,
+            exact: measured?.exact ?? true,
+            errorBound: measured?.errorBound ?? 0,
+            bytesPerKey,
+            bytes: measured && bytesPerKey !== null ? measured.keyCount * bytesPerKey : null,
+            noTtlCount: measured?.noTtlCount ?? 0,
+          },
+      gapRatio,
+      notes,
+    };
+  });
+  const sum = (xs: Array<number | null>) => (xs.some((x) => x !== null) ? xs.reduce<number>((a, x) => a + (x ?? 0), 0) : null);
+  return {
+    generatedAt: new Date().toISOString(),
+    source: ctx.metrics.kind,
+    handlers,
+    totals: {
+      projectedKeys: sum(handlers.map((h) => h.projectedKeys)),
+      measuredKeys: keys.ok ? sum(handlers.map((h) => (h.measured.status === "ok" ? h.measured.keys : null))) : null,
+      measuredBytes: keys.ok ? sum(handlers.map((h) => (h.measured.status === "ok" ? h.measured.bytes : null))) : null,
+    },
+  };
+}

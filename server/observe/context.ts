@@ -1,0 +1,71 @@
+import { config } from "@/server/config";
+import { appRegistry } from "@/server/registry";
+import { SharedCache } from "./cache";
+import { KeyInspector, type KeyInspectorOptions } from "./key-inspector";
+import { LocalSource } from "./metrics/local";
+import { PrometheusSource } from "./metrics/prometheus";
+import type { MetricsSource } from "./metrics/source";
+import { observeRedis, type RedisLike } from "./redis-client";
+
+/** Everything the dashboard's routes read from: one per process (or per test). */
+export interface ObserveContext {
+  mode: "embedded" | "real";
+  metrics: MetricsSource;
+  /** `null` when no Redis is configured (embedded mode). */
+  redis: RedisLike | null;
+  inspector: KeyInspector | null;
+  /** Configured globs (`DEDUP_PREFIXES`). */
+  prefixes: readonly string[];
+  /** Shares whole answers (overview, capacity…) between concurrent viewers for a second. */
+  answers: SharedCache;
+}
+
+/** Builds a context from explicit parts (tests, bench) — the routes use {@link observeContext}. */
+export function createObserveContext(parts: {
+  mode?: "embedded" | "real";
+  metrics: MetricsSource;
+  redis: RedisLike | null;
+  prefixes?: readonly string[];
+  inspector?: Partial<KeyInspectorOptions>;
+  answerTtlMs?: number;
+}): ObserveContext {
+  const prefixes = parts.prefixes ?? ["*:dedup:*"];
+  return {
+    mode: parts.mode ?? (parts.redis ? "real" : "embedded"),
+    metrics: parts.metrics,
+    redis: parts.redis,
+    inspector: parts.redis ? new KeyInspector(parts.redis, { ...parts.inspector, prefixes }) : null,
+    prefixes,
+    answers: new SharedCache({ ttlMs: parts.answerTtlMs ?? 1000, errorTtlMs: 500 }),
+  };
+}
+
+type G = typeof globalThis & { __dedupHealthObserve?: ObserveContext };
+
+/**
+ * The process's context from `config()`: Prometheus when `PROMETHEUS_URL` is set, else the local
+ * sampler over `appRegistry()`; the shared Redis client and a key inspector when Redis is set.
+ * Kept on `globalThis`.
+ */
+export function observeContext(): ObserveContext {
+  const g = globalThis as G;
+  if (!g.__dedupHealthObserve) {
+    const c = config();
+    const metrics: MetricsSource = c.PROMETHEUS_URL ? new PrometheusSource(c.PROMETHEUS_URL) : new LocalSource(appRegistry()).start();
+    g.__dedupHealthObserve = createObserveContext({
+      mode: c.mode,
+      metrics,
+      redis: observeRedis(),
+      prefixes: c.DEDUP_PREFIXES,
+      inspector: { exactMaxKeys: c.INSPECT_EXACT_MAX_KEYS },
+    });
+  }
+  return g.__dedupHealthObserve;
+}
+
+/** Replaces the process's context (tests and the bench), or clears it with `null`. */
+export function setObserveContext(ctx: ObserveContext | null): void {
+  const g = globalThis as G;
+  if (ctx) g.__dedupHealthObserve = ctx;
+  else delete g.__dedupHealthObserve;
+}

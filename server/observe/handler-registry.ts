@@ -1,0 +1,43 @@
+import type { HandlerSetup } from "@/server/dedup";
+
+/** A handler the app runs, as its consumer declares it (the seam between server/consumer and the dashboard). */
+export interface DeclaredHandler {
+  service: string;
+  /** Topic it consumes, when known. */
+  topic?: string;
+  /** Key prefix, default `<service>:dedup:<setup.handler>` (spec §2). */
+  prefix?: string;
+  /** The setup `lintHandler` checks: stack order, key factory, TTL and class, repository, marking… */
+  setup: HandlerSetup;
+}
+
+function store(): Map<string, DeclaredHandler> {
+  const g = globalThis as typeof globalThis & { __dedupHealthDeclaredHandlers?: Map<string, DeclaredHandler> };
+  g.__dedupHealthDeclaredHandlers ??= new Map();
+  return g.__dedupHealthDeclaredHandlers;
+}
+
+/**
+ * Registers (or replaces, by service and handler) handler declarations, so the dashboard lints
+ * them, knows their TTL class and window for the capacity projection, and looks UUIDs up under
+ * their prefixes. The demo consumer calls this when it builds its handlers. Kept on `globalThis`
+ * (Next.js evaluates modules more than once).
+ */
+export function registerHandlers(handlers: readonly DeclaredHandler[]): void {
+  for (const h of handlers) store().set(`${h.service}\u0000${h.setup.handler}`, h);
+}
+
+/** Removes every declaration (tests). */
+export function clearDeclaredHandlers(): void {
+  store().clear();
+}
+
+/** The declared handlers, in registration order. */
+export function declaredHandlers(): DeclaredHandler[] {
+  return [...store().values()];
+}
+
+/** The key prefix of a declaration. */
+export function declaredPrefix(h: DeclaredHandler): string {
+  return h.prefix ?? `${h.service}:dedup:${h.setup.handler}`;
+}

@@ -1,0 +1,188 @@
+import type { Redis } from "ioredis";
+import type { HandlersResponse, KeyEntry, KeyLookupResponse, KeysResponse } from "@/lib/api-types";
+import type { ObserveContext } from "./context";
+import { BadRequestError, UpstreamUnavailableError, errorText } from "./errors";
+import { escapeGlob, PrefixGlobs, splitPrefix } from "./glob";
+import { declaredHandlers, declaredPrefix } from "./handler-registry";
+import { classifyValue } from "./key-inspector";
+import { redisUpstream } from "./overview";
+import { masters, nodeId, whenReady } from "./redis-client";
+import { countUpstream } from "./upstream-counter";
+
+/** SCAN calls one page may make before it returns what it has with a cursor to go on. */
+export const MAX_SCAN_CALLS_PER_PAGE = 20;
+/** SCAN COUNT ceiling (a COUNT of 10,000 made single SCANs take 11-15 ms in RedisInsight). */
+export const MAX_SCAN_COUNT = 1000;
+
+/** Builds `GET /api/handlers` from the inspector's current state; `refresh` starts a new count (rate-limited). */
+export function getHandlers(ctx: ObserveContext, q: { refresh: boolean; mode: "auto" | "exact" | "estimate" }): HandlersResponse {
+  const base = { generatedAt: new Date().toISOString(), prefixes: [...ctx.prefixes] };
+  if (!ctx.inspector) {
+    return {
+      ...base,
+      redis: redisUpstream(ctx),
+      scan: { scanned: 0, total: 0, done: true, mode: "exact", startedAt: null, finishedAt: null },
+      refresh: { requested: q.refresh, started: false, retryAfterMs: 0 },
+      handlers: [],
+      noTtlTotal: 0,
+    };
+  }
+  let refresh = { requested: q.refresh, started: false, retryAfterMs: 0 };
+  if (q.refresh || q.mode !== "auto") refresh = { requested: true, ...ctx.inspector.refresh(q.mode) };
+  else ctx.inspector.ensureFresh();
+  const s = ctx.inspector.current();
+  const handlers = s.result?.handlers ?? [];
+  return {
+    ...base,
+    redis: redisUpstream(ctx),
+    scan: s.progress,
+    refresh,
+    handlers: handlers.map((h) => ({ ...h, scan: s.progress.done ? h.scan : s.progress })),
+    noTtlTotal: handlers.reduce((a, h) => a + h.noTtlCount, 0),
+  };
+}
+
+interface CursorPart {
+  node: Redis;
+  id: string;
+  cursor: string;
+}
+
+/** Encodes the remaining masters and their SCAN cursors: `host:port@cursor|…`; `null` when all are done. */
+export function encodeCursor(parts: readonly CursorPart[]): string | null {
+  return parts.length === 0 ? null : parts.map((p) => `${p.id}@${p.cursor}`).join("|");
+}
+
+/** Decodes a cursor against the current masters; a node that is no longer a master is a 400. */
+export function decodeCursor(cursor: string | undefined, nodes: readonly Redis[]): CursorPart[] {
+  const byId = new Map(nodes.map((n) => [nodeId(n), n]));
+  if (!cursor) return nodes.map((n) => ({ node: n, id: nodeId(n), cursor: "0" }));
+  const out: CursorPart[] = [];
+  for (const part of cursor.split("|")) {
+    const at = part.lastIndexOf("@");
+    const id = part.slice(0, at);
+    const c = part.slice(at + 1);
+    const node = byId.get(id);
+    if (at < 1 || !/^\d{1,20}$/.test(c) || BigInt(c) > 18446744073709551615n) throw new BadRequestError("cursor: expected a cursor returned by a previous page");
+    if (!node) throw new BadRequestError(`cursor: node ${id} is not a current master (the topology changed); start again without a cursor`);
+    out.push({ node, id, cursor: c });
+  }
+  return out;
+}
+
+async function describe(node: Redis, keys: readonly string[]): Promise<KeyEntry[]> {
+  if (keys.length === 0) return [];
+  const p = node.pipeline();
+  for (const k of keys) p.pttl(k).call("MEMORY", "USAGE", k, "SAMPLES", "0").getrange(k, 0, 63);
+  const res = (await countUpstream("redis", () => p.exec())) ?? [];
+  return keys.flatMap((key, i): KeyEntry[] => {
+    const [, ttl] = res[3 * i] ?? [];
+    if (ttl === -2) return []; // expired meanwhile
+    const [memErr, mem] = res[3 * i + 1] ?? [];
+    const [valErr, val] = res[3 * i + 2] ?? [];
+    return [
+      {
+        key,
+        uuid: key.slice(key.lastIndexOf(":") + 1),
+        state: valErr ? "other" : classifyValue(String(val ?? "")),
+        ttlMs: typeof ttl === "number" ? ttl : null,
+        bytes: !memErr && typeof mem === "number" ? mem : null,
+      },
+    ];
+  });
+}
+
+function requireRedis(ctx: ObserveContext) {
+  if (!ctx.redis) throw new UpstreamUnavailableError("redis: not configured (embedded mode keeps dedup keys in process memory); set REDIS_URL to browse keys");
+  return ctx.redis;
+}
+
+/**
+ * Builds `GET /api/keys`: one page of a handler prefix's keys via `SCAN MATCH <prefix>:*` with the
+ * prefix's glob characters escaped (matched literally), COUNT ≤ 1000, at most
+ * {@link MAX_SCAN_CALLS_PER_PAGE} calls; every key is re-checked against the configured globs, so
+ * no key outside `DEDUP_PREFIXES` is ever returned. On a Cluster the cursor walks every master.
+ * A page holds about `count` keys (one SCAN reply is never split, so it may hold a few more).
+ */
+export async function browseKeys(ctx: ObserveContext, q: { prefix: string; cursor?: string; count: number }): Promise<KeysResponse> {
+  const redis = requireRedis(ctx);
+  const globs = new PrefixGlobs(ctx.prefixes);
+  try {
+    await whenReady(redis, 1000);
+  } catch (e) {
+    throw new UpstreamUnavailableError(`redis: ${errorText(e)}`);
+  }
+  const parts = decodeCursor(q.cursor, masters(redis));
+  const match = `${escapeGlob(q.prefix)}:*`;
+  const found = new Map<Redis, string[]>();
+  let n = 0;
+  let visited = 0;
+  let calls = 0;
+  let scanCount = Math.min(MAX_SCAN_COUNT, Math.max(100, q.count * 2));
+  try {
+    while (parts.length > 0 && n < q.count && calls < MAX_SCAN_CALLS_PER_PAGE) {
+      const part = parts[0]!;
+      const [next, keys] = await countUpstream("redis", () => part.node.scan(part.cursor, "MATCH", match, "COUNT", scanCount));
+      calls++;
+      visited += keys.length;
+      const mine = keys.filter((k) => k.startsWith(`${q.prefix}:`) && globs.matches(k));
+      if (mine.length) found.set(part.node, [...(found.get(part.node) ?? []), ...mine]);
+      n += mine.length;
+      // Sparse prefix: widen the next SCAN (still ≤ 1000, each call stays ~1 ms).
+      if (mine.length < q.count / 4) scanCount = Math.min(MAX_SCAN_COUNT, scanCount * 2);
+      if (next === "0") parts.shift();
+      else part.cursor = next;
+    }
+    const entries = (await Promise.all([...found].map(([node, keys]) => describe(node, keys)))).flat();
+    return { generatedAt: new Date().toISOString(), prefix: q.prefix, keys: entries, cursor: encodeCursor(parts), visited };
+  } catch (e) {
+    if (e instanceof BadRequestError) throw e;
+    throw new UpstreamUnavailableError(`redis: ${errorText(e)}`);
+  }
+}
+
+/**
+ * Builds `GET /api/keys/lookup`: looks `<prefix>:<uuid>` up under every known handler prefix
+ * (found by the inspector, or declared by the app) — one key read per prefix, no scan.
+ */
+export async function lookupKey(ctx: ObserveContext, q: { uuid: string }): Promise<KeyLookupResponse> {
+  const redis = requireRedis(ctx);
+  const globs = new PrefixGlobs(ctx.prefixes);
+  const prefixes = new Set<string>(declaredHandlers().map(declaredPrefix));
+  for (const h of ctx.inspector?.current().result?.handlers ?? []) prefixes.add(h.prefix);
+  const candidates = [...prefixes].map((p) => `${p}:${q.uuid}`).filter((k) => globs.matches(k));
+  try {
+    await whenReady(redis, 1000);
+    const entries = await Promise.all(
+      candidates.map(async (key) => {
+        const [ttl, mem, val] = await countUpstream("redis", () =>
+          Promise.all([
+            redis.pttl(key),
+            redis.memory("USAGE", key, "SAMPLES", 0).catch(() => null),
+            redis.getrange(key, 0, 63).catch(() => null),
+          ]),
+        );
+        return { key, ttl, mem, val };
+      }),
+    );
+    const matches = entries
+      .filter((e) => e.ttl !== -2)
+      .map((e) => {
+        const prefix = e.key.slice(0, e.key.length - q.uuid.length - 1);
+        const owner = splitPrefix(prefix);
+        return {
+          key: e.key,
+          uuid: q.uuid,
+          state: e.val === null ? ("other" as const) : classifyValue(e.val),
+          ttlMs: e.ttl,
+          bytes: typeof e.mem === "number" ? e.mem : null,
+          service: owner.service,
+          handler: owner.handler,
+          prefix,
+        };
+      });
+    return { generatedAt: new Date().toISOString(), uuid: q.uuid, checkedPrefixes: candidates.length, matches };
+  } catch (e) {
+    throw new UpstreamUnavailableError(`redis: ${errorText(e)}`);
+  }
+}

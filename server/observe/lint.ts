@@ -1,0 +1,65 @@
+import type { Finding, HandlerKeys, LintResponse } from "@/lib/api-types";
+import { TTL_POLICY } from "@/lib/thresholds";
+import { lintHandler } from "@/server/dedup";
+import type { ObserveContext } from "./context";
+import { declaredHandlers, declaredPrefix } from "./handler-registry";
+import { inspectedHandlers, unavailable } from "./overview";
+
+const fmtMs = (ms: number) => (ms >= 3_600_000 ? `${+(ms / 3_600_000).toFixed(1)} h` : `${+(ms / 60_000).toFixed(1)} min`);
+
+/**
+ * The TTL policy of spec §3 checked against what Redis holds for one handler. Observed TTLs are
+ * remaining TTLs, so the largest one is a lower bound of the configured window: a largest TTL
+ * below a limit means the window is below it only while keys are being written — the finding says so.
+ */
+export function lintObserved(h: HandlerKeys, ttlClass: "default" | "critical" | "analytics" | null): Finding[] {
+  const f: Finding[] = [];
+  if (h.noTtlCount > 0) {
+    f.push({ severity: "error", rule: "ttl-missing", specSection: "§3", message: `${h.noTtlCount} of ${h.keyCount} keys have no TTL: they never expire and Redis memory only grows. Set keys with PX (SET key v NX PX ttl).` });
+  }
+  const max = h.ttlObserved?.maxMs;
+  if (max !== undefined) {
+    if (max < TTL_POLICY.minimumMs) {
+      f.push({ severity: "error", rule: "ttl-below-minimum", specSection: "§3", message: `Largest TTL left is ${fmtMs(max)}, below 10 min: a retry plus a rebalance outlives the key. Use 24 h (critical: 7 d).` });
+    } else if (max < TTL_POLICY.warnBelowMs && ttlClass !== "analytics") {
+      f.push({ severity: "warning", rule: "ttl-below-hour", specSection: "§3", message: `Largest TTL left is ${fmtMs(max)}, below 1 h; only high-volume analytics handlers may go that low. Use 24 h (if keys are still being written).` });
+    }
+    if (ttlClass === "analytics" && max > TTL_POLICY.analyticsMaxMs * 1.01) {
+      f.push({ severity: "warning", rule: "analytics-ttl-above-hour", specSection: "§3", message: `Analytics handler keeps keys ${fmtMs(max)}: the policy is 1 h or less where Redis memory matters.` });
+    }
+  }
+  return f;
+}
+
+/** Builds `GET /api/lint`: the library's lint of the declared handlers, and the TTL policy per handler found in Redis. */
+export async function getLint(ctx: ObserveContext): Promise<LintResponse> {
+  const declared = declaredHandlers();
+  const byPrefix = new Map(declared.map((d) => [declaredPrefix(d), d]));
+  const keys = inspectedHandlers(ctx);
+  return {
+    generatedAt: new Date().toISOString(),
+    declared: {
+      status: "ok",
+      handlers: declared.map((d) => ({
+        service: d.service,
+        handler: d.setup.handler,
+        ttlClass: d.setup.ttlClass,
+        ttlMs: d.setup.ttlMs,
+        findings: lintHandler(d.setup).map((x) => ({ severity: x.severity, rule: x.rule, message: x.message, specSection: x.specSection })),
+      })),
+    },
+    observed: keys.ok
+      ? {
+          status: "ok",
+          handlers: keys.value.map((h) => ({
+            service: h.service,
+            handler: h.handler,
+            prefix: h.prefix,
+            ttlObserved: h.ttlObserved,
+            noTtlCount: h.noTtlCount,
+            findings: lintObserved(h, byPrefix.get(h.prefix)?.setup.ttlClass ?? null),
+          })),
+        }
+      : unavailable(keys.detail),
+  };
+}

@@ -1,0 +1,143 @@
+import { METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
+import { DLQ_METRIC, QUERY_BY, type QueryName } from "./queries";
+import type { Sample } from "./source";
+
+/** One scrape of the app's registry: every series' value at time `t` (ms). */
+export interface Snapshot {
+  t: number;
+  series: Map<string, SeriesValue>;
+}
+
+/** One series (metric name as exposed, e.g. `x_bucket`, and its labels) and its value. */
+export interface SeriesValue {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Key of a series: name and sorted labels. */
+export function seriesKey(name: string, labels: Record<string, string>): string {
+  return `${name}{${Object.keys(labels)
+    .sort()
+    .map((k) => `${k}=${JSON.stringify(labels[k])}`)
+    .join(",")}}`;
+}
+
+interface Rated {
+  labels: Record<string, string>;
+  rate: number;
+}
+
+/**
+ * Per-second rate of every series named `name` over the window `(t - windowMs, t]`, counter resets
+ * handled like PromQL's `rate()` (a drop counts as a restart from 0). A series needs two samples in
+ * the window. Unlike Prometheus there is no extrapolation to the window's edges.
+ */
+export function rateAt(snaps: readonly Snapshot[], name: string, t: number, windowMs = RATE_WINDOW_MS): Rated[] {
+  const inWin = snaps.filter((s) => s.t > t - windowMs && s.t <= t);
+  const acc = new Map<string, { labels: Record<string, string>; prev: number; inc: number; t0: number; t1: number }>();
+  for (const s of inWin) {
+    for (const [k, v] of s.series) {
+      if (v.name !== name) continue;
+      const a = acc.get(k);
+      if (!a) acc.set(k, { labels: v.labels, prev: v.value, inc: 0, t0: s.t, t1: s.t });
+      else {
+        a.inc += v.value >= a.prev ? v.value - a.prev : v.value;
+        a.prev = v.value;
+        a.t1 = s.t;
+      }
+    }
+  }
+  const out: Rated[] = [];
+  for (const a of acc.values()) if (a.t1 > a.t0) out.push({ labels: a.labels, rate: a.inc / ((a.t1 - a.t0) / 1000) });
+  return out;
+}
+
+/** `sum by (by…)` over rated series. */
+export function sumBy(rated: readonly Rated[], by: readonly string[]): Map<string, Sample & { value: number }> {
+  const out = new Map<string, Sample & { value: number }>();
+  for (const r of rated) {
+    const labels: Record<string, string> = {};
+    for (const b of by) if (r.labels[b] !== undefined && r.labels[b] !== "") labels[b] = r.labels[b]!;
+    const k = seriesKey("", labels);
+    const e = out.get(k);
+    if (e) e.value += r.rate;
+    else out.set(k, { labels, value: r.rate });
+  }
+  return out;
+}
+
+/**
+ * PromQL's `histogram_quantile(q, buckets)` for one label set: linear interpolation inside the
+ * bucket holding the rank; the `+Inf` bucket answers the highest finite bound. `null` for no data.
+ */
+export function histogramQuantile(q: number, buckets: ReadonlyArray<{ le: number; count: number }>): number | null {
+  const b = [...buckets].sort((x, y) => x.le - y.le);
+  if (b.length < 2) return null;
+  const last = b[b.length - 1]!;
+  if (last.le !== Infinity) return null;
+  const total = last.count;
+  if (!(total > 0)) return null;
+  const rank = q * total;
+  let i = b.findIndex((x) => x.count >= rank);
+  if (i < 0) i = b.length - 1;
+  if (i === b.length - 1) return b[b.length - 2]!.le;
+  const end = b[i]!.le;
+  const start = i === 0 ? (end > 0 ? 0 : end) : b[i - 1]!.le;
+  const prevCount = i === 0 ? 0 : b[i - 1]!.count;
+  const inBucket = b[i]!.count - prevCount;
+  if (inBucket <= 0) return end;
+  return start + (end - start) * ((rank - prevCount) / inBucket);
+}
+
+function quantileAt(snaps: readonly Snapshot[], q: number, t: number): Sample[] {
+  const rated = rateAt(snaps, `${METRIC_NAMES.checkDuration}_bucket`, t);
+  const bySvc = new Map<string, { labels: Record<string, string>; buckets: Map<number, number> }>();
+  for (const r of rated) {
+    const le = r.labels.le === "+Inf" ? Infinity : Number(r.labels.le);
+    const service = r.labels.service ?? "";
+    const labels = service ? { service } : ({} as Record<string, string>);
+    const k = seriesKey("", labels);
+    const e = bySvc.get(k) ?? { labels, buckets: new Map<number, number>() };
+    e.buckets.set(le, (e.buckets.get(le) ?? 0) + r.rate);
+    bySvc.set(k, e);
+  }
+  return [...bySvc.values()].map((e) => ({
+    labels: e.labels,
+    value: histogramQuantile(q, [...e.buckets].map(([le, count]) => ({ le, count }))),
+  }));
+}
+
+/**
+ * Evaluates a named query at time `t` over the snapshots, with the same semantics as its PromQL
+ * (lib/thresholds and ./queries): same labels; a ratio exists only where both sides have series;
+ * 0/0 gives `null` (NaN in Prometheus).
+ */
+export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): Sample[] {
+  const by = QUERY_BY[q];
+  switch (q) {
+    case "duplicate_ratio": {
+      const num = sumBy(rateAt(snaps, METRIC_NAMES.deduplicated, t), by);
+      const den = sumBy(rateAt(snaps, METRIC_NAMES.processed, t), by);
+      const out: Sample[] = [];
+      for (const [k, n] of num) {
+        const d = den.get(k);
+        if (!d) continue;
+        out.push({ labels: n.labels, value: d.value === 0 ? null : n.value / d.value });
+      }
+      return out;
+    }
+    case "processed_rate":
+      return [...sumBy(rateAt(snaps, METRIC_NAMES.processed, t), by).values()];
+    case "new_rate":
+      return [...sumBy(rateAt(snaps, METRIC_NAMES.processed, t).filter((r) => r.labels.result !== "deduplicated"), by).values()];
+    case "check_p50":
+      return quantileAt(snaps, 0.5, t);
+    case "check_p99":
+      return quantileAt(snaps, 0.99, t);
+    case "error_rate":
+      return [...sumBy(rateAt(snaps, METRIC_NAMES.errors, t), by).values()];
+    case "dlq_rate":
+      return [...sumBy(rateAt(snaps, DLQ_METRIC, t), by).values()];
+  }
+}

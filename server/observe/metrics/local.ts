@@ -1,0 +1,163 @@
+import type { Registry } from "prom-client";
+import type { AlertInstance, AlertRule } from "@/lib/api-types";
+import { ALERT_LIST, type AlertThreshold } from "@/lib/thresholds";
+import { evaluate, seriesKey, type Snapshot, type SeriesValue } from "./local-eval";
+import { worst } from "./prometheus";
+import type { QueryName } from "./queries";
+import type { MetricsSource, RangeSeries, Sample } from "./source";
+
+/** Options of {@link LocalSource}. */
+export interface LocalSourceOptions {
+  /** Time between two samples of the registry. 100..60000 ms. @default 5000 */
+  intervalMs: number;
+  /** Samples kept (ring buffer); older ones are dropped. 10..100000. @default 2160 (3 h at 5 s) */
+  capacity: number;
+}
+
+/** Defaults of {@link LocalSourceOptions}. */
+export const DEFAULT_LOCAL_SOURCE_OPTIONS: LocalSourceOptions = { intervalMs: 5000, capacity: 2160 };
+
+/** Named query of each alert's value (the alert's `valueExpr` in lib/thresholds). */
+const ALERT_QUERY: Record<string, QueryName> = {
+  DedupDuplicateRateHigh: "duplicate_ratio",
+  DedupRedisErrors: "error_rate",
+  DedupRedisLatencyHigh: "check_p99",
+};
+
+/**
+ * Embedded-mode metrics: samples the app's own prom-client Registry every `intervalMs` into a
+ * bounded ring buffer and answers the same named queries as Prometheus would (rates over 5 min,
+ * the duplicate ratio, histogram quantiles). After each sample it evaluates the three alerts of
+ * lib/thresholds with their `for` durations, as Prometheus's rule manager does (inactive →
+ * pending when the condition holds → firing once it held for `for`; back to inactive at once).
+ * History starts when the process does: rates need two samples.
+ */
+export class LocalSource implements MetricsSource {
+  readonly kind = "local" as const;
+  private readonly opts: LocalSourceOptions;
+  private readonly snaps: Snapshot[] = [];
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private sampling: Promise<void> | null = null;
+  /** Active alert instances: key → activeAt (ms) and last value. */
+  private readonly active = new Map<string, { alert: AlertThreshold; labels: Record<string, string>; activeAt: number; value: number | null }>();
+
+  constructor(
+    private readonly registry: Registry,
+    opts: Partial<LocalSourceOptions> = {},
+    private readonly now: () => number = Date.now,
+  ) {
+    const o = { ...DEFAULT_LOCAL_SOURCE_OPTIONS, ...opts };
+    if (!(Number.isInteger(o.intervalMs) && o.intervalMs >= 100 && o.intervalMs <= 60_000)) throw new RangeError(`intervalMs: expected an integer in 100..60000, got ${o.intervalMs}`);
+    if (!(Number.isInteger(o.capacity) && o.capacity >= 10 && o.capacity <= 100_000)) throw new RangeError(`capacity: expected an integer in 10..100000, got ${o.capacity}`);
+    this.opts = o;
+  }
+
+  /** Starts sampling (idempotent); the timer does not keep the process alive. */
+  start(): this {
+    if (!this.timer) {
+      void this.sample();
+      this.timer = setInterval(() => void this.sample(), this.opts.intervalMs);
+      this.timer.unref?.();
+    }
+    return this;
+  }
+
+  /** Stops sampling. */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Samples kept now. */
+  get size(): number {
+    return this.snaps.length;
+  }
+
+  /** Takes one sample now and evaluates the alerts (tests call it directly instead of waiting). */
+  sample(): Promise<void> {
+    this.sampling ??= this.doSample().finally(() => {
+      this.sampling = null;
+    });
+    return this.sampling;
+  }
+
+  private async doSample(): Promise<void> {
+    const t = this.now();
+    const series = new Map<string, SeriesValue>();
+    for (const m of await this.registry.getMetricsAsJSON()) {
+      for (const v of m.values as Array<{ labels: Record<string, string | number>; value: number; metricName?: string }>) {
+        const name = v.metricName ?? m.name;
+        const labels: Record<string, string> = {};
+        for (const [k, x] of Object.entries(v.labels)) labels[k] = String(x);
+        series.set(seriesKey(name, labels), { name, labels, value: v.value });
+      }
+    }
+    this.snaps.push({ t, series });
+    if (this.snaps.length > this.opts.capacity) this.snaps.splice(0, this.snaps.length - this.opts.capacity);
+    this.evaluateAlerts(t);
+  }
+
+  private evaluateAlerts(t: number): void {
+    const seen = new Set<string>();
+    for (const a of ALERT_LIST) {
+      const q = ALERT_QUERY[a.name];
+      if (!q) continue;
+      for (const s of evaluate(this.snaps, q, t)) {
+        if (s.value === null || !(s.value > a.threshold.value)) continue;
+        const k = `${a.name}\u0000${seriesKey("", s.labels)}`;
+        seen.add(k);
+        const e = this.active.get(k);
+        if (e) e.value = s.value;
+        else this.active.set(k, { alert: a, labels: s.labels, activeAt: t, value: s.value });
+      }
+    }
+    for (const k of [...this.active.keys()]) if (!seen.has(k)) this.active.delete(k);
+  }
+
+  async instant(q: QueryName): Promise<Sample[]> {
+    return evaluate(this.snaps, q, this.snaps.at(-1)?.t ?? this.now());
+  }
+
+  async range(q: QueryName, startSec: number, endSec: number, stepSec: number): Promise<RangeSeries[]> {
+    const out = new Map<string, RangeSeries>();
+    const first = this.snaps[0]?.t ?? Infinity;
+    for (let ts = startSec; ts <= endSec; ts += stepSec) {
+      if (ts * 1000 < first) continue; // no history yet: no point (never a fake 0)
+      for (const s of evaluate(this.snaps, q, ts * 1000)) {
+        const k = seriesKey("", s.labels);
+        const e = out.get(k) ?? { labels: s.labels, points: [] };
+        e.points.push([ts, s.value]);
+        out.set(k, e);
+      }
+    }
+    return [...out.values()];
+  }
+
+  async alerts(): Promise<AlertRule[]> {
+    const t = this.now();
+    return ALERT_LIST.map((a): AlertRule => {
+      const instances: AlertInstance[] = [...this.active.values()]
+        .filter((e) => e.alert.name === a.name)
+        .map((e) => ({
+          alert: a.name,
+          state: t - e.activeAt >= a.forMs ? "firing" : "pending",
+          labels: e.labels,
+          activeAt: new Date(e.activeAt).toISOString(),
+          value: e.value,
+          severity: a.severity,
+          summary: a.title,
+        }));
+      return {
+        alert: a.name,
+        state: worst(instances.map((i) => i.state)),
+        title: a.title,
+        expr: a.expr,
+        for: a.for,
+        threshold: a.threshold.value,
+        unit: a.unit,
+        runbookUrl: a.runbookUrl,
+        instances,
+      };
+    });
+  }
+}

@@ -1,0 +1,161 @@
+import type { AlertInstance, AlertRule, AlertStateName } from "@/lib/api-types";
+import { ALERT_LIST } from "@/lib/thresholds";
+import { SharedCache } from "../cache";
+import { countUpstream } from "../upstream-counter";
+import { PROMQL, type QueryName } from "./queries";
+import type { MetricsSource, RangeSeries, Sample } from "./source";
+
+/** Options of {@link PrometheusSource}. */
+export interface PrometheusSourceOptions {
+  /** Time allowed for one HTTP call to Prometheus. @default 2000 */
+  timeoutMs: number;
+  /** How long an answer is shared between requests. @default 2000 */
+  cacheTtlMs: number;
+}
+
+/** Defaults of {@link PrometheusSourceOptions}. */
+export const DEFAULT_PROMETHEUS_SOURCE_OPTIONS: PrometheusSourceOptions = { timeoutMs: 2000, cacheTtlMs: 2000 };
+
+/** Prometheus answered with an error or could not be reached. */
+export class PrometheusError extends Error {
+  constructor(message: string) {
+    super(`prometheus: ${message}`);
+    this.name = "PrometheusError";
+  }
+}
+
+interface PromVectorItem {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+interface PromMatrixItem {
+  metric: Record<string, string>;
+  values: Array<[number, string]>;
+}
+interface PromRule {
+  type: string;
+  name: string;
+  query: string;
+  duration?: number;
+  state?: AlertStateName;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  alerts?: Array<{ labels: Record<string, string>; annotations?: Record<string, string>; state: AlertStateName; activeAt?: string; value?: string }>;
+}
+
+/**
+ * Reads the named queries from a Prometheus server (`/api/v1/query`, `/api/v1/query_range`) and
+ * alert states from `/api/v1/rules`. Answers are shared: concurrent identical calls make one HTTP
+ * request, reused for `cacheTtlMs`; range windows are aligned to the step so that viewers who ask
+ * a second apart share them too.
+ */
+export class PrometheusSource implements MetricsSource {
+  readonly kind = "prometheus" as const;
+  private readonly opts: PrometheusSourceOptions;
+  private readonly cache: SharedCache;
+  private readonly base: string;
+
+  constructor(baseUrl: string, opts: Partial<PrometheusSourceOptions> = {}) {
+    const o = { ...DEFAULT_PROMETHEUS_SOURCE_OPTIONS, ...opts };
+    if (!(o.timeoutMs >= 1 && o.timeoutMs <= 60_000)) throw new RangeError(`timeoutMs: expected 1..60000, got ${o.timeoutMs}`);
+    if (!(o.cacheTtlMs >= 0 && o.cacheTtlMs <= 60_000)) throw new RangeError(`cacheTtlMs: expected 0..60000, got ${o.cacheTtlMs}`);
+    this.opts = o;
+    this.cache = new SharedCache({ ttlMs: o.cacheTtlMs, errorTtlMs: Math.min(1000, o.cacheTtlMs) });
+    this.base = baseUrl.replace(/\/+$/, "");
+  }
+
+  instant(q: QueryName): Promise<Sample[]> {
+    return this.cache.get(`i:${q}`, async () => {
+      const data = await this.get<{ resultType: string; result: PromVectorItem[] }>("/api/v1/query", { query: PROMQL[q] });
+      return data.result.map((r) => ({ labels: stripName(r.metric), value: num(r.value[1]) }));
+    });
+  }
+
+  range(q: QueryName, startSec: number, endSec: number, stepSec: number): Promise<RangeSeries[]> {
+    const end = Math.floor(endSec / stepSec) * stepSec;
+    const start = Math.floor(startSec / stepSec) * stepSec;
+    return this.cache.get(`r:${q}:${start}:${end}:${stepSec}`, async () => {
+      const data = await this.get<{ resultType: string; result: PromMatrixItem[] }>("/api/v1/query_range", {
+        query: PROMQL[q],
+        start: String(start),
+        end: String(end),
+        step: String(stepSec),
+      });
+      return data.result.map((r) => ({ labels: stripName(r.metric), points: r.values.map(([t, v]) => [t, num(v)] as [number, number | null]) }));
+    });
+  }
+
+  alerts(): Promise<AlertRule[]> {
+    return this.cache.get("rules", async () => {
+      const data = await this.get<{ groups: Array<{ rules: PromRule[] }> }>("/api/v1/rules", { type: "alert" });
+      const byName = new Map<string, PromRule>();
+      for (const g of data.groups) for (const r of g.rules) if (r.type === "alerting") byName.set(r.name, r);
+      return ALERT_LIST.map((a): AlertRule => {
+        const r = byName.get(a.name);
+        const instances: AlertInstance[] = (r?.alerts ?? []).map((x) => ({
+          alert: a.name,
+          state: x.state,
+          labels: withoutAlertLabels(x.labels),
+          activeAt: x.activeAt && !x.activeAt.startsWith("0001") ? x.activeAt : null,
+          value: x.value === undefined ? null : num(x.value),
+          severity: x.labels.severity ?? a.severity,
+          summary: x.annotations?.summary ?? a.title,
+        }));
+        return {
+          alert: a.name,
+          state: worst(instances.map((i) => i.state)),
+          title: a.title,
+          expr: r?.query ?? a.expr,
+          for: a.for,
+          threshold: a.threshold.value,
+          unit: a.unit,
+          runbookUrl: a.runbookUrl,
+          instances,
+        };
+      });
+    });
+  }
+
+  private async get<T>(path: string, params: Record<string, string>): Promise<T> {
+    const url = `${this.base}${path}?${new URLSearchParams(params).toString()}`;
+    let res: Response;
+    try {
+      res = await countUpstream("prometheus", () => fetch(url, { signal: AbortSignal.timeout(this.opts.timeoutMs), cache: "no-store" }));
+    } catch (e) {
+      const cause = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
+      throw new PrometheusError(`${this.base} unreachable (${cause})`);
+    }
+    let body: { status?: string; data?: T; error?: string };
+    try {
+      body = (await res.json()) as typeof body;
+    } catch {
+      throw new PrometheusError(`${path} answered HTTP ${res.status} without JSON`);
+    }
+    if (!res.ok || body.status !== "success" || body.data === undefined) {
+      throw new PrometheusError(`${path} answered HTTP ${res.status}: ${body.error ?? "no data"}`);
+    }
+    return body.data;
+  }
+}
+
+function num(s: string): number | null {
+  const v = Number(s);
+  return Number.isFinite(v) ? v : null;
+}
+
+function stripName(m: Record<string, string>): Record<string, string> {
+  const { __name__: _n, ...rest } = m;
+  return rest;
+}
+
+function withoutAlertLabels(m: Record<string, string>): Record<string, string> {
+  const { alertname: _a, severity: _s, ...rest } = m;
+  return rest;
+}
+
+/** The worst of a set of alert states: firing > pending > inactive. */
+export function worst(states: readonly AlertStateName[]): AlertStateName {
+  if (states.includes("firing")) return "firing";
+  if (states.includes("pending")) return "pending";
+  return "inactive";
+}

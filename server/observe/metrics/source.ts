@@ -1,0 +1,28 @@
+import type { AlertRule, MetricsSource as MetricsSourceKind } from "@/lib/api-types";
+import type { QueryName } from "./queries";
+
+/** One value of an instant query; `value` is `null` for NaN (0/0: no traffic). */
+export interface Sample {
+  labels: Record<string, string>;
+  value: number | null;
+}
+
+/** One series of a range query: `[unixSeconds, value|null]` points. */
+export interface RangeSeries {
+  labels: Record<string, string>;
+  points: Array<[number, number | null]>;
+}
+
+/**
+ * Where metric values come from: Prometheus (HTTP API) or the app's own registry sampled in
+ * process (embedded mode). Both answer the same named queries with the same labels.
+ */
+export interface MetricsSource {
+  readonly kind: MetricsSourceKind;
+  /** Current values of a named query. */
+  instant(q: QueryName): Promise<Sample[]>;
+  /** Values from `startSec` to `endSec` every `stepSec`. */
+  range(q: QueryName, startSec: number, endSec: number, stepSec: number): Promise<RangeSeries[]>;
+  /** The three alerts of lib/thresholds with their instances. */
+  alerts(): Promise<AlertRule[]>;
+}

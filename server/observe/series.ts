@@ -1,0 +1,92 @@
+import type { AlertsResponse, RangeKey, SeriesLine, SeriesMetric, SeriesResponse } from "@/lib/api-types";
+import { chartLines } from "@/lib/thresholds";
+import type { ObserveContext } from "./context";
+import type { QueryName } from "./metrics/queries";
+import { got, unavailable } from "./overview";
+
+/** Length of each range in seconds. */
+export const RANGE_SECONDS: Record<RangeKey, number> = {
+  "5m": 300,
+  "15m": 900,
+  "1h": 3600,
+  "6h": 21_600,
+  "24h": 86_400,
+  "7d": 604_800,
+};
+
+/** Most points per line: a step below range/MAX_POINTS is raised to it (Prometheus caps at 11,000). */
+export const MAX_POINTS = 1000;
+
+const SERIES: Record<SeriesMetric, { queries: Array<{ q: QueryName; name: string }>; unit: SeriesResponse["unit"]; lines: SeriesResponse["thresholds"]; perHandler: boolean }> = {
+  duplicate_ratio: { queries: [{ q: "duplicate_ratio", name: "" }], unit: "ratio", lines: chartLines("duplicateRate"), perHandler: true },
+  processed_rate: { queries: [{ q: "processed_rate", name: "" }], unit: "per_second", lines: [], perHandler: true },
+  check_latency: {
+    queries: [
+      { q: "check_p50", name: "p50" },
+      { q: "check_p99", name: "p99" },
+    ],
+    unit: "seconds",
+    lines: chartLines("redisLatency"),
+    perHandler: false,
+  },
+  error_rate: { queries: [{ q: "error_rate", name: "" }], unit: "per_second", lines: chartLines("redisErrors"), perHandler: false },
+  dlq_rate: { queries: [{ q: "dlq_rate", name: "" }], unit: "per_second", lines: [], perHandler: true },
+};
+
+/** Parameters of {@link getSeries} (validated by the route). */
+export interface SeriesParams {
+  metric: SeriesMetric;
+  service?: string;
+  handler?: string;
+  range: RangeKey;
+  step?: number;
+}
+
+/**
+ * Builds `GET /api/series`: one named query (two for latency) over the range. `service` and
+ * `handler` filter the answer by label (they never reach PromQL); latency and errors are per
+ * service, so `handler` only narrows them to its service.
+ */
+export async function getSeries(ctx: ObserveContext, p: SeriesParams): Promise<SeriesResponse> {
+  const spec = SERIES[p.metric];
+  const rangeSec = RANGE_SECONDS[p.range];
+  const step = Math.max(p.step ?? Math.max(1, Math.ceil(rangeSec / 240)), Math.ceil(rangeSec / MAX_POINTS));
+  const end = Math.floor(Date.now() / 1000);
+  const results = await Promise.all(spec.queries.map(({ q }) => got(ctx.metrics.range(q, end - rangeSec, end, step))));
+  const failed = results.find((r) => !r.ok);
+  const keep = (l: Record<string, string>) =>
+    (p.service === undefined || l.service === p.service) && (!spec.perHandler || p.handler === undefined || l.handler === p.handler);
+  const series: SeriesLine[] = [];
+  results.forEach((r, i) => {
+    if (!r.ok) return;
+    for (const s of r.value) {
+      if (!keep(s.labels)) continue;
+      const prefix = spec.queries[i]!.name;
+      const label = Object.entries(s.labels)
+        .filter(([k]) => k !== "topic" || p.metric === "processed_rate")
+        .map(([, v]) => v)
+        .join(" / ");
+      series.push({ name: [prefix, label].filter(Boolean).join(" ") || p.metric, labels: s.labels, points: s.points });
+    }
+  });
+  return {
+    generatedAt: new Date().toISOString(),
+    metric: p.metric,
+    range: p.range,
+    stepSeconds: step,
+    source: ctx.metrics.kind,
+    unit: spec.unit,
+    thresholds: spec.lines.map((l) => ({ value: l.value, label: l.label, kind: l.kind })),
+    data: failed && !failed.ok ? unavailable(failed.detail) : { status: "ok", series },
+  };
+}
+
+/** Builds `GET /api/alerts`. */
+export async function getAlerts(ctx: ObserveContext): Promise<AlertsResponse> {
+  const a = await got(ctx.metrics.alerts());
+  return {
+    generatedAt: new Date().toISOString(),
+    source: ctx.metrics.kind,
+    alerts: a.ok ? { status: "ok", rules: a.value } : unavailable(a.detail),
+  };
+}

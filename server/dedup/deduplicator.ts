@@ -351,6 +351,7 @@ export class Deduplicator {
     if (o.marking === "naive" || msgs.length === 0) return NOOP_PREPARATION;
     const reqs: ClaimRequest[] = [];
     const owners: Message[] = [];
+    const seen = new Set<string>();
     for (const m of msgs) {
       let key: string;
       try {
@@ -358,6 +359,10 @@ export class Deduplicator {
       } catch {
         continue; // the per-message path counts `marshal` and applies the failure mode
       }
+      // A second copy of a key in the same batch claims at its turn, after the first copy finished:
+      // pre-claimed now it would see the first copy's lease and fail as in-progress.
+      if (seen.has(key)) continue;
+      seen.add(key);
       reqs.push({ key, value: this.newValue(), ttlMs: this.claimTtl });
       owners.push(m);
     }

@@ -1,0 +1,356 @@
+import { Registry } from "prom-client";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { Deduplicator, deduplicator, type DeduplicatorOptions, type Marking } from "./deduplicator";
+import { DedupStoreError, InProgressError } from "./errors";
+import { failClosed, failOpen } from "./failure-mode";
+import { FaultyRepository } from "./faulty-repository";
+import { MemoryRepository } from "./memory-repository";
+import { newMessage, REASON_POISONED_KEY, type Handler, type Message } from "./message";
+import { METRIC_NAMES } from "./metrics";
+import { MemoryPubSub } from "./pubsub";
+import { DONE_VALUE, PROCESSING_PREFIX, type DedupRepository } from "./repository";
+import { Router } from "./router";
+import { defaultStack } from "./stack";
+
+/** Sum of a counter's values whose labels include `labels`. */
+async function count(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = registry.getSingleMetric(name);
+  if (!metric) return 0;
+  const { values } = await metric.get();
+  return values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((s, v) => s + v.value, 0);
+}
+
+const KEY = (uuid: string) => `svc:dedup:h:${uuid}`;
+
+/** A Router with the default stack (or a custom one) on one handler "h" of topic "in". */
+function harness(handler: Handler, opts: { marking?: Marking; repo?: DedupRepository; dedup?: Partial<DeduplicatorOptions>; stack?: "default" | "dedup-only" } = {}) {
+  const registry = new Registry();
+  const ps = new MemoryPubSub({ nackResendDelayMs: 0 });
+  const repo = opts.repo ?? new MemoryRepository();
+  const dedup: DeduplicatorOptions = { repository: repo, service: "svc", marking: opts.marking ?? "lease", registry, ...opts.dedup };
+  const router = new Router({ onError: () => undefined });
+  router.addHandler({
+    name: "h",
+    topic: "in",
+    subscriber: ps,
+    handler,
+    middleware: opts.stack === "dedup-only" ? [deduplicator(dedup)] : defaultStack({ dlqPublisher: ps, dlqTopic: "in.dlq", dedup, retry: { initialIntervalMs: 100, randomizationFactor: 0 } }),
+  });
+  return { registry, ps, repo, router, sink: router.sink("h") };
+}
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
+
+describe("Deduplicator — the spec's tests", () => {
+  it("fake repository: the second call with one UUID is a duplicate", async () => {
+    const calls: string[] = [];
+    const { sink, registry } = harness(async (m) => void calls.push(m.uuid), { stack: "dedup-only" });
+    expect(await sink.deliver(newMessage("01A", "x"))).toBe("ack");
+    expect(await sink.deliver(newMessage("01A", "x"))).toBe("ack");
+    expect(calls).toEqual(["01A"]);
+    expect(await count(registry, METRIC_NAMES.deduplicated, { service: "svc", topic: "in", handler: "h" })).toBe(1);
+    expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
+    expect(await count(registry, METRIC_NAMES.processed, { result: "deduplicated" })).toBe(1);
+  });
+
+  it("in-memory pub/sub: three publishes with one UUID → the handler runs once", async () => {
+    vi.useRealTimers();
+    const calls: string[] = [];
+    const { ps, router, registry } = harness(async (m) => void calls.push(m.uuid));
+    const running = router.run();
+    await router.running;
+    for (let i = 0; i < 3; i++) await ps.publish("in", newMessage("01SAME", `copy ${i}`));
+    await ps.idle();
+    await router.close();
+    await running;
+    expect(calls).toEqual(["01SAME"]);
+    expect(await count(registry, METRIC_NAMES.processed)).toBe(3);
+    expect(await count(registry, METRIC_NAMES.deduplicated)).toBe(2);
+  });
+});
+
+describe("Deduplicator — retries lose nothing (spec §10)", () => {
+  it("handler fails twice then succeeds → three calls, one success, ack, key done", async () => {
+    let calls = 0;
+    const { sink, repo, registry } = harness(async () => {
+      if (++calls <= 2) throw new Error("transient");
+    });
+    const p = sink.deliver(newMessage("u1", ""));
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(await p).toBe("ack");
+    expect(calls).toBe(3);
+    expect((repo as MemoryRepository).get(KEY("u1"))).toBe(DONE_VALUE);
+    // Per delivery, not per attempt: one success, no error.
+    expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
+    expect(await count(registry, METRIC_NAMES.processed, { result: "error" })).toBe(0);
+    expect(await count(registry, METRIC_NAMES.released)).toBe(2);
+  });
+
+  it("always fails → DLQ entry with reason_poisoned, key released, one error per delivery; the DLQ replay is processed", async () => {
+    const { sink, ps, repo, registry } = harness(async () => {
+      throw new Error("db down");
+    });
+    const p = sink.deliver(newMessage("u2", ""));
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(await p).toBe("ack");
+    const dlq = ps.messages("in.dlq");
+    expect(dlq.map((m) => [m.uuid, m.metadata[REASON_POISONED_KEY]])).toEqual([["u2", "db down"]]);
+    expect((repo as MemoryRepository).get(KEY("u2"))).toBeNull();
+    expect(await count(registry, METRIC_NAMES.processed, { result: "error" })).toBe(1);
+
+    const replayed: string[] = [];
+    const replay = harness(async (m) => void replayed.push(m.uuid), { repo });
+    expect(await replay.sink.deliver(dlq[0]!)).toBe("ack");
+    expect(replayed).toEqual(["u2"]);
+  });
+
+  it('"naive" marking (the documented demonstration): fails once → the retry is swallowed, acked without any success', async () => {
+    let calls = 0;
+    let successes = 0;
+    const { sink, ps, registry } = harness(
+      async () => {
+        if (++calls === 1) throw new Error("transient");
+        successes++;
+      },
+      { marking: "naive" },
+    );
+    const p = sink.deliver(newMessage("u3", ""));
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(await p).toBe("ack");
+    expect(calls).toBe(1);
+    expect(successes).toBe(0); // lost: acked, never processed …
+    expect(ps.messages("in.dlq")).toHaveLength(0); // … and not in the DLQ either
+    expect(await count(registry, METRIC_NAMES.processed, { result: "deduplicated" })).toBe(1);
+  });
+
+  it('"release" marking: fails once → the retry runs the handler', async () => {
+    let calls = 0;
+    const { sink, repo } = harness(
+      async () => {
+        if (++calls === 1) throw new Error("transient");
+      },
+      { marking: "release" },
+    );
+    const p = sink.deliver(newMessage("u4", ""));
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(await p).toBe("ack");
+    expect(calls).toBe(2);
+    expect((repo as MemoryRepository).get(KEY("u4"))).toMatch(/^claimed:/);
+  });
+});
+
+describe("Deduplicator — leases", () => {
+  it("a concurrent claim gets InProgressError; after the owner's success it is swallowed", async () => {
+    const repo = new MemoryRepository();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let runs = 0;
+    const a = deduplicator({ repository: repo, service: "svc" })(async () => {
+      runs++;
+      await gate;
+    });
+    const b = deduplicator({ repository: repo, service: "svc" })(async () => void runs++);
+    const msgA = newMessage("u5", "");
+    msgA.context.handler = "h";
+    const msgB = newMessage("u5", "");
+    msgB.context.handler = "h";
+    const pa = a(msgA);
+    await vi.advanceTimersByTimeAsync(0);
+    await expect(b(msgB)).rejects.toBeInstanceOf(InProgressError);
+    release();
+    await pa;
+    await expect(b(msgB)).resolves.toBeUndefined();
+    expect(runs).toBe(1);
+  });
+
+  it("an owner that crashed (claimed, never finished) → the message is processed after leaseMs", async () => {
+    const repo = new MemoryRepository();
+    await repo.claim(KEY("u6"), `${PROCESSING_PREFIX}crashed-owner`, 5_000);
+    const calls: string[] = [];
+    const { sink } = harness(async (m) => void calls.push(m.uuid), { repo, stack: "dedup-only", dedup: { leaseMs: 5_000 } });
+    expect(await sink.deliver(newMessage("u6", ""))).toBe("nack");
+    await vi.advanceTimersByTimeAsync(5_001);
+    expect(await sink.deliver(newMessage("u6", ""))).toBe("ack");
+    expect(calls).toEqual(["u6"]);
+    expect(repo.get(KEY("u6"))).toBe(DONE_VALUE);
+  });
+
+  it("in the default stack an in-progress conflict is nacked for redelivery, not poisoned", async () => {
+    const repo = new MemoryRepository();
+    await repo.claim(KEY("u7"), `${PROCESSING_PREFIX}other`, 60_000);
+    const { sink, ps } = harness(async () => undefined, { repo });
+    const p = sink.deliver(newMessage("u7", ""));
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(await p).toBe("nack");
+    expect(ps.messages("in.dlq")).toHaveLength(0);
+  });
+
+  it("a success after the lease was taken over counts deduplication_lease_lost_total", async () => {
+    const repo = new MemoryRepository();
+    const { sink, registry } = harness(
+      async () => {
+        await new Promise((r) => setTimeout(r, 2_000));
+      },
+      { repo, stack: "dedup-only", dedup: { leaseMs: 1_000 } },
+    );
+    const p = sink.deliver(newMessage("u8", ""));
+    await vi.advanceTimersByTimeAsync(1_500);
+    await repo.claim(KEY("u8"), `${PROCESSING_PREFIX}thief`, 60_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await p).toBe("ack");
+    expect(await count(registry, METRIC_NAMES.leaseLost)).toBe(1);
+  });
+});
+
+describe("Deduplicator — store failures", () => {
+  const refused = () => new FaultyRepository(new MemoryRepository(), { errorRate: 1 });
+
+  it("failOpen: a store error lets the message through and counts redis_conn", async () => {
+    const calls: string[] = [];
+    const { sink, registry } = harness(async (m) => void calls.push(m.uuid), { repo: failOpen(refused()), stack: "dedup-only" });
+    expect(await sink.deliver(newMessage("u9", ""))).toBe("ack");
+    expect(calls).toEqual(["u9"]);
+    expect(await count(registry, METRIC_NAMES.errors, { service: "svc", reason: "redis_conn" })).toBe(1);
+    expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
+  });
+
+  it("failClosed: a store call slower than timeoutMs → redis_timeout, retried, then the DLQ", async () => {
+    const slow = new FaultyRepository(new MemoryRepository(), { latencyMs: 1_000 });
+    const calls: string[] = [];
+    const { sink, ps, registry } = harness(async (m) => void calls.push(m.uuid), { repo: failClosed(slow), dedup: { timeoutMs: 50 } });
+    const p = sink.deliver(newMessage("u10", ""));
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(await p).toBe("ack");
+    expect(calls).toEqual([]);
+    expect(ps.messages("in.dlq")[0]?.metadata[REASON_POISONED_KEY]).toMatch(/redis_timeout/);
+    expect(await count(registry, METRIC_NAMES.errors, { reason: "redis_timeout" })).toBe(5);
+    expect(await count(registry, METRIC_NAMES.processed, { result: "error" })).toBe(1);
+  });
+
+  it("a throwing key factory counts marshal: fail-open processes, fail-closed poisons at once (not retryable)", async () => {
+    const badKey = { keyFactory: () => JSON.parse("{not json") as string };
+    const open = harness(async () => undefined, { stack: "dedup-only", dedup: badKey });
+    expect(await open.sink.deliver(newMessage("u11", ""))).toBe("ack");
+    expect(await count(open.registry, METRIC_NAMES.errors, { reason: "marshal" })).toBe(1);
+    let calls = 0;
+    const closed = harness(async () => void calls++, { repo: failClosed(new MemoryRepository()), dedup: badKey });
+    expect(await closed.sink.deliver(newMessage("u12", ""))).toBe("ack");
+    expect(calls).toBe(0);
+    expect(closed.ps.messages("in.dlq")).toHaveLength(1);
+    expect(await count(closed.registry, METRIC_NAMES.errors, { reason: "marshal" })).toBe(1);
+  });
+
+  it("DedupStoreError carries the reason", () => {
+    expect(new DedupStoreError("marshal", "x").retryable).toBe(false);
+    expect(new DedupStoreError("redis_conn", "x").retryable).toBe(true);
+  });
+});
+
+describe("Deduplicator — batch pre-claim", () => {
+  async function seeded() {
+    const mem = new MemoryRepository();
+    await mem.claim(KEY("done"), DONE_VALUE, 60_000);
+    await mem.claim(KEY("busy"), `${PROCESSING_PREFIX}other`, 60_000);
+    return { mem, repo: new FaultyRepository(mem) };
+  }
+
+  it("claims a whole batch in one round trip and gives the same outcomes as one-by-one delivery", async () => {
+    const ids = ["new1", "done", "busy", "new2"];
+    const batch = await seeded();
+    const ranB: string[] = [];
+    const b = harness(async (m) => void ranB.push(m.uuid), { repo: batch.repo, stack: "dedup-only" });
+    const outB = await b.sink.deliverBatch(ids.map((u) => newMessage(u, "")));
+    expect(batch.repo.calls).toMatchObject({ claimBatch: 1, claim: 0 });
+
+    const single = await seeded();
+    const ranS: string[] = [];
+    const s = harness(async (m) => void ranS.push(m.uuid), { repo: single.repo, stack: "dedup-only" });
+    const outS = [];
+    for (const u of ids) {
+      const o = await s.sink.deliver(newMessage(u, ""));
+      outS.push(o);
+      if (o === "nack") break;
+    }
+    expect(outB).toEqual(["ack", "ack", "nack"]);
+    expect(outB).toEqual(outS);
+    expect(ranB).toEqual(ranS);
+    // new2 never ran: its pre-claim was released, so its redelivery is not blocked for a lease.
+    expect(batch.mem.get(KEY("new2"))).toBeNull();
+    expect(batch.mem.get(KEY("new1"))).toBe(DONE_VALUE);
+  });
+
+  it("one UUID twice in a batch: the second copy is swallowed, not in-progress", async () => {
+    const runs: string[] = [];
+    const { sink } = harness(async (m) => void runs.push(m.uuid), { stack: "dedup-only" });
+    expect(await sink.deliverBatch([newMessage("x", ""), newMessage("x", ""), newMessage("y", "")])).toEqual(["ack", "ack", "ack"]);
+    expect(runs).toEqual(["x", "y"]);
+  });
+
+  it("re-checks a pre-claim older than half the lease before running the handler", async () => {
+    const mem = new MemoryRepository();
+    const repo = new FaultyRepository(mem);
+    const runs: string[] = [];
+    const { sink } = harness(
+      async (m) => {
+        runs.push(m.uuid);
+        if (m.uuid === "slow") await new Promise((r) => setTimeout(r, 6_000));
+      },
+      { repo, stack: "dedup-only", dedup: { leaseMs: 10_000 } },
+    );
+    const p = sink.deliverBatch([newMessage("slow", ""), newMessage("next", "")]);
+    await vi.advanceTimersByTimeAsync(6_000);
+    expect(await p).toEqual(["ack", "ack"]);
+    expect(repo.calls.claim).toBe(1); // "next" re-checked once (still ours) …
+    expect(repo.calls.compareAndSet).toBe(3); // … its lease renewed, and both marked done
+    expect(mem.get(KEY("next"))).toBe(DONE_VALUE);
+    expect(runs).toEqual(["slow", "next"]);
+  });
+
+  it("a batch claim that landed but timed out is recognised as ours by the per-message re-check", async () => {
+    const mem = new MemoryRepository();
+    // The pipeline reaches Redis, but the reply comes too late (timeout): the claims did land.
+    const lateReply: DedupRepository = {
+      kind: "memory",
+      claim: (k, v, t) => mem.claim(k, v, t),
+      claimBatch: async (reqs) => {
+        await mem.claimBatch(reqs);
+        await new Promise((r) => setTimeout(r, 1_000));
+        return [];
+      },
+      compareAndSet: (k, e, v, t) => mem.compareAndSet(k, e, v, t),
+      compareAndDelete: (k, e) => mem.compareAndDelete(k, e),
+    };
+    const registry = new Registry();
+    const d = new Deduplicator({ repository: lateReply, service: "svc", timeoutMs: 100, registry });
+    const m = newMessage("z", "");
+    m.context.handler = "h";
+    const prep = d.prepareBatch([m]);
+    await vi.advanceTimersByTimeAsync(100);
+    await prep;
+    expect(mem.get(KEY("z"))).toMatch(/^processing:/);
+    const runs: Message[] = [];
+    await d.middleware(async (x) => void runs.push(x))(m); // not InProgressError: the lease is ours
+    expect(runs).toHaveLength(1);
+    expect(mem.get(KEY("z"))).toBe(DONE_VALUE);
+    expect(await count(registry, METRIC_NAMES.errors, { reason: "redis_timeout" })).toBe(1);
+  });
+});
+
+describe("Deduplicator — options", () => {
+  it("validates options with a RangeError naming the option", () => {
+    const repository = new MemoryRepository();
+    expect(() => deduplicator({ repository, timeoutMs: 0 })).toThrow(/timeoutMs/);
+    expect(() => deduplicator({ repository, ttlMs: 1000, leaseMs: 2000 })).toThrow(/leaseMs/);
+    expect(() => deduplicator({ repository, marking: "eager" as Marking })).toThrow(/marking/);
+    expect(() => deduplicator({ repository, service: "a:b" })).toThrow(/service/);
+  });
+
+  it("keys are <service>:dedup:<handler>:<key> and the default lease covers the default retry window", () => {
+    const d = new Deduplicator({ repository: new MemoryRepository(), service: "notification" });
+    const m = newMessage("01JD8X3Q", "");
+    m.context.handler = "on-review-created";
+    expect(d.keyOf(m)).toBe("notification:dedup:on-review-created:01JD8X3Q");
+    expect(d.options.leaseMs).toBe(60_000);
+  });
+});

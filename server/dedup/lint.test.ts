@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { lintHandler, RECOMMENDED_SETUP, type HandlerSetup, type LintRule } from "./lint";
+import { DAY_MS, HOUR_MS, MINUTE_MS } from "./policy";
+
+const rules = (s: Partial<HandlerSetup>) => lintHandler({ ...RECOMMENDED_SETUP, ...s }).map((f) => f.rule);
+
+describe("lintHandler", () => {
+  it("is silent on the spec's recommended setups (default, critical fail-closed 7 d, analytics 1 h)", () => {
+    expect(lintHandler(RECOMMENDED_SETUP)).toEqual([]);
+    expect(rules({ ttlClass: "critical", ttlMs: 7 * DAY_MS, failureMode: "closed" })).toEqual([]);
+    expect(rules({ ttlClass: "analytics", ttlMs: HOUR_MS })).toEqual([]);
+    expect(rules({ ttlClass: "analytics", ttlMs: 30 * MINUTE_MS })).toEqual([]);
+    expect(rules({ failureMode: "closed" })).toEqual([]); // fail-closed on a non-critical handler is fine
+    expect(rules({ repository: "memory", replicas: 1 })).toEqual([]);
+  });
+
+  const cases: Array<[LintRule, Partial<HandlerSetup>, "error" | "warning", string]> = [
+    ["ttl-below-minimum", { ttlMs: 5 * MINUTE_MS }, "error", "§3"],
+    ["ttl-below-hour", { ttlMs: 30 * MINUTE_MS }, "warning", "§3"],
+    ["critical-ttl-below-7d", { ttlClass: "critical", ttlMs: DAY_MS, failureMode: "closed" }, "warning", "§3"],
+    ["no-deduplicator", { stack: ["correlationId", "recoverer", "poisonQueue", "retry"] }, "warning", "§9.1"],
+    ["dedup-outside-retry", { stack: ["correlationId", "recoverer", "poisonQueue", "deduplicator", "retry"] }, "error", "§10"],
+    ["dedup-outside-poison-queue", { stack: ["correlationId", "recoverer", "deduplicator", "poisonQueue"] }, "error", "§10"],
+    ["poison-queue-inside-retry", { stack: ["correlationId", "recoverer", "retry", "poisonQueue", "deduplicator"] }, "warning", "§2"],
+    ["naive-marking-inside-retry", { marking: "naive" }, "error", "§10"],
+    ["key-correlation-id", { keyFactory: "correlation-id" }, "error", "§6"],
+    ["key-business-key", { keyFactory: "business-key" }, "error", "§9.2"],
+    ["key-payload-hash", { keyFactory: "payload-hash" }, "warning", "§2"],
+    ["in-memory-with-replicas", { repository: "memory", replicas: 2 }, "error", "§9.4"],
+    ["fail-open-critical", { ttlClass: "critical", ttlMs: 7 * DAY_MS, failureMode: "open" }, "warning", "§4"],
+  ];
+
+  it.each(cases)("%s fires on a bad setup with its severity and spec section", (rule, bad, severity, section) => {
+    const findings = lintHandler({ ...RECOMMENDED_SETUP, ...bad });
+    expect(findings.map((f) => f.rule)).toEqual([rule]);
+    expect(findings[0]).toMatchObject({ severity, specSection: section });
+    expect(findings[0]!.message.length).toBeGreaterThan(20);
+  });
+
+  it("does not warn below 1 h for analytics but still errors below 10 min", () => {
+    expect(rules({ ttlClass: "analytics", ttlMs: 5 * MINUTE_MS })).toEqual(["ttl-below-minimum"]);
+  });
+
+  it("the anti-dedup-before-retry setup of the workshop gets both order findings", () => {
+    expect(rules({ stack: ["correlationId", "recoverer", "deduplicator", "poisonQueue", "retry"] })).toEqual(["dedup-outside-retry", "dedup-outside-poison-queue"]);
+  });
+
+  it("naive marking outside Retry is reported for its order, not as the lost retry", () => {
+    expect(rules({ marking: "naive", stack: ["correlationId", "recoverer", "poisonQueue", "deduplicator", "retry"] })).toEqual(["dedup-outside-retry"]);
+  });
+});

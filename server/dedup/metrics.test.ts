@@ -1,0 +1,34 @@
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { CHECK_DURATION_BUCKETS, dedupMetrics, METRIC_NAMES } from "./metrics";
+
+describe("dedupMetrics", () => {
+  it("registers exactly the spec §7 names and labels on the given registry, get-or-create", async () => {
+    const registry = new Registry();
+    const a = dedupMetrics(registry);
+    // A second module instance (Next.js double bundling) uses a fresh cache but the same registry.
+    const again = dedupMetrics(registry);
+    expect(again.processed).toBe(a.processed);
+    a.processed.labels({ service: "s", topic: "t", handler: "h", result: "success" }).inc();
+    a.errors.labels({ service: "s", reason: "redis_timeout" }).inc();
+    const json = await registry.getMetricsAsJSON();
+    const byName = new Map(json.map((m) => [m.name, m]));
+    expect(byName.get(METRIC_NAMES.processed)?.type).toBe("counter");
+    expect(byName.get(METRIC_NAMES.deduplicated)?.type).toBe("counter");
+    expect(byName.get(METRIC_NAMES.checkDuration)?.type).toBe("histogram");
+    expect(byName.get(METRIC_NAMES.errors)?.type).toBe("counter");
+    const text = await registry.metrics();
+    expect(text).toContain('messages_processed_total{service="s",topic="t",handler="h",result="success"} 1');
+    expect(text).toContain('deduplication_errors_total{service="s",reason="redis_timeout"} 1');
+    for (const b of [0.005, 0.01, 0.025, 0.05, 0.1]) expect(CHECK_DURATION_BUCKETS).toContain(b);
+  });
+
+  it("reuses metrics already registered by another copy of the module instead of throwing", () => {
+    const registry = new Registry();
+    dedupMetrics(registry);
+    const other = new Registry();
+    for (const m of registry.getMetricsAsArray()) other.registerMetric(m);
+    expect(() => dedupMetrics(other)).not.toThrow();
+    expect(dedupMetrics(other).processed).toBe(dedupMetrics(registry).processed);
+  });
+});

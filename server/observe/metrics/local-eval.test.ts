@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { histogramQuantile, rateAt, seriesKey, type Snapshot } from "./local-eval";
+
+function snap(t: number, values: Array<[string, Record<string, string>, number]>): Snapshot {
+  return { t, series: new Map(values.map(([name, labels, value]) => [seriesKey(name, labels), { name, labels, value }])) };
+}
+
+describe("rateAt", () => {
+  it("is the per-second increase over the window and survives a counter reset", () => {
+    const l = { service: "s" };
+    const snaps = [snap(0, [["c", l, 0]]), snap(10_000, [["c", l, 100]]), snap(20_000, [["c", l, 10]]), snap(30_000, [["c", l, 60]])];
+    // increase 100 + 10 (reset: counts from 0) + 50 = 160 over 30 s
+    const [r] = rateAt(snaps, "c", 30_000, 300_000);
+    expect(r!.rate).toBeCloseTo(160 / 30, 6);
+  });
+
+  it("needs two samples inside the window", () => {
+    const snaps = [snap(0, [["c", {}, 5]]), snap(400_000, [["c", {}, 9]])];
+    expect(rateAt(snaps, "c", 400_000, 300_000)).toEqual([]);
+  });
+});
+
+describe("histogramQuantile", () => {
+  it("interpolates inside the bucket like PromQL", () => {
+    const b = [
+      { le: 0.01, count: 50 },
+      { le: 0.05, count: 90 },
+      { le: 0.1, count: 100 },
+      { le: Infinity, count: 100 },
+    ];
+    expect(histogramQuantile(0.5, b)).toBeCloseTo(0.01, 9);
+    // rank 99 lies in (0.05, 0.1]: 0.05 + 0.05 * (99-90)/10
+    expect(histogramQuantile(0.99, b)).toBeCloseTo(0.095, 9);
+  });
+
+  it("answers the highest finite bound for the +Inf bucket and null without data", () => {
+    expect(histogramQuantile(0.99, [{ le: 0.1, count: 0 }, { le: Infinity, count: 10 }])).toBe(0.1);
+    expect(histogramQuantile(0.99, [{ le: 0.1, count: 0 }, { le: Infinity, count: 0 }])).toBeNull();
+  });
+});

@@ -1,0 +1,73 @@
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { dedupRecorder } from "@/server/dedup";
+import { LocalSource } from "./local";
+
+/** Drives the library's own recorder: `n` deliveries per tick, `dupShare` of them duplicates. */
+function drive(rec: ReturnType<typeof dedupRecorder>, n: number, dupShare: number, checkSeconds: number) {
+  for (let i = 0; i < n; i++) {
+    rec.result("demo.events", "on-review-created", i < n * dupShare ? "deduplicated" : "success");
+    rec.checkSeconds(checkSeconds);
+  }
+}
+
+describe("LocalSource", () => {
+  it("computes the ratio, rates and p99 from the sampled registry, and runs the alert through pending to firing", async () => {
+    const registry = new Registry();
+    const rec = dedupRecorder(registry, "notification");
+    let now = 1_000_000;
+    const src = new LocalSource(registry, { intervalMs: 1000 }, () => now);
+    await src.sample();
+    for (let tick = 1; tick <= 30; tick++) {
+      drive(rec, 100, 0.2, 0.002);
+      now += 1000;
+      await src.sample();
+    }
+    const [ratio] = await src.instant("duplicate_ratio");
+    expect(ratio!.labels).toEqual({ service: "notification", topic: "demo.events", handler: "on-review-created" });
+    expect(ratio!.value).toBeCloseTo(0.2, 6);
+    const processed = await src.instant("processed_rate");
+    const success = processed.find((s) => s.labels.result === "success")!.value!;
+    expect(success).toBeCloseTo(80, 6);
+    const [p99] = await src.instant("check_p99");
+    expect(p99!.value!).toBeGreaterThan(0.001);
+    expect(p99!.value!).toBeLessThanOrEqual(0.0025);
+
+    let dup = (await src.alerts()).find((a) => a.alert === "DedupDuplicateRateHigh")!;
+    expect(dup.state).toBe("pending");
+    expect(dup.instances[0]!.labels.handler).toBe("on-review-created");
+    expect((await src.alerts()).find((a) => a.alert === "DedupRedisLatencyHigh")!.state).toBe("inactive");
+
+    // 10 more minutes of 20% duplicates: the alert's `for: 10m` has elapsed.
+    for (let tick = 0; tick < 600; tick += 5) {
+      drive(rec, 500, 0.2, 0.002);
+      now += 5000;
+      await src.sample();
+    }
+    dup = (await src.alerts()).find((a) => a.alert === "DedupDuplicateRateHigh")!;
+    expect(dup.state).toBe("firing");
+
+    // Back to 0.5% duplicates: once the 5-min window holds only healthy traffic, the alert resolves.
+    for (let tick = 0; tick < 400; tick += 5) {
+      drive(rec, 1000, 0.005, 0.002);
+      now += 5000;
+      await src.sample();
+    }
+    dup = (await src.alerts()).find((a) => a.alert === "DedupDuplicateRateHigh")!;
+    expect(dup.state).toBe("inactive");
+    expect(dup.instances).toEqual([]);
+  });
+
+  it("keeps at most `capacity` samples and gives no points before its history starts", async () => {
+    const registry = new Registry();
+    let now = 0;
+    const src = new LocalSource(registry, { intervalMs: 1000, capacity: 10 }, () => now);
+    for (let i = 0; i < 25; i++) {
+      now += 1000;
+      await src.sample();
+    }
+    expect(src.size).toBe(10);
+    expect(await src.range("processed_rate", -100, 0, 10)).toEqual([]);
+    expect(() => new LocalSource(registry, { capacity: 5 })).toThrow(/capacity/);
+  });
+});

@@ -1,0 +1,239 @@
+/**
+ * The Redis integration suite of the dedup repository, parameterised by a client factory so that
+ * it runs against a standalone server (`redis-repository.integration.test.ts`) and a Redis Cluster
+ * (issue 10: call `redisRepositorySuite("cluster", () => new Cluster([...]))` from a cluster test).
+ * Every test uses a random service prefix and deletes its keys (one DEL per key: cluster-safe).
+ */
+import type { Cluster, Redis } from "ioredis";
+import { Registry } from "prom-client";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { deduplicator, type DeduplicatorOptions } from "./deduplicator";
+import { InProgressError } from "./errors";
+import { newMessage, REASON_POISONED_KEY, type Handler, type Message } from "./message";
+import { METRIC_NAMES } from "./metrics";
+import { MemoryPubSub } from "./pubsub";
+import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, RedisRepository } from "./redis-repository";
+import { DONE_VALUE, PROCESSING_PREFIX } from "./repository";
+import { Router } from "./router";
+import { defaultStack } from "./stack";
+
+/** Makes a connected-or-connecting ioredis client (standalone or Cluster). */
+export type RedisClientFactory = () => Redis | Cluster;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function redisRepositorySuite(label: string, makeClient: RedisClientFactory): void {
+  describe(`RedisRepository on ${label}`, () => {
+    let a: Redis | Cluster;
+    let b: Redis | Cluster;
+    let service: string;
+    const used = new Set<string>();
+    const key = (uuid: string, handler = "h") => {
+      const k = `${service}:dedup:${handler}:${uuid}`;
+      used.add(k);
+      return k;
+    };
+
+    beforeAll(() => {
+      a = makeClient();
+      b = makeClient();
+    });
+    afterAll(async () => {
+      await Promise.all([a.quit(), b.quit()]);
+    });
+    afterEach(async () => {
+      for (const k of used) await a.call("DEL", k);
+      used.clear();
+      service = `t${Math.random().toString(36).slice(2, 10)}`;
+    });
+    service = `t${Math.random().toString(36).slice(2, 10)}`;
+
+    function harness(client: Redis | Cluster, handler: Handler, dedup: Partial<DeduplicatorOptions> = {}, stack: "default" | "dedup-only" = "default") {
+      const registry = new Registry();
+      const ps = new MemoryPubSub({ nackResendDelayMs: 0 });
+      const router = new Router({ onError: () => undefined });
+      const opts: DeduplicatorOptions = { repository: new RedisRepository(client), service, registry, ...dedup };
+      router.addHandler({
+        name: "h",
+        topic: "in",
+        subscriber: ps,
+        handler,
+        middleware: stack === "dedup-only" ? [deduplicator(opts)] : defaultStack({ dlqPublisher: ps, dlqTopic: "in.dlq", dedup: opts, retry: { initialIntervalMs: 10, maxIntervalMs: 50, randomizationFactor: 0 } }),
+      });
+      return { sink: router.sink("h"), ps, registry };
+    }
+
+    it("spec: a second claim of one key is a duplicate, and after the TTL (1 s) it can be claimed again", async () => {
+      const repo = new RedisRepository(a);
+      const k = key("01SPEC");
+      expect(await repo.claim(k, "1", 1000)).toBeNull();
+      expect(await repo.claim(k, "1", 1000)).toBe("1");
+      const ttl = Number(await a.call("PTTL", k));
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(1000);
+      await sleep(1100);
+      expect(await repo.claim(k, "1", 1000)).toBeNull();
+
+      const runs: string[] = [];
+      const { sink } = harness(a, async (m) => void runs.push(m.uuid), { ttlMs: 1000, leaseMs: 1000 }, "dedup-only");
+      expect(await sink.deliver(newMessage("01SPEC2", ""))).toBe("ack");
+      key("01SPEC2");
+      expect(await sink.deliver(newMessage("01SPEC2", ""))).toBe("ack");
+      expect(runs).toEqual(["01SPEC2"]);
+      await sleep(1100);
+      expect(await sink.deliver(newMessage("01SPEC2", ""))).toBe("ack");
+      expect(runs).toEqual(["01SPEC2", "01SPEC2"]);
+    });
+
+    it("lease: processing:<token> for leaseMs while running, then done for ttlMs", async () => {
+      let during: [unknown, number] | undefined;
+      const k = key("L1");
+      const { sink } = harness(
+        a,
+        async () => {
+          during = [await a.call("GET", k), Number(await a.call("PTTL", k))];
+        },
+        { leaseMs: 5_000, ttlMs: 60_000 },
+      );
+      expect(await sink.deliver(newMessage("L1", ""))).toBe("ack");
+      expect(String(during?.[0])).toMatch(new RegExp(`^${PROCESSING_PREFIX}`));
+      expect(during?.[1]).toBeGreaterThan(4_000);
+      expect(during?.[1]).toBeLessThanOrEqual(5_000);
+      expect(await a.call("GET", k)).toBe(DONE_VALUE);
+      expect(Number(await a.call("PTTL", k))).toBeGreaterThan(55_000);
+    });
+
+    it("handler fails twice then succeeds → three calls, one success, ack", async () => {
+      let calls = 0;
+      const { sink, registry } = harness(a, async () => {
+        if (++calls <= 2) throw new Error("transient");
+      });
+      key("R1");
+      expect(await sink.deliver(newMessage("R1", ""))).toBe("ack");
+      expect(calls).toBe(3);
+      expect(await a.call("GET", key("R1"))).toBe(DONE_VALUE);
+      const processed = await registry.getSingleMetric(METRIC_NAMES.processed)!.get();
+      expect(processed.values.map((v) => [v.labels.result, v.value])).toEqual([["success", 1]]);
+    });
+
+    it("always fails → DLQ entry with reason_poisoned and the key is released", async () => {
+      const { sink, ps } = harness(a, async () => {
+        throw new Error("db down");
+      });
+      expect(await sink.deliver(newMessage("P1", ""))).toBe("ack");
+      expect(ps.messages("in.dlq").map((m) => m.metadata[REASON_POISONED_KEY])).toEqual(["db down"]);
+      expect(Number(await a.call("EXISTS", key("P1")))).toBe(0);
+    });
+
+    it('"naive" marking in the same scenario acks without a success (the documented loss)', async () => {
+      let calls = 0;
+      let successes = 0;
+      const { sink, ps } = harness(
+        a,
+        async () => {
+          if (++calls === 1) throw new Error("transient");
+          successes++;
+        },
+        { marking: "naive" },
+      );
+      expect(await sink.deliver(newMessage("N1", ""))).toBe("ack");
+      key("N1");
+      expect([calls, successes, ps.messages("in.dlq").length]).toEqual([1, 0, 0]);
+    });
+
+    it("two repositories on one Redis claim one key concurrently → exactly one run; the other gets InProgressError, then is swallowed", async () => {
+      let runs = 0;
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const ownerDedup = deduplicator({ repository: new RedisRepository(a), service });
+      const otherDedup = deduplicator({ repository: new RedisRepository(b), service });
+      const mk = () => {
+        const m = newMessage("C1", "");
+        m.context.handler = "h";
+        return m;
+      };
+      key("C1");
+      const owner = ownerDedup(async () => {
+        runs++;
+        await gate;
+      });
+      const other = otherDedup(async () => void runs++);
+      const [p1, p2] = [owner(mk()), other(mk())];
+      const settled = await Promise.race([p1.then(() => "owner"), p2.then(() => "other", (e: unknown) => e)]);
+      expect(settled).toBeInstanceOf(InProgressError);
+      release();
+      await p1;
+      const again = mk();
+      await expect(other(again)).resolves.toBeUndefined();
+      expect(runs).toBe(1);
+    });
+
+    it("an owner that crashed (claimed, never finished) → the message is processed after leaseMs", async () => {
+      const k = key("X1");
+      await a.call("SET", k, `${PROCESSING_PREFIX}crashed`, "PX", 400);
+      const runs: string[] = [];
+      const { sink } = harness(b, async (m) => void runs.push(m.uuid), { leaseMs: 400 }, "dedup-only");
+      expect(await sink.deliver(newMessage("X1", ""))).toBe("nack");
+      await sleep(450);
+      expect(await sink.deliver(newMessage("X1", ""))).toBe("ack");
+      expect(runs).toEqual(["X1"]);
+      expect(await a.call("GET", k)).toBe(DONE_VALUE);
+    });
+
+    it("compare-and-set / compare-and-delete touch the key only while it holds the expected value", async () => {
+      const repo = new RedisRepository(a);
+      const k = key("S1");
+      await repo.claim(k, "processing:me", 10_000);
+      expect(await repo.compareAndSet(k, "processing:other", DONE_VALUE, 60_000)).toBe(false);
+      expect(await repo.compareAndDelete(k, "processing:other")).toBe(false);
+      expect(await a.call("GET", k)).toBe("processing:me");
+      expect(await repo.compareAndSet(k, "processing:me", DONE_VALUE, 60_000)).toBe(true);
+      expect(await repo.compareAndDelete(k, DONE_VALUE)).toBe(true);
+      expect(Number(await a.call("EXISTS", k))).toBe(0);
+    });
+
+    it("batch claims: mixed new/done/processing keys in one pipeline give the same outcomes as one-by-one claims", async () => {
+      const repo = new RedisRepository(a);
+      const ids = Array.from({ length: 30 }, (_, i) => `B${i}`);
+      const seed = async () => {
+        for (const [i, id] of ids.entries()) {
+          const k = key(id);
+          await a.call("DEL", k);
+          if (i % 3 === 1) await a.call("SET", k, DONE_VALUE, "PX", 60_000);
+          if (i % 3 === 2) await a.call("SET", k, `${PROCESSING_PREFIX}other`, "PX", 60_000);
+        }
+      };
+      await seed();
+      const batch = await repo.claimBatch(ids.map((id) => ({ key: key(id), value: "processing:mine", ttlMs: 60_000 })));
+      await seed();
+      const single = [];
+      for (const id of ids) single.push(await repo.claim(key(id), "processing:mine", 60_000));
+      expect(batch).toEqual(single);
+      expect(batch.filter((r) => r === null)).toHaveLength(10);
+      expect(batch.filter((r) => r === DONE_VALUE)).toHaveLength(10);
+
+      // Through the Router's batch entry point: outcomes equal one-by-one delivery.
+      await seed();
+      const ranBatch: string[] = [];
+      const hb = harness(a, async (m: Message) => void ranBatch.push(m.uuid), {}, "dedup-only");
+      const outBatch = await hb.sink.deliverBatch(ids.slice(0, 2).map((u) => newMessage(u, "")));
+      await seed();
+      const ranSingle: string[] = [];
+      const hs = harness(a, async (m: Message) => void ranSingle.push(m.uuid), {}, "dedup-only");
+      const outSingle = [await hs.sink.deliver(newMessage(ids[0]!, "")), await hs.sink.deliver(newMessage(ids[1]!, ""))];
+      expect(outBatch).toEqual(outSingle);
+      expect(ranBatch).toEqual(ranSingle);
+    });
+
+    it("scripts are called by SHA (loaded once on first use)", async () => {
+      const repo = new RedisRepository(a);
+      const k = key("SHA1");
+      await repo.claim(k, "v", 5_000);
+      await repo.compareAndSet(k, "v", "w", 5_000);
+      await repo.compareAndDelete(k, "w");
+      const evalsha = await a.call("EVALSHA", COMPARE_AND_DELETE_LUA.sha, 1, k, "nothing");
+      expect(Number(evalsha)).toBe(0);
+      expect(Number(await a.call("EVALSHA", COMPARE_AND_SET_LUA.sha, 1, k, "x", "y", 1000))).toBe(0);
+    });
+  });
+}

@@ -1,17 +1,52 @@
 import type { Metadata } from "next";
-import type { ReactNode } from "react";
+import Link from "next/link";
+import { Suspense, type ReactNode } from "react";
+import { HealthStrip } from "@/components/health-strip";
+import { NavLinks, NavLinksFallback } from "@/components/nav-links";
+import { THEME_SCRIPT } from "@/components/theme-toggle";
+import { Toolbar } from "@/components/toolbar";
+import { Providers } from "./providers";
 import "./globals.css";
 
 export const metadata: Metadata = {
-  title: "dedup-health",
+  title: { default: "dedup-health", template: "%s · dedup-health" },
   description: "Deduplication health of idempotent Kafka consumers",
 };
 
+/** Shell of every page: header with navigation, view controls and the status strip. */
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
-    <html lang="en">
-      <body className="min-h-screen bg-white text-slate-900 antialiased dark:bg-slate-950 dark:text-slate-100">
-        {children}
+    <html lang="en" suppressHydrationWarning>
+      <head>
+        <script dangerouslySetInnerHTML={{ __html: THEME_SCRIPT }} />
+      </head>
+      <body className="min-h-screen bg-slate-50 text-slate-900 antialiased dark:bg-slate-950 dark:text-slate-100">
+        <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-1 focus:text-slate-900">
+          Skip to content
+        </a>
+        <Providers>
+          <header className="border-b border-slate-200 bg-white dark:border-slate-800 dark:bg-slate-900">
+            <div className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-3">
+              <Link href="/" className="text-lg font-semibold tracking-tight focus-visible:outline-2 focus-visible:outline-blue-600">
+                dedup-health
+              </Link>
+              <Suspense fallback={<NavLinksFallback />}>
+                <NavLinks />
+              </Suspense>
+              <div className="ml-auto">
+                <Suspense fallback={null}>
+                  <Toolbar />
+                </Suspense>
+              </div>
+            </div>
+            <div className="mx-auto max-w-7xl px-4 pb-2">
+              <HealthStrip />
+            </div>
+          </header>
+          <main id="main" className="mx-auto max-w-7xl space-y-4 p-4">
+            {children}
+          </main>
+        </Providers>
       </body>
     </html>
   );

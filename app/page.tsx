@@ -1,13 +1,15 @@
-import { HealthStrip } from "@/components/health-strip";
-import { Providers } from "./providers";
+import { Suspense } from "react";
+import { LoadingState } from "@/components/panel";
+import { OverviewView } from "@/components/overview/overview-view";
 
+/** Overview of every handler's dedup health. The view state is in the URL (range, refresh, handler). */
 export default function HomePage() {
   return (
-    <Providers>
-      <main className="mx-auto max-w-5xl space-y-4 p-6">
-        <h1 className="text-2xl font-semibold">dedup-health</h1>
-        <HealthStrip />
-      </main>
-    </Providers>
+    <>
+      <h1 className="text-xl font-semibold">Overview</h1>
+      <Suspense fallback={<LoadingState label="Loading overview…" height={240} />}>
+        <OverviewView />
+      </Suspense>
+    </>
   );
 }

@@ -3,7 +3,11 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
 
-/** One QueryClient per browser tab; polling pauses while the tab is hidden (react-query's default). */
+/**
+ * One QueryClient per browser tab. Interval polling pauses while the tab is hidden
+ * (`refetchIntervalInBackground: false`: react-query's focus manager follows `visibilitychange`)
+ * and catches up when it is shown again (`refetchOnWindowFocus`).
+ */
 export function Providers({ children }: { children: ReactNode }) {
   const [client] = useState(
     () =>

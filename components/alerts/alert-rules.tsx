@@ -1,0 +1,97 @@
+"use client";
+
+import type { AlertRule } from "@/lib/api-types";
+import { formatByUnit, formatDurationMs } from "@/lib/format";
+import { AlertBadge } from "./alert-badge";
+
+/** The earliest `activeAt` among a rule's pending/firing instances: "since when" for the rule. */
+export function ruleSince(rule: AlertRule): string | null {
+  const times = rule.instances.filter((i) => i.state !== "inactive" && i.activeAt).map((i) => i.activeAt as string);
+  return times.sort()[0] ?? null;
+}
+
+function threshold(rule: AlertRule): string {
+  return `${rule.unit === "per_second" ? "> " : "> "}${formatByUnit(rule.threshold, rule.unit)} for ${rule.for}`;
+}
+
+/** Compact cards, one per alert rule: state, since, threshold. Used on the overview. */
+export function AlertCards({ rules }: { rules: readonly AlertRule[] }) {
+  return (
+    <ul className="grid gap-3 sm:grid-cols-3" aria-label="Alert rules">
+      {rules.map((r) => (
+        <li key={r.alert} data-testid={`alert-${r.alert}`} className="rounded-lg border border-slate-200 bg-white p-3 dark:border-slate-800 dark:bg-slate-900">
+          <div className="flex items-center justify-between gap-2">
+            <span className="truncate text-sm font-semibold" title={r.alert}>
+              {r.alert}
+            </span>
+            <AlertBadge state={r.state} since={ruleSince(r)} />
+          </div>
+          <p className="mt-1 text-xs text-slate-600 dark:text-slate-300">{r.title}</p>
+          <p className="text-xs text-slate-500 dark:text-slate-400">
+            Threshold {threshold(r)} · {r.instances.filter((i) => i.state !== "inactive").length} of {r.instances.length} instances active
+          </p>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Full table of every rule and instance, with expression, value and runbook. Used on /alerts. */
+export function AlertTable({ rules, now }: { rules: readonly AlertRule[]; now: number }) {
+  return (
+    <div className="space-y-4">
+      {rules.map((r) => (
+        <section key={r.alert} data-testid={`rule-${r.alert}`} aria-labelledby={`rule-${r.alert}-h`} className="rounded-lg border border-slate-200 bg-white p-4 dark:border-slate-800 dark:bg-slate-900">
+          <header className="flex flex-wrap items-center gap-3">
+            <h2 id={`rule-${r.alert}-h`} className="text-base font-semibold">
+              {r.alert}
+            </h2>
+            <AlertBadge state={r.state} since={ruleSince(r)} now={now} />
+            <a href={r.runbookUrl} className="ml-auto text-sm text-blue-700 underline hover:no-underline dark:text-blue-300" target="_blank" rel="noreferrer">
+              Runbook
+            </a>
+          </header>
+          <p className="mt-1 text-sm text-slate-600 dark:text-slate-300">{r.title}</p>
+          <p className="mt-1 text-xs text-slate-500 dark:text-slate-400">
+            Fires when the value is above {formatByUnit(r.threshold, r.unit)} for {r.for}.
+          </p>
+          <pre className="mt-2 overflow-x-auto rounded bg-slate-100 p-2 text-xs dark:bg-slate-800">
+            <code>{r.expr}</code>
+          </pre>
+          {r.instances.length === 0 ? (
+            <p className="mt-2 text-sm text-slate-500 dark:text-slate-400">No instance: the expression returns no series (no traffic, or never above the threshold).</p>
+          ) : (
+            <table className="mt-2 w-full text-sm">
+              <caption className="sr-only">Instances of {r.alert}</caption>
+              <thead className="text-left text-xs text-slate-500 dark:text-slate-400">
+                <tr>
+                  <th scope="col" className="py-1 font-normal">Labels</th>
+                  <th scope="col" className="font-normal">State</th>
+                  <th scope="col" className="text-right font-normal">Value</th>
+                  <th scope="col" className="text-right font-normal">Active for</th>
+                </tr>
+              </thead>
+              <tbody>
+                {r.instances.map((i, n) => (
+                  <tr key={n} className="border-t border-slate-100 dark:border-slate-800">
+                    <td className="py-1 font-mono text-xs">
+                      {Object.entries(i.labels)
+                        .filter(([k]) => k !== "alertname" && k !== "severity")
+                        .map(([k, v]) => `${k}="${v}"`)
+                        .join(", ")}
+                    </td>
+                    <td>
+                      <AlertBadge state={i.state} since={i.activeAt} now={now} />
+                    </td>
+                    <td className="text-right tabular-nums">{i.value === null ? "—" : formatByUnit(i.value, r.unit)}</td>
+                    <td className="text-right tabular-nums">{i.activeAt ? formatDurationMs(now - Date.parse(i.activeAt)) : "—"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
+      ))}
+    </div>
+  );
+}

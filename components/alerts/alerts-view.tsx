@@ -1,0 +1,33 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { alertsQuery } from "@/lib/query-options";
+import { REFRESH_MS, useViewState } from "@/lib/url-state";
+import { Panel, UnavailableState } from "../panel";
+import { QueryView } from "../query-state";
+import { AlertTable } from "./alert-rules";
+
+/** Every dedup alert rule with its instances, state and since-when (from /api/alerts). */
+export function AlertsView() {
+  const { view } = useViewState();
+  const q = useQuery(alertsQuery(REFRESH_MS[view.refresh]));
+  return (
+    <QueryView query={q} what="Alerts" height={200}>
+      {(d) =>
+        d.alerts.status === "ok" ? (
+          <>
+            <p className="text-sm text-slate-600 dark:text-slate-300">
+              {d.source === "prometheus" ? "Rule states from Prometheus (/api/v1/rules)." : "Embedded mode: evaluated in this process from the same thresholds and hold durations as the Prometheus rules."} Updated{" "}
+              {new Date(d.generatedAt).toLocaleTimeString()}.
+            </p>
+            <AlertTable rules={d.alerts.rules} now={Date.parse(d.generatedAt)} />
+          </>
+        ) : (
+          <Panel title="Alert rules">
+            <UnavailableState detail={d.alerts.detail} fallback={d.source === "prometheus" ? "Prometheus" : "Alert source"} />
+          </Panel>
+        )
+      }
+    </QueryView>
+  );
+}

@@ -1,0 +1,72 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import type { SeriesMetric } from "@/lib/api-types";
+import { hasNoData } from "@/lib/chart-data";
+import type { ValueUnit } from "@/lib/format";
+import { seriesQuery } from "@/lib/query-options";
+import { REFRESH_MS, RANGE_LABELS, useViewState } from "@/lib/url-state";
+import { EmptyState, Panel, UnavailableState } from "../panel";
+import { QueryView } from "../query-state";
+import { TimeSeriesChart, type ChartThreshold } from "./time-series-chart";
+
+/** A panel that loads one named series for the URL's range and draws it with its thresholds. */
+export function SeriesPanel({
+  title,
+  description,
+  metric,
+  service,
+  handler,
+  unit,
+  alert,
+  normal,
+  stacked,
+  height = 180,
+  testId,
+  colors,
+}: {
+  title: string;
+  description?: string;
+  metric: SeriesMetric;
+  service?: string;
+  handler?: string;
+  unit: ValueUnit;
+  alert?: ChartThreshold | null;
+  normal?: ChartThreshold | null;
+  stacked?: boolean;
+  height?: number;
+  testId?: string;
+  colors?: Record<string, string>;
+}) {
+  const { view } = useViewState();
+  const q = useQuery(seriesQuery({ metric, range: view.range, service, handler }, REFRESH_MS[view.refresh]));
+  const withDate = view.range === "24h" || view.range === "7d";
+  return (
+    <Panel title={title} description={description} testId={testId}>
+      <QueryView query={q} what={title} height={height + 40}>
+        {(d) => {
+          if (d.data.status === "unavailable") return <UnavailableState detail={d.data.detail} fallback={d.source === "prometheus" ? "Prometheus" : "Metrics"} height={height + 40} />;
+          if (hasNoData(d.data.series))
+            return (
+              <EmptyState height={height + 40}>
+                No samples in the {RANGE_LABELS[view.range].toLowerCase()}: no traffic for {handler ?? service ?? "this selection"} yet.
+              </EmptyState>
+            );
+          return (
+            <TimeSeriesChart
+              lines={d.data.series}
+              unit={d.unit ?? unit}
+              label={title}
+              alert={alert ?? null}
+              normal={normal ?? null}
+              stacked={stacked ?? false}
+              height={height}
+              withDate={withDate}
+              {...(colors ? { colors } : {})}
+            />
+          );
+        }}
+      </QueryView>
+    </Panel>
+  );
+}

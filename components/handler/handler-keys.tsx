@@ -1,0 +1,64 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { formatBytes, formatCount, formatDurationMs } from "@/lib/format";
+import { handlersQuery } from "@/lib/query-options";
+import { REFRESH_MS, useViewState, hrefWithView } from "@/lib/url-state";
+import { BucketChart } from "../charts/bucket-chart";
+import { ErrorState, Panel } from "../panel";
+import { QueryView } from "../query-state";
+
+/** TTL distribution, sampled key states and bytes per key of one handler prefix (from /api/handlers). */
+export function HandlerKeys({ service, handler }: { service: string; handler: string }) {
+  const { view, params } = useViewState();
+  const q = useQuery(handlersQuery(REFRESH_MS[view.refresh]));
+  return (
+    <Panel title="Keys in Redis: TTL distribution" description="Remaining TTL of the handler's keys; keys without TTL never expire (a bug)." testId="ttl-distribution">
+      <QueryView query={q} what="Key inspection" height={200}>
+        {(d) => {
+          if (d.redis.status !== "up") return <ErrorState title={d.redis.status === "down" ? "Redis unavailable" : "Redis not configured"} detail={d.redis.detail} height={200} />;
+          const h = d.handlers.find((x) => x.service === service && x.handler === handler);
+          if (!h)
+            return (
+              <p data-state="empty" className="text-sm text-slate-500 dark:text-slate-400">
+                {d.scan.done ? `No key under ${service}:dedup:${handler}: in Redis.` : `Counting keys… scanned ${formatCount(d.scan.scanned)} of ${formatCount(d.scan.total)}.`}
+              </p>
+            );
+          return (
+            <div className="space-y-2">
+              <BucketChart buckets={[...h.ttlBuckets, { label: "no TTL", count: h.noTtlCount }]} label={`TTL distribution of ${h.prefix}`} testId="ttl-chart" />
+              <dl className="grid grid-cols-2 gap-2 text-sm sm:grid-cols-4">
+                <div>
+                  <dt className="text-xs text-slate-500">Keys</dt>
+                  <dd className="tabular-nums">
+                    {h.exact ? "" : "≈ "}
+                    {formatCount(h.keyCount)}
+                    {h.exact ? "" : ` ± ${formatCount(h.errorBound)}`}
+                  </dd>
+                </div>
+                <div>
+                  <dt className="text-xs text-slate-500">Bytes per key</dt>
+                  <dd className="tabular-nums">{formatBytes(h.bytesPerKey)}</dd>
+                </div>
+                <div>
+                  <dt className="text-xs text-slate-500">Observed TTL (min / p50 / max)</dt>
+                  <dd className="tabular-nums">{h.ttlObserved ? `${formatDurationMs(h.ttlObserved.minMs)} / ${formatDurationMs(h.ttlObserved.p50Ms)} / ${formatDurationMs(h.ttlObserved.maxMs)}` : "—"}</dd>
+                </div>
+                <div>
+                  <dt className="text-xs text-slate-500">States (sample of {h.sampleSize})</dt>
+                  <dd className="tabular-nums">
+                    {h.states.done} done · {h.states.processing} processing · {h.states.marked} marked · {h.states.other} other
+                  </dd>
+                </div>
+              </dl>
+              <Link href={hrefWithView("/keys", params, { prefix: h.prefix })} className="text-sm text-blue-700 underline dark:text-blue-300">
+                Browse these keys
+              </Link>
+            </div>
+          );
+        }}
+      </QueryView>
+    </Panel>
+  );
+}

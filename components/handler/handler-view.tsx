@@ -1,0 +1,74 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { capacityQuery, overviewQuery } from "@/lib/query-options";
+import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
+import { AlertBadge } from "../alerts/alert-badge";
+import { SeriesPanel } from "../charts/series-panel";
+import { CapacityTable } from "../overview/capacity-table";
+import { DUP_ALERT, DUP_NORMAL, ERR_ALERT, P99_ALERT } from "../overview/overview-view";
+import { HandlerStats } from "../overview/stats";
+import { EmptyState, Panel } from "../panel";
+import { QueryView } from "../query-state";
+import { HandlerKeys } from "./handler-keys";
+import { HandlerLint } from "./handler-lint";
+
+const RESULT_COLORS = { success: "#10b981", deduplicated: "#2563eb", error: "#ef4444" };
+
+/** Everything about one handler: numbers, charts, TTL class, lint, TTL distribution, DLQ reasons, capacity. */
+export function HandlerView({ service, handler }: { service: string; handler: string }) {
+  const { view, params } = useViewState();
+  const q = useQuery(overviewQuery(view.range, REFRESH_MS[view.refresh]));
+  const cap = useQuery(capacityQuery(REFRESH_MS[view.refresh]));
+  const projected = cap.data?.handlers.find((h) => h.service === service && h.handler === handler)?.projectedKeys;
+  return (
+    <div className="space-y-4">
+      <nav aria-label="Breadcrumb" className="text-sm text-slate-500 dark:text-slate-400">
+        <Link href={hrefWithView("/", params)} className="underline">
+          Overview
+        </Link>{" "}
+        › {service} › <span aria-current="page">{handler}</span>
+      </nav>
+      <h1 className="text-xl font-semibold">
+        {service} / {handler}
+      </h1>
+      <Panel title="Now" testId="handler-now">
+        <QueryView query={q} what="Handler metrics" height={80}>
+          {(d) => {
+            const h = d.handlers.find((x) => x.service === service && x.handler === handler);
+            if (!h) return <EmptyState height={80}>No metrics or keys for {service}/{handler} yet: it has not processed a message, or the name is wrong.</EmptyState>;
+            return (
+              <div className="space-y-3">
+                <p className="text-sm">
+                  TTL class <strong data-testid="ttl-class">{h.ttlClass ?? "not declared"}</strong>
+                  {h.topics.length ? ` · topics ${h.topics.join(", ")}` : ""} · key prefix <code className="text-xs">{`${service}:dedup:${handler}:`}</code>
+                </p>
+                <HandlerStats h={h} {...(projected !== undefined ? { projectedKeys: projected } : {})} />
+                {h.alerts.length ? (
+                  <ul className="flex flex-wrap gap-2" aria-label="Alert instances of this handler">
+                    {h.alerts.map((a, i) => (
+                      <li key={i} className="flex items-center gap-1 text-xs">
+                        {a.alert} <AlertBadge state={a.state} since={a.activeAt} />
+                      </li>
+                    ))}
+                  </ul>
+                ) : null}
+              </div>
+            );
+          }}
+        </QueryView>
+      </Panel>
+      <div className="grid gap-4 lg:grid-cols-2">
+        <SeriesPanel title="Duplicate ratio" description="dashed: 10% alert; green: < 1% normal" metric="duplicate_ratio" service={service} handler={handler} unit="ratio" alert={DUP_ALERT} normal={DUP_NORMAL} testId="chart-duplicate-ratio" />
+        <SeriesPanel title="Processed by result" description="messages/s: success, deduplicated, error (stacked)" metric="processed_rate" service={service} handler={handler} unit="per_second" stacked colors={RESULT_COLORS} testId="chart-processed" />
+        <SeriesPanel title="Redis check latency (service)" description="p50 and p99; dashed: 50 ms alert" metric="check_latency" service={service} unit="seconds" alert={P99_ALERT} testId="chart-check-latency" />
+        <SeriesPanel title="Dedup errors by reason (service)" description="stacked errors/s; any error alerts" metric="error_rate" service={service} unit="per_second" alert={ERR_ALERT} stacked testId="chart-error-rate" colors={{ redis_timeout: "#f59e0b", redis_conn: "#ef4444", marshal: "#a855f7" }} />
+        <SeriesPanel title="DLQ by reason" description="messages/s sent to the dead-letter topic, by reason_poisoned" metric="dlq_rate" service={service} handler={handler} unit="per_second" stacked testId="chart-dlq" />
+        <HandlerKeys service={service} handler={handler} />
+      </div>
+      <HandlerLint service={service} handler={handler} />
+      <CapacityTable only={{ service, handler }} />
+    </div>
+  );
+}

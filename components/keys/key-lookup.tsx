@@ -1,0 +1,53 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { keyLookupQuery, ApiError } from "@/lib/query-options";
+import { errorTitle } from "../query-state";
+import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
+import { KeyTable } from "./key-table";
+
+/** Look up one message UUID across every handler prefix (`uuid=` in the URL). */
+export function KeyLookup({ uuid, onLookup }: { uuid: string; onLookup: (uuid: string | null) => void }) {
+  const [text, setText] = useState(uuid);
+  const q = useQuery(keyLookupQuery(uuid));
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    onLookup(text.trim() || null);
+  };
+  return (
+    <Panel title="Look up a message" description="Which handlers hold a key for this UUID, with state and TTL." testId="key-lookup">
+      <form onSubmit={submit} className="flex flex-wrap items-end gap-2" role="search">
+        <label className="flex flex-col text-sm">
+          <span>Message UUID (ULID or UUID)</span>
+          <input
+            data-testid="lookup-input"
+            value={text}
+            onChange={(e) => setText(e.target.value)}
+            pattern="[0-9A-Za-z\-]{8,64}"
+            placeholder="01JD8X3Q…"
+            className="w-80 rounded border border-slate-300 bg-white px-2 py-1 font-mono text-sm dark:border-slate-700 dark:bg-slate-900"
+          />
+        </label>
+        <button type="submit" className="rounded bg-blue-700 px-3 py-1 text-sm text-white hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600">
+          Look up
+        </button>
+      </form>
+      {uuid ? (
+        <div className="mt-3">
+          {q.isPending ? (
+            <LoadingState label="Looking up…" height={60} />
+          ) : q.isError ? (
+            <ErrorState title={errorTitle(q.error, "Lookup")} detail={q.error instanceof ApiError ? q.error.detail : String(q.error)} height={60} />
+          ) : q.data.matches.length === 0 ? (
+            <EmptyState height={60}>
+              No key for {uuid} under the {q.data.checkedPrefixes} handler prefixes checked: never processed, or its window expired.
+            </EmptyState>
+          ) : (
+            <KeyTable keys={q.data.matches} caption={`Keys for ${uuid}`} showPrefix />
+          )}
+        </div>
+      ) : null}
+    </Panel>
+  );
+}

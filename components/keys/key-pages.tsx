@@ -1,0 +1,68 @@
+"use client";
+
+import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { formatCount } from "@/lib/format";
+import { handlersQuery, keysInfiniteQuery, ApiError } from "@/lib/query-options";
+import { errorTitle } from "../query-state";
+import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
+import { KeyTable } from "./key-table";
+
+/** Keys per page in the key browser. */
+export const PAGE_SIZE = 50;
+
+const btn =
+  "rounded border border-slate-300 px-3 py-1 text-sm hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 disabled:opacity-40 dark:border-slate-700 dark:hover:bg-slate-800";
+
+/** The keys of one handler prefix, page by page with the server's resumable SCAN cursor. Read-only. */
+export function KeyPages({ prefix }: { prefix: string }) {
+  const q = useInfiniteQuery(keysInfiniteQuery(prefix, PAGE_SIZE));
+  const total = useQuery({ ...handlersQuery(false), select: (d) => d.scan.total });
+  const [page, setPage] = useState(0);
+  const pages = q.data?.pages ?? [];
+  const current = pages[page];
+  const visited = pages.slice(0, page + 1).reduce((a, p) => a + p.visited, 0);
+  const first = pages.slice(0, page).reduce((a, p) => a + p.keys.length, 0);
+  const hasNext = page < pages.length - 1 || q.hasNextPage;
+  const next = async () => {
+    if (page >= pages.length - 1) {
+      const r = await q.fetchNextPage();
+      if (r.isError) return;
+    }
+    setPage((p) => p + 1);
+  };
+  return (
+    <Panel title={<span className="font-mono">{prefix}:</span>} description="Keys of this handler, page by page (SCAN with a resumable cursor). Read-only." testId="key-pages">
+      {q.isPending ? (
+        <LoadingState label="Scanning keys…" height={200} />
+      ) : q.isError && !current ? (
+        <ErrorState title={errorTitle(q.error, "Keys")} detail={q.error instanceof ApiError ? q.error.detail : String(q.error)} height={200} onRetry={() => void q.refetch()} />
+      ) : current ? (
+        <div className="space-y-2">
+          <div className="flex flex-wrap items-center gap-3 text-sm">
+            <button type="button" className={btn} onClick={() => setPage((p) => Math.max(0, p - 1))} disabled={page === 0} aria-label="Previous page">
+              ← Previous
+            </button>
+            <span data-testid="page-indicator" aria-live="polite">
+              Page {page + 1}
+              {current.keys.length > 0 ? ` · keys ${first + 1}–${first + current.keys.length}` : " · no key on this page"}
+              {!hasNext ? " · end of scan" : ""}
+            </span>
+            <button type="button" className={btn} onClick={() => void next()} disabled={!hasNext || q.isFetchingNextPage} aria-label="Next page">
+              {q.isFetchingNextPage ? "Scanning…" : "Next →"}
+            </button>
+            <span data-testid="scanned" className="ml-auto text-xs text-slate-500 dark:text-slate-400">
+              scanned {formatCount(visited)} of {total.data !== undefined ? formatCount(total.data) : "—"} in Redis
+            </span>
+          </div>
+          {q.isFetchNextPageError ? <p role="alert" className="text-xs text-red-700">{errorTitle(q.error, "Next page")}</p> : null}
+          {current.keys.length === 0 ? (
+            <EmptyState height={80}>{hasNext ? "This SCAN step matched no key; go on with Next." : "No key under this prefix."}</EmptyState>
+          ) : (
+            <KeyTable keys={current.keys} caption={`Keys ${first + 1} to ${first + current.keys.length} of ${prefix}`} />
+          )}
+        </div>
+      ) : null}
+    </Panel>
+  );
+}

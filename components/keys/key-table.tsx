@@ -1,0 +1,42 @@
+import type { KeyEntry, KeyState } from "@/lib/api-types";
+import { formatBytes, formatDurationMs } from "@/lib/format";
+
+const STATE_TONE: Record<KeyState, string> = {
+  done: "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/40 dark:text-emerald-100",
+  processing: "bg-amber-100 text-amber-900 dark:bg-amber-900/40 dark:text-amber-100",
+  marked: "bg-blue-100 text-blue-900 dark:bg-blue-900/40 dark:text-blue-100",
+  other: "bg-slate-100 text-slate-800 dark:bg-slate-800 dark:text-slate-200",
+};
+
+/** Keys with state, TTL left and size. `showPrefix` adds the handler column (lookup results). */
+export function KeyTable({ keys, caption, showPrefix = false }: { keys: readonly (KeyEntry & { prefix?: string })[]; caption: string; showPrefix?: boolean }) {
+  return (
+    <table className="w-full text-sm">
+      <caption className="sr-only">{caption}</caption>
+      <thead className="text-left text-xs text-slate-500 dark:text-slate-400">
+        <tr>
+          {showPrefix ? <th scope="col" className="py-1 font-normal">Handler prefix</th> : null}
+          <th scope="col" className="py-1 font-normal">Message UUID</th>
+          <th scope="col" className="font-normal">State</th>
+          <th scope="col" className="text-right font-normal">TTL left</th>
+          <th scope="col" className="text-right font-normal">Size</th>
+        </tr>
+      </thead>
+      <tbody>
+        {keys.map((k) => (
+          <tr key={k.key} data-testid="key-row" className="border-t border-slate-100 dark:border-slate-800">
+            {showPrefix ? <td className="py-1 font-mono text-xs">{k.prefix}</td> : null}
+            <td className="py-1 font-mono text-xs" title={k.key}>
+              {k.uuid}
+            </td>
+            <td>
+              <span className={`rounded px-1.5 py-0.5 text-xs ${STATE_TONE[k.state]}`}>{k.state}</span>
+            </td>
+            <td className={`text-right tabular-nums ${k.ttlMs === -1 ? "font-semibold text-red-700 dark:text-red-300" : ""}`}>{k.ttlMs === null ? "expired" : formatDurationMs(k.ttlMs)}</td>
+            <td className="text-right tabular-nums">{formatBytes(k.bytes)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

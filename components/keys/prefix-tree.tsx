@@ -1,0 +1,104 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { HandlerKeys } from "@/lib/api-types";
+import { formatCount } from "@/lib/format";
+import { handlersQuery, refreshHandlers, ApiError } from "@/lib/query-options";
+import { REFRESH_MS, useViewState } from "@/lib/url-state";
+import { ErrorState, Panel } from "../panel";
+import { QueryView } from "../query-state";
+
+/** Scan progress: "scanned N of M keys", as a labelled progress bar while a count runs. */
+export function ScanProgress({ scanned, total, done, mode }: { scanned: number; total: number; done: boolean; mode: string }) {
+  return (
+    <div data-testid="scan-progress" className="space-y-1 text-xs text-slate-600 dark:text-slate-300">
+      <label className="block">
+        {done ? "Count done" : "Counting keys"} ({mode}): scanned {formatCount(scanned)} of {formatCount(total)}
+        <progress className="mt-1 block h-2 w-full" max={Math.max(total, 1)} value={Math.min(scanned, Math.max(total, 1))} />
+      </label>
+    </div>
+  );
+}
+
+/** The prefix tree service → handler, with key counts, from /api/handlers. Selecting a handler sets `prefix=` in the URL. */
+export function PrefixTree({ selected, onSelect }: { selected: string | null; onSelect: (prefix: string) => void }) {
+  const { view } = useViewState();
+  const qc = useQueryClient();
+  const q = useQuery(handlersQuery(REFRESH_MS[view.refresh]));
+  const recount = useMutation({ mutationFn: refreshHandlers, onSuccess: (d) => qc.setQueryData(handlersQuery(false).queryKey, d) });
+  return (
+    <Panel
+      title="Handlers"
+      description="Prefixes <service>:dedup:<handler> found in Redis"
+      testId="prefix-tree"
+      actions={
+        <button type="button" onClick={() => recount.mutate()} disabled={recount.isPending} className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:hover:bg-slate-800">
+          Recount
+        </button>
+      }
+    >
+      {recount.isError ? (
+        <p role="alert" className="mb-1 text-xs text-amber-800 dark:text-amber-300">
+          {recount.error instanceof ApiError ? recount.error.detail : String(recount.error)}
+        </p>
+      ) : null}
+      {recount.data && !recount.data.refresh.started ? (
+        <p className="mb-1 text-xs text-slate-500">A count ran recently or is running; next recount allowed in {Math.ceil(recount.data.refresh.retryAfterMs / 1000)} s.</p>
+      ) : null}
+      <QueryView query={q} what="Key inspection" height={160}>
+        {(d) => {
+          if (d.redis.status !== "up") return <ErrorState title={d.redis.status === "down" ? "Redis unavailable" : "Redis not configured"} detail={d.redis.detail} height={160} />;
+          const byService = new Map<string, HandlerKeys[]>();
+          for (const h of d.handlers) byService.set(h.service, [...(byService.get(h.service) ?? []), h]);
+          return (
+            <div className="space-y-2">
+              <ScanProgress {...d.scan} />
+              {d.handlers.length === 0 ? (
+                <p data-state="empty" className="text-sm text-slate-500 dark:text-slate-400">
+                  {d.scan.done ? `No key matches ${d.prefixes.join(", ")}.` : "The first count is running…"}
+                </p>
+              ) : (
+                <ul aria-label="Services" className="space-y-1 text-sm">
+                  {[...byService].map(([service, hs]) => (
+                    <li key={service}>
+                      <details open>
+                        <summary className="cursor-pointer rounded px-1 font-medium hover:bg-slate-100 dark:hover:bg-slate-800">
+                          {service} <span className="text-xs font-normal text-slate-500">({formatCount(hs.reduce((a, h) => a + h.keyCount, 0))})</span>
+                        </summary>
+                        <ul aria-label={`Handlers of ${service}`} className="ml-3 border-l border-slate-200 pl-2 dark:border-slate-700">
+                          {hs.map((h) => (
+                            <li key={h.prefix}>
+                              <button
+                                type="button"
+                                data-testid="tree-handler"
+                                aria-current={selected === h.prefix ? "true" : undefined}
+                                onClick={() => onSelect(h.prefix)}
+                                className={`flex w-full justify-between gap-2 rounded px-1 py-0.5 text-left hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:bg-slate-800 ${selected === h.prefix ? "bg-blue-50 font-medium text-blue-900 dark:bg-blue-950 dark:text-blue-100" : ""}`}
+                              >
+                                <span className="truncate">{h.handler}</span>
+                                <span className="shrink-0 text-xs tabular-nums text-slate-500">
+                                  {h.exact ? "" : "≈"}
+                                  {formatCount(h.keyCount)}
+                                  {h.noTtlCount > 0 ? " ⚠" : ""}
+                                </span>
+                              </button>
+                            </li>
+                          ))}
+                        </ul>
+                      </details>
+                    </li>
+                  ))}
+                </ul>
+              )}
+              {d.noTtlTotal > 0 ? (
+                <p role="alert" className="text-xs text-red-700 dark:text-red-300">
+                  ⚠ {formatCount(d.noTtlTotal)} without a TTL: they never expire.
+                </p>
+              ) : null}
+            </div>
+          );
+        }}
+      </QueryView>
+    </Panel>
+  );
+}

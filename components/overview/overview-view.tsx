@@ -1,0 +1,143 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import type { OverviewHandler, OverviewResponse } from "@/lib/api-types";
+import { overviewQuery } from "@/lib/query-options";
+import { THRESHOLDS, ALERTS } from "@/lib/thresholds";
+import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
+import { AlertCards } from "../alerts/alert-rules";
+import { SeriesPanel } from "../charts/series-panel";
+import { Panel, UnavailableState } from "../panel";
+import { QueryView } from "../query-state";
+import { CapacityTable } from "./capacity-table";
+import { HandlerStats } from "./stats";
+
+/** Threshold lines of the charts, from the one source (lib/thresholds). */
+export const DUP_ALERT = { value: THRESHOLDS.duplicateRatio, label: ALERTS.duplicateRate.threshold.label };
+export const DUP_NORMAL = { value: THRESHOLDS.duplicateRatioNormal, label: ALERTS.duplicateRate.normal.label };
+export const P99_ALERT = { value: THRESHOLDS.checkP99Seconds, label: `${ALERTS.redisLatency.threshold.label} alert` };
+export const ERR_ALERT = { value: THRESHOLDS.errorRate, label: "alert > 0" };
+
+const id = (h: { service: string; handler: string }) => `${h.service}/${h.handler}`;
+
+function HandlerSection({ h }: { h: OverviewHandler }) {
+  const { params } = useViewState();
+  const href = hrefWithView(`/handlers/${encodeURIComponent(h.service)}/${encodeURIComponent(h.handler)}`, params);
+  const worst = h.alerts.some((a) => a.state === "firing") ? "firing" : h.alerts.some((a) => a.state === "pending") ? "pending" : "inactive";
+  return (
+    <section data-testid="handler-section" data-handler={id(h)} aria-labelledby={`h-${id(h)}`} className="space-y-3 rounded-lg border border-slate-200 bg-white p-4 dark:border-slate-800 dark:bg-slate-900">
+      <header className="flex flex-wrap items-baseline gap-x-3 gap-y-1">
+        <h2 id={`h-${id(h)}`} className="text-base font-semibold">
+          <Link href={href} className="text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 dark:text-blue-300">
+            {h.service} / {h.handler}
+          </Link>
+        </h2>
+        <span className="text-xs text-slate-500 dark:text-slate-400">
+          TTL class {h.ttlClass ?? "unknown"} · topics {h.topics.length ? h.topics.join(", ") : "—"}
+        </span>
+        <span className={`ml-auto rounded px-2 py-0.5 text-xs font-medium ${worst === "firing" ? "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100" : worst === "pending" ? "bg-amber-100 text-amber-900 dark:bg-amber-900/40 dark:text-amber-100" : "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/40 dark:text-emerald-100"}`}>
+          alerts: {worst}
+        </span>
+      </header>
+      <HandlerStats h={h} />
+      <SeriesPanel
+        title={`Duplicate ratio — ${h.handler}`}
+        description="deduplicated ÷ processed over 5 min; dashed: 10% alert; green: < 1% normal background"
+        metric="duplicate_ratio"
+        service={h.service}
+        handler={h.handler}
+        unit="ratio"
+        alert={DUP_ALERT}
+        normal={DUP_NORMAL}
+        testId="chart-duplicate-ratio"
+      />
+    </section>
+  );
+}
+
+function ServiceCharts({ service }: { service: string }) {
+  return (
+    <div className="grid gap-4 lg:grid-cols-2">
+      <SeriesPanel
+        title={`Redis check latency — ${service}`}
+        description="p50 and p99 of one SET NX check; dashed: 50 ms alert"
+        metric="check_latency"
+        service={service}
+        unit="seconds"
+        alert={P99_ALERT}
+        testId="chart-check-latency"
+      />
+      <SeriesPanel
+        title={`Dedup errors by reason — ${service}`}
+        description="redis_timeout, redis_conn, marshal (stacked, errors/s); any error alerts"
+        metric="error_rate"
+        service={service}
+        unit="per_second"
+        alert={ERR_ALERT}
+        stacked
+        testId="chart-error-rate"
+        colors={{ redis_timeout: "#f59e0b", redis_conn: "#ef4444", marshal: "#a855f7" }}
+      />
+    </div>
+  );
+}
+
+function Body({ d }: { d: OverviewResponse }) {
+  const { view, set } = useViewState();
+  const shown = d.handlers.filter((h) => !view.handler || id(h) === view.handler);
+  const services = [...new Set(shown.map((h) => h.service))];
+  return (
+    <div className="space-y-4">
+      <Panel title="Alerts" description={`Source: ${d.source === "prometheus" ? "Prometheus rules" : "evaluated in this process from the same thresholds"}`} testId="alerts-panel">
+        {d.alerts.status === "ok" ? <AlertCards rules={d.alerts.rules} /> : <UnavailableState detail={d.alerts.detail} fallback="Alert source" height={80} />}
+      </Panel>
+      <div className="flex flex-wrap items-center gap-2">
+        <label className="flex items-center gap-2 text-sm">
+          <span>Handler</span>
+          <select
+            data-testid="handler-filter"
+            value={view.handler ?? ""}
+            onChange={(e) => set({ handler: e.target.value || null })}
+            className="rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900"
+          >
+            <option value="">All handlers ({d.handlers.length})</option>
+            {d.handlers.map((h) => (
+              <option key={id(h)} value={id(h)}>
+                {id(h)}
+              </option>
+            ))}
+          </select>
+        </label>
+        <span className="text-xs text-slate-500 dark:text-slate-400">
+          Metrics from {d.source === "prometheus" ? "Prometheus" : "this process' registry"} · updated {new Date(d.generatedAt).toLocaleTimeString()}
+        </span>
+      </div>
+      {d.handlers.length === 0 ? (
+        <Panel title="Handlers">
+          <p data-state="empty" className="text-sm text-slate-500 dark:text-slate-400">
+            No handler has reported metrics or keys yet. Start the demo traffic (Workshop → live demo) or point the dashboard at your services&apos; Prometheus and Redis.
+          </p>
+        </Panel>
+      ) : null}
+      {shown.map((h) => (
+        <HandlerSection key={id(h)} h={h} />
+      ))}
+      {services.map((s) => (
+        <ServiceCharts key={s} service={s} />
+      ))}
+      <CapacityTable only={view.handler ? shown[0] ?? null : null} />
+    </div>
+  );
+}
+
+/** The overview: alerts, every handler's duplicate ratio, each service's latency and errors, keys vs projection. */
+export function OverviewView() {
+  const { view } = useViewState();
+  const q = useQuery(overviewQuery(view.range, REFRESH_MS[view.refresh]));
+  return (
+    <QueryView query={q} what="Overview" height={240}>
+      {(d) => <Body d={d} />}
+    </QueryView>
+  );
+}

@@ -1,0 +1,144 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { ScenarioInfo, ScenarioKind } from "@/lib/workshop-types";
+import { formatDurationMs } from "@/lib/format";
+import { runQuery, scenariosQuery, startRun, ApiError } from "@/lib/query-options";
+import { useViewState } from "@/lib/url-state";
+import { ErrorState, LoadingState, Panel } from "../panel";
+import { errorTitle, QueryView } from "../query-state";
+import { LiveDemo } from "./live-demo";
+import { checkText, RunSummary, Timeline } from "./run-view";
+import { needsToken, useWorkshopToken } from "./token";
+import { TokenField } from "./token-field";
+
+const KIND_LABEL: Record<ScenarioKind, string> = {
+  "duplicate-source": "Duplicate sources, correct setup",
+  "redis-outage": "Redis outage",
+  "anti-pattern": "Anti-patterns",
+};
+
+function ScenarioPicker({ scenarios, selected, onSelect }: { scenarios: readonly ScenarioInfo[]; selected: string | null; onSelect: (n: string) => void }) {
+  const kinds = [...new Set(scenarios.map((s) => s.kind))];
+  return (
+    <div role="radiogroup" aria-label="Scenario" className="space-y-3">
+      {kinds.map((k) => (
+        <fieldset key={k}>
+          <legend className="mb-1 text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">{KIND_LABEL[k]}</legend>
+          <ul className="space-y-0.5">
+            {scenarios
+              .filter((s) => s.kind === k)
+              .map((s) => (
+                <li key={s.name}>
+                  <label className={`flex cursor-pointer items-center gap-2 rounded px-2 py-1 text-base hover:bg-slate-100 dark:hover:bg-slate-800 ${selected === s.name ? "bg-blue-50 font-semibold dark:bg-blue-950" : ""}`}>
+                    <input type="radio" name="scenario" value={s.name} checked={selected === s.name} onChange={() => onSelect(s.name)} data-testid={`scenario-${s.name}`} />
+                    <span className="truncate">{s.title}</span>
+                    {s.runningRunId ? <span className="ml-auto text-xs text-blue-700 dark:text-blue-300">running</span> : null}
+                  </label>
+                </li>
+              ))}
+          </ul>
+        </fieldset>
+      ))}
+    </div>
+  );
+}
+
+function RunPanel({ runId, scenario }: { runId: string; scenario: ScenarioInfo }) {
+  const q = useQuery(runQuery(runId));
+  if (q.isPending) return <LoadingState label="Starting the run…" height={200} />;
+  if (q.isError && !q.data) return <ErrorState title={errorTitle(q.error, "Run")} detail={q.error instanceof ApiError ? q.error.detail : String(q.error)} height={200} />;
+  const run = q.data!;
+  return (
+    <div className="space-y-4">
+      <RunSummary run={run} scenario={scenario} />
+      <Timeline run={run} />
+    </div>
+  );
+}
+
+/** The workshop: pick a scenario, read it, run it, watch the timeline, compare with the expected outcome; live-demo switches below. */
+export function WorkshopView() {
+  const { params, set } = useViewState();
+  const qc = useQueryClient();
+  const tok = useWorkshopToken();
+  const list = useQuery(scenariosQuery());
+  const selectedName = params.get("scenario");
+  const runId = params.get("run");
+  const run = useMutation({
+    mutationFn: (name: string) => startRun(name, tok.token),
+    onSuccess: (r) => {
+      set({ run: r.runId });
+      void qc.invalidateQueries({ queryKey: scenariosQuery().queryKey });
+    },
+    onError: (e) => {
+      if (needsToken(e)) tok.show();
+      // 409: this scenario is running already — watch that run.
+      if (e instanceof ApiError && e.status === 409 && typeof e.body.runId === "string") set({ run: e.body.runId });
+    },
+  });
+  return (
+    <div className="space-y-4">
+      {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
+      <QueryView query={list} what="Workshop scenarios" height={240} isEmpty={(d) => d.scenarios.length === 0} empty="This server offers no scenario.">
+        {(d) => {
+          const scenario = d.scenarios.find((s) => s.name === selectedName) ?? null;
+          const shownRun = runId ?? scenario?.runningRunId ?? scenario?.lastRunId ?? null;
+          return (
+            <div className="grid gap-4 lg:grid-cols-[20rem_1fr]">
+              <Panel title="Scenarios" description={`${d.scenarios.length} scenarios, each ≤ 2 min in its own topic and group (${d.mode} mode)`} testId="scenario-list">
+                <ScenarioPicker scenarios={d.scenarios} selected={selectedName} onSelect={(n) => set({ scenario: n, run: null })} />
+              </Panel>
+              <div className="min-w-0 space-y-4">
+                {scenario ? (
+                  <Panel title={<span className="text-2xl">{scenario.title}</span>} testId="scenario-detail">
+                    <p className="max-w-prose text-lg leading-relaxed">{scenario.explanation}</p>
+                    <p className="mt-2 text-sm text-slate-500 dark:text-slate-400">
+                      Spec {scenario.specSections} · at most {formatDurationMs(scenario.maxDurationMs)}
+                    </p>
+                    <div className="mt-3 rounded-lg bg-slate-100 p-3 dark:bg-slate-800" data-testid="expected">
+                      <h3 className="text-base font-semibold">Expected: {scenario.expected.summary}</h3>
+                      <ul className="mt-1 list-disc pl-5 text-base">
+                        {scenario.expected.checks.map((c, i) => (
+                          <li key={i}>
+                            <strong>{checkText(c)}</strong> — {c.because}
+                          </li>
+                        ))}
+                      </ul>
+                    </div>
+                    <div className="mt-4 flex flex-wrap items-center gap-3">
+                      <button
+                        type="button"
+                        data-testid="run-button"
+                        onClick={() => run.mutate(scenario.name)}
+                        disabled={run.isPending || scenario.runningRunId !== null}
+                        className="rounded-lg bg-blue-700 px-6 py-3 text-xl font-semibold text-white hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-50"
+                      >
+                        {scenario.runningRunId ? "Running…" : "Run scenario"}
+                      </button>
+                      {run.isError && !(run.error instanceof ApiError && run.error.status === 409) ? (
+                        <p role="alert" className="text-sm text-red-700 dark:text-red-300">
+                          {needsToken(run.error) ? "A token is required: enter it above and run again." : run.error instanceof ApiError ? run.error.detail : String(run.error)}
+                        </p>
+                      ) : null}
+                    </div>
+                  </Panel>
+                ) : (
+                  <Panel title="Pick a scenario">
+                    <p className="text-lg text-slate-600 dark:text-slate-300">Choose a scenario on the left to read what it shows and what to expect, then run it.</p>
+                  </Panel>
+                )}
+                {scenario && shownRun ? (
+                  <Panel title="Run" description={`Run ${shownRun}`} testId="run-panel">
+                    <RunPanel key={shownRun} runId={shownRun} scenario={scenario} />
+                  </Panel>
+                ) : null}
+              </div>
+            </div>
+          );
+        }}
+      </QueryView>
+      <LiveDemo token={tok.token} onNeedToken={tok.show} />
+    </div>
+  );
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { hasNoData, lineStats, toRows, yMax } from "./chart-data";
+
+const line = (name: string, points: [number, number | null][]) => ({ name, labels: {}, points });
+
+describe("chart data: gaps stay gaps, the threshold stays on the axis", () => {
+  it("merges lines by time, a missing point is null not 0", () => {
+    const rows = toRows([line("a", [[2, 0.5], [1, 0.25]]), line("b.c", [[2, null], [3, 1]])]);
+    expect(rows).toEqual([
+      { t: 1, s0: 0.25 },
+      { t: 2, s0: 0.5, s1: null },
+      { t: 3, s1: 1 },
+    ]);
+  });
+  it("legend stats ignore nulls", () => {
+    expect(lineStats(line("a", [[1, 0.1], [2, null], [3, 0.3]]))).toEqual({ last: 0.3, max: 0.3, mean: expect.closeTo(0.2, 9) });
+    expect(lineStats(line("a", [[1, null]]))).toEqual({ last: null, max: null, mean: null });
+  });
+  it("an all-null or empty answer is 'no data'", () => {
+    expect(hasNoData([])).toBe(true);
+    expect(hasNoData([line("a", [[1, null]])])).toBe(true);
+    expect(hasNoData([line("a", [[1, 0]])])).toBe(false);
+  });
+  it("the axis includes the 10% line when the series stays at 0.5% (grafana#12135)", () => {
+    const rows = toRows([line("a", [[1, 0.005], [2, 0.004]])]);
+    expect(yMax(rows, ["s0"], false, 0.1)).toBeCloseTo(0.115);
+    // A series above the threshold sets the top itself.
+    expect(yMax(toRows([line("a", [[1, 0.3]])]), ["s0"], false, 0.1)).toBeCloseTo(0.345);
+    // Stacked: the sum counts.
+    expect(yMax(toRows([line("a", [[1, 2]]), line("b", [[1, 3]])]), ["s0", "s1"], true, 0)).toBeCloseTo(5.75);
+    expect(yMax([], [], false, null)).toBe(1);
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * Pure helpers of the chart wrapper: turning the API's `[unixSeconds, value|null][]` lines into
+ * recharts rows, the legend statistics, and a Y domain that always includes the threshold
+ * (grafana#12135: a threshold line is invisible when the axis stops below it).
+ */
+import type { SeriesLine } from "@/lib/api-types";
+
+/** One recharts row: `t` (unix seconds) and one field per series (`s0`, `s1`, …). */
+export type Row = { t: number } & Record<string, number | null>;
+
+/** Series key of index `i` (recharts reads dots in dataKey as paths, so names cannot be keys). */
+export const seriesKey = (i: number) => `s${i}`;
+
+/** Merges lines into rows sorted by time; a missing point stays `null` (a gap, never a 0). */
+export function toRows(lines: readonly SeriesLine[]): Row[] {
+  const byT = new Map<number, Row>();
+  lines.forEach((line, i) => {
+    for (const [t, v] of line.points) {
+      let row = byT.get(t);
+      if (!row) {
+        row = { t } as Row;
+        byT.set(t, row);
+      }
+      row[seriesKey(i)] = v !== null && Number.isFinite(v) ? v : null;
+    }
+  });
+  return [...byT.values()].sort((a, b) => a.t - b.t);
+}
+
+/** Legend statistics of one line over its non-null points; all null when it has none. */
+export function lineStats(line: SeriesLine): { last: number | null; max: number | null; mean: number | null } {
+  const vals = line.points.map((p) => p[1]).filter((v): v is number => v !== null && Number.isFinite(v));
+  if (vals.length === 0) return { last: null, max: null, mean: null };
+  return {
+    last: vals[vals.length - 1] ?? null,
+    max: Math.max(...vals),
+    mean: vals.reduce((a, b) => a + b, 0) / vals.length,
+  };
+}
+
+/** True when no line has a single non-null point: the panel shows its empty state. */
+export function hasNoData(lines: readonly SeriesLine[]): boolean {
+  return lines.every((l) => l.points.every((p) => p[1] === null || !Number.isFinite(p[1])));
+}
+
+/**
+ * Upper bound of the Y axis: the data maximum (summed when stacked) or the threshold, whichever is
+ * higher, plus 15% headroom so the threshold label is readable. Never 0 (an empty axis collapses).
+ */
+export function yMax(rows: readonly Row[], keys: readonly string[], stacked: boolean, threshold: number | null, floor = 0): number {
+  let max = 0;
+  for (const r of rows) {
+    if (stacked) {
+      let s = 0;
+      for (const k of keys) s += r[k] ?? 0;
+      max = Math.max(max, s);
+    } else {
+      for (const k of keys) max = Math.max(max, r[k] ?? 0);
+    }
+  }
+  const top = Math.max(max, threshold ?? 0, floor);
+  return top > 0 ? top * 1.15 : 1;
+}

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
-import { Redis } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deduplicator } from "./deduplicator";
@@ -14,6 +14,17 @@ import { redisRepositorySuite } from "./redis-repository.suite";
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
 redisRepositorySuite("standalone Redis", () => new Redis(REDIS_URL, RECOMMENDED_IOREDIS_OPTIONS));
+
+// Opt-in: the same suite on a Redis Cluster, e.g. DEDUP_TEST_CLUSTER_NODES=127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002
+const clusterNodes = process.env.DEDUP_TEST_CLUSTER_NODES?.split(",").filter(Boolean);
+if (clusterNodes?.length) {
+  redisRepositorySuite("Redis Cluster", () =>
+    new Cluster(
+      clusterNodes.map((n) => ({ host: n.split(":")[0]!, port: Number(n.split(":")[1]) })),
+      { enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } },
+    ),
+  );
+}
 
 /** A free TCP port on 127.0.0.1 (listened on, then closed: nothing answers there). */
 async function freePort(): Promise<number> {

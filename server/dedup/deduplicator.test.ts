@@ -280,6 +280,23 @@ describe("Deduplicator — batch pre-claim", () => {
     expect(batch.mem.get(KEY("new1"))).toBe(DONE_VALUE);
   });
 
+  it("a batch's done marks are sent without a per-message wait and awaited before deliverBatch resolves", async () => {
+    const mem = new MemoryRepository();
+    const repo = new FaultyRepository(mem, { latencyMs: 50 });
+    const { sink } = harness(async () => undefined, { repo, stack: "dedup-only" });
+    const ids = Array.from({ length: 10 }, (_, i) => `m${i}`);
+    let resolved = false;
+    const p = sink.deliverBatch(ids.map((u) => newMessage(u, ""))).then((o) => {
+      resolved = true;
+      return o;
+    });
+    await vi.advanceTimersByTimeAsync(60); // the pipelined claim
+    expect(resolved).toBe(false); // the marks are still in flight: no commit yet
+    await vi.advanceTimersByTimeAsync(60); // all ten marks, concurrently — not 10 × 50 ms
+    expect(await p).toEqual(ids.map(() => "ack"));
+    expect(ids.map((u) => mem.get(KEY(u)))).toEqual(ids.map(() => DONE_VALUE));
+  });
+
   it("one UUID twice in a batch: the second copy is swallowed, not in-progress", async () => {
     const runs: string[] = [];
     const { sink } = harness(async (m) => void runs.push(m.uuid), { stack: "dedup-only" });

@@ -60,7 +60,9 @@ export const DEFAULT_ROUTER_OPTIONS = {
  * Deduplicator uses the remembered reply instead of a round trip, unless it is older than a safe
  * fraction of the lease (then it re-checks). It stops at the first nack and hands the messages that
  * never ran to each preparation's `discard`, which releases their pre-claims so their redelivery is
- * not blocked for a lease. A failing hook only costs the shortcut: the per-message path claims.
+ * not blocked for a lease, then awaits each preparation's `settle` (the Deduplicator's `done` marks,
+ * sent without a per-message wait) before resolving, i.e. before the transport commits. A failing
+ * hook only costs the shortcut: the per-message path claims.
  */
 export class Router {
   private readonly opts: Required<RouterOptions>;
@@ -236,14 +238,13 @@ export class Router {
       outcomes.push(o);
       if (o === "nack") break;
     }
-    if (outcomes.length < msgs.length) {
-      const notRun = msgs.slice(outcomes.length);
-      for (const p of preparations) {
-        try {
-          await p.discard(notRun);
-        } catch (e) {
-          this.report(config, e);
-        }
+    const notRun = msgs.slice(outcomes.length);
+    for (const p of preparations) {
+      try {
+        if (notRun.length > 0) await p.discard(notRun);
+        if (p.settle) await p.settle();
+      } catch (e) {
+        this.report(config, e);
       }
     }
     return outcomes;

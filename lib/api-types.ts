@@ -176,7 +176,7 @@ export const handlerKeysSchema = z.object({
   /** Live keys: exact count, or the estimate when `exact` is false. */
   keyCount: z.number(),
   exact: z.boolean(),
-  /** ± bound of `keyCount` at 95% confidence (0 when exact). */
+  /** ± bound of `keyCount` at 99.9% confidence (0 when exact). */
   errorBound: z.number(),
   /** Keys without a TTL (they never expire: a bug). Exact in exact mode, estimated otherwise. */
   noTtlCount: z.number(),

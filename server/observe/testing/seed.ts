@@ -9,6 +9,8 @@ export interface SeedGroup {
   ttlMs: number | null;
   /** Value stored; default `done`. */
   value?: string;
+  /** First id index (ids are `fakeUlid(offset + i)`); default 0. */
+  offset?: number;
 }
 
 /**
@@ -22,7 +24,7 @@ export async function seedKeys(r: Redis, groups: readonly SeedGroup[], batch = 1
       const p = r.pipeline();
       const end = Math.min(g.count, i + batch);
       for (let j = i; j < end; j++) {
-        const key = `${g.prefix}:${fakeUlid(j)}`;
+        const key = `${g.prefix}:${fakeUlid((g.offset ?? 0) + j)}`;
         if (g.ttlMs === null) p.set(key, g.value ?? "done");
         else p.set(key, g.value ?? "done", "PX", g.ttlMs);
       }

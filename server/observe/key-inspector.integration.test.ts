@@ -1,0 +1,257 @@
+/**
+ * Key inspection on a seeded keyspace in a private redis-server (random port, slowlog at 5 ms):
+ * 210k dedup keys over 5 handlers, keys without TTL, unrelated keys and near misses, and
+ * handler names full of glob characters. Exact counts equal the seed; the estimate falls inside
+ * its stated bound; no command the inspector or the key browser sends shows in SLOWLOG; the key
+ * routes never return a key outside the configured prefixes.
+ */
+import { Redis } from "ioredis";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GET as handlersGET } from "@/app/api/handlers/route";
+import { GET as lookupGET } from "@/app/api/keys/lookup/route";
+import { GET as keysGET } from "@/app/api/keys/route";
+import { GET as capacityGET } from "@/app/api/capacity/route";
+import { GET as lintGET } from "@/app/api/lint/route";
+import {
+  capacityResponseSchema,
+  errorBodySchema,
+  handlersResponseSchema,
+  keyLookupResponseSchema,
+  keysResponseSchema,
+  lintResponseSchema,
+} from "@/lib/api-types";
+import { createObserveContext, setObserveContext, type ObserveContext } from "./context";
+import { globToRegExp } from "./glob";
+import { browseKeys } from "./key-browser";
+import { LocalSource } from "./metrics/local";
+import { createObserveRedis, type RedisLike } from "./redis-client";
+import { startOwnRedis, type OwnRedis } from "./testing/redis-server";
+import { fakeUlid, seedKeys, type SeedGroup } from "./testing/seed";
+
+const H = 3_600_000;
+const HANDLERS: SeedGroup[] = [
+  { prefix: "notification:dedup:on-review-created", count: 60_000, ttlMs: 24 * H },
+  { prefix: "notification:dedup:on-user-banned", count: 30_000, ttlMs: 7 * 24 * H },
+  { prefix: "notification:dedup:on-page-viewed", count: 50_000, ttlMs: H, value: "1" },
+  { prefix: "billing:dedup:charge", count: 40_000, ttlMs: 24 * H, value: "processing:0f3a" },
+  { prefix: "billing:dedup:refund", count: 25_000, ttlMs: 24 * H },
+  { prefix: "billing:dedup:refund", count: 5_000, ttlMs: null, offset: 1_000_000 },
+];
+const WEIRD: SeedGroup[] = [
+  // Glob characters inside a handler name: browsing it must match literally.
+  { prefix: "weird*svc:dedup:h[1]?", count: 100, ttlMs: 24 * H },
+  { prefix: "weirdXsvc:dedup:h1x", count: 50, ttlMs: 24 * H },
+];
+const UNRELATED: SeedGroup[] = [
+  { prefix: "cache:user", count: 30_000, ttlMs: H },
+  { prefix: "billing:session", count: 10_000, ttlMs: null },
+  { prefix: "x:dedupe:y", count: 5_000, ttlMs: H },
+];
+const EXPECTED = new Map<string, { count: number; noTtl: number }>();
+for (const g of [...HANDLERS, ...WEIRD]) {
+  const e = EXPECTED.get(g.prefix) ?? { count: 0, noTtl: 0 };
+  e.count += g.count;
+  if (g.ttlMs === null) e.noTtl += g.count;
+  EXPECTED.set(g.prefix, e);
+}
+const inGlobs = globToRegExp("*:dedup:*");
+
+let srv: OwnRedis;
+let admin: Redis;
+let client: RedisLike;
+let ctx: ObserveContext;
+
+beforeAll(async () => {
+  srv = await startOwnRedis({ realtime: true });
+  admin = new Redis(srv.url);
+  await seedKeys(admin, [...HANDLERS, ...WEIRD, ...UNRELATED]);
+  await admin.slowlog("RESET");
+  client = createObserveRedis({ url: srv.url });
+  ctx = createObserveContext({
+    metrics: new LocalSource(new Registry()),
+    redis: client,
+    inspector: { refreshMinIntervalMs: 0 },
+  });
+  setObserveContext(ctx);
+}, 120_000);
+
+afterAll(async () => {
+  setObserveContext(null);
+  client?.disconnect();
+  admin?.disconnect();
+  await srv?.stop();
+});
+
+describe("KeyInspector on 210k seeded dedup keys", () => {
+  it("counts every handler exactly, with its keys without TTL, and nothing outside the prefixes", async () => {
+    const r = await ctx.inspector!.run("exact");
+    expect(r.mode).toBe("exact");
+    const got = new Map(r.handlers.map((h) => [h.prefix, h]));
+    expect([...got.keys()].sort()).toEqual([...EXPECTED.keys()].sort());
+    for (const [prefix, e] of EXPECTED) {
+      const h = got.get(prefix)!;
+      expect({ prefix, count: h.keyCount, noTtl: h.noTtlCount, exact: h.exact, bound: h.errorBound }).toEqual({ prefix, count: e.count, noTtl: e.noTtl, exact: true, bound: 0 });
+      expect(h.ttlBuckets.reduce((a, b) => a + b.count, 0) + h.noTtlCount).toBe(e.count);
+    }
+    const banned = got.get("notification:dedup:on-user-banned")!;
+    expect(banned.ttlBuckets.find((b) => b.label === "3 – 7 d")!.count).toBe(30_000);
+    expect(got.get("notification:dedup:on-page-viewed")!.ttlBuckets.find((b) => b.label === "10 min – 1 h")!.count).toBe(50_000);
+    expect(got.get("billing:dedup:charge")!.states).toEqual({ processing: 100, done: 0, marked: 0, other: 0 });
+    expect(got.get("notification:dedup:on-page-viewed")!.states.marked).toBe(100);
+    expect(banned.bytesPerKey).toBeGreaterThan(50);
+    expect(banned.ttlObserved!.maxMs).toBeGreaterThan(7 * 24 * H - 120_000);
+    expect(banned.service).toBe("notification");
+    expect(banned.handler).toBe("on-user-banned");
+    expect(r.maxCallMicros).toBeLessThan(5000);
+  });
+
+  it("estimates each handler within its stated bound", async () => {
+    const t0 = Date.now();
+    const r = await ctx.inspector!.run("estimate");
+    const ms = Date.now() - t0;
+    expect(r.mode).toBe("estimate");
+    for (const g of HANDLERS.slice(0, 5)) {
+      const h = r.handlers.find((x) => x.prefix === g.prefix)!;
+      const truth = EXPECTED.get(g.prefix)!.count;
+      expect(h.exact).toBe(false);
+      expect(h.errorBound).toBeGreaterThan(0);
+      expect(Math.abs(h.keyCount - truth), `${g.prefix}: ${h.keyCount} ± ${h.errorBound} vs ${truth}`).toBeLessThanOrEqual(h.errorBound);
+      // The bound is useful, not a shrug: 3.29·√(p(1-p)/n)/p at 30k draws is ≤ 5.3% for shares ≥ 11%.
+      expect(h.errorBound / truth).toBeLessThan(0.06);
+    }
+    const refund = r.handlers.find((x) => x.prefix === "billing:dedup:refund")!;
+    expect(Math.abs(refund.noTtlCount - 5000)).toBeLessThanOrEqual(refund.errorBound);
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it("pages through one handler with a resumable cursor, every key once, never a key of another prefix", async () => {
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await browseKeys(ctx, { prefix: "notification:dedup:on-user-banned", cursor, count: 500 });
+      pages++;
+      for (const k of page.keys) {
+        expect(k.key.startsWith("notification:dedup:on-user-banned:")).toBe(true);
+        expect(k.state).toBe("done");
+        expect(k.ttlMs).toBeGreaterThan(6 * 24 * H);
+        seen.add(k.key);
+      }
+      cursor = page.cursor ?? undefined;
+    } while (cursor && pages < 1000);
+    expect(seen.size).toBe(30_000);
+  });
+
+  it("matches glob characters in a prefix literally", async () => {
+    const keys: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await browseKeys(ctx, { prefix: "weird*svc:dedup:h[1]?", cursor, count: 200 });
+      keys.push(...page.keys.map((k) => k.key));
+      cursor = page.cursor ?? undefined;
+    } while (cursor);
+    expect(keys).toHaveLength(100);
+    expect(keys.every((k) => k.startsWith("weird*svc:dedup:h[1]?:"))).toBe(true);
+  });
+
+  it("sent no command slower than 5 ms (SLOWLOG)", async () => {
+    const log = (await admin.slowlog("GET", 128)) as Array<[number, number, number, string[], string, string]>;
+    const ours = log.filter((e) => e[5] === "dedup-health-observe");
+    expect(ours.map((e) => `${e[2]} µs ${e[3].slice(0, 4).join(" ")}`)).toEqual([]);
+  });
+});
+
+describe("key routes against the seeded Redis", () => {
+  const HOSTILE_PREFIXES = ["*", "*:dedup:*", "cache", "cache:user", "billing:session", "\\", "[a-z]*", "?", "x:dedupe", "notification:dedup:*", "../../", "ü🦄", "billing:dedup:refund\u0000", "%"];
+
+  it("never returns a key outside DEDUP_PREFIXES or outside the literal prefix", async () => {
+    for (const p of HOSTILE_PREFIXES) {
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const qs = new URLSearchParams({ prefix: p, count: "500", ...(cursor ? { cursor } : {}) });
+        const res = await keysGET(new Request(`http://localhost/api/keys?${qs}`));
+        expect(res.status, `prefix ${JSON.stringify(p)}`).toBeLessThan(500);
+        const body = (await res.json()) as unknown;
+        if (res.status >= 400) {
+          expect(errorBodySchema.parse(body).error).toBe("bad_request");
+          break;
+        }
+        const page = keysResponseSchema.parse(body);
+        for (const k of page.keys) {
+          expect(inGlobs.test(k.key), k.key).toBe(true);
+          expect(k.key.startsWith(`${p}:`), `${k.key} under ${p}`).toBe(true);
+        }
+        cursor = page.cursor ?? undefined;
+        pages++;
+      } while (cursor && pages < 3);
+    }
+  });
+
+  it("rejects forged cursors with 400", async () => {
+    for (const c of ["abc", "127.0.0.1:1@5", `127.0.0.1:${srv.port}@-1`, `127.0.0.1:${srv.port}@99999999999999999999999`, "@@@", "|"]) {
+      const res = await keysGET(new Request(`http://localhost/api/keys?prefix=billing:dedup:charge&cursor=${encodeURIComponent(c)}`));
+      expect(res.status, c).toBe(400);
+    }
+  });
+
+  it("looks one UUID up across all handlers", async () => {
+    const uuid = fakeUlid(7);
+    const res = await lookupGET(new Request(`http://localhost/api/keys/lookup?uuid=${uuid}`));
+    expect(res.status).toBe(200);
+    const body = keyLookupResponseSchema.parse(await res.json());
+    expect(body.matches.map((m) => m.prefix).sort()).toEqual([...EXPECTED.keys()].sort());
+    const charge = body.matches.find((m) => m.handler === "charge")!;
+    expect(charge.state).toBe("processing");
+    const missing = keyLookupResponseSchema.parse(await (await lookupGET(new Request("http://localhost/api/keys/lookup?uuid=01JZZZZZZZZZZZZZZZZZZZZZZZ"))).json());
+    expect(missing.matches).toEqual([]);
+  });
+
+  it("handlers, capacity and lint answer from the inspection: no-TTL keys flagged", async () => {
+    const h = handlersResponseSchema.parse(await (await handlersGET(new Request("http://localhost/api/handlers"))).json());
+    expect(h.redis.status).toBe("up");
+    expect(h.noTtlTotal).toBeGreaterThan(0);
+    const cap = capacityResponseSchema.parse(await (await capacityGET(new Request("http://localhost/api/capacity"))).json());
+    const refund = cap.handlers.find((x) => x.prefix === "billing:dedup:refund")!;
+    expect(refund.notes.join(" ")).toMatch(/without TTL/);
+    const lint = lintResponseSchema.parse(await (await lintGET(new Request("http://localhost/api/lint"))).json());
+    expect(lint.observed.status).toBe("ok");
+    if (lint.observed.status !== "ok") return;
+    expect(lint.observed.handlers.find((x) => x.prefix === "billing:dedup:refund")!.findings.map((f) => f.rule)).toContain("ttl-missing");
+    expect(lint.observed.handlers.find((x) => x.prefix === "notification:dedup:on-page-viewed")!.findings.map((f) => f.rule)).toContain("ttl-below-hour");
+  });
+
+  it("refresh=1 is rate-limited while a scan runs and says when to retry", async () => {
+    const a = handlersResponseSchema.parse(await (await handlersGET(new Request("http://localhost/api/handlers?refresh=1"))).json());
+    const b = handlersResponseSchema.parse(await (await handlersGET(new Request("http://localhost/api/handlers?refresh=1"))).json());
+    expect(a.refresh.started).toBe(true);
+    expect(b.refresh.started).toBe(false);
+    expect(b.refresh.retryAfterMs).toBeGreaterThan(0);
+    expect(b.scan.done).toBe(false);
+    expect(b.scan.total).toBeGreaterThan(250_000);
+    await ctx.inspector!.run();
+  });
+});
+
+describe("Redis down", () => {
+  it("the key routes answer 503 {error, detail} at once and the inspector reports the error", async () => {
+    const dead = createObserveRedis({ url: "redis://127.0.0.1:1" }, { connectTimeoutMs: 200 });
+    const down = createObserveContext({ metrics: new LocalSource(new Registry()), redis: dead });
+    setObserveContext(down);
+    try {
+      const t0 = Date.now();
+      const res = await keysGET(new Request("http://localhost/api/keys?prefix=a:dedup:b"));
+      expect(res.status).toBe(503);
+      expect(errorBodySchema.parse(await res.json()).error).toBe("unavailable");
+      await expect(down.inspector!.run()).rejects.toThrow();
+      const h = handlersResponseSchema.parse(await (await handlersGET(new Request("http://localhost/api/handlers"))).json());
+      expect(h.redis.status).toBe("down");
+      expect(Date.now() - t0).toBeLessThan(5000);
+    } finally {
+      setObserveContext(ctx);
+      dead.disconnect();
+    }
+  });
+});
+

@@ -1,0 +1,70 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "./redis-server";
+
+/** A private Prometheus (Debian's 2.42) for a test, stopped by pid. */
+export interface OwnPrometheus {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `/usr/bin/prometheus` on a random port with a temporary config scraping `targets` every
+ * `intervalSec` (rules evaluated as often), loading `ruleFiles`, storage in a temp dir removed on
+ * stop. Waits for `/-/ready`.
+ */
+export async function startOwnPrometheus(opts: { targets: string[]; ruleFiles: string[]; intervalSec?: number }): Promise<OwnPrometheus> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "observe-prom-"));
+  const iv = `${opts.intervalSec ?? 1}s`;
+  const cfg = [
+    "global:",
+    `  scrape_interval: ${iv}`,
+    `  evaluation_interval: ${iv}`,
+    "rule_files:",
+    ...opts.ruleFiles.map((f) => `  - ${JSON.stringify(f)}`),
+    "scrape_configs:",
+    "  - job_name: app",
+    "    metrics_path: /metrics",
+    "    static_configs:",
+    `      - targets: [${opts.targets.map((t) => JSON.stringify(t)).join(", ")}]`,
+    "",
+  ].join("\n");
+  writeFileSync(join(dir, "prometheus.yml"), cfg);
+  const child: ChildProcess = spawn(
+    "/usr/bin/prometheus",
+    [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`, "--log.level=warn"],
+    { stdio: "ignore" },
+  );
+  if (!child.pid) throw new Error("prometheus did not start: apt-get install prometheus");
+  const pid = child.pid;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null) {
+      process.kill(pid, "SIGTERM");
+      const t = setTimeout(() => child.exitCode === null && process.kill(pid, "SIGKILL"), 5000);
+      await exited;
+      clearTimeout(t);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      const r = await fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(500) });
+      if (r.ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline || child.exitCode !== null) {
+      await stop();
+      throw new Error(`prometheus on port ${port} not ready within 20 s`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url, pid, stop };
+}

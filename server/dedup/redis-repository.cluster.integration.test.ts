@@ -9,7 +9,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { Cluster, type ClusterOptions, type Redis } from "ioredis";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig } from "@/server/config";
 import { InProgressError } from "./errors";
 import { Deduplicator } from "./deduplicator";
@@ -154,20 +154,30 @@ let admin: Cluster;
 let prefix: string;
 const masters = () => admin.nodes("master").map(nodeName);
 
+/** Set when the cluster is down: every test then FAILS with the instruction (no silent skip). */
+let clusterError: Error | null = null;
+
 beforeAll(async () => {
-  admin = await connectCluster();
+  admin = await connectCluster().catch((e: Error) => {
+    clusterError = e;
+    return undefined as unknown as Cluster;
+  });
 });
 afterAll(() => admin?.disconnect());
+beforeEach(() => {
+  if (clusterError) throw clusterError;
+});
 
 describe.each(CASES)("RedisRepository on a 3-master Redis Cluster ($factory, claimCommand $claimCommand)", ({ create, claimCommand }) => {
   let cluster: Cluster;
   beforeAll(async () => {
+    if (clusterError) return;
     cluster = await create();
     prefix = `t${randomBytes(4).toString("hex")}:dedup:h`;
   });
   afterAll(() => cluster?.disconnect());
   afterEach(async () => {
-    await deletePrefix(admin, prefix);
+    if (!clusterError) await deletePrefix(admin, prefix);
   });
 
   /** `count` keys per master under the test prefix, found by asking the server where they live. */

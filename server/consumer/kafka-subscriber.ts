@@ -48,6 +48,13 @@ export interface KafkaSubscriberOptions {
   /** Pause before a nacked message is redelivered. @default 200 */
   nackDelayMs?: number;
   /**
+   * Commit acked offsets at most this often (0 = after every acked chunk). Like kafkajs's
+   * `autoCommitInterval`: a rebalance re-reads the acked-but-uncommitted tail — the "rebalance"
+   * duplicate source of spec §1 (the Deduplicator swallows the re-reads). A graceful stop commits
+   * what is pending. @default 0
+   */
+  commitIntervalMs?: number;
+  /**
    * Where a record without a readable `_watermill_message_uuid` goes: published (raw payload and
    * headers plus `reason_poisoned` = `marshal: …`, `topic_poisoned`, …) to `topic` and committed.
    * Without it such a record is skipped after `onUnreadable`. **Set it**: the demo and workers do.
@@ -74,12 +81,22 @@ export const DEFAULT_KAFKA_SUBSCRIBER_OPTIONS = {
   heartbeatIntervalMs: 1000,
   maxWaitTimeMs: 250,
   nackDelayMs: 200,
+  commitIntervalMs: 0,
   logLevel: logLevel.WARN,
 } satisfies Partial<KafkaSubscriberOptions>;
 
 type ResolvedSubscriberOptions = KafkaSubscriberOptions & Required<Pick<KafkaSubscriberOptions, keyof typeof DEFAULT_KAFKA_SUBSCRIBER_OPTIONS>>;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+interface BatchHooks {
+  crashSignal: AbortSignal;
+  isStopping: () => boolean;
+  onCrash: () => void;
+  seek: (partition: number, offset: string) => void;
+  /** Marks `offset` done (resolve) and commits now or at the next interval. */
+  ack: (partition: number, offset: string) => Promise<void>;
+}
 
 /** Kafka `Subscriber`: one kafkajs consumer per `subscribe` call, in the subscriber's group. */
 export class KafkaSubscriber implements Subscriber {
@@ -146,7 +163,27 @@ export class KafkaSubscriber implements Subscriber {
     });
     joined.catch(() => undefined);
 
+    // Acked offsets not yet committed (next offset to read, per partition), and running batches.
+    const pending = new Map<number, string>();
+    let lastCommit = Date.now();
+    const running = new Set<Promise<void>>();
+    const flush = async () => {
+      if (pending.size === 0) return;
+      const partitions = [...pending].map(([partition, offset]) => ({ partition, offset }));
+      pending.clear();
+      lastCommit = Date.now();
+      try {
+        await consumer.commitOffsets(partitions.map((p) => ({ topic, ...p })));
+      } catch {
+        // Refused during a rebalance: those messages are done (and marked in the dedup store);
+        // the next owner re-reads them and the Deduplicator swallows them.
+      }
+    };
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      // A new generation re-reads every assigned partition from its committed offset: what was
+      // pending is re-read, never committed late over another member's progress.
+      pending.clear();
+      lastCommit = Date.now();
       const parts = (e.payload.memberAssignment as Record<string, number[]>)[topic] ?? [];
       this.assignment.set(topic, [...parts].sort((a, b) => a - b));
       joinedResolve();
@@ -163,6 +200,8 @@ export class KafkaSubscriber implements Subscriber {
       shut ??= (async () => {
         stopping = true;
         try {
+          await Promise.allSettled([...running]);
+          if (!this.crashedFlag) await flush();
           await consumer.disconnect();
         } catch {
           // Leaving is best effort: the session timeout frees the partitions anyway.
@@ -195,8 +234,21 @@ export class KafkaSubscriber implements Subscriber {
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: o.partitionsConsumedConcurrently,
-      eachBatch: (payload) =>
-        this.eachBatch(payload, sink, crash.signal, () => stopping || signal.aborted, onCrash, (t, part, offset) => consumer.seek({ topic: t, partition: part, offset })),
+      eachBatch: (payload) => {
+        const run = this.eachBatch(payload, sink, {
+          crashSignal: crash.signal,
+          isStopping: () => stopping || signal.aborted,
+          onCrash,
+          seek: (part, offset) => consumer.seek({ topic, partition: part, offset }),
+          ack: async (part, offset) => {
+            payload.resolveOffset(offset);
+            pending.set(part, (BigInt(offset) + 1n).toString());
+            if (o.commitIntervalMs === 0 || Date.now() - lastCommit >= o.commitIntervalMs) await flush();
+          },
+        });
+        running.add(run);
+        return run.finally(() => running.delete(run));
+      },
     });
     await Promise.race([joined, sleep(60_000).then(() => Promise.reject(new Error(`KafkaSubscriber: group ${o.groupId} not joined within 60 s`)))]).catch(async (e) => {
       await shutdown();
@@ -217,28 +269,14 @@ export class KafkaSubscriber implements Subscriber {
     };
   }
 
-  private async eachBatch(
-    p: EachBatchPayload,
-    sink: MessageSink,
-    crashSignal: AbortSignal,
-    isStopping: () => boolean,
-    onCrash: () => void,
-    seek: (topic: string, partition: number, offset: string) => void,
-  ): Promise<void> {
-    const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = p;
+  private async eachBatch(p: EachBatchPayload, sink: MessageSink, h: BatchHooks): Promise<void> {
+    const { batch, heartbeat, isRunning, isStale } = p;
     const { topic, partition } = batch;
+    const { crashSignal, onCrash } = h;
     const o = this.o;
-    const halt = () => !isRunning() || isStale() || isStopping() || crashSignal.aborted;
-    const commit = async (offset: string) => {
-      resolveOffset(offset);
-      const next = (BigInt(offset) + 1n).toString();
-      try {
-        await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: next }] }] });
-      } catch {
-        // A commit refused during a rebalance: the messages are done (and marked in the dedup
-        // store); the next owner re-reads them and the Deduplicator swallows them.
-      }
-    };
+    const halt = () => !isRunning() || isStale() || h.isStopping() || crashSignal.aborted;
+    const commit = (offset: string) => h.ack(partition, offset);
+    const seek = (_t: string, part: number, offset: string) => h.seek(part, offset);
 
     const all = batch.messages;
     let i = 0;

@@ -1,0 +1,101 @@
+/**
+ * DLQ replay: republishes each message of a DLQ topic to the topic it was poisoned on (metadata
+ * `topic_poisoned`), with the SAME uuid (a replay is the same event, so a correct Deduplicator
+ * processes it once — and the `anti-dedup-before-retry` scenario shows it swallowed) and its
+ * metadata minus the four poison keys.
+ *
+ * Progress is the committed offset of the consumer group `<dlqTopic>.replay`: a second run
+ * replays only what arrived in the DLQ since, so running it twice does not publish twice.
+ */
+import { POISON_KEYS, TOPIC_POISONED_KEY, type Message, type Outcome } from "@/server/dedup/message";
+import type { MessageSink } from "@/server/dedup/pubsub";
+import type { Transport } from "./transport";
+
+/** Options of {@link replayDlq}. */
+export interface ReplayDlqOptions {
+  /** Consumer group holding the replay position. @default `<dlqTopic>.replay` */
+  groupId?: string;
+  /** Most messages to replay in this run. @default 10000 */
+  max?: number;
+  /** Stop when nothing arrived for this long after the last message (or after joining). @default 2000 */
+  idleMs?: number;
+  /** Hard stop. @default 60000 */
+  timeoutMs?: number;
+  /** Called for each message republished. @default none */
+  onReplayed?: (msg: Message, topic: string) => void;
+}
+
+/** Defaults of {@link ReplayDlqOptions}. */
+export const DEFAULT_REPLAY_DLQ_OPTIONS = { max: 10_000, idleMs: 2000, timeoutMs: 60_000 } as const;
+
+/** What a replay did. */
+export interface ReplayReport {
+  replayed: number;
+  /** DLQ messages that cannot be replayed: no UUID (marshal failures) or no `topic_poisoned`. */
+  skipped: number;
+  /** Per original topic. */
+  byTopic: Record<string, number>;
+}
+
+/** Replays `dlqTopic` once (bounded); see the module doc. */
+export async function replayDlq(transport: Transport, dlqTopic: string, options: ReplayDlqOptions = {}): Promise<ReplayReport> {
+  const o = { ...DEFAULT_REPLAY_DLQ_OPTIONS, groupId: `${dlqTopic}.replay`, ...options };
+  if (!Number.isInteger(o.max) || o.max < 1 || o.max > 1_000_000) throw new RangeError("replayDlq: max must be an integer in [1, 1000000]");
+  if (!(o.idleMs >= 100 && o.idleMs <= 60_000)) throw new RangeError("replayDlq: idleMs must be in [100, 60000]");
+  const report: ReplayReport = { replayed: 0, skipped: 0, byTopic: {} };
+  let last = Date.now();
+  let full = false;
+  const one = async (msg: Message): Promise<Outcome> => {
+    if (report.replayed >= o.max) {
+      full = true;
+      return "nack"; // not replayed in this run: left for the next one
+    }
+    last = Date.now();
+    const topic = msg.metadata[TOPIC_POISONED_KEY];
+    if (!topic) {
+      report.skipped++;
+      return "ack";
+    }
+    const metadata = { ...msg.metadata };
+    for (const k of POISON_KEYS) delete metadata[k];
+    try {
+      await transport.publisher.publish(topic, { uuid: msg.uuid, metadata, payload: msg.payload, signal: msg.signal, context: {} });
+    } catch {
+      return "nack";
+    }
+    report.replayed++;
+    report.byTopic[topic] = (report.byTopic[topic] ?? 0) + 1;
+    o.onReplayed?.(msg, topic);
+    return "ack";
+  };
+  const sink: MessageSink = {
+    deliver: one,
+    deliverBatch: async (msgs) => {
+      const out: Outcome[] = [];
+      for (const m of msgs) {
+        const r = await one(m);
+        out.push(r);
+        if (r === "nack") break;
+      }
+      return out;
+    },
+  };
+  const sub = transport.subscriber({
+    groupId: o.groupId,
+    replica: "dlq-replay",
+    nackDelayMs: 1000,
+    onUnreadable: () => {
+      report.skipped++;
+      last = Date.now();
+    },
+  });
+  const stop = new AbortController();
+  const started = Date.now();
+  const subscription = await sub.subscribe(dlqTopic, sink, stop.signal);
+  last = Date.now();
+  while (!full && Date.now() - last < o.idleMs && Date.now() - started < o.timeoutMs) await new Promise((r) => setTimeout(r, 100));
+  stop.abort();
+  await subscription.closed;
+  await sub.close();
+  return report;
+}

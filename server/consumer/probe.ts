@@ -1,0 +1,148 @@
+/**
+ * What a workshop run observes: two probe middlewares placed in the stack (one outermost, one
+ * right outside the Deduplicator), the handler wrapper, the DLQ publisher wrapper and the push
+ * ledger feed a {@link RunProbe}, which keeps the counts of the summary and a capped timeline.
+ */
+import { InProgressError, toError } from "@/server/dedup/errors";
+import { namedMiddleware, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, type Handler, type Message, type Middleware } from "@/server/dedup/message";
+import type { Publisher } from "@/server/dedup/pubsub";
+import { TIMELINE_CAP, type DeliveryVerdict, type RunSummary, type TimelineEntry } from "@/lib/workshop-types";
+
+/** Name given to probe middleware: excluded from declared stacks (lint input). */
+export const PROBE_NAME = "probe";
+
+/** Replica name from `context.subscriber` (`kafka/replica-1` → `replica-1`). */
+export function replicaOf(msg: Pick<Message, "context">): string {
+  const s = msg.context.subscriber ?? "";
+  const i = s.indexOf("/");
+  return i >= 0 ? s.slice(i + 1) : s || "?";
+}
+
+/** Counts and timeline of one run. */
+export class RunProbe {
+  readonly published = new Set<string>();
+  deliveries = 0;
+  handlerCalls = 0;
+  deduplicated = 0;
+  sideEffects = 0;
+  duplicateSideEffects = 0;
+  readonly succeeded = new Set<string>();
+  readonly acked = new Set<string>();
+  readonly inDlq = new Set<string>();
+  readonly replayed = new Set<string>();
+  readonly timeline: TimelineEntry[] = [];
+  timelineTotal = 0;
+  /** Time of the last delivery event (settling detection). */
+  lastActivity = Date.now();
+  private readonly calledInAttempt = new WeakMap<Message, { called: boolean; ok: boolean }>();
+  private readonly lastAttempt = new Map<string, number>();
+
+  constructor(private readonly cap = TIMELINE_CAP) {}
+
+  /** Records an event of the timeline (capped; `timelineTotal` counts all). */
+  entry(uuid: string, replica: string, attempt: number, verdict: DeliveryVerdict, note?: string): void {
+    this.timelineTotal++;
+    this.lastActivity = Date.now();
+    if (this.timeline.length < this.cap) this.timeline.push({ at: new Date().toISOString(), uuid, replica, attempt, verdict, ...(note ? { note } : {}) });
+  }
+
+  /** The summary now. `lost` = published, never succeeded, not (still) in the DLQ. */
+  summary(): RunSummary {
+    let lost = 0;
+    for (const id of this.published) if (!this.succeeded.has(id) && !(this.inDlq.has(id) && !this.replayed.has(id))) lost++;
+    let dlq = 0;
+    for (const id of this.inDlq) if (!this.replayed.has(id)) dlq++;
+    return {
+      published: this.published.size,
+      deliveries: this.deliveries,
+      handlerCalls: this.handlerCalls,
+      deduplicated: this.deduplicated,
+      sideEffects: this.sideEffects,
+      duplicateSideEffects: this.duplicateSideEffects,
+      lost,
+      dlq,
+    };
+  }
+
+  /** True when every published message was acked at least once (processed, swallowed or sent to the DLQ). */
+  allAcked(): boolean {
+    for (const id of this.published) if (!this.acked.has(id)) return false;
+    return true;
+  }
+
+  /** Outermost probe: one count per delivery; an ack marks the uuid settled. */
+  deliveryProbe(): Middleware {
+    return namedMiddleware(PROBE_NAME, (next) => async (msg) => {
+      this.deliveries++;
+      this.lastActivity = Date.now();
+      const r = await next(msg);
+      this.acked.add(msg.uuid);
+      return r;
+    });
+  }
+
+  /** Probe right outside the Deduplicator (or the handler when there is none): the verdict of each attempt. */
+  attemptProbe(): Middleware {
+    return namedMiddleware(PROBE_NAME, (next) => async (msg) => {
+      const state = { called: false, ok: false };
+      this.calledInAttempt.set(msg, state);
+      const attempt = msg.context.attempt ?? 1;
+      this.lastAttempt.set(msg.uuid, attempt);
+      try {
+        const r = await next(msg);
+        if (!state.called) {
+          this.deduplicated++;
+          this.entry(msg.uuid, replicaOf(msg), attempt, "deduplicated");
+        }
+        return r;
+      } catch (e) {
+        const err = toError(e);
+        if (err instanceof InProgressError) this.entry(msg.uuid, replicaOf(msg), attempt, "in-progress", "another replica holds the lease");
+        else if (!state.called) this.entry(msg.uuid, replicaOf(msg), attempt, "error", err.message);
+        throw e;
+      }
+    });
+  }
+
+  /** Wraps the handler: counts calls and successes, logs each call's verdict. */
+  wrapHandler(h: Handler): Handler {
+    return async (msg) => {
+      this.handlerCalls++;
+      const state = this.calledInAttempt.get(msg);
+      if (state) state.called = true;
+      const attempt = msg.context.attempt ?? 1;
+      this.lastAttempt.set(msg.uuid, attempt);
+      try {
+        const r = await h(msg);
+        this.succeeded.add(msg.uuid);
+        this.entry(msg.uuid, replicaOf(msg), attempt, "processed");
+        return r;
+      } catch (e) {
+        this.entry(msg.uuid, replicaOf(msg), attempt, "error", toError(e).message);
+        throw e;
+      }
+    };
+  }
+
+  /** Wraps the DLQ publisher: every message that reached the DLQ is logged `poisoned`. */
+  wrapDlqPublisher(p: Publisher): Publisher {
+    return {
+      publish: async (topic, ...msgs) => {
+        await p.publish(topic, ...msgs);
+        for (const m of msgs) {
+          this.inDlq.add(m.uuid);
+          this.replayed.delete(m.uuid);
+          const replica = (m.metadata[SUBSCRIBER_POISONED_KEY] ?? "").split("/").pop() || "?";
+          this.entry(m.uuid, replica, this.lastAttempt.get(m.uuid) ?? 1, "poisoned", m.metadata[REASON_POISONED_KEY]);
+        }
+      },
+      close: () => p.close(),
+    };
+  }
+
+  /** Feeds the push ledger's verdicts. */
+  onPush(duplicate: boolean): void {
+    this.sideEffects++;
+    if (duplicate) this.duplicateSideEffects++;
+  }
+}

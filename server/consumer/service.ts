@@ -1,0 +1,171 @@
+/**
+ * Building blocks shared by the live demo and the workshop scenarios: the notification handler
+ * (idempotent by design, spec §5, with switchable faults), the middleware stack in the spec's
+ * order or a scenario's wrong one, and a replica (one Router + one group subscriber per handler).
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { correlationId } from "@/server/dedup/correlation-id";
+import { deduplicator, type DeduplicatorOptions } from "@/server/dedup/deduplicator";
+import { NonRetryableError } from "@/server/dedup/errors";
+import { EVENT_TYPE_KEY, namedMiddleware, payloadText, type Handler, type Message, type Middleware } from "@/server/dedup/message";
+import { poisonQueue } from "@/server/dedup/poison-queue";
+import type { Publisher } from "@/server/dedup/pubsub";
+import { recoverer } from "@/server/dedup/recoverer";
+import { retry, type RetryOptions } from "@/server/dedup/retry";
+import { Router, type RouterErrorEvent } from "@/server/dedup/router";
+import { notInProgress } from "@/server/dedup/stack";
+import { PROBE_NAME, type RunProbe } from "./probe";
+import type { SideEffectStore } from "./side-effects";
+import type { GroupSubscriber, ReplicaSubscriberOptions, Transport } from "./transport";
+
+/** Switchable behaviour of a notification handler. */
+export interface HandlerBehaviour {
+  /** The handler's own idempotency (spec §5). Off = anti-pattern: every call pushes. */
+  idempotent: boolean;
+  /** Fail before the push (the provider timed out: nothing was sent). */
+  failBeforePush?: (msg: Message, attempt: number) => boolean;
+  /** Fail after the push (a later step failed: the push went out). */
+  failAfterPush?: (msg: Message, attempt: number) => boolean;
+  /** Simulated work per call, ms. */
+  workMs?: number;
+}
+
+/** Thrown by the fault injection; retryable. */
+export class InjectedFault extends Error {
+  constructor(what: string) {
+    super(`${what} (injected fault)`);
+    this.name = "InjectedFault";
+  }
+}
+
+/**
+ * A notification handler: parses the JSON payload (invalid JSON → `NonRetryableError`, straight
+ * to the DLQ), then sends one push per event id through `store` — only when its row is new
+ * (`INSERT … ON CONFLICT (event_id) DO NOTHING` in the same transaction), unless `behaviour.idempotent`
+ * is off. `behaviour` is read at every call, so the live demo can switch faults on and off.
+ */
+export function notificationHandler(name: string, store: SideEffectStore, behaviour: () => HandlerBehaviour): Handler {
+  return async (msg) => {
+    try {
+      JSON.parse(payloadText(msg));
+    } catch (e) {
+      throw new NonRetryableError(`invalid JSON payload: ${(e as Error).message}`, { cause: e });
+    }
+    const b = behaviour();
+    const attempt = msg.context.attempt ?? 1;
+    if (b.workMs) await sleep(b.workMs);
+    const push = async () => {
+      if (b.failBeforePush?.(msg, attempt)) throw new InjectedFault("push provider timed out before sending");
+      await store.push(name, msg.uuid);
+      if (b.failAfterPush?.(msg, attempt)) throw new InjectedFault("push sent, then saving the notification failed");
+    };
+    if (b.idempotent) await store.sendOnce(name, msg.uuid, push);
+    else await push();
+  };
+}
+
+/** A stack: the spec's order (§2, §10) or the dedup-before-retry anti-pattern. */
+export interface StackSpec {
+  /**
+   * `"spec"`: correlationId, recoverer, poisonQueue, retry, deduplicator.
+   * `"dedup-outside"`: correlationId, recoverer, deduplicator, poisonQueue, retry (anti-pattern §9.6).
+   */
+  order: "spec" | "dedup-outside";
+  retry: RetryOptions;
+  /** Deduplicator options; null = no Deduplicator (anti-pattern §9.1). */
+  dedup: DeduplicatorOptions | null;
+}
+
+/** Builds the middleware of `spec` (with probes when `probe` is given). */
+export function buildStack(spec: StackSpec, dlqPublisher: Publisher, dlqTopic: string, probe?: RunProbe): Middleware[] {
+  const pub = probe ? probe.wrapDlqPublisher(dlqPublisher) : dlqPublisher;
+  const pq = poisonQueue(pub, dlqTopic, { filter: notInProgress });
+  const rt = retry(spec.retry);
+  const dd = spec.dedup ? [deduplicator(spec.dedup)] : [];
+  const attempt = probe ? [probe.attemptProbe()] : [];
+  const head = [...(probe ? [probe.deliveryProbe()] : []), correlationId(), recoverer()];
+  if (spec.order === "spec") return [...head, pq, rt, ...attempt, ...dd];
+  return [...head, ...attempt, ...dd, pq, rt];
+}
+
+/** Stack names without probes (lint input, see `describeStack`). */
+export function declaredStack(middleware: readonly Middleware[]): string[] {
+  return middleware.map((m) => m.middlewareName ?? "custom").filter((n) => n !== PROBE_NAME && n !== "eventTypeFilter");
+}
+
+/**
+ * Acks (skips) messages whose `Event-Type` is not `type`, before anything else runs: each handler
+ * has its own consumer group on the shared topic and takes only its event type.
+ */
+export function eventTypeFilter(type: string): Middleware {
+  return namedMiddleware("eventTypeFilter", (next) => async (msg) => (msg.metadata[EVENT_TYPE_KEY] === type ? next(msg) : undefined));
+}
+
+/** One handler of a replica. */
+export interface ServiceHandler {
+  name: string;
+  topic: string;
+  groupId: string;
+  dlqTopic: string;
+  handler: Handler;
+  middleware: Middleware[];
+}
+
+/** Options of {@link Replica}. */
+export interface ReplicaOptions {
+  transport: Transport;
+  replica: string;
+  handlers: readonly ServiceHandler[];
+  /** Subscriber knobs (commit interval, crash hook, chunk size). */
+  subscriber?: Omit<ReplicaSubscriberOptions, "groupId" | "replica" | "dlq">;
+  /** Nack reports. @default silent (the timeline and metrics show them) */
+  onError?: (e: RouterErrorEvent) => void;
+}
+
+/** One consumer replica: a Router with one group subscriber per handler. */
+export class Replica {
+  readonly router: Router;
+  readonly subscribers: GroupSubscriber[] = [];
+  private runP: Promise<void> | null = null;
+
+  constructor(readonly o: ReplicaOptions) {
+    this.router = new Router({ onError: o.onError ?? (() => undefined), closeTimeoutMs: 10_000 });
+    for (const h of o.handlers) {
+      const sub = o.transport.subscriber({
+        ...o.subscriber,
+        groupId: h.groupId,
+        replica: o.replica,
+        dlq: { publisher: o.transport.publisher, topic: h.dlqTopic },
+      });
+      this.subscribers.push(sub);
+      this.router.addHandler({ name: h.name, topic: h.topic, subscriber: sub, handler: h.handler, middleware: h.middleware });
+    }
+  }
+
+  get name(): string {
+    return this.o.replica;
+  }
+
+  /** True once a `beforeCommit` crash hook fired. */
+  get crashed(): boolean {
+    return this.subscribers.some((s) => s.crashed);
+  }
+
+  /** Subscribes every handler; resolves once all joined their groups. */
+  async start(): Promise<void> {
+    this.runP = this.router.run();
+    this.runP.catch(() => undefined);
+    await this.router.running;
+  }
+
+  /** Resolves when every subscription closed (after stop or a crash). */
+  get done(): Promise<void> {
+    return this.runP ?? Promise.resolve();
+  }
+
+  /** Graceful stop: finish in-flight work, commit, leave. */
+  async stop(): Promise<void> {
+    await this.router.close();
+    await Promise.all(this.subscribers.map((s) => s.close()));
+  }
+}

@@ -1,0 +1,203 @@
+/**
+ * The one seam between the demo / workshop code and the message broker: real Kafka (kafkajs) or
+ * the embedded {@link MemoryBroker}. Everything above it (Router, stack, handlers, scenarios) is
+ * the same code in both modes.
+ */
+import { randomBytes } from "node:crypto";
+import { Kafka, logLevel, type Admin } from "kafkajs";
+import type { Publisher, Subscriber } from "@/server/dedup/pubsub";
+import { KafkaPublisher } from "./kafka-publisher";
+import { KafkaSubscriber, type BeforeCommit, type UnreadableRecord } from "./kafka-subscriber";
+import { kafkaLogCreator } from "./kafka-log";
+import { MemoryBroker } from "./memory-broker";
+import { decodeRecord, type Decoded } from "./watermill-codec";
+
+/** A subscriber that is one replica of a consumer group. */
+export interface GroupSubscriber extends Subscriber {
+  readonly replica: string;
+  /** True once its `beforeCommit` hook made it crash. */
+  readonly crashed: boolean;
+  /** Partitions currently assigned, per topic. */
+  readonly assignment: Map<string, number[]>;
+}
+
+/** Options of one replica's subscriber (the knobs both transports share). */
+export interface ReplicaSubscriberOptions {
+  groupId: string;
+  replica: string;
+  /** Commit acked offsets at most this often (0 = after every chunk). @default 0 */
+  commitIntervalMs?: number;
+  /** Messages per sink call. @default transport's default */
+  chunkSize?: number;
+  /** Pause before a nacked message is redelivered. @default transport's default */
+  nackDelayMs?: number;
+  /** Restart-before-commit fault injection. */
+  beforeCommit?: BeforeCommit;
+  /** Where records without a readable UUID go. */
+  dlq?: { publisher: Publisher; topic: string };
+  /** Observer of unreadable records (metrics). */
+  onUnreadable?: (rec: UnreadableRecord) => void;
+}
+
+/** A raw record for {@link Transport.produceRaw} (tests, poison input). */
+export interface RawRecord {
+  headers: Record<string, string>;
+  value: Buffer;
+}
+
+/** The broker seam. */
+export interface Transport {
+  readonly mode: "embedded" | "real";
+  /** Shared publisher (Watermill wire format). */
+  readonly publisher: Publisher;
+  /** Creates topics if missing. */
+  createTopics(topics: ReadonlyArray<{ name: string; partitions: number }>): Promise<void>;
+  /** Deletes topics (best effort). */
+  deleteTopics(names: readonly string[]): Promise<void>;
+  /** A new replica subscriber of a group. */
+  subscriber(options: ReplicaSubscriberOptions): GroupSubscriber;
+  /** Every record currently in `topic`, decoded, at most `max` (oldest partitions first). */
+  readAll(topic: string, max?: number): Promise<Decoded[]>;
+  /** Appends a raw record (any headers). */
+  produceRaw(topic: string, rec: RawRecord): Promise<void>;
+  /** Releases the transport (publisher, admin). */
+  close(): Promise<void>;
+}
+
+/** The embedded transport over a {@link MemoryBroker}. */
+export class MemoryTransport implements Transport {
+  readonly mode = "embedded" as const;
+  readonly publisher: Publisher;
+  constructor(readonly broker: MemoryBroker = new MemoryBroker()) {
+    this.publisher = broker.publisher();
+  }
+  async createTopics(topics: ReadonlyArray<{ name: string; partitions: number }>): Promise<void> {
+    for (const t of topics) this.broker.createTopic(t.name, t.partitions);
+  }
+  async deleteTopics(names: readonly string[]): Promise<void> {
+    for (const n of names) this.broker.deleteTopic(n);
+  }
+  subscriber(o: ReplicaSubscriberOptions): GroupSubscriber {
+    return this.broker.subscriber({ ...o, chunkSize: o.chunkSize ?? 20 });
+  }
+  async readAll(topic: string, max = 100_000): Promise<Decoded[]> {
+    return this.broker.records(topic).slice(0, max).map((r) => decodeRecord(r.headers, r.value));
+  }
+  async produceRaw(topic: string, rec: RawRecord): Promise<void> {
+    this.broker.produce(topic, rec);
+  }
+  async close(): Promise<void> {
+    await this.broker.close();
+  }
+}
+
+/** The real transport: kafkajs against `brokers`. */
+export class KafkaTransport implements Transport {
+  readonly mode = "real" as const;
+  readonly publisher: KafkaPublisher;
+  private readonly kafka: Kafka;
+  private admin: Admin | null = null;
+
+  constructor(readonly brokers: readonly string[]) {
+    if (brokers.length === 0) throw new RangeError("KafkaTransport: brokers must list at least one host:port (KAFKA_BROKERS)");
+    this.publisher = new KafkaPublisher({ brokers });
+    this.kafka = new Kafka({ clientId: "dedup-health-admin", brokers: [...brokers], logLevel: logLevel.WARN, logCreator: kafkaLogCreator });
+  }
+
+  private async getAdmin(): Promise<Admin> {
+    if (!this.admin) {
+      const a = this.kafka.admin();
+      await a.connect();
+      this.admin = a;
+    }
+    return this.admin;
+  }
+
+  async createTopics(topics: ReadonlyArray<{ name: string; partitions: number }>): Promise<void> {
+    const admin = await this.getAdmin();
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.filter((t) => !existing.has(t.name));
+    if (missing.length === 0) return;
+    await admin.createTopics({ waitForLeaders: true, topics: missing.map((t) => ({ topic: t.name, numPartitions: t.partitions, replicationFactor: 1 })) });
+  }
+
+  async deleteTopics(names: readonly string[]): Promise<void> {
+    if (names.length === 0) return;
+    try {
+      const admin = await this.getAdmin();
+      await admin.deleteTopics({ topics: [...names], timeout: 5000 });
+    } catch {
+      // Best effort: a leftover test topic is harmless.
+    }
+  }
+
+  /** Deletes consumer groups (best effort; test clean-up). */
+  async deleteGroups(groupIds: readonly string[]): Promise<void> {
+    if (groupIds.length === 0) return;
+    try {
+      const admin = await this.getAdmin();
+      await admin.deleteGroups([...groupIds]);
+    } catch {
+      // Best effort.
+    }
+  }
+
+  subscriber(o: ReplicaSubscriberOptions): GroupSubscriber {
+    return new KafkaSubscriber({ brokers: this.brokers, ...o });
+  }
+
+  /**
+   * Reads `topic` from the earliest offset to the high watermarks seen at the call, with a
+   * throw-away consumer group (deleted after). Bounded by `max` records and 30 s.
+   */
+  async readAll(topic: string, max = 100_000): Promise<Decoded[]> {
+    const admin = await this.getAdmin();
+    const ends = await admin.fetchTopicOffsets(topic);
+    const target = new Map<number, bigint>();
+    for (const e of ends) if (BigInt(e.high) > BigInt(e.low)) target.set(e.partition, BigInt(e.high));
+    if (target.size === 0) return [];
+    const groupId = `dedup-health-read-${randomBytes(4).toString("hex")}`;
+    const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs: 200, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+    const out: Decoded[] = [];
+    const done = new Set<number>();
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      let finish!: () => void;
+      const finished = new Promise<void>((r) => (finish = r));
+      await consumer.run({
+        autoCommit: false,
+        eachMessage: async ({ partition, message }) => {
+          const end = target.get(partition);
+          if (end === undefined || done.has(partition)) return;
+          if (out.length < max) out.push(decodeRecord(message.headers, message.value));
+          if (BigInt(message.offset) + 1n >= end) done.add(partition);
+          if (done.size === target.size || out.length >= max) finish();
+        },
+      });
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([finished, new Promise<void>((r) => (timer = setTimeout(r, 30_000)))]);
+      clearTimeout(timer);
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
+      await admin.deleteGroups([groupId]).catch(() => undefined);
+    }
+    return out;
+  }
+
+  async produceRaw(topic: string, rec: RawRecord): Promise<void> {
+    const p = this.kafka.producer({ allowAutoTopicCreation: false });
+    await p.connect();
+    try {
+      await p.send({ topic, acks: -1, messages: [{ value: rec.value, headers: rec.headers }] });
+    } finally {
+      await p.disconnect();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.publisher.close();
+    if (this.admin) await this.admin.disconnect().catch(() => undefined);
+    this.admin = null;
+  }
+}

@@ -20,6 +20,7 @@ import type { Redis } from "ioredis";
  * { prefix, count, noTtl, minTtl, maxTtl, { bucket counts (nBounds + 1) }, { sample keys } }.
  */
 export const AGGREGATE_LUA = `
+local call, find, match = redis.call, string.find, string.match
 local mode = ARGV[1]
 local count = tonumber(ARGV[3])
 local nb = tonumber(ARGV[4])
@@ -30,45 +31,48 @@ local pats = {}
 for i = 1, np do pats[i] = ARGV[5 + nb + i] end
 local spg = tonumber(ARGV[6 + nb + np])
 local matchGlob = ARGV[7 + nb + np]
-local t0 = redis.call('TIME')
+local t0 = call('TIME')
 local keys
 local nextc = '0'
 if mode == 'scan' then
   local r
   if matchGlob ~= '' then
-    r = redis.call('SCAN', ARGV[2], 'MATCH', matchGlob, 'COUNT', count)
+    r = call('SCAN', ARGV[2], 'MATCH', matchGlob, 'COUNT', count)
   else
-    r = redis.call('SCAN', ARGV[2], 'COUNT', count)
+    r = call('SCAN', ARGV[2], 'COUNT', count)
   end
   nextc = r[1]
   keys = r[2]
 else
   keys = {}
   for i = 1, count do
-    local k = redis.call('RANDOMKEY')
+    local k = call('RANDOMKEY')
     if not k then break end
     keys[#keys + 1] = k
   end
 end
+local trusted = matchGlob ~= '' and mode == 'scan'
 local groups = {}
 local order = {}
 local matched = 0
-for _, k in ipairs(keys) do
-  local ok = matchGlob ~= '' and mode == 'scan'
-  for j = 1, np do
-    if ok then break end
-    if string.find(k, pats[j]) then ok = true break end
+for i = 1, #keys do
+  local k = keys[i]
+  local ok = trusted
+  if not ok then
+    for j = 1, np do
+      if find(k, pats[j]) then ok = true break end
+    end
   end
   if ok then
-    local ttl = redis.call('PTTL', k)
+    local ttl = call('PTTL', k)
     if ttl ~= -2 then
       matched = matched + 1
-      local p = string.match(k, '^(.*):') or k
+      local p = match(k, '^(.*):') or k
       local g = groups[p]
       if not g then
         local b = {}
-        for i = 1, nb + 1 do b[i] = 0 end
-        g = { p, 0, 0, -1, -1, b, {} }
+        for x = 1, nb + 1 do b[x] = 0 end
+        g = { p, 0, 0, -1, -1, b, {}, 0 }
         groups[p] = g
         order[#order + 1] = p
       end
@@ -79,19 +83,24 @@ for _, k in ipairs(keys) do
         if g[4] < 0 or ttl < g[4] then g[4] = ttl end
         if ttl > g[5] then g[5] = ttl end
         local bi = nb + 1
-        for i = 1, nb do
-          if ttl < bounds[i] then bi = i break end
+        for x = 1, nb do
+          if ttl < bounds[x] then bi = x break end
         end
-        g[6][bi] = g[6][bi] + 1
+        local b = g[6]
+        b[bi] = b[bi] + 1
       end
-      if #g[7] < spg then g[7][#g[7] + 1] = k end
+      if g[8] < spg then
+        g[8] = g[8] + 1
+        g[7][g[8]] = k
+      end
     end
   end
 end
-local t1 = redis.call('TIME')
+local t1 = call('TIME')
 local out = { nextc, #keys, matched, (tonumber(t1[1]) - tonumber(t0[1])) * 1000000 + (tonumber(t1[2]) - tonumber(t0[2])) }
-for _, p in ipairs(order) do
-  out[#out + 1] = groups[p]
+for x = 1, #order do
+  local g = groups[order[x]]
+  out[#out + 1] = { g[1], g[2], g[3], g[4], g[5], g[6], g[7] }
 end
 return out
 `;

@@ -1,0 +1,220 @@
+/**
+ * `npm run bench:inspect [-- --keys 1000000] [--json out.json] [--url http://127.0.0.1:3000]`
+ *
+ * In one run, on a private redis-server (random port, stopped by pid) and a private Prometheus:
+ * 1. keys/s of the inspector's exact count vs a plain `SCAN MATCH … COUNT 1000` loop, and the
+ *    slowest inspector command (server-side) plus SLOWLOG entries above 5 ms;
+ * 2. latency and error of the sampled estimate at the seeded size (default 1M keys);
+ * 3. `/api/overview` p50/p95 with 50 concurrent viewers (the route's GET called in-process, or
+ *    HTTP against `--url`), and the upstream calls (Prometheus, Redis) it caused vs 1 viewer.
+ * Targets (issue 5): ≥ 400k keys/s with no command > 5 ms; estimate ±3% in ≤ 150 ms at 1M keys;
+ * p95 ≤ 100 ms with upstream queries independent of the number of viewers.
+ */
+import { writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { Redis } from "ioredis";
+import { Registry } from "prom-client";
+import { GET as overviewGET } from "@/app/api/overview/route";
+import { dedupRecorder } from "@/server/dedup";
+import { createObserveContext, setObserveContext } from "@/server/observe/context";
+import { KeyInspector } from "@/server/observe/key-inspector";
+import { PrometheusSource } from "@/server/observe/metrics/prometheus";
+import { createObserveRedis } from "@/server/observe/redis-client";
+import { startOwnPrometheus, type OwnPrometheus } from "@/server/observe/testing/prometheus-server";
+import { freePort, startOwnRedis, type OwnRedis } from "@/server/observe/testing/redis-server";
+import { seedKeys, type SeedGroup } from "@/server/observe/testing/seed";
+import { upstreamCalls } from "@/server/observe/upstream-counter";
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const TOTAL = Number(arg("keys") ?? 1_000_000);
+const JSON_OUT = arg("json");
+const URL_ARG = arg("url");
+const VIEWERS = 50;
+const LOAD_MS = Number(arg("load-ms") ?? 8000);
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+}
+const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+
+async function load(viewers: number, ms: number, get: () => Promise<number>): Promise<{ lat: number[]; errors: number }> {
+  const lat: number[] = [];
+  let errors = 0;
+  const end = Date.now() + ms;
+  await Promise.all(
+    Array.from({ length: viewers }, async () => {
+      while (Date.now() < end) {
+        const t = performance.now();
+        const status = await get().catch(() => 599);
+        lat.push(performance.now() - t);
+        if (status !== 200) errors++;
+        // A dashboard polls; back-to-back requests are the worst case, so no think time.
+      }
+    }),
+  );
+  return { lat, errors };
+}
+
+async function main() {
+  const results: Record<string, number> = {};
+  const details: Record<string, unknown> = {};
+  let redisSrv: OwnRedis | undefined;
+  let prom: OwnPrometheus | undefined;
+  let app: ReturnType<typeof createServer> | undefined;
+  let driver: ReturnType<typeof setInterval> | undefined;
+  try {
+    redisSrv = await startOwnRedis({ realtime: true });
+    console.log(`redis-server pid ${redisSrv.pid} on port ${redisSrv.port} (SCHED_FIFO when allowed, slowlog > 5 ms)`);
+    const admin = new Redis(redisSrv.url);
+    const perHandler = Math.floor((TOTAL * 0.9) / 5);
+    const H = 3_600_000;
+    const groups: SeedGroup[] = [
+      { prefix: "notification:dedup:on-review-created", count: perHandler, ttlMs: 24 * H },
+      { prefix: "notification:dedup:on-user-banned", count: perHandler, ttlMs: 7 * 24 * H },
+      { prefix: "notification:dedup:on-page-viewed", count: perHandler, ttlMs: H, value: "1" },
+      { prefix: "billing:dedup:charge", count: perHandler, ttlMs: 24 * H },
+      { prefix: "billing:dedup:refund", count: perHandler - 10_000, ttlMs: 24 * H },
+      { prefix: "billing:dedup:refund", count: 10_000, ttlMs: null, offset: 5_000_000 },
+      { prefix: "cache:user", count: TOTAL - 5 * perHandler, ttlMs: H },
+    ];
+    let t = performance.now();
+    await seedKeys(admin, groups);
+    const dbsize = await admin.dbsize();
+    console.log(`seeded ${fmt(dbsize)} keys in ${fmt(performance.now() - t)} ms (5 handlers × ${fmt(perHandler)}, 10k without TTL, the rest unrelated)`);
+    await admin.slowlog("RESET");
+
+    // 1. Plain SCAN loop (the reference) vs the inspector's exact count.
+    t = performance.now();
+    let cursor = "0";
+    let plainMatched = 0;
+    do {
+      const [next, keys] = await admin.scan(cursor, "MATCH", "*:dedup:*", "COUNT", 1000);
+      plainMatched += keys.length;
+      cursor = next;
+    } while (cursor !== "0");
+    const plainMs = performance.now() - t;
+    const plainRate = dbsize / (plainMs / 1000);
+    const slowPlain = ((await admin.slowlog("GET", 128)) as unknown[]).length;
+    await admin.slowlog("RESET");
+
+    const client = createObserveRedis({ url: redisSrv.url });
+    const inspector = new KeyInspector(client, { exactMaxKeys: 100_000_000, refreshMinIntervalMs: 0 });
+    await inspector.run("estimate"); // warm: the timed exact run below is the scan alone
+    t = performance.now();
+    const exact = await inspector.run("exact");
+    const exactMs = performance.now() - t;
+    const exactRate = dbsize / (exactMs / 1000);
+    const exactSum = exact.handlers.reduce((a, h) => a + h.keyCount, 0);
+    const slowInspector = ((await admin.slowlog("GET", 128)) as Array<[number, number, number, string[], string, string]>).filter((e) => e[5] === "dedup-health-observe");
+    results["inspect.scan_keys_per_sec"] = Math.round(exactRate);
+    details.plainScan = { ms: Math.round(plainMs), keysPerSec: Math.round(plainRate), matched: plainMatched, slowlogOver5ms: slowPlain };
+    details.exactCount = {
+      ms: Math.round(exactMs),
+      keysPerSec: Math.round(exactRate),
+      matched: exactSum,
+      noTtl: exact.handlers.reduce((a, h) => a + h.noTtlCount, 0),
+      calls: exact.calls,
+      maxCallMicros: exact.maxCallMicros,
+      slowlogOver5ms: slowInspector.length,
+      ratioToPlainScan: +(exactRate / plainRate).toFixed(2),
+    };
+    console.log(`\n1. exact count: ${fmt(exactRate)} keys/s (${fmt(exactMs)} ms, ${exact.calls} calls, slowest ${exact.maxCallMicros} µs, ${slowInspector.length} SLOWLOG entries > 5 ms)`);
+    console.log(`   plain SCAN MATCH COUNT 1000 loop: ${fmt(plainRate)} keys/s (${fmt(plainMs)} ms; it only lists keys: no TTL, no grouping)`);
+    console.log(`   ratio inspector / plain SCAN: ${(exactRate / plainRate).toFixed(2)}; matched ${fmt(exactSum)} = plain ${fmt(plainMatched)}`);
+
+    // 2. Estimate latency and error.
+    const estRuns: number[] = [];
+    let worstRel = 0;
+    let worstBoundRel = 0;
+    for (let i = 0; i < 5; i++) {
+      t = performance.now();
+      const est = await inspector.run("estimate");
+      estRuns.push(performance.now() - t);
+      for (const h of est.handlers) {
+        const truth = exact.handlers.find((x) => x.prefix === h.prefix)?.keyCount ?? 0;
+        if (truth === 0) continue;
+        worstRel = Math.max(worstRel, Math.abs(h.keyCount - truth) / truth);
+        worstBoundRel = Math.max(worstBoundRel, h.errorBound / truth);
+      }
+    }
+    results["inspect.estimate_ms_1m_keys"] = Math.round(pct(estRuns, 50));
+    details.estimate = {
+      keys: dbsize,
+      runs: estRuns.map(Math.round),
+      medianMs: Math.round(pct(estRuns, 50)),
+      worstHandlerErrorPct: +(worstRel * 100).toFixed(2),
+      statedBoundPct999: +(worstBoundRel * 100).toFixed(2),
+      draws: 30_000,
+    };
+    console.log(`\n2. estimate at ${fmt(dbsize)} keys: median ${fmt(pct(estRuns, 50))} ms over 5 runs (${estRuns.map((x) => fmt(x)).join(", ")})`);
+    console.log(`   worst per-handler error ${(worstRel * 100).toFixed(2)}% (stated 99.9% bound up to ±${(worstBoundRel * 100).toFixed(2)}%)`);
+
+    // 3. /api/overview with 50 viewers.
+    const registry = new Registry();
+    const rec = dedupRecorder(registry, "notification");
+    driver = setInterval(() => {
+      for (const h of ["on-review-created", "on-user-banned", "on-page-viewed"]) {
+        for (let i = 0; i < 20; i++) rec.result("demo.events", h, i < 1 ? "deduplicated" : "success");
+      }
+      rec.checkSeconds(0.002);
+    }, 100);
+    const appPort = await freePort();
+    app = createServer((_req, res) => void registry.metrics().then((b) => res.writeHead(200, { "content-type": registry.contentType }).end(b)));
+    await new Promise<void>((r) => app!.listen(appPort, "127.0.0.1", r));
+    prom = await startOwnPrometheus({ targets: [`127.0.0.1:${appPort}`], ruleFiles: [`${process.cwd()}/infra/prometheus/rules/dedup.yml`], intervalSec: 1 });
+    await new Promise((r) => setTimeout(r, 3000)); // two scrapes, so rates exist
+    const ctx = createObserveContext({ metrics: new PrometheusSource(prom.url), redis: client, inspector: { exactMaxKeys: 100_000_000 } });
+    await ctx.inspector!.run("estimate");
+    setObserveContext(ctx);
+    const get = URL_ARG
+      ? async () => (await fetch(`${URL_ARG.replace(/\/$/, "")}/api/overview?range=1h`)).status
+      : async () => {
+          const res = await overviewGET(new Request("http://localhost/api/overview?range=1h"));
+          await res.text();
+          return res.status;
+        };
+    const before1 = upstreamCalls();
+    const one = await load(1, LOAD_MS, get);
+    const after1 = upstreamCalls();
+    const many = await load(VIEWERS, LOAD_MS, get);
+    const after50 = upstreamCalls();
+    const up1 = after1.prometheus - before1.prometheus;
+    const up50 = after50.prometheus - after1.prometheus;
+    results["api.overview_p95_ms_50_viewers"] = +pct(many.lat, 95).toFixed(1);
+    details.overview = {
+      target: URL_ARG ?? "in-process route GET",
+      loadMs: LOAD_MS,
+      oneViewer: { requests: one.lat.length, p50: +pct(one.lat, 50).toFixed(1), p95: +pct(one.lat, 95).toFixed(1), prometheusCalls: up1, errors: one.errors },
+      fiftyViewers: { requests: many.lat.length, p50: +pct(many.lat, 50).toFixed(1), p95: +pct(many.lat, 95).toFixed(1), p99: +pct(many.lat, 99).toFixed(1), prometheusCalls: up50, errors: many.errors },
+      redisCallsDuringLoad: after50.redis - before1.redis,
+    };
+    console.log(`\n3. /api/overview (${URL_ARG ? `HTTP ${URL_ARG}` : "route GET in-process"}, Prometheus ${prom.url}), ${LOAD_MS / 1000} s each:`);
+    console.log(`   1 viewer:   ${fmt(one.lat.length)} requests, p50 ${pct(one.lat, 50).toFixed(1)} ms, p95 ${pct(one.lat, 95).toFixed(1)} ms, Prometheus calls ${up1}`);
+    console.log(`   50 viewers: ${fmt(many.lat.length)} requests, p50 ${pct(many.lat, 50).toFixed(1)} ms, p95 ${pct(many.lat, 95).toFixed(1)} ms, p99 ${pct(many.lat, 99).toFixed(1)} ms, Prometheus calls ${up50}, errors ${many.errors}`);
+    if (URL_ARG) console.log("   (upstream calls are counted in this process only: with --url they are the server's, not shown)");
+    console.log(`   Redis calls during both loads: ${after50.redis - before1.redis} (background inspection only; the overview reads its cached result)`);
+    setObserveContext(null);
+    client.disconnect();
+    admin.disconnect();
+  } finally {
+    if (driver) clearInterval(driver);
+    await prom?.stop();
+    if (app) await new Promise((r) => app!.close(r));
+    await redisSrv?.stop();
+  }
+  console.log(`\n${JSON.stringify(results)}`);
+  if (JSON_OUT) writeFileSync(JSON_OUT, `${JSON.stringify({ ...results, details }, null, 2)}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

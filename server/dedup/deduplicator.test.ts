@@ -295,6 +295,7 @@ describe("Deduplicator — batch pre-claim", () => {
     await vi.advanceTimersByTimeAsync(60); // all ten marks, concurrently — not 10 × 50 ms
     expect(await p).toEqual(ids.map(() => "ack"));
     expect(ids.map((u) => mem.get(KEY(u)))).toEqual(ids.map(() => DONE_VALUE));
+    expect(repo.calls).toMatchObject({ claimBatch: 1, claim: 0, compareAndSetBatch: 1, compareAndSet: 0 });
   });
 
   it("one UUID twice in a batch: the second copy is swallowed, not in-progress", async () => {
@@ -319,7 +320,8 @@ describe("Deduplicator — batch pre-claim", () => {
     await vi.advanceTimersByTimeAsync(6_000);
     expect(await p).toEqual(["ack", "ack"]);
     expect(repo.calls.claim).toBe(1); // "next" re-checked once (still ours) …
-    expect(repo.calls.compareAndSet).toBe(3); // … its lease renewed, and both marked done
+    expect(repo.calls.compareAndSet).toBe(1); // … its lease renewed …
+    expect(repo.calls.compareAndSetBatch).toBe(1); // … and both marked done in one call
     expect(mem.get(KEY("next"))).toBe(DONE_VALUE);
     expect(runs).toEqual(["slow", "next"]);
   });
@@ -344,11 +346,12 @@ describe("Deduplicator — batch pre-claim", () => {
     m.context.handler = "h";
     const prep = d.prepareBatch([m]);
     await vi.advanceTimersByTimeAsync(100);
-    await prep;
+    const preparation = await prep;
     expect(mem.get(KEY("z"))).toMatch(/^processing:/);
     const runs: Message[] = [];
     await d.middleware(async (x) => void runs.push(x))(m); // not InProgressError: the lease is ours
     expect(runs).toHaveLength(1);
+    await preparation.settle?.(); // what the Router does before deliverBatch resolves
     expect(mem.get(KEY("z"))).toBe(DONE_VALUE);
     expect(await count(registry, METRIC_NAMES.errors, { reason: "redis_timeout" })).toBe(1);
   });

@@ -140,9 +140,18 @@ interface PreClaim {
   at: number;
 }
 
-/** The marks of one batch still in flight (awaited by `settle`). */
+/** A `done` mark deferred to the batch's settle. */
+interface PendingMark {
+  key: string;
+  value: string;
+  topic: string;
+  handler: string;
+}
+
+/** Per Router batch: the deferred `done` marks, and the keys that succeeded earlier in the batch. */
 interface BatchState {
-  pending: Promise<void>[];
+  marks: PendingMark[];
+  doneKeys: Set<string>;
 }
 
 interface DeliveryState {
@@ -248,6 +257,9 @@ export class Deduplicator {
       return this.passThrough(next, msg, topic, handler, st);
     }
 
+    const batch = this.batches.get(msg);
+    if (batch?.doneKeys.has(key)) return this.swallow(msg, key, topic, handler, st);
+
     let value: string;
     let reply: string | null;
     const pre = this.preclaims.get(msg);
@@ -277,10 +289,7 @@ export class Deduplicator {
         this.rec.inProgress(topic, handler);
         throw new InProgressError(key);
       }
-      if (st) st.final = true;
-      this.rec.result(topic, handler, "deduplicated");
-      if (o.logDuplicates) o.logger(`[dedup] duplicate swallowed: handler=${handler} topic=${topic} uuid=${msg.uuid} key=${key}`);
-      return undefined;
+      return this.swallow(msg, key, topic, handler, st);
     }
 
     let out: void | Message[];
@@ -290,19 +299,23 @@ export class Deduplicator {
       if (o.marking !== "naive") await this.release(key, value, topic, handler);
       throw e;
     }
-    if (o.marking === "lease") {
-      // Inside a Router batch the mark is awaited by the batch's settle(), before the transport
-      // commits: one pipelined round trip for the batch's marks instead of one wait per message.
-      // Same key → same connection, so a later claim of this key is ordered after the mark.
-      const batch = this.batches.get(msg);
-      if (batch) {
-        this.batches.delete(msg);
-        batch.pending.push(this.complete(key, value, topic, handler));
-      } else await this.complete(key, value, topic, handler);
-    }
+    if (batch) {
+      // Inside a Router batch the `done` mark is deferred to the batch's settle(), which runs before
+      // deliverBatch resolves, i.e. before the transport commits: one round trip for all marks of
+      // the batch. A later copy of this key in the same batch is swallowed via doneKeys.
+      batch.doneKeys.add(key);
+      if (o.marking === "lease") batch.marks.push({ key, value, topic, handler });
+    } else if (o.marking === "lease") await this.complete(key, value, topic, handler);
     if (st) st.final = true;
     this.rec.result(topic, handler, "success");
     return out;
+  }
+
+  private swallow(msg: Message, key: string, topic: string, handler: string, st: DeliveryState | undefined): undefined {
+    if (st) st.final = true;
+    this.rec.result(topic, handler, "deduplicated");
+    if (this.options.logDuplicates) this.options.logger(`[dedup] duplicate swallowed: handler=${handler} topic=${topic} uuid=${msg.uuid} key=${key}`);
+    return undefined;
   }
 
   private async passThrough(next: Handler, msg: Message, topic: string, handler: string, st: DeliveryState | undefined): Promise<void | Message[]> {
@@ -334,16 +347,49 @@ export class Deduplicator {
     const { repository, ttlMs, timeoutMs, logger } = this.options;
     try {
       if (await timed(repository.compareAndSet(key, value, DONE_VALUE, ttlMs), timeoutMs)) return;
-      const now = await timed(repository.claim(key, DONE_VALUE, ttlMs), timeoutMs);
-      if (now === null || now === DONE_VALUE) return;
-      this.rec.leaseLost(topic, handler);
-      logger(`[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`);
+      await this.markAfterLostLease(key, topic, handler);
     } catch (e) {
       // The handler already succeeded: do not fail the delivery (that would run it again now); the
       // lease expires and only a redelivery after leaseMs could repeat it (spec §5 covers that).
       this.rec.error(classifyStoreError(e));
       logger(`[dedup] could not mark ${key} done: ${(e as Error)?.message ?? e}`);
     }
+  }
+
+  /** Our compare-and-set failed: record `done` if the key is free, else count the lost lease. */
+  private async markAfterLostLease(key: string, topic: string, handler: string): Promise<void> {
+    const { repository, ttlMs, timeoutMs, logger } = this.options;
+    const now = await timed(repository.claim(key, DONE_VALUE, ttlMs), timeoutMs);
+    if (now === null || now === DONE_VALUE) return;
+    this.rec.leaseLost(topic, handler);
+    logger(`[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`);
+  }
+
+  /** The deferred `done` marks of a batch: one `compareAndSetBatch` when the repository has it. */
+  private async completeMany(marks: readonly PendingMark[]): Promise<void> {
+    if (marks.length === 0) return;
+    const { repository, ttlMs, timeoutMs, logger } = this.options;
+    if (!repository.compareAndSetBatch) {
+      await Promise.all(marks.map((m) => this.complete(m.key, m.value, m.topic, m.handler)));
+      return;
+    }
+    let ok: boolean[];
+    try {
+      ok = await timed(repository.compareAndSetBatch(marks.map((m) => ({ key: m.key, expected: m.value, value: DONE_VALUE, ttlMs }))), timeoutMs);
+    } catch (e) {
+      this.rec.error(classifyStoreError(e));
+      logger(`[dedup] could not mark ${marks.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`);
+      return;
+    }
+    await Promise.all(
+      marks.map((m, i) =>
+        ok[i]
+          ? undefined
+          : this.markAfterLostLease(m.key, m.topic, m.handler).catch((e: unknown) => {
+              this.rec.error(classifyStoreError(e));
+            }),
+      ),
+    );
   }
 
   private async release(key: string, value: string, topic: string, handler: string): Promise<void> {
@@ -391,7 +437,7 @@ export class Deduplicator {
     }
     this.rec.checkSeconds((performance.now() - t0) / 1000);
     const at = Date.now();
-    const batch: BatchState = { pending: [] };
+    const batch: BatchState = { marks: [], doneKeys: new Set() };
     owners.forEach((m, i) => {
       const r = replies?.[i];
       const req = reqs[i]!;
@@ -401,7 +447,7 @@ export class Deduplicator {
     return {
       settle: async () => {
         for (const m of msgs) this.batches.delete(m);
-        await Promise.all(batch.pending);
+        await this.completeMany(batch.marks);
       },
       discard: async (notRun) => {
         const releases: Promise<unknown>[] = [];

@@ -8,6 +8,7 @@ function withMode(repo: DedupRepository, failureMode: FailureMode): DedupReposit
     claimBatch: (reqs) => repo.claimBatch(reqs),
     compareAndSet: (k, e, v, t) => repo.compareAndSet(k, e, v, t),
     compareAndDelete: (k, e) => repo.compareAndDelete(k, e),
+    ...(repo.compareAndSetBatch ? { compareAndSetBatch: repo.compareAndSetBatch.bind(repo) } : {}),
   };
 }
 

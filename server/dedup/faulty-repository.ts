@@ -1,4 +1,4 @@
-import type { ClaimReply, ClaimRequest, DedupRepository } from "./repository";
+import type { ClaimReply, ClaimRequest, CompareAndSetRequest, DedupRepository } from "./repository";
 
 /** Faults injected by {@link FaultyRepository}; change them at any time. */
 export interface RepositoryFaults {
@@ -27,7 +27,7 @@ export const DEFAULT_REPOSITORY_FAULTS = {
 export class FaultyRepository implements DedupRepository {
   faults: Required<RepositoryFaults>;
   /** Calls made, by operation (for tests). */
-  readonly calls = { claim: 0, claimBatch: 0, compareAndSet: 0, compareAndDelete: 0 };
+  readonly calls = { claim: 0, claimBatch: 0, compareAndSet: 0, compareAndDelete: 0, compareAndSetBatch: 0 };
 
   constructor(
     private readonly inner: DedupRepository,
@@ -70,6 +70,14 @@ export class FaultyRepository implements DedupRepository {
   compareAndDelete(key: string, expected: string): Promise<boolean> {
     this.calls.compareAndDelete++;
     return this.run(() => this.inner.compareAndDelete(key, expected));
+  }
+
+  compareAndSetBatch(requests: readonly CompareAndSetRequest[]): Promise<boolean[]> {
+    this.calls.compareAndSetBatch++;
+    const inner = this.inner;
+    return this.run(() =>
+      inner.compareAndSetBatch ? inner.compareAndSetBatch(requests) : Promise.all(requests.map((r) => inner.compareAndSet(r.key, r.expected, r.value, r.ttlMs))),
+    );
   }
 
   private async run<T>(call: () => Promise<T>): Promise<T> {

@@ -1,4 +1,4 @@
-import type { ClaimReply, ClaimRequest, DedupRepository } from "./repository";
+import type { ClaimReply, ClaimRequest, CompareAndSetRequest, DedupRepository } from "./repository";
 
 /** Options of {@link MemoryRepository}. */
 export interface MemoryRepositoryOptions {
@@ -83,6 +83,12 @@ export class MemoryRepository implements DedupRepository {
     e.value = value;
     e.expiresAt = now + ttlMs;
     return Promise.resolve(true);
+  }
+
+  async compareAndSetBatch(requests: readonly CompareAndSetRequest[]): Promise<boolean[]> {
+    const out: boolean[] = [];
+    for (const r of requests) out.push(await this.compareAndSet(r.key, r.expected, r.value, r.ttlMs));
+    return out;
   }
 
   compareAndDelete(key: string, expected: string): Promise<boolean> {

@@ -203,14 +203,22 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
           if (i % 3 === 2) await a.call("SET", k, `${PROCESSING_PREFIX}other`, "PX", 60_000);
         }
       };
-      await seed();
-      const batch = await repo.claimBatch(ids.map((id) => ({ key: key(id), value: "processing:mine", ttlMs: 60_000 })));
-      await seed();
-      const single = [];
-      for (const id of ids) single.push(await repo.claim(key(id), "processing:mine", 60_000));
-      expect(batch).toEqual(single);
-      expect(batch.filter((r) => r === null)).toHaveLength(10);
-      expect(batch.filter((r) => r === DONE_VALUE)).toHaveLength(10);
+      for (const batchCommand of ["script", "pipeline"] as const) {
+        const batchRepo = new RedisRepository(a, { batchCommand, maxScriptKeys: 7 });
+        await seed();
+        const batch = await batchRepo.claimBatch(ids.map((id) => ({ key: key(id), value: "processing:mine", ttlMs: 60_000 })));
+        await seed();
+        const single = [];
+        for (const id of ids) single.push(await repo.claim(key(id), "processing:mine", 60_000));
+        expect(batch).toEqual(single);
+        expect(batch.filter((r) => r === null)).toHaveLength(10);
+        expect(batch.filter((r) => r === DONE_VALUE)).toHaveLength(10);
+        // compare-and-set in one call: only the keys we claimed become done.
+        const marks = await batchRepo.compareAndSetBatch(ids.map((id) => ({ key: key(id), expected: "processing:mine", value: DONE_VALUE, ttlMs: 60_000 })));
+        expect(marks).toEqual(ids.map((_, i) => i % 3 === 0));
+        expect(await a.call("GET", key(ids[2]!))).toBe(`${PROCESSING_PREFIX}other`);
+        expect(await a.call("GET", key(ids[3]!))).toBe(DONE_VALUE);
+      }
 
       // Through the Router's batch entry point: outcomes equal one-by-one delivery.
       await seed();

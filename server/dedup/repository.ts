@@ -50,6 +50,20 @@ export interface DedupRepository {
   compareAndSet(key: string, expected: string, value: string, ttlMs: number): Promise<boolean>;
   /** Atomically: if `key` holds `expected`, delete it and resolve true; else false. */
   compareAndDelete(key: string, expected: string): Promise<boolean>;
+  /**
+   * Optional: {@link compareAndSet} for many keys in one round trip, results in request order.
+   * The Deduplicator uses it for the `done` marks of a batch; without it, it sends them one by one
+   * (concurrently).
+   */
+  compareAndSetBatch?(requests: readonly CompareAndSetRequest[]): Promise<boolean[]>;
+}
+
+/** One compare-and-set of a batch. */
+export interface CompareAndSetRequest {
+  key: string;
+  expected: string;
+  value: string;
+  ttlMs: number;
 }
 
 /** Value of a key whose handler succeeded (marking `"lease"`). */

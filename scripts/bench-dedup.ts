@@ -1,0 +1,212 @@
+/**
+ * `npm run bench:dedup` — claims/s of the dedup library against the real Redis, next to
+ * `redis-benchmark -t set` run by the same command, and the middleware's own overhead per message.
+ *
+ *   npm run bench:dedup -- [--n 50000] [--batch 1000] [--concurrency 512] [--redis redis://127.0.0.1:6379] [--json out.json]
+ *
+ * Figures (one run, same machine, so noise largely cancels):
+ * - redis-benchmark SET rate with -P 1 and -P 64 (default 50 clients, -q, bounded -n);
+ * - per marking (lease, release, naive): claims/s for
+ *     per-message   — one claim awaited at a time (latency-bound),
+ *     autopipelined — `--concurrency` claims in flight on an ioredis client with enableAutoPipelining,
+ *     batch         — `Deduplicator.prepareBatch` of `--batch` messages (keys, tokens, ONE pipeline);
+ *   a "claim" is the one round trip that decides new / duplicate / in progress (the lease marking's
+ *   later `done` mark is measured in the end-to-end line);
+ * - end-to-end batch msgs/s through Router.deliverBatch (claim + no-op handler + done mark);
+ * - middleware overhead in µs per message with the in-memory repository (lease, metrics on):
+ *   time through the Deduplicator minus time of the bare no-op handler.
+ * Targets: batch claims ≥ 25% of the -P 64 SET rate; overhead ≤ 3 µs.
+ * `--json <path>` writes [{ name, value, unit, reference, ratio }] for `npm run bench`; the last
+ * stdout line is the same as one JSON line.
+ */
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { Redis } from "ioredis";
+import { Registry } from "prom-client";
+import { Deduplicator, type Marking } from "../server/dedup/deduplicator";
+import { MemoryRepository } from "../server/dedup/memory-repository";
+import { newMessage, type Handler, type Message } from "../server/dedup/message";
+import { MemoryPubSub } from "../server/dedup/pubsub";
+import { RedisRepository } from "../server/dedup/redis-repository";
+import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "../server/dedup/repository";
+import { Router } from "../server/dedup/router";
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+const N = Number(arg("n", "50000"));
+const BATCH = Number(arg("batch", "1000"));
+const CONCURRENCY = Number(arg("concurrency", "512"));
+const REDIS_URL = arg("redis", process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+const JSON_PATH = process.argv.includes("--json") ? arg("json", "") : "";
+for (const [k, v] of Object.entries({ n: N, batch: BATCH, concurrency: CONCURRENCY })) {
+  if (!Number.isInteger(v) || v < 1 || v > 10_000_000) throw new RangeError(`bench-dedup: --${k} must be an integer in [1, 10000000]`);
+}
+const url = new URL(REDIS_URL);
+const MARKINGS: Marking[] = ["lease", "release", "naive"];
+const run = `bench${Math.random().toString(36).slice(2, 8)}`;
+
+function redisBenchmark(pipeline: number, n: number): number {
+  const res = spawnSync("redis-benchmark", ["-h", url.hostname, "-p", url.port || "6379", "-t", "set", "-P", String(pipeline), "-n", String(n), "-q"], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  if (res.error) throw new Error(`redis-benchmark failed: ${res.error.message} (install it: apt-get install -y redis-tools)`);
+  const matches = [...`${res.stdout}`.matchAll(/SET: ([\d.]+) requests per second/g)];
+  const last = matches.at(-1);
+  if (!last) throw new Error(`could not parse redis-benchmark output: ${res.stdout.slice(-300)} ${res.stderr}`);
+  return Number(last[1]);
+}
+
+function valueFor(marking: Marking, i: number): string {
+  return marking === "lease" ? `${PROCESSING_PREFIX}b${i}` : marking === "release" ? `${CLAIMED_PREFIX}b${i}` : NAIVE_VALUE;
+}
+
+async function cleanup(client: Redis, prefix: string): Promise<void> {
+  let cursor = "0";
+  do {
+    const [next, keys] = (await client.call("SCAN", cursor, "MATCH", `${prefix}*`, "COUNT", 5000)) as [string, string[]];
+    cursor = next;
+    if (keys.length) await client.call("UNLINK", ...keys);
+  } while (cursor !== "0");
+}
+
+function messages(n: number, tag: string): Message[] {
+  return Array.from({ length: n }, (_, i) => {
+    const m = newMessage(`${tag}-${i}`, "");
+    m.context = { handler: "h", topic: "bench" };
+    return m;
+  });
+}
+
+async function timeIt(fn: () => Promise<void>): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e9;
+}
+
+async function claimsPerSec(client: Redis, auto: Redis, marking: Marking): Promise<Record<string, number>> {
+  const ttl = 60_000;
+  const out: Record<string, number> = {};
+  const repo = new RedisRepository(client);
+  const seqN = Math.min(N, 20_000);
+  let p = `${run}:${marking}:seq:dedup:h:`;
+  out["per-message"] = seqN / (await timeIt(async () => {
+    for (let i = 0; i < seqN; i++) await repo.claim(p + i, valueFor(marking, i), ttl);
+  }));
+  await cleanup(client, `${run}:${marking}:seq`);
+
+  const autoRepo = new RedisRepository(auto);
+  p = `${run}:${marking}:auto:dedup:h:`;
+  let next = 0;
+  out.autopipelined = N / (await timeIt(async () => {
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        for (let i = next++; i < N; i = next++) await autoRepo.claim(p + i, valueFor(marking, i), ttl);
+      }),
+    );
+  }));
+  await cleanup(client, `${run}:${marking}:auto`);
+
+  const dedup = new Deduplicator({ repository: repo, prefix: `${run}:${marking}:batch:dedup:h`, marking, ttlMs: ttl, leaseMs: ttl });
+  // naive marking has no batch hook in the middleware (Watermill claims right before the handler):
+  // its batch figure is the repository's claimBatch with the naive value.
+  const msgs = messages(N, `${marking}`);
+  out.batch = N / (await timeIt(async () => {
+    for (let i = 0; i < N; i += BATCH) {
+      const chunk = msgs.slice(i, i + BATCH);
+      if (marking === "naive") await repo.claimBatch(chunk.map((m) => ({ key: dedup.keyOf(m), value: NAIVE_VALUE, ttlMs: ttl })));
+      else await dedup.prepareBatch(chunk);
+    }
+  }));
+  await cleanup(client, `${run}:${marking}:batch`);
+  return out;
+}
+
+async function endToEnd(client: Redis, marking: Marking): Promise<number> {
+  const prefix = `${run}:${marking}:e2e:dedup:h`;
+  const router = new Router({ onError: (e) => console.error(e.error) });
+  const ps = new MemoryPubSub();
+  const dedup = new Deduplicator({ repository: new RedisRepository(client), prefix, marking, registry: new Registry() });
+  router.addHandler({ name: "h", topic: "bench", subscriber: ps, handler: async () => undefined, middleware: [dedup.middleware] });
+  const sink = router.sink("h");
+  const msgs = messages(N, `e2e-${marking}`);
+  const secs = await timeIt(async () => {
+    for (let i = 0; i < N; i += BATCH) {
+      const out = await sink.deliverBatch(msgs.slice(i, i + BATCH).map((m) => ({ ...m, context: {} })));
+      if (out.length !== Math.min(BATCH, N - i) || out.some((o) => o !== "ack")) throw new Error("end-to-end batch did not ack every message");
+    }
+  });
+  await cleanup(client, prefix);
+  return N / secs;
+}
+
+async function overheadUs(marking: Marking): Promise<number> {
+  const n = 200_000;
+  const noop: Handler = async () => undefined;
+  const samples: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    const msgs = messages(n, `ovh${round}`);
+    const bare = await timeIt(async () => {
+      for (const m of msgs) await noop(m);
+    });
+    const d = new Deduplicator({ repository: new MemoryRepository(), service: "ovh", marking, registry: new Registry() });
+    const h = d.middleware(noop);
+    const withDedup = await timeIt(async () => {
+      for (const m of msgs) await h(m);
+    });
+    samples.push(((withDedup - bare) / n) * 1e6);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)]!;
+}
+
+async function main(): Promise<void> {
+  const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  const auto = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
+  try {
+    console.log(`bench:dedup  n=${N} batch=${BATCH} concurrency=${CONCURRENCY} redis=${url.host}  node ${process.version}  ${new Date().toISOString()}`);
+    const p1 = redisBenchmark(1, 100_000);
+    const p64 = redisBenchmark(64, 1_000_000);
+    console.log(`redis-benchmark -t set -q   -P 1: ${p1.toFixed(0)} SET/s   -P 64: ${p64.toFixed(0)} SET/s   (50 clients)`);
+
+    const claims: Record<string, Record<string, number>> = {};
+    const e2e: Record<string, number> = {};
+    for (const m of MARKINGS) {
+      claims[m] = await claimsPerSec(client, auto, m);
+      e2e[m] = await endToEnd(client, m);
+    }
+    console.log("\nclaims/s (one connection)      per-message  autopipelined        batch   batch/P64  auto/P64  per-msg/P1   e2e batch msgs/s");
+    for (const m of MARKINGS) {
+      const c = claims[m]!;
+      console.log(
+        `  ${m.padEnd(28)} ${c["per-message"]!.toFixed(0).padStart(11)} ${c.autopipelined!.toFixed(0).padStart(14)} ${c.batch!.toFixed(0).padStart(12)}` +
+          `   ${(c.batch! / p64).toFixed(3).padStart(9)} ${(c.autopipelined! / p64).toFixed(3).padStart(9)} ${(c["per-message"]! / p1).toFixed(3).padStart(11)} ${e2e[m]!.toFixed(0).padStart(18)}`,
+      );
+    }
+    const overhead: Record<string, number> = {};
+    for (const m of MARKINGS) overhead[m] = await overheadUs(m);
+    console.log(`\nmiddleware overhead, in-memory repository, metrics on (median of 5 × 200k msgs):  ${MARKINGS.map((m) => `${m} ${overhead[m]!.toFixed(2)} µs`).join("   ")}`);
+
+    const ratio = claims.lease!.batch! / p64;
+    console.log(`\ntargets: batch claims (lease) / P64 = ${ratio.toFixed(3)} (≥ 0.25: ${ratio >= 0.25 ? "met" : "MISSED"});  overhead (lease) = ${overhead.lease!.toFixed(2)} µs (≤ 3: ${overhead.lease! <= 3 ? "met" : "MISSED"})`);
+    const results = [
+      { name: "dedup.batch_claims_vs_redis_benchmark_p64", value: +ratio.toFixed(4), unit: "ratio", reference: +p64.toFixed(0), ratio: +ratio.toFixed(4), target: 0.25 },
+      { name: "dedup.middleware_overhead_us", value: +overhead.lease!.toFixed(3), unit: "us", reference: 3, ratio: +(overhead.lease! / 3).toFixed(4), target: 3 },
+      ...MARKINGS.flatMap((m) =>
+        Object.entries(claims[m]!).map(([mode, v]) => ({ name: `dedup.claims_per_sec.${m}.${mode}`, value: +v.toFixed(0), unit: "claims/s", reference: +(mode === "per-message" ? p1 : p64).toFixed(0), ratio: +(v / (mode === "per-message" ? p1 : p64)).toFixed(4) })),
+      ),
+      ...MARKINGS.map((m) => ({ name: `dedup.e2e_batch_msgs_per_sec.${m}`, value: +e2e[m]!.toFixed(0), unit: "msgs/s", reference: +p64.toFixed(0), ratio: +(e2e[m]! / p64).toFixed(4) })),
+    ];
+    if (JSON_PATH) writeFileSync(JSON_PATH, `${JSON.stringify(results, null, 2)}\n`);
+    console.log(JSON.stringify(results));
+  } finally {
+    await Promise.all([client.quit(), auto.quit()]);
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

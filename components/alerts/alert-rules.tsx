@@ -1,7 +1,7 @@
 "use client";
 
 import type { AlertRule } from "@/lib/api-types";
-import { formatByUnit, formatDurationMs } from "@/lib/format";
+import { formatByUnit, formatDurationMs, formatRate } from "@/lib/format";
 import { AlertBadge } from "./alert-badge";
 
 /** The earliest `activeAt` among a rule's pending/firing instances: "since when" for the rule. */
@@ -11,7 +11,8 @@ export function ruleSince(rule: AlertRule): string | null {
 }
 
 function threshold(rule: AlertRule): string {
-  return `${rule.unit === "per_second" ? "> " : "> "}${formatByUnit(rule.threshold, rule.unit)} for ${rule.for}`;
+  const v = rule.unit === "per_second" ? formatRate(rule.threshold, "errors") : formatByUnit(rule.threshold, rule.unit);
+  return `> ${v} for ${rule.for}`;
 }
 
 /** Compact cards, one per alert rule: state, since, threshold. Used on the overview. */

@@ -6,7 +6,7 @@ import { formatBytes, formatCount, formatDurationMs } from "@/lib/format";
 import { handlersQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState, hrefWithView } from "@/lib/url-state";
 import { BucketChart } from "../charts/bucket-chart";
-import { ErrorState, Panel } from "../panel";
+import { EmptyState, ErrorState, Panel } from "../panel";
 import { QueryView } from "../query-state";
 
 /** TTL distribution, sampled key states and bytes per key of one handler prefix (from /api/handlers). */
@@ -17,7 +17,9 @@ export function HandlerKeys({ service, handler }: { service: string; handler: st
     <Panel title="Keys in Redis: TTL distribution" description="Remaining TTL of the handler's keys; keys without TTL never expire (a bug)." testId="ttl-distribution">
       <QueryView query={q} what="Key inspection" height={200}>
         {(d) => {
-          if (d.redis.status !== "up") return <ErrorState title={d.redis.status === "down" ? "Redis unavailable" : "Redis not configured"} detail={d.redis.detail} height={200} />;
+          if (d.redis.status === "not-configured")
+            return <EmptyState height={200}>No Redis configured: embedded mode keeps keys in an in-memory store, not inspected here.</EmptyState>;
+          if (d.redis.status === "down") return <ErrorState title="Redis unavailable" detail={d.redis.detail} height={200} />;
           const h = d.handlers.find((x) => x.service === service && x.handler === handler);
           if (!h)
             return (

@@ -5,7 +5,7 @@ import type { HandlerKeys } from "@/lib/api-types";
 import { formatCount } from "@/lib/format";
 import { handlersQuery, refreshHandlers, ApiError } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
-import { ErrorState, Panel } from "../panel";
+import { EmptyState, ErrorState, Panel } from "../panel";
 import { QueryView } from "../query-state";
 
 /** Scan progress: "scanned N of M keys", as a labelled progress bar while a count runs. */
@@ -13,7 +13,7 @@ export function ScanProgress({ scanned, total, done, mode }: { scanned: number; 
   return (
     <div data-testid="scan-progress" className="space-y-1 text-xs text-slate-600 dark:text-slate-300">
       <label className="block">
-        {done ? "Count done" : "Counting keys"} ({mode}): scanned {formatCount(scanned)} of {formatCount(total)}
+        {done ? `Count done (${mode}): ${formatCount(total)} in the keyspace` : `Counting keys (${mode}): scanned ${formatCount(Math.min(scanned, total))} of ${formatCount(total)}`}
         <progress className="mt-1 block h-2 w-full" max={Math.max(total, 1)} value={Math.min(scanned, Math.max(total, 1))} />
       </label>
     </div>
@@ -47,7 +47,9 @@ export function PrefixTree({ selected, onSelect }: { selected: string | null; on
       ) : null}
       <QueryView query={q} what="Key inspection" height={160}>
         {(d) => {
-          if (d.redis.status !== "up") return <ErrorState title={d.redis.status === "down" ? "Redis unavailable" : "Redis not configured"} detail={d.redis.detail} height={160} />;
+          if (d.redis.status === "not-configured")
+            return <EmptyState height={160}>No Redis configured: embedded mode keeps keys in an in-memory store, which has no key browser.</EmptyState>;
+          if (d.redis.status === "down") return <ErrorState title="Redis unavailable" detail={d.redis.detail} height={160} />;
           const byService = new Map<string, HandlerKeys[]>();
           for (const h of d.handlers) byService.set(h.service, [...(byService.get(h.service) ?? []), h]);
           return (

@@ -114,10 +114,18 @@ function Body({ d }: { d: OverviewResponse }) {
         </span>
       </div>
       {d.handlers.length === 0 ? (
-        <Panel title="Handlers">
-          <p data-state="empty" className="text-sm text-slate-500 dark:text-slate-400">
-            No handler has reported metrics or keys yet. Start the demo traffic (Workshop → live demo) or point the dashboard at your services&apos; Prometheus and Redis.
-          </p>
+        <Panel title="Handlers" testId="handlers-empty">
+          {d.upstream.prometheus.status === "down" || d.upstream.redis.status === "down" ? (
+            <div className="space-y-2">
+              {d.upstream.prometheus.status === "down" ? <UnavailableState detail={`prometheus: ${d.upstream.prometheus.detail}`} height={60} /> : null}
+              {d.upstream.redis.status === "down" ? <UnavailableState detail={`redis: ${d.upstream.redis.detail}`} height={60} /> : null}
+              <p className="text-sm text-slate-500 dark:text-slate-400">Handlers are found from their metrics and their keys; an upstream that does not answer hides them.</p>
+            </div>
+          ) : (
+            <p data-state="empty" className="text-sm text-slate-500 dark:text-slate-400">
+              No handler has reported metrics or keys yet. Start the demo traffic (Workshop → live demo) or point the dashboard at your services&apos; Prometheus and Redis.
+            </p>
+          )}
         </Panel>
       ) : null}
       {shown.map((h) => (

@@ -1,0 +1,388 @@
+/**
+ * The dashboard pages in a real browser (Debian's Chromium), once in embedded mode and once in real
+ * mode on the local stack: each page renders with data, the threshold lines are drawn inside the
+ * axis, a workshop scenario runs to its summary, a URL with state restores the view, the key
+ * browser pages through a seeded prefix, polling pauses in a hidden tab, no console error.
+ * Saves a screenshot of every page per mode, and the budget figures (first-load JS, time to data
+ * painted) to test-results/ui-budget.json (docs/UI.md quotes them).
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import Redis from "ioredis";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collectErrors, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, freePort, type App } from "./harness";
+
+type Mode = "embedded" | "real";
+const BUDGET_FILE = join(ROOT, "test-results", "ui-budget.json");
+const PAINT_BUDGET_MS = 1500;
+const OVERVIEW_JS_BUDGET = 250 * 1024;
+
+/** Selector of the first drawn data line of the duplicate-ratio chart. */
+const DUP_LINE = '[data-testid="chart-duplicate-ratio"] .recharts-line-curve';
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** Records the time (ms since navigation start) at which `selector` first matched, via a MutationObserver. */
+async function newTimedPage(selector: string, opts: { dark?: boolean } = {}): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, colorScheme: opts.dark ? "dark" : "light" });
+  const errors = collectErrors(page);
+  await page.addInitScript((sel: string) => {
+    const w = window as unknown as { __painted?: number };
+    const check = () => {
+      if (w.__painted === undefined && document.querySelector(sel)) w.__painted = performance.now();
+    };
+    new MutationObserver(check).observe(document, { subtree: true, childList: true });
+  }, selector);
+  return { page, errors };
+}
+
+/** Time to data painted and first-load JS (compressed bytes of every script the page loaded). */
+async function measure(page: Page): Promise<{ paintedMs: number; jsBytes: number; jsFiles: number }> {
+  await page.waitForFunction(() => (window as unknown as { __painted?: number }).__painted !== undefined, undefined, { timeout: 30_000 });
+  return page.evaluate(() => {
+    const scripts = performance.getEntriesByType("resource").filter((e) => e.name.endsWith(".js") || (e as PerformanceResourceTiming).initiatorType === "script") as PerformanceResourceTiming[];
+    return {
+      paintedMs: Math.round((window as unknown as { __painted: number }).__painted),
+      jsBytes: scripts.reduce((a, e) => a + e.encodedBodySize, 0),
+      jsFiles: scripts.length,
+    };
+  });
+}
+
+function record(mode: Mode, route: string, m: { paintedMs: number; jsBytes: number; jsFiles: number }) {
+  mkdirSync(join(ROOT, "test-results"), { recursive: true });
+  const all = existsSync(BUDGET_FILE) ? (JSON.parse(readFileSync(BUDGET_FILE, "utf8")) as Record<string, unknown>) : {};
+  all[`${mode} ${route}`] = { ...m, jsKiB: Math.round((m.jsBytes / 1024) * 10) / 10, at: new Date().toISOString() };
+  writeFileSync(BUDGET_FILE, JSON.stringify(all, null, 2));
+  console.log(`[ui-budget] ${mode} ${route}: data painted ${m.paintedMs} ms, first-load JS ${(m.jsBytes / 1024).toFixed(1)} KiB gzip in ${m.jsFiles} files`);
+}
+
+/** Waits until the overview API has at least one handler with a duplicate ratio computed from traffic. */
+async function waitForTraffic(app: App): Promise<{ service: string; handler: string }> {
+  let found: { service: string; handler: string } | undefined;
+  await expect
+    .poll(
+      async () => {
+        const res = await fetch(`${app.url}/api/overview?range=15m`);
+        if (!res.ok) return `overview ${res.status}`;
+        const body = (await res.json()) as { handlers: { service: string; handler: string; duplicateRatio: { status: string; value?: number | null } }[] };
+        found = body.handlers.find((h) => h.duplicateRatio.status === "ok" && h.duplicateRatio.value !== null);
+        return found ? "traffic" : `no handler with traffic yet (${body.handlers.length} handlers)`;
+      },
+      { timeout: 100_000, interval: 2_000 },
+    )
+    .toBe("traffic");
+  return found!;
+}
+
+/** The alert line is drawn inside the plotting area (the axis includes it even when the series is low: grafana#12135). */
+async function expectThresholdInside(page: Page, chart: string, label: RegExp) {
+  const fig = page.locator(`[data-testid="${chart}"]`).first();
+  const line = fig.locator(".threshold-alert line, line.threshold-alert, .threshold-alert").first();
+  await line.waitFor({ state: "attached" });
+  await expect.poll(async () => fig.locator(".recharts-reference-line").first().textContent()).toMatch(label);
+  const grid = await fig.locator(".recharts-cartesian-grid").first().boundingBox();
+  const ref = await fig.locator(".recharts-reference-line").first().boundingBox();
+  expect(grid && ref).toBeTruthy();
+  expect(ref!.y).toBeGreaterThanOrEqual(grid!.y - 1);
+  expect(ref!.y).toBeLessThanOrEqual(grid!.y + grid!.height + 1);
+}
+
+function pagesSuite(mode: Mode) {
+  let app: App;
+  let target: { service: string; handler: string };
+  const prefixId = `e2e-${randomBytes(4).toString("hex")}`;
+  const seededPrefix = `${prefixId}:dedup:on-e2e`;
+  const seeded: string[] = [];
+  let redis: Redis | undefined;
+
+  beforeAll(async () => {
+    app = mode === "real" ? await startApp({ port: 3000, env: REAL_ENV }) : await startApp();
+    if (mode === "real") {
+      redis = new Redis(REAL_ENV.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      await redis.connect();
+      const p = redis.pipeline();
+      for (let i = 0; i < 260; i++) {
+        const uuid = `01E2E${randomBytes(8).toString("hex").toUpperCase()}`;
+        seeded.push(uuid);
+        p.set(`${seededPrefix}:${uuid}`, "done", "PX", 3_600_000);
+      }
+      await p.exec();
+    }
+    target = await waitForTraffic(app);
+  });
+  afterAll(async () => {
+    if (redis) {
+      let cursor = "0";
+      do {
+        const [next, keys] = await redis.scan(cursor, "MATCH", `${prefixId}:*`, "COUNT", 1000);
+        if (keys.length) await redis.del(...keys);
+        cursor = next;
+      } while (cursor !== "0");
+      redis.disconnect();
+    }
+    await app?.stop();
+  });
+
+  it("overview: every panel has data, the 10% and 50 ms lines sit inside the axes, data painted within 1.5 s", async () => {
+    const { page, errors } = await newTimedPage(DUP_LINE);
+    await page.goto(`${app.url}/?refresh=off`);
+    const m = await measure(page);
+    record(mode, "/", m);
+    expect(m.paintedMs).toBeLessThan(PAINT_BUDGET_MS);
+    expect(m.jsBytes).toBeLessThan(OVERVIEW_JS_BUDGET);
+    // The status strip says what this is.
+    expect(await page.getByTestId("mode").textContent()).toMatch(mode === "embedded" ? /one process with an in-memory store, not a deployment/ : /Real mode/);
+    await expectThresholdInside(page, "chart-duplicate-ratio", /10% alert/);
+    expect(await page.locator('[data-testid="chart-duplicate-ratio"] .threshold-normal').count()).toBeGreaterThan(0);
+    await page.locator('[data-testid="chart-check-latency"] .recharts-line-curve').first().waitFor();
+    await expectThresholdInside(page, "chart-check-latency", /50 ms/);
+    // Stat tiles carry units; alert cards say a state.
+    expect(await page.getByTestId("stat-ratio").first().textContent()).toMatch(/%/);
+    expect(await page.getByTestId("stat-p99").first().textContent()).toMatch(/ms|no checks/);
+    expect(await page.getByTestId("alert-state").count()).toBeGreaterThanOrEqual(3);
+    for (const s of await page.getByTestId("alert-state").allTextContents()) expect(s).toMatch(/^[○◐●](inactive|pending|firing)/);
+    // The errors panel draws a chart or says why not — never blank.
+    await expect.poll(async () => page.locator('[data-testid="chart-error-rate"] :is(figure, [data-state])').count()).toBeGreaterThan(0);
+    await page.locator('[data-testid="capacity-row"]').first().waitFor();
+    await screenshot(page, `${mode}-overview`);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("overview in the dark theme, toggled from the keyboard", async () => {
+    const { page, errors } = await newTimedPage(DUP_LINE);
+    await page.goto(`${app.url}/?refresh=off`);
+    await page.locator(DUP_LINE).first().waitFor();
+    // Controls are labelled: reachable by their label text.
+    await expect.poll(() => page.getByLabel("Time range").inputValue()).toBe("1h");
+    await expect.poll(() => page.getByLabel("Auto-refresh").inputValue()).toBe("off");
+    await page.getByTestId("theme").focus();
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate(() => document.documentElement.classList.contains("dark"))).toBe(true);
+    await screenshot(page, `${mode}-overview-dark`);
+    // The choice survives a reload (stored, applied before paint).
+    await page.reload();
+    expect(await page.evaluate(() => document.documentElement.classList.contains("dark"))).toBe(true);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("a URL with range, refresh and handler restores the view; changing the range rewrites the URL", async () => {
+    const { page, errors } = await newTimedPage(DUP_LINE);
+    const h = `${target.service}/${target.handler}`;
+    await page.goto(`${app.url}/?range=6h&refresh=5s&handler=${encodeURIComponent(h)}`);
+    await page.locator(DUP_LINE).first().waitFor();
+    expect(await page.getByLabel("Time range").inputValue()).toBe("6h");
+    expect(await page.getByLabel("Auto-refresh").inputValue()).toBe("5s");
+    expect(await page.getByTestId("handler-filter").inputValue()).toBe(h);
+    const sections = await page.getByTestId("handler-section").evaluateAll((els) => els.map((e) => e.getAttribute("data-handler")));
+    expect(sections).toEqual([h]);
+    await page.getByLabel("Time range").selectOption("24h");
+    await expect.poll(() => new URL(page.url()).searchParams.get("range")).toBe("24h");
+    expect(new URL(page.url()).searchParams.get("handler")).toBe(h);
+    await page.reload();
+    await page.locator(DUP_LINE).first().waitFor();
+    expect(await page.getByLabel("Time range").inputValue()).toBe("24h");
+    // Navigation links carry range and refresh.
+    expect(await page.getByRole("link", { name: "Alerts" }).getAttribute("href")).toBe("/alerts?range=24h&refresh=5s");
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("handler page: charts with thresholds, TTL class, lint with spec sections, capacity", async () => {
+    const { page, errors } = await newTimedPage(DUP_LINE);
+    await page.goto(`${app.url}/handlers/${encodeURIComponent(target.service)}/${encodeURIComponent(target.handler)}?refresh=off`);
+    const m = await measure(page);
+    record(mode, "/handlers/[service]/[handler]", m);
+    expect(m.paintedMs).toBeLessThan(PAINT_BUDGET_MS);
+    await expectThresholdInside(page, "chart-duplicate-ratio", /10% alert/);
+    await page.locator('[data-testid="chart-processed"] .recharts-area-area').first().waitFor();
+    expect(await page.getByTestId("ttl-class").textContent()).toMatch(/default|critical|analytics|not declared/);
+    await expect.poll(async () => page.getByTestId("lint").textContent(), { timeout: 10_000 }).toMatch(/spec §|no finding/);
+    await page.locator('[data-testid="capacity-row"]').first().waitFor();
+    await expect.poll(async () => page.locator('[data-testid="ttl-distribution"] :is(figure, [data-state])').count()).toBeGreaterThan(0);
+    await screenshot(page, `${mode}-handler`);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("alerts page: the three rules with state and expression", async () => {
+    const { page, errors } = await newTimedPage('[data-testid^="rule-"]');
+    await page.goto(`${app.url}/alerts?refresh=off`);
+    const m = await measure(page);
+    record(mode, "/alerts", m);
+    for (const name of ["DedupDuplicateRateHigh", "DedupRedisErrors", "DedupRedisLatencyHigh"]) {
+      const text = await page.getByTestId(`rule-${name}`).textContent();
+      expect(text).toMatch(/inactive|pending|firing/);
+      expect(text).toMatch(/histogram_quantile|rate\(/);
+    }
+    await screenshot(page, `${mode}-alerts`);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("key browser: pages through a seeded prefix with state, TTL and size; looks up a UUID", async () => {
+    const { page, errors } = await newTimedPage(mode === "real" ? '[data-testid="key-row"]' : '[data-testid="prefix-tree"] [data-state]');
+    if (mode === "embedded") {
+      await page.goto(`${app.url}/keys`);
+      const m = await measure(page);
+      record(mode, "/keys", m);
+      expect(await page.getByTestId("prefix-tree").textContent()).toMatch(/in-memory store/);
+      await screenshot(page, `${mode}-keys`);
+      expect(errors).toEqual([]);
+      await page.close();
+      return;
+    }
+    await page.goto(`${app.url}/keys?refresh=off&prefix=${encodeURIComponent(seededPrefix)}`);
+    const m = await measure(page);
+    record(mode, "/keys", m);
+    const seen = new Set<string>();
+    let firstPageFirst: string | null = null;
+    for (let pageNo = 1; pageNo < 50; pageNo++) {
+      await expect.poll(() => page.getByTestId("page-indicator").textContent()).toMatch(new RegExp(`^Page ${pageNo}\\b`));
+      expect(await page.getByTestId("scanned").textContent()).toMatch(/^scanned [\d,]+ keys of [\d,]+ keys in Redis$/);
+      const rows = await page.locator('[data-testid="key-row"]').evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll("td")).map((td) => td.textContent ?? "")));
+      for (const [uuid, state, ttl, size] of rows) {
+        seen.add(uuid!);
+        expect(state).toBe("done");
+        expect(ttl).toMatch(/^(59|60) min|^1 h/);
+        expect(size).toMatch(/bytes|KiB/);
+      }
+      if (pageNo === 1) {
+        firstPageFirst = rows[0]?.[0] ?? null;
+        if (seen.size === 0) throw new Error("first page empty");
+      }
+      if ((await page.getByTestId("page-indicator").textContent())!.includes("end of scan")) break;
+      await page.getByRole("button", { name: "Next page" }).click();
+    }
+    expect([...seen].sort()).toEqual([...seeded].sort());
+    // Back to page 1 shows the same first key (pages are kept, not re-scanned).
+    while (!(await page.getByRole("button", { name: "Previous page" }).isDisabled())) await page.getByRole("button", { name: "Previous page" }).click();
+    expect(await page.locator('[data-testid="key-row"] td').first().textContent()).toBe(firstPageFirst);
+    await screenshot(page, `${mode}-keys`);
+    // Lookup by UUID: found under the seeded prefix, and the URL keeps it.
+    const uuid = seeded[7]!;
+    await page.getByLabel("Message UUID (ULID or UUID)").fill(uuid);
+    await page.getByRole("button", { name: "Look up" }).click();
+    await expect.poll(() => page.getByTestId("key-lookup").locator('[data-testid="key-row"]').first().textContent()).toContain(seededPrefix);
+    expect(new URL(page.url()).searchParams.get("uuid")).toBe(uuid);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it(
+    "workshop: a scenario runs live to its summary next to the expected outcome",
+    async () => {
+      const { page, errors } = await newTimedPage('[data-testid="scenario-list"] input[type="radio"]');
+      await page.goto(`${app.url}/workshop`);
+      const m = await measure(page);
+      record(mode, "/workshop", m);
+      await page.getByTestId("scenario-retry-on-error").check();
+      await expect.poll(() => new URL(page.url()).searchParams.get("scenario")).toBe("retry-on-error");
+      expect(await page.getByTestId("expected").textContent()).toMatch(/Expected:/);
+      await page.getByTestId("run-button").click();
+      await expect.poll(() => new URL(page.url()).searchParams.get("run")).toBeTruthy();
+      // The timeline fills in while the run is running.
+      await page.locator('[data-testid="timeline-row"]').first().waitFor({ timeout: 60_000 });
+      await page.locator('[data-testid="run-status"][data-status="done"]').waitFor({ timeout: 150_000 });
+      expect(await page.getByTestId("run-outcome").getAttribute("data-met")).toBe("true");
+      expect(await page.getByTestId("summary-lost").textContent()).toMatch(/Lost0/);
+      const published = Number((await page.getByTestId("summary-published").locator("dd").first().textContent())!.replace(/,/g, ""));
+      expect(published).toBeGreaterThan(0);
+      const verdicts = await page.locator('[data-testid="timeline-row"] td:nth-child(5)').allTextContents();
+      expect(verdicts.some((v) => v === "processed")).toBe(true);
+      await screenshot(page, `${mode}-workshop`);
+      // A link to the run restores it.
+      const link = page.url();
+      const again = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      const errs2 = collectErrors(again);
+      await again.goto(link);
+      await again.locator('[data-testid="run-status"][data-status="done"]').waitFor({ timeout: 15_000 });
+      expect(errs2).toEqual([]);
+      await again.close();
+      expect(errors).toEqual([]);
+      await page.close();
+    },
+    240_000,
+  );
+}
+
+describe("UI: embedded mode (nothing configured)", () => {
+  pagesSuite("embedded");
+});
+
+describe("UI: real mode on the local stack", () => {
+  pagesSuite("real");
+});
+
+describe("UI: polling and upstream failure", () => {
+  let app: App;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(async () => app?.stop());
+
+  it("auto-refresh polls every 5 s and pauses while the tab is hidden", async () => {
+    const page = await browser.newPage();
+    const errors = collectErrors(page);
+    const hits: number[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes("/api/overview")) hits.push(Date.now());
+    });
+    await page.goto(`${app.url}/?refresh=5s`);
+    await page.getByTestId("alerts-panel").waitFor();
+    const t0 = Date.now();
+    await page.waitForTimeout(11_000);
+    expect(hits.filter((t) => t > t0).length).toBeGreaterThanOrEqual(2);
+    // Hide the tab: react-query's focus manager follows visibilitychange.
+    await page.evaluate(() => {
+      Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" });
+      Object.defineProperty(document, "hidden", { configurable: true, get: () => true });
+      document.dispatchEvent(new Event("visibilitychange"));
+    });
+    const t1 = Date.now();
+    await page.waitForTimeout(11_000);
+    expect(hits.filter((t) => t > t1).length).toBe(0);
+    await page.evaluate(() => {
+      Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "visible" });
+      Object.defineProperty(document, "hidden", { configurable: true, get: () => false });
+      document.dispatchEvent(new Event("visibilitychange"));
+    });
+    const t2 = Date.now();
+    await expect.poll(() => hits.filter((t) => t > t2).length, { timeout: 7_000 }).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("Prometheus down shows as 'Prometheus unavailable', never a blank or a zero line", async () => {
+    const port = await freePort();
+    const down = await startApp({
+      port,
+      env: { REDIS_URL: REAL_ENV.REDIS_URL, KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS, PROMETHEUS_URL: "http://127.0.0.1:1", DEMO: "off" },
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      await page.goto(`${down.url}/?refresh=off`);
+      await expect.poll(() => page.getByTestId("alerts-panel").textContent(), { timeout: 20_000 }).toMatch(/Prometheus unavailable/);
+      expect(await page.locator(".recharts-line-curve").count()).toBe(0);
+      // Nothing says "no traffic" or draws zeros: the handlers panel names the upstream that is down.
+      expect(await page.getByTestId("handlers-empty").textContent()).toMatch(/Prometheus unavailable/);
+      await screenshot(page, "real-prometheus-down-overview");
+      await page.goto(`${down.url}/alerts?refresh=off`);
+      await expect.poll(() => page.locator("main").textContent(), { timeout: 20_000 }).toMatch(/Prometheus unavailable/);
+      await screenshot(page, "real-prometheus-down-alerts");
+      await page.close();
+    } finally {
+      await down.stop();
+    }
+  });
+});

@@ -8,7 +8,7 @@
  * replays only what arrived in the DLQ since, so running it twice does not publish twice.
  */
 import { POISON_KEYS, TOPIC_POISONED_KEY, type Message, type Outcome } from "@/server/dedup/message";
-import type { MessageSink } from "@/server/dedup/pubsub";
+import type { MessageSink, Publisher } from "@/server/dedup/pubsub";
 import type { Transport } from "./transport";
 
 /** Options of {@link replayDlq}. */
@@ -21,6 +21,8 @@ export interface ReplayDlqOptions {
   idleMs?: number;
   /** Hard stop. @default 60000 */
   timeoutMs?: number;
+  /** Publisher to republish with. @default transport.publisher */
+  publisher?: Publisher;
   /** Called for each message republished. @default none */
   onReplayed?: (msg: Message, topic: string) => void;
 }
@@ -59,7 +61,7 @@ export async function replayDlq(transport: Transport, dlqTopic: string, options:
     const metadata = { ...msg.metadata };
     for (const k of POISON_KEYS) delete metadata[k];
     try {
-      await transport.publisher.publish(topic, { uuid: msg.uuid, metadata, payload: msg.payload, signal: msg.signal, context: {} });
+      await (o.publisher ?? transport.publisher).publish(topic, { uuid: msg.uuid, metadata, payload: msg.payload, signal: msg.signal, context: {} });
     } catch {
       return "nack";
     }

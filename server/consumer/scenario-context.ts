@@ -15,6 +15,7 @@ import { RunProbe } from "./probe";
 import { buildStack, notificationHandler, Replica, type HandlerBehaviour, type StackSpec } from "./service";
 import type { PushObserver, SideEffectStore } from "./side-effects";
 import type { ReplicaSubscriberOptions, Transport } from "./transport";
+import type { Publisher } from "@/server/dedup/pubsub";
 
 /** Where scenarios run: the transport, a shared dedup store, a side-effect store factory. */
 export interface ScenarioEnv {
@@ -79,6 +80,8 @@ export class ScenarioContext {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly pendingPublishes = new Set<Promise<unknown>>();
   private readonly repo: DedupRepository;
+  /** The run's own publisher (see `Transport.newPublisher`). */
+  readonly publisher: Publisher;
 
   constructor(
     readonly env: ScenarioEnv,
@@ -94,6 +97,7 @@ export class ScenarioContext {
     this.prefix = `${env.service}:dedup:${scenario}:${this.runId}`;
     this.store = env.sideEffectStore(`ws_${this.runId}`, (_h, _id, r) => this.probe.onPush(r.duplicate));
     this.repo = env.sharedRepository();
+    this.publisher = env.transport.newPublisher();
   }
 
   /** The run's shared dedup repository. */
@@ -119,7 +123,7 @@ export class ScenarioContext {
       msgs.push({ uuid: ulid(), metadata, payload: Buffer.from(payload), signal: this.signal, context: {} });
     }
     for (const m of msgs) this.probe.published.add(m.uuid);
-    await this.env.transport.publisher.publish(this.topic, ...msgs);
+    await this.publisher.publish(this.topic, ...msgs);
     return msgs.map((m) => m.uuid);
   }
 
@@ -145,7 +149,9 @@ export class ScenarioContext {
     const p = this.sleep(delayMs).then(async () => {
       if (this.signal.aborted || uuids.length === 0) return;
       const msgs = uuids.map((uuid) => ({ uuid, metadata: { [EVENT_TYPE_KEY]: "review.created", "Forwarder-Republish": "1" }, payload: Buffer.from(JSON.stringify({ republished: true })), signal: this.signal, context: {} }));
-      await this.env.transport.publisher.publish(this.topic, ...msgs);
+      await this.publisher.publish(this.topic, ...msgs);
+      // Not settled until the copies were delivered too.
+      for (const id of uuids) this.probe.acked.delete(id);
     });
     this.pendingPublishes.add(p);
   }
@@ -155,10 +161,11 @@ export class ScenarioContext {
     const dedup = setup.stack.dedup
       ? { repository: setup.repository ?? this.repo, service: this.env.service, prefix: this.prefix, registry: this.env.registry, ...setup.stack.dedup }
       : null;
-    const middleware = buildStack({ ...setup.stack, dedup }, this.env.transport.publisher, this.dlqTopic, this.probe);
+    const middleware = buildStack({ ...setup.stack, dedup }, this.publisher, this.dlqTopic, this.probe);
     const handler = this.probe.wrapHandler(notificationHandler(this.scenario, this.store, () => setup.behaviour));
     const r = new Replica({
       transport: this.env.transport,
+      publisher: this.publisher,
       replica: name,
       handlers: [{ name: this.scenario, topic: this.topic, groupId: this.groupId, dlqTopic: this.dlqTopic, handler, middleware }],
       subscriber: setup.subscriber,
@@ -210,6 +217,7 @@ export class ScenarioContext {
   async replayDlq(): Promise<number> {
     const r = await replayDlq(this.env.transport, this.dlqTopic, {
       groupId: `${this.groupId}.replay`,
+      publisher: this.publisher,
       idleMs: this.env.transport.mode === "real" ? 2500 : 500,
       timeoutMs: 30_000,
       onReplayed: (m) => {
@@ -225,6 +233,7 @@ export class ScenarioContext {
     for (const t of this.timers) clearTimeout(t);
     await Promise.allSettled(this.replicas.map((r) => r.stop()));
     await Promise.allSettled([...this.pendingPublishes]);
+    await this.publisher.close().catch(() => undefined);
     await this.env.transport.deleteTopics([this.topic, this.dlqTopic]);
     const t = this.env.transport as Transport & { deleteGroups?: (ids: string[]) => Promise<void> };
     await t.deleteGroups?.([this.groupId, `${this.groupId}.replay`]);

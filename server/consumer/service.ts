@@ -114,6 +114,8 @@ export interface ServiceHandler {
 /** Options of {@link Replica}. */
 export interface ReplicaOptions {
   transport: Transport;
+  /** Publisher of DLQ copies of unreadable records. @default transport.publisher */
+  publisher?: Publisher;
   replica: string;
   handlers: readonly ServiceHandler[];
   /** Subscriber knobs (commit interval, crash hook, chunk size). */
@@ -135,7 +137,7 @@ export class Replica {
         ...o.subscriber,
         groupId: h.groupId,
         replica: o.replica,
-        dlq: { publisher: o.transport.publisher, topic: h.dlqTopic },
+        dlq: { publisher: o.publisher ?? o.transport.publisher, topic: h.dlqTopic },
       });
       this.subscribers.push(sub);
       this.router.addHandler({ name: h.name, topic: h.topic, subscriber: sub, handler: h.handler, middleware: h.middleware });

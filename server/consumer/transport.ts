@@ -50,6 +50,11 @@ export interface Transport {
   readonly mode: "embedded" | "real";
   /** Shared publisher (Watermill wire format). */
   readonly publisher: Publisher;
+  /**
+   * A publisher of its own (close it when done). Use one per workshop run: kafkajs keeps every topic
+   * a producer has written to in its metadata and fails once such a topic is deleted.
+   */
+  newPublisher(): Publisher;
   /** Creates topics if missing. */
   createTopics(topics: ReadonlyArray<{ name: string; partitions: number }>): Promise<void>;
   /** Deletes topics (best effort). */
@@ -70,6 +75,9 @@ export class MemoryTransport implements Transport {
   readonly publisher: Publisher;
   constructor(readonly broker: MemoryBroker = new MemoryBroker()) {
     this.publisher = broker.publisher();
+  }
+  newPublisher(): Publisher {
+    return this.broker.publisher();
   }
   async createTopics(topics: ReadonlyArray<{ name: string; partitions: number }>): Promise<void> {
     for (const t of topics) this.broker.createTopic(t.name, t.partitions);
@@ -102,6 +110,10 @@ export class KafkaTransport implements Transport {
     if (brokers.length === 0) throw new RangeError("KafkaTransport: brokers must list at least one host:port (KAFKA_BROKERS)");
     this.publisher = new KafkaPublisher({ brokers });
     this.kafka = new Kafka({ clientId: "dedup-health-admin", brokers: [...brokers], logLevel: logLevel.WARN, logCreator: kafkaLogCreator });
+  }
+
+  newPublisher(): Publisher {
+    return new KafkaPublisher({ brokers: this.brokers });
   }
 
   private async getAdmin(): Promise<Admin> {

@@ -14,4 +14,19 @@ export async function startup(): Promise<void> {
     }
     throw e;
   }
+  if (config().DEMO === "on") startDemoInBackground();
+}
+
+/**
+ * Starts the demo consumer without holding up the server: if Kafka or Redis is not reachable yet,
+ * it logs why and tries again every 10 s (the dashboard's health endpoint shows the component down).
+ */
+function startDemoInBackground(attempt = 1): void {
+  void import("./consumer/runtime")
+    .then(({ startDemo }) => startDemo())
+    .then((rt) => console.log(`[dedup-health] demo consumer started (${rt.mode} mode)`))
+    .catch((e: unknown) => {
+      console.error(`[dedup-health] demo consumer did not start (attempt ${attempt}): ${e instanceof Error ? e.message : String(e)}; retrying in 10 s`);
+      setTimeout(() => startDemoInBackground(attempt + 1), 10_000).unref();
+    });
 }

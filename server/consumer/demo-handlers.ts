@@ -1,0 +1,59 @@
+/**
+ * The demo service `notification`: its three handlers, one per TTL class of spec §3, as data.
+ * Light on purpose (imports only the library's pure `lint` types and `policy`), so the dashboard
+ * backend can import {@link DEMO_HANDLERS} — the declared setups, `lintHandler`'s input — cheaply.
+ */
+import { STACK_ORDER, type HandlerSetup } from "@/server/dedup/lint";
+import { TTL_POLICY, type TtlClass } from "@/server/dedup/policy";
+import type { FailureMode, RepositoryKind } from "@/server/dedup/repository";
+
+/** Topic of the live demo (6 partitions, created by `npm run stack:up` or at demo start). */
+export const DEMO_TOPIC = "demo.events";
+/** DLQ of the live demo. */
+export const DEMO_DLQ_TOPIC = "demo.events.dlq";
+/** Partitions of {@link DEMO_TOPIC}. */
+export const DEMO_PARTITIONS = 6;
+
+/** One demo handler. */
+export interface DemoHandlerSpec {
+  /** Handler name: `<service>:dedup:<name>` key prefix, metric label, consumer group `<service>.<name>`. */
+  name: "on-review-created" | "on-user-banned" | "on-page-viewed";
+  /** The `Event-Type` it takes. */
+  eventType: "review.created" | "user.banned" | "page.viewed";
+  ttlClass: TtlClass;
+  ttlMs: number;
+  failureMode: FailureMode;
+  /** Share of the demo traffic (sums to 1). */
+  trafficShare: number;
+}
+
+/** The three demo handlers. */
+export const DEMO_HANDLER_SPECS: readonly DemoHandlerSpec[] = [
+  { name: "on-review-created", eventType: "review.created", ttlClass: "default", ttlMs: TTL_POLICY.defaultMs, failureMode: "open", trafficShare: 0.5 },
+  { name: "on-user-banned", eventType: "user.banned", ttlClass: "critical", ttlMs: TTL_POLICY.criticalMs, failureMode: "closed", trafficShare: 0.1 },
+  { name: "on-page-viewed", eventType: "page.viewed", ttlClass: "analytics", ttlMs: TTL_POLICY.analyticsMaxMs, failureMode: "open", trafficShare: 0.4 },
+];
+
+/**
+ * The demo handlers' declared setups (`lintHandler` input) for a given store and replica count:
+ * the spec's stack, UUID keys, lease marking, each handler's TTL class and failure mode.
+ */
+export function demoHandlerSetups(repository: RepositoryKind = "redis", replicas = 1): HandlerSetup[] {
+  return DEMO_HANDLER_SPECS.map((s) => ({
+    handler: s.name,
+    stack: STACK_ORDER,
+    keyFactory: "uuid",
+    ttlMs: s.ttlMs,
+    ttlClass: s.ttlClass,
+    repository,
+    replicas,
+    marking: "lease",
+    failureMode: s.failureMode,
+  }));
+}
+
+/**
+ * The demo handlers' declared setups as deployed in real mode (Redis, one replica; the live
+ * demo's current replica count is `demoService().handlerSetups()`). All three pass the lint.
+ */
+export const DEMO_HANDLERS: readonly HandlerSetup[] = demoHandlerSetups("redis", 1);

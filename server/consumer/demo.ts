@@ -1,0 +1,337 @@
+/**
+ * The live demo: the `notification` service consuming `demo.events` with its three handlers, a
+ * traffic publisher, the four switchable duplicate sources of spec §1 (each the real mechanism),
+ * and store faults — what keeps the dashboard alive and lets a presenter provoke each panel.
+ */
+import { ulid } from "ulid";
+import type { Registry } from "prom-client";
+import { failClosed, failOpen } from "@/server/dedup/failure-mode";
+import { FaultyRepository } from "@/server/dedup/faulty-repository";
+import type { HandlerSetup } from "@/server/dedup/lint";
+import { CORRELATION_ID_KEY, EVENT_TYPE_KEY, type Message } from "@/server/dedup/message";
+import { dedupMetrics } from "@/server/dedup/metrics";
+import type { DedupRepository } from "@/server/dedup/repository";
+import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/workshop-types";
+import { DEMO_DLQ_TOPIC, DEMO_HANDLER_SPECS, DEMO_PARTITIONS, DEMO_TOPIC, demoHandlerSetups } from "./demo-handlers";
+import type { RedisClient } from "./env";
+import type { BeforeCommit } from "./kafka-subscriber";
+import { buildStack, eventTypeFilter, notificationHandler, Replica, type HandlerBehaviour, type ServiceHandler } from "./service";
+import type { SideEffectStore } from "./side-effects";
+import type { Transport } from "./transport";
+
+/** Options of {@link DemoService}. */
+export interface DemoServiceOptions {
+  transport: Transport;
+  /** The dedup store shared by every replica (Redis, or one in-memory map in embedded mode). */
+  repository: DedupRepository;
+  /** The consumer's own Redis client (real mode): what the Redis cut-off disconnects. */
+  redis?: RedisClient;
+  store: SideEffectStore;
+  /** Service name (SERVICE_NAME): key prefix `<service>:dedup:<handler>`, metric label, groups `<service>.<handler>`. */
+  service: string;
+  registry?: Registry;
+  /** Initial traffic, messages per second (DEMO_RATE). @default 5 */
+  ratePerSec?: number;
+  /** Topic. @default demo.events */
+  topic?: string;
+  /** DLQ. @default demo.events.dlq */
+  dlqTopic?: string;
+  /**
+   * Offset commit interval of the demo's consumers (like kafkajs's auto-commit): a rebalance
+   * re-reads what was acked since the last commit. @default 2000
+   */
+  commitIntervalMs?: number;
+}
+
+type SourcesState = Omit<DemoSources, "mode" | "running">;
+
+const DEMO_RETRY = { maxRetries: 4, initialIntervalMs: 200, maxIntervalMs: 2000, multiplier: 2, randomizationFactor: 0.3 };
+
+/** The live demo service. */
+export class DemoService {
+  private readonly o: Required<Omit<DemoServiceOptions, "redis" | "registry">> & Pick<DemoServiceOptions, "redis" | "registry">;
+  private readonly faulty: FaultyRepository;
+  private readonly main: Replica[] = [];
+  private readonly extra: Replica[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly stopCtl = new AbortController();
+  private running = false;
+  private seq = 0;
+  private crashCount = 0;
+  private cutoffUntil: number | null = null;
+  private cutoffTimer: NodeJS.Timeout | null = null;
+  private readonly sources: SourcesState;
+  private readonly faults = { latencyMs: 0, errorRate: 0 };
+  private readonly loops: Promise<void>[] = [];
+
+  constructor(options: DemoServiceOptions) {
+    this.o = { ratePerSec: 5, topic: DEMO_TOPIC, dlqTopic: DEMO_DLQ_TOPIC, commitIntervalMs: 2000, ...options };
+    if (!(this.o.ratePerSec >= 0 && this.o.ratePerSec <= 5000)) throw new RangeError("DemoService: ratePerSec must be in [0, 5000] (DEMO_RATE)");
+    this.faulty = new FaultyRepository(this.o.repository);
+    this.sources = {
+      traffic: { enabled: this.o.ratePerSec > 0, ratePerSec: this.o.ratePerSec },
+      retryOnError: { enabled: false, rate: 0.2 },
+      rebalance: { enabled: false, replicas: 1, periodMs: 15_000 },
+      forwarderRepublish: { enabled: false, rate: 0.1, delayMs: 3000 },
+      restartBeforeCommit: { enabled: false, periodMs: 20_000 },
+    };
+  }
+
+  get mode(): "embedded" | "real" {
+    return this.o.transport.mode;
+  }
+
+  /** Whether the consumer runs. */
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** The handlers' declared setups right now (extra replicas count; lint input for the dashboard). */
+  handlerSetups(): HandlerSetup[] {
+    return demoHandlerSetups(this.o.repository.kind, this.main.length + this.extra.length);
+  }
+
+  /** The handlers of one replica (each handler its own group on the shared topic). */
+  private handlers(): ServiceHandler[] {
+    const behaviour = (): HandlerBehaviour => ({
+      idempotent: true,
+      failBeforePush: () => this.sources.retryOnError.enabled && Math.random() < this.sources.retryOnError.rate,
+    });
+    return DEMO_HANDLER_SPECS.map((h) => {
+      const repository = h.failureMode === "closed" ? failClosed(this.faulty) : failOpen(this.faulty);
+      const stack = buildStack(
+        { order: "spec", retry: DEMO_RETRY, dedup: { repository, service: this.o.service, ttlMs: h.ttlMs, marking: "lease", registry: this.o.registry } },
+        this.o.transport.publisher,
+        this.o.dlqTopic,
+      );
+      return {
+        name: h.name,
+        topic: this.o.topic,
+        groupId: `${this.o.service}.${h.name}`,
+        dlqTopic: this.o.dlqTopic,
+        handler: notificationHandler(h.name, this.o.store, behaviour),
+        middleware: [eventTypeFilter(h.eventType), ...stack],
+      };
+    });
+  }
+
+  private replica(name: string, beforeCommit?: BeforeCommit): Replica {
+    const errors = this.o.registry ? dedupMetrics(this.o.registry).errors : null;
+    return new Replica({
+      transport: this.o.transport,
+      replica: name,
+      handlers: this.handlers(),
+      subscriber: {
+        commitIntervalMs: this.o.commitIntervalMs,
+        beforeCommit,
+        onUnreadable: () => errors?.inc({ service: this.o.service, reason: "marshal" }),
+      },
+    });
+  }
+
+  /** Creates the topics if missing, starts the main replica, the traffic and the source loops. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    await this.o.transport.createTopics([
+      { name: this.o.topic, partitions: DEMO_PARTITIONS },
+      { name: this.o.dlqTopic, partitions: 1 },
+    ]);
+    const r = this.replica("replica-0");
+    try {
+      await r.start();
+    } catch (e) {
+      await r.stop().catch(() => undefined);
+      throw e;
+    }
+    this.main.push(r);
+    this.running = true;
+    this.loops.push(this.trafficLoop(), this.rebalanceLoop(), this.restartLoop());
+  }
+
+  /** Graceful stop: loops end, replicas finish in-flight work, commit and leave. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.stopCtl.abort();
+    for (const t of this.timers) clearTimeout(t);
+    if (this.cutoffTimer) clearTimeout(this.cutoffTimer);
+    await Promise.allSettled(this.loops);
+    await Promise.allSettled([...this.extra, ...this.main].map((r) => r.stop()));
+    this.extra.length = 0;
+    this.main.length = 0;
+  }
+
+  // --- sources -------------------------------------------------------------------------------
+
+  /** `GET /api/demo/sources`. */
+  getSources(): DemoSources {
+    return { mode: this.mode, running: this.running, ...structuredClone(this.sources) };
+  }
+
+  /** `PUT /api/demo/sources`: merges the patch (already validated). */
+  setSources(p: DemoSourcesPatch): DemoSources {
+    for (const k of Object.keys(p) as Array<keyof DemoSourcesPatch>) Object.assign(this.sources[k], p[k]);
+    return this.getSources();
+  }
+
+  // --- faults --------------------------------------------------------------------------------
+
+  /** `GET /api/demo/faults`. */
+  getFaults(): DemoFaults {
+    const active = this.cutoffUntil !== null && this.cutoffUntil > Date.now();
+    return {
+      mode: this.mode,
+      running: this.running,
+      latencyMs: this.faults.latencyMs,
+      errorRate: this.faults.errorRate,
+      redisCutoff: { available: this.o.redis !== undefined, active, until: active ? new Date(this.cutoffUntil!).toISOString() : null },
+    };
+  }
+
+  /**
+   * `PUT /api/demo/faults`. `redisCutoffMs` > 0 disconnects the consumer's Redis client for that
+   * long (real mode only: a RangeError otherwise); 0 reconnects now.
+   */
+  setFaults(p: DemoFaultsPatch): DemoFaults {
+    if (p.latencyMs !== undefined) this.faults.latencyMs = p.latencyMs;
+    if (p.errorRate !== undefined) this.faults.errorRate = p.errorRate;
+    this.faulty.set({ latencyMs: this.faults.latencyMs, errorRate: this.faults.errorRate });
+    if (p.redisCutoffMs !== undefined) {
+      const redis = this.o.redis;
+      if (!redis) throw new RangeError("redisCutoffMs: the Redis cut-off needs real mode (REDIS_URL); use errorRate in embedded mode");
+      if (this.cutoffTimer) clearTimeout(this.cutoffTimer);
+      this.cutoffTimer = null;
+      if (p.redisCutoffMs > 0) {
+        this.cutoffUntil = Date.now() + p.redisCutoffMs;
+        redis.disconnect();
+        this.cutoffTimer = setTimeout(() => this.reconnect(), p.redisCutoffMs);
+      } else {
+        this.reconnect();
+      }
+    }
+    return this.getFaults();
+  }
+
+  private reconnect(): void {
+    this.cutoffUntil = null;
+    this.cutoffTimer = null;
+    const r = this.o.redis;
+    if (r && (r.status === "end" || r.status === "close")) r.connect().catch(() => undefined);
+  }
+
+  // --- loops ---------------------------------------------------------------------------------
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.stopCtl.signal.aborted) return resolve();
+      const t = setTimeout(() => {
+        this.timers.delete(t);
+        resolve();
+      }, ms);
+      this.timers.add(t);
+    });
+  }
+
+  private event(): Message {
+    const r = Math.random();
+    let acc = 0;
+    let spec = DEMO_HANDLER_SPECS[0]!;
+    for (const h of DEMO_HANDLER_SPECS) {
+      acc += h.trafficShare;
+      if (r < acc) {
+        spec = h;
+        break;
+      }
+    }
+    const seq = this.seq++;
+    const payload = JSON.stringify({ seq, userId: `u${seq % 97}`, at: new Date().toISOString() });
+    return { uuid: ulid(), metadata: { [EVENT_TYPE_KEY]: spec.eventType, [CORRELATION_ID_KEY]: ulid() }, payload: Buffer.from(payload), signal: this.stopCtl.signal, context: {} };
+  }
+
+  private async trafficLoop(): Promise<void> {
+    let carry = 0;
+    const tickMs = 100;
+    while (!this.stopCtl.signal.aborted) {
+      const t = this.sources.traffic;
+      if (t.enabled && t.ratePerSec > 0) {
+        carry += (t.ratePerSec * tickMs) / 1000;
+        const n = Math.floor(carry);
+        carry -= n;
+        if (n > 0) {
+          const msgs = Array.from({ length: n }, () => this.event());
+          try {
+            await this.o.transport.publisher.publish(this.o.topic, ...msgs);
+            this.forward(msgs);
+          } catch (e) {
+            console.warn(`[demo] publish failed: ${(e as Error).message}`);
+            await this.sleep(1000);
+          }
+        }
+      }
+      await this.sleep(tickMs);
+    }
+  }
+
+  /** (c) The forwarder re-publishes some messages with the same UUID after a delay. */
+  private forward(msgs: readonly Message[]): void {
+    const f = this.sources.forwarderRepublish;
+    if (!f.enabled) return;
+    const again = msgs.filter(() => Math.random() < f.rate);
+    if (again.length === 0) return;
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      if (this.stopCtl.signal.aborted) return;
+      const copies = again.map((m) => ({ ...m, metadata: { ...m.metadata, "Forwarder-Republish": "1" }, context: {} }));
+      this.o.transport.publisher.publish(this.o.topic, ...copies).catch(() => undefined);
+    }, f.delayMs);
+    this.timers.add(t);
+  }
+
+  /** (b) Extra replicas join the groups, stay `periodMs`, leave, and come back after `periodMs`. */
+  private async rebalanceLoop(): Promise<void> {
+    let n = 0;
+    while (!this.stopCtl.signal.aborted) {
+      const s = this.sources.rebalance;
+      if (!s.enabled) {
+        await this.sleep(500);
+        continue;
+      }
+      const joined: Replica[] = [];
+      for (let i = 0; i < s.replicas; i++) {
+        const r = this.replica(`replica-x${++n}`);
+        this.extra.push(r);
+        joined.push(r);
+        await r.start().catch((e) => console.warn(`[demo] extra replica failed to join: ${(e as Error).message}`));
+      }
+      await this.sleep(s.periodMs);
+      for (const r of joined) {
+        await r.stop().catch(() => undefined);
+        this.extra.splice(this.extra.indexOf(r), 1);
+      }
+      await this.sleep(s.periodMs);
+    }
+  }
+
+  /** (d) A replica joins, runs its handlers for one batch, and exits before committing. */
+  private async restartLoop(): Promise<void> {
+    while (!this.stopCtl.signal.aborted) {
+      const s = this.sources.restartBeforeCommit;
+      if (!s.enabled) {
+        await this.sleep(500);
+        continue;
+      }
+      const r = this.replica(`replica-crash${++this.crashCount}`, () => "crash");
+      this.extra.push(r);
+      try {
+        await r.start();
+        const until = Date.now() + s.periodMs;
+        while (!r.crashed && Date.now() < until && !this.stopCtl.signal.aborted) await this.sleep(200);
+      } catch (e) {
+        console.warn(`[demo] crashing replica failed to join: ${(e as Error).message}`);
+      }
+      await r.stop().catch(() => undefined);
+      this.extra.splice(this.extra.indexOf(r), 1);
+      await this.sleep(s.periodMs);
+    }
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The process's consumer runtime, built once from `config()` and kept on `globalThis` (Next.js
+ * evaluates modules once per bundle: `instrumentation.ts` and each route handler must share one
+ * demo and one workshop runner): the transport, the consumer's Redis client, the live demo and
+ * the workshop runner.
+ */
+import { MemoryRepository } from "@/server/dedup/memory-repository";
+import { RedisRepository } from "@/server/dedup/redis-repository";
+import { config } from "@/server/config";
+import { appRegistry } from "@/server/registry";
+import { DemoService } from "./demo";
+import { createDedupRedis, envOptionsFromConfig, scenarioEnv, type RedisClient } from "./env";
+import type { ScenarioEnv } from "./scenario-context";
+import { MemorySideEffectStore, PostgresSideEffectStore, sideEffectCounters, type PushObserver } from "./side-effects";
+import { WorkshopRunner } from "./workshop";
+
+/** What the runtime holds. */
+export interface ConsumerRuntime {
+  mode: "embedded" | "real";
+  redis?: RedisClient;
+  /** The live demo (not started when DEMO=off). */
+  demo: DemoService;
+  workshop: WorkshopRunner;
+  /** Stops the demo and closes the clients. */
+  close(): Promise<void>;
+}
+
+type G = typeof globalThis & { __dedupHealthConsumer?: ConsumerRuntime };
+
+/** The runtime (created on first call). */
+export function consumerRuntime(): ConsumerRuntime {
+  const g = globalThis as G;
+  if (g.__dedupHealthConsumer) return g.__dedupHealthConsumer;
+  const c = config();
+  const registry = appRegistry();
+  const opts = envOptionsFromConfig(c);
+  const redis = opts.redisTarget ? createDedupRedis(opts.redisTarget) : undefined;
+  // Workshop runs get a Redis client of their own: the demo's Redis cut-off must not touch them.
+  const workshopRedis = opts.redisTarget ? createDedupRedis(opts.redisTarget, "dedup-health-workshop") : undefined;
+  const env: ScenarioEnv & { close(): Promise<void> } = scenarioEnv({ ...opts, redis: workshopRedis, service: "workshop", registry });
+  const counters = sideEffectCounters(registry);
+  const observe: PushObserver = (handler, _id, r) => {
+    counters.sent.inc({ handler });
+    if (r.duplicate) counters.duplicate.inc({ handler });
+  };
+  const store = c.DATABASE_URL
+    ? new PostgresSideEffectStore({ connectionString: c.DATABASE_URL, schema: "public", tablePrefix: c.SERVICE_NAME, observe })
+    : new MemorySideEffectStore(observe);
+  const demo = new DemoService({
+    transport: env.transport,
+    repository: redis ? new RedisRepository(redis) : new MemoryRepository(),
+    redis,
+    store,
+    service: c.SERVICE_NAME,
+    registry,
+    ratePerSec: c.DEMO_RATE,
+  });
+  const rt: ConsumerRuntime = {
+    mode: c.mode,
+    redis,
+    demo,
+    workshop: new WorkshopRunner(() => env),
+    close: async () => {
+      await demo.stop();
+      await store.close();
+      await env.close();
+      redis?.disconnect();
+      workshopRedis?.disconnect();
+      delete g.__dedupHealthConsumer;
+    },
+  };
+  g.__dedupHealthConsumer = rt;
+  return rt;
+}
+
+/**
+ * Starts the live demo consumer (idempotent) and stops it gracefully on SIGTERM / SIGINT: the
+ * in-flight messages finish, acked offsets are committed, the consumers leave their groups.
+ */
+export async function startDemo(): Promise<ConsumerRuntime> {
+  const rt = consumerRuntime();
+  await rt.demo.start();
+  installShutdown(rt);
+  return rt;
+}
+
+let shutdownInstalled = false;
+
+function installShutdown(rt: ConsumerRuntime): void {
+  if (shutdownInstalled) return;
+  shutdownInstalled = true;
+  const onSignal = (sig: NodeJS.Signals) => {
+    console.log(`[dedup-health] ${sig}: stopping the demo consumer (finishing in-flight work, committing)`);
+    void rt
+      .close()
+      .catch((e) => console.error(`[dedup-health] shutdown: ${(e as Error).message}`))
+      .finally(() => process.exit(0));
+  };
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+}

@@ -178,8 +178,12 @@ export const handlerKeysSchema = z.object({
   exact: z.boolean(),
   /** ± bound of `keyCount` at 99.9% confidence (0 when exact). */
   errorBound: z.number(),
-  /** Keys without a TTL (they never expire: a bug). Exact in exact mode, estimated otherwise. */
+  /** Keys without a TTL (they never expire: a bug). Exact when `noTtlExact`, else scaled from a sample. */
   noTtlCount: z.number(),
+  /** `noTtlCount` is exact (every key checked, or the database has no key without TTL at all). */
+  noTtlExact: z.boolean(),
+  /** `ttlBuckets`/`ttlObserved` come from a uniform sample of the handler's keys scaled to `keyCount`. */
+  ttlSampled: z.boolean(),
   ttlBuckets: z.array(ttlBucketSchema),
   /** Mean `MEMORY USAGE` over a sample of keys; `null` when no key was sampled. */
   bytesPerKey: z.number().nullable(),

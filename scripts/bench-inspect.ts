@@ -110,6 +110,12 @@ async function main() {
     const exactMs = performance.now() - t;
     const exactRate = dbsize / (exactMs / 1000);
     const exactSum = exact.handlers.reduce((a, h) => a + h.keyCount, 0);
+    // The same scan with a PTTL of every key (ttlCheck "every-key": exact no-TTL counts).
+    const everyKey = new KeyInspector(client, { exactMaxKeys: 100_000_000, refreshMinIntervalMs: 0, ttlCheck: "every-key" });
+    await everyKey.run("estimate");
+    t = performance.now();
+    const exactTtl = await everyKey.run("exact");
+    const exactTtlMs = performance.now() - t;
     const slowInspector = ((await admin.slowlog("GET", 128)) as Array<[number, number, number, string[], string, string]>).filter((e) => e[5] === "dedup-health-observe");
     results["inspect.scan_keys_per_sec"] = Math.round(exactRate);
     details.plainScan = { ms: Math.round(plainMs), keysPerSec: Math.round(plainRate), matched: plainMatched, slowlogOver5ms: slowPlain };
@@ -121,9 +127,20 @@ async function main() {
       calls: exact.calls,
       maxCallMicros: exact.maxCallMicros,
       slowlogOver5ms: slowInspector.length,
+      slowlogEntries: slowInspector.map((e) => ({ micros: e[2], command: e[3].slice(0, 4).join(" ") })),
       ratioToPlainScan: +(exactRate / plainRate).toFixed(2),
+      noTtlEstimate: exact.handlers.find((h) => h.prefix === "billing:dedup:refund")?.noTtlCount,
     };
-    console.log(`\n1. exact count: ${fmt(exactRate)} keys/s (${fmt(exactMs)} ms, ${exact.calls} calls, slowest ${exact.maxCallMicros} µs, ${slowInspector.length} SLOWLOG entries > 5 ms)`);
+    details.exactCountEveryKeyTtl = {
+      ms: Math.round(exactTtlMs),
+      keysPerSec: Math.round(dbsize / (exactTtlMs / 1000)),
+      noTtl: exactTtl.handlers.reduce((a, h) => a + h.noTtlCount, 0),
+      calls: exactTtl.calls,
+      maxCallMicros: exactTtl.maxCallMicros,
+    };
+    console.log(`\n1. exact count (default ttlCheck sample): ${fmt(exactRate)} keys/s (${fmt(exactMs)} ms, ${exact.calls} calls, slowest ${exact.maxCallMicros} µs)`);
+    console.log(`   with a PTTL of every key (ttlCheck every-key): ${fmt(dbsize / (exactTtlMs / 1000))} keys/s (${fmt(exactTtlMs)} ms, slowest ${exactTtl.maxCallMicros} µs, no-TTL ${fmt(exactTtl.handlers.reduce((a, h) => a + h.noTtlCount, 0))} exact vs ${fmt(exact.handlers.reduce((a, h) => a + h.noTtlCount, 0))} sampled)`);
+    console.log(`   SLOWLOG entries > 5 ms from both inspector runs: ${slowInspector.length}${slowInspector.map((e) => ` [${e[2]} µs ${e[3].slice(0, 4).join(" ")}]`).join("")}`);
     console.log(`   plain SCAN MATCH COUNT 1000 loop: ${fmt(plainRate)} keys/s (${fmt(plainMs)} ms; it only lists keys: no TTL, no grouping)`);
     console.log(`   ratio inspector / plain SCAN: ${(exactRate / plainRate).toFixed(2)}; matched ${fmt(exactSum)} = plain ${fmt(plainMatched)}`);
 

@@ -67,7 +67,7 @@ beforeAll(async () => {
     }
   }, 100);
   const port = await freePort();
-  app = createServer((req, res) => {
+  app = createServer((_req, res) => {
     void registry.metrics().then((body) => {
       res.writeHead(200, { "content-type": registry.contentType });
       res.end(body);

@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { classifyValue, keysWithoutTtl, KeyInspector, TTL_BUCKETS } from "./key-inspector";
+import type { RedisLike } from "./redis-client";
+
+describe("classifyValue", () => {
+  it("reads the lease marking's processing:<token> and done, and the naive marking's 1", () => {
+    expect(classifyValue("processing:6f1c")).toBe("processing");
+    expect(classifyValue("done")).toBe("done");
+    expect(classifyValue("1")).toBe("marked");
+    expect(classifyValue('{"json":true}')).toBe("other");
+  });
+});
+
+describe("keysWithoutTtl", () => {
+  it("is keys − expires of the selected db from INFO keyspace", () => {
+    const info = "# Keyspace\r\ndb0:keys=1000,expires=990,avg_ttl=1\r\ndb3:keys=5,expires=5,avg_ttl=0\r\n";
+    expect(keysWithoutTtl(info, 0)).toBe(10);
+    expect(keysWithoutTtl(info, 3)).toBe(0);
+    expect(keysWithoutTtl(info, 1)).toBe(0);
+  });
+});
+
+describe("TTL_BUCKETS", () => {
+  it("separate the 10 min minimum and the 1 h / 24 h / 7 d windows of spec §3", () => {
+    const bounds = TTL_BUCKETS.map((b) => b.maxMs);
+    for (const ms of [10 * 60_000, 3_600_000, 86_400_000, 7 * 86_400_000]) expect(bounds).toContain(ms);
+    expect(bounds.at(-1)).toBeNull();
+  });
+});
+
+describe("KeyInspectorOptions", () => {
+  it("rejects out-of-range options naming them", () => {
+    const fake = {} as RedisLike;
+    expect(() => new KeyInspector(fake, { scanCount: 5000 })).toThrow(/scanCount/);
+    expect(() => new KeyInspector(fake, { maxCallMicros: 10_000 })).toThrow(/maxCallMicros/);
+    expect(() => new KeyInspector(fake, { ttlCheck: "never" as "sample" })).toThrow(/ttlCheck/);
+    expect(() => new KeyInspector(fake, { prefixes: [] })).toThrow(/prefixes/);
+  });
+});

@@ -129,6 +129,23 @@ describe("KeyInspector on 210k seeded dedup keys", () => {
     expect(r.maxCallMicros).toBeLessThan(5000);
   });
 
+  it("proves 'no key without TTL' exactly from INFO keyspace when the database has none", async () => {
+    const db1 = new Redis(`${srv.url}/1`);
+    const c1 = createObserveRedis({ url: `${srv.url}/1` });
+    try {
+      await seedKeys(db1, [{ prefix: "clean:dedup:h", count: 2000, ttlMs: 24 * H }]);
+      const r = await new KeyInspector(c1).run("exact");
+      expect(r.handlers.map((h) => [h.prefix, h.keyCount, h.noTtlCount, h.noTtlExact])).toEqual([["clean:dedup:h", 2000, 0, true]]);
+      await db1.set("clean:dedup:h:forever", "done");
+      const r2 = await new KeyInspector(c1, { ttlCheck: "every-key" }).run("exact");
+      expect(r2.handlers[0]!.noTtlCount).toBe(1);
+    } finally {
+      await db1.flushdb(); // our own private server's db 1
+      db1.disconnect();
+      c1.disconnect();
+    }
+  });
+
   it("estimates each handler within its stated bound", async () => {
     const t0 = Date.now();
     const r = await ctx.inspector!.run("estimate");

@@ -1,3 +1,5 @@
+import { config } from "@/server/config";
+import { DEMO_TOPIC, demoHandlerSetups } from "@/server/consumer/demo-handlers";
 import type { HandlerSetup } from "@/server/dedup";
 
 /** A handler the app runs, as its consumer declares it (the seam between server/consumer and the dashboard). */
@@ -32,9 +34,21 @@ export function clearDeclaredHandlers(): void {
   store().clear();
 }
 
-/** The declared handlers, in registration order. */
+/**
+ * The declared handlers, in registration order. Until something registers, and while the demo is
+ * on (`DEMO=on`, the default), the demo service's three handlers as `server/consumer` declares
+ * them (`demoHandlerSetups`: Redis store in real mode, in-memory in embedded mode, one replica).
+ */
 export function declaredHandlers(): DeclaredHandler[] {
-  return [...store().values()];
+  const registered = [...store().values()];
+  if (registered.length > 0) return registered;
+  try {
+    const c = config();
+    if (c.DEMO !== "on") return [];
+    return demoHandlerSetups(c.mode === "real" ? "redis" : "memory", 1).map((setup) => ({ service: c.SERVICE_NAME, topic: DEMO_TOPIC, setup }));
+  } catch {
+    return []; // invalid configuration: start-up reports it; the dashboard shows no declarations
+  }
 }
 
 /** The key prefix of a declaration. */

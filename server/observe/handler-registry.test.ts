@@ -1,0 +1,24 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { lintHandler, RECOMMENDED_SETUP } from "@/server/dedup";
+import { clearDeclaredHandlers, declaredHandlers, declaredPrefix, registerHandlers } from "./handler-registry";
+
+afterEach(() => clearDeclaredHandlers());
+
+describe("handler registry", () => {
+  it("falls back to the demo service's three handlers, which pass the library lint", () => {
+    const d = declaredHandlers();
+    expect(d.map((h) => h.setup.handler).sort()).toEqual(["on-page-viewed", "on-review-created", "on-user-banned"]);
+    expect(d.map((h) => h.setup.ttlClass).sort()).toEqual(["analytics", "critical", "default"]);
+    for (const h of d) expect(lintHandler(h.setup)).toEqual([]);
+    expect(declaredPrefix(d[0]!)).toMatch(/^[a-z0-9-]+:dedup:on-/);
+  });
+
+  it("serves what the consumer registers instead, replacing by service and handler", () => {
+    registerHandlers([{ service: "billing", setup: { ...RECOMMENDED_SETUP, handler: "charge" } }]);
+    registerHandlers([{ service: "billing", setup: { ...RECOMMENDED_SETUP, handler: "charge", ttlMs: 60_000 } }]);
+    const d = declaredHandlers();
+    expect(d).toHaveLength(1);
+    expect(d[0]!.setup.ttlMs).toBe(60_000);
+    expect(declaredPrefix(d[0]!)).toBe("billing:dedup:charge");
+  });
+});

@@ -1,0 +1,79 @@
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { runCreatedSchema, runViewSchema, scenarioListSchema, workshopErrorBodySchema } from "@/lib/workshop-types";
+import { parseConfig } from "@/server/config";
+import { consumerRuntime } from "@/server/consumer/runtime";
+import { GET as listScenarios } from "./scenarios/route";
+import { POST as startRun } from "./scenarios/[name]/runs/route";
+import { GET as getRun } from "./runs/[runId]/route";
+
+/** Route handlers of the workshop API, called directly, in embedded mode (no services). */
+const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown };
+const post = (name: string, headers: Record<string, string> = {}) =>
+  startRun(new Request(`http://localhost:3000/api/workshop/scenarios/${name}/runs`, { method: "POST", headers }), { params: Promise.resolve({ name }) });
+const run = (runId: string) => getRun(new Request(`http://localhost:3000/api/workshop/runs/${runId}`), { params: Promise.resolve({ runId }) });
+
+beforeEach(() => {
+  g.__dedupHealthConfig = parseConfig({});
+});
+afterAll(async () => {
+  await consumerRuntime().close();
+  delete g.__dedupHealthConfig;
+});
+
+describe("workshop API routes", () => {
+  it("GET /api/workshop/scenarios lists the 13 scenarios with their expected outcomes", async () => {
+    const res = await listScenarios();
+    expect(res.status).toBe(200);
+    const body = scenarioListSchema.parse(await res.json());
+    expect(body.mode).toBe("embedded");
+    expect(body.scenarios).toHaveLength(13);
+    expect(body.scenarios.find((s) => s.name === "anti-naive-marking")?.expected.checks.some((c) => c.field === "lost")).toBe(true);
+  });
+
+  it("POST an unknown scenario → 404, a malformed name → 400, both { error, detail }", async () => {
+    const r404 = await post("no-such-scenario");
+    expect(r404.status).toBe(404);
+    expect(workshopErrorBodySchema.parse(await r404.json()).error).toBe("not_found");
+    const r400 = await post("../../etc");
+    expect(r400.status).toBe(400);
+    expect(workshopErrorBodySchema.parse(await r400.json())).toMatchObject({ error: "bad_request" });
+  });
+
+  it("POST runs a scenario (202 { runId }), a second POST while it runs → 409 with the running runId, the run ends done with a timeline", async () => {
+    const first = await post("forwarder-republish");
+    expect(first.status).toBe(202);
+    const { runId } = runCreatedSchema.parse(await first.json());
+    const second = await post("forwarder-republish");
+    expect(second.status).toBe(409);
+    expect(workshopErrorBodySchema.parse(await second.json())).toMatchObject({ error: "conflict", runId });
+    const running = runViewSchema.parse(await (await run(runId)).json());
+    expect(running.status).toBe("running");
+    await consumerRuntime().workshop.wait(runId);
+    const done = runViewSchema.parse(await (await run(runId)).json());
+    expect(done.status).toBe("done");
+    expect(done.outcome?.met).toBe(true);
+    expect(done.timeline.length).toBeGreaterThan(0);
+    expect(done.timeline.some((e) => e.verdict === "deduplicated")).toBe(true);
+    // Finished: the same scenario can run again.
+    const again = await post("forwarder-republish");
+    expect(again.status).toBe(202);
+    await consumerRuntime().workshop.wait(runCreatedSchema.parse(await again.json()).runId);
+  }, 30_000);
+
+  it("GET an unknown run → 404, a malformed run id → 400", async () => {
+    expect((await run("abcdef123456")).status).toBe(404);
+    const bad = await run("bad id!");
+    expect(bad.status).toBe(400);
+    expect(workshopErrorBodySchema.parse(await bad.json()).error).toBe("bad_request");
+  });
+
+  it("with WORKSHOP_TOKEN set, POST needs the bearer token: 401 without it, 202 with it", async () => {
+    g.__dedupHealthConfig = parseConfig({ WORKSHOP_TOKEN: "token-of-at-least-16" });
+    const denied = await post("anti-correlation-id");
+    expect(denied.status).toBe(401);
+    expect(workshopErrorBodySchema.parse(await denied.json()).error).toBe("unauthorized");
+    const ok = await post("anti-correlation-id", { authorization: "Bearer token-of-at-least-16" });
+    expect(ok.status).toBe(202);
+    await consumerRuntime().workshop.wait(runCreatedSchema.parse(await ok.json()).runId);
+  }, 30_000);
+});

@@ -1,12 +1,14 @@
-import type { Redis } from "ioredis";
+import { Cluster, type Redis } from "ioredis";
+import { clusterSlot } from "@/server/dedup/cluster-slot";
 import type { HandlersResponse, KeyEntry, KeyLookupResponse, KeysResponse } from "@/lib/api-types";
 import type { ObserveContext } from "./context";
 import { BadRequestError, UpstreamUnavailableError, errorText } from "./errors";
 import { escapeGlob, PrefixGlobs, splitPrefix } from "./glob";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
 import { classifyValue } from "./key-inspector";
+import { DESCRIBE_KEY_LUA } from "./key-scripts";
 import { redisUpstream } from "./overview";
-import { masters, nodeId, whenReady } from "./redis-client";
+import { masters, nodeId, whenReady, type RedisLike } from "./redis-client";
 import { countUpstream } from "./upstream-counter";
 
 /** SCAN calls one page may make before it returns what it has with a cursor to go on. */
@@ -95,6 +97,14 @@ async function describe(node: Redis, keys: readonly string[]): Promise<KeyEntry[
   });
 }
 
+/** The node serving `key`: the standalone client itself, or the Cluster master of its slot. */
+export function ownerOf(redis: RedisLike, key: string): Redis | RedisLike {
+  if (!(redis instanceof Cluster)) return redis;
+  const owner = redis.slots[clusterSlot(key)]?.[0];
+  const node = owner ? masters(redis).find((n) => nodeId(n) === owner) : undefined;
+  return node ?? redis; // slots not known yet: let the Cluster client route (and redirect)
+}
+
 function requireRedis(ctx: ObserveContext) {
   if (!ctx.redis) throw new UpstreamUnavailableError("redis: not configured (embedded mode keeps dedup keys in process memory); set REDIS_URL to browse keys");
   return ctx.redis;
@@ -158,13 +168,9 @@ export async function lookupKey(ctx: ObserveContext, q: { uuid: string }): Promi
     await whenReady(redis, 1000);
     const entries = await Promise.all(
       candidates.map(async (key) => {
-        const [ttl, mem, val] = await countUpstream("redis", () =>
-          Promise.all([
-            redis.pttl(key),
-            redis.memory("USAGE", key, "SAMPLES", 0).catch(() => null),
-            redis.getrange(key, 0, 63).catch(() => null),
-          ]),
-        );
+        // One script per key, sent to the key's master (auto-pipelining cannot group EVALs across slots).
+        const node = ownerOf(redis, key);
+        const [ttl, mem, val] = (await countUpstream("redis", () => node.eval(DESCRIBE_KEY_LUA, 1, key))) as [number, number | null, string | null];
         return { key, ttl, mem, val };
       }),
     );

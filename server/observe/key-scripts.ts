@@ -193,3 +193,19 @@ function parseReply(raw: unknown): AggregateReply {
     }),
   };
 }
+
+/**
+ * PTTL, `MEMORY USAGE … SAMPLES 0` and the first 64 bytes of the value of one key, in one call
+ * declared on KEYS[1] so that a Cluster client routes it to the key's master.
+ * Reply: { pttl, bytes | nil, value | nil } (value nil for a non-string key).
+ */
+export const DESCRIBE_KEY_LUA = `
+local k = KEYS[1]
+local ttl = redis.call('PTTL', k)
+if ttl == -2 then return { -2, false, false } end
+local mem = redis.pcall('MEMORY', 'USAGE', k, 'SAMPLES', '0')
+if type(mem) ~= 'number' then mem = false end
+local val = redis.pcall('GETRANGE', k, 0, 63)
+if type(val) ~= 'string' then val = false end
+return { ttl, mem, val }
+`;

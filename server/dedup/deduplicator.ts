@@ -154,10 +154,19 @@ interface BatchState {
   doneKeys: Set<string>;
 }
 
+/**
+ * What this Deduplicator keeps per delivery, stored on the delivery's own `context` under a
+ * per-instance symbol (cheaper than WeakMaps on the hot path, and gone with the delivery).
+ */
 interface DeliveryState {
+  /** Metrics: the delivery ended in success or deduplicated (not error). */
   final: boolean;
   errorCounted: boolean;
+  /** onSettled registered (or found unavailable). */
+  tracked: boolean;
   routed: boolean;
+  pre?: PreClaim;
+  batch?: BatchState;
 }
 
 const PROCESS_TAG = randomBytes(6).toString("base64url");
@@ -169,10 +178,10 @@ export class Deduplicator {
   readonly options: Readonly<Resolved>;
   private readonly rec: DedupRecorder;
   private readonly prefixes = new Map<string, string>();
-  private readonly preclaims = new WeakMap<Message, PreClaim>();
-  private readonly states = new WeakMap<Message, DeliveryState>();
-  private readonly batches = new WeakMap<Message, BatchState>();
+  private readonly slot = Symbol("deduplicator");
   private readonly claimTtl: number;
+  /** The repository never waits on I/O: no timeout timer per call. */
+  private readonly inProcess: boolean;
   private readonly closed: boolean;
 
   constructor(options: DeduplicatorOptions) {
@@ -182,6 +191,22 @@ export class Deduplicator {
     this.rec = dedupRecorder(o.registry, o.service);
     this.claimTtl = o.marking === "lease" ? o.leaseMs : o.ttlMs;
     this.closed = o.repository.failureMode === "closed";
+    this.inProcess = o.repository.inProcess === true;
+  }
+
+  private stateOf(msg: Message): DeliveryState {
+    const ctx = msg.context as Record<symbol, DeliveryState | undefined>;
+    let s = ctx[this.slot];
+    if (!s) {
+      s = { final: false, errorCounted: false, tracked: false, routed: false };
+      ctx[this.slot] = s;
+    }
+    return s;
+  }
+
+  /** A store call bounded by `timeoutMs` (not for in-process repositories, which cannot block). */
+  private timed<T>(p: Promise<T>): Promise<T> {
+    return this.inProcess ? p : timed(p, this.options.timeoutMs);
   }
 
   /** The middleware (with its batch hook). */
@@ -219,10 +244,10 @@ export class Deduplicator {
 
   private track(msg: Message, topic: string, handler: string): DeliveryState | undefined {
     if (!this.options.registry) return undefined;
-    let s = this.states.get(msg);
-    if (s) return s;
-    const st: DeliveryState = { final: false, errorCounted: false, routed: typeof msg.context.onSettled === "function" };
-    this.states.set(msg, st);
+    const st = this.stateOf(msg);
+    if (st.tracked) return st;
+    st.tracked = true;
+    st.routed = typeof msg.context.onSettled === "function";
     if (st.routed) {
       msg.context.onSettled!(() => {
         if (!st.final) this.rec.result(topic, handler, "error");
@@ -231,14 +256,20 @@ export class Deduplicator {
     return st;
   }
 
-  private async handle(next: Handler, msg: Message): Promise<void | Message[]> {
+  private handle(next: Handler, msg: Message): Promise<void | Message[]> {
     const topic = msg.context.topic ?? "";
     const handler = msg.context.handler ?? "default";
     const st = this.track(msg, topic, handler);
+    // Under a Router the error result is counted at settle; only without one is a catch needed here.
+    if (!st || st.routed) return this.check(next, msg, topic, handler, st);
+    return this.checkCountingErrors(next, msg, topic, handler, st);
+  }
+
+  private async checkCountingErrors(next: Handler, msg: Message, topic: string, handler: string, st: DeliveryState): Promise<void | Message[]> {
     try {
       return await this.check(next, msg, topic, handler, st);
     } catch (e) {
-      if (st && !st.routed && !st.final && !st.errorCounted) {
+      if (!st.final && !st.errorCounted) {
         st.errorCounted = true;
         this.rec.result(topic, handler, "error");
       }
@@ -257,13 +288,14 @@ export class Deduplicator {
       return this.passThrough(next, msg, topic, handler, st);
     }
 
-    const batch = this.batches.get(msg);
+    const slot = (msg.context as Record<symbol, DeliveryState | undefined>)[this.slot];
+    const batch = slot?.batch;
     if (batch?.doneKeys.has(key)) return this.swallow(msg, key, topic, handler, st);
 
     let value: string;
     let reply: string | null;
-    const pre = this.preclaims.get(msg);
-    if (pre) this.preclaims.delete(msg);
+    const pre = slot?.pre;
+    if (pre) slot.pre = undefined;
     if (pre && pre.key === key && pre.reply !== undefined && Date.now() - pre.at <= this.claimTtl * o.preclaimMaxAgeFraction) {
       value = pre.value;
       reply = pre.reply;
@@ -272,7 +304,7 @@ export class Deduplicator {
       value = pre && pre.key === key ? pre.value : this.newValue();
       const t0 = performance.now();
       try {
-        reply = await timed(o.repository.claim(key, value, this.claimTtl), o.timeoutMs);
+        reply = await this.timed(o.repository.claim(key, value, this.claimTtl));
       } catch (e) {
         this.rec.checkSeconds((performance.now() - t0) / 1000);
         return this.storeFailed(e, `claim of ${key}`, next, msg, topic, handler, st);
@@ -336,7 +368,7 @@ export class Deduplicator {
 
   private async renew(key: string, value: string): Promise<void> {
     try {
-      await timed(this.options.repository.compareAndSet(key, value, value, this.options.leaseMs), this.options.timeoutMs);
+      await this.timed(this.options.repository.compareAndSet(key, value, value, this.options.leaseMs));
     } catch (e) {
       this.rec.error(classifyStoreError(e));
     }
@@ -344,9 +376,9 @@ export class Deduplicator {
 
   /** Lease marking, after success: processing:<token> → done for ttlMs; if the lease was lost, still record done unless another consumer holds the key. */
   private async complete(key: string, value: string, topic: string, handler: string): Promise<void> {
-    const { repository, ttlMs, timeoutMs, logger } = this.options;
+    const { repository, ttlMs, logger } = this.options;
     try {
-      if (await timed(repository.compareAndSet(key, value, DONE_VALUE, ttlMs), timeoutMs)) return;
+      if (await this.timed(repository.compareAndSet(key, value, DONE_VALUE, ttlMs))) return;
       await this.markAfterLostLease(key, topic, handler);
     } catch (e) {
       // The handler already succeeded: do not fail the delivery (that would run it again now); the
@@ -358,8 +390,8 @@ export class Deduplicator {
 
   /** Our compare-and-set failed: record `done` if the key is free, else count the lost lease. */
   private async markAfterLostLease(key: string, topic: string, handler: string): Promise<void> {
-    const { repository, ttlMs, timeoutMs, logger } = this.options;
-    const now = await timed(repository.claim(key, DONE_VALUE, ttlMs), timeoutMs);
+    const { repository, ttlMs, logger } = this.options;
+    const now = await this.timed(repository.claim(key, DONE_VALUE, ttlMs));
     if (now === null || now === DONE_VALUE) return;
     this.rec.leaseLost(topic, handler);
     logger(`[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`);
@@ -368,14 +400,14 @@ export class Deduplicator {
   /** The deferred `done` marks of a batch: one `compareAndSetBatch` when the repository has it. */
   private async completeMany(marks: readonly PendingMark[]): Promise<void> {
     if (marks.length === 0) return;
-    const { repository, ttlMs, timeoutMs, logger } = this.options;
+    const { repository, ttlMs, logger } = this.options;
     if (!repository.compareAndSetBatch) {
       await Promise.all(marks.map((m) => this.complete(m.key, m.value, m.topic, m.handler)));
       return;
     }
     let ok: boolean[];
     try {
-      ok = await timed(repository.compareAndSetBatch(marks.map((m) => ({ key: m.key, expected: m.value, value: DONE_VALUE, ttlMs }))), timeoutMs);
+      ok = await this.timed(repository.compareAndSetBatch(marks.map((m) => ({ key: m.key, expected: m.value, value: DONE_VALUE, ttlMs }))));
     } catch (e) {
       this.rec.error(classifyStoreError(e));
       logger(`[dedup] could not mark ${marks.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`);
@@ -394,7 +426,7 @@ export class Deduplicator {
 
   private async release(key: string, value: string, topic: string, handler: string): Promise<void> {
     try {
-      if (await timed(this.options.repository.compareAndDelete(key, value), this.options.timeoutMs)) this.rec.released(topic, handler);
+      if (await this.timed(this.options.repository.compareAndDelete(key, value))) this.rec.released(topic, handler);
     } catch (e) {
       this.rec.error(classifyStoreError(e));
       this.options.logger(`[dedup] could not release ${key} after a handler failure (${(e as Error)?.message ?? e}); it frees itself after ${this.claimTtl} ms`);
@@ -431,7 +463,7 @@ export class Deduplicator {
     const t0 = performance.now();
     let replies: Array<string | null | Error> | undefined;
     try {
-      replies = await timed(o.repository.claimBatch(reqs), o.timeoutMs);
+      replies = await this.timed(o.repository.claimBatch(reqs));
     } catch (e) {
       this.rec.error(classifyStoreError(e));
     }
@@ -441,22 +473,23 @@ export class Deduplicator {
     owners.forEach((m, i) => {
       const r = replies?.[i];
       const req = reqs[i]!;
-      this.preclaims.set(m, { key: req.key, value: req.value, reply: r instanceof Error ? undefined : r, at });
+      this.stateOf(m).pre = { key: req.key, value: req.value, reply: r instanceof Error ? undefined : r, at };
     });
-    for (const m of msgs) this.batches.set(m, batch);
+    for (const m of msgs) this.stateOf(m).batch = batch;
     return {
       settle: async () => {
-        for (const m of msgs) this.batches.delete(m);
+        for (const m of msgs) this.stateOf(m).batch = undefined;
         await this.completeMany(batch.marks);
       },
       discard: async (notRun) => {
         const releases: Promise<unknown>[] = [];
         for (const m of notRun) {
-          const p = this.preclaims.get(m);
+          const st = this.stateOf(m);
+          const p = st.pre;
           if (!p) continue;
-          this.preclaims.delete(m);
+          st.pre = undefined;
           if (p.reply === null || p.reply === undefined) {
-            releases.push(timed(o.repository.compareAndDelete(p.key, p.value), o.timeoutMs).catch((e: unknown) => this.rec.error(classifyStoreError(e))));
+            releases.push(this.timed(o.repository.compareAndDelete(p.key, p.value)).catch((e: unknown) => this.rec.error(classifyStoreError(e))));
           }
         }
         await Promise.all(releases);

@@ -4,6 +4,7 @@ function withMode(repo: DedupRepository, failureMode: FailureMode): DedupReposit
   return {
     kind: repo.kind,
     failureMode,
+    inProcess: repo.inProcess,
     claim: (k, v, t) => repo.claim(k, v, t),
     claimBatch: (reqs) => repo.claimBatch(reqs),
     compareAndSet: (k, e, v, t) => repo.compareAndSet(k, e, v, t),

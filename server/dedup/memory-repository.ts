@@ -28,6 +28,7 @@ interface Entry {
  */
 export class MemoryRepository implements DedupRepository {
   readonly kind = "memory" as const;
+  readonly inProcess = true;
   private readonly map = new Map<string, Entry>();
   private readonly opts: Required<MemoryRepositoryOptions>;
   private lastSweep = Date.now();

@@ -35,6 +35,8 @@ export interface DedupRepository {
   readonly kind: RepositoryKind;
   /** Failure mode chosen with `failOpen` / `failClosed`; absent = open. */
   readonly failureMode?: FailureMode;
+  /** True when calls never wait on I/O (the in-memory repository): `timeoutMs` is then not applied. */
+  readonly inProcess?: boolean;
   /**
    * Atomically: if `key` is absent, set it to `value` with a TTL of `ttlMs` and resolve `null`;
    * otherwise leave it and resolve with its current value. (Redis: `SET key value NX PX ttl GET`.)

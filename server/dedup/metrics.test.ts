@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { CHECK_DURATION_BUCKETS, dedupMetrics, METRIC_NAMES } from "./metrics";
+import { CHECK_DURATION_BUCKETS, dedupMetrics, dedupRecorder, METRIC_NAMES } from "./metrics";
 
 describe("dedupMetrics", () => {
   it("registers exactly the spec §7 names and labels on the given registry, get-or-create", async () => {
@@ -30,5 +30,28 @@ describe("dedupMetrics", () => {
     for (const name of Object.values(METRIC_NAMES)) other.registerMetric(registry.getSingleMetric(name)!);
     expect(() => dedupMetrics(other)).not.toThrow();
     expect(dedupMetrics(other).processed).toBe(dedupMetrics(registry).processed);
+  });
+
+  it("recorder increments show up at scrape (cells flushed by collect), also from a second recorder", async () => {
+    const registry = new Registry();
+    const a = dedupRecorder(registry, "svc");
+    const b = dedupRecorder(registry, "svc"); // e.g. another copy of the module
+    a.result("t", "h", "success");
+    a.result("t", "h", "deduplicated");
+    b.result("t", "h", "deduplicated");
+    a.checkSeconds(0.004);
+    b.checkSeconds(0.07);
+    a.checkSeconds(5);
+    const text = await registry.metrics();
+    expect(text).toContain('messages_processed_total{service="svc",topic="t",handler="h",result="deduplicated"} 2');
+    expect(text).toContain('messages_deduplicated_total{service="svc",topic="t",handler="h"} 2');
+    expect(text).toContain("# TYPE deduplication_check_duration_seconds histogram");
+    expect(text).toContain('deduplication_check_duration_seconds_bucket{service="svc",le="0.005"} 1');
+    expect(text).toContain('deduplication_check_duration_seconds_bucket{service="svc",le="0.1"} 2');
+    expect(text).toContain('deduplication_check_duration_seconds_bucket{service="svc",le="+Inf"} 3');
+    expect(text).toContain('deduplication_check_duration_seconds_count{service="svc"} 3');
+    expect(text).toContain('deduplication_check_duration_seconds_sum{service="svc"} 5.074');
+    // A second scrape does not double-count the flushed cells.
+    expect(await registry.metrics()).toContain('messages_deduplicated_total{service="svc",topic="t",handler="h"} 2');
   });
 });

@@ -14,7 +14,7 @@ import type { DedupRepository } from "@/server/dedup/repository";
 import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/workshop-types";
 import { DEMO_DLQ_TOPIC, DEMO_HANDLER_SPECS, DEMO_PARTITIONS, DEMO_TOPIC, demoHandlerSetups } from "./demo-handlers";
 import type { RedisClient } from "./env";
-import type { BeforeCommit } from "./kafka-subscriber";
+import type { BeforeCommit, UnreadableRecord } from "./kafka-subscriber";
 import { buildStack, eventTypeFilter, notificationHandler, Replica, type HandlerBehaviour, type ServiceHandler } from "./service";
 import type { SideEffectStore } from "./side-effects";
 import type { Transport } from "./transport";
@@ -44,6 +44,11 @@ export interface DemoServiceOptions {
 }
 
 type SourcesState = Omit<DemoSources, "mode" | "running">;
+
+/** The handler that owns a record of this event type: its own handler, or the first one. */
+function ownerOf(eventType: string | undefined): string {
+  return (DEMO_HANDLER_SPECS.find((h) => h.eventType === eventType) ?? DEMO_HANDLER_SPECS[0]!).name;
+}
 
 const DEMO_RETRY = { maxRetries: 4, initialIntervalMs: 200, maxIntervalMs: 2000, multiplier: 2, randomizationFactor: 0.3 };
 
@@ -109,6 +114,8 @@ export class DemoService {
         topic: this.o.topic,
         groupId: `${this.o.service}.${h.name}`,
         dlqTopic: this.o.dlqTopic,
+        // Every handler's group reads every record; one of them owns an unreadable one (DLQ + count).
+        claimsUnreadable: (rec: UnreadableRecord) => ownerOf(rec.metadata[EVENT_TYPE_KEY]) === h.name,
         handler: notificationHandler(h.name, this.o.store, behaviour),
         middleware: [eventTypeFilter(h.eventType), ...stack],
       };
@@ -223,12 +230,17 @@ export class DemoService {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      if (this.stopCtl.signal.aborted) return resolve();
+      const signal = this.stopCtl.signal;
+      if (signal.aborted) return resolve();
+      const onAbort = () => {
+        clearTimeout(t);
+        resolve();
+      };
       const t = setTimeout(() => {
-        this.timers.delete(t);
+        signal.removeEventListener("abort", onAbort);
         resolve();
       }, ms);
-      this.timers.add(t);
+      signal.addEventListener("abort", onAbort, { once: true });
     });
   }
 

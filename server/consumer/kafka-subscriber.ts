@@ -63,6 +63,12 @@ export interface KafkaSubscriberOptions {
   /** Called for every unreadable record (the demo counts `deduplication_errors_total{reason="marshal"}`). @default none */
   onUnreadable?: (rec: UnreadableRecord) => void;
   /**
+   * Whether this subscriber owns an unreadable record: sends it to the DLQ and calls
+   * `onUnreadable`; otherwise it only skips (commits) it. When several groups read one topic,
+   * let exactly one own each record. @default always
+   */
+  claimsUnreadable?: (rec: UnreadableRecord) => boolean;
+  /**
    * Called after the stack acked a chunk and before its offsets are committed. Returning `"crash"`
    * makes the replica leave at once **without committing** those offsets — the "restart before
    * commit" duplicate source of spec §1. @default always "commit"
@@ -319,18 +325,20 @@ export class KafkaSubscriber implements Subscriber {
         }
       } else if (unreadable) {
         const rec = unreadable;
-        try {
-          o.onUnreadable?.(rec);
-        } catch {
-          // A broken observer must not stop consumption.
-        }
-        if (o.dlq) {
+        if (!o.claimsUnreadable || o.claimsUnreadable(rec)) {
+          if (o.dlq) {
+            try {
+              await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(rec, `kafka/${this.replica}`));
+            } catch {
+              if (o.nackDelayMs > 0) await sleep(o.nackDelayMs);
+              if (isRunning()) seek(topic, partition, rec.offset);
+              return;
+            }
+          }
           try {
-            await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(rec, `kafka/${this.replica}`));
+            o.onUnreadable?.(rec);
           } catch {
-            if (o.nackDelayMs > 0) await sleep(o.nackDelayMs);
-            if (isRunning()) seek(topic, partition, rec.offset);
-            return;
+            // A broken observer must not stop consumption.
           }
         }
         await commit(rec.offset);

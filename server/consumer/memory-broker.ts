@@ -188,6 +188,12 @@ export interface MemorySubscriberOptions {
   dlq?: { publisher: Publisher; topic: string };
   /** Called for every unreadable record. */
   onUnreadable?: (rec: UnreadableRecord) => void;
+  /**
+   * Whether this subscriber owns an unreadable record: sends it to the DLQ and calls
+   * `onUnreadable`; otherwise it only skips (commits) it. When several groups read one topic,
+   * let exactly one own each record. @default always
+   */
+  claimsUnreadable?: (rec: UnreadableRecord) => boolean;
   /** Fault injection: `"crash"` = leave at once without committing. @default always "commit" */
   beforeCommit?: BeforeCommit;
 }
@@ -323,17 +329,19 @@ export class MemoryGroupSubscriber implements Subscriber {
         }
         if (acked < chunk.length && outcomes[acked] === "nack" && o.nackDelayMs > 0) await sleep(o.nackDelayMs);
       } else if (unreadable) {
-        try {
-          o.onUnreadable?.(unreadable);
-        } catch {
-          // A broken observer must not stop consumption.
-        }
-        if (o.dlq) {
+        if (!o.claimsUnreadable || o.claimsUnreadable(unreadable)) {
+          if (o.dlq) {
+            try {
+              await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(unreadable, `memory/${this.replica}`));
+            } catch {
+              await sleep(o.nackDelayMs);
+              continue;
+            }
+          }
           try {
-            await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(unreadable, `memory/${this.replica}`));
+            o.onUnreadable?.(unreadable);
           } catch {
-            await sleep(o.nackDelayMs);
-            continue;
+            // A broken observer must not stop consumption.
           }
         }
         pos += 1;

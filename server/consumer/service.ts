@@ -17,6 +17,7 @@ import { notInProgress } from "@/server/dedup/stack";
 import { PROBE_NAME, type RunProbe } from "./probe";
 import type { SideEffectStore } from "./side-effects";
 import type { GroupSubscriber, ReplicaSubscriberOptions, Transport } from "./transport";
+import type { UnreadableRecord } from "./kafka-subscriber";
 
 /** Switchable behaviour of a notification handler. */
 export interface HandlerBehaviour {
@@ -109,6 +110,12 @@ export interface ServiceHandler {
   dlqTopic: string;
   handler: Handler;
   middleware: Middleware[];
+  /**
+   * Whether this handler's subscriber owns an unreadable record (sends it to the DLQ and reports
+   * it) or just skips it — when several groups read one topic, exactly one should own each.
+   * @default always
+   */
+  claimsUnreadable?: (rec: UnreadableRecord) => boolean;
 }
 
 /** Options of {@link Replica}. */
@@ -138,6 +145,7 @@ export class Replica {
         groupId: h.groupId,
         replica: o.replica,
         dlq: { publisher: o.publisher ?? o.transport.publisher, topic: h.dlqTopic },
+        claimsUnreadable: h.claimsUnreadable,
       });
       this.subscribers.push(sub);
       this.router.addHandler({ name: h.name, topic: h.topic, subscriber: sub, handler: h.handler, middleware: h.middleware });

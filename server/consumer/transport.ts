@@ -37,6 +37,8 @@ export interface ReplicaSubscriberOptions {
   dlq?: { publisher: Publisher; topic: string };
   /** Observer of unreadable records (metrics). */
   onUnreadable?: (rec: UnreadableRecord) => void;
+  /** Whether this subscriber owns an unreadable record (DLQ + `onUnreadable`) or skips it. @default always */
+  claimsUnreadable?: (rec: UnreadableRecord) => boolean;
 }
 
 /** A raw record for {@link Transport.produceRaw} (tests, poison input). */

@@ -1,0 +1,105 @@
+import { randomBytes } from "node:crypto";
+import { Kafka, logLevel, type Producer } from "kafkajs";
+import { Registry } from "prom-client";
+import { ulid } from "ulid";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REASON_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/server/dedup/message";
+import { dedupMetrics } from "@/server/dedup/metrics";
+import { RedisRepository } from "@/server/dedup/redis-repository";
+import { DemoService } from "./demo";
+import { createDedupRedis, deleteKeysByPrefix } from "./env";
+import { PostgresSideEffectStore, sideEffectCounters } from "./side-effects";
+import { KafkaTransport } from "./transport";
+
+/**
+ * The live demo's wiring on real Kafka, Redis and PostgreSQL, on a random topic, groups, key
+ * service and schema: interop with Watermill's wire format, poison input, and the counters.
+ */
+const id = randomBytes(4).toString("hex");
+const service = `demotest${id}`;
+const topic = `demotest.${id}`;
+const dlqTopic = `${topic}.dlq`;
+const schema = `demotest_${id}`;
+const registry = new Registry();
+const counters = sideEffectCounters(registry);
+const redis = createDedupRedis({ url: "redis://127.0.0.1:6379" });
+const transport = new KafkaTransport(["127.0.0.1:9092"]);
+const store = new PostgresSideEffectStore({
+  connectionString: "postgres://postgres@127.0.0.1:5432/test",
+  schema,
+  tablePrefix: service,
+  observe: (handler, _id, r) => {
+    counters.sent.inc({ handler });
+    if (r.duplicate) counters.duplicate.inc({ handler });
+  },
+});
+const demo = new DemoService({ transport, repository: new RedisRepository(redis), redis, store, service, registry, ratePerSec: 0, topic, dlqTopic, commitIntervalMs: 0 });
+const kafka = new Kafka({ clientId: "plain-producer", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING });
+let producer: Producer;
+
+const sent = async (handler: string) => (await counters.sent.get()).values.find((v) => v.labels.handler === handler)?.value ?? 0;
+const dups = async () => (await counters.duplicate.get()).values.reduce((a, v) => a + v.value, 0);
+const deduplicated = async (handler: string) => (await dedupMetrics(registry).deduplicated.get()).values.find((v) => v.labels.handler === handler)?.value ?? 0;
+const marshalErrors = async () => (await dedupMetrics(registry).errors.get()).values.find((v) => v.labels.reason === "marshal")?.value ?? 0;
+async function eventually(cond: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  await demo.start();
+  producer = kafka.producer();
+  await producer.connect();
+});
+
+afterAll(async () => {
+  await producer?.disconnect();
+  await demo.stop();
+  await transport.deleteGroups(["on-review-created", "on-user-banned", "on-page-viewed"].map((h) => `${service}.${h}`));
+  await transport.deleteTopics([topic, dlqTopic]);
+  await transport.close();
+  await store.close(true);
+  await deleteKeysByPrefix(redis, `${service}:dedup`);
+  redis.disconnect();
+});
+
+describe("demo consumer on Kafka", () => {
+  it("a record from a plain kafkajs producer with only Watermill's headers is processed once; two more copies are deduplicated", async () => {
+    const uuid = ulid();
+    const record = { value: JSON.stringify({ reviewId: 7 }), headers: { [WATERMILL_UUID_HEADER]: uuid, "Event-Type": "review.created" } };
+    await producer.send({ topic, messages: [record] });
+    await eventually(async () => (await sent("on-review-created")) === 1);
+    await producer.send({ topic, messages: [record, record] });
+    await eventually(async () => (await deduplicated("on-review-created")) === 2);
+    expect(await sent("on-review-created")).toBe(1);
+    expect(await dups()).toBe(0);
+    expect(await redis.get(`${service}:dedup:on-review-created:${uuid}`)).toBe("done");
+  });
+
+  it("poison input goes to the DLQ with its reason and the consumer keeps consuming", async () => {
+    const before = await marshalErrors();
+    const badJson = ulid();
+    const after = ulid();
+    await producer.send({
+      topic,
+      messages: [
+        { partition: 0, value: "{}", headers: { "Event-Type": "review.created" } }, // no UUID header
+        { partition: 0, value: "{not json", headers: { [WATERMILL_UUID_HEADER]: badJson, "Event-Type": "user.banned" } },
+        { partition: 0, value: "{}", headers: { [WATERMILL_UUID_HEADER]: after, "Event-Type": "user.banned" } },
+      ],
+    });
+    await eventually(async () => (await sent("on-user-banned")) === 1);
+    expect(await marshalErrors()).toBe(before + 1);
+    const dlq = await transport.readAll(dlqTopic);
+    const noUuid = dlq.find((d) => !d.ok);
+    expect(noUuid?.metadata[REASON_POISONED_KEY]).toMatch(/^marshal: no _watermill_message_uuid header/);
+    expect(noUuid?.metadata[TOPIC_POISONED_KEY]).toBe(topic);
+    const json = dlq.find((d) => d.ok && d.uuid === badJson);
+    expect(json?.metadata[REASON_POISONED_KEY]).toMatch(/invalid JSON payload/);
+    expect(json?.metadata["handler_poisoned"]).toBe("on-user-banned");
+    expect(dlq).toHaveLength(2);
+  });
+});

@@ -1,0 +1,58 @@
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { InProgressError } from "./errors";
+import { lintHandler, RECOMMENDED_SETUP, STACK_ORDER } from "./lint";
+import { MemoryRepository } from "./memory-repository";
+import { newMessage, type Message } from "./message";
+import { METRIC_NAMES } from "./metrics";
+import { MemoryPubSub } from "./pubsub";
+import { DONE_VALUE } from "./repository";
+import { Router } from "./router";
+import { defaultStack, describeStack, notInProgress } from "./stack";
+
+describe("defaultStack", () => {
+  it("is the spec's order, the lint is silent on it, and only the deduplicator has a batch hook", () => {
+    const ps = new MemoryPubSub();
+    const stack = defaultStack({ dlqPublisher: ps, dlqTopic: "dlq", dedup: { repository: new MemoryRepository() } });
+    expect(describeStack(stack)).toEqual([...STACK_ORDER]);
+    expect(lintHandler({ ...RECOMMENDED_SETUP, stack: describeStack(stack) })).toEqual([]);
+    expect(stack.map((m) => typeof m.prepareBatch === "function")).toEqual([false, false, false, false, true]);
+    expect(notInProgress(new InProgressError("k"))).toBe(false);
+    expect(notInProgress(new Error("x"))).toBe(true);
+  });
+
+  it("end to end over batches: repeats swallowed, a failing message retried within its batch, nothing lost", async () => {
+    const ps = new MemoryPubSub({ batchSize: 8, nackResendDelayMs: 1 });
+    const repo = new MemoryRepository();
+    const registry = new Registry();
+    const runs = new Map<string, number>();
+    let failuresLeft = 2;
+    const router = new Router({ onError: () => undefined });
+    router.addHandler({
+      name: "h",
+      topic: "in",
+      subscriber: ps,
+      handler: async (m: Message) => {
+        if (m.uuid === "e5" && failuresLeft-- > 0) throw new Error("transient");
+        runs.set(m.uuid, (runs.get(m.uuid) ?? 0) + 1);
+      },
+      middleware: defaultStack({ dlqPublisher: ps, dlqTopic: "in.dlq", dedup: { repository: repo, service: "svc", registry }, retry: { initialIntervalMs: 1, maxIntervalMs: 2 } }),
+    });
+    const running = router.run();
+    await router.running;
+    const ids = Array.from({ length: 20 }, (_, i) => `e${i}`);
+    // Every event twice (forwarder re-publish), some copies in the same batch, some in the next.
+    await ps.publish("in", ...ids.flatMap((u) => [newMessage(u, ""), newMessage(u, "")]));
+    await ps.publish("in", ...ids.slice(0, 5).map((u) => newMessage(u, "")));
+    await ps.idle();
+    await router.close();
+    await running;
+    expect([...runs.values()].every((n) => n === 1)).toBe(true);
+    expect([...runs.keys()].sort()).toEqual([...ids].sort());
+    expect(ids.every((u) => repo.get(`svc:dedup:h:${u}`) === DONE_VALUE)).toBe(true);
+    expect(ps.messages("in.dlq")).toHaveLength(0);
+    const processed = await registry.getSingleMetric(METRIC_NAMES.processed)!.get();
+    const by = Object.fromEntries(processed.values.map((v) => [v.labels.result, v.value]));
+    expect(by).toEqual({ success: 20, deduplicated: 25 });
+  });
+});

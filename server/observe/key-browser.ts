@@ -5,7 +5,7 @@ import type { ObserveContext } from "./context";
 import { BadRequestError, UpstreamUnavailableError, errorText } from "./errors";
 import { escapeGlob, PrefixGlobs, splitPrefix } from "./glob";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
-import { classifyValue } from "./key-inspector";
+import { classifyValue } from "./key-samples";
 import { DESCRIBE_KEY_LUA } from "./key-scripts";
 import { redisUpstream } from "./overview";
 import { masters, nodeId, whenReady, type RedisLike } from "./redis-client";

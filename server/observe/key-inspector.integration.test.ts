@@ -42,7 +42,7 @@ const HANDLERS: SeedGroup[] = [
 const WEIRD: SeedGroup[] = [
   // Glob characters inside a handler name: browsing it must match literally.
   { prefix: "weird*svc:dedup:h[1]?", count: 100, ttlMs: 24 * H },
-  { prefix: "weirdXsvc:dedup:h1x", count: 50, ttlMs: 24 * H },
+  { prefix: "weirdXsvc:dedup:h1x", count: 50, ttlMs: H / 2 },
 ];
 const UNRELATED: SeedGroup[] = [
   { prefix: "cache:user", count: 30_000, ttlMs: H },
@@ -259,7 +259,9 @@ describe("key routes against the seeded Redis", () => {
     expect(lint.observed.status).toBe("ok");
     if (lint.observed.status !== "ok") return;
     expect(lint.observed.handlers.find((x) => x.prefix === "billing:dedup:refund")!.findings.map((f) => f.rule)).toContain("ttl-missing");
-    expect(lint.observed.handlers.find((x) => x.prefix === "notification:dedup:on-page-viewed")!.findings.map((f) => f.rule)).toContain("ttl-below-hour");
+    expect(lint.observed.handlers.find((x) => x.prefix === "weirdXsvc:dedup:h1x")!.findings.map((f) => f.rule)).toContain("ttl-below-hour");
+    // 1 h keys of the demo's analytics handler (declared by server/consumer) are within policy.
+    expect(lint.observed.handlers.find((x) => x.prefix === "notification:dedup:on-page-viewed")!.findings).toEqual([]);
   });
 
   it("refresh=1 is rate-limited while a scan runs and says when to retry", async () => {

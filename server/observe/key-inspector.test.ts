@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { classifyValue, keysWithoutTtl, KeyInspector, TTL_BUCKETS } from "./key-inspector";
+import { keysWithoutTtl, TTL_BUCKETS } from "./key-accum";
+import { KeyInspector } from "./key-inspector";
+import { classifyValue } from "./key-samples";
 import type { RedisLike } from "./redis-client";
 
 describe("classifyValue", () => {

@@ -1,6 +1,8 @@
 import type { Redis } from "ioredis";
-import type { HandlerKeys, KeyState, ScanProgress, TtlBucket } from "@/lib/api-types";
+import type { HandlerKeys, ScanProgress, TtlBucket } from "@/lib/api-types";
 import { PrefixGlobs, splitPrefix } from "./glob";
+import { adapt, firstCount, keysWithoutTtl, mergeReply, scaleEstimate, TTL_BUCKET_BOUNDS, TTL_BUCKETS, type Accum } from "./key-accum";
+import { readSamples, type SampleStats } from "./key-samples";
 import { runAggregate, type AggregateReply } from "./key-scripts";
 import { masters, whenReady, type RedisLike } from "./redis-client";
 import { countUpstream } from "./upstream-counter";
@@ -58,55 +60,9 @@ export const DEFAULT_KEY_INSPECTOR_OPTIONS: KeyInspectorOptions = {
   ttlCheck: "sample",
 };
 
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-const DAY = 24 * HOUR;
 
-/**
- * TTL bucket upper bounds: they split the three windows of spec §3 — ≤ 1 h analytics, 24 h default,
- * 7 d critical — and flag what is below the 10-minute minimum.
- */
-export const TTL_BUCKETS: ReadonlyArray<{ label: string; maxMs: number | null }> = [
-  { label: "< 10 min", maxMs: 10 * MIN },
-  { label: "10 min – 1 h", maxMs: HOUR },
-  { label: "1 – 6 h", maxMs: 6 * HOUR },
-  { label: "6 – 24 h", maxMs: DAY },
-  { label: "1 – 3 d", maxMs: 3 * DAY },
-  { label: "3 – 7 d", maxMs: 7 * DAY },
-  { label: "> 7 d", maxMs: null },
-];
-const BOUNDS = TTL_BUCKETS.flatMap((b) => (b.maxMs === null ? [] : [b.maxMs]));
 
-/**
- * z of the estimate's stated bound: 3.29 = two-sided 99.9%, so that with several handlers on a
- * page the bound holds for all of them at once (at 95%, one of five would miss one time in four).
- */
-export const ESTIMATE_Z = 3.29;
 
-interface Accum {
-  prefix: string;
-  count: number;
-  noTtl: number;
-  minTtl: number;
-  maxTtl: number;
-  buckets: number[];
-  /** Reservoir of sample keys with the master they live on. */
-  samples: Array<{ key: string; node: number }>;
-  offered: number;
-}
-
-/** Per-handler sample reads: value state, MEMORY USAGE and PTTL. */
-interface SampleStats {
-  states: Record<KeyState, number>;
-  bytesPerKey: number | null;
-  ttlP50: number | null;
-  /** Sampled keys per TTL bucket, keys without TTL, and min/max TTL in the sample. */
-  buckets: number[];
-  noTtl: number;
-  minTtl: number;
-  maxTtl: number;
-  size: number;
-}
 
 /** A finished inspection. */
 export interface Inspection {
@@ -260,7 +216,7 @@ export class KeyInspector {
     if (!exact || !this.state.result) {
       this.state = { ...this.state, progress: progress(0, false, "estimate", null) };
       const est = await this.estimate(nodes, sizes);
-      const stats = await this.sampleReads(nodes, est.accums);
+      const stats = await readSamples(nodes, est.accums, this.opts.sampleKeysPerHandler);
       const handlers = this.build(est.accums, stats, false, est.bounds, progress(est.draws, !exact, "estimate", Date.now()), false, dbNoTtl);
       const inspection: Inspection = {
         mode: "estimate",
@@ -294,7 +250,7 @@ export class KeyInspector {
               mode: "scan",
               cursor,
               count,
-              bucketBoundsMs: BOUNDS,
+              bucketBoundsMs: TTL_BUCKET_BOUNDS,
               luaPatterns: this.globs.luaPatterns(),
               samplesPerGroup: 10,
               matchGlob: this.globs.globs.length === 1 ? this.globs.globs[0]! : "",
@@ -303,7 +259,7 @@ export class KeyInspector {
           );
           calls++;
           maxMicros = Math.max(maxMicros, r.micros);
-          this.merge(accums, r, ni);
+          mergeReply(accums, r, ni, { handlers: this.opts.maxHandlers, samples: this.opts.sampleKeysPerHandler });
           // With SCAN MATCH the script sees only matches; COUNT is about how many keys it visited.
           scanned += this.globs.globs.length === 1 ? Math.max(r.visited, count) : r.visited;
           count = adapt(count, r.micros, this.opts.maxCallMicros, this.opts.scanCount);
@@ -312,7 +268,7 @@ export class KeyInspector {
         } while (cursor !== "0");
       }),
     );
-    const stats = await this.sampleReads(nodes, accums);
+    const stats = await readSamples(nodes, accums, this.opts.sampleKeysPerHandler);
     const finishedAt = Date.now();
     const done = progress(scanned, true, "exact", finishedAt);
     this.state = { ...this.state, progress: done };
@@ -348,7 +304,7 @@ export class KeyInspector {
               mode: "sample",
               cursor: "0",
               count: n,
-              bucketBoundsMs: BOUNDS,
+              bucketBoundsMs: TTL_BUCKET_BOUNDS,
               luaPatterns: this.globs.luaPatterns(),
               samplesPerGroup: 2,
               matchGlob: "",
@@ -360,121 +316,15 @@ export class KeyInspector {
           batch = adapt(batch, r.micros, this.opts.maxCallMicros, this.opts.scanCount);
           if (r.visited === 0) break; // empty database
           draws += r.visited;
-          this.merge(accums, r, ni);
+          mergeReply(accums, r, ni, { handlers: this.opts.maxHandlers, samples: this.opts.sampleKeysPerHandler });
         }
         perNode.push({ draws, size, accums });
       }),
     );
-    // Scale: count_g = Σ_m size_m · k_gm / n_m; variance Σ_m size_m² · p(1-p) / n_m.
-    const accums = new Map<string, Accum>();
-    const variance = new Map<string, number>();
-    const zeroHitBound = new Map<string, number>();
-    let draws = 0;
-    for (const { draws: n, size, accums: a } of perNode) {
-      draws += n;
-      if (n === 0) continue;
-      const f = size / n;
-      for (const g of a.values()) {
-        const t = getAccum(accums, g.prefix);
-        t.count += g.count * f;
-        t.noTtl += g.noTtl * f;
-        t.buckets = t.buckets.map((v, i) => v + (g.buckets[i] ?? 0) * f);
-        t.minTtl = minTtl(t.minTtl, g.minTtl);
-        t.maxTtl = Math.max(t.maxTtl, g.maxTtl);
-        t.samples.push(...g.samples);
-        t.offered += g.offered;
-        const p = g.count / n;
-        variance.set(g.prefix, (variance.get(g.prefix) ?? 0) + size * size * (p * (1 - p)) / n);
-      }
-    }
-    // A master where a prefix drew no hit still contributes uncertainty: -ln(0.001) ≈ 6.9 (99.9%).
-    for (const prefix of accums.keys()) {
-      let extra = 0;
-      for (const { draws: n, size, accums: a } of perNode) if (n > 0 && !a.has(prefix)) extra += (6.91 * size) / n;
-      zeroHitBound.set(prefix, extra);
-    }
-    const bounds = new Map<string, number>();
-    for (const [prefix, v] of variance) bounds.set(prefix, Math.ceil(ESTIMATE_Z * Math.sqrt(v) + (zeroHitBound.get(prefix) ?? 0)));
-    for (const t of accums.values()) {
-      t.count = Math.round(t.count);
-      t.noTtl = Math.round(t.noTtl);
-      t.buckets = t.buckets.map(Math.round);
-    }
-    return { accums, bounds, draws, calls, maxMicros };
+    return { ...scaleEstimate(perNode), calls, maxMicros };
   }
 
-  private merge(accums: Map<string, Accum>, r: AggregateReply, node: number): void {
-    for (const g of r.groups) {
-      const prefix = accums.has(g.prefix) || accums.size < this.opts.maxHandlers ? g.prefix : "(other)";
-      const a = getAccum(accums, prefix);
-      a.count += g.count ;
-      a.noTtl += g.noTtl ;
-      for (let i = 0; i < a.buckets.length; i++) a.buckets[i]! += (g.buckets[i] ?? 0) ;
-      a.minTtl = minTtl(a.minTtl, g.minTtl);
-      a.maxTtl = Math.max(a.maxTtl, g.maxTtl);
-      for (const key of g.samples) {
-        // Reservoir sampling over the keys offered by the script.
-        a.offered++;
-        if (a.samples.length < this.opts.sampleKeysPerHandler) a.samples.push({ key, node });
-        else {
-          const j = Math.floor(Math.random() * a.offered);
-          if (j < a.samples.length) a.samples[j] = { key, node };
-        }
-      }
-    }
-  }
 
-  /** Reads value, MEMORY USAGE and PTTL of each handler's sample keys, pipelined per master. */
-  private async sampleReads(nodes: Redis[], accums: Map<string, Accum>): Promise<Map<string, SampleStats>> {
-    const byNode = new Map<number, Array<{ prefix: string; key: string }>>();
-    for (const a of accums.values()) {
-      for (const s of a.samples.slice(0, this.opts.sampleKeysPerHandler)) {
-        const list = byNode.get(s.node) ?? [];
-        list.push({ prefix: a.prefix, key: s.key });
-        byNode.set(s.node, list);
-      }
-    }
-    const acc = new Map<string, { states: Record<KeyState, number>; bytes: number[]; ttls: number[]; noTtl: number }>();
-    const BATCH = 200;
-    for (const [ni, list] of byNode) {
-      const node = nodes[ni];
-      if (!node) continue;
-      for (let i = 0; i < list.length; i += BATCH) {
-        const chunk = list.slice(i, i + BATCH);
-        const p = node.pipeline();
-        for (const { key } of chunk) p.call("MEMORY", "USAGE", key, "SAMPLES", "0").getrange(key, 0, 63).pttl(key);
-        const res = (await countUpstream("redis", () => p.exec())) ?? [];
-        chunk.forEach(({ prefix, key: _key }, j) => {
-          const [memErr, mem] = res[3 * j] ?? [];
-          const [valErr, val] = res[3 * j + 1] ?? [];
-          const [, ttl] = res[3 * j + 2] ?? [];
-          if (ttl === -2) return; // expired meanwhile
-          const e = acc.get(prefix) ?? { states: { processing: 0, done: 0, marked: 0, other: 0 }, bytes: [], ttls: [], noTtl: 0 };
-          if (ttl === -1) e.noTtl++;
-          e.states[valErr ? "other" : classifyValue(String(val ?? ""))]++;
-          if (!memErr && typeof mem === "number") e.bytes.push(mem);
-          if (typeof ttl === "number" && ttl >= 0) e.ttls.push(ttl);
-          acc.set(prefix, e);
-        });
-      }
-    }
-    const out = new Map<string, SampleStats>();
-    for (const [prefix, e] of acc) {
-      const size = e.states.processing + e.states.done + e.states.marked + e.states.other;
-      e.ttls.sort((a, b) => a - b);
-      out.set(prefix, {
-        states: e.states,
-        bytesPerKey: e.bytes.length ? Math.round(e.bytes.reduce((a, b) => a + b, 0) / e.bytes.length) : null,
-        ttlP50: e.ttls.length ? e.ttls[Math.floor(e.ttls.length / 2)]! : null,
-        buckets: TTL_BUCKETS.map((b, i) => e.ttls.filter((t) => t >= (i === 0 ? 0 : (TTL_BUCKETS[i - 1]!.maxMs ?? 0)) && (b.maxMs === null || t < b.maxMs)).length),
-        noTtl: e.noTtl,
-        minTtl: e.ttls.length ? e.ttls[0]! : -1,
-        maxTtl: e.ttls.length ? e.ttls[e.ttls.length - 1]! : -1,
-        size,
-      });
-    }
-    return out;
-  }
 
   private build(
     accums: Map<string, Accum>,
@@ -525,49 +375,11 @@ export class KeyInspector {
   }
 }
 
-/**
- * State of a dedup key from its value: the lease marking stores `processing:<token>` then `done`;
- * the naive and release markings store `1`.
- */
-export function classifyValue(v: string): KeyState {
-  if (v.startsWith("processing:") || v === "processing") return "processing";
-  if (v === "done") return "done";
-  if (v === "1") return "marked";
-  return "other";
-}
 
-/** `keys − expires` of database `db` from an `INFO keyspace` reply (0 when the db is empty). */
-export function keysWithoutTtl(info: string, db: number): number {
-  const m = new RegExp(`^db${db}:keys=(\\d+),expires=(\\d+)`, "m").exec(info);
-  return m ? Number(m[1]) - Number(m[2]) : 0;
-}
 
-function getAccum(m: Map<string, Accum>, prefix: string): Accum {
-  let a = m.get(prefix);
-  if (!a) {
-    a = { prefix, count: 0, noTtl: 0, minTtl: -1, maxTtl: -1, buckets: TTL_BUCKETS.map(() => 0), samples: [], offered: 0 };
-    m.set(prefix, a);
-  }
-  return a;
-}
 
-function minTtl(a: number, b: number): number {
-  if (a < 0) return b;
-  if (b < 0) return a;
-  return Math.min(a, b);
-}
 
-/** Per-call count of the first call: small, so a keyspace of expensive keys never starts with a slow call. */
-function firstCount(max: number): number {
-  return Math.min(max, 250);
-}
 
-/** Next per-call count: halve when a call took more than the budget, grow ×1.5 while below half of it. */
-function adapt(count: number, micros: number, budget: number, max: number): number {
-  if (micros > budget) return Math.max(50, Math.floor(count / 2));
-  if (micros < budget / 2) return Math.min(max, Math.ceil(count * 1.5));
-  return count;
-}
 
 function idleProgress(): ScanProgress {
   return { scanned: 0, total: 0, done: false, mode: "exact", startedAt: null, finishedAt: null };

@@ -1,0 +1,302 @@
+/**
+ * The consumer-group description behind `GET /api/consumers` (issue 10): which member (replica) of
+ * a group holds which partitions of a topic, the lag of each partition, and each replica's
+ * processed rate, derived from the progress of the group's committed offsets between two calls.
+ *
+ * Read from Kafka's admin API (ListGroups, DescribeGroups, OffsetFetch, ListOffsets): no consumer
+ * joins the group, so looking never triggers a rebalance.
+ */
+import { AssignerProtocol, Kafka, logLevel, type Admin } from "kafkajs";
+import type { ConsumerGroupView, ConsumerMember, ConsumerPartition, ConsumersQuery, ConsumersResponse } from "@/lib/consumer-types";
+import { config } from "@/server/config";
+import { NotFoundError, UpstreamUnavailableError, errorText } from "./errors";
+
+/** Options of the {@link ConsumerGroupDescriber}. */
+export interface ConsumerGroupOptions {
+  /** Time allowed for one admin request (and for connecting). 100..30000. @default 3000 */
+  requestTimeoutMs: number;
+  /**
+   * Shortest window a rate is measured over. A rate always ends at the current call and starts at
+   * the latest earlier observation at least this old. 200..600000. @default 1000
+   */
+  minRateWindowMs: number;
+  /** Most groups described when no group is asked for (a shared broker may hold many). 1..500. @default 50 */
+  maxGroups: number;
+}
+
+/** Defaults of {@link ConsumerGroupOptions}. */
+export const DEFAULT_CONSUMER_GROUP_OPTIONS: ConsumerGroupOptions = {
+  requestTimeoutMs: 3000,
+  minRateWindowMs: 1000,
+  maxGroups: 50,
+};
+
+/** The admin calls the describer uses (a kafkajs `Admin` fits). */
+export type ConsumerAdmin = Pick<Admin, "listTopics" | "fetchTopicOffsets" | "listGroups" | "describeGroups" | "fetchOffsets">;
+
+/** Offsets of one partition of the topic. */
+export interface PartitionOffsets {
+  partition: number;
+  /** Log start offset. */
+  low: number;
+  /** Log end offset (high watermark). */
+  high: number;
+}
+
+/** One group as the admin API describes it, with assignments decoded for the topic. */
+export interface GroupSnapshot {
+  groupId: string;
+  state: string;
+  protocol: string;
+  members: Array<{ memberId: string; clientId: string; host: string; partitions: number[] }>;
+  /** Committed offset per partition; `null` = never committed. */
+  committed: ReadonlyMap<number, number | null>;
+}
+
+/** Committed offsets observed at one time, for rates. */
+export interface OffsetObservation {
+  at: number;
+  committed: ReadonlyMap<number, number | null>;
+}
+
+/** Partitions of `topic` in a member's assignment (kafkajs' consumer protocol encoding); [] when empty or unreadable. */
+export function decodeAssignment(memberAssignment: Buffer | null | undefined, topic: string): number[] {
+  if (!memberAssignment || memberAssignment.length === 0) return [];
+  try {
+    const decoded = AssignerProtocol.MemberAssignment.decode(memberAssignment);
+    return [...(decoded?.assignment[topic] ?? [])].sort((a, b) => a - b);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Builds a group's view of the topic from raw offsets and the group's description. Rates compare
+ * `now` with `previous` (per partition: committed progress / seconds; a member's rate is the sum
+ * over the partitions it holds now). Pure: the I/O is in {@link ConsumerGroupDescriber}.
+ */
+export function assembleGroupView(
+  offsets: readonly PartitionOffsets[],
+  group: GroupSnapshot,
+  now: OffsetObservation,
+  previous: OffsetObservation | null,
+): ConsumerGroupView {
+  const windowSeconds = previous && now.at > previous.at ? (now.at - previous.at) / 1000 : null;
+  const owners = new Map<number, Array<GroupSnapshot["members"][number]>>();
+  for (const m of group.members) for (const p of m.partitions) owners.set(p, [...(owners.get(p) ?? []), m]);
+
+  const partitions: ConsumerPartition[] = [...offsets]
+    .sort((a, b) => a.partition - b.partition)
+    .map((o) => {
+      const committed = now.committed.get(o.partition) ?? null;
+      const lag = Math.max(0, committed === null ? o.high - o.low : o.high - committed);
+      const before = previous?.committed.get(o.partition) ?? null;
+      const rate = windowSeconds !== null && committed !== null && before !== null && committed >= before ? (committed - before) / windowSeconds : null;
+      const owner = owners.get(o.partition)?.[0] ?? null;
+      return {
+        partition: o.partition,
+        memberId: owner?.memberId ?? null,
+        clientId: owner?.clientId ?? null,
+        committedOffset: committed,
+        endOffset: o.high,
+        lag,
+        processedPerSecond: rate === null ? null : round2(rate),
+      };
+    });
+  const byPartition = new Map(partitions.map((p) => [p.partition, p]));
+
+  const members: ConsumerMember[] = group.members
+    .map((m) => {
+      const mine = m.partitions.map((p) => byPartition.get(p)).filter((p): p is ConsumerPartition => p !== undefined);
+      const rates = mine.map((p) => p.processedPerSecond).filter((r): r is number => r !== null);
+      return {
+        memberId: m.memberId,
+        clientId: m.clientId,
+        host: m.host,
+        partitions: m.partitions,
+        lag: mine.reduce((a, p) => a + p.lag, 0),
+        processedPerSecond: rates.length === 0 ? null : round2(rates.reduce((a, b) => a + b, 0)),
+      };
+    })
+    .sort((a, b) => (a.partitions[0] ?? Infinity) - (b.partitions[0] ?? Infinity) || a.clientId.localeCompare(b.clientId));
+
+  return {
+    groupId: group.groupId,
+    state: group.state,
+    protocol: group.protocol,
+    members,
+    partitions,
+    totalLag: partitions.reduce((a, p) => a + p.lag, 0),
+    unassigned: partitions.filter((p) => !owners.has(p.partition)).map((p) => p.partition),
+    overlapping: [...owners].filter(([, ms]) => ms.length > 1).map(([p]) => p).sort((a, b) => a - b),
+    rateWindowSeconds: windowSeconds === null ? null : round2(windowSeconds),
+  };
+}
+
+function round2(x: number): number {
+  return Math.round(x * 100) / 100;
+}
+
+/** Rejects with a timeout error after `ms`. */
+function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+}
+
+interface RateState {
+  anchor: OffsetObservation;
+  /** The view's rates are computed against this; moved forward once a window is long enough. */
+  last: OffsetObservation | null;
+}
+
+/**
+ * Describes the consumer groups of a topic through a kafkajs admin client, remembering committed
+ * offsets between calls to derive rates. One per process (see {@link consumerGroupDescriber}).
+ */
+export class ConsumerGroupDescriber {
+  private readonly opts: ConsumerGroupOptions;
+  private readonly rates = new Map<string, RateState>();
+
+  constructor(
+    private readonly admin: ConsumerAdmin,
+    opts: Partial<ConsumerGroupOptions> = {},
+    private readonly clock: () => number = Date.now,
+  ) {
+    const o = { ...DEFAULT_CONSUMER_GROUP_OPTIONS, ...opts };
+    const range = (name: keyof ConsumerGroupOptions, lo: number, hi: number) => {
+      const v = o[name];
+      if (!Number.isInteger(v) || v < lo || v > hi) throw new RangeError(`${name}: expected an integer in ${lo}..${hi}, got ${v}`);
+    };
+    range("requestTimeoutMs", 100, 30_000);
+    range("minRateWindowMs", 200, 600_000);
+    range("maxGroups", 1, 500);
+    this.opts = o;
+  }
+
+  /**
+   * The topic's partitions and, per group consuming it, members, assignments, lag and rates.
+   * @throws NotFoundError when the topic, or the group asked for, does not exist.
+   * @throws UpstreamUnavailableError when Kafka does not answer.
+   */
+  async describe(q: ConsumersQuery): Promise<ConsumersResponse> {
+    const t = this.opts.requestTimeoutMs;
+    const call = <T>(p: Promise<T>, what: string): Promise<T> =>
+      bounded(p, t, `kafka ${what}`).catch((e: unknown) => {
+        throw new UpstreamUnavailableError(`kafka: ${what} failed: ${errorText(e)}`);
+      });
+    const topics = await call(this.admin.listTopics(), "listTopics");
+    if (!topics.includes(q.topic)) throw new NotFoundError(`topic ${q.topic} does not exist on the broker`);
+    const offsets: PartitionOffsets[] = (await call(this.admin.fetchTopicOffsets(q.topic), "fetchTopicOffsets")).map((o) => ({
+      partition: o.partition,
+      low: Number(o.low),
+      high: Number(o.high),
+    }));
+
+    let ids: string[];
+    if (q.group) ids = [q.group];
+    else {
+      const { groups } = await call(this.admin.listGroups(), "listGroups");
+      ids = groups.filter((g) => g.protocolType === "consumer" || g.protocolType === "").map((g) => g.groupId);
+    }
+    const described = ids.length === 0 ? [] : (await call(this.admin.describeGroups(ids), "describeGroups")).groups;
+    const candidates = described
+      .map((g) => ({
+        groupId: g.groupId,
+        state: g.state,
+        protocol: g.protocol,
+        members: g.members.map((m) => ({
+          memberId: m.memberId,
+          clientId: m.clientId,
+          host: m.clientHost.replace(/^\//, ""),
+          partitions: decodeAssignment(m.memberAssignment, q.topic),
+        })),
+      }))
+      .filter((g) => q.group !== undefined || g.members.some((m) => m.partitions.length > 0))
+      .sort((a, b) => a.groupId.localeCompare(b.groupId))
+      .slice(0, this.opts.maxGroups);
+
+    const groups: ConsumerGroupView[] = [];
+    for (const g of candidates) {
+      const fetched = await call(this.admin.fetchOffsets({ groupId: g.groupId, topics: [q.topic] }), "fetchOffsets");
+      const committed = new Map<number, number | null>();
+      for (const p of fetched.find((x) => x.topic === q.topic)?.partitions ?? []) {
+        const n = Number(p.offset);
+        committed.set(p.partition, Number.isFinite(n) && n >= 0 ? n : null);
+      }
+      if (q.group && g.members.length === 0 && [...committed.values()].every((v) => v === null)) {
+        throw new NotFoundError(`consumer group ${q.group} has no members and no committed offsets on ${q.topic}`);
+      }
+      const now: OffsetObservation = { at: this.clock(), committed };
+      groups.push(assembleGroupView(offsets, { ...g, committed }, now, this.previous(`${g.groupId}\u0000${q.topic}`, now)));
+    }
+    return { generatedAt: new Date(this.clock()).toISOString(), topic: q.topic, partitionCount: offsets.length, groups };
+  }
+
+  /** The observation to compare `now` with: the anchor once it is at least `minRateWindowMs` old. */
+  private previous(key: string, now: OffsetObservation): OffsetObservation | null {
+    const st = this.rates.get(key);
+    if (!st) {
+      this.rates.set(key, { anchor: now, last: null });
+      return null;
+    }
+    if (now.at - st.anchor.at >= this.opts.minRateWindowMs) {
+      st.last = st.anchor;
+      st.anchor = now;
+    }
+    return st.last;
+  }
+}
+
+type G = typeof globalThis & { __dedupHealthConsumers?: { describer: ConsumerGroupDescriber; admin: Admin; connected: Promise<void> | null } };
+
+/**
+ * The process's describer over `KAFKA_BROKERS` (kept on `globalThis`: Next.js loads modules more
+ * than once); `null` when Kafka is not configured.
+ */
+export function consumerGroupDescriber(): { describer: ConsumerGroupDescriber; ready: () => Promise<void> } | null {
+  const brokers = config().KAFKA_BROKERS;
+  if (!brokers || brokers.length === 0) return null;
+  const g = globalThis as G;
+  if (!g.__dedupHealthConsumers) {
+    const o = DEFAULT_CONSUMER_GROUP_OPTIONS;
+    const admin = new Kafka({
+      clientId: "dedup-health-observe",
+      brokers: [...brokers],
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: o.requestTimeoutMs,
+      requestTimeout: o.requestTimeoutMs,
+      retry: { retries: 1 },
+    }).admin();
+    g.__dedupHealthConsumers = { describer: new ConsumerGroupDescriber(admin), admin, connected: null };
+  }
+  const s = g.__dedupHealthConsumers;
+  return {
+    describer: s.describer,
+    ready: () => {
+      s.connected ??= bounded(s.admin.connect(), DEFAULT_CONSUMER_GROUP_OPTIONS.requestTimeoutMs, "kafka connect").catch((e: unknown) => {
+        s.connected = null; // try again on the next request
+        throw new UpstreamUnavailableError(`kafka: cannot connect to ${brokers.join(",")}: ${errorText(e)}`);
+      });
+      return s.connected;
+    },
+  };
+}
+
+/** Builds `GET /api/consumers` for this process. @throws UpstreamUnavailableError when Kafka is not configured or down. */
+export async function getConsumers(q: ConsumersQuery): Promise<ConsumersResponse> {
+  const d = consumerGroupDescriber();
+  if (!d) throw new UpstreamUnavailableError("kafka: not configured (set KAFKA_BROKERS; the embedded demo has no consumer group)");
+  await d.ready();
+  return d.describer.describe(q);
+}

@@ -75,8 +75,22 @@ export function ErrorState({ title, detail, height = 120, onRetry }: { title: st
   );
 }
 
-/** `{ status: "unavailable", detail }` of the API, drawn as an error state naming the upstream. */
+/** True for an "unavailable" that only means embedded mode has no such upstream (not an outage). */
+export function isEmbeddedDetail(detail: string): boolean {
+  return detail.toLowerCase().startsWith("embedded");
+}
+
+/** Short text of an unavailable field: "Prometheus unavailable", or "in-memory store" in embedded mode. */
+export function unavailableText(detail: string, fallback = "Metrics"): string {
+  return isEmbeddedDetail(detail) ? "not inspected (in-memory store)" : `${upstreamName(detail, fallback)} unavailable`;
+}
+
+/**
+ * `{ status: "unavailable", detail }` of the API, drawn as an error state naming the upstream; in
+ * embedded mode (no such upstream configured) a neutral note instead of an alarm.
+ */
 export function UnavailableState({ detail, fallback, height }: { detail: string; fallback?: string; height?: number }) {
+  if (isEmbeddedDetail(detail)) return <EmptyState {...(height ? { height } : {})}>{detail}</EmptyState>;
   return <ErrorState title={`${upstreamName(detail, fallback)} unavailable`} detail={detail} {...(height ? { height } : {})} />;
 }
 

@@ -17,7 +17,8 @@ import { collectErrors, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, fre
 type Mode = "embedded" | "real";
 const BUDGET_FILE = join(ROOT, "test-results", "ui-budget.json");
 const PAINT_BUDGET_MS = 1500;
-const OVERVIEW_JS_BUDGET = 250 * 1024;
+/** Issue 6: ≤ 250 KB gzip of first-load JS for the overview. */
+const OVERVIEW_JS_BUDGET = 250_000;
 
 /** Selector of the first drawn data line of the duplicate-ratio chart. */
 const DUP_LINE = '[data-testid="chart-duplicate-ratio"] .recharts-line-curve';
@@ -44,43 +45,74 @@ async function newTimedPage(selector: string, opts: { dark?: boolean } = {}): Pr
   return { page, errors };
 }
 
-/** Time to data painted and first-load JS (compressed bytes of every script the page loaded). */
-async function measure(page: Page): Promise<{ paintedMs: number; jsBytes: number; jsFiles: number }> {
-  await page.waitForFunction(() => (window as unknown as { __painted?: number }).__painted !== undefined, undefined, { timeout: 30_000 });
-  return page.evaluate(() => {
-    const scripts = performance.getEntriesByType("resource").filter((e) => e.name.endsWith(".js") || (e as PerformanceResourceTiming).initiatorType === "script") as PerformanceResourceTiming[];
-    return {
-      paintedMs: Math.round((window as unknown as { __painted: number }).__painted),
-      jsBytes: scripts.reduce((a, e) => a + e.encodedBodySize, 0),
-      jsFiles: scripts.length,
-    };
-  });
+/** What one navigation cost: time to data painted, and JS transferred (compressed bytes). */
+interface Measure {
+  paintedMs: number;
+  /** Scripts referenced by the served HTML: Next's "First Load JS" of the route. */
+  initialJsBytes: number;
+  /** Every script loaded by the time the data was painted (adds the code-split chart chunk). */
+  jsBytesAtPaint: number;
+  jsFiles: number;
 }
 
-function record(mode: Mode, route: string, m: { paintedMs: number; jsBytes: number; jsFiles: number }) {
+/** Time to data painted and JS bytes (compressed, as transferred: `next start` gzips). */
+async function measure(page: Page): Promise<Measure> {
+  await page.waitForFunction(() => (window as unknown as { __painted?: number }).__painted !== undefined, undefined, { timeout: 30_000 });
+  const html = await (await fetch(page.url())).text();
+  const initial = [...html.matchAll(/<script[^>]+src="([^"]+\.js)"[^>]*>/g)].filter((m) => !/noModule|nomodule/.test(m[0])).map((m) => m[1]!);
+  return page.evaluate((initialPaths: string[]) => {
+    const painted = (window as unknown as { __painted: number }).__painted;
+    const scripts = (performance.getEntriesByType("resource") as PerformanceResourceTiming[]).filter((e) => new URL(e.name).pathname.endsWith(".js"));
+    const atPaint = scripts.filter((e) => e.responseEnd <= painted);
+    return {
+      paintedMs: Math.round(painted),
+      initialJsBytes: scripts.filter((e) => initialPaths.includes(new URL(e.name).pathname)).reduce((a, e) => a + e.encodedBodySize, 0),
+      jsBytesAtPaint: atPaint.reduce((a, e) => a + e.encodedBodySize, 0),
+      jsFiles: atPaint.length,
+    };
+  }, initial);
+}
+
+function record(mode: Mode, route: string, m: Measure) {
   mkdirSync(join(ROOT, "test-results"), { recursive: true });
   const all = existsSync(BUDGET_FILE) ? (JSON.parse(readFileSync(BUDGET_FILE, "utf8")) as Record<string, unknown>) : {};
-  all[`${mode} ${route}`] = { ...m, jsKiB: Math.round((m.jsBytes / 1024) * 10) / 10, at: new Date().toISOString() };
+  const kib = (b: number) => Math.round((b / 1024) * 10) / 10;
+  all[`${mode} ${route}`] = { ...m, initialJsKiB: kib(m.initialJsBytes), jsKiBAtPaint: kib(m.jsBytesAtPaint), at: new Date().toISOString() };
   writeFileSync(BUDGET_FILE, JSON.stringify(all, null, 2));
-  console.log(`[ui-budget] ${mode} ${route}: data painted ${m.paintedMs} ms, first-load JS ${(m.jsBytes / 1024).toFixed(1)} KiB gzip in ${m.jsFiles} files`);
+  console.log(
+    `[ui-budget] ${mode} ${route}: data painted ${m.paintedMs} ms; first-load JS ${kib(m.initialJsBytes)} KiB gzip; ${kib(m.jsBytesAtPaint)} KiB in ${m.jsFiles} files by paint`,
+  );
 }
 
-/** Waits until the overview API has at least one handler with a duplicate ratio computed from traffic. */
-async function waitForTraffic(app: App): Promise<{ service: string; handler: string }> {
-  let found: { service: string; handler: string } | undefined;
-  await expect
-    .poll(
-      async () => {
-        const res = await fetch(`${app.url}/api/overview?range=15m`);
-        if (!res.ok) return `overview ${res.status}`;
-        const body = (await res.json()) as { handlers: { service: string; handler: string; duplicateRatio: { status: string; value?: number | null } }[] };
-        found = body.handlers.find((h) => h.duplicateRatio.status === "ok" && h.duplicateRatio.value !== null);
-        return found ? "traffic" : `no handler with traffic yet (${body.handlers.length} handlers)`;
-      },
-      { timeout: 100_000, interval: 2_000 },
-    )
-    .toBe("traffic");
-  return found!;
+/**
+ * Turns on the live demo's forwarder re-publish (5% of messages re-sent with the same UUID) and a
+ * 2% store error rate, so every overview panel has something real to draw, and waits until the
+ * duplicate ratio has a series. Uses the demo's own switches (no mock, no seeded metrics).
+ */
+async function driveDemo(app: App): Promise<{ service: string; handler: string }> {
+  const put = async (path: string, body: unknown) => {
+    const res = await fetch(`${app.url}${path}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`PUT ${path} answered ${res.status}: ${await res.text()}`);
+  };
+  await put("/api/demo/sources", { traffic: { enabled: true }, forwarderRepublish: { enabled: true, rate: 0.05 } });
+  await put("/api/demo/faults", { errorRate: 0.02 });
+  const deadline = Date.now() + 100_000;
+  let last = "";
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${app.url}/api/series?metric=duplicate_ratio&range=15m`);
+      if (res.ok) {
+        const body = (await res.json()) as { data: { status: string; series?: { labels: Record<string, string>; points: [number, number | null][] }[] } };
+        const line = body.data.series?.find((l) => l.labels.service && l.labels.handler && l.points.filter((p) => p[1] !== null).length >= 2);
+        if (line) return { service: line.labels.service!, handler: line.labels.handler! };
+        last = JSON.stringify(body.data).slice(0, 300);
+      } else last = `series answered ${res.status}`;
+    } catch (e) {
+      last = String(e);
+    }
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+  throw new Error(`no duplicate-ratio series within 100 s (${last})`);
 }
 
 /** The alert line is drawn inside the plotting area (the axis includes it even when the series is low: grafana#12135). */
@@ -117,7 +149,7 @@ function pagesSuite(mode: Mode) {
       }
       await p.exec();
     }
-    target = await waitForTraffic(app);
+    target = await driveDemo(app);
   });
   afterAll(async () => {
     if (redis) {
@@ -138,7 +170,8 @@ function pagesSuite(mode: Mode) {
     const m = await measure(page);
     record(mode, "/", m);
     expect(m.paintedMs).toBeLessThan(PAINT_BUDGET_MS);
-    expect(m.jsBytes).toBeLessThan(OVERVIEW_JS_BUDGET);
+    expect(m.initialJsBytes).toBeGreaterThan(0);
+    expect(m.initialJsBytes).toBeLessThan(OVERVIEW_JS_BUDGET);
     // The status strip says what this is.
     expect(await page.getByTestId("mode").textContent()).toMatch(mode === "embedded" ? /one process with an in-memory store, not a deployment/ : /Real mode/);
     await expectThresholdInside(page, "chart-duplicate-ratio", /10% alert/);

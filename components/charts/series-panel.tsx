@@ -8,7 +8,8 @@ import { seriesQuery } from "@/lib/query-options";
 import { REFRESH_MS, RANGE_LABELS, useViewState } from "@/lib/url-state";
 import { EmptyState, Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
-import { TimeSeriesChart, type ChartThreshold } from "./time-series-chart";
+import { TimeSeriesChart } from "./lazy";
+import type { ChartThreshold } from "./time-series-chart";
 
 /** A panel that loads one named series for the URL's range and draws it with its thresholds. */
 export function SeriesPanel({
@@ -24,6 +25,7 @@ export function SeriesPanel({
   height = 180,
   testId,
   colors,
+  emptyText,
 }: {
   title: string;
   description?: string;
@@ -37,6 +39,8 @@ export function SeriesPanel({
   height?: number;
   testId?: string;
   colors?: Record<string, string>;
+  /** What an empty answer means for this metric (default: no traffic). */
+  emptyText?: string;
 }) {
   const { view } = useViewState();
   const q = useQuery(seriesQuery({ metric, range: view.range, service, handler }, REFRESH_MS[view.refresh]));
@@ -49,7 +53,7 @@ export function SeriesPanel({
           if (hasNoData(d.data.series))
             return (
               <EmptyState height={height + 40}>
-                No samples in the {RANGE_LABELS[view.range].toLowerCase()}: no traffic for {handler ?? service ?? "this selection"} yet.
+                {RANGE_LABELS[view.range]}: {emptyText ?? `no samples, no traffic for ${handler ?? service ?? "this selection"} yet.`}
               </EmptyState>
             );
           return (

@@ -5,7 +5,7 @@ import Link from "next/link";
 import { formatBytes, formatCount, formatDurationMs } from "@/lib/format";
 import { handlersQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState, hrefWithView } from "@/lib/url-state";
-import { BucketChart } from "../charts/bucket-chart";
+import { BucketChart } from "../charts/lazy";
 import { EmptyState, ErrorState, Panel } from "../panel";
 import { QueryView } from "../query-state";
 

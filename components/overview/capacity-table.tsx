@@ -4,7 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { formatBytes, formatCount, formatDurationMs, formatRate } from "@/lib/format";
 import { capacityQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
-import { Panel, upstreamName } from "../panel";
+import { Panel, unavailableText } from "../panel";
 import { QueryView } from "../query-state";
 
 /** Per-handler measured keys next to the projection (new messages/s × TTL), so a gap shows. */
@@ -42,11 +42,11 @@ export function CapacityTable({ only }: { only?: { service: string; handler: str
                     <tr key={h.prefix} data-testid="capacity-row" className="border-t border-slate-100 align-top dark:border-slate-800">
                       <td className="py-1 font-mono text-xs">{h.prefix}</td>
                       <td className="text-right tabular-nums">
-                        {h.measured.status === "ok" ? `${h.measured.exact ? "" : "≈ "}${formatCount(h.measured.keys)}` : `${upstreamName(h.measured.detail, "Redis")} unavailable`}
+                        {h.measured.status === "ok" ? `${h.measured.exact ? "" : "≈ "}${formatCount(h.measured.keys)}` : unavailableText(h.measured.detail, "Redis")}
                       </td>
                       <td className="text-right tabular-nums">{formatCount(h.projectedKeys)}</td>
                       <td className="text-right tabular-nums">
-                        {h.newRate.status === "ok" ? formatRate(h.newRate.value) : `${upstreamName(h.newRate.detail)} unavailable`}
+                        {h.newRate.status === "ok" ? formatRate(h.newRate.value) : unavailableText(h.newRate.detail)}
                       </td>
                       <td className="text-right tabular-nums">
                         {formatDurationMs(h.ttlMs)} <span className="text-xs text-slate-500">({h.ttlSource})</span>

@@ -18,6 +18,12 @@ export const DUP_ALERT = { value: THRESHOLDS.duplicateRatio, label: ALERTS.dupli
 export const DUP_NORMAL = { value: THRESHOLDS.duplicateRatioNormal, label: ALERTS.duplicateRate.normal.label };
 export const P99_ALERT = { value: THRESHOLDS.checkP99Seconds, label: `${ALERTS.redisLatency.threshold.label} alert` };
 export const ERR_ALERT = { value: THRESHOLDS.errorRate, label: "alert > 0" };
+/** Colours of the error reasons of spec §7. */
+export const ERROR_COLORS = { redis_timeout: "#f59e0b", redis_conn: "#ef4444", marshal: "#a855f7" };
+/** Empty duplicate-ratio answer: like PromQL, the ratio needs a deduplicated series on both sides. */
+export const DUP_EMPTY = "no ratio: no traffic, or nothing deduplicated yet (messages_deduplicated_total has no series for this handler).";
+/** Empty error-rate answer. */
+export const ERR_EMPTY = "no dedup error recorded (deduplication_errors_total has no series): nothing to stack.";
 
 const id = (h: { service: string; handler: string }) => `${h.service}/${h.handler}`;
 
@@ -34,7 +40,7 @@ function HandlerSection({ h }: { h: OverviewHandler }) {
           </Link>
         </h2>
         <span className="text-xs text-slate-500 dark:text-slate-400">
-          TTL class {h.ttlClass ?? "unknown"} · topics {h.topics.length ? h.topics.join(", ") : "—"}
+          TTL class {h.ttlClass ?? "not declared"} · topics {h.topics.length ? h.topics.join(", ") : "—"}
         </span>
         <span className={`ml-auto rounded px-2 py-0.5 text-xs font-medium ${worst === "firing" ? "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100" : worst === "pending" ? "bg-amber-100 text-amber-900 dark:bg-amber-900/40 dark:text-amber-100" : "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/40 dark:text-emerald-100"}`}>
           alerts: {worst}
@@ -51,6 +57,7 @@ function HandlerSection({ h }: { h: OverviewHandler }) {
         alert={DUP_ALERT}
         normal={DUP_NORMAL}
         testId="chart-duplicate-ratio"
+        emptyText={DUP_EMPTY}
       />
     </section>
   );
@@ -67,6 +74,7 @@ function ServiceCharts({ service }: { service: string }) {
         unit="seconds"
         alert={P99_ALERT}
         testId="chart-check-latency"
+        emptyText="no Redis check recorded."
       />
       <SeriesPanel
         title={`Dedup errors by reason — ${service}`}
@@ -77,7 +85,8 @@ function ServiceCharts({ service }: { service: string }) {
         alert={ERR_ALERT}
         stacked
         testId="chart-error-rate"
-        colors={{ redis_timeout: "#f59e0b", redis_conn: "#ef4444", marshal: "#a855f7" }}
+        colors={ERROR_COLORS}
+        emptyText={ERR_EMPTY}
       />
     </div>
   );

@@ -1,13 +1,13 @@
 import type { OverviewHandler } from "@/lib/api-types";
 import { formatCount, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { THRESHOLDS } from "@/lib/thresholds";
-import { upstreamName, Stat } from "../panel";
+import { unavailableText, Stat } from "../panel";
 
 type Field = { status: "ok" } | { status: "unavailable"; detail: string };
 
 /** "X unavailable" for a field whose upstream did not answer, else the rendered value. */
 function avail<T extends Field>(f: T, render: (ok: Extract<T, { status: "ok" }>) => string): string {
-  return f.status === "ok" ? render(f as Extract<T, { status: "ok" }>) : `${upstreamName((f as { detail: string }).detail)} unavailable`;
+  return f.status === "ok" ? render(f as Extract<T, { status: "ok" }>) : unavailableText((f as { detail: string }).detail);
 }
 
 /** The headline numbers of one handler, each with its unit and against its threshold. */

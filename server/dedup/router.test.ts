@@ -65,6 +65,12 @@ describe("Router", () => {
     expect(await sink.deliver(newMessage("u1", "x"))).toBe("ack");
     expect(seen?.context).toMatchObject({ handler: "h", topic: "in", subscriber: "memory" });
     expect(ps.messages("out").map((m) => m.uuid)).toEqual(["child"]);
+    // A transport that hands the same object in again gets a fresh per-delivery context.
+    const again = newMessage("u2", "x");
+    again.context = { topic: "in", partition: 3, offset: "42", attempt: 5 };
+    await sink.deliver(again);
+    expect(seen?.context).toMatchObject({ partition: 3, offset: "42" });
+    expect(seen?.context.attempt).toBeUndefined();
   });
 
   it("nacks when publishing produced messages fails", async () => {

@@ -179,10 +179,14 @@ export class Router {
     return p;
   }
 
+  /**
+   * A fresh context per delivery (keeping the transport's fields): middleware state kept on the
+   * context (the Deduplicator's per-delivery state) never leaks into a redelivery, even when a
+   * transport hands the same Message object in again.
+   */
   private prepare(config: HandlerConfig, msg: Message): void {
-    msg.context.handler = config.name;
-    msg.context.topic ??= config.topic;
-    msg.context.subscriber ??= config.subscriber.name;
+    const { topic, subscriber, partition, offset } = msg.context;
+    msg.context = { handler: config.name, topic: topic ?? config.topic, subscriber: subscriber ?? config.subscriber.name, partition, offset };
   }
 
   private report(config: HandlerConfig, error: unknown, uuid?: string): void {

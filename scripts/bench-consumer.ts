@@ -1,0 +1,430 @@
+/**
+ * `npm run bench:consumer` — end-to-end consumer throughput on the local Kafka broker: our Kafka
+ * subscriber + the default middleware stack + the Redis Deduplicator against raw kafkajs, in the
+ * same run, alternating, so that the machine's noise falls on both alike.
+ *
+ *   npm run bench:consumer -- [--messages 500000] [--partitions 6] [--rounds 3] [--size 200]
+ *     [--variants raw,ours] [--brokers 127.0.0.1:9092] [--redis redis://127.0.0.1:6379]
+ *     [--chunk 100] [--commit-interval 0] [--round-timeout 180] [--json out.json]
+ *     [--profile <dir>]   (V8 CPU profile of each consume, <dir>/<variant>-r<round>.cpuprofile)
+ *   npm run bench:consumer -- --profile-top <file.cpuprofile> [--top 30]   (self-time summary)
+ *
+ * 1. A fresh topic (random name, `--partitions`) is pre-filled with `--messages` records in
+ *    Watermill's wire format (`_watermill_message_uuid` = a ULID, `--size` bytes of JSON payload),
+ *    spread evenly over the partitions.
+ * 2. Each round, in alternating order, consumes the whole topic to its end with a fresh consumer
+ *    group per variant:
+ *    - `raw`  — kafkajs `eachBatch` with a no-op (kafkajs' own auto-resolve and auto-commit);
+ *    - `ours` — `KafkaSubscriber` (default options unless `--chunk` / `--commit-interval`) →
+ *      `Router.deliverBatch` → `defaultStack` (correlationId, recoverer, poisonQueue, retry,
+ *      Deduplicator with lease marking, batch pre-claims and batched done marks, metrics on a
+ *      private Registry) → a no-op handler. Keys go to a random prefix on `--redis`, deleted after
+ *      each round (a fresh prefix per round: each round claims every key anew);
+ *    - `sub`  — `KafkaSubscriber` → Router → no-op, without middleware (splits transport from dedup);
+ *    - `mem`  — as `ours` with the in-memory repository (splits the stack's CPU from Redis' round trips).
+ *    Both kafkajs consumers use the same fetch settings (`partitionsConsumedConcurrently` = the
+ *    subscriber's default 3, `maxWaitTimeInMs` 250) so the ratio isolates our layers.
+ *    messages/s = messages / (time of the last message − time of the first message), so group join
+ *    and the final idle fetch are not counted for either.
+ * 3. Prints per-round figures, the medians, the ratio ours/raw (target ≥ 0.8), and the load average.
+ *    Deletes the topic, the groups and every Redis key it wrote.
+ *
+ * Why 6 partitions: ≥ 2 × the 3 partitions each consumer works on concurrently, so a fetch always
+ * has work for every slot, while a 2-core machine is not drowned in per-partition overhead.
+ */
+import { randomBytes } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { Redis } from "ioredis";
+import { Kafka, logLevel, Partitioners } from "kafkajs";
+import { Registry } from "prom-client";
+import { encodeTime } from "ulid";
+import { Session } from "node:inspector/promises";
+import { kafkaLogCreator } from "@/server/consumer/kafka-log";
+import { KafkaSubscriber } from "@/server/consumer/kafka-subscriber";
+import { encodeRecord } from "@/server/consumer/watermill-codec";
+import { MemoryRepository } from "@/server/dedup/memory-repository";
+import type { Message } from "@/server/dedup/message";
+import type { Publisher } from "@/server/dedup/pubsub";
+import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository } from "@/server/dedup/redis-repository";
+import type { DedupRepository } from "@/server/dedup/repository";
+import { Router } from "@/server/dedup/router";
+import { defaultStack } from "@/server/dedup/stack";
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+}
+function intArg(name: string, fallback: number, lo: number, hi: number): number {
+  const v = Number(arg(name, String(fallback)));
+  if (!Number.isInteger(v) || v < lo || v > hi) throw new RangeError(`bench-consumer: --${name} must be an integer in [${lo}, ${hi}]`);
+  return v;
+}
+
+type Variant = "raw" | "ours" | "sub" | "mem";
+const VARIANTS = ["raw", "ours", "sub", "mem"] as const;
+const CONCURRENT_PARTITIONS = 3; // KafkaSubscriber's default partitionsConsumedConcurrently
+const MAX_WAIT_MS = 250; // KafkaSubscriber's default maxWaitTimeMs
+
+/** One consume of the whole topic. */
+interface RoundResult {
+  variant: Variant;
+  round: number;
+  messages: number;
+  /** First to last message. */
+  seconds: number;
+  /** Including connect + group join. */
+  wallSeconds: number;
+  perSec: number;
+}
+
+// ---------- CPU profile summary ----------
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Where a frame's code lives, for the per-area split. */
+function areaOf(url: string, fn: string): string {
+  if (fn === "(garbage collector)") return "GC";
+  if (fn === "(idle)" || fn === "(program)") return fn;
+  if (url.includes("node_modules/kafkajs")) return "kafkajs";
+  if (url.includes("node_modules/ioredis") || url.includes("node_modules/redis-parser") || url.includes("node_modules/denque")) return "ioredis";
+  if (url.includes("node_modules/prom-client")) return "prom-client";
+  if (url.includes("/server/dedup/")) return "server/dedup";
+  if (url.includes("/server/consumer/")) return "server/consumer";
+  if (url.includes("node_modules/")) return "other node_modules";
+  if (url.startsWith("node:") || url === "") return "node internals";
+  return "other";
+}
+
+/** Prints the top self-time frames and the self time per area of a `.cpuprofile`. */
+export function summarizeProfile(path: string, top: number): string {
+  const p = JSON.parse(readFileSync(path, "utf8")) as CpuProfile;
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  const frames = new Map<string, number>();
+  const areas = new Map<string, number>();
+  for (const [id, us] of self) {
+    const n = byId.get(id);
+    if (!n) continue;
+    const { functionName, url, lineNumber } = n.callFrame;
+    const file = url.replace(/^file:\/\//, "").replace(/^.*\/(node_modules\/)/, "$1").replace(/^.*\/work\/main\//, "");
+    const k = `${functionName || "(anonymous)"}  ${file}:${lineNumber + 1}`;
+    frames.set(k, (frames.get(k) ?? 0) + us);
+    const a = areaOf(url, functionName);
+    areas.set(a, (areas.get(a) ?? 0) + us);
+  }
+  const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)}%`;
+  const lines = [`profile ${path}: ${(total / 1e6).toFixed(2)} s sampled`, "self time per area:"];
+  for (const [a, us] of [...areas].sort((x, y) => y[1] - x[1])) lines.push(`  ${pct(us)}  ${a}`);
+  lines.push(`top ${top} frames by self time:`);
+  for (const [k, us] of [...frames].sort((x, y) => y[1] - x[1]).slice(0, top)) lines.push(`  ${pct(us)}  ${k}`);
+  return lines.join("\n");
+}
+
+// ---------- the benchmark ----------
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, rej) => (t = setTimeout(() => rej(new Error(`${what} did not finish within ${ms / 1000} s`)), ms)))]);
+  } finally {
+    clearTimeout(t);
+  }
+}
+
+/** Publisher of the default stack's DLQ: nothing fails in this bench, so nothing may arrive here. */
+class FailingDlq implements Publisher {
+  async publish(topic: string, ...msgs: Message[]): Promise<void> {
+    throw new Error(`bench-consumer: ${msgs.length} message(s) reached the DLQ ${topic}; the no-op handler never fails, so this is a bug`);
+  }
+  async close(): Promise<void> {}
+}
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/**
+ * Unique ULIDs fast: the time part, 6 random characters drawn once, and a 10-character counter.
+ * (`ulid()` draws 16 random characters per id through `randomFillSync`, which made filling the
+ * topic the slowest part of the bench.)
+ */
+function ulidSource(): () => string {
+  const time = encodeTime(Date.now(), 10);
+  const salt = Array.from(randomBytes(6), (b) => CROCKFORD[b & 31]).join("");
+  let n = 0;
+  return () => {
+    let c = n++;
+    let tail = "";
+    for (let i = 0; i < 10; i++) {
+      tail = CROCKFORD[c & 31] + tail;
+      c = Math.floor(c / 32);
+    }
+    return time + salt + tail;
+  };
+}
+
+async function fillTopic(kafka: Kafka, topic: string, n: number, partitions: number, size: number): Promise<number> {
+  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const pad = "x".repeat(Math.max(0, size - 96));
+  const nextId = ulidSource();
+  const BATCH = 2000;
+  const IN_FLIGHT = 4;
+  let next = 0;
+  let bytes = 0;
+  try {
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        for (let start = next; start < n; start = next) {
+          next = start + BATCH;
+          const end = Math.min(n, start + BATCH);
+          const byPartition = Array.from({ length: partitions }, () => [] as Array<{ value: Buffer; headers: Record<string, string>; partition: number }>);
+          for (let i = start; i < end; i++) {
+            const payload = Buffer.from(JSON.stringify({ type: "order.created", order: `o-${i}`, amount: i % 997, at: new Date().toISOString(), pad }));
+            bytes += payload.length;
+            const rec = encodeRecord({ uuid: nextId(), metadata: { "Correlation-Id": `c-${i}`, "Event-Type": "order.created" }, payload });
+            byPartition[i % partitions]!.push({ value: rec.value, headers: rec.headers, partition: i % partitions });
+          }
+          await producer.sendBatch({ acks: 1, topicMessages: [{ topic, messages: byPartition.flat() }] });
+        }
+      }),
+    );
+  } finally {
+    await producer.disconnect();
+  }
+  return bytes / n;
+}
+
+/** Consumes the whole topic with raw kafkajs eachBatch + no-op. */
+async function consumeRaw(kafka: Kafka, topic: string, n: number, groupId: string): Promise<Omit<RoundResult, "variant" | "round">> {
+  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: MAX_WAIT_MS, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+  const t0 = performance.now();
+  let first = 0;
+  let last = 0;
+  let count = 0;
+  let finish!: () => void;
+  const finished = new Promise<void>((r) => (finish = r));
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      partitionsConsumedConcurrently: CONCURRENT_PARTITIONS,
+      eachBatch: async ({ batch }) => {
+        if (count === 0) first = performance.now();
+        for (const m of batch.messages) void m; // the no-op handler, once per message
+        count += batch.messages.length;
+        if (count >= n) {
+          last = performance.now();
+          finish();
+        }
+      },
+    });
+    await finished;
+  } finally {
+    await consumer.disconnect();
+  }
+  return { messages: count, seconds: (last - first) / 1000, wallSeconds: (last - t0) / 1000, perSec: count / ((last - first) / 1000) };
+}
+
+/** Consumes the whole topic through KafkaSubscriber → Router → (default stack | nothing) → no-op. */
+async function consumeOurs(
+  brokers: string[],
+  topic: string,
+  n: number,
+  groupId: string,
+  opts: { repository: DedupRepository | null; service: string; chunk: number; commitIntervalMs: number },
+): Promise<Omit<RoundResult, "variant" | "round">> {
+  const router = new Router({ onError: (e) => console.error(`[bench] nack ${e.uuid ?? "batch"}: ${e.error.message}`) });
+  const subscriber = new KafkaSubscriber({ brokers, groupId, chunkSize: opts.chunk, commitIntervalMs: opts.commitIntervalMs });
+  const t0 = performance.now();
+  let first = 0;
+  let last = 0;
+  let count = 0;
+  let finish!: () => void;
+  const finished = new Promise<void>((r) => (finish = r));
+  const middleware = opts.repository
+    ? defaultStack({
+        dlqPublisher: new FailingDlq(),
+        dlqTopic: `${topic}.dlq`,
+        dedup: { repository: opts.repository, service: opts.service, marking: "lease", registry: new Registry() },
+      })
+    : [];
+  router.addHandler({
+    name: "h",
+    topic,
+    subscriber,
+    middleware,
+    handler: async () => {
+      if (count === 0) first = performance.now();
+      if (++count === n) {
+        last = performance.now();
+        finish();
+      }
+    },
+  });
+  const running = router.run();
+  try {
+    await Promise.race([finished, running.then(() => Promise.reject(new Error("router stopped before the topic was consumed")))]);
+  } finally {
+    await router.close();
+    await subscriber.close();
+  }
+  return { messages: count, seconds: (last - first) / 1000, wallSeconds: (last - t0) / 1000, perSec: count / ((last - first) / 1000) };
+}
+
+/** Profiles `fn` with V8's CPU profiler (what `node --cpu-prof` uses), written to `path`. */
+async function profiled<T>(path: string, fn: () => Promise<T>): Promise<T> {
+  if (!path) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 500 });
+  await session.post("Profiler.start");
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(path, JSON.stringify(profile));
+    session.disconnect();
+    console.log(`  cpu profile written to ${path} (summary: npm run bench:consumer -- --profile-top ${path})`);
+  }
+}
+
+async function unlinkPrefix(client: Redis, prefix: string): Promise<number> {
+  let cursor = "0";
+  let n = 0;
+  do {
+    const [next, keys] = (await client.call("SCAN", cursor, "MATCH", `${prefix}*`, "COUNT", 5000)) as [string, string[]];
+    cursor = next;
+    if (keys.length) n += Number(await client.call("UNLINK", ...keys));
+  } while (cursor !== "0");
+  return n;
+}
+
+async function main(): Promise<void> {
+  const profileTop = arg("profile-top", "");
+  if (profileTop) {
+    console.log(summarizeProfile(profileTop, intArg("top", 30, 1, 500)));
+    return;
+  }
+  const N = intArg("messages", 500_000, 1, 10_000_000);
+  const PARTITIONS = intArg("partitions", 6, 1, 64);
+  const ROUNDS = intArg("rounds", 3, 1, 20);
+  const SIZE = intArg("size", 200, 120, 100_000);
+  const CHUNK = intArg("chunk", 100, 1, 10_000);
+  const COMMIT_MS = intArg("commit-interval", 0, 0, 600_000);
+  const ROUND_TIMEOUT_S = intArg("round-timeout", 180, 5, 600);
+  const brokers = arg("brokers", process.env.KAFKA_BROKERS ?? "127.0.0.1:9092").split(",");
+  const redisUrl = arg("redis", process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  const jsonPath = arg("json", "");
+  const profileDir = arg("profile", "");
+  const variants = arg("variants", "raw,ours").split(",") as Variant[];
+  for (const v of variants) if (!VARIANTS.includes(v)) throw new RangeError(`bench-consumer: --variants must list raw, ours, sub, mem (got ${v})`);
+
+  const run = randomBytes(4).toString("hex");
+  const topic = `bench-consumer-${run}`;
+  const kafka = new Kafka({ clientId: `bench-consumer-${run}`, brokers, logLevel: logLevel.WARN, logCreator: kafkaLogCreator });
+  const admin = kafka.admin();
+  const redis = new Redis(redisUrl, { ...RECOMMENDED_IOREDIS_OPTIONS });
+  const groups: string[] = [];
+  const prefixes: string[] = [];
+  const results: RoundResult[] = [];
+  const load0 = loadavg();
+  console.log(`bench:consumer  messages=${N} partitions=${PARTITIONS} rounds=${ROUNDS} size≈${SIZE}B variants=${variants.join(",")} chunk=${CHUNK} commitIntervalMs=${COMMIT_MS}`);
+  console.log(`  brokers=${brokers.join(",")} redis=${new URL(redisUrl).host} node ${process.version} ${new Date().toISOString()} loadavg ${load0.map((x) => x.toFixed(2)).join(" ")}`);
+  await admin.connect();
+  try {
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }] });
+    const tf = performance.now();
+    const avg = await withTimeout(fillTopic(kafka, topic, N, PARTITIONS, SIZE), 300_000, "filling the topic");
+    console.log(`  filled ${topic}: ${fmt(N)} records, payload ≈ ${avg.toFixed(0)} B, in ${((performance.now() - tf) / 1000).toFixed(1)} s`);
+
+    for (let round = 1; round <= ROUNDS; round++) {
+      // Alternate the order so that neither variant always runs on a warmer (or busier) machine.
+      const order = round % 2 === 1 ? variants : [...variants].reverse();
+      for (const variant of order) {
+        const groupId = `bench-consumer-${run}-${variant}-${round}`;
+        groups.push(groupId);
+        const service = `benchc${run}r${round}`;
+        if (variant === "ours") prefixes.push(`${service}:`);
+        const consume = () =>
+          variant === "raw"
+            ? consumeRaw(kafka, topic, N, groupId)
+            : consumeOurs(brokers, topic, N, groupId, {
+                repository: variant === "ours" ? new RedisRepository(redis) : variant === "mem" ? new MemoryRepository() : null,
+                service,
+                chunk: CHUNK,
+                commitIntervalMs: COMMIT_MS,
+              });
+        const r = await withTimeout(profiled(profileDir && `${profileDir}/${variant}-r${round}.cpuprofile`, consume), ROUND_TIMEOUT_S * 1000, `${variant} round ${round}`);
+        if (r.messages < N) throw new Error(`${variant} round ${round} consumed ${r.messages} < ${N}`);
+        const res = { variant, round, ...r };
+        results.push(res);
+        let extra = "";
+        if (variant === "ours") {
+          const keys = await unlinkPrefix(redis, `${service}:`);
+          extra = `  (${fmt(keys)} dedup keys written, deleted)`;
+          if (keys < N) throw new Error(`ours round ${round}: only ${keys} dedup keys for ${N} messages`);
+        }
+        console.log(`  round ${round} ${variant.padEnd(4)} ${fmt(res.perSec).padStart(9)} msgs/s  (${res.seconds.toFixed(2)} s first→last, ${res.wallSeconds.toFixed(2)} s with join)${extra}  load ${loadavg()[0]!.toFixed(2)}`);
+      }
+    }
+  } finally {
+    await admin.deleteTopics({ topics: [topic], timeout: 10_000 }).catch((e: unknown) => console.error(`could not delete topic ${topic}: ${String(e)}`));
+    await admin.deleteGroups(groups).catch(() => undefined);
+    await admin.disconnect();
+    for (const p of prefixes) await unlinkPrefix(redis, p).catch(() => 0);
+    await redis.quit();
+  }
+
+  const med = (v: Variant) => median(results.filter((r) => r.variant === v).map((r) => r.perSec));
+  const load1 = loadavg();
+  console.log(`\nmedian msgs/s over ${ROUNDS} round(s): ${variants.map((v) => `${v} ${fmt(med(v))}`).join("   ")}`);
+  const out: Array<Record<string, unknown>> = [];
+  if (variants.includes("raw")) {
+    for (const v of variants.filter((x) => x !== "raw")) {
+      const perRound = results.filter((r) => r.variant === v).map((r) => r.perSec / results.find((x) => x.variant === "raw" && x.round === r.round)!.perSec);
+      const ratio = med(v) / med("raw");
+      console.log(`ratio ${v}/raw = ${ratio.toFixed(3)} (per round ${perRound.map((x) => x.toFixed(3)).join(", ")})${v === "ours" ? `   target ≥ 0.8: ${ratio >= 0.8 ? "met" : `MISSED by ${(0.8 - ratio).toFixed(3)}`}` : ""}`);
+      out.push({
+        name: v === "ours" ? "consumer.with_dedup_vs_raw_kafkajs" : "consumer.subscriber_only_vs_raw_kafkajs",
+        value: +ratio.toFixed(4),
+        unit: "ratio",
+        reference: +med("raw").toFixed(0),
+        ratio: +ratio.toFixed(4),
+        target: v === "ours" ? 0.8 : undefined,
+        detail: { perRound: perRound.map((x) => +x.toFixed(4)) },
+      });
+    }
+  }
+  for (const v of variants) out.push({ name: `consumer.msgs_per_sec.${v}`, value: +med(v).toFixed(0), unit: "msgs/s", reference: variants.includes("raw") ? +med("raw").toFixed(0) : null, ratio: variants.includes("raw") ? +(med(v) / med("raw")).toFixed(4) : null });
+  out.push({ name: "consumer.loadavg_1m", value: +((load0[0]! + load1[0]!) / 2).toFixed(2), unit: "load", reference: null, ratio: null, detail: { start: load0, end: load1 } });
+  console.log(`loadavg start ${load0.map((x) => x.toFixed(2)).join(" ")}  end ${load1.map((x) => x.toFixed(2)).join(" ")}`);
+  if (jsonPath) writeFileSync(jsonPath, `${JSON.stringify(out, null, 2)}\n`);
+  console.log(JSON.stringify(out));
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

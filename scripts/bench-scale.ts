@@ -1,0 +1,459 @@
+/**
+ * `npm run bench:scale` — what scaling out buys on this machine (issue 10), in one run:
+ *
+ * 1. Batch claims/s: `RedisRepository.claimBatch` on the standalone server (REDIS_URL, default
+ *    127.0.0.1:6379; both its batch modes: one script call per batch, and one pipeline) against the
+ *    3-master Redis Cluster (REDIS_CLUSTER_NODES, default 127.0.0.1:7000-7002: one pipeline per
+ *    master per batch), alternating, for `--claim-seconds` each, at 1 and `--concurrency` batches
+ *    in flight. Every claim is a new key under a random prefix (TTL 2 min, deleted after).
+ * 2. Consumer messages/s with 1, 2 and 3 worker processes in ONE consumer group on a fresh
+ *    6-partition topic: each worker is this script in `--worker` mode (the library's KafkaSubscriber
+ *    → Router → defaultStack with the Deduplicator on Redis → a no-op handler). The workers join
+ *    while the topic is empty (so no rebalance falls inside the measurement), the topic is then
+ *    filled with `--messages` Watermill-format records while every worker waits at a gate, and the
+ *    gate opens for all at once. messages/s = messages / (last message processed − gate opened).
+ *    Also printed: each worker's CPU time over the window, and how busy the machine's cores were
+ *    (/proc/stat), which says where it bends.
+ *
+ *   npm run bench:scale -- [--json out.json] [--claim-seconds 3] [--batch 100] [--concurrency 4]
+ *     [--messages 30000] [--workers 1,2,3] [--consumer-redis cluster|standalone] [--skip claims|consumers]
+ *
+ * Needs `npm run stack:up` (Redis, Kafka) and `npm run stack:cluster`. Deletes its topic, groups
+ * and keys. Every worker process is stopped by its pid.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { createInterface } from "node:readline";
+import { Cluster, Redis } from "ioredis";
+import { Kafka, logLevel, Partitioners } from "kafkajs";
+import { Registry } from "prom-client";
+import { KafkaSubscriber } from "@/server/consumer/kafka-subscriber";
+import { encodeRecord } from "@/server/consumer/watermill-codec";
+import type { Message } from "@/server/dedup/message";
+import type { Publisher } from "@/server/dedup/pubsub";
+import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type RedisRepositoryOptions } from "@/server/dedup/redis-repository";
+import { Router } from "@/server/dedup/router";
+import { defaultStack } from "@/server/dedup/stack";
+import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
+
+// ---------------------------------------------------------------------------------------------
+// Arguments
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+}
+function intArg(name: string, fallback: number, lo: number, hi: number): number {
+  const v = Number(arg(name, String(fallback)));
+  if (!Number.isInteger(v) || v < lo || v > hi) throw new RangeError(`bench-scale: --${name} must be an integer in [${lo}, ${hi}]`);
+  return v;
+}
+const BROKERS = (process.env.KAFKA_BROKERS || "127.0.0.1:9092").split(",").map((s) => s.trim());
+const REDIS_URL = process.env.REDIS_URL || "redis://127.0.0.1:6379";
+const CLUSTER_NODES = (process.env.REDIS_CLUSTER_NODES || "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002").split(",").map((s) => s.trim());
+const PARTITIONS = 6;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function clusterClient(): Cluster {
+  const c = new Cluster(
+    CLUSTER_NODES.map((hp) => ({ host: hp.slice(0, hp.lastIndexOf(":")), port: Number(hp.slice(hp.lastIndexOf(":") + 1)) })),
+    {
+      enableAutoPipelining: RECOMMENDED_IOREDIS_OPTIONS.enableAutoPipelining,
+      redisOptions: { maxRetriesPerRequest: RECOMMENDED_IOREDIS_OPTIONS.maxRetriesPerRequest, connectTimeout: RECOMMENDED_IOREDIS_OPTIONS.connectTimeout },
+    },
+  );
+  c.on("error", () => {});
+  return c;
+}
+function standaloneClient(): Redis {
+  const r = new Redis(REDIS_URL, RECOMMENDED_IOREDIS_OPTIONS);
+  r.on("error", () => {});
+  return r;
+}
+
+async function ready(c: Redis | Cluster, what: string): Promise<void> {
+  if (c.status === "ready") return;
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${what} not ready after 5 s (status ${c.status}): run npm run stack:up / npm run stack:cluster`)), 5000);
+    c.once("ready", () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+}
+
+/** Deletes every key under `prefix` (SCAN per master, single-key UNLINKs). */
+async function deletePrefix(c: Redis | Cluster, prefix: string): Promise<number> {
+  const nodes = c instanceof Cluster ? c.nodes("master") : [c];
+  let n = 0;
+  for (const node of nodes) {
+    let cursor = "0";
+    do {
+      const [next, keys] = await node.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length) {
+        const p = node.pipeline();
+        for (const k of keys) p.unlink(k);
+        await p.exec();
+        n += keys.length;
+      }
+    } while (cursor !== "0");
+  }
+  return n;
+}
+
+/** Busy fraction of all cores between two /proc/stat readings. */
+function cpuTicks(): { busy: number; total: number } {
+  const line = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const idle = (line[3] ?? 0) + (line[4] ?? 0);
+  const total = line.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Batch claims
+
+interface ClaimFigures {
+  target: string;
+  concurrency: number;
+  claimsPerSecond: number;
+  batchP50Ms: number;
+  batchP99Ms: number;
+}
+
+async function claimRun(repo: RedisRepository, prefix: string, seconds: number, batch: number, concurrency: number, target: string): Promise<ClaimFigures> {
+  const lat: number[] = [];
+  let claims = 0;
+  let next = 0;
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const reqs = Array.from({ length: batch }, () => ({ key: `${prefix}:${(next++).toString(36)}`, value: "processing:bench", ttlMs: 120_000 }));
+        const t0 = performance.now();
+        const out = await repo.claimBatch(reqs);
+        lat.push(performance.now() - t0);
+        const failed = out.find((r) => r instanceof Error);
+        if (failed) throw failed;
+        claims += batch;
+      }
+    }),
+  );
+  lat.sort((a, b) => a - b);
+  const q = (p: number) => Math.round((lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? 0) * 100) / 100;
+  return { target, concurrency, claimsPerSecond: Math.round(claims / seconds), batchP50Ms: q(0.5), batchP99Ms: q(0.99) };
+}
+
+async function benchClaims(): Promise<ClaimFigures[]> {
+  const seconds = intArg("claim-seconds", 3, 1, 60);
+  const batch = intArg("batch", 100, 1, 5000);
+  const concurrency = intArg("concurrency", 4, 1, 64);
+  const standalone = standaloneClient();
+  const cluster = clusterClient();
+  await Promise.all([ready(standalone, `Redis ${REDIS_URL}`), ready(cluster, `Redis Cluster ${CLUSTER_NODES.join(",")}`)]);
+  const prefix = `bench-scale-${randomBytes(4).toString("hex")}:dedup:claims`;
+  const targets: Array<{ name: string; client: Redis | Cluster; opts: RedisRepositoryOptions }> = [
+    { name: "standalone (script per batch)", client: standalone, opts: { batchCommand: "script" } },
+    { name: "standalone (pipeline per batch)", client: standalone, opts: { batchCommand: "pipeline" } },
+    { name: "cluster, 3 masters (pipeline per master)", client: cluster, opts: {} },
+  ];
+  const out: ClaimFigures[] = [];
+  try {
+    // Warm-up: connections, scripts loaded on every node, JIT.
+    for (const t of targets) await claimRun(new RedisRepository(t.client, t.opts), `${prefix}:w`, 0.3, batch, concurrency, t.name);
+    for (const c of [1, concurrency]) {
+      for (const t of targets) {
+        const f = await claimRun(new RedisRepository(t.client, t.opts), `${prefix}:${out.length}`, seconds, batch, c, t.name);
+        out.push(f);
+        console.log(`[claims] ${t.name.padEnd(42)} ${c} in flight: ${f.claimsPerSecond.toLocaleString("en")} claims/s, batch of ${batch} p50 ${f.batchP50Ms} ms p99 ${f.batchP99Ms} ms`);
+      }
+    }
+  } finally {
+    await deletePrefix(standalone, prefix);
+    await deletePrefix(cluster, prefix);
+    standalone.disconnect();
+    cluster.disconnect();
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Consumer workers
+
+/** Worker mode: joins the group, waits for "go" on stdin, processes, reports on "stop" (or SIGTERM). */
+async function worker(): Promise<void> {
+  const topic = arg("topic", "");
+  const group = arg("group", "");
+  const replica = arg("replica", `w-${process.pid}`);
+  const service = arg("service", "bench");
+  const redisKind = arg("redis", "cluster");
+  if (!topic || !group) throw new RangeError("bench-scale --worker: --topic and --group are required");
+  const say = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ replica, ...o })}\n`);
+  const redis = redisKind === "standalone" ? standaloneClient() : clusterClient();
+  await ready(redis, redisKind);
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let gatedAt = 0;
+  let processed = 0;
+  let first = 0;
+  let last = 0;
+  let cpu0 = process.cpuUsage();
+  const partitions = new Set<number>();
+  const noDlq: Publisher = { publish: async () => undefined, close: async () => undefined };
+  const subscriber = new KafkaSubscriber({ brokers: BROKERS, groupId: group, replica, sessionTimeoutMs: 30_000, logLevel: logLevel.ERROR });
+  const router = new Router({ onError: (e) => say({ event: "error", detail: e.error.message }) });
+  router.addHandler({
+    name: "bench",
+    topic,
+    subscriber,
+    middleware: defaultStack({ dlqPublisher: noDlq, dlqTopic: `${topic}.dlq`, dedup: { repository: new RedisRepository(redis), service, registry: new Registry() } }),
+    handler: async (m: Message) => {
+      if (!gatedAt) await gate;
+      const now = Date.now();
+      if (!first) first = now;
+      last = now;
+      processed++;
+      if (m.context.partition !== undefined) partitions.add(m.context.partition);
+    },
+  });
+  const stop = async () => {
+    const cpu = process.cpuUsage(cpu0);
+    say({ event: "report", processed, first, last, gatedAt, cpuMs: Math.round((cpu.user + cpu.system) / 1000), partitions: [...partitions].sort((a, b) => a - b) });
+    await router.close();
+    await subscriber.close();
+    redis.disconnect();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop());
+  createInterface({ input: process.stdin }).on("line", (line) => {
+    if (line.trim() === "go") {
+      gatedAt = Date.now();
+      cpu0 = process.cpuUsage();
+      open();
+    } else if (line.trim() === "stop") void stop();
+  });
+  void router.run();
+  await router.running;
+  say({ event: "joined", assignment: subscriber.assignment.get(topic) ?? [] });
+}
+
+interface WorkerHandle {
+  child: ChildProcessWithoutNullStreams;
+  replica: string;
+  reports: Array<Record<string, unknown>>;
+  joined: Promise<void>;
+  report: Promise<Record<string, unknown>>;
+}
+
+/** Starts one worker process (node + tsx loader, so its pid is the worker itself). */
+export function startWorker(opts: { topic: string; group: string; replica: string; service: string; redis: string }): WorkerHandle {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", __filename, "--worker", "--topic", opts.topic, "--group", opts.group, "--replica", opts.replica, "--service", opts.service, "--redis", opts.redis],
+    { stdio: ["pipe", "pipe", "pipe"], cwd: process.cwd(), env: process.env },
+  );
+  const reports: Array<Record<string, unknown>> = [];
+  let joined!: () => void;
+  let reported!: (r: Record<string, unknown>) => void;
+  let failed!: (e: Error) => void;
+  const j = new Promise<void>((res, rej) => {
+    joined = res;
+    failed = rej;
+  });
+  const r = new Promise<Record<string, unknown>>((res) => (reported = res));
+  j.catch(() => undefined);
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    try {
+      const o = JSON.parse(line) as Record<string, unknown>;
+      reports.push(o);
+      if (o.event === "joined") joined();
+      if (o.event === "report") reported(o);
+    } catch {
+      // not ours (a library log line)
+    }
+  });
+  child.on("exit", (code) => failed(new Error(`worker ${opts.replica} exited (${code}) before joining: ${stderr.slice(-600)}`)));
+  return { child, replica: opts.replica, reports, joined: j, report: r };
+}
+
+/** Stops a worker by its pid: "stop" on stdin, then SIGTERM, then SIGKILL. */
+export async function stopWorker(w: WorkerHandle, timeoutMs = 15_000): Promise<Record<string, unknown> | null> {
+  if (w.child.exitCode !== null) return null;
+  const exited = new Promise<void>((r) => w.child.once("exit", () => r()));
+  w.child.stdin.write("stop\n");
+  const report = await Promise.race([w.report, sleep(timeoutMs).then(() => null)]);
+  const t = setTimeout(() => {
+    if (w.child.exitCode === null && w.child.pid) process.kill(w.child.pid, "SIGKILL");
+  }, 5000);
+  if (w.child.exitCode === null && w.child.pid && report === null) process.kill(w.child.pid, "SIGTERM");
+  await exited;
+  clearTimeout(t);
+  return report;
+}
+
+interface ConsumerFigures {
+  workers: number;
+  messages: number;
+  messagesPerSecond: number;
+  windowMs: number;
+  perWorker: Array<{ replica: string; processed: number; partitions: number[]; cpuMs: number; cpuShare: number }>;
+  machineBusy: number;
+  assignmentsDisjointAndComplete: boolean;
+}
+
+async function fillTopic(kafka: Kafka, topic: string, n: number): Promise<void> {
+  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  try {
+    const ts = Date.now().toString(36).toUpperCase().padStart(10, "0");
+    for (let start = 0; start < n; start += 2000) {
+      const messages = [];
+      for (let i = start; i < Math.min(n, start + 2000); i++) {
+        const payload = Buffer.from(JSON.stringify({ type: "order.created", order: `o-${i}`, amount: i % 997 }));
+        const rec = encodeRecord({ uuid: `${ts}${randomBytes(8).toString("hex").toUpperCase().slice(0, 16)}`, metadata: { "Event-Type": "order.created" }, payload });
+        messages.push({ value: rec.value, headers: rec.headers, partition: i % PARTITIONS });
+      }
+      await producer.sendBatch({ acks: 1, topicMessages: [{ topic, messages }] });
+    }
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+async function benchConsumers(): Promise<ConsumerFigures[]> {
+  const messages = intArg("messages", 30_000, 600, 2_000_000);
+  const counts = arg("workers", "1,2,3").split(",").map(Number);
+  if (!counts.every((k) => Number.isInteger(k) && k >= 1 && k <= PARTITIONS)) throw new RangeError(`bench-scale: --workers must list integers in [1, ${PARTITIONS}]`);
+  const redisKind = arg("consumer-redis", "cluster");
+  if (!["cluster", "standalone"].includes(redisKind)) throw new RangeError("bench-scale: --consumer-redis must be cluster or standalone");
+  const kafka = new Kafka({ clientId: "bench-scale", brokers: BROKERS, logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const tag = randomBytes(4).toString("hex");
+  const service = `bench-scale-${tag}`;
+  const describer = new ConsumerGroupDescriber(admin, { requestTimeoutMs: 5000 });
+  const out: ConsumerFigures[] = [];
+  const topics: string[] = [];
+  const groups: string[] = [];
+  const redis = redisKind === "standalone" ? standaloneClient() : clusterClient();
+  try {
+    await ready(redis, redisKind);
+    for (const k of counts) {
+      const topic = `bench-scale-${tag}-w${k}`;
+      const group = `bench-scale-${tag}-w${k}`;
+      topics.push(topic);
+      groups.push(group);
+      await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }], waitForLeaders: true });
+      const workers = Array.from({ length: k }, (_, i) => startWorker({ topic, group, replica: `w${k}-${i + 1}`, service, redis: redisKind }));
+      try {
+        await Promise.all(workers.map((w) => Promise.race([w.joined, sleep(90_000).then(() => Promise.reject(new Error(`${w.replica} did not join in 90 s`)))])));
+        // Wait for ONE stable generation holding all k workers, before any message exists.
+        let view = null;
+        for (let i = 0; i < 120; i++) {
+          const r = await describer.describe({ topic, group });
+          view = r.groups[0];
+          if (view && view.state === "Stable" && view.members.length === k && view.unassigned.length === 0) break;
+          await sleep(250);
+        }
+        if (!view || view.members.length !== k || view.unassigned.length > 0) throw new Error(`group ${group} did not settle with ${k} members: ${JSON.stringify(view)}`);
+        const held = view.members.flatMap((m) => m.partitions);
+        const disjoint = held.length === new Set(held).size && new Set(held).size === PARTITIONS && view.overlapping.length === 0;
+        await fillTopic(kafka, topic, messages);
+        const c0 = cpuTicks();
+        const gateOpened = Date.now();
+        for (const w of workers) w.child.stdin.write("go\n");
+        // Done when the group committed every message.
+        const deadline = Date.now() + 300_000;
+        for (;;) {
+          const r = await describer.describe({ topic, group });
+          const g = r.groups[0];
+          if (g && g.totalLag === 0 && g.partitions.every((p) => p.committedOffset !== null)) break;
+          if (Date.now() > deadline) throw new Error(`workers did not finish ${messages} messages in 300 s (lag ${g?.totalLag})`);
+          await sleep(100);
+        }
+        const c1 = cpuTicks();
+        const reports = (await Promise.all(workers.map((w) => stopWorker(w)))).filter((r): r is Record<string, unknown> => r !== null);
+        const lastAt = Math.max(...reports.map((r) => Number(r.last) || 0));
+        const windowMs = Math.max(1, lastAt - gateOpened);
+        const perWorker = reports.map((r) => ({
+          replica: String(r.replica),
+          processed: Number(r.processed),
+          partitions: (r.partitions as number[]) ?? [],
+          cpuMs: Number(r.cpuMs),
+          cpuShare: Math.round((Number(r.cpuMs) / windowMs) * 100) / 100,
+        }));
+        const f: ConsumerFigures = {
+          workers: k,
+          messages,
+          messagesPerSecond: Math.round((messages / windowMs) * 1000),
+          windowMs,
+          perWorker,
+          machineBusy: Math.round(((c1.busy - c0.busy) / Math.max(1, c1.total - c0.total)) * 100) / 100,
+          assignmentsDisjointAndComplete: disjoint,
+        };
+        out.push(f);
+        console.log(
+          `[consumers] ${k} worker(s): ${f.messagesPerSecond.toLocaleString("en")} msg/s (${messages} in ${windowMs} ms); ` +
+            `cores busy ${(f.machineBusy * 100).toFixed(0)}% of 2; per worker ${perWorker.map((w) => `${w.replica} p[${w.partitions.join(",")}] ${w.processed} msgs, CPU ${(w.cpuShare * 100).toFixed(0)}%`).join("; ")}; ` +
+            `assignment disjoint and complete: ${disjoint}`,
+        );
+      } finally {
+        await Promise.all(workers.map((w) => stopWorker(w, 5000).catch(() => null)));
+      }
+    }
+  } finally {
+    await admin.deleteTopics({ topics }).catch(() => undefined);
+    await admin.deleteGroups(groups).catch(() => undefined);
+    await admin.disconnect();
+    await deletePrefix(redis, `${service}:`).catch(() => 0);
+    redis.disconnect();
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  if (process.argv.includes("--worker")) return worker();
+  const skip = arg("skip", "");
+  const json = arg("json", "");
+  const load0 = loadavg()[0]!;
+  const claims = skip === "claims" ? [] : await benchClaims();
+  const consumers = skip === "consumers" ? [] : await benchConsumers();
+  if (claims.length) {
+    const by = (name: string, c: number) => claims.find((f) => f.target.startsWith(name) && f.concurrency === c)?.claimsPerSecond ?? 0;
+    const cMax = Math.max(...claims.map((f) => f.concurrency));
+    for (const c of [...new Set([1, cMax])]) {
+      console.log(`[claims] cluster / standalone-script at ${c} in flight: ${(by("cluster", c) / Math.max(1, by("standalone (script", c))).toFixed(2)}; cluster / standalone-pipeline: ${(by("cluster", c) / Math.max(1, by("standalone (pipeline", c))).toFixed(2)}`);
+    }
+  }
+  if (consumers.length > 1) {
+    const base = consumers[0]!;
+    for (const f of consumers.slice(1)) {
+      const speedup = f.messagesPerSecond / Math.max(1, base.messagesPerSecond);
+      console.log(`[consumers] ${f.workers} vs ${base.workers} worker(s): ×${speedup.toFixed(2)} (linear would be ×${(f.workers / base.workers).toFixed(2)}); cores busy ${(f.machineBusy * 100).toFixed(0)}%`);
+    }
+  }
+  console.log(`[bench-scale] load average 1 min: ${load0.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end (2 cores, shared)`);
+  if (json) {
+    writeFileSync(json, JSON.stringify({ generatedAt: new Date().toISOString(), claims, consumers, loadAverage: { start: load0, end: loadavg()[0] } }, null, 2));
+    console.log(`[bench-scale] wrote ${json}`);
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    () => {
+      if (!process.argv.includes("--worker")) process.exit(0);
+    },
+    (e: unknown) => {
+      console.error(`[bench-scale] ${(e as Error)?.stack ?? e}`);
+      process.exit(1);
+    },
+  );
+}

@@ -418,7 +418,7 @@ export const keysResponseSchema = z.object({
   keys: z.array(keyEntrySchema),
   /** Opaque cursor for the next page; `null` when the scan is complete. */
   cursor: z.string().nullable(),
-  /** Keys visited by the SCAN calls of this page (matched or not is decided server-side). */
+  /** Keys the SCAN calls of this page returned for `<prefix>:*`, before the check against `DEDUP_PREFIXES`. */
   visited: z.number(),
 });
 /** Answer of `GET /api/keys`. */

@@ -11,14 +11,15 @@ export function json(status: number, body: unknown): Response {
 
 /** Reads a request's query into a plain object: the first value of each name, unknown names kept (the schema drops them). */
 export function queryOf(req: Request): Record<string, string> {
-  const out: Record<string, string> = {};
+  // No prototype: a parameter named __proto__ or constructor is just an (ignored) name.
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
   let params: URLSearchParams;
   try {
     params = new URL(req.url).searchParams;
   } catch {
     return out;
   }
-  for (const [k, v] of params) if (!(k in out)) out[k] = v;
+  for (const [k, v] of params) if (!Object.hasOwn(out, k)) out[k] = v;
   return out;
 }
 

@@ -7,7 +7,7 @@ import { escapeGlob, PrefixGlobs, splitPrefix } from "./glob";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
 import { classifyValue } from "./key-samples";
 import { DESCRIBE_KEY_LUA } from "./key-scripts";
-import { redisUpstream } from "./overview";
+import { redisUpstream, settleRedis } from "./overview";
 import { masters, nodeId, whenReady, type RedisLike } from "./redis-client";
 import { countUpstream } from "./upstream-counter";
 
@@ -20,7 +20,8 @@ export const MAX_SCAN_CALLS_PER_PAGE = 40;
 export const MAX_SCAN_COUNT = 500;
 
 /** Builds `GET /api/handlers` from the inspector's current state; `refresh` starts a new count (rate-limited). */
-export function getHandlers(ctx: ObserveContext, q: { refresh: boolean; mode: "auto" | "exact" | "estimate" }): HandlersResponse {
+export async function getHandlers(ctx: ObserveContext, q: { refresh: boolean; mode: "auto" | "exact" | "estimate" }): Promise<HandlersResponse> {
+  await settleRedis(ctx);
   const base = { generatedAt: new Date().toISOString(), prefixes: [...ctx.prefixes] };
   if (!ctx.inspector) {
     return {

@@ -270,7 +270,8 @@ export class KeyInspector {
     );
     const stats = await readSamples(nodes, accums, this.opts.sampleKeysPerHandler);
     const finishedAt = Date.now();
-    const done = progress(scanned, true, "exact", finishedAt);
+    // With SCAN MATCH, `scanned` was counted from COUNT (an approximation); a finished scan visited all.
+    const done = progress(this.globs.globs.length === 1 ? total : scanned, true, "exact", finishedAt);
     this.state = { ...this.state, progress: done };
     return {
       mode: "exact",

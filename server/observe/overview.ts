@@ -14,6 +14,7 @@ import type { ObserveContext } from "./context";
 import { errorText } from "./errors";
 import { handlerPrefix } from "./glob";
 import { declaredHandlers } from "./handler-registry";
+import { whenReady } from "./redis-client";
 import type { QueryName } from "./metrics/queries";
 import type { Sample } from "./metrics/source";
 
@@ -54,6 +55,14 @@ export function metricsUpstream(ctx: ObserveContext, failures: string[]): Upstre
   return failures.length ? { status: "down", detail: failures[0]! } : { status: "up", detail: "prometheus answered" };
 }
 
+/**
+ * Waits (≤ 500 ms) for the Redis client to be ready, so the first request after start-up does not
+ * report a connection that is merely still opening as down. No-op without Redis or when ready.
+ */
+export async function settleRedis(ctx: ObserveContext): Promise<void> {
+  if (ctx.redis && ctx.redis.status !== "ready") await whenReady(ctx.redis, 500).catch(() => {});
+}
+
 /** Health of Redis as the inspector last saw it. */
 export function redisUpstream(ctx: ObserveContext): Upstream {
   if (!ctx.redis || !ctx.inspector) return { status: "not-configured", detail: "embedded: no Redis configured (in-memory store)" };
@@ -82,7 +91,7 @@ export function getOverview(ctx: ObserveContext, range: RangeKey): Promise<Overv
 async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<OverviewResponse> {
   const q = (name: QueryName) => got(ctx.metrics.instant(name));
   const [ratio, processed, p50, p99, errors, alerts] = await Promise.all([
-    q("duplicate_ratio"),
+    settleRedis(ctx).then(() => q("duplicate_ratio")),
     q("processed_rate"),
     q("check_p50"),
     q("check_p99"),

@@ -1,136 +1,19 @@
 import { randomBytes } from "node:crypto";
-import type { Registry } from "prom-client";
-import { DedupStoreError, InProgressError, type DedupErrorReason } from "./errors";
+import { DedupStoreError, InProgressError } from "./errors";
+import {
+  DEFAULT_DEDUPLICATOR_OPTIONS,
+  validateDeduplicatorOptions,
+  type DeduplicatorOptions,
+  type ResolvedDeduplicatorOptions,
+} from "./deduplicator-options";
 import { namedMiddleware, type BatchPreparation, type Handler, type Message, type Middleware } from "./message";
 import { dedupRecorder, type DedupRecorder } from "./metrics";
-import { TTL_POLICY } from "./policy";
-import { CLAIMED_PREFIX, DONE_VALUE, NAIVE_VALUE, PROCESSING_PREFIX, type ClaimRequest, type DedupRepository } from "./repository";
-import { DEFAULT_RETRY_OPTIONS, maxRetryWaitMs } from "./retry";
+import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX, type ClaimRequest } from "./repository";
+import { KeyMarks, type PendingMark } from "./key-marks";
+import { classifyStoreError, timed } from "./store-call";
 
-/**
- * How the Deduplicator marks a key (spec §10):
- * - `"lease"` (default, loses nothing): claim `processing:<token>` for `leaseMs`; on success set
- *   `done` for `ttlMs` if still ours (compare-and-set); on failure delete it if still ours
- *   (compare-and-delete). Another consumer's live lease → `InProgressError` (retryable).
- * - `"release"`: one `SET NX PX ttlMs`, deleted (if ours) when the handler fails. Cheapest safe
- *   variant. **Does not cover a crash mid-handler** (the key stays for the whole window: the
- *   redelivery is swallowed, the message lost) **nor a concurrent redelivery while the first run is
- *   still working** (swallowed even if that run then fails).
- * - `"naive"`: **the note's and Watermill's behaviour, kept only to demonstrate the loss**: one
- *   `SET NX PX ttlMs`, never released — inside Retry a failed first attempt turns the retry into a
- *   "duplicate" and the message is acked unprocessed.
- */
-export type Marking = "lease" | "release" | "naive";
-
-/** Computes the dedup key of a message (the part after the prefix). Default: `msg.uuid`. */
-export type KeyFactory = (msg: Message) => string;
-
-/** Options of {@link deduplicator}. */
-export interface DeduplicatorOptions {
-  /** The store (wrap with `failOpen` / `failClosed`; unwrapped = open). Required. */
-  repository: DedupRepository;
-  /** Key of a message. Keep the event id (spec §2); never Correlation-Id or a business key. @default msg => msg.uuid */
-  keyFactory?: KeyFactory;
-  /** Service name: first segment of the key prefix and the `service` metric label. @default "app" */
-  service?: string;
-  /** Fixed key prefix instead of `<service>:dedup:<handler>` (spec §2). @default derived per handler */
-  prefix?: string;
-  /** The dedup window: how long a processed key is remembered (spec §3). @default 86400000 (24 h) */
-  ttlMs?: number;
-  /**
-   * `"lease"` only: how long a claim protects a run in progress. Must outlive the longest time one
-   * claim is held: one handler attempt in the spec's order (the key is released between attempts),
-   * but every attempt if the Deduplicator is placed outside Retry. The default covers the latter
-   * for the default retry options: max backoff (1+2+4+8 s) × 1.5 jitter = 22.5 s, plus 5 attempts ×
-   * 7.5 s of handler time = 60 s. A crashed owner's message is processed again after this.
-   * @default 60000
-   */
-  leaseMs?: number;
-  /** Time limit of ONE store call (not the window: spec §10); slower counts as `redis_timeout`. @default 500 */
-  timeoutMs?: number;
-  /** Marking protocol. @default "lease" */
-  marking?: Marking;
-  /** Log each swallowed duplicate through `logger`. @default false */
-  logDuplicates?: boolean;
-  /** Where logs go. @default console.warn */
-  logger?: (line: string) => void;
-  /** prom-client Registry for the metrics of `./metrics` (never the global one). @default no metrics */
-  registry?: Registry;
-  /**
-   * A batch pre-claim older than this fraction of its claim's TTL (`leaseMs` under `"lease"`) is
-   * re-checked with one more round trip before the handler runs, so the lease it relies on still
-   * has at least the rest of the fraction to run. @default 0.5
-   */
-  preclaimMaxAgeFraction?: number;
-}
-
-/** Default `leaseMs`: the default retry window plus 5 × 7.5 s of handler time (see `leaseMs`). */
-export const DEFAULT_LEASE_MS = Math.ceil(maxRetryWaitMs(DEFAULT_RETRY_OPTIONS) + (DEFAULT_RETRY_OPTIONS.maxRetries + 1) * 7_500);
-
-/** Defaults of {@link DeduplicatorOptions}. */
-export const DEFAULT_DEDUPLICATOR_OPTIONS = {
-  keyFactory: (msg: Message) => msg.uuid,
-  service: "app",
-  ttlMs: TTL_POLICY.defaultMs,
-  leaseMs: DEFAULT_LEASE_MS,
-  timeoutMs: 500,
-  marking: "lease",
-  logDuplicates: false,
-  logger: (line: string) => console.warn(line),
-  preclaimMaxAgeFraction: 0.5,
-} as const satisfies Omit<Required<DeduplicatorOptions>, "repository" | "registry" | "prefix">;
-
-type Resolved = Omit<Required<DeduplicatorOptions>, "registry" | "prefix"> & Pick<DeduplicatorOptions, "registry" | "prefix">;
-
-/** A store call that exceeded `timeoutMs`. */
-export class StoreTimeoutError extends Error {
-  constructor(ms: number) {
-    super(`dedup store call exceeded timeoutMs=${ms}`);
-    this.name = "StoreTimeoutError";
-  }
-}
-
-/**
- * Classifies a store failure for `deduplication_errors_total{reason}`: our timeout and
- * ETIMEDOUT → `redis_timeout`; everything else from the store (refused, closed, max retries
- * per request, reply errors) → `redis_conn`. Key-factory failures are `marshal` (not from here).
- */
-export function classifyStoreError(e: unknown): DedupErrorReason {
-  if (e instanceof StoreTimeoutError) return "redis_timeout";
-  if (e instanceof DedupStoreError) return e.reason;
-  const code = (e as { code?: unknown } | null)?.code;
-  const message = e instanceof Error ? e.message : String(e);
-  if (code === "ETIMEDOUT" || /timed? ?out/i.test(message)) return "redis_timeout";
-  return "redis_conn";
-}
-
-function timed<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new StoreTimeoutError(ms)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(t);
-        reject(e);
-      },
-    );
-  });
-}
-
-function validate(o: Resolved): void {
-  const bad = (name: string, range: string) => new RangeError(`deduplicator: ${name} must be ${range}`);
-  if (!o.repository || typeof o.repository.claim !== "function") throw bad("repository", "a DedupRepository (RedisRepository, MemoryRepository)");
-  if (!(Number.isFinite(o.ttlMs) && o.ttlMs >= 1 && o.ttlMs <= 365 * TTL_POLICY.defaultMs)) throw bad("ttlMs", "in [1, 365 days] ms (spec §3: ≥ 10 min in production)");
-  if (!(Number.isFinite(o.leaseMs) && o.leaseMs >= 1 && o.leaseMs <= o.ttlMs)) throw bad("leaseMs", "in [1, ttlMs] ms");
-  if (!(Number.isFinite(o.timeoutMs) && o.timeoutMs >= 1 && o.timeoutMs <= 60_000)) throw bad("timeoutMs", "in [1, 60000] ms (one store call, not the window)");
-  if (!["lease", "release", "naive"].includes(o.marking)) throw bad("marking", '"lease", "release" or "naive"');
-  if (!(o.preclaimMaxAgeFraction > 0 && o.preclaimMaxAgeFraction <= 1)) throw bad("preclaimMaxAgeFraction", "in (0, 1]");
-  if (!/^[^\s:]+$/.test(o.service)) throw bad("service", "non-empty, without spaces or ':'");
-  if (o.prefix !== undefined && (o.prefix === "" || /\s/.test(o.prefix))) throw bad("prefix", "non-empty without spaces");
-}
+export * from "./deduplicator-options";
+export { classifyStoreError, StoreTimeoutError } from "./store-call";
 
 interface PreClaim {
   key: string;
@@ -138,14 +21,6 @@ interface PreClaim {
   /** null = claimed by us; string = existing value; undefined = unknown (the batch failed or timed out). */
   reply: string | null | undefined;
   at: number;
-}
-
-/** A `done` mark deferred to the batch's settle. */
-interface PendingMark {
-  key: string;
-  value: string;
-  topic: string;
-  handler: string;
 }
 
 /** Per Router batch: the deferred `done` marks, and the keys that succeeded earlier in the batch. */
@@ -175,23 +50,25 @@ const NOOP_PREPARATION: BatchPreparation = { discard: async () => undefined };
 
 /** The Deduplicator as an object (the middleware is `dedup.middleware`); see {@link deduplicator}. */
 export class Deduplicator {
-  readonly options: Readonly<Resolved>;
+  readonly options: Readonly<ResolvedDeduplicatorOptions>;
   private readonly rec: DedupRecorder;
   private readonly prefixes = new Map<string, string>();
   private readonly slot = Symbol("deduplicator");
   private readonly claimTtl: number;
   /** The repository never waits on I/O: no timeout timer per call. */
   private readonly inProcess: boolean;
+  private readonly marks: KeyMarks;
   private readonly closed: boolean;
 
   constructor(options: DeduplicatorOptions) {
-    const o = { ...DEFAULT_DEDUPLICATOR_OPTIONS, ...options } as Resolved;
-    validate(o);
+    const o = { ...DEFAULT_DEDUPLICATOR_OPTIONS, ...options } as ResolvedDeduplicatorOptions;
+    validateDeduplicatorOptions(o);
     this.options = o;
     this.rec = dedupRecorder(o.registry, o.service);
     this.claimTtl = o.marking === "lease" ? o.leaseMs : o.ttlMs;
     this.closed = o.repository.failureMode === "closed";
     this.inProcess = o.repository.inProcess === true;
+    this.marks = new KeyMarks(o, this.rec, this.claimTtl, (p) => this.timed(p));
   }
 
   private stateOf(msg: Message): DeliveryState {
@@ -311,7 +188,7 @@ export class Deduplicator {
       }
       this.rec.checkSeconds((performance.now() - t0) / 1000);
       if (reply !== null && reply === value && o.marking !== "naive") {
-        if (o.marking === "lease") await this.renew(key, value);
+        if (o.marking === "lease") await this.marks.renew(key, value);
         reply = null;
       }
     }
@@ -328,7 +205,7 @@ export class Deduplicator {
     try {
       out = await next(msg);
     } catch (e) {
-      if (o.marking !== "naive") await this.release(key, value, topic, handler);
+      if (o.marking !== "naive") await this.marks.release(key, value, topic, handler);
       throw e;
     }
     if (batch) {
@@ -337,7 +214,7 @@ export class Deduplicator {
       // the batch. A later copy of this key in the same batch is swallowed via doneKeys.
       batch.doneKeys.add(key);
       if (o.marking === "lease") batch.marks.push({ key, value, topic, handler });
-    } else if (o.marking === "lease") await this.complete(key, value, topic, handler);
+    } else if (o.marking === "lease") await this.marks.complete(key, value, topic, handler);
     if (st) st.final = true;
     this.rec.result(topic, handler, "success");
     return out;
@@ -366,72 +243,6 @@ export class Deduplicator {
     return this.passThrough(next, msg, topic, handler, st);
   }
 
-  private async renew(key: string, value: string): Promise<void> {
-    try {
-      await this.timed(this.options.repository.compareAndSet(key, value, value, this.options.leaseMs));
-    } catch (e) {
-      this.rec.error(classifyStoreError(e));
-    }
-  }
-
-  /** Lease marking, after success: processing:<token> → done for ttlMs; if the lease was lost, still record done unless another consumer holds the key. */
-  private async complete(key: string, value: string, topic: string, handler: string): Promise<void> {
-    const { repository, ttlMs, logger } = this.options;
-    try {
-      if (await this.timed(repository.compareAndSet(key, value, DONE_VALUE, ttlMs))) return;
-      await this.markAfterLostLease(key, topic, handler);
-    } catch (e) {
-      // The handler already succeeded: do not fail the delivery (that would run it again now); the
-      // lease expires and only a redelivery after leaseMs could repeat it (spec §5 covers that).
-      this.rec.error(classifyStoreError(e));
-      logger(`[dedup] could not mark ${key} done: ${(e as Error)?.message ?? e}`);
-    }
-  }
-
-  /** Our compare-and-set failed: record `done` if the key is free, else count the lost lease. */
-  private async markAfterLostLease(key: string, topic: string, handler: string): Promise<void> {
-    const { repository, ttlMs, logger } = this.options;
-    const now = await this.timed(repository.claim(key, DONE_VALUE, ttlMs));
-    if (now === null || now === DONE_VALUE) return;
-    this.rec.leaseLost(topic, handler);
-    logger(`[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`);
-  }
-
-  /** The deferred `done` marks of a batch: one `compareAndSetBatch` when the repository has it. */
-  private async completeMany(marks: readonly PendingMark[]): Promise<void> {
-    if (marks.length === 0) return;
-    const { repository, ttlMs, logger } = this.options;
-    if (!repository.compareAndSetBatch) {
-      await Promise.all(marks.map((m) => this.complete(m.key, m.value, m.topic, m.handler)));
-      return;
-    }
-    let ok: boolean[];
-    try {
-      ok = await this.timed(repository.compareAndSetBatch(marks.map((m) => ({ key: m.key, expected: m.value, value: DONE_VALUE, ttlMs }))));
-    } catch (e) {
-      this.rec.error(classifyStoreError(e));
-      logger(`[dedup] could not mark ${marks.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`);
-      return;
-    }
-    await Promise.all(
-      marks.map((m, i) =>
-        ok[i]
-          ? undefined
-          : this.markAfterLostLease(m.key, m.topic, m.handler).catch((e: unknown) => {
-              this.rec.error(classifyStoreError(e));
-            }),
-      ),
-    );
-  }
-
-  private async release(key: string, value: string, topic: string, handler: string): Promise<void> {
-    try {
-      if (await this.timed(this.options.repository.compareAndDelete(key, value))) this.rec.released(topic, handler);
-    } catch (e) {
-      this.rec.error(classifyStoreError(e));
-      this.options.logger(`[dedup] could not release ${key} after a handler failure (${(e as Error)?.message ?? e}); it frees itself after ${this.claimTtl} ms`);
-    }
-  }
 
   /**
    * The batch hook (Router `deliverBatch`): claims every message's key in ONE `claimBatch` round
@@ -479,7 +290,7 @@ export class Deduplicator {
     return {
       settle: async () => {
         for (const m of msgs) this.stateOf(m).batch = undefined;
-        await this.completeMany(batch.marks);
+        await this.marks.completeMany(batch.marks);
       },
       discard: async (notRun) => {
         const releases: Promise<unknown>[] = [];

@@ -1,0 +1,94 @@
+import type { Registry } from "prom-client";
+import type { Message } from "./message";
+import { TTL_POLICY } from "./policy";
+import type { DedupRepository } from "./repository";
+import { DEFAULT_RETRY_OPTIONS, maxRetryWaitMs } from "./retry";
+
+/**
+ * How the Deduplicator marks a key (spec §10):
+ * - `"lease"` (default, loses nothing): claim `processing:<token>` for `leaseMs`; on success set
+ *   `done` for `ttlMs` if still ours (compare-and-set); on failure delete it if still ours
+ *   (compare-and-delete). Another consumer's live lease → `InProgressError` (retryable).
+ * - `"release"`: one `SET NX PX ttlMs`, deleted (if ours) when the handler fails. Cheapest safe
+ *   variant. **Does not cover a crash mid-handler** (the key stays for the whole window: the
+ *   redelivery is swallowed, the message lost) **nor a concurrent redelivery while the first run is
+ *   still working** (swallowed even if that run then fails).
+ * - `"naive"`: **the note's and Watermill's behaviour, kept only to demonstrate the loss**: one
+ *   `SET NX PX ttlMs`, never released — inside Retry a failed first attempt turns the retry into a
+ *   "duplicate" and the message is acked unprocessed.
+ */
+export type Marking = "lease" | "release" | "naive";
+
+/** Computes the dedup key of a message (the part after the prefix). Default: `msg.uuid`. */
+export type KeyFactory = (msg: Message) => string;
+
+/** Options of {@link deduplicator}. */
+export interface DeduplicatorOptions {
+  /** The store (wrap with `failOpen` / `failClosed`; unwrapped = open). Required. */
+  repository: DedupRepository;
+  /** Key of a message. Keep the event id (spec §2); never Correlation-Id or a business key. @default msg => msg.uuid */
+  keyFactory?: KeyFactory;
+  /** Service name: first segment of the key prefix and the `service` metric label. @default "app" */
+  service?: string;
+  /** Fixed key prefix instead of `<service>:dedup:<handler>` (spec §2). @default derived per handler */
+  prefix?: string;
+  /** The dedup window: how long a processed key is remembered (spec §3). @default 86400000 (24 h) */
+  ttlMs?: number;
+  /**
+   * `"lease"` only: how long a claim protects a run in progress. Must outlive the longest time one
+   * claim is held: one handler attempt in the spec's order (the key is released between attempts),
+   * but every attempt if the Deduplicator is placed outside Retry. The default covers the latter
+   * for the default retry options: max backoff (1+2+4+8 s) × 1.5 jitter = 22.5 s, plus 5 attempts ×
+   * 7.5 s of handler time = 60 s. A crashed owner's message is processed again after this.
+   * @default 60000
+   */
+  leaseMs?: number;
+  /** Time limit of ONE store call (not the window: spec §10); slower counts as `redis_timeout`. @default 500 */
+  timeoutMs?: number;
+  /** Marking protocol. @default "lease" */
+  marking?: Marking;
+  /** Log each swallowed duplicate through `logger`. @default false */
+  logDuplicates?: boolean;
+  /** Where logs go. @default console.warn */
+  logger?: (line: string) => void;
+  /** prom-client Registry for the metrics of `./metrics` (never the global one). @default no metrics */
+  registry?: Registry;
+  /**
+   * A batch pre-claim older than this fraction of its claim's TTL (`leaseMs` under `"lease"`) is
+   * re-checked with one more round trip before the handler runs, so the lease it relies on still
+   * has at least the rest of the fraction to run. @default 0.5
+   */
+  preclaimMaxAgeFraction?: number;
+}
+
+/** Default `leaseMs`: the default retry window plus 5 × 7.5 s of handler time (see `leaseMs`). */
+export const DEFAULT_LEASE_MS = Math.ceil(maxRetryWaitMs(DEFAULT_RETRY_OPTIONS) + (DEFAULT_RETRY_OPTIONS.maxRetries + 1) * 7_500);
+
+/** Defaults of {@link DeduplicatorOptions}. */
+export const DEFAULT_DEDUPLICATOR_OPTIONS = {
+  keyFactory: (msg: Message) => msg.uuid,
+  service: "app",
+  ttlMs: TTL_POLICY.defaultMs,
+  leaseMs: DEFAULT_LEASE_MS,
+  timeoutMs: 500,
+  marking: "lease",
+  logDuplicates: false,
+  logger: (line: string) => console.warn(line),
+  preclaimMaxAgeFraction: 0.5,
+} as const satisfies Omit<Required<DeduplicatorOptions>, "repository" | "registry" | "prefix">;
+
+/** Options after defaults. */
+export type ResolvedDeduplicatorOptions = Omit<Required<DeduplicatorOptions>, "registry" | "prefix"> & Pick<DeduplicatorOptions, "registry" | "prefix">;
+
+/** Validates merged options; throws a RangeError naming the option. */
+export function validateDeduplicatorOptions(o: ResolvedDeduplicatorOptions): void {
+  const bad = (name: string, range: string) => new RangeError(`deduplicator: ${name} must be ${range}`);
+  if (!o.repository || typeof o.repository.claim !== "function") throw bad("repository", "a DedupRepository (RedisRepository, MemoryRepository)");
+  if (!(Number.isFinite(o.ttlMs) && o.ttlMs >= 1 && o.ttlMs <= 365 * TTL_POLICY.defaultMs)) throw bad("ttlMs", "in [1, 365 days] ms (spec §3: ≥ 10 min in production)");
+  if (!(Number.isFinite(o.leaseMs) && o.leaseMs >= 1 && o.leaseMs <= o.ttlMs)) throw bad("leaseMs", "in [1, ttlMs] ms");
+  if (!(Number.isFinite(o.timeoutMs) && o.timeoutMs >= 1 && o.timeoutMs <= 60_000)) throw bad("timeoutMs", "in [1, 60000] ms (one store call, not the window)");
+  if (!["lease", "release", "naive"].includes(o.marking)) throw bad("marking", '"lease", "release" or "naive"');
+  if (!(o.preclaimMaxAgeFraction > 0 && o.preclaimMaxAgeFraction <= 1)) throw bad("preclaimMaxAgeFraction", "in (0, 1]");
+  if (!/^[^\s:]+$/.test(o.service)) throw bad("service", "non-empty, without spaces or ':'");
+  if (o.prefix !== undefined && (o.prefix === "" || /\s/.test(o.prefix))) throw bad("prefix", "non-empty without spaces");
+}

@@ -1,0 +1,94 @@
+import type { ResolvedDeduplicatorOptions } from "./deduplicator-options";
+import type { DedupRecorder } from "./metrics";
+import { DONE_VALUE } from "./repository";
+import { classifyStoreError } from "./store-call";
+
+/** A `done` mark deferred to a batch's settle. */
+export interface PendingMark {
+  key: string;
+  value: string;
+  topic: string;
+  handler: string;
+}
+
+/**
+ * The Deduplicator's writes after the claim: renew, `done` (one or a batch), release. None of them
+ * throws — the handler's outcome is already decided; failures are counted and logged.
+ */
+export class KeyMarks {
+  constructor(
+    private readonly o: Readonly<ResolvedDeduplicatorOptions>,
+    private readonly rec: DedupRecorder,
+    private readonly claimTtl: number,
+    private readonly timed: <T>(p: Promise<T>) => Promise<T>,
+  ) {}
+
+  /** Extends our own lease (a stale pre-claim that is still ours). */
+  async renew(key: string, value: string): Promise<void> {
+    try {
+      await this.timed(this.o.repository.compareAndSet(key, value, value, this.o.leaseMs));
+    } catch (e) {
+      this.rec.error(classifyStoreError(e));
+    }
+  }
+
+  /** Lease marking, after success: processing:<token> → done for ttlMs; if the lease was lost, still record done unless another consumer holds the key. */
+  async complete(key: string, value: string, topic: string, handler: string): Promise<void> {
+    const { repository, ttlMs, logger } = this.o;
+    try {
+      if (await this.timed(repository.compareAndSet(key, value, DONE_VALUE, ttlMs))) return;
+      await this.markAfterLostLease(key, topic, handler);
+    } catch (e) {
+      // The handler already succeeded: do not fail the delivery (that would run it again now); the
+      // lease expires and only a redelivery after leaseMs could repeat it (spec §5 covers that).
+      this.rec.error(classifyStoreError(e));
+      logger(`[dedup] could not mark ${key} done: ${(e as Error)?.message ?? e}`);
+    }
+  }
+
+  /** Our compare-and-set failed: record `done` if the key is free, else count the lost lease. */
+  private async markAfterLostLease(key: string, topic: string, handler: string): Promise<void> {
+    const { repository, ttlMs, logger } = this.o;
+    const now = await this.timed(repository.claim(key, DONE_VALUE, ttlMs));
+    if (now === null || now === DONE_VALUE) return;
+    this.rec.leaseLost(topic, handler);
+    logger(`[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`);
+  }
+
+  /** The deferred `done` marks of a batch: one `compareAndSetBatch` when the repository has it. */
+  async completeMany(marks: readonly PendingMark[]): Promise<void> {
+    if (marks.length === 0) return;
+    const { repository, ttlMs, logger } = this.o;
+    if (!repository.compareAndSetBatch) {
+      await Promise.all(marks.map((m) => this.complete(m.key, m.value, m.topic, m.handler)));
+      return;
+    }
+    let ok: boolean[];
+    try {
+      ok = await this.timed(repository.compareAndSetBatch(marks.map((m) => ({ key: m.key, expected: m.value, value: DONE_VALUE, ttlMs }))));
+    } catch (e) {
+      this.rec.error(classifyStoreError(e));
+      logger(`[dedup] could not mark ${marks.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`);
+      return;
+    }
+    await Promise.all(
+      marks.map((m, i) =>
+        ok[i]
+          ? undefined
+          : this.markAfterLostLease(m.key, m.topic, m.handler).catch((e: unknown) => {
+              this.rec.error(classifyStoreError(e));
+            }),
+      ),
+    );
+  }
+
+  /** After a failed attempt: deletes the key only if it still holds our token, so the retry runs the handler. */
+  async release(key: string, value: string, topic: string, handler: string): Promise<void> {
+    try {
+      if (await this.timed(this.o.repository.compareAndDelete(key, value))) this.rec.released(topic, handler);
+    } catch (e) {
+      this.rec.error(classifyStoreError(e));
+      this.o.logger(`[dedup] could not release ${key} after a handler failure (${(e as Error)?.message ?? e}); it frees itself after ${this.claimTtl} ms`);
+    }
+  }
+}

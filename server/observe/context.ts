@@ -69,3 +69,14 @@ export function setObserveContext(ctx: ObserveContext | null): void {
   if (ctx) g.__dedupHealthObserve = ctx;
   else delete g.__dedupHealthObserve;
 }
+
+/**
+ * Starts what the dashboard keeps warm in the background: the local metrics sampler (embedded
+ * mode: history starts here, not at the first page view) and the first key inspection. Call once
+ * from `instrumentation.ts` (nodejs runtime); harmless to call again.
+ */
+export function startObserve(): ObserveContext {
+  const ctx = observeContext();
+  ctx.inspector?.ensureFresh();
+  return ctx;
+}

@@ -3,7 +3,7 @@
  * inspection, capacity projection and lint, as typed functions the thin `app/api/**` routes call.
  * Node-only; imports nothing from next, react, app/ or components/.
  */
-export { observeContext, setObserveContext, createObserveContext, type ObserveContext } from "./context";
+export { observeContext, setObserveContext, createObserveContext, startObserve, type ObserveContext } from "./context";
 export { getOverview } from "./overview";
 export { getSeries, getAlerts } from "./series";
 export { getCapacity } from "./capacity";

@@ -1,0 +1,148 @@
+"use client";
+
+import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
+import type { ConsumerGroupView, ConsumersResponse } from "@/lib/consumer-types";
+import { formatNumber, formatRate } from "@/lib/format";
+import { fetchJson } from "@/lib/query-options";
+import { Panel } from "./panel";
+import { QueryView } from "./query-state";
+
+/** Default topic of the panel (the demo topic; 6 partitions). */
+const DEMO_TOPIC = "demo.events";
+
+/** react-query options of `GET /api/consumers` (topic, optional group), polled every `refetchInterval` ms. */
+export const consumersQuery = (topic: string, group: string | undefined, refetchInterval: number | false) =>
+  queryOptions({
+    queryKey: ["consumers", topic, group ?? null] as const,
+    queryFn: ({ signal }) => {
+      const qs = new URLSearchParams({ topic });
+      if (group) qs.set("group", group);
+      return fetchJson<ConsumersResponse>(`/api/consumers?${qs}`, { signal });
+    },
+    refetchInterval,
+    placeholderData: keepPreviousData,
+  });
+
+/** One colour per replica, in member order, so the partition strip and the table match. */
+const SWATCHES = [
+  "bg-sky-500 text-white",
+  "bg-amber-500 text-slate-950",
+  "bg-emerald-600 text-white",
+  "bg-fuchsia-600 text-white",
+  "bg-slate-700 text-white",
+  "bg-rose-600 text-white",
+];
+const swatch = (i: number) => SWATCHES[i % SWATCHES.length]!;
+
+/**
+ * Which replica holds which partitions of a topic, per consumer group: a strip of the topic's
+ * partitions coloured by their owner (with each partition's lag), and a table of replicas with
+ * their partitions, lag and processed rate (committed offsets per second). Self-contained: fetches
+ * `GET /api/consumers` itself and polls every `refreshMs`.
+ */
+export function ReplicaAssignment({ topic = DEMO_TOPIC, group, refreshMs = 5000 }: { topic?: string; group?: string; refreshMs?: number | false }) {
+  const q = useQuery(consumersQuery(topic, group, refreshMs));
+  return (
+    <Panel
+      title="Replicas and partitions"
+      description={`Consumer group members of ${topic}: who holds which partition, lag, and processed messages per second (from committed offsets).`}
+      testId="replica-assignment"
+    >
+      <QueryView
+        query={q}
+        what="Consumer group"
+        isEmpty={(d) => d.groups.length === 0}
+        empty={`No consumer group is consuming ${topic} right now. Start one with npm run worker.`}
+      >
+        {(d) => (
+          <div className="flex flex-col gap-4">
+            {d.groups.map((g) => (
+              <GroupView key={g.groupId} g={g} />
+            ))}
+          </div>
+        )}
+      </QueryView>
+    </Panel>
+  );
+}
+
+function GroupView({ g }: { g: ConsumerGroupView }) {
+  const colourOf = new Map(g.members.map((m, i) => [m.memberId, i]));
+  const stable = g.state === "Stable";
+  return (
+    <div data-testid="consumer-group" data-group={g.groupId}>
+      <div className="mb-2 flex flex-wrap items-baseline gap-x-3 gap-y-1 text-sm">
+        <span className="font-medium text-slate-800 dark:text-slate-100">{g.groupId}</span>
+        <span
+          className={`rounded px-1.5 py-0.5 text-xs ${stable ? "bg-emerald-100 text-emerald-800 dark:bg-emerald-950 dark:text-emerald-200" : "bg-amber-100 text-amber-900 dark:bg-amber-950 dark:text-amber-200"}`}
+          title="Kafka group state"
+        >
+          {g.state}
+        </span>
+        <span className="text-xs text-slate-500 dark:text-slate-400">
+          {g.members.length} replica{g.members.length === 1 ? "" : "s"} · lag {formatNumber(g.totalLag)} · {g.protocol || "no assignor"}
+          {g.rateWindowSeconds !== null ? ` · rates over ${g.rateWindowSeconds.toFixed(1)} s` : " · rates after the next refresh"}
+        </span>
+      </div>
+
+      {g.overlapping.length > 0 ? (
+        <p role="alert" className="mb-2 text-xs text-red-700 dark:text-red-300">
+          Partition{g.overlapping.length > 1 ? "s" : ""} {g.overlapping.join(", ")} assigned to more than one replica: they would process the same messages.
+        </p>
+      ) : null}
+      {g.unassigned.length > 0 && g.members.length > 0 ? (
+        <p className="mb-2 text-xs text-amber-800 dark:text-amber-300">
+          Partition{g.unassigned.length > 1 ? "s" : ""} {g.unassigned.join(", ")} held by no replica{stable ? "" : " (rebalancing)"}.
+        </p>
+      ) : null}
+
+      <ol className="mb-3 grid gap-1" style={{ gridTemplateColumns: `repeat(${Math.max(1, g.partitions.length)}, minmax(0, 1fr))` }} aria-label="Partitions by owner">
+        {g.partitions.map((p) => {
+          const i = p.memberId !== null ? colourOf.get(p.memberId) : undefined;
+          return (
+            <li
+              key={p.partition}
+              data-partition={p.partition}
+              data-owner={p.clientId ?? ""}
+              title={`partition ${p.partition}: ${p.clientId ?? "no owner"}, committed ${p.committedOffset ?? "never"} of ${p.endOffset}, lag ${p.lag}`}
+              className={`rounded px-1 py-1 text-center text-xs ${i !== undefined ? swatch(i) : "border border-dashed border-slate-300 text-slate-500 dark:border-slate-700"}`}
+            >
+              <div className="font-semibold">p{p.partition}</div>
+              <div className="tabular-nums opacity-90">lag {formatNumber(p.lag)}</div>
+            </li>
+          );
+        })}
+      </ol>
+
+      {g.members.length === 0 ? (
+        <p className="text-xs text-slate-500 dark:text-slate-400">No replica is running in this group; the lag above waits for the next one.</p>
+      ) : (
+        <table className="w-full text-left text-xs">
+          <thead className="text-slate-500 dark:text-slate-400">
+            <tr>
+              <th className="py-1 font-medium">Replica</th>
+              <th className="py-1 font-medium">Host</th>
+              <th className="py-1 font-medium">Partitions</th>
+              <th className="py-1 text-right font-medium">Lag</th>
+              <th className="py-1 text-right font-medium">Processed</th>
+            </tr>
+          </thead>
+          <tbody>
+            {g.members.map((m, i) => (
+              <tr key={m.memberId} data-testid="replica-row" className="border-t border-slate-100 dark:border-slate-800">
+                <td className="py-1">
+                  <span className={`mr-1.5 inline-block h-2.5 w-2.5 rounded-sm align-middle ${swatch(i)}`} aria-hidden />
+                  <span title={m.memberId}>{m.clientId}</span>
+                </td>
+                <td className="py-1 text-slate-600 dark:text-slate-300">{m.host}</td>
+                <td className="py-1 tabular-nums">{m.partitions.length ? m.partitions.join(", ") : "none"}</td>
+                <td className="py-1 text-right tabular-nums">{formatNumber(m.lag)}</td>
+                <td className="py-1 text-right tabular-nums">{m.processedPerSecond === null ? "—" : formatRate(m.processedPerSecond, "msg")}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}

@@ -44,7 +44,7 @@ async function buildCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
     const projectedBytes = projectedKeys !== null && bytesPerKey !== null ? projectedKeys * bytesPerKey : null;
     const gapRatio = measured && projectedKeys ? measured.keyCount / projectedKeys : null;
     const notes: string[] = [];
-    if (measured && measured.noTtlCount > 0) notes.push(`${measured.noTtlCount} keys without TTL never expire: they only grow (a bug in the writer).`);
+    if (measured && measured.noTtlCount > 0) notes.push(`${measured.noTtlExact ? "" : "About "}${measured.noTtlCount} keys without TTL never expire: they only grow (a bug in the writer).`);
     if (gapRatio !== null && gapRatio > GAP_HIGH) notes.push("More keys than projected: stale keys, keys without TTL, a TTL longer than declared, or traffic that dropped recently.");
     if (gapRatio !== null && gapRatio < GAP_LOW) notes.push("Fewer keys than projected: a TTL shorter than declared, keys written under another prefix, or traffic that rose recently.");
     if (keys.ok && !measured && (newRate ?? 0) > 0) notes.push("Traffic but no keys under this prefix: wrong prefix, or an in-memory repository.");

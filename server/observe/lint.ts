@@ -15,7 +15,7 @@ const fmtMs = (ms: number) => (ms >= 3_600_000 ? `${+(ms / 3_600_000).toFixed(1)
 export function lintObserved(h: HandlerKeys, ttlClass: "default" | "critical" | "analytics" | null): Finding[] {
   const f: Finding[] = [];
   if (h.noTtlCount > 0) {
-    f.push({ severity: "error", rule: "ttl-missing", specSection: "§3", message: `${h.noTtlCount} of ${h.keyCount} keys have no TTL: they never expire and Redis memory only grows. Set keys with PX (SET key v NX PX ttl).` });
+    f.push({ severity: "error", rule: "ttl-missing", specSection: "§3", message: `${h.noTtlExact ? "" : "About "}${h.noTtlCount} of ${h.keyCount} keys have no TTL: they never expire and Redis memory only grows. Set keys with PX (SET key v NX PX ttl).` });
   }
   const max = h.ttlObserved?.maxMs;
   if (max !== undefined) {

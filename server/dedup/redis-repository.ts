@@ -142,9 +142,14 @@ export class RedisRepository implements DedupRepository {
     return this.opts.batchCommand === "script" && !this.client.isCluster;
   }
 
+  /** The batch claim script uses `SET … NX GET` (Redis ≥ 7.0): with `claimCommand: "lua"` batches are pipelined. */
+  private get scriptClaims(): boolean {
+    return this.scriptBatches && this.opts.claimCommand === "set-nx-get";
+  }
+
   async claimBatch(requests: readonly ClaimRequest[]): Promise<ClaimReply[]> {
     if (requests.length === 0) return [];
-    if (this.scriptBatches) {
+    if (this.scriptClaims) {
       const parts = await Promise.all(
         chunks(requests, this.opts.maxScriptKeys).map(async (part) => {
           const args: Array<string | number> = [];

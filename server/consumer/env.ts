@@ -73,7 +73,7 @@ export function scenarioEnv(o: EnvOptions = {}): ScenarioEnv & { close(): Promis
     sharedRepository: (): DedupRepository => shared ?? new MemoryRepository(),
     localRepository: (): DedupRepository => new MemoryRepository(),
     sideEffectStore: (scope: string, observe: PushObserver): SideEffectStore =>
-      o.databaseUrl ? new PostgresSideEffectStore({ connectionString: o.databaseUrl, schema: scope, tablePrefix: "ws", observe, poolSize: 4 }) : new MemorySideEffectStore(observe),
+      o.databaseUrl ? new PostgresSideEffectStore({ connectionString: o.databaseUrl, schema: scope, tablePrefix: "ws", observe, poolSize: 8 }) : new MemorySideEffectStore(observe),
     deleteKeys: async (prefix: string) => {
       if (redis) await deleteKeysByPrefix(redis, prefix);
     },

@@ -98,7 +98,7 @@ export interface PostgresSideEffectStoreOptions {
   schema?: string;
   /** Table name prefix. @default "demo" */
   tablePrefix?: string;
-  /** Pool size. @default 5 */
+  /** Size of the transactions' pool (the ledger has its own, half as big). @default 8 */
   poolSize?: number;
   /** Observer of every push. @default none */
   observe?: PushObserver;
@@ -108,18 +108,23 @@ export interface PostgresSideEffectStoreOptions {
 export class PostgresSideEffectStore implements SideEffectStore {
   readonly kind = "postgres" as const;
   private readonly pool: Pool;
+  /** The ledger's own pool: a push runs while its handler's transaction holds a connection of `pool`. */
+  private readonly ledgerPool: Pool;
   private readonly schema: string;
   private readonly prefix: string;
   private readonly ready = new Map<string, Promise<void>>();
 
   constructor(private readonly o: PostgresSideEffectStoreOptions) {
     if (!o.connectionString) throw new RangeError("PostgresSideEffectStore: connectionString is required (DATABASE_URL)");
-    const poolSize = o.poolSize ?? 5;
+    const poolSize = o.poolSize ?? 8;
     if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 50) throw new RangeError("PostgresSideEffectStore: poolSize must be an integer in [1, 50]");
     this.schema = ident(o.schema ?? "public");
     this.prefix = ident(o.tablePrefix ?? "demo");
     this.pool = new Pool({ connectionString: o.connectionString, max: poolSize, connectionTimeoutMillis: 5000 });
-    this.pool.on("error", () => undefined); // an idle client's error must not crash the process
+    this.ledgerPool = new Pool({ connectionString: o.connectionString, max: Math.max(2, Math.ceil(poolSize / 2)), connectionTimeoutMillis: 5000 });
+    // An idle client's error must not crash the process.
+    this.pool.on("error", () => undefined);
+    this.ledgerPool.on("error", () => undefined);
   }
 
   private sentTable(handler: string): string {
@@ -169,7 +174,7 @@ export class PostgresSideEffectStore implements SideEffectStore {
 
   async push(handler: string, eventId: string): Promise<PushResult> {
     await this.ensure(handler);
-    const r = await this.pool.query<{ pushes: number }>(
+    const r = await this.ledgerPool.query<{ pushes: number }>(
       `INSERT INTO ${this.ledgerTable} (handler, event_id, pushes) VALUES ($1, $2, 1)
        ON CONFLICT (handler, event_id) DO UPDATE SET pushes = ${this.ledgerTable}.pushes + 1 RETURNING pushes`,
       [handler, eventId],
@@ -184,6 +189,7 @@ export class PostgresSideEffectStore implements SideEffectStore {
       if (drop && this.schema !== "public") await this.pool.query(`DROP SCHEMA IF EXISTS "${this.schema}" CASCADE`);
     } finally {
       await this.pool.end().catch(() => undefined);
+      await this.ledgerPool.end().catch(() => undefined);
     }
   }
 }

@@ -134,6 +134,18 @@ describe("routes with adversarial parameters (embedded context)", () => {
     expect(o.thresholds.duplicateRatio).toBe(0.1);
   });
 
+  it("capacity projects keys = new (non-deduplicated) messages/s × declared TTL", async () => {
+    const c = capacityResponseSchema.parse((await call(capacityGET, "/api/capacity")).body);
+    const h = c.handlers.find((x) => x.prefix === "notification:dedup:on-review-created")!;
+    expect(h.ttlSource).toBe("declared");
+    expect(h.ttlMs).toBe(30 * 60_000);
+    // 50 deliveries/s of which 10 deduplicated → 40 new keys/s, each kept 30 min.
+    expect(h.newRate).toEqual({ status: "ok", value: expect.closeTo(40, 5) });
+    expect(h.projectedKeys).toBe(Math.round(40 * 1800));
+    expect(h.measured.status).toBe("unavailable");
+    expect(h.gapRatio).toBeNull();
+  });
+
   it("lint reports the library findings of a declared handler", async () => {
     const l = lintResponseSchema.parse((await call(lintGET, "/api/lint")).body);
     expect(l.declared.status).toBe("ok");

@@ -41,6 +41,10 @@ export interface DemoServiceOptions {
    * re-reads what was acked since the last commit. @default 2000
    */
   commitIntervalMs?: number;
+  /** Name of the main replica (`context.subscriber`, timeline, DLQ metadata). @default "replica-0" */
+  replicaName?: string;
+  /** Fault injection on the main replica (`npm run worker -- --crash-before-commit`). @default none */
+  beforeCommit?: BeforeCommit;
 }
 
 type SourcesState = Omit<DemoSources, "mode" | "running">;
@@ -54,7 +58,7 @@ const DEMO_RETRY = { maxRetries: 4, initialIntervalMs: 200, maxIntervalMs: 2000,
 
 /** The live demo service. */
 export class DemoService {
-  private readonly o: Required<Omit<DemoServiceOptions, "redis" | "registry">> & Pick<DemoServiceOptions, "redis" | "registry">;
+  private readonly o: Required<Omit<DemoServiceOptions, "redis" | "registry" | "beforeCommit">> & Pick<DemoServiceOptions, "redis" | "registry" | "beforeCommit">;
   private readonly faulty: FaultyRepository;
   private readonly main: Replica[] = [];
   private readonly extra: Replica[] = [];
@@ -70,7 +74,7 @@ export class DemoService {
   private readonly loops: Promise<void>[] = [];
 
   constructor(options: DemoServiceOptions) {
-    this.o = { ratePerSec: 5, topic: DEMO_TOPIC, dlqTopic: DEMO_DLQ_TOPIC, commitIntervalMs: 2000, ...options };
+    this.o = { ratePerSec: 5, topic: DEMO_TOPIC, dlqTopic: DEMO_DLQ_TOPIC, commitIntervalMs: 2000, replicaName: "replica-0", ...options };
     if (!(this.o.ratePerSec >= 0 && this.o.ratePerSec <= 5000)) throw new RangeError("DemoService: ratePerSec must be in [0, 5000] (DEMO_RATE)");
     this.faulty = new FaultyRepository(this.o.repository);
     this.sources = {
@@ -143,7 +147,7 @@ export class DemoService {
       { name: this.o.topic, partitions: DEMO_PARTITIONS },
       { name: this.o.dlqTopic, partitions: 1 },
     ]);
-    const r = this.replica("replica-0");
+    const r = this.replica(this.o.replicaName, this.o.beforeCommit);
     try {
       await r.start();
     } catch (e) {

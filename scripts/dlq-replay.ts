@@ -1,0 +1,57 @@
+/**
+ * `npm run dlq:replay` — republishes the DLQ's messages to the topics they were poisoned on
+ * (metadata `topic_poisoned`), with the same UUID and metadata minus the four poison keys.
+ * Bounded (`--max`, default 10000; stops after 2 s without new messages), and safe to run twice:
+ * its position is the committed offset of the group `<dlq>.replay`, so a second run replays only
+ * what reached the DLQ since. Messages without a UUID (marshal failures) cannot be replayed and
+ * are counted as skipped.
+ *
+ *   npm run dlq:replay                              # demo.events.dlq
+ *   npm run dlq:replay -- --topic my.dlq --max 100
+ */
+import { config, ConfigError } from "@/server/config";
+import { DEMO_DLQ_TOPIC } from "@/server/consumer/demo-handlers";
+import { replayDlq } from "@/server/consumer/dlq-replay";
+import { KafkaTransport } from "@/server/consumer/transport";
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+async function main(): Promise<void> {
+  let brokers: readonly string[] | undefined;
+  try {
+    brokers = config().KAFKA_BROKERS;
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(`[dlq:replay] ${e.message}`);
+      process.exit(1);
+    }
+    throw e;
+  }
+  if (!brokers?.length) {
+    console.error("[dlq:replay] KAFKA_BROKERS is not set (the embedded demo's DLQ lives inside the server process and is replayed by the workshop). Set KAFKA_BROKERS=127.0.0.1:9092.");
+    process.exit(1);
+  }
+  const topic = arg("--topic") ?? DEMO_DLQ_TOPIC;
+  const max = Number(arg("--max") ?? 10_000);
+  if (!Number.isInteger(max) || max < 1 || max > 1_000_000) {
+    console.error("[dlq:replay] --max must be an integer in [1, 1000000]");
+    process.exit(1);
+  }
+  const transport = new KafkaTransport(brokers);
+  try {
+    const r = await replayDlq(transport, topic, { max });
+    const where = Object.entries(r.byTopic).map(([t, n]) => `${n} → ${t}`).join(", ") || "nothing new";
+    console.log(`[dlq:replay] ${topic}: replayed ${r.replayed} (${where}); skipped ${r.skipped} without a UUID or origin topic`);
+  } finally {
+    await transport.close();
+  }
+  process.exit(0);
+}
+
+void main().catch((e: unknown) => {
+  console.error(`[dlq:replay] ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+});

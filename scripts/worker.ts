@@ -1,0 +1,98 @@
+/**
+ * `npm run worker` — one replica of the demo service `notification` as its own process: the same
+ * handlers, stack, consumer groups and Redis as the replica inside the Next.js server, so starting
+ * and stopping workers moves partitions between processes (a real rebalance, spec §1).
+ *
+ *   npm run worker                                  # a replica; Ctrl-C / SIGTERM stops it gracefully
+ *   npm run worker -- --name w2                     # replica name (default worker-<pid>)
+ *   npm run worker -- --crash-before-commit         # exits after its first handled batch, before committing
+ *
+ * Needs KAFKA_BROKERS (and REDIS_URL or REDIS_CLUSTER_NODES for a shared dedup store); DATABASE_URL
+ * for the side-effect table shared with the server. No traffic is published (DEMO_RATE is the
+ * server's); SIGTERM/SIGINT: finish the in-flight message, commit acked offsets, leave the groups.
+ */
+import { Registry } from "prom-client";
+import { MemoryRepository } from "@/server/dedup/memory-repository";
+import { RedisRepository } from "@/server/dedup/redis-repository";
+import { config, ConfigError } from "@/server/config";
+import { DemoService } from "@/server/consumer/demo";
+import { createDedupRedis, envOptionsFromConfig } from "@/server/consumer/env";
+import { MemorySideEffectStore, PostgresSideEffectStore, sideEffectCounters } from "@/server/consumer/side-effects";
+import { KafkaTransport } from "@/server/consumer/transport";
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+async function main(): Promise<void> {
+  let c;
+  try {
+    c = config();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(`[worker] ${e.message}`);
+      process.exit(1);
+    }
+    throw e;
+  }
+  const opts = envOptionsFromConfig(c);
+  if (!opts.kafkaBrokers?.length) {
+    console.error("[worker] KAFKA_BROKERS is not set: a standalone worker needs Kafka (the embedded broker lives inside the server process). Run `npm run stack:up` and set KAFKA_BROKERS=127.0.0.1:9092.");
+    process.exit(1);
+  }
+  if (!opts.redisTarget) console.warn("[worker] REDIS_URL is not set: this worker dedups with its own in-process map — the in-process-cache anti-pattern (spec §9.4).");
+  const name = arg("--name") ?? `worker-${process.pid}`;
+  const crash = process.argv.includes("--crash-before-commit");
+  const registry = new Registry();
+  const counters = sideEffectCounters(registry);
+  const redis = opts.redisTarget ? createDedupRedis(opts.redisTarget, `dedup-health-${name}`) : undefined;
+  const store = c.DATABASE_URL
+    ? new PostgresSideEffectStore({ connectionString: c.DATABASE_URL, schema: "public", tablePrefix: c.SERVICE_NAME, observe: (h, _id, r) => (counters.sent.inc({ handler: h }), r.duplicate && counters.duplicate.inc({ handler: h })) })
+    : new MemorySideEffectStore();
+  const transport = new KafkaTransport(opts.kafkaBrokers);
+  const demo = new DemoService({
+    transport,
+    repository: redis ? new RedisRepository(redis) : new MemoryRepository(),
+    redis,
+    store,
+    service: c.SERVICE_NAME,
+    registry,
+    ratePerSec: 0,
+    replicaName: name,
+    beforeCommit: crash
+      ? (acked) => {
+          console.log(`[worker ${name}] handled ${acked.length} message(s); exiting before the offset commit (--crash-before-commit)`);
+          process.exit(3);
+        }
+      : undefined,
+  });
+  await demo.start();
+  console.log(`[worker ${name}] consuming ${c.SERVICE_NAME} handlers from demo.events (Kafka ${opts.kafkaBrokers.join(",")}, dedup store ${redis ? "Redis" : "in-process"})`);
+  const status = setInterval(async () => {
+    const sent = (await counters.sent.get()).values.reduce((a, v) => a + v.value, 0);
+    console.log(`[worker ${name}] pushes sent so far: ${sent}`);
+  }, 30_000);
+  status.unref();
+  let stopping = false;
+  const stop = (sig: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`[worker ${name}] ${sig}: finishing in-flight work, committing, leaving the groups`);
+    void (async () => {
+      await demo.stop();
+      await transport.close();
+      await store.close();
+      redis?.disconnect();
+      console.log(`[worker ${name}] stopped`);
+      process.exit(0);
+    })();
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}
+
+void main().catch((e: unknown) => {
+  console.error(`[worker] ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+});

@@ -12,11 +12,15 @@
  *    while the topic is empty (so no rebalance falls inside the measurement), the topic is then
  *    filled with `--messages` Watermill-format records while every worker waits at a gate, and the
  *    gate opens for all at once. messages/s = messages / (last message processed − gate opened).
- *    Also printed: each worker's CPU time over the window, and how busy the machine's cores were
- *    (/proc/stat), which says where it bends.
+ *    `--rounds` repeats 1,2,3 then 3,2,1… and the summary takes medians. Also printed: how busy the
+ *    machine's cores were (/proc/stat), and the CPU each message cost in the workers and in the
+ *    stack's own processes (Kafka broker, Redis masters: /proc/<pid>/stat of the pids
+ *    scripts/stack.sh recorded), hence the 2-core ceiling = 2000 ms / (CPU ms per message): the
+ *    rate at which the two cores are saturated, i.e. where adding workers bends.
  *
  *   npm run bench:scale -- [--json out.json] [--claim-seconds 3] [--batch 100] [--concurrency 4]
- *     [--messages 30000] [--workers 1,2,3] [--consumer-redis cluster|standalone] [--skip claims|consumers]
+ *     [--messages 30000] [--workers 1,2,3] [--rounds 2] [--consumer-redis cluster|standalone]
+ *     [--skip claims|consumers]
  *
  * Needs `npm run stack:up` (Redis, Kafka) and `npm run stack:cluster`. Deletes its topic, groups
  * and keys. Every worker process is stopped by its pid.
@@ -111,6 +115,31 @@ function cpuTicks(): { busy: number; total: number } {
   const idle = (line[3] ?? 0) + (line[4] ?? 0);
   const total = line.reduce((a, b) => a + b, 0);
   return { busy: total - idle, total };
+}
+
+/** Processes of the stack this bench leans on (from scripts/stack.sh's pid files), by name. */
+function servicePids(names: readonly string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const n of names) {
+    try {
+      const pid = Number(readFileSync(`.stack/pids/${n}.pid`, "utf8").trim());
+      if (pid > 0) out.set(n, pid);
+    } catch {
+      // not started by scripts/stack.sh (e.g. a system redis-server): not measured
+    }
+  }
+  return out;
+}
+
+/** CPU time (ms) a process used so far, from /proc/<pid>/stat (utime + stime, 100 ticks/s). */
+function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,9 +327,14 @@ export async function stopWorker(w: WorkerHandle, timeoutMs = 15_000): Promise<R
 
 interface ConsumerFigures {
   workers: number;
+  round: number;
   messages: number;
   messagesPerSecond: number;
   windowMs: number;
+  /** CPU per message: all workers together, and the stack's services (Kafka broker, Redis) by name. */
+  cpuMsPerMessage: { workers: number; services: Record<string, number> };
+  /** Messages/s the 2 cores could carry if only this pipeline ran: 2000 ms / (CPU ms per message). */
+  twoCoreCeiling: number;
   perWorker: Array<{ replica: string; processed: number; partitions: number[]; cpuMs: number; cpuShare: number }>;
   machineBusy: number;
   assignmentsDisjointAndComplete: boolean;
@@ -327,7 +361,11 @@ async function fillTopic(kafka: Kafka, topic: string, n: number): Promise<void> 
 
 async function benchConsumers(): Promise<ConsumerFigures[]> {
   const messages = intArg("messages", 30_000, 600, 2_000_000);
-  const counts = arg("workers", "1,2,3").split(",").map(Number);
+  const rounds = intArg("rounds", 2, 1, 10);
+  const once = arg("workers", "1,2,3").split(",").map(Number);
+  // Alternate the order (1,2,3 then 3,2,1…) so that a drift in the machine's load falls on all alike.
+  const plan = Array.from({ length: rounds }, (_, r) => (r % 2 === 0 ? once : [...once].reverse()).map((k) => ({ k, round: r + 1 }))).flat();
+  const counts = once;
   if (!counts.every((k) => Number.isInteger(k) && k >= 1 && k <= PARTITIONS)) throw new RangeError(`bench-scale: --workers must list integers in [1, ${PARTITIONS}]`);
   const redisKind = arg("consumer-redis", "cluster");
   if (!["cluster", "standalone"].includes(redisKind)) throw new RangeError("bench-scale: --consumer-redis must be cluster or standalone");
@@ -343,9 +381,10 @@ async function benchConsumers(): Promise<ConsumerFigures[]> {
   const redis = redisKind === "standalone" ? standaloneClient() : clusterClient();
   try {
     await ready(redis, redisKind);
-    for (const k of counts) {
-      const topic = `bench-scale-${tag}-w${k}`;
-      const group = `bench-scale-${tag}-w${k}`;
+    const services = servicePids(redisKind === "cluster" ? ["kafka", "redis-7000", "redis-7001", "redis-7002"] : ["kafka", "redis"]);
+    for (const { k, round } of plan) {
+      const topic = `bench-scale-${tag}-w${k}-r${round}`;
+      const group = topic;
       topics.push(topic);
       groups.push(group);
       await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }], waitForLeaders: true });
@@ -365,6 +404,7 @@ async function benchConsumers(): Promise<ConsumerFigures[]> {
         const disjoint = held.length === new Set(held).size && new Set(held).size === PARTITIONS && view.overlapping.length === 0;
         await fillTopic(kafka, topic, messages);
         const c0 = cpuTicks();
+        const s0 = new Map([...services].map(([n, pid]) => [n, processCpuMs(pid)]));
         const gateOpened = Date.now();
         for (const w of workers) w.child.stdin.write("go\n");
         // Done when the group committed every message.
@@ -377,6 +417,7 @@ async function benchConsumers(): Promise<ConsumerFigures[]> {
           await sleep(100);
         }
         const c1 = cpuTicks();
+        const serviceMs = Object.fromEntries([...services].map(([n, pid]) => [n, Math.round(((processCpuMs(pid) - (s0.get(n) ?? 0)) / messages) * 1000) / 1000]));
         const reports = (await Promise.all(workers.map((w) => stopWorker(w)))).filter((r): r is Record<string, unknown> => r !== null);
         const lastAt = Math.max(...reports.map((r) => Number(r.last) || 0));
         const windowMs = Math.max(1, lastAt - gateOpened);
@@ -387,9 +428,14 @@ async function benchConsumers(): Promise<ConsumerFigures[]> {
           cpuMs: Number(r.cpuMs),
           cpuShare: Math.round((Number(r.cpuMs) / windowMs) * 100) / 100,
         }));
+        const workerMsPerMsg = Math.round((perWorker.reduce((a, w) => a + w.cpuMs, 0) / messages) * 1000) / 1000;
+        const totalMsPerMsg = workerMsPerMsg + Object.values(serviceMs).reduce((a, b) => a + b, 0);
         const f: ConsumerFigures = {
           workers: k,
+          round,
           messages,
+          cpuMsPerMessage: { workers: workerMsPerMsg, services: serviceMs },
+          twoCoreCeiling: totalMsPerMsg > 0 ? Math.round(2000 / totalMsPerMsg) : 0,
           messagesPerSecond: Math.round((messages / windowMs) * 1000),
           windowMs,
           perWorker,
@@ -398,8 +444,9 @@ async function benchConsumers(): Promise<ConsumerFigures[]> {
         };
         out.push(f);
         console.log(
-          `[consumers] ${k} worker(s): ${f.messagesPerSecond.toLocaleString("en")} msg/s (${messages} in ${windowMs} ms); ` +
-            `cores busy ${(f.machineBusy * 100).toFixed(0)}% of 2; per worker ${perWorker.map((w) => `${w.replica} p[${w.partitions.join(",")}] ${w.processed} msgs, CPU ${(w.cpuShare * 100).toFixed(0)}%`).join("; ")}; ` +
+          `[consumers] round ${round}, ${k} worker(s): ${f.messagesPerSecond.toLocaleString("en")} msg/s (${messages} in ${windowMs} ms); ` +
+            `cores busy ${(f.machineBusy * 100).toFixed(0)}% of 2 (load ${loadavg()[0]!.toFixed(1)}); CPU per message: workers ${workerMsPerMsg} ms, ` +
+            `${Object.entries(serviceMs).map(([n, v]) => `${n} ${v} ms`).join(", ")} → 2-core ceiling ≈ ${f.twoCoreCeiling.toLocaleString("en")} msg/s; per worker ${perWorker.map((w) => `${w.replica} p[${w.partitions.join(",")}] ${w.processed} msgs, CPU ${(w.cpuShare * 100).toFixed(0)}%`).join("; ")}; ` +
             `assignment disjoint and complete: ${disjoint}`,
         );
       } finally {
@@ -418,6 +465,27 @@ async function benchConsumers(): Promise<ConsumerFigures[]> {
 
 // ---------------------------------------------------------------------------------------------
 
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+/** Medians per worker count over the rounds. */
+function consumerSummary(all: readonly ConsumerFigures[]) {
+  const ks = [...new Set(all.map((f) => f.workers))].sort((a, b) => a - b);
+  return ks.map((k) => {
+    const fs = all.filter((f) => f.workers === k);
+    return {
+      workers: k,
+      rounds: fs.length,
+      messagesPerSecond: Math.round(median(fs.map((f) => f.messagesPerSecond))),
+      machineBusy: median(fs.map((f) => f.machineBusy)),
+      workerCpuMsPerMessage: median(fs.map((f) => f.cpuMsPerMessage.workers)),
+      twoCoreCeiling: Math.round(median(fs.map((f) => f.twoCoreCeiling))),
+    };
+  });
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes("--worker")) return worker();
   const skip = arg("skip", "");
@@ -432,16 +500,20 @@ async function main(): Promise<void> {
       console.log(`[claims] cluster / standalone-script at ${c} in flight: ${(by("cluster", c) / Math.max(1, by("standalone (script", c))).toFixed(2)}; cluster / standalone-pipeline: ${(by("cluster", c) / Math.max(1, by("standalone (pipeline", c))).toFixed(2)}`);
     }
   }
-  if (consumers.length > 1) {
-    const base = consumers[0]!;
-    for (const f of consumers.slice(1)) {
+  const summary = consumerSummary(consumers);
+  if (summary.length > 1) {
+    const base = summary[0]!;
+    for (const f of summary) {
       const speedup = f.messagesPerSecond / Math.max(1, base.messagesPerSecond);
-      console.log(`[consumers] ${f.workers} vs ${base.workers} worker(s): ×${speedup.toFixed(2)} (linear would be ×${(f.workers / base.workers).toFixed(2)}); cores busy ${(f.machineBusy * 100).toFixed(0)}%`);
+      console.log(
+        `[consumers] median of ${f.rounds} round(s), ${f.workers} worker(s): ${f.messagesPerSecond.toLocaleString("en")} msg/s, ×${speedup.toFixed(2)} vs ${base.workers} ` +
+          `(linear ×${(f.workers / base.workers).toFixed(2)}); cores busy ${(f.machineBusy * 100).toFixed(0)}%; 2-core ceiling ≈ ${f.twoCoreCeiling.toLocaleString("en")} msg/s`,
+      );
     }
   }
   console.log(`[bench-scale] load average 1 min: ${load0.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end (2 cores, shared)`);
   if (json) {
-    writeFileSync(json, JSON.stringify({ generatedAt: new Date().toISOString(), claims, consumers, loadAverage: { start: load0, end: loadavg()[0] } }, null, 2));
+    writeFileSync(json, JSON.stringify({ generatedAt: new Date().toISOString(), claims, consumers, consumerSummary: summary, loadAverage: { start: load0, end: loadavg()[0] } }, null, 2));
     console.log(`[bench-scale] wrote ${json}`);
   }
 }

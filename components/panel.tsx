@@ -77,7 +77,7 @@ export function ErrorState({ title, detail, height = 120, onRetry }: { title: st
 
 /** True for an "unavailable" that only means embedded mode has no such upstream (not an outage). */
 export function isEmbeddedDetail(detail: string): boolean {
-  return detail.toLowerCase().startsWith("embedded");
+  return /^embedded|not configured/i.test(detail);
 }
 
 /** Short text of an unavailable field: "Prometheus unavailable", or "in-memory store" in embedded mode. */

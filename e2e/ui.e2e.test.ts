@@ -21,7 +21,7 @@ const PAINT_BUDGET_MS = 1500;
 const OVERVIEW_JS_BUDGET = 250_000;
 
 /** Selector of the first drawn data line of the duplicate-ratio chart. */
-const DUP_LINE = '[data-testid="chart-duplicate-ratio"] .recharts-line-curve';
+const DUP_LINE = '[data-testid="chart-duplicate-ratio"] .recharts-line';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -176,7 +176,7 @@ function pagesSuite(mode: Mode) {
     expect(await page.getByTestId("mode").textContent()).toMatch(mode === "embedded" ? /one process with an in-memory store, not a deployment/ : /Real mode/);
     await expectThresholdInside(page, "chart-duplicate-ratio", /10% alert/);
     expect(await page.locator('[data-testid="chart-duplicate-ratio"] .threshold-normal').count()).toBeGreaterThan(0);
-    await page.locator('[data-testid="chart-check-latency"] .recharts-line-curve').first().waitFor();
+    await page.locator('[data-testid="chart-check-latency"] .recharts-line').first().waitFor();
     await expectThresholdInside(page, "chart-check-latency", /50 ms/);
     // Stat tiles carry units; alert cards say a state.
     expect(await page.getByTestId("stat-ratio").first().textContent()).toMatch(/%/);
@@ -238,7 +238,7 @@ function pagesSuite(mode: Mode) {
     record(mode, "/handlers/[service]/[handler]", m);
     expect(m.paintedMs).toBeLessThan(PAINT_BUDGET_MS);
     await expectThresholdInside(page, "chart-duplicate-ratio", /10% alert/);
-    await page.locator('[data-testid="chart-processed"] .recharts-area-area').first().waitFor();
+    await page.locator('[data-testid="chart-processed"] .recharts-area').first().waitFor();
     expect(await page.getByTestId("ttl-class").textContent()).toMatch(/default|critical|analytics|not declared/);
     await expect.poll(async () => page.getByTestId("lint").textContent(), { timeout: 10_000 }).toMatch(/spec §|no finding/);
     await page.locator('[data-testid="capacity-row"]').first().waitFor();
@@ -406,7 +406,7 @@ describe("UI: polling and upstream failure", () => {
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
       await page.goto(`${down.url}/?refresh=off`);
       await expect.poll(() => page.getByTestId("alerts-panel").textContent(), { timeout: 20_000 }).toMatch(/Prometheus unavailable/);
-      expect(await page.locator(".recharts-line-curve").count()).toBe(0);
+      expect(await page.locator(".recharts-line").count()).toBe(0);
       // Nothing says "no traffic" or draws zeros: the handlers panel names the upstream that is down.
       expect(await page.getByTestId("handlers-empty").textContent()).toMatch(/Prometheus unavailable/);
       await screenshot(page, "real-prometheus-down-overview");

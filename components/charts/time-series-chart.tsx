@@ -44,6 +44,8 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
   const rows = toRows(lines);
   const keys = lines.map((_, i) => seriesKey(i));
   const top = yMax(rows, keys, stacked, alert?.value ?? null, normal?.value ?? 0);
+  // A series with a handful of points (a fresh process, a long range) is drawn with dots: a line needs two.
+  const sparse = lines.map((l) => l.points.filter((p) => p[1] !== null).length <= 3);
   const color = (i: number) => colors[lines[i]?.name ?? ""] ?? PALETTE[i % PALETTE.length] ?? "#2563eb";
   const fmt = (v: unknown) => (typeof v === "number" ? formatByUnit(v, unit) : "—");
   const ticks = (v: number) => formatByUnit(v, unit);
@@ -82,7 +84,7 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
               {tooltip}
               {refs}
               {keys.map((k, i) => (
-                <Area key={k} type="monotone" dataKey={k} stackId="1" stroke={color(i)} fill={color(i)} fillOpacity={0.35} isAnimationActive={false} connectNulls={false} />
+                <Area key={k} type="monotone" dataKey={k} stackId="1" stroke={color(i)} fill={color(i)} fillOpacity={0.35} dot={sparse[i] ? { r: 3, fill: color(i) } : false} isAnimationActive={false} connectNulls={false} />
               ))}
             </AreaChart>
           ) : (
@@ -93,7 +95,7 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
               {tooltip}
               {refs}
               {keys.map((k, i) => (
-                <Line key={k} type="monotone" dataKey={k} stroke={color(i)} strokeWidth={2} dot={false} isAnimationActive={false} connectNulls={false} />
+                <Line key={k} type="monotone" dataKey={k} stroke={color(i)} strokeWidth={2} dot={sparse[i] ? { r: 3, fill: color(i) } : false} isAnimationActive={false} connectNulls={false} />
               ))}
             </LineChart>
           )}

@@ -204,9 +204,11 @@ async function main(): Promise<void> {
   const auto = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
   try {
     console.log(`bench:dedup  n=${N} batch=${BATCH} concurrency=${CONCURRENCY} redis=${url.host}  node ${process.version}  ${cpus().length} cpus, load ${loadavg().map((x) => x.toFixed(1)).join(" ")}  ${new Date().toISOString()}`);
-    const p1 = redisBenchmark(1, 100_000);
-    const p64 = redisBenchmark(64, 1_000_000);
-    console.log(`redis-benchmark -t set -q   -P 1: ${p1.toFixed(0)} SET/s   -P 64: ${p64.toFixed(0)} SET/s   (50 clients)`);
+    // The reference runs before and after the claims; the ratios use the mean, so a change of load
+    // on a shared machine during the run shows up as the spread printed here.
+    const p1a = redisBenchmark(1, 100_000);
+    const p64a = redisBenchmark(64, 1_000_000);
+    console.log(`redis-benchmark -t set -q (50 clients), before:  -P 1: ${p1a.toFixed(0)} SET/s   -P 64: ${p64a.toFixed(0)} SET/s`);
 
     const claims: Record<string, Record<string, number>> = {};
     const e2e: Record<string, number> = {};
@@ -214,6 +216,11 @@ async function main(): Promise<void> {
       claims[m] = await claimsPerSec(client, auto, m);
       e2e[m] = await endToEnd(client, m);
     }
+    const p1b = redisBenchmark(1, 100_000);
+    const p64b = redisBenchmark(64, 1_000_000);
+    const p1 = (p1a + p1b) / 2;
+    const p64 = (p64a + p64b) / 2;
+    console.log(`redis-benchmark -t set -q (50 clients), after:   -P 1: ${p1b.toFixed(0)} SET/s   -P 64: ${p64b.toFixed(0)} SET/s   → reference (mean): -P 1 ${p1.toFixed(0)}, -P 64 ${p64.toFixed(0)}`);
     console.log("\nclaims/s (one connection)  per-message  autopipelined     batch  batch x4   batch/P64  batchx4/P64  auto/P64  per-msg/P1   e2e batch msgs/s");
     for (const m of MARKINGS) {
       const c = claims[m]!;
@@ -232,9 +239,11 @@ async function main(): Promise<void> {
     console.log(`\nmiddleware overhead per message, in-memory repository, metrics on (median of 7 × 100k):  ${lines.join("   ")}`);
 
     const ratio = claims.lease!.batch! / p64;
-    console.log(`\ntargets: batch claims (lease) / P64 = ${ratio.toFixed(3)} (≥ 0.25: ${ratio >= 0.25 ? "met" : "MISSED"});  overhead (lease) = ${overhead.lease!.toFixed(2)} µs (≤ 3: ${overhead.lease! <= 3 ? "met" : "MISSED"})`);
+    const ratio4 = claims.lease!["batch x4"]! / p64;
+    console.log(`\ntargets: batch claims (lease) / P64 = ${ratio.toFixed(3)}, with 4 batches in flight ${ratio4.toFixed(3)} (≥ 0.25: ${ratio >= 0.25 ? "met" : ratio4 >= 0.25 ? "met only with 4 in flight" : "MISSED"});  overhead (lease) = ${overhead.lease!.toFixed(2)} µs (≤ 3: ${overhead.lease! <= 3 ? "met" : "MISSED"})`);
     const results = [
       { name: "dedup.batch_claims_vs_redis_benchmark_p64", value: +ratio.toFixed(4), unit: "ratio", reference: +p64.toFixed(0), ratio: +ratio.toFixed(4), target: 0.25 },
+      { name: "dedup.batch_x4_claims_vs_redis_benchmark_p64", value: +ratio4.toFixed(4), unit: "ratio", reference: +p64.toFixed(0), ratio: +ratio4.toFixed(4), target: 0.25 },
       { name: "dedup.middleware_overhead_us", value: +overhead.lease!.toFixed(3), unit: "us", reference: 3, ratio: +(overhead.lease! / 3).toFixed(4), target: 3 },
       ...MARKINGS.flatMap((m) =>
         Object.entries(claims[m]!).map(([mode, v]) => ({ name: `dedup.claims_per_sec.${m}.${mode.replace(" ", "")}`, value: +v.toFixed(0), unit: "claims/s", reference: +(mode === "per-message" ? p1 : p64).toFixed(0), ratio: +(v / (mode === "per-message" ? p1 : p64)).toFixed(4) })),

@@ -47,7 +47,13 @@ export interface SeriesParams {
  * `handler` filter the answer by label (they never reach PromQL); latency and errors are per
  * service, so `handler` only narrows them to its service.
  */
-export async function getSeries(ctx: ObserveContext, p: SeriesParams): Promise<SeriesResponse> {
+export function getSeries(ctx: ObserveContext, p: SeriesParams): Promise<SeriesResponse> {
+  // Shared between viewers of the same chart for about a second (the local source computes per call).
+  const key = `series:${p.metric}:${p.range}:${p.step ?? ""}:${p.service ?? ""}\u0000${p.handler ?? ""}`;
+  return ctx.answers.get(key, () => buildSeries(ctx, p));
+}
+
+async function buildSeries(ctx: ObserveContext, p: SeriesParams): Promise<SeriesResponse> {
   const spec = SERIES[p.metric];
   const rangeSec = RANGE_SECONDS[p.range];
   const step = Math.max(p.step ?? Math.max(1, Math.ceil(rangeSec / 240)), Math.ceil(rangeSec / MAX_POINTS));

@@ -256,6 +256,9 @@ export class Deduplicator {
     const reqs: ClaimRequest[] = [];
     const owners: Message[] = [];
     const seen = new Set<string>();
+    // One token for the whole batch: each key appears once in it, so the token still tells our claim
+    // of a key from anyone else's; and the store call carries one value instead of one per key.
+    const batchValue = this.newValue();
     for (const m of msgs) {
       let key: string;
       try {
@@ -267,7 +270,7 @@ export class Deduplicator {
       // pre-claimed now it would see the first copy's lease and fail as in-progress.
       if (seen.has(key)) continue;
       seen.add(key);
-      reqs.push({ key, value: this.newValue(), ttlMs: this.claimTtl });
+      reqs.push({ key, value: batchValue, ttlMs: this.claimTtl });
       owners.push(m);
     }
     if (reqs.length === 0) return NOOP_PREPARATION;

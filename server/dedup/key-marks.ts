@@ -65,7 +65,14 @@ export class KeyMarks {
     }
     let ok: boolean[];
     try {
-      ok = await this.timed(repository.compareAndSetBatch(marks.map((m) => ({ key: m.key, expected: m.value, value: DONE_VALUE, ttlMs }))));
+      // Marks of one batch share its token, so the store can send them with one value (see RedisRepository).
+      const sorted = marks.length > 1 && marks.some((m) => m.value !== marks[0]!.value) ? [...marks].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)) : marks;
+      const res = await this.timed(repository.compareAndSetBatch(sorted.map((m) => ({ key: m.key, expected: m.value, value: DONE_VALUE, ttlMs }))));
+      if (sorted === marks) ok = res;
+      else {
+        const byMark = new Map(sorted.map((m, i) => [m, res[i]!] as const));
+        ok = marks.map((m) => byMark.get(m) ?? false);
+      }
     } catch (e) {
       this.rec.error(classifyStoreError(e));
       logger(`[dedup] could not mark ${marks.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`);

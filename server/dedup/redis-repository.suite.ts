@@ -233,6 +233,18 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
       expect(ranBatch).toEqual(ranSingle);
     });
 
+    it("batches with one value per key (not a shared batch token) give per-key replies too", async () => {
+      const repo = new RedisRepository(a, { maxScriptKeys: 4 });
+      const ids = Array.from({ length: 10 }, (_, i) => `V${i}`);
+      await a.call("SET", key(ids[2]!), DONE_VALUE, "PX", 60_000);
+      const claims = await repo.claimBatch(ids.map((id, i) => ({ key: key(id), value: `processing:t${i}`, ttlMs: 30_000 + i })));
+      expect(claims).toEqual(ids.map((_, i) => (i === 2 ? DONE_VALUE : null)));
+      expect(await a.call("GET", key(ids[7]!))).toBe("processing:t7");
+      const marks = await repo.compareAndSetBatch(ids.map((id, i) => ({ key: key(id), expected: `processing:t${i === 5 ? "x" : i}`, value: DONE_VALUE, ttlMs: 60_000 })));
+      expect(marks).toEqual(ids.map((_, i) => i !== 2 && i !== 5));
+      expect(await a.call("GET", key(ids[5]!))).toBe("processing:t5");
+    });
+
     it("scripts are called by SHA (loaded once on first use)", async () => {
       const repo = new RedisRepository(a);
       const k = key("SHA1");

@@ -88,6 +88,14 @@ export const CLAIM_LUA = script(
 export const CLAIM_MANY_LUA = script(
   "local out = {} for i = 1, #KEYS do out[i] = redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'PX', ARGV[2 * i], 'NX', 'GET') end return out",
 );
+/** Lua, standalone servers only: like {@link CLAIM_MANY_LUA} with one value and TTL for all keys (ARGV[1], ARGV[2]): a third of the arguments. */
+export const CLAIM_MANY_SAME_LUA = script(
+  "local out = {} for i = 1, #KEYS do out[i] = redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2], 'NX', 'GET') end return out",
+);
+/** Lua, standalone servers only: compare-and-set of every key from ARGV[1] to ARGV[2] with PX ARGV[3]; 1/0 per key. */
+export const COMPARE_AND_SET_MANY_SAME_LUA = script(
+  "local out = {} for i = 1, #KEYS do if redis.call('GET', KEYS[i]) == ARGV[1] then redis.call('SET', KEYS[i], ARGV[2], 'PX', ARGV[3]) out[i] = 1 else out[i] = 0 end end return out",
+);
 /** Lua, standalone servers only: compare-and-set per key with ARGV triples (expected, value, ttl); returns 1/0 per key. */
 export const COMPARE_AND_SET_MANY_LUA = script(
   "local out = {} for i = 1, #KEYS do local b = 3 * i - 2 if redis.call('GET', KEYS[i]) == ARGV[b] then redis.call('SET', KEYS[i], ARGV[b + 1], 'PX', ARGV[b + 2]) out[i] = 1 else out[i] = 0 end end return out",
@@ -154,8 +162,12 @@ export class RedisRepository implements DedupRepository {
         chunks(requests, this.opts.maxScriptKeys).map(async (part) => {
           const args: Array<string | number> = [];
           for (const r of part) args.push(r.key);
-          for (const r of part) args.push(r.value, Math.ceil(r.ttlMs));
-          const res = (await this.evalScriptKeys(CLAIM_MANY_LUA, part.length, args)) as unknown[];
+          const first = part[0]!;
+          // One value for the whole batch (the Deduplicator's batch token) → 1 argument per key, not 3.
+          const same = part.every((r) => r.value === first.value && r.ttlMs === first.ttlMs);
+          if (same) args.push(first.value, Math.ceil(first.ttlMs));
+          else for (const r of part) args.push(r.value, Math.ceil(r.ttlMs));
+          const res = (await this.evalScriptKeys(same ? CLAIM_MANY_SAME_LUA : CLAIM_MANY_LUA, part.length, args)) as unknown[];
           return part.map((_, i) => asReply(res[i]));
         }),
       );
@@ -201,8 +213,11 @@ export class RedisRepository implements DedupRepository {
       chunks(requests, this.opts.maxScriptKeys).map(async (part) => {
         const args: Array<string | number> = [];
         for (const r of part) args.push(r.key);
-        for (const r of part) args.push(r.expected, r.value, Math.ceil(r.ttlMs));
-        const res = (await this.evalScriptKeys(COMPARE_AND_SET_MANY_LUA, part.length, args)) as unknown[];
+        const first = part[0]!;
+        const same = part.every((r) => r.expected === first.expected && r.value === first.value && r.ttlMs === first.ttlMs);
+        if (same) args.push(first.expected, first.value, Math.ceil(first.ttlMs));
+        else for (const r of part) args.push(r.expected, r.value, Math.ceil(r.ttlMs));
+        const res = (await this.evalScriptKeys(same ? COMPARE_AND_SET_MANY_SAME_LUA : COMPARE_AND_SET_MANY_LUA, part.length, args)) as unknown[];
         return part.map((_, i) => Number(res[i]) === 1);
       }),
     );

@@ -1,0 +1,20 @@
+/**
+ * Starts the fault suite's own KRaft broker (127.0.0.1:19092, fresh data dir) before the cases and
+ * stops it after them by its recorded pid, whichever process started the live one (the broker
+ * restart case starts a new one).
+ */
+import { rmSync } from "node:fs";
+import { prepareBroker, startBroker, stopBroker } from "./lib/kafka";
+import { RESULTS_FILE } from "./lib/stream";
+
+export async function setup(): Promise<() => Promise<void>> {
+  rmSync(RESULTS_FILE, { force: true });
+  const t0 = Date.now();
+  prepareBroker(true);
+  const broker = await startBroker();
+  console.log(`[faults] own Kafka broker on 127.0.0.1:19092 (pid ${broker.pid}) ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return async () => {
+    await stopBroker();
+    await broker.stop();
+  };
+}

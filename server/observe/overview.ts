@@ -60,7 +60,9 @@ export function metricsUpstream(ctx: ObserveContext, failures: string[]): Upstre
  * report a connection that is merely still opening as down. No-op without Redis or when ready.
  */
 export async function settleRedis(ctx: ObserveContext): Promise<void> {
-  if (ctx.redis && ctx.redis.status !== "ready") await whenReady(ctx.redis, 500).catch(() => {});
+  // Only a connection still opening is waited for; one that is down ("reconnecting") is not.
+  const s = ctx.redis?.status;
+  if (ctx.redis && (s === "wait" || s === "connecting" || s === "connect")) await whenReady(ctx.redis, 500).catch(() => {});
 }
 
 /** Health of Redis as the inspector last saw it. */

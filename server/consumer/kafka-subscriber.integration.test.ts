@@ -1,0 +1,99 @@
+import { randomBytes } from "node:crypto";
+import { Kafka, logLevel } from "kafkajs";
+import { ulid } from "ulid";
+import { afterAll, describe, expect, it } from "vitest";
+import { newMessage, payloadText } from "@/server/dedup/message";
+import { Router } from "@/server/dedup/router";
+import { KafkaPublisher } from "./kafka-publisher";
+import { KafkaSubscriber } from "./kafka-subscriber";
+
+/** The delivery contract on a real broker: nack → redelivery in order, commits only of acked offsets, commit on stop. */
+const brokers = ["127.0.0.1:9092"];
+const admin = new Kafka({ brokers, logLevel: logLevel.NOTHING }).admin();
+const topics: string[] = [];
+const groups: string[] = [];
+const publisher = new KafkaPublisher({ brokers });
+
+async function freshTopic(partitions = 1): Promise<string> {
+  const t = `subtest.${randomBytes(4).toString("hex")}`;
+  await admin.connect();
+  await admin.createTopics({ waitForLeaders: true, topics: [{ topic: t, numPartitions: partitions }] });
+  topics.push(t);
+  return t;
+}
+async function committed(groupId: string, topic: string): Promise<string[]> {
+  const [r] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  return r!.partitions.sort((a, b) => a.partition - b.partition).map((p) => p.offset);
+}
+const until = async (cond: () => boolean, ms = 20_000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+afterAll(async () => {
+  await publisher.close();
+  await admin.deleteGroups(groups).catch(() => undefined);
+  await admin.deleteTopics({ topics }).catch(() => undefined);
+  await admin.disconnect();
+});
+
+describe("KafkaSubscriber", () => {
+  it("a nack is redelivered before the later messages of its partition, and only acked offsets are committed", async () => {
+    const topic = await freshTopic(1);
+    const groupId = `g-${randomBytes(3).toString("hex")}`;
+    groups.push(groupId);
+    await publisher.publish(topic, ...Array.from({ length: 10 }, (_, i) => newMessage(ulid(), String(i))));
+    const seen: string[] = [];
+    let failures = 0;
+    let offsetsWhileFailing: string[] = [];
+    const router = new Router({ onError: () => undefined });
+    const sub = new KafkaSubscriber({ brokers, groupId, chunkSize: 4, nackDelayMs: 100 });
+    router.addHandler({
+      name: "h",
+      topic,
+      subscriber: sub,
+      handler: async (msg) => {
+        const i = payloadText(msg);
+        seen.push(i);
+        if (i === "5" && failures < 2) {
+          failures++;
+          if (failures === 2) offsetsWhileFailing = await committed(groupId, topic);
+          throw new Error("transient");
+        }
+      },
+    });
+    void router.run();
+    await router.running;
+    await until(() => seen.filter((x) => x === "9").length === 1);
+    expect(seen).toEqual(["0", "1", "2", "3", "4", "5", "5", "5", "6", "7", "8", "9"]);
+    // While message 5 failed, offsets up to 4 were committed and nothing from 5 on (next offset = 5).
+    expect(offsetsWhileFailing).toEqual(["5"]);
+    await router.close();
+    expect(await committed(groupId, topic)).toEqual(["10"]);
+  }, 60_000);
+
+  it("with an interval commit, a graceful stop commits what was acked; a crash before commit leaves it to the next owner", async () => {
+    const topic = await freshTopic(2);
+    const groupId = `g-${randomBytes(3).toString("hex")}`;
+    groups.push(groupId);
+    await publisher.publish(topic, ...Array.from({ length: 8 }, (_, i) => newMessage(ulid(), String(i))));
+    const run = async (opts: { crash: boolean }) => {
+      let n = 0;
+      const router = new Router({ onError: () => undefined });
+      const sub = new KafkaSubscriber({ brokers, groupId, commitIntervalMs: 60_000, beforeCommit: () => (opts.crash ? "crash" : "commit") });
+      router.addHandler({ name: "h", topic, subscriber: sub, handler: async () => void n++ });
+      void router.run();
+      await router.running;
+      await until(() => (opts.crash ? sub.crashed : n === 8));
+      await router.close();
+      return n;
+    };
+    expect(await run({ crash: true })).toBeGreaterThan(0);
+    expect((await committed(groupId, topic)).every((o) => o === "-1")).toBe(true);
+    expect(await run({ crash: false })).toBe(8); // the successor re-reads everything
+    expect((await committed(groupId, topic)).map(Number).reduce((a, b) => a + b, 0)).toBe(8);
+  }, 60_000);
+});

@@ -79,6 +79,23 @@ describe("demo consumer on Kafka", () => {
     expect(await redis.get(`${service}:dedup:on-review-created:${uuid}`)).toBe("done");
   });
 
+  it("Redis cut-off: the consumer's client is disconnected for the given time (fail-open keeps consuming, redis_conn counted), then reconnects", async () => {
+    const connErrors = async () => (await dedupMetrics(registry).errors.get()).values.find((v) => v.labels.reason === "redis_conn")?.value ?? 0;
+    const before = await connErrors();
+    const sentBefore = await sent("on-page-viewed");
+    const f = demo.setFaults({ redisCutoffMs: 2500 });
+    expect(f.redisCutoff).toMatchObject({ available: true, active: true });
+    const during = ulid();
+    await producer.send({ topic, messages: [{ value: "{}", headers: { [WATERMILL_UUID_HEADER]: during, "Event-Type": "page.viewed" } }] });
+    await eventually(async () => (await sent("on-page-viewed")) === sentBefore + 1);
+    expect(await connErrors()).toBeGreaterThan(before);
+    await eventually(async () => redis.status === "ready" && !demo.getFaults().redisCutoff.active, 10_000);
+    const after = ulid();
+    await producer.send({ topic, messages: [{ value: "{}", headers: { [WATERMILL_UUID_HEADER]: after, "Event-Type": "page.viewed" } }] });
+    await eventually(async () => (await redis.get(`${service}:dedup:on-page-viewed:${after}`)) === "done");
+    expect(await redis.get(`${service}:dedup:on-page-viewed:${during}`)).toBeNull(); // processed unchecked during the cut
+  });
+
   it("poison input goes to the DLQ with its reason and the consumer keeps consuming", async () => {
     const before = await marshalErrors();
     const badJson = ulid();

@@ -77,9 +77,9 @@ export const runSummarySchema = z.object({
   sideEffects: z.number().int(),
   /** Side effects for an event id that had already been sent: duplicates that leaked through. */
   duplicateSideEffects: z.number().int(),
-  /** Published messages whose handler never succeeded and that are not in the DLQ. */
+  /** Published events whose handler never succeeded and that are not in the DLQ (replayed ones count as out of it). */
   lost: z.number().int(),
-  /** Messages in the run's DLQ topic. */
+  /** Events in the run's DLQ that were not replayed (a scenario that replays its DLQ takes them out). */
   dlq: z.number().int(),
 });
 /** The numbers every run ends with. */

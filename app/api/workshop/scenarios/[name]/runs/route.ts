@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { consumerRuntime } from "@/server/consumer/runtime";
 import { fail, guard, json, parse } from "@/server/consumer/http";
-import { ScenarioBusyError, UnknownScenarioError } from "@/server/consumer/workshop";
+import type { ScenarioBusyError, UnknownScenarioError } from "@/server/consumer/workshop";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -21,8 +21,11 @@ export async function POST(req: Request, ctx: { params: Promise<{ name: string }
     const runId = consumerRuntime().workshop.start(p.value.name);
     return json({ runId }, 202);
   } catch (e) {
-    if (e instanceof UnknownScenarioError) return fail(404, "not_found", e.message);
-    if (e instanceof ScenarioBusyError) return fail(409, "conflict", e.message, { runId: e.runId });
+    // By name, not instanceof: the runner may come from another bundle's copy of the module
+    // (instrumentation.ts creates it; Next bundles route handlers separately).
+    const err = e as Partial<UnknownScenarioError & ScenarioBusyError>;
+    if (err.name === "UnknownScenarioError") return fail(404, "not_found", String(err.message));
+    if (err.name === "ScenarioBusyError") return fail(409, "conflict", String(err.message), { runId: err.runId });
     return fail(500, "internal", e instanceof Error ? e.message : String(e));
   }
 }

@@ -74,6 +74,8 @@ export interface KafkaSubscriberOptions {
    * commit" duplicate source of spec §1. @default always "commit"
    */
   beforeCommit?: BeforeCommit;
+  /** How long a stop waits for the in-flight batch before leaving anyway. @default 30000 */
+  stopTimeoutMs?: number;
   /** kafkajs log level. @default logLevel.WARN */
   logLevel?: logLevel;
 }
@@ -88,6 +90,7 @@ export const DEFAULT_KAFKA_SUBSCRIBER_OPTIONS = {
   maxWaitTimeMs: 250,
   nackDelayMs: 200,
   commitIntervalMs: 0,
+  stopTimeoutMs: 30_000,
   logLevel: logLevel.WARN,
 } satisfies Partial<KafkaSubscriberOptions>;
 
@@ -206,7 +209,11 @@ export class KafkaSubscriber implements Subscriber {
       shut ??= (async () => {
         stopping = true;
         try {
-          await Promise.allSettled([...running]);
+          // Finish the in-flight batch (bounded: a hung handler must not block shutdown forever;
+          // what it did not ack is redelivered to the next owner).
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([Promise.allSettled([...running]), new Promise((r) => (timer = setTimeout(r, o.stopTimeoutMs)))]);
+          clearTimeout(timer);
           if (!this.crashedFlag) await flush();
           await consumer.disconnect();
         } catch {

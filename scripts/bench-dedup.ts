@@ -17,7 +17,9 @@
  * - end-to-end batch msgs/s through Router.deliverBatch (claim + no-op handler + done mark);
  * - middleware overhead in µs per message with the in-memory repository (lease, metrics on):
  *   CPU time through the Deduplicator minus CPU time of the bare no-op handler (wall time too).
- * Targets: batch claims ≥ 25% of the -P 64 SET rate; overhead ≤ 3 µs.
+ * Targets: batch claims ≥ 25% of the -P 64 SET rate (headline: median over five rounds that each run
+ * redis-benchmark -P 64 right next to the lease batch claims, so a shared machine's changing load
+ * cancels); overhead ≤ 3 µs.
  * `--json <path>` writes [{ name, value, unit, reference, ratio }] for `npm run bench`; the last
  * stdout line is the same as one JSON line.
  */
@@ -199,6 +201,46 @@ async function overheadUs(marking: Marking): Promise<{ cpu: number; wall: number
   return { cpu: median(cpu), wall: median(wall) };
 }
 
+/**
+ * The headline ratio, robust to the load of a shared machine: five rounds, each a short
+ * `redis-benchmark -P 64` run right next to a short run of lease batch claims (single stream and
+ * four in flight); the ratio of each round, then the median over rounds.
+ */
+async function interleavedRatios(client: Redis): Promise<{ single: number; x4: number; rounds: string[] }> {
+  const repo = new RedisRepository(client);
+  const single: number[] = [];
+  const x4: number[] = [];
+  const rounds: string[] = [];
+  const n = Math.min(N, 20_000);
+  for (let r = 0; r < 5; r++) {
+    const ref = redisBenchmark(64, 300_000);
+    const prefix = `${run}:ratio${r}`;
+    const d = new Deduplicator({ repository: repo, prefix: `${prefix}:dedup:h`, ttlMs: 60_000, leaseMs: 60_000 });
+    const msgs = messages(n, `r${r}`);
+    const one = n / (await timeIt(async () => {
+      for (let i = 0; i < n; i += BATCH) await d.prepareBatch(msgs.slice(i, i + BATCH));
+    }));
+    const msgs4 = messages(n, `r4${r}`);
+    let at = 0;
+    const four = n / (await timeIt(async () => {
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          for (let i = at; i < n; i = at) {
+            at += BATCH;
+            await d.prepareBatch(msgs4.slice(i, i + BATCH));
+          }
+        }),
+      );
+    }));
+    await cleanup(client, prefix);
+    single.push(one / ref);
+    x4.push(four / ref);
+    rounds.push(`P64 ${ref.toFixed(0)}/s: ${one.toFixed(0)} (${(one / ref).toFixed(3)}), x4 ${four.toFixed(0)} (${(four / ref).toFixed(3)})`);
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  return { single: median(single), x4: median(x4), rounds };
+}
+
 async function main(): Promise<void> {
   const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   const auto = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
@@ -238,9 +280,11 @@ async function main(): Promise<void> {
     }
     console.log(`\nmiddleware overhead per message, in-memory repository, metrics on (median of 7 × 100k):  ${lines.join("   ")}`);
 
-    const ratio = claims.lease!.batch! / p64;
-    const ratio4 = claims.lease!["batch x4"]! / p64;
-    console.log(`\ntargets: batch claims (lease) / P64 = ${ratio.toFixed(3)}, with 4 batches in flight ${ratio4.toFixed(3)} (≥ 0.25: ${ratio >= 0.25 ? "met" : ratio4 >= 0.25 ? "met only with 4 in flight" : "MISSED"});  overhead (lease) = ${overhead.lease!.toFixed(2)} µs (≤ 3: ${overhead.lease! <= 3 ? "met" : "MISSED"})`);
+    const inter = await interleavedRatios(client);
+    console.log(`\nlease batch claims vs redis-benchmark -P 64, interleaved rounds:\n  ${inter.rounds.join("\n  ")}`);
+    const ratio = inter.single;
+    const ratio4 = inter.x4;
+    console.log(`\ntargets (median of the interleaved rounds): batch claims (lease) / P64 = ${ratio.toFixed(3)}, with 4 batches in flight ${ratio4.toFixed(3)} (≥ 0.25: ${ratio >= 0.25 ? "met" : ratio4 >= 0.25 ? "met only with 4 in flight" : "MISSED"});  overhead (lease) = ${overhead.lease!.toFixed(2)} µs (≤ 3: ${overhead.lease! <= 3 ? "met" : "MISSED"})`);
     const results = [
       { name: "dedup.batch_claims_vs_redis_benchmark_p64", value: +ratio.toFixed(4), unit: "ratio", reference: +p64.toFixed(0), ratio: +ratio.toFixed(4), target: 0.25 },
       { name: "dedup.batch_x4_claims_vs_redis_benchmark_p64", value: +ratio4.toFixed(4), unit: "ratio", reference: +p64.toFixed(0), ratio: +ratio4.toFixed(4), target: 0.25 },

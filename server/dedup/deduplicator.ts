@@ -58,6 +58,8 @@ export class Deduplicator {
   /** The repository never waits on I/O: no timeout timer per call. */
   private readonly inProcess: boolean;
   private readonly marks: KeyMarks;
+  /** `processing:<process tag>` / `claimed:<process tag>`; a sequence number completes the token. */
+  private readonly valuePrefix: string;
   private readonly closed: boolean;
 
   constructor(options: DeduplicatorOptions) {
@@ -69,6 +71,7 @@ export class Deduplicator {
     this.closed = o.repository.failureMode === "closed";
     this.inProcess = o.repository.inProcess === true;
     this.marks = new KeyMarks(o, this.rec, this.claimTtl, (p) => this.timed(p));
+    this.valuePrefix = (o.marking === "lease" ? PROCESSING_PREFIX : CLAIMED_PREFIX) + PROCESS_TAG;
   }
 
   private stateOf(msg: Message): DeliveryState {
@@ -112,11 +115,9 @@ export class Deduplicator {
     return p;
   }
 
+
   private newValue(): string {
-    const m = this.options.marking;
-    if (m === "naive") return NAIVE_VALUE;
-    const token = PROCESS_TAG + (seq++).toString(36);
-    return (m === "lease" ? PROCESSING_PREFIX : CLAIMED_PREFIX) + token;
+    return this.options.marking === "naive" ? NAIVE_VALUE : this.valuePrefix + (seq++).toString(36);
   }
 
   private track(msg: Message, topic: string, handler: string): DeliveryState | undefined {

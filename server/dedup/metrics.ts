@@ -222,14 +222,15 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
     return { result: noop, checkSeconds: noop, error: noop, inProgress: noop, released: noop, leaseLost: noop };
   }
   const m = dedupMetrics(registry);
-  const cells = new Map<string, { inc(): void }>();
+  // topic → handler → kind → cell; no string building on the hot path.
+  const cells = new Map<string, Map<string, Map<string, { inc(): void }>>>();
   const cell = (kind: string, counter: Counter<string>, topic: string, handler: string, extra?: Record<string, string>) => {
-    const k = `${kind}\u0000${topic}\u0000${handler}`;
-    let c = cells.get(k);
-    if (!c) {
-      c = counterCell(counter, { service, topic, handler, ...extra });
-      cells.set(k, c);
-    }
+    let byHandler = cells.get(topic);
+    if (!byHandler) cells.set(topic, (byHandler = new Map()));
+    let byKind = byHandler.get(handler);
+    if (!byKind) byHandler.set(handler, (byKind = new Map()));
+    let c = byKind.get(kind);
+    if (!c) byKind.set(kind, (c = counterCell(counter, { service, topic, handler, ...extra })));
     return c;
   };
   const observe = m.checkDuration instanceof LocalHistogram ? m.checkDuration.child(service) : (s: number) => m.checkDuration.observe({ service }, s);

@@ -77,6 +77,9 @@ export interface Inspection {
   maxCallMicros: number;
 }
 
+/** Keys per handler whose value and size an estimate reads (its TTLs come with the draws). */
+const ESTIMATE_SAMPLE_READS = 100;
+
 /** What the inspector knows now. */
 export interface InspectorState {
   result: Inspection | null;
@@ -216,7 +219,8 @@ export class KeyInspector {
     if (!exact || !this.state.result) {
       this.state = { ...this.state, progress: progress(0, false, "estimate", null) };
       const est = await this.estimate(nodes, sizes);
-      const stats = await readSamples(nodes, est.accums, this.opts.sampleKeysPerHandler);
+      // The draws already carry TTLs; values and sizes need only a small sample here (fast answer).
+      const stats = await readSamples(nodes, est.accums, Math.min(this.opts.sampleKeysPerHandler, ESTIMATE_SAMPLE_READS));
       const handlers = this.build(est.accums, stats, false, est.bounds, progress(est.draws, !exact, "estimate", Date.now()), false, dbNoTtl);
       const inspection: Inspection = {
         mode: "estimate",

@@ -131,6 +131,8 @@ export class KafkaSubscriber implements Subscriber {
     if (!(o.sessionTimeoutMs >= 6000 && o.sessionTimeoutMs <= 300_000)) throw new RangeError("KafkaSubscriber: sessionTimeoutMs must be in [6000, 300000] (broker limits)");
     if (!(o.heartbeatIntervalMs >= 100 && o.heartbeatIntervalMs < o.sessionTimeoutMs / 2)) throw new RangeError("KafkaSubscriber: heartbeatIntervalMs must be in [100, sessionTimeoutMs / 2)");
     if (!(o.nackDelayMs >= 0 && o.nackDelayMs <= 60_000)) throw new RangeError("KafkaSubscriber: nackDelayMs must be in [0, 60000]");
+    if (!(o.commitIntervalMs >= 0 && o.commitIntervalMs <= 600_000)) throw new RangeError("KafkaSubscriber: commitIntervalMs must be in [0, 600000] (0 = after every chunk)");
+    if (!(o.stopTimeoutMs >= 0 && o.stopTimeoutMs <= 600_000)) throw new RangeError("KafkaSubscriber: stopTimeoutMs must be in [0, 600000]");
     this.replica = o.replica ?? `r-${randomBytes(3).toString("hex")}`;
     this.kafka = new Kafka({
       clientId: `${o.groupId}/${this.replica}`,

@@ -221,6 +221,8 @@ export class MemoryGroupSubscriber implements Subscriber {
     this.o = { ...DEFAULT_MEMORY_SUBSCRIBER_OPTIONS, ...options };
     if (!this.o.groupId) throw new RangeError("MemoryGroupSubscriber: groupId must be non-empty");
     if (!Number.isInteger(this.o.chunkSize) || this.o.chunkSize < 1) throw new RangeError("MemoryGroupSubscriber: chunkSize must be an integer ≥ 1");
+    if (!(this.o.nackDelayMs >= 0 && this.o.nackDelayMs <= 60_000)) throw new RangeError("MemoryGroupSubscriber: nackDelayMs must be in [0, 60000]");
+    if (!(this.o.commitIntervalMs >= 0 && this.o.commitIntervalMs <= 600_000)) throw new RangeError("MemoryGroupSubscriber: commitIntervalMs must be in [0, 600000]");
     this.replica = this.o.replica ?? `r-${randomBytes(3).toString("hex")}`;
   }
 

@@ -92,7 +92,7 @@ export class Router {
 
   /** Adds Router-level middleware (outside every handler's own). First added = outermost. Before `run`. */
   use(...middleware: Middleware[]): this {
-    if (this.started) throw new Error("Router.use: add middleware before run()");
+    if (this.started || this.sinks.size > 0) throw new Error("Router.use: add middleware before run() and before sink()");
     this.global.push(...middleware);
     return this;
   }

@@ -108,20 +108,21 @@ describe("a store call slower than timeoutMs (own redis-server blocked by DEBUG 
     if (server.pid) process.kill(server.pid, "SIGTERM");
   });
 
-  const slowDown = () => void blocker.call("DEBUG", "SLEEP", "0.4").catch(() => undefined);
+  // Blocks the server for 1 s; the claim is sent 100 ms later, so it waits behind the sleep.
+  const slowDown = () => void blocker.call("DEBUG", "SLEEP", "1").catch(() => undefined);
 
   it("failOpen: redis_timeout, the handler runs", async () => {
     const registry = new Registry();
     const runs: string[] = [];
     const h = deduplicator({ repository: failOpen(new RedisRepository(client)), service: "slow", registry, timeoutMs: 100 })(async (m) => void runs.push(m.uuid));
     slowDown();
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 100));
     const t0 = Date.now();
     await h(msg("T1"));
-    expect(Date.now() - t0).toBeLessThan(350);
+    expect(Date.now() - t0).toBeLessThan(800); // did not wait for the store
     expect(runs).toEqual(["T1"]);
     expect(await errorsBy(registry, "redis_timeout")).toBe(1);
-    await new Promise((r) => setTimeout(r, 450));
+    await new Promise((r) => setTimeout(r, 1_000));
   });
 
   it("failClosed: DedupStoreError(redis_timeout), the handler does not run", async () => {
@@ -129,12 +130,12 @@ describe("a store call slower than timeoutMs (own redis-server blocked by DEBUG 
     const runs: string[] = [];
     const h = deduplicator({ repository: failClosed(new RedisRepository(client)), service: "slow", registry, timeoutMs: 100 })(async (m) => void runs.push(m.uuid));
     slowDown();
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 100));
     const err = await h(msg("T2")).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: "DedupStoreError", reason: "redis_timeout" });
     expect(runs).toEqual([]);
     expect(await errorsBy(registry, "redis_timeout")).toBe(1);
-    await new Promise((r) => setTimeout(r, 450));
+    await new Promise((r) => setTimeout(r, 1_000));
   });
 
   it("falls back to EVAL on NOSCRIPT (script cache flushed) and works with the Lua claim for Redis < 7", async () => {

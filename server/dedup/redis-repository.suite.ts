@@ -170,11 +170,11 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
 
     it("an owner that crashed (claimed, never finished) → the message is processed after leaseMs", async () => {
       const k = key("X1");
-      await a.call("SET", k, `${PROCESSING_PREFIX}crashed`, "PX", 400);
+      await a.call("SET", k, `${PROCESSING_PREFIX}crashed`, "PX", 1500);
       const runs: string[] = [];
-      const { sink } = harness(b, async (m) => void runs.push(m.uuid), { leaseMs: 400 }, "dedup-only");
+      const { sink } = harness(b, async (m) => void runs.push(m.uuid), { leaseMs: 1500 }, "dedup-only");
       expect(await sink.deliver(newMessage("X1", ""))).toBe("nack");
-      await sleep(450);
+      await sleep(1600);
       expect(await sink.deliver(newMessage("X1", ""))).toBe("ack");
       expect(runs).toEqual(["X1"]);
       expect(await a.call("GET", k)).toBe(DONE_VALUE);

@@ -17,7 +17,7 @@ describe("access rule for state-changing endpoints", () => {
   });
 
   it("real mode without a token: 403 for a remote peer, a foreign Host, a proxy chain with a remote client, or no peer info", () => {
-    const cases = [
+    const cases: Array<Record<string, string>> = [
       { host: "localhost:3000", "x-forwarded-for": "192.168.1.20" },
       { host: "dashboard.internal:3000", "x-forwarded-for": "127.0.0.1" },
       { host: "localhost:3000", "x-forwarded-for": "203.0.113.9, 127.0.0.1" },

@@ -118,6 +118,7 @@ async function claimsPerSec(client: Redis, auto: Redis, marking: Marking): Promi
   // naive marking has no batch hook in the middleware (Watermill claims right before the handler):
   // its batch figure is the repository's claimBatch with the naive value.
   const msgs = messages(N, `${marking}`);
+  const cpu0 = process.cpuUsage();
   out.batch = N / (await timeIt(async () => {
     for (let i = 0; i < N; i += BATCH) {
       const chunk = msgs.slice(i, i + BATCH);
@@ -125,6 +126,9 @@ async function claimsPerSec(client: Redis, auto: Redis, marking: Marking): Promi
       else await dedup.prepareBatch(chunk);
     }
   }));
+  const cpu = process.cpuUsage(cpu0);
+  // Client CPU per batch claim: independent of the machine's load, unlike claims/s.
+  out["batch client cpu us"] = (cpu.user + cpu.system) / N;
   await cleanup(client, `${run}:${marking}:batch`);
 
   // Four partitions' batches in flight at once (a consumer with partitionsConsumedConcurrently = 4).
@@ -271,12 +275,12 @@ async function main(): Promise<void> {
     const p1 = (p1a + p1b) / 2;
     const p64 = (p64a + p64b) / 2;
     console.log(`redis-benchmark -t set -q (50 clients), after:   -P 1: ${p1b.toFixed(0)} SET/s   -P 64: ${p64b.toFixed(0)} SET/s   → reference (mean): -P 1 ${p1.toFixed(0)}, -P 64 ${p64.toFixed(0)}`);
-    console.log("\nclaims/s (one connection)  per-message  autopipelined     batch  batch x4   batch/P64  batchx4/P64  auto/P64  per-msg/P1   e2e batch msgs/s");
+    console.log("\nclaims/s (one connection)  per-message  autopipelined     batch  batch x4   batch/P64  batchx4/P64  auto/P64  per-msg/P1   e2e batch msgs/s   batch client CPU µs/claim");
     for (const m of MARKINGS) {
       const c = claims[m]!;
       console.log(
         `  ${m.padEnd(24)} ${c["per-message"]!.toFixed(0).padStart(11)} ${c.autopipelined!.toFixed(0).padStart(14)} ${c.batch!.toFixed(0).padStart(9)} ${c["batch x4"]!.toFixed(0).padStart(9)}` +
-          `   ${(c.batch! / p64).toFixed(3).padStart(9)} ${(c["batch x4"]! / p64).toFixed(3).padStart(12)} ${(c.autopipelined! / p64).toFixed(3).padStart(9)} ${(c["per-message"]! / p1).toFixed(3).padStart(11)} ${e2e[m]!.toFixed(0).padStart(18)}`,
+          `   ${(c.batch! / p64).toFixed(3).padStart(9)} ${(c["batch x4"]! / p64).toFixed(3).padStart(12)} ${(c.autopipelined! / p64).toFixed(3).padStart(9)} ${(c["per-message"]! / p1).toFixed(3).padStart(11)} ${e2e[m]!.toFixed(0).padStart(18)} ${c["batch client cpu us"]!.toFixed(2).padStart(27)}`,
       );
     }
     const overhead: Record<string, number> = {};
@@ -298,8 +302,11 @@ async function main(): Promise<void> {
       { name: "dedup.batch_x4_claims_vs_redis_benchmark_p64", value: +ratio4.toFixed(4), unit: "ratio", reference: +p64.toFixed(0), ratio: +ratio4.toFixed(4), target: 0.25 },
       { name: "dedup.middleware_overhead_us", value: +overhead.lease!.toFixed(3), unit: "us", reference: 3, ratio: +(overhead.lease! / 3).toFixed(4), target: 3 },
       ...MARKINGS.flatMap((m) =>
-        Object.entries(claims[m]!).map(([mode, v]) => ({ name: `dedup.claims_per_sec.${m}.${mode.replace(" ", "")}`, value: +v.toFixed(0), unit: "claims/s", reference: +(mode === "per-message" ? p1 : p64).toFixed(0), ratio: +(v / (mode === "per-message" ? p1 : p64)).toFixed(4) })),
+        Object.entries(claims[m]!)
+          .filter(([mode]) => mode !== "batch client cpu us")
+          .map(([mode, v]) => ({ name: `dedup.claims_per_sec.${m}.${mode.replace(" ", "")}`, value: +v.toFixed(0), unit: "claims/s", reference: +(mode === "per-message" ? p1 : p64).toFixed(0), ratio: +(v / (mode === "per-message" ? p1 : p64)).toFixed(4) })),
       ),
+      ...MARKINGS.map((m) => ({ name: `dedup.batch_client_cpu_us_per_claim.${m}`, value: +claims[m]!["batch client cpu us"]!.toFixed(3), unit: "us", reference: 0, ratio: 0 })),
       ...MARKINGS.map((m) => ({ name: `dedup.e2e_batch_msgs_per_sec.${m}`, value: +e2e[m]!.toFixed(0), unit: "msgs/s", reference: +p64.toFixed(0), ratio: +(e2e[m]! / p64).toFixed(4) })),
     ];
     if (JSON_PATH) writeFileSync(JSON_PATH, `${JSON.stringify(results, null, 2)}\n`);

@@ -65,10 +65,8 @@ async function main(c: WorkerConfig): Promise<void> {
   const errors = dedupMetrics(registry).errors;
   const redis = createDedupRedis({ url: c.redisUrl }, `faults-${c.replica}`);
   const repo = new RedisRepository(redis);
-  // Pool > 2 × concurrent deliveries: `sendOnce` holds a client for its transaction while the push
-  // takes a second one from the same pool, so a pool ≤ the concurrency stalls for the 5 s connect
-  // timeout (see pool-exhaustion.faults.test.ts).
-  const store = new PostgresSideEffectStore({ connectionString: c.databaseUrl, schema: c.schema, tablePrefix: "f", poolSize: 2 * 3 * c.handlers.length + 1 });
+  // One client per concurrent delivery (3 partitions per handler), plus one.
+  const store = new PostgresSideEffectStore({ connectionString: c.databaseUrl, schema: c.schema, tablePrefix: "f", poolSize: 3 * c.handlers.length + 1 });
   const publisher = new KafkaPublisher({ brokers: c.brokers, clientId: `faults-${c.replica}` });
   const router = new Router({ onError: () => undefined, closeTimeoutMs: 10_000 });
   const subs: KafkaSubscriber[] = [];

@@ -41,6 +41,8 @@ export interface Accounting {
   unprocessed: number;
   /** DLQ entries of this handler. */
   dlq: number;
+  /** Distinct message ids among them (fewer than `dlq` when a message was poisoned twice). */
+  dlqIds: number;
   /** A few lost ids, for the failure message. */
   lostSample: string[];
 }
@@ -61,5 +63,5 @@ export async function account(ledger: Ledger, handler: string, ids: readonly str
       if (lostSample.length < 5) lostSample.push(id);
     }
   }
-  return { processed: [...uniq].filter((id) => l.ids.has(id)).length, duplicateSideEffects: l.duplicates, lost, unprocessed, dlq: dlq.filter((d) => d.handler === handler).length, lostSample };
+  return { processed: [...uniq].filter((id) => l.ids.has(id)).length, duplicateSideEffects: l.duplicates, lost, unprocessed, dlq: dlq.filter((d) => d.handler === handler).length, dlqIds: inDlq.size, lostSample };
 }

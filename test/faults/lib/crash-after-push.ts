@@ -1,0 +1,15 @@
+/**
+ * Child process of side-effects.faults.test.ts: runs the demo handler's idempotent send
+ * (`PostgresSideEffectStore.sendOnce`) and dies by SIGKILL right after the push went out, before
+ * the transaction that records it commits — what a consumer SIGKILLed at that instant does.
+ *   node --import tsx test/faults/lib/crash-after-push.ts <databaseUrl> <schema> <handler> <eventId>
+ */
+import { PostgresSideEffectStore } from "@/server/consumer/side-effects";
+
+const [databaseUrl, schema, handler, eventId] = process.argv.slice(2) as [string, string, string, string];
+const store = new PostgresSideEffectStore({ connectionString: databaseUrl, schema, tablePrefix: "f", poolSize: 4 });
+void store.sendOnce(handler, eventId, async () => {
+  await store.push(handler, eventId);
+  process.kill(process.pid, "SIGKILL");
+  await new Promise(() => undefined);
+});

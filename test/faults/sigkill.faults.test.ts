@@ -1,0 +1,91 @@
+/**
+ * Case 2 (issue 8): the consumer process SIGKILLed 10 times at random points during a
+ * 100,000-message stream with 5% injected duplicates (re-publications with the same UUID), plus 10
+ * replica joins and leaves (a second worker process joins the group, then stops gracefully):
+ * 0 lost, 0 duplicate side effects. A killed worker leaves without committing and with its leases
+ * held: its successor re-reads the uncommitted tail, the Deduplicator swallows what was done, waits
+ * out the leases of what was in flight, and the handler's own idempotency (spec §5) catches the rest.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { account, scaled, SCALE } from "./lib/cases";
+import { sleep, stopAll } from "./lib/procs";
+import { FaultRedis } from "./lib/redis";
+import { createTopics, Ledger, publishStream, readDlq, report, runId, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
+
+const N = scaled(Number(process.env.FAULTS_SIGKILL_MESSAGES ?? 100_000));
+const KILLS = 10;
+const HANDLER = "on-review-created";
+
+describe(`case 2: ${KILLS} SIGKILLs and ${KILLS} replica joins/leaves during a ${N}-message stream with 5% duplicates`, () => {
+  const id = runId();
+  const topic = `faults.kill.${id}`;
+  const dlqTopic = `${topic}.dlq`;
+  const ledger = new Ledger(`faults_kill_${id}`);
+  const workers: Worker[] = [];
+  let redis: FaultRedis;
+
+  beforeAll(async () => {
+    redis = await FaultRedis.start("kill");
+    await createTopics([
+      { name: topic, partitions: 6 },
+      { name: dlqTopic, partitions: 1 },
+    ]);
+    await ledger.init([HANDLER]);
+  });
+
+  afterAll(async () => {
+    await stopAll(workers);
+    await redis?.close();
+    await ledger.drop();
+  });
+
+  it("loses nothing and pushes nothing twice", async () => {
+    const t0 = Date.now();
+    const worker = (replica: string) => {
+      const w = startWorker({ ...WORKER_DEFAULTS, replica, redisUrl: redis.url, schema: ledger.schema, topic, dlqTopic, handlers: [{ name: HANDLER, mode: "open", groupId: `faults.${id}` }] });
+      workers.push(w);
+      return w;
+    };
+    let main = worker("main-0");
+    await main.ready;
+    const publishing = publishStream(topic, N, { dupRate: 0.05 });
+    publishing.catch(() => undefined);
+
+    const log: string[] = [];
+    for (let i = 1; i <= KILLS; i++) {
+      // Spread the faults over the stream: the i-th round starts near i/(KILLS+2) of it, jittered.
+      const at = Math.round((N * i) / (KILLS + 2) + (Math.random() - 0.5) * (N / (KILLS + 2)));
+      await waitUntil(async () => (await ledger.count(HANDLER)) >= at, 120_000, 250);
+      const extra = worker(`extra-${i}`); // join
+      await sleep(Math.random() * 1500);
+      const pushed = await ledger.count(HANDLER);
+      await main.kill9();
+      log.push(`kill ${i} at ${pushed} pushed (pid ${main.pid})`);
+      main = worker(`main-${i}`);
+      await extra.ready.catch(() => undefined);
+      await sleep(500 + Math.random() * 3000);
+      await extra.stop(); // leave
+    }
+    const published = await publishing;
+    const unique = new Set(published.ids).size;
+    console.log(`[faults] case 2: ${log.join("; ")}`);
+
+    expect(await waitUntil(async () => (await ledger.count(HANDLER)) >= unique, 400_000, 1000)).toBe(true);
+    await sleep(3000); // late pushes of a duplicate would land now
+    const dlq = await readDlq(dlqTopic);
+    const a = await account(ledger, HANDLER, published.ids, dlq);
+    report({
+      case: "2 sigkill x10 + joins/leaves x10",
+      published: unique,
+      processed: a.processed,
+      lost: a.unprocessed,
+      duplicateSideEffects: a.duplicateSideEffects,
+      dlq: dlq.length,
+      seconds: (Date.now() - t0) / 1000,
+      note: `${published.records} records incl. ${published.duplicates} injected duplicates; ${KILLS} SIGKILLs, ${KILLS} joins/leaves${SCALE !== 1 ? `; FAULTS_SCALE=${SCALE}` : ""}`,
+    });
+    expect(a.unprocessed, `unprocessed: ${a.lostSample.join(", ")}`).toBe(0);
+    expect(a.duplicateSideEffects).toBe(0);
+    expect(dlq).toEqual([]);
+  });
+});

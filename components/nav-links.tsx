@@ -24,6 +24,7 @@ export function NavLinks() {
             <li key={l.href}>
               <Link
                 href={hrefWithView(l.href, sp)}
+                prefetch={false}
                 aria-current={active ? "page" : undefined}
                 className={`rounded px-2 py-1 focus-visible:outline-2 focus-visible:outline-blue-600 ${active ? "bg-slate-900 text-white dark:bg-slate-100 dark:text-slate-900" : "hover:bg-slate-100 dark:hover:bg-slate-800"}`}
               >

@@ -35,7 +35,7 @@ function HandlerSection({ h }: { h: OverviewHandler }) {
     <section data-testid="handler-section" data-handler={id(h)} aria-labelledby={`h-${id(h)}`} className="space-y-3 rounded-lg border border-slate-200 bg-white p-4 dark:border-slate-800 dark:bg-slate-900">
       <header className="flex flex-wrap items-baseline gap-x-3 gap-y-1">
         <h2 id={`h-${id(h)}`} className="text-base font-semibold">
-          <Link href={href} className="text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 dark:text-blue-300">
+          <Link href={href} prefetch={false} className="text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 dark:text-blue-300">
             {h.service} / {h.handler}
           </Link>
         </h2>

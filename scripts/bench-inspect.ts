@@ -18,7 +18,7 @@ import { Registry } from "prom-client";
 import { GET as overviewGET } from "@/app/api/overview/route";
 import { dedupRecorder } from "@/server/dedup";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
-import { KeyInspector } from "@/server/observe/key-inspector";
+import { DEFAULT_KEY_INSPECTOR_OPTIONS, KeyInspector } from "@/server/observe/key-inspector";
 import { PrometheusSource } from "@/server/observe/metrics/prometheus";
 import { createObserveRedis } from "@/server/observe/redis-client";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/observe/testing/prometheus-server";
@@ -171,7 +171,7 @@ async function main() {
       medianMs: Math.round(pct(estRuns, 50)),
       worstHandlerErrorPct: +(worstRel * 100).toFixed(2),
       statedBoundPct999: +(worstBoundRel * 100).toFixed(2),
-      draws: 30_000,
+      draws: DEFAULT_KEY_INSPECTOR_OPTIONS.estimateSamples,
     };
     console.log(`\n2. estimate at ${fmt(dbsize)} keys: median ${fmt(pct(estRuns, 50))} ms over 5 runs (${estRuns.map((x) => fmt(x)).join(", ")})`);
     console.log(`   worst per-handler error ${(worstRel * 100).toFixed(2)}% (stated 99.9% bound up to ±${(worstBoundRel * 100).toFixed(2)}%)`);

@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Kafka, logLevel } from "kafkajs";
-import { FAULTS_DIR, portOpen, ROOT, rmrf, sleep, startProc, type Proc } from "./procs";
+import { FAULTS_DIR, PIDS_DIR, portOpen, ROOT, rmrf, sleep, startProc, type Proc } from "./procs";
 
 export const BROKER_PORT = 19092;
 export const CONTROLLER_PORT = 19093;
@@ -99,6 +99,8 @@ export async function stopBroker(graceMs = 20_000): Promise<void> {
     try {
       process.kill(pid, 0);
     } catch {
+      // Started by another test process: its record is ours to clear.
+      rmrf(join(PIDS_DIR, `kafka-faults.${pid}`));
       return;
     }
     if (Date.now() > end) {

@@ -154,6 +154,10 @@ export interface DlqEntry {
   uuid: string | null;
   handler: string;
   reason: string;
+  /** Every metadata header that was readable. */
+  metadata: Record<string, string>;
+  /** Payload size in bytes. */
+  bytes: number;
 }
 
 /** Every record of `dlqTopic` on the suite's broker. */
@@ -161,7 +165,13 @@ export async function readDlq(dlqTopic: string): Promise<DlqEntry[]> {
   const t = new KafkaTransport(FAULT_BROKERS);
   try {
     const all = await t.readAll(dlqTopic, 200_000);
-    return all.map((d) => ({ uuid: d.ok ? d.uuid : null, handler: d.metadata[HANDLER_POISONED_KEY] ?? "", reason: d.metadata[REASON_POISONED_KEY] ?? (d.ok ? "" : d.reason) }));
+    return all.map((d) => ({
+      uuid: d.ok ? d.uuid : null,
+      handler: d.metadata[HANDLER_POISONED_KEY] ?? "",
+      reason: d.metadata[REASON_POISONED_KEY] ?? (d.ok ? "" : d.reason),
+      metadata: d.metadata,
+      bytes: d.payload.length,
+    }));
   } finally {
     await t.close();
   }

@@ -5,8 +5,9 @@
  *
  *   npm run bench:consumer -- [--messages 500000] [--partitions 6] [--rounds 3] [--size 200]
  *     [--variants raw,ours] [--brokers 127.0.0.1:9092] [--redis redis://127.0.0.1:6379]
- *     [--chunk 100] [--commit-interval 0] [--round-timeout 180] [--json out.json]
- *     [--profile <dir>]   (V8 CPU profile of each consume, <dir>/<variant>-r<round>.cpuprofile)
+ *     [--own-redis] [--chunk 100] [--commit-interval 0] [--round-timeout 180] [--json out.json]
+ *     [--profile <dir>]   (V8 CPU profile of the LAST round's consumes, <dir>/<variant>-r<round>.cpuprofile;
+ *                          the per-area split goes into the JSON detail)
  *   npm run bench:consumer -- --profile-top <file.cpuprofile> [--top 30]   (self-time summary)
  *
  * 1. A fresh topic (random name, `--partitions`) is pre-filled with `--messages` records in
@@ -50,6 +51,7 @@ import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository } from "@/server/dedup/red
 import type { DedupRepository } from "@/server/dedup/repository";
 import { Router } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
+import { startOwnRedis } from "@/server/observe/testing/redis-server";
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -76,6 +78,8 @@ interface RoundResult {
   /** Including connect + group join. */
   wallSeconds: number;
   perSec: number;
+  /** This process' CPU (user + system) per message over the consume, µs. */
+  cpuUsPerMsg: number;
 }
 
 // ---------- CPU profile summary ----------
@@ -105,13 +109,20 @@ function areaOf(url: string, fn: string): string {
   return "other";
 }
 
-/** Prints the top self-time frames and the self time per area of a `.cpuprofile`. */
-export function summarizeProfile(path: string, top: number): string {
+/** Self time of a `.cpuprofile`: fraction per area, and the top frames. */
+export interface ProfileSplit {
+  sampledSeconds: number;
+  areas: Record<string, number>;
+  top: Array<{ frame: string; fraction: number }>;
+}
+
+/** Reads a `.cpuprofile` and splits its self time by area and by frame. */
+export function analyzeProfile(path: string, top: number): ProfileSplit {
   const p = JSON.parse(readFileSync(path, "utf8")) as CpuProfile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
   p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
-  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  const total = [...self.values()].reduce((a, b) => a + b, 0) || 1;
   const frames = new Map<string, number>();
   const areas = new Map<string, number>();
   for (const [id, us] of self) {
@@ -124,11 +135,24 @@ export function summarizeProfile(path: string, top: number): string {
     const a = areaOf(url, functionName);
     areas.set(a, (areas.get(a) ?? 0) + us);
   }
-  const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)}%`;
-  const lines = [`profile ${path}: ${(total / 1e6).toFixed(2)} s sampled`, "self time per area:"];
-  for (const [a, us] of [...areas].sort((x, y) => y[1] - x[1])) lines.push(`  ${pct(us)}  ${a}`);
+  return {
+    sampledSeconds: +(total / 1e6).toFixed(3),
+    areas: Object.fromEntries([...areas].sort((x, y) => y[1] - x[1]).map(([a, us]) => [a, +(us / total).toFixed(4)])),
+    top: [...frames]
+      .sort((x, y) => y[1] - x[1])
+      .slice(0, top)
+      .map(([frame, us]) => ({ frame, fraction: +(us / total).toFixed(4) })),
+  };
+}
+
+/** The top self-time frames and the self time per area of a `.cpuprofile`, as text. */
+export function summarizeProfile(path: string, top: number): string {
+  const a = analyzeProfile(path, top);
+  const pct = (f: number) => `${(100 * f).toFixed(1).padStart(5)}%`;
+  const lines = [`profile ${path}: ${a.sampledSeconds.toFixed(2)} s sampled`, "self time per area:"];
+  for (const [area, f] of Object.entries(a.areas)) lines.push(`  ${pct(f)}  ${area}`);
   lines.push(`top ${top} frames by self time:`);
-  for (const [k, us] of [...frames].sort((x, y) => y[1] - x[1]).slice(0, top)) lines.push(`  ${pct(us)}  ${k}`);
+  for (const t of a.top) lines.push(`  ${pct(t.fraction)}  ${t.frame}`);
   return lines.join("\n");
 }
 
@@ -213,7 +237,7 @@ async function fillTopic(kafka: Kafka, topic: string, n: number, partitions: num
 }
 
 /** Consumes the whole topic with raw kafkajs eachBatch + no-op. */
-async function consumeRaw(kafka: Kafka, topic: string, n: number, groupId: string): Promise<Omit<RoundResult, "variant" | "round">> {
+async function consumeRaw(kafka: Kafka, topic: string, n: number, groupId: string): Promise<Omit<RoundResult, "variant" | "round" | "cpuUsPerMsg">> {
   const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: MAX_WAIT_MS, sessionTimeout: 10_000, heartbeatInterval: 1000 });
   const t0 = performance.now();
   let first = 0;
@@ -250,7 +274,7 @@ async function consumeOurs(
   n: number,
   groupId: string,
   opts: { repository: DedupRepository | null; service: string; chunk: number; commitIntervalMs: number },
-): Promise<Omit<RoundResult, "variant" | "round">> {
+): Promise<Omit<RoundResult, "variant" | "round" | "cpuUsPerMsg">> {
   const router = new Router({ onError: (e) => console.error(`[bench] nack ${e.uuid ?? "batch"}: ${e.error.message}`) });
   const subscriber = new KafkaSubscriber({ brokers, groupId, chunkSize: opts.chunk, commitIntervalMs: opts.commitIntervalMs });
   const t0 = performance.now();
@@ -307,6 +331,20 @@ async function profiled<T>(path: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Redis server time: script and SET µs from `INFO commandstats`, and the server process' CPU seconds. */
+async function redisCpu(r: Redis): Promise<{ scriptUsec: number; scriptCalls: number; cpuSec: number }> {
+  const stats = await r.info("commandstats");
+  let scriptUsec = 0;
+  let scriptCalls = 0;
+  for (const m of stats.matchAll(/^cmdstat_(evalsha|eval|set):calls=(\d+),usec=(\d+)/gm)) {
+    scriptCalls += Number(m[2]);
+    scriptUsec += Number(m[3]);
+  }
+  const cpu = await r.info("cpu");
+  const num = (k: string) => Number(new RegExp(`^${k}:([\\d.]+)`, "m").exec(cpu)?.[1] ?? 0);
+  return { scriptUsec, scriptCalls, cpuSec: num("used_cpu_user") + num("used_cpu_sys") };
+}
+
 async function unlinkPrefix(client: Redis, prefix: string): Promise<number> {
   let cursor = "0";
   let n = 0;
@@ -332,7 +370,10 @@ async function main(): Promise<void> {
   const COMMIT_MS = intArg("commit-interval", 0, 0, 600_000);
   const ROUND_TIMEOUT_S = intArg("round-timeout", 180, 5, 600);
   const brokers = arg("brokers", process.env.KAFKA_BROKERS ?? "127.0.0.1:9092").split(",");
-  const redisUrl = arg("redis", process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  // --own-redis: a private redis-server (random port, stopped by pid), so that its CPU per message
+  // is ours alone; by default the shared Redis, as a deployment would share it.
+  const own = process.argv.includes("--own-redis") ? await startOwnRedis() : null;
+  const redisUrl = own?.url ?? arg("redis", process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
   const jsonPath = arg("json", "");
   const profileDir = arg("profile", "");
   const variants = arg("variants", "raw,ours").split(",") as Variant[];
@@ -346,6 +387,8 @@ async function main(): Promise<void> {
   const groups: string[] = [];
   const prefixes: string[] = [];
   const results: RoundResult[] = [];
+  const profiles = new Map<Variant, ProfileSplit>();
+  const redisPerMsg: Array<{ execUs: number; cpuUs: number; calls: number }> = [];
   const load0 = loadavg();
   console.log(`bench:consumer  messages=${N} partitions=${PARTITIONS} rounds=${ROUNDS} size≈${SIZE}B variants=${variants.join(",")} chunk=${CHUNK} commitIntervalMs=${COMMIT_MS}`);
   console.log(`  brokers=${brokers.join(",")} redis=${new URL(redisUrl).host} node ${process.version} ${new Date().toISOString()} loadavg ${load0.map((x) => x.toFixed(2)).join(" ")}`);
@@ -373,17 +416,33 @@ async function main(): Promise<void> {
                 chunk: CHUNK,
                 commitIntervalMs: COMMIT_MS,
               });
-        const r = await withTimeout(profiled(profileDir && `${profileDir}/${variant}-r${round}.cpuprofile`, consume), ROUND_TIMEOUT_S * 1000, `${variant} round ${round}`);
+        const cpu0 = variant === "ours" ? await redisCpu(redis) : null;
+        let redisCpuUs = 0;
+        const profPath = profileDir && round === ROUNDS ? `${profileDir}/${variant}-r${round}.cpuprofile` : "";
+        const c0 = process.cpuUsage();
+        const r0 = await withTimeout(profiled(profPath, consume), ROUND_TIMEOUT_S * 1000, `${variant} round ${round}`);
+        const c1 = process.cpuUsage(c0);
+        const r = { ...r0, cpuUsPerMsg: (c1.user + c1.system) / r0.messages };
+        if (profPath) profiles.set(variant, analyzeProfile(profPath, 15));
         if (r.messages < N) throw new Error(`${variant} round ${round} consumed ${r.messages} < ${N}`);
         const res = { variant, round, ...r };
         results.push(res);
         let extra = "";
         if (variant === "ours") {
+          const cpu1 = await redisCpu(redis);
           const keys = await unlinkPrefix(redis, `${service}:`);
-          extra = `  (${fmt(keys)} dedup keys written, deleted)`;
+          const execUs = ((cpu1.scriptUsec - cpu0!.scriptUsec) / N).toFixed(2);
+          const cpuUs = ((1e6 * (cpu1.cpuSec - cpu0!.cpuSec)) / N).toFixed(2);
+          redisCpuUs = Number(cpuUs);
+          redisPerMsg.push({ execUs: Number(execUs), cpuUs: Number(cpuUs), calls: cpu1.scriptCalls - cpu0!.scriptCalls });
+          extra = `  (${fmt(keys)} dedup keys written, deleted; Redis per msg: ${execUs} µs in EVALSHA/EVAL/SET, ${cpuUs} µs server CPU${own ? ", own server" : " — shared server: includes others' load"})`;
           if (keys < N) throw new Error(`ours round ${round}: only ${keys} dedup keys for ${N} messages`);
         }
-        console.log(`  round ${round} ${variant.padEnd(4)} ${fmt(res.perSec).padStart(9)} msgs/s  (${res.seconds.toFixed(2)} s first→last, ${res.wallSeconds.toFixed(2)} s with join)${extra}  load ${loadavg()[0]!.toFixed(2)}`);
+        res.cpuUsPerMsg += redisCpuUs;
+        console.log(
+          `  round ${round} ${variant.padEnd(4)} ${fmt(res.perSec).padStart(9)} msgs/s  (${res.seconds.toFixed(2)} s first→last, ${res.wallSeconds.toFixed(2)} s with join)` +
+            `  CPU ${res.cpuUsPerMsg.toFixed(2)} µs/msg${redisCpuUs ? " (incl. Redis server)" : ""}${extra}  load ${loadavg()[0]!.toFixed(2)}`,
+        );
       }
     }
   } finally {
@@ -392,11 +451,14 @@ async function main(): Promise<void> {
     await admin.disconnect();
     for (const p of prefixes) await unlinkPrefix(redis, p).catch(() => 0);
     await redis.quit();
+    await own?.stop();
   }
 
   const med = (v: Variant) => median(results.filter((r) => r.variant === v).map((r) => r.perSec));
+  const medCpu = (v: Variant) => median(results.filter((r) => r.variant === v).map((r) => r.cpuUsPerMsg));
   const load1 = loadavg();
   console.log(`\nmedian msgs/s over ${ROUNDS} round(s): ${variants.map((v) => `${v} ${fmt(med(v))}`).join("   ")}`);
+  console.log(`median CPU µs per message (this process${variants.includes("ours") ? "; ours + Redis server CPU" : ""}): ${variants.map((v) => `${v} ${medCpu(v).toFixed(2)}`).join("   ")}`);
   const out: Array<Record<string, unknown>> = [];
   if (variants.includes("raw")) {
     for (const v of variants.filter((x) => x !== "raw")) {
@@ -404,7 +466,7 @@ async function main(): Promise<void> {
       const ratio = med(v) / med("raw");
       console.log(`ratio ${v}/raw = ${ratio.toFixed(3)} (per round ${perRound.map((x) => x.toFixed(3)).join(", ")})${v === "ours" ? `   target ≥ 0.8: ${ratio >= 0.8 ? "met" : `MISSED by ${(0.8 - ratio).toFixed(3)}`}` : ""}`);
       out.push({
-        name: v === "ours" ? "consumer.with_dedup_vs_raw_kafkajs" : "consumer.subscriber_only_vs_raw_kafkajs",
+        name: v === "ours" ? "consumer.with_dedup_vs_raw_kafkajs" : v === "sub" ? "consumer.subscriber_only_vs_raw_kafkajs" : "consumer.stack_memory_store_vs_raw_kafkajs",
         value: +ratio.toFixed(4),
         unit: "ratio",
         reference: +med("raw").toFixed(0),
@@ -414,8 +476,20 @@ async function main(): Promise<void> {
       });
     }
   }
-  for (const v of variants) out.push({ name: `consumer.msgs_per_sec.${v}`, value: +med(v).toFixed(0), unit: "msgs/s", reference: variants.includes("raw") ? +med("raw").toFixed(0) : null, ratio: variants.includes("raw") ? +(med(v) / med("raw")).toFixed(4) : null });
+  for (const v of variants) {
+    out.push({
+      name: `consumer.msgs_per_sec.${v}`,
+      value: +med(v).toFixed(0),
+      unit: "msgs/s",
+      reference: variants.includes("raw") ? +med("raw").toFixed(0) : null,
+      ratio: variants.includes("raw") ? +(med(v) / med("raw")).toFixed(4) : null,
+      detail: { rounds: results.filter((r) => r.variant === v).map((r) => Math.round(r.perSec)), cpuUsPerMsg: +medCpu(v).toFixed(2), profile: profiles.get(v), redisPerMsg: v === "ours" ? redisPerMsg : undefined },
+    });
+  }
   out.push({ name: "consumer.loadavg_1m", value: +((load0[0]! + load1[0]!) / 2).toFixed(2), unit: "load", reference: null, ratio: null, detail: { start: load0, end: load1 } });
+  for (const [v, p] of profiles) {
+    console.log(`profile ${v} (last round, ${p.sampledSeconds.toFixed(1)} s): ${Object.entries(p.areas).slice(0, 7).map(([a, f]) => `${a} ${(100 * f).toFixed(1)}%`).join(", ")}`);
+  }
   console.log(`loadavg start ${load0.map((x) => x.toFixed(2)).join(" ")}  end ${load1.map((x) => x.toFixed(2)).join(" ")}`);
   if (jsonPath) writeFileSync(jsonPath, `${JSON.stringify(out, null, 2)}\n`);
   console.log(JSON.stringify(out));

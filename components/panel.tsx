@@ -82,7 +82,7 @@ export function isEmbeddedDetail(detail: string): boolean {
 
 /** Short text of an unavailable field: "Prometheus unavailable", or "in-memory store" in embedded mode. */
 export function unavailableText(detail: string, fallback = "Metrics"): string {
-  return isEmbeddedDetail(detail) ? "not inspected (in-memory store)" : `${upstreamName(detail, fallback)} unavailable`;
+  return isEmbeddedDetail(detail) ? "in-memory" : `${upstreamName(detail, fallback)} unavailable`;
 }
 
 /**

@@ -1,6 +1,7 @@
 "use client";
 
 import { useIsFetching } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
 import type { RangeKey } from "@/lib/api-types";
 import { RANGE_LABELS, RANGE_OPTIONS, REFRESH_LABELS, REFRESH_OPTIONS, useViewState, type RefreshKey } from "@/lib/url-state";
 import { ThemeToggle } from "./theme-toggle";
@@ -12,6 +13,10 @@ const selectCls =
 export function Toolbar() {
   const { view, set } = useViewState();
   const fetching = useIsFetching();
+  // Server HTML never says "Updating…"; show it only once hydrated (a query may start before this
+  // boundary hydrates, and a text mismatch is a hydration error).
+  const [hydrated, setHydrated] = useState(false);
+  useEffect(() => setHydrated(true), []);
   return (
     <div className="flex flex-wrap items-center gap-3 text-sm" role="group" aria-label="View controls">
       <label className="flex items-center gap-1">
@@ -35,7 +40,7 @@ export function Toolbar() {
         </select>
       </label>
       <span aria-live="polite" className="w-20 text-xs text-slate-500 dark:text-slate-400">
-        {fetching > 0 ? "Updating…" : ""}
+        {hydrated && fetching > 0 ? "Updating…" : ""}
       </span>
       <ThemeToggle />
     </div>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hasNoData, lineStats, toRows, yMax } from "./chart-data";
+import { displayNames, hasNoData, lineStats, toRows, yMax } from "./chart-data";
 
 const line = (name: string, points: [number, number | null][]) => ({ name, labels: {}, points });
 
@@ -29,5 +29,16 @@ describe("chart data: gaps stay gaps, the threshold stays on the axis", () => {
     // Stacked: the sum counts.
     expect(yMax(toRows([line("a", [[1, 2]]), line("b", [[1, 3]])]), ["s0", "s1"], true, 0)).toBeCloseTo(5.75);
     expect(yMax([], [], false, null)).toBe(1);
+  });
+});
+
+describe("legend names", () => {
+  const l = (name: string, labels: Record<string, string>) => ({ name, labels, points: [] });
+  it("use the one label that differs between lines", () => {
+    expect(displayNames([l("n / demo.events", { service: "n", topic: "demo.events", result: "success" }), l("n / demo.events", { service: "n", topic: "demo.events", result: "error" })])).toEqual(["success", "error"]);
+  });
+  it("keep the API's names otherwise", () => {
+    expect(displayNames([l("a", { handler: "x", result: "s" }), l("b", { handler: "y", result: "e" })])).toEqual(["a", "b"]);
+    expect(displayNames([l("only", { result: "s" })])).toEqual(["only"]);
   });
 });

@@ -61,3 +61,16 @@ export function yMax(rows: readonly Row[], keys: readonly string[], stacked: boo
   const top = Math.max(max, threshold ?? 0, floor);
   return top > 0 ? top * 1.15 : 1;
 }
+
+/**
+ * Legend names: when the lines differ by exactly one label (result, reason, quantile…), that
+ * label's value is the clearest name; otherwise the API's name.
+ */
+export function displayNames(lines: readonly SeriesLine[]): string[] {
+  if (lines.length < 2) return lines.map((l) => l.name);
+  const keys = new Set(lines.flatMap((l) => Object.keys(l.labels)));
+  const varying = [...keys].filter((k) => new Set(lines.map((l) => l.labels[k] ?? "")).size > 1);
+  if (varying.length !== 1) return lines.map((l) => l.name);
+  const k = varying[0]!;
+  return lines.map((l) => l.labels[k] ?? l.name);
+}

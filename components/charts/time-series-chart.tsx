@@ -8,7 +8,7 @@
 import { Area, AreaChart, CartesianGrid, Line, LineChart, ReferenceArea, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { SeriesLine } from "@/lib/api-types";
 import { formatByUnit, formatClock, type ValueUnit } from "@/lib/format";
-import { lineStats, seriesKey, toRows, yMax } from "@/lib/chart-data";
+import { displayNames, lineStats, seriesKey, toRows, yMax } from "@/lib/chart-data";
 
 /** Line colours, readable on white and on slate-900. */
 export const PALETTE = ["#2563eb", "#f59e0b", "#10b981", "#a855f7", "#ef4444", "#06b6d4", "#ec4899", "#84cc16"];
@@ -46,7 +46,8 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
   const top = yMax(rows, keys, stacked, alert?.value ?? null, normal?.value ?? 0);
   // A series with a handful of points (a fresh process, a long range) is drawn with dots: a line needs two.
   const sparse = lines.map((l) => l.points.filter((p) => p[1] !== null).length <= 3);
-  const color = (i: number) => colors[lines[i]?.name ?? ""] ?? PALETTE[i % PALETTE.length] ?? "#2563eb";
+  const names = displayNames(lines);
+  const color = (i: number) => colors[names[i] ?? ""] ?? PALETTE[i % PALETTE.length] ?? "#2563eb";
   const fmt = (v: unknown) => (typeof v === "number" ? formatByUnit(v, unit) : "—");
   const ticks = (v: number) => formatByUnit(v, unit);
   const grid = <CartesianGrid strokeDasharray="3 3" className="chart-grid" vertical={false} />;
@@ -56,7 +57,7 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
   const yAxis = <YAxis domain={[0, top]} tickFormatter={ticks} tick={{ fill: "currentColor", fontSize: 11 }} width={64} allowDataOverflow={false} />;
   const tooltip = (
     <Tooltip
-      formatter={(v, _n, item) => [fmt(v), lines[Number(String(item.dataKey).slice(1))]?.name ?? ""]}
+      formatter={(v, _n, item) => [fmt(v), names[Number(String(item.dataKey).slice(1))] ?? ""]}
       labelFormatter={(t) => (typeof t === "number" ? formatClock(t, true) : "")}
       wrapperClassName="chart-tooltip"
       isAnimationActive={false}
@@ -68,7 +69,7 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
         <ReferenceArea y1={0} y2={normal.value} fill="#10b981" fillOpacity={0.12} stroke="none" ifOverflow="extendDomain" label={{ value: normal.label, position: "insideBottomLeft", fill: "#059669", fontSize: 11 }} className="threshold-normal" />
       ) : null}
       {alert ? (
-        <ReferenceLine y={alert.value} stroke="#dc2626" strokeDasharray="6 4" strokeWidth={1.5} ifOverflow="extendDomain" label={{ value: alert.label, position: "insideTopRight", fill: "#dc2626", fontSize: 11 }} className="threshold-alert" />
+        <ReferenceLine y={alert.value} stroke="#dc2626" strokeDasharray="6 4" strokeWidth={1.5} ifOverflow="extendDomain" label={{ value: alert.label, position: "insideBottomRight", fill: "#dc2626", fontSize: 11 }} className="threshold-alert" />
       ) : null}
     </>
   );
@@ -119,7 +120,7 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
                 <tr key={seriesKey(i)} data-testid="legend-row">
                   <td className="max-w-0 truncate">
                     <span aria-hidden className="mr-1 inline-block h-2 w-3 rounded-sm align-middle" style={{ background: color(i) }} />
-                    {l.name}
+                    <span title={l.name}>{names[i]}</span>
                   </td>
                   <td className="text-right tabular-nums">{fmt(s.last)}</td>
                   <td className="text-right tabular-nums">{fmt(s.max)}</td>

@@ -1,7 +1,7 @@
 import type { OverviewHandler } from "@/lib/api-types";
 import { formatCount, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { THRESHOLDS } from "@/lib/thresholds";
-import { unavailableText, Stat } from "../panel";
+import { isEmbeddedDetail, unavailableText, Stat } from "../panel";
 
 type Field = { status: "ok" } | { status: "unavailable"; detail: string };
 
@@ -58,7 +58,9 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
               ]
                 .filter(Boolean)
                 .join(" · ")
-            : undefined
+            : isEmbeddedDetail(h.keys.detail)
+              ? "embedded mode: keys are not inspected"
+              : h.keys.detail
         }
         tone={h.keys.status === "ok" && h.keys.noTtlCount > 0 ? "bad" : "neutral"}
       />

@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect } from "react";
 import type { ScenarioInfo, ScenarioKind } from "@/lib/workshop-types";
 import { formatDurationMs } from "@/lib/format";
 import { runQuery, scenariosQuery, startRun, ApiError } from "@/lib/query-options";
@@ -30,9 +31,9 @@ function ScenarioPicker({ scenarios, selected, onSelect }: { scenarios: readonly
               .filter((s) => s.kind === k)
               .map((s) => (
                 <li key={s.name}>
-                  <label className={`flex cursor-pointer items-center gap-2 rounded px-2 py-1 text-base hover:bg-slate-100 dark:hover:bg-slate-800 ${selected === s.name ? "bg-blue-50 font-semibold dark:bg-blue-950" : ""}`}>
-                    <input type="radio" name="scenario" value={s.name} checked={selected === s.name} onChange={() => onSelect(s.name)} data-testid={`scenario-${s.name}`} />
-                    <span className="truncate">{s.title}</span>
+                  <label className={`flex cursor-pointer items-start gap-2 rounded px-2 py-1 text-base hover:bg-slate-100 dark:hover:bg-slate-800 ${selected === s.name ? "bg-blue-50 font-semibold dark:bg-blue-950" : ""}`}>
+                    <input type="radio" name="scenario" value={s.name} checked={selected === s.name} onChange={() => onSelect(s.name)} data-testid={`scenario-${s.name}`} className="mt-1.5" />
+                    <span className="min-w-0">{s.title}</span>
                     {s.runningRunId ? <span className="ml-auto text-xs text-blue-700 dark:text-blue-300">running</span> : null}
                   </label>
                 </li>
@@ -46,6 +47,12 @@ function ScenarioPicker({ scenarios, selected, onSelect }: { scenarios: readonly
 
 function RunPanel({ runId, scenario }: { runId: string; scenario: ScenarioInfo }) {
   const q = useQuery(runQuery(runId));
+  const qc = useQueryClient();
+  const status = q.data?.status;
+  // When the run ends, the scenario list (running / last run) is stale: refetch it now.
+  useEffect(() => {
+    if (status && status !== "running") void qc.invalidateQueries({ queryKey: scenariosQuery().queryKey });
+  }, [status, qc]);
   if (q.isPending) return <LoadingState label="Starting the run…" height={200} />;
   if (q.isError && !q.data) return <ErrorState title={errorTitle(q.error, "Run")} detail={q.error instanceof ApiError ? q.error.detail : String(q.error)} height={200} />;
   const run = q.data!;

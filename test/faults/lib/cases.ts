@@ -21,7 +21,7 @@ export function scaled(n: number): number {
 
 /** Runs `npm run dlq:replay -- --topic <dlqTopic>` against the suite's broker; returns its output. */
 export async function npmDlqReplay(dlqTopic: string): Promise<string> {
-  const env = { ...process.env, KAFKA_BROKERS: FAULT_BROKERS.join(",") };
+  const env: NodeJS.ProcessEnv = { ...process.env, KAFKA_BROKERS: FAULT_BROKERS.join(",") };
   for (const k of ["REDIS_URL", "REDIS_CLUSTER_NODES", "PROMETHEUS_URL", "DATABASE_URL", "WORKSHOP_TOKEN"]) delete env[k];
   const { stdout, stderr } = await promisify(execFile)("npm", ["run", "--silent", "dlq:replay", "--", "--topic", dlqTopic, "--max", "1000000"], {
     cwd: ROOT,

@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Redis } from "ioredis";
+import { Redis, type RedisOptions } from "ioredis";
 import { FAULTS_DIR, freePort, rmrf, sleep, startProc, type Proc } from "./procs";
 
 /** Options of {@link FaultRedis}. */
@@ -74,7 +74,7 @@ export class FaultRedis {
   }
 
   /** An admin client (close it). */
-  client(extra: ConstructorParameters<typeof Redis>[1] = {}): Redis {
+  client(extra: RedisOptions = {}): Redis {
     const c = new Redis(this.url, { maxRetriesPerRequest: 1, ...extra });
     c.on("error", () => undefined);
     return c;

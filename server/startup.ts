@@ -2,7 +2,8 @@ import { config, ConfigError } from "./config";
 
 /**
  * Server start-up: validate the configuration (an invalid variable stops the process with a message
- * naming it), then start the background work (the demo consumer, unless DEMO=off).
+ * naming it), then start the background work: the dashboard's observers (metrics sampling, key
+ * counts) and the demo consumer, unless DEMO=off.
  */
 export async function startup(): Promise<void> {
   try {
@@ -14,6 +15,9 @@ export async function startup(): Promise<void> {
     }
     throw e;
   }
+  // The embedded metrics history and the first key count start at boot, not at the first page view.
+  const { startObserve } = await import("./observe");
+  startObserve();
   if (config().DEMO === "on") startDemoInBackground();
 }
 

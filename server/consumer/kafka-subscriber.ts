@@ -50,8 +50,9 @@ export interface KafkaSubscriberOptions {
   /**
    * Commit acked offsets at most this often (0 = after every acked chunk). Like kafkajs's
    * `autoCommitInterval`: a rebalance re-reads the acked-but-uncommitted tail — the "rebalance"
-   * duplicate source of spec §1 (the Deduplicator swallows the re-reads). A graceful stop commits
-   * what is pending. @default 0
+   * duplicate source of spec §1 (the Deduplicator swallows the re-reads). An idle partition's
+   * pending offsets are committed once the interval has passed; a graceful stop commits what is
+   * pending. @default 0
    */
   commitIntervalMs?: number;
   /**
@@ -190,6 +191,14 @@ export class KafkaSubscriber implements Subscriber {
         // the next owner re-reads them and the Deduplicator swallows them.
       }
     };
+    // An idle partition's acked tail is committed too, once the interval has passed (no phantom lag).
+    const ticker =
+      o.commitIntervalMs > 0
+        ? setInterval(() => {
+            if (!stopping && pending.size > 0 && Date.now() - lastCommit >= o.commitIntervalMs) void flush();
+          }, Math.max(250, Math.floor(o.commitIntervalMs / 2)))
+        : null;
+    ticker?.unref();
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
       // A new generation re-reads every assigned partition from its committed offset: what was
       // pending is re-read, never committed late over another member's progress.
@@ -210,6 +219,7 @@ export class KafkaSubscriber implements Subscriber {
     const shutdown = (): Promise<void> => {
       shut ??= (async () => {
         stopping = true;
+        if (ticker) clearInterval(ticker);
         try {
           // Finish the in-flight batch (bounded: a hung handler must not block shutdown forever;
           // what it did not ack is redelivered to the next owner).

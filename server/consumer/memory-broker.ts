@@ -257,6 +257,14 @@ export class MemoryGroupSubscriber implements Subscriber {
       resolveClosed();
     };
     member.leave = leave;
+    if (this.o.commitIntervalMs > 0) {
+      // An idle partition's acked tail is committed too, once the interval has passed.
+      const ticker = setInterval(() => {
+        if (member.gone) return clearInterval(ticker);
+        if (member.pending.size > 0 && Date.now() - member.lastCommit >= this.o.commitIntervalMs) this.flush(g, member);
+      }, Math.max(50, Math.floor(this.o.commitIntervalMs / 2)));
+      ticker.unref();
+    }
     signal.addEventListener("abort", () => void leave(true), { once: true });
     await this.broker.rebalance(this.o.groupId, topic);
     if (signal.aborted) void leave(true);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm test`: brings up the stack it needs (Redis, Kafka, Prometheus), builds the app for the
+# `npm test`: brings up the stack it needs (Redis, Kafka, Prometheus, a Redis Cluster), builds the app for the
 # browser tests, runs every vitest project (unit, integration, e2e, promtool rule tests), prints
 # one closing line `N passed, N failed`, and stops only what it started.
 set -euo pipefail
@@ -8,15 +8,18 @@ cd "$ROOT"
 PIDS="$ROOT/.stack/pids"
 mkdir -p "$PIDS" test-results
 
+COMPONENTS=(redis kafka prometheus redis-cluster)
+pidfile() { if [ "$1" = redis-cluster ]; then echo "$PIDS/redis-7000.pid"; else echo "$PIDS/$1.pid"; fi; }
+
 # What was already ours before this run stays up afterwards.
 before=()
-for c in redis kafka prometheus; do [ -f "$PIDS/$c.pid" ] && before+=("$c"); done
+for c in "${COMPONENTS[@]}"; do [ -f "$(pidfile "$c")" ] && before+=("$c"); done
 
 cleanup() {
   local rc=$?
   local mine=()
-  for c in redis kafka prometheus; do
-    if [ -f "$PIDS/$c.pid" ] && [[ " ${before[*]:-} " != *" $c "* ]]; then mine+=("$c"); fi
+  for c in "${COMPONENTS[@]}"; do
+    if [ -f "$(pidfile "$c")" ] && [[ " ${before[*]:-} " != *" $c "* ]]; then mine+=("$c"); fi
   done
   if [ ${#mine[@]} -gt 0 ]; then bash scripts/stack.sh down "${mine[@]}" || true; fi
   exit $rc
@@ -32,7 +35,8 @@ if [ ! -x /usr/bin/chromium ]; then
     echo "[test] error: /usr/bin/chromium is missing: apt-get install chromium"; exit 1
   fi
 fi
-bash scripts/stack.sh up
+# The Redis Cluster (7000-7002) is for the *.cluster.integration.test.ts files (issue 10).
+bash scripts/stack.sh up "${COMPONENTS[@]}"
 echo "[test] type-check"
 npx tsc --noEmit -p .
 echo "[test] next build (for the browser tests)"

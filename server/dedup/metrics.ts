@@ -26,6 +26,9 @@
  *   held by another consumer's lease (→ `InProgressError`).
  * - `deduplication_released_total{service,topic,handler}` (ours): each key released after a failed
  *   attempt (the retry will run the handler again; spec §10).
+ * - `messages_poisoned_total{service,topic,handler,reason_poisoned}` (ours, counted by the
+ *   PoisonQueue when given a registry): each message published to the DLQ; `reason_poisoned` is
+ *   the error's class (see `poisonReasonClass`), never its free-text message, to bound cardinality.
  * - `deduplication_lease_lost_total{service,topic,handler}` (ours): each success whose lease had
  *   expired and been taken over by another consumer before completion — a possible double run
  *   that only the handler's own idempotency (spec §5) can absorb. Alert on any increase.
@@ -42,6 +45,7 @@ export const METRIC_NAMES = {
   inProgress: "deduplication_in_progress_total",
   released: "deduplication_released_total",
   leaseLost: "deduplication_lease_lost_total",
+  poisoned: "messages_poisoned_total",
 } as const;
 
 /** Buckets of `deduplication_check_duration_seconds`: include the spec's 0.005…0.1 and the 50 ms alert threshold. */
@@ -66,6 +70,7 @@ export interface DedupMetrics {
   inProgress: Counter<"service" | "topic" | "handler">;
   released: Counter<"service" | "topic" | "handler">;
   leaseLost: Counter<"service" | "topic" | "handler">;
+  poisoned: Counter<"service" | "topic" | "handler" | "reason_poisoned">;
 }
 
 /**
@@ -200,6 +205,7 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
     inProgress: counter(METRIC_NAMES.inProgress, "Attempts that met a key leased by another consumer (InProgressError, retried).", ["service", "topic", "handler"]),
     released: counter(METRIC_NAMES.released, "Dedup keys released after a failed attempt so that the retry runs the handler again.", ["service", "topic", "handler"]),
     leaseLost: counter(METRIC_NAMES.leaseLost, "Successful runs whose lease had been taken over by another consumer (possible double run).", ["service", "topic", "handler"]),
+    poisoned: counter(METRIC_NAMES.poisoned, "Messages the PoisonQueue published to the DLQ, by error class (reason_poisoned: a bounded class such as marshal, redis_timeout or the error's name, not its message).", ["service", "topic", "handler", "reason_poisoned"]),
   };
   cache.set(registry, m);
   return m;

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { HANDLER_POISONED_KEY, newMessage, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "./message";
-import { poisonQueue } from "./poison-queue";
+import { Registry } from "prom-client";
+import { DedupStoreError, NonRetryableError } from "./errors";
+import { poisonQueue, poisonReasonClass } from "./poison-queue";
 import { MemoryPubSub } from "./pubsub";
 
 function failingMsg() {
@@ -52,5 +54,38 @@ describe("poisonQueue", () => {
   it("rejects an empty topic at construction", () => {
     expect(() => poisonQueue(new MemoryPubSub(), "")).toThrow(RangeError);
     expect(() => poisonQueue(new MemoryPubSub(), "  ")).toThrow(/topic/);
+  });
+
+  it("counts each DLQ publish in messages_poisoned_total by a bounded error class, not the message text", async () => {
+    const registry = new Registry();
+    const ps = new MemoryPubSub();
+    const errors = [new Error("db down for 01JD8X3Q"), new Error("db down for 01JD8X3R"), new NonRetryableError("bad payload")];
+    for (const e of errors) {
+      await poisonQueue(ps, "dlq", { registry, service: "notification" })(async () => {
+        throw e;
+      })(failingMsg());
+    }
+    const m = await registry.getSingleMetric("messages_poisoned_total")!.get();
+    const byReason = Object.fromEntries(m.values.map((v) => [String(v.labels.reason_poisoned), v.value]));
+    expect(byReason).toEqual({ Error: 2, NonRetryableError: 1 });
+    expect(m.values[0]?.labels).toMatchObject({ service: "notification", topic: "demo.events", handler: "on-review-created" });
+    expect(ps.messages("dlq")).toHaveLength(3);
+  });
+
+  it("classifies store errors by their reason and keeps odd names label-safe", () => {
+    expect(poisonReasonClass(new DedupStoreError("redis_timeout", "slow"))).toBe("redis_timeout");
+    const odd = new Error("x");
+    odd.name = "Weird Name/💥";
+    expect(poisonReasonClass(odd)).toMatch(/^[A-Za-z0-9_]{1,48}$/);
+  });
+
+  it("counts nothing when the DLQ publish fails (the message was not poisoned, it is redelivered)", async () => {
+    const registry = new Registry();
+    const ps = new MemoryPubSub({ beforePublish: () => Promise.reject(new Error("broker unreachable")) });
+    await poisonQueue(ps, "dlq", { registry })(async () => {
+      throw new Error("db down");
+    })(failingMsg()).catch(() => undefined);
+    const m = await registry.getSingleMetric("messages_poisoned_total")!.get();
+    expect(m.values).toEqual([]);
   });
 });

@@ -8,7 +8,9 @@ import {
   TOPIC_POISONED_KEY,
   type Middleware,
 } from "./message";
+import { dedupMetrics } from "./metrics";
 import type { Publisher } from "./pubsub";
+import type { Registry } from "prom-client";
 
 /** Options of {@link poisonQueue}. */
 export interface PoisonQueueOptions {
@@ -17,12 +19,29 @@ export interface PoisonQueueOptions {
    * @default every error
    */
   filter?: (err: Error) => boolean;
+  /** Registry for `messages_poisoned_total`; none = not counted. @default undefined */
+  registry?: Registry;
+  /** The `service` label of `messages_poisoned_total`. @default "unknown" */
+  service?: string;
 }
 
 /** Defaults of {@link PoisonQueueOptions}. */
 export const DEFAULT_POISON_QUEUE_OPTIONS = {
   filter: () => true,
-} as const satisfies Required<PoisonQueueOptions>;
+  service: "unknown",
+} as const satisfies Omit<Required<PoisonQueueOptions>, "registry">;
+
+/**
+ * The bounded class of a poisoning error, for the `reason_poisoned` metric label: an error's own
+ * `reason` (e.g. `DedupStoreError`'s `redis_timeout` / `redis_conn` / `marshal`), else its `name`
+ * (`NonRetryableError`, `SyntaxError`, …), at most 48 characters of `[A-Za-z0-9_]`. The DLQ
+ * message's `reason_poisoned` metadata keeps the full error message.
+ */
+export function poisonReasonClass(err: Error): string {
+  const own = (err as Error & { reason?: unknown }).reason;
+  const raw = typeof own === "string" && own !== "" ? own : err.name || "Error";
+  return raw.replace(/[^A-Za-z0-9_]/g, "_").slice(0, 48) || "Error";
+}
 
 /**
  * On a handler error (after Retry gave up, since PoisonQueue sits outside Retry), publishes a copy
@@ -34,7 +53,8 @@ export const DEFAULT_POISON_QUEUE_OPTIONS = {
  */
 export function poisonQueue(publisher: Publisher, topic: string, options: PoisonQueueOptions = {}): Middleware {
   if (typeof topic !== "string" || topic.trim() === "") throw new RangeError("poisonQueue: topic must be a non-empty DLQ topic name, e.g. demo.events.dlq");
-  const { filter } = { ...DEFAULT_POISON_QUEUE_OPTIONS, ...options };
+  const { filter, registry, service } = { ...DEFAULT_POISON_QUEUE_OPTIONS, ...options };
+  const poisoned = registry ? dedupMetrics(registry).poisoned : undefined;
   return namedMiddleware("poisonQueue", (next) => async (msg) => {
     try {
       return await next(msg);
@@ -51,6 +71,7 @@ export function poisonQueue(publisher: Publisher, topic: string, options: Poison
       } catch (pe) {
         throw new AggregateError([err, toError(pe)], `poisonQueue: handler failed (${err.message}) and publishing to ${topic} failed too (${toError(pe).message}); not acked`);
       }
+      poisoned?.inc({ service, topic: msg.context.topic ?? "", handler: msg.context.handler ?? "", reason_poisoned: poisonReasonClass(err) });
       return undefined;
     }
   });

@@ -48,7 +48,11 @@ export function defaultStack(options: DefaultStackOptions): Middleware[] {
   return [
     correlationId(),
     recoverer(),
-    poisonQueue(options.dlqPublisher, options.dlqTopic, { filter: options.poisonFilter ?? notInProgress }),
+    poisonQueue(options.dlqPublisher, options.dlqTopic, {
+      filter: options.poisonFilter ?? notInProgress,
+      registry: options.dedup.registry,
+      service: options.dedup.service,
+    }),
     retry(options.retry),
     new Deduplicator(options.dedup).middleware,
   ];

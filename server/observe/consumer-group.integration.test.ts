@@ -117,17 +117,31 @@ describe("consumer-group description of 1, 2 and 3 worker processes on a 6-parti
 
   it("lag falls to 0 as the three replicas commit, and each replica's processed rate is measured", async () => {
     if (setupError) throw setupError;
-    await produce(3000);
-    const before = await until((g) => g?.totalLag === 3000, "3000 messages waiting");
-    expect(before.partitions.map((p) => p.lag)).toEqual([500, 500, 500, 500, 500, 500]);
+    await produce(600);
+    const waiting = await until((g) => g?.totalLag === 600, "600 messages waiting");
+    expect(waiting.partitions.map((p) => p.lag)).toEqual([100, 100, 100, 100, 100, 100]);
     for (const w of workers) w.child.stdin.write("go\n");
-    const rated = await until((g) => g !== undefined && g.members.some((m) => (m.processedPerSecond ?? 0) > 0), "a measured rate", 60_000);
-    expect(rated.rateWindowSeconds).toBeGreaterThan(0);
-    const done = await until((g) => g?.totalLag === 0, "lag 0");
-    expect(done.partitions.map((p) => p.committedOffset)).toEqual([500, 500, 500, 500, 500, 500]);
+    const first = await until((g) => g?.totalLag === 0, "lag 0");
+    expect(first.partitions.map((p) => p.committedOffset)).toEqual([100, 100, 100, 100, 100, 100]);
+
+    // Rates: a describer of its own, asked only twice, so its window spans the whole second wave.
+    const rates = new ConsumerGroupDescriber(admin, { minRateWindowMs: 500 });
+    const anchor = (await rates.describe({ topic, group })).groups[0]!;
+    expect(anchor.rateWindowSeconds).toBeNull();
+    expect(anchor.members.every((m) => m.processedPerSecond === null)).toBe(true);
+    await produce(3000);
+    const done = await until((g) => g?.totalLag === 0, "lag 0 after 3000 more");
+    expect(done.partitions.map((p) => p.committedOffset)).toEqual([600, 600, 600, 600, 600, 600]);
     expect(done.members.map((m) => m.lag)).toEqual([0, 0, 0]);
-    // A replica's rate is the sum of its partitions' rates.
+    await sleep(600);
+    const rated = (await rates.describe({ topic, group })).groups[0]!;
+    const window = rated.rateWindowSeconds!;
+    expect(window).toBeGreaterThan(0.5);
     for (const m of rated.members) {
+      // 500 messages per partition over the window, summed over the member's partitions (the
+      // window is reported rounded to 10 ms, so allow 2%).
+      const expected = (500 * m.partitions.length) / window;
+      expect(Math.abs((m.processedPerSecond ?? 0) - expected), `${m.clientId}: ${m.processedPerSecond} vs ${expected.toFixed(1)}`).toBeLessThan(expected * 0.02);
       const own = rated.partitions.filter((p) => m.partitions.includes(p.partition)).map((p) => p.processedPerSecond ?? 0);
       expect(m.processedPerSecond ?? 0).toBeCloseTo(own.reduce((a, b) => a + b, 0), 1);
     }
@@ -166,6 +180,7 @@ describe("consumer-group description of 1, 2 and 3 worker processes on a 6-parti
     expect(empty.unassigned).toEqual([0, 1, 2, 3, 4, 5]);
     await produce(60);
     const lagging = await until((g) => g?.totalLag === 60, "lag of the new messages");
+    expect(lagging.partitions.map((p) => p.committedOffset)).toEqual([600, 600, 600, 600, 600, 600]);
     expect(lagging.partitions.map((p) => p.lag)).toEqual([10, 10, 10, 10, 10, 10]);
   }, 90_000);
 });

@@ -1,0 +1,205 @@
+/**
+ * Case 7 (issue 8): access.
+ * - The state-changing endpoints (PUT /api/demo/sources, PUT /api/demo/faults,
+ *   POST /api/workshop/scenarios/{name}/runs) follow server/access.ts both ways: with
+ *   WORKSHOP_TOKEN set a bearer token is required from anywhere; without it, real mode accepts only
+ *   loopback requests (Host, X-Forwarded-For, X-Forwarded-Host, Origin, Sec-Fetch-Site) and
+ *   embedded mode is open.
+ * - The key browser has no write path: every non-GET method on /api/keys* is 405, and what the
+ *   app sends to Redis while browsing (MONITOR on the suite's redis-server, scripts included) is
+ *   read-only.
+ * - No request input reaches Redis as a command or Prometheus as PromQL: representative attempts,
+ *   checked against what the servers received.
+ */
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startApp, type App } from "@/e2e/harness";
+import { PROMQL } from "@/server/observe/metrics/queries";
+import { startFaultApp, type FaultApp } from "./lib/app";
+import { ROOT } from "./lib/procs";
+
+/** One state-changing call per endpoint, harmless when let through (empty patch, unknown scenario). */
+const CALLS = [
+  { method: "PUT", path: "/api/demo/sources", body: "{}" },
+  { method: "PUT", path: "/api/demo/faults", body: "{}" },
+  { method: "POST", path: "/api/workshop/scenarios/no-such-scenario/runs", body: undefined },
+] as const;
+
+const TOKEN = "faults-token-0123456789abcdef";
+
+/** Status of each call with `headers`, via node:http so Host can be set freely. */
+async function statuses(app: App, headers: Record<string, string>): Promise<number[]> {
+  const { request } = await import("node:http");
+  const u = new URL(app.url);
+  return Promise.all(
+    CALLS.map(
+      (c) =>
+        new Promise<number>((resolve, reject) => {
+          const req = request({ host: u.hostname, port: u.port, path: c.path, method: c.method, headers: { "content-type": "application/json", ...headers } }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          });
+          req.on("error", reject);
+          req.end(c.body);
+        }),
+    ),
+  );
+}
+
+const allowed = (s: number[]) => s.every((x) => x !== 401 && x !== 403 && x < 500);
+const forbidden = (s: number[]) => s.every((x) => x === 403);
+const unauthorized = (s: number[]) => s.every((x) => x === 401);
+
+describe("case 7: access", () => {
+  describe("real mode, WORKSHOP_TOKEN unset: loopback only", () => {
+    let fa: FaultApp;
+    beforeAll(async () => {
+      fa = await startFaultApp();
+    });
+    afterAll(async () => fa?.close());
+
+    it("a request from this machine with a loopback Host is let through", async () => {
+      const port = new URL(fa.app.url).port;
+      expect(await statuses(fa.app, { host: `127.0.0.1:${port}` })).toSatisfy(allowed);
+      expect(await statuses(fa.app, { host: `localhost:${port}` })).toSatisfy(allowed);
+      expect(await statuses(fa.app, { host: `localhost:${port}`, origin: `http://localhost:${port}`, "sec-fetch-site": "same-origin" })).toSatisfy(allowed);
+    });
+
+    it.each([
+      ["a foreign Host (DNS rebinding)", { host: "evil.example.com" }],
+      ["a foreign Host with a port", { host: "192.168.1.20:3000" }],
+      ["X-Forwarded-For of another machine", { "x-forwarded-for": "203.0.113.7" }],
+      ["a proxy chain ending in another machine", { "x-forwarded-for": "127.0.0.1, 203.0.113.7" }],
+      ["X-Forwarded-Host of another host", { "x-forwarded-host": "evil.example.com" }],
+      ["a cross-site Origin", { origin: "http://evil.example.com" }],
+      ["Origin null", { origin: "null" }],
+      ["Sec-Fetch-Site cross-site", { "sec-fetch-site": "cross-site" }],
+      ["a bearer token nobody configured", { host: "evil.example.com", authorization: `Bearer ${TOKEN}` }],
+    ])("is refused (403) with %s", async (_what, headers) => {
+      const h: Record<string, string> = { host: `127.0.0.1:${new URL(fa.app.url).port}`, ...headers };
+      expect(await statuses(fa.app, h)).toSatisfy(forbidden);
+    });
+  });
+
+  describe("real mode, WORKSHOP_TOKEN set: the token, from anywhere", () => {
+    let fa: FaultApp;
+    beforeAll(async () => {
+      fa = await startFaultApp({ WORKSHOP_TOKEN: TOKEN });
+    });
+    afterAll(async () => fa?.close());
+
+    it("refuses local requests without the token or with a wrong one (401)", async () => {
+      const host = `127.0.0.1:${new URL(fa.app.url).port}`;
+      expect(await statuses(fa.app, { host })).toSatisfy(unauthorized);
+      expect(await statuses(fa.app, { host, authorization: `Bearer ${TOKEN}x` })).toSatisfy(unauthorized);
+      expect(await statuses(fa.app, { host, authorization: TOKEN })).toSatisfy(unauthorized);
+      expect(await statuses(fa.app, { host, authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}` })).toSatisfy(unauthorized);
+      expect(await statuses(fa.app, { host, cookie: `token=${TOKEN}` })).toSatisfy(unauthorized);
+    });
+
+    it("accepts the token even from a foreign Host and address", async () => {
+      expect(await statuses(fa.app, { host: "evil.example.com", "x-forwarded-for": "203.0.113.7", authorization: `Bearer ${TOKEN}` })).toSatisfy(allowed);
+    });
+  });
+
+  describe("embedded mode", () => {
+    let open: App | undefined;
+    let locked: App | undefined;
+    beforeAll(async () => {
+      [open, locked] = await Promise.all([startApp({ env: { DEMO: "off" } }), startApp({ env: { DEMO: "off", WORKSHOP_TOKEN: TOKEN } })]);
+    });
+    afterAll(async () => {
+      await Promise.all([open?.stop(), locked?.stop()]);
+    });
+
+    it("is open without a token (a one-process demo), and needs the token once one is set", async () => {
+      expect(await statuses(open!, { host: "evil.example.com" })).toSatisfy(allowed);
+      expect(await statuses(locked!, { host: `127.0.0.1:${new URL(locked!.url).port}` })).toSatisfy(unauthorized);
+      expect(await statuses(locked!, { authorization: `Bearer ${TOKEN}` })).toSatisfy(allowed);
+    });
+  });
+
+  describe("key browser and upstream queries", () => {
+    let fa: FaultApp;
+    beforeAll(async () => {
+      fa = await startFaultApp();
+    });
+    afterAll(async () => fa?.close());
+
+    it("every non-GET method on /api/keys* is 405", async () => {
+      for (const path of ["/api/keys?prefix=notification:dedup:on-review-created", "/api/keys/lookup?uuid=01JD8X3Q5Y2K8N3B7Z6C4F9H1M"]) {
+        for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
+          const res = await fetch(`${fa.app.url}${path}`, { method, body: method === "DELETE" ? undefined : "{}", headers: { "content-type": "application/json" } });
+          expect(res.status, `${method} ${path}`).toBe(405);
+        }
+      }
+    });
+
+    it("browsing sends only read-only commands to Redis, and request input never becomes a command", async () => {
+      const monitor = await fa.redis.client().monitor();
+      const seen: string[][] = [];
+      monitor.on("monitor", (_t: string, args: string[]) => seen.push(args));
+      const attempts = [
+        "notification:dedup:on-review-created",
+        "notification:dedup:on-review-created\r\nFLUSHALL\r\n",
+        "FLUSHALL",
+        "notification:dedup:*",
+        "*",
+        "notification:dedup:h[1]",
+        "notification:dedup:x\" ) redis.call('flushall') --",
+        "*3\r\n$3\r\nDEL\r\n",
+      ];
+      for (const p of attempts) await fetch(`${fa.app.url}/api/keys?prefix=${encodeURIComponent(p)}&count=50`);
+      for (const u of ["FLUSHALL", "01JD8X3Q5Y2K8N3B7Z6C4F9H1M", "x' or '1'='1"]) await fetch(`${fa.app.url}/api/keys/lookup?uuid=${encodeURIComponent(u)}`);
+      await fetch(`${fa.app.url}/api/handlers?refresh=1&mode=exact`);
+      await new Promise((r) => setTimeout(r, 3000)); // a refresh runs in the background
+      monitor.disconnect();
+      const READ_ONLY = new Set(["scan", "get", "mget", "pttl", "ttl", "type", "memory", "evalsha", "eval", "evalsha_ro", "eval_ro", "script", "ping", "info", "dbsize", "client", "hello", "select", "auth", "randomkey", "exists", "strlen", "object", "command", "slowlog", "readonly", "cluster"]);
+      const names = [...new Set(seen.map((a) => a[0]!.toLowerCase()))].sort();
+      expect(names.filter((n) => !READ_ONLY.has(n)), `commands seen: ${names.join(", ")}`).toEqual([]);
+      // No argument of any command is (or starts with) an injected command.
+      expect(seen.filter((a) => a.some((x) => /^(flushall|del|\*3)/i.test(x) || x.includes("\r\n")))).toEqual([]);
+      // SCAN patterns built from input are escaped: the literal `h[1]` prefix is matched literally.
+      const patterns = seen.filter((a) => a[0]!.toLowerCase() === "scan").flatMap((a) => a.slice(a.findIndex((x) => x.toLowerCase() === "match") + 1, a.findIndex((x) => x.toLowerCase() === "match") + 2));
+      for (const p of patterns.filter((x) => x.includes("h"))) expect(p).not.toMatch(/h\[1\]/);
+      const res = await fetch(`${fa.app.url}/api/keys?prefix=${encodeURIComponent("notification:dedup:h[1]")}&count=500`).then((r) => r.json() as Promise<{ keys?: Array<{ key: string }> }>);
+      for (const k of res.keys ?? []) expect(k.key.startsWith("notification:dedup:h[1]:")).toBe(true);
+    });
+
+    it("request input never becomes PromQL: every query Prometheus received is a named query", async () => {
+      const before = fa.prometheus.requests.length;
+      const evil = ['x"} or vector(1) #', "up) or (vector(1)", "sum(rate(messages_processed_total[5m]))", '{__name__=~".+"}'];
+      for (const e of evil) {
+        for (const p of ["service", "handler"]) await fetch(`${fa.app.url}/api/series?metric=duplicate_ratio&range=1h&${p}=${encodeURIComponent(e)}`);
+        await fetch(`${fa.app.url}/api/series?metric=${encodeURIComponent(e)}`);
+        await fetch(`${fa.app.url}/api/overview?range=${encodeURIComponent(e)}`);
+        await fetch(`${fa.app.url}/api/alerts?query=${encodeURIComponent(e)}`);
+      }
+      const sent = fa.prometheus.requests.slice(before);
+      const named = new Set(Object.values(PROMQL));
+      expect(sent.length).toBeGreaterThan(0);
+      expect(sent.filter((q) => q.params.query !== undefined && !named.has(q.params.query)).map((q) => q.params.query)).toEqual([]);
+      for (const q of sent) for (const v of Object.values(q.params)) for (const e of evil) expect(v).not.toContain(e);
+    });
+
+    it("review: the dashboard's Redis scripts call read-only commands only, and PromQL is a constant table", () => {
+      const files: string[] = [];
+      const walk = (d: string) => {
+        for (const n of readdirSync(d)) {
+          const p = join(d, n);
+          if (statSync(p).isDirectory()) walk(p);
+          else if (/\.ts$/.test(n) && !/\.test\.ts$/.test(n) && !p.includes(`${join("observe", "testing")}`)) files.push(p);
+        }
+      };
+      walk(join(ROOT, "server", "observe"));
+      const calls = new Set<string>();
+      for (const f of files) for (const m of readFileSync(f, "utf8").matchAll(/redis\.p?call\(\s*['"]([A-Za-z]+)['"]/g)) calls.add(m[1]!.toUpperCase());
+      const WRITES = ["SET", "DEL", "UNLINK", "EXPIRE", "PEXPIRE", "FLUSHALL", "FLUSHDB", "CONFIG", "RENAME", "SETEX", "PSETEX", "GETDEL", "GETEX", "HSET", "LPUSH", "RPUSH", "SADD", "ZADD", "INCR", "DECR", "APPEND", "COPY", "RESTORE", "MIGRATE", "MOVE", "PERSIST", "SWAPDB"];
+      expect([...calls].filter((c) => WRITES.includes(c))).toEqual([]);
+      // PromQL: only ever PROMQL[<QueryName>] from a constant table.
+      const prom = readFileSync(join(ROOT, "server", "observe", "metrics", "prometheus.ts"), "utf8");
+      for (const m of prom.matchAll(/query:\s*([^,}\n]+)/g)) expect(m[1]!.trim()).toMatch(/^PROMQL\[q\]$/);
+    });
+  });
+});

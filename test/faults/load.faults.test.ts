@@ -1,0 +1,118 @@
+/**
+ * Case 9 (issue 8): 50 concurrent dashboard viewers polling for 60 s. Each viewer polls what the
+ * overview page polls (overview, handlers, capacity, alerts and its three charts) at the fastest
+ * refresh the UI offers (5 s), starting at a random offset. Printed: the API's p50/p95/max per
+ * route and overall, and the upstream queries it caused — Prometheus requests (counted by the
+ * recording proxy the app is pointed at) and Redis commands (the suite's redis-server's
+ * `total_commands_processed`; DEMO=off, so every command is the dashboard's).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFaultApp, type FaultApp } from "./lib/app";
+import { sleep } from "./lib/procs";
+import { report } from "./lib/stream";
+
+const VIEWERS = 50;
+const DURATION_MS = Number(process.env.FAULTS_LOAD_MS ?? 60_000);
+const REFRESH_MS = 5_000;
+const POLLED = [
+  "/api/overview?range=1h",
+  "/api/handlers",
+  "/api/capacity",
+  "/api/alerts",
+  "/api/series?metric=duplicate_ratio&range=1h",
+  "/api/series?metric=check_latency&range=1h",
+  "/api/series?metric=error_rate&range=1h",
+];
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+
+async function redisCommands(fa: FaultApp): Promise<number> {
+  const c = fa.redis.client();
+  try {
+    return Number(/total_commands_processed:(\d+)/.exec(await c.info("stats"))?.[1] ?? NaN);
+  } finally {
+    c.disconnect();
+  }
+}
+
+describe(`case 9: ${VIEWERS} dashboard viewers polling every ${REFRESH_MS / 1000} s for ${DURATION_MS / 1000} s`, () => {
+  let fa: FaultApp;
+  beforeAll(async () => {
+    fa = await startFaultApp();
+    // Warm up: first requests compile nothing in a production build, but open the upstream clients.
+    for (const p of POLLED) await fetch(`${fa.app.url}${p}`);
+    await sleep(1000);
+  });
+  afterAll(async () => fa?.close());
+
+  /** `viewers` viewers polling for `ms`: latencies per route, statuses, upstream calls. */
+  async function poll(viewers: number, ms: number) {
+    const t0 = Date.now();
+    const lat = new Map<string, number[]>(POLLED.map((p) => [p, []]));
+    const statuses: Record<string, number> = {};
+    const promBefore = fa.prometheus.requests.length;
+    const redisBefore = await redisCommands(fa);
+    const end = Date.now() + ms;
+    await Promise.all(
+      Array.from({ length: viewers }, async () => {
+        await sleep(Math.random() * REFRESH_MS);
+        while (Date.now() < end) {
+          const tick = Date.now();
+          // A page fires its queries together, like react-query does on an interval.
+          await Promise.all(
+            POLLED.map(async (p) => {
+              const t = performance.now();
+              let status = 0;
+              try {
+                const res = await fetch(`${fa.app.url}${p}`, { signal: AbortSignal.timeout(30_000) });
+                await res.arrayBuffer();
+                status = res.status;
+              } catch {
+                status = 599;
+              }
+              lat.get(p)!.push(performance.now() - t);
+              statuses[status] = (statuses[status] ?? 0) + 1;
+            }),
+          );
+          await sleep(Math.max(0, REFRESH_MS - (Date.now() - tick)));
+        }
+      }),
+    );
+    const seconds = (Date.now() - t0) / 1000;
+    const prom = fa.prometheus.requests.length - promBefore;
+    const redis = (await redisCommands(fa)) - redisBefore - 1; // minus our own INFO
+    return { lat, statuses, seconds, prom, redis, all: [...lat.values()].flat() };
+  }
+
+  it("prints the API p95 and the upstream queries; no errors, and upstream queries do not grow with the viewers", async () => {
+    const t0 = Date.now();
+    const one = await poll(1, 20_000);
+    const many = await poll(VIEWERS, DURATION_MS);
+    const perMin = (n: number, s: number) => (n / s) * 60;
+    const { lat, statuses, seconds, all } = many;
+    const apiRequests = all.length;
+    console.log(`[faults] case 9: ${apiRequests} API requests in ${seconds.toFixed(1)} s (${(apiRequests / seconds).toFixed(0)}/s), status ${Object.entries(statuses).map(([s, n]) => `${s}:${n}`).join(" ")}`);
+    for (const [p, xs] of lat) console.log(`[faults] case 9:   ${p.padEnd(46)} n=${xs.length} p50=${pct(xs, 50).toFixed(0)} ms p95=${pct(xs, 95).toFixed(0)} ms max=${Math.max(...xs).toFixed(0)} ms`);
+    const line = (r: typeof one) => `${r.prom} Prometheus requests, ${r.redis} Redis commands in ${r.seconds.toFixed(0)} s (${perMin(r.prom, r.seconds).toFixed(0)} and ${perMin(r.redis, r.seconds).toFixed(0)} per minute)`;
+    console.log(`[faults] case 9: overall p50=${pct(all, 50).toFixed(0)} ms p95=${pct(all, 95).toFixed(0)} ms`);
+    console.log(`[faults] case 9: upstream with 1 viewer: ${line(one)}; with ${VIEWERS}: ${line(many)}`);
+    report({
+      case: `9 load ${VIEWERS} viewers`,
+      published: apiRequests,
+      processed: statuses["200"] ?? 0,
+      lost: apiRequests - (statuses["200"] ?? 0),
+      duplicateSideEffects: 0,
+      dlq: 0,
+      seconds: (Date.now() - t0) / 1000,
+      note: `API p50 ${pct(all, 50).toFixed(0)} ms, p95 ${pct(all, 95).toFixed(0)} ms over ${apiRequests} requests; upstream per minute: Prometheus ${perMin(one.prom, one.seconds).toFixed(0)} (1 viewer) vs ${perMin(many.prom, many.seconds).toFixed(0)} (${VIEWERS}), Redis ${perMin(one.redis, one.seconds).toFixed(0)} vs ${perMin(many.redis, many.seconds).toFixed(0)} commands`,
+    });
+    expect(statuses["200"]).toBe(apiRequests);
+    expect(one.statuses["200"]).toBe(one.all.length);
+    // Shared answers: 50 viewers cost a few times what one costs, not 50 times.
+    expect(perMin(many.prom, many.seconds)).toBeLessThan(5 * Math.max(1, perMin(one.prom, one.seconds)));
+    expect(perMin(many.redis, many.seconds)).toBeLessThan(5 * Math.max(10, perMin(one.redis, one.seconds)));
+  });
+});

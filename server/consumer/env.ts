@@ -58,6 +58,12 @@ export interface EnvOptions {
   service?: string;
   registry?: Registry;
   partitions?: number;
+  /**
+   * Also told of every push of a workshop run (the app counts them in `demo_side_effects_total` /
+   * `demo_duplicate_side_effects_total` with the scenario as `handler`, so the anti-patterns move
+   * the dashboard's ground-truth panel). @default none
+   */
+  observePush?: PushObserver;
 }
 
 /** A scenario environment over the given services (embedded pieces for the missing ones). */
@@ -72,8 +78,13 @@ export function scenarioEnv(o: EnvOptions = {}): ScenarioEnv & { close(): Promis
     partitions: o.partitions,
     sharedRepository: (): DedupRepository => shared ?? new MemoryRepository(),
     localRepository: (): DedupRepository => new MemoryRepository(),
-    sideEffectStore: (scope: string, observe: PushObserver): SideEffectStore =>
-      o.databaseUrl ? new PostgresSideEffectStore({ connectionString: o.databaseUrl, schema: scope, tablePrefix: "ws", observe, poolSize: 8 }) : new MemorySideEffectStore(observe),
+    sideEffectStore: (scope: string, runObserver: PushObserver): SideEffectStore => {
+      const observe: PushObserver = (h, id, r) => {
+        runObserver(h, id, r);
+        o.observePush?.(h, id, r);
+      };
+      return o.databaseUrl ? new PostgresSideEffectStore({ connectionString: o.databaseUrl, schema: scope, tablePrefix: "ws", observe, poolSize: 8 }) : new MemorySideEffectStore(observe);
+    },
     deleteKeys: async (prefix: string) => {
       if (redis) await deleteKeysByPrefix(redis, prefix);
     },

@@ -37,12 +37,12 @@ export function consumerRuntime(): ConsumerRuntime {
   const redis = opts.redisTarget ? createDedupRedis(opts.redisTarget) : undefined;
   // Workshop runs get a Redis client of their own: the demo's Redis cut-off must not touch them.
   const workshopRedis = opts.redisTarget ? createDedupRedis(opts.redisTarget, "dedup-health-workshop") : undefined;
-  const env: ScenarioEnv & { close(): Promise<void> } = scenarioEnv({ ...opts, redis: workshopRedis, service: "workshop", registry });
   const counters = sideEffectCounters(registry);
   const observe: PushObserver = (handler, _id, r) => {
     counters.sent.inc({ handler });
     if (r.duplicate) counters.duplicate.inc({ handler });
   };
+  const env: ScenarioEnv & { close(): Promise<void> } = scenarioEnv({ ...opts, redis: workshopRedis, service: "workshop", registry, observePush: observe });
   const store = c.DATABASE_URL
     ? new PostgresSideEffectStore({ connectionString: c.DATABASE_URL, schema: "public", tablePrefix: c.SERVICE_NAME, observe })
     : new MemorySideEffectStore(observe);

@@ -2,6 +2,8 @@ import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { runCreatedSchema, runViewSchema, scenarioListSchema, workshopErrorBodySchema } from "@/lib/workshop-types";
 import { parseConfig } from "@/server/config";
 import { consumerRuntime } from "@/server/consumer/runtime";
+import { sideEffectCounters } from "@/server/consumer/side-effects";
+import { appRegistry } from "@/server/registry";
 import { GET as listScenarios } from "./scenarios/route";
 import { POST as startRun } from "./scenarios/[name]/runs/route";
 import { GET as getRun } from "./runs/[runId]/route";
@@ -58,6 +60,15 @@ describe("workshop API routes", () => {
     const again = await post("forwarder-republish");
     expect(again.status).toBe(202);
     await consumerRuntime().workshop.wait(runCreatedSchema.parse(await again.json()).runId);
+  }, 30_000);
+
+  it("an anti-pattern run moves the app's ground-truth counter demo_duplicate_side_effects_total{handler=<scenario>}", async () => {
+    const res = await post("anti-no-dedup");
+    expect(res.status).toBe(202);
+    const v = await consumerRuntime().workshop.wait(runCreatedSchema.parse(await res.json()).runId);
+    const dup = (await sideEffectCounters(appRegistry()).duplicate.get()).values.find((x) => x.labels.handler === "anti-no-dedup")?.value ?? 0;
+    expect(dup).toBe(v.summary.duplicateSideEffects);
+    expect(dup).toBeGreaterThan(0);
   }, 30_000);
 
   it("GET an unknown run → 404, a malformed run id → 400", async () => {

@@ -276,8 +276,8 @@ describe("demo consumer: lag of an idle group", () => {
       expect(store.pushes.size).toBe(events.length);
       await sleep(commitIntervalMs + 3000);
       const lags = await Promise.all(groups.map(async (group) => (await describer.describe({ topic, group })).groups[0]?.totalLag ?? -1));
-      // Fails while KafkaSubscriber commits acked offsets only when a later ack arrives after the
-      // interval: the acked tail of an idle partition stays uncommitted until shutdown or rebalance.
+      // Regression (fixed in 03be7f8): the subscriber used to commit acked offsets only when a later
+      // ack arrived after the interval, so an idle partition's acked tail stayed uncommitted.
       expect(lags, `lag per group ${commitIntervalMs + 3000} ms after every event was handled`).toEqual([0, 0, 0]);
     } finally {
       await demo.stop().catch(() => undefined);

@@ -1,5 +1,6 @@
 /**
- * The Redis repository and the Deduplicator on a REAL 3-master Redis Cluster (issue 10):
+ * The Redis repository and the Deduplicator on a REAL 3-master Redis Cluster (issue 10): the
+ * library's parameterised suite (`redis-repository.suite.ts`) with a Cluster client factory, then
  * single-key commands and scripts on every master (no CROSSSLOT), batch claims split into one
  * pipeline per node with per-message outcomes, the lease protocol and release on failure, and the
  * Router's batch pre-claim across nodes.
@@ -16,6 +17,7 @@ import { Deduplicator } from "./deduplicator";
 import { newMessage, type Message } from "./message";
 import { MemoryPubSub } from "./pubsub";
 import { CLAIM_LUA, COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type DedupRedisClient } from "./redis-repository";
+import { redisRepositorySuite } from "./redis-repository.suite";
 import { Router, type RouterErrorEvent } from "./router";
 
 // ---------------------------------------------------------------------------------------------
@@ -193,6 +195,21 @@ beforeAll(async () => {
 afterAll(() => admin?.disconnect());
 beforeEach(() => {
   if (clusterError) throw clusterError;
+});
+
+// The library's own Redis integration suite (lease protocol, release on failure, batch claims,
+// failure modes…), run on the cluster with the recommended client options.
+redisRepositorySuite("a 3-master Redis Cluster (library suite, RECOMMENDED_IOREDIS_OPTIONS)", () => {
+  const nodes = clusterNodes();
+  const c = new Cluster(
+    nodes.map((hp) => ({ host: hp.slice(0, hp.lastIndexOf(":")), port: Number(hp.slice(hp.lastIndexOf(":") + 1)) })),
+    {
+      enableAutoPipelining: RECOMMENDED_IOREDIS_OPTIONS.enableAutoPipelining,
+      redisOptions: { maxRetriesPerRequest: RECOMMENDED_IOREDIS_OPTIONS.maxRetriesPerRequest, connectTimeout: RECOMMENDED_IOREDIS_OPTIONS.connectTimeout },
+    },
+  );
+  c.on("error", () => undefined);
+  return c;
 });
 
 describe.each(CASES)("RedisRepository on a 3-master Redis Cluster ($factory, claimCommand $claimCommand)", ({ create, claimCommand }) => {

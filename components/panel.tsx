@@ -80,9 +80,16 @@ export function isEmbeddedDetail(detail: string): boolean {
   return /^embedded|not configured/i.test(detail);
 }
 
+/** True for an "unavailable" that only means a first count is still running (not an outage). */
+export function isPendingDetail(detail: string): boolean {
+  return /still running|not finished|in progress/i.test(detail);
+}
+
 /** Short text of an unavailable field: "Prometheus unavailable", or "in-memory store" in embedded mode. */
 export function unavailableText(detail: string, fallback = "Metrics"): string {
-  return isEmbeddedDetail(detail) ? "in-memory" : `${upstreamName(detail, fallback)} unavailable`;
+  if (isEmbeddedDetail(detail)) return "in-memory";
+  if (isPendingDetail(detail)) return "counting…";
+  return `${upstreamName(detail, fallback)} unavailable`;
 }
 
 /**
@@ -91,6 +98,7 @@ export function unavailableText(detail: string, fallback = "Metrics"): string {
  */
 export function UnavailableState({ detail, fallback, height }: { detail: string; fallback?: string; height?: number }) {
   if (isEmbeddedDetail(detail)) return <EmptyState {...(height ? { height } : {})}>{detail}</EmptyState>;
+  if (isPendingDetail(detail)) return <LoadingState label={detail} {...(height ? { height } : {})} />;
   return <ErrorState title={`${upstreamName(detail, fallback)} unavailable`} detail={detail} {...(height ? { height } : {})} />;
 }
 

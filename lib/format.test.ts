@@ -40,3 +40,15 @@ describe("format: every number carries its unit", () => {
     expect(formatByUnit(2, "per_second")).toBe("2/s");
   });
 });
+
+describe("axis ticks stay short", () => {
+  it("rounds by magnitude", async () => {
+    const { formatTick } = await import("./format");
+    expect(formatTick(0.1881, "seconds")).toBe("188 ms");
+    expect(formatTick(0.0035, "seconds")).toBe("3.5 ms");
+    expect(formatTick(0.121, "ratio")).toBe("12%");
+    expect(formatTick(0.035, "ratio")).toBe("3.5%");
+    expect(formatTick(0.345, "per_second")).toBe("0.35/s");
+    expect(formatTick(0, "ratio")).toBe("0%");
+  });
+});

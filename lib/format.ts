@@ -113,3 +113,23 @@ export function formatByUnit(v: number | null | undefined, unit: ValueUnit): str
       return formatRate(v);
   }
 }
+
+/** Compact axis tick of a value by its API unit: few digits so a tick never wraps (`188 ms`, `12%`, `0.35/s`). */
+export function formatTick(v: number, unit: ValueUnit): string {
+  if (!Number.isFinite(v)) return "";
+  const compact = (x: number) => nf(Math.abs(x) >= 10 || x === 0 ? 0 : Math.abs(x) >= 1 ? 1 : 2).format(x);
+  switch (unit) {
+    case "ratio":
+      return `${compact(v * 100)}%`;
+    case "seconds":
+      return `${compact(v * 1000)} ms`;
+    case "per_second":
+      return `${compact(v)}/s`;
+  }
+}
+
+/** Clock time with seconds (`14:05:09`), for chart axes over a few minutes. */
+export function formatClockSeconds(unixSeconds: number): string {
+  const d = new Date(unixSeconds * 1000);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":");
+}

@@ -54,7 +54,7 @@ export function AlertTable({ rules, now }: { rules: readonly AlertRule[]; now: n
           </header>
           <p className="mt-1 text-sm text-slate-600 dark:text-slate-300">{r.title}</p>
           <p className="mt-1 text-xs text-slate-500 dark:text-slate-400">
-            Fires when the value is above {formatByUnit(r.threshold, r.unit)} for {r.for}.
+            Fires when the value is above {r.unit === "per_second" ? formatRate(r.threshold, "errors") : formatByUnit(r.threshold, r.unit)} for {r.for}.
           </p>
           <pre className="mt-2 overflow-x-auto rounded bg-slate-100 p-2 text-xs dark:bg-slate-800">
             <code>{r.expr}</code>

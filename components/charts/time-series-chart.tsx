@@ -7,7 +7,7 @@
  */
 import { Area, AreaChart, CartesianGrid, Line, LineChart, ReferenceArea, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { SeriesLine } from "@/lib/api-types";
-import { formatByUnit, formatClock, type ValueUnit } from "@/lib/format";
+import { formatByUnit, formatClock, formatClockSeconds, formatTick, type ValueUnit } from "@/lib/format";
 import { displayNames, lineStats, seriesKey, toRows, yMax } from "@/lib/chart-data";
 
 /** Line colours, readable on white and on slate-900. */
@@ -49,12 +49,15 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
   const names = displayNames(lines);
   const color = (i: number) => colors[names[i] ?? ""] ?? PALETTE[i % PALETTE.length] ?? "#2563eb";
   const fmt = (v: unknown) => (typeof v === "number" ? formatByUnit(v, unit) : "—");
-  const ticks = (v: number) => formatByUnit(v, unit);
+  const ticks = (v: number) => formatTick(v, unit);
+  // Over a few minutes (a fresh process) minutes repeat on the axis: show seconds.
+  const span = rows.length > 1 ? rows[rows.length - 1]!.t - rows[0]!.t : 0;
+  const clock = (t: number) => (span > 0 && span < 600 ? formatClockSeconds(t) : formatClock(t, withDate));
   const grid = <CartesianGrid strokeDasharray="3 3" className="chart-grid" vertical={false} />;
   const xAxis = (
-    <XAxis dataKey="t" type="number" scale="time" domain={["dataMin", "dataMax"]} tickFormatter={(t: number) => formatClock(t, withDate)} tick={{ fill: "currentColor", fontSize: 11 }} minTickGap={40} />
+    <XAxis dataKey="t" type="number" scale="time" domain={["dataMin", "dataMax"]} tickFormatter={clock} tick={{ fill: "currentColor", fontSize: 11 }} minTickGap={40} />
   );
-  const yAxis = <YAxis domain={[0, top]} tickFormatter={ticks} tick={{ fill: "currentColor", fontSize: 11 }} width={64} allowDataOverflow={false} />;
+  const yAxis = <YAxis domain={[0, top]} tickFormatter={ticks} tick={{ fill: "currentColor", fontSize: 11 }} width={56} allowDataOverflow={false} />;
   const tooltip = (
     <Tooltip
       formatter={(v, _n, item) => [fmt(v), names[Number(String(item.dataKey).slice(1))] ?? ""]}

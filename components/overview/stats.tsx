@@ -1,7 +1,7 @@
 import type { OverviewHandler } from "@/lib/api-types";
 import { formatCount, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { THRESHOLDS } from "@/lib/thresholds";
-import { isEmbeddedDetail, unavailableText, Stat } from "../panel";
+import { isEmbeddedDetail, isPendingDetail, unavailableText, Stat } from "../panel";
 
 type Field = { status: "ok" } | { status: "unavailable"; detail: string };
 
@@ -60,7 +60,9 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
                 .join(" · ")
             : isEmbeddedDetail(h.keys.detail)
               ? "embedded mode: keys are not inspected"
-              : h.keys.detail
+              : isPendingDetail(h.keys.detail)
+                ? "first key count still running"
+                : h.keys.detail
         }
         tone={h.keys.status === "ok" && h.keys.noTtlCount > 0 ? "bad" : "neutral"}
       />

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
-import type { ScenarioInfo, ScenarioKind } from "@/lib/workshop-types";
+import type { ScenarioInfo, ScenarioKind, ScenarioList } from "@/lib/workshop-types";
 import { formatDurationMs } from "@/lib/format";
 import { runQuery, scenariosQuery, startRun, ApiError } from "@/lib/query-options";
 import { useViewState } from "@/lib/url-state";
@@ -51,8 +51,12 @@ function RunPanel({ runId, scenario }: { runId: string; scenario: ScenarioInfo }
   const status = q.data?.status;
   // When the run ends, the scenario list (running / last run) is stale: refetch it now.
   useEffect(() => {
-    if (status && status !== "running") void qc.invalidateQueries({ queryKey: scenariosQuery().queryKey });
-  }, [status, qc]);
+    if (!status || status === "running") return;
+    qc.setQueryData<ScenarioList>(scenariosQuery().queryKey, (old) =>
+      old ? { ...old, scenarios: old.scenarios.map((s) => (s.runningRunId === runId ? { ...s, runningRunId: null, lastRunId: runId } : s)) } : old,
+    );
+    void qc.invalidateQueries({ queryKey: scenariosQuery().queryKey });
+  }, [status, qc, runId]);
   if (q.isPending) return <LoadingState label="Starting the run…" height={200} />;
   if (q.isError && !q.data) return <ErrorState title={errorTitle(q.error, "Run")} detail={q.error instanceof ApiError ? q.error.detail : String(q.error)} height={200} />;
   const run = q.data!;

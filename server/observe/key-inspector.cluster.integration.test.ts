@@ -275,6 +275,16 @@ describe("key browser on a 3-master Redis Cluster", () => {
     }
   });
 
+  it("refuses a cursor naming a node that is not a current master (topology changed): start again", async () => {
+    const page = await browseKeys(ctxFor(client!), { prefix: P.spread, count: 50 });
+    expect(page.cursor).toBeTruthy();
+    const stale = page.cursor!.replace(/^[^@|]+@/, "127.0.0.1:7999@");
+    await expect(browseKeys(ctxFor(client!), { prefix: P.spread, cursor: stale, count: 50 })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/127\.0\.0\.1:7999 is not a current master.*start again/),
+    });
+  });
+
   it("never returns keys outside the configured globs, even when asked for their prefix", async () => {
     const { keys } = await browseAll(client!, P.outside, 200);
     expect(keys).toEqual([]);

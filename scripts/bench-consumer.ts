@@ -5,7 +5,7 @@
  *
  *   npm run bench:consumer -- [--messages 500000] [--partitions 6] [--rounds 3] [--size 200]
  *     [--variants raw,ours] [--brokers 127.0.0.1:9092] [--redis redis://127.0.0.1:6379]
- *     [--own-redis] [--chunk 100] [--commit-interval 0] [--round-timeout 180] [--json out.json]
+ *     [--own-redis] [--concurrency 3] [--chunk 100] [--commit-interval 0] [--round-timeout 180] [--json out.json]
  *     [--profile <dir>]   (V8 CPU profile of the LAST round's consumes, <dir>/<variant>-r<round>.cpuprofile;
  *                          the per-area split goes into the JSON detail)
  *   npm run bench:consumer -- --profile-top <file.cpuprofile> [--top 30]   (self-time summary)
@@ -65,7 +65,8 @@ function intArg(name: string, fallback: number, lo: number, hi: number): number 
 
 type Variant = "raw" | "ours" | "sub" | "mem";
 const VARIANTS = ["raw", "ours", "sub", "mem"] as const;
-const CONCURRENT_PARTITIONS = 3; // KafkaSubscriber's default partitionsConsumedConcurrently
+/** Partitions each consumer works on at once: KafkaSubscriber's default partitionsConsumedConcurrently (3) unless --concurrency. */
+let CONCURRENT_PARTITIONS = 3;
 const MAX_WAIT_MS = 250; // KafkaSubscriber's default maxWaitTimeMs
 
 /** One consume of the whole topic. */
@@ -276,7 +277,7 @@ async function consumeOurs(
   opts: { repository: DedupRepository | null; service: string; chunk: number; commitIntervalMs: number },
 ): Promise<Omit<RoundResult, "variant" | "round" | "cpuUsPerMsg">> {
   const router = new Router({ onError: (e) => console.error(`[bench] nack ${e.uuid ?? "batch"}: ${e.error.message}`) });
-  const subscriber = new KafkaSubscriber({ brokers, groupId, chunkSize: opts.chunk, commitIntervalMs: opts.commitIntervalMs });
+  const subscriber = new KafkaSubscriber({ brokers, groupId, chunkSize: opts.chunk, commitIntervalMs: opts.commitIntervalMs, partitionsConsumedConcurrently: CONCURRENT_PARTITIONS });
   const t0 = performance.now();
   let first = 0;
   let last = 0;
@@ -369,6 +370,7 @@ async function main(): Promise<void> {
   const CHUNK = intArg("chunk", 100, 1, 10_000);
   const COMMIT_MS = intArg("commit-interval", 0, 0, 600_000);
   const ROUND_TIMEOUT_S = intArg("round-timeout", 180, 5, 600);
+  CONCURRENT_PARTITIONS = intArg("concurrency", 3, 1, 64);
   const brokers = arg("brokers", process.env.KAFKA_BROKERS ?? "127.0.0.1:9092").split(",");
   // --own-redis: a private redis-server (random port, stopped by pid), so that its CPU per message
   // is ours alone; by default the shared Redis, as a deployment would share it.
@@ -390,7 +392,7 @@ async function main(): Promise<void> {
   const profiles = new Map<Variant, ProfileSplit>();
   const redisPerMsg: Array<{ execUs: number; cpuUs: number; calls: number }> = [];
   const load0 = loadavg();
-  console.log(`bench:consumer  messages=${N} partitions=${PARTITIONS} rounds=${ROUNDS} size≈${SIZE}B variants=${variants.join(",")} chunk=${CHUNK} commitIntervalMs=${COMMIT_MS}`);
+  console.log(`bench:consumer  messages=${N} partitions=${PARTITIONS} rounds=${ROUNDS} size≈${SIZE}B variants=${variants.join(",")} chunk=${CHUNK} commitIntervalMs=${COMMIT_MS} partitionsConsumedConcurrently=${CONCURRENT_PARTITIONS}`);
   console.log(`  brokers=${brokers.join(",")} redis=${new URL(redisUrl).host} node ${process.version} ${new Date().toISOString()} loadavg ${load0.map((x) => x.toFixed(2)).join(" ")}`);
   await admin.connect();
   try {

@@ -9,6 +9,7 @@ import { RedisRepository } from "@/server/dedup/redis-repository";
 import { config } from "@/server/config";
 import { appRegistry } from "@/server/registry";
 import { DemoService } from "./demo";
+import { DEMO_HANDLER_SPECS } from "./demo-handlers";
 import { createDedupRedis, envOptionsFromConfig, scenarioEnv, type RedisClient } from "./env";
 import type { ScenarioEnv } from "./scenario-context";
 import { MemorySideEffectStore, PostgresSideEffectStore, sideEffectCounters, type PushObserver } from "./side-effects";
@@ -38,6 +39,11 @@ export function consumerRuntime(): ConsumerRuntime {
   // Workshop runs get a Redis client of their own: the demo's Redis cut-off must not touch them.
   const workshopRedis = opts.redisTarget ? createDedupRedis(opts.redisTarget, "dedup-health-workshop") : undefined;
   const counters = sideEffectCounters(registry);
+  // A series from the start (0, not absent) for each demo handler: the ground-truth panel shows 0.
+  for (const h of DEMO_HANDLER_SPECS) {
+    counters.sent.labels({ handler: h.name }).inc(0);
+    counters.duplicate.labels({ handler: h.name }).inc(0);
+  }
   const observe: PushObserver = (handler, _id, r) => {
     counters.sent.inc({ handler });
     if (r.duplicate) counters.duplicate.inc({ handler });

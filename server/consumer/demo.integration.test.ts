@@ -98,6 +98,7 @@ describe("demo consumer on Kafka", () => {
 
   it("poison input goes to the DLQ with its reason and the consumer keeps consuming", async () => {
     const before = await marshalErrors();
+    const bannedBefore = await sent("on-user-banned");
     const badJson = ulid();
     const after = ulid();
     await producer.send({
@@ -108,7 +109,7 @@ describe("demo consumer on Kafka", () => {
         { partition: 0, value: "{}", headers: { [WATERMILL_UUID_HEADER]: after, "Event-Type": "user.banned" } },
       ],
     });
-    await eventually(async () => (await sent("on-user-banned")) === 1);
+    await eventually(async () => (await sent("on-user-banned")) === bannedBefore + 1);
     expect(await marshalErrors()).toBe(before + 1);
     const dlq = await transport.readAll(dlqTopic);
     const noUuid = dlq.find((d) => !d.ok);
@@ -119,4 +120,24 @@ describe("demo consumer on Kafka", () => {
     expect(json?.metadata["handler_poisoned"]).toBe("on-user-banned");
     expect(dlq).toHaveLength(2);
   });
+
+  it("with all four duplicate sources on for 12 s of traffic, repeats are deduplicated and no push is sent twice", async () => {
+    const dedupBefore = (await dedupMetrics(registry).deduplicated.get()).values.reduce((a, v) => a + v.value, 0);
+    const sentBefore = (await counters.sent.get()).values.reduce((a, v) => a + v.value, 0);
+    demo.setSources({
+      traffic: { enabled: true, ratePerSec: 60 },
+      retryOnError: { enabled: true, rate: 0.1 },
+      forwarderRepublish: { enabled: true, rate: 0.2, delayMs: 500 },
+      rebalance: { enabled: true, replicas: 1, periodMs: 4000 },
+      restartBeforeCommit: { enabled: true, periodMs: 4000 },
+    });
+    await new Promise((r) => setTimeout(r, 12_000));
+    demo.setSources({ traffic: { enabled: false }, rebalance: { enabled: false }, restartBeforeCommit: { enabled: false }, forwarderRepublish: { enabled: false }, retryOnError: { enabled: false } });
+    await new Promise((r) => setTimeout(r, 5000));
+    const pushed = (await counters.sent.get()).values.reduce((a, v) => a + v.value, 0) - sentBefore;
+    const swallowed = (await dedupMetrics(registry).deduplicated.get()).values.reduce((a, v) => a + v.value, 0) - dedupBefore;
+    expect(pushed).toBeGreaterThan(300);
+    expect(swallowed).toBeGreaterThan(20);
+    expect(await dups()).toBe(0);
+  }, 60_000);
 });

@@ -9,6 +9,10 @@
  *     [--profile <dir>]   (V8 CPU profile of the LAST round's consumes, <dir>/<variant>-r<round>.cpuprofile;
  *                          the per-area split goes into the JSON detail)
  *   npm run bench:consumer -- --profile-top <file.cpuprofile> [--top 30]   (self-time summary)
+ *   npm run bench:consumer -- --breakdown   (no Kafka: CPU µs per message of the Router with each
+ *     middleware of the default stack added in turn, in-memory store; then the Redis server's and
+ *     the client's CPU per key for batch claims and batch done marks, "script" vs "pipeline", on an
+ *     own redis-server, next to a pipelined plain SET — the floor of one write)
  *
  * 1. A fresh topic (random name, `--partitions`) is pre-filled with `--messages` records in
  *    Watermill's wire format (`_watermill_message_uuid` = a ULID, `--size` bytes of JSON payload),
@@ -44,8 +48,14 @@ import { Session } from "node:inspector/promises";
 import { kafkaLogCreator } from "@/server/consumer/kafka-log";
 import { KafkaSubscriber } from "@/server/consumer/kafka-subscriber";
 import { encodeRecord } from "@/server/consumer/watermill-codec";
+import { correlationId } from "@/server/dedup/correlation-id";
+import { Deduplicator } from "@/server/dedup/deduplicator";
 import { MemoryRepository } from "@/server/dedup/memory-repository";
-import type { Message } from "@/server/dedup/message";
+import type { Message, Middleware } from "@/server/dedup/message";
+import { poisonQueue } from "@/server/dedup/poison-queue";
+import { MemoryPubSub } from "@/server/dedup/pubsub";
+import { recoverer } from "@/server/dedup/recoverer";
+import { retry } from "@/server/dedup/retry";
 import type { Publisher } from "@/server/dedup/pubsub";
 import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository } from "@/server/dedup/redis-repository";
 import type { DedupRepository } from "@/server/dedup/repository";
@@ -357,7 +367,104 @@ async function unlinkPrefix(client: Redis, prefix: string): Promise<number> {
   return n;
 }
 
+/** CPU µs per message through Router.deliverBatch with `mk()` as middleware (median of 5 runs). */
+async function stackCost(mk: () => Middleware[], n = 100_000, batch = 100): Promise<number> {
+  const never = new AbortController().signal;
+  const samples: number[] = [];
+  for (let rep = 0; rep < 5; rep++) {
+    const router = new Router({ onError: () => undefined });
+    router.addHandler({ name: "h", topic: "t", subscriber: new MemoryPubSub(), handler: async () => undefined, middleware: mk() });
+    const sink = router.sink("h");
+    const id = ulidSource();
+    const msgs: Message[] = Array.from({ length: n }, () => ({ uuid: id(), metadata: { "Correlation-Id": "c" }, payload: Buffer.alloc(0), signal: never, context: {} }));
+    const u0 = process.cpuUsage();
+    for (let i = 0; i < n; i += batch) await sink.deliverBatch(msgs.slice(i, i + batch));
+    const u = process.cpuUsage(u0);
+    samples.push((u.user + u.system) / n);
+  }
+  return median(samples);
+}
+
+async function redisServerCpu(r: Redis): Promise<number> {
+  const i = await r.info("cpu");
+  const num = (k: string) => Number(new RegExp(`^${k}:([\\d.]+)`, "m").exec(i)?.[1] ?? 0);
+  return num("used_cpu_user") + num("used_cpu_sys");
+}
+
+async function breakdown(jsonPath: string): Promise<void> {
+  const rows: Array<Record<string, unknown>> = [];
+  console.log(`bench:consumer --breakdown  node ${process.version}  loadavg ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+  const dlq = new FailingDlq();
+  const dedup = (metrics: boolean) => new Deduplicator({ repository: new MemoryRepository(), service: "s", registry: metrics ? new Registry() : undefined }).middleware;
+  const steps: Array<[string, string, () => Middleware[]]> = [
+    ["router", "Router.deliverBatch, no middleware", () => []],
+    ["correlation_id", "+ correlationId", () => [correlationId()]],
+    ["recoverer", "+ recoverer", () => [correlationId(), recoverer()]],
+    ["poison_queue", "+ poisonQueue", () => [correlationId(), recoverer(), poisonQueue(dlq, "d")]],
+    ["retry", "+ retry", () => [correlationId(), recoverer(), poisonQueue(dlq, "d"), retry()]],
+    ["deduplicator", "+ Deduplicator, in-memory store, no metrics", () => [correlationId(), recoverer(), poisonQueue(dlq, "d"), retry(), dedup(false)]],
+    ["metrics", "+ metrics (= defaultStack, in-memory store)", () => [correlationId(), recoverer(), poisonQueue(dlq, "d"), retry(), dedup(true)]],
+  ];
+  console.log("1. in-process CPU µs per message (median of 5 × 100k, batches of 100):");
+  let prev = 0;
+  for (const [id, name, mk] of steps) {
+    const us = await stackCost(mk);
+    console.log(`   ${name.padEnd(48)} ${us.toFixed(2).padStart(6)} µs  (${prev ? `${us - prev >= 0 ? "+" : ""}${(us - prev).toFixed(2)}` : "base"})`);
+    rows.push({ name: `consumer.stack_cpu_us.${id}`, value: +us.toFixed(3), unit: "us/msg", reference: prev ? +prev.toFixed(3) : null, ratio: prev ? +(us / prev).toFixed(4) : null, detail: { step: name, cumulative: true } });
+    prev = us;
+  }
+  const srv = await startOwnRedis();
+  const r = new Redis(srv.url);
+  const N = 100_000;
+  try {
+    console.log(`2. Redis server CPU and client CPU per key, own redis-server (pid ${srv.pid}), ${N} keys, batches of 100:`);
+    for (const mode of ["script", "pipeline"] as const) {
+      await r.flushall();
+      const repo = new RedisRepository(r, { batchCommand: mode });
+      const pre = `bd${mode}:dedup:h:01JB8ZQ7K4X2M9V3N5T6W8Y0A`;
+      const token = (i: number) => `processing:AbCdEf12${i.toString(36)}`;
+      let s0 = await redisServerCpu(r);
+      let c0 = process.cpuUsage();
+      for (let i = 0; i < N; i += 100) await repo.claimBatch(Array.from({ length: 100 }, (_, j) => ({ key: pre + (i + j), value: token(i + j), ttlMs: 60_000 })));
+      let s1 = await redisServerCpu(r);
+      let c1 = process.cpuUsage(c0);
+      const claim = [((s1 - s0) * 1e6) / N, (c1.user + c1.system) / N];
+      s0 = await redisServerCpu(r);
+      c0 = process.cpuUsage();
+      for (let i = 0; i < N; i += 100) await repo.compareAndSetBatch(Array.from({ length: 100 }, (_, j) => ({ key: pre + (i + j), expected: token(i + j), value: "done", ttlMs: 86_400_000 })));
+      s1 = await redisServerCpu(r);
+      c1 = process.cpuUsage(c0);
+      const cas = [((s1 - s0) * 1e6) / N, (c1.user + c1.system) / N];
+      rows.push(
+        { name: `consumer.redis_cpu_us_per_key.${mode}.claim`, value: +claim[0]!.toFixed(3), unit: "us/key", reference: null, ratio: null, detail: { clientUs: +claim[1]!.toFixed(3) } },
+        { name: `consumer.redis_cpu_us_per_key.${mode}.done_mark`, value: +cas[0]!.toFixed(3), unit: "us/key", reference: null, ratio: null, detail: { clientUs: +cas[1]!.toFixed(3) } },
+      );
+      console.log(`   ${mode.padEnd(9)} claim: Redis ${claim[0]!.toFixed(2)} µs, client ${claim[1]!.toFixed(2)} µs   done mark (compare-and-set): Redis ${cas[0]!.toFixed(2)} µs, client ${cas[1]!.toFixed(2)} µs`);
+    }
+    await r.flushall();
+    const s0 = await redisServerCpu(r);
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < N; i += 100) {
+      const p = r.pipeline();
+      for (let j = 0; j < 100; j++) p.set(`bdplain:dedup:h:01JB8ZQ7K4X2M9V3N5T6W8Y0A${i + j}`, "done", "PX", 86_400_000);
+      await p.exec();
+    }
+    const s1 = await redisServerCpu(r);
+    const c1 = process.cpuUsage(c0);
+    const plain = ((s1 - s0) * 1e6) / N;
+    for (const row of rows) if (String(row.name).startsWith("consumer.redis_cpu")) Object.assign(row, { reference: +plain.toFixed(3), ratio: +((row.value as number) / plain).toFixed(4) });
+    rows.push({ name: "consumer.redis_cpu_us_per_key.plain_set", value: +plain.toFixed(3), unit: "us/key", reference: null, ratio: null, detail: { clientUs: +((c1.user + c1.system) / N).toFixed(3) } });
+    console.log(`   reference: pipelined plain SET PX (one write, no check): Redis ${(((s1 - s0) * 1e6) / N).toFixed(2)} µs, client ${((c1.user + c1.system) / N).toFixed(2)} µs`);
+  } finally {
+    r.disconnect();
+    await srv.stop();
+  }
+  if (jsonPath) writeFileSync(jsonPath, `${JSON.stringify(rows, null, 2)}\n`);
+  console.log(JSON.stringify(rows));
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes("--breakdown")) return breakdown(arg("json", ""));
   const profileTop = arg("profile-top", "");
   if (profileTop) {
     console.log(summarizeProfile(profileTop, intArg("top", 30, 1, 500)));

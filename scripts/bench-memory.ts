@@ -189,6 +189,7 @@ async function main(): Promise<void> {
       unit: "B/key",
       reference: r.estimateBytesPerKey,
       ratio: r.estimateBytesPerKey === null ? null : +(r.estimateBytesPerKey / r.measuredBytesPerKey).toFixed(4),
+      detail: { keys: r.keys, key: `${SERVICE}:dedup:${HANDLER}:<ULID>`, correctedBytesPerKey: r.correctedBytesPerKey === null ? null : +r.correctedBytesPerKey.toFixed(1), states: r.states },
     })),
   ];
   if (JSON_PATH) writeFileSync(JSON_PATH, `${JSON.stringify(out, null, 2)}\n`);

@@ -2,13 +2,14 @@
  * `npm run bench` — every benchmark of the project in one command, each against a reference
  * measured in the same run; writes bench-results.json (git-ignored) and renders docs/BENCHMARKS.md.
  *
- *   npm run bench -- [--only dedup,inspect,consumer,memory,ui] [--quick] [--no-render]
+ *   npm run bench -- [--only dedup,inspect,consumer,breakdown,memory,ui] [--quick] [--no-render]
  *                    [--out bench-results.json] [--doc docs/BENCHMARKS.md]
  *
  * Steps (each a child process bounded in time, its figures read from its `--json` file):
  *   dedup    `npm run bench:dedup -- --json …`      claims/s vs redis-benchmark, middleware overhead
  *   inspect  `npm run bench:inspect -- --json …`    inspector scan/estimate, /api/overview p95
  *   consumer `npm run bench:consumer -- --json … --variants raw,sub,mem,ours --profile …`
+ *   breakdown `npm run bench:consumer -- --breakdown --json …`  CPU per message of each layer, Redis CPU per key
  *   memory   `npm run bench:memory -- --json …`     used_memory per key vs the projection
  *   ui       `next build` of the committed tree (git archive HEAD → a temp dir, node_modules
  *            hard-linked; the shared .next is not touched) and the gzip size of the First Load JS
@@ -28,7 +29,7 @@ function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
 }
-const STEPS = ["dedup", "inspect", "consumer", "memory", "ui"] as const;
+const STEPS = ["dedup", "inspect", "consumer", "breakdown", "memory", "ui"] as const;
 type Step = (typeof STEPS)[number];
 const QUICK = process.argv.includes("--quick");
 const ONLY = arg("only", STEPS.join(",")).split(",") as Step[];
@@ -44,6 +45,7 @@ const SCRIPT_ARGS: Record<Exclude<Step, "ui">, { script: string; args: string[];
   dedup: { script: "bench:dedup", args: [], quick: ["--n", "5000"] },
   inspect: { script: "bench:inspect", args: [], quick: ["--keys", "50000", "--load-ms", "1500"] },
   consumer: { script: "bench:consumer", args: ["--variants", "raw,sub,mem,ours", "--rounds", "3", "--profile", tmp], quick: ["--messages", "20000", "--rounds", "1"] },
+  breakdown: { script: "bench:consumer", args: ["--breakdown"], quick: [] },
   memory: { script: "bench:memory", args: [], quick: ["--keys", "20000"] },
 };
 

@@ -149,12 +149,17 @@ describe("ConsumerGroupDescriber", () => {
     committed: { demo: { 0: 100, 1: 100, 2: 100, 3: 40, 4: 40, 5: 40 } },
   };
 
-  it("lists only the groups assigned the topic, with a valid response body", async () => {
-    const d = new ConsumerGroupDescriber(fakeAdmin(twoWorkers));
+  it("lists the groups assigned the topic and stopped groups that committed on it, with a valid response body", async () => {
+    const state: Parameters<typeof fakeAdmin>[0] = structuredClone(twoWorkers);
+    state.groups.push({ groupId: "stopped", state: "Empty", members: [] }, { groupId: "stopped-elsewhere", state: "Empty", members: [] });
+    state.committed.stopped = { 0: 60 };
+    const d = new ConsumerGroupDescriber(fakeAdmin(state));
     const r = await d.describe({ topic: "demo.events" });
     expect(consumersResponseSchema.parse(r)).toEqual(r);
     expect(r.partitionCount).toBe(6);
-    expect(r.groups.map((g) => g.groupId)).toEqual(["demo"]);
+    expect(r.groups.map((g) => g.groupId)).toEqual(["demo", "stopped"]);
+    const stopped = r.groups[1]!;
+    expect([stopped.state, stopped.members, stopped.unassigned, stopped.totalLag]).toEqual(["Empty", [], [0, 1, 2, 3, 4, 5], 40 + 5 * 100]);
     expect(r.groups[0]!.members.map((m) => [m.clientId, m.host, m.partitions, m.lag])).toEqual([
       ["worker-1", "127.0.0.1", [0, 1, 2], 0],
       ["worker-2", "127.0.0.1", [3, 4, 5], 180],

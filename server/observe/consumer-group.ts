@@ -222,7 +222,9 @@ export class ConsumerGroupDescriber {
           partitions: decodeAssignment(m.memberAssignment, q.topic),
         })),
       }))
-      .filter((g) => q.group !== undefined || g.members.some((m) => m.partitions.length > 0))
+      // Without a group asked for: groups with a member assigned the topic, and groups with no
+      // member at all (a stopped consumer: kept below if it committed offsets on the topic).
+      .filter((g) => q.group !== undefined || g.members.some((m) => m.partitions.length > 0) || (g.members.length === 0 && g.state === "Empty"))
       .sort((a, b) => a.groupId.localeCompare(b.groupId))
       .slice(0, this.opts.maxGroups);
 
@@ -234,8 +236,9 @@ export class ConsumerGroupDescriber {
         const n = Number(p.offset);
         committed.set(p.partition, Number.isFinite(n) && n >= 0 ? n : null);
       }
-      if (q.group && g.members.length === 0 && [...committed.values()].every((v) => v === null)) {
-        throw new NotFoundError(`consumer group ${q.group} has no members and no committed offsets on ${q.topic}`);
+      if (g.members.length === 0 && [...committed.values()].every((v) => v === null)) {
+        if (q.group) throw new NotFoundError(`consumer group ${q.group} has no members and no committed offsets on ${q.topic}`);
+        continue; // an empty group of another topic
       }
       const now: OffsetObservation = { at: this.clock(), committed };
       groups.push(assembleGroupView(offsets, { ...g, committed }, now, this.previous(`${g.groupId}\u0000${q.topic}`, now)));

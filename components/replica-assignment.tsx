@@ -80,8 +80,9 @@ function GroupView({ g }: { g: ConsumerGroupView }) {
           {g.state}
         </span>
         <span className="text-xs text-slate-500 dark:text-slate-400">
-          {g.members.length} replica{g.members.length === 1 ? "" : "s"} · lag {formatNumber(g.totalLag)} · {g.protocol || "no assignor"}
-          {g.rateWindowSeconds !== null ? ` · rates over ${g.rateWindowSeconds.toFixed(1)} s` : " · rates after the next refresh"}
+          {g.members.length} replica{g.members.length === 1 ? "" : "s"} · lag {formatNumber(g.totalLag)}
+          {g.protocol ? ` · ${g.protocol}` : ""}
+          {g.members.length === 0 ? "" : g.rateWindowSeconds !== null ? ` · rates over ${g.rateWindowSeconds.toFixed(1)} s` : " · rates after the next refresh"}
         </span>
       </div>
 

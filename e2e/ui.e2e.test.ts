@@ -193,15 +193,16 @@ function pagesSuite(mode: Mode) {
     await expectThresholdInside(page, "chart-duplicate-ratio", /10% alert/, section);
     expect(await page.locator(`${section} [data-testid="chart-duplicate-ratio"] .threshold-normal`).count()).toBeGreaterThan(0);
     expect(await page.locator(`${section} [data-testid="chart-duplicate-ratio"] svg`).first().textContent()).toMatch(/< 1% normal/);
-    await page.locator('[data-testid="chart-check-latency"] .recharts-line').first().waitFor({ state: "attached" });
-    await expectThresholdInside(page, "chart-check-latency", /50 ms/);
+    const service = `[data-service="${target.service}"]`;
+    await page.locator(`${service} [data-testid="chart-check-latency"] .recharts-line`).first().waitFor({ state: "attached" });
+    await expectThresholdInside(page, "chart-check-latency", /50 ms/, service);
     // Stat tiles carry units; alert cards say a state.
     expect(await page.getByTestId("stat-ratio").first().textContent()).toMatch(/%/);
     expect(await page.getByTestId("stat-p99").first().textContent()).toMatch(/ms|no checks/);
     expect(await page.getByTestId("alert-state").count()).toBeGreaterThanOrEqual(3);
     for (const s of await page.getByTestId("alert-state").allTextContents()) expect(s).toMatch(/^[○◐●](inactive|pending|firing)/);
     // The errors panel draws a chart or says why not — never blank.
-    await expect.poll(async () => page.locator('[data-testid="chart-error-rate"] :is(figure, [data-state])').count()).toBeGreaterThan(0);
+    await expect.poll(async () => page.locator(`${service} [data-testid="chart-error-rate"] :is(figure, [data-state])`).count()).toBeGreaterThan(0);
     await page.locator('[data-testid="capacity-row"]').first().waitFor();
     await screenshot(page, `${mode}-overview`);
     expect(errors).toEqual([]);
@@ -429,8 +430,17 @@ describe("UI: polling and upstream failure", () => {
       await page.goto(`${down.url}/?refresh=off`);
       await expect.poll(() => page.getByTestId("alerts-panel").textContent(), { timeout: 20_000 }).toMatch(/Prometheus unavailable/);
       expect(await page.locator(".recharts-line").count()).toBe(0);
-      // Nothing says "no traffic" or draws zeros: the handlers panel names the upstream that is down.
-      expect(await page.getByTestId("handlers-empty").textContent()).toMatch(/Prometheus unavailable/);
+      // Nothing says "no traffic" or draws zeros: every duplicate-ratio panel (handlers found from
+      // their Redis keys) or, without handlers, the handlers panel names the upstream that is down.
+      await page.locator('[data-testid="handler-section"], [data-testid="handlers-empty"]').first().waitFor();
+      const sections = await page.getByTestId("handler-section").count();
+      if (sections === 0) expect(await page.getByTestId("handlers-empty").textContent()).toMatch(/Prometheus unavailable/);
+      for (let i = 0; i < sections; i++) {
+        const s = page.getByTestId("handler-section").nth(i);
+        await expect.poll(() => s.locator('[data-testid="chart-duplicate-ratio"] [data-state]').first().getAttribute("data-state"), { timeout: 20_000 }).toBe("error");
+        expect(await s.locator('[data-testid="chart-duplicate-ratio"] [data-state="error"]').textContent()).toMatch(/Prometheus unavailable/);
+        expect(await s.getByTestId("stat-ratio").textContent()).toMatch(/Prometheus unavailable/);
+      }
       await screenshot(page, "real-prometheus-down-overview");
       await page.goto(`${down.url}/alerts?refresh=off`);
       await expect.poll(() => page.locator("main").textContent(), { timeout: 20_000 }).toMatch(/Prometheus unavailable/);

@@ -65,7 +65,7 @@ function HandlerSection({ h }: { h: OverviewHandler }) {
 
 function ServiceCharts({ service }: { service: string }) {
   return (
-    <div className="grid gap-4 lg:grid-cols-2">
+    <div className="grid gap-4 lg:grid-cols-2" data-service={service}>
       <SeriesPanel
         title={`Redis check latency — ${service}`}
         description="p50 and p99 of one SET NX check; dashed: 50 ms alert"

@@ -15,6 +15,7 @@ import { Cluster } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig } from "@/server/config";
+import { CLAIMED_PREFIX } from "@/server/dedup/repository";
 import { createObserveContext } from "./context";
 import { browseKeys, lookupKey as browseLookup } from "./key-browser";
 import { KeyInspector } from "./key-inspector";
@@ -283,6 +284,21 @@ describe("key browser on a 3-master Redis Cluster", () => {
       status: 400,
       message: expect.stringMatching(/127\.0\.0\.1:7999 is not a current master.*start again/),
     });
+  });
+
+  it("shows keys of the library's \"release\" marking (value claimed:<token>) as marked, not other", async () => {
+    const prefix = `${service}:dedup:released`;
+    const keys = Array.from({ length: 20 }, (_, i) => `${prefix}:01JD8X3QRELEASE${String(i).padStart(11, "0")}`);
+    await Promise.all(keys.map((k) => client!.set(k, `${CLAIMED_PREFIX}tok${k.length}`, "PX", 3_600_000)));
+    const page = await browseKeys(ctxFor(client!), { prefix, count: 50 });
+    const all = [...page.keys];
+    for (let cursor = page.cursor; cursor; ) {
+      const next = await browseKeys(ctxFor(client!), { prefix, cursor, count: 50 });
+      all.push(...next.keys);
+      cursor = next.cursor;
+    }
+    expect(all.map((k) => k.key).sort()).toEqual([...keys].sort());
+    expect(new Set(all.map((k) => k.state))).toEqual(new Set(["marked"]));
   });
 
   it("never returns keys outside the configured globs, even when asked for their prefix", async () => {

@@ -80,7 +80,8 @@ export interface StackSpec {
 /** Builds the middleware of `spec` (with probes when `probe` is given). */
 export function buildStack(spec: StackSpec, dlqPublisher: Publisher, dlqTopic: string, probe?: RunProbe): Middleware[] {
   const pub = probe ? probe.wrapDlqPublisher(dlqPublisher) : dlqPublisher;
-  const pq = poisonQueue(pub, dlqTopic, { filter: notInProgress });
+  // Counted in messages_poisoned_total on the Deduplicator's registry (the dashboard's DLQ reasons).
+  const pq = poisonQueue(pub, dlqTopic, { filter: notInProgress, registry: spec.dedup?.registry, service: spec.dedup?.service });
   const rt = retry(spec.retry);
   const dd = spec.dedup ? [deduplicator(spec.dedup)] : [];
   const attempt = probe ? [probe.attemptProbe()] : [];

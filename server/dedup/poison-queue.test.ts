@@ -88,4 +88,17 @@ describe("poisonQueue", () => {
     const m = await registry.getSingleMetric("messages_poisoned_total")!.get();
     expect(m.values).toEqual([]);
   });
+
+  it("does not poison a delivery whose signal aborted (shutdown, crash): it propagates so the message is redelivered", async () => {
+    const ps = new MemoryPubSub();
+    const ac = new AbortController();
+    const m = newMessage("01JD8X3Q", "payload", { signal: ac.signal });
+    m.context = { handler: "on-review-created", topic: "demo.events", subscriber: "kafka" };
+    const h = poisonQueue(ps, "dlq")(async () => {
+      ac.abort();
+      throw new Error("retry sleep aborted");
+    });
+    await expect(h(m)).rejects.toThrow("retry sleep aborted");
+    expect(ps.messages("dlq")).toHaveLength(0);
+  });
 });

@@ -60,6 +60,8 @@ export function poisonQueue(publisher: Publisher, topic: string, options: Poison
       return await next(msg);
     } catch (e) {
       const err = toError(e);
+      // A delivery aborted by shutdown or a crash was not poisoned: nack it so that it is redelivered.
+      if (msg.signal.aborted) throw err;
       if (!filter(err)) throw err;
       const dlq = copyMessage(msg);
       dlq.metadata[REASON_POISONED_KEY] = err.message;

@@ -166,6 +166,14 @@ describe("ConsumerGroupDescriber", () => {
     ]);
   });
 
+  it("never lets stopped groups crowd out running ones when maxGroups is reached", async () => {
+    const state: Parameters<typeof fakeAdmin>[0] = structuredClone(twoWorkers);
+    state.groups.unshift({ groupId: "a-stopped", state: "Empty", members: [] });
+    state.committed["a-stopped"] = { 0: 1 };
+    const r = await new ConsumerGroupDescriber(fakeAdmin(state), { maxGroups: 1 }).describe({ topic: "demo.events" });
+    expect(r.groups.map((g) => g.groupId)).toEqual(["demo"]);
+  });
+
   it("measures rates only over windows of at least minRateWindowMs, always ending at the current call", async () => {
     let t = 0;
     const state = structuredClone(twoWorkers);

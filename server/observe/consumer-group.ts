@@ -222,15 +222,20 @@ export class ConsumerGroupDescriber {
           partitions: decodeAssignment(m.memberAssignment, q.topic),
         })),
       }))
-      // Without a group asked for: groups with a member assigned the topic, and groups with no
-      // member at all (a stopped consumer: kept below if it committed offsets on the topic).
+      // Without a group asked for: groups with a member assigned the topic first, then groups with
+      // no member at all (a stopped consumer: kept below if it committed offsets on the topic).
       .filter((g) => q.group !== undefined || g.members.some((m) => m.partitions.length > 0) || (g.members.length === 0 && g.state === "Empty"))
-      .sort((a, b) => a.groupId.localeCompare(b.groupId))
+      .sort((a, b) => Number(a.members.length === 0) - Number(b.members.length === 0) || a.groupId.localeCompare(b.groupId))
       .slice(0, this.opts.maxGroups);
 
+    // Offsets of every candidate, 10 requests at a time.
+    const fetchedAll: Array<Awaited<ReturnType<ConsumerAdmin["fetchOffsets"]>>> = [];
+    for (let i = 0; i < candidates.length; i += 10) {
+      fetchedAll.push(...(await Promise.all(candidates.slice(i, i + 10).map((g) => call(this.admin.fetchOffsets({ groupId: g.groupId, topics: [q.topic] }), "fetchOffsets")))));
+    }
     const groups: ConsumerGroupView[] = [];
-    for (const g of candidates) {
-      const fetched = await call(this.admin.fetchOffsets({ groupId: g.groupId, topics: [q.topic] }), "fetchOffsets");
+    for (const [i, g] of candidates.entries()) {
+      const fetched = fetchedAll[i]!;
       const committed = new Map<number, number | null>();
       for (const p of fetched.find((x) => x.topic === q.topic)?.partitions ?? []) {
         const n = Number(p.offset);

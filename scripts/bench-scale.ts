@@ -37,7 +37,7 @@ import { KafkaSubscriber } from "@/server/consumer/kafka-subscriber";
 import { encodeRecord } from "@/server/consumer/watermill-codec";
 import type { Message } from "@/server/dedup/message";
 import type { Publisher } from "@/server/dedup/pubsub";
-import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type RedisRepositoryOptions } from "@/server/dedup/redis-repository";
+import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type DedupRedisClient, type RedisRepositoryOptions } from "@/server/dedup/redis-repository";
 import { Router } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
@@ -148,12 +148,43 @@ function processCpuMs(pid: number): number {
 interface ClaimFigures {
   target: string;
   concurrency: number;
+  /** Requests sent per batch (pipelines + single calls): the round trips a batch costs. */
+  roundTripsPerBatch: number;
   claimsPerSecond: number;
   batchP50Ms: number;
   batchP99Ms: number;
 }
 
-async function claimRun(repo: RedisRepository, prefix: string, seconds: number, batch: number, concurrency: number, target: string): Promise<ClaimFigures> {
+/** The client behind the repository's narrow interface, counting requests (a pipeline is one round trip). */
+function counted(c: Redis | Cluster): { client: DedupRedisClient; trips: { n: number } } {
+  const trips = { n: 0 };
+  const client: DedupRedisClient = {
+    isCluster: c instanceof Cluster,
+    get slots() {
+      return c instanceof Cluster ? c.slots : undefined;
+    },
+    call: (command, ...args) => {
+      trips.n++;
+      return c.call(command, ...args);
+    },
+    pipeline: () => {
+      const p = c.pipeline();
+      return {
+        call: (command: string, ...args: Array<string | number>) => p.call(command, ...args),
+        exec: () => {
+          trips.n++;
+          return p.exec();
+        },
+      };
+    },
+  };
+  return { client, trips };
+}
+
+async function claimRun(c: Redis | Cluster, opts: RedisRepositoryOptions, prefix: string, seconds: number, batch: number, concurrency: number, target: string): Promise<ClaimFigures> {
+  const { client, trips } = counted(c);
+  const repo = new RedisRepository(client, opts);
+  let batches = 0;
   const lat: number[] = [];
   let claims = 0;
   let next = 0;
@@ -165,6 +196,7 @@ async function claimRun(repo: RedisRepository, prefix: string, seconds: number, 
         const t0 = performance.now();
         const out = await repo.claimBatch(reqs);
         lat.push(performance.now() - t0);
+        batches++;
         const failed = out.find((r) => r instanceof Error);
         if (failed) throw failed;
         claims += batch;
@@ -173,7 +205,7 @@ async function claimRun(repo: RedisRepository, prefix: string, seconds: number, 
   );
   lat.sort((a, b) => a - b);
   const q = (p: number) => Math.round((lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? 0) * 100) / 100;
-  return { target, concurrency, claimsPerSecond: Math.round(claims / seconds), batchP50Ms: q(0.5), batchP99Ms: q(0.99) };
+  return { target, concurrency, roundTripsPerBatch: Math.round((trips.n / Math.max(1, batches)) * 100) / 100, claimsPerSecond: Math.round(claims / seconds), batchP50Ms: q(0.5), batchP99Ms: q(0.99) };
 }
 
 async function benchClaims(): Promise<ClaimFigures[]> {
@@ -192,12 +224,12 @@ async function benchClaims(): Promise<ClaimFigures[]> {
   const out: ClaimFigures[] = [];
   try {
     // Warm-up: connections, scripts loaded on every node, JIT.
-    for (const t of targets) await claimRun(new RedisRepository(t.client, t.opts), `${prefix}:w`, 0.3, batch, concurrency, t.name);
+    for (const t of targets) await claimRun(t.client, t.opts, `${prefix}:w`, 0.3, batch, concurrency, t.name);
     for (const c of [1, concurrency]) {
       for (const t of targets) {
-        const f = await claimRun(new RedisRepository(t.client, t.opts), `${prefix}:${out.length}`, seconds, batch, c, t.name);
+        const f = await claimRun(t.client, t.opts, `${prefix}:${out.length}`, seconds, batch, c, t.name);
         out.push(f);
-        console.log(`[claims] ${t.name.padEnd(42)} ${c} in flight: ${f.claimsPerSecond.toLocaleString("en")} claims/s, batch of ${batch} p50 ${f.batchP50Ms} ms p99 ${f.batchP99Ms} ms`);
+        console.log(`[claims] ${t.name.padEnd(42)} ${c} in flight: ${f.claimsPerSecond.toLocaleString("en")} claims/s, ${f.roundTripsPerBatch} round trip(s) per batch of ${batch}, p50 ${f.batchP50Ms} ms p99 ${f.batchP99Ms} ms`);
       }
     }
   } finally {

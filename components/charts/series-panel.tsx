@@ -26,6 +26,7 @@ export function SeriesPanel({
   testId,
   colors,
   emptyText,
+  pick,
 }: {
   title: string;
   description?: string;
@@ -41,6 +42,11 @@ export function SeriesPanel({
   colors?: Record<string, string>;
   /** What an empty answer means for this metric (default: no traffic). */
   emptyText?: string;
+  /**
+   * Draw only the lines with these labels, from the unfiltered query (one request for every
+   * handler of the overview, sent in parallel with the overview itself instead of after it).
+   */
+  pick?: Record<string, string>;
 }) {
   const { view } = useViewState();
   const q = useQuery(seriesQuery({ metric, range: view.range, service, handler }, REFRESH_MS[view.refresh]));
@@ -50,15 +56,16 @@ export function SeriesPanel({
       <QueryView query={q} what={title} height={height + 40}>
         {(d) => {
           if (d.data.status === "unavailable") return <UnavailableState detail={d.data.detail} fallback={d.source === "prometheus" ? "Prometheus" : "Metrics"} height={height + 40} />;
-          if (hasNoData(d.data.series))
+          const series = pick ? d.data.series.filter((l) => Object.entries(pick).every(([k, v]) => l.labels[k] === v)) : d.data.series;
+          if (hasNoData(series))
             return (
               <EmptyState height={height + 40}>
-                {RANGE_LABELS[view.range]}: {emptyText ?? `no samples, no traffic for ${handler ?? service ?? "this selection"} yet.`}
+                {RANGE_LABELS[view.range]}: {emptyText ?? `no samples, no traffic for ${handler ?? pick?.handler ?? service ?? pick?.service ?? "this selection"} yet.`}
               </EmptyState>
             );
           return (
             <TimeSeriesChart
-              lines={d.data.series}
+              lines={series}
               unit={d.unit ?? unit}
               label={title}
               alert={alert ?? null}

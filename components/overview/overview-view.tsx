@@ -1,9 +1,9 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
+import { useQueries, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import type { OverviewHandler, OverviewResponse } from "@/lib/api-types";
-import { overviewQuery } from "@/lib/query-options";
+import { overviewQuery, seriesQuery } from "@/lib/query-options";
 import { THRESHOLDS, ALERTS } from "@/lib/thresholds";
 import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
 import { AlertCards } from "../alerts/alert-rules";
@@ -51,8 +51,7 @@ function HandlerSection({ h }: { h: OverviewHandler }) {
         title={`Duplicate ratio — ${h.handler}`}
         description="deduplicated ÷ processed over 5 min; dashed: 10% alert; green: < 1% normal background"
         metric="duplicate_ratio"
-        service={h.service}
-        handler={h.handler}
+        pick={{ service: h.service, handler: h.handler }}
         unit="ratio"
         alert={DUP_ALERT}
         normal={DUP_NORMAL}
@@ -70,7 +69,7 @@ function ServiceCharts({ service }: { service: string }) {
         title={`Redis check latency — ${service}`}
         description="p50 and p99 of one SET NX check; dashed: 50 ms alert"
         metric="check_latency"
-        service={service}
+        pick={{ service }}
         unit="seconds"
         alert={P99_ALERT}
         testId="chart-check-latency"
@@ -80,7 +79,7 @@ function ServiceCharts({ service }: { service: string }) {
         title={`Dedup errors by reason — ${service}`}
         description="redis_timeout, redis_conn, marshal (stacked, errors/s); any error alerts"
         metric="error_rate"
-        service={service}
+        pick={{ service }}
         unit="per_second"
         alert={ERR_ALERT}
         stacked
@@ -151,7 +150,11 @@ function Body({ d }: { d: OverviewResponse }) {
 /** The overview: alerts, every handler's duplicate ratio, each service's latency and errors, keys vs projection. */
 export function OverviewView() {
   const { view } = useViewState();
-  const q = useQuery(overviewQuery(view.range, REFRESH_MS[view.refresh]));
+  const interval = REFRESH_MS[view.refresh];
+  const q = useQuery(overviewQuery(view.range, interval));
+  // The charts' series for every handler, requested now, in parallel with the overview: the panels
+  // mount once the overview answers and find them in the cache (same query keys, one request each).
+  useQueries({ queries: (["duplicate_ratio", "check_latency", "error_rate"] as const).map((metric) => seriesQuery({ metric, range: view.range }, interval)) });
   return (
     <QueryView query={q} what="Overview" height={240}>
       {(d) => <Body d={d} />}

@@ -81,8 +81,8 @@ export type Finding = z.infer<typeof findingSchema>;
 
 /**
  * State of one dedup key, from its value: `processing` (`processing:<token>`, a lease held by a
- * running handler), `done` (the lease marking's completed value), `marked` (`1`: the naive or
- * release marking, set once), `other` (anything else, or not a string key).
+ * running handler), `done` (the lease marking's completed value), `marked` (`1` of the naive
+ * marking or `claimed:<token>` of the release marking, set once), `other` (anything else, or not a string key).
  */
 export const keyStateSchema = z.enum(["processing", "done", "marked", "other"]);
 /** State of one dedup key. */

@@ -62,4 +62,28 @@ describe("RedisRepository (fake client)", () => {
     expect(data.get("k")).toBe("done");
     expect(COMPARE_AND_SET_LUA.sha).toMatch(/^[0-9a-f]{40}$/);
   });
+
+  it("on a Cluster, claims a node's keys one by one when the client refuses that node's pipeline (slots moving)", async () => {
+    const { client, data } = fakeCluster();
+    const keys = Array.from({ length: 20 }, (_, i) => `svc:dedup:h:${i}`);
+    data.set(keys[5]!, "done");
+    let refused = 0;
+    const refusing: DedupRedisClient = {
+      ...client,
+      pipeline() {
+        const inner = client.pipeline();
+        return {
+          call: (...args) => inner.call(...args),
+          exec: async () => {
+            refused++;
+            throw new Error("All keys in the pipeline should belong to the same slots allocation group");
+          },
+        };
+      },
+    };
+    const out = await new RedisRepository(refusing).claimBatch(keys.map((key) => ({ key, value: "processing:t", ttlMs: 1000 })));
+    expect(refused).toBeGreaterThan(0);
+    expect(out).toEqual(keys.map((_, i) => (i === 5 ? "done" : null)));
+    expect(data.get(keys[0]!)).toBe("processing:t");
+  });
 });

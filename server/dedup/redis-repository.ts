@@ -187,7 +187,22 @@ export class RedisRepository implements DedupRepository {
           if (this.opts.claimCommand === "lua") p.call("EVALSHA", CLAIM_LUA.sha, 1, r.key, r.value, Math.ceil(r.ttlMs));
           else p.call("SET", r.key, r.value, "PX", Math.ceil(r.ttlMs), "NX", "GET");
         }
-        const res = await p.exec();
+        let res: Awaited<ReturnType<typeof p.exec>>;
+        try {
+          res = await p.exec();
+        } catch (e) {
+          // A Cluster refuses a whole per-node pipeline while its slots move (resharding: "All keys
+          // in the pipeline should belong to the same slots allocation group"). That is no store
+          // failure: claim this group key by key, each call following MOVED/ASK on its own.
+          if (!this.client.isCluster) throw e;
+          await Promise.all(
+            idx.map(async (i) => {
+              const r = requests[i]!;
+              out[i] = await this.claim(r.key, r.value, r.ttlMs).catch((err: unknown) => err as Error);
+            }),
+          );
+          return;
+        }
         if (!res) throw new Error("RedisRepository.claimBatch: pipeline aborted (connection lost)");
         await Promise.all(
           idx.map(async (reqIndex, j) => {

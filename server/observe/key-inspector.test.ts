@@ -9,6 +9,7 @@ describe("classifyValue", () => {
     expect(classifyValue("processing:6f1c")).toBe("processing");
     expect(classifyValue("done")).toBe("done");
     expect(classifyValue("1")).toBe("marked");
+    expect(classifyValue("claimed:9a0b")).toBe("marked");
     expect(classifyValue('{"json":true}')).toBe("other");
   });
 });

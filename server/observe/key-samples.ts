@@ -18,12 +18,13 @@ export interface SampleStats {
 
 /**
  * State of a dedup key from its value: the lease marking stores `processing:<token>` then `done`;
- * the naive and release markings store `1`.
+ * the release marking stores `claimed:<token>`; the naive marking (and Watermill-style
+ * repositories) store `1`.
  */
 export function classifyValue(v: string): KeyState {
   if (v.startsWith("processing:") || v === "processing") return "processing";
   if (v === "done") return "done";
-  if (v === "1") return "marked";
+  if (v === "1" || v.startsWith("claimed:")) return "marked";
   return "other";
 }
 

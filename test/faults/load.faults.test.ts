@@ -111,8 +111,12 @@ describe(`case 9: ${VIEWERS} dashboard viewers polling every ${REFRESH_MS / 1000
     });
     expect(statuses["200"]).toBe(apiRequests);
     expect(one.statuses["200"]).toBe(one.all.length);
-    // Shared answers: 50 viewers cost a few times what one costs, not 50 times.
-    expect(perMin(many.prom, many.seconds)).toBeLessThan(5 * Math.max(1, perMin(one.prom, one.seconds)));
-    expect(perMin(many.redis, many.seconds)).toBeLessThan(5 * Math.max(10, perMin(one.redis, one.seconds)));
+    // Shared answers: without them every API request would cost at least one upstream call
+    // (Prometheus for overview, alerts and the charts; Redis for handlers and capacity). With 50
+    // viewers polling the same views, most requests must be served from the shared answers.
+    const promBacked = [...lat].filter(([p]) => p !== "/api/handlers" && p !== "/api/capacity").reduce((a, [, xs]) => a + xs.length, 0);
+    const redisBacked = (lat.get("/api/handlers")?.length ?? 0) + (lat.get("/api/capacity")?.length ?? 0);
+    expect(many.prom).toBeLessThan(promBacked / 4);
+    expect(many.redis).toBeLessThan(redisBacked / 4);
   });
 });

@@ -211,19 +211,8 @@ function consumerSection(rs: BenchResult[]): string[] {
     L.push(`| ${desc[v]} | ${num(r.value)} | ${num(usPerMsg(v))} | ${num(r.ratio)} | ${num(cpuOf(rs, v))} | ${areas} |`);
   }
   L.push("");
-  const d = (a: string, b: string) => {
-    const x = usPerMsg(a);
-    const y = usPerMsg(b);
-    return x !== null && y !== null ? x - y : null;
-  };
   const load = get(rs, "consumer.loadavg_1m");
-  L.push(`Load average during the consumer benchmark: ${num(load?.value)} on ${get(rs, "machine.nproc")?.value ?? "?"} cores.`);
-  L.push("");
-  L.push("Reading the differences (wall µs per message, this run):");
-  L.push("");
-  L.push(`- transport (KafkaSubscriber + Router vs raw kafkajs): **${num(d("sub", "raw"))} µs** — Watermill decoding of every record (headers → strings), one Message object and one Router delivery (closures, settle callbacks, awaits) per message, and a Kafka offset commit per 100-message chunk (\`commitIntervalMs: 0\` default; a commit is a broker round trip).`);
-  L.push(`- middleware stack CPU (default stack, in-memory store vs none): **${num(d("mem", "sub"))} µs** — five async middleware layers per message (correlationId, recoverer, poisonQueue, retry, Deduplicator with its metrics), each an extra promise and closure; the allocation shows as garbage-collector time.`);
-  L.push(`- the Redis store (Redis vs in-memory): **${num(d("ours", "mem"))} µs** — two script round trips per chunk (batch claim, batch \`done\` marks), awaited one after the other before the chunk's commit; on a shared 2-core machine Redis and Kafka compete with us for the CPU, so the process sits idle waiting (see \`(idle)\` in the profile).`);
+  L.push(`Load average during the consumer benchmark: ${num(load?.value)} on ${get(rs, "machine.nproc")?.value ?? "?"} cores. Per-round figures are in bench-results.json (\`detail.rounds\`); they vary by 2× between rounds on this shared machine, hence the medians.`);
   L.push("");
   L.push(...findings(rs));
   return L;
@@ -307,10 +296,10 @@ function findings(rs: BenchResult[]): string[] {
   L.push("### Changes proposed to the owners (not made here: both areas were still being worked on)");
   L.push("");
   L.push(
-    `- **server/dedup/metrics.ts, \`dedupRecorder().result\`** (library): keep the labelled child per (topic, handler, result) in a Map and call \`child.inc()\`: prom-client hashes the label object on every \`inc(labels)\`. Evidence: metrics cost ${num(d(metricsStep, dedupStep))} µs/msg above. Expected gain: most of that.`,
+    `- **server/dedup/metrics.ts, \`dedupRecorder().result\`** (library): keep the labelled child per (topic, handler, result) in a Map and call \`child.inc()\`: prom-client hashes the label object on every \`inc(labels)\`. Evidence: metrics cost ${num(d(metricsStep, dedupStep))} µs/msg above. Expected gain: most of that (not measured).`,
   );
   L.push(
-    `- **server/dedup/deduplicator.ts, \`prepareBatch\` / \`check\`** (library): per message it allocates a \`PreClaim\`, a \`DeliveryState\` under a symbol key added to \`context\` (a hidden-class transition per message), a token string and a key string, and fills two \`Set\`s per batch. Evidence: ${num(d(dedupStep, retryStep))} µs/msg, and the garbage collector is the largest non-idle frame of the profiles above. Expected gain: up to half of it, by keeping the batch's per-message state in arrays indexed by position inside the \`BatchState\`.`,
+    `- **server/dedup/deduplicator.ts, \`prepareBatch\` / \`check\`** (library): per message it allocates a \`PreClaim\`, a \`DeliveryState\` under a symbol key added to \`context\` (a hidden-class transition per message), a token string and a key string, and fills two \`Set\`s per batch. Evidence: ${num(d(dedupStep, retryStep))} µs/msg, and the garbage collector is the largest non-idle frame of the profiles above. Change: keep the batch's per-message state in arrays indexed by position inside the \`BatchState\`. Expected gain: not measured; bounded by those ${num(d(dedupStep, retryStep))} µs.`,
   );
   L.push(
     "- **server/consumer/kafka-subscriber.ts, `eachBatch`** (consumer): commit once per kafkajs batch (after its last chunk) instead of after every chunk when `commitIntervalMs` is 0, as kafkajs' own eachBatch does; the at-least-once contract is unchanged (only acked offsets are committed). Evidence: 5,000 awaited `commitOffsets` round trips per 500k messages; it shows in wall time under load (in one 50k-message run the subscriber alone went from 27k to 125k msgs/s with `--commit-interval 2000`), hardly in CPU per message. **server/consumer/watermill-codec.ts, `decodeRecord`**: iterate the header keys with `for…in`, decode the UUID header only, and use `Buffer#toString` for ASCII headers. Expected gain: most of the transport's µs/msg above.",
@@ -318,6 +307,13 @@ function findings(rs: BenchResult[]): string[] {
   L.push(
     "- **Redis side**: nothing worth changing in the scripts — per key they cost about one bare `SET` each (table above), and the `\"script\"` batch transport already spends several times less client CPU than a pipeline of single-key commands. The lever there is the number of writes (marking), not their form.",
   );
+  const saved = [d(metricsStep, dedupStep), d(dedupStep, retryStep), d(subCpu, rawCpu)].reduce<number>((a, x) => a + (x ?? 0), 0);
+  if (rawCpu !== null && oursCpu !== null && saved > 0) {
+    L.push("");
+    L.push(
+      `Even if these client-side changes removed all of the CPU they address (${num(saved)} µs/msg: metrics, Deduplicator, transport), the CPU ratio raw ÷ full path would move from ${num(rawCpu / oursCpu)} to ${num(rawCpu / Math.max(oursCpu - saved, rawCpu))} — worth doing, but the 0.8 target on this machine needs fewer Redis writes per message and a Redis that does not share the consumer's cores, not only faster code.`,
+    );
+  }
   L.push("");
   return L;
 }
@@ -332,7 +328,8 @@ function otherMisses(rs: BenchResult[]): string[] {
   };
   const batch = missed("dedup.batch_claims_vs_redis_benchmark_p64");
   const scan = missed("inspect.scan_keys_per_sec");
-  if (!batch && !scan) return L;
+  const est = missed("inspect.estimate_ms_1m_keys");
+  if (!batch && !scan && !est) return L;
   L.push("## Other missed targets: what limits them", "");
   if (batch) {
     const clientUs = get(rs, "dedup.batch_client_cpu_us_per_claim.lease")?.value ?? null;
@@ -346,6 +343,12 @@ function otherMisses(rs: BenchResult[]): string[] {
     const d = detailOf<{ maxCallMicros?: number; calls?: number }>(scan);
     L.push(
       `- \`inspect.scan_keys_per_sec\` = ${num(scan.value)}: a plain \`SCAN … COUNT 1000\` loop reached ${num(scan.reference)} keys/s on the same keyspace in the same run, so the target sits close to what SCAN alone does on this loaded machine; the inspector's per-key grouping in Lua costs the rest (${d.calls ?? "?"} script calls, slowest ${d.maxCallMicros ?? "?"} µs server time). Owner: backend (server/observe/key-scripts.ts).`,
+    );
+  }
+  if (est) {
+    const d = detailOf<{ runs?: number[]; draws?: number; worstHandlerErrorPct?: number }>(est);
+    L.push(
+      `- \`inspect.estimate_ms_1m_keys\` = ${num(est.value)} ms: the median of 5 runs (${d.runs?.join(", ") ?? "?"} ms) of ${d.draws ?? "?"} RANDOMKEY draws in 1000-draw script calls; each call's time is mostly the server's, and this run's load average put Redis behind other processes for part of it (worst per-handler error ${d.worstHandlerErrorPct ?? "?"}%, inside ±3%). Owner: backend (\`KeyInspector.estimate\`: fewer draws for the same bound, or draws on several connections).`,
     );
   }
   L.push("");

@@ -16,8 +16,16 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApp, type App } from "@/e2e/harness";
 import { PROMQL } from "@/server/observe/metrics/queries";
+import { networkInterfaces } from "node:os";
 import { startFaultApp, type FaultApp } from "./lib/app";
-import { ROOT } from "./lib/procs";
+import { freePort, ROOT, sleep, startProc, type Proc } from "./lib/procs";
+import { FaultRedis } from "./lib/redis";
+
+/** This machine's first non-loopback IPv4 address, if it has one. */
+function externalIPv4(): string | undefined {
+  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  return undefined;
+}
 
 /** One state-changing call per endpoint, harmless when let through (empty patch, unknown scenario). */
 const CALLS = [
@@ -29,7 +37,7 @@ const CALLS = [
 const TOKEN = "faults-token-0123456789abcdef";
 
 /** Status of each call with `headers`, via node:http so Host can be set freely. */
-async function statuses(app: App, headers: Record<string, string>): Promise<number[]> {
+async function statuses(app: Pick<App, "url">, headers: Record<string, string>): Promise<number[]> {
   const { request } = await import("node:http");
   const u = new URL(app.url);
   return Promise.all(
@@ -79,6 +87,39 @@ describe("case 7: access", () => {
     ])("is refused (403) with %s", async (_what, headers) => {
       const h: Record<string, string> = { host: `127.0.0.1:${new URL(fa.app.url).port}`, ...headers };
       expect(await statuses(fa.app, h)).toSatisfy(forbidden);
+    });
+  });
+
+  // A request that really arrives from another address: the app listening on this machine's
+  // external interface too, called through it (the harness binds 127.0.0.1 only).
+  const ext = externalIPv4();
+  describe.skipIf(!ext)(`real mode, WORKSHOP_TOKEN unset, a request from a non-loopback address (${ext})`, () => {
+    let redis: FaultRedis;
+    let app: Proc;
+    let url = "";
+    beforeAll(async () => {
+      redis = await FaultRedis.start("access-ext");
+      const port = await freePort();
+      const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: "production", PORT: String(port), REDIS_URL: redis.url, DEMO: "off" };
+      for (const k of ["KAFKA_BROKERS", "PROMETHEUS_URL", "DATABASE_URL", "WORKSHOP_TOKEN", "REDIS_CLUSTER_NODES"]) delete env[k];
+      app = startProc(`app-ext-${port}`, join(ROOT, "node_modules", ".bin", "next"), ["start", "-p", String(port), "-H", "0.0.0.0"], { env });
+      url = `http://${ext}:${port}`;
+      for (let i = 0; i < 200; i++) {
+        if (!app.alive()) throw new Error(`the app exited:\n${app.logs()}`);
+        if (await fetch(`${url}/api/health`).then((r) => r.ok, () => false)) return;
+        await sleep(300);
+      }
+      throw new Error(`the app on ${url} did not answer:\n${app.logs()}`);
+    });
+    afterAll(async () => {
+      await app?.stop();
+      await redis?.close();
+    });
+
+    it("is refused (403), also with a loopback Host header", async () => {
+      expect(await statuses({ url }, {})).toSatisfy(forbidden);
+      expect(await statuses({ url }, { host: "localhost" })).toSatisfy(forbidden);
+      expect(await statuses({ url }, { host: "127.0.0.1:3000", origin: "http://localhost:3000", "sec-fetch-site": "same-origin" })).toSatisfy(forbidden);
     });
   });
 

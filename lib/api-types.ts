@@ -185,7 +185,10 @@ export const handlerKeysSchema = z.object({
   /** `ttlBuckets`/`ttlObserved` come from a uniform sample of the handler's keys scaled to `keyCount`. */
   ttlSampled: z.boolean(),
   ttlBuckets: z.array(ttlBucketSchema),
-  /** Mean `MEMORY USAGE` over a sample of keys; `null` when no key was sampled. */
+  /**
+   * Mean bytes per key over a sample of keys: `MEMORY USAGE` plus the key's share of the main and
+   * expires dicts (`MEMORY STATS`), which `MEMORY USAGE` leaves out; `null` when no key was sampled.
+   */
   bytesPerKey: z.number().nullable(),
   /** Sampled key states, as counts over `sampleSize` keys. */
   states: z.object({ processing: z.number(), done: z.number(), marked: z.number(), other: z.number() }),

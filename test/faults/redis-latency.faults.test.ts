@@ -19,7 +19,7 @@ import { freePort } from "./lib/procs";
 import { FaultRedis } from "./lib/redis";
 import { counterValue, createTopics, event, Ledger, publishStream, readDlq, report, runId, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
 
-const M = 150;
+const M = 100;
 const TIMEOUT_MS = 100;
 const LATENCY_MS = 400;
 

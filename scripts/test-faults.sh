@@ -43,8 +43,13 @@ trap 'rc=$?; stop_recorded; exit $rc' EXIT INT TERM
 
 stop_recorded
 if [ ! -f .stack/kafka-libs/.complete ]; then
-  echo "[faults] fetching the Kafka jars (npm run stack:up kafka)"
-  bash scripts/stack.sh up kafka
+  # The jars only (what `npm run stack:up` fetches on first use), without starting the shared broker.
+  echo "[faults] fetching the Kafka broker jars from Maven Central into .stack/kafka-libs"
+  command -v mvn >/dev/null && command -v java >/dev/null || { echo "[faults] error: needs maven and Java 17 (apt-get install maven openjdk-17-jre-headless), or run npm run stack:up once"; exit 1; }
+  mkdir -p .stack/logs
+  mvn -q -B -f infra/kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$ROOT/.stack/kafka-libs" > .stack/logs/mvn-faults.log 2>&1 \
+    || { echo "[faults] error: mvn could not fetch Kafka: see .stack/logs/mvn-faults.log"; exit 1; }
+  touch .stack/kafka-libs/.complete
 fi
 if [ ! -f .next/BUILD_ID ] || [ "${FAULTS_BUILD:-0}" = 1 ]; then
   echo "[faults] next build (the fuzz, access and load cases run the built app)"

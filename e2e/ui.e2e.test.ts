@@ -462,3 +462,36 @@ describe("UI: polling and upstream failure", () => {
     }
   });
 });
+
+describe("UI: workshop token", () => {
+  let app: App;
+  const token = `e2e-${randomBytes(8).toString("hex")}`;
+  beforeAll(async () => {
+    app = await startApp({ env: { WORKSHOP_TOKEN: token } });
+  });
+  afterAll(async () => app?.stop());
+
+  it("a switch refused with 401 brings up the token field; with the token the switch and a run go through", async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors = collectErrors(page);
+    await page.goto(`${app.url}/workshop?scenario=retry-on-error`);
+    const retry = page.getByTestId("src-retry");
+    await retry.waitFor();
+    expect(await retry.getAttribute("aria-checked")).toBe("false");
+    expect(await page.getByTestId("token-input").count()).toBe(0);
+    await retry.click();
+    await page.getByTestId("token-input").waitFor();
+    expect(await page.getByTestId("demo-sources").textContent()).toMatch(/enter the workshop token/);
+    expect(await retry.getAttribute("aria-checked")).toBe("false");
+    await page.getByLabel(/requires the workshop token/).fill(token);
+    await retry.click();
+    await expect.poll(() => retry.getAttribute("aria-checked")).toBe("true");
+    await page.getByTestId("run-button").click();
+    await page.locator('[data-testid="run-status"][data-status="done"]').waitFor({ timeout: 60_000 });
+    await screenshot(page, "embedded-workshop-token");
+    // The only console errors are the browser's own notes of the refused request.
+    expect(errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
+    expect(errors.length).toBeGreaterThan(0);
+    await page.close();
+  });
+});

@@ -228,13 +228,15 @@ export interface FuzzReport {
   leaks: Array<{ method: string; url: string; found: string }>;
   noAnswer: Array<{ method: string; url: string; error: string }>;
   rssKb: { start: number | null; max: number | null; end: number | null };
+  /** RSS (kB) after every tenth of the requests: growth that levels off is a cache, growth that does not is a leak. */
+  rssTimelineKb: Array<number | null>;
   serverAlive: boolean;
   ok: boolean;
 }
 
 async function main(): Promise<void> {
   const routes = discoverRoutes();
-  const rep: FuzzReport = { seed: SEED, requests: 0, seconds: 0, byStatus: {}, byRoute: {}, serverErrors: [], serverErrorsMalformedPath: 0, serverErrorsOther: 0, leaks: [], noAnswer: [], rssKb: { start: null, max: null, end: null }, serverAlive: true, ok: false };
+  const rep: FuzzReport = { seed: SEED, requests: 0, seconds: 0, byStatus: {}, byRoute: {}, serverErrors: [], serverErrorsMalformedPath: 0, serverErrorsOther: 0, leaks: [], noAnswer: [], rssKb: { start: null, max: null, end: null }, rssTimelineKb: [], serverAlive: true, ok: false };
   if (PID) rep.rssKb.start = rep.rssKb.max = rssKb(PID);
   const t0 = Date.now();
   let next = 0;
@@ -299,6 +301,7 @@ async function main(): Promise<void> {
         next++;
         await one();
         rep.requests++;
+        if (PID && rep.requests % Math.max(1, Math.floor(REQUESTS / 10)) === 0) rep.rssTimelineKb.push(rssKb(PID));
         if (rep.requests % 1000 === 0) console.log(`[fuzz-api] ${rep.requests}/${REQUESTS} requests, ${Object.entries(rep.byStatus).map(([s, n]) => `${s}:${n}`).join(" ")}`);
       }
     }),

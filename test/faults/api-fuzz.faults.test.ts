@@ -75,7 +75,7 @@ describe(`case 6: API fuzz, ${REQUESTS} requests`, () => {
       duplicateSideEffects: 0,
       dlq: 0,
       seconds: (Date.now() - t0) / 1000,
-      note: `seed ${r.seed}; status ${Object.entries(r.byStatus).map(([s, n]) => `${s}:${n}`).join(" ")}; leaks ${r.leaks.length}; RSS ${((r.rssKb.start ?? 0) / 1024).toFixed(0)} → max ${((r.rssKb.max ?? 0) / 1024).toFixed(0)} MB; ${fa.prometheus.requests.length} Prometheus requests, ${foreignQueries.length} not a named query; seeded keys changed ${changed.length}`,
+      note: `seed ${r.seed}; status ${Object.entries(r.byStatus).map(([s, n]) => `${s}:${n}`).join(" ")}; leaks ${r.leaks.length}; RSS ${((r.rssKb.start ?? 0) / 1024).toFixed(0)} → max ${((r.rssKb.max ?? 0) / 1024).toFixed(0)} MB (per tenth: ${r.rssTimelineKb.map((k) => ((k ?? 0) / 1024).toFixed(0)).join(" ")}); ${fa.prometheus.requests.length} Prometheus requests, ${foreignQueries.length} not a named query; seeded keys changed ${changed.length}`,
     });
 
     expect(r.requests).toBe(REQUESTS);

@@ -1,13 +1,14 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect } from "react";
+import { useEffect, useState } from "react";
 import type { ScenarioInfo, ScenarioKind, ScenarioList } from "@/lib/workshop-types";
 import { formatDurationMs } from "@/lib/format";
 import { runQuery, scenariosQuery, startRun, ApiError } from "@/lib/query-options";
 import { useViewState } from "@/lib/url-state";
 import { ErrorState, LoadingState, Panel } from "../panel";
 import { errorTitle, QueryView } from "../query-state";
+import { ReplicaAssignment } from "../replica-assignment";
 import { LiveDemo } from "./live-demo";
 import { checkText, RunSummary, Timeline } from "./run-view";
 import { needsToken, useWorkshopToken } from "./token";
@@ -74,7 +75,9 @@ export function WorkshopView() {
   const qc = useQueryClient();
   const tok = useWorkshopToken();
   const list = useQuery(scenariosQuery());
-  const selectedName = params.get("scenario");
+  // The pick shows at once; the URL (written too) follows in a transition.
+  const [picked, setPicked] = useState<string | null>(null);
+  const selectedName = picked ?? params.get("scenario");
   const runId = params.get("run");
   const run = useMutation({
     mutationFn: (name: string) => startRun(name, tok.token),
@@ -98,7 +101,10 @@ export function WorkshopView() {
           return (
             <div className="grid gap-4 lg:grid-cols-[20rem_1fr]">
               <Panel title="Scenarios" description={`${d.scenarios.length} scenarios, each ≤ 2 min in its own topic and group (${d.mode} mode)`} testId="scenario-list">
-                <ScenarioPicker scenarios={d.scenarios} selected={selectedName} onSelect={(n) => set({ scenario: n, run: null })} />
+                <ScenarioPicker scenarios={d.scenarios} selected={selectedName} onSelect={(n) => {
+                    setPicked(n);
+                    set({ scenario: n, run: null });
+                  }} />
               </Panel>
               <div className="min-w-0 space-y-4">
                 {scenario ? (
@@ -150,6 +156,7 @@ export function WorkshopView() {
         }}
       </QueryView>
       <LiveDemo token={tok.token} onNeedToken={tok.show} />
+      {list.data?.mode === "real" ? <ReplicaAssignment /> : null}
     </div>
   );
 }

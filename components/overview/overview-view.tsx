@@ -13,10 +13,13 @@ import { QueryView } from "../query-state";
 import { CapacityTable } from "./capacity-table";
 import { HandlerStats } from "./stats";
 
-/** Threshold lines of the charts, from the one source (lib/thresholds). */
+/** Duplicate-ratio alert line (10%), from the one source of thresholds (lib/thresholds). */
 export const DUP_ALERT = { value: THRESHOLDS.duplicateRatio, label: ALERTS.duplicateRate.threshold.label };
+/** The < 1% normal background band of the duplicate ratio. */
 export const DUP_NORMAL = { value: THRESHOLDS.duplicateRatioNormal, label: ALERTS.duplicateRate.normal.label };
+/** Redis check p99 alert line (50 ms). */
 export const P99_ALERT = { value: THRESHOLDS.checkP99Seconds, label: `${ALERTS.redisLatency.threshold.label} alert` };
+/** Dedup error-rate alert line (any error: > 0/s). */
 export const ERR_ALERT = { value: THRESHOLDS.errorRate, label: "alert > 0" };
 /** Colours of the error reasons of spec §7. */
 export const ERROR_COLORS = { redis_timeout: "#f59e0b", redis_conn: "#ef4444", marshal: "#a855f7" };

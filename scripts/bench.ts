@@ -234,14 +234,24 @@ async function main(): Promise<void> {
   }
   // A partial run (--only) keeps the other steps' figures from the previous results file.
   let previous: BenchResult[] = [];
+  let previousMachine: Record<string, unknown> | null = null;
   if (ONLY.length < STEPS.length && existsSync(OUT)) {
-    previous = (JSON.parse(readFileSync(OUT, "utf8")) as BenchResult[]).filter((r) => !r.name.startsWith("machine.") && !ONLY.includes(r.step as Step));
+    const prev = JSON.parse(readFileSync(OUT, "utf8")) as BenchResult[];
+    previous = prev.filter((r) => !r.name.startsWith("machine.") && !ONLY.includes(r.step as Step));
+    previousMachine = (prev.find((r) => r.name === "machine.nproc")?.detail as Record<string, unknown> | undefined) ?? null;
   }
   const all = [...previous, ...results].map((r) => {
     const f = FIGURES[r.name];
     return f ? { ...r, target: f.target, goal: f.goal, referenceIs: f.referenceIs } : r;
   });
-  all.push(...machineRows(startedAt, loadStart));
+  const machine = machineRows(startedAt, loadStart);
+  if (previousMachine) {
+    // A partial re-run: the run's start stays the full run's; the re-run steps are listed.
+    const m = machine[0]!.detail as Record<string, unknown>;
+    const reruns = [...((previousMachine.reruns as unknown[] | undefined) ?? []), { steps: ONLY, at: startedAt, load: loadStart.map((x) => +x.toFixed(2)) }];
+    machine[0]!.detail = { ...m, startedAt: previousMachine.startedAt ?? m.startedAt, loadStart: previousMachine.loadStart ?? m.loadStart, reruns };
+  }
+  all.push(...machine);
   writeFileSync(OUT, `${JSON.stringify(all, null, 2)}\n`);
   console.log(`\n[bench] wrote ${OUT} (${all.length} rows)`);
   for (const name of Object.keys(FIGURES)) {

@@ -81,7 +81,7 @@ export const FIGURES: Record<string, { target: number; goal: "min" | "max" | "ab
     target: 0.1,
     goal: "abs-max",
     referenceIs: "measured `used_memory` delta per key (B), lease keys in state `done`",
-    what: "capacity projection's bytes/key (inspector `MEMORY USAGE` mean) ÷ measured − 1",
+    what: "capacity projection's bytes/key (inspector sample: `MEMORY USAGE` + dict overhead) ÷ measured − 1",
     source: "issue 9",
   },
   "redis.lease_vs_naive_bytes_per_key": {
@@ -122,7 +122,18 @@ const detailOf = <T>(r: BenchResult | undefined) => (r?.detail ?? {}) as T;
 
 /** The Markdown of docs/BENCHMARKS.md. */
 export function renderBenchmarks(results: BenchResult[]): string {
-  const machine = detailOf<{ cpuModel?: string; memGiB?: number; node?: string; commit?: string; dirty?: boolean; startedAt?: string; finishedAt?: string; loadStart?: number[]; loadEnd?: number[] }>(get(results, "machine.nproc"));
+  const machine = detailOf<{
+    cpuModel?: string;
+    memGiB?: number;
+    node?: string;
+    commit?: string;
+    dirty?: boolean;
+    startedAt?: string;
+    finishedAt?: string;
+    loadStart?: number[];
+    loadEnd?: number[];
+    reruns?: Array<{ steps: string[]; at: string; load: number[] }>;
+  }>(get(results, "machine.nproc"));
   const nproc = get(results, "machine.nproc")?.value;
   const L: string[] = [];
   L.push("# Benchmarks");
@@ -143,6 +154,7 @@ export function renderBenchmarks(results: BenchResult[]): string {
   L.push(
     `- Load average (1/5/15 min) at start ${machine.loadStart?.map((x) => x.toFixed(2)).join(" / ") ?? "?"}, at end ${machine.loadEnd?.map((x) => x.toFixed(2)).join(" / ") ?? "?"}: **the machine was shared** (other engineers' tests on the same cores), which slows absolute figures; ratios against same-run references are the figures to read.`,
   );
+  for (const r of machine.reruns ?? []) L.push(`- Re-run of step(s) ${r.steps.join(", ")} at ${r.at} (load ${r.load.join(" / ")}): \`npm run bench -- --only ${r.steps.join(",")}\`, figures of the other steps kept.`);
   L.push("");
   L.push("## Figures against targets");
   L.push("");
@@ -362,20 +374,18 @@ function memorySection(rs: BenchResult[]): string[] {
   const md = detailOf<{ keys?: number; key?: string }>(get(rs, "redis.bytes_per_key.lease"));
   L.push(`${num(md.keys ?? null)} keys \`${md.key ?? "?"}\` (TTL 24 h) per marking on a private \`redis-server\`, through the real path (Router → Deduplicator → RedisRepository); \`used_memory\` before/after:`);
   L.push("");
-  L.push("| Marking | Measured B/key | Inspector estimate B/key (MEMORY USAGE mean) | Error | Estimate + uncounted dict overhead | Error |");
+  L.push("| Marking | Measured B/key | Inspector estimate B/key | Error | `MEMORY USAGE` alone B/key | Error |");
   L.push("|---|---|---|---|---|---|");
   for (const m of ["lease", "release", "naive"]) {
     const r = get(rs, `redis.bytes_per_key.${m}`);
     if (!r) continue;
-    const corr = detailOf<{ correctedBytesPerKey?: number | null }>(r).correctedBytesPerKey ?? null;
+    const corr = detailOf<{ memoryUsageOnlyBytesPerKey?: number | null }>(r).memoryUsageOnlyBytesPerKey ?? null;
     const pct = (x: number | null) => (x === null ? "n/a" : `${(100 * x).toFixed(1)}%`);
     L.push(`| ${m} | ${num(r.value)} | ${num(r.reference)} | ${pct(r.ratio === null ? null : r.ratio - 1)} | ${num(corr)} | ${pct(corr === null || !r.value ? null : corr / r.value - 1)} |`);
   }
   L.push("");
-  const det = detailOf<{ correctedError?: number | null; correctedErrorWorstMarking?: number }>(err);
   L.push(
-    "`MEMORY USAGE` counts a key's own allocations (key string, value object, its main-dict entry) but not what the key costs the database around it: its entry in the **expires** dict (every dedup key has a TTL) and its share of the two hash tables' bucket arrays. Adding that overhead, read from `MEMORY STATS` (`db.0 overhead.hashtable.expires`) plus 8 B × the main table's slots per key, " +
-      `gives an error of ${det.correctedError === null || det.correctedError === undefined ? "n/a" : `${(100 * det.correctedError).toFixed(1)}%`} for lease keys (worst marking ${det.correctedErrorWorstMarking === undefined ? "n/a" : `${(100 * det.correctedErrorWorstMarking).toFixed(1)}%`}) — the change proposed for the inspector's bytes/key.`,
+    "`MEMORY USAGE` counts a key's own allocations (key string, value object, its main-dict entry) but not what the key costs the database around it: its entry in the **expires** dict (every dedup key has a TTL) and its share of the hash tables' bucket arrays — about 40 B of a dedup key. The inspector now adds that overhead to each sampled key, read from `MEMORY STATS` (`db.N overhead.hashtable.expires` ÷ expiring keys) plus 8 B × the main table's slots ÷ keys (server/observe/key-samples.ts; fixed in this issue, tested against `used_memory` in key-samples.integration.test.ts). The last two columns show what `MEMORY USAGE` alone gave.",
   );
   L.push("");
   return L;

@@ -422,16 +422,17 @@ async function breakdown(jsonPath: string): Promise<void> {
       await r.flushall();
       const repo = new RedisRepository(r, { batchCommand: mode });
       const pre = `bd${mode}:dedup:h:01JB8ZQ7K4X2M9V3N5T6W8Y0A`;
-      const token = (i: number) => `processing:AbCdEf12${i.toString(36)}`;
+      // One token per batch, as the Deduplicator sends it (one value argument per script call).
+      const token = (batchStart: number) => `processing:AbCdEf12${batchStart.toString(36)}`;
       let s0 = await redisServerCpu(r);
       let c0 = process.cpuUsage();
-      for (let i = 0; i < N; i += 100) await repo.claimBatch(Array.from({ length: 100 }, (_, j) => ({ key: pre + (i + j), value: token(i + j), ttlMs: 60_000 })));
+      for (let i = 0; i < N; i += 100) await repo.claimBatch(Array.from({ length: 100 }, (_, j) => ({ key: pre + (i + j), value: token(i), ttlMs: 60_000 })));
       let s1 = await redisServerCpu(r);
       let c1 = process.cpuUsage(c0);
       const claim = [((s1 - s0) * 1e6) / N, (c1.user + c1.system) / N];
       s0 = await redisServerCpu(r);
       c0 = process.cpuUsage();
-      for (let i = 0; i < N; i += 100) await repo.compareAndSetBatch(Array.from({ length: 100 }, (_, j) => ({ key: pre + (i + j), expected: token(i + j), value: "done", ttlMs: 86_400_000 })));
+      for (let i = 0; i < N; i += 100) await repo.compareAndSetBatch(Array.from({ length: 100 }, (_, j) => ({ key: pre + (i + j), expected: token(i), value: "done", ttlMs: 86_400_000 })));
       s1 = await redisServerCpu(r);
       c1 = process.cpuUsage(c0);
       const cas = [((s1 - s0) * 1e6) / N, (c1.user + c1.system) / N];

@@ -32,6 +32,8 @@ const OVERVIEW_JS_BUDGET = 250_000;
 
 /** Selector of the first drawn data line of the duplicate-ratio chart. */
 const DUP_LINE = '[data-testid="chart-duplicate-ratio"] .recharts-line';
+/** The duplicate-ratio chart has settled: a drawn series, or its empty state. */
+const DUP_SETTLED = '[data-testid="chart-duplicate-ratio"] :is(.recharts-line, [data-state="empty"])';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -242,7 +244,8 @@ function pagesSuite(mode: Mode) {
     const { page, errors } = await newTimedPage(DUP_LINE);
     const h = `${target.service}/${target.handler}`;
     await page.goto(`${app.url}/?range=6h&refresh=5s&handler=${encodeURIComponent(h)}`);
-    await page.locator(DUP_LINE).first().waitFor({ state: "attached" });
+    // A fresh process has little history at a 6 h step: a line or the empty state, never a spinner.
+    await page.locator(DUP_SETTLED).first().waitFor({ state: "attached" });
     expect(await page.getByLabel("Time range").inputValue()).toBe("6h");
     expect(await page.getByLabel("Auto-refresh").inputValue()).toBe("5s");
     expect(await page.getByTestId("handler-filter").inputValue()).toBe(h);
@@ -253,7 +256,7 @@ function pagesSuite(mode: Mode) {
     expect(new URL(page.url()).searchParams.get("handler")).toBe(h);
     await page.reload();
     // A fresh process has little history at a 24 h step: a line or the empty state, never a spinner.
-    await page.locator('[data-testid="chart-duplicate-ratio"] :is(.recharts-line, [data-state="empty"])').first().waitFor({ state: "attached" });
+    await page.locator(DUP_SETTLED).first().waitFor({ state: "attached" });
     expect(await page.getByLabel("Time range").inputValue()).toBe("24h");
     expect(await page.getByTestId("handler-filter").inputValue()).toBe(h);
     // Navigation links carry range and refresh.

@@ -4,7 +4,7 @@ import { ApiError, fetchJson, keysInfiniteQuery, seriesQuery } from "./query-opt
 afterEach(() => vi.unstubAllGlobals());
 
 function stubFetch(status: number, body: string) {
-  const f = vi.fn(async () => new Response(body, { status, headers: { "content-type": "application/json" } }));
+  const f = vi.fn(async (_url: string, _init?: RequestInit) => new Response(body, { status, headers: { "content-type": "application/json" } }));
   vi.stubGlobal("fetch", f);
   return f;
 }

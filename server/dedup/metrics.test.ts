@@ -54,4 +54,14 @@ describe("dedupMetrics", () => {
     // A second scrape does not double-count the flushed cells.
     expect(await registry.metrics()).toContain('messages_deduplicated_total{service="svc",topic="t",handler="h"} 2');
   });
+
+  it("a handler's ratio series exists from its first delivery: deduplicated and every result start at 0", async () => {
+    const registry = new Registry();
+    dedupRecorder(registry, "svc").result("t", "h", "success");
+    const text = await registry.metrics();
+    expect(text).toContain('messages_deduplicated_total{service="svc",topic="t",handler="h"} 0');
+    expect(text).toContain('messages_processed_total{service="svc",topic="t",handler="h",result="success"} 1');
+    expect(text).toContain('messages_processed_total{service="svc",topic="t",handler="h",result="error"} 0');
+    expect(text).toContain('messages_processed_total{service="svc",topic="t",handler="h",result="deduplicated"} 0');
+  });
 });

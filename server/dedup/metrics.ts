@@ -234,7 +234,13 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
     let byHandler = cells.get(topic);
     if (!byHandler) cells.set(topic, (byHandler = new Map()));
     let byKind = byHandler.get(handler);
-    if (!byKind) byHandler.set(handler, (byKind = new Map()));
+    if (!byKind) {
+      byHandler.set(handler, (byKind = new Map()));
+      // A handler's ratio series exists from its first delivery (0 deduplicated of N), not only
+      // from its first repeat: an absent series reads as "no data", not as a healthy 0 %.
+      m.deduplicated.inc({ service, topic, handler }, 0);
+      for (const r of ["success", "error", "deduplicated"] as const) m.processed.inc({ service, topic, handler, result: r }, 0);
+    }
     let c = byKind.get(kind);
     if (!c) byKind.set(kind, (c = counterCell(counter, { service, topic, handler, ...extra })));
     return c;

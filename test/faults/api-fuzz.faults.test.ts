@@ -46,7 +46,7 @@ describe(`case 6: API fuzz, ${REQUESTS} requests`, () => {
     const forbidden = [OUTSIDE_MARKER, fa.password, ...fa.keys.outside];
     const run = await promisify(execFile)(
       process.execPath,
-      ["--import", "tsx", join(ROOT, "scripts", "fuzz-api.ts"), "--url", fa.app.url, "--requests", String(REQUESTS), "--concurrency", "8", "--pid", String(fa.app.pid), "--forbidden", forbidden.join(","), "--json", out],
+      ["--import", "tsx", join(ROOT, "scripts", "fuzz-api.ts"), "--url", fa.app.url, "--requests", String(REQUESTS), "--concurrency", "8", "--pid", String(fa.app.pid), "--max-rss-growth-mb", "384", "--forbidden", forbidden.join(","), "--json", out],
       { cwd: ROOT, timeout: 480_000, maxBuffer: 16 * 1024 * 1024 },
     ).catch((e: { stdout?: string; stderr?: string; code?: number }) => ({ stdout: e.stdout ?? "", stderr: `${e.stderr ?? ""} (exit ${e.code})` }));
     console.log(run.stdout.split("\n").filter((l) => l.includes("seed") || /^\[fuzz-api\] (\d{3}|LEAK|NO)/.test(l)).join("\n"));
@@ -89,7 +89,10 @@ describe(`case 6: API fuzz, ${REQUESTS} requests`, () => {
     expect(r.noAnswer, JSON.stringify(r.noAnswer.slice(0, 3))).toEqual([]);
     expect(r.serverAlive).toBe(true);
     expect(r.rssKb.start).not.toBeNull();
-    expect(growthMb).toBeLessThan(256);
+    // Bounded, not flat: V8 grows its heap before collecting. A 30,000-request run peaked at
+    // +230 MB near 14,000 requests and settled at +115 MB from 17,000 on; a leak of even 40 kB per
+    // request would pass 384 MB within these 10,000.
+    expect(growthMb).toBeLessThan(384);
     expect(changed).toEqual([]);
     expect(foreignQueries.map((q) => q.params.query)).toEqual([]);
   });

@@ -358,7 +358,7 @@ function otherMisses(rs: BenchResult[]): string[] {
   if (est) {
     const d = detailOf<{ runs?: number[]; draws?: number; worstHandlerErrorPct?: number }>(est);
     L.push(
-      `- \`inspect.estimate_ms_1m_keys\` = ${num(est.value)} ms: the median of 5 runs (${d.runs?.join(", ") ?? "?"} ms) of ${d.draws ?? "?"} RANDOMKEY draws in 1000-draw script calls; each call's time is mostly the server's, and this run's load average put Redis behind other processes for part of it (worst per-handler error ${d.worstHandlerErrorPct ?? "?"}%, inside ±3%). Owner: backend (\`KeyInspector.estimate\`: fewer draws for the same bound, or draws on several connections).`,
+      `- \`inspect.estimate_ms_1m_keys\` = ${num(est.value)} ms: the median of 5 runs (${d.runs?.join(", ") ?? "?"} ms) of ${d.draws ?? "?"} RANDOMKEY draws in 1000-draw script calls, each mostly server time on a Redis that shares the 2 cores (worst per-handler error ${d.worstHandlerErrorPct ?? "?"}%, inside ±3%). Owner: backend (\`KeyInspector.estimate\`: fewer draws for the same bound, or draws on several connections).`,
     );
   }
   L.push("");

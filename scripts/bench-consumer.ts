@@ -26,7 +26,8 @@
  *      private Registry) → a no-op handler. Keys go to a random prefix on `--redis`, deleted after
  *      each round (a fresh prefix per round: each round claims every key anew);
  *    - `sub`  — `KafkaSubscriber` → Router → no-op, without middleware (splits transport from dedup);
- *    - `mem`  — as `ours` with the in-memory repository (splits the stack's CPU from Redis' round trips).
+ *    - `mem`  — as `ours` with the in-memory repository (splits the stack's CPU from Redis' round trips);
+ *    - `rel`  — as `ours` with the "release" marking (one Redis write per message instead of two).
  *    Both kafkajs consumers use the same fetch settings (`partitionsConsumedConcurrently` = the
  *    subscriber's default 3, `maxWaitTimeInMs` 250) so the ratio isolates our layers.
  *    messages/s = messages / (time of the last message − time of the first message), so group join
@@ -49,7 +50,7 @@ import { kafkaLogCreator } from "@/server/consumer/kafka-log";
 import { KafkaSubscriber } from "@/server/consumer/kafka-subscriber";
 import { encodeRecord } from "@/server/consumer/watermill-codec";
 import { correlationId } from "@/server/dedup/correlation-id";
-import { Deduplicator } from "@/server/dedup/deduplicator";
+import { Deduplicator, type Marking } from "@/server/dedup/deduplicator";
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import type { Message, Middleware } from "@/server/dedup/message";
 import { poisonQueue } from "@/server/dedup/poison-queue";
@@ -73,8 +74,8 @@ function intArg(name: string, fallback: number, lo: number, hi: number): number 
   return v;
 }
 
-type Variant = "raw" | "ours" | "sub" | "mem";
-const VARIANTS = ["raw", "ours", "sub", "mem"] as const;
+type Variant = "raw" | "ours" | "sub" | "mem" | "rel";
+const VARIANTS = ["raw", "ours", "sub", "mem", "rel"] as const;
 /** Partitions each consumer works on at once: KafkaSubscriber's default partitionsConsumedConcurrently (3) unless --concurrency. */
 let CONCURRENT_PARTITIONS = 3;
 const MAX_WAIT_MS = 250; // KafkaSubscriber's default maxWaitTimeMs
@@ -284,7 +285,7 @@ async function consumeOurs(
   topic: string,
   n: number,
   groupId: string,
-  opts: { repository: DedupRepository | null; service: string; chunk: number; commitIntervalMs: number },
+  opts: { repository: DedupRepository | null; service: string; chunk: number; commitIntervalMs: number; marking: Marking },
 ): Promise<Omit<RoundResult, "variant" | "round" | "cpuUsPerMsg">> {
   const router = new Router({ onError: (e) => console.error(`[bench] nack ${e.uuid ?? "batch"}: ${e.error.message}`) });
   const subscriber = new KafkaSubscriber({ brokers, groupId, chunkSize: opts.chunk, commitIntervalMs: opts.commitIntervalMs, partitionsConsumedConcurrently: CONCURRENT_PARTITIONS });
@@ -298,7 +299,7 @@ async function consumeOurs(
     ? defaultStack({
         dlqPublisher: new FailingDlq(),
         dlqTopic: `${topic}.dlq`,
-        dedup: { repository: opts.repository, service: opts.service, marking: "lease", registry: new Registry() },
+        dedup: { repository: opts.repository, service: opts.service, marking: opts.marking, registry: new Registry() },
       })
     : [];
   router.addHandler({
@@ -516,17 +517,19 @@ async function main(): Promise<void> {
         const groupId = `bench-consumer-${run}-${variant}-${round}`;
         groups.push(groupId);
         const service = `benchc${run}r${round}`;
-        if (variant === "ours") prefixes.push(`${service}:`);
+        const usesRedis = variant === "ours" || variant === "rel";
+        if (usesRedis) prefixes.push(`${service}:`);
         const consume = () =>
           variant === "raw"
             ? consumeRaw(kafka, topic, N, groupId)
             : consumeOurs(brokers, topic, N, groupId, {
-                repository: variant === "ours" ? new RedisRepository(redis) : variant === "mem" ? new MemoryRepository() : null,
+                repository: variant === "ours" || variant === "rel" ? new RedisRepository(redis) : variant === "mem" ? new MemoryRepository() : null,
+                marking: variant === "rel" ? "release" : "lease",
                 service,
                 chunk: CHUNK,
                 commitIntervalMs: COMMIT_MS,
               });
-        const cpu0 = variant === "ours" ? await redisCpu(redis) : null;
+        const cpu0 = usesRedis ? await redisCpu(redis) : null;
         let redisCpuUs = 0;
         const profPath = profileDir && round === ROUNDS ? `${profileDir}/${variant}-r${round}.cpuprofile` : "";
         const c0 = process.cpuUsage();
@@ -538,15 +541,15 @@ async function main(): Promise<void> {
         const res = { variant, round, ...r };
         results.push(res);
         let extra = "";
-        if (variant === "ours") {
+        if (usesRedis) {
           const cpu1 = await redisCpu(redis);
           const keys = await unlinkPrefix(redis, `${service}:`);
           const execUs = ((cpu1.scriptUsec - cpu0!.scriptUsec) / N).toFixed(2);
           const cpuUs = ((1e6 * (cpu1.cpuSec - cpu0!.cpuSec)) / N).toFixed(2);
           redisCpuUs = Number(cpuUs);
-          redisPerMsg.push({ execUs: Number(execUs), cpuUs: Number(cpuUs), calls: cpu1.scriptCalls - cpu0!.scriptCalls });
+          if (variant === "ours") redisPerMsg.push({ execUs: Number(execUs), cpuUs: Number(cpuUs), calls: cpu1.scriptCalls - cpu0!.scriptCalls });
           extra = `  (${fmt(keys)} dedup keys written, deleted; Redis per msg: ${execUs} µs in EVALSHA/EVAL/SET, ${cpuUs} µs server CPU${own ? ", own server" : " — shared server: includes others' load"})`;
-          if (keys < N) throw new Error(`ours round ${round}: only ${keys} dedup keys for ${N} messages`);
+          if (keys < N) throw new Error(`${variant} round ${round}: only ${keys} dedup keys for ${N} messages`);
         }
         res.cpuUsPerMsg += redisCpuUs;
         console.log(
@@ -576,7 +579,14 @@ async function main(): Promise<void> {
       const ratio = med(v) / med("raw");
       console.log(`ratio ${v}/raw = ${ratio.toFixed(3)} (per round ${perRound.map((x) => x.toFixed(3)).join(", ")})${v === "ours" ? `   target ≥ 0.8: ${ratio >= 0.8 ? "met" : `MISSED by ${(0.8 - ratio).toFixed(3)}`}` : ""}`);
       out.push({
-        name: v === "ours" ? "consumer.with_dedup_vs_raw_kafkajs" : v === "sub" ? "consumer.subscriber_only_vs_raw_kafkajs" : "consumer.stack_memory_store_vs_raw_kafkajs",
+        name:
+          v === "ours"
+            ? "consumer.with_dedup_vs_raw_kafkajs"
+            : v === "sub"
+              ? "consumer.subscriber_only_vs_raw_kafkajs"
+              : v === "rel"
+                ? "consumer.with_dedup_release_marking_vs_raw_kafkajs"
+                : "consumer.stack_memory_store_vs_raw_kafkajs",
         value: +ratio.toFixed(4),
         unit: "ratio",
         reference: +med("raw").toFixed(0),

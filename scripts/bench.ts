@@ -8,7 +8,7 @@
  * Steps (each a child process bounded in time, its figures read from its `--json` file):
  *   dedup    `npm run bench:dedup -- --json …`      claims/s vs redis-benchmark, middleware overhead
  *   inspect  `npm run bench:inspect -- --json …`    inspector scan/estimate, /api/overview p95
- *   consumer `npm run bench:consumer -- --json … --variants raw,sub,mem,ours --profile …`
+ *   consumer `npm run bench:consumer -- --json … --variants raw,sub,mem,ours,rel --profile …`
  *   breakdown `npm run bench:consumer -- --breakdown --json …`  CPU per message of each layer, Redis CPU per key
  *   memory   `npm run bench:memory -- --json …`     used_memory per key vs the projection
  *   ui       `next build` of the committed tree (git archive HEAD → a temp dir, node_modules
@@ -44,7 +44,7 @@ const tmp = mkdtempSync(join(tmpdir(), "bench-"));
 const SCRIPT_ARGS: Record<Exclude<Step, "ui">, { script: string; args: string[]; quick: string[] }> = {
   dedup: { script: "bench:dedup", args: [], quick: ["--n", "5000"] },
   inspect: { script: "bench:inspect", args: [], quick: ["--keys", "50000", "--load-ms", "1500"] },
-  consumer: { script: "bench:consumer", args: ["--variants", "raw,sub,mem,ours", "--rounds", "3", "--profile", tmp], quick: ["--messages", "20000", "--rounds", "1"] },
+  consumer: { script: "bench:consumer", args: ["--variants", "raw,sub,mem,ours,rel", "--rounds", "3", "--profile", tmp], quick: ["--messages", "20000", "--rounds", "1"] },
   breakdown: { script: "bench:consumer", args: ["--breakdown"], quick: [] },
   memory: { script: "bench:memory", args: [], quick: ["--keys", "20000"] },
 };

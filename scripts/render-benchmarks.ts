@@ -354,7 +354,7 @@ function otherMisses(rs: BenchResult[]): string[] {
   if (scan) {
     const d = detailOf<{ maxCallMicros?: number; calls?: number }>(scan);
     L.push(
-      `- \`inspect.scan_keys_per_sec\` = ${num(scan.value)}: a plain \`SCAN … COUNT 1000\` loop reached ${num(scan.reference)} keys/s on the same keyspace in the same run, so the target sits close to what SCAN alone does on this loaded machine; the inspector's per-key grouping in Lua costs the rest (${d.calls ?? "?"} script calls, slowest ${d.maxCallMicros ?? "?"} µs server time). Owner: backend (server/observe/key-scripts.ts).`,
+      `- \`inspect.scan_keys_per_sec\` = ${num(scan.value)}: a plain \`SCAN … COUNT 1000\` loop reached ${num(scan.reference)} keys/s on the same keyspace in the same run (the inspector: ${num(scan.ratio)} of it); the inspector's per-key grouping in Lua costs the difference (${d.calls ?? "?"} script calls, slowest ${d.maxCallMicros ?? "?"} µs server time). Owner: backend (server/observe/key-scripts.ts).`,
     );
   }
   if (est) {

@@ -53,6 +53,6 @@ describe("defaultStack", () => {
     expect(ps.messages("in.dlq")).toHaveLength(0);
     const processed = await registry.getSingleMetric(METRIC_NAMES.processed)!.get();
     const by = Object.fromEntries(processed.values.map((v) => [v.labels.result, v.value]));
-    expect(by).toEqual({ success: 20, deduplicated: 25 });
+    expect(by).toEqual({ success: 20, error: 0, deduplicated: 25 });
   });
 });

@@ -48,7 +48,8 @@ export interface KafkaSubscriberOptions {
   /** Pause before a nacked message is redelivered. @default 200 */
   nackDelayMs?: number;
   /**
-   * Commit acked offsets at most this often (0 = after every acked chunk). Like kafkajs's
+   * Commit acked offsets at most this often (0 = once per fetched kafkajs batch, after all of its
+   * acked chunks, as kafkajs's own `eachBatch` does; and before a nack's seek). Like kafkajs's
    * `autoCommitInterval`: a rebalance re-reads the acked-but-uncommitted tail — the "rebalance"
    * duplicate source of spec §1 (the Deduplicator swallows the re-reads). An idle partition's
    * pending offsets are committed once the interval has passed; a graceful stop commits what is
@@ -104,8 +105,10 @@ interface BatchHooks {
   isStopping: () => boolean;
   onCrash: () => void;
   seek: (partition: number, offset: string) => void;
-  /** Marks `offset` done (resolve) and commits now or at the next interval. */
-  ack: (partition: number, offset: string) => Promise<void>;
+  /** Marks `offset` done (resolve); committed by the next `commit` (or interval flush, or graceful stop). */
+  ack: (partition: number, offset: string) => void;
+  /** Commits what was acked, now (`commitIntervalMs` 0) or once the interval has passed. */
+  commit: () => Promise<void>;
 }
 
 /** Kafka `Subscriber`: one kafkajs consumer per `subscribe` call, in the subscriber's group. */
@@ -265,9 +268,12 @@ export class KafkaSubscriber implements Subscriber {
           isStopping: () => stopping || signal.aborted,
           onCrash,
           seek: (part, offset) => consumer.seek({ topic, partition: part, offset }),
-          ack: async (part, offset) => {
+          ack: (part, offset) => {
             payload.resolveOffset(offset);
             pending.set(part, (BigInt(offset) + 1n).toString());
+          },
+          commit: async () => {
+            if (crash.signal.aborted) return; // a crashed replica leaves without committing
             if (o.commitIntervalMs === 0 || Date.now() - lastCommit >= o.commitIntervalMs) await flush();
           },
         });
@@ -300,13 +306,23 @@ export class KafkaSubscriber implements Subscriber {
     const { crashSignal, onCrash } = h;
     const o = this.o;
     const halt = () => !isRunning() || isStale() || h.isStopping() || crashSignal.aborted;
-    const commit = (offset: string) => h.ack(partition, offset);
+    const ack = (offset: string) => h.ack(partition, offset);
     const seek = (_t: string, part: number, offset: string) => h.seek(part, offset);
+    // Offsets are acked per chunk (only a chunk's acked prefix) and committed once per kafkajs batch
+    // (its end, a nack, a stop, a rebalance): one commit round trip per fetch instead of per chunk.
+    // What is acked but not yet committed is only re-read after a crash or rebalance, and the
+    // Deduplicator swallows it: its `done` marks were settled before deliverBatch resolved.
+    let acked = false;
+    const commit = async () => {
+      if (!acked) return;
+      acked = false;
+      await h.commit();
+    };
 
     const all = batch.messages;
     let i = 0;
     while (i < all.length) {
-      if (halt()) return;
+      if (halt()) return commit();
       const chunk: Message[] = [];
       let unreadable: UnreadableRecord | null = null;
       while (i < all.length && chunk.length < o.chunkSize) {
@@ -324,22 +340,34 @@ export class KafkaSubscriber implements Subscriber {
       }
 
       if (chunk.length > 0) {
-        const outcomes: Outcome[] = o.chunkSize === 1 ? [await sink.deliver(chunk[0]!)] : await sink.deliverBatch(chunk);
-        let acked = 0;
-        while (acked < outcomes.length && outcomes[acked] === "ack") acked++;
-        if (acked > 0) {
-          const done = chunk.slice(0, acked);
+        // kafkajs heartbeats only when asked: keep the membership alive while a slow chunk runs (under
+        // fail-closed each message may spend its whole retry budget), or the member is evicted, its
+        // commits are refused and the chunk is processed (and poisoned) again. Errors (a rebalance in
+        // progress) are left to the heartbeat after the chunk, which makes kafkajs rejoin.
+        const beat = setInterval(() => void heartbeat().catch(() => undefined), o.heartbeatIntervalMs);
+        let outcomes: Outcome[];
+        try {
+          outcomes = o.chunkSize === 1 ? [await sink.deliver(chunk[0]!)] : await sink.deliverBatch(chunk);
+        } finally {
+          clearInterval(beat);
+        }
+        let okCount = 0;
+        while (okCount < outcomes.length && outcomes[okCount] === "ack") okCount++;
+        if (okCount > 0) {
+          const done = chunk.slice(0, okCount);
           if (o.beforeCommit && o.beforeCommit(done) === "crash") {
             onCrash();
             return;
           }
-          await commit(chunk[acked - 1]!.context.offset!);
+          ack(chunk[okCount - 1]!.context.offset!);
+          acked = true;
         }
-        if (acked < chunk.length) {
+        if (okCount < chunk.length) {
           // A nack (or a stop mid-chunk): redeliver from the first message without an ack; nothing
           // later of this partition is committed because this batch ends here.
-          if (outcomes[acked] === "nack" && o.nackDelayMs > 0) await sleep(o.nackDelayMs);
-          if (isRunning()) seek(topic, partition, chunk[acked]!.context.offset!);
+          await commit();
+          if (outcomes[okCount] === "nack" && o.nackDelayMs > 0) await sleep(o.nackDelayMs);
+          if (isRunning()) seek(topic, partition, chunk[okCount]!.context.offset!);
           return;
         }
       } else if (unreadable) {
@@ -349,6 +377,7 @@ export class KafkaSubscriber implements Subscriber {
             try {
               await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(rec, `kafka/${this.replica}`));
             } catch {
+              await commit();
               if (o.nackDelayMs > 0) await sleep(o.nackDelayMs);
               if (isRunning()) seek(topic, partition, rec.offset);
               return;
@@ -360,12 +389,20 @@ export class KafkaSubscriber implements Subscriber {
             // A broken observer must not stop consumption.
           }
         }
-        await commit(rec.offset);
+        ack(rec.offset);
+        acked = true;
       }
-      // Keeps the membership alive during a long batch; throws when a rebalance is in progress, after
-      // everything acked was committed above: kafkajs rejoins and the rest is re-read by the owner.
-      await heartbeat();
+      if (i >= all.length) break;
+      // Keeps the membership alive during a long batch; throws when a rebalance is in progress:
+      // what was acked is committed first (best effort), kafkajs rejoins and the owner re-reads the rest.
+      try {
+        await heartbeat();
+      } catch (e) {
+        await commit();
+        throw e;
+      }
     }
+    await commit();
   }
 
   async close(): Promise<void> {

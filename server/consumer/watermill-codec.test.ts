@@ -23,4 +23,20 @@ describe("Watermill Kafka wire format", () => {
     }
     expect(decodeRecord({ [WATERMILL_UUID_HEADER]: "u" }, null)).toMatchObject({ ok: true, payload: Buffer.alloc(0) });
   });
+
+  it("drops unreadable metadata headers but keeps the message; decodes UTF-8 headers as TextDecoder does", () => {
+    const headers = {
+      [WATERMILL_UUID_HEADER]: Buffer.from("\ufeff01JD8X"),
+      bad: Buffer.from([0xc3, 0x28]),
+      many: [Buffer.from("a"), Buffer.from("b")],
+      one: [Buffer.from("x")],
+      "Émoji": Buffer.from("ünï ✓ 🚀"),
+      missing: undefined,
+    };
+    const d = decodeRecord(headers, Buffer.from("p"));
+    expect(d).toEqual({ ok: true, uuid: "01JD8X", metadata: { one: "x", "Émoji": "ünï ✓ 🚀" }, payload: Buffer.from("p") });
+    const inherited = Object.create({ [WATERMILL_UUID_HEADER]: "proto" }) as Record<string, string>;
+    expect(decodeRecord(inherited, null).ok).toBe(false);
+    expect(decodeRecord(undefined, null).ok).toBe(false);
+  });
 });

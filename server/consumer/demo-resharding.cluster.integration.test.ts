@@ -232,7 +232,10 @@ describe("demo consumer on Kafka + Redis Cluster through a resharding (20,000 ev
       expect(lost.slice(0, 5), `${lost.length} events without their push`).toEqual([]);
       expect(dup.slice(0, 5), `${dup.length} events pushed twice`).toEqual([]);
       expect(store.pushes.size).toBe(EVENTS);
-      expect(store.skipped, "repeats that reached a handler (only its own idempotency stopped them)").toBe(0);
+      // A repeat reaches a handler only through fail-open (spec §4): a store call that failed or
+      // timed out during the migration lets the message through, and the handler's own
+      // idempotency (spec §5) stops it. So there can be no more of them than counted store errors.
+      expect(store.skipped, "repeats that reached a handler without a counted store error").toBeLessThanOrEqual(storeErrors);
       expect(swallowed, "the re-published copies at least were swallowed").toBeGreaterThanOrEqual(EVENTS / 20 - 50);
       expect(movedAsk, "clients were redirected during the migration").toBeGreaterThan(0);
     } finally {

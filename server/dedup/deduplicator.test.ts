@@ -298,6 +298,31 @@ describe("Deduplicator — batch pre-claim", () => {
     expect(repo.calls).toMatchObject({ claimBatch: 1, claim: 0, compareAndSetBatch: 1, compareAndSet: 0 });
   });
 
+  it("a batch counts one result per delivery, the same as one-by-one delivery: success, deduplicated, error (nack and poisoned)", async () => {
+    vi.useRealTimers();
+    const fail = new Set(["bad"]);
+    const counts = async (registry: Registry) => ({
+      success: await count(registry, METRIC_NAMES.processed, { result: "success" }),
+      deduplicated: await count(registry, METRIC_NAMES.processed, { result: "deduplicated" }),
+      error: await count(registry, METRIC_NAMES.processed, { result: "error" }),
+    });
+    const handler: Handler = async (m) => {
+      if (fail.has(m.uuid)) throw new Error("boom");
+    };
+    // dedup-only: "bad" nacks and ends the batch ("after" never runs, so it counts nothing).
+    const ids = ["a", "a", "bad", "after"];
+    const b = harness(handler, { stack: "dedup-only" });
+    expect(await b.sink.deliverBatch(ids.map((u) => newMessage(u, "")))).toEqual(["ack", "ack", "nack"]);
+    const s = harness(handler, { stack: "dedup-only" });
+    for (const u of ids.slice(0, 3)) await s.sink.deliver(newMessage(u, ""));
+    expect(await counts(b.registry)).toEqual({ success: 1, deduplicated: 1, error: 1 });
+    expect(await counts(b.registry)).toEqual(await counts(s.registry));
+    // default stack (retries 100-800 ms): "bad" is retried, then poisoned (ack) — still one error result.
+    const p = harness(handler, { dedup: {} });
+    expect(await p.sink.deliverBatch(["x", "bad", "y"].map((u) => newMessage(u, "")))).toEqual(["ack", "ack", "ack"]);
+    expect(await counts(p.registry)).toEqual({ success: 2, deduplicated: 0, error: 1 });
+  }, 20_000);
+
   it("one UUID twice in a batch: the second copy is swallowed, not in-progress", async () => {
     const runs: string[] = [];
     const { sink } = harness(async (m) => void runs.push(m.uuid), { stack: "dedup-only" });

@@ -15,23 +15,59 @@ import { classifyStoreError, timed } from "./store-call";
 export * from "./deduplicator-options";
 export { classifyStoreError, StoreTimeoutError } from "./store-call";
 
-interface PreClaim {
-  key: string;
-  value: string;
-  /** null = claimed by us; string = existing value; undefined = unknown (the batch failed or timed out). */
-  reply: string | null | undefined;
-  at: number;
-}
+/** {@link BatchState.phase}: the message's stack has not reached the Deduplicator yet. */
+const NOT_RUN = 0;
+/** {@link BatchState.phase}: it ran; counted as an `error` result at settle unless it becomes final. */
+const RAN = 1;
+/** {@link BatchState.phase}: it ended in success or deduplicated. */
+const FINAL = 2;
 
-/** Per Router batch: the deferred `done` marks, and the keys that succeeded earlier in the batch. */
-interface BatchState {
-  marks: PendingMark[];
-  doneKeys: Set<string>;
+/**
+ * Per Router batch (`prepareBatch`): the pre-claims and the metrics state of the batch's messages,
+ * in arrays indexed by position in the batch (no object or closure per message), the deferred
+ * `done` marks, and the keys that succeeded earlier in the batch. Each message's `context` points
+ * to it under the Deduplicator's symbol; a message finds its position by identity, from a cursor
+ * that follows the Router's in-order delivery.
+ */
+class BatchState {
+  /** The pre-claimed key of `msgs[i]`; undefined = none (no key, a repeat in the batch) or already used. */
+  readonly keys: Array<string | undefined>;
+  /** null = claimed by us; string = existing value; undefined = unknown (the batch failed or timed out). */
+  readonly replies: Array<string | null | undefined>;
+  readonly phase: Uint8Array;
+  readonly marks: PendingMark[] = [];
+  readonly doneKeys = new Set<string>();
+  /** When the claim round trip answered (the pre-claims' age). */
+  at = 0;
+  /** false once settled: a late call falls back to the per-delivery path. */
+  open = true;
+  private cursor = 0;
+
+  constructor(
+    readonly msgs: readonly Message[],
+    /** The batch's claim token (one per batch: each key appears once in it). */
+    readonly value: string,
+    readonly counting: boolean,
+  ) {
+    this.keys = new Array<string | undefined>(msgs.length);
+    this.replies = new Array<string | null | undefined>(msgs.length);
+    this.phase = new Uint8Array(msgs.length);
+  }
+
+  /** Position of `msg` in the batch, or -1. */
+  indexOf(msg: Message): number {
+    const n = this.msgs.length;
+    for (let i = this.cursor; i < n; i++) {
+      if (this.msgs[i] === msg) return (this.cursor = i);
+    }
+    for (let i = 0; i < this.cursor; i++) if (this.msgs[i] === msg) return i;
+    return -1;
+  }
 }
 
 /**
- * What this Deduplicator keeps per delivery, stored on the delivery's own `context` under a
- * per-instance symbol (cheaper than WeakMaps on the hot path, and gone with the delivery).
+ * What this Deduplicator keeps per delivery outside a batch, stored on the delivery's own
+ * `context` under a per-instance symbol (cheaper than WeakMaps on the hot path, and gone with the delivery).
  */
 interface DeliveryState {
   /** Metrics: the delivery ended in success or deduplicated (not error). */
@@ -40,9 +76,10 @@ interface DeliveryState {
   /** onSettled registered (or found unavailable). */
   tracked: boolean;
   routed: boolean;
-  pre?: PreClaim;
-  batch?: BatchState;
 }
+
+/** The metrics state `check` updates: a delivery's own, or a position in a batch. */
+type Tracking = DeliveryState | undefined;
 
 const PROCESS_TAG = randomBytes(6).toString("base64url");
 let seq = 0;
@@ -75,9 +112,9 @@ export class Deduplicator {
   }
 
   private stateOf(msg: Message): DeliveryState {
-    const ctx = msg.context as Record<symbol, DeliveryState | undefined>;
+    const ctx = msg.context as Record<symbol, DeliveryState | BatchState | undefined>;
     let s = ctx[this.slot];
-    if (!s) {
+    if (!s || s instanceof BatchState) {
       s = { final: false, errorCounted: false, tracked: false, routed: false };
       ctx[this.slot] = s;
     }
@@ -137,6 +174,15 @@ export class Deduplicator {
   private handle(next: Handler, msg: Message): Promise<void | Message[]> {
     const topic = msg.context.topic ?? "";
     const handler = msg.context.handler ?? "default";
+    const slot = (msg.context as Record<symbol, DeliveryState | BatchState | undefined>)[this.slot];
+    if (slot instanceof BatchState && slot.open) {
+      const i = slot.indexOf(msg);
+      if (i >= 0) {
+        // The error result is counted at the batch's settle (phase RAN, never FINAL).
+        if (slot.phase[i] === NOT_RUN) slot.phase[i] = RAN;
+        return this.check(next, msg, topic, handler, undefined, slot, i);
+      }
+    }
     const st = this.track(msg, topic, handler);
     // Under a Router the error result is counted at settle; only without one is a catch needed here.
     if (!st || st.routed) return this.check(next, msg, topic, handler, st);
@@ -155,7 +201,7 @@ export class Deduplicator {
     }
   }
 
-  private async check(next: Handler, msg: Message, topic: string, handler: string, st: DeliveryState | undefined): Promise<void | Message[]> {
+  private async check(next: Handler, msg: Message, topic: string, handler: string, st: Tracking, batch?: BatchState, bi = -1): Promise<void | Message[]> {
     const o = this.options;
     let key: string;
     try {
@@ -163,29 +209,29 @@ export class Deduplicator {
     } catch (e) {
       this.rec.error("marshal");
       if (this.closed) throw new DedupStoreError("marshal", `dedup key of message ${msg.uuid} could not be computed: ${(e as Error)?.message ?? e}`, { cause: e });
-      return this.passThrough(next, msg, topic, handler, st);
+      return this.passThrough(next, msg, topic, handler, st, batch, bi);
     }
 
-    const slot = (msg.context as Record<symbol, DeliveryState | undefined>)[this.slot];
-    const batch = slot?.batch;
-    if (batch?.doneKeys.has(key)) return this.swallow(msg, key, topic, handler, st);
+    if (batch?.doneKeys.has(key)) return this.swallow(msg, key, topic, handler, st, batch, bi);
 
     let value: string;
     let reply: string | null;
-    const pre = slot?.pre;
-    if (pre) slot.pre = undefined;
-    if (pre && pre.key === key && pre.reply !== undefined && Date.now() - pre.at <= this.claimTtl * o.preclaimMaxAgeFraction) {
-      value = pre.value;
-      reply = pre.reply;
+    // The pre-claim is used once: a retry of the message claims again.
+    const preKey = batch ? batch.keys[bi] : undefined;
+    const preReply = batch ? batch.replies[bi] : undefined;
+    if (preKey !== undefined) batch!.keys[bi] = undefined;
+    if (preKey === key && preReply !== undefined && Date.now() - batch!.at <= this.claimTtl * o.preclaimMaxAgeFraction) {
+      value = batch!.value;
+      reply = preReply;
     } else {
       // A stale or unknown pre-claim is re-checked under the same token, so our own claim is recognised.
-      value = pre && pre.key === key ? pre.value : this.newValue();
+      value = preKey === key ? batch!.value : this.newValue();
       const t0 = performance.now();
       try {
         reply = await this.timed(o.repository.claim(key, value, this.claimTtl));
       } catch (e) {
         this.rec.checkSeconds((performance.now() - t0) / 1000);
-        return this.storeFailed(e, `claim of ${key}`, next, msg, topic, handler, st);
+        return this.storeFailed(e, `claim of ${key}`, next, msg, topic, handler, st, batch, bi);
       }
       this.rec.checkSeconds((performance.now() - t0) / 1000);
       if (reply !== null && reply === value && o.marking !== "naive") {
@@ -199,7 +245,7 @@ export class Deduplicator {
         this.rec.inProgress(topic, handler);
         throw new InProgressError(key);
       }
-      return this.swallow(msg, key, topic, handler, st);
+      return this.swallow(msg, key, topic, handler, st, batch, bi);
     }
 
     let out: void | Message[];
@@ -217,31 +263,34 @@ export class Deduplicator {
       if (o.marking === "lease") batch.marks.push({ key, value, topic, handler });
     } else if (o.marking === "lease") await this.marks.complete(key, value, topic, handler);
     if (st) st.final = true;
+    else if (batch) batch.phase[bi] = FINAL;
     this.rec.result(topic, handler, "success");
     return out;
   }
 
-  private swallow(msg: Message, key: string, topic: string, handler: string, st: DeliveryState | undefined): undefined {
+  private swallow(msg: Message, key: string, topic: string, handler: string, st: Tracking, batch?: BatchState, bi = -1): undefined {
     if (st) st.final = true;
+    else if (batch) batch.phase[bi] = FINAL;
     this.rec.result(topic, handler, "deduplicated");
     if (this.options.logDuplicates) this.options.logger(`[dedup] duplicate swallowed: handler=${handler} topic=${topic} uuid=${msg.uuid} key=${key}`);
     return undefined;
   }
 
-  private async passThrough(next: Handler, msg: Message, topic: string, handler: string, st: DeliveryState | undefined): Promise<void | Message[]> {
+  private async passThrough(next: Handler, msg: Message, topic: string, handler: string, st: Tracking, batch?: BatchState, bi = -1): Promise<void | Message[]> {
     const out = await next(msg);
     if (st) st.final = true;
+    else if (batch) batch.phase[bi] = FINAL;
     this.rec.result(topic, handler, "success");
     return out;
   }
 
-  private storeFailed(e: unknown, what: string, next: Handler, msg: Message, topic: string, handler: string, st: DeliveryState | undefined): Promise<void | Message[]> {
+  private storeFailed(e: unknown, what: string, next: Handler, msg: Message, topic: string, handler: string, st: Tracking, batch?: BatchState, bi = -1): Promise<void | Message[]> {
     const reason = classifyStoreError(e);
     this.rec.error(reason);
     if (this.closed) {
       throw new DedupStoreError(reason, `dedup store failed (${reason}) on ${what}: ${(e as Error)?.message ?? e}; fail-closed, so the message is retried and then poisoned`, { cause: e });
     }
-    return this.passThrough(next, msg, topic, handler, st);
+    return this.passThrough(next, msg, topic, handler, st, batch, bi);
   }
 
 
@@ -254,13 +303,16 @@ export class Deduplicator {
   async prepareBatch(msgs: readonly Message[]): Promise<BatchPreparation> {
     const o = this.options;
     if (o.marking === "naive" || msgs.length === 0) return NOOP_PREPARATION;
-    const reqs: ClaimRequest[] = [];
-    const owners: Message[] = [];
-    const seen = new Set<string>();
     // One token for the whole batch: each key appears once in it, so the token still tells our claim
     // of a key from anyone else's; and the store call carries one value instead of one per key.
-    const batchValue = this.newValue();
-    for (const m of msgs) {
+    const batch = new BatchState(msgs, this.newValue(), this.options.registry !== undefined);
+    const reqs: ClaimRequest[] = [];
+    const at: number[] = [];
+    const seen = new Set<string>();
+    const slot = this.slot;
+    for (let i = 0; i < msgs.length; i++) {
+      const m = msgs[i]!;
+      (m.context as Record<symbol, BatchState>)[slot] = batch;
       let key: string;
       try {
         key = this.keyOf(m);
@@ -271,40 +323,52 @@ export class Deduplicator {
       // pre-claimed now it would see the first copy's lease and fail as in-progress.
       if (seen.has(key)) continue;
       seen.add(key);
-      reqs.push({ key, value: batchValue, ttlMs: this.claimTtl });
-      owners.push(m);
+      reqs.push({ key, value: batch.value, ttlMs: this.claimTtl });
+      at.push(i);
     }
-    if (reqs.length === 0) return NOOP_PREPARATION;
-    const t0 = performance.now();
-    let replies: Array<string | null | Error> | undefined;
-    try {
-      replies = await this.timed(o.repository.claimBatch(reqs));
-    } catch (e) {
-      this.rec.error(classifyStoreError(e));
+    if (reqs.length > 0) {
+      const t0 = performance.now();
+      let replies: Array<string | null | Error> | undefined;
+      try {
+        replies = await this.timed(o.repository.claimBatch(reqs));
+      } catch (e) {
+        this.rec.error(classifyStoreError(e));
+      }
+      this.rec.checkSeconds((performance.now() - t0) / 1000);
+      batch.at = Date.now();
+      for (let j = 0; j < at.length; j++) {
+        const i = at[j]!;
+        const r = replies?.[j];
+        batch.keys[i] = reqs[j]!.key;
+        batch.replies[i] = r instanceof Error ? undefined : r;
+      }
     }
-    this.rec.checkSeconds((performance.now() - t0) / 1000);
-    const at = Date.now();
-    const batch: BatchState = { marks: [], doneKeys: new Set() };
-    owners.forEach((m, i) => {
-      const r = replies?.[i];
-      const req = reqs[i]!;
-      this.stateOf(m).pre = { key: req.key, value: req.value, reply: r instanceof Error ? undefined : r, at };
-    });
-    for (const m of msgs) this.stateOf(m).batch = batch;
     return {
       settle: async () => {
-        for (const m of msgs) this.stateOf(m).batch = undefined;
+        batch.open = false;
+        if (batch.counting) {
+          // A message whose stack reached the Deduplicator but never ended in success or
+          // deduplicated is an `error` result (what onSettled counts outside a batch).
+          for (let i = 0; i < msgs.length; i++) {
+            if (batch.phase[i] === RAN) {
+              const c = msgs[i]!.context;
+              this.rec.result(c.topic ?? "", c.handler ?? "default", "error");
+            }
+          }
+        }
         await this.marks.completeMany(batch.marks);
       },
       discard: async (notRun) => {
         const releases: Promise<unknown>[] = [];
         for (const m of notRun) {
-          const st = this.stateOf(m);
-          const p = st.pre;
-          if (!p) continue;
-          st.pre = undefined;
-          if (p.reply === null || p.reply === undefined) {
-            releases.push(this.timed(o.repository.compareAndDelete(p.key, p.value)).catch((e: unknown) => this.rec.error(classifyStoreError(e))));
+          const i = batch.indexOf(m);
+          if (i < 0) continue;
+          const key = batch.keys[i];
+          if (key === undefined) continue;
+          batch.keys[i] = undefined;
+          const r = batch.replies[i];
+          if (r === null || r === undefined) {
+            releases.push(this.timed(o.repository.compareAndDelete(key, batch.value)).catch((e: unknown) => this.rec.error(classifyStoreError(e))));
           }
         }
         await Promise.all(releases);

@@ -75,6 +75,36 @@ describe("KafkaSubscriber", () => {
     expect(await committed(groupId, topic)).toEqual(["10"]);
   }, 60_000);
 
+  it("commitIntervalMs 0: offsets are committed once per fetched batch (not per chunk), and all of them by the end", async () => {
+    const topic = await freshTopic(1);
+    const groupId = `g-${randomBytes(3).toString("hex")}`;
+    groups.push(groupId);
+    // Published in one send before the group starts: one record batch, fetched at once (≈ 40 KB < 1 MB).
+    await publisher.publish(topic, ...Array.from({ length: 400 }, (_, i) => newMessage(ulid(), String(i))));
+    let midBatch: string[] = [];
+    let n = 0;
+    const router = new Router({ onError: () => undefined });
+    const sub = new KafkaSubscriber({ brokers, groupId, chunkSize: 100 });
+    router.addHandler({
+      name: "h",
+      topic,
+      subscriber: sub,
+      handler: async (msg) => {
+        n++;
+        if (payloadText(msg) === "250") midBatch = await committed(groupId, topic);
+      },
+    });
+    void router.run();
+    await router.running;
+    await until(() => n === 400);
+    // Two chunks of the batch were acked before message 250, but none committed yet (per chunk: "200").
+    expect(midBatch).toEqual(["-1"]);
+    const end = Date.now() + 10_000;
+    while ((await committed(groupId, topic))[0] !== "400" && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    expect(await committed(groupId, topic)).toEqual(["400"]); // committed at the batch's end, before the stop
+    await router.close();
+  }, 60_000);
+
   it("with an interval commit, a graceful stop commits what was acked; a crash before commit leaves it to the next owner", async () => {
     const topic = await freshTopic(2);
     const groupId = `g-${randomBytes(3).toString("hex")}`;

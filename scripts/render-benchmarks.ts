@@ -191,7 +191,12 @@ interface ProfileSplit {
 }
 
 function consumerSection(rs: BenchResult[]): string[] {
-  const L: string[] = ["## The consumer path: where the time goes", ""];
+  const L: string[] = [
+    "## The consumer path: where the time goes",
+    "",
+    "The changes made for the 0.8 target, their A/B figures, and what still limits it: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md).",
+    "",
+  ];
   const perSec = (v: string) => get(rs, `consumer.msgs_per_sec.${v}`);
   const raw = perSec("raw");
   if (!raw) return [...L, "Not measured in this run.", ""];

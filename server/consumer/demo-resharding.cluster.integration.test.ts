@@ -25,6 +25,7 @@ import { DEMO_HANDLER_SPECS } from "./demo-handlers";
 import { createDedupRedis, deleteKeysByPrefix } from "./env";
 import { MemorySideEffectStore, type SideEffectStore } from "./side-effects";
 import { KafkaTransport } from "./transport";
+import { clusterMasters, type MasterInfo } from "@/server/testing/redis-cluster";
 
 const BROKERS = (process.env.KAFKA_BROKERS || "127.0.0.1:9092").split(",");
 const CLUSTER_NODES = (process.env.REDIS_CLUSTER_NODES || "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002").split(",");
@@ -32,31 +33,6 @@ const EVENTS = 20_000;
 const CHUNK = 500;
 const RESHARD_SLOTS = 1200;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-interface MasterInfo {
-  id: string;
-  addr: string;
-  slots: number;
-}
-
-async function clusterMasters(c: Cluster): Promise<MasterInfo[]> {
-  const text = String(await c.cluster("NODES"));
-  return text
-    .trim()
-    .split("\n")
-    .map((l) => l.split(" "))
-    .filter((f) => f[2]?.includes("master"))
-    .map((f) => ({
-      id: f[0]!,
-      addr: f[1]!.split("@")[0]!,
-      slots: f.slice(8).reduce((n, r) => {
-        if (r.startsWith("[")) return n;
-        const [lo, hi] = r.split("-").map(Number);
-        return n + ((hi ?? lo!) - lo! + 1);
-      }, 0),
-    }))
-    .sort((a, b) => a.addr.localeCompare(b.addr));
-}
 
 async function redirections(c: Cluster): Promise<number> {
   let n = 0;

@@ -9,9 +9,8 @@
  * test fails with that instruction — never a silent skip.
  */
 import { randomBytes } from "node:crypto";
-import { Cluster, type ClusterOptions, type Redis } from "ioredis";
+import { Cluster, type Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { parseConfig } from "@/server/config";
 import { InProgressError } from "./errors";
 import { Deduplicator } from "./deduplicator";
 import { newMessage, type Message } from "./message";
@@ -19,42 +18,10 @@ import { MemoryPubSub } from "./pubsub";
 import { CLAIM_LUA, COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type DedupRedisClient } from "./redis-repository";
 import { redisRepositorySuite } from "./redis-repository.suite";
 import { Router, type RouterErrorEvent } from "./router";
+import { clusterNodes, connectCluster } from "@/server/testing/redis-cluster";
 
 // ---------------------------------------------------------------------------------------------
-// Cluster access (each *.cluster.integration.test.ts keeps its own copy: test files share no code)
-
-const DEFAULT_CLUSTER_NODES = ["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"];
-
-function clusterNodes(): string[] {
-  const v = process.env.REDIS_CLUSTER_NODES;
-  return v ? parseConfig({ REDIS_CLUSTER_NODES: v }).REDIS_CLUSTER_NODES! : DEFAULT_CLUSTER_NODES;
-}
-
-/** Connects to the cluster or throws the instruction to start it. */
-async function connectCluster(options: ClusterOptions = {}): Promise<Cluster> {
-  const nodes = clusterNodes();
-  const c = new Cluster(
-    nodes.map((hp) => ({ host: hp.slice(0, hp.lastIndexOf(":")), port: Number(hp.slice(hp.lastIndexOf(":") + 1)) })),
-    { clusterRetryStrategy: () => 200, ...options },
-  );
-  c.on("error", () => {});
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`not ready after 5 s (status ${c.status})`)), 5_000);
-      c.once("ready", () => {
-        clearTimeout(t);
-        resolve();
-      });
-    });
-    const info = String(await c.cluster("INFO"));
-    if (!info.includes("cluster_state:ok")) throw new Error("cluster_state is not ok");
-    if (c.nodes("master").length < 3) throw new Error(`expected 3 masters, found ${c.nodes("master").length}`);
-    return c;
-  } catch (e) {
-    c.disconnect();
-    throw new Error(`Redis Cluster at ${nodes.join(",")} is not usable (${(e as Error).message}): run npm run stack:cluster`);
-  }
-}
+// Cluster access (connecting and the layout: server/testing/redis-cluster.ts)
 
 function nodeName(n: Redis): string {
   return `${n.options.host}:${n.options.port}`;

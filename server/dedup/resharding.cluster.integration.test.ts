@@ -21,15 +21,14 @@ import { randomBytes } from "node:crypto";
 import { Cluster, type ClusterOptions } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { parseConfig } from "@/server/config";
 import { newMessage, type Message } from "./message";
 import { METRIC_NAMES } from "./metrics";
 import { MemoryPubSub } from "./pubsub";
 import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type DedupRedisClient } from "./redis-repository";
 import { Router } from "./router";
 import { defaultStack } from "./stack";
+import { clusterMasters, connectCluster, type MasterInfo } from "@/server/testing/redis-cluster";
 
-const DEFAULT_CLUSTER_NODES = ["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"];
 const MESSAGES = 20_000;
 const CHUNK = 500;
 /** Slots moved by each reshard (of 5461 per master): enough keys migrate to take a few seconds. */
@@ -51,62 +50,6 @@ const REPLICA_CONFIGS: ReadonlyArray<{ name: string; options: ClusterOptions }> 
   },
   { name: "auto-pipelining off", options: { enableAutoPipelining: false, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } } },
 ];
-
-function clusterNodes(): string[] {
-  const v = process.env.REDIS_CLUSTER_NODES;
-  return v ? parseConfig({ REDIS_CLUSTER_NODES: v }).REDIS_CLUSTER_NODES! : DEFAULT_CLUSTER_NODES;
-}
-
-async function connectCluster(options: ClusterOptions = {}): Promise<Cluster> {
-  const nodes = clusterNodes();
-  const c = new Cluster(
-    nodes.map((hp) => ({ host: hp.slice(0, hp.lastIndexOf(":")), port: Number(hp.slice(hp.lastIndexOf(":") + 1)) })),
-    { clusterRetryStrategy: () => 200, ...options },
-  );
-  c.on("error", () => {});
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`not ready after 5 s (status ${c.status})`)), 5_000);
-      c.once("ready", () => {
-        clearTimeout(t);
-        resolve();
-      });
-    });
-    const info = String(await c.cluster("INFO"));
-    if (!info.includes("cluster_state:ok")) throw new Error("cluster_state is not ok");
-    if (c.nodes("master").length < 3) throw new Error(`expected 3 masters, found ${c.nodes("master").length}`);
-    return c;
-  } catch (e) {
-    c.disconnect();
-    throw new Error(`Redis Cluster at ${nodes.join(",")} is not usable (${(e as Error).message}): run npm run stack:cluster`);
-  }
-}
-
-interface MasterInfo {
-  id: string;
-  addr: string;
-  slots: number;
-}
-
-/** Masters from CLUSTER NODES: id, host:port, number of slots served. */
-async function clusterMasters(c: Cluster): Promise<MasterInfo[]> {
-  const text = String(await c.cluster("NODES"));
-  return text
-    .trim()
-    .split("\n")
-    .map((l) => l.split(" "))
-    .filter((f) => f[2]?.includes("master"))
-    .map((f) => ({
-      id: f[0]!,
-      addr: f[1]!.split("@")[0]!,
-      slots: f.slice(8).reduce((n, r) => {
-        if (r.startsWith("[")) return n; // a slot being migrated / imported
-        const [lo, hi] = r.split("-").map(Number);
-        return n + ((hi ?? lo!) - lo! + 1);
-      }, 0),
-    }))
-    .sort((a, b) => a.addr.localeCompare(b.addr));
-}
 
 async function errorStats(c: Cluster): Promise<Record<string, number>> {
   const out: Record<string, number> = {};

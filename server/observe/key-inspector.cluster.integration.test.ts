@@ -14,20 +14,13 @@ import { randomBytes } from "node:crypto";
 import { Cluster } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { parseConfig } from "@/server/config";
 import { CLAIMED_PREFIX } from "@/server/dedup/repository";
 import { createObserveContext } from "./context";
 import { browseKeys, lookupKey as browseLookup } from "./key-browser";
 import { KeyInspector } from "./key-inspector";
 import { LocalSource } from "./metrics/local";
 import { createObserveRedis, type RedisLike } from "./redis-client";
-
-const DEFAULT_CLUSTER_NODES = ["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"];
-
-function clusterNodes(): string[] {
-  const v = process.env.REDIS_CLUSTER_NODES;
-  return v ? parseConfig({ REDIS_CLUSTER_NODES: v }).REDIS_CLUSTER_NODES! : DEFAULT_CLUSTER_NODES;
-}
+import { clusterNodes } from "@/server/testing/redis-cluster";
 
 /** The app's observe client on the cluster, ready, or the instruction to start the cluster. */
 async function observeCluster(): Promise<Cluster> {

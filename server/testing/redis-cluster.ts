@@ -1,0 +1,69 @@
+/**
+ * Test helpers for the `*.cluster.integration.test.ts` files: reach the local Redis Cluster
+ * (`npm run stack:cluster`, 127.0.0.1:7000-7002, or REDIS_CLUSTER_NODES) and read its layout.
+ * A cluster that is down fails the test with the instruction to start it — never a silent skip.
+ */
+import { Cluster, type ClusterOptions } from "ioredis";
+import { parseConfig } from "@/server/config";
+
+/** The seed nodes of `npm run stack:cluster`. */
+export const DEFAULT_CLUSTER_NODES = ["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"];
+
+/** REDIS_CLUSTER_NODES (validated like the app's) or the local stack's seed nodes. */
+export function clusterNodes(): string[] {
+  const v = process.env.REDIS_CLUSTER_NODES;
+  return v ? parseConfig({ REDIS_CLUSTER_NODES: v }).REDIS_CLUSTER_NODES! : DEFAULT_CLUSTER_NODES;
+}
+
+/** Connects to the cluster (3 masters, cluster_state:ok) or throws the instruction to start it. */
+export async function connectCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  const nodes = clusterNodes();
+  const c = new Cluster(
+    nodes.map((hp) => ({ host: hp.slice(0, hp.lastIndexOf(":")), port: Number(hp.slice(hp.lastIndexOf(":") + 1)) })),
+    { clusterRetryStrategy: () => 200, ...options },
+  );
+  c.on("error", () => {});
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`not ready after 5 s (status ${c.status})`)), 5_000);
+      c.once("ready", () => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+    const info = String(await c.cluster("INFO"));
+    if (!info.includes("cluster_state:ok")) throw new Error("cluster_state is not ok");
+    if (c.nodes("master").length < 3) throw new Error(`expected 3 masters, found ${c.nodes("master").length}`);
+    return c;
+  } catch (e) {
+    c.disconnect();
+    throw new Error(`Redis Cluster at ${nodes.join(",")} is not usable (${(e as Error).message}): run npm run stack:cluster`);
+  }
+}
+
+/** A master of the cluster: node id, host:port, number of slots it serves. */
+export interface MasterInfo {
+  id: string;
+  addr: string;
+  slots: number;
+}
+
+/** Masters from CLUSTER NODES: id, host:port, number of slots served. */
+export async function clusterMasters(c: Cluster): Promise<MasterInfo[]> {
+  const text = String(await c.cluster("NODES"));
+  return text
+    .trim()
+    .split("\n")
+    .map((l) => l.split(" "))
+    .filter((f) => f[2]?.includes("master"))
+    .map((f) => ({
+      id: f[0]!,
+      addr: f[1]!.split("@")[0]!,
+      slots: f.slice(8).reduce((n, r) => {
+        if (r.startsWith("[")) return n; // a slot being migrated / imported
+        const [lo, hi] = r.split("-").map(Number);
+        return n + ((hi ?? lo!) - lo! + 1);
+      }, 0),
+    }))
+    .sort((a, b) => a.addr.localeCompare(b.addr));
+}

@@ -153,18 +153,21 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
         return m;
       };
       key("C1");
-      const owner = ownerDedup(async () => {
+      // Both start at once on two connections: either may win the claim. The winner runs (held at
+      // the gate); the loser must get InProgressError, not a run and not a swallow.
+      const handler = async () => {
         runs++;
         await gate;
-      });
-      const other = otherDedup(async () => void runs++);
-      const [p1, p2] = [owner(mk()), other(mk())];
-      const settled = await Promise.race([p1.then(() => "owner"), p2.then(() => "other", (e: unknown) => e)]);
-      expect(settled).toBeInstanceOf(InProgressError);
+      };
+      const sides = [ownerDedup(handler), otherDedup(handler)] as const;
+      const results = sides.map((h, i) => h(mk()).then(() => i, (e: unknown) => e));
+      const first = await Promise.race(results);
+      expect(first).toBeInstanceOf(InProgressError);
       release();
-      await p1;
-      const again = mk();
-      await expect(other(again)).resolves.toBeUndefined();
+      const winner = (await Promise.all(results)).find((r) => typeof r === "number") as number;
+      const loser = sides[1 - winner]!;
+      // Redelivered after the owner's success: swallowed, the handler does not run again.
+      await expect(loser(mk())).resolves.toBeUndefined();
       expect(runs).toBe(1);
     });
 

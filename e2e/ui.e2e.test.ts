@@ -13,6 +13,7 @@ import { join } from "node:path";
 import Redis from "ioredis";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_VIEW_STATE } from "../lib/url-state";
 import { collectErrors, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, freePort, type App } from "./harness";
 
 type Mode = "embedded" | "real";
@@ -121,23 +122,32 @@ async function driveDemo(app: App): Promise<{ service: string; handler: string }
   };
   await put("/api/demo/sources", { traffic: { enabled: true }, forwarderRepublish: { enabled: true, rate: 0.05 } });
   await put("/api/demo/faults", { errorRate: 0.02 });
-  const deadline = Date.now() + 100_000;
+  // The overview tests open `/?refresh=off` at the default range: the page fetches each series once,
+  // at that range's step (15 s for 1 h), so wait until that very query has points — a series seen
+  // at a finer step can still be empty at the page's step (CI failed that way once).
+  const range = DEFAULT_VIEW_STATE.range;
+  type Series = { data: { status: string; series?: { labels: Record<string, string>; points: [number, number | null][] }[] } };
+  const lines = async (metric: string) => {
+    const res = await fetch(`${app.url}/api/series?metric=${metric}&range=${range}`);
+    if (!res.ok) throw new Error(`series ${metric} answered ${res.status}`);
+    const body = (await res.json()) as Series;
+    return { body, lines: (body.data.series ?? []).filter((l) => l.points.filter((p) => p[1] !== null).length >= 2) };
+  };
+  const deadline = Date.now() + 120_000;
   let last = "";
   while (Date.now() < deadline) {
     try {
-      const res = await fetch(`${app.url}/api/series?metric=duplicate_ratio&range=15m`);
-      if (res.ok) {
-        const body = (await res.json()) as { data: { status: string; series?: { labels: Record<string, string>; points: [number, number | null][] }[] } };
-        const line = body.data.series?.find((l) => l.labels.service && l.labels.handler && l.points.filter((p) => p[1] !== null).length >= 2);
-        if (line) return { service: line.labels.service!, handler: line.labels.handler! };
-        last = JSON.stringify(body.data).slice(0, 300);
-      } else last = `series answered ${res.status}`;
+      const ratio = await lines("duplicate_ratio");
+      const line = ratio.lines.find((l) => l.labels.service && l.labels.handler);
+      const latency = line ? await lines("check_latency") : null;
+      if (line && latency?.lines.some((l) => l.labels.service === line.labels.service)) return { service: line.labels.service!, handler: line.labels.handler! };
+      last = JSON.stringify((latency ?? ratio).body.data).slice(0, 300);
     } catch (e) {
       last = String(e);
     }
     await new Promise((r) => setTimeout(r, 2_000));
   }
-  throw new Error(`no duplicate-ratio series within 100 s (${last})`);
+  throw new Error(`no duplicate-ratio and check-latency series at range ${range} within 120 s (${last})`);
 }
 
 /**

@@ -105,6 +105,43 @@ describe("KafkaSubscriber", () => {
     await router.close();
   }, 60_000);
 
+  it("a batch's deferred writes land before its offsets are committed: the commit waits for sink.flush()", async () => {
+    const topic = await freshTopic(1);
+    const groupId = `g-${randomBytes(3).toString("hex")}`;
+    groups.push(groupId);
+    await publisher.publish(topic, ...Array.from({ length: 50 }, (_, i) => newMessage(ulid(), String(i))));
+    // A sink like the Router's: every batch acks at once and leaves its `done` marks in the air
+    // until the test lets them land.
+    let land!: () => void;
+    const marks = new Promise<void>((r) => (land = r));
+    let delivered = 0;
+    let flushes = 0;
+    const sink = {
+      deliver: async () => "ack" as const,
+      deliverBatch: async (msgs: readonly unknown[]) => {
+        delivered += msgs.length;
+        return msgs.map(() => "ack" as const);
+      },
+      flush: () => {
+        flushes++;
+        return marks;
+      },
+    };
+    const sub = new KafkaSubscriber({ brokers, groupId, chunkSize: 10 });
+    const stop = new AbortController();
+    const subscription = await sub.subscribe(topic, sink, stop.signal);
+    await until(() => delivered === 50 && flushes > 0);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await committed(groupId, topic)).toEqual(["-1"]); // acked, marks not landed: nothing committed
+    land();
+    const end = Date.now() + 10_000;
+    while ((await committed(groupId, topic))[0] !== "50" && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    expect(await committed(groupId, topic)).toEqual(["50"]);
+    stop.abort();
+    await subscription.closed;
+    await sub.close();
+  }, 60_000);
+
   it("with an interval commit, a graceful stop commits what was acked; a crash before commit leaves it to the next owner", async () => {
     const topic = await freshTopic(2);
     const groupId = `g-${randomBytes(3).toString("hex")}`;

@@ -187,6 +187,10 @@ export class KafkaSubscriber implements Subscriber {
       const partitions = [...pending].map(([partition, offset]) => ({ partition, offset }));
       pending.clear();
       lastCommit = Date.now();
+      // These offsets were acked after their deliverBatch resolved, i.e. after the batch's deferred
+      // `done` marks were sent: wait for them to land before committing (delivery contract item 3).
+      if (sink.flush) await sink.flush();
+      if (crash.signal.aborted) return; // a crashed replica leaves without committing
       try {
         await consumer.commitOffsets(partitions.map((p) => ({ topic, ...p })));
       } catch {
@@ -311,7 +315,8 @@ export class KafkaSubscriber implements Subscriber {
     // Offsets are acked per chunk (only a chunk's acked prefix) and committed once per kafkajs batch
     // (its end, a nack, a stop, a rebalance): one commit round trip per fetch instead of per chunk.
     // What is acked but not yet committed is only re-read after a crash or rebalance, and the
-    // Deduplicator swallows it: its `done` marks were settled before deliverBatch resolved.
+    // Deduplicator swallows it: its `done` marks were sent before deliverBatch resolved, and every
+    // commit first awaits `sink.flush()` (the marks have landed).
     let acked = false;
     const commit = async () => {
       if (!acked) return;

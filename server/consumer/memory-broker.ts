@@ -335,6 +335,8 @@ export class MemoryGroupSubscriber implements Subscriber {
             return;
           }
           pos += acked;
+          // The batch's deferred `done` marks land before its offsets count as committed (pubsub.ts item 3).
+          if (m.sink.flush) await m.sink.flush();
           this.ack(g, m, partition, pos);
         }
         if (acked < chunk.length && outcomes[acked] === "nack" && o.nackDelayMs > 0) await sleep(o.nackDelayMs);

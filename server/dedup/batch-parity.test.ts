@@ -64,6 +64,8 @@ async function play(s: Scenario, batchSize: number) {
     if (out.includes("nack")) break;
     i += chunk.length;
   }
+  // What a transport does before it commits: the batches' deferred `done` marks have landed.
+  await sink.flush?.();
   const state = [...new Set(s.uuids)].sort().map((u) => [u, repo.get(`svc:dedup:h:${u}`)]);
   return { outcomes, runs, state };
 }

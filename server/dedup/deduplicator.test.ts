@@ -280,7 +280,7 @@ describe("Deduplicator — batch pre-claim", () => {
     expect(batch.mem.get(KEY("new1"))).toBe(DONE_VALUE);
   });
 
-  it("a batch's done marks are sent without a per-message wait and awaited before deliverBatch resolves", async () => {
+  it("a batch's done marks are sent in one round trip as the batch resolves, and sink.flush() waits for them (the transport's commit)", async () => {
     const mem = new MemoryRepository();
     const repo = new FaultyRepository(mem, { latencyMs: 50 });
     const { sink } = harness(async () => undefined, { repo, stack: "dedup-only" });
@@ -290,12 +290,21 @@ describe("Deduplicator — batch pre-claim", () => {
       resolved = true;
       return o;
     });
-    await vi.advanceTimersByTimeAsync(60); // the pipelined claim
-    expect(resolved).toBe(false); // the marks are still in flight: no commit yet
-    await vi.advanceTimersByTimeAsync(60); // all ten marks, concurrently — not 10 × 50 ms
+    await vi.advanceTimersByTimeAsync(60); // the pipelined claim, then ten no-op handlers
+    // The batch resolved — the transport may fetch and claim the next one — while the marks are in flight.
+    expect(resolved).toBe(true);
     expect(await p).toEqual(ids.map(() => "ack"));
+    expect(ids.map((u) => mem.get(KEY(u))?.startsWith(PROCESSING_PREFIX))).toEqual(ids.map(() => true));
+    let flushed = false;
+    const f = sink.flush!().then(() => (flushed = true));
+    await vi.advanceTimersByTimeAsync(20);
+    expect(flushed).toBe(false); // a commit now would wait: the marks have not landed
+    await vi.advanceTimersByTimeAsync(40); // all ten marks at once — not 10 × 50 ms
+    await f;
     expect(ids.map((u) => mem.get(KEY(u)))).toEqual(ids.map(() => DONE_VALUE));
     expect(repo.calls).toMatchObject({ claimBatch: 1, claim: 0, compareAndSetBatch: 1, compareAndSet: 0 });
+    // Nothing pending: flush resolves at once.
+    await sink.flush!();
   });
 
   it("a batch counts one result per delivery, the same as one-by-one delivery: success, deduplicated, error (nack and poisoned)", async () => {

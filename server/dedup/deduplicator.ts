@@ -256,9 +256,10 @@ export class Deduplicator {
       throw e;
     }
     if (batch) {
-      // Inside a Router batch the `done` mark is deferred to the batch's settle(), which runs before
-      // deliverBatch resolves, i.e. before the transport commits: one round trip for all marks of
-      // the batch. A later copy of this key in the same batch is swallowed via doneKeys.
+      // Inside a Router batch the `done` mark is deferred to the batch's settle(), which sends it
+      // before deliverBatch resolves and which the transport awaits (sink.flush) before it commits:
+      // one round trip for all marks of the batch. A later copy of this key in the same batch is
+      // swallowed via doneKeys.
       batch.doneKeys.add(key);
       if (o.marking === "lease") batch.marks.push({ key, value, topic, handler });
     } else if (o.marking === "lease") await this.marks.complete(key, value, topic, handler);

@@ -86,10 +86,9 @@ export class MemoryRepository implements DedupRepository {
     return Promise.resolve(true);
   }
 
-  async compareAndSetBatch(requests: readonly CompareAndSetRequest[]): Promise<boolean[]> {
-    const out: boolean[] = [];
-    for (const r of requests) out.push(await this.compareAndSet(r.key, r.expected, r.value, r.ttlMs));
-    return out;
+  /** Applies every write before it returns (like one Redis script): a claim sent after it sees them all. */
+  compareAndSetBatch(requests: readonly CompareAndSetRequest[]): Promise<boolean[]> {
+    return Promise.all(requests.map((r) => this.compareAndSet(r.key, r.expected, r.value, r.ttlMs)));
   }
 
   compareAndDelete(key: string, expected: string): Promise<boolean> {

@@ -131,10 +131,11 @@ export interface BatchPreparation {
    */
   discard(notRun: readonly Message[]): Promise<void>;
   /**
-   * Called by the Router after the last message of the batch ran and before `deliverBatch`
-   * resolves (so before the transport commits any offset of the batch). The Deduplicator awaits
-   * here the `done` marks it sent without waiting per message, so N marks cost one pipelined round
-   * trip instead of N sequential ones. Must not throw.
+   * Called by the Router after the last message of the batch ran, before `deliverBatch` resolves;
+   * the Router does not wait for the returned promise but the transport does (`MessageSink.flush`)
+   * before it commits any offset of the batch. The Deduplicator sends here, synchronously, the
+   * `done` marks of the whole batch (N marks, one round trip) and resolves when they landed.
+   * Must not throw.
    */
   settle?(): Promise<void>;
 }

@@ -19,6 +19,12 @@
  *    commit them and must deliver them again (after the nacked one). Before the per-message stack
  *    runs, the Router gives middleware a chance to prepare the whole batch at once — the
  *    Deduplicator claims all keys in one pipelined round trip (see `Router`).
+ *    **Deferred writes.** `deliverBatch` may resolve before the writes its middleware deferred to
+ *    the batch's end (the Deduplicator's `done` marks) have settled, so that the next batch's work
+ *    overlaps them. A sink that does so has `flush()`: a transport that commits offsets awaits
+ *    `sink.flush()` after the batches whose offsets it commits resolved and **before** it commits
+ *    them (a crash in between re-reads those messages; it never commits one whose mark is still in
+ *    the air). A transport without commits (the in-memory one) awaits it before it reports idle.
  * 4. **Shutdown.** When the signal passed to `subscribe` aborts, the transport stops delivering,
  *    waits for the in-flight sink calls, commits what was acked, and resolves `closed`.
  * 5. **Identity.** `Message.uuid` is the event id carried by the publisher (Kafka header
@@ -37,6 +43,12 @@ export interface MessageSink {
    * `msgs`, stopping at the first nack; messages without an outcome were not processed.
    */
   deliverBatch(msgs: readonly Message[]): Promise<Outcome[]>;
+  /**
+   * Resolves once the writes deferred by every `deliverBatch` that already resolved (the
+   * Deduplicator's `done` marks) have settled; never rejects. Transports await it before they
+   * commit those batches' offsets (contract item 3). Absent = `deliverBatch` defers nothing.
+   */
+  flush?(): Promise<void>;
 }
 
 /** A running subscription. */
@@ -221,6 +233,8 @@ export class MemoryPubSub implements Subscriber, Publisher {
         let done = 0;
         while (done < outcomes.length && outcomes[done] === "ack") done++;
         sub.queue.splice(0, done);
+        // Nothing is committed here, but `idle()` promises that the store is written too.
+        if (sub.queue.length === 0 && sink.flush) await sink.flush();
         sub.inFlight = false;
         if (done < fresh.length && !sub.signal.aborted && this.opts.nackResendDelayMs > 0) {
           await new Promise<void>((resolve) => {

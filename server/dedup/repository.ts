@@ -56,6 +56,13 @@ export interface DedupRepository {
    * Optional: {@link compareAndSet} for many keys in one round trip, results in request order.
    * The Deduplicator uses it for the `done` marks of a batch; without it, it sends them one by one
    * (concurrently).
+   *
+   * **Ordering.** The Router does not wait for a batch's marks before the transport hands it the
+   * next batch (the transport waits before it commits, `MessageSink.flush`). Issue the writes before
+   * returning the promise — one Redis connection executes them before the next batch's claim, as
+   * {@link RedisRepository} and {@link MemoryRepository} do — so a copy of a marked key in the next
+   * batch is swallowed. A store that writes later is still safe: the copy finds the batch's lease,
+   * fails as in progress, and is redelivered once the mark landed (a nack and a delay instead).
    */
   compareAndSetBatch?(requests: readonly CompareAndSetRequest[]): Promise<boolean[]>;
 }

@@ -60,9 +60,13 @@ export const DEFAULT_ROUTER_OPTIONS = {
  * Deduplicator uses the remembered reply instead of a round trip, unless it is older than a safe
  * fraction of the lease (then it re-checks). It stops at the first nack and hands the messages that
  * never ran to each preparation's `discard`, which releases their pre-claims so their redelivery is
- * not blocked for a lease, then awaits each preparation's `settle` (the Deduplicator's `done` marks,
- * sent without a per-message wait) before resolving, i.e. before the transport commits. A failing
- * hook only costs the shortcut: the per-message path claims.
+ * not blocked for a lease, then starts each preparation's `settle` (the Deduplicator's `done` marks,
+ * sent without a per-message wait) and resolves **without waiting for it**: the transport's next
+ * batch (its pre-claim, its handlers) overlaps the marks, and the transport awaits `sink.flush()` —
+ * every settle started so far — before it commits (the delivery contract, `pubsub.ts` item 3). The
+ * marks are sent before `deliverBatch` resolves, so on one Redis connection a copy of a marked key in
+ * the next batch is claimed after its mark and is swallowed. A failing hook only costs the
+ * shortcut: the per-message path claims.
  */
 export class Router {
   private readonly opts: Required<RouterOptions>;
@@ -128,9 +132,14 @@ export class Router {
     let composed: Handler = config.handler;
     for (let i = middleware.length - 1; i >= 0; i--) composed = middleware[i]!(composed);
     const hooks = middleware.filter((m) => typeof m.prepareBatch === "function");
+    // Settles started by this sink's batches and not finished yet (see `flush`).
+    const settling = new Set<Promise<void>>();
     const s: MessageSink = {
       deliver: (msg) => this.track(this.deliverOne(config, composed, msg)),
-      deliverBatch: (msgs) => this.track(this.deliverBatch(config, composed, hooks, msgs)),
+      deliverBatch: (msgs) => this.track(this.deliverBatch(config, composed, hooks, msgs, settling)),
+      flush: async () => {
+        if (settling.size > 0) await Promise.all([...settling]);
+      },
     };
     this.sinks.set(handlerName, s);
     return s;
@@ -225,7 +234,7 @@ export class Router {
     return outcome;
   }
 
-  private async deliverBatch(config: HandlerConfig, composed: Handler, hooks: Middleware[], msgs: readonly Message[]): Promise<Outcome[]> {
+  private async deliverBatch(config: HandlerConfig, composed: Handler, hooks: Middleware[], msgs: readonly Message[], settling: Set<Promise<void>>): Promise<Outcome[]> {
     for (const m of msgs) this.prepare(config, m);
     const preparations: BatchPreparation[] = [];
     for (const hook of hooks) {
@@ -243,13 +252,32 @@ export class Router {
       if (o === "nack") break;
     }
     const notRun = msgs.slice(outcomes.length);
+    if (notRun.length > 0) {
+      // Before resolving: the transport redelivers these next and must find their keys free.
+      for (const p of preparations) {
+        try {
+          await p.discard(notRun);
+        } catch (e) {
+          this.report(config, e);
+        }
+      }
+    }
     for (const p of preparations) {
+      if (!p.settle) continue;
+      // Started now (the marks are sent before this batch resolves), awaited by `flush()`.
+      let started: Promise<void>;
       try {
-        if (notRun.length > 0) await p.discard(notRun);
-        if (p.settle) await p.settle();
+        started = p.settle();
       } catch (e) {
         this.report(config, e);
+        continue;
       }
+      const tracked: Promise<void> = started.then(
+        () => undefined,
+        (e: unknown) => this.report(config, e),
+      );
+      settling.add(tracked);
+      void this.track(tracked).finally(() => settling.delete(tracked));
     }
     return outcomes;
   }

@@ -63,8 +63,8 @@ export interface EnvOptions {
   partitions?: number;
   /**
    * Also told of every push of a workshop run (the app counts them in `demo_side_effects_total` /
-   * `demo_duplicate_side_effects_total` with the scenario as `handler`, so the anti-patterns move
-   * the dashboard's ground-truth panel). @default none
+   * `demo_duplicate_side_effects_total` / `demo_push_resends_absorbed_total` with the scenario as
+   * `handler`, so the anti-patterns move the dashboard's ground-truth panel). @default none
    */
   observePush?: PushObserver;
 }

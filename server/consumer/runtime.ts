@@ -12,7 +12,7 @@ import { DemoService } from "./demo";
 import { DEMO_HANDLER_SPECS } from "./demo-handlers";
 import { createDedupRedis, envOptionsFromConfig, scenarioEnv, type RedisClient } from "./env";
 import type { ScenarioEnv } from "./scenario-context";
-import { MemorySideEffectStore, PostgresSideEffectStore, sideEffectCounters, type PushObserver } from "./side-effects";
+import { countPush, MemorySideEffectStore, PostgresSideEffectStore, sideEffectCounters, type PushObserver } from "./side-effects";
 import { WorkshopRunner } from "./workshop";
 
 /** What the runtime holds. */
@@ -43,11 +43,10 @@ export function consumerRuntime(): ConsumerRuntime {
   for (const h of DEMO_HANDLER_SPECS) {
     counters.sent.labels({ handler: h.name }).inc(0);
     counters.duplicate.labels({ handler: h.name }).inc(0);
+    counters.absorbed.labels({ handler: h.name }).inc(0);
   }
-  const observe: PushObserver = (handler, _id, r) => {
-    counters.sent.inc({ handler });
-    if (r.duplicate) counters.duplicate.inc({ handler });
-  };
+  // A delivery counts in sent (and duplicate); a re-send the provider absorbed by key only in absorbed.
+  const observe: PushObserver = (handler, _id, r) => countPush(counters, handler, r);
   const env: ScenarioEnv & { close(): Promise<void> } = scenarioEnv({ ...opts, redis: workshopRedis, service: "workshop", registry, observePush: observe });
   const store = c.DATABASE_URL
     ? new PostgresSideEffectStore({ connectionString: c.DATABASE_URL, schema: "public", tablePrefix: c.SERVICE_NAME, observe })

@@ -23,6 +23,13 @@ import type { UnreadableRecord } from "./kafka-subscriber";
 export interface HandlerBehaviour {
   /** The handler's own idempotency (spec §5). Off = anti-pattern: every call pushes. */
   idempotent: boolean;
+  /**
+   * Pass the event id to the push provider as its idempotency key: the third line of defence,
+   * which absorbs the re-send after a crash between the push and its record's COMMIT (the window
+   * `idempotent` alone leaves open). Off = every call to the provider delivers.
+   * @default idempotent
+   */
+  providerKey?: boolean;
   /** Fail before the push (the provider timed out: nothing was sent). */
   failBeforePush?: (msg: Message, attempt: number) => boolean;
   /** Fail after the push (a later step failed: the push went out). */
@@ -43,7 +50,8 @@ export class InjectedFault extends Error {
  * A notification handler: parses the JSON payload (invalid JSON → `NonRetryableError`, straight
  * to the DLQ), then sends one push per event id through `store` — only when its row is new
  * (`INSERT … ON CONFLICT (event_id) DO NOTHING` in the same transaction), unless `behaviour.idempotent`
- * is off. `behaviour` is read at every call, so the live demo can switch faults on and off.
+ * is off; and, unless `behaviour.providerKey` is off, with the event id as the provider's
+ * idempotency key, so a re-send after a crash before that COMMIT delivers nothing. `behaviour` is read at every call, so the live demo can switch faults on and off.
  */
 export function notificationHandler(name: string, store: SideEffectStore, behaviour: () => HandlerBehaviour): Handler {
   return async (msg) => {
@@ -54,10 +62,11 @@ export function notificationHandler(name: string, store: SideEffectStore, behavi
     }
     const b = behaviour();
     const attempt = msg.context.attempt ?? 1;
+    const providerKey = b.providerKey ?? b.idempotent;
     if (b.workMs) await sleep(b.workMs);
     const push = async () => {
       if (b.failBeforePush?.(msg, attempt)) throw new InjectedFault("push provider timed out before sending");
-      await store.push(name, msg.uuid);
+      await store.push(name, msg.uuid, providerKey ? { idempotencyKey: msg.uuid } : {});
       if (b.failAfterPush?.(msg, attempt)) throw new InjectedFault("push sent, then saving the notification failed");
     };
     if (b.idempotent) await store.sendOnce(name, msg.uuid, push);

@@ -3,35 +3,79 @@
  * 1. the handler's own idempotency table (spec §5): `INSERT … ON CONFLICT (event_id) DO NOTHING`
  *    in the same transaction as the send; the push is sent only when the row is new, and a failed
  *    send rolls the row back (better not to send than to send twice);
- * 2. the push provider's ledger — the ground truth of what reached the outside world: every push,
- *    counted per event id, outside any handler transaction (a push cannot be taken back). A push
- *    for an event id already pushed is a duplicate side effect that leaked through.
+ * 2. the push provider's ledger — the ground truth of what reached the outside world: every
+ *    delivery, counted per event id, outside any handler transaction (a push cannot be taken back).
+ *    A delivery for an event id already delivered is a duplicate side effect that leaked through.
  *
- * PostgreSQL (`DATABASE_URL`) in real mode; an in-process store with the same behaviour otherwise.
+ * The provider honours an optional idempotency key, as real ones do (Stripe `Idempotency-Key`,
+ * APNs `apns-collapse-id`, FCM message id): a call with a key already delivered for that handler
+ * delivers nothing and is counted as an absorbed re-send. That closes the one window §5 leaves
+ * open — a crash after the push and before the COMMIT of its record rolls the record back and the
+ * redelivery calls the provider again. **Keys are kept for the ledger's lifetime**, not a provider
+ * window (Stripe's is 24 h): stricter than a real provider, whose re-sends are absorbed only within
+ * its window — ample for a redelivery, which comes seconds after the crash.
+ *
+ * PostgreSQL (`DATABASE_URL`, ./postgres-side-effects.ts) in real mode; an in-process store with the
+ * same behaviour otherwise.
  */
 import { Counter, type Registry } from "prom-client";
-import { Pool } from "pg";
 
 /** Metric names of the demo's side effects, written once. */
 export const SIDE_EFFECT_METRICS = {
   sent: "demo_side_effects_total",
   duplicate: "demo_duplicate_side_effects_total",
+  absorbed: "demo_push_resends_absorbed_total",
 } as const;
 
-/** `demo_side_effects_total{handler}` and `demo_duplicate_side_effects_total{handler}` on `registry` (get-or-create). */
-export function sideEffectCounters(registry: Registry): { sent: Counter<"handler">; duplicate: Counter<"handler"> } {
+/** The side-effect counters of {@link sideEffectCounters}. */
+export interface SideEffectCounters {
+  sent: Counter<"handler">;
+  duplicate: Counter<"handler">;
+  absorbed: Counter<"handler">;
+}
+
+/**
+ * `demo_side_effects_total{handler}`, `demo_duplicate_side_effects_total{handler}` and
+ * `demo_push_resends_absorbed_total{handler}` on `registry` (get-or-create).
+ */
+export function sideEffectCounters(registry: Registry): SideEffectCounters {
   const get = (name: string, help: string) =>
     (registry.getSingleMetric(name) as Counter<"handler"> | undefined) ?? new Counter({ name, help, labelNames: ["handler"], registers: [registry] });
   return {
-    sent: get(SIDE_EFFECT_METRICS.sent, "Pushes sent by the demo handlers (every send)."),
-    duplicate: get(SIDE_EFFECT_METRICS.duplicate, "Pushes for an event id that had already been pushed: duplicates that leaked through dedup and handler idempotency."),
+    sent: get(SIDE_EFFECT_METRICS.sent, "Pushes the provider delivered for the demo handlers (every delivery; an absorbed re-send is not one)."),
+    duplicate: get(SIDE_EFFECT_METRICS.duplicate, "Pushes delivered for an event id that had already been pushed: duplicates that leaked through dedup and handler idempotency."),
+    absorbed: get(
+      SIDE_EFFECT_METRICS.absorbed,
+      "Re-sends the push provider absorbed by idempotency key: the window between a push and its record's COMMIT (a crash there, then the redelivery).",
+    ),
   };
+}
+
+/** Counts one push in `c` by what it did: a delivery (maybe a duplicate) or an absorbed re-send. */
+export function countPush(c: SideEffectCounters, handler: string, r: PushResult): void {
+  if (r.absorbed) {
+    c.absorbed.inc({ handler });
+    return;
+  }
+  c.sent.inc({ handler });
+  if (r.duplicate) c.duplicate.inc({ handler });
+}
+
+/** Options of one push. */
+export interface PushOptions {
+  /**
+   * The provider's idempotency key: a call with a key already delivered for this handler delivers
+   * nothing (an absorbed re-send). Without one, every call delivers. @default none
+   */
+  idempotencyKey?: string;
 }
 
 /** What one push did. */
 export interface PushResult {
-  /** True when this event id had been pushed before: a duplicate side effect. */
+  /** True when this call delivered for an event id delivered before: a duplicate side effect. */
   duplicate: boolean;
+  /** True when the provider delivered nothing: the idempotency key had been delivered already. */
+  absorbed: boolean;
 }
 
 /** Observer of pushes (a workshop run counts its own). */
@@ -46,19 +90,24 @@ export interface SideEffectStore {
    * Resolves `"sent"` or `"skipped"` (already sent: nothing new happens).
    */
   sendOnce(handler: string, eventId: string, push: () => Promise<void>): Promise<"sent" | "skipped">;
-  /** The push itself: writes the provider ledger and reports whether it duplicated an earlier push. */
-  push(handler: string, eventId: string): Promise<PushResult>;
+  /**
+   * The push itself (the provider call): writes the provider ledger and reports whether it
+   * delivered a duplicate or was absorbed by `opts.idempotencyKey`. **Without a key, every call
+   * delivers.**
+   */
+  push(handler: string, eventId: string, opts?: PushOptions): Promise<PushResult>;
   /** Releases connections; `drop` also deletes the store's tables (a workshop run's own schema). */
   close(drop?: boolean): Promise<void>;
 }
 
-const ident = (s: string) => s.toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, 50);
 
 /** In-process store (embedded mode). */
 export class MemorySideEffectStore implements SideEffectStore {
   readonly kind = "memory" as const;
   private readonly sent = new Map<string, Set<string>>();
-  private readonly ledger = new Map<string, number>();
+  private readonly ledger = new Map<string, { pushes: number; attempts: number }>();
+  /** `handler\0key` → the event id delivered with that key. */
+  private readonly keys = new Map<string, string>();
   constructor(private readonly observe?: PushObserver) {}
 
   async sendOnce(handler: string, eventId: string, push: () => Promise<void>): Promise<"sent" | "skipped"> {
@@ -75,121 +124,40 @@ export class MemorySideEffectStore implements SideEffectStore {
     return "sent";
   }
 
-  async push(handler: string, eventId: string): Promise<PushResult> {
-    const k = `${handler}\u0000${eventId}`;
-    const n = (this.ledger.get(k) ?? 0) + 1;
-    this.ledger.set(k, n);
-    const r = { duplicate: n > 1 };
+  async push(handler: string, eventId: string, opts: PushOptions = {}): Promise<PushResult> {
+    const key = opts.idempotencyKey === undefined ? undefined : `${handler}\u0000${opts.idempotencyKey}`;
+    const delivered = key === undefined ? undefined : this.keys.get(key);
+    // An absorbed re-send is an attempt on the delivery its key made (possibly for another event id).
+    const row = this.row(handler, delivered ?? eventId);
+    row.attempts++;
+    let r: PushResult;
+    if (delivered !== undefined) r = { duplicate: false, absorbed: true };
+    else {
+      if (key !== undefined) this.keys.set(key, eventId);
+      row.pushes++;
+      r = { duplicate: row.pushes > 1, absorbed: false };
+    }
     this.observe?.(handler, eventId, r);
     return r;
+  }
+
+  /** The provider ledger's row of `eventId`: deliveries and calls (for tests and the workshop). */
+  ledgerRow(handler: string, eventId: string): { pushes: number; attempts: number } {
+    return { ...(this.ledger.get(`${handler}\u0000${eventId}`) ?? { pushes: 0, attempts: 0 }) };
+  }
+
+  private row(handler: string, eventId: string): { pushes: number; attempts: number } {
+    const k = `${handler}\u0000${eventId}`;
+    let row = this.ledger.get(k);
+    if (!row) this.ledger.set(k, (row = { pushes: 0, attempts: 0 }));
+    return row;
   }
 
   async close(): Promise<void> {
     this.sent.clear();
     this.ledger.clear();
+    this.keys.clear();
   }
 }
 
-/** Options of {@link PostgresSideEffectStore}. */
-export interface PostgresSideEffectStoreOptions {
-  /** `postgres://user@host:port/db` (DATABASE_URL). Required. */
-  connectionString: string;
-  /** Schema of the tables (created if missing). A workshop run uses its own and drops it after. @default "public" */
-  schema?: string;
-  /** Table name prefix. @default "demo" */
-  tablePrefix?: string;
-  /** Size of the transactions' pool (the ledger has its own, half as big). @default 8 */
-  poolSize?: number;
-  /** Observer of every push. @default none */
-  observe?: PushObserver;
-}
-
-/** PostgreSQL store: `<schema>.<prefix>_<handler>_sent (event_id PK)` per handler and `<schema>.<prefix>_push_ledger`. */
-export class PostgresSideEffectStore implements SideEffectStore {
-  readonly kind = "postgres" as const;
-  private readonly pool: Pool;
-  /** The ledger's own pool: a push runs while its handler's transaction holds a connection of `pool`. */
-  private readonly ledgerPool: Pool;
-  private readonly schema: string;
-  private readonly prefix: string;
-  private readonly ready = new Map<string, Promise<void>>();
-
-  constructor(private readonly o: PostgresSideEffectStoreOptions) {
-    if (!o.connectionString) throw new RangeError("PostgresSideEffectStore: connectionString is required (DATABASE_URL)");
-    const poolSize = o.poolSize ?? 8;
-    if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 50) throw new RangeError("PostgresSideEffectStore: poolSize must be an integer in [1, 50]");
-    this.schema = ident(o.schema ?? "public");
-    this.prefix = ident(o.tablePrefix ?? "demo");
-    this.pool = new Pool({ connectionString: o.connectionString, max: poolSize, connectionTimeoutMillis: 5000 });
-    this.ledgerPool = new Pool({ connectionString: o.connectionString, max: Math.max(2, Math.ceil(poolSize / 2)), connectionTimeoutMillis: 5000 });
-    // An idle client's error must not crash the process.
-    this.pool.on("error", () => undefined);
-    this.ledgerPool.on("error", () => undefined);
-  }
-
-  private sentTable(handler: string): string {
-    return `"${this.schema}"."${this.prefix}_${ident(handler)}_sent"`;
-  }
-
-  private get ledgerTable(): string {
-    return `"${this.schema}"."${this.prefix}_push_ledger"`;
-  }
-
-  private ensure(handler: string): Promise<void> {
-    let p = this.ready.get(handler);
-    if (!p) {
-      p = (async () => {
-        await this.pool.query(`CREATE SCHEMA IF NOT EXISTS "${this.schema}"`).catch(() => undefined);
-        await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.sentTable(handler)} (event_id text PRIMARY KEY, sent_at timestamptz NOT NULL DEFAULT now())`);
-        await this.pool.query(
-          `CREATE TABLE IF NOT EXISTS ${this.ledgerTable} (handler text NOT NULL, event_id text NOT NULL, pushes int NOT NULL, PRIMARY KEY (handler, event_id))`,
-        );
-      })();
-      p.catch(() => this.ready.delete(handler));
-      this.ready.set(handler, p);
-    }
-    return p;
-  }
-
-  async sendOnce(handler: string, eventId: string, push: () => Promise<void>): Promise<"sent" | "skipped"> {
-    await this.ensure(handler);
-    const c = await this.pool.connect();
-    try {
-      await c.query("BEGIN");
-      const r = await c.query(`INSERT INTO ${this.sentTable(handler)} (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING`, [eventId]);
-      if (r.rowCount === 0) {
-        await c.query("COMMIT");
-        return "skipped";
-      }
-      await push();
-      await c.query("COMMIT");
-      return "sent";
-    } catch (e) {
-      await c.query("ROLLBACK").catch(() => undefined);
-      throw e;
-    } finally {
-      c.release();
-    }
-  }
-
-  async push(handler: string, eventId: string): Promise<PushResult> {
-    await this.ensure(handler);
-    const r = await this.ledgerPool.query<{ pushes: number }>(
-      `INSERT INTO ${this.ledgerTable} (handler, event_id, pushes) VALUES ($1, $2, 1)
-       ON CONFLICT (handler, event_id) DO UPDATE SET pushes = ${this.ledgerTable}.pushes + 1 RETURNING pushes`,
-      [handler, eventId],
-    );
-    const res = { duplicate: (r.rows[0]?.pushes ?? 1) > 1 };
-    this.o.observe?.(handler, eventId, res);
-    return res;
-  }
-
-  async close(drop = false): Promise<void> {
-    try {
-      if (drop && this.schema !== "public") await this.pool.query(`DROP SCHEMA IF EXISTS "${this.schema}" CASCADE`);
-    } finally {
-      await this.pool.end().catch(() => undefined);
-      await this.ledgerPool.end().catch(() => undefined);
-    }
-  }
-}
+export { PostgresSideEffectStore, type PostgresSideEffectStoreOptions } from "./postgres-side-effects";

@@ -64,6 +64,7 @@ describe(`case 3: the Kafka broker restarted during a ${N}-message stream`, () =
       processed: a.processed,
       lost: a.unprocessed,
       duplicateSideEffects: a.duplicateSideEffects,
+      absorbed: a.absorbed,
       dlq: dlq.length,
       seconds: (Date.now() - t0) / 1000,
       note: `${published.records} records; broker unavailable ${downFor.toFixed(1)} s; worker pid ${worker.pid} ${worker.alive() ? "kept running" : "EXITED"}${SCALE !== 1 ? `; FAULTS_SCALE=${SCALE}` : ""}`,

@@ -99,8 +99,8 @@ describe(`case 4: Redis latency ${LATENCY_MS} ms above the ${TIMEOUT_MS} ms chec
     expect(await waitUntil(async () => (await ledger.count("fail-closed")) >= M, 120_000, 1000)).toBe(true);
     const after = await account(ledger, "fail-closed", published.ids, []);
     const note = `deduplication_errors_total redis_timeout=${timeouts} redis_conn=${conn}`;
-    report({ case: "4 redis-latency fail-open", published: M, processed: open.processed, lost: open.lost, duplicateSideEffects: open.duplicateSideEffects, dlq: open.dlq, seconds: during, note });
-    report({ case: "4 redis-latency fail-closed + dlq:replay", published: M, processed: after.processed, lost: after.unprocessed, duplicateSideEffects: after.duplicateSideEffects, dlq: closed.dlq, seconds: (Date.now() - t0) / 1000, note: `${note}; ${closed.dlqIds} distinct messages in the DLQ` });
+    report({ case: "4 redis-latency fail-open", published: M, processed: open.processed, lost: open.lost, duplicateSideEffects: open.duplicateSideEffects, absorbed: open.absorbed, dlq: open.dlq, seconds: during, note });
+    report({ case: "4 redis-latency fail-closed + dlq:replay", published: M, processed: after.processed, lost: after.unprocessed, duplicateSideEffects: after.duplicateSideEffects, absorbed: after.absorbed, dlq: closed.dlq, seconds: (Date.now() - t0) / 1000, note: `${note}; ${closed.dlqIds} distinct messages in the DLQ` });
     expect(after.unprocessed).toBe(0);
     expect(after.duplicateSideEffects).toBe(0);
     // Each poisoned message is in the DLQ once, although the chunk of fail-closed messages that

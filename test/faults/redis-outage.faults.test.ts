@@ -109,13 +109,14 @@ describe(`case 1: Redis stopped for ${OUTAGE_MS / 1000} s during a ${N}-message 
     const openAfter = await account(ledger, OPEN, published.ids, []);
     const seconds = (Date.now() - t0) / 1000;
     const note = `${published.records} records, Redis down ${OUTAGE_MS / 1000} s; errors redis_conn=${reasons.redis_conn} redis_timeout=${reasons.redis_timeout}${SCALE !== 1 ? `; FAULTS_SCALE=${SCALE}` : ""}`;
-    report({ case: "1 redis-outage fail-open", published: N, processed: openAfter.processed, lost: openAfter.lost, duplicateSideEffects: openAfter.duplicateSideEffects, dlq: open.dlq, seconds: beforeReplay, note: `${openDuring} pushed during the outage; ${note}` });
+    report({ case: "1 redis-outage fail-open", published: N, processed: openAfter.processed, lost: openAfter.lost, duplicateSideEffects: openAfter.duplicateSideEffects, absorbed: openAfter.absorbed, dlq: open.dlq, seconds: beforeReplay, note: `${openDuring} pushed during the outage; ${note}` });
     report({
       case: "1 redis-outage fail-closed + dlq:replay",
       published: N,
       processed: after.processed,
       lost: after.unprocessed,
       duplicateSideEffects: after.duplicateSideEffects,
+      absorbed: after.absorbed,
       dlq: closedDlq.length,
       seconds,
       note: `${closed.processed} processed before the replay, ${closedDlq.length} replayed; ${note}`,

@@ -1,6 +1,6 @@
 /**
  * Pieces the Kafka fault cases share: scaling of message counts, `npm run dlq:replay` against the
- * suite's broker, and the accounting of one handler (published vs pushed vs DLQ).
+ * suite's broker, and the accounting of one handler (published vs pushed vs absorbed vs DLQ).
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -35,6 +35,8 @@ export async function npmDlqReplay(dlqTopic: string): Promise<string> {
 export interface Accounting {
   processed: number;
   duplicateSideEffects: number;
+  /** Re-sends the provider absorbed by idempotency key (nothing delivered). */
+  absorbed: number;
   /** Published ids neither pushed nor in the DLQ. */
   lost: number;
   /** Published ids not pushed (in the DLQ or lost). */
@@ -63,5 +65,5 @@ export async function account(ledger: Ledger, handler: string, ids: readonly str
       if (lostSample.length < 5) lostSample.push(id);
     }
   }
-  return { processed: [...uniq].filter((id) => l.ids.has(id)).length, duplicateSideEffects: l.duplicates, lost, unprocessed, dlq: dlq.filter((d) => d.handler === handler).length, dlqIds: inDlq.size, lostSample };
+  return { processed: [...uniq].filter((id) => l.ids.has(id)).length, duplicateSideEffects: l.duplicates, absorbed: l.absorbed, lost, unprocessed, dlq: dlq.filter((d) => d.handler === handler).length, dlqIds: inDlq.size, lostSample };
 }

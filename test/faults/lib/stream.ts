@@ -27,6 +27,20 @@ export function runId(): string {
 /** Table prefix the worker's side-effect store uses. */
 const TABLE_PREFIX = "f";
 
+/** The provider ledger's figures of one handler (see {@link Ledger.read}). */
+export interface LedgerFigures {
+  /** Distinct event ids delivered at least once. */
+  ids: Set<string>;
+  /** Deliveries. */
+  pushes: number;
+  /** Deliveries beyond the first per event id: duplicate side effects. */
+  duplicates: number;
+  /** Calls to the provider. */
+  attempts: number;
+  /** Calls the provider absorbed by idempotency key (delivered nothing). */
+  absorbed: number;
+}
+
 /** This run's side-effect schema: created (tables too) before the workers start, dropped at the end. */
 export class Ledger {
   private readonly pool: Pool;
@@ -52,18 +66,25 @@ export class Ledger {
     }
   }
 
-  /** Distinct event ids pushed by `handler`, and the pushes beyond the first per id (duplicate side effects). */
-  async read(handler: string): Promise<{ ids: Set<string>; duplicates: number; pushes: number }> {
-    const r = await this.pool.query<{ event_id: string; pushes: number }>(`SELECT event_id, pushes FROM "${this.schema}"."${TABLE_PREFIX}_push_ledger" WHERE handler = $1`, [handler]);
-    const ids = new Set<string>();
-    let duplicates = 0;
-    let pushes = 0;
+  /**
+   * What the provider did for `handler`: distinct event ids delivered, deliveries (`pushes`),
+   * duplicate side effects (`Σ pushes − 1`), calls (`attempts`) and re-sends absorbed by
+   * idempotency key (`Σ attempts − pushes`).
+   */
+  async read(handler: string): Promise<LedgerFigures> {
+    const r = await this.pool.query<{ event_id: string; pushes: number; attempts: number }>(
+      `SELECT event_id, pushes, attempts FROM "${this.schema}"."${TABLE_PREFIX}_push_ledger" WHERE handler = $1`,
+      [handler],
+    );
+    const f: LedgerFigures = { ids: new Set<string>(), pushes: 0, duplicates: 0, attempts: 0, absorbed: 0 };
     for (const row of r.rows) {
-      ids.add(row.event_id);
-      duplicates += row.pushes - 1;
-      pushes += row.pushes;
+      if (row.pushes > 0) f.ids.add(row.event_id);
+      f.pushes += row.pushes;
+      f.duplicates += Math.max(0, row.pushes - 1);
+      f.attempts += row.attempts;
+      f.absorbed += row.attempts - row.pushes;
     }
-    return { ids, duplicates, pushes };
+    return f;
   }
 
   /** Number of distinct event ids pushed by `handler`. */
@@ -246,6 +267,8 @@ export interface CaseRow {
   processed: number;
   lost: number;
   duplicateSideEffects: number;
+  /** Re-sends the provider absorbed by idempotency key (the crash window of spec §5). @default not printed */
+  absorbed?: number;
   dlq: number;
   seconds: number;
   note?: string;
@@ -259,7 +282,7 @@ export function report(row: CaseRow): void {
   mkdirSync(join(ROOT, "test-results", "faults"), { recursive: true });
   appendFileSync(RESULTS_FILE, `${JSON.stringify(row)}\n`);
   console.log(
-    `[faults] ${row.case}: published=${row.published} processed=${row.processed} lost=${row.lost} duplicate_side_effects=${row.duplicateSideEffects} dlq=${row.dlq} time=${row.seconds.toFixed(1)}s${row.note ? ` (${row.note})` : ""}`,
+    `[faults] ${row.case}: published=${row.published} processed=${row.processed} lost=${row.lost} duplicate_side_effects=${row.duplicateSideEffects}${row.absorbed !== undefined ? ` absorbed=${row.absorbed}` : ""} dlq=${row.dlq} time=${row.seconds.toFixed(1)}s${row.note ? ` (${row.note})` : ""}`,
   );
 }
 

@@ -62,14 +62,14 @@ npx vitest run --config test/faults/vitest.config.ts "$@"
 rc=$?
 set -e
 echo
-echo "[faults] per case (published, processed, lost, duplicate side effects, DLQ, time):"
+echo "[faults] per case (published, processed, lost, duplicate side effects, re-sends absorbed by the provider key, DLQ, time):"
 if [ -f test-results/faults/results.jsonl ]; then
   node -e '
     const rows = require("fs").readFileSync("test-results/faults/results.jsonl", "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
     const pad = (s, n) => String(s).padEnd(n);
-    console.log(pad("case", 44) + pad("published", 11) + pad("processed", 11) + pad("lost", 6) + pad("dup", 5) + pad("DLQ", 6) + "time");
+    console.log(pad("case", 44) + pad("published", 11) + pad("processed", 11) + pad("lost", 6) + pad("dup", 5) + pad("absorbed", 10) + pad("DLQ", 6) + "time");
     for (const r of rows) {
-      console.log(pad(r.case, 44) + pad(r.published, 11) + pad(r.processed, 11) + pad(r.lost, 6) + pad(r.duplicateSideEffects, 5) + pad(r.dlq, 6) + r.seconds.toFixed(1) + " s");
+      console.log(pad(r.case, 44) + pad(r.published, 11) + pad(r.processed, 11) + pad(r.lost, 6) + pad(r.duplicateSideEffects, 5) + pad(r.absorbed ?? "-", 10) + pad(r.dlq, 6) + r.seconds.toFixed(1) + " s");
       if (r.note) console.log("    " + r.note);
     }
   '

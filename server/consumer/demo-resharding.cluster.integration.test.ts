@@ -23,7 +23,7 @@ import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
 import { DemoService } from "./demo";
 import { DEMO_HANDLER_SPECS } from "./demo-handlers";
 import { createDedupRedis, deleteKeysByPrefix } from "./env";
-import { MemorySideEffectStore, type SideEffectStore } from "./side-effects";
+import { MemorySideEffectStore, type PushOptions, type SideEffectStore } from "./side-effects";
 import { KafkaTransport } from "./transport";
 import { clusterMasters, type MasterInfo } from "@/server/testing/redis-cluster";
 
@@ -67,14 +67,17 @@ class CountingStore implements SideEffectStore {
   readonly kind = "memory" as const;
   readonly pushes = new Map<string, number>();
   skipped = 0;
-  private readonly inner = new MemorySideEffectStore((handler, id) => this.pushes.set(`${handler}/${id}`, (this.pushes.get(`${handler}/${id}`) ?? 0) + 1));
+  // Deliveries only: a re-send the provider absorbed by its idempotency key delivered nothing.
+  private readonly inner = new MemorySideEffectStore((handler, id, r) => {
+    if (!r.absorbed) this.pushes.set(`${handler}/${id}`, (this.pushes.get(`${handler}/${id}`) ?? 0) + 1);
+  });
   async sendOnce(handler: string, eventId: string, push: () => Promise<void>) {
     const r = await this.inner.sendOnce(handler, eventId, push);
     if (r === "skipped") this.skipped++;
     return r;
   }
-  push(handler: string, eventId: string) {
-    return this.inner.push(handler, eventId);
+  push(handler: string, eventId: string, opts?: PushOptions) {
+    return this.inner.push(handler, eventId, opts);
   }
   close() {
     return this.inner.close();

@@ -95,7 +95,10 @@ export class ScenarioContext {
     this.dlqTopic = `${base}.dlq`;
     this.groupId = base;
     this.prefix = `${env.service}:dedup:${scenario}:${this.runId}`;
-    this.store = env.sideEffectStore(`ws_${this.runId}`, (_h, _id, r) => this.probe.onPush(r.duplicate));
+    // A re-send the provider absorbed by its idempotency key delivered nothing: not a side effect.
+    this.store = env.sideEffectStore(`ws_${this.runId}`, (_h, _id, r) => {
+      if (!r.absorbed) this.probe.onPush(r.duplicate);
+    });
     this.repo = env.sharedRepository();
     this.publisher = env.transport.newPublisher();
   }

@@ -468,7 +468,12 @@ export const keysQuerySchema = z.object({
   cursor: z.string().max(4096).regex(/^[A-Za-z0-9_.:@|\-]*$/, "expected a cursor returned by a previous page").optional(),
   count: z.coerce.number().int("expected a whole number").min(1, "expected ≥ 1").max(500, "expected ≤ 500").default(100),
 });
-/** `GET /api/keys/lookup?uuid=`: a ULID or UUID (letters, digits, dashes; 8..64 characters). */
+/**
+ * `GET /api/keys/lookup?uuid=&prefix=`: a ULID or UUID (letters, digits, dashes; 8..64 characters);
+ * `prefix`, optional, is one more handler prefix to check (the one the key browser shows), for a
+ * prefix newer than the last inspection. It is checked against `DEDUP_PREFIXES` like the others.
+ */
 export const keyLookupQuerySchema = z.object({
   uuid: z.string().regex(/^[0-9A-Za-z-]{8,64}$/, "expected a ULID or UUID: 8-64 letters, digits or dashes"),
+  prefix: keysQuerySchema.shape.prefix.optional(),
 });

@@ -149,11 +149,12 @@ export const keysInfiniteQuery = (prefix: string, count = 50) =>
     staleTime: Infinity,
   });
 
-/** `GET /api/keys/lookup?uuid=` */
-export const keyLookupQuery = (uuid: string) =>
+/** `GET /api/keys/lookup?uuid=&prefix=` (`prefix`: the handler prefix on screen, checked too). */
+export const keyLookupQuery = (uuid: string, prefix: string | null = null) =>
   queryOptions({
-    queryKey: ["key-lookup", uuid] as const,
-    queryFn: ({ signal }) => fetchJson<KeyLookupResponse>(`/api/keys/lookup?uuid=${encodeURIComponent(uuid)}`, { signal }),
+    queryKey: ["key-lookup", uuid, prefix] as const,
+    queryFn: ({ signal }) =>
+      fetchJson<KeyLookupResponse>(`/api/keys/lookup?uuid=${encodeURIComponent(uuid)}${prefix ? `&prefix=${encodeURIComponent(prefix)}` : ""}`, { signal }),
     enabled: uuid.length > 0,
   });
 

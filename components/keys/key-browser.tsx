@@ -15,7 +15,7 @@ export function KeyBrowser() {
     <div className="grid gap-4 lg:grid-cols-[18rem_1fr]">
       <PrefixTree selected={prefix} onSelect={(p) => set({ prefix: p })} />
       <div className="min-w-0 space-y-4">
-        <KeyLookup key={uuid} uuid={uuid} onLookup={(u) => set({ uuid: u })} />
+        <KeyLookup key={uuid} uuid={uuid} prefix={prefix} onLookup={(u) => set({ uuid: u })} />
         {prefix ? (
           <KeyPages key={prefix} prefix={prefix} />
         ) : (

@@ -8,9 +8,9 @@ import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { KeyTable } from "./key-table";
 
 /** Look up one message UUID across every handler prefix (`uuid=` in the URL). */
-export function KeyLookup({ uuid, onLookup }: { uuid: string; onLookup: (uuid: string | null) => void }) {
+export function KeyLookup({ uuid, prefix = null, onLookup }: { uuid: string; prefix?: string | null; onLookup: (uuid: string | null) => void }) {
   const [text, setText] = useState(uuid);
-  const q = useQuery(keyLookupQuery(uuid));
+  const q = useQuery(keyLookupQuery(uuid, prefix));
   const submit = (e: FormEvent) => {
     e.preventDefault();
     onLookup(text.trim() || null);

@@ -159,11 +159,14 @@ export async function browseKeys(ctx: ObserveContext, q: { prefix: string; curso
  * Builds `GET /api/keys/lookup`: looks `<prefix>:<uuid>` up under every known handler prefix
  * (found by the inspector, or declared by the app) — one key read per prefix, no scan.
  */
-export async function lookupKey(ctx: ObserveContext, q: { uuid: string }): Promise<KeyLookupResponse> {
+export async function lookupKey(ctx: ObserveContext, q: { uuid: string; prefix?: string }): Promise<KeyLookupResponse> {
   const redis = requireRedis(ctx);
   const globs = new PrefixGlobs(ctx.prefixes);
   const prefixes = new Set<string>(declaredHandlers().map(declaredPrefix));
   for (const h of ctx.inspector?.current().result?.handlers ?? []) prefixes.add(h.prefix);
+  // The prefix on screen may be newer than the last inspection (up to a minute old): check it too.
+  if (q.prefix) prefixes.add(q.prefix);
+  ctx.inspector?.ensureFresh();
   const candidates = [...prefixes].map((p) => `${p}:${q.uuid}`).filter((k) => globs.matches(k));
   try {
     await whenReady(redis, 1000);

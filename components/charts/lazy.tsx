@@ -3,7 +3,7 @@
 /**
  * The chart components, loaded as their own chunk: recharts (with its d3, redux and decimal
  * dependencies) is ~130 KiB gzip, more than the rest of a page. Split off, the page shell, status
- * strip, alerts and numbers paint first; the chunk is requested as soon as this module evaluates
+ * strip, alerts and numbers paint first; both chunks are requested as soon as this module evaluates
  * (hydration), in parallel with the data requests, not when the first series arrives.
  */
 import dynamic from "next/dynamic";
@@ -14,6 +14,7 @@ const loadBuckets = () => import("./bucket-chart");
 
 if (typeof window !== "undefined") {
   void loadTimeSeries();
+  void loadBuckets();
 }
 
 /** {@link import("./time-series-chart").TimeSeriesChart}, code-split. */

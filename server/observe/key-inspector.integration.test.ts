@@ -62,9 +62,14 @@ const inGlobs = globToRegExp("*:dedup:*");
 /**
  * Measured on the 2-core CI VM (2026-11-30): a hypervisor pause adds 3-4 ms to whatever command Redis
  * runs at that moment, even a plain `SCAN … COUNT 150` (logged at 3.6 ms) under SCHED_FIFO; the
- * inspector's ~1,000 calls of a run met one such pause in 1 of 3 runs (5.5-5.7 ms).
+ * inspector's calls of a run met one such pause in 1 of 3 idle runs (5.5-5.7 ms).
  */
 const VM_PAUSE_NOTE = "a hypervisor pause adds 3-4 ms to any command on this VM";
+/**
+ * Commands over 5 ms tolerated: idle, 0 or 1 per run (3 runs); in `npm test`, with other test files
+ * on the same 2 cores, one run logged 3 (5.2-5.5 ms).
+ */
+const PAUSES_ALLOWED = 5;
 
 let srv: OwnRedis;
 let admin: Redis;
@@ -209,13 +214,15 @@ describe("KeyInspector on 210k seeded dedup keys", () => {
     expect(keys.every((k) => k.startsWith("weird*svc:dedup:h[1]?:"))).toBe(true);
   });
 
-  it("sent no command slower than 5 ms (SLOWLOG), but for one VM pause at most", async () => {
+  it("sent no command slower than 5 ms (SLOWLOG) but for the rare VM pause, none slower than 10 ms", async () => {
     const log = (await admin.slowlog("GET", 128)) as Array<[number, number, number, string[], string, string]>;
     const ours = log.filter((e) => e[5] === "dedup-health-observe");
     const text = ours.map((e) => `${e[2]} µs ${e[3].slice(0, 4).join(" ")}`);
     if (text.length > 0) console.log(`[slowlog] over 5 ms: ${text.join("; ")} (${VM_PAUSE_NOTE})`);
-    // Calls are sized to ~1.5 ms (maxCallMicros); a second one over 5 ms means they are not.
-    expect(text.length, text.join("; ")).toBeLessThanOrEqual(1);
+    // Calls are sized to ~1.5 ms (maxCallMicros), so only a pause lifts one over 5 ms: at most
+    // PAUSES_ALLOWED of the suite's several hundred calls. Calls sized to 2.5 ms gave 8 here; a
+    // fixed COUNT 1000 puts a tenth of all calls over 3 ms even on an idle machine.
+    expect(text.length, text.join("; ")).toBeLessThanOrEqual(PAUSES_ALLOWED);
     expect(ours.filter((e) => e[2] >= 10_000).map((e) => e[2])).toEqual([]);
   });
 });

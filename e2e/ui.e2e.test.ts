@@ -24,11 +24,12 @@ const BUDGET_FILE = join(ROOT, "test-results", "ui-budget.json");
  * asserts only a regression bound: during `npm test` the same 2 cores run Kafka, Redis, Prometheus,
  * the app and Chromium, and a cold first navigation measured 1.57 s there, so 1.5 s is a benchmark
  * figure, not a pass/fail line. On the slower VM of the second session (raw kafkajs 2.5× slower in
- * the same benchmark) a fresh-clone `.ci/run` measured the overview at 1.95-2.07 s and the handler
- * page at 2.0 s (embedded) and 3.3 s (real, load average 4.05): the bound is 6 s, still far below
- * what a request waterfall or a blocking bundle would cost.
+ * the same benchmark) three fresh-clone `.ci/run`s measured the overview at 2.07, 2.21 and 2.95 s
+ * and the handler page (real mode) at 3.32, 3.84 and 5.04 s, at load averages 4.05-4.46 while the
+ * integration tests ran beside it; outside the suite the handler page took 1.6-3.4 s. The bound is
+ * 10 s: a hang or a lost request, not a slow machine, fails it; the figures are in ui-budget.json.
  */
-const PAINT_REGRESSION_BOUND_MS = 6000;
+const PAINT_REGRESSION_BOUND_MS = 10_000;
 function paintBound(): number {
   return PAINT_REGRESSION_BOUND_MS;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { displayNames, hasNoData, lineStats, toRows, yMax } from "./chart-data";
+import { displayNames, hasNoData, lineStats, niceTicks, toRows, yMax } from "./chart-data";
+import { formatTick } from "./format";
 
 const line = (name: string, points: [number, number | null][]) => ({ name, labels: {}, points });
 
@@ -40,5 +41,29 @@ describe("legend names", () => {
   it("keep the API's names otherwise", () => {
     expect(displayNames([l("a", { handler: "x", result: "s" }), l("b", { handler: "y", result: "e" })])).toEqual(["a", "b"]);
     expect(displayNames([l("only", { result: "s" })])).toEqual(["only"]);
+  });
+});
+
+describe("Y ticks read as distinct round numbers (issue 13 item 8)", () => {
+  it("duplicate-ratio ticks are round percents: 0, 5, 10, 15, 20 % for a 17 % top (not 0, 4.5, 9, 14, 17)", () => {
+    const { ticks, step } = niceTicks(0.1725, 100);
+    expect(ticks.map((t) => formatTick(t, "ratio", step))).toEqual(["0%", "5%", "10%", "15%", "20%"]);
+    // The 10 % alert line with 15 % headroom (an axis top of 11.5 %).
+    expect(niceTicks(0.115, 100).ticks.map((t) => formatTick(t, "ratio", niceTicks(0.115, 100).step))).toEqual(["0%", "5%", "10%", "15%"]);
+  });
+  it("an error rate of 0.003/s gets ticks that differ (they all read 0/s before)", () => {
+    const top = yMax(toRows([line("e", [[1, 0.003], [2, 0.0033]])]), ["s0"], false, 0);
+    const { ticks, step } = niceTicks(top, 1);
+    const labels = ticks.map((t) => formatTick(t, "per_second", step));
+    expect(new Set(labels).size).toBe(labels.length);
+    expect(labels).toEqual(["0/s", "0.001/s", "0.002/s", "0.003/s", "0.004/s"]);
+    expect(ticks.at(-1)).toBeGreaterThanOrEqual(top);
+  });
+  it("latency ticks in whole ms steps", () => {
+    const { ticks, step } = niceTicks(0.0575, 1000);
+    expect(ticks.map((t) => formatTick(t, "seconds", step))).toEqual(["0 ms", "20 ms", "40 ms", "60 ms"]);
+  });
+  it("a top of 0 still gives an axis", () => {
+    expect(niceTicks(0).ticks.length).toBeGreaterThan(1);
   });
 });

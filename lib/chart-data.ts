@@ -74,3 +74,22 @@ export function displayNames(lines: readonly SeriesLine[]): string[] {
   const k = varying[0]!;
   return lines.map((l) => l.labels[k] ?? l.name);
 }
+
+/**
+ * Ticks of a Y axis from 0 to at least `top`: about `target` intervals of a round step (1, 2 or 5 ×
+ * 10ⁿ in the unit the axis is read in — percent for a ratio, ms for seconds), and the last tick ≥
+ * `top` becomes the axis' top. recharts' own ticks on a fixed domain split it evenly
+ * (0, 4.5, 9, 14, 17 %); these read 0, 5, 10, 15, 20 %. `scale` converts to the read unit
+ * (100 for a ratio). Returns the ticks (API unit) and the step between them.
+ */
+export function niceTicks(top: number, scale = 1, target = 4): { ticks: number[]; step: number } {
+  const t = top > 0 && Number.isFinite(top) ? top * scale : 1;
+  const raw = t / target;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const norm = raw / mag;
+  const stepRead = (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 5 ? 5 : 10) * mag;
+  const n = Math.max(1, Math.ceil(t / stepRead - 1e-9));
+  const clean = (x: number) => Number(x.toPrecision(12));
+  const ticks = Array.from({ length: n + 1 }, (_, i) => clean((i * stepRead) / scale));
+  return { ticks, step: clean(stepRead / scale) };
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, formatByUnit, formatCount, formatDurationMs, formatPercent, formatRate, formatSecondsAsMs, formatSince } from "./format";
+import { formatBurst, formatBytes, formatByUnit, formatCount, formatDurationMs, formatPercent, formatRate, formatSecondsAsMs, formatSince } from "./format";
 
 describe("format: every number carries its unit", () => {
   it("ratios as percentages, small ones with two decimals", () => {
@@ -50,5 +50,24 @@ describe("axis ticks stay short", () => {
     expect(formatTick(0.035, "ratio")).toBe("3.5%");
     expect(formatTick(0.345, "per_second")).toBe("0.35/s");
     expect(formatTick(0, "ratio")).toBe("0%");
+  });
+});
+
+describe("rare events stay visible", () => {
+  it("a rate under 0.01/s keeps two significant digits", () => {
+    expect(formatRate(0.00333)).toBe("0.0033/s");
+    expect(formatRate(0.0003, "errors")).toBe("0.0003 errors/s");
+    expect(formatRate(0)).toBe("0/s");
+  });
+  it("a burst reads as a count over the rate window", () => {
+    expect(formatBurst(1 / 300, 300_000, "error")).toBe("1 error in 5 min");
+    expect(formatBurst(0.04, 300_000, "error")).toBe("12 errors in 5 min");
+    expect(formatBurst(0.0001, 300_000, "error")).toBe("< 1 error in 5 min");
+    expect(formatBurst(0, 300_000, "error")).toBe("0 errors in 5 min");
+    expect(formatBurst(null, 300_000, "error")).toBeNull();
+  });
+  it("ticks without a step keep two significant digits below 1", async () => {
+    const { formatTick } = await import("./format");
+    expect(formatTick(0.003, "per_second")).toBe("0.003/s");
   });
 });

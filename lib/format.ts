@@ -19,11 +19,30 @@ export function formatSecondsAsMs(seconds: number | null | undefined): string {
   return `${nf(ms < 1 ? 3 : ms < 10 ? 2 : 1).format(ms)} ms`;
 }
 
-/** Events per second: `3.456` → `"3.46/s"`. */
+/**
+ * Events per second: `3.456` → `"3.46/s"`, `0.0123` → `"0.012/s"`; below 0.01/s two significant
+ * digits, so a rare event stays visible: `0.00333` → `"0.0033/s"` (not `"0/s"`).
+ */
 export function formatRate(perSecond: number | null | undefined, what = ""): string {
   if (perSecond === null || perSecond === undefined || !Number.isFinite(perSecond)) return "—";
   const suffix = what ? ` ${what}/s` : "/s";
-  return `${nf(perSecond !== 0 && Math.abs(perSecond) < 1 ? 3 : 2).format(perSecond)}${suffix}`;
+  const a = Math.abs(perSecond);
+  const text =
+    a !== 0 && a < 0.01 ? new Intl.NumberFormat("en-US", { maximumSignificantDigits: 2 }).format(perSecond) : nf(a !== 0 && a < 1 ? 3 : 2).format(perSecond);
+  return `${text}${suffix}`;
+}
+
+/**
+ * A rate as the count it means over a window: `(0.0033, 300_000, "error")` → `"1 error in 5 min"`
+ * (rate × window, what `increase()` reads). A non-zero rate under half an event: `"< 1 error in 5 min"`;
+ * `null` for no rate. Plural by an `s`.
+ */
+export function formatBurst(perSecond: number | null | undefined, windowMs: number, what: string): string | null {
+  if (perSecond === null || perSecond === undefined || !Number.isFinite(perSecond)) return null;
+  const n = Math.round((perSecond * windowMs) / 1000);
+  const win = formatDurationMs(windowMs);
+  if (n === 0 && perSecond > 0) return `< 1 ${what} in ${win}`;
+  return `${nf(0).format(n)} ${what}${n === 1 ? "" : "s"} in ${win}`;
 }
 
 /** A whole count with a unit word: `12345` → `"12,345 keys"`. */
@@ -114,10 +133,26 @@ export function formatByUnit(v: number | null | undefined, unit: ValueUnit): str
   }
 }
 
-/** Compact axis tick of a value by its API unit: few digits so a tick never wraps (`188 ms`, `12%`, `0.35/s`). */
-export function formatTick(v: number, unit: ValueUnit): string {
+/** A value in the unit its axis is labelled in: ratio → percent, seconds → ms, per_second as is. */
+export function tickScale(unit: ValueUnit): number {
+  return unit === "ratio" ? 100 : unit === "seconds" ? 1000 : 1;
+}
+
+/**
+ * Compact axis tick of a value by its API unit: few digits so a tick never wraps (`188 ms`, `12%`,
+ * `0.35/s`). With `step` (the distance between two ticks, in the API's unit) the tick keeps exactly
+ * the decimals the step needs, so neighbouring ticks never read the same: ticks 0.001 apart read
+ * `0.001/s`, `0.002/s`, `0.003/s` (they all read `0/s` before).
+ */
+export function formatTick(v: number, unit: ValueUnit, step?: number): string {
   if (!Number.isFinite(v)) return "";
-  const compact = (x: number) => nf(Math.abs(x) >= 10 || x === 0 ? 0 : Math.abs(x) >= 1 ? 1 : 2).format(x);
+  const stepDecimals = step !== undefined && step > 0 ? Math.max(0, Math.ceil(-Math.log10(step * tickScale(unit)) - 1e-9)) : null;
+  const compact = (x: number) =>
+    stepDecimals !== null
+      ? new Intl.NumberFormat("en-US", { minimumFractionDigits: x === 0 ? 0 : stepDecimals, maximumFractionDigits: stepDecimals }).format(x)
+      : x !== 0 && Math.abs(x) < 1
+        ? new Intl.NumberFormat("en-US", { maximumSignificantDigits: 2 }).format(x)
+        : nf(Math.abs(x) >= 10 || x === 0 ? 0 : 1).format(x);
   switch (unit) {
     case "ratio":
       return `${compact(v * 100)}%`;

@@ -27,6 +27,7 @@ export function SeriesPanel({
   colors,
   emptyText,
   pick,
+  burst,
 }: {
   title: string;
   description?: string;
@@ -47,6 +48,8 @@ export function SeriesPanel({
    * handler of the overview, sent in parallel with the overview itself instead of after it).
    */
   pick?: Record<string, string>;
+  /** Show the last rate as a count over the window too (rare events: errors, DLQ). */
+  burst?: { windowMs: number; what: string };
 }) {
   const { view } = useViewState();
   const q = useQuery(seriesQuery({ metric, range: view.range, service, handler }, REFRESH_MS[view.refresh]));
@@ -74,6 +77,7 @@ export function SeriesPanel({
               height={height}
               withDate={withDate}
               {...(colors ? { colors } : {})}
+              {...(burst ? { burst } : {})}
             />
           );
         }}

@@ -7,8 +7,8 @@
  */
 import { Area, AreaChart, CartesianGrid, Line, LineChart, ReferenceArea, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { SeriesLine } from "@/lib/api-types";
-import { formatByUnit, formatClock, formatClockSeconds, formatTick, type ValueUnit } from "@/lib/format";
-import { displayNames, lineStats, seriesKey, toRows, yMax } from "@/lib/chart-data";
+import { formatBurst, formatByUnit, formatClock, formatClockSeconds, formatTick, tickScale, type ValueUnit } from "@/lib/format";
+import { displayNames, lineStats, niceTicks, seriesKey, toRows, yMax } from "@/lib/chart-data";
 
 /** Line colours, readable on white and on slate-900. */
 export const PALETTE = ["#2563eb", "#f59e0b", "#10b981", "#a855f7", "#ef4444", "#06b6d4", "#ec4899", "#84cc16"];
@@ -37,19 +37,26 @@ export interface TimeSeriesChartProps {
   /** Fixed colours per series name (e.g. result → colour). */
   colors?: Record<string, string>;
   testId?: string;
+  /**
+   * Rates of rare events (errors, DLQ, duplicates): the legend adds a column with the last rate as
+   * a count over this window (`1 error in 5 min`), what `increase()` would read.
+   */
+  burst?: { windowMs: number; what: string } | null;
 }
 
 /** A time-series chart with thresholds and a legend table. Renders nothing special for empty input: callers show an empty state. */
-export function TimeSeriesChart({ lines, unit, label, alert = null, normal = null, stacked = false, height = 180, withDate = false, colors = {}, testId }: TimeSeriesChartProps) {
+export function TimeSeriesChart({ lines, unit, label, alert = null, normal = null, stacked = false, height = 180, withDate = false, colors = {}, testId, burst = null }: TimeSeriesChartProps) {
   const rows = toRows(lines);
   const keys = lines.map((_, i) => seriesKey(i));
-  const top = yMax(rows, keys, stacked, alert?.value ?? null, normal?.value ?? 0);
+  // Round ticks (0, 5, 10, 15 %) with the decimals their step needs; the last tick is the top.
+  const axis = niceTicks(yMax(rows, keys, stacked, alert?.value ?? null, normal?.value ?? 0), tickScale(unit));
+  const top = axis.ticks[axis.ticks.length - 1] ?? 1;
   // A series with a handful of points (a fresh process, a long range) is drawn with dots: a line needs two.
   const sparse = lines.map((l) => l.points.filter((p) => p[1] !== null).length <= 3);
   const names = displayNames(lines);
   const color = (i: number) => colors[names[i] ?? ""] ?? PALETTE[i % PALETTE.length] ?? "#2563eb";
   const fmt = (v: unknown) => (typeof v === "number" ? formatByUnit(v, unit) : "—");
-  const ticks = (v: number) => formatTick(v, unit);
+  const ticks = (v: number) => formatTick(v, unit, axis.step);
   // Over a few minutes (a fresh process) minutes repeat on the axis: show seconds.
   const span = rows.length > 1 ? rows[rows.length - 1]!.t - rows[0]!.t : 0;
   const clock = (t: number) => (span > 0 && span < 600 ? formatClockSeconds(t) : formatClock(t, withDate));
@@ -57,7 +64,7 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
   const xAxis = (
     <XAxis dataKey="t" type="number" scale="time" domain={["dataMin", "dataMax"]} tickFormatter={clock} tick={{ fill: "currentColor", fontSize: 11 }} minTickGap={40} />
   );
-  const yAxis = <YAxis domain={[0, top]} tickFormatter={ticks} tick={{ fill: "currentColor", fontSize: 11 }} width={56} allowDataOverflow={false} />;
+  const yAxis = <YAxis domain={[0, top]} ticks={axis.ticks} interval={0} tickFormatter={ticks} tick={{ fill: "currentColor", fontSize: 11 }} width={56} allowDataOverflow={false} />;
   const tooltip = (
     <Tooltip
       formatter={(v, _n, item) => [fmt(v), names[Number(String(item.dataKey).slice(1))] ?? ""]}
@@ -114,6 +121,7 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
               <th scope="col" className="text-right font-normal">Last</th>
               <th scope="col" className="text-right font-normal">Max</th>
               <th scope="col" className="text-right font-normal">Mean</th>
+              {burst ? <th scope="col" className="text-right font-normal">Last as a count</th> : null}
             </tr>
           </thead>
           <tbody className="text-slate-700 dark:text-slate-200">
@@ -128,6 +136,11 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
                   <td className="text-right tabular-nums">{fmt(s.last)}</td>
                   <td className="text-right tabular-nums">{fmt(s.max)}</td>
                   <td className="text-right tabular-nums">{fmt(s.mean)}</td>
+                  {burst ? (
+                    <td className="text-right tabular-nums" data-testid="legend-burst">
+                      {formatBurst(s.last, burst.windowMs, burst.what) ?? "—"}
+                    </td>
+                  ) : null}
                 </tr>
               );
             })}

@@ -1,6 +1,6 @@
 import type { OverviewHandler } from "@/lib/api-types";
-import { formatCount, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
-import { THRESHOLDS } from "@/lib/thresholds";
+import { formatBurst, formatCount, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
+import { RATE_WINDOW_MS, THRESHOLDS } from "@/lib/thresholds";
 import { isEmbeddedDetail, isPendingDetail, unavailableText, Stat } from "../panel";
 
 type Field = { status: "ok" } | { status: "unavailable"; detail: string };
@@ -41,7 +41,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
         testId="stat-errors"
         label="Dedup errors (service)"
         value={avail(h.errorRates, (f) => formatRate(f.total, "errors"))}
-        hint="alert > 0 errors/s"
+        hint={[errors !== null && errors > 0 ? formatBurst(errors, RATE_WINDOW_MS, "error") : null, "alert > 0 errors/s"].filter(Boolean).join(" · ")}
         tone={errors === null ? "neutral" : errors > THRESHOLDS.errorRate ? "bad" : "ok"}
       />
       <Stat

@@ -6,6 +6,9 @@ import {
   chartLines,
   checkQuantileExpr,
   duplicateRatioExpr,
+  ERROR_REASON_TEXT,
+  ERROR_REASONS,
+  errorReasonClass,
   METRIC_NAMES,
   RATE_WINDOW,
   RATE_WINDOW_MS,
@@ -119,5 +122,18 @@ describe("chartLines", () => {
   it("gives the latency its 50 ms line and the error rate none (0 lies on the axis)", () => {
     expect(chartLines("redisLatency")).toEqual([{ value: 0.05, label: "50 ms", kind: "alert" }]);
     expect(chartLines("redisErrors")).toEqual([]);
+  });
+});
+
+describe("error reason texts", () => {
+  it("classes marshal apart from the Redis reasons", () => {
+    expect(ERROR_REASONS.map(errorReasonClass)).toEqual(["redis", "redis", "marshal"]);
+  });
+
+  it("names the publisher and the DLQ for marshal, Redis and both failure modes for the others", () => {
+    expect(ERROR_REASON_TEXT.marshal.summary).toMatch(/publisher/);
+    expect(ERROR_REASON_TEXT.marshal.description).toMatch(/_watermill_message_uuid.+dead-letter/s);
+    expect(ERROR_REASON_TEXT.marshal.description).not.toMatch(/unchecked|fail-open/i);
+    expect(ERROR_REASON_TEXT.redis.description).toMatch(/Redis.+Fail-open.+unchecked.+fail-closed.+DLQ/s);
   });
 });

@@ -43,6 +43,44 @@ export const ERROR_REASONS = ["redis_timeout", "redis_conn", "marshal"] as const
 /** One `reason` label value. */
 export type ErrorReason = (typeof ERROR_REASONS)[number];
 
+/**
+ * What a `reason` of {@link METRIC_NAMES.errors} means, in two classes: `marshal` is a publisher's
+ * record without a usable `_watermill_message_uuid` (it goes to the DLQ, Redis is not involved);
+ * `redis` (`redis_timeout`, `redis_conn`) is a failing Redis, whose effect depends on the handler's
+ * failure mode.
+ */
+export type ErrorReasonClass = "marshal" | "redis";
+
+/** The class of an error `reason` label value: `marshal`, else `redis`. */
+export function errorReasonClass(reason: string): ErrorReasonClass {
+  return reason === "marshal" ? "marshal" : "redis";
+}
+
+/**
+ * Annotation texts of {@link ALERT_NAMES.redisErrors} per reason class, in Prometheus template
+ * notation (`{{ $labels.x }}`, `{{ $value }}`). The rule file selects one with
+ * `{{ if eq $labels.reason "marshal" }}`; the embedded evaluator fills in the labels.
+ * **A `marshal` error is a publisher bug, not a Redis incident**: its text must not say otherwise.
+ */
+export const ERROR_REASON_TEXT: Record<ErrorReasonClass, { readonly summary: string; readonly description: string }> = {
+  marshal: {
+    summary: "Records without a message UUID reaching {{ $labels.service }}: a publisher bug, sent to the DLQ",
+    description:
+      '{{ $value | printf "%.3g" }} records per second reaching service {{ $labels.service }} over the last 5 minutes ' +
+      "had no usable message UUID (reason marshal: no _watermill_message_uuid header, or the key factory failed). " +
+      "A publisher bug, not Redis: such a record cannot be deduplicated, so the consumer sends it to the dead-letter " +
+      "topic (reason_poisoned marshal) without running a handler. Find the publisher of the topic named in " +
+      "topic_poisoned on the DLQ record, make it set the UUID, then re-publish those records with one.",
+  },
+  redis: {
+    summary: "Dedup checks failing on {{ $labels.service }}: Redis {{ $labels.reason }}",
+    description:
+      '{{ $value | printf "%.3g" }} dedup checks per second on service {{ $labels.service }} failed against Redis ' +
+      "with reason {{ $labels.reason }} over the last 5 minutes. Fail-open handlers let these messages through " +
+      "unchecked (duplicates can reach them); fail-closed handlers retry them and then send them to the DLQ.",
+  },
+};
+
 /** Rate window of every alert expression (spec §8: "over 5 min"). */
 export const RATE_WINDOW = "5m";
 /** {@link RATE_WINDOW} in milliseconds, for the embedded (non-Prometheus) evaluation. */
@@ -176,7 +214,7 @@ export const ALERTS = {
   }),
   redisErrors: alert({
     name: ALERT_NAMES.redisErrors,
-    title: "Dedup check errors (Redis timeout, connection, marshal) over 5 min",
+    title: "Dedup errors over 5 min: Redis timeout or connection, or a record without a UUID (marshal)",
     threshold: { value: 0, label: "> 0 errors/s" },
     normal: { value: 0, label: "0 normal" },
     unit: "per_second",

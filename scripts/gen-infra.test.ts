@@ -66,6 +66,20 @@ describe("gen:infra", () => {
     }
   });
 
+  it("keeps one DedupRedisErrors rule grouped by reason, its text chosen per reason (marshal is not a Redis incident)", () => {
+    const r = rules.filter((x) => x.alert === "DedupRedisErrors");
+    expect(r).toHaveLength(1);
+    expect(r[0]?.expr).toBe("sum by (service, reason) (rate(deduplication_errors_total[5m])) > 0");
+    for (const text of [r[0]?.annotations.summary ?? "", r[0]?.annotations.description ?? ""]) {
+      const m = /^\{\{ if eq \$labels\.reason "marshal" \}\}(.+)\{\{ else \}\}(.+)\{\{ end \}\}$/s.exec(text);
+      expect(m, text).not.toBeNull();
+      const [, marshal = "", redis = ""] = m ?? [];
+      expect(marshal).not.toMatch(/unchecked|fail-open|Redis [a-z_]+ over|against Redis/i);
+      expect(redis).not.toMatch(/publisher|UUID/);
+    }
+    expect(r[0]?.annotations.description).toMatch(/publisher.+dead-letter.+\{\{ else \}\}.+against Redis.+Fail-open.+fail-closed/s);
+  });
+
   it("points every runbook_url (and every in-page link of the runbook) at an existing RUNBOOK.md heading", () => {
     const runbook = readFileSync(join(REPO_ROOT, "RUNBOOK.md"), "utf8");
     const anchors = new Set([...runbook.matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) => slug(m[1] ?? "")));

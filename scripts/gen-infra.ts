@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
-import { ALERT_LIST, ALERTS, type AlertThreshold } from "@/lib/thresholds";
+import { ALERT_LIST, ALERTS, ERROR_REASON_TEXT, type AlertThreshold } from "@/lib/thresholds";
 import { renderDashboard } from "@/infra/grafana/dashboard";
 
 /** Repository-relative paths of the generated files. */
@@ -24,6 +24,11 @@ const HEADER = [
   "# (`promtool test rules`), run by infra/prometheus/promtool.test.ts.",
   "",
 ].join("\n");
+
+/** A Go template choosing `marshal` text for `reason="marshal"` and `redis` text for any other reason. */
+function byReasonClass(marshal: string, redis: string): string {
+  return `{{ if eq $labels.reason "marshal" }}${marshal}{{ else }}${redis}{{ end }}`;
+}
 
 /**
  * Summary and description of one alert: Prometheus Go templates, the value humanized. The error
@@ -42,12 +47,11 @@ function annotations(a: AlertThreshold): { summary: string; description: string 
           `An upstream publisher or outbox forwarder is likely re-publishing systematically.`,
       };
     case ALERTS.redisErrors.name:
+      // One rule, grouped by reason: the text is chosen per instance, so a record without a UUID
+      // (marshal: a publisher bug, sent to the DLQ) never pages as a Redis incident.
       return {
-        summary: `Dedup checks failing on {{ $labels.service }} ({{ $labels.reason }})`,
-        description:
-          `{{ $value | printf "%.3g" }} dedup check errors per second with reason {{ $labels.reason }} on service ` +
-          `{{ $labels.service }} over the last 5 minutes. Fail-open handlers are processing messages unchecked ` +
-          `(duplicates can reach them); fail-closed handlers retry and then send messages to the DLQ.`,
+        summary: byReasonClass(ERROR_REASON_TEXT.marshal.summary, ERROR_REASON_TEXT.redis.summary),
+        description: byReasonClass(ERROR_REASON_TEXT.marshal.description, ERROR_REASON_TEXT.redis.description),
       };
     case ALERTS.redisLatency.name:
       return {

@@ -117,6 +117,13 @@ export const alertInstanceSchema = z.object({
   labels: z.record(z.string(), z.string()),
   /** When the condition started to hold (pending since); `null` when inactive. */
   activeAt: z.string().nullable(),
+  /**
+   * When it turned firing: the first rule evaluation at or after `activeAt + for`
+   * (lib/alert-transitions); `null` unless firing.
+   */
+  firingSince: z.string().nullable(),
+  /** While pending: the evaluation at which it fires if the condition keeps holding; `null` otherwise. */
+  firesAt: z.string().nullable(),
   /** The alert expression's current value, when known. */
   value: z.number().nullable(),
   severity: z.string(),
@@ -136,6 +143,8 @@ export const alertRuleSchema = z.object({
   threshold: z.number(),
   unit: z.enum(["ratio", "per_second", "seconds"]),
   runbookUrl: z.string(),
+  /** Time between two evaluations of the rule (the group's interval; the sample interval in embedded mode). */
+  evaluationIntervalMs: z.number(),
   instances: z.array(alertInstanceSchema),
 });
 /** One alert rule with its instances. */

@@ -1,5 +1,9 @@
+"use client";
+
+import { useEffect, useState } from "react";
 import type { AlertStateName } from "@/lib/api-types";
-import { formatSince } from "@/lib/format";
+import { timeToFireMs } from "@/lib/alert-transitions";
+import { formatDurationMs, formatSince } from "@/lib/format";
 
 const TONE: Record<AlertStateName, string> = {
   inactive: "bg-emerald-100 text-emerald-900 ring-emerald-300 dark:bg-emerald-900/40 dark:text-emerald-200 dark:ring-emerald-800",
@@ -7,13 +11,66 @@ const TONE: Record<AlertStateName, string> = {
   firing: "bg-red-100 text-red-900 ring-red-300 dark:bg-red-900/50 dark:text-red-100 dark:ring-red-800",
 };
 
-/** Alert state as Prometheus names it, with "since" when pending or firing. Colour is never the only cue: the word is shown. */
-export function AlertBadge({ state, since, now }: { state: AlertStateName; since?: string | null; now?: number }) {
+/** Props of {@link AlertBadge}: the state and the transition times of lib/alert-transitions (ISO). */
+export interface AlertBadgeProps {
+  state: AlertStateName;
+  /** Pending since (Prometheus' `activeAt`). */
+  since?: string | null;
+  /** Firing since: the first evaluation at or after `activeAt + for`. */
+  firingSince?: string | null;
+  /** While pending: when it fires if the condition keeps holding. */
+  firesAt?: string | null;
+  /** The answer's time (ms); the countdown runs on from it between two answers. */
+  now?: number;
+}
+
+/** Milliseconds since the component got `now`, ticking every second while `on` (the countdown). */
+function useElapsed(now: number | undefined, on: boolean): number {
+  const [t, setT] = useState(() => ({ now, start: Date.now(), elapsed: 0 }));
+  if (t.now !== now) setT({ now, start: Date.now(), elapsed: 0 });
+  useEffect(() => {
+    if (!on) return;
+    const id = setInterval(() => setT((x) => ({ ...x, elapsed: Date.now() - x.start })), 1000);
+    return () => clearInterval(id);
+  }, [on]);
+  return t.now === now ? t.elapsed : 0;
+}
+
+/**
+ * Alert state as Prometheus names it, with its real transition times: "pending since …, fires in …"
+ * (a countdown to the evaluation that turns it firing) and "firing since …" (when it fired, not when
+ * it went pending). Colour is never the only cue: the word is shown.
+ */
+export function AlertBadge({ state, since, firingSince, firesAt, now }: AlertBadgeProps) {
+  const countdown = state === "pending" && !!firesAt;
+  const elapsed = useElapsed(now, countdown);
+  const at = (now ?? Date.now()) + elapsed;
+  const left = countdown ? timeToFireMs(Date.parse(firesAt), at) : null;
+  let detail: string | null = null;
+  let title: string | undefined;
+  if (state === "pending" && since) {
+    detail = `since ${formatSince(since, at)}`;
+    if (left !== null) detail += left > 0 ? `, fires in ${formatDurationMs(left)}` : ", fires at the next evaluation";
+    title = `pending since ${new Date(since).toLocaleString()}${firesAt ? `; fires at ${new Date(firesAt).toLocaleString()} if the condition holds` : ""}`;
+  } else if (state === "firing" && (firingSince ?? since)) {
+    const from = (firingSince ?? since)!;
+    detail = `since ${formatSince(from, at)}`;
+    title = `firing since ${new Date(from).toLocaleString()}${since ? `; pending since ${new Date(since).toLocaleString()}` : ""}`;
+  }
   return (
-    <span data-testid="alert-state" data-state={state} className={`inline-flex items-center gap-1 rounded px-2 py-0.5 text-xs font-medium ring-1 ${TONE[state]}`}>
+    <span
+      data-testid="alert-state"
+      data-state={state}
+      title={title}
+      className={`inline-flex items-center gap-1 rounded px-2 py-0.5 text-xs font-medium ring-1 ${TONE[state]}`}
+    >
       <span aria-hidden>{state === "firing" ? "●" : state === "pending" ? "◐" : "○"}</span>
       {state}
-      {state !== "inactive" && since ? <span className="font-normal opacity-80">since {formatSince(since, now)}</span> : null}
+      {detail ? (
+        <span className="font-normal opacity-80" data-testid={countdown ? "alert-countdown" : undefined}>
+          {detail}
+        </span>
+      ) : null}
     </span>
   );
 }

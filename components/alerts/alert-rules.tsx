@@ -1,13 +1,36 @@
 "use client";
 
 import type { AlertRule } from "@/lib/api-types";
-import { formatByUnit, formatDurationMs, formatRate } from "@/lib/format";
+import { formatByUnit, formatRate } from "@/lib/format";
 import { AlertBadge } from "./alert-badge";
 
-/** The earliest `activeAt` among a rule's pending/firing instances: "since when" for the rule. */
-export function ruleSince(rule: AlertRule): string | null {
-  const times = rule.instances.filter((i) => i.state !== "inactive" && i.activeAt).map((i) => i.activeAt as string);
-  return times.sort()[0] ?? null;
+/** A rule's transition times over its instances, for the rule's own badge. */
+export interface RuleTimes {
+  /** Earliest pending start over the instances in the rule's (worst) state. */
+  since: string | null;
+  /** Earliest firing start over the firing instances. */
+  firingSince: string | null;
+  /** While the rule is pending: the soonest instance's firing time. */
+  firesAt: string | null;
+}
+
+function earliest(xs: ReadonlyArray<string | null>): string | null {
+  return (xs.filter((x): x is string => !!x).sort((a, b) => Date.parse(a) - Date.parse(b))[0] ?? null);
+}
+
+/** "Since when" for a rule: from its instances in its worst state (firing since, or pending since and fires at). */
+export function ruleTimes(rule: AlertRule): RuleTimes {
+  const mine = rule.instances.filter((i) => i.state === rule.state && rule.state !== "inactive");
+  return {
+    since: earliest(mine.map((i) => i.activeAt)),
+    firingSince: earliest(mine.map((i) => i.firingSince)),
+    firesAt: earliest(mine.map((i) => i.firesAt)),
+  };
+}
+
+/** Local clock time of an ISO instant, seconds shown (transitions are seconds apart). */
+function clock(iso: string | null): string {
+  return iso ? new Date(iso).toLocaleTimeString() : "—";
 }
 
 function threshold(rule: AlertRule): string {
@@ -25,7 +48,7 @@ export function AlertCards({ rules }: { rules: readonly AlertRule[] }) {
             <span className="truncate text-sm font-semibold" title={r.alert}>
               {r.alert}
             </span>
-            <AlertBadge state={r.state} since={ruleSince(r)} />
+            <AlertBadge state={r.state} {...ruleTimes(r)} />
           </div>
           <p className="mt-1 text-xs text-slate-600 dark:text-slate-300">{r.title}</p>
           <p className="text-xs text-slate-500 dark:text-slate-400">
@@ -47,14 +70,15 @@ export function AlertTable({ rules, now }: { rules: readonly AlertRule[]; now: n
             <h2 id={`rule-${r.alert}-h`} className="text-base font-semibold">
               {r.alert}
             </h2>
-            <AlertBadge state={r.state} since={ruleSince(r)} now={now} />
+            <AlertBadge state={r.state} {...ruleTimes(r)} now={now} />
             <a href={r.runbookUrl} className="ml-auto text-sm text-blue-700 underline hover:no-underline dark:text-blue-300" target="_blank" rel="noreferrer">
               Runbook
             </a>
           </header>
           <p className="mt-1 text-sm text-slate-600 dark:text-slate-300">{r.title}</p>
           <p className="mt-1 text-xs text-slate-500 dark:text-slate-400">
-            Fires when the value is above {r.unit === "per_second" ? formatRate(r.threshold, "errors") : formatByUnit(r.threshold, r.unit)} for {r.for}.
+            Fires when the value is above {r.unit === "per_second" ? formatRate(r.threshold, "errors") : formatByUnit(r.threshold, r.unit)} for {r.for}
+            {r.evaluationIntervalMs > 0 ? `, at the first evaluation (every ${r.evaluationIntervalMs / 1000} s) at least ${r.for} after it went pending` : ""}.
           </p>
           <pre className="mt-2 overflow-x-auto rounded bg-slate-100 p-2 text-xs dark:bg-slate-800">
             <code>{r.expr}</code>
@@ -69,7 +93,8 @@ export function AlertTable({ rules, now }: { rules: readonly AlertRule[]; now: n
                   <th scope="col" className="py-1 font-normal">Labels</th>
                   <th scope="col" className="font-normal">State</th>
                   <th scope="col" className="text-right font-normal">Value</th>
-                  <th scope="col" className="text-right font-normal">Active for</th>
+                  <th scope="col" className="text-right font-normal">Pending since</th>
+                  <th scope="col" className="text-right font-normal">Firing since</th>
                 </tr>
               </thead>
               <tbody>
@@ -80,12 +105,16 @@ export function AlertTable({ rules, now }: { rules: readonly AlertRule[]; now: n
                         .filter(([k]) => k !== "alertname" && k !== "severity")
                         .map(([k, v]) => `${k}="${v}"`)
                         .join(", ")}
+                      {i.summary && i.summary !== r.title ? <div className="font-sans text-slate-500 dark:text-slate-400">{i.summary}</div> : null}
                     </td>
                     <td>
-                      <AlertBadge state={i.state} since={i.activeAt} now={now} />
+                      <AlertBadge state={i.state} since={i.activeAt} firingSince={i.firingSince} firesAt={i.firesAt} now={now} />
                     </td>
                     <td className="text-right tabular-nums">{i.value === null ? "—" : formatByUnit(i.value, r.unit)}</td>
-                    <td className="text-right tabular-nums">{i.activeAt ? formatDurationMs(now - Date.parse(i.activeAt)) : "—"}</td>
+                    <td className="text-right tabular-nums" title={i.activeAt ?? undefined}>{clock(i.activeAt)}</td>
+                    <td className="text-right tabular-nums" title={i.firingSince ?? i.firesAt ?? undefined}>
+                      {i.firingSince ? clock(i.firingSince) : i.firesAt ? `not yet (due ${clock(i.firesAt)})` : "—"}
+                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -49,7 +49,7 @@ export function HandlerView({ service, handler }: { service: string; handler: st
                   <ul className="flex flex-wrap gap-2" aria-label="Alert instances of this handler">
                     {h.alerts.map((a, i) => (
                       <li key={i} className="flex items-center gap-1 text-xs">
-                        {a.alert} <AlertBadge state={a.state} since={a.activeAt} />
+                        {a.alert} <AlertBadge state={a.state} since={a.activeAt} firingSince={a.firingSince} firesAt={a.firesAt} />
                       </li>
                     ))}
                   </ul>

@@ -58,6 +58,41 @@ describe("LocalSource", () => {
     expect(dup.instances).toEqual([]);
   });
 
+  it("gives pending since, fires at and firing since from the sample (evaluation) times, as Prometheus does", async () => {
+    const registry = new Registry();
+    const rec = dedupRecorder(registry, "notification");
+    const t0 = 2_000_000;
+    let now = t0;
+    // 25 s between evaluations and `for: 1m` for errors: fires at the third evaluation, 75 s after pending.
+    const src = new LocalSource(registry, { intervalMs: 25_000 }, () => now);
+    rec.error("marshal"); // the series exists at the first sample, with or without start-up zeros
+    await src.sample();
+    rec.error("marshal");
+    now += 25_000;
+    await src.sample(); // t0 + 25 s: the rate is above 0, pending
+    const errOf = async () => (await src.alerts()).find((a) => a.alert === "DedupRedisErrors")!;
+    let rule = await errOf();
+    expect(rule.evaluationIntervalMs).toBe(25_000);
+    let i = rule.instances.find((x) => x.labels.reason === "marshal")!;
+    expect(i).toMatchObject({ state: "pending", activeAt: new Date(t0 + 25_000).toISOString(), firesAt: new Date(t0 + 100_000).toISOString(), firingSince: null });
+    expect(i.summary).toBe("Records without a message UUID reaching notification: a publisher bug, sent to the DLQ");
+    // Between evaluations the state does not change, even once activeAt + for has passed.
+    now = t0 + 90_000;
+    expect((await errOf()).instances[0]!.state).toBe("pending");
+    for (const t of [50_000, 75_000]) {
+      now = t0 + t;
+      rec.error("marshal");
+      await src.sample();
+    }
+    expect((await errOf()).instances[0]!.state).toBe("pending"); // 50 s after activeAt < 1 min
+    now = t0 + 100_000;
+    rec.error("marshal");
+    await src.sample();
+    rule = await errOf();
+    i = rule.instances[0]!;
+    expect(i).toMatchObject({ state: "firing", activeAt: new Date(t0 + 25_000).toISOString(), firingSince: new Date(t0 + 100_000).toISOString(), firesAt: null });
+  });
+
   it("keeps at most `capacity` samples and gives no points before its history starts", async () => {
     const registry = new Registry();
     let now = 0;

@@ -1,6 +1,7 @@
 import type { Registry } from "prom-client";
 import type { AlertInstance, AlertRule } from "@/lib/api-types";
-import { ALERT_LIST, type AlertThreshold } from "@/lib/thresholds";
+import { alertTimes, isoOrNull } from "@/lib/alert-transitions";
+import { ALERT_LIST, ALERTS, ERROR_REASON_TEXT, errorReasonClass, type AlertThreshold } from "@/lib/thresholds";
 import { evaluate, seriesKey, type Snapshot, type SeriesValue } from "./local-eval";
 import { worst } from "./prometheus";
 import type { QueryName } from "./queries";
@@ -38,8 +39,8 @@ export class LocalSource implements MetricsSource {
   private readonly snaps: Snapshot[] = [];
   private timer: ReturnType<typeof setInterval> | null = null;
   private sampling: Promise<void> | null = null;
-  /** Active alert instances: key → activeAt (ms) and last value. */
-  private readonly active = new Map<string, { alert: AlertThreshold; labels: Record<string, string>; activeAt: number; value: number | null }>();
+  /** Active alert instances: key → activeAt and firedAt (sample times, ms) and last value. */
+  private readonly active = new Map<string, { alert: AlertThreshold; labels: Record<string, string>; activeAt: number; firedAt: number | null; value: number | null }>();
 
   constructor(
     private readonly registry: Registry,
@@ -106,9 +107,13 @@ export class LocalSource implements MetricsSource {
         if (s.value === null || !(s.value > a.threshold.value)) continue;
         const k = `${a.name}\u0000${seriesKey("", s.labels)}`;
         seen.add(k);
+        // Prometheus' rule manager: pending from the evaluation that first sees the condition,
+        // firing at the first evaluation with t − activeAt ≥ for (for: 0 fires at once).
         const e = this.active.get(k);
-        if (e) e.value = s.value;
-        else this.active.set(k, { alert: a, labels: s.labels, activeAt: t, value: s.value });
+        if (e) {
+          e.value = s.value;
+          if (e.firedAt === null && t - e.activeAt >= a.forMs) e.firedAt = t;
+        } else this.active.set(k, { alert: a, labels: s.labels, activeAt: t, firedAt: a.forMs <= 0 ? t : null, value: s.value });
       }
     }
     for (const k of [...this.active.keys()]) if (!seen.has(k)) this.active.delete(k);
@@ -134,19 +139,25 @@ export class LocalSource implements MetricsSource {
   }
 
   async alerts(): Promise<AlertRule[]> {
-    const t = this.now();
     return ALERT_LIST.map((a): AlertRule => {
       const instances: AlertInstance[] = [...this.active.values()]
         .filter((e) => e.alert.name === a.name)
-        .map((e) => ({
-          alert: a.name,
-          state: t - e.activeAt >= a.forMs ? "firing" : "pending",
-          labels: e.labels,
-          activeAt: new Date(e.activeAt).toISOString(),
-          value: e.value,
-          severity: a.severity,
-          summary: a.title,
-        }));
+        .map((e): AlertInstance => {
+          // States change at samples (evaluations) only, as in Prometheus: never between two.
+          const state = e.firedAt !== null ? "firing" : "pending";
+          const times = alertTimes({ state, activeAtMs: e.activeAt, forMs: a.forMs, intervalMs: this.opts.intervalMs, observedFiringMs: e.firedAt });
+          return {
+            alert: a.name,
+            state,
+            labels: e.labels,
+            activeAt: new Date(e.activeAt).toISOString(),
+            firingSince: isoOrNull(times.firingSince),
+            firesAt: isoOrNull(times.firesAt),
+            value: e.value,
+            severity: a.severity,
+            summary: summaryOf(a, e.labels),
+          };
+        });
       return {
         alert: a.name,
         state: worst(instances.map((i) => i.state)),
@@ -156,8 +167,16 @@ export class LocalSource implements MetricsSource {
         threshold: a.threshold.value,
         unit: a.unit,
         runbookUrl: a.runbookUrl,
+        evaluationIntervalMs: this.opts.intervalMs,
         instances,
       };
     });
   }
+}
+
+/** The instance's summary: the rule file's text for its reason class (errors), else the alert's title. */
+function summaryOf(a: AlertThreshold, labels: Record<string, string>): string {
+  if (a.name !== ALERTS.redisErrors.name) return a.title;
+  const text = ERROR_REASON_TEXT[errorReasonClass(labels.reason ?? "")].summary;
+  return text.replace(/\{\{ \$labels\.(\w+) \}\}/g, (_m, k: string) => labels[k] ?? "");
 }

@@ -121,6 +121,10 @@ describe("PrometheusSource against a real Prometheus", () => {
     );
     expect(rule.instances[0]!.labels).toMatchObject({ service: "notification", handler: "on-review-created" });
     expect(rule.instances[0]!.activeAt).not.toBeNull();
+    // Pending: fires at the first evaluation (group interval 1 s) at or after activeAt + for (10 min).
+    expect(rule.evaluationIntervalMs).toBe(1000);
+    expect(Date.parse(rule.instances[0]!.firesAt!) - Date.parse(rule.instances[0]!.activeAt!)).toBe(600_000);
+    expect(rule.instances[0]!.firingSince).toBeNull();
     expect(rule.instances[0]!.value!).toBeCloseTo(0.2, 1);
     // Latency stays below 50 ms and there are no errors: those two stay inactive.
     const all = await src.alerts();

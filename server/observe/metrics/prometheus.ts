@@ -1,4 +1,5 @@
 import type { AlertInstance, AlertRule, AlertStateName } from "@/lib/api-types";
+import { alertTimes, isoOrNull } from "@/lib/alert-transitions";
 import { ALERT_LIST } from "@/lib/thresholds";
 import { SharedCache } from "../cache";
 import { countUpstream } from "../upstream-counter";
@@ -87,20 +88,30 @@ export class PrometheusSource implements MetricsSource {
 
   alerts(): Promise<AlertRule[]> {
     return this.cache.get("rules", async () => {
-      const data = await this.get<{ groups: Array<{ rules: PromRule[] }> }>("/api/v1/rules", { type: "alert" });
-      const byName = new Map<string, PromRule>();
-      for (const g of data.groups) for (const r of g.rules) if (r.type === "alerting") byName.set(r.name, r);
+      const data = await this.get<{ groups: Array<{ interval?: number; rules: PromRule[] }> }>("/api/v1/rules", { type: "alert" });
+      const byName = new Map<string, PromRule & { intervalMs: number }>();
+      for (const g of data.groups) for (const r of g.rules) if (r.type === "alerting") byName.set(r.name, { ...r, intervalMs: (g.interval ?? 0) * 1000 });
       return ALERT_LIST.map((a): AlertRule => {
         const r = byName.get(a.name);
-        const instances: AlertInstance[] = (r?.alerts ?? []).map((x) => ({
-          alert: a.name,
-          state: x.state,
-          labels: withoutAlertLabels(x.labels),
-          activeAt: x.activeAt && !x.activeAt.startsWith("0001") ? x.activeAt : null,
-          value: x.value === undefined ? null : num(x.value),
-          severity: x.labels.severity ?? a.severity,
-          summary: x.annotations?.summary ?? a.title,
-        }));
+        const forMs = r?.duration !== undefined ? r.duration * 1000 : a.forMs;
+        const intervalMs = r?.intervalMs ?? 0;
+        const instances: AlertInstance[] = (r?.alerts ?? []).map((x) => {
+          const activeAt = x.activeAt && !x.activeAt.startsWith("0001") ? x.activeAt : null;
+          // /api/v1/rules gives activeAt (pending start) only; the firing start is the first
+          // evaluation at or after activeAt + for, evaluations being the group's interval apart.
+          const t = alertTimes({ state: x.state, activeAtMs: activeAt ? Date.parse(activeAt) : null, forMs, intervalMs });
+          return {
+            alert: a.name,
+            state: x.state,
+            labels: withoutAlertLabels(x.labels),
+            activeAt,
+            firingSince: isoOrNull(t.firingSince),
+            firesAt: isoOrNull(t.firesAt),
+            value: x.value === undefined ? null : num(x.value),
+            severity: x.labels.severity ?? a.severity,
+            summary: x.annotations?.summary ?? a.title,
+          };
+        });
         return {
           alert: a.name,
           state: worst(instances.map((i) => i.state)),
@@ -110,6 +121,7 @@ export class PrometheusSource implements MetricsSource {
           threshold: a.threshold.value,
           unit: a.unit,
           runbookUrl: a.runbookUrl,
+          evaluationIntervalMs: intervalMs,
           instances,
         };
       });

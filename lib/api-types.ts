@@ -156,6 +156,8 @@ export const ttlBucketSchema = z.object({
   minMs: z.number(),
   maxMs: z.number().nullable(),
   count: z.number(),
+  /** Of `count`, `processing` leases (in flight or abandoned), scaled from the sampled states like the rest. */
+  processing: z.number(),
 });
 /** One TTL bucket. */
 export type TtlBucket = z.infer<typeof ttlBucketSchema>;
@@ -202,6 +204,17 @@ export const handlerKeysSchema = z.object({
   /** Sampled key states, as counts over `sampleSize` keys. */
   states: z.object({ processing: z.number(), done: z.number(), marked: z.number(), other: z.number() }),
   sampleSize: z.number(),
+  /**
+   * `keyCount` split by state: the sampled shares scaled to the count (exact when the sample was
+   * every key). `processing` are leases: real in-flight work, or abandoned claims until they expire.
+   */
+  byState: z.object({ processing: z.number(), done: z.number(), marked: z.number(), other: z.number(), exact: z.boolean() }),
+  /** `processing` ÷ all keys (0..1); `null` when no key was sampled. */
+  leaseShare: z.number().nullable(),
+  /** Smallest remaining TTL (ms) among sampled keys that are not leases: the oldest key's age is the window minus it; `null` when none. */
+  settledMinTtlMs: z.number().nullable(),
+  /** When the count these numbers come from finished (ISO). Every page shows the same completed count with this time. */
+  countedAt: z.string(),
   /** Observed TTLs (remaining, ms) over the keys seen; `null` when no key has one. */
   ttlObserved: z.object({ minMs: z.number(), maxMs: z.number(), p50Ms: z.number() }).nullable(),
   scan: scanProgressSchema,
@@ -255,6 +268,14 @@ export const overviewHandlerSchema = z.object({
     errorBound: z.number(),
     noTtlCount: z.number(),
     scanDone: z.boolean(),
+    /** The count split: settled keys (done, marked, other) and `processing` leases, with the leases' share. */
+    settled: z.number(),
+    processing: z.number(),
+    leaseShare: z.number().nullable(),
+    /** When the shown count finished; `null` when no key of this handler was counted. */
+    countedAt: z.string().nullable(),
+    /** Progress (0..1) of a recount running now, `null` when none runs: the shown count stays the last completed one. */
+    recount: z.number().nullable(),
   }),
   /** Alert instances whose labels belong to this handler or its service. */
   alerts: z.array(alertInstanceSchema),
@@ -343,7 +364,16 @@ export const capacityHandlerSchema = z.object({
   ttlSource: z.enum(["declared", "observed", "default"]),
   /** New (non-deduplicated) messages/s over 5 min; unavailable when metrics are down. */
   newRate: availableSchema({ value: z.number().nullable() }),
-  /** newRate × TTL. `null` when the rate is unknown. */
+  /**
+   * How much of the TTL window has passed since keys began to be written: from the oldest settled
+   * key in Redis (window − its remaining TTL), or, without Redis (embedded, in-memory store), the
+   * process start. While `filled` < 1 the projection covers only the filled share and gap notes
+   * wait until `validAt`. `null` when unknown.
+   */
+  window: z
+    .object({ ageMs: z.number(), filled: z.number(), validAt: z.string().nullable(), source: z.enum(["oldest-key", "process-start"]) })
+    .nullable(),
+  /** newRate × min(TTL, window age). `null` when the rate is unknown. */
   projectedKeys: z.number().nullable(),
   /** projectedKeys × bytesPerKey. */
   projectedBytes: z.number().nullable(),
@@ -354,6 +384,11 @@ export const capacityHandlerSchema = z.object({
     bytesPerKey: z.number().nullable(),
     bytes: z.number().nullable(),
     noTtlCount: z.number(),
+    /** Of `keys`, `processing` leases, and their share (0..1, `null` unknown). */
+    processing: z.number(),
+    leaseShare: z.number().nullable(),
+    /** When the count finished (ISO), `null` when no key was counted. */
+    countedAt: z.string().nullable(),
   }),
   /** measured / projected keys (1 = as expected); `null` when either side is unknown or projected is 0. */
   gapRatio: z.number().nullable(),

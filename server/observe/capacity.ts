@@ -8,12 +8,54 @@ import { got, inspectedHandlers, unavailable } from "./overview";
 /** A gap beyond these ratios of measured / projected keys gets a note. */
 const GAP_HIGH = 1.5;
 const GAP_LOW = 0.5;
+/**
+ * Share of the window from which it counts as full. The oldest key is read from a uniform sample
+ * (≤ 500 keys), whose smallest remaining TTL in a full window is about window/500 — 0.2 %.
+ */
+export const WINDOW_FULL = 0.95;
+
+/** Where keys' age comes from: the oldest settled key in Redis, or (no Redis: in-process store) the process start. */
+export interface WindowInput {
+  ttlMs: number;
+  /** Smallest remaining TTL of a sampled settled (not lease) key, ms; `null` when none was sampled. */
+  settledMinTtlMs: number | null;
+  /** Largest remaining TTL seen; a key that outlives the window means the declared TTL is not the one written. */
+  maxTtlMs: number | null;
+  /** Process uptime (ms) when keys live in this process' memory, else `null`. */
+  processAgeMs: number | null;
+  now: number;
+}
+
+/**
+ * How much of the TTL window keys have been written for. The oldest settled key's age is the window
+ * minus its remaining TTL (a key written at start-up still has window − uptime left); a fresh
+ * service has only young keys, and rate × TTL then over-projects by window ÷ age. `null` when
+ * neither source knows, or when keys outlive the window (then the declared TTL is wrong and the
+ * gap note must speak).
+ */
+export function windowFill(w: WindowInput): CapacityHandler["window"] {
+  if (!(w.ttlMs > 0)) return null;
+  let ageMs: number;
+  let source: "oldest-key" | "process-start";
+  if (w.settledMinTtlMs !== null) {
+    if (w.maxTtlMs !== null && w.maxTtlMs > w.ttlMs * 1.05) return null;
+    ageMs = Math.min(w.ttlMs, Math.max(0, w.ttlMs - w.settledMinTtlMs));
+    source = "oldest-key";
+  } else if (w.processAgeMs !== null) {
+    ageMs = Math.min(w.ttlMs, Math.max(0, w.processAgeMs));
+    source = "process-start";
+  } else return null;
+  const filled = ageMs / w.ttlMs;
+  return { ageMs, filled, validAt: filled >= WINDOW_FULL ? null : new Date(w.now + (w.ttlMs - ageMs)).toISOString(), source };
+}
 
 /**
  * Builds `GET /api/capacity`: per handler, live keys ≈ rate of new (non-deduplicated) messages ×
  * TTL and memory ≈ keys × bytes/key, next to what Redis holds. The projection assumes the 5-min
  * rate held for a whole window, so right after a traffic change the two differ by design; a
- * steady gap points at missing TTLs, a wrong prefix or stale keys.
+ * steady gap points at missing TTLs, a wrong prefix or stale keys. **Warm-up**: until keys are
+ * as old as the window ({@link windowFill}) only the filled share is projected and no gap note is
+ * given ("window 4 % filled — projection valid after …").
  */
 export function getCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
   return ctx.answers.get("capacity", () => buildCapacity(ctx));
@@ -39,14 +81,23 @@ async function buildCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
     const newRate = rate.ok
       ? rate.value.filter((s) => s.labels.service === owner.service && s.labels.handler === owner.handler).reduce<number | null>((a, s) => (a ?? 0) + (s.value ?? 0), null)
       : null;
-    const projectedKeys = newRate === null ? null : Math.round(newRate * (ttl.ms / 1000));
+    const window = windowFill({
+      ttlMs: ttl.ms,
+      settledMinTtlMs: measured?.settledMinTtlMs ?? null,
+      maxTtlMs: measured?.ttlObserved?.maxMs ?? null,
+      // Without Redis the demo's keys live in this process' memory: they are as old as it is.
+      processAgeMs: ctx.inspector ? null : process.uptime() * 1000,
+      now: Date.now(),
+    });
+    const warming = window !== null && window.filled < WINDOW_FULL;
+    const projectedKeys = newRate === null ? null : Math.round(newRate * ((warming ? window.ageMs : ttl.ms) / 1000));
     const bytesPerKey = measured?.bytesPerKey ?? null;
     const projectedBytes = projectedKeys !== null && bytesPerKey !== null ? projectedKeys * bytesPerKey : null;
     const gapRatio = measured && projectedKeys ? measured.keyCount / projectedKeys : null;
     const notes: string[] = [];
     if (measured && measured.noTtlCount > 0) notes.push(`${measured.noTtlExact ? "" : "About "}${measured.noTtlCount} keys without TTL never expire: they only grow (a bug in the writer).`);
-    if (gapRatio !== null && gapRatio > GAP_HIGH) notes.push("More keys than projected: stale keys, keys without TTL, a TTL longer than declared, or traffic that dropped recently.");
-    if (gapRatio !== null && gapRatio < GAP_LOW) notes.push("Fewer keys than projected: a TTL shorter than declared, keys written under another prefix, or traffic that rose recently.");
+    if (!warming && gapRatio !== null && gapRatio > GAP_HIGH) notes.push("More keys than projected: stale keys, keys without TTL, a TTL longer than declared, or traffic that dropped recently.");
+    if (!warming && gapRatio !== null && gapRatio < GAP_LOW) notes.push("Fewer keys than projected: a TTL shorter than declared, keys written under another prefix, or traffic that rose recently.");
     if (keys.ok && !measured && (newRate ?? 0) > 0) notes.push("Traffic but no keys under this prefix: wrong prefix, or an in-memory repository.");
     if (ttl.source === "observed") notes.push("TTL taken from the largest remaining TTL seen in Redis (a lower bound of the configured window).");
     return {
@@ -55,6 +106,7 @@ async function buildCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
       prefix,
       ttlMs: ttl.ms,
       ttlSource: ttl.source,
+      window,
       newRate: rate.ok ? { status: "ok", value: newRate } : unavailable(rate.detail),
       projectedKeys,
       projectedBytes,
@@ -68,6 +120,9 @@ async function buildCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
             bytesPerKey,
             bytes: measured && bytesPerKey !== null ? measured.keyCount * bytesPerKey : null,
             noTtlCount: measured?.noTtlCount ?? 0,
+            processing: measured?.byState.processing ?? 0,
+            leaseShare: measured ? measured.leaseShare : 0,
+            countedAt: measured?.countedAt ?? null,
           },
       gapRatio,
       notes,

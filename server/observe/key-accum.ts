@@ -144,3 +144,36 @@ export function keysWithoutTtl(info: string, db: number): number {
   return m ? Number(m[1]) - Number(m[2]) : 0;
 }
 
+
+/** Counts of one handler's keys by state, and the leases' share. */
+export interface StateSplit {
+  processing: number;
+  done: number;
+  marked: number;
+  other: number;
+  /** The sample held every key, so the split is a count, not a scaled share. */
+  exact: boolean;
+  /** processing ÷ all (0..1); `null` without a sample. */
+  leaseShare: number | null;
+}
+
+/**
+ * Splits `count` keys by the states of a uniform sample of `sampled` of them: each state's share
+ * scaled to the count, `done` taking the rounding so the parts add up to `count`. Exact when the
+ * sample was every key of an exact count.
+ */
+export function splitByState(count: number, states: Readonly<Record<"processing" | "done" | "marked" | "other", number>>, sampled: number, exactCount: boolean): StateSplit {
+  if (sampled <= 0) return { processing: 0, done: count, marked: 0, other: 0, exact: count === 0, leaseShare: count === 0 ? 0 : null };
+  const part = (k: number) => Math.round((count * k) / sampled);
+  const processing = part(states.processing);
+  const marked = part(states.marked);
+  const other = part(states.other);
+  return {
+    processing,
+    marked,
+    other,
+    done: Math.max(0, count - processing - marked - other),
+    exact: exactCount && sampled >= count,
+    leaseShare: states.processing / sampled,
+  };
+}

@@ -114,6 +114,16 @@ describe("KeyInspector on 210k seeded dedup keys", () => {
     const charge = got.get("billing:dedup:charge")!;
     expect(charge.states).toEqual({ processing: charge.sampleSize, done: 0, marked: 0, other: 0 });
     expect(charge.sampleSize).toBeGreaterThanOrEqual(400);
+    // Leases apart from settled keys, with their share, in the count and in the TTL histogram.
+    expect(charge.byState).toEqual({ processing: 40_000, done: 0, marked: 0, other: 0, exact: false });
+    expect(charge.leaseShare).toBe(1);
+    expect(charge.ttlBuckets.find((b) => b.label === "6 – 24 h")!.processing).toBe(40_000);
+    const created = got.get("notification:dedup:on-review-created")!;
+    expect(created.byState.done).toBe(60_000);
+    expect(created.leaseShare).toBe(0);
+    expect(created.ttlBuckets.every((b) => b.processing === 0)).toBe(true);
+    // Fresh keys of a 24 h window: the oldest settled key has almost all of its TTL left.
+    expect(created.settledMinTtlMs!).toBeGreaterThan(24 * H - 10 * 60_000);
     const viewed = got.get("notification:dedup:on-page-viewed")!;
     expect(viewed.states.marked).toBe(viewed.sampleSize);
     expect(got.get("billing:dedup:refund")!.noTtlExact).toBe(true);
@@ -310,6 +320,48 @@ describe("key routes against the seeded Redis", () => {
     expect(lint.observed.handlers.find((x) => x.prefix === "weirdXsvc:dedup:h1x")!.findings.map((f) => f.rule)).toContain("ttl-below-hour");
     // 1 h keys of the demo's analytics handler (declared by server/consumer) are within policy.
     expect(lint.observed.handlers.find((x) => x.prefix === "notification:dedup:on-page-viewed")!.findings).toEqual([]);
+  });
+
+  it("while a recount runs, every page shows the same last completed count with its time, and the recount's progress", async () => {
+    // No answer cache: each route reads the inspector at the moment it is called.
+    const fresh = createObserveContext({ metrics: new LocalSource(new Registry()), redis: client, inspector: { refreshMinIntervalMs: 0 }, answerTtlMs: 0 });
+    setObserveContext(fresh);
+    const added = "notification:dedup:on-snapshot";
+    try {
+      const first = await fresh.inspector!.run("exact");
+      const before = first.handlers.find((h) => h.prefix === "notification:dedup:on-review-created")!;
+      await seedKeys(admin, [{ prefix: added, count: 3000, ttlMs: H }]);
+      expect(fresh.inspector!.refresh("exact").started).toBe(true);
+      const [o, hs, cap] = await Promise.all([
+        overviewGET(new Request("http://localhost/api/overview")).then(async (r) => overviewResponseSchema.parse(await r.json())),
+        handlersGET(new Request("http://localhost/api/handlers")).then(async (r) => handlersResponseSchema.parse(await r.json())),
+        capacityGET(new Request("http://localhost/api/capacity")).then(async (r) => capacityResponseSchema.parse(await r.json())),
+      ]);
+      expect(fresh.inspector!.busy).toBe(true);
+      const row = o.handlers.find((h) => h.handler === "on-review-created" && h.service === "notification")!;
+      const hk = hs.handlers.find((h) => h.prefix === before.prefix)!;
+      const ck = cap.handlers.find((h) => h.prefix === before.prefix)!;
+      const countedAt = new Date(first.finishedAt).toISOString();
+      expect(row.keys.status === "ok" && { count: row.keys.count, at: row.keys.countedAt }).toEqual({ count: before.keyCount, at: countedAt });
+      expect({ count: hk.keyCount, at: hk.countedAt }).toEqual({ count: before.keyCount, at: countedAt });
+      expect(ck.measured.status === "ok" && { count: ck.measured.keys, at: ck.measured.countedAt }).toEqual({ count: before.keyCount, at: countedAt });
+      // The running recount shows as progress, not as partial key counts.
+      expect(row.keys.status === "ok" && row.keys.recount).toEqual(expect.any(Number));
+      expect(hs.handlers.some((h) => h.prefix === added)).toBe(false);
+      expect(hs.scan.done).toBe(false);
+      const second = await fresh.inspector!.run();
+      expect(second.handlers.find((h) => h.prefix === added)!.keyCount).toBe(3000);
+      const after = overviewResponseSchema.parse(await (await overviewGET(new Request("http://localhost/api/overview"))).json());
+      const snap = after.handlers.find((h) => h.handler === "on-snapshot")!;
+      expect(snap.keys.status === "ok" && { count: snap.keys.count, recount: snap.keys.recount, at: snap.keys.countedAt }).toEqual({
+        count: 3000,
+        recount: null,
+        at: new Date(second.finishedAt).toISOString(),
+      });
+    } finally {
+      setObserveContext(ctx);
+      await admin.del(...Array.from({ length: 3000 }, (_, i) => `${added}:${fakeUlid(i)}`));
+    }
   });
 
   it("refresh=1 is rate-limited while a scan runs and says when to retry", async () => {

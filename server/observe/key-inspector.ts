@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import type { HandlerKeys, ScanProgress, TtlBucket } from "@/lib/api-types";
 import { PrefixGlobs, splitPrefix } from "./glob";
-import { adapt, firstCount, keysWithoutTtl, mergeReply, scaleEstimate, TTL_BUCKET_BOUNDS, TTL_BUCKETS, type Accum } from "./key-accum";
+import { adapt, firstCount, keysWithoutTtl, mergeReply, scaleEstimate, splitByState, TTL_BUCKET_BOUNDS, TTL_BUCKETS, type Accum } from "./key-accum";
 import { readSamples, type SampleStats } from "./key-samples";
 import { runAggregate, type AggregateReply } from "./key-scripts";
 import { masters, whenReady, type RedisLike } from "./redis-client";
@@ -142,6 +142,17 @@ export class KeyInspector {
   /** Whether a run is in progress. */
   get busy(): boolean {
     return this.running !== null;
+  }
+
+  /**
+   * Progress (0..1) of a recount running now, `null` when none runs. **Every page shows
+   * `current().result`** — the last completed count, with its `countedAt` — and this beside it
+   * ("2,013 keys at 18:20:04 · recount 40 %"), never the partial totals of the running scan.
+   */
+  recount(): number | null {
+    const p = this.state.progress;
+    if (!this.running || p.done) return null;
+    return p.total > 0 ? Math.min(1, p.scanned / p.total) : 0;
   }
 
   /**
@@ -360,7 +371,10 @@ export class KeyInspector {
           minMs: i === 0 ? 0 : (TTL_BUCKETS[i - 1]!.maxMs ?? 0),
           maxMs: b.maxMs,
           count: counts[i] ?? 0,
+          // Leases of the sample scaled like the bucket itself (never more than the bucket holds).
+          processing: Math.min(counts[i] ?? 0, scale(s?.leaseBuckets[i] ?? 0)),
         }));
+        const split = splitByState(a.count, s?.states ?? { processing: 0, done: 0, marked: 0, other: 0 }, n, exact);
         return {
           service: owner.service,
           handler: owner.handler,
@@ -375,6 +389,10 @@ export class KeyInspector {
           bytesPerKey: s?.bytesPerKey ?? null,
           states: s?.states ?? { processing: 0, done: 0, marked: 0, other: 0 },
           sampleSize: s?.size ?? 0,
+          byState: { processing: split.processing, done: split.done, marked: split.marked, other: split.other, exact: split.exact },
+          leaseShare: split.leaseShare,
+          settledMinTtlMs: s && s.settledMinTtl >= 0 ? s.settledMinTtl : null,
+          countedAt: scan.finishedAt ?? new Date().toISOString(),
           ttlObserved: maxTtl >= 0 ? { minMs: minTtl, maxMs: maxTtl, p50Ms: s?.ttlP50 ?? maxTtl } : null,
           scan,
         };

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import type { KeyState } from "@/lib/api-types";
+import { DONE_POSITION_PREFIX, DONE_VALUE } from "@/server/dedup/repository";
 import { TTL_BUCKETS, type Accum } from "./key-accum";
 import { countUpstream } from "./upstream-counter";
 
@@ -14,16 +15,24 @@ export interface SampleStats {
   minTtl: number;
   maxTtl: number;
   size: number;
+  /** Sampled `processing` leases per TTL bucket (the rest of `buckets` are settled keys). */
+  leaseBuckets: number[];
+  /**
+   * Smallest remaining TTL among sampled keys that are not leases (-1: none): the oldest settled
+   * key's age is the window minus it, which tells whether the window has filled since start.
+   */
+  settledMinTtl: number;
 }
 
 /**
- * State of a dedup key from its value: the lease marking stores `processing:<token>` then `done`;
+ * State of a dedup key from its value: the lease marking stores `processing:<token>` then `done`
+ * (`done:<topic>:<partition>:<offset>` when the delivery had a position);
  * the release marking stores `claimed:<token>`; the naive marking (and Watermill-style
  * repositories) store `1`.
  */
 export function classifyValue(v: string): KeyState {
   if (v.startsWith("processing:") || v === "processing") return "processing";
-  if (v === "done") return "done";
+  if (v === DONE_VALUE || v.startsWith(DONE_POSITION_PREFIX)) return "done"; // `done` or `done:<topic>:<partition>:<offset>`
   if (v === "1" || v.startsWith("claimed:")) return "marked";
   return "other";
 }
@@ -95,7 +104,7 @@ export async function readSamples(nodes: Redis[], accums: Map<string, Accum>, li
       byNode.set(s.node, list);
     }
   }
-  const acc = new Map<string, { states: Record<KeyState, number>; bytes: number[]; ttls: number[]; noTtl: number }>();
+  const acc = new Map<string, { states: Record<KeyState, number>; bytes: number[]; ttls: number[]; leaseTtls: number[]; settledMin: number; noTtl: number }>();
   const BATCH = 200;
   for (const [ni, list] of byNode) {
     const node = nodes[ni];
@@ -111,9 +120,14 @@ export async function readSamples(nodes: Redis[], accums: Map<string, Accum>, li
         const [valErr, val] = res[3 * j + 1] ?? [];
         const [, ttl] = res[3 * j + 2] ?? [];
         if (ttl === -2) return; // expired meanwhile
-        const e = acc.get(prefix) ?? { states: { processing: 0, done: 0, marked: 0, other: 0 }, bytes: [], ttls: [], noTtl: 0 };
+        const e = acc.get(prefix) ?? { states: { processing: 0, done: 0, marked: 0, other: 0 }, bytes: [], ttls: [], leaseTtls: [], settledMin: -1, noTtl: 0 };
         if (ttl === -1) e.noTtl++;
-        e.states[valErr ? "other" : classifyValue(String(val ?? ""))]++;
+        const state = valErr ? "other" : classifyValue(String(val ?? ""));
+        e.states[state]++;
+        if (typeof ttl === "number" && ttl >= 0) {
+          if (state === "processing") e.leaseTtls.push(ttl);
+          else if (e.settledMin < 0 || ttl < e.settledMin) e.settledMin = ttl;
+        }
         if (!memErr && typeof mem === "number") {
           e.bytes.push(mem + (overhead ? overhead.perKey + (typeof ttl === "number" && ttl >= 0 ? overhead.perKeyWithTtl : 0) : 0));
         }
@@ -126,7 +140,10 @@ export async function readSamples(nodes: Redis[], accums: Map<string, Accum>, li
   for (const [prefix, e] of acc) {
     const size = e.states.processing + e.states.done + e.states.marked + e.states.other;
     e.ttls.sort((a, b) => a - b);
+    const inBucket = (t: number, i: number) => t >= (i === 0 ? 0 : (TTL_BUCKETS[i - 1]!.maxMs ?? 0)) && (TTL_BUCKETS[i]!.maxMs === null || t < TTL_BUCKETS[i]!.maxMs!);
     out.set(prefix, {
+      leaseBuckets: TTL_BUCKETS.map((_, i) => e.leaseTtls.filter((t) => inBucket(t, i)).length),
+      settledMinTtl: e.settledMin,
       states: e.states,
       bytesPerKey: e.bytes.length ? Math.round(e.bytes.reduce((a, b) => a + b, 0) / e.bytes.length) : null,
       ttlP50: e.ttls.length ? e.ttls[Math.floor(e.ttls.length / 2)]! : null,

@@ -10,6 +10,7 @@ import type {
   Upstream,
 } from "@/lib/api-types";
 import { ALERTS, THRESHOLDS, TTL_POLICY } from "@/lib/thresholds";
+import { WORKSHOP_SERVICE } from "@/lib/workshop-types";
 import type { ObserveContext } from "./context";
 import { errorText } from "./errors";
 import { handlerPrefix } from "./glob";
@@ -79,7 +80,8 @@ export function inspectedHandlers(ctx: ObserveContext): Got<HandlerKeys[]> {
   if (!ctx.inspector) return { ok: false, detail: "redis: not configured (embedded mode keeps keys in process memory)" };
   ctx.inspector.ensureFresh();
   const s = ctx.inspector.current();
-  if (s.result) return { ok: true, value: s.result.handlers };
+  // A workshop run's keys (`workshop:dedup:<scenario>:<runId>:…`) are no production handler.
+  if (s.result) return { ok: true, value: s.result.handlers.filter((h) => h.service !== WORKSHOP_SERVICE) };
   return { ok: false, detail: s.error ? `redis: ${s.error}` : "redis: first key count still running" };
 }
 
@@ -106,6 +108,8 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
   // Handlers: from metrics, from Redis prefixes, and from the app's declarations.
   const rows = new Map<string, { service: string; handler: string; topics: Set<string>; ttlClass: OverviewHandler["ttlClass"] }>();
   const row = (service: string, handler: string) => {
+    // Series of a workshop run that reached Prometheus before the workshop had its own registry.
+    if (service === WORKSHOP_SERVICE) return { service, handler, topics: new Set<string>(), ttlClass: null as OverviewHandler["ttlClass"] };
     const k = key(service, handler);
     let r = rows.get(k);
     if (!r) rows.set(k, (r = { service, handler, topics: new Set(), ttlClass: null }));
@@ -168,6 +172,11 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
               errorBound: keyRow?.errorBound ?? 0,
               noTtlCount: keyRow?.noTtlCount ?? 0,
               scanDone: ctx.inspector?.current().progress.done ?? false,
+              settled: keyRow ? keyRow.keyCount - keyRow.byState.processing : 0,
+              processing: keyRow?.byState.processing ?? 0,
+              leaseShare: keyRow?.leaseShare ?? null,
+              countedAt: keyRow?.countedAt ?? (ctx.inspector?.current().result ? new Date(ctx.inspector.current().result!.finishedAt).toISOString() : null),
+              recount: ctx.inspector?.recount() ?? null,
             },
         alerts: instances,
       };

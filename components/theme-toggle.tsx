@@ -11,7 +11,11 @@ export const THEME_KEY = "dedup-health-theme";
  */
 export const THEME_SCRIPT = `try{var t=localStorage.getItem(${JSON.stringify(THEME_KEY)});if(t==="dark"||(!t&&matchMedia("(prefers-color-scheme: dark)").matches))document.documentElement.classList.add("dark")}catch(e){}`;
 
-/** Light/dark switch: toggles the `dark` class on <html> and remembers the choice. */
+/**
+ * Light/dark switch: toggles the `dark` class on <html> and remembers the choice. The label names
+ * the theme a click switches TO ("Dark theme" in light mode, "Light theme" in dark mode); before
+ * hydration it cannot know the theme the pre-paint script chose, so it says "Theme".
+ */
 export function ThemeToggle() {
   const [dark, setDark] = useState<boolean | null>(null);
   useEffect(() => setDark(document.documentElement.classList.contains("dark")), []);
@@ -30,10 +34,10 @@ export function ThemeToggle() {
       type="button"
       data-testid="theme"
       onClick={toggle}
-      aria-pressed={dark ?? false}
+      aria-label={dark === null ? "Switch theme" : dark ? "Switch to the light theme" : "Switch to the dark theme"}
       className="rounded border border-slate-300 px-2 py-1 text-sm hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-slate-700 dark:hover:bg-slate-800"
     >
-      Dark theme
+      {dark === null ? "Theme" : dark ? "Light theme" : "Dark theme"}
     </button>
   );
 }

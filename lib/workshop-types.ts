@@ -23,7 +23,7 @@ import { z } from "zod";
 // Errors
 
 /** Error codes of the workshop/demo API. */
-export const WORKSHOP_ERROR_CODES = ["bad_request", "unauthorized", "forbidden", "not_found", "conflict", "unavailable", "internal"] as const;
+export const WORKSHOP_ERROR_CODES = ["bad_request", "unauthorized", "forbidden", "not_found", "conflict", "payload_too_large", "unavailable", "internal"] as const;
 
 /** Error body of every non-2xx answer. `runId` is set on a 409 (the run already in progress). */
 export const workshopErrorBodySchema = z.object({
@@ -63,11 +63,26 @@ export const scenarioKindSchema = z.enum(["duplicate-source", "redis-outage", "a
 /** Group of a scenario. */
 export type ScenarioKind = z.infer<typeof scenarioKindSchema>;
 
+/**
+ * The `service` label and first key segment of every workshop run. Its series live on the
+ * workshop's own registry (never `/api/metrics`), and the Overview, alerts and capacity never list
+ * a handler of this service.
+ */
+export const WORKSHOP_SERVICE = "workshop";
+
 /** The numbers every run ends with. */
 export const runSummarySchema = z.object({
   /** Distinct messages the scenario published (each with its own UUID). Re-sends of the same UUID are not counted. */
   published: z.number().int(),
-  /** Deliveries of messages to the consumer stack (a redelivery or a duplicate copy counts again). */
+  /**
+   * Records the run wrote to its topic, as the broker acknowledged them: every published event plus
+   * every re-send of the same UUID (forwarder re-publish, DLQ replay). What Kafka holds.
+   */
+  records: z.number().int(),
+  /**
+   * Deliveries of records to the consumer stack (a redelivery or a duplicate copy counts again;
+   * Retry's attempts within one delivery do not). The timeline lists each attempt's verdict.
+   */
   deliveries: z.number().int(),
   /** Calls of the handler function itself (each retry attempt counts). */
   handlerCalls: z.number().int(),
@@ -87,7 +102,7 @@ export type RunSummary = z.infer<typeof runSummarySchema>;
 /** Names of the summary fields. */
 export type SummaryField = keyof RunSummary;
 /** The summary fields, in display order. */
-export const SUMMARY_FIELDS = ["published", "deliveries", "handlerCalls", "deduplicated", "sideEffects", "duplicateSideEffects", "lost", "dlq"] as const satisfies readonly SummaryField[];
+export const SUMMARY_FIELDS = ["published", "records", "deliveries", "handlerCalls", "deduplicated", "sideEffects", "duplicateSideEffects", "lost", "dlq"] as const satisfies readonly SummaryField[];
 
 /** One expected property of a summary: `field op value`, e.g. `lost eq 0`, `duplicateSideEffects gt 0`. */
 export const expectedCheckSchema = z.object({
@@ -165,6 +180,15 @@ export const timelineEntrySchema = z.object({
 /** One delivery attempt in a run's timeline. */
 export type TimelineEntry = z.infer<typeof timelineEntrySchema>;
 
+/** One series of a run on the workshop's registry (a Deduplicator or PoisonQueue counter whose `topic` is the run's). */
+export const runSeriesSchema = z.object({
+  name: z.string(),
+  labels: z.record(z.string(), z.string()),
+  value: z.number(),
+});
+/** One series of a run on the workshop's registry. */
+export type RunSeries = z.infer<typeof runSeriesSchema>;
+
 /** Result of one expected check against the run's summary. */
 export const checkResultSchema = expectedCheckSchema.extend({ actual: z.number(), ok: z.boolean() });
 /** Result of one expected check. */
@@ -182,12 +206,22 @@ export const runViewSchema = z.object({
   summary: runSummarySchema,
   /** The checks of the scenario's expected outcome against `summary`; null while running. */
   outcome: z.object({ met: z.boolean(), checks: z.array(checkResultSchema) }).nullable(),
-  /** Deliveries, oldest first, capped (see `timelineTotal`). */
+  /**
+   * Attempt verdicts, oldest first, capped (see `timelineTotal`): one entry per handler call, per
+   * swallowed or refused attempt and per DLQ publish — so a delivery that Retry ran three times
+   * has three entries; `summary.deliveries` counts it once.
+   */
   timeline: z.array(timelineEntrySchema),
-  /** How many timeline entries the run produced; more than `timeline.length` when capped. */
+  /** How many timeline entries (attempt verdicts) the run produced; more than `timeline.length` when capped. */
   timelineTotal: z.number().int(),
   /** Why the run failed (status `failed`), else null. */
   error: z.string().nullable(),
+  /**
+   * The run's counters as the middleware counted them on the workshop's own registry (never on
+   * `/api/metrics`); read live while running, kept here once the run ended and its series were
+   * removed from the registry.
+   */
+  series: z.array(runSeriesSchema),
 });
 /** `GET /api/workshop/runs/{runId}`. */
 export type RunView = z.infer<typeof runViewSchema>;

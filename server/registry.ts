@@ -1,7 +1,8 @@
 import { Registry } from "prom-client";
 
 /**
- * The app's one prom-client Registry, kept on `globalThis`.
+ * The app's one prom-client Registry, kept on `globalThis`: what `GET /api/metrics` serves and
+ * Prometheus scrapes — production series only (the demo service's handlers, never a workshop run).
  *
  * **Never use prom-client's global default registry and never `clear()` this one**: Next.js builds
  * route handlers, pages and `instrumentation.ts` into separate bundles and dev reload re-evaluates
@@ -13,4 +14,17 @@ export function appRegistry(): Registry {
   const g = globalThis as typeof globalThis & { __dedupHealthRegistry?: Registry };
   g.__dedupHealthRegistry ??= new Registry();
   return g.__dedupHealthRegistry;
+}
+
+/**
+ * The workshop's own Registry, kept on `globalThis` like {@link appRegistry}: the Deduplicator,
+ * PoisonQueue and push counters of workshop runs count here. **Never served by `/api/metrics`**
+ * (a run's `topic` label carries its run id: unbounded cardinality, and the production alert rules
+ * must not evaluate a two-second scenario); `GET /api/workshop/metrics` shows it on the workshop
+ * page. A run's series are removed when the run ends (see `ScenarioContext.teardown`).
+ */
+export function workshopRegistry(): Registry {
+  const g = globalThis as typeof globalThis & { __dedupHealthWorkshopRegistry?: Registry };
+  g.__dedupHealthWorkshopRegistry ??= new Registry();
+  return g.__dedupHealthWorkshopRegistry;
 }

@@ -2,11 +2,13 @@
 
 import type { DeliveryVerdict, ExpectedCheck, RunView, ScenarioInfo, SummaryField } from "@/lib/workshop-types";
 import { formatNumber } from "@/lib/format";
+import { timelineHeading } from "@/lib/workshop-format";
 
 /** Summary fields in display order (as lib/workshop-types SUMMARY_FIELDS; repeated to keep zod out of the bundle). */
-const FIELDS = ["published", "deliveries", "handlerCalls", "deduplicated", "sideEffects", "duplicateSideEffects", "lost", "dlq"] as const satisfies readonly SummaryField[];
+const FIELDS = ["published", "records", "deliveries", "handlerCalls", "deduplicated", "sideEffects", "duplicateSideEffects", "lost", "dlq"] as const satisfies readonly SummaryField[];
 const FIELD_LABEL: Record<SummaryField, string> = {
-  published: "Published",
+  published: "Published events",
+  records: "Records on the topic",
   deliveries: "Deliveries",
   handlerCalls: "Handler calls",
   deduplicated: "Deduplicated",
@@ -75,7 +77,7 @@ export function Timeline({ run }: { run: RunView }) {
   return (
     <div>
       <p className="mb-1 text-sm text-slate-600 dark:text-slate-300" aria-live="polite">
-        {formatNumber(run.timelineTotal)} deliveries{run.timelineTotal > run.timeline.length ? ` (first ${formatNumber(run.timeline.length)} shown)` : ""}
+        {timelineHeading(run)}
       </p>
       <div className="max-h-[28rem] overflow-y-auto rounded border border-slate-200 dark:border-slate-800" tabIndex={0} aria-label="Delivery timeline">
         <table className="w-full text-base" data-testid="timeline">
@@ -109,5 +111,36 @@ export function Timeline({ run }: { run: RunView }) {
         </table>
       </div>
     </div>
+  );
+}
+
+/**
+ * The run's own counters as the middleware counted them, from the workshop's registry (never
+ * served on `/api/metrics`): one row per series, labels other than `service` and `topic` shown.
+ */
+export function RunSeriesTable({ run }: { run: Pick<RunView, "series"> }) {
+  const rows = run.series.filter((x) => x.value > 0);
+  return (
+    <details data-testid="run-series" className="text-sm">
+      <summary className="cursor-pointer text-slate-600 dark:text-slate-300">
+        Run counters from the workshop registry ({formatNumber(rows.length)} non-zero series; not exported to Prometheus)
+      </summary>
+      <table className="mt-1 w-full text-left">
+        <tbody>
+          {rows.map((x) => (
+            <tr key={`${x.name}${JSON.stringify(x.labels)}`} className="border-t border-slate-100 dark:border-slate-800">
+              <td className="py-0.5 font-mono">{x.name}</td>
+              <td className="font-mono text-slate-500">
+                {Object.entries(x.labels)
+                  .filter(([k]) => k !== "service" && k !== "topic")
+                  .map(([k, v]) => `${k}=${v}`)
+                  .join(" ")}
+              </td>
+              <td className="text-right tabular-nums">{formatNumber(x.value)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </details>
   );
 }

@@ -10,7 +10,7 @@ import { ErrorState, LoadingState, Panel } from "../panel";
 import { errorTitle, QueryView } from "../query-state";
 import { ReplicaAssignment } from "../replica-assignment";
 import { LiveDemo } from "./live-demo";
-import { checkText, RunSummary, Timeline } from "./run-view";
+import { checkText, RunSeriesTable, RunSummary, Timeline } from "./run-view";
 import { needsToken, useWorkshopToken } from "./token";
 import { TokenField } from "./token-field";
 
@@ -65,6 +65,7 @@ function RunPanel({ runId, scenario }: { runId: string; scenario: ScenarioInfo }
     <div className="space-y-4">
       <RunSummary run={run} scenario={scenario} />
       <Timeline run={run} />
+      <RunSeriesTable run={run} />
     </div>
   );
 }

@@ -21,6 +21,8 @@ export function replicaOf(msg: Pick<Message, "context">): string {
 /** Counts and timeline of one run. */
 export class RunProbe {
   readonly published = new Set<string>();
+  /** Records the broker acknowledged on the run's topic (events, re-sends and replays: what Kafka holds). */
+  records = 0;
   deliveries = 0;
   handlerCalls = 0;
   deduplicated = 0;
@@ -54,6 +56,7 @@ export class RunProbe {
     for (const id of this.inDlq) if (!this.replayed.has(id)) dlq++;
     return {
       published: this.published.size,
+      records: this.records,
       deliveries: this.deliveries,
       handlerCalls: this.handlerCalls,
       deduplicated: this.deduplicated,

@@ -7,7 +7,8 @@
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { config } from "@/server/config";
-import { appRegistry } from "@/server/registry";
+import { appRegistry, workshopRegistry } from "@/server/registry";
+import { WORKSHOP_SERVICE } from "@/lib/workshop-types";
 import { DemoService } from "./demo";
 import { DEMO_HANDLER_SPECS } from "./demo-handlers";
 import { createDedupRedis, envOptionsFromConfig, scenarioEnv, type RedisClient } from "./env";
@@ -47,7 +48,12 @@ export function consumerRuntime(): ConsumerRuntime {
   }
   // A delivery counts in sent (and duplicate); a re-send the provider absorbed by key only in absorbed.
   const observe: PushObserver = (handler, _id, r) => countPush(counters, handler, r);
-  const env: ScenarioEnv & { close(): Promise<void> } = scenarioEnv({ ...opts, redis: workshopRedis, service: "workshop", registry, observePush: observe });
+  // Workshop runs count on the workshop's own registry, never on the one /api/metrics serves: a
+  // run's topic carries its run id, and production alerts and the Overview must not see a scenario.
+  const wsRegistry = workshopRegistry();
+  const wsCounters = sideEffectCounters(wsRegistry);
+  const observeWorkshop: PushObserver = (handler, _id, r) => countPush(wsCounters, handler, r);
+  const env: ScenarioEnv & { close(): Promise<void> } = scenarioEnv({ ...opts, redis: workshopRedis, service: WORKSHOP_SERVICE, registry: wsRegistry, observePush: observeWorkshop });
   const store = c.DATABASE_URL
     ? new PostgresSideEffectStore({ connectionString: c.DATABASE_URL, schema: "public", tablePrefix: c.SERVICE_NAME, observe })
     : new MemorySideEffectStore(observe);

@@ -5,7 +5,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { ulid } from "ulid";
-import type { Registry } from "prom-client";
+import type { Metric, Registry } from "prom-client";
+import type { RunSeries } from "@/lib/workshop-types";
 import type { DeduplicatorOptions } from "@/server/dedup/deduplicator";
 import { CORRELATION_ID_KEY, EVENT_TYPE_KEY, type Message } from "@/server/dedup/message";
 import type { DedupRepository } from "@/server/dedup/repository";
@@ -30,7 +31,11 @@ export interface ScenarioEnv {
   deleteKeys(prefix: string): Promise<void>;
   /** First segment of dedup keys and the `service` metric label. @default "workshop" */
   service: string;
-  /** Registry for the Deduplicator's metrics. @default none */
+  /**
+   * Registry for the Deduplicator's and PoisonQueue's metrics: the workshop's own
+   * (`workshopRegistry()`), **never the one `/api/metrics` serves**. A run's series are removed
+   * from it when the run ends. @default none
+   */
   registry?: Registry;
   /** Partitions of a run's topic. @default 3 */
   partitions?: number;
@@ -127,6 +132,7 @@ export class ScenarioContext {
     }
     for (const m of msgs) this.probe.published.add(m.uuid);
     await this.publisher.publish(this.topic, ...msgs);
+    this.probe.records += msgs.length;
     return msgs.map((m) => m.uuid);
   }
 
@@ -153,6 +159,7 @@ export class ScenarioContext {
       if (this.signal.aborted || uuids.length === 0) return;
       const msgs = uuids.map((uuid) => ({ uuid, metadata: { [EVENT_TYPE_KEY]: "review.created", "Forwarder-Republish": "1" }, payload: Buffer.from(JSON.stringify({ republished: true })), signal: this.signal, context: {} }));
       await this.publisher.publish(this.topic, ...msgs);
+      this.probe.records += msgs.length;
       // Not settled until the copies were delivered too.
       for (const id of uuids) this.probe.acked.delete(id);
     });
@@ -224,11 +231,38 @@ export class ScenarioContext {
       idleMs: this.env.transport.mode === "real" ? 2500 : 500,
       timeoutMs: 30_000,
       onReplayed: (m) => {
+        this.probe.records++;
         this.probe.replayed.add(m.uuid);
         this.probe.acked.delete(m.uuid);
       },
     });
     return r.replayed;
+  }
+
+  /** The run's series on the workshop registry: every counter value labelled with the run's topic or DLQ. */
+  async series(): Promise<RunSeries[]> {
+    const registry = this.env.registry;
+    if (!registry) return [];
+    const mine = new Set([this.topic, this.dlqTopic]);
+    const out: RunSeries[] = [];
+    // getMetricsAsJSON runs each counter's collect, which flushes its pending increments.
+    for (const m of await registry.getMetricsAsJSON()) {
+      for (const v of m.values) {
+        if (!mine.has(String(v.labels.topic ?? ""))) continue;
+        out.push({ name: m.name, labels: Object.fromEntries(Object.entries(v.labels).map(([k, x]) => [k, String(x)])), value: v.value });
+      }
+    }
+    return out.sort((a, b) => a.name.localeCompare(b.name) || JSON.stringify(a.labels).localeCompare(JSON.stringify(b.labels)));
+  }
+
+  /** Removes the run's series from the workshop registry, so it stays bounded however many runs there were. */
+  async dropSeries(): Promise<void> {
+    const registry = this.env.registry;
+    if (!registry) return;
+    for (const s of await this.series()) {
+      const metric = registry.getSingleMetric(s.name) as (Metric & { remove?: (labels: Record<string, string>) => void }) | undefined;
+      metric?.remove?.(s.labels);
+    }
   }
 
   /** Stops every replica, deletes topics, keys and tables of the run. */

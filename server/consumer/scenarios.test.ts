@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SCENARIO_NAMES } from "@/lib/workshop-types";
 import { scenarioEnv } from "./env";
+import { ScenarioContext } from "./scenario-context";
 import { SCENARIOS } from "./scenarios";
 import { WorkshopRunner } from "./workshop";
 
@@ -32,4 +33,26 @@ describe("workshop scenarios, embedded mode", () => {
       expect(v.timelineTotal).toBeGreaterThanOrEqual(v.summary.handlerCalls);
     }, 60_000);
   }
+});
+
+describe("a run's report counts what reached the broker", () => {
+  it("forwarder-republish: records = what the topic holds (40 events + 10 same-UUID re-sends), published = distinct events", async () => {
+    const env = scenarioEnv();
+    const def = SCENARIOS.find((s) => s.name === "forwarder-republish")!;
+    const ctx = new ScenarioContext(env, def.name, new AbortController().signal);
+    try {
+      await ctx.setup();
+      await def.run(ctx);
+      const onTopic = (await env.transport.readAll(ctx.topic)).length;
+      const s = ctx.probe.summary();
+      expect(onTopic).toBe(50);
+      expect(s.records).toBe(onTopic);
+      expect(s.published).toBe(40);
+      // Every record was delivered once here (no rebalance, no retry): the summary's deliveries.
+      expect(s.deliveries).toBe(onTopic);
+    } finally {
+      await ctx.teardown();
+      await env.close();
+    }
+  }, 60_000);
 });

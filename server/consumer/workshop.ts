@@ -100,6 +100,7 @@ export class WorkshopRunner {
       timeline: [],
       timelineTotal: 0,
       error: null,
+      series: [],
     };
     this.running.set(def.name, ctx.runId);
     const limit = Math.min(def.maxDurationMs, this.o.maxRunMs);
@@ -129,6 +130,9 @@ export class WorkshopRunner {
         view.timelineTotal = ctx.probe.timelineTotal;
         if (view.status === "done") view.outcome = checkOutcome(def.expected, view.summary);
         await ctx.teardown().catch(() => undefined);
+        // After the replicas stopped: the final counts, then the run leaves the workshop registry.
+        view.series = await ctx.series().catch(() => []);
+        await ctx.dropSeries().catch(() => undefined);
         view.finishedAt = new Date().toISOString();
         this.running.delete(def.name);
         this.last.set(def.name, ctx.runId);
@@ -141,17 +145,19 @@ export class WorkshopRunner {
   }
 
   /** `GET /api/workshop/runs/{runId}`; undefined when unknown or pruned. */
-  view(runId: string): RunView | undefined {
+  async view(runId: string): Promise<RunView | undefined> {
     const rec = this.runs.get(runId);
     if (!rec) return undefined;
     const live = rec.ctx;
     const v = rec.view;
     const probe = live?.probe;
+    const series = live ? await live.series().catch(() => v.series) : v.series;
     return {
       ...v,
       summary: probe ? probe.summary() : v.summary,
       timeline: probe ? [...probe.timeline] : v.timeline,
       timelineTotal: probe ? probe.timelineTotal : v.timelineTotal,
+      series,
     };
   }
 
@@ -160,7 +166,7 @@ export class WorkshopRunner {
     const rec = this.runs.get(runId);
     if (!rec) throw new RangeError(`WorkshopRunner.wait: unknown run ${runId}`);
     await rec.finished;
-    return this.view(runId)!;
+    return (await this.view(runId))!;
   }
 
   /** Ids of runs in progress. */

@@ -3,7 +3,13 @@ import { runCreatedSchema, runViewSchema, scenarioListSchema, workshopErrorBodyS
 import { parseConfig } from "@/server/config";
 import { consumerRuntime } from "@/server/consumer/runtime";
 import { sideEffectCounters } from "@/server/consumer/side-effects";
-import { appRegistry } from "@/server/registry";
+import { GET as metricsGET } from "@/app/api/metrics/route";
+import { GET as overviewGET } from "@/app/api/overview/route";
+import { overviewResponseSchema } from "@/lib/api-types";
+import { WORKSHOP_SERVICE } from "@/lib/workshop-types";
+import { createObserveContext, setObserveContext } from "@/server/observe/context";
+import { LocalSource } from "@/server/observe/metrics/local";
+import { appRegistry, workshopRegistry } from "@/server/registry";
 import { GET as listScenarios } from "./scenarios/route";
 import { POST as startRun } from "./scenarios/[name]/runs/route";
 import { GET as getRun } from "./runs/[runId]/route";
@@ -53,7 +59,7 @@ describe("workshop API routes", () => {
     await consumerRuntime().workshop.wait(runId);
     const done = runViewSchema.parse(await (await run(runId)).json());
     expect(done.status).toBe("done");
-    expect(done.outcome?.met).toBe(true);
+    expect(done.outcome?.met, JSON.stringify({ s: done.summary, o: done.outcome?.checks.filter((c) => !c.ok), e: done.error })).toBe(true);
     expect(done.timeline.length).toBeGreaterThan(0);
     expect(done.timeline.some((e) => e.verdict === "deduplicated")).toBe(true);
     // Finished: the same scenario can run again.
@@ -62,14 +68,50 @@ describe("workshop API routes", () => {
     await consumerRuntime().workshop.wait(runCreatedSchema.parse(await again.json()).runId);
   }, 30_000);
 
-  it("an anti-pattern run moves the app's ground-truth counter demo_duplicate_side_effects_total{handler=<scenario>}", async () => {
+  it("an anti-pattern run counts its duplicate pushes on the workshop's registry, not on the production one", async () => {
     const res = await post("anti-no-dedup");
     expect(res.status).toBe(202);
     const v = await consumerRuntime().workshop.wait(runCreatedSchema.parse(await res.json()).runId);
-    const dup = (await sideEffectCounters(appRegistry()).duplicate.get()).values.find((x) => x.labels.handler === "anti-no-dedup")?.value ?? 0;
-    expect(dup).toBe(v.summary.duplicateSideEffects);
-    expect(dup).toBeGreaterThan(0);
+    const dupOf = async (r: typeof appRegistry) => (await sideEffectCounters(r()).duplicate.get()).values.find((x) => x.labels.handler === "anti-no-dedup")?.value ?? 0;
+    expect(await dupOf(workshopRegistry)).toBe(v.summary.duplicateSideEffects);
+    expect(v.summary.duplicateSideEffects).toBeGreaterThan(0);
+    expect(await dupOf(appRegistry)).toBe(0);
   }, 30_000);
+
+  it("after 3 runs, /api/metrics has no series of a run and /api/overview lists no workshop handler; the run view shows the run's own counters", async () => {
+    // The Overview's embedded metrics: the production registry, sampled every 100 ms during the runs.
+    const src = new LocalSource(appRegistry(), { intervalMs: 100 });
+    await src.sample();
+    const sampler = setInterval(() => void src.sample(), 100);
+    setObserveContext(createObserveContext({ metrics: src, redis: null }));
+    try {
+      const runIds: string[] = [];
+      const views = [];
+      for (const name of ["forwarder-republish", "retry-on-error", "anti-correlation-id"]) {
+        const res = await post(name);
+        expect(res.status).toBe(202);
+        const { runId } = runCreatedSchema.parse(await res.json());
+        runIds.push(runId);
+        views.push(await consumerRuntime().workshop.wait(runId));
+      }
+      await src.sample();
+      const exposition = await (await metricsGET()).text();
+      for (const id of runIds) expect(exposition).not.toContain(id);
+      expect(exposition).not.toContain(`service="${WORKSHOP_SERVICE}"`);
+      const overview = overviewResponseSchema.parse(await (await overviewGET(new Request("http://localhost/api/overview"))).json());
+      expect(overview.handlers.filter((h) => h.service === WORKSHOP_SERVICE)).toEqual([]);
+      // The run's own counters: on the run view, from the workshop registry, then gone from it.
+      const fwd = runViewSchema.parse(await (await run(runIds[0]!)).json());
+      const dedup = fwd.series.filter((x) => x.name === "messages_deduplicated_total").reduce((a, x) => a + x.value, 0);
+      expect(dedup).toBe(views[0]!.summary.deduplicated);
+      expect(dedup).toBeGreaterThan(0);
+      const left = JSON.stringify(await workshopRegistry().getMetricsAsJSON());
+      for (const id of runIds) expect(left).not.toContain(id);
+    } finally {
+      clearInterval(sampler);
+      setObserveContext(null);
+    }
+  }, 60_000);
 
   it("GET an unknown run → 404, a malformed run id → 400", async () => {
     expect((await run("abcdef123456")).status).toBe(404);

@@ -11,6 +11,6 @@ const params = z.object({ runId: z.string().regex(/^[a-z0-9]{6,40}$/, "expected 
 export async function GET(_req: Request, ctx: { params: Promise<{ runId: string }> }): Promise<Response> {
   const p = parse(params, await ctx.params, "runId");
   if (!p.ok) return p.response;
-  const v = consumerRuntime().workshop.view(p.value.runId);
+  const v = await consumerRuntime().workshop.view(p.value.runId);
   return v ? json(v) : fail(404, "not_found", `no run ${p.value.runId} (runs are kept in memory: the 50 latest)`);
 }

@@ -271,6 +271,8 @@ export const overviewHandlerSchema = z.object({
     /** The count split: settled keys (done, marked, other) and `processing` leases, with the leases' share. */
     settled: z.number(),
     processing: z.number(),
+    /** The split is a count (the sample held every key), not a scaled share. */
+    splitExact: z.boolean(),
     leaseShare: z.number().nullable(),
     /** When the shown count finished; `null` when no key of this handler was counted. */
     countedAt: z.string().nullable(),
@@ -308,6 +310,7 @@ export const SERIES_METRICS = [
   "check_latency",
   "error_rate",
   "dlq_rate",
+  "duplicates_by_cause",
 ] as const;
 /** One named series. */
 export type SeriesMetric = (typeof SERIES_METRICS)[number];

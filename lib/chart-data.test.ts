@@ -67,3 +67,13 @@ describe("Y ticks read as distinct round numbers (issue 13 item 8)", () => {
     expect(niceTicks(0).ticks.length).toBeGreaterThan(1);
   });
 });
+
+describe("Duplicates by cause legend", () => {
+  it("explains every cause the library counts, and no other", async () => {
+    const { DUPLICATE_CAUSES } = await import("@/server/dedup/metrics");
+    const { DUPLICATE_CAUSE_LEGEND } = await import("./chart-data");
+    expect(Object.keys(DUPLICATE_CAUSE_LEGEND).sort()).toEqual([...DUPLICATE_CAUSES].sort());
+    expect(DUPLICATE_CAUSE_LEGEND.redelivery!.text).toMatch(/same Kafka position/);
+    expect(DUPLICATE_CAUSE_LEGEND.republish!.text).toMatch(/new position/);
+  });
+});

@@ -93,3 +93,26 @@ export function niceTicks(top: number, scale = 1, target = 4): { ticks: number[]
   const ticks = Array.from({ length: n + 1 }, (_, i) => clean((i * stepRead) / scale));
   return { ticks, step: clean(stepRead / scale) };
 }
+
+/**
+ * What each `cause` of `messages_duplicates_by_cause_total` means, with its colour on the handler
+ * page's "Duplicates by cause" chart. Keys are the label values of server/dedup/metrics.ts
+ * `DUPLICATE_CAUSE` (chart-data.test.ts checks they agree).
+ */
+export const DUPLICATE_CAUSE_LEGEND: Readonly<Record<string, { color: string; title: string; text: string }>> = {
+  redelivery: {
+    color: "#2563eb",
+    title: "redelivery",
+    text: "the same Kafka position (topic:partition:offset) seen again: a retry, a rebalance, or a restart before the offset commit. Look at the consumer: commits, rebalances, crashes.",
+  },
+  republish: {
+    color: "#f59e0b",
+    title: "republish",
+    text: "the same message UUID at a new position: a producer retry, an outbox forwarder sending again, a DLQ replay. Look at the publisher.",
+  },
+  unknown: {
+    color: "#94a3b8",
+    title: "unknown",
+    text: "no first position to compare: a key written before positions were stored, the release / naive markings, or a message without a position.",
+  },
+};

@@ -71,3 +71,33 @@ describe("rare events stay visible", () => {
     expect(formatTick(0.003, "per_second")).toBe("0.003/s");
   });
 });
+
+describe("key counts carry their time and their leases", () => {
+  it("done apart from processing, with the leases' share", async () => {
+    const { formatLeaseSplit } = await import("./format");
+    expect(formatLeaseSplit(1204, 3, 0.0025)).toBe("1,204 done · 3 processing (0.25%)");
+    expect(formatLeaseSplit(275, 0, 0, true)).toBe("≈ 275 done · ≈ 0 processing (0%)");
+  });
+  it("the count's time, and a running recount as a percentage", async () => {
+    const { formatCountedAt, formatClockSeconds } = await import("./format");
+    const iso = "2026-12-01T18:20:04Z";
+    const clock = formatClockSeconds(Date.parse(iso) / 1000);
+    expect(formatCountedAt(iso, null)).toBe(`at ${clock}`);
+    expect(formatCountedAt(iso, 0.4)).toBe(`at ${clock} · recount 40%`);
+    expect(formatCountedAt(null, 0.1)).toBe("not counted yet · recount 10%");
+  });
+});
+
+describe("capacity warm-up note", () => {
+  it("says how full the window is and when the projection holds", async () => {
+    const { formatWindowFill, formatClock } = await import("./format");
+    const now = Date.parse("2026-12-01T18:00:00Z");
+    const validAt = new Date(now + 23 * 3_600_000 + 2 * 60_000).toISOString();
+    expect(formatWindowFill({ ageMs: 58 * 60_000, filled: 0.04, validAt, source: "oldest-key" }, now)).toBe(
+      `window 4% filled (keys 58 min old, oldest key in Redis) — projection valid after ${formatClock(Date.parse(validAt) / 1000, true)}`,
+    );
+    expect(formatWindowFill({ ageMs: 4 * 60_000, filled: 0.0028, validAt, source: "oldest-key" }, now)).toMatch(/^window 0\.28% filled/);
+    expect(formatWindowFill({ ageMs: 86_400_000, filled: 1, validAt: null, source: "oldest-key" }, now)).toBeNull();
+    expect(formatWindowFill(null, now)).toBeNull();
+  });
+});

@@ -168,3 +168,46 @@ export function formatClockSeconds(unixSeconds: number): string {
   const d = new Date(unixSeconds * 1000);
   return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":");
 }
+
+/**
+ * A key count split into settled keys and leases with the leases' share:
+ * `(1204, 3, 0.0025)` → `"1,204 done · 3 processing (0.25%)"`. `approx` (scaled from a sample)
+ * prefixes both counts with `≈`.
+ */
+export function formatLeaseSplit(done: number, processing: number, share: number | null, approx = false): string {
+  const a = approx ? "≈ " : "";
+  return `${a}${formatNumber(done)} done · ${a}${formatNumber(processing)} processing${share === null ? "" : ` (${formatPercent(share)})`}`;
+}
+
+/**
+ * When a shown count was taken and how far a recount is: `"at 18:20:04 · recount 40%"`. Every
+ * page shows the last completed count with this line, never the partial totals of a running scan.
+ */
+export function formatCountedAt(countedAt: string | null | undefined, recount: number | null | undefined): string {
+  const t = countedAt ? Date.parse(countedAt) : NaN;
+  const at = Number.isFinite(t) ? `at ${formatClockSeconds(t / 1000)}` : "not counted yet";
+  return recount === null || recount === undefined ? at : `${at} · recount ${Math.floor(recount * 100)}%`;
+}
+
+/** Progress (0..1) of a key count still running (`/api/handlers`' `scan`), `null` once done. */
+export function scanFraction(scan: { scanned: number; total: number; done: boolean }): number | null {
+  if (scan.done) return null;
+  return scan.total > 0 ? Math.min(1, scan.scanned / scan.total) : 0;
+}
+
+/**
+ * While keys are younger than their TTL window (the API's `window` with a `validAt`): "window 4%
+ * filled (keys 58 min old, oldest key in Redis) — projection valid after 19:22"; only the filled
+ * share is projected then, and no gap warning is given. `null` once the window is full or unknown.
+ */
+export function formatWindowFill(
+  w: { ageMs: number; filled: number; validAt: string | null; source: "oldest-key" | "process-start" } | null | undefined,
+  now: number = Date.now(),
+): string | null {
+  if (!w || !w.validAt) return null;
+  const at = Date.parse(w.validAt);
+  if (!Number.isFinite(at)) return null;
+  const when = formatClock(at / 1000, at - now > 20 * 3_600_000);
+  const pct = w.filled < 0.01 ? formatPercent(w.filled) : `${Math.floor(w.filled * 100)}%`;
+  return `window ${pct} filled (keys ${formatDurationMs(w.ageMs)} old, ${w.source === "oldest-key" ? "oldest key in Redis" : "since process start"}) — projection valid after ${when}`;
+}

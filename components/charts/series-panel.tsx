@@ -1,6 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import type { ReactNode } from "react";
 import type { SeriesMetric } from "@/lib/api-types";
 import { hasNoData } from "@/lib/chart-data";
 import type { ValueUnit } from "@/lib/format";
@@ -28,6 +29,7 @@ export function SeriesPanel({
   emptyText,
   pick,
   burst,
+  footer,
 }: {
   title: string;
   description?: string;
@@ -50,6 +52,8 @@ export function SeriesPanel({
   pick?: Record<string, string>;
   /** Show the last rate as a count over the window too (rare events: errors, DLQ). */
   burst?: { windowMs: number; what: string };
+  /** Drawn under the chart in every state (e.g. what each series means). */
+  footer?: ReactNode;
 }) {
   const { view } = useViewState();
   const q = useQuery(seriesQuery({ metric, range: view.range, service, handler }, REFRESH_MS[view.refresh]));
@@ -82,6 +86,7 @@ export function SeriesPanel({
           );
         }}
       </QueryView>
+      {footer}
     </Panel>
   );
 }

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { formatBytes, formatCount, formatDurationMs } from "@/lib/format";
+import { formatBytes, formatCount, formatCountedAt, formatDurationMs, formatLeaseSplit, formatNumber, scanFraction } from "@/lib/format";
 import { handlersQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState, hrefWithView } from "@/lib/url-state";
 import { BucketChart } from "../charts/lazy";
@@ -14,7 +14,11 @@ export function HandlerKeys({ service, handler }: { service: string; handler: st
   const { view, params } = useViewState();
   const q = useQuery(handlersQuery(REFRESH_MS[view.refresh]));
   return (
-    <Panel title="Keys in Redis: TTL distribution" description="Remaining TTL of the handler's keys; keys without TTL never expire (a bug)." testId="ttl-distribution">
+    <Panel
+      title="Keys in Redis: TTL distribution"
+      description="Remaining TTL of the handler's keys, done apart from processing leases (amber: in flight, or abandoned until they expire); keys without TTL never expire (a bug)."
+      testId="ttl-distribution"
+    >
       <QueryView query={q} what="Key inspection" height={200}>
         {(d) => {
           if (d.redis.status === "not-configured")
@@ -24,12 +28,20 @@ export function HandlerKeys({ service, handler }: { service: string; handler: st
           if (!h)
             return (
               <p data-state="empty" className="text-sm text-slate-500 dark:text-slate-400">
-                {d.scan.done ? `No key under ${service}:dedup:${handler}: in Redis.` : `Counting keys… scanned ${formatCount(d.scan.scanned)} of ${formatCount(d.scan.total)}.`}
+                {d.scan.done ? `No key under ${service}:dedup:${handler}: in Redis.` : `No key under ${service}:dedup:${handler}: in the last completed count · recount ${Math.floor((scanFraction(d.scan) ?? 0) * 100)}%.`}
               </p>
             );
           return (
             <div className="space-y-2">
-              <BucketChart buckets={[...h.ttlBuckets, { label: "no TTL", count: h.noTtlCount }]} label={`TTL distribution of ${h.prefix}`} testId="ttl-chart" />
+              <BucketChart buckets={[...h.ttlBuckets, { label: "no TTL", count: h.noTtlCount, processing: 0 }]} label={`TTL distribution of ${h.prefix}`} testId="ttl-chart" />
+              <p data-testid="lease-share" className="text-sm tabular-nums">
+                {formatLeaseSplit(h.byState.done, h.byState.processing, h.leaseShare, !h.byState.exact)}
+                {h.byState.marked ? ` · ${h.byState.exact ? "" : "≈ "}${formatNumber(h.byState.marked)} marked` : ""}
+                {h.byState.other ? ` · ${h.byState.exact ? "" : "≈ "}${formatNumber(h.byState.other)} other` : ""}
+                <span className="ml-2 text-xs text-slate-500 dark:text-slate-400">
+                  {h.byState.exact ? "every key read" : `scaled from a sample of ${h.sampleSize}`}
+                </span>
+              </p>
               <dl className="grid grid-cols-2 gap-2 text-sm sm:grid-cols-4">
                 <div>
                   <dt className="text-xs text-slate-500">Keys</dt>
@@ -37,6 +49,9 @@ export function HandlerKeys({ service, handler }: { service: string; handler: st
                     {h.exact ? "" : "≈ "}
                     {formatCount(h.keyCount)}
                     {h.exact ? "" : ` ± ${formatCount(h.errorBound)}`}
+                    <span data-testid="counted-at" className="block text-xs text-slate-500 dark:text-slate-400">
+                      {formatCountedAt(h.countedAt, scanFraction(d.scan))}
+                    </span>
                   </dd>
                 </div>
                 <div>

@@ -2,19 +2,24 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { HandlerKeys } from "@/lib/api-types";
-import { formatCount } from "@/lib/format";
+import { formatCount, formatCountedAt, formatPercent, scanFraction } from "@/lib/format";
 import { handlersQuery, refreshHandlers, ApiError } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { EmptyState, ErrorState, Panel } from "../panel";
 import { QueryView } from "../query-state";
 
-/** Scan progress: "scanned N of M keys", as a labelled progress bar while a count runs. */
-export function ScanProgress({ scanned, total, done, mode }: { scanned: number; total: number; done: boolean; mode: string }) {
+/**
+ * The count on screen and its time — the last completed one, the same every page shows — and, while
+ * a recount runs, its progress as a percentage and a bar: "2,013 keys at 18:20:04 · recount 40%".
+ */
+export function ScanProgress({ scan, keys, countedAt }: { scan: { scanned: number; total: number; done: boolean; mode: string }; keys: number | null; countedAt: string | null }) {
+  const f = scanFraction(scan);
   return (
     <div data-testid="scan-progress" className="space-y-1 text-xs text-slate-600 dark:text-slate-300">
       <label className="block">
-        {done ? `Count done (${mode}): ${formatCount(total)} in the keyspace` : `Counting keys (${mode}): scanned ${formatCount(Math.min(scanned, total))} of ${formatCount(total)}`}
-        <progress className="mt-1 block h-2 w-full" max={Math.max(total, 1)} value={Math.min(scanned, Math.max(total, 1))} />
+        {keys === null ? "No completed count yet" : `${formatCount(keys)} ${formatCountedAt(countedAt, null)}`}
+        {f !== null ? ` · ${keys === null ? "counting" : "recount"} ${Math.floor(f * 100)}% (${scan.mode})` : ""}
+        {f !== null ? <progress className="mt-1 block h-2 w-full" max={1} value={f} /> : null}
       </label>
     </div>
   );
@@ -54,7 +59,7 @@ export function PrefixTree({ selected, onSelect }: { selected: string | null; on
           for (const h of d.handlers) byService.set(h.service, [...(byService.get(h.service) ?? []), h]);
           return (
             <div className="space-y-2">
-              <ScanProgress {...d.scan} />
+              <ScanProgress scan={d.scan} keys={d.handlers.length ? d.handlers.reduce((a, h) => a + h.keyCount, 0) : null} countedAt={d.handlers[0]?.countedAt ?? null} />
               {d.handlers.length === 0 ? (
                 <p data-state="empty" className="text-sm text-slate-500 dark:text-slate-400">
                   {d.scan.done ? `No key matches ${d.prefixes.join(", ")}.` : "The first count is running…"}
@@ -82,6 +87,11 @@ export function PrefixTree({ selected, onSelect }: { selected: string | null; on
                                   {h.exact ? "" : "≈"}
                                   {formatCount(h.keyCount)}
                                   {h.noTtlCount > 0 ? " ⚠" : ""}
+                                  {h.byState.processing > 0 ? (
+                                    <span data-testid="tree-lease-share" className="ml-1 text-amber-700 dark:text-amber-300" title={`${formatCount(h.byState.processing, "processing leases")} of ${formatCount(h.keyCount)}`}>
+                                      {formatPercent(h.leaseShare)} proc.
+                                    </span>
+                                  ) : null}
                                 </span>
                               </button>
                             </li>

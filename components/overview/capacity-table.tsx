@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { formatBytes, formatCount, formatDurationMs, formatRate } from "@/lib/format";
+import { formatBytes, formatCount, formatDurationMs, formatPercent, formatRate, formatWindowFill } from "@/lib/format";
 import { capacityQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { Panel, unavailableText } from "../panel";
@@ -43,6 +43,11 @@ export function CapacityTable({ only }: { only?: { service: string; handler: str
                       <td className="py-1 font-mono text-xs">{h.prefix}</td>
                       <td className="text-right tabular-nums">
                         {h.measured.status === "ok" ? `${h.measured.exact ? "" : "≈ "}${formatCount(h.measured.keys)}` : unavailableText(h.measured.detail, "Redis")}
+                        {h.measured.status === "ok" && h.measured.processing > 0 ? (
+                          <span data-testid="capacity-leases" className="block text-xs text-amber-800 dark:text-amber-300">
+                            {formatCount(h.measured.processing, "processing")} ({formatPercent(h.measured.leaseShare)})
+                          </span>
+                        ) : null}
                       </td>
                       <td className="text-right tabular-nums">{formatCount(h.projectedKeys)}</td>
                       <td className="text-right tabular-nums">
@@ -55,7 +60,14 @@ export function CapacityTable({ only }: { only?: { service: string; handler: str
                         {h.measured.status === "ok" ? formatBytes(h.measured.bytes) : "—"} / {formatBytes(h.projectedBytes)}
                       </td>
                       <td className="text-right tabular-nums">{h.gapRatio === null ? "—" : `× ${h.gapRatio.toFixed(2)}`}</td>
-                      <td className="pl-3 text-xs text-amber-800 dark:text-amber-300">{h.notes.join("; ")}</td>
+                      <td className="pl-3 text-xs text-amber-800 dark:text-amber-300">
+                        {formatWindowFill(h.window) ? (
+                          <span data-testid="capacity-window" className="block text-slate-600 dark:text-slate-300">
+                            {formatWindowFill(h.window)}
+                          </span>
+                        ) : null}
+                        {h.notes.join("; ")}
+                      </td>
                     </tr>
                   ))}
               </tbody>

@@ -1,5 +1,5 @@
 import type { OverviewHandler } from "@/lib/api-types";
-import { formatBurst, formatCount, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
+import { formatBurst, formatCount, formatCountedAt, formatLeaseSplit, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { RATE_WINDOW_MS, THRESHOLDS } from "@/lib/thresholds";
 import { isEmbeddedDetail, isPendingDetail, unavailableText, Stat } from "../panel";
 
@@ -52,9 +52,11 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
           h.keys.status === "ok"
             ? [
                 h.keys.exact ? "exact" : `± ${formatCount(h.keys.errorBound)}`,
+                // The last completed count with its time; a recount running now shows as progress.
+                formatCountedAt(h.keys.countedAt, h.keys.recount),
+                h.keys.count > 0 ? formatLeaseSplit(h.keys.settled, h.keys.processing, h.keys.leaseShare, !h.keys.splitExact) : null,
                 projectedKeys !== undefined ? `projected ${projectedKeys === null ? "—" : formatCount(projectedKeys)}` : null,
                 h.keys.noTtlCount > 0 ? `${formatCount(h.keys.noTtlCount)} without TTL!` : null,
-                h.keys.scanDone ? null : "counting…",
               ]
                 .filter(Boolean)
                 .join(" · ")

@@ -174,6 +174,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
               scanDone: ctx.inspector?.current().progress.done ?? false,
               settled: keyRow ? keyRow.keyCount - keyRow.byState.processing : 0,
               processing: keyRow?.byState.processing ?? 0,
+              splitExact: keyRow?.byState.exact ?? true,
               leaseShare: keyRow?.leaseShare ?? null,
               countedAt: keyRow?.countedAt ?? (ctx.inspector?.current().result ? new Date(ctx.inspector.current().result!.finishedAt).toISOString() : null),
               recount: ctx.inspector?.recount() ?? null,

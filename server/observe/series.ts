@@ -31,6 +31,7 @@ const SERIES: Record<SeriesMetric, { queries: Array<{ q: QueryName; name: string
   },
   error_rate: { queries: [{ q: "error_rate", name: "" }], unit: "per_second", lines: chartLines("redisErrors"), perHandler: false },
   dlq_rate: { queries: [{ q: "dlq_rate", name: "" }], unit: "per_second", lines: [], perHandler: true },
+  duplicates_by_cause: { queries: [{ q: "duplicates_by_cause", name: "" }], unit: "per_second", lines: [], perHandler: true },
 };
 
 /** Parameters of {@link getSeries} (validated by the route). */

@@ -1,5 +1,5 @@
 import { METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
-import { DLQ_METRIC, QUERY_BY, type QueryName } from "./queries";
+import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, QUERY_BY, type QueryName } from "./queries";
 import type { Sample } from "./source";
 
 /** One scrape of the app's registry: every series' value at time `t` (ms). */
@@ -139,5 +139,7 @@ export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): S
       return [...sumBy(rateAt(snaps, METRIC_NAMES.errors, t), by).values()];
     case "dlq_rate":
       return [...sumBy(rateAt(snaps, DLQ_METRIC, t), by).values()];
+    case "duplicates_by_cause":
+      return [...sumBy(rateAt(snaps, DUPLICATES_BY_CAUSE_METRIC, t), by).values()];
   }
 }

@@ -8,6 +8,13 @@ import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, METRIC_NAMES, RAT
  */
 export const DLQ_METRIC = "messages_poisoned_total";
 
+/**
+ * Counter of swallowed duplicates by `cause` (redelivery | republish | unknown), from the position
+ * stored in the key's `done` value (server/dedup/metrics.ts `METRIC_NAMES.duplicatesByCause`; the
+ * one place the dashboard writes the name — queries.test.ts checks they agree).
+ */
+export const DUPLICATES_BY_CAUSE_METRIC = "messages_duplicates_by_cause_total";
+
 /** The named queries the dashboard runs. **Never PromQL from a request**: a request picks a name. */
 export const QUERY_NAMES = [
   "duplicate_ratio",
@@ -17,6 +24,7 @@ export const QUERY_NAMES = [
   "check_p99",
   "error_rate",
   "dlq_rate",
+  "duplicates_by_cause",
 ] as const;
 /** One named query. */
 export type QueryName = (typeof QUERY_NAMES)[number];
@@ -30,6 +38,7 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   check_p99: ["service"],
   error_rate: ["service", "reason"],
   dlq_rate: ["service", "topic", "handler", "reason_poisoned"],
+  duplicates_by_cause: ["service", "handler", "cause"],
 };
 
 /** PromQL of each named query (the duplicate ratio, error rate and p99 are the alert expressions of lib/thresholds). */
@@ -41,4 +50,5 @@ export const PROMQL: Record<QueryName, string> = {
   check_p99: checkQuantileExpr(0.99),
   error_rate: errorRateExpr(),
   dlq_rate: `sum by (service, topic, handler, reason_poisoned) (rate(${DLQ_METRIC}[${RATE_WINDOW}]))`,
+  duplicates_by_cause: `sum by (service, handler, cause) (rate(${DUPLICATES_BY_CAUSE_METRIC}[${RATE_WINDOW}]))`,
 };

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage } from "kafkajs";
-import type { Message, Outcome } from "@/server/dedup/message";
+import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY, type Message, type Outcome } from "@/server/dedup/message";
 import type { MessageSink, Publisher, Subscriber, Subscription } from "@/server/dedup/pubsub";
 import { decodeRecord } from "./watermill-codec";
 import { kafkaLogCreator } from "./kafka-log";
@@ -33,6 +33,11 @@ export interface KafkaSubscriberOptions {
   groupId: string;
   /** Replica name, written into `context.subscriber` as `kafka/<replica>` (timeline, `subscriber_poisoned`). @default a random id */
   replica?: string;
+  /**
+   * The handler this subscriber feeds: `handler_poisoned` of the DLQ copy of an unreadable record
+   * it owns (the DLQ panels group by it). @default the groupId
+   */
+  handler?: string;
   /** Start a group without committed offsets at the earliest offset. @default true */
   fromBeginning?: boolean;
   /** Messages per sink call (`deliverBatch`: one pre-claim round trip each). 1 uses `deliver`. @default 100 */
@@ -380,7 +385,7 @@ export class KafkaSubscriber implements Subscriber {
         if (!o.claimsUnreadable || o.claimsUnreadable(rec)) {
           if (o.dlq) {
             try {
-              await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(rec, `kafka/${this.replica}`));
+              await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(rec, `kafka/${this.replica}`, o.handler ?? o.groupId));
             } catch {
               await commit();
               if (o.nackDelayMs > 0) await sleep(o.nackDelayMs);
@@ -419,16 +424,18 @@ export class KafkaSubscriber implements Subscriber {
  * The DLQ copy of an unreadable record. It has no UUID (the transport never invents one): the
  * Message built here carries an empty-string-free placeholder only in memory; the Kafka publisher
  * writes it WITHOUT a `_watermill_message_uuid` header (see `KafkaPublisher`, {@link NO_UUID}).
+ * `handler_poisoned` is the handler whose subscriber owns the record, so it shows on that
+ * handler's DLQ panel like any other poisoned message.
  */
-export function unreadableToDlq(rec: UnreadableRecord, subscriber: string): Message {
+export function unreadableToDlq(rec: UnreadableRecord, subscriber: string, handler: string): Message {
   return {
     uuid: NO_UUID,
     metadata: {
       ...rec.metadata,
-      reason_poisoned: rec.reason,
-      topic_poisoned: rec.topic,
-      handler_poisoned: "",
-      subscriber_poisoned: subscriber,
+      [REASON_POISONED_KEY]: rec.reason,
+      [TOPIC_POISONED_KEY]: rec.topic,
+      [HANDLER_POISONED_KEY]: handler,
+      [SUBSCRIBER_POISONED_KEY]: subscriber,
     },
     payload: rec.payload,
     signal: new AbortController().signal,

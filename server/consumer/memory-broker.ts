@@ -178,6 +178,8 @@ export interface MemorySubscriberOptions {
   groupId: string;
   /** Replica name for `context.subscriber` (`memory/<replica>`). @default a random id */
   replica?: string;
+  /** The handler it feeds: `handler_poisoned` of an unreadable record's DLQ copy. @default the groupId */
+  handler?: string;
   /** Messages per sink call. @default 20 */
   chunkSize?: number;
   /** Pause before a nacked message is redelivered. @default 50 */
@@ -344,7 +346,7 @@ export class MemoryGroupSubscriber implements Subscriber {
         if (!o.claimsUnreadable || o.claimsUnreadable(unreadable)) {
           if (o.dlq) {
             try {
-              await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(unreadable, `memory/${this.replica}`));
+              await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(unreadable, `memory/${this.replica}`, o.handler ?? o.groupId));
             } catch {
               await sleep(o.nackDelayMs);
               continue;

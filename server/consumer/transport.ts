@@ -25,6 +25,8 @@ export interface GroupSubscriber extends Subscriber {
 export interface ReplicaSubscriberOptions {
   groupId: string;
   replica: string;
+  /** The handler the subscriber feeds (`handler_poisoned` of unreadable records' DLQ copies). @default the groupId */
+  handler?: string;
   /** Commit acked offsets at most this often (0 = after every chunk). @default 0 */
   commitIntervalMs?: number;
   /** Messages per sink call. @default transport's default */

@@ -9,15 +9,18 @@ import { failClosed, failOpen } from "@/server/dedup/failure-mode";
 import { FaultyRepository } from "@/server/dedup/faulty-repository";
 import type { HandlerSetup } from "@/server/dedup/lint";
 import { CORRELATION_ID_KEY, EVENT_TYPE_KEY, type Message } from "@/server/dedup/message";
-import { dedupMetrics } from "@/server/dedup/metrics";
+import { DEDUP_ERROR_REASON } from "@/server/dedup/errors";
+import { dedupMetrics, dedupRecorder } from "@/server/dedup/metrics";
 import type { DedupRepository } from "@/server/dedup/repository";
 import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/workshop-types";
 import { DEMO_DLQ_TOPIC, DEMO_HANDLER_SPECS, DEMO_PARTITIONS, DEMO_TOPIC, demoHandlerSetups } from "./demo-handlers";
 import type { RedisClient } from "./env";
 import type { BeforeCommit, UnreadableRecord } from "./kafka-subscriber";
-import { buildStack, eventTypeFilter, notificationHandler, Replica, type HandlerBehaviour, type ServiceHandler } from "./service";
+import { acceptEventType, buildStack, notificationHandler, Replica, type HandlerBehaviour, type ServiceHandler } from "./service";
 import type { SideEffectStore } from "./side-effects";
 import type { Transport } from "./transport";
+import { consumerInfoGauge, replicaId } from "./replica-id";
+import { POISON_REASON_CLASS } from "@/server/dedup/poison-queue";
 
 /** Options of {@link DemoService}. */
 export interface DemoServiceOptions {
@@ -41,7 +44,11 @@ export interface DemoServiceOptions {
    * re-reads what was acked since the last commit. @default 2000
    */
   commitIntervalMs?: number;
-  /** Name of the main replica (`context.subscriber`, timeline, DLQ metadata). @default "replica-0" */
+  /**
+   * Name of the main replica (`context.subscriber`, group clientId, DLQ metadata,
+   * `dedup_consumer_info`); further replicas of this service add `-r<n>` / `-crash<n>`.
+   * @default `<hostname>-<pid>`
+   */
   replicaName?: string;
   /** Fault injection on the main replica (`npm run worker -- --crash-before-commit`). @default none */
   beforeCommit?: BeforeCommit;
@@ -74,7 +81,7 @@ export class DemoService {
   private readonly loops: Promise<void>[] = [];
 
   constructor(options: DemoServiceOptions) {
-    this.o = { ratePerSec: 5, topic: DEMO_TOPIC, dlqTopic: DEMO_DLQ_TOPIC, commitIntervalMs: 2000, replicaName: "replica-0", ...options };
+    this.o = { ratePerSec: 5, topic: DEMO_TOPIC, dlqTopic: DEMO_DLQ_TOPIC, commitIntervalMs: 2000, replicaName: replicaId(), ...options };
     if (!(this.o.ratePerSec >= 0 && this.o.ratePerSec <= 5000)) throw new RangeError("DemoService: ratePerSec must be in [0, 5000] (DEMO_RATE)");
     this.faulty = new FaultyRepository(this.o.repository);
     this.sources = {
@@ -121,13 +128,16 @@ export class DemoService {
         // Every handler's group reads every record; one of them owns an unreadable one (DLQ + count).
         claimsUnreadable: (rec: UnreadableRecord) => ownerOf(rec.metadata[EVENT_TYPE_KEY]) === h.name,
         handler: notificationHandler(h.name, this.o.store, behaviour),
-        middleware: [eventTypeFilter(h.eventType), ...stack],
+        // Routing before the stack: the pre-claim sees only this handler's event type.
+        accept: acceptEventType(h.eventType),
+        middleware: stack,
       };
     });
   }
 
   private replica(name: string, beforeCommit?: BeforeCommit): Replica {
-    const errors = this.o.registry ? dedupMetrics(this.o.registry).errors : null;
+    // The recorder creates every reason's series at 0 for the service (the first marshal counts as an increase).
+    const rec = dedupRecorder(this.o.registry, this.o.service);
     return new Replica({
       transport: this.o.transport,
       replica: name,
@@ -135,7 +145,11 @@ export class DemoService {
       subscriber: {
         commitIntervalMs: this.o.commitIntervalMs,
         beforeCommit,
-        onUnreadable: () => errors?.inc({ service: this.o.service, reason: "marshal" }),
+        onUnreadable: (u) => {
+          rec.error(DEDUP_ERROR_REASON.marshal);
+          // It went to the owner's DLQ: counted there like any poisoned message (the DLQ panels).
+          if (this.o.registry) dedupMetrics(this.o.registry).poisoned.inc({ service: this.o.service, topic: u.topic, handler: ownerOf(u.metadata[EVENT_TYPE_KEY]), reason_poisoned: POISON_REASON_CLASS.marshal });
+        },
       },
     });
   }
@@ -155,6 +169,7 @@ export class DemoService {
       throw e;
     }
     this.main.push(r);
+    this.markLive(r, true);
     this.running = true;
     this.loops.push(this.trafficLoop(), this.rebalanceLoop(), this.restartLoop());
   }
@@ -168,6 +183,7 @@ export class DemoService {
     if (this.cutoffTimer) clearTimeout(this.cutoffTimer);
     await Promise.allSettled(this.loops);
     await Promise.allSettled([...this.extra, ...this.main].map((r) => r.stop()));
+    for (const r of [...this.extra, ...this.main]) this.markLive(r, false);
     this.extra.length = 0;
     this.main.length = 0;
   }
@@ -314,14 +330,18 @@ export class DemoService {
       }
       const joined: Replica[] = [];
       for (let i = 0; i < s.replicas; i++) {
-        const r = this.replica(`replica-x${++n}`);
+        const r = this.replica(`${this.o.replicaName}-r${++n}`);
         this.extra.push(r);
         joined.push(r);
-        await r.start().catch((e) => console.warn(`[demo] extra replica failed to join: ${(e as Error).message}`));
+        await r.start().then(
+          () => this.markLive(r, true),
+          (e) => console.warn(`[demo] extra replica failed to join: ${(e as Error).message}`),
+        );
       }
       await this.sleep(s.periodMs);
       for (const r of joined) {
         await r.stop().catch(() => undefined);
+        this.markLive(r, false);
         this.extra.splice(this.extra.indexOf(r), 1);
       }
       await this.sleep(s.periodMs);
@@ -336,18 +356,28 @@ export class DemoService {
         await this.sleep(500);
         continue;
       }
-      const r = this.replica(`replica-crash${++this.crashCount}`, () => "crash");
+      const r = this.replica(`${this.o.replicaName}-crash${++this.crashCount}`, () => "crash");
       this.extra.push(r);
       try {
         await r.start();
+        this.markLive(r, true);
         const until = Date.now() + s.periodMs;
         while (!r.crashed && Date.now() < until && !this.stopCtl.signal.aborted) await this.sleep(200);
       } catch (e) {
         console.warn(`[demo] crashing replica failed to join: ${(e as Error).message}`);
       }
       await r.stop().catch(() => undefined);
+      this.markLive(r, false);
       this.extra.splice(this.extra.indexOf(r), 1);
       await this.sleep(s.periodMs);
     }
+  }
+
+  /** Exports (or withdraws) a replica in `dedup_consumer_info`: what the Overview joins group members on. */
+  private markLive(r: Replica, live: boolean): void {
+    if (!this.o.registry) return;
+    const labels = { service: this.o.service, replica: r.name };
+    if (live) consumerInfoGauge(this.o.registry).set(labels, 1);
+    else consumerInfoGauge(this.o.registry).remove(labels);
   }
 }

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { correlationId } from "@/server/dedup/correlation-id";
 import { deduplicator, type DeduplicatorOptions } from "@/server/dedup/deduplicator";
 import { NonRetryableError } from "@/server/dedup/errors";
-import { EVENT_TYPE_KEY, namedMiddleware, payloadText, type Handler, type Message, type Middleware } from "@/server/dedup/message";
+import { EVENT_TYPE_KEY, payloadText, type Handler, type Message, type Middleware } from "@/server/dedup/message";
 import { poisonQueue } from "@/server/dedup/poison-queue";
 import type { Publisher } from "@/server/dedup/pubsub";
 import { recoverer } from "@/server/dedup/recoverer";
@@ -101,15 +101,16 @@ export function buildStack(spec: StackSpec, dlqPublisher: Publisher, dlqTopic: s
 
 /** Stack names without probes (lint input, see `describeStack`). */
 export function declaredStack(middleware: readonly Middleware[]): string[] {
-  return middleware.map((m) => m.middlewareName ?? "custom").filter((n) => n !== PROBE_NAME && n !== "eventTypeFilter");
+  return middleware.map((m) => m.middlewareName ?? "custom").filter((n) => n !== PROBE_NAME);
 }
 
 /**
- * Acks (skips) messages whose `Event-Type` is not `type`, before anything else runs: each handler
- * has its own consumer group on the shared topic and takes only its event type.
+ * A handler's `accept` predicate that takes only messages whose `Event-Type` is `type`: each
+ * handler has its own consumer group on the shared topic. The Router applies it before the
+ * Deduplicator's batch pre-claim, so a handler claims keys only for its own event type.
  */
-export function eventTypeFilter(type: string): Middleware {
-  return namedMiddleware("eventTypeFilter", (next) => async (msg) => (msg.metadata[EVENT_TYPE_KEY] === type ? next(msg) : undefined));
+export function acceptEventType(type: string): (msg: Message) => boolean {
+  return (msg) => msg.metadata[EVENT_TYPE_KEY] === type;
 }
 
 /** One handler of a replica. */
@@ -120,6 +121,8 @@ export interface ServiceHandler {
   dlqTopic: string;
   handler: Handler;
   middleware: Middleware[];
+  /** Which messages the handler takes, decided before its stack and pre-claim (`HandlerConfig.accept`). @default every message */
+  accept?: (msg: Message) => boolean;
   /**
    * Whether this handler's subscriber owns an unreadable record (sends it to the DLQ and reports
    * it) or just skips it — when several groups read one topic, exactly one should own each.
@@ -156,9 +159,10 @@ export class Replica {
         replica: o.replica,
         dlq: { publisher: o.publisher ?? o.transport.publisher, topic: h.dlqTopic },
         claimsUnreadable: h.claimsUnreadable,
+        handler: h.name,
       });
       this.subscribers.push(sub);
-      this.router.addHandler({ name: h.name, topic: h.topic, subscriber: sub, handler: h.handler, middleware: h.middleware });
+      this.router.addHandler({ name: h.name, topic: h.topic, subscriber: sub, handler: h.handler, middleware: h.middleware, accept: h.accept });
     }
   }
 

@@ -7,7 +7,8 @@ import { DEFAULT_RETRY_OPTIONS, maxRetryWaitMs } from "./retry";
 /**
  * How the Deduplicator marks a key (spec §10):
  * - `"lease"` (default, loses nothing): claim `processing:<token>` for `leaseMs`; on success set
- *   `done` for `ttlMs` if still ours (compare-and-set); on failure delete it if still ours
+ *   `done:<topic>:<partition>:<offset>` (the delivery's position; plain `done` without one) for
+ *   `ttlMs` if still ours (compare-and-set); on failure delete it if still ours
  *   (compare-and-delete). Another consumer's live lease → `InProgressError` (retryable).
  * - `"release"`: one `SET NX PX ttlMs`, deleted (if ours) when the handler fails. Cheapest safe
  *   variant. **Does not cover a crash mid-handler** (the key stays for the whole window: the

@@ -10,6 +10,7 @@ import { namedMiddleware, type BatchPreparation, type Handler, type Message, typ
 import { dedupRecorder, type DedupRecorder } from "./metrics";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX, type ClaimRequest } from "./repository";
 import { KeyMarks, type PendingMark } from "./key-marks";
+import { doneValue, duplicateCause, positionOf } from "./duplicate-cause";
 import { classifyStoreError, timed } from "./store-call";
 
 export * from "./deduplicator-options";
@@ -36,7 +37,8 @@ class BatchState {
   readonly replies: Array<string | null | undefined>;
   readonly phase: Uint8Array;
   readonly marks: PendingMark[] = [];
-  readonly doneKeys = new Set<string>();
+  /** Keys that succeeded earlier in the batch → their `done` value (a later copy's cause). */
+  readonly doneKeys = new Map<string, string>();
   /** When the claim round trip answered (the pre-claims' age). */
   at = 0;
   /** false once settled: a late call falls back to the per-delivery path. */
@@ -130,7 +132,7 @@ export class Deduplicator {
   readonly middleware: Middleware = namedMiddleware(
     "deduplicator",
     (next) => (msg) => this.handle(next, msg),
-    { prepareBatch: (msgs) => this.prepareBatch(msgs) },
+    { prepareBatch: (msgs) => this.prepareBatch(msgs), onRegister: (h) => this.rec.register(h.topic, h.name) },
   );
 
   /** The full repository key of `msg`: `<prefix>:<keyFactory(msg)>`. Throws what the key factory throws. */
@@ -212,7 +214,8 @@ export class Deduplicator {
       return this.passThrough(next, msg, topic, handler, st, batch, bi);
     }
 
-    if (batch?.doneKeys.has(key)) return this.swallow(msg, key, topic, handler, st, batch, bi);
+    const earlier = batch?.doneKeys.get(key);
+    if (earlier !== undefined) return this.swallow(msg, key, topic, handler, st, batch, bi, earlier);
 
     let value: string;
     let reply: string | null;
@@ -245,7 +248,7 @@ export class Deduplicator {
         this.rec.inProgress(topic, handler);
         throw new InProgressError(key);
       }
-      return this.swallow(msg, key, topic, handler, st, batch, bi);
+      return this.swallow(msg, key, topic, handler, st, batch, bi, reply);
     }
 
     let out: void | Message[];
@@ -255,24 +258,29 @@ export class Deduplicator {
       if (o.marking !== "naive") await this.marks.release(key, value, topic, handler);
       throw e;
     }
+    // The `done` value names this delivery's position: a later copy at the same position is a
+    // redelivery, at another a re-publish (messages_duplicates_by_cause_total).
+    const done = doneValue(positionOf(msg.context));
     if (batch) {
       // Inside a Router batch the `done` mark is deferred to the batch's settle(), which sends it
       // before deliverBatch resolves and which the transport awaits (sink.flush) before it commits:
       // one round trip for all marks of the batch. A later copy of this key in the same batch is
       // swallowed via doneKeys.
-      batch.doneKeys.add(key);
-      if (o.marking === "lease") batch.marks.push({ key, value, topic, handler });
-    } else if (o.marking === "lease") await this.marks.complete(key, value, topic, handler);
+      batch.doneKeys.set(key, done);
+      if (o.marking === "lease") batch.marks.push({ key, value, done, topic, handler });
+    } else if (o.marking === "lease") await this.marks.complete(key, value, done, topic, handler);
     if (st) st.final = true;
     else if (batch) batch.phase[bi] = FINAL;
     this.rec.result(topic, handler, "success");
     return out;
   }
 
-  private swallow(msg: Message, key: string, topic: string, handler: string, st: Tracking, batch?: BatchState, bi = -1): undefined {
+  /** Swallows a repeat; `stored` is the key's value (or the earlier copy's `done` value in this batch), for the cause. */
+  private swallow(msg: Message, key: string, topic: string, handler: string, st: Tracking, batch: BatchState | undefined, bi: number, stored: string): undefined {
     if (st) st.final = true;
     else if (batch) batch.phase[bi] = FINAL;
     this.rec.result(topic, handler, "deduplicated");
+    if (this.options.registry) this.rec.duplicate(topic, handler, duplicateCause(stored, positionOf(msg.context)));
     if (this.options.logDuplicates) this.options.logger(`[dedup] duplicate swallowed: handler=${handler} topic=${topic} uuid=${msg.uuid} key=${key}`);
     return undefined;
   }

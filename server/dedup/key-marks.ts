@@ -1,12 +1,15 @@
 import type { ResolvedDeduplicatorOptions } from "./deduplicator-options";
 import type { DedupRecorder } from "./metrics";
-import { DONE_VALUE } from "./repository";
+import { isDoneValue } from "./duplicate-cause";
 import { classifyStoreError } from "./store-call";
 
 /** A `done` mark deferred to a batch's settle. */
 export interface PendingMark {
   key: string;
+  /** Our lease token (`processing:<token>`), the compare-and-set's expected value. */
   value: string;
+  /** The `done` value to write (with the delivery's position, see `doneValue`). */
+  done: string;
   topic: string;
   handler: string;
 }
@@ -32,12 +35,12 @@ export class KeyMarks {
     }
   }
 
-  /** Lease marking, after success: processing:<token> → done for ttlMs; if the lease was lost, still record done unless another consumer holds the key. */
-  async complete(key: string, value: string, topic: string, handler: string): Promise<void> {
+  /** Lease marking, after success: processing:<token> → `done` (with the position) for ttlMs; if the lease was lost, still record done unless another consumer holds the key. */
+  async complete(key: string, value: string, done: string, topic: string, handler: string): Promise<void> {
     const { repository, ttlMs, logger } = this.o;
     try {
-      if (await this.timed(repository.compareAndSet(key, value, DONE_VALUE, ttlMs))) return;
-      await this.markAfterLostLease(key, topic, handler);
+      if (await this.timed(repository.compareAndSet(key, value, done, ttlMs))) return;
+      await this.markAfterLostLease(key, done, topic, handler);
     } catch (e) {
       // The handler already succeeded: do not fail the delivery (that would run it again now); the
       // lease expires and only a redelivery after leaseMs could repeat it (spec §5 covers that).
@@ -47,10 +50,10 @@ export class KeyMarks {
   }
 
   /** Our compare-and-set failed: record `done` if the key is free, else count the lost lease. */
-  private async markAfterLostLease(key: string, topic: string, handler: string): Promise<void> {
+  private async markAfterLostLease(key: string, done: string, topic: string, handler: string): Promise<void> {
     const { repository, ttlMs, logger } = this.o;
-    const now = await this.timed(repository.claim(key, DONE_VALUE, ttlMs));
-    if (now === null || now === DONE_VALUE) return;
+    const now = await this.timed(repository.claim(key, done, ttlMs));
+    if (now === null || isDoneValue(now)) return;
     this.rec.leaseLost(topic, handler);
     logger(`[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`);
   }
@@ -60,14 +63,14 @@ export class KeyMarks {
     if (marks.length === 0) return;
     const { repository, ttlMs, logger } = this.o;
     if (!repository.compareAndSetBatch) {
-      await Promise.all(marks.map((m) => this.complete(m.key, m.value, m.topic, m.handler)));
+      await Promise.all(marks.map((m) => this.complete(m.key, m.value, m.done, m.topic, m.handler)));
       return;
     }
     let ok: boolean[];
     try {
       // Marks of one batch share its token, so the store can send them with one value (see RedisRepository).
       const sorted = marks.length > 1 && marks.some((m) => m.value !== marks[0]!.value) ? [...marks].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)) : marks;
-      const res = await this.timed(repository.compareAndSetBatch(sorted.map((m) => ({ key: m.key, expected: m.value, value: DONE_VALUE, ttlMs }))));
+      const res = await this.timed(repository.compareAndSetBatch(sorted.map((m) => ({ key: m.key, expected: m.value, value: m.done, ttlMs }))));
       if (sorted === marks) ok = res;
       else {
         const byMark = new Map(sorted.map((m, i) => [m, res[i]!] as const));
@@ -82,7 +85,7 @@ export class KeyMarks {
       marks.map((m, i) =>
         ok[i]
           ? undefined
-          : this.markAfterLostLease(m.key, m.topic, m.handler).catch((e: unknown) => {
+          : this.markAfterLostLease(m.key, m.done, m.topic, m.handler).catch((e: unknown) => {
               this.rec.error(classifyStoreError(e));
             }),
       ),

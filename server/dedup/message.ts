@@ -34,9 +34,12 @@ export interface DeliveryContext {
   topic?: string;
   /** Name of the subscriber (transport) that delivered it, e.g. `memory` or `kafka`. */
   subscriber?: string;
-  /** Kafka partition, when the transport has one. Informational only. */
+  /**
+   * Kafka partition, when the transport has one. With `topic` and `offset` it is the delivery's
+   * position, which the Deduplicator stores in the `done` value to tell a redelivery from a re-publish.
+   */
   partition?: number;
-  /** Kafka offset (a position, never a dedup key: spec §11). Informational only. */
+  /** Kafka offset (a position, never a dedup key: spec §11); see `partition`. */
   offset?: string;
   /** Attempt number within this delivery, 1-based; set by `retry`. */
   attempt?: number;
@@ -140,21 +143,40 @@ export interface BatchPreparation {
   settle?(): Promise<void>;
 }
 
+/** A handler as the Router registers it: what a middleware's `onRegister` hook is told. */
+export interface HandlerRegistration {
+  /** Handler name (the `handler` label and key prefix). */
+  name: string;
+  /** Topic the handler consumes (the `topic` label). */
+  topic: string;
+}
+
+/**
+ * Optional registration hook of a middleware: the Router calls it once per handler the middleware
+ * serves, when the handler is added (`Router.addHandler`, or `Router.use` for handlers added
+ * before). The Deduplicator and the PoisonQueue create the handler's zero series here.
+ */
+export interface RegistrationHook {
+  onRegister(handler: HandlerRegistration): void;
+}
+
 /**
  * Wraps a handler. The middleware added first is the outermost (Watermill's order). A middleware
  * function may carry a `prepareBatch` hook ({@link BatchHook}) that the Router's batch entry point
- * calls once per batch.
+ * calls once per batch, and an `onRegister` hook ({@link RegistrationHook}).
  */
 export type Middleware = ((next: Handler) => Handler) &
-  Partial<BatchHook> & {
+  Partial<BatchHook> &
+  Partial<RegistrationHook> & {
     /** Stack name for lint and dashboards (`correlationId`, `retry`, `deduplicator`, …). */
     middlewareName?: string;
   };
 
-/** Attaches a stack name (and optional batch hook) to a middleware function. */
-export function namedMiddleware(name: string, fn: (next: Handler) => Handler, hook?: BatchHook): Middleware {
+/** Attaches a stack name (and optional batch / registration hooks) to a middleware function. */
+export function namedMiddleware(name: string, fn: (next: Handler) => Handler, hook?: Partial<BatchHook> & Partial<RegistrationHook>): Middleware {
   const m = fn as Middleware;
   m.middlewareName = name;
-  if (hook) m.prepareBatch = hook.prepareBatch.bind(hook);
+  if (hook?.prepareBatch) m.prepareBatch = hook.prepareBatch.bind(hook);
+  if (hook?.onRegister) m.onRegister = hook.onRegister.bind(hook);
   return m;
 }

@@ -32,9 +32,23 @@
  * - `deduplication_lease_lost_total{service,topic,handler}` (ours): each success whose lease had
  *   expired and been taken over by another consumer before completion — a possible double run
  *   that only the handler's own idempotency (spec §5) can absorb. Alert on any increase.
+ * - `messages_duplicates_by_cause_total{service,topic,handler,cause}` (ours): with every
+ *   `deduplicated` result, once, by what the swallowed copy was (see {@link DUPLICATE_CAUSE}): the
+ *   `done` value holds the first delivery's `topic:partition:offset`, the copy's own position is
+ *   compared with it. Sums to `messages_deduplicated_total`.
+ *
+ * ## Zero series (every label value exists at 0 before its first event)
+ * `rate()` / `increase()` read a series born at N > 0 as 0: the first error, the first DLQ'd
+ * message and the first duplicate would never reach an alert or a panel. So:
+ * - `deduplication_errors_total{service, reason}` for every {@link DEDUP_ERROR_REASONS} value as soon
+ *   as a recorder for the service exists (a `Deduplicator` is constructed);
+ * - per handler, at its registration (`Router.addHandler`, via the middleware's `onRegister` hook;
+ *   without a Router, at its first delivery): `processed` × every {@link PROCESSED_RESULTS},
+ *   `deduplicated`, `in_progress`, `released`, `lease_lost`, and `duplicates_by_cause` × every
+ *   {@link DUPLICATE_CAUSES}; the PoisonQueue adds `poisoned` × every `POISON_REASON_CLASSES`.
  */
 import { Counter, type Registry } from "prom-client";
-import type { DedupErrorReason } from "./errors";
+import { DEDUP_ERROR_REASONS, type DedupErrorReason } from "./errors";
 
 /** Metric names, written once (spec §7 + ours). */
 export const METRIC_NAMES = {
@@ -46,13 +60,39 @@ export const METRIC_NAMES = {
   released: "deduplication_released_total",
   leaseLost: "deduplication_lease_lost_total",
   poisoned: "messages_poisoned_total",
+  duplicatesByCause: "messages_duplicates_by_cause_total",
 } as const;
 
 /** Buckets of `deduplication_check_duration_seconds`: include the spec's 0.005…0.1 and the 50 ms alert threshold. */
 export const CHECK_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
+/** The values of the `result` label of `messages_processed_total` (spec §7), written once. */
+export const PROCESSED_RESULT = { success: "success", error: "error", deduplicated: "deduplicated" } as const;
+
 /** The result label of `messages_processed_total`. */
-export type ProcessedResult = "success" | "error" | "deduplicated";
+export type ProcessedResult = (typeof PROCESSED_RESULT)[keyof typeof PROCESSED_RESULT];
+
+/** All values of {@link ProcessedResult}. */
+export const PROCESSED_RESULTS: readonly ProcessedResult[] = Object.values(PROCESSED_RESULT);
+
+/**
+ * The values of the `cause` label of `messages_duplicates_by_cause_total`, written once: what a
+ * swallowed copy was, from the position (`topic:partition:offset`) stored in the key's `done` value.
+ */
+export const DUPLICATE_CAUSE = {
+  /** The same position as the first delivery: a retry, a rebalance or a restart before the commit re-read it. */
+  redelivery: "redelivery",
+  /** Another position: the same event was published again (producer retry, outbox forwarder, DLQ replay). */
+  republish: "republish",
+  /** No position to compare: an old `done` key, the `release` / `naive` markings, or a message without one. */
+  unknown: "unknown",
+} as const;
+
+/** The cause label of `messages_duplicates_by_cause_total`. */
+export type DuplicateCause = (typeof DUPLICATE_CAUSE)[keyof typeof DUPLICATE_CAUSE];
+
+/** All values of {@link DuplicateCause}. */
+export const DUPLICATE_CAUSES: readonly DuplicateCause[] = Object.values(DUPLICATE_CAUSE);
 
 /** The hot-path histogram of `deduplication_check_duration_seconds` (see {@link LocalHistogram}). */
 export interface CheckDurationHistogram {
@@ -71,6 +111,7 @@ export interface DedupMetrics {
   released: Counter<"service" | "topic" | "handler">;
   leaseLost: Counter<"service" | "topic" | "handler">;
   poisoned: Counter<"service" | "topic" | "handler" | "reason_poisoned">;
+  duplicatesByCause: Counter<"service" | "topic" | "handler" | "cause">;
 }
 
 /**
@@ -205,7 +246,8 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
     inProgress: counter(METRIC_NAMES.inProgress, "Attempts that met a key leased by another consumer (InProgressError, retried).", ["service", "topic", "handler"]),
     released: counter(METRIC_NAMES.released, "Dedup keys released after a failed attempt so that the retry runs the handler again.", ["service", "topic", "handler"]),
     leaseLost: counter(METRIC_NAMES.leaseLost, "Successful runs whose lease had been taken over by another consumer (possible double run).", ["service", "topic", "handler"]),
-    poisoned: counter(METRIC_NAMES.poisoned, "Messages the PoisonQueue published to the DLQ, by error class (reason_poisoned: a bounded class such as marshal, redis_timeout or the error's name, not its message).", ["service", "topic", "handler", "reason_poisoned"]),
+    poisoned: counter(METRIC_NAMES.poisoned, "Messages the PoisonQueue published to the DLQ, by error class (reason_poisoned: one of a bounded set such as marshal, redis_timeout, non_retryable, handler_error; never the error's message).", ["service", "topic", "handler", "reason_poisoned"]),
+    duplicatesByCause: counter(METRIC_NAMES.duplicatesByCause, "Swallowed duplicates by cause: redelivery (same topic:partition:offset as the first delivery), republish (another position), unknown (no position stored).", ["service", "topic", "handler", "cause"]),
   };
   cache.set(registry, m);
   return m;
@@ -213,7 +255,11 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
 
 /** What the Deduplicator records; a no-op implementation when no Registry is given. */
 export interface DedupRecorder {
+  /** Creates the handler's zero series (see "Zero series" above); idempotent. */
+  register(topic: string, handler: string): void;
   result(topic: string, handler: string, result: ProcessedResult): void;
+  /** One swallowed duplicate by cause (call with `result(…, "deduplicated")`). */
+  duplicate(topic: string, handler: string, cause: DuplicateCause): void;
   checkSeconds(seconds: number): void;
   error(reason: DedupErrorReason): void;
   inProgress(topic: string, handler: string): void;
@@ -225,9 +271,11 @@ export interface DedupRecorder {
 export function dedupRecorder(registry: Registry | undefined, service: string): DedupRecorder {
   if (!registry) {
     const noop = () => undefined;
-    return { result: noop, checkSeconds: noop, error: noop, inProgress: noop, released: noop, leaseLost: noop };
+    return { register: noop, result: noop, duplicate: noop, checkSeconds: noop, error: noop, inProgress: noop, released: noop, leaseLost: noop };
   }
   const m = dedupMetrics(registry);
+  // The first store error of each kind must be an increase from 0, not a series born at 1.
+  for (const reason of DEDUP_ERROR_REASONS) m.errors.inc({ service, reason }, 0);
   // topic → handler → kind → cell; no string building on the hot path.
   const cells = new Map<string, Map<string, Map<string, { inc(): void }>>>();
   const cell = (kind: string, counter: Counter<string>, topic: string, handler: string, extra?: Record<string, string>) => {
@@ -236,21 +284,33 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
     let byKind = byHandler.get(handler);
     if (!byKind) {
       byHandler.set(handler, (byKind = new Map()));
-      // A handler's ratio series exists from its first delivery (0 deduplicated of N), not only
-      // from its first repeat: an absent series reads as "no data", not as a healthy 0 %.
-      m.deduplicated.inc({ service, topic, handler }, 0);
-      for (const r of ["success", "error", "deduplicated"] as const) m.processed.inc({ service, topic, handler, result: r }, 0);
+      // A handler's series exist from its registration (or, without a Router, its first delivery),
+      // not from their first event: an absent series reads as "no data", and one born at N > 0
+      // reads as rate 0 (see "Zero series").
+      const labels = { service, topic, handler };
+      m.deduplicated.inc(labels, 0);
+      m.inProgress.inc(labels, 0);
+      m.released.inc(labels, 0);
+      m.leaseLost.inc(labels, 0);
+      for (const result of PROCESSED_RESULTS) m.processed.inc({ ...labels, result }, 0);
+      for (const cause of DUPLICATE_CAUSES) m.duplicatesByCause.inc({ ...labels, cause }, 0);
     }
     let c = byKind.get(kind);
     if (!c) byKind.set(kind, (c = counterCell(counter, { service, topic, handler, ...extra })));
     return c;
   };
   const observe = m.checkDuration instanceof LocalHistogram ? m.checkDuration.child(service) : (s: number) => m.checkDuration.observe({ service }, s);
+  // Cell kinds of the three causes (no string building on the hot path).
+  const causeKind: Record<DuplicateCause, string> = { redelivery: "c:r", republish: "c:p", unknown: "c:u" };
   return {
+    register(topic, handler) {
+      cell("dedup", m.deduplicated, topic, handler);
+    },
     result(topic, handler, result) {
       cell(result, m.processed, topic, handler, { result }).inc();
       if (result === "deduplicated") cell("dedup", m.deduplicated, topic, handler).inc();
     },
+    duplicate: (topic, handler, cause) => cell(causeKind[cause], m.duplicatesByCause, topic, handler, { cause }).inc(),
     checkSeconds: observe,
     error: (reason) => m.errors.labels({ service, reason }).inc(),
     inProgress: (topic, handler) => cell("ip", m.inProgress, topic, handler).inc(),

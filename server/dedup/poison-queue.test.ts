@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { HANDLER_POISONED_KEY, newMessage, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "./message";
 import { Registry } from "prom-client";
-import { DedupStoreError, NonRetryableError } from "./errors";
-import { poisonQueue, poisonReasonClass } from "./poison-queue";
+import { DedupStoreError, InProgressError, NonRetryableError } from "./errors";
+import { POISON_REASON_CLASSES, poisonQueue, poisonReasonClass } from "./poison-queue";
 import { MemoryPubSub } from "./pubsub";
 
 function failingMsg() {
@@ -67,16 +67,21 @@ describe("poisonQueue", () => {
     }
     const m = await registry.getSingleMetric("messages_poisoned_total")!.get();
     const byReason = Object.fromEntries(m.values.map((v) => [String(v.labels.reason_poisoned), v.value]));
-    expect(byReason).toEqual({ Error: 2, NonRetryableError: 1 });
+    expect(byReason).toEqual({ handler_error: 2, non_retryable: 1 });
     expect(m.values[0]?.labels).toMatchObject({ service: "notification", topic: "demo.events", handler: "on-review-created" });
     expect(ps.messages("dlq")).toHaveLength(3);
   });
 
   it("classifies store errors by their reason and keeps odd names label-safe", () => {
     expect(poisonReasonClass(new DedupStoreError("redis_timeout", "slow"))).toBe("redis_timeout");
+    expect(poisonReasonClass(new DedupStoreError("marshal", "no key"))).toBe("marshal");
+    expect(poisonReasonClass(new InProgressError("k"))).toBe("in_progress");
     const odd = new Error("x");
     odd.name = "Weird Name/💥";
-    expect(poisonReasonClass(odd)).toMatch(/^[A-Za-z0-9_]{1,48}$/);
+    const reasonless = Object.assign(new Error("y"), { reason: "something else" });
+    // Any error name or foreign `reason` falls into the bounded set: the label cannot grow.
+    for (const e of [odd, reasonless, new SyntaxError("z"), new TypeError("t")]) expect(poisonReasonClass(e)).toBe("handler_error");
+    for (const e of [odd, new NonRetryableError("n"), new DedupStoreError("redis_conn", "c")]) expect(POISON_REASON_CLASSES).toContain(poisonReasonClass(e));
   });
 
   it("counts nothing when the DLQ publish fails (the message was not poisoned, it is redelivered)", async () => {

@@ -1,4 +1,4 @@
-import { toError } from "./errors";
+import { DEDUP_ERROR_REASONS, InProgressError, NonRetryableError, toError, type DedupErrorReason } from "./errors";
 import {
   copyMessage,
   HANDLER_POISONED_KEY,
@@ -32,15 +32,41 @@ export const DEFAULT_POISON_QUEUE_OPTIONS = {
 } as const satisfies Omit<Required<PoisonQueueOptions>, "registry">;
 
 /**
- * The bounded class of a poisoning error, for the `reason_poisoned` metric label: an error's own
- * `reason` (e.g. `DedupStoreError`'s `redis_timeout` / `redis_conn` / `marshal`), else its `name`
- * (`NonRetryableError`, `SyntaxError`, …), at most 48 characters of `[A-Za-z0-9_]`. The DLQ
- * message's `reason_poisoned` metadata keeps the full error message.
+ * The `reason_poisoned` label values of `messages_poisoned_total`, written once — the whole
+ * bounded set {@link poisonReasonClass} maps every error into:
+ * - `redis_timeout`, `redis_conn`, `marshal`: a `DedupStoreError` (fail-closed store failure, or a
+ *   message the key factory cannot key) — the `deduplication_errors_total` reasons;
+ * - `non_retryable`: a `NonRetryableError` (bad payload: retrying cannot help);
+ * - `in_progress`: an `InProgressError` that outlasted the retries (only without the default
+ *   `notInProgress` filter, which nacks it instead);
+ * - `handler_error`: anything else (the handler failed through every retry).
  */
-export function poisonReasonClass(err: Error): string {
+export const POISON_REASON_CLASS = {
+  redisTimeout: "redis_timeout",
+  redisConn: "redis_conn",
+  marshal: "marshal",
+  nonRetryable: "non_retryable",
+  inProgress: "in_progress",
+  handlerError: "handler_error",
+} as const satisfies Record<string, string>;
+
+/** A `reason_poisoned` label value. */
+export type PoisonReasonClass = (typeof POISON_REASON_CLASS)[keyof typeof POISON_REASON_CLASS];
+
+/** Every {@link PoisonReasonClass}: each exists at 0 per handler from its registration. */
+export const POISON_REASON_CLASSES: readonly PoisonReasonClass[] = Object.values(POISON_REASON_CLASS);
+
+/**
+ * The bounded class of a poisoning error, for the `reason_poisoned` metric label — always one of
+ * {@link POISON_REASON_CLASSES} (six values: the label's cardinality cannot grow with error names
+ * or messages). The DLQ message's `reason_poisoned` metadata keeps the full error message.
+ */
+export function poisonReasonClass(err: Error): PoisonReasonClass {
   const own = (err as Error & { reason?: unknown }).reason;
-  const raw = typeof own === "string" && own !== "" ? own : err.name || "Error";
-  return raw.replace(/[^A-Za-z0-9_]/g, "_").slice(0, 48) || "Error";
+  if (typeof own === "string" && (DEDUP_ERROR_REASONS as readonly string[]).includes(own)) return own as DedupErrorReason;
+  if (err instanceof NonRetryableError) return POISON_REASON_CLASS.nonRetryable;
+  if (err instanceof InProgressError) return POISON_REASON_CLASS.inProgress;
+  return POISON_REASON_CLASS.handlerError;
 }
 
 /**
@@ -55,6 +81,10 @@ export function poisonQueue(publisher: Publisher, topic: string, options: Poison
   if (typeof topic !== "string" || topic.trim() === "") throw new RangeError("poisonQueue: topic must be a non-empty DLQ topic name, e.g. demo.events.dlq");
   const { filter, registry, service } = { ...DEFAULT_POISON_QUEUE_OPTIONS, ...options };
   const poisoned = registry ? dedupMetrics(registry).poisoned : undefined;
+  // The first DLQ'd message of each class must be an increase from 0 (see metrics.ts "Zero series").
+  const onRegister = (h: { name: string; topic: string }) => {
+    for (const reason_poisoned of POISON_REASON_CLASSES) poisoned?.inc({ service, topic: h.topic, handler: h.name, reason_poisoned }, 0);
+  };
   return namedMiddleware("poisonQueue", (next) => async (msg) => {
     try {
       return await next(msg);
@@ -76,5 +106,5 @@ export function poisonQueue(publisher: Publisher, topic: string, options: Poison
       poisoned?.inc({ service, topic: msg.context.topic ?? "", handler: msg.context.handler ?? "", reason_poisoned: poisonReasonClass(err) });
       return undefined;
     }
-  });
+  }, { onRegister });
 }

@@ -96,6 +96,14 @@ export const CLAIM_MANY_SAME_LUA = script(
 export const COMPARE_AND_SET_MANY_SAME_LUA = script(
   "local out = {} for i = 1, #KEYS do if redis.call('GET', KEYS[i]) == ARGV[1] then redis.call('SET', KEYS[i], ARGV[2], 'PX', ARGV[3]) out[i] = 1 else out[i] = 0 end end return out",
 );
+/**
+ * Lua, standalone servers only: compare-and-set of every key from ARGV[1] with PX ARGV[2] to its own
+ * value ARGV[2 + i]; 1/0 per key. A batch's `done` marks: one token, one TTL, one value per key
+ * (each carries its delivery's position) — 1 argument per key instead of 3.
+ */
+export const COMPARE_AND_SET_MANY_SAME_EXPECTED_LUA = script(
+  "local out = {} for i = 1, #KEYS do if redis.call('GET', KEYS[i]) == ARGV[1] then redis.call('SET', KEYS[i], ARGV[2 + i], 'PX', ARGV[2]) out[i] = 1 else out[i] = 0 end end return out",
+);
 /** Lua, standalone servers only: compare-and-set per key with ARGV triples (expected, value, ttl); returns 1/0 per key. */
 export const COMPARE_AND_SET_MANY_LUA = script(
   "local out = {} for i = 1, #KEYS do local b = 3 * i - 2 if redis.call('GET', KEYS[i]) == ARGV[b] then redis.call('SET', KEYS[i], ARGV[b + 1], 'PX', ARGV[b + 2]) out[i] = 1 else out[i] = 0 end end return out",
@@ -229,10 +237,21 @@ export class RedisRepository implements DedupRepository {
         const args: Array<string | number> = [];
         for (const r of part) args.push(r.key);
         const first = part[0]!;
-        const same = part.every((r) => r.expected === first.expected && r.value === first.value && r.ttlMs === first.ttlMs);
-        if (same) args.push(first.expected, first.value, Math.ceil(first.ttlMs));
-        else for (const r of part) args.push(r.expected, r.value, Math.ceil(r.ttlMs));
-        const res = (await this.evalScriptKeys(same ? COMPARE_AND_SET_MANY_SAME_LUA : COMPARE_AND_SET_MANY_LUA, part.length, args)) as unknown[];
+        const sameExpected = part.every((r) => r.expected === first.expected && r.ttlMs === first.ttlMs);
+        const same = sameExpected && part.every((r) => r.value === first.value);
+        let s: Script;
+        if (same) {
+          s = COMPARE_AND_SET_MANY_SAME_LUA;
+          args.push(first.expected, first.value, Math.ceil(first.ttlMs));
+        } else if (sameExpected) {
+          s = COMPARE_AND_SET_MANY_SAME_EXPECTED_LUA;
+          args.push(first.expected, Math.ceil(first.ttlMs));
+          for (const r of part) args.push(r.value);
+        } else {
+          s = COMPARE_AND_SET_MANY_LUA;
+          for (const r of part) args.push(r.expected, r.value, Math.ceil(r.ttlMs));
+        }
+        const res = (await this.evalScriptKeys(s, part.length, args)) as unknown[];
         return part.map((_, i) => Number(res[i]) === 1);
       }),
     );

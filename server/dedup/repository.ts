@@ -75,8 +75,19 @@ export interface CompareAndSetRequest {
   ttlMs: number;
 }
 
-/** Value of a key whose handler succeeded (marking `"lease"`). */
+/**
+ * Value of a key whose handler succeeded (marking `"lease"`) when the delivery had no position
+ * (a transport without partitions and offsets, e.g. `MemoryPubSub`), and of keys written before
+ * positions were stored.
+ */
 export const DONE_VALUE = "done";
+/**
+ * Prefix of the `done` value that carries the first delivery's position:
+ * `done:<topic>:<partition>:<offset>` (e.g. `done:demo.events:3:18244`). A swallowed copy at the same
+ * position is a redelivery, at another a re-publish (`messages_duplicates_by_cause_total`).
+ * Key browsers classify both forms as `done` ({@link parseClaimValue}).
+ */
+export const DONE_POSITION_PREFIX = "done:";
 /** Prefix of a key being processed under a lease: `processing:<token>`. */
 export const PROCESSING_PREFIX = "processing:";
 /** Prefix of a key claimed with marking `"release"`: `claimed:<token>` (kept for the whole window). */
@@ -86,7 +97,7 @@ export const NAIVE_VALUE = "1";
 
 /** A stored dedup value, decoded (for the Deduplicator and the key browser). */
 export type ClaimState =
-  | { state: "done" }
+  | { state: "done"; /** `topic:partition:offset` of the first delivery; absent in a plain `done`. */ position?: string }
   | { state: "processing"; token: string }
   | { state: "claimed"; token: string }
   | { state: "naive" }
@@ -95,6 +106,7 @@ export type ClaimState =
 /** Decodes a stored value written by any marking. */
 export function parseClaimValue(raw: string): ClaimState {
   if (raw === DONE_VALUE) return { state: "done" };
+  if (raw.startsWith(DONE_POSITION_PREFIX)) return { state: "done", position: raw.slice(DONE_POSITION_PREFIX.length) };
   if (raw.startsWith(PROCESSING_PREFIX)) return { state: "processing", token: raw.slice(PROCESSING_PREFIX.length) };
   if (raw.startsWith(CLAIMED_PREFIX)) return { state: "claimed", token: raw.slice(CLAIMED_PREFIX.length) };
   if (raw === NAIVE_VALUE) return { state: "naive" };

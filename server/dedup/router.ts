@@ -7,6 +7,11 @@ import { toError } from "./errors";
 import type { BatchPreparation, Handler, Message, Middleware, Outcome } from "./message";
 import type { MessageSink, Publisher, Subscriber, Subscription } from "./pubsub";
 
+/** Calls each middleware's `onRegister` hook for handler `h`. */
+function registerWith(middleware: readonly Middleware[], h: HandlerConfig): void {
+  for (const m of middleware) m.onRegister?.({ name: h.name, topic: h.topic });
+}
+
 /** One handler of a Router. */
 export interface HandlerConfig {
   /** Unique handler name; part of the dedup key prefix `<service>:dedup:<name>` and of metric labels. */
@@ -23,6 +28,17 @@ export interface HandlerConfig {
   publishTopic?: string;
   /** Handler-level middleware, inside the Router-level middleware. First = outermost. */
   middleware?: Middleware[];
+  /**
+   * Which messages this handler takes (routing by event type, or any predicate), decided BEFORE
+   * anything else — before the batch hooks (`prepareBatch`: the Deduplicator's pre-claim) and the
+   * middleware stack. A message it does not take is acked at once: no key is claimed, nothing is
+   * counted in `messages_processed_total`, the handler does not run. **Route here, not in a
+   * middleware**: a filtering middleware runs after the pre-claim, so every message of a batch would
+   * leave a `processing:<token>` lease under this handler. A throwing predicate nacks the message
+   * (reported to `onError`). Called with the Router's context set (`msg.context.handler`, `topic`).
+   * @default every message
+   */
+  accept?: (msg: Message) => boolean;
 }
 
 /** What the Router reports when a delivery ends in nack or a batch hook fails. */
@@ -97,6 +113,7 @@ export class Router {
   /** Adds Router-level middleware (outside every handler's own). First added = outermost. Before `run`. */
   use(...middleware: Middleware[]): this {
     if (this.started || this.sinks.size > 0) throw new Error("Router.use: add middleware before run() and before sink()");
+    for (const h of this.handlers.values()) registerWith(middleware, h);
     this.global.push(...middleware);
     return this;
   }
@@ -110,6 +127,9 @@ export class Router {
     if ((config.publisher === undefined) !== (config.publishTopic === undefined)) {
       throw new RangeError(`Router.addHandler(${config.name}): give both publisher and publishTopic, or neither`);
     }
+    if (config.accept !== undefined && typeof config.accept !== "function") throw new RangeError(`Router.addHandler(${config.name}): accept must be a function (msg) => boolean`);
+    // The handler's zero series (processed × result, poisoned × reason class, …) exist from now on.
+    registerWith([...this.global, ...(config.middleware ?? [])], config);
     this.handlers.set(config.name, config);
     return this;
   }
@@ -135,8 +155,8 @@ export class Router {
     // Settles started by this sink's batches and not finished yet (see `flush`).
     const settling = new Set<Promise<void>>();
     const s: MessageSink = {
-      deliver: (msg) => this.track(this.deliverOne(config, composed, msg)),
-      deliverBatch: (msgs) => this.track(this.deliverBatch(config, composed, hooks, msgs, settling)),
+      deliver: (msg) => this.track(this.deliverTaken(config, composed, msg)),
+      deliverBatch: (msgs) => this.track(config.accept ? this.deliverBatchTaken(config, composed, hooks, msgs, settling) : this.deliverBatch(config, composed, hooks, msgs, settling)),
       flush: async () => {
         if (settling.size > 0) await Promise.all([...settling]);
       },
@@ -206,6 +226,62 @@ export class Router {
     }
   }
 
+  /** `config.accept` of a prepared message: true / false, or the error it threw (reported; the message is nacked). */
+  private takes(config: HandlerConfig, msg: Message): boolean | Error {
+    try {
+      return config.accept!(msg) === true;
+    } catch (e) {
+      const err = toError(e);
+      this.report(config, new Error(`accept() of handler ${config.name} threw: ${err.message}`, { cause: err }), msg.uuid);
+      return err;
+    }
+  }
+
+  /** One delivery through `accept`: a message the handler does not take is acked untouched. */
+  private async deliverTaken(config: HandlerConfig, composed: Handler, msg: Message): Promise<Outcome> {
+    if (!config.accept) return this.deliverOne(config, composed, msg);
+    this.prepare(config, msg);
+    const t = this.takes(config, msg);
+    if (t === false) return "ack";
+    if (t instanceof Error) return "nack";
+    return this.deliverOne(config, composed, msg, true);
+  }
+
+  /**
+   * A batch through `accept`: only the messages the handler takes reach the batch hooks and the
+   * stack; the outcomes are mapped back to the batch's order (a message it does not take is an
+   * `ack`), still a prefix that ends at the first nack or at the first message that did not run.
+   */
+  private async deliverBatchTaken(config: HandlerConfig, composed: Handler, hooks: Middleware[], msgs: readonly Message[], settling: Set<Promise<void>>): Promise<Outcome[]> {
+    const taken: Message[] = [];
+    const verdicts: Array<boolean | Error> = [];
+    for (const m of msgs) {
+      this.prepare(config, m);
+      const t = this.takes(config, m);
+      verdicts.push(t);
+      if (t instanceof Error) break; // the batch ends with this nack
+      if (t) taken.push(m);
+    }
+    const ran = taken.length > 0 ? await this.deliverBatch(config, composed, hooks, taken, settling, true) : [];
+    const outcomes: Outcome[] = [];
+    let j = 0;
+    for (const t of verdicts) {
+      if (t instanceof Error) {
+        outcomes.push("nack");
+        break;
+      }
+      if (!t) {
+        outcomes.push("ack");
+        continue;
+      }
+      const o = ran[j++];
+      if (o === undefined) break; // not run (aborted or after a nack)
+      outcomes.push(o);
+      if (o === "nack") break;
+    }
+    return outcomes;
+  }
+
   private async deliverOne(config: HandlerConfig, composed: Handler, msg: Message, prepared = false): Promise<Outcome> {
     if (!prepared) this.prepare(config, msg);
     const settled: Array<(o: Outcome) => void> = [];
@@ -234,8 +310,8 @@ export class Router {
     return outcome;
   }
 
-  private async deliverBatch(config: HandlerConfig, composed: Handler, hooks: Middleware[], msgs: readonly Message[], settling: Set<Promise<void>>): Promise<Outcome[]> {
-    for (const m of msgs) this.prepare(config, m);
+  private async deliverBatch(config: HandlerConfig, composed: Handler, hooks: Middleware[], msgs: readonly Message[], settling: Set<Promise<void>>, prepared = false): Promise<Outcome[]> {
+    if (!prepared) for (const m of msgs) this.prepare(config, m);
     const preparations: BatchPreparation[] = [];
     for (const hook of hooks) {
       try {

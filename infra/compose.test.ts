@@ -54,4 +54,15 @@ describe("docker-compose.yml (no Docker engine here: checked by parsing)", () =>
       expect(existsSync(join(root, "infra/prometheus", m[1] ?? "")), `rule file ${m[1]}`).toBe(true);
     }
   });
+
+  it("the app binds loopback by default, and the image beyond loopback is read-only without WORKSHOP_TOKEN (issue 16)", () => {
+    expect(compose.services.app?.environment?.HOST).toBe("${HOST:-127.0.0.1}");
+    expect(compose.services.app?.environment?.WORKSHOP_TOKEN).toBe("${WORKSHOP_TOKEN:-}");
+    const docker = readFileSync(join(root, "infra/app.Dockerfile"), "utf8");
+    // next start gets -H "$HOST", so server/access.ts knows the bind (no -H = all interfaces = read-only without a token).
+    expect(docker).toMatch(/CMD \[.*next start -p 3000 -H \\"\$HOST\\"/);
+    expect(docker).toMatch(/^ENV HOST=0\.0\.0\.0$/m);
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> };
+    expect(pkg.scripts.start).toMatch(/-H \$\{HOST:-127\.0\.0\.1\}/);
+  });
 });

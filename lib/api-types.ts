@@ -468,7 +468,7 @@ export const keysResponseSchema = z.object({
   keys: z.array(keyEntrySchema),
   /** Opaque cursor for the next page; `null` when the scan is complete. */
   cursor: z.string().nullable(),
-  /** Keys the SCAN calls of this page returned for `<prefix>:*`, before the check against `DEDUP_PREFIXES`. */
+  /** Keys of `<prefix>:*` inside `DEDUP_PREFIXES` that this page's SCAN calls returned (keys outside the globs are never counted). */
   visited: z.number(),
 });
 /** Answer of `GET /api/keys`. */

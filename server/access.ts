@@ -1,27 +1,33 @@
 /**
  * Who may call the endpoints that change state (workshop runs, demo sources, demo faults).
  *
- * The rule, in order:
+ * The rule, in order (cross-site callers and non-JSON bodies are refused before this, in every
+ * mode, by proxy.ts — see {@link crossSiteRefusal}):
  * 1. `WORKSHOP_TOKEN` set → `Authorization: Bearer <token>` is required from anywhere, in every
  *    mode (compared in constant time); missing or wrong → 401.
  * 2. Embedded mode (no Kafka, no Redis: a one-process demo) → open.
- * 3. Otherwise only requests from this machine → else 403.
+ * 3. Otherwise only requests from this machine → else 403. A server listening beyond loopback
+ *    without a token is therefore **read-only** (said at start-up by {@link accessSummary}).
  *
- * ## How "from this machine" is decided (route handlers do not see the peer address)
- * Next's own server (`next start` / `next dev`) copies the socket's remote address into
- * `x-forwarded-for` when the request has none (base-server.js: `headers['x-forwarded-for'] ??=
- * socket.remoteAddress`). A request counts as local only when ALL of these hold:
- * - `Host` is `localhost`, `127.0.0.1` or `[::1]` (any port) — a browser on another machine, or a
- *   DNS-rebinding page, sends another host;
- * - `x-forwarded-for` is present and every address in it is loopback (127.0.0.0/8, ::1,
- *   ::ffff:127.x) — a reverse proxy in front appends the real client;
- * - `x-forwarded-host`, when present, is a loopback host too;
+ * ## How "from this machine" is decided
+ * Next.js gives neither proxy.ts nor route handlers the socket's remote address: its server only
+ * copies it into `x-forwarded-for` when the request has none (base-server.js:
+ * `headers['x-forwarded-for'] ??= socket.remoteAddress`), so a client-supplied value is
+ * indistinguishable from Next's own. Without a custom server the one address the app can be sure
+ * of is the one it listens on. So a request counts as local only when ALL of these hold:
+ * - the server is bound to a loopback address (`next start -H 127.0.0.1`, what `npm start` does
+ *   unless `HOST` is set) — then every peer socket is on this machine; bound to `0.0.0.0` or an
+ *   external address nothing is local, since any header can be forged from another machine;
+ * - `Host` is `localhost`, `127.0.0.1` or `[::1]` (any port) — not a DNS-rebinding page;
+ * - no forwarding header: `X-Real-IP` and `Forwarded` absent, `X-Forwarded-For` only Next's own
+ *   copy of the (loopback) peer address — one loopback entry — and `X-Forwarded-Host`, which
+ *   Next sets to `Host`, equal to it. A reverse proxy on this machine that adds the real client
+ *   makes the request non-local, unless `TRUSTED_PROXIES` lists the proxy: then the client is the
+ *   right-most forwarded address not in the list, and it must be loopback;
  * - `Origin`, when present, is a loopback origin, and `Sec-Fetch-Site`, when present, is
- *   `same-origin` or `none` — a page on another site cannot drive the workshop through the
- *   presenter's browser.
- * **Residual risk**: because Next keeps a client-supplied `x-forwarded-for`, a non-browser client
- * that reaches the port directly from another machine can forge all of these headers. When the
- * port is reachable from other machines, set `WORKSHOP_TOKEN` (or bind with `next start -H 127.0.0.1`).
+ *   `same-origin` or `none`.
+ * **Residual risk**: a reverse proxy on this machine that sends no forwarding header at all (nginx's
+ * default) looks like a local client; behind any proxy, set `WORKSHOP_TOKEN`.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 
@@ -29,12 +35,26 @@ import { createHash, timingSafeEqual } from "node:crypto";
 export interface AccessConfig {
   mode: "embedded" | "real";
   WORKSHOP_TOKEN?: string;
+  /** Addresses of reverse proxies whose forwarding headers are believed. @default [] */
+  TRUSTED_PROXIES?: readonly string[];
+}
+
+/** Where the server listens, as far as the rule needs it. */
+export interface ListenInfo {
+  /** The server is bound to a loopback address only. */
+  loopback: boolean;
 }
 
 /** The decision for one request. */
 export type AccessDecision =
   | { ok: true; reason: "token" | "embedded" | "local" }
   | { ok: false; status: 401 | 403; error: "unauthorized" | "forbidden"; detail: string };
+
+/** Largest request body a state-changing route reads (proxy.ts refuses a larger Content-Length: 413). */
+export const MAX_BODY_BYTES = 16_384;
+
+/** Headers by which a proxy reports the client: any of them makes a request non-local unless trusted. */
+export const FORWARDING_HEADERS = ["x-forwarded-for", "x-real-ip", "forwarded"] as const;
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
@@ -49,9 +69,13 @@ export function hostOnly(host: string): string {
   return i >= 0 && h.indexOf(":") === i ? h.slice(0, i) : h;
 }
 
+function bare(addr: string): string {
+  return addr.trim().toLowerCase().replace(/^"|"$/g, "").replace(/^\[|\](:\d+)?$/g, "");
+}
+
 /** Whether an address (from `x-forwarded-for`) is loopback. */
 export function isLoopbackAddress(addr: string): boolean {
-  const a = addr.trim().toLowerCase().replace(/^\[|\]$/g, "");
+  const a = bare(addr);
   if (a === "::1" || a === "0:0:0:0:0:0:0:1") return true;
   const v4 = a.startsWith("::ffff:") ? a.slice(7) : a;
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(v4);
@@ -62,14 +86,70 @@ function isLoopbackHost(host: string | null): boolean {
   return host !== null && LOOPBACK_HOSTS.has(hostOnly(host));
 }
 
+/**
+ * The host the server was told to listen on: `-H`/`--hostname` of `next start`/`next dev` (they run
+ * in this process), else the origin Next records once listening (`__NEXT_PRIVATE_ORIGIN`, which
+ * names the host only when one was given). `null`: all interfaces (Next's default).
+ */
+export function listenHost(argv: readonly string[] = process.argv, env: Record<string, string | undefined> = process.env): string | null {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if ((a === "-H" || a === "--hostname") && argv[i + 1]) return argv[i + 1]!;
+    const m = /^(?:--hostname=|-H)(.+)$/.exec(a);
+    if (m) return m[1]!;
+  }
+  try {
+    const h = env.__NEXT_PRIVATE_ORIGIN ? new URL(env.__NEXT_PRIVATE_ORIGIN).hostname : "";
+    if (h === "127.0.0.1" || h === "[::1]") return h;
+  } catch {
+    /* not a URL */
+  }
+  return null;
+}
+
+/** {@link ListenInfo} of this process. */
+export function listenInfo(argv?: readonly string[], env?: Record<string, string | undefined>): ListenInfo {
+  const h = listenHost(argv, env);
+  return { loopback: h !== null && (isLoopbackHost(h) || isLoopbackAddress(h)) };
+}
+
+function forwardedFor(v: string): string[] {
+  // RFC 7239: `for=192.0.2.1;proto=http, for="[2001:db8::1]:4711"`.
+  return [...v.matchAll(/for=("[^"]*"|[^;,\s]+)/gi)].map((m) => bare(m[1]!));
+}
+
+/**
+ * The client's address as the request tells it, believing forwarding headers only from
+ * `trusted` proxies: the right-most address not in `trusted` (X-Forwarded-For, then Forwarded,
+ * then X-Real-IP); `null` when the request names none.
+ */
+export function clientAddress(headers: Headers, trusted: readonly string[] = []): string | null {
+  const chain = [
+    ...(headers.get("x-real-ip") ? [bare(headers.get("x-real-ip")!)] : []),
+    ...forwardedFor(headers.get("forwarded") ?? ""),
+    ...(headers.get("x-forwarded-for") ?? "").split(",").map(bare).filter(Boolean),
+  ];
+  const t = new Set(trusted.map(bare));
+  for (let i = chain.length - 1; i >= 0; i--) if (!t.has(chain[i]!)) return chain[i]!;
+  return chain[0] ?? null;
+}
+
 /** Whether the request comes from this machine (see the module doc for what is checked). */
-export function isLocalRequest(headers: Headers): boolean {
-  if (!isLoopbackHost(headers.get("host"))) return false;
-  const xff = headers.get("x-forwarded-for");
-  if (xff === null || xff.trim() === "") return false;
-  if (!xff.split(",").every(isLoopbackAddress)) return false;
+export function isLocalRequest(headers: Headers, listen: ListenInfo = listenInfo(), trusted: readonly string[] = []): boolean {
+  if (!listen.loopback) return false;
+  const host = headers.get("host");
+  if (!isLoopbackHost(host)) return false;
   const xfh = headers.get("x-forwarded-host");
-  if (xfh !== null && !isLoopbackHost(xfh)) return false;
+  if (xfh !== null && xfh.trim().toLowerCase() !== host!.trim().toLowerCase()) return false;
+  const xff = (headers.get("x-forwarded-for") ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+  if (xff.length === 0) return false; // Next always sets it: a request without one did not come through Next's server
+  if (trusted.length === 0) {
+    if (headers.has("x-real-ip") || headers.has("forwarded")) return false;
+    if (xff.length !== 1 || !isLoopbackAddress(xff[0]!)) return false;
+  } else {
+    const client = clientAddress(headers, trusted);
+    if (client === null || !isLoopbackAddress(client)) return false;
+  }
   const origin = headers.get("origin");
   if (origin !== null) {
     try {
@@ -83,6 +163,27 @@ export function isLocalRequest(headers: Headers): boolean {
   return true;
 }
 
+/**
+ * Why a state-changing request is refused as cross-site (403), or `null`: `Sec-Fetch-Site:
+ * cross-site`/`same-site`, or an `Origin` (including `null`) whose host is not the request's `Host`.
+ * Applies in every mode, before the token (a browser on another site may hold no token, but a
+ * presenter's browser in embedded mode needs none).
+ */
+export function crossSiteRefusal(headers: Headers): string | null {
+  const site = headers.get("sec-fetch-site");
+  if (site === "cross-site" || site === "same-site") return `Sec-Fetch-Site: ${site} — state-changing requests are accepted only from this app's own pages`;
+  const origin = headers.get("origin");
+  if (origin === null) return null;
+  let originHost: string;
+  try {
+    originHost = new URL(origin).host.toLowerCase();
+  } catch {
+    return `Origin ${origin === "null" ? "null" : "is not a URL"} — state-changing requests are accepted only from this app's own pages`;
+  }
+  const own = [headers.get("host"), headers.get("x-forwarded-host")].filter((x): x is string => !!x).map((x) => x.trim().toLowerCase());
+  return own.includes(originHost) ? null : "Origin is another site — state-changing requests are accepted only from this app's own pages";
+}
+
 /** Constant-time comparison of two strings (hashes first, so the length does not leak either). */
 export function tokensEqual(a: string, b: string): boolean {
   const ha = createHash("sha256").update(a, "utf8").digest();
@@ -91,7 +192,7 @@ export function tokensEqual(a: string, b: string): boolean {
 }
 
 /** Applies the access rule of the module doc to a request's headers. */
-export function checkAccess(headers: Headers, c: AccessConfig): AccessDecision {
+export function checkAccess(headers: Headers, c: AccessConfig, listen: ListenInfo = listenInfo()): AccessDecision {
   if (c.WORKSHOP_TOKEN) {
     const auth = headers.get("authorization");
     const m = auth ? /^Bearer\s+(.+)$/i.exec(auth.trim()) : null;
@@ -100,11 +201,23 @@ export function checkAccess(headers: Headers, c: AccessConfig): AccessDecision {
     return { ok: true, reason: "token" };
   }
   if (c.mode === "embedded") return { ok: true, reason: "embedded" };
-  if (isLocalRequest(headers)) return { ok: true, reason: "local" };
+  if (!listen.loopback) {
+    return { ok: false, status: 403, error: "forbidden", detail: "read-only: the server listens beyond loopback and WORKSHOP_TOKEN is not set; set it and send Authorization: Bearer <token>" };
+  }
+  if (isLocalRequest(headers, listen, c.TRUSTED_PROXIES ?? [])) return { ok: true, reason: "local" };
   return {
     ok: false,
     status: 403,
     error: "forbidden",
-    detail: "state-changing endpoints are open only to requests from this machine (Host localhost) unless WORKSHOP_TOKEN is set; set it and send Authorization: Bearer <token>",
+    detail: "state-changing endpoints are open only to requests from this machine (Host localhost, no forwarding header) unless WORKSHOP_TOKEN is set; set it and send Authorization: Bearer <token>",
   };
+}
+
+/** The start-up line saying who may change state, e.g. `read-only: listening beyond loopback…`. */
+export function accessSummary(c: AccessConfig, listen: ListenInfo = listenInfo(), host: string | null = listenHost()): string {
+  const where = host ?? "0.0.0.0 (all interfaces)";
+  if (c.WORKSHOP_TOKEN) return `state-changing endpoints need Authorization: Bearer <WORKSHOP_TOKEN> (listening on ${where})`;
+  if (c.mode === "embedded") return `embedded mode: state-changing endpoints are open to same-site callers (listening on ${where}); set WORKSHOP_TOKEN to require a token`;
+  if (!listen.loopback) return `read-only: listening on ${where} beyond loopback without WORKSHOP_TOKEN, every state-changing endpoint answers 403; set WORKSHOP_TOKEN to enable them`;
+  return `state-changing endpoints are open to requests from this machine only (listening on ${where})${c.TRUSTED_PROXIES?.length ? `; trusted proxies ${c.TRUSTED_PROXIES.join(", ")}` : ""}`;
 }

@@ -26,3 +26,21 @@ describe("parseConfig", () => {
     expect(() => parseConfig({ DEMO_RATE: "fast" })).toThrow(/DEMO_RATE/);
   });
 });
+
+describe("parseConfig: issue 16 variables", () => {
+  it("TRUSTED_PROXIES is a list of IP addresses, empty by default", () => {
+    expect(parseConfig({}).TRUSTED_PROXIES).toEqual([]);
+    expect(parseConfig({ TRUSTED_PROXIES: " 127.0.0.1, ::1 ,10.0.0.2" }).TRUSTED_PROXIES).toEqual(["127.0.0.1", "::1", "10.0.0.2"]);
+    expect(() => parseConfig({ TRUSTED_PROXIES: "proxy.example.com" })).toThrow(/TRUSTED_PROXIES.*IP addresses/);
+    expect(() => parseConfig({ TRUSTED_PROXIES: "10.0.0.0/8" })).toThrow(/TRUSTED_PROXIES/);
+    expect(() => parseConfig({ TRUSTED_PROXIES: "300.1.1.1" })).toThrow(/TRUSTED_PROXIES/);
+  });
+
+  it("SHOW_UPSTREAM_DETAIL is on or off (default off), HOST a host or address", () => {
+    expect(parseConfig({}).SHOW_UPSTREAM_DETAIL).toBe("off");
+    expect(parseConfig({ SHOW_UPSTREAM_DETAIL: "on" }).SHOW_UPSTREAM_DETAIL).toBe("on");
+    expect(() => parseConfig({ SHOW_UPSTREAM_DETAIL: "yes" })).toThrow(/SHOW_UPSTREAM_DETAIL/);
+    expect(parseConfig({ HOST: "0.0.0.0" }).HOST).toBe("0.0.0.0");
+    expect(() => parseConfig({ HOST: "a b" })).toThrow(/HOST/);
+  });
+});

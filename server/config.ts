@@ -46,6 +46,17 @@ const pgUrl = z.string().refine((s) => {
   }
 }, "expected postgres://user@host:port/db");
 
+/** An IPv4 or IPv6 address (no port, no brackets, no CIDR). */
+export function isIpAddress(s: string): boolean {
+  if (/^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(s)) return s.split(".").every((x) => Number(x) <= 255);
+  return /^[0-9a-f:]+(:\d{1,3}(\.\d{1,3}){3})?$/i.test(s) && s.includes(":") && s.split("::").length <= 2;
+}
+
+const ipList = z
+  .string()
+  .transform((s) => s.split(",").map((x) => x.trim().toLowerCase()).filter(Boolean))
+  .refine((xs) => xs.length > 0 && xs.every(isIpAddress), "expected a comma-separated list of IP addresses (the reverse proxies in front of the app), e.g. 127.0.0.1,::1");
+
 const posInt = (max: number) =>
   z.coerce.number().int(`expected a whole number`).min(1, "expected at least 1").max(max, `expected at most ${max}`);
 
@@ -74,6 +85,21 @@ const schema = z.object({
       .default(["*:dedup:*"]),
   ),
   INSPECT_EXACT_MAX_KEYS: z.preprocess(empty, posInt(100_000_000).default(2_000_000)),
+  /** Topics `GET /api/consumers` may describe (default the demo topic); the groups it shows are those consuming them. */
+  CONSUMER_TOPICS: z.preprocess(
+    empty,
+    z
+      .string()
+      .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+      .refine((xs) => xs.length > 0 && xs.every((x) => /^[A-Za-z0-9._-]{1,249}$/.test(x)), "expected a comma-separated list of Kafka topic names")
+      .default(["demo.events"]),
+  ),
+  /** Reverse proxies whose X-Forwarded-For / X-Real-IP / Forwarded are believed (server/access.ts). */
+  TRUSTED_PROXIES: z.preprocess(empty, ipList.default([])),
+  /** `on`: local viewers see upstream errors unredacted (server/redact.ts); others never do. */
+  SHOW_UPSTREAM_DETAIL: z.preprocess(empty, z.enum(["on", "off"], "expected on or off").default("off")),
+  /** Interface `npm start` binds (default 127.0.0.1); read here only to validate it. */
+  HOST: z.preprocess(empty, z.string().regex(/^(\[?[0-9a-fA-F:.]+\]?|[A-Za-z0-9.-]{1,253})$/, "expected a host name or an IP address, e.g. 127.0.0.1 or 0.0.0.0").optional()),
 });
 
 /** Validated configuration. */

@@ -4,14 +4,15 @@
  */
 import type { z } from "zod";
 import { config } from "@/server/config";
-import { checkAccess } from "@/server/access";
+import { checkAccess, listenInfo, MAX_BODY_BYTES } from "@/server/access";
+import { redactBody } from "@/server/redact";
 import type { WorkshopErrorBody } from "@/lib/workshop-types";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 
-/** A JSON answer that is never cached. */
+/** A JSON answer that is never cached; upstream details in it are redacted (server/redact.ts). */
 export function json(body: unknown, status = 200): Response {
-  return Response.json(body, { status, headers: NO_STORE });
+  return Response.json(redactBody(body, config()), { status, headers: NO_STORE });
 }
 
 /** An error answer `{ error, detail }`. */
@@ -21,7 +22,7 @@ export function fail(status: number, error: WorkshopErrorBody["error"], detail: 
 
 /** The access rule of `server/access.ts`: null when allowed, else the 401/403 answer. */
 export function guard(req: Request): Response | null {
-  const d = checkAccess(req.headers, config());
+  const d = checkAccess(req.headers, config(), listenInfo());
   return d.ok ? null : fail(d.status, d.error, d.detail);
 }
 
@@ -34,10 +35,32 @@ export function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): { 
   return { ok: false, response: fail(400, "bad_request", `${what}: ${path}${issue?.message ?? "invalid"}`) };
 }
 
-/** Reads a JSON body (at most 16 KiB); a 400 answer when it is not JSON. */
+/**
+ * Reads the body as a stream and stops at {@link MAX_BODY_BYTES}: a larger body is never buffered
+ * whole (a chunked upload has no Content-Length for proxy.ts to refuse).
+ */
+async function readCapped(req: Request): Promise<string | null> {
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Reads a JSON body (at most 16 KiB, else 413); a 400 answer when it is not JSON. */
 export async function readJson(req: Request): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
-  const text = await req.text();
-  if (text.length > 16_384) return { ok: false, response: fail(400, "bad_request", "body: larger than 16 KiB") };
+  const text = await readCapped(req);
+  if (text === null) return { ok: false, response: fail(413, "payload_too_large", `body: larger than ${MAX_BODY_BYTES} bytes`) };
   try {
     return { ok: true, value: text.trim() === "" ? {} : JSON.parse(text) };
   } catch {

@@ -1,13 +1,14 @@
 // @ts-check
 /**
- * Security headers on every response (CSP with frame-ancestors, nosniff, Referrer-Policy).
- * `'unsafe-inline'` for scripts is what Next.js' App Router needs for its inline bootstrap without
- * a nonce middleware; `'unsafe-eval'` only in development (React refresh).
+ * Security headers on every response: nosniff, Referrer-Policy, X-Frame-Options here; the
+ * Content-Security-Policy of pages and API answers is set per request by proxy.ts (a fresh script
+ * nonce for each page, no `'unsafe-inline'` for scripts). The build's static files, which proxy.ts
+ * does not see, get the same policy without a nonce from here.
  */
 const dev = process.env.NODE_ENV !== "production";
-const csp = [
+const staticCsp = [
   "default-src 'self'",
-  `script-src 'self' 'unsafe-inline'${dev ? " 'unsafe-eval'" : ""}`,
+  `script-src 'self'${dev ? " 'unsafe-eval'" : ""}`,
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data:",
   "font-src 'self' data:",
@@ -29,12 +30,12 @@ const nextConfig = {
       {
         source: "/:path*",
         headers: [
-          { key: "Content-Security-Policy", value: csp },
           { key: "X-Content-Type-Options", value: "nosniff" },
           { key: "Referrer-Policy", value: "strict-origin-when-cross-origin" },
           { key: "X-Frame-Options", value: "DENY" },
         ],
       },
+      { source: "/_next/:path*", headers: [{ key: "Content-Security-Policy", value: staticCsp }] },
     ];
   },
 };

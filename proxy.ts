@@ -1,9 +1,64 @@
 import { NextResponse, type NextRequest } from "next/server";
+import { crossSiteRefusal, MAX_BODY_BYTES } from "@/server/access";
+
+/** Methods that never change state: the cross-site / content-type / size guard skips them. */
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** Headers of every answer the proxy writes itself (next.config.js' headers cover the rest). */
+const OWN_HEADERS = { "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store", "Referrer-Policy": "strict-origin-when-cross-origin", "X-Frame-Options": "DENY" };
 
 /**
- * Answers 400 `{ error, detail }` for a request path with an invalid percent-encoding (e.g.
- * `/handlers/%/x`, `/api/workshop/runs/%`). Next.js 16 would try to render a `/_error` page that an
- * App-Router-only build does not have, and answer a bare 500 instead.
+ * The Content-Security-Policy of a page: scripts only with this request's nonce (Next.js puts it on
+ * its own scripts when it finds it in the request's CSP header; the layout puts it on the theme
+ * script) and what they load (`'strict-dynamic'`); no `'unsafe-inline'` for scripts.
+ * `'unsafe-eval'` only in development (React refresh). Exported for the test and next.config.js.
+ */
+export function pageCsp(nonce: string | null, dev = process.env.NODE_ENV !== "production"): string {
+  const scripts = nonce ? `'self' 'nonce-${nonce}' 'strict-dynamic'` : "'self'";
+  return [
+    "default-src 'self'",
+    `script-src ${scripts}${dev ? " 'unsafe-eval'" : ""}`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+function refuse(status: number, error: string, detail: string): NextResponse {
+  return NextResponse.json({ error, detail }, { status, headers: { ...OWN_HEADERS, "Content-Security-Policy": pageCsp(null) } });
+}
+
+/**
+ * Guards every state-changing API request, in every mode, before any route reads it (issue 16):
+ * a cross-site caller (`Sec-Fetch-Site: cross-site`/`same-site`, or an `Origin` that is not this
+ * app's) → 403; a `Content-Length` above {@link MAX_BODY_BYTES} → 413; a content type other than
+ * JSON → 415 (an HTML form cannot send one). `null` when the request may go on.
+ */
+export function stateChangeRefusal(method: string, path: string, headers: Headers): NextResponse | null {
+  if (SAFE_METHODS.has(method.toUpperCase()) || !path.startsWith("/api/")) return null;
+  const cross = crossSiteRefusal(headers);
+  if (cross) return refuse(403, "forbidden", cross);
+  const length = headers.get("content-length");
+  if (length !== null && !(/^\d+$/.test(length.trim()) && Number(length) <= MAX_BODY_BYTES)) {
+    return refuse(413, "payload_too_large", `body: Content-Length ${length.slice(0, 20)} is above the ${MAX_BODY_BYTES}-byte limit`);
+  }
+  const type = (headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json") return refuse(415, "unsupported_media_type", "send Content-Type: application/json (state-changing endpoints take a JSON body, possibly empty)");
+  return null;
+}
+
+/**
+ * 1. Answers 400 `{ error, detail }` for a request path with an invalid percent-encoding (e.g.
+ *    `/handlers/%/x`): Next.js 16 would try to render a `/_error` page that an App-Router-only build
+ *    does not have, and answer a bare 500 instead.
+ * 2. {@link stateChangeRefusal}.
+ * 3. Pages: a fresh nonce per request, in the CSP of the answer and (for Next's renderer and the
+ *    layout, as `x-nonce`) of the request.
  */
 export function proxy(req: NextRequest): NextResponse {
   const raw = new URL(req.url).pathname;
@@ -12,17 +67,28 @@ export function proxy(req: NextRequest): NextResponse {
       try {
         decodeURIComponent(segment);
       } catch {
-        return NextResponse.json(
-          { error: "bad_request", detail: "the request path has an invalid percent-encoding" },
-          { status: 400, headers: { "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store" } },
-        );
+        return refuse(400, "bad_request", "the request path has an invalid percent-encoding");
       }
     }
   }
-  return NextResponse.next();
+  const refused = stateChangeRefusal(req.method, raw, req.headers);
+  if (refused) return refused;
+  if (raw.startsWith("/api/")) {
+    const api = NextResponse.next();
+    api.headers.set("Content-Security-Policy", pageCsp(null));
+    return api;
+  }
+  const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
+  const csp = pageCsp(nonce);
+  const headers = new Headers(req.headers);
+  headers.set("x-nonce", nonce);
+  headers.set("content-security-policy", csp);
+  const res = NextResponse.next({ request: { headers } });
+  res.headers.set("Content-Security-Policy", csp);
+  return res;
 }
 
 export const config = {
-  // Everything but the build's static assets.
+  // Everything but the build's static assets (their CSP comes from next.config.js).
   matcher: ["/((?!_next/static|_next/image).*)"],
 };

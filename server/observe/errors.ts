@@ -33,6 +33,17 @@ export class UpstreamUnavailableError extends ObserveError {
   }
 }
 
+/** Too many calls (the Redis budget or the per-client concurrency of the key browser): 429 with `Retry-After`. */
+export class RateLimitedError extends ObserveError {
+  constructor(
+    message: string,
+    /** Whole seconds the caller should wait (the `Retry-After` header). */
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, "rate_limited", message);
+  }
+}
+
 /** Text of an unknown thrown value. */
 export function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);

@@ -1,9 +1,13 @@
-import { health } from "@/server/health";
+import { cachedHealth } from "@/server/health";
+import { redactedJson } from "@/server/observe/http";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-/** `GET /api/health` → `{ mode, components: { redis, kafka, prometheus } }`; never hangs (2 s per probe). */
-export async function GET(): Promise<Response> {
-  return Response.json(await health(), { headers: { "Cache-Control": "no-store" } });
+/**
+ * `GET /api/health` → `{ mode, components: { redis, kafka, prometheus } }`; never hangs (2 s per
+ * probe). One answer is shared by all callers for 2 s over long-lived clients (server/health.ts).
+ */
+export async function GET(req: Request): Promise<Response> {
+  return redactedJson(req, 200, await cachedHealth());
 }

@@ -5,6 +5,7 @@ import { SharedCache } from "../cache";
 import { countUpstream } from "../upstream-counter";
 import { PROMQL, type QueryName } from "./queries";
 import type { MetricsSource, RangeSeries, Sample } from "./source";
+import { failureKind } from "@/server/redact";
 
 /** Options of {@link PrometheusSource}. */
 export interface PrometheusSourceOptions {
@@ -134,8 +135,8 @@ export class PrometheusSource implements MetricsSource {
     try {
       res = await countUpstream("prometheus", () => fetch(url, { signal: AbortSignal.timeout(this.opts.timeoutMs), cache: "no-store" }));
     } catch (e) {
-      const cause = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
-      throw new PrometheusError(`${this.base} unreachable (${cause})`);
+      // Never the URL: it may hold userinfo, a query or an internal host (server/redact.ts).
+      throw new PrometheusError(`unreachable (${failureKind(e)})`);
     }
     let body: { status?: string; data?: T; error?: string };
     try {

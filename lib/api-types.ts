@@ -286,6 +286,32 @@ export const overviewHandlerSchema = z.object({
 export type OverviewHandler = z.infer<typeof overviewHandlerSchema>;
 
 /** Answer of `GET /api/overview`. */
+/**
+ * One service's replicas as Prometheus scrapes them (`dedup_consumer_info{service, replica}` with
+ * the scrape's `instance`) against the members of its consumer groups (by the replica id in each
+ * member's clientId). `mismatch` = some member is not scraped, or a scraped replica is in no group.
+ */
+export const scrapeCoverageSchema = z.object({
+  service: z.string(),
+  /** Distinct `instance` labels (scrape targets) exporting a replica of the service. */
+  instances: z.number().int(),
+  /** Replica ids Prometheus sees, sorted. */
+  scrapedReplicas: z.array(z.string()),
+  /** Replica ids in the service's consumer groups, sorted. */
+  memberReplicas: z.array(z.string()),
+  /** Members Prometheus does not scrape: their traffic is missing from every figure. */
+  unscraped: z.array(z.string()),
+  /** Scraped replicas in no group (stopped within Prometheus's staleness window, or not joined yet). */
+  notInGroups: z.array(z.string()),
+  /** Share of the groups' assigned partitions held by scraped replicas (0..1); null without assignments. */
+  scrapedShare: z.number().nullable(),
+  mismatch: z.boolean(),
+  /** The banner's sentence when `mismatch`, else null. */
+  message: z.string().nullable(),
+});
+/** One service's scraped replicas against its consumer groups' members. */
+export type ScrapeCoverage = z.infer<typeof scrapeCoverageSchema>;
+
 export const overviewResponseSchema = z.object({
   generatedAt: z.string(),
   mode: z.enum(["embedded", "real"]),
@@ -296,6 +322,11 @@ export const overviewResponseSchema = z.object({
   handlers: z.array(overviewHandlerSchema),
   /** All alert rules with their instances (unavailable when the alert source is down). */
   alerts: availableSchema({ rules: z.array(alertRuleSchema) }),
+  /**
+   * Per service, the replicas Prometheus scrapes against its consumer groups' members; null
+   * without Kafka (embedded mode: one process, which the local registry sees whole).
+   */
+  scrapeCoverage: availableSchema({ services: z.array(scrapeCoverageSchema) }).nullable(),
 });
 /** Answer of `GET /api/overview`. */
 export type OverviewResponse = z.infer<typeof overviewResponseSchema>;

@@ -10,6 +10,7 @@ import { DESCRIBE_KEY_LUA } from "./key-scripts";
 import { redisUpstream, settleRedis } from "./overview";
 import { masters, nodeId, whenReady, type RedisLike } from "./redis-client";
 import { countUpstream } from "./upstream-counter";
+import { browseBudget, type RedisBudget } from "./redis-budget";
 
 /** SCAN calls one page may make before it returns what it has with a cursor to go on. */
 export const MAX_SCAN_CALLS_PER_PAGE = 40;
@@ -18,6 +19,8 @@ export const MAX_SCAN_CALLS_PER_PAGE = 40;
  * COUNT of 1000 was seen at 6 ms wall time on a busy shared core, so pages use ≤ 500.
  */
 export const MAX_SCAN_COUNT = 500;
+/** Most prefixes one UUID lookup checks (one EVAL each): the prefix on screen first, then declared, then inspected. */
+export const MAX_LOOKUP_PREFIXES = 32;
 
 /** Builds `GET /api/handlers` from the inspector's current state; `refresh` starts a new count (rate-limited). */
 export async function getHandlers(ctx: ObserveContext, q: { refresh: boolean; mode: "auto" | "exact" | "estimate" }): Promise<HandlersResponse> {
@@ -133,13 +136,18 @@ export async function browseKeys(ctx: ObserveContext, q: { prefix: string; curso
   let visited = 0;
   let calls = 0;
   let scanCount = Math.min(MAX_SCAN_COUNT, Math.max(100, q.count * 2));
+  const budget: RedisBudget = browseBudget();
+  // The first call may wait briefly for the shared budget, or answer 429; later ones end the page early.
+  await budget.take(1);
   try {
     while (parts.length > 0 && n < q.count && calls < MAX_SCAN_CALLS_PER_PAGE) {
+      if (calls > 0 && !budget.tryTake(1)) break;
       const part = parts[0]!;
-      const [next, keys] = await countUpstream("redis", () => part.node.scan(part.cursor, "MATCH", match, "COUNT", scanCount));
+      const [next, keys] = await budget.run(() => countUpstream("redis", () => part.node.scan(part.cursor, "MATCH", match, "COUNT", scanCount)));
       calls++;
-      visited += keys.length;
       const mine = keys.filter((k) => k.startsWith(`${q.prefix}:`) && globs.matches(k));
+      // Only keys inside DEDUP_PREFIXES count: the number must not tell whether other keys exist.
+      visited += mine.length;
       if (mine.length) found.set(part.node, [...(found.get(part.node) ?? []), ...mine]);
       n += mine.length;
       // Sparse prefix: widen the next SCAN (still ≤ 1000, each call stays ~1 ms).
@@ -147,7 +155,7 @@ export async function browseKeys(ctx: ObserveContext, q: { prefix: string; curso
       if (next === "0") parts.shift();
       else part.cursor = next;
     }
-    const entries = (await Promise.all([...found].map(([node, keys]) => describe(node, keys)))).flat();
+    const entries = (await Promise.all([...found].map(([node, keys]) => budget.run(() => describe(node, keys))))).flat();
     return { generatedAt: new Date().toISOString(), prefix: q.prefix, keys: entries, cursor: encodeCursor(parts), visited };
   } catch (e) {
     if (e instanceof BadRequestError) throw e;
@@ -156,25 +164,32 @@ export async function browseKeys(ctx: ObserveContext, q: { prefix: string; curso
 }
 
 /**
- * Builds `GET /api/keys/lookup`: looks `<prefix>:<uuid>` up under every known handler prefix
- * (found by the inspector, or declared by the app) — one key read per prefix, no scan.
+ * Builds `GET /api/keys/lookup`: looks `<prefix>:<uuid>` up under the known handler prefixes
+ * (the one on screen, declared by the app, found by the inspector; at most
+ * {@link MAX_LOOKUP_PREFIXES}) — one key read per prefix, no scan, within the shared budget.
  */
 export async function lookupKey(ctx: ObserveContext, q: { uuid: string; prefix?: string }): Promise<KeyLookupResponse> {
   const redis = requireRedis(ctx);
   const globs = new PrefixGlobs(ctx.prefixes);
-  const prefixes = new Set<string>(declaredHandlers().map(declaredPrefix));
+  // Only prefixes the app knows — the one on screen (it may be newer than the last inspection, up to
+  // a minute old), the declared handlers', the last inspection's — capped: one EVAL each.
+  const prefixes = new Set<string>(q.prefix ? [q.prefix] : []);
+  for (const p of declaredHandlers().map(declaredPrefix)) prefixes.add(p);
   for (const h of ctx.inspector?.current().result?.handlers ?? []) prefixes.add(h.prefix);
-  // The prefix on screen may be newer than the last inspection (up to a minute old): check it too.
-  if (q.prefix) prefixes.add(q.prefix);
   ctx.inspector?.ensureFresh();
-  const candidates = [...prefixes].map((p) => `${p}:${q.uuid}`).filter((k) => globs.matches(k));
+  const candidates = [...prefixes]
+    .map((p) => `${p}:${q.uuid}`)
+    .filter((k) => globs.matches(k))
+    .slice(0, MAX_LOOKUP_PREFIXES);
+  const budget: RedisBudget = browseBudget();
+  await budget.take(Math.max(1, candidates.length));
   try {
     await whenReady(redis, 1000);
     const entries = await Promise.all(
       candidates.map(async (key) => {
         // One script per key, sent to the key's master (auto-pipelining cannot group EVALs across slots).
         const node = ownerOf(redis, key);
-        const [ttl, mem, val] = (await countUpstream("redis", () => node.eval(DESCRIBE_KEY_LUA, 1, key))) as [number, number | null, string | null];
+        const [ttl, mem, val] = (await budget.run(() => countUpstream("redis", () => node.eval(DESCRIBE_KEY_LUA, 1, key)))) as [number, number | null, string | null];
         return { key, ttl, mem, val };
       }),
     );

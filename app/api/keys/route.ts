@@ -1,10 +1,15 @@
 import { keysQuerySchema } from "@/lib/api-types";
 import { browseKeys, handleQuery, observeContext } from "@/server/observe";
+import { browseClient } from "@/server/observe/http";
+import { browseClients } from "@/server/observe/redis-budget";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-/** `GET /api/keys?prefix=&cursor=&count=`: one page of a handler prefix's keys, with a resumable cursor. */
+/**
+ * `GET /api/keys?prefix=&cursor=&count=`: one page of a handler prefix's keys, with a resumable
+ * cursor. 429 + `Retry-After` when the caller has 2 requests in progress or the shared Redis budget is spent.
+ */
 export function GET(req: Request): Promise<Response> {
-  return handleQuery(req, keysQuerySchema, (q) => browseKeys(observeContext(), q));
+  return handleQuery(req, keysQuerySchema, (q) => browseClients().run(browseClient(req), () => browseKeys(observeContext(), q)));
 }

@@ -1,10 +1,15 @@
 import { keyLookupQuerySchema } from "@/lib/api-types";
 import { handleQuery, lookupKey, observeContext } from "@/server/observe";
+import { browseClient } from "@/server/observe/http";
+import { browseClients } from "@/server/observe/redis-budget";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-/** `GET /api/keys/lookup?uuid=`: one message UUID looked up under every known handler prefix. */
+/**
+ * `GET /api/keys/lookup?uuid=&prefix=`: one message UUID looked up under the known handler
+ * prefixes (capped). 429 + `Retry-After` like `/api/keys`, with which it shares the limits.
+ */
 export function GET(req: Request): Promise<Response> {
-  return handleQuery(req, keyLookupQuerySchema, (q) => lookupKey(observeContext(), q));
+  return handleQuery(req, keyLookupQuerySchema, (q) => browseClients().run(browseClient(req), () => lookupKey(observeContext(), q)));
 }

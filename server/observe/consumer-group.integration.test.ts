@@ -151,7 +151,7 @@ describe("consumer-group description of 1, 2 and 3 worker processes on a 6-parti
     if (setupError) throw setupError;
     const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown; __dedupHealthConsumers?: { admin: Admin } };
     const saved = g.__dedupHealthConfig;
-    g.__dedupHealthConfig = parseConfig({ KAFKA_BROKERS: BROKERS.join(",") });
+    g.__dedupHealthConfig = parseConfig({ KAFKA_BROKERS: BROKERS.join(","), CONSUMER_TOPICS: topic });
     try {
       const res = await GET(new Request(`http://localhost/api/consumers?topic=${topic}`));
       expect(res.status).toBe(200);

@@ -1,10 +1,14 @@
 import { seriesQuerySchema } from "@/lib/api-types";
 import { getSeries, handleQuery, observeContext } from "@/server/observe";
+import { normalizeStep } from "@/server/observe/series-step";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-/** `GET /api/series?metric=&service=&handler=&range=&step=`: one named series over a range. */
+/**
+ * `GET /api/series?metric=&service=&handler=&range=&step=`: one named series over a range. `step`
+ * is raised to the next allowed step (server/observe/series-step.ts), so it hits the shared cache.
+ */
 export function GET(req: Request): Promise<Response> {
-  return handleQuery(req, seriesQuerySchema, (q) => getSeries(observeContext(), q));
+  return handleQuery(req, seriesQuerySchema, (q) => getSeries(observeContext(), { ...q, step: normalizeStep(q.range, q.step) }));
 }

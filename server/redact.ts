@@ -114,6 +114,7 @@ export function failureKind(e: unknown): string {
   const codes = [err?.code, (err?.cause as { code?: unknown } | undefined)?.code].filter((c): c is string => typeof c === "string");
   const text = `${String(err?.name ?? "")} ${String(err?.message ?? e)} ${codes.join(" ")}`;
   if (/ECONNREFUSED/.test(text)) return "connection refused";
+  if (/includes credentials/.test(text)) return "a URL with user:password is not supported here";
   if (/ENOTFOUND|EAI_AGAIN|getaddrinfo/.test(text)) return "host not found";
   if (/ETIMEDOUT|TimeoutError|timed? ?out|AbortError/i.test(text)) return "timed out";
   if (/ECONNRESET|EPIPE|socket hang up|other side closed/i.test(text)) return "connection reset";

@@ -94,12 +94,32 @@ function ServiceCharts({ service }: { service: string }) {
   );
 }
 
+/**
+ * Says when Prometheus scrapes fewer (or other) replicas than the consumer groups have: every
+ * figure below then shows only the scraped replicas' share of the traffic.
+ */
+function ScrapeCoverageBanner({ c }: { c: OverviewResponse["scrapeCoverage"] }) {
+  if (!c || c.status !== "ok") return null;
+  const off = c.services.filter((s) => s.mismatch && s.message);
+  if (off.length === 0) return null;
+  return (
+    <div role="alert" data-testid="scrape-coverage-banner" className="rounded-lg border border-amber-400 bg-amber-50 px-4 py-3 text-sm text-amber-950 dark:border-amber-700 dark:bg-amber-950/40 dark:text-amber-100">
+      {off.map((s) => (
+        <p key={s.service} data-service={s.service}>
+          {s.message}
+        </p>
+      ))}
+    </div>
+  );
+}
+
 function Body({ d }: { d: OverviewResponse }) {
   const { view, set } = useViewState();
   const shown = d.handlers.filter((h) => !view.handler || id(h) === view.handler);
   const services = [...new Set(shown.map((h) => h.service))];
   return (
     <div className="space-y-4">
+      <ScrapeCoverageBanner c={d.scrapeCoverage} />
       <Panel title="Alerts" description={`Source: ${d.source === "prometheus" ? "Prometheus rules" : "evaluated in this process from the same thresholds"}`} testId="alerts-panel">
         {d.alerts.status === "ok" ? <AlertCards rules={d.alerts.rules} /> : <UnavailableState detail={d.alerts.detail} fallback="Alert source" height={80} />}
       </Panel>

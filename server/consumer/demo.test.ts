@@ -3,7 +3,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { lintHandler } from "@/server/dedup/lint";
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { dedupMetrics } from "@/server/dedup/metrics";
+import { hostname } from "node:os";
+import { EVENT_TYPE_KEY, HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY } from "@/server/dedup/message";
 import { DemoService } from "./demo";
+import { CONSUMER_INFO_METRIC } from "./replica-id";
 import { DEMO_HANDLERS } from "./demo-handlers";
 import { MemorySideEffectStore, sideEffectCounters } from "./side-effects";
 import { MemoryTransport } from "./transport";
@@ -27,7 +30,7 @@ function setup(ratePerSec: number) {
   const total = async (c: { get(): Promise<{ values: Array<{ value: number; labels: Record<string, unknown> }> }> }, filter: (l: Record<string, unknown>) => boolean = () => true) =>
     (await c.get()).values.filter((v) => filter(v.labels)).reduce((a, v) => a + v.value, 0);
   const m = dedupMetrics(registry);
-  return { demo, transport, counters, m, total };
+  return { demo, transport, counters, m, total, registry };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -75,4 +78,37 @@ describe("live demo (embedded)", () => {
     expect(dlq.length).toBeGreaterThan(0);
     expect(dlq.every((d) => d.metadata["handler_poisoned"] === "on-user-banned")).toBe(true);
   }, 30_000);
+
+  it("a record without a UUID goes to its owner's DLQ with handler_poisoned set and counts as messages_poisoned_total{reason_poisoned=marshal}", async () => {
+    const { demo, transport, m, total } = setup(0);
+    await demo.start();
+    await transport.produceRaw("demo.events", { headers: { [EVENT_TYPE_KEY]: "user.banned" }, value: Buffer.from("{}") });
+    await transport.produceRaw("demo.events", { headers: {}, value: Buffer.from("{}") });
+    const end = Date.now() + 10_000;
+    while ((await transport.readAll("demo.events.dlq")).length < 2 && Date.now() < end) await sleep(50);
+    const dlq = await transport.readAll("demo.events.dlq");
+    expect(dlq.map((d) => d.metadata[HANDLER_POISONED_KEY]).sort()).toEqual(["on-review-created", "on-user-banned"]);
+    expect(dlq.every((d) => d.metadata[REASON_POISONED_KEY]?.startsWith("marshal"))).toBe(true);
+    const marshal = (handler: string) => total(m.poisoned, (l) => l.handler === handler && l.reason_poisoned === "marshal" && l.topic === "demo.events");
+    expect(await marshal("on-user-banned")).toBe(1);
+    expect(await marshal("on-review-created")).toBe(1);
+    expect(await total(m.poisoned)).toBe(2);
+  }, 20_000);
+
+  it("replicas are named <hostname>-<pid> (extra ones -r<n>), in DLQ headers and in dedup_consumer_info while they run", async () => {
+    const { demo, transport, registry } = setup(0);
+    const id = `${hostname()}-${process.pid}`;
+    await demo.start();
+    await transport.produceRaw("demo.events", { headers: { [EVENT_TYPE_KEY]: "page.viewed" }, value: Buffer.from("{}") });
+    const end = Date.now() + 10_000;
+    while ((await transport.readAll("demo.events.dlq")).length < 1 && Date.now() < end) await sleep(50);
+    expect((await transport.readAll("demo.events.dlq"))[0]?.metadata[SUBSCRIBER_POISONED_KEY]).toBe(`memory/${id}`);
+    demo.setSources({ rebalance: { enabled: true, replicas: 1, periodMs: 2000 } });
+    const info = async () => ((await registry.getSingleMetric(CONSUMER_INFO_METRIC)?.get())?.values ?? []).map((v) => `${v.labels.service}/${v.labels.replica}=${v.value}`).sort();
+    const until = Date.now() + 5000;
+    while ((await info()).length < 2 && Date.now() < until) await sleep(100);
+    expect(await info()).toEqual([`notification/${id}-r1=1`, `notification/${id}=1`].sort());
+    await demo.stop();
+    expect(await info()).toEqual([]);
+  }, 20_000);
 });

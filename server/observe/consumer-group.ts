@@ -53,6 +53,14 @@ export interface GroupSnapshot {
   committed: ReadonlyMap<number, number | null>;
 }
 
+/** A group's members as {@link ConsumerGroupDescriber.members} reads them (no assignment, no offsets). */
+export interface GroupMembers {
+  groupId: string;
+  state: string;
+  /** Each member's clientId, host and how many partitions of the group's topic it holds. */
+  members: Array<{ clientId: string; host: string; partitions: number }>;
+}
+
 /** Committed offsets observed at one time, for rates. */
 export interface OffsetObservation {
   at: number;
@@ -251,6 +259,30 @@ export class ConsumerGroupDescriber {
     return { generatedAt: new Date(this.clock()).toISOString(), topic: q.topic, partitionCount: offsets.length, groups };
   }
 
+  /**
+   * The members of `groups` (one DescribeGroups request; no offsets), each with the number of
+   * partitions of the group's topic it holds: what the Overview compares with the replicas
+   * Prometheus scrapes. Unknown groups come back with no members.
+   * @throws UpstreamUnavailableError when Kafka does not answer.
+   */
+  async members(groups: ReadonlyArray<{ groupId: string; topic: string }>): Promise<GroupMembers[]> {
+    if (groups.length === 0) return [];
+    const ids = [...new Set(groups.map((g) => g.groupId))];
+    const described = await bounded(this.admin.describeGroups(ids), this.opts.requestTimeoutMs, "kafka describeGroups").catch((e: unknown) => {
+      throw new UpstreamUnavailableError(`kafka: describeGroups failed: ${errorText(e)}`);
+    });
+    const topicOf = new Map(groups.map((g) => [g.groupId, g.topic]));
+    return described.groups.map((g) => ({
+      groupId: g.groupId,
+      state: g.state,
+      members: g.members.map((m) => ({
+        clientId: m.clientId,
+        host: m.clientHost.replace(/^\//, ""),
+        partitions: decodeAssignment(m.memberAssignment, topicOf.get(g.groupId) ?? "").length,
+      })),
+    }));
+  }
+
   /** The observation to compare `now` with: the anchor once it is at least `minRateWindowMs` old. */
   private previous(key: string, now: OffsetObservation): OffsetObservation | null {
     const st = this.rates.get(key);
@@ -307,4 +339,15 @@ export async function getConsumers(q: ConsumersQuery): Promise<ConsumersResponse
   if (!d) throw new UpstreamUnavailableError("kafka: not configured (set KAFKA_BROKERS; the embedded demo has no consumer group)");
   await d.ready();
   return d.describer.describe(q);
+}
+
+/**
+ * The members of `groups` for this process's Kafka; `null` when Kafka is not configured (embedded).
+ * @throws UpstreamUnavailableError when Kafka is down.
+ */
+export async function getGroupMembers(groups: ReadonlyArray<{ groupId: string; topic: string }>): Promise<GroupMembers[] | null> {
+  const d = consumerGroupDescriber();
+  if (!d) return null;
+  await d.ready();
+  return d.describer.members(groups);
 }

@@ -9,6 +9,8 @@ export interface DeclaredHandler {
   topic?: string;
   /** Key prefix, default `<service>:dedup:<setup.handler>` (spec §2). */
   prefix?: string;
+  /** Its consumer group, default `<service>.<setup.handler>` (the demo's convention). */
+  groupId?: string;
   /** The setup `lintHandler` checks: stack order, key factory, TTL and class, repository, marking… */
   setup: HandlerSetup;
 }
@@ -54,4 +56,9 @@ export function declaredHandlers(): DeclaredHandler[] {
 /** The key prefix of a declaration. */
 export function declaredPrefix(h: DeclaredHandler): string {
   return h.prefix ?? `${h.service}:dedup:${h.setup.handler}`;
+}
+
+/** The consumer group of a declaration. */
+export function declaredGroupId(h: DeclaredHandler): string {
+  return h.groupId ?? `${h.service}.${h.setup.handler}`;
 }

@@ -15,6 +15,7 @@ import type { ObserveContext } from "./context";
 import { errorText } from "./errors";
 import { handlerPrefix } from "./glob";
 import { declaredHandlers } from "./handler-registry";
+import { buildScrapeCoverage } from "./scrape-coverage";
 import { whenReady } from "./redis-client";
 import type { QueryName } from "./metrics/queries";
 import type { Sample } from "./metrics/source";
@@ -94,6 +95,8 @@ export function getOverview(ctx: ObserveContext, range: RangeKey): Promise<Overv
 
 async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<OverviewResponse> {
   const q = (name: QueryName) => got(ctx.metrics.instant(name));
+  // Replicas Prometheus scrapes against the consumer groups' members (one query, one DescribeGroups).
+  const coverage = buildScrapeCoverage(ctx.metrics, declaredHandlers()).catch((e: unknown) => unavailable(errorText(e)));
   const [ratio, processed, p50, p99, errors, alerts] = await Promise.all([
     settleRedis(ctx).then(() => q("duplicate_ratio")),
     q("processed_rate"),
@@ -192,5 +195,6 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     thresholds: thresholdsView(),
     handlers,
     alerts: alerts.ok ? { status: "ok", rules: alerts.value } : unavailable(alerts.detail),
+    scrapeCoverage: await coverage,
   };
 }

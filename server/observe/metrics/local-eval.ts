@@ -1,4 +1,5 @@
 import { METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
+import { CONSUMER_INFO_METRIC } from "@/server/consumer/replica-id";
 import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, QUERY_BY, type QueryName } from "./queries";
 import type { Sample } from "./source";
 
@@ -141,5 +142,13 @@ export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): S
       return [...sumBy(rateAt(snaps, DLQ_METRIC, t), by).values()];
     case "duplicates_by_cause":
       return [...sumBy(rateAt(snaps, DUPLICATES_BY_CAUSE_METRIC, t), by).values()];
+    case "consumer_instances": {
+      // A gauge: its value in the latest sample at or before t; this process is the one instance.
+      const last = [...snaps].reverse().find((s) => s.t <= t);
+      if (!last) return [];
+      return [...last.series.values()]
+        .filter((v) => v.name === CONSUMER_INFO_METRIC)
+        .map((v) => ({ labels: { service: v.labels.service ?? "", replica: v.labels.replica ?? "", instance: "local" }, value: v.value }));
+    }
   }
 }

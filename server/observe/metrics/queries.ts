@@ -1,3 +1,4 @@
+import { CONSUMER_INFO_METRIC } from "@/server/consumer/replica-id";
 import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, METRIC_NAMES, RATE_WINDOW } from "@/lib/thresholds";
 
 /**
@@ -25,6 +26,7 @@ export const QUERY_NAMES = [
   "error_rate",
   "dlq_rate",
   "duplicates_by_cause",
+  "consumer_instances",
 ] as const;
 /** One named query. */
 export type QueryName = (typeof QUERY_NAMES)[number];
@@ -39,6 +41,7 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   error_rate: ["service", "reason"],
   dlq_rate: ["service", "topic", "handler", "reason_poisoned"],
   duplicates_by_cause: ["service", "handler", "cause"],
+  consumer_instances: ["service", "replica", "instance"],
 };
 
 /** PromQL of each named query (the duplicate ratio, error rate and p99 are the alert expressions of lib/thresholds). */
@@ -51,4 +54,7 @@ export const PROMQL: Record<QueryName, string> = {
   error_rate: errorRateExpr(),
   dlq_rate: `sum by (service, topic, handler, reason_poisoned) (rate(${DLQ_METRIC}[${RATE_WINDOW}]))`,
   duplicates_by_cause: `sum by (service, handler, cause) (rate(${DUPLICATES_BY_CAUSE_METRIC}[${RATE_WINDOW}]))`,
+  // Each live consumer replica Prometheus scrapes, with the instance it scraped it at (the Overview
+  // compares them with the consumer groups' members: one fixed query, not per handler).
+  consumer_instances: `max by (service, replica, instance) (${CONSUMER_INFO_METRIC})`,
 };

@@ -4,7 +4,7 @@ import { useQueries, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import type { OverviewHandler, OverviewResponse } from "@/lib/api-types";
 import { overviewQuery, seriesQuery } from "@/lib/query-options";
-import { THRESHOLDS, ALERTS } from "@/lib/thresholds";
+import { THRESHOLDS, ALERTS, RATE_WINDOW_MS } from "@/lib/thresholds";
 import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
 import { AlertCards } from "../alerts/alert-rules";
 import { SeriesPanel } from "../charts/series-panel";
@@ -89,6 +89,7 @@ function ServiceCharts({ service }: { service: string }) {
         testId="chart-error-rate"
         colors={ERROR_COLORS}
         emptyText={ERR_EMPTY}
+        burst={{ windowMs: RATE_WINDOW_MS, what: "error" }}
       />
     </div>
   );

@@ -23,6 +23,9 @@ export const consumersQuery = (topic: string, group: string | undefined, refetch
     placeholderData: keepPreviousData,
   });
 
+/** The replica id in a clientId `<groupId>/<replica>` (as the server derives `ConsumerMember.replica`). */
+const replicaOf = (clientId: string) => clientId.slice(clientId.lastIndexOf("/") + 1);
+
 /** One colour per replica, in member order, so the partition strip and the table match. */
 const SWATCHES = [
   "bg-sky-500 text-white",
@@ -105,7 +108,7 @@ function GroupView({ g }: { g: ConsumerGroupView }) {
               key={p.partition}
               data-partition={p.partition}
               data-owner={p.clientId ?? ""}
-              title={`partition ${p.partition}: ${p.clientId ?? "no owner"}, committed ${p.committedOffset ?? "never"} of ${p.endOffset}, lag ${p.lag}`}
+              title={`partition ${p.partition}: ${p.clientId ? replicaOf(p.clientId) : "no owner"}, committed ${p.committedOffset ?? "never"} of ${p.endOffset}, lag ${p.lag}`}
               className={`rounded px-1 py-1 text-center text-xs ${i !== undefined ? swatch(i) : "border border-dashed border-slate-300 text-slate-500 dark:border-slate-700"}`}
             >
               <div className="font-semibold">p{p.partition}</div>
@@ -121,7 +124,7 @@ function GroupView({ g }: { g: ConsumerGroupView }) {
         <table className="w-full text-left text-xs">
           <thead className="text-slate-500 dark:text-slate-400">
             <tr>
-              <th className="py-1 font-medium">Replica</th>
+              <th className="py-1 font-medium" title="<hostname>-<pid> of the consumer process (-r1… for a further replica in it)">Replica</th>
               <th className="py-1 font-medium">Host</th>
               <th className="py-1 font-medium">Partitions</th>
               <th className="py-1 text-right font-medium">Lag</th>
@@ -133,7 +136,9 @@ function GroupView({ g }: { g: ConsumerGroupView }) {
               <tr key={m.memberId} data-testid="replica-row" className="border-t border-slate-100 dark:border-slate-800">
                 <td className="py-1">
                   <span className={`mr-1.5 inline-block h-2.5 w-2.5 rounded-sm align-middle ${swatch(i)}`} aria-hidden />
-                  <span title={m.memberId}>{m.clientId}</span>
+                  <span title={`clientId ${m.clientId} · member ${m.memberId}`} data-testid="replica-id">
+                    {m.replica}
+                  </span>
                 </td>
                 <td className="py-1 text-slate-600 dark:text-slate-300">{m.host}</td>
                 <td className="py-1 tabular-nums">{m.partitions.length ? m.partitions.join(", ") : "none"}</td>

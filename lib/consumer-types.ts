@@ -30,6 +30,12 @@ export const consumerMemberSchema = z.object({
   memberId: z.string(),
   /** The replica's kafkajs `clientId` (set it per replica to tell them apart). */
   clientId: z.string(),
+  /**
+   * The replica id in the clientId (`<groupId>/<replica>`, as this app's consumers name
+   * themselves: `<hostname>-<pid>`, `-r1` for a further replica of the process); the whole
+   * clientId for a client named otherwise.
+   */
+  replica: z.string(),
   /** The address the broker sees the replica connect from. */
   host: z.string(),
   /** Partitions of the topic assigned to this member, ascending. */

@@ -4,7 +4,7 @@
  * and stopping workers moves partitions between processes (a real rebalance, spec §1).
  *
  *   npm run worker                                  # a replica; Ctrl-C / SIGTERM stops it gracefully
- *   npm run worker -- --name w2                     # replica name (default worker-<pid>)
+ *   npm run worker -- --name w2                     # replica name (default <hostname>-<pid>)
  *   npm run worker -- --crash-before-commit         # exits after its first handled batch, before committing
  *
  * Needs KAFKA_BROKERS (and REDIS_URL or REDIS_CLUSTER_NODES for a shared dedup store); DATABASE_URL
@@ -17,6 +17,7 @@ import { RedisRepository } from "@/server/dedup/redis-repository";
 import { config, ConfigError } from "@/server/config";
 import { DemoService } from "@/server/consumer/demo";
 import { createDedupRedis, envOptionsFromConfig } from "@/server/consumer/env";
+import { processReplicaId } from "@/server/consumer/replica-id";
 import { MemorySideEffectStore, PostgresSideEffectStore, sideEffectCounters } from "@/server/consumer/side-effects";
 import { KafkaTransport } from "@/server/consumer/transport";
 
@@ -42,7 +43,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   if (!opts.redisTarget) console.warn("[worker] REDIS_URL is not set: this worker dedups with its own in-process map — the in-process-cache anti-pattern (spec §9.4).");
-  const name = arg("--name") ?? `worker-${process.pid}`;
+  // <hostname>-<pid>: unique across hosts (group members, DLQ headers, dedup_consumer_info).
+  const name = arg("--name") ?? processReplicaId();
   const crash = process.argv.includes("--crash-before-commit");
   const registry = new Registry();
   const counters = sideEffectCounters(registry);

@@ -207,4 +207,21 @@ describe("ConsumerGroupDescriber", () => {
     expect(() => new ConsumerGroupDescriber(fakeAdmin(twoWorkers), { minRateWindowMs: 10 })).toThrow(/minRateWindowMs/);
     expect(() => new ConsumerGroupDescriber(fakeAdmin(twoWorkers), { maxGroups: 0 })).toThrow(/maxGroups/);
   });
+
+  it("members(): one DescribeGroups for the groups asked, each member's replica id and partitions of the group's topic", async () => {
+    const state: Parameters<typeof fakeAdmin>[0] = structuredClone(twoWorkers);
+    state.groups[0]!.members = [
+      { memberId: "m1", clientId: "demo/host-a-101", assignment: { "demo.events": [0, 1, 2, 3] } },
+      { memberId: "m2", clientId: "demo/host-b-202", assignment: { "demo.events": [4, 5] } },
+    ];
+    const d = new ConsumerGroupDescriber(fakeAdmin(state));
+    expect(await d.members([{ groupId: "demo", topic: "demo.events" }, { groupId: "ghost", topic: "demo.events" }])).toEqual([
+      { groupId: "demo", state: "Stable", members: [{ clientId: "demo/host-a-101", host: "127.0.0.1", partitions: 4 }, { clientId: "demo/host-b-202", host: "127.0.0.1", partitions: 2 }] },
+      { groupId: "ghost", state: "Dead", members: [] },
+    ]);
+    const r = await d.describe({ topic: "demo.events", group: "demo" });
+    expect(r.groups[0]!.members.map((m) => m.replica)).toEqual(["host-a-101", "host-b-202"]);
+    const down = new ConsumerGroupDescriber(fakeAdmin({ ...twoWorkers, fail: new Error("ECONNREFUSED") }));
+    await expect(down.members([{ groupId: "demo", topic: "demo.events" }])).rejects.toBeInstanceOf(UpstreamUnavailableError);
+  });
 });

@@ -9,6 +9,7 @@
 import { AssignerProtocol, Kafka, logLevel, type Admin } from "kafkajs";
 import type { ConsumerGroupView, ConsumerMember, ConsumerPartition, ConsumersQuery, ConsumersResponse } from "@/lib/consumer-types";
 import { config } from "@/server/config";
+import { replicaOfClientId } from "@/server/consumer/replica-id";
 import { NotFoundError, UpstreamUnavailableError, errorText } from "./errors";
 
 /** Options of the {@link ConsumerGroupDescriber}. */
@@ -120,6 +121,7 @@ export function assembleGroupView(
       return {
         memberId: m.memberId,
         clientId: m.clientId,
+        replica: replicaOfClientId(m.clientId),
         host: m.host,
         partitions: m.partitions,
         lag: mine.reduce((a, p) => a + p.lag, 0),

@@ -1,6 +1,6 @@
 import type { RangeKey } from "@/lib/api-types";
-import { RANGE_SECONDS } from "@/lib/url-state";
-import { MAX_POINTS } from "./series";
+// Not from lib/url-state: it imports next/navigation's client hook, which fails `next build` in a route.
+import { MAX_POINTS, RANGE_SECONDS } from "./series";
 
 /**
  * The steps `/api/series` computes, in seconds. A requested step is raised to the next one of these

@@ -18,7 +18,7 @@ export const DEMO_PARTITIONS = 6;
 export interface DemoHandlerSpec {
   /** Handler name: `<service>:dedup:<name>` key prefix, metric label, consumer group `<service>.<name>`. */
   name: "on-review-created" | "on-user-banned" | "on-page-viewed";
-  /** The `Event-Type` it takes. */
+  /** The `Event-Type` it takes (its Router `accept`, applied before the dedup pre-claim). */
   eventType: "review.created" | "user.banned" | "page.viewed";
   ttlClass: TtlClass;
   ttlMs: number;

@@ -48,7 +48,7 @@ export function duplicateCauseSuite(make: () => CauseStore): void {
   it("the done value stores the first delivery's topic:partition:offset (batch and single delivery)", async () => {
     const { store, sink, key } = harness();
     expect(await sink.deliverBatch([at("a", { partition: 2, offset: 41 }), at("b", { partition: 2, offset: 42 })])).toEqual(["ack", "ack"]);
-    await sink.flush();
+    await sink.flush?.();
     expect(await sink.deliver(at("c", { partition: 0, offset: 7 }))).toBe("ack");
     expect(await store.get(key("a"))).toBe("done:orders:2:41");
     expect(await store.get(key("b"))).toBe("done:orders:2:42");
@@ -58,13 +58,13 @@ export function duplicateCauseSuite(make: () => CauseStore): void {
   it("same offset → redelivery; another offset → republish (batch and single paths); counts sum to deduplicated", async () => {
     const { sink, causes, deduplicated, runs } = harness();
     await sink.deliverBatch([at("a", { partition: 2, offset: 41 }), at("b", { partition: 2, offset: 42 })]);
-    await sink.flush();
+    await sink.flush?.();
     // A rebalance re-reads the uncommitted tail: the same positions.
     await sink.deliverBatch([at("a", { partition: 2, offset: 41 }), at("b", { partition: 2, offset: 42 })]);
-    await sink.flush();
+    await sink.flush?.();
     // The forwarder re-published "a": a new record at another offset (other partition, too).
     await sink.deliverBatch([at("a", { partition: 5, offset: 900 })]);
-    await sink.flush();
+    await sink.flush?.();
     await sink.deliver(at("b", { partition: 2, offset: 42 }));
     await sink.deliver(at("b", { partition: 2, offset: 43 }));
     expect(runs()).toBe(2);
@@ -75,7 +75,7 @@ export function duplicateCauseSuite(make: () => CauseStore): void {
   it("a copy inside the same batch at another offset is a republish (no round trip needed)", async () => {
     const { sink, causes } = harness();
     await sink.deliverBatch([at("x", { partition: 1, offset: 10 }), at("x", { partition: 1, offset: 11 })]);
-    await sink.flush();
+    await sink.flush?.();
     expect(await causes()).toEqual({ redelivery: 0, republish: 1, unknown: 0 });
   });
 

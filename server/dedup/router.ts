@@ -83,6 +83,15 @@ export const DEFAULT_ROUTER_OPTIONS = {
  * marks are sent before `deliverBatch` resolves, so on one Redis connection a copy of a marked key in
  * the next batch is claimed after its mark and is swallowed. A failing hook only costs the
  * shortcut: the per-message path claims.
+ *
+ * ## Routing before the pre-claim
+ * A handler's `accept(msg)` is applied first, to single deliveries and batches alike: only the
+ * messages it takes reach the batch hooks and the stack; the others are acked untouched (no key
+ * claimed, nothing counted). Outcomes are still returned in batch order, as a prefix.
+ *
+ * ## Registration
+ * `addHandler` (and `use`, for handlers added before) calls each middleware's `onRegister` hook,
+ * where the Deduplicator and the PoisonQueue create the handler's zero series.
  */
 export class Router {
   private readonly opts: Required<RouterOptions>;

@@ -36,7 +36,7 @@ function refuse(status: number, error: string, detail: string): NextResponse {
 /**
  * Guards every state-changing API request, in every mode, before any route reads it (issue 16):
  * a cross-site caller (`Sec-Fetch-Site: cross-site`/`same-site`, or an `Origin` that is not this
- * app's) → 403; a `Content-Length` above {@link MAX_BODY_BYTES} → 413; a content type other than
+ * app's) → 403; a `Content-Length` above {@link MAX_BODY_BYTES} → 413, a chunked body without one → 411; a content type other than
  * JSON → 415 (an HTML form cannot send one). `null` when the request may go on.
  */
 export function stateChangeRefusal(method: string, path: string, headers: Headers): NextResponse | null {
@@ -44,6 +44,8 @@ export function stateChangeRefusal(method: string, path: string, headers: Header
   const cross = crossSiteRefusal(headers);
   if (cross) return refuse(403, "forbidden", cross);
   const length = headers.get("content-length");
+  // A streamed body of unknown size: Next would buffer up to 10 MB of it for this proxy before any check.
+  if (length === null && headers.has("transfer-encoding")) return refuse(411, "length_required", "send the body with a Content-Length (at most 16384 bytes); chunked bodies are not accepted");
   if (length !== null && !(/^\d+$/.test(length.trim()) && Number(length) <= MAX_BODY_BYTES)) {
     return refuse(413, "payload_too_large", `body: Content-Length ${length.slice(0, 20)} is above the ${MAX_BODY_BYTES}-byte limit`);
   }

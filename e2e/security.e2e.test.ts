@@ -13,7 +13,8 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { discoverRoutes } from "@/scripts/fuzz-api";
 import { startFaultApp, type FaultApp } from "@/test/faults/lib/app";
-import { launchBrowser, ROOT } from "./harness";
+import { collectErrors, freePort, launchBrowser, ROOT, startApp, type App } from "./harness";
+import { percentile, pingLatencies, raw } from "./security-issue16";
 
 const TOKEN = `wsTok${Date.now().toString(36)}qx7z`;
 const DB_PASSWORD = `pgPw${Date.now().toString(36)}vq3k`;
@@ -44,6 +45,7 @@ function apiPaths(): Array<{ path: string; methods: string[] }> {
 }
 
 function expectSecurityHeaders(h: Headers, what: string): void {
+  expect(h.get("content-security-policy") ?? "", `${what}: one CSP only`).not.toMatch(/,\s*default-src/);
   const csp = h.get("content-security-policy");
   expect(csp, `${what}: Content-Security-Policy`).toBeTruthy();
   expect(csp!, `${what}: CSP frame-ancestors`).toMatch(/frame-ancestors\s+('none'|'self')/);
@@ -141,4 +143,203 @@ describe("security: headers on every response, nothing server-only in the browse
     }
     expect(hits).toEqual([]);
   });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Issue 16: no secrets in answers, no trust in forwarding headers, bounded cost, no cross-site writes.
+
+describe("issue 16: upstream errors name the component and the failure, never the URL", () => {
+  let app: App;
+  let hostPorts: string[];
+  beforeAll(async () => {
+    const [prom, redis, kafka, pg] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    hostPorts = [prom, redis, kafka, pg].map((p) => `127.0.0.1:${p}`);
+    app = await startApp({
+      env: {
+        DEMO: "off",
+        PROMETHEUS_URL: `http://user:pass@127.0.0.1:${prom}/prefix?token=qTok`,
+        REDIS_URL: `redis://ruser:rpass@127.0.0.1:${redis}/2`,
+        KAFKA_BROKERS: `127.0.0.1:${kafka}`,
+        DATABASE_URL: `postgres://puser:ppass@127.0.0.1:${pg}/db?sslmode=disable`,
+      },
+    });
+  });
+  afterAll(async () => app?.stop());
+
+  it("/api/overview, /api/alerts, /api/series (and health, keys, handlers, consumers) contain neither pass, user: nor the host:port", async () => {
+    const paths = ["/api/overview", "/api/alerts", "/api/series?metric=duplicate_ratio&range=1h", "/api/health", "/api/keys?prefix=notification:dedup:on-review-created", "/api/handlers", "/api/consumers"];
+    for (const p of paths) {
+      const res = await fetch(`${app.url}${p}`);
+      const text = await res.text();
+      expect(text, `${p} says why it is unavailable`).toMatch(/unavailable|down|refused|failed|timed out/i);
+      for (const bad of ["pass", "user:", "qTok", "sslmode", ...hostPorts]) expect(text, `${p} (${res.status}) contains ${bad}: ${text.slice(0, 400)}`).not.toContain(bad);
+    }
+  });
+});
+
+describe("issue 16: cross-site callers, content types and body size (embedded mode, no token)", () => {
+  let app: App;
+  beforeAll(async () => {
+    app = await startApp({ env: { DEMO: "off" } });
+  });
+  afterAll(async () => app?.stop());
+  const RUN = "/api/workshop/scenarios/retry-on-error/runs";
+
+  it("a cross-site form POST does not start a scenario: 403 for a foreign Origin or Sec-Fetch-Site cross-site, 415 for a form body", async () => {
+    const host = new URL(app.url).host;
+    const form = { "content-type": "application/x-www-form-urlencoded", host };
+    expect((await raw(app.url, { method: "POST", path: RUN, headers: { ...form, origin: "http://evil.example", "sec-fetch-site": "cross-site" }, body: "a=1" })).status).toBe(403);
+    expect((await raw(app.url, { method: "POST", path: RUN, headers: { "content-type": "application/json", host, origin: "http://evil.example" } })).status).toBe(403);
+    expect((await raw(app.url, { method: "POST", path: RUN, headers: { "content-type": "application/json", host, "sec-fetch-site": "cross-site" } })).status).toBe(403);
+    expect((await raw(app.url, { method: "POST", path: RUN, headers: { "content-type": "application/json", host, origin: "null" } })).status).toBe(403);
+    const plain = await raw(app.url, { method: "POST", path: RUN, headers: form, body: "a=1" });
+    expect(plain.status).toBe(415);
+    expect(JSON.parse(plain.text)).toMatchObject({ error: "unsupported_media_type", detail: expect.stringMatching(/application\/json/) });
+    expect((await raw(app.url, { method: "PUT", path: "/api/demo/sources", headers: { "content-type": "text/plain", host }, body: "{}" })).status).toBe(415);
+    // The app's own page may (same origin, JSON).
+    const own = await raw(app.url, { method: "POST", path: RUN, headers: { "content-type": "application/json", host, origin: app.url, "sec-fetch-site": "same-origin" } });
+    expect(own.status).toBe(202);
+  });
+
+  it("a real browser on another origin cannot start a run with a form", async () => {
+    const browser = await launchBrowser();
+    const { createServer } = await import("node:http");
+    const evil = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end(`<form id=f method=POST action="${app.url}/api/workshop/scenarios/rebalance/runs"><input name=a value=1></form><script>document.getElementById("f").submit()</script>`);
+    });
+    const port = await freePort();
+    await new Promise<void>((r) => evil.listen(port, "127.0.0.1", () => r()));
+    try {
+      const page = await browser.newPage();
+      const answered = page.waitForResponse((r) => r.url().includes("/rebalance/runs"), { timeout: 15_000 });
+      await page.goto(`http://127.0.0.1:${port}/`);
+      expect((await answered).status()).toBe(403);
+      await page.close();
+    } finally {
+      evil.close();
+      await browser.close();
+    }
+  });
+
+  it("bodies: a Content-Length over 16 KiB is refused before it is read (413), a chunked one without a length too (411)", async () => {
+    const host = new URL(app.url).host;
+    const big = await raw(app.url, { method: "PUT", path: "/api/demo/sources", headers: { "content-type": "application/json", host, "content-length": String(10 * 1024 * 1024) }, body: Buffer.alloc(64 * 1024, 32) }).catch((e: Error) => ({ status: -1, text: e.message }));
+    // The server may close the connection before the client has sent everything (EPIPE/reset) — never a 2xx/400.
+    expect([413, -1]).toContain(big.status);
+    const chunked = await raw(app.url, { method: "PUT", path: "/api/demo/sources", headers: { "content-type": "application/json", host, "transfer-encoding": "chunked" }, body: `{"x":"${"a".repeat(100_000)}"}` });
+    expect(chunked.status).toBe(411);
+  });
+});
+
+describe("issue 16: pages use a per-request script nonce and still hydrate", () => {
+  let app: App;
+  beforeAll(async () => {
+    app = await startApp({ env: { DEMO: "off" } });
+  });
+  afterAll(async () => app?.stop());
+
+  it("script-src has a fresh nonce per request and no 'unsafe-inline'; every inline script carries it", async () => {
+    const [a, b] = await Promise.all([fetch(`${app.url}/`), fetch(`${app.url}/`)]);
+    const nonces = [];
+    for (const res of [a, b]) {
+      const csp = res.headers.get("content-security-policy")!;
+      const script = /script-src ([^;]*)/.exec(csp)![1]!;
+      expect(script).not.toContain("'unsafe-inline'");
+      const nonce = /'nonce-([^']+)'/.exec(script)![1]!;
+      nonces.push(nonce);
+      const html = await res.text();
+      const scripts = [...html.matchAll(/<script\b([^>]*)>/g)].map((m) => m[1]!);
+      expect(scripts.length).toBeGreaterThan(2);
+      for (const attrs of scripts) expect(attrs, "every <script> has the nonce").toContain(`nonce="${nonce}"`);
+    }
+    expect(nonces[0]).not.toBe(nonces[1]);
+  });
+
+  it("the overview hydrates in Chromium with no CSP violation", async () => {
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage();
+      const errors = collectErrors(page);
+      await page.goto(`${app.url}/`, { waitUntil: "networkidle" });
+      // The theme toggle names a theme only once its effect ran (hydrated), and then reacts to a click.
+      await expect.poll(() => page.getByTestId("theme").getAttribute("aria-label"), { timeout: 20_000 }).toMatch(/Switch to the (light|dark) theme/);
+      const before = await page.evaluate(() => document.documentElement.classList.contains("dark"));
+      await page.getByTestId("theme").click();
+      await expect.poll(() => page.evaluate(() => document.documentElement.classList.contains("dark"))).toBe(!before);
+      expect(errors.filter((e) => /Content Security Policy|Refused to/i.test(e))).toEqual([]);
+      await page.close();
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+describe("issue 16: bounded cost per caller (real mode)", () => {
+  let fa: FaultApp;
+  beforeAll(async () => {
+    fa = await startFaultApp();
+    // A keyspace where the browsed prefix is sparse: every page makes its 40 SCAN calls.
+    const c = fa.redis.client();
+    for (let i = 0; i < 20; i++) {
+      const p = c.pipeline();
+      for (let j = 0; j < 10_000; j++) p.set(`filler:${i}:${j}`, "x");
+      await p.exec();
+    }
+    c.disconnect();
+  }, 120_000);
+  afterAll(async () => fa?.close());
+
+  it("visited counts only keys inside DEDUP_PREFIXES (it told whether `secret`/`user` keys exist)", async () => {
+    for (const prefix of ["secret", "user", "filler"]) {
+      const body = (await (await fetch(`${fa.app.url}/api/keys?prefix=${prefix}&count=100`)).json()) as { visited: number; keys: unknown[] };
+      expect(body, prefix).toMatchObject({ visited: 0, keys: [] });
+    }
+  });
+
+  it("/api/health shares one answer for 2 s over long-lived clients: no Redis connection per call", async () => {
+    const c = fa.redis.client();
+    const conns = async () => Number(/total_connections_received:(\d+)/.exec(await c.info("stats"))![1]);
+    await fetch(`${fa.app.url}/api/health`);
+    const before = await conns();
+    for (let i = 0; i < 10; i++) {
+      await Promise.all(Array.from({ length: 5 }, () => fetch(`${fa.app.url}/api/health`)));
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    // The admin client's own INFO connection is the only new one.
+    expect((await conns()) - before).toBeLessThanOrEqual(1);
+    c.disconnect();
+  });
+
+  it("/api/consumers answers only for the configured topics; /api/series maps any step to an allowed one (one Prometheus query)", async () => {
+    expect((await fetch(`${fa.app.url}/api/consumers?topic=secret.topic`)).status).toBe(404);
+    const before = fa.prometheus.requests.length;
+    const steps = await Promise.all([7, 8, 9].map(async (s) => ((await (await fetch(`${fa.app.url}/api/series?metric=dlq_rate&range=1h&step=${s}`)).json()) as { stepSeconds: number }).stepSeconds));
+    expect(new Set(steps)).toEqual(new Set([10]));
+    expect(fa.prometheus.requests.slice(before).filter((r) => r.path.endsWith("query_range")).length).toBe(1);
+  });
+
+  it("6 parallel key-browser loops for 20 s keep Redis PING p99 under 3 ms while the loops get 429s", async () => {
+    const baseline = await pingLatencies(fa.redis.port, fa.password, 3_000);
+    const statuses = new Map<number, number>();
+    let stop = false;
+    const loop = async () => {
+      while (!stop) {
+        const res = await fetch(`${fa.app.url}/api/keys?prefix=notification:dedup:nothing-here&count=500`).catch(() => null);
+        const s = res?.status ?? 0;
+        statuses.set(s, (statuses.get(s) ?? 0) + 1);
+        if (res?.status === 429) expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+        await res?.arrayBuffer().catch(() => undefined);
+      }
+    };
+    const loops = Array.from({ length: 6 }, loop);
+    const loaded = await pingLatencies(fa.redis.port, fa.password, 20_000);
+    stop = true;
+    await Promise.all(loops);
+    const p99 = percentile(loaded, 99);
+    console.log(`[security] PING p99 idle ${percentile(baseline, 99).toFixed(2)} ms, under 6 key-browser loops ${p99.toFixed(2)} ms (${loaded.length} PINGs); answers ${JSON.stringify(Object.fromEntries(statuses))}`);
+    expect(statuses.get(429) ?? 0).toBeGreaterThan(0);
+    expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
+    expect(p99).toBeLessThan(3);
+  }, 60_000);
 });

@@ -4,7 +4,9 @@
  *   POST /api/workshop/scenarios/{name}/runs) follow server/access.ts both ways: with
  *   WORKSHOP_TOKEN set a bearer token is required from anywhere; without it, real mode accepts only
  *   loopback requests (Host, X-Forwarded-For, X-Forwarded-Host, Origin, Sec-Fetch-Site) and
- *   embedded mode is open.
+ *   embedded mode is open. Issue 16: X-Real-IP / Forwarded / a forwarded chain make a request
+ *   non-local unless TRUSTED_PROXIES lists the proxy; an app bound beyond loopback without a token is
+ *   read-only; cross-site callers and non-JSON bodies are refused in every mode.
  * - The key browser has no write path: every non-GET method on /api/keys* is 405, and what the
  *   app sends to Redis while browsing (MONITOR on the suite's redis-server, scripts included) is
  *   read-only.
@@ -85,6 +87,16 @@ describe("case 7: access", () => {
       ["Origin null", { origin: "null" }],
       ["Sec-Fetch-Site cross-site", { "sec-fetch-site": "cross-site" }],
       ["a bearer token nobody configured", { host: "evil.example.com", authorization: `Bearer ${TOKEN}` }],
+      // Issue 16: any forwarding header makes a request non-local (no TRUSTED_PROXIES here).
+      ["X-Real-IP claiming loopback", { "x-real-ip": "127.0.0.1" }],
+      ["X-Real-IP of another machine", { "x-real-ip": "203.0.113.7" }],
+      ["Forwarded claiming loopback", { forwarded: "for=127.0.0.1" }],
+      ["Forwarded of another machine", { forwarded: 'for="[2001:db8::7]:4711";proto=http' }],
+      ["an X-Forwarded-For chain of loopbacks (a proxy hop)", { "x-forwarded-for": "127.0.0.1, ::1" }],
+      ["X-Forwarded-For loopback with X-Real-IP loopback", { "x-forwarded-for": "127.0.0.1", "x-real-ip": "127.0.0.1" }],
+      ["X-Forwarded-Host another port of localhost", { host: "localhost:1", "x-forwarded-host": "localhost:2" }],
+      ["Sec-Fetch-Site same-site (another port's page)", { "sec-fetch-site": "same-site" }],
+      ["an Origin on another port of localhost", { origin: "http://localhost:1" }],
     ])("is refused (403) with %s", async (_what, headers) => {
       const h: Record<string, string> = { host: `127.0.0.1:${new URL(fa.app.url).port}`, ...headers };
       expect(await statuses(fa.app, h)).toSatisfy(forbidden);
@@ -121,6 +133,31 @@ describe("case 7: access", () => {
       expect(await statuses({ url }, {})).toSatisfy(forbidden);
       expect(await statuses({ url }, { host: "localhost" })).toSatisfy(forbidden);
       expect(await statuses({ url }, { host: "127.0.0.1:3000", origin: "http://localhost:3000", "sec-fetch-site": "same-origin" })).toSatisfy(forbidden);
+    });
+
+    it("issue 16: is refused with Host localhost and X-Forwarded-For 127.0.0.1 (the reported bypass), or X-Real-IP / Forwarded loopback; start-up says read-only", async () => {
+      expect(await statuses({ url }, { host: "localhost", "x-forwarded-for": "127.0.0.1" })).toSatisfy(forbidden);
+      expect(await statuses({ url }, { host: "localhost:3000", "x-forwarded-for": "::1", "x-forwarded-host": "localhost:3000" })).toSatisfy(forbidden);
+      expect(await statuses({ url }, { host: "localhost", "x-real-ip": "127.0.0.1" })).toSatisfy(forbidden);
+      expect(await statuses({ url }, { host: "localhost", forwarded: "for=127.0.0.1" })).toSatisfy(forbidden);
+      expect(app.logs()).toMatch(/\[dedup-health\] access: read-only: listening on 0\.0\.0\.0/);
+    });
+  });
+
+  describe("real mode, TRUSTED_PROXIES=127.0.0.1 (a proxy on this machine): its report of the client decides", () => {
+    let fa: FaultApp;
+    beforeAll(async () => {
+      fa = await startFaultApp({ TRUSTED_PROXIES: "127.0.0.1" });
+    });
+    afterAll(async () => fa?.close());
+
+    it("lets a client the proxy reports as local through, refuses one it reports as remote", async () => {
+      const host = `127.0.0.1:${new URL(fa.app.url).port}`;
+      expect(await statuses(fa.app, { host, "x-forwarded-for": "127.0.0.1" })).toSatisfy(allowed);
+      expect(await statuses(fa.app, { host, "x-forwarded-for": "203.0.113.7" })).toSatisfy(forbidden);
+      expect(await statuses(fa.app, { host, "x-forwarded-for": "203.0.113.7, 127.0.0.1" })).toSatisfy(forbidden);
+      expect(await statuses(fa.app, { host, "x-real-ip": "198.51.100.4" })).toSatisfy(forbidden);
+      expect(await statuses(fa.app, { host, forwarded: "for=198.51.100.4" })).toSatisfy(forbidden);
     });
   });
 
@@ -159,6 +196,13 @@ describe("case 7: access", () => {
       expect(await statuses(open!, { host: "evil.example.com" })).toSatisfy(allowed);
       expect(await statuses(locked!, { host: `127.0.0.1:${new URL(locked!.url).port}` })).toSatisfy(unauthorized);
       expect(await statuses(locked!, { authorization: `Bearer ${TOKEN}` })).toSatisfy(allowed);
+    });
+
+    it("issue 16: refuses cross-site callers (403) and non-JSON bodies (415) even though it is open", async () => {
+      expect(await statuses(open!, { origin: "http://evil.example.com" })).toSatisfy(forbidden);
+      expect(await statuses(open!, { "sec-fetch-site": "cross-site" })).toSatisfy(forbidden);
+      expect(await statuses(open!, { "content-type": "application/x-www-form-urlencoded" })).toSatisfy((s: number[]) => s.every((x) => x === 415));
+      expect(await statuses(locked!, { origin: "http://evil.example.com", authorization: `Bearer ${TOKEN}` })).toSatisfy(forbidden);
     });
   });
 

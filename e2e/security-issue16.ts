@@ -1,0 +1,62 @@
+/**
+ * Helpers of the issue-16 cases in e2e/security.e2e.test.ts: raw HTTP with any header, and a PING
+ * latency probe in its own process (the test process is busy with the load it measures).
+ */
+import { spawn } from "node:child_process";
+import { request } from "node:http";
+
+/** One request via node:http (Host, Origin, Sec-Fetch-Site and Content-Length can be set freely). */
+export function raw(url: string, o: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path: o.path, method: o.method ?? "GET", headers: o.headers ?? {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString() }));
+    });
+    req.on("error", reject);
+    req.end(o.body);
+  });
+}
+
+const PROBE = `
+const net = require("node:net");
+const [port, password, ms, every] = process.argv.slice(1);
+const s = net.connect(Number(port), "127.0.0.1");
+const lat = [];
+let t0 = 0n, buf = "", authed = !password;
+const ping = () => { t0 = process.hrtime.bigint(); s.write("*1\\r\\n$4\\r\\nPING\\r\\n"); };
+s.on("data", (d) => {
+  buf += d.toString();
+  if (!buf.includes("\\r\\n")) return;
+  buf = "";
+  if (!authed) { authed = true; return ping(); }
+  lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  setTimeout(ping, Number(every));
+});
+s.on("connect", () => password ? s.write("*2\\r\\n$4\\r\\nAUTH\\r\\n$" + Buffer.byteLength(password) + "\\r\\n" + password + "\\r\\n") : ping());
+setTimeout(() => { s.destroy(); process.stdout.write(JSON.stringify(lat)); }, Number(ms));
+`;
+
+/** PING round trips (ms) to 127.0.0.1:`port` every `everyMs` for `ms`, measured by a child process. */
+export function pingLatencies(port: number, password: string, ms: number, everyMs = 5): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["-e", PROBE, String(port), password, String(ms), String(everyMs)], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("exit", () => {
+      try {
+        resolve(JSON.parse(out) as number[]);
+      } catch {
+        reject(new Error(`the PING probe printed ${out.slice(0, 200)}`));
+      }
+    });
+  });
+}
+
+/** The `p`-th percentile (0..100) of `xs`. */
+export function percentile(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? NaN;
+}

@@ -3,7 +3,7 @@ import { Kafka, logLevel, type Producer } from "kafkajs";
 import { Registry } from "prom-client";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REASON_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/server/dedup/message";
+import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/server/dedup/message";
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { DemoService } from "./demo";
@@ -118,6 +118,10 @@ describe("demo consumer on Kafka", () => {
     const noUuid = dlq.find((d) => !d.ok);
     expect(noUuid?.metadata[REASON_POISONED_KEY]).toMatch(/^marshal: no _watermill_message_uuid header/);
     expect(noUuid?.metadata[TOPIC_POISONED_KEY]).toBe(topic);
+    // The owner of its event type took it: it shows on that handler's DLQ panel and in the DLQ counter.
+    expect(noUuid?.metadata[HANDLER_POISONED_KEY]).toBe("on-review-created");
+    const poisonedMarshal = (await dedupMetrics(registry).poisoned.get()).values.find((v) => v.labels.handler === "on-review-created" && v.labels.reason_poisoned === "marshal")?.value;
+    expect(poisonedMarshal).toBe(1);
     const json = dlq.find((d) => d.ok && d.uuid === badJson);
     expect(json?.metadata[REASON_POISONED_KEY]).toMatch(/invalid JSON payload/);
     expect(json?.metadata["handler_poisoned"]).toBe("on-user-banned");

@@ -64,7 +64,7 @@ export interface EnvOptions {
   /**
    * Also told of every push of a workshop run (the app counts them in `demo_side_effects_total` /
    * `demo_duplicate_side_effects_total` / `demo_push_resends_absorbed_total` with the scenario as
-   * `handler`, so the anti-patterns move the dashboard's ground-truth panel). @default none
+   * `handler`, on the workshop's own registry: never on `/api/metrics`). @default none
    */
   observePush?: PushObserver;
 }

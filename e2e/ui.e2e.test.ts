@@ -297,6 +297,43 @@ function pagesSuite(mode: Mode) {
     await page.close();
   });
 
+  it("handler page: duplicates split by cause with what each means, leases apart from done, axis ticks that read", async () => {
+    const { page, errors } = await newTimedPage(DUP_LINE);
+    await page.goto(`${app.url}/handlers/${encodeURIComponent(target.service)}/${encodeURIComponent(target.handler)}?refresh=off`);
+    // The demo's forwarder re-publish (driveDemo) sends copies at new positions: a republish area.
+    const causes = page.getByTestId("chart-duplicate-causes");
+    await causes.locator(".recharts-area").first().waitFor({ state: "attached", timeout: 20_000 });
+    const legend = (await causes.getByTestId("legend-row").allTextContents()).join(" | ");
+    expect(legend).toMatch(/republish/);
+    expect(await causes.getByTestId("cause-legend").textContent()).toMatch(/redelivery.*same Kafka position.*republish.*new position/s);
+    expect((await causes.getByTestId("legend-burst").allTextContents()).join(" ")).toMatch(/duplicates? in 5 min/);
+    // Y ticks: distinct, evenly spaced round numbers (the error chart read 0/s five times at 0.003/s).
+    await page.locator(DUP_LINE).first().waitFor({ state: "attached" });
+    for (const chart of ["chart-duplicate-ratio", "chart-duplicate-causes"]) {
+      const tick = page.locator(`[data-testid="${chart}"] .recharts-yAxis .recharts-cartesian-axis-tick-value`);
+      await tick.first().waitFor({ state: "attached" });
+      const ticks = await tick.allTextContents();
+      expect(ticks.length, chart).toBeGreaterThan(2);
+      expect(new Set(ticks).size, `${chart}: ${ticks.join(", ")}`).toBe(ticks.length);
+      const v = ticks.map((t) => Number.parseFloat(t));
+      expect(v[0]).toBe(0);
+      for (let i = 2; i < v.length; i++) expect(v[i]! - v[i - 1]!).toBeCloseTo(v[1]! - v[0]!, 6);
+    }
+    if (mode === "real") {
+      // Leases apart from done, with their share, in the key panel and the TTL histogram.
+      const share = page.getByTestId("lease-share");
+      await share.waitFor({ timeout: 20_000 });
+      expect(await share.textContent()).toMatch(/[\d,]+ done · (≈ )?[\d,]+ processing \([\d.]+%\)/);
+      expect(await page.getByTestId("counted-at").textContent()).toMatch(/at \d\d:\d\d:\d\d/);
+      expect(await page.getByTestId("stat-keys").textContent()).toMatch(/done · .*processing/);
+    }
+    await causes.screenshot({ path: join(ROOT, "test-results", "screenshots", `${mode}-handler-causes.png`) });
+    if (mode === "real") await page.getByTestId("ttl-distribution").screenshot({ path: join(ROOT, "test-results", "screenshots", `${mode}-handler-leases.png`) });
+    await screenshot(page, `${mode}-handler-causes-page`);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it("alerts page: the three rules with state and expression", async () => {
     const { page, errors } = await newTimedPage('[data-testid^="rule-"]');
     await page.goto(`${app.url}/alerts?refresh=off`);

@@ -185,7 +185,8 @@ function auth(token: string | null): Record<string, string> {
 
 /** `POST /api/workshop/scenarios/{name}/runs` */
 export const startRun = (name: string, token: string | null) =>
-  fetchJson<RunCreated>(`/api/workshop/scenarios/${encodeURIComponent(name)}/runs`, { method: "POST", headers: auth(token) });
+  // JSON content type even without a body: proxy.ts refuses any other state-changing request (415).
+  fetchJson<RunCreated>(`/api/workshop/scenarios/${encodeURIComponent(name)}/runs`, { method: "POST", headers: { "content-type": "application/json", ...auth(token) } });
 
 /** `GET /api/demo/sources` */
 export const sourcesQuery = () =>

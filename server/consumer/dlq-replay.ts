@@ -7,7 +7,8 @@
  * Progress is the committed offset of the consumer group `<dlqTopic>.replay`: a second run
  * replays only what arrived in the DLQ since, so running it twice does not publish twice.
  */
-import { POISON_KEYS, TOPIC_POISONED_KEY, type Message, type Outcome } from "@/server/dedup/message";
+import { type Message, type Outcome } from "@/server/dedup/message";
+import { POISON_KEYS, TOPIC_POISONED_KEY } from "@/server/dedup/names";
 import type { MessageSink, Publisher } from "@/server/dedup/pubsub";
 import type { Transport } from "./transport";
 

@@ -7,7 +7,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage } from "kafkajs";
-import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY, type Message, type Outcome } from "@/server/dedup/message";
+import { type Message, type Outcome } from "@/server/dedup/message";
+import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "@/server/dedup/names";
 import type { MessageSink, Publisher, Subscriber, Subscription } from "@/server/dedup/pubsub";
 import { decodeRecord } from "./watermill-codec";
 import { kafkaLogCreator } from "./kafka-log";

@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import type { Message, Outcome } from "@/server/dedup/message";
 import type { MessageSink, Publisher, Subscriber, Subscription } from "@/server/dedup/pubsub";
-import { WATERMILL_UUID_HEADER } from "@/server/dedup/message";
+import { WATERMILL_UUID_HEADER } from "@/server/dedup/names";
 import type { BeforeCommit, UnreadableRecord } from "./kafka-subscriber";
 import { NO_UUID, unreadableToDlq } from "./kafka-subscriber";
 import { decodeRecord, encodeRecord } from "./watermill-codec";

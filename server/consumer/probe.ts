@@ -4,7 +4,8 @@
  * ledger feed a {@link RunProbe}, which keeps the counts of the summary and a capped timeline.
  */
 import { InProgressError, toError } from "@/server/dedup/errors";
-import { namedMiddleware, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, type Handler, type Message, type Middleware } from "@/server/dedup/message";
+import { namedMiddleware, type Handler, type Message, type Middleware } from "@/server/dedup/message";
+import { REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY } from "@/server/dedup/names";
 import type { Publisher } from "@/server/dedup/pubsub";
 import { TIMELINE_CAP, type DeliveryVerdict, type RunSummary, type TimelineEntry } from "@/lib/workshop-types";
 

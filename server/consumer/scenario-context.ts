@@ -8,7 +8,8 @@ import { ulid } from "ulid";
 import type { Metric, Registry } from "prom-client";
 import type { RunSeries } from "@/lib/workshop-types";
 import type { DeduplicatorOptions } from "@/server/dedup/deduplicator";
-import { CORRELATION_ID_KEY, EVENT_TYPE_KEY, type Message } from "@/server/dedup/message";
+import { type Message } from "@/server/dedup/message";
+import { CORRELATION_ID_KEY, dedupKeyPrefix, EVENT_TYPE_KEY } from "@/server/dedup/names";
 import type { DedupRepository } from "@/server/dedup/repository";
 import type { RetryOptions } from "@/server/dedup/retry";
 import { replayDlq } from "./dlq-replay";
@@ -99,7 +100,7 @@ export class ScenarioContext {
     this.topic = base;
     this.dlqTopic = `${base}.dlq`;
     this.groupId = base;
-    this.prefix = `${env.service}:dedup:${scenario}:${this.runId}`;
+    this.prefix = `${dedupKeyPrefix(env.service, scenario)}:${this.runId}`;
     // A re-send the provider absorbed by its idempotency key delivered nothing: not a side effect.
     this.store = env.sideEffectStore(`ws_${this.runId}`, (_h, _id, r) => {
       if (!r.absorbed) this.probe.onPush(r.duplicate);

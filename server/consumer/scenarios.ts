@@ -6,8 +6,9 @@
  */
 import { failClosed, failOpen } from "@/server/dedup/failure-mode";
 import { FaultyRepository } from "@/server/dedup/faulty-repository";
-import { CORRELATION_ID_KEY, type Message } from "@/server/dedup/message";
-import { HOUR_MS } from "@/server/dedup/policy";
+import { type Message } from "@/server/dedup/message";
+import { CORRELATION_ID_KEY } from "@/server/dedup/names";
+import { HOUR_MS } from "@/server/dedup/names";
 import type { CheckResult, ExpectedCheck, ExpectedOutcome, RunSummary, ScenarioKind, ScenarioName } from "@/lib/workshop-types";
 import { FAST_RETRY, seqOf, type ReplicaSetup, type ScenarioContext } from "./scenario-context";
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { HOUR_MS } from "@/server/dedup/policy";
+import { HOUR_MS } from "@/server/dedup/names";
 import { createDedupRedis, deleteKeysByPrefix, scenarioEnv } from "./env";
 import { FAST_RETRY, ScenarioContext, type ReplicaSetup } from "./scenario-context";
 

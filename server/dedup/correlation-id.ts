@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { CORRELATION_ID_KEY, namedMiddleware, type Middleware } from "./message";
+import { namedMiddleware, type Middleware } from "./message";
+import { CORRELATION_ID_KEY } from "./names";
 
 /**
  * Ensures every message carries `Correlation-Id` metadata (generates a random UUID when absent) and

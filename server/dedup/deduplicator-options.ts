@@ -1,6 +1,6 @@
 import type { Registry } from "prom-client";
 import type { Message } from "./message";
-import { TTL_POLICY } from "./policy";
+import { TTL_POLICY } from "./names";
 import type { DedupRepository } from "./repository";
 import { DEFAULT_RETRY_OPTIONS, maxRetryWaitMs } from "./retry";
 

@@ -10,6 +10,7 @@ import { namedMiddleware, type BatchPreparation, type Handler, type Message, typ
 import { dedupRecorder, type DedupRecorder } from "./metrics";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX, type ClaimRequest } from "./repository";
 import { KeyMarks, type PendingMark } from "./key-marks";
+import { dedupKeyPrefix } from "./names";
 import { doneValue, duplicateCause, positionOf } from "./duplicate-cause";
 import { classifyStoreError, timed } from "./store-call";
 
@@ -148,7 +149,7 @@ export class Deduplicator {
     const handler = msg.context.handler ?? "default";
     let p = this.prefixes.get(handler);
     if (p === undefined) {
-      p = `${this.options.service}:dedup:${handler}`;
+      p = dedupKeyPrefix(this.options.service, handler);
       this.prefixes.set(handler, p);
     }
     return p;

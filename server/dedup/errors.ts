@@ -1,6 +1,7 @@
 /**
  * Error classes that steer control flow through the stack (like BullMQ's `UnrecoverableError`).
  */
+import type { DedupErrorReason } from "./names";
 
 /**
  * Thrown by a handler (or middleware) to say that retrying cannot help: Retry stops at once and
@@ -31,22 +32,6 @@ export class InProgressError extends Error {
     this.key = key;
   }
 }
-
-/** The values of the `reason` label of `deduplication_errors_total` (spec §7), written once. */
-export const DEDUP_ERROR_REASON = {
-  /** A store call slower than `timeoutMs`. */
-  redisTimeout: "redis_timeout",
-  /** Connection refused / closed, or any other store error. */
-  redisConn: "redis_conn",
-  /** The key factory threw: the message cannot be keyed (a publisher bug, not a Redis incident). */
-  marshal: "marshal",
-} as const;
-
-/** The `reason` label of `deduplication_errors_total` (spec §7). */
-export type DedupErrorReason = (typeof DEDUP_ERROR_REASON)[keyof typeof DEDUP_ERROR_REASON];
-
-/** All values of {@link DedupErrorReason} (each series exists at 0 from a service's start-up). */
-export const DEDUP_ERROR_REASONS: readonly DedupErrorReason[] = Object.values(DEDUP_ERROR_REASON);
 
 /**
  * A failed store call or key computation, classified by `reason`: `redis_timeout` (slower than

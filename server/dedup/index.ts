@@ -3,14 +3,14 @@
  * Deduplicator on Redis that loses nothing (spec §2, §4, §7, §10). Framework-free: imports only
  * Node built-ins, its own files, prom-client (metrics) and ioredis types. See docs/LIBRARY.md.
  *
- * Browser code (the dashboard) should import `./lint` and `./policy` directly, not this index.
+ * Browser code (the dashboard) should import `./lint` and `./names` directly, not this index.
  */
 export * from "./message";
 export * from "./errors";
 export * from "./pubsub";
 export * from "./router";
 export * from "./repository";
-export * from "./policy";
+export * from "./names";
 export * from "./correlation-id";
 export * from "./recoverer";
 export * from "./poison-queue";

@@ -1,16 +1,14 @@
 /**
  * `lintHandler`: checks a handler's declared dedup setup against the spec (§2, §3, §4, §6, §9, §10).
- * Pure and isomorphic (imports only `./policy` and types), so the dashboard can import it in the browser.
+ * Pure and isomorphic (imports only `./names` and types), so the dashboard can import it in the browser.
+ * The stack order it checks against is `STACK_ORDER` of `./names`, the one `defaultStack` builds.
  */
 import type { Marking } from "./deduplicator";
-import { DAY_MS, MINUTE_MS, TTL_POLICY, type TtlClass } from "./policy";
+import { DAY_MS, MINUTE_MS, STACK_ORDER, TTL_POLICY, type StackName, type TtlClass } from "./names";
 import type { FailureMode, RepositoryKind } from "./repository";
 
-/** The spec's stack order (§2, §10), outermost first. */
-export const STACK_ORDER = ["correlationId", "recoverer", "poisonQueue", "retry", "deduplicator"] as const;
-
 /** A middleware name of the stack (lint input); other names are allowed and ignored by the order rules. */
-export type StackEntry = (typeof STACK_ORDER)[number] | (string & {});
+export type StackEntry = StackName | (string & {});
 
 /** How a handler's dedup key is made. Only `uuid` is right (spec §2). */
 export type KeyFactoryKind = "uuid" | "payload-hash" | "business-key" | "correlation-id";

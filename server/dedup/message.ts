@@ -1,26 +1,7 @@
 /**
  * The message model of the library: a Watermill-style `Message`, the `Handler` and `Middleware`
- * function types, and the metadata keys written once.
+ * function types (the metadata keys are in `./names`).
  */
-
-/** Metadata key of the correlation id shared by a whole chain of events (spec §6). Not a dedup key. */
-export const CORRELATION_ID_KEY = "Correlation-Id";
-/** Metadata key of the event type (used by the demo's routing). */
-export const EVENT_TYPE_KEY = "Event-Type";
-/** Kafka header that carries `Message.uuid` in Watermill's Kafka marshaler (spec §2, interop). */
-export const WATERMILL_UUID_HEADER = "_watermill_message_uuid";
-
-/** PoisonQueue metadata: the error message of the handler failure that poisoned the message. */
-export const REASON_POISONED_KEY = "reason_poisoned";
-/** PoisonQueue metadata: the topic the message was consumed from. */
-export const TOPIC_POISONED_KEY = "topic_poisoned";
-/** PoisonQueue metadata: the handler that failed on it. */
-export const HANDLER_POISONED_KEY = "handler_poisoned";
-/** PoisonQueue metadata: the subscriber (transport) that delivered it. */
-export const SUBSCRIBER_POISONED_KEY = "subscriber_poisoned";
-
-/** The four PoisonQueue metadata keys, in Watermill's names. */
-export const POISON_KEYS = [REASON_POISONED_KEY, TOPIC_POISONED_KEY, HANDLER_POISONED_KEY, SUBSCRIBER_POISONED_KEY] as const;
 
 /**
  * Where a delivery came from and who handles it. The Router fills it before the middleware stack
@@ -119,7 +100,7 @@ export type Handler = (msg: Message) => Promise<void | Message[]>;
 
 /**
  * Optional batch hook of a middleware, called by the Router's batch entry point before the
- * per-message stack runs (see `BatchPreparer` in `./router`).
+ * per-message stack runs (see `Router.sink(…).deliverBatch` in `./router`).
  */
 export interface BatchHook {
   prepareBatch(msgs: readonly Message[]): Promise<BatchPreparation>;

@@ -48,51 +48,10 @@
  *   {@link DUPLICATE_CAUSES}; the PoisonQueue adds `poisoned` × every `POISON_REASON_CLASSES`.
  */
 import { Counter, type Registry } from "prom-client";
-import { DEDUP_ERROR_REASONS, type DedupErrorReason } from "./errors";
-
-/** Metric names, written once (spec §7 + ours). */
-export const METRIC_NAMES = {
-  deduplicated: "messages_deduplicated_total",
-  processed: "messages_processed_total",
-  checkDuration: "deduplication_check_duration_seconds",
-  errors: "deduplication_errors_total",
-  inProgress: "deduplication_in_progress_total",
-  released: "deduplication_released_total",
-  leaseLost: "deduplication_lease_lost_total",
-  poisoned: "messages_poisoned_total",
-  duplicatesByCause: "messages_duplicates_by_cause_total",
-} as const;
+import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, METRIC_NAMES, PROCESSED_RESULTS, type DedupErrorReason, type DuplicateCause, type ProcessedResult } from "./names";
 
 /** Buckets of `deduplication_check_duration_seconds`: include the spec's 0.005…0.1 and the 50 ms alert threshold. */
 export const CHECK_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-
-/** The values of the `result` label of `messages_processed_total` (spec §7), written once. */
-export const PROCESSED_RESULT = { success: "success", error: "error", deduplicated: "deduplicated" } as const;
-
-/** The result label of `messages_processed_total`. */
-export type ProcessedResult = (typeof PROCESSED_RESULT)[keyof typeof PROCESSED_RESULT];
-
-/** All values of {@link ProcessedResult}. */
-export const PROCESSED_RESULTS: readonly ProcessedResult[] = Object.values(PROCESSED_RESULT);
-
-/**
- * The values of the `cause` label of `messages_duplicates_by_cause_total`, written once: what a
- * swallowed copy was, from the position (`topic:partition:offset`) stored in the key's `done` value.
- */
-export const DUPLICATE_CAUSE = {
-  /** The same position as the first delivery: a retry, a rebalance or a restart before the commit re-read it. */
-  redelivery: "redelivery",
-  /** Another position: the same event was published again (producer retry, outbox forwarder, DLQ replay). */
-  republish: "republish",
-  /** No position to compare: an old `done` key, the `release` / `naive` markings, or a message without one. */
-  unknown: "unknown",
-} as const;
-
-/** The cause label of `messages_duplicates_by_cause_total`. */
-export type DuplicateCause = (typeof DUPLICATE_CAUSE)[keyof typeof DUPLICATE_CAUSE];
-
-/** All values of {@link DuplicateCause}. */
-export const DUPLICATE_CAUSES: readonly DuplicateCause[] = Object.values(DUPLICATE_CAUSE);
 
 /** The hot-path histogram of `deduplication_check_duration_seconds` (see {@link LocalHistogram}). */
 export interface CheckDurationHistogram {

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { HANDLER_POISONED_KEY, newMessage, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "./message";
+import { newMessage } from "./message";
+import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "./names";
 import { Registry } from "prom-client";
 import { DedupStoreError, InProgressError, NonRetryableError } from "./errors";
-import { POISON_REASON_CLASSES, poisonQueue, poisonReasonClass } from "./poison-queue";
+import { poisonQueue, poisonReasonClass } from "./poison-queue";
+import { POISON_REASON_CLASSES } from "./names";
 import { MemoryPubSub } from "./pubsub";
 
 function failingMsg() {

@@ -1,13 +1,16 @@
-import { DEDUP_ERROR_REASONS, InProgressError, NonRetryableError, toError, type DedupErrorReason } from "./errors";
+import { InProgressError, NonRetryableError, toError } from "./errors";
+import { copyMessage, namedMiddleware, type Middleware } from "./message";
 import {
-  copyMessage,
+  DEDUP_ERROR_REASONS,
   HANDLER_POISONED_KEY,
-  namedMiddleware,
+  POISON_REASON_CLASS,
+  POISON_REASON_CLASSES,
   REASON_POISONED_KEY,
   SUBSCRIBER_POISONED_KEY,
   TOPIC_POISONED_KEY,
-  type Middleware,
-} from "./message";
+  type DedupErrorReason,
+  type PoisonReasonClass,
+} from "./names";
 import { dedupMetrics } from "./metrics";
 import type { Publisher } from "./pubsub";
 import type { Registry } from "prom-client";
@@ -30,31 +33,6 @@ export const DEFAULT_POISON_QUEUE_OPTIONS = {
   filter: () => true,
   service: "unknown",
 } as const satisfies Omit<Required<PoisonQueueOptions>, "registry">;
-
-/**
- * The `reason_poisoned` label values of `messages_poisoned_total`, written once — the whole
- * bounded set {@link poisonReasonClass} maps every error into:
- * - `redis_timeout`, `redis_conn`, `marshal`: a `DedupStoreError` (fail-closed store failure, or a
- *   message the key factory cannot key) — the `deduplication_errors_total` reasons;
- * - `non_retryable`: a `NonRetryableError` (bad payload: retrying cannot help);
- * - `in_progress`: an `InProgressError` that outlasted the retries (only without the default
- *   `notInProgress` filter, which nacks it instead);
- * - `handler_error`: anything else (the handler failed through every retry).
- */
-export const POISON_REASON_CLASS = {
-  redisTimeout: "redis_timeout",
-  redisConn: "redis_conn",
-  marshal: "marshal",
-  nonRetryable: "non_retryable",
-  inProgress: "in_progress",
-  handlerError: "handler_error",
-} as const satisfies Record<string, string>;
-
-/** A `reason_poisoned` label value. */
-export type PoisonReasonClass = (typeof POISON_REASON_CLASS)[keyof typeof POISON_REASON_CLASS];
-
-/** Every {@link PoisonReasonClass}: each exists at 0 per handler from its registration. */
-export const POISON_REASON_CLASSES: readonly PoisonReasonClass[] = Object.values(POISON_REASON_CLASS);
 
 /**
  * The bounded class of a poisoning error, for the `reason_poisoned` metric label — always one of

@@ -7,7 +7,7 @@ import { deduplicator } from "./deduplicator";
 import { DedupStoreError } from "./errors";
 import { failClosed, failOpen } from "./failure-mode";
 import { newMessage } from "./message";
-import { METRIC_NAMES } from "./metrics";
+import { METRIC_NAMES } from "./names";
 import { CLAIM_LUA, COMPARE_AND_DELETE_LUA, RECOMMENDED_IOREDIS_OPTIONS, RedisRepository } from "./redis-repository";
 import { redisRepositorySuite } from "./redis-repository.suite";
 

@@ -1,10 +1,11 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { InProgressError } from "./errors";
-import { lintHandler, RECOMMENDED_SETUP, STACK_ORDER } from "./lint";
+import { lintHandler, RECOMMENDED_SETUP } from "./lint";
+import { STACK_ORDER } from "./names";
 import { MemoryRepository } from "./memory-repository";
 import { newMessage, type Message } from "./message";
-import { METRIC_NAMES } from "./metrics";
+import { METRIC_NAMES } from "./names";
 import { MemoryPubSub } from "./pubsub";
 import { DONE_VALUE } from "./repository";
 import { Router } from "./router";

@@ -1,4 +1,5 @@
-import { DedupStoreError, type DedupErrorReason } from "./errors";
+import { DedupStoreError } from "./errors";
+import { type DedupErrorReason } from "./names";
 
 /** A store call that exceeded `timeoutMs`. */
 export class StoreTimeoutError extends Error {

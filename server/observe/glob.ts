@@ -6,6 +6,7 @@
  * Redis glob syntax (stringmatchlen): `*`, `?`, `[abc]`, `[^a]`/`[!a]`, `[a-z]`, and `\x` for a
  * literal `x`.
  */
+import { DEDUP_KEY_SEGMENT, dedupKeyPrefix } from "@/server/dedup/names";
 
 const GLOB_SPECIAL = /[*?[\]\\^]/g;
 
@@ -142,7 +143,7 @@ export interface KeyOwner {
  */
 export function splitPrefix(prefix: string): KeyOwner {
   const segs = prefix.split(":");
-  const at = segs.indexOf("dedup", 1);
+  const at = segs.indexOf(DEDUP_KEY_SEGMENT, 1);
   if (at >= 1) {
     return { service: segs.slice(0, at).join(":"), handler: segs.slice(at + 1).join(":") || "(none)", prefix };
   }
@@ -155,7 +156,5 @@ export function prefixOfKey(key: string): string {
   return i < 0 ? key : key.slice(0, i);
 }
 
-/** The canonical handler prefix `<service>:dedup:<handler>` of spec §2. */
-export function handlerPrefix(service: string, handler: string): string {
-  return `${service}:dedup:${handler}`;
-}
+/** The canonical handler prefix `<service>:dedup:<handler>` of spec §2 (the library's `dedupKeyPrefix`). */
+export const handlerPrefix = dedupKeyPrefix;

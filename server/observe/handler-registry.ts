@@ -1,6 +1,7 @@
 import { config } from "@/server/config";
 import { DEMO_TOPIC, demoHandlerSetups } from "@/server/consumer/demo-handlers";
 import type { HandlerSetup } from "@/server/dedup";
+import { dedupKeyPrefix } from "@/server/dedup/names";
 
 /** A handler the app runs, as its consumer declares it (the seam between server/consumer and the dashboard). */
 export interface DeclaredHandler {
@@ -55,7 +56,7 @@ export function declaredHandlers(): DeclaredHandler[] {
 
 /** The key prefix of a declaration. */
 export function declaredPrefix(h: DeclaredHandler): string {
-  return h.prefix ?? `${h.service}:dedup:${h.setup.handler}`;
+  return h.prefix ?? dedupKeyPrefix(h.service, h.setup.handler);
 }
 
 /** The consumer group of a declaration. */

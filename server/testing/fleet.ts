@@ -9,7 +9,8 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { CHECK_DURATION_BUCKETS, METRIC_NAMES } from "@/server/dedup/metrics";
+import { CHECK_DURATION_BUCKETS } from "@/server/dedup/metrics";
+import { METRIC_NAMES } from "@/server/dedup/names";
 
 /** One handler of the fleet. */
 export interface FleetHandler {

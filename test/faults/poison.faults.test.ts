@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WATERMILL_UUID_HEADER } from "@/server/dedup/message";
+import { WATERMILL_UUID_HEADER } from "@/server/dedup/names";
 import { freePort } from "./lib/procs";
 import { FAULT_BROKERS } from "./lib/kafka";
 import { FaultRedis } from "./lib/redis";

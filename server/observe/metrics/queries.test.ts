@@ -1,7 +1,7 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { dedupRecorder } from "@/server/dedup";
-import { DUPLICATE_CAUSES, METRIC_NAMES } from "@/server/dedup/metrics";
+import { DUPLICATE_CAUSES, METRIC_NAMES } from "@/server/dedup/names";
 import { LocalSource } from "./local";
 import { DUPLICATES_BY_CAUSE_METRIC, PROMQL } from "./queries";
 

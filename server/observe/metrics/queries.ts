@@ -1,20 +1,20 @@
 import { CONSUMER_INFO_METRIC } from "@/server/consumer/replica-id";
 import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, METRIC_NAMES, RATE_WINDOW } from "@/lib/thresholds";
+import { METRIC_NAMES as LIBRARY_METRIC_NAMES } from "@/server/dedup/names";
 
 /**
- * Counter of messages sent to the DLQ, by `reason_poisoned`. **Seam**: spec §7 has no DLQ metric
- * and the library's PoisonQueue does not count yet; the demo consumer (or the library) is asked to
- * export this name with labels `service, topic, handler, reason_poisoned`. Until then the
- * `dlq_rate` series is empty (never an error).
+ * Counter of messages sent to the DLQ, by `reason_poisoned` (a bounded error class). Spec §7 has no
+ * DLQ metric: the library's PoisonQueue counts this one when given a registry (`defaultStack` passes
+ * the Deduplicator's), labels `service, topic, handler, reason_poisoned`. A consumer that does not
+ * export it leaves the `dlq_rate` series empty (never an error).
  */
-export const DLQ_METRIC = "messages_poisoned_total";
+export const DLQ_METRIC = LIBRARY_METRIC_NAMES.poisoned;
 
 /**
  * Counter of swallowed duplicates by `cause` (redelivery | republish | unknown), from the position
- * stored in the key's `done` value (server/dedup/metrics.ts `METRIC_NAMES.duplicatesByCause`; the
- * one place the dashboard writes the name — queries.test.ts checks they agree).
+ * stored in the key's `done` value (the library's name, server/dedup/names.ts `METRIC_NAMES.duplicatesByCause`).
  */
-export const DUPLICATES_BY_CAUSE_METRIC = "messages_duplicates_by_cause_total";
+export const DUPLICATES_BY_CAUSE_METRIC = LIBRARY_METRIC_NAMES.duplicatesByCause;
 
 /** The named queries the dashboard runs. **Never PromQL from a request**: a request picks a name. */
 export const QUERY_NAMES = [

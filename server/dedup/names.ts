@@ -1,0 +1,183 @@
+/**
+ * Every name the library writes, written here once: metric names, their label values, the message
+ * metadata keys (PoisonQueue's included), the key prefix `<service>:dedup:<handler>`, the TTL
+ * policy of spec §3 and the stack order of spec §2 / §10.
+ *
+ * **Imports nothing** (pure constants and tiny pure functions), so the dashboard, the generated
+ * Prometheus rules and the browser can read the same names without pulling in prom-client or Node.
+ * **Renaming a metric or a label value breaks every SRE's rules and dashboards.**
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Metrics
+// ---------------------------------------------------------------------------------------------
+
+/** Metric names: spec §7's four (`deduplicated`, `processed`, `checkDuration`, `errors`) plus ours. */
+export const METRIC_NAMES = {
+  deduplicated: "messages_deduplicated_total",
+  processed: "messages_processed_total",
+  checkDuration: "deduplication_check_duration_seconds",
+  errors: "deduplication_errors_total",
+  inProgress: "deduplication_in_progress_total",
+  released: "deduplication_released_total",
+  leaseLost: "deduplication_lease_lost_total",
+  poisoned: "messages_poisoned_total",
+  duplicatesByCause: "messages_duplicates_by_cause_total",
+} as const;
+
+/** One library metric name. */
+export type LibraryMetricName = (typeof METRIC_NAMES)[keyof typeof METRIC_NAMES];
+
+/** The values of the `result` label of `messages_processed_total` (spec §7). */
+export const PROCESSED_RESULT = { success: "success", error: "error", deduplicated: "deduplicated" } as const;
+
+/** The result label of `messages_processed_total`. */
+export type ProcessedResult = (typeof PROCESSED_RESULT)[keyof typeof PROCESSED_RESULT];
+
+/** All values of {@link ProcessedResult}. */
+export const PROCESSED_RESULTS: readonly ProcessedResult[] = Object.values(PROCESSED_RESULT);
+
+/** The values of the `reason` label of `deduplication_errors_total` (spec §7). */
+export const DEDUP_ERROR_REASON = {
+  /** A store call slower than `timeoutMs`. */
+  redisTimeout: "redis_timeout",
+  /** Connection refused / closed, or any other store error. */
+  redisConn: "redis_conn",
+  /** The key factory threw: the message cannot be keyed (a publisher bug, not a Redis incident). */
+  marshal: "marshal",
+} as const;
+
+/** The `reason` label of `deduplication_errors_total` (spec §7). */
+export type DedupErrorReason = (typeof DEDUP_ERROR_REASON)[keyof typeof DEDUP_ERROR_REASON];
+
+/** All values of {@link DedupErrorReason} (each series exists at 0 from a service's start-up). */
+export const DEDUP_ERROR_REASONS: readonly DedupErrorReason[] = Object.values(DEDUP_ERROR_REASON);
+
+/**
+ * The `reason_poisoned` label values of `messages_poisoned_total` — the whole bounded set
+ * `poisonReasonClass` maps every error into:
+ * - `redis_timeout`, `redis_conn`, `marshal`: a `DedupStoreError` (fail-closed store failure, or a
+ *   message the key factory cannot key) — the `deduplication_errors_total` reasons;
+ * - `non_retryable`: a `NonRetryableError` (bad payload: retrying cannot help);
+ * - `in_progress`: an `InProgressError` that outlasted the retries (only without the default
+ *   `notInProgress` filter, which nacks it instead);
+ * - `handler_error`: anything else (the handler failed through every retry).
+ */
+export const POISON_REASON_CLASS = {
+  ...DEDUP_ERROR_REASON,
+  nonRetryable: "non_retryable",
+  inProgress: "in_progress",
+  handlerError: "handler_error",
+} as const satisfies Record<string, string>;
+
+/** A `reason_poisoned` label value. */
+export type PoisonReasonClass = (typeof POISON_REASON_CLASS)[keyof typeof POISON_REASON_CLASS];
+
+/** Every {@link PoisonReasonClass}: each exists at 0 per handler from its registration. */
+export const POISON_REASON_CLASSES: readonly PoisonReasonClass[] = Object.values(POISON_REASON_CLASS);
+
+/**
+ * The values of the `cause` label of `messages_duplicates_by_cause_total`: what a swallowed copy
+ * was, from the position (`topic:partition:offset`) stored in the key's `done` value.
+ */
+export const DUPLICATE_CAUSE = {
+  /** The same position as the first delivery: a retry, a rebalance or a restart before the commit re-read it. */
+  redelivery: "redelivery",
+  /** Another position: the same event was published again (producer retry, outbox forwarder, DLQ replay). */
+  republish: "republish",
+  /** No position to compare: an old `done` key, the `release` / `naive` markings, or a message without one. */
+  unknown: "unknown",
+} as const;
+
+/** The cause label of `messages_duplicates_by_cause_total`. */
+export type DuplicateCause = (typeof DUPLICATE_CAUSE)[keyof typeof DUPLICATE_CAUSE];
+
+/** All values of {@link DuplicateCause}. */
+export const DUPLICATE_CAUSES: readonly DuplicateCause[] = Object.values(DUPLICATE_CAUSE);
+
+// ---------------------------------------------------------------------------------------------
+// Message metadata keys
+// ---------------------------------------------------------------------------------------------
+
+/** Metadata key of the correlation id shared by a whole chain of events (spec §6). Not a dedup key. */
+export const CORRELATION_ID_KEY = "Correlation-Id";
+/** Metadata key of the event type (used by the demo's routing). */
+export const EVENT_TYPE_KEY = "Event-Type";
+/** Kafka header that carries `Message.uuid` in Watermill's Kafka marshaler (spec §2, interop). */
+export const WATERMILL_UUID_HEADER = "_watermill_message_uuid";
+
+/** PoisonQueue metadata: the error message of the handler failure that poisoned the message. */
+export const REASON_POISONED_KEY = "reason_poisoned";
+/** PoisonQueue metadata: the topic the message was consumed from. */
+export const TOPIC_POISONED_KEY = "topic_poisoned";
+/** PoisonQueue metadata: the handler that failed on it. */
+export const HANDLER_POISONED_KEY = "handler_poisoned";
+/** PoisonQueue metadata: the subscriber (transport) that delivered it. */
+export const SUBSCRIBER_POISONED_KEY = "subscriber_poisoned";
+
+/** The four PoisonQueue metadata keys, in Watermill's names. */
+export const POISON_KEYS = [REASON_POISONED_KEY, TOPIC_POISONED_KEY, HANDLER_POISONED_KEY, SUBSCRIBER_POISONED_KEY] as const;
+
+// ---------------------------------------------------------------------------------------------
+// Keys
+// ---------------------------------------------------------------------------------------------
+
+/** The segment between service and handler in a key prefix. */
+export const DEDUP_KEY_SEGMENT = "dedup";
+
+/** The key prefix of a handler: `<service>:dedup:<handler>` (spec §2); a key is `<prefix>:<key>`. */
+export function dedupKeyPrefix(service: string, handler: string): string {
+  return `${service}:${DEDUP_KEY_SEGMENT}:${handler}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// TTL policy (spec §3), in milliseconds
+// ---------------------------------------------------------------------------------------------
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 60 * MINUTE_MS;
+export const DAY_MS = 24 * HOUR_MS;
+
+/** TTL windows per class of message (spec §3) and the lint's limits. */
+export const TTL_POLICY = {
+  /** Ordinary domain events. */
+  defaultMs: DAY_MS,
+  /** Critical events (user.banned, consent-revoke): a repeat must not pass even after a week. */
+  criticalMs: 7 * DAY_MS,
+  /** High-volume analytics: at most this. */
+  analyticsMaxMs: HOUR_MS,
+  /** Below this is an error for every class: the retry window plus a rebalance outlives the key. */
+  minimumMs: 10 * MINUTE_MS,
+  /** Below this is a warning unless the handler is declared analytics. */
+  warnBelowMs: HOUR_MS,
+} as const;
+
+/** The class a handler declares for its messages. */
+export type TtlClass = "default" | "critical" | "analytics";
+
+// ---------------------------------------------------------------------------------------------
+// Stack order (spec §2, §10)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The spec's stack, outermost first — the ONE ordered declaration: `defaultStack` builds its
+ * middleware in this order and the lint checks a handler's stack against it.
+ */
+export const STACK_ORDER = ["correlationId", "recoverer", "poisonQueue", "retry", "deduplicator"] as const;
+
+/** A middleware name of the spec's stack. */
+export type StackName = (typeof STACK_ORDER)[number];
+
+/**
+ * `"spec"`: {@link STACK_ORDER}. `"dedup-outside"`: the Deduplicator right after the recoverer,
+ * outside PoisonQueue and Retry — anti-pattern §9.6, kept for the workshop to demonstrate the loss.
+ */
+export type StackOrder = "spec" | "dedup-outside";
+
+/** The stack names of `order`, outermost first. */
+export function stackOrder(order: StackOrder): readonly StackName[] {
+  if (order === "spec") return STACK_ORDER;
+  const rest = STACK_ORDER.filter((n) => n !== "deduplicator");
+  const at = rest.indexOf("recoverer") + 1;
+  return [...rest.slice(0, at), "deduplicator", ...rest.slice(at)];
+}

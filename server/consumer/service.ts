@@ -4,17 +4,14 @@
  * order or a scenario's wrong one, and a replica (one Router + one group subscriber per handler).
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { correlationId } from "@/server/dedup/correlation-id";
-import { deduplicator, type DeduplicatorOptions } from "@/server/dedup/deduplicator";
+import type { DeduplicatorOptions } from "@/server/dedup/deduplicator";
 import { NonRetryableError } from "@/server/dedup/errors";
 import { payloadText, type Handler, type Message, type Middleware } from "@/server/dedup/message";
-import { EVENT_TYPE_KEY } from "@/server/dedup/names";
-import { poisonQueue } from "@/server/dedup/poison-queue";
+import { EVENT_TYPE_KEY, type StackOrder } from "@/server/dedup/names";
 import type { Publisher } from "@/server/dedup/pubsub";
-import { recoverer } from "@/server/dedup/recoverer";
-import { retry, type RetryOptions } from "@/server/dedup/retry";
+import type { RetryOptions } from "@/server/dedup/retry";
 import { Router, type RouterErrorEvent } from "@/server/dedup/router";
-import { notInProgress } from "@/server/dedup/stack";
+import { defaultStack } from "@/server/dedup/stack";
 import { PROBE_NAME, type RunProbe } from "./probe";
 import type { SideEffectStore } from "./side-effects";
 import type { GroupSubscriber, ReplicaSubscriberOptions, Transport } from "./transport";
@@ -81,23 +78,24 @@ export interface StackSpec {
    * `"spec"`: correlationId, recoverer, poisonQueue, retry, deduplicator.
    * `"dedup-outside"`: correlationId, recoverer, deduplicator, poisonQueue, retry (anti-pattern §9.6).
    */
-  order: "spec" | "dedup-outside";
+  order: StackOrder;
   retry: RetryOptions;
   /** Deduplicator options; null = no Deduplicator (anti-pattern §9.1). */
   dedup: DeduplicatorOptions | null;
 }
 
-/** Builds the middleware of `spec` (with probes when `probe` is given). */
+/**
+ * The library's `defaultStack` for `spec`; with `probe`, its delivery probe outermost, its attempt
+ * probe right before the Deduplicator and its DLQ publisher wrapped.
+ */
 export function buildStack(spec: StackSpec, dlqPublisher: Publisher, dlqTopic: string, probe?: RunProbe): Middleware[] {
-  const pub = probe ? probe.wrapDlqPublisher(dlqPublisher) : dlqPublisher;
-  // Counted in messages_poisoned_total on the Deduplicator's registry (the dashboard's DLQ reasons).
-  const pq = poisonQueue(pub, dlqTopic, { filter: notInProgress, registry: spec.dedup?.registry, service: spec.dedup?.service });
-  const rt = retry(spec.retry);
-  const dd = spec.dedup ? [deduplicator(spec.dedup)] : [];
-  const attempt = probe ? [probe.attemptProbe()] : [];
-  const head = [...(probe ? [probe.deliveryProbe()] : []), correlationId(), recoverer()];
-  if (spec.order === "spec") return [...head, pq, rt, ...attempt, ...dd];
-  return [...head, ...attempt, ...dd, pq, rt];
+  return defaultStack({
+    ...spec,
+    dlqPublisher: probe ? probe.wrapDlqPublisher(dlqPublisher) : dlqPublisher,
+    dlqTopic,
+    outermost: probe ? [probe.deliveryProbe()] : undefined,
+    beforeDedup: probe ? [probe.attemptProbe()] : undefined,
+  });
 }
 
 /** Stack names without probes (lint input, see `describeStack`). */

@@ -2,10 +2,9 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { InProgressError } from "./errors";
 import { lintHandler, RECOMMENDED_SETUP } from "./lint";
-import { STACK_ORDER } from "./names";
 import { MemoryRepository } from "./memory-repository";
-import { newMessage, type Message } from "./message";
-import { METRIC_NAMES } from "./names";
+import { namedMiddleware, newMessage, type Message, type Middleware } from "./message";
+import { METRIC_NAMES, STACK_ORDER, stackOrder } from "./names";
 import { MemoryPubSub } from "./pubsub";
 import { DONE_VALUE } from "./repository";
 import { Router } from "./router";
@@ -55,5 +54,20 @@ describe("defaultStack", () => {
     const processed = await registry.getSingleMetric(METRIC_NAMES.processed)!.get();
     const by = Object.fromEntries(processed.values.map((v) => [v.labels.result, v.value]));
     expect(by).toEqual({ success: 20, error: 0, deduplicated: 25 });
+  });
+
+  it("orders, slots and no-Deduplicator: what the workshop builds, read back by the lint", () => {
+    const ps = new MemoryPubSub();
+    const probe = (name: string): Middleware => namedMiddleware(name, (next) => next);
+    const base = { dlqPublisher: ps, dlqTopic: "dlq", outermost: [probe("delivery")], beforeDedup: [probe("attempt")] };
+    const spec = defaultStack({ ...base, dedup: { repository: new MemoryRepository() } });
+    expect(describeStack(spec)).toEqual(["delivery", ...STACK_ORDER.slice(0, 4), "attempt", "deduplicator"]);
+    const outside = defaultStack({ ...base, order: "dedup-outside", dedup: { repository: new MemoryRepository() } });
+    expect(describeStack(outside)).toEqual(["delivery", "correlationId", "recoverer", "attempt", "deduplicator", "poisonQueue", "retry"]);
+    expect(describeStack(outside)).toEqual(["delivery", ...stackOrder("dedup-outside").flatMap((n) => (n === "deduplicator" ? ["attempt", n] : [n]))]);
+    expect(lintHandler({ ...RECOMMENDED_SETUP, stack: describeStack(outside) }).map((f) => f.rule)).toEqual(["dedup-outside-retry", "dedup-outside-poison-queue"]);
+    const none = defaultStack({ ...base, dedup: null });
+    expect(describeStack(none)).toEqual(["delivery", ...STACK_ORDER.slice(0, 4), "attempt"]);
+    expect(lintHandler({ ...RECOMMENDED_SETUP, stack: describeStack(none) }).map((f) => f.rule)).toEqual(["no-deduplicator"]);
   });
 });

@@ -1,6 +1,7 @@
 import { correlationId } from "./correlation-id";
 import { Deduplicator, type DeduplicatorOptions } from "./deduplicator";
 import { InProgressError } from "./errors";
+import { stackOrder, type StackName, type StackOrder } from "./names";
 import type { StackEntry } from "./lint";
 import type { Middleware } from "./message";
 import { poisonQueue, type PoisonQueueOptions } from "./poison-queue";
@@ -14,8 +15,11 @@ export interface DefaultStackOptions {
   dlqPublisher: Publisher;
   /** DLQ topic, e.g. `demo.events.dlq`. Required. */
   dlqTopic: string;
-  /** Deduplicator options (repository required). */
-  dedup: DeduplicatorOptions;
+  /**
+   * Deduplicator options (repository required). `null` leaves the Deduplicator out — anti-pattern
+   * §9.1, for the workshop to show what it costs; the lint reports it as `no-deduplicator`.
+   */
+  dedup: DeduplicatorOptions | null;
   /** Retry options. @default DEFAULT_RETRY_OPTIONS */
   retry?: RetryOptions;
   /**
@@ -24,38 +28,65 @@ export interface DefaultStackOptions {
    * it is nacked and redelivered, and processed once the owner finishes or its lease expires)
    */
   poisonFilter?: PoisonQueueOptions["filter"];
+  /**
+   * `"spec"` ({@link STACK_ORDER}) or `"dedup-outside"`: the Deduplicator outside PoisonQueue and
+   * Retry, anti-pattern §9.6, for the workshop to demonstrate the loss (see `stackOrder`).
+   * @default "spec"
+   */
+  order?: StackOrder;
+  /** Middleware put outside the whole stack, outermost first (e.g. a probe that sees each delivery). @default none */
+  outermost?: readonly Middleware[];
+  /**
+   * Middleware put right before (outside) the Deduplicator, wherever `order` places it — with
+   * `dedup: null`, where it would be (e.g. a probe that sees each attempt). @default none
+   */
+  beforeDedup?: readonly Middleware[];
 }
 
 /** Default `poisonFilter` of {@link defaultStack}. */
 export const notInProgress = (err: Error): boolean => !(err instanceof InProgressError);
 
 /**
- * The spec's stack, outermost first. Why each sits where it does:
+ * How each name of {@link STACK_ORDER} is built (null = left out). Why each sits where it does:
  * 1. `correlationId` — outermost, so everything inside (DLQ copies, produced messages, logs) carries it.
  * 2. `recoverer` — turns any thrown value into an Error with a stack before PoisonQueue reads its message.
  * 3. `poisonQueue` — outside Retry (watermill#645): it sees only the error that survived every
- *    retry, and sends the message to the DLQ once, not once per attempt.
+ *    retry, and sends the message to the DLQ once, not once per attempt. It counts
+ *    `messages_poisoned_total` on the Deduplicator's registry.
  * 4. `retry` — outside the Deduplicator, so each attempt re-checks the key: a failed attempt
  *    released its key, so the retry runs the handler (spec §10); a concurrent owner's success turns
  *    the next attempt into a swallowed duplicate.
  * 5. `deduplicator` — last, right before the handler: only a handler success marks the key done,
  *    so a message that went to the DLQ is not "done" and its replay is processed (the opposite order
  *    is anti-pattern §9.6).
- * Returns the array for `Router.use(...)` or a handler's `middleware`; the Deduplicator's batch hook
- * is on the last element.
+ */
+const BUILD: { readonly [N in StackName]: (o: DefaultStackOptions) => Middleware | null } = {
+  correlationId: () => correlationId(),
+  recoverer: () => recoverer(),
+  poisonQueue: (o) =>
+    poisonQueue(o.dlqPublisher, o.dlqTopic, {
+      filter: o.poisonFilter ?? notInProgress,
+      registry: o.dedup?.registry,
+      service: o.dedup?.service,
+    }),
+  retry: (o) => retry(o.retry),
+  deduplicator: (o) => (o.dedup ? new Deduplicator(o.dedup).middleware : null),
+};
+
+/**
+ * The spec's stack, outermost first, in the order of {@link STACK_ORDER} (the one declaration the
+ * lint checks against too): correlationId, recoverer, poisonQueue, retry, deduplicator — see
+ * {@link BUILD} for why. Returns the array for `Router.use(...)` or a handler's `middleware`; the
+ * Deduplicator's batch hook is on its element (the last one in the spec's order).
  */
 export function defaultStack(options: DefaultStackOptions): Middleware[] {
-  return [
-    correlationId(),
-    recoverer(),
-    poisonQueue(options.dlqPublisher, options.dlqTopic, {
-      filter: options.poisonFilter ?? notInProgress,
-      registry: options.dedup.registry,
-      service: options.dedup.service,
-    }),
-    retry(options.retry),
-    new Deduplicator(options.dedup).middleware,
-  ];
+  const out: Middleware[] = [...(options.outermost ?? [])];
+  for (const name of stackOrder(options.order ?? "spec")) {
+    if (name === "deduplicator" && options.beforeDedup) out.push(...options.beforeDedup);
+    const m = BUILD[name](options);
+    if (m) out.push(m);
+  }
+  return out;
 }
 
 /** The stack names of a middleware array (for lint): each middleware's `middlewareName`, or "custom". */

@@ -1,7 +1,7 @@
 import type { Registry } from "prom-client";
 import type { Message } from "./message";
 import { TTL_POLICY } from "./names";
-import type { DedupRepository } from "./repository";
+import type { DedupRepository, FailureMode } from "./repository";
 import { DEFAULT_RETRY_OPTIONS, maxRetryWaitMs } from "./retry";
 
 /**
@@ -25,8 +25,16 @@ export type KeyFactory = (msg: Message) => string;
 
 /** Options of {@link deduplicator}. */
 export interface DeduplicatorOptions {
-  /** The store (wrap with `failOpen` / `failClosed`; unwrapped = open). Required. */
+  /** The store (`RedisRepository` in production, `MemoryRepository` for one process). Required. */
   repository: DedupRepository;
+  /**
+   * What happens when a store call fails or exceeds `timeoutMs` (spec §4): `"open"` lets the
+   * message through to the handler unchecked (a repeat can reach it, so it must be idempotent
+   * itself); `"closed"` fails the attempt with `DedupStoreError`, so Retry runs again and then
+   * PoisonQueue sends it to the DLQ. Both count `deduplication_errors_total`.
+   * @default the repository's `failureMode` (set by `failOpen` / `failClosed`), else "open"
+   */
+  failureMode?: FailureMode;
   /** Key of a message. Keep the event id (spec §2); never Correlation-Id or a business key. @default msg => msg.uuid */
   keyFactory?: KeyFactory;
   /** Service name: first segment of the key prefix and the `service` metric label. @default "app" */
@@ -76,19 +84,26 @@ export const DEFAULT_DEDUPLICATOR_OPTIONS = {
   logDuplicates: false,
   logger: (line: string) => console.warn(line),
   preclaimMaxAgeFraction: 0.5,
-} as const satisfies Omit<Required<DeduplicatorOptions>, "repository" | "registry" | "prefix">;
+} as const satisfies Omit<Required<DeduplicatorOptions>, "repository" | "registry" | "prefix" | "failureMode">;
 
 /** Options after defaults. */
 export type ResolvedDeduplicatorOptions = Omit<Required<DeduplicatorOptions>, "registry" | "prefix"> & Pick<DeduplicatorOptions, "registry" | "prefix">;
 
-/** Validates merged options; throws a RangeError naming the option. */
-export function validateDeduplicatorOptions(o: ResolvedDeduplicatorOptions): void {
+/**
+ * Validates merged options; throws a RangeError naming the option. `repositoryMode` is the
+ * repository's own `failureMode` (from `failOpen` / `failClosed`): it must not contradict the option.
+ */
+export function validateDeduplicatorOptions(o: ResolvedDeduplicatorOptions, repositoryMode?: FailureMode): void {
   const bad = (name: string, range: string) => new RangeError(`deduplicator: ${name} must be ${range}`);
   if (!o.repository || typeof o.repository.claim !== "function") throw bad("repository", "a DedupRepository (RedisRepository, MemoryRepository)");
   if (!(Number.isFinite(o.ttlMs) && o.ttlMs >= 1 && o.ttlMs <= 365 * TTL_POLICY.defaultMs)) throw bad("ttlMs", "in [1, 365 days] ms (spec §3: ≥ 10 min in production)");
   if (!(Number.isFinite(o.leaseMs) && o.leaseMs >= 1 && o.leaseMs <= o.ttlMs)) throw bad("leaseMs", "in [1, ttlMs] ms");
   if (!(Number.isFinite(o.timeoutMs) && o.timeoutMs >= 1 && o.timeoutMs <= 60_000)) throw bad("timeoutMs", "in [1, 60000] ms (one store call, not the window)");
   if (!["lease", "release", "naive"].includes(o.marking)) throw bad("marking", '"lease", "release" or "naive"');
+  if (o.failureMode !== "open" && o.failureMode !== "closed") throw bad("failureMode", '"open" or "closed"');
+  if (repositoryMode !== undefined && repositoryMode !== o.failureMode) {
+    throw bad("failureMode", `"${repositoryMode}" like its repository (fail${repositoryMode === "open" ? "Open" : "Closed"}(repository)), or leave one of the two unset`);
+  }
   if (!(o.preclaimMaxAgeFraction > 0 && o.preclaimMaxAgeFraction <= 1)) throw bad("preclaimMaxAgeFraction", "in (0, 1]");
   if (!/^[^\s:]+$/.test(o.service)) throw bad("service", "non-empty, without spaces or ':'");
   if (o.prefix !== undefined && (o.prefix === "" || /\s/.test(o.prefix))) throw bad("prefix", "non-empty without spaces");

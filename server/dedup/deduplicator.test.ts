@@ -6,8 +6,7 @@ import { failClosed, failOpen } from "./failure-mode";
 import { FaultyRepository } from "./faulty-repository";
 import { MemoryRepository } from "./memory-repository";
 import { newMessage, type Handler, type Message } from "./message";
-import { REASON_POISONED_KEY } from "./names";
-import { METRIC_NAMES } from "./names";
+import { METRIC_NAMES, REASON_POISONED_KEY } from "./names";
 import { MemoryPubSub } from "./pubsub";
 import { DONE_VALUE, PROCESSING_PREFIX, type DedupRepository } from "./repository";
 import { Router } from "./router";
@@ -227,6 +226,20 @@ describe("Deduplicator — store failures", () => {
     expect(ps.messages("in.dlq")[0]?.metadata[REASON_POISONED_KEY]).toMatch(/redis_timeout/);
     expect(await count(registry, METRIC_NAMES.errors, { reason: "redis_timeout" })).toBe(5);
     expect(await count(registry, METRIC_NAMES.processed, { result: "error" })).toBe(1);
+  });
+
+  it("failureMode is an option: unset = open (spec §4), \"closed\" on a bare repository poisons, a contradiction with failOpen/failClosed is refused", async () => {
+    const ran: string[] = [];
+    const open = harness(async (m) => void ran.push(m.uuid), { repo: refused(), stack: "dedup-only" });
+    expect(await open.sink.deliver(newMessage("o1", ""))).toBe("ack");
+    expect(ran).toEqual(["o1"]);
+    const closed = harness(async (m) => void ran.push(m.uuid), { repo: refused(), dedup: { failureMode: "closed" }, stack: "dedup-only" });
+    expect(await closed.sink.deliver(newMessage("c1", ""))).toBe("nack");
+    expect(ran).toEqual(["o1"]);
+    expect(await count(closed.registry, METRIC_NAMES.errors, { reason: "redis_conn" })).toBe(1);
+    expect(new Deduplicator({ repository: failClosed(refused()), failureMode: "closed" }).options.failureMode).toBe("closed");
+    expect(new Deduplicator({ repository: failOpen(refused()) }).options.failureMode).toBe("open");
+    expect(() => new Deduplicator({ repository: failClosed(refused()), failureMode: "open" })).toThrow(/failureMode must be "closed" like its repository/);
   });
 
   it("a throwing key factory counts marshal: fail-open processes, fail-closed poisons at once (not retryable)", async () => {

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { BatchState, NOT_RUN, RAN } from "./dedup-batch";
+import { DeliveryResults, type Delivery, type DeliveryState } from "./dedup-results";
 import { DedupStoreError, InProgressError } from "./errors";
 import {
   DEFAULT_DEDUPLICATOR_OPTIONS,
@@ -9,80 +11,13 @@ import {
 import { namedMiddleware, type BatchPreparation, type Handler, type Message, type Middleware } from "./message";
 import { dedupRecorder, type DedupRecorder } from "./metrics";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX, type ClaimRequest } from "./repository";
-import { KeyMarks, type PendingMark } from "./key-marks";
-import { dedupKeyPrefix } from "./names";
-import { doneValue, duplicateCause, positionOf } from "./duplicate-cause";
+import { KeyMarks } from "./key-marks";
+import { DEDUP_ERROR_REASON, dedupKeyPrefix } from "./names";
+import { doneValue, positionOf } from "./duplicate-cause";
 import { classifyStoreError, timed } from "./store-call";
 
 export * from "./deduplicator-options";
 export { classifyStoreError, StoreTimeoutError } from "./store-call";
-
-/** {@link BatchState.phase}: the message's stack has not reached the Deduplicator yet. */
-const NOT_RUN = 0;
-/** {@link BatchState.phase}: it ran; counted as an `error` result at settle unless it becomes final. */
-const RAN = 1;
-/** {@link BatchState.phase}: it ended in success or deduplicated. */
-const FINAL = 2;
-
-/**
- * Per Router batch (`prepareBatch`): the pre-claims and the metrics state of the batch's messages,
- * in arrays indexed by position in the batch (no object or closure per message), the deferred
- * `done` marks, and the keys that succeeded earlier in the batch. Each message's `context` points
- * to it under the Deduplicator's symbol; a message finds its position by identity, from a cursor
- * that follows the Router's in-order delivery.
- */
-class BatchState {
-  /** The pre-claimed key of `msgs[i]`; undefined = none (no key, a repeat in the batch) or already used. */
-  readonly keys: Array<string | undefined>;
-  /** null = claimed by us; string = existing value; undefined = unknown (the batch failed or timed out). */
-  readonly replies: Array<string | null | undefined>;
-  readonly phase: Uint8Array;
-  readonly marks: PendingMark[] = [];
-  /** Keys that succeeded earlier in the batch → their `done` value (a later copy's cause). */
-  readonly doneKeys = new Map<string, string>();
-  /** When the claim round trip answered (the pre-claims' age). */
-  at = 0;
-  /** false once settled: a late call falls back to the per-delivery path. */
-  open = true;
-  private cursor = 0;
-
-  constructor(
-    readonly msgs: readonly Message[],
-    /** The batch's claim token (one per batch: each key appears once in it). */
-    readonly value: string,
-    readonly counting: boolean,
-  ) {
-    this.keys = new Array<string | undefined>(msgs.length);
-    this.replies = new Array<string | null | undefined>(msgs.length);
-    this.phase = new Uint8Array(msgs.length);
-  }
-
-  /** Position of `msg` in the batch, or -1. */
-  indexOf(msg: Message): number {
-    const n = this.msgs.length;
-    for (let i = this.cursor; i < n; i++) {
-      if (this.msgs[i] === msg) return (this.cursor = i);
-    }
-    for (let i = 0; i < this.cursor; i++) if (this.msgs[i] === msg) return i;
-    return -1;
-  }
-}
-
-/**
- * What this Deduplicator keeps per delivery outside a batch, stored on the delivery's own
- * `context` under a per-instance symbol (cheaper than WeakMaps on the hot path, and gone with the delivery).
- */
-interface DeliveryState {
-  /** Metrics: the delivery ended in success or deduplicated (not error). */
-  final: boolean;
-  errorCounted: boolean;
-  /** onSettled registered (or found unavailable). */
-  tracked: boolean;
-  routed: boolean;
-}
-
-/** The metrics state `check` updates: a delivery's own, or a position in a batch. */
-type Tracking = DeliveryState | undefined;
 
 const PROCESS_TAG = randomBytes(6).toString("base64url");
 let seq = 0;
@@ -92,8 +27,8 @@ const NOOP_PREPARATION: BatchPreparation = { discard: async () => undefined };
 export class Deduplicator {
   readonly options: Readonly<ResolvedDeduplicatorOptions>;
   private readonly rec: DedupRecorder;
+  private readonly results: DeliveryResults;
   private readonly prefixes = new Map<string, string>();
-  private readonly slot = Symbol("deduplicator");
   private readonly claimTtl: number;
   /** The repository never waits on I/O: no timeout timer per call. */
   private readonly inProcess: boolean;
@@ -103,25 +38,16 @@ export class Deduplicator {
   private readonly closed: boolean;
 
   constructor(options: DeduplicatorOptions) {
-    const o = { ...DEFAULT_DEDUPLICATOR_OPTIONS, ...options } as ResolvedDeduplicatorOptions;
-    validateDeduplicatorOptions(o);
+    const o = { ...DEFAULT_DEDUPLICATOR_OPTIONS, ...options, failureMode: options.failureMode ?? options.repository?.failureMode ?? "open" } as ResolvedDeduplicatorOptions;
+    validateDeduplicatorOptions(o, options.repository?.failureMode);
     this.options = o;
     this.rec = dedupRecorder(o.registry, o.service);
+    this.results = new DeliveryResults(this.rec, Symbol("deduplicator"), o.registry !== undefined);
     this.claimTtl = o.marking === "lease" ? o.leaseMs : o.ttlMs;
-    this.closed = o.repository.failureMode === "closed";
+    this.closed = o.failureMode === "closed";
     this.inProcess = o.repository.inProcess === true;
     this.marks = new KeyMarks(o, this.rec, this.claimTtl, (p) => this.timed(p));
     this.valuePrefix = (o.marking === "lease" ? PROCESSING_PREFIX : CLAIMED_PREFIX) + PROCESS_TAG;
-  }
-
-  private stateOf(msg: Message): DeliveryState {
-    const ctx = msg.context as Record<symbol, DeliveryState | BatchState | undefined>;
-    let s = ctx[this.slot];
-    if (!s || s instanceof BatchState) {
-      s = { final: false, errorCounted: false, tracked: false, routed: false };
-      ctx[this.slot] = s;
-    }
-    return s;
   }
 
   /** A store call bounded by `timeoutMs` (not for in-process repositories, which cannot block). */
@@ -155,68 +81,52 @@ export class Deduplicator {
     return p;
   }
 
-
   private newValue(): string {
     return this.options.marking === "naive" ? NAIVE_VALUE : this.valuePrefix + (seq++).toString(36);
-  }
-
-  private track(msg: Message, topic: string, handler: string): DeliveryState | undefined {
-    if (!this.options.registry) return undefined;
-    const st = this.stateOf(msg);
-    if (st.tracked) return st;
-    st.tracked = true;
-    st.routed = typeof msg.context.onSettled === "function";
-    if (st.routed) {
-      msg.context.onSettled!(() => {
-        if (!st.final) this.rec.result(topic, handler, "error");
-      });
-    }
-    return st;
   }
 
   private handle(next: Handler, msg: Message): Promise<void | Message[]> {
     const topic = msg.context.topic ?? "";
     const handler = msg.context.handler ?? "default";
-    const slot = (msg.context as Record<symbol, DeliveryState | BatchState | undefined>)[this.slot];
-    if (slot instanceof BatchState && slot.open) {
-      const i = slot.indexOf(msg);
-      if (i >= 0) {
+    const batch = this.results.batchOf(msg);
+    if (batch) {
+      const bi = batch.indexOf(msg);
+      if (bi >= 0) {
         // The error result is counted at the batch's settle (phase RAN, never FINAL).
-        if (slot.phase[i] === NOT_RUN) slot.phase[i] = RAN;
-        return this.check(next, msg, topic, handler, undefined, slot, i);
+        if (batch.phase[bi] === NOT_RUN) batch.phase[bi] = RAN;
+        return this.check({ next, msg, topic, handler, st: undefined, batch, bi });
       }
     }
-    const st = this.track(msg, topic, handler);
+    const st = this.results.track(msg, topic, handler);
+    const d: Delivery = { next, msg, topic, handler, st, batch: undefined, bi: -1 };
     // Under a Router the error result is counted at settle; only without one is a catch needed here.
-    if (!st || st.routed) return this.check(next, msg, topic, handler, st);
-    return this.checkCountingErrors(next, msg, topic, handler, st);
+    if (!st || st.routed) return this.check(d);
+    return this.checkCountingErrors(d, st);
   }
 
-  private async checkCountingErrors(next: Handler, msg: Message, topic: string, handler: string, st: DeliveryState): Promise<void | Message[]> {
+  private async checkCountingErrors(d: Delivery, st: DeliveryState): Promise<void | Message[]> {
     try {
-      return await this.check(next, msg, topic, handler, st);
+      return await this.check(d);
     } catch (e) {
-      if (!st.final && !st.errorCounted) {
-        st.errorCounted = true;
-        this.rec.result(topic, handler, "error");
-      }
+      this.results.failed(st, d.topic, d.handler);
       throw e;
     }
   }
 
-  private async check(next: Handler, msg: Message, topic: string, handler: string, st: Tracking, batch?: BatchState, bi = -1): Promise<void | Message[]> {
+  private async check(d: Delivery): Promise<void | Message[]> {
     const o = this.options;
+    const { msg, batch, bi } = d;
     let key: string;
     try {
       key = this.keyOf(msg);
     } catch (e) {
-      this.rec.error("marshal");
-      if (this.closed) throw new DedupStoreError("marshal", `dedup key of message ${msg.uuid} could not be computed: ${(e as Error)?.message ?? e}`, { cause: e });
-      return this.passThrough(next, msg, topic, handler, st, batch, bi);
+      this.rec.error(DEDUP_ERROR_REASON.marshal);
+      if (this.closed) throw new DedupStoreError(DEDUP_ERROR_REASON.marshal, `dedup key of message ${msg.uuid} could not be computed: ${(e as Error)?.message ?? e}`, { cause: e });
+      return this.passThrough(d);
     }
 
     const earlier = batch?.doneKeys.get(key);
-    if (earlier !== undefined) return this.swallow(msg, key, topic, handler, st, batch, bi, earlier);
+    if (earlier !== undefined) return this.swallow(d, key, earlier);
 
     let value: string;
     let reply: string | null;
@@ -235,7 +145,7 @@ export class Deduplicator {
         reply = await this.timed(o.repository.claim(key, value, this.claimTtl));
       } catch (e) {
         this.rec.checkSeconds((performance.now() - t0) / 1000);
-        return this.storeFailed(e, `claim of ${key}`, next, msg, topic, handler, st, batch, bi);
+        return this.storeFailed(d, e, `claim of ${key}`);
       }
       this.rec.checkSeconds((performance.now() - t0) / 1000);
       if (reply !== null && reply === value && o.marking !== "naive") {
@@ -246,17 +156,17 @@ export class Deduplicator {
 
     if (reply !== null) {
       if (o.marking === "lease" && reply.startsWith(PROCESSING_PREFIX)) {
-        this.rec.inProgress(topic, handler);
+        this.rec.inProgress(d.topic, d.handler);
         throw new InProgressError(key);
       }
-      return this.swallow(msg, key, topic, handler, st, batch, bi, reply);
+      return this.swallow(d, key, reply);
     }
 
     let out: void | Message[];
     try {
-      out = await next(msg);
+      out = await d.next(msg);
     } catch (e) {
-      if (o.marking !== "naive") await this.marks.release(key, value, topic, handler);
+      if (o.marking !== "naive") await this.marks.release(key, value, d.topic, d.handler);
       throw e;
     }
     // The `done` value names this delivery's position: a later copy at the same position is a
@@ -268,41 +178,35 @@ export class Deduplicator {
       // one round trip for all marks of the batch. A later copy of this key in the same batch is
       // swallowed via doneKeys.
       batch.doneKeys.set(key, done);
-      if (o.marking === "lease") batch.marks.push({ key, value, done, topic, handler });
-    } else if (o.marking === "lease") await this.marks.complete(key, value, done, topic, handler);
-    if (st) st.final = true;
-    else if (batch) batch.phase[bi] = FINAL;
-    this.rec.result(topic, handler, "success");
+      if (o.marking === "lease") batch.marks.push({ key, value, done, topic: d.topic, handler: d.handler });
+    } else if (o.marking === "lease") await this.marks.complete(key, value, done, d.topic, d.handler);
+    this.results.success(d);
     return out;
   }
 
   /** Swallows a repeat; `stored` is the key's value (or the earlier copy's `done` value in this batch), for the cause. */
-  private swallow(msg: Message, key: string, topic: string, handler: string, st: Tracking, batch: BatchState | undefined, bi: number, stored: string): undefined {
-    if (st) st.final = true;
-    else if (batch) batch.phase[bi] = FINAL;
-    this.rec.result(topic, handler, "deduplicated");
-    if (this.options.registry) this.rec.duplicate(topic, handler, duplicateCause(stored, positionOf(msg.context)));
-    if (this.options.logDuplicates) this.options.logger(`[dedup] duplicate swallowed: handler=${handler} topic=${topic} uuid=${msg.uuid} key=${key}`);
+  private swallow(d: Delivery, key: string, stored: string): undefined {
+    this.results.deduplicated(d, stored);
+    if (this.options.logDuplicates) this.options.logger(`[dedup] duplicate swallowed: handler=${d.handler} topic=${d.topic} uuid=${d.msg.uuid} key=${key}`);
     return undefined;
   }
 
-  private async passThrough(next: Handler, msg: Message, topic: string, handler: string, st: Tracking, batch?: BatchState, bi = -1): Promise<void | Message[]> {
-    const out = await next(msg);
-    if (st) st.final = true;
-    else if (batch) batch.phase[bi] = FINAL;
-    this.rec.result(topic, handler, "success");
+  /** Fail-open: the handler runs unchecked. */
+  private async passThrough(d: Delivery): Promise<void | Message[]> {
+    const out = await d.next(d.msg);
+    this.results.success(d);
     return out;
   }
 
-  private storeFailed(e: unknown, what: string, next: Handler, msg: Message, topic: string, handler: string, st: Tracking, batch?: BatchState, bi = -1): Promise<void | Message[]> {
+  /** A failed store call: counted, then the failure mode decides (spec §4). */
+  private storeFailed(d: Delivery, e: unknown, what: string): Promise<void | Message[]> {
     const reason = classifyStoreError(e);
     this.rec.error(reason);
     if (this.closed) {
       throw new DedupStoreError(reason, `dedup store failed (${reason}) on ${what}: ${(e as Error)?.message ?? e}; fail-closed, so the message is retried and then poisoned`, { cause: e });
     }
-    return this.passThrough(next, msg, topic, handler, st, batch, bi);
+    return this.passThrough(d);
   }
-
 
   /**
    * The batch hook (Router `deliverBatch`): claims every message's key in ONE `claimBatch` round
@@ -319,10 +223,9 @@ export class Deduplicator {
     const reqs: ClaimRequest[] = [];
     const at: number[] = [];
     const seen = new Set<string>();
-    const slot = this.slot;
+    this.results.attach(batch);
     for (let i = 0; i < msgs.length; i++) {
       const m = msgs[i]!;
-      (m.context as Record<symbol, BatchState>)[slot] = batch;
       let key: string;
       try {
         key = this.keyOf(m);
@@ -356,16 +259,7 @@ export class Deduplicator {
     return {
       settle: async () => {
         batch.open = false;
-        if (batch.counting) {
-          // A message whose stack reached the Deduplicator but never ended in success or
-          // deduplicated is an `error` result (what onSettled counts outside a batch).
-          for (let i = 0; i < msgs.length; i++) {
-            if (batch.phase[i] === RAN) {
-              const c = msgs[i]!.context;
-              this.rec.result(c.topic ?? "", c.handler ?? "default", "error");
-            }
-          }
-        }
+        this.results.settle(batch);
         await this.marks.completeMany(batch.marks);
       },
       discard: async (notRun) => {

@@ -18,6 +18,9 @@ function withMode(repo: DedupRepository, failureMode: FailureMode): DedupReposit
  * Deduplicator lets the message through to the handler unchecked and counts
  * `deduplication_errors_total`. The service keeps consuming; **a repeat can reach the handler**,
  * which must then be idempotent itself (spec §5).
+ *
+ * A thin helper in the spec's words: the same as the Deduplicator option `failureMode: "open"`
+ * (the repository only carries the choice to the Deduplicator built on it).
  */
 export function failOpen(repo: DedupRepository): DedupRepository {
   return withMode(repo, "open");
@@ -27,6 +30,8 @@ export function failOpen(repo: DedupRepository): DedupRepository {
  * Fail-closed (spec §4): a store failure or timeout becomes the handler's error (`DedupStoreError`):
  * Retry runs again and, once the retries are spent, PoisonQueue sends the message to the DLQ. For
  * handlers where a duplicate costs money or cannot be undone.
+ *
+ * The same as the Deduplicator option `failureMode: "closed"` (see {@link failOpen}).
  */
 export function failClosed(repo: DedupRepository): DedupRepository {
   return withMode(repo, "closed");

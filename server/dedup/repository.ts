@@ -33,7 +33,7 @@ export type ClaimReply = string | null | Error;
 export interface DedupRepository {
   /** The kind of store, for lint and dashboards. */
   readonly kind: RepositoryKind;
-  /** Failure mode chosen with `failOpen` / `failClosed`; absent = open. */
+  /** Failure mode chosen with `failOpen` / `failClosed`: the default of the Deduplicator's `failureMode` option; absent = open. */
   readonly failureMode?: FailureMode;
   /** True when calls never wait on I/O (the in-memory repository): `timeoutMs` is then not applied. */
   readonly inProcess?: boolean;

@@ -60,7 +60,7 @@ describe("ClientConcurrency", () => {
     const hold = new Promise<void>((r) => (release = r));
     const a = c.run("x", () => hold);
     const b = c.run("x", () => hold);
-    await expect(c.run("x", async () => 1)).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(c.run("x", async () => 1, 30)).rejects.toBeInstanceOf(RateLimitedError);
     expect(await c.run("y", async () => 2)).toBe(2);
     release();
     await Promise.all([a, b]);

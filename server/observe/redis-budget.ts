@@ -1,25 +1,25 @@
 /**
  * Cost limits of the key browser and the UUID lookup (issue 16): one Redis-call budget per second
- * shared by all callers, a cap on calls in flight at once (so a `PING` of the dedup checks never
- * queues behind more than a couple of browse calls on the shared Redis), and a per-client
- * concurrency limit. Exhausted → {@link RateLimitedError} (429 + `Retry-After`).
+ * shared by all callers, one browse call in flight at a time (so a `PING` of the dedup checks never
+ * queues behind more than one browse call on the shared Redis), and a per-client concurrency limit.
+ * Exhausted → {@link RateLimitedError} (429 + `Retry-After`).
  */
 import { RateLimitedError } from "./errors";
 
 /** Options of {@link RedisBudget}. */
 export interface RedisBudgetOptions {
-  /** Calls per second refilled into the bucket. @default 100 */
+  /** Calls per second refilled into the bucket. @default 60 */
   callsPerSecond: number;
   /** Bucket size: the most calls in a burst (one page may make up to 40 SCANs). @default 40 */
   burst: number;
-  /** Calls running at once; the others wait their turn. @default 2 */
+  /** Calls running at once; the others wait their turn. @default 1 */
   maxInFlight: number;
   /** How long a caller waits for a token before it is told to retry. @default 250 */
   maxWaitMs: number;
 }
 
 /** Defaults of {@link RedisBudgetOptions}. */
-export const DEFAULT_REDIS_BUDGET_OPTIONS: RedisBudgetOptions = { callsPerSecond: 100, burst: 40, maxInFlight: 2, maxWaitMs: 250 };
+export const DEFAULT_REDIS_BUDGET_OPTIONS: RedisBudgetOptions = { callsPerSecond: 60, burst: 40, maxInFlight: 1, maxWaitMs: 250 };
 
 /** A token bucket of Redis calls with a cap on calls in flight. */
 export class RedisBudget {
@@ -94,10 +94,18 @@ export class ClientConcurrency {
     if (!(Number.isInteger(limit) && limit >= 1 && limit <= 100)) throw new RangeError(`limit: expected 1..100, got ${limit}`);
   }
 
-  /** Runs `fn` for `client`, or throws {@link RateLimitedError} when it already has `limit` in progress. */
-  async run<T>(client: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` for `client`; when it already has `limit` in progress, waits up to `waitMs` for one to
+   * end (a client that does not wait for its answers is slowed down, not served at once), then throws
+   * {@link RateLimitedError}.
+   */
+  async run<T>(client: string, fn: () => Promise<T>, waitMs = 250): Promise<T> {
+    const deadline = Date.now() + waitMs;
+    while ((this.active.get(client) ?? 0) >= this.limit) {
+      if (Date.now() >= deadline) throw new RateLimitedError(`at most ${this.limit} key-browser requests in progress per client; wait for the previous one`, 1);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const n = this.active.get(client) ?? 0;
-    if (n >= this.limit) throw new RateLimitedError(`at most ${this.limit} key-browser requests in progress per client; wait for the previous one`, 1);
     this.active.set(client, n + 1);
     try {
       return await fn();

@@ -62,6 +62,7 @@ import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository } from "@/server/dedup/red
 import type { DedupRepository } from "@/server/dedup/repository";
 import { Router } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
+import { withTimeout } from "@/server/dedup/store-call";
 import { startOwnRedis } from "@/server/observe/testing/redis-server";
 
 function arg(name: string, fallback: string): string {
@@ -177,14 +178,7 @@ const median = (xs: number[]) => {
 };
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 
-async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let t: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, rej) => (t = setTimeout(() => rej(new Error(`${what} did not finish within ${ms / 1000} s`)), ms)))]);
-  } finally {
-    clearTimeout(t);
-  }
-}
+const bounded = <T>(p: Promise<T>, ms: number, what: string): Promise<T> => withTimeout(p, ms, () => new Error(`${what} did not finish within ${ms / 1000} s`));
 
 /** Publisher of the default stack's DLQ: nothing fails in this bench, so nothing may arrive here. */
 class FailingDlq implements Publisher {
@@ -507,7 +501,7 @@ async function main(): Promise<void> {
   try {
     await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }] });
     const tf = performance.now();
-    const avg = await withTimeout(fillTopic(kafka, topic, N, PARTITIONS, SIZE), 300_000, "filling the topic");
+    const avg = await bounded(fillTopic(kafka, topic, N, PARTITIONS, SIZE), 300_000, "filling the topic");
     console.log(`  filled ${topic}: ${fmt(N)} records, payload ≈ ${avg.toFixed(0)} B, in ${((performance.now() - tf) / 1000).toFixed(1)} s`);
 
     for (let round = 1; round <= ROUNDS; round++) {
@@ -533,7 +527,7 @@ async function main(): Promise<void> {
         let redisCpuUs = 0;
         const profPath = profileDir && round === ROUNDS ? `${profileDir}/${variant}-r${round}.cpuprofile` : "";
         const c0 = process.cpuUsage();
-        const r0 = await withTimeout(profiled(profPath, consume), ROUND_TIMEOUT_S * 1000, `${variant} round ${round}`);
+        const r0 = await bounded(profiled(profPath, consume), ROUND_TIMEOUT_S * 1000, `${variant} round ${round}`);
         const c1 = process.cpuUsage(c0);
         const r = { ...r0, cpuUsPerMsg: (c1.user + c1.system) / r0.messages };
         if (profPath) profiles.set(variant, analyzeProfile(profPath, 15));

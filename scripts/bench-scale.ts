@@ -41,6 +41,7 @@ import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type DedupRedisClient, ty
 import { Router } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
+import { deletePrefix } from "@/server/testing/redis-cluster";
 
 // ---------------------------------------------------------------------------------------------
 // Arguments
@@ -87,26 +88,6 @@ async function ready(c: Redis | Cluster, what: string): Promise<void> {
       resolve();
     });
   });
-}
-
-/** Deletes every key under `prefix` (SCAN per master, single-key UNLINKs). */
-async function deletePrefix(c: Redis | Cluster, prefix: string): Promise<number> {
-  const nodes = c instanceof Cluster ? c.nodes("master") : [c];
-  let n = 0;
-  for (const node of nodes) {
-    let cursor = "0";
-    do {
-      const [next, keys] = await node.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length) {
-        const p = node.pipeline();
-        for (const k of keys) p.unlink(k);
-        await p.exec();
-        n += keys.length;
-      }
-    } while (cursor !== "0");
-  }
-  return n;
 }
 
 /** Busy fraction of all cores between two /proc/stat readings. */

@@ -3,6 +3,7 @@ import { Cluster } from "ioredis";
 import { config, type AppConfig } from "./config";
 import { observeRedis, whenReady, type RedisLike } from "./observe/redis-client";
 import { failureKind, redact } from "./redact";
+import { withTimeout } from "./dedup/store-call";
 
 import type { ComponentHealth, Health } from "@/lib/health";
 
@@ -17,21 +18,13 @@ class ProbeTimeout extends Error {}
 
 async function timed(c: AppConfig, probe: () => Promise<string>): Promise<ComponentHealth> {
   const t0 = performance.now();
-  let timer: NodeJS.Timeout | undefined;
   try {
-    const detail = await Promise.race([
-      probe(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new ProbeTimeout(`no answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
-      }),
-    ]);
+    const detail = await withTimeout(probe(), PROBE_TIMEOUT_MS, () => new ProbeTimeout(`no answer within ${PROBE_TIMEOUT_MS} ms`));
     return { status: "up", latencyMs: Math.round((performance.now() - t0) * 10) / 10, detail };
   } catch (e) {
     // The kind of failure, never the address (server/redact.ts).
     const detail = e instanceof ProbeTimeout ? e.message : `${failureKind(e)}: ${redact(e instanceof Error ? e.message : String(e), c)}`;
     return { status: "down", latencyMs: null, detail };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

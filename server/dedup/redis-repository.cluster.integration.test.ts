@@ -18,7 +18,7 @@ import { MemoryPubSub } from "./pubsub";
 import { CLAIM_LUA, COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type DedupRedisClient } from "./redis-repository";
 import { redisRepositorySuite } from "./redis-repository.suite";
 import { Router, type RouterErrorEvent } from "./router";
-import { clusterNodes, connectCluster } from "@/server/testing/redis-cluster";
+import { clusterNodes, connectCluster, deletePrefix, errorStats } from "@/server/testing/redis-cluster";
 
 // ---------------------------------------------------------------------------------------------
 // Cluster access (connecting and the layout: server/testing/redis-cluster.ts)
@@ -44,34 +44,8 @@ async function ownersOf(c: Cluster, keys: readonly string[]): Promise<string[]> 
   });
 }
 
-/** Sum of `INFO errorstats` counters (MOVED, ASK, CROSSSLOT, …) over the masters. */
-async function errorStats(c: Cluster): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const n of c.nodes("master")) {
-    const text = await n.info("errorstats");
-    for (const m of text.matchAll(/errorstat_(\w+):count=(\d+)/g)) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
-  }
-  return out;
-}
-
 function delta(after: Record<string, number>, before: Record<string, number>, name: string): number {
   return (after[name] ?? 0) - (before[name] ?? 0);
-}
-
-/** Deletes every key under `prefix` on every master (SCAN per master, single-key UNLINKs). */
-async function deletePrefix(c: Cluster, prefix: string): Promise<void> {
-  for (const n of c.nodes("master")) {
-    let cursor = "0";
-    do {
-      const [next, keys] = await n.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length) {
-        const p = n.pipeline();
-        for (const k of keys) p.unlink(k);
-        await p.exec();
-      }
-    } while (cursor !== "0");
-  }
 }
 
 /** True for a claim command as the repository sends it (SET … NX GET, or the claim script). */

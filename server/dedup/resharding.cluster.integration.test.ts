@@ -27,7 +27,7 @@ import { MemoryPubSub } from "./pubsub";
 import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type DedupRedisClient } from "./redis-repository";
 import { Router } from "./router";
 import { defaultStack } from "./stack";
-import { clusterMasters, connectCluster, type MasterInfo } from "@/server/testing/redis-cluster";
+import { clusterMasters, connectCluster, deletePrefix, errorStats, type MasterInfo } from "@/server/testing/redis-cluster";
 
 const MESSAGES = 20_000;
 const CHUNK = 500;
@@ -51,15 +51,6 @@ const REPLICA_CONFIGS: ReadonlyArray<{ name: string; options: ClusterOptions }> 
   { name: "auto-pipelining off", options: { enableAutoPipelining: false, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } } },
 ];
 
-async function errorStats(c: Cluster): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const n of c.nodes("master")) {
-    const text = await n.info("errorstats");
-    for (const m of text.matchAll(/errorstat_(\w+):count=(\d+)/g)) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
-  }
-  return out;
-}
-
 /** Runs one bounded `redis-cli --cluster reshard` (killed by pid after RESHARD_TIMEOUT_MS). */
 function reshard(entry: string, from: string, to: string, slots: number): Promise<{ code: number | null; ms: number; tail: string }> {
   const t0 = Date.now();
@@ -80,21 +71,6 @@ function reshard(entry: string, from: string, to: string, slots: number): Promis
       resolve({ code, ms: Date.now() - t0, tail: out.slice(-600) });
     });
   });
-}
-
-async function deletePrefix(c: Cluster, prefix: string): Promise<void> {
-  for (const n of c.nodes("master")) {
-    let cursor = "0";
-    do {
-      const [next, keys] = await n.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length) {
-        const p = n.pipeline();
-        for (const k of keys) p.unlink(k);
-        await p.exec();
-      }
-    } while (cursor !== "0");
-  }
 }
 
 /** Counts, per batch pipeline reply, the claims that came back as MOVED / ASK (re-claimed one by one by the Deduplicator). */

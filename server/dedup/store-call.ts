@@ -1,5 +1,5 @@
 import { DedupStoreError } from "./errors";
-import { type DedupErrorReason } from "./names";
+import { DEDUP_ERROR_REASON, type DedupErrorReason } from "./names";
 
 /** A store call that exceeded `timeoutMs`. */
 export class StoreTimeoutError extends Error {
@@ -15,18 +15,26 @@ export class StoreTimeoutError extends Error {
  * per request, reply errors) → `redis_conn`. Key-factory failures are `marshal` (not from here).
  */
 export function classifyStoreError(e: unknown): DedupErrorReason {
-  if (e instanceof StoreTimeoutError) return "redis_timeout";
+  if (e instanceof StoreTimeoutError) return DEDUP_ERROR_REASON.redisTimeout;
   if (e instanceof DedupStoreError) return e.reason;
   const code = (e as { code?: unknown } | null)?.code;
   const message = e instanceof Error ? e.message : String(e);
-  if (code === "ETIMEDOUT" || /timed? ?out/i.test(message)) return "redis_timeout";
-  return "redis_conn";
+  if (code === "ETIMEDOUT" || /timed? ?out/i.test(message)) return DEDUP_ERROR_REASON.redisTimeout;
+  return DEDUP_ERROR_REASON.redisConn;
 }
 
 /** `p`, or a rejection with {@link StoreTimeoutError} after `ms`. */
 export function timed<T>(p: Promise<T>, ms: number): Promise<T> {
+  return withTimeout(p, ms, () => new StoreTimeoutError(ms));
+}
+
+/**
+ * `p`, or a rejection with `onTimeout()` after `ms` (the timer is cleared when `p` settles first;
+ * `p` itself is not cancelled). The library's one timeout helper; the rest of the server uses it too.
+ */
+export function withTimeout<T>(p: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
   return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new StoreTimeoutError(ms)), ms);
+    const t = setTimeout(() => reject(onTimeout()), ms);
     p.then(
       (v) => {
         clearTimeout(t);

@@ -10,6 +10,7 @@ import { AssignerProtocol, Kafka, logLevel, type Admin } from "kafkajs";
 import type { ConsumerGroupView, ConsumerMember, ConsumerPartition, ConsumersQuery, ConsumersResponse } from "@/lib/consumer-types";
 import { config } from "@/server/config";
 import { replicaOfClientId } from "@/server/consumer/replica-id";
+import { withTimeout } from "@/server/dedup/store-call";
 import { NotFoundError, UpstreamUnavailableError, errorText } from "./errors";
 
 /** Options of the {@link ConsumerGroupDescriber}. */
@@ -149,19 +150,7 @@ function round2(x: number): number {
 
 /** Rejects with a timeout error after `ms`. */
 function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(t);
-        reject(e);
-      },
-    );
-  });
+  return withTimeout(p, ms, () => new Error(`${what} took longer than ${ms} ms`));
 }
 
 interface RateState {

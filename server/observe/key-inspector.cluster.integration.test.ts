@@ -20,29 +20,12 @@ import { browseKeys, lookupKey as browseLookup } from "./key-browser";
 import { KeyInspector } from "./key-inspector";
 import { LocalSource } from "./metrics/local";
 import { createObserveRedis, type RedisLike } from "./redis-client";
-import { clusterNodes } from "@/server/testing/redis-cluster";
+import { clusterNodes, deletePrefix, usableCluster } from "@/server/testing/redis-cluster";
 
 /** The app's observe client on the cluster, ready, or the instruction to start the cluster. */
 async function observeCluster(): Promise<Cluster> {
   const nodes = clusterNodes();
-  const c = createObserveRedis({ clusterNodes: nodes }, { commandTimeoutMs: 5_000 }) as Cluster;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      if (c.status === "ready") return resolve();
-      const t = setTimeout(() => reject(new Error(`not ready after 5 s (status ${c.status})`)), 5_000);
-      c.once("ready", () => {
-        clearTimeout(t);
-        resolve();
-      });
-    });
-    const info = String(await c.cluster("INFO"));
-    if (!info.includes("cluster_state:ok")) throw new Error("cluster_state is not ok");
-    if (c.nodes("master").length < 3) throw new Error(`expected 3 masters, found ${c.nodes("master").length}`);
-    return c;
-  } catch (e) {
-    c.disconnect();
-    throw new Error(`Redis Cluster at ${nodes.join(",")} is not usable (${(e as Error).message}): run npm run stack:cluster`);
-  }
+  return usableCluster(createObserveRedis({ clusterNodes: nodes }, { commandTimeoutMs: 5_000 }) as Cluster, nodes);
 }
 
 const addr = (n: { options: { host?: string; port?: number } }) => `${n.options.host}:${n.options.port}`;
@@ -58,18 +41,7 @@ async function commandCalls(c: Cluster, cmd: string): Promise<Map<string, number
 }
 
 async function deleteService(c: Cluster, service: string): Promise<void> {
-  for (const n of c.nodes("master")) {
-    let cursor = "0";
-    do {
-      const [next, keys] = await n.scan(cursor, "MATCH", `${service}:*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length) {
-        const p = n.pipeline();
-        for (const k of keys) p.unlink(k);
-        await p.exec();
-      }
-    } while (cursor !== "0");
-  }
+  await deletePrefix(c, `${service}:`);
 }
 
 let client: Cluster | undefined;

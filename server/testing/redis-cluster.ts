@@ -3,7 +3,7 @@
  * (`npm run stack:cluster`, 127.0.0.1:7000-7002, or REDIS_CLUSTER_NODES) and read its layout.
  * A cluster that is down fails the test with the instruction to start it — never a silent skip.
  */
-import { Cluster, type ClusterOptions } from "ioredis";
+import { Cluster, type ClusterOptions, type Redis } from "ioredis";
 import { parseConfig } from "@/server/config";
 
 /** The seed nodes of `npm run stack:cluster`. */
@@ -23,8 +23,17 @@ export async function connectCluster(options: ClusterOptions = {}): Promise<Clus
     { clusterRetryStrategy: () => 200, ...options },
   );
   c.on("error", () => {});
+  return usableCluster(c, nodes);
+}
+
+/**
+ * `c` once it is ready with 3 masters and cluster_state:ok; else disconnects it and throws the
+ * instruction to start the cluster (`nodes` name it). For a client made elsewhere (the app's).
+ */
+export async function usableCluster(c: Cluster, nodes: readonly string[] = clusterNodes()): Promise<Cluster> {
   try {
     await new Promise<void>((resolve, reject) => {
+      if (c.status === "ready") return resolve();
       const t = setTimeout(() => reject(new Error(`not ready after 5 s (status ${c.status})`)), 5_000);
       c.once("ready", () => {
         clearTimeout(t);
@@ -66,4 +75,34 @@ export async function clusterMasters(c: Cluster): Promise<MasterInfo[]> {
       }, 0),
     }))
     .sort((a, b) => a.addr.localeCompare(b.addr));
+}
+
+/** Deletes every key under `prefix` (SCAN per master of a cluster, single-key UNLINKs); returns how many. */
+export async function deletePrefix(c: Redis | Cluster, prefix: string): Promise<number> {
+  const nodes = c instanceof Cluster ? c.nodes("master") : [c];
+  let n = 0;
+  for (const node of nodes) {
+    let cursor = "0";
+    do {
+      const [next, keys] = await node.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length) {
+        const p = node.pipeline();
+        for (const k of keys) p.unlink(k);
+        await p.exec();
+        n += keys.length;
+      }
+    } while (cursor !== "0");
+  }
+  return n;
+}
+
+/** Sum of `INFO errorstats` counters (MOVED, ASK, CROSSSLOT, …) over the masters. */
+export async function errorStats(c: Cluster): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const n of c.nodes("master")) {
+    const text = await n.info("errorstats");
+    for (const m of text.matchAll(/errorstat_(\w+):count=(\d+)/g)) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+  }
+  return out;
 }

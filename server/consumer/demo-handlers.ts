@@ -4,8 +4,7 @@
  * backend can import {@link DEMO_HANDLERS} — the declared setups, `lintHandler`'s input — cheaply.
  */
 import { type HandlerSetup } from "@/server/dedup/lint";
-import { STACK_ORDER } from "@/server/dedup/names";
-import { TTL_POLICY, type TtlClass } from "@/server/dedup/names";
+import { STACK_ORDER, TTL_POLICY, type TtlClass } from "@/server/dedup/names";
 import type { FailureMode, RepositoryKind } from "@/server/dedup/repository";
 
 /** Topic of the live demo (6 partitions, created by `npm run stack:up` or at demo start). */

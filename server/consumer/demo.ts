@@ -9,8 +9,7 @@ import { failClosed, failOpen } from "@/server/dedup/failure-mode";
 import { FaultyRepository } from "@/server/dedup/faulty-repository";
 import type { HandlerSetup } from "@/server/dedup/lint";
 import { type Message } from "@/server/dedup/message";
-import { CORRELATION_ID_KEY, EVENT_TYPE_KEY } from "@/server/dedup/names";
-import { DEDUP_ERROR_REASON } from "@/server/dedup/names";
+import { CORRELATION_ID_KEY, DEDUP_ERROR_REASON, EVENT_TYPE_KEY, POISON_REASON_CLASS } from "@/server/dedup/names";
 import { dedupMetrics, dedupRecorder } from "@/server/dedup/metrics";
 import type { DedupRepository } from "@/server/dedup/repository";
 import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/workshop-types";
@@ -21,7 +20,6 @@ import { acceptEventType, buildStack, notificationHandler, Replica, type Handler
 import type { SideEffectStore } from "./side-effects";
 import type { Transport } from "./transport";
 import { consumerInfoGauge, replicaId } from "./replica-id";
-import { POISON_REASON_CLASS } from "@/server/dedup/names";
 
 /** Options of {@link DemoService}. */
 export interface DemoServiceOptions {

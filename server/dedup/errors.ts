@@ -1,7 +1,7 @@
 /**
  * Error classes that steer control flow through the stack (like BullMQ's `UnrecoverableError`).
  */
-import type { DedupErrorReason } from "./names";
+import { DEDUP_ERROR_REASON, type DedupErrorReason } from "./names";
 
 /**
  * Thrown by a handler (or middleware) to say that retrying cannot help: Retry stops at once and
@@ -46,7 +46,7 @@ export class DedupStoreError extends Error {
     super(message, options);
     this.name = "DedupStoreError";
     this.reason = reason;
-    this.retryable = reason !== "marshal";
+    this.retryable = reason !== DEDUP_ERROR_REASON.marshal;
   }
 }
 

@@ -1,12 +1,10 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { Deduplicator } from "./deduplicator";
-import { DEDUP_ERROR_REASONS } from "./names";
+import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, POISON_REASON_CLASSES, PROCESSED_RESULTS } from "./names";
 import { MemoryRepository } from "./memory-repository";
 import { dedupMetrics, dedupRecorder } from "./metrics";
-import { DUPLICATE_CAUSES, PROCESSED_RESULTS } from "./names";
 import { poisonQueue } from "./poison-queue";
-import { POISON_REASON_CLASSES } from "./names";
 import { MemoryPubSub } from "./pubsub";
 import { Router } from "./router";
 

@@ -1,5 +1,6 @@
 import { METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
 import { CONSUMER_INFO_METRIC } from "@/server/consumer/replica-id";
+import { PROCESSED_RESULT } from "@/server/dedup/names";
 import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, QUERY_BY, type QueryName } from "./queries";
 import type { Sample } from "./source";
 
@@ -131,7 +132,7 @@ export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): S
     case "processed_rate":
       return [...sumBy(rateAt(snaps, METRIC_NAMES.processed, t), by).values()];
     case "new_rate":
-      return [...sumBy(rateAt(snaps, METRIC_NAMES.processed, t).filter((r) => r.labels.result !== "deduplicated"), by).values()];
+      return [...sumBy(rateAt(snaps, METRIC_NAMES.processed, t).filter((r) => r.labels.result !== PROCESSED_RESULT.deduplicated), by).values()];
     case "check_p50":
       return quantileAt(snaps, 0.5, t);
     case "check_p99":

@@ -1,6 +1,6 @@
 import { CONSUMER_INFO_METRIC } from "@/server/consumer/replica-id";
 import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, METRIC_NAMES, RATE_WINDOW } from "@/lib/thresholds";
-import { METRIC_NAMES as LIBRARY_METRIC_NAMES } from "@/server/dedup/names";
+import { METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/server/dedup/names";
 
 /**
  * Counter of messages sent to the DLQ, by `reason_poisoned` (a bounded error class). Spec §7 has no
@@ -48,7 +48,7 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
 export const PROMQL: Record<QueryName, string> = {
   duplicate_ratio: duplicateRatioExpr(),
   processed_rate: `sum by (service, topic, handler, result) (rate(${METRIC_NAMES.processed}[${RATE_WINDOW}]))`,
-  new_rate: `sum by (service, topic, handler) (rate(${METRIC_NAMES.processed}{result!="deduplicated"}[${RATE_WINDOW}]))`,
+  new_rate: `sum by (service, topic, handler) (rate(${METRIC_NAMES.processed}{result!="${PROCESSED_RESULT.deduplicated}"}[${RATE_WINDOW}]))`,
   check_p50: checkQuantileExpr(0.5),
   check_p99: checkQuantileExpr(0.99),
   error_rate: errorRateExpr(),

@@ -6,43 +6,19 @@
  * and a graceful stop (finish the in-flight message, commit, leave the group).
  */
 import { randomBytes } from "node:crypto";
-import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage } from "kafkajs";
-import { type Message, type Outcome } from "@/server/dedup/message";
-import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "@/server/dedup/names";
-import type { MessageSink, Publisher, Subscriber, Subscription } from "@/server/dedup/pubsub";
-import { decodeRecord } from "./watermill-codec";
+import { Kafka, logLevel, type Consumer, type EachBatchPayload } from "kafkajs";
+import type { MessageSink, Subscriber, Subscription } from "@/server/dedup/pubsub";
 import { kafkaLogCreator } from "./kafka-log";
+import { pumpPartition, type SubscriberOptions } from "./partition-pump";
 
-/** What to do after a chunk was acked, before its offsets are committed (fault injection). */
-export type BeforeCommit = (acked: readonly Message[]) => "commit" | "crash";
+export { NO_UUID, unreadableToDlq, type BeforeCommit, type UnreadableRecord } from "./partition-pump";
 
-/** A record that could not be decoded (no / unreadable UUID header). */
-export interface UnreadableRecord {
-  topic: string;
-  partition: number;
-  offset: string;
-  reason: string;
-  metadata: Record<string, string>;
-  payload: Buffer;
-}
-
-/** Options of {@link KafkaSubscriber}. */
-export interface KafkaSubscriberOptions {
+/** Options of {@link KafkaSubscriber}: the shared {@link SubscriberOptions} plus kafkajs's own knobs. */
+export interface KafkaSubscriberOptions extends SubscriberOptions {
   /** Bootstrap brokers, `host:port`. Required. */
   brokers: readonly string[];
-  /** Consumer group. Required. One `subscribe` per topic per subscriber (the group's members must subscribe alike). */
-  groupId: string;
-  /** Replica name, written into `context.subscriber` as `kafka/<replica>` (timeline, `subscriber_poisoned`). @default a random id */
-  replica?: string;
-  /**
-   * The handler this subscriber feeds: `handler_poisoned` of the DLQ copy of an unreadable record
-   * it owns (the DLQ panels group by it). @default the groupId
-   */
-  handler?: string;
   /** Start a group without committed offsets at the earliest offset. @default true */
   fromBeginning?: boolean;
-  /** Messages per sink call (`deliverBatch`: one pre-claim round trip each). 1 uses `deliver`. @default 100 */
-  chunkSize?: number;
   /** Partitions processed concurrently (order is kept within each). @default 3 */
   partitionsConsumedConcurrently?: number;
   /** Group session timeout: how long a member that vanished without leaving holds its partitions. @default 10000 */
@@ -51,37 +27,6 @@ export interface KafkaSubscriberOptions {
   heartbeatIntervalMs?: number;
   /** Longest fetch wait on an idle partition (bounds shutdown latency too). @default 250 */
   maxWaitTimeMs?: number;
-  /** Pause before a nacked message is redelivered. @default 200 */
-  nackDelayMs?: number;
-  /**
-   * Commit acked offsets at most this often (0 = once per fetched kafkajs batch, after all of its
-   * acked chunks, as kafkajs's own `eachBatch` does; and before a nack's seek). Like kafkajs's
-   * `autoCommitInterval`: a rebalance re-reads the acked-but-uncommitted tail — the "rebalance"
-   * duplicate source of spec §1 (the Deduplicator swallows the re-reads). An idle partition's
-   * pending offsets are committed once the interval has passed; a graceful stop commits what is
-   * pending. @default 0
-   */
-  commitIntervalMs?: number;
-  /**
-   * Where a record without a readable `_watermill_message_uuid` goes: published (raw payload and
-   * headers plus `reason_poisoned` = `marshal: …`, `topic_poisoned`, …) to `topic` and committed.
-   * Without it such a record is skipped after `onUnreadable`. **Set it**: the demo and workers do.
-   */
-  dlq?: { publisher: Publisher; topic: string };
-  /** Called for every unreadable record (the demo counts `deduplication_errors_total{reason="marshal"}`). @default none */
-  onUnreadable?: (rec: UnreadableRecord) => void;
-  /**
-   * Whether this subscriber owns an unreadable record: sends it to the DLQ and calls
-   * `onUnreadable`; otherwise it only skips (commits) it. When several groups read one topic,
-   * let exactly one own each record. @default always
-   */
-  claimsUnreadable?: (rec: UnreadableRecord) => boolean;
-  /**
-   * Called after the stack acked a chunk and before its offsets are committed. Returning `"crash"`
-   * makes the replica leave at once **without committing** those offsets — the "restart before
-   * commit" duplicate source of spec §1. @default always "commit"
-   */
-  beforeCommit?: BeforeCommit;
   /** How long a stop waits for the in-flight batch before leaving anyway. @default 30000 */
   stopTimeoutMs?: number;
   /** kafkajs log level. @default logLevel.WARN */
@@ -298,151 +243,39 @@ export class KafkaSubscriber implements Subscriber {
     return { closed };
   }
 
-  private toMessage(m: KafkaMessage, topic: string, partition: number, signal: AbortSignal): Message | UnreadableRecord {
-    const d = decodeRecord(m.headers, m.value);
-    if (!d.ok) return { topic, partition, offset: m.offset, reason: d.reason, metadata: d.metadata, payload: d.payload };
-    return {
-      uuid: d.uuid,
-      metadata: d.metadata,
-      payload: d.payload,
-      signal,
-      context: { topic, partition, offset: m.offset, subscriber: `kafka/${this.replica}` },
-    };
-  }
-
-  private async eachBatch(p: EachBatchPayload, sink: MessageSink, h: BatchHooks): Promise<void> {
+  /** One fetched kafkajs batch through the shared partition loop: chunks, acks, commits, DLQ. */
+  private eachBatch(p: EachBatchPayload, sink: MessageSink, h: BatchHooks): Promise<void> {
     const { batch, heartbeat, isRunning, isStale } = p;
     const { topic, partition } = batch;
-    const { crashSignal, onCrash } = h;
     const o = this.o;
-    const halt = () => !isRunning() || isStale() || h.isStopping() || crashSignal.aborted;
-    const ack = (offset: string) => h.ack(partition, offset);
-    const seek = (_t: string, part: number, offset: string) => h.seek(part, offset);
-    // Offsets are acked per chunk (only a chunk's acked prefix) and committed once per kafkajs batch
-    // (its end, a nack, a stop, a rebalance): one commit round trip per fetch instead of per chunk.
-    // What is acked but not yet committed is only re-read after a crash or rebalance, and the
-    // Deduplicator swallows it: its `done` marks were sent before deliverBatch resolved, and every
-    // commit first awaits `sink.flush()` (the marks have landed).
-    let acked = false;
-    const commit = async () => {
-      if (!acked) return;
-      acked = false;
-      await h.commit();
-    };
-
-    const all = batch.messages;
-    let i = 0;
-    while (i < all.length) {
-      if (halt()) return commit();
-      const chunk: Message[] = [];
-      let unreadable: UnreadableRecord | null = null;
-      while (i < all.length && chunk.length < o.chunkSize) {
-        const m = this.toMessage(all[i]!, topic, partition, crashSignal);
-        if ("uuid" in m) {
-          chunk.push(m);
-          i++;
-        } else {
-          if (chunk.length === 0) {
-            unreadable = m;
-            i++;
-          }
-          break;
-        }
-      }
-
-      if (chunk.length > 0) {
-        // kafkajs heartbeats only when asked: keep the membership alive while a slow chunk runs (under
-        // fail-closed each message may spend its whole retry budget), or the member is evicted, its
-        // commits are refused and the chunk is processed (and poisoned) again. Errors (a rebalance in
-        // progress) are left to the heartbeat after the chunk, which makes kafkajs rejoin.
-        const beat = setInterval(() => void heartbeat().catch(() => undefined), o.heartbeatIntervalMs);
-        let outcomes: Outcome[];
-        try {
-          outcomes = o.chunkSize === 1 ? [await sink.deliver(chunk[0]!)] : await sink.deliverBatch(chunk);
-        } finally {
-          clearInterval(beat);
-        }
-        let okCount = 0;
-        while (okCount < outcomes.length && outcomes[okCount] === "ack") okCount++;
-        if (okCount > 0) {
-          const done = chunk.slice(0, okCount);
-          if (o.beforeCommit && o.beforeCommit(done) === "crash") {
-            onCrash();
-            return;
-          }
-          ack(chunk[okCount - 1]!.context.offset!);
-          acked = true;
-        }
-        if (okCount < chunk.length) {
-          // A nack (or a stop mid-chunk): redeliver from the first message without an ack; nothing
-          // later of this partition is committed because this batch ends here.
-          await commit();
-          if (outcomes[okCount] === "nack" && o.nackDelayMs > 0) await sleep(o.nackDelayMs);
-          if (isRunning()) seek(topic, partition, chunk[okCount]!.context.offset!);
-          return;
-        }
-      } else if (unreadable) {
-        const rec = unreadable;
-        if (!o.claimsUnreadable || o.claimsUnreadable(rec)) {
-          if (o.dlq) {
-            try {
-              await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(rec, `kafka/${this.replica}`, o.handler ?? o.groupId));
-            } catch {
-              await commit();
-              if (o.nackDelayMs > 0) await sleep(o.nackDelayMs);
-              if (isRunning()) seek(topic, partition, rec.offset);
-              return;
-            }
-          }
-          try {
-            o.onUnreadable?.(rec);
-          } catch {
-            // A broken observer must not stop consumption.
-          }
-        }
-        ack(rec.offset);
-        acked = true;
-      }
-      if (i >= all.length) break;
-      // Keeps the membership alive during a long batch; throws when a rebalance is in progress:
-      // what was acked is committed first (best effort), kafkajs rejoins and the owner re-reads the rest.
-      try {
-        await heartbeat();
-      } catch (e) {
-        await commit();
-        throw e;
-      }
-    }
-    await commit();
+    // Offsets are committed once per kafkajs batch (its end, a nack, a stop, a rebalance): one
+    // commit round trip per fetch instead of per chunk. What is acked but not yet committed is only
+    // re-read after a crash or rebalance, and the Deduplicator swallows it: its `done` marks were
+    // sent before deliverBatch resolved, and every commit first awaits `sink.flush()`.
+    return pumpPartition({
+      topic,
+      partition,
+      records: batch.messages,
+      start: 0,
+      offsetOf: (m) => m.offset,
+      sink,
+      options: o,
+      subscriber: `kafka/${this.replica}`,
+      signal: h.crashSignal,
+      deliverSingly: () => o.chunkSize === 1,
+      halt: () => !isRunning() || isStale() || h.isStopping() || h.crashSignal.aborted,
+      ack: (offset) => h.ack(partition, offset),
+      commit: h.commit,
+      redeliver: (offset) => {
+        if (isRunning()) h.seek(partition, offset);
+      },
+      onCrash: h.onCrash,
+      // kafkajs heartbeats only when asked.
+      heartbeat: { intervalMs: o.heartbeatIntervalMs, beat: heartbeat },
+    });
   }
 
   async close(): Promise<void> {
     await Promise.all([...this.closers].map((c) => c()));
   }
 }
-
-/**
- * The DLQ copy of an unreadable record. It has no UUID (the transport never invents one): the
- * Message built here carries an empty-string-free placeholder only in memory; the Kafka publisher
- * writes it WITHOUT a `_watermill_message_uuid` header (see `KafkaPublisher`, {@link NO_UUID}).
- * `handler_poisoned` is the handler whose subscriber owns the record, so it shows on that
- * handler's DLQ panel like any other poisoned message.
- */
-export function unreadableToDlq(rec: UnreadableRecord, subscriber: string, handler: string): Message {
-  return {
-    uuid: NO_UUID,
-    metadata: {
-      ...rec.metadata,
-      [REASON_POISONED_KEY]: rec.reason,
-      [TOPIC_POISONED_KEY]: rec.topic,
-      [HANDLER_POISONED_KEY]: handler,
-      [SUBSCRIBER_POISONED_KEY]: subscriber,
-    },
-    payload: rec.payload,
-    signal: new AbortController().signal,
-    context: {},
-  };
-}
-
-/** Placeholder uuid of a DLQ copy of a record that had none; publishers omit the UUID header for it. */
-export const NO_UUID = "\u0000no-uuid";

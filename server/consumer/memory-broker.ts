@@ -7,12 +7,11 @@
  * next owner. **Single process; not durable.**
  */
 import { randomBytes } from "node:crypto";
-import type { Message, Outcome } from "@/server/dedup/message";
+import type { Message } from "@/server/dedup/message";
 import type { MessageSink, Publisher, Subscriber, Subscription } from "@/server/dedup/pubsub";
 import { WATERMILL_UUID_HEADER } from "@/server/dedup/names";
-import type { BeforeCommit, UnreadableRecord } from "./kafka-subscriber";
-import { NO_UUID, unreadableToDlq } from "./kafka-subscriber";
-import { decodeRecord, encodeRecord } from "./watermill-codec";
+import { NO_UUID, pumpPartition, type SubscriberOptions } from "./partition-pump";
+import { encodeRecord } from "./watermill-codec";
 
 /** One stored record. */
 export interface MemoryRecord {
@@ -41,8 +40,6 @@ interface Group {
   generation: number;
   rebalancing: Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** The embedded broker. Create topics, then hand out publishers and group subscribers. */
 export class MemoryBroker {
@@ -172,33 +169,8 @@ export class MemoryBroker {
   }
 }
 
-/** Options of {@link MemoryGroupSubscriber}; the same knobs as the Kafka subscriber's. */
-export interface MemorySubscriberOptions {
-  /** Consumer group. Required. */
-  groupId: string;
-  /** Replica name for `context.subscriber` (`memory/<replica>`). @default a random id */
-  replica?: string;
-  /** The handler it feeds: `handler_poisoned` of an unreadable record's DLQ copy. @default the groupId */
-  handler?: string;
-  /** Messages per sink call. @default 20 */
-  chunkSize?: number;
-  /** Pause before a nacked message is redelivered. @default 50 */
-  nackDelayMs?: number;
-  /** Commit acked offsets at most this often; 0 = after every chunk (see the Kafka subscriber). @default 0 */
-  commitIntervalMs?: number;
-  /** Where unreadable records go (as with Kafka). */
-  dlq?: { publisher: Publisher; topic: string };
-  /** Called for every unreadable record. */
-  onUnreadable?: (rec: UnreadableRecord) => void;
-  /**
-   * Whether this subscriber owns an unreadable record: sends it to the DLQ and calls
-   * `onUnreadable`; otherwise it only skips (commits) it. When several groups read one topic,
-   * let exactly one own each record. @default always
-   */
-  claimsUnreadable?: (rec: UnreadableRecord) => boolean;
-  /** Fault injection: `"crash"` = leave at once without committing. @default always "commit" */
-  beforeCommit?: BeforeCommit;
-}
+/** Options of {@link MemoryGroupSubscriber}: the knobs every subscriber has, nothing of its own. */
+export type MemorySubscriberOptions = SubscriberOptions;
 
 /** Defaults of {@link MemorySubscriberOptions}. */
 export const DEFAULT_MEMORY_SUBSCRIBER_OPTIONS = {
@@ -296,8 +268,8 @@ export class MemoryGroupSubscriber implements Subscriber {
     }
   }
 
+  /** One partition of one generation: waits for records and runs them through the shared loop. */
   private async pump(broker: MemoryBroker, g: Group, m: Member, partition: number): Promise<void> {
-    const o = this.o;
     const gen = m.generation;
     const alive = () => !m.gone && m.generation === gen && g.generation === gen && !this.crash.signal.aborted;
     let pos = g.committed.get(`${m.topic}\u0000${partition}`) ?? 0;
@@ -307,60 +279,31 @@ export class MemoryGroupSubscriber implements Subscriber {
         await broker.waitForData(m.topic, 100);
         continue;
       }
-      const chunk: Message[] = [];
-      let unreadable: UnreadableRecord | null = null;
-      let at = pos;
-      while (at < recs.length && chunk.length < o.chunkSize) {
-        const r = recs[at]!;
-        const d = decodeRecord(r.headers, r.value);
-        if (d.ok) {
-          chunk.push({
-            uuid: d.uuid,
-            metadata: d.metadata,
-            payload: d.payload,
-            signal: this.crash.signal,
-            context: { topic: m.topic, partition, offset: String(at), subscriber: `memory/${this.replica}` },
-          });
-          at++;
-        } else {
-          if (chunk.length === 0) unreadable = { topic: m.topic, partition, offset: String(at), reason: d.reason, metadata: d.metadata, payload: d.payload };
-          break;
-        }
-      }
-      if (chunk.length > 0) {
-        const outcomes: Outcome[] = chunk.length === 1 ? [await m.sink.deliver(chunk[0]!)] : await m.sink.deliverBatch(chunk);
-        let acked = 0;
-        while (acked < outcomes.length && outcomes[acked] === "ack") acked++;
-        if (acked > 0) {
-          if (o.beforeCommit && o.beforeCommit(chunk.slice(0, acked)) === "crash") {
-            this.onCrash();
-            return;
-          }
-          pos += acked;
+      await pumpPartition({
+        topic: m.topic,
+        partition,
+        records: recs,
+        start: pos,
+        offsetOf: (_r, i) => String(i),
+        sink: m.sink,
+        options: this.o,
+        subscriber: `memory/${this.replica}`,
+        signal: this.crash.signal,
+        deliverSingly: (chunk) => chunk.length === 1,
+        halt: () => !alive(),
+        ack: async (offset) => {
+          pos = Number(offset) + 1;
           // The batch's deferred `done` marks land before its offsets count as committed (pubsub.ts item 3).
           if (m.sink.flush) await m.sink.flush();
           this.ack(g, m, partition, pos);
-        }
-        if (acked < chunk.length && outcomes[acked] === "nack" && o.nackDelayMs > 0) await sleep(o.nackDelayMs);
-      } else if (unreadable) {
-        if (!o.claimsUnreadable || o.claimsUnreadable(unreadable)) {
-          if (o.dlq) {
-            try {
-              await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(unreadable, `memory/${this.replica}`, o.handler ?? o.groupId));
-            } catch {
-              await sleep(o.nackDelayMs);
-              continue;
-            }
-          }
-          try {
-            o.onUnreadable?.(unreadable);
-          } catch {
-            // A broken observer must not stop consumption.
-          }
-        }
-        pos += 1;
-        this.ack(g, m, partition, pos);
-      }
+        },
+        // Acks commit on their own schedule (`commitIntervalMs`, see `ack`).
+        commit: async () => undefined,
+        redeliver: (offset) => {
+          pos = Number(offset);
+        },
+        onCrash: () => this.onCrash(),
+      });
     }
   }
 

@@ -7,9 +7,10 @@ import { randomBytes } from "node:crypto";
 import { Kafka, logLevel, type Admin } from "kafkajs";
 import type { Publisher, Subscriber } from "@/server/dedup/pubsub";
 import { KafkaPublisher } from "./kafka-publisher";
-import { KafkaSubscriber, type BeforeCommit, type UnreadableRecord } from "./kafka-subscriber";
+import { KafkaSubscriber } from "./kafka-subscriber";
 import { kafkaLogCreator } from "./kafka-log";
 import { MemoryBroker } from "./memory-broker";
+import type { SubscriberOptions } from "./partition-pump";
 import { decodeRecord, type Decoded } from "./watermill-codec";
 
 /** A subscriber that is one replica of a consumer group. */
@@ -21,27 +22,8 @@ export interface GroupSubscriber extends Subscriber {
   readonly assignment: Map<string, number[]>;
 }
 
-/** Options of one replica's subscriber (the knobs both transports share). */
-export interface ReplicaSubscriberOptions {
-  groupId: string;
-  replica: string;
-  /** The handler the subscriber feeds (`handler_poisoned` of unreadable records' DLQ copies). @default the groupId */
-  handler?: string;
-  /** Commit acked offsets at most this often (0 = after every chunk). @default 0 */
-  commitIntervalMs?: number;
-  /** Messages per sink call. @default transport's default */
-  chunkSize?: number;
-  /** Pause before a nacked message is redelivered. @default transport's default */
-  nackDelayMs?: number;
-  /** Restart-before-commit fault injection. */
-  beforeCommit?: BeforeCommit;
-  /** Where records without a readable UUID go. */
-  dlq?: { publisher: Publisher; topic: string };
-  /** Observer of unreadable records (metrics). */
-  onUnreadable?: (rec: UnreadableRecord) => void;
-  /** Whether this subscriber owns an unreadable record (DLQ + `onUnreadable`) or skips it. @default always */
-  claimsUnreadable?: (rec: UnreadableRecord) => boolean;
-}
+/** Options of one replica's subscriber: the knobs both transports share, with the replica named. */
+export type ReplicaSubscriberOptions = SubscriberOptions & { replica: string };
 
 /** A raw record for {@link Transport.produceRaw} (tests, poison input). */
 export interface RawRecord {

@@ -1,0 +1,237 @@
+/**
+ * The one per-partition consume loop both subscribers run (kafkajs's `eachBatch` in
+ * {@link KafkaSubscriber}, the embedded broker's partition pump in `MemoryGroupSubscriber`):
+ * records → chunk of decoded messages → `deliver` / `deliverBatch` → ack the acked prefix (after
+ * the `beforeCommit` hook) → on a nack commit what was acked and redeliver from the first message
+ * without an ack; a record without a readable UUID goes to the DLQ (and `onUnreadable`) and is
+ * acked. The transports differ only in the hooks: where offsets are kept, how a redelivery seeks,
+ * whether a heartbeat runs.
+ */
+import type { Message, Outcome } from "@/server/dedup/message";
+import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "@/server/dedup/names";
+import type { MessageSink, Publisher } from "@/server/dedup/pubsub";
+import type { IHeaders } from "kafkajs";
+import { decodeRecord } from "./watermill-codec";
+
+/** What to do after a chunk was acked, before its offsets are committed (fault injection). */
+export type BeforeCommit = (acked: readonly Message[]) => "commit" | "crash";
+
+/** A record that could not be decoded (no / unreadable UUID header). */
+export interface UnreadableRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  reason: string;
+  metadata: Record<string, string>;
+  payload: Buffer;
+}
+
+/** The knobs every group subscriber has (Kafka and embedded); each transport adds its own. */
+export interface SubscriberOptions {
+  /** Consumer group. Required. One `subscribe` per topic per subscriber (the group's members must subscribe alike). */
+  groupId: string;
+  /** Replica name, written into `context.subscriber` as `<transport>/<replica>` (timeline, `subscriber_poisoned`). @default a random id */
+  replica?: string;
+  /**
+   * The handler this subscriber feeds: `handler_poisoned` of the DLQ copy of an unreadable record
+   * it owns (the DLQ panels group by it). @default the groupId
+   */
+  handler?: string;
+  /** Messages per sink call (`deliverBatch`: one pre-claim round trip each). @default the transport's (Kafka 100, embedded 20) */
+  chunkSize?: number;
+  /** Pause before a nacked message is redelivered. @default the transport's (Kafka 200, embedded 50) */
+  nackDelayMs?: number;
+  /**
+   * Commit acked offsets at most this often (0 = as soon as possible: Kafka once per fetched batch,
+   * embedded after every chunk). A rebalance re-reads the acked-but-uncommitted tail — the
+   * "rebalance" duplicate source of spec §1 (the Deduplicator swallows the re-reads). An idle
+   * partition's pending offsets are committed once the interval has passed; a graceful stop commits
+   * what is pending. @default 0
+   */
+  commitIntervalMs?: number;
+  /**
+   * Where a record without a readable `_watermill_message_uuid` goes: published (raw payload and
+   * headers plus `reason_poisoned` = `marshal: …`, `topic_poisoned`, …) to `topic` and committed.
+   * Without it such a record is skipped after `onUnreadable`. **Set it**: the demo and workers do.
+   */
+  dlq?: { publisher: Publisher; topic: string };
+  /** Called for every unreadable record (the demo counts `deduplication_errors_total{reason="marshal"}`). @default none */
+  onUnreadable?: (rec: UnreadableRecord) => void;
+  /**
+   * Whether this subscriber owns an unreadable record: sends it to the DLQ and calls
+   * `onUnreadable`; otherwise it only skips (commits) it. When several groups read one topic,
+   * let exactly one own each record. @default always
+   */
+  claimsUnreadable?: (rec: UnreadableRecord) => boolean;
+  /**
+   * Called after the stack acked a chunk and before its offsets are committed. Returning `"crash"`
+   * makes the replica leave at once **without committing** those offsets — the "restart before
+   * commit" duplicate source of spec §1. @default always "commit"
+   */
+  beforeCommit?: BeforeCommit;
+}
+
+/** A stored record as both transports hold it: Watermill headers and a value. */
+export interface PumpRecord {
+  headers?: IHeaders;
+  value: Buffer | null;
+}
+
+/** One run of the loop over consecutive records of one partition, and the transport's hooks. */
+export interface PartitionRun<R extends PumpRecord> {
+  topic: string;
+  partition: number;
+  /** The records; the run reads from `start` while `i < records.length` (the array may grow). */
+  records: readonly R[];
+  start: number;
+  /** The offset of `records[i]`. */
+  offsetOf: (rec: R, i: number) => string;
+  sink: MessageSink;
+  /** The subscriber's options (chunkSize and nackDelayMs resolved). */
+  options: SubscriberOptions & { chunkSize: number; nackDelayMs: number };
+  /** `context.subscriber` of each message and `subscriber_poisoned` of a DLQ copy: `<transport>/<replica>`. */
+  subscriber: string;
+  /** Each message's signal: aborted when the replica crashes. */
+  signal: AbortSignal;
+  /** Whether a one-message sink call uses `deliver` (else `deliverBatch`). */
+  deliverSingly: (chunk: readonly Message[]) => boolean;
+  /** True when the run must stop before the next chunk (stop, rebalance, crash). */
+  halt: () => boolean;
+  /** Marks every record through `offset` done (committed by `commit`, or by the transport's own schedule). */
+  ack: (offset: string) => void | Promise<void>;
+  /** Commits what was acked (called only when something was acked since the last call). */
+  commit: () => Promise<void>;
+  /** Redelivers from `offset` (a nack, or a DLQ publish that failed); the run ends after it. */
+  redeliver: (offset: string) => void;
+  /** `beforeCommit` said crash: the replica leaves without committing. */
+  onCrash: () => void;
+  /** Keeps the membership alive: every `intervalMs` while a chunk runs, and between chunks (a throw there ends the run after a commit). */
+  heartbeat?: { intervalMs: number; beat: () => Promise<void> };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Consumes `run.records` from `run.start` until they are exhausted, the run halts, a redelivery
+ * was asked for, or the replica crashed. Offsets are acked per chunk (only a chunk's acked prefix)
+ * and committed once per run (its end, a nack, a halt, a failed heartbeat).
+ */
+export async function pumpPartition<R extends PumpRecord>(run: PartitionRun<R>): Promise<void> {
+  const { topic, partition, records: all, sink, options: o } = run;
+  let acked = false;
+  const commit = async () => {
+    if (!acked) return;
+    acked = false;
+    await run.commit();
+  };
+
+  let i = run.start;
+  while (i < all.length) {
+    if (run.halt()) return commit();
+    const chunk: Message[] = [];
+    let unreadable: UnreadableRecord | null = null;
+    while (i < all.length && chunk.length < o.chunkSize) {
+      const rec = all[i]!;
+      const offset = run.offsetOf(rec, i);
+      const d = decodeRecord(rec.headers, rec.value);
+      if (d.ok) {
+        chunk.push({ uuid: d.uuid, metadata: d.metadata, payload: d.payload, signal: run.signal, context: { topic, partition, offset, subscriber: run.subscriber } });
+        i++;
+        continue;
+      }
+      if (chunk.length === 0) {
+        unreadable = { topic, partition, offset, reason: d.reason, metadata: d.metadata, payload: d.payload };
+        i++;
+      }
+      break;
+    }
+
+    if (chunk.length > 0) {
+      // A slow chunk (under fail-closed each message may spend its whole retry budget) must not get
+      // the member evicted: its commits would be refused and the chunk processed (and poisoned)
+      // again. Errors (a rebalance in progress) are left to the heartbeat after the chunk.
+      const hb = run.heartbeat;
+      const beat = hb ? setInterval(() => void hb.beat().catch(() => undefined), hb.intervalMs) : undefined;
+      let outcomes: Outcome[];
+      try {
+        outcomes = run.deliverSingly(chunk) ? [await sink.deliver(chunk[0]!)] : await sink.deliverBatch(chunk);
+      } finally {
+        clearInterval(beat);
+      }
+      let okCount = 0;
+      while (okCount < outcomes.length && outcomes[okCount] === "ack") okCount++;
+      if (okCount > 0) {
+        if (o.beforeCommit && o.beforeCommit(chunk.slice(0, okCount)) === "crash") {
+          run.onCrash();
+          return;
+        }
+        await run.ack(chunk[okCount - 1]!.context.offset!);
+        acked = true;
+      }
+      if (okCount < chunk.length) {
+        // A nack (or a stop mid-chunk): redeliver from the first message without an ack; nothing
+        // later of this partition is acked because this run ends here.
+        await commit();
+        if (outcomes[okCount] === "nack" && o.nackDelayMs > 0) await sleep(o.nackDelayMs);
+        run.redeliver(chunk[okCount]!.context.offset!);
+        return;
+      }
+    } else if (unreadable) {
+      const rec = unreadable;
+      if (!o.claimsUnreadable || o.claimsUnreadable(rec)) {
+        if (o.dlq) {
+          try {
+            await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(rec, run.subscriber, o.handler ?? o.groupId));
+          } catch {
+            await commit();
+            if (o.nackDelayMs > 0) await sleep(o.nackDelayMs);
+            run.redeliver(rec.offset);
+            return;
+          }
+        }
+        try {
+          o.onUnreadable?.(rec);
+        } catch {
+          // A broken observer must not stop consumption.
+        }
+      }
+      await run.ack(rec.offset);
+      acked = true;
+    }
+    if (i >= all.length || !run.heartbeat) continue;
+    // Keeps the membership alive during a long run; throws when a rebalance is in progress: what
+    // was acked is committed first (best effort), the transport rejoins and the owner re-reads the rest.
+    try {
+      await run.heartbeat.beat();
+    } catch (e) {
+      await commit();
+      throw e;
+    }
+  }
+  await commit();
+}
+
+/**
+ * The DLQ copy of an unreadable record. It has no UUID (the transport never invents one): the
+ * Message built here carries a placeholder only in memory; the publishers write it WITHOUT a
+ * `_watermill_message_uuid` header ({@link NO_UUID}). `handler_poisoned` is the handler whose
+ * subscriber owns the record, so it shows on that handler's DLQ panel like any other poisoned message.
+ */
+export function unreadableToDlq(rec: UnreadableRecord, subscriber: string, handler: string): Message {
+  return {
+    uuid: NO_UUID,
+    metadata: {
+      ...rec.metadata,
+      [REASON_POISONED_KEY]: rec.reason,
+      [TOPIC_POISONED_KEY]: rec.topic,
+      [HANDLER_POISONED_KEY]: handler,
+      [SUBSCRIBER_POISONED_KEY]: subscriber,
+    },
+    payload: rec.payload,
+    signal: new AbortController().signal,
+    context: {},
+  };
+}
+
+/** Placeholder uuid of a DLQ copy of a record that had none; publishers omit the UUID header for it. */
+export const NO_UUID = "\u0000no-uuid";

@@ -3,7 +3,7 @@ import { TTL_POLICY } from "@/lib/thresholds";
 import type { ObserveContext } from "./context";
 import { handlerPrefix, splitPrefix } from "./glob";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
-import { got, inspectedHandlers, unavailable } from "./overview";
+import { got, inspectedHandlers, unavailable } from "./upstream";
 
 /** A gap beyond these ratios of measured / projected keys gets a note. */
 const GAP_HIGH = 1.5;

@@ -7,7 +7,7 @@ import { escapeGlob, PrefixGlobs, splitPrefix } from "./glob";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
 import { classifyValue } from "./key-samples";
 import { DESCRIBE_KEY_LUA } from "./key-scripts";
-import { redisUpstream, settleRedis } from "./overview";
+import { redisUpstream, settleRedis } from "./upstream";
 import { masters, nodeId, whenReady, type RedisLike } from "./redis-client";
 import { countUpstream } from "./upstream-counter";
 import { browseBudget, type RedisBudget } from "./redis-budget";

@@ -3,7 +3,7 @@ import { TTL_POLICY } from "@/lib/thresholds";
 import { lintHandler } from "@/server/dedup";
 import type { ObserveContext } from "./context";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
-import { inspectedHandlers, unavailable } from "./overview";
+import { inspectedHandlers, unavailable } from "./upstream";
 
 const fmtMs = (ms: number) => (ms >= 3_600_000 ? `${+(ms / 3_600_000).toFixed(1)} h` : `${+(ms / 60_000).toFixed(1)} min`);
 

@@ -2,7 +2,7 @@ import type { AlertsResponse, RangeKey, SeriesLine, SeriesMetric, SeriesResponse
 import { chartLines } from "@/lib/thresholds";
 import type { ObserveContext } from "./context";
 import type { QueryName } from "./metrics/queries";
-import { got, unavailable } from "./overview";
+import { got, unavailable } from "./upstream";
 
 /** Length of each range in seconds. */
 export const RANGE_SECONDS: Record<RangeKey, number> = {

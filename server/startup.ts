@@ -1,4 +1,4 @@
-import { config, ConfigError } from "./config";
+import { config, ConfigError, type AppConfig } from "./config";
 
 /**
  * Server start-up: validate the configuration (an invalid variable stops the process with a message
@@ -21,7 +21,21 @@ export async function startup(): Promise<void> {
   // The embedded metrics history and the first key count start at boot, not at the first page view.
   const { startObserve } = await import("./observe");
   startObserve();
-  if (config().DEMO === "on") startDemoInBackground();
+  if (config().DEMO === "on") {
+    await registerDemoHandlers(config());
+    startDemoInBackground();
+  }
+}
+
+/**
+ * Tells the dashboard which handlers the demo service runs (lint, TTL classes for the capacity
+ * projection, key-lookup prefixes): the observe side only reads the registry, start-up fills it.
+ * Registered before the consumer connects, so the dashboard knows them while Kafka is still down.
+ * The setups as deployed: Redis store in real mode, in-memory in embedded mode, one replica.
+ */
+export async function registerDemoHandlers(c: Pick<AppConfig, "mode" | "SERVICE_NAME">): Promise<void> {
+  const [{ registerHandlers }, { DEMO_TOPIC, demoHandlerSetups }] = await Promise.all([import("./observe/handler-registry"), import("./consumer/demo-handlers")]);
+  registerHandlers(demoHandlerSetups(c.mode === "real" ? "redis" : "memory", 1).map((setup) => ({ service: c.SERVICE_NAME, topic: DEMO_TOPIC, setup })));
 }
 
 /**

@@ -1,12 +1,19 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { lintHandler, RECOMMENDED_SETUP } from "@/server/dedup";
+import { registerDemoHandlers } from "@/server/startup";
 import { clearDeclaredHandlers, declaredHandlers, declaredPrefix, registerHandlers } from "./handler-registry";
 
 afterEach(() => clearDeclaredHandlers());
 
 describe("handler registry", () => {
-  it("falls back to the demo service's three handlers, which pass the library lint", () => {
+  it("is empty until something registers (the dashboard never reaches into the demo)", () => {
+    expect(declaredHandlers()).toEqual([]);
+  });
+
+  it("holds the demo service's three handlers once start-up registers them, and they pass the library lint", async () => {
+    await registerDemoHandlers({ mode: "embedded", SERVICE_NAME: "notification" });
     const d = declaredHandlers();
+    expect(d.every((h) => h.setup.repository === "memory" && h.topic === "demo.events")).toBe(true);
     expect(d.map((h) => h.setup.handler).sort()).toEqual(["on-page-viewed", "on-review-created", "on-user-banned"]);
     expect(d.map((h) => h.setup.ttlClass).sort()).toEqual(["analytics", "critical", "default"]);
     for (const h of d) expect(lintHandler(h.setup)).toEqual([]);

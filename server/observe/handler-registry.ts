@@ -1,9 +1,11 @@
-import { config } from "@/server/config";
-import { DEMO_TOPIC, demoHandlerSetups } from "@/server/consumer/demo-handlers";
+/**
+ * The handlers the app declares, as the dashboard reads them. The dashboard only reads: whoever
+ * runs a consumer registers its handlers (server/startup.ts registers the demo's when DEMO=on).
+ */
 import type { HandlerSetup } from "@/server/dedup";
 import { dedupKeyPrefix } from "@/server/dedup/names";
 
-/** A handler the app runs, as its consumer declares it (the seam between server/consumer and the dashboard). */
+/** A handler the app runs, as its consumer declares it (the seam between a consumer and the dashboard). */
 export interface DeclaredHandler {
   service: string;
   /** Topic it consumes, when known. */
@@ -25,7 +27,8 @@ function store(): Map<string, DeclaredHandler> {
 /**
  * Registers (or replaces, by service and handler) handler declarations, so the dashboard lints
  * them, knows their TTL class and window for the capacity projection, and looks UUIDs up under
- * their prefixes. The demo consumer calls this when it builds its handlers. Kept on `globalThis`
+ * their prefixes. Start-up calls this with the demo's handlers when the demo runs
+ * (`registerDemoHandlers`, server/startup.ts). Kept on `globalThis`
  * (Next.js evaluates modules more than once).
  */
 export function registerHandlers(handlers: readonly DeclaredHandler[]): void {
@@ -37,21 +40,9 @@ export function clearDeclaredHandlers(): void {
   store().clear();
 }
 
-/**
- * The declared handlers, in registration order. Until something registers, and while the demo is
- * on (`DEMO=on`, the default), the demo service's three handlers as `server/consumer` declares
- * them (`demoHandlerSetups`: Redis store in real mode, in-memory in embedded mode, one replica).
- */
+/** The declared handlers, in registration order (none until something registers). */
 export function declaredHandlers(): DeclaredHandler[] {
-  const registered = [...store().values()];
-  if (registered.length > 0) return registered;
-  try {
-    const c = config();
-    if (c.DEMO !== "on") return [];
-    return demoHandlerSetups(c.mode === "real" ? "redis" : "memory", 1).map((setup) => ({ service: c.SERVICE_NAME, topic: DEMO_TOPIC, setup }));
-  } catch {
-    return []; // invalid configuration: start-up reports it; the dashboard shows no declarations
-  }
+  return [...store().values()];
 }
 
 /** The key prefix of a declaration. */

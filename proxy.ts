@@ -1,4 +1,5 @@
 import { NextResponse, type NextRequest } from "next/server";
+import type { ErrorBody } from "@/lib/api-types";
 import { crossSiteRefusal, MAX_BODY_BYTES } from "@/server/access";
 
 /** Methods that never change state: the cross-site / content-type / size guard skips them. */
@@ -29,8 +30,8 @@ export function pageCsp(nonce: string | null, dev = process.env.NODE_ENV !== "pr
   ].join("; ");
 }
 
-function refuse(status: number, error: string, detail: string): NextResponse {
-  return NextResponse.json({ error, detail }, { status, headers: { ...OWN_HEADERS, "Content-Security-Policy": pageCsp(null) } });
+function refuse(status: number, error: ErrorBody["error"], detail: string): NextResponse {
+  return NextResponse.json({ error, detail } satisfies ErrorBody, { status, headers: { ...OWN_HEADERS, "Content-Security-Policy": pageCsp(null) } });
 }
 
 /**

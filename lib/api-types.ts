@@ -17,10 +17,29 @@ import { z } from "zod";
 // ---------------------------------------------------------------------------------------------
 // Common pieces
 
-/** Error body of every non-2xx answer: `error` is a short machine code, `detail` says what to fix. */
+/** The error codes of every API answer (dashboard, workshop, demo, and the proxy's refusals). */
+export const ERROR_CODES = [
+  "bad_request",
+  "unauthorized",
+  "forbidden",
+  "not_found",
+  "conflict",
+  "length_required",
+  "payload_too_large",
+  "unsupported_media_type",
+  "rate_limited",
+  "unavailable",
+  "internal",
+] as const;
+
+/**
+ * Error body of every non-2xx answer of every route (server/http.ts writes it): `error` is a short
+ * machine code, `detail` says what to fix; `runId` is set on a workshop 409 (the run in progress).
+ */
 export const errorBodySchema = z.object({
-  error: z.enum(["bad_request", "not_found", "rate_limited", "unavailable", "internal"]),
+  error: z.enum(ERROR_CODES),
   detail: z.string(),
+  runId: z.string().optional(),
 });
 /** Error body of every non-2xx answer. */
 export type ErrorBody = z.infer<typeof errorBodySchema>;

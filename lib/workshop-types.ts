@@ -8,31 +8,17 @@
  * Endpoints:
  * - `GET  /api/workshop/scenarios` → {@link ScenarioList}
  * - `POST /api/workshop/scenarios/{name}/runs` → 202 {@link RunCreated}; 404 unknown name; 409 while
- *   that scenario runs (body {@link WorkshopErrorBody} with `runId` of the running one)
+ *   that scenario runs (body `ErrorBody` of lib/api-types.ts with `runId` of the running one)
  * - `GET  /api/workshop/runs/{runId}` → {@link RunView}; 404 unknown / expired run id
  * - `GET  /api/demo/sources` → {@link DemoSources}; `PUT /api/demo/sources` with {@link DemoSourcesPatch} → {@link DemoSources}
  * - `GET  /api/demo/faults`  → {@link DemoFaults};  `PUT /api/demo/faults` with {@link DemoFaultsPatch} → {@link DemoFaults}
  *
  * State-changing calls (POST, PUT) follow the access rule of `server/access.ts`: open in embedded
  * mode; otherwise `Authorization: Bearer <WORKSHOP_TOKEN>` when that is set, else only from the
- * machine itself (localhost). 401 / 403 otherwise. Every non-2xx body is `{ error, detail }`.
+ * machine itself (localhost). 401 / 403 otherwise. Every non-2xx body is `{ error, detail }`
+ * (`ErrorBody`, lib/api-types.ts: one error shape for every route).
  */
 import { z } from "zod";
-
-// ---------------------------------------------------------------------------------------------
-// Errors
-
-/** Error codes of the workshop/demo API. */
-export const WORKSHOP_ERROR_CODES = ["bad_request", "unauthorized", "forbidden", "not_found", "conflict", "payload_too_large", "unavailable", "internal"] as const;
-
-/** Error body of every non-2xx answer. `runId` is set on a 409 (the run already in progress). */
-export const workshopErrorBodySchema = z.object({
-  error: z.enum(WORKSHOP_ERROR_CODES),
-  detail: z.string(),
-  runId: z.string().optional(),
-});
-/** Error body of every non-2xx answer. */
-export type WorkshopErrorBody = z.infer<typeof workshopErrorBodySchema>;
 
 // ---------------------------------------------------------------------------------------------
 // Scenarios

@@ -1,9 +1,8 @@
 /**
  * The one redaction of upstream error text (issue 16): what an API answer says about a failing
  * upstream names the component and the kind of failure, never a URL's userinfo, path, query or
- * the internal host. Used by every place an error names an upstream (the dashboard's routes through
- * `server/observe/http.ts`, `/api/health`, the workshop/demo routes through `server/consumer/http.ts`)
- * and by the upstream clients' own messages (Prometheus, Redis).
+ * the internal host. Used by every place an error names an upstream (every route's answer through
+ * `server/http.ts`, `/api/health` included) and by the upstream clients' own messages (Prometheus, Redis).
  *
  * Two layers:
  * 1. every configured value (`PROMETHEUS_URL`, `REDIS_URL`, `REDIS_CLUSTER_NODES`, `DATABASE_URL`,

@@ -3,25 +3,25 @@
  * latest runs in memory for `GET /api/workshop/runs/{runId}`.
  */
 import type { RunView, ScenarioList, ScenarioName } from "@/lib/workshop-types";
+import { HttpError } from "@/server/http";
 import { ScenarioContext, type ScenarioEnv } from "./scenario-context";
 import { checkOutcome, SCENARIOS, scenarioByName } from "./scenarios";
 
 /** `POST …/runs` for a name that is not a scenario (→ 404). */
-export class UnknownScenarioError extends Error {
+export class UnknownScenarioError extends HttpError {
   constructor(readonly scenario: string) {
-    super(`no scenario named ${scenario}; GET /api/workshop/scenarios lists them`);
-    this.name = "UnknownScenarioError";
+    super(404, "not_found", `no scenario named ${scenario}; GET /api/workshop/scenarios lists them`);
   }
 }
 
 /** `POST …/runs` while that scenario runs (→ 409). */
-export class ScenarioBusyError extends Error {
+export class ScenarioBusyError extends HttpError {
   constructor(
     readonly scenario: string,
+    /** The run in progress (the 409 answer's `runId`). */
     readonly runId: string,
   ) {
-    super(`scenario ${scenario} is already running as run ${runId}; wait for it to finish`);
-    this.name = "ScenarioBusyError";
+    super(409, "conflict", `scenario ${scenario} is already running as run ${runId}; wait for it to finish`);
   }
 }
 

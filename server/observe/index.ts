@@ -9,7 +9,6 @@ export { getSeries, getAlerts } from "./series";
 export { getCapacity } from "./capacity";
 export { getLint } from "./lint";
 export { getHandlers, browseKeys, lookupKey } from "./key-browser";
-export { handleQuery, json } from "./http";
 export { registerHandlers, declaredHandlers, type DeclaredHandler } from "./handler-registry";
 export { observeRedis, createObserveRedis, whenReady, type RedisLike } from "./redis-client";
 export { upstreamCalls } from "./upstream-counter";

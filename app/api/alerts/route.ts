@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { getAlerts, handleQuery, observeContext } from "@/server/observe";
+import { getAlerts, observeContext } from "@/server/observe";
+import { handleQuery } from "@/server/http";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { getCapacity, handleQuery, observeContext } from "@/server/observe";
+import { getCapacity, observeContext } from "@/server/observe";
+import { handleQuery } from "@/server/http";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

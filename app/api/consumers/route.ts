@@ -1,8 +1,7 @@
 import { consumersQuerySchema } from "@/lib/consumer-types";
 import { config } from "@/server/config";
 import { SharedCache } from "@/server/observe/cache";
-import { handleQuery } from "@/server/observe/http";
-import { NotFoundError } from "@/server/observe/errors";
+import { handleQuery, NotFoundError } from "@/server/http";
 import { getConsumers } from "@/server/observe/consumer-group";
 
 export const dynamic = "force-dynamic";

@@ -1,5 +1,6 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { demoFaultsSchema, demoSourcesSchema, workshopErrorBodySchema } from "@/lib/workshop-types";
+import { demoFaultsSchema, demoSourcesSchema } from "@/lib/workshop-types";
+import { errorBodySchema } from "@/lib/api-types";
 import { parseConfig } from "@/server/config";
 import { consumerRuntime } from "@/server/consumer/runtime";
 import { GET as getSources, PUT as putSources } from "./sources/route";
@@ -20,7 +21,7 @@ afterAll(async () => {
 
 describe("demo API routes", () => {
   it("GET/PUT /api/demo/sources: a partial patch switches one source and keeps the others", async () => {
-    const before = demoSourcesSchema.parse(await (await getSources()).json());
+    const before = demoSourcesSchema.parse(await (await getSources(new Request("http://localhost/api/demo/sources"))).json());
     expect(before.retryOnError.enabled).toBe(false);
     const res = await put(putSources, { retryOnError: { enabled: true, rate: 0.3 }, forwarderRepublish: { delayMs: 1000 } });
     expect(res.status).toBe(200);
@@ -28,14 +29,14 @@ describe("demo API routes", () => {
     expect(after.retryOnError).toEqual({ enabled: true, rate: 0.3 });
     expect(after.forwarderRepublish).toEqual({ ...before.forwarderRepublish, delayMs: 1000 });
     expect(after.rebalance).toEqual(before.rebalance);
-    expect(demoSourcesSchema.parse(await (await getSources()).json()).retryOnError.enabled).toBe(true);
+    expect(demoSourcesSchema.parse(await (await getSources(new Request("http://localhost/api/demo/sources"))).json()).retryOnError.enabled).toBe(true);
   });
 
   it("PUT /api/demo/sources rejects out-of-range values, unknown fields and non-JSON with 400 { error, detail }", async () => {
     for (const body of [{ retryOnError: { rate: 2 } }, { rebalance: { replicas: 9 } }, { bogus: true }, "not json"]) {
       const res = await put(putSources, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
-      const e = workshopErrorBodySchema.parse(await res.json());
+      const e = errorBodySchema.parse(await res.json());
       expect(e.error).toBe("bad_request");
       expect(e.detail.length).toBeGreaterThan(5);
     }
@@ -47,8 +48,8 @@ describe("demo API routes", () => {
     expect(demoFaultsSchema.parse(await res.json())).toMatchObject({ latencyMs: 30, errorRate: 0.1, redisCutoff: { available: false, active: false } });
     const cut = await put(putFaults, { redisCutoffMs: 5000 });
     expect(cut.status).toBe(400);
-    expect(workshopErrorBodySchema.parse(await cut.json()).detail).toMatch(/real mode/);
-    expect(demoFaultsSchema.parse(await (await getFaults()).json()).latencyMs).toBe(30);
+    expect(errorBodySchema.parse(await cut.json()).detail).toMatch(/real mode/);
+    expect(demoFaultsSchema.parse(await (await getFaults(new Request("http://localhost/api/demo/faults"))).json()).latencyMs).toBe(30);
     expect((await put(putFaults, { errorRate: -1 })).status).toBe(400);
   });
 

@@ -1,5 +1,6 @@
 import { handlersQuerySchema } from "@/lib/api-types";
-import { getHandlers, handleQuery, observeContext } from "@/server/observe";
+import { getHandlers, observeContext } from "@/server/observe";
+import { handleQuery } from "@/server/http";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

@@ -1,5 +1,5 @@
 import { cachedHealth } from "@/server/health";
-import { redactedJson } from "@/server/observe/http";
+import { answer } from "@/server/http";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -9,5 +9,5 @@ export const runtime = "nodejs";
  * probe). One answer is shared by all callers for 2 s over long-lived clients (server/health.ts).
  */
 export async function GET(req: Request): Promise<Response> {
-  return redactedJson(req, 200, await cachedHealth());
+  return answer(req, await cachedHealth());
 }

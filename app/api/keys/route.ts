@@ -1,6 +1,6 @@
 import { keysQuerySchema } from "@/lib/api-types";
-import { browseKeys, handleQuery, observeContext } from "@/server/observe";
-import { browseClient } from "@/server/observe/http";
+import { browseKeys, observeContext } from "@/server/observe";
+import { browseClient, handleQuery } from "@/server/http";
 import { browseClients } from "@/server/observe/redis-budget";
 
 export const dynamic = "force-dynamic";

@@ -1,5 +1,6 @@
 import { overviewQuerySchema } from "@/lib/api-types";
-import { getOverview, handleQuery, observeContext } from "@/server/observe";
+import { getOverview, observeContext } from "@/server/observe";
+import { handleQuery } from "@/server/http";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

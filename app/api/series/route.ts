@@ -1,5 +1,6 @@
 import { seriesQuerySchema } from "@/lib/api-types";
-import { getSeries, handleQuery, observeContext } from "@/server/observe";
+import { getSeries, observeContext } from "@/server/observe";
+import { handleQuery } from "@/server/http";
 import { normalizeStep } from "@/server/observe/series-step";
 
 export const dynamic = "force-dynamic";

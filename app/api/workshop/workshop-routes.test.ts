@@ -1,5 +1,6 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { runCreatedSchema, runViewSchema, scenarioListSchema, workshopErrorBodySchema } from "@/lib/workshop-types";
+import { runCreatedSchema, runViewSchema, scenarioListSchema } from "@/lib/workshop-types";
+import { errorBodySchema } from "@/lib/api-types";
 import { parseConfig } from "@/server/config";
 import { consumerRuntime } from "@/server/consumer/runtime";
 import { sideEffectCounters } from "@/server/consumer/side-effects";
@@ -30,7 +31,7 @@ afterAll(async () => {
 
 describe("workshop API routes", () => {
   it("GET /api/workshop/scenarios lists the 13 scenarios with their expected outcomes", async () => {
-    const res = await listScenarios();
+    const res = await listScenarios(new Request("http://localhost/api/workshop/scenarios"));
     expect(res.status).toBe(200);
     const body = scenarioListSchema.parse(await res.json());
     expect(body.mode).toBe("embedded");
@@ -41,10 +42,10 @@ describe("workshop API routes", () => {
   it("POST an unknown scenario → 404, a malformed name → 400, both { error, detail }", async () => {
     const r404 = await post("no-such-scenario");
     expect(r404.status).toBe(404);
-    expect(workshopErrorBodySchema.parse(await r404.json()).error).toBe("not_found");
+    expect(errorBodySchema.parse(await r404.json()).error).toBe("not_found");
     const r400 = await post("../../etc");
     expect(r400.status).toBe(400);
-    expect(workshopErrorBodySchema.parse(await r400.json())).toMatchObject({ error: "bad_request" });
+    expect(errorBodySchema.parse(await r400.json())).toMatchObject({ error: "bad_request" });
   });
 
   it("POST runs a scenario (202 { runId }), a second POST while it runs → 409 with the running runId, the run ends done with a timeline", async () => {
@@ -53,7 +54,7 @@ describe("workshop API routes", () => {
     const { runId } = runCreatedSchema.parse(await first.json());
     const second = await post("forwarder-republish");
     expect(second.status).toBe(409);
-    expect(workshopErrorBodySchema.parse(await second.json())).toMatchObject({ error: "conflict", runId });
+    expect(errorBodySchema.parse(await second.json())).toMatchObject({ error: "conflict", runId });
     const running = runViewSchema.parse(await (await run(runId)).json());
     expect(running.status).toBe("running");
     await consumerRuntime().workshop.wait(runId);
@@ -117,14 +118,14 @@ describe("workshop API routes", () => {
     expect((await run("abcdef123456")).status).toBe(404);
     const bad = await run("bad id!");
     expect(bad.status).toBe(400);
-    expect(workshopErrorBodySchema.parse(await bad.json()).error).toBe("bad_request");
+    expect(errorBodySchema.parse(await bad.json()).error).toBe("bad_request");
   });
 
   it("with WORKSHOP_TOKEN set, POST needs the bearer token: 401 without it, 202 with it", async () => {
     g.__dedupHealthConfig = parseConfig({ WORKSHOP_TOKEN: "token-of-at-least-16" });
     const denied = await post("anti-correlation-id");
     expect(denied.status).toBe(401);
-    expect(workshopErrorBodySchema.parse(await denied.json()).error).toBe("unauthorized");
+    expect(errorBodySchema.parse(await denied.json()).error).toBe("unauthorized");
     const ok = await post("anti-correlation-id", { authorization: "Bearer token-of-at-least-16" });
     expect(ok.status).toBe(202);
     await consumerRuntime().workshop.wait(runCreatedSchema.parse(await ok.json()).runId);

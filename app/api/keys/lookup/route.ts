@@ -1,6 +1,6 @@
 import { keyLookupQuerySchema } from "@/lib/api-types";
-import { handleQuery, lookupKey, observeContext } from "@/server/observe";
-import { browseClient } from "@/server/observe/http";
+import { lookupKey, observeContext } from "@/server/observe";
+import { browseClient, handleQuery } from "@/server/http";
 import { browseClients } from "@/server/observe/redis-budget";
 
 export const dynamic = "force-dynamic";

@@ -1,10 +1,10 @@
 import { consumerRuntime } from "@/server/consumer/runtime";
-import { json } from "@/server/consumer/http";
+import { answer } from "@/server/http";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 /** `GET /api/workshop/scenarios` → `ScenarioList` (lib/workshop-types.ts). */
-export async function GET(): Promise<Response> {
-  return json(consumerRuntime().workshop.list());
+export async function GET(req: Request): Promise<Response> {
+  return answer(req, consumerRuntime().workshop.list());
 }

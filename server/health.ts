@@ -4,6 +4,7 @@ import { config, type AppConfig } from "./config";
 import { observeRedis, whenReady, type RedisLike } from "./observe/redis-client";
 import { failureKind, redact } from "./redact";
 import { withTimeout } from "./dedup/store-call";
+import { prometheusEndpoint } from "./observe/metrics/prometheus";
 
 import type { ComponentHealth, Health } from "@/lib/health";
 
@@ -74,9 +75,9 @@ async function probeKafka(c: AppConfig): Promise<ComponentHealth> {
 
 async function probePrometheus(c: AppConfig): Promise<ComponentHealth> {
   if (!c.PROMETHEUS_URL) return { status: "not-configured", latencyMs: null, detail: "PROMETHEUS_URL is not set: metrics are sampled in-process" };
-  const base = c.PROMETHEUS_URL.replace(/\/+$/, "");
+  const { base, headers } = prometheusEndpoint(c.PROMETHEUS_URL);
   return timed(c, async () => {
-    const res = await fetch(`${base}/-/ready`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS), cache: "no-store" });
+    const res = await fetch(`${base}/-/ready`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS), cache: "no-store", headers });
     if (!res.ok) throw new Error(`/-/ready answered ${res.status}`);
     return "ready";
   });

@@ -18,6 +18,33 @@ export interface PrometheusSourceOptions {
 /** Defaults of {@link PrometheusSourceOptions}. */
 export const DEFAULT_PROMETHEUS_SOURCE_OPTIONS: PrometheusSourceOptions = { timeoutMs: 2000, cacheTtlMs: 2000 };
 
+/** Where to reach a Prometheus: the URL without userinfo, and the headers that carry it. */
+export interface PrometheusEndpoint {
+  /** `PROMETHEUS_URL` without `user:pass@` and without trailing slashes. */
+  base: string;
+  /** `Authorization: Basic …` when the URL held userinfo, else empty. */
+  headers: Record<string, string>;
+}
+
+/**
+ * Splits `PROMETHEUS_URL` into a fetchable base and its credentials: `fetch` refuses a URL with
+ * `user:pass@`, so the userinfo (percent-decoded, as a browser would send it) becomes an
+ * `Authorization: Basic` header (RFC 7617) and leaves the URL. The error redaction
+ * (server/redact.ts) still hides the configured value, its userinfo and its password.
+ */
+export function prometheusEndpoint(url: string): PrometheusEndpoint {
+  const u = new URL(url);
+  const headers: Record<string, string> = {};
+  if (u.username || u.password) {
+    const user = decodeURIComponent(u.username);
+    const pass = decodeURIComponent(u.password);
+    headers.authorization = `Basic ${Buffer.from(`${user}:${pass}`, "utf8").toString("base64")}`;
+    u.username = "";
+    u.password = "";
+  }
+  return { base: u.toString().replace(/\/+$/, ""), headers };
+}
+
 /** Prometheus answered with an error or could not be reached. */
 export class PrometheusError extends Error {
   constructor(message: string) {
@@ -56,6 +83,7 @@ export class PrometheusSource implements MetricsSource {
   private readonly opts: PrometheusSourceOptions;
   private readonly cache: SharedCache;
   private readonly base: string;
+  private readonly headers: Record<string, string>;
 
   constructor(baseUrl: string, opts: Partial<PrometheusSourceOptions> = {}) {
     const o = { ...DEFAULT_PROMETHEUS_SOURCE_OPTIONS, ...opts };
@@ -63,7 +91,9 @@ export class PrometheusSource implements MetricsSource {
     if (!(o.cacheTtlMs >= 0 && o.cacheTtlMs <= 60_000)) throw new RangeError(`cacheTtlMs: expected 0..60000, got ${o.cacheTtlMs}`);
     this.opts = o;
     this.cache = new SharedCache({ ttlMs: o.cacheTtlMs, errorTtlMs: Math.min(1000, o.cacheTtlMs) });
-    this.base = baseUrl.replace(/\/+$/, "");
+    const endpoint = prometheusEndpoint(baseUrl);
+    this.base = endpoint.base;
+    this.headers = endpoint.headers;
   }
 
   instant(q: QueryName): Promise<Sample[]> {
@@ -133,7 +163,7 @@ export class PrometheusSource implements MetricsSource {
     const url = `${this.base}${path}?${new URLSearchParams(params).toString()}`;
     let res: Response;
     try {
-      res = await countUpstream("prometheus", () => fetch(url, { signal: AbortSignal.timeout(this.opts.timeoutMs), cache: "no-store" }));
+      res = await countUpstream("prometheus", () => fetch(url, { signal: AbortSignal.timeout(this.opts.timeoutMs), cache: "no-store", headers: this.headers }));
     } catch (e) {
       // Never the URL: it may hold userinfo, a query or an internal host (server/redact.ts).
       throw new PrometheusError(`unreachable (${failureKind(e)})`);

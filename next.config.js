@@ -19,10 +19,33 @@ const staticCsp = [
   "frame-ancestors 'none'",
 ].join("; ");
 
+/**
+ * Hosts whose pages may load the dev server's own resources (`/_next/*`, the HMR WebSocket):
+ * loopback in both families and every address of this machine's interfaces, so whichever address
+ * `next dev` prints ("Local" or "Network") hydrates. Next.js 16 refuses dev resources to any other
+ * origin (`allowedDevOrigins`); it matches the Origin's hostname, which for IPv6 is in brackets.
+ * Link-local IPv6 addresses are left out (a zone id is not part of a URL's hostname).
+ * @returns {string[]}
+ */
+function devOrigins() {
+  const hosts = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
+  for (const list of Object.values(require("node:os").networkInterfaces())) {
+    for (const a of list ?? []) {
+      if (a.family === "IPv4") hosts.add(a.address);
+      else if (!a.address.toLowerCase().startsWith("fe80:")) hosts.add(`[${a.address}]`);
+    }
+  }
+  const host = require("node:os").hostname();
+  if (host) hosts.add(host.toLowerCase());
+  return [...hosts];
+}
+
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   reactStrictMode: true,
   poweredByHeader: false,
+  // Dev only (production ignores it): see devOrigins() above.
+  allowedDevOrigins: dev ? devOrigins() : [],
   // Node-only clients stay out of the server bundles (they load native/optional modules at run time).
   serverExternalPackages: ["kafkajs", "ioredis", "pg", "prom-client"],
   async headers() {

@@ -44,8 +44,9 @@ export function AlertCards({ rules }: { rules: readonly AlertRule[] }) {
     <ul className="grid gap-3 sm:grid-cols-3" aria-label="Alert rules">
       {rules.map((r) => (
         <li key={r.alert} data-testid={`alert-${r.alert}`} className="rounded-lg border border-slate-200 bg-white p-3 dark:border-slate-800 dark:bg-slate-900">
-          <div className="flex items-center justify-between gap-2">
-            <span className="truncate text-sm font-semibold" title={r.alert}>
+          <div className="flex flex-wrap items-center justify-between gap-2">
+            {/* The full name, wrapped at 390 px rather than cut ("DedupDuplicateR…"). */}
+            <span className="min-w-0 break-words text-sm font-semibold [overflow-wrap:anywhere]" title={r.alert}>
               {r.alert}
             </span>
             <AlertBadge state={r.state} {...ruleTimes(r)} />

@@ -1,7 +1,8 @@
 /**
  * dedup-health's consumer middleware library: a Watermill-style router and middleware stack with a
  * Deduplicator on Redis that loses nothing (spec §2, §4, §7, §10). Framework-free: imports only
- * Node built-ins, its own files, prom-client (metrics) and ioredis types. See docs/LIBRARY.md.
+ * `node:*`, its own files and prom-client (metrics); no Redis client (see `DedupRedisClient`).
+ * See docs/LIBRARY.md.
  *
  * Browser code (the dashboard) should import `./lint` and `./names` directly, not this index.
  */
@@ -20,6 +21,7 @@ export * from "./failure-mode";
 export * from "./memory-repository";
 export * from "./faulty-repository";
 export * from "./redis-repository";
+export * from "./redis-scripts";
 export * from "./cluster-slot";
 export * from "./metrics";
 export * from "./stack";

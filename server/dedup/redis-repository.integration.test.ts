@@ -8,7 +8,8 @@ import { DedupStoreError } from "./errors";
 import { failClosed, failOpen } from "./failure-mode";
 import { newMessage } from "./message";
 import { METRIC_NAMES } from "./names";
-import { CLAIM_LUA, COMPARE_AND_DELETE_LUA, RECOMMENDED_IOREDIS_OPTIONS, RedisRepository } from "./redis-repository";
+import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository } from "./redis-repository";
+import { CLAIM_LUA, COMPARE_AND_DELETE_LUA } from "./redis-scripts";
 import { redisRepositorySuite } from "./redis-repository.suite";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";

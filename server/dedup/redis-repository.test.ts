@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { clusterSlot } from "./cluster-slot";
-import { COMPARE_AND_SET_LUA, RedisRepository, type DedupRedisClient, type DedupRedisPipeline } from "./redis-repository";
+import { RedisRepository, type DedupRedisClient, type DedupRedisPipeline } from "./redis-repository";
+import { COMPARE_AND_SET_LUA } from "./redis-scripts";
 
 /** A fake cluster client: a map per "node", slots 0–8191 on node A and the rest on node B. */
 function fakeCluster() {

@@ -27,8 +27,8 @@ export type ClaimReply = string | null | Error;
  * An expiring key store with atomic single-key operations.
  *
  * Implementations: `RedisRepository` (shared by all replicas: the production choice) and
- * `MemoryRepository` (single process only). Wrap one with `failOpen` / `failClosed` to choose the
- * failure mode (default: open, spec §4).
+ * `MemoryRepository` (single process only). The failure mode (spec §4, default open) is the
+ * Deduplicator's `failureMode` option; `failOpen` / `failClosed` mark a repository with it instead.
  */
 export interface DedupRepository {
   /** The kind of store, for lint and dashboards. */

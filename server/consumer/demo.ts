@@ -5,7 +5,6 @@
  */
 import { ulid } from "ulid";
 import type { Registry } from "prom-client";
-import { failClosed, failOpen } from "@/server/dedup/failure-mode";
 import { FaultyRepository } from "@/server/dedup/faulty-repository";
 import type { HandlerSetup } from "@/server/dedup/lint";
 import { type Message } from "@/server/dedup/message";
@@ -113,9 +112,8 @@ export class DemoService {
       failBeforePush: () => this.sources.retryOnError.enabled && Math.random() < this.sources.retryOnError.rate,
     });
     return DEMO_HANDLER_SPECS.map((h) => {
-      const repository = h.failureMode === "closed" ? failClosed(this.faulty) : failOpen(this.faulty);
       const stack = buildStack(
-        { order: "spec", retry: DEMO_RETRY, dedup: { repository, service: this.o.service, ttlMs: h.ttlMs, marking: "lease", registry: this.o.registry } },
+        { order: "spec", retry: DEMO_RETRY, dedup: { repository: this.faulty, failureMode: h.failureMode, service: this.o.service, ttlMs: h.ttlMs, marking: "lease", registry: this.o.registry } },
         this.o.transport.publisher,
         this.o.dlqTopic,
       );

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ALL_DEDUP_KEYS_GLOB } from "@/server/dedup/names";
 
 /**
  * The app's configuration, from environment variables, validated once at start-up.
@@ -82,7 +83,7 @@ const schema = z.object({
       .string()
       .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
       .refine((xs) => xs.length > 0 && xs.every((x) => x.length <= 200 && !/\s/.test(x)), "expected a comma-separated list of globs such as *:dedup:*")
-      .default(["*:dedup:*"]),
+      .default([ALL_DEDUP_KEYS_GLOB]),
   ),
   INSPECT_EXACT_MAX_KEYS: z.preprocess(empty, posInt(100_000_000).default(2_000_000)),
   /** Topics `GET /api/consumers` may describe (default the demo topic); the groups it shows are those consuming them. */

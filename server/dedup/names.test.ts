@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { DEDUP_ERROR_REASONS, dedupKeyPrefix, POISON_REASON_CLASSES, STACK_ORDER, stackOrder } from "./names";
+import { ALL_DEDUP_KEYS_GLOB, DEDUP_ERROR_REASONS, dedupKeyPrefix, POISON_REASON_CLASSES, STACK_ORDER, stackOrder } from "./names";
 
 describe("names", () => {
   it("imports nothing, so the browser and the rule generator can read it without prom-client or Node", () => {
@@ -11,6 +11,7 @@ describe("names", () => {
 
   it("the key prefix is spec §2's <service>:dedup:<handler>", () => {
     expect(dedupKeyPrefix("notification", "on-review-created")).toBe("notification:dedup:on-review-created");
+    expect(ALL_DEDUP_KEYS_GLOB).toBe("*:dedup:*");
   });
 
   it("every store-error reason is also a reason_poisoned class (a fail-closed store failure keeps its reason in the DLQ count)", () => {

@@ -130,6 +130,9 @@ export function dedupKeyPrefix(service: string, handler: string): string {
   return `${service}:${DEDUP_KEY_SEGMENT}:${handler}`;
 }
 
+/** The Redis glob of every handler's keys of every service: `*:dedup:*` (the default `DEDUP_PREFIXES`). */
+export const ALL_DEDUP_KEYS_GLOB = dedupKeyPrefix("*", "*");
+
 // ---------------------------------------------------------------------------------------------
 // TTL policy (spec §3), in milliseconds
 // ---------------------------------------------------------------------------------------------

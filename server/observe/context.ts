@@ -1,4 +1,5 @@
 import { config } from "@/server/config";
+import { ALL_DEDUP_KEYS_GLOB } from "@/server/dedup/names";
 import { appRegistry } from "@/server/registry";
 import { SharedCache } from "./cache";
 import { KeyInspector, type KeyInspectorOptions } from "./key-inspector";
@@ -29,7 +30,7 @@ export function createObserveContext(parts: {
   inspector?: Partial<KeyInspectorOptions>;
   answerTtlMs?: number;
 }): ObserveContext {
-  const prefixes = parts.prefixes ?? ["*:dedup:*"];
+  const prefixes = parts.prefixes ?? [ALL_DEDUP_KEYS_GLOB];
   return {
     mode: parts.mode ?? (parts.redis ? "real" : "embedded"),
     metrics: parts.metrics,

@@ -8,8 +8,9 @@ import { namedMiddleware, type Handler, type Message, type Middleware } from "@/
 import { REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY } from "@/server/dedup/names";
 import type { Publisher } from "@/server/dedup/pubsub";
 import { TIMELINE_CAP, type DeliveryVerdict, type RunSummary, type TimelineEntry } from "@/lib/workshop-types";
+import type { StackExtras } from "./service";
 
-/** Name given to probe middleware: excluded from declared stacks (lint input). */
+/** Name of the probe middleware (`middlewareName`), so a stack listing shows it apart from the library's. */
 export const PROBE_NAME = "probe";
 
 /** Replica name from `context.subscriber` (`kafka/replica-1` → `replica-1`). */
@@ -126,6 +127,15 @@ export class RunProbe {
         throw e;
       }
     };
+  }
+
+  /**
+   * The probes as extra middleware of a run's stack (`buildStack`'s extras): the delivery probe
+   * outermost, the attempt probe right before the Deduplicator, the DLQ publisher wrapped. The
+   * stack's code does not know the workshop: the workshop hands its probes in.
+   */
+  stackExtras(): StackExtras {
+    return { outermost: [this.deliveryProbe()], beforeDedup: [this.attemptProbe()], wrapDlqPublisher: (p) => this.wrapDlqPublisher(p) };
   }
 
   /** Wraps the DLQ publisher: every message that reached the DLQ is logged `poisoned`. */

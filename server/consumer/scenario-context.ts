@@ -172,7 +172,7 @@ export class ScenarioContext {
     const dedup = setup.stack.dedup
       ? { repository: setup.repository ?? this.repo, service: this.env.service, prefix: this.prefix, registry: this.env.registry, ...setup.stack.dedup }
       : null;
-    const middleware = buildStack({ ...setup.stack, dedup }, this.publisher, this.dlqTopic, this.probe);
+    const middleware = buildStack({ ...setup.stack, dedup }, this.publisher, this.dlqTopic, this.probe.stackExtras());
     const handler = this.probe.wrapHandler(notificationHandler(this.scenario, this.store, () => setup.behaviour));
     const r = new Replica({
       transport: this.env.transport,

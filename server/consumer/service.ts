@@ -12,7 +12,6 @@ import type { Publisher } from "@/server/dedup/pubsub";
 import type { RetryOptions } from "@/server/dedup/retry";
 import { Router, type RouterErrorEvent } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
-import { PROBE_NAME, type RunProbe } from "./probe";
 import type { SideEffectStore } from "./side-effects";
 import type { GroupSubscriber, ReplicaSubscriberOptions, Transport } from "./transport";
 import type { UnreadableRecord } from "./kafka-subscriber";
@@ -85,22 +84,27 @@ export interface StackSpec {
 }
 
 /**
- * The library's `defaultStack` for `spec`; with `probe`, its delivery probe outermost, its attempt
- * probe right before the Deduplicator and its DLQ publisher wrapped.
+ * Middleware a caller adds to the spec's stack without this module knowing it (the workshop's
+ * probes): `defaultStack`'s `outermost` and `beforeDedup` slots, and a wrapper of the DLQ publisher.
  */
-export function buildStack(spec: StackSpec, dlqPublisher: Publisher, dlqTopic: string, probe?: RunProbe): Middleware[] {
-  return defaultStack({
-    ...spec,
-    dlqPublisher: probe ? probe.wrapDlqPublisher(dlqPublisher) : dlqPublisher,
-    dlqTopic,
-    outermost: probe ? [probe.deliveryProbe()] : undefined,
-    beforeDedup: probe ? [probe.attemptProbe()] : undefined,
-  });
+export interface StackExtras {
+  /** Outside everything: sees every delivery. */
+  outermost?: Middleware[];
+  /** Right outside the Deduplicator: sees every attempt. */
+  beforeDedup?: Middleware[];
+  /** Wraps the DLQ publisher: sees every message that reaches the DLQ. */
+  wrapDlqPublisher?: (p: Publisher) => Publisher;
 }
 
-/** Stack names without probes (lint input, see `describeStack`). */
-export function declaredStack(middleware: readonly Middleware[]): string[] {
-  return middleware.map((m) => m.middlewareName ?? "custom").filter((n) => n !== PROBE_NAME);
+/** The library's `defaultStack` for `spec`, with a caller's {@link StackExtras} in its slots. */
+export function buildStack(spec: StackSpec, dlqPublisher: Publisher, dlqTopic: string, extras: StackExtras = {}): Middleware[] {
+  return defaultStack({
+    ...spec,
+    dlqPublisher: extras.wrapDlqPublisher ? extras.wrapDlqPublisher(dlqPublisher) : dlqPublisher,
+    dlqTopic,
+    outermost: extras.outermost,
+    beforeDedup: extras.beforeDedup,
+  });
 }
 
 /**

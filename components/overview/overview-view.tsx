@@ -10,7 +10,9 @@ import { AlertCards } from "../alerts/alert-rules";
 import { SeriesPanel } from "../charts/series-panel";
 import { Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
+import { FLEET_TABLE_MIN_HANDLERS } from "@/lib/fleet-view";
 import { CapacityTable } from "./capacity-table";
+import { FleetTable } from "./fleet-table";
 import { HandlerStats } from "./stats";
 
 /** Duplicate-ratio alert line (10%), from the one source of thresholds (lib/thresholds). */
@@ -117,7 +119,9 @@ function ScrapeCoverageBanner({ c }: { c: OverviewResponse["scrapeCoverage"] }) 
 function Body({ d }: { d: OverviewResponse }) {
   const { view, set } = useViewState();
   const shown = d.handlers.filter((h) => !view.handler || id(h) === view.handler);
-  const services = [...new Set(shown.map((h) => h.service))];
+  // A fleet (more than a handful of handlers) is a table, not a chart per handler and service.
+  const fleet = !view.handler && d.handlers.length >= FLEET_TABLE_MIN_HANDLERS;
+  const services = fleet ? [] : [...new Set(shown.map((h) => h.service))];
   return (
     <div className="space-y-4">
       <ScrapeCoverageBanner c={d.scrapeCoverage} />
@@ -141,7 +145,7 @@ function Body({ d }: { d: OverviewResponse }) {
             ))}
           </select>
         </label>
-        <span className="text-xs text-slate-500 dark:text-slate-400">
+        <span className="text-xs text-slate-500 dark:text-slate-400" suppressHydrationWarning>
           Metrics from {d.source === "prometheus" ? "Prometheus" : "this process' registry"} · updated {new Date(d.generatedAt).toLocaleTimeString()}
         </span>
       </div>
@@ -160,13 +164,11 @@ function Body({ d }: { d: OverviewResponse }) {
           )}
         </Panel>
       ) : null}
-      {shown.map((h) => (
-        <HandlerSection key={id(h)} h={h} />
-      ))}
+      {fleet ? <FleetTable handlers={d.handlers} /> : shown.map((h) => <HandlerSection key={id(h)} h={h} />)}
       {services.map((s) => (
         <ServiceCharts key={s} service={s} />
       ))}
-      <CapacityTable only={view.handler ? shown[0] ?? null : null} />
+      {fleet ? null : <CapacityTable only={view.handler ? shown[0] ?? null : null} />}
     </div>
   );
 }

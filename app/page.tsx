@@ -1,15 +1,27 @@
+import { HydrationBoundary } from "@tanstack/react-query";
 import { Suspense } from "react";
 import { LoadingState } from "@/components/panel";
 import { OverviewView } from "@/components/overview/overview-view";
+import { prefetchPage, rangeOf } from "./prefetch-queries";
 
-/** Overview of every handler's dedup health. The view state is in the URL (range, refresh, handler). */
-export default function HomePage() {
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
+/**
+ * Overview of every handler's dedup health. The view state is in the URL (range, refresh, handler,
+ * and the fleet table's sort, service and search). Painted by the server: the overview and the
+ * charts' series arrive in the HTML (app/prefetch-queries.ts), before the client bundle runs.
+ */
+export default async function HomePage({ searchParams }: { searchParams: SearchParams }) {
+  const range = rangeOf(await searchParams);
+  const state = await prefetchPage(range, [{ metric: "duplicate_ratio" }, { metric: "check_latency" }, { metric: "error_rate" }]);
   return (
     <>
       <h1 className="text-xl font-semibold">Overview</h1>
-      <Suspense fallback={<LoadingState label="Loading overview…" height={240} />}>
-        <OverviewView />
-      </Suspense>
+      <HydrationBoundary state={state}>
+        <Suspense fallback={<LoadingState label="Loading overview…" height={240} />}>
+          <OverviewView />
+        </Suspense>
+      </HydrationBoundary>
     </>
   );
 }

@@ -62,12 +62,14 @@ export function AlertBadge({ state, since, firingSince, firesAt, now }: AlertBad
       data-testid="alert-state"
       data-state={state}
       title={title}
+      // Server-painted pages (app/prefetch-queries.ts): the clock moves and the zone may differ between the server's render and hydration.
+      suppressHydrationWarning
       className={`inline-flex items-center gap-1 rounded px-2 py-0.5 text-xs font-medium ring-1 ${TONE[state]}`}
     >
       <span aria-hidden>{state === "firing" ? "●" : state === "pending" ? "◐" : "○"}</span>
       {state}
       {detail ? (
-        <span className="font-normal opacity-80" data-testid={countdown ? "alert-countdown" : undefined}>
+        <span className="font-normal opacity-80" data-testid={countdown ? "alert-countdown" : undefined} suppressHydrationWarning>
           {detail}
         </span>
       ) : null}

@@ -50,7 +50,8 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
         value={avail(h.keys, (f) => `${f.exact ? "" : "≈ "}${formatCount(f.count)}`)}
         hint={
           h.keys.status === "ok"
-            ? [
+            ? // The count's clock time: local zone, so the server's paint and the browser's may differ.
+              <span suppressHydrationWarning>{[
                 h.keys.exact ? "exact" : `± ${formatCount(h.keys.errorBound)}`,
                 // The last completed count with its time; a recount running now shows as progress.
                 formatCountedAt(h.keys.countedAt, h.keys.recount),
@@ -59,7 +60,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
                 h.keys.noTtlCount > 0 ? `${formatCount(h.keys.noTtlCount)} without TTL!` : null,
               ]
                 .filter(Boolean)
-                .join(" · ")
+                .join(" · ")}</span>
             : isEmbeddedDetail(h.keys.detail)
               ? "embedded mode: keys are not inspected"
               : isPendingDetail(h.keys.detail)

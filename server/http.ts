@@ -36,9 +36,20 @@ export function showsUpstreamDetail(req: Request): boolean {
   return c.SHOW_UPSTREAM_DETAIL === "on" && isLocalRequest(req.headers, listenInfo(), c.TRUSTED_PROXIES);
 }
 
+/**
+ * The redacted JSON text of each shared answer object (the overview, the series… are one object
+ * for every viewer for about a second): redacting and serialising 200 handlers costs ~4 ms, so it
+ * is done once per answer, not once per viewer (`npm run bench:fleet`).
+ */
+const redactedText = new WeakMap<object, string>();
+
 /** {@link json} with every upstream detail in `body` redacted (server/redact.ts) unless {@link showsUpstreamDetail}. */
 export function answer(req: Request, body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return json(showsUpstreamDetail(req) ? body : redactBody(body, config()), status, headers);
+  if (showsUpstreamDetail(req)) return json(body, status, headers);
+  if (body === null || typeof body !== "object") return json(redactBody(body, config()), status, headers);
+  let text = redactedText.get(body);
+  if (text === undefined) redactedText.set(body, (text = JSON.stringify(redactBody(body, config()))));
+  return new Response(text, { status, headers: { ...HEADERS, ...headers } });
 }
 
 /** An error answer `{ error, detail }` (redacted like any answer). */

@@ -6,20 +6,35 @@
  * `infra/prometheus/rules/dedup.yml` and `infra/grafana/dedup-health.json` are generated from this
  * file by `npm run gen:infra`; a test fails when they drift.
  */
-import { DAY_MS, HOUR_MS, MINUTE_MS, TTL_POLICY, type TtlClass } from "@/server/dedup/policy";
+import {
+  DAY_MS,
+  DEDUP_ERROR_REASON,
+  DEDUP_ERROR_REASONS,
+  HOUR_MS,
+  LIBRARY_METRIC_NAMES,
+  MINUTE_MS,
+  PROCESSED_RESULTS,
+  TTL_POLICY,
+  type DedupErrorReason,
+  type ProcessedResult,
+  type TtlClass,
+} from "./dedup-names";
 
-export { DAY_MS, HOUR_MS, MINUTE_MS, TTL_POLICY, type TtlClass };
+export { DAY_MS, HOUR_MS, MINUTE_MS, TTL_POLICY, PROCESSED_RESULTS, type ProcessedResult, type TtlClass };
 
-/** Metric names of spec §7, written once. **Renaming one breaks every SRE's rules and dashboards.** */
+/**
+ * The four metric names of spec §7, as the library writes them (server/dedup/names.ts, through
+ * the bridge lib/dedup-names.ts). **Renaming one breaks every SRE's rules and dashboards.**
+ */
 export const METRIC_NAMES = {
   /** Counter `{service, topic, handler}`: messages swallowed as duplicates. */
-  deduplicated: "messages_deduplicated_total",
+  deduplicated: LIBRARY_METRIC_NAMES.deduplicated,
   /** Counter `{service, topic, handler, result}`: every message the Deduplicator saw, by outcome. */
-  processed: "messages_processed_total",
+  processed: LIBRARY_METRIC_NAMES.processed,
   /** Histogram `{service}`: duration of one Redis check (seconds). */
-  checkDuration: "deduplication_check_duration_seconds",
+  checkDuration: LIBRARY_METRIC_NAMES.checkDuration,
   /** Counter `{service, reason}`: failed checks. */
-  errors: "deduplication_errors_total",
+  errors: LIBRARY_METRIC_NAMES.errors,
 } as const;
 
 /** One of the four metric names of spec §7. */
@@ -27,21 +42,16 @@ export type MetricName = (typeof METRIC_NAMES)[keyof typeof METRIC_NAMES];
 
 /** Label names per metric (spec §7). */
 export const METRIC_LABELS = {
-  messages_deduplicated_total: ["service", "topic", "handler"],
-  messages_processed_total: ["service", "topic", "handler", "result"],
-  deduplication_check_duration_seconds: ["service"],
-  deduplication_errors_total: ["service", "reason"],
+  [METRIC_NAMES.deduplicated]: ["service", "topic", "handler"],
+  [METRIC_NAMES.processed]: ["service", "topic", "handler", "result"],
+  [METRIC_NAMES.checkDuration]: ["service"],
+  [METRIC_NAMES.errors]: ["service", "reason"],
 } as const satisfies Record<MetricName, readonly string[]>;
 
-/** Values of the `result` label of `messages_processed_total`. */
-export const PROCESSED_RESULTS = ["success", "error", "deduplicated"] as const;
-/** One `result` label value. */
-export type ProcessedResult = (typeof PROCESSED_RESULTS)[number];
-
-/** Values of the `reason` label of `deduplication_errors_total`. */
-export const ERROR_REASONS = ["redis_timeout", "redis_conn", "marshal"] as const;
+/** Values of the `reason` label of `deduplication_errors_total` (the library's, in its order). */
+export const ERROR_REASONS = DEDUP_ERROR_REASONS;
 /** One `reason` label value. */
-export type ErrorReason = (typeof ERROR_REASONS)[number];
+export type ErrorReason = DedupErrorReason;
 
 /**
  * What a `reason` of {@link METRIC_NAMES.errors} means, in two classes: `marshal` is a publisher's
@@ -53,7 +63,7 @@ export type ErrorReasonClass = "marshal" | "redis";
 
 /** The class of an error `reason` label value: `marshal`, else `redis`. */
 export function errorReasonClass(reason: string): ErrorReasonClass {
-  return reason === "marshal" ? "marshal" : "redis";
+  return reason === DEDUP_ERROR_REASON.marshal ? "marshal" : "redis";
 }
 
 /**

@@ -4,7 +4,7 @@
  * `node:*`, its own files and prom-client (metrics); no Redis client (see `DedupRedisClient`).
  * See docs/LIBRARY.md.
  *
- * Browser code (the dashboard) should import `./lint` and `./names` directly, not this index.
+ * Browser code (the dashboard) reads the names through `lib/dedup-names.ts`, never this index.
  */
 export * from "./message";
 export * from "./errors";

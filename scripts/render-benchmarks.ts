@@ -56,6 +56,13 @@ export const FIGURES: Record<string, { target: number; goal: "min" | "max" | "ab
     what: "keys/s of the inspector's exact count (1M seeded keys)",
     source: "issue 5",
   },
+  "inspect.scan_vs_plain_scan": {
+    target: 0.85,
+    goal: "min",
+    referenceIs: "a plain `SCAN MATCH … COUNT 1000` loop on the same keyspace, same run",
+    what: "keys/s of the inspector's exact count (exact no-TTL counts) ÷ the plain SCAN loop's",
+    source: "issue 15",
+  },
   "inspect.estimate_ms_1m_keys": {
     target: 150,
     goal: "max",
@@ -363,9 +370,9 @@ function otherMisses(rs: BenchResult[]): string[] {
     );
   }
   if (est) {
-    const d = detailOf<{ runs?: number[]; draws?: number; worstHandlerErrorPct?: number }>(est);
+    const d = detailOf<{ runs?: number[]; draws?: number; worstHandlerErrorPct?: number; method?: string }>(est);
     L.push(
-      `- \`inspect.estimate_ms_1m_keys\` = ${num(est.value)} ms: the median of 5 runs (${d.runs?.join(", ") ?? "?"} ms) of ${d.draws ?? "?"} RANDOMKEY draws in 1000-draw script calls, each mostly server time on a Redis that shares the 2 cores (worst per-handler error ${d.worstHandlerErrorPct ?? "?"}%, inside ±3%). Owner: backend (\`KeyInspector.estimate\`: fewer draws for the same bound, or draws on several connections).`,
+      `- \`inspect.estimate_ms_1m_keys\` = ${num(est.value)} ms: the median of 5 runs (${d.runs?.join(", ") ?? "?"} ms) of ${d.draws ?? "?"} sampled keys (${d.method ?? "RANDOMKEY draws"}), each mostly server time on a Redis that shares the 2 cores (worst per-handler error ${d.worstHandlerErrorPct ?? "?"}%, inside ±3%). Owner: backend (\`KeyInspector.estimate\`: fewer draws for the same bound, or draws on several connections).`,
     );
   }
   L.push("");

@@ -29,7 +29,11 @@ describe("globToRegExp", () => {
 
 describe("globToLuaPattern", () => {
   it("escapes Lua magic characters and anchors the pattern", () => {
-    expect(globToLuaPattern("*:dedup:*")).toBe("^.-:dedup:.-$");
+    expect(globToLuaPattern("*:dedup:*")).toBe(":dedup:");
+    expect(globToLuaPattern("orders:idem:*")).toBe("^orders:idem:");
+    expect(globToLuaPattern("*:idem")).toBe(":idem$");
+    expect(globToLuaPattern("*")).toBe("");
+    expect(globToLuaPattern("a*b")).toBe("^a.-b$");
     expect(globToLuaPattern("a-b.c%d")).toBe("^a%-b%.c%%d$");
     expect(globToLuaPattern("x[a-c]?")).toBe("^x[a-c].$");
   });

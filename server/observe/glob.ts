@@ -86,11 +86,20 @@ const LUA_MAGIC = /[\^$()%.[\]*+\-?]/g;
  * A Lua pattern (for `string.find(key, pat)`) matching the same keys as the glob, anchored.
  * Byte-oriented like Redis itself; a set with non-ASCII members degrades to "any byte", which
  * only widens the Lua-side match — the Node side re-checks every key it returns with
- * {@link globToRegExp}.
+ * {@link globToRegExp}. A leading or trailing `*` drops its anchor instead of becoming `.-`
+ * (`*:dedup:*` → `:dedup:`): the same keys, without a lazy scan to the end of every key.
  */
 export function globToLuaPattern(glob: string): string {
-  let src = "^";
-  for (const t of tokenize(glob)) {
+  const tokens = tokenize(glob);
+  const lead = tokens[0]?.kind === "star";
+  const trail = tokens.length > 1 && tokens[tokens.length - 1]?.kind === "star";
+  const inner = globToAnchoredLua(tokens.slice(lead ? 1 : 0, trail ? -1 : undefined));
+  return `${lead ? "" : "^"}${inner}${trail || (lead && tokens.length === 1) ? "" : "$"}`;
+}
+
+function globToAnchoredLua(tokens: ReturnType<typeof tokenize>): string {
+  let src = "";
+  for (const t of tokens) {
     if (t.kind === "star") src += ".-";
     else if (t.kind === "any") src += ".";
     else if (t.kind === "char") src += luaLiteral(t.ch!);
@@ -103,7 +112,7 @@ export function globToLuaPattern(glob: string): string {
       }
     }
   }
-  return `${src}$`;
+  return src;
 }
 
 function luaLiteral(ch: string): string {

@@ -141,8 +141,8 @@ describe("KeyInspector on 210k seeded dedup keys", () => {
     expect(r.maxCallMicros).toBeLessThan(10_000);
   });
 
-  it("with the default sampled TTL check: counts stay exact, no-TTL keys are scaled from the sample", async () => {
-    const sampled = new KeyInspector(client, { prefixes: ["*:dedup:*"] });
+  it("with the sampled TTL check (ttlCheck: sample): counts stay exact, no-TTL keys are scaled from the sample", async () => {
+    const sampled = new KeyInspector(client, { prefixes: ["*:dedup:*"], ttlCheck: "sample" });
     const r = await sampled.run("exact");
     for (const [prefix, e] of EXPECTED) {
       const h = r.handlers.find((x) => x.prefix === prefix)!;
@@ -157,6 +157,33 @@ describe("KeyInspector on 210k seeded dedup keys", () => {
     expect(banned.ttlBuckets.find((b) => b.label === "3 – 7 d")!.count).toBe(30_000);
     expect(banned.sampleSize).toBeGreaterThanOrEqual(400);
     expect(r.maxCallMicros).toBeLessThan(10_000);
+  });
+
+  it("counts keys without TTL exactly by default: a handler with 1,000 keys, 37 without TTL → 37", async () => {
+    const db2 = new Redis(`${srv.url}/2`);
+    const c2 = createObserveRedis({ url: `${srv.url}/2` });
+    try {
+      await seedKeys(db2, [
+        { prefix: "leaky:dedup:h", count: 963, ttlMs: 24 * H },
+        { prefix: "leaky:dedup:h", count: 37, ttlMs: null, offset: 10_000 },
+        { prefix: "leaky:dedup:clean", count: 2000, ttlMs: H },
+      ]);
+      const r = await new KeyInspector(c2).run("exact");
+      const by = new Map(r.handlers.map((h) => [h.prefix, h]));
+      expect(by.get("leaky:dedup:h")).toMatchObject({ keyCount: 1000, noTtlCount: 37, noTtlExact: true, exact: true });
+      expect(by.get("leaky:dedup:clean")).toMatchObject({ keyCount: 2000, noTtlCount: 0, noTtlExact: true });
+      // The TTLs came with the scan: buckets add up with the no-TTL keys to the count.
+      expect(by.get("leaky:dedup:h")!.ttlSampled).toBe(false);
+      expect(by.get("leaky:dedup:h")!.ttlBuckets.find((b) => b.label === "6 – 24 h")!.count).toBe(963);
+      // The estimate scales from its sample and says so.
+      const e = await new KeyInspector(c2).run("estimate");
+      expect(e.handlers.find((h) => h.prefix === "leaky:dedup:h")?.noTtlExact ?? false).toBe(false);
+      expect(r.maxCallMicros).toBeLessThan(10_000);
+    } finally {
+      await db2.flushdb(); // our own private server's db 2
+      db2.disconnect();
+      c2.disconnect();
+    }
   });
 
   it("proves 'no key without TTL' exactly from INFO keyspace when the database has none", async () => {

@@ -4,7 +4,7 @@ import { PrefixGlobs, splitPrefix } from "./glob";
 import { adapt, firstCount, keysWithoutTtl, mergeReply, scaleEstimate, splitByState, TTL_BUCKET_BOUNDS, TTL_BUCKETS, type Accum } from "./key-accum";
 import { readSamples, type SampleStats } from "./key-samples";
 import { runAggregate, type AggregateReply } from "./key-scripts";
-import { masters, whenReady, type RedisLike } from "./redis-client";
+import { masters, nodeId, whenReady, type RedisLike } from "./redis-client";
 import { countUpstream } from "./upstream-counter";
 
 /** Options of the {@link KeyInspector}. */
@@ -14,13 +14,12 @@ export interface KeyInspectorOptions {
   /** Keyspace size (DBSIZE, summed over masters) up to which counts are exact. @default 2_000_000 */
   exactMaxKeys: number;
   /**
-   * SCAN COUNT (and RANDOMKEY draws) per script call, 1..1000; lowered while calls exceed
-   * `maxCallMicros`. A 1000-key call costs ~1.5 ms of server time; smaller calls cost round
-   * trips (300 gave 280k keys/s against 1000's ~500k on this machine).
+   * Most SCAN COUNT of one chunk, 1..1000. A script call runs chunks until its next one would pass
+   * `maxCallMicros`, and the chunk's COUNT is lowered while one chunk takes more than half of it.
    * @default 1000
    */
   scanCount: number;
-  /** RANDOMKEY draws for an estimate, over all masters (a 20% share within ±3.3% at 99.9%). @default 40_000 */
+  /** Keys sampled for an estimate, over all masters (a 20% share within ±3.3% at 99.9%). @default 40_000 */
   estimateSamples: number;
   /** Keys per handler whose value, PTTL and `MEMORY USAGE` are read (uniform sample). 0..2000. @default 500 */
   sampleKeysPerHandler: number;
@@ -39,11 +38,13 @@ export interface KeyInspectorOptions {
   /** Distinct handler prefixes tracked; beyond it keys go to `(other)`. @default 1000 */
   maxHandlers: number;
   /**
-   * How the exact scan learns TTLs. `sample`: SCAN only counts (≈ 1.6× faster); TTL buckets and
-   * keys without TTL are scaled from each handler's uniform sample of `sampleKeysPerHandler`
-   * keys, and `INFO keyspace` (keys − expires) proves "no key without TTL" exactly when it is 0.
-   * `every-key`: PTTL each matched key in the scan script: exact no-TTL counts and buckets.
-   * @default "sample"
+   * How the exact scan learns TTLs. `every-key`: the scan script PTTLs each matched key on every
+   * master whose `INFO keyspace` shows keys without TTL (keys − expires > 0): exact no-TTL counts
+   * and TTL buckets; a master with none is only counted (its no-TTL count is exactly 0) and the
+   * buckets then come from the samples. `sample`: SCAN only counts; TTL buckets and keys without
+   * TTL are scaled from each handler's uniform sample of `sampleKeysPerHandler` keys (labelled
+   * `noTtlExact: false`) unless `INFO keyspace` proves 0. The estimate always scales from samples.
+   * @default "every-key"
    */
   ttlCheck: "sample" | "every-key";
 }
@@ -59,7 +60,7 @@ export const DEFAULT_KEY_INSPECTOR_OPTIONS: KeyInspectorOptions = {
   staleAfterMs: 60_000,
   maxCallMicros: 1500,
   maxHandlers: 1000,
-  ttlCheck: "sample",
+  ttlCheck: "every-key",
 };
 
 
@@ -77,10 +78,18 @@ export interface Inspection {
   /** Script calls and their slowest server-side duration, for tests and the bench. */
   calls: number;
   maxCallMicros: number;
+  /** Estimate runs: keys sampled per master (`host:port`), in proportion to its DBSIZE. */
+  drawsByMaster?: Record<string, number>;
 }
 
 /** Keys per handler whose value, size and TTL an estimate reads. */
 const ESTIMATE_SAMPLE_READS = 200;
+/** Estimate script calls kept in flight per master, so Redis never waits for the next one's round trip. */
+const ESTIMATE_IN_FLIGHT = 2;
+/** Most keys one estimate call is asked for (it stops earlier at its time budget). */
+const MAX_DRAWS_PER_CALL = 4000;
+/** Random cursors sent with one estimate call (a block of ~16 keys each). */
+const CURSORS_PER_CALL = 250;
 
 /** What the inspector knows now. */
 export interface InspectorState {
@@ -92,8 +101,8 @@ export interface InspectorState {
 
 /**
  * Counts and characterises the dedup keys in Redis per handler prefix, only under the configured
- * globs, without ever blocking Redis: one Lua call visits ≤ `scanCount` keys (SCAN) or draws
- * ≤ 1000 RANDOMKEYs and stays around a millisecond. On a Cluster each master is scanned.
+ * globs, without ever blocking Redis: one Lua call runs SCAN chunks (or blocks from random cursors)
+ * until `maxCallMicros` of server time. On a Cluster each master is scanned.
  *
  * A run first publishes a sampled estimate (fast), then, when the keyspace is at most
  * `exactMaxKeys`, an exact count by a full SCAN, and reads a sample of each handler's keys
@@ -216,7 +225,8 @@ export class KeyInspector {
     // Keys without TTL in the whole database (INFO keyspace: keys − expires): 0 proves every
     // dedup key has one, exactly, whatever the TTL check samples.
     const infos = await Promise.all(nodes.map((n) => countUpstream("redis", () => n.info("keyspace"))));
-    const dbNoTtl = infos.reduce((sum, info, i) => sum + keysWithoutTtl(info, nodes[i]!.options.db ?? 0), 0);
+    const nodeNoTtl = infos.map((info, i) => keysWithoutTtl(info, nodes[i]!.options.db ?? 0));
+    const dbNoTtl = nodeNoTtl.reduce((a, b) => a + b, 0);
     const startedAt = Date.now();
     const exact = mode === "exact" || (mode === "auto" && total <= this.opts.exactMaxKeys);
     const progress = (scanned: number, done: boolean, m: "exact" | "estimate", finishedAt: number | null): ScanProgress => ({
@@ -234,7 +244,7 @@ export class KeyInspector {
       const est = await this.estimate(nodes, sizes);
       // A smaller sample than the exact scan's: the first answer should come fast.
       const stats = await readSamples(nodes, est.accums, Math.min(this.opts.sampleKeysPerHandler, ESTIMATE_SAMPLE_READS));
-      const handlers = this.build(est.accums, stats, false, est.bounds, progress(est.draws, !exact, "estimate", Date.now()), true, dbNoTtl);
+      const handlers = this.build(est.accums, stats, false, est.bounds, progress(est.draws, !exact, "estimate", Date.now()), { bucketsFromSample: true, noTtlFromSample: true }, dbNoTtl);
       const inspection: Inspection = {
         mode: "estimate",
         startedAt,
@@ -243,6 +253,7 @@ export class KeyInspector {
         handlers,
         calls: est.calls,
         maxCallMicros: est.maxMicros,
+        drawsByMaster: est.drawsByMaster,
       };
       if (!exact) {
         this.state = { ...this.state, progress: progress(est.draws, true, "estimate", Date.now()) };
@@ -257,6 +268,10 @@ export class KeyInspector {
     const accums = new Map<string, Accum>();
     let calls = 0;
     let maxMicros = 0;
+    // PTTL in the scan only where INFO keyspace shows keys without TTL: elsewhere 0 is exact already.
+    const everyKey = this.opts.ttlCheck === "every-key";
+    const ttlPerKey = nodes.map((_, ni) => everyKey && (nodeNoTtl[ni] ?? 0) > 0);
+    const single = this.globs.globs.length === 1;
     await Promise.all(
       nodes.map(async (node, ni) => {
         let cursor = "0";
@@ -270,16 +285,18 @@ export class KeyInspector {
               bucketBoundsMs: TTL_BUCKET_BOUNDS,
               luaPatterns: this.globs.luaPatterns(),
               samplesPerGroup: 10,
-              matchGlob: this.globs.globs.length === 1 ? this.globs.globs[0]! : "",
-              ttlPerKey: this.opts.ttlCheck === "every-key",
+              matchGlob: single ? this.globs.globs[0]! : "",
+              ttlPerKey: ttlPerKey[ni]!,
+              budgetMicros: this.opts.maxCallMicros,
             }),
           );
           calls++;
           maxMicros = Math.max(maxMicros, r.micros);
           mergeReply(accums, r, ni, { handlers: this.opts.maxHandlers, samples: this.opts.sampleKeysPerHandler });
           // With SCAN MATCH the script sees only matches; COUNT is about how many keys it visited.
-          scanned += this.globs.globs.length === 1 ? Math.max(r.visited, count) : r.visited;
-          count = adapt(count, r.micros, this.opts.maxCallMicros, this.opts.scanCount);
+          scanned += single ? Math.max(r.visited, count * r.chunks) : r.visited;
+          // One chunk should take at most half the call's budget, so a call holds two or more.
+          count = adapt(count, r.micros / r.chunks, this.opts.maxCallMicros / 2, this.opts.scanCount);
           this.state = { ...this.state, progress: progress(Math.min(scanned, total), false, "exact", null) };
           cursor = r.nextCursor;
         } while (cursor !== "0");
@@ -288,59 +305,70 @@ export class KeyInspector {
     const stats = await readSamples(nodes, accums, this.opts.sampleKeysPerHandler);
     const finishedAt = Date.now();
     // With SCAN MATCH, `scanned` was counted from COUNT (an approximation); a finished scan visited all.
-    const done = progress(this.globs.globs.length === 1 ? total : scanned, true, "exact", finishedAt);
+    const done = progress(single ? total : scanned, true, "exact", finishedAt);
     this.state = { ...this.state, progress: done };
     return {
       mode: "exact",
       startedAt,
       finishedAt,
       total: Math.max(total, scanned),
-      handlers: this.build(accums, stats, true, null, done, this.opts.ttlCheck === "sample", dbNoTtl),
+      // No-TTL counts are exact with every-key; buckets too when every master PTTL'd its keys.
+      handlers: this.build(accums, stats, true, null, done, { bucketsFromSample: !ttlPerKey.every(Boolean), noTtlFromSample: !everyKey }, dbNoTtl),
       calls,
       maxCallMicros: maxMicros,
     };
   }
 
-  /** RANDOMKEY draws on each master in proportion to its size; counts scaled by DBSIZE. */
+  /** Sampled keys (blocks from random SCAN cursors) on each master in proportion to its size; counts scaled by DBSIZE. */
   private async estimate(nodes: Redis[], sizes: number[]) {
     const total = sizes.reduce((a, b) => a + b, 0);
     // Per master: draws, and per prefix the raw hit counts, to scale and bound per master.
     const perNode: Array<{ draws: number; size: number; accums: Map<string, Accum> }> = [];
     let calls = 0;
     let maxMicros = 0;
+    const drawsByMaster: Record<string, number> = {};
     await Promise.all(
       nodes.map(async (node, ni) => {
         const size = sizes[ni] ?? 0;
         const want = total === 0 ? 0 : Math.ceil((this.opts.estimateSamples * size) / total);
         const accums = new Map<string, Accum>();
         let draws = 0;
-        let batch = firstCount(this.opts.scanCount);
-        while (draws < want) {
-          const n = Math.min(batch, want - draws);
-          const r = await countUpstream("redis", () =>
-            runAggregate(node, {
-              mode: "sample",
-              cursor: "0",
-              count: n,
-              bucketBoundsMs: TTL_BUCKET_BOUNDS,
-              luaPatterns: this.globs.luaPatterns(),
-              samplesPerGroup: 2,
-              matchGlob: "",
-              // Draws only count: TTLs come from the sample reads, so a draw costs half as much.
-              ttlPerKey: false,
-            }),
-          );
-          calls++;
-          maxMicros = Math.max(maxMicros, r.micros);
-          batch = adapt(batch, r.micros, this.opts.maxCallMicros, this.opts.scanCount);
-          if (r.visited === 0) break; // empty database
-          draws += r.visited;
-          mergeReply(accums, r, ni, { handlers: this.opts.maxHandlers, samples: this.opts.sampleKeysPerHandler });
-        }
+        let asked = 0; // draws requested by calls in flight or done
+        let empty = false;
+        // Two calls in flight: each stops at its time budget and returns the draws it did not make.
+        const worker = async () => {
+          while (asked < want && !empty) {
+            const n = Math.min(MAX_DRAWS_PER_CALL, want - asked);
+            asked += n;
+            const r = await countUpstream("redis", () =>
+              runAggregate(node, {
+                mode: "sample",
+                cursor: "0",
+                count: n,
+                bucketBoundsMs: TTL_BUCKET_BOUNDS,
+                luaPatterns: this.globs.luaPatterns(),
+                samplesPerGroup: 2,
+                matchGlob: "",
+                // Draws only count: TTLs come from the sample reads, so a draw costs half as much.
+                ttlPerKey: false,
+                budgetMicros: this.opts.maxCallMicros,
+                cursors: randomCursors(CURSORS_PER_CALL, size),
+              }),
+            );
+            calls++;
+            maxMicros = Math.max(maxMicros, r.micros);
+            asked -= n - r.visited;
+            if (r.visited === 0) empty = true; // empty database
+            draws += r.visited;
+            mergeReply(accums, r, ni, { handlers: this.opts.maxHandlers, samples: this.opts.sampleKeysPerHandler });
+          }
+        };
+        await Promise.all(Array.from({ length: ESTIMATE_IN_FLIGHT }, worker));
         perNode.push({ draws, size, accums });
+        drawsByMaster[nodeId(node)] = draws;
       }),
     );
-    return { ...scaleEstimate(perNode), calls, maxMicros };
+    return { ...scaleEstimate(perNode), calls, maxMicros, drawsByMaster };
   }
 
 
@@ -351,7 +379,7 @@ export class KeyInspector {
     exact: boolean,
     bounds: Map<string, number> | null,
     scan: ScanProgress,
-    ttlFromSample: boolean,
+    ttl: { bucketsFromSample: boolean; noTtlFromSample: boolean },
     dbNoTtl: number,
   ): HandlerKeys[] {
     return [...accums.values()]
@@ -362,8 +390,9 @@ export class KeyInspector {
         // handler's uniform sample, scaled to its count.
         const n = s?.size ?? 0;
         const scale = (k: number) => (n > 0 ? Math.round((a.count * k) / n) : 0);
+        const ttlFromSample = ttl.bucketsFromSample;
         const counts = ttlFromSample ? TTL_BUCKETS.map((_, i) => scale(s?.buckets[i] ?? 0)) : a.buckets;
-        const noTtl = dbNoTtl === 0 ? 0 : ttlFromSample ? scale(s?.noTtl ?? 0) : a.noTtl;
+        const noTtl = dbNoTtl === 0 ? 0 : ttl.noTtlFromSample ? scale(s?.noTtl ?? 0) : a.noTtl;
         const minTtl = ttlFromSample ? (s?.minTtl ?? -1) : a.minTtl;
         const maxTtl = ttlFromSample ? (s?.maxTtl ?? -1) : a.maxTtl;
         const ttlBuckets: TtlBucket[] = TTL_BUCKETS.map((b, i) => ({
@@ -383,7 +412,7 @@ export class KeyInspector {
           exact,
           errorBound: exact ? 0 : (bounds?.get(a.prefix) ?? 0),
           noTtlCount: noTtl,
-          noTtlExact: dbNoTtl === 0 || (exact && !ttlFromSample),
+          noTtlExact: dbNoTtl === 0 || (exact && !ttl.noTtlFromSample),
           ttlSampled: ttlFromSample || !exact,
           ttlBuckets,
           bytesPerKey: s?.bytesPerKey ?? null,
@@ -406,6 +435,17 @@ export class KeyInspector {
 
 
 
+
+/**
+ * `n` random SCAN cursors for a dict of about `size` keys: uniform below the next power of two ≥ size
+ * (Redis masks a cursor by the table size, so a bigger table still sees uniform bucket indices).
+ */
+export function randomCursors(n: number, size: number): string[] {
+  const bits = Math.max(1, Math.ceil(Math.log2(Math.max(2, size))) + 1);
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) out.push(String(Math.floor(Math.random() * 2 ** Math.min(bits, 52))));
+  return out;
+}
 
 function idleProgress(): ScanProgress {
   return { scanned: 0, total: 0, done: false, mode: "exact", startedAt: null, finishedAt: null };

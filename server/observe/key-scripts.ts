@@ -2,22 +2,26 @@ import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 
 /**
- * Lua used by the key inspector. One call visits at most `count` keys (SCAN COUNT ≤ 1000, or that
- * many RANDOMKEY draws), matches them against the configured globs (as Lua patterns), groups them
- * by handler prefix (the key minus its last `:` segment), PTTLs each matched key and returns small
- * per-group aggregates instead of the key names. That keeps each call around a millisecond on the
- * server (it reports its own duration from `TIME` so the caller can shrink `count`), and keeps the
- * reply tiny, which is why the exact count outruns a plain SCAN loop that ships every key to Node.
+ * Lua used by the key inspector. One call runs SCAN chunks of `count` keys (SCAN COUNT ≤ 1000), or
+ * (mode `sample`) blocks of ~16 keys, one `SCAN <random cursor> COUNT 16` per cursor given, ten
+ * blocks a chunk, up to `count` keys, until the next chunk would take it past
+ * `budgetMicros` of server time (measured with `TIME` after each chunk; 0 = one chunk). It matches
+ * the keys against the configured globs (as Lua patterns), groups them by handler prefix (the key
+ * minus its last `:` segment), PTTLs each matched key when asked and returns small per-group
+ * aggregates instead of the key names. Several chunks per call cut the round trips per key counted
+ * while each call stays inside the budget; the reply stays tiny.
  *
  * The script declares no KEYS and touches only keys the same node just returned, so on a Redis
  * Cluster it runs on each master against that master's own keys (no cross-node access).
  *
  * ARGV: mode (`scan` | `sample`), cursor (scan) or unused, count, nBounds, bounds…(ms), nPatterns,
- * patterns…, samplesPerGroup, matchGlob, ttlPerKey (`1`: PTTL every matched key; `0`: count only,
- * ~40% faster). With one configured glob, `matchGlob` is it and SCAN's
- * own MATCH (C, faster than Lua patterns) filters; `visited` is then the matched count, and the
- * caller estimates progress from COUNT instead.
- * Reply: { nextCursor, visited, matched, micros, group… } with group =
+ * patterns…, samplesPerGroup (per chunk), matchGlob, ttlPerKey (`1`: PTTL every matched key — exact
+ * no-TTL counts and TTL buckets; `0`: count only), budgetMicros, nCursors, cursors… (sample mode).
+ * Blocks from random cursors replace RANDOMKEY draws: a SCAN step costs a fraction of a RANDOMKEY
+ * on a large dict, and since keys sit in buckets by hash, a block is a uniform sample of keys.
+ * With one configured glob, `matchGlob` is it and SCAN's own MATCH (C, faster than Lua patterns)
+ * filters; `visited` is then the matched count, and the caller estimates progress from COUNT instead.
+ * Reply: { nextCursor, visited, matched, micros, chunks, group… } with group =
  * { prefix, count, noTtl, minTtl, maxTtl, { bucket counts (nBounds + 1) }, { sample keys } }.
  */
 export const AGGREGATE_LUA = `
@@ -33,75 +37,106 @@ for i = 1, np do pats[i] = ARGV[5 + nb + i] end
 local spg = tonumber(ARGV[6 + nb + np])
 local matchGlob = ARGV[7 + nb + np]
 local ttlPerKey = ARGV[8 + nb + np] ~= '0'
+local budget = tonumber(ARGV[9 + nb + np]) or 0
+local BLOCK = 16
 local t0 = call('TIME')
-local keys
-local nextc = '0'
-if mode == 'scan' then
-  local r
-  if matchGlob ~= '' then
-    r = call('SCAN', ARGV[2], 'MATCH', matchGlob, 'COUNT', count)
-  else
-    r = call('SCAN', ARGV[2], 'COUNT', count)
-  end
-  nextc = r[1]
-  keys = r[2]
-else
-  keys = {}
-  for i = 1, count do
-    local k = call('RANDOMKEY')
-    if not k then break end
-    keys[#keys + 1] = k
-  end
+local s0, u0 = tonumber(t0[1]), tonumber(t0[2])
+local function elapsed()
+  local t = call('TIME')
+  return (tonumber(t[1]) - s0) * 1000000 + (tonumber(t[2]) - u0)
 end
 local trusted = matchGlob ~= '' and mode == 'scan'
 local groups = {}
 local order = {}
 local matched = 0
-for i = 1, #keys do
-  local k = keys[i]
-  local ok = trusted
-  if not ok then
-    for j = 1, np do
-      if find(k, pats[j]) then ok = true break end
+local visited = 0
+local chunks = 0
+local function add(keys)
+  chunks = chunks + 1
+  visited = visited + #keys
+  for i = 1, #keys do
+    local k = keys[i]
+    local ok = trusted
+    if not ok then
+      for j = 1, np do
+        if find(k, pats[j]) then ok = true break end
+      end
     end
-  end
-  if ok then
-    -- Without per-key TTLs the count is SCAN's word for it (-3: no TTL read; -2 would mean gone).
-    local ttl = -3
-    if ttlPerKey then ttl = call('PTTL', k) end
-    if ttl ~= -2 then
-      matched = matched + 1
-      local p = match(k, '^(.*):') or k
-      local g = groups[p]
-      if not g then
-        local b = {}
-        for x = 1, nb + 1 do b[x] = 0 end
-        g = { p, 0, 0, -1, -1, b, {}, 0 }
-        groups[p] = g
-        order[#order + 1] = p
-      end
-      g[2] = g[2] + 1
-      if ttl == -1 then
-        g[3] = g[3] + 1
-      elseif ttl >= 0 then
-        if g[4] < 0 or ttl < g[4] then g[4] = ttl end
-        if ttl > g[5] then g[5] = ttl end
-        local bi = nb + 1
-        for x = 1, nb do
-          if ttl < bounds[x] then bi = x break end
+    if ok then
+      -- Without per-key TTLs the count is SCAN's word for it (-3: no TTL read; -2 would mean gone).
+      local ttl = -3
+      if ttlPerKey then ttl = call('PTTL', k) end
+      if ttl ~= -2 then
+        matched = matched + 1
+        local p = match(k, '^(.*):') or k
+        local g = groups[p]
+        if not g then
+          local b = {}
+          for x = 1, nb + 1 do b[x] = 0 end
+          g = { p, 0, 0, -1, -1, b, {}, 0, 0 }
+          groups[p] = g
+          order[#order + 1] = p
         end
-        local b = g[6]
-        b[bi] = b[bi] + 1
-      end
-      if g[8] < spg then
-        g[8] = g[8] + 1
-        g[7][g[8]] = k
+        g[2] = g[2] + 1
+        if ttl == -1 then
+          g[3] = g[3] + 1
+        elseif ttl >= 0 then
+          if g[4] < 0 or ttl < g[4] then g[4] = ttl end
+          if ttl > g[5] then g[5] = ttl end
+          local bi = nb + 1
+          for x = 1, nb do
+            if ttl < bounds[x] then bi = x break end
+          end
+          local b = g[6]
+          b[bi] = b[bi] + 1
+        end
+        -- Up to spg sample keys per group per chunk (g[9]: the chunk they were counted in).
+        if g[9] ~= chunks then g[9] = chunks g[8] = 0 end
+        if g[8] < spg then
+          g[8] = g[8] + 1
+          g[7][#g[7] + 1] = k
+        end
       end
     end
   end
 end
-local t1 = call('TIME')
-local out = { nextc, #keys, matched, (tonumber(t1[1]) - tonumber(t0[1])) * 1000000 + (tonumber(t1[2]) - tonumber(t0[2])) }
+local nextc = '0'
+if mode == 'scan' then
+  local cursor = ARGV[2]
+  repeat
+    local r
+    if matchGlob ~= '' then
+      r = call('SCAN', cursor, 'MATCH', matchGlob, 'COUNT', count)
+    else
+      r = call('SCAN', cursor, 'COUNT', count)
+    end
+    cursor = r[1]
+    add(r[2])
+    local el = elapsed()
+  until cursor == '0' or budget <= 0 or el + el / chunks > budget
+  nextc = cursor
+else
+  -- A block of ~BLOCK keys from each random cursor (hash order, so any prefix's share of a block is
+  -- its share of the keyspace), until count keys or the budget.
+  local nc = tonumber(ARGV[10 + nb + np]) or 0
+  local drawn = 0
+  local i = 0
+  repeat
+    i = i + 1
+    local keys = {}
+    local last = math.min(nc, i + 9)
+    while i <= last and drawn + #keys < count do
+      local ks = call('SCAN', ARGV[10 + nb + np + i], 'COUNT', BLOCK)[2]
+      for x = 1, #ks do keys[#keys + 1] = ks[x] end
+      i = i + 1
+    end
+    i = i - 1
+    drawn = drawn + #keys
+    add(keys)
+    local el = elapsed()
+  until i >= nc or drawn >= count or budget <= 0 or el + el / chunks > budget
+end
+local out = { nextc, visited, matched, elapsed(), chunks }
 for x = 1, #order do
   local g = groups[order[x]]
   out[#out + 1] = { g[1], g[2], g[3], g[4], g[5], g[6], g[7] }
@@ -130,6 +165,8 @@ export interface AggregateReply {
   matched: number;
   /** Server-side duration of the call, from Redis `TIME`. */
   micros: number;
+  /** SCAN chunks (or chunks of ≤ 100 draws) the call ran inside its budget. */
+  chunks: number;
   groups: GroupAggregate[];
 }
 
@@ -137,6 +174,7 @@ export interface AggregateReply {
 export interface AggregateArgs {
   mode: "scan" | "sample";
   cursor: string;
+  /** SCAN COUNT of one chunk (scan), or the most draws of the call (sample). */
   count: number;
   bucketBoundsMs: readonly number[];
   luaPatterns: readonly string[];
@@ -145,6 +183,10 @@ export interface AggregateArgs {
   matchGlob: string;
   /** PTTL every matched key (exact no-TTL count and TTL buckets) or only count. */
   ttlPerKey: boolean;
+  /** Server time the call may use; it stops before a chunk that would pass it. 0 = one chunk. */
+  budgetMicros: number;
+  /** Sample mode: random SCAN cursors, one block of keys each. */
+  cursors?: readonly string[];
 }
 
 /** Runs {@link AGGREGATE_LUA} on one node (EVALSHA, loading the script on NOSCRIPT). */
@@ -160,6 +202,9 @@ export async function runAggregate(node: Redis, a: AggregateArgs): Promise<Aggre
     String(a.samplesPerGroup),
     a.matchGlob,
     a.ttlPerKey ? "1" : "0",
+    String(a.budgetMicros),
+    String(a.cursors?.length ?? 0),
+    ...(a.cursors ?? []),
   ];
   let raw: unknown;
   try {
@@ -172,13 +217,14 @@ export async function runAggregate(node: Redis, a: AggregateArgs): Promise<Aggre
 }
 
 function parseReply(raw: unknown): AggregateReply {
-  if (!Array.isArray(raw) || raw.length < 4) throw new Error("inspector script: unexpected reply shape");
-  const [nextCursor, visited, matched, micros, ...groups] = raw as [unknown, unknown, unknown, unknown, ...unknown[]];
+  if (!Array.isArray(raw) || raw.length < 5) throw new Error("inspector script: unexpected reply shape");
+  const [nextCursor, visited, matched, micros, chunks, ...groups] = raw as [unknown, unknown, unknown, unknown, unknown, ...unknown[]];
   return {
     nextCursor: String(nextCursor),
     visited: Number(visited),
     matched: Number(matched),
     micros: Number(micros),
+    chunks: Math.max(1, Number(chunks)),
     groups: groups.map((g) => {
       const [prefix, count, noTtl, minTtl, maxTtl, buckets, samples] = g as [unknown, unknown, unknown, unknown, unknown, unknown[], unknown[]];
       return {

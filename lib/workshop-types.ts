@@ -2,7 +2,7 @@
  * Request and response shapes of the workshop and live-demo API (`app/api/workshop/**`,
  * `app/api/demo/**`), as zod schemas with their inferred types.
  *
- * Isomorphic: no Node imports. The server builds these objects (`server/consumer`), the route tests
+ * Isomorphic: no Node imports. The server builds these objects (`server/workshop`, `server/demo`), the route tests
  * parse responses with the schemas, and the UI may parse with them too (`XxxSchema.parse(json)`).
  *
  * Endpoints:

@@ -10,9 +10,9 @@
  *   npm run dlq:replay -- --topic my.dlq --max 100
  */
 import { config, ConfigError } from "@/server/config";
-import { DEMO_DLQ_TOPIC } from "@/server/consumer/demo-handlers";
-import { replayDlq } from "@/server/consumer/dlq-replay";
-import { KafkaTransport } from "@/server/consumer/transport";
+import { DEMO_DLQ_TOPIC } from "@/server/notification/demo-handlers";
+import { replayDlq } from "@/server/transport/dlq-replay";
+import { KafkaTransport } from "@/server/transport";
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);

@@ -15,11 +15,13 @@ import { Registry } from "prom-client";
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { config, ConfigError } from "@/server/config";
-import { DemoService } from "@/server/consumer/demo";
-import { createDedupRedis, envOptionsFromConfig } from "@/server/consumer/env";
-import { processReplicaId } from "@/server/consumer/replica-id";
-import { MemorySideEffectStore, PostgresSideEffectStore, sideEffectCounters } from "@/server/consumer/side-effects";
-import { KafkaTransport } from "@/server/consumer/transport";
+import { DemoService } from "@/server/demo/demo";
+import { envOptionsFromConfig } from "@/server/workshop/env";
+import { createDedupRedis } from "@/server/dedup-redis";
+import { processReplicaId } from "@/server/transport/replica-id";
+import { MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
+import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
+import { KafkaTransport } from "@/server/transport";
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);

@@ -6,15 +6,17 @@
  */
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { RedisRepository } from "@/server/dedup/redis-repository";
-import { config } from "@/server/config";
-import { appRegistry, workshopRegistry } from "@/server/registry";
+import { config } from "./config";
+import { appRegistry, workshopRegistry } from "./registry";
 import { WORKSHOP_SERVICE } from "@/lib/workshop-types";
-import { DemoService } from "./demo";
-import { DEMO_HANDLER_SPECS } from "./demo-handlers";
-import { createDedupRedis, envOptionsFromConfig, scenarioEnv, type RedisClient } from "./env";
-import type { ScenarioEnv } from "./scenario-context";
-import { countPush, MemorySideEffectStore, PostgresSideEffectStore, sideEffectCounters, type PushObserver } from "./side-effects";
-import { WorkshopRunner } from "./workshop";
+import { DemoService } from "@/server/demo/demo";
+import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
+import { envOptionsFromConfig, scenarioEnv } from "@/server/workshop/env";
+import { createDedupRedis, type RedisClient } from "./dedup-redis";
+import type { ScenarioEnv } from "@/server/workshop/scenario-context";
+import { countPush, MemorySideEffectStore, sideEffectCounters, type PushObserver } from "@/server/notification/side-effects";
+import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
+import { WorkshopRunner } from "@/server/workshop/workshop";
 
 /** What the runtime holds. */
 export interface ConsumerRuntime {

@@ -34,7 +34,7 @@ export async function startup(): Promise<void> {
  * The setups as deployed: Redis store in real mode, in-memory in embedded mode, one replica.
  */
 export async function registerDemoHandlers(c: Pick<AppConfig, "mode" | "SERVICE_NAME">): Promise<void> {
-  const [{ registerHandlers }, { DEMO_TOPIC, demoHandlerSetups }] = await Promise.all([import("./observe/handler-registry"), import("./consumer/demo-handlers")]);
+  const [{ registerHandlers }, { DEMO_TOPIC, demoHandlerSetups }] = await Promise.all([import("./observe/handler-registry"), import("@/server/notification/demo-handlers")]);
   registerHandlers(demoHandlerSetups(c.mode === "real" ? "redis" : "memory", 1).map((setup) => ({ service: c.SERVICE_NAME, topic: DEMO_TOPIC, setup })));
 }
 
@@ -43,7 +43,7 @@ export async function registerDemoHandlers(c: Pick<AppConfig, "mode" | "SERVICE_
  * it logs why and tries again every 10 s (the dashboard's health endpoint shows the component down).
  */
 function startDemoInBackground(attempt = 1): void {
-  void import("./consumer/runtime")
+  void import("./runtime")
     .then(({ startDemo }) => startDemo())
     .then((rt) => console.log(`[dedup-health] demo consumer started (${rt.mode} mode)`))
     .catch((e: unknown) => {

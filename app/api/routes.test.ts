@@ -25,9 +25,9 @@ import {
   seriesResponseSchema,
 } from "@/lib/api-types";
 import { dedupRecorder, RECOMMENDED_SETUP } from "@/server/dedup";
-import { createObserveContext, setObserveContext } from "./context";
-import { clearDeclaredHandlers, registerHandlers } from "./handler-registry";
-import { LocalSource } from "./metrics/local";
+import { createObserveContext, setObserveContext } from "@/server/observe/context";
+import { clearDeclaredHandlers, registerHandlers } from "@/server/observe/handler-registry";
+import { LocalSource } from "@/server/observe/metrics/local";
 
 const ADVERSARIAL = [
   "",

@@ -8,7 +8,7 @@
  * exists (with the publisher's text, not Redis'), and the "DLQ by reason" panel's query has a rate.
  *
  * **This needs every counter series at 0 from start-up** (server/dedup/metrics.ts,
- * server/consumer/demo.ts): a series born at its first event is first scraped at 1 and
+ * server/demo/demo.ts): a series born at its first event is first scraped at 1 and
  * `increase`/`rate` read 0 — the test fails on exactly that.
  */
 import { randomBytes } from "node:crypto";
@@ -19,11 +19,11 @@ import { Kafka, logLevel, type Producer } from "kafkajs";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALERT_NAMES, METRIC_NAMES } from "@/lib/thresholds";
-import { DemoService } from "@/server/consumer/demo";
-import { DEMO_HANDLER_SPECS } from "@/server/consumer/demo-handlers";
-import { createDedupRedis, deleteKeysByPrefix } from "@/server/consumer/env";
-import { MemorySideEffectStore } from "@/server/consumer/side-effects";
-import { KafkaTransport } from "@/server/consumer/transport";
+import { DemoService } from "@/server/demo/demo";
+import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
+import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
+import { MemorySideEffectStore } from "@/server/notification/side-effects";
+import { KafkaTransport } from "@/server/transport";
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { PROMQL } from "@/server/observe/metrics/queries";

@@ -15,10 +15,10 @@ import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { startOwnRedis, type OwnRedis } from "@/server/observe/testing/redis-server";
 import { DemoService } from "./demo";
-import { DEMO_HANDLER_SPECS } from "./demo-handlers";
-import { createDedupRedis, type RedisClient } from "./env";
-import { MemorySideEffectStore } from "./side-effects";
-import { KafkaTransport } from "./transport";
+import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
+import { createDedupRedis, type RedisClient } from "@/server/dedup-redis";
+import { MemorySideEffectStore } from "@/server/notification/side-effects";
+import { KafkaTransport } from "@/server/transport";
 
 const RECORDS = 300;
 const id = randomBytes(4).toString("hex");

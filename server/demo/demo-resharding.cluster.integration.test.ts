@@ -21,10 +21,10 @@ import { CORRELATION_ID_KEY, EVENT_TYPE_KEY, METRIC_NAMES } from "@/server/dedup
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
 import { DemoService } from "./demo";
-import { DEMO_HANDLER_SPECS } from "./demo-handlers";
-import { createDedupRedis, deleteKeysByPrefix } from "./env";
-import { MemorySideEffectStore, type PushOptions, type SideEffectStore } from "./side-effects";
-import { KafkaTransport } from "./transport";
+import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
+import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
+import { MemorySideEffectStore, type PushOptions, type SideEffectStore } from "@/server/notification/side-effects";
+import { KafkaTransport } from "@/server/transport";
 import { clusterMasters, type MasterInfo } from "@/server/testing/redis-cluster";
 
 const BROKERS = (process.env.KAFKA_BROKERS || "127.0.0.1:9092").split(",");

@@ -7,9 +7,10 @@ import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, TOPIC_POISONED_KEY, WATERMIL
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { DemoService } from "./demo";
-import { createDedupRedis, deleteKeysByPrefix } from "./env";
-import { PostgresSideEffectStore, sideEffectCounters } from "./side-effects";
-import { KafkaTransport } from "./transport";
+import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
+import { sideEffectCounters } from "@/server/notification/side-effects";
+import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
+import { KafkaTransport } from "@/server/transport";
 
 /**
  * The live demo's wiring on real Kafka, Redis and PostgreSQL, on a random topic, groups, key

@@ -6,10 +6,10 @@ import { dedupMetrics } from "@/server/dedup/metrics";
 import { hostname } from "node:os";
 import { EVENT_TYPE_KEY, HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY } from "@/server/dedup/names";
 import { DemoService } from "./demo";
-import { CONSUMER_INFO_METRIC } from "./replica-id";
-import { DEMO_HANDLERS } from "./demo-handlers";
-import { MemorySideEffectStore, sideEffectCounters } from "./side-effects";
-import { MemoryTransport } from "./transport";
+import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
+import { DEMO_HANDLERS } from "@/server/notification/demo-handlers";
+import { MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
+import { MemoryTransport } from "@/server/transport";
 
 /** The live demo in embedded mode: each duplicate source really produces repeats, and none leaks. */
 let demo: DemoService | null = null;

@@ -12,13 +12,13 @@ import { CORRELATION_ID_KEY, DEDUP_ERROR_REASON, EVENT_TYPE_KEY, POISON_REASON_C
 import { dedupMetrics, dedupRecorder } from "@/server/dedup/metrics";
 import type { DedupRepository } from "@/server/dedup/repository";
 import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/workshop-types";
-import { DEMO_DLQ_TOPIC, DEMO_HANDLER_SPECS, DEMO_PARTITIONS, DEMO_TOPIC, demoHandlerSetups } from "./demo-handlers";
-import type { RedisClient } from "./env";
-import type { BeforeCommit, UnreadableRecord } from "./kafka-subscriber";
-import { acceptEventType, buildStack, notificationHandler, Replica, type HandlerBehaviour, type ServiceHandler } from "./service";
-import type { SideEffectStore } from "./side-effects";
-import type { Transport } from "./transport";
-import { consumerInfoGauge, replicaId } from "./replica-id";
+import { DEMO_DLQ_TOPIC, DEMO_HANDLER_SPECS, DEMO_PARTITIONS, DEMO_TOPIC, demoHandlerSetups } from "@/server/notification/demo-handlers";
+import type { RedisClient } from "@/server/dedup-redis";
+import type { BeforeCommit, UnreadableRecord } from "@/server/transport/partition-pump";
+import { acceptEventType, buildStack, notificationHandler, Replica, type HandlerBehaviour, type ServiceHandler } from "@/server/notification/service";
+import type { SideEffectStore } from "@/server/notification/side-effects";
+import type { Transport } from "@/server/transport";
+import { consumerInfoGauge, replicaId } from "@/server/transport/replica-id";
 
 /** Options of {@link DemoService}. */
 export interface DemoServiceOptions {

@@ -19,7 +19,7 @@ import { Kafka, logLevel, type Admin } from "kafkajs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEMO_TOPIC, type ConsumerGroupView } from "@/lib/consumer-types";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
-import { DEMO_HANDLER_SPECS } from "./demo-handlers";
+import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 
 const BROKERS = (process.env.KAFKA_BROKERS || "127.0.0.1:9092").split(",");
 const CLUSTER_NODES = process.env.REDIS_CLUSTER_NODES || "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002";

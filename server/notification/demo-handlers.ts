@@ -1,7 +1,8 @@
 /**
  * The demo service `notification`: its three handlers, one per TTL class of spec §3, as data.
- * Light on purpose (imports only the library's pure `lint` types and `policy`), so the dashboard
- * backend can import {@link DEMO_HANDLERS} — the declared setups, `lintHandler`'s input — cheaply.
+ * Light on purpose (imports only the library's pure `lint` types and names), so start-up can
+ * register the declared setups (`lintHandler`'s input) with the dashboard cheaply
+ * (`registerDemoHandlers`, server/startup.ts).
  */
 import { type HandlerSetup } from "@/server/dedup/lint";
 import { STACK_ORDER, TTL_POLICY, type TtlClass } from "@/server/dedup/names";

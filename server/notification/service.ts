@@ -13,8 +13,8 @@ import type { RetryOptions } from "@/server/dedup/retry";
 import { Router, type RouterErrorEvent } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
 import type { SideEffectStore } from "./side-effects";
-import type { GroupSubscriber, ReplicaSubscriberOptions, Transport } from "./transport";
-import type { UnreadableRecord } from "./kafka-subscriber";
+import type { GroupSubscriber, ReplicaSubscriberOptions, Transport } from "@/server/transport";
+import type { UnreadableRecord } from "@/server/transport/partition-pump";
 
 /** Switchable behaviour of a notification handler. */
 export interface HandlerBehaviour {

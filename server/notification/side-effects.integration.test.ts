@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Pool } from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { PostgresSideEffectStore } from "./side-effects";
+import { PostgresSideEffectStore } from "./postgres-side-effects";
 
 /**
  * The PostgreSQL push provider's idempotency key, and the migration of a ledger created before

@@ -160,4 +160,3 @@ export class MemorySideEffectStore implements SideEffectStore {
   }
 }
 
-export { PostgresSideEffectStore, type PostgresSideEffectStoreOptions } from "./postgres-side-effects";

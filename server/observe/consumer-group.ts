@@ -9,7 +9,7 @@
 import { AssignerProtocol, Kafka, logLevel, type Admin } from "kafkajs";
 import type { ConsumerGroupView, ConsumerMember, ConsumerPartition, ConsumersQuery, ConsumersResponse } from "@/lib/consumer-types";
 import { config } from "@/server/config";
-import { replicaOfClientId } from "@/server/consumer/replica-id";
+import { replicaOfClientId } from "@/server/transport/replica-id";
 import { withTimeout } from "@/server/dedup/store-call";
 import { NotFoundError, UpstreamUnavailableError, errorText } from "./errors";
 

@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { CONSUMER_INFO_METRIC, consumerInfoGauge } from "@/server/consumer/replica-id";
+import { CONSUMER_INFO_METRIC, consumerInfoGauge } from "@/server/transport/replica-id";
 import type { GroupMembers } from "./consumer-group";
 import type { DeclaredHandler } from "./handler-registry";
 import { LocalSource } from "./metrics/local";

@@ -9,7 +9,7 @@
 import type { ScrapeCoverage, Unavailable } from "@/lib/api-types";
 import { formatNumber } from "@/lib/format";
 import { WORKSHOP_SERVICE } from "@/lib/workshop-types";
-import { replicaOfClientId } from "@/server/consumer/replica-id";
+import { replicaOfClientId } from "@/server/transport/replica-id";
 import { getGroupMembers, type GroupMembers } from "./consumer-group";
 import { errorText } from "./errors";
 import { declaredGroupId, type DeclaredHandler } from "./handler-registry";

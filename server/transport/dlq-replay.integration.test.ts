@@ -3,7 +3,7 @@ import { ulid } from "ulid";
 import { afterAll, describe, expect, it } from "vitest";
 import { HANDLER_POISONED_KEY, POISON_KEYS, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/server/dedup/names";
 import { replayDlq } from "./dlq-replay";
-import { KafkaTransport, MemoryTransport, type Transport } from "./transport";
+import { KafkaTransport, MemoryTransport, type Transport } from "./index";
 
 /** DLQ replay on Kafka and on the embedded broker: same UUIDs and metadata back on the origin topic, bounded, idempotent. */
 const kafka = new KafkaTransport(["127.0.0.1:9092"]);

@@ -10,7 +10,7 @@
 import { type Message, type Outcome } from "@/server/dedup/message";
 import { POISON_KEYS, TOPIC_POISONED_KEY } from "@/server/dedup/names";
 import type { MessageSink, Publisher } from "@/server/dedup/pubsub";
-import type { Transport } from "./transport";
+import type { Transport } from "./index";
 
 /** Options of {@link replayDlq}. */
 export interface ReplayDlqOptions {

@@ -8,7 +8,7 @@ import type { Publisher } from "@/server/dedup/pubsub";
 import { WATERMILL_UUID_HEADER } from "@/server/dedup/names";
 import { encodeRecord } from "./watermill-codec";
 import { kafkaLogCreator } from "./kafka-log";
-import { NO_UUID } from "./kafka-subscriber";
+import { NO_UUID } from "./partition-pump";
 
 /** Options of {@link KafkaPublisher}. */
 export interface KafkaPublisherOptions {

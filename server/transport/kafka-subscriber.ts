@@ -11,8 +11,6 @@ import type { MessageSink, Subscriber, Subscription } from "@/server/dedup/pubsu
 import { kafkaLogCreator } from "./kafka-log";
 import { pumpPartition, type SubscriberOptions } from "./partition-pump";
 
-export { NO_UUID, unreadableToDlq, type BeforeCommit, type UnreadableRecord } from "./partition-pump";
-
 /** Options of {@link KafkaSubscriber}: the shared {@link SubscriberOptions} plus kafkajs's own knobs. */
 export interface KafkaSubscriberOptions extends SubscriberOptions {
   /** Bootstrap brokers, `host:port`. Required. */

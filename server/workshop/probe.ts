@@ -8,7 +8,7 @@ import { namedMiddleware, type Handler, type Message, type Middleware } from "@/
 import { REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY } from "@/server/dedup/names";
 import type { Publisher } from "@/server/dedup/pubsub";
 import { TIMELINE_CAP, type DeliveryVerdict, type RunSummary, type TimelineEntry } from "@/lib/workshop-types";
-import type { StackExtras } from "./service";
+import type { StackExtras } from "@/server/notification/service";
 
 /** Name of the probe middleware (`middlewareName`), so a stack listing shows it apart from the library's. */
 export const PROBE_NAME = "probe";

@@ -12,11 +12,11 @@ import { type Message } from "@/server/dedup/message";
 import { CORRELATION_ID_KEY, dedupKeyPrefix, EVENT_TYPE_KEY } from "@/server/dedup/names";
 import type { DedupRepository } from "@/server/dedup/repository";
 import type { RetryOptions } from "@/server/dedup/retry";
-import { replayDlq } from "./dlq-replay";
+import { replayDlq } from "@/server/transport/dlq-replay";
 import { RunProbe } from "./probe";
-import { buildStack, notificationHandler, Replica, type HandlerBehaviour, type StackSpec } from "./service";
-import type { PushObserver, SideEffectStore } from "./side-effects";
-import type { ReplicaSubscriberOptions, Transport } from "./transport";
+import { buildStack, notificationHandler, Replica, type HandlerBehaviour, type StackSpec } from "@/server/notification/service";
+import type { PushObserver, SideEffectStore } from "@/server/notification/side-effects";
+import type { ReplicaSubscriberOptions, Transport } from "@/server/transport";
 import type { Publisher } from "@/server/dedup/pubsub";
 
 /** Where scenarios run: the transport, a shared dedup store, a side-effect store factory. */

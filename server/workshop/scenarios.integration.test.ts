@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { SCENARIO_NAMES } from "@/lib/workshop-types";
-import { createDedupRedis, deleteKeysByPrefix, scenarioEnv } from "./env";
+import { scenarioEnv } from "./env";
+import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
 import { WorkshopRunner } from "./workshop";
 
 /**

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { HOUR_MS } from "@/server/dedup/names";
-import { createDedupRedis, deleteKeysByPrefix, scenarioEnv } from "./env";
+import { scenarioEnv } from "./env";
+import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
 import { FAST_RETRY, ScenarioContext, type ReplicaSetup } from "./scenario-context";
 
 /**

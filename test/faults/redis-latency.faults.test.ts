@@ -12,7 +12,7 @@ import { failOpen } from "@/server/dedup/failure-mode";
 import { deduplicator } from "@/server/dedup/deduplicator";
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
-import { createDedupRedis } from "@/server/consumer/env";
+import { createDedupRedis } from "@/server/dedup-redis";
 import { account, npmDlqReplay } from "./lib/cases";
 import { LatencyProxy } from "./lib/latency-proxy";
 import { freePort } from "./lib/procs";

@@ -6,7 +6,7 @@
  * reproductions, seconds each, so the findings do not need the 100,000-message run.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { PostgresSideEffectStore } from "@/server/consumer/side-effects";
+import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
 import { join } from "node:path";
 import { ROOT, startProc } from "./lib/procs";
 import { DATABASE_URL, Ledger, runId } from "./lib/stream";

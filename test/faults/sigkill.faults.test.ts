@@ -12,7 +12,7 @@
  * Deduplicator and the handler's table, i.e. a dedup regression the key merely hides.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_KAFKA_SUBSCRIBER_OPTIONS } from "../../server/consumer/kafka-subscriber";
+import { DEFAULT_KAFKA_SUBSCRIBER_OPTIONS } from "@/server/transport/kafka-subscriber";
 import { account, scaled, SCALE } from "./lib/cases";
 import { sleep, stopAll } from "./lib/procs";
 import { FaultRedis } from "./lib/redis";

@@ -1,6 +1,6 @@
 /**
  * The consumer process the fault cases start, kill and restart: one replica of the demo
- * `notification` service's handler code (server/consumer: `notificationHandler` with its
+ * `notification` service's handler code (server/notification: `notificationHandler` with its
  * PostgreSQL side effects, `buildStack` in the spec's order, the kafkajs `KafkaSubscriber`) on the
  * suite's own broker and redis-server, every handler in its own consumer group.
  *
@@ -15,11 +15,11 @@ import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import type { RetryOptions } from "@/server/dedup/retry";
 import { Router } from "@/server/dedup/router";
-import { createDedupRedis } from "@/server/consumer/env";
-import { KafkaPublisher } from "@/server/consumer/kafka-publisher";
-import { KafkaSubscriber } from "@/server/consumer/kafka-subscriber";
-import { buildStack, notificationHandler } from "@/server/consumer/service";
-import { PostgresSideEffectStore } from "@/server/consumer/side-effects";
+import { createDedupRedis } from "@/server/dedup-redis";
+import { KafkaPublisher } from "@/server/transport/kafka-publisher";
+import { KafkaSubscriber } from "@/server/transport/kafka-subscriber";
+import { buildStack, notificationHandler } from "@/server/notification/service";
+import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
 
 /** One handler of the worker. */
 export interface WorkerHandler {

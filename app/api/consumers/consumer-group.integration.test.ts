@@ -14,11 +14,11 @@ import { Redis } from "ioredis";
 import { Kafka, logLevel, Partitioners, type Admin } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumersResponseSchema, type ConsumerGroupView } from "@/lib/consumer-types";
-import { GET } from "@/app/api/consumers/route";
+import { GET } from "./route";
 import { startWorker, stopWorker } from "@/scripts/bench-scale";
-import { encodeRecord } from "@/server/consumer/watermill-codec";
+import { encodeRecord } from "@/server/transport/watermill-codec";
 import { parseConfig } from "@/server/config";
-import { ConsumerGroupDescriber } from "./consumer-group";
+import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
 
 const BROKERS = (process.env.KAFKA_BROKERS || "127.0.0.1:9092").split(",");
 const REDIS_URL = process.env.REDIS_URL || "redis://127.0.0.1:6379";

@@ -2,7 +2,7 @@ import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { demoFaultsSchema, demoSourcesSchema } from "@/lib/workshop-types";
 import { errorBodySchema } from "@/lib/api-types";
 import { parseConfig } from "@/server/config";
-import { consumerRuntime } from "@/server/consumer/runtime";
+import { consumerRuntime } from "@/server/runtime";
 import { GET as getSources, PUT as putSources } from "./sources/route";
 import { GET as getFaults, PUT as putFaults } from "./faults/route";
 

@@ -12,7 +12,7 @@ import { GET as overviewGET } from "@/app/api/overview/route";
 import { overviewResponseSchema } from "@/lib/api-types";
 import { WORKSHOP_SERVICE } from "@/lib/workshop-types";
 import { parseConfig } from "@/server/config";
-import { consumerRuntime } from "@/server/consumer/runtime";
+import { consumerRuntime } from "@/server/runtime";
 import { setObserveContext } from "@/server/observe/context";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/observe/testing/prometheus-server";
 import { freePort } from "@/server/observe/testing/redis-server";

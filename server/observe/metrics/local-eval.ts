@@ -1,5 +1,5 @@
 import { METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
-import { CONSUMER_INFO_METRIC } from "@/server/consumer/replica-id";
+import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { PROCESSED_RESULT } from "@/server/dedup/names";
 import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, QUERY_BY, type QueryName } from "./queries";
 import type { Sample } from "./source";

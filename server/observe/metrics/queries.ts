@@ -1,4 +1,4 @@
-import { CONSUMER_INFO_METRIC } from "@/server/consumer/replica-id";
+import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, METRIC_NAMES, RATE_WINDOW } from "@/lib/thresholds";
 import { METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/server/dedup/names";
 

@@ -6,7 +6,7 @@
  * unless the last argument is `naive` (a provider call without a key).
  *   node --import tsx test/faults/lib/crash-after-push.ts <databaseUrl> <schema> <handler> <eventId> [keyed|naive]
  */
-import { PostgresSideEffectStore } from "@/server/consumer/side-effects";
+import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
 
 const [databaseUrl, schema, handler, eventId, mode = "keyed"] = process.argv.slice(2) as [string, string, string, string, string?];
 const store = new PostgresSideEffectStore({ connectionString: databaseUrl, schema, tablePrefix: "f", poolSize: 4 });

@@ -1,5 +1,5 @@
 import { demoFaultsPatchSchema } from "@/lib/workshop-types";
-import { consumerRuntime } from "@/server/consumer/runtime";
+import { consumerRuntime } from "@/server/runtime";
 import { answer, BadRequestError, handleBody } from "@/server/http";
 
 export const dynamic = "force-dynamic";

@@ -1,4 +1,4 @@
-import { consumerRuntime } from "@/server/consumer/runtime";
+import { consumerRuntime } from "@/server/runtime";
 import { answer } from "@/server/http";
 
 export const dynamic = "force-dynamic";

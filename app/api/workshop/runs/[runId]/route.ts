@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { consumerRuntime } from "@/server/consumer/runtime";
+import { consumerRuntime } from "@/server/runtime";
 import { handleParams, NotFoundError } from "@/server/http";
 
 export const dynamic = "force-dynamic";

@@ -2,7 +2,7 @@
  * The transport seam (Watermill's `Subscriber` / `Publisher`) and an in-memory pub/sub, the
  * equivalent of Watermill's gochannel, for tests and the embedded demo.
  *
- * ## The delivery contract (every transport, e.g. the Kafka one in `server/consumer`, keeps it)
+ * ## The delivery contract (every transport, e.g. the Kafka one in `server/transport`, keeps it)
  * 1. **Order.** Messages of one partition are handed to the sink one call at a time: the transport
  *    never calls `deliver` / `deliverBatch` for partition P again before the previous call for P
  *    resolved. Different partitions may be delivered concurrently.

@@ -10,7 +10,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as handlersGET } from "@/app/api/handlers/route";
 import { GET as lookupGET } from "@/app/api/keys/lookup/route";
-import { GET as keysGET } from "@/app/api/keys/route";
+import { GET as keysGET } from "./route";
 import { GET as capacityGET } from "@/app/api/capacity/route";
 import { GET as lintGET } from "@/app/api/lint/route";
 import { GET as overviewGET } from "@/app/api/overview/route";
@@ -24,15 +24,15 @@ import {
   overviewResponseSchema,
 } from "@/lib/api-types";
 import { registerDemoHandlers } from "@/server/startup";
-import { createObserveContext, setObserveContext, type ObserveContext } from "./context";
-import { globToRegExp } from "./glob";
-import { clearDeclaredHandlers } from "./handler-registry";
-import { browseKeys } from "./key-browser";
-import { KeyInspector } from "./key-inspector";
-import { LocalSource } from "./metrics/local";
-import { createObserveRedis, type RedisLike } from "./redis-client";
-import { startOwnRedis, type OwnRedis } from "./testing/redis-server";
-import { fakeUlid, seedKeys, type SeedGroup } from "./testing/seed";
+import { createObserveContext, setObserveContext, type ObserveContext } from "@/server/observe/context";
+import { globToRegExp } from "@/server/observe/glob";
+import { clearDeclaredHandlers } from "@/server/observe/handler-registry";
+import { browseKeys } from "@/server/observe/key-browser";
+import { KeyInspector } from "@/server/observe/key-inspector";
+import { LocalSource } from "@/server/observe/metrics/local";
+import { createObserveRedis, type RedisLike } from "@/server/observe/redis-client";
+import { startOwnRedis, type OwnRedis } from "@/server/observe/testing/redis-server";
+import { fakeUlid, seedKeys, type SeedGroup } from "@/server/observe/testing/seed";
 
 const H = 3_600_000;
 const HANDLERS: SeedGroup[] = [

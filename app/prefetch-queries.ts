@@ -11,9 +11,8 @@
  * (server/redact.ts), whoever the viewer.
  */
 import { dehydrate, QueryClient, type DehydratedState } from "@tanstack/react-query";
-import { seriesQuerySchema, type RangeKey, type SeriesMetric } from "@/lib/api-types";
+import { overviewQuerySchema, rangeSchema, seriesQuerySchema, type RangeKey, type SeriesMetric } from "@/lib/api-types";
 import { overviewQuery, seriesQuery } from "@/lib/query-options";
-import { parseViewState } from "@/lib/url-state";
 import { config } from "@/server/config";
 import { getOverview, getSeries, observeContext } from "@/server/observe";
 import { normalizeStep } from "@/server/observe/series-step";
@@ -24,10 +23,15 @@ export const PREFETCH_BUDGET_MS = 800;
 
 type SearchParams = Record<string, string | string[] | undefined>;
 
-/** The range of the page's URL (the one thing the prefetched keys depend on). */
+/**
+ * The range of the page's URL (the one thing the prefetched keys depend on), read as
+ * lib/url-state's parseViewState reads it (a bad value is the default range); that module is
+ * client-only (useSearchParams), so the API's schema is used here.
+ */
 export function rangeOf(sp: SearchParams): RangeKey {
-  const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? null;
-  return parseViewState({ get: (k: string) => first(sp[k]) }).range;
+  const v = Array.isArray(sp.range) ? sp.range[0] : sp.range;
+  const r = rangeSchema.safeParse(v);
+  return r.success ? r.data : overviewQuerySchema.parse({}).range;
 }
 
 /** A series request as the page's panels make it, one per `[metric, service?, handler?]`. */

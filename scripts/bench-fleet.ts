@@ -124,24 +124,26 @@ async function main(): Promise<void> {
   const p = (x: number) => +pct(big.lat, x).toFixed(1);
   console.log(`2. /api/overview, ${big.refresh.handlers} handlers, ${VIEWERS} viewers, ${LOAD_MS / 1000} s: ${big.lat.length} requests, p50 ${p(50)} ms, p95 ${p(95)} ms, p99 ${p(99)} ms, errors ${big.errors}, Prometheus requests ${big.promCalls}`);
   const load1 = loadavg();
-  const out = {
-    "fleet.overview_p95_ms_200_handlers_50_viewers": p(95),
-    "fleet.prometheus_queries_per_refresh_10_handlers": small.app,
-    "fleet.prometheus_queries_per_refresh_200_handlers": big.refresh.app,
-    detail: {
-      viewers: VIEWERS,
-      loadMs: LOAD_MS,
-      requests: big.lat.length,
-      p50: p(50),
-      p99: p(99),
-      errors: big.errors,
-      promRequestsDuringLoad: big.promCalls,
-      servedByPrometheus: { h10: small.prometheus, h200: big.refresh.prometheus },
-      coldRefreshMs: { h10: +small.ms.toFixed(0), h200: +big.refresh.ms.toFixed(0) },
-      loadStart: load0.map((x) => +x.toFixed(2)),
-      loadEnd: load1.map((x) => +x.toFixed(2)),
-    },
+  const command = "npm run bench:fleet";
+  const detail = {
+    viewers: VIEWERS,
+    loadMs: LOAD_MS,
+    requests: big.lat.length,
+    p50: p(50),
+    p99: p(99),
+    errors: big.errors,
+    promRequestsDuringLoad: big.promCalls,
+    queriesPerRefresh: { h10: small.app, h200: big.refresh.app },
+    servedByPrometheus: { h10: small.prometheus, h200: big.refresh.prometheus },
+    coldRefreshMs: { h10: +small.ms.toFixed(0), h200: +big.refresh.ms.toFixed(0) },
+    loadStart: load0.map((x) => +x.toFixed(2)),
+    loadEnd: load1.map((x) => +x.toFixed(2)),
   };
+  // Rows of bench-results.json (scripts/render-benchmarks.ts FIGURES).
+  const out = [
+    { name: "fleet.overview_p95_ms_200_handlers_50_viewers", value: p(95), unit: "ms", reference: +big.refresh.ms.toFixed(1), ratio: +(p(95) / big.refresh.ms).toFixed(4), command, detail },
+    { name: "fleet.prometheus_queries_200_vs_10_handlers", value: +(big.refresh.app / small.app).toFixed(4), unit: "ratio", reference: small.app, ratio: +(big.refresh.app / small.app).toFixed(4), command, detail },
+  ];
   if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(out, null, 2));
   console.log(JSON.stringify(out));
   setObserveContext(null);

@@ -11,9 +11,12 @@
  *   consumer `npm run bench:consumer -- --json … --variants raw,sub,mem,ours,rel --profile …`
  *   breakdown `npm run bench:consumer -- --breakdown --json …`  CPU per message of each layer, Redis CPU per key
  *   memory   `npm run bench:memory -- --json …`     used_memory per key vs the projection
+ *   fleet    `npm run bench:fleet -- --json …`      /api/overview p95 at 200 handlers × 50 viewers, Prometheus queries 10 vs 200 handlers
  *   ui       `next build` of the committed tree (git archive HEAD → a temp dir, node_modules
  *            hard-linked; the shared .next is not touched) and the gzip size of the First Load JS
- *            chunks that the build lists for route `/` (.next/diagnostics/route-bundle-stats.json)
+ *            chunks that the build lists for route `/` (.next/diagnostics/route-bundle-stats.json);
+ *            then that build's time to data painted (scripts/bench-ui.ts: `next start` on the live
+ *            stack, median of 5 cold loads of `/` and a handler page in headless Chromium)
  * `--quick` shrinks every step (smoke test of the driver, figures not comparable).
  * bench-results.json: [{ name, value, unit, reference, ratio, target?, goal?, step, command, detail? }],
  * plus `machine.*` rows (nproc, CPU, memory, load, commit).
@@ -29,7 +32,7 @@ function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
 }
-const STEPS = ["dedup", "inspect", "consumer", "breakdown", "memory", "ui"] as const;
+const STEPS = ["dedup", "inspect", "consumer", "breakdown", "memory", "fleet", "ui"] as const;
 type Step = (typeof STEPS)[number];
 const QUICK = process.argv.includes("--quick");
 const ONLY = arg("only", STEPS.join(",")).split(",") as Step[];
@@ -47,6 +50,7 @@ const SCRIPT_ARGS: Record<Exclude<Step, "ui">, { script: string; args: string[];
   consumer: { script: "bench:consumer", args: ["--variants", "raw,sub,mem,ours,rel", "--rounds", "3", "--profile", tmp], quick: ["--messages", "20000", "--rounds", "1"] },
   breakdown: { script: "bench:consumer", args: ["--breakdown"], quick: [] },
   memory: { script: "bench:memory", args: [], quick: ["--keys", "20000"] },
+  fleet: { script: "bench:fleet", args: [], quick: ["--load-ms", "1500"] },
 };
 
 /** Runs a command, echoing its output, killed (its process group) after `timeoutMs`. */
@@ -166,7 +170,20 @@ async function uiStep(): Promise<BenchResult[]> {
   const base = route("/_not-found");
   const perRoute = Object.fromEntries(stats.map((s) => [s.route, +(gzSize(dir, s.firstLoadChunkPaths).gz / 1024).toFixed(1)]));
   console.log(`[bench] next build took ${((Date.now() - t0) / 1000).toFixed(0)} s; First Load JS gzip KB per route: ${JSON.stringify(perRoute)}`);
+  // Time to data painted, from this very build (issue 15).
+  const paintJson = join(tmp, "ui-paint.json");
+  const paint = await run("npx", ["tsx", join(ROOT, "scripts/bench-ui.ts"), "--dir", dir, "--loads", QUICK ? "1" : "5", "--json", paintJson], { timeoutMs: STEP_TIMEOUT_MS });
+  const painted = existsSync(paintJson) ? (JSON.parse(readFileSync(paintJson, "utf8")) as Record<string, unknown>) : null;
+  if (!painted) console.error(`[bench] bench-ui exited with ${paint.code} and wrote no figures`);
+  const paintRows: BenchResult[] = painted
+    ? (["overview", "handler"] as const).map((p) => {
+        const d = painted[`${p}Detail`] as { firstNumberMedianMs: number } & Record<string, unknown>;
+        const v = painted[`ui.${p}_data_painted_ms`] as number;
+        return { name: `ui.${p}_data_painted_ms`, value: v, unit: "ms", reference: d.firstNumberMedianMs, ratio: +(v / d.firstNumberMedianMs).toFixed(4), step: "ui", command, detail: d };
+      })
+    : [];
   return [
+    ...paintRows,
     {
       name: "ui.overview_first_load_js_kb_gz",
       value: +(home.gz / 1024).toFixed(1),

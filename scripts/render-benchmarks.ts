@@ -84,6 +84,34 @@ export const FIGURES: Record<string, { target: number; goal: "min" | "max" | "ab
     what: "First Load JS of the overview route `/`, KB gzip (chunks listed by `next build`)",
     source: "issue 6",
   },
+  "ui.overview_data_painted_ms": {
+    target: 1000,
+    goal: "max",
+    referenceIs: "ms until the first number alone (stat tile), same loads",
+    what: "overview `/`: ms from navigation to the ratio number and its chart line painted (`next start`, live stack, median of 5 cold loads, headless Chromium)",
+    source: "issue 15",
+  },
+  "ui.handler_data_painted_ms": {
+    target: 1000,
+    goal: "max",
+    referenceIs: "ms until the first number alone (stat tile), same loads",
+    what: "handler page: ms from navigation to the ratio number and its chart line painted (as above)",
+    source: "issue 15",
+  },
+  "fleet.overview_p95_ms_200_handlers_50_viewers": {
+    target: 100,
+    goal: "max",
+    referenceIs: "one cold refresh of the page's data (overview + its 3 series, empty caches), ms",
+    what: "`/api/overview` p95 ms with 200 handlers (20 services × 10) and 50 viewers polling back to back",
+    source: "issue 17",
+  },
+  "fleet.prometheus_queries_200_vs_10_handlers": {
+    target: 1,
+    goal: "max",
+    referenceIs: "Prometheus requests of one refresh with 10 handlers",
+    what: "Prometheus requests of one refresh with 200 handlers ÷ with 10 (a fixed set: 1)",
+    source: "issue 17",
+  },
   "redis.bytes_per_key_projection_error": {
     target: 0.1,
     goal: "abs-max",
@@ -185,10 +213,30 @@ export function renderBenchmarks(results: BenchResult[]): string {
     for (const r of others) L.push(`| \`${r.name}\` | ${num(r.value, r.unit)} | ${num(r.reference)} | ${num(r.ratio)} | \`${r.command ?? ""}\` |`);
     L.push("");
   }
+  L.push(...pagesAndFleetSection(results));
   L.push(...consumerSection(results));
   L.push(...memorySection(results));
   L.push(...otherMisses(results));
   return `${L.join("\n")}\n`;
+}
+
+/** The pages' paint and the fleet overview: the run's detail; the analysis is hand-written in docs/UI.md. */
+function pagesAndFleetSection(rs: BenchResult[]): string[] {
+  const L: string[] = ["## Pages and the fleet overview", "", "How the pages are painted by the server and how the overview scales to a fleet, with the A/B figures: [UI.md](UI.md#performance-pages-painted-by-the-server-and-the-fleet).", ""];
+  for (const p of ["overview", "handler"] as const) {
+    const r = get(rs, `ui.${p}_data_painted_ms`);
+    const d = detailOf<{ path?: string; loads?: Array<{ paintedMs: number; load1m: number }>; loadAvg1m?: number }>(r);
+    if (r) L.push(`- ${p} \`${d.path ?? "?"}\`: data painted ${(d.loads ?? []).map((l) => `${l.paintedMs} ms`).join(", ")} (median ${num(r.value, "ms")}), load average ${(d.loads ?? []).map((l) => l.load1m.toFixed(2)).join(", ")}.`);
+  }
+  const f = get(rs, "fleet.overview_p95_ms_200_handlers_50_viewers");
+  const fd = detailOf<{ requests?: number; p50?: number; p99?: number; errors?: number; queriesPerRefresh?: { h10: number; h200: number }; servedByPrometheus?: { h10: number; h200: number }; loadStart?: number[] }>(f);
+  if (f) {
+    L.push(
+      `- fleet: ${num(fd.requests ?? null)} \`/api/overview\` answers of 200 handlers to 50 viewers, p50 ${num(fd.p50 ?? null, "ms")}, p95 ${num(f.value, "ms")}, p99 ${num(fd.p99 ?? null, "ms")}, ${fd.errors ?? "?"} errors (load average ${fd.loadStart?.[0]?.toFixed(2) ?? "?"}); Prometheus requests per refresh ${fd.queriesPerRefresh?.h10 ?? "?"} with 10 handlers and ${fd.queriesPerRefresh?.h200 ?? "?"} with 200 (Prometheus' own \`prometheus_http_requests_total\`: ${fd.servedByPrometheus?.h10 ?? "?"} and ${fd.servedByPrometheus?.h200 ?? "?"}).`,
+    );
+  }
+  L.push("");
+  return L;
 }
 
 interface ProfileSplit {

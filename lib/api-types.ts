@@ -220,6 +220,8 @@ export const handlerKeysSchema = z.object({
    * expires dicts (`MEMORY STATS`), which `MEMORY USAGE` leaves out; `null` when no key was sampled.
    */
   bytesPerKey: z.number().nullable(),
+  /** `bytesPerKey` is an estimate (embedded mode: heap bytes of key, value and entry), not Redis' `MEMORY USAGE`. */
+  bytesEstimated: z.boolean().optional(),
   /** Sampled key states, as counts over `sampleSize` keys. */
   states: z.object({ processing: z.number(), done: z.number(), marked: z.number(), other: z.number() }),
   sampleSize: z.number(),
@@ -247,6 +249,8 @@ export const handlersResponseSchema = z.object({
   redis: upstreamSchema,
   /** Configured globs the inspector is confined to (`DEDUP_PREFIXES`). */
   prefixes: z.array(z.string()),
+  /** Where the keys are: Redis, the embedded mode's in-memory store, or nowhere inspectable. */
+  store: z.enum(["redis", "memory", "none"]).optional(),
   scan: scanProgressSchema,
   /** Whether `refresh=1` started a new scan (false when rate-limited or one is running). */
   refresh: z.object({ requested: z.boolean(), started: z.boolean(), retryAfterMs: z.number() }),
@@ -506,6 +510,8 @@ export const keyEntrySchema = z.object({
   ttlMs: z.number().nullable(),
   /** `MEMORY USAGE key SAMPLES 0`; `null` when unknown. */
   bytes: z.number().nullable(),
+  /** `bytes` is an estimate (embedded mode's in-memory store), not `MEMORY USAGE`. */
+  bytesEstimated: z.boolean().optional(),
 });
 /** One key of the key browser. */
 export type KeyEntry = z.infer<typeof keyEntrySchema>;

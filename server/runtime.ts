@@ -6,6 +6,7 @@
  */
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { RedisRepository } from "@/server/dedup/redis-repository";
+import { registerMemoryStore } from "@/server/observe/memory-inspector";
 import { config } from "./config";
 import { appRegistry, workshopRegistry } from "./registry";
 import { WORKSHOP_SERVICE } from "@/lib/workshop-types";
@@ -61,7 +62,8 @@ export function consumerRuntime(): ConsumerRuntime {
     : new MemorySideEffectStore(observe);
   const demo = new DemoService({
     transport: env.transport,
-    repository: redis ? new RedisRepository(redis) : new MemoryRepository(),
+    // Embedded: the dashboard's key browser reads this store (server/observe/memory-inspector.ts).
+    repository: redis ? new RedisRepository(redis) : registerMemoryStore(new MemoryRepository()),
     redis,
     store,
     service: c.SERVICE_NAME,

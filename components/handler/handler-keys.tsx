@@ -15,13 +15,13 @@ export function HandlerKeys({ service, handler }: { service: string; handler: st
   const q = useQuery(handlersQuery(REFRESH_MS[view.refresh]));
   return (
     <Panel
-      title="Keys in Redis: TTL distribution"
+      title={q.data?.store === "memory" ? "Keys in the in-memory store: TTL distribution" : "Keys in Redis: TTL distribution"}
       description="Remaining TTL of the handler's keys, done apart from processing leases (amber: in flight, or abandoned until they expire); keys without TTL never expire (a bug)."
       testId="ttl-distribution"
     >
       <QueryView query={q} what="Key inspection" height={200}>
         {(d) => {
-          if (d.redis.status === "not-configured")
+          if (d.redis.status === "not-configured" && d.store !== "memory")
             return <EmptyState height={200}>No Redis configured: embedded mode keeps keys in an in-memory store, not inspected here.</EmptyState>;
           if (d.redis.status === "down") return <ErrorState title="Redis unavailable" detail={d.redis.detail} height={200} />;
           const h = d.handlers.find((x) => x.service === service && x.handler === handler);
@@ -56,7 +56,7 @@ export function HandlerKeys({ service, handler }: { service: string; handler: st
                 </div>
                 <div>
                   <dt className="text-xs text-slate-500">Bytes per key</dt>
-                  <dd className="tabular-nums">{formatBytes(h.bytesPerKey)}</dd>
+                  <dd className="tabular-nums">{h.bytesEstimated ? `≈ ${formatBytes(h.bytesPerKey)} (estimated, in-memory store)` : formatBytes(h.bytesPerKey)}</dd>
                 </div>
                 <div>
                   <dt className="text-xs text-slate-500">Observed TTL (min / p50 / max)</dt>

@@ -33,7 +33,9 @@ export function KeyTable({ keys, caption, showPrefix = false }: { keys: readonly
               <span className={`rounded px-1.5 py-0.5 text-xs ${STATE_TONE[k.state]}`}>{k.state}</span>
             </td>
             <td className={`text-right tabular-nums ${k.ttlMs === -1 ? "font-semibold text-red-700 dark:text-red-300" : ""}`}>{k.ttlMs === null ? "expired" : formatDurationMs(k.ttlMs)}</td>
-            <td className="text-right tabular-nums">{formatBytes(k.bytes)}</td>
+            <td className="text-right tabular-nums" title={k.bytesEstimated ? "estimated: heap bytes of key, value and entry in the in-memory store" : "MEMORY USAGE"}>
+              {k.bytesEstimated ? `≈ ${formatBytes(k.bytes)} (est.)` : formatBytes(k.bytes)}
+            </td>
           </tr>
         ))}
       </tbody>

@@ -52,7 +52,7 @@ export function PrefixTree({ selected, onSelect }: { selected: string | null; on
       ) : null}
       <QueryView query={q} what="Key inspection" height={160}>
         {(d) => {
-          if (d.redis.status === "not-configured")
+          if (d.redis.status === "not-configured" && d.store !== "memory")
             return <EmptyState height={160}>No Redis configured: embedded mode keeps keys in an in-memory store, which has no key browser.</EmptyState>;
           if (d.redis.status === "down") return <ErrorState title="Redis unavailable" detail={d.redis.detail} height={160} />;
           const byService = new Map<string, HandlerKeys[]>();

@@ -57,6 +57,12 @@ export class MemoryRepository implements DedupRepository {
     return e ? e.expiresAt - now : -2;
   }
 
+  /** Live keys with value and expiry (epoch ms), in insertion order; read-only (the dashboard's key browser). */
+  *entries(): IterableIterator<{ key: string; value: string; expiresAt: number }> {
+    const now = Date.now();
+    for (const [key, e] of this.map) if (e.expiresAt > now) yield { key, value: e.value, expiresAt: e.expiresAt };
+  }
+
   claim(key: string, value: string, ttlMs: number): Promise<string | null> {
     try {
       return Promise.resolve(this.claimSync(key, value, ttlMs));

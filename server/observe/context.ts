@@ -2,7 +2,8 @@ import { config } from "@/server/config";
 import { ALL_DEDUP_KEYS_GLOB } from "@/server/dedup/names";
 import { appRegistry } from "@/server/registry";
 import { SharedCache } from "./cache";
-import { KeyInspector, type KeyInspectorOptions } from "./key-inspector";
+import { KeyInspector, type KeyInspectorOptions, type KeySource } from "./key-inspector";
+import { MemoryInspector, memoryStores, type MemoryKeyStore } from "./memory-inspector";
 import { LocalSource } from "./metrics/local";
 import { PrometheusSource } from "./metrics/prometheus";
 import type { MetricsSource } from "./metrics/source";
@@ -14,7 +15,8 @@ export interface ObserveContext {
   metrics: MetricsSource;
   /** `null` when no Redis is configured (embedded mode). */
   redis: RedisLike | null;
-  inspector: KeyInspector | null;
+  /** The Redis inspector, or (no Redis, in-memory stores given) the embedded mode's; `null` when neither. */
+  inspector: KeySource | null;
   /** Configured globs (`DEDUP_PREFIXES`). */
   prefixes: readonly string[];
   /** Shares whole answers (overview, capacity…) between concurrent viewers for a second. */
@@ -28,6 +30,8 @@ export function createObserveContext(parts: {
   redis: RedisLike | null;
   prefixes?: readonly string[];
   inspector?: Partial<KeyInspectorOptions>;
+  /** Without Redis: the in-memory stores to inspect (embedded mode). */
+  memory?: () => readonly MemoryKeyStore[];
   answerTtlMs?: number;
 }): ObserveContext {
   const prefixes = parts.prefixes ?? [ALL_DEDUP_KEYS_GLOB];
@@ -35,7 +39,11 @@ export function createObserveContext(parts: {
     mode: parts.mode ?? (parts.redis ? "real" : "embedded"),
     metrics: parts.metrics,
     redis: parts.redis,
-    inspector: parts.redis ? new KeyInspector(parts.redis, { ...parts.inspector, prefixes }) : null,
+    inspector: parts.redis
+      ? new KeyInspector(parts.redis, { ...parts.inspector, prefixes })
+      : parts.memory
+        ? new MemoryInspector(parts.memory, { prefixes })
+        : null,
     prefixes,
     answers: new SharedCache({ ttlMs: parts.answerTtlMs ?? 1000, errorTtlMs: 500 }),
   };
@@ -57,6 +65,8 @@ export function observeContext(): ObserveContext {
       mode: c.mode,
       metrics,
       redis: observeRedis(),
+      // Without Redis the demo's dedup keys live in this process: the same inspector surface reads them.
+      memory: memoryStores,
       prefixes: c.DEDUP_PREFIXES,
       inspector: { exactMaxKeys: c.INSPECT_EXACT_MAX_KEYS },
     });

@@ -10,6 +10,7 @@ import { DESCRIBE_KEY_LUA } from "./key-scripts";
 import { redisUpstream, settleRedis } from "./upstream";
 import { masters, nodeId, whenReady, type RedisLike } from "./redis-client";
 import { countUpstream } from "./upstream-counter";
+import { MemoryInspector } from "./memory-inspector";
 import { browseBudget, type RedisBudget } from "./redis-budget";
 
 /** SCAN calls one page may make before it returns what it has with a cursor to go on. */
@@ -25,7 +26,7 @@ export const MAX_LOOKUP_PREFIXES = 32;
 /** Builds `GET /api/handlers` from the inspector's current state; `refresh` starts a new count (rate-limited). */
 export async function getHandlers(ctx: ObserveContext, q: { refresh: boolean; mode: "auto" | "exact" | "estimate" }): Promise<HandlersResponse> {
   await settleRedis(ctx);
-  const base = { generatedAt: new Date().toISOString(), prefixes: [...ctx.prefixes] };
+  const base = { generatedAt: new Date().toISOString(), prefixes: [...ctx.prefixes], store: ctx.inspector?.kind ?? ("none" as const) };
   if (!ctx.inspector) {
     return {
       ...base,
@@ -122,6 +123,7 @@ function requireRedis(ctx: ObserveContext) {
  * A page holds about `count` keys (one SCAN reply is never split, so it may hold a few more).
  */
 export async function browseKeys(ctx: ObserveContext, q: { prefix: string; cursor?: string; count: number }): Promise<KeysResponse> {
+  if (ctx.inspector instanceof MemoryInspector) return ctx.inspector.browse(q);
   const redis = requireRedis(ctx);
   const globs = new PrefixGlobs(ctx.prefixes);
   try {
@@ -169,6 +171,10 @@ export async function browseKeys(ctx: ObserveContext, q: { prefix: string; curso
  * {@link MAX_LOOKUP_PREFIXES}) — one key read per prefix, no scan, within the shared budget.
  */
 export async function lookupKey(ctx: ObserveContext, q: { uuid: string; prefix?: string }): Promise<KeyLookupResponse> {
+  if (ctx.inspector instanceof MemoryInspector) {
+    ctx.inspector.ensureFresh();
+    return ctx.inspector.lookup(q, MAX_LOOKUP_PREFIXES);
+  }
   const redis = requireRedis(ctx);
   const globs = new PrefixGlobs(ctx.prefixes);
   // Only prefixes the app knows — the one on screen (it may be newer than the last inspection, up to

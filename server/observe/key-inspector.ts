@@ -67,6 +67,21 @@ export const DEFAULT_KEY_INSPECTOR_OPTIONS: KeyInspectorOptions = {
 
 
 
+/**
+ * What the routes read keys through, whatever holds them: the Redis {@link KeyInspector} or the
+ * embedded mode's `MemoryInspector` (server/observe/memory-inspector.ts).
+ */
+export interface KeySource {
+  readonly kind: "redis" | "memory";
+  readonly prefixes: readonly string[];
+  readonly busy: boolean;
+  current(): InspectorState;
+  recount(): number | null;
+  refresh(mode?: "auto" | "exact" | "estimate"): { started: boolean; retryAfterMs: number };
+  ensureFresh(): void;
+  run(mode?: "auto" | "exact" | "estimate"): Promise<Inspection>;
+}
+
 /** A finished inspection. */
 export interface Inspection {
   mode: "exact" | "estimate";
@@ -109,7 +124,8 @@ export interface InspectorState {
  * (`MEMORY USAGE … SAMPLES 0`, value, PTTL) in pipelines. Results are kept and served from memory;
  * `ensureFresh()` refreshes them in the background.
  */
-export class KeyInspector {
+export class KeyInspector implements KeySource {
+  readonly kind = "redis" as const;
   private readonly opts: KeyInspectorOptions;
   private readonly globs: PrefixGlobs;
   private state: InspectorState;

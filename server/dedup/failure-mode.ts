@@ -10,6 +10,8 @@ function withMode(repo: DedupRepository, failureMode: FailureMode): DedupReposit
     compareAndSet: (k, e, v, t) => repo.compareAndSet(k, e, v, t),
     compareAndDelete: (k, e) => repo.compareAndDelete(k, e),
     ...(repo.compareAndSetBatch ? { compareAndSetBatch: repo.compareAndSetBatch.bind(repo) } : {}),
+    ...(repo.markDone ? { markDone: repo.markDone.bind(repo) } : {}),
+    ...(repo.markDoneBatch ? { markDoneBatch: repo.markDoneBatch.bind(repo) } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { ClaimReply, ClaimRequest, CompareAndSetRequest, DedupRepository } from "./repository";
+import type { ClaimReply, ClaimRequest, CompareAndSetRequest, DedupRepository, MarkDoneRequest } from "./repository";
 
 /** Faults injected by {@link FaultyRepository}; change them at any time. */
 export interface RepositoryFaults {
@@ -27,13 +27,31 @@ export const DEFAULT_REPOSITORY_FAULTS = {
 export class FaultyRepository implements DedupRepository {
   faults: Required<RepositoryFaults>;
   /** Calls made, by operation (for tests). */
-  readonly calls = { claim: 0, claimBatch: 0, compareAndSet: 0, compareAndDelete: 0, compareAndSetBatch: 0 };
+  readonly calls = { claim: 0, claimBatch: 0, compareAndSet: 0, compareAndDelete: 0, compareAndSetBatch: 0, markDone: 0, markDoneBatch: 0 };
+  /** Present when the inner repository has it (the Deduplicator then uses it for `done` marks). */
+  readonly markDone?: (key: string, value: string, ttlMs: number) => Promise<string | null>;
+  /** Present when the inner repository has it. */
+  readonly markDoneBatch?: (requests: readonly MarkDoneRequest[]) => Promise<ClaimReply[]>;
 
   constructor(
     private readonly inner: DedupRepository,
     faults: RepositoryFaults = {},
   ) {
     this.faults = { ...DEFAULT_REPOSITORY_FAULTS, ...faults };
+    if (inner.markDone) {
+      const mark = inner.markDone.bind(inner);
+      this.markDone = (key, value, ttlMs) => {
+        this.calls.markDone++;
+        return this.run(() => mark(key, value, ttlMs));
+      };
+    }
+    if (inner.markDoneBatch) {
+      const markMany = inner.markDoneBatch.bind(inner);
+      this.markDoneBatch = (requests) => {
+        this.calls.markDoneBatch++;
+        return this.run(() => markMany(requests));
+      };
+    }
   }
 
   get kind() {

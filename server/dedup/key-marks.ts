@@ -35,10 +35,18 @@ export class KeyMarks {
     }
   }
 
-  /** Lease marking, after success: processing:<token> → `done` (with the position) for ttlMs; if the lease was lost, still record done unless another consumer holds the key. */
+  /**
+   * Lease marking, after success: `done` (with the position) for ttlMs. With `markDone` one
+   * unconditional write — the success is a fact whoever holds the lease now — whose previous value
+   * tells whether the lease was still ours; else compare-and-set, then `done` if the key is free.
+   */
   async complete(key: string, value: string, done: string, topic: string, handler: string): Promise<void> {
     const { repository, ttlMs, logger } = this.o;
     try {
+      if (repository.markDone) {
+        this.checkLease(key, value, done, await this.timed(repository.markDone(key, done, ttlMs)), topic, handler);
+        return;
+      }
       if (await this.timed(repository.compareAndSet(key, value, done, ttlMs))) return;
       await this.markAfterLostLease(key, done, topic, handler);
     } catch (e) {
@@ -47,6 +55,17 @@ export class KeyMarks {
       this.rec.error(classifyStoreError(e));
       logger(`[dedup] could not mark ${key} done: ${(e as Error)?.message ?? e}`);
     }
+  }
+
+  /**
+   * The value a `done` mark replaced: our lease, nothing (it expired and nobody took it) or this
+   * very mark (a write sent again after a transport error) is fine; anything else — another consumer's lease or its `done` — means the lease had been taken
+   * over and the message may have run twice.
+   */
+  private checkLease(key: string, value: string, done: string, previous: string | null, topic: string, handler: string): void {
+    if (previous === null || previous === value || previous === done) return;
+    this.rec.leaseLost(topic, handler);
+    this.o.logger(`[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`);
   }
 
   /** Our compare-and-set failed: record `done` if the key is free, else count the lost lease. */
@@ -62,6 +81,7 @@ export class KeyMarks {
   async completeMany(marks: readonly PendingMark[]): Promise<void> {
     if (marks.length === 0) return;
     const { repository, ttlMs, logger } = this.o;
+    if (repository.markDoneBatch) return this.markMany(marks);
     if (!repository.compareAndSetBatch) {
       await Promise.all(marks.map((m) => this.complete(m.key, m.value, m.done, m.topic, m.handler)));
       return;
@@ -90,6 +110,34 @@ export class KeyMarks {
             }),
       ),
     );
+  }
+
+  /** The batch's marks as unconditional writes (`markDoneBatch`); one error counted per failed call. */
+  private async markMany(marks: readonly PendingMark[]): Promise<void> {
+    const { repository, ttlMs, logger } = this.o;
+    const reqs = new Array<{ key: string; value: string; ttlMs: number }>(marks.length);
+    for (let i = 0; i < marks.length; i++) reqs[i] = { key: marks[i]!.key, value: marks[i]!.done, ttlMs };
+    let res: Array<string | null | Error>;
+    try {
+      res = await this.timed(repository.markDoneBatch!(reqs));
+    } catch (e) {
+      this.rec.error(classifyStoreError(e));
+      logger(`[dedup] could not mark ${marks.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`);
+      return;
+    }
+    let failed: Error | undefined;
+    let nFailed = 0;
+    for (let i = 0; i < marks.length; i++) {
+      const r = res[i];
+      if (r instanceof Error) {
+        failed ??= r;
+        nFailed++;
+      } else this.checkLease(marks[i]!.key, marks[i]!.value, marks[i]!.done, r ?? null, marks[i]!.topic, marks[i]!.handler);
+    }
+    if (failed) {
+      this.rec.error(classifyStoreError(failed));
+      logger(`[dedup] could not mark ${nFailed} keys done: ${failed.message}; their leases expire after ${this.claimTtl} ms`);
+    }
   }
 
   /** After a failed attempt: deletes the key only if it still holds our token, so the retry runs the handler. */

@@ -1,4 +1,4 @@
-import type { ClaimReply, ClaimRequest, CompareAndSetRequest, DedupRepository } from "./repository";
+import type { ClaimReply, ClaimRequest, CompareAndSetRequest, DedupRepository, MarkDoneRequest } from "./repository";
 
 /** Options of {@link MemoryRepository}. */
 export interface MemoryRepositoryOptions {
@@ -95,6 +95,29 @@ export class MemoryRepository implements DedupRepository {
   /** Applies every write before it returns (like one Redis script): a claim sent after it sees them all. */
   compareAndSetBatch(requests: readonly CompareAndSetRequest[]): Promise<boolean[]> {
     return Promise.all(requests.map((r) => this.compareAndSet(r.key, r.expected, r.value, r.ttlMs)));
+  }
+
+  markDone(key: string, value: string, ttlMs: number): Promise<string | null> {
+    return Promise.resolve(this.markDoneSync(key, value, ttlMs));
+  }
+
+  /** Applies every mark before it returns (like one Redis pipeline). */
+  markDoneBatch(requests: readonly MarkDoneRequest[]): Promise<ClaimReply[]> {
+    return Promise.resolve(requests.map((r) => this.markDoneSync(r.key, r.value, r.ttlMs)));
+  }
+
+  private markDoneSync(key: string, value: string, ttlMs: number): string | null {
+    const now = Date.now();
+    const e = this.live(key, now);
+    if (e) {
+      const prev = e.value;
+      e.value = value;
+      e.expiresAt = now + ttlMs;
+      return prev;
+    }
+    // A success is recorded even at maxKeys: the key existed until its lease expired.
+    this.map.set(key, { value, expiresAt: now + ttlMs });
+    return null;
   }
 
   compareAndDelete(key: string, expected: string): Promise<boolean> {

@@ -52,7 +52,8 @@ function delta(after: Record<string, number>, before: Record<string, number>, na
 /** True for a claim command as the repository sends it (SET … NX GET, or the claim script). */
 function isClaim(command: string, args: ReadonlyArray<string | number>): boolean {
   const c = command.toUpperCase();
-  return c === "SET" || ((c === "EVALSHA" || c === "EVAL") && (args[0] === CLAIM_LUA.sha || args[0] === CLAIM_LUA.source));
+  // A claim is SET … NX; the unconditional done mark (SET … PX … GET, no NX) is not one.
+  return (c === "SET" && args.includes("NX")) || ((c === "EVALSHA" || c === "EVAL") && (args[0] === CLAIM_LUA.sha || args[0] === CLAIM_LUA.source));
 }
 
 /**

@@ -12,6 +12,7 @@ import { InProgressError } from "./errors";
 import { newMessage, type Handler, type Message } from "./message";
 import { METRIC_NAMES, REASON_POISONED_KEY } from "./names";
 import { MemoryPubSub } from "./pubsub";
+import { leaseRaceTests } from "./lease-race.suite";
 import { RedisRepository } from "./redis-repository";
 import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA } from "./redis-scripts";
 import { DONE_VALUE, PROCESSING_PREFIX } from "./repository";
@@ -247,6 +248,39 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
       const marks = await repo.compareAndSetBatch(ids.map((id, i) => ({ key: key(id), expected: `processing:t${i === 5 ? "x" : i}`, value: DONE_VALUE, ttlMs: 60_000 })));
       expect(marks).toEqual(ids.map((_, i) => i !== 2 && i !== 5));
       expect(await a.call("GET", key(ids[5]!))).toBe("processing:t5");
+    });
+
+    it("done marks (markDone / markDoneBatch, script and pipeline) write unconditionally and return each key's previous value", async () => {
+      const ids = Array.from({ length: 9 }, (_, i) => `M${i}`);
+      for (const markCommand of ["script", "pipeline"] as const) {
+        const repo = new RedisRepository(a, { markCommand, maxScriptKeys: 4 });
+        for (const [i, id] of ids.entries()) {
+          await a.call("DEL", key(id));
+          if (i % 3 === 1) await a.call("SET", key(id), "processing:mine", "PX", 60_000);
+          if (i % 3 === 2) await a.call("SET", key(id), "processing:other", "PX", 60_000);
+        }
+        const prev = await repo.markDoneBatch(ids.map((id, i) => ({ key: key(id), value: `done:in:0:${i}`, ttlMs: 50_000 })));
+        expect(prev).toEqual(ids.map((_, i) => [null, "processing:mine", "processing:other"][i % 3]));
+        for (const [i, id] of ids.entries()) {
+          expect(await a.call("GET", key(id))).toBe(`done:in:0:${i}`);
+          const ttl = Number(await a.call("PTTL", key(id)));
+          expect(ttl).toBeGreaterThan(45_000);
+          expect(ttl).toBeLessThanOrEqual(50_000);
+        }
+        expect(await repo.markDone(key(ids[0]!), DONE_VALUE, 1_000)).toBe("done:in:0:0");
+        expect(await a.call("GET", key(ids[0]!))).toBe(DONE_VALUE);
+      }
+    });
+
+    // The race of a slow first owner and a failing second owner, on this store (two connections).
+    leaseRaceTests({
+      repository: (c) => new RedisRepository(c === "first" ? a : b),
+      get: async (k) => {
+        const v = await a.call("GET", k);
+        return v === null ? null : String(v);
+      },
+      service: () => service,
+      used: (k) => void used.add(k),
     });
 
     it("scripts are called by SHA (loaded once on first use)", async () => {

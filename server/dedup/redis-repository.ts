@@ -8,9 +8,10 @@ import {
   COMPARE_AND_SET_MANY_LUA,
   COMPARE_AND_SET_MANY_SAME_EXPECTED_LUA,
   COMPARE_AND_SET_MANY_SAME_LUA,
+  MARK_DONE_MANY_LUA,
   type Script,
 } from "./redis-scripts";
-import type { ClaimReply, ClaimRequest, CompareAndSetRequest, DedupRepository } from "./repository";
+import type { ClaimReply, ClaimRequest, CompareAndSetRequest, DedupRepository, MarkDoneRequest } from "./repository";
 
 /** The pipeline part of {@link DedupRedisClient} (ioredis `Pipeline` fits). */
 export interface DedupRedisPipeline {
@@ -61,6 +62,13 @@ export interface RedisRepositoryOptions {
    * @default "set-nx-get"
    */
   claimCommand?: "set-nx-get" | "lua";
+  /**
+   * How a batch's `done` marks are sent to a standalone server: `"pipeline"` = one pipelined native
+   * `SET key done:<position> PX ttl GET` per key; `"script"` = one `EVALSHA` per chunk of
+   * `maxScriptKeys` keys running the same `SET … GET` inside. On a Cluster always per-node pipelines.
+   * @default "script"
+   */
+  markCommand?: "script" | "pipeline";
 }
 
 /** Defaults of {@link RedisRepositoryOptions}. */
@@ -68,6 +76,7 @@ export const DEFAULT_REDIS_REPOSITORY_OPTIONS = {
   batchCommand: "script",
   maxScriptKeys: 1000,
   claimCommand: "set-nx-get",
+  markCommand: "script",
 } as const satisfies Required<RedisRepositoryOptions>;
 
 function chunks<T>(xs: readonly T[], size: number): T[][] {
@@ -105,6 +114,7 @@ export class RedisRepository implements DedupRepository {
   ) {
     this.opts = { ...DEFAULT_REDIS_REPOSITORY_OPTIONS, ...options };
     if (!["set-nx-get", "lua"].includes(this.opts.claimCommand)) throw new RangeError('RedisRepository: claimCommand must be "set-nx-get" or "lua"');
+    if (!["script", "pipeline"].includes(this.opts.markCommand)) throw new RangeError('RedisRepository: markCommand must be "script" or "pipeline"');
     if (!["script", "pipeline"].includes(this.opts.batchCommand)) throw new RangeError('RedisRepository: batchCommand must be "script" or "pipeline"');
     if (!(Number.isInteger(this.opts.maxScriptKeys) && this.opts.maxScriptKeys >= 1 && this.opts.maxScriptKeys <= 100_000)) throw new RangeError("RedisRepository: maxScriptKeys must be an integer in [1, 100000]");
     if (!client || typeof client.call !== "function") throw new RangeError("RedisRepository: client must be an ioredis Redis or Cluster (or implement DedupRedisClient)");
@@ -142,44 +152,48 @@ export class RedisRepository implements DedupRepository {
       );
       return parts.flat();
     }
+    return this.perNode(
+      requests,
+      (p, r) => (this.opts.claimCommand === "lua" ? p.call("EVALSHA", CLAIM_LUA.sha, 1, r.key, r.value, Math.ceil(r.ttlMs)) : p.call("SET", r.key, r.value, "PX", Math.ceil(r.ttlMs), "NX", "GET")),
+      (r) => this.claim(r.key, r.value, r.ttlMs),
+    );
+  }
+
+  /**
+   * One pipeline per node (one in all when not a Cluster), sent in parallel; replies in request
+   * order, a failed command an `Error` in its slot. `single` sends one request on its own: when the
+   * slots are not known yet, when a Cluster refuses a whole per-node pipeline while its slots move
+   * (or, with `resendRefused`, one of its commands), and for a `NOSCRIPT` reply.
+   */
+  private async perNode<R extends { key: string }>(requests: readonly R[], add: (p: DedupRedisPipeline, r: R) => unknown, single: (r: R) => Promise<string | null>, resendRefused = false): Promise<ClaimReply[]> {
+    const one = (r: R) => single(r).catch((e: unknown) => e as Error);
     const groups = this.groupByNode(requests);
-    if (!groups) {
-      // Cluster slots not known yet (first call before the cluster is ready): claim key by key.
-      return Promise.all(requests.map((r) => this.claim(r.key, r.value, r.ttlMs).catch((e: unknown) => e as Error)));
-    }
+    // Cluster slots not known yet (first call before the cluster is ready): key by key.
+    if (!groups) return Promise.all(requests.map(one));
     const out: ClaimReply[] = new Array<ClaimReply>(requests.length);
     await Promise.all(
       groups.map(async (idx) => {
         const p = this.client.pipeline();
-        for (const i of idx) {
-          const r = requests[i]!;
-          if (this.opts.claimCommand === "lua") p.call("EVALSHA", CLAIM_LUA.sha, 1, r.key, r.value, Math.ceil(r.ttlMs));
-          else p.call("SET", r.key, r.value, "PX", Math.ceil(r.ttlMs), "NX", "GET");
-        }
+        for (const i of idx) add(p, requests[i]!);
         let res: Awaited<ReturnType<typeof p.exec>>;
         try {
           res = await p.exec();
         } catch (e) {
           // A Cluster refuses a whole per-node pipeline while its slots move (resharding: "All keys
           // in the pipeline should belong to the same slots allocation group"). That is no store
-          // failure: claim this group key by key, each call following MOVED/ASK on its own.
+          // failure: send this group key by key, each call following MOVED/ASK on its own.
           if (!this.client.isCluster) throw e;
-          await Promise.all(
-            idx.map(async (i) => {
-              const r = requests[i]!;
-              out[i] = await this.claim(r.key, r.value, r.ttlMs).catch((err: unknown) => err as Error);
-            }),
-          );
+          await Promise.all(idx.map(async (i) => (out[i] = await one(requests[i]!))));
           return;
         }
-        if (!res) throw new Error("RedisRepository.claimBatch: pipeline aborted (connection lost)");
+        if (!res) throw new Error("RedisRepository: pipeline aborted (connection lost)");
         await Promise.all(
           idx.map(async (reqIndex, j) => {
             const [err, v] = res[j] ?? [new Error("missing pipeline reply"), null];
-            if (err && isNoScript(err)) {
-              const r = requests[reqIndex]!;
-              out[reqIndex] = await this.claim(r.key, r.value, r.ttlMs).catch((e: unknown) => e as Error);
-            } else out[reqIndex] = err ?? asReply(v);
+            // With `resendRefused` (the done marks), a command a Cluster refused inside the pipeline
+            // (MOVED/ASK/TRYAGAIN while slots move: it did not run) is sent again alone. A refused
+            // claim stays an Error: the Deduplicator claims that message again at its turn.
+            out[reqIndex] = err && (isNoScript(err) || (resendRefused && this.client.isCluster)) ? await one(requests[reqIndex]!) : (err ?? asReply(v));
           }),
         );
       }),
@@ -219,6 +233,38 @@ export class RedisRepository implements DedupRepository {
     return parts.flat();
   }
 
+  /** The unconditional `done` mark: `SET key value PX ttl GET` (Redis ≥ 6.2), resolving the previous value. */
+  async markDone(key: string, value: string, ttlMs: number): Promise<string | null> {
+    // On a Cluster through a one-command pipeline, like the scripts (`send`): measured in the
+    // resharding test, a plain auto-pipelined call could fail with MOVED while slots moved.
+    return asReply(await this.send("SET", key, value, "PX", Math.ceil(ttlMs), "GET"));
+  }
+
+  async markDoneBatch(requests: readonly MarkDoneRequest[]): Promise<ClaimReply[]> {
+    if (requests.length === 0) return [];
+    if (this.scriptBatches && this.opts.markCommand === "script") {
+      const parts = await Promise.all(
+        chunks(requests, this.opts.maxScriptKeys).map(async (part) => {
+          const first = part[0]!;
+          if (!part.every((r) => r.ttlMs === first.ttlMs)) return Promise.all(part.map((r) => this.markDone(r.key, r.value, r.ttlMs).catch((e: unknown) => e as Error)));
+          const args: Array<string | number> = [];
+          for (const r of part) args.push(r.key);
+          args.push(Math.ceil(first.ttlMs));
+          for (const r of part) args.push(r.value);
+          const res = (await this.evalScriptKeys(MARK_DONE_MANY_LUA, part.length, args)) as unknown[];
+          return part.map((_, i) => asReply(res[i]));
+        }),
+      );
+      return parts.flat();
+    }
+    return this.perNode(
+      requests,
+      (p, r) => p.call("SET", r.key, r.value, "PX", Math.ceil(r.ttlMs), "GET"),
+      (r) => this.markDone(r.key, r.value, r.ttlMs),
+      true,
+    );
+  }
+
   async compareAndDelete(key: string, expected: string): Promise<boolean> {
     return Number(await this.evalScript(COMPARE_AND_DELETE_LUA, key, expected)) === 1;
   }
@@ -242,7 +288,7 @@ export class RedisRepository implements DedupRepository {
    * not the key — concurrent scripts on different nodes then fail with "All keys in the pipeline
    * should belong to the same slots allocation group". An explicit pipeline routes by the real key.
    */
-  private async send(command: "EVALSHA" | "EVAL", ...args: Array<string | number>): Promise<unknown> {
+  private async send(command: "EVALSHA" | "EVAL" | "SET", ...args: Array<string | number>): Promise<unknown> {
     if (!this.client.isCluster) return this.client.call(command, ...args);
     const p = this.client.pipeline();
     p.call(command, ...args);
@@ -253,7 +299,7 @@ export class RedisRepository implements DedupRepository {
   }
 
   /** Request indices grouped by the node that serves their slot (one group when not a Cluster); null if a slot's node is unknown. */
-  private groupByNode(requests: readonly ClaimRequest[]): number[][] | null {
+  private groupByNode(requests: readonly { key: string }[]): number[][] | null {
     const all = requests.map((_, i) => i);
     if (!this.client.isCluster) return [all];
     const slots = this.client.slots;

@@ -53,3 +53,11 @@ export const COMPARE_AND_SET_MANY_SAME_EXPECTED_LUA = script(
 export const COMPARE_AND_SET_MANY_LUA = script(
   "local out = {} for i = 1, #KEYS do local b = 3 * i - 2 if redis.call('GET', KEYS[i]) == ARGV[b] then redis.call('SET', KEYS[i], ARGV[b + 1], 'PX', ARGV[b + 2]) out[i] = 1 else out[i] = 0 end end return out",
 );
+/**
+ * Lua, standalone servers only: the unconditional `done` marks of a batch — `SET KEYS[i] ARGV[1 + i]
+ * PX ARGV[1] GET` for every key; returns the previous values (nil where absent). One TTL, one value
+ * per key: 1 argument per key.
+ */
+export const MARK_DONE_MANY_LUA = script(
+  "local out = {} for i = 1, #KEYS do out[i] = redis.call('SET', KEYS[i], ARGV[1 + i], 'PX', ARGV[1], 'GET') end return out",
+);

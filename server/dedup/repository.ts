@@ -65,6 +65,29 @@ export interface DedupRepository {
    * fails as in progress, and is redelivered once the mark landed (a nack and a delay instead).
    */
   compareAndSetBatch?(requests: readonly CompareAndSetRequest[]): Promise<boolean[]>;
+  /**
+   * Optional: the `done` mark after a handler success — set `key` to `value` with TTL `ttlMs`
+   * **unconditionally** and resolve the value it held before (null when absent). Redis: `SET key
+   * value PX ttl GET`, one native command. Once the handler succeeded, `done` is a fact whoever holds
+   * the lease now: a second owner that took an expired lease and then fails finds `done`, its
+   * compare-and-delete does not remove it, and later copies are swallowed. The previous value tells
+   * whether the lease was still ours (`deduplication_lease_lost_total` otherwise). Without it the
+   * Deduplicator falls back to {@link compareAndSet}.
+   */
+  markDone?(key: string, value: string, ttlMs: number): Promise<string | null>;
+  /**
+   * Optional: {@link markDone} for many keys in one round trip (the `done` marks of a batch);
+   * previous values in request order, a failed mark is an `Error` in its slot. Issue the writes
+   * before returning the promise (the ordering note of {@link compareAndSetBatch}).
+   */
+  markDoneBatch?(requests: readonly MarkDoneRequest[]): Promise<ClaimReply[]>;
+}
+
+/** One unconditional `done` mark of a batch ({@link DedupRepository.markDoneBatch}). */
+export interface MarkDoneRequest {
+  key: string;
+  value: string;
+  ttlMs: number;
 }
 
 /** One compare-and-set of a batch. */

@@ -19,6 +19,7 @@ import { acceptEventType, buildStack, notificationHandler, Replica, type Handler
 import type { SideEffectStore } from "@/server/notification/side-effects";
 import type { Transport } from "@/server/transport";
 import { consumerInfoGauge, replicaId } from "@/server/transport/replica-id";
+import { BackgroundDuplicates, type BackgroundDuplicatesOptions } from "./background-duplicates";
 
 /** Options of {@link DemoService}. */
 export interface DemoServiceOptions {
@@ -50,6 +51,11 @@ export interface DemoServiceOptions {
   replicaName?: string;
   /** Fault injection on the main replica (`npm run worker -- --crash-before-commit`). @default none */
   beforeCommit?: BeforeCommit;
+  /**
+   * A background of duplicates below 1 % with no toggle touched (occasional producer retries, a rare
+   * restart before commit; see background-duplicates.ts), or `false`. @default on in embedded mode
+   */
+  backgroundDuplicates?: Partial<BackgroundDuplicatesOptions> | false;
 }
 
 type SourcesState = Omit<DemoSources, "mode" | "running">;
@@ -63,7 +69,8 @@ const DEMO_RETRY = { maxRetries: 4, initialIntervalMs: 200, maxIntervalMs: 2000,
 
 /** The live demo service. */
 export class DemoService {
-  private readonly o: Required<Omit<DemoServiceOptions, "redis" | "registry" | "beforeCommit">> & Pick<DemoServiceOptions, "redis" | "registry" | "beforeCommit">;
+  private readonly o: Required<Omit<DemoServiceOptions, "redis" | "registry" | "beforeCommit" | "backgroundDuplicates">> & Pick<DemoServiceOptions, "redis" | "registry" | "beforeCommit">;
+  private readonly background: BackgroundDuplicates | null;
   private readonly faulty: FaultyRepository;
   private readonly main: Replica[] = [];
   private readonly extra: Replica[] = [];
@@ -82,6 +89,8 @@ export class DemoService {
     this.o = { ratePerSec: 5, topic: DEMO_TOPIC, dlqTopic: DEMO_DLQ_TOPIC, commitIntervalMs: 2000, replicaName: replicaId(), ...options };
     if (!(this.o.ratePerSec >= 0 && this.o.ratePerSec <= 5000)) throw new RangeError("DemoService: ratePerSec must be in [0, 5000] (DEMO_RATE)");
     this.faulty = new FaultyRepository(this.o.repository);
+    const bg = options.backgroundDuplicates ?? (options.transport.mode === "embedded" ? {} : false);
+    this.background = bg === false ? null : new BackgroundDuplicates(bg);
     this.sources = {
       traffic: { enabled: this.o.ratePerSec > 0, ratePerSec: this.o.ratePerSec },
       retryOnError: { enabled: false, rate: 0.2 },
@@ -168,7 +177,7 @@ export class DemoService {
     this.main.push(r);
     this.markLive(r, true);
     this.running = true;
-    this.loops.push(this.trafficLoop(), this.rebalanceLoop(), this.restartLoop());
+    this.loops.push(this.trafficLoop(), this.rebalanceLoop(), this.restartLoop(), this.backgroundRestartLoop());
   }
 
   /** Graceful stop: loops end, replicas finish in-flight work, commit and leave. */
@@ -291,6 +300,7 @@ export class DemoService {
           try {
             await this.o.transport.publisher.publish(this.o.topic, ...msgs);
             this.forward(msgs);
+            this.producerRetries(msgs);
           } catch (e) {
             console.warn(`[demo] publish failed: ${(e as Error).message}`);
             await this.sleep(1000);
@@ -314,6 +324,27 @@ export class DemoService {
       this.o.transport.publisher.publish(this.o.topic, ...copies).catch(() => undefined);
     }, f.delayMs);
     this.timers.add(t);
+  }
+
+  /** Background: the producer re-sends the records whose ack it lost (same UUID), after its ack timeout. */
+  private producerRetries(msgs: readonly Message[]): void {
+    const again = this.background?.retries(msgs) ?? [];
+    if (again.length === 0) return;
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      if (!this.stopCtl.signal.aborted) this.o.transport.publisher.publish(this.o.topic, ...again).catch(() => undefined);
+    }, this.background!.opts.ackTimeoutMs);
+    this.timers.add(t);
+  }
+
+  /** Background: now and then one replica processes a batch and exits before committing (a redelivery). */
+  private async backgroundRestartLoop(): Promise<void> {
+    if (!this.background) return;
+    while (!this.stopCtl.signal.aborted) {
+      await this.sleep(this.background.nextRestartMs());
+      if (this.stopCtl.signal.aborted || this.sources.restartBeforeCommit.enabled || !this.sources.traffic.enabled) continue;
+      await this.crashOnce(5000);
+    }
   }
 
   /** (b) Extra replicas join the groups, stay `periodMs`, leave, and come back after `periodMs`. */
@@ -353,21 +384,26 @@ export class DemoService {
         await this.sleep(500);
         continue;
       }
-      const r = this.replica(`${this.o.replicaName}-crash${++this.crashCount}`, () => "crash");
-      this.extra.push(r);
-      try {
-        await r.start();
-        this.markLive(r, true);
-        const until = Date.now() + s.periodMs;
-        while (!r.crashed && Date.now() < until && !this.stopCtl.signal.aborted) await this.sleep(200);
-      } catch (e) {
-        console.warn(`[demo] crashing replica failed to join: ${(e as Error).message}`);
-      }
-      await r.stop().catch(() => undefined);
-      this.markLive(r, false);
-      this.extra.splice(this.extra.indexOf(r), 1);
+      await this.crashOnce(s.periodMs);
       await this.sleep(s.periodMs);
     }
+  }
+
+  /** One replica joins, runs until it crashes before its first commit (or `maxMs`), and leaves. */
+  private async crashOnce(maxMs: number): Promise<void> {
+    const r = this.replica(`${this.o.replicaName}-crash${++this.crashCount}`, () => "crash");
+    this.extra.push(r);
+    try {
+      await r.start();
+      this.markLive(r, true);
+      const until = Date.now() + maxMs;
+      while (!r.crashed && Date.now() < until && !this.stopCtl.signal.aborted) await this.sleep(200);
+    } catch (e) {
+      console.warn(`[demo] crashing replica failed to join: ${(e as Error).message}`);
+    }
+    await r.stop().catch(() => undefined);
+    this.markLive(r, false);
+    this.extra.splice(this.extra.indexOf(r), 1);
   }
 
   /** Exports (or withdraws) a replica in `dedup_consumer_info`: what the Overview joins group members on. */

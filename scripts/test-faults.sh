@@ -8,6 +8,8 @@
 #   npm run test:faults                        # all cases
 #   npm run test:faults -- test/faults/poison  # a subset (vitest file filter)
 #   FAULTS_SCALE=0.1 npm run test:faults       # 10% of the issue's message counts (a quick look only)
+#   FAULTS_BUILD=skip                          # never build (.ci/run: the app cases run after npm test built it)
+#   FAULTS_RESULTS_FILE=path.jsonl             # where the cases' rows go (default test-results/faults/results.jsonl)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -51,7 +53,7 @@ if [ ! -f .stack/kafka-libs/.complete ]; then
     || { echo "[faults] error: mvn could not fetch Kafka: see .stack/logs/mvn-faults.log"; exit 1; }
   touch .stack/kafka-libs/.complete
 fi
-if [ ! -f .next/BUILD_ID ] || [ "${FAULTS_BUILD:-0}" = 1 ]; then
+if [ "${FAULTS_BUILD:-0}" != skip ] && { [ ! -f .next/BUILD_ID ] || [ "${FAULTS_BUILD:-0}" = 1 ]; }; then
   echo "[faults] next build (the fuzz, access and load cases run the built app)"
   npx next build > test-results/faults/next-build.log 2>&1 || { tail -n 40 test-results/faults/next-build.log; exit 1; }
 fi
@@ -63,9 +65,10 @@ rc=$?
 set -e
 echo
 echo "[faults] per case (published, processed, lost, duplicate side effects, re-sends absorbed by the provider key, DLQ, time):"
-if [ -f test-results/faults/results.jsonl ]; then
-  node -e '
-    const rows = require("fs").readFileSync("test-results/faults/results.jsonl", "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+RESULTS=${FAULTS_RESULTS_FILE:-test-results/faults/results.jsonl}
+if [ -f "$RESULTS" ]; then
+  RESULTS="$RESULTS" node -e '
+    const rows = require("fs").readFileSync(process.env.RESULTS, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
     const pad = (s, n) => String(s).padEnd(n);
     console.log(pad("case", 44) + pad("published", 11) + pad("processed", 11) + pad("lost", 6) + pad("dup", 5) + pad("absorbed", 10) + pad("DLQ", 6) + "time");
     for (const r of rows) {

@@ -2,6 +2,10 @@
 # `npm test`: brings up the stack it needs (Redis, Kafka, Prometheus, a Redis Cluster), builds the app for the
 # browser tests, runs every vitest project (unit, integration, e2e, promtool rule tests), prints
 # one closing line `N passed, N failed`, and stops only what it started.
+# For .ci/run, which runs the fault suite beside it (all optional; `npm test` sets none of them):
+#   TEST_PROJECTS=unit,integration   only these vitest projects (default: all three)
+#   TEST_SKIP_BUILD=1                no type-check and no next build (an earlier run in this CI did them)
+#   TEST_JSON=path                   vitest's JSON report (default test-results/vitest.json)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -36,19 +40,40 @@ if [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 # The Redis Cluster (7000-7002) is for the *.cluster.integration.test.ts files (issue 10).
+t=$SECONDS
 bash scripts/stack.sh up "${COMPONENTS[@]}"
-echo "[test] type-check"
-npx tsc --noEmit -p .
-echo "[test] next build (for the browser tests)"
-npx next build > test-results/next-build.log 2>&1 || { tail -n 40 test-results/next-build.log; exit 1; }
+echo "[test] stack up: $((SECONDS - t)) s"
+JSON_OUT=${TEST_JSON:-test-results/vitest.json}
+if [ "${TEST_SKIP_BUILD:-0}" != 1 ]; then
+  # The type-check (one thread) beside next build (its own workers): both must pass.
+  t=$SECONDS
+  echo "[test] type-check, beside next build (for the browser tests)"
+  npx tsc --noEmit -p . > test-results/tsc.log 2>&1 &
+  tsc_pid=$!
+  build_rc=0
+  npx next build > test-results/next-build.log 2>&1 || build_rc=$?
+  tsc_rc=0
+  wait "$tsc_pid" || tsc_rc=$?
+  if [ "$tsc_rc" != 0 ]; then cat test-results/tsc.log; echo "[test] type-check failed"; exit 1; fi
+  if [ "$build_rc" != 0 ]; then tail -n 40 test-results/next-build.log; echo "[test] next build failed"; exit 1; fi
+  echo "[test] type-check + next build: $((SECONDS - t)) s"
+fi
 
-echo "[test] vitest: unit, integration, e2e"
+projects=()
+if [ -n "${TEST_PROJECTS:-}" ]; then
+  IFS=, read -r -a names <<< "$TEST_PROJECTS"
+  for n in "${names[@]}"; do projects+=(--project "$n"); done
+fi
+echo "[test] vitest: ${TEST_PROJECTS:-unit, integration, e2e}"
+t=$SECONDS
+rm -f "$JSON_OUT"
 set +e
-npx vitest run --reporter=default --reporter=json --outputFile.json=test-results/vitest.json "$@"
+npx vitest run "${projects[@]}" --reporter=default --reporter=json --outputFile.json="$JSON_OUT" "$@"
 rc=$?
 set -e
-node -e '
-  const r = require("./test-results/vitest.json");
+echo "[test] vitest ${TEST_PROJECTS:-all projects}: $((SECONDS - t)) s"
+JSON_OUT="$JSON_OUT" node -e '
+  const r = require(require("path").resolve(process.env.JSON_OUT));
   const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
   console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
 ' || true

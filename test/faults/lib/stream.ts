@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { appendFileSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Pool } from "pg";
 import { ulid } from "ulid";
 import { type Message } from "@/server/dedup/message";
@@ -276,11 +276,11 @@ export interface CaseRow {
 }
 
 /** Where the rows go (scripts/test-faults.sh prints them as a table at the end). */
-export const RESULTS_FILE = join(ROOT, "test-results", "faults", "results.jsonl");
+export const RESULTS_FILE = process.env.FAULTS_RESULTS_FILE ? resolve(ROOT, process.env.FAULTS_RESULTS_FILE) : join(ROOT, "test-results", "faults", "results.jsonl");
 
 /** Prints a row and appends it to {@link RESULTS_FILE}. */
 export function report(row: CaseRow): void {
-  mkdirSync(join(ROOT, "test-results", "faults"), { recursive: true });
+  mkdirSync(dirname(RESULTS_FILE), { recursive: true });
   appendFileSync(RESULTS_FILE, `${JSON.stringify(row)}\n`);
   console.log(
     `[faults] ${row.case}: published=${row.published} processed=${row.processed} lost=${row.lost} duplicate_side_effects=${row.duplicateSideEffects}${row.absorbed !== undefined ? ` absorbed=${row.absorbed}` : ""} dlq=${row.dlq} time=${row.seconds.toFixed(1)}s${row.note ? ` (${row.note})` : ""}`,

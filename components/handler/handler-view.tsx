@@ -7,6 +7,7 @@ import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
 import { AlertBadge } from "../alerts/alert-badge";
 import { SeriesPanel } from "../charts/series-panel";
 import { CapacityTable } from "../overview/capacity-table";
+import { DeferMount } from "../overview/defer-mount";
 import { DUP_ALERT, DUP_EMPTY, DUP_NORMAL, ERR_ALERT, ERR_EMPTY, ERROR_COLORS, P99_ALERT } from "../overview/overview-view";
 import { HandlerStats } from "../overview/stats";
 import { EmptyState, Panel } from "../panel";
@@ -64,10 +65,19 @@ export function HandlerView({ service, handler }: { service: string; handler: st
       <div className="grid gap-4 lg:grid-cols-2">
         <SeriesPanel title="Duplicate ratio" description="dashed: 10% alert; green: < 1% normal" metric="duplicate_ratio" service={service} handler={handler} unit="ratio" alert={DUP_ALERT} normal={DUP_NORMAL} testId="chart-duplicate-ratio" emptyText={DUP_EMPTY} />
         <DuplicateCauses service={service} handler={handler} />
-        <SeriesPanel title="Processed by result" description="messages/s: success, deduplicated, error (stacked)" metric="processed_rate" service={service} handler={handler} unit="per_second" stacked colors={RESULT_COLORS} testId="chart-processed" />
-        <SeriesPanel title="Redis check latency (service)" description="p50 and p99; dashed: 50 ms alert" metric="check_latency" service={service} unit="seconds" alert={P99_ALERT} testId="chart-check-latency" emptyText="no Redis check recorded." />
-        <SeriesPanel title="Dedup errors by reason (service)" description="stacked errors/s; any error alerts" metric="error_rate" service={service} unit="per_second" alert={ERR_ALERT} stacked testId="chart-error-rate" colors={ERROR_COLORS} emptyText={ERR_EMPTY} burst={{ windowMs: RATE_WINDOW_MS, what: "error" }} />
-        <SeriesPanel title="DLQ by reason" description="messages/s sent to the dead-letter topic, by reason_poisoned" metric="dlq_rate" service={service} handler={handler} unit="per_second" stacked testId="chart-dlq" emptyText="nothing sent to the DLQ." burst={{ windowMs: RATE_WINDOW_MS, what: "message" }} />
+        {/* Below the fold: mounted when scrolled near, or shortly after hydration (issue 15). */}
+        <DeferMount height={262}>
+          <SeriesPanel title="Processed by result" description="messages/s: success, deduplicated, error (stacked)" metric="processed_rate" service={service} handler={handler} unit="per_second" stacked colors={RESULT_COLORS} testId="chart-processed" />
+        </DeferMount>
+        <DeferMount height={262}>
+          <SeriesPanel title="Redis check latency (service)" description="p50 and p99; dashed: 50 ms alert" metric="check_latency" service={service} unit="seconds" alert={P99_ALERT} testId="chart-check-latency" emptyText="no Redis check recorded." />
+        </DeferMount>
+        <DeferMount height={262}>
+          <SeriesPanel title="Dedup errors by reason (service)" description="stacked errors/s; any error alerts" metric="error_rate" service={service} unit="per_second" alert={ERR_ALERT} stacked testId="chart-error-rate" colors={ERROR_COLORS} emptyText={ERR_EMPTY} burst={{ windowMs: RATE_WINDOW_MS, what: "error" }} />
+        </DeferMount>
+        <DeferMount height={262}>
+          <SeriesPanel title="DLQ by reason" description="messages/s sent to the dead-letter topic, by reason_poisoned" metric="dlq_rate" service={service} handler={handler} unit="per_second" stacked testId="chart-dlq" emptyText="nothing sent to the DLQ." burst={{ windowMs: RATE_WINDOW_MS, what: "message" }} />
+        </DeferMount>
         <HandlerKeys service={service} handler={handler} />
       </div>
       <HandlerLint service={service} handler={handler} />

@@ -2,6 +2,7 @@
 
 import { useQueries, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
+import type { ReactNode } from "react";
 import type { OverviewHandler, OverviewResponse } from "@/lib/api-types";
 import { overviewQuery, seriesQuery } from "@/lib/query-options";
 import { THRESHOLDS, ALERTS, RATE_WINDOW_MS } from "@/lib/thresholds";
@@ -12,6 +13,7 @@ import { Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
 import { FLEET_TABLE_MIN_HANDLERS } from "@/lib/fleet-view";
 import { CapacityTable } from "./capacity-table";
+import { DeferMount } from "./defer-mount";
 import { FleetTable } from "./fleet-table";
 import { HandlerStats } from "./stats";
 
@@ -32,7 +34,8 @@ export const ERR_EMPTY = "no dedup error recorded (deduplication_errors_total ha
 
 const id = (h: { service: string; handler: string }) => `${h.service}/${h.handler}`;
 
-function HandlerSection({ h }: { h: OverviewHandler }) {
+/** `lazy`: the chart mounts when scrolled near or shortly after hydration (below the fold). */
+function HandlerSection({ h, lazy = false }: { h: OverviewHandler; lazy?: boolean }) {
   const { params } = useViewState();
   const href = hrefWithView(`/handlers/${encodeURIComponent(h.service)}/${encodeURIComponent(h.handler)}`, params);
   const worst = h.alerts.some((a) => a.state === "firing") ? "firing" : h.alerts.some((a) => a.state === "pending") ? "pending" : "inactive";
@@ -52,48 +55,56 @@ function HandlerSection({ h }: { h: OverviewHandler }) {
         </span>
       </header>
       <HandlerStats h={h} />
-      <SeriesPanel
-        title={`Duplicate ratio — ${h.handler}`}
-        description="deduplicated ÷ processed over 5 min; dashed: 10% alert; green: < 1% normal background"
-        metric="duplicate_ratio"
-        pick={{ service: h.service, handler: h.handler }}
-        unit="ratio"
-        alert={DUP_ALERT}
-        normal={DUP_NORMAL}
-        testId="chart-duplicate-ratio"
-        emptyText={DUP_EMPTY}
-      />
+      <MaybeDefer lazy={lazy} height={262}>
+        <SeriesPanel
+          title={`Duplicate ratio — ${h.handler}`}
+          description="deduplicated ÷ processed over 5 min; dashed: 10% alert; green: < 1% normal background"
+          metric="duplicate_ratio"
+          pick={{ service: h.service, handler: h.handler }}
+          unit="ratio"
+          alert={DUP_ALERT}
+          normal={DUP_NORMAL}
+          testId="chart-duplicate-ratio"
+          emptyText={DUP_EMPTY}
+        />
+      </MaybeDefer>
     </section>
   );
 }
 
+function MaybeDefer({ lazy, height, children }: { lazy: boolean; height: number; children: ReactNode }) {
+  return lazy ? <DeferMount height={height}>{children}</DeferMount> : <>{children}</>;
+}
+
 function ServiceCharts({ service }: { service: string }) {
   return (
-    <div className="grid gap-4 lg:grid-cols-2" data-service={service}>
-      <SeriesPanel
-        title={`Redis check latency — ${service}`}
-        description="p50 and p99 of one SET NX check; dashed: 50 ms alert"
-        metric="check_latency"
-        pick={{ service }}
-        unit="seconds"
-        alert={P99_ALERT}
-        testId="chart-check-latency"
-        emptyText="no Redis check recorded."
-      />
-      <SeriesPanel
-        title={`Dedup errors by reason — ${service}`}
-        description="redis_timeout, redis_conn, marshal (stacked, errors/s); any error alerts"
-        metric="error_rate"
-        pick={{ service }}
-        unit="per_second"
-        alert={ERR_ALERT}
-        stacked
-        testId="chart-error-rate"
-        colors={ERROR_COLORS}
-        emptyText={ERR_EMPTY}
-        burst={{ windowMs: RATE_WINDOW_MS, what: "error" }}
-      />
-    </div>
+    <DeferMount height={262}>
+      <div className="grid gap-4 lg:grid-cols-2" data-service={service}>
+        <SeriesPanel
+          title={`Redis check latency — ${service}`}
+          description="p50 and p99 of one SET NX check; dashed: 50 ms alert"
+          metric="check_latency"
+          pick={{ service }}
+          unit="seconds"
+          alert={P99_ALERT}
+          testId="chart-check-latency"
+          emptyText="no Redis check recorded."
+        />
+        <SeriesPanel
+          title={`Dedup errors by reason — ${service}`}
+          description="redis_timeout, redis_conn, marshal (stacked, errors/s); any error alerts"
+          metric="error_rate"
+          pick={{ service }}
+          unit="per_second"
+          alert={ERR_ALERT}
+          stacked
+          testId="chart-error-rate"
+          colors={ERROR_COLORS}
+          emptyText={ERR_EMPTY}
+          burst={{ windowMs: RATE_WINDOW_MS, what: "error" }}
+        />
+      </div>
+    </DeferMount>
   );
 }
 
@@ -164,7 +175,7 @@ function Body({ d }: { d: OverviewResponse }) {
           )}
         </Panel>
       ) : null}
-      {fleet ? <FleetTable handlers={d.handlers} /> : shown.map((h) => <HandlerSection key={id(h)} h={h} />)}
+      {fleet ? <FleetTable handlers={d.handlers} /> : shown.map((h, i) => <HandlerSection key={id(h)} h={h} lazy={i > 0} />)}
       {services.map((s) => (
         <ServiceCharts key={s} service={s} />
       ))}

@@ -8,7 +8,8 @@
  * Steps (each a child process bounded in time, its figures read from its `--json` file):
  *   dedup    `npm run bench:dedup -- --json …`      claims/s vs redis-benchmark, middleware overhead
  *   inspect  `npm run bench:inspect -- --json …`    inspector scan/estimate, /api/overview p95
- *   consumer `npm run bench:consumer -- --json … --variants raw,sub,mem,ours,rel --profile …`
+ *   consumer `npm run bench:consumer -- --json … --variants raw,sub,mem,ours,rel,floor,naive --profile …`
+ *   ci       no run: `ci.wall_s` and its phases from test-results/ci-timing.json, written by `bash .ci/run`
  *   breakdown `npm run bench:consumer -- --breakdown --json …`  CPU per message of each layer, Redis CPU per key
  *   memory   `npm run bench:memory -- --json …`     used_memory per key vs the projection
  *   fleet    `npm run bench:fleet -- --json …`      /api/overview p95 at 200 handlers × 50 viewers, Prometheus queries 10 vs 200 handlers
@@ -47,7 +48,7 @@ const tmp = mkdtempSync(join(tmpdir(), "bench-"));
 const SCRIPT_ARGS: Record<Exclude<Step, "ui">, { script: string; args: string[]; quick: string[] }> = {
   dedup: { script: "bench:dedup", args: [], quick: ["--n", "5000"] },
   inspect: { script: "bench:inspect", args: [], quick: ["--keys", "50000", "--load-ms", "1500"] },
-  consumer: { script: "bench:consumer", args: ["--variants", "raw,sub,mem,ours,rel", "--rounds", "3", "--profile", tmp], quick: ["--messages", "20000", "--rounds", "1"] },
+  consumer: { script: "bench:consumer", args: ["--variants", "raw,sub,mem,ours,rel,floor,naive", "--rounds", "3", "--profile", tmp], quick: ["--messages", "20000", "--rounds", "1"] },
   breakdown: { script: "bench:consumer", args: ["--breakdown"], quick: [] },
   memory: { script: "bench:memory", args: [], quick: ["--keys", "20000"] },
   fleet: { script: "bench:fleet", args: [], quick: ["--load-ms", "1500"] },
@@ -262,6 +263,14 @@ async function main(): Promise<void> {
     const f = FIGURES[r.name];
     return f ? { ...r, target: f.target, goal: f.goal, referenceIs: f.referenceIs } : r;
   });
+  // CI's wall time is measured by `.ci/run` itself (a fresh clone), never here: read its last record.
+  const ciFile = join(ROOT, "test-results", "ci-timing.json");
+  if (existsSync(ciFile)) {
+    const ci = JSON.parse(readFileSync(ciFile, "utf8")) as { wallS: number; serialSumS?: number; phases?: unknown; commit?: string; finishedAt?: string; mode?: string };
+    for (let i = all.length - 1; i >= 0; i--) if (all[i]!.name === "ci.wall_s") all.splice(i, 1);
+    const f = FIGURES["ci.wall_s"];
+    all.push({ name: "ci.wall_s", value: ci.wallS, unit: "s", reference: ci.serialSumS ?? null, ratio: ci.serialSumS ? +(ci.wallS / ci.serialSumS).toFixed(4) : null, target: f?.target, goal: f?.goal, step: "ci", command: "bash .ci/run", detail: ci } as BenchResult);
+  }
   const machine = machineRows(startedAt, loadStart);
   if (previousMachine) {
     // A partial re-run: the run's start stays the full run's; the re-run steps are listed.

@@ -43,11 +43,25 @@ export const FIGURES: Record<string, { target: number; goal: "min" | "max" | "ab
     source: "issue 3",
   },
   "consumer.with_dedup_vs_raw_kafkajs": {
-    target: 0.8,
+    target: 0.5,
     goal: "min",
     referenceIs: "raw kafkajs `eachBatch` + no-op, msgs/s, same topic, alternating rounds",
     what: "msgs/s of KafkaSubscriber + default stack + Redis Deduplicator ÷ the reference (medians)",
-    source: "issue 9",
+    source: "issue 15; 0.8 in issue 9",
+  },
+  "consumer.with_dedup_vs_floor": {
+    target: 0.8,
+    goal: "min",
+    referenceIs: "the floor: kafkajs `eachBatch` + one pipelined `SET key 1 NX PX ttl` per message, one pipeline per batch awaited, msgs/s, same run",
+    what: "msgs/s of ours (as above) ÷ the least Redis work any Redis-backed dedup must do (medians)",
+    source: "issue 15",
+  },
+  "consumer.with_dedup_vs_naive_peer": {
+    target: 4,
+    goal: "min",
+    referenceIs: "the naive peer: kafkajs `eachMessage` + `await redis.set(key, \"1\", \"PX\", ttl, \"NX\")` per message, every partition at once, msgs/s, same run",
+    what: "msgs/s of ours ÷ what a user writes from the seed's snippet (medians)",
+    source: "issue 15",
   },
   "inspect.scan_keys_per_sec": {
     target: 400_000,
@@ -111,6 +125,13 @@ export const FIGURES: Record<string, { target: number; goal: "min" | "max" | "ab
     referenceIs: "Prometheus requests of one refresh with 10 handlers",
     what: "Prometheus requests of one refresh with 200 handlers ÷ with 10 (a fixed set: 1)",
     source: "issue 17",
+  },
+  "ci.wall_s": {
+    target: 900,
+    goal: "max",
+    referenceIs: "the sum of its phases run one after another (`CI_SERIAL=1` order), same run",
+    what: "wall seconds of `bash .ci/run` on a fresh clone (read from test-results/ci-timing.json, which .ci/run writes)",
+    source: "issue 15",
   },
   "redis.bytes_per_key_projection_error": {
     target: 0.1,
@@ -269,8 +290,12 @@ function consumerSection(rs: BenchResult[]): string[] {
     mem: "… + default stack, in-memory repository",
     ours: "… + default stack, Redis Deduplicator (lease, batch claims)",
     rel: "… same with the release marking (one write per message)",
+    cas: "… ours with the compare-and-set `done` mark of before issue 15 (A/B)",
+    pipe: "… ours with the `done` marks as a native pipeline instead of a script (A/B)",
+    floor: "**floor**: kafkajs `eachBatch` + one pipelined `SET NX PX` per message, awaited per batch",
+    naive: "**naive peer**: kafkajs `eachMessage` + `await redis.set(… NX)` per message",
   };
-  for (const v of ["raw", "sub", "mem", "ours", "rel"]) {
+  for (const v of ["raw", "sub", "mem", "ours", "rel", "cas", "pipe", "floor", "naive"]) {
     const r = perSec(v);
     if (!r) continue;
     const prof = detailOf<{ profile?: ProfileSplit }>(r).profile;
@@ -286,6 +311,21 @@ function consumerSection(rs: BenchResult[]): string[] {
   L.push("");
   const load = get(rs, "consumer.loadavg_1m");
   L.push(`Load average during the consumer benchmark: ${num(load?.value)} on ${get(rs, "machine.nproc")?.value ?? "?"} cores. Per-round figures are in bench-results.json (\`detail.rounds\`); they vary by 2× between rounds on this shared machine, hence the medians.`);
+  L.push("");
+  // Issue 15's references, measured in the same run as ours.
+  for (const [ref, name] of [
+    ["floor", "consumer.with_dedup_vs_floor"],
+    ["naive", "consumer.with_dedup_vs_naive_peer"],
+  ] as const) {
+    const r = get(rs, name);
+    const refRow = perSec(ref);
+    if (!r || !refRow) continue;
+    const dd = detailOf<{ perRound?: number[]; referenceCpuUsPerMsg?: number; oursCpuUsPerMsg?: number }>(r);
+    const redis = (v: string) => detailOf<{ redisCpuUsPerMsg?: number }>(perSec(v)).redisCpuUsPerMsg ?? null;
+    L.push(
+      `- ours ÷ ${ref === "floor" ? "the floor" : "the naive peer"}: **${num(r.value)}** (per round ${(dd.perRound ?? []).map((x) => num(x)).join(", ")}); ${ref} ${num(refRow.value)} msgs/s at ${num(dd.referenceCpuUsPerMsg ?? null)} µs CPU per message (of which Redis server ${num(redis(ref))}), ours ${num(perSec("ours")?.value)} msgs/s at ${num(dd.oursCpuUsPerMsg ?? null)} (Redis ${num(redis("ours"))}); load average ${num(load?.value)}.`,
+    );
+  }
   L.push("");
   L.push(...findings(rs));
   return L;
@@ -304,7 +344,8 @@ function findings(rs: BenchResult[]): string[] {
   const subCpu = cpuOf(rs, "sub");
   const oursCpu = cpuOf(rs, "ours");
   const claimR = val("consumer.redis_cpu_us_per_key.script.claim");
-  const doneR = val("consumer.redis_cpu_us_per_key.script.done_mark");
+  // The done mark is the unconditional SET … GET since issue 15 (compare-and-set before).
+  const doneR = val("consumer.redis_cpu_us_per_key.script.done_set_get") ?? val("consumer.redis_cpu_us_per_key.script.done_mark");
   const plainR = val("consumer.redis_cpu_us_per_key.plain_set");
   const redisPerMsg = claimR !== null && doneR !== null ? claimR + doneR : null;
   const rel = get(rs, "consumer.with_dedup_release_marking_vs_raw_kafkajs");
@@ -337,9 +378,10 @@ function findings(rs: BenchResult[]): string[] {
     L.push("| Operation | Redis CPU µs/key | Client CPU µs/key |");
     L.push("|---|---|---|");
     for (const mode of ["script", "pipeline"]) {
-      for (const op of ["claim", "done_mark"]) {
+      for (const op of ["claim", "done_mark", "done_set_get"]) {
         const n = `consumer.redis_cpu_us_per_key.${mode}.${op}`;
-        if (get(rs, n)) L.push(`| ${op === "claim" ? "batch claim (`SET NX PX GET`)" : "batch done mark (compare-and-set)"}, ${mode} | ${num(val(n))} | ${num(client(n))} |`);
+        const what = op === "claim" ? "batch claim (`SET NX PX GET`)" : op === "done_mark" ? "batch done mark, compare-and-set (before issue 15)" : "batch done mark, unconditional `SET PX GET` (now)";
+        if (get(rs, n)) L.push(`| ${what}, ${mode} | ${num(val(n))} | ${num(client(n))} |`);
       }
     }
     L.push(`| reference: pipelined plain \`SET PX\` (one write, no check) | ${num(plainR)} | ${num(client("consumer.redis_cpu_us_per_key.plain_set"))} |`);

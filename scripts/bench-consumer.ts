@@ -121,6 +121,8 @@ interface RoundResult {
   cpuUsPerMsg: number;
   /** The Redis server's CPU per message over the consume (`INFO cpu` delta), µs; 0 without Redis. */
   redisCpuUsPerMsg?: number;
+  /** µs per message Redis spent in the commands (`INFO commandstats` usec of EVALSHA/EVAL/SET), this consume. */
+  redisCmdUsPerMsg?: number;
 }
 
 // ---------- CPU profile summary ----------
@@ -631,6 +633,7 @@ async function main(): Promise<void> {
               });
         const cpu0 = usesRedis ? await redisCpu(redis) : null;
         let redisCpuUs = 0;
+        let redisCmdUs = 0;
         const profPath = profileDir && round === ROUNDS ? `${profileDir}/${variant}-r${round}.cpuprofile` : "";
         const c0 = process.cpuUsage();
         const r0 = await bounded(profiled(profPath, consume), ROUND_TIMEOUT_S * 1000, `${variant} round ${round}`);
@@ -647,12 +650,14 @@ async function main(): Promise<void> {
           const execUs = ((cpu1.scriptUsec - cpu0!.scriptUsec) / N).toFixed(2);
           const cpuUs = ((1e6 * (cpu1.cpuSec - cpu0!.cpuSec)) / N).toFixed(2);
           redisCpuUs = Number(cpuUs);
+          redisCmdUs = Number(execUs);
           if (variant === "ours") redisPerMsg.push({ execUs: Number(execUs), cpuUs: Number(cpuUs), calls: cpu1.scriptCalls - cpu0!.scriptCalls });
           extra = `  (${fmt(keys)} dedup keys written, deleted; Redis per msg: ${execUs} µs in EVALSHA/EVAL/SET, ${cpuUs} µs server CPU${own ? ", own server" : " — shared server: includes others' load"})`;
           if (keys < N) throw new Error(`${variant} round ${round}: only ${keys} dedup keys for ${N} messages`);
         }
         res.cpuUsPerMsg += redisCpuUs;
         res.redisCpuUsPerMsg = redisCpuUs;
+        res.redisCmdUsPerMsg = redisCmdUs;
         console.log(
           `  round ${round} ${variant.padEnd(4)} ${fmt(res.perSec).padStart(9)} msgs/s  (${res.seconds.toFixed(2)} s first→last, ${res.wallSeconds.toFixed(2)} s with join)` +
             `  CPU ${res.cpuUsPerMsg.toFixed(2)} µs/msg${redisCpuUs ? " (incl. Redis server)" : ""}${extra}  load ${loadavg()[0]!.toFixed(2)}`,
@@ -725,8 +730,29 @@ async function main(): Promise<void> {
       detail: {
         rounds: results.filter((r) => r.variant === v).map((r) => Math.round(r.perSec)),
         cpuUsPerMsg: +medCpu(v).toFixed(2),
-        redisCpuUsPerMsg: +median(results.filter((r) => r.variant === v).map((r) => r.redisCpuUsPerMsg ?? 0)).toFixed(2), profile: profiles.get(v), redisPerMsg: v === "ours" ? redisPerMsg : undefined },
+        redisCpuUsPerMsg: +median(results.filter((r) => r.variant === v).map((r) => r.redisCpuUsPerMsg ?? 0)).toFixed(2),
+        redisCmdUsPerMsg: +median(results.filter((r) => r.variant === v).map((r) => r.redisCmdUsPerMsg ?? 0)).toFixed(2), profile: profiles.get(v), redisPerMsg: v === "ours" ? redisPerMsg : undefined },
     });
+  }
+  // The per-message CPU budget of this run (medians; process CPU, Redis server CPU apart): each
+  // variant adds one layer to the one before, so the differences split the full path.
+  const has = (...vs: Variant[]) => vs.every((v) => variants.includes(v));
+  if (has("raw", "sub", "mem", "ours")) {
+    const redisOf = (v: Variant) => median(results.filter((r) => r.variant === v).map((r) => r.redisCpuUsPerMsg ?? 0));
+    const nodeOf = (v: Variant) => medCpu(v) - redisOf(v);
+    const parts: Array<[string, string, number]> = [
+      ["kafkajs", "kafkajs fetch + decode + eachBatch (raw)", nodeOf("raw")],
+      ["transport", "KafkaSubscriber, Watermill decode, Router delivery, commits (sub − raw)", nodeOf("sub") - nodeOf("raw")],
+      ["stack", "default stack + Deduplicator + metrics, in-memory store (mem − sub; split by --breakdown)", nodeOf("mem") - nodeOf("sub")],
+      ["redis_client", "ioredis encode/decode + RedisRepository instead of the in-memory store (ours − mem, node only)", nodeOf("ours") - nodeOf("mem")],
+      ["redis_server", "Redis server CPU (INFO cpu delta; shared server: others' load included)", redisOf("ours")],
+    ];
+    console.log("per-message CPU budget of ours (µs, medians of this run):");
+    for (const [id, what, us] of parts) {
+      console.log(`  ${us.toFixed(2).padStart(7)}  ${what}`);
+      out.push({ name: `consumer.cpu_budget_us_per_msg.${id}`, value: +us.toFixed(3), unit: "us/msg", reference: +medCpu("ours").toFixed(3), ratio: +(us / medCpu("ours")).toFixed(4), detail: { what } });
+    }
+    if (has("floor")) console.log(`  floor for comparison: ${nodeOf("floor").toFixed(2)} µs node + ${redisOf("floor").toFixed(2)} µs Redis server per message`);
   }
   out.push({ name: "consumer.loadavg_1m", value: +((load0[0]! + load1[0]!) / 2).toFixed(2), unit: "load", reference: null, ratio: null, detail: { start: load0, end: load1 } });
   for (const [v, p] of profiles) {

@@ -1,6 +1,7 @@
 /**
  * The view state that lives in the URL — time range, auto-refresh interval, selected handler and
- * a few page-specific fields — so that a copied link reproduces the view.
+ * a few page-specific fields (the overview's fleet table: `sort`, `service`, `q`, parsed in
+ * lib/fleet-view.ts) — so that a copied link reproduces the view.
  *
  * Pure parse/serialise functions (unit-tested) plus {@link useViewState}, the one client hook
  * that reads `useSearchParams()` and writes with `history.replaceState` (Next.js keeps

@@ -4,7 +4,7 @@
  * - **producer retries**: now and then the producer's ack is lost and it sends the same record
  *   again (same UUID, same payload, a new offset: cause `republish`). Counted per event type, so
  *   each handler's share stays below 1 %: the first retry after `firstAfter` of its messages
- *   (1/101 < 1 %, within the first minute at the default 5 msgs/s), then one every
+ *   (1/121 < 1 %, ~50 s into a first run at the default 5 msgs/s), then one every
  *   `gapMin`..`gapMax` of them (0.25-0.5 %);
  * - **a rare redelivery**: every `restartEveryMs` (random in the range) a replica joins, processes
  *   a batch and exits before committing, so its records are delivered again (cause `redelivery`):
@@ -16,7 +16,7 @@ import { EVENT_TYPE_KEY } from "@/server/dedup/names";
 
 /** Options of {@link BackgroundDuplicates}. */
 export interface BackgroundDuplicatesOptions {
-  /** Messages of one event type before its first producer retry. @default 100 */
+  /** Messages of one event type before its first producer retry. @default 120 */
   firstAfter: number;
   /** Messages of one event type between two producer retries, drawn uniformly. @default 200..400 */
   gapMin: number;
@@ -29,7 +29,7 @@ export interface BackgroundDuplicatesOptions {
 
 /** Defaults of {@link BackgroundDuplicatesOptions}. */
 export const DEFAULT_BACKGROUND_DUPLICATES: BackgroundDuplicatesOptions = {
-  firstAfter: 100,
+  firstAfter: 120,
   gapMin: 200,
   gapMax: 400,
   ackTimeoutMs: 200,

@@ -270,7 +270,7 @@ function consumerSection(rs: BenchResult[]): string[] {
   const L: string[] = [
     "## The consumer path: where the time goes",
     "",
-    "The changes made for the 0.8 target, their A/B figures, and what still limits it: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md).",
+    "The changes made for the goals of issues 9 and 15, their A/B figures, and what still limits them: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md).",
     "",
   ];
   const perSec = (v: string) => get(rs, `consumer.msgs_per_sec.${v}`);
@@ -348,7 +348,6 @@ function findings(rs: BenchResult[]): string[] {
   const doneR = val("consumer.redis_cpu_us_per_key.script.done_set_get") ?? val("consumer.redis_cpu_us_per_key.script.done_mark");
   const plainR = val("consumer.redis_cpu_us_per_key.plain_set");
   const redisPerMsg = claimR !== null && doneR !== null ? claimR + doneR : null;
-  const rel = get(rs, "consumer.with_dedup_release_marking_vs_raw_kafkajs");
   const router = val("consumer.stack_cpu_us.router");
   const retryStep = val("consumer.stack_cpu_us.retry");
   const dedupStep = val("consumer.stack_cpu_us.deduplicator");
@@ -387,47 +386,28 @@ function findings(rs: BenchResult[]): string[] {
     L.push(`| reference: pipelined plain \`SET PX\` (one write, no check) | ${num(plainR)} | ${num(client("consumer.redis_cpu_us_per_key.plain_set"))} |`);
     L.push("");
   }
-  L.push("### What stands between us and 0.8");
+  L.push("### What stands between us and the goals (0.5 of raw kafkajs, 0.8 of the floor, 4× the naive peer)");
   L.push("");
-  if (rawCpu !== null && redisPerMsg !== null) {
-    const budget = 0.25 * rawCpu;
+  const floorCpu = cpuOf(rs, "floor");
+  const naiveCpu = cpuOf(rs, "naive");
+  const redisOf = (v: string) => detailOf<{ redisCpuUsPerMsg?: number }>(get(rs, `consumer.msgs_per_sec.${v}`)).redisCpuUsPerMsg ?? null;
+  if (rawCpu !== null && oursCpu !== null) {
     L.push(
-      `1. **Redis' own work.** The lease marking writes each key twice (claim \`processing:<token>\`, then \`done\`): ${num(redisPerMsg)} µs of Redis CPU per message (${num(claimR)} + ${num(doneR)}; a bare \`SET\` costs ${num(plainR)} µs here, so the scripts are within ${num(redisPerMsg / 2 - (plainR ?? 0))} µs per write of the floor). The target allows the dedup path ${num(budget)} µs per message on top of raw kafkajs' ${num(rawCpu)} µs. On 2 cores shared by the consumer, the broker and Redis, that caps the ratio near ${num(rawCpu / (rawCpu + redisPerMsg))} (= raw ÷ (raw + Redis)) even with a free client; with Redis on a core of its own, its single thread caps the path at ≈ ${num(1e6 / redisPerMsg)} msgs/s against raw's ${num(get(rs, "consumer.msgs_per_sec.raw")?.value)}. **No client-side change reaches 0.8 on this machine with lease marking**; the release marking (one write) halves the Redis part at the cost of spec §10's crash protection${rel ? ` — measured in this run: ${num(rel.value)} of raw against ${num(get(rs, "consumer.with_dedup_vs_raw_kafkajs")?.value)} for lease, ${num(cpuOf(rs, "rel"))} against ${num(oursCpu)} µs of CPU per message` : ""}.`,
+      `1. **CPU per message on 2 shared cores.** Raw kafkajs spends ${num(rawCpu)} µs per message; 0.5 of its rate leaves the whole dedup path ${num(rawCpu)} µs more (process + Redis). Ours spends ${num(oursCpu)} µs (Redis server ${num(redisOf("ours"))} of it: the claim and the \`done\` mark, ${num(redisPerMsg)} µs per key pair on an own server). On this machine throughput follows CPU, so the ratio sits near raw ÷ ours = ${num(rawCpu / oursCpu)}.`,
     );
   }
-  if (subCpu !== null && rawCpu !== null) {
+  if (floorCpu !== null && naiveCpu !== null && oursCpu !== null) {
     L.push(
-      `2. **Transport, ${num(d(subCpu, rawCpu))} µs/msg** (subscriber vs raw): Watermill decoding of every record (\`decodeRecord\`: \`Object.entries\` over the headers and a fatal \`TextDecoder\` per header), one \`Message\` and one Router delivery per message, and with the default \`commitIntervalMs: 0\` an awaited offset commit per 100-message chunk (raw kafkajs commits once per fetched batch).`,
+      `2. **The references are CPU-bound too.** The floor spends ${num(floorCpu)} µs per message (Redis ${num(redisOf("floor"))}: one write, but a pipelined ioredis command per key), the naive peer ${num(naiveCpu)} µs (Redis ${num(redisOf("naive"))}: one round trip per message). 4× the naive peer would need ours at ≈ ${num(naiveCpu / 4)} µs per message, below raw kafkajs alone (${num(rawCpu)}): the goal assumes a naive peer bound by round-trip latency, which 2 saturated cores do not give it.`,
     );
   }
-  if (dedupStep !== null && retryStep !== null && router !== null) {
+  if (subCpu !== null && rawCpu !== null && dedupStep !== null && retryStep !== null && router !== null) {
     L.push(
-      `3. **Stack CPU**: the Router costs ${num(router)} µs/msg, the four outer middlewares together ${num(d(retryStep, router))} µs, the Deduplicator ${num(d(dedupStep, retryStep))} µs and its metrics ${num(d(metricsStep, dedupStep))} µs (in-memory store). With Redis the client adds ${num((client("consumer.redis_cpu_us_per_key.script.claim") ?? 0) + (client("consumer.redis_cpu_us_per_key.script.done_mark") ?? 0))} µs/msg of ioredis work for the two batch scripts.`,
+      `3. **Where ours spends it** (in-process, \`--breakdown\`): transport ${num(d(subCpu, rawCpu))} µs/msg over raw, Router ${num(router)}, the four outer middlewares ${num(d(retryStep, router))}, the Deduplicator ${num(d(dedupStep, retryStep))} and its metrics ${num(d(metricsStep, dedupStep))} (in-memory store), ioredis ${num((client("consumer.redis_cpu_us_per_key.script.claim") ?? 0) + (client("consumer.redis_cpu_us_per_key.script.done_set_get") ?? client("consumer.redis_cpu_us_per_key.script.done_mark") ?? 0))} µs per key for the two batch scripts.`,
     );
   }
-  L.push(
-    "4. **Waiting.** Each partition's chunk waits for the claim script, then the done-mark script, then the Kafka commit, in sequence; with 3 partitions in flight the process idles while a busy Redis runs (the `(idle)` share of the profile above), so msgs/s falls below what the CPU figures alone predict.",
-  );
   L.push("");
-  L.push("### Changes proposed to the owners (not made in issue 9)");
-  L.push("");
-  L.push(
-    `- **server/dedup/deduplicator.ts, \`stateOf\` / \`track\` / \`prepareBatch\`** (library): per delivery the Deduplicator adds a \`DeliveryState\` under a symbol key to \`context\` (a hidden-class transition per message), registers an \`onSettled\` closure when metrics are on (the Router keeps an array of them per delivery), and \`prepareBatch\` allocates a \`PreClaim\` per message. (The counters themselves are already cheap: the library keeps pending-count cells instead of prom-client's label hashing.) Evidence: Deduplicator ${num(d(dedupStep, retryStep))} µs/msg, metrics on ${num(d(metricsStep, dedupStep))} µs/msg, and the garbage collector is the largest non-idle frame of the profiles above. Change: keep a batch's per-message state in arrays indexed by position in its \`BatchState\`, and let the Router hand each delivery's outcome to the batch preparation (\`settle(outcomes)\`) instead of a closure per message. Expected gain: not measured; bounded by those ${num((d(dedupStep, retryStep) ?? 0) + (d(metricsStep, dedupStep) ?? 0))} µs.`,
-  );
-  L.push(
-    "- **server/transport/kafka-subscriber.ts, `eachBatch`** (consumer): commit once per kafkajs batch (after its last chunk) instead of after every chunk when `commitIntervalMs` is 0, as kafkajs' own eachBatch does; the at-least-once contract is unchanged (only acked offsets are committed). Evidence: 5,000 awaited `commitOffsets` round trips per 500k messages; it shows in wall time under load (in one 50k-message run the subscriber alone went from 27k to 125k msgs/s with `--commit-interval 2000`), hardly in CPU per message. **server/transport/watermill-codec.ts, `decodeRecord`**: iterate the headers with `for…in` instead of `Object.entries`, and validate with `buffer.isUtf8` + `Buffer#toString` instead of a fatal `TextDecoder` per header (same result: unreadable headers dropped). Expected gain: not measured; part of the transport's µs/msg above.",
-  );
-  L.push(
-    "- **Redis side**: nothing worth changing in the scripts — per key they cost about one bare `SET` each (table above), and the `\"script\"` batch transport (one token per batch: one argument per key) already spends several times less client CPU than a pipeline of single-key commands. What remains on the client is ioredis turning each key into a RESP argument; packing the keys into one argument would move that work into Redis' Lua, i.e. onto the busier process. The lever there is the number of writes (marking), not their form.",
-  );
-  const saved = [d(metricsStep, dedupStep), d(dedupStep, retryStep), d(subCpu, rawCpu)].reduce<number>((a, x) => a + (x ?? 0), 0);
-  const ioredis = (client("consumer.redis_cpu_us_per_key.script.claim") ?? 0) + (client("consumer.redis_cpu_us_per_key.script.done_mark") ?? 0);
-  if (rawCpu !== null && oursCpu !== null && saved > 0) {
-    L.push("");
-    L.push(
-      `Even if these client-side changes removed all of the CPU they address (${num(saved)} µs/msg: metrics, Deduplicator, transport; the ${num(ioredis)} µs of ioredis work stays), the CPU ratio raw ÷ full path would move from ${num(rawCpu / oursCpu)} to ${num(rawCpu / Math.max(oursCpu - saved, rawCpu))} — worth doing, but the 0.8 target on this machine needs fewer Redis writes per message and a Redis that does not share the consumer's cores, not only faster code.`,
-    );
-  }
+  L.push("The levers measured, kept or not, and the next ones: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md#issue-15-the-floor-the-naive-peer-and-the-done-mark).");
   L.push("");
   return L;
 }

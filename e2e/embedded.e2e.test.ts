@@ -1,0 +1,81 @@
+/**
+ * Embedded mode as a first run sees it (issue 17, items 2 and 3): the key browser lists the keys of
+ * each demo handler from the in-memory store, a UUID just processed is found by the lookup, and with
+ * no toggle touched the duplicate ratio moves above 0 and stays under the 1 % "normal" line within
+ * the first minute. Saves test-results/screenshots/embedded-key-browser.png.
+ */
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { HandlersResponse, KeysResponse, OverviewResponse } from "@/lib/api-types";
+import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
+import { collectErrors, launchBrowser, screenshot, startApp, type App } from "./harness";
+
+let app: App;
+let browser: Browser;
+let startedAt = 0;
+
+beforeAll(async () => {
+  app = await startApp();
+  startedAt = Date.now(); // the app is up: its demo started a moment ago
+  browser = await launchBrowser();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+const get = async <T>(path: string): Promise<T> => {
+  const res = await fetch(`${app.url}${path}`);
+  expect(res.status, `${path}: ${await res.clone().text()}`).toBe(200);
+  return (await res.json()) as T;
+};
+const prefixOf = (h: string) => `notification:dedup:${h}`;
+
+describe("embedded mode: keys and a background of duplicates", () => {
+  it("within the first minute, no toggle touched: duplicate ratio > 0 and every handler < 1 %", async () => {
+    let seen: Array<[string, number | null]> = [];
+    let above = false;
+    while (!above && Date.now() - startedAt < 65_000) {
+      const o = await get<OverviewResponse>("/api/overview?range=15m");
+      seen = o.handlers.map((h) => [h.handler, h.duplicateRatio.status === "ok" ? h.duplicateRatio.value : null]);
+      for (const [h, v] of seen) expect(v ?? 0, `${h} after ${Math.round((Date.now() - startedAt) / 1000)} s`).toBeLessThan(0.01);
+      above = seen.some(([, v]) => (v ?? 0) > 0);
+      if (!above) await new Promise((r) => setTimeout(r, 2000));
+    }
+    expect(above, `no duplicate seen within the first minute: ${JSON.stringify(seen)}`).toBe(true);
+    // The first minute of traffic, plus the local sampler's 5 s step.
+    expect(Date.now() - startedAt).toBeLessThan(65_000);
+  }, 90_000);
+
+  it("the key browser lists keys of each demo handler; a UUID just processed is found", async () => {
+    const h = await get<HandlersResponse>("/api/handlers?refresh=1");
+    expect(h.store).toBe("memory");
+    for (const spec of DEMO_HANDLER_SPECS) {
+      const page = await get<KeysResponse>(`/api/keys?prefix=${encodeURIComponent(prefixOf(spec.name))}&count=20`);
+      expect(page.keys.length, spec.name).toBeGreaterThan(0);
+    }
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors = collectErrors(page);
+    await page.goto(`${app.url}/keys?refresh=off`);
+    const tree = page.getByTestId("tree-handler");
+    await tree.first().waitFor({ timeout: 20_000 });
+    const names = await tree.allTextContents();
+    for (const spec of DEMO_HANDLER_SPECS) expect(names.some((n) => n.includes(spec.name)), `${spec.name} in ${JSON.stringify(names)}`).toBe(true);
+    await tree.filter({ hasText: "on-review-created" }).first().click();
+    await page.getByTestId("key-row").first().waitFor({ timeout: 20_000 });
+    const rows = await page.getByTestId("key-row").count();
+    expect(rows).toBeGreaterThan(0);
+    // A key just processed: the newest of the handler's keys right now.
+    const fresh = await get<KeysResponse>(`/api/keys?prefix=${encodeURIComponent(prefixOf("on-review-created"))}&count=1000`);
+    const newest = [...fresh.keys].sort((a, b) => (b.ttlMs ?? 0) - (a.ttlMs ?? 0))[0]!;
+    await page.getByTestId("lookup-input").fill(newest.uuid);
+    await page.getByRole("button", { name: "Look up" }).click();
+    const hit = page.getByTestId("key-lookup").getByTestId("key-row");
+    await hit.first().waitFor({ timeout: 20_000 });
+    expect(await hit.first().textContent()).toContain(newest.uuid);
+    await screenshot(page, "embedded-key-browser");
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
+});

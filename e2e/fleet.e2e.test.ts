@@ -93,6 +93,9 @@ describe("fleet overview: 20 services × 10 handlers", () => {
     const errors = collectErrors(page);
     await page.goto(`${app.url}/?refresh=off`);
     await page.getByTestId("fleet-table").waitFor();
+    // The table comes painted by the server: use its controls once React has hydrated the page
+    // (the status strip is drawn by the browser only).
+    await page.getByTestId("mode").waitFor();
     await page.getByTestId("fleet-service").selectOption("svc-07");
     await expect.poll(() => page.getByTestId("fleet-row").count()).toBe(10);
     expect(new URL(page.url()).searchParams.get("service")).toBe("svc-07");
@@ -107,6 +110,7 @@ describe("fleet overview: 20 services × 10 handlers", () => {
     await expect.poll(async () => (await rows(page))[0]!.id).toBe("svc-01/h-07");
     await page.reload();
     await page.getByTestId("fleet-table").waitFor();
+    await page.getByTestId("mode").waitFor();
     expect(await page.getByTestId("fleet-row").count()).toBe(20);
     expect(await page.getByTestId("fleet-search").inputValue()).toBe("h-07");
     expect(await page.getByTestId("fleet-sort").inputValue()).toBe("name");

@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import Link from "next/link";
-import { useMemo, type KeyboardEvent } from "react";
+import { useEffect, useMemo, useState, type KeyboardEvent } from "react";
 import type { OverviewHandler, SeriesLine } from "@/lib/api-types";
 import { FLEET_SORT_LABELS, FLEET_SORTS, fleetRows, fleetViewPatch, parseFleetView, type FleetRow, type FleetSort } from "@/lib/fleet-view";
 import { formatCount, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
@@ -112,6 +112,10 @@ export function FleetTable({ handlers }: { handlers: readonly OverviewHandler[] 
     return m;
   }, [series.data]);
   const open = (href: string) => router.push(href);
+  // The table arrives painted by the server; its controls work once React has hydrated it, so
+  // until then they say so (disabled) instead of taking a choice that nothing would apply.
+  const [ready, setReady] = useState(false);
+  useEffect(() => setReady(true), []);
   const counts = { firing: 0, pending: 0 };
   for (const r of rows) if (r.alert !== "inactive") counts[r.alert] += 1;
   return (
@@ -127,6 +131,7 @@ export function FleetTable({ handlers }: { handlers: readonly OverviewHandler[] 
           <span>Service</span>
           <select
             data-testid="fleet-service"
+            disabled={!ready}
             value={fv.service ?? ""}
             onChange={(e) => set(fleetViewPatch({ service: e.target.value || null }))}
             className="rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900"
@@ -144,6 +149,7 @@ export function FleetTable({ handlers }: { handlers: readonly OverviewHandler[] 
           <input
             type="search"
             data-testid="fleet-search"
+            disabled={!ready}
             placeholder="service/handler"
             defaultValue={fv.search}
             onChange={(e) => set(fleetViewPatch({ search: e.target.value }))}
@@ -154,6 +160,7 @@ export function FleetTable({ handlers }: { handlers: readonly OverviewHandler[] 
           <span>Sort</span>
           <select
             data-testid="fleet-sort"
+            disabled={!ready}
             value={fv.sort}
             onChange={(e) => set(fleetViewPatch({ sort: e.target.value as FleetSort }))}
             className="rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900"

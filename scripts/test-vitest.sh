@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# `npm test`: brings up the stack it needs (Redis, Kafka, Prometheus, a Redis Cluster), builds the app for the
+# `npm run test:vitest` (and, in parts, `npm test` = scripts/test-all.sh): brings up the stack it needs (Redis, Kafka, Prometheus, a Redis Cluster), builds the app for the
 # browser tests, runs every vitest project (unit, integration, e2e, promtool rule tests), prints
 # one closing line `N passed, N failed`, and stops only what it started.
-# For .ci/run, which runs the fault suite beside it (all optional; `npm test` sets none of them):
+# For scripts/test-all.sh, which runs the fault suite beside it (all optional; `npm run test:vitest` sets none):
 #   TEST_PROJECTS=unit,integration   only these vitest projects (default: all three)
 #   TEST_SKIP_BUILD=1                no type-check and no next build (an earlier run in this CI did them)
 #   TEST_JSON=path                   vitest's JSON report (default test-results/vitest.json)

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# `npm test`: every test of the project — the vitest projects (unit, integration, e2e) and the fault
+# suite (test/faults) — with the stack started once and the fault suite beside the vitest projects
+# where their timing does not collide:
+#   1. stack up (Redis, Kafka, Prometheus, Redis Cluster; also fetches the Kafka jars the fault suite needs)
+#   2. in parallel: [type-check + next build, then vitest unit + integration]  ||  [fault cases that need no app]
+#   3. vitest e2e (browser timings: nothing beside it)
+#   4. the fault cases that run the built app (fuzz, access, 50-viewer load: latency figures)
+# TEST_SERIAL=1 runs them one after another instead (scripts/test-vitest.sh, then scripts/test-faults.sh).
+# At the end: what each phase cost, then ONE closing line `N passed, N failed` over every vitest
+# report. Stops only what it started. Timing goes to test-results/ci-timing.json (`npm run bench`
+# reads it as ci.wall_s); .ci/run passes what it spent before (apt-get, npm ci) in CI_PRE_PHASES.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+T0=$SECONDS
+PHASES=()
+PHASES_JSON=()
+# mark <name> <seconds> [serial]: "serial" = counted in the serial sum (a phase that ran beside another is listed, not summed twice).
+SERIAL_SUM=0
+mark() {
+  PHASES+=("$(printf '%-58s %5d s' "$1" "$2")")
+  PHASES_JSON+=("{\"phase\":\"$1\",\"s\":$2}")
+  if [ "${3:-serial}" = serial ]; then SERIAL_SUM=$((SERIAL_SUM + $2)); fi
+}
+# Phases .ci/run measured before `npm test` ("name=seconds;name=seconds"): part of the CI wall time.
+PRE_S=0
+if [ -n "${CI_PRE_PHASES:-}" ]; then
+  IFS=';' read -r -a pre <<< "$CI_PRE_PHASES"
+  for p in "${pre[@]}"; do mark "${p%%=*}" "${p##*=}"; PRE_S=$((PRE_S + ${p##*=})); done
+fi
+
+mkdir -p test-results/faults
+rm -f test-results/ci-*.json test-results/ci-bg-seconds test-results/faults/ci-*.json test-results/faults/ci-*.jsonl
+# Fault cases that start the built app (scripts/test-faults.sh builds it when missing: here npm test does).
+APP_CASES=(test/faults/access.faults.test.ts test/faults/api-fuzz.faults.test.ts test/faults/load.faults.test.ts)
+OTHER_CASES=()
+for f in test/faults/*.faults.test.ts; do
+  [[ " ${APP_CASES[*]} " == *" $f "* ]] || OTHER_CASES+=("$f")
+done
+
+# 1. The stack once; stopped at the end only if this run started it (as scripts/test-vitest.sh does).
+COMPONENTS=(redis kafka prometheus redis-cluster)
+pidfile() { if [ "$1" = redis-cluster ]; then echo ".stack/pids/redis-7000.pid"; else echo ".stack/pids/$1.pid"; fi; }
+before=()
+for c in "${COMPONENTS[@]}"; do [ -f "$(pidfile "$c")" ] && before+=("$c"); done
+bg_pid=""
+stop_stack() {
+  if [ -n "$bg_pid" ] && kill -0 "$bg_pid" 2>/dev/null; then kill -TERM "$bg_pid" 2>/dev/null || true; wait "$bg_pid" 2>/dev/null || true; fi
+  local mine=()
+  for c in "${COMPONENTS[@]}"; do
+    if [ -f "$(pidfile "$c")" ] && [[ " ${before[*]:-} " != *" $c "* ]]; then mine+=("$c"); fi
+  done
+  if [ ${#mine[@]} -gt 0 ]; then bash scripts/stack.sh down "${mine[@]}" > test-results/ci-stack-down.log 2>&1 || true; fi
+}
+cleanup() {
+  local rc=$?
+  stop_stack
+  exit "$rc"
+}
+summary() {
+  local rc=$1
+  stop_stack # before the closing line, so that it stays the last one
+  echo
+  echo "[ci] what each phase cost (wall):"
+  for p in "${PHASES[@]}"; do echo "  $p"; done
+  local wall=$((SECONDS - T0 + PRE_S))
+  echo "  $(printf '%-58s %5d s' "total (wall)" "$wall")   (the same phases one after another: ${SERIAL_SUM} s)"
+  # Read by `npm run bench` (ci.wall_s in bench-results.json and docs/BENCHMARKS.md).
+  local IFS=,
+  printf '{"wallS":%d,"serialSumS":%d,"mode":"%s","commit":"%s","finishedAt":"%s","phases":[%s]}\n' "$wall" "$SERIAL_SUM" \
+    "$([ "${TEST_SERIAL:-${CI_SERIAL:-0}}" = 1 ] && echo serial || echo parallel)" "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" "$(date -u +%FT%TZ)" "${PHASES_JSON[*]}" > test-results/ci-timing.json || true
+  unset IFS
+  node -e '
+    const fs = require("fs");
+    let passed = 0, failed = 0, skipped = 0, reports = 0;
+    for (const f of process.argv.slice(1)) {
+      if (!fs.existsSync(f)) continue;
+      const r = JSON.parse(fs.readFileSync(f, "utf8"));
+      passed += r.numPassedTests; failed += r.numFailedTests; skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0); reports++;
+    }
+    console.log(`[ci] ${reports} vitest reports (vitest projects + fault suite)`);
+    console.log(`${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));
+  ' test-results/ci-vitest*.json test-results/faults/ci-faults*.json || true
+  exit "$rc"
+}
+
+if [ "${TEST_SERIAL:-${CI_SERIAL:-0}}" = 1 ]; then
+  rc=0
+  t=$SECONDS
+  TEST_JSON=test-results/ci-vitest.json bash scripts/test-vitest.sh || rc=$?
+  mark "vitest: stack, type-check, build, all projects" $((SECONDS - t))
+  t=$SECONDS
+  bash scripts/test-faults.sh --reporter=default --reporter=json --outputFile.json=test-results/faults/ci-faults.json || rc=$?
+  mark "npm run test:faults (all cases)" $((SECONDS - t))
+  summary "$rc"
+fi
+
+trap cleanup EXIT INT TERM
+t=$SECONDS
+bash scripts/stack.sh up "${COMPONENTS[@]}"
+mark "stack up" $((SECONDS - t))
+
+rc=0
+# 2. The fault cases without the app (own broker on 19092, own redis-servers, workers) beside the
+#    type-check, next build, unit and integration projects (shared stack on the default ports).
+t=$SECONDS
+(
+  s=$SECONDS
+  rc=0
+  FAULTS_BUILD=skip FAULTS_RESULTS_FILE=test-results/faults/ci-results-1.jsonl \
+    bash scripts/test-faults.sh --reporter=default --reporter=json --outputFile.json=test-results/faults/ci-faults-1.json "${OTHER_CASES[@]}" 2>&1 \
+    | sed -u 's/^/[bg] /' || rc=$?
+  echo $((SECONDS - s)) > test-results/ci-bg-seconds
+  exit $rc
+) &
+bg_pid=$!
+a_rc=0
+TEST_PROJECTS=unit,integration TEST_JSON=test-results/ci-vitest-1.json bash scripts/test-vitest.sh || a_rc=$?
+mark "type-check + next build + vitest unit, integration" $((SECONDS - t))
+b_rc=0
+wait "$bg_pid" || b_rc=$?
+bg_pid=""
+mark "beside it: fault cases without the app (own time)" "$(cat test-results/ci-bg-seconds 2>/dev/null || echo 0)"
+mark "  (both done after)" $((SECONDS - t)) beside
+[ "$a_rc" = 0 ] || rc=$a_rc
+[ "$b_rc" = 0 ] || rc=$b_rc
+
+# 3. Browser tests alone (their paint-time bounds need the cores).
+t=$SECONDS
+TEST_PROJECTS=e2e TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vitest-2.json bash scripts/test-vitest.sh || rc=$?
+mark "vitest e2e" $((SECONDS - t))
+
+# 4. The fault cases that run the built app.
+t=$SECONDS
+FAULTS_BUILD=skip FAULTS_RESULTS_FILE=test-results/faults/ci-results-2.jsonl \
+  bash scripts/test-faults.sh --reporter=default --reporter=json --outputFile.json=test-results/faults/ci-faults-2.json "${APP_CASES[@]}" || rc=$?
+mark "fault cases with the app (fuzz, access, load)" $((SECONDS - t))
+
+summary "$rc"

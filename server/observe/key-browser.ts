@@ -10,7 +10,6 @@ import { DESCRIBE_KEY_LUA } from "./key-scripts";
 import { redisUpstream, settleRedis } from "./upstream";
 import { masters, nodeId, whenReady, type RedisLike } from "./redis-client";
 import { countUpstream } from "./upstream-counter";
-import { MemoryInspector } from "./memory-inspector";
 import { browseBudget, type RedisBudget } from "./redis-budget";
 
 /** SCAN calls one page may make before it returns what it has with a cursor to go on. */
@@ -123,7 +122,8 @@ function requireRedis(ctx: ObserveContext) {
  * A page holds about `count` keys (one SCAN reply is never split, so it may hold a few more).
  */
 export async function browseKeys(ctx: ObserveContext, q: { prefix: string; cursor?: string; count: number }): Promise<KeysResponse> {
-  if (ctx.inspector instanceof MemoryInspector) return ctx.inspector.browse(q);
+  // In-process stores page themselves (no Redis budget to spend); by method, not class: see KeySource.browse.
+  if (ctx.inspector?.browse) return ctx.inspector.browse(q);
   const redis = requireRedis(ctx);
   const globs = new PrefixGlobs(ctx.prefixes);
   try {
@@ -171,7 +171,7 @@ export async function browseKeys(ctx: ObserveContext, q: { prefix: string; curso
  * {@link MAX_LOOKUP_PREFIXES}) — one key read per prefix, no scan, within the shared budget.
  */
 export async function lookupKey(ctx: ObserveContext, q: { uuid: string; prefix?: string }): Promise<KeyLookupResponse> {
-  if (ctx.inspector instanceof MemoryInspector) {
+  if (ctx.inspector?.lookup) {
     ctx.inspector.ensureFresh();
     return ctx.inspector.lookup(q, MAX_LOOKUP_PREFIXES);
   }

@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import type { HandlerKeys, ScanProgress, TtlBucket } from "@/lib/api-types";
+import type { HandlerKeys, KeyLookupResponse, KeysResponse, ScanProgress, TtlBucket } from "@/lib/api-types";
 import { PrefixGlobs, splitPrefix } from "./glob";
 import { adapt, firstCount, keysWithoutTtl, mergeReply, scaleEstimate, splitByState, TTL_BUCKET_BOUNDS, TTL_BUCKETS, type Accum } from "./key-accum";
 import { readSamples, type SampleStats } from "./key-samples";
@@ -80,6 +80,15 @@ export interface KeySource {
   refresh(mode?: "auto" | "exact" | "estimate"): { started: boolean; retryAfterMs: number };
   ensureFresh(): void;
   run(mode?: "auto" | "exact" | "estimate"): Promise<Inspection>;
+  /**
+   * One page of `<prefix>:*` keys, when the source pages its keys itself (the in-memory stores of
+   * this process). Absent on the Redis inspector: the key browser pages Redis under the shared budget.
+   * Dispatch on this method, never on the class: route bundles and `instrumentation.ts` load their
+   * own copies of the module, so an inspector built in one fails `instanceof` in another.
+   */
+  browse?(q: { prefix: string; cursor?: string; count: number }): KeysResponse;
+  /** Looks `<prefix>:<uuid>` up under at most `maxPrefixes` known prefixes; present with {@link KeySource.browse}. */
+  lookup?(q: { uuid: string; prefix?: string }, maxPrefixes: number): Promise<KeyLookupResponse>;
 }
 
 /** A finished inspection. */

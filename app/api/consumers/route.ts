@@ -7,13 +7,20 @@ import { getConsumers } from "@/server/observe/consumer-group";
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-type G = typeof globalThis & { __dedupHealthConsumersAnswers?: SharedCache };
+type G = typeof globalThis & { __dedupHealthConsumersAnswers?: WeakMap<object, SharedCache> };
 
-/** Answers shared by every viewer of a topic/group for 2 s (each costs several Kafka admin calls). */
+/**
+ * Answers shared by every viewer of a topic/group for 2 s (each costs several Kafka admin calls),
+ * one cache per configuration: an answer got under one `KAFKA_BROKERS` (e.g. "not configured") is
+ * never served under another.
+ */
 function answers(): SharedCache {
   const g = globalThis as G;
-  g.__dedupHealthConsumersAnswers ??= new SharedCache({ ttlMs: 2000, errorTtlMs: 1000 });
-  return g.__dedupHealthConsumersAnswers;
+  g.__dedupHealthConsumersAnswers ??= new WeakMap();
+  const c = config();
+  let cache = g.__dedupHealthConsumersAnswers.get(c);
+  if (!cache) g.__dedupHealthConsumersAnswers.set(c, (cache = new SharedCache({ ttlMs: 2000, errorTtlMs: 1000 })));
+  return cache;
 }
 
 /**

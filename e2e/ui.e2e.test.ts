@@ -38,6 +38,11 @@ const OVERVIEW_JS_BUDGET = 250_000;
 
 /** Selector of the first drawn data line of the duplicate-ratio chart. */
 const DUP_LINE = '[data-testid="chart-duplicate-ratio"] .recharts-line';
+/**
+ * A Y-axis tick label of a chart. Recharts 3 draws axis labels in a z-index layer of their own
+ * (`.recharts-yAxis-tick-labels`), outside the `.recharts-yAxis` group that holds the axis line.
+ */
+const Y_TICK_LABEL = ".recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value";
 /** The duplicate-ratio chart has settled: a drawn series, or its empty state. */
 const DUP_SETTLED = '[data-testid="chart-duplicate-ratio"] :is(.recharts-line, [data-state="empty"])';
 
@@ -310,7 +315,7 @@ function pagesSuite(mode: Mode) {
     // Y ticks: distinct, evenly spaced round numbers (the error chart read 0/s five times at 0.003/s).
     await page.locator(DUP_LINE).first().waitFor({ state: "attached" });
     for (const chart of ["chart-duplicate-ratio", "chart-duplicate-causes"]) {
-      const tick = page.locator(`[data-testid="${chart}"] .recharts-yAxis .recharts-cartesian-axis-tick-value`);
+      const tick = page.locator(`[data-testid="${chart}"] ${Y_TICK_LABEL}`);
       await tick.first().waitFor({ state: "attached" });
       const ticks = await tick.allTextContents();
       expect(ticks.length, chart).toBeGreaterThan(2);

@@ -1,5 +1,5 @@
 /**
- * The embedded mode's key inspector: the same surface as the Redis {@link KeyInspector}
+ * The embedded mode's key inspector: the same surface as the Redis `KeyInspector`
  * ({@link KeySource}) over the process's in-memory dedup stores, so `/api/handlers`, `/api/keys`,
  * `/api/keys/lookup`, the overview's key counts and capacity answer the same shapes in both modes.
  * Counts, TTL buckets, states and keys without TTL are exact (every key is read); bytes per key are
@@ -10,7 +10,7 @@ import { BadRequestError } from "./errors";
 import { PrefixGlobs, prefixOfKey, splitPrefix } from "./glob";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
 import { splitByState, TTL_BUCKETS } from "./key-accum";
-import type { Inspection, InspectorState, KeySource } from "./key-inspector";
+import type { Inspection, InspectorState, KeySource } from "./key-source";
 import { classifyValue } from "./key-samples";
 
 /** One key of an in-memory store. `expiresAt` is epoch ms, `null` for a key without TTL. */

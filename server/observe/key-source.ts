@@ -1,0 +1,53 @@
+/**
+ * The surface the routes read dedup keys through, whatever holds them: the Redis `KeyInspector`
+ * (server/observe/key-inspector.ts) or the embedded mode's `MemoryInspector`
+ * (server/observe/memory-inspector.ts), and the result shapes both publish.
+ */
+import type { HandlerKeys, KeyLookupResponse, KeysResponse, ScanProgress } from "@/lib/api-types";
+
+/**
+ * What the routes read keys through, whatever holds them: the Redis `KeyInspector` or the
+ * embedded mode's `MemoryInspector` (server/observe/memory-inspector.ts).
+ */
+export interface KeySource {
+  readonly kind: "redis" | "memory";
+  readonly prefixes: readonly string[];
+  readonly busy: boolean;
+  current(): InspectorState;
+  recount(): number | null;
+  refresh(mode?: "auto" | "exact" | "estimate"): { started: boolean; retryAfterMs: number };
+  ensureFresh(): void;
+  run(mode?: "auto" | "exact" | "estimate"): Promise<Inspection>;
+  /**
+   * One page of `<prefix>:*` keys, when the source pages its keys itself (the in-memory stores of
+   * this process). Absent on the Redis inspector: the key browser pages Redis under the shared budget.
+   * Dispatch on this method, never on the class: route bundles and `instrumentation.ts` load their
+   * own copies of the module, so an inspector built in one fails `instanceof` in another.
+   */
+  browse?(q: { prefix: string; cursor?: string; count: number }): KeysResponse;
+  /** Looks `<prefix>:<uuid>` up under at most `maxPrefixes` known prefixes; present with {@link KeySource.browse}. */
+  lookup?(q: { uuid: string; prefix?: string }, maxPrefixes: number): Promise<KeyLookupResponse>;
+}
+
+/** A finished inspection. */
+export interface Inspection {
+  mode: "exact" | "estimate";
+  startedAt: number;
+  finishedAt: number;
+  /** DBSIZE summed over the masters at the start. */
+  total: number;
+  handlers: HandlerKeys[];
+  /** Script calls and their slowest server-side duration, for tests and the bench. */
+  calls: number;
+  maxCallMicros: number;
+  /** Estimate runs: keys sampled per master (`host:port`), in proportion to its DBSIZE. */
+  drawsByMaster?: Record<string, number>;
+}
+
+/** What the inspector knows now. */
+export interface InspectorState {
+  result: Inspection | null;
+  progress: ScanProgress;
+  /** Last error (Redis down…), cleared by the next successful run. */
+  error: string | null;
+}

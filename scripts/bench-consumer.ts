@@ -71,16 +71,7 @@ import { Router } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
 import { withTimeout } from "@/server/dedup/store-call";
 import { startOwnRedis } from "@/server/observe/testing/redis-server";
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
-function intArg(name: string, fallback: number, lo: number, hi: number): number {
-  const v = Number(arg(name, String(fallback)));
-  if (!Number.isInteger(v) || v < lo || v > hi) throw new RangeError(`bench-consumer: --${name} must be an integer in [${lo}, ${hi}]`);
-  return v;
-}
+import { arg, flag, intArg } from "./lib/args";
 
 type Variant = "raw" | "ours" | "sub" | "mem" | "rel" | "floor" | "naive" | "cas" | "pipe";
 const VARIANTS = ["raw", "ours", "sub", "mem", "rel", "floor", "naive", "cas", "pipe"] as const;
@@ -555,7 +546,7 @@ async function breakdown(jsonPath: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  if (process.argv.includes("--breakdown")) return breakdown(arg("json", ""));
+  if (flag("breakdown")) return breakdown(arg("json", ""));
   const profileTop = arg("profile-top", "");
   if (profileTop) {
     console.log(summarizeProfile(profileTop, intArg("top", 30, 1, 500)));
@@ -572,7 +563,7 @@ async function main(): Promise<void> {
   const brokers = arg("brokers", process.env.KAFKA_BROKERS ?? "127.0.0.1:9092").split(",");
   // --own-redis: a private redis-server (random port, stopped by pid), so that its CPU per message
   // is ours alone; by default the shared Redis, as a deployment would share it.
-  const own = process.argv.includes("--own-redis") ? await startOwnRedis() : null;
+  const own = flag("own-redis") ? await startOwnRedis() : null;
   const redisUrl = own?.url ?? arg("redis", process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
   const jsonPath = arg("json", "");
   const profileDir = arg("profile", "");

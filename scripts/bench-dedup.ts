@@ -35,16 +35,13 @@ import { MemoryPubSub } from "../server/dedup/pubsub";
 import { RedisRepository } from "../server/dedup/redis-repository";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "../server/dedup/repository";
 import { Router } from "../server/dedup/router";
+import { arg, flag } from "./lib/args";
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
 let N = Number(arg("n", "50000"));
 const BATCH = Number(arg("batch", "1000"));
 const CONCURRENCY = Number(arg("concurrency", "512"));
 const REDIS_URL = arg("redis", process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
-const JSON_PATH = process.argv.includes("--json") ? arg("json", "") : "";
+const JSON_PATH = flag("json") ? arg("json", "") : "";
 for (const [k, v] of Object.entries({ n: N, batch: BATCH, concurrency: CONCURRENCY })) {
   if (!Number.isInteger(v) || v < 1 || v > 10_000_000) throw new RangeError(`bench-dedup: --${k} must be an integer in [1, 10000000]`);
 }

@@ -21,11 +21,8 @@ import { PrometheusSource } from "@/server/observe/metrics/prometheus";
 import { startOwnPrometheus } from "@/server/observe/testing/prometheus-server";
 import { upstreamCalls } from "@/server/observe/upstream-counter";
 import { buildFleet, startFleetExporter } from "@/server/testing/fleet";
+import { arg } from "./lib/args";
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
 const LOAD_MS = Number(arg("load-ms", "8000"));
 const VIEWERS = Number(arg("viewers", "50"));
 const JSON_OUT = arg("json", "");

@@ -28,17 +28,13 @@ import { startOwnPrometheus, type OwnPrometheus } from "@/server/observe/testing
 import { freePort, startOwnRedis, type OwnRedis } from "@/server/observe/testing/redis-server";
 import { seedKeys, type SeedGroup } from "@/server/observe/testing/seed";
 import { upstreamCalls } from "@/server/observe/upstream-counter";
+import { optArg } from "./lib/args";
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
-
-const TOTAL = Number(arg("keys") ?? 1_000_000);
-const JSON_OUT = arg("json");
-const URL_ARG = arg("url");
+const TOTAL = Number(optArg("keys") ?? 1_000_000);
+const JSON_OUT = optArg("json");
+const URL_ARG = optArg("url");
 const VIEWERS = 50;
-const LOAD_MS = Number(arg("load-ms") ?? 8000);
+const LOAD_MS = Number(optArg("load-ms") ?? 8000);
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);

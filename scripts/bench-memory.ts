@@ -32,11 +32,8 @@ import { Router } from "@/server/dedup/router";
 import { KeyInspector } from "@/server/observe/key-inspector";
 import { startOwnRedis } from "@/server/observe/testing/redis-server";
 import { monotonicFactory } from "ulid";
+import { arg } from "./lib/args";
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
 const KEYS = Number(arg("keys", "500000"));
 const BATCH = Number(arg("batch", "1000"));
 const SERVICE = arg("service", "billing");

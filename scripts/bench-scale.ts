@@ -42,19 +42,11 @@ import { Router } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
 import { deletePrefix } from "@/server/testing/redis-cluster";
+import { arg, flag, intArg } from "./lib/args";
 
 // ---------------------------------------------------------------------------------------------
 // Arguments
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
-function intArg(name: string, fallback: number, lo: number, hi: number): number {
-  const v = Number(arg(name, String(fallback)));
-  if (!Number.isInteger(v) || v < lo || v > hi) throw new RangeError(`bench-scale: --${name} must be an integer in [${lo}, ${hi}]`);
-  return v;
-}
 const BROKERS = (process.env.KAFKA_BROKERS || "127.0.0.1:9092").split(",").map((s) => s.trim());
 const REDIS_URL = process.env.REDIS_URL || "redis://127.0.0.1:6379";
 const CLUSTER_NODES = (process.env.REDIS_CLUSTER_NODES || "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002").split(",").map((s) => s.trim());
@@ -500,7 +492,7 @@ function consumerSummary(all: readonly ConsumerFigures[]) {
 }
 
 async function main(): Promise<void> {
-  if (process.argv.includes("--worker")) return worker();
+  if (flag("worker")) return worker();
   const skip = arg("skip", "");
   const json = arg("json", "");
   const load0 = loadavg()[0]!;
@@ -534,7 +526,7 @@ async function main(): Promise<void> {
 if (require.main === module) {
   main().then(
     () => {
-      if (!process.argv.includes("--worker")) process.exit(0);
+      if (!flag("worker")) process.exit(0);
     },
     (e: unknown) => {
       console.error(`[bench-scale] ${(e as Error)?.stack ?? e}`);

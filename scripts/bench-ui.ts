@@ -17,11 +17,8 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { launchBrowser, REAL_ENV } from "../e2e/harness";
+import { arg } from "./lib/args";
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
 const DIR = arg("dir", process.cwd());
 const LOADS = Number(arg("loads", "5"));
 const JSON_OUT = arg("json", "");

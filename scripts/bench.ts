@@ -28,14 +28,11 @@ import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { FIGURES, renderBenchmarks, verdict, type BenchResult } from "./render-benchmarks";
+import { arg, flag } from "./lib/args";
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
 const STEPS = ["dedup", "inspect", "consumer", "breakdown", "memory", "fleet", "ui"] as const;
 type Step = (typeof STEPS)[number];
-const QUICK = process.argv.includes("--quick");
+const QUICK = flag("quick");
 const ONLY = arg("only", STEPS.join(",")).split(",") as Step[];
 for (const s of ONLY) if (!STEPS.includes(s)) throw new RangeError(`bench: --only must list ${STEPS.join(", ")} (got ${s})`);
 const OUT = arg("out", "bench-results.json");
@@ -285,7 +282,7 @@ async function main(): Promise<void> {
     const r = all.find((x) => x.name === name);
     console.log(`  ${name.padEnd(44)} ${String(r?.value ?? "not measured").padStart(12)} ${r?.unit ?? ""}  ref ${r?.reference ?? "—"}  ${r ? verdict(r).replace(/\*/g, "") : "NOT MEASURED"}`);
   }
-  if (!process.argv.includes("--no-render")) {
+  if (!flag("no-render")) {
     writeFileSync(DOC, renderBenchmarks(all));
     console.log(`[bench] rendered ${DOC}`);
   }

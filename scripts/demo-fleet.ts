@@ -11,13 +11,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { buildFleet, startFleetExporter } from "@/server/testing/fleet";
 import { startOwnPrometheus } from "@/server/observe/testing/prometheus-server";
-
-function intArg(name: string, fallback: number, lo: number, hi: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isInteger(v) || v < lo || v > hi) throw new RangeError(`demo:fleet: --${name} must be an integer in [${lo}, ${hi}]`);
-  return v;
-}
+import { intArg } from "./lib/args";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 async function main(): Promise<void> {

@@ -13,11 +13,7 @@ import { config, ConfigError } from "@/server/config";
 import { DEMO_DLQ_TOPIC } from "@/server/notification/demo-handlers";
 import { replayDlq } from "@/server/transport/dlq-replay";
 import { KafkaTransport } from "@/server/transport";
-
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+import { optArg } from "./lib/args";
 
 async function main(): Promise<void> {
   let brokers: readonly string[] | undefined;
@@ -34,8 +30,8 @@ async function main(): Promise<void> {
     console.error("[dlq:replay] KAFKA_BROKERS is not set (the embedded demo's DLQ lives inside the server process and is replayed by the workshop). Set KAFKA_BROKERS=127.0.0.1:9092.");
     process.exit(1);
   }
-  const topic = arg("--topic") ?? DEMO_DLQ_TOPIC;
-  const max = Number(arg("--max") ?? 10_000);
+  const topic = optArg("topic") ?? DEMO_DLQ_TOPIC;
+  const max = Number(optArg("max") ?? 10_000);
   if (!Number.isInteger(max) || max < 1 || max > 1_000_000) {
     console.error("[dlq:replay] --max must be an integer in [1, 1000000]");
     process.exit(1);

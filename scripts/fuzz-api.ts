@@ -16,22 +16,18 @@
  */
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { optArg } from "./lib/args";
 
 const ROOT = join(__dirname, "..");
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
-
-const BASE = arg("url") ?? "http://127.0.0.1:3000";
-const REQUESTS = Number(arg("requests") ?? 10_000);
-const CONCURRENCY = Number(arg("concurrency") ?? 8);
-const PID = arg("pid") ? Number(arg("pid")) : undefined;
-const FORBIDDEN = (arg("forbidden") ?? "").split(",").filter(Boolean);
-const MAX_RSS_GROWTH_MB = Number(arg("max-rss-growth-mb") ?? 256);
-const JSON_OUT = arg("json");
-let seed = Number(arg("seed") ?? Date.now() % 1_000_000);
+const BASE = optArg("url") ?? "http://127.0.0.1:3000";
+const REQUESTS = Number(optArg("requests") ?? 10_000);
+const CONCURRENCY = Number(optArg("concurrency") ?? 8);
+const PID = optArg("pid") ? Number(optArg("pid")) : undefined;
+const FORBIDDEN = (optArg("forbidden") ?? "").split(",").filter(Boolean);
+const MAX_RSS_GROWTH_MB = Number(optArg("max-rss-growth-mb") ?? 256);
+const JSON_OUT = optArg("json");
+let seed = Number(optArg("seed") ?? Date.now() % 1_000_000);
 const SEED = seed;
 
 if (!new URL(BASE).hostname.match(/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/)) {

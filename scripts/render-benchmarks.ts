@@ -6,6 +6,7 @@
  * Every figure comes from the results file; the prose around it only says how to read it.
  */
 import { readFileSync, writeFileSync } from "node:fs";
+import { arg } from "./lib/args";
 
 /** One row of bench-results.json. */
 export interface BenchResult {
@@ -480,10 +481,6 @@ function memorySection(rs: BenchResult[]): string[] {
 }
 
 function main(): void {
-  const arg = (n: string, d: string) => {
-    const i = process.argv.indexOf(`--${n}`);
-    return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : d;
-  };
   const input = arg("in", "bench-results.json");
   const out = arg("out", "docs/BENCHMARKS.md");
   const results = JSON.parse(readFileSync(input, "utf8")) as BenchResult[];

@@ -22,11 +22,7 @@ import { processReplicaId } from "@/server/transport/replica-id";
 import { MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
 import { KafkaTransport } from "@/server/transport";
-
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+import { flag, optArg } from "./lib/args";
 
 async function main(): Promise<void> {
   let c;
@@ -46,8 +42,8 @@ async function main(): Promise<void> {
   }
   if (!opts.redisTarget) console.warn("[worker] REDIS_URL is not set: this worker dedups with its own in-process map — the in-process-cache anti-pattern (spec §9.4).");
   // <hostname>-<pid>: unique across hosts (group members, DLQ headers, dedup_consumer_info).
-  const name = arg("--name") ?? processReplicaId();
-  const crash = process.argv.includes("--crash-before-commit");
+  const name = optArg("name") ?? processReplicaId();
+  const crash = flag("crash-before-commit");
   const registry = new Registry();
   const counters = sideEffectCounters(registry);
   const redis = opts.redisTarget ? createDedupRedis(opts.redisTarget, `dedup-health-${name}`) : undefined;

@@ -1,6 +1,7 @@
 import type { RangeKey } from "@/lib/api-types";
 // Not from lib/url-state: it imports next/navigation's client hook, which fails `next build` in a route.
-import { MAX_POINTS, RANGE_SECONDS } from "./series";
+import { RANGE_SECONDS } from "@/lib/ranges";
+import { MAX_POINTS } from "./series";
 
 /**
  * The steps `/api/series` computes, in seconds. A requested step is raised to the next one of these

@@ -1,18 +1,9 @@
 import type { AlertsResponse, RangeKey, SeriesLine, SeriesMetric, SeriesResponse } from "@/lib/api-types";
+import { RANGE_SECONDS } from "@/lib/ranges";
 import { chartLines } from "@/lib/thresholds";
 import type { ObserveContext } from "./context";
 import type { QueryName } from "./metrics/queries";
 import { got, unavailable } from "./upstream";
-
-/** Length of each range in seconds. */
-export const RANGE_SECONDS: Record<RangeKey, number> = {
-  "5m": 300,
-  "15m": 900,
-  "1h": 3600,
-  "6h": 21_600,
-  "24h": 86_400,
-  "7d": 604_800,
-};
 
 /** Most points per line: a step below range/MAX_POINTS is raised to it (Prometheus caps at 11,000). */
 export const MAX_POINTS = 1000;

@@ -6,18 +6,8 @@
  * does not see, get the same policy without a nonce from here.
  */
 const dev = process.env.NODE_ENV !== "production";
-const staticCsp = [
-  "default-src 'self'",
-  `script-src 'self'${dev ? " 'unsafe-eval'" : ""}`,
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join("; ");
+// The same policy as proxy.ts sets on pages (lib/csp.js), without a nonce.
+const staticCsp = require("./lib/csp.js").pageCsp(null, dev);
 
 /**
  * Hosts whose pages may load the dev server's own resources (`/_next/*`, the HMR WebSocket):

@@ -1,5 +1,6 @@
 import { NextResponse, type NextRequest } from "next/server";
 import type { ErrorBody } from "@/lib/api-types";
+import { pageCsp } from "@/lib/csp";
 import { crossSiteRefusal, MAX_BODY_BYTES } from "@/server/access";
 
 /** Methods that never change state: the cross-site / content-type / size guard skips them. */
@@ -8,27 +9,8 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 /** Headers of every answer the proxy writes itself (next.config.js' headers cover the rest). */
 const OWN_HEADERS = { "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store", "Referrer-Policy": "strict-origin-when-cross-origin", "X-Frame-Options": "DENY" };
 
-/**
- * The Content-Security-Policy of a page: scripts only with this request's nonce (Next.js puts it on
- * its own scripts when it finds it in the request's CSP header; the layout puts it on the theme
- * script) and what they load (`'strict-dynamic'`); no `'unsafe-inline'` for scripts.
- * `'unsafe-eval'` only in development (React refresh). Exported for the test and next.config.js.
- */
-export function pageCsp(nonce: string | null, dev = process.env.NODE_ENV !== "production"): string {
-  const scripts = nonce ? `'self' 'nonce-${nonce}' 'strict-dynamic'` : "'self'";
-  return [
-    "default-src 'self'",
-    `script-src ${scripts}${dev ? " 'unsafe-eval'" : ""}`,
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:",
-    "font-src 'self' data:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join("; ");
-}
+/** The page CSP (lib/csp.js, shared with next.config.js), re-exported for the tests. */
+export { pageCsp };
 
 function refuse(status: number, error: ErrorBody["error"], detail: string): NextResponse {
   return NextResponse.json({ error, detail } satisfies ErrorBody, { status, headers: { ...OWN_HEADERS, "Content-Security-Policy": pageCsp(null) } });

@@ -1,3 +1,4 @@
+import { createHmac, randomBytes } from "node:crypto";
 import { Cluster, type Redis } from "ioredis";
 import { clusterSlot } from "@/server/dedup/cluster-slot";
 import type { HandlersResponse, KeyEntry, KeyLookupResponse, KeysResponse } from "@/lib/api-types";
@@ -57,14 +58,26 @@ interface CursorPart {
   cursor: string;
 }
 
-/** Encodes the remaining masters and their SCAN cursors: `host:port@cursor|…`; `null` when all are done. */
+/**
+ * A master's name inside a cursor: an HMAC of its `host:port` under a key made at start-up, not the
+ * address itself — the cursor goes to every viewer (issue 16: no internal host in answers, nor one
+ * guessable by hashing candidate addresses), and the answer's redaction would otherwise rewrite the
+ * address to `<redis>` and break the cursor. A cursor from before a restart is a 400 (start again).
+ */
+export function cursorNodeId(id: string): string {
+  const g = globalThis as typeof globalThis & { __dedupHealthCursorKey?: Buffer };
+  g.__dedupHealthCursorKey ??= randomBytes(16);
+  return `n${createHmac("sha256", g.__dedupHealthCursorKey).update(id).digest("hex").slice(0, 16)}`;
+}
+
+/** Encodes the remaining masters and their SCAN cursors: `<node hash>@cursor|…`; `null` when all are done. */
 export function encodeCursor(parts: readonly CursorPart[]): string | null {
-  return parts.length === 0 ? null : parts.map((p) => `${p.id}@${p.cursor}`).join("|");
+  return parts.length === 0 ? null : parts.map((p) => `${cursorNodeId(p.id)}@${p.cursor}`).join("|");
 }
 
 /** Decodes a cursor against the current masters; a node that is no longer a master is a 400. */
 export function decodeCursor(cursor: string | undefined, nodes: readonly Redis[]): CursorPart[] {
-  const byId = new Map(nodes.map((n) => [nodeId(n), n]));
+  const byId = new Map(nodes.map((n) => [cursorNodeId(nodeId(n)), n]));
   if (!cursor) return nodes.map((n) => ({ node: n, id: nodeId(n), cursor: "0" }));
   const out: CursorPart[] = [];
   for (const part of cursor.split("|")) {
@@ -74,7 +87,7 @@ export function decodeCursor(cursor: string | undefined, nodes: readonly Redis[]
     const node = byId.get(id);
     if (at < 1 || !/^\d{1,20}$/.test(c) || BigInt(c) > 18446744073709551615n) throw new BadRequestError("cursor: expected a cursor returned by a previous page");
     if (!node) throw new BadRequestError(`cursor: node ${id} is not a current master (the topology changed); start again without a cursor`);
-    out.push({ node, id, cursor: c });
+    out.push({ node, id: nodeId(node), cursor: c });
   }
   return out;
 }

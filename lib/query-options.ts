@@ -63,7 +63,9 @@ export async function fetchJson<T>(url: string, init?: RequestInit): Promise<T> 
         : res.status === 404
           ? `${url.split("?")[0]} is not available on this server`
           : `${url.split("?")[0]} answered ${res.status}`;
-    throw new ApiError(res.status, code, detail, b);
+    // A 429's `Retry-After` (seconds) rides along in the body fields: the key browser waits that long before retrying.
+    const retryAfter = Number(res.headers.get("retry-after"));
+    throw new ApiError(res.status, code, detail, Number.isFinite(retryAfter) && retryAfter > 0 ? { ...b, retryAfterSeconds: retryAfter } : b);
   }
   return body as T;
 }

@@ -6,11 +6,12 @@ import { keyLookupQuery, ApiError } from "@/lib/query-options";
 import { errorTitle } from "../query-state";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { KeyTable } from "./key-table";
+import { RateLimitNotice, rateLimitRetry } from "./rate-limit";
 
 /** Look up one message UUID across every handler prefix (`uuid=` in the URL). */
 export function KeyLookup({ uuid, prefix = null, onLookup }: { uuid: string; prefix?: string | null; onLookup: (uuid: string | null) => void }) {
   const [text, setText] = useState(uuid);
-  const q = useQuery(keyLookupQuery(uuid, prefix));
+  const q = useQuery({ ...keyLookupQuery(uuid, prefix), ...rateLimitRetry });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     onLookup(text.trim() || null);
@@ -35,6 +36,7 @@ export function KeyLookup({ uuid, prefix = null, onLookup }: { uuid: string; pre
       </form>
       {uuid ? (
         <div className="mt-3">
+          <RateLimitNotice reason={q.failureReason} fetching={q.isFetching} />
           {q.isPending ? (
             <LoadingState label="Looking up…" height={60} />
           ) : q.isError ? (

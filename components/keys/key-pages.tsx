@@ -7,6 +7,7 @@ import { handlersQuery, keysInfiniteQuery, ApiError } from "@/lib/query-options"
 import { errorTitle } from "../query-state";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { KeyTable } from "./key-table";
+import { RateLimitNotice, rateLimitRetry, retryAfterMs } from "./rate-limit";
 
 /** Keys per page in the key browser. */
 export const PAGE_SIZE = 50;
@@ -16,7 +17,7 @@ const btn =
 
 /** The keys of one handler prefix, page by page with the server's resumable SCAN cursor. Read-only. */
 export function KeyPages({ prefix }: { prefix: string }) {
-  const q = useInfiniteQuery(keysInfiniteQuery(prefix, PAGE_SIZE));
+  const q = useInfiniteQuery({ ...keysInfiniteQuery(prefix, PAGE_SIZE), ...rateLimitRetry });
   const total = useQuery({ ...handlersQuery(false), select: (d) => d.scan.total });
   const [page, setPage] = useState(0);
   const pages = q.data?.pages ?? [];
@@ -33,6 +34,7 @@ export function KeyPages({ prefix }: { prefix: string }) {
   };
   return (
     <Panel title={<span className="font-mono">{prefix}:</span>} description="Keys of this handler, page by page (SCAN with a resumable cursor). Read-only." testId="key-pages">
+      <RateLimitNotice reason={q.failureReason} fetching={q.isFetching} />
       {q.isPending ? (
         <LoadingState label="Scanning keys…" height={200} />
       ) : q.isError && !current ? (
@@ -55,7 +57,11 @@ export function KeyPages({ prefix }: { prefix: string }) {
               scanned {formatCount(visited)} of {total.data !== undefined ? formatCount(total.data) : "—"} in Redis
             </span>
           </div>
-          {q.isFetchNextPageError ? <p role="alert" className="text-xs text-red-700">{errorTitle(q.error, "Next page")}</p> : null}
+          {q.isFetchNextPageError ? (
+            <p role="alert" className="text-xs text-red-700">
+              {retryAfterMs(q.error) !== null ? "Next page: the Redis budget stayed busy; try Next again" : errorTitle(q.error, "Next page")}
+            </p>
+          ) : null}
           {current.keys.length === 0 ? (
             <EmptyState height={80}>{hasNext ? "This SCAN step matched no key; go on with Next." : "No key under this prefix."}</EmptyState>
           ) : (

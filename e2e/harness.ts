@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { chromium, type Browser, type ConsoleMessage, type Page } from "playwright-core";
+import { freePort } from "@/server/testing/net";
 
 /** The repo root. */
 export const ROOT = join(__dirname, "..");
@@ -20,18 +20,7 @@ export const REAL_ENV = {
 /** Env keys cleared so that embedded mode is really embedded, whatever the caller's shell has. */
 const APP_KEYS = ["REDIS_URL", "REDIS_CLUSTER_NODES", "KAFKA_BROKERS", "PROMETHEUS_URL", "DATABASE_URL", "WORKSHOP_TOKEN"];
 
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const addr = s.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** A running `next start` of the built app. */
 export interface App {

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
-import { Cluster, Redis } from "ioredis";
+import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "@/server/testing/net";
+import { clusterClient } from "@/server/testing/redis-cluster";
 import { deduplicator } from "./deduplicator";
 import { DedupStoreError } from "./errors";
 import { failClosed, failOpen } from "./failure-mode";
@@ -20,23 +21,8 @@ redisRepositorySuite("standalone Redis", () => new Redis(REDIS_URL, RECOMMENDED_
 const clusterNodes = process.env.DEDUP_TEST_CLUSTER_NODES?.split(",").filter(Boolean);
 if (clusterNodes?.length) {
   redisRepositorySuite("Redis Cluster", () =>
-    new Cluster(
-      clusterNodes.map((n) => ({ host: n.split(":")[0]!, port: Number(n.split(":")[1]) })),
-      { enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } },
-    ),
+    clusterClient({ enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } }, clusterNodes),
   );
-}
-
-/** A free TCP port on 127.0.0.1 (listened on, then closed: nothing answers there). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function errorsBy(registry: Registry, reason: string): Promise<number> {

@@ -1,6 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
-import { Redis } from "ioredis";
+import { freePort, waitForRedisPing } from "@/server/testing/net";
 
 /** A private `redis-server` for a test or the bench, on a free random port, stopped by pid. */
 export interface OwnRedis {
@@ -11,19 +10,7 @@ export interface OwnRedis {
   stop(): Promise<void>;
 }
 
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.unref();
-    s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address();
-      const port = typeof a === "object" && a ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** Options of {@link startOwnRedis}. */
 export interface OwnRedisOptions {
@@ -50,23 +37,11 @@ export async function startOwnRedis(opts: Partial<OwnRedisOptions> = {}): Promis
   if (!child.pid) throw new Error("redis-server did not start: is it installed (apt-get install redis-server)?");
   const pid = child.pid;
   const url = `redis://127.0.0.1:${port}`;
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 300, retryStrategy: () => null });
-    probe.on("error", () => {});
-    try {
-      await probe.connect();
-      await probe.ping();
-      probe.disconnect();
-      break;
-    } catch {
-      probe.disconnect();
-      if (Date.now() > deadline) {
-        child.kill("SIGKILL");
-        throw new Error(`redis-server on port ${port} did not answer PING within 10 s`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
+  try {
+    await waitForRedisPing(url, { timeoutMs: 10_000 });
+  } catch {
+    child.kill("SIGKILL");
+    throw new Error(`redis-server on port ${port} did not answer PING within 10 s`);
   }
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   return {

@@ -7,8 +7,8 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, readdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
+import { freePort } from "@/server/testing/net";
 
 /** The repository root. */
 export const ROOT = join(__dirname, "..", "..", "..");
@@ -24,19 +24,7 @@ mkdirSync(LOGS_DIR, { recursive: true });
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.unref();
-    s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address();
-      const port = typeof a === "object" && a ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** True when something accepts TCP connections on 127.0.0.1:`port`. */
 export async function portOpen(port: number): Promise<boolean> {

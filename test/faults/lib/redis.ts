@@ -6,7 +6,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Redis, type RedisOptions } from "ioredis";
-import { FAULTS_DIR, freePort, rmrf, sleep, startProc, type Proc } from "./procs";
+import { waitForRedisPing } from "@/server/testing/net";
+import { FAULTS_DIR, freePort, rmrf, startProc, type Proc } from "./procs";
 
 /** Options of {@link FaultRedis}. */
 export interface FaultRedisOptions {
@@ -49,22 +50,12 @@ export class FaultRedis {
     if (this.o.persist) args.push("--appendfsync", "everysec");
     if (this.o.password) args.push("--requirepass", this.o.password);
     this.proc = startProc(`redis-${this.port}`, "redis-server", args);
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const c = this.client({ lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 300, retryStrategy: () => null });
-      try {
-        await c.connect();
-        await c.ping();
-        c.disconnect();
-        return;
-      } catch {
-        c.disconnect();
-        if (!this.proc.alive() || Date.now() > deadline) {
-          await this.proc.stop();
-          throw new Error(`redis-server on ${this.port} did not answer PING:\n${this.proc.logs()}`);
-        }
-        await sleep(50);
-      }
+    const proc = this.proc;
+    try {
+      await waitForRedisPing(this.url, { timeoutMs: 15_000, alive: () => proc.alive() });
+    } catch {
+      await proc.stop();
+      throw new Error(`redis-server on ${this.port} did not answer PING:\n${proc.logs()}`);
     }
   }
 

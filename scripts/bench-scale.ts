@@ -41,7 +41,7 @@ import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type DedupRedisClient, ty
 import { Router } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
-import { deletePrefix } from "@/server/testing/redis-cluster";
+import { clusterClient as seededCluster, deletePrefix } from "@/server/testing/redis-cluster";
 import { arg, flag, intArg } from "./lib/args";
 
 // ---------------------------------------------------------------------------------------------
@@ -55,15 +55,13 @@ const PARTITIONS = 6;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function clusterClient(): Cluster {
-  const c = new Cluster(
-    CLUSTER_NODES.map((hp) => ({ host: hp.slice(0, hp.lastIndexOf(":")), port: Number(hp.slice(hp.lastIndexOf(":") + 1)) })),
+  return seededCluster(
     {
       enableAutoPipelining: RECOMMENDED_IOREDIS_OPTIONS.enableAutoPipelining,
       redisOptions: { maxRetriesPerRequest: RECOMMENDED_IOREDIS_OPTIONS.maxRetriesPerRequest, connectTimeout: RECOMMENDED_IOREDIS_OPTIONS.connectTimeout },
     },
+    CLUSTER_NODES,
   );
-  c.on("error", () => {});
-  return c;
 }
 function standaloneClient(): Redis {
   const r = new Redis(REDIS_URL, RECOMMENDED_IOREDIS_OPTIONS);

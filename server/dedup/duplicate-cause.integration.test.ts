@@ -4,6 +4,7 @@
  * prefix and deletes its keys (one DEL per key: cluster-safe).
  */
 import { Cluster, Redis } from "ioredis";
+import { clusterClient } from "@/server/testing/redis-cluster";
 import { afterAll, describe } from "vitest";
 import { duplicateCauseSuite } from "./duplicate-cause.suite";
 import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type RedisRepositoryOptions } from "./redis-repository";
@@ -34,9 +35,5 @@ function suite(label: string, client: Redis | Cluster, options: RedisRepositoryO
 
 suite("standalone Redis (batch scripts)", new Redis(REDIS_URL, RECOMMENDED_IOREDIS_OPTIONS));
 suite("standalone Redis (pipelines, claimCommand lua)", new Redis(REDIS_URL, RECOMMENDED_IOREDIS_OPTIONS), { batchCommand: "pipeline", claimCommand: "lua" });
-const cluster = new Cluster(
-  CLUSTER_NODES.map((hp) => ({ host: hp.slice(0, hp.lastIndexOf(":")), port: Number(hp.slice(hp.lastIndexOf(":") + 1)) })),
-  { enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } },
-);
-cluster.on("error", () => undefined);
+const cluster = clusterClient({ enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } }, CLUSTER_NODES);
 suite("a 3-master Redis Cluster", cluster);

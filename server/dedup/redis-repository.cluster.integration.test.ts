@@ -19,7 +19,7 @@ import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type DedupRedisClient } f
 import { CLAIM_LUA, COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA } from "./redis-scripts";
 import { redisRepositorySuite } from "./redis-repository.suite";
 import { Router, type RouterErrorEvent } from "./router";
-import { clusterNodes, connectCluster, deletePrefix, errorStats } from "@/server/testing/redis-cluster";
+import { clusterClient, connectCluster, deletePrefix, errorStats } from "@/server/testing/redis-cluster";
 
 // ---------------------------------------------------------------------------------------------
 // Cluster access (connecting and the layout: server/testing/redis-cluster.ts)
@@ -143,16 +143,10 @@ beforeEach(() => {
 // The library's own Redis integration suite (lease protocol, release on failure, batch claims,
 // failure modes…), run on the cluster with the recommended client options.
 redisRepositorySuite("a 3-master Redis Cluster (library suite, RECOMMENDED_IOREDIS_OPTIONS)", () => {
-  const nodes = clusterNodes();
-  const c = new Cluster(
-    nodes.map((hp) => ({ host: hp.slice(0, hp.lastIndexOf(":")), port: Number(hp.slice(hp.lastIndexOf(":") + 1)) })),
-    {
-      enableAutoPipelining: RECOMMENDED_IOREDIS_OPTIONS.enableAutoPipelining,
-      redisOptions: { maxRetriesPerRequest: RECOMMENDED_IOREDIS_OPTIONS.maxRetriesPerRequest, connectTimeout: RECOMMENDED_IOREDIS_OPTIONS.connectTimeout },
-    },
-  );
-  c.on("error", () => undefined);
-  return c;
+  return clusterClient({
+    enableAutoPipelining: RECOMMENDED_IOREDIS_OPTIONS.enableAutoPipelining,
+    redisOptions: { maxRetriesPerRequest: RECOMMENDED_IOREDIS_OPTIONS.maxRetriesPerRequest, connectTimeout: RECOMMENDED_IOREDIS_OPTIONS.connectTimeout },
+  });
 });
 
 describe.each(CASES)("RedisRepository on a 3-master Redis Cluster ($factory, claimCommand $claimCommand)", ({ create, claimCommand }) => {

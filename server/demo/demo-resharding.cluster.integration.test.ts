@@ -25,7 +25,7 @@ import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
 import { MemorySideEffectStore, type PushOptions, type SideEffectStore } from "@/server/notification/side-effects";
 import { KafkaTransport } from "@/server/transport";
-import { clusterMasters, type MasterInfo } from "@/server/testing/redis-cluster";
+import { clusterClient, clusterMasters, type MasterInfo } from "@/server/testing/redis-cluster";
 
 const BROKERS = (process.env.KAFKA_BROKERS || "127.0.0.1:9092").split(",");
 const CLUSTER_NODES = (process.env.REDIS_CLUSTER_NODES || "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002").split(",");
@@ -98,11 +98,7 @@ beforeAll(async () => {
     setupError = new Error(`Kafka at ${BROKERS.join(",")} is not usable (${(e as Error).message}): run npm run stack:up`);
     return;
   }
-  cluster = new Cluster(
-    CLUSTER_NODES.map((hp) => ({ host: hp.split(":")[0]!, port: Number(hp.split(":")[1]) })),
-    { clusterRetryStrategy: () => 200 },
-  );
-  cluster.on("error", () => undefined);
+  cluster = clusterClient({ clusterRetryStrategy: () => 200 }, CLUSTER_NODES);
   try {
     await Promise.race([new Promise((r) => cluster.once("ready", r)), sleep(5000).then(() => Promise.reject(new Error("not ready after 5 s")))]);
     layoutBefore = await clusterMasters(cluster);

@@ -14,7 +14,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createInterface } from "node:readline";
-import { Cluster } from "ioredis";
+import { clusterClient } from "@/server/testing/redis-cluster";
 import { Kafka, logLevel, type Admin } from "kafkajs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEMO_TOPIC, type ConsumerGroupView } from "@/lib/consumer-types";
@@ -114,8 +114,7 @@ beforeAll(async () => {
     setupError = new Error(`Kafka at ${BROKERS.join(",")} with ${DEMO_TOPIC} is not usable (${(e as Error).message}): run npm run stack:up`);
     return;
   }
-  const c = new Cluster(CLUSTER_NODES.split(",").map((hp) => ({ host: hp.split(":")[0]!, port: Number(hp.split(":")[1]) })), { clusterRetryStrategy: () => null });
-  c.on("error", () => undefined);
+  const c = clusterClient({ clusterRetryStrategy: () => null }, CLUSTER_NODES.split(","));
   try {
     await Promise.race([new Promise((r) => c.once("ready", r)), sleep(5000).then(() => Promise.reject(new Error("not ready after 5 s")))]);
   } catch (e) {

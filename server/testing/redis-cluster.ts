@@ -18,12 +18,20 @@ export function clusterNodes(): string[] {
 /** Connects to the cluster (3 masters, cluster_state:ok) or throws the instruction to start it. */
 export async function connectCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const nodes = clusterNodes();
+  return usableCluster(clusterClient({ clusterRetryStrategy: () => 200, ...options }, nodes), nodes);
+}
+
+/**
+ * A client of the cluster at `nodes` (host:port seeds; default {@link clusterNodes}) with its
+ * error events swallowed, not waited for: for a suite that checks readiness itself.
+ */
+export function clusterClient(options: ClusterOptions = {}, nodes: readonly string[] = clusterNodes()): Cluster {
   const c = new Cluster(
     nodes.map((hp) => ({ host: hp.slice(0, hp.lastIndexOf(":")), port: Number(hp.slice(hp.lastIndexOf(":") + 1)) })),
-    { clusterRetryStrategy: () => 200, ...options },
+    options,
   );
   c.on("error", () => {});
-  return usableCluster(c, nodes);
+  return c;
 }
 
 /**

@@ -72,6 +72,7 @@ import { defaultStack } from "@/server/dedup/stack";
 import { withTimeout } from "@/server/dedup/store-call";
 import { startOwnRedis } from "@/server/observe/testing/redis-server";
 import { arg, flag, intArg } from "./lib/args";
+import { emitFigures, runMain } from "./lib/run";
 
 type Variant = "raw" | "ours" | "sub" | "mem" | "rel" | "floor" | "naive" | "cas" | "pipe";
 const VARIANTS = ["raw", "ours", "sub", "mem", "rel", "floor", "naive", "cas", "pipe"] as const;
@@ -263,35 +264,53 @@ async function fillTopic(kafka: Kafka, topic: string, n: number, partitions: num
   return bytes / n;
 }
 
-/** Consumes the whole topic with raw kafkajs eachBatch + no-op. */
-async function consumeRaw(kafka: Kafka, topic: string, n: number, groupId: string): Promise<Omit<RoundResult, "variant" | "round" | "cpuUsPerMsg">> {
-  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: MAX_WAIT_MS, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+/**
+ * Counts consumed messages towards `n` from now: the times of the first and of the `n`th message
+ * (`finished` resolves then) give a round's throughput.
+ */
+function arrivals(n: number) {
   const t0 = performance.now();
   let first = 0;
   let last = 0;
   let count = 0;
   let finish!: () => void;
   const finished = new Promise<void>((r) => (finish = r));
+  return {
+    finished,
+    /** `k` more messages consumed. */
+    seen(k: number): void {
+      if (count === 0) first = performance.now();
+      count += k;
+      if (count >= n && last === 0) {
+        last = performance.now();
+        finish();
+      }
+    },
+    result(): Omit<RoundResult, "variant" | "round" | "cpuUsPerMsg"> {
+      return { messages: count, seconds: (last - first) / 1000, wallSeconds: (last - t0) / 1000, perSec: count / ((last - first) / 1000) };
+    },
+  };
+}
+
+/** Consumes the whole topic with raw kafkajs eachBatch + no-op. */
+async function consumeRaw(kafka: Kafka, topic: string, n: number, groupId: string): Promise<Omit<RoundResult, "variant" | "round" | "cpuUsPerMsg">> {
+  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: MAX_WAIT_MS, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+  const clock = arrivals(n);
   await consumer.connect();
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
       partitionsConsumedConcurrently: CONCURRENT_PARTITIONS,
       eachBatch: async ({ batch }) => {
-        if (count === 0) first = performance.now();
         for (const m of batch.messages) void m; // the no-op handler, once per message
-        count += batch.messages.length;
-        if (count >= n) {
-          last = performance.now();
-          finish();
-        }
+        clock.seen(batch.messages.length);
       },
     });
-    await finished;
+    await clock.finished;
   } finally {
     await consumer.disconnect();
   }
-  return { messages: count, seconds: (last - first) / 1000, wallSeconds: (last - t0) / 1000, perSec: count / ((last - first) / 1000) };
+  return clock.result();
 }
 
 /** The Watermill message UUID of a record (the dedup key's last part). */
@@ -307,20 +326,7 @@ function uuidOf(headers: Record<string, unknown> | undefined): string {
  */
 async function consumeRef(kind: "floor" | "naive", kafka: Kafka, redis: Redis, topic: string, n: number, groupId: string, prefix: string, partitions: number): Promise<Omit<RoundResult, "variant" | "round" | "cpuUsPerMsg">> {
   const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: MAX_WAIT_MS, sessionTimeout: 10_000, heartbeatInterval: 1000 });
-  const t0 = performance.now();
-  let first = 0;
-  let last = 0;
-  let count = 0;
-  let finish!: () => void;
-  const finished = new Promise<void>((r) => (finish = r));
-  const seen = (k: number) => {
-    if (count === 0) first = performance.now();
-    count += k;
-    if (count >= n && last === 0) {
-      last = performance.now();
-      finish();
-    }
-  };
+  const clock = arrivals(n);
   await consumer.connect();
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
@@ -331,7 +337,7 @@ async function consumeRef(kind: "floor" | "naive", kafka: Kafka, redis: Redis, t
           const p = redis.pipeline();
           for (const m of batch.messages) p.set(prefix + uuidOf(m.headers), "1", "PX", REF_TTL_MS, "NX");
           await p.exec();
-          seen(batch.messages.length);
+          clock.seen(batch.messages.length);
         },
       });
     } else {
@@ -339,15 +345,15 @@ async function consumeRef(kind: "floor" | "naive", kafka: Kafka, redis: Redis, t
         partitionsConsumedConcurrently: partitions,
         eachMessage: async ({ message }) => {
           await redis.set(prefix + uuidOf(message.headers), "1", "PX", REF_TTL_MS, "NX");
-          seen(1);
+          clock.seen(1);
         },
       });
     }
-    await finished;
+    await clock.finished;
   } finally {
     await consumer.disconnect();
   }
-  return { messages: count, seconds: (last - first) / 1000, wallSeconds: (last - t0) / 1000, perSec: count / ((last - first) / 1000) };
+  return clock.result();
 }
 
 /** Consumes the whole topic through KafkaSubscriber → Router → (default stack | nothing) → no-op. */
@@ -360,12 +366,7 @@ async function consumeOurs(
 ): Promise<Omit<RoundResult, "variant" | "round" | "cpuUsPerMsg">> {
   const router = new Router({ onError: (e) => console.error(`[bench] nack ${e.uuid ?? "batch"}: ${e.error.message}`) });
   const subscriber = new KafkaSubscriber({ brokers, groupId, chunkSize: opts.chunk, commitIntervalMs: opts.commitIntervalMs, partitionsConsumedConcurrently: CONCURRENT_PARTITIONS });
-  const t0 = performance.now();
-  let first = 0;
-  let last = 0;
-  let count = 0;
-  let finish!: () => void;
-  const finished = new Promise<void>((r) => (finish = r));
+  const clock = arrivals(n);
   const middleware = opts.repository
     ? defaultStack({
         dlqPublisher: new FailingDlq(),
@@ -379,21 +380,17 @@ async function consumeOurs(
     subscriber,
     middleware,
     handler: async () => {
-      if (count === 0) first = performance.now();
-      if (++count === n) {
-        last = performance.now();
-        finish();
-      }
+      clock.seen(1);
     },
   });
   const running = router.run();
   try {
-    await Promise.race([finished, running.then(() => Promise.reject(new Error("router stopped before the topic was consumed")))]);
+    await Promise.race([clock.finished, running.then(() => Promise.reject(new Error("router stopped before the topic was consumed")))]);
   } finally {
     await router.close();
     await subscriber.close();
   }
-  return { messages: count, seconds: (last - first) / 1000, wallSeconds: (last - t0) / 1000, perSec: count / ((last - first) / 1000) };
+  return clock.result();
 }
 
 /** Profiles `fn` with V8's CPU profiler (what `node --cpu-prof` uses), written to `path`. */
@@ -541,8 +538,7 @@ async function breakdown(jsonPath: string): Promise<void> {
     r.disconnect();
     await srv.stop();
   }
-  if (jsonPath) writeFileSync(jsonPath, `${JSON.stringify(rows, null, 2)}\n`);
-  console.log(JSON.stringify(rows));
+  emitFigures(rows, jsonPath);
 }
 
 async function main(): Promise<void> {
@@ -750,14 +746,7 @@ async function main(): Promise<void> {
     console.log(`profile ${v} (last round, ${p.sampledSeconds.toFixed(1)} s): ${Object.entries(p.areas).slice(0, 7).map(([a, f]) => `${a} ${(100 * f).toFixed(1)}%`).join(", ")}`);
   }
   console.log(`loadavg start ${load0.map((x) => x.toFixed(2)).join(" ")}  end ${load1.map((x) => x.toFixed(2)).join(" ")}`);
-  if (jsonPath) writeFileSync(jsonPath, `${JSON.stringify(out, null, 2)}\n`);
-  console.log(JSON.stringify(out));
+  emitFigures(out, jsonPath);
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runMain(main);

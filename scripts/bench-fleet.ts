@@ -22,6 +22,7 @@ import { startOwnPrometheus } from "@/server/observe/testing/prometheus-server";
 import { upstreamCalls } from "@/server/observe/upstream-counter";
 import { buildFleet, startFleetExporter } from "@/server/testing/fleet";
 import { arg } from "./lib/args";
+import { runMain } from "./lib/run";
 
 const LOAD_MS = Number(arg("load-ms", "8000"));
 const VIEWERS = Number(arg("viewers", "50"));
@@ -146,10 +147,4 @@ async function main(): Promise<void> {
   setObserveContext(null);
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    console.error(`[bench:fleet] ${(e as Error).stack ?? e}`);
-    process.exit(1);
-  },
-);
+runMain(main, "bench:fleet");

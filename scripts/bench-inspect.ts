@@ -29,6 +29,7 @@ import { freePort, startOwnRedis, type OwnRedis } from "@/server/observe/testing
 import { seedKeys, type SeedGroup } from "@/server/observe/testing/seed";
 import { upstreamCalls } from "@/server/observe/upstream-counter";
 import { optArg } from "./lib/args";
+import { runMain } from "./lib/run";
 
 const TOTAL = Number(optArg("keys") ?? 1_000_000);
 const JSON_OUT = optArg("json");
@@ -235,10 +236,4 @@ async function main() {
   if (JSON_OUT) writeFileSync(JSON_OUT, `${JSON.stringify({ ...results, details }, null, 2)}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runMain(main);

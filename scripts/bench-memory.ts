@@ -21,7 +21,6 @@
  *    overhead and what `MEMORY USAGE` alone would have given.
  * Targets (issue 9): |projection error| ≤ 10%; lease bytes/key ≤ 1.3 × naive bytes/key.
  */
-import { writeFileSync } from "node:fs";
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { Deduplicator, type Marking } from "@/server/dedup/deduplicator";
@@ -33,6 +32,7 @@ import { KeyInspector } from "@/server/observe/key-inspector";
 import { startOwnRedis } from "@/server/observe/testing/redis-server";
 import { monotonicFactory } from "ulid";
 import { arg } from "./lib/args";
+import { emitFigures, runMain } from "./lib/run";
 
 const KEYS = Number(arg("keys", "500000"));
 const BATCH = Number(arg("batch", "1000"));
@@ -231,14 +231,7 @@ async function main(): Promise<void> {
       detail: { keys: r.keys, key: `${SERVICE}:dedup:${HANDLER}:<ULID>`, memoryUsageOnlyBytesPerKey: r.memoryUsageOnlyBytesPerKey === null ? null : +r.memoryUsageOnlyBytesPerKey.toFixed(1), states: r.states },
     })),
   ];
-  if (JSON_PATH) writeFileSync(JSON_PATH, `${JSON.stringify(out, null, 2)}\n`);
-  console.log(JSON.stringify(out));
+  emitFigures(out, JSON_PATH);
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runMain(main);

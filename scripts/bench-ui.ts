@@ -18,6 +18,7 @@ import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { launchBrowser, REAL_ENV } from "../e2e/harness";
 import { arg } from "./lib/args";
+import { runMain } from "./lib/run";
 
 const DIR = arg("dir", process.cwd());
 const LOADS = Number(arg("loads", "5"));
@@ -134,10 +135,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    console.error(`[bench-ui] ${(e as Error).stack ?? e}`);
-    process.exit(1);
-  },
-);
+runMain(main, "bench-ui");

@@ -41,12 +41,36 @@ export function checkOutcome(expected: ExpectedOutcome, s: RunSummary): { met: b
 const NO_LOSS = eq("lost", 0, "every message was processed or is in the DLQ");
 const NO_DUP = eq("duplicateSideEffects", 0, "no push was sent twice");
 
+/** The Deduplicator of the correct setup: a 1 h window, a 10 s lease, lease marking. */
+const LEASE_DEDUP = { ttlMs: HOUR_MS, leaseMs: 10_000, marking: "lease" } as const;
+
+/** A stack in spec order with fast retries around the given Deduplicator options (`null`: none). */
+const specStack = (dedup: ReplicaSetup["stack"]["dedup"], retry = FAST_RETRY): ReplicaSetup["stack"] => ({ order: "spec", retry, dedup });
+
 /** The correct setup of spec §2 / §10 (lease marking, spec order) with a 1 h window. */
 const correct = (extra: Partial<ReplicaSetup> = {}): ReplicaSetup => ({
-  stack: { order: "spec", retry: FAST_RETRY, dedup: { ttlMs: HOUR_MS, leaseMs: 10_000, marking: "lease" } },
+  stack: specStack(LEASE_DEDUP),
   behaviour: { idempotent: true },
   ...extra,
 });
+
+/** Starts replica-1 with `setup`, publishes `n` messages and waits for a quiet period (45 s at most). */
+async function oneReplicaRun(ctx: ScenarioContext, setup: ReplicaSetup, n: number): Promise<void> {
+  await ctx.startReplica("replica-1", setup);
+  await ctx.publish(n);
+  await settled(ctx);
+}
+
+/** Starts replica-1 with `setup`, publishes `n` messages and waits until all succeeded (30 s at most): the ids. */
+async function firstReplicaHandles(ctx: ScenarioContext, setup: ReplicaSetup, n: number): Promise<string[]> {
+  await ctx.startReplica("replica-1", setup);
+  const ids = await ctx.publish(n);
+  await ctx.until(() => ctx.probe.succeeded.size >= n, 30_000);
+  return ids;
+}
+
+/** Waits until nothing happened for {@link quiet} (45 s at most). */
+const settled = (ctx: ScenarioContext) => ctx.settle(quiet(ctx), 45_000);
 
 /** A quiet period long enough for late redeliveries: Kafka rebalances take longer than the embedded broker's. */
 const quiet = (ctx: ScenarioContext) => (ctx.env.transport.mode === "real" ? 2500 : 600);
@@ -83,9 +107,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     },
     maxDurationMs: 60_000,
     async run(ctx) {
-      await ctx.startReplica("replica-1", correct({ behaviour: { idempotent: true, failBeforePush: (m, attempt) => every(3)(m) && attempt <= 2 } }));
-      await ctx.publish(RETRY_N);
-      await ctx.settle(quiet(ctx), 45_000);
+      await oneReplicaRun(ctx, correct({ behaviour: { idempotent: true, failBeforePush: (m, attempt) => every(3)(m) && attempt <= 2 } }), RETRY_N);
     },
   },
   {
@@ -102,9 +124,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     maxDurationMs: 90_000,
     async run(ctx) {
       const setup = correct({ subscriber: { commitIntervalMs: 10_000 } });
-      await ctx.startReplica("replica-1", setup);
-      await ctx.publish(REBALANCE_N);
-      await ctx.until(() => ctx.probe.succeeded.size >= REBALANCE_N, 30_000);
+      await firstReplicaHandles(ctx, setup, REBALANCE_N);
       await ctx.startReplica("replica-2", setup);
       await ctx.startReplica("replica-3", setup);
       await ctx.settle(quiet(ctx), 30_000);
@@ -128,7 +148,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
       await ctx.startReplica("replica-1", correct());
       const ids = await ctx.publish(FORWARD_N);
       ctx.republishLater(ids.filter((_, i) => i % FORWARD_EVERY === 0), 600);
-      await ctx.settle(quiet(ctx), 45_000);
+      await settled(ctx);
     },
   },
   {
@@ -158,7 +178,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
       await ctx.until(() => r1.crashed, 30_000);
       await r1.done;
       await ctx.startReplica("replica-2", correct());
-      await ctx.settle(quiet(ctx), 45_000);
+      await settled(ctx);
     },
   },
   {
@@ -175,9 +195,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     maxDurationMs: 90_000,
     async run(ctx) {
       const faulty = new FaultyRepository(ctx.repository);
-      await ctx.startReplica("replica-1", correct({ repository: failOpen(faulty) }));
-      const first = await ctx.publish(OUTAGE_N / 3);
-      await ctx.until(() => ctx.probe.succeeded.size >= OUTAGE_N / 3, 30_000);
+      const first = await firstReplicaHandles(ctx, correct({ repository: failOpen(faulty) }), OUTAGE_N / 3);
       faulty.set({ errorRate: 1 });
       ctx.republishLater(first.filter((_, i) => i % 2 === 0), 0);
       const during = ctx.publishOverTime(OUTAGE_N / 3, 40);
@@ -186,7 +204,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
       await ctx.until(() => ctx.probe.succeeded.size >= (2 * OUTAGE_N) / 3, 20_000);
       faulty.set({ errorRate: 0 });
       await ctx.publish(OUTAGE_N / 3);
-      await ctx.settle(quiet(ctx), 45_000);
+      await settled(ctx);
     },
   },
   {
@@ -204,7 +222,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     async run(ctx) {
       const faulty = new FaultyRepository(ctx.repository);
       const retryShort = { ...FAST_RETRY, maxRetries: 3, maxIntervalMs: 150 };
-      await ctx.startReplica("replica-1", correct({ repository: failClosed(faulty), stack: { order: "spec", retry: retryShort, dedup: { ttlMs: HOUR_MS, leaseMs: 10_000, marking: "lease" } } }));
+      await ctx.startReplica("replica-1", correct({ repository: failClosed(faulty), stack: specStack(LEASE_DEDUP, retryShort) }));
       await ctx.publish(10);
       await ctx.until(() => ctx.probe.succeeded.size >= 10, 30_000);
       faulty.set({ errorRate: 1 });
@@ -213,7 +231,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
       await ctx.sleep(1200);
       faulty.set({ errorRate: 0 });
       await ctx.publish(10);
-      await ctx.settle(quiet(ctx), 45_000);
+      await settled(ctx);
     },
   },
   {
@@ -229,12 +247,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     },
     maxDurationMs: 60_000,
     async run(ctx) {
-      await ctx.startReplica("replica-1", {
-        stack: { order: "spec", retry: FAST_RETRY, dedup: null },
-        behaviour: { idempotent: false, failAfterPush: (m, attempt) => every(3)(m) && attempt === 1 },
-      });
-      await ctx.publish(NODEDUP_N);
-      await ctx.settle(quiet(ctx), 45_000);
+      await oneReplicaRun(ctx, { stack: specStack(null), behaviour: { idempotent: false, failAfterPush: (m, attempt) => every(3)(m) && attempt === 1 } }, NODEDUP_N);
     },
   },
   {
@@ -254,12 +267,12 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
         const p = JSON.parse(Buffer.from(m.payload).toString("utf8")) as { userId: string; reviewId: string };
         return `user:${p.userId}:event:review.updated:ref:${p.reviewId}`;
       };
-      await ctx.startReplica("replica-1", correct({ stack: { order: "spec", retry: FAST_RETRY, dedup: { ttlMs: HOUR_MS, leaseMs: 10_000, keyFactory: businessKey } } }));
+      await ctx.startReplica("replica-1", correct({ stack: specStack({ ttlMs: HOUR_MS, leaseMs: 10_000, keyFactory: businessKey }) }));
       for (let round = 0; round < 2; round++) {
         for (let r = 0; r < BUSINESS_REVIEWS; r++) await ctx.publish(1, { eventType: "review.updated", fields: { userId: `u${r}`, reviewId: `rev${r}`, rating: 3 + round } });
         await ctx.settle(200, 20_000);
       }
-      await ctx.settle(quiet(ctx), 45_000);
+      await settled(ctx);
     },
   },
   {
@@ -276,14 +289,14 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     maxDurationMs: 60_000,
     async run(ctx) {
       const byCorrelation = (m: Message) => m.metadata[CORRELATION_ID_KEY] ?? "";
-      await ctx.startReplica("replica-1", correct({ stack: { order: "spec", retry: FAST_RETRY, dedup: { ttlMs: HOUR_MS, leaseMs: 10_000, keyFactory: byCorrelation } } }));
+      await ctx.startReplica("replica-1", correct({ stack: specStack({ ttlMs: HOUR_MS, leaseMs: 10_000, keyFactory: byCorrelation }) }));
       for (let c = 0; c < CHAINS; c++) {
         const correlationId = `req-${ctx.runId}-${c}`;
         await ctx.publish(1, { eventType: "review.created", correlationId });
         await ctx.publish(1, { eventType: "review.rating-updated", correlationId });
         await ctx.publish(1, { eventType: "user.notified", correlationId });
       }
-      await ctx.settle(quiet(ctx), 45_000);
+      await settled(ctx);
     },
   },
   {
@@ -300,13 +313,13 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     maxDurationMs: 60_000,
     async run(ctx) {
       await ctx.startReplica("replica-1", {
-        stack: { order: "spec", retry: FAST_RETRY, dedup: { ttlMs: 1500, leaseMs: 1500, marking: "lease" } },
+        stack: specStack({ ttlMs: 1500, leaseMs: 1500, marking: "lease" }),
         behaviour: { idempotent: false },
       });
       const ids = await ctx.publish(SHORT_TTL_N);
       ctx.republishLater(ids.slice(0, 4), 200);
       ctx.republishLater(ids, 3500);
-      await ctx.settle(quiet(ctx), 45_000);
+      await settled(ctx);
     },
   },
   {
@@ -323,16 +336,14 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     maxDurationMs: 90_000,
     async run(ctx) {
       const setup = (): ReplicaSetup => ({
-        stack: { order: "spec", retry: FAST_RETRY, dedup: { ttlMs: HOUR_MS, leaseMs: 10_000, marking: "lease" } },
+        stack: specStack(LEASE_DEDUP),
         behaviour: { idempotent: false },
         repository: ctx.env.localRepository(),
         subscriber: { commitIntervalMs: 10_000 },
       });
-      await ctx.startReplica("replica-1", setup());
-      await ctx.publish(CACHE_N);
-      await ctx.until(() => ctx.probe.succeeded.size >= CACHE_N, 30_000);
+      await firstReplicaHandles(ctx, setup(), CACHE_N);
       await ctx.startReplica("replica-2", setup());
-      await ctx.settle(quiet(ctx), 45_000);
+      await settled(ctx);
     },
   },
   {
@@ -350,14 +361,14 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     async run(ctx) {
       let downstreamUp = false;
       await ctx.startReplica("replica-1", {
-        stack: { order: "dedup-outside", retry: { ...FAST_RETRY, maxRetries: 2 }, dedup: { ttlMs: HOUR_MS, leaseMs: 10_000, marking: "lease" } },
+        stack: { order: "dedup-outside", retry: { ...FAST_RETRY, maxRetries: 2 }, dedup: LEASE_DEDUP },
         behaviour: { idempotent: true, failBeforePush: (m) => !downstreamUp && every(4)(m) },
       });
       await ctx.publish(BEFORE_RETRY_N);
-      await ctx.settle(quiet(ctx), 45_000);
+      await settled(ctx);
       downstreamUp = true;
       await ctx.replayDlq();
-      await ctx.settle(quiet(ctx), 45_000);
+      await settled(ctx);
     },
   },
   {
@@ -373,12 +384,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     },
     maxDurationMs: 60_000,
     async run(ctx) {
-      await ctx.startReplica("replica-1", {
-        stack: { order: "spec", retry: FAST_RETRY, dedup: { ttlMs: HOUR_MS, marking: "naive" } },
-        behaviour: { idempotent: true, failBeforePush: (m, attempt) => every(4)(m) && attempt === 1 },
-      });
-      await ctx.publish(NAIVE_N);
-      await ctx.settle(quiet(ctx), 45_000);
+      await oneReplicaRun(ctx, { stack: specStack({ ttlMs: HOUR_MS, marking: "naive" }), behaviour: { idempotent: true, failBeforePush: (m, attempt) => every(4)(m) && attempt === 1 } }, NAIVE_N);
     },
   },
 ];

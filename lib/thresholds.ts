@@ -132,7 +132,7 @@ export interface AlertThreshold {
   /** Labels the alert is evaluated per (one alert instance per combination). */
   readonly by: readonly string[];
   /** How long the condition must hold before the alert fires, Prometheus notation. */
-  readonly for: string;
+  readonly for: `${number}m`;
   /** {@link AlertThreshold.for} in milliseconds. */
   readonly forMs: number;
   /** Value of the `severity` label. */
@@ -191,11 +191,12 @@ function anchor(name: AlertName): string {
   return name.toLowerCase();
 }
 
-type Derived = "expr" | "runbookAnchor" | "runbookUrl";
+type Derived = "expr" | "runbookAnchor" | "runbookUrl" | "forMs";
 
 function alert<const A extends Omit<AlertThreshold, Derived>>(a: A): A & Pick<AlertThreshold, Derived> {
   return {
     ...a,
+    forMs: Number(a.for.slice(0, -1)) * MINUTE_MS,
     expr: `${a.valueExpr} > ${a.threshold.value}`,
     runbookAnchor: anchor(a.name),
     runbookUrl: `${RUNBOOK_BASE_URL}#${anchor(a.name)}`,
@@ -218,7 +219,6 @@ export const ALERTS = {
     unit: "ratio",
     by: DUPLICATE_BY,
     for: "10m",
-    forMs: 10 * MINUTE_MS,
     severity: "ticket",
     valueExpr: duplicateRatioExpr(),
   }),
@@ -230,7 +230,6 @@ export const ALERTS = {
     unit: "per_second",
     by: ERRORS_BY,
     for: "1m",
-    forMs: MINUTE_MS,
     severity: "ticket",
     valueExpr: errorRateExpr(),
   }),
@@ -242,7 +241,6 @@ export const ALERTS = {
     unit: "seconds",
     by: LATENCY_BY,
     for: "5m",
-    forMs: 5 * MINUTE_MS,
     severity: "ticket",
     valueExpr: checkQuantileExpr(0.99),
   }),

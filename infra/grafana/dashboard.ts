@@ -77,10 +77,20 @@ function runbookLink(a: (typeof ALERT_LIST)[number]) {
   return [{ title: `Runbook: ${a.name}`, url: a.runbookUrl, targetBlank: true }];
 }
 
-interface TimeseriesSpec {
+/** What every panel names: its id, title, description and (runbook) links. */
+interface PanelSpec {
   id: number;
   title: string;
   description: string;
+  links?: ReturnType<typeof runbookLink>;
+}
+
+/** The fields every panel starts with: id, type, title, description, the datasource, position, links. */
+function panel(type: string, p: PanelSpec, gridPos: { x: number; y: number; w: number; h: number }) {
+  return { id: p.id, type, title: p.title, description: p.description, datasource: DS, gridPos, links: p.links ?? [] };
+}
+
+interface TimeseriesSpec extends PanelSpec {
   gridPos: { x: number; y: number; w: number; h: number };
   targets: Target[];
   unit: string;
@@ -88,18 +98,11 @@ interface TimeseriesSpec {
   softMax?: number;
   stacked?: boolean;
   overrides?: ReturnType<typeof colorOverrides>;
-  links?: ReturnType<typeof runbookLink>;
 }
 
 function timeseries(p: TimeseriesSpec) {
   return {
-    id: p.id,
-    type: "timeseries",
-    title: p.title,
-    description: p.description,
-    datasource: DS,
-    gridPos: p.gridPos,
-    links: p.links ?? [],
+    ...panel("timeseries", p, p.gridPos),
     fieldConfig: {
       defaults: {
         color: { mode: "palette-classic" },
@@ -130,27 +133,17 @@ function timeseries(p: TimeseriesSpec) {
   };
 }
 
-interface StatSpec {
-  id: number;
-  title: string;
-  description: string;
+interface StatSpec extends PanelSpec {
   x: number;
   targets: Target[];
   unit: string;
   steps: Step[];
   noValue?: string;
-  links?: ReturnType<typeof runbookLink>;
 }
 
 function stat(p: StatSpec) {
   return {
-    id: p.id,
-    type: "stat",
-    title: p.title,
-    description: p.description,
-    datasource: DS,
-    gridPos: { x: p.x, y: 0, w: 6, h: 4 },
-    links: p.links ?? [],
+    ...panel("stat", p, { x: p.x, y: 0, w: 6, h: 4 }),
     fieldConfig: {
       defaults: {
         color: { mode: "thresholds" },

@@ -27,6 +27,16 @@ describe("RedisBudget", () => {
     await expect(b.take(2)).rejects.toThrow(/burst/);
   });
 
+  it("takeWithin() waits for a token that comes back in time, and gives up (taking nothing) when it would not", async () => {
+    const b = new RedisBudget({ callsPerSecond: 50, burst: 1, maxWaitMs: 0 });
+    expect(await b.takeWithin(1, 0)).toBe(true);
+    const t0 = performance.now();
+    expect(await b.takeWithin(1, 200)).toBe(true); // back after ~20 ms
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(10);
+    expect(await b.takeWithin(1, 5)).toBe(false);
+    expect(await b.takeWithin(2, 10_000)).toBe(false); // more than the burst: never
+  });
+
   it("runs at most maxInFlight calls at once, the others in order", async () => {
     const b = new RedisBudget({ maxInFlight: 2 });
     let running = 0;

@@ -60,16 +60,26 @@ export class RedisBudget {
     return Math.max(1, Math.ceil(((n - this.tokens) / this.opts.callsPerSecond)));
   }
 
+  /**
+   * Takes `n` tokens, waiting up to `waitMs` for them: true when taken, false (nothing taken) when
+   * they would not be back in time. Waiting costs Redis nothing: the refill rate bounds the calls.
+   */
+  async takeWithin(n: number, waitMs: number): Promise<boolean> {
+    if (n > this.opts.burst) return false;
+    const deadline = this.now() + Math.max(0, waitMs);
+    while (!this.tryTake(n)) {
+      const needMs = ((n - this.tokens) / this.opts.callsPerSecond) * 1000;
+      if (this.now() + needMs > deadline) return false;
+      await new Promise((r) => setTimeout(r, Math.max(1, Math.ceil(needMs))));
+    }
+    return true;
+  }
+
   /** Takes `n` tokens, waiting up to `maxWaitMs` for them; else throws {@link RateLimitedError}. */
   async take(n = 1): Promise<void> {
     if (n > this.opts.burst) throw new RateLimitedError(`needs ${n} Redis calls at once, more than the budget's burst of ${this.opts.burst}`, 1);
-    const deadline = this.now() + this.opts.maxWaitMs;
-    while (!this.tryTake(n)) {
-      const needMs = ((n - this.tokens) / this.opts.callsPerSecond) * 1000;
-      if (this.now() + needMs > deadline) {
-        throw new RateLimitedError(`the key browser's Redis budget (${this.opts.callsPerSecond} calls/s shared by all viewers) is spent; retry after the Retry-After seconds`, this.retryAfterSeconds(n));
-      }
-      await new Promise((r) => setTimeout(r, Math.max(1, Math.ceil(needMs))));
+    if (!(await this.takeWithin(n, this.opts.maxWaitMs))) {
+      throw new RateLimitedError(`the key browser's Redis budget (${this.opts.callsPerSecond} calls/s shared by all viewers) is spent; retry after the Retry-After seconds`, this.retryAfterSeconds(n));
     }
   }
 

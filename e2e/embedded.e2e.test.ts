@@ -67,8 +67,18 @@ describe("embedded mode: keys and a background of duplicates", () => {
     const rows = await page.getByTestId("key-row").count();
     expect(rows).toBeGreaterThan(0);
     // A key just processed: the newest of the handler's keys right now.
-    const fresh = await get<KeysResponse>(`/api/keys?prefix=${encodeURIComponent(prefixOf("on-review-created"))}&count=1000`);
-    const newest = [...fresh.keys].sort((a, b) => (b.ttlMs ?? 0) - (a.ttlMs ?? 0))[0]!;
+    // Every key of the handler, a page (≤ 500, the API's limit) at a time in key order.
+    const all: KeysResponse["keys"] = [];
+    let cursor: string | null = null;
+    for (let pages = 0; pages === 0 || (cursor && pages < 50); pages++) {
+      const qs: URLSearchParams = new URLSearchParams({ prefix: prefixOf("on-review-created"), count: "500", ...(cursor ? { cursor } : {}) });
+      const p: KeysResponse = await get<KeysResponse>(`/api/keys?${qs}`);
+      all.push(...p.keys);
+      cursor = p.cursor;
+    }
+    expect(cursor, "paged the whole handler within 50 pages").toBeNull();
+    expect(all.every((k) => k.bytesEstimated === true)).toBe(true);
+    const newest = all.filter((k) => k.state === "done").sort((a, b) => (b.ttlMs ?? 0) - (a.ttlMs ?? 0))[0]!;
     await page.getByTestId("lookup-input").fill(newest.uuid);
     await page.getByRole("button", { name: "Look up" }).click();
     const hit = page.getByTestId("key-lookup").getByTestId("key-row");

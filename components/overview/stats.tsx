@@ -46,7 +46,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
       />
       <Stat
         testId="stat-keys"
-        label="Keys in Redis"
+        label="Dedup keys (last count)"
         value={avail(h.keys, (f) => `${f.exact ? "" : "≈ "}${formatCount(f.count)}`)}
         hint={
           h.keys.status === "ok"
@@ -62,7 +62,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
                 .filter(Boolean)
                 .join(" · ")}</span>
             : isEmbeddedDetail(h.keys.detail)
-              ? "embedded mode: keys are not inspected"
+              ? "no store to inspect"
               : isPendingDetail(h.keys.detail)
                 ? "first key count still running"
                 : h.keys.detail

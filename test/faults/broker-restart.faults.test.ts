@@ -4,44 +4,29 @@
  * duplicate side effects. The publisher keeps publishing through the restart (retrying a batch the
  * broker did not acknowledge, which may write it twice: more duplicates for the consumer to absorb).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { account, scaled, SCALE } from "./lib/cases";
+import { describe, expect, it } from "vitest";
+import { account, KafkaCase, reportAccounting, SCALE, scaled } from "./lib/cases";
 import { brokerPid, startBroker, stopBroker } from "./lib/kafka";
 import { sleep } from "./lib/procs";
-import { FaultRedis } from "./lib/redis";
-import { createTopics, Ledger, publishStream, readDlq, report, runId, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
+import { publishStream, readDlq, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
 
 const N = scaled(20_000);
 const DOWN_MS = 5_000;
 
 describe(`case 3: the Kafka broker restarted during a ${N}-message stream`, () => {
-  const id = runId();
-  const topic = `faults.broker.${id}`;
-  const dlqTopic = `${topic}.dlq`;
-  const ledger = new Ledger(`faults_broker_${id}`);
-  let redis: FaultRedis;
+  const fault = new KafkaCase("broker", { partitions: 6, handlers: ["on-review-created"] });
+  const { id, topic, dlqTopic, ledger } = fault;
   let worker: Worker | undefined;
 
-  beforeAll(async () => {
-    redis = await FaultRedis.start("broker");
-    await createTopics([
-      { name: topic, partitions: 6 },
-      { name: dlqTopic, partitions: 1 },
-    ]);
-    await ledger.init(["on-review-created"]);
-  });
-
-  afterAll(async () => {
+  fault.hooks(async () => {
     await worker?.stop();
     // Whatever happened, the suite's broker runs again for the next case.
     if (brokerPid() === null) await startBroker();
-    await redis?.close();
-    await ledger.drop();
   });
 
   it("the consumer reconnects by itself: 0 lost, 0 duplicate side effects", async () => {
     const t0 = Date.now();
-    worker = startWorker({ ...WORKER_DEFAULTS, replica: `broker-${id}`, redisUrl: redis.url, schema: ledger.schema, topic, dlqTopic, handlers: [{ name: "on-review-created", mode: "open", groupId: `faults.${id}` }] });
+    worker = startWorker({ ...WORKER_DEFAULTS, replica: `broker-${id}`, redisUrl: fault.redis.url, schema: ledger.schema, topic, dlqTopic, handlers: [{ name: "on-review-created", mode: "open", groupId: `faults.${id}` }] });
     await worker.ready;
     const publishing = publishStream(topic, N, { ratePerSec: 1000 });
     publishing.catch(() => undefined);
@@ -58,13 +43,8 @@ describe(`case 3: the Kafka broker restarted during a ${N}-message stream`, () =
     const reconnected = await waitUntil(async () => (await ledger.count("on-review-created")) >= unique, 240_000, 1000);
     const dlq = await readDlq(dlqTopic);
     const a = await account(ledger, "on-review-created", published.ids, dlq);
-    report({
-      case: "3 broker restart",
-      published: unique,
-      processed: a.processed,
+    reportAccounting("3 broker restart", unique, a, {
       lost: a.unprocessed,
-      duplicateSideEffects: a.duplicateSideEffects,
-      absorbed: a.absorbed,
       dlq: dlq.length,
       seconds: (Date.now() - t0) / 1000,
       note: `${published.records} records; broker unavailable ${downFor.toFixed(1)} s; worker pid ${worker.pid} ${worker.alive() ? "kept running" : "EXITED"}${SCALE !== 1 ? `; FAULTS_SCALE=${SCALE}` : ""}`,

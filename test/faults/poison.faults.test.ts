@@ -7,12 +7,12 @@
 import { randomBytes } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
 import { ulid } from "ulid";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { WATERMILL_UUID_HEADER } from "@/server/dedup/names";
 import { freePort } from "./lib/procs";
 import { FAULT_BROKERS } from "./lib/kafka";
-import { FaultRedis } from "./lib/redis";
-import { counterValue, createTopics, Ledger, readDlq, report, runId, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
+import { KafkaCase } from "./lib/cases";
+import { counterValue, readDlq, report, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
 
 const H = "on-review-created";
 const json = (o: unknown) => Buffer.from(JSON.stringify(o));
@@ -26,32 +26,16 @@ interface Poison {
 }
 
 describe("case 5: poison input goes to the DLQ with a reason; consumption continues", () => {
-  const id = runId();
-  const topic = `faults.poison.${id}`;
-  const dlqTopic = `${topic}.dlq`;
-  const ledger = new Ledger(`faults_poison_${id}`);
-  let redis: FaultRedis;
+  const fault = new KafkaCase("poison", { partitions: 3, handlers: [H] });
+  const { id, topic, dlqTopic, ledger } = fault;
   let worker: Worker | undefined;
 
-  beforeAll(async () => {
-    redis = await FaultRedis.start("poison");
-    await createTopics([
-      { name: topic, partitions: 3 },
-      { name: dlqTopic, partitions: 1 },
-    ]);
-    await ledger.init([H]);
-  });
-
-  afterAll(async () => {
-    await worker?.stop();
-    await redis?.close();
-    await ledger.drop();
-  });
+  fault.hooks(async () => worker?.stop());
 
   it("DLQs each poison with its reason and pushes every good message once", async () => {
     const t0 = Date.now();
     const metricsPort = await freePort();
-    worker = startWorker({ ...WORKER_DEFAULTS, replica: `poison-${id}`, redisUrl: redis.url, schema: ledger.schema, topic, dlqTopic, metricsPort, handlers: [{ name: H, mode: "open", groupId: `faults.${id}` }] });
+    worker = startWorker({ ...WORKER_DEFAULTS, replica: `poison-${id}`, redisUrl: fault.redis.url, schema: ledger.schema, topic, dlqTopic, metricsPort, handlers: [{ name: H, mode: "open", groupId: `faults.${id}` }] });
     await worker.ready;
 
     const good = () => {

@@ -13,11 +13,11 @@ import { deduplicator } from "@/server/dedup/deduplicator";
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { createDedupRedis } from "@/server/dedup-redis";
-import { account, npmDlqReplay } from "./lib/cases";
+import { account, KafkaCase, npmDlqReplay, reportAccounting } from "./lib/cases";
 import { LatencyProxy } from "./lib/latency-proxy";
 import { freePort } from "./lib/procs";
 import { FaultRedis } from "./lib/redis";
-import { counterValue, createTopics, event, Ledger, publishStream, readDlq, report, runId, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
+import { counterValue, event, publishStream, readDlq, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
 
 // One partition, so that the fail-closed handler's chunk is long for sure: 30 messages × (3 timed-out
 // attempts + 0.4 s + 0.8 s of backoff) ≈ 45 s, beyond the 10 s group session.
@@ -26,29 +26,20 @@ const TIMEOUT_MS = 100;
 const LATENCY_MS = 400;
 
 describe(`case 4: Redis latency ${LATENCY_MS} ms above the ${TIMEOUT_MS} ms check timeout`, () => {
-  const id = runId();
-  const topic = `faults.latency.${id}`;
-  const dlqTopic = `${topic}.dlq`;
-  const ledger = new Ledger(`faults_latency_${id}`);
-  let redis: FaultRedis;
+  const fault = new KafkaCase("latency", { partitions: 1, handlers: ["fail-open", "fail-closed"] });
+  const { id, topic, dlqTopic, ledger } = fault;
   let proxy: LatencyProxy;
   let worker: Worker | undefined;
 
   beforeAll(async () => {
-    redis = await FaultRedis.start("latency");
-    proxy = await LatencyProxy.start(redis.port);
-    await createTopics([
-      { name: topic, partitions: 1 },
-      { name: dlqTopic, partitions: 1 },
-    ]);
-    await ledger.init(["fail-open", "fail-closed"]);
+    await fault.setup();
+    proxy = await LatencyProxy.start(fault.redis.port);
   });
 
   afterAll(async () => {
     await worker?.stop();
     await proxy?.close();
-    await redis?.close();
-    await ledger.drop();
+    await fault.teardown();
   });
 
   it("fail-open passes every message, fail-closed DLQs it after its retries, all counted as redis_timeout; replayed once latency is back", async () => {
@@ -99,8 +90,8 @@ describe(`case 4: Redis latency ${LATENCY_MS} ms above the ${TIMEOUT_MS} ms chec
     expect(await waitUntil(async () => (await ledger.count("fail-closed")) >= M, 120_000, 1000)).toBe(true);
     const after = await account(ledger, "fail-closed", published.ids, []);
     const note = `deduplication_errors_total redis_timeout=${timeouts} redis_conn=${conn}`;
-    report({ case: "4 redis-latency fail-open", published: M, processed: open.processed, lost: open.lost, duplicateSideEffects: open.duplicateSideEffects, absorbed: open.absorbed, dlq: open.dlq, seconds: during, note });
-    report({ case: "4 redis-latency fail-closed + dlq:replay", published: M, processed: after.processed, lost: after.unprocessed, duplicateSideEffects: after.duplicateSideEffects, absorbed: after.absorbed, dlq: closed.dlq, seconds: (Date.now() - t0) / 1000, note: `${note}; ${closed.dlqIds} distinct messages in the DLQ` });
+    reportAccounting("4 redis-latency fail-open", M, open, { lost: open.lost, dlq: open.dlq, seconds: during, note });
+    reportAccounting("4 redis-latency fail-closed + dlq:replay", M, after, { lost: after.unprocessed, dlq: closed.dlq, seconds: (Date.now() - t0) / 1000, note: `${note}; ${closed.dlqIds} distinct messages in the DLQ` });
     expect(after.unprocessed).toBe(0);
     expect(after.duplicateSideEffects).toBe(0);
     // Each poisoned message is in the DLQ once, although the chunk of fail-closed messages that

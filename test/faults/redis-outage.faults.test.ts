@@ -6,10 +6,9 @@
  * `npm run dlq:replay` republishes it to the original topic and afterwards nothing is unprocessed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { account, npmDlqReplay, scaled, SCALE } from "./lib/cases";
+import { account, KafkaCase, npmDlqReplay, reportAccounting, SCALE, scaled } from "./lib/cases";
 import { freePort, sleep } from "./lib/procs";
-import { FaultRedis } from "./lib/redis";
-import { counterValue, createTopics, Ledger, publishStream, readDlq, report, runId, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
+import { counterValue, publishStream, readDlq, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
 
 const N = scaled(50_000);
 const OUTAGE_MS = 30_000;
@@ -17,28 +16,19 @@ const OPEN = "fail-open";
 const CLOSED = "fail-closed";
 
 describe(`case 1: Redis stopped for ${OUTAGE_MS / 1000} s during a ${N}-message stream`, () => {
-  const id = runId();
-  const topic = `faults.outage.${id}`;
-  const dlqTopic = `${topic}.dlq`;
-  const ledger = new Ledger(`faults_outage_${id}`);
-  let redis: FaultRedis;
+  const fault = new KafkaCase("outage", { partitions: 6, handlers: [OPEN, CLOSED], redis: { persist: true } });
+  const { id, topic, dlqTopic, ledger } = fault;
   let worker: Worker | undefined;
   let metricsPort = 0;
 
   beforeAll(async () => {
-    redis = await FaultRedis.start("outage", { persist: true });
-    await createTopics([
-      { name: topic, partitions: 6 },
-      { name: dlqTopic, partitions: 1 },
-    ]);
-    await ledger.init([OPEN, CLOSED]);
+    await fault.setup();
     metricsPort = await freePort();
   });
 
   afterAll(async () => {
     await worker?.stop();
-    await redis?.close();
-    await ledger.drop();
+    await fault.teardown();
   });
 
   it("fail-open keeps consuming and loses nothing; fail-closed loses nothing, duplicates nothing, DLQs what ran out of retries; after dlq:replay nothing is unprocessed", async () => {
@@ -46,7 +36,7 @@ describe(`case 1: Redis stopped for ${OUTAGE_MS / 1000} s during a ${N}-message 
     worker = startWorker({
       ...WORKER_DEFAULTS,
       replica: `outage-${id}`,
-      redisUrl: redis.url,
+      redisUrl: fault.redis.url,
       schema: ledger.schema,
       topic,
       dlqTopic,
@@ -61,14 +51,14 @@ describe(`case 1: Redis stopped for ${OUTAGE_MS / 1000} s during a ${N}-message 
 
     // The outage starts once a fifth of the stream went through the fail-open handler.
     expect(await waitUntil(async () => (await ledger.count(OPEN)) >= N / 5, 300_000)).toBe(true);
-    await redis.down();
+    await fault.redis.down();
     const outageAt = Date.now();
     const openBefore = await ledger.count(OPEN);
     const closedBefore = await ledger.count(CLOSED);
     await sleep(OUTAGE_MS);
     const openDuring = (await ledger.count(OPEN)) - openBefore;
     const closedDuring = (await ledger.count(CLOSED)) - closedBefore;
-    await redis.up();
+    await fault.redis.up();
     console.log(`[faults] case 1: Redis down ${((Date.now() - outageAt) / 1000).toFixed(1)} s; pushed during it: fail-open ${openDuring}, fail-closed ${closedDuring}`);
     const published = await publishing;
 
@@ -109,14 +99,9 @@ describe(`case 1: Redis stopped for ${OUTAGE_MS / 1000} s during a ${N}-message 
     const openAfter = await account(ledger, OPEN, published.ids, []);
     const seconds = (Date.now() - t0) / 1000;
     const note = `${published.records} records, Redis down ${OUTAGE_MS / 1000} s; errors redis_conn=${reasons.redis_conn} redis_timeout=${reasons.redis_timeout}${SCALE !== 1 ? `; FAULTS_SCALE=${SCALE}` : ""}`;
-    report({ case: "1 redis-outage fail-open", published: N, processed: openAfter.processed, lost: openAfter.lost, duplicateSideEffects: openAfter.duplicateSideEffects, absorbed: openAfter.absorbed, dlq: open.dlq, seconds: beforeReplay, note: `${openDuring} pushed during the outage; ${note}` });
-    report({
-      case: "1 redis-outage fail-closed + dlq:replay",
-      published: N,
-      processed: after.processed,
+    reportAccounting("1 redis-outage fail-open", N, openAfter, { lost: openAfter.lost, dlq: open.dlq, seconds: beforeReplay, note: `${openDuring} pushed during the outage; ${note}` });
+    reportAccounting("1 redis-outage fail-closed + dlq:replay", N, after, {
       lost: after.unprocessed,
-      duplicateSideEffects: after.duplicateSideEffects,
-      absorbed: after.absorbed,
       dlq: closedDlq.length,
       seconds,
       note: `${closed.processed} processed before the replay, ${closedDlq.length} replayed; ${note}`,

@@ -11,46 +11,29 @@
  * most one per concurrently consumed partition per kill); more would mean repeats got past the
  * Deduplicator and the handler's table, i.e. a dedup regression the key merely hides.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEFAULT_KAFKA_SUBSCRIBER_OPTIONS } from "@/server/transport/kafka-subscriber";
-import { account, scaled, SCALE } from "./lib/cases";
+import { account, KafkaCase, reportAccounting, SCALE, scaled } from "./lib/cases";
 import { sleep, stopAll } from "./lib/procs";
-import { FaultRedis } from "./lib/redis";
-import { createTopics, Ledger, publishStream, readDlq, report, runId, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
+import { publishStream, readDlq, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
 
 const N = scaled(Number(process.env.FAULTS_SIGKILL_MESSAGES ?? 100_000));
 const KILLS = 10;
 const HANDLER = "on-review-created";
 
 describe(`case 2: ${KILLS} SIGKILLs and ${KILLS} replica joins/leaves during a ${N}-message stream with 5% duplicates`, () => {
-  const id = runId();
-  const topic = `faults.kill.${id}`;
-  const dlqTopic = `${topic}.dlq`;
-  const ledger = new Ledger(`faults_kill_${id}`);
+  const fault = new KafkaCase("kill", { partitions: 6, handlers: [HANDLER] });
+  const { id, topic, dlqTopic, ledger } = fault;
   const workers: Worker[] = [];
-  let redis: FaultRedis;
 
-  beforeAll(async () => {
-    redis = await FaultRedis.start("kill");
-    await createTopics([
-      { name: topic, partitions: 6 },
-      { name: dlqTopic, partitions: 1 },
-    ]);
-    await ledger.init([HANDLER]);
-  });
-
-  afterAll(async () => {
-    await stopAll(workers);
-    await redis?.close();
-    await ledger.drop();
-  });
+  fault.hooks(() => stopAll(workers));
 
   it("loses nothing and pushes nothing twice", async () => {
     const t0 = Date.now();
     const worker = (replica: string) => {
       // A killed member holds its partitions for the session timeout and its in-flight keys for the
       // lease: both at their low end so that 10 kills fit the suite's time budget.
-      const w = startWorker({ ...WORKER_DEFAULTS, sessionTimeoutMs: 6000, leaseMs: 5000, replica, redisUrl: redis.url, schema: ledger.schema, topic, dlqTopic, handlers: [{ name: HANDLER, mode: "open", groupId: `faults.${id}` }] });
+      const w = startWorker({ ...WORKER_DEFAULTS, sessionTimeoutMs: 6000, leaseMs: 5000, replica, redisUrl: fault.redis.url, schema: ledger.schema, topic, dlqTopic, handlers: [{ name: HANDLER, mode: "open", groupId: `faults.${id}` }] });
       workers.push(w);
       return w;
     };
@@ -82,13 +65,8 @@ describe(`case 2: ${KILLS} SIGKILLs and ${KILLS} replica joins/leaves during a $
     await sleep(3000); // late pushes of a duplicate would land now
     const dlq = await readDlq(dlqTopic);
     const a = await account(ledger, HANDLER, published.ids, dlq);
-    report({
-      case: "2 sigkill x10 + joins/leaves x10",
-      published: unique,
-      processed: a.processed,
+    reportAccounting("2 sigkill x10 + joins/leaves x10", unique, a, {
       lost: a.unprocessed,
-      duplicateSideEffects: a.duplicateSideEffects,
-      absorbed: a.absorbed,
       dlq: dlq.length,
       seconds: (Date.now() - t0) / 1000,
       note: `${published.records} records incl. ${published.duplicates} injected duplicates; ${KILLS} SIGKILLs, ${KILLS} joins/leaves${SCALE !== 1 ? `; FAULTS_SCALE=${SCALE}` : ""}`,

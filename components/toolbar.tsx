@@ -2,8 +2,7 @@
 
 import { useIsFetching } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
-import type { RangeKey } from "@/lib/api-types";
-import { RANGE_LABELS, RANGE_OPTIONS, REFRESH_LABELS, REFRESH_OPTIONS, useViewState, type RefreshKey } from "@/lib/url-state";
+import { RANGE_LABELS, RANGE_OPTIONS, REFRESH_LABELS, REFRESH_OPTIONS, useViewState } from "@/lib/url-state";
 import { ThemeToggle } from "./theme-toggle";
 
 const selectCls =
@@ -19,30 +18,28 @@ export function Toolbar() {
   useEffect(() => setHydrated(true), []);
   return (
     <div className="flex flex-wrap items-center gap-3 text-sm" role="group" aria-label="View controls">
-      <label className="flex items-center gap-1">
-        <span className="text-slate-600 dark:text-slate-300">Time range</span>
-        <select data-testid="range" className={selectCls} value={view.range} onChange={(e) => set({ range: e.target.value as RangeKey })}>
-          {RANGE_OPTIONS.map((r) => (
-            <option key={r} value={r}>
-              {RANGE_LABELS[r]}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label className="flex items-center gap-1">
-        <span className="text-slate-600 dark:text-slate-300">Auto-refresh</span>
-        <select data-testid="refresh" className={selectCls} value={view.refresh} onChange={(e) => set({ refresh: e.target.value as RefreshKey })}>
-          {REFRESH_OPTIONS.map((r) => (
-            <option key={r} value={r}>
-              {REFRESH_LABELS[r]}
-            </option>
-          ))}
-        </select>
-      </label>
+      <LabeledSelect label="Time range" testId="range" value={view.range} options={RANGE_OPTIONS} labels={RANGE_LABELS} onChange={(range) => set({ range })} />
+      <LabeledSelect label="Auto-refresh" testId="refresh" value={view.refresh} options={REFRESH_OPTIONS} labels={REFRESH_LABELS} onChange={(refresh) => set({ refresh })} />
       <span aria-live="polite" className="w-20 text-xs text-slate-500 dark:text-slate-400">
         {hydrated && fetching > 0 ? "Updating…" : ""}
       </span>
       <ThemeToggle />
     </div>
+  );
+}
+
+/** A labelled `<select>` over a fixed list of keys, each shown by its label. */
+function LabeledSelect<K extends string>(p: { label: string; testId: string; value: K; options: readonly K[]; labels: Record<K, string>; onChange: (v: K) => void }) {
+  return (
+    <label className="flex items-center gap-1">
+      <span className="text-slate-600 dark:text-slate-300">{p.label}</span>
+      <select data-testid={p.testId} className={selectCls} value={p.value} onChange={(e) => p.onChange(e.target.value as K)}>
+        {p.options.map((k) => (
+          <option key={k} value={k}>
+            {p.labels[k]}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }

@@ -29,23 +29,19 @@ const hostList = z
   .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
   .refine((xs) => xs.length > 0 && xs.every((x) => hostPort.test(x)), "expected a comma-separated list of host:port");
 
-const httpUrl = z.string().refine((s) => {
-  try {
-    const u = new URL(s);
-    return u.protocol === "http:" || u.protocol === "https:";
-  } catch {
-    return false;
-  }
-}, "expected an http(s):// URL, e.g. http://127.0.0.1:9090");
+/** A URL string whose scheme is one of `protocols` (e.g. `"http:"`); else `message`. */
+const urlOf = (protocols: readonly string[], message: string) =>
+  z.string().refine((s) => {
+    try {
+      return protocols.includes(new URL(s).protocol);
+    } catch {
+      return false;
+    }
+  }, message);
 
-const pgUrl = z.string().refine((s) => {
-  try {
-    const u = new URL(s);
-    return u.protocol === "postgres:" || u.protocol === "postgresql:";
-  } catch {
-    return false;
-  }
-}, "expected postgres://user@host:port/db");
+const httpUrl = urlOf(["http:", "https:"], "expected an http(s):// URL, e.g. http://127.0.0.1:9090");
+
+const pgUrl = urlOf(["postgres:", "postgresql:"], "expected postgres://user@host:port/db");
 
 /** An IPv4 or IPv6 address (no port, no brackets, no CIDR). */
 export function isIpAddress(s: string): boolean {

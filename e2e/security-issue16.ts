@@ -2,7 +2,7 @@
  * Helpers of the issue-16 cases in e2e/security.e2e.test.ts: raw HTTP with any header, and a PING
  * latency probe in its own process (the test process is busy with the load it measures).
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { request } from "node:http";
 
 /** One request via node:http (Host, Origin, Sec-Fetch-Site and Content-Length can be set freely). */
@@ -38,10 +38,20 @@ s.on("connect", () => password ? s.write("*2\\r\\n$4\\r\\nAUTH\\r\\n$" + Buffer.
 setTimeout(() => { s.destroy(); process.stdout.write(JSON.stringify(lat)); }, Number(ms));
 `;
 
-/** PING round trips (ms) to 127.0.0.1:`port` every `everyMs` for `ms`, measured by a child process. */
-export function pingLatencies(port: number, password: string, ms: number, everyMs = 5): Promise<number[]> {
+/** Whether this machine lets a process run SCHED_FIFO (`chrt -f 1`). */
+export function canRunRealtime(): boolean {
+  return spawnSync("chrt", ["-f", "1", "true"]).status === 0;
+}
+
+/**
+ * PING round trips (ms) to 127.0.0.1:`port` every `everyMs` for `ms`, measured by a child process
+ * with a connection of its own; under `chrt -f 1` when `realtime` (the probe's own wait for a core
+ * is then not counted as Redis latency).
+ */
+export function pingLatencies(port: number, password: string, ms: number, everyMs = 5, realtime = false): Promise<number[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", PROBE, String(port), password, String(ms), String(everyMs)], { stdio: ["ignore", "pipe", "inherit"] });
+    const args = ["-e", PROBE, String(port), password, String(ms), String(everyMs)];
+    const child = realtime ? spawn("chrt", ["-f", "1", process.execPath, ...args], { stdio: ["ignore", "pipe", "inherit"] }) : spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("error", reject);

@@ -8,6 +8,7 @@
  * database password and workshop token. (Host names and ports may be shown by the health panel.)
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { loadavg } from "node:os";
 import { join, relative } from "node:path";
 import type { Browser } from "playwright-core";
@@ -15,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { discoverRoutes } from "@/scripts/fuzz-api";
 import { startFaultApp, type FaultApp } from "@/test/faults/lib/app";
 import { collectErrors, freePort, launchBrowser, ROOT, startApp, type App } from "./harness";
-import { percentile, pingLatencies, raw } from "./security-issue16";
+import { canRunRealtime, percentile, pingLatencies, raw } from "./security-issue16";
 
 const TOKEN = `wsTok${Date.now().toString(36)}qx7z`;
 const DB_PASSWORD = `pgPw${Date.now().toString(36)}vq3k`;
@@ -325,7 +326,12 @@ describe("issue 16: bounded cost per caller (real mode)", () => {
   });
 
   it("6 parallel key-browser loops for 20 s keep Redis PING p99 under 3 ms while the loops get 429s", async () => {
-    const baseline = await pingLatencies(fa.redis.port, fa.password, 3_000);
+    // Redis and the probe run SCHED_FIFO where allowed (as the SLOWLOG test's redis-server does): on
+    // 2 cores shared with the app, the test and other work, a PING otherwise also waits for a core
+    // (idle p99 3.8 ms at load 5.8, no loop running). What stays is what the loops cost Redis itself:
+    // a PING queued behind a browse call.
+    const rt = canRunRealtime() && spawnSync("chrt", ["-a", "-f", "-p", "1", String(fa.redis.proc!.pid)]).status === 0;
+    const baseline = await pingLatencies(fa.redis.port, fa.password, 3_000, 5, rt);
     const statuses = new Map<number, number>();
     let stop = false;
     const loop = async () => {
@@ -338,11 +344,11 @@ describe("issue 16: bounded cost per caller (real mode)", () => {
       }
     };
     const loops = Array.from({ length: 6 }, loop);
-    const loaded = await pingLatencies(fa.redis.port, fa.password, 20_000);
+    const loaded = await pingLatencies(fa.redis.port, fa.password, 20_000, 5, rt);
     stop = true;
     await Promise.all(loops);
     const p99 = percentile(loaded, 99);
-    console.log(`[security] PING p99 idle ${percentile(baseline, 99).toFixed(2)} ms, under 6 key-browser loops ${p99.toFixed(2)} ms (${loaded.length} PINGs, by a child process of its own); answers ${JSON.stringify(Object.fromEntries(statuses))}; load average ${loadavg()[0]!.toFixed(2)}`);
+    console.log(`[security] PING p99 idle ${percentile(baseline, 99).toFixed(2)} ms, under 6 key-browser loops ${p99.toFixed(2)} ms (${loaded.length} PINGs, by a child process of its own${rt ? ", Redis and probe SCHED_FIFO" : ""}); answers ${JSON.stringify(Object.fromEntries(statuses))}; load average ${loadavg()[0]!.toFixed(2)}`);
     expect(statuses.get(429) ?? 0).toBeGreaterThan(0);
     expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
     expect(p99).toBeLessThan(3);

@@ -98,12 +98,18 @@ describe("a store call slower than timeoutMs (own redis-server blocked by DEBUG 
   // Blocks the server for 1 s; the claim is sent 100 ms later, so it waits behind the sleep.
   const slowDown = () => void blocker.call("DEBUG", "SLEEP", "1").catch(() => undefined);
 
-  it("failOpen: redis_timeout, the handler runs", async () => {
+  /** A Deduplicator (100 ms timeout) over `wrap(repository)`, started once the server is blocked. */
+  const onBlockedServer = async (wrap: typeof failOpen) => {
     const registry = new Registry();
     const runs: string[] = [];
-    const h = deduplicator({ repository: failOpen(new RedisRepository(client)), service: "slow", registry, timeoutMs: 100 })(async (m) => void runs.push(m.uuid));
+    const h = deduplicator({ repository: wrap(new RedisRepository(client)), service: "slow", registry, timeoutMs: 100 })(async (m) => void runs.push(m.uuid));
     slowDown();
     await new Promise((r) => setTimeout(r, 100));
+    return { h, registry, runs };
+  };
+
+  it("failOpen: redis_timeout, the handler runs", async () => {
+    const { h, registry, runs } = await onBlockedServer(failOpen);
     const t0 = Date.now();
     await h(msg("T1"));
     expect(Date.now() - t0).toBeLessThan(800); // did not wait for the store
@@ -113,11 +119,7 @@ describe("a store call slower than timeoutMs (own redis-server blocked by DEBUG 
   });
 
   it("failClosed: DedupStoreError(redis_timeout), the handler does not run", async () => {
-    const registry = new Registry();
-    const runs: string[] = [];
-    const h = deduplicator({ repository: failClosed(new RedisRepository(client)), service: "slow", registry, timeoutMs: 100 })(async (m) => void runs.push(m.uuid));
-    slowDown();
-    await new Promise((r) => setTimeout(r, 100));
+    const { h, registry, runs } = await onBlockedServer(failClosed);
     const err = await h(msg("T2")).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: "DedupStoreError", reason: "redis_timeout" });
     expect(runs).toEqual([]);

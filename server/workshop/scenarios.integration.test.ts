@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { afterAll, describe, expect, it } from "vitest";
-import { SCENARIO_NAMES } from "@/lib/workshop-types";
+import { afterAll, describe, expect } from "vitest";
 import { scenarioEnv } from "./env";
 import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
+import { expectedOutcomeSuite } from "./scenarios.suite";
 import { WorkshopRunner } from "./workshop";
 
 /**
@@ -22,16 +22,9 @@ afterAll(async () => {
 });
 
 describe("workshop scenarios, real mode (Kafka, Redis, PostgreSQL)", () => {
-  for (const name of SCENARIO_NAMES) {
-    it(`${name}: summary meets the declared expected outcome`, async () => {
-      const runId = runner.start(name);
-      const v = await runner.wait(runId);
-      expect(v.error).toBeNull();
-      expect(v.mode).toBe("real");
-      const failed = v.outcome!.checks.filter((c) => !c.ok);
-      expect(failed, JSON.stringify(v.summary)).toEqual([]);
-      // The run's keys were deleted: nothing of this run is left in the shared Redis.
-      expect(await redis.keys(`${service}:dedup:${name}:${runId}:*`)).toEqual([]);
-    }, 120_000);
-  }
+  expectedOutcomeSuite(runner, 120_000, async (name, runId, v) => {
+    expect(v.mode).toBe("real");
+    // The run's keys were deleted: nothing of this run is left in the shared Redis.
+    expect(await redis.keys(`${service}:dedup:${name}:${runId}:*`)).toEqual([]);
+  });
 });

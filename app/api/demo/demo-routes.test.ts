@@ -1,23 +1,15 @@
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { demoFaultsSchema, demoSourcesSchema } from "@/lib/workshop-types";
 import { errorBodySchema } from "@/lib/api-types";
-import { parseConfig } from "@/server/config";
-import { consumerRuntime } from "@/server/runtime";
+import { embeddedConfigPerTest, useConfig } from "@/server/testing/app-config";
 import { GET as getSources, PUT as putSources } from "./sources/route";
 import { GET as getFaults, PUT as putFaults } from "./faults/route";
 
 /** Route handlers of the live-demo switches, called directly, in embedded mode. */
-const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown };
 const put = (fn: (r: Request) => Promise<Response>, body: unknown, headers: Record<string, string> = {}) =>
   fn(new Request("http://localhost:3000/api/demo/x", { method: "PUT", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) }));
 
-beforeEach(() => {
-  g.__dedupHealthConfig = parseConfig({});
-});
-afterAll(async () => {
-  await consumerRuntime().close();
-  delete g.__dedupHealthConfig;
-});
+embeddedConfigPerTest();
 
 describe("demo API routes", () => {
   it("GET/PUT /api/demo/sources: a partial patch switches one source and keeps the others", async () => {
@@ -54,7 +46,7 @@ describe("demo API routes", () => {
   });
 
   it("with WORKSHOP_TOKEN set, PUT without the token → 401", async () => {
-    g.__dedupHealthConfig = parseConfig({ WORKSHOP_TOKEN: "token-of-at-least-16" });
+    useConfig({ WORKSHOP_TOKEN: "token-of-at-least-16" });
     expect((await put(putFaults, { latencyMs: 0 })).status).toBe(401);
     expect((await put(putSources, { traffic: { enabled: false } })).status).toBe(401);
     expect((await put(putSources, { traffic: { enabled: false } }, { authorization: "Bearer token-of-at-least-16" })).status).toBe(200);

@@ -1,7 +1,7 @@
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCreatedSchema, runViewSchema, scenarioListSchema } from "@/lib/workshop-types";
 import { errorBodySchema } from "@/lib/api-types";
-import { parseConfig } from "@/server/config";
+import { embeddedConfigPerTest, useConfig } from "@/server/testing/app-config";
 import { consumerRuntime } from "@/server/runtime";
 import { sideEffectCounters } from "@/server/notification/side-effects";
 import { GET as metricsGET } from "@/app/api/metrics/route";
@@ -16,18 +16,11 @@ import { POST as startRun } from "./scenarios/[name]/runs/route";
 import { GET as getRun } from "./runs/[runId]/route";
 
 /** Route handlers of the workshop API, called directly, in embedded mode (no services). */
-const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown };
 const post = (name: string, headers: Record<string, string> = {}) =>
   startRun(new Request(`http://localhost:3000/api/workshop/scenarios/${name}/runs`, { method: "POST", headers }), { params: Promise.resolve({ name }) });
 const run = (runId: string) => getRun(new Request(`http://localhost:3000/api/workshop/runs/${runId}`), { params: Promise.resolve({ runId }) });
 
-beforeEach(() => {
-  g.__dedupHealthConfig = parseConfig({});
-});
-afterAll(async () => {
-  await consumerRuntime().close();
-  delete g.__dedupHealthConfig;
-});
+embeddedConfigPerTest();
 
 describe("workshop API routes", () => {
   it("GET /api/workshop/scenarios lists the 13 scenarios with their expected outcomes", async () => {
@@ -122,7 +115,7 @@ describe("workshop API routes", () => {
   });
 
   it("with WORKSHOP_TOKEN set, POST needs the bearer token: 401 without it, 202 with it", async () => {
-    g.__dedupHealthConfig = parseConfig({ WORKSHOP_TOKEN: "token-of-at-least-16" });
+    useConfig({ WORKSHOP_TOKEN: "token-of-at-least-16" });
     const denied = await post("anti-correlation-id");
     expect(denied.status).toBe(401);
     expect(errorBodySchema.parse(await denied.json()).error).toBe("unauthorized");

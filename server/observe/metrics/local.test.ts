@@ -18,11 +18,15 @@ describe("LocalSource", () => {
     let now = 1_000_000;
     const src = new LocalSource(registry, { intervalMs: 1000 }, () => now);
     await src.sample();
-    for (let tick = 1; tick <= 30; tick++) {
-      drive(rec, 100, 0.2, 0.002);
-      now += 1000;
-      await src.sample();
-    }
+    /** `ticks` samples `stepMs` apart, each after `n` messages with `dupShare` duplicates. */
+    const run = async (ticks: number, stepMs: number, n: number, dupShare: number) => {
+      for (let tick = 0; tick < ticks; tick++) {
+        drive(rec, n, dupShare, 0.002);
+        now += stepMs;
+        await src.sample();
+      }
+    };
+    await run(30, 1000, 100, 0.2);
     const [ratio] = await src.instant("duplicate_ratio");
     expect(ratio!.labels).toEqual({ service: "notification", topic: "demo.events", handler: "on-review-created" });
     expect(ratio!.value).toBeCloseTo(0.2, 6);
@@ -39,20 +43,12 @@ describe("LocalSource", () => {
     expect((await src.alerts()).find((a) => a.alert === "DedupRedisLatencyHigh")!.state).toBe("inactive");
 
     // 10 more minutes of 20% duplicates: the alert's `for: 10m` has elapsed.
-    for (let tick = 0; tick < 600; tick += 5) {
-      drive(rec, 500, 0.2, 0.002);
-      now += 5000;
-      await src.sample();
-    }
+    await run(120, 5000, 500, 0.2);
     dup = (await src.alerts()).find((a) => a.alert === "DedupDuplicateRateHigh")!;
     expect(dup.state).toBe("firing");
 
     // Back to 0.5% duplicates: once the 5-min window holds only healthy traffic, the alert resolves.
-    for (let tick = 0; tick < 400; tick += 5) {
-      drive(rec, 1000, 0.005, 0.002);
-      now += 5000;
-      await src.sample();
-    }
+    await run(80, 5000, 1000, 0.005);
     dup = (await src.alerts()).find((a) => a.alert === "DedupDuplicateRateHigh")!;
     expect(dup.state).toBe("inactive");
     expect(dup.instances).toEqual([]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { newMessage, type Message, type Outcome } from "./message";
-import { MemoryPubSub, type MessageSink } from "./pubsub";
+import { MemoryPubSub, sequentialSink, type MessageSink } from "./pubsub";
 
 function recordingSink(decide: (m: Message, seen: number) => Outcome): { sink: MessageSink; log: string[] } {
   const log: string[] = [];
@@ -13,18 +13,7 @@ function recordingSink(decide: (m: Message, seen: number) => Outcome): { sink: M
   };
   return {
     log,
-    sink: {
-      deliver: one,
-      deliverBatch: async (msgs) => {
-        const out: Outcome[] = [];
-        for (const m of msgs) {
-          const o = await one(m);
-          out.push(o);
-          if (o === "nack") break;
-        }
-        return out;
-      },
-    },
+    sink: sequentialSink(one),
   };
 }
 

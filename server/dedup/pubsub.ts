@@ -51,6 +51,25 @@ export interface MessageSink {
   flush?(): Promise<void>;
 }
 
+/**
+ * A sink that handles one message at a time with `deliver`: its `deliverBatch` delivers the
+ * messages in order and stops after the first nack (no batch preparation, nothing deferred).
+ */
+export function sequentialSink(deliver: (msg: Message) => Promise<Outcome>): MessageSink {
+  return {
+    deliver,
+    deliverBatch: async (msgs) => {
+      const out: Outcome[] = [];
+      for (const m of msgs) {
+        const o = await deliver(m);
+        out.push(o);
+        if (o === "nack") break;
+      }
+      return out;
+    },
+  };
+}
+
 /** A running subscription. */
 export interface Subscription {
   /** Resolves when the subscription stopped (its signal aborted and in-flight work settled). */

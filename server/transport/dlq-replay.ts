@@ -9,7 +9,7 @@
  */
 import { type Message, type Outcome } from "@/server/dedup/message";
 import { POISON_KEYS, TOPIC_POISONED_KEY } from "@/server/dedup/names";
-import type { MessageSink, Publisher } from "@/server/dedup/pubsub";
+import { sequentialSink, type Publisher } from "@/server/dedup/pubsub";
 import type { Transport } from "./index";
 
 /** Options of {@link replayDlq}. */
@@ -71,18 +71,7 @@ export async function replayDlq(transport: Transport, dlqTopic: string, options:
     o.onReplayed?.(msg, topic);
     return "ack";
   };
-  const sink: MessageSink = {
-    deliver: one,
-    deliverBatch: async (msgs) => {
-      const out: Outcome[] = [];
-      for (const m of msgs) {
-        const r = await one(m);
-        out.push(r);
-        if (r === "nack") break;
-      }
-      return out;
-    },
-  };
+  const sink = sequentialSink(one);
   const sub = transport.subscriber({
     groupId: o.groupId,
     replica: "dlq-replay",

@@ -4,7 +4,7 @@ import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { EVENT_TYPE_KEY } from "@/server/dedup/names";
 import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
-import { MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
+import { countPush, MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
 import { MemoryTransport } from "@/server/transport";
 import { BackgroundDuplicates } from "./background-duplicates";
 import { DemoService } from "./demo";
@@ -22,10 +22,7 @@ const sum = async (c: C, f: (l: Record<string, unknown>) => boolean = () => true
 function embedded(ratePerSec: number) {
   const registry = new Registry();
   const counters = sideEffectCounters(registry);
-  const store = new MemorySideEffectStore((handler, _id, r) => {
-    counters.sent.inc({ handler });
-    if (r.duplicate) counters.duplicate.inc({ handler });
-  });
+  const store = new MemorySideEffectStore((handler, _id, r) => countPush(counters, handler, r));
   demo = new DemoService({ transport: new MemoryTransport(), repository: new MemoryRepository(), store, service: "notification", registry, ratePerSec, commitIntervalMs: 500 });
   return { demo, m: dedupMetrics(registry), counters };
 }

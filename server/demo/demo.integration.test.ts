@@ -8,7 +8,7 @@ import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { DemoService } from "./demo";
 import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
-import { sideEffectCounters } from "@/server/notification/side-effects";
+import { countPush, sideEffectCounters } from "@/server/notification/side-effects";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
 import { KafkaTransport } from "@/server/transport";
 
@@ -29,10 +29,7 @@ const store = new PostgresSideEffectStore({
   connectionString: "postgres://postgres@127.0.0.1:5432/test",
   schema,
   tablePrefix: service,
-  observe: (handler, _id, r) => {
-    counters.sent.inc({ handler });
-    if (r.duplicate) counters.duplicate.inc({ handler });
-  },
+  observe: (handler, _id, r) => countPush(counters, handler, r),
 });
 const demo = new DemoService({ transport, repository: new RedisRepository(redis), redis, store, service, registry, ratePerSec: 0, topic, dlqTopic, commitIntervalMs: 0 });
 const kafka = new Kafka({ clientId: "plain-producer", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING });

@@ -8,7 +8,7 @@ import { EVENT_TYPE_KEY, HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_P
 import { DemoService } from "./demo";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { DEMO_HANDLERS } from "@/server/notification/demo-handlers";
-import { MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
+import { countPush, MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
 import { MemoryTransport } from "@/server/transport";
 
 /** The live demo in embedded mode: each duplicate source really produces repeats, and none leaks. */
@@ -21,10 +21,7 @@ afterEach(async () => {
 function setup(ratePerSec: number) {
   const registry = new Registry();
   const counters = sideEffectCounters(registry);
-  const store = new MemorySideEffectStore((handler, _id, r) => {
-    counters.sent.inc({ handler });
-    if (r.duplicate) counters.duplicate.inc({ handler });
-  });
+  const store = new MemorySideEffectStore((handler, _id, r) => countPush(counters, handler, r));
   const transport = new MemoryTransport();
   demo = new DemoService({ transport, repository: new MemoryRepository(), store, service: "notification", registry, ratePerSec, commitIntervalMs: 500 });
   const total = async (c: { get(): Promise<{ values: Array<{ value: number; labels: Record<string, unknown> }> }> }, filter: (l: Record<string, unknown>) => boolean = () => true) =>

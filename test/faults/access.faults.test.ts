@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApp, type App } from "@/e2e/harness";
 import { PROMQL } from "@/server/observe/metrics/queries";
 import { networkInterfaces } from "node:os";
-import { startFaultApp, type FaultApp } from "./lib/app";
+import { faultAppPerSuite } from "./lib/app";
 import { freePort, ROOT, sleep, startProc, type Proc } from "./lib/procs";
 import { FaultRedis } from "./lib/redis";
 import { monitor } from "./lib/monitor";
@@ -64,17 +64,13 @@ const unauthorized = (s: number[]) => s.every((x) => x === 401);
 
 describe("case 7: access", () => {
   describe("real mode, WORKSHOP_TOKEN unset: loopback only", () => {
-    let fa: FaultApp;
-    beforeAll(async () => {
-      fa = await startFaultApp();
-    });
-    afterAll(async () => fa?.close());
+    const fa = faultAppPerSuite();
 
     it("a request from this machine with a loopback Host is let through", async () => {
-      const port = new URL(fa.app.url).port;
-      expect(await statuses(fa.app, { host: `127.0.0.1:${port}` })).toSatisfy(allowed);
-      expect(await statuses(fa.app, { host: `localhost:${port}` })).toSatisfy(allowed);
-      expect(await statuses(fa.app, { host: `localhost:${port}`, origin: `http://localhost:${port}`, "sec-fetch-site": "same-origin" })).toSatisfy(allowed);
+      const port = new URL(fa().app.url).port;
+      expect(await statuses(fa().app, { host: `127.0.0.1:${port}` })).toSatisfy(allowed);
+      expect(await statuses(fa().app, { host: `localhost:${port}` })).toSatisfy(allowed);
+      expect(await statuses(fa().app, { host: `localhost:${port}`, origin: `http://localhost:${port}`, "sec-fetch-site": "same-origin" })).toSatisfy(allowed);
     });
 
     it.each([
@@ -98,8 +94,8 @@ describe("case 7: access", () => {
       ["Sec-Fetch-Site same-site (another port's page)", { "sec-fetch-site": "same-site" }],
       ["an Origin on another port of localhost", { origin: "http://localhost:1" }],
     ])("is refused (403) with %s", async (_what, headers) => {
-      const h: Record<string, string> = { host: `127.0.0.1:${new URL(fa.app.url).port}`, ...headers };
-      expect(await statuses(fa.app, h)).toSatisfy(forbidden);
+      const h: Record<string, string> = { host: `127.0.0.1:${new URL(fa().app.url).port}`, ...headers };
+      expect(await statuses(fa().app, h)).toSatisfy(forbidden);
     });
   });
 
@@ -145,40 +141,32 @@ describe("case 7: access", () => {
   });
 
   describe("real mode, TRUSTED_PROXIES=127.0.0.1 (a proxy on this machine): its report of the client decides", () => {
-    let fa: FaultApp;
-    beforeAll(async () => {
-      fa = await startFaultApp({ TRUSTED_PROXIES: "127.0.0.1" });
-    });
-    afterAll(async () => fa?.close());
+    const fa = faultAppPerSuite({ TRUSTED_PROXIES: "127.0.0.1" });
 
     it("lets a client the proxy reports as local through, refuses one it reports as remote", async () => {
-      const host = `127.0.0.1:${new URL(fa.app.url).port}`;
-      expect(await statuses(fa.app, { host, "x-forwarded-for": "127.0.0.1" })).toSatisfy(allowed);
-      expect(await statuses(fa.app, { host, "x-forwarded-for": "203.0.113.7" })).toSatisfy(forbidden);
-      expect(await statuses(fa.app, { host, "x-forwarded-for": "203.0.113.7, 127.0.0.1" })).toSatisfy(forbidden);
-      expect(await statuses(fa.app, { host, "x-real-ip": "198.51.100.4" })).toSatisfy(forbidden);
-      expect(await statuses(fa.app, { host, forwarded: "for=198.51.100.4" })).toSatisfy(forbidden);
+      const host = `127.0.0.1:${new URL(fa().app.url).port}`;
+      expect(await statuses(fa().app, { host, "x-forwarded-for": "127.0.0.1" })).toSatisfy(allowed);
+      expect(await statuses(fa().app, { host, "x-forwarded-for": "203.0.113.7" })).toSatisfy(forbidden);
+      expect(await statuses(fa().app, { host, "x-forwarded-for": "203.0.113.7, 127.0.0.1" })).toSatisfy(forbidden);
+      expect(await statuses(fa().app, { host, "x-real-ip": "198.51.100.4" })).toSatisfy(forbidden);
+      expect(await statuses(fa().app, { host, forwarded: "for=198.51.100.4" })).toSatisfy(forbidden);
     });
   });
 
   describe("real mode, WORKSHOP_TOKEN set: the token, from anywhere", () => {
-    let fa: FaultApp;
-    beforeAll(async () => {
-      fa = await startFaultApp({ WORKSHOP_TOKEN: TOKEN });
-    });
-    afterAll(async () => fa?.close());
+    const fa = faultAppPerSuite({ WORKSHOP_TOKEN: TOKEN });
 
     it("refuses local requests without the token or with a wrong one (401)", async () => {
-      const host = `127.0.0.1:${new URL(fa.app.url).port}`;
-      expect(await statuses(fa.app, { host })).toSatisfy(unauthorized);
-      expect(await statuses(fa.app, { host, authorization: `Bearer ${TOKEN}x` })).toSatisfy(unauthorized);
-      expect(await statuses(fa.app, { host, authorization: TOKEN })).toSatisfy(unauthorized);
-      expect(await statuses(fa.app, { host, authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}` })).toSatisfy(unauthorized);
-      expect(await statuses(fa.app, { host, cookie: `token=${TOKEN}` })).toSatisfy(unauthorized);
+      const host = `127.0.0.1:${new URL(fa().app.url).port}`;
+      expect(await statuses(fa().app, { host })).toSatisfy(unauthorized);
+      expect(await statuses(fa().app, { host, authorization: `Bearer ${TOKEN}x` })).toSatisfy(unauthorized);
+      expect(await statuses(fa().app, { host, authorization: TOKEN })).toSatisfy(unauthorized);
+      expect(await statuses(fa().app, { host, authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}` })).toSatisfy(unauthorized);
+      expect(await statuses(fa().app, { host, cookie: `token=${TOKEN}` })).toSatisfy(unauthorized);
     });
 
     it("accepts the token even from a foreign Host and address", async () => {
-      expect(await statuses(fa.app, { host: "evil.example.com", "x-forwarded-for": "203.0.113.7", authorization: `Bearer ${TOKEN}` })).toSatisfy(allowed);
+      expect(await statuses(fa().app, { host: "evil.example.com", "x-forwarded-for": "203.0.113.7", authorization: `Bearer ${TOKEN}` })).toSatisfy(allowed);
     });
   });
 
@@ -207,23 +195,19 @@ describe("case 7: access", () => {
   });
 
   describe("key browser and upstream queries", () => {
-    let fa: FaultApp;
-    beforeAll(async () => {
-      fa = await startFaultApp();
-    });
-    afterAll(async () => fa?.close());
+    const fa = faultAppPerSuite();
 
     it("every non-GET method on /api/keys* is 405", async () => {
       for (const path of ["/api/keys?prefix=notification:dedup:on-review-created", "/api/keys/lookup?uuid=01JD8X3Q5Y2K8N3B7Z6C4F9H1M"]) {
         for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
-          const res = await fetch(`${fa.app.url}${path}`, { method, body: method === "DELETE" ? undefined : "{}", headers: { "content-type": "application/json" } });
+          const res = await fetch(`${fa().app.url}${path}`, { method, body: method === "DELETE" ? undefined : "{}", headers: { "content-type": "application/json" } });
           expect(res.status, `${method} ${path}`).toBe(405);
         }
       }
     });
 
     it("browsing sends only read-only commands to Redis, and request input never becomes a command", async () => {
-      const mon = await monitor(fa.redis.port, fa.password);
+      const mon = await monitor(fa().redis.port, fa().password);
       const seen = mon.seen;
       const attempts = [
         "notification:dedup:on-review-created",
@@ -235,9 +219,9 @@ describe("case 7: access", () => {
         "notification:dedup:x\" ) redis.call('flushall') --",
         "*3\r\n$3\r\nDEL\r\n",
       ];
-      for (const p of attempts) await fetch(`${fa.app.url}/api/keys?prefix=${encodeURIComponent(p)}&count=50`);
-      for (const u of ["FLUSHALL", "01JD8X3Q5Y2K8N3B7Z6C4F9H1M", "x' or '1'='1"]) await fetch(`${fa.app.url}/api/keys/lookup?uuid=${encodeURIComponent(u)}`);
-      await fetch(`${fa.app.url}/api/handlers?refresh=1&mode=exact`);
+      for (const p of attempts) await fetch(`${fa().app.url}/api/keys?prefix=${encodeURIComponent(p)}&count=50`);
+      for (const u of ["FLUSHALL", "01JD8X3Q5Y2K8N3B7Z6C4F9H1M", "x' or '1'='1"]) await fetch(`${fa().app.url}/api/keys/lookup?uuid=${encodeURIComponent(u)}`);
+      await fetch(`${fa().app.url}/api/handlers?refresh=1&mode=exact`);
       await new Promise((r) => setTimeout(r, 3000)); // a refresh runs in the background
       mon.stop();
       const READ_ONLY = new Set(["scan", "get", "getrange", "mget", "time", "pttl", "ttl", "type", "memory", "evalsha", "eval", "evalsha_ro", "eval_ro", "script", "ping", "info", "dbsize", "client", "hello", "select", "auth", "randomkey", "exists", "strlen", "object", "command", "slowlog", "readonly", "cluster"]);
@@ -251,20 +235,20 @@ describe("case 7: access", () => {
       // SCAN patterns built from input are escaped: the literal `h[1]` prefix is matched literally.
       const patterns = seen.filter((a) => a[0]!.toLowerCase() === "scan").flatMap((a) => a.slice(a.findIndex((x) => x.toLowerCase() === "match") + 1, a.findIndex((x) => x.toLowerCase() === "match") + 2));
       for (const p of patterns.filter((x) => x.includes("h"))) expect(p).not.toMatch(/h\[1\]/);
-      const res = await fetch(`${fa.app.url}/api/keys?prefix=${encodeURIComponent("notification:dedup:h[1]")}&count=500`).then((r) => r.json() as Promise<{ keys?: Array<{ key: string }> }>);
+      const res = await fetch(`${fa().app.url}/api/keys?prefix=${encodeURIComponent("notification:dedup:h[1]")}&count=500`).then((r) => r.json() as Promise<{ keys?: Array<{ key: string }> }>);
       for (const k of res.keys ?? []) expect(k.key.startsWith("notification:dedup:h[1]:")).toBe(true);
     });
 
     it("request input never becomes PromQL: every query Prometheus received is a named query", async () => {
-      const before = fa.prometheus.requests.length;
+      const before = fa().prometheus.requests.length;
       const evil = ['x"} or vector(1) #', "up) or (vector(1)", "sum(rate(messages_processed_total[5m]))", '{__name__=~".+"}'];
       for (const e of evil) {
-        for (const p of ["service", "handler"]) await fetch(`${fa.app.url}/api/series?metric=duplicate_ratio&range=1h&${p}=${encodeURIComponent(e)}`);
-        await fetch(`${fa.app.url}/api/series?metric=${encodeURIComponent(e)}`);
-        await fetch(`${fa.app.url}/api/overview?range=${encodeURIComponent(e)}`);
-        await fetch(`${fa.app.url}/api/alerts?query=${encodeURIComponent(e)}`);
+        for (const p of ["service", "handler"]) await fetch(`${fa().app.url}/api/series?metric=duplicate_ratio&range=1h&${p}=${encodeURIComponent(e)}`);
+        await fetch(`${fa().app.url}/api/series?metric=${encodeURIComponent(e)}`);
+        await fetch(`${fa().app.url}/api/overview?range=${encodeURIComponent(e)}`);
+        await fetch(`${fa().app.url}/api/alerts?query=${encodeURIComponent(e)}`);
       }
-      const sent = fa.prometheus.requests.slice(before);
+      const sent = fa().prometheus.requests.slice(before);
       const named = new Set(Object.values(PROMQL));
       expect(sent.length).toBeGreaterThan(0);
       expect(sent.filter((q) => q.params.query !== undefined && !named.has(q.params.query)).map((q) => q.params.query)).toEqual([]);

@@ -4,6 +4,7 @@
  * outside the configured prefixes) and a recording Prometheus proxy (every query the app sends is
  * kept; forwarded to the shared Prometheus on 9090 when it is up, else answered empty).
  */
+import { afterAll, beforeAll } from "vitest";
 import { createServer, request, type Server } from "node:http";
 import { ulid } from "ulid";
 import { startApp, type App } from "@/e2e/harness";
@@ -152,4 +153,20 @@ export async function startFaultApp(extraEnv: Record<string, string> = {}): Prom
     await redis.close();
     throw e;
   }
+}
+
+/**
+ * A fault app for the enclosing `describe`: started in `beforeAll` (with `extraEnv`), closed in
+ * `afterAll`. Call the returned function inside the tests to reach it.
+ */
+export function faultAppPerSuite(extraEnv: Record<string, string> = {}): () => FaultApp {
+  let fa: FaultApp | undefined;
+  beforeAll(async () => {
+    fa = await startFaultApp(extraEnv);
+  });
+  afterAll(async () => fa?.close());
+  return () => {
+    if (!fa) throw new Error("the fault app did not start (see beforeAll)");
+    return fa;
+  };
 }

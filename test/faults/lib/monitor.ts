@@ -36,7 +36,10 @@ export function parseMonitorLine(line: string): string[] | null {
 
 /** A running MONITOR: `seen` fills as commands arrive; `stop()` closes the socket. */
 export interface Monitor {
+  /** Every command, including those a Lua script ran (MONITOR shows them as `[<db> lua]`). */
   readonly seen: string[][];
+  /** The commands clients sent (round trips and pipelined commands), without those run inside scripts. */
+  readonly sent: string[][];
   stop(): void;
 }
 
@@ -49,6 +52,7 @@ function resp(...args: string[]): string {
 export function monitor(port: number, password?: string): Promise<Monitor> {
   return new Promise((resolve, reject) => {
     const seen: string[][] = [];
+    const sent: string[][] = [];
     const sock: Socket = connect(port, "127.0.0.1");
     let buf = "";
     let ok = false;
@@ -66,7 +70,7 @@ export function monitor(port: number, password?: string): Promise<Monitor> {
           if (line === "+OK") {
             if (--pendingOks > 0) continue;
             ok = true;
-            resolve({ seen, stop: () => sock.destroy() });
+            resolve({ seen, sent, stop: () => sock.destroy() });
           } else {
             sock.destroy();
             reject(new Error(`MONITOR answered ${line}`));
@@ -74,7 +78,9 @@ export function monitor(port: number, password?: string): Promise<Monitor> {
           continue;
         }
         const args = parseMonitorLine(line);
-        if (args) seen.push(args);
+        if (!args) continue;
+        seen.push(args);
+        if (!/^\+\S+ \[\d+ lua\]/.test(line)) sent.push(args);
       }
     });
   });

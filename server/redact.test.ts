@@ -65,6 +65,16 @@ describe("redact", () => {
   });
 });
 
+describe("redact: a host shared by several upstreams", () => {
+  const local = { PROMETHEUS_URL: "http://127.0.0.1:9090", REDIS_URL: "redis://127.0.0.1:6379", KAFKA_BROKERS: ["127.0.0.1:9092"] };
+  it("names the component by host:port, and a bare host as a host, not as one of them", () => {
+    expect(redact("connect ECONNREFUSED 127.0.0.1:9092", local)).toBe("connect ECONNREFUSED <kafka>");
+    expect(redact("connect ECONNREFUSED 127.0.0.1:6379", local)).toBe("connect ECONNREFUSED <redis>");
+    // A consumer group member's address (kafkajs reports "/127.0.0.1"): no upstream's.
+    expect(redact("/127.0.0.1", local)).toBe("/<host>");
+  });
+});
+
 describe("redactBody", () => {
   it("redacts `detail`/`error`/`message` strings at any depth without touching the input", () => {
     const body = { upstream: { prometheus: { status: "down", detail: "prometheus: http://promUser:promPass9@prom.internal:9090 unreachable" } }, items: [{ detail: "connect ECONNREFUSED 10.1.2.3:6380" }], name: "keep 10.9.9.9" };

@@ -37,8 +37,8 @@ function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** Fragments of one configured value that must never be shown, longest first. */
-function fragmentsOf(value: string): string[] {
+/** Fragments of one configured value that must never be shown, longest first; `hosts` collects its bare host names. */
+function fragmentsOf(value: string, hosts: Set<string>): string[] {
   const out = new Set<string>([value]);
   try {
     const u = new URL(value);
@@ -54,27 +54,33 @@ function fragmentsOf(value: string): string[] {
     raw(u.password);
     if (u.username && u.password) out.add(`${u.username}:${u.password}`);
     out.add(u.host);
-    out.add(u.hostname);
-    out.add(u.hostname.replace(/^\[|\]$/g, ""));
+    hosts.add(u.hostname.toLowerCase());
+    hosts.add(u.hostname.replace(/^\[|\]$/g, "").toLowerCase());
     if (u.search.length > 1) out.add(u.search.slice(1));
     out.add(`${u.protocol}//${u.host}`);
   } catch {
     // host:port
     const i = value.lastIndexOf(":");
-    if (i > 0) out.add(value.slice(0, i));
+    if (i > 0) hosts.add(value.slice(0, i).toLowerCase());
   }
   // Short fragments (a one-letter password, "db") would eat unrelated words.
   return [...out].filter((f) => f.length >= 3).sort((a, b) => b.length - a.length);
 }
 
-/** Every (fragment, component) pair of `targets`, longest fragment first. */
+/**
+ * Every (fragment, label) pair of `targets`, longest fragment first. A bare host name (no port) is
+ * labelled `host`, not by a component: several upstreams often share one (127.0.0.1), and a host
+ * met alone (a consumer group member's address) is no component's.
+ */
 function configuredFragments(targets: UpstreamTargets): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
+  const hosts = new Set<string>();
   for (const k of Object.keys(COMPONENT) as Array<keyof UpstreamTargets>) {
     const v = targets[k];
     const values = typeof v === "string" ? [v] : (v ?? []);
-    for (const x of values) for (const f of fragmentsOf(x)) pairs.push([f, COMPONENT[k]]);
+    for (const x of values) for (const f of fragmentsOf(x, hosts)) pairs.push([f, COMPONENT[k]]);
   }
+  for (const h of hosts) if (h.length >= 3) pairs.push([h, "host"]);
   return pairs.sort((a, b) => b[0].length - a[0].length);
 }
 

@@ -4,59 +4,20 @@
  * and store faults — what keeps the dashboard alive and lets a presenter provoke each panel.
  */
 import { ulid } from "ulid";
-import type { Registry } from "prom-client";
 import { FaultyRepository } from "@/server/dedup/faulty-repository";
 import type { HandlerSetup } from "@/server/dedup/lint";
 import { type Message } from "@/server/dedup/message";
 import { CORRELATION_ID_KEY, DEDUP_ERROR_REASON, EVENT_TYPE_KEY, POISON_REASON_CLASS } from "@/server/dedup/names";
 import { dedupMetrics, dedupRecorder } from "@/server/dedup/metrics";
-import type { DedupRepository } from "@/server/dedup/repository";
 import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/workshop-types";
 import { DEMO_DLQ_TOPIC, DEMO_HANDLER_SPECS, DEMO_PARTITIONS, DEMO_TOPIC, demoHandlerSetups } from "@/server/notification/demo-handlers";
-import type { RedisClient } from "@/server/dedup-redis";
 import type { BeforeCommit, UnreadableRecord } from "@/server/transport/partition-pump";
 import { acceptEventType, buildStack, notificationHandler, Replica, type HandlerBehaviour, type ServiceHandler } from "@/server/notification/service";
-import type { SideEffectStore } from "@/server/notification/side-effects";
-import type { Transport } from "@/server/transport";
 import { consumerInfoGauge, replicaId } from "@/server/transport/replica-id";
-import { BackgroundDuplicates, type BackgroundDuplicatesOptions } from "./background-duplicates";
+import { BackgroundDuplicates } from "./background-duplicates";
+import type { DemoServiceOptions } from "./demo-options";
 
-/** Options of {@link DemoService}. */
-export interface DemoServiceOptions {
-  transport: Transport;
-  /** The dedup store shared by every replica (Redis, or one in-memory map in embedded mode). */
-  repository: DedupRepository;
-  /** The consumer's own Redis client (real mode): what the Redis cut-off disconnects. */
-  redis?: RedisClient;
-  store: SideEffectStore;
-  /** Service name (SERVICE_NAME): key prefix `<service>:dedup:<handler>`, metric label, groups `<service>.<handler>`. */
-  service: string;
-  registry?: Registry;
-  /** Initial traffic, messages per second (DEMO_RATE). @default 5 */
-  ratePerSec?: number;
-  /** Topic. @default demo.events */
-  topic?: string;
-  /** DLQ. @default demo.events.dlq */
-  dlqTopic?: string;
-  /**
-   * Offset commit interval of the demo's consumers (like kafkajs's auto-commit): a rebalance
-   * re-reads what was acked since the last commit. @default 2000
-   */
-  commitIntervalMs?: number;
-  /**
-   * Name of the main replica (`context.subscriber`, group clientId, DLQ metadata,
-   * `dedup_consumer_info`); further replicas of this service add `-r<n>` / `-crash<n>`.
-   * @default `<hostname>-<pid>`
-   */
-  replicaName?: string;
-  /** Fault injection on the main replica (`npm run worker -- --crash-before-commit`). @default none */
-  beforeCommit?: BeforeCommit;
-  /**
-   * A background of duplicates below 1 % with no toggle touched (occasional producer retries, a rare
-   * restart before commit; see background-duplicates.ts), or `false`. @default on in embedded mode
-   */
-  backgroundDuplicates?: Partial<BackgroundDuplicatesOptions> | false;
-}
+export type { DemoServiceOptions };
 
 type SourcesState = Omit<DemoSources, "mode" | "running">;
 

@@ -331,6 +331,16 @@ describe("issue 16: bounded cost per caller (real mode)", () => {
     // (idle p99 3.8 ms at load 5.8, no loop running). What stays is what the loops cost Redis itself:
     // a PING queued behind a browse call.
     const rt = canRunRealtime() && spawnSync("chrt", ["-a", "-f", "-p", "1", String(fa.redis.proc!.pid)]).status === 0;
+    // The inspector's own background count (every 60 s; its Lua calls are sized to 1.5 ms and
+    // bounded by the SLOWLOG test) must not land in this window: what is measured here is what the
+    // key-browser loops cost. Start a count now and wait until it finished, so the next one is
+    // ≥ 60 s away (the window is 23 s).
+    await fetch(`${fa.app.url}/api/handlers?refresh=1`);
+    const freshlyCounted = async () => {
+      const { scan } = (await (await fetch(`${fa.app.url}/api/handlers`)).json()) as { scan: { done: boolean; finishedAt: string | null } };
+      return scan.done && scan.finishedAt !== null && Date.now() - Date.parse(scan.finishedAt) < 10_000;
+    };
+    await expect.poll(freshlyCounted, { timeout: 75_000, interval: 250 }).toBe(true);
     const baseline = await pingLatencies(fa.redis.port, fa.password, 3_000, 5, rt);
     const statuses = new Map<number, number>();
     let stop = false;
@@ -352,5 +362,5 @@ describe("issue 16: bounded cost per caller (real mode)", () => {
     expect(statuses.get(429) ?? 0).toBeGreaterThan(0);
     expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
     expect(p99).toBeLessThan(3);
-  }, 60_000);
+  }, 150_000);
 });

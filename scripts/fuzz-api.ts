@@ -17,6 +17,7 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { optArg } from "./lib/args";
+import { MAX_BODY_BYTES } from "@/server/access";
 
 const ROOT = join(__dirname, "..");
 
@@ -26,6 +27,8 @@ const CONCURRENCY = Number(optArg("concurrency") ?? 8);
 const PID = optArg("pid") ? Number(optArg("pid")) : undefined;
 const FORBIDDEN = (optArg("forbidden") ?? "").split(",").filter(Boolean);
 const MAX_RSS_GROWTH_MB = Number(optArg("max-rss-growth-mb") ?? 256);
+/** The app's request body limit (server/access.ts MAX_BODY_BYTES): a larger body is refused by its Content-Length. */
+const BODY_LIMIT_BYTES = MAX_BODY_BYTES;
 const JSON_OUT = optArg("json");
 let seed = Number(optArg("seed") ?? Date.now() % 1_000_000);
 const SEED = seed;
@@ -284,6 +287,13 @@ async function main(): Promise<void> {
       // The server answered with headers larger than undici accepts (a redirect echoing a huge URL).
       if (code === "UND_ERR_HEADERS_OVERFLOW") {
         rep.byStatus.headers_overflow = (rep.byStatus.headers_overflow ?? 0) + 1;
+        return;
+      }
+      // A body above the app's limit is refused by its Content-Length (413) without being read; the
+      // server may then close the connection while the client is still sending (RFC 9110 §15.5.14),
+      // which the client sees as a reset. Counted apart, not as "no answer".
+      if ((code === "ECONNRESET" || code === "EPIPE") && payload !== undefined && Buffer.byteLength(payload) > BODY_LIMIT_BYTES) {
+        rep.byStatus.refused_by_close = (rep.byStatus.refused_by_close ?? 0) + 1;
         return;
       }
       rep.byStatus.no_answer = (rep.byStatus.no_answer ?? 0) + 1;

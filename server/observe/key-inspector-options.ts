@@ -1,4 +1,5 @@
 /** The Redis key inspector's options, their defaults and their checks. */
+import { ALL_DEDUP_KEYS_GLOB } from "@/server/dedup/names";
 
 /** Options of the `KeyInspector` (server/observe/key-inspector.ts). */
 export interface KeyInspectorOptions {
@@ -44,7 +45,7 @@ export interface KeyInspectorOptions {
 
 /** Defaults of {@link KeyInspectorOptions}. */
 export const DEFAULT_KEY_INSPECTOR_OPTIONS: KeyInspectorOptions = {
-  prefixes: ["*:dedup:*"],
+  prefixes: [ALL_DEDUP_KEYS_GLOB],
   exactMaxKeys: 2_000_000,
   scanCount: 1000,
   estimateSamples: 40_000,

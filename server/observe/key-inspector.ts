@@ -4,7 +4,7 @@ import { adapt, firstCount, keysWithoutTtl, mergeReply, TTL_BUCKET_BOUNDS, type 
 import { ESTIMATE_SAMPLE_READS, estimateKeys } from "./key-inspector-estimate";
 import { buildHandlers } from "./key-inspector-handlers";
 import { resolveKeyInspectorOptions, type KeyInspectorOptions } from "./key-inspector-options";
-import type { Inspection, InspectorState, KeySource } from "./key-source";
+import { recountShare, type Inspection, type InspectorState, type KeySource } from "./key-source";
 import { readSamples } from "./key-samples";
 import { runAggregate, type AggregateReply } from "./key-scripts";
 import { masters, whenReady, type RedisLike } from "./redis-client";
@@ -62,9 +62,7 @@ export class KeyInspector implements KeySource {
    * ("2,013 keys at 18:20:04 · recount 40 %"), never the partial totals of the running scan.
    */
   recount(): number | null {
-    const p = this.state.progress;
-    if (!this.running || p.done) return null;
-    return p.total > 0 ? Math.min(1, p.scanned / p.total) : 0;
+    return recountShare(this.running !== null, this.state.progress);
   }
 
   /**

@@ -51,3 +51,12 @@ export interface InspectorState {
   /** Last error (Redis down…), cleared by the next successful run. */
   error: string | null;
 }
+
+/**
+ * Progress (0..1) of a recount running now, `null` when none runs — both inspectors' `recount()`.
+ * Pages show the last completed count with this beside it, never the running scan's partial totals.
+ */
+export function recountShare(running: boolean, p: ScanProgress): number | null {
+  if (!running || p.done) return null;
+  return p.total > 0 ? Math.min(1, p.scanned / p.total) : 0;
+}

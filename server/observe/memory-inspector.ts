@@ -5,12 +5,13 @@
  * Counts, TTL buckets, states and keys without TTL are exact (every key is read); bytes per key are
  * an estimate of the process heap a key holds (labelled `bytesEstimated`).
  */
+import { ALL_DEDUP_KEYS_GLOB } from "@/server/dedup/names";
 import type { HandlerKeys, KeyEntry, KeyLookupResponse, KeysResponse, KeyState, ScanProgress, TtlBucket } from "@/lib/api-types";
 import { BadRequestError } from "./errors";
 import { PrefixGlobs, prefixOfKey, splitPrefix } from "./glob";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
 import { splitByState, TTL_BUCKETS } from "./key-accum";
-import type { Inspection, InspectorState, KeySource } from "./key-source";
+import { recountShare, type Inspection, type InspectorState, type KeySource } from "./key-source";
 import { classifyValue } from "./key-samples";
 
 /** One key of an in-memory store. `expiresAt` is epoch ms, `null` for a key without TTL. */
@@ -104,7 +105,7 @@ export class MemoryInspector implements KeySource {
     private readonly stores: () => readonly MemoryKeyStore[],
     opts: Partial<MemoryInspectorOptions> = {},
   ) {
-    this.opts = { prefixes: ["*:dedup:*"], staleAfterMs: 5000, refreshMinIntervalMs: 2000, maxHandlers: 1000, ...opts };
+    this.opts = { prefixes: [ALL_DEDUP_KEYS_GLOB], staleAfterMs: 5000, refreshMinIntervalMs: 2000, maxHandlers: 1000, ...opts };
     this.globs = new PrefixGlobs(this.opts.prefixes);
   }
 
@@ -121,8 +122,7 @@ export class MemoryInspector implements KeySource {
   }
 
   recount(): number | null {
-    const p = this.state.progress;
-    return this.running && !p.done ? (p.total > 0 ? Math.min(1, p.scanned / p.total) : 0) : null;
+    return recountShare(this.running !== null, this.state.progress);
   }
 
   refresh(_mode: "auto" | "exact" | "estimate" = "auto"): { started: boolean; retryAfterMs: number } {

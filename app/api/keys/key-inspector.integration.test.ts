@@ -1,8 +1,9 @@
 /**
- * Key inspection on a seeded keyspace in a private redis-server (random port, slowlog at 5 ms):
+ * Key inspection on a seeded keyspace in a private redis-server (random port, every command in SLOWLOG):
  * 210k dedup keys over 5 handlers, keys without TTL, unrelated keys and near misses, and
  * handler names full of glob characters. Exact counts equal the seed; the estimate falls inside
- * its stated bound; no command the inspector or the key browser sends shows in SLOWLOG; the key
+ * its stated bound; the commands the inspector and the key browser send stay inside their size
+ * (SLOWLOG of every command: p99 < 3 ms, VM pauses aside); the key
  * routes never return a key outside the configured prefixes.
  */
 import { Redis } from "ioredis";
@@ -62,16 +63,15 @@ for (const g of [...HANDLERS, ...WEIRD]) {
 }
 const inGlobs = globToRegExp("*:dedup:*");
 /**
- * Measured on the 2-core CI VM (2026-11-30): a hypervisor pause adds 3-4 ms to whatever command Redis
- * runs at that moment, even a plain `SCAN … COUNT 150` (logged at 3.6 ms) under SCHED_FIFO; the
- * inspector's calls of a run met one such pause in 1 of 3 idle runs (5.5-5.7 ms).
+ * Measured on the 2-core CI VM: a hypervisor pause adds 3-13 ms to whatever command Redis runs at
+ * that moment, even a plain `SCAN … COUNT 500` (median 0.35 ms) under SCHED_FIFO — a fresh-clone
+ * `npm test` (2026-12-01, fault cases beside this file) logged 5 of one browse's ~420 SCANs at
+ * 5.9-13.3 ms. So the sizing is asserted on the distribution of every command the observe client
+ * sent (SLOWLOG at 0 µs), not on its few slowest.
  */
-const VM_PAUSE_NOTE = "a hypervisor pause adds 3-4 ms to any command on this VM";
-/**
- * Commands over 5 ms tolerated: idle, 0 or 1 per run (3 runs); in `npm test`, with other test files
- * on the same 2 cores, one run logged 3 (5.2-5.5 ms).
- */
-const PAUSES_ALLOWED = 5;
+const VM_PAUSE_NOTE = "a hypervisor pause adds 3-13 ms to any command on this VM";
+/** Share of the observe client's commands allowed over 5 ms (pauses): 1 %. */
+const PAUSED_SHARE = 0.01;
 
 let srv: OwnRedis;
 let admin: Redis;
@@ -82,6 +82,9 @@ beforeAll(async () => {
   srv = await startOwnRedis({ realtime: true });
   admin = new Redis(srv.url);
   await seedKeys(admin, [...HANDLERS, ...WEIRD, ...UNRELATED]);
+  // Every command from here on, with its duration (the seed's are not ours).
+  await admin.config("SET", "slowlog-max-len", "200000");
+  await admin.config("SET", "slowlog-log-slower-than", "0");
   await admin.slowlog("RESET");
   client = createObserveRedis({ url: srv.url });
   ctx = createObserveContext({
@@ -137,8 +140,8 @@ describe("KeyInspector on 210k seeded dedup keys", () => {
     expect(banned.service).toBe("notification");
     expect(banned.handler).toBe("on-user-banned");
     // The slowest call's own server time (Redis TIME in the script): a VM pause may land in one call
-    // (see VM_PAUSE_NOTE), never a 10 ms one (Redis' default SLOWLOG threshold).
-    expect(r.maxCallMicros).toBeLessThan(10_000);
+    // (see VM_PAUSE_NOTE: up to 13.3 ms measured), never a budget overrun beyond that.
+    expect(r.maxCallMicros).toBeLessThan(20_000);
   });
 
   it("with the sampled TTL check (ttlCheck: sample): counts stay exact, no-TTL keys are scaled from the sample", async () => {
@@ -256,16 +259,18 @@ describe("KeyInspector on 210k seeded dedup keys", () => {
     expect(keys.every((k) => k.startsWith("weird*svc:dedup:h[1]?:"))).toBe(true);
   });
 
-  it("sent no command slower than 5 ms (SLOWLOG) but for the rare VM pause, none slower than 10 ms", async () => {
-    const log = (await admin.slowlog("GET", 128)) as Array<[number, number, number, string[], string, string]>;
-    const ours = log.filter((e) => e[5] === "dedup-health-observe");
-    const text = ours.map((e) => `${e[2]} µs ${e[3].slice(0, 4).join(" ")}`);
-    if (text.length > 0) console.log(`[slowlog] over 5 ms: ${text.join("; ")} (${VM_PAUSE_NOTE})`);
-    // Calls are sized to ~1.5 ms (maxCallMicros), so only a pause lifts one over 5 ms: at most
-    // PAUSES_ALLOWED of the suite's several hundred calls. Calls sized to 2.5 ms gave 8 here; a
-    // fixed COUNT 1000 puts a tenth of all calls over 3 ms even on an idle machine.
-    expect(text.length, text.join("; ")).toBeLessThanOrEqual(PAUSES_ALLOWED);
-    expect(ours.filter((e) => e[2] >= 10_000).map((e) => e[2])).toEqual([]);
+  it("its commands are sized to ~1.5 ms: p99 under 3 ms, at most 1 % over 5 ms (VM pauses)", async () => {
+    const log = (await admin.slowlog("GET", -1)) as Array<[number, number, number, string[], string, string]>;
+    const ours = log.filter((e) => e[5] === "dedup-health-observe").map((e) => ({ us: e[2], cmd: e[3].slice(0, 6).join(" ") }));
+    expect(ours.length).toBeGreaterThan(500);
+    const sorted = ours.map((e) => e.us).sort((a, b) => a - b);
+    const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+    const slow = ours.filter((e) => e.us > 5_000);
+    console.log(`[slowlog] ${ours.length} commands: median ${q(0.5)} µs, p99 ${q(0.99)} µs, max ${sorted[sorted.length - 1]} µs; over 5 ms: ${slow.map((e) => `${e.us} µs ${e.cmd}`).join("; ") || "none"} (${VM_PAUSE_NOTE})`);
+    // Calls are sized to ~1.5 ms (maxCallMicros; SCAN COUNT ≤ 500 ≈ 0.35 ms): a fixed COUNT 1000 in
+    // the inspector put a tenth of all calls over 3 ms even on an idle machine; that fails here.
+    expect(q(0.99)).toBeLessThan(3_000);
+    expect(slow.length, slow.map((e) => `${e.us} µs ${e.cmd}`).join("; ")).toBeLessThanOrEqual(Math.max(2, Math.ceil(ours.length * PAUSED_SHARE)));
   });
 });
 

@@ -242,6 +242,42 @@ function pagesSuite(mode: Mode) {
     await page.close();
   });
 
+  it("painted by the server: before any bundle runs, the overview and the handler page show the ratio and the charts' lines", async () => {
+    // What the HTML carries before the client bundle runs (issue 15, "Pages"): the prefetched
+    // numbers and the server's drawing of each chart (recharts 3 draws nothing on the server). The
+    // app's script chunks are refused, so nothing hydrates; the HTML's own streaming scripts still
+    // put each streamed part in place, as they do before the bundle arrives on a real load.
+    const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const page = await ctx.newPage();
+    await page.route("**/_next/static/chunks/**", (r) => (r.request().url().endsWith(".js") ? r.abort() : r.continue()));
+    const section = page.locator(`[data-handler="${target.service}/${target.handler}"]`);
+    const chart = section.getByTestId("chart-duplicate-ratio").first();
+    // The server answers from its prefetch budget (800 ms): a cold upstream may leave a panel to the browser, so reload until drawn.
+    // (A flat line has an empty bounding box, which Playwright calls hidden: the chart's visibility is what is checked.)
+    await expect
+      .poll(async () => {
+        await page.goto(`${app.url}/?refresh=off`);
+        return (await chart.isVisible()) && (await chart.locator("[data-static-line]").count()) > 0;
+      }, { timeout: 20_000 })
+      .toBe(true);
+    expect(await page.locator(".recharts-line").count()).toBe(0);
+    expect(await section.getByTestId("stat-ratio").first().textContent()).toMatch(/\d%/);
+    // The threshold and the normal band are drawn with their labels, and the legend has its numbers.
+    expect(await chart.locator(".threshold-normal").isVisible()).toBe(true);
+    expect(await chart.textContent()).toMatch(/10% alert[^]*< 1% normal|< 1% normal[^]*10% alert/);
+    expect(await chart.getByTestId("legend-row").first().textContent()).toMatch(/\d/);
+    await screenshot(page, `${mode}-overview-server-drawn`);
+    const handlerChart = page.getByTestId("chart-duplicate-ratio").first();
+    await expect
+      .poll(async () => {
+        await page.goto(`${app.url}/handlers/${encodeURIComponent(target.service)}/${encodeURIComponent(target.handler)}?refresh=off`);
+        return (await handlerChart.isVisible()) && (await handlerChart.locator("[data-static-line]").count()) > 0;
+      }, { timeout: 20_000 })
+      .toBe(true);
+    await screenshot(page, `${mode}-handler-server-drawn`);
+    await ctx.close();
+  });
+
   it("overview in the dark theme, toggled from the keyboard", async () => {
     const { page, errors } = await newTimedPage(DUP_LINE);
     await page.goto(`${app.url}/?refresh=off`);

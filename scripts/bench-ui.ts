@@ -7,7 +7,9 @@
  * port, e.g. under the e2e lock), the demo's traffic with a 5 % forwarder re-publish so every chart has a line,
  * then `--loads` cold loads (a fresh browser context each: empty cache) of `/` and of the busiest
  * handler's page in headless Chromium. Painted = the first handler's duplicate ratio number AND the
- * duplicate-ratio chart's line are on screen (ms since navigation start). One warm-up load of each
+ * duplicate-ratio chart's line are on screen (ms since navigation start): the server's drawing of
+ * the line counts (it is the data, in the HTML); when recharts' interactive chart replaced it is
+ * reported beside (`interactiveMedianMs`). One warm-up load of each
  * page is not counted (the server's first render compiles its code paths). The median is reported
  * with every load and the 1-minute load average beside it.
  */
@@ -28,8 +30,13 @@ const PORT = Number(arg("port", "3000"));
 if (!(Number.isInteger(LOADS) && LOADS >= 1 && LOADS <= 20)) throw new RangeError("bench-ui: --loads must be an integer in [1, 20]");
 if (!existsSync(join(DIR, ".next", "BUILD_ID"))) throw new Error(`bench-ui: no build in ${DIR}/.next (run next build there first)`);
 
-/** The page shows data: a duplicate ratio figure and a drawn duplicate-ratio line. */
-const LINE = '[data-testid="chart-duplicate-ratio"] .recharts-line';
+/**
+ * The page shows data: a duplicate ratio figure and a drawn duplicate-ratio line — the server's
+ * drawing of the prefetched series (components/charts/static-chart.tsx) or recharts' line.
+ */
+const LINE = '[data-testid="chart-duplicate-ratio"] :is([data-static-line], .recharts-line)';
+/** The interactive chart (recharts, tooltips) has replaced the server's drawing: reported beside. */
+const INTERACTIVE = '[data-testid="chart-duplicate-ratio"] .recharts-line';
 const RATIO = '[data-testid="stat-ratio"]';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
@@ -79,7 +86,7 @@ async function drive(url: string): Promise<string> {
 }
 
 /** One cold load of `path`: ms until the ratio number and the ratio line are painted, and until the number alone. */
-async function coldLoad(browser: Browser, url: string): Promise<{ paintedMs: number; firstNumberMs: number }> {
+async function coldLoad(browser: Browser, url: string): Promise<{ paintedMs: number; firstNumberMs: number; interactiveMs: number }> {
   const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   const page = await ctx.newPage();
   // A string, not a function: tsx keeps function names with a helper the page does not have.
@@ -89,6 +96,7 @@ async function coldLoad(browser: Browser, url: string): Promise<{ paintedMs: num
       const n = [...document.querySelectorAll(${JSON.stringify(RATIO)})].some((e) => /\\d%/.test(e.textContent || ""));
       if (w.__number === undefined && n) w.__number = performance.now();
       if (w.__painted === undefined && w.__number !== undefined && document.querySelector(${JSON.stringify(LINE)})) w.__painted = performance.now();
+      if (w.__interactive === undefined && document.querySelector(${JSON.stringify(INTERACTIVE)})) w.__interactive = performance.now();
     };
     new MutationObserver(check).observe(document, { subtree: true, childList: true, characterData: true });
     document.addEventListener("DOMContentLoaded", check);
@@ -97,7 +105,7 @@ async function coldLoad(browser: Browser, url: string): Promise<{ paintedMs: num
   try {
     // Polled from here: waitForFunction evaluates inside the page, which the page's CSP forbids.
     const end = Date.now() + 30_000;
-    while ((await page.evaluate("window.__painted")) === undefined) {
+    while ((await page.evaluate("window.__painted === undefined || window.__interactive === undefined")) === true) {
       if (Date.now() > end) throw new Error("timeout 30 s");
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -106,7 +114,7 @@ async function coldLoad(browser: Browser, url: string): Promise<{ paintedMs: num
     const seen = await page.evaluate(`({ ratios: [...document.querySelectorAll(${JSON.stringify(RATIO)})].map((x) => x.textContent), lines: document.querySelectorAll(${JSON.stringify(LINE)}).length })`);
     throw new Error(`${url}: data not painted within 30 s (${JSON.stringify(seen)}; screenshot /tmp/bench-ui-timeout.png): ${(e as Error).message}`);
   }
-  const r = (await page.evaluate("({ paintedMs: Math.round(window.__painted), firstNumberMs: Math.round(window.__number) })")) as { paintedMs: number; firstNumberMs: number };
+  const r = (await page.evaluate("({ paintedMs: Math.round(window.__painted), firstNumberMs: Math.round(window.__number), interactiveMs: Math.round(window.__interactive) })")) as { paintedMs: number; firstNumberMs: number; interactiveMs: number };
   await ctx.close();
   return r;
 }
@@ -120,12 +128,12 @@ async function main(): Promise<void> {
     const out: Record<string, unknown> = {};
     for (const [name, path] of Object.entries(pages)) {
       await coldLoad(browser, `${app.url}${path}`); // warm-up, not counted
-      const loads: Array<{ paintedMs: number; firstNumberMs: number; load1m: number }> = [];
+      const loads: Array<{ paintedMs: number; firstNumberMs: number; interactiveMs: number; load1m: number }> = [];
       for (let i = 0; i < LOADS; i++) loads.push({ ...(await coldLoad(browser, `${app.url}${path}`)), load1m: +loadavg()[0]!.toFixed(2) });
       const m = median(loads.map((l) => l.paintedMs));
-      console.log(`[bench-ui] ${name} ${path}: data painted median ${m} ms over ${LOADS} cold loads (${loads.map((l) => l.paintedMs).join(", ")}); first number ${median(loads.map((l) => l.firstNumberMs))} ms; load ${loads.map((l) => l.load1m).join(", ")}`);
+      console.log(`[bench-ui] ${name} ${path}: data painted median ${m} ms over ${LOADS} cold loads (${loads.map((l) => l.paintedMs).join(", ")}); first number ${median(loads.map((l) => l.firstNumberMs))} ms; interactive chart (recharts) ${median(loads.map((l) => l.interactiveMs))} ms; load ${loads.map((l) => l.load1m).join(", ")}`);
       out[`ui.${name}_data_painted_ms`] = m;
-      out[`${name}Detail`] = { path, loads, firstNumberMedianMs: median(loads.map((l) => l.firstNumberMs)), loadAvg1m: median(loads.map((l) => l.load1m)) };
+      out[`${name}Detail`] = { path, loads, firstNumberMedianMs: median(loads.map((l) => l.firstNumberMs)), interactiveMedianMs: median(loads.map((l) => l.interactiveMs)), loadAvg1m: median(loads.map((l) => l.load1m)) };
     }
     if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(out, null, 2));
     console.log(JSON.stringify(out));

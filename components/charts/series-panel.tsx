@@ -10,7 +10,7 @@ import { REFRESH_MS, RANGE_LABELS, useViewState } from "@/lib/url-state";
 import { EmptyState, Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
 import { TimeSeriesChart } from "./lazy";
-import type { ChartThreshold } from "./time-series-chart";
+import type { ChartThreshold } from "./chart-common";
 
 /** A panel that loads one named series for the URL's range and draws it with its thresholds. */
 export function SeriesPanel({

@@ -1,16 +1,19 @@
 "use client";
 
 import { useEffect, useRef, useState, type ReactNode } from "react";
+import { InteractiveCharts } from "../charts/lazy";
 
-/** How long after hydration a deferred panel mounts even if it was never scrolled to. */
+/** How long after hydration a deferred panel's charts turn interactive even if it was never scrolled to. */
 export const DEFER_MS = 1_200;
 
 /**
- * Mounts `children` (a chart panel below the fold) once it comes near the viewport, or
- * {@link DEFER_MS} after hydration, whichever is first: the charts at the top of the page draw
- * without the ones below competing for the main thread (issue 15, "charts lazy below the fold").
- * Until then a placeholder of `height` px keeps the layout from jumping. The server and the first
- * client render both draw the placeholder, so hydration matches.
+ * Renders `children` (chart panels below the fold) at once — their charts as the server's drawing
+ * of the data (components/charts/static-chart.tsx), so the page's HTML has every line — and lets
+ * them switch to the interactive chart (recharts) once they come near the viewport, or
+ * {@link DEFER_MS} after hydration, whichever is first: the charts at the top of the page turn
+ * interactive without the ones below competing for the main thread (issue 15, "charts lazy below
+ * the fold"). The server and the first client render both draw the static charts, so hydration
+ * matches.
  */
 export function DeferMount({ children, height }: { children: ReactNode; height: number }) {
   const ref = useRef<HTMLDivElement>(null);
@@ -26,6 +29,9 @@ export function DeferMount({ children, height }: { children: ReactNode; height: 
       io?.disconnect();
     };
   }, [on]);
-  if (on) return <>{children}</>;
-  return <div ref={ref} style={{ minHeight: height }} aria-busy="true" data-deferred="" />;
+  return (
+    <div ref={ref} style={{ minHeight: height }} {...(on ? {} : { "data-deferred": "" })}>
+      <InteractiveCharts.Provider value={on}>{children}</InteractiveCharts.Provider>
+    </div>
+  );
 }

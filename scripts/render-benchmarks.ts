@@ -103,7 +103,7 @@ export const FIGURES: Record<string, { target: number; goal: "min" | "max" | "ab
     target: 1000,
     goal: "max",
     referenceIs: "ms until the first number alone (stat tile), same loads",
-    what: "overview `/`: ms from navigation to the ratio number and its chart line painted (`next start`, live stack, median of 5 cold loads, headless Chromium)",
+    what: "overview `/`: ms from navigation to the ratio number and its chart line painted — the server's drawing or recharts' (`next start`, live stack, median of 5 cold loads, headless Chromium)",
     source: "issue 15",
   },
   "ui.handler_data_painted_ms": {
@@ -247,8 +247,9 @@ function pagesAndFleetSection(rs: BenchResult[]): string[] {
   const L: string[] = ["## Pages and the fleet overview", "", "How the pages are painted by the server and how the overview scales to a fleet, with the A/B figures: [UI.md](UI.md#performance-pages-painted-by-the-server-and-the-fleet).", ""];
   for (const p of ["overview", "handler"] as const) {
     const r = get(rs, `ui.${p}_data_painted_ms`);
-    const d = detailOf<{ path?: string; loads?: Array<{ paintedMs: number; load1m: number }>; loadAvg1m?: number }>(r);
-    if (r) L.push(`- ${p} \`${d.path ?? "?"}\`: data painted ${(d.loads ?? []).map((l) => `${l.paintedMs} ms`).join(", ")} (median ${num(r.value, "ms")}), load average ${(d.loads ?? []).map((l) => l.load1m.toFixed(2)).join(", ")}.`);
+    const d = detailOf<{ path?: string; loads?: Array<{ paintedMs: number; load1m: number }>; loadAvg1m?: number; interactiveMedianMs?: number }>(r);
+    const interactive = d.interactiveMedianMs === undefined ? "" : `; recharts' interactive chart replaced the server's drawing at ${num(d.interactiveMedianMs, "ms")} (median)`;
+    if (r) L.push(`- ${p} \`${d.path ?? "?"}\`: data painted ${(d.loads ?? []).map((l) => `${l.paintedMs} ms`).join(", ")} (median ${num(r.value, "ms")})${interactive}, load average ${(d.loads ?? []).map((l) => l.load1m.toFixed(2)).join(", ")}.`);
   }
   const f = get(rs, "fleet.overview_p95_ms_200_handlers_50_viewers");
   const fd = detailOf<{ requests?: number; p50?: number; p99?: number; errors?: number; queriesPerRefresh?: { h10: number; h200: number }; servedByPrometheus?: { h10: number; h200: number }; loadStart?: number[] }>(f);

@@ -1,0 +1,56 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { parseConfig } from "./config";
+import { answer, fail } from "./http";
+
+type G = typeof globalThis & { __dedupHealthConfig?: unknown };
+const g = globalThis as G;
+const saved = g.__dedupHealthConfig;
+const savedOrigin = process.env.__NEXT_PRIVATE_ORIGIN;
+afterEach(() => {
+  g.__dedupHealthConfig = saved;
+  if (savedOrigin === undefined) delete process.env.__NEXT_PRIVATE_ORIGIN;
+  else process.env.__NEXT_PRIVATE_ORIGIN = savedOrigin;
+});
+
+const PROM = "http://promUser:promPass9@prom.internal:9090";
+/** An upstream error as the overview, series and alerts answers carry it. */
+const body = () => ({ upstream: { prometheus: { status: "down", detail: `prometheus: GET ${PROM}/api/v1/query failed: ECONNREFUSED` } } });
+/** What Next's server passes on for a browser on this machine (the socket's address in X-Forwarded-For). */
+const local = { host: "localhost:3000", "x-forwarded-for": "127.0.0.1" };
+
+describe("answer / fail: upstream detail only for a local viewer with SHOW_UPSTREAM_DETAIL=on (issue 16)", () => {
+  const req = (headers: Record<string, string>) => new Request("http://localhost:3000/api/overview", { headers });
+  const detailOf = async (res: Response) => JSON.stringify(await res.json());
+
+  it("redacts for everybody by default, the local viewer included", async () => {
+    process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
+    g.__dedupHealthConfig = parseConfig({ PROMETHEUS_URL: PROM });
+    const text = await detailOf(answer(req(local), body()));
+    expect(text).toContain("<prometheus>");
+    expect(text).not.toMatch(/promPass9|promUser|prom\.internal/);
+    expect(await detailOf(fail(req(local), 503, "unavailable", `prometheus: ${PROM} ECONNREFUSED`))).not.toContain("promPass9");
+  });
+
+  it("shows it to a local viewer when the option is on", async () => {
+    process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
+    g.__dedupHealthConfig = parseConfig({ PROMETHEUS_URL: PROM, SHOW_UPSTREAM_DETAIL: "on" });
+    expect(await detailOf(answer(req(local), body()))).toContain("prom.internal:9090");
+    expect(await detailOf(fail(req(local), 503, "unavailable", `prometheus: ${PROM} ECONNREFUSED`))).toContain("prom.internal");
+  });
+
+  it("never to a viewer that only claims to be local, nor when the app listens beyond loopback", async () => {
+    process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
+    g.__dedupHealthConfig = parseConfig({ PROMETHEUS_URL: PROM, SHOW_UPSTREAM_DETAIL: "on" });
+    for (const headers of [
+      { host: "localhost:3000", "x-forwarded-for": "203.0.113.7, 127.0.0.1" }, // a proxy in front, not trusted
+      { host: "localhost:3000", "x-forwarded-for": "127.0.0.1", "x-real-ip": "203.0.113.7" },
+      { host: "dashboard.example.com", "x-forwarded-for": "127.0.0.1" },
+      { host: "localhost:3000", "x-forwarded-for": "127.0.0.1", origin: "https://evil.example" },
+    ]) {
+      const text = await detailOf(answer(req(headers), body()));
+      expect(text, JSON.stringify(headers)).not.toMatch(/promPass9|prom\.internal/);
+    }
+    process.env.__NEXT_PRIVATE_ORIGIN = "http://0.0.0.0:3000";
+    expect(await detailOf(answer(req(local), body()))).not.toMatch(/prom\.internal/);
+  });
+});

@@ -238,6 +238,7 @@ export function renderBenchmarks(results: BenchResult[]): string {
   L.push(...pagesAndFleetSection(results));
   L.push(...consumerSection(results));
   L.push(...memorySection(results));
+  L.push(...ciSection(results));
   L.push(...otherMisses(results));
   return `${L.join("\n")}\n`;
 }
@@ -453,6 +454,24 @@ function otherMisses(rs: BenchResult[]): string[] {
       `- \`inspect.estimate_ms_1m_keys\` = ${num(est.value)} ms: the median of 5 runs (${d.runs?.join(", ") ?? "?"} ms) of ${d.draws ?? "?"} sampled keys (${d.method ?? "RANDOMKEY draws"}), each mostly server time on a Redis that shares the 2 cores (worst per-handler error ${d.worstHandlerErrorPct ?? "?"}%, inside ±3%). Owner: backend (\`KeyInspector.estimate\`: fewer draws for the same bound, or draws on several connections).`,
     );
   }
+  L.push("");
+  return L;
+}
+
+/** `ci.wall_s`: the phases of the fresh-clone `.ci/run` it was read from (test-results/ci-timing.json). */
+function ciSection(rs: BenchResult[]): string[] {
+  const r = get(rs, "ci.wall_s");
+  if (!r) return [];
+  const d = detailOf<{ phases?: Array<{ phase: string; s: number }>; commit?: string; finishedAt?: string; mode?: string }>(r);
+  const L: string[] = ["## CI wall time", ""];
+  L.push(`\`bash .ci/run\` on a fresh clone of \`${d.commit ?? "?"}\` (finished ${d.finishedAt ?? "?"}, ${d.mode ?? "?"} order): **${num(r.value)} s** wall; the same phases one after another ${num(r.reference)} s.`);
+  L.push("");
+  if (d.phases?.length) {
+    L.push("| Phase | s |", "|---|---|");
+    for (const p of d.phases) L.push(`| ${p.phase.trim()} | ${num(p.s)} |`);
+    L.push("");
+  }
+  L.push("The order and what each phase may run beside: scripts/test-all.sh; the levers tried and the next ones: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md).");
   L.push("");
   return L;
 }

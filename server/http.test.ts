@@ -41,12 +41,13 @@ describe("answer / fail: upstream detail only for a local viewer with SHOW_UPSTR
   it("never to a viewer that only claims to be local, nor when the app listens beyond loopback", async () => {
     process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
     g.__dedupHealthConfig = parseConfig({ PROMETHEUS_URL: PROM, SHOW_UPSTREAM_DETAIL: "on" });
-    for (const headers of [
+    const claims: Array<Record<string, string>> = [
       { host: "localhost:3000", "x-forwarded-for": "203.0.113.7, 127.0.0.1" }, // a proxy in front, not trusted
       { host: "localhost:3000", "x-forwarded-for": "127.0.0.1", "x-real-ip": "203.0.113.7" },
       { host: "dashboard.example.com", "x-forwarded-for": "127.0.0.1" },
       { host: "localhost:3000", "x-forwarded-for": "127.0.0.1", origin: "https://evil.example" },
-    ]) {
+    ];
+    for (const headers of claims) {
       const text = await detailOf(answer(req(headers), body()));
       expect(text, JSON.stringify(headers)).not.toMatch(/promPass9|prom\.internal/);
     }

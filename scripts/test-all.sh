@@ -3,12 +3,9 @@
 # suite (test/faults) — with the stack started once and the fault suite beside the vitest projects
 # where their timing does not collide:
 #   1. stack up (Redis, Kafka, Prometheus, Redis Cluster; also fetches the Kafka jars the fault suite needs)
-#   2. in parallel: [type-check + next build, then vitest unit + integration]  ||  [fault cases that need no
-#      app, then, once that build is done, the fault cases that run it (fuzz, access, 50-viewer load)]
+#   2. in parallel: [type-check + next build, then vitest unit + integration]  ||  [fault cases that need no app]
 #   3. vitest e2e (browser timings: nothing beside it)
-# The fault cases run one after another in one stream: they share the suite's broker on 19092 (one
-# case restarts it) and test-faults.sh stops what any case left behind. The app cases assert no
-# latency bound (the load case reports its p95), so they need not wait for the cores.
+#   4. the fault cases that run the built app (fuzz, access, 50-viewer load: latency figures)
 # TEST_SERIAL=1 runs them one after another instead (scripts/test-vitest.sh, then scripts/test-faults.sh).
 # At the end: what each phase cost, then ONE closing line `N passed, N failed` over every vitest
 # report. Stops only what it started. Timing goes to test-results/ci-timing.json (`npm run bench`
@@ -34,7 +31,7 @@ if [ -n "${CI_PRE_PHASES:-}" ]; then
 fi
 
 mkdir -p test-results/faults
-rm -f test-results/ci-*.json test-results/ci-bg-seconds test-results/ci-bg-app-seconds test-results/ci-build-status test-results/faults/ci-*.json test-results/faults/ci-*.jsonl
+rm -f test-results/ci-*.json test-results/ci-bg-seconds test-results/faults/ci-*.json test-results/faults/ci-*.jsonl
 # Fault cases that start the built app (scripts/test-faults.sh builds it when missing: here npm test does).
 APP_CASES=(test/faults/access.faults.test.ts test/faults/api-fuzz.faults.test.ts test/faults/load.faults.test.ts)
 OTHER_CASES=()
@@ -105,11 +102,8 @@ bash scripts/stack.sh up "${COMPONENTS[@]}"
 mark "stack up" $((SECONDS - t))
 
 rc=0
-# 2. The fault cases without the app (own broker on 19092, own redis-servers, workers), then those
-#    with the app once the foreground's next build is done, beside the type-check, next build, unit
-#    and integration projects (shared stack on the default ports).
-BUILD_MARKER=test-results/ci-build-status
-rm -f "$BUILD_MARKER"
+# 2. The fault cases without the app (own broker on 19092, own redis-servers, workers) beside the
+#    type-check, next build, unit and integration projects (shared stack on the default ports).
 t=$SECONDS
 (
   s=$SECONDS
@@ -118,31 +112,17 @@ t=$SECONDS
     bash scripts/test-faults.sh --reporter=default --reporter=json --outputFile.json=test-results/faults/ci-faults-1.json "${OTHER_CASES[@]}" 2>&1 \
     | sed -u 's/^/[bg] /' || rc=$?
   echo $((SECONDS - s)) > test-results/ci-bg-seconds
-  # The app cases need the build of the foreground (written by scripts/test-vitest.sh, or "failed").
-  for _ in $(seq 1 900); do [ -s "$BUILD_MARKER" ] && break; sleep 1; done
-  a=$SECONDS
-  if [ "$(cat "$BUILD_MARKER" 2>/dev/null)" = ok ]; then
-    FAULTS_BUILD=skip FAULTS_RESULTS_FILE=test-results/faults/ci-results-2.jsonl \
-      bash scripts/test-faults.sh --reporter=default --reporter=json --outputFile.json=test-results/faults/ci-faults-2.json "${APP_CASES[@]}" 2>&1 \
-      | sed -u 's/^/[bg] /' || rc=$?
-  else
-    echo "[bg] the app fault cases did not run: the foreground's next build did not succeed"
-    rc=1
-  fi
-  echo $((SECONDS - a)) > test-results/ci-bg-app-seconds
   exit $rc
 ) &
 bg_pid=$!
 a_rc=0
-TEST_PROJECTS=unit,integration TEST_JSON=test-results/ci-vitest-1.json TEST_BUILD_MARKER="$BUILD_MARKER" bash scripts/test-vitest.sh || a_rc=$?
-[ -s "$BUILD_MARKER" ] || echo failed > "$BUILD_MARKER"
+TEST_PROJECTS=unit,integration TEST_JSON=test-results/ci-vitest-1.json bash scripts/test-vitest.sh || a_rc=$?
 mark "type-check + next build + vitest unit, integration" $((SECONDS - t))
 b_rc=0
 wait "$bg_pid" || b_rc=$?
 bg_pid=""
 mark "beside it: fault cases without the app (own time)" "$(cat test-results/ci-bg-seconds 2>/dev/null || echo 0)"
-mark "beside it, then: fault cases with the app (fuzz, access, load)" "$(cat test-results/ci-bg-app-seconds 2>/dev/null || echo 0)"
-mark "  (all of it done after)" $((SECONDS - t)) beside
+mark "  (both done after)" $((SECONDS - t)) beside
 [ "$a_rc" = 0 ] || rc=$a_rc
 [ "$b_rc" = 0 ] || rc=$b_rc
 
@@ -150,5 +130,11 @@ mark "  (all of it done after)" $((SECONDS - t)) beside
 t=$SECONDS
 TEST_PROJECTS=e2e TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vitest-2.json bash scripts/test-vitest.sh || rc=$?
 mark "vitest e2e" $((SECONDS - t))
+
+# 4. The fault cases that run the built app.
+t=$SECONDS
+FAULTS_BUILD=skip FAULTS_RESULTS_FILE=test-results/faults/ci-results-2.jsonl \
+  bash scripts/test-faults.sh --reporter=default --reporter=json --outputFile.json=test-results/faults/ci-faults-2.json "${APP_CASES[@]}" || rc=$?
+mark "fault cases with the app (fuzz, access, load)" $((SECONDS - t))
 
 summary "$rc"

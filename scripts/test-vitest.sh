@@ -6,7 +6,6 @@
 #   TEST_PROJECTS=unit,integration   only these vitest projects (default: all three)
 #   TEST_SKIP_BUILD=1                no type-check and no next build (an earlier run in this CI did them)
 #   TEST_JSON=path                   vitest's JSON report (default test-results/vitest.json)
-#   TEST_BUILD_MARKER=path           written "ok" once next build succeeded (the fault cases beside wait for it)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -52,9 +51,8 @@ if [ "${TEST_SKIP_BUILD:-0}" != 1 ]; then
   echo "[test] type-check"
   npx tsc --noEmit -p .
   echo "[test] type-check: $((SECONDS - t)) s; next build (for the browser tests)"
-  npx next build > test-results/next-build.log 2>&1 || { tail -n 40 test-results/next-build.log; echo "[test] next build failed"; exit 1; }
+  DEDUP_HEALTH_TYPECHECKED=1 npx next build > test-results/next-build.log 2>&1 || { tail -n 40 test-results/next-build.log; echo "[test] next build failed"; exit 1; }
   echo "[test] type-check + next build: $((SECONDS - t)) s"
-  if [ -n "${TEST_BUILD_MARKER:-}" ]; then echo ok > "$TEST_BUILD_MARKER"; fi
 fi
 
 projects=()

@@ -468,7 +468,7 @@ function ciSection(rs: BenchResult[]): string[] {
   L.push("");
   if (d.phases?.length) {
     L.push("| Phase | s |", "|---|---|");
-    for (const p of d.phases) L.push(`| ${p.phase.trim()} | ${num(p.s)} |`);
+    for (const p of d.phases) L.push(`| ${p.phase.trim()} | ${Math.round(p.s).toLocaleString("en-US")} |`);
     L.push("");
   }
   L.push("The order and what each phase may run beside: scripts/test-all.sh; the levers tried and the next ones: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md).");

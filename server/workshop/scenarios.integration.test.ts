@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { afterAll, describe, expect } from "vitest";
+import { afterAll, describe } from "vitest";
 import { scenarioEnv } from "./env";
 import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
 import { expectedOutcomeSuite } from "./scenarios.suite";
@@ -22,9 +22,15 @@ afterAll(async () => {
 });
 
 describe("workshop scenarios, real mode (Kafka, Redis, PostgreSQL)", () => {
-  expectedOutcomeSuite(runner, 120_000, async (name, runId, v) => {
-    expect(v.mode).toBe("real");
-    // The run's keys were deleted: nothing of this run is left in the shared Redis.
-    expect(await redis.keys(`${service}:dedup:${name}:${runId}:*`)).toEqual([]);
-  });
+  // The 13 runs at once: ~55 s one after another, each mostly waiting for Kafka and its timers.
+  expectedOutcomeSuite(
+    runner,
+    120_000,
+    async (name, runId, v, expect) => {
+      expect(v.mode).toBe("real");
+      // The run's keys were deleted: nothing of this run is left in the shared Redis.
+      expect(await redis.keys(`${service}:dedup:${name}:${runId}:*`)).toEqual([]);
+    },
+    { concurrent: true },
+  );
 });

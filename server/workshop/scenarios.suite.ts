@@ -3,23 +3,34 @@
  * scenarios.integration.test.ts): each of the 13 scenarios, run by `runner`, ends without an error
  * and meets every check of the outcome it declares; `more` adds the mode's own assertions.
  */
-import { expect, it } from "vitest";
+import { it, type ExpectStatic } from "vitest";
 import { SCENARIO_NAMES, type ScenarioName } from "@/lib/workshop-types";
 import type { WorkshopRunner } from "./workshop";
 
 /** What {@link WorkshopRunner.wait} answers for a finished run. */
 export type FinishedRun = Awaited<ReturnType<WorkshopRunner["wait"]>>;
 
-/** One test per scenario: the declared expected outcome is met, then `more(name, runId, view)`. */
-export function expectedOutcomeSuite(runner: WorkshopRunner, timeoutMs: number, more: (name: ScenarioName, runId: string, v: FinishedRun) => unknown): void {
+/**
+ * One test per scenario: the declared expected outcome is met, then `more(name, runId, view, expect)`.
+ * `concurrent`: the scenarios run at once (each has its own topic, group, key prefix and schema, and
+ * a run mostly waits for Kafka and its own timers), up to the project's `maxConcurrency`.
+ */
+export function expectedOutcomeSuite(
+  runner: WorkshopRunner,
+  timeoutMs: number,
+  more: (name: ScenarioName, runId: string, v: FinishedRun, expect: ExpectStatic) => unknown,
+  opts: { concurrent?: boolean } = {},
+): void {
+  const test = opts.concurrent ? it.concurrent : it;
   for (const name of SCENARIO_NAMES) {
-    it(`${name}: summary meets the declared expected outcome`, async () => {
+    // The test's own `expect`: assertions of concurrent tests must be counted against their test.
+    test(`${name}: summary meets the declared expected outcome`, async ({ expect }) => {
       const runId = runner.start(name);
       const v = await runner.wait(runId);
       expect(v.error).toBeNull();
       const failed = v.outcome!.checks.filter((c) => !c.ok);
       expect(failed, JSON.stringify(v.summary)).toEqual([]);
-      await more(name, runId, v);
+      await more(name, runId, v, expect);
     }, timeoutMs);
   }
 }

@@ -22,11 +22,16 @@ describe("workshop scenarios, embedded mode", () => {
 
   const env = scenarioEnv();
   const runner = new WorkshopRunner(() => env);
-  expectedOutcomeSuite(runner, 60_000, (_name, _runId, v) => {
-    expect(v.status).toBe("done");
-    expect(v.summary.published).toBeGreaterThan(0);
-    expect(v.timelineTotal).toBeGreaterThanOrEqual(v.summary.handlerCalls);
-  });
+  expectedOutcomeSuite(
+    runner,
+    60_000,
+    (_name, _runId, v, expect) => {
+      expect(v.status).toBe("done");
+      expect(v.summary.published).toBeGreaterThan(0);
+      expect(v.timelineTotal).toBeGreaterThanOrEqual(v.summary.handlerCalls);
+    },
+    { concurrent: true },
+  );
 });
 
 describe("a run's report counts what reached the broker", () => {

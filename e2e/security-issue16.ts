@@ -38,6 +38,66 @@ s.on("connect", () => password ? s.write("*2\\r\\n$4\\r\\nAUTH\\r\\n$" + Buffer.
 setTimeout(() => { s.destroy(); process.stdout.write(JSON.stringify(lat)); }, Number(ms));
 `;
 
+/**
+ * The paired probe: each tick PINGs server A, then (on its answer) server B, so both are measured at
+ * the same moments by one process: a stall of the machine lands on both series, a load on A only on A.
+ */
+const PAIRED_PROBE = `
+const net = require("node:net");
+const [portA, pwA, portB, pwB, ms, every] = process.argv.slice(1);
+const out = { a: [], b: [] };
+function conn(port, pw) {
+  const s = net.connect(Number(port), "127.0.0.1");
+  const c = { s, buf: "", authed: !pw, t0: 0n, onReply: null, ready: null };
+  c.ready = new Promise((r) => {
+    s.on("connect", () => (pw ? s.write("*2\\r\\n$4\\r\\nAUTH\\r\\n$" + Buffer.byteLength(pw) + "\\r\\n" + pw + "\\r\\n") : r()));
+    s.on("data", (d) => {
+      c.buf += d.toString();
+      if (!c.buf.includes("\\r\\n")) return;
+      c.buf = "";
+      if (!c.authed) { c.authed = true; return r(); }
+      const f = c.onReply; c.onReply = null; if (f) f(Number(process.hrtime.bigint() - c.t0) / 1e6);
+    });
+  });
+  c.ping = () => new Promise((res) => { c.onReply = res; c.t0 = process.hrtime.bigint(); s.write("*1\\r\\n$4\\r\\nPING\\r\\n"); });
+  return c;
+}
+const A = conn(portA, pwA), B = conn(portB, pwB);
+let done = false;
+setTimeout(() => { done = true; }, Number(ms));
+(async () => {
+  await Promise.all([A.ready, B.ready]);
+  while (!done) {
+    out.a.push(await A.ping());
+    out.b.push(await B.ping());
+    await new Promise((r) => setTimeout(r, Number(every)));
+  }
+  A.s.destroy(); B.s.destroy();
+  process.stdout.write(JSON.stringify(out));
+})();
+`;
+
+/**
+ * PING round trips (ms) to two servers at the same moments ({@link PAIRED_PROBE}), every `everyMs`
+ * for `ms`, by one child process (under `chrt -f 1` when `realtime`).
+ */
+export function pairedPingLatencies(a: { port: number; password: string }, b: { port: number; password: string }, ms: number, everyMs = 5, realtime = false): Promise<{ a: number[]; b: number[] }> {
+  return new Promise((resolve, reject) => {
+    const args = ["-e", PAIRED_PROBE, String(a.port), a.password, String(b.port), b.password, String(ms), String(everyMs)];
+    const child = realtime ? spawn("chrt", ["-f", "1", process.execPath, ...args], { stdio: ["ignore", "pipe", "inherit"] }) : spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("exit", () => {
+      try {
+        resolve(JSON.parse(out) as { a: number[]; b: number[] });
+      } catch {
+        reject(new Error(`the paired PING probe printed ${out.slice(0, 200)}`));
+      }
+    });
+  });
+}
+
 /** Whether this machine lets a process run SCHED_FIFO (`chrt -f 1`). */
 export function canRunRealtime(): boolean {
   return spawnSync("chrt", ["-f", "1", "true"]).status === 0;

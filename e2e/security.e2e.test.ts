@@ -14,9 +14,10 @@ import { join, relative } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { discoverRoutes } from "@/scripts/fuzz-api";
+import { startOwnRedis } from "@/server/observe/testing/redis-server";
 import { startFaultApp, type FaultApp } from "@/test/faults/lib/app";
 import { collectErrors, freePort, launchBrowser, ROOT, startApp, type App } from "./harness";
-import { canRunRealtime, percentile, pingLatencies, raw } from "./security-issue16";
+import { canRunRealtime, pairedPingLatencies, percentile, pingLatencies, raw } from "./security-issue16";
 
 const TOKEN = `wsTok${Date.now().toString(36)}qx7z`;
 const DB_PASSWORD = `pgPw${Date.now().toString(36)}vq3k`;
@@ -341,6 +342,11 @@ describe("issue 16: bounded cost per caller (real mode)", () => {
       return scan.done && scan.finishedAt !== null && Date.now() - Date.parse(scan.finishedAt) < 10_000;
     };
     await expect.poll(freshlyCounted, { timeout: 75_000, interval: 250 }).toBe(true);
+    // A control: a second redis-server under the same scheduling that nothing loads, PINGed by its
+    // probe, PING for PING at the same moments. This VM stalls now and then (idle p99 0.4–4.4 ms across
+    // fresh-clone runs, one window at 11.9 ms with the loops costing Redis 4 % of its time): a stall
+    // lifts both probes alike, the loops only the first.
+    const control = await startOwnRedis({ realtime: rt });
     const baseline = await pingLatencies(fa.redis.port, fa.password, 3_000, 5, rt);
     const admin = fa.redis.client();
     await admin.config("RESETSTAT");
@@ -356,20 +362,22 @@ describe("issue 16: bounded cost per caller (real mode)", () => {
       }
     };
     const loops = Array.from({ length: 6 }, loop);
-    const loaded = await pingLatencies(fa.redis.port, fa.password, 20_000, 5, rt);
+    const { a: loaded, b: controlLat } = await pairedPingLatencies({ port: fa.redis.port, password: fa.password }, { port: control.port, password: "" }, 20_000, 5, rt);
     stop = true;
     await Promise.all(loops);
+    await control.stop();
     const p99 = percentile(loaded, 99);
+    const controlP99 = percentile(controlLat, 99);
     // What the loops cost Redis itself: its SCAN calls (count, µs each) in the window.
     const scan = /cmdstat_scan:calls=(\d+),usec=\d+,usec_per_call=([\d.]+)/.exec(await admin.info("commandstats"));
     admin.disconnect();
     console.log(`[security] SCAN in the window: ${scan ? `${scan[1]} calls, ${scan[2]} µs each` : "none"}`);
-    console.log(`[security] PING p99 idle ${percentile(baseline, 99).toFixed(2)} ms, under 6 key-browser loops ${p99.toFixed(2)} ms (${loaded.length} PINGs, by a child process of its own${rt ? ", Redis and probe SCHED_FIFO" : ""}); answers ${JSON.stringify(Object.fromEntries(statuses))}; load average ${loadavg()[0]!.toFixed(2)}`);
+    console.log(`[security] PING p99 idle ${percentile(baseline, 99).toFixed(2)} ms, under 6 key-browser loops ${p99.toFixed(2)} ms, an unloaded control Redis in the same window ${controlP99.toFixed(2)} ms (${loaded.length} PINGs, by a child process of its own${rt ? ", Redis and probe SCHED_FIFO" : ""}); answers ${JSON.stringify(Object.fromEntries(statuses))}; load average ${loadavg()[0]!.toFixed(2)}`);
     expect(statuses.get(429) ?? 0).toBeGreaterThan(0);
     expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
-    // Goal of issue 16: under 3 ms. On this 2-core VM two fresh-clone runs measured 3.15 and 3.94 ms
-    // (idle 0.43 and 1.52 ms) with Redis and the probe SCHED_FIFO, so what is asserted is what the
-    // loops add to Redis' own p99 — under 3 ms — and the absolute figure is printed above.
-    expect(p99 - percentile(baseline, 99)).toBeLessThan(3);
+    // Goal of issue 16: under 3 ms (0.72 ms measured on a quiet machine, idle 0.57). Asserted: what
+    // the loops add over the control Redis in the same 20 s — under 3 ms; the absolute figure is
+    // printed above (fresh-clone runs: 2.38, 2.63, 3.15, 3.94 and 11.88 ms, with idle p99s up to 4.41 ms).
+    expect(p99 - controlP99).toBeLessThan(3);
   }, 150_000);
 });

@@ -70,6 +70,12 @@ const inGlobs = globToRegExp("*:dedup:*");
  * sent (SLOWLOG at 0 µs), not on its few slowest.
  */
 const VM_PAUSE_NOTE = "a hypervisor pause adds 3-13 ms to any command on this VM";
+/**
+ * The slowest script call's own server time (Redis TIME in the script) a run may show: calls are
+ * sized to 1.5 ms, a VM pause lands in one now and then (10.1 and 13.3 ms measured), never a budget
+ * overrun beyond that.
+ */
+const MAX_CALL_MICROS = 20_000;
 /** Share of the observe client's commands allowed over 5 ms (pauses): 1 %. */
 const PAUSED_SHARE = 0.01;
 
@@ -139,9 +145,7 @@ describe("KeyInspector on 210k seeded dedup keys", () => {
     expect(banned.ttlObserved!.maxMs).toBeGreaterThan(7 * 24 * H - 120_000);
     expect(banned.service).toBe("notification");
     expect(banned.handler).toBe("on-user-banned");
-    // The slowest call's own server time (Redis TIME in the script): a VM pause may land in one call
-    // (see VM_PAUSE_NOTE: up to 13.3 ms measured), never a budget overrun beyond that.
-    expect(r.maxCallMicros).toBeLessThan(20_000);
+    expect(r.maxCallMicros).toBeLessThan(MAX_CALL_MICROS);
   });
 
   it("with the sampled TTL check (ttlCheck: sample): counts stay exact, no-TTL keys are scaled from the sample", async () => {
@@ -159,7 +163,7 @@ describe("KeyInspector on 210k seeded dedup keys", () => {
     const banned = r.handlers.find((x) => x.prefix === "notification:dedup:on-user-banned")!;
     expect(banned.ttlBuckets.find((b) => b.label === "3 – 7 d")!.count).toBe(30_000);
     expect(banned.sampleSize).toBeGreaterThanOrEqual(400);
-    expect(r.maxCallMicros).toBeLessThan(10_000);
+    expect(r.maxCallMicros).toBeLessThan(MAX_CALL_MICROS);
   });
 
   it("counts keys without TTL exactly by default: a handler with 1,000 keys, 37 without TTL → 37", async () => {
@@ -181,7 +185,7 @@ describe("KeyInspector on 210k seeded dedup keys", () => {
       // The estimate scales from its sample and says so.
       const e = await new KeyInspector(c2).run("estimate");
       expect(e.handlers.find((h) => h.prefix === "leaky:dedup:h")?.noTtlExact ?? false).toBe(false);
-      expect(r.maxCallMicros).toBeLessThan(10_000);
+      expect(r.maxCallMicros).toBeLessThan(MAX_CALL_MICROS);
     } finally {
       await db2.flushdb(); // our own private server's db 2
       db2.disconnect();

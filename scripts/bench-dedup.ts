@@ -49,7 +49,20 @@ const url = new URL(REDIS_URL);
 const MARKINGS: Marking[] = ["lease", "release", "naive"];
 const run = `bench${Math.random().toString(36).slice(2, 8)}`;
 
+/** The one key `redis-benchmark -t set` writes; deleted after the reference unless it was there before. */
+const REDIS_BENCHMARK_KEY = "key:__rand_int__";
+
 function redisBenchmark(pipeline: number, n: number): number {
+  const cli = (...args: string[]) => spawnSync("redis-cli", ["-h", url.hostname, "-p", url.port || "6379", ...args], { encoding: "utf8", timeout: 10_000 });
+  const existed = cli("EXISTS", REDIS_BENCHMARK_KEY).stdout?.trim() === "1";
+  try {
+    return redisBenchmarkRate(pipeline, n);
+  } finally {
+    if (!existed) cli("DEL", REDIS_BENCHMARK_KEY);
+  }
+}
+
+function redisBenchmarkRate(pipeline: number, n: number): number {
   const res = spawnSync("redis-benchmark", ["-h", url.hostname, "-p", url.port || "6379", "-t", "set", "-P", String(pipeline), "-n", String(n), "-q"], {
     encoding: "utf8",
     timeout: 60_000,

@@ -82,17 +82,22 @@ setTimeout(() => { done = true; }, Number(ms));
  * for `ms`, by one child process (under `chrt -f 1` when `realtime`).
  */
 export function pairedPingLatencies(a: { port: number; password: string }, b: { port: number; password: string }, ms: number, everyMs = 5, realtime = false): Promise<{ a: number[]; b: number[] }> {
+  return runProbe(PAIRED_PROBE, [String(a.port), a.password, String(b.port), b.password, String(ms), String(everyMs)], realtime, "the paired PING probe");
+}
+
+/** Runs a probe script in a child process (under `chrt -f 1` when `realtime`) and parses the JSON it prints. */
+function runProbe<T>(script: string, probeArgs: string[], realtime: boolean, what: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const args = ["-e", PAIRED_PROBE, String(a.port), a.password, String(b.port), b.password, String(ms), String(everyMs)];
+    const args = ["-e", script, ...probeArgs];
     const child = realtime ? spawn("chrt", ["-f", "1", process.execPath, ...args], { stdio: ["ignore", "pipe", "inherit"] }) : spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("error", reject);
     child.on("exit", () => {
       try {
-        resolve(JSON.parse(out) as { a: number[]; b: number[] });
+        resolve(JSON.parse(out) as T);
       } catch {
-        reject(new Error(`the paired PING probe printed ${out.slice(0, 200)}`));
+        reject(new Error(`${what} printed ${out.slice(0, 200)}`));
       }
     });
   });
@@ -109,20 +114,7 @@ export function canRunRealtime(): boolean {
  * is then not counted as Redis latency).
  */
 export function pingLatencies(port: number, password: string, ms: number, everyMs = 5, realtime = false): Promise<number[]> {
-  return new Promise((resolve, reject) => {
-    const args = ["-e", PROBE, String(port), password, String(ms), String(everyMs)];
-    const child = realtime ? spawn("chrt", ["-f", "1", process.execPath, ...args], { stdio: ["ignore", "pipe", "inherit"] }) : spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.on("error", reject);
-    child.on("exit", () => {
-      try {
-        resolve(JSON.parse(out) as number[]);
-      } catch {
-        reject(new Error(`the PING probe printed ${out.slice(0, 200)}`));
-      }
-    });
-  });
+  return runProbe(PROBE, [String(port), password, String(ms), String(everyMs)], realtime, "the PING probe");
 }
 
 /** The `p`-th percentile (0..100) of `xs`. */

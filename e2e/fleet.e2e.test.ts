@@ -52,16 +52,21 @@ describe("fleet overview: 20 services × 10 handlers", () => {
   it("lists 200 rows worst first; the hot handlers lead once their alert is pending", async () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const errors = collectErrors(page);
-    // Until the duplicate-rate alert of both hot handlers is pending (rules are evaluated every second).
+    // Until the duplicate-rate alert of both hot handlers is pending (rules are evaluated every
+    // second) and the range holds two points of the ratio for a sparkline (the alert can be pending
+    // before the second point exists, and refresh=off never refetches; 15 min has a 4 s step, the
+    // default 1 h a 15 s one).
     await expect
       .poll(
         async () => {
-          await page.goto(`${app.url}/?refresh=off`);
-          await page.getByTestId("fleet-table").waitFor();
+          await page.goto(`${app.url}/?range=15m&refresh=off`);
+          // Before Prometheus' first scrape the page has no handlers to list (and refresh=off keeps it so).
+          if (!(await page.getByTestId("fleet-table").waitFor({ timeout: 5_000 }).then(() => true, () => false))) return false;
           const r = await rows(page);
-          return r.length === 200 && HOT.every((h) => RANK[r.find((x) => x.id === h)?.state ?? "inactive"]! >= 1);
+          const pending = r.length === 200 && HOT.every((h) => RANK[r.find((x) => x.id === h)?.state ?? "inactive"]! >= 1);
+          return pending && (await page.locator('[data-testid="fleet-row"] [data-testid="sparkline"]').count()) > 0;
         },
-        { timeout: 60_000, interval: 2_000 },
+        { timeout: 90_000, interval: 2_000 },
       )
       .toBe(true);
     const r = await rows(page);
@@ -82,7 +87,8 @@ describe("fleet overview: 20 services × 10 handlers", () => {
     for (const h of HOT) expect(await page.locator(`[data-testid="fleet-row"][data-handler="${h}"] [data-testid="fleet-ratio"]`).textContent()).toMatch(/^2[45](\.\d+)?%$/);
     // The slow service's p99 and the failing service's errors are in their rows.
     expect(await page.locator('[data-testid="fleet-row"][data-handler="svc-07/h-01"]').textContent()).toMatch(/\d+(\.\d+)? ms/);
-    await page.locator('[data-testid="fleet-row"] [data-testid="sparkline"]').first().waitFor({ state: "attached" });
+    // Each hot row's sparkline ends above the 10 % line, drawn red.
+    for (const h of HOT) expect(await page.locator(`[data-testid="fleet-row"][data-handler="${h}"] [data-testid="sparkline"] polyline`).getAttribute("class")).toContain("text-red-600");
     await screenshot(page, "fleet-table");
     expect(errors).toEqual([]);
     await page.close();

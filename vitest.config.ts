@@ -17,7 +17,7 @@ export default defineConfig({
         resolve: { alias: { "@": root } },
         test: {
           name: "unit",
-          include: ["{server,lib,scripts,app,infra}/**/*.test.ts", "components/**/*.test.tsx"],
+          include: ["{names,server,lib,scripts,app,infra}/**/*.test.ts", "components/**/*.test.tsx"],
           exclude: ["**/*.integration.test.ts", "node_modules/**", ".stack/**"],
           environment: "node",
         },

@@ -70,7 +70,7 @@ describe("Y ticks read as distinct round numbers (issue 13 item 8)", () => {
 
 describe("Duplicates by cause legend", () => {
   it("explains every cause the library counts, and no other", async () => {
-    const { DUPLICATE_CAUSES } = await import("./dedup-names");
+    const { DUPLICATE_CAUSES } = await import("@/names/dedup");
     const { DUPLICATE_CAUSE_LEGEND } = await import("./chart-data");
     expect(Object.keys(DUPLICATE_CAUSE_LEGEND).sort()).toEqual([...DUPLICATE_CAUSES].sort());
     expect(DUPLICATE_CAUSE_LEGEND.redelivery!.text).toMatch(/same Kafka position/);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TTL_POLICY as POLICY_SOURCE } from "./dedup-names";
+import { TTL_POLICY as POLICY_SOURCE } from "@/names/dedup";
 import {
   ALERT_LIST,
   ALERTS,

@@ -11,20 +11,20 @@ import {
   DEDUP_ERROR_REASON,
   DEDUP_ERROR_REASONS,
   HOUR_MS,
-  LIBRARY_METRIC_NAMES,
+  METRIC_NAMES as LIBRARY_METRIC_NAMES,
   MINUTE_MS,
   PROCESSED_RESULTS,
   TTL_POLICY,
   type DedupErrorReason,
   type ProcessedResult,
   type TtlClass,
-} from "./dedup-names";
+} from "@/names/dedup";
 
 export { DAY_MS, HOUR_MS, MINUTE_MS, TTL_POLICY, PROCESSED_RESULTS, type ProcessedResult, type TtlClass };
 
 /**
- * The four metric names of spec §7, as the library writes them (server/dedup/names.ts, through
- * the bridge lib/dedup-names.ts). **Renaming one breaks every SRE's rules and dashboards.**
+ * The four metric names of spec §7, as the library writes them (`names/dedup.ts`, which imports
+ * nothing, so the browser bundle reads them too). **Renaming one breaks every SRE's rules and dashboards.**
  */
 export const METRIC_NAMES = {
   /** Counter `{service, topic, handler}`: messages swallowed as duplicates. */

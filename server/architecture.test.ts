@@ -1,10 +1,10 @@
 /**
  * The house's boundaries, read from the import graph (docs/ARCHITECTURE.md lists them):
- * - `server/dedup` (production files) imports only `node:*`, `prom-client` and itself;
+ * - `names/` (the library's names: metrics, label values, key prefix, TTL policy) imports nothing;
+ * - `server/dedup` (production files) imports only `node:*`, `prom-client`, `names/` and itself;
  * - `server/transport` imports only the library and itself; `server/notification` neither the demo
  *   nor the workshop; `server/observe` never the demo, the notification service or the workshop;
- * - `lib/` and `components/` never import `server/`, except `lib/dedup-names.ts`, the one
- *   documented bridge that re-exports the library's constants (server/dedup/names.ts);
+ * - `lib/` and `components/` never import `server/` (they read the library's names from `names/`);
  * - `server/` never imports `app/`, `components/`, `next/*` or React;
  * - no import circle anywhere.
  * The checker is tested on a planted graph first, so a rule that cannot fail is caught here.
@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const DIRS = ["server", "lib", "components", "app", "scripts", "e2e", "test", "infra"];
+const DIRS = ["names", "server", "lib", "components", "app", "scripts", "e2e", "test", "infra"];
 const EXT = [".ts", ".tsx"];
 
 /** An import graph: file (repo-relative) → the specifiers it imports. */
@@ -81,14 +81,19 @@ const under = (p: string) => (f: string | null) => f !== null && (f === p || f.s
 
 export const RULES: Rule[] = [
   {
-    name: "server/dedup imports only node:*, prom-client and itself",
+    name: "names/ imports nothing",
+    from: (f) => under("names")(f) && !isTest(f),
+    forbids: () => true,
+  },
+  {
+    name: "server/dedup imports only node:*, prom-client, names/ and itself",
     from: (f) => under("server/dedup")(f) && !isTest(f),
-    forbids: (t, spec) => (t === null ? !(spec.startsWith("node:") || spec === "prom-client") : !under("server/dedup")(t)),
+    forbids: (t, spec) => (t === null ? !(spec.startsWith("node:") || spec === "prom-client") : !(under("server/dedup")(t) || under("names")(t))),
   },
   {
     name: "server/transport imports only the library and itself",
     from: (f) => under("server/transport")(f) && !isTest(f),
-    forbids: (t, spec) => (t === null ? false : !(under("server/transport")(t) || under("server/dedup")(t))) && !spec.startsWith("node:"),
+    forbids: (t, spec) => (t === null ? false : !(under("server/transport")(t) || under("server/dedup")(t) || under("names")(t))) && !spec.startsWith("node:"),
   },
   {
     name: "server/notification never imports the demo or the workshop",
@@ -101,14 +106,9 @@ export const RULES: Rule[] = [
     forbids: (t) => under("server/demo")(t) || under("server/notification")(t) || under("server/workshop")(t) || under("server/consumer")(t),
   },
   {
-    name: "lib/ and components/ never import server/ (lib/dedup-names.ts is the one bridge)",
-    from: (f) => (under("lib")(f) || under("components")(f)) && !isTest(f),
-    forbids: (t) => under("server")(t) && t !== "server/dedup/names.ts",
-  },
-  {
-    name: "only lib/dedup-names.ts crosses from lib/ into server/dedup/names.ts",
-    from: (f) => (under("lib")(f) || under("components")(f)) && f !== "lib/dedup-names.ts",
-    forbids: (t) => t === "server/dedup/names.ts",
+    name: "lib/ and components/ never import server/",
+    from: (f) => under("lib")(f) || under("components")(f),
+    forbids: (t) => under("server")(t),
   },
   {
     name: "server/ never imports app/, components/, next/* or react",
@@ -163,9 +163,11 @@ describe("the checker itself (a planted wrong import must fail)", () => {
     ["server/dedup/message.ts", []],
     ["server/observe/overview.ts", ["@/server/demo/traffic"]],
     ["server/demo/traffic.ts", []],
-    ["lib/thresholds.ts", ["@/server/dedup/policy"]],
-    ["lib/dedup-names.ts", ["@/server/dedup/names"]],
-    ["server/dedup/names.ts", []],
+    ["lib/thresholds.ts", ["@/server/dedup/policy", "@/names/dedup"]],
+    ["lib/bridge.test.ts", ["@/server/dedup/message"]],
+    ["names/dedup.ts", []],
+    ["names/extra.ts", ["./dedup"]],
+    ["server/dedup/stack.ts", ["../../names/dedup"]],
     ["components/x.tsx", ["@/server/observe/overview", "react"]],
     ["server/observe/a.ts", ["./b"]],
     ["server/observe/b.ts", ["./a"]],
@@ -173,10 +175,12 @@ describe("the checker itself (a planted wrong import must fail)", () => {
   it("names each planted violation and nothing else", () => {
     const v = violations(planted);
     expect(v).toEqual([
-      "server/dedup/router.ts → ioredis: server/dedup imports only node:*, prom-client and itself",
+      "server/dedup/router.ts → ioredis: server/dedup imports only node:*, prom-client, names/ and itself",
       "server/observe/overview.ts → @/server/demo/traffic: server/observe never imports demo, notification or workshop",
-      "lib/thresholds.ts → @/server/dedup/policy: lib/ and components/ never import server/ (lib/dedup-names.ts is the one bridge)",
-      "components/x.tsx → @/server/observe/overview: lib/ and components/ never import server/ (lib/dedup-names.ts is the one bridge)",
+      "lib/thresholds.ts → @/server/dedup/policy: lib/ and components/ never import server/",
+      "lib/bridge.test.ts → @/server/dedup/message: lib/ and components/ never import server/",
+      "names/extra.ts → ./dedup: names/ imports nothing",
+      "components/x.tsx → @/server/observe/overview: lib/ and components/ never import server/",
     ]);
   });
   it("finds a planted circle", () => {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ALL_DEDUP_KEYS_GLOB } from "@/server/dedup/names";
+import { ALL_DEDUP_KEYS_GLOB } from "@/names/dedup";
 
 /**
  * The app's configuration, from environment variables, validated once at start-up.

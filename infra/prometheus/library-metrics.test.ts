@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { DEDUP_ERROR_REASONS, METRIC_NAMES as LIBRARY_NAMES } from "@/server/dedup/names";
+import { DEDUP_ERROR_REASONS, METRIC_NAMES as LIBRARY_NAMES } from "@/names/dedup";
 import { CHECK_DURATION_BUCKETS, dedupRecorder } from "@/server/dedup/metrics";
 import { ALERTS, ERROR_REASONS, METRIC_LABELS, METRIC_NAMES, PROCESSED_RESULTS } from "@/lib/thresholds";
 

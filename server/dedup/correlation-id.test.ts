@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { correlationId } from "./correlation-id";
 import { newMessage } from "./message";
-import { CORRELATION_ID_KEY } from "./names";
+import { CORRELATION_ID_KEY } from "../../names/dedup";
 
 describe("correlationId", () => {
   it("keeps an existing id and copies it onto produced messages that lack one", async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { namedMiddleware, type Middleware } from "./message";
-import { CORRELATION_ID_KEY } from "./names";
+import { CORRELATION_ID_KEY } from "../../names/dedup";
 
 /**
  * Ensures every message carries `Correlation-Id` metadata (generates a random UUID when absent) and

@@ -7,7 +7,7 @@ import { BatchState, FINAL, RAN } from "./dedup-batch";
 import type { Handler, Message } from "./message";
 import type { DedupRecorder } from "./metrics";
 import { duplicateCause, positionOf } from "./duplicate-cause";
-import { PROCESSED_RESULT } from "./names";
+import { PROCESSED_RESULT } from "../../names/dedup";
 
 /**
  * What the Deduplicator keeps per delivery outside a batch, stored on the delivery's own

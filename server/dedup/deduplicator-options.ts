@@ -1,6 +1,6 @@
 import type { Registry } from "prom-client";
 import type { Message } from "./message";
-import { TTL_POLICY } from "./names";
+import { TTL_POLICY } from "../../names/dedup";
 import type { DedupRepository, FailureMode } from "./repository";
 import { DEFAULT_RETRY_OPTIONS, maxRetryWaitMs } from "./retry";
 

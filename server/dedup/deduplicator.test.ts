@@ -6,7 +6,7 @@ import { failClosed, failOpen } from "./failure-mode";
 import { FaultyRepository } from "./faulty-repository";
 import { MemoryRepository } from "./memory-repository";
 import { newMessage, type Handler, type Message } from "./message";
-import { METRIC_NAMES, REASON_POISONED_KEY } from "./names";
+import { METRIC_NAMES, REASON_POISONED_KEY } from "../../names/dedup";
 import { MemoryPubSub } from "./pubsub";
 import { DONE_VALUE, PROCESSING_PREFIX, type DedupRepository } from "./repository";
 import { Router } from "./router";

@@ -12,7 +12,7 @@ import { namedMiddleware, type BatchPreparation, type Handler, type Message, typ
 import { dedupRecorder, type DedupRecorder } from "./metrics";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX, type ClaimRequest } from "./repository";
 import { KeyMarks } from "./key-marks";
-import { DEDUP_ERROR_REASON, dedupKeyPrefix } from "./names";
+import { DEDUP_ERROR_REASON, dedupKeyPrefix } from "../../names/dedup";
 import { doneValue, positionOf } from "./duplicate-cause";
 import { classifyStoreError, timed } from "./store-call";
 

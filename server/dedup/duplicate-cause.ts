@@ -5,7 +5,7 @@
  * forwarder, DLQ replay), no position on either side → unknown.
  */
 import type { DeliveryContext } from "./message";
-import { DUPLICATE_CAUSE, type DuplicateCause } from "./names";
+import { DUPLICATE_CAUSE, type DuplicateCause } from "../../names/dedup";
 import { DONE_POSITION_PREFIX, DONE_VALUE } from "./repository";
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Error classes that steer control flow through the stack (like BullMQ's `UnrecoverableError`).
  */
-import { DEDUP_ERROR_REASON, type DedupErrorReason } from "./names";
+import { DEDUP_ERROR_REASON, type DedupErrorReason } from "../../names/dedup";
 
 /**
  * Thrown by a handler (or middleware) to say that retrying cannot help: Retry stops at once and

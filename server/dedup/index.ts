@@ -1,17 +1,18 @@
 /**
  * dedup-health's consumer middleware library: a Watermill-style router and middleware stack with a
  * Deduplicator on Redis that loses nothing (spec §2, §4, §7, §10). Framework-free: imports only
- * `node:*`, its own files and prom-client (metrics); no Redis client (see `DedupRedisClient`).
+ * `node:*`, its own files, `names/` and prom-client (metrics); no Redis client (see `DedupRedisClient`).
  * See docs/LIBRARY.md.
  *
- * Browser code (the dashboard) reads the names through `lib/dedup-names.ts`, never this index.
+ * Its names (metrics, label values, metadata keys, key prefix, TTL policy, stack order) live in
+ * `names/dedup.ts`, which imports nothing: the dashboard reads them there, never through this index.
  */
 export * from "./message";
 export * from "./errors";
 export * from "./pubsub";
 export * from "./router";
 export * from "./repository";
-export * from "./names";
+export * from "../../names/dedup";
 export * from "./correlation-id";
 export * from "./recoverer";
 export * from "./poison-queue";

@@ -10,7 +10,7 @@ import { Registry } from "prom-client";
 import { expect, it } from "vitest";
 import { isDoneValue } from "./duplicate-cause";
 import { newMessage, type Message } from "./message";
-import { METRIC_NAMES } from "./names";
+import { METRIC_NAMES } from "../../names/dedup";
 import type { DedupRepository } from "./repository";
 import { Router } from "./router";
 import { deduplicator } from "./deduplicator";

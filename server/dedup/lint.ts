@@ -4,7 +4,7 @@
  * The stack order it checks against is `STACK_ORDER` of `./names`, the one `defaultStack` builds.
  */
 import type { Marking } from "./deduplicator";
-import { DAY_MS, MINUTE_MS, STACK_ORDER, TTL_POLICY, type StackName, type TtlClass } from "./names";
+import { DAY_MS, MINUTE_MS, STACK_ORDER, TTL_POLICY, type StackName, type TtlClass } from "../../names/dedup";
 import type { FailureMode, RepositoryKind } from "./repository";
 
 /** A middleware name of the stack (lint input); other names are allowed and ignored by the order rules. */

@@ -1,7 +1,7 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { CHECK_DURATION_BUCKETS, dedupMetrics, dedupRecorder } from "./metrics";
-import { METRIC_NAMES } from "./names";
+import { METRIC_NAMES } from "../../names/dedup";
 
 describe("dedupMetrics", () => {
   it("registers exactly the spec §7 names and labels on the given registry, get-or-create", async () => {

@@ -48,7 +48,7 @@
  *   {@link DUPLICATE_CAUSES}; the PoisonQueue adds `poisoned` × every `POISON_REASON_CLASSES`.
  */
 import { Counter, type Registry } from "prom-client";
-import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, METRIC_NAMES, PROCESSED_RESULT, PROCESSED_RESULTS, type DedupErrorReason, type DuplicateCause, type ProcessedResult } from "./names";
+import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, METRIC_NAMES, PROCESSED_RESULT, PROCESSED_RESULTS, type DedupErrorReason, type DuplicateCause, type ProcessedResult } from "../../names/dedup";
 
 /** Buckets of `deduplication_check_duration_seconds`: include the spec's 0.005…0.1 and the 50 ms alert threshold. */
 export const CHECK_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { newMessage } from "./message";
-import { HANDLER_POISONED_KEY, POISON_REASON_CLASSES, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "./names";
+import { HANDLER_POISONED_KEY, POISON_REASON_CLASSES, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "../../names/dedup";
 import { Registry } from "prom-client";
 import { DedupStoreError, InProgressError, NonRetryableError } from "./errors";
 import { poisonQueue, poisonReasonClass } from "./poison-queue";

@@ -10,7 +10,7 @@ import {
   TOPIC_POISONED_KEY,
   type DedupErrorReason,
   type PoisonReasonClass,
-} from "./names";
+} from "../../names/dedup";
 import { dedupMetrics } from "./metrics";
 import type { Publisher } from "./pubsub";
 import type { Registry } from "prom-client";

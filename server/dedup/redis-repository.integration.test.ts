@@ -8,7 +8,7 @@ import { deduplicator } from "./deduplicator";
 import { DedupStoreError } from "./errors";
 import { failClosed, failOpen } from "./failure-mode";
 import { newMessage } from "./message";
-import { METRIC_NAMES } from "./names";
+import { METRIC_NAMES } from "../../names/dedup";
 import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository } from "./redis-repository";
 import { CLAIM_LUA, COMPARE_AND_DELETE_LUA } from "./redis-scripts";
 import { redisRepositorySuite } from "./redis-repository.suite";

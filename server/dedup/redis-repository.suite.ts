@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { deduplicator, type DeduplicatorOptions } from "./deduplicator";
 import { InProgressError } from "./errors";
 import { newMessage, type Handler, type Message } from "./message";
-import { METRIC_NAMES, REASON_POISONED_KEY } from "./names";
+import { METRIC_NAMES, REASON_POISONED_KEY } from "../../names/dedup";
 import { MemoryPubSub } from "./pubsub";
 import { leaseRaceTests } from "./lease-race.suite";
 import { RedisRepository } from "./redis-repository";

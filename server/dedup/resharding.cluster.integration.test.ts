@@ -22,7 +22,7 @@ import { Cluster, type ClusterOptions } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { newMessage, type Message } from "./message";
-import { METRIC_NAMES } from "./names";
+import { METRIC_NAMES } from "../../names/dedup";
 import { MemoryPubSub } from "./pubsub";
 import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type DedupRedisClient } from "./redis-repository";
 import { Router } from "./router";

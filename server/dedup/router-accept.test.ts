@@ -4,7 +4,7 @@ import { Deduplicator } from "./deduplicator";
 import { MemoryRepository } from "./memory-repository";
 import { dedupMetrics } from "./metrics";
 import { newMessage, type Message } from "./message";
-import { EVENT_TYPE_KEY } from "./names";
+import { EVENT_TYPE_KEY } from "../../names/dedup";
 import { MemoryPubSub } from "./pubsub";
 import type { ClaimReply, ClaimRequest } from "./repository";
 import { Router, type RouterErrorEvent } from "./router";

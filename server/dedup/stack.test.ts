@@ -4,7 +4,7 @@ import { InProgressError } from "./errors";
 import { lintHandler, RECOMMENDED_SETUP } from "./lint";
 import { MemoryRepository } from "./memory-repository";
 import { namedMiddleware, newMessage, type Message, type Middleware } from "./message";
-import { METRIC_NAMES, STACK_ORDER, stackOrder } from "./names";
+import { METRIC_NAMES, STACK_ORDER, stackOrder } from "../../names/dedup";
 import { MemoryPubSub } from "./pubsub";
 import { DONE_VALUE } from "./repository";
 import { Router } from "./router";

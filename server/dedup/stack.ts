@@ -1,7 +1,7 @@
 import { correlationId } from "./correlation-id";
 import { Deduplicator, type DeduplicatorOptions } from "./deduplicator";
 import { InProgressError } from "./errors";
-import { stackOrder, type StackName, type StackOrder } from "./names";
+import { stackOrder, type StackName, type StackOrder } from "../../names/dedup";
 import type { StackEntry } from "./lint";
 import type { Middleware } from "./message";
 import { poisonQueue, type PoisonQueueOptions } from "./poison-queue";

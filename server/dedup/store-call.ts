@@ -1,5 +1,5 @@
 import { DedupStoreError } from "./errors";
-import { DEDUP_ERROR_REASON, type DedupErrorReason } from "./names";
+import { DEDUP_ERROR_REASON, type DedupErrorReason } from "../../names/dedup";
 
 /** A store call that exceeded `timeoutMs`. */
 export class StoreTimeoutError extends Error {

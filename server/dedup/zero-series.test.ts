@@ -1,7 +1,7 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { Deduplicator } from "./deduplicator";
-import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, POISON_REASON_CLASSES, PROCESSED_RESULTS } from "./names";
+import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, POISON_REASON_CLASSES, PROCESSED_RESULTS } from "../../names/dedup";
 import { MemoryRepository } from "./memory-repository";
 import { dedupMetrics, dedupRecorder } from "./metrics";
 import { poisonQueue } from "./poison-queue";

@@ -2,7 +2,7 @@ import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { dedupMetrics } from "@/server/dedup/metrics";
-import { EVENT_TYPE_KEY } from "@/server/dedup/names";
+import { EVENT_TYPE_KEY } from "@/names/dedup";
 import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 import { countPush, MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
 import { MemoryTransport } from "@/server/transport";

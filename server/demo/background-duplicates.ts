@@ -12,7 +12,7 @@
  * The workshop's toggles (`setSources`) add their own sources on top and push the ratio past 10 %.
  */
 import type { Message } from "@/server/dedup/message";
-import { EVENT_TYPE_KEY } from "@/server/dedup/names";
+import { EVENT_TYPE_KEY } from "@/names/dedup";
 
 /** Options of {@link BackgroundDuplicates}. */
 export interface BackgroundDuplicatesOptions {

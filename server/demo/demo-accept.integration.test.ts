@@ -10,7 +10,7 @@ import { Kafka, logLevel, type Producer } from "kafkajs";
 import { Registry } from "prom-client";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEDUP_ERROR_REASONS, EVENT_TYPE_KEY, POISON_REASON_CLASSES, PROCESSED_RESULTS, WATERMILL_UUID_HEADER } from "@/server/dedup/names";
+import { DEDUP_ERROR_REASONS, EVENT_TYPE_KEY, POISON_REASON_CLASSES, PROCESSED_RESULTS, WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { startOwnRedis, type OwnRedis } from "@/server/observe/testing/redis-server";

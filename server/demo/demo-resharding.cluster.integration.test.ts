@@ -17,7 +17,7 @@ import { Registry } from "prom-client";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Message } from "@/server/dedup/message";
-import { CORRELATION_ID_KEY, EVENT_TYPE_KEY, METRIC_NAMES } from "@/server/dedup/names";
+import { CORRELATION_ID_KEY, EVENT_TYPE_KEY, METRIC_NAMES } from "@/names/dedup";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
 import { DemoService } from "./demo";

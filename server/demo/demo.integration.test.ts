@@ -3,7 +3,7 @@ import { Kafka, logLevel, type Producer } from "kafkajs";
 import { Registry } from "prom-client";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/server/dedup/names";
+import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { DemoService } from "./demo";

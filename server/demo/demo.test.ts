@@ -4,7 +4,7 @@ import { lintHandler } from "@/server/dedup/lint";
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { hostname } from "node:os";
-import { EVENT_TYPE_KEY, HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY } from "@/server/dedup/names";
+import { EVENT_TYPE_KEY, HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY } from "@/names/dedup";
 import { DemoService } from "./demo";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { DEMO_HANDLERS } from "@/server/notification/demo-handlers";

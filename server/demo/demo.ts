@@ -7,7 +7,7 @@ import { ulid } from "ulid";
 import { FaultyRepository } from "@/server/dedup/faulty-repository";
 import type { HandlerSetup } from "@/server/dedup/lint";
 import { type Message } from "@/server/dedup/message";
-import { CORRELATION_ID_KEY, DEDUP_ERROR_REASON, EVENT_TYPE_KEY, POISON_REASON_CLASS } from "@/server/dedup/names";
+import { CORRELATION_ID_KEY, DEDUP_ERROR_REASON, EVENT_TYPE_KEY, POISON_REASON_CLASS } from "@/names/dedup";
 import { dedupMetrics, dedupRecorder } from "@/server/dedup/metrics";
 import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/workshop-types";
 import { DEMO_DLQ_TOPIC, DEMO_HANDLER_SPECS, DEMO_PARTITIONS, DEMO_TOPIC, demoHandlerSetups } from "@/server/notification/demo-handlers";

@@ -5,7 +5,7 @@
  * (`registerDemoHandlers`, server/startup.ts).
  */
 import { type HandlerSetup } from "@/server/dedup/lint";
-import { STACK_ORDER, TTL_POLICY, type TtlClass } from "@/server/dedup/names";
+import { STACK_ORDER, TTL_POLICY, type TtlClass } from "@/names/dedup";
 import type { FailureMode, RepositoryKind } from "@/server/dedup/repository";
 
 /** Topic of the live demo (6 partitions, created by `npm run stack:up` or at demo start). */

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { DeduplicatorOptions } from "@/server/dedup/deduplicator";
 import { NonRetryableError } from "@/server/dedup/errors";
 import { payloadText, type Handler, type Message, type Middleware } from "@/server/dedup/message";
-import { EVENT_TYPE_KEY, type StackOrder } from "@/server/dedup/names";
+import { EVENT_TYPE_KEY, type StackOrder } from "@/names/dedup";
 import type { Publisher } from "@/server/dedup/pubsub";
 import type { RetryOptions } from "@/server/dedup/retry";
 import { Router, type RouterErrorEvent } from "@/server/dedup/router";

@@ -1,5 +1,5 @@
 import { config } from "@/server/config";
-import { ALL_DEDUP_KEYS_GLOB } from "@/server/dedup/names";
+import { ALL_DEDUP_KEYS_GLOB } from "@/names/dedup";
 import { appRegistry } from "@/server/registry";
 import { SharedCache } from "./cache";
 import { KeyInspector } from "./key-inspector";

@@ -6,7 +6,7 @@
  * Redis glob syntax (stringmatchlen): `*`, `?`, `[abc]`, `[^a]`/`[!a]`, `[a-z]`, and `\x` for a
  * literal `x`.
  */
-import { DEDUP_KEY_SEGMENT, dedupKeyPrefix } from "@/server/dedup/names";
+import { DEDUP_KEY_SEGMENT, dedupKeyPrefix } from "@/names/dedup";
 
 const GLOB_SPECIAL = /[*?[\]\\^]/g;
 

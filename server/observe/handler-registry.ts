@@ -3,7 +3,7 @@
  * runs a consumer registers its handlers (server/startup.ts registers the demo's when DEMO=on).
  */
 import type { HandlerSetup } from "@/server/dedup";
-import { dedupKeyPrefix } from "@/server/dedup/names";
+import { dedupKeyPrefix } from "@/names/dedup";
 
 /** A handler the app runs, as its consumer declares it (the seam between a consumer and the dashboard). */
 export interface DeclaredHandler {

@@ -1,5 +1,5 @@
 /** The Redis key inspector's options, their defaults and their checks. */
-import { ALL_DEDUP_KEYS_GLOB } from "@/server/dedup/names";
+import { ALL_DEDUP_KEYS_GLOB } from "@/names/dedup";
 
 /** Options of the `KeyInspector` (server/observe/key-inspector.ts). */
 export interface KeyInspectorOptions {

@@ -5,7 +5,7 @@
  * Counts, TTL buckets, states and keys without TTL are exact (every key is read); bytes per key are
  * an estimate of the process heap a key holds (labelled `bytesEstimated`).
  */
-import { ALL_DEDUP_KEYS_GLOB } from "@/server/dedup/names";
+import { ALL_DEDUP_KEYS_GLOB } from "@/names/dedup";
 import type { HandlerKeys, KeyEntry, KeyLookupResponse, KeysResponse, KeyState, ScanProgress, TtlBucket } from "@/lib/api-types";
 import { BadRequestError } from "./errors";
 import { PrefixGlobs, prefixOfKey, splitPrefix } from "./glob";

@@ -10,7 +10,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CHECK_DURATION_BUCKETS } from "@/server/dedup/metrics";
-import { METRIC_NAMES } from "@/server/dedup/names";
+import { METRIC_NAMES } from "@/names/dedup";
 
 /** One handler of the fleet. */
 export interface FleetHandler {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { ulid } from "ulid";
 import { afterAll, describe, expect, it } from "vitest";
-import { HANDLER_POISONED_KEY, POISON_KEYS, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/server/dedup/names";
+import { HANDLER_POISONED_KEY, POISON_KEYS, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { replayDlq } from "./dlq-replay";
 import { KafkaTransport, MemoryTransport, type Transport } from "./index";
 

@@ -8,7 +8,7 @@
  * replays only what arrived in the DLQ since, so running it twice does not publish twice.
  */
 import { type Message, type Outcome } from "@/server/dedup/message";
-import { POISON_KEYS, TOPIC_POISONED_KEY } from "@/server/dedup/names";
+import { POISON_KEYS, TOPIC_POISONED_KEY } from "@/names/dedup";
 import { sequentialSink, type Publisher } from "@/server/dedup/pubsub";
 import type { Transport } from "./index";
 

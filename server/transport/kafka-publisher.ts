@@ -5,7 +5,7 @@
 import { Kafka, logLevel, Partitioners, type Producer } from "kafkajs";
 import type { Message } from "@/server/dedup/message";
 import type { Publisher } from "@/server/dedup/pubsub";
-import { WATERMILL_UUID_HEADER } from "@/server/dedup/names";
+import { WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { encodeRecord } from "./watermill-codec";
 import { kafkaLogCreator } from "./kafka-log";
 import { NO_UUID } from "./partition-pump";

@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import type { Message } from "@/server/dedup/message";
 import type { MessageSink, Publisher, Subscriber, Subscription } from "@/server/dedup/pubsub";
-import { WATERMILL_UUID_HEADER } from "@/server/dedup/names";
+import { WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { NO_UUID, pumpPartition, type SubscriberOptions } from "./partition-pump";
 import { encodeRecord } from "./watermill-codec";
 

@@ -8,7 +8,7 @@
  * whether a heartbeat runs.
  */
 import type { Message, Outcome } from "@/server/dedup/message";
-import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "@/server/dedup/names";
+import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
 import type { MessageSink, Publisher } from "@/server/dedup/pubsub";
 import type { IHeaders } from "kafkajs";
 import { decodeRecord } from "./watermill-codec";

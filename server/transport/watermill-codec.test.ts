@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { WATERMILL_UUID_HEADER } from "@/server/dedup/names";
+import { WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { decodeRecord, encodeRecord } from "./watermill-codec";
 
 describe("Watermill Kafka wire format", () => {

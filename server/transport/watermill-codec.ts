@@ -4,7 +4,7 @@
  * metadata entry as one more header, the payload as the record value. No record key.
  */
 import type { IHeaders } from "kafkajs";
-import { WATERMILL_UUID_HEADER } from "@/server/dedup/names";
+import { WATERMILL_UUID_HEADER } from "@/names/dedup";
 
 /** A Kafka record as the producer sends it. */
 export interface WireRecord {

@@ -9,7 +9,7 @@ import type { Metric, Registry } from "prom-client";
 import type { RunSeries } from "@/lib/workshop-types";
 import type { DeduplicatorOptions } from "@/server/dedup/deduplicator";
 import { type Message } from "@/server/dedup/message";
-import { CORRELATION_ID_KEY, dedupKeyPrefix, EVENT_TYPE_KEY } from "@/server/dedup/names";
+import { CORRELATION_ID_KEY, dedupKeyPrefix, EVENT_TYPE_KEY } from "@/names/dedup";
 import type { DedupRepository } from "@/server/dedup/repository";
 import type { RetryOptions } from "@/server/dedup/retry";
 import { replayDlq } from "@/server/transport/dlq-replay";

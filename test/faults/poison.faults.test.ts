@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
 import { ulid } from "ulid";
 import { describe, expect, it } from "vitest";
-import { WATERMILL_UUID_HEADER } from "@/server/dedup/names";
+import { WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { freePort } from "./lib/procs";
 import { FAULT_BROKERS } from "./lib/kafka";
 import { KafkaCase } from "./lib/cases";

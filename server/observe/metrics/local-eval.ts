@@ -1,6 +1,6 @@
 import { METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
-import { PROCESSED_RESULT } from "@/server/dedup/names";
+import { PROCESSED_RESULT } from "@/names/dedup";
 import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, QUERY_BY, type QueryName } from "./queries";
 import type { Sample } from "./source";
 

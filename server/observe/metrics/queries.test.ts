@@ -1,7 +1,7 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { dedupRecorder } from "@/server/dedup";
-import { DUPLICATE_CAUSES, METRIC_NAMES } from "@/server/dedup/names";
+import { DUPLICATE_CAUSES, METRIC_NAMES } from "@/names/dedup";
 import { LocalSource } from "./local";
 import { DUPLICATES_BY_CAUSE_METRIC, PROMQL } from "./queries";
 

@@ -1,6 +1,6 @@
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, METRIC_NAMES, RATE_WINDOW } from "@/lib/thresholds";
-import { METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/server/dedup/names";
+import { METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/names/dedup";
 
 /**
  * Counter of messages sent to the DLQ, by `reason_poisoned` (a bounded error class). Spec §7 has no
@@ -12,7 +12,7 @@ export const DLQ_METRIC = LIBRARY_METRIC_NAMES.poisoned;
 
 /**
  * Counter of swallowed duplicates by `cause` (redelivery | republish | unknown), from the position
- * stored in the key's `done` value (the library's name, server/dedup/names.ts `METRIC_NAMES.duplicatesByCause`).
+ * stored in the key's `done` value (the library's name, names/dedup.ts `METRIC_NAMES.duplicatesByCause`).
  */
 export const DUPLICATES_BY_CAUSE_METRIC = LIBRARY_METRIC_NAMES.duplicatesByCause;
 

@@ -10,6 +10,7 @@ import { KafkaPublisher } from "./kafka-publisher";
 import { KafkaSubscriber } from "./kafka-subscriber";
 import { kafkaLogCreator } from "./kafka-log";
 import { MemoryBroker } from "./memory-broker";
+import { isTransientTopicError, kafkaErrorType, waitForLeaders } from "./topics";
 import type { SubscriberOptions } from "./partition-pump";
 import { decodeRecord, type Decoded } from "./watermill-codec";
 
@@ -90,7 +91,7 @@ export class KafkaTransport implements Transport {
   readonly mode = "real" as const;
   readonly publisher: KafkaPublisher;
   private readonly kafka: Kafka;
-  private admin: Admin | null = null;
+  private admin: Promise<Admin> | null = null;
 
   constructor(readonly brokers: readonly string[]) {
     if (brokers.length === 0) throw new RangeError("KafkaTransport: brokers must list at least one host:port (KAFKA_BROKERS)");
@@ -102,21 +103,43 @@ export class KafkaTransport implements Transport {
     return new KafkaPublisher({ brokers: this.brokers });
   }
 
-  private async getAdmin(): Promise<Admin> {
+  /** The one admin client, connected once even when several callers ask at the same moment. */
+  private getAdmin(): Promise<Admin> {
     if (!this.admin) {
       const a = this.kafka.admin();
-      await a.connect();
-      this.admin = a;
+      this.admin = a.connect().then(
+        () => a,
+        (e: unknown) => {
+          this.admin = null;
+          throw e;
+        },
+      );
     }
     return this.admin;
   }
 
-  async createTopics(topics: ReadonlyArray<{ name: string; partitions: number }>): Promise<void> {
+  /**
+   * Creates the missing topics and resolves once every partition of every topic in `topics` has a
+   * leader in the broker's metadata. kafkajs' own `waitForLeaders` retries only
+   * LEADER_NOT_AVAILABLE; a KRaft broker under load answers a topic created a moment ago with
+   * UNKNOWN_TOPIC_OR_PARTITION ("This server does not host this topic-partition") for a while, and
+   * a producer or consumer started then fails. Bounded by `timeoutMs`.
+   */
+  async createTopics(topics: ReadonlyArray<{ name: string; partitions: number }>, timeoutMs = 20_000): Promise<void> {
     const admin = await this.getAdmin();
     const existing = new Set(await admin.listTopics());
     const missing = topics.filter((t) => !existing.has(t.name));
-    if (missing.length === 0) return;
-    await admin.createTopics({ waitForLeaders: true, topics: missing.map((t) => ({ topic: t.name, numPartitions: t.partitions, replicationFactor: 1 })) });
+    if (missing.length > 0) {
+      try {
+        await admin.createTopics({ waitForLeaders: false, topics: missing.map((t) => ({ topic: t.name, numPartitions: t.partitions, replicationFactor: 1 })) });
+      } catch (e) {
+        // Another caller created it in between: what matters is that it exists, checked below.
+        if (!isTransientTopicError(e) && kafkaErrorType(e) !== "TOPIC_ALREADY_EXISTS") throw e;
+      }
+    }
+    // A topic that was there already is waited for with whatever partition count it has.
+    const created = new Set(missing.map((t) => t.name));
+    await waitForLeaders(admin, topics.map((t) => ({ name: t.name, partitions: created.has(t.name) ? t.partitions : 1 })), timeoutMs);
   }
 
   async deleteTopics(names: readonly string[]): Promise<void> {
@@ -195,7 +218,8 @@ export class KafkaTransport implements Transport {
 
   async close(): Promise<void> {
     await this.publisher.close();
-    if (this.admin) await this.admin.disconnect().catch(() => undefined);
+    const admin = this.admin;
     this.admin = null;
+    if (admin) await admin.then((a) => a.disconnect()).catch(() => undefined);
   }
 }

@@ -39,9 +39,10 @@ OTHER_CASES=()
 for f in test/faults/*.faults.test.ts; do
   [[ " ${APP_CASES[*]} " == *" $f "* ]] || OTHER_CASES+=("$f")
 done
-# Browser test files that mostly wait and assert no latency: they run beside the app fault cases.
+# Browser test files that mostly wait and assert no latency (dev-server: generous timeouts for next
+# dev's compile): they run beside the app fault cases.
 # Every other e2e file (a new one too) runs alone.
-E2E_BESIDE=(e2e/embedded.e2e.test.ts e2e/fleet.e2e.test.ts e2e/alerts.e2e.test.ts e2e/budget.e2e.test.ts)
+E2E_BESIDE=(e2e/embedded.e2e.test.ts e2e/fleet.e2e.test.ts e2e/alerts.e2e.test.ts e2e/budget.e2e.test.ts e2e/dev-server.e2e.test.ts)
 E2E_ALONE=()
 for f in e2e/*.e2e.test.ts; do
   [[ " ${E2E_BESIDE[*]} " == *" $f "* ]] || E2E_ALONE+=("$f")

@@ -200,7 +200,8 @@ function machineRows(startedAt: string, loadStart: number[]): BenchResult[] {
   let dirty = false;
   try {
     commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
-    dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { encoding: "utf8" }).trim() !== "";
+    // The rendered doc itself does not count: a partial re-run (--only) always follows a run that rewrote it.
+    dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no", "--", ".", `:(exclude)${DOC}`], { encoding: "utf8" }).trim() !== "";
   } catch {
     // not a git checkout
   }

@@ -207,7 +207,7 @@ export function renderBenchmarks(results: BenchResult[]): string {
   L.push("## Machine and run");
   L.push("");
   L.push(`- CPU: ${nproc ?? "?"} cores, ${machine.cpuModel ?? "?"}; memory ${machine.memGiB ?? "?"} GiB; Node ${machine.node ?? "?"}`);
-  L.push(`- Run: ${machine.startedAt ?? "?"} → ${machine.finishedAt ?? "?"} (UTC), commit \`${machine.commit ?? "?"}\`${machine.dirty ? " (work tree had uncommitted changes by other engineers)" : ""}`);
+  L.push(`- Run: ${machine.startedAt ?? "?"} → ${machine.finishedAt ?? "?"} (UTC), commit \`${machine.commit ?? "?"}\`${machine.dirty ? " (the work tree had uncommitted changes: the figures are not of that commit alone)" : ""}`);
   L.push(
     `- Load average (1/5/15 min) at start ${machine.loadStart?.map((x) => x.toFixed(2)).join(" / ") ?? "?"}, at end ${machine.loadEnd?.map((x) => x.toFixed(2)).join(" / ") ?? "?"}: **the machine was shared** (other engineers' tests on the same cores), which slows absolute figures; ratios against same-run references are the figures to read.`,
   );
@@ -427,8 +427,17 @@ function otherMisses(rs: BenchResult[]): string[] {
   const scan = missed("inspect.scan_keys_per_sec");
   const est = missed("inspect.estimate_ms_1m_keys");
   const scanRatio = missed("inspect.scan_vs_plain_scan");
-  if (!batch && !scan && !est && !scanRatio) return L;
+  const mw = missed("dedup.middleware_overhead_us");
+  if (!batch && !scan && !est && !scanRatio && !mw) return L;
   L.push("## Other missed targets: what limits them", "");
+  if (mw) {
+    const router = get(rs, "consumer.stack_cpu_us.router")?.value ?? null;
+    const dedup = get(rs, "consumer.stack_cpu_us.deduplicator")?.value ?? null;
+    const plainUs = get(rs, "consumer.redis_cpu_us_per_key.plain_set")?.value ?? null;
+    L.push(
+      `- \`dedup.middleware_overhead_us\` = ${num(mw.value)} µs: an absolute CPU time on the consumer's thread (the Deduplicator with the in-memory repository, lease marking and metrics, minus the bare handler in the same loop), so it moves with the machine's speed, which ratios do not: in this run the Router alone cost ${num(router)} µs per message, the Deduplicator on the consumer path ${num(dedup)} µs and a bare Redis SET ${num(plainUs)} µs of Redis CPU (\`--breakdown\`) — compare those with another run's before reading a change in this figure as the code's. Next lever: the single-delivery path's per-message closures and metric cells (the batch path has them once per chunk). Owner: library (server/dedup/deduplicator.ts).`,
+    );
+  }
   if (batch) {
     const clientUs = get(rs, "dedup.batch_client_cpu_us_per_claim.lease")?.value ?? null;
     const redisUs = get(rs, "consumer.redis_cpu_us_per_key.script.claim")?.value ?? null;

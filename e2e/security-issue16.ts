@@ -19,36 +19,18 @@ export function raw(url: string, o: { method?: string; path: string; headers?: R
   });
 }
 
+/**
+ * The PING probe: each tick PINGs every server of its list in turn (each on its answer from the one
+ * before), then waits `every` ms, so all are measured at the same moments by one process: a stall of
+ * the machine lands on every series, a load on one server only on its own. Prints one list of round
+ * trips (ms) per server.
+ */
 const PROBE = `
 const net = require("node:net");
-const [port, password, ms, every] = process.argv.slice(1);
-const s = net.connect(Number(port), "127.0.0.1");
-const lat = [];
-let t0 = 0n, buf = "", authed = !password;
-const ping = () => { t0 = process.hrtime.bigint(); s.write("*1\\r\\n$4\\r\\nPING\\r\\n"); };
-s.on("data", (d) => {
-  buf += d.toString();
-  if (!buf.includes("\\r\\n")) return;
-  buf = "";
-  if (!authed) { authed = true; return ping(); }
-  lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  setTimeout(ping, Number(every));
-});
-s.on("connect", () => password ? s.write("*2\\r\\n$4\\r\\nAUTH\\r\\n$" + Buffer.byteLength(password) + "\\r\\n" + password + "\\r\\n") : ping());
-setTimeout(() => { s.destroy(); process.stdout.write(JSON.stringify(lat)); }, Number(ms));
-`;
-
-/**
- * The paired probe: each tick PINGs server A, then (on its answer) server B, so both are measured at
- * the same moments by one process: a stall of the machine lands on both series, a load on A only on A.
- */
-const PAIRED_PROBE = `
-const net = require("node:net");
-const [portA, pwA, portB, pwB, ms, every] = process.argv.slice(1);
-const out = { a: [], b: [] };
-function conn(port, pw) {
+const [serversJson, ms, every] = process.argv.slice(1);
+function conn({ port, password: pw }) {
   const s = net.connect(Number(port), "127.0.0.1");
-  const c = { s, buf: "", authed: !pw, t0: 0n, onReply: null, ready: null };
+  const c = { s, buf: "", authed: !pw, t0: 0n, onReply: null, ready: null, lat: [] };
   c.ready = new Promise((r) => {
     s.on("connect", () => (pw ? s.write("*2\\r\\n$4\\r\\nAUTH\\r\\n$" + Buffer.byteLength(pw) + "\\r\\n" + pw + "\\r\\n") : r()));
     s.on("data", (d) => {
@@ -62,45 +44,48 @@ function conn(port, pw) {
   c.ping = () => new Promise((res) => { c.onReply = res; c.t0 = process.hrtime.bigint(); s.write("*1\\r\\n$4\\r\\nPING\\r\\n"); });
   return c;
 }
-const A = conn(portA, pwA), B = conn(portB, pwB);
+const conns = JSON.parse(serversJson).map(conn);
 let done = false;
 setTimeout(() => { done = true; }, Number(ms));
 (async () => {
-  await Promise.all([A.ready, B.ready]);
+  await Promise.all(conns.map((c) => c.ready));
   while (!done) {
-    out.a.push(await A.ping());
-    out.b.push(await B.ping());
+    for (const c of conns) c.lat.push(await c.ping());
     await new Promise((r) => setTimeout(r, Number(every)));
   }
-  A.s.destroy(); B.s.destroy();
-  process.stdout.write(JSON.stringify(out));
+  for (const c of conns) c.s.destroy();
+  process.stdout.write(JSON.stringify(conns.map((c) => c.lat)));
 })();
 `;
 
-/**
- * PING round trips (ms) to two servers at the same moments ({@link PAIRED_PROBE}), every `everyMs`
- * for `ms`, by one child process (under `chrt -f 1` when `realtime`).
- */
-export function pairedPingLatencies(a: { port: number; password: string }, b: { port: number; password: string }, ms: number, everyMs = 5, realtime = false): Promise<{ a: number[]; b: number[] }> {
-  return runProbe(PAIRED_PROBE, [String(a.port), a.password, String(b.port), b.password, String(ms), String(everyMs)], realtime, "the paired PING probe");
+/** A Redis the probe PINGs. */
+export interface PingTarget {
+  port: number;
+  password: string;
 }
 
-/** Runs a probe script in a child process (under `chrt -f 1` when `realtime`) and parses the JSON it prints. */
-function runProbe<T>(script: string, probeArgs: string[], realtime: boolean, what: string): Promise<T> {
+/** Runs {@link PROBE} on `servers` in a child process (under `chrt -f 1` when `realtime`): one latency list per server. */
+function probe(servers: readonly PingTarget[], ms: number, everyMs: number, realtime: boolean): Promise<number[][]> {
   return new Promise((resolve, reject) => {
-    const args = ["-e", script, ...probeArgs];
+    const args = ["-e", PROBE, JSON.stringify(servers), String(ms), String(everyMs)];
     const child = realtime ? spawn("chrt", ["-f", "1", process.execPath, ...args], { stdio: ["ignore", "pipe", "inherit"] }) : spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("error", reject);
     child.on("exit", () => {
       try {
-        resolve(JSON.parse(out) as T);
+        resolve(JSON.parse(out) as number[][]);
       } catch {
-        reject(new Error(`${what} printed ${out.slice(0, 200)}`));
+        reject(new Error(`the PING probe printed ${out.slice(0, 200)}`));
       }
     });
   });
+}
+
+/** PING round trips (ms) to `a` and `b` at the same moments, every `everyMs` for `ms` (under `chrt -f 1` when `realtime`). */
+export async function pairedPingLatencies(a: PingTarget, b: PingTarget, ms: number, everyMs = 5, realtime = false): Promise<{ a: number[]; b: number[] }> {
+  const [la, lb] = await probe([a, b], ms, everyMs, realtime);
+  return { a: la!, b: lb! };
 }
 
 /** Whether this machine lets a process run SCHED_FIFO (`chrt -f 1`). */
@@ -113,8 +98,8 @@ export function canRunRealtime(): boolean {
  * with a connection of its own; under `chrt -f 1` when `realtime` (the probe's own wait for a core
  * is then not counted as Redis latency).
  */
-export function pingLatencies(port: number, password: string, ms: number, everyMs = 5, realtime = false): Promise<number[]> {
-  return runProbe(PROBE, [String(port), password, String(ms), String(everyMs)], realtime, "the PING probe");
+export async function pingLatencies(port: number, password: string, ms: number, everyMs = 5, realtime = false): Promise<number[]> {
+  return (await probe([{ port, password }], ms, everyMs, realtime))[0]!;
 }
 
 /** The `p`-th percentile (0..100) of `xs`. */

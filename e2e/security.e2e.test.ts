@@ -342,11 +342,6 @@ describe("issue 16: bounded cost per caller (real mode)", () => {
       return scan.done && scan.finishedAt !== null && Date.now() - Date.parse(scan.finishedAt) < 10_000;
     };
     await expect.poll(freshlyCounted, { timeout: 75_000, interval: 250 }).toBe(true);
-    // A control: a second redis-server under the same scheduling that nothing loads, PINGed by its
-    // probe, PING for PING at the same moments. This VM stalls now and then (idle p99 0.4–4.4 ms across
-    // fresh-clone runs, one window at 11.9 ms with the loops costing Redis 4 % of its time): a stall
-    // lifts both probes alike, the loops only the first.
-    const control = await startOwnRedis({ realtime: rt });
     const baseline = await pingLatencies(fa.redis.port, fa.password, 3_000, 5, rt);
     const admin = fa.redis.client();
     await admin.config("RESETSTAT");
@@ -361,11 +356,21 @@ describe("issue 16: bounded cost per caller (real mode)", () => {
         await res?.arrayBuffer().catch(() => undefined);
       }
     };
+    // A control: a second redis-server under the same scheduling that nothing loads, PINGed by its
+    // probe, PING for PING at the same moments. This VM stalls now and then (idle p99 0.4–4.4 ms across
+    // fresh-clone runs, one window at 11.9 ms with the loops costing Redis 4 % of its time): a stall
+    // lifts both probes alike, the loops only the first.
+    const control = await startOwnRedis({ realtime: rt });
     const loops = Array.from({ length: 6 }, loop);
-    const { a: loaded, b: controlLat } = await pairedPingLatencies({ port: fa.redis.port, password: fa.password }, { port: control.port, password: "" }, 20_000, 5, rt);
-    stop = true;
-    await Promise.all(loops);
-    await control.stop();
+    let paired: { a: number[]; b: number[] };
+    try {
+      paired = await pairedPingLatencies({ port: fa.redis.port, password: fa.password }, { port: control.port, password: "" }, 20_000, 5, rt);
+    } finally {
+      stop = true;
+      await Promise.all(loops);
+      await control.stop(); // by its pid, also when the probe failed
+    }
+    const { a: loaded, b: controlLat } = paired;
     const p99 = percentile(loaded, 99);
     const controlP99 = percentile(controlLat, 99);
     // What the loops cost Redis itself: its SCAN calls (count, µs each) in the window.

@@ -71,6 +71,7 @@ import { Router } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
 import { withTimeout } from "@/server/dedup/store-call";
 import { startOwnRedis } from "@/server/observe/testing/redis-server";
+import { createTopicsReady } from "@/server/transport/topics";
 import { arg, flag, intArg } from "./lib/args";
 import { emitFigures, runMain } from "./lib/run";
 
@@ -583,7 +584,7 @@ async function main(): Promise<void> {
   console.log(`  brokers=${brokers.join(",")} redis=${new URL(redisUrl).host} node ${process.version} ${new Date().toISOString()} loadavg ${load0.map((x) => x.toFixed(2)).join(" ")}`);
   await admin.connect();
   try {
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }] });
+    await createTopicsReady(admin, [{ name: topic, partitions: PARTITIONS }]);
     const tf = performance.now();
     const avg = await bounded(fillTopic(kafka, topic, N, PARTITIONS, SIZE), 300_000, "filling the topic");
     console.log(`  filled ${topic}: ${fmt(N)} records, payload ≈ ${avg.toFixed(0)} B, in ${((performance.now() - tf) / 1000).toFixed(1)} s`);

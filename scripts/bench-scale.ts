@@ -42,6 +42,7 @@ import { Router } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
 import { clusterClient as seededCluster, deletePrefix } from "@/server/testing/redis-cluster";
+import { createTopicsReady } from "@/server/transport/topics";
 import { arg, flag, intArg } from "./lib/args";
 
 // ---------------------------------------------------------------------------------------------
@@ -390,7 +391,7 @@ async function benchConsumers(): Promise<ConsumerFigures[]> {
       const group = topic;
       topics.push(topic);
       groups.push(group);
-      await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }], waitForLeaders: true });
+      await createTopicsReady(admin, [{ name: topic, partitions: PARTITIONS }]);
       const workers = Array.from({ length: k }, (_, i) => startWorker({ topic, group, replica: `w${k}-${i + 1}`, service, redis: redisKind }));
       try {
         await Promise.all(workers.map((w) => Promise.race([w.joined, sleep(90_000).then(() => Promise.reject(new Error(`${w.replica} did not join in 90 s`)))])));

@@ -32,7 +32,7 @@ if [ -n "${CI_PRE_PHASES:-}" ]; then
 fi
 
 mkdir -p test-results/faults
-rm -f test-results/ci-*.json test-results/ci-bg-seconds test-results/ci-bg2-seconds test-results/faults/ci-*.json test-results/faults/ci-*.jsonl
+rm -f test-results/ci-*.json test-results/ci-bg-seconds test-results/faults/ci-*.json test-results/faults/ci-*.jsonl
 # Fault cases that start the built app (scripts/test-faults.sh builds it when missing: here npm test does).
 APP_CASES=(test/faults/access.faults.test.ts test/faults/api-fuzz.faults.test.ts test/faults/load.faults.test.ts)
 OTHER_CASES=()
@@ -111,29 +111,39 @@ bash scripts/stack.sh up "${COMPONENTS[@]}"
 mark "stack up" $((SECONDS - t))
 
 rc=0
+# beside <prefix> <command…>: runs the command in the background, its output prefixed, its own wall
+# time kept for end_beside; one at a time (bg_pid, which stop_stack stops on an early exit).
+beside() {
+  local prefix=$1
+  shift
+  (
+    s=$SECONDS
+    rc=0
+    "$@" 2>&1 | sed -u "s/^/[$prefix] /" || rc=$?
+    echo $((SECONDS - s)) > test-results/ci-bg-seconds
+    exit $rc
+  ) &
+  bg_pid=$!
+}
+# end_beside <label> <t>: waits for it, marks its own time and the pair's, keeps its failure in rc.
+end_beside() {
+  local b_rc=0
+  wait "$bg_pid" || b_rc=$?
+  bg_pid=""
+  mark "beside it: $1 (own time)" "$(cat test-results/ci-bg-seconds 2>/dev/null || echo 0)"
+  rm -f test-results/ci-bg-seconds
+  mark "  (both done after)" $((SECONDS - $2)) beside
+  [ "$b_rc" = 0 ] || rc=$b_rc
+}
+
 # 2. The fault cases without the app (own broker on 19092, own redis-servers, workers) beside the
 #    type-check, next build, unit and integration projects (shared stack on the default ports).
 t=$SECONDS
-(
-  s=$SECONDS
-  rc=0
-  FAULTS_BUILD=skip FAULTS_RESULTS_FILE=test-results/faults/ci-results-1.jsonl \
-    bash scripts/test-faults.sh --reporter=default --reporter=json --outputFile.json=test-results/faults/ci-faults-1.json "${OTHER_CASES[@]}" 2>&1 \
-    | sed -u 's/^/[bg] /' || rc=$?
-  echo $((SECONDS - s)) > test-results/ci-bg-seconds
-  exit $rc
-) &
-bg_pid=$!
-a_rc=0
-TEST_PROJECTS=unit,integration TEST_JSON=test-results/ci-vitest-1.json bash scripts/test-vitest.sh || a_rc=$?
+beside bg env FAULTS_BUILD=skip FAULTS_RESULTS_FILE=test-results/faults/ci-results-1.jsonl \
+  bash scripts/test-faults.sh --reporter=default --reporter=json --outputFile.json=test-results/faults/ci-faults-1.json "${OTHER_CASES[@]}"
+TEST_PROJECTS=unit,integration TEST_JSON=test-results/ci-vitest-1.json bash scripts/test-vitest.sh || rc=$?
 mark "type-check + next build + vitest unit, integration" $((SECONDS - t))
-b_rc=0
-wait "$bg_pid" || b_rc=$?
-bg_pid=""
-mark "beside it: fault cases without the app (own time)" "$(cat test-results/ci-bg-seconds 2>/dev/null || echo 0)"
-mark "  (both done after)" $((SECONDS - t)) beside
-[ "$a_rc" = 0 ] || rc=$a_rc
-[ "$b_rc" = 0 ] || rc=$b_rc
+end_beside "fault cases without the app" "$t"
 
 # 3. Browser tests with timing bounds alone (paint times, the health bound, next dev's compile).
 t=$SECONDS
@@ -144,22 +154,10 @@ mark "vitest e2e with timing bounds (${#E2E_ALONE[@]} files)" $((SECONDS - t))
 #    latency) beside the browser tests that mostly wait (for the demo's first duplicate, Prometheus'
 #    rule evaluations) and assert no latency either.
 t=$SECONDS
-(
-  s=$SECONDS
-  rc=0
-  TEST_PROJECTS=e2e TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vitest-3.json bash scripts/test-vitest.sh "${E2E_BESIDE[@]}" 2>&1 | sed -u 's/^/[e2e] /' || rc=$?
-  echo $((SECONDS - s)) > test-results/ci-bg2-seconds
-  exit $rc
-) &
-bg_pid=$!
+beside e2e env TEST_PROJECTS=e2e TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vitest-3.json bash scripts/test-vitest.sh "${E2E_BESIDE[@]}"
 FAULTS_BUILD=skip FAULTS_RESULTS_FILE=test-results/faults/ci-results-2.jsonl \
   bash scripts/test-faults.sh --reporter=default --reporter=json --outputFile.json=test-results/faults/ci-faults-2.json "${APP_CASES[@]}" || rc=$?
 mark "fault cases with the app (fuzz, access, load)" $((SECONDS - t))
-b_rc=0
-wait "$bg_pid" || b_rc=$?
-bg_pid=""
-[ "$b_rc" = 0 ] || rc=$b_rc
-mark "beside it: vitest e2e that waits (${#E2E_BESIDE[@]} files, own time)" "$(cat test-results/ci-bg2-seconds 2>/dev/null || echo 0)"
-mark "  (both done after)" $((SECONDS - t)) beside
+end_beside "vitest e2e that waits (${#E2E_BESIDE[@]} files)" "$t"
 
 summary "$rc"

@@ -10,7 +10,7 @@ import { KafkaPublisher } from "./kafka-publisher";
 import { KafkaSubscriber } from "./kafka-subscriber";
 import { kafkaLogCreator } from "./kafka-log";
 import { MemoryBroker } from "./memory-broker";
-import { isTransientTopicError, kafkaErrorType, waitForLeaders } from "./topics";
+import { createTopicsReady } from "./topics";
 import type { SubscriberOptions } from "./partition-pump";
 import { decodeRecord, type Decoded } from "./watermill-codec";
 
@@ -118,28 +118,9 @@ export class KafkaTransport implements Transport {
     return this.admin;
   }
 
-  /**
-   * Creates the missing topics and resolves once every partition of every topic in `topics` has a
-   * leader in the broker's metadata. kafkajs' own `waitForLeaders` retries only
-   * LEADER_NOT_AVAILABLE; a KRaft broker under load answers a topic created a moment ago with
-   * UNKNOWN_TOPIC_OR_PARTITION ("This server does not host this topic-partition") for a while, and
-   * a producer or consumer started then fails. Bounded by `timeoutMs`.
-   */
+  /** Creates the missing topics; resolves once every partition has a leader ({@link createTopicsReady}). */
   async createTopics(topics: ReadonlyArray<{ name: string; partitions: number }>, timeoutMs = 20_000): Promise<void> {
-    const admin = await this.getAdmin();
-    const existing = new Set(await admin.listTopics());
-    const missing = topics.filter((t) => !existing.has(t.name));
-    if (missing.length > 0) {
-      try {
-        await admin.createTopics({ waitForLeaders: false, topics: missing.map((t) => ({ topic: t.name, numPartitions: t.partitions, replicationFactor: 1 })) });
-      } catch (e) {
-        // Another caller created it in between: what matters is that it exists, checked below.
-        if (!isTransientTopicError(e) && kafkaErrorType(e) !== "TOPIC_ALREADY_EXISTS") throw e;
-      }
-    }
-    // A topic that was there already is waited for with whatever partition count it has.
-    const created = new Set(missing.map((t) => t.name));
-    await waitForLeaders(admin, topics.map((t) => ({ name: t.name, partitions: created.has(t.name) ? t.partitions : 1 })), timeoutMs);
+    await createTopicsReady(await this.getAdmin(), topics, timeoutMs);
   }
 
   async deleteTopics(names: readonly string[]): Promise<void> {

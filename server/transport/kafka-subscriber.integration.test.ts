@@ -6,6 +6,7 @@ import { newMessage, payloadText } from "@/server/dedup/message";
 import { Router } from "@/server/dedup/router";
 import { KafkaPublisher } from "./kafka-publisher";
 import { KafkaSubscriber } from "./kafka-subscriber";
+import { createTopicsReady } from "./topics";
 
 /** The delivery contract on a real broker: nack → redelivery in order, commits only of acked offsets, commit on stop. */
 const brokers = ["127.0.0.1:9092"];
@@ -17,7 +18,7 @@ const publisher = new KafkaPublisher({ brokers });
 async function freshTopic(partitions = 1): Promise<string> {
   const t = `subtest.${randomBytes(4).toString("hex")}`;
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic: t, numPartitions: partitions }] });
+  await createTopicsReady(admin, [{ name: t, partitions }]);
   topics.push(t);
   return t;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { waitForLeaders } from "./topics";
+import { createTopicsReady, waitForLeaders } from "./topics";
 
 type Md = Awaited<ReturnType<Parameters<typeof waitForLeaders>[0]["fetchTopicMetadata"]>>;
 const part = (partitionId: number, leader: number) => ({ partitionErrorCode: 0, partitionId, leader, replicas: [1], isr: [1], offlineReplicas: [] });
@@ -42,5 +42,24 @@ describe("waitForLeaders (a topic created a moment ago on a loaded KRaft broker)
     const a = admin([Object.assign(new Error("Not authorized to access topics"), { type: "TOPIC_AUTHORIZATION_FAILED" })]);
     await expect(waitForLeaders(a, [{ name: "t", partitions: 1 }], 2_000, 1)).rejects.toThrow(/Not authorized/);
     expect(a.calls).toBe(1);
+  });
+});
+
+describe("createTopicsReady", () => {
+  it("tries the create again after a transient answer (its metadata refresh named a topic being deleted), then waits for the leaders", async () => {
+    const creates: number[] = [];
+    const leaders = admin([{ topics: [{ name: "t", partitions: [part(0, 1), part(1, 1)] }] }]);
+    const a = {
+      listTopics: async () => [] as string[],
+      createTopics: async (req: { topics: Array<{ numPartitions?: number }> }) => {
+        creates.push(req.topics[0]!.numPartitions!);
+        if (creates.length === 1) throw protocolError("UNKNOWN_TOPIC_OR_PARTITION");
+        return true;
+      },
+      fetchTopicMetadata: leaders.fetchTopicMetadata,
+    };
+    await createTopicsReady(a, [{ name: "t", partitions: 2 }], 2_000);
+    expect(creates).toEqual([2, 2]);
+    expect(leaders.calls).toBe(1);
   });
 });

@@ -4,8 +4,39 @@
  */
 import type { Admin } from "kafkajs";
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Creates the topics of `topics` that are missing and resolves once every partition of every one
+ * of them has a leader in the broker's metadata. kafkajs' own `waitForLeaders` retries only
+ * LEADER_NOT_AVAILABLE; a KRaft broker under load answers a topic created a moment ago with
+ * UNKNOWN_TOPIC_OR_PARTITION ("This server does not host this topic-partition") for a while, and
+ * kafkajs' create itself fails so when its metadata refresh names a topic another caller of the
+ * same admin is deleting: such answers are tried again until `timeoutMs`. A topic that was there
+ * already is waited for with whatever partition count it has.
+ */
+export async function createTopicsReady(admin: Pick<Admin, "listTopics" | "createTopics" | "fetchTopicMetadata">, topics: ReadonlyArray<{ name: string; partitions: number }>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const missingNow = async () => {
+    const existing = new Set(await admin.listTopics());
+    return topics.filter((t) => !existing.has(t.name));
+  };
+  const created = new Set<string>();
+  for (let missing = await missingNow(); missing.length > 0; missing = await missingNow()) {
+    try {
+      await admin.createTopics({ waitForLeaders: false, topics: missing.map((t) => ({ topic: t.name, numPartitions: t.partitions, replicationFactor: 1 })) });
+      for (const t of missing) created.add(t.name);
+      break;
+    } catch (e) {
+      if (!isTransientTopicError(e) || Date.now() >= deadline) throw e;
+      await sleep(100);
+    }
+  }
+  await waitForLeaders(admin, topics.map((t) => ({ name: t.name, partitions: created.has(t.name) ? t.partitions : 1 })), Math.max(0, deadline - Date.now()));
+}
+
 /** The kafkajs protocol error's type (`UNKNOWN_TOPIC_OR_PARTITION`, …), if `e` is one. */
-export function kafkaErrorType(e: unknown): string | undefined {
+function kafkaErrorType(e: unknown): string | undefined {
   const t = (e as { type?: unknown } | null)?.type;
   return typeof t === "string" ? t : undefined;
 }
@@ -39,6 +70,6 @@ export async function waitForLeaders(admin: Pick<Admin, "fetchTopicMetadata">, t
       last = (e as Error).message;
     }
     if (Date.now() >= deadline) throw new Error(`Kafka: topics not ready after ${timeoutMs} ms (${last})`);
-    await new Promise((r) => setTimeout(r, pollMs));
+    await sleep(pollMs);
   }
 }

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import Redis from "ioredis";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { HandlersResponse } from "../lib/api-types";
 import { DEFAULT_VIEW_STATE } from "../lib/url-state";
 import { collectErrors, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, freePort, type App } from "./harness";
 
@@ -142,6 +143,19 @@ async function driveDemo(app: App): Promise<{ service: string; handler: string }
     const body = (await res.json()) as Series;
     return { body, lines: (body.data.series ?? []).filter((l) => l.points.filter((p) => p[1] !== null).length >= 2) };
   };
+  // The key tile and panel show the inspector's last completed count, which at first is the one
+  // taken at start-up, before the demo's traffic (a CI run met its 0 keys): ask for a recount
+  // (refresh=1 starts one at most every 10 s) until a completed count holds the handler's keys.
+  const counted = async (t: { service: string; handler: string }) => {
+    const until = Date.now() + 60_000;
+    while (Date.now() < until) {
+      const res = await fetch(`${app.url}/api/handlers?refresh=1`);
+      const body = res.ok ? ((await res.json()) as HandlersResponse) : null;
+      if (body?.handlers.some((h) => h.service === t.service && h.handler === t.handler && h.keyCount > 0)) return t;
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
+    throw new Error(`no completed key count with keys of ${t.service}/${t.handler} within 60 s`);
+  };
   const deadline = Date.now() + 120_000;
   let last = "";
   while (Date.now() < deadline) {
@@ -149,7 +163,7 @@ async function driveDemo(app: App): Promise<{ service: string; handler: string }
       const ratio = await lines("duplicate_ratio");
       const line = ratio.lines.find((l) => l.labels.service && l.labels.handler);
       const latency = line ? await lines("check_latency") : null;
-      if (line && latency?.lines.some((l) => l.labels.service === line.labels.service)) return { service: line.labels.service!, handler: line.labels.handler! };
+      if (line && latency?.lines.some((l) => l.labels.service === line.labels.service)) return await counted({ service: line.labels.service!, handler: line.labels.handler! });
       last = JSON.stringify((latency ?? ratio).body.data).slice(0, 300);
     } catch (e) {
       last = String(e);

@@ -13,6 +13,7 @@
  * - Every 4xx/5xx body is {@link ErrorBody} `{ error, detail }`.
  */
 import { z } from "zod";
+import { ALERT_UNITS } from "@/lib/alert-model";
 
 // ---------------------------------------------------------------------------------------------
 // Common pieces
@@ -129,7 +130,7 @@ export type ThresholdsView = z.infer<typeof thresholdsViewSchema>;
 
 /** One alert instance (one alert × one label set). */
 export const alertInstanceSchema = z.object({
-  /** `DedupDuplicateRateHigh` | `DedupRedisErrors` | `DedupRedisLatencyHigh` (see `ALERT_NAMES`). */
+  /** An alert name of `ALERT_LIST` (lib/thresholds). */
   alert: z.string(),
   state: alertStateSchema,
   /** The instance's labels (service, topic, handler, reason… as the rule groups by). */
@@ -160,7 +161,7 @@ export const alertRuleSchema = z.object({
   expr: z.string(),
   for: z.string(),
   threshold: z.number(),
-  unit: z.enum(["ratio", "per_second", "seconds"]),
+  unit: z.enum(ALERT_UNITS),
   runbookUrl: z.string(),
   /** Time between two evaluations of the rule (the group's interval; the sample interval in embedded mode). */
   evaluationIntervalMs: z.number(),

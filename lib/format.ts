@@ -2,6 +2,7 @@
  * Number formatting for the dashboard: every number the UI shows carries its unit
  * (%, ms, /s, keys, bytes). Isomorphic and pure.
  */
+import type { AlertUnit } from "@/lib/alert-model";
 
 const nf = (max: number) => new Intl.NumberFormat("en-US", { maximumFractionDigits: max });
 
@@ -118,8 +119,8 @@ export function formatClock(unixSeconds: number, withDate = false): string {
   return `${d.toLocaleString("en-US", { month: "short" })} ${d.getDate()} ${hh}:${mm}`;
 }
 
-/** Unit of a value as the API names it. */
-export type ValueUnit = "ratio" | "per_second" | "seconds";
+/** Unit of a value as the API names it (an alert's units, lib/alert-model). */
+export type ValueUnit = AlertUnit;
 
 /** Formats a value by its API unit: ratio → %, per_second → /s, seconds → ms. */
 export function formatByUnit(v: number | null | undefined, unit: ValueUnit): string {
@@ -130,6 +131,8 @@ export function formatByUnit(v: number | null | undefined, unit: ValueUnit): str
       return formatSecondsAsMs(v);
     case "per_second":
       return formatRate(v);
+    case "count":
+      return v === null || v === undefined || !Number.isFinite(v) ? "—" : String(Number(v.toPrecision(3)));
   }
 }
 
@@ -160,6 +163,8 @@ export function formatTick(v: number, unit: ValueUnit, step?: number): string {
       return `${compact(v * 1000)} ms`;
     case "per_second":
       return `${compact(v)}/s`;
+    case "count":
+      return compact(v);
   }
 }
 

@@ -19,6 +19,9 @@ import {
   type ProcessedResult,
   type TtlClass,
 } from "@/names/dedup";
+import { defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/alert-model";
+
+export { RUNBOOK_BASE_URL, alertTextsFor, ruleTexts, renderAlertText, type AlertThreshold, type AlertTexts, type ThresholdLine } from "@/lib/alert-model";
 
 export { DAY_MS, HOUR_MS, MINUTE_MS, TTL_POLICY, PROCESSED_RESULTS, type ProcessedResult, type TtlClass };
 
@@ -66,89 +69,10 @@ export function errorReasonClass(reason: string): ErrorReasonClass {
   return reason === DEDUP_ERROR_REASON.marshal ? "marshal" : "redis";
 }
 
-/**
- * Annotation texts of {@link ALERT_NAMES.redisErrors} per reason class, in Prometheus template
- * notation (`{{ $labels.x }}`, `{{ $value }}`). The rule file selects one with
- * `{{ if eq $labels.reason "marshal" }}`; the embedded evaluator fills in the labels.
- * **A `marshal` error is a publisher bug, not a Redis incident**: its text must not say otherwise.
- */
-export const ERROR_REASON_TEXT: Record<ErrorReasonClass, { readonly summary: string; readonly description: string }> = {
-  marshal: {
-    summary: "Records without a message UUID reaching {{ $labels.service }}: a publisher bug, sent to the DLQ",
-    description:
-      '{{ $value | printf "%.3g" }} records per second reaching service {{ $labels.service }} over the last 5 minutes ' +
-      "had no usable message UUID (reason marshal: no _watermill_message_uuid header, or the key factory failed). " +
-      "A publisher bug, not Redis: such a record cannot be deduplicated, so the consumer sends it to the dead-letter " +
-      "topic (reason_poisoned marshal) without running a handler. Find the publisher of the topic named in " +
-      "topic_poisoned on the DLQ record, make it set the UUID, then re-publish those records with one.",
-  },
-  redis: {
-    summary: "Dedup checks failing on {{ $labels.service }}: Redis {{ $labels.reason }}",
-    description:
-      '{{ $value | printf "%.3g" }} dedup checks per second on service {{ $labels.service }} failed against Redis ' +
-      "with reason {{ $labels.reason }} over the last 5 minutes. Fail-open handlers let these messages through " +
-      "unchecked (duplicates can reach them); fail-closed handlers retry them and then send them to the DLQ.",
-  },
-};
-
 /** Rate window of every alert expression (spec §8: "over 5 min"). */
 export const RATE_WINDOW = "5m";
 /** {@link RATE_WINDOW} in milliseconds, for the embedded (non-Prometheus) evaluation. */
 export const RATE_WINDOW_MS = 5 * MINUTE_MS;
-
-/** Alert names, exactly as the rule file and `ALERTS{alertname}` carry them. */
-export const ALERT_NAMES = {
-  duplicateRate: "DedupDuplicateRateHigh",
-  redisErrors: "DedupRedisErrors",
-  redisLatency: "DedupRedisLatencyHigh",
-} as const;
-
-/** One of the three alert names. */
-export type AlertName = (typeof ALERT_NAMES)[keyof typeof ALERT_NAMES];
-
-/** Key of one alert in {@link ALERTS}. */
-export type AlertKey = keyof typeof ALERT_NAMES;
-
-/** A value a chart draws as a horizontal line, with the text shown next to it. */
-export interface ThresholdLine {
-  /** In the alert's {@link AlertThreshold.unit} (ratio 0..1, errors per second, seconds). */
-  readonly value: number;
-  /** Short human label for a chart legend or tooltip, e.g. "10% alert". */
-  readonly label: string;
-}
-
-/** Everything one alert of spec §8 needs: the rule file, the dashboard and the embedded evaluator. */
-export interface AlertThreshold {
-  /** Alert name (`alertname` label). */
-  readonly name: AlertName;
-  /** One-line meaning, for a UI tooltip. */
-  readonly title: string;
-  /** The alert fires when the value is strictly above this. */
-  readonly threshold: ThresholdLine;
-  /** The level seen on a healthy system, when the spec documents one; `null` otherwise. */
-  readonly normal: ThresholdLine | null;
-  /** What the value measures: `ratio` (0..1), `per_second` (events/s) or `seconds`. */
-  readonly unit: "ratio" | "per_second" | "seconds";
-  /** Labels the alert is evaluated per (one alert instance per combination). */
-  readonly by: readonly string[];
-  /** How long the condition must hold before the alert fires, Prometheus notation. */
-  readonly for: `${number}m`;
-  /** {@link AlertThreshold.for} in milliseconds. */
-  readonly forMs: number;
-  /** Value of the `severity` label. */
-  readonly severity: "ticket";
-  /** PromQL of the value alone (no comparison), one series per {@link AlertThreshold.by} combination. */
-  readonly valueExpr: string;
-  /** PromQL of the alert: `valueExpr > threshold`. */
-  readonly expr: string;
-  /** Anchor of the alert's section in RUNBOOK.md (GitHub heading slug). */
-  readonly runbookAnchor: string;
-  /** Absolute URL of that section; the rule's `runbook_url` annotation. */
-  readonly runbookUrl: string;
-}
-
-/** Where RUNBOOK.md is published; `runbook_url` annotations point at its sections. */
-export const RUNBOOK_BASE_URL = "https://github.com/dedup-health/dedup-health/blob/main/RUNBOOK.md";
 
 const DUPLICATE_BY = ["service", "topic", "handler"] as const;
 const ERRORS_BY = ["service", "reason"] as const;
@@ -186,34 +110,28 @@ export function checkQuantileExpr(q = 0.99, matchers = "", by: readonly string[]
   return `histogram_quantile(${q}, sum by (${grp}) (rate(${METRIC_NAMES.checkDuration}_bucket${sel}[${RATE_WINDOW}])))`;
 }
 
-function anchor(name: AlertName): string {
-  // GitHub's slug of a heading that is just the alert name: lower case, nothing else changes.
-  return name.toLowerCase();
-}
-
-type Derived = "expr" | "runbookAnchor" | "runbookUrl" | "forMs";
-
-function alert<const A extends Omit<AlertThreshold, Derived>>(a: A): A & Pick<AlertThreshold, Derived> {
-  return {
-    ...a,
-    forMs: Number(a.for.slice(0, -1)) * MINUTE_MS,
-    expr: `${a.valueExpr} > ${a.threshold.value}`,
-    runbookAnchor: anchor(a.name),
-    runbookUrl: `${RUNBOOK_BASE_URL}#${anchor(a.name)}`,
-  };
-}
+const pct = (ratio: number) => `${Math.round(ratio * 1000) / 10}%`;
+const HANDLER_PAGE = "/handlers/{{ $labels.service }}/{{ $labels.handler }}";
+const SERVICE_PAGE = "/?service={{ $labels.service }}";
 
 /**
- * The three alerts of spec §8.
+ * Every alert, each one entry (spec §8's three first). To add one: an entry here, its named query
+ * (`lib/query-names.ts`, PromQL in `server/observe/metrics/queries.ts`, embedded evaluation in
+ * `local-eval.ts`), its promtool cases and its RUNBOOK.md section; `npm run gen:infra` writes the
+ * rest (docs/ARCHITECTURE.md "How to add an alert"). Forgetting one of them fails a type check or a test.
  *
  * `for` durations: spec §8 fixes 10 min for the duplicate rate only. For the other two we chose
  * short holds so an outage tickets quickly but one scrape glitch does not: errors 1 min (a single
  * error keeps a 5-min rate above 0 for ~5 min, so it still fires), latency 5 min (one rate window).
+ * The error texts depend on the reason: **a `marshal` error is a publisher bug, not a Redis
+ * incident**, and its text must not say otherwise. The error rate prints with `printf "%.3g"`, not
+ * `humanize`: humanize prints 0.01/s as "10m", which reads as minutes.
  */
 export const ALERTS = {
-  duplicateRate: alert({
-    name: ALERT_NAMES.duplicateRate,
+  duplicateRate: defineAlert({
+    name: "DedupDuplicateRateHigh",
     title: "Duplicate ratio (deduplicated / processed) over 5 min",
+    query: "duplicate_ratio",
     threshold: { value: 0.1, label: "10% alert" },
     normal: { value: 0.01, label: "< 1% normal" },
     unit: "ratio",
@@ -221,10 +139,20 @@ export const ALERTS = {
     for: "10m",
     severity: "ticket",
     valueExpr: duplicateRatioExpr(),
+    texts: {
+      summary: `Duplicate ratio above ${pct(0.1)} for {{ $labels.service }}/{{ $labels.handler }}`,
+      description:
+        `{{ $value | humanizePercentage }} of the messages on topic {{ $labels.topic }} reaching handler ` +
+        `{{ $labels.handler }} of service {{ $labels.service }} were duplicates over the last 5 minutes ` +
+        `(alert above ${pct(0.1)} for 10m; normal is below ${pct(0.01)}). ` +
+        `An upstream publisher or outbox forwarder is likely re-publishing systematically.`,
+    },
+    dashboardPath: HANDLER_PAGE,
   }),
-  redisErrors: alert({
-    name: ALERT_NAMES.redisErrors,
+  redisErrors: defineAlert({
+    name: "DedupRedisErrors",
     title: "Dedup errors over 5 min: Redis timeout or connection, or a record without a UUID (marshal)",
+    query: "error_rate",
     threshold: { value: 0, label: "> 0 errors/s" },
     normal: { value: 0, label: "0 normal" },
     unit: "per_second",
@@ -232,10 +160,34 @@ export const ALERTS = {
     for: "1m",
     severity: "ticket",
     valueExpr: errorRateExpr(),
+    texts: {
+      summary: "Dedup checks failing on {{ $labels.service }}: Redis {{ $labels.reason }}",
+      description:
+        '{{ $value | printf "%.3g" }} dedup checks per second on service {{ $labels.service }} failed against Redis ' +
+        "with reason {{ $labels.reason }} over the last 5 minutes. Fail-open handlers let these messages through " +
+        "unchecked (duplicates can reach them); fail-closed handlers retry them and then send them to the DLQ.",
+    },
+    variants: [
+      {
+        label: "reason",
+        equals: DEDUP_ERROR_REASON.marshal,
+        texts: {
+          summary: "Records without a message UUID reaching {{ $labels.service }}: a publisher bug, sent to the DLQ",
+          description:
+            '{{ $value | printf "%.3g" }} records per second reaching service {{ $labels.service }} over the last 5 minutes ' +
+            "had no usable message UUID (reason marshal: no _watermill_message_uuid header, or the key factory failed). " +
+            "A publisher bug, not Redis: such a record cannot be deduplicated, so the consumer sends it to the dead-letter " +
+            "topic (reason_poisoned marshal) without running a handler. Find the publisher of the topic named in " +
+            "topic_poisoned on the DLQ record, make it set the UUID, then re-publish those records with one.",
+        },
+      },
+    ],
+    dashboardPath: SERVICE_PAGE,
   }),
-  redisLatency: alert({
-    name: ALERT_NAMES.redisLatency,
+  redisLatency: defineAlert({
+    name: "DedupRedisLatencyHigh",
     title: "Redis dedup check p99 over 5 min",
+    query: "check_p99",
     threshold: { value: 0.05, label: "50 ms" },
     normal: null,
     unit: "seconds",
@@ -243,11 +195,30 @@ export const ALERTS = {
     for: "5m",
     severity: "ticket",
     valueExpr: checkQuantileExpr(0.99),
+    texts: {
+      summary: "Redis dedup check p99 above 50ms on {{ $labels.service }}",
+      description:
+        "p99 of the Redis dedup check on service {{ $labels.service }} is {{ $value | humanizeDuration }} " +
+        "over the last 5 minutes (alert above 50ms for 5m). Every consumed " +
+        "message waits for this check; slow checks also end in timeouts, which count as dedup errors.",
+    },
+    dashboardPath: SERVICE_PAGE,
   }),
-} as const satisfies Record<AlertKey, AlertThreshold>;
+} as const satisfies Record<string, AlertThreshold>;
 
-/** The alerts in a stable order (duplicate rate, errors, latency). */
-export const ALERT_LIST: readonly AlertThreshold[] = [ALERTS.duplicateRate, ALERTS.redisErrors, ALERTS.redisLatency];
+/** Key of one alert in {@link ALERTS}. */
+export type AlertKey = keyof typeof ALERTS;
+
+/** Every alert, in a stable order: the one list every consumer loops over. */
+export const ALERT_LIST: readonly AlertThreshold[] = Object.values(ALERTS);
+
+/** Alert names by key, exactly as the rule file and `ALERTS{alertname}` carry them. */
+export const ALERT_NAMES = Object.fromEntries(Object.entries(ALERTS).map(([k, a]) => [k, a.name])) as {
+  readonly [K in AlertKey]: (typeof ALERTS)[K]["name"];
+};
+
+/** One alert name. */
+export type AlertName = (typeof ALERTS)[AlertKey]["name"];
 
 /** Shorthand values for charts: the lines the overview draws. */
 export const THRESHOLDS = {

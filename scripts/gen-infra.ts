@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
-import { ALERT_LIST, ALERTS, ERROR_REASON_TEXT, type AlertThreshold } from "@/lib/thresholds";
+import { ALERT_LIST, ruleTexts, type AlertThreshold } from "@/lib/thresholds";
 import { renderDashboard } from "@/infra/grafana/dashboard";
 
 /** Repository-relative paths of the generated files. */
@@ -25,56 +25,15 @@ const HEADER = [
   "",
 ].join("\n");
 
-/** A Go template choosing `marshal` text for `reason="marshal"` and `redis` text for any other reason. */
-function byReasonClass(marshal: string, redis: string): string {
-  return `{{ if eq $labels.reason "marshal" }}${marshal}{{ else }}${redis}{{ end }}`;
-}
-
-/**
- * Summary and description of one alert: Prometheus Go templates, the value humanized. The error
- * rate uses `printf "%.3g"`, not `humanize`: humanize prints 0.01/s as "10m", which reads as minutes.
- */
-function annotations(a: AlertThreshold): { summary: string; description: string } {
-  const pct = (ratio: number) => `${Math.round(ratio * 1000) / 10}%`;
-  switch (a.name) {
-    case ALERTS.duplicateRate.name:
-      return {
-        summary: `Duplicate ratio above ${pct(a.threshold.value)} for {{ $labels.service }}/{{ $labels.handler }}`,
-        description:
-          `{{ $value | humanizePercentage }} of the messages on topic {{ $labels.topic }} reaching handler ` +
-          `{{ $labels.handler }} of service {{ $labels.service }} were duplicates over the last 5 minutes ` +
-          `(alert above ${pct(a.threshold.value)} for ${a.for}; normal is below ${pct(ALERTS.duplicateRate.normal.value)}). ` +
-          `An upstream publisher or outbox forwarder is likely re-publishing systematically.`,
-      };
-    case ALERTS.redisErrors.name:
-      // One rule, grouped by reason: the text is chosen per instance, so a record without a UUID
-      // (marshal: a publisher bug, sent to the DLQ) never pages as a Redis incident.
-      return {
-        summary: byReasonClass(ERROR_REASON_TEXT.marshal.summary, ERROR_REASON_TEXT.redis.summary),
-        description: byReasonClass(ERROR_REASON_TEXT.marshal.description, ERROR_REASON_TEXT.redis.description),
-      };
-    case ALERTS.redisLatency.name:
-      return {
-        summary: `Redis dedup check p99 above ${Math.round(a.threshold.value * 1000)}ms on {{ $labels.service }}`,
-        description:
-          `p99 of the Redis dedup check on service {{ $labels.service }} is {{ $value | humanizeDuration }} ` +
-          `over the last 5 minutes (alert above ${Math.round(a.threshold.value * 1000)}ms for ${a.for}). Every consumed ` +
-          `message waits for this check; slow checks also end in timeouts, which count as dedup errors.`,
-      };
-  }
-}
-
-/** The Prometheus rule file (`groups:`) for the three alerts, as YAML text. */
-export function renderRules(): string {
-  const rules = ALERT_LIST.map((a) => {
-    return {
-      alert: a.name,
-      expr: a.expr,
-      for: a.for,
-      labels: { severity: a.severity },
-      annotations: { ...annotations(a), runbook_url: a.runbookUrl },
-    };
-  });
+/** The Prometheus rule file (`groups:`) for every alert of the list (by default `ALERT_LIST`), as YAML text. */
+export function renderRules(alerts: readonly AlertThreshold[] = ALERT_LIST): string {
+  const rules = alerts.map((a) => ({
+    alert: a.name,
+    expr: a.expr,
+    for: a.for,
+    labels: { severity: a.severity },
+    annotations: { ...ruleTexts(a), runbook_url: a.runbookUrl },
+  }));
   return HEADER + stringify({ groups: [{ name: "dedup-health", rules }] }, { lineWidth: 0 });
 }
 

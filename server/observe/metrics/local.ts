@@ -1,7 +1,7 @@
 import type { Registry } from "prom-client";
 import type { AlertInstance, AlertRule } from "@/lib/api-types";
 import { alertTimes, isoOrNull } from "@/lib/alert-transitions";
-import { ALERT_LIST, ALERTS, ERROR_REASON_TEXT, errorReasonClass, type AlertThreshold } from "@/lib/thresholds";
+import { ALERT_LIST, alertTextsFor, renderAlertText, type AlertThreshold } from "@/lib/thresholds";
 import { evaluate, seriesKey, type Snapshot, type SeriesValue } from "./local-eval";
 import { worst } from "./prometheus";
 import type { QueryName } from "./queries";
@@ -13,22 +13,17 @@ export interface LocalSourceOptions {
   intervalMs: number;
   /** Samples kept (ring buffer); older ones are dropped. 10..100000. @default 2160 (3 h at 5 s) */
   capacity: number;
+  /** The alerts evaluated after each sample. @default ALERT_LIST (lib/thresholds) */
+  alerts: readonly AlertThreshold[];
 }
 
 /** Defaults of {@link LocalSourceOptions}. */
-export const DEFAULT_LOCAL_SOURCE_OPTIONS: LocalSourceOptions = { intervalMs: 5000, capacity: 2160 };
-
-/** Named query of each alert's value (the alert's `valueExpr` in lib/thresholds). */
-const ALERT_QUERY: Record<string, QueryName> = {
-  DedupDuplicateRateHigh: "duplicate_ratio",
-  DedupRedisErrors: "error_rate",
-  DedupRedisLatencyHigh: "check_p99",
-};
+export const DEFAULT_LOCAL_SOURCE_OPTIONS: LocalSourceOptions = { intervalMs: 5000, capacity: 2160, alerts: ALERT_LIST };
 
 /**
  * Embedded-mode metrics: samples the app's own prom-client Registry every `intervalMs` into a
  * bounded ring buffer and answers the same named queries as Prometheus would (rates over 5 min,
- * the duplicate ratio, histogram quantiles). After each sample it evaluates the three alerts of
+ * the duplicate ratio, histogram quantiles). After each sample it evaluates every alert of
  * lib/thresholds with their `for` durations, as Prometheus's rule manager does (inactive →
  * pending when the condition holds → firing once it held for `for`; back to inactive at once).
  * History starts when the process does: rates need two samples.
@@ -100,10 +95,8 @@ export class LocalSource implements MetricsSource {
 
   private evaluateAlerts(t: number): void {
     const seen = new Set<string>();
-    for (const a of ALERT_LIST) {
-      const q = ALERT_QUERY[a.name];
-      if (!q) continue;
-      for (const s of evaluate(this.snaps, q, t)) {
+    for (const a of this.opts.alerts) {
+      for (const s of evaluate(this.snaps, a.query, t)) {
         if (s.value === null || !(s.value > a.threshold.value)) continue;
         const k = `${a.name}\u0000${seriesKey("", s.labels)}`;
         seen.add(k);
@@ -139,7 +132,7 @@ export class LocalSource implements MetricsSource {
   }
 
   async alerts(): Promise<AlertRule[]> {
-    return ALERT_LIST.map((a): AlertRule => {
+    return this.opts.alerts.map((a): AlertRule => {
       const instances: AlertInstance[] = [...this.active.values()]
         .filter((e) => e.alert.name === a.name)
         .map((e): AlertInstance => {
@@ -155,7 +148,7 @@ export class LocalSource implements MetricsSource {
             firesAt: isoOrNull(times.firesAt),
             value: e.value,
             severity: a.severity,
-            summary: summaryOf(a, e.labels),
+            summary: renderAlertText(alertTextsFor(a, e.labels).summary, a, e.labels, e.value),
           };
         });
       return {
@@ -172,11 +165,4 @@ export class LocalSource implements MetricsSource {
       };
     });
   }
-}
-
-/** The instance's summary: the rule file's text for its reason class (errors), else the alert's title. */
-function summaryOf(a: AlertThreshold, labels: Record<string, string>): string {
-  if (a.name !== ALERTS.redisErrors.name) return a.title;
-  const text = ERROR_REASON_TEXT[errorReasonClass(labels.reason ?? "")].summary;
-  return text.replace(/\{\{ \$labels\.(\w+) \}\}/g, (_m, k: string) => labels[k] ?? "");
 }

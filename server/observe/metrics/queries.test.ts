@@ -2,10 +2,17 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { dedupRecorder } from "@/server/dedup";
 import { DUPLICATE_CAUSES, METRIC_NAMES } from "@/names/dedup";
+import { ALERT_LIST } from "@/lib/thresholds";
 import { LocalSource } from "./local";
 import { DUPLICATES_BY_CAUSE_METRIC, PROMQL } from "./queries";
 
-describe("duplicates by cause (issue 13)", () => {
+describe("alert queries", () => {
+  it("each alert's value is the PromQL of its named query, so the embedded evaluator and Prometheus compute the same thing", () => {
+    for (const a of ALERT_LIST) expect(PROMQL[a.query], a.name).toBe(a.valueExpr);
+  });
+});
+
+describe("duplicates by cause", () => {
   it("the dashboard's metric name is the library's", () => {
     expect(DUPLICATES_BY_CAUSE_METRIC).toBe(METRIC_NAMES.duplicatesByCause);
     expect(PROMQL.duplicates_by_cause).toBe(`sum by (service, handler, cause) (rate(${METRIC_NAMES.duplicatesByCause}[5m]))`);

@@ -1,6 +1,7 @@
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, METRIC_NAMES, RATE_WINDOW } from "@/lib/thresholds";
 import { METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/names/dedup";
+import type { QueryName } from "@/lib/query-names";
 
 /**
  * Counter of messages sent to the DLQ, by `reason_poisoned` (a bounded error class). Spec §7 has no
@@ -16,20 +17,7 @@ export const DLQ_METRIC = LIBRARY_METRIC_NAMES.poisoned;
  */
 export const DUPLICATES_BY_CAUSE_METRIC = LIBRARY_METRIC_NAMES.duplicatesByCause;
 
-/** The named queries the dashboard runs. **Never PromQL from a request**: a request picks a name. */
-export const QUERY_NAMES = [
-  "duplicate_ratio",
-  "processed_rate",
-  "new_rate",
-  "check_p50",
-  "check_p99",
-  "error_rate",
-  "dlq_rate",
-  "duplicates_by_cause",
-  "consumer_instances",
-] as const;
-/** One named query. */
-export type QueryName = (typeof QUERY_NAMES)[number];
+export { QUERY_NAMES, type QueryName } from "@/lib/query-names";
 
 /** Labels each named query's series carry. */
 export const QUERY_BY: Record<QueryName, readonly string[]> = {

@@ -1,0 +1,21 @@
+/**
+ * The named queries the dashboard runs, as names only (isomorphic: an alert entry in
+ * `lib/thresholds.ts` names the query of its value). Their PromQL lives in
+ * `server/observe/metrics/queries.ts` (`PROMQL`, a record over this list, so a new name without
+ * PromQL is a type error) and their embedded evaluation in `server/observe/metrics/local-eval.ts`
+ * (an exhaustive switch). **Never PromQL from a request**: a request picks a name.
+ */
+export const QUERY_NAMES = [
+  "duplicate_ratio",
+  "processed_rate",
+  "new_rate",
+  "check_p50",
+  "check_p99",
+  "error_rate",
+  "dlq_rate",
+  "duplicates_by_cause",
+  "consumer_instances",
+] as const;
+
+/** One named query. */
+export type QueryName = (typeof QUERY_NAMES)[number];

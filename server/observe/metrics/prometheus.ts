@@ -53,6 +53,20 @@ export class PrometheusError extends Error {
   }
 }
 
+/**
+ * `/api/v1/rules` answered but lists none of the dashboard's alert rules, so nothing there says
+ * whether they fire: the alerts read as unavailable rather than inactive.
+ */
+export class AlertRulesMissingError extends PrometheusError {
+  constructor() {
+    super(
+      `/api/v1/rules lists none of ${ALERT_LIST.map((a) => a.name).join(", ")}: alert state unknown. ` +
+        "Load infra/prometheus/rules/dedup.yml into the Prometheus at PROMETHEUS_URL, or, for VictoriaMetrics, run vmalert with it and start victoria-metrics with -vmalert.proxyURL (docs/METRICS-STORES.md)",
+    );
+    this.name = "AlertRulesMissingError";
+  }
+}
+
 interface PromVectorItem {
   metric: Record<string, string>;
   value: [number, string];
@@ -74,7 +88,9 @@ interface PromRule {
 
 /**
  * Reads the named queries from a Prometheus server (`/api/v1/query`, `/api/v1/query_range`) and
- * alert states from `/api/v1/rules`. Answers are shared: concurrent identical calls make one HTTP
+ * alert states from `/api/v1/rules`; any store with Prometheus' HTTP API will do (VictoriaMetrics
+ * single-node is tested: docs/METRICS-STORES.md). **An answer listing none of the alert rules
+ * throws {@link AlertRulesMissingError}** (state unknown, never "inactive"). Answers are shared: concurrent identical calls make one HTTP
  * request, reused for `cacheTtlMs`; range windows are aligned to the step so that viewers who ask
  * a second apart share them too.
  */
@@ -122,6 +138,9 @@ export class PrometheusSource implements MetricsSource {
       const data = await this.get<{ groups: Array<{ interval?: number; rules: PromRule[] }> }>("/api/v1/rules", { type: "alert" });
       const byName = new Map<string, PromRule & { intervalMs: number }>();
       for (const g of data.groups) for (const r of g.rules) if (r.type === "alerting") byName.set(r.name, { ...r, intervalMs: (g.interval ?? 0) * 1000 });
+      // A store that evaluates no rules answers an empty list (VictoriaMetrics without
+      // -vmalert.proxyURL; a Prometheus without the rule file): the state is unknown, not inactive.
+      if (!ALERT_LIST.some((a) => byName.has(a.name))) throw new AlertRulesMissingError();
       return ALERT_LIST.map((a): AlertRule => {
         const r = byName.get(a.name);
         const forMs = r?.duration !== undefined ? r.duration * 1000 : a.forMs;

@@ -211,7 +211,9 @@ function stripName(m: Record<string, string>): Record<string, string> {
 }
 
 function withoutAlertLabels(m: Record<string, string>): Record<string, string> {
-  const { alertname: _a, severity: _s, ...rest } = m;
+  // vmalert adds its rule group's name as `alertgroup` (unless -disableAlertgroupLabel); like
+  // alertname and severity it names the rule, not the instance.
+  const { alertname: _a, severity: _s, alertgroup: _g, ...rest } = m;
   return rest;
 }
 

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,12 +13,18 @@ export interface OwnPrometheus {
 
 /**
  * Starts `/usr/bin/prometheus` on a random port with a temporary config scraping `targets` every
- * `intervalSec` (rules evaluated as often), loading `ruleFiles`, storage in a temp dir removed on
- * stop. Waits for `/-/ready`.
+ * `intervalSec` (rules evaluated as often), loading `ruleFiles` (absolute paths: Prometheus reads
+ * relative ones from the config's temp dir), storage in a temp dir removed on stop. `backfill`
+ * (OpenMetrics with timestamps) is written into the storage first with
+ * `promtool tsdb create-blocks-from openmetrics`. Waits for `/-/ready`.
  */
-export async function startOwnPrometheus(opts: { targets: string[]; ruleFiles: string[]; intervalSec?: number }): Promise<OwnPrometheus> {
+export async function startOwnPrometheus(opts: { targets: string[]; ruleFiles: string[]; intervalSec?: number; backfill?: string }): Promise<OwnPrometheus> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "observe-prom-"));
+  if (opts.backfill !== undefined) {
+    writeFileSync(join(dir, "backfill.om"), opts.backfill);
+    execFileSync("/usr/bin/promtool", ["tsdb", "create-blocks-from", "openmetrics", join(dir, "backfill.om"), join(dir, "data")], { stdio: "ignore" });
+  }
   const iv = `${opts.intervalSec ?? 1}s`;
   const cfg = [
     "global:",

@@ -1,0 +1,106 @@
+/**
+ * A fleet whose every series the dashboard reads is a straight line in time, with its past: the
+ * spec §7 metrics of `server/testing/fleet.ts` plus the DLQ, duplicates-by-cause and consumer-info
+ * series, served live at `/metrics` and also written out as the samples a scraper would have taken
+ * over the last `historySec` seconds. Two metrics stores given the same history and scraping the
+ * same endpoint hold the same data, so their answers to one query can be compared; the history is
+ * what lets a test ask about full 5-minute rate windows without waiting five minutes (a series
+ * younger than the window reads differently in Prometheus and VictoriaMetrics: docs/METRICS-STORES.md).
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { METRIC_NAMES } from "@/names/dedup";
+import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
+import { fleetExposition, type Fleet } from "@/server/testing/fleet";
+
+/** Share of a handler's deliveries sent to the DLQ as `non_retryable`. */
+export const PARITY_DLQ_SHARE = 0.01;
+/** Share of the swallowed duplicates that were redeliveries (the rest: republishes). */
+export const PARITY_REDELIVERY_SHARE = 0.7;
+
+const labels = (l: Record<string, string>) =>
+  `{${Object.entries(l)
+    .map(([k, v]) => `${k}="${v}"`)
+    .join(",")}}`;
+
+/** The fleet's metrics `elapsedSec` after its start, with the DLQ, by-cause and consumer-info series. */
+export function parityExposition(fleet: Fleet, elapsedSec: number): string {
+  const t = Math.max(0, elapsedSec);
+  const out = [fleetExposition(fleet, t).trimEnd(), `# TYPE ${METRIC_NAMES.poisoned} counter`];
+  for (const h of fleet.handlers) {
+    const base = { service: h.service, topic: h.topic, handler: h.handler };
+    out.push(`${METRIC_NAMES.poisoned}${labels({ ...base, reason_poisoned: "non_retryable" })} ${h.processedPerSec * t * PARITY_DLQ_SHARE}`);
+    out.push(`${METRIC_NAMES.poisoned}${labels({ ...base, reason_poisoned: "handler_error" })} 0`);
+  }
+  out.push(`# TYPE ${METRIC_NAMES.duplicatesByCause} counter`);
+  for (const h of fleet.handlers) {
+    const dup = h.processedPerSec * t * h.duplicateRatio;
+    const base = { service: h.service, handler: h.handler };
+    out.push(`${METRIC_NAMES.duplicatesByCause}${labels({ ...base, cause: "redelivery" })} ${dup * PARITY_REDELIVERY_SHARE}`);
+    out.push(`${METRIC_NAMES.duplicatesByCause}${labels({ ...base, cause: "republish" })} ${dup * (1 - PARITY_REDELIVERY_SHARE)}`);
+  }
+  out.push(`# TYPE ${CONSUMER_INFO_METRIC} gauge`);
+  for (const s of fleet.services) out.push(`${CONSUMER_INFO_METRIC}${labels({ service: s.service, replica: "r-1" })} 1`);
+  return `${out.join("\n")}\n`;
+}
+
+/** A running parity exporter. */
+export interface ParityExporter {
+  /** `host:port` to scrape (path `/metrics`). */
+  target: string;
+  /** Unix seconds the fleet's counters started from (`historySec` before the exporter started). */
+  startedAtSec: number;
+  close(): Promise<void>;
+}
+
+/** Serves {@link parityExposition} on a free 127.0.0.1 port, its counters started `historySec` ago. */
+export async function startParityExporter(fleet: Fleet, historySec: number): Promise<ParityExporter> {
+  const startedAtSec = Math.floor(Date.now() / 1000) - historySec;
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(parityExposition(fleet, Date.now() / 1000 - startedAtSec));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return { target: `127.0.0.1:${port}`, startedAtSec, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** The samples a scraper (`job`, target `instance`) would hold from `fromSec` to `toSec`, one per `stepSec`. */
+export interface ParityHistory {
+  /** OpenMetrics, timestamps in seconds, `# EOF`: for `promtool tsdb create-blocks-from openmetrics`. */
+  openMetrics: string;
+  /** Prometheus text with timestamps in milliseconds: for VictoriaMetrics' `/api/v1/import/prometheus`. */
+  promText: string;
+}
+
+/**
+ * The fleet's past as scraped samples. Every sample carries the labels a scrape adds (`job`,
+ * `instance`), so the stores continue these very series when they scrape the live endpoint.
+ */
+export function parityHistory(fleet: Fleet, o: { job: string; instance: string; startedAtSec: number; fromSec: number; toSec: number; stepSec: number }): ParityHistory {
+  // Series by series, each in time order: the order promtool's block writer needs.
+  const series = new Map<string, Array<[number, string]>>();
+  for (let ts = o.fromSec; ts <= o.toSec; ts += o.stepSec) {
+    for (const line of parityExposition(fleet, ts - o.startedAtSec).split("\n")) {
+      if (!line || line.startsWith("#")) continue;
+      const [name, value] = line.split(" ") as [string, string];
+      const target = `job="${o.job}",instance="${o.instance}"`;
+      const key = name.includes("{") ? name.replace("{", `{${target},`) : `${name}{${target}}`;
+      let points = series.get(key);
+      if (!points) series.set(key, (points = []));
+      points.push([ts, value]);
+    }
+  }
+  const om: string[] = [];
+  const text: string[] = [];
+  for (const [key, points] of series) {
+    for (const [ts, v] of points) {
+      om.push(`${key} ${v} ${ts}`);
+      text.push(`${key} ${v} ${ts * 1000}`);
+    }
+  }
+  om.push("# EOF");
+  return { openMetrics: `${om.join("\n")}\n`, promText: `${text.join("\n")}\n` };
+}

@@ -8,6 +8,7 @@ const LINKS = [
   { href: "/", label: "Overview" },
   { href: "/alerts", label: "Alerts" },
   { href: "/keys", label: "Key browser" },
+  { href: "/records", label: "Messages" },
   { href: "/workshop", label: "Workshop" },
 ] as const;
 

@@ -513,6 +513,8 @@ export const keyEntrySchema = z.object({
   bytes: z.number().nullable(),
   /** `bytes` is an estimate (embedded mode's in-memory store), not `MEMORY USAGE`. */
   bytesEstimated: z.boolean().optional(),
+  /** The record of the first delivery, from a `done:<topic>:<partition>:<offset>` value; `null` for other values. */
+  record: z.object({ topic: z.string(), partition: z.number(), offset: z.string() }).nullable().optional(),
 });
 /** One key of the key browser. */
 export type KeyEntry = z.infer<typeof keyEntrySchema>;

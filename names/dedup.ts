@@ -117,6 +117,22 @@ export const SUBSCRIBER_POISONED_KEY = "subscriber_poisoned";
 
 /** The four PoisonQueue metadata keys, in Watermill's names. */
 export const POISON_KEYS = [REASON_POISONED_KEY, TOPIC_POISONED_KEY, HANDLER_POISONED_KEY, SUBSCRIBER_POISONED_KEY] as const;
+/**
+ * PoisonQueue metadata (ours, beside Watermill's four): the bounded class of the error
+ * ({@link PoisonReasonClass}), so the DLQ browser files a record under the class the metric counted
+ * it in — an error's text alone cannot tell a `NonRetryableError` from any other failure.
+ */
+export const REASON_CLASS_POISONED_KEY = "reason_class_poisoned";
+/** Every metadata key PoisonQueue adds; a re-drive removes them all. */
+export const POISON_METADATA_KEYS = [...POISON_KEYS, REASON_CLASS_POISONED_KEY] as const;
+
+/** Suffix of a consumer topic's DLQ topic: `demo.events` → `demo.events.dlq`. */
+export const DLQ_TOPIC_SUFFIX = ".dlq";
+
+/** The DLQ topic of a consumer topic (`<topic>.dlq`). */
+export function dlqTopicOf(topic: string): string {
+  return `${topic}${DLQ_TOPIC_SUFFIX}`;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Keys

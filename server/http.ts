@@ -83,6 +83,13 @@ export class NotFoundError extends HttpError {
   }
 }
 
+/** The caller may not touch this thing (a topic outside `CONSUMER_TOPICS` and their DLQs…): 403. */
+export class ForbiddenError extends HttpError {
+  constructor(message: string) {
+    super(403, "forbidden", message);
+  }
+}
+
 /** The upstream a route cannot answer without is down or not configured: 503. */
 export class UpstreamUnavailableError extends HttpError {
   constructor(message: string) {

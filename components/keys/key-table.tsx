@@ -1,5 +1,7 @@
 import type { KeyEntry, KeyState } from "@/lib/api-types";
+import Link from "next/link";
 import { formatBytes, formatDurationMs } from "@/lib/format";
+import { messageHref, uuidSearchHref } from "@/lib/record-queries";
 
 const STATE_TONE: Record<KeyState, string> = {
   done: "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/40 dark:text-emerald-100",
@@ -8,7 +10,7 @@ const STATE_TONE: Record<KeyState, string> = {
   other: "bg-slate-100 text-slate-800 dark:bg-slate-800 dark:text-slate-200",
 };
 
-/** Keys with state, TTL left and size. `showPrefix` adds the handler column (lookup results). */
+/** Keys with state, TTL left, size and a link to the record of the first delivery ("open the message"). `showPrefix` adds the handler column (lookup results). */
 export function KeyTable({ keys, caption, showPrefix = false }: { keys: readonly (KeyEntry & { prefix?: string })[]; caption: string; showPrefix?: boolean }) {
   return (
     <table className="w-full text-sm">
@@ -20,6 +22,7 @@ export function KeyTable({ keys, caption, showPrefix = false }: { keys: readonly
           <th scope="col" className="font-normal">State</th>
           <th scope="col" className="text-right font-normal">TTL left</th>
           <th scope="col" className="text-right font-normal">Size</th>
+          <th scope="col" className="text-right font-normal">Record</th>
         </tr>
       </thead>
       <tbody>
@@ -35,6 +38,17 @@ export function KeyTable({ keys, caption, showPrefix = false }: { keys: readonly
             <td className={`text-right tabular-nums ${k.ttlMs === -1 ? "font-semibold text-red-700 dark:text-red-300" : ""}`}>{k.ttlMs === null ? "expired" : formatDurationMs(k.ttlMs)}</td>
             <td className="text-right tabular-nums" title={k.bytesEstimated ? "estimated: heap bytes of key, value and entry in the in-memory store" : "MEMORY USAGE"}>
               {k.bytesEstimated ? `≈ ${formatBytes(k.bytes)} (est.)` : formatBytes(k.bytes)}
+            </td>
+            <td className="text-right">
+              {k.record ? (
+                <Link data-testid="open-message" href={messageHref(k.record)} className="text-blue-700 underline dark:text-blue-300" title={`${k.record.topic} / ${k.record.partition} / ${k.record.offset}`}>
+                  open the message
+                </Link>
+              ) : (
+                <Link href={uuidSearchHref("", k.uuid)} className="text-slate-600 underline dark:text-slate-300" title="no position in the key's value: search the topic for the UUID">
+                  find by UUID
+                </Link>
+              )}
             </td>
           </tr>
         ))}

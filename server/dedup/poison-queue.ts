@@ -5,6 +5,7 @@ import {
   HANDLER_POISONED_KEY,
   POISON_REASON_CLASS,
   POISON_REASON_CLASSES,
+  REASON_CLASS_POISONED_KEY,
   REASON_POISONED_KEY,
   SUBSCRIBER_POISONED_KEY,
   TOPIC_POISONED_KEY,
@@ -76,6 +77,7 @@ export function poisonQueue(publisher: Publisher, topic: string, options: Poison
       dlq.metadata[TOPIC_POISONED_KEY] = msg.context.topic ?? "";
       dlq.metadata[HANDLER_POISONED_KEY] = msg.context.handler ?? "";
       dlq.metadata[SUBSCRIBER_POISONED_KEY] = msg.context.subscriber ?? "";
+      dlq.metadata[REASON_CLASS_POISONED_KEY] = poisonReasonClass(err);
       try {
         await publisher.publish(topic, dlq);
       } catch (pe) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { doneValue, positionOf } from "@/server/dedup/duplicate-cause";
 import { DONE_VALUE } from "@/server/dedup/repository";
-import { classifyValue } from "./key-samples";
+import { classifyValue, donePosition, VALUE_READ_BYTES } from "./key-samples";
 
 describe("key states with the position in the done value", () => {
   it("classifies done:<topic>:<partition>:<offset> as done, like plain done; leases stay processing", () => {
@@ -9,10 +9,20 @@ describe("key states with the position in the done value", () => {
     expect(withPosition).toBe("done:demo.events:3:18244");
     expect(classifyValue(withPosition)).toBe("done");
     expect(classifyValue(DONE_VALUE)).toBe("done");
-    // The key browser reads at most 64 bytes of a value (GETRANGE 0 63): a cut value is still done.
+    // The sampler reads at most 64 bytes of a value (GETRANGE 0 63): a cut value is still done.
     expect(classifyValue(doneValue(`${"t".repeat(80)}:0:1`).slice(0, 64))).toBe("done");
     expect(classifyValue("processing:abc123")).toBe("processing");
     expect(classifyValue("claimed:abc")).toBe("marked");
     expect(classifyValue("doner")).toBe("other");
+  });
+
+  it("finds the record a done value names, for the longest topic name the key browser reads whole", () => {
+    const longest = "t".repeat(249);
+    const v = doneValue(positionOf({ topic: longest, partition: 12, offset: "9223372036854775807" }));
+    expect(v.length).toBeLessThanOrEqual(VALUE_READ_BYTES);
+    expect(donePosition(v)).toEqual({ topic: longest, partition: 12, offset: "9223372036854775807" });
+    expect(donePosition("done:demo.events:3:18244")).toEqual({ topic: "demo.events", partition: 3, offset: "18244" });
+    // Plain done, a lease, a cut value: no record to open.
+    for (const x of [DONE_VALUE, "processing:abc", "done:demo.events:3", v.slice(0, 64)]) expect(donePosition(x)).toBeNull();
   });
 });

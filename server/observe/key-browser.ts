@@ -6,7 +6,7 @@ import type { ObserveContext } from "./context";
 import { BadRequestError, UpstreamUnavailableError, errorText } from "./errors";
 import { escapeGlob, PrefixGlobs, splitPrefix } from "./glob";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
-import { classifyValue } from "./key-samples";
+import { classifyValue, donePosition, VALUE_READ_BYTES } from "./key-samples";
 import { DESCRIBE_KEY_LUA } from "./key-scripts";
 import { redisUpstream, settleRedis } from "./upstream";
 import { masters, nodeId, whenReady, type RedisLike } from "./redis-client";
@@ -103,7 +103,7 @@ export function decodeCursor(cursor: string | undefined, nodes: readonly Redis[]
 async function describe(node: Redis, keys: readonly string[]): Promise<KeyEntry[]> {
   if (keys.length === 0) return [];
   const p = node.pipeline();
-  for (const k of keys) p.pttl(k).call("MEMORY", "USAGE", k, "SAMPLES", "0").getrange(k, 0, 63);
+  for (const k of keys) p.pttl(k).call("MEMORY", "USAGE", k, "SAMPLES", "0").getrange(k, 0, VALUE_READ_BYTES - 1);
   const res = (await countUpstream("redis", () => p.exec())) ?? [];
   return keys.flatMap((key, i): KeyEntry[] => {
     const [, ttl] = res[3 * i] ?? [];
@@ -117,6 +117,7 @@ async function describe(node: Redis, keys: readonly string[]): Promise<KeyEntry[
         state: valErr ? "other" : classifyValue(String(val ?? "")),
         ttlMs: typeof ttl === "number" ? ttl : null,
         bytes: !memErr && typeof mem === "number" ? mem : null,
+        record: valErr ? null : donePosition(String(val ?? "")),
       },
     ];
   });
@@ -236,6 +237,7 @@ export async function lookupKey(ctx: ObserveContext, q: { uuid: string; prefix?:
           key: e.key,
           uuid: q.uuid,
           state: e.val === null ? ("other" as const) : classifyValue(e.val),
+          record: e.val === null ? null : donePosition(e.val),
           ttlMs: e.ttl,
           bytes: typeof e.mem === "number" ? e.mem : null,
           service: owner.service,

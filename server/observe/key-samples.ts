@@ -37,6 +37,20 @@ export function classifyValue(v: string): KeyState {
   return "other";
 }
 
+/** Bytes of a key's value read to classify it and find its record: `done:` + a topic (≤ 249) + `:<partition>:<offset>`. */
+export const VALUE_READ_BYTES = 320;
+
+/**
+ * The record a `done:<topic>:<partition>:<offset>` value names (the first delivery that processed
+ * the message), or null for any other value. Topic names cannot hold `:`, so the last two
+ * segments are the partition and the offset.
+ */
+export function donePosition(v: string): { topic: string; partition: number; offset: string } | null {
+  if (!v.startsWith(DONE_POSITION_PREFIX)) return null;
+  const m = /^([A-Za-z0-9._-]{1,249}):(\d{1,7}):(\d{1,19})$/.exec(v.slice(DONE_POSITION_PREFIX.length));
+  return m ? { topic: m[1]!, partition: Number(m[2]), offset: m[3]! } : null;
+}
+
 /**
  * What one key costs its database beyond its own `MEMORY USAGE` (which counts the key string, the
  * value and the main-dict entry): its share of the main dict's bucket array, and — when it has a

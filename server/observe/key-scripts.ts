@@ -251,7 +251,7 @@ local ttl = redis.call('PTTL', k)
 if ttl == -2 then return { -2, false, false } end
 local mem = redis.pcall('MEMORY', 'USAGE', k, 'SAMPLES', '0')
 if type(mem) ~= 'number' then mem = false end
-local val = redis.pcall('GETRANGE', k, 0, 63)
+local val = redis.pcall('GETRANGE', k, 0, 319)
 if type(val) ~= 'string' then val = false end
 return { ttl, mem, val }
 `;

@@ -12,7 +12,7 @@ import { PrefixGlobs, prefixOfKey, splitPrefix } from "./glob";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
 import { splitByState, TTL_BUCKETS } from "./key-accum";
 import { recountShare, type Inspection, type InspectorState, type KeySource } from "./key-source";
-import { classifyValue } from "./key-samples";
+import { classifyValue, donePosition } from "./key-samples";
 
 /** One key of an in-memory store. `expiresAt` is epoch ms, `null` for a key without TTL. */
 export interface MemoryKey {
@@ -274,6 +274,7 @@ function entryOf(e: MemoryKey, now: number): KeyEntry {
     key: e.key,
     uuid: e.key.slice(e.key.lastIndexOf(":") + 1),
     state: classifyValue(e.value),
+    record: donePosition(e.value),
     ttlMs: e.expiresAt === null ? -1 : Math.max(0, e.expiresAt - now),
     bytes: estimateBytes(e.key, e.value),
     bytesEstimated: true,

@@ -8,7 +8,7 @@
  * replays only what arrived in the DLQ since, so running it twice does not publish twice.
  */
 import { type Message, type Outcome } from "@/server/dedup/message";
-import { POISON_KEYS, TOPIC_POISONED_KEY } from "@/names/dedup";
+import { POISON_METADATA_KEYS, TOPIC_POISONED_KEY } from "@/names/dedup";
 import { sequentialSink, type Publisher } from "@/server/dedup/pubsub";
 import type { Transport } from "./index";
 
@@ -60,7 +60,7 @@ export async function replayDlq(transport: Transport, dlqTopic: string, options:
       return "ack";
     }
     const metadata = { ...msg.metadata };
-    for (const k of POISON_KEYS) delete metadata[k];
+    for (const k of POISON_METADATA_KEYS) delete metadata[k];
     try {
       await (o.publisher ?? transport.publisher).publish(topic, { uuid: msg.uuid, metadata, payload: msg.payload, signal: msg.signal, context: {} });
     } catch {

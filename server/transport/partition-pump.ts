@@ -8,7 +8,7 @@
  * whether a heartbeat runs.
  */
 import type { Message, Outcome } from "@/server/dedup/message";
-import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
+import { HANDLER_POISONED_KEY, POISON_REASON_CLASS, REASON_CLASS_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
 import type { MessageSink, Publisher } from "@/server/dedup/pubsub";
 import type { IHeaders } from "kafkajs";
 import { decodeRecord } from "./watermill-codec";
@@ -226,6 +226,7 @@ export function unreadableToDlq(rec: UnreadableRecord, subscriber: string, handl
       [TOPIC_POISONED_KEY]: rec.topic,
       [HANDLER_POISONED_KEY]: handler,
       [SUBSCRIBER_POISONED_KEY]: subscriber,
+      [REASON_CLASS_POISONED_KEY]: POISON_REASON_CLASS.marshal,
     },
     payload: rec.payload,
     signal: new AbortController().signal,

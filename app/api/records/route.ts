@@ -1,0 +1,16 @@
+import { recordsQuerySchema } from "@/lib/record-types";
+import { handleQuery } from "@/server/http";
+import { getRecords } from "@/server/observe/records/records";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/**
+ * `GET /api/records?topic=&partition=&offset=`: one Kafka record; `GET /api/records?topic=&uuid=`:
+ * the records whose `_watermill_message_uuid` is the UUID, newest first, within a bounded scan
+ * (`complete: false` when a bound stopped it). Only `CONSUMER_TOPICS` and their DLQ topics (403
+ * otherwise). Read without a consumer group: nothing is committed, no group rebalances.
+ */
+export function GET(req: Request): Promise<Response> {
+  return handleQuery(req, recordsQuerySchema, (q) => getRecords(q));
+}

@@ -1,0 +1,80 @@
+import type { Encoded, RecordView } from "@/lib/record-types";
+import { formatBytes } from "@/lib/format";
+
+/** JSON pretty-printed when the text parses as JSON, else the text as is. */
+export function prettyText(e: Encoded): { text: string; json: boolean } {
+  if (e.encoding !== "utf-8") return { text: e.text, json: false };
+  try {
+    return { text: JSON.stringify(JSON.parse(e.text), null, 2), json: true };
+  } catch {
+    return { text: e.text, json: false };
+  }
+}
+
+function EncodedText({ value, testId }: { value: Encoded | null; testId?: string }) {
+  if (value === null) return <span className="text-slate-500">null</span>;
+  return (
+    <span className="font-mono text-xs" data-testid={testId} data-encoding={value.encoding}>
+      {value.text}
+      {value.encoding === "base64" ? <span className="ml-1 rounded bg-slate-100 px-1 text-[10px] text-slate-600 dark:bg-slate-800 dark:text-slate-300">base64</span> : null}
+    </span>
+  );
+}
+
+/** One Kafka record: position, time, key, headers, payload (JSON pretty-printed; raw text kept in `data-raw`), size. */
+export function RecordCard({ record }: { record: RecordView }) {
+  const pretty = record.payload ? prettyText(record.payload) : null;
+  return (
+    <article data-testid="record" className="space-y-3 rounded-lg border border-slate-200 bg-white p-4 text-sm shadow-sm dark:border-slate-800 dark:bg-slate-900">
+      <dl className="grid grid-cols-[max-content_1fr] gap-x-4 gap-y-1">
+        <dt className="text-slate-500">Topic / partition / offset</dt>
+        <dd className="font-mono" data-testid="record-position">
+          {record.topic} / {record.partition} / {record.offset}
+        </dd>
+        <dt className="text-slate-500">Timestamp</dt>
+        <dd className="font-mono">{record.timestamp}</dd>
+        <dt className="text-slate-500">Message UUID</dt>
+        <dd className="font-mono" data-testid="record-uuid">{record.uuid ?? "— (no _watermill_message_uuid header)"}</dd>
+        <dt className="text-slate-500">Key</dt>
+        <dd>
+          <EncodedText value={record.key} />
+        </dd>
+        <dt className="text-slate-500">Size</dt>
+        <dd title="bytes of key, value and headers">{formatBytes(record.size)}</dd>
+      </dl>
+      <section>
+        <h3 className="text-xs font-semibold text-slate-500">Headers</h3>
+        {record.headers.length === 0 ? (
+          <p className="text-slate-500">none</p>
+        ) : (
+          <table className="w-full">
+            <tbody>
+              {record.headers.map((h, i) => (
+                <tr key={`${h.key}-${i}`} className="border-t border-slate-100 dark:border-slate-800">
+                  <th scope="row" className="py-0.5 pr-3 text-left font-mono text-xs font-normal">
+                    {h.key}
+                  </th>
+                  <td>
+                    <EncodedText value={h.value} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <section>
+        <h3 className="text-xs font-semibold text-slate-500">
+          Payload {record.payload ? `(${record.payload.encoding}${pretty?.json ? ", JSON pretty-printed" : ""})` : ""}
+        </h3>
+        {record.payload && pretty ? (
+          <pre data-testid="record-payload" data-encoding={record.payload.encoding} data-raw={record.payload.text} className="max-h-96 overflow-auto rounded bg-slate-50 p-2 font-mono text-xs dark:bg-slate-950">
+            {pretty.text}
+          </pre>
+        ) : (
+          <p className="text-slate-500">null (a tombstone)</p>
+        )}
+      </section>
+    </article>
+  );
+}

@@ -1,0 +1,52 @@
+/**
+ * react-query option factories and calls of the record, DLQ, key-action and audit endpoints (the
+ * rest are in lib/query-options.ts, whose {@link fetchJson} and `ApiError` these share).
+ */
+import { queryOptions } from "@tanstack/react-query";
+import type { DlqResponse, RecordsResponse, RedriveResponse } from "@/lib/record-types";
+import { fetchJson } from "./query-options";
+
+/** `GET /api/records?topic=&partition=&offset=` or `?topic=&uuid=` (`at` names one or the other). */
+export const recordsQuery = (at: { topic: string; partition?: number; offset?: string; uuid?: string }) => {
+  const q = new URLSearchParams({ topic: at.topic });
+  if (at.uuid) q.set("uuid", at.uuid);
+  else {
+    q.set("partition", String(at.partition ?? ""));
+    q.set("offset", at.offset ?? "");
+  }
+  return queryOptions({
+    queryKey: ["records", q.toString()] as const,
+    queryFn: ({ signal }) => fetchJson<RecordsResponse>(`/api/records?${q}`, { signal }),
+    enabled: at.topic.length > 0 && (!!at.uuid || (at.partition !== undefined && !!at.offset)),
+    staleTime: Infinity,
+  });
+};
+
+/** The message page's URL of a record. */
+export function messageHref(r: { topic: string; partition: number; offset: string }): string {
+  return `/records?${new URLSearchParams({ topic: r.topic, partition: String(r.partition), offset: r.offset })}`;
+}
+
+/** The message page's URL of a UUID search. */
+export function uuidSearchHref(topic: string, uuid: string): string {
+  return `/records?${new URLSearchParams({ topic, uuid })}`;
+}
+
+/** `GET /api/dlq?topic=&handler=&reason=&cursor=&limit=` */
+export const dlqQuery = (f: { topic?: string; handler?: string; reason?: string; cursor?: string; limit?: number }) => {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(f)) if (v !== undefined && v !== "") q.set(k, String(v));
+  return queryOptions({
+    queryKey: ["dlq", q.toString()] as const,
+    queryFn: ({ signal }) => fetchJson<DlqResponse>(`/api/dlq?${q}`, { signal }),
+  });
+};
+
+/** Authorization header of a state-changing call, when a token was entered. */
+export function authHeaders(token: string | null): Record<string, string> {
+  return { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) };
+}
+
+/** `POST /api/dlq/redrive` */
+export const redrive = (body: { topic?: string; uuids?: string[]; filter?: { handler?: string; reason?: string }; dryRun: boolean }, token: string | null) =>
+  fetchJson<RedriveResponse>("/api/dlq/redrive", { method: "POST", headers: authHeaders(token), body: JSON.stringify(body) });

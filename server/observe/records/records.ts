@@ -1,0 +1,129 @@
+/**
+ * `GET /api/records`: one Kafka record by position, or the records whose `_watermill_message_uuid`
+ * header is a UUID (a bounded newest-first scan, {@link RECORD_SCAN_LIMITS}). Only the configured
+ * consumer topics and their DLQ topics may be read ({@link allowedTopics}); the reader never joins
+ * a consumer group nor commits (server/observe/records/kafka-reader.ts).
+ */
+import type { Encoded, RecordView, RecordsResponse } from "@/lib/record-types";
+import { DLQ_TOPIC_SUFFIX, dlqTopicOf, WATERMILL_UUID_HEADER } from "@/names/dedup";
+import { config } from "@/server/config";
+import { ForbiddenError, NotFoundError, UpstreamUnavailableError, errorText } from "../errors";
+import { KafkaLogReader, TopicMissingError, type RawRecord } from "./kafka-reader";
+import { FETCH_MAX_BYTES, RECORD_SCAN_LIMITS, recordSize, scanNewestFirst } from "./scan";
+
+/** Most records one UUID search returns (newest first). */
+export const MAX_UUID_MATCHES = 20;
+
+// ignoreBOM: a payload's leading BOM is part of what was published and is shown, not dropped.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** UTF-8 text when the bytes are valid UTF-8, else base64 (the encoding named). */
+export function encodeBytes(b: Buffer | string): Encoded {
+  if (typeof b === "string") return { encoding: "utf-8", text: b };
+  try {
+    return { encoding: "utf-8", text: utf8.decode(b) };
+  } catch {
+    return { encoding: "base64", text: b.toString("base64") };
+  }
+}
+
+/** Header entries in order, a repeated header as several entries. */
+function headerList(h: RawRecord["headers"]): Array<{ key: string; value: Encoded }> {
+  return Object.entries(h).flatMap(([key, v]) => (Array.isArray(v) ? v : v === undefined ? [] : [v]).map((x) => ({ key, value: encodeBytes(x) })));
+}
+
+/** The message UUID of a record: its one readable `_watermill_message_uuid` header, else null. */
+export function uuidOf(r: RawRecord): string | null {
+  const v = r.headers[WATERMILL_UUID_HEADER];
+  if (v === undefined || Array.isArray(v)) return null;
+  const e = encodeBytes(v);
+  return e.encoding === "utf-8" && e.text.trim() !== "" ? e.text : null;
+}
+
+/** A raw record as the message view shows it. */
+export function toRecordView(r: RawRecord): RecordView {
+  return {
+    topic: r.topic,
+    partition: r.partition,
+    offset: r.offset.toString(),
+    timestamp: new Date(r.timestamp).toISOString(),
+    key: r.key === null ? null : encodeBytes(r.key),
+    headers: headerList(r.headers),
+    payload: r.value === null ? null : encodeBytes(r.value),
+    size: recordSize(r),
+    uuid: uuidOf(r),
+  };
+}
+
+/** The topics a caller may read: `CONSUMER_TOPICS` and the DLQ topic of each. */
+export function allowedTopics(consumerTopics: readonly string[] = config().CONSUMER_TOPICS): Set<string> {
+  return new Set(consumerTopics.flatMap((t) => [t, dlqTopicOf(t)]));
+}
+
+/** Throws a 403 naming the rule unless `topic` is {@link allowedTopics allowed}. */
+export function requireAllowedTopic(topic: string): void {
+  if (!allowedTopics().has(topic)) {
+    throw new ForbiddenError(`topic ${topic} is not readable here: only CONSUMER_TOPICS (${config().CONSUMER_TOPICS.join(", ")}) and their DLQ topics (<topic>${DLQ_TOPIC_SUFFIX})`);
+  }
+}
+
+type G = typeof globalThis & { __dedupHealthRecordReader?: KafkaLogReader | null };
+
+/** The process's record reader (from `KAFKA_BROKERS`); a 503 naming the variable when Kafka is not configured. */
+export function recordReader(): KafkaLogReader {
+  const g = globalThis as G;
+  if (g.__dedupHealthRecordReader) return g.__dedupHealthRecordReader;
+  const brokers = config().KAFKA_BROKERS;
+  if (!brokers?.length) throw new UpstreamUnavailableError("kafka: not configured; records and the DLQ are read from Kafka (set KAFKA_BROKERS; the embedded demo keeps its topics in process memory)");
+  g.__dedupHealthRecordReader = new KafkaLogReader(brokers);
+  return g.__dedupHealthRecordReader;
+}
+
+/** Replaces the process's reader (tests), or with `null` closes and forgets it. */
+export async function setRecordReader(reader: KafkaLogReader | null): Promise<void> {
+  const g = globalThis as G;
+  const old = g.__dedupHealthRecordReader;
+  g.__dedupHealthRecordReader = reader;
+  if (old && old !== reader) await old.close();
+}
+
+/** Runs a read against Kafka: a missing topic → 404, a Kafka failure → 503 (typed errors pass). */
+export async function kafkaRead<T>(topic: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof TopicMissingError) throw new NotFoundError(`topic ${topic} does not exist`);
+    if (e instanceof Error && "status" in e) throw e;
+    throw new UpstreamUnavailableError(`kafka: ${errorText(e)}`);
+  }
+}
+
+async function oneRecord(reader: KafkaLogReader, topic: string, partition: number, offset: bigint): Promise<RecordView> {
+  const range = (await reader.ranges(topic)).find((r) => r.partition === partition);
+  if (!range) throw new NotFoundError(`partition ${partition} of ${topic} does not exist`);
+  if (offset < range.low || offset >= range.high) throw new NotFoundError(`offset ${offset} of ${topic}/${partition} is outside the log (${range.low}..${range.high - 1n}: not written yet, or deleted by retention)`);
+  const got = await reader.fetchFrom(topic, partition, offset, FETCH_MAX_BYTES);
+  const rec = got.find((r) => r.offset === offset);
+  if (!rec) throw new NotFoundError(`no record at offset ${offset} of ${topic}/${partition} (compacted away, or a transaction marker)`);
+  return toRecordView(rec);
+}
+
+/** Builds `GET /api/records`: by position, or by UUID (bounded, newest first). */
+export async function getRecords(q: { topic: string; partition?: number; offset?: string; uuid?: string }): Promise<RecordsResponse> {
+  requireAllowedTopic(q.topic);
+  const reader = recordReader();
+  const generatedAt = new Date().toISOString();
+  if (q.uuid === undefined) {
+    const record = await kafkaRead(q.topic, () => oneRecord(reader, q.topic, q.partition!, BigInt(q.offset!)));
+    return { kind: "record", generatedAt, record };
+  }
+  const uuid = q.uuid;
+  const found: RawRecord[] = [];
+  const r = await kafkaRead(q.topic, () =>
+    scanNewestFirst(reader, q.topic, null, RECORD_SCAN_LIMITS, (rec) => {
+      if (found.length < MAX_UUID_MATCHES && uuidOf(rec) === uuid) found.push(rec);
+    }, () => found.length >= MAX_UUID_MATCHES),
+  );
+  const records = found.sort((a, b) => b.timestamp - a.timestamp || Number(b.offset - a.offset)).map(toRecordView);
+  return { kind: "search", generatedAt, topic: q.topic, uuid, records, scanned: r.scanned, limits: { ...RECORD_SCAN_LIMITS, matches: MAX_UUID_MATCHES }, complete: r.complete };
+}

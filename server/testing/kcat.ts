@@ -1,0 +1,33 @@
+/**
+ * `kcat` (Debian's kafkacat) from tests: what a user would publish and read with the Kafka CLI,
+ * independent of kafkajs — a record the dashboard shows must equal what `kcat -C` reads.
+ */
+import { execFile } from "node:child_process";
+
+function run(args: readonly string[], input?: Buffer | string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = execFile("kcat", [...args], { encoding: "buffer", timeout: 20_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`kcat ${args.join(" ")}: ${err.message} ${stderr.toString()}`));
+      else resolve(stdout);
+    });
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+/** Publishes one record (`kcat -P`) with headers to `topic`/`partition`; `payload` read as one record (no delimiter). */
+export async function kcatProduce(brokers: string, topic: string, partition: number, payload: Buffer | string, headers: Record<string, string>): Promise<void> {
+  const h = Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}=${v}`]);
+  // -D with a delimiter that is not in the payload: the whole input is one record.
+  await run(["-P", "-b", brokers, "-t", topic, "-p", String(partition), "-D", "\u0001", ...h], payload);
+}
+
+/** The payload of the record at `topic`/`partition`/`offset`, as `kcat -C` reads it (raw bytes). */
+export function kcatPayloadAt(brokers: string, topic: string, partition: number, offset: string): Promise<Buffer> {
+  return run(["-C", "-b", brokers, "-t", topic, "-p", String(partition), "-o", offset, "-c", "1", "-e", "-q", "-f", "%s"]);
+}
+
+/** Offsets (`%o`) of every record of `topic`/`partition`, oldest first. */
+export async function kcatOffsets(brokers: string, topic: string, partition: number): Promise<string[]> {
+  const out = await run(["-C", "-b", brokers, "-t", topic, "-p", String(partition), "-o", "beginning", "-e", "-q", "-f", "%o\n"]);
+  return out.toString().split("\n").filter(Boolean);
+}

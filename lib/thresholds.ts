@@ -11,7 +11,8 @@ import {
   DEDUP_ERROR_REASON,
   DEDUP_ERROR_REASONS,
   HOUR_MS,
-  METRIC_NAMES as LIBRARY_METRIC_NAMES,
+  METRIC_LABELS,
+  METRIC_NAMES,
   MINUTE_MS,
   PROCESSED_RESULTS,
   TTL_POLICY,
@@ -26,30 +27,11 @@ export { RUNBOOK_BASE_URL, alertTextsFor, ruleTexts, renderAlertText, type Alert
 export { DAY_MS, HOUR_MS, MINUTE_MS, TTL_POLICY, PROCESSED_RESULTS, type ProcessedResult, type TtlClass };
 
 /**
- * The four metric names of spec §7, as the library writes them (`names/dedup.ts`, which imports
- * nothing, so the browser bundle reads them too). **Renaming one breaks every SRE's rules and dashboards.**
+ * The library's metric names and their label names (`names/dedup.ts`, written once there; spec §7's
+ * four are `deduplicated`, `processed`, `checkDuration`, `errors`).
+ * **Renaming one breaks every SRE's rules and dashboards.**
  */
-export const METRIC_NAMES = {
-  /** Counter `{service, topic, handler}`: messages swallowed as duplicates. */
-  deduplicated: LIBRARY_METRIC_NAMES.deduplicated,
-  /** Counter `{service, topic, handler, result}`: every message the Deduplicator saw, by outcome. */
-  processed: LIBRARY_METRIC_NAMES.processed,
-  /** Histogram `{service}`: duration of one Redis check (seconds). */
-  checkDuration: LIBRARY_METRIC_NAMES.checkDuration,
-  /** Counter `{service, reason}`: failed checks. */
-  errors: LIBRARY_METRIC_NAMES.errors,
-} as const;
-
-/** One of the four metric names of spec §7. */
-export type MetricName = (typeof METRIC_NAMES)[keyof typeof METRIC_NAMES];
-
-/** Label names per metric (spec §7). */
-export const METRIC_LABELS = {
-  [METRIC_NAMES.deduplicated]: ["service", "topic", "handler"],
-  [METRIC_NAMES.processed]: ["service", "topic", "handler", "result"],
-  [METRIC_NAMES.checkDuration]: ["service"],
-  [METRIC_NAMES.errors]: ["service", "reason"],
-} as const satisfies Record<MetricName, readonly string[]>;
+export { METRIC_NAMES, METRIC_LABELS };
 
 /** Values of the `reason` label of `deduplication_errors_total` (the library's, in its order). */
 export const ERROR_REASONS = DEDUP_ERROR_REASONS;
@@ -74,9 +56,9 @@ export const RATE_WINDOW = "5m";
 /** {@link RATE_WINDOW} in milliseconds, for the embedded (non-Prometheus) evaluation. */
 export const RATE_WINDOW_MS = 5 * MINUTE_MS;
 
-const DUPLICATE_BY = ["service", "topic", "handler"] as const;
-const ERRORS_BY = ["service", "reason"] as const;
-const LATENCY_BY = ["service"] as const;
+const DUPLICATE_BY = METRIC_LABELS.deduplicated;
+const ERRORS_BY = METRIC_LABELS.errors;
+const LATENCY_BY = METRIC_LABELS.checkDuration;
 
 /**
  * PromQL of the duplicate ratio: deduplicated / processed over {@link RATE_WINDOW}.

@@ -25,6 +25,39 @@ export const METRIC_NAMES = {
   duplicatesByCause: "messages_duplicates_by_cause_total",
 } as const;
 
+/** Label names of the library's metrics, each written once here. */
+export const LABEL = {
+  service: "service",
+  topic: "topic",
+  handler: "handler",
+  result: "result",
+  reason: "reason",
+  reasonPoisoned: "reason_poisoned",
+  cause: "cause",
+} as const;
+
+const HANDLER_LABELS = [LABEL.service, LABEL.topic, LABEL.handler] as const;
+
+/**
+ * The label names of each library metric (spec §7 for the first four). `DedupMetrics`, the alert
+ * expressions and the dashboard's named queries derive theirs from this record; a metric name
+ * without an entry here is a type error.
+ */
+export const METRIC_LABELS = {
+  deduplicated: HANDLER_LABELS,
+  processed: [...HANDLER_LABELS, LABEL.result],
+  checkDuration: [LABEL.service],
+  errors: [LABEL.service, LABEL.reason],
+  inProgress: HANDLER_LABELS,
+  released: HANDLER_LABELS,
+  leaseLost: HANDLER_LABELS,
+  poisoned: [...HANDLER_LABELS, LABEL.reasonPoisoned],
+  duplicatesByCause: [...HANDLER_LABELS, LABEL.cause],
+} as const satisfies Record<keyof typeof METRIC_NAMES, readonly string[]>;
+
+/** The label names of one library metric, as a union (for prom-client's `Counter<L>`). */
+export type LabelsOf<K extends keyof typeof METRIC_LABELS> = (typeof METRIC_LABELS)[K][number];
+
 /** One library metric name. */
 export type LibraryMetricName = (typeof METRIC_NAMES)[keyof typeof METRIC_NAMES];
 

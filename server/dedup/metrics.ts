@@ -48,7 +48,7 @@
  *   {@link DUPLICATE_CAUSES}; the PoisonQueue adds `poisoned` × every `POISON_REASON_CLASSES`.
  */
 import { Counter, type Registry } from "prom-client";
-import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, METRIC_NAMES, PROCESSED_RESULT, PROCESSED_RESULTS, type DedupErrorReason, type DuplicateCause, type ProcessedResult } from "../../names/dedup";
+import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, METRIC_LABELS, METRIC_NAMES, PROCESSED_RESULT, PROCESSED_RESULTS, type DedupErrorReason, type DuplicateCause, type LabelsOf, type ProcessedResult } from "../../names/dedup";
 
 /** Buckets of `deduplication_check_duration_seconds`: include the spec's 0.005…0.1 and the 50 ms alert threshold. */
 export const CHECK_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -62,15 +62,15 @@ export interface CheckDurationHistogram {
 
 /** The metric objects of one Registry. */
 export interface DedupMetrics {
-  deduplicated: Counter<"service" | "topic" | "handler">;
-  processed: Counter<"service" | "topic" | "handler" | "result">;
+  deduplicated: Counter<LabelsOf<"deduplicated">>;
+  processed: Counter<LabelsOf<"processed">>;
   checkDuration: CheckDurationHistogram;
-  errors: Counter<"service" | "reason">;
-  inProgress: Counter<"service" | "topic" | "handler">;
-  released: Counter<"service" | "topic" | "handler">;
-  leaseLost: Counter<"service" | "topic" | "handler">;
-  poisoned: Counter<"service" | "topic" | "handler" | "reason_poisoned">;
-  duplicatesByCause: Counter<"service" | "topic" | "handler" | "cause">;
+  errors: Counter<LabelsOf<"errors">>;
+  inProgress: Counter<LabelsOf<"inProgress">>;
+  released: Counter<LabelsOf<"released">>;
+  leaseLost: Counter<LabelsOf<"leaseLost">>;
+  poisoned: Counter<LabelsOf<"poisoned">>;
+  duplicatesByCause: Counter<LabelsOf<"duplicatesByCause">>;
 }
 
 /**
@@ -191,22 +191,22 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
   const hit = cache.get(registry);
   if (hit) return hit;
   const registers = [registry];
-  const counter = <L extends string>(name: string, help: string, labelNames: L[]) =>
-    getOrCreate(registry, name, () => new Counter<L>({ name, help, labelNames, registers, collect: flushPending }));
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    getOrCreate(registry, name, () => new Counter<L>({ name, help, labelNames: [...labelNames], registers, collect: flushPending }));
   const m: DedupMetrics = {
-    deduplicated: counter(METRIC_NAMES.deduplicated, "Deliveries swallowed by the Deduplicator as repeats (once per delivery).", ["service", "topic", "handler"]),
-    processed: counter(METRIC_NAMES.processed, "Deliveries that reached the Deduplicator, by final result (once per delivery, not per retry attempt).", ["service", "topic", "handler", "result"]),
+    deduplicated: counter(METRIC_NAMES.deduplicated, "Deliveries swallowed by the Deduplicator as repeats (once per delivery).", METRIC_LABELS.deduplicated),
+    processed: counter(METRIC_NAMES.processed, "Deliveries that reached the Deduplicator, by final result (once per delivery, not per retry attempt).", METRIC_LABELS.processed),
     checkDuration: getOrCreate(registry, METRIC_NAMES.checkDuration, () => {
       const h = new LocalHistogram(METRIC_NAMES.checkDuration, "Duration of one dedup claim round trip to the store (a batch pre-claim is one observation).", CHECK_DURATION_BUCKETS);
       registry.registerMetric(h as unknown as Parameters<Registry["registerMetric"]>[0]);
       return h;
     }),
-    errors: counter(METRIC_NAMES.errors, "Failed dedup store calls and key-factory failures, by reason (redis_timeout, redis_conn, marshal).", ["service", "reason"]),
-    inProgress: counter(METRIC_NAMES.inProgress, "Attempts that met a key leased by another consumer (InProgressError, retried).", ["service", "topic", "handler"]),
-    released: counter(METRIC_NAMES.released, "Dedup keys released after a failed attempt so that the retry runs the handler again.", ["service", "topic", "handler"]),
-    leaseLost: counter(METRIC_NAMES.leaseLost, "Successful runs whose lease had been taken over by another consumer (possible double run).", ["service", "topic", "handler"]),
-    poisoned: counter(METRIC_NAMES.poisoned, "Messages the PoisonQueue published to the DLQ, by error class (reason_poisoned: one of a bounded set such as marshal, redis_timeout, non_retryable, handler_error; never the error's message).", ["service", "topic", "handler", "reason_poisoned"]),
-    duplicatesByCause: counter(METRIC_NAMES.duplicatesByCause, "Swallowed duplicates by cause: redelivery (same topic:partition:offset as the first delivery), republish (another position), unknown (no position stored).", ["service", "topic", "handler", "cause"]),
+    errors: counter(METRIC_NAMES.errors, "Failed dedup store calls and key-factory failures, by reason (redis_timeout, redis_conn, marshal).", METRIC_LABELS.errors),
+    inProgress: counter(METRIC_NAMES.inProgress, "Attempts that met a key leased by another consumer (InProgressError, retried).", METRIC_LABELS.inProgress),
+    released: counter(METRIC_NAMES.released, "Dedup keys released after a failed attempt so that the retry runs the handler again.", METRIC_LABELS.released),
+    leaseLost: counter(METRIC_NAMES.leaseLost, "Successful runs whose lease had been taken over by another consumer (possible double run).", METRIC_LABELS.leaseLost),
+    poisoned: counter(METRIC_NAMES.poisoned, "Messages the PoisonQueue published to the DLQ, by error class (reason_poisoned: one of a bounded set such as marshal, redis_timeout, non_retryable, handler_error; never the error's message).", METRIC_LABELS.poisoned),
+    duplicatesByCause: counter(METRIC_NAMES.duplicatesByCause, "Swallowed duplicates by cause: redelivery (same topic:partition:offset as the first delivery), republish (another position), unknown (no position stored).", METRIC_LABELS.duplicatesByCause),
   };
   cache.set(registry, m);
   return m;

@@ -1,6 +1,6 @@
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, METRIC_NAMES, RATE_WINDOW } from "@/lib/thresholds";
-import { METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/names/dedup";
+import { LABEL, METRIC_LABELS, METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/names/dedup";
 import type { QueryName } from "@/lib/query-names";
 
 /**
@@ -19,16 +19,17 @@ export const DUPLICATES_BY_CAUSE_METRIC = LIBRARY_METRIC_NAMES.duplicatesByCause
 
 export { QUERY_NAMES, type QueryName } from "@/lib/query-names";
 
-/** Labels each named query's series carry. */
+/** Labels each named query's series carry (the library's from names/dedup `METRIC_LABELS`). */
 export const QUERY_BY: Record<QueryName, readonly string[]> = {
-  duplicate_ratio: ["service", "topic", "handler"],
-  processed_rate: ["service", "topic", "handler", "result"],
-  new_rate: ["service", "topic", "handler"],
-  check_p50: ["service"],
-  check_p99: ["service"],
-  error_rate: ["service", "reason"],
-  dlq_rate: ["service", "topic", "handler", "reason_poisoned"],
-  duplicates_by_cause: ["service", "handler", "cause"],
+  duplicate_ratio: METRIC_LABELS.deduplicated,
+  processed_rate: METRIC_LABELS.processed,
+  new_rate: METRIC_LABELS.deduplicated,
+  check_p50: METRIC_LABELS.checkDuration,
+  check_p99: METRIC_LABELS.checkDuration,
+  error_rate: METRIC_LABELS.errors,
+  dlq_rate: METRIC_LABELS.poisoned,
+  // Summed over topics: a cause is a property of the handler's traffic.
+  duplicates_by_cause: METRIC_LABELS.duplicatesByCause.filter((l) => l !== LABEL.topic),
   consumer_instances: ["service", "replica", "instance"],
 };
 

@@ -22,6 +22,11 @@ export interface DeliveryContext {
   partition?: number;
   /** Kafka offset (a position, never a dedup key: spec §11); see `partition`. */
   offset?: string;
+  /**
+   * The delivery's correlation id, set by the `correlationId` middleware; the Router copies it onto
+   * produced messages that have none before it publishes them.
+   */
+  correlationId?: string;
   /** Attempt number within this delivery, 1-based; set by `retry`. */
   attempt?: number;
   /**

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { newMessage, type Handler, type Message, type Middleware } from "./message";
 import { MemoryPubSub } from "./pubsub";
+import { correlationId } from "./correlation-id";
+import { NonRetryableError } from "./errors";
+import { CORRELATION_ID_KEY } from "../../names/dedup";
 import { Router, type RouterErrorEvent } from "./router";
 
 const tag =
@@ -78,6 +81,32 @@ describe("Router", () => {
     const router = new Router({ onError: () => undefined });
     router.addHandler({ name: "h", topic: "in", subscriber: ps, handler: async () => [newMessage("c", "")], publisher: ps, publishTopic: "out" });
     expect(await router.sink("h").deliver(newMessage("u", ""))).toBe("nack");
+  });
+
+  it("publishes produced messages inside the stack: a middleware sees them after they were sent, and they carry the correlation id", async () => {
+    const { ps, sink } = routerWith(async () => [newMessage("c", ""), newMessage("d", "", { metadata: { [CORRELATION_ID_KEY]: "own" } })], {
+      middleware: [
+        correlationId(),
+        (next) => async (msg) => {
+          const out = await next(msg);
+          sentBefore = ps.messages("out").length;
+          return out;
+        },
+      ],
+    });
+    let sentBefore = -1;
+    expect(await sink.deliver(newMessage("u", "", { metadata: { [CORRELATION_ID_KEY]: "req-1" } }))).toBe("ack");
+    expect(sentBefore).toBe(2);
+    expect(ps.messages("out").map((m) => m.metadata[CORRELATION_ID_KEY])).toEqual(["req-1", "own"]);
+  });
+
+  it("a handler that returns messages without a publisher is not retried: its error is non-retryable", async () => {
+    const ps = new MemoryPubSub();
+    const errors: RouterErrorEvent[] = [];
+    const router = new Router({ onError: (e) => errors.push(e) });
+    router.addHandler({ name: "h", topic: "in", subscriber: ps, handler: async () => [newMessage("c", "")] });
+    expect(await router.sink("h").deliver(newMessage("u", ""))).toBe("nack");
+    expect(errors[0]?.error).toBeInstanceOf(NonRetryableError);
   });
 
   it("deliverBatch stops at the first nack, prepares once and discards the messages that never ran", async () => {

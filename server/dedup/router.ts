@@ -3,12 +3,38 @@
  * middleware added first is the outermost, as in Watermill's router.go), over a Subscriber /
  * Publisher pair.
  */
-import { toError } from "./errors";
+import { NonRetryableError, toError } from "./errors";
+import { CORRELATION_ID_KEY } from "../../names/dedup";
 import type { BatchPreparation, Handler, Message, Middleware, Outcome } from "./message";
 import type { MessageSink, Subscription } from "./pubsub";
 import { DEFAULT_ROUTER_OPTIONS, type HandlerConfig, type RouterOptions } from "./router-options";
 
 export * from "./router-options";
+
+/**
+ * The innermost layer of every handler's stack: the handler, then the publish of the messages it
+ * returned. Inside the stack, so a delivery is done only once its outputs landed: a failed publish
+ * fails the attempt like a handler error (the Deduplicator releases the key instead of marking it
+ * `done`, Retry runs the handler again, after the last retry PoisonQueue sends the input to the DLQ).
+ * The produced messages are still returned to the middleware, **after** they were published: a
+ * middleware that changes them has no effect on what was sent. They carry the delivery's
+ * correlation id (`msg.context.correlationId`, set by the `correlationId` middleware) unless they
+ * have their own.
+ */
+function publishing(config: HandlerConfig): Handler {
+  const { handler, publisher, publishTopic, name } = config;
+  return async (msg) => {
+    const produced = await handler(msg);
+    if (!produced || produced.length === 0) return produced;
+    if (!publisher || !publishTopic) {
+      throw new NonRetryableError(`handler ${name} returned ${produced.length} message(s) but has no publisher/publishTopic: give both in addHandler`);
+    }
+    const id = msg.context.correlationId;
+    if (id) for (const p of produced) if (!p.metadata[CORRELATION_ID_KEY]) p.metadata[CORRELATION_ID_KEY] = id;
+    await publisher.publish(publishTopic, ...produced);
+    return produced;
+  };
+}
 
 /** Calls each middleware's `onRegister` hook for handler `h`. */
 function registerWith(middleware: readonly Middleware[], h: HandlerConfig): void {
@@ -110,7 +136,7 @@ export class Router {
     const config = this.handlers.get(handlerName);
     if (!config) throw new RangeError(`Router.sink: no handler named ${handlerName}`);
     const middleware = [...this.global, ...(config.middleware ?? [])];
-    let composed: Handler = config.handler;
+    let composed: Handler = publishing(config);
     for (let i = middleware.length - 1; i >= 0; i--) composed = middleware[i]!(composed);
     const hooks = middleware.filter((m) => typeof m.prepareBatch === "function");
     // Settles started by this sink's batches and not finished yet (see `flush`).
@@ -249,13 +275,7 @@ export class Router {
     msg.context.onSettled = (fn) => settled.push(fn);
     let outcome: Outcome;
     try {
-      const produced = await composed(msg);
-      if (produced && produced.length > 0) {
-        if (!config.publisher || !config.publishTopic) {
-          throw new Error(`handler ${config.name} returned ${produced.length} message(s) but has no publisher/publishTopic`);
-        }
-        await config.publisher.publish(config.publishTopic, ...produced);
-      }
+      await composed(msg);
       outcome = "ack";
     } catch (e) {
       outcome = "nack";

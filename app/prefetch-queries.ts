@@ -1,5 +1,5 @@
 /**
- * Pages painted by the server (issue 15, "Pages"): the server component builds the same answers
+ * Pages painted by the server: the server component builds the same answers
  * the page's first requests would fetch (`/api/overview`, the charts' `/api/series`), straight from
  * server/observe — no HTTP round trip to itself — and hands them to React Query with
  * `HydrationBoundary`. The HTML then carries the numbers, and the client's first render finds them

@@ -55,7 +55,7 @@ describe("docker-compose.yml (no Docker engine here: checked by parsing)", () =>
     }
   });
 
-  it("the app binds loopback by default, and the image beyond loopback is read-only without WORKSHOP_TOKEN (issue 16)", () => {
+  it("the app binds loopback by default, and the image beyond loopback is read-only without WORKSHOP_TOKEN", () => {
     expect(compose.services.app?.environment?.HOST).toBe("${HOST:-127.0.0.1}");
     expect(compose.services.app?.environment?.WORKSHOP_TOKEN).toBe("${WORKSHOP_TOKEN:-}");
     const docker = readFileSync(join(root, "infra/app.Dockerfile"), "utf8");

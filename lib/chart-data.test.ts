@@ -44,7 +44,7 @@ describe("legend names", () => {
   });
 });
 
-describe("Y ticks read as distinct round numbers (issue 13 item 8)", () => {
+describe("Y ticks read as distinct round numbers", () => {
   it("duplicate-ratio ticks are round percents: 0, 5, 10, 15, 20 % for a 17 % top (not 0, 4.5, 9, 14, 17)", () => {
     const { ticks, step } = niceTicks(0.1725, 100);
     expect(ticks.map((t) => formatTick(t, "ratio", step))).toEqual(["0%", "5%", "10%", "15%", "20%"]);

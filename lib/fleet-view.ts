@@ -1,5 +1,5 @@
 /**
- * The fleet table of the overview (issue 17): when more than {@link FLEET_TABLE_MIN_HANDLERS}
+ * The fleet table of the overview: when more than {@link FLEET_TABLE_MIN_HANDLERS}
  * handlers report, the overview lists one row per service/handler instead of one chart each. Pure
  * functions (unit-tested): the row of a handler, the worst-first order and the other sorts, the
  * service filter and the handler search, and their URL parameters.

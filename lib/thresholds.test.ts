@@ -46,7 +46,7 @@ describe("thresholds of spec §8", () => {
     );
   });
 
-  it("groups each alert by the labels of issue 7", () => {
+  it("groups each alert by the labels of spec §7", () => {
     expect(ALERTS.duplicateRate.by).toEqual(["service", "topic", "handler"]);
     expect(ALERTS.redisErrors.by).toEqual(["service", "reason"]);
     expect(ALERTS.redisLatency.by).toEqual(["service"]);

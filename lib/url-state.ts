@@ -14,7 +14,7 @@ import { RANGE_OPTIONS } from "@/lib/ranges";
 
 export { RANGE_LABELS, RANGE_OPTIONS } from "@/lib/ranges";
 
-/** Auto-refresh intervals offered (issue 6: off, 5 s, 15 s, 1 min). */
+/** Auto-refresh intervals offered (off, 5 s, 15 s, 1 min). */
 export const REFRESH_OPTIONS = ["off", "5s", "15s", "1m"] as const;
 /** One auto-refresh interval. */
 export type RefreshKey = (typeof REFRESH_OPTIONS)[number];

@@ -27,7 +27,7 @@ describe("parseConfig", () => {
   });
 });
 
-describe("parseConfig: issue 16 variables", () => {
+describe("parseConfig: access, binding and redaction variables", () => {
   it("TRUSTED_PROXIES is a list of IP addresses, empty by default", () => {
     expect(parseConfig({}).TRUSTED_PROXIES).toEqual([]);
     expect(parseConfig({ TRUSTED_PROXIES: " 127.0.0.1, ::1 ,10.0.0.2" }).TRUSTED_PROXIES).toEqual(["127.0.0.1", "::1", "10.0.0.2"]);

@@ -12,7 +12,7 @@ export type { ComponentHealth, Health };
 
 /** Upper bound of one probe: the endpoint never hangs on a component that is down. */
 export const PROBE_TIMEOUT_MS = 2000;
-/** How long one answer is shared by every caller of `/api/health` (issue 16: bounded cost per caller). */
+/** How long one answer is shared by every caller of `/api/health` (bounded cost per caller). */
 export const HEALTH_CACHE_MS = 2000;
 
 class ProbeTimeout extends Error {}

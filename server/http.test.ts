@@ -18,7 +18,7 @@ const body = () => ({ upstream: { prometheus: { status: "down", detail: `prometh
 /** What Next's server passes on for a browser on this machine (the socket's address in X-Forwarded-For). */
 const local = { host: "localhost:3000", "x-forwarded-for": "127.0.0.1" };
 
-describe("answer / fail: upstream detail only for a local viewer with SHOW_UPSTREAM_DETAIL=on (issue 16)", () => {
+describe("answer / fail: upstream detail only for a local viewer with SHOW_UPSTREAM_DETAIL=on", () => {
   const req = (headers: Record<string, string>) => new Request("http://localhost:3000/api/overview", { headers });
   const detailOf = async (res: Response) => JSON.stringify(await res.json());
 

@@ -4,7 +4,7 @@
  * status, and the preamble every route shares, written once: the access guard of state-changing
  * calls, the streamed 16 KiB body cap, zod validation of query, path params and body.
  *
- * Where each security check lives (issue 16), so none is written twice:
+ * Where each security check lives, so none is written twice:
  * - cross-site callers, non-JSON content types, a `Content-Length` over the cap: proxy.ts, before
  *   any route runs;
  * - who may change state (token / this machine / read-only): server/access.ts, applied here by

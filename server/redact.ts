@@ -1,5 +1,5 @@
 /**
- * The one redaction of upstream error text (issue 16): what an API answer says about a failing
+ * The one redaction of upstream error text: what an API answer says about a failing
  * upstream names the component and the kind of failure, never a URL's userinfo, path, query or
  * the internal host. Used by every place an error names an upstream (every route's answer through
  * `server/http.ts`, `/api/health` included) and by the upstream clients' own messages (Prometheus, Redis).

@@ -15,7 +15,7 @@ export async function startup(): Promise<void> {
     }
     throw e;
   }
-  // Who may change state (token / this machine / read-only / embedded-open), said once (issue 16).
+  // Who may change state (token / this machine / read-only / embedded-open), said once.
   const { accessSummary } = await import("./access");
   console.log(`[dedup-health] access: ${accessSummary(config())}`);
   // The embedded metrics history and the first key count start at boot, not at the first page view.

@@ -1,5 +1,5 @@
 /**
- * The server's drawing of a time-series chart (issue 15, "Pages"): the same rows, Y axis, threshold,
+ * The server's drawing of a time-series chart: the same rows, Y axis, threshold,
  * normal band, colours and legend as the interactive chart (time-series-chart.tsx), as plain SVG
  * and HTML that `renderToString` can produce — recharts 3 renders nothing on the server
  * (recharts#5997). The page's HTML thus carries every line of the prefetched series; the

@@ -65,7 +65,7 @@ export function HandlerView({ service, handler }: { service: string; handler: st
       <div className="grid gap-4 lg:grid-cols-2">
         <SeriesPanel title="Duplicate ratio" description="dashed: 10% alert; green: < 1% normal" metric="duplicate_ratio" service={service} handler={handler} unit="ratio" alert={DUP_ALERT} normal={DUP_NORMAL} testId="chart-duplicate-ratio" emptyText={DUP_EMPTY} />
         <DuplicateCauses service={service} handler={handler} />
-        {/* Below the fold: mounted when scrolled near, or shortly after hydration (issue 15). */}
+        {/* Below the fold: mounted when scrolled near, or shortly after hydration. */}
         <DeferMount height={262}>
           <SeriesPanel title="Processed by result" description="messages/s: success, deduplicated, error (stacked)" metric="processed_rate" service={service} handler={handler} unit="per_second" stacked colors={RESULT_COLORS} testId="chart-processed" />
         </DeferMount>

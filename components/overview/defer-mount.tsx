@@ -11,8 +11,7 @@ export const DEFER_MS = 1_200;
  * of the data (components/charts/static-chart.tsx), so the page's HTML has every line — and lets
  * them switch to the interactive chart (recharts) once they come near the viewport, or
  * {@link DEFER_MS} after hydration, whichever is first: the charts at the top of the page turn
- * interactive without the ones below competing for the main thread (issue 15, "charts lazy below
- * the fold"). The server and the first client render both draw the static charts, so hydration
+ * interactive without the ones below competing for the main thread. The server and the first client render both draw the static charts, so hydration
  * matches.
  */
 export function DeferMount({ children, height }: { children: ReactNode; height: number }) {

@@ -1,5 +1,5 @@
 /**
- * The first error of a kind reaches the alert and the DLQ panel (issue 13, item 1), end to end on
+ * The first error of a kind reaches the alert and the DLQ panel, end to end on
  * real Kafka, Redis and a Prometheus of its own: the demo consumer runs on a random service and
  * topic, its registry is served over HTTP, and a private Prometheus (Debian's 2.42, random port)
  * scrapes it and evaluates the project's rule file every {@link INTERVAL_S} s. ONE record without

@@ -29,7 +29,7 @@
  *    waits for the in-flight sink calls, commits what was acked, and resolves `closed`.
  * 5. **Identity.** `Message.uuid` is the event id carried by the publisher (Kafka header
  *    `_watermill_message_uuid`); a transport never invents one for a message that lacks it
- *    (issue 4 routes such a message to the DLQ with reason `marshal`).
+ *    (the subscriber routes such a message to the DLQ with reason `marshal`).
  */
 import type { Message, Outcome } from "./message";
 

@@ -1,5 +1,5 @@
 /**
- * The Redis repository and the Deduplicator on a REAL 3-master Redis Cluster (issue 10): the
+ * The Redis repository and the Deduplicator on a REAL 3-master Redis Cluster: the
  * library's parameterised suite (`redis-repository.suite.ts`) with a Cluster client factory, then
  * single-key commands and scripts on every master (no CROSSSLOT), batch claims split into one
  * pipeline per node with per-message outcomes, the lease protocol and release on failure, and the

@@ -1,7 +1,7 @@
 /**
  * The Redis integration suite of the dedup repository, parameterised by a client factory so that
  * it runs against a standalone server (`redis-repository.integration.test.ts`) and a Redis Cluster
- * (issue 10: call `redisRepositorySuite("cluster", () => new Cluster([...]))` from a cluster test).
+ * (call `redisRepositorySuite("cluster", () => new Cluster([...]))` from a cluster test).
  * Every test uses a random service prefix and deletes its keys (one DEL per key: cluster-safe).
  */
 import type { Cluster, Redis } from "ioredis";

@@ -1,5 +1,5 @@
 /**
- * A live resharding of the REAL Redis Cluster while two replicas claim (issue 10): 20,000 messages
+ * A live resharding of the REAL Redis Cluster while two replicas claim: 20,000 messages
  * split over two partitions (one per replica), every one re-read a little later by the OTHER
  * replica (a rebalance), 5% published again (a forwarder re-publish), ~3% failing their first
  * attempt — run through the library's Router + defaultStack (Retry, PoisonQueue, Deduplicator with

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 2 on real Kafka + Redis: the live demo's three handlers (each its own consumer group
+ * On real Kafka + Redis: the live demo's three handlers (each its own consumer group
  * on one topic, routing by `Event-Type` with the Router's `accept`) claim keys only for the records
  * they take. The dedup store is a private `redis-server` (random port, stopped by pid) so that
  * `INFO commandstats` counts the demo's commands and nothing else.

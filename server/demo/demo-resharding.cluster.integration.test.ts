@@ -1,6 +1,6 @@
 /**
  * The demo consumer on REAL Kafka, deduplicating on the REAL 3-master Redis Cluster, while
- * `redis-cli --cluster reshard` moves slots away from one master and back (issue 10): 20,000
+ * `redis-cli --cluster reshard` moves slots away from one master and back: 20,000
  * events published (5% of them published again: a forwarder re-publish) to an own 6-partition
  * topic, consumed by the demo service's three handler groups with its duplicate sources on — extra
  * replicas joining and leaving (real rebalances that re-read the uncommitted tail), 2% of pushes

@@ -1,5 +1,5 @@
 /**
- * `npm run worker` started 1, 2 and 3 times (issue 10): the demo service's replicas, each its own
+ * `npm run worker` started 1, 2 and 3 times: the demo service's replicas, each its own
  * process, deduplicating on the 3-master Redis Cluster, share the 6 partitions of `demo.events` in
  * every one of the service's consumer groups (one per handler) — disjoint, complete and balanced
  * assignments per generation, as `GET /api/consumers`'s describer reports them; a replica that

@@ -5,7 +5,7 @@ const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
 const now = Date.parse("2026-12-01T18:00:00Z");
 
-describe("capacity is warm-up aware (issue 13 item 7)", () => {
+describe("capacity is warm-up aware", () => {
   it("four minutes after start a 24 h window is 0.3 % filled, valid once the first keys expire", () => {
     // The oldest key was written 4 min ago: 24 h − 4 min left.
     const w = windowFill({ ttlMs: DAY, settledMinTtlMs: DAY - 4 * MIN, maxTtlMs: DAY, processAgeMs: null, now })!;

@@ -1,5 +1,5 @@
 /**
- * The consumer-group description behind `GET /api/consumers` (issue 10): which member (replica) of
+ * The consumer-group description behind `GET /api/consumers`: which member (replica) of
  * a group holds which partitions of a topic, the lag of each partition, and each replica's
  * processed rate, derived from the progress of the group's committed offsets between two calls.
  *

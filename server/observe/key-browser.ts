@@ -68,7 +68,7 @@ interface CursorPart {
 
 /**
  * A master's name inside a cursor: an HMAC of its `host:port` under a key made at start-up, not the
- * address itself — the cursor goes to every viewer (issue 16: no internal host in answers, nor one
+ * address itself — the cursor goes to every viewer (no internal host in answers, nor one
  * guessable by hashing candidate addresses), and the answer's redaction would otherwise rewrite the
  * address to `<redis>` and break the cursor. A cursor from before a restart is a 400 (start again).
  */

@@ -1,5 +1,5 @@
 /**
- * The key inspector and the key browser on a REAL 3-master Redis Cluster (issue 10), through the
+ * The key inspector and the key browser on a REAL 3-master Redis Cluster, through the
  * app's own client (`createObserveRedis({ clusterNodes })`):
  * - exact counts scan every master (a handler whose keys all live on ONE master is counted in full);
  * - the estimate samples keys (blocks from random SCAN cursors) on every master in proportion to its

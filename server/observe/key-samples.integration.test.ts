@@ -2,7 +2,7 @@
  * Bytes per key, the figure the capacity projection multiplies projected keys by, against what
  * Redis really spends: `used_memory` before and after seeding dedup keys with a TTL into a private
  * redis-server (random port, stopped by pid). `MEMORY USAGE` alone leaves out the expires dict and
- * the hash tables' buckets (≈ 30% of a dedup key); the inspector adds them (issue 9 target: ±10%).
+ * the hash tables' buckets (≈ 30% of a dedup key); the inspector adds them (target: ±10%).
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

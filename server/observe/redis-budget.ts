@@ -1,5 +1,5 @@
 /**
- * Cost limits of the key browser and the UUID lookup (issue 16): one Redis-call budget per second
+ * Cost limits of the key browser and the UUID lookup: one Redis-call budget per second
  * shared by all callers, one browse call in flight at a time (so a `PING` of the dedup checks never
  * queues behind more than one browse call on the shared Redis), and a per-client concurrency limit.
  * Exhausted → {@link RateLimitedError} (429 + `Retry-After`).

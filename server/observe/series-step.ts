@@ -6,7 +6,7 @@ import { MAX_POINTS } from "./series";
 /**
  * The steps `/api/series` computes, in seconds. A requested step is raised to the next one of these
  * (and to range/{@link MAX_POINTS}), so arbitrary `step=` values share a few cache entries instead of
- * each costing a Prometheus query (issue 16).
+ * each costing a Prometheus query.
  */
 export const SERIES_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21_600, 86_400] as const;
 

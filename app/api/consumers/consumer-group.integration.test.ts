@@ -1,6 +1,6 @@
 /**
  * The consumer-group description against the real Kafka broker while 1, 2 and 3 worker PROCESSES
- * share one group on a 6-partition topic (issue 10). The workers are `scripts/bench-scale.ts
+ * share one group on a 6-partition topic. The workers are `scripts/bench-scale.ts
  * --worker`: the library's KafkaSubscriber → Router → defaultStack (Deduplicator on the standalone
  * Redis) — the consumer engineer's `npm run worker` had not landed when this was written.
  *

@@ -2,7 +2,7 @@
  * Embedded mode's key routes when the inspector comes from another copy of the observe modules — as
  * in `next start`, where `instrumentation.ts` builds the process's context (kept on `globalThis`) and
  * each route bundle loads its own `memory-inspector.ts`: `/api/keys` and `/api/keys/lookup` must
- * page and look up through the KeySource surface, not by class (issue 17 item 2; the e2e run got 503
+ * page and look up through the KeySource surface, not by class (the e2e run got 503
  * "redis: not configured" while `/api/handlers` said `store: "memory"`).
  */
 import { Registry } from "prom-client";

@@ -1,7 +1,7 @@
 /**
  * `GET /api/keys` as a browser calls it, answer redaction included (REDIS_URL configured): a viewer
  * paging through a handler gets every key once, and the cursor of each page — which must not name
- * the Redis address (issue 16) — comes back intact, so the next page is a 200, not a 400.
+ * the Redis address — comes back intact, so the next page is a 200, not a 400.
  */
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";

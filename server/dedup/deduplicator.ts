@@ -52,7 +52,7 @@ export class Deduplicator {
 
   /** A store call bounded by `timeoutMs` (not for in-process repositories, which cannot block). */
   private timed<T>(p: Promise<T>): Promise<T> {
-    return this.inProcess ? p : timed(p, this.options.timeoutMs);
+    return this.inProcess ? p : timed(p, this.options.timeoutMs, this.options.repository);
   }
 
   /** The middleware (with its batch hook). */
@@ -144,8 +144,7 @@ export class Deduplicator {
       try {
         reply = await this.timed(o.repository.claim(key, value, this.claimTtl));
       } catch (e) {
-        this.rec.checkSeconds((performance.now() - t0) / 1000);
-        return this.storeFailed(d, e, `claim of ${key}`);
+        return this.storeFailed(d, e, `claim of ${key}`, t0);
       }
       this.rec.checkSeconds((performance.now() - t0) / 1000);
       if (reply !== null && reply === value && o.marking !== "naive") {
@@ -199,13 +198,22 @@ export class Deduplicator {
   }
 
   /** A failed store call: counted, then the failure mode decides (spec §4). */
-  private storeFailed(d: Delivery, e: unknown, what: string): Promise<void | Message[]> {
+  private storeFailed(d: Delivery, e: unknown, what: string, t0: number): Promise<void | Message[]> {
     const reason = classifyStoreError(e);
     this.rec.error(reason);
+    this.observeFailed(reason, t0);
     if (this.closed) {
       throw new DedupStoreError(reason, `dedup store failed (${reason}) on ${what}: ${(e as Error)?.message ?? e}; fail-closed, so the message is retried and then poisoned`, { cause: e });
     }
     return this.passThrough(d);
+  }
+
+  /**
+   * A failed check is a latency sample only when it timed out on a connection that stayed ready (a
+   * slow store); a store that was down is no sample of a working one (docs/SEED-ERRATA.md).
+   */
+  private observeFailed(reason: string, t0: number): void {
+    if (reason === DEDUP_ERROR_REASON.redisTimeout) this.rec.checkSeconds((performance.now() - t0) / 1000);
   }
 
   /**
@@ -245,9 +253,11 @@ export class Deduplicator {
       try {
         replies = await this.timed(o.repository.claimBatch(reqs));
       } catch (e) {
-        this.rec.error(classifyStoreError(e));
+        const reason = classifyStoreError(e);
+        this.rec.error(reason);
+        this.observeFailed(reason, t0);
       }
-      this.rec.checkSeconds((performance.now() - t0) / 1000);
+      if (replies) this.rec.checkSeconds((performance.now() - t0) / 1000);
       batch.at = Date.now();
       for (let j = 0; j < at.length; j++) {
         const i = at[j]!;

@@ -12,6 +12,7 @@ function withMode(repo: DedupRepository, failureMode: FailureMode): DedupReposit
     ...(repo.compareAndSetBatch ? { compareAndSetBatch: repo.compareAndSetBatch.bind(repo) } : {}),
     ...(repo.markDone ? { markDone: repo.markDone.bind(repo) } : {}),
     ...(repo.markDoneBatch ? { markDoneBatch: repo.markDoneBatch.bind(repo) } : {}),
+    ...(repo.connectionLostSince ? { connectionLostSince: repo.connectionLostSince.bind(repo) } : {}),
   };
 }
 

@@ -32,6 +32,8 @@ export class FaultyRepository implements DedupRepository {
   readonly markDone?: (key: string, value: string, ttlMs: number) => Promise<string | null>;
   /** Present when the inner repository has it. */
   readonly markDoneBatch?: (requests: readonly MarkDoneRequest[]) => Promise<ClaimReply[]>;
+  /** The inner repository's connection state, when it has one (an injected error is judged by its own code). */
+  readonly connectionLostSince?: (since: number) => boolean;
 
   constructor(
     private readonly inner: DedupRepository,
@@ -45,6 +47,7 @@ export class FaultyRepository implements DedupRepository {
         return this.run(() => mark(key, value, ttlMs));
       };
     }
+    if (inner.connectionLostSince) this.connectionLostSince = inner.connectionLostSince.bind(inner);
     if (inner.markDoneBatch) {
       const markMany = inner.markDoneBatch.bind(inner);
       this.markDoneBatch = (requests) => {

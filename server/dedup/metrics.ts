@@ -19,7 +19,8 @@
  *
  * Per store call (not per delivery):
  * - `deduplication_check_duration_seconds{service}`: one observation per claim round trip (a batch
- *   pre-claim is ONE observation for the whole pipeline), including calls that failed or timed out.
+ *   pre-claim is ONE observation for the whole pipeline) that completed or timed out on a ready
+ *   connection; a call that failed because the store was unreachable (`redis_conn`) is no sample.
  * - `deduplication_errors_total{service,reason}`: each failed store call (claim, complete,
  *   release; a batch counts once), and each key-factory failure (`marshal`).
  * - `deduplication_in_progress_total{service,topic,handler}` (ours): each attempt that met a key

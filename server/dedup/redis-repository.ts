@@ -30,6 +30,10 @@ export interface DedupRedisClient {
   readonly isCluster?: boolean;
   /** ioredis `Cluster.slots`: slot → node keys (`host:port`, master first). */
   readonly slots?: ReadonlyArray<ReadonlyArray<string> | undefined>;
+  /** ioredis' connection state (`"ready"` when commands can be served); read to classify failures. */
+  readonly status?: string;
+  /** ioredis' event emitter: `close`, `end`, `reconnecting`, `node error` and `ready` mark when the connection was lost and back. */
+  on?(event: string, listener: (...args: unknown[]) => void): unknown;
 }
 
 /**
@@ -79,6 +83,29 @@ export const DEFAULT_REDIS_REPOSITORY_OPTIONS = {
   markCommand: "script",
 } as const satisfies Required<RedisRepositoryOptions>;
 
+/** `performance.now()` of the last moment a client's connection was seen lost, and of its last `ready`. */
+interface ConnectionTimes {
+  lostAt: number;
+  readyAt: number;
+}
+
+/** One set of listeners per client, however many repositories share it (no listener leak). */
+const WATCHED = new WeakMap<DedupRedisClient, ConnectionTimes>();
+
+function watchConnection(client: DedupRedisClient): ConnectionTimes {
+  let w = WATCHED.get(client);
+  if (w) return w;
+  const times: ConnectionTimes = { lostAt: -Infinity, readyAt: -Infinity };
+  w = times;
+  WATCHED.set(client, times);
+  if (typeof client.on === "function") {
+    const lost = () => void (times.lostAt = performance.now());
+    for (const ev of ["close", "end", "reconnecting", "node error"]) client.on(ev, lost);
+    client.on("ready", () => void (times.readyAt = performance.now()));
+  }
+  return times;
+}
+
 function chunks<T>(xs: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
@@ -107,6 +134,7 @@ function asReply(v: unknown): string | null {
 export class RedisRepository implements DedupRepository {
   readonly kind = "redis" as const;
   private readonly opts: Required<RedisRepositoryOptions>;
+  private readonly watch: ConnectionTimes;
 
   constructor(
     private readonly client: DedupRedisClient,
@@ -118,6 +146,18 @@ export class RedisRepository implements DedupRepository {
     if (!["script", "pipeline"].includes(this.opts.batchCommand)) throw new RangeError('RedisRepository: batchCommand must be "script" or "pipeline"');
     if (!(Number.isInteger(this.opts.maxScriptKeys) && this.opts.maxScriptKeys >= 1 && this.opts.maxScriptKeys <= 100_000)) throw new RangeError("RedisRepository: maxScriptKeys must be an integer in [1, 100000]");
     if (!client || typeof client.call !== "function") throw new RangeError("RedisRepository: client must be an ioredis Redis or Cluster (or implement DedupRedisClient)");
+    this.watch = watchConnection(client);
+  }
+
+  /**
+   * True when the client's connection was not ready at some moment since `since`: its `status` is
+   * not `"ready"` now, or it was lost or came back (so it had been down) after `since`. A client
+   * without `status` or events is never called lost (its errors are classified by their code).
+   */
+  connectionLostSince(since: number): boolean {
+    const s = this.client.status;
+    if (s !== undefined && s !== "ready") return true;
+    return this.watch.lostAt >= since || this.watch.readyAt >= since;
   }
 
   async claim(key: string, value: string, ttlMs: number): Promise<string | null> {

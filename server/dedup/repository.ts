@@ -81,6 +81,14 @@ export interface DedupRepository {
    * before returning the promise (the ordering note of {@link compareAndSetBatch}).
    */
   markDoneBatch?(requests: readonly MarkDoneRequest[]): Promise<ClaimReply[]>;
+  /**
+   * Optional: true when the store's connection was not ready at some moment since `since` (a
+   * `performance.now()` value) — it was closed, refused, reconnecting or never up. The Deduplicator
+   * asks it after a failed or timed-out call, so a stopped store is counted `redis_conn`, not
+   * `redis_timeout`, however long the call waited (`RedisRepository` reads the client's `status` and
+   * its `close`/`ready` events).
+   */
+  connectionLostSince?(since: number): boolean;
 }
 
 /** One unconditional `done` mark of a batch ({@link DedupRepository.markDoneBatch}). */

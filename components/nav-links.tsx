@@ -9,6 +9,7 @@ const LINKS = [
   { href: "/alerts", label: "Alerts" },
   { href: "/keys", label: "Key browser" },
   { href: "/records", label: "Messages" },
+  { href: "/dlq", label: "DLQ" },
   { href: "/workshop", label: "Workshop" },
 ] as const;
 

@@ -4,7 +4,8 @@
  * Bounded (`--max`, default 10000; stops after 2 s without new messages), and safe to run twice:
  * its position is the committed offset of the group `<dlq>.replay`, so a second run replays only
  * what reached the DLQ since. Messages without a UUID (marshal failures) cannot be replayed and
- * are counted as skipped.
+ * are counted as skipped, and so are messages whose `topic_poisoned` is not in `CONSUMER_TOPICS`
+ * (the allow-list `POST /api/dlq/redrive` applies too: both send through server/transport/dlq-redrive.ts).
  *
  *   npm run dlq:replay                              # demo.events.dlq
  *   npm run dlq:replay -- --topic my.dlq --max 100
@@ -17,8 +18,10 @@ import { optArg } from "./lib/args";
 
 async function main(): Promise<void> {
   let brokers: readonly string[] | undefined;
+  let allowTopics: readonly string[] = [];
   try {
     brokers = config().KAFKA_BROKERS;
+    allowTopics = config().CONSUMER_TOPICS;
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(`[dlq:replay] ${e.message}`);
@@ -38,9 +41,9 @@ async function main(): Promise<void> {
   }
   const transport = new KafkaTransport(brokers);
   try {
-    const r = await replayDlq(transport, topic, { max });
+    const r = await replayDlq(transport, topic, { max, allowTopics });
     const where = Object.entries(r.byTopic).map(([t, n]) => `${n} → ${t}`).join(", ") || "nothing new";
-    console.log(`[dlq:replay] ${topic}: replayed ${r.replayed} (${where}); skipped ${r.skipped} without a UUID or origin topic`);
+    console.log(`[dlq:replay] ${topic}: replayed ${r.replayed} (${where}); skipped ${r.skipped} without a UUID or origin topic, or poisoned on a topic outside CONSUMER_TOPICS (${allowTopics.join(", ")})`);
   } finally {
     await transport.close();
   }

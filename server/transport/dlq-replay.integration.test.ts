@@ -23,9 +23,12 @@ async function scenario(t: Transport) {
   const poison = { [REASON_POISONED_KEY]: "boom", [TOPIC_POISONED_KEY]: topic, [HANDLER_POISONED_KEY]: "h", [SUBSCRIBER_POISONED_KEY]: "kafka/r1" };
   for (const u of uuids) await t.produceRaw(dlq, { headers: { [WATERMILL_UUID_HEADER]: u, "Event-Type": "review.created", "Correlation-Id": `c-${u}`, ...poison }, value: Buffer.from(`{"u":"${u}"}`) });
   await t.produceRaw(dlq, { headers: { ...poison, [REASON_POISONED_KEY]: "marshal: no _watermill_message_uuid header" }, value: Buffer.from("x") });
+  // A DLQ record naming a topic outside the allow-list is not sent there.
+  await t.produceRaw(dlq, { headers: { [WATERMILL_UUID_HEADER]: ulid(), ...poison, [TOPIC_POISONED_KEY]: "__consumer_offsets" }, value: Buffer.from("{}") });
   const groupId = `${dlq}.replay`;
-  const first = await replayDlq(t, dlq, { groupId, idleMs: t.mode === "real" ? 2500 : 300 });
-  expect(first).toEqual({ replayed: 3, skipped: 1, byTopic: { [topic]: 3 } });
+  const allowTopics = [topic];
+  const first = await replayDlq(t, dlq, { groupId, allowTopics, idleMs: t.mode === "real" ? 2500 : 300 });
+  expect(first).toEqual({ replayed: 3, skipped: 2, byTopic: { [topic]: 3 } });
   const back = await t.readAll(topic);
   expect(back.map((d) => (d.ok ? d.uuid : null)).sort()).toEqual([...uuids].sort());
   for (const d of back) {
@@ -33,18 +36,18 @@ async function scenario(t: Transport) {
     expect(d.metadata["Event-Type"]).toBe("review.created");
     expect(d.ok && d.metadata["Correlation-Id"]).toBe(d.ok ? `c-${d.uuid}` : false);
   }
-  const second = await replayDlq(t, dlq, { groupId, idleMs: t.mode === "real" ? 2500 : 300 });
+  const second = await replayDlq(t, dlq, { groupId, allowTopics, idleMs: t.mode === "real" ? 2500 : 300 });
   expect(second.replayed).toBe(0);
   expect(await t.readAll(topic)).toHaveLength(3);
   // Bounded: with max 1, one message per run; the rest waits for the next run.
   await t.produceRaw(dlq, { headers: { [WATERMILL_UUID_HEADER]: ulid(), ...poison }, value: Buffer.from("{}") });
   await t.produceRaw(dlq, { headers: { [WATERMILL_UUID_HEADER]: ulid(), ...poison }, value: Buffer.from("{}") });
-  expect((await replayDlq(t, dlq, { groupId, max: 1, idleMs: t.mode === "real" ? 2500 : 300 })).replayed).toBe(1);
-  expect((await replayDlq(t, dlq, { groupId, max: 5, idleMs: t.mode === "real" ? 2500 : 300 })).replayed).toBe(1);
+  expect((await replayDlq(t, dlq, { groupId, allowTopics, max: 1, idleMs: t.mode === "real" ? 2500 : 300 })).replayed).toBe(1);
+  expect((await replayDlq(t, dlq, { groupId, allowTopics, max: 5, idleMs: t.mode === "real" ? 2500 : 300 })).replayed).toBe(1);
 }
 
 describe("replayDlq", () => {
-  it("on Kafka: republishes with the same UUID minus poison keys, skips records without a UUID, replays nothing twice", async () => {
+  it("on Kafka: republishes with the same UUID minus poison keys, skips records without a UUID or with a topic outside the allow-list, replays nothing twice", async () => {
     await scenario(kafka);
     await kafka.deleteGroups(topics.filter((x) => x.endsWith(".dlq")).map((d) => `${d}.replay`));
   }, 90_000);

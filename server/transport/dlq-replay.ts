@@ -2,18 +2,24 @@
  * DLQ replay: republishes each message of a DLQ topic to the topic it was poisoned on (metadata
  * `topic_poisoned`), with the SAME uuid (a replay is the same event, so a correct Deduplicator
  * processes it once — and the `anti-dedup-before-retry` scenario shows it swallowed) and its
- * metadata minus the four poison keys.
+ * metadata minus the poison keys, only to the allowed topics — through `redriveMessage`
+ * (dlq-redrive.ts), the code `POST /api/dlq/redrive` sends with too.
  *
  * Progress is the committed offset of the consumer group `<dlqTopic>.replay`: a second run
  * replays only what arrived in the DLQ since, so running it twice does not publish twice.
  */
 import { type Message, type Outcome } from "@/server/dedup/message";
-import { POISON_METADATA_KEYS, TOPIC_POISONED_KEY } from "@/names/dedup";
 import { sequentialSink, type Publisher } from "@/server/dedup/pubsub";
+import { redriveMessage, redriveTarget } from "./dlq-redrive";
 import type { Transport } from "./index";
 
 /** Options of {@link replayDlq}. */
 export interface ReplayDlqOptions {
+  /**
+   * The only topics a message may be republished to (the CLI: `CONSUMER_TOPICS`); a message
+   * poisoned on another topic is skipped. Required: a DLQ record names its own destination.
+   */
+  allowTopics: readonly string[];
   /** Consumer group holding the replay position. @default `<dlqTopic>.replay` */
   groupId?: string;
   /** Most messages to replay in this run. @default 10000 */
@@ -34,18 +40,19 @@ export const DEFAULT_REPLAY_DLQ_OPTIONS = { max: 10_000, idleMs: 2000, timeoutMs
 /** What a replay did. */
 export interface ReplayReport {
   replayed: number;
-  /** DLQ messages that cannot be replayed: no UUID (marshal failures) or no `topic_poisoned`. */
+  /** DLQ messages that cannot be replayed: no UUID (marshal failures), no `topic_poisoned`, or a topic not allowed. */
   skipped: number;
   /** Per original topic. */
   byTopic: Record<string, number>;
 }
 
 /** Replays `dlqTopic` once (bounded); see the module doc. */
-export async function replayDlq(transport: Transport, dlqTopic: string, options: ReplayDlqOptions = {}): Promise<ReplayReport> {
+export async function replayDlq(transport: Transport, dlqTopic: string, options: ReplayDlqOptions): Promise<ReplayReport> {
   const o = { ...DEFAULT_REPLAY_DLQ_OPTIONS, groupId: `${dlqTopic}.replay`, ...options };
   if (!Number.isInteger(o.max) || o.max < 1 || o.max > 1_000_000) throw new RangeError("replayDlq: max must be an integer in [1, 1000000]");
   if (!(o.idleMs >= 100 && o.idleMs <= 60_000)) throw new RangeError("replayDlq: idleMs must be in [100, 60000]");
   const report: ReplayReport = { replayed: 0, skipped: 0, byTopic: {} };
+  const allow = new Set(o.allowTopics);
   let last = Date.now();
   let full = false;
   const one = async (msg: Message): Promise<Outcome> => {
@@ -54,15 +61,15 @@ export async function replayDlq(transport: Transport, dlqTopic: string, options:
       return "nack"; // not replayed in this run: left for the next one
     }
     last = Date.now();
-    const topic = msg.metadata[TOPIC_POISONED_KEY];
-    if (!topic) {
+    const dlqMsg = { uuid: msg.uuid, metadata: msg.metadata, payload: msg.payload };
+    const target = redriveTarget(dlqMsg, allow);
+    if (!target.ok) {
       report.skipped++;
       return "ack";
     }
-    const metadata = { ...msg.metadata };
-    for (const k of POISON_METADATA_KEYS) delete metadata[k];
+    const topic = target.topic;
     try {
-      await (o.publisher ?? transport.publisher).publish(topic, { uuid: msg.uuid, metadata, payload: msg.payload, signal: msg.signal, context: {} });
+      await redriveMessage(o.publisher ?? transport.publisher, dlqMsg, allow, msg.signal);
     } catch {
       return "nack";
     }

@@ -227,6 +227,7 @@ export class ScenarioContext {
   /** Replays the run's DLQ to its topic (same uuids); marks what it replayed. */
   async replayDlq(): Promise<number> {
     const r = await replayDlq(this.env.transport, this.dlqTopic, {
+      allowTopics: [this.topic],
       groupId: `${this.groupId}.replay`,
       publisher: this.publisher,
       idleMs: this.env.transport.mode === "real" ? 2500 : 500,

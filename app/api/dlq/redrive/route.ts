@@ -1,0 +1,16 @@
+import { redriveBodySchema } from "@/lib/record-types";
+import { handleBody } from "@/server/http";
+import { redriveDlq } from "@/server/observe/records/dlq";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/**
+ * `POST /api/dlq/redrive` with `{ "uuids": [...] }` or `{ "filter": { handler, reason } }` and
+ * `"dryRun"` (default true): answers `{ matched, redriven, skipped, preview, complete }`. A real
+ * run publishes each matched DLQ record to its `topic_poisoned` (only `CONSUMER_TOPICS`) with the
+ * same UUID and metadata minus the poison keys — the code `npm run dlq:replay` uses.
+ */
+export function POST(req: Request): Promise<Response> {
+  return handleBody(req, redriveBodySchema, (b) => redriveDlq(b));
+}

@@ -67,7 +67,8 @@ export class KeyInspector implements KeySource {
 
   /**
    * Starts a run in the background unless one runs or the last one started less than
-   * `refreshMinIntervalMs` ago. `mode: "estimate"` skips the exact scan.
+   * `refreshMinIntervalMs` ago (whoever asked). `mode: "estimate"` skips the exact scan; `"exact"`
+   * is `"auto"`: **no caller overrides `exactMaxKeys`**, a keyspace above it is estimated.
    */
   refresh(mode: "auto" | "exact" | "estimate" = "auto"): { started: boolean; retryAfterMs: number } {
     if (this.running) return { started: false, retryAfterMs: 1000 };
@@ -129,7 +130,8 @@ export class KeyInspector implements KeySource {
     const nodeNoTtl = infos.map((info, i) => keysWithoutTtl(info, nodes[i]!.options.db ?? 0));
     const dbNoTtl = nodeNoTtl.reduce((a, b) => a + b, 0);
     const startedAt = Date.now();
-    const exact = mode === "exact" || (mode === "auto" && total <= this.opts.exactMaxKeys);
+    // `exact` asks for no more than `auto`: the operator's limit decides (a caller's parameter must not).
+    const exact = mode !== "estimate" && total <= this.opts.exactMaxKeys;
     const progress = (scanned: number, done: boolean, m: "exact" | "estimate", finishedAt: number | null): ScanProgress => ({
       scanned,
       total,
@@ -197,9 +199,12 @@ export class KeyInspector implements KeySource {
           // With SCAN MATCH the script sees only matches; COUNT is about how many keys it visited.
           scanned += single ? Math.max(r.visited, count * r.chunks) : r.visited;
           // One chunk should take at most half the call's budget, so a call holds two or more.
-          count = adapt(count, r.micros / r.chunks, this.opts.maxCallMicros / 2, this.opts.scanCount);
+          // One chunk should take at most a third of the call's budget, so a call holds two or more
+          // and the script's stop rule (the longest chunk so far must still fit) has room.
+          count = adapt(count, r.micros / r.chunks, this.opts.maxCallMicros / 3, this.opts.scanCount);
           this.state = { ...this.state, progress: progress(Math.min(scanned, total), false, "exact", null) };
           cursor = r.nextCursor;
+          if (cursor !== "0") await pace(r.micros, this.opts.maxRedisShare);
         } while (cursor !== "0");
       }),
     );
@@ -220,6 +225,12 @@ export class KeyInspector implements KeySource {
     };
   }
 
+}
+
+/** Waits so that a call of `micros` is at most `share` of the time until the next one starts. */
+function pace(micros: number, share: number): Promise<void> {
+  const ms = (micros / 1000) * (1 / share - 1);
+  return ms >= 1 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve();
 }
 
 function idleProgress(): ScanProgress {

@@ -4,8 +4,9 @@ import type { Redis } from "ioredis";
 /**
  * Lua used by the key inspector. One call runs SCAN chunks of `count` keys (SCAN COUNT ≤ 1000), or
  * (mode `sample`) blocks of ~16 keys, one `SCAN <random cursor> COUNT 16` per cursor given, ten
- * blocks a chunk, up to `count` keys, until the next chunk would take it past
- * `budgetMicros` of server time (measured with `TIME` after each chunk; 0 = one chunk). It matches
+ * blocks a chunk, up to `count` keys, until one more chunk as long as the longest so far (and half
+ * again) would take it past `budgetMicros` of server time (measured with `TIME` after each chunk;
+ * 0 = one chunk). It matches
  * the keys against the configured globs (as Lua patterns), groups them by handler prefix (the key
  * minus its last `:` segment), PTTLs each matched key when asked and returns small per-group
  * aggregates instead of the key names. Several chunks per call cut the round trips per key counted
@@ -51,6 +52,9 @@ local order = {}
 local matched = 0
 local visited = 0
 local chunks = 0
+-- The longest chunk so far: another one starts only if one that long (and half again) still fits.
+local longest = 0
+local prev = 0
 local function add(keys)
   chunks = chunks + 1
   visited = visited + #keys
@@ -113,7 +117,9 @@ if mode == 'scan' then
     cursor = r[1]
     add(r[2])
     local el = elapsed()
-  until cursor == '0' or budget <= 0 or el + el / chunks > budget
+    longest = math.max(longest, el - prev)
+    prev = el
+  until cursor == '0' or budget <= 0 or el + 1.5 * longest > budget
   nextc = cursor
 else
   -- A block of ~BLOCK keys from each random cursor (hash order, so any prefix's share of a block is
@@ -134,7 +140,9 @@ else
     drawn = drawn + #keys
     add(keys)
     local el = elapsed()
-  until i >= nc or drawn >= count or budget <= 0 or el + el / chunks > budget
+    longest = math.max(longest, el - prev)
+    prev = el
+  until i >= nc or drawn >= count or budget <= 0 or el + 1.5 * longest > budget
 end
 local out = { nextc, visited, matched, elapsed(), chunks }
 for x = 1, #order do

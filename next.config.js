@@ -38,6 +38,12 @@ const nextConfig = {
   // there, never in a plain `next build`.
   typescript: { ignoreBuildErrors: process.env.DEDUP_HEALTH_TYPECHECKED === "1" },
   poweredByHeader: false,
+  experimental: {
+    // What Next.js buffers of a request body for proxy.ts (default 10 MB per request): the largest
+    // body any route reads (MAX_BODY_BYTES, server/access.ts). proxy.ts refuses a larger
+    // Content-Length (413), a chunked API body (411) and any body to a page (405) before it is read.
+    proxyClientMaxBodySize: 16_384,
+  },
   // Dev only (production ignores it): see devOrigins() above.
   allowedDevOrigins: dev ? devOrigins() : [],
   // Node-only clients stay out of the server bundles (they load native/optional modules at run time).

@@ -2,6 +2,8 @@ import { NextResponse, type NextRequest } from "next/server";
 import type { ErrorBody } from "@/lib/api-types";
 import { pageCsp } from "@/lib/csp";
 import { crossSiteRefusal, MAX_BODY_BYTES } from "@/server/access";
+import { hostRefusal, processAllowList } from "@/server/allowed-hosts";
+import { config as appConfig } from "@/server/config";
 
 /** Methods that never change state: the cross-site / content-type / size guard skips them. */
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -14,6 +16,20 @@ export { pageCsp };
 
 function refuse(status: number, error: ErrorBody["error"], detail: string): NextResponse {
   return NextResponse.json({ error, detail } satisfies ErrorBody, { status, headers: { ...OWN_HEADERS, "Content-Security-Policy": pageCsp(null) } });
+}
+
+/** The page a browser shows for a refused Host: plain, no script, nothing of the request echoed. */
+const HOST_REFUSED_PAGE = `<!doctype html><meta charset="utf-8"><title>403 Forbidden</title><h1>403 Forbidden</h1><p>This server does not answer to the name in the address bar. If the name is yours, add it to ALLOWED_HOSTS.</p>`;
+
+/**
+ * Refuses a request whose `Host` is not on the allow-list (server/allowed-hosts.ts): 403 `{ error,
+ * detail }` for `/api/*`, a plain page otherwise. `null` when the Host is allowed.
+ */
+export function hostRefusalResponse(path: string, headers: Headers): NextResponse | null {
+  const why = hostRefusal(headers.get("host"), processAllowList(appConfig().ALLOWED_HOSTS));
+  if (!why) return null;
+  if (path.startsWith("/api/")) return refuse(403, "forbidden", why);
+  return new NextResponse(HOST_REFUSED_PAGE, { status: 403, headers: { ...OWN_HEADERS, "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": pageCsp(null) } });
 }
 
 /**
@@ -38,15 +54,20 @@ export function stateChangeRefusal(method: string, path: string, headers: Header
 }
 
 /**
+ * 0. {@link hostRefusalResponse}: a foreign `Host` (DNS rebinding) → 403, before anything else runs.
  * 1. Answers 400 `{ error, detail }` for a request path with an invalid percent-encoding (e.g.
  *    `/handlers/%/x`): Next.js 16 would try to render a `/_error` page that an App-Router-only build
  *    does not have, and answer a bare 500 instead.
- * 2. {@link stateChangeRefusal}.
+ * 2. {@link stateChangeRefusal}; a page requested with another method than GET/HEAD → 405.
  * 3. Pages: a fresh nonce per request, in the CSP of the answer and (for Next's renderer and the
  *    layout, as `x-nonce`) of the request.
  */
 export function proxy(req: NextRequest): NextResponse {
   const raw = new URL(req.url).pathname;
+  const foreign = hostRefusalResponse(raw, req.headers);
+  if (foreign) return foreign;
+  // The build's static files: the Host check only (their headers come from next.config.js).
+  if (raw.startsWith("/_next/static/")) return NextResponse.next();
   if (raw.includes("%")) {
     for (const segment of raw.split("/")) {
       try {
@@ -58,6 +79,12 @@ export function proxy(req: NextRequest): NextResponse {
   }
   const refused = stateChangeRefusal(req.method, raw, req.headers);
   if (refused) return refused;
+  // Pages take no body (the app has no server actions): refused before Next.js buffers one for a renderer.
+  if (!raw.startsWith("/api/") && req.method !== "GET" && req.method !== "HEAD") {
+    const res = refuse(405, "method_not_allowed", "pages answer GET and HEAD only");
+    res.headers.set("Allow", "GET, HEAD");
+    return res;
+  }
   if (raw.startsWith("/api/")) {
     const api = NextResponse.next();
     api.headers.set("Content-Security-Policy", pageCsp(null));
@@ -74,6 +101,6 @@ export function proxy(req: NextRequest): NextResponse {
 }
 
 export const config = {
-  // Everything but the build's static assets (their CSP comes from next.config.js).
-  matcher: ["/((?!_next/static|_next/image).*)"],
+  // Every request, the build's static files included (for the Host check).
+  matcher: ["/:path*"],
 };

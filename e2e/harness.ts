@@ -31,16 +31,17 @@ export interface App {
 }
 
 /**
- * Starts the built app (`next build` must have run: `npm test` does it) with `env` on `port`,
- * waits until /api/health answers, and returns a handle that stops it by pid.
+ * Starts the built app (`next build` must have run: `npm test` does it) with `env` on `port`, bound
+ * to `host` (default 127.0.0.1; the returned `url` always goes through 127.0.0.1), waits until
+ * /api/health answers, and returns a handle that stops it by pid.
  */
-export async function startApp(opts: { port?: number; env?: Record<string, string> } = {}): Promise<App> {
+export async function startApp(opts: { port?: number; env?: Record<string, string>; host?: string } = {}): Promise<App> {
   if (!existsSync(join(ROOT, ".next", "BUILD_ID"))) throw new Error("no .next build: run `npx next build` first (npm test does)");
   const port = opts.port ?? (await freePort());
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: "production", PORT: String(port) };
   for (const k of APP_KEYS) delete env[k];
   Object.assign(env, opts.env ?? {});
-  const child: ChildProcess = spawn(join(ROOT, "node_modules", ".bin", "next"), ["start", "-p", String(port), "-H", "127.0.0.1"], {
+  const child: ChildProcess = spawn(join(ROOT, "node_modules", ".bin", "next"), ["start", "-p", String(port), "-H", opts.host ?? "127.0.0.1"], {
     cwd: ROOT,
     env,
     stdio: ["ignore", "pipe", "pipe"],

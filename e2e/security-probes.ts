@@ -1,8 +1,9 @@
 /**
- * Helpers of the issue-16 cases in e2e/security.e2e.test.ts: raw HTTP with any header, and a PING
+ * Helpers of the security e2e tests: raw HTTP with any header, and a PING
  * latency probe in its own process (the test process is busy with the load it measures).
  */
 import { spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { request } from "node:http";
 
 /** One request via node:http (Host, Origin, Sec-Fetch-Site and Content-Length can be set freely). */
@@ -106,4 +107,32 @@ export async function pingLatencies(port: number, password: string, ms: number, 
 export function percentile(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? NaN;
+}
+
+/** Resident set size (MB) of process `pid`, from /proc. */
+export function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/**
+ * `n` concurrent requests, each on its own connection, each sending `body` (with its
+ * Content-Length): the status of each, or -1 when the server closed the connection first.
+ */
+export function concurrentBodies(url: string, o: { n: number; method: string; path: string; body: Buffer; headers?: Record<string, string> }): Promise<number[]> {
+  const u = new URL(url);
+  return Promise.all(
+    Array.from(
+      { length: o.n },
+      () =>
+        new Promise<number>((resolve) => {
+          const req = request({ host: u.hostname, port: u.port, path: o.path, method: o.method, agent: false, headers: { host: u.host, "content-length": String(o.body.length), ...o.headers } }, (res) => {
+            res.resume();
+            res.on("end", () => resolve(res.statusCode ?? 0));
+          });
+          req.on("error", () => resolve(-1));
+          req.end(o.body);
+        }),
+    ),
+  );
 }

@@ -17,7 +17,7 @@ import { discoverRoutes } from "@/scripts/fuzz-api";
 import { startOwnRedis } from "@/server/observe/testing/redis-server";
 import { startFaultApp, type FaultApp } from "@/test/faults/lib/app";
 import { collectErrors, freePort, launchBrowser, ROOT, startApp, type App } from "./harness";
-import { canRunRealtime, pairedPingLatencies, percentile, pingLatencies, raw } from "./security-issue16";
+import { canRunRealtime, pairedPingLatencies, percentile, pingLatencies, raw } from "./security-probes";
 
 const TOKEN = `wsTok${Date.now().toString(36)}qx7z`;
 const DB_PASSWORD = `pgPw${Date.now().toString(36)}vq3k`;

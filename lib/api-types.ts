@@ -24,6 +24,7 @@ export const ERROR_CODES = [
   "unauthorized",
   "forbidden",
   "not_found",
+  "method_not_allowed",
   "conflict",
   "length_required",
   "payload_too_large",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { accessSummary, checkAccess, clientAddress, crossSiteRefusal, hostOnly, isLocalRequest, isLoopbackAddress, listenInfo, tokensEqual } from "./access";
+import { accessSummary, checkAccess, clientAddress, crossSiteRefusal, hostOnly, isLocalRequest, isLoopbackAddress, listenInfo, MAX_BODY_BYTES, tokensEqual } from "./access";
 
 /** The server bound to 127.0.0.1 (what `npm start` and the e2e harness do). */
 const LB = { loopback: true };
@@ -9,8 +9,12 @@ const local = { host: "localhost:3000", "x-forwarded-for": "127.0.0.1" };
 const h = (o: Record<string, string>) => new Headers(o);
 
 describe("access rule for state-changing endpoints", () => {
-  it("embedded mode without a token: open to anyone", () => {
-    expect(checkAccess(h({ host: "demo.example.com", "x-forwarded-for": "203.0.113.9" }), { mode: "embedded" }, LB)).toMatchObject({ ok: true, reason: "embedded" });
+  it("embedded mode without a token follows the same locality rule: forwarded or beyond loopback is refused", () => {
+    expect(checkAccess(h(local), { mode: "embedded" }, LB)).toMatchObject({ ok: true, reason: "local" });
+    expect(checkAccess(h({ ...local, "x-forwarded-for": "203.0.113.9" }), { mode: "embedded" }, LB)).toMatchObject({ ok: false, status: 403 });
+    expect(checkAccess(h({ ...local, forwarded: "for=203.0.113.9" }), { mode: "embedded" }, LB)).toMatchObject({ ok: false, status: 403 });
+    expect(checkAccess(h({ ...local, "x-real-ip": "203.0.113.9" }), { mode: "embedded" }, LB)).toMatchObject({ ok: false, status: 403 });
+    expect(checkAccess(h(local), { mode: "embedded" }, { loopback: false })).toMatchObject({ ok: false, status: 403, detail: expect.stringMatching(/read-only/) });
   });
 
   it("real mode without a token: open to loopback requests with a localhost Host", () => {
@@ -122,6 +126,15 @@ describe("access rule for state-changing endpoints", () => {
     expect(accessSummary({ mode: "real" }, { loopback: false }, "0.0.0.0")).toMatch(/^read-only/);
     expect(accessSummary({ mode: "real", WORKSHOP_TOKEN: TOKEN }, { loopback: false }, "0.0.0.0")).toMatch(/Bearer/);
     expect(accessSummary({ mode: "real" }, LB, "127.0.0.1")).toMatch(/this machine only/);
-    expect(accessSummary({ mode: "embedded" }, LB, "127.0.0.1")).toMatch(/embedded/);
+    expect(accessSummary({ mode: "embedded" }, LB, "127.0.0.1")).toMatch(/^embedded mode: .*this machine only/);
+    expect(accessSummary({ mode: "embedded" }, { loopback: false }, "0.0.0.0")).toMatch(/^read-only: listening on 0\.0\.0\.0 .*embedded mode/);
+  });
+});
+
+describe("body limits", () => {
+  it("Next.js buffers no more of a body for proxy.ts than a route may read", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const nextConfig = require("../next.config.js") as { experimental: { proxyClientMaxBodySize: number } };
+    expect(nextConfig.experimental.proxyClientMaxBodySize).toBe(MAX_BODY_BYTES);
   });
 });

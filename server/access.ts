@@ -1,13 +1,15 @@
 /**
  * Who may call the endpoints that change state (workshop runs, demo sources, demo faults).
  *
- * The rule, in order (cross-site callers and non-JSON bodies are refused before this, in every
- * mode, by proxy.ts — see {@link crossSiteRefusal}):
- * 1. `WORKSHOP_TOKEN` set → `Authorization: Bearer <token>` is required from anywhere, in every
- *    mode (compared in constant time); missing or wrong → 401.
- * 2. Embedded mode (no Kafka, no Redis: a one-process demo) → open.
- * 3. Otherwise only requests from this machine → else 403. A server listening beyond loopback
- *    without a token is therefore **read-only** (said at start-up by {@link accessSummary}).
+ * The rule, the same in embedded and real mode (a foreign `Host`, cross-site callers and non-JSON
+ * bodies are refused before this by proxy.ts — see server/allowed-hosts.ts and
+ * {@link crossSiteRefusal}):
+ * 1. `WORKSHOP_TOKEN` set → `Authorization: Bearer <token>` is required from anywhere (compared in
+ *    constant time); missing or wrong → 401.
+ * 2. Otherwise only requests from this machine → else 403. A server listening beyond loopback
+ *    without a token is therefore **read-only**, an embedded demo included (said at start-up by
+ *    {@link accessSummary}): its faults, traffic rate and workshop runs are as much a resource as
+ *    real mode's.
  *
  * ## How "from this machine" is decided
  * Next.js gives neither proxy.ts nor route handlers the socket's remote address: its server only
@@ -47,7 +49,7 @@ export interface ListenInfo {
 
 /** The decision for one request. */
 export type AccessDecision =
-  | { ok: true; reason: "token" | "embedded" | "local" }
+  | { ok: true; reason: "token" | "local" }
   | { ok: false; status: 401 | 403; error: "unauthorized" | "forbidden"; detail: string };
 
 /** Largest request body a state-changing route reads (proxy.ts refuses a larger Content-Length: 413). */
@@ -200,7 +202,6 @@ export function checkAccess(headers: Headers, c: AccessConfig, listen: ListenInf
     if (!tokensEqual(m[1]!.trim(), c.WORKSHOP_TOKEN)) return { ok: false, status: 401, error: "unauthorized", detail: "wrong token: send Authorization: Bearer <WORKSHOP_TOKEN>" };
     return { ok: true, reason: "token" };
   }
-  if (c.mode === "embedded") return { ok: true, reason: "embedded" };
   if (!listen.loopback) {
     return { ok: false, status: 403, error: "forbidden", detail: "read-only: the server listens beyond loopback and WORKSHOP_TOKEN is not set; set it and send Authorization: Bearer <token>" };
   }
@@ -216,8 +217,8 @@ export function checkAccess(headers: Headers, c: AccessConfig, listen: ListenInf
 /** The start-up line saying who may change state, e.g. `read-only: listening beyond loopback…`. */
 export function accessSummary(c: AccessConfig, listen: ListenInfo = listenInfo(), host: string | null = listenHost()): string {
   const where = host ?? "0.0.0.0 (all interfaces)";
-  if (c.WORKSHOP_TOKEN) return `state-changing endpoints need Authorization: Bearer <WORKSHOP_TOKEN> (listening on ${where})`;
-  if (c.mode === "embedded") return `embedded mode: state-changing endpoints are open to same-site callers (listening on ${where}); set WORKSHOP_TOKEN to require a token`;
-  if (!listen.loopback) return `read-only: listening on ${where} beyond loopback without WORKSHOP_TOKEN, every state-changing endpoint answers 403; set WORKSHOP_TOKEN to enable them`;
-  return `state-changing endpoints are open to requests from this machine only (listening on ${where})${c.TRUSTED_PROXIES?.length ? `; trusted proxies ${c.TRUSTED_PROXIES.join(", ")}` : ""}`;
+  const mode = `${c.mode} mode`;
+  if (c.WORKSHOP_TOKEN) return `${mode}: state-changing endpoints need Authorization: Bearer <WORKSHOP_TOKEN> (listening on ${where})`;
+  if (!listen.loopback) return `read-only: listening on ${where} beyond loopback without WORKSHOP_TOKEN (${mode}), every state-changing endpoint answers 403; set WORKSHOP_TOKEN to enable them`;
+  return `${mode}: state-changing endpoints are open to requests from this machine only, without forwarding headers (listening on ${where})${c.TRUSTED_PROXIES?.length ? `; trusted proxies ${c.TRUSTED_PROXIES.join(", ")}` : ""}`;
 }

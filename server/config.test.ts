@@ -28,6 +28,12 @@ describe("parseConfig", () => {
 });
 
 describe("parseConfig: access, binding and redaction variables", () => {
+  it("ALLOWED_HOSTS is a list of host names or IP addresses without a port, empty by default", () => {
+    expect(parseConfig({}).ALLOWED_HOSTS).toEqual([]);
+    expect(parseConfig({ ALLOWED_HOSTS: " Dash.Example.com, .corp.example ,10.0.0.5,[fd00::5],fd00::6" }).ALLOWED_HOSTS).toEqual(["dash.example.com", ".corp.example", "10.0.0.5", "[fd00::5]", "fd00::6"]);
+    for (const bad of ["dash.example.com:3000", "http://dash.example.com", "*", "a b", "evil.com/x", "-x.example"]) expect(() => parseConfig({ ALLOWED_HOSTS: bad }), bad).toThrow(/ALLOWED_HOSTS.*host names/);
+  });
+
   it("TRUSTED_PROXIES is a list of IP addresses, empty by default", () => {
     expect(parseConfig({}).TRUSTED_PROXIES).toEqual([]);
     expect(parseConfig({ TRUSTED_PROXIES: " 127.0.0.1, ::1 ,10.0.0.2" }).TRUSTED_PROXIES).toEqual(["127.0.0.1", "::1", "10.0.0.2"]);

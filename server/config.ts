@@ -54,6 +54,18 @@ const ipList = z
   .transform((s) => s.split(",").map((x) => x.trim().toLowerCase()).filter(Boolean))
   .refine((xs) => xs.length > 0 && xs.every(isIpAddress), "expected a comma-separated list of IP addresses (the reverse proxies in front of the app), e.g. 127.0.0.1,::1");
 
+/** A host name (`.example.com`: with its sub-domains) or an IP address, no port. */
+function isHostPattern(s: string): boolean {
+  const ip = s.startsWith("[") && s.endsWith("]") ? s.slice(1, -1) : s;
+  if (isIpAddress(ip)) return true;
+  return /^\.?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/.test(s) && s.length <= 253;
+}
+
+const hostNameList = z
+  .string()
+  .transform((s) => s.split(",").map((x) => x.trim().toLowerCase()).filter(Boolean))
+  .refine((xs) => xs.length > 0 && xs.every(isHostPattern), "expected a comma-separated list of host names or IP addresses without a port (.example.com allows its sub-domains), e.g. dash.example.com,10.0.0.5");
+
 const posInt = (max: number) =>
   z.coerce.number().int(`expected a whole number`).min(1, "expected at least 1").max(max, `expected at most ${max}`);
 
@@ -93,6 +105,8 @@ const schema = z.object({
   ),
   /** Reverse proxies whose X-Forwarded-For / X-Real-IP / Forwarded are believed (server/access.ts). */
   TRUSTED_PROXIES: z.preprocess(empty, ipList.default([])),
+  /** Host names the app answers to besides loopback and its own (server/allowed-hosts.ts); `.example.com` allows sub-domains. */
+  ALLOWED_HOSTS: z.preprocess(empty, hostNameList.default([])),
   /** `on`: local viewers see upstream errors unredacted (server/redact.ts); others never do. */
   SHOW_UPSTREAM_DETAIL: z.preprocess(empty, z.enum(["on", "off"], "expected on or off").default("off")),
   /** Interface `npm start` binds (default 127.0.0.1); read here only to validate it. */

@@ -3,8 +3,8 @@
  * - The state-changing endpoints (PUT /api/demo/sources, PUT /api/demo/faults,
  *   POST /api/workshop/scenarios/{name}/runs) follow server/access.ts both ways: with
  *   WORKSHOP_TOKEN set a bearer token is required from anywhere; without it, real mode accepts only
- *   loopback requests (Host, X-Forwarded-For, X-Forwarded-Host, Origin, Sec-Fetch-Site) and
- *   embedded mode is open. Issue 16: X-Real-IP / Forwarded / a forwarded chain make a request
+ *   loopback requests (Host, X-Forwarded-For, X-Forwarded-Host, Origin, Sec-Fetch-Site), and so
+ *   does embedded mode; a Host that is not on the allow-list is refused first. Issue 16: X-Real-IP / Forwarded / a forwarded chain make a request
  *   non-local unless TRUSTED_PROXIES lists the proxy; an app bound beyond loopback without a token is
  *   read-only; cross-site callers and non-JSON bodies are refused in every mode.
  * - The key browser has no write path: every non-GET method on /api/keys* is 405, and what the
@@ -165,8 +165,10 @@ describe("case 7: access", () => {
       expect(await statuses(fa().app, { host, cookie: `token=${TOKEN}` })).toSatisfy(unauthorized);
     });
 
-    it("accepts the token even from a foreign Host and address", async () => {
-      expect(await statuses(fa().app, { host: "evil.example.com", "x-forwarded-for": "203.0.113.7", authorization: `Bearer ${TOKEN}` })).toSatisfy(allowed);
+    it("accepts the token even from a foreign address; a foreign Host is refused before the token is looked at", async () => {
+      const host = `127.0.0.1:${new URL(fa().app.url).port}`;
+      expect(await statuses(fa().app, { host, "x-forwarded-for": "203.0.113.7", authorization: `Bearer ${TOKEN}` })).toSatisfy(allowed);
+      expect(await statuses(fa().app, { host: "evil.example.com", authorization: `Bearer ${TOKEN}` })).toSatisfy(forbidden);
     });
   });
 
@@ -180,8 +182,10 @@ describe("case 7: access", () => {
       await Promise.all([open?.stop(), locked?.stop()]);
     });
 
-    it("is open without a token (a one-process demo), and needs the token once one is set", async () => {
-      expect(await statuses(open!, { host: "evil.example.com" })).toSatisfy(allowed);
+    it("is open to this machine without a token (a one-process demo), not to a forwarded client, and needs the token once one is set", async () => {
+      expect(await statuses(open!, {})).toSatisfy(allowed);
+      expect(await statuses(open!, { "x-forwarded-for": "203.0.113.7" })).toSatisfy(forbidden);
+      expect(await statuses(open!, { host: "evil.example.com" })).toSatisfy(forbidden);
       expect(await statuses(locked!, { host: `127.0.0.1:${new URL(locked!.url).port}` })).toSatisfy(unauthorized);
       expect(await statuses(locked!, { authorization: `Bearer ${TOKEN}` })).toSatisfy(allowed);
     });

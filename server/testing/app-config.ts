@@ -2,7 +2,7 @@
  * Route tests call the route handlers directly: this sets the config they read (what
  * `config()` in server/config.ts builds from the environment at start-up) and cleans up after.
  */
-import { afterAll, beforeEach } from "vitest";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import { parseConfig } from "@/server/config";
 import { consumerRuntime } from "@/server/runtime";
 
@@ -14,13 +14,26 @@ export function useConfig(env: Record<string, string> = {}): void {
 }
 
 /**
- * Every test of the file starts from the embedded config; after the file the consumer runtime is
- * closed and the config removed, so the next file builds its own.
+ * Headers Next.js' server gives a request from this machine (its copy of the loopback peer address
+ * and a loopback Host): what server/access.ts lets change state without a token.
+ */
+export const LOCAL_REQUEST_HEADERS: Readonly<Record<string, string>> = { host: "localhost:3000", "x-forwarded-for": "127.0.0.1" };
+
+/**
+ * Every test of the file starts from the embedded config, with the server taken as bound to
+ * 127.0.0.1 (what `npm start` does: the origin Next.js records once listening); after the file the
+ * consumer runtime is closed and the config and origin removed, so the next file builds its own.
  */
 export function embeddedConfigPerTest(): void {
+  const before = process.env.__NEXT_PRIVATE_ORIGIN;
+  beforeAll(() => {
+    process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
+  });
   beforeEach(() => useConfig());
   afterAll(async () => {
     await consumerRuntime().close();
     delete g.__dedupHealthConfig;
+    if (before === undefined) delete process.env.__NEXT_PRIVATE_ORIGIN;
+    else process.env.__NEXT_PRIVATE_ORIGIN = before;
   });
 }

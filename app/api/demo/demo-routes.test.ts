@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { demoFaultsSchema, demoSourcesSchema } from "@/lib/workshop-types";
 import { errorBodySchema } from "@/lib/api-types";
-import { embeddedConfigPerTest, useConfig } from "@/server/testing/app-config";
+import { embeddedConfigPerTest, LOCAL_REQUEST_HEADERS, useConfig } from "@/server/testing/app-config";
 import { GET as getSources, PUT as putSources } from "./sources/route";
 import { GET as getFaults, PUT as putFaults } from "./faults/route";
 
-/** Route handlers of the live-demo switches, called directly, in embedded mode. */
+/** Route handlers of the live-demo switches, called directly, in embedded mode, as from this machine. */
 const put = (fn: (r: Request) => Promise<Response>, body: unknown, headers: Record<string, string> = {}) =>
-  fn(new Request("http://localhost:3000/api/demo/x", { method: "PUT", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) }));
+  fn(new Request("http://localhost:3000/api/demo/x", { method: "PUT", headers: { "content-type": "application/json", ...LOCAL_REQUEST_HEADERS, ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) }));
 
 embeddedConfigPerTest();
 

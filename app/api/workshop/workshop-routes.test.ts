@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runCreatedSchema, runViewSchema, scenarioListSchema } from "@/lib/workshop-types";
 import { errorBodySchema } from "@/lib/api-types";
-import { embeddedConfigPerTest, useConfig } from "@/server/testing/app-config";
+import { embeddedConfigPerTest, LOCAL_REQUEST_HEADERS, useConfig } from "@/server/testing/app-config";
 import { consumerRuntime } from "@/server/runtime";
 import { sideEffectCounters } from "@/server/notification/side-effects";
 import { GET as metricsGET } from "@/app/api/metrics/route";
@@ -15,9 +15,9 @@ import { GET as listScenarios } from "./scenarios/route";
 import { POST as startRun } from "./scenarios/[name]/runs/route";
 import { GET as getRun } from "./runs/[runId]/route";
 
-/** Route handlers of the workshop API, called directly, in embedded mode (no services). */
+/** Route handlers of the workshop API, called directly, in embedded mode (no services), as from this machine. */
 const post = (name: string, headers: Record<string, string> = {}) =>
-  startRun(new Request(`http://localhost:3000/api/workshop/scenarios/${name}/runs`, { method: "POST", headers }), { params: Promise.resolve({ name }) });
+  startRun(new Request(`http://localhost:3000/api/workshop/scenarios/${name}/runs`, { method: "POST", headers: { ...LOCAL_REQUEST_HEADERS, ...headers } }), { params: Promise.resolve({ name }) });
 const run = (runId: string) => getRun(new Request(`http://localhost:3000/api/workshop/runs/${runId}`), { params: Promise.resolve({ runId }) });
 
 embeddedConfigPerTest();

@@ -49,8 +49,10 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_
 }
 
 beforeAll(async () => {
-  // Embedded mode is open to the (header-less) test requests; real mode needs the loopback listen info.
+  // The re-drive changes state: open without a token only to requests from this machine, to a server
+  // bound to loopback (the origin Next.js records once listening on 127.0.0.1).
   g.__dedupHealthConfig = { ...parseConfig({ KAFKA_BROKERS: BROKERS, CONSUMER_TOPICS: topic }), mode: "embedded" };
+  process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
   transport = new KafkaTransport([BROKERS]);
   await transport.createTopics([{ name: topic, partitions: 2 }, { name: dlq, partitions: 1 }]);
   redis = new Redis("redis://127.0.0.1:6379");
@@ -66,6 +68,7 @@ afterAll(async () => {
   await transport.deleteTopics([topic, dlq]);
   await transport.close();
   g.__dedupHealthConfig = saved;
+  delete process.env.__NEXT_PRIVATE_ORIGIN;
 });
 
 describe("DLQ browser and re-drive", () => {
@@ -110,7 +113,7 @@ describe("DLQ browser and re-drive", () => {
   it("refuses a DLQ topic that is not one of CONSUMER_TOPICS' (403) and a body with both uuids and filter (400)", async () => {
     const res = await GET(new Request("http://localhost/api/dlq?topic=other.dlq"));
     expect(res.status).toBe(403);
-    const bad = await POST(new Request("http://localhost/api/dlq/redrive", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ uuids: ["a"], filter: {}, dryRun: true }) }));
+    const bad = await POST(new Request("http://localhost/api/dlq/redrive", { method: "POST", headers: { "content-type": "application/json", host: "localhost", "x-forwarded-for": "127.0.0.1" }, body: JSON.stringify({ uuids: ["a"], filter: {}, dryRun: true }) }));
     expect(bad.status).toBe(400);
   });
 });

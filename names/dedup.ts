@@ -23,6 +23,7 @@ export const METRIC_NAMES = {
   leaseLost: "deduplication_lease_lost_total",
   poisoned: "messages_poisoned_total",
   duplicatesByCause: "messages_duplicates_by_cause_total",
+  handlerExecutionTime: "handler_execution_time_seconds",
 } as const;
 
 /** Label names of the library's metrics, each written once here. */
@@ -34,6 +35,7 @@ export const LABEL = {
   reason: "reason",
   reasonPoisoned: "reason_poisoned",
   cause: "cause",
+  success: "success",
 } as const;
 
 const HANDLER_LABELS = [LABEL.service, LABEL.topic, LABEL.handler] as const;
@@ -53,6 +55,8 @@ export const METRIC_LABELS = {
   leaseLost: HANDLER_LABELS,
   poisoned: [...HANDLER_LABELS, LABEL.reasonPoisoned],
   duplicatesByCause: [...HANDLER_LABELS, LABEL.cause],
+  // Watermill's labels are handler_name and success; ours carry the service and no topic (one per attempt).
+  handlerExecutionTime: [LABEL.service, LABEL.handler, LABEL.success],
 } as const satisfies Record<keyof typeof METRIC_NAMES, readonly string[]>;
 
 /** The label names of one library metric, as a union (for prom-client's `Counter<L>`). */
@@ -60,6 +64,15 @@ export type LabelsOf<K extends keyof typeof METRIC_LABELS> = (typeof METRIC_LABE
 
 /** One library metric name. */
 export type LibraryMetricName = (typeof METRIC_NAMES)[keyof typeof METRIC_NAMES];
+
+/** The values of the `success` label of `handler_execution_time_seconds` (Watermill's strings). */
+export const HANDLER_SUCCESS = { true: "true", false: "false" } as const;
+
+/** The success label of `handler_execution_time_seconds`. */
+export type HandlerSuccess = (typeof HANDLER_SUCCESS)[keyof typeof HANDLER_SUCCESS];
+
+/** Both values of {@link HandlerSuccess}: each exists at 0 per handler from its registration. */
+export const HANDLER_SUCCESSES: readonly HandlerSuccess[] = Object.values(HANDLER_SUCCESS);
 
 /** The values of the `result` label of `messages_processed_total` (spec §7). */
 export const PROCESSED_RESULT = { success: "success", error: "error", deduplicated: "deduplicated" } as const;

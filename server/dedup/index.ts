@@ -25,5 +25,7 @@ export * from "./redis-repository";
 export * from "./redis-scripts";
 export * from "./cluster-slot";
 export * from "./metrics";
+export * from "./handler-time-histogram";
+export * from "./handler-timer";
 export * from "./stack";
 export * from "./lint";

@@ -37,6 +37,9 @@
  *   `deduplicated` result, once, by what the swallowed copy was (see {@link DUPLICATE_CAUSE}): the
  *   `done` value holds the first delivery's `topic:partition:offset`, the copy's own position is
  *   compared with it. Sums to `messages_deduplicated_total`.
+ * - `handler_execution_time_seconds{service,handler,success}` (Watermill's name, observed by
+ *   `handlerTimer`, innermost in `defaultStack`): one observation per handler attempt, the handler
+ *   alone; `success="false"` when it threw. Buckets reach past the default lease (60 s).
  *
  * ## Zero series (every label value exists at 0 before its first event)
  * `rate()` / `increase()` read a series born at N > 0 as 0: the first error, the first DLQ'd
@@ -46,9 +49,11 @@
  * - per handler, at its registration (`Router.addHandler`, via the middleware's `onRegister` hook;
  *   without a Router, at its first delivery): `processed` × every {@link PROCESSED_RESULTS},
  *   `deduplicated`, `in_progress`, `released`, `lease_lost`, and `duplicates_by_cause` × every
- *   {@link DUPLICATE_CAUSES}; the PoisonQueue adds `poisoned` × every `POISON_REASON_CLASSES`.
+ *   {@link DUPLICATE_CAUSES}; the PoisonQueue adds `poisoned` × every `POISON_REASON_CLASSES`, and
+ *   `handlerTimer` adds `handler_execution_time_seconds` × both `success` values.
  */
 import { Counter, type Registry } from "prom-client";
+import { HandlerTimeHistogram } from "./handler-time-histogram";
 import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, METRIC_LABELS, METRIC_NAMES, PROCESSED_RESULT, PROCESSED_RESULTS, type DedupErrorReason, type DuplicateCause, type LabelsOf, type ProcessedResult } from "../../names/dedup";
 
 /** Buckets of `deduplication_check_duration_seconds`: include the spec's 0.005…0.1 and the 50 ms alert threshold. */
@@ -72,6 +77,8 @@ export interface DedupMetrics {
   leaseLost: Counter<LabelsOf<"leaseLost">>;
   poisoned: Counter<LabelsOf<"poisoned">>;
   duplicatesByCause: Counter<LabelsOf<"duplicatesByCause">>;
+  /** `handler_execution_time_seconds{service,handler,success}`, observed by `handlerTimer` (./handler-timer). */
+  handlerTime: HandlerTimeHistogram;
 }
 
 /**
@@ -208,6 +215,11 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
     leaseLost: counter(METRIC_NAMES.leaseLost, "Successful runs whose lease had been taken over by another consumer (possible double run).", METRIC_LABELS.leaseLost),
     poisoned: counter(METRIC_NAMES.poisoned, "Messages the PoisonQueue published to the DLQ, by error class (reason_poisoned: one of a bounded set such as marshal, redis_timeout, non_retryable, handler_error; never the error's message).", METRIC_LABELS.poisoned),
     duplicatesByCause: counter(METRIC_NAMES.duplicatesByCause, "Swallowed duplicates by cause: redelivery (same topic:partition:offset as the first delivery), republish (another position), unknown (no position stored).", METRIC_LABELS.duplicatesByCause),
+    handlerTime: getOrCreate(registry, METRIC_NAMES.handlerExecutionTime, () => {
+      const h = new HandlerTimeHistogram(METRIC_NAMES.handlerExecutionTime, "Duration of one handler attempt (the handler itself, inside every middleware), by success (true/false).");
+      registry.registerMetric(h as unknown as Parameters<Registry["registerMetric"]>[0]);
+      return h;
+    }),
   };
   cache.set(registry, m);
   return m;

@@ -1,4 +1,5 @@
 import { correlationId } from "./correlation-id";
+import { handlerTimer } from "./handler-timer";
 import { Deduplicator, type DeduplicatorOptions } from "./deduplicator";
 import { InProgressError } from "./errors";
 import { stackOrder, type StackName, type StackOrder } from "../../names/dedup";
@@ -56,9 +57,12 @@ export const notInProgress = (err: Error): boolean => !(err instanceof InProgres
  * 4. `retry` — outside the Deduplicator, so each attempt re-checks the key: a failed attempt
  *    released its key, so the retry runs the handler (spec §10); a concurrent owner's success turns
  *    the next attempt into a swallowed duplicate.
- * 5. `deduplicator` — last, right before the handler: only a handler success marks the key done,
- *    so a message that went to the DLQ is not "done" and its replay is processed (the opposite order
- *    is anti-pattern §9.6).
+ * 5. `deduplicator` — last of the spec's five, right before the handler: only a handler success
+ *    marks the key done, so a message that went to the DLQ is not "done" and its replay is
+ *    processed (the opposite order is anti-pattern §9.6).
+ *
+ * Inside them all, not part of the spec's order: `handlerTimer` (when the Deduplicator has a
+ * registry), which times the handler itself per attempt (`handler_execution_time_seconds`).
  */
 const BUILD: { readonly [N in StackName]: (o: DefaultStackOptions) => Middleware | null } = {
   correlationId: () => correlationId(),
@@ -86,6 +90,9 @@ export function defaultStack(options: DefaultStackOptions): Middleware[] {
     const m = BUILD[name](options);
     if (m) out.push(m);
   }
+  // Innermost, whatever the order: it times the handler alone, once per attempt.
+  const registry = options.dedup?.registry;
+  if (registry) out.push(handlerTimer({ registry, service: options.dedup?.service }));
   return out;
 }
 

@@ -367,6 +367,7 @@ export const SERIES_METRICS = [
   "error_rate",
   "dlq_rate",
   "duplicates_by_cause",
+  "handler_time",
 ] as const;
 /** One named series. */
 export type SeriesMetric = (typeof SERIES_METRICS)[number];
@@ -476,6 +477,10 @@ export const declaredLintSchema = z.object({
   handler: z.string(),
   ttlClass: z.enum(["default", "critical", "analytics"]).nullable(),
   ttlMs: z.number().nullable(),
+  /** The declared `leaseMs` of its Deduplicator. */
+  leaseMs: z.number().nullable(),
+  /** p99 of one handler attempt over the last hour, seconds; `null` without data or metrics. */
+  handlerP99Seconds: z.number().nullable(),
   findings: z.array(findingSchema),
 });
 /** Lint of one handler found in Redis (TTL policy against observed TTLs). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatBurst, formatBytes, formatByUnit, formatCount, formatDurationMs, formatPercent, formatRate, formatSecondsAsMs, formatSince } from "./format";
+import { formatBurst, formatBytes, formatByUnit, formatCount, formatDurationMs, formatPercent, formatRate, formatSeconds, formatSecondsAsMs, formatSince } from "./format";
 
 describe("format: every number carries its unit", () => {
   it("ratios as percentages, small ones with two decimals", () => {
@@ -12,6 +12,9 @@ describe("format: every number carries its unit", () => {
   });
   it("seconds as milliseconds", () => {
     expect(formatSecondsAsMs(0.05)).toBe("50 ms");
+    expect(formatSeconds(0.25)).toBe("250 ms");
+    expect(formatSeconds(31.42)).toBe("31.4 s");
+    expect(formatSeconds(null)).toBe("—");
     expect(formatSecondsAsMs(0.0012)).toBe("1.2 ms");
     expect(formatSecondsAsMs(0.0004)).toBe("0.4 ms");
   });

@@ -20,6 +20,12 @@ export function formatSecondsAsMs(seconds: number | null | undefined): string {
   return `${nf(ms < 1 ? 3 : ms < 10 ? 2 : 1).format(ms)} ms`;
 }
 
+/** Seconds, in ms below one second and in seconds above: `0.25` → `"250 ms"`, `31.42` → `"31.4 s"`. */
+export function formatSeconds(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return "—";
+  return seconds < 1 ? formatSecondsAsMs(seconds) : `${nf(1).format(seconds)} s`;
+}
+
 /**
  * Events per second: `3.456` → `"3.46/s"`, `0.0123` → `"0.012/s"`; below 0.01/s two significant
  * digits, so a rare event stays visible: `0.00333` → `"0.0033/s"` (not `"0/s"`).

@@ -15,6 +15,9 @@ export const QUERY_NAMES = [
   "dlq_rate",
   "duplicates_by_cause",
   "consumer_instances",
+  "handler_p50",
+  "handler_p99",
+  "handler_p99_1h",
 ] as const;
 
 /** One named query. */

@@ -16,6 +16,7 @@ import { RATE_WINDOW_MS } from "@/lib/thresholds";
 import { DuplicateCauses } from "./duplicate-causes";
 import { HandlerKeys } from "./handler-keys";
 import { HandlerLint } from "./handler-lint";
+import { HandlerTime } from "./handler-time";
 
 const RESULT_COLORS = { success: "#10b981", deduplicated: "#2563eb", error: "#ef4444" };
 
@@ -68,6 +69,9 @@ export function HandlerView({ service, handler }: { service: string; handler: st
         {/* Below the fold: mounted when scrolled near, or shortly after hydration. */}
         <DeferMount height={262}>
           <SeriesPanel title="Processed by result" description="messages/s: success, deduplicated, error (stacked)" metric="processed_rate" service={service} handler={handler} unit="per_second" stacked colors={RESULT_COLORS} testId="chart-processed" />
+        </DeferMount>
+        <DeferMount height={330}>
+          <HandlerTime service={service} handler={handler} />
         </DeferMount>
         <DeferMount height={262}>
           <SeriesPanel title="Redis check latency (service)" description="p50 and p99; dashed: 50 ms alert" metric="check_latency" service={service} unit="seconds" alert={P99_ALERT} testId="chart-check-latency" emptyText="no Redis check recorded." />

@@ -48,4 +48,20 @@ describe("lintHandler", () => {
   it("naive marking outside Retry is reported for its order, not as the lost retry", () => {
     expect(rules({ marking: "naive", stack: ["correlationId", "recoverer", "poisonQueue", "deduplicator", "retry"] })).toEqual(["dedup-outside-retry"]);
   });
+
+  it("handler-p99-near-lease warns when the measured p99 of the last hour passes half the lease, and only then", () => {
+    const at = (p99: number | null, setup: Partial<HandlerSetup> = {}) => lintHandler({ ...RECOMMENDED_SETUP, ...setup }, { handlerP99Seconds: p99 }).map((f) => f.rule);
+    expect(at(30)).toEqual([]); // exactly half: not yet
+    expect(at(31)).toEqual(["handler-p99-near-lease"]);
+    expect(at(null)).toEqual([]);
+    expect(lintHandler(RECOMMENDED_SETUP)).toEqual([]);
+    expect(at(3, { leaseMs: 5_000 })).toEqual(["handler-p99-near-lease"]);
+    const f = lintHandler(RECOMMENDED_SETUP, { handlerP99Seconds: 45 })[0]!;
+    expect(f).toMatchObject({ severity: "warning", specSection: "§10" });
+    expect(f.message).toContain("a lease takeover is near");
+    expect(f.message).toContain("45 s");
+    expect(f.message).toContain("1 min lease");
+    // Without a lease there is nothing to take over.
+    expect(at(45, { marking: "release" })).toEqual([]);
+  });
 });

@@ -28,6 +28,14 @@ export interface HandlerSetup {
   replicas: number;
   marking: Marking;
   failureMode: FailureMode;
+  /** The Deduplicator's `leaseMs` (how long a claim protects a run in progress). */
+  leaseMs: number;
+}
+
+/** What the dashboard measured of a handler, for the rules that need more than its declared setup. */
+export interface HandlerObserved {
+  /** p99 of one handler attempt over the last hour, seconds (`handler_execution_time_seconds`); `null` = no data. */
+  handlerP99Seconds?: number | null;
 }
 
 /** Severity of a finding. */
@@ -47,7 +55,8 @@ export type LintRule =
   | "key-business-key"
   | "key-payload-hash"
   | "in-memory-with-replicas"
-  | "fail-open-critical";
+  | "fail-open-critical"
+  | "handler-p99-near-lease";
 
 /** One finding. */
 export interface LintFinding {
@@ -69,6 +78,8 @@ export const RECOMMENDED_SETUP: HandlerSetup = {
   replicas: 2,
   marking: "lease",
   failureMode: "open",
+  // DEFAULT_LEASE_MS (deduplicator-options.ts; not imported: this module stays free of runtime code).
+  leaseMs: 60_000,
 };
 
 function fmt(ms: number): string {
@@ -78,8 +89,11 @@ function fmt(ms: number): string {
   return `${+(ms / 1000).toFixed(2)} s`;
 }
 
-/** Lints one handler setup; returns the findings (empty = as the spec recommends). */
-export function lintHandler(setup: HandlerSetup): LintFinding[] {
+/**
+ * Lints one handler setup, and what was measured of it when given (`observed`); returns the
+ * findings (empty = as the spec recommends).
+ */
+export function lintHandler(setup: HandlerSetup, observed: HandlerObserved = {}): LintFinding[] {
   const f: LintFinding[] = [];
   const add = (severity: LintSeverity, rule: LintRule, specSection: string, message: string) => f.push({ severity, rule, message, specSection });
   const { ttlMs, ttlClass, stack } = setup;
@@ -126,6 +140,15 @@ export function lintHandler(setup: HandlerSetup): LintFinding[] {
   }
   if (setup.failureMode === "open" && ttlClass === "critical") {
     add("warning", "fail-open-critical", "§4", "critical handler is fail-open: during a Redis outage repeats pass unchecked. Use failClosed(repo) unless the handler is idempotent on its own.");
+  }
+  const p99 = observed.handlerP99Seconds;
+  if (setup.marking === "lease" && d >= 0 && p99 != null && p99 * 1000 > setup.leaseMs / 2) {
+    add(
+      "warning",
+      "handler-p99-near-lease",
+      "§10",
+      `handler p99 over the last hour is ${fmt(p99 * 1000)}, more than half the ${fmt(setup.leaseMs)} lease: a lease takeover is near (another consumer runs the message while this one still works; deduplication_lease_lost_total counts it). Make the handler faster, raise leaseMs, or bound it with a timeout below the lease.`,
+    );
   }
   return f;
 }

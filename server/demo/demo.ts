@@ -10,7 +10,7 @@ import { type Message } from "@/server/dedup/message";
 import { CORRELATION_ID_KEY, DEDUP_ERROR_REASON, EVENT_TYPE_KEY, POISON_REASON_CLASS } from "@/names/dedup";
 import { dedupMetrics, dedupRecorder } from "@/server/dedup/metrics";
 import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/workshop-types";
-import { DEMO_DLQ_TOPIC, DEMO_HANDLER_SPECS, DEMO_PARTITIONS, DEMO_TOPIC, demoHandlerSetups } from "@/server/notification/demo-handlers";
+import { DEMO_DLQ_TOPIC, DEMO_HANDLER_SPECS, DEMO_LEASE_MS, DEMO_PARTITIONS, DEMO_TOPIC, demoHandlerSetups } from "@/server/notification/demo-handlers";
 import type { BeforeCommit, UnreadableRecord } from "@/server/transport/partition-pump";
 import { acceptEventType, buildStack, notificationHandler, Replica, type HandlerBehaviour, type ServiceHandler } from "@/server/notification/service";
 import { consumerInfoGauge, replicaId } from "@/server/transport/replica-id";
@@ -83,7 +83,7 @@ export class DemoService {
     });
     return DEMO_HANDLER_SPECS.map((h) => {
       const stack = buildStack(
-        { order: "spec", retry: DEMO_RETRY, dedup: { repository: this.faulty, failureMode: h.failureMode, service: this.o.service, ttlMs: h.ttlMs, marking: "lease", registry: this.o.registry } },
+        { order: "spec", retry: DEMO_RETRY, dedup: { repository: this.faulty, failureMode: h.failureMode, service: this.o.service, ttlMs: h.ttlMs, marking: "lease", leaseMs: DEMO_LEASE_MS, registry: this.o.registry } },
         this.o.transport.publisher,
         this.o.dlqTopic,
       );

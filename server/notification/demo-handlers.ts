@@ -15,6 +15,12 @@ export const DEMO_DLQ_TOPIC = dlqTopicOf(DEMO_TOPIC);
 /** Partitions of {@link DEMO_TOPIC}. */
 export const DEMO_PARTITIONS = 6;
 
+/**
+ * The demo's `leaseMs`, declared here so that the setup the dashboard lints is the one the demo
+ * runs (`DemoService` passes it to the Deduplicator): the library's default, 60 s.
+ */
+export const DEMO_LEASE_MS = 60_000;
+
 /** One demo handler. */
 export interface DemoHandlerSpec {
   /** Handler name: `<service>:dedup:<name>` key prefix, metric label, consumer group `<service>.<name>`. */
@@ -50,6 +56,7 @@ export function demoHandlerSetups(repository: RepositoryKind = "redis", replicas
     replicas,
     marking: "lease",
     failureMode: s.failureMode,
+    leaseMs: DEMO_LEASE_MS,
   }));
 }
 

@@ -3,7 +3,7 @@ import { TTL_POLICY } from "@/lib/thresholds";
 import { lintHandler } from "@/server/dedup";
 import type { ObserveContext } from "./context";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
-import { inspectedHandlers, unavailable } from "./upstream";
+import { got, inspectedHandlers, unavailable } from "./upstream";
 
 const fmtMs = (ms: number) => (ms >= 3_600_000 ? `${+(ms / 3_600_000).toFixed(1)} h` : `${+(ms / 60_000).toFixed(1)} min`);
 
@@ -31,22 +31,43 @@ export function lintObserved(h: HandlerKeys, ttlClass: "default" | "critical" | 
   return f;
 }
 
-/** Builds `GET /api/lint`: the library's lint of the declared handlers, and the TTL policy per handler found in Redis. */
+/**
+ * Each handler's attempt p99 over the last hour (seconds), by `service\u0000handler`; empty when the
+ * metrics are unavailable (the rules that need it then stay silent: the lint never guesses).
+ */
+async function handlerP99s(ctx: ObserveContext): Promise<Map<string, number>> {
+  const r = await got(ctx.metrics.instant("handler_p99_1h"));
+  const out = new Map<string, number>();
+  if (!r.ok) return out;
+  for (const s of r.value) if (s.value !== null && Number.isFinite(s.value)) out.set(`${s.labels.service}\u0000${s.labels.handler}`, s.value);
+  return out;
+}
+
+/**
+ * Builds `GET /api/lint`: the library's lint of the declared handlers (with their measured handler
+ * p99 of the last hour, for `handler-p99-near-lease`), and the TTL policy per handler found in Redis.
+ */
 export async function getLint(ctx: ObserveContext): Promise<LintResponse> {
   const declared = declaredHandlers();
+  const p99s = await handlerP99s(ctx);
   const byPrefix = new Map(declared.map((d) => [declaredPrefix(d), d]));
   const keys = inspectedHandlers(ctx);
   return {
     generatedAt: new Date().toISOString(),
     declared: {
       status: "ok",
-      handlers: declared.map((d) => ({
-        service: d.service,
-        handler: d.setup.handler,
-        ttlClass: d.setup.ttlClass,
-        ttlMs: d.setup.ttlMs,
-        findings: lintHandler(d.setup).map((x) => ({ severity: x.severity, rule: x.rule, message: x.message, specSection: x.specSection })),
-      })),
+      handlers: declared.map((d) => {
+        const handlerP99Seconds = p99s.get(`${d.service}\u0000${d.setup.handler}`) ?? null;
+        return {
+          service: d.service,
+          handler: d.setup.handler,
+          ttlClass: d.setup.ttlClass,
+          ttlMs: d.setup.ttlMs,
+          leaseMs: d.setup.leaseMs,
+          handlerP99Seconds,
+          findings: lintHandler(d.setup, { handlerP99Seconds }).map((x) => ({ severity: x.severity, rule: x.rule, message: x.message, specSection: x.specSection })),
+        };
+      }),
     },
     observed: keys.ok
       ? {

@@ -23,6 +23,16 @@ const SERIES: Record<SeriesMetric, { queries: Array<{ q: QueryName; name: string
   error_rate: { queries: [{ q: "error_rate", name: "" }], unit: "per_second", lines: chartLines("redisErrors"), perHandler: false },
   dlq_rate: { queries: [{ q: "dlq_rate", name: "" }], unit: "per_second", lines: [], perHandler: true },
   duplicates_by_cause: { queries: [{ q: "duplicates_by_cause", name: "" }], unit: "per_second", lines: [], perHandler: true },
+  // The lease line is per handler: the page draws it from the declared leaseMs (/api/lint).
+  handler_time: {
+    queries: [
+      { q: "handler_p50", name: "p50" },
+      { q: "handler_p99", name: "p99" },
+    ],
+    unit: "seconds",
+    lines: [],
+    perHandler: true,
+  },
 };
 
 /** Parameters of {@link getSeries} (validated by the route). */

@@ -1,7 +1,7 @@
 import { METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { PROCESSED_RESULT } from "@/names/dedup";
-import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, QUERY_BY, type QueryName } from "./queries";
+import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, HANDLER_P99_LINT_WINDOW_MS, HANDLER_TIME_METRIC, QUERY_BY, type QueryName } from "./queries";
 import type { Sample } from "./source";
 
 /** One scrape of the app's registry: every series' value at time `t` (ms). */
@@ -92,19 +92,23 @@ export function histogramQuantile(q: number, buckets: ReadonlyArray<{ le: number
   return start + (end - start) * ((rank - prevCount) / inBucket);
 }
 
-function quantileAt(snaps: readonly Snapshot[], q: number, t: number): Sample[] {
-  const rated = rateAt(snaps, `${METRIC_NAMES.checkDuration}_bucket`, t);
-  const bySvc = new Map<string, { labels: Record<string, string>; buckets: Map<number, number> }>();
+/**
+ * `histogram_quantile(q, sum by (le, by…) (rate(<name>_bucket[window])))` at `t`: one sample per
+ * label set of `by` (labels absent or empty are left out, as PromQL's `sum by` does).
+ */
+function quantileAt(snaps: readonly Snapshot[], q: number, t: number, name: string = METRIC_NAMES.checkDuration, by: readonly string[] = ["service"], windowMs = RATE_WINDOW_MS): Sample[] {
+  const rated = rateAt(snaps, `${name}_bucket`, t, windowMs);
+  const groups = new Map<string, { labels: Record<string, string>; buckets: Map<number, number> }>();
   for (const r of rated) {
     const le = r.labels.le === "+Inf" ? Infinity : Number(r.labels.le);
-    const service = r.labels.service ?? "";
-    const labels = service ? { service } : ({} as Record<string, string>);
+    const labels: Record<string, string> = {};
+    for (const b of by) if (r.labels[b]) labels[b] = r.labels[b]!;
     const k = seriesKey("", labels);
-    const e = bySvc.get(k) ?? { labels, buckets: new Map<number, number>() };
+    const e = groups.get(k) ?? { labels, buckets: new Map<number, number>() };
     e.buckets.set(le, (e.buckets.get(le) ?? 0) + r.rate);
-    bySvc.set(k, e);
+    groups.set(k, e);
   }
-  return [...bySvc.values()].map((e) => ({
+  return [...groups.values()].map((e) => ({
     labels: e.labels,
     value: histogramQuantile(q, [...e.buckets].map(([le, count]) => ({ le, count }))),
   }));
@@ -143,6 +147,12 @@ export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): S
       return [...sumBy(rateAt(snaps, DLQ_METRIC, t), by).values()];
     case "duplicates_by_cause":
       return [...sumBy(rateAt(snaps, DUPLICATES_BY_CAUSE_METRIC, t), by).values()];
+    case "handler_p50":
+      return quantileAt(snaps, 0.5, t, HANDLER_TIME_METRIC, by);
+    case "handler_p99":
+      return quantileAt(snaps, 0.99, t, HANDLER_TIME_METRIC, by);
+    case "handler_p99_1h":
+      return quantileAt(snaps, 0.99, t, HANDLER_TIME_METRIC, by, HANDLER_P99_LINT_WINDOW_MS);
     case "consumer_instances": {
       // A gauge: its value in the latest sample at or before t; this process is the one instance.
       const last = [...snaps].reverse().find((s) => s.t <= t);

@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { dedupRecorder } from "@/server/dedup";
+import { dedupMetrics, dedupRecorder } from "@/server/dedup";
 import { DUPLICATE_CAUSES, METRIC_NAMES } from "@/names/dedup";
 import { ALERT_LIST } from "@/lib/thresholds";
 import { LocalSource } from "./local";
@@ -42,5 +42,32 @@ describe("duplicates by cause", () => {
     expect(by.unknown).toBe(0);
     expect(got[0]!.labels).toMatchObject({ service: "notification", handler: "on-review-created" });
     expect(got[0]!.labels.topic).toBeUndefined();
+  });
+});
+
+describe("handler time quantiles", () => {
+  it("embedded mode: p50/p99 per service and handler over 5 min; the lint's 1 h p99 still remembers a slow half hour ago", async () => {
+    const registry = new Registry();
+    const [ok, failed] = dedupMetrics(registry).handlerTime.handler("svc", "h");
+    let now = 7_000_000;
+    const src = new LocalSource(registry, { intervalMs: 60_000 }, () => now);
+    await src.sample();
+    for (let minute = 0; minute < 40; minute++) {
+      // Minutes 0-9: slow attempts (45 s, some failing); then 100 quick ones (0.2 s) a minute.
+      if (minute < 10) for (let i = 0; i < 10; i++) (i % 2 ? ok : failed)(45);
+      else for (let i = 0; i < 100; i++) ok(0.2);
+      now += 60_000;
+      await src.sample();
+    }
+    const one = async (q: "handler_p50" | "handler_p99" | "handler_p99_1h") => {
+      const got = await src.instant(q);
+      expect(got).toHaveLength(1);
+      expect(got[0]!.labels).toEqual({ service: "svc", handler: "h" });
+      return got[0]!.value!;
+    };
+    expect(await one("handler_p50")).toBeGreaterThan(0.1);
+    expect(await one("handler_p50")).toBeLessThanOrEqual(0.25);
+    expect(await one("handler_p99")).toBeLessThanOrEqual(0.25);
+    expect(await one("handler_p99_1h")).toBeGreaterThan(30);
   });
 });

@@ -19,6 +19,25 @@ export const DUPLICATES_BY_CAUSE_METRIC = LIBRARY_METRIC_NAMES.duplicatesByCause
 
 export { QUERY_NAMES, type QueryName } from "@/lib/query-names";
 
+/** Histogram of one handler attempt's duration (the library's `handlerTimer`, names/dedup.ts). */
+export const HANDLER_TIME_METRIC = LIBRARY_METRIC_NAMES.handlerExecutionTime;
+
+/** Window of the lint's handler p99 (`handler_p99_1h`): an hour, so a burst does not warn and a trend does. */
+export const HANDLER_P99_LINT_WINDOW = "1h";
+/** {@link HANDLER_P99_LINT_WINDOW} in ms, for the embedded evaluation. */
+export const HANDLER_P99_LINT_WINDOW_MS = 3_600_000;
+
+/** Labels of the handler-time quantiles: the histogram's without `success`. */
+const HANDLER_TIME_BY = METRIC_LABELS.handlerExecutionTime.filter((l) => l !== LABEL.success);
+
+/**
+ * PromQL of a quantile of one handler attempt's duration (seconds) per service and handler, over
+ * `window`; both `success` values count (a failed attempt holds the lease as long as a good one).
+ */
+export function handlerQuantileExpr(q: number, window: string): string {
+  return `histogram_quantile(${q}, sum by (${["le", ...HANDLER_TIME_BY].join(", ")}) (rate(${HANDLER_TIME_METRIC}_bucket[${window}])))`;
+}
+
 /** Labels each named query's series carry (the library's from names/dedup `METRIC_LABELS`). */
 export const QUERY_BY: Record<QueryName, readonly string[]> = {
   duplicate_ratio: METRIC_LABELS.deduplicated,
@@ -31,6 +50,10 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   // Summed over topics: a cause is a property of the handler's traffic.
   duplicates_by_cause: METRIC_LABELS.duplicatesByCause.filter((l) => l !== LABEL.topic),
   consumer_instances: ["service", "replica", "instance"],
+  // Summed over success values: a failed attempt holds the lease as long as a good one.
+  handler_p50: HANDLER_TIME_BY,
+  handler_p99: HANDLER_TIME_BY,
+  handler_p99_1h: HANDLER_TIME_BY,
 };
 
 /** PromQL of each named query (the duplicate ratio, error rate and p99 are the alert expressions of lib/thresholds). */
@@ -46,4 +69,7 @@ export const PROMQL: Record<QueryName, string> = {
   // Each live consumer replica Prometheus scrapes, with the instance it scraped it at (the Overview
   // compares them with the consumer groups' members: one fixed query, not per handler).
   consumer_instances: `max by (service, replica, instance) (${CONSUMER_INFO_METRIC})`,
+  handler_p50: handlerQuantileExpr(0.5, RATE_WINDOW),
+  handler_p99: handlerQuantileExpr(0.99, RATE_WINDOW),
+  handler_p99_1h: handlerQuantileExpr(0.99, HANDLER_P99_LINT_WINDOW),
 };

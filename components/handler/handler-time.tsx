@@ -1,0 +1,44 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { formatDurationMs, formatSeconds } from "@/lib/format";
+import { handlerTimeSummary } from "@/lib/handler-time";
+import { lintQuery, seriesQuery } from "@/lib/query-options";
+import { REFRESH_MS, useViewState } from "@/lib/url-state";
+import { SeriesPanel } from "../charts/series-panel";
+import { Stat } from "../panel";
+
+/**
+ * Handler time p50 / p99 of one attempt (`handler_execution_time_seconds`) against the handler's
+ * declared `leaseMs`: the dashed line is half the lease, where the lint warns that a lease takeover
+ * is near. The figures read the same series query as the chart (one request) and the lint (leaseMs).
+ */
+export function HandlerTime({ service, handler }: { service: string; handler: string }) {
+  const { view } = useViewState();
+  const series = useQuery(seriesQuery({ metric: "handler_time", range: view.range, service, handler }, REFRESH_MS[view.refresh]));
+  const lint = useQuery(lintQuery());
+  const decl = lint.data?.declared.status === "ok" ? lint.data.declared.handlers.find((h) => h.service === service && h.handler === handler) : undefined;
+  const lines = series.data?.data.status === "ok" ? series.data.data.series : [];
+  const s = handlerTimeSummary(lines, decl?.leaseMs ?? null);
+  const half = s.halfLeaseSeconds !== null ? { value: s.halfLeaseSeconds, label: `half the lease (${formatSeconds(s.halfLeaseSeconds)})` } : null;
+  return (
+    <SeriesPanel
+      title="Handler time"
+      description="one attempt of the handler itself, p50 and p99; dashed: half the lease"
+      metric="handler_time"
+      service={service}
+      handler={handler}
+      unit="seconds"
+      alert={half}
+      testId="chart-handler-time"
+      emptyText="no handler attempt timed (handler_execution_time_seconds has no sample for this handler)."
+      footer={
+        <div className="mt-2 grid grid-cols-3 gap-2" data-testid="handler-time-figures">
+          <Stat label="p50" value={formatSeconds(s.p50)} testId="handler-p50" />
+          <Stat label="p99" value={formatSeconds(s.p99)} tone={s.nearLease ? "warn" : "neutral"} hint={s.nearLease ? "above half the lease: a takeover is near" : undefined} testId="handler-p99" />
+          <Stat label="leaseMs" value={s.leaseMs === null ? "not declared" : formatDurationMs(s.leaseMs)} hint={decl?.handlerP99Seconds != null ? `p99 over 1 h: ${formatSeconds(decl.handlerP99Seconds)}` : undefined} testId="handler-lease" />
+        </div>
+      }
+    />
+  );
+}

@@ -1,5 +1,5 @@
 /**
- * A fleet fixture: the four spec §7 metrics for N services × M handlers, with chosen duplicate
+ * A fleet fixture: the four spec §7 metrics and the handler-time histogram for N services × M handlers, with chosen duplicate
  * ratios, error rates and check latencies, as Prometheus text exposition. Counters are rate × time
  * since `startedAt`, so every scrape is monotonic and `rate()` over any window returns the chosen
  * rates; nothing is random after the fleet is built, so a test can assert what the dashboard shows.
@@ -9,6 +9,7 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { HANDLER_TIME_BUCKETS } from "@/server/dedup/handler-time-histogram";
 import { CHECK_DURATION_BUCKETS } from "@/server/dedup/metrics";
 import { METRIC_NAMES } from "@/names/dedup";
 
@@ -23,6 +24,8 @@ export interface FleetHandler {
   duplicateRatio: number;
   /** Share of deliveries that ended with an error, 0–1. */
   errorRatio: number;
+  /** How long each attempt of the handler takes, seconds (`handler_execution_time_seconds`). */
+  handlerSeconds: number;
 }
 
 /** One service of the fleet (shares the latency histogram and the error counter, spec §7). */
@@ -85,6 +88,7 @@ export function buildFleet(o: FleetOptions = {}): Fleet {
         processedPerSec: 2 + ((s * 7 + h * 3) % 19),
         duplicateRatio: hot.has(`${service}/${handler}`) ? 0.25 : 0.001 + ((s + h) % 9) * 0.001,
         errorRatio: 0,
+        handlerSeconds: 0.004 + (h % 4) * 0.03,
       });
     }
   }
@@ -126,6 +130,19 @@ export function fleetExposition(fleet: Fleet, elapsedSec: number): string {
     out.push(`${METRIC_NAMES.checkDuration}_bucket${labels({ service: s.service, le: "+Inf" })} ${count}`);
     out.push(`${METRIC_NAMES.checkDuration}_sum${labels({ service: s.service })} ${count * s.checkSeconds}`);
     out.push(`${METRIC_NAMES.checkDuration}_count${labels({ service: s.service })} ${count}`);
+  }
+  out.push(`# TYPE ${METRIC_NAMES.handlerExecutionTime} histogram`);
+  for (const h of fleet.handlers) {
+    // One attempt per delivery that was not swallowed; the failed ones count as success="false".
+    const total = h.processedPerSec * t * (1 - h.duplicateRatio);
+    const failed = h.processedPerSec * t * h.errorRatio;
+    for (const [success, count] of [["true", total - failed], ["false", failed]] as const) {
+      const l = { service: h.service, handler: h.handler, success };
+      for (const le of HANDLER_TIME_BUCKETS) out.push(`${METRIC_NAMES.handlerExecutionTime}_bucket${labels({ ...l, le: String(le) })} ${h.handlerSeconds <= le ? count : 0}`);
+      out.push(`${METRIC_NAMES.handlerExecutionTime}_bucket${labels({ ...l, le: "+Inf" })} ${count}`);
+      out.push(`${METRIC_NAMES.handlerExecutionTime}_sum${labels(l)} ${count * h.handlerSeconds}`);
+      out.push(`${METRIC_NAMES.handlerExecutionTime}_count${labels(l)} ${count}`);
+    }
   }
   return out.join("\n") + "\n";
 }

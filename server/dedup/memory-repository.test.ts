@@ -1,32 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MemoryRepository } from "./memory-repository";
 import { parseClaimValue } from "./repository";
+import { repositoryContractSuite } from "./repository.suite";
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
 
+repositoryContractSuite("memory", () => {
+  const repo = new MemoryRepository();
+  return {
+    repo,
+    key: (id) => `svc:dedup:h:${id}`,
+    inspect: async (k) => ({ value: repo.get(k), pttlMs: repo.get(k) === null ? null : repo.pttl(k) }),
+    elapse: async (ms) => void vi.advanceTimersByTime(ms),
+  };
+});
+
 describe("MemoryRepository", () => {
-  it("claims once, reports the existing value, and frees the key after its TTL", async () => {
-    const r = new MemoryRepository();
-    expect(await r.claim("k", "processing:a", 1000)).toBeNull();
-    expect(await r.claim("k", "processing:b", 1000)).toBe("processing:a");
-    vi.advanceTimersByTime(1000);
-    expect(await r.claim("k", "processing:b", 1000)).toBeNull();
-  });
-
-  it("compare-and-set / compare-and-delete act only on the expected value", async () => {
-    const r = new MemoryRepository();
-    await r.claim("k", "processing:a", 1000);
-    expect(await r.compareAndSet("k", "processing:x", "done", 5000)).toBe(false);
-    expect(await r.compareAndDelete("k", "processing:x")).toBe(false);
-    expect(await r.compareAndSet("k", "processing:a", "done", 5000)).toBe(true);
-    expect(r.pttl("k")).toBe(5000);
-    expect(await r.compareAndDelete("k", "processing:a")).toBe(false);
-    expect(await r.compareAndDelete("k", "done")).toBe(true);
-    expect(r.get("k")).toBeNull();
-  });
-
-  it("claimBatch gives per-claim replies in order; maxKeys rejects only the claims beyond it", async () => {
+  it("maxKeys rejects only the claims of a batch beyond it", async () => {
     const r = new MemoryRepository({ maxKeys: 2 });
     await r.claim("a", "done", 1000);
     const out = await r.claimBatch([

@@ -1,0 +1,107 @@
+/**
+ * The contract every `DedupRepository` keeps, whatever the store: run on the in-memory repository
+ * (`memory-repository.test.ts`, fake timers) and on Redis, standalone and Cluster
+ * (`redis-repository.suite.ts`, real waits). A new store passes this suite before the Deduplicator
+ * may run on it; the store's own suite keeps only what needs that store (scripts, pipelines, slots).
+ */
+import { describe, expect, it } from "vitest";
+import type { DedupRepository } from "./repository";
+
+/** One store under test: the repository and what the suite needs to look at it from outside. */
+export interface RepositoryUnderTest {
+  readonly repo: DedupRepository;
+  /** A key name of this test's own (a random prefix), remembered for clean-up. */
+  key(id: string): string;
+  /** The key's value and remaining TTL in ms, `null`s when absent — read past the repository. */
+  inspect(key: string): Promise<{ value: string | null; pttlMs: number | null }>;
+  /** Lets `ms` pass for the store (fake timers for memory, a real wait for Redis). */
+  elapse(ms: number): Promise<void>;
+}
+
+/** The TTL of the expiry case: short, so a real store's wait stays under half a second. */
+const SHORT_TTL_MS = 300;
+
+/** Registers the contract's tests for the store that `make` gives (called once per test). */
+export function repositoryContractSuite(label: string, make: () => RepositoryUnderTest): void {
+  describe(`repository contract on ${label}`, () => {
+    it("claims a key once (SET NX PX): the second claim reads the first value, and the key is free again after its TTL", async () => {
+      const s = make();
+      const k = s.key("claim");
+      expect(await s.repo.claim(k, "processing:a", SHORT_TTL_MS)).toBeNull();
+      expect(await s.repo.claim(k, "processing:b", SHORT_TTL_MS)).toBe("processing:a");
+      const { pttlMs } = await s.inspect(k);
+      expect(pttlMs).toBeGreaterThan(0);
+      expect(pttlMs).toBeLessThanOrEqual(SHORT_TTL_MS);
+      await s.elapse(SHORT_TTL_MS + 50);
+      expect(await s.repo.claim(k, "processing:b", SHORT_TTL_MS)).toBeNull();
+    });
+
+    it("compare-and-set / compare-and-delete touch the key only while it holds the expected value", async () => {
+      const s = make();
+      const k = s.key("cas");
+      await s.repo.claim(k, "processing:me", 10_000);
+      expect(await s.repo.compareAndSet(k, "processing:other", "done", 60_000)).toBe(false);
+      expect(await s.repo.compareAndDelete(k, "processing:other")).toBe(false);
+      expect((await s.inspect(k)).value).toBe("processing:me");
+      expect(await s.repo.compareAndSet(k, "processing:me", "done", 60_000)).toBe(true);
+      const after = await s.inspect(k);
+      expect(after.value).toBe("done");
+      expect(after.pttlMs).toBeGreaterThan(50_000);
+      expect(await s.repo.compareAndDelete(k, "processing:me")).toBe(false);
+      expect(await s.repo.compareAndDelete(k, "done")).toBe(true);
+      expect((await s.inspect(k)).value).toBeNull();
+    });
+
+    it("a batch of claims gives per-claim replies in request order, the same as one-by-one claims", async () => {
+      const s = make();
+      const ids = Array.from({ length: 9 }, (_, i) => s.key(`batch${i}`));
+      const seed = async () => {
+        for (const [i, k] of ids.entries()) {
+          await s.repo.compareAndDelete(k, "done");
+          await s.repo.compareAndDelete(k, "processing:other");
+          await s.repo.compareAndDelete(k, "processing:mine");
+          if (i % 3 === 1) await s.repo.claim(k, "done", 60_000);
+          if (i % 3 === 2) await s.repo.claim(k, "processing:other", 60_000);
+        }
+      };
+      await seed();
+      const batch = await s.repo.claimBatch(ids.map((k) => ({ key: k, value: "processing:mine", ttlMs: 60_000 })));
+      await seed();
+      const single: Array<string | null> = [];
+      for (const k of ids) single.push(await s.repo.claim(k, "processing:mine", 60_000));
+      expect(batch).toEqual(single);
+      expect(batch).toEqual(ids.map((_, i) => [null, "done", "processing:other"][i % 3]));
+    });
+
+    it("a batch of compare-and-sets changes only the keys that hold their expected value", async () => {
+      const s = make();
+      if (!s.repo.compareAndSetBatch) return;
+      const ids = Array.from({ length: 6 }, (_, i) => s.key(`casb${i}`));
+      for (const [i, k] of ids.entries()) await s.repo.claim(k, `processing:t${i}`, 30_000);
+      const marks = await s.repo.compareAndSetBatch(ids.map((k, i) => ({ key: k, expected: `processing:t${i === 4 ? "x" : i}`, value: "done", ttlMs: 60_000 })));
+      expect(marks).toEqual(ids.map((_, i) => i !== 4));
+      expect((await s.inspect(ids[4]!)).value).toBe("processing:t4");
+      expect((await s.inspect(ids[0]!)).value).toBe("done");
+    });
+
+    it("done marks write unconditionally with their TTL and return each key's previous value", async () => {
+      const s = make();
+      if (!s.repo.markDone || !s.repo.markDoneBatch) return;
+      const ids = Array.from({ length: 6 }, (_, i) => s.key(`mark${i}`));
+      for (const [i, k] of ids.entries()) {
+        if (i % 3 === 1) await s.repo.claim(k, "processing:mine", 60_000);
+        if (i % 3 === 2) await s.repo.claim(k, "processing:other", 60_000);
+      }
+      const prev = await s.repo.markDoneBatch(ids.map((k, i) => ({ key: k, value: `done:in:0:${i}`, ttlMs: 50_000 })));
+      expect(prev).toEqual(ids.map((_, i) => [null, "processing:mine", "processing:other"][i % 3]));
+      for (const [i, k] of ids.entries()) {
+        const { value, pttlMs } = await s.inspect(k);
+        expect(value).toBe(`done:in:0:${i}`);
+        expect(pttlMs).toBeGreaterThan(45_000);
+        expect(pttlMs).toBeLessThanOrEqual(50_000);
+      }
+      expect(await s.repo.markDone(ids[0]!, "done", 1_000)).toBe("done:in:0:0");
+      expect((await s.inspect(ids[0]!)).value).toBe("done");
+    });
+  });
+}

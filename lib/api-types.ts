@@ -171,6 +171,34 @@ export const alertRuleSchema = z.object({
 /** One alert rule with its instances. */
 export type AlertRule = z.infer<typeof alertRuleSchema>;
 
+/**
+ * Why the alert states are not known, since when, and what they were when last read: a badge then
+ * says "unknown (Prometheus unavailable since …)" with the last known state, never "inactive".
+ */
+export const alertsUnknownSchema = z.object({
+  /** When reads of the rule states started failing; null when not known (first read failed). */
+  since: z.string().nullable(),
+  /** When the last known states were read; null when never. */
+  lastKnownAt: z.string().nullable(),
+});
+/** Alert states that cannot be read now. */
+export type AlertsUnknown = z.infer<typeof alertsUnknownSchema>;
+
+/**
+ * The alert rules, or {@link Unavailable} with since when and the last rules read (`lastKnown`,
+ * each badge then shows its last state as unknown).
+ */
+export const alertsFieldSchema = z.discriminatedUnion("status", [
+  z.object({ status: z.literal("ok"), rules: z.array(alertRuleSchema) }),
+  unavailableSchema.extend({
+    unknown: alertsUnknownSchema.optional(),
+    /** The rules as last read (at `unknown.lastKnownAt`); absent when never read. */
+    lastKnown: z.array(alertRuleSchema).optional(),
+  }),
+]);
+/** The alerts field of the overview and alerts answers. */
+export type AlertsField = z.infer<typeof alertsFieldSchema>;
+
 /** TTL distribution bucket: keys whose remaining TTL is in `[minMs, maxMs)`; `maxMs: null` = no upper bound. */
 export const ttlBucketSchema = z.object({
   label: z.string(),
@@ -304,8 +332,10 @@ export const overviewHandlerSchema = z.object({
     /** Progress (0..1) of a recount running now, `null` when none runs: the shown count stays the last completed one. */
     recount: z.number().nullable(),
   }),
-  /** Alert instances whose labels belong to this handler or its service. */
+  /** Alert instances whose labels belong to this handler or its service (the last known ones when `alertsUnknown`). */
   alerts: z.array(alertInstanceSchema),
+  /** Set when the alert states cannot be read now: `alerts` is then the last known state, not the current one. */
+  alertsUnknown: alertsUnknownSchema.nullable().optional(),
 });
 /** Per-handler row of the overview. */
 export type OverviewHandler = z.infer<typeof overviewHandlerSchema>;
@@ -345,8 +375,8 @@ export const overviewResponseSchema = z.object({
   upstream: z.object({ prometheus: upstreamSchema, redis: upstreamSchema }),
   thresholds: thresholdsViewSchema,
   handlers: z.array(overviewHandlerSchema),
-  /** All alert rules with their instances (unavailable when the alert source is down). */
-  alerts: availableSchema({ rules: z.array(alertRuleSchema) }),
+  /** All alert rules with their instances (unavailable when the alert source is down, with the last known). */
+  alerts: alertsFieldSchema,
   /**
    * Per service, the replicas Prometheus scrapes against its consumer groups' members; null
    * without Kafka (embedded mode: one process, which the local registry sees whole).
@@ -406,7 +436,7 @@ export const alertsResponseSchema = z.object({
   generatedAt: z.string(),
   /** `prometheus` = rule states from `/api/v1/rules`; `local` = evaluated in-process from thresholds + `for`. */
   source: metricsSourceSchema,
-  alerts: availableSchema({ rules: z.array(alertRuleSchema) }),
+  alerts: alertsFieldSchema,
 });
 /** Answer of `GET /api/alerts`. */
 export type AlertsResponse = z.infer<typeof alertsResponseSchema>;

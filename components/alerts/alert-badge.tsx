@@ -1,7 +1,7 @@
 "use client";
 
 import { useEffect, useState } from "react";
-import type { AlertStateName } from "@/lib/api-types";
+import type { AlertStateName, AlertsUnknown } from "@/lib/api-types";
 import { timeToFireMs } from "@/lib/alert-transitions";
 import { formatDurationMs, formatSince } from "@/lib/format";
 
@@ -22,6 +22,45 @@ export interface AlertBadgeProps {
   firesAt?: string | null;
   /** The answer's time (ms); the countdown runs on from it between two answers. */
   now?: number;
+  /**
+   * Set when the rule states cannot be read now: the badge says "unknown (Prometheus unavailable
+   * since …)" and shows `state` as the last known one, with its time — never a green "inactive".
+   */
+  unknown?: AlertsUnknown | null;
+}
+
+const UNKNOWN_TONE = "bg-slate-100 text-slate-800 ring-slate-300 dark:bg-slate-800 dark:text-slate-200 dark:ring-slate-600";
+
+/** Local clock time of an ISO instant. */
+function clockOf(iso: string): string {
+  return new Date(iso).toLocaleTimeString();
+}
+
+/** The text of an unknown badge: since when the states cannot be read, and the last known one. */
+export function unknownText(state: AlertStateName, unknown: AlertsUnknown): { head: string; last: string } {
+  const head = `unknown (Prometheus unavailable${unknown.since ? ` since ${clockOf(unknown.since)}` : ""})`;
+  const last = unknown.lastKnownAt ? `last known: ${state} at ${clockOf(unknown.lastKnownAt)}` : "no state read yet";
+  return { head, last };
+}
+
+function UnknownBadge({ state, unknown }: { state: AlertStateName; unknown: AlertsUnknown }) {
+  const { head, last } = unknownText(state, unknown);
+  return (
+    <span
+      data-testid="alert-state"
+      data-state="unknown"
+      data-last-state={unknown.lastKnownAt ? state : undefined}
+      title={`${head}; ${last}`}
+      suppressHydrationWarning
+      className={`inline-flex items-center gap-1 rounded px-2 py-0.5 text-xs font-medium ring-1 ${UNKNOWN_TONE}`}
+    >
+      <span aria-hidden>?</span>
+      {head}
+      <span className="font-normal opacity-80" suppressHydrationWarning>
+        · {last}
+      </span>
+    </span>
+  );
 }
 
 /** Milliseconds since the component got `now`, ticking every second while `on` (the countdown). */
@@ -41,7 +80,11 @@ function useElapsed(now: number | undefined, on: boolean): number {
  * (a countdown to the evaluation that turns it firing) and "firing since …" (when it fired, not when
  * it went pending). Colour is never the only cue: the word is shown.
  */
-export function AlertBadge({ state, since, firingSince, firesAt, now }: AlertBadgeProps) {
+export function AlertBadge({ unknown, ...known }: AlertBadgeProps) {
+  return unknown ? <UnknownBadge state={known.state} unknown={unknown} /> : <KnownBadge {...known} />;
+}
+
+function KnownBadge({ state, since, firingSince, firesAt, now }: Omit<AlertBadgeProps, "unknown">) {
   const countdown = state === "pending" && !!firesAt;
   const elapsed = useElapsed(now, countdown);
   const at = (now ?? Date.now()) + elapsed;

@@ -1,6 +1,6 @@
 "use client";
 
-import type { AlertRule } from "@/lib/api-types";
+import type { AlertRule, AlertsUnknown } from "@/lib/api-types";
 import { formatByUnit, formatRate } from "@/lib/format";
 import { AlertBadge } from "./alert-badge";
 
@@ -39,7 +39,7 @@ function threshold(rule: AlertRule): string {
 }
 
 /** Compact cards, one per alert rule: state, since, threshold. Used on the overview. */
-export function AlertCards({ rules }: { rules: readonly AlertRule[] }) {
+export function AlertCards({ rules, unknown }: { rules: readonly AlertRule[]; /** The states cannot be read now: `rules` are the last known. */ unknown?: AlertsUnknown | null }) {
   return (
     <ul className="grid gap-3 sm:grid-cols-3" aria-label="Alert rules">
       {rules.map((r) => (
@@ -49,7 +49,7 @@ export function AlertCards({ rules }: { rules: readonly AlertRule[] }) {
             <span className="min-w-0 break-words text-sm font-semibold [overflow-wrap:anywhere]" title={r.alert}>
               {r.alert}
             </span>
-            <AlertBadge state={r.state} {...ruleTimes(r)} />
+            <AlertBadge state={r.state} {...ruleTimes(r)} unknown={unknown} />
           </div>
           <p className="mt-1 text-xs text-slate-600 dark:text-slate-300">{r.title}</p>
           <p className="text-xs text-slate-500 dark:text-slate-400">
@@ -62,7 +62,7 @@ export function AlertCards({ rules }: { rules: readonly AlertRule[] }) {
 }
 
 /** Full table of every rule and instance, with expression, value and runbook. Used on /alerts. */
-export function AlertTable({ rules, now }: { rules: readonly AlertRule[]; now: number }) {
+export function AlertTable({ rules, now, unknown }: { rules: readonly AlertRule[]; now: number; /** The states cannot be read now: `rules` are the last known. */ unknown?: AlertsUnknown | null }) {
   return (
     <div className="space-y-4">
       {rules.map((r) => (
@@ -71,7 +71,7 @@ export function AlertTable({ rules, now }: { rules: readonly AlertRule[]; now: n
             <h2 id={`rule-${r.alert}-h`} className="text-base font-semibold">
               {r.alert}
             </h2>
-            <AlertBadge state={r.state} {...ruleTimes(r)} now={now} />
+            <AlertBadge state={r.state} {...ruleTimes(r)} now={now} unknown={unknown} />
             <a href={r.runbookUrl} className="ml-auto text-sm text-blue-700 underline hover:no-underline dark:text-blue-300" target="_blank" rel="noreferrer">
               Runbook
             </a>
@@ -109,7 +109,7 @@ export function AlertTable({ rules, now }: { rules: readonly AlertRule[]; now: n
                       {i.summary && i.summary !== r.title ? <div className="font-sans text-slate-500 dark:text-slate-400">{i.summary}</div> : null}
                     </td>
                     <td>
-                      <AlertBadge state={i.state} since={i.activeAt} firingSince={i.firingSince} firesAt={i.firesAt} now={now} />
+                      <AlertBadge state={i.state} since={i.activeAt} firingSince={i.firingSince} firesAt={i.firesAt} now={now} unknown={unknown} />
                     </td>
                     <td className="text-right tabular-nums">{i.value === null ? "—" : formatByUnit(i.value, r.unit)}</td>
                     <td className="text-right tabular-nums" title={i.activeAt ?? undefined}>{clock(i.activeAt)}</td>

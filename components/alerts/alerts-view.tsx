@@ -23,9 +23,12 @@ export function AlertsView() {
             <AlertTable rules={d.alerts.rules} now={Date.parse(d.generatedAt)} />
           </>
         ) : (
-          <Panel title="Alert rules">
-            <UnavailableState detail={d.alerts.detail} fallback={d.source === "prometheus" ? "Prometheus" : "Alert source"} />
-          </Panel>
+          <>
+            <Panel title="Alert rules">
+              <UnavailableState detail={d.alerts.detail} fallback={d.source === "prometheus" ? "Prometheus" : "Alert source"} />
+            </Panel>
+            {d.alerts.lastKnown && d.alerts.unknown ? <AlertTable rules={d.alerts.lastKnown} now={Date.parse(d.generatedAt)} unknown={d.alerts.unknown} /> : null}
+          </>
         )
       }
     </QueryView>

@@ -53,10 +53,14 @@ export function HandlerView({ service, handler }: { service: string; handler: st
                   <ul className="flex flex-wrap gap-2" aria-label="Alert instances of this handler">
                     {h.alerts.map((a, i) => (
                       <li key={i} className="flex items-center gap-1 text-xs">
-                        {a.alert} <AlertBadge state={a.state} since={a.activeAt} firingSince={a.firingSince} firesAt={a.firesAt} />
+                        {a.alert} <AlertBadge state={a.state} since={a.activeAt} firingSince={a.firingSince} firesAt={a.firesAt} unknown={h.alertsUnknown} />
                       </li>
                     ))}
                   </ul>
+                ) : h.alertsUnknown ? (
+                  <p className="text-xs" data-testid="handler-alerts-unknown">
+                    alerts: <AlertBadge state="inactive" unknown={h.alertsUnknown} />
+                  </p>
                 ) : null}
               </div>
             );

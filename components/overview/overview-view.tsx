@@ -8,6 +8,7 @@ import { overviewQuery, seriesQuery } from "@/lib/query-options";
 import { THRESHOLDS, ALERTS, RATE_WINDOW_MS } from "@/lib/thresholds";
 import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
 import { AlertCards } from "../alerts/alert-rules";
+import { AlertBadge } from "../alerts/alert-badge";
 import { SeriesPanel } from "../charts/series-panel";
 import { Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
@@ -50,9 +51,15 @@ function HandlerSection({ h, lazy = false }: { h: OverviewHandler; lazy?: boolea
         <span className="text-xs text-slate-500 dark:text-slate-400">
           TTL class {h.ttlClass ?? "not declared"} · topics {h.topics.length ? h.topics.join(", ") : "—"}
         </span>
-        <span className={`ml-auto rounded px-2 py-0.5 text-xs font-medium ${worst === "firing" ? "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100" : worst === "pending" ? "bg-amber-100 text-amber-900 dark:bg-amber-900/40 dark:text-amber-100" : "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/40 dark:text-emerald-100"}`}>
-          alerts: {worst}
-        </span>
+        {h.alertsUnknown ? (
+          <span className="ml-auto text-xs" data-testid="handler-alerts-unknown">
+            alerts: <AlertBadge state={worst} unknown={h.alertsUnknown} />
+          </span>
+        ) : (
+          <span className={`ml-auto rounded px-2 py-0.5 text-xs font-medium ${worst === "firing" ? "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100" : worst === "pending" ? "bg-amber-100 text-amber-900 dark:bg-amber-900/40 dark:text-amber-100" : "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/40 dark:text-emerald-100"}`}>
+            alerts: {worst}
+          </span>
+        )}
       </header>
       <HandlerStats h={h} />
       <MaybeDefer lazy={lazy} height={262}>
@@ -137,7 +144,14 @@ function Body({ d }: { d: OverviewResponse }) {
     <div className="space-y-4">
       <ScrapeCoverageBanner c={d.scrapeCoverage} />
       <Panel title="Alerts" description={`Source: ${d.source === "prometheus" ? "Prometheus rules" : "evaluated in this process from the same thresholds"}`} testId="alerts-panel">
-        {d.alerts.status === "ok" ? <AlertCards rules={d.alerts.rules} /> : <UnavailableState detail={d.alerts.detail} fallback="Alert source" height={80} />}
+        {d.alerts.status === "ok" ? (
+          <AlertCards rules={d.alerts.rules} />
+        ) : (
+          <>
+            <UnavailableState detail={d.alerts.detail} fallback="Alert source" height={80} />
+            {d.alerts.lastKnown && d.alerts.unknown ? <AlertCards rules={d.alerts.lastKnown} unknown={d.alerts.unknown} /> : null}
+          </>
+        )}
       </Panel>
       <div className="flex flex-wrap items-center gap-2">
         <label className="flex items-center gap-2 text-sm">

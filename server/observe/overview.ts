@@ -2,6 +2,7 @@
  * `GET /api/overview`: one row per handler (metrics, Redis keys, declarations), the upstreams'
  * health, the alerts and the scrape coverage. Its shared helpers live in ./upstream.
  */
+import { alertRulesOrLastKnown, alertsField, alertsUnknown, handlerAlerts } from "./alerts-field";
 import type { AlertInstance, AlertRule, OverviewHandler, OverviewResponse, RangeKey, ThresholdsView } from "@/lib/api-types";
 import { ALERTS, THRESHOLDS, TTL_POLICY } from "@/lib/thresholds";
 import { WORKSHOP_SERVICE } from "@/lib/workshop-types";
@@ -76,7 +77,8 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     if (d.topic) r.topics.add(d.topic);
   }
 
-  const alertRules: AlertRule[] = alerts.ok ? alerts.value : [];
+  const alertRules: AlertRule[] = alertRulesOrLastKnown(ctx, alerts);
+  const unknownAlerts = alertsUnknown(ctx, alerts);
   const handlers: OverviewHandler[] = [...rows.values()]
     .sort((a, b) => a.service.localeCompare(b.service) || a.handler.localeCompare(b.handler))
     .map((r) => {
@@ -97,9 +99,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
       const errs: Record<string, number> = {};
       if (errors.ok) for (const s of errors.value.filter(svc)) errs[s.labels.reason ?? "unknown"] = (errs[s.labels.reason ?? "unknown"] ?? 0) + (s.value ?? 0);
       const keyRow = keys.ok ? keys.value.find((h) => h.prefix === handlerPrefix(r.service, r.handler) || (h.service === r.service && h.handler === r.handler)) : undefined;
-      const instances: AlertInstance[] = alertRules.flatMap((a) =>
-        a.instances.filter((i) => i.labels.service === r.service && (i.labels.handler === undefined || i.labels.handler === r.handler)),
-      );
+      const instances: AlertInstance[] = handlerAlerts(alertRules, r.service, r.handler);
       const first = (g: { ok: true; value: Sample[] } | { ok: false; detail: string }) => (g.ok ? (g.value.find(svc)?.value ?? null) : null);
       return {
         service: r.service,
@@ -127,6 +127,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
               recount: ctx.inspector?.recount() ?? null,
             },
         alerts: instances,
+        alertsUnknown: unknownAlerts,
       };
     });
 
@@ -138,7 +139,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     upstream: { prometheus: metricsUpstream(ctx, failures), redis: redisUpstream(ctx) },
     thresholds: thresholdsView(),
     handlers,
-    alerts: alerts.ok ? { status: "ok", rules: alerts.value } : unavailable(alerts.detail),
+    alerts: alertsField(ctx, alerts),
     scrapeCoverage: await coverage,
   };
 }

@@ -1,3 +1,4 @@
+import { alertsField } from "./alerts-field";
 import type { AlertsResponse, RangeKey, SeriesLine, SeriesMetric, SeriesResponse } from "@/lib/api-types";
 import { RANGE_SECONDS } from "@/lib/ranges";
 import { chartLines } from "@/lib/thresholds";
@@ -95,6 +96,6 @@ export async function getAlerts(ctx: ObserveContext): Promise<AlertsResponse> {
   return {
     generatedAt: new Date().toISOString(),
     source: ctx.metrics.kind,
-    alerts: a.ok ? { status: "ok", rules: a.value } : unavailable(a.detail),
+    alerts: alertsField(ctx, a),
   };
 }

@@ -15,7 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { overviewResponseSchema, seriesResponseSchema } from "@/lib/api-types";
 import { ALERT_LIST } from "@/lib/thresholds";
 import { dedupRecorder } from "@/server/dedup";
+import { RECOMMENDED_SETUP } from "@/server/dedup";
 import { createObserveContext } from "../context";
+import { clearDeclaredHandlers, registerHandlers } from "../handler-registry";
 import { getOverview } from "../overview";
 import { getAlerts, getSeries } from "../series";
 import { freePort } from "../testing/redis-server";
@@ -177,4 +179,31 @@ describe("PrometheusSource against a real Prometheus", () => {
     expect(s.data.status).toBe("unavailable");
     expect(s.thresholds.map((t) => t.value)).toEqual([0.05]);
   });
+
+  it("Prometheus stopped: every alert field says unknown since when, with the last known state — never inactive", async () => {
+    const ctx = createObserveContext({ metrics: new PrometheusSource(prom.url, { cacheTtlMs: 0, timeoutMs: 500 }), redis: null, answerTtlMs: 0 });
+    const before = overviewResponseSchema.parse(await getOverview(ctx, "1h"));
+    const h0 = before.handlers.find((x) => x.handler === "on-review-created")!;
+    expect(h0.alertsUnknown ?? null).toBeNull();
+    expect(h0.alerts.find((a) => a.alert === "DedupDuplicateRateHigh")!.state).toBe("pending");
+    const stoppedAt = Date.now();
+    await prom.stop();
+    // With Prometheus down the handler's row comes from the app's declaration (as the demo's does).
+    registerHandlers([{ service: "notification", setup: { ...RECOMMENDED_SETUP, handler: "on-review-created" } }]);
+    const o = overviewResponseSchema.parse(await getOverview(ctx, "1h"));
+    const h = o.handlers.find((x) => x.handler === "on-review-created")!;
+    // The handler's badge: unknown since the failed read, its last known state pending as read before.
+    expect(h.alertsUnknown).not.toBeNull();
+    expect(Date.parse(h.alertsUnknown!.since!)).toBeGreaterThanOrEqual(stoppedAt - 1000);
+    expect(Date.parse(h.alertsUnknown!.lastKnownAt!)).toBeLessThanOrEqual(stoppedAt + 1000);
+    expect(h.alerts.find((a) => a.alert === "DedupDuplicateRateHigh")!.state).toBe("pending");
+    expect(o.alerts.status).toBe("unavailable");
+    if (o.alerts.status === "unavailable") {
+      expect(o.alerts.unknown?.since).toBe(h.alertsUnknown!.since);
+      expect(o.alerts.lastKnown?.find((r) => r.alert === "DedupDuplicateRateHigh")?.state).toBe("pending");
+    }
+    const a = await getAlerts(ctx);
+    expect(a.alerts.status === "unavailable" && a.alerts.unknown?.since).toBe(h.alertsUnknown!.since);
+    clearDeclaredHandlers();
+  }, 30_000);
 });

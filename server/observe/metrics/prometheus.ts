@@ -4,7 +4,7 @@ import { ALERT_LIST } from "@/lib/thresholds";
 import { SharedCache } from "../cache";
 import { countUpstream } from "../upstream-counter";
 import { PROMQL, type QueryName } from "./queries";
-import type { MetricsSource, RangeSeries, Sample } from "./source";
+import type { AlertsMemory, MetricsSource, RangeSeries, Sample } from "./source";
 import { failureKind } from "@/server/redact";
 
 /** Options of {@link PrometheusSource}. */
@@ -100,6 +100,9 @@ export class PrometheusSource implements MetricsSource {
   private readonly cache: SharedCache;
   private readonly base: string;
   private readonly headers: Record<string, string>;
+  /** The last successful rule read, and since when (ms) reads fail: unknown is not inactive. */
+  private lastRules: AlertsMemory["lastKnown"] = null;
+  private rulesDownSince: number | null = null;
 
   constructor(baseUrl: string, opts: Partial<PrometheusSourceOptions> = {}) {
     const o = { ...DEFAULT_PROMETHEUS_SOURCE_OPTIONS, ...opts };
@@ -133,7 +136,26 @@ export class PrometheusSource implements MetricsSource {
     });
   }
 
+  /** See {@link MetricsSource.alertsMemory}. */
+  alertsMemory(): AlertsMemory {
+    return { unavailableSince: this.rulesDownSince === null ? null : new Date(this.rulesDownSince).toISOString(), lastKnown: this.lastRules };
+  }
+
   alerts(): Promise<AlertRule[]> {
+    return this.readAlerts().then(
+      (rules) => {
+        this.rulesDownSince = null;
+        this.lastRules = { at: new Date().toISOString(), rules };
+        return rules;
+      },
+      (e: unknown) => {
+        this.rulesDownSince ??= Date.now();
+        throw e;
+      },
+    );
+  }
+
+  private readAlerts(): Promise<AlertRule[]> {
     return this.cache.get("rules", async () => {
       const data = await this.get<{ groups: Array<{ interval?: number; rules: PromRule[] }> }>("/api/v1/rules", { type: "alert" });
       const byName = new Map<string, PromRule & { intervalMs: number }>();

@@ -25,4 +25,18 @@ export interface MetricsSource {
   range(q: QueryName, startSec: number, endSec: number, stepSec: number): Promise<RangeSeries[]>;
   /** The three alerts of lib/thresholds with their instances. */
   alerts(): Promise<AlertRule[]>;
+  /**
+   * Optional: what the last successful {@link alerts} read said and since when reads fail — for a
+   * badge that says "unknown (… unavailable since …)" with the last known state instead of
+   * "inactive". Absent on a source that cannot fail (the embedded evaluator).
+   */
+  alertsMemory?(): AlertsMemory;
+}
+
+/** The last known alert states and since when they could not be read. */
+export interface AlertsMemory {
+  /** ISO time of the first failed read after the last success; null while reads succeed. */
+  unavailableSince: string | null;
+  /** The last successful read and its time; null before the first. */
+  lastKnown: { at: string; rules: AlertRule[] } | null;
 }

@@ -1,0 +1,38 @@
+import { renderToStaticMarkup } from "react-dom/server";
+import { describe, expect, it } from "vitest";
+import type { AlertRule } from "@/lib/api-types";
+import { AlertBadge } from "./alert-badge";
+import { AlertCards } from "./alert-rules";
+
+const unknown = { since: "2026-12-02T07:31:02.000Z", lastKnownAt: "2026-12-02T07:30:55.000Z" };
+const clock = (iso: string) => new Date(iso).toLocaleTimeString();
+const text = (html: string) => html.replace(/<[^>]+>/g, "");
+
+describe("AlertBadge: a rule state that cannot be read is unknown, not inactive", () => {
+  it("says unknown with since when and the last known state and its time", () => {
+    const t = text(renderToStaticMarkup(<AlertBadge state="firing" unknown={unknown} />));
+    expect(t).toContain(`unknown (Prometheus unavailable since ${clock(unknown.since)})`);
+    expect(t).toContain(`last known: firing at ${clock(unknown.lastKnownAt)}`);
+    expect(renderToStaticMarkup(<AlertBadge state="inactive" unknown={unknown} />)).toContain('data-state="unknown"');
+  });
+
+  it("without a read before the outage it says so instead of a state", () => {
+    const t = text(renderToStaticMarkup(<AlertBadge state="inactive" unknown={{ since: unknown.since, lastKnownAt: null }} />));
+    expect(t).toContain("no state read yet");
+    expect(t).not.toContain("last known");
+  });
+
+  it("a readable state stays the plain badge", () => {
+    const html = renderToStaticMarkup(<AlertBadge state="inactive" />);
+    expect(html).toContain('data-state="inactive"');
+    expect(text(html)).not.toContain("unknown");
+  });
+
+  it("the overview's rule cards pass the unknown state to every badge", () => {
+    const rule: AlertRule = { alert: "DedupRedisErrors", state: "pending", title: "t", expr: "e", for: "1m", threshold: 0, unit: "per_second", runbookUrl: "/r", evaluationIntervalMs: 5000, instances: [] };
+    const html = renderToStaticMarkup(<AlertCards rules={[rule, { ...rule, alert: "DedupRedisLatencyHigh", state: "inactive" }]} unknown={unknown} />);
+    expect(html.match(/data-state="unknown"/g)).toHaveLength(2);
+    expect(html).not.toContain('data-state="inactive"');
+    expect(text(html)).toContain("last known: pending");
+  });
+});

@@ -138,11 +138,12 @@ export const handlersQuery = (refetchInterval: Interval) =>
 export const refreshHandlers = () => fetchJson<HandlersResponse>("/api/handlers?refresh=1");
 
 /** `GET /api/keys?prefix=&cursor=&count=`, page by page with the server's resumable cursor. */
-export const keysInfiniteQuery = (prefix: string, count = 50) =>
+export const keysInfiniteQuery = (prefix: string, count = 50, state: string | null = null) =>
   infiniteQueryOptions({
-    queryKey: ["keys", prefix, count] as const,
+    queryKey: ["keys", prefix, count, state] as const,
     queryFn: ({ signal, pageParam }) => {
       const q = new URLSearchParams({ prefix, count: String(count) });
+      if (state) q.set("state", state);
       if (pageParam) q.set("cursor", pageParam);
       return fetchJson<KeysResponse>(`/api/keys?${q}`, { signal });
     },

@@ -3,6 +3,7 @@
  * rest are in lib/query-options.ts, whose {@link fetchJson} and `ApiError` these share).
  */
 import { queryOptions } from "@tanstack/react-query";
+import type { ForgetResponse, TtlResponse } from "@/lib/action-types";
 import type { DlqResponse, RecordsResponse, RedriveResponse } from "@/lib/record-types";
 import { fetchJson } from "./query-options";
 
@@ -50,3 +51,11 @@ export function authHeaders(token: string | null): Record<string, string> {
 /** `POST /api/dlq/redrive` */
 export const redrive = (body: { topic?: string; uuids?: string[]; filter?: { handler?: string; reason?: string }; dryRun: boolean }, token: string | null) =>
   fetchJson<RedriveResponse>("/api/dlq/redrive", { method: "POST", headers: authHeaders(token), body: JSON.stringify(body) });
+
+/** `POST /api/keys/forget` */
+export const forgetKeys = (body: Record<string, unknown>, token: string | null) =>
+  fetchJson<ForgetResponse>("/api/keys/forget", { method: "POST", headers: authHeaders(token), body: JSON.stringify(body) });
+
+/** `POST /api/keys/ttl` */
+export const setKeysTtl = (body: Record<string, unknown>, token: string | null) =>
+  fetchJson<TtlResponse>("/api/keys/ttl", { method: "POST", headers: authHeaders(token), body: JSON.stringify(body) });

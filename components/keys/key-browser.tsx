@@ -2,11 +2,12 @@
 
 import { useViewState } from "@/lib/url-state";
 import { EmptyState, Panel } from "../panel";
+import { KeyActions } from "./key-actions";
 import { KeyLookup } from "./key-lookup";
 import { KeyPages } from "./key-pages";
 import { PrefixTree } from "./prefix-tree";
 
-/** The key browser: prefix tree, pages of keys of the selected handler, UUID lookup. `prefix=` and `uuid=` live in the URL. */
+/** The key browser: prefix tree, pages of keys of the selected handler (with the key actions), UUID lookup. `prefix=` and `uuid=` live in the URL. */
 export function KeyBrowser() {
   const { params, set } = useViewState();
   const prefix = params.get("prefix");
@@ -17,7 +18,10 @@ export function KeyBrowser() {
       <div className="min-w-0 space-y-4">
         <KeyLookup key={uuid} uuid={uuid} prefix={prefix} onLookup={(u) => set({ uuid: u })} />
         {prefix ? (
-          <KeyPages key={prefix} prefix={prefix} />
+          <>
+            <KeyPages key={prefix} prefix={prefix} />
+            <KeyActions key={`actions-${prefix}`} prefix={prefix} />
+          </>
         ) : (
           <Panel title="Keys">
             <EmptyState>Pick a handler on the left to page through its keys.</EmptyState>

@@ -3,6 +3,7 @@
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { formatCount } from "@/lib/format";
+import { keysToCsv, keysToJson, sortKeys, type KeySort } from "@/lib/key-export";
 import { handlersQuery, keysInfiniteQuery, ApiError } from "@/lib/query-options";
 import { errorTitle } from "../query-state";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
@@ -15,9 +16,27 @@ export const PAGE_SIZE = 50;
 const btn =
   "rounded border border-slate-300 px-3 py-1 text-sm hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 disabled:opacity-40 dark:border-slate-700 dark:hover:bg-slate-800";
 
-/** The keys of one handler prefix, page by page with the server's resumable SCAN cursor. Read-only. */
+/** Offers `text` as a file download (the page's keys as CSV or JSON). */
+function download(text: string, name: string, type: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+const select = "rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900";
+
+/**
+ * The keys of one handler prefix, page by page with the server's resumable SCAN cursor; filtered
+ * by state on the server (the stuck leases: `processing`), a page sorted by TTL or size and
+ * exported as CSV or JSON.
+ */
 export function KeyPages({ prefix }: { prefix: string }) {
-  const q = useInfiniteQuery({ ...keysInfiniteQuery(prefix, PAGE_SIZE), ...rateLimitRetry });
+  const [state, setState] = useState<string>("");
+  const [sort, setSort] = useState<KeySort>("scan");
+  const q = useInfiniteQuery({ ...keysInfiniteQuery(prefix, PAGE_SIZE, state || null), ...rateLimitRetry });
   const total = useQuery({ ...handlersQuery(false), select: (d) => d.scan.total });
   const [page, setPage] = useState(0);
   const pages = q.data?.pages ?? [];
@@ -32,8 +51,38 @@ export function KeyPages({ prefix }: { prefix: string }) {
     }
     setPage((p) => p + 1);
   };
+  const shown = current ? sortKeys(current.keys, sort) : [];
+  const file = `${prefix.replace(/[^A-Za-z0-9._-]+/g, "_")}-page${page + 1}`;
+  const tools = (
+    <div className="flex flex-wrap items-center gap-2 text-sm">
+      <label>
+        State{" "}
+        <select data-testid="key-state-filter" value={state} onChange={(e) => (setState(e.target.value), setPage(0))} className={select}>
+          <option value="">any</option>
+          <option value="processing">processing (leases)</option>
+          <option value="done">done</option>
+          <option value="marked">marked</option>
+          <option value="other">other</option>
+        </select>
+      </label>
+      <label>
+        Sort page{" "}
+        <select data-testid="key-sort" value={sort} onChange={(e) => setSort(e.target.value as KeySort)} className={select}>
+          <option value="scan">SCAN order</option>
+          <option value="ttl">TTL left</option>
+          <option value="size">size</option>
+        </select>
+      </label>
+      <button type="button" className={btn} disabled={!shown.length} onClick={() => download(keysToCsv(shown), `${file}.csv`, "text/csv")}>
+        CSV
+      </button>
+      <button type="button" className={btn} disabled={!shown.length} onClick={() => download(keysToJson(shown), `${file}.json`, "application/json")}>
+        JSON
+      </button>
+    </div>
+  );
   return (
-    <Panel title={<span className="font-mono">{prefix}:</span>} description="Keys of this handler, page by page (SCAN with a resumable cursor). Read-only." testId="key-pages">
+    <Panel title={<span className="font-mono">{prefix}:</span>} description="Keys of this handler, page by page (SCAN with a resumable cursor); a state filter may leave pages with few keys." actions={tools} testId="key-pages">
       <RateLimitNotice reason={q.failureReason} fetching={q.isFetching} />
       {q.isPending ? (
         <LoadingState label="Scanning keys…" height={200} />
@@ -65,7 +114,7 @@ export function KeyPages({ prefix }: { prefix: string }) {
           {current.keys.length === 0 ? (
             <EmptyState height={80}>{hasNext ? "This SCAN step matched no key; go on with Next." : "No key under this prefix."}</EmptyState>
           ) : (
-            <KeyTable keys={current.keys} caption={`Keys ${first + 1} to ${first + current.keys.length} of ${prefix}`} />
+            <KeyTable keys={shown} caption={`Keys ${first + 1} to ${first + current.keys.length} of ${prefix}`} />
           )}
         </div>
       ) : null}

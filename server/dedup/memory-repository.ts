@@ -57,6 +57,19 @@ export class MemoryRepository implements DedupRepository {
     return e ? e.expiresAt - now : -2;
   }
 
+  /** Deletes a live key (the dashboard's "forget"); true when it was there. */
+  forget(key: string): boolean {
+    return this.live(key, Date.now()) !== undefined && this.map.delete(key);
+  }
+
+  /** Sets a live key's remaining TTL (the dashboard's TTL action); true when it was there. */
+  expire(key: string, ttlMs: number): boolean {
+    const e = this.live(key, Date.now());
+    if (!e) return false;
+    e.expiresAt = Date.now() + ttlMs;
+    return true;
+  }
+
   /** Live keys with value and expiry (epoch ms), in insertion order; read-only (the dashboard's key browser). */
   *entries(): IterableIterator<{ key: string; value: string; expiresAt: number }> {
     const now = Date.now();

@@ -13,6 +13,11 @@ describe("escapeGlob", () => {
 });
 
 describe("globToRegExp", () => {
+  it("takes a dash outside a set literally (DEDUP_PREFIXES=my-service:dedup:* is a valid glob)", () => {
+    const re = globToRegExp("my-service:dedup:*");
+    expect(re.test("my-service:dedup:h:1")).toBe(true);
+    expect(re.test("myXservice:dedup:h:1")).toBe(false);
+  });
   it("follows Redis glob semantics for *, ?, sets, ranges and negation", () => {
     const re = globToRegExp("*:dedup:*");
     expect(re.test("notification:dedup:on-review-created:01JD")).toBe(true);

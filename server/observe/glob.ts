@@ -64,6 +64,8 @@ function tokenize(glob: string): GlobToken[] {
 }
 
 const RE_SPECIAL = /[.*+?^${}()|[\]\\/-]/g;
+// Outside a character class a `-` is literal, and `\-` is a syntax error under the `u` flag.
+const RE_SPECIAL_OUTSIDE_SET = /[.*+?^${}()|[\]\\/]/g;
 
 /** A RegExp matching exactly the keys the Redis glob matches (anchored). */
 export function globToRegExp(glob: string): RegExp {
@@ -71,7 +73,7 @@ export function globToRegExp(glob: string): RegExp {
   for (const t of tokenize(glob)) {
     if (t.kind === "star") src += "[\\s\\S]*";
     else if (t.kind === "any") src += "[\\s\\S]";
-    else if (t.kind === "char") src += t.ch!.replace(RE_SPECIAL, "\\$&");
+    else if (t.kind === "char") src += t.ch!.replace(RE_SPECIAL_OUTSIDE_SET, "\\$&");
     else {
       const body = t.items!.map(([a, b]) => (a === b ? a.replace(RE_SPECIAL, "\\$&") : `${a.replace(RE_SPECIAL, "\\$&")}-${b.replace(RE_SPECIAL, "\\$&")}`)).join("");
       src += body === "" ? (t.negate ? "[\\s\\S]" : "(?!)") : `[${t.negate ? "^" : ""}${body}]`;

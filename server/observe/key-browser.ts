@@ -141,11 +141,17 @@ function requireRedis(ctx: ObserveContext) {
  * prefix's glob characters escaped (matched literally), COUNT ≤ {@link MAX_SCAN_COUNT}, at most
  * {@link MAX_SCAN_CALLS_PER_PAGE} calls; every key is re-checked against the configured globs, so
  * no key outside `DEDUP_PREFIXES` is ever returned. On a Cluster the cursor walks every master.
- * A page holds about `count` keys (one SCAN reply is never split, so it may hold a few more).
+ * A page holds about `count` keys (one SCAN reply is never split, so it may hold a few more);
+ * with `state`, only that state's keys of the page (the stuck leases: `state=processing`).
  */
-export async function browseKeys(ctx: ObserveContext, q: { prefix: string; cursor?: string; count: number }): Promise<KeysResponse> {
+export async function browseKeys(ctx: ObserveContext, q: { prefix: string; cursor?: string; count: number; state?: KeyEntry["state"] }): Promise<KeysResponse> {
+  const page = await browseAll(ctx, q);
+  return q.state ? { ...page, keys: page.keys.filter((k) => k.state === q.state) } : page;
+}
+
+async function browseAll(ctx: ObserveContext, q: { prefix: string; cursor?: string; count: number }): Promise<KeysResponse> {
   // In-process stores page themselves (no Redis budget to spend); by method, not class: see KeySource.browse.
-  if (ctx.inspector?.browse) return ctx.inspector.browse(q);
+  if (ctx.inspector?.browse) return ctx.inspector.browse({ prefix: q.prefix, cursor: q.cursor, count: q.count });
   const redis = requireRedis(ctx);
   const globs = new PrefixGlobs(ctx.prefixes);
   try {

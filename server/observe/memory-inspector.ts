@@ -28,6 +28,10 @@ export interface MemoryKeyStore {
   get(key: string): string | null;
   /** Remaining TTL in ms; -1 without TTL, -2 when absent (Redis PTTL semantics). */
   pttl(key: string): number;
+  /** Deletes a key (the key actions); true when it was there. Absent: the store is read-only. */
+  forget?(key: string): boolean;
+  /** Sets a key's remaining TTL (the key actions); true when it was there. */
+  expire?(key: string, ttlMs: number): boolean;
 }
 
 /**

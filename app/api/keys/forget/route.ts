@@ -1,0 +1,17 @@
+import { forgetBodySchema } from "@/lib/action-types";
+import { handleBody } from "@/server/http";
+import { observeContext } from "@/server/observe";
+import { forgetKeys } from "@/server/observe/key-actions";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/**
+ * `POST /api/keys/forget` with `{ service, handler, uuids?, state?, olderThanMs?, dryRun }` →
+ * `{ matched, deleted, complete }`: deletes (`UNLINK`) a handler's keys — the UUIDs given, or every
+ * key by state and idle time — so their messages are processed again when replayed. A dry run
+ * (the default) only counts. Only keys inside `DEDUP_PREFIXES`, under the key browser's Redis budget.
+ */
+export function POST(req: Request): Promise<Response> {
+  return handleBody(req, forgetBodySchema, (b) => forgetKeys(observeContext(), b));
+}

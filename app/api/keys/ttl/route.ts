@@ -1,0 +1,16 @@
+import { ttlBodySchema } from "@/lib/action-types";
+import { handleBody } from "@/server/http";
+import { observeContext } from "@/server/observe";
+import { setKeysTtl } from "@/server/observe/key-actions";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/**
+ * `POST /api/keys/ttl` with the selection of `/api/keys/forget` plus `ttlMs` → `{ matched, changed,
+ * policyMs, beyondPolicy, … }`: sets the TTL of the matched keys. Longer than the handler's TTL
+ * policy only with `allowBeyondPolicy: true` (400 otherwise), and the answer says so.
+ */
+export function POST(req: Request): Promise<Response> {
+  return handleBody(req, ttlBodySchema, (b) => setKeysTtl(observeContext(), b));
+}

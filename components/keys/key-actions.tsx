@@ -1,0 +1,131 @@
+"use client";
+
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { DEDUP_KEY_SEGMENT } from "@/names/dedup";
+import { ApiError } from "@/lib/query-options";
+import { forgetKeys, setKeysTtl } from "@/lib/record-queries";
+import { Panel } from "../panel";
+import { TokenField } from "../workshop/token-field";
+import { needsToken, useWorkshopToken } from "../workshop/token";
+
+const field = "rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900";
+const btn = "rounded px-3 py-1 text-sm focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-40";
+
+/** `<service>:dedup:<handler>` → its two names (null for a prefix of another shape). */
+export function ownerOfPrefix(prefix: string): { service: string; handler: string } | null {
+  const mid = `:${DEDUP_KEY_SEGMENT}:`;
+  const at = prefix.indexOf(mid);
+  return at > 0 ? { service: prefix.slice(0, at), handler: prefix.slice(at + mid.length) } : null;
+}
+
+interface Outcome {
+  dryRun: boolean;
+  matched: number;
+  changed: number;
+  complete: boolean;
+  note?: string;
+}
+
+/**
+ * Forget keys or set their TTL, for one handler: the UUIDs pasted, or every key (of a state,
+ * idle for at least N minutes). A dry run first (the default); the real action asks for
+ * confirmation with the count the dry run found.
+ */
+export function KeyActions({ prefix }: { prefix: string }) {
+  const owner = ownerOfPrefix(prefix);
+  const tok = useWorkshopToken();
+  const qc = useQueryClient();
+  const [action, setAction] = useState<"forget" | "ttl">("forget");
+  const [uuids, setUuids] = useState("");
+  const [state, setState] = useState("");
+  const [idleMin, setIdleMin] = useState("");
+  const [ttlMin, setTtlMin] = useState("60");
+  const [out, setOut] = useState<Outcome | null>(null);
+  const body = (dryRun: boolean) => {
+    const list = uuids.split(/[\s,]+/).filter(Boolean);
+    return {
+      ...owner,
+      ...(list.length ? { uuids: list } : {}),
+      ...(state ? { state } : {}),
+      ...(Number(idleMin) > 0 ? { olderThanMs: Math.round(Number(idleMin) * 60_000) } : {}),
+      ...(action === "ttl" ? { ttlMs: Math.round(Number(ttlMin) * 60_000) } : {}),
+      dryRun,
+    };
+  };
+  const m = useMutation({
+    mutationFn: async (dryRun: boolean): Promise<Outcome> => {
+      if (action === "forget") {
+        const r = await forgetKeys(body(dryRun), tok.token);
+        return { dryRun: r.dryRun, matched: r.matched, changed: r.deleted, complete: r.complete };
+      }
+      const r = await setKeysTtl(body(dryRun), tok.token);
+      return { dryRun: r.dryRun, matched: r.matched, changed: r.changed, complete: r.complete, note: `handler's TTL policy ${Math.round(r.policyMs / 60_000)} min (${r.policySource})` };
+    },
+    onSuccess: (r) => {
+      setOut(r);
+      if (!r.dryRun) void qc.invalidateQueries({ queryKey: ["keys", prefix] });
+    },
+    onError: (e) => {
+      if (needsToken(e)) tok.show();
+    },
+  });
+  if (!owner) return null;
+  const verb = action === "forget" ? "Delete" : "Set the TTL of";
+  const real = () => {
+    if (out?.dryRun && window.confirm(`${verb} ${out.matched} key${out.matched === 1 ? "" : "s"} of ${prefix}?`)) m.mutate(false);
+  };
+  const reset = () => setOut(null);
+  return (
+    <Panel title="Act on keys" description="Forget keys (their messages are processed again when replayed) or set their TTL. Dry run first; the real action asks for confirmation with the count." testId="key-actions">
+      {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
+      <div className="flex flex-wrap items-end gap-2 text-sm">
+        <label className="flex flex-col">
+          <span>Action</span>
+          <select data-testid="action-kind" value={action} onChange={(e) => (reset(), setAction(e.target.value as "forget" | "ttl"))} className={field}>
+            <option value="forget">forget (UNLINK)</option>
+            <option value="ttl">set TTL</option>
+          </select>
+        </label>
+        <label className="flex flex-col">
+          <span>State</span>
+          <select data-testid="action-state" value={state} onChange={(e) => (reset(), setState(e.target.value))} className={field}>
+            <option value="">any</option>
+            <option value="processing">processing (leases)</option>
+            <option value="done">done</option>
+          </select>
+        </label>
+        <label className="flex flex-col">
+          <span>Idle ≥ (min)</span>
+          <input value={idleMin} onChange={(e) => (reset(), setIdleMin(e.target.value))} inputMode="numeric" className={`w-24 ${field}`} />
+        </label>
+        {action === "ttl" ? (
+          <label className="flex flex-col">
+            <span>TTL (min)</span>
+            <input value={ttlMin} onChange={(e) => (reset(), setTtlMin(e.target.value))} inputMode="numeric" className={`w-24 ${field}`} />
+          </label>
+        ) : null}
+      </div>
+      <label className="mt-2 flex flex-col text-sm">
+        <span>Message UUIDs (one per line or comma-separated; empty = every key matching the state and idle time)</span>
+        <textarea data-testid="action-uuids" value={uuids} onChange={(e) => (reset(), setUuids(e.target.value))} rows={3} className={`font-mono ${field}`} />
+      </label>
+      <div className="mt-2 flex flex-wrap gap-2">
+        <button type="button" data-testid="action-dry" onClick={() => m.mutate(true)} disabled={m.isPending} className={`${btn} border border-slate-300 hover:bg-slate-100 dark:border-slate-700 dark:hover:bg-slate-800`}>
+          Dry run
+        </button>
+        <button type="button" data-testid="action-real" onClick={real} disabled={m.isPending || !out?.dryRun || out.matched === 0} className={`${btn} bg-red-700 text-white hover:bg-red-800`}>
+          {verb} {out?.dryRun ? out.matched : ""} keys
+        </button>
+      </div>
+      {m.isError ? <p className="mt-2 text-sm text-red-700 dark:text-red-300">{m.error instanceof ApiError ? m.error.detail : String(m.error)}</p> : null}
+      {out ? (
+        <p className="mt-2 text-sm" data-testid="action-result" role="status">
+          {out.dryRun ? `Dry run: ${out.matched} key${out.matched === 1 ? "" : "s"} match` : `${out.changed} of ${out.matched} key${out.matched === 1 ? "" : "s"} ${action === "forget" ? "deleted" : "changed"}`}
+          {out.complete ? "" : " (a bound of one call stopped it: run it again for the rest)"}
+          {out.note ? `; ${out.note}` : ""}.
+        </p>
+      ) : null}
+    </Panel>
+  );
+}

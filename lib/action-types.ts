@@ -1,0 +1,109 @@
+/**
+ * Shapes of the key actions (`POST /api/keys/forget`, `POST /api/keys/ttl`) and of the audit trail
+ * (`GET /api/audit`), as zod schemas with their types. Isomorphic.
+ */
+import { z } from "zod";
+
+const name = z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f:*?[\]\\]+$/, "expected a name without control characters, ':' or glob characters");
+
+/** Which keys of one handler an action touches: by UUID list, or every key (optionally by state and idle time). */
+export const keySelectionSchema = z
+  .object({
+    service: name,
+    handler: name,
+    /** Message UUIDs (the last segment of the key); absent = every key of the handler. */
+    uuids: z.array(z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f*?[\]\\]+$/, "expected a UUID")).min(1).max(10_000).optional(),
+    /** Only keys in this state: `processing` (leases, e.g. stuck ones) or `done`. */
+    state: z.enum(["processing", "done"]).optional(),
+    /** Only keys idle at least this long (Redis `OBJECT IDLETIME`: since last written or checked). */
+    olderThanMs: z.number().int().min(1).max(365 * 86_400_000).optional(),
+    /** Count only, change nothing. The UI's default. @default true */
+    dryRun: z.boolean().default(true),
+  })
+  .strict();
+
+/** Body of `POST /api/keys/forget`. */
+export const forgetBodySchema = keySelectionSchema;
+/** Body of `POST /api/keys/forget`. */
+export type ForgetBody = z.infer<typeof forgetBodySchema>;
+
+/** Body of `POST /api/keys/ttl`. */
+export const ttlBodySchema = keySelectionSchema.extend({
+  /** The TTL to set, ms (at least a second). */
+  ttlMs: z.number().int().min(1000).max(365 * 86_400_000),
+  /** Must be true to set a TTL above the handler's TTL policy: the answer says it is beyond. @default false */
+  allowBeyondPolicy: z.boolean().default(false),
+});
+/** Body of `POST /api/keys/ttl`. */
+export type TtlBody = z.infer<typeof ttlBodySchema>;
+
+/** Answer of `POST /api/keys/forget`. */
+export const forgetResponseSchema = z.object({
+  dryRun: z.boolean(),
+  prefix: z.string(),
+  /** Keys that matched the selection (inside `DEDUP_PREFIXES`). */
+  matched: z.number(),
+  /** Keys deleted (`UNLINK`); 0 in a dry run. */
+  deleted: z.number(),
+  /** `false`: the bound of one call (keys scanned, Redis budget) stopped it; call again for the rest. */
+  complete: z.boolean(),
+});
+/** Answer of `POST /api/keys/forget`. */
+export type ForgetResponse = z.infer<typeof forgetResponseSchema>;
+
+/** Answer of `POST /api/keys/ttl`. */
+export const ttlResponseSchema = z.object({
+  dryRun: z.boolean(),
+  prefix: z.string(),
+  matched: z.number(),
+  /** Keys whose TTL was set; 0 in a dry run. */
+  changed: z.number(),
+  ttlMs: z.number(),
+  /** The handler's TTL policy: its declared window, else the default class's. */
+  policyMs: z.number(),
+  policySource: z.enum(["declared", "default"]),
+  /** The TTL set is longer than the policy allows (only with `allowBeyondPolicy`). */
+  beyondPolicy: z.boolean(),
+  complete: z.boolean(),
+});
+/** Answer of `POST /api/keys/ttl`. */
+export type TtlResponse = z.infer<typeof ttlResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Audit trail
+
+/** One state-changing action as the audit trail keeps it. */
+export const auditEntrySchema = z.object({
+  id: z.string(),
+  /** ISO-8601. */
+  at: z.string(),
+  /** `token` (WORKSHOP_TOKEN), `local` (this machine), `embedded` (the open one-process demo). */
+  who: z.string(),
+  /** What was done: `keys.forget`, `keys.ttl`, `dlq.redrive`, `workshop.run`, `demo.faults`, `demo.sources`, … */
+  action: z.string(),
+  /** The selection / filter / body, as given. */
+  filter: z.record(z.string(), z.unknown()),
+  dryRun: z.boolean(),
+  matched: z.number().nullable(),
+  changed: z.number().nullable(),
+  /** `ok`, or `error: <detail>`. */
+  result: z.string(),
+});
+/** One audit entry. */
+export type AuditEntry = z.infer<typeof auditEntrySchema>;
+
+/** Answer of `GET /api/audit`. */
+export const auditResponseSchema = z.object({
+  generatedAt: z.string(),
+  /** `postgres` (survives restarts) or `memory` (this process only: DATABASE_URL is not set). */
+  store: z.enum(["postgres", "memory"]),
+  entries: z.array(auditEntrySchema),
+});
+/** Answer of `GET /api/audit`. */
+export type AuditResponse = z.infer<typeof auditResponseSchema>;
+
+/** `GET /api/audit?action=&limit=` */
+export const auditQuerySchema = z.object({
+  action: z.string().min(1).max(100).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});

@@ -38,6 +38,9 @@ const nextConfig = {
   // there, never in a plain `next build`.
   typescript: { ignoreBuildErrors: process.env.DEDUP_HEALTH_TYPECHECKED === "1" },
   poweredByHeader: false,
+  // proxy.ts redirects `/path/` to `/path` itself, after its Host check and with the security
+  // headers; Next.js' own redirect answered before any of that, with none of them.
+  skipTrailingSlashRedirect: true,
   experimental: {
     // What Next.js buffers of a request body for proxy.ts (default 10 MB per request): the largest
     // body any route reads (MAX_BODY_BYTES, server/access.ts). proxy.ts refuses a larger

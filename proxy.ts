@@ -1,6 +1,7 @@
 import { NextResponse, type NextRequest } from "next/server";
 import type { ErrorBody } from "@/lib/api-types";
 import { pageCsp } from "@/lib/csp";
+import { routeName } from "@/lib/route-params";
 import { crossSiteRefusal, MAX_BODY_BYTES } from "@/server/access";
 import { hostRefusal, processAllowList } from "@/server/allowed-hosts";
 import { config as appConfig } from "@/server/config";
@@ -58,9 +59,12 @@ export function stateChangeRefusal(method: string, path: string, headers: Header
  * 1. Answers 400 `{ error, detail }` for a request path with an invalid percent-encoding (e.g.
  *    `/handlers/%/x`): Next.js 16 would try to render a `/_error` page that an App-Router-only build
  *    does not have, and answer a bare 500 instead.
- * 2. {@link stateChangeRefusal}; a page requested with another method than GET/HEAD → 405.
- * 3. Pages: a fresh nonce per request, in the CSP of the answer and (for Next's renderer and the
- *    layout, as `x-nonce`) of the request.
+ * 2. A path with a trailing slash → 308 to the path without it, with these headers (Next.js' own
+ *    redirect is off: it answered before this proxy ran).
+ * 3. {@link stateChangeRefusal}; a page requested with another method than GET/HEAD → 405.
+ * 4. Pages: a handler path whose names are no names → the not-found page (404); a fresh nonce per
+ *    request, in the CSP of the answer and (for Next's renderer and the layout, as `x-nonce`) of
+ *    the request.
  */
 export function proxy(req: NextRequest): NextResponse {
   const raw = new URL(req.url).pathname;
@@ -76,6 +80,11 @@ export function proxy(req: NextRequest): NextResponse {
         return refuse(400, "bad_request", "the request path has an invalid percent-encoding");
       }
     }
+  }
+  if (raw.length > 1 && raw.endsWith("/")) {
+    const to = new URL(req.url);
+    to.pathname = raw.replace(/\/+$/, "") || "/";
+    return NextResponse.redirect(to, { status: 308, headers: { ...OWN_HEADERS, "Content-Security-Policy": pageCsp(null) } });
   }
   const refused = stateChangeRefusal(req.method, raw, req.headers);
   if (refused) return refused;
@@ -95,9 +104,17 @@ export function proxy(req: NextRequest): NextResponse {
   const headers = new Headers(req.headers);
   headers.set("x-nonce", nonce);
   headers.set("content-security-policy", csp);
-  const res = NextResponse.next({ request: { headers } });
+  // A handler page whose names, decoded once, are no names (`%25zz` → `%zz`, `%2525` → `%25`): the
+  // not-found page with its 404 status (the page's own notFound() would come after its 200 streamed).
+  const res = badHandlerPath(raw) ? NextResponse.rewrite(new URL("/_not-found", req.url), { request: { headers } }) : NextResponse.next({ request: { headers } });
   res.headers.set("Content-Security-Policy", csp);
   return res;
+}
+
+/** Whether `path` is a handler page's whose service or handler, decoded once, is no name (lib/route-params.ts). */
+function badHandlerPath(path: string): boolean {
+  if (!path.startsWith("/handlers/")) return false;
+  return path.split("/").slice(2).some((seg) => routeName(decodeURIComponent(seg)) === null);
 }
 
 export const config = {

@@ -10,9 +10,9 @@ import { hostname, networkInterfaces } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ScanProgress } from "@/lib/api-types";
-import { startFaultApp, type FaultApp } from "@/test/faults/lib/app";
+import { FaultRedis } from "@/test/faults/lib/redis";
 import { ROOT, startApp, type App } from "./harness";
-import { concurrentBodies, raw, rssMb } from "./security-probes";
+import { concurrentBodies, consumerGroups, raw, rssMb, slowClient } from "./security-probes";
 
 const RUN = "/api/workshop/scenarios/retry-on-error/runs";
 const JSON_TYPE = { "content-type": "application/json" };
@@ -138,6 +138,29 @@ describe("pages take no body; unknown API paths answer JSON", () => {
     expect(one.headers.allow).toBe("GET, HEAD");
   }, 60_000);
 
+  it("/handlers/%25zz/x and /handlers/%2525/x are 404 (a second decoding made them an error page and service `%`)", async () => {
+    for (const path of ["/handlers/%25zz/x", "/handlers/%2525/x", "/handlers/notification/%2525"]) {
+      const r = await fetch(`${lo.url}${path}`);
+      expect(r.status, path).toBe(404);
+      expect(r.headers.get("content-security-policy"), path).toMatch(/frame-ancestors/);
+      expect(await r.text(), path).toContain("There is no page at this address");
+    }
+    const ok = await fetch(`${lo.url}/handlers/notification/on-review-created`);
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain("<title>notification/on-review-created");
+  });
+
+  it("a trailing-slash redirect carries the security headers and comes after the Host check", async () => {
+    const host = new URL(lo.url).host;
+    const r = await raw(lo.url, { path: "/alerts/?range=1h", headers: { host } });
+    expect(r.status).toBe(308);
+    expect(r.headers.location).toMatch(/\/alerts\?range=1h$/);
+    expect(r.headers["content-security-policy"]).toMatch(/frame-ancestors 'none'/);
+    expect(r.headers["x-content-type-options"]).toBe("nosniff");
+    expect(r.headers["referrer-policy"]).toBeTruthy();
+    expect((await raw(lo.url, { path: "/alerts/", headers: { host: "evil.example" } })).status).toBe(403);
+  });
+
   it("an unknown /api path is a JSON 404 with { error, detail }, whatever the method", async () => {
     for (const method of ["GET", "POST", "DELETE"]) {
       const r = await fetch(`${lo.url}/api/no-such-endpoint/x`, { method, headers: JSON_TYPE, body: method === "POST" ? "{}" : undefined });
@@ -150,63 +173,140 @@ describe("pages take no body; unknown API paths answer JSON", () => {
   });
 });
 
-describe("no HTTP parameter overrides the operator's limits on key counting (real mode)", () => {
-  let fa: FaultApp;
-  /** Dedup keys seeded beside the fault app's own (600): 120k, then 40k of them deleted. */
-  const names = Array.from({ length: 120_000 }, (_, i) => `loadtest:dedup:h${i % 4}:${i.toString(36)}`);
+describe("real mode: no parameter overrides the operator's limits; other services' consumers stay anonymous", () => {
+  let redis: FaultRedis;
+  let app: App;
+  let kafka: Awaited<ReturnType<typeof consumerGroups>>;
+  const SERVICE = "notification";
+  const suffix = Date.now().toString(36);
+  const topic = `sec-bounds-${suffix}`;
+  const ownGroup = `${SERVICE}.sec-${suffix}`;
+  const foreignGroup = `otherteam.sec-${suffix}`;
   beforeAll(async () => {
-    fa = await startFaultApp({ INSPECT_EXACT_MAX_KEYS: "100000" });
-    const c = fa.redis.client();
-    for (let i = 0; i < names.length; i += 10_000) {
+    // 25,000 dedup keys, every command timed (SLOWLOG at 0 µs) from before the app's start-up count.
+    redis = await FaultRedis.start("bounds", { password: `pw${suffix}` });
+    const c = redis.client();
+    for (let i = 0; i < 25_000; i += 5_000) {
       const p = c.pipeline();
-      for (const k of names.slice(i, i + 10_000)) p.set(k, "done", "PX", 3_600_000);
+      for (let j = i; j < i + 5_000; j++) p.set(`loadtest:dedup:h${j % 4}:${j.toString(36)}`, "done", "PX", 3_600_000);
       await p.exec();
     }
-    c.disconnect();
-  }, 90_000);
-  afterAll(async () => fa?.close());
-
-  type Handlers = { scan: ScanProgress; refresh: { started: boolean; retryAfterMs: number } };
-  const handlers = async (query = "", headers: Record<string, string> = {}) => (await (await fetch(`${fa.app.url}/api/handlers${query}`, { headers })).json()) as Handlers;
-  /** Asks for a recount until one starts (one per 10 s for all callers), then waits for it to finish. */
-  const recount = async (query: string): Promise<ScanProgress> => {
-    await expect.poll(async () => (await handlers(query)).refresh.started, { timeout: 25_000, interval: 500 }).toBe(true);
-    let scan: ScanProgress | undefined;
-    await expect.poll(async () => (scan = (await handlers()).scan).done && scan.finishedAt !== null, { timeout: 60_000, interval: 250 }).toBe(true);
-    return scan!;
-  };
-
-  it("mode=exact does not lift INSPECT_EXACT_MAX_KEYS; refresh=1 is one limit for all callers, whatever address they claim", async () => {
-    const scan = await recount("?mode=exact&refresh=1");
-    expect(scan.total).toBeGreaterThan(100_000);
-    expect(scan.mode).toBe("estimate");
-    // A recount just started: another caller, claiming to be someone else, waits its turn.
-    const refused = await handlers("?refresh=1", { "x-forwarded-for": "198.51.100.23" });
-    expect(refused.refresh).toMatchObject({ started: false });
-    expect(refused.refresh.retryAfterMs).toBeGreaterThan(0);
-  }, 90_000);
-
-  it("the exact scan uses at most ~5 % of Redis time, in script calls of at most 1.5 ms", async () => {
-    const c = fa.redis.client();
-    for (let i = 0; i < 40_000; i += 10_000) await c.del(...names.slice(i, i + 10_000));
     await c.config("SET", "slowlog-max-len", "100000");
     await c.config("SET", "slowlog-log-slower-than", "0");
     await c.slowlog("RESET");
-    const scan = await recount("?refresh=1");
+    c.disconnect();
+    [kafka, app] = await Promise.all([
+      consumerGroups(topic, [`${ownGroup}/${hostname()}-${process.pid}`, `${foreignGroup}/${hostname()}-${process.pid}`]),
+      startApp({ env: { REDIS_URL: redis.url, KAFKA_BROKERS: "127.0.0.1:9092", CONSUMER_TOPICS: topic, SERVICE_NAME: SERVICE, DEMO: "off", INSPECT_EXACT_MAX_KEYS: "30000" } }),
+    ]);
+  }, 90_000);
+  afterAll(async () => {
+    await app?.stop();
+    await kafka?.close();
+    await redis?.close();
+  });
+
+  type Handlers = { scan: ScanProgress; refresh: { started: boolean; retryAfterMs: number } };
+  const handlers = async (query = "", headers: Record<string, string> = {}) => (await (await fetch(`${app.url}/api/handlers${query}`, { headers })).json()) as Handlers;
+  /** The count's progress once one has finished over the seeded keys (a start-up attempt may fail while Redis connects: it is retried). */
+  const finished = async (): Promise<ScanProgress> => {
+    let scan: ScanProgress | undefined;
+    await expect.poll(async () => (scan = (await handlers()).scan).done && scan.finishedAt !== null && scan.total > 0, { timeout: 60_000, interval: 250 }).toBe(true);
+    return scan!;
+  };
+
+  it("the exact count uses at most ~5 % of Redis time, in script calls of at most 1.5 ms", async () => {
+    const scan = await finished();
+    const c = redis.client();
     const log = (await c.slowlog("GET", -1)) as Array<[number, number, number, string[]]>;
     await c.config("SET", "slowlog-log-slower-than", "5000");
     c.disconnect();
     expect(scan.mode).toBe("exact");
-    // The scan's script calls (mode `scan`), with their own server time.
+    // The count's script calls (mode `scan`), with their own server time.
     const calls = log.filter((e) => ["evalsha", "eval"].includes(e[3][0]?.toLowerCase() ?? "") && e[3][3] === "scan").map((e) => e[2]);
     const wallMs = Date.parse(scan.finishedAt!) - Date.parse(scan.startedAt!);
     const redisMs = calls.reduce((a, b) => a + b, 0) / 1000;
     const sorted = [...calls].sort((a, b) => a - b);
     const p90 = sorted[Math.ceil(sorted.length * 0.9) - 1]!;
-    console.log(`[boundaries] exact scan of ${scan.total} keys: ${calls.length} script calls, ${redisMs.toFixed(1)} ms of Redis time over ${wallMs} ms (${((100 * redisMs) / wallMs).toFixed(1)} %); per call median ${sorted[Math.floor(sorted.length / 2)]} µs, p90 ${p90} µs, max ${sorted.at(-1)} µs`);
+    console.log(`[boundaries] exact count of ${scan.total} keys: ${calls.length} script calls, ${redisMs.toFixed(1)} ms of Redis time over ${wallMs} ms (${((100 * redisMs) / wallMs).toFixed(1)} %); per call median ${sorted[Math.floor(sorted.length / 2)]} µs, p90 ${p90} µs, max ${sorted.at(-1)} µs`);
     expect(calls.length).toBeGreaterThan(10);
     expect(redisMs / wallMs).toBeLessThan(0.1);
     // 1.5 ms is the calls' bound; a hypervisor pause on this VM adds 3-13 ms to whatever runs, so the 90th percentile is asserted.
     expect(p90).toBeLessThanOrEqual(1500);
-  }, 120_000);
+  }, 90_000);
+
+  it("mode=exact does not lift INSPECT_EXACT_MAX_KEYS; refresh=1 is one limit for all callers, whatever address they claim", async () => {
+    const c = redis.client();
+    const p = c.pipeline();
+    for (let j = 0; j < 10_000; j++) p.set(`loadtest:dedup:more:${j.toString(36)}`, "done", "PX", 3_600_000);
+    await p.exec();
+    c.disconnect();
+    await expect.poll(async () => (await handlers("?mode=exact&refresh=1")).refresh.started, { timeout: 25_000, interval: 500 }).toBe(true);
+    // A recount just started: another caller, claiming to be someone else, waits its turn.
+    const refused = await handlers("?refresh=1", { "x-forwarded-for": "198.51.100.23" });
+    expect(refused.refresh).toMatchObject({ started: false });
+    expect(refused.refresh.retryAfterMs).toBeGreaterThan(0);
+    const scan = await finished();
+    expect(scan.total).toBeGreaterThan(30_000);
+    expect(scan.mode).toBe("estimate");
+  }, 90_000);
+
+  it("/api/consumers: one cached answer per topic, a group that does not consume it is a 400, other services' members carry no host name or PID", async () => {
+    type View = { generatedAt: string; groups: Array<{ groupId: string; members: Array<{ memberId: string; clientId: string; replica: string; host: string }>; partitions: Array<{ memberId: string | null }> }> };
+    let body: View | undefined;
+    await expect
+      .poll(async () => {
+        const r = await fetch(`${app.url}/api/consumers?topic=${topic}`);
+        body = r.ok ? ((await r.json()) as View) : undefined;
+        return [ownGroup, foreignGroup].every((g) => body?.groups.some((x) => x.groupId === g && x.members.length > 0));
+      }, { timeout: 45_000, interval: 1_000 })
+      .toBe(true);
+    const own = body!.groups.find((g) => g.groupId === ownGroup)!;
+    const foreign = body!.groups.find((g) => g.groupId === foreignGroup)!;
+    expect(own.members[0]!.replica).toBe(`${hostname()}-${process.pid}`);
+    expect(own.members[0]!.host).not.toBe("");
+    expect(foreign.members[0]).toMatchObject({ replica: "member-1", host: "", clientId: `${foreignGroup}/member-1`, memberId: `${foreignGroup}/member-1` });
+    expect(JSON.stringify(foreign)).not.toContain(hostname());
+    expect(JSON.stringify(foreign)).not.toContain(String(process.pid));
+    // A group asked for is picked out of the topic's shared answer; any other value costs no Kafka call.
+    const one = (await (await fetch(`${app.url}/api/consumers?topic=${topic}&group=${foreignGroup}`)).json()) as View;
+    expect(one.groups.map((g) => g.groupId)).toEqual([foreignGroup]);
+    for (const g of ["no-such-group-1", "no-such-group-2", `${SERVICE}.nothing`]) {
+      const r = await fetch(`${app.url}/api/consumers?topic=${topic}&group=${g}`);
+      expect(r.status, g).toBe(400);
+      expect(await r.json()).toMatchObject({ error: "bad_request", detail: expect.stringMatching(/not a consumer group of/) });
+    }
+  }, 90_000);
+});
+
+describe("slow clients and connection count are bounded", () => {
+  let tight: App;
+  beforeAll(async () => {
+    tight = await startApp({ env: { DEMO: "off", HTTP_HEADERS_TIMEOUT_MS: "2000", HTTP_BODY_TIMEOUT_MS: "3000", HTTP_MAX_CONNECTIONS: "40" } });
+  }, 60_000);
+  afterAll(async () => tight?.stop());
+
+  it("headers or a body trickled byte by byte are cut at their deadline; connections beyond the cap are closed at once", async () => {
+    const host = new URL(tight.url).host;
+    expect(tight.logs()).toMatch(/\[dedup-health\] http limits: headers within 2000 ms, a body within 3000 ms of them, at most 40 connections/);
+    const [slowHeaders, slowBody, idle] = await Promise.all([
+      slowClient(tight.url, { head: `GET / HTTP/1.1\r\nHost: ${host}\r\n`, trickle: "X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", everyMs: 250, maxMs: 8_000 }),
+      slowClient(tight.url, { head: `PUT /api/demo/faults HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`, trickle: "{".padEnd(60, " "), everyMs: 250, maxMs: 8_000 }),
+      slowClient(tight.url, { head: "", trickle: "", everyMs: 250, maxMs: 8_000 }),
+    ]);
+    console.log(`[boundaries] cut after: slow headers ${slowHeaders} ms, slow body ${slowBody} ms, an idle connection ${idle} ms (deadlines 2000 / 2000 + 3000 ms)`);
+    expect(slowHeaders).not.toBeNull();
+    expect(slowHeaders!).toBeLessThan(4_000);
+    expect(slowBody).not.toBeNull();
+    expect(slowBody!).toBeLessThan(6_500);
+    expect(idle).not.toBeNull();
+    expect(idle!).toBeLessThan(4_000);
+    // 60 idle connections against a cap of 40: the excess is closed at once.
+    const many = await Promise.all(Array.from({ length: 60 }, () => slowClient(tight.url, { head: "", trickle: "", everyMs: 1_000, maxMs: 800 })));
+    const closedAtOnce = many.filter((ms) => ms !== null).length;
+    console.log(`[boundaries] 60 idle connections, cap 40: ${closedAtOnce} closed within 800 ms`);
+    expect(closedAtOnce).toBeGreaterThanOrEqual(20);
+    // Once they are gone, the server answers as before.
+    await expect.poll(async () => (await fetch(`${tight.url}/api/health`)).status, { timeout: 10_000, interval: 500 }).toBe(200);
+  }, 60_000);
 });

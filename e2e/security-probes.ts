@@ -5,6 +5,8 @@
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
+import { connect } from "node:net";
+import { Kafka, logLevel } from "kafkajs";
 
 /** One request via node:http (Host, Origin, Sec-Fetch-Site and Content-Length can be set freely). */
 export function raw(url: string, o: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
@@ -135,4 +137,64 @@ export function concurrentBodies(url: string, o: { n: number; method: string; pa
         }),
     ),
   );
+}
+
+/**
+ * A slow client: connects, writes `head`, then one character of `trickle` every `everyMs` (and
+ * nothing more once it is spent). Resolves with the ms until the server closed the connection, or
+ * `null` when it was still open after `maxMs` (then this side closes it).
+ */
+export function slowClient(url: string, o: { head: string; trickle: string; everyMs: number; maxMs: number }): Promise<number | null> {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const s = connect(Number(u.port), u.hostname);
+    let i = 0;
+    let done = false;
+    const finish = (v: number | null) => {
+      if (done) return;
+      done = true;
+      clearInterval(drip);
+      clearTimeout(limit);
+      s.destroy();
+      resolve(v);
+    };
+    const drip = setInterval(() => {
+      if (i < o.trickle.length && s.writable) s.write(o.trickle[i++]!);
+    }, o.everyMs);
+    const limit = setTimeout(() => finish(null), o.maxMs);
+    s.on("connect", () => o.head && s.write(o.head));
+    s.on("data", () => undefined);
+    s.on("error", () => finish(Date.now() - t0));
+    s.on("close", () => finish(Date.now() - t0));
+  });
+}
+
+/**
+ * Creates `topic` (2 partitions) on the stack's Kafka and runs one consumer per clientId
+ * (`<groupId>/<replica>`, as this app's consumers name themselves) in its group; `close` stops them
+ * and deletes the topic and the groups.
+ */
+export async function consumerGroups(topic: string, clientIds: readonly string[], brokers = ["127.0.0.1:9092"]): Promise<{ close: () => Promise<void> }> {
+  const admin = new Kafka({ clientId: "sec-probe-admin", brokers, logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
+  const consumers = await Promise.all(
+    clientIds.map(async (clientId) => {
+      const groupId = clientId.slice(0, clientId.lastIndexOf("/"));
+      const c = new Kafka({ clientId, brokers, logLevel: logLevel.NOTHING }).consumer({ groupId });
+      await c.connect();
+      await c.subscribe({ topics: [topic], fromBeginning: true });
+      await c.run({ eachMessage: async () => undefined });
+      return { c, groupId };
+    }),
+  );
+  return {
+    close: async () => {
+      await Promise.all(consumers.map(({ c }) => c.disconnect().catch(() => undefined)));
+      await admin.deleteGroups(consumers.map((x) => x.groupId)).catch(() => undefined);
+      await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      await admin.disconnect();
+    },
+  };
 }

@@ -103,6 +103,14 @@ const schema = z.object({
       .refine((xs) => xs.length > 0 && xs.every((x) => /^[A-Za-z0-9._-]{1,249}$/.test(x)), "expected a comma-separated list of Kafka topic names")
       .default(["demo.events"]),
   ),
+  /** `own`: `/api/consumers` shows host names and PIDs of this service's consumers only (server/observe/consumer-privacy.ts); `all`: of every group on the topic. */
+  CONSUMER_DETAILS: z.preprocess(empty, z.enum(["own", "all"], "expected own or all").default("own")),
+  /** Time a client has to send a request's headers (server/http-limits.ts). */
+  HTTP_HEADERS_TIMEOUT_MS: z.preprocess(empty, z.coerce.number().int("expected a whole number of milliseconds").min(1000, "expected at least 1000").max(120_000, "expected at most 120000").default(10_000)),
+  /** Time a client has to send a request's body once its headers arrived. */
+  HTTP_BODY_TIMEOUT_MS: z.preprocess(empty, z.coerce.number().int("expected a whole number of milliseconds").min(1000, "expected at least 1000").max(300_000, "expected at most 300000").default(20_000)),
+  /** Connections the server keeps open at once; more are closed at once. */
+  HTTP_MAX_CONNECTIONS: z.preprocess(empty, posInt(100_000).default(256)),
   /** Reverse proxies whose X-Forwarded-For / X-Real-IP / Forwarded are believed (server/access.ts). */
   TRUSTED_PROXIES: z.preprocess(empty, ipList.default([])),
   /** Host names the app answers to besides loopback and its own (server/allowed-hosts.ts); `.example.com` allows sub-domains. */

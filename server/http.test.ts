@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { parseConfig } from "./config";
-import { answer, fail } from "./http";
+import { answer, fail, guard } from "./http";
+import { TOKEN_FAILURES } from "./token-failures";
 
 type G = typeof globalThis & { __dedupHealthConfig?: unknown };
 const g = globalThis as G;
@@ -53,5 +54,25 @@ describe("answer / fail: upstream detail only for a local viewer with SHOW_UPSTR
     }
     process.env.__NEXT_PRIVATE_ORIGIN = "http://0.0.0.0:3000";
     expect(await detailOf(answer(req(local), body()))).not.toMatch(/prom\.internal/);
+  });
+});
+
+describe("guard: wrong tokens are limited for all callers together", () => {
+  it("after a burst of wrong tokens every token waits (429 + Retry-After), the right one too; no token stays a 401", async () => {
+    delete (globalThis as { __dedupHealthTokenFailures?: unknown }).__dedupHealthTokenFailures;
+    const TOKEN = "the-right-token-0123456789";
+    g.__dedupHealthConfig = parseConfig({ WORKSHOP_TOKEN: TOKEN });
+    const req = (authorization?: string, from = "203.0.113.9") =>
+      new Request("http://localhost:3000/api/demo/faults", { method: "PUT", headers: { ...local, "x-forwarded-for": from, ...(authorization ? { authorization } : {}) } });
+    expect(guard(req(`Bearer ${TOKEN}`))).toBeNull();
+    const statuses = Array.from({ length: TOKEN_FAILURES.burst + 5 }, (_, i) => guard(req(`Bearer guess-${i}-xxxxxxxxxxxx`, `198.51.100.${i}`))!.status);
+    expect(statuses.slice(0, TOKEN_FAILURES.burst)).toEqual(Array(TOKEN_FAILURES.burst).fill(401));
+    expect(statuses.slice(TOKEN_FAILURES.burst)).toEqual(Array(5).fill(429));
+    const right = guard(req(`Bearer ${TOKEN}`))!;
+    expect(right.status).toBe(429);
+    expect(Number(right.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(await right.json()).toMatchObject({ error: "rate_limited" });
+    expect(guard(req())!.status).toBe(401);
+    delete (globalThis as { __dedupHealthTokenFailures?: unknown }).__dedupHealthTokenFailures;
   });
 });

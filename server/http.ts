@@ -19,6 +19,7 @@ import { ERROR_CODES, type ErrorBody } from "@/lib/api-types";
 import { config } from "@/server/config";
 import { checkAccess, clientAddress, isLocalRequest, listenInfo, MAX_BODY_BYTES } from "@/server/access";
 import { redactBody } from "@/server/redact";
+import { tokenFailures } from "@/server/token-failures";
 
 const HEADERS = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" };
 
@@ -163,9 +164,19 @@ export function browseClient(req: Request): string {
   return clientAddress(req.headers, config().TRUSTED_PROXIES) ?? "unknown";
 }
 
-/** The access rule of `server/access.ts` for a state-changing call: null when allowed, else the 401/403 answer. */
+/**
+ * The access rule of `server/access.ts` for a state-changing call: null when allowed, else the
+ * 401/403 answer; 429 while too many wrong tokens were sent lately (server/token-failures.ts).
+ */
 export function guard(req: Request): Response | null {
-  const d = checkAccess(req.headers, config(), listenInfo());
+  const c = config();
+  const presented = c.WORKSHOP_TOKEN !== undefined && req.headers.has("authorization");
+  if (presented) {
+    const wait = tokenFailures().retryAfterSeconds();
+    if (wait > 0) return answer(req, { error: "rate_limited", detail: `too many wrong tokens lately; try again in ${wait} s` } satisfies ErrorBody, 429, { "retry-after": String(wait) });
+  }
+  const d = checkAccess(req.headers, c, listenInfo());
+  if (!d.ok && d.status === 401 && presented) tokenFailures().failed();
   return d.ok ? null : fail(req, d.status, d.error, d.detail);
 }
 

@@ -18,6 +18,7 @@ export async function startup(): Promise<void> {
   // Who may change state (token / this machine / read-only / embedded-open), said once.
   const { accessSummary } = await import("./access");
   console.log(`[dedup-health] access: ${accessSummary(config())}`);
+  await limitHttpServer(config());
   // The embedded metrics history and the first key count start at boot, not at the first page view.
   const { startObserve } = await import("./observe");
   startObserve();
@@ -50,4 +51,19 @@ function startDemoInBackground(attempt = 1): void {
       console.error(`[dedup-health] demo consumer did not start (attempt ${attempt}): ${e instanceof Error ? e.message : String(e)}; retrying in 10 s`);
       setTimeout(() => startDemoInBackground(attempt + 1), 10_000).unref();
     });
+}
+
+/**
+ * Puts the request deadlines and the connection cap of server/http-limits.ts on the HTTP server of
+ * this process (`next start`'s), and says so; warns when there is none in this process.
+ */
+async function limitHttpServer(c: AppConfig): Promise<void> {
+  const { applyHttpLimits, findListeningServer } = await import("./http-limits");
+  const server = findListeningServer();
+  if (!server) {
+    console.warn("[dedup-health] http limits: no listening HTTP server in this process; request deadlines and the connection cap are Node's defaults (300 s, none)");
+    return;
+  }
+  const l = applyHttpLimits(server, { headersTimeoutMs: c.HTTP_HEADERS_TIMEOUT_MS, bodyTimeoutMs: c.HTTP_BODY_TIMEOUT_MS, maxConnections: c.HTTP_MAX_CONNECTIONS });
+  console.log(`[dedup-health] http limits: headers within ${l.headersTimeoutMs} ms, a body within ${l.bodyTimeoutMs} ms of them, at most ${l.maxConnections} connections`);
 }

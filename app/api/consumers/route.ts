@@ -1,8 +1,9 @@
 import { consumersQuerySchema } from "@/lib/consumer-types";
 import { config } from "@/server/config";
 import { SharedCache } from "@/server/observe/cache";
-import { handleQuery, NotFoundError } from "@/server/http";
+import { BadRequestError, handleQuery, NotFoundError } from "@/server/http";
 import { getConsumers } from "@/server/observe/consumer-group";
+import { consumersForViewer } from "@/server/observe/consumer-privacy";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -26,12 +27,20 @@ function answers(): SharedCache {
 /**
  * `GET /api/consumers?topic=&group=`: which replica of each consumer group holds which partitions
  * of the topic (default `demo.events`), lag per partition and processed rate per replica. Only the
- * topics of `CONSUMER_TOPICS` (default the demo topic) and the groups consuming them are described.
- * 400 on a bad parameter, 404 for another topic or an unknown group, 503 when Kafka is not configured or down.
+ * topics of `CONSUMER_TOPICS` (default the demo topic) and the groups consuming them are described:
+ * one answer per topic, shared for 2 s, whatever `group` asks for (a group is picked out of it, so
+ * no parameter value costs Kafka admin calls of its own). Other services' members are anonymised
+ * (server/observe/consumer-privacy.ts). 400 on a bad parameter or a group that does not consume the
+ * topic, 404 for another topic, 503 when Kafka is not configured or down.
  */
 export function GET(req: Request): Promise<Response> {
-  return handleQuery(req, consumersQuerySchema, (q) => {
-    if (!config().CONSUMER_TOPICS.includes(q.topic)) throw new NotFoundError(`topic ${q.topic} is not one of CONSUMER_TOPICS (${config().CONSUMER_TOPICS.length} configured)`);
-    return answers().get(`${q.topic}\u0000${q.group ?? ""}`, () => getConsumers(q));
+  return handleQuery(req, consumersQuerySchema, async (q) => {
+    const c = config();
+    if (!c.CONSUMER_TOPICS.includes(q.topic)) throw new NotFoundError(`topic ${q.topic} is not one of CONSUMER_TOPICS (${c.CONSUMER_TOPICS.length} configured)`);
+    const all = consumersForViewer(await answers().get(q.topic, () => getConsumers({ topic: q.topic })), c.SERVICE_NAME, c.CONSUMER_DETAILS);
+    if (q.group === undefined) return all;
+    const groups = all.groups.filter((g) => g.groupId === q.group);
+    if (groups.length === 0) throw new BadRequestError(`group: not a consumer group of ${q.topic} (the groups consuming it are listed without a group parameter)`);
+    return { ...all, groups };
   });
 }

@@ -1,16 +1,27 @@
 import { HydrationBoundary } from "@tanstack/react-query";
 import type { Metadata } from "next";
+import { notFound } from "next/navigation";
 import { Suspense } from "react";
 import { HandlerView } from "@/components/handler/handler-view";
 import { LoadingState } from "@/components/panel";
+import { routeName } from "@/lib/route-params";
 import { prefetchPage, rangeOf } from "../../../prefetch-queries";
 
 type Params = Promise<{ service: string; handler: string }>;
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
-export async function generateMetadata({ params }: { params: Params }): Promise<Metadata> {
+/** Service and handler of the path (Next.js has decoded them once: never again), or 404. */
+async function names(params: Params): Promise<{ service: string; handler: string }> {
   const p = await params;
-  return { title: `${decodeURIComponent(p.service)}/${decodeURIComponent(p.handler)}` };
+  const service = routeName(p.service);
+  const handler = routeName(p.handler);
+  if (service === null || handler === null) notFound();
+  return { service, handler };
+}
+
+export async function generateMetadata({ params }: { params: Params }): Promise<Metadata> {
+  const { service, handler } = await names(params);
+  return { title: `${service}/${handler}` };
 }
 
 /**
@@ -19,9 +30,7 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
  * below the fold fetch their own.
  */
 export default async function HandlerPage({ params, searchParams }: { params: Params; searchParams: SearchParams }) {
-  const p = await params;
-  const service = decodeURIComponent(p.service);
-  const handler = decodeURIComponent(p.handler);
+  const { service, handler } = await names(params);
   const state = await prefetchPage(rangeOf(await searchParams), [
     { metric: "duplicate_ratio", service, handler },
     { metric: "duplicates_by_cause", service, handler },

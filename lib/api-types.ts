@@ -398,6 +398,7 @@ export const SERIES_METRICS = [
   "dlq_rate",
   "duplicates_by_cause",
   "handler_time",
+  "lease_events",
 ] as const;
 /** One named series. */
 export type SeriesMetric = (typeof SERIES_METRICS)[number];

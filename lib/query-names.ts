@@ -18,6 +18,9 @@ export const QUERY_NAMES = [
   "handler_p50",
   "handler_p99",
   "handler_p99_1h",
+  "lease_lost_rate",
+  "in_progress_rate",
+  "released_rate",
 ] as const;
 
 /** One named query. */

@@ -92,6 +92,14 @@ export function checkQuantileExpr(q = 0.99, matchers = "", by: readonly string[]
   return `histogram_quantile(${q}, sum by (${grp}) (rate(${METRIC_NAMES.checkDuration}_bucket${sel}[${RATE_WINDOW}])))`;
 }
 
+/**
+ * PromQL of the rate (events/s over {@link RATE_WINDOW}) of one of the Deduplicator's per-handler
+ * lease counters (`leaseLost`, `inProgress`, `released`), per service, topic and handler.
+ */
+export function leaseCounterRateExpr(counter: "leaseLost" | "inProgress" | "released"): string {
+  return `sum by (${METRIC_LABELS[counter].join(", ")}) (rate(${METRIC_NAMES[counter]}[${RATE_WINDOW}]))`;
+}
+
 const pct = (ratio: number) => `${Math.round(ratio * 1000) / 10}%`;
 const HANDLER_PAGE = "/handlers/{{ $labels.service }}/{{ $labels.handler }}";
 const SERVICE_PAGE = "/?service={{ $labels.service }}";
@@ -185,6 +193,29 @@ export const ALERTS = {
         "message waits for this check; slow checks also end in timeouts, which count as dedup errors.",
     },
     dashboardPath: SERVICE_PAGE,
+  }),
+  leaseLost: defineAlert({
+    name: "DedupLeaseLost",
+    title: "Successful runs whose dedup lease had been taken over (a message may have run twice), over 5 min",
+    query: "lease_lost_rate",
+    threshold: { value: 0, label: "any lease lost" },
+    normal: { value: 0, label: "0 normal" },
+    unit: "per_second",
+    by: METRIC_LABELS.leaseLost,
+    // At once: each increase is a message that may have been processed twice.
+    for: "0m",
+    severity: "page",
+    valueExpr: leaseCounterRateExpr("leaseLost"),
+    texts: {
+      summary: "Lease lost on {{ $labels.service }}/{{ $labels.handler }}: a message may have been processed twice",
+      description:
+        'Handler {{ $labels.handler }} of service {{ $labels.service }} (topic {{ $labels.topic }}) finished ' +
+        '{{ $value | printf "%.3g" }} runs per second over the last 5 minutes after its dedup lease (leaseMs) had expired ' +
+        "and another consumer had claimed the same message: each such message may have been processed twice, and only " +
+        "the handler's own idempotency absorbs the second run. The handler outlives its lease: compare its handler time " +
+        "p99 with leaseMs on the handler page.",
+    },
+    dashboardPath: HANDLER_PAGE,
   }),
 } as const satisfies Record<string, AlertThreshold>;
 

@@ -47,12 +47,13 @@ describe("gen:infra", () => {
     }
   });
 
-  it("writes the three alerts of lib/thresholds with their expr, for and severity", () => {
-    expect(rules.map((r) => r.alert)).toEqual(["DedupDuplicateRateHigh", "DedupRedisErrors", "DedupRedisLatencyHigh"]);
+  it("writes every alert of lib/thresholds with its expr, for and severity", () => {
+    expect(rules.map((r) => r.alert)).toEqual(["DedupDuplicateRateHigh", "DedupRedisErrors", "DedupRedisLatencyHigh", "DedupLeaseLost"]);
     for (const a of ALERT_LIST) {
       const r = rules.find((x) => x.alert === a.name);
-      expect(r).toMatchObject({ expr: a.expr, for: a.for, labels: { severity: "ticket" } });
+      expect(r).toMatchObject({ expr: a.expr, for: a.for, labels: { severity: a.severity } });
     }
+    expect(rules.find((r) => r.alert === "DedupLeaseLost")?.labels.severity).toBe("page");
     expect(rules.find((r) => r.alert === "DedupRedisLatencyHigh")?.expr).toBe(
       "histogram_quantile(0.99, sum by (le, service) (rate(deduplication_check_duration_seconds_bucket[5m]))) > 0.05",
     );

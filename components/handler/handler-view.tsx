@@ -17,6 +17,7 @@ import { DuplicateCauses } from "./duplicate-causes";
 import { HandlerKeys } from "./handler-keys";
 import { HandlerLint } from "./handler-lint";
 import { HandlerTime } from "./handler-time";
+import { LeaseEvents } from "./lease-events";
 
 const RESULT_COLORS = { success: "#10b981", deduplicated: "#2563eb", error: "#ef4444" };
 
@@ -76,6 +77,9 @@ export function HandlerView({ service, handler }: { service: string; handler: st
         </DeferMount>
         <DeferMount height={330}>
           <HandlerTime service={service} handler={handler} />
+        </DeferMount>
+        <DeferMount height={330}>
+          <LeaseEvents service={service} handler={handler} />
         </DeferMount>
         <DeferMount height={262}>
           <SeriesPanel title="Redis check latency (service)" description="p50 and p99; dashed: 50 ms alert" metric="check_latency" service={service} unit="seconds" alert={P99_ALERT} testId="chart-check-latency" emptyText="no Redis check recorded." />

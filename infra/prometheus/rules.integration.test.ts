@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALERTS } from "@/lib/thresholds";
+import { ALERT_LIST, ALERTS } from "@/lib/thresholds";
 import { dedupRecorder } from "@/server/dedup/metrics";
 import { freePort } from "@/server/testing/net";
 
@@ -48,6 +48,9 @@ function tick(n: number): void {
     calm.checkSeconds(0.002);
   }
   if (n % 5 === 0) slow.error("redis_timeout");
+  // A success after a lost lease every 5 s once Prometheus scrapes (its first scrape comes ~5 s in;
+  // the series exists at 0 from the first tick, so the first one is an increase).
+  if (n >= 40 && n % 25 === 0) slow.leaseLost("review.created", "on-review-created");
 }
 
 let server: Server | undefined;
@@ -120,7 +123,7 @@ async function waitForActive(timeoutMs: number): Promise<ApiRule[]> {
   while (Date.now() < deadline) {
     try {
       last = await rules();
-      if (last.length === 3 && last.every((r) => r.alerts.length > 0)) return last;
+      if (last.length === ALERT_LIST.length && last.every((r) => r.alerts.length > 0)) return last;
     } catch {
       // not listening yet
     }
@@ -151,6 +154,11 @@ describe("dedup rules in a real Prometheus", () => {
     const lat = byName[ALERTS.redisLatency.name]?.alerts ?? [];
     expect(lat.map((a) => [a.labels.service, a.labels.severity])).toEqual([["slow", "ticket"]]);
     expect(lat[0]?.annotations.description).toMatch(/is \d+(\.\d+)?ms over the last 5 minutes/);
+
+    // for: 0m — the lost lease pages at once, for the one handler whose counter moved.
+    const lease = byName[ALERTS.leaseLost.name]?.alerts ?? [];
+    expect(lease.map((a) => [a.labels.service, a.labels.handler, a.labels.severity, a.state])).toEqual([["slow", "on-review-created", "page", "firing"]]);
+    expect(lease[0]?.annotations.summary).toBe("Lease lost on slow/on-review-created: a message may have been processed twice");
   });
 
   it("computes the duplicate ratio the dashboard plots: 0.2 and 0.01", async () => {

@@ -34,6 +34,17 @@ const SERIES: Record<SeriesMetric, { queries: Array<{ q: QueryName; name: string
     lines: [],
     perHandler: true,
   },
+  // The lease counters of one handler side by side: lease lost pages (DedupLeaseLost), the other two explain it.
+  lease_events: {
+    queries: [
+      { q: "lease_lost_rate", name: "lease lost" },
+      { q: "in_progress_rate", name: "in progress" },
+      { q: "released_rate", name: "released" },
+    ],
+    unit: "per_second",
+    lines: chartLines("leaseLost"),
+    perHandler: true,
+  },
 };
 
 /** Parameters of {@link getSeries} (validated by the route). */

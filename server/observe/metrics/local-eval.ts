@@ -145,6 +145,12 @@ export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): S
       return [...sumBy(rateAt(snaps, METRIC_NAMES.errors, t), by).values()];
     case "dlq_rate":
       return [...sumBy(rateAt(snaps, DLQ_METRIC, t), by).values()];
+    case "lease_lost_rate":
+      return [...sumBy(rateAt(snaps, METRIC_NAMES.leaseLost, t), by).values()];
+    case "in_progress_rate":
+      return [...sumBy(rateAt(snaps, METRIC_NAMES.inProgress, t), by).values()];
+    case "released_rate":
+      return [...sumBy(rateAt(snaps, METRIC_NAMES.released, t), by).values()];
     case "duplicates_by_cause":
       return [...sumBy(rateAt(snaps, DUPLICATES_BY_CAUSE_METRIC, t), by).values()];
     case "handler_p50":

@@ -71,3 +71,41 @@ describe("handler time quantiles", () => {
     expect(await one("handler_p99_1h")).toBeGreaterThan(30);
   });
 });
+
+describe("lease counters: DedupLeaseLost and the Leases panel", () => {
+  it("embedded mode: one lease lost fires DedupLeaseLost at once (page) for that handler only; the panel's three rates per handler", async () => {
+    const registry = new Registry();
+    const rec = dedupRecorder(registry, "notification");
+    let now = 9_000_000;
+    const src = new LocalSource(registry, { intervalMs: 1000 }, () => now);
+    rec.register("demo.events", "on-user-banned");
+    rec.register("demo.events", "on-page-viewed");
+    for (let i = 0; i < 3; i++) {
+      now += 1000;
+      await src.sample();
+    }
+    const leaseLost = () => ALERT_LIST.find((a) => a.name === "DedupLeaseLost")!;
+    const state = async () => (await src.alerts()).find((r) => r.alert === "DedupLeaseLost")!;
+    expect((await state()).state).toBe("inactive");
+    rec.leaseLost("demo.events", "on-user-banned");
+    rec.inProgress("demo.events", "on-user-banned");
+    rec.released("demo.events", "on-user-banned");
+    rec.released("demo.events", "on-user-banned");
+    now += 1000;
+    await src.sample();
+    const s = await state();
+    expect(s.state).toBe("firing");
+    expect(s.instances.map((i) => i.labels)).toEqual([{ service: "notification", topic: "demo.events", handler: "on-user-banned" }]);
+    expect(leaseLost()).toMatchObject({ severity: "page", for: "0m", query: "lease_lost_rate" });
+    const by = async (q: "lease_lost_rate" | "in_progress_rate" | "released_rate") =>
+      Object.fromEntries((await src.instant(q)).map((x) => [x.labels.handler, x.value]));
+    expect((await by("lease_lost_rate"))["on-page-viewed"]).toBe(0);
+    expect((await by("lease_lost_rate"))["on-user-banned"]).toBeGreaterThan(0);
+    expect((await by("released_rate"))["on-user-banned"]).toBeCloseTo(2 * (await by("in_progress_rate"))["on-user-banned"]!, 9);
+  });
+
+  it("the alert's PromQL is its named query's, per service, topic and handler", () => {
+    expect(PROMQL.lease_lost_rate).toBe("sum by (service, topic, handler) (rate(deduplication_lease_lost_total[5m]))");
+    expect(ALERT_LIST.find((a) => a.name === "DedupLeaseLost")!.expr).toBe(`${PROMQL.lease_lost_rate} > 0`);
+  });
+});

@@ -1,5 +1,5 @@
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
-import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, METRIC_NAMES, RATE_WINDOW } from "@/lib/thresholds";
+import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, METRIC_NAMES, RATE_WINDOW } from "@/lib/thresholds";
 import { LABEL, METRIC_LABELS, METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/names/dedup";
 import type { QueryName } from "@/lib/query-names";
 
@@ -54,6 +54,9 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   handler_p50: HANDLER_TIME_BY,
   handler_p99: HANDLER_TIME_BY,
   handler_p99_1h: HANDLER_TIME_BY,
+  lease_lost_rate: METRIC_LABELS.leaseLost,
+  in_progress_rate: METRIC_LABELS.inProgress,
+  released_rate: METRIC_LABELS.released,
 };
 
 /** PromQL of each named query (the duplicate ratio, error rate and p99 are the alert expressions of lib/thresholds). */
@@ -72,4 +75,7 @@ export const PROMQL: Record<QueryName, string> = {
   handler_p50: handlerQuantileExpr(0.5, RATE_WINDOW),
   handler_p99: handlerQuantileExpr(0.99, RATE_WINDOW),
   handler_p99_1h: handlerQuantileExpr(0.99, HANDLER_P99_LINT_WINDOW),
+  lease_lost_rate: leaseCounterRateExpr("leaseLost"),
+  in_progress_rate: leaseCounterRateExpr("inProgress"),
+  released_rate: leaseCounterRateExpr("released"),
 };

@@ -23,7 +23,7 @@ export interface MetricsSource {
   instant(q: QueryName): Promise<Sample[]>;
   /** Values from `startSec` to `endSec` every `stepSec`. */
   range(q: QueryName, startSec: number, endSec: number, stepSec: number): Promise<RangeSeries[]>;
-  /** The three alerts of lib/thresholds with their instances. */
+  /** Every alert of lib/thresholds with its instances. */
   alerts(): Promise<AlertRule[]>;
   /**
    * Optional: what the last successful {@link alerts} read said and since when reads fail — for a

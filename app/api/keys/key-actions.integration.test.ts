@@ -25,6 +25,7 @@ import { clusterClient, clusterNodes } from "@/server/testing/redis-cluster";
 import { KafkaTransport } from "@/server/transport";
 import { POST as forget } from "./forget/route";
 import { POST as ttl } from "./ttl/route";
+import { LOCAL_REQUEST_HEADERS } from "@/server/testing/app-config";
 
 const BROKERS = "127.0.0.1:9092";
 const topic = `act-keys-${randomBytes(4).toString("hex")}`;
@@ -36,7 +37,7 @@ let observeRedis: RedisLike;
 let consumer: BuggyConsumer;
 
 async function call(route: (r: Request) => Promise<Response>, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await route(new Request("http://localhost/api/keys/x", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
+  const res = await route(new Request("http://localhost/api/keys/x", { method: "POST", headers: { "content-type": "application/json", ...LOCAL_REQUEST_HEADERS }, body: JSON.stringify(body) }));
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -53,8 +54,10 @@ async function until(what: string, ok: () => Promise<boolean>, ms = 30_000): Pro
 }
 
 beforeAll(async () => {
-  // Embedded access (open) with the real services: the access rules have their own test.
+  // Requests from this machine to a server bound to loopback (the origin Next.js records once
+  // listening on 127.0.0.1), with the real services: the access rules have their own test.
   g.__dedupHealthConfig = { ...parseConfig({ KAFKA_BROKERS: BROKERS, CONSUMER_TOPICS: topic, REDIS_URL: "redis://127.0.0.1:6379" }), mode: "embedded" };
+  process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
   transport = new KafkaTransport([BROKERS]);
   await transport.createTopics([{ name: topic, partitions: 2 }, { name: `${topic}.dlq`, partitions: 1 }]);
   redis = new Redis("redis://127.0.0.1:6379");
@@ -71,6 +74,7 @@ afterAll(async () => {
   await transport.deleteTopics([topic, `${topic}.dlq`]);
   await transport.close();
   g.__dedupHealthConfig = saved;
+  delete process.env.__NEXT_PRIVATE_ORIGIN;
 });
 
 describe("key actions", () => {

@@ -15,8 +15,20 @@ export interface PendingMark {
 }
 
 /**
+ * Pauses before the second and third attempt of a `done` mark or a release. A write lost here
+ * leaves our `processing` lease on the key for `leaseMs` (60 s by default), and every copy of the
+ * message that meets it meanwhile fails as in-progress, is retried and then nacked — holding its
+ * whole partition until the lease expires. One transient store error must not cost that, so these
+ * writes are tried three times (each failure counted in `deduplication_errors_total`).
+ */
+export const MARK_RETRY_PAUSES_MS: readonly number[] = [20, 100];
+
+const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
  * The Deduplicator's writes after the claim: renew, `done` (one or a batch), release. None of them
- * throws — the handler's outcome is already decided; failures are counted and logged.
+ * throws — the handler's outcome is already decided; failures are counted and logged. A failed
+ * `done` mark or release is tried again ({@link MARK_RETRY_PAUSES_MS}).
  */
 export class KeyMarks {
   constructor(
@@ -25,6 +37,20 @@ export class KeyMarks {
     private readonly claimTtl: number,
     private readonly timed: <T>(p: Promise<T>) => Promise<T>,
   ) {}
+
+  /** `call` (bounded by timeoutMs), tried again after each pause of MARK_RETRY_PAUSES_MS; each failure but the last is counted here, the last is the caller's to count. */
+  private async persist<T>(call: () => Promise<T>): Promise<T> {
+    for (let i = 0; ; i++) {
+      try {
+        return await this.timed(call());
+      } catch (e) {
+        const wait = MARK_RETRY_PAUSES_MS[i];
+        if (wait === undefined) throw e;
+        this.rec.error(classifyStoreError(e));
+        await pause(wait);
+      }
+    }
+  }
 
   /** Extends our own lease (a stale pre-claim that is still ours). */
   async renew(key: string, value: string): Promise<void> {
@@ -44,10 +70,11 @@ export class KeyMarks {
     const { repository, ttlMs, logger } = this.o;
     try {
       if (repository.markDone) {
-        this.checkLease(key, value, done, await this.timed(repository.markDone(key, done, ttlMs)), topic, handler);
+        const markDone = repository.markDone.bind(repository);
+        this.checkLease(key, value, done, await this.persist(() => markDone(key, done, ttlMs)), topic, handler);
         return;
       }
-      if (await this.timed(repository.compareAndSet(key, value, done, ttlMs))) return;
+      if (await this.persist(() => repository.compareAndSet(key, value, done, ttlMs))) return;
       await this.markAfterLostLease(key, done, topic, handler);
     } catch (e) {
       // The handler already succeeded: do not fail the delivery (that would run it again now); the
@@ -90,7 +117,8 @@ export class KeyMarks {
     try {
       // Marks of one batch share its token, so the store can send them with one value (see RedisRepository).
       const sorted = marks.length > 1 && marks.some((m) => m.value !== marks[0]!.value) ? [...marks].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)) : marks;
-      const res = await this.timed(repository.compareAndSetBatch(sorted.map((m) => ({ key: m.key, expected: m.value, value: m.done, ttlMs }))));
+      const reqs = sorted.map((m) => ({ key: m.key, expected: m.value, value: m.done, ttlMs }));
+      const res = await this.persist(() => repository.compareAndSetBatch!(reqs));
       if (sorted === marks) ok = res;
       else {
         const byMark = new Map(sorted.map((m, i) => [m, res[i]!] as const));
@@ -112,38 +140,50 @@ export class KeyMarks {
     );
   }
 
-  /** The batch's marks as unconditional writes (`markDoneBatch`); one error counted per failed call. */
+  /**
+   * The batch's marks as unconditional writes (`markDoneBatch`); one error counted per failed call.
+   * The marks a reply says failed (a cluster node down) are sent again like a failed call.
+   */
   private async markMany(marks: readonly PendingMark[]): Promise<void> {
     const { repository, ttlMs, logger } = this.o;
-    const reqs = new Array<{ key: string; value: string; ttlMs: number }>(marks.length);
-    for (let i = 0; i < marks.length; i++) reqs[i] = { key: marks[i]!.key, value: marks[i]!.done, ttlMs };
-    let res: Array<string | null | Error>;
-    try {
-      res = await this.timed(repository.markDoneBatch!(reqs));
-    } catch (e) {
-      this.rec.error(classifyStoreError(e));
-      logger(`[dedup] could not mark ${marks.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`);
-      return;
-    }
-    let failed: Error | undefined;
-    let nFailed = 0;
-    for (let i = 0; i < marks.length; i++) {
-      const r = res[i];
-      if (r instanceof Error) {
-        failed ??= r;
-        nFailed++;
-      } else this.checkLease(marks[i]!.key, marks[i]!.value, marks[i]!.done, r ?? null, marks[i]!.topic, marks[i]!.handler);
-    }
-    if (failed) {
+    const markDoneBatch = repository.markDoneBatch!.bind(repository);
+    let pending = marks;
+    for (let round = 0; ; round++) {
+      const reqs = pending.map((m) => ({ key: m.key, value: m.done, ttlMs }));
+      let res: Array<string | null | Error>;
+      try {
+        res = await this.persist(() => markDoneBatch(reqs));
+      } catch (e) {
+        this.rec.error(classifyStoreError(e));
+        logger(`[dedup] could not mark ${pending.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`);
+        return;
+      }
+      let failed: Error | undefined;
+      const again: PendingMark[] = [];
+      for (let i = 0; i < pending.length; i++) {
+        const r = res[i];
+        const m = pending[i]!;
+        if (r instanceof Error) {
+          failed ??= r;
+          again.push(m);
+        } else this.checkLease(m.key, m.value, m.done, r ?? null, m.topic, m.handler);
+      }
+      if (!failed) return;
       this.rec.error(classifyStoreError(failed));
-      logger(`[dedup] could not mark ${nFailed} keys done: ${failed.message}; their leases expire after ${this.claimTtl} ms`);
+      const wait = MARK_RETRY_PAUSES_MS[round];
+      if (wait === undefined) {
+        logger(`[dedup] could not mark ${again.length} keys done: ${failed.message}; their leases expire after ${this.claimTtl} ms`);
+        return;
+      }
+      await pause(wait);
+      pending = again;
     }
   }
 
   /** After a failed attempt: deletes the key only if it still holds our token, so the retry runs the handler. */
   async release(key: string, value: string, topic: string, handler: string): Promise<void> {
     try {
-      if (await this.timed(this.o.repository.compareAndDelete(key, value))) this.rec.released(topic, handler);
+      if (await this.persist(() => this.o.repository.compareAndDelete(key, value))) this.rec.released(topic, handler);
     } catch (e) {
       this.rec.error(classifyStoreError(e));
       this.o.logger(`[dedup] could not release ${key} after a handler failure (${(e as Error)?.message ?? e}); it frees itself after ${this.claimTtl} ms`);

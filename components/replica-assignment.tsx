@@ -7,15 +7,12 @@ import { fetchJson } from "@/lib/query-options";
 import { Panel } from "./panel";
 import { QueryView } from "./query-state";
 
-/** Default topic of the panel (the demo topic; 6 partitions). */
-const DEMO_TOPIC = "demo.events";
-
 /** react-query options of `GET /api/consumers` (topic, optional group), polled every `refetchInterval` ms. */
-export const consumersQuery = (topic: string, group: string | undefined, refetchInterval: number | false) =>
+export const consumersQuery = (topic: string | undefined, group: string | undefined, refetchInterval: number | false) =>
   queryOptions({
     queryKey: ["consumers", topic, group ?? null] as const,
     queryFn: ({ signal }) => {
-      const qs = new URLSearchParams({ topic });
+      const qs = new URLSearchParams(topic ? { topic } : {});
       if (group) qs.set("group", group);
       return fetchJson<ConsumersResponse>(`/api/consumers?${qs}`, { signal });
     },
@@ -43,8 +40,10 @@ const swatch = (i: number) => SWATCHES[i % SWATCHES.length]!;
  * their partitions, lag and processed rate (committed offsets per second). Self-contained: fetches
  * `GET /api/consumers` itself and polls every `refreshMs`.
  */
-export function ReplicaAssignment({ topic = DEMO_TOPIC, group, refreshMs = 5000 }: { topic?: string; group?: string; refreshMs?: number | false }) {
-  const q = useQuery(consumersQuery(topic, group, refreshMs));
+export function ReplicaAssignment({ topic: asked, group, refreshMs = 5000 }: { topic?: string; group?: string; refreshMs?: number | false }) {
+  const q = useQuery(consumersQuery(asked, group, refreshMs));
+  // Without a topic asked for, the server answers for its DEMO_TOPIC and names it.
+  const topic = asked ?? q.data?.topic ?? "the demo topic";
   return (
     <Panel
       title="Replicas and partitions"

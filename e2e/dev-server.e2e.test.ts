@@ -6,11 +6,12 @@
  * and this machine's addresses. Seen as a user does: the status strip and a chart — both drawn by
  * React in the browser, never in the server's HTML — appear, and no dev resource is refused.
  *
- * The dev server listens on a free port for the test's duration and is stopped by its pid.
+ * It is started as the README says, `npm run dev`, with `PORT` and `HOST` in its environment: the
+ * port it answers on is the one `PORT` names. It listens on a free port for the test's duration and
+ * is stopped by its process group.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { networkInterfaces } from "node:os";
-import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectErrors, freePort, launchBrowser, ROOT, screenshot } from "./harness";
@@ -32,9 +33,9 @@ function networkAddress(): string | null {
 
 beforeAll(async () => {
   port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
+  const env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: "1", PORT: String(port), HOST: "0.0.0.0" };
   for (const k of APP_KEYS) delete env[k];
-  dev = spawn(join(ROOT, "node_modules", ".bin", "next"), ["dev", "-p", String(port), "-H", "0.0.0.0"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  dev = spawn("npm", ["run", "dev"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   dev.stdout?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
   dev.stderr?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
   const deadline = Date.now() + 170_000;

@@ -7,22 +7,25 @@
  */
 import { z } from "zod";
 
-/** The demo topic (6 partitions, created by `npm run stack:up`). */
+/** The demo topic's default (`DEMO_TOPIC`; 6 partitions, created by `npm run stack:up`). */
 export const DEMO_TOPIC = "demo.events";
 
-/** `GET /api/consumers?topic=&group=`: a topic (default the demo topic) and optionally one group. */
+/** A Kafka topic name: 1-249 letters, digits, '.', '_' or '-'. */
+export const KAFKA_TOPIC_RE = /^[A-Za-z0-9._-]{1,249}$/;
+
+/** `GET /api/consumers?topic=&group=`: a topic (absent: the server's `DEMO_TOPIC`) and optionally one group. */
 export const consumersQuerySchema = z.object({
   topic: z
     .string()
-    .regex(/^[A-Za-z0-9._-]{1,249}$/, "expected a Kafka topic name: 1-249 letters, digits, '.', '_' or '-'")
-    .default(DEMO_TOPIC),
+    .regex(KAFKA_TOPIC_RE, "expected a Kafka topic name: 1-249 letters, digits, '.', '_' or '-'")
+    .optional(),
   group: z
     .string()
     .regex(/^[\x21-\x7e]{1,255}$/, "expected a consumer group id: 1-255 printable characters without spaces")
     .optional(),
 });
-/** Parsed query of `GET /api/consumers`. */
-export type ConsumersQuery = z.infer<typeof consumersQuerySchema>;
+/** Query of `GET /api/consumers` as the server describes it: the topic resolved (the request's, else `DEMO_TOPIC`). */
+export type ConsumersQuery = z.infer<typeof consumersQuerySchema> & { topic: string };
 
 /** One member (replica) of a consumer group. */
 export const consumerMemberSchema = z.object({

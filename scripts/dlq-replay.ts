@@ -7,11 +7,10 @@
  * are counted as skipped, and so are messages whose `topic_poisoned` is not in `CONSUMER_TOPICS`
  * (the allow-list `POST /api/dlq/redrive` applies too: both send through server/transport/dlq-redrive.ts).
  *
- *   npm run dlq:replay                              # demo.events.dlq
+ *   npm run dlq:replay                              # <DEMO_TOPIC>.dlq (default demo.events.dlq)
  *   npm run dlq:replay -- --topic my.dlq --max 100
  */
 import { config, ConfigError } from "@/server/config";
-import { DEMO_DLQ_TOPIC } from "@/server/notification/demo-handlers";
 import { replayDlq } from "@/server/transport/dlq-replay";
 import { KafkaTransport } from "@/server/transport";
 import { optArg } from "./lib/args";
@@ -19,9 +18,11 @@ import { optArg } from "./lib/args";
 async function main(): Promise<void> {
   let brokers: readonly string[] | undefined;
   let allowTopics: readonly string[] = [];
+  let dlq: string;
   try {
     brokers = config().KAFKA_BROKERS;
     allowTopics = config().CONSUMER_TOPICS;
+    dlq = config().demoDlqTopic;
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(`[dlq:replay] ${e.message}`);
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
     console.error("[dlq:replay] KAFKA_BROKERS is not set (the embedded demo's DLQ lives inside the server process and is replayed by the workshop). Set KAFKA_BROKERS=127.0.0.1:9092.");
     process.exit(1);
   }
-  const topic = optArg("topic") ?? DEMO_DLQ_TOPIC;
+  const topic = optArg("topic") ?? dlq;
   const max = Number(optArg("max") ?? 10_000);
   if (!Number.isInteger(max) || max < 1 || max > 1_000_000) {
     console.error("[dlq:replay] --max must be an integer in [1, 1000000]");

@@ -57,6 +57,8 @@ async function main(): Promise<void> {
     redis,
     store,
     service: c.SERVICE_NAME,
+    topic: c.DEMO_TOPIC,
+    dlqTopic: c.demoDlqTopic,
     registry,
     ratePerSec: 0,
     replicaName: name,
@@ -68,7 +70,7 @@ async function main(): Promise<void> {
       : undefined,
   });
   await demo.start();
-  console.log(`[worker ${name}] consuming ${c.SERVICE_NAME} handlers from demo.events (Kafka ${opts.kafkaBrokers.join(",")}, dedup store ${redis ? "Redis" : "in-process"})`);
+  console.log(`[worker ${name}] consuming ${c.SERVICE_NAME} handlers from ${c.DEMO_TOPIC} (Kafka ${opts.kafkaBrokers.join(",")}, dedup store ${redis ? "Redis" : "in-process"})`);
   const status = setInterval(async () => {
     const sent = (await counters.sent.get()).values.reduce((a, v) => a + v.value, 0);
     console.log(`[worker ${name}] pushes sent so far: ${sent}`);

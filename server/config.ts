@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { ALL_DEDUP_KEYS_GLOB } from "@/names/dedup";
+import { ALL_DEDUP_KEYS_GLOB, DLQ_TOPIC_SUFFIX, dlqTopicOf } from "@/names/dedup";
+import { DEMO_TOPIC, KAFKA_TOPIC_RE } from "@/lib/consumer-types";
 
 /**
  * The app's configuration, from environment variables, validated once at start-up.
@@ -84,6 +85,18 @@ const schema = z.object({
       .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "expected lower-case letters, digits and dashes")
       .default("notification"),
   ),
+  /**
+   * The live demo's topic (its DLQ is `<topic>.dlq`). With SERVICE_NAME it is what keeps two demos
+   * on one broker apart: groups are `<service>.<handler>`, keys `<service>:dedup:`.
+   */
+  DEMO_TOPIC: z.preprocess(
+    empty,
+    z
+      .string()
+      .regex(KAFKA_TOPIC_RE, "expected a Kafka topic name: 1-249 letters, digits, '.', '_' or '-'")
+      .refine((t) => !t.endsWith(DLQ_TOPIC_SUFFIX), "expected the main topic, not a DLQ (the DLQ is <topic>.dlq)")
+      .default(DEMO_TOPIC),
+  ),
   WORKSHOP_TOKEN: z.preprocess(empty, z.string().min(16, "expected at least 16 characters").optional()),
   DEDUP_PREFIXES: z.preprocess(
     empty,
@@ -94,14 +107,14 @@ const schema = z.object({
       .default([ALL_DEDUP_KEYS_GLOB]),
   ),
   INSPECT_EXACT_MAX_KEYS: z.preprocess(empty, posInt(100_000_000).default(2_000_000)),
-  /** Topics `GET /api/consumers` may describe (default the demo topic); the groups it shows are those consuming them. */
+  /** Topics `GET /api/consumers` may describe (default DEMO_TOPIC); the groups it shows are those consuming them. */
   CONSUMER_TOPICS: z.preprocess(
     empty,
     z
       .string()
       .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
-      .refine((xs) => xs.length > 0 && xs.every((x) => /^[A-Za-z0-9._-]{1,249}$/.test(x)), "expected a comma-separated list of Kafka topic names")
-      .default(["demo.events"]),
+      .refine((xs) => xs.length > 0 && xs.every((x) => KAFKA_TOPIC_RE.test(x)), "expected a comma-separated list of Kafka topic names")
+      .optional(),
   ),
   /** `own`: `/api/consumers` shows host names and PIDs of this service's consumers only (server/observe/consumer-privacy.ts); `all`: of every group on the topic. */
   CONSUMER_DETAILS: z.preprocess(empty, z.enum(["own", "all"], "expected own or all").default("own")),
@@ -117,14 +130,20 @@ const schema = z.object({
   ALLOWED_HOSTS: z.preprocess(empty, hostNameList.default([])),
   /** `on`: local viewers see upstream errors unredacted (server/redact.ts); others never do. */
   SHOW_UPSTREAM_DETAIL: z.preprocess(empty, z.enum(["on", "off"], "expected on or off").default("off")),
+  /** Port `npm run dev` / `npm start` listen on (default 3000); read here only to validate it. */
+  PORT: z.preprocess(empty, z.coerce.number().int("expected a whole number").min(1, "expected a port in 1-65535").max(65535, "expected a port in 1-65535").optional()),
   /** Interface `npm start` binds (default 127.0.0.1); read here only to validate it. */
   HOST: z.preprocess(empty, z.string().regex(/^(\[?[0-9a-fA-F:.]+\]?|[A-Za-z0-9.-]{1,253})$/, "expected a host name or an IP address, e.g. 127.0.0.1 or 0.0.0.0").optional()),
 });
 
 /** Validated configuration. */
-export type AppConfig = z.infer<typeof schema> & {
+export type AppConfig = Omit<z.infer<typeof schema>, "CONSUMER_TOPICS"> & {
   /** `embedded` when neither REDIS_URL/REDIS_CLUSTER_NODES nor KAFKA_BROKERS is set, else `real`. */
   mode: "embedded" | "real";
+  /** CONSUMER_TOPICS, or `[DEMO_TOPIC]` when unset. */
+  CONSUMER_TOPICS: string[];
+  /** The demo's DLQ: `<DEMO_TOPIC>.dlq` (derived, not a variable). */
+  demoDlqTopic: string;
 };
 
 /** Thrown when an environment variable is invalid; the message names it and the expected form. */
@@ -148,7 +167,7 @@ export function parseConfig(env: Record<string, string | undefined>): AppConfig 
   }
   const c = r.data;
   const mode = c.REDIS_URL || c.REDIS_CLUSTER_NODES || c.KAFKA_BROKERS ? "real" : "embedded";
-  return { ...c, mode };
+  return { ...c, mode, CONSUMER_TOPICS: c.CONSUMER_TOPICS ?? [c.DEMO_TOPIC], demoDlqTopic: dlqTopicOf(c.DEMO_TOPIC) };
 }
 
 /** The process's configuration, parsed once (kept on globalThis: Next.js evaluates modules more than once). */

@@ -67,6 +67,8 @@ export function consumerRuntime(): ConsumerRuntime {
     redis,
     store,
     service: c.SERVICE_NAME,
+    topic: c.DEMO_TOPIC,
+    dlqTopic: c.demoDlqTopic,
     registry,
     ratePerSec: c.DEMO_RATE,
   });

@@ -1,4 +1,5 @@
 import { config, ConfigError, type AppConfig } from "./config";
+import { DEMO_TOPIC } from "@/lib/consumer-types";
 
 /**
  * Server start-up: validate the configuration (an invalid variable stops the process with a message
@@ -34,9 +35,9 @@ export async function startup(): Promise<void> {
  * Registered before the consumer connects, so the dashboard knows them while Kafka is still down.
  * The setups as deployed: Redis store in real mode, in-memory in embedded mode, one replica.
  */
-export async function registerDemoHandlers(c: Pick<AppConfig, "mode" | "SERVICE_NAME">): Promise<void> {
-  const [{ registerHandlers }, { DEMO_TOPIC, demoHandlerSetups }] = await Promise.all([import("./observe/handler-registry"), import("@/server/notification/demo-handlers")]);
-  registerHandlers(demoHandlerSetups(c.mode === "real" ? "redis" : "memory", 1).map((setup) => ({ service: c.SERVICE_NAME, topic: DEMO_TOPIC, setup })));
+export async function registerDemoHandlers(c: Pick<AppConfig, "mode" | "SERVICE_NAME"> & Partial<Pick<AppConfig, "DEMO_TOPIC">>): Promise<void> {
+  const [{ registerHandlers }, { demoHandlerSetups }] = await Promise.all([import("./observe/handler-registry"), import("@/server/notification/demo-handlers")]);
+  registerHandlers(demoHandlerSetups(c.mode === "real" ? "redis" : "memory", 1).map((setup) => ({ service: c.SERVICE_NAME, topic: c.DEMO_TOPIC ?? DEMO_TOPIC, setup })));
 }
 
 /**

@@ -20,9 +20,9 @@ export interface DemoServiceOptions {
   registry?: Registry;
   /** Initial traffic, messages per second (DEMO_RATE). @default 5 */
   ratePerSec?: number;
-  /** Topic. @default demo.events */
+  /** Topic (DEMO_TOPIC). @default demo.events */
   topic?: string;
-  /** DLQ. @default demo.events.dlq */
+  /** DLQ. @default `<topic>.dlq` */
   dlqTopic?: string;
   /**
    * Offset commit interval of the demo's consumers (like kafkajs's auto-commit): a rebalance

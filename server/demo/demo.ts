@@ -1,5 +1,5 @@
 /**
- * The live demo: the `notification` service consuming `demo.events` with its three handlers, a
+ * The live demo: the `notification` service consuming its topic (`DEMO_TOPIC`, default `demo.events`) with its three handlers, a
  * traffic publisher, the four switchable duplicate sources of spec §1 (each the real mechanism),
  * and store faults — what keeps the dashboard alive and lets a presenter provoke each panel.
  */
@@ -7,10 +7,11 @@ import { ulid } from "ulid";
 import { FaultyRepository } from "@/server/dedup/faulty-repository";
 import type { HandlerSetup } from "@/server/dedup/lint";
 import { type Message } from "@/server/dedup/message";
-import { CORRELATION_ID_KEY, DEDUP_ERROR_REASON, EVENT_TYPE_KEY, POISON_REASON_CLASS } from "@/names/dedup";
+import { CORRELATION_ID_KEY, DEDUP_ERROR_REASON, dlqTopicOf, EVENT_TYPE_KEY, POISON_REASON_CLASS } from "@/names/dedup";
 import { dedupMetrics, dedupRecorder } from "@/server/dedup/metrics";
 import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/workshop-types";
-import { DEMO_DLQ_TOPIC, DEMO_HANDLER_SPECS, DEMO_LEASE_MS, DEMO_PARTITIONS, DEMO_TOPIC, demoHandlerSetups } from "@/server/notification/demo-handlers";
+import { DEMO_TOPIC } from "@/lib/consumer-types";
+import { DEMO_HANDLER_SPECS, DEMO_LEASE_MS, DEMO_PARTITIONS, demoHandlerSetups } from "@/server/notification/demo-handlers";
 import type { BeforeCommit, UnreadableRecord } from "@/server/transport/partition-pump";
 import { acceptEventType, buildStack, notificationHandler, Replica, type HandlerBehaviour, type ServiceHandler } from "@/server/notification/service";
 import { consumerInfoGauge, replicaId } from "@/server/transport/replica-id";
@@ -47,7 +48,8 @@ export class DemoService {
   private readonly loops: Promise<void>[] = [];
 
   constructor(options: DemoServiceOptions) {
-    this.o = { ratePerSec: 5, topic: DEMO_TOPIC, dlqTopic: DEMO_DLQ_TOPIC, commitIntervalMs: 2000, replicaName: replicaId(), ...options };
+    const topic = options.topic ?? DEMO_TOPIC;
+    this.o = { ratePerSec: 5, topic, dlqTopic: dlqTopicOf(topic), commitIntervalMs: 2000, replicaName: replicaId(), ...options };
     if (!(this.o.ratePerSec >= 0 && this.o.ratePerSec <= 5000)) throw new RangeError("DemoService: ratePerSec must be in [0, 5000] (DEMO_RATE)");
     this.faulty = new FaultyRepository(this.o.repository);
     const bg = options.backgroundDuplicates ?? (options.transport.mode === "embedded" ? {} : false);

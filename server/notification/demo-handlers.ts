@@ -5,14 +5,10 @@
  * (`registerDemoHandlers`, server/startup.ts).
  */
 import { type HandlerSetup } from "@/server/dedup/lint";
-import { dlqTopicOf, STACK_ORDER, TTL_POLICY, type TtlClass } from "@/names/dedup";
+import { STACK_ORDER, TTL_POLICY, type TtlClass } from "@/names/dedup";
 import type { FailureMode, RepositoryKind } from "@/server/dedup/repository";
 
-/** Topic of the live demo (6 partitions, created by `npm run stack:up` or at demo start). */
-export const DEMO_TOPIC = "demo.events";
-/** DLQ of the live demo. */
-export const DEMO_DLQ_TOPIC = dlqTopicOf(DEMO_TOPIC);
-/** Partitions of {@link DEMO_TOPIC}. */
+/** Partitions of the live demo's topic (`DEMO_TOPIC`, created by `npm run stack:up` or at demo start). */
 export const DEMO_PARTITIONS = 6;
 
 /**

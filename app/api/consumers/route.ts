@@ -26,7 +26,7 @@ function answers(): SharedCache {
 
 /**
  * `GET /api/consumers?topic=&group=`: which replica of each consumer group holds which partitions
- * of the topic (default `demo.events`), lag per partition and processed rate per replica. Only the
+ * of the topic (default `DEMO_TOPIC`), lag per partition and processed rate per replica. Only the
  * topics of `CONSUMER_TOPICS` (default the demo topic) and the groups consuming them are described:
  * one answer per topic, shared for 2 s, whatever `group` asks for (a group is picked out of it, so
  * no parameter value costs Kafka admin calls of its own). Other services' members are anonymised
@@ -34,8 +34,9 @@ function answers(): SharedCache {
  * topic, 404 for another topic, 503 when Kafka is not configured or down.
  */
 export function GET(req: Request): Promise<Response> {
-  return handleQuery(req, consumersQuerySchema, async (q) => {
+  return handleQuery(req, consumersQuerySchema, async (query) => {
     const c = config();
+    const q = { ...query, topic: query.topic ?? c.DEMO_TOPIC };
     if (!c.CONSUMER_TOPICS.includes(q.topic)) throw new NotFoundError(`topic ${q.topic} is not one of CONSUMER_TOPICS (${c.CONSUMER_TOPICS.length} configured)`);
     const all = consumersForViewer(await answers().get(q.topic, () => getConsumers({ topic: q.topic })), c.SERVICE_NAME, c.CONSUMER_DETAILS);
     if (q.group === undefined) return all;

@@ -73,7 +73,7 @@ describe("the dev server opened by 127.0.0.1 and by the host's address", () => {
       page.on("response", (r) => {
         if (r.status() === 403 && new URL(r.url()).pathname.startsWith("/_next")) refused.push(r.url());
       });
-      await page.goto(`http://${host}:${port}/?refresh=off`);
+      await page.goto(`http://${host}:${port}/?refresh=off`, { waitUntil: "commit", timeout: 120_000 });
       // The dev compile of the page and its chunks can take a while on 2 cores.
       await page.locator(HYDRATED).first().waitFor({ state: "attached", timeout: 120_000 });
       await expect.poll(() => page.getByTestId("mode").textContent(), { timeout: 30_000 }).toMatch(/in-memory store/);

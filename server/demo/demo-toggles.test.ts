@@ -84,11 +84,14 @@ describe("live demo toggles, alone and with store faults (80 ms, 10 % failing ca
     // A lost `done` mark or release used to leave a 60 s lease behind: each copy meeting it was
     // retried and nacked, holding its partition, so events piled up unhandled and the toggles'
     // effects (counted as those copies are swallowed) nearly stopped.
-    // Not the restart source with faults: its replica "crashes" with work in flight, and a crashed
-    // owner's leases stay for leaseMs by design (spec §10); 80 ms per call puts more work in flight.
-    for (const [name, p] of Object.entries(cases).filter(([n]) => n !== "restartFaults")) {
+    // Held to "all" where no replica leaves: a replica that leaves (rebalance) or crashes (restart)
+    // with work in flight keeps its leases for leaseMs by design (spec §10), and 80 ms per call puts
+    // more work in flight, so there a few events may wait past the run.
+    const leaving = new Set(["rebalanceFaults", "restartFaults"]);
+    for (const [name, p] of Object.entries(cases)) {
       const r = await p;
-      expect(r.sent + r.poisoned, `${name}: ${JSON.stringify(r)}`).toBeGreaterThanOrEqual(r.published);
+      const floor = leaving.has(name) ? Math.floor(r.published * 0.95) : r.published;
+      expect(r.sent + r.poisoned, `${name}: ${JSON.stringify(r)}`).toBeGreaterThanOrEqual(floor);
     }
   }, 60_000);
 

@@ -310,8 +310,20 @@ export const overviewHandlerSchema = z.object({
     total: z.number(),
     byResult: z.object({ success: z.number(), error: z.number(), deduplicated: z.number() }),
   }),
-  /** Check latency of the handler's service (the histogram is per service). */
+  /** Check latency of the handler's service (the histogram is per service), timed in the consumer. */
   checkLatency: availableSchema({ p50Seconds: z.number().nullable(), p99Seconds: z.number().nullable() }),
+  /**
+   * What the check p99 is made of: the consumer's event-loop delay (p99, seconds) and Redis' own
+   * time per call of the dedup's commands (µs, the slowest of set/eval/evalsha/del over ~15 s;
+   * `null` without Redis), and which of the two dominates.
+   */
+  latencyParts: z
+    .object({
+      eventLoopP99Seconds: z.number().nullable(),
+      redisUsecPerCall: z.number().nullable(),
+      dominant: z.enum(["consumer", "redis"]).nullable(),
+    })
+    .optional(),
   /** Dedup errors/s of the handler's service, by reason. */
   errorRates: availableSchema({ byReason: z.record(z.string(), z.number()), total: z.number() }),
   /** Keys in Redis (from the last inspection). */

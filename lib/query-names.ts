@@ -21,6 +21,8 @@ export const QUERY_NAMES = [
   "lease_lost_rate",
   "in_progress_rate",
   "released_rate",
+  "eventloop_p99",
+  "redis_command_time",
 ] as const;
 
 /** One named query. */

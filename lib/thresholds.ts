@@ -176,7 +176,7 @@ export const ALERTS = {
   }),
   redisLatency: defineAlert({
     name: "DedupRedisLatencyHigh",
-    title: "Redis dedup check p99 over 5 min",
+    title: "Dedup check p99 over 5 min, measured in the consumer",
     query: "check_p99",
     threshold: { value: 0.05, label: "50 ms" },
     normal: null,
@@ -186,10 +186,13 @@ export const ALERTS = {
     severity: "ticket",
     valueExpr: checkQuantileExpr(0.99),
     texts: {
-      summary: "Redis dedup check p99 above 50ms on {{ $labels.service }}",
+      summary: "Dedup check p99 above 50ms on {{ $labels.service }} (measured in the consumer)",
       description:
-        "p99 of the Redis dedup check on service {{ $labels.service }} is {{ $value | humanizeDuration }} " +
-        "over the last 5 minutes (alert above 50ms for 5m). Every consumed " +
+        "p99 of the dedup check on service {{ $labels.service }} is {{ $value | humanizeDuration }} " +
+        "over the last 5 minutes (alert above 50ms for 5m), timed in the consumer: the Redis round trip and " +
+        "the consumer's own event loop. If the consumer's event-loop p99 (nodejs_eventloop_lag_p99_seconds) " +
+        "is close to it while Redis' time per call (dedup_redis_command_usec_per_call) is in microseconds, " +
+        "the consumer is saturated, not Redis; if Redis' time dominates, Redis is slow. Every consumed " +
         "message waits for this check; slow checks also end in timeouts, which count as dedup errors.",
     },
     dashboardPath: SERVICE_PAGE,

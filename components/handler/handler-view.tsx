@@ -82,7 +82,7 @@ export function HandlerView({ service, handler }: { service: string; handler: st
           <LeaseEvents service={service} handler={handler} />
         </DeferMount>
         <DeferMount height={262}>
-          <SeriesPanel title="Redis check latency (service)" description="p50 and p99; dashed: 50 ms alert" metric="check_latency" service={service} unit="seconds" alert={P99_ALERT} testId="chart-check-latency" emptyText="no Redis check recorded." />
+          <SeriesPanel title="Dedup check latency, measured in the consumer (service)" description="p50 and p99; dashed: 50 ms alert" metric="check_latency" service={service} unit="seconds" alert={P99_ALERT} testId="chart-check-latency" emptyText="no dedup check recorded." />
         </DeferMount>
         <DeferMount height={262}>
           <SeriesPanel title="Dedup errors by reason (service)" description="stacked errors/s; any error alerts" metric="error_rate" service={service} unit="per_second" alert={ERR_ALERT} stacked testId="chart-error-rate" colors={ERROR_COLORS} emptyText={ERR_EMPTY} burst={{ windowMs: RATE_WINDOW_MS, what: "error" }} />

@@ -88,14 +88,14 @@ function ServiceCharts({ service }: { service: string }) {
     <DeferMount height={262}>
       <div className="grid gap-4 lg:grid-cols-2" data-service={service}>
         <SeriesPanel
-          title={`Redis check latency — ${service}`}
-          description="p50 and p99 of one SET NX check; dashed: 50 ms alert"
+          title={`Dedup check latency, measured in the consumer — ${service}`}
+          description="p50 and p99 of one dedup check (store round trip and the consumer's event loop); dashed: 50 ms alert"
           metric="check_latency"
           pick={{ service }}
           unit="seconds"
           alert={P99_ALERT}
           testId="chart-check-latency"
-          emptyText="no Redis check recorded."
+          emptyText="no dedup check recorded."
         />
         <SeriesPanel
           title={`Dedup errors by reason — ${service}`}

@@ -10,6 +10,36 @@ function avail<T extends Field>(f: T, render: (ok: Extract<T, { status: "ok" }>)
   return f.status === "ok" ? render(f as Extract<T, { status: "ok" }>) : unavailableText((f as { detail: string }).detail);
 }
 
+/** What each error reason means for the on-call (the runbook's DedupRedisErrors, in a phrase). */
+export const REASON_MEANING: Record<string, string> = {
+  marshal: "publisher bug: records without a usable UUID, sent to the DLQ",
+  redis_conn: "Redis unreachable",
+  redis_timeout: "checks slower than the timeout: Redis or the consumer slow",
+};
+
+/** "mostly marshal (publisher bug: …)": the reason with the highest rate and its meaning; null without errors. */
+export function topReasonText(byReason: Readonly<Record<string, number>>): string | null {
+  const top = Object.entries(byReason).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1])[0];
+  if (!top) return null;
+  return `mostly ${top[0]}${REASON_MEANING[top[0]] ? ` (${REASON_MEANING[top[0]]})` : ""}`;
+}
+
+/**
+ * The check p99's parts: "event loop p99 12 ms · Redis 8 µs/call · the consumer is saturated". No
+ * Redis figure (embedded mode, or not sampled yet): Redis is not named.
+ */
+export function latencyPartsText(p: OverviewHandler["latencyParts"], p99Seconds: number | null): string | null {
+  if (!p || (p.eventLoopP99Seconds === null && p.redisUsecPerCall === null)) return null;
+  const parts: string[] = [];
+  if (p.eventLoopP99Seconds !== null) parts.push(`event loop p99 ${formatSecondsAsMs(p.eventLoopP99Seconds)}`);
+  if (p.redisUsecPerCall !== null) {
+    parts.push(`Redis ${Math.round(p.redisUsecPerCall)} µs/call`);
+    const high = p99Seconds !== null && p99Seconds > THRESHOLDS.checkP99Seconds;
+    parts.push(p.dominant === "redis" ? (high ? "Redis is slow" : "mostly Redis") : high ? "the consumer is saturated" : "mostly the consumer");
+  }
+  return parts.join(" · ");
+}
+
 /** The headline numbers of one handler, each with its unit and against its threshold. */
 export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; projectedKeys?: number | null }) {
   const ratio = h.duplicateRatio.status === "ok" ? h.duplicateRatio.value : null;
@@ -32,16 +62,16 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
       />
       <Stat
         testId="stat-p99"
-        label="Redis check p99 (service)"
+        label="Dedup check p99, measured in the consumer (service)"
         value={avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : formatSecondsAsMs(f.p99Seconds)))}
-        hint={`alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`}
+        hint={[latencyPartsText(h.latencyParts, p99), `alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`].filter(Boolean).join(" · ")}
         tone={p99 === null ? "neutral" : p99 > THRESHOLDS.checkP99Seconds ? "bad" : "ok"}
       />
       <Stat
         testId="stat-errors"
         label="Dedup errors (service)"
         value={avail(h.errorRates, (f) => formatRate(f.total, "errors"))}
-        hint={[errors !== null && errors > 0 ? formatBurst(errors, RATE_WINDOW_MS, "error") : null, "alert > 0 errors/s"].filter(Boolean).join(" · ")}
+        hint={[errors !== null && errors > 0 ? formatBurst(errors, RATE_WINDOW_MS, "error") : null, h.errorRates.status === "ok" ? topReasonText(h.errorRates.byReason) : null, "alert > 0 errors/s"].filter(Boolean).join(" · ")}
         tone={errors === null ? "neutral" : errors > THRESHOLDS.errorRate ? "bad" : "ok"}
       />
       <Stat

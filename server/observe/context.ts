@@ -10,6 +10,7 @@ import { LocalSource } from "./metrics/local";
 import { PrometheusSource } from "./metrics/prometheus";
 import type { MetricsSource } from "./metrics/source";
 import { observeRedis, type RedisLike } from "./redis-client";
+import { startRedisCommandTime } from "./redis-command-time";
 
 /** Everything the dashboard's routes read from: one per process (or per test). */
 export interface ObserveContext {
@@ -91,5 +92,10 @@ export function setObserveContext(ctx: ObserveContext | null): void {
 export function startObserve(): ObserveContext {
   const ctx = observeContext();
   ctx.inspector?.ensureFresh();
+  const g = globalThis as typeof globalThis & { __dedupHealthCommandTime?: boolean };
+  if (ctx.redis && !g.__dedupHealthCommandTime) {
+    g.__dedupHealthCommandTime = true;
+    startRedisCommandTime(ctx.redis, appRegistry());
+  }
   return ctx;
 }

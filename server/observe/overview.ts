@@ -31,6 +31,17 @@ export function thresholdsView(): ThresholdsView {
 
 const key = (service: string, handler: string) => `${service}\u0000${handler}`;
 
+/**
+ * The check p99's parts: the event loop's p99 delay and Redis' slowest per-call time of the dedup's
+ * commands; the larger one dominates (Redis' µs against the loop's seconds).
+ */
+function latencyParts(loopSeconds: number | null, redis: Sample[] | null): NonNullable<OverviewHandler["latencyParts"]> {
+  const usec = redis && redis.length ? Math.max(...redis.map((s) => s.value ?? 0)) : null;
+  const redisSeconds = usec === null ? null : usec / 1e6;
+  const dominant = loopSeconds === null && redisSeconds === null ? null : (loopSeconds ?? 0) >= (redisSeconds ?? 0) ? "consumer" : "redis";
+  return { eventLoopP99Seconds: loopSeconds, redisUsecPerCall: usec, dominant };
+}
+
 /** Builds `GET /api/overview`. Shared between concurrent viewers for about a second. */
 export function getOverview(ctx: ObserveContext, range: RangeKey): Promise<OverviewResponse> {
   return ctx.answers.get(`overview:${range}`, () => buildOverview(ctx, range));
@@ -48,6 +59,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     q("error_rate"),
     got(ctx.metrics.alerts()),
   ]);
+  const [loop, redisTime] = await Promise.all([q("eventloop_p99"), ctx.mode === "real" ? q("redis_command_time") : Promise.resolve(null)]);
   const keys = inspectedHandlers(ctx);
   // The queries say whether the store is up; the alert rules may live elsewhere (vmalert) or be
   // missing, which the alerts block reports on its own.
@@ -109,6 +121,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
         duplicateRatio: ratio.ok && processed.ok ? { status: "ok" as const, value: ratioValue } : unavailable(ratio.ok ? (processed as { detail: string }).detail : ratio.detail),
         processedRate: processed.ok ? { status: "ok" as const, total, byResult } : unavailable(processed.detail),
         checkLatency: p50.ok && p99.ok ? { status: "ok" as const, p50Seconds: first(p50), p99Seconds: first(p99) } : unavailable(p50.ok ? (p99 as { detail: string }).detail : p50.detail),
+        latencyParts: latencyParts(loop.ok ? first(loop) : null, redisTime?.ok ? redisTime.value : null),
         errorRates: errors.ok ? { status: "ok" as const, byReason: errs, total: Object.values(errs).reduce((a, b) => a + b, 0) } : unavailable(errors.detail),
         keys: !keys.ok
           ? unavailable(keys.detail)

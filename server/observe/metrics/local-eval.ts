@@ -1,7 +1,8 @@
 import { METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { PROCESSED_RESULT } from "@/names/dedup";
-import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, HANDLER_P99_LINT_WINDOW_MS, HANDLER_TIME_METRIC, QUERY_BY, type QueryName } from "./queries";
+import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
+import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, EVENTLOOP_P99_METRIC, HANDLER_P99_LINT_WINDOW_MS, HANDLER_TIME_METRIC, QUERY_BY, type QueryName } from "./queries";
 import type { Sample } from "./source";
 
 /** One scrape of the app's registry: every series' value at time `t` (ms). */
@@ -114,6 +115,11 @@ function quantileAt(snaps: readonly Snapshot[], q: number, t: number, name: stri
   }));
 }
 
+/** The latest snapshot at or before `t` (a gauge's value then). */
+function latest(snaps: readonly Snapshot[], t: number): Snapshot | undefined {
+  return [...snaps].reverse().find((s) => s.t <= t);
+}
+
 /**
  * Evaluates a named query at time `t` over the snapshots, with the same semantics as its PromQL
  * (lib/thresholds and ./queries): same labels; a ratio exists only where both sides have series;
@@ -159,6 +165,18 @@ export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): S
       return quantileAt(snaps, 0.99, t, HANDLER_TIME_METRIC, by);
     case "handler_p99_1h":
       return quantileAt(snaps, 0.99, t, HANDLER_TIME_METRIC, by, HANDLER_P99_LINT_WINDOW_MS);
+    case "eventloop_p99": {
+      // This process is the one consumer: its event-loop gauge, once per service it runs.
+      const last = latest(snaps, t);
+      const lag = last ? [...last.series.values()].find((v) => v.name === EVENTLOOP_P99_METRIC) : undefined;
+      if (!last || !lag) return [];
+      const services = new Set([...last.series.values()].filter((v) => v.name === CONSUMER_INFO_METRIC).map((v) => v.labels.service ?? ""));
+      return [...services].map((service) => ({ labels: { service }, value: lag.value }));
+    }
+    case "redis_command_time": {
+      const last = latest(snaps, t);
+      return last ? [...last.series.values()].filter((v) => v.name === REDIS_COMMAND_TIME_METRIC).map((v) => ({ labels: { command: v.labels.command ?? "" }, value: v.value })) : [];
+    }
     case "consumer_instances": {
       // A gauge: its value in the latest sample at or before t; this process is the one instance.
       const last = [...snaps].reverse().find((s) => s.t <= t);

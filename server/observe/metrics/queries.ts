@@ -2,6 +2,7 @@ import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, METRIC_NAMES, RATE_WINDOW } from "@/lib/thresholds";
 import { LABEL, METRIC_LABELS, METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/names/dedup";
 import type { QueryName } from "@/lib/query-names";
+import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
 
 /**
  * Counter of messages sent to the DLQ, by `reason_poisoned` (a bounded error class). Spec §7 has no
@@ -16,6 +17,9 @@ export const DLQ_METRIC = LIBRARY_METRIC_NAMES.poisoned;
  * stored in the key's `done` value (the library's name, names/dedup.ts `METRIC_NAMES.duplicatesByCause`).
  */
 export const DUPLICATES_BY_CAUSE_METRIC = LIBRARY_METRIC_NAMES.duplicatesByCause;
+
+/** prom-client's default gauge of the event loop's p99 delay (seconds), on the app's registry. */
+export const EVENTLOOP_P99_METRIC = "nodejs_eventloop_lag_p99_seconds";
 
 export { QUERY_NAMES, type QueryName } from "@/lib/query-names";
 
@@ -57,6 +61,8 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   lease_lost_rate: METRIC_LABELS.leaseLost,
   in_progress_rate: METRIC_LABELS.inProgress,
   released_rate: METRIC_LABELS.released,
+  eventloop_p99: ["service"],
+  redis_command_time: ["command"],
 };
 
 /** PromQL of each named query (the duplicate ratio, error rate and p99 are the alert expressions of lib/thresholds). */
@@ -78,4 +84,8 @@ export const PROMQL: Record<QueryName, string> = {
   lease_lost_rate: leaseCounterRateExpr("leaseLost"),
   in_progress_rate: leaseCounterRateExpr("inProgress"),
   released_rate: leaseCounterRateExpr("released"),
+  // The consumer's event-loop delay (prom-client's default metric) per service, through the replica
+  // info's instance: the dedup check p99 is timed in that process, so this is its floor.
+  eventloop_p99: `max by (service) (${EVENTLOOP_P99_METRIC} * on (instance) group_left (service) max by (instance, service) (${CONSUMER_INFO_METRIC}))`,
+  redis_command_time: `max by (command) (${REDIS_COMMAND_TIME_METRIC})`,
 };

@@ -71,7 +71,7 @@ export function proxy(req: NextRequest): NextResponse {
   const foreign = hostRefusalResponse(raw, req.headers);
   if (foreign) return foreign;
   // The build's static files: the Host check only (their headers come from next.config.js).
-  if (raw.startsWith("/_next/static/")) return NextResponse.next();
+  if (raw.startsWith("/_next/static/") || raw.startsWith("/_next/image")) return NextResponse.next();
   if (raw.includes("%")) {
     for (const segment of raw.split("/")) {
       try {

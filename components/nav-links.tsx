@@ -10,6 +10,7 @@ const LINKS = [
   { href: "/keys", label: "Key browser" },
   { href: "/records", label: "Messages" },
   { href: "/dlq", label: "DLQ" },
+  { href: "/audit", label: "Audit" },
   { href: "/workshop", label: "Workshop" },
 ] as const;
 

@@ -3,7 +3,7 @@
  * rest are in lib/query-options.ts, whose {@link fetchJson} and `ApiError` these share).
  */
 import { queryOptions } from "@tanstack/react-query";
-import type { ForgetResponse, TtlResponse } from "@/lib/action-types";
+import type { AuditResponse, ForgetResponse, TtlResponse } from "@/lib/action-types";
 import type { DlqResponse, RecordsResponse, RedriveResponse } from "@/lib/record-types";
 import { fetchJson } from "./query-options";
 
@@ -59,3 +59,11 @@ export const forgetKeys = (body: Record<string, unknown>, token: string | null) 
 /** `POST /api/keys/ttl` */
 export const setKeysTtl = (body: Record<string, unknown>, token: string | null) =>
   fetchJson<TtlResponse>("/api/keys/ttl", { method: "POST", headers: authHeaders(token), body: JSON.stringify(body) });
+
+/** `GET /api/audit?action=&limit=` */
+export const auditQuery = (action: string | null) =>
+  queryOptions({
+    queryKey: ["audit", action] as const,
+    queryFn: ({ signal }) => fetchJson<AuditResponse>(`/api/audit?limit=200${action ? `&action=${encodeURIComponent(action)}` : ""}`, { signal }),
+    refetchInterval: 10_000,
+  });

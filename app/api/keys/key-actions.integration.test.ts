@@ -2,7 +2,8 @@
  * The key actions against the real stack. The workflow after a handler bug: 50 messages "processed"
  * by a handler that swallowed them (keys done, no side effect) → forget their keys by UUID list
  * (a dry run says 50 and deletes nothing, the real run deletes 50, `redis-cli` agrees) → the
- * messages are replayed (same UUIDs) → each processed once. Also: stuck leases forgotten by state
+ * messages are replayed (same UUIDs) → each processed once; the audit trail (PostgreSQL) lists both
+ * actions with their counts, also after a restart of the store. Also: stuck leases forgotten by state
  * on Redis Cluster, the TTL policy guard, DEDUP_PREFIXES, and the in-memory store of embedded mode.
  */
 import { execFile } from "node:child_process";
@@ -12,7 +13,10 @@ import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { forgetResponseSchema, ttlResponseSchema } from "@/lib/action-types";
+import { auditResponseSchema, forgetResponseSchema, ttlResponseSchema } from "@/lib/action-types";
+import { GET as auditGET } from "@/app/api/audit/route";
+import { setAuditStore } from "@/server/audit";
+import { PostgresAuditStore } from "@/server/audit/store";
 import { EVENT_TYPE_KEY } from "@/names/dedup";
 import { parseConfig } from "@/server/config";
 import { MemoryRepository } from "@/server/dedup/memory-repository";
@@ -20,12 +24,12 @@ import { createObserveContext, setObserveContext } from "@/server/observe/contex
 import { LocalSource } from "@/server/observe/metrics/local";
 import { registerMemoryStore } from "@/server/observe/memory-inspector";
 import { createObserveRedis, type RedisLike } from "@/server/observe/redis-client";
-import { startBuggyConsumer, type BuggyConsumer } from "@/server/testing/buggy-consumer";
+import { LOCAL_REQUEST_HEADERS } from "@/server/testing/app-config";
+import { startBuggyConsumer, TEST_DATABASE_URL, type BuggyConsumer } from "@/server/testing/buggy-consumer";
 import { clusterClient, clusterNodes } from "@/server/testing/redis-cluster";
 import { KafkaTransport } from "@/server/transport";
 import { POST as forget } from "./forget/route";
 import { POST as ttl } from "./ttl/route";
-import { LOCAL_REQUEST_HEADERS } from "@/server/testing/app-config";
 
 const BROKERS = "127.0.0.1:9092";
 const topic = `act-keys-${randomBytes(4).toString("hex")}`;
@@ -35,6 +39,15 @@ let transport: KafkaTransport;
 let redis: Redis;
 let observeRedis: RedisLike;
 let consumer: BuggyConsumer;
+const auditTable = `act_audit_${randomBytes(3).toString("hex")}`;
+
+async function auditStoreNow(): Promise<PostgresAuditStore> {
+  const store = new PostgresAuditStore(TEST_DATABASE_URL, auditTable);
+  await store.migrate();
+  await setAuditStore(store);
+  return store;
+}
+const audit = async () => auditResponseSchema.parse(await (await auditGET(new Request("http://localhost/api/audit?action=keys.forget"))).json());
 
 async function call(route: (r: Request) => Promise<Response>, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await route(new Request("http://localhost/api/keys/x", { method: "POST", headers: { "content-type": "application/json", ...LOCAL_REQUEST_HEADERS }, body: JSON.stringify(body) }));
@@ -54,18 +67,22 @@ async function until(what: string, ok: () => Promise<boolean>, ms = 30_000): Pro
 }
 
 beforeAll(async () => {
-  // Requests from this machine to a server bound to loopback (the origin Next.js records once
-  // listening on 127.0.0.1), with the real services: the access rules have their own test.
-  g.__dedupHealthConfig = { ...parseConfig({ KAFKA_BROKERS: BROKERS, CONSUMER_TOPICS: topic, REDIS_URL: "redis://127.0.0.1:6379" }), mode: "embedded" };
+  // A server bound to 127.0.0.1 and requests from this machine: the access rules have their own test.
   process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
+  g.__dedupHealthConfig = parseConfig({ KAFKA_BROKERS: BROKERS, CONSUMER_TOPICS: topic, REDIS_URL: "redis://127.0.0.1:6379" });
   transport = new KafkaTransport([BROKERS]);
   await transport.createTopics([{ name: topic, partitions: 2 }, { name: `${topic}.dlq`, partitions: 1 }]);
   redis = new Redis("redis://127.0.0.1:6379");
   observeRedis = createObserveRedis({ url: "redis://127.0.0.1:6379" });
   consumer = await startBuggyConsumer({ transport, topic, dlqTopic: `${topic}.dlq`, redis });
+  await auditStoreNow();
 }, 60_000);
 
 afterAll(async () => {
+  const last = new PostgresAuditStore(TEST_DATABASE_URL, auditTable);
+  await last.drop();
+  await last.close();
+  await setAuditStore(null);
   await consumer?.stop();
   setObserveContext(null);
   await redis.eval("for _,k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) end", 0, `${consumer.service}:*`);
@@ -103,6 +120,18 @@ describe("key actions", () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(await consumer.rows()).toBe(50);
     for (const u of uuids.slice(0, 5)) expect(await consumer.rows(u)).toBe(1);
+
+    // The trail lists both actions, newest first, and a restarted store (a new pool) still has them.
+    const expected = [
+      { action: "keys.forget", dryRun: false, matched: 50, changed: 50, result: "ok", who: "local" },
+      { action: "keys.forget", dryRun: true, matched: 50, changed: 0, result: "ok", who: "local" },
+    ];
+    const before = await audit();
+    expect(before.store).toBe("postgres");
+    expect(before.entries).toMatchObject(expected);
+    expect(before.entries[0]!.filter).toMatchObject({ service: consumer.service, handler: consumer.handler });
+    await auditStoreNow();
+    expect((await audit()).entries).toMatchObject(expected);
   });
 
   it("sets a TTL within the handler's policy; beyond it only when asked, and says so", async () => {

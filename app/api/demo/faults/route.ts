@@ -1,5 +1,6 @@
 import { demoFaultsPatchSchema } from "@/lib/workshop-types";
 import { consumerRuntime } from "@/server/runtime";
+import { audited } from "@/server/audit";
 import { answer, BadRequestError, handleBody } from "@/server/http";
 
 export const dynamic = "force-dynamic";
@@ -12,13 +13,15 @@ export async function GET(req: Request): Promise<Response> {
 
 /** `PUT /api/demo/faults` with a `DemoFaultsPatch` → `DemoFaults`; 400 invalid body (or a Redis cut-off in embedded mode), 401/403. */
 export function PUT(req: Request): Promise<Response> {
-  return handleBody(req, demoFaultsPatchSchema, (patch) => {
-    try {
-      return consumerRuntime().demo.setFaults(patch);
-    } catch (e) {
-      // The demo refuses a fault its mode cannot have (a Redis cut-off without Redis).
-      if (e instanceof RangeError) throw new BadRequestError(e.message);
-      throw e;
-    }
-  });
+  return handleBody(req, demoFaultsPatchSchema, (patch) =>
+    audited(req, "demo.faults", patch, false, async () => {
+      try {
+        return consumerRuntime().demo.setFaults(patch);
+      } catch (e) {
+        // The demo refuses a fault its mode cannot have (a Redis cut-off without Redis).
+        if (e instanceof RangeError) throw new BadRequestError(e.message);
+        throw e;
+      }
+    }),
+  );
 }

@@ -1,4 +1,5 @@
 import { redriveBodySchema } from "@/lib/record-types";
+import { audited } from "@/server/audit";
 import { handleBody } from "@/server/http";
 import { redriveDlq } from "@/server/observe/records/dlq";
 
@@ -12,5 +13,5 @@ export const runtime = "nodejs";
  * same UUID and metadata minus the poison keys — the code `npm run dlq:replay` uses.
  */
 export function POST(req: Request): Promise<Response> {
-  return handleBody(req, redriveBodySchema, (b) => redriveDlq(b));
+  return handleBody(req, redriveBodySchema, (b) => audited(req, "dlq.redrive", b, b.dryRun, () => redriveDlq(b), (r) => ({ matched: r.matched, changed: r.redriven })));
 }

@@ -1,4 +1,5 @@
 import { forgetBodySchema } from "@/lib/action-types";
+import { audited } from "@/server/audit";
 import { handleBody } from "@/server/http";
 import { observeContext } from "@/server/observe";
 import { forgetKeys } from "@/server/observe/key-actions";
@@ -13,5 +14,5 @@ export const runtime = "nodejs";
  * (the default) only counts. Only keys inside `DEDUP_PREFIXES`, under the key browser's Redis budget.
  */
 export function POST(req: Request): Promise<Response> {
-  return handleBody(req, forgetBodySchema, (b) => forgetKeys(observeContext(), b));
+  return handleBody(req, forgetBodySchema, (b) => audited(req, "keys.forget", b, b.dryRun, () => forgetKeys(observeContext(), b), (r) => ({ matched: r.matched, changed: r.deleted })));
 }

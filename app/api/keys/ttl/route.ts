@@ -1,4 +1,5 @@
 import { ttlBodySchema } from "@/lib/action-types";
+import { audited } from "@/server/audit";
 import { handleBody } from "@/server/http";
 import { observeContext } from "@/server/observe";
 import { setKeysTtl } from "@/server/observe/key-actions";
@@ -12,5 +13,5 @@ export const runtime = "nodejs";
  * policy only with `allowBeyondPolicy: true` (400 otherwise), and the answer says so.
  */
 export function POST(req: Request): Promise<Response> {
-  return handleBody(req, ttlBodySchema, (b) => setKeysTtl(observeContext(), b));
+  return handleBody(req, ttlBodySchema, (b) => audited(req, "keys.ttl", b, b.dryRun, () => setKeysTtl(observeContext(), b), (r) => ({ matched: r.matched, changed: r.changed })));
 }

@@ -1,0 +1,18 @@
+import { auditQuerySchema } from "@/lib/action-types";
+import { auditStore } from "@/server/audit";
+import { handleQuery } from "@/server/http";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/**
+ * `GET /api/audit?action=&limit=` → `{ store, entries }`, newest first: every state-changing action
+ * (when, who, what, filter, matched/changed, result). `store: "memory"` says the trail is this
+ * process's only (no `DATABASE_URL`): a restart loses it.
+ */
+export function GET(req: Request): Promise<Response> {
+  return handleQuery(req, auditQuerySchema, async (q) => {
+    const store = auditStore();
+    return { generatedAt: new Date().toISOString(), store: store.kind, entries: await store.list(q) };
+  });
+}

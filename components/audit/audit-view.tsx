@@ -1,0 +1,74 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { ApiError } from "@/lib/query-options";
+import { auditQuery } from "@/lib/record-queries";
+import { useViewState } from "@/lib/url-state";
+import { errorTitle } from "../query-state";
+import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
+
+const ACTIONS = ["keys.forget", "keys.ttl", "dlq.redrive", "workshop.run", "demo.faults", "demo.sources"];
+
+/** The audit trail, newest first: when, who, what, the filter, matched / changed, the result. */
+export function AuditView() {
+  const { params, set } = useViewState();
+  const action = params.get("action");
+  const q = useQuery(auditQuery(action));
+  return (
+    <Panel
+      title="Audit trail"
+      description={q.data ? (q.data.store === "postgres" ? "Kept in PostgreSQL (DATABASE_URL): survives restarts." : "Kept in this process's memory (DATABASE_URL is not set): a restart loses it.") : undefined}
+      actions={
+        <select data-testid="audit-action" value={action ?? ""} onChange={(e) => set({ action: e.target.value || null })} className="rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900">
+          <option value="">every action</option>
+          {ACTIONS.map((a) => (
+            <option key={a} value={a}>
+              {a}
+            </option>
+          ))}
+        </select>
+      }
+      testId="audit"
+    >
+      {q.isPending ? (
+        <LoadingState label="Loading the trail…" height={120} />
+      ) : q.isError ? (
+        <ErrorState title={errorTitle(q.error, "Audit")} detail={q.error instanceof ApiError ? q.error.detail : String(q.error)} height={80} />
+      ) : q.data.entries.length === 0 ? (
+        <EmptyState height={60}>No action recorded yet.</EmptyState>
+      ) : (
+        <table className="w-full text-sm">
+          <thead className="text-left text-xs text-slate-500">
+            <tr>
+              <th className="font-normal">When</th>
+              <th className="font-normal">Who</th>
+              <th className="font-normal">Action</th>
+              <th className="font-normal">Filter</th>
+              <th className="text-right font-normal">Matched</th>
+              <th className="text-right font-normal">Changed</th>
+              <th className="font-normal">Result</th>
+            </tr>
+          </thead>
+          <tbody>
+            {q.data.entries.map((e) => (
+              <tr key={e.id} data-testid="audit-row" className="border-t border-slate-100 align-top dark:border-slate-800">
+                <td className="whitespace-nowrap text-xs">{e.at}</td>
+                <td>{e.who}</td>
+                <td className="font-mono text-xs">
+                  {e.action}
+                  {e.dryRun ? " (dry run)" : ""}
+                </td>
+                <td className="max-w-md truncate font-mono text-xs" title={JSON.stringify(e.filter)}>
+                  {JSON.stringify(e.filter)}
+                </td>
+                <td className="text-right tabular-nums">{e.matched ?? "—"}</td>
+                <td className="text-right tabular-nums">{e.changed ?? "—"}</td>
+                <td className={e.result === "ok" ? "" : "text-red-700 dark:text-red-300"}>{e.result}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Panel>
+  );
+}

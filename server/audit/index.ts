@@ -1,0 +1,89 @@
+/**
+ * The audit trail of every state-changing action (key forget / TTL, DLQ re-drive, workshop runs,
+ * demo switches and faults, …): when, who, what, the filter, how many matched and changed, the
+ * result. {@link recordAudit} is the one call other code makes; {@link audited} wraps a route's
+ * work so that its outcome — success or failure — is recorded. Kept on globalThis (Next.js
+ * evaluates modules more than once): PostgreSQL when `DATABASE_URL` is set, else memory.
+ */
+import type { AuditEntry } from "@/lib/action-types";
+import { checkAccess, listenInfo } from "@/server/access";
+import { config } from "@/server/config";
+import { MemoryAuditStore, PostgresAuditStore, type AuditInput, type AuditStore } from "./store";
+
+export type { AuditInput, AuditStore } from "./store";
+
+type G = typeof globalThis & { __dedupHealthAudit?: AuditStore };
+
+/** The process's audit store (memory until {@link initAudit} set up PostgreSQL). */
+export function auditStore(): AuditStore {
+  const g = globalThis as G;
+  g.__dedupHealthAudit ??= config().DATABASE_URL ? new PostgresAuditStore(config().DATABASE_URL!) : new MemoryAuditStore();
+  return g.__dedupHealthAudit;
+}
+
+/** Replaces the process's audit store (tests), or with `null` closes and forgets it. */
+export async function setAuditStore(store: AuditStore | null): Promise<void> {
+  const g = globalThis as G;
+  const old = g.__dedupHealthAudit;
+  if (store) g.__dedupHealthAudit = store;
+  else delete g.__dedupHealthAudit;
+  if (old && old !== store) await old.close();
+}
+
+/**
+ * Start-up: with `DATABASE_URL`, creates (migrates) the audit table. **Rejects with a message
+ * naming `DATABASE_URL` when the database cannot be reached**: start-up stops rather than run
+ * actions that would not be recorded.
+ */
+export async function initAudit(): Promise<"postgres" | "memory"> {
+  const store = auditStore();
+  if (store instanceof PostgresAuditStore) {
+    try {
+      await store.migrate();
+    } catch (e) {
+      throw new Error(`DATABASE_URL: the audit trail's database is unreachable or refused the table (${e instanceof Error ? e.message : String(e)}); fix or unset DATABASE_URL`);
+    }
+  }
+  return store.kind;
+}
+
+/**
+ * Records one action. Never throws (an audit write failing must not turn a done action into an
+ * error answer): a failure is logged with the entry.
+ */
+export async function recordAudit(entry: AuditInput): Promise<AuditEntry | null> {
+  try {
+    return await auditStore().append(entry);
+  } catch (e) {
+    console.error(`[audit] could not record ${JSON.stringify(entry)}: ${e instanceof Error ? e.message : String(e)}`);
+    return null;
+  }
+}
+
+/** Who made a request, as the access rule saw it: `token`, `local`, `embedded` (or `anonymous`). */
+export function auditActor(req: Request): string {
+  const d = checkAccess(req.headers, config(), listenInfo());
+  return d.ok ? d.reason : "anonymous";
+}
+
+/** The counts of an action's answer, for the trail. */
+export interface AuditCounts {
+  matched: number | null;
+  changed: number | null;
+}
+
+/**
+ * Runs `fn` (a route's work) and records it: `ok` with the counts `counts` reads from its answer,
+ * or `error: <message>` when it throws (rethrown). `filter` is what the caller asked for.
+ */
+export async function audited<T>(req: Request, action: string, filter: object, dryRun: boolean, fn: () => Promise<T>, counts: (r: T) => AuditCounts = () => ({ matched: null, changed: null })): Promise<T> {
+  const base = { who: auditActor(req), action, filter: { ...filter } as Record<string, unknown>, dryRun };
+  try {
+    const r = await fn();
+    await recordAudit({ ...base, ...counts(r), result: "ok" });
+    return r;
+  } catch (e) {
+    await recordAudit({ ...base, matched: null, changed: null, result: `error: ${e instanceof Error ? e.message : String(e)}` });
+    throw e;
+  }
+}

@@ -5,14 +5,14 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { GET } from "@/app/api/audit/route";
+import { GET } from "./route";
 import { auditResponseSchema } from "@/lib/action-types";
 import { parseConfig } from "@/server/config";
 import { freePort } from "@/server/testing/net";
 import { LOCAL_REQUEST_HEADERS } from "@/server/testing/app-config";
 import { TEST_DATABASE_URL } from "@/server/testing/buggy-consumer";
-import { audited, initAudit, setAuditStore } from "./index";
-import { PostgresAuditStore } from "./store";
+import { audited, initAudit, setAuditStore } from "@/server/audit";
+import { PostgresAuditStore } from "@/server/audit/store";
 
 const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown };
 const saved = g.__dedupHealthConfig;

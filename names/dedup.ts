@@ -24,6 +24,7 @@ export const METRIC_NAMES = {
   poisoned: "messages_poisoned_total",
   duplicatesByCause: "messages_duplicates_by_cause_total",
   handlerExecutionTime: "handler_execution_time_seconds",
+  payloadConflicts: "deduplication_payload_conflicts_total",
 } as const;
 
 /** Label names of the library's metrics, each written once here. */
@@ -57,6 +58,7 @@ export const METRIC_LABELS = {
   duplicatesByCause: [...HANDLER_LABELS, LABEL.cause],
   // Watermill's labels are handler_name and success; ours carry the service and no topic (one per attempt).
   handlerExecutionTime: [LABEL.service, LABEL.handler, LABEL.success],
+  payloadConflicts: [LABEL.service, LABEL.handler],
 } as const satisfies Record<keyof typeof METRIC_NAMES, readonly string[]>;
 
 /** The label names of one library metric, as a union (for prom-client's `Counter<L>`). */
@@ -107,12 +109,15 @@ export const DEDUP_ERROR_REASONS: readonly DedupErrorReason[] = Object.values(DE
  * - `non_retryable`: a `NonRetryableError` (bad payload: retrying cannot help);
  * - `in_progress`: an `InProgressError` that outlasted the retries (only without the default
  *   `notInProgress` filter, which nacks it instead);
+ * - `payload_conflict`: a `PayloadConflictError` — a copy whose UUID is `done` but whose payload
+ *   differs from the one processed (a publisher that reuses UUIDs; `onPayloadConflict: "poison"`);
  * - `handler_error`: anything else (the handler failed through every retry).
  */
 export const POISON_REASON_CLASS = {
   ...DEDUP_ERROR_REASON,
   nonRetryable: "non_retryable",
   inProgress: "in_progress",
+  payloadConflict: "payload_conflict",
   handlerError: "handler_error",
 } as const satisfies Record<string, string>;
 

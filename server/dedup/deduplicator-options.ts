@@ -68,7 +68,21 @@ export interface DeduplicatorOptions {
    * has at least the rest of the fraction to run. @default 0.5
    */
   preclaimMaxAgeFraction?: number;
+  /**
+   * `"lease"` only: what to do with a copy whose UUID is `done` but whose payload differs from the
+   * one processed (the fingerprint stored in the `done` value) — a publisher that reuses UUIDs.
+   * Both count `deduplication_payload_conflicts_total{service,handler}`. `"poison"` fails the copy
+   * with `PayloadConflictError` (not retried): PoisonQueue sends it to the DLQ with `reason_poisoned`
+   * class `payload_conflict`, so the other message is kept. `"swallow"` acks it as a duplicate (the
+   * behaviour without fingerprints: that message is lost). Each handler's stack has its own
+   * Deduplicator, so each handler chooses.
+   * @default "poison"
+   */
+  onPayloadConflict?: PayloadConflictAction;
 }
+
+/** What the Deduplicator does with a copy whose payload conflicts with the processed one ({@link DeduplicatorOptions.onPayloadConflict}). */
+export type PayloadConflictAction = "poison" | "swallow";
 
 /** Default `leaseMs`: the default retry window plus 5 × 7.5 s of handler time (see `leaseMs`). */
 export const DEFAULT_LEASE_MS = Math.ceil(maxRetryWaitMs(DEFAULT_RETRY_OPTIONS) + (DEFAULT_RETRY_OPTIONS.maxRetries + 1) * 7_500);
@@ -84,6 +98,7 @@ export const DEFAULT_DEDUPLICATOR_OPTIONS = {
   logDuplicates: false,
   logger: (line: string) => console.warn(line),
   preclaimMaxAgeFraction: 0.5,
+  onPayloadConflict: "poison",
 } as const satisfies Omit<Required<DeduplicatorOptions>, "repository" | "registry" | "prefix" | "failureMode">;
 
 /** Options after defaults. */
@@ -104,6 +119,7 @@ export function validateDeduplicatorOptions(o: ResolvedDeduplicatorOptions, repo
   if (repositoryMode !== undefined && repositoryMode !== o.failureMode) {
     throw bad("failureMode", `"${repositoryMode}" like its repository (fail${repositoryMode === "open" ? "Open" : "Closed"}(repository)), or leave one of the two unset`);
   }
+  if (o.onPayloadConflict !== "poison" && o.onPayloadConflict !== "swallow") throw bad("onPayloadConflict", '"poison" or "swallow"');
   if (!(o.preclaimMaxAgeFraction > 0 && o.preclaimMaxAgeFraction <= 1)) throw bad("preclaimMaxAgeFraction", "in (0, 1]");
   if (!/^[^\s:]+$/.test(o.service)) throw bad("service", "non-empty, without spaces or ':'");
   if (o.prefix !== undefined && (o.prefix === "" || /\s/.test(o.prefix))) throw bad("prefix", "non-empty without spaces");

@@ -9,6 +9,9 @@ import { newMessage, type Handler, type Message } from "./message";
 import { METRIC_NAMES, REASON_POISONED_KEY } from "../../names/dedup";
 import { MemoryPubSub } from "./pubsub";
 import { DONE_VALUE, PROCESSING_PREFIX, type DedupRepository } from "./repository";
+
+/** A `done` value without a position, with the payload's fingerprint. */
+const DONE_WITH_FINGERPRINT = /^done#[A-Za-z0-9_-]{8}$/;
 import { Router } from "./router";
 import { defaultStack } from "./stack";
 
@@ -60,7 +63,8 @@ describe("Deduplicator — the spec's tests", () => {
     const { ps, router, registry } = harness(async (m) => void calls.push(m.uuid));
     const running = router.run();
     await router.running;
-    for (let i = 0; i < 3; i++) await ps.publish("in", newMessage("01SAME", `copy ${i}`));
+    // Three copies of one message (same UUID, same payload: another payload would be a conflict).
+    for (let i = 0; i < 3; i++) await ps.publish("in", newMessage("01SAME", "copy"));
     await ps.idle();
     await router.close();
     await running;
@@ -80,7 +84,7 @@ describe("Deduplicator — retries lose nothing (spec §10)", () => {
     await vi.advanceTimersByTimeAsync(1000);
     expect(await p).toBe("ack");
     expect(calls).toBe(3);
-    expect((repo as MemoryRepository).get(KEY("u1"))).toBe(DONE_VALUE);
+    expect((repo as MemoryRepository).get(KEY("u1"))).toMatch(DONE_WITH_FINGERPRINT);
     // Per delivery, not per attempt: one success, no error.
     expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
     expect(await count(registry, METRIC_NAMES.processed, { result: "error" })).toBe(0);
@@ -173,7 +177,7 @@ describe("Deduplicator — leases", () => {
     await vi.advanceTimersByTimeAsync(5_001);
     expect(await sink.deliver(newMessage("u6", ""))).toBe("ack");
     expect(calls).toEqual(["u6"]);
-    expect(repo.get(KEY("u6"))).toBe(DONE_VALUE);
+    expect(repo.get(KEY("u6"))).toMatch(DONE_WITH_FINGERPRINT);
   });
 
   it("in the default stack an in-progress conflict is nacked for redelivery, not poisoned", async () => {
@@ -291,7 +295,7 @@ describe("Deduplicator — batch pre-claim", () => {
     expect(ranB).toEqual(ranS);
     // new2 never ran: its pre-claim was released, so its redelivery is not blocked for a lease.
     expect(batch.mem.get(KEY("new2"))).toBeNull();
-    expect(batch.mem.get(KEY("new1"))).toBe(DONE_VALUE);
+    expect(batch.mem.get(KEY("new1"))).toMatch(DONE_WITH_FINGERPRINT);
   });
 
   it("a batch's done marks are sent in one round trip as the batch resolves, and sink.flush() waits for them (the transport's commit)", async () => {
@@ -315,7 +319,7 @@ describe("Deduplicator — batch pre-claim", () => {
     expect(flushed).toBe(false); // a commit now would wait: the marks have not landed
     await vi.advanceTimersByTimeAsync(40); // all ten marks at once — not 10 × 50 ms
     await f;
-    expect(ids.map((u) => mem.get(KEY(u)))).toEqual(ids.map(() => DONE_VALUE));
+    expect(ids.map((u) => mem.get(KEY(u)))).toEqual(ids.map(() => expect.stringMatching(DONE_WITH_FINGERPRINT)));
     expect(repo.calls).toMatchObject({ claimBatch: 1, claim: 0, markDoneBatch: 1, markDone: 0, compareAndSetBatch: 0, compareAndSet: 0 });
     // Nothing pending: flush resolves at once.
     await sink.flush!();
@@ -370,7 +374,7 @@ describe("Deduplicator — batch pre-claim", () => {
     expect(repo.calls.claim).toBe(1); // "next" re-checked once (still ours) …
     expect(repo.calls.compareAndSet).toBe(1); // … its lease renewed …
     expect([repo.calls.markDoneBatch, repo.calls.markDone, repo.calls.compareAndSetBatch]).toEqual([1, 0, 0]); // … and both marked done in one call
-    expect(mem.get(KEY("next"))).toBe(DONE_VALUE);
+    expect(mem.get(KEY("next"))).toMatch(DONE_WITH_FINGERPRINT);
     expect(runs).toEqual(["slow", "next"]);
   });
 
@@ -400,7 +404,7 @@ describe("Deduplicator — batch pre-claim", () => {
     await d.middleware(async (x) => void runs.push(x))(m); // not InProgressError: the lease is ours
     expect(runs).toHaveLength(1);
     await preparation.settle?.(); // what the Router does before deliverBatch resolves
-    expect(mem.get(KEY("z"))).toBe(DONE_VALUE);
+    expect(mem.get(KEY("z"))).toMatch(DONE_WITH_FINGERPRINT);
     expect(await count(registry, METRIC_NAMES.errors, { reason: "redis_timeout" })).toBe(1);
   });
 });

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { BatchState, NOT_RUN, RAN } from "./dedup-batch";
 import { DeliveryResults, type Delivery, type DeliveryState } from "./dedup-results";
-import { DedupStoreError, InProgressError } from "./errors";
+import { DedupStoreError, InProgressError, PayloadConflictError } from "./errors";
 import {
   DEFAULT_DEDUPLICATOR_OPTIONS,
   validateDeduplicatorOptions,
@@ -13,7 +13,7 @@ import { dedupRecorder, type DedupRecorder } from "./metrics";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX, type ClaimRequest } from "./repository";
 import { KeyMarks } from "./key-marks";
 import { DEDUP_ERROR_REASON, dedupKeyPrefix } from "../../names/dedup";
-import { doneValue, positionOf } from "./duplicate-cause";
+import { doneValue, payloadFingerprint, positionOf, storedFingerprint } from "./duplicate-cause";
 import { classifyStoreError, timed } from "./store-call";
 
 export * from "./deduplicator-options";
@@ -168,9 +168,10 @@ export class Deduplicator {
       if (o.marking !== "naive") await this.marks.release(key, value, d.topic, d.handler);
       throw e;
     }
-    // The `done` value names this delivery's position: a later copy at the same position is a
-    // redelivery, at another a re-publish (messages_duplicates_by_cause_total).
-    const done = doneValue(positionOf(msg.context));
+    // The `done` value names this delivery's position — a later copy at the same position is a
+    // redelivery, at another a re-publish (messages_duplicates_by_cause_total) — and the payload's
+    // fingerprint: a later copy with another payload is a reused UUID, not a repeat.
+    const done = doneValue(positionOf(msg.context), o.marking === "lease" ? payloadFingerprint(msg.payload) : undefined);
     if (batch) {
       // Inside a Router batch the `done` mark is deferred to the batch's settle(), which sends it
       // before deliverBatch resolves and which the transport awaits (sink.flush) before it commits:
@@ -183,8 +184,22 @@ export class Deduplicator {
     return out;
   }
 
-  /** Swallows a repeat; `stored` is the key's value (or the earlier copy's `done` value in this batch), for the cause. */
+  /**
+   * Swallows a repeat; `stored` is the key's value (or the earlier copy's `done` value in this
+   * batch), for the cause. A copy whose payload differs from the processed one (stored fingerprint)
+   * is counted as a payload conflict and, under `onPayloadConflict: "poison"`, fails with
+   * `PayloadConflictError` instead (for PoisonQueue's DLQ).
+   */
   private swallow(d: Delivery, key: string, stored: string): undefined {
+    const fp = storedFingerprint(stored);
+    if (fp !== undefined) {
+      const mine = payloadFingerprint(d.msg.payload);
+      if (mine !== fp) {
+        this.rec.payloadConflict(d.handler);
+        this.options.logger(`[dedup] payload conflict: handler=${d.handler} topic=${d.topic} uuid=${d.msg.uuid} key=${key} was processed with another payload (a publisher reused the UUID)`);
+        if (this.options.onPayloadConflict === "poison") throw new PayloadConflictError(key, fp, mine);
+      }
+    }
     this.results.deduplicated(d, stored);
     if (this.options.logDuplicates) this.options.logger(`[dedup] duplicate swallowed: handler=${d.handler} topic=${d.topic} uuid=${d.msg.uuid} key=${key}`);
     return undefined;

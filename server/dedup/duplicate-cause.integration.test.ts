@@ -16,7 +16,7 @@ const clients: Array<Redis | Cluster> = [];
 const services: Array<{ client: Redis | Cluster; service: string }> = [];
 afterAll(async () => {
   for (const { client, service } of services) {
-    const keys = ["a", "b", "c", "x", "p", "q"].map((u) => `${service}:dedup:h:${u}`);
+    const keys = ["a", "b", "c", "x", "p", "q", "old"].map((u) => `${service}:dedup:h:${u}`);
     for (const k of keys) await client.call("DEL", k);
   }
   await Promise.all(clients.map((c) => c.quit()));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { doneValue, duplicateCause, isDoneValue, positionOf } from "./duplicate-cause";
+import { doneValue, duplicateCause, isDoneValue, payloadFingerprint, positionOf, storedFingerprint } from "./duplicate-cause";
 import { duplicateCauseSuite } from "./duplicate-cause.suite";
 import { MemoryRepository } from "./memory-repository";
 import { parseClaimValue } from "./repository";
@@ -21,6 +21,26 @@ describe("done value with a position", () => {
     expect(duplicateCause("done:t:0:1", "u:0:1")).toBe("republish");
     for (const stored of ["done", "claimed:tok", "1"]) expect(duplicateCause(stored, "t:0:1")).toBe("unknown");
     expect(duplicateCause("done:t:0:1", undefined)).toBe("unknown");
+  });
+});
+
+describe("done value with a payload fingerprint", () => {
+  it("stores 8 base64url characters after '#', parses both with and without, and keeps the cause", () => {
+    const fp = payloadFingerprint(Buffer.from('{"amount":10}'));
+    expect(fp).toMatch(/^[A-Za-z0-9_-]{8}$/);
+    expect(payloadFingerprint(Buffer.from('{"amount":10}'))).toBe(fp);
+    expect(payloadFingerprint(Buffer.from('{"amount":11}'))).not.toBe(fp);
+    expect(doneValue("demo.events:3:18244", fp)).toBe(`done:demo.events:3:18244#${fp}`);
+    expect(doneValue(undefined, fp)).toBe(`done#${fp}`);
+    expect(parseClaimValue(`done:demo.events:3:18244#${fp}`)).toEqual({ state: "done", position: "demo.events:3:18244", fingerprint: fp });
+    expect(parseClaimValue(`done#${fp}`)).toEqual({ state: "done", fingerprint: fp });
+    expect(storedFingerprint(`done:t:0:1#${fp}`)).toBe(fp);
+    expect(storedFingerprint(`done#${fp}`)).toBe(fp);
+    for (const old of ["done", "done:t:0:1", "claimed:tok", "1", "processing:abcdefgh#12345678"]) expect(storedFingerprint(old)).toBeUndefined();
+    expect(isDoneValue(`done#${fp}`)).toBe(true);
+    expect(duplicateCause(`done:t:0:1#${fp}`, "t:0:1")).toBe("redelivery");
+    expect(duplicateCause(`done:t:0:1#${fp}`, "t:0:11")).toBe("republish");
+    expect(duplicateCause(`done#${fp}`, "t:0:1")).toBe("unknown");
   });
 });
 

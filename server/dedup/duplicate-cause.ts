@@ -1,12 +1,27 @@
 /**
- * The `done` value with the first delivery's position, and what a swallowed copy was
- * (`messages_duplicates_by_cause_total`): the same position → a redelivery (retry, rebalance,
- * restart before the commit re-read it), another position → a re-publish (producer retry, outbox
- * forwarder, DLQ replay), no position on either side → unknown.
+ * The `done` value: the first delivery's position and the fingerprint of the payload it processed.
+ * What a swallowed copy was (`messages_duplicates_by_cause_total`): the same position → a
+ * redelivery (retry, rebalance, restart before the commit re-read it), another position → a
+ * re-publish (producer retry, outbox forwarder, DLQ replay), no position on either side → unknown.
+ * Whether a copy is the same message at all: its payload fingerprint against the stored one
+ * (`deduplication_payload_conflicts_total`).
  */
+import { hash } from "node:crypto";
 import type { DeliveryContext } from "./message";
 import { DUPLICATE_CAUSE, type DuplicateCause } from "../../names/dedup";
-import { DONE_POSITION_PREFIX, DONE_VALUE } from "./repository";
+import { DONE_FINGERPRINT_SEPARATOR, DONE_POSITION_PREFIX, DONE_VALUE } from "./repository";
+
+/** Characters of a payload fingerprint: 8 base64url characters = 48 bits of SHA-256. */
+export const FINGERPRINT_LENGTH = 8;
+
+/**
+ * A short fingerprint of a payload: the first 48 bits of its SHA-256, as 8 base64url characters.
+ * Two different payloads share one with probability 2⁻⁴⁸ — a missed conflict, never a false one
+ * (equal payloads always have equal fingerprints).
+ */
+export function payloadFingerprint(payload: Uint8Array): string {
+  return hash("sha256", payload, "base64url").slice(0, FINGERPRINT_LENGTH);
+}
 
 /**
  * The delivery's position `topic:partition:offset`, or undefined when the transport gave none
@@ -18,14 +33,26 @@ export function positionOf(ctx: DeliveryContext): string | undefined {
   return `${topic}:${partition}:${offset}`;
 }
 
-/** The `done` value for a delivery at `position`: `done:<position>`, or plain `done` without one. */
-export function doneValue(position: string | undefined): string {
-  return position === undefined ? DONE_VALUE : DONE_POSITION_PREFIX + position;
+/**
+ * The `done` value for a delivery at `position` that processed a payload with `fingerprint`:
+ * `done:<position>#<fingerprint>`, `done#<fingerprint>` without a position; without a fingerprint
+ * (the forms written before fingerprints) `done:<position>` or plain `done`.
+ */
+export function doneValue(position: string | undefined, fingerprint?: string): string {
+  const base = position === undefined ? DONE_VALUE : DONE_POSITION_PREFIX + position;
+  return fingerprint === undefined ? base : base + DONE_FINGERPRINT_SEPARATOR + fingerprint;
 }
 
-/** True when `stored` is a `done` value (plain or with a position). */
+/** True when `stored` is a `done` value (plain, with a position, with a fingerprint). */
 export function isDoneValue(stored: string): boolean {
-  return stored === DONE_VALUE || stored.startsWith(DONE_POSITION_PREFIX);
+  return stored === DONE_VALUE || stored.startsWith(DONE_POSITION_PREFIX) || stored.startsWith(DONE_VALUE + DONE_FINGERPRINT_SEPARATOR);
+}
+
+/** The payload fingerprint a `done` value carries, or undefined (older values, other markings). */
+export function storedFingerprint(stored: string): string | undefined {
+  const n = stored.length - FINGERPRINT_LENGTH - 1;
+  if (n < DONE_VALUE.length || stored.charCodeAt(n) !== 35 /* "#" */ || !isDoneValue(stored)) return undefined;
+  return stored.slice(n + 1);
 }
 
 /**
@@ -35,7 +62,8 @@ export function isDoneValue(stored: string): boolean {
  */
 export function duplicateCause(stored: string | undefined, position: string | undefined): DuplicateCause {
   if (stored === undefined || position === undefined || !stored.startsWith(DONE_POSITION_PREFIX)) return DUPLICATE_CAUSE.unknown;
-  // Compare without slicing: stored === "done:" + position.
   const p = DONE_POSITION_PREFIX.length;
-  return stored.length === p + position.length && stored.endsWith(position) ? DUPLICATE_CAUSE.redelivery : DUPLICATE_CAUSE.republish;
+  const end = storedFingerprint(stored) === undefined ? stored.length : stored.length - FINGERPRINT_LENGTH - 1;
+  // Compare without slicing: stored === "done:" + position (+ "#" + fingerprint).
+  return end - p === position.length && stored.startsWith(position, p) ? DUPLICATE_CAUSE.redelivery : DUPLICATE_CAUSE.republish;
 }

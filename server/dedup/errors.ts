@@ -61,3 +61,23 @@ export function toError(value: unknown): Error {
   }
   return new Error(`non-Error thrown: ${text}`, { cause: value });
 }
+
+/**
+ * A copy whose key is `done` but whose payload differs from the payload that was processed (the
+ * fingerprint stored in the `done` value): a publisher that reused a message UUID for another
+ * message — swallowing it would lose that message. Not retryable (the stored fingerprint will not
+ * change); PoisonQueue sends it to the DLQ with `reason_poisoned` class `payload_conflict`.
+ * Thrown by the Deduplicator under `onPayloadConflict: "poison"` (the default).
+ */
+export class PayloadConflictError extends NonRetryableError {
+  constructor(
+    /** The repository key of the message. */
+    readonly key: string,
+    /** The fingerprint stored with `done`, and this copy's. */
+    readonly stored: string,
+    readonly received: string,
+  ) {
+    super(`payload conflict on ${key}: the message UUID was processed with another payload (fingerprint ${stored}, this copy ${received}); the publisher reuses UUIDs — fix it and re-publish this message with a new UUID`);
+    this.name = "PayloadConflictError";
+  }
+}

@@ -40,6 +40,10 @@
  * - `handler_execution_time_seconds{service,handler,success}` (Watermill's name, observed by
  *   `handlerTimer`, innermost in `defaultStack`): one observation per handler attempt, the handler
  *   alone; `success="false"` when it threw. Buckets reach past the default lease (60 s).
+ * - `deduplication_payload_conflicts_total{service,handler}` (ours): each copy whose UUID is
+ *   `done` with another payload fingerprint (`lease` marking) — a publisher reusing UUIDs; under
+ *   `onPayloadConflict: "poison"` the copy is also an `error` result and a `payload_conflict` DLQ
+ *   copy, under `"swallow"` a `deduplicated` one. Alert on any increase.
  *
  * ## Zero series (every label value exists at 0 before its first event)
  * `rate()` / `increase()` read a series born at N > 0 as 0: the first error, the first DLQ'd
@@ -48,7 +52,8 @@
  *   as a recorder for the service exists (a `Deduplicator` is constructed);
  * - per handler, at its registration (`Router.addHandler`, via the middleware's `onRegister` hook;
  *   without a Router, at its first delivery): `processed` × every {@link PROCESSED_RESULTS},
- *   `deduplicated`, `in_progress`, `released`, `lease_lost`, and `duplicates_by_cause` × every
+ *   `deduplicated`, `in_progress`, `released`, `lease_lost`, `payload_conflicts` (service, handler),
+ *   and `duplicates_by_cause` × every
  *   {@link DUPLICATE_CAUSES}; the PoisonQueue adds `poisoned` × every `POISON_REASON_CLASSES`, and
  *   `handlerTimer` adds `handler_execution_time_seconds` × both `success` values.
  */
@@ -79,6 +84,7 @@ export interface DedupMetrics {
   duplicatesByCause: Counter<LabelsOf<"duplicatesByCause">>;
   /** `handler_execution_time_seconds{service,handler,success}`, observed by `handlerTimer` (./handler-timer). */
   handlerTime: HandlerTimeHistogram;
+  payloadConflicts: Counter<LabelsOf<"payloadConflicts">>;
 }
 
 /**
@@ -214,6 +220,7 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
     released: counter(METRIC_NAMES.released, "Dedup keys released after a failed attempt so that the retry runs the handler again.", METRIC_LABELS.released),
     leaseLost: counter(METRIC_NAMES.leaseLost, "Successful runs whose lease had been taken over by another consumer (possible double run).", METRIC_LABELS.leaseLost),
     poisoned: counter(METRIC_NAMES.poisoned, "Messages the PoisonQueue published to the DLQ, by error class (reason_poisoned: one of a bounded set such as marshal, redis_timeout, non_retryable, handler_error; never the error's message).", METRIC_LABELS.poisoned),
+    payloadConflicts: counter(METRIC_NAMES.payloadConflicts, "Copies whose message UUID was already processed with another payload (a publisher reusing UUIDs), per handler; poisoned to the DLQ or swallowed per onPayloadConflict.", METRIC_LABELS.payloadConflicts),
     duplicatesByCause: counter(METRIC_NAMES.duplicatesByCause, "Swallowed duplicates by cause: redelivery (same topic:partition:offset as the first delivery), republish (another position), unknown (no position stored).", METRIC_LABELS.duplicatesByCause),
     handlerTime: getOrCreate(registry, METRIC_NAMES.handlerExecutionTime, () => {
       const h = new HandlerTimeHistogram(METRIC_NAMES.handlerExecutionTime, "Duration of one handler attempt (the handler itself, inside every middleware), by success (true/false).");
@@ -237,13 +244,15 @@ export interface DedupRecorder {
   inProgress(topic: string, handler: string): void;
   released(topic: string, handler: string): void;
   leaseLost(topic: string, handler: string): void;
+  /** A copy whose UUID is done with another payload (labels service, handler). */
+  payloadConflict(handler: string): void;
 }
 
 /** A recorder bound to one service label, with its label cells cached (hot path: no label hashing). */
 export function dedupRecorder(registry: Registry | undefined, service: string): DedupRecorder {
   if (!registry) {
     const noop = () => undefined;
-    return { register: noop, result: noop, duplicate: noop, checkSeconds: noop, error: noop, inProgress: noop, released: noop, leaseLost: noop };
+    return { register: noop, result: noop, duplicate: noop, checkSeconds: noop, error: noop, inProgress: noop, released: noop, leaseLost: noop, payloadConflict: noop };
   }
   const m = dedupMetrics(registry);
   // The first store error of each kind must be an increase from 0, not a series born at 1.
@@ -264,6 +273,7 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
       m.inProgress.inc(labels, 0);
       m.released.inc(labels, 0);
       m.leaseLost.inc(labels, 0);
+      m.payloadConflicts.inc({ service, handler }, 0);
       for (const result of PROCESSED_RESULTS) m.processed.inc({ ...labels, result }, 0);
       for (const cause of DUPLICATE_CAUSES) m.duplicatesByCause.inc({ ...labels, cause }, 0);
     }
@@ -288,5 +298,7 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
     inProgress: (topic, handler) => cell("ip", m.inProgress, topic, handler).inc(),
     released: (topic, handler) => cell("rel", m.released, topic, handler).inc(),
     leaseLost: (topic, handler) => cell("ll", m.leaseLost, topic, handler).inc(),
+    // Rare (a publisher bug): no cached cell needed.
+    payloadConflict: (handler) => m.payloadConflicts.inc({ service, handler }),
   };
 }

@@ -1,4 +1,4 @@
-import { InProgressError, NonRetryableError, toError } from "./errors";
+import { InProgressError, NonRetryableError, PayloadConflictError, toError } from "./errors";
 import { copyMessage, namedMiddleware, type Middleware } from "./message";
 import {
   DEDUP_ERROR_REASONS,
@@ -37,12 +37,13 @@ export const DEFAULT_POISON_QUEUE_OPTIONS = {
 
 /**
  * The bounded class of a poisoning error, for the `reason_poisoned` metric label — always one of
- * {@link POISON_REASON_CLASSES} (six values: the label's cardinality cannot grow with error names
+ * {@link POISON_REASON_CLASSES} (seven values: the label's cardinality cannot grow with error names
  * or messages). The DLQ message's `reason_poisoned` metadata keeps the full error message.
  */
 export function poisonReasonClass(err: Error): PoisonReasonClass {
   const own = (err as Error & { reason?: unknown }).reason;
   if (typeof own === "string" && (DEDUP_ERROR_REASONS as readonly string[]).includes(own)) return own as DedupErrorReason;
+  if (err instanceof PayloadConflictError) return POISON_REASON_CLASS.payloadConflict;
   if (err instanceof NonRetryableError) return POISON_REASON_CLASS.nonRetryable;
   if (err instanceof InProgressError) return POISON_REASON_CLASS.inProgress;
   return POISON_REASON_CLASS.handlerError;

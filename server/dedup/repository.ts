@@ -119,6 +119,13 @@ export const DONE_VALUE = "done";
  * Key browsers classify both forms as `done` ({@link parseClaimValue}).
  */
 export const DONE_POSITION_PREFIX = "done:";
+/**
+ * Separator of the payload fingerprint at the end of a `done` value: `done:<position>#<fingerprint>`
+ * or `done#<fingerprint>` (8 base64url characters, {@link payloadFingerprint}). Not a character of a
+ * Kafka topic name nor of base64url, so the position and the fingerprint parse unambiguously.
+ * Values written before fingerprints were stored (no `#`) stay readable: they are `done` without one.
+ */
+export const DONE_FINGERPRINT_SEPARATOR = "#";
 /** Prefix of a key being processed under a lease: `processing:<token>`. */
 export const PROCESSING_PREFIX = "processing:";
 /** Prefix of a key claimed with marking `"release"`: `claimed:<token>` (kept for the whole window). */
@@ -128,7 +135,13 @@ export const NAIVE_VALUE = "1";
 
 /** A stored dedup value, decoded (for the Deduplicator and the key browser). */
 export type ClaimState =
-  | { state: "done"; /** `topic:partition:offset` of the first delivery; absent in a plain `done`. */ position?: string }
+  | {
+      state: "done";
+      /** `topic:partition:offset` of the first delivery; absent in a plain `done`. */
+      position?: string;
+      /** Fingerprint of the payload that was processed; absent in values written before fingerprints. */
+      fingerprint?: string;
+    }
   | { state: "processing"; token: string }
   | { state: "claimed"; token: string }
   | { state: "naive" }
@@ -136,8 +149,14 @@ export type ClaimState =
 
 /** Decodes a stored value written by any marking. */
 export function parseClaimValue(raw: string): ClaimState {
-  if (raw === DONE_VALUE) return { state: "done" };
-  if (raw.startsWith(DONE_POSITION_PREFIX)) return { state: "done", position: raw.slice(DONE_POSITION_PREFIX.length) };
+  if (raw === DONE_VALUE || raw.startsWith(DONE_POSITION_PREFIX) || raw.startsWith(DONE_VALUE + DONE_FINGERPRINT_SEPARATOR)) {
+    const hash = raw.lastIndexOf(DONE_FINGERPRINT_SEPARATOR);
+    const body = hash < 0 ? raw : raw.slice(0, hash);
+    const out: ClaimState = { state: "done" };
+    if (body.length > DONE_POSITION_PREFIX.length) out.position = body.slice(DONE_POSITION_PREFIX.length);
+    if (hash >= 0) out.fingerprint = raw.slice(hash + 1);
+    return out;
+  }
   if (raw.startsWith(PROCESSING_PREFIX)) return { state: "processing", token: raw.slice(PROCESSING_PREFIX.length) };
   if (raw.startsWith(CLAIMED_PREFIX)) return { state: "claimed", token: raw.slice(CLAIMED_PREFIX.length) };
   if (raw === NAIVE_VALUE) return { state: "naive" };

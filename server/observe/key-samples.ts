@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import type { KeyState } from "@/lib/api-types";
-import { DONE_POSITION_PREFIX, DONE_VALUE } from "@/server/dedup/repository";
+import { DONE_FINGERPRINT_SEPARATOR, DONE_POSITION_PREFIX } from "@/server/dedup/repository";
+import { isDoneValue } from "@/server/dedup/duplicate-cause";
 import { TTL_BUCKETS, type Accum } from "./key-accum";
 import { countUpstream } from "./upstream-counter";
 
@@ -26,18 +27,19 @@ export interface SampleStats {
 
 /**
  * State of a dedup key from its value: the lease marking stores `processing:<token>` then `done`
- * (`done:<topic>:<partition>:<offset>` when the delivery had a position);
+ * (`done:<topic>:<partition>:<offset>` when the delivery had a position, `#<payload fingerprint>`
+ * after it since fingerprints are stored);
  * the release marking stores `claimed:<token>`; the naive marking (and Watermill-style
  * repositories) store `1`.
  */
 export function classifyValue(v: string): KeyState {
   if (v.startsWith("processing:") || v === "processing") return "processing";
-  if (v === DONE_VALUE || v.startsWith(DONE_POSITION_PREFIX)) return "done"; // `done` or `done:<topic>:<partition>:<offset>`
+  if (isDoneValue(v)) return "done"; // `done`, `done:<topic>:<partition>:<offset>`, either with `#<fingerprint>`
   if (v === "1" || v.startsWith("claimed:")) return "marked";
   return "other";
 }
 
-/** Bytes of a key's value read to classify it and find its record: `done:` + a topic (≤ 249) + `:<partition>:<offset>`. */
+/** Bytes of a key's value read to classify it and find its record: `done:` + a topic (≤ 249) + `:<partition>:<offset>` + `#<fingerprint>`. */
 export const VALUE_READ_BYTES = 320;
 
 /**
@@ -47,7 +49,8 @@ export const VALUE_READ_BYTES = 320;
  */
 export function donePosition(v: string): { topic: string; partition: number; offset: string } | null {
   if (!v.startsWith(DONE_POSITION_PREFIX)) return null;
-  const m = /^([A-Za-z0-9._-]{1,249}):(\d{1,7}):(\d{1,19})$/.exec(v.slice(DONE_POSITION_PREFIX.length));
+  const hash = v.indexOf(DONE_FINGERPRINT_SEPARATOR);
+  const m = /^([A-Za-z0-9._-]{1,249}):(\d{1,7}):(\d{1,19})$/.exec(v.slice(DONE_POSITION_PREFIX.length, hash < 0 ? undefined : hash));
   return m ? { topic: m[1]!, partition: Number(m[2]), offset: m[3]! } : null;
 }
 

@@ -11,7 +11,8 @@
  * 1. `FLUSHALL` (own server), read `INFO memory` `used_memory`;
  * 2. deliver `--keys` messages (ULID ids) through the real path — `Router.deliverBatch` → the
  *    Deduplicator middleware on a `RedisRepository` (TTL 24 h, the spec's default window) → a no-op
- *    handler — in batches of `--batch`. Lease keys end in `done` (`done:<topic>:<partition>:<offset>` with positions; their state after completion,
+ *    handler — in batches of `--batch`. Lease keys end in `done#<payload fingerprint>`
+ *    (`done:<topic>:<partition>:<offset>#<fingerprint>` with positions; their state after completion,
  *    checked); release keys hold `claimed:<token>`; naive keys hold `1`;
  * 3. read `used_memory` again: delta / keys = the measured bytes per key;
  * 4. run the dashboard's `KeyInspector` (what `/api/keys` and `/api/capacity` use) on the same
@@ -146,10 +147,11 @@ async function main(): Promise<void> {
       if (!h) throw new Error(`${marking}: the inspector found no handler ${SERVICE}:dedup:${HANDLER}`);
       if (h.keyCount !== KEYS) throw new Error(`${marking}: the inspector counted ${h.keyCount} keys, expected ${KEYS}`);
       if (protocol === "lease" && h.states.done !== h.sampleSize) throw new Error(`${marking}: ${h.sampleSize - h.states.done} sampled keys not in state done`);
-      if (position) {
-        const sample = await client.get((await client.scan("0", "COUNT", 10))[1][0]!);
-        if (!sample?.startsWith(`done:${TOPIC}:`)) throw new Error(`${marking}: a key holds ${sample}, expected done:${TOPIC}:<partition>:<offset>`);
-        console.log(`  ${marking}: a key's value is ${JSON.stringify(sample)} (${sample.length} B; plain done is 4 B)`);
+      if (protocol === "lease") {
+        // `done[:<topic>:<partition>:<offset>]#<payload fingerprint>`
+        const sample = (await client.get((await client.scan("0", "COUNT", 10))[1][0]!)) ?? "";
+        if (!sample.startsWith(position ? `done:${TOPIC}:` : "done#")) throw new Error(`${marking}: a key holds ${sample}, expected done${position ? `:${TOPIC}:<partition>:<offset>` : ""}#<fingerprint>`);
+        console.log(`  ${marking}: a key's value is ${JSON.stringify(sample)} (${sample.length} B)`);
       }
       const measured = (usedAfter - usedBefore) / KEYS;
       const est = h.bytesPerKey;

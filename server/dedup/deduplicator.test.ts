@@ -11,7 +11,7 @@ import { MemoryPubSub } from "./pubsub";
 import { DONE_VALUE, PROCESSING_PREFIX, type DedupRepository } from "./repository";
 
 /** A `done` value without a position, with the payload's fingerprint. */
-const DONE_WITH_FINGERPRINT = /^done#[A-Za-z0-9_-]{8}$/;
+const DONE_WITH_FINGERPRINT = /^done#[A-Za-z0-9_-]{7}$/;
 import { Router } from "./router";
 import { defaultStack } from "./stack";
 

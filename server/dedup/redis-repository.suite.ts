@@ -20,7 +20,7 @@ import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA } from "./redis-scripts";
 import { DONE_VALUE, PROCESSING_PREFIX } from "./repository";
 
 /** What the Deduplicator writes on success without a position: `done#<payload fingerprint>`. */
-const DONE_FP = /^done#[A-Za-z0-9_-]{8}$/;
+const DONE_FP = /^done#[A-Za-z0-9_-]{7}$/;
 import { Router } from "./router";
 import { defaultStack } from "./stack";
 

@@ -121,7 +121,7 @@ export const DONE_VALUE = "done";
 export const DONE_POSITION_PREFIX = "done:";
 /**
  * Separator of the payload fingerprint at the end of a `done` value: `done:<position>#<fingerprint>`
- * or `done#<fingerprint>` (8 base64url characters, {@link payloadFingerprint}). Not a character of a
+ * or `done#<fingerprint>` (7 base64url characters, `payloadFingerprint`). Not a character of a
  * Kafka topic name nor of base64url, so the position and the fingerprint parse unambiguously.
  * Values written before fingerprints were stored (no `#`) stay readable: they are `done` without one.
  */

@@ -48,7 +48,7 @@ describe("defaultStack", () => {
     await running;
     expect([...runs.values()].every((n) => n === 1)).toBe(true);
     expect([...runs.keys()].sort()).toEqual([...ids].sort());
-    expect(ids.every((u) => /^done#[A-Za-z0-9_-]{8}$/.test(repo.get(`svc:dedup:h:${u}`) ?? ""))).toBe(true);
+    expect(ids.every((u) => /^done#[A-Za-z0-9_-]{7}$/.test(repo.get(`svc:dedup:h:${u}`) ?? ""))).toBe(true);
     expect(ps.messages("in.dlq")).toHaveLength(0);
     const processed = await registry.getSingleMetric(METRIC_NAMES.processed)!.get();
     const by = Object.fromEntries(processed.values.map((v) => [v.labels.result, v.value]));

@@ -411,6 +411,7 @@ export const SERIES_METRICS = [
   "duplicates_by_cause",
   "handler_time",
   "lease_events",
+  "payload_conflicts",
 ] as const;
 /** One named series. */
 export type SeriesMetric = (typeof SERIES_METRICS)[number];
@@ -433,7 +434,7 @@ export const seriesResponseSchema = z.object({
   range: rangeSchema,
   stepSeconds: z.number(),
   source: metricsSourceSchema,
-  unit: z.enum(["ratio", "per_second", "seconds"]),
+  unit: z.enum(ALERT_UNITS),
   /** Lines to draw across the chart (alert threshold, normal band). */
   thresholds: z.array(z.object({ value: z.number(), label: z.string(), kind: z.enum(["alert", "normal"]) })),
   data: availableSchema({ series: z.array(seriesLineSchema) }),

@@ -14,6 +14,7 @@ export const QUERY_NAMES = [
   "error_rate",
   "dlq_rate",
   "duplicates_by_cause",
+  "payload_conflicts",
   "consumer_instances",
   "handler_p50",
   "handler_p99",

@@ -100,6 +100,15 @@ export function leaseCounterRateExpr(counter: "leaseLost" | "inProgress" | "rele
   return `sum by (${METRIC_LABELS[counter].join(", ")}) (rate(${METRIC_NAMES[counter]}[${RATE_WINDOW}]))`;
 }
 
+/**
+ * PromQL of the payload conflicts (copies whose UUID was processed with another payload) counted
+ * over {@link RATE_WINDOW}, per service and handler. Same `matchers` hazard as {@link duplicateRatioExpr}.
+ */
+export function payloadConflictsExpr(matchers = "", by: readonly string[] = METRIC_LABELS.payloadConflicts): string {
+  const sel = matchers ? `{${matchers}}` : "";
+  return `sum by (${by.join(", ")}) (increase(${METRIC_NAMES.payloadConflicts}${sel}[${RATE_WINDOW}]))`;
+}
+
 const pct = (ratio: number) => `${Math.round(ratio * 1000) / 10}%`;
 const HANDLER_PAGE = "/handlers/{{ $labels.service }}/{{ $labels.handler }}";
 const SERVICE_PAGE = "/?service={{ $labels.service }}";
@@ -217,6 +226,28 @@ export const ALERTS = {
         "and another consumer had claimed the same message: each such message may have been processed twice, and only " +
         "the handler's own idempotency absorbs the second run. The handler outlives its lease: compare its handler time " +
         "p99 with leaseMs on the handler page.",
+    },
+    dashboardPath: HANDLER_PAGE,
+  }),
+  payloadConflict: defineAlert({
+    name: "DedupPayloadConflict",
+    title: "Message UUIDs reused with another payload (payload conflicts) over 5 min",
+    query: "payload_conflicts",
+    threshold: { value: 0, label: "> 0 conflicts" },
+    normal: { value: 0, label: "0 normal" },
+    unit: "count",
+    by: METRIC_LABELS.payloadConflicts,
+    for: "0m",
+    severity: "ticket",
+    valueExpr: payloadConflictsExpr(),
+    texts: {
+      summary: "A publisher reuses message UUIDs: payload conflicts on {{ $labels.service }}/{{ $labels.handler }}",
+      description:
+        '{{ $value | printf "%.3g" }} payload conflict(s) on handler {{ $labels.handler }} of service {{ $labels.service }} ' +
+        "over the last 5 minutes: messages whose UUID had already been processed with another payload. " +
+        "A publisher bug: swallowing such a copy as a duplicate loses that message. With onPayloadConflict " +
+        '"poison" (the default) the copy is in the dead-letter topic with reason_poisoned payload_conflict; find its ' +
+        "publisher (topic_poisoned), make it generate a new UUID per message, and re-publish the DLQ copies with new UUIDs.",
     },
     dashboardPath: HANDLER_PAGE,
   }),

@@ -48,7 +48,7 @@ describe("gen:infra", () => {
   });
 
   it("writes every alert of lib/thresholds with its expr, for and severity", () => {
-    expect(rules.map((r) => r.alert)).toEqual(["DedupDuplicateRateHigh", "DedupRedisErrors", "DedupRedisLatencyHigh", "DedupLeaseLost"]);
+    expect(rules.map((r) => r.alert)).toEqual(["DedupDuplicateRateHigh", "DedupRedisErrors", "DedupRedisLatencyHigh", "DedupLeaseLost", "DedupPayloadConflict"]);
     for (const a of ALERT_LIST) {
       const r = rules.find((x) => x.alert === a.name);
       expect(r).toMatchObject({ expr: a.expr, for: a.for, labels: { severity: a.severity } });
@@ -57,6 +57,7 @@ describe("gen:infra", () => {
     expect(rules.find((r) => r.alert === "DedupRedisLatencyHigh")?.expr).toBe(
       "histogram_quantile(0.99, sum by (le, service) (rate(deduplication_check_duration_seconds_bucket[5m]))) > 0.05",
     );
+    expect(rules.find((r) => r.alert === "DedupPayloadConflict")?.expr).toBe("sum by (service, handler) (increase(deduplication_payload_conflicts_total[5m])) > 0");
   });
 
   it("annotates each alert with summary, a humanized description and a runbook_url", () => {

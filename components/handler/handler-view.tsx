@@ -90,6 +90,18 @@ export function HandlerView({ service, handler }: { service: string; handler: st
         <DeferMount height={262}>
           <SeriesPanel title="DLQ by reason" description="messages/s sent to the dead-letter topic, by reason_poisoned" metric="dlq_rate" service={service} handler={handler} unit="per_second" stacked testId="chart-dlq" emptyText="nothing sent to the DLQ." burst={{ windowMs: RATE_WINDOW_MS, what: "message" }} />
         </DeferMount>
+        <DeferMount height={262}>
+          <SeriesPanel
+            title="Payload conflicts"
+            description="copies whose UUID was processed with another payload, counted over 5 min: a publisher reusing UUIDs (any alerts)"
+            metric="payload_conflicts"
+            service={service}
+            handler={handler}
+            unit="count"
+            testId="chart-payload-conflicts"
+            emptyText="no payload conflict: every repeat had the payload that was processed."
+          />
+        </DeferMount>
         <HandlerKeys service={service} handler={handler} />
       </div>
       <HandlerLint service={service} handler={handler} />

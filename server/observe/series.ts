@@ -45,6 +45,8 @@ const SERIES: Record<SeriesMetric, { queries: Array<{ q: QueryName; name: string
     lines: chartLines("leaseLost"),
     perHandler: true,
   },
+  // Counted over the 5-min window (the alert's value): any point above 0 is the alert firing.
+  payload_conflicts: { queries: [{ q: "payload_conflicts", name: "" }], unit: "count", lines: chartLines("payloadConflict"), perHandler: true },
 };
 
 /** Parameters of {@link getSeries} (validated by the route). */

@@ -86,6 +86,8 @@ export class ScenarioContext {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly pendingPublishes = new Set<Promise<unknown>>();
   private readonly repo: DedupRepository;
+  /** Payload of each event published, for a re-publish of the same event. */
+  private readonly payloads = new Map<string, Uint8Array>();
   /** The run's own publisher (see `Transport.newPublisher`). */
   readonly publisher: Publisher;
 
@@ -131,6 +133,7 @@ export class ScenarioContext {
       const payload = JSON.stringify({ seq, ...o.fields });
       msgs.push({ uuid: ulid(), metadata, payload: Buffer.from(payload), signal: this.signal, context: {} });
     }
+    for (const m of msgs) this.payloads.set(m.uuid, m.payload);
     for (const m of msgs) this.probe.published.add(m.uuid);
     await this.publisher.publish(this.topic, ...msgs);
     this.probe.records += msgs.length;
@@ -158,7 +161,8 @@ export class ScenarioContext {
   republishLater(uuids: readonly string[], delayMs: number): void {
     const p = this.sleep(delayMs).then(async () => {
       if (this.signal.aborted || uuids.length === 0) return;
-      const msgs = uuids.map((uuid) => ({ uuid, metadata: { [EVENT_TYPE_KEY]: "review.created", "Forwarder-Republish": "1" }, payload: Buffer.from(JSON.stringify({ republished: true })), signal: this.signal, context: {} }));
+      // The same row again: same UUID, same payload (another payload would be a payload conflict).
+      const msgs = uuids.map((uuid) => ({ uuid, metadata: { [EVENT_TYPE_KEY]: "review.created", "Forwarder-Republish": "1" }, payload: this.payloads.get(uuid) ?? Buffer.from("{}"), signal: this.signal, context: {} }));
       await this.publisher.publish(this.topic, ...msgs);
       this.probe.records += msgs.length;
       // Not settled until the copies were delivered too.

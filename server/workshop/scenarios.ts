@@ -255,7 +255,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     kind: "anti-pattern",
     title: "Anti-pattern: dedup by business key",
     explanation:
-      "The key is user:<id>:event:review.updated:ref:<review> instead of the event id. Each review is legitimately updated twice (two events, two UUIDs); the second update has the same business key and is swallowed as a 'duplicate' — a lost event. A window per business key on purpose is a rate limiter, a different feature.",
+      "The key is user:<id>:event:review.updated:ref:<review> instead of the event id. Each review is legitimately updated twice (two events, two UUIDs); the second update has the same business key and is swallowed as a 'duplicate' — a lost event. A window per business key on purpose is a rate limiter, a different feature. (Here the stack swallows payload conflicts to show the loss; by default the payload fingerprint catches the second update as a conflict and sends it to the DLQ.)",
     specSections: "§2, §9.2",
     expected: {
       summary: "second legitimate updates swallowed (lost > 0)",
@@ -267,7 +267,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
         const p = JSON.parse(Buffer.from(m.payload).toString("utf8")) as { userId: string; reviewId: string };
         return `user:${p.userId}:event:review.updated:ref:${p.reviewId}`;
       };
-      await ctx.startReplica("replica-1", correct({ stack: specStack({ ttlMs: HOUR_MS, leaseMs: 10_000, keyFactory: businessKey }) }));
+      await ctx.startReplica("replica-1", correct({ stack: specStack({ ttlMs: HOUR_MS, leaseMs: 10_000, keyFactory: businessKey, onPayloadConflict: "swallow" }) }));
       for (let round = 0; round < 2; round++) {
         for (let r = 0; r < BUSINESS_REVIEWS; r++) await ctx.publish(1, { eventType: "review.updated", fields: { userId: `u${r}`, reviewId: `rev${r}`, rating: 3 + round } });
         await ctx.settle(200, 20_000);
@@ -280,7 +280,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     kind: "anti-pattern",
     title: "Anti-pattern: dedup by Correlation-Id",
     explanation:
-      "The key is the Correlation-Id, which one HTTP request shares with every event it causes. Of each chain of three events, the first is processed and the other two are swallowed.",
+      "The key is the Correlation-Id, which one HTTP request shares with every event it causes. Of each chain of three events, the first is processed and the other two are swallowed. (Here the stack swallows payload conflicts to show the loss; by default the payload fingerprint catches them and sends them to the DLQ.)",
     specSections: "§6",
     expected: {
       summary: "chain events swallowed (lost = 2 of every 3)",
@@ -289,7 +289,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     maxDurationMs: 60_000,
     async run(ctx) {
       const byCorrelation = (m: Message) => m.metadata[CORRELATION_ID_KEY] ?? "";
-      await ctx.startReplica("replica-1", correct({ stack: specStack({ ttlMs: HOUR_MS, leaseMs: 10_000, keyFactory: byCorrelation }) }));
+      await ctx.startReplica("replica-1", correct({ stack: specStack({ ttlMs: HOUR_MS, leaseMs: 10_000, keyFactory: byCorrelation, onPayloadConflict: "swallow" }) }));
       for (let c = 0; c < CHAINS; c++) {
         const correlationId = `req-${ctx.runId}-${c}`;
         await ctx.publish(1, { eventType: "review.created", correlationId });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { histogramQuantile, rateAt, seriesKey, type Snapshot } from "./local-eval";
+import { METRIC_NAMES } from "@/names/dedup";
+import { evaluate, histogramQuantile, rateAt, seriesKey, type Snapshot } from "./local-eval";
 
 function snap(t: number, values: Array<[string, Record<string, string>, number]>): Snapshot {
   return { t, series: new Map(values.map(([name, labels, value]) => [seriesKey(name, labels), { name, labels, value }])) };
@@ -36,5 +37,15 @@ describe("histogramQuantile", () => {
   it("answers the highest finite bound for the +Inf bucket and null without data", () => {
     expect(histogramQuantile(0.99, [{ le: 0.1, count: 0 }, { le: Infinity, count: 10 }])).toBe(0.1);
     expect(histogramQuantile(0.99, [{ le: 0.1, count: 0 }, { le: Infinity, count: 0 }])).toBeNull();
+  });
+});
+
+describe("payload_conflicts (DedupPayloadConflict's value)", () => {
+  it("is the count over the window per service and handler: one conflict is 1 while the window holds it, then 0", () => {
+    const l = { service: "s", handler: "h" };
+    const c = METRIC_NAMES.payloadConflicts;
+    const snaps = [snap(0, [[c, l, 0]]), snap(10_000, [[c, l, 0]]), snap(20_000, [[c, l, 1]]), snap(400_000, [[c, l, 1]]), snap(410_000, [[c, l, 1]])];
+    expect(evaluate(snaps, "payload_conflicts", 20_000)).toEqual([{ labels: l, value: 1 }]);
+    expect(evaluate(snaps, "payload_conflicts", 410_000)).toEqual([{ labels: l, value: 0 }]);
   });
 });

@@ -37,6 +37,19 @@ interface Rated {
  * the window. Unlike Prometheus there is no extrapolation to the window's edges.
  */
 export function rateAt(snaps: readonly Snapshot[], name: string, t: number, windowMs = RATE_WINDOW_MS): Rated[] {
+  return increases(snaps, name, t, windowMs).map((a) => ({ labels: a.labels, rate: a.inc / ((a.t1 - a.t0) / 1000) }));
+}
+
+/**
+ * Increase of every series named `name` over the window, like PromQL's `increase()` but without
+ * extrapolation to the window's edges (a young series' 0 → 1 is 1, not 1 × window / span); in the
+ * `rate` field of each result. Same two-sample rule as {@link rateAt}.
+ */
+export function increaseAt(snaps: readonly Snapshot[], name: string, t: number, windowMs = RATE_WINDOW_MS): Rated[] {
+  return increases(snaps, name, t, windowMs).map((a) => ({ labels: a.labels, rate: a.inc }));
+}
+
+function increases(snaps: readonly Snapshot[], name: string, t: number, windowMs: number) {
   const inWin = snaps.filter((s) => s.t > t - windowMs && s.t <= t);
   const acc = new Map<string, { labels: Record<string, string>; prev: number; inc: number; t0: number; t1: number }>();
   for (const s of inWin) {
@@ -51,9 +64,7 @@ export function rateAt(snaps: readonly Snapshot[], name: string, t: number, wind
       }
     }
   }
-  const out: Rated[] = [];
-  for (const a of acc.values()) if (a.t1 > a.t0) out.push({ labels: a.labels, rate: a.inc / ((a.t1 - a.t0) / 1000) });
-  return out;
+  return [...acc.values()].filter((a) => a.t1 > a.t0);
 }
 
 /** `sum by (by…)` over rated series. */
@@ -157,6 +168,8 @@ export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): S
       return [...sumBy(rateAt(snaps, METRIC_NAMES.inProgress, t), by).values()];
     case "released_rate":
       return [...sumBy(rateAt(snaps, METRIC_NAMES.released, t), by).values()];
+    case "payload_conflicts":
+      return [...sumBy(increaseAt(snaps, METRIC_NAMES.payloadConflicts, t), by).values()];
     case "duplicates_by_cause":
       return [...sumBy(rateAt(snaps, DUPLICATES_BY_CAUSE_METRIC, t), by).values()];
     case "handler_p50":

@@ -1,5 +1,5 @@
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
-import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, METRIC_NAMES, RATE_WINDOW } from "@/lib/thresholds";
+import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, METRIC_NAMES, payloadConflictsExpr, RATE_WINDOW } from "@/lib/thresholds";
 import { LABEL, METRIC_LABELS, METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/names/dedup";
 import type { QueryName } from "@/lib/query-names";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
@@ -53,6 +53,7 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   dlq_rate: METRIC_LABELS.poisoned,
   // Summed over topics: a cause is a property of the handler's traffic.
   duplicates_by_cause: METRIC_LABELS.duplicatesByCause.filter((l) => l !== LABEL.topic),
+  payload_conflicts: METRIC_LABELS.payloadConflicts,
   consumer_instances: ["service", "replica", "instance"],
   // Summed over success values: a failed attempt holds the lease as long as a good one.
   handler_p50: HANDLER_TIME_BY,
@@ -74,6 +75,7 @@ export const PROMQL: Record<QueryName, string> = {
   check_p99: checkQuantileExpr(0.99),
   error_rate: errorRateExpr(),
   dlq_rate: `sum by (service, topic, handler, reason_poisoned) (rate(${DLQ_METRIC}[${RATE_WINDOW}]))`,
+  payload_conflicts: payloadConflictsExpr(),
   duplicates_by_cause: `sum by (service, handler, cause) (rate(${DUPLICATES_BY_CAUSE_METRIC}[${RATE_WINDOW}]))`,
   // Each live consumer replica Prometheus scrapes, with the instance it scraped it at (the Overview
   // compares them with the consumer groups' members: one fixed query, not per handler).

@@ -49,6 +49,19 @@ export function windowFill(w: WindowInput): CapacityHandler["window"] {
   return { ageMs, filled, validAt: filled >= WINDOW_FULL ? null : new Date(w.now + (w.ttlMs - ageMs)).toISOString(), source };
 }
 
+/** Per context: when each prefix's traffic was first seen (ms). */
+const FIRST_TRAFFIC = new WeakMap<ObserveContext, Map<string, number>>();
+
+/** Records the prefix's first traffic now (if not yet) and says whether the last completed count started after it. */
+function countSawTraffic(ctx: ObserveContext, prefix: string): boolean {
+  let m = FIRST_TRAFFIC.get(ctx);
+  if (!m) FIRST_TRAFFIC.set(ctx, (m = new Map()));
+  const first = m.get(prefix) ?? Date.now();
+  m.set(prefix, first);
+  const startedAt = ctx.inspector?.current().result?.startedAt;
+  return startedAt !== undefined && startedAt >= first;
+}
+
 /**
  * Builds `GET /api/capacity`: per handler, live keys ≈ rate of new (non-deduplicated) messages ×
  * TTL and memory ≈ keys × bytes/key, next to what Redis holds. The projection assumes the 5-min
@@ -98,7 +111,9 @@ async function buildCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
     if (measured && measured.noTtlCount > 0) notes.push(`${measured.noTtlExact ? "" : "About "}${measured.noTtlCount} keys without TTL never expire: they only grow (a bug in the writer).`);
     if (!warming && gapRatio !== null && gapRatio > GAP_HIGH) notes.push("More keys than projected: stale keys, keys without TTL, a TTL longer than declared, or traffic that dropped recently.");
     if (!warming && gapRatio !== null && gapRatio < GAP_LOW) notes.push("Fewer keys than projected: a TTL shorter than declared, keys written under another prefix, or traffic that rose recently.");
-    if (keys.ok && !measured && (newRate ?? 0) > 0) notes.push("Traffic but no keys under this prefix: wrong prefix, or an in-memory repository.");
+    // Only a count that started after this handler's traffic was first seen can miss its keys: the
+    // start-up count, taken before any traffic, says nothing about the prefix.
+    if (keys.ok && !measured && (newRate ?? 0) > 0 && countSawTraffic(ctx, prefix)) notes.push("Traffic but no keys under this prefix: wrong prefix, or an in-memory repository.");
     if (ttl.source === "observed") notes.push("TTL taken from the largest remaining TTL seen in Redis (a lower bound of the configured window).");
     return {
       service: owner.service,

@@ -16,6 +16,13 @@ export async function startup(): Promise<void> {
     }
     throw e;
   }
+  // The audit trail's table is made before any action runs; an unreachable DATABASE_URL is said at once, by name.
+  try {
+    const { initAudit } = await import("./audit");
+    console.log(`[dedup-health] audit trail: ${(await initAudit()) === "postgres" ? "PostgreSQL (DATABASE_URL)" : "in memory (DATABASE_URL is not set: lost at restart)"}`);
+  } catch (e) {
+    console.error(`[dedup-health] error: ${e instanceof Error ? e.message : String(e)}; actions are logged, not kept, until it answers`);
+  }
   // Who may change state (token / this machine / read-only / embedded-open), said once.
   const { accessSummary } = await import("./access");
   console.log(`[dedup-health] access: ${accessSummary(config())}`);

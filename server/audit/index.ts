@@ -32,8 +32,9 @@ export async function setAuditStore(store: AuditStore | null): Promise<void> {
 
 /**
  * Start-up: with `DATABASE_URL`, creates (migrates) the audit table. **Rejects with a message
- * naming `DATABASE_URL` when the database cannot be reached**: start-up stops rather than run
- * actions that would not be recorded.
+ * naming `DATABASE_URL` when the database cannot be reached**; start-up logs it as an error (the
+ * dashboard still serves: until the database answers, `GET /api/audit` is a 503 and each action's
+ * record is logged instead of kept).
  */
 export async function initAudit(): Promise<"postgres" | "memory"> {
   const store = auditStore();

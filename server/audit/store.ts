@@ -63,6 +63,7 @@ export class PostgresAuditStore implements AuditStore {
   readonly kind = "postgres" as const;
   private readonly pool: Pool;
   private readonly table: string;
+  private migrated: Promise<void> | null = null;
 
   constructor(connectionString: string, table = AUDIT_TABLE) {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table)) throw new RangeError(`audit table: expected a lower-case SQL name, got ${table}`);
@@ -71,8 +72,20 @@ export class PostgresAuditStore implements AuditStore {
     this.pool.on("error", () => undefined);
   }
 
-  /** Creates the table if missing (idempotent); rejects when the database cannot be reached. */
-  async migrate(): Promise<void> {
+  /**
+   * Creates the table if missing (idempotent); rejects when the database cannot be reached. Reads
+   * and writes run it first (once it succeeded), so a database that was down at start-up is
+   * migrated when it comes back.
+   */
+  migrate(): Promise<void> {
+    this.migrated ??= this.createTable().catch((e: unknown) => {
+      this.migrated = null;
+      throw e;
+    });
+    return this.migrated;
+  }
+
+  private async createTable(): Promise<void> {
     await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.table} (
       id bigserial PRIMARY KEY,
       at timestamptz NOT NULL DEFAULT now(),
@@ -88,6 +101,7 @@ export class PostgresAuditStore implements AuditStore {
   }
 
   async append(e: AuditInput): Promise<AuditEntry> {
+    await this.migrate();
     const r = await this.pool.query<Row>(
       `INSERT INTO ${this.table} (at, who, action, filter, dry_run, matched, changed, result) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
       [e.at ?? new Date(), e.who, e.action, JSON.stringify(e.filter), e.dryRun, e.matched, e.changed, e.result],
@@ -96,6 +110,7 @@ export class PostgresAuditStore implements AuditStore {
   }
 
   async list(q: { action?: string; limit: number }): Promise<AuditEntry[]> {
+    await this.migrate();
     const r = q.action
       ? await this.pool.query<Row>(`SELECT * FROM ${this.table} WHERE action = $1 ORDER BY at DESC, id DESC LIMIT $2`, [q.action, q.limit])
       : await this.pool.query<Row>(`SELECT * FROM ${this.table} ORDER BY at DESC, id DESC LIMIT $1`, [q.limit]);

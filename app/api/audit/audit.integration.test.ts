@@ -1,6 +1,6 @@
 /**
  * The audit trail's store: PostgreSQL is migrated at start-up (idempotent) and an unreachable
- * `DATABASE_URL` stops start-up with a message naming the variable; without it the trail is in
+ * `DATABASE_URL` is a start-up error naming the variable (and `GET /api/audit` a 503); without it the trail is in
  * memory and `GET /api/audit` says so. A failed action is recorded with its error.
  */
 import { randomBytes } from "node:crypto";
@@ -23,10 +23,12 @@ afterAll(async () => {
 });
 
 describe("audit trail store", () => {
-  it("stops start-up naming DATABASE_URL when the database is unreachable", async () => {
+  it("names DATABASE_URL at start-up when the database is unreachable; the trail answers 503", async () => {
     g.__dedupHealthConfig = parseConfig({ DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/test` });
     await setAuditStore(null);
     await expect(initAudit()).rejects.toThrow(/^DATABASE_URL: .*unreachable/);
+    const res = await GET(new Request("http://localhost/api/audit"));
+    expect(res.status).toBe(503);
   });
 
   it("migrates twice without harm and keeps entries across a new connection", async () => {

@@ -1,6 +1,6 @@
 import { auditQuerySchema } from "@/lib/action-types";
 import { auditStore } from "@/server/audit";
-import { handleQuery } from "@/server/http";
+import { handleQuery, UpstreamUnavailableError } from "@/server/http";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -13,6 +13,10 @@ export const runtime = "nodejs";
 export function GET(req: Request): Promise<Response> {
   return handleQuery(req, auditQuerySchema, async (q) => {
     const store = auditStore();
-    return { generatedAt: new Date().toISOString(), store: store.kind, entries: await store.list(q) };
+    try {
+      return { generatedAt: new Date().toISOString(), store: store.kind, entries: await store.list(q) };
+    } catch (e) {
+      throw new UpstreamUnavailableError(`postgres: the audit trail cannot be read (${e instanceof Error ? e.message : String(e)}); check DATABASE_URL`);
+    }
   });
 }

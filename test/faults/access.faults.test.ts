@@ -264,7 +264,7 @@ describe("case 7: access", () => {
       for (const q of sent) for (const v of Object.values(q.params)) for (const e of evil) expect(v).not.toContain(e);
     });
 
-    it("review: the dashboard's Redis scripts call read-only commands only, and PromQL is a constant table", () => {
+    it("review: the dashboard's Redis scripts are read-only except the key actions (UNLINK, PEXPIRE), and PromQL is a constant table", () => {
       const files: string[] = [];
       const walk = (d: string) => {
         for (const n of readdirSync(d)) {
@@ -274,10 +274,16 @@ describe("case 7: access", () => {
         }
       };
       walk(join(ROOT, "server", "observe"));
+      // The one writing file: forget / TTL, behind the write access rules and recorded in the audit trail.
+      const KEY_ACTIONS = join(ROOT, "server", "observe", "key-actions.ts");
       const calls = new Set<string>();
-      for (const f of files) for (const m of readFileSync(f, "utf8").matchAll(/redis\.p?call\(\s*['"]([A-Za-z]+)['"]/g)) calls.add(m[1]!.toUpperCase());
+      const actionCalls = new Set<string>();
+      for (const f of files) {
+        for (const m of readFileSync(f, "utf8").matchAll(/redis\.p?call\(\s*['"]([A-Za-z]+)['"]/g)) (f === KEY_ACTIONS ? actionCalls : calls).add(m[1]!.toUpperCase());
+      }
       const WRITES = ["SET", "DEL", "UNLINK", "EXPIRE", "PEXPIRE", "FLUSHALL", "FLUSHDB", "CONFIG", "RENAME", "SETEX", "PSETEX", "GETDEL", "GETEX", "HSET", "LPUSH", "RPUSH", "SADD", "ZADD", "INCR", "DECR", "APPEND", "COPY", "RESTORE", "MIGRATE", "MOVE", "PERSIST", "SWAPDB"];
       expect([...calls].filter((c) => WRITES.includes(c))).toEqual([]);
+      expect([...actionCalls].filter((c) => WRITES.includes(c)).sort()).toEqual(["PEXPIRE", "UNLINK"]);
       // PromQL: only ever PROMQL[<QueryName>] from a constant table.
       const prom = readFileSync(join(ROOT, "server", "observe", "metrics", "prometheus.ts"), "utf8");
       const queries = [...prom.matchAll(/\.get<[^(]*\(\s*"\/api\/v1\/query[a-z_]*",\s*\{\s*query:\s*([^,}\n]+)/g)].map((m) => m[1]!.trim());

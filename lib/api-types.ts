@@ -13,6 +13,7 @@
  * - Every 4xx/5xx body is {@link ErrorBody} `{ error, detail }`.
  */
 import { z } from "zod";
+import { parseLookupInput } from "./lookup-input";
 import { ALERT_UNITS } from "@/lib/alert-model";
 
 // ---------------------------------------------------------------------------------------------
@@ -627,11 +628,22 @@ export const keysQuerySchema = z.object({
   state: keyStateSchema.optional(),
 });
 /**
- * `GET /api/keys/lookup?uuid=&prefix=`: a ULID or UUID (letters, digits, dashes; 8..64 characters);
- * `prefix`, optional, is one more handler prefix to check (the one the key browser shows), for a
- * prefix newer than the last inspection. It is checked against `DEDUP_PREFIXES` like the others.
+ * `GET /api/keys/lookup?uuid=&prefix=`: `uuid` is a ULID (any case; looked up upper-case), a UUID,
+ * or a whole key `<service>:dedup:<handler>:<id>` as `redis-cli --scan` prints it (its prefix then
+ * replaces `prefix`); see `lib/lookup-input.ts`. `prefix`, optional, is one more handler prefix to
+ * check (the one the key browser shows), for a prefix newer than the last inspection. It is checked
+ * against `DEDUP_PREFIXES` like the others.
  */
-export const keyLookupQuerySchema = z.object({
-  uuid: z.string().regex(/^[0-9A-Za-z-]{8,64}$/, "expected a ULID or UUID: 8-64 letters, digits or dashes"),
-  prefix: keysQuerySchema.shape.prefix.optional(),
-});
+export const keyLookupQuerySchema = z
+  .object({
+    uuid: z
+      .string()
+      .max(600, "expected a message id or one dedup key")
+      .transform((s, ctx) => {
+        const p = parseLookupInput(s);
+        if (!p.ok) ctx.addIssue({ code: "custom", message: p.error });
+        return p;
+      }),
+    prefix: keysQuerySchema.shape.prefix.optional(),
+  })
+  .transform(({ uuid, prefix }) => (uuid.ok ? { uuid: uuid.id, prefix: uuid.prefix ?? prefix } : { uuid: "", prefix }));

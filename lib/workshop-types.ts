@@ -246,10 +246,28 @@ export const demoSourcesSchema = z.object({
 /** State of the live demo's traffic and duplicate sources. */
 export type DemoSources = z.infer<typeof demoSourcesSchema>;
 
+/**
+ * Limits of the live demo's numeric settings: the API refuses a value outside them (400 naming the
+ * field and the range) and the form says the range instead of sending it.
+ */
+export const DEMO_LIMITS = {
+  ratePerSec: { min: 0, max: 5000, unit: "msg/s" },
+  latencyMs: { min: 0, max: 2000, unit: "ms" },
+  errorRate: { min: 0, max: 1, unit: "" },
+} as const;
+
+/** A number in one of {@link DEMO_LIMITS}, refused outside it with the field's name and range. */
+const limited = (field: keyof typeof DEMO_LIMITS, int = false) => {
+  const { min, max, unit } = DEMO_LIMITS[field];
+  const range = `${field} must be ${min}–${max}${unit ? ` ${unit}` : ""}`;
+  const n = z.number(`${field} must be a number`);
+  return (int ? n.int(`${field} must be a whole number`) : n).min(min, range).max(max, range);
+};
+
 /** Body of `PUT /api/demo/sources`: any subset; omitted fields keep their value. */
 export const demoSourcesPatchSchema = z
   .object({
-    traffic: z.object({ enabled: z.boolean(), ratePerSec: z.number().min(0).max(5000) }).partial(),
+    traffic: z.object({ enabled: z.boolean(), ratePerSec: limited("ratePerSec") }).partial(),
     retryOnError: z.object({ enabled: z.boolean(), rate: z.number().min(0).max(1) }).partial(),
     rebalance: z
       .object({ enabled: z.boolean(), replicas: z.number().int().min(1).max(4), periodMs: z.number().int().min(2000).max(300_000) })
@@ -284,8 +302,8 @@ export type DemoFaults = z.infer<typeof demoFaultsSchema>;
 /** Body of `PUT /api/demo/faults`: any subset. `redisCutoffMs` > 0 cuts Redis for that long, 0 restores it now. */
 export const demoFaultsPatchSchema = z
   .object({
-    latencyMs: z.number().int().min(0).max(2000),
-    errorRate: z.number().min(0).max(1),
+    latencyMs: limited("latencyMs", true),
+    errorRate: limited("errorRate"),
     redisCutoffMs: z.number().int().min(0).max(600_000),
   })
   .partial()

@@ -3,37 +3,60 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { keyLookupQuery, ApiError } from "@/lib/query-options";
+import { LOOKUP_INPUT_HINT, lookupText, parseLookupInput } from "@/lib/lookup-input";
 import { errorTitle } from "../query-state";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { KeyTable } from "./key-table";
 import { RateLimitNotice, rateLimitRetry } from "./rate-limit";
 
-/** Look up one message UUID across every handler prefix (`uuid=` in the URL). */
+/**
+ * Look up one message across every handler prefix (`uuid=` in the URL): a ULID (any case), a UUID
+ * or a whole key as `redis-cli --scan` prints it (`lib/lookup-input.ts`); anything else is refused
+ * here with the expected forms, before a request.
+ */
 export function KeyLookup({ uuid, prefix = null, onLookup }: { uuid: string; prefix?: string | null; onLookup: (uuid: string | null) => void }) {
   const [text, setText] = useState(uuid);
+  const [invalid, setInvalid] = useState<string | null>(null);
   const q = useQuery({ ...keyLookupQuery(uuid, prefix), ...rateLimitRetry });
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    onLookup(text.trim() || null);
+    if (text.trim() === "") {
+      setInvalid(null);
+      return onLookup(null);
+    }
+    const p = parseLookupInput(text);
+    if (!p.ok) return setInvalid(p.error);
+    setInvalid(null);
+    setText(lookupText(p));
+    onLookup(lookupText(p));
   };
   return (
     <Panel title="Look up a message" description="Which handlers hold a key for this UUID, with state and TTL." testId="key-lookup">
       <form onSubmit={submit} className="flex flex-wrap items-end gap-2" role="search">
-        <label className="flex flex-col text-sm">
-          <span>Message UUID (ULID or UUID)</span>
+        <label className="flex min-w-0 flex-1 flex-col text-sm">
+          <span>Message id or whole key</span>
           <input
             data-testid="lookup-input"
             value={text}
             onChange={(e) => setText(e.target.value)}
-            pattern="[0-9A-Za-z\-]{8,64}"
-            placeholder="01JD8X3Q…"
-            className="w-80 rounded border border-slate-300 bg-white px-2 py-1 font-mono text-sm dark:border-slate-700 dark:bg-slate-900"
+            placeholder="01JD8X3Q… or notification:dedup:<handler>:01JD8X3Q…"
+            aria-describedby="lookup-hint"
+            aria-invalid={invalid !== null}
+            className="w-full max-w-xl rounded border border-slate-300 bg-white px-2 py-1 font-mono text-sm dark:border-slate-700 dark:bg-slate-900"
           />
         </label>
         <button type="submit" className="rounded bg-blue-700 px-3 py-1 text-sm text-white hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600">
           Look up
         </button>
       </form>
+      <p id="lookup-hint" className="mt-1 text-xs text-slate-500 dark:text-slate-400">
+        Expected: {LOOKUP_INPUT_HINT}.
+      </p>
+      {invalid ? (
+        <p role="alert" data-testid="lookup-invalid" className="mt-1 text-sm text-red-700 dark:text-red-300">
+          {invalid}
+        </p>
+      ) : null}
       {uuid ? (
         <div className="mt-3">
           <RateLimitNotice reason={q.failureReason} fetching={q.isFetching} />

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/workshop-types";
+import { DEMO_LIMITS, type DemoFaults, type DemoFaultsPatch, type DemoSources, type DemoSourcesPatch } from "@/lib/workshop-types";
 import { formatDurationMs, formatNumber, formatPercent } from "@/lib/format";
 import { faultsQuery, putFaults, putSources, sourcesQuery, ApiError } from "@/lib/query-options";
 import { Panel } from "../panel";
@@ -33,34 +33,53 @@ function Switch({ label, on, onChange, disabled, testId, hint }: { label: string
   );
 }
 
-/** A number field applied on Enter or blur. */
+/**
+ * A number field applied on Enter or blur. A value outside [min, max] is not sent: the field keeps
+ * it and says the range (the API would refuse it too).
+ */
 function NumberField({ label, value, unit, min, max, step, onApply, testId }: { label: string; value: number; unit: string; min: number; max: number; step: number; onApply: (v: number) => void; testId: string }) {
   const [text, setText] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
   const apply = () => {
     if (text === null) return;
     const v = Number(text);
+    if (text.trim() === "" || !Number.isFinite(v) || v < min || v > max) {
+      setError(`${label}: ${text.trim() || "empty"} is outside ${min}–${max} ${unit}; not applied (still ${value} ${unit}).`);
+      return;
+    }
+    setError(null);
     setText(null);
-    if (Number.isFinite(v) && v >= min && v <= max && v !== value) onApply(v);
+    if (v !== value) onApply(v);
   };
   return (
-    <label className="flex items-center justify-between gap-3 py-1 text-sm">
-      <span>{label}</span>
-      <span className="flex items-center gap-1">
-        <input
-          data-testid={testId}
-          type="number"
-          min={min}
-          max={max}
-          step={step}
-          value={text ?? String(value)}
-          onChange={(e) => setText(e.target.value)}
-          onBlur={apply}
-          onKeyDown={(e) => e.key === "Enter" && apply()}
-          className="w-24 rounded border border-slate-300 bg-white px-2 py-0.5 text-right tabular-nums dark:border-slate-700 dark:bg-slate-900"
-        />
-        <span className="w-10 text-xs text-slate-500">{unit}</span>
-      </span>
-    </label>
+    <div className="py-1">
+      <label className="flex items-center justify-between gap-3 text-sm">
+        <span>
+          {label} <span className="text-xs text-slate-500 dark:text-slate-400">({min}–{max})</span>
+        </span>
+        <span className="flex items-center gap-1">
+          <input
+            data-testid={testId}
+            type="number"
+            min={min}
+            max={max}
+            step={step}
+            value={text ?? String(value)}
+            onChange={(e) => setText(e.target.value)}
+            onBlur={apply}
+            onKeyDown={(e) => e.key === "Enter" && apply()}
+            aria-invalid={error !== null}
+            className="w-24 rounded border border-slate-300 bg-white px-2 py-0.5 text-right tabular-nums aria-invalid:border-red-600 dark:border-slate-700 dark:bg-slate-900"
+          />
+          <span className="w-10 text-xs text-slate-500">{unit}</span>
+        </span>
+      </label>
+      {error ? (
+        <p role="alert" data-testid={`${testId}-error`} className="text-xs text-red-700 dark:text-red-300">
+          {error}
+        </p>
+      ) : null}
+    </div>
   );
 }
 
@@ -97,7 +116,7 @@ export function LiveDemo({ token, onNeedToken }: { token: string | null; onNeedT
             <div className="divide-y divide-slate-100 dark:divide-slate-800">
               {!s.running ? <p className="pb-1 text-xs text-amber-800 dark:text-amber-300">The demo consumer is not running (DEMO=off): switches have no effect.</p> : null}
               <Switch testId="src-traffic" label="Demo traffic" hint={`${formatNumber(s.traffic.ratePerSec, 1)} messages/s`} on={s.traffic.enabled} onChange={(v) => setSources.mutate({ traffic: { enabled: v } })} />
-              <NumberField testId="src-rate" label="Traffic rate" unit="msg/s" value={s.traffic.ratePerSec} min={0} max={5000} step={1} onApply={(v) => setSources.mutate({ traffic: { ratePerSec: v } })} />
+              <NumberField testId="src-rate" label="Traffic rate" unit="msg/s" value={s.traffic.ratePerSec} min={DEMO_LIMITS.ratePerSec.min} max={DEMO_LIMITS.ratePerSec.max} step={1} onApply={(v) => setSources.mutate({ traffic: { ratePerSec: v } })} />
               <Switch testId="src-retry" label="(a) Retry on handler error" hint={`${formatPercent(s.retryOnError.rate)} of attempts fail`} on={s.retryOnError.enabled} onChange={(v) => setSources.mutate({ retryOnError: { enabled: v } })} />
               <Switch testId="src-rebalance" label="(b) Consumer-group rebalance" hint={`${s.rebalance.replicas} extra replicas every ${formatDurationMs(s.rebalance.periodMs)}`} on={s.rebalance.enabled} onChange={(v) => setSources.mutate({ rebalance: { enabled: v } })} />
               <Switch testId="src-forwarder" label="(c) Forwarder re-publish" hint={`${formatPercent(s.forwarderRepublish.rate)} re-sent after ${formatDurationMs(s.forwarderRepublish.delayMs)}`} on={s.forwarderRepublish.enabled} onChange={(v) => setSources.mutate({ forwarderRepublish: { enabled: v } })} />
@@ -111,8 +130,8 @@ export function LiveDemo({ token, onNeedToken }: { token: string | null; onNeedT
         <QueryView query={faults} what="Store faults" height={160}>
           {(f) => (
             <div className="divide-y divide-slate-100 dark:divide-slate-800">
-              <NumberField testId="fault-latency" label="Added latency per check" unit="ms" value={f.latencyMs} min={0} max={2000} step={5} onApply={(v) => setFaults.mutate({ latencyMs: v })} />
-              <NumberField testId="fault-errors" label="Failing checks (redis_conn)" unit="%" value={Math.round(f.errorRate * 1000) / 10} min={0} max={100} step={1} onApply={(v) => setFaults.mutate({ errorRate: v / 100 })} />
+              <NumberField testId="fault-latency" label="Added latency per check" unit="ms" value={f.latencyMs} min={DEMO_LIMITS.latencyMs.min} max={DEMO_LIMITS.latencyMs.max} step={5} onApply={(v) => setFaults.mutate({ latencyMs: v })} />
+              <NumberField testId="fault-errors" label="Failing checks (redis_conn)" unit="%" value={Math.round(f.errorRate * 1000) / 10} min={DEMO_LIMITS.errorRate.min * 100} max={DEMO_LIMITS.errorRate.max * 100} step={1} onApply={(v) => setFaults.mutate({ errorRate: v / 100 })} />
               <Switch
                 testId="fault-cutoff"
                 label="Cut the consumer off from Redis (30 s)"

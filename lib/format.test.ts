@@ -96,11 +96,11 @@ describe("capacity warm-up note", () => {
     const { formatWindowFill, formatClock } = await import("./format");
     const now = Date.parse("2026-12-01T18:00:00Z");
     const validAt = new Date(now + 23 * 3_600_000 + 2 * 60_000).toISOString();
-    expect(formatWindowFill({ ageMs: 58 * 60_000, filled: 0.04, validAt, source: "oldest-key" }, now)).toBe(
+    expect(formatWindowFill({ ageMs: 58 * 60_000, filled: 0.04, validAt, source: "oldest-key" }, "in Redis", now)).toBe(
       `window 4% filled (keys 58 min old, oldest key in Redis) — projection valid after ${formatClock(Date.parse(validAt) / 1000, true)}`,
     );
-    expect(formatWindowFill({ ageMs: 4 * 60_000, filled: 0.0028, validAt, source: "oldest-key" }, now)).toMatch(/^window 0\.28% filled/);
-    expect(formatWindowFill({ ageMs: 86_400_000, filled: 1, validAt: null, source: "oldest-key" }, now)).toBeNull();
-    expect(formatWindowFill(null, now)).toBeNull();
+    expect(formatWindowFill({ ageMs: 4 * 60_000, filled: 0.0028, validAt, source: "oldest-key" }, "in the in-memory store", now)).toMatch(/^window 0\.28% filled .*oldest key in the in-memory store\)/);
+    expect(formatWindowFill({ ageMs: 86_400_000, filled: 1, validAt: null, source: "oldest-key" }, "in Redis", now)).toBeNull();
+    expect(formatWindowFill(null, "in Redis", now)).toBeNull();
   });
 });

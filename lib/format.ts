@@ -210,9 +210,11 @@ export function scanFraction(scan: { scanned: number; total: number; done: boole
  * While keys are younger than their TTL window (the API's `window` with a `validAt`): "window 4%
  * filled (keys 58 min old, oldest key in Redis) — projection valid after 19:22"; only the filled
  * share is projected then, and no gap warning is given. `null` once the window is full or unknown.
+ * `inStore` says where the oldest key is, in the store's words (`lib/store-words.ts`).
  */
 export function formatWindowFill(
   w: { ageMs: number; filled: number; validAt: string | null; source: "oldest-key" | "process-start" } | null | undefined,
+  inStore: string,
   now: number = Date.now(),
 ): string | null {
   if (!w || !w.validAt) return null;
@@ -220,5 +222,5 @@ export function formatWindowFill(
   if (!Number.isFinite(at)) return null;
   const when = formatClock(at / 1000, at - now > 20 * 3_600_000);
   const pct = w.filled < 0.01 ? formatPercent(w.filled) : `${Math.floor(w.filled * 100)}%`;
-  return `window ${pct} filled (keys ${formatDurationMs(w.ageMs)} old, ${w.source === "oldest-key" ? "oldest key in Redis" : "since process start"}) — projection valid after ${when}`;
+  return `window ${pct} filled (keys ${formatDurationMs(w.ageMs)} old, ${w.source === "oldest-key" ? `oldest key ${inStore}` : "since process start"}) — projection valid after ${when}`;
 }

@@ -8,9 +8,11 @@ import { REFRESH_MS, useViewState, hrefWithView } from "@/lib/url-state";
 import { BucketChart } from "../charts/lazy";
 import { EmptyState, ErrorState, Panel } from "../panel";
 import { QueryView } from "../query-state";
+import { useStoreWords } from "../store-words";
 
 /** TTL distribution, sampled key states and bytes per key of one handler prefix (from /api/handlers). */
 export function HandlerKeys({ service, handler }: { service: string; handler: string }) {
+  const words = useStoreWords();
   const { view, params } = useViewState();
   const q = useQuery(handlersQuery(REFRESH_MS[view.refresh]));
   return (
@@ -28,7 +30,7 @@ export function HandlerKeys({ service, handler }: { service: string; handler: st
           if (!h)
             return (
               <p data-state="empty" className="text-sm text-slate-500 dark:text-slate-400">
-                {d.scan.done ? `No key under ${service}:dedup:${handler}: in Redis.` : `No key under ${service}:dedup:${handler}: in the last completed count · recount ${Math.floor((scanFraction(d.scan) ?? 0) * 100)}%.`}
+                {d.scan.done ? `No key under ${service}:dedup:${handler}: ${words.inStore}.` : `No key under ${service}:dedup:${handler}: in the last completed count · recount ${Math.floor((scanFraction(d.scan) ?? 0) * 100)}%.`}
               </p>
             );
           return (

@@ -5,6 +5,7 @@ import type { Finding } from "@/lib/api-types";
 import { lintQuery } from "@/lib/query-options";
 import { Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
+import { useStoreWords } from "../store-words";
 
 const SEV: Record<Finding["severity"], string> = {
   error: "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100",
@@ -30,9 +31,10 @@ function Findings({ findings, source }: { findings: readonly Finding[]; source: 
 
 /** The library lint of the declared handler and the TTL-policy check of its observed keys, each with its spec section. */
 export function HandlerLint({ service, handler }: { service: string; handler: string }) {
+  const words = useStoreWords();
   const q = useQuery(lintQuery());
   return (
-    <Panel title="Lint" description="lintHandler on the declared setup, and the TTL policy (spec §3) on the TTLs seen in Redis." testId="lint">
+    <Panel title="Lint" description={`lintHandler on the declared setup, and the TTL policy (spec §3) on the TTLs seen ${words.inStore}.`} testId="lint">
       <QueryView query={q} what="Lint" height={80}>
         {(d) => {
           const decl = d.declared.status === "ok" ? d.declared.handlers.find((h) => h.service === service && h.handler === handler) : undefined;
@@ -44,14 +46,14 @@ export function HandlerLint({ service, handler }: { service: string; handler: st
               ) : decl ? (
                 <Findings findings={decl.findings} source="Declared setup" />
               ) : (
-                <p className="text-sm text-slate-500 dark:text-slate-400">Not declared by this app (seen only in Redis or metrics).</p>
+                <p className="text-sm text-slate-500 dark:text-slate-400">Not declared by this app (seen only {words.inStore} or in metrics).</p>
               )}
               {d.observed.status === "unavailable" ? (
-                <UnavailableState detail={d.observed.detail} fallback="Redis" height={60} />
+                <UnavailableState detail={d.observed.detail} fallback={words.name} height={60} />
               ) : obs ? (
                 <Findings findings={obs.findings} source="Observed TTLs" />
               ) : (
-                <p className="text-sm text-slate-500 dark:text-slate-400">No keys of this handler in Redis to check.</p>
+                <p className="text-sm text-slate-500 dark:text-slate-400">No keys of this handler {words.inStore} to check.</p>
               )}
             </div>
           );

@@ -21,6 +21,21 @@ import { LeaseEvents } from "./lease-events";
 
 const RESULT_COLORS = { success: "#10b981", deduplicated: "#2563eb", error: "#ef4444" };
 
+
+/** Labels every alert of this page shares (the page names them already) or that carry no meaning here. */
+const SHARED_LABELS = new Set(["alertname", "severity", "service", "topic", "handler", "instance", "job"]);
+
+/**
+ * What tells one instance of an alert from another on the handler page — its other labels, e.g.
+ * `reason="redis_conn"` for three DedupRedisErrors instances — or "" when nothing does.
+ */
+function ownLabels(labels: Record<string, string>): string {
+  return Object.entries(labels)
+    .filter(([k]) => !SHARED_LABELS.has(k))
+    .map(([k, v]) => `${k}="${v}"`)
+    .join(", ");
+}
+
 /** Everything about one handler: numbers, charts, TTL class, lint, TTL distribution, DLQ reasons, capacity. */
 export function HandlerView({ service, handler }: { service: string; handler: string }) {
   const { view, params } = useViewState();
@@ -54,7 +69,13 @@ export function HandlerView({ service, handler }: { service: string; handler: st
                   <ul className="flex flex-wrap gap-2" aria-label="Alert instances of this handler">
                     {h.alerts.map((a, i) => (
                       <li key={i} className="flex items-center gap-1 text-xs">
-                        {a.alert} <AlertBadge state={a.state} since={a.activeAt} firingSince={a.firingSince} firesAt={a.firesAt} unknown={h.alertsUnknown} />
+                        {a.alert}
+                        {ownLabels(a.labels) ? (
+                          <span className="font-mono text-slate-500 dark:text-slate-400" data-testid="alert-own-labels">
+                            {ownLabels(a.labels)}
+                          </span>
+                        ) : null}{" "}
+                        <AlertBadge state={a.state} since={a.activeAt} firingSince={a.firingSince} firesAt={a.firesAt} unknown={h.alertsUnknown} />
                       </li>
                     ))}
                   </ul>

@@ -9,6 +9,7 @@ import { errorTitle } from "../query-state";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { KeyTable } from "./key-table";
 import { RateLimitNotice, rateLimitRetry, retryAfterMs } from "./rate-limit";
+import { useStoreWords } from "../store-words";
 
 /** Keys per page in the key browser. */
 export const PAGE_SIZE = 50;
@@ -34,6 +35,7 @@ const select = "rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:
  * exported as CSV or JSON.
  */
 export function KeyPages({ prefix }: { prefix: string }) {
+  const words = useStoreWords();
   const [state, setState] = useState<string>("");
   const [sort, setSort] = useState<KeySort>("scan");
   const q = useInfiniteQuery({ ...keysInfiniteQuery(prefix, PAGE_SIZE, state || null), ...rateLimitRetry });
@@ -103,7 +105,7 @@ export function KeyPages({ prefix }: { prefix: string }) {
               {q.isFetchingNextPage ? "Scanning…" : "Next →"}
             </button>
             <span data-testid="scanned" className="ml-auto text-xs text-slate-500 dark:text-slate-400">
-              scanned {formatCount(visited)} of {total.data !== undefined ? formatCount(total.data) : "—"} in Redis
+              scanned {formatCount(visited)} of {total.data !== undefined ? formatCount(total.data) : "—"} {words.inStore}
             </span>
           </div>
           {q.isFetchNextPageError ? (

@@ -7,6 +7,7 @@ import { handlersQuery, refreshHandlers, ApiError } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { EmptyState, ErrorState, Panel } from "../panel";
 import { QueryView } from "../query-state";
+import { useStoreWords } from "../store-words";
 
 /**
  * The count on screen and its time — the last completed one, the same every page shows — and, while
@@ -27,6 +28,7 @@ export function ScanProgress({ scan, keys, countedAt }: { scan: { scanned: numbe
 
 /** The prefix tree service → handler, with key counts, from /api/handlers. Selecting a handler sets `prefix=` in the URL. */
 export function PrefixTree({ selected, onSelect }: { selected: string | null; onSelect: (prefix: string) => void }) {
+  const words = useStoreWords();
   const { view } = useViewState();
   const qc = useQueryClient();
   const q = useQuery(handlersQuery(REFRESH_MS[view.refresh]));
@@ -34,7 +36,7 @@ export function PrefixTree({ selected, onSelect }: { selected: string | null; on
   return (
     <Panel
       title="Handlers"
-      description="Prefixes <service>:dedup:<handler> found in Redis"
+      description={`Prefixes <service>:dedup:<handler> found ${words.inStore}`}
       testId="prefix-tree"
       actions={
         <button type="button" onClick={() => recount.mutate()} disabled={recount.isPending} className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:hover:bg-slate-800">

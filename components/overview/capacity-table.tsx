@@ -6,9 +6,11 @@ import { capacityQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { Panel, unavailableText } from "../panel";
 import { QueryView } from "../query-state";
+import { useStoreWords } from "../store-words";
 
 /** Per-handler measured keys next to the projection (new messages/s × TTL), so a gap shows. */
 export function CapacityTable({ only }: { only?: { service: string; handler: string } | null }) {
+  const words = useStoreWords();
   const { view } = useViewState();
   const q = useQuery(capacityQuery(REFRESH_MS[view.refresh]));
   return (
@@ -17,7 +19,7 @@ export function CapacityTable({ only }: { only?: { service: string; handler: str
         query={q}
         what="Capacity"
         isEmpty={(d) => d.handlers.filter((h) => !only || (h.service === only.service && h.handler === only.handler)).length === 0}
-        empty="No handler prefix found in Redis or in the declared handlers yet."
+        empty={`No handler prefix found ${words.inStore} or in the declared handlers yet.`}
       >
         {(d) => (
           <div className="overflow-x-auto">
@@ -42,7 +44,7 @@ export function CapacityTable({ only }: { only?: { service: string; handler: str
                     <tr key={h.prefix} data-testid="capacity-row" className="border-t border-slate-100 align-top dark:border-slate-800">
                       <td className="py-1 font-mono text-xs">{h.prefix}</td>
                       <td className="text-right tabular-nums">
-                        {h.measured.status === "ok" ? `${h.measured.exact ? "" : "≈ "}${formatCount(h.measured.keys)}` : unavailableText(h.measured.detail, "Redis")}
+                        {h.measured.status === "ok" ? `${h.measured.exact ? "" : "≈ "}${formatCount(h.measured.keys)}` : unavailableText(h.measured.detail, words.name)}
                         {h.measured.status === "ok" && h.measured.processing > 0 ? (
                           <span data-testid="capacity-leases" className="block text-xs text-amber-800 dark:text-amber-300">
                             {formatCount(h.measured.processing, "processing")} ({formatPercent(h.measured.leaseShare)})
@@ -61,9 +63,9 @@ export function CapacityTable({ only }: { only?: { service: string; handler: str
                       </td>
                       <td className="text-right tabular-nums">{h.gapRatio === null ? "—" : `× ${h.gapRatio.toFixed(2)}`}</td>
                       <td className="pl-3 text-xs text-amber-800 dark:text-amber-300">
-                        {formatWindowFill(h.window) ? (
+                        {formatWindowFill(h.window, words.inStore) ? (
                           <span data-testid="capacity-window" className="block text-slate-600 dark:text-slate-300">
-                            {formatWindowFill(h.window)}
+                            {formatWindowFill(h.window, words.inStore)}
                           </span>
                         ) : null}
                         {h.notes.join("; ")}

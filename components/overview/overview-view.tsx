@@ -22,7 +22,7 @@ import { HandlerStats } from "./stats";
 export const DUP_ALERT = { value: THRESHOLDS.duplicateRatio, label: ALERTS.duplicateRate.threshold.label };
 /** The < 1% normal background band of the duplicate ratio. */
 export const DUP_NORMAL = { value: THRESHOLDS.duplicateRatioNormal, label: ALERTS.duplicateRate.normal.label };
-/** Redis check p99 alert line (50 ms). */
+/** Store check p99 alert line (50 ms). */
 export const P99_ALERT = { value: THRESHOLDS.checkP99Seconds, label: `${ALERTS.redisLatency.threshold.label} alert` };
 /** Dedup error-rate alert line (any error: > 0/s). */
 export const ERR_ALERT = { value: THRESHOLDS.errorRate, label: "alert > 0" };

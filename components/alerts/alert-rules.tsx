@@ -87,39 +87,42 @@ export function AlertTable({ rules, now, unknown }: { rules: readonly AlertRule[
           {r.instances.length === 0 ? (
             <p className="mt-2 text-sm text-slate-500 dark:text-slate-400">No instance: the expression returns no series (no traffic, or never above the threshold).</p>
           ) : (
-            <table className="mt-2 w-full text-sm">
-              <caption className="sr-only">Instances of {r.alert}</caption>
-              <thead className="text-left text-xs text-slate-500 dark:text-slate-400">
-                <tr>
-                  <th scope="col" className="py-1 font-normal">Labels</th>
-                  <th scope="col" className="font-normal">State</th>
-                  <th scope="col" className="text-right font-normal">Value</th>
-                  <th scope="col" className="text-right font-normal">Pending since</th>
-                  <th scope="col" className="text-right font-normal">Firing since</th>
-                </tr>
-              </thead>
-              <tbody>
-                {r.instances.map((i, n) => (
-                  <tr key={n} className="border-t border-slate-100 dark:border-slate-800">
-                    <td className="py-1 font-mono text-xs">
-                      {Object.entries(i.labels)
-                        .filter(([k]) => k !== "alertname" && k !== "severity")
-                        .map(([k, v]) => `${k}="${v}"`)
-                        .join(", ")}
-                      {i.summary && i.summary !== r.title ? <div className="font-sans text-slate-500 dark:text-slate-400">{i.summary}</div> : null}
-                    </td>
-                    <td>
-                      <AlertBadge state={i.state} since={i.activeAt} firingSince={i.firingSince} firesAt={i.firesAt} now={now} unknown={unknown} />
-                    </td>
-                    <td className="text-right tabular-nums">{i.value === null ? "—" : formatByUnit(i.value, r.unit)}</td>
-                    <td className="text-right tabular-nums" title={i.activeAt ?? undefined}>{clock(i.activeAt)}</td>
-                    <td className="text-right tabular-nums" title={i.firingSince ?? i.firesAt ?? undefined}>
-                      {i.firingSince ? clock(i.firingSince) : i.firesAt ? `not yet (due ${clock(i.firesAt)})` : "—"}
-                    </td>
+            // At 390 px the columns scroll inside this box (the page itself never grows wider than the screen).
+            <div className="mt-2 overflow-x-auto" data-testid="alert-instances">
+              <table className="w-full min-w-[36rem] text-sm">
+                <caption className="sr-only">Instances of {r.alert}</caption>
+                <thead className="text-left text-xs text-slate-500 dark:text-slate-400">
+                  <tr>
+                    <th scope="col" className="py-1 font-normal">Labels</th>
+                    <th scope="col" className="font-normal">State</th>
+                    <th scope="col" className="text-right font-normal">Value</th>
+                    <th scope="col" className="text-right font-normal">Pending since</th>
+                    <th scope="col" className="text-right font-normal">Firing since</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {r.instances.map((i, n) => (
+                    <tr key={n} className="border-t border-slate-100 dark:border-slate-800">
+                      <td className="py-1 font-mono text-xs">
+                        {Object.entries(i.labels)
+                          .filter(([k]) => k !== "alertname" && k !== "severity")
+                          .map(([k, v]) => `${k}="${v}"`)
+                          .join(", ")}
+                        {i.summary && i.summary !== r.title ? <div className="font-sans text-slate-500 dark:text-slate-400">{i.summary}</div> : null}
+                      </td>
+                      <td>
+                        <AlertBadge state={i.state} since={i.activeAt} firingSince={i.firingSince} firesAt={i.firesAt} now={now} unknown={unknown} />
+                      </td>
+                      <td className="whitespace-nowrap pl-3 text-right tabular-nums">{i.value === null ? "—" : formatByUnit(i.value, r.unit)}</td>
+                      <td className="whitespace-nowrap pl-3 text-right tabular-nums" title={i.activeAt ?? undefined}>{clock(i.activeAt)}</td>
+                      <td className="whitespace-nowrap pl-3 text-right tabular-nums" title={i.firingSince ?? i.firesAt ?? undefined}>
+                        {i.firingSince ? clock(i.firingSince) : i.firesAt ? `not yet (due ${clock(i.firesAt)})` : "—"}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )}
         </section>
       ))}

@@ -104,13 +104,14 @@ export function ChartLegend({
             const s = lineStats(l);
             return (
               <tr key={seriesKey(i)} data-testid="legend-row">
-                <td className="max-w-0 truncate">
+                {/* The name wraps rather than being cut: "redis_conn" and "redis_timeout" differ only at the end. */}
+                <td className="min-w-[7rem] [overflow-wrap:anywhere]" data-testid="legend-name">
                   <span aria-hidden className="mr-1 inline-block h-2 w-3 rounded-sm align-middle" style={{ background: colorOf(i) }} />
                   <span title={l.name}>{names[i]}</span>
                 </td>
-                <td className="text-right tabular-nums">{fmt(s.last)}</td>
-                <td className="text-right tabular-nums">{fmt(s.max)}</td>
-                <td className="text-right tabular-nums">{fmt(s.mean)}</td>
+                <td className="whitespace-nowrap pl-2 text-right tabular-nums">{fmt(s.last)}</td>
+                <td className="whitespace-nowrap pl-2 text-right tabular-nums">{fmt(s.max)}</td>
+                <td className="whitespace-nowrap pl-2 text-right tabular-nums">{fmt(s.mean)}</td>
                 {burst ? (
                   <td className="text-right tabular-nums" data-testid="legend-burst">
                     {formatBurst(s.last, burst.windowMs, burst.what) ?? "—"}

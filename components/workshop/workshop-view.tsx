@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { ScenarioInfo, ScenarioKind, ScenarioList } from "@/lib/workshop-types";
 import { formatDurationMs } from "@/lib/format";
 import { runQuery, scenariosQuery, startRun, ApiError } from "@/lib/query-options";
@@ -76,34 +76,54 @@ export function WorkshopView() {
   const qc = useQueryClient();
   const tok = useWorkshopToken();
   const list = useQuery(scenariosQuery());
+
   // The pick shows at once; the URL (written too) follows in a transition.
   const [picked, setPicked] = useState<string | null>(null);
   const selectedName = picked ?? params.get("scenario");
-  const runId = params.get("run");
+  // The run just started, shown at once: the URL's `run=` follows in a transition, and until then
+  // the panel would keep showing the previous run ("Done") under a button that says "Run scenario".
+  const [started, setStarted] = useState<string | null>(null);
+  const runId = started ?? params.get("run");
+  const runPanel = useRef<HTMLDivElement>(null);
+  const watch = (id: string) => {
+    setStarted(id);
+    set({ run: id });
+  };
   const run = useMutation({
     mutationFn: (name: string) => startRun(name, tok.token),
     onSuccess: (r) => {
-      set({ run: r.runId });
+      watch(r.runId);
       void qc.invalidateQueries({ queryKey: scenariosQuery().queryKey });
     },
     onError: (e) => {
       if (needsToken(e)) tok.show();
       // 409: this scenario is running already — watch that run.
-      if (e instanceof ApiError && e.status === 409 && typeof e.body.runId === "string") set({ run: e.body.runId });
+      if (e instanceof ApiError && e.status === 409 && typeof e.body.runId === "string") watch(e.body.runId);
     },
   });
+  const scenario = list.data?.scenarios.find((s) => s.name === selectedName) ?? null;
+  const shownRun = runId ?? scenario?.runningRunId ?? scenario?.lastRunId ?? null;
+  // The same query (and cache entry) as the run panel's: the run's own status, polled while running.
+  const shownStatus = useQuery(runQuery(shownRun)).data?.status;
+  // Running while the start request is out, or while the shown run is — by the run's own answer,
+  // not the scenario list's: that list, fetched just before the run ended, could say "running"
+  // after it and kept the button "Running…" for good.
+  const running = run.isPending || (shownRun !== null && shownStatus === "running") || (scenario?.runningRunId != null && scenario.runningRunId !== shownRun);
+  // A run started here scrolls its result into view: at 1280×720 the tiles sit below the scenario's text.
+  useEffect(() => {
+    if (started) runPanel.current?.scrollIntoView({ block: "start" });
+  }, [started]);
   return (
     <div className="space-y-4">
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
       <QueryView query={list} what="Workshop scenarios" height={240} isEmpty={(d) => d.scenarios.length === 0} empty="This server offers no scenario.">
         {(d) => {
-          const scenario = d.scenarios.find((s) => s.name === selectedName) ?? null;
-          const shownRun = runId ?? scenario?.runningRunId ?? scenario?.lastRunId ?? null;
           return (
             <div className="grid gap-4 lg:grid-cols-[20rem_1fr]">
               <Panel title="Scenarios" description={`${d.scenarios.length} scenarios, each ≤ 2 min in its own topic and group (${d.mode} mode)`} testId="scenario-list">
                 <ScenarioPicker scenarios={d.scenarios} selected={selectedName} onSelect={(n) => {
                     setPicked(n);
+                    setStarted(null);
                     set({ scenario: n, run: null });
                   }} />
               </Panel>
@@ -129,10 +149,10 @@ export function WorkshopView() {
                         type="button"
                         data-testid="run-button"
                         onClick={() => run.mutate(scenario.name)}
-                        disabled={run.isPending || scenario.runningRunId !== null}
+                        disabled={running}
                         className="rounded-lg bg-blue-700 px-6 py-3 text-xl font-semibold text-white hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-50"
                       >
-                        {scenario.runningRunId ? "Running…" : "Run scenario"}
+                        {running ? "Running…" : "Run scenario"}
                       </button>
                       {run.isError && !(run.error instanceof ApiError && run.error.status === 409) ? (
                         <p role="alert" className="text-sm text-red-700 dark:text-red-300">
@@ -147,9 +167,11 @@ export function WorkshopView() {
                   </Panel>
                 )}
                 {scenario && shownRun ? (
-                  <Panel title="Run" description={`Run ${shownRun}`} testId="run-panel">
-                    <RunPanel key={shownRun} runId={shownRun} scenario={scenario} />
-                  </Panel>
+                  <div ref={runPanel} className="scroll-mt-2">
+                    <Panel title="Run" description={`Run ${shownRun}`} testId="run-panel">
+                      <RunPanel key={shownRun} runId={shownRun} scenario={scenario} />
+                    </Panel>
+                  </div>
                 ) : null}
               </div>
             </div>

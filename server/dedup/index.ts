@@ -17,6 +17,8 @@ export * from "./correlation-id";
 export * from "./recoverer";
 export * from "./poison-queue";
 export * from "./retry";
+export * from "./timeout";
+export * from "./duplicator";
 export * from "./deduplicator";
 export * from "./failure-mode";
 export * from "./memory-repository";

@@ -28,6 +28,8 @@ describe("lintHandler", () => {
     ["key-payload-hash", { keyFactory: "payload-hash" }, "warning", "§2"],
     ["in-memory-with-replicas", { repository: "memory", replicas: 2 }, "error", "§9.4"],
     ["fail-open-critical", { ttlClass: "critical", ttlMs: 7 * DAY_MS, failureMode: "open" }, "warning", "§4"],
+    ["no-timeout", { timeoutMs: null }, "warning", "§10"],
+    ["timeout-not-below-lease", { timeoutMs: 60_000, leaseMs: 60_000 }, "warning", "§10"],
   ];
 
   it.each(cases)("%s fires on a bad setup with its severity and spec section", (rule, bad, severity, section) => {
@@ -55,7 +57,7 @@ describe("lintHandler", () => {
     expect(at(31)).toEqual(["handler-p99-near-lease"]);
     expect(at(null)).toEqual([]);
     expect(lintHandler(RECOMMENDED_SETUP)).toEqual([]);
-    expect(at(3, { leaseMs: 5_000 })).toEqual(["handler-p99-near-lease"]);
+    expect(at(3, { leaseMs: 5_000, timeoutMs: 2_000 })).toEqual(["handler-p99-near-lease"]);
     const f = lintHandler(RECOMMENDED_SETUP, { handlerP99Seconds: 45 })[0]!;
     expect(f).toMatchObject({ severity: "warning", specSection: "§10" });
     expect(f.message).toContain("a lease takeover is near");
@@ -63,5 +65,14 @@ describe("lintHandler", () => {
     expect(f.message).toContain("1 min lease");
     // Without a lease there is nothing to take over.
     expect(at(45, { marking: "release" })).toEqual([]);
+  });
+
+  it("the timeout rules: below the lease is silent, at or above it warns, none warns; without a lease there is nothing to outlive", () => {
+    expect(rules({ timeoutMs: 59_999 })).toEqual([]);
+    expect(rules({ timeoutMs: 90_000 })).toEqual(["timeout-not-below-lease"]);
+    expect(rules({ timeoutMs: 10_000, leaseMs: 5_000 })).toEqual(["timeout-not-below-lease"]);
+    expect(rules({ timeoutMs: null, marking: "release" })).toEqual([]);
+    expect(rules({ timeoutMs: null, stack: ["correlationId", "recoverer", "poisonQueue", "retry"] })).toEqual(["no-deduplicator"]);
+    expect(lintHandler({ ...RECOMMENDED_SETUP, timeoutMs: 90_000 })[0]!.message).toContain("1.5 min is not below the 1 min lease");
   });
 });

@@ -30,6 +30,8 @@ export interface HandlerSetup {
   failureMode: FailureMode;
   /** The Deduplicator's `leaseMs` (how long a claim protects a run in progress). */
   leaseMs: number;
+  /** The `timeout` middleware's `timeoutMs` inside the Deduplicator (`defaultStack`'s `timeoutMs`); `null` = none. */
+  timeoutMs: number | null;
 }
 
 /** What the dashboard measured of a handler, for the rules that need more than its declared setup. */
@@ -56,7 +58,9 @@ export type LintRule =
   | "key-payload-hash"
   | "in-memory-with-replicas"
   | "fail-open-critical"
-  | "handler-p99-near-lease";
+  | "handler-p99-near-lease"
+  | "no-timeout"
+  | "timeout-not-below-lease";
 
 /** One finding. */
 export interface LintFinding {
@@ -80,6 +84,7 @@ export const RECOMMENDED_SETUP: HandlerSetup = {
   failureMode: "open",
   // DEFAULT_LEASE_MS (deduplicator-options.ts; not imported: this module stays free of runtime code).
   leaseMs: 60_000,
+  timeoutMs: 30_000,
 };
 
 function fmt(ms: number): string {
@@ -140,6 +145,13 @@ export function lintHandler(setup: HandlerSetup, observed: HandlerObserved = {})
   }
   if (setup.failureMode === "open" && ttlClass === "critical") {
     add("warning", "fail-open-critical", "§4", "critical handler is fail-open: during a Redis outage repeats pass unchecked. Use failClosed(repo) unless the handler is idempotent on its own.");
+  }
+  if (setup.marking === "lease" && d >= 0) {
+    if (setup.timeoutMs === null) {
+      add("warning", "no-timeout", "§10", `no timeout bounds an attempt: a handler that hangs outlives its ${fmt(setup.leaseMs)} lease, and another consumer runs the message too. Add timeout(ms) below the lease (defaultStack's timeoutMs).`);
+    } else if (setup.timeoutMs >= setup.leaseMs) {
+      add("warning", "timeout-not-below-lease", "§10", `timeout ${fmt(setup.timeoutMs)} is not below the ${fmt(setup.leaseMs)} lease: the lease expires first, and another consumer runs the message while this attempt still works. Set timeoutMs below leaseMs (half of it leaves room for the store's round trips).`);
+    }
   }
   const p99 = observed.handlerP99Seconds;
   if (setup.marking === "lease" && d >= 0 && p99 != null && p99 * 1000 > setup.leaseMs / 2) {

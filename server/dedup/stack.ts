@@ -1,5 +1,6 @@
 import { correlationId } from "./correlation-id";
 import { handlerTimer } from "./handler-timer";
+import { timeout } from "./timeout";
 import { Deduplicator, type DeduplicatorOptions } from "./deduplicator";
 import { InProgressError } from "./errors";
 import { stackOrder, type StackName, type StackOrder } from "../../names/dedup";
@@ -35,6 +36,13 @@ export interface DefaultStackOptions {
    * @default "spec"
    */
   order?: StackOrder;
+  /**
+   * Time limit of one handler attempt, ms: a `timeout` inside the Deduplicator, so a slow attempt
+   * fails (and releases its key) before its lease expires. Keep it below `dedup.leaseMs`; the lint
+   * warns when a handler has none or one ≥ its lease. See `timeout` for what it cannot cancel.
+   * @default none
+   */
+  timeoutMs?: number | null;
   /** Middleware put outside the whole stack, outermost first (e.g. a probe that sees each delivery). @default none */
   outermost?: readonly Middleware[];
   /**
@@ -61,8 +69,9 @@ export const notInProgress = (err: Error): boolean => !(err instanceof InProgres
  *    marks the key done, so a message that went to the DLQ is not "done" and its replay is
  *    processed (the opposite order is anti-pattern §9.6).
  *
- * Inside them all, not part of the spec's order: `handlerTimer` (when the Deduplicator has a
- * registry), which times the handler itself per attempt (`handler_execution_time_seconds`).
+ * Inside them all, not part of the spec's order: `timeout` (with the `timeoutMs` option), which
+ * bounds one attempt below the lease, then `handlerTimer` (when the Deduplicator has a registry),
+ * which times the handler itself per attempt (`handler_execution_time_seconds`).
  */
 const BUILD: { readonly [N in StackName]: (o: DefaultStackOptions) => Middleware | null } = {
   correlationId: () => correlationId(),
@@ -90,6 +99,8 @@ export function defaultStack(options: DefaultStackOptions): Middleware[] {
     const m = BUILD[name](options);
     if (m) out.push(m);
   }
+  // Inside the Deduplicator, whatever the order: it bounds one attempt of the handler.
+  if (options.timeoutMs != null) out.push(timeout(options.timeoutMs));
   // Innermost, whatever the order: it times the handler alone, once per attempt.
   const registry = options.dedup?.registry;
   if (registry) out.push(handlerTimer({ registry, service: options.dedup?.service }));

@@ -11,7 +11,7 @@ import { CORRELATION_ID_KEY, DEDUP_ERROR_REASON, dlqTopicOf, EVENT_TYPE_KEY, POI
 import { dedupMetrics, dedupRecorder } from "@/server/dedup/metrics";
 import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/workshop-types";
 import { DEMO_TOPIC } from "@/lib/consumer-types";
-import { DEMO_HANDLER_SPECS, DEMO_LEASE_MS, DEMO_PARTITIONS, demoHandlerSetups } from "@/server/notification/demo-handlers";
+import { DEMO_HANDLER_SPECS, DEMO_LEASE_MS, DEMO_PARTITIONS, DEMO_TIMEOUT_MS, demoHandlerSetups } from "@/server/notification/demo-handlers";
 import type { BeforeCommit, UnreadableRecord } from "@/server/transport/partition-pump";
 import { acceptEventType, buildStack, notificationHandler, Replica, type HandlerBehaviour, type ServiceHandler } from "@/server/notification/service";
 import { consumerInfoGauge, replicaId } from "@/server/transport/replica-id";
@@ -85,7 +85,7 @@ export class DemoService {
     });
     return DEMO_HANDLER_SPECS.map((h) => {
       const stack = buildStack(
-        { order: "spec", retry: DEMO_RETRY, dedup: { repository: this.faulty, failureMode: h.failureMode, service: this.o.service, ttlMs: h.ttlMs, marking: "lease", leaseMs: DEMO_LEASE_MS, registry: this.o.registry } },
+        { order: "spec", retry: DEMO_RETRY, timeoutMs: DEMO_TIMEOUT_MS, dedup: { repository: this.faulty, failureMode: h.failureMode, service: this.o.service, ttlMs: h.ttlMs, marking: "lease", leaseMs: DEMO_LEASE_MS, registry: this.o.registry } },
         this.o.transport.publisher,
         this.o.dlqTopic,
       );

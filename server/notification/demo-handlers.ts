@@ -17,6 +17,13 @@ export const DEMO_PARTITIONS = 6;
  */
 export const DEMO_LEASE_MS = 60_000;
 
+/**
+ * The demo's `timeoutMs` (a `timeout` inside the Deduplicator): half the lease, so a hung attempt
+ * fails and releases its key long before the lease could expire. The demo's handlers take
+ * milliseconds, so it never fires in normal operation; it costs one timer per attempt.
+ */
+export const DEMO_TIMEOUT_MS = DEMO_LEASE_MS / 2;
+
 /** One demo handler. */
 export interface DemoHandlerSpec {
   /** Handler name: `<service>:dedup:<name>` key prefix, metric label, consumer group `<service>.<name>`. */
@@ -53,6 +60,7 @@ export function demoHandlerSetups(repository: RepositoryKind = "redis", replicas
     marking: "lease",
     failureMode: s.failureMode,
     leaseMs: DEMO_LEASE_MS,
+    timeoutMs: DEMO_TIMEOUT_MS,
   }));
 }
 

@@ -81,6 +81,8 @@ export interface StackSpec {
   retry: RetryOptions;
   /** Deduplicator options; null = no Deduplicator (anti-pattern §9.1). */
   dedup: DeduplicatorOptions | null;
+  /** Time limit of one handler attempt (`defaultStack`'s `timeoutMs`). @default none */
+  timeoutMs?: number | null;
 }
 
 /**

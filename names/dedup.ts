@@ -174,8 +174,21 @@ export const POISON_KEYS = [REASON_POISONED_KEY, TOPIC_POISONED_KEY, HANDLER_POI
  * it in — an error's text alone cannot tell a `NonRetryableError` from any other failure.
  */
 export const REASON_CLASS_POISONED_KEY = "reason_class_poisoned";
-/** Every metadata key PoisonQueue adds; a re-drive removes them all. */
-export const POISON_METADATA_KEYS = [...POISON_KEYS, REASON_CLASS_POISONED_KEY] as const;
+/**
+ * Metadata of a DLQ copy of a record without a UUID (ours): the source record's partition and
+ * offset. With `topic_poisoned` they are its position, the key of its one DLQ copy
+ * (`dlqCopyKey`): a redelivered record does not get a second copy.
+ */
+export const PARTITION_POISONED_KEY = "partition_poisoned";
+/** See {@link PARTITION_POISONED_KEY}. */
+export const OFFSET_POISONED_KEY = "offset_poisoned";
+/** Every metadata key PoisonQueue or a transport adds to a DLQ copy; a re-drive removes them all. */
+export const POISON_METADATA_KEYS = [...POISON_KEYS, REASON_CLASS_POISONED_KEY, PARTITION_POISONED_KEY, OFFSET_POISONED_KEY] as const;
+
+/** Repository key of the one DLQ copy of the record at `topic`/`partition`/`offset`: `dlq:<topic>:<partition>:<offset>`. */
+export function dlqCopyKey(topic: string, partition: number, offset: string): string {
+  return `dlq:${topic}:${partition}:${offset}`;
+}
 
 /** Suffix of a consumer topic's DLQ topic: `demo.events` → `demo.events.dlq`. */
 export const DLQ_TOPIC_SUFFIX = ".dlq";

@@ -31,3 +31,4 @@ export * from "./handler-time-histogram";
 export * from "./handler-timer";
 export * from "./stack";
 export * from "./lint";
+export * from "./run-once";

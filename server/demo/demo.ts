@@ -109,6 +109,8 @@ export class DemoService {
     const rec = dedupRecorder(this.o.registry, this.o.service);
     return new Replica({
       transport: this.o.transport,
+      // The store itself, not the fault-injecting wrapper: one DLQ copy per unreadable record.
+      dlqRepository: this.o.repository,
       replica: name,
       handlers: this.handlers(),
       subscriber: {

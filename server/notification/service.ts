@@ -9,6 +9,7 @@ import { NonRetryableError } from "@/server/dedup/errors";
 import { payloadText, type Handler, type Message, type Middleware } from "@/server/dedup/message";
 import { EVENT_TYPE_KEY, type StackOrder } from "@/names/dedup";
 import type { Publisher } from "@/server/dedup/pubsub";
+import type { DedupRepository } from "@/server/dedup/repository";
 import type { RetryOptions } from "@/server/dedup/retry";
 import { Router, type RouterErrorEvent } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
@@ -141,6 +142,11 @@ export interface ReplicaOptions {
   transport: Transport;
   /** Publisher of DLQ copies of unreadable records. @default transport.publisher */
   publisher?: Publisher;
+  /**
+   * Where each unreadable record's one DLQ copy is remembered (a record read again before its
+   * commit gets no second copy; `SubscriberOptions.dlq.repository`). @default none: one copy per read
+   */
+  dlqRepository?: DedupRepository;
   replica: string;
   handlers: readonly ServiceHandler[];
   /** Subscriber knobs (commit interval, crash hook, chunk size). */
@@ -162,7 +168,7 @@ export class Replica {
         ...o.subscriber,
         groupId: h.groupId,
         replica: o.replica,
-        dlq: { publisher: o.publisher ?? o.transport.publisher, topic: h.dlqTopic },
+        dlq: { publisher: o.publisher ?? o.transport.publisher, topic: h.dlqTopic, repository: o.dlqRepository },
         claimsUnreadable: h.claimsUnreadable,
         handler: h.name,
       });

@@ -8,7 +8,19 @@
  * whether a heartbeat runs.
  */
 import type { Message, Outcome } from "@/server/dedup/message";
-import { HANDLER_POISONED_KEY, POISON_REASON_CLASS, REASON_CLASS_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
+import {
+  dlqCopyKey,
+  HANDLER_POISONED_KEY,
+  OFFSET_POISONED_KEY,
+  PARTITION_POISONED_KEY,
+  POISON_REASON_CLASS,
+  REASON_CLASS_POISONED_KEY,
+  REASON_POISONED_KEY,
+  SUBSCRIBER_POISONED_KEY,
+  TOPIC_POISONED_KEY,
+} from "@/names/dedup";
+import type { DedupRepository } from "@/server/dedup/repository";
+import { runOnce } from "@/server/dedup/run-once";
 import type { MessageSink, Publisher } from "@/server/dedup/pubsub";
 import type { IHeaders } from "kafkajs";
 import { decodeRecord } from "./watermill-codec";
@@ -54,7 +66,17 @@ export interface SubscriberOptions {
    * headers plus `reason_poisoned` = `marshal: …`, `topic_poisoned`, …) to `topic` and committed.
    * Without it such a record is skipped after `onUnreadable`. **Set it**: the demo and workers do.
    */
-  dlq?: { publisher: Publisher; topic: string };
+  dlq?: {
+    publisher: Publisher;
+    topic: string;
+    /**
+     * Where the one DLQ copy per source record is remembered (`dlq:<topic>:<partition>:<offset>`,
+     * the Deduplicator's lease protocol, 7 days): a record read again after its copy was published
+     * but before its offset was committed (a rebalance, a restart) gets no second copy. **Set it**
+     * (the Deduplicator's repository); without it such a record is published again. @default none
+     */
+    repository?: DedupRepository;
+  };
   /** Called for every unreadable record (the demo counts `deduplication_errors_total{reason="marshal"}`). @default none */
   onUnreadable?: (rec: UnreadableRecord) => void;
   /**
@@ -179,9 +201,13 @@ export async function pumpPartition<R extends PumpRecord>(run: PartitionRun<R>):
     } else if (unreadable) {
       const rec = unreadable;
       if (!o.claimsUnreadable || o.claimsUnreadable(rec)) {
+        let first = true;
         if (o.dlq) {
+          const { publisher, topic: dlqTopic, repository } = o.dlq;
+          const send = () => publisher.publish(dlqTopic, unreadableToDlq(rec, run.subscriber, o.handler ?? o.groupId));
           try {
-            await o.dlq.publisher.publish(o.dlq.topic, unreadableToDlq(rec, run.subscriber, o.handler ?? o.groupId));
+            if (repository) first = (await runOnce(repository, dlqCopyKey(rec.topic, rec.partition, rec.offset), send)) === "ran";
+            else await send();
           } catch {
             await commit();
             if (o.nackDelayMs > 0) await sleep(o.nackDelayMs);
@@ -190,7 +216,8 @@ export async function pumpPartition<R extends PumpRecord>(run: PartitionRun<R>):
           }
         }
         try {
-          o.onUnreadable?.(rec);
+          // A record whose copy is already in the DLQ was counted when it was sent.
+          if (first) o.onUnreadable?.(rec);
         } catch {
           // A broken observer must not stop consumption.
         }
@@ -227,6 +254,8 @@ export function unreadableToDlq(rec: UnreadableRecord, subscriber: string, handl
       [HANDLER_POISONED_KEY]: handler,
       [SUBSCRIBER_POISONED_KEY]: subscriber,
       [REASON_CLASS_POISONED_KEY]: POISON_REASON_CLASS.marshal,
+      [PARTITION_POISONED_KEY]: String(rec.partition),
+      [OFFSET_POISONED_KEY]: rec.offset,
     },
     payload: rec.payload,
     signal: new AbortController().signal,

@@ -30,7 +30,7 @@ const SOFT_MAX_FACTOR = 1.2;
 /** kafka-exporter's consumer-group lag gauge `{consumergroup, topic, partition}`, which the app exports under the same name. */
 export const CONSUMER_LAG_METRIC = "kafka_consumergroup_lag";
 /** Watermill's handler-time histogram `{service, handler, success}`, which the library observes. */
-export const HANDLER_TIME_METRIC = "handler_execution_time_seconds";
+export const HANDLER_TIME_METRIC = LIBRARY_METRIC_NAMES.handlerExecutionTime;
 
 const SVC = 'service=~"$service"';
 const SVC_HANDLER = 'service=~"$service", handler=~"$handler"';

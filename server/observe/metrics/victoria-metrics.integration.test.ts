@@ -87,7 +87,8 @@ describe("the dashboard on VictoriaMetrics answers as on Prometheus", () => {
   it("every named query, instant: the same series with the same values", async () => {
     for (const q of QUERY_NAMES) {
       const [a, b] = await Promise.all([p.instant(q), v.instant(q)]);
-      expect(a.length, `${q} has series`).toBeGreaterThan(0);
+      // A new named query fails here until ../testing/parity-fleet.ts serves its metric.
+      expect(a.length, `${q} has series (parity-fleet.ts must serve its metric)`).toBeGreaterThan(0);
       expectSameSamples(a, b, q);
     }
     // What the fixture was built to show, read from VictoriaMetrics: the hot handler's ratio and the slow service's p99.

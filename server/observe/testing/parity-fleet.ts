@@ -1,6 +1,6 @@
 /**
  * A fleet whose every series the dashboard reads is a straight line in time, with its past: the
- * spec §7 metrics of `server/testing/fleet.ts` plus the DLQ, duplicates-by-cause and consumer-info
+ * metrics of `server/testing/fleet.ts` plus the DLQ, duplicates-by-cause, lease and consumer-info
  * series, served live at `/metrics` and also written out as the samples a scraper would have taken
  * over the last `historySec` seconds. Two metrics stores given the same history and scraping the
  * same endpoint hold the same data, so their answers to one query can be compared; the history is
@@ -15,6 +15,8 @@ import { fleetExposition, type Fleet } from "@/server/testing/fleet";
 
 /** Share of a handler's deliveries sent to the DLQ as `non_retryable`. */
 export const PARITY_DLQ_SHARE = 0.01;
+/** Share of a handler's deliveries that met another consumer's lease (half that many released, a tenth lost on one handler). */
+export const PARITY_LEASE_SHARE = 0.01;
 /** Share of the swallowed duplicates that were redeliveries (the rest: republishes). */
 export const PARITY_REDELIVERY_SHARE = 0.7;
 
@@ -38,6 +40,18 @@ export function parityExposition(fleet: Fleet, elapsedSec: number): string {
     const base = { service: h.service, handler: h.handler };
     out.push(`${METRIC_NAMES.duplicatesByCause}${labels({ ...base, cause: "redelivery" })} ${dup * PARITY_REDELIVERY_SHARE}`);
     out.push(`${METRIC_NAMES.duplicatesByCause}${labels({ ...base, cause: "republish" })} ${dup * (1 - PARITY_REDELIVERY_SHARE)}`);
+  }
+  // Leases: met in progress and released on every handler, a lost lease on the first handler only.
+  for (const [metric, share] of [
+    [METRIC_NAMES.inProgress, PARITY_LEASE_SHARE],
+    [METRIC_NAMES.released, PARITY_LEASE_SHARE / 2],
+    [METRIC_NAMES.leaseLost, PARITY_LEASE_SHARE / 10],
+  ] as const) {
+    out.push(`# TYPE ${metric} counter`);
+    for (const h of fleet.handlers) {
+      const n = metric === METRIC_NAMES.leaseLost && h !== fleet.handlers[0] ? 0 : h.processedPerSec * t * share;
+      out.push(`${metric}${labels({ service: h.service, topic: h.topic, handler: h.handler })} ${n}`);
+    }
   }
   out.push(`# TYPE ${CONSUMER_INFO_METRIC} gauge`);
   for (const s of fleet.services) out.push(`${CONSUMER_INFO_METRIC}${labels({ service: s.service, replica: "r-1" })} 1`);

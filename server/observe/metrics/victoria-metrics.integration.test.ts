@@ -18,7 +18,7 @@ import { parityHistory, startParityExporter, type ParityExporter } from "../test
 import { startOwnPrometheus, type OwnPrometheus } from "../testing/prometheus-server";
 import { startOwnVictoriaMetrics, type OwnVictoriaMetrics } from "../testing/victoria-metrics-server";
 import { PrometheusSource } from "./prometheus";
-import { QUERY_NAMES } from "./queries";
+import { PROMQL, QUERY_NAMES, type QueryName } from "./queries";
 import type { Sample } from "./source";
 
 const RULES = resolve(__dirname, "../../../infra/prometheus/rules/dedup.yml");
@@ -46,8 +46,9 @@ beforeAll(async () => {
   // Both have scraped the live endpoint at least twice (Prometheus' first scrape comes ~5 s after
   // its start: target discovery is applied on a 5 s tick).
   const deadline = Date.now() + 20_000;
-  const scraped = async (src: PrometheusSource) => ((await src.instant("consumer_instances"))[0] ? true : false) && (await liveScrapes(src === p ? prom.url : vm.url)) >= 2;
-  while (!((await scraped(p)) && (await scraped(v)))) {
+  // increase() does not extrapolate in VictoriaMetrics: its newest visible sample must be as fresh as Prometheus'.
+  const scraped = async (url: string) => (await liveScrapes(url)) >= 2 && (await scrapeAge(url)) <= 3;
+  while (!((await scraped(prom.url)) && (await scraped(vm.url)))) {
     if (Date.now() > deadline) throw new Error("the stores did not scrape the endpoint twice within 20 s");
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -60,9 +61,19 @@ afterAll(async () => {
 
 /** Scrapes of the live endpoint in the last 30 s (`up` comes from scrapes only, never from the history). */
 async function liveScrapes(url: string): Promise<number> {
-  const r = await fetch(`${url}/api/v1/query?query=${encodeURIComponent('count_over_time(up{job="app"}[30s])')}`);
+  return Number((await query(url, 'count_over_time(up{job="app"}[30s])')) ?? 0);
+}
+
+/** Seconds since the newest scrape a store lets queries see (VictoriaMetrics shows samples after a flush). */
+async function scrapeAge(url: string): Promise<number> {
+  const t = await query(url, 'timestamp(up{job="app"})');
+  return t === undefined ? Infinity : Date.now() / 1000 - Number(t);
+}
+
+async function query(url: string, promql: string): Promise<string | undefined> {
+  const r = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(promql)}`);
   const body = (await r.json()) as { data?: { result?: Array<{ value: [number, string] }> } };
-  return Number(body.data?.result?.[0]?.value[1] ?? 0);
+  return body.data?.result?.[0]?.value[1];
 }
 
 const key = (l: Record<string, string>) =>
@@ -71,16 +82,23 @@ const key = (l: Record<string, string>) =>
     .map(([k, val]) => `${k}=${val}`)
     .join(",");
 
-/** `a` and `b` within 1 % of the larger (or both ~0, or both null). */
-function expectClose(a: number | null | undefined, b: number | null | undefined, what: string): void {
+/**
+ * How far apart the two stores may be, relative. `increase()` is the one documented difference
+ * (docs/METRICS-STORES.md): VictoriaMetrics does not extrapolate it to the window's edges and read
+ * 3-4 % low on these straight-line counters; every `rate()` and quantile agrees within 1 %.
+ */
+const tolerance = (q: QueryName) => (PROMQL[q].includes("increase(") ? 0.06 : 0.01);
+
+/** `a` and `b` within `rel` of the larger (or both ~0, or both null). */
+function expectClose(a: number | null | undefined, b: number | null | undefined, what: string, rel = 0.01): void {
   if (a == null || b == null) return void expect(b ?? null, what).toBe(a ?? null);
-  expect(Math.abs(a - b), `${what}: prometheus ${a}, victoria-metrics ${b}`).toBeLessThanOrEqual(1e-9 + 0.01 * Math.max(Math.abs(a), Math.abs(b)));
+  expect(Math.abs(a - b), `${what}: prometheus ${a}, victoria-metrics ${b}`).toBeLessThanOrEqual(1e-9 + rel * Math.max(Math.abs(a), Math.abs(b)));
 }
 
-function expectSameSamples(a: Sample[], b: Sample[], what: string): void {
+function expectSameSamples(a: Sample[], b: Sample[], q: QueryName): void {
   const bs = new Map(b.map((s) => [key(s.labels), s.value]));
-  expect([...bs.keys()].sort(), `${what}: series`).toEqual(a.map((s) => key(s.labels)).sort());
-  for (const s of a) expectClose(s.value, bs.get(key(s.labels)), `${what} {${key(s.labels)}}`);
+  expect([...bs.keys()].sort(), `${q}: series`).toEqual(a.map((s) => key(s.labels)).sort());
+  for (const s of a) expectClose(s.value, bs.get(key(s.labels)), `${q} {${key(s.labels)}}`, tolerance(q));
 }
 
 describe("the dashboard on VictoriaMetrics answers as on Prometheus", () => {
@@ -108,7 +126,7 @@ describe("the dashboard on VictoriaMetrics answers as on Prometheus", () => {
       for (const s of a) {
         const other = new Map(b.find((x) => key(x.labels) === key(s.labels))!.points);
         expect(s.points.length, `${q} points`).toBeGreaterThanOrEqual(12);
-        for (const [t, val] of s.points) expectClose(val, other.get(t), `${q} {${key(s.labels)}} at ${t}`);
+        for (const [t, val] of s.points) expectClose(val, other.get(t), `${q} {${key(s.labels)}} at ${t}`, tolerance(q));
       }
     }
   });

@@ -1,7 +1,7 @@
 /**
  * A fleet whose every series the dashboard reads is a straight line in time, with its past: the
- * metrics of `server/testing/fleet.ts` plus the DLQ, duplicates-by-cause, lease and consumer-info
- * series, served live at `/metrics` and also written out as the samples a scraper would have taken
+ * metrics of `server/testing/fleet.ts` plus the DLQ, duplicates-by-cause, lease, payload-conflict,
+ * event-loop, Redis command-time and consumer-info series, served live at `/metrics` and also written out as the samples a scraper would have taken
  * over the last `historySec` seconds. Two metrics stores given the same history and scraping the
  * same endpoint hold the same data, so their answers to one query can be compared; the history is
  * what lets a test ask about full 5-minute rate windows without waiting five minutes (a series
@@ -11,6 +11,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { METRIC_NAMES } from "@/names/dedup";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
+import { EVENTLOOP_P99_METRIC } from "../metrics/queries";
+import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
 import { fleetExposition, type Fleet } from "@/server/testing/fleet";
 
 /** Share of a handler's deliveries sent to the DLQ as `non_retryable`. */
@@ -53,6 +55,13 @@ export function parityExposition(fleet: Fleet, elapsedSec: number): string {
       out.push(`${metric}${labels({ service: h.service, topic: h.topic, handler: h.handler })} ${n}`);
     }
   }
+  out.push(`# TYPE ${METRIC_NAMES.payloadConflicts} counter`);
+  for (const h of fleet.handlers) {
+    out.push(`${METRIC_NAMES.payloadConflicts}${labels({ service: h.service, handler: h.handler })} ${h === fleet.handlers[0] ? h.processedPerSec * t * 0.001 : 0}`);
+  }
+  out.push(`# TYPE ${EVENTLOOP_P99_METRIC} gauge`, `${EVENTLOOP_P99_METRIC} 0.012`);
+  out.push(`# TYPE ${REDIS_COMMAND_TIME_METRIC} gauge`);
+  out.push(`${REDIS_COMMAND_TIME_METRIC}${labels({ command: "evalsha" })} 12.5`, `${REDIS_COMMAND_TIME_METRIC}${labels({ command: "get" })} 1.5`);
   out.push(`# TYPE ${CONSUMER_INFO_METRIC} gauge`);
   for (const s of fleet.services) out.push(`${CONSUMER_INFO_METRIC}${labels({ service: s.service, replica: "r-1" })} 1`);
   return `${out.join("\n")}\n`;

@@ -18,9 +18,10 @@ interface Service {
 const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8")) as { services: Record<string, Service> };
 
 describe("docker-compose.yml (no Docker engine here: checked by parsing)", () => {
-  it("runs Redis 7, Kafka 3.9 in KRaft mode, Prometheus and the app", () => {
+  it("runs Redis 7, Kafka 3.9 in KRaft mode, Prometheus, Alertmanager and the app", () => {
     const s = compose.services;
-    expect(Object.keys(s).sort()).toEqual(["app", "kafka", "prometheus", "redis"]);
+    expect(Object.keys(s).sort()).toEqual(["alertmanager", "app", "kafka", "prometheus", "redis"]);
+    expect(s.alertmanager?.image).toMatch(/^prom\/alertmanager:v0\./);
     expect(s.redis?.image).toMatch(/^redis:7/);
     expect(s.kafka?.image).toMatch(/^apache\/kafka:3\.9\./);
     expect(s.kafka?.environment?.KAFKA_PROCESS_ROLES).toBe("broker,controller");
@@ -34,6 +35,12 @@ describe("docker-compose.yml (no Docker engine here: checked by parsing)", () =>
     expect(compose.services.prometheus?.network_mode).toBe("host");
     expect(compose.services.app?.network_mode).toBe("host");
     expect(compose.services.app?.environment?.KAFKA_BROKERS).toBe("127.0.0.1:9092");
+    // Prometheus sends alerts to 127.0.0.1:9093 (prometheus.yml); the KRaft controller must not hold that port.
+    expect(compose.services.alertmanager?.ports).toContain("127.0.0.1:9093:9093");
+    expect(compose.services.app?.environment?.ALERTMANAGER_URL).toBe("http://127.0.0.1:9093");
+    expect(compose.services.kafka?.environment?.KAFKA_LISTENERS).not.toMatch(/:9093\b/);
+    expect(readFileSync(join(root, "infra/kafka/server.properties.template"), "utf8")).not.toMatch(/:9093\b/);
+    expect(readFileSync(join(root, "infra/prometheus/prometheus.yml"), "utf8")).toMatch(/targets: \["127\.0\.0\.1:9093"\]/);
   });
 
   it("mounts and builds only paths that exist in the repo", () => {

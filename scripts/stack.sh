@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The local stack of dedup-health: Redis, a real Kafka 3.9 broker (KRaft) and Prometheus 2.42.
-#   scripts/stack.sh up [redis|kafka|prometheus ...]    start what is not running (idempotent)
-#   scripts/stack.sh down [redis|kafka|prometheus ...]  stop what this script started, by pid
+# The local stack of dedup-health: Redis, a real Kafka 3.9 broker (KRaft), Alertmanager 0.25 and
+# Prometheus 2.42 (which sends its alerts to that Alertmanager).
+#   scripts/stack.sh up [redis|kafka|alertmanager|prometheus ...]    start what is not running (idempotent)
+#   scripts/stack.sh down [redis|kafka|alertmanager|prometheus ...]  stop what this script started, by pid
 #   scripts/stack.sh status
 #   scripts/stack.sh up redis-cluster                    a 3-master Redis Cluster on 127.0.0.1:7000-7002
 #                                                        (also: npm run stack:up -- --redis-cluster)
@@ -17,8 +18,9 @@ mkdir -p "$PIDS" "$LOGS"
 REDIS_PORT=6379
 KAFKA_PORT=9092
 PROM_PORT=9090
+AM_PORT=9093
 KAFKA_LIBS="$STACK/kafka-libs"
-ALL=(redis kafka prometheus)
+ALL=(redis kafka alertmanager prometheus)
 CLUSTER_PORTS=(7000 7001 7002)
 
 say() { printf '[stack] %s\n' "$*"; }
@@ -115,6 +117,7 @@ ensure_topics() {
 prom_ready() { curl -fsS "http://127.0.0.1:$PROM_PORT/-/ready"; }
 
 up_prometheus() {
+  if am_ready >/dev/null 2>&1; then say "alertmanager: up (127.0.0.1:$AM_PORT)$(alive alertmanager && echo ", ours, pid $(cat "$PIDS/alertmanager.pid")")"; else say "alertmanager: down$(port_open "$AM_PORT" && echo "; 127.0.0.1:$AM_PORT is held by $(port_owner "$AM_PORT" | cut -c1-80)")"; rc=1; fi
   if prom_ready >/dev/null 2>&1; then say "prometheus: up at 127.0.0.1:$PROM_PORT"; return 0; fi
   need prometheus prometheus
   need curl curl
@@ -126,6 +129,44 @@ up_prometheus() {
     --web.enable-lifecycle
   wait_for prometheus 30 prom_ready || die "prometheus did not become ready; see $LOGS/prometheus.log"
   say "prometheus: started at 127.0.0.1:$PROM_PORT (pid $(cat "$PIDS/prometheus.pid"))"
+}
+
+am_ready() { curl -fsS "http://127.0.0.1:$AM_PORT/-/ready"; }
+
+# The process listening on 127.0.0.1:<port>, as "pid command line" (empty when none or unknown).
+port_owner() {
+  command -v ss >/dev/null 2>&1 || return 0
+  local pid; pid=$(ss -ltnpH "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+  [ -n "$pid" ] && printf '%s %s' "$pid" "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)"
+  return 0
+}
+
+up_alertmanager() {
+  if am_ready >/dev/null 2>&1; then say "alertmanager: up at 127.0.0.1:$AM_PORT"; return 0; fi
+  if port_open "$AM_PORT"; then
+    local owner; owner=$(port_owner "$AM_PORT")
+    if [[ "$owner" == *kafka.Kafka* ]]; then
+      # A broker started from the template before its controller moved to 9095 still holds 9093.
+      say "alertmanager: NOT started: 127.0.0.1:$AM_PORT is held by a Kafka broker (pid ${owner%% *}) whose KRaft controller"
+      say "  still listens there (started from an older infra/kafka/server.properties.template). The template now puts"
+      say "  the controller on 9095: restart that broker when you can (npm run stack:down kafka; npm run stack:up)."
+      say "  Until then the app runs without Alertmanager (unset ALERTMANAGER_URL or point it elsewhere)."
+    else
+      say "alertmanager: NOT started: 127.0.0.1:$AM_PORT is taken by something that is not Alertmanager${owner:+ (pid $owner)}"
+    fi
+    return 0
+  fi
+  need prometheus-alertmanager prometheus-alertmanager
+  need curl curl
+  mkdir -p "$STACK/alertmanager"
+  # No HA cluster (an empty --cluster.listen-address): it would bind 0.0.0.0:9094.
+  start_bg alertmanager "$LOGS/alertmanager.log" prometheus-alertmanager \
+    --config.file="$ROOT/infra/alertmanager/alertmanager.yml" \
+    --storage.path="$STACK/alertmanager" \
+    --web.listen-address="127.0.0.1:$AM_PORT" \
+    --cluster.listen-address=
+  wait_for alertmanager 30 am_ready || die "alertmanager did not become ready; see $LOGS/alertmanager.log"
+  say "alertmanager: started at 127.0.0.1:$AM_PORT (pid $(cat "$PIDS/alertmanager.pid"); ALERTMANAGER_URL=http://127.0.0.1:$AM_PORT)"
 }
 
 cluster_ok() { redis-cli -p "${CLUSTER_PORTS[0]}" cluster info 2>/dev/null | grep -q 'cluster_state:ok'; }
@@ -180,6 +221,7 @@ status() {
   local rc=0
   if redis_ping 2>/dev/null; then say "redis: up (127.0.0.1:$REDIS_PORT)$(alive redis && echo ", ours, pid $(cat "$PIDS/redis.pid")")"; else say "redis: down"; rc=1; fi
   if port_open "$KAFKA_PORT"; then say "kafka: up (127.0.0.1:$KAFKA_PORT)$(alive kafka && echo ", ours, pid $(cat "$PIDS/kafka.pid")")"; else say "kafka: down"; rc=1; fi
+  if am_ready >/dev/null 2>&1; then say "alertmanager: up (127.0.0.1:$AM_PORT)$(alive alertmanager && echo ", ours, pid $(cat "$PIDS/alertmanager.pid")")"; else say "alertmanager: down$(port_open "$AM_PORT" && echo "; 127.0.0.1:$AM_PORT is held by $(port_owner "$AM_PORT" | cut -c1-80)")"; rc=1; fi
   if prom_ready >/dev/null 2>&1; then say "prometheus: up (127.0.0.1:$PROM_PORT)$(alive prometheus && echo ", ours, pid $(cat "$PIDS/prometheus.pid")")"; else say "prometheus: down"; rc=1; fi
   return $rc
 }
@@ -189,8 +231,8 @@ targets=()
 for a in "$@"; do
   case "$a" in
     --redis-cluster) targets+=(redis-cluster) ;;
-    redis|kafka|prometheus|redis-cluster) targets+=("$a") ;;
-    *) die "unknown component '$a' (redis, kafka, prometheus, redis-cluster, --redis-cluster)" ;;
+    redis|kafka|alertmanager|prometheus|redis-cluster) targets+=("$a") ;;
+    *) die "unknown component '$a' (redis, kafka, alertmanager, prometheus, redis-cluster, --redis-cluster)" ;;
   esac
 done
 if [ ${#targets[@]} -eq 0 ]; then
@@ -206,5 +248,5 @@ case "$cmd" in
           if [ "${targets[$i]}" = redis-cluster ]; then down_redis-cluster; else stop_one "${targets[$i]}"; fi
         done ;;
   status) status; if cluster_ok; then say "redis-cluster: up (127.0.0.1:${CLUSTER_PORTS[*]})"; fi ;;
-  *) die "usage: stack.sh up|down|status [redis|kafka|prometheus ...]" ;;
+  *) die "usage: stack.sh up|down|status [redis|kafka|alertmanager|prometheus ...]" ;;
 esac

@@ -33,9 +33,9 @@ export function prepareBroker(fresh: boolean): string {
   mkdirSync(DIR, { recursive: true });
   const props = readFileSync(join(ROOT, "infra", "kafka", "server.properties.template"), "utf8")
     .replaceAll("@DATA_DIR@", join(DIR, "data"))
-    .replaceAll("9093", String(CONTROLLER_PORT))
+    .replaceAll("9095", String(CONTROLLER_PORT))
     .replaceAll("9092", String(BROKER_PORT));
-  if (!props.includes(`:${BROKER_PORT}`) || props.includes(":9092")) throw new Error("server.properties.template: could not move the broker to port 19092");
+  if (!props.includes(`:${BROKER_PORT}`) || props.includes(":9092") || !props.includes(`:${CONTROLLER_PORT}`)) throw new Error("server.properties.template: could not move the broker to ports 19092/19093");
   const file = join(DIR, "server.properties");
   writeFileSync(file, props);
   if (!existsSync(join(DIR, "data", "meta.properties"))) {

@@ -15,6 +15,7 @@
 import { z } from "zod";
 import { parseLookupInput } from "./lookup-input";
 import { ALERT_UNITS } from "@/lib/alert-model";
+import { alertmanagerInstanceSchema, alertmanagerPartSchema } from "./alertmanager-types";
 
 // ---------------------------------------------------------------------------------------------
 // Common pieces
@@ -150,6 +151,8 @@ export const alertInstanceSchema = z.object({
   value: z.number().nullable(),
   severity: z.string(),
   summary: z.string(),
+  /** Alertmanager's state of the instance (`GET /api/alerts` with `ALERTMANAGER_URL` set and answering). */
+  alertmanager: alertmanagerInstanceSchema.optional(),
 });
 /** One alert instance. */
 export type AlertInstance = z.infer<typeof alertInstanceSchema>;
@@ -452,6 +455,8 @@ export const alertsResponseSchema = z.object({
   /** `prometheus` = rule states from `/api/v1/rules`; `local` = evaluated in-process from thresholds + `for`. */
   source: metricsSourceSchema,
   alerts: alertsFieldSchema,
+  /** Alertmanager's silences (each instance carries Alertmanager's state), or why not. */
+  alertmanager: alertmanagerPartSchema,
 });
 /** Answer of `GET /api/alerts`. */
 export type AlertsResponse = z.infer<typeof alertsResponseSchema>;

@@ -20,6 +20,7 @@ import type {
   SeriesMetric,
   SeriesResponse,
 } from "@/lib/api-types";
+import type { SilenceAnswer, SilenceCreate, SilencesResponse } from "@/lib/alertmanager-types";
 import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch, RunCreated, RunView, ScenarioList } from "@/lib/workshop-types";
 
 /** A non-2xx answer (or no answer) of the dashboard API, with the server's `{ error, detail }`. */
@@ -206,6 +207,27 @@ export const putSources = (patch: DemoSourcesPatch, token: string | null) =>
     headers: { "content-type": "application/json", ...auth(token) },
     body: JSON.stringify(patch),
   });
+
+/** `GET /api/silences` */
+export const silencesQuery = (refetchInterval: Interval) =>
+  queryOptions({
+    queryKey: ["silences"] as const,
+    queryFn: ({ signal }) => fetchJson<SilencesResponse>("/api/silences", { signal }),
+    refetchInterval,
+  });
+
+/** `POST /api/silences` */
+export const postSilence = (body: SilenceCreate, token: string | null) =>
+  fetchJson<SilenceAnswer>("/api/silences", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...auth(token) },
+    body: JSON.stringify(body),
+  });
+
+/** `DELETE /api/silences/{id}` (expire) */
+export const deleteSilence = (id: string, token: string | null) =>
+  // Every state-changing call declares JSON, even without a body (proxy.ts refuses others with 415).
+  fetchJson<SilenceAnswer>(`/api/silences/${encodeURIComponent(id)}`, { method: "DELETE", headers: { "content-type": "application/json", ...auth(token) } });
 
 /** `GET /api/demo/faults` */
 export const faultsQuery = () =>

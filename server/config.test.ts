@@ -49,4 +49,14 @@ describe("parseConfig: access, binding and redaction variables", () => {
     expect(parseConfig({ HOST: "0.0.0.0" }).HOST).toBe("0.0.0.0");
     expect(() => parseConfig({ HOST: "a b" })).toThrow(/HOST/);
   });
+
+  it("ALERTMANAGER_URL is an optional http(s) URL; DEMO_TOPIC (default demo.events) is CONSUMER_TOPICS' default", () => {
+    expect(parseConfig({}).ALERTMANAGER_URL).toBeUndefined();
+    expect(parseConfig({ ALERTMANAGER_URL: "http://127.0.0.1:9093" }).ALERTMANAGER_URL).toBe("http://127.0.0.1:9093");
+    expect(() => parseConfig({ ALERTMANAGER_URL: "127.0.0.1:9093" })).toThrow(/ALERTMANAGER_URL/);
+    expect(parseConfig({}).CONSUMER_TOPICS).toEqual(["demo.events"]);
+    expect(parseConfig({ DEMO_TOPIC: "orders" }).CONSUMER_TOPICS).toEqual(["orders"]);
+    expect(parseConfig({ DEMO_TOPIC: "orders", CONSUMER_TOPICS: "a,b" }).CONSUMER_TOPICS).toEqual(["a", "b"]);
+    expect(() => parseConfig({ DEMO_TOPIC: "a b" })).toThrow(/DEMO_TOPIC/);
+  });
 });

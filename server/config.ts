@@ -124,6 +124,9 @@ const schema = z.object({
   HTTP_BODY_TIMEOUT_MS: z.preprocess(empty, z.coerce.number().int("expected a whole number of milliseconds").min(1000, "expected at least 1000").max(300_000, "expected at most 300000").default(20_000)),
   /** Connections the server keeps open at once; more are closed at once. */
   HTTP_MAX_CONNECTIONS: z.preprocess(empty, posInt(100_000).default(256)),
+  /** Alertmanager API (alert states, silences): http(s)://host:port. */
+  ALERTMANAGER_URL: z.preprocess(empty, httpUrl.optional()),
+
   /** Reverse proxies whose X-Forwarded-For / X-Real-IP / Forwarded are believed (server/access.ts). */
   TRUSTED_PROXIES: z.preprocess(empty, ipList.default([])),
   /** Host names the app answers to besides loopback and its own (server/allowed-hosts.ts); `.example.com` allows sub-domains. */

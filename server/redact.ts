@@ -5,7 +5,7 @@
  * `server/http.ts`, `/api/health` included) and by the upstream clients' own messages (Prometheus, Redis).
  *
  * Two layers:
- * 1. every configured value (`PROMETHEUS_URL`, `REDIS_URL`, `REDIS_CLUSTER_NODES`, `DATABASE_URL`,
+ * 1. every configured value (`PROMETHEUS_URL`, `ALERTMANAGER_URL`, `REDIS_URL`, `REDIS_CLUSTER_NODES`, `DATABASE_URL`,
  *    `KAFKA_BROKERS`) is replaced by its component name wherever it, its host, its `host:port`, its
  *    userinfo or its password appears;
  * 2. whatever still looks like a URL, `user:pass@`, an IP address or a `host:port` is replaced by a
@@ -16,6 +16,7 @@
 /** The configured upstream targets, as strings (the shape of `AppConfig`'s fields). */
 export interface UpstreamTargets {
   PROMETHEUS_URL?: string;
+  ALERTMANAGER_URL?: string;
   REDIS_URL?: string;
   REDIS_CLUSTER_NODES?: readonly string[];
   DATABASE_URL?: string;
@@ -27,6 +28,7 @@ export const REDACTED = "<redacted>";
 
 const COMPONENT: Record<keyof UpstreamTargets, string> = {
   PROMETHEUS_URL: "prometheus",
+  ALERTMANAGER_URL: "alertmanager",
   REDIS_URL: "redis",
   REDIS_CLUSTER_NODES: "redis",
   DATABASE_URL: "postgres",

@@ -3,6 +3,7 @@
 import type { AlertRule, AlertsUnknown } from "@/lib/api-types";
 import { formatByUnit, formatRate } from "@/lib/format";
 import { AlertBadge } from "./alert-badge";
+import { AlertmanagerState, SilenceForm } from "./silences";
 
 /** A rule's transition times over its instances, for the rule's own badge. */
 export interface RuleTimes {
@@ -61,8 +62,22 @@ export function AlertCards({ rules, unknown }: { rules: readonly AlertRule[]; /*
   );
 }
 
-/** Full table of every rule and instance, with expression, value and runbook. Used on /alerts. */
-export function AlertTable({ rules, now, unknown }: { rules: readonly AlertRule[]; now: number; /** The states cannot be read now: `rules` are the last known. */ unknown?: AlertsUnknown | null }) {
+/**
+ * Full table of every rule and instance, with expression, value and runbook. Used on /alerts.
+ * With `alertmanager`, each instance also shows Alertmanager's state and a silence button.
+ */
+export function AlertTable({
+  rules,
+  now,
+  unknown,
+  alertmanager = false,
+}: {
+  rules: readonly AlertRule[];
+  now: number;
+  /** The states cannot be read now: `rules` are the last known. */
+  unknown?: AlertsUnknown | null;
+  alertmanager?: boolean;
+}) {
   return (
     <div className="space-y-4">
       {rules.map((r) => (
@@ -98,11 +113,12 @@ export function AlertTable({ rules, now, unknown }: { rules: readonly AlertRule[
                     <th scope="col" className="text-right font-normal">Value</th>
                     <th scope="col" className="text-right font-normal">Pending since</th>
                     <th scope="col" className="text-right font-normal">Firing since</th>
+                    {alertmanager ? <th scope="col" className="pl-3 font-normal">Alertmanager</th> : null}
                   </tr>
                 </thead>
                 <tbody>
                   {r.instances.map((i, n) => (
-                    <tr key={n} className="border-t border-slate-100 dark:border-slate-800">
+                    <tr key={n} data-testid="alert-instance" data-labels={JSON.stringify(i.labels)} className="border-t border-slate-100 align-top dark:border-slate-800">
                       <td className="py-1 font-mono text-xs">
                         {Object.entries(i.labels)
                           .filter(([k]) => k !== "alertname" && k !== "severity")
@@ -118,6 +134,14 @@ export function AlertTable({ rules, now, unknown }: { rules: readonly AlertRule[
                       <td className="whitespace-nowrap pl-3 text-right tabular-nums" title={i.firingSince ?? i.firesAt ?? undefined}>
                         {i.firingSince ? clock(i.firingSince) : i.firesAt ? `not yet (due ${clock(i.firesAt)})` : "—"}
                       </td>
+                      {alertmanager ? (
+                        <td className="pl-3">
+                          <AlertmanagerState am={i.alertmanager} />
+                          {i.labels.service && i.alertmanager?.state !== "suppressed" ? (
+                            <SilenceForm alertname={r.alert} service={i.labels.service} {...(i.labels.handler ? { handler: i.labels.handler } : {})} label="Silence…" testId="silence-open" />
+                          ) : null}
+                        </td>
+                      ) : null}
                     </tr>
                   ))}
                 </tbody>

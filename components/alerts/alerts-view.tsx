@@ -6,6 +6,7 @@ import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
 import { AlertTable } from "./alert-rules";
+import { SilencesPanel } from "./silences";
 
 /** Every dedup alert rule with its instances, state and since-when (from /api/alerts). */
 export function AlertsView() {
@@ -18,9 +19,17 @@ export function AlertsView() {
           <>
             <p className="text-sm text-slate-600 dark:text-slate-300">
               {d.source === "prometheus" ? "Rule states from Prometheus (/api/v1/rules)." : "Embedded mode: evaluated in this process from the same thresholds and hold durations as the Prometheus rules."} Updated{" "}
-              {new Date(d.generatedAt).toLocaleTimeString()}.
+              {new Date(d.generatedAt).toLocaleTimeString()}.{" "}
+              <span data-testid="am-status">
+                {d.alertmanager.status === "ok"
+                  ? "Alertmanager's state beside each instance (Prometheus sends it firing alerts only)."
+                  : d.alertmanager.status === "not-configured"
+                    ? "No Alertmanager configured (ALERTMANAGER_URL): silences are not available."
+                    : `Alertmanager did not answer: ${d.alertmanager.detail}`}
+              </span>
             </p>
-            <AlertTable rules={d.alerts.rules} now={Date.parse(d.generatedAt)} />
+            <AlertTable rules={d.alerts.rules} now={Date.parse(d.generatedAt)} alertmanager={d.alertmanager.status === "ok"} />
+            {d.alertmanager.status === "ok" ? <SilencesPanel /> : null}
           </>
         ) : (
           <>

@@ -18,6 +18,7 @@ import { HandlerKeys } from "./handler-keys";
 import { HandlerLint } from "./handler-lint";
 import { HandlerTime } from "./handler-time";
 import { LeaseEvents } from "./lease-events";
+import { ReplaySilence } from "./replay-silence";
 
 const RESULT_COLORS = { success: "#10b981", deduplicated: "#2563eb", error: "#ef4444" };
 
@@ -84,6 +85,7 @@ export function HandlerView({ service, handler }: { service: string; handler: st
                     alerts: <AlertBadge state="inactive" unknown={h.alertsUnknown} />
                   </p>
                 ) : null}
+                <ReplaySilence service={service} handler={handler} />
               </div>
             );
           }}

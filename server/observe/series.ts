@@ -5,6 +5,7 @@ import { chartLines } from "@/lib/thresholds";
 import type { ObserveContext } from "./context";
 import type { QueryName } from "./metrics/queries";
 import { got, unavailable } from "./upstream";
+import { withAlertmanager } from "./alertmanager";
 
 /** Most points per line: a step below range/MAX_POINTS is raised to it (Prometheus caps at 11,000). */
 export const MAX_POINTS = 1000;
@@ -103,12 +104,14 @@ async function buildSeries(ctx: ObserveContext, p: SeriesParams): Promise<Series
   };
 }
 
-/** Builds `GET /api/alerts`. */
+/** Builds `GET /api/alerts`: the rule states, each instance with Alertmanager's state when it answers. */
 export async function getAlerts(ctx: ObserveContext): Promise<AlertsResponse> {
   const a = await got(ctx.metrics.alerts());
+  const am = await withAlertmanager(a.ok ? a.value : []);
   return {
     generatedAt: new Date().toISOString(),
     source: ctx.metrics.kind,
-    alerts: alertsField(ctx, a),
+    alerts: alertsField(ctx, a.ok ? { ok: true, value: am.rules } : a),
+    alertmanager: am.part,
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Case 7 (issue 8): access.
  * - The state-changing endpoints (PUT /api/demo/sources, PUT /api/demo/faults,
- *   POST /api/workshop/scenarios/{name}/runs) follow server/access.ts both ways: with
+ *   POST /api/workshop/scenarios/{name}/runs, POST /api/silences, DELETE /api/silences/{id}) follow server/access.ts both ways: with
  *   WORKSHOP_TOKEN set a bearer token is required from anywhere; without it, real mode accepts only
  *   loopback requests (Host, X-Forwarded-For, X-Forwarded-Host, Origin, Sec-Fetch-Site), and so
  *   does embedded mode; a Host that is not on the allow-list is refused first. Issue 16: X-Real-IP / Forwarded / a forwarded chain make a request
@@ -35,6 +35,9 @@ const CALLS = [
   { method: "PUT", path: "/api/demo/sources", body: "{}" },
   { method: "PUT", path: "/api/demo/faults", body: "{}" },
   { method: "POST", path: "/api/workshop/scenarios/no-such-scenario/runs", body: undefined },
+  // Silences: an empty body (400 when let through) and a malformed id (400): no Alertmanager is touched.
+  { method: "POST", path: "/api/silences", body: "{}" },
+  { method: "DELETE", path: "/api/silences/not-a-silence-id", body: undefined },
 ] as const;
 
 const TOKEN = "faults-token-0123456789abcdef";

@@ -13,12 +13,13 @@ export interface OwnPrometheus {
 
 /**
  * Starts `/usr/bin/prometheus` on a random port with a temporary config scraping `targets` every
- * `intervalSec` (rules evaluated as often), loading `ruleFiles` (absolute paths: Prometheus reads
- * relative ones from the config's temp dir), storage in a temp dir removed on stop. `backfill`
+ * `intervalSec` (rules evaluated as often) at `metricsPath` (default `/metrics`), loading
+ * `ruleFiles` (absolute paths: Prometheus reads relative ones from the config's temp dir), sending
+ * alerts to `alertmanagers` (host:port), storage in a temp dir removed on stop. `backfill`
  * (OpenMetrics with timestamps) is written into the storage first with
  * `promtool tsdb create-blocks-from openmetrics`. Waits for `/-/ready`.
  */
-export async function startOwnPrometheus(opts: { targets: string[]; ruleFiles: string[]; intervalSec?: number; backfill?: string }): Promise<OwnPrometheus> {
+export async function startOwnPrometheus(opts: { targets: string[]; ruleFiles: string[]; intervalSec?: number; backfill?: string; metricsPath?: string; alertmanagers?: string[] }): Promise<OwnPrometheus> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "observe-prom-"));
   if (opts.backfill !== undefined) {
@@ -32,9 +33,10 @@ export async function startOwnPrometheus(opts: { targets: string[]; ruleFiles: s
     `  evaluation_interval: ${iv}`,
     "rule_files:",
     ...opts.ruleFiles.map((f) => `  - ${JSON.stringify(f)}`),
+    ...(opts.alertmanagers?.length ? ["alerting:", "  alertmanagers:", "    - static_configs:", `        - targets: [${opts.alertmanagers.map((t) => JSON.stringify(t)).join(", ")}]`] : []),
     "scrape_configs:",
     "  - job_name: app",
-    "    metrics_path: /metrics",
+    `    metrics_path: ${opts.metricsPath ?? "/metrics"}`,
     "    static_configs:",
     `      - targets: [${opts.targets.map((t) => JSON.stringify(t)).join(", ")}]`,
     "",

@@ -1,0 +1,26 @@
+import { silenceIdSchema } from "@/lib/alertmanager-types";
+import { expireSilence } from "@/server/observe/alertmanager";
+import { handleParams } from "@/server/http";
+import { recordSilenceWrite } from "@/server/silence-audit";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/**
+ * `DELETE /api/silences/{id}` → `{ silence }` (now expired): expires the silence, as `amtool silence
+ * expire` does. 400 not a silence id, 401/403 by the access rule, 404 unknown silence, 503 without
+ * Alertmanager.
+ */
+export function DELETE(req: Request, ctx: { params: Promise<{ id: string }> }): Promise<Response> {
+  return handleParams(
+    req,
+    ctx.params,
+    silenceIdSchema,
+    async ({ id }) => {
+      const r = await expireSilence(id);
+      recordSilenceWrite(req, "silence.expire", r.silence);
+      return r;
+    },
+    { write: true },
+  );
+}

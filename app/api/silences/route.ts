@@ -1,0 +1,31 @@
+import { z } from "zod";
+import { silenceCreateSchema } from "@/lib/alertmanager-types";
+import { createSilence, getSilences } from "@/server/observe/alertmanager";
+import { handleBody, handleQuery } from "@/server/http";
+import { recordSilenceWrite } from "@/server/silence-audit";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/** `GET /api/silences` → `SilencesResponse`: Alertmanager's silences (every state), or why not. */
+export function GET(req: Request): Promise<Response> {
+  return handleQuery(req, z.object({}), () => getSilences());
+}
+
+/**
+ * `POST /api/silences` with a `SilenceCreate` → 201 `{ silence }`: mutes `{alertname, service[,
+ * handler]}` from now for `durationMinutes`. 400 invalid body, 401/403 by the access rule, 503
+ * without Alertmanager.
+ */
+export function POST(req: Request): Promise<Response> {
+  return handleBody(
+    req,
+    silenceCreateSchema,
+    async (body) => {
+      const r = await createSilence(body);
+      recordSilenceWrite(req, "silence.create", r.silence);
+      return r;
+    },
+    201,
+  );
+}

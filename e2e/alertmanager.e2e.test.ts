@@ -1,0 +1,142 @@
+/**
+ * The SRE's loop with a real Alertmanager, in real Chromium: one record without a message UUID on
+ * the app's own topic fires `DedupRedisErrors{reason="marshal"}` in a private Prometheus (5 s
+ * scrape and evaluation, the project's rules with that alert's `for` cut to 5 s), which sends it to
+ * a private Alertmanager (the project's config). The alerts page shows it active in Alertmanager; a
+ * silence created on the page makes Alertmanager list it suppressed and `amtool silence query`
+ * list exactly the page's silences; expiring it on the page makes it active again.
+ * Saves test-results/screenshots/alertmanager-{active,silenced}.png.
+ */
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Kafka, logLevel, type Admin } from "kafkajs";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ALERT_NAMES } from "@/lib/thresholds";
+import type { AmAlert } from "@/server/observe/alertmanager";
+import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/observe/testing/alertmanager-server";
+import { startOwnPrometheus, type OwnPrometheus } from "@/server/observe/testing/prometheus-server";
+import { collectErrors, freePort, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, type App } from "./harness";
+
+const id = randomBytes(4).toString("hex");
+const service = `e2e-am-${id}`;
+const topic = `e2e-am-${id}`;
+let dir: string;
+let am: OwnAlertmanager;
+let prom: OwnPrometheus;
+let app: App;
+let browser: Browser;
+let admin: Admin;
+
+/** The project's rules with DedupRedisErrors' `for` cut to 5 s, so the test waits seconds, not a minute. */
+function fastRules(): string {
+  const rules = readFileSync(join(ROOT, "infra/prometheus/rules/dedup.yml"), "utf8");
+  const at = rules.indexOf(`alert: ${ALERT_NAMES.redisErrors}`);
+  const forAt = rules.indexOf("for: ", at);
+  const end = rules.indexOf("\n", forAt);
+  const file = join(dir, "rules.yml");
+  writeFileSync(file, rules.slice(0, forAt) + "for: 5s" + rules.slice(end));
+  return file;
+}
+
+async function until<T>(what: string, ms: number, f: () => Promise<T | undefined | null | false>): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Alertmanager's own list: our service's marshal alert, if it holds it. */
+async function amMarshal(): Promise<AmAlert | undefined> {
+  const list = (await (await fetch(`${am.url}/api/v2/alerts`)).json()) as AmAlert[];
+  return list.find((a) => a.labels.alertname === ALERT_NAMES.redisErrors && a.labels.service === service && a.labels.reason === "marshal");
+}
+
+/** `amtool silence query` (silences in force) as ids, sorted. */
+function amtoolIds(): string[] {
+  const out = execFileSync("amtool", ["silence", "query", "-q", `--alertmanager.url=${am.url}`], { encoding: "utf8" });
+  return out.split("\n").filter(Boolean).sort();
+}
+
+/** The marshal instance's row on the alerts page. */
+const marshalRow = (page: Page) => page.getByTestId(`rule-${ALERT_NAMES.redisErrors}`).locator(`[data-testid="alert-instance"][data-labels*='"reason":"marshal"']`);
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "e2e-am-"));
+  am = await startOwnAlertmanager({ configFile: join(ROOT, "infra/alertmanager/alertmanager.yml") });
+  const kafka = new Kafka({ clientId: `e2e-am-${id}`, brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: logLevel.NOTHING });
+  admin = kafka.admin();
+  await admin.connect();
+  const appPort = await freePort();
+  prom = await startOwnPrometheus({ targets: [`127.0.0.1:${appPort}`], ruleFiles: [fastRules()], intervalSec: 5, metricsPath: "/api/metrics", alertmanagers: [new URL(am.url).host] });
+  app = await startApp({
+    port: appPort,
+    env: { REDIS_URL: REAL_ENV.REDIS_URL, KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS, PROMETHEUS_URL: prom.url, ALERTMANAGER_URL: am.url, SERVICE_NAME: service, DEMO_TOPIC: topic, DEMO_RATE: "2" },
+  });
+  browser = await launchBrowser();
+}, 150_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+  await prom?.stop();
+  await am?.stop();
+  await admin?.deleteTopics({ topics: [topic, `${topic}.dlq`] }).catch(() => {});
+  await admin?.disconnect();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("Alertmanager: a marshal error fires, is silenced from the app, and the silence expires", () => {
+  it("record without UUID → Alertmanager active → page shows it → silence in the app → suppressed, amtool agrees → expire → active", async () => {
+    // Prometheus must have scraped the error counter at 0 first: the first error is then an increase.
+    await until("Prometheus scraping the app's error counter", 40_000, async () => {
+      const r = (await (await fetch(`${prom.url}/api/v1/query?query=${encodeURIComponent(`deduplication_errors_total{service="${service}",reason="marshal"}`)}`)).json()) as { data: { result: unknown[] } };
+      return r.data.result.length > 0;
+    });
+    const producer = new Kafka({ clientId: `e2e-am-p-${id}`, brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: logLevel.NOTHING }).producer();
+    await producer.connect();
+    await producer.send({ topic, messages: [{ value: "{}", headers: { "Event-Type": "review.created" } }] }); // no _watermill_message_uuid
+    await producer.disconnect();
+
+    const received = await until("Alertmanager receiving DedupRedisErrors{reason=marshal}", 60_000, amMarshal);
+    expect(received.status.state).toBe("active");
+
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const errors = collectErrors(page);
+    await page.goto(`${app.url}/alerts?refresh=5s`);
+    const row = marshalRow(page);
+    await row.getByTestId("am-state").and(page.locator('[data-state="active"]')).waitFor({ timeout: 20_000 });
+    await screenshot(page, "alertmanager-active");
+
+    // Silence it from the page.
+    await row.getByTestId("silence-open").click();
+    await row.getByTestId("silence-comment").fill(`e2e ${id}: publisher fix deploying`);
+    await row.getByTestId("silence-submit").click();
+    const suppressed = await until("Alertmanager listing the alert suppressed", 20_000, async () => {
+      const a = await amMarshal();
+      return a?.status.state === "suppressed" ? a : undefined;
+    });
+    const silenceId = suppressed.status.silencedBy[0]!;
+    expect(amtoolIds()).toEqual([silenceId]);
+    await row.locator(`[data-testid="am-suppressor"][data-id="${silenceId}"]`).waitFor({ timeout: 15_000 });
+    expect(await row.getByTestId("am-state").getAttribute("data-state")).toBe("suppressed");
+    // The page's silence list is amtool's list.
+    const listed = await page.getByTestId("silence-row").evaluateAll((els) => els.map((e) => e.getAttribute("data-silence")).sort());
+    expect(listed).toEqual(amtoolIds());
+    await screenshot(page, "alertmanager-silenced");
+
+    // Expire it from the page: Alertmanager lists the alert active again, amtool lists no silence.
+    await page.locator(`[data-testid="silence-row"][data-silence="${silenceId}"]`).getByTestId("silence-expire").click();
+    await until("Alertmanager listing the alert active again", 20_000, async () => (await amMarshal())?.status.state === "active");
+    expect(amtoolIds()).toEqual([]);
+    await row.getByTestId("am-state").and(page.locator('[data-state="active"]')).waitFor({ timeout: 15_000 });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+});

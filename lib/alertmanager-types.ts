@@ -1,0 +1,136 @@
+/**
+ * Alertmanager as the dashboard shows it: per alert instance, Alertmanager's state next to
+ * Prometheus' (active / suppressed, by which silence or inhibition, until when), and the silences
+ * the app lists, creates and expires (`GET|POST /api/silences`, `DELETE /api/silences/{id}`).
+ *
+ * Isomorphic: no Node imports. Times are ISO-8601 strings, as Alertmanager's API v2 writes them.
+ */
+import { z } from "zod";
+
+/** Label values a silence created from the app may match (alert names, service and handler names). */
+const LABEL_VALUE = /^[A-Za-z0-9_.:-]{1,200}$/;
+
+/** One matcher of a silence (Alertmanager API v2 `matcher`). */
+export const silenceMatcherSchema = z.object({
+  name: z.string(),
+  value: z.string(),
+  isRegex: z.boolean(),
+  /** `false` = the negated form (`!=`, `!~`); Alertmanager omits it for `=` in old answers. */
+  isEqual: z.boolean().default(true),
+});
+/** One matcher of a silence. */
+export type SilenceMatcher = z.infer<typeof silenceMatcherSchema>;
+
+/** A silence as Alertmanager lists it. */
+export const silenceSchema = z.object({
+  id: z.string(),
+  /** `active` mutes now; `pending` starts later; `expired` ended (or was expired early). */
+  state: z.enum(["active", "pending", "expired"]),
+  matchers: z.array(silenceMatcherSchema),
+  startsAt: z.string(),
+  endsAt: z.string(),
+  createdBy: z.string(),
+  comment: z.string(),
+});
+/** A silence. */
+export type Silence = z.infer<typeof silenceSchema>;
+
+/** A silence or an inhibiting alert, as named next to an alert instance. */
+export const suppressorSchema = z.object({
+  /** `silence`: by a silence (its id, until its end); `inhibition`: by another firing alert (its labels). */
+  kind: z.enum(["silence", "inhibition"]),
+  /** The silence id, or the inhibiting alert's fingerprint. */
+  id: z.string(),
+  /** `alertname{labels}` of the inhibiting alert, or the silence's comment. */
+  text: z.string(),
+  /** When the silence ends; `null` for an inhibition (it lasts while the source alert fires). */
+  until: z.string().nullable(),
+});
+/** What suppresses an alert instance. */
+export type Suppressor = z.infer<typeof suppressorSchema>;
+
+/**
+ * Alertmanager's view of one Prometheus alert instance:
+ * - `active` / `suppressed` / `unprocessed`: Alertmanager holds the alert in that state;
+ * - `not-received`: Alertmanager holds no such alert (Prometheus sends only firing alerts, so a
+ *   pending or inactive instance is never there).
+ * `suppressedBy` lists what mutes it; for a `not-received` instance, the active silences whose
+ * matchers match its labels (they will mute it once it fires).
+ */
+export const alertmanagerInstanceSchema = z.object({
+  state: z.enum(["active", "suppressed", "unprocessed", "not-received"]),
+  suppressedBy: z.array(suppressorSchema),
+  /** Latest end of the silences in `suppressedBy`; `null` when none (or only inhibitions). */
+  until: z.string().nullable(),
+});
+/** Alertmanager's view of one alert instance. */
+export type AlertmanagerInstance = z.infer<typeof alertmanagerInstanceSchema>;
+
+/** Alertmanager's part of an answer: its silences, or why there are none. */
+export const alertmanagerPartSchema = z.discriminatedUnion("status", [
+  z.object({ status: z.literal("ok"), silences: z.array(silenceSchema) }),
+  /** `ALERTMANAGER_URL` is set but Alertmanager did not answer. */
+  z.object({ status: z.literal("unavailable"), detail: z.string() }),
+  /** `ALERTMANAGER_URL` is not set. */
+  z.object({ status: z.literal("not-configured"), detail: z.string() }),
+]);
+/** Alertmanager's part of an answer. */
+export type AlertmanagerPart = z.infer<typeof alertmanagerPartSchema>;
+
+/** Answer of `GET /api/silences`. */
+export const silencesResponseSchema = z.object({ generatedAt: z.string(), alertmanager: alertmanagerPartSchema });
+/** Answer of `GET /api/silences`. */
+export type SilencesResponse = z.infer<typeof silencesResponseSchema>;
+
+/** Longest silence the app creates: a week (a longer mute is a config change, not a silence). */
+export const MAX_SILENCE_MINUTES = 7 * 24 * 60;
+
+/**
+ * Body of `POST /api/silences`: mute `{alertname, service[, handler]}` for `durationMinutes`,
+ * starting now. `comment` says why (Alertmanager requires one); `createdBy` who (default
+ * `dedup-health`).
+ */
+export const silenceCreateSchema = z
+  .object({
+    alertname: z.string().regex(LABEL_VALUE, "expected an alert name, e.g. DedupDuplicateRateHigh"),
+    service: z.string().regex(LABEL_VALUE, "expected a service name"),
+    handler: z.string().regex(LABEL_VALUE, "expected a handler name").optional(),
+    durationMinutes: z.number().int("expected whole minutes").min(1, "expected at least 1 minute").max(MAX_SILENCE_MINUTES, `expected at most ${MAX_SILENCE_MINUTES} minutes (7 days)`),
+    comment: z.string().trim().min(1, "say why (Alertmanager requires a comment)").max(500, "expected at most 500 characters"),
+    createdBy: z.string().trim().min(1).max(100).optional(),
+  })
+  .strict();
+/** Body of `POST /api/silences`. */
+export type SilenceCreate = z.infer<typeof silenceCreateSchema>;
+
+/** Answer of `POST /api/silences` (201) and `DELETE /api/silences/{id}` (200): the silence as Alertmanager now lists it. */
+export const silenceAnswerSchema = z.object({ silence: silenceSchema });
+/** Answer of a silence write. */
+export type SilenceAnswer = z.infer<typeof silenceAnswerSchema>;
+
+/** Path parameter of `DELETE /api/silences/{id}`: Alertmanager's silence ids are UUIDs. */
+export const silenceIdSchema = z.object({ id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "expected a silence id (a UUID)") });
+
+/** Whether `m` matches `labels` as Alertmanager does (regexes anchored; a missing label is ""). */
+export function matcherMatches(m: SilenceMatcher, labels: Readonly<Record<string, string>>): boolean {
+  const v = labels[m.name] ?? "";
+  let hit: boolean;
+  if (m.isRegex) {
+    try {
+      hit = new RegExp(`^(?:${m.value})$`).test(v);
+    } catch {
+      hit = false;
+    }
+  } else hit = v === m.value;
+  return m.isEqual ? hit : !hit;
+}
+
+/** Whether every matcher of `s` matches `labels`. */
+export function silenceMatches(s: Pick<Silence, "matchers">, labels: Readonly<Record<string, string>>): boolean {
+  return s.matchers.every((m) => matcherMatches(m, labels));
+}
+
+/** `{a="1", b!~"x"}`: a silence's matchers as amtool writes them. */
+export function matchersText(ms: readonly SilenceMatcher[]): string {
+  return ms.map((m) => `${m.name}${m.isEqual ? (m.isRegex ? "=~" : "=") : m.isRegex ? "!~" : "!="}${JSON.stringify(m.value)}`).join(" ");
+}

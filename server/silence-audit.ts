@@ -1,0 +1,17 @@
+/**
+ * Where a silence write (create / expire from the app) is recorded. Today: one line in the server
+ * log naming the action, the silence, its matchers and the client address. **Hook**: when the
+ * audit trail's `recordAudit` lands, call it here; both silence routes already go through this.
+ */
+import { matchersText, type Silence } from "@/lib/alertmanager-types";
+import { clientAddress } from "@/server/access";
+import { config } from "@/server/config";
+
+/** A silence write done from the app. */
+export type SilenceAction = "silence.create" | "silence.expire";
+
+/** Records `action` on `silence` by the caller of `req` (see the module's hook note). */
+export function recordSilenceWrite(req: Request, action: SilenceAction, silence: Silence): void {
+  const who = clientAddress(req.headers, config().TRUSTED_PROXIES) ?? "unknown";
+  console.log(`[dedup-health] ${action} ${silence.id} {${matchersText(silence.matchers)}} until ${silence.endsAt} by ${silence.createdBy} from ${who}: ${JSON.stringify(silence.comment)}`);
+}

@@ -62,9 +62,11 @@ export const consumerPartitionSchema = z.object({
   clientId: z.string().nullable(),
   /** The group's committed offset (next message to read); `null` when it never committed. */
   committedOffset: z.number().nullable(),
+  /** Log start offset: records before it were deleted (retention, DeleteRecords). */
+  startOffset: z.number(),
   /** Log end offset (high watermark). */
   endOffset: z.number(),
-  /** Messages not yet committed: end − committed, or end − log start when nothing was committed. */
+  /** Messages not yet consumed: end − max(committed, log start); end − log start when nothing was committed. */
   lag: z.number(),
   processedPerSecond: z.number().nullable(),
 });

@@ -99,7 +99,7 @@ export function assembleGroupView(
     .sort((a, b) => a.partition - b.partition)
     .map((o) => {
       const committed = now.committed.get(o.partition) ?? null;
-      const lag = Math.max(0, committed === null ? o.high - o.low : o.high - committed);
+      const lag = partitionLag(o, committed);
       const before = previous?.committed.get(o.partition) ?? null;
       const rate = windowSeconds !== null && committed !== null && before !== null && committed >= before ? (committed - before) / windowSeconds : null;
       const owner = owners.get(o.partition)?.[0] ?? null;
@@ -108,6 +108,7 @@ export function assembleGroupView(
         memberId: owner?.memberId ?? null,
         clientId: owner?.clientId ?? null,
         committedOffset: committed,
+        startOffset: o.low,
         endOffset: o.high,
         lag,
         processedPerSecond: rate === null ? null : round2(rate),
@@ -142,6 +143,16 @@ export function assembleGroupView(
     overlapping: [...owners].filter(([, ms]) => ms.length > 1).map(([p]) => p).sort((a, b) => a - b),
     rateWindowSeconds: windowSeconds === null ? null : round2(windowSeconds),
   };
+}
+
+/**
+ * Messages of a partition a group has not consumed: high watermark − max(committed, log start).
+ * A commit that retention has passed (committed < log start) counts only what is still in the log —
+ * the records before the log start are gone, a consumer resumes at the log start (auto.offset.reset)
+ * — so no phantom lag; never committed (`null`, Kafka's −1) = the whole retained log.
+ */
+export function partitionLag(o: Pick<PartitionOffsets, "low" | "high">, committed: number | null): number {
+  return Math.max(0, o.high - Math.max(committed ?? o.low, o.low));
 }
 
 function round2(x: number): number {
@@ -189,6 +200,22 @@ export class ConsumerGroupDescriber {
    * @throws UpstreamUnavailableError when Kafka does not answer.
    */
   async describe(q: ConsumersQuery): Promise<ConsumersResponse> {
+    const { offsets, groups: snapshots } = await this.read(q);
+    const groups: ConsumerGroupView[] = snapshots.map((g) => {
+      const now: OffsetObservation = { at: this.clock(), committed: g.committed };
+      return assembleGroupView(offsets, g, now, this.previous(`${g.groupId}\u0000${q.topic}`, now));
+    });
+    return { generatedAt: new Date(this.clock()).toISOString(), topic: q.topic, partitionCount: offsets.length, groups };
+  }
+
+  /**
+   * The topic's partition offsets and, per group consuming it (or the one asked for), its members
+   * with their assignment of the topic and its committed offsets — the raw reads behind
+   * {@link describe} and the lag metrics (server/observe/lag-metrics.ts).
+   * @throws NotFoundError when the topic, or the group asked for, does not exist.
+   * @throws UpstreamUnavailableError when Kafka does not answer.
+   */
+  async read(q: ConsumersQuery): Promise<{ offsets: PartitionOffsets[]; groups: GroupSnapshot[] }> {
     const t = this.opts.requestTimeoutMs;
     const call = <T>(p: Promise<T>, what: string): Promise<T> =>
       bounded(p, t, `kafka ${what}`).catch((e: unknown) => {
@@ -232,22 +259,22 @@ export class ConsumerGroupDescriber {
     for (let i = 0; i < candidates.length; i += 10) {
       fetchedAll.push(...(await Promise.all(candidates.slice(i, i + 10).map((g) => call(this.admin.fetchOffsets({ groupId: g.groupId, topics: [q.topic] }), "fetchOffsets")))));
     }
-    const groups: ConsumerGroupView[] = [];
+    const groups: GroupSnapshot[] = [];
     for (const [i, g] of candidates.entries()) {
       const fetched = fetchedAll[i]!;
       const committed = new Map<number, number | null>();
       for (const p of fetched.find((x) => x.topic === q.topic)?.partitions ?? []) {
         const n = Number(p.offset);
+        // Kafka answers −1 for a partition the group never committed.
         committed.set(p.partition, Number.isFinite(n) && n >= 0 ? n : null);
       }
       if (g.members.length === 0 && [...committed.values()].every((v) => v === null)) {
         if (q.group) throw new NotFoundError(`consumer group ${q.group} has no members and no committed offsets on ${q.topic}`);
         continue; // an empty group of another topic
       }
-      const now: OffsetObservation = { at: this.clock(), committed };
-      groups.push(assembleGroupView(offsets, { ...g, committed }, now, this.previous(`${g.groupId}\u0000${q.topic}`, now)));
+      groups.push({ ...g, committed });
     }
-    return { generatedAt: new Date(this.clock()).toISOString(), topic: q.topic, partitionCount: offsets.length, groups };
+    return { offsets, groups };
   }
 
   /**

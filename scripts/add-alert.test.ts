@@ -11,7 +11,7 @@ import { METRIC_NAMES } from "@/names/dedup";
 import { uncoveredAlerts } from "@/infra/prometheus/promtool-coverage";
 import { LocalSource } from "@/server/observe/metrics/local";
 import { PROMQL } from "@/server/observe/metrics/queries";
-import { renderRules } from "./gen-infra";
+import { DEFAULT_DASHBOARD_BASE_URL, renderRules } from "./gen-infra";
 
 /**
  * Adding an alert is one entry: a fourth alert planted in a copy of the list is written into the
@@ -55,7 +55,7 @@ describe("an alert is one entry", () => {
   it("is reported by the promtool coverage check until it has a firing and a silent case, then passes promtool", () => {
     const series = `${METRIC_NAMES.poisoned}{service="s",topic="t",handler="h",reason_poisoned="marshal"}`;
     const labels = { severity: "ticket", service: "s", topic: "t", handler: "h", reason_poisoned: "marshal" };
-    const annotations = { summary: "DLQ writes on s/h", description: "Messages reach the DLQ.", runbook_url: planted.runbookUrl };
+    const annotations = { summary: "DLQ writes on s/h", description: "Messages reach the DLQ.", runbook_url: planted.runbookUrl, dashboard_url: `${DEFAULT_DASHBOARD_BASE_URL}/handlers/s/h?range=1h` };
     const test = {
       rule_files: ["rules.yml"],
       evaluation_interval: "1m",

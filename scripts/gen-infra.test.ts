@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { ALERT_LIST } from "@/lib/thresholds";
-import { GENERATED_FILES, renderAll, renderRules, REPO_ROOT, staleFiles } from "./gen-infra";
+import { DEFAULT_DASHBOARD_BASE_URL, GENERATED_FILES, renderAll, renderRules, REPO_ROOT, staleFiles } from "./gen-infra";
 
 interface Rule {
   alert: string;
@@ -26,6 +26,21 @@ function slug(heading: string): string {
 }
 
 describe("gen:infra", () => {
+  it("every rule carries a dashboard_url: the handler page (per-handler alerts) or the service's overview, the last hour, from one base URL", () => {
+    for (const r of rules) {
+      const url = r.annotations.dashboard_url ?? "";
+      expect(url.startsWith(`${DEFAULT_DASHBOARD_BASE_URL}/`), r.alert).toBe(true);
+      expect(url, r.alert).toMatch(/[?&]range=1h$/);
+      if (r.expr.includes("handler")) expect(url, r.alert).toContain("/handlers/{{ $labels.service }}/{{ $labels.handler }}?");
+      else expect(url, r.alert).toContain("service={{ $labels.service }}");
+    }
+    const deployed = (parse(renderRules(ALERT_LIST, "https://dedup.example.com/ops/")) as { groups: { rules: Rule[] }[] }).groups[0]!.rules;
+    expect(deployed.map((r) => r.annotations.dashboard_url)).toEqual(
+      rules.map((r) => r.annotations.dashboard_url!.replace(DEFAULT_DASHBOARD_BASE_URL, "https://dedup.example.com/ops")),
+    );
+    expect(() => renderRules(ALERT_LIST, "dedup.example.com")).toThrow();
+  });
+
   it("the committed rule file and dashboard equal what `npm run gen:infra` generates", () => {
     expect(staleFiles(), "run `npm run gen:infra` and commit the result").toEqual([]);
   });
@@ -62,7 +77,7 @@ describe("gen:infra", () => {
 
   it("annotates each alert with summary, a humanized description and a runbook_url", () => {
     for (const r of rules) {
-      expect(Object.keys(r.annotations).sort()).toEqual(["description", "runbook_url", "summary"]);
+      expect(Object.keys(r.annotations).sort()).toEqual(["dashboard_url", "description", "runbook_url", "summary"]);
       expect(r.annotations.description).toMatch(/\{\{ \$value \| (humanizePercentage|humanizeDuration|printf "%\.3g") \}\}/);
       expect(r.annotations.runbook_url).toMatch(/^https:\/\/.+\/RUNBOOK\.md#[a-z0-9-]+$/);
     }

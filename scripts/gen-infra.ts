@@ -25,22 +25,42 @@ const HEADER = [
   "",
 ].join("\n");
 
+/**
+ * Where the app is reached: the base of every rule's `dashboard_url`. `npm run gen:infra` reads
+ * `DASHBOARD_BASE_URL` (the app's public URL, e.g. https://dedup.example.com); the committed rule
+ * file uses this default, `npm start`'s address on the stack's machine.
+ */
+export const DEFAULT_DASHBOARD_BASE_URL = "http://127.0.0.1:3000";
+
+/** Time range of the dashboard page an alert links to: the last hour when the link is opened. */
+export const DASHBOARD_LINK_RANGE = "1h";
+
+/**
+ * The `dashboard_url` template of an alert: `base` + the page of its instance (the handler page
+ * for a per-handler alert, the overview filtered to the service otherwise) + the time range.
+ */
+export function dashboardUrl(a: AlertThreshold, base: string = DEFAULT_DASHBOARD_BASE_URL): string {
+  const u = new URL(base); // throws on a base that is not a URL: the generator stops and says which
+  const sep = a.dashboardPath.includes("?") ? "&" : "?";
+  return `${u.origin}${u.pathname.replace(/\/+$/, "")}${a.dashboardPath}${sep}range=${DASHBOARD_LINK_RANGE}`;
+}
+
 /** The Prometheus rule file (`groups:`) for every alert of the list (by default `ALERT_LIST`), as YAML text. */
-export function renderRules(alerts: readonly AlertThreshold[] = ALERT_LIST): string {
+export function renderRules(alerts: readonly AlertThreshold[] = ALERT_LIST, dashboardBase: string = DEFAULT_DASHBOARD_BASE_URL): string {
   const rules = alerts.map((a) => ({
     alert: a.name,
     expr: a.expr,
     for: a.for,
     labels: { severity: a.severity },
-    annotations: { ...ruleTexts(a), runbook_url: a.runbookUrl },
+    annotations: { ...ruleTexts(a), runbook_url: a.runbookUrl, dashboard_url: dashboardUrl(a, dashboardBase) },
   }));
   return HEADER + stringify({ groups: [{ name: "dedup-health", rules }] }, { lineWidth: 0 });
 }
 
-/** Generated file contents keyed by repository-relative path. */
-export function renderAll(): Record<string, string> {
+/** Generated file contents keyed by repository-relative path (`dashboardBase`: see {@link DEFAULT_DASHBOARD_BASE_URL}). */
+export function renderAll(dashboardBase: string = DEFAULT_DASHBOARD_BASE_URL): Record<string, string> {
   return {
-    [GENERATED_FILES.rules]: renderRules(),
+    [GENERATED_FILES.rules]: renderRules(ALERT_LIST, dashboardBase),
     [GENERATED_FILES.dashboard]: renderDashboard(),
   };
 }
@@ -71,7 +91,9 @@ function main(argv: string[]): number {
     console.log("infra files are up to date");
     return 0;
   }
-  for (const [path, content] of Object.entries(renderAll())) {
+  // A deployment's own copy: DASHBOARD_BASE_URL=https://dedup.example.com npm run gen:infra (then --check fails on purpose).
+  const base = process.env.DASHBOARD_BASE_URL?.trim() || DEFAULT_DASHBOARD_BASE_URL;
+  for (const [path, content] of Object.entries(renderAll(base))) {
     writeFileSync(join(REPO_ROOT, path), content);
     console.log(`wrote ${path}`);
   }

@@ -5,7 +5,9 @@
  * a private Alertmanager (the project's config). The alerts page shows it active in Alertmanager; a
  * silence created on the page makes Alertmanager list it suppressed and `amtool silence query`
  * list exactly the page's silences; expiring it on the page makes it active again.
- * Saves test-results/screenshots/alertmanager-{active,silenced}.png.
+ * Then the chart markers: on the handler page's error chart, the alert's firing transition, a demo
+ * fault toggle and a consumer-group rebalance are marked within one scrape (5 s) of when they
+ * happened. Saves test-results/screenshots/alertmanager-{active,silenced,markers}.png.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -138,5 +140,62 @@ describe("Alertmanager: a marshal error fires, is silenced from the app, and the
     await row.getByTestId("am-state").and(page.locator('[data-state="active"]')).waitFor({ timeout: 15_000 });
     expect(errors).toEqual([]);
     await page.close();
-  }, 120_000);
+
+    await markersAtTheirTimes(Date.parse(received.startsAt) / 1000);
+  }, 150_000);
 });
+
+/** Sends a demo write as the page does (same origin, JSON). */
+async function put(path: string, body: unknown): Promise<void> {
+  const res = await fetch(`${app.url}${path}`, { method: "PUT", headers: { "content-type": "application/json", origin: app.url }, body: JSON.stringify(body) });
+  expect(res.status, `${path}: ${await res.clone().text()}`).toBe(200);
+}
+
+/** Members of the handler's consumer group, as the admin API lists them. */
+async function members(handler: string): Promise<number> {
+  const d = await admin.describeGroups([`${service}.${handler}`]);
+  return d.groups[0]?.members.length ?? 0;
+}
+
+/** Marker times (unix s) of `kind` on the handler page's error chart whose hover text matches `title`. */
+async function markerTimes(page: Page, kind: string, title: RegExp): Promise<number[]> {
+  const marks = page.getByTestId("chart-error-rate").locator(`[data-testid="chart-marker"][data-kind="${kind}"]`);
+  const all = await marks.evaluateAll((els) => els.map((e) => ({ at: Number(e.getAttribute("data-at")), title: e.querySelector("title")?.textContent ?? "" })));
+  return all.filter((m) => title.test(m.title)).map((m) => m.at);
+}
+
+async function markersAtTheirTimes(firedAtSec: number): Promise<void> {
+  // A fault toggle, then extra replicas joining the groups (a rebalance), timed from here.
+  const faultAt = Date.now() / 1000;
+  await put("/api/demo/faults", { latencyMs: 5 });
+  const before = await members("on-review-created");
+  await put("/api/demo/sources", { rebalance: { enabled: true, replicas: 1, periodMs: 20_000 } });
+  await until("an extra replica joining the group", 30_000, async () => (await members("on-review-created")) > before);
+  const joinedAt = Date.now() / 1000;
+  await put("/api/demo/sources", { rebalance: { enabled: false } });
+
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const errors = collectErrors(page);
+  await page.goto(`${app.url}/handlers/${service}/on-review-created?range=15m&refresh=5s`);
+  await page.getByTestId("chart-error-rate").scrollIntoViewIfNeeded();
+  // The rebalance is seen at the next scrape of the lag metrics (every 5 s).
+  const rebalance = await until("a rebalance marker", 30_000, async () => {
+    const t = await markerTimes(page, "rebalance", new RegExp(`Rebalance of ${service}\\.on-review-created`));
+    return t.length ? t : undefined;
+  });
+  expect(rebalance.some((t) => t >= joinedAt - 10 && t <= joinedAt + 5.5), `rebalance markers ${rebalance} vs joined ${joinedAt}`).toBe(true);
+  const fault = await markerTimes(page, "fault", /latencyMs=5/);
+  expect(fault.length).toBe(1);
+  expect(Math.abs(fault[0]! - faultAt)).toBeLessThan(2);
+  const firing = await markerTimes(page, "alert", /DedupRedisErrors\{.*reason="marshal".*\} firing/);
+  expect(firing.length).toBe(1);
+  expect(Math.abs(firing[0]! - firedAtSec), `firing marker ${firing[0]} vs Alertmanager's startsAt ${firedAtSec}`).toBeLessThanOrEqual(5);
+  // The legend says what each mark means.
+  const legend = (await page.getByTestId("chart-error-rate").getByTestId("marker-legend").textContent()) ?? "";
+  expect(legend).toMatch(/alert pending \/ firing \/ resolved/);
+  expect(legend).toMatch(/consumer-group rebalance/);
+  expect(legend).toMatch(/demo store fault changed/);
+  await screenshot(page, "alertmanager-markers");
+  expect(errors).toEqual([]);
+  await page.close();
+}

@@ -416,6 +416,7 @@ export const SERIES_METRICS = [
   "handler_time",
   "lease_events",
   "payload_conflicts",
+  "consumer_lag",
 ] as const;
 /** One named series. */
 export type SeriesMetric = (typeof SERIES_METRICS)[number];

@@ -24,6 +24,9 @@ export const QUERY_NAMES = [
   "released_rate",
   "eventloop_p99",
   "redis_command_time",
+  "consumer_lag",
+  "alert_states",
+  "process_start",
 ] as const;
 
 /** One named query. */

@@ -21,6 +21,7 @@ import type {
   SeriesResponse,
 } from "@/lib/api-types";
 import type { SilenceAnswer, SilenceCreate, SilencesResponse } from "@/lib/alertmanager-types";
+import type { EventsResponse } from "@/lib/event-types";
 import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch, RunCreated, RunView, ScenarioList } from "@/lib/workshop-types";
 
 /** A non-2xx answer (or no answer) of the dashboard API, with the server's `{ error, detail }`. */
@@ -207,6 +208,18 @@ export const putSources = (patch: DemoSourcesPatch, token: string | null) =>
     headers: { "content-type": "application/json", ...auth(token) },
     body: JSON.stringify(patch),
   });
+
+/** `GET /api/events?range=&service=&handler=`: the chart markers of the range. */
+export const eventsQuery = (p: { range: RangeKey; service?: string | undefined; handler?: string | undefined }, refetchInterval: Interval) => {
+  const qs = new URLSearchParams({ range: p.range });
+  if (p.service) qs.set("service", p.service);
+  if (p.handler) qs.set("handler", p.handler);
+  return queryOptions({
+    queryKey: ["events", p.range, p.service ?? "", p.handler ?? ""] as const,
+    queryFn: ({ signal }) => fetchJson<EventsResponse>(`/api/events?${qs.toString()}`, { signal }),
+    refetchInterval,
+  });
+};
 
 /** `GET /api/silences` */
 export const silencesQuery = (refetchInterval: Interval) =>

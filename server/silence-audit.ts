@@ -6,6 +6,7 @@
 import { matchersText, type Silence } from "@/lib/alertmanager-types";
 import { clientAddress } from "@/server/access";
 import { config } from "@/server/config";
+import { recordEvent } from "@/server/observe/events";
 
 /** A silence write done from the app. */
 export type SilenceAction = "silence.create" | "silence.expire";
@@ -13,5 +14,8 @@ export type SilenceAction = "silence.create" | "silence.expire";
 /** Records `action` on `silence` by the caller of `req` (see the module's hook note). */
 export function recordSilenceWrite(req: Request, action: SilenceAction, silence: Silence): void {
   const who = clientAddress(req.headers, config().TRUSTED_PROXIES) ?? "unknown";
+  // A chart marker on the pages the silence concerns.
+  const labels = Object.fromEntries(silence.matchers.filter((m) => m.isEqual && !m.isRegex).map((m) => [m.name, m.value]));
+  recordEvent("silence", `Silence ${action === "silence.create" ? "created" : "expired"}: {${matchersText(silence.matchers)}}`, labels);
   console.log(`[dedup-health] ${action} ${silence.id} {${matchersText(silence.matchers)}} until ${silence.endsAt} by ${silence.createdBy} from ${who}: ${JSON.stringify(silence.comment)}`);
 }

@@ -4,6 +4,7 @@
  * the Grafana-style legend table with last / max / mean. No recharts here: this module is in the
  * page's first chunk and renders on the server.
  */
+import type { ChartMarker } from "./markers";
 import type { SeriesLine } from "@/lib/api-types";
 import { displayNames, lineStats, niceTicks, seriesKey, toRows, yMax } from "@/lib/chart-data";
 import { formatBurst, formatByUnit, formatClock, formatClockSeconds, formatTick, tickScale, type ValueUnit } from "@/lib/format";
@@ -40,6 +41,8 @@ export interface TimeSeriesChartProps {
    * a count over this window (`1 error in 5 min`), what `increase()` would read.
    */
   burst?: { windowMs: number; what: string } | null;
+  /** Events drawn as vertical lines with a hover text (alert transitions, rebalances, toggles…), at most 50. */
+  markers?: readonly ChartMarker[];
 }
 
 /**

@@ -5,7 +5,8 @@ import type { ReactNode } from "react";
 import type { SeriesMetric } from "@/lib/api-types";
 import { hasNoData } from "@/lib/chart-data";
 import type { ValueUnit } from "@/lib/format";
-import { seriesQuery } from "@/lib/query-options";
+import { eventsQuery, seriesQuery } from "@/lib/query-options";
+import type { ChartMarker } from "./markers";
 import { REFRESH_MS, RANGE_LABELS, useViewState } from "@/lib/url-state";
 import { EmptyState, Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
@@ -30,6 +31,7 @@ export function SeriesPanel({
   pick,
   burst,
   footer,
+  markers = false,
 }: {
   title: string;
   description?: string;
@@ -54,9 +56,16 @@ export function SeriesPanel({
   burst?: { windowMs: number; what: string };
   /** Drawn under the chart in every state (e.g. what each series means). */
   footer?: ReactNode;
+  /** Draw the event markers of the range (GET /api/events) for this service / handler. */
+  markers?: boolean;
 }) {
   const { view } = useViewState();
   const q = useQuery(seriesQuery({ metric, range: view.range, service, handler }, REFRESH_MS[view.refresh]));
+  const ev = useQuery({
+    ...eventsQuery({ range: view.range, service: service ?? pick?.service, handler: handler ?? pick?.handler }, REFRESH_MS[view.refresh]),
+    enabled: markers,
+  });
+  const marks: ChartMarker[] = (ev.data?.events ?? []).map((e) => ({ t: Date.parse(e.at) / 1000, kind: e.kind, title: e.title }));
   const withDate = view.range === "24h" || view.range === "7d";
   return (
     <Panel title={title} description={description} testId={testId}>
@@ -82,6 +91,7 @@ export function SeriesPanel({
               withDate={withDate}
               {...(colors ? { colors } : {})}
               {...(burst ? { burst } : {})}
+              {...(markers ? { markers: marks } : {})}
             />
           );
         }}

@@ -8,10 +8,12 @@
 import { Area, AreaChart, CartesianGrid, Line, LineChart, ReferenceArea, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatByUnit, formatClock } from "@/lib/format";
 import { chartModel, ChartLegend, type TimeSeriesChartProps } from "./chart-common";
+import { MarkerFlag, MarkerLegend } from "./markers";
+import { MARKER_INFO } from "@/lib/event-types";
 
 
 /** A time-series chart with thresholds and a legend table. Renders nothing special for empty input: callers show an empty state. */
-export function TimeSeriesChart({ lines, unit, label, alert = null, normal = null, stacked = false, height = 180, withDate = false, colors = {}, testId, burst = null }: TimeSeriesChartProps) {
+export function TimeSeriesChart({ lines, unit, label, alert = null, normal = null, stacked = false, height = 180, withDate = false, colors = {}, testId, burst = null, markers = [] }: TimeSeriesChartProps) {
   const { rows, keys, axis, top, sparse, names, color, ticks, clock } = chartModel({ lines, unit, alert, normal, stacked, withDate, colors });
   const fmt = (v: unknown) => (typeof v === "number" ? formatByUnit(v, unit) : "—");
   const grid = <CartesianGrid strokeDasharray="3 3" className="chart-grid" vertical={false} />;
@@ -35,6 +37,9 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
       {alert ? (
         <ReferenceLine y={alert.value} stroke="#dc2626" strokeDasharray="6 4" strokeWidth={1.5} ifOverflow="extendDomain" label={{ value: alert.label, position: "insideBottomRight", fill: "#dc2626", fontSize: 11 }} className="threshold-alert" />
       ) : null}
+      {markers.slice(-50).map((m, i) => (
+        <ReferenceLine key={`m${i}`} x={m.t} stroke={MARKER_INFO[m.kind].color} strokeDasharray="2 3" strokeWidth={1} ifOverflow="extendDomain" label={<MarkerFlag marker={m} />} className="chart-marker" />
+      ))}
     </>
   );
   return (
@@ -67,6 +72,7 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
         </ResponsiveContainer>
       </div>
       <ChartLegend lines={lines} names={names} colorOf={color} unit={unit} label={label} burst={burst} />
+      <MarkerLegend markers={markers} />
     </figure>
   );
 }

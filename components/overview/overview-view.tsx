@@ -71,7 +71,7 @@ function HandlerSection({ h, lazy = false }: { h: OverviewHandler; lazy?: boolea
           unit="ratio"
           alert={DUP_ALERT}
           normal={DUP_NORMAL}
-          testId="chart-duplicate-ratio"
+          testId="chart-duplicate-ratio" markers
           emptyText={DUP_EMPTY}
         />
       </MaybeDefer>
@@ -94,7 +94,7 @@ function ServiceCharts({ service }: { service: string }) {
           pick={{ service }}
           unit="seconds"
           alert={P99_ALERT}
-          testId="chart-check-latency"
+          testId="chart-check-latency" markers
           emptyText="no dedup check recorded."
         />
         <SeriesPanel
@@ -105,10 +105,19 @@ function ServiceCharts({ service }: { service: string }) {
           unit="per_second"
           alert={ERR_ALERT}
           stacked
-          testId="chart-error-rate"
+          testId="chart-error-rate" markers
           colors={ERROR_COLORS}
           emptyText={ERR_EMPTY}
           burst={{ windowMs: RATE_WINDOW_MS, what: "error" }}
+        />
+        <SeriesPanel
+          title={`Consumer lag — ${service}`}
+          description="messages each handler's consumer group has not consumed (kafka_consumergroup_lag)"
+          metric="consumer_lag"
+          pick={{ service }}
+          unit="count"
+          testId="chart-consumer-lag"
+          emptyText="no lag exported: real mode (Kafka) only."
         />
       </div>
     </DeferMount>

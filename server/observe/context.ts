@@ -2,6 +2,7 @@ import { config } from "@/server/config";
 import { ALL_DEDUP_KEYS_GLOB } from "@/names/dedup";
 import { appRegistry } from "@/server/registry";
 import { SharedCache } from "./cache";
+import { registerProcessStart } from "./events";
 import { startLagMetrics } from "./lag-metrics";
 import { KeyInspector } from "./key-inspector";
 import type { KeyInspectorOptions } from "./key-inspector-options";
@@ -98,7 +99,9 @@ export function startObserve(): ObserveContext {
     g.__dedupHealthCommandTime = true;
     startRedisCommandTime(ctx.redis, appRegistry());
   }
-  // Consumer-group lag and rebalances on /api/metrics (real mode: Kafka configured).
+  // Consumer-group lag and rebalances on /api/metrics (real mode: Kafka configured), and the
+  // process start (restarts are chart markers).
   startLagMetrics();
+  registerProcessStart(appRegistry());
   return ctx;
 }

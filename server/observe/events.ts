@@ -6,10 +6,12 @@
  * on restart (the restart itself is an event, read from `process_start_time_seconds`).
  */
 
-/** Kinds of events the log records. */
-export const EVENT_KINDS = ["rebalance", "fault", "source", "replay", "silence"] as const;
-/** One event kind. */
-export type EventKind = (typeof EVENT_KINDS)[number];
+import { Gauge, type Registry } from "prom-client";
+import type { MarkerKind } from "@/lib/event-types";
+import { PROCESS_START_METRIC } from "./metrics/queries";
+
+/** Kinds of events the log records (alerts and restarts come from Prometheus' series). */
+export type EventKind = Exclude<MarkerKind, "alert" | "restart">;
 
 /** One recorded event. */
 export interface AppEvent {
@@ -43,4 +45,13 @@ export function recordEvent(kind: EventKind, title: string, labels: Record<strin
 /** Events with `from <= at <= to` (epoch ms), oldest first. */
 export function eventsBetween(from: number, to: number): AppEvent[] {
   return log().filter((e) => e.at >= from && e.at <= to);
+}
+
+/**
+ * Exports `process_start_time_seconds` (prom-client's default metric name, without the other
+ * default metrics) on `registry`: each restart of a replica is a new value, a chart marker.
+ */
+export function registerProcessStart(registry: Registry, startMs = Date.now() - process.uptime() * 1000): void {
+  if (registry.getSingleMetric(PROCESS_START_METRIC)) return;
+  new Gauge({ name: PROCESS_START_METRIC, help: "Start time of the process since unix epoch in seconds.", registers: [registry] }).set(Math.round(startMs / 10) / 100);
 }

@@ -97,7 +97,10 @@ export class LagMetrics {
     this.seen.set(key, { assignment, members: g.members.length });
     if (before && before.assignment !== assignment) {
       this.rebalances.inc({ [L.group]: g.groupId });
-      recordEvent("rebalance", `Rebalance of ${g.groupId}: ${before.members} → ${g.members.length} members`, { consumergroup: g.groupId, topic });
+      // This app's groups are <service>.<handler>: the marker then shows on that handler's charts.
+      const m = /^([^.]+)\.(.+)$/.exec(g.groupId);
+      const owner: Record<string, string> = m ? { service: m[1]!, handler: m[2]! } : {};
+      recordEvent("rebalance", `Rebalance of ${g.groupId}: ${before.members} → ${g.members.length} members`, { consumergroup: g.groupId, topic, ...owner });
     }
   }
 }

@@ -48,6 +48,8 @@ const SERIES: Record<SeriesMetric, { queries: Array<{ q: QueryName; name: string
   },
   // Counted over the 5-min window (the alert's value): any point above 0 is the alert firing.
   payload_conflicts: { queries: [{ q: "payload_conflicts", name: "" }], unit: "count", lines: chartLines("payloadConflict"), perHandler: true },
+  // Messages behind, per topic: kafka_consumergroup_lag of the <service>.<handler> group.
+  consumer_lag: { queries: [{ q: "consumer_lag", name: "" }], unit: "count", lines: [], perHandler: true },
 };
 
 /** Parameters of {@link getSeries} (validated by the route). */

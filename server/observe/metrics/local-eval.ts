@@ -1,8 +1,9 @@
 import { METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { PROCESSED_RESULT } from "@/names/dedup";
+import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
-import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, EVENTLOOP_P99_METRIC, HANDLER_P99_LINT_WINDOW_MS, HANDLER_TIME_METRIC, QUERY_BY, type QueryName } from "./queries";
+import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, EVENTLOOP_P99_METRIC, HANDLER_P99_LINT_WINDOW_MS, HANDLER_TIME_METRIC, PROCESS_START_METRIC, QUERY_BY, type QueryName } from "./queries";
 import type { Sample } from "./source";
 
 /** One scrape of the app's registry: every series' value at time `t` (ms). */
@@ -197,6 +198,28 @@ export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): S
       return [...last.series.values()]
         .filter((v) => v.name === CONSUMER_INFO_METRIC)
         .map((v) => ({ labels: { service: v.labels.service ?? "", replica: v.labels.replica ?? "", instance: "local" }, value: v.value }));
+    }
+    case "consumer_lag": {
+      // The gauges of the latest sample (real mode without Prometheus), summed per <service>.<handler> group and topic.
+      const last = [...snaps].reverse().find((s) => s.t <= t);
+      const out = new Map<string, Sample>();
+      for (const v of last?.series.values() ?? []) {
+        if (v.name !== KAFKA_METRIC_NAMES.lag) continue;
+        const m = /^([^.]+)\.(.+)$/.exec(v.labels.consumergroup ?? "");
+        if (!m) continue;
+        const labels = { service: m[1]!, handler: m[2]!, topic: v.labels.topic ?? "" };
+        const k = seriesKey("", labels);
+        out.set(k, { labels, value: (out.get(k)?.value ?? 0) + v.value });
+      }
+      return [...out.values()];
+    }
+    case "alert_states":
+      // Prometheus' ALERTS series: the embedded evaluator keeps no history of states.
+      return [];
+    case "process_start": {
+      const last = [...snaps].reverse().find((s) => s.t <= t);
+      const v = [...(last?.series.values() ?? [])].find((x) => x.name === PROCESS_START_METRIC);
+      return v ? [{ labels: { instance: "local" }, value: v.value }] : [];
     }
   }
 }

@@ -2,6 +2,8 @@ import { demoFaultsPatchSchema } from "@/lib/workshop-types";
 import { consumerRuntime } from "@/server/runtime";
 import { audited } from "@/server/audit";
 import { answer, BadRequestError, handleBody } from "@/server/http";
+import { config } from "@/server/config";
+import { recordEvent } from "@/server/observe/events";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -16,7 +18,11 @@ export function PUT(req: Request): Promise<Response> {
   return handleBody(req, demoFaultsPatchSchema, (patch) =>
     audited(req, "demo.faults", patch, false, async () => {
       try {
-        return consumerRuntime().demo.setFaults(patch);
+        const faults = consumerRuntime().demo.setFaults(patch);
+        // A chart marker: the step in latency or errors that follows has this cause.
+        const what = Object.entries(patch).map(([k, v]) => `${k}=${v}`).join(", ");
+        recordEvent("fault", `Demo store fault set: ${what || "unchanged"}`, { service: config().SERVICE_NAME });
+        return faults;
       } catch (e) {
         // The demo refuses a fault its mode cannot have (a Redis cut-off without Redis).
         if (e instanceof RangeError) throw new BadRequestError(e.message);

@@ -1,0 +1,12 @@
+import { eventsQuerySchema } from "@/lib/event-types";
+import { observeContext } from "@/server/observe";
+import { getEvents } from "@/server/observe/event-markers";
+import { handleQuery } from "@/server/http";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/** `GET /api/events?range=&service=&handler=` → `EventsResponse`: the chart markers of the range (newest 50). */
+export function GET(req: Request): Promise<Response> {
+  return handleQuery(req, eventsQuerySchema, (q) => getEvents(observeContext(), q));
+}

@@ -1,0 +1,99 @@
+/**
+ * Builds `GET /api/events`: the chart markers of a range — alert transitions read from Prometheus'
+ * `ALERTS` series (pending / firing / resolved per instance, at the evaluation that showed them),
+ * app restarts from `process_start_time_seconds`, and the in-process event log (rebalances, demo
+ * toggles, replays, silences). Filtered to a service and handler; bounded to {@link MAX_MARKERS}.
+ */
+import { MAX_MARKERS, type ChartEvent, type EventsQuery, type EventsResponse } from "@/lib/event-types";
+import { RANGE_SECONDS } from "@/lib/ranges";
+import type { ObserveContext } from "./context";
+import { eventsBetween } from "./events";
+import type { RangeSeries } from "./metrics/source";
+import { got } from "./upstream";
+
+/** Step of the state reads: Prometheus' evaluation interval (5 s) up to 1,000 points a range. */
+function stepFor(rangeSec: number): number {
+  return Math.max(5, Math.ceil(rangeSec / 1000));
+}
+
+type State = "inactive" | "pending" | "firing";
+
+/** Whether an event with `labels` concerns the page of `q` (no label = concerns every page). */
+function concerns(labels: Readonly<Record<string, string>>, q: Pick<EventsQuery, "service" | "handler">): boolean {
+  if (q.service !== undefined && labels.service !== undefined && labels.service !== q.service) return false;
+  if (q.handler !== undefined && labels.handler !== undefined && labels.handler !== q.handler) return false;
+  return true;
+}
+
+/**
+ * Transitions of every alert instance in `series` (ALERTS: one series per instance and state),
+ * sampled every `stepSec` from `startSec`: pending, firing, resolved at the first sample that shows
+ * them. A state already held at the range's start is not a transition.
+ */
+export function alertTransitions(series: readonly RangeSeries[], startSec: number, endSec: number, stepSec: number): ChartEvent[] {
+  const byInstance = new Map<string, { labels: Record<string, string>; at: Map<number, State> }>();
+  for (const s of series) {
+    const { alertstate, ...labels } = s.labels;
+    const key = JSON.stringify(Object.entries(labels).sort());
+    const e = byInstance.get(key) ?? { labels, at: new Map<number, State>() };
+    for (const [t, v] of s.points) {
+      if (v === null) continue;
+      if (alertstate === "firing" || !e.at.has(t)) e.at.set(t, alertstate === "firing" ? "firing" : "pending");
+    }
+    byInstance.set(key, e);
+  }
+  const out: ChartEvent[] = [];
+  const first = Math.floor(startSec / stepSec) * stepSec;
+  for (const { labels, at } of byInstance.values()) {
+    let prev: State | null = null;
+    for (let t = first; t <= endSec; t += stepSec) {
+      const now = at.get(t) ?? "inactive";
+      if (prev !== null && now !== prev) {
+        const what = now === "inactive" ? "resolved" : now;
+        const { alertname, severity: _s, ...rest } = labels;
+        const inner = Object.entries(rest)
+          .map(([k, v]) => `${k}="${v}"`)
+          .join(", ");
+        out.push({ at: new Date(t * 1000).toISOString(), kind: "alert", title: `${alertname ?? "alert"}{${inner}} ${what}`, labels: { ...labels, transition: what } });
+      }
+      prev = now;
+    }
+  }
+  return out;
+}
+
+/** Restarts: each distinct `process_start_time_seconds` value inside the range. */
+export function restarts(series: readonly RangeSeries[], startMs: number, endMs: number): ChartEvent[] {
+  const seen = new Set<string>();
+  const out: ChartEvent[] = [];
+  for (const s of series) {
+    for (const [, v] of s.points) {
+      if (v === null) continue;
+      const ms = Math.round(v * 1000);
+      const key = `${s.labels.instance ?? ""}@${ms}`;
+      if (ms < startMs || ms > endMs || seen.has(key)) continue;
+      seen.add(key);
+      out.push({ at: new Date(ms).toISOString(), kind: "restart", title: `App started${s.labels.instance ? ` (${s.labels.instance})` : ""}`, labels: { ...s.labels } });
+    }
+  }
+  return out;
+}
+
+/** Builds `GET /api/events`. */
+export async function getEvents(ctx: ObserveContext, q: EventsQuery, nowMs = Date.now()): Promise<EventsResponse> {
+  const rangeSec = RANGE_SECONDS[q.range];
+  const endSec = Math.floor(nowMs / 1000);
+  const startSec = endSec - rangeSec;
+  const step = stepFor(rangeSec);
+  const [alerts, starts] = await Promise.all([got(ctx.metrics.range("alert_states", startSec, endSec, step)), got(ctx.metrics.range("process_start", startSec, endSec, step))]);
+  const partial: string[] = [];
+  const all: ChartEvent[] = [];
+  if (alerts.ok) all.push(...alertTransitions(alerts.value, startSec, endSec, step));
+  else partial.push(`alert transitions: ${alerts.detail}`);
+  if (starts.ok) all.push(...restarts(starts.value, startSec * 1000, nowMs));
+  else partial.push(`restarts: ${starts.detail}`);
+  for (const e of eventsBetween(startSec * 1000, nowMs)) all.push({ at: new Date(e.at).toISOString(), kind: e.kind, title: e.title, labels: e.labels });
+  const mine = all.filter((e) => concerns(e.labels, q)).sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+  const events = mine.slice(-MAX_MARKERS);
+  return { generatedAt: new Date(nowMs).toISOString(), events, truncated: mine.length - events.length, partial };
+}

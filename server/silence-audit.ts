@@ -1,7 +1,7 @@
 /**
- * Where a silence write (create / expire from the app) is recorded. Today: one line in the server
- * log naming the action, the silence, its matchers and the client address. **Hook**: when the
- * audit trail's `recordAudit` lands, call it here; both silence routes already go through this.
+ * What a silence write (create / expire from the app) leaves besides the audit trail (the routes
+ * wrap it in `audited`, server/audit): a chart marker, and one line in the server log naming the
+ * action, the silence, its matchers and the client address.
  */
 import { matchersText, type Silence } from "@/lib/alertmanager-types";
 import { clientAddress } from "@/server/access";

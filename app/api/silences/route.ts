@@ -3,6 +3,7 @@ import { silenceCreateSchema } from "@/lib/alertmanager-types";
 import { createSilence, getSilences } from "@/server/observe/alertmanager";
 import { handleBody, handleQuery } from "@/server/http";
 import { recordSilenceWrite } from "@/server/silence-audit";
+import { audited } from "@/server/audit";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -21,11 +22,12 @@ export function POST(req: Request): Promise<Response> {
   return handleBody(
     req,
     silenceCreateSchema,
-    async (body) => {
-      const r = await createSilence(body);
-      recordSilenceWrite(req, "silence.create", r.silence);
-      return r;
-    },
+    (body) =>
+      audited(req, "silence.create", body, false, async () => {
+        const r = await createSilence(body);
+        recordSilenceWrite(req, "silence.create", r.silence);
+        return r;
+      }),
     201,
   );
 }

@@ -2,6 +2,7 @@ import { silenceIdSchema } from "@/lib/alertmanager-types";
 import { expireSilence } from "@/server/observe/alertmanager";
 import { handleParams } from "@/server/http";
 import { recordSilenceWrite } from "@/server/silence-audit";
+import { audited } from "@/server/audit";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -16,11 +17,12 @@ export function DELETE(req: Request, ctx: { params: Promise<{ id: string }> }): 
     req,
     ctx.params,
     silenceIdSchema,
-    async ({ id }) => {
-      const r = await expireSilence(id);
-      recordSilenceWrite(req, "silence.expire", r.silence);
-      return r;
-    },
+    ({ id }) =>
+      audited(req, "silence.expire", { id }, false, async () => {
+        const r = await expireSilence(id);
+        recordSilenceWrite(req, "silence.expire", r.silence);
+        return r;
+      }),
     { write: true },
   );
 }

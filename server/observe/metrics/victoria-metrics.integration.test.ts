@@ -101,9 +101,12 @@ function expectSameSamples(a: Sample[], b: Sample[], q: QueryName): void {
   for (const s of a) expectClose(s.value, bs.get(key(s.labels)), `${q} {${key(s.labels)}}`, tolerance(q));
 }
 
+/** The named queries compared: `alert_states` reads ALERTS, which each store's own rule evaluator writes (no fixture series). */
+const COMPARED = QUERY_NAMES.filter((q) => q !== "alert_states");
+
 describe("the dashboard on VictoriaMetrics answers as on Prometheus", () => {
   it("every named query, instant: the same series with the same values", async () => {
-    for (const q of QUERY_NAMES) {
+    for (const q of COMPARED) {
       const [a, b] = await Promise.all([p.instant(q), v.instant(q)]);
       // A new named query fails here until ../testing/parity-fleet.ts serves its metric.
       expect(a.length, `${q} has series (parity-fleet.ts must serve its metric)`).toBeGreaterThan(0);
@@ -120,7 +123,7 @@ describe("the dashboard on VictoriaMetrics answers as on Prometheus", () => {
     // Up to the history's end: between it and a store's first scrape (~5 s for Prometheus) there
     // are no samples, a gap the fixture makes and a store that scrapes all along does not have.
     const end = historyEnd;
-    for (const q of QUERY_NAMES) {
+    for (const q of COMPARED) {
       const [a, b] = await Promise.all([p.range(q, end - 60, end, 5), v.range(q, end - 60, end, 5)]);
       expect(b.map((s) => key(s.labels)).sort(), `${q}: series`).toEqual(a.map((s) => key(s.labels)).sort());
       for (const s of a) {

@@ -11,7 +11,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { METRIC_NAMES } from "@/names/dedup";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
-import { EVENTLOOP_P99_METRIC } from "../metrics/queries";
+import { KAFKA_METRIC_NAMES } from "@/names/kafka";
+import { EVENTLOOP_P99_METRIC, PROCESS_START_METRIC } from "../metrics/queries";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
 import { fleetExposition, type Fleet } from "@/server/testing/fleet";
 
@@ -64,6 +65,9 @@ export function parityExposition(fleet: Fleet, elapsedSec: number): string {
   out.push(`${REDIS_COMMAND_TIME_METRIC}${labels({ command: "evalsha" })} 12.5`, `${REDIS_COMMAND_TIME_METRIC}${labels({ command: "get" })} 1.5`);
   out.push(`# TYPE ${CONSUMER_INFO_METRIC} gauge`);
   for (const s of fleet.services) out.push(`${CONSUMER_INFO_METRIC}${labels({ service: s.service, replica: "r-1" })} 1`);
+  out.push(`# TYPE ${KAFKA_METRIC_NAMES.lag} gauge`);
+  for (const h of fleet.handlers) out.push(`${KAFKA_METRIC_NAMES.lag}${labels({ consumergroup: `${h.service}.${h.handler}`, topic: h.topic, partition: "0" })} 7`);
+  out.push(`# TYPE ${PROCESS_START_METRIC} gauge`, `${PROCESS_START_METRIC} 1700000000`);
   return `${out.join("\n")}\n`;
 }
 

@@ -104,7 +104,7 @@ export const PROMQL: Record<QueryName, string> = {
   released_rate: leaseCounterRateExpr("released"),
   // The consumer's event-loop delay (prom-client's default metric) per service, through the replica
   // info's instance: the dedup check p99 is timed in that process, so this is its floor.
-  eventloop_p99: `max by (service) (${EVENTLOOP_P99_METRIC} * on (instance) group_left (service) max by (instance, service) (${CONSUMER_INFO_METRIC}))`,
+  eventloop_p99: `max by (service) (max by (instance, service) (${CONSUMER_INFO_METRIC}) * on (instance) group_left max by (instance) (${EVENTLOOP_P99_METRIC}))`,
   redis_command_time: `max by (command) (${REDIS_COMMAND_TIME_METRIC})`,
   consumer_lag: CONSUMER_LAG_PROMQL,
   // Prometheus' own series of alert states: one per instance and state while pending or firing.

@@ -51,6 +51,8 @@ function tick(n: number): void {
   // A success after a lost lease every 5 s once Prometheus scrapes (its first scrape comes ~5 s in;
   // the series exists at 0 from the first tick, so the first one is an increase).
   if (n >= 40 && n % 25 === 0) slow.leaseLost("review.created", "on-review-created");
+  // A publisher reusing a UUID with another payload, once in a while (the series is 0 from registration).
+  if (n >= 40 && n % 25 === 10) slow.payloadConflict("on-review-created");
 }
 
 let server: Server | undefined;
@@ -159,6 +161,11 @@ describe("dedup rules in a real Prometheus", () => {
     const lease = byName[ALERTS.leaseLost.name]?.alerts ?? [];
     expect(lease.map((a) => [a.labels.service, a.labels.handler, a.labels.severity, a.state])).toEqual([["slow", "on-review-created", "page", "firing"]]);
     expect(lease[0]?.annotations.summary).toBe("Lease lost on slow/on-review-created: a message may have been processed twice");
+
+    // for: 0m — a reused UUID with another payload fires at once, for that handler only.
+    const conflict = byName[ALERTS.payloadConflict.name]?.alerts ?? [];
+    expect(conflict.map((a) => [a.labels.service, a.labels.handler, a.state])).toEqual([["slow", "on-review-created", "firing"]]);
+    expect(conflict[0]?.annotations.summary).toBe("A publisher reuses message UUIDs: payload conflicts on slow/on-review-created");
   });
 
   it("computes the duplicate ratio the dashboard plots: 0.2 and 0.01", async () => {

@@ -205,21 +205,23 @@ async function runDuringResharding(c: Cluster, options: ClusterOptions): Promise
   try {
     const partitionOf = (id: string) => `orders.p${Number(id.slice(1, id.indexOf("-"))) % 2}`;
     const otherPartition = (id: string) => `orders.p${(Number(id.slice(1, id.indexOf("-"))) + 1) % 2}`;
-    const publishTo = async (topicOf: (id: string) => string, list: readonly string[], payload: string) => {
+    // Every copy of a message carries its payload: a re-read or a re-publish is the same message
+    // (another payload under a done UUID is a payload conflict, sent to the DLQ).
+    const publishTo = async (topicOf: (id: string) => string, list: readonly string[]) => {
       for (const topic of ["orders.p0", "orders.p1"]) {
         const mine = list.filter((id) => topicOf(id) === topic);
-        if (mine.length) await pubsub.publish(topic, ...mine.map((id) => newMessage(id, payload)));
+        if (mine.length) await pubsub.publish(topic, ...mine.map((id) => newMessage(id, `order ${id}`)));
       }
     };
     for (let i = 0; i < MESSAGES + 2 * CHUNK; i += CHUNK) {
-      if (i < MESSAGES) await publishTo(partitionOf, ids.slice(i, i + CHUNK), "first");
+      if (i < MESSAGES) await publishTo(partitionOf, ids.slice(i, i + CHUNK));
       // A rebalance: the OTHER replica re-reads the chunk before the previous one (every id once more).
-      if (i >= 2 * CHUNK) await publishTo(otherPartition, ids.slice(i - 2 * CHUNK, i - CHUNK), "re-read");
+      if (i >= 2 * CHUNK) await publishTo(otherPartition, ids.slice(i - 2 * CHUNK, i - CHUNK));
       // A forwarder re-publishes 5% of the previous chunk (same ids, same partition).
       if (i >= CHUNK && i <= MESSAGES) {
         const again = ids.slice(i - CHUNK, i).filter((_, j) => j % 20 === 0);
         republished += again.length;
-        await publishTo(partitionOf, again, "re-published");
+        await publishTo(partitionOf, again);
       }
       if (i === 4 * CHUNK) {
         reshardRunning = true;

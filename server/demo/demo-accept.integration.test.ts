@@ -117,7 +117,7 @@ describe("the demo's handlers claim keys only for the records they take (real Ka
       const mine = byType.get(h.eventType)!;
       // Exactly its own records, each done with its first delivery's position; nothing for the others' records (no lease of any state).
       expect([...keys.keys()].sort()).toEqual(mine.map((u) => `${service}:dedup:${h.name}:${u}`).sort());
-      for (const v of keys.values()) expect(v).toMatch(new RegExp(`^done:${topic.replace(/\./g, "\\.")}:\\d+:\\d+$`));
+      for (const v of keys.values()) expect(v).toMatch(new RegExp(`^done:${topic.replace(/\./g, "\\.")}:\\d+:\\d+#[A-Za-z0-9_-]{7}$`));
       expect(await processedBy(h.name, "deduplicated")).toBe(0);
       expect(await processedBy(h.name, "error")).toBe(0);
     }

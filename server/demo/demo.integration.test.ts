@@ -75,7 +75,7 @@ describe("demo consumer on Kafka", () => {
     expect(await sent("on-review-created")).toBe(1);
     expect(await dups()).toBe(0);
     // The done value names the first delivery's position; the two producer re-sends sat at other offsets.
-    expect(await redis.get(`${service}:dedup:on-review-created:${uuid}`)).toMatch(new RegExp(`^done:${topic.replace(/\./g, "\\.")}:\\d+:\\d+$`));
+    expect(await redis.get(`${service}:dedup:on-review-created:${uuid}`)).toMatch(new RegExp(`^done:${topic.replace(/\./g, "\\.")}:\\d+:\\d+#[A-Za-z0-9_-]{7}$`));
     const causes = (await dedupMetrics(registry).duplicatesByCause.get()).values.filter((v) => v.labels.handler === "on-review-created");
     expect(Object.fromEntries(causes.map((v) => [v.labels.cause, v.value]))).toEqual({ redelivery: 0, republish: 2, unknown: 0 });
   });

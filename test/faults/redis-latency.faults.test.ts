@@ -86,7 +86,7 @@ describe(`case 4: Redis latency ${LATENCY_MS} ms above the ${TIMEOUT_MS} ms chec
     expect(conn).toBe(0);
 
     proxy.delayMs = 0;
-    await npmDlqReplay(dlqTopic);
+    await npmDlqReplay(dlqTopic, topic);
     expect(await waitUntil(async () => (await ledger.count("fail-closed")) >= M, 120_000, 1000)).toBe(true);
     const after = await account(ledger, "fail-closed", published.ids, []);
     const note = `deduplication_errors_total redis_timeout=${timeouts} redis_conn=${conn}`;

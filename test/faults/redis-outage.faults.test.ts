@@ -91,7 +91,7 @@ describe(`case 1: Redis stopped for ${OUTAGE_MS / 1000} s during a ${N}-message 
     const beforeReplay = (Date.now() - t0) / 1000;
 
     // npm run dlq:replay → original topic → every published message pushed exactly once.
-    const out = await npmDlqReplay(dlqTopic);
+    const out = await npmDlqReplay(dlqTopic, topic);
     console.log(`[faults] case 1: ${out.split("\n").filter((l) => l.includes("[dlq:replay]")).join(" ")}`);
     expect(out).toMatch(new RegExp(`replayed ${closedDlq.length} `));
     expect(await waitUntil(async () => (await ledger.count(CLOSED)) >= N, 180_000, 1000)).toBe(true);

@@ -325,7 +325,7 @@ describe("key routes against the seeded Redis", () => {
   });
 
   it("a prefix newer than the last inspection is found when the key browser passes it; one outside DEDUP_PREFIXES never is", async () => {
-    const uuid = "01JLATEPREFIX0000000000001";
+    const uuid = "01JKATEPREFX00000000000001";
     const late = `billing:dedup:late-${Date.now().toString(36)}`;
     await admin.set(`${late}:${uuid}`, "done", "PX", 60_000);
     await admin.set(`cache:user:${uuid}`, "done", "PX", 60_000);

@@ -22,10 +22,13 @@ export function scaled(n: number): number {
   return Math.max(100, Math.round(n * SCALE));
 }
 
-/** Runs `npm run dlq:replay -- --topic <dlqTopic>` against the suite's broker; returns its output. */
-export async function npmDlqReplay(dlqTopic: string): Promise<string> {
-  const env: NodeJS.ProcessEnv = { ...process.env, KAFKA_BROKERS: FAULT_BROKERS.join(",") };
-  for (const k of ["REDIS_URL", "REDIS_CLUSTER_NODES", "PROMETHEUS_URL", "DATABASE_URL", "WORKSHOP_TOKEN"]) delete env[k];
+/**
+ * Runs `npm run dlq:replay -- --topic <dlqTopic>` against the suite's broker, with the case's own
+ * topic as the one re-drive may publish to (`CONSUMER_TOPICS`, the replay's allow-list); returns its output.
+ */
+export async function npmDlqReplay(dlqTopic: string, originTopic: string): Promise<string> {
+  const env: NodeJS.ProcessEnv = { ...process.env, KAFKA_BROKERS: FAULT_BROKERS.join(","), CONSUMER_TOPICS: originTopic };
+  for (const k of ["REDIS_URL", "REDIS_CLUSTER_NODES", "PROMETHEUS_URL", "DATABASE_URL", "WORKSHOP_TOKEN", "DEMO_TOPIC"]) delete env[k];
   const { stdout, stderr } = await promisify(execFile)("npm", ["run", "--silent", "dlq:replay", "--", "--topic", dlqTopic, "--max", "1000000"], {
     cwd: ROOT,
     env,

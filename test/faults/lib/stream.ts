@@ -130,6 +130,8 @@ export interface Published {
 export async function publishStream(topic: string, n: number, o: { dupRate?: number; ratePerSec?: number; signal?: AbortSignal } = {}): Promise<Published> {
   const pub = new KafkaPublisher({ brokers: FAULT_BROKERS, clientId: `faults-pub-${runId()}` });
   const ids: string[] = [];
+  // A re-publish is the same event again (UUID and payload): another payload under a done UUID is a payload conflict.
+  const payloads: Uint8Array[] = [];
   let records = 0;
   let duplicates = 0;
   const dupRate = o.dupRate ?? 0;
@@ -141,10 +143,11 @@ export async function publishStream(topic: string, n: number, o: { dupRate?: num
       for (let i = 0; i < 500 && seq < n; i++) {
         const m = event(seq++);
         ids.push(m.uuid);
+        payloads.push(m.payload);
         batch.push(m);
         if (dupRate > 0 && Math.random() < dupRate) {
-          const earlier = ids[Math.floor(Math.random() * ids.length)]!;
-          batch.push({ ...event(seq, earlier), metadata: { [EVENT_TYPE_KEY]: "review.created", "Forwarder-Republish": "1" } });
+          const i = Math.floor(Math.random() * ids.length);
+          batch.push({ ...event(seq, ids[i]!), payload: payloads[i]!, metadata: { [EVENT_TYPE_KEY]: "review.created", "Forwarder-Republish": "1" } });
           duplicates++;
         }
       }

@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Kafka, logLevel, type Admin } from "kafkajs";
 import type { Browser, Page } from "playwright-core";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALERT_NAMES } from "@/lib/thresholds";
 import type { AmAlert } from "@/server/observe/alertmanager";
@@ -91,6 +92,17 @@ afterAll(async () => {
   await am?.stop();
   await admin?.deleteTopics({ topics: [topic, `${topic}.dlq`] }).catch(() => {});
   await admin?.disconnect();
+  // The demo's dedup keys and the DLQ copy's guard key: the shared Redis is left as it was found
+  // (a handler left behind would show on the other tests' overview).
+  const redis = new Redis(REAL_ENV.REDIS_URL, { lazyConnect: true });
+  try {
+    for (const pattern of [`${service}:dedup:*`, `dlq:${topic}:*`]) {
+      const keys = await redis.keys(pattern);
+      if (keys.length) await redis.unlink(...keys);
+    }
+  } finally {
+    redis.disconnect();
+  }
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -177,7 +189,11 @@ async function markersAtTheirTimes(firedAtSec: number): Promise<void> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   const errors = collectErrors(page);
   await page.goto(`${app.url}/handlers/${service}/on-review-created?range=15m&refresh=5s`);
-  await page.getByTestId("chart-error-rate").scrollIntoViewIfNeeded();
+  // The chart below the fold is mounted when scrolled near (its server drawing is replaced): scroll
+  // until the element stays attached.
+  await until("the error chart in view", 20_000, async () =>
+    (await page.getByTestId("chart-error-rate").scrollIntoViewIfNeeded({ timeout: 2_000 }).then(() => true, () => false)) || undefined,
+  );
   // The rebalance is seen at the next scrape of the lag metrics (every 5 s).
   const rebalance = await until("a rebalance marker", 30_000, async () => {
     const t = await markerTimes(page, "rebalance", new RegExp(`Rebalance of ${service}\\.on-review-created`));

@@ -9,6 +9,7 @@
  */
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
+import { ALERT_LIST } from "@/lib/thresholds";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOwnPrometheus, type OwnPrometheus } from "../server/observe/testing/prometheus-server";
 import { buildFleet, startFleetExporter, type FleetExporter } from "../server/testing/fleet";
@@ -134,7 +135,7 @@ describe("fleet overview: 20 services × 10 handlers", () => {
     await page.goto(`${app.url}/?refresh=off`);
     const cards = page.locator('[data-testid^="alert-Dedup"]');
     await cards.first().waitFor();
-    expect(await cards.count()).toBe(3);
+    expect(await cards.count()).toBe(ALERT_LIST.length);
     const names = await cards.evaluateAll((els) =>
       els.map((li) => {
         const el = li.querySelector("span[title]") as HTMLElement;

@@ -463,7 +463,7 @@ function pagesSuite(mode: Mode) {
     await screenshot(page, `${mode}-keys`);
     // Lookup by UUID: found under the seeded prefix, and the URL keeps it.
     const uuid = seeded[7]!;
-    await page.getByLabel("Message UUID (ULID or UUID)").fill(uuid);
+    await page.getByLabel("Message id or whole key").fill(uuid);
     await page.getByRole("button", { name: "Look up" }).click();
     await expect.poll(() => page.getByTestId("key-lookup").locator('[data-testid="key-row"]').first().textContent()).toContain(seededPrefix);
     expect(new URL(page.url()).searchParams.get("uuid")).toBe(uuid);

@@ -81,6 +81,8 @@ export class TopicMissingError extends Error {
 export class KafkaLogReader {
   private readonly kafka: Kafka;
   private cluster: Promise<KjsCluster> | null = null;
+  /** Per connected cluster: each topic's metadata load, shared by concurrent readers of that topic. */
+  private loading = new WeakMap<KjsCluster, Map<string, Promise<void>>>();
 
   constructor(brokers: readonly string[]) {
     this.kafka = new Kafka({
@@ -114,14 +116,25 @@ export class KafkaLogReader {
    */
   private async withTopic(topic: string): Promise<KjsCluster> {
     const c = await this.connected();
-    if (c.targetTopics?.has(topic)) return c;
-    try {
-      await c.addTargetTopic(topic);
-    } catch (e) {
-      c.targetTopics?.delete(topic);
-      if ((e as { type?: unknown }).type === "UNKNOWN_TOPIC_OR_PARTITION") throw new TopicMissingError(topic);
-      throw e;
+    let loads = this.loading.get(c);
+    if (!loads) this.loading.set(c, (loads = new Map()));
+    // One load per topic: a second reader that found the topic among the targets before its metadata
+    // arrived got kafkajs' "Topic metadata not loaded" (a 503 under concurrent requests).
+    let load = loads.get(topic);
+    if (!load) {
+      const mine = loads;
+      load = c.addTargetTopic(topic).then(
+        () => undefined,
+        (e: unknown) => {
+          mine.delete(topic);
+          c.targetTopics?.delete(topic);
+          if ((e as { type?: unknown }).type === "UNKNOWN_TOPIC_OR_PARTITION") throw new TopicMissingError(topic);
+          throw e;
+        },
+      );
+      loads.set(topic, load);
     }
+    await load;
     return c;
   }
 

@@ -204,7 +204,8 @@ function pagesSuite(mode: Mode) {
       await redis.connect();
       const p = redis.pipeline();
       for (let i = 0; i < 260; i++) {
-        const uuid = `01E2E${randomBytes(8).toString("hex").toUpperCase()}`;
+        // A ULID (26 Crockford characters; hex digits are among them): the lookup takes ULIDs, UUIDs and whole keys.
+        const uuid = `01E2E${randomBytes(11).toString("hex").slice(0, 21).toUpperCase()}`;
         seeded.push(uuid);
         p.set(`${seededPrefix}:${uuid}`, "done", "PX", 3_600_000);
       }

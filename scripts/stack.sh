@@ -45,6 +45,15 @@ need() { # command, debian package: install it as root, else explain
   fi
 }
 
+want() { # command, debian package: what only some tests use — installed as root, otherwise a warning
+  command -v "$1" >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    need "$1" "$2"
+  else
+    say "warning: $1 is missing (Debian package '$2'): the tests that use it will fail"
+  fi
+}
+
 wait_for() { # description, seconds, command...
   local what=$1 secs=$2; shift 2
   local end=$((SECONDS + secs))
@@ -86,6 +95,7 @@ kafka_libs() {
 kafka_ready() { node "$ROOT/scripts/kafka-ready.mjs" "127.0.0.1:$KAFKA_PORT"; }
 
 up_kafka() {
+  want kcat kafkacat # the tests read and write records with the Kafka CLI, independent of kafkajs
   if alive kafka && port_open "$KAFKA_PORT"; then say "kafka: up at 127.0.0.1:$KAFKA_PORT"; ensure_topics; return 0; fi
   if port_open "$KAFKA_PORT"; then
     say "kafka: something else listens on 127.0.0.1:$KAFKA_PORT; using it"
@@ -117,6 +127,8 @@ ensure_topics() {
 prom_ready() { curl -fsS "http://127.0.0.1:$PROM_PORT/-/ready"; }
 
 up_prometheus() {
+  want victoria-metrics victoria-metrics # the store-parity test (VictoriaMetrics + vmalert)
+  want prometheus-alertmanager prometheus-alertmanager
   if am_ready >/dev/null 2>&1; then say "alertmanager: up (127.0.0.1:$AM_PORT)$(alive alertmanager && echo ", ours, pid $(cat "$PIDS/alertmanager.pid")")"; else say "alertmanager: down$(port_open "$AM_PORT" && echo "; 127.0.0.1:$AM_PORT is held by $(port_owner "$AM_PORT" | cut -c1-80)")"; rc=1; fi
   if prom_ready >/dev/null 2>&1; then say "prometheus: up at 127.0.0.1:$PROM_PORT"; return 0; fi
   need prometheus prometheus

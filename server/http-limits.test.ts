@@ -68,3 +68,16 @@ describe("applyHttpLimits", () => {
     expect(closed.filter(Boolean).length).toBeGreaterThanOrEqual(7);
   });
 });
+
+describe("applyHttpLimits and slow answers", () => {
+  it("answers a GET whose response takes longer than the body deadline (the body deadline is for bodies only)", async () => {
+    // The handler never reads the (empty) request body, as Next does not for a GET.
+    server = createServer((_req, res) => void setTimeout(() => res.end("late"), 1200));
+    await new Promise<void>((r) => server!.listen(0, "127.0.0.1", () => r()));
+    const port = (server.address() as { port: number }).port;
+    applyHttpLimits(server, { headersTimeoutMs: 500, bodyTimeoutMs: 700, maxConnections: 50 });
+    const res = await fetch(`http://127.0.0.1:${port}/`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("late");
+  });
+});

@@ -60,11 +60,16 @@ export function applyHttpLimits(server: Server, opts: Partial<HttpLimitsOptions>
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket as TimedSocket;
     clearTimeout(socket[WAITING]);
-    if (!req.complete) {
+    // Only a request that announces a body waits for one: a GET is not complete when "request" fires
+    // (its end is parsed just after) and nobody reads its empty body, so a deadline on it killed
+    // answers slower than bodyTimeoutMs (a dev compile of 20 s).
+    const announcesBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+    if (announcesBody && !req.complete) {
       const body = setTimeout(() => socket.destroy(), o.bodyTimeoutMs).unref();
       const done = () => clearTimeout(body);
       req.once("end", done);
       req.once("close", done);
+      res.once("finish", done);
     }
     // The next request on a kept-alive connection has its own headers deadline.
     res.once("finish", () => {

@@ -1,5 +1,5 @@
 import { NextResponse, type NextRequest } from "next/server";
-import type { ErrorBody } from "@/lib/api-types";
+import type { ErrorBody } from "@/lib/api/common";
 import { pageCsp } from "@/lib/csp";
 import { routeName } from "@/lib/route-params";
 import { crossSiteRefusal, MAX_BODY_BYTES } from "@/server/access";

@@ -11,7 +11,9 @@
  * (server/redact.ts), whoever the viewer.
  */
 import { dehydrate, QueryClient, type DehydratedState } from "@tanstack/react-query";
-import { overviewQuerySchema, rangeSchema, seriesQuerySchema, type RangeKey, type SeriesMetric } from "@/lib/api-types";
+import { rangeSchema, type RangeKey } from "@/lib/api/common";
+import { overviewQuerySchema } from "@/lib/api/overview";
+import { seriesQuerySchema, type SeriesMetric } from "@/lib/api/series";
 import { overviewQuery, seriesQuery } from "@/lib/query-options";
 import { config } from "@/server/config";
 import { getOverview, getSeries, observeContext } from "@/server/observe";

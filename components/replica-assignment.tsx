@@ -1,7 +1,7 @@
 "use client";
 
 import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
-import type { ConsumerGroupView, ConsumersResponse } from "@/lib/consumer-types";
+import type { ConsumerGroupView, ConsumersResponse } from "@/lib/api/consumers";
 import { formatNumber, formatRate } from "@/lib/format";
 import { fetchJson } from "@/lib/query-options";
 import { Panel } from "./panel";

@@ -6,7 +6,7 @@
  */
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AlertsResponse } from "@/lib/api-types";
+import type { AlertsResponse } from "@/lib/api/alerts";
 import { ALERT_NAMES } from "@/lib/thresholds";
 import { collectErrors, launchBrowser, screenshot, startApp, type App } from "./harness";
 

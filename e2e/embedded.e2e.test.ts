@@ -6,7 +6,9 @@
  */
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HandlersResponse, KeysResponse, OverviewResponse } from "@/lib/api-types";
+import type { HandlersResponse } from "@/lib/api/handlers";
+import type { KeysResponse } from "@/lib/api/keys";
+import type { OverviewResponse } from "@/lib/api/overview";
 import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 import { collectErrors, launchBrowser, screenshot, startApp, type App } from "./harness";
 

@@ -8,8 +8,8 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KeysResponse } from "@/lib/api-types";
-import type { ScenarioList } from "@/lib/workshop-types";
+import type { KeysResponse } from "@/lib/api/keys";
+import type { ScenarioList } from "@/lib/api/workshop";
 import { collectErrors, launchBrowser, screenshot, startApp, type App } from "./harness";
 
 let app: App;

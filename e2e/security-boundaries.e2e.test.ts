@@ -9,7 +9,7 @@ import { readdirSync, statSync } from "node:fs";
 import { hostname, networkInterfaces } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ScanProgress } from "@/lib/api-types";
+import type { ScanProgress } from "@/lib/api/handlers";
 import { FaultRedis } from "@/test/faults/lib/redis";
 import { ROOT, startApp, type App } from "./harness";
 import { concurrentBodies, consumerGroups, raw, rssMb, slowClient } from "./security-probes";

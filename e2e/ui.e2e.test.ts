@@ -13,7 +13,7 @@ import { join } from "node:path";
 import Redis from "ioredis";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HandlersResponse } from "../lib/api-types";
+import type { HandlersResponse } from "@/lib/api/handlers";
 import { DEFAULT_VIEW_STATE } from "../lib/url-state";
 import { collectErrors, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, freePort, type App } from "./harness";
 

@@ -3,7 +3,7 @@
  * recharts rows, the legend statistics, and a Y domain that always includes the threshold
  * (grafana#12135: a threshold line is invisible when the axis stops below it).
  */
-import type { SeriesLine } from "@/lib/api-types";
+import type { SeriesLine } from "@/lib/api/series";
 
 /** One recharts row: `t` (unix seconds) and one field per series (`s0`, `s1`, …). */
 export type Row = { t: number } & Record<string, number | null>;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { AlertStateName, OverviewHandler } from "@/lib/api-types";
+import type { AlertStateName } from "@/lib/api/common";
+import type { OverviewHandler } from "@/lib/api/overview";
 import { ALERT_NAMES } from "@/lib/thresholds";
 import { DEFAULT_FLEET_VIEW, fleetRows, fleetViewPatch, parseFleetView } from "./fleet-view";
 

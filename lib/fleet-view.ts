@@ -4,7 +4,8 @@
  * functions (unit-tested): the row of a handler, the worst-first order and the other sorts, the
  * service filter and the handler search, and their URL parameters.
  */
-import type { AlertStateName, OverviewHandler } from "@/lib/api-types";
+import type { AlertStateName } from "@/lib/api/common";
+import type { OverviewHandler } from "@/lib/api/overview";
 
 /** From this many handlers on, the overview is a table (a handful of charts reads; a fleet does not). */
 export const FLEET_TABLE_MIN_HANDLERS = 7;

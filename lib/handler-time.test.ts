@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { SeriesLine } from "./api-types";
+import type { SeriesLine } from "@/lib/api/series";
 import { handlerTimeSummary } from "./handler-time";
 
 const line = (name: string, values: Array<number | null>): SeriesLine => ({ name, labels: { service: "s", handler: "h" }, points: values.map((v, i) => [1000 + i, v]) });

@@ -3,7 +3,7 @@
  * attempt (the `handler_time` series) next to the declared `leaseMs`, and whether the p99 passed
  * half the lease (where the lint warns that a lease takeover is near). Isomorphic and pure.
  */
-import type { SeriesLine } from "./api-types";
+import type { SeriesLine } from "@/lib/api/series";
 import { lineStats } from "./chart-data";
 
 /** The handler-time figures of one handler. */

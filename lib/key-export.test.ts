@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { KeyEntry } from "@/lib/api-types";
+import type { KeyEntry } from "@/lib/api/keys";
 import { keysToCsv, keysToJson, sortKeys } from "./key-export";
 
 const k = (uuid: string, ttlMs: number | null, bytes: number | null, extra: Partial<KeyEntry> = {}): KeyEntry => ({ key: `s:dedup:h:${uuid}`, uuid, state: "done", ttlMs, bytes, ...extra });

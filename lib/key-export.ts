@@ -1,7 +1,7 @@
 /**
  * A page of the key browser sorted and exported (CSV, JSON) — pure functions the page calls.
  */
-import type { KeyEntry } from "@/lib/api-types";
+import type { KeyEntry } from "@/lib/api/keys";
 
 /** How a page can be sorted: SCAN order (as it came), by TTL left or by size, largest first. */
 export type KeySort = "scan" | "ttl" | "size";

@@ -2,27 +2,24 @@
  * react-query option factories for every dashboard endpoint: one place that knows the URLs, the
  * query keys and how a non-2xx answer becomes an {@link ApiError}.
  *
- * Only types are imported from `lib/api-types` and `lib/workshop-types`, so the browser bundle does
+ * Only types are imported from `lib/api/*`, so the browser bundle does
  * not carry zod. Polling: `refetchInterval` comes from the URL's refresh setting; react-query skips
  * interval refetches while the tab is hidden (`refetchIntervalInBackground: false`, set in
  * app/providers.tsx).
  */
 import { keepPreviousData, queryOptions, infiniteQueryOptions } from "@tanstack/react-query";
-import type {
-  AlertsResponse,
-  CapacityResponse,
-  HandlersResponse,
-  KeyLookupResponse,
-  KeysResponse,
-  LintResponse,
-  OverviewResponse,
-  RangeKey,
-  SeriesMetric,
-  SeriesResponse,
-} from "@/lib/api-types";
-import type { SilenceAnswer, SilenceCreate, SilencesResponse } from "@/lib/alertmanager-types";
-import type { EventsResponse } from "@/lib/event-types";
-import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch, RunCreated, RunView, ScenarioList } from "@/lib/workshop-types";
+import type { AlertsResponse } from "@/lib/api/alerts";
+import type { CapacityResponse } from "@/lib/api/capacity";
+import type { RangeKey } from "@/lib/api/common";
+import type { HandlersResponse } from "@/lib/api/handlers";
+import type { KeyLookupResponse, KeysResponse } from "@/lib/api/keys";
+import type { LintResponse } from "@/lib/api/lint";
+import type { OverviewResponse } from "@/lib/api/overview";
+import type { SeriesMetric, SeriesResponse } from "@/lib/api/series";
+import type { SilenceAnswer, SilenceCreate, SilencesResponse } from "@/lib/api/silences";
+import type { EventsResponse } from "@/lib/api/events";
+import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/api/demo";
+import type { RunCreated, RunView, ScenarioList } from "@/lib/api/workshop";
 
 /** A non-2xx answer (or no answer) of the dashboard API, with the server's `{ error, detail }`. */
 export class ApiError extends Error {

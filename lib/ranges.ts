@@ -3,9 +3,9 @@
  * (lib/url-state.ts, the toolbar) and the server (server/observe/series.ts): a plain module
  * without React or zod, so both bundles can import it.
  */
-import type { RangeKey } from "@/lib/api-types";
+import type { RangeKey } from "@/lib/api/common";
 
-/** Time ranges, as `lib/api-types` RANGES (repeated here so the browser bundle does not pull zod). */
+/** Time ranges, as `lib/api/common.ts` RANGES (repeated here so the browser bundle does not pull zod). */
 export const RANGE_OPTIONS = ["5m", "15m", "1h", "6h", "24h", "7d"] as const satisfies readonly RangeKey[];
 /** Human labels of the ranges. */
 export const RANGE_LABELS: Record<RangeKey, string> = {

@@ -3,8 +3,10 @@
  * rest are in lib/query-options.ts, whose {@link fetchJson} and `ApiError` these share).
  */
 import { queryOptions } from "@tanstack/react-query";
-import type { AuditResponse, ForgetResponse, TtlResponse } from "@/lib/action-types";
-import type { DlqResponse, RecordsResponse, RedriveResponse } from "@/lib/record-types";
+import type { AuditResponse } from "@/lib/api/audit";
+import type { ForgetResponse, TtlResponse } from "@/lib/api/key-actions";
+import type { DlqResponse, RedriveResponse } from "@/lib/api/dlq";
+import type { RecordsResponse } from "@/lib/api/records";
 import { fetchJson } from "./query-options";
 
 /** `GET /api/records?topic=&partition=&offset=` or `?topic=&uuid=` (`at` names one or the other). */

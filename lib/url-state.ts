@@ -9,7 +9,7 @@
  */
 import { useSearchParams } from "next/navigation";
 import { useCallback, useMemo } from "react";
-import type { RangeKey } from "@/lib/api-types";
+import type { RangeKey } from "@/lib/api/common";
 import { RANGE_OPTIONS } from "@/lib/ranges";
 
 export { RANGE_LABELS, RANGE_OPTIONS } from "@/lib/ranges";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { timelineHeading } from "./workshop-format";
-import type { RunSummary, TimelineEntry } from "./workshop-types";
+import type { RunSummary, TimelineEntry } from "@/lib/api/workshop";
 
 const summary = (deliveries: number): RunSummary => ({ published: 30, records: 30, deliveries, handlerCalls: 40, deduplicated: 0, sideEffects: 30, duplicateSideEffects: 0, lost: 0, dlq: 0 });
 const entries = (n: number): TimelineEntry[] => Array.from({ length: n }, (_, i) => ({ at: new Date(i).toISOString(), uuid: `u${i}`, replica: "r", attempt: 1, verdict: "processed" }));

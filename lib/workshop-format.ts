@@ -3,7 +3,7 @@
  * summary counts deliveries, the timeline lists attempt verdicts — each says which it counts.
  */
 import { formatNumber } from "./format";
-import type { RunView } from "./workshop-types";
+import type { RunView } from "@/lib/api/workshop";
 
 /**
  * The timeline's heading. Its entries are attempt verdicts (a delivery Retry ran three times has

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ALL_DEDUP_KEYS_GLOB, DLQ_TOPIC_SUFFIX, dlqTopicOf } from "@/names/dedup";
-import { DEMO_TOPIC, KAFKA_TOPIC_RE } from "@/lib/consumer-types";
+import { DEMO_TOPIC, KAFKA_TOPIC_RE } from "@/lib/api/consumers";
 
 /**
  * The app's configuration, from environment variables, validated once at start-up.

@@ -1,6 +1,6 @@
 /**
  * The one HTTP kit of the route handlers (`app/api/**`): JSON answers (`json(body, status)`),
- * the `{ error, detail }` body ({@link ErrorBody}, lib/api-types.ts), typed errors mapped to their
+ * the `{ error, detail }` body ({@link ErrorBody}, lib/api/common.ts), typed errors mapped to their
  * status, and the preamble every route shares, written once: the access guard of state-changing
  * calls, the streamed 16 KiB body cap, zod validation of query, path params and body.
  *
@@ -15,7 +15,7 @@
  * - upstream details in answers: redacted (server/redact.ts) unless {@link showsUpstreamDetail}.
  */
 import type { z } from "zod";
-import { ERROR_CODES, type ErrorBody } from "@/lib/api-types";
+import { ERROR_CODES, type ErrorBody } from "@/lib/api/common";
 import { config } from "@/server/config";
 import { checkAccess, clientAddress, isLocalRequest, listenInfo, MAX_BODY_BYTES } from "@/server/access";
 import { redactBody } from "@/server/redact";

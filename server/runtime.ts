@@ -9,7 +9,7 @@ import { RedisRepository } from "@/server/dedup/redis-repository";
 import { registerMemoryStore } from "@/server/observe/memory-inspector";
 import { config } from "./config";
 import { appRegistry, workshopRegistry } from "./registry";
-import { WORKSHOP_SERVICE } from "@/lib/workshop-types";
+import { WORKSHOP_SERVICE } from "@/lib/api/workshop";
 import { DemoService } from "@/server/demo/demo";
 import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 import { envOptionsFromConfig, scenarioEnv } from "@/server/workshop/env";

@@ -3,7 +3,7 @@
  * wrap it in `audited`, server/audit): a chart marker, and one line in the server log naming the
  * action, the silence, its matchers and the client address.
  */
-import { matchersText, type Silence } from "@/lib/alertmanager-types";
+import { matchersText, type Silence } from "@/lib/api/silences";
 import { clientAddress } from "@/server/access";
 import { config } from "@/server/config";
 import { recordEvent } from "@/server/observe/events";

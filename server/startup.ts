@@ -1,5 +1,5 @@
 import { config, ConfigError, type AppConfig } from "./config";
-import { DEMO_TOPIC } from "@/lib/consumer-types";
+import { DEMO_TOPIC } from "@/lib/api/consumers";
 
 /**
  * Server start-up: validate the configuration (an invalid variable stops the process with a message

@@ -15,15 +15,13 @@ import { GET as keysGET } from "@/app/api/keys/route";
 import { GET as lintGET } from "@/app/api/lint/route";
 import { GET as overviewGET } from "@/app/api/overview/route";
 import { GET as seriesGET } from "@/app/api/series/route";
-import {
-  alertsResponseSchema,
-  capacityResponseSchema,
-  errorBodySchema,
-  handlersResponseSchema,
-  lintResponseSchema,
-  overviewResponseSchema,
-  seriesResponseSchema,
-} from "@/lib/api-types";
+import { alertsResponseSchema } from "@/lib/api/alerts";
+import { capacityResponseSchema } from "@/lib/api/capacity";
+import { errorBodySchema } from "@/lib/api/common";
+import { handlersResponseSchema } from "@/lib/api/handlers";
+import { lintResponseSchema } from "@/lib/api/lint";
+import { overviewResponseSchema } from "@/lib/api/overview";
+import { seriesResponseSchema } from "@/lib/api/series";
 import { dedupRecorder, RECOMMENDED_SETUP } from "@/server/dedup";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { clearDeclaredHandlers, registerHandlers } from "@/server/observe/handler-registry";

@@ -1,6 +1,6 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import type { AlertRule } from "@/lib/api-types";
+import type { AlertRule } from "@/lib/api/alerts";
 import { AlertBadge } from "./alert-badge";
 import { AlertCards } from "./alert-rules";
 

@@ -1,7 +1,8 @@
 "use client";
 
 import { useEffect, useState } from "react";
-import type { AlertStateName, AlertsUnknown } from "@/lib/api-types";
+import type { AlertsUnknown } from "@/lib/api/alerts";
+import type { AlertStateName } from "@/lib/api/common";
 import { timeToFireMs } from "@/lib/alert-transitions";
 import { formatDurationMs, formatSince } from "@/lib/format";
 

@@ -1,6 +1,6 @@
 "use client";
 
-import type { AlertRule, AlertsUnknown } from "@/lib/api-types";
+import type { AlertRule, AlertsUnknown } from "@/lib/api/alerts";
 import { formatByUnit, formatRate } from "@/lib/format";
 import { AlertBadge } from "./alert-badge";
 import { AlertmanagerState, SilenceForm } from "./silences";

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
-import { matchersText, type AlertmanagerInstance, type Silence } from "@/lib/alertmanager-types";
+import { matchersText, type AlertmanagerInstance, type Silence } from "@/lib/api/silences";
 import { ApiError, deleteSilence, postSilence, silencesQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { Panel, UnavailableState } from "../panel";

@@ -5,7 +5,7 @@
  * page's first chunk and renders on the server.
  */
 import type { ChartMarker } from "./markers";
-import type { SeriesLine } from "@/lib/api-types";
+import type { SeriesLine } from "@/lib/api/series";
 import { displayNames, lineStats, niceTicks, seriesKey, toRows, yMax } from "@/lib/chart-data";
 import { formatBurst, formatByUnit, formatClock, formatClockSeconds, formatTick, tickScale, type ValueUnit } from "@/lib/format";
 

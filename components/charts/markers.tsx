@@ -1,6 +1,6 @@
 "use client";
 
-import { MARKER_INFO, MARKER_KINDS, type MarkerKind } from "@/lib/event-types";
+import { MARKER_INFO, MARKER_KINDS, type MarkerKind } from "@/lib/api/events";
 
 /** One event drawn on a time-series chart: a vertical line at `t` with a hover text. */
 export interface ChartMarker {

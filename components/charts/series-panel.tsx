@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
-import type { SeriesMetric } from "@/lib/api-types";
+import type { SeriesMetric } from "@/lib/api/series";
 import { hasNoData } from "@/lib/chart-data";
 import type { ValueUnit } from "@/lib/format";
 import { eventsQuery, seriesQuery } from "@/lib/query-options";

@@ -1,6 +1,6 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import type { SeriesLine } from "@/lib/api-types";
+import type { SeriesLine } from "@/lib/api/series";
 import { StaticTimeSeriesChart } from "./static-chart";
 
 const line = (name: string, points: Array<[number, number | null]>, labels: Record<string, string> = {}): SeriesLine => ({ name, labels, points });

@@ -9,7 +9,7 @@ import { Area, AreaChart, CartesianGrid, Line, LineChart, ReferenceArea, Referen
 import { formatByUnit, formatClock } from "@/lib/format";
 import { chartModel, ChartLegend, type TimeSeriesChartProps } from "./chart-common";
 import { MarkerFlag, MarkerLegend } from "./markers";
-import { MARKER_INFO } from "@/lib/event-types";
+import { MARKER_INFO } from "@/lib/api/events";
 
 
 /** A time-series chart with thresholds and a legend table. Renders nothing special for empty input: callers show an empty state. */

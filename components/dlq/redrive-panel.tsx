@@ -4,7 +4,7 @@ import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { ApiError } from "@/lib/query-options";
 import { redrive } from "@/lib/record-queries";
-import type { RedriveResponse } from "@/lib/record-types";
+import type { RedriveResponse } from "@/lib/api/dlq";
 import { Panel } from "../panel";
 import { TokenField } from "../workshop/token-field";
 import { needsToken, useWorkshopToken } from "../workshop/token";

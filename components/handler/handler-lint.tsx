@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import type { Finding } from "@/lib/api-types";
+import type { Finding } from "@/lib/api/common";
 import { lintQuery } from "@/lib/query-options";
 import { Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";

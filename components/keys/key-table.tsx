@@ -1,4 +1,5 @@
-import type { KeyEntry, KeyState } from "@/lib/api-types";
+import type { KeyState } from "@/lib/api/common";
+import type { KeyEntry } from "@/lib/api/keys";
 import Link from "next/link";
 import { formatBytes, formatDurationMs } from "@/lib/format";
 import { messageHref, uuidSearchHref } from "@/lib/record-queries";

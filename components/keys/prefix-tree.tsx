@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import type { HandlerKeys } from "@/lib/api-types";
+import type { HandlerKeys } from "@/lib/api/handlers";
 import { formatCount, formatCountedAt, formatPercent, scanFraction } from "@/lib/format";
 import { handlersQuery, refreshHandlers, ApiError } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";

@@ -3,7 +3,7 @@
 import { useQueries, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import type { ReactNode } from "react";
-import type { OverviewHandler, OverviewResponse } from "@/lib/api-types";
+import type { OverviewHandler, OverviewResponse } from "@/lib/api/overview";
 import { overviewQuery, seriesQuery } from "@/lib/query-options";
 import { THRESHOLDS, ALERTS, RATE_WINDOW_MS } from "@/lib/thresholds";
 import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";

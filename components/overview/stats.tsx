@@ -1,4 +1,4 @@
-import type { OverviewHandler } from "@/lib/api-types";
+import type { OverviewHandler } from "@/lib/api/overview";
 import { formatBurst, formatCount, formatCountedAt, formatLeaseSplit, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { RATE_WINDOW_MS, THRESHOLDS } from "@/lib/thresholds";
 import { isEmbeddedDetail, isPendingDetail, unavailableText, Stat } from "../panel";

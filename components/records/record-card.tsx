@@ -1,4 +1,4 @@
-import type { Encoded, RecordView } from "@/lib/record-types";
+import type { Encoded, RecordView } from "@/lib/api/records";
 import { formatBytes } from "@/lib/format";
 
 /** JSON pretty-printed when the text parses as JSON, else the text as is. */

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { DEMO_LIMITS, type DemoFaults, type DemoFaultsPatch, type DemoSources, type DemoSourcesPatch } from "@/lib/workshop-types";
+import { DEMO_LIMITS, type DemoFaults, type DemoFaultsPatch, type DemoSources, type DemoSourcesPatch } from "@/lib/api/demo";
 import { formatDurationMs, formatNumber, formatPercent } from "@/lib/format";
 import { faultsQuery, putFaults, putSources, sourcesQuery, ApiError } from "@/lib/query-options";
 import { Panel } from "../panel";

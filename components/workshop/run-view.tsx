@@ -1,10 +1,10 @@
 "use client";
 
-import type { DeliveryVerdict, ExpectedCheck, RunView, ScenarioInfo, SummaryField } from "@/lib/workshop-types";
+import type { DeliveryVerdict, ExpectedCheck, RunView, ScenarioInfo, SummaryField } from "@/lib/api/workshop";
 import { formatNumber } from "@/lib/format";
 import { timelineHeading } from "@/lib/workshop-format";
 
-/** Summary fields in display order (as lib/workshop-types SUMMARY_FIELDS; repeated to keep zod out of the bundle). */
+/** Summary fields in display order (as lib/api/workshop.ts SUMMARY_FIELDS; repeated to keep zod out of the bundle). */
 const FIELDS = ["published", "records", "deliveries", "handlerCalls", "deduplicated", "sideEffects", "duplicateSideEffects", "lost", "dlq"] as const satisfies readonly SummaryField[];
 const FIELD_LABEL: Record<SummaryField, string> = {
   published: "Published events",

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
-import type { ScenarioInfo, ScenarioKind, ScenarioList } from "@/lib/workshop-types";
+import type { ScenarioInfo, ScenarioKind, ScenarioList } from "@/lib/api/workshop";
 import { formatDurationMs } from "@/lib/format";
 import { runQuery, scenariosQuery, startRun, ApiError } from "@/lib/query-options";
 import { useViewState } from "@/lib/url-state";

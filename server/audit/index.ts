@@ -5,7 +5,7 @@
  * work so that its outcome — success or failure — is recorded. Kept on globalThis (Next.js
  * evaluates modules more than once): PostgreSQL when `DATABASE_URL` is set, else memory.
  */
-import type { AuditEntry } from "@/lib/action-types";
+import type { AuditEntry } from "@/lib/api/audit";
 import { checkAccess, listenInfo } from "@/server/access";
 import { config } from "@/server/config";
 import { MemoryAuditStore, PostgresAuditStore, type AuditInput, type AuditStore } from "./store";

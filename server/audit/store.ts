@@ -3,7 +3,7 @@
  * start-up, survives restarts), else a bounded list in this process's memory.
  */
 import { Pool } from "pg";
-import type { AuditEntry } from "@/lib/action-types";
+import type { AuditEntry } from "@/lib/api/audit";
 
 /** An entry before the store numbered it. */
 export type AuditInput = Omit<AuditEntry, "id" | "at"> & { at?: Date };

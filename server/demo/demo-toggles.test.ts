@@ -2,7 +2,7 @@ import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { dedupMetrics } from "@/server/dedup/metrics";
-import type { DemoFaultsPatch, DemoSourcesPatch } from "@/lib/workshop-types";
+import type { DemoFaultsPatch, DemoSourcesPatch } from "@/lib/api/demo";
 import { countPush, MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
 import { MemoryTransport } from "@/server/transport";
 import { DemoService } from "./demo";

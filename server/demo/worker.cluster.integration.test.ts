@@ -17,7 +17,7 @@ import { createInterface } from "node:readline";
 import { clusterClient } from "@/server/testing/redis-cluster";
 import { Kafka, logLevel, type Admin } from "kafkajs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DEMO_TOPIC, type ConsumerGroupView } from "@/lib/consumer-types";
+import { DEMO_TOPIC, type ConsumerGroupView } from "@/lib/api/consumers";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
 import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AlertInstance } from "@/lib/api-types";
+import type { AlertInstance } from "@/lib/api/alerts";
 import { AlertmanagerClient, instanceView } from "./alertmanager";
 import { startOwnAlertmanager, type OwnAlertmanager } from "./testing/alertmanager-server";
 

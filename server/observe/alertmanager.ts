@@ -3,16 +3,8 @@
  * their state (active / suppressed, by which silences and inhibitions), the silences, and silence
  * create / expire. Behind `GET /api/alerts` (Alertmanager's state per instance) and `/api/silences`.
  */
-import type { AlertInstance, AlertRule } from "@/lib/api-types";
-import {
-  silenceMatches,
-  silenceSchema,
-  type AlertmanagerInstance,
-  type AlertmanagerPart,
-  type Silence,
-  type SilenceCreate,
-  type Suppressor,
-} from "@/lib/alertmanager-types";
+import type { AlertInstance, AlertRule } from "@/lib/api/alerts";
+import { silenceMatches, silenceSchema, type AlertmanagerInstance, type AlertmanagerPart, type Silence, type SilenceCreate, type Suppressor } from "@/lib/api/silences";
 import { config } from "@/server/config";
 import { HttpError } from "@/server/http";
 import { failureKind } from "@/server/redact";

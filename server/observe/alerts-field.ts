@@ -2,7 +2,7 @@
  * The alerts field of the overview and alerts answers: the rules, or — when they cannot be read —
  * why, since when and the last known rules, so no badge turns a lost Prometheus into "inactive".
  */
-import type { AlertInstance, AlertRule, AlertsField, AlertsUnknown } from "@/lib/api-types";
+import type { AlertInstance, AlertRule, AlertsField, AlertsUnknown } from "@/lib/api/alerts";
 import type { ObserveContext } from "./context";
 import type { Got } from "./upstream";
 

@@ -1,4 +1,4 @@
-import type { CapacityHandler, CapacityResponse } from "@/lib/api-types";
+import type { CapacityHandler, CapacityResponse } from "@/lib/api/capacity";
 import { TTL_POLICY } from "@/lib/thresholds";
 import type { ObserveContext } from "./context";
 import { handlerPrefix, splitPrefix } from "./glob";

@@ -1,6 +1,6 @@
 import { AssignerProtocol } from "kafkajs";
 import { describe, expect, it } from "vitest";
-import { consumersResponseSchema } from "@/lib/consumer-types";
+import { consumersResponseSchema } from "@/lib/api/consumers";
 import { assembleGroupView, ConsumerGroupDescriber, decodeAssignment, type ConsumerAdmin, type GroupSnapshot } from "./consumer-group";
 import { NotFoundError, UpstreamUnavailableError } from "./errors";
 

@@ -7,7 +7,7 @@
  * joins the group, so looking never triggers a rebalance.
  */
 import { AssignerProtocol, Kafka, logLevel, type Admin } from "kafkajs";
-import type { ConsumerGroupView, ConsumerMember, ConsumerPartition, ConsumersQuery, ConsumersResponse } from "@/lib/consumer-types";
+import type { ConsumerGroupView, ConsumerMember, ConsumerPartition, ConsumersQuery, ConsumersResponse } from "@/lib/api/consumers";
 import { config } from "@/server/config";
 import { replicaOfClientId } from "@/server/transport/replica-id";
 import { withTimeout } from "@/server/dedup/store-call";

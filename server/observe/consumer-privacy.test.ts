@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ConsumersResponse } from "@/lib/consumer-types";
+import type { ConsumersResponse } from "@/lib/api/consumers";
 import { consumersForViewer, ownGroup } from "./consumer-privacy";
 
 const member = (group: string, who: string, partitions: number[]) => ({

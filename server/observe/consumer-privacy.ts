@@ -6,7 +6,7 @@
  * `<SERVICE_NAME>.` (the demo's and the workers' groups are `<service>.<handler>`) are shown as
  * `member-1`, `member-2`… with no host; partitions, lag and rates stay.
  */
-import type { ConsumerGroupView, ConsumersResponse } from "@/lib/consumer-types";
+import type { ConsumerGroupView, ConsumersResponse } from "@/lib/api/consumers";
 
 /** Whether the group belongs to `service` (its consumers are named `<service>.<handler>`). */
 export function ownGroup(groupId: string, service: string): boolean {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_MARKERS } from "@/lib/event-types";
+import { MAX_MARKERS } from "@/lib/api/events";
 import type { ObserveContext } from "./context";
 import { alertTransitions, getEvents, restarts } from "./event-markers";
 import { recordEvent } from "./events";

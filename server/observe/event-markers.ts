@@ -4,7 +4,7 @@
  * app restarts from `process_start_time_seconds`, and the in-process event log (rebalances, demo
  * toggles, replays, silences). Filtered to a service and handler; bounded to {@link MAX_MARKERS}.
  */
-import { MAX_MARKERS, type ChartEvent, type EventsQuery, type EventsResponse } from "@/lib/event-types";
+import { MAX_MARKERS, type ChartEvent, type EventsQuery, type EventsResponse } from "@/lib/api/events";
 import { RANGE_SECONDS } from "@/lib/ranges";
 import type { ObserveContext } from "./context";
 import { eventsBetween } from "./events";

@@ -7,7 +7,7 @@
  */
 
 import { Gauge, type Registry } from "prom-client";
-import type { MarkerKind } from "@/lib/event-types";
+import type { MarkerKind } from "@/lib/api/events";
 import { PROCESS_START_METRIC } from "./metrics/queries";
 
 /** Kinds of events the log records (alerts and restarts come from Prometheus' series). */

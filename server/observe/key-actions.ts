@@ -7,7 +7,7 @@
  * SCAN walks every master, each key's script goes to the master of its slot (`ownerOf`). The
  * check and the change of a key are one script, so a key that changed state meanwhile is left alone.
  */
-import type { ForgetResponse, TtlResponse } from "@/lib/action-types";
+import type { ForgetResponse, TtlResponse } from "@/lib/api/key-actions";
 import { dedupKeyPrefix, TTL_POLICY } from "@/names/dedup";
 import type { ObserveContext } from "./context";
 import { BadRequestError, ForbiddenError, UpstreamUnavailableError, errorText } from "./errors";

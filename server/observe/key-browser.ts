@@ -1,7 +1,8 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { Cluster, type Redis } from "ioredis";
 import { clusterSlot } from "@/server/dedup/cluster-slot";
-import type { HandlersResponse, KeyEntry, KeyLookupResponse, KeysResponse } from "@/lib/api-types";
+import type { HandlersResponse } from "@/lib/api/handlers";
+import type { KeyEntry, KeyLookupResponse, KeysResponse } from "@/lib/api/keys";
 import type { ObserveContext } from "./context";
 import { BadRequestError, UpstreamUnavailableError, errorText } from "./errors";
 import { escapeGlob, PrefixGlobs, splitPrefix } from "./glob";

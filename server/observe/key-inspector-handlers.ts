@@ -2,7 +2,7 @@
  * The Redis key inspector's per-handler answer: counts from the scan (or the estimate), TTLs,
  * states and sizes from each handler's sample, scaled to its count where they were sampled.
  */
-import type { HandlerKeys, ScanProgress, TtlBucket } from "@/lib/api-types";
+import type { HandlerKeys, ScanProgress, TtlBucket } from "@/lib/api/handlers";
 import { splitPrefix } from "./glob";
 import { splitByState, TTL_BUCKETS, type Accum } from "./key-accum";
 import type { SampleStats } from "./key-samples";

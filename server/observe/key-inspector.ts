@@ -1,4 +1,4 @@
-import type { ScanProgress } from "@/lib/api-types";
+import type { ScanProgress } from "@/lib/api/handlers";
 import { PrefixGlobs } from "./glob";
 import { adapt, firstCount, keysWithoutTtl, mergeReply, TTL_BUCKET_BOUNDS, type Accum } from "./key-accum";
 import { ESTIMATE_SAMPLE_READS, estimateKeys } from "./key-inspector-estimate";

@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import type { KeyState } from "@/lib/api-types";
+import type { KeyState } from "@/lib/api/common";
 import { DONE_FINGERPRINT_SEPARATOR, DONE_POSITION_PREFIX } from "@/server/dedup/repository";
 import { isDoneValue } from "@/server/dedup/duplicate-cause";
 import { TTL_BUCKETS, type Accum } from "./key-accum";

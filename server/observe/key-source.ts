@@ -3,7 +3,8 @@
  * (server/observe/key-inspector.ts) or the embedded mode's `MemoryInspector`
  * (server/observe/memory-inspector.ts), and the result shapes both publish.
  */
-import type { HandlerKeys, KeyLookupResponse, KeysResponse, ScanProgress } from "@/lib/api-types";
+import type { HandlerKeys, ScanProgress } from "@/lib/api/handlers";
+import type { KeyLookupResponse, KeysResponse } from "@/lib/api/keys";
 
 /**
  * What the routes read keys through, whatever holds them: the Redis `KeyInspector` or the

@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { lintResponseSchema } from "@/lib/api-types";
+import { lintResponseSchema } from "@/lib/api/lint";
 import { dedupMetrics, RECOMMENDED_SETUP } from "@/server/dedup";
 import { createObserveContext } from "./context";
 import { clearDeclaredHandlers, registerHandlers } from "./handler-registry";

@@ -1,4 +1,6 @@
-import type { Finding, HandlerKeys, LintResponse } from "@/lib/api-types";
+import type { Finding } from "@/lib/api/common";
+import type { HandlerKeys } from "@/lib/api/handlers";
+import type { LintResponse } from "@/lib/api/lint";
 import { TTL_POLICY } from "@/lib/thresholds";
 import { lintHandler } from "@/server/dedup";
 import type { ObserveContext } from "./context";

@@ -6,7 +6,9 @@
  * an estimate of the process heap a key holds (labelled `bytesEstimated`).
  */
 import { ALL_DEDUP_KEYS_GLOB } from "@/names/dedup";
-import type { HandlerKeys, KeyEntry, KeyLookupResponse, KeysResponse, KeyState, ScanProgress, TtlBucket } from "@/lib/api-types";
+import type { KeyState } from "@/lib/api/common";
+import type { HandlerKeys, ScanProgress, TtlBucket } from "@/lib/api/handlers";
+import type { KeyEntry, KeyLookupResponse, KeysResponse } from "@/lib/api/keys";
 import { BadRequestError } from "./errors";
 import { PrefixGlobs, prefixOfKey, splitPrefix } from "./glob";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";

@@ -3,9 +3,11 @@
  * health, the alerts and the scrape coverage. Its shared helpers live in ./upstream.
  */
 import { alertRulesOrLastKnown, alertsField, alertsUnknown, handlerAlerts } from "./alerts-field";
-import type { AlertInstance, AlertRule, OverviewHandler, OverviewResponse, RangeKey, ThresholdsView } from "@/lib/api-types";
+import type { AlertInstance, AlertRule } from "@/lib/api/alerts";
+import type { RangeKey } from "@/lib/api/common";
+import type { OverviewHandler, OverviewResponse, ThresholdsView } from "@/lib/api/overview";
 import { ALERTS, THRESHOLDS, TTL_POLICY } from "@/lib/thresholds";
-import { WORKSHOP_SERVICE } from "@/lib/workshop-types";
+import { WORKSHOP_SERVICE } from "@/lib/api/workshop";
 import type { ObserveContext } from "./context";
 import { errorText } from "./errors";
 import { handlerPrefix } from "./glob";

@@ -6,9 +6,10 @@
  * figure on the dashboard counts: with 1 of 2 replicas scraped, the duplicates and rates show about
  * half of what happens, and nothing else would say so.
  */
-import type { ScrapeCoverage, Unavailable } from "@/lib/api-types";
+import type { Unavailable } from "@/lib/api/common";
+import type { ScrapeCoverage } from "@/lib/api/overview";
 import { formatNumber } from "@/lib/format";
-import { WORKSHOP_SERVICE } from "@/lib/workshop-types";
+import { WORKSHOP_SERVICE } from "@/lib/api/workshop";
 import { replicaOfClientId } from "@/server/transport/replica-id";
 import { getGroupMembers, type GroupMembers } from "./consumer-group";
 import { errorText } from "./errors";

@@ -1,4 +1,4 @@
-import type { RangeKey } from "@/lib/api-types";
+import type { RangeKey } from "@/lib/api/common";
 // Not from lib/url-state: it imports next/navigation's client hook, which fails `next build` in a route.
 import { RANGE_SECONDS } from "@/lib/ranges";
 import { MAX_POINTS } from "./series";

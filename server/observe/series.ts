@@ -1,5 +1,7 @@
 import { alertsField } from "./alerts-field";
-import type { AlertsResponse, RangeKey, SeriesLine, SeriesMetric, SeriesResponse } from "@/lib/api-types";
+import type { AlertsResponse } from "@/lib/api/alerts";
+import type { RangeKey } from "@/lib/api/common";
+import type { SeriesLine, SeriesMetric, SeriesResponse } from "@/lib/api/series";
 import { RANGE_SECONDS } from "@/lib/ranges";
 import { chartLines } from "@/lib/thresholds";
 import type { ObserveContext } from "./context";

@@ -4,8 +4,9 @@
  * inspector's handlers. Overview, series, capacity, the key browser and the lint import them from
  * here, so no response builder imports another.
  */
-import type { HandlerKeys, Unavailable, Upstream } from "@/lib/api-types";
-import { WORKSHOP_SERVICE } from "@/lib/workshop-types";
+import type { Unavailable, Upstream } from "@/lib/api/common";
+import type { HandlerKeys } from "@/lib/api/handlers";
+import { WORKSHOP_SERVICE } from "@/lib/api/workshop";
 import type { ObserveContext } from "./context";
 import { errorText } from "./errors";
 import { whenReady } from "./redis-client";

@@ -7,7 +7,7 @@ import { InProgressError, toError } from "@/server/dedup/errors";
 import { namedMiddleware, type Handler, type Message, type Middleware } from "@/server/dedup/message";
 import { REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY } from "@/names/dedup";
 import type { Publisher } from "@/server/dedup/pubsub";
-import { TIMELINE_CAP, type DeliveryVerdict, type RunSummary, type TimelineEntry } from "@/lib/workshop-types";
+import { TIMELINE_CAP, type DeliveryVerdict, type RunSummary, type TimelineEntry } from "@/lib/api/workshop";
 import type { StackExtras } from "@/server/notification/service";
 
 /** Name of the probe middleware (`middlewareName`), so a stack listing shows it apart from the library's. */

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { ulid } from "ulid";
 import type { Metric, Registry } from "prom-client";
-import type { RunSeries } from "@/lib/workshop-types";
+import type { RunSeries } from "@/lib/api/workshop";
 import type { DeduplicatorOptions } from "@/server/dedup/deduplicator";
 import { type Message } from "@/server/dedup/message";
 import { CORRELATION_ID_KEY, dedupKeyPrefix, EVENT_TYPE_KEY } from "@/names/dedup";

@@ -4,7 +4,7 @@
  * and meets every check of the outcome it declares; `more` adds the mode's own assertions.
  */
 import { it, type ExpectStatic } from "vitest";
-import { SCENARIO_NAMES, type ScenarioName } from "@/lib/workshop-types";
+import { SCENARIO_NAMES, type ScenarioName } from "@/lib/api/workshop";
 import type { WorkshopRunner } from "./workshop";
 
 /** What {@link WorkshopRunner.wait} answers for a finished run. */

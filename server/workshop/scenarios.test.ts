@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SCENARIO_NAMES } from "@/lib/workshop-types";
+import { SCENARIO_NAMES } from "@/lib/api/workshop";
 import { scenarioEnv } from "./env";
 import { ScenarioContext } from "./scenario-context";
 import { SCENARIOS } from "./scenarios";

@@ -8,7 +8,7 @@ import { failClosed, failOpen } from "@/server/dedup/failure-mode";
 import { FaultyRepository } from "@/server/dedup/faulty-repository";
 import { type Message } from "@/server/dedup/message";
 import { CORRELATION_ID_KEY, HOUR_MS } from "@/names/dedup";
-import type { CheckResult, ExpectedCheck, ExpectedOutcome, RunSummary, ScenarioKind, ScenarioName } from "@/lib/workshop-types";
+import type { CheckResult, ExpectedCheck, ExpectedOutcome, RunSummary, ScenarioKind, ScenarioName } from "@/lib/api/workshop";
 import { FAST_RETRY, seqOf, type ReplicaSetup, type ScenarioContext } from "./scenario-context";
 
 /** A scenario: what the API lists plus the script. */

@@ -2,7 +2,7 @@
  * Runs workshop scenarios in the background, one run per scenario at a time, and keeps the
  * latest runs in memory for `GET /api/workshop/runs/{runId}`.
  */
-import type { RunView, ScenarioList, ScenarioName } from "@/lib/workshop-types";
+import type { RunView, ScenarioList, ScenarioName } from "@/lib/api/workshop";
 import { HttpError } from "@/server/http";
 import { ScenarioContext, type ScenarioEnv } from "./scenario-context";
 import { checkOutcome, SCENARIOS, scenarioByName } from "./scenarios";

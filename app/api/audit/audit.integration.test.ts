@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { GET } from "./route";
-import { auditResponseSchema } from "@/lib/action-types";
+import { auditResponseSchema } from "@/lib/api/audit";
 import { parseConfig } from "@/server/config";
 import { freePort } from "@/server/testing/net";
 import { LOCAL_REQUEST_HEADERS } from "@/server/testing/app-config";

@@ -1,4 +1,4 @@
-import { auditQuerySchema } from "@/lib/action-types";
+import { auditQuerySchema } from "@/lib/api/audit";
 import { auditStore } from "@/server/audit";
 import { handleQuery, UpstreamUnavailableError } from "@/server/http";
 

@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { Kafka, logLevel, Partitioners, type Admin } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consumersResponseSchema, type ConsumerGroupView } from "@/lib/consumer-types";
+import { consumersResponseSchema, type ConsumerGroupView } from "@/lib/api/consumers";
 import { GET } from "./route";
 import { startWorker, stopWorker } from "@/scripts/bench-scale";
 import { encodeRecord } from "@/server/transport/watermill-codec";

@@ -1,4 +1,4 @@
-import { consumersQuerySchema } from "@/lib/consumer-types";
+import { consumersQuerySchema } from "@/lib/api/consumers";
 import { config } from "@/server/config";
 import { SharedCache } from "@/server/observe/cache";
 import { BadRequestError, handleQuery, NotFoundError } from "@/server/http";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { demoFaultsSchema, demoSourcesSchema } from "@/lib/workshop-types";
-import { errorBodySchema } from "@/lib/api-types";
+import { demoFaultsSchema, demoSourcesSchema } from "@/lib/api/demo";
+import { errorBodySchema } from "@/lib/api/common";
 import { embeddedConfigPerTest, LOCAL_REQUEST_HEADERS, useConfig } from "@/server/testing/app-config";
 import { GET as getSources, PUT as putSources } from "./sources/route";
 import { GET as getFaults, PUT as putFaults } from "./faults/route";

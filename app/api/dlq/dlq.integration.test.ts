@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dlqResponseSchema, redriveResponseSchema, type DlqEntry } from "@/lib/record-types";
+import { dlqResponseSchema, redriveResponseSchema, type DlqEntry } from "@/lib/api/dlq";
 import { EVENT_TYPE_KEY } from "@/names/dedup";
 import { parseConfig } from "@/server/config";
 import { setRecordReader, recordReader } from "@/server/observe/records/records";

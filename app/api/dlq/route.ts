@@ -1,4 +1,4 @@
-import { dlqQuerySchema } from "@/lib/record-types";
+import { dlqQuerySchema } from "@/lib/api/dlq";
 import { handleQuery } from "@/server/http";
 import { listDlq } from "@/server/observe/records/dlq";
 

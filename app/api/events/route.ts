@@ -1,4 +1,4 @@
-import { eventsQuerySchema } from "@/lib/event-types";
+import { eventsQuerySchema } from "@/lib/api/events";
 import { observeContext } from "@/server/observe";
 import { getEvents } from "@/server/observe/event-markers";
 import { handleQuery } from "@/server/http";

@@ -1,4 +1,4 @@
-import { handlersQuerySchema } from "@/lib/api-types";
+import { handlersQuerySchema } from "@/lib/api/handlers";
 import { getHandlers, observeContext } from "@/server/observe";
 import { handleQuery } from "@/server/http";
 

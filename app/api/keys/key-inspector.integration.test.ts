@@ -15,15 +15,12 @@ import { GET as keysGET } from "./route";
 import { GET as capacityGET } from "@/app/api/capacity/route";
 import { GET as lintGET } from "@/app/api/lint/route";
 import { GET as overviewGET } from "@/app/api/overview/route";
-import {
-  capacityResponseSchema,
-  errorBodySchema,
-  handlersResponseSchema,
-  keyLookupResponseSchema,
-  keysResponseSchema,
-  lintResponseSchema,
-  overviewResponseSchema,
-} from "@/lib/api-types";
+import { capacityResponseSchema } from "@/lib/api/capacity";
+import { errorBodySchema } from "@/lib/api/common";
+import { handlersResponseSchema } from "@/lib/api/handlers";
+import { keyLookupResponseSchema, keysResponseSchema } from "@/lib/api/keys";
+import { lintResponseSchema } from "@/lib/api/lint";
+import { overviewResponseSchema } from "@/lib/api/overview";
 import { registerDemoHandlers } from "@/server/startup";
 import { createObserveContext, setObserveContext, type ObserveContext } from "@/server/observe/context";
 import { globToRegExp } from "@/server/observe/glob";

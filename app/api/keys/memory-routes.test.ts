@@ -9,7 +9,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GET as lookupGET } from "@/app/api/keys/lookup/route";
 import { GET as keysGET } from "./route";
-import { keyLookupResponseSchema, keysResponseSchema } from "@/lib/api-types";
+import { keyLookupResponseSchema, keysResponseSchema } from "@/lib/api/keys";
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";

@@ -6,7 +6,7 @@
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keysResponseSchema } from "@/lib/api-types";
+import { keysResponseSchema } from "@/lib/api/keys";
 import { parseConfig } from "@/server/config";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";

@@ -1,4 +1,4 @@
-import { keysQuerySchema } from "@/lib/api-types";
+import { keysQuerySchema } from "@/lib/api/keys";
 import { browseKeys, observeContext } from "@/server/observe";
 import { browseClient, handleQuery } from "@/server/http";
 import { browseClients } from "@/server/observe/redis-budget";

@@ -1,4 +1,4 @@
-import { overviewQuerySchema } from "@/lib/api-types";
+import { overviewQuerySchema } from "@/lib/api/overview";
 import { getOverview, observeContext } from "@/server/observe";
 import { handleQuery } from "@/server/http";
 

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { recordsResponseSchema, type RecordView } from "@/lib/record-types";
+import { recordsResponseSchema, type RecordView } from "@/lib/api/records";
 import { parseConfig } from "@/server/config";
 import { setRecordReader } from "@/server/observe/records/records";
 import { kcatPayloadAt, kcatProduce } from "@/server/testing/kcat";

@@ -1,4 +1,4 @@
-import { recordsQuerySchema } from "@/lib/record-types";
+import { recordsQuerySchema } from "@/lib/api/records";
 import { handleQuery } from "@/server/http";
 import { getRecords } from "@/server/observe/records/records";
 

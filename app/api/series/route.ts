@@ -1,4 +1,4 @@
-import { seriesQuerySchema } from "@/lib/api-types";
+import { seriesQuerySchema } from "@/lib/api/series";
 import { getSeries, observeContext } from "@/server/observe";
 import { handleQuery } from "@/server/http";
 import { normalizeStep } from "@/server/observe/series-step";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { silenceCreateSchema } from "@/lib/alertmanager-types";
+import { silenceCreateSchema } from "@/lib/api/silences";
 import { createSilence, getSilences } from "@/server/observe/alertmanager";
 import { handleBody, handleQuery } from "@/server/http";
 import { recordSilenceWrite } from "@/server/silence-audit";

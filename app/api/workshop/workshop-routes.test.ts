@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { runCreatedSchema, runViewSchema, scenarioListSchema } from "@/lib/workshop-types";
-import { errorBodySchema } from "@/lib/api-types";
+import { runCreatedSchema, runViewSchema, scenarioListSchema } from "@/lib/api/workshop";
+import { errorBodySchema } from "@/lib/api/common";
 import { embeddedConfigPerTest, LOCAL_REQUEST_HEADERS, useConfig } from "@/server/testing/app-config";
 import { consumerRuntime } from "@/server/runtime";
 import { sideEffectCounters } from "@/server/notification/side-effects";
 import { GET as metricsGET } from "@/app/api/metrics/route";
 import { GET as overviewGET } from "@/app/api/overview/route";
-import { overviewResponseSchema } from "@/lib/api-types";
-import { WORKSHOP_SERVICE } from "@/lib/workshop-types";
+import { overviewResponseSchema } from "@/lib/api/overview";
+import { WORKSHOP_SERVICE } from "@/lib/api/workshop";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";
 import { appRegistry, workshopRegistry } from "@/server/registry";

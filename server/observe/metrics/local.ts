@@ -1,5 +1,5 @@
 import type { Registry } from "prom-client";
-import type { AlertInstance, AlertRule } from "@/lib/api-types";
+import type { AlertInstance, AlertRule } from "@/lib/api/alerts";
 import { alertTimes, isoOrNull } from "@/lib/alert-transitions";
 import { ALERT_LIST, alertTextsFor, renderAlertText, type AlertThreshold } from "@/lib/thresholds";
 import { evaluate, seriesKey, type Snapshot, type SeriesValue } from "./local-eval";

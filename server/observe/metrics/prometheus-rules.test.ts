@@ -7,7 +7,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { overviewResponseSchema } from "@/lib/api-types";
+import { overviewResponseSchema } from "@/lib/api/overview";
 import { ALERT_LIST } from "@/lib/thresholds";
 import { createObserveContext } from "../context";
 import { getOverview } from "../overview";

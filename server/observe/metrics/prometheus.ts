@@ -1,4 +1,5 @@
-import type { AlertInstance, AlertRule, AlertStateName } from "@/lib/api-types";
+import type { AlertInstance, AlertRule } from "@/lib/api/alerts";
+import type { AlertStateName } from "@/lib/api/common";
 import { alertTimes, isoOrNull } from "@/lib/alert-transitions";
 import { ALERT_LIST } from "@/lib/thresholds";
 import { SharedCache } from "../cache";

@@ -1,4 +1,5 @@
-import type { AlertRule, MetricsSource as MetricsSourceKind } from "@/lib/api-types";
+import type { AlertRule } from "@/lib/api/alerts";
+import type { MetricsSource as MetricsSourceKind } from "@/lib/api/common";
 import type { QueryName } from "./queries";
 
 /** One value of an instant query; `value` is `null` for NaN (0/0: no traffic). */

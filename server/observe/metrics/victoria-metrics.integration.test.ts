@@ -9,7 +9,7 @@
  */
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { overviewResponseSchema, type OverviewHandler } from "@/lib/api-types";
+import { overviewResponseSchema, type OverviewHandler } from "@/lib/api/overview";
 import { ALERT_LIST } from "@/lib/thresholds";
 import { buildFleet } from "@/server/testing/fleet";
 import { createObserveContext } from "../context";

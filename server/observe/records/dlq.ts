@@ -5,7 +5,7 @@
  * (server/transport/dlq-redrive.ts) and the same allow-list (`CONSUMER_TOPICS`).
  */
 import type { IHeaders } from "kafkajs";
-import type { DlqEntry, DlqResponse, RedriveResponse } from "@/lib/record-types";
+import type { DlqEntry, DlqResponse, RedriveResponse } from "@/lib/api/dlq";
 import {
   HANDLER_POISONED_KEY,
   POISON_REASON_CLASS,

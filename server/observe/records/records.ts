@@ -4,7 +4,7 @@
  * consumer topics and their DLQ topics may be read ({@link allowedTopics}); the reader never joins
  * a consumer group nor commits (server/observe/records/kafka-reader.ts).
  */
-import type { Encoded, RecordView, RecordsResponse } from "@/lib/record-types";
+import type { Encoded, RecordView, RecordsResponse } from "@/lib/api/records";
 import { DLQ_TOPIC_SUFFIX, dlqTopicOf, WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { config } from "@/server/config";
 import { ForbiddenError, NotFoundError, UpstreamUnavailableError, errorText } from "../errors";

@@ -4,7 +4,7 @@
  * {@link ScanBounds} — records, fetched bytes, wall time — and says whether it reached the start of
  * every partition; a cursor (`partition:end,…`) resumes where it stopped.
  */
-import type { ScanBounds } from "@/lib/record-types";
+import type { ScanBounds } from "@/lib/api/records";
 import { BadRequestError } from "../errors";
 import type { KafkaLogReader, RawRecord } from "./kafka-reader";
 

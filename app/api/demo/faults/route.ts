@@ -1,4 +1,4 @@
-import { demoFaultsPatchSchema } from "@/lib/workshop-types";
+import { demoFaultsPatchSchema } from "@/lib/api/demo";
 import { consumerRuntime } from "@/server/runtime";
 import { audited } from "@/server/audit";
 import { answer, BadRequestError, handleBody } from "@/server/http";

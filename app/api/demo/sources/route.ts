@@ -1,4 +1,4 @@
-import { demoSourcesPatchSchema } from "@/lib/workshop-types";
+import { demoSourcesPatchSchema } from "@/lib/api/demo";
 import { consumerRuntime } from "@/server/runtime";
 import { audited } from "@/server/audit";
 import { answer, handleBody } from "@/server/http";

@@ -1,4 +1,4 @@
-import { redriveBodySchema } from "@/lib/record-types";
+import { redriveBodySchema } from "@/lib/api/dlq";
 import { audited } from "@/server/audit";
 import { handleBody } from "@/server/http";
 import { redriveDlq } from "@/server/observe/records/dlq";

@@ -1,4 +1,4 @@
-import { forgetBodySchema } from "@/lib/action-types";
+import { forgetBodySchema } from "@/lib/api/key-actions";
 import { audited } from "@/server/audit";
 import { handleBody } from "@/server/http";
 import { observeContext } from "@/server/observe";

@@ -1,4 +1,4 @@
-import { keyLookupQuerySchema } from "@/lib/api-types";
+import { keyLookupQuerySchema } from "@/lib/api/keys";
 import { lookupKey, observeContext } from "@/server/observe";
 import { browseClient, handleQuery } from "@/server/http";
 import { browseClients } from "@/server/observe/redis-budget";

@@ -1,4 +1,4 @@
-import { ttlBodySchema } from "@/lib/action-types";
+import { ttlBodySchema } from "@/lib/api/key-actions";
 import { audited } from "@/server/audit";
 import { handleBody } from "@/server/http";
 import { observeContext } from "@/server/observe";

@@ -1,4 +1,4 @@
-import { silenceIdSchema } from "@/lib/alertmanager-types";
+import { silenceIdSchema } from "@/lib/api/silences";
 import { expireSilence } from "@/server/observe/alertmanager";
 import { handleParams } from "@/server/http";
 import { recordSilenceWrite } from "@/server/silence-audit";

@@ -5,7 +5,7 @@
  * in-process event log). Isomorphic: no Node imports.
  */
 import { z } from "zod";
-import { rangeSchema } from "./api-types";
+import { rangeSchema } from "./common";
 
 /** Kinds of marker, in legend order. */
 export const MARKER_KINDS = ["alert", "restart", "rebalance", "fault", "source", "replay", "silence"] as const;

@@ -2,7 +2,7 @@
  * Query and response of `GET /api/consumers`: which replica of a consumer group holds which
  * partitions of a topic, the lag of each partition, and each replica's processed rate.
  *
- * Conventions as in `lib/api-types`: offsets and lags are message counts, rates are per second,
+ * Conventions as in `lib/api/common.ts`: offsets and lags are message counts, rates are per second,
  * times are ISO-8601; every non-2xx body is `{ error, detail }`.
  */
 import { z } from "zod";

@@ -1,7 +1,4 @@
-/**
- * Shapes of the key actions (`POST /api/keys/forget`, `POST /api/keys/ttl`) and of the audit trail
- * (`GET /api/audit`), as zod schemas with their types. Isomorphic.
- */
+/** Shapes of the key actions `POST /api/keys/forget` and `POST /api/keys/ttl`. Isomorphic. */
 import { z } from "zod";
 
 const name = z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f:*?[\]\\]+$/, "expected a name without control characters, ':' or glob characters");
@@ -68,42 +65,3 @@ export const ttlResponseSchema = z.object({
 });
 /** Answer of `POST /api/keys/ttl`. */
 export type TtlResponse = z.infer<typeof ttlResponseSchema>;
-
-// ---------------------------------------------------------------------------------------------
-// Audit trail
-
-/** One state-changing action as the audit trail keeps it. */
-export const auditEntrySchema = z.object({
-  id: z.string(),
-  /** ISO-8601. */
-  at: z.string(),
-  /** `token` (WORKSHOP_TOKEN), `local` (this machine), `embedded` (the open one-process demo). */
-  who: z.string(),
-  /** What was done: `keys.forget`, `keys.ttl`, `dlq.redrive`, `workshop.run`, `demo.faults`, `demo.sources`, … */
-  action: z.string(),
-  /** The selection / filter / body, as given. */
-  filter: z.record(z.string(), z.unknown()),
-  dryRun: z.boolean(),
-  matched: z.number().nullable(),
-  changed: z.number().nullable(),
-  /** `ok`, or `error: <detail>`. */
-  result: z.string(),
-});
-/** One audit entry. */
-export type AuditEntry = z.infer<typeof auditEntrySchema>;
-
-/** Answer of `GET /api/audit`. */
-export const auditResponseSchema = z.object({
-  generatedAt: z.string(),
-  /** `postgres` (survives restarts) or `memory` (this process only: DATABASE_URL is not set). */
-  store: z.enum(["postgres", "memory"]),
-  entries: z.array(auditEntrySchema),
-});
-/** Answer of `GET /api/audit`. */
-export type AuditResponse = z.infer<typeof auditResponseSchema>;
-
-/** `GET /api/audit?action=&limit=` */
-export const auditQuerySchema = z.object({
-  action: z.string().min(1).max(100).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-});

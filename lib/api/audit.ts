@@ -1,0 +1,38 @@
+/** Shapes of the audit trail `GET /api/audit`: every state-changing action, who did it, what it matched. Isomorphic. */
+import { z } from "zod";
+
+/** One state-changing action as the audit trail keeps it. */
+export const auditEntrySchema = z.object({
+  id: z.string(),
+  /** ISO-8601. */
+  at: z.string(),
+  /** `token` (WORKSHOP_TOKEN), `local` (this machine), `embedded` (the open one-process demo). */
+  who: z.string(),
+  /** What was done: `keys.forget`, `keys.ttl`, `dlq.redrive`, `workshop.run`, `demo.faults`, `demo.sources`, … */
+  action: z.string(),
+  /** The selection / filter / body, as given. */
+  filter: z.record(z.string(), z.unknown()),
+  dryRun: z.boolean(),
+  matched: z.number().nullable(),
+  changed: z.number().nullable(),
+  /** `ok`, or `error: <detail>`. */
+  result: z.string(),
+});
+/** One audit entry. */
+export type AuditEntry = z.infer<typeof auditEntrySchema>;
+
+/** Answer of `GET /api/audit`. */
+export const auditResponseSchema = z.object({
+  generatedAt: z.string(),
+  /** `postgres` (survives restarts) or `memory` (this process only: DATABASE_URL is not set). */
+  store: z.enum(["postgres", "memory"]),
+  entries: z.array(auditEntrySchema),
+});
+/** Answer of `GET /api/audit`. */
+export type AuditResponse = z.infer<typeof auditResponseSchema>;
+
+/** `GET /api/audit?action=&limit=` */
+export const auditQuerySchema = z.object({
+  action: z.string().min(1).max(100).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});

@@ -1,0 +1,95 @@
+/** Shapes of the live demo's switches: `GET|PUT /api/demo/sources` and `GET|PUT /api/demo/faults`. Isomorphic. */
+import { z } from "zod";
+
+/** The four duplicate sources of spec §1, plus the traffic itself, as switched on the live demo. */
+export const demoSourcesSchema = z.object({
+  mode: z.enum(["embedded", "real"]),
+  /** Whether the demo consumer runs at all (DEMO=off → false; the switches below are then inert). */
+  running: z.boolean(),
+  traffic: z.object({
+    enabled: z.boolean(),
+    /** Messages per second (0..5000). */
+    ratePerSec: z.number(),
+  }),
+  /** (a) The handler fails at `rate` (0..1) of attempts; Retry runs it again. */
+  retryOnError: z.object({ enabled: z.boolean(), rate: z.number() }),
+  /**
+   * (b) `replicas` extra in-process consumers (1..4) of the same group join, stay `periodMs`, leave,
+   * and join again: every join/leave is a rebalance.
+   */
+  rebalance: z.object({ enabled: z.boolean(), replicas: z.number().int(), periodMs: z.number().int() }),
+  /** (c) `rate` (0..1) of published messages are re-published with the same UUID after `delayMs`. */
+  forwarderRepublish: z.object({ enabled: z.boolean(), rate: z.number(), delayMs: z.number().int() }),
+  /**
+   * (d) Every `periodMs` a replica joins that exits after its handler ran and before its offset
+   * commit; the next owner of the partition re-reads.
+   */
+  restartBeforeCommit: z.object({ enabled: z.boolean(), periodMs: z.number().int() }),
+});
+/** State of the live demo's traffic and duplicate sources. */
+export type DemoSources = z.infer<typeof demoSourcesSchema>;
+
+/**
+ * Limits of the live demo's numeric settings: the API refuses a value outside them (400 naming the
+ * field and the range) and the form says the range instead of sending it.
+ */
+export const DEMO_LIMITS = {
+  ratePerSec: { min: 0, max: 5000, unit: "msg/s" },
+  latencyMs: { min: 0, max: 2000, unit: "ms" },
+  errorRate: { min: 0, max: 1, unit: "" },
+} as const;
+
+/** A number in one of {@link DEMO_LIMITS}, refused outside it with the field's name and range. */
+const limited = (field: keyof typeof DEMO_LIMITS, int = false) => {
+  const { min, max, unit } = DEMO_LIMITS[field];
+  const range = `${field} must be ${min}–${max}${unit ? ` ${unit}` : ""}`;
+  const n = z.number(`${field} must be a number`);
+  return (int ? n.int(`${field} must be a whole number`) : n).min(min, range).max(max, range);
+};
+
+/** Body of `PUT /api/demo/sources`: any subset; omitted fields keep their value. */
+export const demoSourcesPatchSchema = z
+  .object({
+    traffic: z.object({ enabled: z.boolean(), ratePerSec: limited("ratePerSec") }).partial(),
+    retryOnError: z.object({ enabled: z.boolean(), rate: z.number().min(0).max(1) }).partial(),
+    rebalance: z
+      .object({ enabled: z.boolean(), replicas: z.number().int().min(1).max(4), periodMs: z.number().int().min(2000).max(300_000) })
+      .partial(),
+    forwarderRepublish: z
+      .object({ enabled: z.boolean(), rate: z.number().min(0).max(1), delayMs: z.number().int().min(0).max(600_000) })
+      .partial(),
+    restartBeforeCommit: z.object({ enabled: z.boolean(), periodMs: z.number().int().min(2000).max(300_000) }).partial(),
+  })
+  .partial()
+  .strict();
+/** Body of `PUT /api/demo/sources`. */
+export type DemoSourcesPatch = z.infer<typeof demoSourcesPatchSchema>;
+
+/** Store faults on the live demo's dedup repository. */
+export const demoFaultsSchema = z.object({
+  mode: z.enum(["embedded", "real"]),
+  running: z.boolean(),
+  /** Added latency per repository call, ms (0..2000). Drives the p99 panel. */
+  latencyMs: z.number().int(),
+  /** Fraction (0..1) of repository calls that fail (reason `redis_conn`). Drives the error-reason panel. */
+  errorRate: z.number(),
+  /**
+   * Real mode only: the consumer's Redis connection is cut (its client disconnected) until
+   * `until`; null when not cut. In embedded mode `available` is false.
+   */
+  redisCutoff: z.object({ available: z.boolean(), active: z.boolean(), until: z.string().nullable() }),
+});
+/** State of the live demo's store faults. */
+export type DemoFaults = z.infer<typeof demoFaultsSchema>;
+
+/** Body of `PUT /api/demo/faults`: any subset. `redisCutoffMs` > 0 cuts Redis for that long, 0 restores it now. */
+export const demoFaultsPatchSchema = z
+  .object({
+    latencyMs: limited("latencyMs", true),
+    errorRate: limited("errorRate"),
+    redisCutoffMs: z.number().int().min(0).max(600_000),
+  })
+  .partial()
+  .strict();
+/** Body of `PUT /api/demo/faults`. */
+export type DemoFaultsPatch = z.infer<typeof demoFaultsPatchSchema>;

@@ -1,0 +1,133 @@
+/** Shapes of `GET /api/overview?range=`: per-handler rows, upstream health, alerts, scrape coverage. Isomorphic. */
+import { z } from "zod";
+import { alertInstanceSchema, alertsFieldSchema, alertsUnknownSchema } from "./alerts";
+import { availableSchema, metricsSourceSchema, rangeSchema, upstreamSchema } from "./common";
+
+/** Thresholds the charts draw, copied from `lib/thresholds.ts` so a response is self-describing. */
+export const thresholdsViewSchema = z.object({
+  duplicateRatio: z.number(),
+  duplicateRatioNormal: z.number(),
+  duplicateRatioFor: z.string(),
+  errorRate: z.number(),
+  errorRateFor: z.string(),
+  checkP99Seconds: z.number(),
+  checkP99For: z.string(),
+  ttlPolicy: z.object({
+    defaultMs: z.number(),
+    criticalMs: z.number(),
+    analyticsMaxMs: z.number(),
+    minimumMs: z.number(),
+    warnBelowMs: z.number(),
+  }),
+});
+/** Thresholds the charts draw. */
+export type ThresholdsView = z.infer<typeof thresholdsViewSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/overview?range=
+
+/** Per-handler row of the overview. */
+export const overviewHandlerSchema = z.object({
+  service: z.string(),
+  handler: z.string(),
+  /** Topics seen in the handler's metrics (may be empty). */
+  topics: z.array(z.string()),
+  /** TTL class declared by the app's handlers (demo), `null` for a handler only seen in Redis/metrics. */
+  ttlClass: z.enum(["default", "critical", "analytics"]).nullable(),
+  /** Current duplicate ratio over 5 min; `value: null` when the handler had no traffic. */
+  duplicateRatio: availableSchema({ value: z.number().nullable() }),
+  /** Processed messages/s over 5 min, total and by result. */
+  processedRate: availableSchema({
+    total: z.number(),
+    byResult: z.object({ success: z.number(), error: z.number(), deduplicated: z.number() }),
+  }),
+  /** Check latency of the handler's service (the histogram is per service), timed in the consumer. */
+  checkLatency: availableSchema({ p50Seconds: z.number().nullable(), p99Seconds: z.number().nullable() }),
+  /**
+   * What the check p99 is made of: the consumer's event-loop delay (p99, seconds) and Redis' own
+   * time per call of the dedup's commands (µs, the slowest of set/eval/evalsha/del over ~15 s;
+   * `null` without Redis), and which of the two dominates.
+   */
+  latencyParts: z
+    .object({
+      eventLoopP99Seconds: z.number().nullable(),
+      redisUsecPerCall: z.number().nullable(),
+      dominant: z.enum(["consumer", "redis"]).nullable(),
+    })
+    .optional(),
+  /** Dedup errors/s of the handler's service, by reason. */
+  errorRates: availableSchema({ byReason: z.record(z.string(), z.number()), total: z.number() }),
+  /** Keys in Redis (from the last inspection). */
+  keys: availableSchema({
+    count: z.number(),
+    exact: z.boolean(),
+    errorBound: z.number(),
+    noTtlCount: z.number(),
+    scanDone: z.boolean(),
+    /** The count split: settled keys (done, marked, other) and `processing` leases, with the leases' share. */
+    settled: z.number(),
+    processing: z.number(),
+    /** The split is a count (the sample held every key), not a scaled share. */
+    splitExact: z.boolean(),
+    leaseShare: z.number().nullable(),
+    /** When the shown count finished; `null` when no key of this handler was counted. */
+    countedAt: z.string().nullable(),
+    /** Progress (0..1) of a recount running now, `null` when none runs: the shown count stays the last completed one. */
+    recount: z.number().nullable(),
+  }),
+  /** Alert instances whose labels belong to this handler or its service (the last known ones when `alertsUnknown`). */
+  alerts: z.array(alertInstanceSchema),
+  /** Set when the alert states cannot be read now: `alerts` is then the last known state, not the current one. */
+  alertsUnknown: alertsUnknownSchema.nullable().optional(),
+});
+/** Per-handler row of the overview. */
+export type OverviewHandler = z.infer<typeof overviewHandlerSchema>;
+
+/** Answer of `GET /api/overview`. */
+/**
+ * One service's replicas as Prometheus scrapes them (`dedup_consumer_info{service, replica}` with
+ * the scrape's `instance`) against the members of its consumer groups (by the replica id in each
+ * member's clientId). `mismatch` = some member is not scraped, or a scraped replica is in no group.
+ */
+export const scrapeCoverageSchema = z.object({
+  service: z.string(),
+  /** Distinct `instance` labels (scrape targets) exporting a replica of the service. */
+  instances: z.number().int(),
+  /** Replica ids Prometheus sees, sorted. */
+  scrapedReplicas: z.array(z.string()),
+  /** Replica ids in the service's consumer groups, sorted. */
+  memberReplicas: z.array(z.string()),
+  /** Members Prometheus does not scrape: their traffic is missing from every figure. */
+  unscraped: z.array(z.string()),
+  /** Scraped replicas in no group (stopped within Prometheus's staleness window, or not joined yet). */
+  notInGroups: z.array(z.string()),
+  /** Share of the groups' assigned partitions held by scraped replicas (0..1); null without assignments. */
+  scrapedShare: z.number().nullable(),
+  mismatch: z.boolean(),
+  /** The banner's sentence when `mismatch`, else null. */
+  message: z.string().nullable(),
+});
+/** One service's scraped replicas against its consumer groups' members. */
+export type ScrapeCoverage = z.infer<typeof scrapeCoverageSchema>;
+
+export const overviewResponseSchema = z.object({
+  generatedAt: z.string(),
+  mode: z.enum(["embedded", "real"]),
+  range: rangeSchema,
+  source: metricsSourceSchema,
+  upstream: z.object({ prometheus: upstreamSchema, redis: upstreamSchema }),
+  thresholds: thresholdsViewSchema,
+  handlers: z.array(overviewHandlerSchema),
+  /** All alert rules with their instances (unavailable when the alert source is down, with the last known). */
+  alerts: alertsFieldSchema,
+  /**
+   * Per service, the replicas Prometheus scrapes against its consumer groups' members; null
+   * without Kafka (embedded mode: one process, which the local registry sees whole).
+   */
+  scrapeCoverage: availableSchema({ services: z.array(scrapeCoverageSchema) }).nullable(),
+});
+/** Answer of `GET /api/overview`. */
+export type OverviewResponse = z.infer<typeof overviewResponseSchema>;
+
+/** `GET /api/overview?range=` */
+export const overviewQuerySchema = z.object({ range: rangeSchema.default("1h") });

@@ -15,6 +15,7 @@ export const QUERY_NAMES = [
   "dlq_rate",
   "duplicates_by_cause",
   "payload_conflicts",
+  "unchecked",
   "consumer_instances",
   "handler_p50",
   "handler_p99",

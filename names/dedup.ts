@@ -25,6 +25,7 @@ export const METRIC_NAMES = {
   duplicatesByCause: "messages_duplicates_by_cause_total",
   handlerExecutionTime: "handler_execution_time_seconds",
   payloadConflicts: "deduplication_payload_conflicts_total",
+  unchecked: "deduplication_unchecked_total",
 } as const;
 
 /** Label names of the library's metrics, each written once here. */
@@ -59,6 +60,8 @@ export const METRIC_LABELS = {
   // Watermill's labels are handler_name and success; ours carry the service and no topic (one per attempt).
   handlerExecutionTime: [LABEL.service, LABEL.handler, LABEL.success],
   payloadConflicts: [LABEL.service, LABEL.handler],
+  // The reason is the error's (deduplication_errors_total): which store failure let the run through.
+  unchecked: [LABEL.service, LABEL.handler, LABEL.reason],
 } as const satisfies Record<keyof typeof METRIC_NAMES, readonly string[]>;
 
 /** The label names of one library metric, as a union (for prom-client's `Counter<L>`). */

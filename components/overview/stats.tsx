@@ -1,6 +1,7 @@
 import type { OverviewHandler } from "@/lib/api/overview";
 import { formatBurst, formatCount, formatCountedAt, formatLeaseSplit, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { RATE_WINDOW_MS, THRESHOLDS } from "@/lib/thresholds";
+import { OnCallNotes } from "./on-call-notes";
 import { isEmbeddedDetail, isPendingDetail, unavailableText, Stat } from "../panel";
 
 type Field = { status: "ok" } | { status: "unavailable"; detail: string };
@@ -46,59 +47,62 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
   const p99 = h.checkLatency.status === "ok" ? h.checkLatency.p99Seconds : null;
   const errors = h.errorRates.status === "ok" ? h.errorRates.total : null;
   return (
-    <dl className="grid grid-cols-2 gap-3 sm:grid-cols-5">
-      <Stat
-        testId="stat-ratio"
-        label="Duplicate ratio (5 min)"
-        value={avail(h.duplicateRatio, (f) => (f.value === null ? "no traffic" : formatPercent(f.value)))}
-        hint={`alert > ${formatPercent(THRESHOLDS.duplicateRatio)}, normal < ${formatPercent(THRESHOLDS.duplicateRatioNormal)}`}
-        tone={ratio === null ? "neutral" : ratio > THRESHOLDS.duplicateRatio ? "bad" : ratio >= THRESHOLDS.duplicateRatioNormal ? "warn" : "ok"}
-      />
-      <Stat
-        testId="stat-rate"
-        label="Processed"
-        value={avail(h.processedRate, (f) => formatRate(f.total, "msg"))}
-        hint={h.processedRate.status === "ok" ? `${formatRate(h.processedRate.byResult.deduplicated)} deduplicated, ${formatRate(h.processedRate.byResult.error)} errors` : undefined}
-      />
-      <Stat
-        testId="stat-p99"
-        label="Dedup check p99, measured in the consumer (service)"
-        value={avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : formatSecondsAsMs(f.p99Seconds)))}
-        hint={[latencyPartsText(h.latencyParts, p99), `alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`].filter(Boolean).join(" · ")}
-        tone={p99 === null ? "neutral" : p99 > THRESHOLDS.checkP99Seconds ? "bad" : "ok"}
-      />
-      <Stat
-        testId="stat-errors"
-        label="Dedup errors (service)"
-        value={avail(h.errorRates, (f) => formatRate(f.total, "errors"))}
-        hint={[errors !== null && errors > 0 ? formatBurst(errors, RATE_WINDOW_MS, "error") : null, h.errorRates.status === "ok" ? topReasonText(h.errorRates.byReason) : null, "alert > 0 errors/s"].filter(Boolean).join(" · ")}
-        tone={errors === null ? "neutral" : errors > THRESHOLDS.errorRate ? "bad" : "ok"}
-      />
-      <Stat
-        testId="stat-keys"
-        label="Dedup keys (last count)"
-        value={avail(h.keys, (f) => `${f.exact ? "" : "≈ "}${formatCount(f.count)}`)}
-        hint={
-          h.keys.status === "ok"
-            ? // The count's clock time: local zone, so the server's paint and the browser's may differ.
-              <span suppressHydrationWarning>{[
-                h.keys.exact ? "exact" : `± ${formatCount(h.keys.errorBound)}`,
-                // The last completed count with its time; a recount running now shows as progress.
-                formatCountedAt(h.keys.countedAt, h.keys.recount),
-                h.keys.count > 0 ? formatLeaseSplit(h.keys.settled, h.keys.processing, h.keys.leaseShare, !h.keys.splitExact) : null,
-                projectedKeys !== undefined ? `projected ${projectedKeys === null ? "—" : formatCount(projectedKeys)}` : null,
-                h.keys.noTtlCount > 0 ? `${formatCount(h.keys.noTtlCount)} without TTL!` : null,
-              ]
-                .filter(Boolean)
-                .join(" · ")}</span>
-            : isEmbeddedDetail(h.keys.detail)
-              ? "no store to inspect"
-              : isPendingDetail(h.keys.detail)
-                ? "first key count still running"
-                : h.keys.detail
-        }
-        tone={h.keys.status === "ok" && h.keys.noTtlCount > 0 ? "bad" : "neutral"}
-      />
-    </dl>
+    <>
+      <dl className="grid grid-cols-2 gap-3 sm:grid-cols-5">
+        <Stat
+          testId="stat-ratio"
+          label="Duplicate ratio (5 min)"
+          value={avail(h.duplicateRatio, (f) => (f.value === null ? "no traffic" : formatPercent(f.value)))}
+          hint={`alert > ${formatPercent(THRESHOLDS.duplicateRatio)}, normal < ${formatPercent(THRESHOLDS.duplicateRatioNormal)}`}
+          tone={ratio === null ? "neutral" : ratio > THRESHOLDS.duplicateRatio ? "bad" : ratio >= THRESHOLDS.duplicateRatioNormal ? "warn" : "ok"}
+        />
+        <Stat
+          testId="stat-rate"
+          label="Processed"
+          value={avail(h.processedRate, (f) => formatRate(f.total, "msg"))}
+          hint={h.processedRate.status === "ok" ? `${formatRate(h.processedRate.byResult.deduplicated)} deduplicated, ${formatRate(h.processedRate.byResult.error)} errors` : undefined}
+        />
+        <Stat
+          testId="stat-p99"
+          label="Dedup check p99, measured in the consumer (service)"
+          value={avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : formatSecondsAsMs(f.p99Seconds)))}
+          hint={[latencyPartsText(h.latencyParts, p99), `alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`].filter(Boolean).join(" · ")}
+          tone={p99 === null ? "neutral" : p99 > THRESHOLDS.checkP99Seconds ? "bad" : "ok"}
+        />
+        <Stat
+          testId="stat-errors"
+          label="Dedup errors (service)"
+          value={avail(h.errorRates, (f) => formatRate(f.total, "errors"))}
+          hint={[errors !== null && errors > 0 ? formatBurst(errors, RATE_WINDOW_MS, "error") : null, h.errorRates.status === "ok" ? topReasonText(h.errorRates.byReason) : null, "alert > 0 errors/s"].filter(Boolean).join(" · ")}
+          tone={errors === null ? "neutral" : errors > THRESHOLDS.errorRate ? "bad" : "ok"}
+        />
+        <Stat
+          testId="stat-keys"
+          label="Dedup keys (last count)"
+          value={avail(h.keys, (f) => `${f.exact ? "" : "≈ "}${formatCount(f.count)}`)}
+          hint={
+            h.keys.status === "ok"
+              ? // The count's clock time: local zone, so the server's paint and the browser's may differ.
+                <span suppressHydrationWarning>{[
+                  h.keys.exact ? "exact" : `± ${formatCount(h.keys.errorBound)}`,
+                  // The last completed count with its time; a recount running now shows as progress.
+                  formatCountedAt(h.keys.countedAt, h.keys.recount),
+                  h.keys.count > 0 ? formatLeaseSplit(h.keys.settled, h.keys.processing, h.keys.leaseShare, !h.keys.splitExact) : null,
+                  projectedKeys !== undefined ? `projected ${projectedKeys === null ? "—" : formatCount(projectedKeys)}` : null,
+                  h.keys.noTtlCount > 0 ? `${formatCount(h.keys.noTtlCount)} without TTL!` : null,
+                ]
+                  .filter(Boolean)
+                  .join(" · ")}</span>
+              : isEmbeddedDetail(h.keys.detail)
+                ? "no store to inspect"
+                : isPendingDetail(h.keys.detail)
+                  ? "first key count still running"
+                  : h.keys.detail
+          }
+          tone={h.keys.status === "ok" && h.keys.noTtlCount > 0 ? "bad" : "neutral"}
+        />
+      </dl>
+      <OnCallNotes h={h} />
+    </>
   );
 }

@@ -57,6 +57,11 @@ export const overviewHandlerSchema = z.object({
     .optional(),
   /** Dedup errors/s of the handler's service, by reason. */
   errorRates: availableSchema({ byReason: z.record(z.string(), z.number()), total: z.number() }),
+  /**
+   * Handler runs fail-open let through without a dedup check over 5 min (a count, not a rate), by
+   * the failure's reason (`deduplication_unchecked_total`).
+   */
+  unchecked: availableSchema({ byReason: z.record(z.string(), z.number()), total: z.number() }).optional(),
   /** Keys in Redis (from the last inspection). */
   keys: availableSchema({
     count: z.number(),

@@ -219,6 +219,26 @@ describe("Deduplicator — store failures", () => {
     expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
   });
 
+  it("fail-open counts every run without a check in deduplication_unchecked_total by reason; fail-closed counts none", async () => {
+    const ran: string[] = [];
+    const open = harness(async (m) => void ran.push(m.uuid), { repo: failOpen(refused()), stack: "dedup-only" });
+    const unchecked = (h: typeof open, reason: string) => count(h.registry, METRIC_NAMES.unchecked, { service: "svc", handler: "h", reason });
+    expect(await unchecked(open, "redis_conn")).toBe(0);
+    for (const u of ["n1", "n2", "n3"]) expect(await open.sink.deliver(newMessage(u, ""))).toBe("ack");
+    // A repeat is not caught while the store is down: the same UUID runs again, and counts again.
+    expect(await open.sink.deliver(newMessage("n1", ""))).toBe("ack");
+    expect(ran).toEqual(["n1", "n2", "n3", "n1"]);
+    expect(await unchecked(open, "redis_conn")).toBe(4);
+    expect(await unchecked(open, "redis_timeout")).toBe(0);
+    const badKey = harness(async () => undefined, { stack: "dedup-only", dedup: { keyFactory: () => "" } });
+    expect(await badKey.sink.deliver(newMessage("n4", ""))).toBe("ack");
+    expect(await unchecked(badKey, "marshal")).toBe(1);
+    const closed = harness(async () => undefined, { repo: failClosed(refused()), stack: "dedup-only" });
+    expect(await closed.sink.deliver(newMessage("n5", ""))).toBe("nack");
+    expect(await count(closed.registry, METRIC_NAMES.errors, { reason: "redis_conn" })).toBe(1);
+    expect(await count(closed.registry, METRIC_NAMES.unchecked)).toBe(0);
+  });
+
   it("failClosed: a store call slower than timeoutMs → redis_timeout, retried, then the DLQ", async () => {
     const slow = new FaultyRepository(new MemoryRepository(), { latencyMs: 1_000 });
     const calls: string[] = [];

@@ -12,7 +12,7 @@ import { namedMiddleware, type BatchPreparation, type Handler, type Message, typ
 import { dedupRecorder, type DedupRecorder } from "./metrics";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX, type ClaimRequest } from "./repository";
 import { KeyMarks } from "./key-marks";
-import { DEDUP_ERROR_REASON, dedupKeyPrefix } from "../../names/dedup";
+import { DEDUP_ERROR_REASON, dedupKeyPrefix, type DedupErrorReason } from "../../names/dedup";
 import { doneValue, payloadFingerprint, positionOf, storedFingerprint } from "./duplicate-cause";
 import { classifyStoreError, timed } from "./store-call";
 
@@ -122,7 +122,7 @@ export class Deduplicator {
     } catch (e) {
       this.rec.error(DEDUP_ERROR_REASON.marshal);
       if (this.closed) throw new DedupStoreError(DEDUP_ERROR_REASON.marshal, `dedup key of message ${msg.uuid} could not be computed: ${(e as Error)?.message ?? e}`, { cause: e });
-      return this.passThrough(d);
+      return this.passThrough(d, DEDUP_ERROR_REASON.marshal);
     }
 
     const earlier = batch?.doneKeys.get(key);
@@ -205,8 +205,9 @@ export class Deduplicator {
     return undefined;
   }
 
-  /** Fail-open: the handler runs unchecked. */
-  private async passThrough(d: Delivery): Promise<void | Message[]> {
+  /** Fail-open: the handler runs unchecked, counted before it runs (it may fail or never return). */
+  private async passThrough(d: Delivery, reason: DedupErrorReason): Promise<void | Message[]> {
+    this.rec.unchecked(d.handler, reason);
     const out = await d.next(d.msg);
     this.results.success(d);
     return out;
@@ -220,7 +221,7 @@ export class Deduplicator {
     if (this.closed) {
       throw new DedupStoreError(reason, `dedup store failed (${reason}) on ${what}: ${(e as Error)?.message ?? e}; fail-closed, so the message is retried and then poisoned`, { cause: e });
     }
-    return this.passThrough(d);
+    return this.passThrough(d, reason);
   }
 
   /**

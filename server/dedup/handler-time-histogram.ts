@@ -1,7 +1,7 @@
 /**
  * The histogram behind `handler_execution_time_seconds{service,handler,success}`: prom-client's
  * exposition, with a hot path of one bucket search and three additions per observation (no label
- * hashing, like `LocalHistogram` of `./metrics`). Registered get-or-create by `dedupMetrics`.
+ * hashing, like `LocalHistogram` of `./check-duration-histogram`). Registered get-or-create by `dedupMetrics`.
  */
 import { HANDLER_SUCCESS, METRIC_LABELS, type HandlerSuccess } from "../../names/dedup";
 

@@ -44,6 +44,10 @@
  *   `done` with another payload fingerprint (`lease` marking) — a publisher reusing UUIDs; under
  *   `onPayloadConflict: "poison"` the copy is also an `error` result and a `payload_conflict` DLQ
  *   copy, under `"swallow"` a `deduplicated` one. Alert on any increase.
+ * - `deduplication_unchecked_total{service,handler,reason}` (ours): each handler run that fail-open
+ *   let through WITHOUT a dedup check (the store call failed: `redis_timeout`, `redis_conn`; or the
+ *   key factory threw: `marshal`), counted before the handler runs, once per attempt. Each is a
+ *   message that would have run again had it been a repeat; fail-closed handlers never count here.
  *
  * ## Zero series (every label value exists at 0 before its first event)
  * `rate()` / `increase()` read a series born at N > 0 as 0: the first error, the first DLQ'd
@@ -53,23 +57,20 @@
  * - per handler, at its registration (`Router.addHandler`, via the middleware's `onRegister` hook;
  *   without a Router, at its first delivery): `processed` × every {@link PROCESSED_RESULTS},
  *   `deduplicated`, `in_progress`, `released`, `lease_lost`, `payload_conflicts` (service, handler),
+ *   `unchecked` (service, handler) × every {@link DEDUP_ERROR_REASONS},
  *   and `duplicates_by_cause` × every
  *   {@link DUPLICATE_CAUSES}; the PoisonQueue adds `poisoned` × every `POISON_REASON_CLASSES`, and
  *   `handlerTimer` adds `handler_execution_time_seconds` × both `success` values.
  */
 import { Counter, type Registry } from "prom-client";
 import { HandlerTimeHistogram } from "./handler-time-histogram";
+import { LocalHistogram, type CheckDurationHistogram } from "./check-duration-histogram";
+
+export { LocalHistogram, type CheckDurationHistogram };
 import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, METRIC_LABELS, METRIC_NAMES, PROCESSED_RESULT, PROCESSED_RESULTS, type DedupErrorReason, type DuplicateCause, type LabelsOf, type ProcessedResult } from "../../names/dedup";
 
 /** Buckets of `deduplication_check_duration_seconds`: include the spec's 0.005…0.1 and the 50 ms alert threshold. */
 export const CHECK_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-
-/** The hot-path histogram of `deduplication_check_duration_seconds` (see {@link LocalHistogram}). */
-export interface CheckDurationHistogram {
-  readonly name: string;
-  observe(labels: { service: string }, seconds: number): void;
-  get(): Promise<unknown>;
-}
 
 /** The metric objects of one Registry. */
 export interface DedupMetrics {
@@ -85,6 +86,7 @@ export interface DedupMetrics {
   /** `handler_execution_time_seconds{service,handler,success}`, observed by `handlerTimer` (./handler-timer). */
   handlerTime: HandlerTimeHistogram;
   payloadConflicts: Counter<LabelsOf<"payloadConflicts">>;
+  unchecked: Counter<LabelsOf<"unchecked">>;
 }
 
 /**
@@ -131,65 +133,6 @@ function counterCell(counter: Counter<string>, labels: Record<string, string>): 
   return { inc: () => void c.n++ };
 }
 
-/**
- * A Prometheus histogram for the Registry with the same exposition as prom-client's, whose
- * `observe` is a bucket search and two additions (prom-client's costs ~0.7 µs of label hashing per
- * call, a quarter of the middleware's whole budget). Registered get-or-create like the others.
- */
-export class LocalHistogram implements CheckDurationHistogram {
-  readonly type = "histogram";
-  readonly aggregator = "sum";
-  readonly labelNames = ["service"];
-  private readonly cells = new Map<string, { labels: { service: string }; counts: number[]; sum: number; count: number }>();
-
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly buckets: readonly number[],
-  ) {}
-
-  /** A bound observer for one service (the hot path). */
-  child(service: string): (seconds: number) => void {
-    let cell = this.cells.get(service);
-    if (!cell) {
-      cell = { labels: { service }, counts: new Array<number>(this.buckets.length + 1).fill(0), sum: 0, count: 0 };
-      this.cells.set(service, cell);
-    }
-    const c = cell;
-    const b = this.buckets;
-    return (v) => {
-      let i = 0;
-      while (i < b.length && v > b[i]!) i++;
-      c.counts[i]!++;
-      c.sum += v;
-      c.count++;
-    };
-  }
-
-  observe(labels: { service: string }, seconds: number): void {
-    this.child(labels.service)(seconds);
-  }
-
-  async get() {
-    const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
-    for (const c of this.cells.values()) {
-      let cum = 0;
-      this.buckets.forEach((le, i) => {
-        cum += c.counts[i]!;
-        values.push({ labels: { ...c.labels, le }, value: cum, metricName: `${this.name}_bucket` });
-      });
-      values.push({ labels: { ...c.labels, le: "+Inf" }, value: c.count, metricName: `${this.name}_bucket` });
-      values.push({ labels: { ...c.labels }, value: c.sum, metricName: `${this.name}_sum` });
-      values.push({ labels: { ...c.labels }, value: c.count, metricName: `${this.name}_count` });
-    }
-    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
-  }
-
-  reset(): void {
-    this.cells.clear();
-  }
-}
-
 function getOrCreate<T>(registry: Registry, name: string, create: () => T): T {
   return (registry.getSingleMetric(name) as T | undefined) ?? create();
 }
@@ -221,6 +164,7 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
     leaseLost: counter(METRIC_NAMES.leaseLost, "Successful runs whose lease had been taken over by another consumer (possible double run).", METRIC_LABELS.leaseLost),
     poisoned: counter(METRIC_NAMES.poisoned, "Messages the PoisonQueue published to the DLQ, by error class (reason_poisoned: one of a bounded set such as marshal, redis_timeout, non_retryable, handler_error; never the error's message).", METRIC_LABELS.poisoned),
     payloadConflicts: counter(METRIC_NAMES.payloadConflicts, "Copies whose message UUID was already processed with another payload (a publisher reusing UUIDs), per handler; poisoned to the DLQ or swallowed per onPayloadConflict.", METRIC_LABELS.payloadConflicts),
+    unchecked: counter(METRIC_NAMES.unchecked, "Handler runs that fail-open let through without a dedup check, by the store failure that skipped it (redis_timeout, redis_conn, marshal); once per attempt.", METRIC_LABELS.unchecked),
     duplicatesByCause: counter(METRIC_NAMES.duplicatesByCause, "Swallowed duplicates by cause: redelivery (same topic:partition:offset as the first delivery), republish (another position), unknown (no position stored).", METRIC_LABELS.duplicatesByCause),
     handlerTime: getOrCreate(registry, METRIC_NAMES.handlerExecutionTime, () => {
       const h = new HandlerTimeHistogram(METRIC_NAMES.handlerExecutionTime, "Duration of one handler attempt (the handler itself, inside every middleware), by success (true/false).");
@@ -246,13 +190,15 @@ export interface DedupRecorder {
   leaseLost(topic: string, handler: string): void;
   /** A copy whose UUID is done with another payload (labels service, handler). */
   payloadConflict(handler: string): void;
+  /** A handler run let through without a check (fail-open), by the failure's reason. */
+  unchecked(handler: string, reason: DedupErrorReason): void;
 }
 
 /** A recorder bound to one service label, with its label cells cached (hot path: no label hashing). */
 export function dedupRecorder(registry: Registry | undefined, service: string): DedupRecorder {
   if (!registry) {
     const noop = () => undefined;
-    return { register: noop, result: noop, duplicate: noop, checkSeconds: noop, error: noop, inProgress: noop, released: noop, leaseLost: noop, payloadConflict: noop };
+    return { register: noop, result: noop, duplicate: noop, checkSeconds: noop, error: noop, inProgress: noop, released: noop, leaseLost: noop, payloadConflict: noop, unchecked: noop };
   }
   const m = dedupMetrics(registry);
   // The first store error of each kind must be an increase from 0, not a series born at 1.
@@ -274,6 +220,7 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
       m.released.inc(labels, 0);
       m.leaseLost.inc(labels, 0);
       m.payloadConflicts.inc({ service, handler }, 0);
+      for (const reason of DEDUP_ERROR_REASONS) m.unchecked.inc({ service, handler, reason }, 0);
       for (const result of PROCESSED_RESULTS) m.processed.inc({ ...labels, result }, 0);
       for (const cause of DUPLICATE_CAUSES) m.duplicatesByCause.inc({ ...labels, cause }, 0);
     }
@@ -300,5 +247,7 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
     leaseLost: (topic, handler) => cell("ll", m.leaseLost, topic, handler).inc(),
     // Rare (a publisher bug): no cached cell needed.
     payloadConflict: (handler) => m.payloadConflicts.inc({ service, handler }),
+    // Only while the store fails (or for a keyless record): no cached cell needed.
+    unchecked: (handler, reason) => m.unchecked.inc({ service, handler, reason }),
   };
 }

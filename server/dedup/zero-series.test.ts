@@ -32,7 +32,7 @@ describe("zero series: every label value a panel or rule reads exists at 0 befor
     expect(Object.values(errors).every((v) => v === 0)).toBe(true);
   });
 
-  it("Router.addHandler creates processed × result, deduplicated, duplicates × cause, payload conflicts and poisoned × reason class at 0, before any delivery", async () => {
+  it("Router.addHandler creates processed × result, deduplicated, duplicates × cause, payload conflicts, unchecked × reason and poisoned × reason class at 0, before any delivery", async () => {
     const registry = new Registry();
     const { ps, middleware } = stack(registry);
     const router = new Router();
@@ -43,6 +43,7 @@ describe("zero series: every label value a panel or rule reads exists at 0 befor
     expect(await series(registry, "poisoned", ["service", "topic", "handler", "reason_poisoned"])).toEqual(Object.fromEntries(POISON_REASON_CLASSES.map((c) => [`svc/t1/h1/${c}`, 0])));
     for (const name of ["inProgress", "released", "leaseLost"] as const) expect(await series(registry, name, ["handler"])).toEqual({ h1: 0 });
     expect(await series(registry, "payloadConflicts", ["service", "handler"])).toEqual({ "svc/h1": 0 });
+    expect(await series(registry, "unchecked", ["service", "handler", "reason"])).toEqual(Object.fromEntries(DEDUP_ERROR_REASONS.map((r) => [`svc/h1/${r}`, 0])));
     expect(POISON_REASON_CLASSES).toEqual(["redis_timeout", "redis_conn", "marshal", "non_retryable", "in_progress", "payload_conflict", "handler_error"]);
   });
 

@@ -44,6 +44,13 @@ function latencyParts(loopSeconds: number | null, redis: Sample[] | null): NonNu
   return { eventLoopP99Seconds: loopSeconds, redisUsecPerCall: usec, dominant };
 }
 
+/** Samples summed by their `reason` label, with the total. */
+function byReason(samples: readonly Sample[]): { status: "ok"; byReason: Record<string, number>; total: number } {
+  const out: Record<string, number> = {};
+  for (const s of samples) out[s.labels.reason ?? "unknown"] = (out[s.labels.reason ?? "unknown"] ?? 0) + (s.value ?? 0);
+  return { status: "ok", byReason: out, total: Object.values(out).reduce((a, b) => a + b, 0) };
+}
+
 /** Builds `GET /api/overview`. Shared between concurrent viewers for about a second. */
 export function getOverview(ctx: ObserveContext, range: RangeKey): Promise<OverviewResponse> {
   return ctx.answers.get(`overview:${range}`, () => buildOverview(ctx, range));
@@ -61,7 +68,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     q("error_rate"),
     got(ctx.metrics.alerts()),
   ]);
-  const [loop, redisTime] = await Promise.all([q("eventloop_p99"), ctx.mode === "real" ? q("redis_command_time") : Promise.resolve(null)]);
+  const [loop, redisTime, unchecked] = await Promise.all([q("eventloop_p99"), ctx.mode === "real" ? q("redis_command_time") : Promise.resolve(null), q("unchecked")]);
   const keys = inspectedHandlers(ctx);
   // The queries say whether the store is up; the alert rules may live elsewhere (vmalert) or be
   // missing, which the alerts block reports on its own.
@@ -124,6 +131,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
         processedRate: processed.ok ? { status: "ok" as const, total, byResult } : unavailable(processed.detail),
         checkLatency: p50.ok && p99.ok ? { status: "ok" as const, p50Seconds: first(p50), p99Seconds: first(p99) } : unavailable(p50.ok ? (p99 as { detail: string }).detail : p50.detail),
         latencyParts: latencyParts(loop.ok ? first(loop) : null, redisTime?.ok ? redisTime.value : null),
+        unchecked: unchecked.ok ? byReason(unchecked.value.filter(mine)) : unavailable(unchecked.detail),
         errorRates: errors.ok ? { status: "ok" as const, byReason: errs, total: Object.values(errs).reduce((a, b) => a + b, 0) } : unavailable(errors.detail),
         keys: !keys.ok
           ? unavailable(keys.detail)

@@ -171,6 +171,8 @@ export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): S
       return [...sumBy(rateAt(snaps, METRIC_NAMES.released, t), by).values()];
     case "payload_conflicts":
       return [...sumBy(increaseAt(snaps, METRIC_NAMES.payloadConflicts, t), by).values()];
+    case "unchecked":
+      return [...sumBy(increaseAt(snaps, METRIC_NAMES.unchecked, t), by).values()];
     case "duplicates_by_cause":
       return [...sumBy(rateAt(snaps, DUPLICATES_BY_CAUSE_METRIC, t), by).values()];
     case "handler_p50":

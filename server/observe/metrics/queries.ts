@@ -67,6 +67,7 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   // Summed over topics: a cause is a property of the handler's traffic.
   duplicates_by_cause: METRIC_LABELS.duplicatesByCause.filter((l) => l !== LABEL.topic),
   payload_conflicts: METRIC_LABELS.payloadConflicts,
+  unchecked: METRIC_LABELS.unchecked,
   consumer_instances: ["service", "replica", "instance"],
   // Summed over success values: a failed attempt holds the lease as long as a good one.
   handler_p50: HANDLER_TIME_BY,
@@ -92,6 +93,8 @@ export const PROMQL: Record<QueryName, string> = {
   error_rate: errorRateExpr(),
   dlq_rate: `sum by (service, topic, handler, reason_poisoned) (rate(${DLQ_METRIC}[${RATE_WINDOW}]))`,
   payload_conflicts: payloadConflictsExpr(),
+  // Messages fail-open ran without a check over the window: a count of runs, not a rate.
+  unchecked: `sum by (${METRIC_LABELS.unchecked.join(", ")}) (increase(${METRIC_NAMES.unchecked}[${RATE_WINDOW}]))`,
   duplicates_by_cause: `sum by (service, handler, cause) (rate(${DUPLICATES_BY_CAUSE_METRIC}[${RATE_WINDOW}]))`,
   // Each live consumer replica Prometheus scrapes, with the instance it scraped it at (the Overview
   // compares them with the consumer groups' members: one fixed query, not per handler).

@@ -16,7 +16,10 @@
  *   later `done` mark is measured in the end-to-end line);
  * - end-to-end batch msgs/s through Router.deliverBatch (claim + no-op handler + done mark);
  * - middleware overhead in µs per message with the in-memory repository (lease, metrics on):
- *   CPU time through the Deduplicator minus CPU time of the bare no-op handler (wall time too).
+ *   CPU time through the Deduplicator minus CPU time of the bare no-op handler (wall time too);
+ * - what each piece of the hot path adds, CPU µs per message through the Router (the payload's
+ *   SHA-256 fingerprint, `handlerTimer`, `timeout`, a produced message published inside the stack,
+ *   the whole `defaultStack`) and the fingerprint alone per payload size (`./lib/hot-path-costs.ts`).
  * Targets: batch claims ≥ 25% of the -P 64 SET rate (headline: median over five rounds that each run
  * redis-benchmark -P 64 right next to the lease batch claims, so a shared machine's changing load
  * cancels); overhead ≤ 3 µs.
@@ -36,6 +39,7 @@ import { RedisRepository } from "../server/dedup/redis-repository";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "../server/dedup/repository";
 import { Router } from "../server/dedup/router";
 import { arg, flag } from "./lib/args";
+import { hotPathCosts, VARIANTS } from "./lib/hot-path-costs";
 
 let N = Number(arg("n", "50000"));
 const BATCH = Number(arg("batch", "1000"));
@@ -302,6 +306,11 @@ async function main(): Promise<void> {
     }
     console.log(`\nmiddleware overhead per message, in-memory repository, metrics on (median of 7 × 100k):  ${lines.join("   ")}`);
 
+    const hot = await hotPathCosts();
+    console.log(`\nhot path through Router.deliver, CPU µs per message (in-memory repository, lease, metrics on; median of 7 interleaved rounds × 50k):`);
+    for (const v of VARIANTS) console.log(`  ${v.name.padEnd(14)} ${hot.absolute[v.name]!.toFixed(2).padStart(6)} µs${v.base ? `   adds ${hot.added[v.name]!.toFixed(2)} µs over ${v.base}` : ""}`);
+    console.log(`  payloadFingerprint alone (SHA-256, 42 bits): ${Object.entries(hot.fingerprint).map(([size, us]) => `${size} B ${us.toFixed(2)} µs`).join(", ")}`);
+
     const inter = await interleavedRatios(client);
     console.log(`\nlease batch claims vs redis-benchmark -P 64, interleaved rounds:\n  ${inter.rounds.join("\n  ")}`);
     const ratio = inter.single;
@@ -317,6 +326,8 @@ async function main(): Promise<void> {
           .map(([mode, v]) => ({ name: `dedup.claims_per_sec.${m}.${mode.replace(" ", "")}`, value: +v.toFixed(0), unit: "claims/s", reference: +(mode === "per-message" ? p1 : p64).toFixed(0), ratio: +(v / (mode === "per-message" ? p1 : p64)).toFixed(4) })),
       ),
       ...MARKINGS.map((m) => ({ name: `dedup.batch_client_cpu_us_per_claim.${m}`, value: +claims[m]!["batch client cpu us"]!.toFixed(3), unit: "us", reference: 0, ratio: 0 })),
+      ...VARIANTS.map((v) => ({ name: `dedup.hot_path_us.${v.name.replace(/ /g, "_")}`, value: +(v.base ? hot.added[v.name]! : hot.absolute[v.name]!).toFixed(3), unit: "us", reference: 0, ratio: 0, detail: v.base ? `CPU µs/msg added over ${v.base}; absolute ${hot.absolute[v.name]!.toFixed(3)}` : "CPU µs/msg, absolute" })),
+      ...Object.entries(hot.fingerprint).map(([size, us]) => ({ name: `dedup.fingerprint_us.${size}B`, value: +us.toFixed(3), unit: "us", reference: 0, ratio: 0 })),
       ...MARKINGS.map((m) => ({ name: `dedup.e2e_batch_msgs_per_sec.${m}`, value: +e2e[m]!.toFixed(0), unit: "msgs/s", reference: +p64.toFixed(0), ratio: +(e2e[m]! / p64).toFixed(4) })),
     ];
     if (JSON_PATH) writeFileSync(JSON_PATH, `${JSON.stringify(results, null, 2)}\n`);

@@ -7,6 +7,8 @@
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { registerMemoryStore } from "@/server/observe/memory-inspector";
+import { registerEmbeddedLog } from "@/server/observe/records/memory-reader";
+import { MemoryTransport } from "@/server/transport";
 import { config } from "./config";
 import { appRegistry, workshopRegistry } from "./registry";
 import { WORKSHOP_SERVICE } from "@/lib/api/workshop";
@@ -57,6 +59,8 @@ export function consumerRuntime(): ConsumerRuntime {
   const wsCounters = sideEffectCounters(wsRegistry);
   const observeWorkshop: PushObserver = (handler, _id, r) => countPush(wsCounters, handler, r);
   const env: ScenarioEnv & { close(): Promise<void> } = scenarioEnv({ ...opts, redis: workshopRedis, service: WORKSHOP_SERVICE, registry: wsRegistry, observePush: observeWorkshop });
+  // Embedded: the message view and the DLQ page read the demo's topics from this broker.
+  if (env.transport instanceof MemoryTransport) registerEmbeddedLog(env.transport.broker);
   const store = c.DATABASE_URL
     ? new PostgresSideEffectStore({ connectionString: c.DATABASE_URL, schema: "public", tablePrefix: c.SERVICE_NAME, observe })
     : new MemorySideEffectStore(observe);
@@ -83,6 +87,7 @@ export function consumerRuntime(): ConsumerRuntime {
       await env.close();
       redis?.disconnect();
       workshopRedis?.disconnect();
+      registerEmbeddedLog(null);
       delete g.__dedupHealthConsumer;
     },
   };

@@ -17,6 +17,8 @@ import { encodeRecord } from "./watermill-codec";
 export interface MemoryRecord {
   headers: Record<string, string>;
   value: Buffer;
+  /** Epoch ms of the append (set by {@link MemoryBroker.produce}). */
+  timestamp?: number;
 }
 
 interface Member {
@@ -75,7 +77,7 @@ export class MemoryBroker {
     const p = partition ?? this.rr++ % parts.length;
     const list = parts[p];
     if (!list) throw new RangeError(`MemoryBroker.produce: partition ${p} out of range`);
-    list.push({ headers: { ...rec.headers }, value: rec.value });
+    list.push({ headers: { ...rec.headers }, value: rec.value, timestamp: Date.now() });
     this.wake(topic);
   }
 

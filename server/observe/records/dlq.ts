@@ -21,7 +21,7 @@ import { config } from "@/server/config";
 import { redriveMessage, redriveTarget, type DlqMessage } from "@/server/transport/dlq-redrive";
 import { decodeRecord } from "@/server/transport/watermill-codec";
 import { ForbiddenError, UpstreamUnavailableError, errorText } from "../errors";
-import type { RawRecord } from "./kafka-reader";
+import type { RawRecord } from "./log-reader";
 import { kafkaRead, recordReader } from "./records";
 import { RECORD_SCAN_LIMITS, decodeScanCursor, encodeScanCursor, recordSize, scanNewestFirst } from "./scan";
 import { redrivePublisher } from "./redrive-publisher";

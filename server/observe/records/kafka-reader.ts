@@ -13,25 +13,7 @@
  */
 import { Kafka, logLevel } from "kafkajs";
 import { kafkaLogCreator } from "@/server/transport/kafka-log";
-
-/** A record as read from the log (header values raw). */
-export interface RawRecord {
-  topic: string;
-  partition: number;
-  offset: bigint;
-  /** Milliseconds since the epoch (CreateTime or LogAppendTime, as the topic keeps it). */
-  timestamp: number;
-  key: Buffer | null;
-  value: Buffer | null;
-  headers: Record<string, Buffer | string | Array<Buffer | string> | undefined>;
-}
-
-/** Low (log start) and high (log end) offsets of a partition. */
-export interface PartitionRange {
-  partition: number;
-  low: bigint;
-  high: bigint;
-}
+import { TopicMissingError, type LogReader, type PartitionRange, type RawRecord } from "./log-reader";
 
 interface FetchedMessage {
   offset: string;
@@ -69,16 +51,8 @@ function clusterOf(kafka: Kafka): KjsCluster {
   return create({ allowAutoTopicCreation: false, metadataMaxAge: 60_000 }) as KjsCluster;
 }
 
-/** The topic does not exist on the cluster. */
-export class TopicMissingError extends Error {
-  constructor(readonly topic: string) {
-    super(`topic ${topic} does not exist`);
-    this.name = "TopicMissingError";
-  }
-}
-
 /** Reads partitions of topics by offset; one connection to the cluster, reused. */
-export class KafkaLogReader {
+export class KafkaLogReader implements LogReader {
   private readonly kafka: Kafka;
   private cluster: Promise<KjsCluster> | null = null;
   /** Per connected cluster: each topic's metadata load, shared by concurrent readers of that topic. */

@@ -8,7 +8,9 @@ import type { Encoded, RecordView, RecordsResponse } from "@/lib/api/records";
 import { DLQ_TOPIC_SUFFIX, dlqTopicOf, WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { config } from "@/server/config";
 import { ForbiddenError, NotFoundError, UpstreamUnavailableError, errorText } from "../errors";
-import { KafkaLogReader, TopicMissingError, type RawRecord } from "./kafka-reader";
+import { KafkaLogReader } from "./kafka-reader";
+import { TopicMissingError, type LogReader, type RawRecord } from "./log-reader";
+import { embeddedLog, MemoryLogReader } from "./memory-reader";
 import { FETCH_MAX_BYTES, RECORD_SCAN_LIMITS, recordSize, scanNewestFirst } from "./scan";
 
 /** Most records one UUID search returns (newest first). */
@@ -67,27 +69,32 @@ export function requireAllowedTopic(topic: string): void {
   }
 }
 
-type G = typeof globalThis & { __dedupHealthRecordReader?: KafkaLogReader | null };
+type G = typeof globalThis & { __dedupHealthRecordReader?: LogReader | null };
 
-/** The process's record reader (from `KAFKA_BROKERS`); a 503 naming the variable when Kafka is not configured. */
-export function recordReader(): KafkaLogReader {
+/**
+ * The process's record reader: Kafka's log from `KAFKA_BROKERS`, else the embedded broker's (the
+ * runtime registers it); a 503 naming the variable when there is neither.
+ */
+export function recordReader(): LogReader {
   const g = globalThis as G;
   if (g.__dedupHealthRecordReader) return g.__dedupHealthRecordReader;
   const brokers = config().KAFKA_BROKERS;
-  if (!brokers?.length) throw new UpstreamUnavailableError("kafka: not configured; records and the DLQ are read from Kafka (set KAFKA_BROKERS; the embedded demo keeps its topics in process memory)");
-  g.__dedupHealthRecordReader = new KafkaLogReader(brokers);
+  const embedded = embeddedLog();
+  if (brokers?.length) g.__dedupHealthRecordReader = new KafkaLogReader(brokers);
+  else if (embedded) return new MemoryLogReader(embedded);
+  else throw new UpstreamUnavailableError("kafka: not configured and no embedded broker runs (DEMO=off); records and the DLQ are read from Kafka (set KAFKA_BROKERS) or from the embedded demo's topics");
   return g.__dedupHealthRecordReader;
 }
 
 /** Replaces the process's reader (tests), or with `null` closes and forgets it. */
-export async function setRecordReader(reader: KafkaLogReader | null): Promise<void> {
+export async function setRecordReader(reader: LogReader | null): Promise<void> {
   const g = globalThis as G;
   const old = g.__dedupHealthRecordReader;
   g.__dedupHealthRecordReader = reader;
   if (old && old !== reader) await old.close();
 }
 
-/** Runs a read against Kafka: a missing topic → 404, a Kafka failure → 503 (typed errors pass). */
+/** Runs a read of the log: a missing topic → 404, a Kafka failure → 503 (typed errors pass). */
 export async function kafkaRead<T>(topic: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
@@ -98,7 +105,7 @@ export async function kafkaRead<T>(topic: string, fn: () => Promise<T>): Promise
   }
 }
 
-async function oneRecord(reader: KafkaLogReader, topic: string, partition: number, offset: bigint): Promise<RecordView> {
+async function oneRecord(reader: LogReader, topic: string, partition: number, offset: bigint): Promise<RecordView> {
   const range = (await reader.ranges(topic)).find((r) => r.partition === partition);
   if (!range) throw new NotFoundError(`partition ${partition} of ${topic} does not exist`);
   if (offset < range.low || offset >= range.high) throw new NotFoundError(`offset ${offset} of ${topic}/${partition} is outside the log (${range.low}..${range.high - 1n}: not written yet, or deleted by retention)`);

@@ -1,12 +1,13 @@
 /**
  * A bounded scan of a topic from its newest records backwards, window by window on every
- * partition, without a consumer group ({@link KafkaLogReader}). One request reads at most
- * {@link ScanBounds} — records, fetched bytes, wall time — and says whether it reached the start of
- * every partition; a cursor (`partition:end,…`) resumes where it stopped.
+ * partition, without a consumer group ({@link LogReader}: Kafka's log or the embedded broker's).
+ * One request reads at most {@link ScanBounds} — records, fetched bytes, wall time — and says
+ * whether it reached the start of every partition; a cursor (`partition:end,…`) resumes where it
+ * stopped.
  */
 import type { ScanBounds } from "@/lib/api/records";
 import { BadRequestError } from "../errors";
-import type { KafkaLogReader, RawRecord } from "./kafka-reader";
+import type { LogReader, RawRecord } from "./log-reader";
 
 /** Bounds of one `GET /api/records?uuid=` or `GET /api/dlq` request (docs/UI.md "Records"). */
 export const RECORD_SCAN_LIMITS: ScanBounds = { records: 20_000, bytes: 32 * 1024 * 1024, ms: 4000 };
@@ -60,7 +61,7 @@ export function encodeScanCursor(left: ReadonlyMap<number, bigint>): string | nu
  * does not name are done.
  */
 export async function scanNewestFirst(
-  reader: KafkaLogReader,
+  reader: LogReader,
   topic: string,
   from: ReadonlyMap<number, bigint> | null,
   limits: ScanBounds,

@@ -21,7 +21,7 @@ export async function startup(): Promise<void> {
     const { initAudit } = await import("./audit");
     console.log(`[dedup-health] audit trail: ${(await initAudit()) === "postgres" ? "PostgreSQL (DATABASE_URL)" : "in memory (DATABASE_URL is not set: lost at restart)"}`);
   } catch (e) {
-    console.error(`[dedup-health] error: ${e instanceof Error ? e.message : String(e)}; actions are logged, not kept, until it answers`);
+    console.error(`[dedup-health] error: ${e instanceof Error ? e.message : String(e)}; until it answers, the audit page says "audit store unavailable" and every action that changes state is refused (503)`);
   }
   // Who may change state (token / this machine / read-only / embedded-open), said once.
   const { accessSummary } = await import("./access");

@@ -8,6 +8,7 @@
 import type { AuditEntry } from "@/lib/api/audit";
 import { checkAccess, listenInfo } from "@/server/access";
 import { config } from "@/server/config";
+import { UpstreamUnavailableError } from "@/server/http";
 import { MemoryAuditStore, PostgresAuditStore, type AuditInput, type AuditStore } from "./store";
 
 export type { AuditInput, AuditStore } from "./store";
@@ -32,9 +33,10 @@ export async function setAuditStore(store: AuditStore | null): Promise<void> {
 
 /**
  * Start-up: with `DATABASE_URL`, creates (migrates) the audit table. **Rejects with a message
- * naming `DATABASE_URL` when the database cannot be reached**; start-up logs it as an error (the
- * dashboard still serves: until the database answers, `GET /api/audit` is a 503 and each action's
- * record is logged instead of kept).
+ * naming `DATABASE_URL` when the database cannot be reached**; start-up logs it as an error and the
+ * dashboard still serves what only reads: until the database answers, `GET /api/audit` is a 503
+ * "audit store unavailable" and every action that changes state is refused with that 503
+ * ({@link audited}) rather than done unaudited. Dry runs still answer.
  */
 export async function initAudit(): Promise<"postgres" | "memory"> {
   const store = auditStore();
@@ -73,12 +75,28 @@ export interface AuditCounts {
   changed: number | null;
 }
 
+/** The 503 of an audit store that cannot be read or written now (its reason redacted like every answer). */
+export function auditUnavailable(e: unknown, what: string): UpstreamUnavailableError {
+  return new UpstreamUnavailableError(`audit store unavailable: ${e instanceof Error ? e.message : String(e)}; ${what} (check DATABASE_URL)`);
+}
+
 /**
  * Runs `fn` (a route's work) and records it: `ok` with the counts `counts` reads from its answer,
  * or `error: <message>` when it throws (rethrown). `filter` is what the caller asked for.
+ * **An action that changes state (not a dry run) is refused with a 503 when the audit store cannot
+ * keep its entry now**: nothing is done that the trail would not show. A dry run changes nothing
+ * and still answers (its entry is logged when it cannot be kept).
  */
 export async function audited<T>(req: Request, action: string, filter: object, dryRun: boolean, fn: () => Promise<T>, counts: (r: T) => AuditCounts = () => ({ matched: null, changed: null })): Promise<T> {
   const base = { who: auditActor(req), action, filter: { ...filter } as Record<string, unknown>, dryRun };
+  if (!dryRun) {
+    try {
+      await auditStore().ready();
+    } catch (e) {
+      console.error(`[audit] refused ${action} (not performed): the audit store cannot keep its entry: ${e instanceof Error ? e.message : String(e)}`);
+      throw auditUnavailable(e, `${action} was not performed: every change is audited`);
+    }
+  }
   try {
     const r = await fn();
     await recordAudit({ ...base, ...counts(r), result: "ok" });

@@ -11,6 +11,8 @@ export type AuditInput = Omit<AuditEntry, "id" | "at"> & { at?: Date };
 /** The two methods every audit store has. */
 export interface AuditStore {
   readonly kind: "postgres" | "memory";
+  /** Resolves when the store can keep an entry now; rejects with the reason otherwise. */
+  ready(): Promise<void>;
   append(e: AuditInput): Promise<AuditEntry>;
   /** Newest first. */
   list(q: { action?: string; limit: number }): Promise<AuditEntry[]>;
@@ -25,6 +27,8 @@ export class MemoryAuditStore implements AuditStore {
   readonly kind = "memory" as const;
   private readonly entries: AuditEntry[] = [];
   private next = 1;
+
+  async ready(): Promise<void> {}
 
   async append(e: AuditInput): Promise<AuditEntry> {
     const { at, ...rest } = e;
@@ -83,6 +87,12 @@ export class PostgresAuditStore implements AuditStore {
       throw e;
     });
     return this.migrated;
+  }
+
+  /** The table is there and the database answers now (one round trip: `SELECT 1`). */
+  async ready(): Promise<void> {
+    await this.migrate();
+    await this.pool.query("SELECT 1");
   }
 
   private async createTable(): Promise<void> {

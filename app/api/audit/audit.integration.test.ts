@@ -1,11 +1,15 @@
 /**
  * The audit trail's store: PostgreSQL is migrated at start-up (idempotent) and an unreachable
- * `DATABASE_URL` is a start-up error naming the variable (and `GET /api/audit` a 503); without it the trail is in
- * memory and `GET /api/audit` says so. A failed action is recorded with its error.
+ * `DATABASE_URL` is a start-up error naming the variable; while it does not answer, `GET /api/audit`
+ * is a 503 "audit store unavailable" and an action that changes state is refused with that 503 and
+ * not performed (a dry run still answers). Without it the trail is in memory and `GET /api/audit`
+ * says so. A failed action is recorded with its error.
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { GET } from "./route";
+import { GET as getSources, PUT as putSources } from "../demo/sources/route";
+import { consumerRuntime } from "@/server/runtime";
 import { auditResponseSchema } from "@/lib/api/audit";
 import { parseConfig } from "@/server/config";
 import { freePort } from "@/server/testing/net";
@@ -29,6 +33,33 @@ describe("audit trail store", () => {
     await expect(initAudit()).rejects.toThrow(/^DATABASE_URL: .*unreachable/);
     const res = await GET(new Request("http://localhost/api/audit"));
     expect(res.status).toBe(503);
+  });
+
+  it("while the database does not answer: the trail says 'audit store unavailable' (redacted) and a change is refused 503 and not made; a dry run answers", async () => {
+    const port = await freePort();
+    g.__dedupHealthConfig = parseConfig({ DATABASE_URL: `postgres://puser:ppass@127.0.0.1:${port}/test` });
+    await setAuditStore(null);
+    process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
+    try {
+      const trail = await GET(new Request("http://localhost/api/audit"));
+      const text = await trail.text();
+      expect(trail.status).toBe(503);
+      expect(JSON.parse(text).detail).toMatch(/^audit store unavailable: .*refused until it answers \(check DATABASE_URL\)$/);
+      for (const secret of [String(port), "ppass", "puser"]) expect(text).not.toContain(secret);
+      const before = consumerRuntime().demo.getSources().traffic.enabled;
+      const put = () => putSources(new Request("http://localhost/api/demo/sources", { method: "PUT", headers: { ...LOCAL_REQUEST_HEADERS, "content-type": "application/json" }, body: JSON.stringify({ traffic: { enabled: !before } }) }));
+      const refused = await put();
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { detail: string }).detail).toMatch(/^audit store unavailable: .*demo\.sources was not performed/);
+      const now = (await (await getSources(new Request("http://localhost/api/demo/sources", { headers: LOCAL_REQUEST_HEADERS }))).json()) as { traffic: { enabled: boolean } };
+      expect(now.traffic.enabled).toBe(before);
+      let ran = false;
+      const req = new Request("http://localhost/api/x", { method: "POST", headers: LOCAL_REQUEST_HEADERS });
+      await expect(audited(req, "keys.forget", {}, true, async () => (ran = true))).resolves.toBe(true);
+      expect(ran).toBe(true);
+    } finally {
+      await consumerRuntime().close();
+    }
   });
 
   it("migrates twice without harm and keeps entries across a new connection", async () => {

@@ -1,6 +1,6 @@
 import { auditQuerySchema } from "@/lib/api/audit";
-import { auditStore } from "@/server/audit";
-import { handleQuery, UpstreamUnavailableError } from "@/server/http";
+import { auditStore, auditUnavailable } from "@/server/audit";
+import { handleQuery } from "@/server/http";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -8,7 +8,8 @@ export const runtime = "nodejs";
 /**
  * `GET /api/audit?action=&limit=` → `{ store, entries }`, newest first: every state-changing action
  * (when, who, what, filter, matched/changed, result). `store: "memory"` says the trail is this
- * process's only (no `DATABASE_URL`): a restart loses it.
+ * process's only (no `DATABASE_URL`): a restart loses it. A 503 "audit store unavailable: …" while
+ * the database does not answer.
  */
 export function GET(req: Request): Promise<Response> {
   return handleQuery(req, auditQuerySchema, async (q) => {
@@ -16,7 +17,7 @@ export function GET(req: Request): Promise<Response> {
     try {
       return { generatedAt: new Date().toISOString(), store: store.kind, entries: await store.list(q) };
     } catch (e) {
-      throw new UpstreamUnavailableError(`postgres: the audit trail cannot be read (${e instanceof Error ? e.message : String(e)}); check DATABASE_URL`);
+      throw auditUnavailable(e, "the trail cannot be read; actions that change state are refused until it answers");
     }
   });
 }

@@ -4,8 +4,9 @@
  * have over Kafka.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { dlqResponseSchema, recordsResponseSchema, redriveResponseSchema } from "@/lib/record-types";
-import { DEMO_TOPIC } from "@/lib/consumer-types";
+import { dlqResponseSchema, redriveResponseSchema } from "@/lib/api/dlq";
+import { recordsResponseSchema } from "@/lib/api/records";
+import { DEMO_TOPIC } from "@/lib/api/consumers";
 import { dlqTopicOf, HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
 import { embeddedLog, registerEmbeddedLog } from "@/server/observe/records/memory-reader";
 import { RECORD_SCAN_LIMITS } from "@/server/observe/records/scan";

@@ -26,6 +26,7 @@ export const QUERY_NAMES = [
   "eventloop_p99",
   "redis_command_time",
   "consumer_lag",
+  "consumer_lag_growth",
   "alert_states",
   "process_start",
 ] as const;

@@ -21,8 +21,24 @@ import {
   type TtlClass,
 } from "@/names/dedup";
 import { defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/alert-model";
+import { checkQuantileExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, leaseCounterRateExpr, payloadConflictsExpr } from "@/lib/alert-exprs";
 
 export { RUNBOOK_BASE_URL, alertTextsFor, ruleTexts, renderAlertText, type AlertThreshold, type AlertTexts, type ThresholdLine } from "@/lib/alert-model";
+
+export {
+  RATE_WINDOW,
+  RATE_WINDOW_MS,
+  checkQuantileExpr,
+  consumerLagExpr,
+  consumerLagGrowthExpr,
+  duplicateRatioExpr,
+  errorRateExpr,
+  leaseCounterRateExpr,
+  payloadConflictsExpr,
+  LAG_GROWTH_FLOOR,
+  LAG_GROWTH_WINDOW,
+  LAG_GROWTH_WINDOW_MS,
+} from "@/lib/alert-exprs";
 
 export { DAY_MS, HOUR_MS, MINUTE_MS, TTL_POLICY, PROCESSED_RESULTS, type ProcessedResult, type TtlClass };
 
@@ -51,64 +67,6 @@ export function errorReasonClass(reason: string): ErrorReasonClass {
   return reason === DEDUP_ERROR_REASON.marshal ? "marshal" : "redis";
 }
 
-/** Rate window of every alert expression (spec §8: "over 5 min"). */
-export const RATE_WINDOW = "5m";
-/** {@link RATE_WINDOW} in milliseconds, for the embedded (non-Prometheus) evaluation. */
-export const RATE_WINDOW_MS = 5 * MINUTE_MS;
-
-const DUPLICATE_BY = METRIC_LABELS.deduplicated;
-const ERRORS_BY = METRIC_LABELS.errors;
-const LATENCY_BY = METRIC_LABELS.checkDuration;
-
-/**
- * PromQL of the duplicate ratio: deduplicated / processed over {@link RATE_WINDOW}.
- * `matchers` (e.g. `service=~"$service"`) is inserted into both selectors as is.
- * **Never pass user input here**: it is PromQL text, not a value.
- * A handler with no traffic yields no series (0/0 is NaN, which no comparison matches).
- */
-export function duplicateRatioExpr(matchers = "", by: readonly string[] = DUPLICATE_BY): string {
-  const sel = matchers ? `{${matchers}}` : "";
-  const grp = by.join(", ");
-  return (
-    `sum by (${grp}) (rate(${METRIC_NAMES.deduplicated}${sel}[${RATE_WINDOW}]))` +
-    ` / sum by (${grp}) (rate(${METRIC_NAMES.processed}${sel}[${RATE_WINDOW}]))`
-  );
-}
-
-/** PromQL of the dedup error rate (errors/s) per `by` labels. Same `matchers` hazard as {@link duplicateRatioExpr}. */
-export function errorRateExpr(matchers = "", by: readonly string[] = ERRORS_BY): string {
-  const sel = matchers ? `{${matchers}}` : "";
-  return `sum by (${by.join(", ")}) (rate(${METRIC_NAMES.errors}${sel}[${RATE_WINDOW}]))`;
-}
-
-/**
- * PromQL of a quantile of the Redis check duration (seconds), per `by` labels — the valid
- * histogram form of spec §8 (the note's `histogram_quantile(0.99, <histogram>)` is not PromQL).
- * Same `matchers` hazard as {@link duplicateRatioExpr}.
- */
-export function checkQuantileExpr(q = 0.99, matchers = "", by: readonly string[] = LATENCY_BY): string {
-  const sel = matchers ? `{${matchers}}` : "";
-  const grp = ["le", ...by].join(", ");
-  return `histogram_quantile(${q}, sum by (${grp}) (rate(${METRIC_NAMES.checkDuration}_bucket${sel}[${RATE_WINDOW}])))`;
-}
-
-/**
- * PromQL of the rate (events/s over {@link RATE_WINDOW}) of one of the Deduplicator's per-handler
- * lease counters (`leaseLost`, `inProgress`, `released`), per service, topic and handler.
- */
-export function leaseCounterRateExpr(counter: "leaseLost" | "inProgress" | "released"): string {
-  return `sum by (${METRIC_LABELS[counter].join(", ")}) (rate(${METRIC_NAMES[counter]}[${RATE_WINDOW}]))`;
-}
-
-/**
- * PromQL of the payload conflicts (copies whose UUID was processed with another payload) counted
- * over {@link RATE_WINDOW}, per service and handler. Same `matchers` hazard as {@link duplicateRatioExpr}.
- */
-export function payloadConflictsExpr(matchers = "", by: readonly string[] = METRIC_LABELS.payloadConflicts): string {
-  const sel = matchers ? `{${matchers}}` : "";
-  return `sum by (${by.join(", ")}) (increase(${METRIC_NAMES.payloadConflicts}${sel}[${RATE_WINDOW}]))`;
-}
-
 const pct = (ratio: number) => `${Math.round(ratio * 1000) / 10}%`;
 const HANDLER_PAGE = "/handlers/{{ $labels.service }}/{{ $labels.handler }}";
 const SERVICE_PAGE = "/?service={{ $labels.service }}";
@@ -134,7 +92,7 @@ export const ALERTS = {
     threshold: { value: 0.1, label: "10% alert" },
     normal: { value: 0.01, label: "< 1% normal" },
     unit: "ratio",
-    by: DUPLICATE_BY,
+    by: METRIC_LABELS.deduplicated,
     for: "10m",
     severity: "ticket",
     valueExpr: duplicateRatioExpr(),
@@ -155,7 +113,7 @@ export const ALERTS = {
     threshold: { value: 0, label: "> 0 errors/s" },
     normal: { value: 0, label: "0 normal" },
     unit: "per_second",
-    by: ERRORS_BY,
+    by: METRIC_LABELS.errors,
     for: "1m",
     severity: "ticket",
     valueExpr: errorRateExpr(),
@@ -190,7 +148,7 @@ export const ALERTS = {
     threshold: { value: 0.05, label: "50 ms" },
     normal: null,
     unit: "seconds",
-    by: LATENCY_BY,
+    by: METRIC_LABELS.checkDuration,
     for: "5m",
     severity: "ticket",
     valueExpr: checkQuantileExpr(0.99),
@@ -248,6 +206,28 @@ export const ALERTS = {
         "A publisher bug: swallowing such a copy as a duplicate loses that message. With onPayloadConflict " +
         '"poison" (the default) the copy is in the dead-letter topic with reason_poisoned payload_conflict; find its ' +
         "publisher (topic_poisoned), make it generate a new UUID per message, and re-publish the DLQ copies with new UUIDs.",
+    },
+    dashboardPath: HANDLER_PAGE,
+  }),
+  consumerLagGrowing: defineAlert({
+    name: "DedupConsumerLagGrowing",
+    title: `Consumer-group lag growing: its slope over ${LAG_GROWTH_WINDOW} (messages/s), where the lag is above ${LAG_GROWTH_FLOOR}`,
+    query: "consumer_lag_growth",
+    threshold: { value: 0, label: "lag growing" },
+    normal: null,
+    unit: "per_second",
+    by: ["service", "handler", "topic"],
+    // A slope held for 10 more minutes: a stopped or stuck consumer, not a burst it absorbs.
+    for: "10m",
+    severity: "ticket",
+    valueExpr: consumerLagGrowthExpr(),
+    texts: {
+      summary: "Consumer lag of {{ $labels.service }}/{{ $labels.handler }} keeps growing on {{ $labels.topic }}",
+      description:
+        'The lag of consumer group {{ $labels.service }}.{{ $labels.handler }} on topic {{ $labels.topic }} grew by ' +
+        `{{ $value | printf "%.3g" }} messages per second over the last ${LAG_GROWTH_WINDOW} and is above ${LAG_GROWTH_FLOOR} messages, ` +
+        "for 10 minutes: the handler's consumers are stopped, stuck or slower than the producers, and every message waits " +
+        "longer. Look at the group's members and the handler's errors, time and leases on the handler page.",
     },
     dashboardPath: HANDLER_PAGE,
   }),

@@ -124,7 +124,7 @@ export function HandlerView({ service, handler }: { service: string; handler: st
             testId="chart-payload-conflicts"
             emptyText="no payload conflict: every repeat had the payload that was processed."
           />
-          <SeriesPanel title="Consumer lag" description="messages the handler's consumer group has not consumed (kafka_consumergroup_lag, log-start clamped)" metric="consumer_lag" service={service} handler={handler} unit="count" testId="chart-consumer-lag" emptyText="no lag exported: real mode (Kafka) only." />
+          <SeriesPanel title="Consumer lag" description="messages the handler's consumer group has not consumed (kafka_consumergroup_lag, log-start clamped); DedupConsumerLagGrowing when it keeps growing above 100" metric="consumer_lag" service={service} handler={handler} unit="count" testId="chart-consumer-lag" emptyText="no lag exported: real mode (Kafka) only." />
         </DeferMount>
         <HandlerKeys service={service} handler={handler} />
       </div>

@@ -12,6 +12,7 @@ import * as timeseries from "@grafana/grafana-foundation-sdk/timeseries";
 import type { AlertThreshold, AlertUnit } from "@/lib/alert-model";
 import { PROCESSED_RESULTS, RATE_WINDOW } from "@/lib/thresholds";
 import { METRIC_NAMES as LIBRARY_METRIC_NAMES } from "@/names/dedup";
+import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { withMatchers } from "./promql-filter";
 
 /** The Prometheus data source every panel, query and variable uses, filled in on import. */
@@ -34,9 +35,15 @@ export const HANDLER_TIME_METRIC = LIBRARY_METRIC_NAMES.handlerExecutionTime;
 
 const SVC = 'service=~"$service"';
 const SVC_HANDLER = 'service=~"$service", handler=~"$handler"';
+/** The app's consumer groups are `<service>.<handler>`: the variables select them by group id. */
+const GROUP = 'consumergroup=~"$service\\\\.$handler"';
 
-/** The variables an alert's value follows: `$handler` only when the value has a handler label. */
+/**
+ * The variables an alert's value follows: `$handler` only when the value has a handler label; a
+ * value read from the consumer-group gauges (no service label) by the group id.
+ */
 export function alertMatchers(a: AlertThreshold): string {
+  if (Object.values(KAFKA_METRIC_NAMES).some((n) => new RegExp(`\\b${n}\\b`).test(a.valueExpr))) return GROUP;
   return a.by.includes("handler") ? SVC_HANDLER : a.by.includes("service") ? SVC : "";
 }
 

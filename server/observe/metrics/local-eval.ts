@@ -1,4 +1,4 @@
-import { METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
+import { LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW_MS, METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { PROCESSED_RESULT } from "@/names/dedup";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
@@ -132,6 +132,54 @@ function latest(snaps: readonly Snapshot[], t: number): Snapshot | undefined {
   return [...snaps].reverse().find((s) => s.t <= t);
 }
 
+/** `service`, `handler` and `topic` of a consumer group named `<service>.<handler>` (this app's naming), else null. */
+function handlerOfGroup(labels: Record<string, string>): Record<string, string> | null {
+  const m = /^([^.]+)\.(.+)$/.exec(labels.consumergroup ?? "");
+  return m ? { service: m[1]!, handler: m[2]!, topic: labels.topic ?? "" } : null;
+}
+
+/** Least-squares slope (per second) of `(t ms, value)` points, as PromQL's `deriv`; null under two points. */
+export function slope(points: ReadonlyArray<readonly [number, number]>): number | null {
+  if (points.length < 2) return null;
+  const n = points.length;
+  const mx = points.reduce((a, [x]) => a + x / 1000, 0) / n;
+  const my = points.reduce((a, [, y]) => a + y, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x / 1000 - mx) * (y - my);
+    den += (x / 1000 - mx) ** 2;
+  }
+  return den === 0 ? null : num / den;
+}
+
+/**
+ * The lag growth query (`consumer_lag_growth`): the slope of each group's `kafka_consumergroup_lag_sum`
+ * over the growth window, where its latest value is above the floor, max per service, handler, topic.
+ */
+function lagGrowthAt(snaps: readonly Snapshot[], t: number): Sample[] {
+  const points = new Map<string, { labels: Record<string, string>; pts: Array<[number, number]>; last: number }>();
+  for (const s of snaps) {
+    if (s.t <= t - LAG_GROWTH_WINDOW_MS || s.t > t) continue;
+    for (const [k, v] of s.series) {
+      if (v.name !== KAFKA_METRIC_NAMES.lagSum) continue;
+      const e = points.get(k) ?? { labels: v.labels, pts: [], last: v.value };
+      e.pts.push([s.t, v.value]);
+      e.last = v.value;
+      points.set(k, e);
+    }
+  }
+  const out = new Map<string, Sample & { value: number }>();
+  for (const e of points.values()) {
+    const labels = handlerOfGroup(e.labels);
+    const d = slope(e.pts);
+    if (!labels || d === null || !(e.last > LAG_GROWTH_FLOOR)) continue;
+    const k = seriesKey("", labels);
+    out.set(k, { labels, value: Math.max(out.get(k)?.value ?? -Infinity, d) });
+  }
+  return [...out.values()];
+}
+
 /**
  * Evaluates a named query at time `t` over the snapshots, with the same semantics as its PromQL
  * (lib/thresholds and ./queries): same labels; a ratio exists only where both sides have series;
@@ -203,18 +251,17 @@ export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): S
     }
     case "consumer_lag": {
       // The gauges of the latest sample (real mode without Prometheus), summed per <service>.<handler> group and topic.
-      const last = [...snaps].reverse().find((s) => s.t <= t);
       const out = new Map<string, Sample>();
-      for (const v of last?.series.values() ?? []) {
-        if (v.name !== KAFKA_METRIC_NAMES.lag) continue;
-        const m = /^([^.]+)\.(.+)$/.exec(v.labels.consumergroup ?? "");
-        if (!m) continue;
-        const labels = { service: m[1]!, handler: m[2]!, topic: v.labels.topic ?? "" };
+      for (const v of latest(snaps, t)?.series.values() ?? []) {
+        const labels = v.name === KAFKA_METRIC_NAMES.lag ? handlerOfGroup(v.labels) : null;
+        if (!labels) continue;
         const k = seriesKey("", labels);
         out.set(k, { labels, value: (out.get(k)?.value ?? 0) + v.value });
       }
       return [...out.values()];
     }
+    case "consumer_lag_growth":
+      return lagGrowthAt(snaps, t);
     case "alert_states":
       // Prometheus' ALERTS series: the embedded evaluator keeps no history of states.
       return [];

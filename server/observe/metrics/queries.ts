@@ -1,21 +1,11 @@
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
-import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, METRIC_NAMES, payloadConflictsExpr, RATE_WINDOW } from "@/lib/thresholds";
+import { checkQuantileExpr, consumerLagExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, METRIC_NAMES, payloadConflictsExpr, RATE_WINDOW } from "@/lib/thresholds";
 import { LABEL, METRIC_LABELS, METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/names/dedup";
 import type { QueryName } from "@/lib/query-names";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
-import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 
 /** The gauge of the process's start (Unix seconds), named as prom-client's default metric; the chart markers show restarts. */
 export const PROCESS_START_METRIC = "process_start_time_seconds";
-
-/**
- * The lag of each `<service>.<handler>` consumer group (this app's group naming) with `service`
- * and `handler` labels taken from the group id, by topic. `max`, not `sum`: every replica exports
- * the same group's lag (read from Kafka's admin API).
- */
-const CONSUMER_LAG_PROMQL =
-  `max by (service, handler, topic) (label_replace(label_replace(sum by (consumergroup, topic, instance) (${KAFKA_METRIC_NAMES.lag}), ` +
-  `"service", "$1", "consumergroup", "([^.]+)\\\\..+"), "handler", "$1", "consumergroup", "[^.]+\\\\.(.+)"))`;
 
 /**
  * Counter of messages sent to the DLQ, by `reason_poisoned` (a bounded error class). Spec §7 has no
@@ -79,6 +69,7 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   eventloop_p99: ["service"],
   redis_command_time: ["command"],
   consumer_lag: ["service", "handler", "topic"],
+  consumer_lag_growth: ["service", "handler", "topic"],
   alert_states: ["alertname", "alertstate"],
   process_start: ["instance"],
 };
@@ -109,7 +100,8 @@ export const PROMQL: Record<QueryName, string> = {
   // info's instance: the dedup check p99 is timed in that process, so this is its floor.
   eventloop_p99: `max by (service) (max by (instance, service) (${CONSUMER_INFO_METRIC}) * on (instance) group_left max by (instance) (${EVENTLOOP_P99_METRIC}))`,
   redis_command_time: `max by (command) (${REDIS_COMMAND_TIME_METRIC})`,
-  consumer_lag: CONSUMER_LAG_PROMQL,
+  consumer_lag: consumerLagExpr(),
+  consumer_lag_growth: consumerLagGrowthExpr(),
   // Prometheus' own series of alert states: one per instance and state while pending or firing.
   alert_states: `ALERTS{alertname=~"Dedup.*"}`,
   process_start: `max by (instance) (${PROCESS_START_METRIC})`,

@@ -1,0 +1,100 @@
+/**
+ * The PromQL of the alerts' values, written once: the alert entries (`lib/thresholds.ts`), the named
+ * queries (`server/observe/metrics/queries.ts`) and the Grafana dashboard use these. Isomorphic: no
+ * Node imports. **Every `matchers` argument is PromQL text, never user input.**
+ */
+import { METRIC_LABELS, METRIC_NAMES, MINUTE_MS } from "@/names/dedup";
+import { KAFKA_METRIC_NAMES } from "@/names/kafka";
+
+/** Rate window of every alert expression (spec §8: "over 5 min"). */
+export const RATE_WINDOW = "5m";
+/** {@link RATE_WINDOW} in milliseconds, for the embedded (non-Prometheus) evaluation. */
+export const RATE_WINDOW_MS = 5 * MINUTE_MS;
+
+const DUPLICATE_BY = METRIC_LABELS.deduplicated;
+const ERRORS_BY = METRIC_LABELS.errors;
+const LATENCY_BY = METRIC_LABELS.checkDuration;
+
+/**
+ * PromQL of the duplicate ratio: deduplicated / processed over {@link RATE_WINDOW}.
+ * `matchers` (e.g. `service=~"$service"`) is inserted into both selectors as is.
+ * **Never pass user input here**: it is PromQL text, not a value.
+ * A handler with no traffic yields no series (0/0 is NaN, which no comparison matches).
+ */
+export function duplicateRatioExpr(matchers = "", by: readonly string[] = DUPLICATE_BY): string {
+  const sel = matchers ? `{${matchers}}` : "";
+  const grp = by.join(", ");
+  return (
+    `sum by (${grp}) (rate(${METRIC_NAMES.deduplicated}${sel}[${RATE_WINDOW}]))` +
+    ` / sum by (${grp}) (rate(${METRIC_NAMES.processed}${sel}[${RATE_WINDOW}]))`
+  );
+}
+
+/** PromQL of the dedup error rate (errors/s) per `by` labels. Same `matchers` hazard as {@link duplicateRatioExpr}. */
+export function errorRateExpr(matchers = "", by: readonly string[] = ERRORS_BY): string {
+  const sel = matchers ? `{${matchers}}` : "";
+  return `sum by (${by.join(", ")}) (rate(${METRIC_NAMES.errors}${sel}[${RATE_WINDOW}]))`;
+}
+
+/**
+ * PromQL of a quantile of the Redis check duration (seconds), per `by` labels — the valid
+ * histogram form of spec §8 (the note's `histogram_quantile(0.99, <histogram>)` is not PromQL).
+ * Same `matchers` hazard as {@link duplicateRatioExpr}.
+ */
+export function checkQuantileExpr(q = 0.99, matchers = "", by: readonly string[] = LATENCY_BY): string {
+  const sel = matchers ? `{${matchers}}` : "";
+  const grp = ["le", ...by].join(", ");
+  return `histogram_quantile(${q}, sum by (${grp}) (rate(${METRIC_NAMES.checkDuration}_bucket${sel}[${RATE_WINDOW}])))`;
+}
+
+/**
+ * PromQL of the rate (events/s over {@link RATE_WINDOW}) of one of the Deduplicator's per-handler
+ * lease counters (`leaseLost`, `inProgress`, `released`), per service, topic and handler.
+ */
+export function leaseCounterRateExpr(counter: "leaseLost" | "inProgress" | "released"): string {
+  return `sum by (${METRIC_LABELS[counter].join(", ")}) (rate(${METRIC_NAMES[counter]}[${RATE_WINDOW}]))`;
+}
+
+/**
+ * PromQL of the payload conflicts (copies whose UUID was processed with another payload) counted
+ * over {@link RATE_WINDOW}, per service and handler. Same `matchers` hazard as {@link duplicateRatioExpr}.
+ */
+export function payloadConflictsExpr(matchers = "", by: readonly string[] = METRIC_LABELS.payloadConflicts): string {
+  const sel = matchers ? `{${matchers}}` : "";
+  return `sum by (${by.join(", ")}) (increase(${METRIC_NAMES.payloadConflicts}${sel}[${RATE_WINDOW}]))`;
+}
+
+/**
+ * `inner` (series with a `consumergroup` label) per `service`, `handler` and `topic`, the first two
+ * taken from the group id as this app names its groups (`<service>.<handler>`). `max`, not `sum`:
+ * every replica exports the same group's figures (read from Kafka's admin API).
+ */
+function perHandlerGroup(inner: string): string {
+  return (
+    `max by (service, handler, topic) (label_replace(label_replace(${inner}, ` +
+    `"service", "$1", "consumergroup", "([^.]+)\\\\..+"), "handler", "$1", "consumergroup", "[^.]+\\\\.(.+)"))`
+  );
+}
+
+/** PromQL of the lag (messages not consumed) of each `<service>.<handler>` consumer group, by topic. */
+export function consumerLagExpr(): string {
+  return perHandlerGroup(`sum by (consumergroup, topic, instance) (${KAFKA_METRIC_NAMES.lag})`);
+}
+
+/** Window over which the lag's slope is fitted: long enough that a batch consumer's sawtooth averages out. */
+export const LAG_GROWTH_WINDOW = "10m";
+/** {@link LAG_GROWTH_WINDOW} in milliseconds, for the embedded evaluation. */
+export const LAG_GROWTH_WINDOW_MS = 10 * MINUTE_MS;
+/** Lag (messages) below which a growing lag is not reported: a few messages in flight are normal. */
+export const LAG_GROWTH_FLOOR = 100;
+
+/**
+ * PromQL of how fast a consumer group's lag grows (messages/s): the least-squares slope
+ * (`deriv`) of `kafka_consumergroup_lag_sum` over {@link LAG_GROWTH_WINDOW}, only where the lag is
+ * above {@link LAG_GROWTH_FLOOR}, per `service`, `handler`, `topic`. Positive: the group falls
+ * behind (stopped, stuck or slower than the producers); 0 or negative: it keeps up or catches up.
+ */
+export function consumerLagGrowthExpr(): string {
+  const sum = KAFKA_METRIC_NAMES.lagSum;
+  return perHandlerGroup(`deriv(${sum}[${LAG_GROWTH_WINDOW}]) and ${sum} > ${LAG_GROWTH_FLOOR}`);
+}

@@ -20,6 +20,7 @@ import type { SilenceAnswer, SilenceCreate, SilencesResponse } from "@/lib/api/s
 import type { EventsResponse } from "@/lib/api/events";
 import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/api/demo";
 import type { RunCreated, RunView, ScenarioList } from "@/lib/api/workshop";
+import type { HotKeysResponse } from "@/lib/api/hot-keys";
 
 /** A non-2xx answer (or no answer) of the dashboard API, with the server's `{ error, detail }`. */
 export class ApiError extends Error {
@@ -107,6 +108,15 @@ export const alertsQuery = (refetchInterval: Interval) =>
     queryKey: ["alerts"] as const,
     queryFn: ({ signal }) => fetchJson<AlertsResponse>("/api/alerts", { signal }),
     refetchInterval,
+  });
+
+/** `GET /api/hot-keys?service=&handler=` */
+export const hotKeysQuery = (service: string, handler: string, refetchInterval: Interval) =>
+  queryOptions({
+    queryKey: ["hot-keys", service, handler] as const,
+    queryFn: ({ signal }) => fetchJson<HotKeysResponse>(`/api/hot-keys?${new URLSearchParams({ service, handler })}`, { signal }),
+    refetchInterval,
+    placeholderData: keepPreviousData,
   });
 
 /** `GET /api/capacity` */

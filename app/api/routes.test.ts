@@ -22,6 +22,8 @@ import { handlersResponseSchema } from "@/lib/api/handlers";
 import { lintResponseSchema } from "@/lib/api/lint";
 import { overviewResponseSchema } from "@/lib/api/overview";
 import { seriesResponseSchema } from "@/lib/api/series";
+import { GET as hotKeysGET } from "@/app/api/hot-keys/route";
+import { hotKeysResponseSchema } from "@/lib/api/hot-keys";
 import { dedupRecorder, RECOMMENDED_SETUP } from "@/server/dedup";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { clearDeclaredHandlers, registerHandlers } from "@/server/observe/handler-registry";
@@ -88,6 +90,7 @@ const ROUTES: Array<{ name: string; get: (r: Request) => Promise<Response>; base
   { name: "alerts", get: alertsGET, base: "/api/alerts", schema: alertsResponseSchema },
   { name: "capacity", get: capacityGET, base: "/api/capacity", schema: capacityResponseSchema },
   { name: "lint", get: lintGET, base: "/api/lint", schema: lintResponseSchema },
+  { name: "hot-keys", get: hotKeysGET, base: "/api/hot-keys?service=notification&handler=on-review-created", schema: hotKeysResponseSchema },
   { name: "keys", get: keysGET, base: "/api/keys?prefix=notification:dedup:on-review-created", schema: errorBodySchema, redisOnly: true },
   { name: "lookup", get: lookupGET, base: "/api/keys/lookup?uuid=01JD8X3Q0000000000000000AB", schema: errorBodySchema, redisOnly: true },
 ];

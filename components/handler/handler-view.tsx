@@ -17,6 +17,7 @@ import { DuplicateCauses } from "./duplicate-causes";
 import { HandlerKeys } from "./handler-keys";
 import { HandlerLint } from "./handler-lint";
 import { HandlerTime } from "./handler-time";
+import { HotKeys } from "./hot-keys";
 import { LeaseEvents } from "./lease-events";
 import { ReplaySilence } from "./replay-silence";
 
@@ -97,6 +98,9 @@ export function HandlerView({ service, handler }: { service: string; handler: st
         {/* Below the fold: mounted when scrolled near, or shortly after hydration. */}
         <DeferMount height={262}>
           <SeriesPanel title="Processed by result" description="messages/s: success, deduplicated, error (stacked)" metric="processed_rate" service={service} handler={handler} unit="per_second" stacked colors={RESULT_COLORS} testId="chart-processed" />
+        </DeferMount>
+        <DeferMount height={200}>
+          <HotKeys service={service} handler={handler} />
         </DeferMount>
         <DeferMount height={330}>
           <HandlerTime service={service} handler={handler} />

@@ -49,7 +49,8 @@ export const seriesResponseSchema = z.object({
 export type SeriesResponse = z.infer<typeof seriesResponseSchema>;
 
 /** A service or handler name as it appears in labels and key prefixes. */
-const nameParam = z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f]+$/, "expected printable characters");
+/** A service or handler name in a query string (printable, 1..200 characters). */
+export const nameParam = z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f]+$/, "expected printable characters");
 /** `GET /api/series?metric=&service=&handler=&range=&step=` (step in seconds, chosen from range when absent). */
 export const seriesQuerySchema = z.object({
   metric: seriesMetricSchema,

@@ -7,7 +7,7 @@ import { BatchState, FINAL, RAN } from "./dedup-batch";
 import type { Handler, Message } from "./message";
 import type { DedupRecorder } from "./metrics";
 import { duplicateCause, positionOf } from "./duplicate-cause";
-import { PROCESSED_RESULT } from "../../names/dedup";
+import { PROCESSED_RESULT, type DuplicateCause } from "../../names/dedup";
 
 /**
  * What the Deduplicator keeps per delivery outside a batch, stored on the delivery's own
@@ -96,11 +96,13 @@ export class DeliveryResults {
     this.rec.result(d.topic, d.handler, PROCESSED_RESULT.success);
   }
 
-  /** The delivery was swallowed as a repeat; `stored` is the key's value (for the cause). */
-  deduplicated(d: Delivery, stored: string): void {
+  /** The delivery was swallowed as a repeat; `stored` is the key's value. Returns the copy's cause. */
+  deduplicated(d: Delivery, stored: string): DuplicateCause {
     this.final(d);
     this.rec.result(d.topic, d.handler, PROCESSED_RESULT.deduplicated);
-    if (this.counting) this.rec.duplicate(d.topic, d.handler, duplicateCause(stored, positionOf(d.msg.context)));
+    const cause = duplicateCause(stored, positionOf(d.msg.context));
+    if (this.counting) this.rec.duplicate(d.topic, d.handler, cause);
+    return cause;
   }
 
   /**

@@ -3,6 +3,7 @@ import type { Message } from "./message";
 import { TTL_POLICY } from "../../names/dedup";
 import type { DedupRepository, FailureMode } from "./repository";
 import { DEFAULT_RETRY_OPTIONS, maxRetryWaitMs } from "./retry";
+import type { HotKeysBoard } from "./hot-keys-board";
 
 /**
  * How the Deduplicator marks a key (spec §10):
@@ -56,8 +57,17 @@ export interface DeduplicatorOptions {
   timeoutMs?: number;
   /** Marking protocol. @default "lease" */
   marking?: Marking;
-  /** Log each swallowed duplicate through `logger`. @default false */
-  logDuplicates?: boolean;
+  /**
+   * Log swallowed duplicates through `logger`: `true` every copy, `"sampled"` the 1st, 10th, 100th…
+   * copy of a key within the hot-key window (a storm of 500 copies of one UUID logs 3 lines, every
+   * repeated UUID at least one), `false` none. @default false
+   */
+  logDuplicates?: boolean | "sampled";
+  /**
+   * Where this Deduplicator's hot-key sketch (the most swallowed UUIDs per handler, fixed memory;
+   * `./hot-keys`) is kept for the dashboard; `null` keeps none. @default hotKeysBoard() (the process's)
+   */
+  hotKeys?: HotKeysBoard | null;
   /** Where logs go. @default console.warn */
   logger?: (line: string) => void;
   /** prom-client Registry for the metrics of `./metrics` (never the global one). @default no metrics */
@@ -99,10 +109,10 @@ export const DEFAULT_DEDUPLICATOR_OPTIONS = {
   logger: (line: string) => console.warn(line),
   preclaimMaxAgeFraction: 0.5,
   onPayloadConflict: "poison",
-} as const satisfies Omit<Required<DeduplicatorOptions>, "repository" | "registry" | "prefix" | "failureMode">;
+} as const satisfies Omit<Required<DeduplicatorOptions>, "repository" | "registry" | "prefix" | "failureMode" | "hotKeys">;
 
-/** Options after defaults. */
-export type ResolvedDeduplicatorOptions = Omit<Required<DeduplicatorOptions>, "registry" | "prefix"> & Pick<DeduplicatorOptions, "registry" | "prefix">;
+/** Options after defaults (`hotKeys` undefined = the process's board). */
+export type ResolvedDeduplicatorOptions = Omit<Required<DeduplicatorOptions>, "registry" | "prefix" | "hotKeys"> & Pick<DeduplicatorOptions, "registry" | "prefix" | "hotKeys">;
 
 /**
  * Validates merged options; throws a RangeError naming the option. `repositoryMode` is the
@@ -119,6 +129,7 @@ export function validateDeduplicatorOptions(o: ResolvedDeduplicatorOptions, repo
   if (repositoryMode !== undefined && repositoryMode !== o.failureMode) {
     throw bad("failureMode", `"${repositoryMode}" like its repository (fail${repositoryMode === "open" ? "Open" : "Closed"}(repository)), or leave one of the two unset`);
   }
+  if (o.logDuplicates !== true && o.logDuplicates !== false && o.logDuplicates !== "sampled") throw bad("logDuplicates", 'true, false or "sampled"');
   if (o.onPayloadConflict !== "poison" && o.onPayloadConflict !== "swallow") throw bad("onPayloadConflict", '"poison" or "swallow"');
   if (!(o.preclaimMaxAgeFraction > 0 && o.preclaimMaxAgeFraction <= 1)) throw bad("preclaimMaxAgeFraction", "in (0, 1]");
   if (!/^[^\s:]+$/.test(o.service)) throw bad("service", "non-empty, without spaces or ':'");

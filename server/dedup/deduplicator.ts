@@ -15,6 +15,8 @@ import { KeyMarks } from "./key-marks";
 import { DEDUP_ERROR_REASON, dedupKeyPrefix, type DedupErrorReason } from "../../names/dedup";
 import { doneValue, payloadFingerprint, positionOf, storedFingerprint } from "./duplicate-cause";
 import { classifyStoreError, timed } from "./store-call";
+import { HotKeys, noteSwallowed } from "./hot-keys";
+import { hotKeysBoard } from "./hot-keys-board";
 
 export * from "./deduplicator-options";
 export { classifyStoreError, StoreTimeoutError } from "./store-call";
@@ -36,6 +38,8 @@ export class Deduplicator {
   /** `processing:<process tag>` / `claimed:<process tag>`; a sequence number completes the token. */
   private readonly valuePrefix: string;
   private readonly closed: boolean;
+  /** The most swallowed keys per handler (fixed memory), on the board the dashboard reads; null without. */
+  readonly hotKeys: HotKeys | null;
 
   constructor(options: DeduplicatorOptions) {
     const o = { ...DEFAULT_DEDUPLICATOR_OPTIONS, ...options, failureMode: options.failureMode ?? options.repository?.failureMode ?? "open" } as ResolvedDeduplicatorOptions;
@@ -48,6 +52,8 @@ export class Deduplicator {
     this.inProcess = o.repository.inProcess === true;
     this.marks = new KeyMarks(o, this.rec, this.claimTtl, (p) => this.timed(p));
     this.valuePrefix = (o.marking === "lease" ? PROCESSING_PREFIX : CLAIMED_PREFIX) + PROCESS_TAG;
+    const board = o.hotKeys === undefined ? hotKeysBoard() : o.hotKeys;
+    this.hotKeys = board ? board.add(o.service, new HotKeys()) : null;
   }
 
   /** A store call bounded by `timeoutMs` (not for in-process repositories, which cannot block). */
@@ -200,8 +206,8 @@ export class Deduplicator {
         if (this.options.onPayloadConflict === "poison") throw new PayloadConflictError(key, fp, mine);
       }
     }
-    this.results.deduplicated(d, stored);
-    if (this.options.logDuplicates) this.options.logger(`[dedup] duplicate swallowed: handler=${d.handler} topic=${d.topic} uuid=${d.msg.uuid} key=${key}`);
+    const cause = this.results.deduplicated(d, stored);
+    noteSwallowed(this.hotKeys, { key, uuid: d.msg.uuid, handler: d.handler, topic: d.topic, cause, position: positionOf(d.msg.context) }, this.options.logDuplicates, this.options.logger);
     return undefined;
   }
 

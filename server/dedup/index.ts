@@ -20,6 +20,8 @@ export * from "./retry";
 export * from "./timeout";
 export * from "./duplicator";
 export * from "./deduplicator";
+export * from "./hot-keys";
+export * from "./hot-keys-board";
 export * from "./failure-mode";
 export * from "./memory-repository";
 export * from "./faulty-repository";

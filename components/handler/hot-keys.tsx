@@ -1,0 +1,89 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { DUPLICATE_CAUSE_LEGEND } from "@/lib/chart-data";
+import { formatDurationMs, formatNumber } from "@/lib/format";
+import type { HotKeyView } from "@/lib/api/hot-keys";
+import { messageHref, uuidSearchHref } from "@/lib/record-queries";
+import { hotKeysQuery } from "@/lib/query-options";
+import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
+import { EmptyState, Panel } from "../panel";
+import { QueryView } from "../query-state";
+
+/** The record page of a hot key's latest copy (by position), else a UUID search on its topic. */
+function recordHref(k: HotKeyView): string {
+  const m = k.lastPosition ? /^(.+):(\d+):(\d+)$/.exec(k.lastPosition) : null;
+  return m ? messageHref({ topic: m[1]!, partition: Number(m[2]), offset: m[3]! }) : uuidSearchHref(k.topic, k.uuid);
+}
+
+/** The key browser's lookup of a hot key (a whole key when a custom key factory made it). */
+function keyHref(k: HotKeyView, params: URLSearchParams): string {
+  const tail = `:${k.uuid}`;
+  return k.key.endsWith(tail) ? hrefWithView("/keys", params, { prefix: k.key.slice(0, -tail.length), uuid: k.uuid }) : hrefWithView("/keys", params, { uuid: k.key });
+}
+
+/** The copies' causes, largest first: "480 redelivery · 20 republish". */
+function causes(k: HotKeyView): string {
+  return Object.entries(k.byCause)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([c, n]) => `${formatNumber(n)} ${DUPLICATE_CAUSE_LEGEND[c]?.title ?? c}`)
+    .join(" · ");
+}
+
+/** The handler's most swallowed UUIDs (space-saving sketch per replica, merged), linked to the key and the record. */
+export function HotKeys({ service, handler }: { service: string; handler: string }) {
+  const { view, params } = useViewState();
+  const q = useQuery(hotKeysQuery(service, handler, REFRESH_MS[view.refresh]));
+  return (
+    <Panel
+      title="Hot UUIDs: most swallowed copies"
+      description="Per replica a fixed-size top list (space-saving) of the UUIDs swallowed as duplicates in the current and the previous window, merged over this process's replicas. A count is an upper bound; ± is how much of it may belong to UUIDs it replaced."
+      testId="hot-keys"
+    >
+      <QueryView query={q} what="Hot UUIDs" height={120}>
+        {(d) => {
+          if (d.keys.length === 0) return <EmptyState height={80}>No duplicate swallowed in the last {formatDurationMs(2 * d.windowMs)}.</EmptyState>;
+          return (
+            <div className="space-y-2">
+              <table className="w-full text-left text-sm" aria-label={`Hot UUIDs of ${service}/${handler}`}>
+                <thead className="text-xs text-slate-500 dark:text-slate-400">
+                  <tr>
+                    <th className="font-medium">UUID</th>
+                    <th className="text-right font-medium">copies</th>
+                    <th className="font-medium">cause</th>
+                    <th className="font-medium">open</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.keys.map((k) => (
+                    <tr key={k.key} data-testid="hot-key" data-uuid={k.uuid} className="border-t border-slate-100 dark:border-slate-800">
+                      <td className="break-all font-mono text-xs">{k.uuid}</td>
+                      <td className="text-right tabular-nums" data-testid="hot-key-count">
+                        {formatNumber(k.count)}
+                        {k.error > 0 ? <span className="text-xs text-slate-500"> ± {formatNumber(k.error)}</span> : null}
+                      </td>
+                      <td className="text-xs">{causes(k)}</td>
+                      <td className="space-x-2 text-xs">
+                        <Link className="text-blue-700 underline dark:text-blue-300" href={keyHref(k, params)}>
+                          key
+                        </Link>
+                        <Link className="text-blue-700 underline dark:text-blue-300" href={recordHref(k)}>
+                          record
+                        </Link>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <p className="text-xs text-slate-500 dark:text-slate-400" data-testid="hot-keys-total">
+                {formatNumber(d.total)} copies swallowed since {d.since ? `${d.since.slice(11, 19)} UTC` : "—"} over {d.sketches} replica sketch{d.sketches === 1 ? "" : "es"} of this process; a UUID with fewer than {formatNumber(Math.ceil(d.total / d.capacity))} copies may be missing from the list.
+              </p>
+            </div>
+          );
+        }}
+      </QueryView>
+    </Panel>
+  );
+}

@@ -506,10 +506,13 @@ async function breakdown(jsonPath: string): Promise<void> {
       s1 = await redisServerCpu(r);
       c1 = process.cpuUsage(c0);
       const cas = [((s1 - s0) * 1e6) / N, (c1.user + c1.system) / N];
-      // The unconditional done mark (SET … PX … GET, issue 15) on the same keys, same transport.
+      // The unconditional done mark (SET … PX … GET) on freshly claimed keys, same transport, as the
+      // Deduplicator sends it: naming the batch's lease token (`ours`), so the script answers only
+      // the keys someone else held.
+      for (let i = 0; i < N; i += 100) await repo.claimBatch(Array.from({ length: 100 }, (_, j) => ({ key: `${pre}m${i + j}`, value: token(i), ttlMs: 60_000 })));
       s0 = await redisServerCpu(r);
       c0 = process.cpuUsage();
-      for (let i = 0; i < N; i += 100) await repo.markDoneBatch(Array.from({ length: 100 }, (_, j) => ({ key: pre + (i + j), value: `done:bench.topic:3:${1_000_000 + i + j}`, ttlMs: 86_400_000 })));
+      for (let i = 0; i < N; i += 100) await repo.markDoneBatch(Array.from({ length: 100 }, (_, j) => ({ key: `${pre}m${i + j}`, value: `done:bench.topic:3:${1_000_000 + i + j}#AbCdEfG`, ttlMs: 86_400_000, ours: token(i) })));
       s1 = await redisServerCpu(r);
       c1 = process.cpuUsage(c0);
       const mark = [((s1 - s0) * 1e6) / N, (c1.user + c1.system) / N];
@@ -519,7 +522,7 @@ async function breakdown(jsonPath: string): Promise<void> {
         { name: `consumer.redis_cpu_us_per_key.${mode}.claim`, value: +claim[0]!.toFixed(3), unit: "us/key", reference: null, ratio: null, detail: { clientUs: +claim[1]!.toFixed(3) } },
         { name: `consumer.redis_cpu_us_per_key.${mode}.done_mark`, value: +cas[0]!.toFixed(3), unit: "us/key", reference: null, ratio: null, detail: { clientUs: +cas[1]!.toFixed(3) } },
       );
-      console.log(`   ${mode.padEnd(9)} claim: Redis ${claim[0]!.toFixed(2)} µs, client ${claim[1]!.toFixed(2)} µs   done mark (compare-and-set): Redis ${cas[0]!.toFixed(2)} µs, client ${cas[1]!.toFixed(2)} µs`);
+      console.log(`   ${mode.padEnd(9)} claim: Redis ${claim[0]!.toFixed(2)} µs, client ${claim[1]!.toFixed(2)} µs   done mark (compare-and-set${mode === "pipeline" ? ", one EVALSHA per key" : ""}): Redis ${cas[0]!.toFixed(2)} µs, client ${cas[1]!.toFixed(2)} µs`);
     }
     await r.flushall();
     const s0 = await redisServerCpu(r);

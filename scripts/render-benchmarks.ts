@@ -382,8 +382,10 @@ function findings(rs: BenchResult[]): string[] {
     for (const mode of ["script", "pipeline"]) {
       for (const op of ["claim", "done_mark", "done_set_get"]) {
         const n = `consumer.redis_cpu_us_per_key.${mode}.${op}`;
-        const what = op === "claim" ? "batch claim (`SET NX PX GET`)" : op === "done_mark" ? "batch done mark, compare-and-set (before issue 15)" : "batch done mark, unconditional `SET PX GET` (now)";
-        if (get(rs, n)) L.push(`| ${what}, ${mode} | ${num(val(n))} | ${num(client(n))} |`);
+        const what = op === "claim" ? "batch claim (`SET NX PX GET`)" : op === "done_mark" ? "batch done mark, compare-and-set (old, not sent any more)" : "batch done mark, unconditional `SET PX GET` (now; the script answers only keys held by others)";
+        // A pipelined compare-and-set is one EVALSHA per key: a script call's own cost per key.
+        const how = mode === "script" ? "one script call per batch" : op === "done_mark" ? "pipeline of one `EVALSHA` per key" : "pipeline of native commands";
+        if (get(rs, n)) L.push(`| ${what}, ${how} | ${num(val(n))} | ${num(client(n))} |`);
       }
     }
     L.push(`| reference: pipelined plain \`SET PX\` (one write, no check) | ${num(plainR)} | ${num(client("consumer.redis_cpu_us_per_key.plain_set"))} |`);

@@ -149,7 +149,8 @@ export class KeyMarks {
     const markDoneBatch = repository.markDoneBatch!.bind(repository);
     let pending = marks;
     for (let round = 0; ; round++) {
-      const reqs = pending.map((m) => ({ key: m.key, value: m.done, ttlMs }));
+      // `ours`: the store may leave out the keys whose previous value was our own lease (the usual case).
+      const reqs = pending.map((m) => ({ key: m.key, value: m.done, ttlMs, ours: m.value }));
       let res: Array<string | null | Error>;
       try {
         res = await this.persist(() => markDoneBatch(reqs));

@@ -265,6 +265,27 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
       }
     });
 
+    it("done marks that name our lease token (`ours`) answer null where the key held it and still return anyone else's value", async () => {
+      const ids = Array.from({ length: 9 }, (_, i) => `O${i}`);
+      const batchScript = !(a as { isCluster?: boolean }).isCluster;
+      for (const markCommand of ["script", "pipeline"] as const) {
+        const repo = new RedisRepository(a, { markCommand, maxScriptKeys: 4 });
+        for (const [i, id] of ids.entries()) {
+          await a.call("DEL", key(id));
+          if (i % 3 === 1) await a.call("SET", key(id), "processing:mine", "PX", 60_000);
+          if (i % 3 === 2) await a.call("SET", key(id), "processing:other", "PX", 60_000);
+        }
+        const prev = await repo.markDoneBatch(ids.map((id, i) => ({ key: key(id), value: `done:in:0:${i}`, ttlMs: 50_000, ours: "processing:mine" })));
+        for (const [i, p] of prev.entries()) {
+          if (i % 3 === 0) expect(p).toBeNull();
+          if (i % 3 === 2) expect(p).toBe("processing:other");
+          // The batch script leaves our own lease out of its reply; a pipeline of SET … GET returns it.
+          if (i % 3 === 1) expect(p).toBe(markCommand === "script" && batchScript ? null : "processing:mine");
+        }
+        for (const [i, id] of ids.entries()) expect(await a.call("GET", key(id))).toBe(`done:in:0:${i}`);
+      }
+    });
+
     // The race of a slow first owner and a failing second owner, on this store (two connections).
     leaseRaceTests({
       repository: (c) => new RedisRepository(c === "first" ? a : b),

@@ -9,119 +9,14 @@ import {
   COMPARE_AND_SET_MANY_SAME_EXPECTED_LUA,
   COMPARE_AND_SET_MANY_SAME_LUA,
   MARK_DONE_MANY_LUA,
+  MARK_DONE_MANY_OURS_LUA,
   type Script,
 } from "./redis-scripts";
 import type { ClaimReply, ClaimRequest, CompareAndSetRequest, DedupRepository, MarkDoneRequest } from "./repository";
 
-/** The pipeline part of {@link DedupRedisClient} (ioredis `Pipeline` fits). */
-export interface DedupRedisPipeline {
-  call(command: string, ...args: Array<string | number>): unknown;
-  exec(): Promise<Array<[Error | null, unknown]> | null>;
-}
+import { asReply, chunks, DEFAULT_REDIS_REPOSITORY_OPTIONS, isNoScript, watchConnection, type ConnectionTimes, type DedupRedisClient, type DedupRedisPipeline, type RedisRepositoryOptions } from "./redis-client";
 
-/**
- * The narrow Redis client the repository needs. An ioredis `Redis` or `Cluster` fits as is; the
- * library imports no Redis runtime. Recommended ioredis options: {@link RECOMMENDED_IOREDIS_OPTIONS}.
- */
-export interface DedupRedisClient {
-  call(command: string, ...args: Array<string | number>): Promise<unknown>;
-  pipeline(): DedupRedisPipeline;
-  /** true on an ioredis `Cluster`: batches are then split by node. */
-  readonly isCluster?: boolean;
-  /** ioredis `Cluster.slots`: slot → node keys (`host:port`, master first). */
-  readonly slots?: ReadonlyArray<ReadonlyArray<string> | undefined>;
-  /** ioredis' connection state (`"ready"` when commands can be served); read to classify failures. */
-  readonly status?: string;
-  /** ioredis' event emitter: `close`, `end`, `reconnecting`, `node error` and `ready` mark when the connection was lost and back. */
-  on?(event: string, listener: (...args: unknown[]) => void): unknown;
-}
-
-/**
- * ioredis options that make the failure modes work: a command fails after one reconnect attempt
- * (`redis_conn`) instead of waiting in the offline queue for 20 (which would only ever show up as
- * `redis_timeout`), and auto-pipelining batches concurrent claims into one write.
- */
-export const RECOMMENDED_IOREDIS_OPTIONS = {
-  maxRetriesPerRequest: 1,
-  connectTimeout: 2_000,
-  enableAutoPipelining: true,
-} as const;
-
-/** Options of {@link RedisRepository}. */
-export interface RedisRepositoryOptions {
-  /**
-   * How a batch is sent to a standalone server: `"script"` = one `EVALSHA` per chunk of
-   * `maxScriptKeys` keys that runs the per-key `SET NX PX GET` / compare-and-set inside (about 5×
-   * less client CPU than one pipelined command per key, measured by `npm run bench:dedup`);
-   * `"pipeline"` = one pipelined single-key command per key. **On a Cluster batches always use
-   * per-node pipelines of single-key commands**: a multi-key script would fail with CROSSSLOT.
-   * @default "script"
-   */
-  batchCommand?: "script" | "pipeline";
-  /** Keys per batch script call (bounds how long one script blocks the server). @default 1000 */
-  maxScriptKeys?: number;
-  /**
-   * How a claim is sent: `"set-nx-get"` = `SET key value NX PX ttl GET` (one command, Redis ≥ 7.0);
-   * `"lua"` = a one-key script with the same result, for Redis 6.2.
-   * @default "set-nx-get"
-   */
-  claimCommand?: "set-nx-get" | "lua";
-  /**
-   * How a batch's `done` marks are sent to a standalone server: `"pipeline"` = one pipelined native
-   * `SET key done:<position> PX ttl GET` per key; `"script"` = one `EVALSHA` per chunk of
-   * `maxScriptKeys` keys running the same `SET … GET` inside. On a Cluster always per-node pipelines.
-   * @default "script"
-   */
-  markCommand?: "script" | "pipeline";
-}
-
-/** Defaults of {@link RedisRepositoryOptions}. */
-export const DEFAULT_REDIS_REPOSITORY_OPTIONS = {
-  batchCommand: "script",
-  maxScriptKeys: 1000,
-  claimCommand: "set-nx-get",
-  markCommand: "script",
-} as const satisfies Required<RedisRepositoryOptions>;
-
-/** `performance.now()` of the last moment a client's connection was seen lost, and of its last `ready`. */
-interface ConnectionTimes {
-  lostAt: number;
-  readyAt: number;
-}
-
-/** One set of listeners per client, however many repositories share it (no listener leak). */
-const WATCHED = new WeakMap<DedupRedisClient, ConnectionTimes>();
-
-function watchConnection(client: DedupRedisClient): ConnectionTimes {
-  let w = WATCHED.get(client);
-  if (w) return w;
-  const times: ConnectionTimes = { lostAt: -Infinity, readyAt: -Infinity };
-  w = times;
-  WATCHED.set(client, times);
-  if (typeof client.on === "function") {
-    const lost = () => void (times.lostAt = performance.now());
-    for (const ev of ["close", "end", "reconnecting", "node error"]) client.on(ev, lost);
-    client.on("ready", () => void (times.readyAt = performance.now()));
-  }
-  return times;
-}
-
-function chunks<T>(xs: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
-  return out;
-}
-
-function isNoScript(e: unknown): boolean {
-  return e instanceof Error && e.message.startsWith("NOSCRIPT");
-}
-
-function asReply(v: unknown): string | null {
-  if (v === null || v === undefined) return null;
-  if (typeof v === "string") return v;
-  if (Buffer.isBuffer(v)) return v.toString("utf8");
-  return String(v);
-}
+export { DEFAULT_REDIS_REPOSITORY_OPTIONS, RECOMMENDED_IOREDIS_OPTIONS, type DedupRedisClient, type DedupRedisPipeline, type RedisRepositoryOptions } from "./redis-client";
 
 /**
  * The dedup store on Redis, shared by every replica (spec §2). Works on a standalone server and on
@@ -287,12 +182,18 @@ export class RedisRepository implements DedupRepository {
         chunks(requests, this.opts.maxScriptKeys).map(async (part) => {
           const first = part[0]!;
           if (!part.every((r) => r.ttlMs === first.ttlMs)) return Promise.all(part.map((r) => this.markDone(r.key, r.value, r.ttlMs).catch((e: unknown) => e as Error)));
+          const ours = first.ours !== undefined && part.every((r) => r.ours === first.ours) ? first.ours : undefined;
           const args: Array<string | number> = [];
           for (const r of part) args.push(r.key);
           args.push(Math.ceil(first.ttlMs));
+          if (ours !== undefined) args.push(ours);
           for (const r of part) args.push(r.value);
-          const res = (await this.evalScriptKeys(MARK_DONE_MANY_LUA, part.length, args)) as unknown[];
-          return part.map((_, i) => asReply(res[i]));
+          const res = (await this.evalScriptKeys(ours === undefined ? MARK_DONE_MANY_LUA : MARK_DONE_MANY_OURS_LUA, part.length, args)) as unknown[];
+          if (ours === undefined) return part.map((_, i) => asReply(res[i]));
+          // Only the keys whose previous value was someone else's, as (1-based index, value) pairs.
+          const out: Array<string | null> = new Array<string | null>(part.length).fill(null);
+          for (let j = 0; j + 1 < res.length; j += 2) out[Number(res[j]) - 1] = asReply(res[j + 1]);
+          return out;
         }),
       );
       return parts.flat();

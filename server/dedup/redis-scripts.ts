@@ -61,3 +61,12 @@ export const COMPARE_AND_SET_MANY_LUA = script(
 export const MARK_DONE_MANY_LUA = script(
   "local out = {} for i = 1, #KEYS do out[i] = redis.call('SET', KEYS[i], ARGV[1 + i], 'PX', ARGV[1], 'GET') end return out",
 );
+/**
+ * Lua, standalone servers only: {@link MARK_DONE_MANY_LUA} for marks that share our lease token
+ * ARGV[2] — values from ARGV[3] — returning only the keys whose previous value was neither absent
+ * nor that token, as a flat list of (index, previous value): usually empty. A per-key reply of the
+ * token (~30 bytes to encode, send and decode per key) told the client nothing.
+ */
+export const MARK_DONE_MANY_OURS_LUA = script(
+  "local out = {} local t = ARGV[2] for i = 1, #KEYS do local p = redis.call('SET', KEYS[i], ARGV[2 + i], 'PX', ARGV[1], 'GET') if p and p ~= t then out[#out + 1] = i out[#out + 1] = p end end return out",
+);

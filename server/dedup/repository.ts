@@ -96,6 +96,12 @@ export interface MarkDoneRequest {
   key: string;
   value: string;
   ttlMs: number;
+  /**
+   * Our lease token on the key, if any: where the previous value equals it (the lease was still
+   * ours, the usual case) a store may answer `null` instead, sparing the reply (RedisRepository's
+   * batch script then returns only the keys whose previous value was someone else's).
+   */
+  ours?: string;
 }
 
 /** One compare-and-set of a batch. */

@@ -20,8 +20,8 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALERT_NAMES } from "@/lib/thresholds";
 import type { AmAlert } from "@/server/observe/alertmanager";
-import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/observe/testing/alertmanager-server";
-import { startOwnPrometheus, type OwnPrometheus } from "@/server/observe/testing/prometheus-server";
+import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";
+import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { collectErrors, freePort, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, type App } from "./harness";
 
 const id = randomBytes(4).toString("hex");

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { ALERT_LIST } from "@/lib/thresholds";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startOwnPrometheus, type OwnPrometheus } from "../server/observe/testing/prometheus-server";
+import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { buildFleet, startFleetExporter, type FleetExporter } from "../server/testing/fleet";
 import { collectErrors, launchBrowser, ROOT, screenshot, startApp, type App } from "./harness";
 

@@ -14,7 +14,7 @@ import { join, relative } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { discoverRoutes } from "@/scripts/fuzz-api";
-import { startOwnRedis } from "@/server/observe/testing/redis-server";
+import { startOwnRedis } from "@/server/testing/own-redis";
 import { startFaultApp, type FaultApp } from "@/test/faults/lib/app";
 import { collectErrors, freePort, launchBrowser, ROOT, startApp, type App } from "./harness";
 import { canRunRealtime, pairedPingLatencies, percentile, pingLatencies, raw } from "./security-probes";

@@ -70,7 +70,7 @@ import type { DedupRepository } from "@/server/dedup/repository";
 import { Router } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
 import { withTimeout } from "@/server/dedup/store-call";
-import { startOwnRedis } from "@/server/observe/testing/redis-server";
+import { startOwnRedis } from "@/server/testing/own-redis";
 import { createTopicsReady } from "@/server/transport/topics";
 import { arg, flag, intArg } from "./lib/args";
 import { emitFigures, runMain } from "./lib/run";

@@ -18,7 +18,7 @@ import { GET as overviewGET } from "@/app/api/overview/route";
 import { GET as seriesGET } from "@/app/api/series/route";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { PrometheusSource } from "@/server/observe/metrics/prometheus";
-import { startOwnPrometheus } from "@/server/observe/testing/prometheus-server";
+import { startOwnPrometheus } from "@/server/testing/own-prometheus";
 import { upstreamCalls } from "@/server/observe/upstream-counter";
 import { buildFleet, startFleetExporter } from "@/server/testing/fleet";
 import { arg } from "./lib/args";

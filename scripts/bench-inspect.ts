@@ -24,9 +24,10 @@ import { createObserveContext, setObserveContext } from "@/server/observe/contex
 import { DEFAULT_KEY_INSPECTOR_OPTIONS, KeyInspector } from "@/server/observe/key-inspector";
 import { PrometheusSource } from "@/server/observe/metrics/prometheus";
 import { createObserveRedis } from "@/server/observe/redis-client";
-import { startOwnPrometheus, type OwnPrometheus } from "@/server/observe/testing/prometheus-server";
-import { freePort, startOwnRedis, type OwnRedis } from "@/server/observe/testing/redis-server";
-import { seedKeys, type SeedGroup } from "@/server/observe/testing/seed";
+import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
+import { freePort } from "@/server/testing/net";
+import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
+import { seedKeys, type SeedGroup } from "@/server/testing/seed-keys";
 import { upstreamCalls } from "@/server/observe/upstream-counter";
 import { optArg } from "./lib/args";
 import { runMain } from "./lib/run";

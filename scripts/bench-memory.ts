@@ -30,7 +30,7 @@ import { MemoryPubSub } from "@/server/dedup/pubsub";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { Router } from "@/server/dedup/router";
 import { KeyInspector } from "@/server/observe/key-inspector";
-import { startOwnRedis } from "@/server/observe/testing/redis-server";
+import { startOwnRedis } from "@/server/testing/own-redis";
 import { monotonicFactory } from "ulid";
 import { arg } from "./lib/args";
 import { emitFigures, runMain } from "./lib/run";

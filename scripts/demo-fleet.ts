@@ -10,7 +10,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { buildFleet, startFleetExporter } from "@/server/testing/fleet";
-import { startOwnPrometheus } from "@/server/observe/testing/prometheus-server";
+import { startOwnPrometheus } from "@/server/testing/own-prometheus";
 import { intArg } from "./lib/args";
 
 const root = fileURLToPath(new URL("..", import.meta.url));

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDedupRedis, type RedisClient } from "@/server/dedup-redis";
 import { deduplicator, failOpen, newMessage, RedisRepository, type Handler } from "@/server/dedup";
 import { METRIC_NAMES } from "@/names/dedup";
-import { startOwnRedis, type OwnRedis } from "@/server/observe/testing/redis-server";
+import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 
 /** Holds the event loop for `ms` (a saturated consumer: timers and socket events run late). */
 function busy(ms: number): void {

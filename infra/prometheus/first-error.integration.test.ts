@@ -27,7 +27,7 @@ import { KafkaTransport } from "@/server/transport";
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { PROMQL } from "@/server/observe/metrics/queries";
-import { startOwnPrometheus, type OwnPrometheus } from "@/server/observe/testing/prometheus-server";
+import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 
 const RULES = fileURLToPath(new URL("./rules/dedup.yml", import.meta.url));
 /** Scrape and evaluation interval of the test's Prometheus. */

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEDUP_ERROR_REASONS, EVENT_TYPE_KEY, POISON_REASON_CLASSES, PROCESSED_RESULTS, WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
-import { startOwnRedis, type OwnRedis } from "@/server/observe/testing/redis-server";
+import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { DemoService } from "./demo";
 import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 import { createDedupRedis, type RedisClient } from "@/server/dedup-redis";

@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertInstance } from "@/lib/api/alerts";
 import { AlertmanagerClient, instanceView } from "./alertmanager";
-import { startOwnAlertmanager, type OwnAlertmanager } from "./testing/alertmanager-server";
+import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";
 
 let am: OwnAlertmanager;
 let client: AlertmanagerClient;

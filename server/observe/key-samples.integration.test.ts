@@ -7,8 +7,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeyInspector } from "./key-inspector";
-import { startOwnRedis, type OwnRedis } from "./testing/redis-server";
-import { seedKeys } from "./testing/seed";
+import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
+import { seedKeys } from "@/server/testing/seed-keys";
 
 const KEYS = 60_000;
 let srv: OwnRedis;

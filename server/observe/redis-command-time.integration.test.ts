@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCommandStats, REDIS_COMMAND_TIME_METRIC, startRedisCommandTime, usecPerCall } from "./redis-command-time";
-import { startOwnRedis, type OwnRedis } from "./testing/redis-server";
+import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 
 describe("Redis' own time per dedup command (INFO commandstats)", () => {
   it("parses the reply and takes the per-call time between two samples, a restart counting from zero", () => {

@@ -20,8 +20,8 @@ import { ConsumerGroupDescriber } from "./consumer-group";
 import type { DeclaredHandler } from "./handler-registry";
 import { PrometheusSource } from "./metrics/prometheus";
 import { buildScrapeCoverage, type ScrapeCoverageField } from "./scrape-coverage";
-import { startOwnPrometheus, type OwnPrometheus } from "./testing/prometheus-server";
-import { freePort } from "./testing/redis-server";
+import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
+import { freePort } from "@/server/testing/net";
 
 const BROKERS = (process.env.KAFKA_BROKERS || "127.0.0.1:9092").split(",");
 const tag = randomBytes(4).toString("hex");

@@ -11,8 +11,8 @@ import { parseConfig } from "@/server/config";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";
 import { createObserveRedis, type RedisLike } from "@/server/observe/redis-client";
-import { startOwnRedis, type OwnRedis } from "@/server/observe/testing/redis-server";
-import { fakeUlid, seedKeys } from "@/server/observe/testing/seed";
+import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
+import { fakeUlid, seedKeys } from "@/server/testing/seed-keys";
 import { GET } from "./route";
 
 const PREFIX = "notification:dedup:on-paged";

@@ -14,8 +14,8 @@ import { WORKSHOP_SERVICE } from "@/lib/api/workshop";
 import { parseConfig } from "@/server/config";
 import { consumerRuntime } from "@/server/runtime";
 import { setObserveContext } from "@/server/observe/context";
-import { startOwnPrometheus, type OwnPrometheus } from "@/server/observe/testing/prometheus-server";
-import { freePort } from "@/server/observe/testing/redis-server";
+import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
+import { freePort } from "@/server/testing/net";
 
 const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown };
 let prom: OwnPrometheus | null = null;

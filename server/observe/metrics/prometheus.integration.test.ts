@@ -21,8 +21,8 @@ import { createObserveContext } from "../context";
 import { clearDeclaredHandlers, registerHandlers } from "../handler-registry";
 import { getOverview } from "../overview";
 import { getAlerts, getSeries } from "../series";
-import { freePort } from "../testing/redis-server";
-import { startOwnPrometheus, type OwnPrometheus } from "../testing/prometheus-server";
+import { freePort } from "@/server/testing/net";
+import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { upstreamCalls } from "../upstream-counter";
 import { PrometheusSource } from "./prometheus";
 

@@ -14,9 +14,9 @@ import { ALERT_LIST } from "@/lib/thresholds";
 import { buildFleet } from "@/server/testing/fleet";
 import { createObserveContext } from "../context";
 import { getOverview } from "../overview";
-import { parityHistory, startParityExporter, type ParityExporter } from "../testing/parity-fleet";
-import { startOwnPrometheus, type OwnPrometheus } from "../testing/prometheus-server";
-import { startOwnVictoriaMetrics, type OwnVictoriaMetrics } from "../testing/victoria-metrics-server";
+import { parityHistory, startParityExporter, type ParityExporter } from "@/server/testing/fleet-history";
+import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
+import { startOwnVictoriaMetrics, type OwnVictoriaMetrics } from "@/server/testing/own-victoria-metrics";
 import { PrometheusSource } from "./prometheus";
 import { PROMQL, QUERY_NAMES, type QueryName } from "./queries";
 import type { Sample } from "./source";
@@ -108,8 +108,8 @@ describe("the dashboard on VictoriaMetrics answers as on Prometheus", () => {
   it("every named query, instant: the same series with the same values", async () => {
     for (const q of COMPARED) {
       const [a, b] = await Promise.all([p.instant(q), v.instant(q)]);
-      // A new named query fails here until ../testing/parity-fleet.ts serves its metric.
-      expect(a.length, `${q} has series (parity-fleet.ts must serve its metric)`).toBeGreaterThan(0);
+      // A new named query fails here until server/testing/fleet-history.ts serves its metric.
+      expect(a.length, `${q} has series (server/testing/fleet-history.ts must serve its metric)`).toBeGreaterThan(0);
       expectSameSamples(a, b, q);
     }
     // What the fixture was built to show, read from VictoriaMetrics: the hot handler's ratio and the slow service's p99.

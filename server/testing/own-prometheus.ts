@@ -1,8 +1,9 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "./redis-server";
+import { freePort } from "./net";
+import { startOwnServer } from "./own-server";
 
 /** A private Prometheus (Debian's 2.42) for a test, stopped by pid. */
 export interface OwnPrometheus {
@@ -42,37 +43,8 @@ export async function startOwnPrometheus(opts: { targets: string[]; ruleFiles: s
     "",
   ].join("\n");
   writeFileSync(join(dir, "prometheus.yml"), cfg);
-  const child: ChildProcess = spawn(
-    "/usr/bin/prometheus",
-    [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`, "--log.level=warn"],
-    { stdio: "ignore" },
-  );
-  if (!child.pid) throw new Error("prometheus did not start: apt-get install prometheus");
-  const pid = child.pid;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null) {
-      process.kill(pid, "SIGTERM");
-      const t = setTimeout(() => child.exitCode === null && process.kill(pid, "SIGKILL"), 5000);
-      await exited;
-      clearTimeout(t);
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      const r = await fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(500) });
-      if (r.ok) break;
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > deadline || child.exitCode !== null) {
-      await stop();
-      throw new Error(`prometheus on port ${port} not ready within 20 s`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const args = [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`, "--log.level=warn"];
+  const { pid, stop } = await startOwnServer("/usr/bin/prometheus", args, `${url}/-/ready`, { install: "apt-get install prometheus", dir });
   return { url, pid, stop };
 }

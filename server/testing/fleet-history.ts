@@ -12,8 +12,8 @@ import type { AddressInfo } from "node:net";
 import { METRIC_NAMES } from "@/names/dedup";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
-import { EVENTLOOP_P99_METRIC, PROCESS_START_METRIC } from "../metrics/queries";
-import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
+import { EVENTLOOP_P99_METRIC, PROCESS_START_METRIC } from "@/server/observe/metrics/queries";
+import { REDIS_COMMAND_TIME_METRIC } from "@/server/observe/redis-command-time";
 import { fleetExposition, type Fleet } from "@/server/testing/fleet";
 
 /** Share of a handler's deliveries sent to the DLQ as `non_retryable`. */

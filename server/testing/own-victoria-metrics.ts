@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "./redis-server";
+import { freePort } from "./net";
+import { startOwnServer, type OwnServer } from "./own-server";
 
 /** A private VictoriaMetrics single-node (Debian's `victoria-metrics`), with vmalert when asked. */
 export interface OwnVictoriaMetrics {
@@ -41,25 +41,17 @@ export async function startOwnVictoriaMetrics(opts: OwnVictoriaMetricsOptions): 
   cfg.push(`      - targets: [${opts.targets.map((t) => JSON.stringify(t)).join(", ")}]`, "");
   writeFileSync(join(dir, "scrape.yml"), cfg.join("\n"));
   const url = `http://127.0.0.1:${port}`;
-  const children: ChildProcess[] = [];
-  const start = (bin: string, args: string[]) => {
-    const child = spawn(bin, [...args, "-loggerLevel=ERROR"], { stdio: "ignore" });
-    if (!child.pid) throw new Error(`${bin} did not start: apt-get install victoria-metrics`);
-    children.push(child);
+  const servers: OwnServer[] = [];
+  const start = async (bin: string, args: string[], readyUrl: string) => {
+    servers.push(await startOwnServer(bin, [...args, "-loggerLevel=ERROR"], readyUrl, { install: "apt-get install victoria-metrics" }));
   };
   const stop = async () => {
-    await Promise.all(children.map((c) => stopChild(c)));
+    await Promise.all(servers.map((s) => s.stop()));
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    start("/usr/bin/victoria-metrics", [
-      `-storageDataPath=${join(dir, "data")}`,
-      `-httpListenAddr=127.0.0.1:${port}`,
-      `-promscrape.config=${join(dir, "scrape.yml")}`,
-      `-search.latencyOffset=${iv}`,
-      ...(rules.length ? [`-vmalert.proxyURL=http://127.0.0.1:${alertPort}`] : []),
-    ]);
-    await ready(`${url}/-/ready`, children[0]!);
+    const vmArgs = [`-storageDataPath=${join(dir, "data")}`, `-httpListenAddr=127.0.0.1:${port}`, `-promscrape.config=${join(dir, "scrape.yml")}`, `-search.latencyOffset=${iv}`];
+    await start("/usr/bin/victoria-metrics", [...vmArgs, ...(rules.length ? [`-vmalert.proxyURL=http://127.0.0.1:${alertPort}`] : [])], `${url}/-/ready`);
     if (opts.backfill !== undefined) {
       const r = await fetch(`${url}/api/v1/import/prometheus`, { method: "POST", body: opts.backfill });
       if (!r.ok) throw new Error(`victoria-metrics import answered HTTP ${r.status}: ${await r.text()}`);
@@ -67,42 +59,13 @@ export async function startOwnVictoriaMetrics(opts: OwnVictoriaMetricsOptions): 
       await fetch(`${url}/internal/force_flush`);
     }
     if (rules.length) {
-      start("/usr/bin/vmalert", [
-        ...rules.map((f) => `-rule=${f}`),
-        `-datasource.url=${url}`,
-        `-httpListenAddr=127.0.0.1:${alertPort}`,
-        `-evaluationInterval=${iv}`,
-        // vmalert refuses alerting rules without a notifier; nothing listens there (the rule state is what is read).
-        `-notifier.url=http://127.0.0.1:${nowhere}`,
-      ]);
-      await ready(`http://127.0.0.1:${alertPort}/-/ready`, children[1]!);
+      const alertArgs = [...rules.map((f) => `-rule=${f}`), `-datasource.url=${url}`, `-httpListenAddr=127.0.0.1:${alertPort}`, `-evaluationInterval=${iv}`];
+      // vmalert refuses alerting rules without a notifier; nothing listens there (the rule state is what is read).
+      await start("/usr/bin/vmalert", [...alertArgs, `-notifier.url=http://127.0.0.1:${nowhere}`], `http://127.0.0.1:${alertPort}/-/ready`);
     }
   } catch (e) {
     await stop();
     throw e;
   }
-  return { url, pids: children.map((c) => c.pid!), stop };
-}
-
-async function ready(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      const r = await fetch(url, { signal: AbortSignal.timeout(500) });
-      if (r.ok) return;
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${url} not ready within 20 s (exit code ${child.exitCode})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  process.kill(child.pid!, "SIGTERM");
-  const t = setTimeout(() => child.exitCode === null && process.kill(child.pid!, "SIGKILL"), 5000);
-  await exited;
-  clearTimeout(t);
+  return { url, pids: servers.map((s) => s.pid), stop };
 }

@@ -29,8 +29,8 @@ import { browseKeys } from "@/server/observe/key-browser";
 import { KeyInspector } from "@/server/observe/key-inspector";
 import { LocalSource } from "@/server/observe/metrics/local";
 import { createObserveRedis, type RedisLike } from "@/server/observe/redis-client";
-import { startOwnRedis, type OwnRedis } from "@/server/observe/testing/redis-server";
-import { fakeUlid, seedKeys, type SeedGroup } from "@/server/observe/testing/seed";
+import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
+import { fakeUlid, seedKeys, type SeedGroup } from "@/server/testing/seed-keys";
 
 const H = 3_600_000;
 const HANDLERS: SeedGroup[] = [

@@ -1,5 +1,6 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { freePort, waitForRedisPing } from "@/server/testing/net";
+import { spawnSync } from "node:child_process";
+import { freePort, waitForRedisPing } from "./net";
+import { startOwnServer } from "./own-server";
 
 /** A private `redis-server` for a test or the bench, on a free random port, stopped by pid. */
 export interface OwnRedis {
@@ -9,8 +10,6 @@ export interface OwnRedis {
   /** Stops the server (SIGTERM to its pid, then SIGKILL after 3 s). */
   stop(): Promise<void>;
 }
-
-export { freePort };
 
 /** Options of {@link startOwnRedis}. */
 export interface OwnRedisOptions {
@@ -33,29 +32,9 @@ export async function startOwnRedis(opts: Partial<OwnRedisOptions> = {}): Promis
   const port = await freePort();
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--slowlog-log-slower-than", "5000", ...(opts.args ?? [])];
   const rt = opts.realtime === true && spawnSync("chrt", ["-f", "1", "true"]).status === 0;
-  const child: ChildProcess = rt ? spawn("chrt", ["-f", "1", "redis-server", ...args], { stdio: "ignore" }) : spawn("redis-server", args, { stdio: "ignore" });
-  if (!child.pid) throw new Error("redis-server did not start: is it installed (apt-get install redis-server)?");
-  const pid = child.pid;
+  const [bin, argv]: [string, string[]] = rt ? ["chrt", ["-f", "1", "redis-server", ...args]] : ["redis-server", args];
   const url = `redis://127.0.0.1:${port}`;
-  try {
-    await waitForRedisPing(url, { timeoutMs: 10_000 });
-  } catch {
-    child.kill("SIGKILL");
-    throw new Error(`redis-server on port ${port} did not answer PING within 10 s`);
-  }
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  return {
-    port,
-    url,
-    pid,
-    async stop() {
-      if (child.exitCode !== null) return;
-      process.kill(pid, "SIGTERM");
-      const t = setTimeout(() => {
-        if (child.exitCode === null) process.kill(pid, "SIGKILL");
-      }, 3000);
-      await exited;
-      clearTimeout(t);
-    },
-  };
+  const ping = (alive: () => boolean, timeoutMs: number) => waitForRedisPing(url, { timeoutMs, alive });
+  const { pid, stop } = await startOwnServer(bin, argv, ping, { install: "apt-get install redis-server", readyTimeoutMs: 10_000, killAfterMs: 3000 });
+  return { port, url, pid, stop };
 }

@@ -20,7 +20,7 @@ import { ALERTS, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW } from "@/lib/thresholds";
 import { createTopicsReady } from "@/server/transport/topics";
 import { ConsumerGroupDescriber } from "../consumer-group";
 import { LagMetrics } from "../lag-metrics";
-import { startOwnPrometheus, type OwnPrometheus } from "../testing/prometheus-server";
+import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 
 const tag = randomBytes(4).toString("hex");
 const service = `laggrow${tag}`;

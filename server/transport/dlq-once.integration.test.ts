@@ -1,84 +1,133 @@
 /**
- * On real Kafka and Redis: a record without a UUID read twice — the second time by a consumer that
- * starts with no committed offset, as after a restart before the commit or a rebalance that re-reads
- * the uncommitted tail — has ONE copy in the DLQ, keyed by its source position.
+ * On real Kafka and Redis: a record without a UUID read twice has ONE copy in the DLQ, keyed by its
+ * source position — when it is re-read by a consumer that starts with no committed offset (a
+ * restart before the commit), and when the consumer group rebalances after the copy was published
+ * and before the commit landed (a second member joins while the first is still sending the copy).
  */
-import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
-import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository } from "@/server/dedup/redis-repository";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Publisher } from "@/server/dedup/pubsub";
+import { RedisRepository } from "@/server/dedup/redis-repository";
 import { Router } from "@/server/dedup/router";
+import { kcatOffsets } from "@/server/testing/kcat";
+import { ownKafka, until } from "@/server/testing/own-kafka";
 import { dlqCopyKey, OFFSET_POISONED_KEY, PARTITION_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
-import { KafkaTransport } from "./index";
-import { KafkaSubscriber } from "./kafka-subscriber";
+import { KafkaSubscriber, type KafkaSubscriberOptions } from "./kafka-subscriber";
 
-const BROKER = "127.0.0.1:9092";
-const kafka = new KafkaTransport([BROKER]);
-const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", RECOMMENDED_IOREDIS_OPTIONS);
-const topics: string[] = [];
-const groups: string[] = [];
-const keys: string[] = [];
-
-afterAll(async () => {
-  for (const k of keys) await redis.del(k);
-  await redis.quit();
-  await kafka.deleteGroups(groups);
-  await kafka.deleteTopics(topics);
-  await kafka.close();
+const k = ownKafka();
+const routers: Router[] = [];
+afterEach(async () => {
+  await Promise.all(routers.splice(0).map((r) => r.close()));
 });
 
-const until = async (cond: () => Promise<boolean>, ms = 30_000) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 200));
-  }
-};
+/** What one group member saw: reads of the record (it claimed it) and reports (`onUnreadable`: counted, sent). */
+interface Member {
+  router: Router;
+  subscriber: KafkaSubscriber;
+  reads: number;
+  reported: number;
+}
 
-/** Reads `topic` with a fresh group until `n` unreadable records were seen; the DLQ publish goes through `repository`. */
-async function readOnce(topic: string, dlq: string, repository: RedisRepository | undefined, seen: { n: number }): Promise<void> {
-  const groupId = `dlqonce-${randomBytes(3).toString("hex")}`;
-  groups.push(groupId);
-  const before = seen.n;
-  let reported = 0;
+/** A group member (own Router and KafkaSubscriber) reading `topic`, its unreadable records to `dlq.topic`. */
+function member(topic: string, groupId: string, dlq: KafkaSubscriberOptions["dlq"], extra: Partial<KafkaSubscriberOptions> = {}): Member {
   const router = new Router({ onError: () => undefined });
-  router.addHandler({
-    name: "h",
-    topic,
-    subscriber: new KafkaSubscriber({ brokers: [BROKER], groupId, dlq: { publisher: kafka.publisher, topic: dlq, repository }, onUnreadable: () => void reported++, claimsUnreadable: () => (seen.n++, true) }),
-    handler: async () => undefined,
+  routers.push(router);
+  const m: Member = { router, subscriber: undefined!, reads: 0, reported: 0 };
+  m.subscriber = new KafkaSubscriber({
+    brokers: k.brokers,
+    groupId,
+    dlq,
+    onUnreadable: () => void m.reported++,
+    claimsUnreadable: () => (m.reads++, true),
+    ...extra,
   });
+  router.addHandler({ name: "h", topic, subscriber: m.subscriber, handler: async () => undefined });
   void router.run();
-  await router.running;
-  try {
-    await until(async () => seen.n > before);
-    // The read owns the record now; give its DLQ publish and report time to land before the stop.
-    await new Promise((r) => setTimeout(r, 1_000));
-  } finally {
-    await router.close();
-  }
-  (seen as { reported?: number[] }).reported = [...((seen as { reported?: number[] }).reported ?? []), reported];
+  return m;
+}
+
+/** A topic with one record without a UUID at offset 0, and its DLQ topic. */
+async function poisonedTopic(stem: string): Promise<{ topic: string; dlq: string }> {
+  const {
+    names: [topic, dlq],
+  } = await k.topics(stem, { "": 1, ".dlq": 1 });
+  await k.kafka.produceRaw(topic!, { headers: { "Event-Type": "review.created" }, value: Buffer.from('{"no":"uuid"}') });
+  k.forget(dlqCopyKey(topic!, 0, "0"));
+  return { topic: topic!, dlq: dlq! };
 }
 
 describe("one DLQ copy per record without a UUID", () => {
   it("read again before its commit, the record's DLQ copy is not published twice; its position is in the copy's headers", async () => {
-    const id = randomBytes(4).toString("hex");
-    const [topic, dlq] = [`dlqonce.${id}`, `dlqonce.${id}.dlq`];
-    topics.push(topic, dlq);
-    await kafka.createTopics([{ name: topic, partitions: 1 }, { name: dlq, partitions: 1 }]);
-    await kafka.produceRaw(topic, { headers: { "Event-Type": "review.created" }, value: Buffer.from('{"no":"uuid"}') });
-    keys.push(dlqCopyKey(topic, 0, "0"));
-    const repository = new RedisRepository(redis);
-    const seen: { n: number; reported?: number[] } = { n: 0 };
-    await readOnce(topic, dlq, repository, seen);
-    await readOnce(topic, dlq, repository, seen);
-    const copies = await kafka.readAll(dlq);
-    expect(seen.n).toBe(2);
+    const { topic, dlq } = await poisonedTopic("dlqonce");
+    const repository = new RedisRepository(k.redis);
+    const reads: number[] = [];
+    const reported: number[] = [];
+    // Two consumers one after the other, each in a fresh group: the second starts with no committed offset.
+    for (let i = 0; i < 2; i++) {
+      const m = member(topic, k.group("dlqonce"), { publisher: k.kafka.publisher, topic: dlq, repository });
+      await m.router.running;
+      await until(() => m.reads > 0, 30_000, "the read of the record");
+      // The read owns the record now; give its DLQ publish and report time to land before the stop.
+      await new Promise((r) => setTimeout(r, 1_000));
+      await m.router.close();
+      reads.push(m.reads);
+      reported.push(m.reported);
+    }
+    const copies = await k.kafka.readAll(dlq);
+    expect(reads).toEqual([1, 1]);
     expect(copies).toHaveLength(1);
     expect(copies[0]!.metadata[TOPIC_POISONED_KEY]).toBe(topic);
     expect(copies[0]!.metadata[PARTITION_POISONED_KEY]).toBe("0");
     expect(copies[0]!.metadata[OFFSET_POISONED_KEY]).toBe("0");
     // Reported (counted as a marshal error and a DLQ message) once, by the read that sent it.
-    expect(seen.reported).toEqual([1, 0]);
+    expect(reported).toEqual([1, 0]);
   }, 60_000);
+
+  /**
+   * Member A reads the record and publishes its DLQ copy; once the copy has landed, member B joins
+   * the group while A is still inside the publish (no heartbeat, no commit). The group rebalances
+   * without A (its session expires), B is assigned the partition and re-reads the record from the
+   * last committed offset; A's commit is refused. Returns the copies in the DLQ (read by `kcat`).
+   */
+  async function rebalanceBeforeCommit(guarded: boolean): Promise<{ copies: string[]; a: Member; b: Member; bAssigned: number[] }> {
+    const { topic, dlq } = await poisonedTopic("dlqrebal");
+    const groupId = k.group("dlqrebal");
+    const repository = guarded ? new RedisRepository(k.redis) : undefined;
+    // A short session, so the group does not wait the 30 s rebalance timeout for the silent member.
+    const session = { sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500 };
+    let b: Member | undefined;
+    let bAssigned: number[] = [];
+    const holding: Publisher = {
+      publish: async (t, ...msgs) => {
+        await k.kafka.publisher.publish(t, ...msgs);
+        if (b) return;
+        b = member(topic, groupId, { publisher: k.kafka.publisher, topic: dlq, repository }, session);
+        await b.router.running; // B's first generation: the group has rebalanced without A
+        bAssigned = b.subscriber.assignment.get(topic) ?? [];
+      },
+      close: async () => undefined,
+    };
+    const a = member(topic, groupId, { publisher: holding, topic: dlq, repository }, session);
+    await a.router.running;
+    await until(() => b !== undefined && a.reads + b.reads >= 2, 90_000, "the record to be read again after the rebalance");
+    // A second copy, if any, is published right after the re-read; give it time to land.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const copies = await kcatOffsets(k.brokers.join(","), dlq, 0);
+    return { copies, a, b: b!, bAssigned };
+  }
+
+  it("across a rebalance between the DLQ publish and the commit, the re-read record gets no second copy and is reported once", async () => {
+    const { copies, a, b, bAssigned } = await rebalanceBeforeCommit(true);
+    // The rebalance really moved the partition to B, and the record was read again.
+    expect(bAssigned).toEqual([0]);
+    expect(a.reads + b.reads).toBeGreaterThanOrEqual(2);
+    expect(copies).toEqual(["0"]);
+    expect(a.reported + b.reported).toBe(1);
+  }, 120_000);
+
+  it("without the position key (no repository), the same rebalance publishes a second copy", async () => {
+    const { copies, a, b, bAssigned } = await rebalanceBeforeCommit(false);
+    expect(bAssigned).toEqual([0]);
+    expect(copies.length).toBe(a.reads + b.reads);
+    expect(copies.length).toBeGreaterThanOrEqual(2);
+  }, 120_000);
 });

@@ -6,10 +6,14 @@
  * what reached the DLQ since. Messages without a UUID (marshal failures) cannot be replayed and
  * are counted as skipped, and so are messages whose `topic_poisoned` is not in `CONSUMER_TOPICS`
  * (the allow-list `POST /api/dlq/redrive` applies too: both send through server/transport/dlq-redrive.ts).
+ * With `DATABASE_URL`, each run is written into the audit trail, from which the dashboard draws its
+ * chart marker (the app cannot see this process otherwise).
  *
  *   npm run dlq:replay                              # <DEMO_TOPIC>.dlq (default demo.events.dlq)
  *   npm run dlq:replay -- --topic my.dlq --max 100
  */
+import { userInfo } from "node:os";
+import { auditStore, recordAudit } from "@/server/audit";
 import { config, ConfigError } from "@/server/config";
 import { replayDlq } from "@/server/transport/dlq-replay";
 import { KafkaTransport } from "@/server/transport";
@@ -41,14 +45,31 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const transport = new KafkaTransport(brokers);
+  // The run's audit entry is the dashboard's chart marker of this replay: in PostgreSQL
+  // (DATABASE_URL, the trail the app reads) it reaches the app; without it nothing can.
+  const base = { who: `cli (${userInfo().username})`, action: "dlq.replay", filter: { topic, max }, dryRun: false, scope: { service: config().SERVICE_NAME } };
   try {
     const r = await replayDlq(transport, topic, { max, allowTopics });
     const where = Object.entries(r.byTopic).map(([t, n]) => `${n} → ${t}`).join(", ") || "nothing new";
     console.log(`[dlq:replay] ${topic}: replayed ${r.replayed} (${where}); skipped ${r.skipped} without a UUID or origin topic, or poisoned on a topic outside CONSUMER_TOPICS (${allowTopics.join(", ")})`);
+    await recordRun({ ...base, matched: r.replayed + r.skipped, changed: r.replayed, result: "ok" });
+  } catch (e) {
+    await recordRun({ ...base, matched: null, changed: null, result: `error: ${e instanceof Error ? e.message : String(e)}` });
+    throw e;
   } finally {
     await transport.close();
   }
   process.exit(0);
+}
+
+/** Records the run in the audit trail when it is PostgreSQL, else says why the dashboard will not show it. */
+async function recordRun(entry: Parameters<typeof recordAudit>[0]): Promise<void> {
+  if (auditStore().kind !== "postgres") {
+    console.log("[dlq:replay] not in the audit trail: DATABASE_URL is not set, so the dashboard shows no marker for this run");
+    return;
+  }
+  if (await recordAudit(entry)) console.log("[dlq:replay] recorded in the audit trail (the dashboard marks it on the service's charts)");
+  await auditStore().close();
 }
 
 void main().catch((e: unknown) => {

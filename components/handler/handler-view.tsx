@@ -97,7 +97,7 @@ export function HandlerView({ service, handler }: { service: string; handler: st
         <DuplicateCauses service={service} handler={handler} />
         {/* Below the fold: mounted when scrolled near, or shortly after hydration. */}
         <DeferMount height={262}>
-          <SeriesPanel title="Processed by result" description="messages/s: success, deduplicated, error (stacked)" metric="processed_rate" service={service} handler={handler} unit="per_second" stacked colors={RESULT_COLORS} testId="chart-processed" />
+          <SeriesPanel title="Processed by result" description="messages/s: success, deduplicated, error (stacked)" metric="processed_rate" service={service} handler={handler} unit="per_second" stacked colors={RESULT_COLORS} testId="chart-processed" markers />
         </DeferMount>
         <DeferMount height={200}>
           <HotKeys service={service} handler={handler} />
@@ -115,7 +115,7 @@ export function HandlerView({ service, handler }: { service: string; handler: st
           <SeriesPanel title="Dedup errors by reason (service)" description="stacked errors/s; any error alerts" metric="error_rate" service={service} unit="per_second" alert={ERR_ALERT} stacked testId="chart-error-rate" markers colors={ERROR_COLORS} emptyText={ERR_EMPTY} burst={{ windowMs: RATE_WINDOW_MS, what: "error" }} />
         </DeferMount>
         <DeferMount height={262}>
-          <SeriesPanel title="DLQ by reason" description="messages/s sent to the dead-letter topic, by reason_poisoned" metric="dlq_rate" service={service} handler={handler} unit="per_second" stacked testId="chart-dlq" emptyText="nothing sent to the DLQ." burst={{ windowMs: RATE_WINDOW_MS, what: "message" }} />
+          <SeriesPanel title="DLQ by reason" description="messages/s sent to the dead-letter topic, by reason_poisoned" metric="dlq_rate" service={service} handler={handler} unit="per_second" stacked testId="chart-dlq" markers emptyText="nothing sent to the DLQ." burst={{ windowMs: RATE_WINDOW_MS, what: "message" }} />
         </DeferMount>
         <DeferMount height={262}>
           <SeriesPanel
@@ -128,7 +128,7 @@ export function HandlerView({ service, handler }: { service: string; handler: st
             testId="chart-payload-conflicts"
             emptyText="no payload conflict: every repeat had the payload that was processed."
           />
-          <SeriesPanel title="Consumer lag" description="messages the handler's consumer group has not consumed (kafka_consumergroup_lag, log-start clamped); DedupConsumerLagGrowing when it keeps growing above 100" metric="consumer_lag" service={service} handler={handler} unit="count" testId="chart-consumer-lag" emptyText="no lag exported: real mode (Kafka) only." />
+          <SeriesPanel title="Consumer lag" description="messages the handler's consumer group has not consumed (kafka_consumergroup_lag, log-start clamped); DedupConsumerLagGrowing when it keeps growing above 100" metric="consumer_lag" service={service} handler={handler} unit="count" testId="chart-consumer-lag" markers emptyText="no lag exported: real mode (Kafka) only." />
         </DeferMount>
         <HandlerKeys service={service} handler={handler} />
       </div>

@@ -6,9 +6,9 @@ export const auditEntrySchema = z.object({
   id: z.string(),
   /** ISO-8601. */
   at: z.string(),
-  /** `token` (WORKSHOP_TOKEN), `local` (this machine), `embedded` (the open one-process demo). */
+  /** `token` (WORKSHOP_TOKEN), `local` (this machine), `embedded` (the open one-process demo), `cli (<user>)` (`npm run dlq:replay`). */
   who: z.string(),
-  /** What was done: `keys.forget`, `keys.ttl`, `dlq.redrive`, `workshop.run`, `demo.faults`, `demo.sources`, … */
+  /** What was done: `keys.forget`, `keys.ttl`, `dlq.redrive`, `dlq.replay` (the CLI), `workshop.run`, `demo.faults`, `demo.sources`, `silence.create`, `silence.expire`. */
   action: z.string(),
   /** The selection / filter / body, as given. */
   filter: z.record(z.string(), z.unknown()),
@@ -17,6 +17,8 @@ export const auditEntrySchema = z.object({
   changed: z.number().nullable(),
   /** `ok`, or `error: <detail>`. */
   result: z.string(),
+  /** The `service` and `handler` the action concerns (none: the whole app); its chart markers show on those pages. */
+  scope: z.record(z.string(), z.string()),
 });
 /** One audit entry. */
 export type AuditEntry = z.infer<typeof auditEntrySchema>;

@@ -1,14 +1,15 @@
 /**
  * `GET /api/events?range=&service=&handler=`: what happened in the range, for the chart markers —
  * alert transitions (Prometheus' ALERTS series), app restarts (`process_start_time_seconds`),
- * rebalances, demo fault and duplicate-source toggles, replays and re-drives, silences (the app's
- * in-process event log). Isomorphic: no Node imports.
+ * rebalances (the app's in-process event log), and every action of the audit trail that changed
+ * something: demo fault and duplicate-source toggles, DLQ re-drives and CLI replays, key forget /
+ * TTL, workshop runs, silences. Isomorphic: no Node imports.
  */
 import { z } from "zod";
 import { rangeSchema } from "./common";
 
 /** Kinds of marker, in legend order. */
-export const MARKER_KINDS = ["alert", "restart", "rebalance", "fault", "source", "replay", "silence"] as const;
+export const MARKER_KINDS = ["alert", "restart", "rebalance", "fault", "source", "replay", "keys", "workshop", "silence", "action"] as const;
 /** One marker kind. */
 export type MarkerKind = (typeof MARKER_KINDS)[number];
 
@@ -20,7 +21,10 @@ export const MARKER_INFO: Record<MarkerKind, { label: string; color: string }> =
   fault: { label: "demo store fault changed", color: "#d97706" },
   source: { label: "demo duplicate source toggled", color: "#ca8a04" },
   replay: { label: "replay / re-drive", color: "#16a34a" },
+  keys: { label: "keys forgotten / TTL set", color: "#db2777" },
+  workshop: { label: "workshop run started", color: "#4f46e5" },
   silence: { label: "silence created / expired", color: "#64748b" },
+  action: { label: "other recorded action", color: "#78716c" },
 };
 
 /** Most markers an answer (and so a chart) carries: the newest are kept. */

@@ -75,6 +75,12 @@ export interface AuditCounts {
   changed: number | null;
 }
 
+/** The `service` / `handler` an action concerns (its chart marker shows on their pages); `{}`: the whole app. */
+export type AuditScope = Readonly<Record<string, string>>;
+
+/** The counts of an action that counts nothing (a switch, a run started). */
+export const NO_COUNTS = (): AuditCounts => ({ matched: null, changed: null });
+
 /** The 503 of an audit store that cannot be read or written now (its reason redacted like every answer). */
 export function auditUnavailable(e: unknown, what: string): UpstreamUnavailableError {
   return new UpstreamUnavailableError(`audit store unavailable: ${e instanceof Error ? e.message : String(e)}; ${what} (check DATABASE_URL)`);
@@ -82,13 +88,23 @@ export function auditUnavailable(e: unknown, what: string): UpstreamUnavailableE
 
 /**
  * Runs `fn` (a route's work) and records it: `ok` with the counts `counts` reads from its answer,
- * or `error: <message>` when it throws (rethrown). `filter` is what the caller asked for.
+ * or `error: <message>` when it throws (rethrown). `filter` is what the caller asked for; `scope`
+ * the `service` / `handler` it concerns (its chart marker shows on their pages; none: every page),
+ * or a function of the answer when only the answer knows (a silence expired by id).
  * **An action that changes state (not a dry run) is refused with a 503 when the audit store cannot
  * keep its entry now**: nothing is done that the trail would not show. A dry run changes nothing
  * and still answers (its entry is logged when it cannot be kept).
  */
-export async function audited<T>(req: Request, action: string, filter: object, dryRun: boolean, fn: () => Promise<T>, counts: (r: T) => AuditCounts = () => ({ matched: null, changed: null })): Promise<T> {
-  const base = { who: auditActor(req), action, filter: { ...filter } as Record<string, unknown>, dryRun };
+export async function audited<T>(
+  req: Request,
+  action: string,
+  filter: object,
+  dryRun: boolean,
+  fn: () => Promise<T>,
+  counts: (r: T) => AuditCounts = NO_COUNTS,
+  scope: AuditScope | ((r: T) => AuditScope) = {},
+): Promise<T> {
+  const base = { who: auditActor(req), action, filter: { ...filter } as Record<string, unknown>, dryRun, scope: typeof scope === "function" ? {} : scope };
   if (!dryRun) {
     try {
       await auditStore().ready();
@@ -99,7 +115,7 @@ export async function audited<T>(req: Request, action: string, filter: object, d
   }
   try {
     const r = await fn();
-    await recordAudit({ ...base, ...counts(r), result: "ok" });
+    await recordAudit({ ...base, ...counts(r), result: "ok", ...(typeof scope === "function" ? { scope: scope(r) } : {}) });
     return r;
   } catch (e) {
     await recordAudit({ ...base, matched: null, changed: null, result: `error: ${e instanceof Error ? e.message : String(e)}` });

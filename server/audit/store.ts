@@ -5,8 +5,33 @@
 import { Pool } from "pg";
 import type { AuditEntry } from "@/lib/api/audit";
 
-/** An entry before the store numbered it. */
-export type AuditInput = Omit<AuditEntry, "id" | "at"> & { at?: Date };
+/** An entry before the store numbered it (no `scope`: the whole app). */
+export type AuditInput = Omit<AuditEntry, "id" | "at" | "scope"> & { at?: Date; scope?: Readonly<Record<string, string>> };
+
+/**
+ * Which entries {@link AuditStore.list} reads, newest first: by action, by time (`from`/`to`
+ * inclusive), only those that changed something (`changesOnly`: no dry run), only those concerning
+ * a service / handler (entries with no such scope concern every one).
+ */
+export interface AuditListQuery {
+  action?: string;
+  limit: number;
+  from?: Date;
+  to?: Date;
+  changesOnly?: boolean;
+  service?: string;
+  handler?: string;
+}
+
+/** Whether `e` is one of the entries `q` asks for (the memory store's filter; PostgreSQL's WHERE says the same). */
+export function auditMatches(e: AuditEntry, q: AuditListQuery): boolean {
+  const at = Date.parse(e.at);
+  if (q.action !== undefined && e.action !== q.action) return false;
+  if ((q.from && at < q.from.getTime()) || (q.to && at > q.to.getTime())) return false;
+  if (q.changesOnly && e.dryRun) return false;
+  for (const k of ["service", "handler"] as const) if (q[k] !== undefined && e.scope[k] !== undefined && e.scope[k] !== q[k]) return false;
+  return true;
+}
 
 /** The two methods every audit store has. */
 export interface AuditStore {
@@ -15,7 +40,7 @@ export interface AuditStore {
   ready(): Promise<void>;
   append(e: AuditInput): Promise<AuditEntry>;
   /** Newest first. */
-  list(q: { action?: string; limit: number }): Promise<AuditEntry[]>;
+  list(q: AuditListQuery): Promise<AuditEntry[]>;
   close(): Promise<void>;
 }
 
@@ -31,16 +56,16 @@ export class MemoryAuditStore implements AuditStore {
   async ready(): Promise<void> {}
 
   async append(e: AuditInput): Promise<AuditEntry> {
-    const { at, ...rest } = e;
-    const entry: AuditEntry = { id: String(this.next++), at: (at ?? new Date()).toISOString(), ...rest };
+    const { at, scope, ...rest } = e;
+    const entry: AuditEntry = { id: String(this.next++), at: (at ?? new Date()).toISOString(), ...rest, scope: { ...scope } };
     this.entries.push(entry);
     if (this.entries.length > MEMORY_AUDIT_MAX) this.entries.shift();
     return entry;
   }
 
-  async list(q: { action?: string; limit: number }): Promise<AuditEntry[]> {
+  async list(q: AuditListQuery): Promise<AuditEntry[]> {
     const out: AuditEntry[] = [];
-    for (let i = this.entries.length - 1; i >= 0 && out.length < q.limit; i--) if (!q.action || this.entries[i]!.action === q.action) out.push(this.entries[i]!);
+    for (let i = this.entries.length - 1; i >= 0 && out.length < q.limit; i--) if (auditMatches(this.entries[i]!, q)) out.push(this.entries[i]!);
     return out;
   }
 
@@ -60,6 +85,7 @@ interface Row {
   matched: number | null;
   changed: number | null;
   result: string;
+  scope: Record<string, string>;
 }
 
 /** The trail in PostgreSQL: `migrate()` creates the table (and its index) when missing. */
@@ -107,24 +133,32 @@ export class PostgresAuditStore implements AuditStore {
       changed integer,
       result text NOT NULL
     )`);
+    // Tables made before entries carried a scope: every old entry concerns the whole app.
+    await this.pool.query(`ALTER TABLE ${this.table} ADD COLUMN IF NOT EXISTS scope jsonb NOT NULL DEFAULT '{}'`);
     await this.pool.query(`CREATE INDEX IF NOT EXISTS ${this.table.replace(/"$/, "_at\"").split(".")[1]} ON ${this.table} (at DESC)`);
   }
 
   async append(e: AuditInput): Promise<AuditEntry> {
     await this.migrate();
     const r = await this.pool.query<Row>(
-      `INSERT INTO ${this.table} (at, who, action, filter, dry_run, matched, changed, result) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-      [e.at ?? new Date(), e.who, e.action, JSON.stringify(e.filter), e.dryRun, e.matched, e.changed, e.result],
+      `INSERT INTO ${this.table} (at, who, action, filter, dry_run, matched, changed, result, scope) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+      [e.at ?? new Date(), e.who, e.action, JSON.stringify(e.filter), e.dryRun, e.matched, e.changed, e.result, JSON.stringify(e.scope ?? {})],
     );
     return toEntry(r.rows[0]!);
   }
 
-  async list(q: { action?: string; limit: number }): Promise<AuditEntry[]> {
+  async list(q: AuditListQuery): Promise<AuditEntry[]> {
     await this.migrate();
-    const r = q.action
-      ? await this.pool.query<Row>(`SELECT * FROM ${this.table} WHERE action = $1 ORDER BY at DESC, id DESC LIMIT $2`, [q.action, q.limit])
-      : await this.pool.query<Row>(`SELECT * FROM ${this.table} ORDER BY at DESC, id DESC LIMIT $1`, [q.limit]);
-    return r.rows.map(toEntry);
+    const where: string[] = [];
+    const args: unknown[] = [];
+    const arg = (v: unknown) => `$${args.push(v)}`;
+    if (q.action !== undefined) where.push(`action = ${arg(q.action)}`);
+    if (q.from) where.push(`at >= ${arg(q.from)}`);
+    if (q.to) where.push(`at <= ${arg(q.to)}`);
+    if (q.changesOnly) where.push("NOT dry_run");
+    for (const k of ["service", "handler"] as const) if (q[k] !== undefined) where.push(`(scope->>'${k}' IS NULL OR scope->>'${k}' = ${arg(q[k])})`);
+    const sql = `SELECT * FROM ${this.table}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY at DESC, id DESC LIMIT ${arg(q.limit)}`;
+    return (await this.pool.query<Row>(sql, args)).rows.map(toEntry);
   }
 
   /** Drops the table (tests). */
@@ -138,5 +172,5 @@ export class PostgresAuditStore implements AuditStore {
 }
 
 function toEntry(r: Row): AuditEntry {
-  return { id: String(r.id), at: r.at.toISOString(), who: r.who, action: r.action, filter: r.filter, dryRun: r.dry_run, matched: r.matched, changed: r.changed, result: r.result };
+  return { id: String(r.id), at: r.at.toISOString(), who: r.who, action: r.action, filter: r.filter, dryRun: r.dry_run, matched: r.matched, changed: r.changed, result: r.result, scope: r.scope ?? {} };
 }

@@ -1,8 +1,9 @@
 /**
  * Builds `GET /api/events`: the chart markers of a range — alert transitions read from Prometheus'
  * `ALERTS` series (pending / firing / resolved per instance, at the evaluation that showed them),
- * app restarts from `process_start_time_seconds`, and the in-process event log (rebalances, demo
- * toggles, replays, silences). Filtered to a service and handler; bounded to {@link MAX_MARKERS}.
+ * app restarts from `process_start_time_seconds`, the in-process event log (rebalances) and the
+ * recorded actions (the audit trail: demo toggles, re-drives and replays, key actions, workshop
+ * runs, silences). Filtered to a service and handler; bounded to {@link MAX_MARKERS}.
  */
 import { MAX_MARKERS, type ChartEvent, type EventsQuery, type EventsResponse } from "@/lib/api/events";
 import { RANGE_SECONDS } from "@/lib/ranges";
@@ -79,19 +80,33 @@ export function restarts(series: readonly RangeSeries[], startMs: number, endMs:
   return out;
 }
 
-/** Builds `GET /api/events`. */
-export async function getEvents(ctx: ObserveContext, q: EventsQuery, nowMs = Date.now()): Promise<EventsResponse> {
+/** Reads the markers of recorded actions (the audit trail) between two times for a page. */
+export type ActionMarkers = (q: { from: Date; to: Date; service?: string; handler?: string }) => Promise<ChartEvent[]>;
+
+/**
+ * Builds `GET /api/events`: the alert transitions and restarts from the metrics source, the
+ * rebalances from the in-process log, the recorded actions from `actions` (the route passes the
+ * audit trail's markers).
+ */
+export async function getEvents(ctx: ObserveContext, q: EventsQuery, nowMs = Date.now(), actions: ActionMarkers = async () => []): Promise<EventsResponse> {
   const rangeSec = RANGE_SECONDS[q.range];
   const endSec = Math.floor(nowMs / 1000);
   const startSec = endSec - rangeSec;
   const step = stepFor(rangeSec);
-  const [alerts, starts] = await Promise.all([got(ctx.metrics.range("alert_states", startSec, endSec, step)), got(ctx.metrics.range("process_start", startSec, endSec, step))]);
+  const page = { ...(q.service !== undefined ? { service: q.service } : {}), ...(q.handler !== undefined ? { handler: q.handler } : {}) };
+  const [alerts, starts, done] = await Promise.all([
+    got(ctx.metrics.range("alert_states", startSec, endSec, step)),
+    got(ctx.metrics.range("process_start", startSec, endSec, step)),
+    got(actions({ from: new Date(startSec * 1000), to: new Date(nowMs), ...page })),
+  ]);
   const partial: string[] = [];
   const all: ChartEvent[] = [];
   if (alerts.ok) all.push(...alertTransitions(alerts.value, startSec, endSec, step));
   else partial.push(`alert transitions: ${alerts.detail}`);
   if (starts.ok) all.push(...restarts(starts.value, startSec * 1000, nowMs));
   else partial.push(`restarts: ${starts.detail}`);
+  if (done.ok) all.push(...done.value);
+  else partial.push(`recorded actions: ${done.detail}`);
   for (const e of eventsBetween(startSec * 1000, nowMs)) all.push({ at: new Date(e.at).toISOString(), kind: e.kind, title: e.title, labels: e.labels });
   const mine = all.filter((e) => concerns(e.labels, q)).sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
   const events = mine.slice(-MAX_MARKERS);

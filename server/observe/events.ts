@@ -1,7 +1,8 @@
 /**
  * The in-process event log behind the chart markers (`GET /api/events`): things that happened to
- * the app and its consumers that explain a step or a spike — rebalances observed, demo fault and
- * duplicate-source toggles, replays and re-drives, silences. Bounded (the newest
+ * the app's consumers that explain a step or a spike and that nobody did through the app —
+ * rebalances observed (actions done through the app or the CLI are markers from the audit trail,
+ * server/audit/markers.ts). Bounded (the newest
  * {@link MAX_EVENTS} kept), kept on `globalThis` (Next.js evaluates modules more than once), lost
  * on restart (the restart itself is an event, read from `process_start_time_seconds`).
  */

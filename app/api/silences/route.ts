@@ -2,8 +2,8 @@ import { z } from "zod";
 import { silenceCreateSchema } from "@/lib/api/silences";
 import { createSilence, getSilences } from "@/server/observe/alertmanager";
 import { handleBody, handleQuery } from "@/server/http";
-import { recordSilenceWrite } from "@/server/silence-audit";
-import { audited } from "@/server/audit";
+import { recordSilenceWrite, silenceScope } from "@/server/silence-audit";
+import { audited, NO_COUNTS } from "@/server/audit";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -23,11 +23,19 @@ export function POST(req: Request): Promise<Response> {
     req,
     silenceCreateSchema,
     (body) =>
-      audited(req, "silence.create", body, false, async () => {
-        const r = await createSilence(body);
-        recordSilenceWrite(req, "silence.create", r.silence);
-        return r;
-      }),
+      audited(
+        req,
+        "silence.create",
+        body,
+        false,
+        async () => {
+          const r = await createSilence(body);
+          recordSilenceWrite(req, "silence.create", r.silence);
+          return r;
+        },
+        NO_COUNTS,
+        (r) => silenceScope(r.silence),
+      ),
     201,
   );
 }

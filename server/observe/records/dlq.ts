@@ -162,3 +162,13 @@ export async function redriveDlq(body: RedriveRequest): Promise<RedriveResponse 
   const complete = r.complete || (wanted !== null && seen.size >= wanted.size);
   return { topic, dryRun: body.dryRun, matched: chosen.length, redriven, skipped, preview, complete };
 }
+
+/**
+ * The `service` / `handler` a re-drive concerns, for its audit entry and chart marker: this app's
+ * service, and the handler asked for — or the one handler every re-driven record belongs to.
+ */
+export function redriveScope(body: RedriveRequest, r: RedriveResponse): Record<string, string> {
+  const handlers = new Set(r.preview.map((p) => p.handler));
+  const handler = body.filter?.handler ?? (handlers.size === 1 && r.matched <= r.preview.length ? [...handlers][0] : undefined);
+  return { service: config().SERVICE_NAME, ...(handler ? { handler } : {}) };
+}

@@ -1,7 +1,7 @@
 import { redriveBodySchema } from "@/lib/api/dlq";
 import { audited } from "@/server/audit";
 import { handleBody } from "@/server/http";
-import { redriveDlq } from "@/server/observe/records/dlq";
+import { redriveDlq, redriveScope } from "@/server/observe/records/dlq";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -13,5 +13,5 @@ export const runtime = "nodejs";
  * same UUID and metadata minus the poison keys — the code `npm run dlq:replay` uses.
  */
 export function POST(req: Request): Promise<Response> {
-  return handleBody(req, redriveBodySchema, (b) => audited(req, "dlq.redrive", b, b.dryRun, () => redriveDlq(b), (r) => ({ matched: r.matched, changed: r.redriven })));
+  return handleBody(req, redriveBodySchema, (b) => audited(req, "dlq.redrive", b, b.dryRun, () => redriveDlq(b), (r) => ({ matched: r.matched, changed: r.redriven }), (r) => redriveScope(b, r)));
 }

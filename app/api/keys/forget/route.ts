@@ -14,5 +14,5 @@ export const runtime = "nodejs";
  * (the default) only counts. Only keys inside `DEDUP_PREFIXES`, under the key browser's Redis budget.
  */
 export function POST(req: Request): Promise<Response> {
-  return handleBody(req, forgetBodySchema, (b) => audited(req, "keys.forget", b, b.dryRun, () => forgetKeys(observeContext(), b), (r) => ({ matched: r.matched, changed: r.deleted })));
+  return handleBody(req, forgetBodySchema, (b) => audited(req, "keys.forget", b, b.dryRun, () => forgetKeys(observeContext(), b), (r) => ({ matched: r.matched, changed: r.deleted }), { service: b.service, handler: b.handler }));
 }

@@ -13,5 +13,5 @@ export const runtime = "nodejs";
  * policy only with `allowBeyondPolicy: true` (400 otherwise), and the answer says so.
  */
 export function POST(req: Request): Promise<Response> {
-  return handleBody(req, ttlBodySchema, (b) => audited(req, "keys.ttl", b, b.dryRun, () => setKeysTtl(observeContext(), b), (r) => ({ matched: r.matched, changed: r.changed })));
+  return handleBody(req, ttlBodySchema, (b) => audited(req, "keys.ttl", b, b.dryRun, () => setKeysTtl(observeContext(), b), (r) => ({ matched: r.matched, changed: r.changed }), { service: b.service, handler: b.handler }));
 }

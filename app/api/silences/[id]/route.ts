@@ -1,8 +1,8 @@
 import { silenceIdSchema } from "@/lib/api/silences";
 import { expireSilence } from "@/server/observe/alertmanager";
 import { handleParams } from "@/server/http";
-import { recordSilenceWrite } from "@/server/silence-audit";
-import { audited } from "@/server/audit";
+import { recordSilenceWrite, silenceScope } from "@/server/silence-audit";
+import { audited, NO_COUNTS } from "@/server/audit";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -18,11 +18,19 @@ export function DELETE(req: Request, ctx: { params: Promise<{ id: string }> }): 
     ctx.params,
     silenceIdSchema,
     ({ id }) =>
-      audited(req, "silence.expire", { id }, false, async () => {
-        const r = await expireSilence(id);
-        recordSilenceWrite(req, "silence.expire", r.silence);
-        return r;
-      }),
+      audited(
+        req,
+        "silence.expire",
+        { id },
+        false,
+        async () => {
+          const r = await expireSilence(id);
+          recordSilenceWrite(req, "silence.expire", r.silence);
+          return r;
+        },
+        NO_COUNTS,
+        (r) => silenceScope(r.silence),
+      ),
     { write: true },
   );
 }

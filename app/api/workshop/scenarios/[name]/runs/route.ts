@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { consumerRuntime } from "@/server/runtime";
-import { audited } from "@/server/audit";
+import { audited, NO_COUNTS } from "@/server/audit";
+import { config } from "@/server/config";
 import { handleParams } from "@/server/http";
 
 export const dynamic = "force-dynamic";
@@ -13,5 +14,5 @@ const params = z.object({ name: z.string().regex(/^[a-z0-9-]{1,64}$/, "expected 
  * runs (with the running `runId`), 400 malformed name, 401/403 by the access rule.
  */
 export function POST(req: Request, ctx: { params: Promise<{ name: string }> }): Promise<Response> {
-  return handleParams(req, ctx.params, params, (p) => audited(req, "workshop.run", p, false, async () => ({ runId: consumerRuntime().workshop.start(p.name) })), { write: true, status: 202 });
+  return handleParams(req, ctx.params, params, (p) => audited(req, "workshop.run", p, false, async () => ({ runId: consumerRuntime().workshop.start(p.name) }), NO_COUNTS, { service: config().SERVICE_NAME }), { write: true, status: 202 });
 }

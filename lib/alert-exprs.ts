@@ -5,6 +5,7 @@
  */
 import { METRIC_LABELS, METRIC_NAMES, MINUTE_MS } from "@/names/dedup";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
+import { OBSERVE_METRIC_LABELS, OBSERVE_METRIC_NAMES } from "@/names/observe";
 
 /** Rate window of every alert expression (spec §8: "over 5 min"). */
 export const RATE_WINDOW = "5m";
@@ -97,4 +98,13 @@ export const LAG_GROWTH_FLOOR = 100;
 export function consumerLagGrowthExpr(): string {
   const sum = KAFKA_METRIC_NAMES.lagSum;
   return perHandlerGroup(`deriv(${sum}[${LAG_GROWTH_WINDOW}]) and ${sum} > ${LAG_GROWTH_FLOOR}`);
+}
+
+/**
+ * PromQL of the share of a handler's dedup keys lost at once (Redis restarted empty, flushed or
+ * failed over), per service and handler: the dashboard's held gauge, over 1 min so that one failed
+ * scrape does not resolve the alert for an evaluation.
+ */
+export function memoryLostExpr(): string {
+  return `max by (${OBSERVE_METRIC_LABELS.memoryLost.join(", ")}) (max_over_time(${OBSERVE_METRIC_NAMES.memoryLost}[1m]))`;
 }

@@ -16,6 +16,7 @@ export const QUERY_NAMES = [
   "duplicates_by_cause",
   "payload_conflicts",
   "unchecked",
+  "memory_lost",
   "consumer_instances",
   "handler_p50",
   "handler_p99",

@@ -21,24 +21,12 @@ import {
   type TtlClass,
 } from "@/names/dedup";
 import { defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/alert-model";
-import { checkQuantileExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, leaseCounterRateExpr, payloadConflictsExpr } from "@/lib/alert-exprs";
+import { checkQuantileExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, leaseCounterRateExpr, memoryLostExpr, payloadConflictsExpr } from "@/lib/alert-exprs";
+import { OBSERVE_METRIC_LABELS } from "@/names/observe";
 
 export { RUNBOOK_BASE_URL, alertTextsFor, ruleTexts, renderAlertText, type AlertThreshold, type AlertTexts, type ThresholdLine } from "@/lib/alert-model";
 
-export {
-  RATE_WINDOW,
-  RATE_WINDOW_MS,
-  checkQuantileExpr,
-  consumerLagExpr,
-  consumerLagGrowthExpr,
-  duplicateRatioExpr,
-  errorRateExpr,
-  leaseCounterRateExpr,
-  payloadConflictsExpr,
-  LAG_GROWTH_FLOOR,
-  LAG_GROWTH_WINDOW,
-  LAG_GROWTH_WINDOW_MS,
-} from "@/lib/alert-exprs";
+export { RATE_WINDOW, RATE_WINDOW_MS, checkQuantileExpr, consumerLagExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, memoryLostExpr, payloadConflictsExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, LAG_GROWTH_WINDOW_MS } from "@/lib/alert-exprs";
 
 export { DAY_MS, HOUR_MS, MINUTE_MS, TTL_POLICY, PROCESSED_RESULTS, type ProcessedResult, type TtlClass };
 
@@ -228,6 +216,29 @@ export const ALERTS = {
         `{{ $value | printf "%.3g" }} messages per second over the last ${LAG_GROWTH_WINDOW} and is above ${LAG_GROWTH_FLOOR} messages, ` +
         "for 10 minutes: the handler's consumers are stopped, stuck or slower than the producers, and every message waits " +
         "longer. Look at the group's members and the handler's errors, time and leases on the handler page.",
+    },
+    dashboardPath: HANDLER_PAGE,
+  }),
+  memoryLost: defineAlert({
+    name: "DedupMemoryLost",
+    title: "Share of a handler's dedup keys lost at once (Redis restarted empty, flushed or failed over), held 30 min",
+    query: "memory_lost",
+    threshold: { value: 0.2, label: "20% of the keys lost" },
+    normal: { value: 0, label: "0 normal" },
+    unit: "ratio",
+    by: OBSERVE_METRIC_LABELS.memoryLost,
+    // At once: the window's memory is already gone; the gauge holds the loss for 30 min.
+    for: "0m",
+    severity: "page",
+    valueExpr: memoryLostExpr(),
+    texts: {
+      summary: "Dedup memory lost on {{ $labels.service }}/{{ $labels.handler }}: {{ $value | humanizePercentage }} of its keys gone",
+      description:
+        "{{ $value | humanizePercentage }} of the dedup keys of handler {{ $labels.handler }} (service {{ $labels.service }}) " +
+        "disappeared at once, beyond what their TTLs explain: Redis restarted without persistence, was flushed, evicted " +
+        "keys or failed over to an empty replica. Duplicates within the window will run again: every re-delivery, " +
+        "re-publish or DLQ replay of a message processed before the loss reaches the handler a second time, until the " +
+        "TTL window has passed. The dashboard shows the cause (restart, failover or a drop without either).",
     },
     dashboardPath: HANDLER_PAGE,
   }),

@@ -63,7 +63,7 @@ describe("gen:infra", () => {
   });
 
   it("writes every alert of lib/thresholds with its expr, for and severity", () => {
-    expect(rules.map((r) => r.alert)).toEqual(["DedupDuplicateRateHigh", "DedupRedisErrors", "DedupRedisLatencyHigh", "DedupLeaseLost", "DedupPayloadConflict", "DedupConsumerLagGrowing"]);
+    expect(rules.map((r) => r.alert)).toEqual(["DedupDuplicateRateHigh", "DedupRedisErrors", "DedupRedisLatencyHigh", "DedupLeaseLost", "DedupPayloadConflict", "DedupConsumerLagGrowing", "DedupMemoryLost"]);
     for (const a of ALERT_LIST) {
       const r = rules.find((x) => x.alert === a.name);
       expect(r).toMatchObject({ expr: a.expr, for: a.for, labels: { severity: a.severity } });

@@ -1,7 +1,7 @@
 import type { OverviewHandler } from "@/lib/api/overview";
 import { formatBurst, formatCount, formatCountedAt, formatLeaseSplit, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { RATE_WINDOW_MS, THRESHOLDS } from "@/lib/thresholds";
-import { OnCallNotes } from "./on-call-notes";
+import { OnCallNotes, staleSinceText } from "./on-call-notes";
 import { isEmbeddedDetail, isPendingDetail, unavailableText, Stat } from "../panel";
 
 type Field = { status: "ok" } | { status: "unavailable"; detail: string };
@@ -84,6 +84,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
             h.keys.status === "ok"
               ? // The count's clock time: local zone, so the server's paint and the browser's may differ.
                 <span suppressHydrationWarning>{[
+                  staleSinceText(h.keys.staleSince),
                   h.keys.exact ? "exact" : `± ${formatCount(h.keys.errorBound)}`,
                   // The last completed count with its time; a recount running now shows as progress.
                   formatCountedAt(h.keys.countedAt, h.keys.recount),
@@ -99,7 +100,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
                   ? "first key count still running"
                   : h.keys.detail
           }
-          tone={h.keys.status === "ok" && h.keys.noTtlCount > 0 ? "bad" : "neutral"}
+          tone={h.keys.status === "ok" && h.keys.noTtlCount > 0 ? "bad" : h.keys.status === "ok" && h.keys.staleSince ? "warn" : "neutral"}
         />
       </dl>
       <OnCallNotes h={h} />

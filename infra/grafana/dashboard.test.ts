@@ -1,3 +1,4 @@
+import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as common from "@grafana/grafana-foundation-sdk/common";
@@ -147,7 +148,7 @@ describe("Grafana dashboard infra/grafana/dedup-health.json", () => {
   });
 
   it("queries only the app's metric names (and ALERTS), every one but the lag chart filtered by $service", () => {
-    const names = [...Object.values(LIBRARY_METRIC_NAMES), ...Object.values(KAFKA_METRIC_NAMES), HANDLER_TIME_METRIC];
+    const names = [...Object.values(LIBRARY_METRIC_NAMES), ...Object.values(KAFKA_METRIC_NAMES), ...Object.values(OBSERVE_METRIC_NAMES), HANDLER_TIME_METRIC];
     const allowed = new Set<string>([...names, ...names.map((n) => `${n}_bucket`), "ALERTS"]);
     const exprs = d.panels.flatMap((p) => p.targets.map((t) => t.expr));
     for (const e of exprs) {

@@ -79,7 +79,17 @@ export const overviewHandlerSchema = z.object({
     countedAt: z.string().nullable(),
     /** Progress (0..1) of a recount running now, `null` when none runs: the shown count stays the last completed one. */
     recount: z.number().nullable(),
+    /** Since when (ISO) Redis cannot be read: the count shown is the last one, kept with its time; `null` while Redis answers. */
+    staleSince: z.string().nullable().optional(),
   }),
+  /**
+   * A loss of this handler's dedup memory (Redis restarted empty, flushed, failed over), held 30 min
+   * after it was seen; `null` when none. `before`/`now` are the two counts, `share` the lost part of `before`.
+   */
+  memoryLost: z
+    .object({ share: z.number(), before: z.number(), now: z.number(), at: z.string(), cause: z.enum(["restart", "failover", "drop"]) })
+    .nullable()
+    .optional(),
   /** Alert instances whose labels belong to this handler or its service (the last known ones when `alertsUnknown`). */
   alerts: z.array(alertInstanceSchema),
   /** Set when the alert states cannot be read now: `alerts` is then the last known state, not the current one. */

@@ -13,6 +13,7 @@ import { PrometheusSource } from "./metrics/prometheus";
 import type { MetricsSource } from "./metrics/source";
 import { observeRedis, type RedisLike } from "./redis-client";
 import { startRedisCommandTime } from "./redis-command-time";
+import { memoryWatchOf, registerMemoryLostGauge } from "./memory-watch";
 
 /** Everything the dashboard's routes read from: one per process (or per test). */
 export interface ObserveContext {
@@ -99,6 +100,9 @@ export function startObserve(): ObserveContext {
     g.__dedupHealthCommandTime = true;
     startRedisCommandTime(ctx.redis, appRegistry());
   }
+  // A lost dedup memory (Redis restarted empty, flushed, failed over) as a gauge, polled at each scrape.
+  const watch = memoryWatchOf(ctx.redis, ctx.inspector);
+  if (watch) registerMemoryLostGauge(appRegistry(), watch);
   // Consumer-group lag and rebalances on /api/metrics (real mode: Kafka configured), and the
   // process start (restarts are chart markers).
   startLagMetrics();

@@ -12,6 +12,8 @@ import type { ObserveContext } from "./context";
 import { errorText } from "./errors";
 import { handlerPrefix } from "./glob";
 import { declaredHandlers } from "./handler-registry";
+import type { MemoryLoss } from "./memory-loss";
+import { memoryWatchOf } from "./memory-watch";
 import { buildScrapeCoverage } from "./scrape-coverage";
 import type { QueryName } from "./metrics/queries";
 import type { Sample } from "./metrics/source";
@@ -44,6 +46,12 @@ function latencyParts(loopSeconds: number | null, redis: Sample[] | null): NonNu
   return { eventLoopP99Seconds: loopSeconds, redisUsecPerCall: usec, dominant };
 }
 
+/** The held loss of one handler's dedup memory, as the overview row carries it. */
+function lostOf(losses: readonly MemoryLoss[], service: string, handler: string): OverviewHandler["memoryLost"] {
+  const l = losses.find((x) => x.service === service && x.handler === handler);
+  return l ? { share: l.share, before: l.before, now: l.now, at: new Date(l.at).toISOString(), cause: l.cause } : null;
+}
+
 /** Samples summed by their `reason` label, with the total. */
 function byReason(samples: readonly Sample[]): { status: "ok"; byReason: Record<string, number>; total: number } {
   const out: Record<string, number> = {};
@@ -60,6 +68,9 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
   const q = (name: QueryName) => got(ctx.metrics.instant(name));
   // Replicas Prometheus scrapes against the consumer groups' members (one query, one DescribeGroups).
   const coverage = buildScrapeCoverage(ctx.metrics, declaredHandlers()).catch((e: unknown) => unavailable(errorText(e)));
+  // Redis' identity and the last count, for a lost dedup memory and "stale since" (bounded, never throws).
+  const watch = memoryWatchOf(ctx.redis, ctx.inspector);
+  const watched = watch?.poll();
   const [ratio, processed, p50, p99, errors, alerts] = await Promise.all([
     settleRedis(ctx).then(() => q("duplicate_ratio")),
     q("processed_rate"),
@@ -69,6 +80,9 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     got(ctx.metrics.alerts()),
   ]);
   const [loop, redisTime, unchecked] = await Promise.all([q("eventloop_p99"), ctx.mode === "real" ? q("redis_command_time") : Promise.resolve(null), q("unchecked")]);
+  await watched;
+  const memory = watch?.state() ?? { losses: [], unreadableSince: null };
+  const staleSince = memory.unreadableSince !== null ? new Date(memory.unreadableSince).toISOString() : null;
   const keys = inspectedHandlers(ctx);
   // The queries say whether the store is up; the alert rules may live elsewhere (vmalert) or be
   // missing, which the alerts block reports on its own.
@@ -92,6 +106,8 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     }
   }
   if (keys.ok) for (const h of keys.value) row(h.service, h.handler);
+  // A handler whose keys are all gone (Redis restarted empty) keeps its row to say so.
+  for (const l of memory.losses) row(l.service, l.handler);
   for (const d of declaredHandlers()) {
     const r = row(d.service, d.setup.handler);
     r.ttlClass = d.setup.ttlClass;
@@ -148,7 +164,9 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
               leaseShare: keyRow?.leaseShare ?? null,
               countedAt: keyRow?.countedAt ?? (ctx.inspector?.current().result ? new Date(ctx.inspector.current().result!.finishedAt).toISOString() : null),
               recount: ctx.inspector?.recount() ?? null,
+              staleSince,
             },
+        memoryLost: lostOf(memory.losses, r.service, r.handler),
         alerts: instances,
         alertsUnknown: unknownAlerts,
       };

@@ -2,6 +2,7 @@ import { LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW_MS, METRIC_NAMES, RATE_WINDOW_MS } 
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { PROCESSED_RESULT } from "@/names/dedup";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
+import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
 import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, EVENTLOOP_P99_METRIC, HANDLER_P99_LINT_WINDOW_MS, HANDLER_TIME_METRIC, PROCESS_START_METRIC, QUERY_BY, type QueryName } from "./queries";
 import type { Sample } from "./source";
@@ -219,6 +220,11 @@ export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): S
       return [...sumBy(rateAt(snaps, METRIC_NAMES.released, t), by).values()];
     case "payload_conflicts":
       return [...sumBy(increaseAt(snaps, METRIC_NAMES.payloadConflicts, t), by).values()];
+    case "memory_lost": {
+      // A gauge: its latest values (no Redis in embedded mode: no series).
+      const last = latest(snaps, t);
+      return last ? [...last.series.values()].filter((v) => v.name === OBSERVE_METRIC_NAMES.memoryLost).map((v) => ({ labels: { service: v.labels.service ?? "", handler: v.labels.handler ?? "" }, value: v.value })) : [];
+    }
     case "unchecked":
       return [...sumBy(increaseAt(snaps, METRIC_NAMES.unchecked, t), by).values()];
     case "duplicates_by_cause":

@@ -1,8 +1,9 @@
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
-import { checkQuantileExpr, consumerLagExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, METRIC_NAMES, payloadConflictsExpr, RATE_WINDOW } from "@/lib/thresholds";
+import { checkQuantileExpr, consumerLagExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, memoryLostExpr, METRIC_NAMES, payloadConflictsExpr, RATE_WINDOW } from "@/lib/thresholds";
 import { LABEL, METRIC_LABELS, METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/names/dedup";
 import type { QueryName } from "@/lib/query-names";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
+import { OBSERVE_METRIC_LABELS } from "@/names/observe";
 
 /** The gauge of the process's start (Unix seconds), named as prom-client's default metric; the chart markers show restarts. */
 export const PROCESS_START_METRIC = "process_start_time_seconds";
@@ -58,6 +59,7 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   duplicates_by_cause: METRIC_LABELS.duplicatesByCause.filter((l) => l !== LABEL.topic),
   payload_conflicts: METRIC_LABELS.payloadConflicts,
   unchecked: METRIC_LABELS.unchecked,
+  memory_lost: OBSERVE_METRIC_LABELS.memoryLost,
   consumer_instances: ["service", "replica", "instance"],
   // Summed over success values: a failed attempt holds the lease as long as a good one.
   handler_p50: HANDLER_TIME_BY,
@@ -85,6 +87,7 @@ export const PROMQL: Record<QueryName, string> = {
   dlq_rate: `sum by (service, topic, handler, reason_poisoned) (rate(${DLQ_METRIC}[${RATE_WINDOW}]))`,
   payload_conflicts: payloadConflictsExpr(),
   // Messages fail-open ran without a check over the window: a count of runs, not a rate.
+  memory_lost: memoryLostExpr(),
   unchecked: `sum by (${METRIC_LABELS.unchecked.join(", ")}) (increase(${METRIC_NAMES.unchecked}[${RATE_WINDOW}]))`,
   duplicates_by_cause: `sum by (service, handler, cause) (rate(${DUPLICATES_BY_CAUSE_METRIC}[${RATE_WINDOW}]))`,
   // Each live consumer replica Prometheus scrapes, with the instance it scraped it at (the Overview

@@ -1,0 +1,28 @@
+/**
+ * Metrics the dashboard exports about the dedup store and the DLQ (server/observe), beside the
+ * library's (names/dedup.ts): the alert rules and the pages read them by these names.
+ * **Imports nothing.**
+ */
+export const OBSERVE_METRIC_NAMES = {
+  /**
+   * Gauge `{service, handler}`: the share (0..1) of a handler's dedup keys that disappeared at once
+   * — Redis restarted empty, was flushed or failed over to an empty replica — against the count
+   * expected from the last count (minus what could have expired since). Held for
+   * {@link MEMORY_LOSS_HOLD_MS} after the loss, 0 otherwise.
+   */
+  memoryLost: "dedup_memory_lost_ratio",
+  /**
+   * Gauge `{service, handler, reason_poisoned}`: records in the DLQ topic's retention poisoned by
+   * the handler with that reason class — what waits for a re-drive (read from the DLQ topic itself).
+   */
+  dlqBacklog: "dedup_dlq_backlog_records",
+} as const;
+
+/** Label names of {@link OBSERVE_METRIC_NAMES}. */
+export const OBSERVE_METRIC_LABELS = {
+  memoryLost: ["service", "handler"],
+  dlqBacklog: ["service", "handler", "reason_poisoned"],
+} as const satisfies Record<keyof typeof OBSERVE_METRIC_NAMES, readonly string[]>;
+
+/** How long a detected loss of dedup memory stays on the gauge (and the alert firing). */
+export const MEMORY_LOSS_HOLD_MS = 30 * 60_000;

@@ -1,0 +1,127 @@
+/**
+ * Watches the dedup memory in Redis: at every scrape of `/api/metrics` (and every overview) it
+ * reads each master's `INFO server` (bounded: at most every {@link WATCH_MIN_INTERVAL_MS}), keeps
+ * the key count fresh (the inspector's own bound), and feeds both to a {@link MemoryLossDetector}.
+ * Exports `dedup_memory_lost_ratio{service,handler}` (the `DedupMemoryLost` alert) and tells the
+ * pages since when Redis cannot be read ("stale since …").
+ */
+import { Gauge, type Registry } from "prom-client";
+import { OBSERVE_METRIC_LABELS, OBSERVE_METRIC_NAMES } from "@/names/observe";
+import type { KeySource } from "./key-source";
+import { MemoryLossDetector, parseIdentity, type MemoryLoss, type RedisIdentity } from "./memory-loss";
+import { masters, nodeId, type RedisLike } from "./redis-client";
+import { countUpstream } from "./upstream-counter";
+
+/** Least time between two reads of Redis' identity, whoever asks (scrapes, viewers). */
+export const WATCH_MIN_INTERVAL_MS = 4000;
+/** A read of `INFO server` slower than this counts as Redis unreadable. */
+const INFO_TIMEOUT_MS = 2000;
+
+/** What the pages read from the watch. */
+export interface MemoryWatchState {
+  /** Losses held now (each for `MEMORY_LOSS_HOLD_MS`). */
+  losses: MemoryLoss[];
+  /** Since when (ms) Redis could not be read, `null` while it can. */
+  unreadableSince: number | null;
+}
+
+/** The watch of one Redis client and its inspector. */
+export class MemoryWatch {
+  private readonly detector = new MemoryLossDetector();
+  private lastPoll = 0;
+  private polling: Promise<void> | null = null;
+  private seenCountAt = 0;
+  private unreadableSince: number | null = null;
+  private recountWanted = false;
+
+  constructor(
+    private readonly redis: RedisLike,
+    private readonly inspector: KeySource,
+  ) {}
+
+  /** Reads identity and the latest count when due; never throws. Resolves when done. */
+  poll(): Promise<void> {
+    if (this.polling) return this.polling;
+    if (Date.now() - this.lastPoll < WATCH_MIN_INTERVAL_MS) return Promise.resolve();
+    this.lastPoll = Date.now();
+    this.polling = this.pollOnce().finally(() => {
+      this.polling = null;
+    });
+    return this.polling;
+  }
+
+  private async pollOnce(): Promise<void> {
+    const now = Date.now();
+    try {
+      if (this.redis.status !== "ready") throw new Error(`redis connection ${this.redis.status}`);
+      const ids = await Promise.all(masters(this.redis).map((n) => this.identity(n)));
+      this.unreadableSince = null;
+      // A restart or failover: count as soon as the inspector allows, not at the next stale count.
+      if (this.detector.observeIdentity(ids.filter((x): x is RedisIdentity => x !== null), now)) this.recountWanted = true;
+      if (this.recountWanted && this.inspector.refresh("auto").started) this.recountWanted = false;
+    } catch {
+      this.unreadableSince ??= now;
+    }
+    this.inspector.ensureFresh();
+    this.takeCount();
+  }
+
+  private async identity(n: Parameters<typeof nodeId>[0]): Promise<RedisIdentity | null> {
+    const info = await countUpstream("redis", () =>
+      Promise.race([n.info("server"), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("INFO server timed out")), INFO_TIMEOUT_MS).unref())]),
+    );
+    return parseIdentity(nodeId(n), info);
+  }
+
+  /** Hands a count the detector has not seen yet to it. */
+  private takeCount(): void {
+    const r = this.inspector.current().result;
+    if (!r || r.finishedAt <= this.seenCountAt) return;
+    this.seenCountAt = r.finishedAt;
+    this.detector.observeCount(r.handlers, r.finishedAt);
+  }
+
+  /** Losses held now and the unreadable mark; takes a count finished since the last poll. */
+  state(): MemoryWatchState {
+    this.takeCount();
+    return { losses: this.detector.losses(Date.now()), unreadableSince: this.unreadableSince };
+  }
+
+  /** Gauge values: every counted handler at 0, a held loss at its share. */
+  gaugeValues(): Array<{ labels: { service: string; handler: string }; value: number }> {
+    const key = (h: { service: string; handler: string }) => `${h.service}\u0000${h.handler}`;
+    const out = new Map<string, { labels: { service: string; handler: string }; value: number }>();
+    for (const h of this.detector.counted()) out.set(key(h), { labels: h, value: 0 });
+    for (const l of this.state().losses) out.set(key(l), { labels: { service: l.service, handler: l.handler }, value: l.share });
+    return [...out.values()];
+  }
+}
+
+const watches = new WeakMap<object, MemoryWatch>();
+
+/** The watch of `redis` (one per client), or null without Redis or with an in-memory key source. */
+export function memoryWatchOf(redis: RedisLike | null, inspector: KeySource | null): MemoryWatch | null {
+  if (!redis || !inspector || inspector.kind !== "redis") return null;
+  let w = watches.get(redis);
+  if (!w) watches.set(redis, (w = new MemoryWatch(redis, inspector)));
+  return w;
+}
+
+/**
+ * Registers `dedup_memory_lost_ratio` on `registry` (get-or-create); each scrape polls the watch
+ * (bounded) and reports its held losses.
+ */
+export function registerMemoryLostGauge(registry: Registry, watch: MemoryWatch): void {
+  if (registry.getSingleMetric(OBSERVE_METRIC_NAMES.memoryLost)) return;
+  new Gauge({
+    name: OBSERVE_METRIC_NAMES.memoryLost,
+    help: "Share (0..1) of a handler's dedup keys lost at once (Redis restarted empty, flushed, or failed over), against the last count minus what could expire; held 30 min",
+    labelNames: [...OBSERVE_METRIC_LABELS.memoryLost],
+    registers: [registry],
+    async collect() {
+      await watch.poll();
+      this.reset();
+      for (const v of watch.gaugeValues()) this.set(v.labels, v.value);
+    },
+  });
+}

@@ -1,9 +1,11 @@
 /**
- * The histogram behind `handler_execution_time_seconds{service,handler,success}`: prom-client's
- * exposition, with a hot path of one bucket search and three additions per observation (no label
- * hashing, like `LocalHistogram` of `./check-duration-histogram`). Registered get-or-create by `dedupMetrics`.
+ * The histogram behind `handler_execution_time_seconds{service,handler,success}` (a
+ * {@link LocalHistogram}), observed by `handlerTimer`. Registered get-or-create by `dedupMetrics`.
  */
 import { HANDLER_SUCCESS, METRIC_LABELS, type HandlerSuccess } from "../../names/dedup";
+import { LocalHistogram, type Observe } from "./local-histogram";
+
+export type { Observe };
 
 /**
  * Buckets of `handler_execution_time_seconds`, in seconds: fine below a second (most handlers),
@@ -13,77 +15,17 @@ import { HANDLER_SUCCESS, METRIC_LABELS, type HandlerSuccess } from "../../names
  */
 export const HANDLER_TIME_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60, 120, 300];
 
-interface Cell {
-  labels: { service: string; handler: string; success: HandlerSuccess };
-  counts: number[];
-  sum: number;
-  count: number;
-}
-
-/** Records one attempt's duration in seconds. */
-export type Observe = (seconds: number) => void;
-
 /** `handler_execution_time_seconds` on one Registry (see the module doc). */
-export class HandlerTimeHistogram {
-  readonly type = "histogram";
-  readonly aggregator = "sum";
-  readonly labelNames: readonly string[] = METRIC_LABELS.handlerExecutionTime;
-  private readonly cells = new Map<string, Cell>();
-
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly buckets: readonly number[] = HANDLER_TIME_BUCKETS,
-  ) {}
+export class HandlerTimeHistogram extends LocalHistogram<{ service: string; handler: string; success: HandlerSuccess }> {
+  constructor(name: string, help: string, buckets: readonly number[] = HANDLER_TIME_BUCKETS) {
+    super(name, help, buckets, METRIC_LABELS.handlerExecutionTime);
+  }
 
   /**
    * The observers of one handler, `[success, failure]`; creates both series at 0 on first call (so
    * the first slow or failed attempt is an increase from 0, not a series born at 1).
    */
   handler(service: string, handler: string): readonly [Observe, Observe] {
-    return [this.child(service, handler, HANDLER_SUCCESS.true), this.child(service, handler, HANDLER_SUCCESS.false)];
-  }
-
-  private child(service: string, handler: string, success: HandlerSuccess): Observe {
-    const k = `${service}\u0000${handler}\u0000${success}`;
-    let cell = this.cells.get(k);
-    if (!cell) {
-      cell = { labels: { service, handler, success }, counts: new Array<number>(this.buckets.length + 1).fill(0), sum: 0, count: 0 };
-      this.cells.set(k, cell);
-    }
-    const c = cell;
-    const b = this.buckets;
-    return (v) => {
-      let i = 0;
-      while (i < b.length && v > b[i]!) i++;
-      c.counts[i]!++;
-      c.sum += v;
-      c.count++;
-    };
-  }
-
-  /** prom-client's `MetricObject` of the histogram (cumulative `_bucket`, `_sum`, `_count`). */
-  async get() {
-    const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
-    for (const c of this.cells.values()) {
-      let cum = 0;
-      this.buckets.forEach((le, i) => {
-        cum += c.counts[i]!;
-        values.push({ labels: { ...c.labels, le }, value: cum, metricName: `${this.name}_bucket` });
-      });
-      values.push({ labels: { ...c.labels, le: "+Inf" }, value: c.count, metricName: `${this.name}_bucket` });
-      values.push({ labels: { ...c.labels }, value: c.sum, metricName: `${this.name}_sum` });
-      values.push({ labels: { ...c.labels }, value: c.count, metricName: `${this.name}_count` });
-    }
-    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
-  }
-
-  /** Sets every series back to 0 and keeps it (`Registry.resetMetrics`; bound observers stay valid). */
-  reset(): void {
-    for (const c of this.cells.values()) {
-      c.counts.fill(0);
-      c.sum = 0;
-      c.count = 0;
-    }
+    return [this.observer({ service, handler, success: HANDLER_SUCCESS.true }), this.observer({ service, handler, success: HANDLER_SUCCESS.false })];
   }
 }

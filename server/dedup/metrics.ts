@@ -64,13 +64,20 @@
  */
 import { Counter, type Registry } from "prom-client";
 import { HandlerTimeHistogram } from "./handler-time-histogram";
-import { LocalHistogram, type CheckDurationHistogram } from "./check-duration-histogram";
+import { LocalHistogram } from "./local-histogram";
 
-export { LocalHistogram, type CheckDurationHistogram };
+export { LocalHistogram };
 import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, METRIC_LABELS, METRIC_NAMES, PROCESSED_RESULT, PROCESSED_RESULTS, type DedupErrorReason, type DuplicateCause, type LabelsOf, type ProcessedResult } from "../../names/dedup";
 
 /** Buckets of `deduplication_check_duration_seconds`: include the spec's 0.005…0.1 and the 50 ms alert threshold. */
 export const CHECK_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/** `deduplication_check_duration_seconds` as the recorder uses it: a {@link LocalHistogram}, or a metric of that name already on the Registry. */
+export interface CheckDurationHistogram {
+  readonly name: string;
+  observe(labels: { service: string }, seconds: number): void;
+  get(): Promise<unknown>;
+}
 
 /** The metric objects of one Registry. */
 export interface DedupMetrics {
@@ -154,7 +161,7 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
     deduplicated: counter(METRIC_NAMES.deduplicated, "Deliveries swallowed by the Deduplicator as repeats (once per delivery).", METRIC_LABELS.deduplicated),
     processed: counter(METRIC_NAMES.processed, "Deliveries that reached the Deduplicator, by final result (once per delivery, not per retry attempt).", METRIC_LABELS.processed),
     checkDuration: getOrCreate(registry, METRIC_NAMES.checkDuration, () => {
-      const h = new LocalHistogram(METRIC_NAMES.checkDuration, "Duration of one dedup claim round trip to the store (a batch pre-claim is one observation).", CHECK_DURATION_BUCKETS);
+      const h = new LocalHistogram<{ service: string }>(METRIC_NAMES.checkDuration, "Duration of one dedup claim round trip to the store (a batch pre-claim is one observation).", CHECK_DURATION_BUCKETS, METRIC_LABELS.checkDuration);
       registry.registerMetric(h as unknown as Parameters<Registry["registerMetric"]>[0]);
       return h;
     }),
@@ -228,7 +235,7 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
     if (!c) byKind.set(kind, (c = counterCell(counter, { service, topic, handler, ...extra })));
     return c;
   };
-  const observe = m.checkDuration instanceof LocalHistogram ? m.checkDuration.child(service) : (s: number) => m.checkDuration.observe({ service }, s);
+  const observe = m.checkDuration instanceof LocalHistogram ? m.checkDuration.observer({ service }) : (s: number) => m.checkDuration.observe({ service }, s);
   // Cell kinds of the three causes (no string building on the hot path).
   const causeKind: Record<DuplicateCause, string> = { redelivery: "c:r", republish: "c:p", unknown: "c:u" };
   return {

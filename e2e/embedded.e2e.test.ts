@@ -1,11 +1,14 @@
 /**
- * Embedded mode as a first run sees it (issue 17, items 2 and 3): the key browser lists the keys of
+ * Embedded mode as a first run sees it: the key browser lists the keys of
  * each demo handler from the in-memory store, a UUID just processed is found by the lookup, and with
  * no toggle touched the duplicate ratio moves above 0 and stays under the 1 % "normal" line within
- * the first minute. Saves test-results/screenshots/embedded-key-browser.png.
+ * the first minute. The message view and the DLQ page read the embedded broker: a key opens its
+ * message, and the records the demo's failing handler poisoned are listed and can be previewed for
+ * a re-drive. Saves test-results/screenshots/embedded-{key-browser,message,dlq}.png.
  */
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DlqResponse } from "@/lib/api/dlq";
 import type { HandlersResponse } from "@/lib/api/handlers";
 import type { KeysResponse } from "@/lib/api/keys";
 import type { OverviewResponse } from "@/lib/api/overview";
@@ -87,6 +90,46 @@ describe("embedded mode: keys and a background of duplicates", () => {
     await hit.first().waitFor({ timeout: 20_000 });
     expect(await hit.first().textContent()).toContain(newest.uuid);
     await screenshot(page, "embedded-key-browser");
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it("a key opens its message from the embedded broker; the DLQ page lists the demo's poisoned records and previews their re-drive", async () => {
+    const prefix = prefixOf("on-review-created");
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors = collectErrors(page);
+    await page.goto(`${app.url}/keys?prefix=${encodeURIComponent(prefix)}&refresh=off`);
+    const row = page.getByTestId("key-pages").getByTestId("key-row").filter({ has: page.getByTestId("open-message") }).first();
+    await row.waitFor({ timeout: 30_000 });
+    const uuid = (await row.locator("td").first().textContent())!.trim();
+    await row.getByTestId("open-message").click();
+    const payload = page.getByTestId("record-payload");
+    await payload.waitFor({ timeout: 30_000 });
+    expect((await page.getByTestId("record-uuid").textContent())!.trim()).toBe(uuid);
+    expect(await page.getByTestId("record-position").textContent()).toMatch(/^demo\.events \/ \d+ \/ \d+$/);
+    expect(JSON.parse((await payload.getAttribute("data-raw"))!)).toMatchObject({ seq: expect.any(Number) });
+    await screenshot(page, "embedded-message");
+
+    // The handler fails every attempt for a moment: those messages go through their retries to the DLQ.
+    const put = (body: unknown) => fetch(`${app.url}/api/demo/sources`, { method: "PUT", headers: { "content-type": "application/json", origin: app.url }, body: JSON.stringify(body) });
+    expect((await put({ retryOnError: { enabled: true, rate: 1 } })).status).toBe(200);
+    // Longer than a message's five attempts (4 retries, 0.2 → 1.6 s apart): the first ones fail them all.
+    await new Promise((r) => setTimeout(r, 6000));
+    expect((await put({ retryOnError: { enabled: false } })).status).toBe(200);
+    let poisoned: DlqResponse["entries"] = [];
+    for (const end = Date.now() + 30_000; poisoned.length === 0 && Date.now() < end; await new Promise((r) => setTimeout(r, 500))) {
+      poisoned = (await get<DlqResponse>("/api/dlq?reason=handler_error&limit=50")).entries;
+    }
+    expect(poisoned.length, "handler-error records in the embedded DLQ").toBeGreaterThan(0);
+    expect(poisoned.every((e) => e.topic === "demo.events.dlq" && e.topicPoisoned === "demo.events" && e.redrivable && e.uuid)).toBe(true);
+    await page.goto(`${app.url}/dlq?reason=handler_error`);
+    const rows = page.getByTestId("dlq-records").getByTestId("dlq-row");
+    await rows.first().waitFor({ timeout: 30_000 });
+    expect(await rows.count()).toBeGreaterThanOrEqual(poisoned.length);
+    expect(await page.getByTestId("dlq-records").textContent()).toContain(poisoned[0]!.uuid!);
+    await page.getByTestId("redrive-dry").click();
+    await expect.poll(async () => (await page.getByTestId("redrive-result").textContent().catch(() => "")) ?? "", { timeout: 20_000 }).toMatch(/^Dry run: would re-drive \d+ of \d+ matched/);
+    await screenshot(page, "embedded-dlq");
     expect(errors).toEqual([]);
     await page.close();
   }, 90_000);

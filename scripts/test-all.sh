@@ -42,7 +42,7 @@ done
 # Browser test files that mostly wait and assert no latency (dev-server: generous timeouts for next
 # dev's compile): they run beside the app fault cases.
 # Every other e2e file (a new one too) runs alone.
-E2E_BESIDE=(e2e/embedded.e2e.test.ts e2e/fleet.e2e.test.ts e2e/alerts.e2e.test.ts e2e/alertmanager.e2e.test.ts e2e/budget.e2e.test.ts e2e/dev-server.e2e.test.ts)
+E2E_BESIDE=(e2e/embedded.e2e.test.ts e2e/act-on-it.e2e.test.ts e2e/fleet.e2e.test.ts e2e/alerts.e2e.test.ts e2e/alertmanager.e2e.test.ts e2e/budget.e2e.test.ts e2e/dev-server.e2e.test.ts)
 E2E_ALONE=()
 for f in e2e/*.e2e.test.ts; do
   [[ " ${E2E_BESIDE[*]} " == *" $f "* ]] || E2E_ALONE+=("$f")

@@ -46,7 +46,7 @@ export function AuditView() {
               <th className="font-normal">Filter</th>
               <th className="text-right font-normal">Matched</th>
               <th className="text-right font-normal">Changed</th>
-              <th className="font-normal">Result</th>
+              <th className="pl-4 font-normal">Result</th>
             </tr>
           </thead>
           <tbody>
@@ -63,7 +63,7 @@ export function AuditView() {
                 </td>
                 <td className="text-right tabular-nums">{e.matched ?? "—"}</td>
                 <td className="text-right tabular-nums">{e.changed ?? "—"}</td>
-                <td className={e.result === "ok" ? "" : "text-red-700 dark:text-red-300"}>{e.result}</td>
+                <td className={`pl-4 ${e.result === "ok" ? "" : "text-red-700 dark:text-red-300"}`}>{e.result}</td>
               </tr>
             ))}
           </tbody>

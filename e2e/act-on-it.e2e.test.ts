@@ -18,7 +18,7 @@ import type { DlqResponse } from "@/lib/api/dlq";
 import type { KeysResponse } from "@/lib/api/keys";
 import type { RecordsResponse } from "@/lib/api/records";
 import { kcatPayloadAt, kcatProduce } from "@/server/testing/kcat";
-import { collectErrors, launchBrowser, REAL_ENV, screenshot, startApp, type App } from "./harness";
+import { collectErrors, launchBrowser, openMessageFromKey, REAL_ENV, screenshot, startApp, until, type App } from "./harness";
 
 const id = randomBytes(4).toString("hex");
 const service = `e2e-act-${id}`;
@@ -32,16 +32,6 @@ let admin: Admin;
 let redis: Redis;
 /** Handler-error DLQ records the re-drive sent back (the audit names their count). */
 let redriven = 0;
-
-async function until<T>(what: string, ms: number, f: () => Promise<T | undefined | null | false>): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 const get = async <T>(path: string): Promise<T> => {
   const res = await fetch(`${app.url}${path}`);
@@ -91,16 +81,9 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
     await until("done keys of the demo handler", 60_000, async () => (await get<KeysResponse>(`/api/keys?prefix=${encodeURIComponent(prefix)}&count=50&state=done`)).keys.some((k) => k.record));
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors = collectErrors(page);
-    await page.goto(`${app.url}/keys?prefix=${encodeURIComponent(prefix)}&refresh=off`);
-    const row = page.getByTestId("key-pages").getByTestId("key-row").filter({ has: page.getByTestId("open-message") }).first();
-    await row.waitFor({ timeout: 30_000 });
-    const uuid = (await row.locator("td").first().textContent())!.trim();
-    const href = new URL((await row.getByTestId("open-message").getAttribute("href"))!, app.url);
-    await row.getByTestId("open-message").click();
-    const payload = page.getByTestId("record-payload");
-    await payload.waitFor({ timeout: 30_000 });
+    const { uuid, at, payload } = await openMessageFromKey(page, app.url, prefix);
     expect(page.url()).toContain("/records?");
-    const [t, p, o] = ["topic", "partition", "offset"].map((k) => href.searchParams.get(k)!);
+    const [t, p, o] = ["topic", "partition", "offset"].map((k) => at.get(k)!);
     expect(t).toBe(topic);
     const kcat = (await kcatPayloadAt(REAL_ENV.KAFKA_BROKERS, t!, Number(p), o!)).toString("utf8");
     expect(kcat.length).toBeGreaterThan(0);

@@ -22,7 +22,7 @@ import { ALERT_NAMES } from "@/lib/thresholds";
 import type { AmAlert } from "@/server/observe/alertmanager";
 import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
-import { collectErrors, freePort, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, type App } from "./harness";
+import { collectErrors, freePort, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, until, type App } from "./harness";
 
 const id = randomBytes(4).toString("hex");
 const service = `e2e-am-${id}`;
@@ -43,16 +43,6 @@ function fastRules(): string {
   const file = join(dir, "rules.yml");
   writeFileSync(file, rules.slice(0, forAt) + "for: 5s" + rules.slice(end));
   return file;
-}
-
-async function until<T>(what: string, ms: number, f: () => Promise<T | undefined | null | false>): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
 }
 
 /** Alertmanager's own list: our service's marshal alert, if it holds it. */

@@ -13,7 +13,7 @@ import type { HandlersResponse } from "@/lib/api/handlers";
 import type { KeysResponse } from "@/lib/api/keys";
 import type { OverviewResponse } from "@/lib/api/overview";
 import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
-import { collectErrors, launchBrowser, screenshot, startApp, type App } from "./harness";
+import { collectErrors, launchBrowser, openMessageFromKey, screenshot, startApp, type App } from "./harness";
 
 let app: App;
 let browser: Browser;
@@ -98,13 +98,7 @@ describe("embedded mode: keys and a background of duplicates", () => {
     const prefix = prefixOf("on-review-created");
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors = collectErrors(page);
-    await page.goto(`${app.url}/keys?prefix=${encodeURIComponent(prefix)}&refresh=off`);
-    const row = page.getByTestId("key-pages").getByTestId("key-row").filter({ has: page.getByTestId("open-message") }).first();
-    await row.waitFor({ timeout: 30_000 });
-    const uuid = (await row.locator("td").first().textContent())!.trim();
-    await row.getByTestId("open-message").click();
-    const payload = page.getByTestId("record-payload");
-    await payload.waitFor({ timeout: 30_000 });
+    const { uuid, payload } = await openMessageFromKey(page, app.url, prefix);
     expect((await page.getByTestId("record-uuid").textContent())!.trim()).toBe(uuid);
     expect(await page.getByTestId("record-position").textContent()).toMatch(/^demo\.events \/ \d+ \/ \d+$/);
     expect(JSON.parse((await payload.getAttribute("data-raw"))!)).toMatchObject({ seq: expect.any(Number) });

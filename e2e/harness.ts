@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type ConsoleMessage, type Page } from "playwright-core";
+import { chromium, type Browser, type ConsoleMessage, type Locator, type Page } from "playwright-core";
 import { freePort } from "@/server/testing/net";
 
 /** The repo root. */
@@ -110,4 +110,31 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const path = join(SCREENSHOTS, `${name}.png`);
   await page.screenshot({ path, fullPage: true });
   return path;
+}
+
+/** Polls `f` every 0.5 s until it answers something truthy (a throw counts as not yet); fails after `ms` naming `what`. */
+export async function until<T>(what: string, ms: number, f: () => Promise<T | undefined | null | false>): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/**
+ * On the key page of `prefix`, clicks the first key's "open the message" and waits for the record:
+ * the key's UUID, the link's position and the payload shown.
+ */
+export async function openMessageFromKey(page: Page, appUrl: string, prefix: string): Promise<{ uuid: string; at: URLSearchParams; payload: Locator }> {
+  await page.goto(`${appUrl}/keys?prefix=${encodeURIComponent(prefix)}&refresh=off`);
+  const row = page.getByTestId("key-pages").getByTestId("key-row").filter({ has: page.getByTestId("open-message") }).first();
+  await row.waitFor({ timeout: 30_000 });
+  const uuid = (await row.locator("td").first().textContent())!.trim();
+  const at = new URL((await row.getByTestId("open-message").getAttribute("href"))!, appUrl).searchParams;
+  await row.getByTestId("open-message").click();
+  const payload = page.getByTestId("record-payload");
+  await payload.waitFor({ timeout: 30_000 });
+  return { uuid, at, payload };
 }

@@ -28,6 +28,15 @@ describe("a lost dedup memory is told from keys that expired", () => {
     expect(d.losses(40_000 + 30 * 60_000)).toEqual([]);
   });
 
+  it("a count that saw the loss before the identity read is still put down to the restart", () => {
+    const d = new MemoryLossDetector();
+    d.observeIdentity([{ node: "r:1", runId: "a", uptimeSeconds: 5000 }], 0);
+    d.observeCount([keys("h", 400)], 1_000);
+    expect(d.observeCount([], 20_000)[0]?.cause).toBe("drop");
+    d.observeIdentity([{ node: "r:1", runId: "b", uptimeSeconds: 4 }], 22_000);
+    expect(d.losses(23_000)[0]).toMatchObject({ cause: "restart", share: 1 });
+  });
+
   it("a flush without a restart is a 'drop'; another server's run_id with a long uptime is a failover", () => {
     const d = new MemoryLossDetector();
     d.observeIdentity([{ node: "r:1", runId: "a", uptimeSeconds: 100 }], 0);

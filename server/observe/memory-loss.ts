@@ -81,14 +81,19 @@ export class MemoryLossDetector {
    */
   observeIdentity(ids: readonly RedisIdentity[], at: number): MemoryLossCause | null {
     let seen: MemoryLossCause | null = null;
+    let lastGood = at;
     for (const cur of ids) {
       const prev = this.identities.get(cur.node);
       this.identities.set(cur.node, { ...cur, seenAt: at });
       if (!prev || prev.runId === cur.runId) continue;
       const sinceSeenS = (at - prev.seenAt) / 1000;
       seen = cur.uptimeSeconds <= sinceSeenS + 1 ? "restart" : "failover";
+      lastGood = Math.min(lastGood, prev.seenAt);
     }
-    if (seen) this.pendingCause = { cause: seen, at };
+    if (!seen) return null;
+    this.pendingCause = { cause: seen, at };
+    // A count that ran before this read already showed the loss as a "drop": the restart explains it.
+    for (const l of this.held.values()) if (l.cause === "drop" && l.at > lastGood) l.cause = seen;
     return seen;
   }
 

@@ -73,7 +73,10 @@ export class MemoryWatch {
     return parseIdentity(nodeId(n), info);
   }
 
-  /** Hands a count the detector has not seen yet to it. */
+  /**
+   * Hands a count the detector has not seen yet to it — only from a poll, right after Redis'
+   * identity was read: a count that already shows a restart's loss is then put down to the restart.
+   */
   private takeCount(): void {
     const r = this.inspector.current().result;
     if (!r || r.finishedAt <= this.seenCountAt) return;
@@ -81,9 +84,8 @@ export class MemoryWatch {
     this.detector.observeCount(r.handlers, r.finishedAt);
   }
 
-  /** Losses held now and the unreadable mark; takes a count finished since the last poll. */
+  /** Losses held now and the unreadable mark, as of the last poll. */
   state(): MemoryWatchState {
-    this.takeCount();
     return { losses: this.detector.losses(Date.now()), unreadableSince: this.unreadableSince };
   }
 

@@ -22,6 +22,8 @@ export interface OwnRedisOptions {
    * @default false
    */
   realtime: boolean;
+  /** Port to listen on: a test restarting "the same" Redis passes the stopped one's. @default a free random port */
+  port: number;
 }
 
 /**
@@ -29,7 +31,7 @@ export interface OwnRedisOptions {
  * `slowlog-log-slower-than 5000` (µs) so a test can read `SLOWLOG GET`, and waits for PING.
  */
 export async function startOwnRedis(opts: Partial<OwnRedisOptions> = {}): Promise<OwnRedis> {
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--slowlog-log-slower-than", "5000", ...(opts.args ?? [])];
   const rt = opts.realtime === true && spawnSync("chrt", ["-f", "1", "true"]).status === 0;
   const [bin, argv]: [string, string[]] = rt ? ["chrt", ["-f", "1", "redis-server", ...args]] : ["redis-server", args];

@@ -1,38 +1,13 @@
 /**
  * Produced messages are published before their delivery counts as done, on Redis: a standalone
- * server (batch scripts, and pipelines) and the stack's 3-master Cluster. Each test uses a fresh
- * service prefix and deletes its keys (one DEL per key: cluster-safe).
+ * server (batch scripts, and pipelines) and the stack's 3-master Cluster.
  */
-import { Cluster, Redis } from "ioredis";
-import { clusterClient } from "@/server/testing/redis-cluster";
-import { afterAll, describe } from "vitest";
+import { onEachRedisStore } from "@/server/testing/redis-stores";
 import { producedMessagesSuite } from "./produced-messages.suite";
-import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type RedisRepositoryOptions } from "./redis-repository";
 
-const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-const CLUSTER_NODES = (process.env.DEDUP_TEST_CLUSTER_NODES ?? "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002").split(",");
-
-const clients: Array<Redis | Cluster> = [];
-const services: Array<{ client: Redis | Cluster; service: string }> = [];
-afterAll(async () => {
-  for (const { client, service } of services) {
-    for (let i = 0; i < 20; i++) await client.call("DEL", `${service}:dedup:confirm:in-${i}`);
-  }
-  await Promise.all(clients.map((c) => c.quit()));
-});
-
-function suite(label: string, client: Redis | Cluster, options: RedisRepositoryOptions = {}): void {
-  clients.push(client);
-  describe(`produced messages on ${label}`, () => {
-    producedMessagesSuite(() => {
-      const service = `prod${Math.random().toString(36).slice(2, 10)}`;
-      services.push({ client, service });
-      return { repository: new RedisRepository(client, options), service };
-    });
-  });
-}
-
-suite("standalone Redis (batch scripts)", new Redis(REDIS_URL, RECOMMENDED_IOREDIS_OPTIONS));
-suite("standalone Redis (pipelines)", new Redis(REDIS_URL, RECOMMENDED_IOREDIS_OPTIONS), { batchCommand: "pipeline" });
-const cluster = clusterClient({ enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } }, CLUSTER_NODES);
-suite("a 3-master Redis Cluster", cluster);
+onEachRedisStore("produced messages", { servicePrefix: "prod", keysOf: (service) => Array.from({ length: 20 }, (_, i) => `${service}:dedup:confirm:in-${i}`) }, (fresh) =>
+  producedMessagesSuite(() => {
+    const { repository, service } = fresh();
+    return { repository, service };
+  }),
+);

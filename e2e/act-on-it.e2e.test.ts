@@ -6,12 +6,14 @@
  * publishes nothing, and the real re-drive, confirmed in a dialog that names the count, sends the
  * handler-error records back, where the demo processes them; the key page's forget, a dry run then
  * a confirmed run, deletes the keys (ioredis agrees); the audit page lists each action with its
- * counts. The trail is this app's own (in memory: no DATABASE_URL), so other runs' actions do not
- * mix in. Asserts no latency figure. Saves test-results/screenshots/act-{record,dlq,redrive,forget,audit}.png.
+ * counts. That trail is this app's own (in memory: no DATABASE_URL), so other runs' actions do not
+ * mix in; a second app with DATABASE_URL shows that a PostgreSQL trail survives `next start` again.
+ * Asserts no latency figure. Saves test-results/screenshots/act-{record,dlq,redrive,forget,audit,audit-restart}.png.
  */
 import { randomBytes } from "node:crypto";
 import { Kafka, logLevel, type Admin } from "kafkajs";
 import { Redis } from "ioredis";
+import { Client } from "pg";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DlqResponse } from "@/lib/api/dlq";
@@ -191,4 +193,35 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
     expect(errors).toEqual([]);
     await page.close();
   }, 60_000);
+
+  it("a trail in PostgreSQL survives a restart of the app: the audit page lists the forget made before it", async () => {
+    const key = `${service}:dedup:restart:u-restart`;
+    await redis.set(key, "done:x", "PX", 600_000);
+    const env = { REDIS_URL: REAL_ENV.REDIS_URL, DATABASE_URL: REAL_ENV.DATABASE_URL, SERVICE_NAME: service, DEMO: "off", DEDUP_PREFIXES: `${service}:dedup:*` };
+    const pg = new Client({ connectionString: REAL_ENV.DATABASE_URL });
+    let db = await startApp({ env });
+    try {
+      const res = await fetch(`${db.url}/api/keys/forget`, { method: "POST", headers: { "content-type": "application/json", origin: db.url }, body: JSON.stringify({ service, handler: "restart", uuids: ["u-restart"], dryRun: false }) });
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(await redis.exists(key)).toBe(0);
+      await db.stop();
+      db = await startApp({ env });
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const errors = collectErrors(page);
+      await page.goto(`${db.url}/audit?action=keys.forget`);
+      const mine = page.getByTestId("audit-row").filter({ hasText: service });
+      await mine.first().waitFor({ timeout: 30_000 });
+      const cells = await mine.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")));
+      expect(cells.map((c) => [c[1], c[2], c[4], c[5], c[6]])).toEqual([["local", "keys.forget", "1", "1", "ok"]]);
+      expect(await page.getByTestId("audit").textContent()).toContain("Kept in PostgreSQL");
+      await screenshot(page, "act-audit-restart");
+      expect(errors).toEqual([]);
+      await page.close();
+    } finally {
+      await db.stop();
+      // The shared table keeps other runs' entries: only this run's go.
+      await pg.connect();
+      await pg.query("DELETE FROM dedup_health_audit WHERE filter->>'service' = $1", [service]).finally(() => pg.end());
+    }
+  }, 180_000);
 });

@@ -21,7 +21,7 @@ import { Registry } from "prom-client";
 import { GET as overviewGET } from "@/app/api/overview/route";
 import { dedupRecorder } from "@/server/dedup";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
-import { DEFAULT_KEY_INSPECTOR_OPTIONS, KeyInspector } from "@/server/observe/key-inspector";
+import { DEFAULT_KEY_INSPECTOR_OPTIONS, KeyInspector } from "@/server/observe/keys/inspector";
 import { PrometheusSource } from "@/server/observe/metrics/prometheus";
 import { createObserveRedis } from "@/server/observe/redis-client";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";

@@ -29,7 +29,7 @@ import type { Message } from "@/server/dedup/message";
 import { MemoryPubSub } from "@/server/dedup/pubsub";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { Router } from "@/server/dedup/router";
-import { KeyInspector } from "@/server/observe/key-inspector";
+import { KeyInspector } from "@/server/observe/keys/inspector";
 import { startOwnRedis } from "@/server/testing/own-redis";
 import { monotonicFactory } from "ulid";
 import { arg } from "./lib/args";
@@ -80,7 +80,7 @@ interface MarkingResult {
 
 /**
  * The per-key memory that `MEMORY USAGE` leaves out (reported for the explanation; the inspector
- * adds the same overhead, server/observe/key-samples.ts), from `MEMORY STATS` of db 0: the expires
+ * adds the same overhead, server/observe/keys/samples.ts), from `MEMORY STATS` of db 0: the expires
  * dict (one entry per key with a TTL, plus its bucket array) and the main dict's bucket array
  * (8 B per slot; slots = the next power of two ≥ keys). Per key, averaged over the database.
  */

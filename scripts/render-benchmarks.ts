@@ -451,12 +451,12 @@ function otherMisses(rs: BenchResult[]): string[] {
   if (scan) {
     const d = detailOf<{ maxCallMicros?: number; calls?: number }>(scan);
     L.push(
-      `- \`inspect.scan_keys_per_sec\` = ${num(scan.value)}: a plain \`SCAN … COUNT 1000\` loop reached ${num(scan.reference)} keys/s on the same keyspace in the same run (the inspector: ${num(scan.ratio)} of it); the inspector's per-key grouping in Lua costs the difference (${d.calls ?? "?"} script calls, slowest ${d.maxCallMicros ?? "?"} µs server time). Owner: backend (server/observe/key-scripts.ts).`,
+      `- \`inspect.scan_keys_per_sec\` = ${num(scan.value)}: a plain \`SCAN … COUNT 1000\` loop reached ${num(scan.reference)} keys/s on the same keyspace in the same run (the inspector: ${num(scan.ratio)} of it); the inspector's per-key grouping in Lua costs the difference (${d.calls ?? "?"} script calls, slowest ${d.maxCallMicros ?? "?"} µs server time). Owner: backend (server/observe/keys/scripts.ts).`,
     );
   }
   if (scanRatio) {
     L.push(
-      `- \`inspect.scan_vs_plain_scan\` = ${num(scanRatio.value)}: the exact count PTTLs every key (exact no-TTL counts) on a master whose INFO keyspace shows keys without TTL; in the script a SCAN step costs ~2 µs per key before any work, the grouping ~1 µs and the PTTL ~1.5 µs, against ~2.5 µs per key for the whole plain SCAN loop, so ~0.55 is its ceiling here. A/B figures, load and next levers: server/observe/README.md (Inspector A/B). Owner: backend (server/observe/key-scripts.ts).`,
+      `- \`inspect.scan_vs_plain_scan\` = ${num(scanRatio.value)}: the exact count PTTLs every key (exact no-TTL counts) on a master whose INFO keyspace shows keys without TTL; in the script a SCAN step costs ~2 µs per key before any work, the grouping ~1 µs and the PTTL ~1.5 µs, against ~2.5 µs per key for the whole plain SCAN loop, so ~0.55 is its ceiling here. A/B figures, load and next levers: server/observe/README.md (Inspector A/B). Owner: backend (server/observe/keys/scripts.ts).`,
     );
   }
   if (est) {
@@ -505,7 +505,7 @@ function memorySection(rs: BenchResult[]): string[] {
   }
   L.push("");
   L.push(
-    "`MEMORY USAGE` counts a key's own allocations (key string, value object, its main-dict entry) but not what the key costs the database around it: its entry in the **expires** dict (every dedup key has a TTL) and its share of the hash tables' bucket arrays — about 40 B of a dedup key. The inspector now adds that overhead to each sampled key, read from `MEMORY STATS` (`db.N overhead.hashtable.expires` ÷ expiring keys) plus 8 B × the main table's slots ÷ keys (server/observe/key-samples.ts; fixed in this issue, tested against `used_memory` in key-samples.integration.test.ts). The last two columns show what `MEMORY USAGE` alone gave.",
+    "`MEMORY USAGE` counts a key's own allocations (key string, value object, its main-dict entry) but not what the key costs the database around it: its entry in the **expires** dict (every dedup key has a TTL) and its share of the hash tables' bucket arrays — about 40 B of a dedup key. The inspector now adds that overhead to each sampled key, read from `MEMORY STATS` (`db.N overhead.hashtable.expires` ÷ expiring keys) plus 8 B × the main table's slots ÷ keys (server/observe/keys/samples.ts; fixed in this issue, tested against `used_memory` in key-samples.integration.test.ts). The last two columns show what `MEMORY USAGE` alone gave.",
   );
   L.push("");
   return L;

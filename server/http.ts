@@ -10,7 +10,7 @@
  * - who may change state (token / this machine / read-only): server/access.ts, applied here by
  *   {@link guard} in every state-changing handler;
  * - a body over the cap without a `Content-Length` (chunked): {@link readJson}, streamed;
- * - the key browser's per-client and shared Redis budget: server/observe/redis-budget.ts
+ * - the key browser's per-client and shared Redis budget: server/observe/keys/budget.ts
  *   (a {@link RateLimitedError} → 429 with `Retry-After`);
  * - upstream details in answers: redacted (server/redact.ts) unless {@link showsUpstreamDetail}.
  */
@@ -158,7 +158,7 @@ export function describeIssues(err: z.ZodError, what = "query"): string {
 /**
  * Who a request is for the per-client limits: the forwarded client address (Next's copy of the
  * socket address when nothing was forwarded). **Advisory**: a client can forge it; the shared Redis
- * budget is the bound that holds (server/observe/redis-budget.ts).
+ * budget is the bound that holds (server/observe/keys/budget.ts).
  */
 export function browseClient(req: Request): string {
   return clientAddress(req.headers, config().TRUSTED_PROXIES) ?? "unknown";

@@ -6,7 +6,7 @@
  */
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { RedisRepository } from "@/server/dedup/redis-repository";
-import { registerMemoryStore } from "@/server/observe/memory-inspector";
+import { registerMemoryStore } from "@/server/observe/keys/memory-inspector";
 import { registerEmbeddedLog } from "@/server/observe/records/memory-reader";
 import { MemoryTransport } from "@/server/transport";
 import { config } from "./config";
@@ -66,7 +66,7 @@ export function consumerRuntime(): ConsumerRuntime {
     : new MemorySideEffectStore(observe);
   const demo = new DemoService({
     transport: env.transport,
-    // Embedded: the dashboard's key browser reads this store (server/observe/memory-inspector.ts).
+    // Embedded: the dashboard's key browser reads this store (server/observe/keys/memory-inspector.ts).
     repository: redis ? new RedisRepository(redis) : registerMemoryStore(new MemoryRepository()),
     redis,
     store,

@@ -1,7 +1,7 @@
 import type { CapacityHandler, CapacityResponse } from "@/lib/api/capacity";
 import { TTL_POLICY } from "@/lib/thresholds";
 import type { ObserveContext } from "./context";
-import { handlerPrefix, splitPrefix } from "./glob";
+import { handlerPrefix, splitPrefix } from "./keys/glob";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
 import { got, inspectedHandlers, unavailable } from "./upstream";
 

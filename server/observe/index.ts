@@ -8,7 +8,7 @@ export { getOverview } from "./overview";
 export { getSeries, getAlerts } from "./series";
 export { getCapacity } from "./capacity";
 export { getLint } from "./lint";
-export { getHandlers, browseKeys, lookupKey } from "./key-browser";
+export { getHandlers, browseKeys, lookupKey } from "./keys/browser";
 export { registerHandlers, declaredHandlers, type DeclaredHandler } from "./handler-registry";
 export { observeRedis, createObserveRedis, whenReady, type RedisLike } from "./redis-client";
 export { upstreamCalls } from "./upstream-counter";

@@ -10,7 +10,7 @@ import { ALERTS, THRESHOLDS, TTL_POLICY } from "@/lib/thresholds";
 import { WORKSHOP_SERVICE } from "@/lib/api/workshop";
 import type { ObserveContext } from "./context";
 import { errorText } from "./errors";
-import { handlerPrefix } from "./glob";
+import { handlerPrefix } from "./keys/glob";
 import { declaredHandlers } from "./handler-registry";
 import type { MemoryLoss } from "./memory-loss";
 import { memoryWatchOf } from "./memory-watch";

@@ -16,9 +16,9 @@ import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 import { MemorySideEffectStore } from "@/server/notification/side-effects";
 import { MemoryTransport } from "@/server/transport";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
-import { TTL_BUCKETS } from "@/server/observe/key-accum";
+import { TTL_BUCKETS } from "@/server/observe/keys/accum";
 import { LocalSource } from "@/server/observe/metrics/local";
-import { MemoryInspector, type MemoryKey } from "@/server/observe/memory-inspector";
+import { MemoryInspector, type MemoryKey } from "@/server/observe/keys/memory-inspector";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const repo = new MemoryRepository();

@@ -1,7 +1,7 @@
 /**
  * Embedded mode's key routes when the inspector comes from another copy of the observe modules — as
  * in `next start`, where `instrumentation.ts` builds the process's context (kept on `globalThis`) and
- * each route bundle loads its own `memory-inspector.ts`: `/api/keys` and `/api/keys/lookup` must
+ * each route bundle loads its own `server/observe/keys/memory-inspector.ts`: `/api/keys` and `/api/keys/lookup` must
  * page and look up through the KeySource surface, not by class (the e2e run got 503
  * "redis: not configured" while `/api/handlers` said `store: "memory"`).
  */
@@ -13,7 +13,7 @@ import { keyLookupResponseSchema, keysResponseSchema } from "@/lib/api/keys";
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";
-import { MemoryInspector, estimateBytes } from "@/server/observe/memory-inspector";
+import { MemoryInspector, estimateBytes } from "@/server/observe/keys/memory-inspector";
 
 const PREFIX = "notification:dedup:on-review-created";
 const HOUR = 3_600_000;
@@ -34,7 +34,7 @@ beforeAll(async () => {
   await repo.markDone(`${PREFIX}:${justProcessed}`, "done", 24 * HOUR);
   // A separate module registry: its MemoryInspector is a different class from the routes' copy.
   vi.resetModules();
-  const other = (await import("@/server/observe/memory-inspector")) as typeof import("@/server/observe/memory-inspector");
+  const other = (await import("@/server/observe/keys/memory-inspector")) as typeof import("@/server/observe/keys/memory-inspector");
   expect(other.MemoryInspector).not.toBe(MemoryInspector);
   const ctx = createObserveContext({ metrics: new LocalSource(new Registry()), redis: null, mode: "embedded" });
   ctx.inspector = new other.MemoryInspector(() => [repo]);

@@ -1,7 +1,7 @@
 import { keysQuerySchema } from "@/lib/api/keys";
 import { browseKeys, observeContext } from "@/server/observe";
 import { browseClient, handleQuery } from "@/server/http";
-import { browseClients } from "@/server/observe/redis-budget";
+import { browseClients } from "@/server/observe/keys/budget";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

@@ -2,7 +2,7 @@ import { ttlBodySchema } from "@/lib/api/key-actions";
 import { audited } from "@/server/audit";
 import { handleBody } from "@/server/http";
 import { observeContext } from "@/server/observe";
-import { setKeysTtl } from "@/server/observe/key-actions";
+import { setKeysTtl } from "@/server/observe/keys/actions";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

@@ -5,11 +5,11 @@
  */
 import type { Redis } from "ioredis";
 import type { PrefixGlobs } from "./glob";
-import { mergeReply, scaleEstimate, TTL_BUCKET_BOUNDS, type Accum } from "./key-accum";
-import type { KeyInspectorOptions } from "./key-inspector-options";
-import { runAggregate } from "./key-scripts";
-import { nodeId } from "./redis-client";
-import { countUpstream } from "./upstream-counter";
+import { mergeReply, scaleEstimate, TTL_BUCKET_BOUNDS, type Accum } from "./accum";
+import type { KeyInspectorOptions } from "./inspector-options";
+import { runAggregate } from "./scripts";
+import { nodeId } from "../redis-client";
+import { countUpstream } from "../upstream-counter";
 
 /** Keys per handler whose value, size and TTL an estimate reads. */
 export const ESTIMATE_SAMPLE_READS = 200;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RateLimitedError } from "./errors";
-import { ClientConcurrency, RedisBudget } from "./redis-budget";
+import { RateLimitedError } from "../errors";
+import { ClientConcurrency, RedisBudget } from "./budget";
 
 describe("RedisBudget", () => {
   it("gives out `burst` calls at once, then `callsPerSecond` as time passes", () => {

@@ -16,11 +16,11 @@ import { Cluster } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CLAIMED_PREFIX } from "@/server/dedup/repository";
-import { createObserveContext } from "./context";
-import { browseKeys, lookupKey as browseLookup } from "./key-browser";
-import { KeyInspector } from "./key-inspector";
-import { LocalSource } from "./metrics/local";
-import { createObserveRedis, type RedisLike } from "./redis-client";
+import { createObserveContext } from "../context";
+import { browseKeys, lookupKey as browseLookup } from "./browser";
+import { KeyInspector } from "./inspector";
+import { LocalSource } from "../metrics/local";
+import { createObserveRedis, type RedisLike } from "../redis-client";
 import { clusterNodes, deletePrefix, usableCluster } from "@/server/testing/redis-cluster";
 
 /** The app's observe client on the cluster, ready, or the instruction to start the cluster. */

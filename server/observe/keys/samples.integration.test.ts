@@ -6,7 +6,7 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KeyInspector } from "./key-inspector";
+import { KeyInspector } from "./inspector";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { seedKeys } from "@/server/testing/seed-keys";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { doneValue, positionOf } from "@/server/dedup/duplicate-cause";
 import { DONE_VALUE } from "@/server/dedup/repository";
-import { classifyValue, donePosition, VALUE_READ_BYTES } from "./key-samples";
+import { classifyValue, donePosition, VALUE_READ_BYTES } from "./samples";
 
 describe("key states with the position in the done value", () => {
   it("classifies done:<topic>:<partition>:<offset> as done, like plain done; leases stay processing", () => {

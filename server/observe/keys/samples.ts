@@ -2,8 +2,8 @@ import type { Redis } from "ioredis";
 import type { KeyState } from "@/lib/api/common";
 import { DONE_FINGERPRINT_SEPARATOR, DONE_POSITION_PREFIX } from "@/server/dedup/repository";
 import { isDoneValue } from "@/server/dedup/duplicate-cause";
-import { TTL_BUCKETS, type Accum } from "./key-accum";
-import { countUpstream } from "./upstream-counter";
+import { TTL_BUCKETS, type Accum } from "./accum";
+import { countUpstream } from "../upstream-counter";
 
 /** Per-handler sample reads: value state, MEMORY USAGE and PTTL. */
 export interface SampleStats {

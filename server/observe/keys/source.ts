@@ -1,14 +1,14 @@
 /**
  * The surface the routes read dedup keys through, whatever holds them: the Redis `KeyInspector`
- * (server/observe/key-inspector.ts) or the embedded mode's `MemoryInspector`
- * (server/observe/memory-inspector.ts), and the result shapes both publish.
+ * (server/observe/keys/inspector.ts) or the embedded mode's `MemoryInspector`
+ * (server/observe/keys/memory-inspector.ts), and the result shapes both publish.
  */
 import type { HandlerKeys, ScanProgress } from "@/lib/api/handlers";
 import type { KeyLookupResponse, KeysResponse } from "@/lib/api/keys";
 
 /**
  * What the routes read keys through, whatever holds them: the Redis `KeyInspector` or the
- * embedded mode's `MemoryInspector` (server/observe/memory-inspector.ts).
+ * embedded mode's `MemoryInspector` (server/observe/keys/memory-inspector.ts).
  */
 export interface KeySource {
   readonly kind: "redis" | "memory";

@@ -9,12 +9,12 @@ import { ALL_DEDUP_KEYS_GLOB } from "@/names/dedup";
 import type { KeyState } from "@/lib/api/common";
 import type { HandlerKeys, ScanProgress, TtlBucket } from "@/lib/api/handlers";
 import type { KeyEntry, KeyLookupResponse, KeysResponse } from "@/lib/api/keys";
-import { BadRequestError } from "./errors";
+import { BadRequestError } from "../errors";
 import { PrefixGlobs, prefixOfKey, splitPrefix } from "./glob";
-import { declaredHandlers, declaredPrefix } from "./handler-registry";
-import { splitByState, TTL_BUCKETS } from "./key-accum";
-import { recountShare, type Inspection, type InspectorState, type KeySource } from "./key-source";
-import { classifyValue, donePosition } from "./key-samples";
+import { declaredHandlers, declaredPrefix } from "../handler-registry";
+import { splitByState, TTL_BUCKETS } from "./accum";
+import { recountShare, type Inspection, type InspectorState, type KeySource } from "./source";
+import { classifyValue, donePosition } from "./samples";
 
 /** One key of an in-memory store. `expiresAt` is epoch ms, `null` for a key without TTL. */
 export interface MemoryKey {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { keysWithoutTtl, TTL_BUCKETS } from "./key-accum";
-import { KeyInspector } from "./key-inspector";
-import { classifyValue } from "./key-samples";
-import type { RedisLike } from "./redis-client";
+import { keysWithoutTtl, TTL_BUCKETS } from "./accum";
+import { KeyInspector } from "./inspector";
+import { classifyValue } from "./samples";
+import type { RedisLike } from "../redis-client";
 
 describe("classifyValue", () => {
   it("reads the lease marking's processing:<token> and done, and the naive marking's 1", () => {
@@ -43,7 +43,7 @@ describe("KeyInspectorOptions", () => {
 
 describe("splitByState: leases apart from settled keys", () => {
   it("scales the sampled shares to the count and lets done take the rounding", async () => {
-    const { splitByState } = await import("./key-accum");
+    const { splitByState } = await import("./accum");
     expect(splitByState(1207, { processing: 1, done: 499, marked: 0, other: 0 }, 500, true)).toEqual({ processing: 2, done: 1205, marked: 0, other: 0, exact: false, leaseShare: 0.002 });
     // A sample of every key of an exact count is a count.
     expect(splitByState(300, { processing: 3, done: 297, marked: 0, other: 0 }, 300, true)).toMatchObject({ processing: 3, done: 297, exact: true, leaseShare: 0.01 });

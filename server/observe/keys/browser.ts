@@ -3,16 +3,16 @@ import { Cluster, type Redis } from "ioredis";
 import { clusterSlot } from "@/server/dedup/cluster-slot";
 import type { HandlersResponse } from "@/lib/api/handlers";
 import type { KeyEntry, KeyLookupResponse, KeysResponse } from "@/lib/api/keys";
-import type { ObserveContext } from "./context";
-import { BadRequestError, UpstreamUnavailableError, errorText } from "./errors";
+import type { ObserveContext } from "../context";
+import { BadRequestError, UpstreamUnavailableError, errorText } from "../errors";
 import { escapeGlob, PrefixGlobs, splitPrefix } from "./glob";
-import { declaredHandlers, declaredPrefix } from "./handler-registry";
-import { classifyValue, donePosition, VALUE_READ_BYTES } from "./key-samples";
-import { DESCRIBE_KEY_LUA } from "./key-scripts";
-import { redisUpstream, settleRedis } from "./upstream";
-import { masters, nodeId, whenReady, type RedisLike } from "./redis-client";
-import { countUpstream } from "./upstream-counter";
-import { browseBudget, type RedisBudget } from "./redis-budget";
+import { declaredHandlers, declaredPrefix } from "../handler-registry";
+import { classifyValue, donePosition, VALUE_READ_BYTES } from "./samples";
+import { DESCRIBE_KEY_LUA } from "./scripts";
+import { redisUpstream, settleRedis } from "../upstream";
+import { masters, nodeId, whenReady, type RedisLike } from "../redis-client";
+import { countUpstream } from "../upstream-counter";
+import { browseBudget, type RedisBudget } from "./budget";
 
 /** SCAN calls one page may make before it returns what it has with a cursor to go on. */
 export const MAX_SCAN_CALLS_PER_PAGE = 40;

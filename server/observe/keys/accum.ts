@@ -1,4 +1,4 @@
-import type { AggregateReply } from "./key-scripts";
+import type { AggregateReply } from "./scripts";
 
 /** Running per-prefix totals of the inspector, and the TTL buckets and estimate math they use. */
 

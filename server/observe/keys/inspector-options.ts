@@ -1,7 +1,7 @@
 /** The Redis key inspector's options, their defaults and their checks. */
 import { ALL_DEDUP_KEYS_GLOB } from "@/names/dedup";
 
-/** Options of the `KeyInspector` (server/observe/key-inspector.ts). */
+/** Options of the `KeyInspector` (server/observe/keys/inspector.ts). */
 export interface KeyInspectorOptions {
   /** Globs keys must match (`DEDUP_PREFIXES`). @default ["*:dedup:*"] */
   prefixes: readonly string[];

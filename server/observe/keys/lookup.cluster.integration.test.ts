@@ -9,10 +9,10 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { parseConfig } from "@/server/config";
 import { clusterSlot as clusterSlotOf } from "@/server/dedup/cluster-slot";
-import { createObserveContext, type ObserveContext } from "./context";
-import { lookupKey } from "./key-browser";
-import { LocalSource } from "./metrics/local";
-import { createObserveRedis, masters, whenReady, type RedisLike } from "./redis-client";
+import { createObserveContext, type ObserveContext } from "../context";
+import { lookupKey } from "./browser";
+import { LocalSource } from "../metrics/local";
+import { createObserveRedis, masters, whenReady, type RedisLike } from "../redis-client";
 
 const nodes = process.env.REDIS_CLUSTER_NODES
   ? parseConfig({ REDIS_CLUSTER_NODES: process.env.REDIS_CLUSTER_NODES }).REDIS_CLUSTER_NODES!

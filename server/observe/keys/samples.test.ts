@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dictOverhead, keyspaceCounts } from "./key-samples";
+import { dictOverhead, keyspaceCounts } from "./samples";
 
 /** The shape of a Redis 7.0 `MEMORY STATS` reply (abridged), as ioredis returns it. */
 const STATS = [

@@ -2,23 +2,23 @@
  * The key actions: `POST /api/keys/forget` (delete a handler's keys: by UUID list, or every key
  * by state and idle time) and `POST /api/keys/ttl` (set their TTL). One call touches at most
  * {@link MAX_ACTION_KEYS} keys, only inside `DEDUP_PREFIXES`, under the key browser's shared Redis
- * budget (server/observe/redis-budget.ts): each SCAN and each pipeline of at most
+ * budget (server/observe/keys/budget.ts): each SCAN and each pipeline of at most
  * {@link ACTION_KEYS_PER_CALL} single-key scripts takes one call of the budget. Cluster-safe:
  * SCAN walks every master, each key's script goes to the master of its slot (`ownerOf`). The
  * check and the change of a key are one script, so a key that changed state meanwhile is left alone.
  */
 import type { ForgetResponse, TtlResponse } from "@/lib/api/key-actions";
 import { dedupKeyPrefix, TTL_POLICY } from "@/names/dedup";
-import type { ObserveContext } from "./context";
-import { BadRequestError, ForbiddenError, UpstreamUnavailableError, errorText } from "./errors";
+import type { ObserveContext } from "../context";
+import { BadRequestError, ForbiddenError, UpstreamUnavailableError, errorText } from "../errors";
 import { escapeGlob, PrefixGlobs } from "./glob";
-import { declaredHandlers, declaredPrefix } from "./handler-registry";
-import { ownerOf } from "./key-browser";
-import { classifyValue } from "./key-samples";
-import { browseBudget } from "./redis-budget";
-import { masters, whenReady, type RedisLike } from "./redis-client";
+import { declaredHandlers, declaredPrefix } from "../handler-registry";
+import { ownerOf } from "./browser";
+import { classifyValue } from "./samples";
+import { browseBudget } from "./budget";
+import { masters, whenReady, type RedisLike } from "../redis-client";
 import { memoryStores } from "./memory-inspector";
-import { countUpstream } from "./upstream-counter";
+import { countUpstream } from "../upstream-counter";
 
 /** Most keys one call matches (call again for the rest: `complete: false`). */
 export const MAX_ACTION_KEYS = 100_000;

@@ -4,8 +4,8 @@
  */
 import type { HandlerKeys, ScanProgress, TtlBucket } from "@/lib/api/handlers";
 import { splitPrefix } from "./glob";
-import { splitByState, TTL_BUCKETS, type Accum } from "./key-accum";
-import type { SampleStats } from "./key-samples";
+import { splitByState, TTL_BUCKETS, type Accum } from "./accum";
+import type { SampleStats } from "./samples";
 
 /**
  * One {@link HandlerKeys} per accumulated prefix, sorted by prefix. `dbNoTtl` is the database's

@@ -1,18 +1,18 @@
 import type { ScanProgress } from "@/lib/api/handlers";
 import { PrefixGlobs } from "./glob";
-import { adapt, firstCount, keysWithoutTtl, mergeReply, TTL_BUCKET_BOUNDS, type Accum } from "./key-accum";
-import { ESTIMATE_SAMPLE_READS, estimateKeys } from "./key-inspector-estimate";
-import { buildHandlers } from "./key-inspector-handlers";
-import { resolveKeyInspectorOptions, type KeyInspectorOptions } from "./key-inspector-options";
-import { recountShare, type Inspection, type InspectorState, type KeySource } from "./key-source";
-import { readSamples } from "./key-samples";
-import { runAggregate, type AggregateReply } from "./key-scripts";
-import { masters, whenReady, type RedisLike } from "./redis-client";
-import { countUpstream } from "./upstream-counter";
+import { adapt, firstCount, keysWithoutTtl, mergeReply, TTL_BUCKET_BOUNDS, type Accum } from "./accum";
+import { ESTIMATE_SAMPLE_READS, estimateKeys } from "./inspector-estimate";
+import { buildHandlers } from "./inspector-handlers";
+import { resolveKeyInspectorOptions, type KeyInspectorOptions } from "./inspector-options";
+import { recountShare, type Inspection, type InspectorState, type KeySource } from "./source";
+import { readSamples } from "./samples";
+import { runAggregate, type AggregateReply } from "./scripts";
+import { masters, whenReady, type RedisLike } from "../redis-client";
+import { countUpstream } from "../upstream-counter";
 
-export { DEFAULT_KEY_INSPECTOR_OPTIONS, resolveKeyInspectorOptions, type KeyInspectorOptions } from "./key-inspector-options";
-export { randomCursors } from "./key-inspector-estimate";
-export type { Inspection, InspectorState, KeySource } from "./key-source";
+export { DEFAULT_KEY_INSPECTOR_OPTIONS, resolveKeyInspectorOptions, type KeyInspectorOptions } from "./inspector-options";
+export { randomCursors } from "./inspector-estimate";
+export type { Inspection, InspectorState, KeySource } from "./source";
 
 /**
  * Counts and characterises the dedup keys in Redis per handler prefix, only under the configured

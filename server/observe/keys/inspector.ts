@@ -4,7 +4,8 @@ import { adapt, firstCount, keysWithoutTtl, mergeReply, TTL_BUCKET_BOUNDS, type 
 import { ESTIMATE_SAMPLE_READS, estimateKeys } from "./inspector-estimate";
 import { buildHandlers } from "./inspector-handlers";
 import { resolveKeyInspectorOptions, type KeyInspectorOptions } from "./inspector-options";
-import { recountShare, type Inspection, type InspectorState, type KeySource } from "./source";
+import { BackgroundCount, type CountMode } from "./background-count";
+import type { Inspection, KeySource } from "./source";
 import { readSamples } from "./samples";
 import { runAggregate, type AggregateReply } from "./scripts";
 import { masters, whenReady, type RedisLike } from "../redis-client";
@@ -24,21 +25,19 @@ export type { Inspection, InspectorState, KeySource } from "./source";
  * (`MEMORY USAGE … SAMPLES 0`, value, PTTL) in pipelines. Results are kept and served from memory;
  * `ensureFresh()` refreshes them in the background.
  */
-export class KeyInspector implements KeySource {
+export class KeyInspector extends BackgroundCount implements KeySource {
   readonly kind = "redis" as const;
   private readonly opts: KeyInspectorOptions;
   private readonly globs: PrefixGlobs;
-  private state: InspectorState;
-  private running: Promise<Inspection> | null = null;
-  private lastStart = 0;
 
   constructor(
     private readonly client: RedisLike,
     opts: Partial<KeyInspectorOptions> = {},
   ) {
-    this.opts = resolveKeyInspectorOptions(opts);
+    const resolved = resolveKeyInspectorOptions(opts);
+    super({ staleAfterMs: resolved.staleAfterMs, refreshMinIntervalMs: resolved.refreshMinIntervalMs, busyRetryAfterMs: 1000 });
+    this.opts = resolved;
     this.globs = new PrefixGlobs(this.opts.prefixes);
-    this.state = { result: null, progress: idleProgress(), error: null };
   }
 
   /** The configured globs. */
@@ -46,79 +45,11 @@ export class KeyInspector implements KeySource {
     return this.globs.globs;
   }
 
-  /** Current result, progress of a running scan, and last error. */
-  current(): InspectorState {
-    return this.state;
-  }
-
-  /** Whether a run is in progress. */
-  get busy(): boolean {
-    return this.running !== null;
-  }
-
   /**
-   * Progress (0..1) of a recount running now, `null` when none runs. **Every page shows
-   * `current().result`** — the last completed count, with its `countedAt` — and this beside it
-   * ("2,013 keys at 18:20:04 · recount 40 %"), never the partial totals of the running scan.
+   * One inspection. `mode: "estimate"` skips the exact scan; `"exact"` is `"auto"`: **no caller
+   * overrides `exactMaxKeys`**, a keyspace above it is estimated.
    */
-  recount(): number | null {
-    return recountShare(this.running !== null, this.state.progress);
-  }
-
-  /**
-   * Starts a run in the background unless one runs or the last one started less than
-   * `refreshMinIntervalMs` ago (whoever asked). `mode: "estimate"` skips the exact scan; `"exact"`
-   * is `"auto"`: **no caller overrides `exactMaxKeys`**, a keyspace above it is estimated.
-   */
-  refresh(mode: "auto" | "exact" | "estimate" = "auto"): { started: boolean; retryAfterMs: number } {
-    if (this.running) return { started: false, retryAfterMs: 1000 };
-    const wait = this.lastStart + this.opts.refreshMinIntervalMs - Date.now();
-    if (wait > 0) return { started: false, retryAfterMs: wait };
-    void this.run(mode).catch(() => {});
-    return { started: true, retryAfterMs: 0 };
-  }
-
-  /** Starts a background run when there is no result yet or it is older than `staleAfterMs`. */
-  ensureFresh(): void {
-    if (this.running) return;
-    const r = this.state.result;
-    const stale = !r || Date.now() - r.finishedAt > this.opts.staleAfterMs;
-    const retryDue = this.state.error !== null && Date.now() - this.lastStart > Math.min(this.opts.refreshMinIntervalMs, 5000);
-    if ((stale && Date.now() - this.lastStart > this.opts.refreshMinIntervalMs) || (!r && this.lastStart === 0) || retryDue) {
-      void this.run("auto").catch(() => {});
-    }
-  }
-
-  /** Runs one inspection now (or joins the running one) and resolves with its final result. */
-  run(mode: "auto" | "exact" | "estimate" = "auto"): Promise<Inspection> {
-    if (this.running) return this.running;
-    this.lastStart = Date.now();
-    // Visible at once: a viewer polling right after `refresh` sees a running scan, not the last one.
-    this.state = {
-      ...this.state,
-      progress: { scanned: 0, total: this.state.progress.total, done: false, mode: mode === "estimate" ? "estimate" : "exact", startedAt: new Date().toISOString(), finishedAt: null },
-    };
-    const p = this.doRun(mode).then(
-      (r) => {
-        this.state = { ...this.state, result: r, error: null };
-        return r;
-      },
-      (e: unknown) => {
-        this.state = {
-          ...this.state,
-          error: e instanceof Error ? e.message : String(e),
-          progress: { ...this.state.progress, done: true, finishedAt: new Date().toISOString() },
-        };
-        throw e;
-      },
-    );
-    this.running = p.finally(() => {
-      this.running = null;
-    });
-    return this.running;
-  }
-
-  private async doRun(mode: "auto" | "exact" | "estimate"): Promise<Inspection> {
+  protected async count(mode: CountMode): Promise<Inspection> {
     await whenReady(this.client, 1000);
     const nodes = masters(this.client);
     if (nodes.length === 0) throw new Error("redis cluster: no master known yet");
@@ -224,15 +155,10 @@ export class KeyInspector implements KeySource {
       maxCallMicros: maxMicros,
     };
   }
-
 }
 
 /** Waits so that a call of `micros` is at most `share` of the time until the next one starts. */
 function pace(micros: number, share: number): Promise<void> {
   const ms = (micros / 1000) * (1 / share - 1);
   return ms >= 1 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve();
-}
-
-function idleProgress(): ScanProgress {
-  return { scanned: 0, total: 0, done: false, mode: "exact", startedAt: null, finishedAt: null };
 }

@@ -12,12 +12,10 @@
  * server's); SIGTERM/SIGINT: finish the in-flight message, commit acked offsets, leave the groups.
  */
 import { Registry } from "prom-client";
-import { MemoryRepository } from "@/server/dedup/memory-repository";
-import { RedisRepository } from "@/server/dedup/redis-repository";
 import { config, ConfigError } from "@/server/config";
 import { DemoService } from "@/server/demo/demo";
 import { envOptionsFromConfig } from "@/server/workshop/env";
-import { createDedupRedis } from "@/server/dedup-redis";
+import { createDedupStore } from "@/server/dedup-store";
 import { processReplicaId } from "@/server/transport/replica-id";
 import { MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
@@ -46,15 +44,15 @@ async function main(): Promise<void> {
   const crash = flag("crash-before-commit");
   const registry = new Registry();
   const counters = sideEffectCounters(registry);
-  const redis = opts.redisTarget ? createDedupRedis(opts.redisTarget, `dedup-health-${name}`) : undefined;
+  const dedup = createDedupStore(opts.redisTarget, { clientName: `dedup-health-${name}` });
   const store = c.DATABASE_URL
     ? new PostgresSideEffectStore({ connectionString: c.DATABASE_URL, schema: "public", tablePrefix: c.SERVICE_NAME, observe: (h, _id, r) => (counters.sent.inc({ handler: h }), r.duplicate && counters.duplicate.inc({ handler: h })) })
     : new MemorySideEffectStore();
   const transport = new KafkaTransport(opts.kafkaBrokers);
   const demo = new DemoService({
     transport,
-    repository: redis ? new RedisRepository(redis) : new MemoryRepository(),
-    redis,
+    repository: dedup.repository,
+    redis: dedup.redis,
     store,
     service: c.SERVICE_NAME,
     topic: c.DEMO_TOPIC,
@@ -70,7 +68,7 @@ async function main(): Promise<void> {
       : undefined,
   });
   await demo.start();
-  console.log(`[worker ${name}] consuming ${c.SERVICE_NAME} handlers from ${c.DEMO_TOPIC} (Kafka ${opts.kafkaBrokers.join(",")}, dedup store ${redis ? "Redis" : "in-process"})`);
+  console.log(`[worker ${name}] consuming ${c.SERVICE_NAME} handlers from ${c.DEMO_TOPIC} (Kafka ${opts.kafkaBrokers.join(",")}, dedup store ${dedup.kind === "redis" ? "Redis" : "in-process"})`);
   const status = setInterval(async () => {
     const sent = (await counters.sent.get()).values.reduce((a, v) => a + v.value, 0);
     console.log(`[worker ${name}] pushes sent so far: ${sent}`);
@@ -85,7 +83,7 @@ async function main(): Promise<void> {
       await demo.stop();
       await transport.close();
       await store.close();
-      redis?.disconnect();
+      dedup.close();
       console.log(`[worker ${name}] stopped`);
       process.exit(0);
     })();

@@ -4,9 +4,6 @@
  * demo and one workshop runner): the transport, the consumer's Redis client, the live demo and
  * the workshop runner.
  */
-import { MemoryRepository } from "@/server/dedup/memory-repository";
-import { RedisRepository } from "@/server/dedup/redis-repository";
-import { registerMemoryStore } from "@/server/observe/keys/memory-inspector";
 import { registerEmbeddedLog } from "@/server/observe/records/memory-reader";
 import { MemoryTransport } from "@/server/transport";
 import { config } from "./config";
@@ -16,6 +13,7 @@ import { DemoService } from "@/server/demo/demo";
 import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 import { envOptionsFromConfig, scenarioEnv } from "@/server/workshop/env";
 import { createDedupRedis, type RedisClient } from "./dedup-redis";
+import { createDedupStore } from "./dedup-store";
 import type { ScenarioEnv } from "@/server/workshop/scenario-context";
 import { countPush, MemorySideEffectStore, sideEffectCounters, type PushObserver } from "@/server/notification/side-effects";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
@@ -41,7 +39,9 @@ export function consumerRuntime(): ConsumerRuntime {
   const c = config();
   const registry = appRegistry();
   const opts = envOptionsFromConfig(c);
-  const redis = opts.redisTarget ? createDedupRedis(opts.redisTarget) : undefined;
+  // Redis or in-process, decided in one place; an in-process store is registered for the key browser.
+  const dedup = createDedupStore(opts.redisTarget, { inspect: true });
+  const redis = dedup.redis;
   // Workshop runs get a Redis client of their own: the demo's Redis cut-off must not touch them.
   const workshopRedis = opts.redisTarget ? createDedupRedis(opts.redisTarget, "dedup-health-workshop") : undefined;
   const counters = sideEffectCounters(registry);
@@ -66,8 +66,7 @@ export function consumerRuntime(): ConsumerRuntime {
     : new MemorySideEffectStore(observe);
   const demo = new DemoService({
     transport: env.transport,
-    // Embedded: the dashboard's key browser reads this store (server/observe/keys/memory-inspector.ts).
-    repository: redis ? new RedisRepository(redis) : registerMemoryStore(new MemoryRepository()),
+    repository: dedup.repository,
     redis,
     store,
     service: c.SERVICE_NAME,
@@ -85,7 +84,7 @@ export function consumerRuntime(): ConsumerRuntime {
       await demo.stop();
       await store.close();
       await env.close();
-      redis?.disconnect();
+      dedup.close();
       workshopRedis?.disconnect();
       registerEmbeddedLog(null);
       delete g.__dedupHealthConsumer;

@@ -7,7 +7,7 @@
  */
 import { Gauge, type Registry } from "prom-client";
 import { OBSERVE_METRIC_LABELS, OBSERVE_METRIC_NAMES } from "@/names/observe";
-import type { KeySource } from "./key-source";
+import type { KeySource } from "./keys/source";
 import { MemoryLossDetector, parseIdentity, type MemoryLoss, type RedisIdentity } from "./memory-loss";
 import { masters, nodeId, type RedisLike } from "./redis-client";
 import { countUpstream } from "./upstream-counter";

@@ -5,10 +5,10 @@
  */
 import type { Registry } from "prom-client";
 import { MemoryRepository } from "@/server/dedup/memory-repository";
-import { RedisRepository } from "@/server/dedup/redis-repository";
 import type { DedupRepository } from "@/server/dedup/repository";
 import type { AppConfig } from "@/server/config";
 import { deleteKeysByPrefix, type RedisClient } from "@/server/dedup-redis";
+import { repositoryFor } from "@/server/dedup-store";
 import type { ScenarioEnv } from "./scenario-context";
 import { MemorySideEffectStore, type PushObserver, type SideEffectStore } from "@/server/notification/side-effects";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
@@ -35,13 +35,13 @@ export interface EnvOptions {
 export function scenarioEnv(o: EnvOptions = {}): ScenarioEnv & { close(): Promise<void> } {
   const transport: Transport = o.kafkaBrokers && o.kafkaBrokers.length > 0 ? new KafkaTransport(o.kafkaBrokers) : new MemoryTransport();
   const redis = o.redis;
-  const shared = redis ? new RedisRepository(redis) : null;
+  const shared = redis ? repositoryFor(redis) : null;
   return {
     transport,
     service: o.service ?? "workshop",
     registry: o.registry,
     partitions: o.partitions,
-    sharedRepository: (): DedupRepository => shared ?? new MemoryRepository(),
+    sharedRepository: (): DedupRepository => shared ?? repositoryFor(undefined),
     localRepository: (): DedupRepository => new MemoryRepository(),
     sideEffectStore: (scope: string, runObserver: PushObserver): SideEffectStore => {
       const observe: PushObserver = (h, id, r) => {

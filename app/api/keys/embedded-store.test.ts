@@ -18,7 +18,8 @@ import { MemoryTransport } from "@/server/transport";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { TTL_BUCKETS } from "@/server/observe/keys/accum";
 import { LocalSource } from "@/server/observe/metrics/local";
-import { MemoryInspector, type MemoryKey } from "@/server/observe/keys/memory-inspector";
+import type { MemoryKey } from "@/server/dedup-store";
+import { MemoryInspector } from "@/server/observe/keys/memory-inspector";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const repo = new MemoryRepository();

@@ -23,7 +23,7 @@ import { parseConfig } from "@/server/config";
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";
-import { registerMemoryStore } from "@/server/observe/keys/memory-inspector";
+import { registerMemoryStore } from "@/server/dedup-store";
 import { createObserveRedis, type RedisLike } from "@/server/observe/redis-client";
 import { LOCAL_REQUEST_HEADERS } from "@/server/testing/app-config";
 import { startBuggyConsumer, TEST_DATABASE_URL, type BuggyConsumer } from "@/server/testing/buggy-consumer";

@@ -17,7 +17,7 @@ import { ownerOf } from "./browser";
 import { classifyValue } from "./samples";
 import { browseBudget } from "./budget";
 import { masters, whenReady, type RedisLike } from "../redis-client";
-import { memoryStores } from "./memory-inspector";
+import { memoryStores } from "@/server/dedup-store";
 import { countUpstream } from "../upstream-counter";
 
 /** Most keys one call matches (call again for the rest: `complete: false`). */

@@ -6,6 +6,7 @@
  * an estimate of the process heap a key holds (labelled `bytesEstimated`).
  */
 import { ALL_DEDUP_KEYS_GLOB } from "@/names/dedup";
+import type { MemoryKey, MemoryKeyStore } from "@/server/dedup-store";
 import type { KeyState } from "@/lib/api/common";
 import type { HandlerKeys, ScanProgress, TtlBucket } from "@/lib/api/handlers";
 import type { KeyEntry, KeyLookupResponse, KeysResponse } from "@/lib/api/keys";
@@ -13,28 +14,9 @@ import { BadRequestError } from "../errors";
 import { PrefixGlobs, prefixOfKey, splitPrefix } from "./glob";
 import { declaredHandlers, declaredPrefix } from "../handler-registry";
 import { splitByState, TTL_BUCKETS } from "./accum";
-import { recountShare, type Inspection, type InspectorState, type KeySource } from "./source";
+import { BackgroundCount } from "./background-count";
+import type { Inspection, KeySource } from "./source";
 import { classifyValue, donePosition } from "./samples";
-
-/** One key of an in-memory store. `expiresAt` is epoch ms, `null` for a key without TTL. */
-export interface MemoryKey {
-  key: string;
-  value: string;
-  expiresAt: number | null;
-}
-
-/** What the inspector reads from an in-memory store (the library's `MemoryRepository` has it). */
-export interface MemoryKeyStore {
-  /** Live keys with value and expiry, in a stable order (insertion). */
-  entries(): Iterable<MemoryKey>;
-  get(key: string): string | null;
-  /** Remaining TTL in ms; -1 without TTL, -2 when absent (Redis PTTL semantics). */
-  pttl(key: string): number;
-  /** Deletes a key (the key actions); true when it was there. Absent: the store is read-only. */
-  forget?(key: string): boolean;
-  /** Sets a key's remaining TTL (the key actions); true when it was there. */
-  expire?(key: string, ttlMs: number): boolean;
-}
 
 /**
  * Estimated heap bytes of one entry beyond its key and value characters: the Map slot, the entry
@@ -45,25 +27,6 @@ export const MEMORY_ENTRY_OVERHEAD_BYTES = 64;
 const MAX_PAGE = 1000;
 /** Entries read between two yields to the event loop while counting. */
 const YIELD_EVERY = 20_000;
-
-type G = typeof globalThis & { __dedupHealthMemoryStores?: MemoryKeyStore[] };
-
-/** Registers a store for inspection (the runtime does it for the demo's repository); returns it. */
-export function registerMemoryStore<T extends MemoryKeyStore>(store: T): T {
-  const g = globalThis as G;
-  (g.__dedupHealthMemoryStores ??= []).push(store);
-  return store;
-}
-
-/** The registered stores (kept on `globalThis`: route bundles and instrumentation share them). */
-export function memoryStores(): readonly MemoryKeyStore[] {
-  return (globalThis as G).__dedupHealthMemoryStores ?? [];
-}
-
-/** Forgets every registered store (tests). */
-export function clearMemoryStores(): void {
-  delete (globalThis as G).__dedupHealthMemoryStores;
-}
 
 /** Bytes a key is estimated to hold in the process heap. */
 export function estimateBytes(key: string, value: string): number {
@@ -99,19 +62,18 @@ export interface MemoryInspectorOptions {
 }
 
 /** Counts, pages and looks up the keys of the in-memory stores; see the file comment. */
-export class MemoryInspector implements KeySource {
+export class MemoryInspector extends BackgroundCount implements KeySource {
   readonly kind = "memory" as const;
   private readonly opts: MemoryInspectorOptions;
   private readonly globs: PrefixGlobs;
-  private state: InspectorState = { result: null, progress: { scanned: 0, total: 0, done: false, mode: "exact", startedAt: null, finishedAt: null }, error: null };
-  private running: Promise<Inspection> | null = null;
-  private lastStart = 0;
 
   constructor(
     private readonly stores: () => readonly MemoryKeyStore[],
     opts: Partial<MemoryInspectorOptions> = {},
   ) {
-    this.opts = { prefixes: [ALL_DEDUP_KEYS_GLOB], staleAfterMs: 5000, refreshMinIntervalMs: 2000, maxHandlers: 1000, ...opts };
+    const resolved = { prefixes: [ALL_DEDUP_KEYS_GLOB], staleAfterMs: 5000, refreshMinIntervalMs: 2000, maxHandlers: 1000, ...opts };
+    super({ staleAfterMs: resolved.staleAfterMs, refreshMinIntervalMs: resolved.refreshMinIntervalMs, busyRetryAfterMs: 500 });
+    this.opts = resolved;
     this.globs = new PrefixGlobs(this.opts.prefixes);
   }
 
@@ -119,52 +81,8 @@ export class MemoryInspector implements KeySource {
     return this.globs.globs;
   }
 
-  current(): InspectorState {
-    return this.state;
-  }
-
-  get busy(): boolean {
-    return this.running !== null;
-  }
-
-  recount(): number | null {
-    return recountShare(this.running !== null, this.state.progress);
-  }
-
-  refresh(_mode: "auto" | "exact" | "estimate" = "auto"): { started: boolean; retryAfterMs: number } {
-    if (this.running) return { started: false, retryAfterMs: 500 };
-    const wait = this.lastStart + this.opts.refreshMinIntervalMs - Date.now();
-    if (wait > 0) return { started: false, retryAfterMs: wait };
-    void this.run().catch(() => {});
-    return { started: true, retryAfterMs: 0 };
-  }
-
-  ensureFresh(): void {
-    const r = this.state.result;
-    if (!this.running && (!r || Date.now() - r.finishedAt > this.opts.staleAfterMs)) void this.run().catch(() => {});
-  }
-
-  /** Counts every key now (or joins the running count). Always exact: the store is in this process. */
-  run(_mode: "auto" | "exact" | "estimate" = "auto"): Promise<Inspection> {
-    if (this.running) return this.running;
-    this.lastStart = Date.now();
-    const p = this.count().then(
-      (r) => {
-        this.state = { ...this.state, result: r, error: null };
-        return r;
-      },
-      (e: unknown) => {
-        this.state = { ...this.state, error: e instanceof Error ? e.message : String(e) };
-        throw e;
-      },
-    );
-    this.running = p.finally(() => {
-      this.running = null;
-    });
-    return this.running;
-  }
-
-  private async count(): Promise<Inspection> {
+  /** Counts every key. Always exact, whatever the mode: the store is in this process. */
+  protected async count(): Promise<Inspection> {
     const startedAt = Date.now();
     const progress = (scanned: number, total: number, done: boolean): ScanProgress => ({
       scanned,

@@ -12,6 +12,33 @@ export const RATE_WINDOW = "5m";
 /** {@link RATE_WINDOW} in milliseconds, for the embedded (non-Prometheus) evaluation. */
 export const RATE_WINDOW_MS = 5 * MINUTE_MS;
 
+/**
+ * A rate's window: `rate` over the alert's 5 min, or "now" — `irate`, the per-second change
+ * between the last two samples within {@link NOW_LOOKBACK} (with a 5 s scrape, the last 5 s).
+ */
+export interface RateWindow {
+  fn: "rate" | "irate";
+  range: string;
+}
+
+/** The alerts' window (spec §8): `rate(…[5m])`. */
+export const ALERT_WINDOW: RateWindow = { fn: "rate", range: RATE_WINDOW };
+
+/**
+ * How far back "now" looks for its last two samples: a minute covers any scrape interval up to
+ * 30 s; with none in it (app down, scrapes failing) "now" has no value, never a stale one.
+ */
+export const NOW_LOOKBACK = "1m";
+/** {@link NOW_LOOKBACK} in milliseconds, for the embedded evaluation. */
+export const NOW_LOOKBACK_MS = MINUTE_MS;
+
+/**
+ * "Now", the one definition every "now" figure uses: the last scrape interval (`irate` over
+ * {@link NOW_LOOKBACK}). After a fault ends it is clean from the second scrape after the end —
+ * the 5-min window then still breaches for up to 5 min, which the page calls "recovering".
+ */
+export const NOW_WINDOW: RateWindow = { fn: "irate", range: NOW_LOOKBACK };
+
 const DUPLICATE_BY = METRIC_LABELS.deduplicated;
 const ERRORS_BY = METRIC_LABELS.errors;
 const LATENCY_BY = METRIC_LABELS.checkDuration;
@@ -22,19 +49,19 @@ const LATENCY_BY = METRIC_LABELS.checkDuration;
  * **Never pass user input here**: it is PromQL text, not a value.
  * A handler with no traffic yields no series (0/0 is NaN, which no comparison matches).
  */
-export function duplicateRatioExpr(matchers = "", by: readonly string[] = DUPLICATE_BY): string {
+export function duplicateRatioExpr(matchers = "", by: readonly string[] = DUPLICATE_BY, w: RateWindow = ALERT_WINDOW): string {
   const sel = matchers ? `{${matchers}}` : "";
   const grp = by.join(", ");
   return (
-    `sum by (${grp}) (rate(${METRIC_NAMES.deduplicated}${sel}[${RATE_WINDOW}]))` +
-    ` / sum by (${grp}) (rate(${METRIC_NAMES.processed}${sel}[${RATE_WINDOW}]))`
+    `sum by (${grp}) (${w.fn}(${METRIC_NAMES.deduplicated}${sel}[${w.range}]))` +
+    ` / sum by (${grp}) (${w.fn}(${METRIC_NAMES.processed}${sel}[${w.range}]))`
   );
 }
 
 /** PromQL of the dedup error rate (errors/s) per `by` labels. Same `matchers` hazard as {@link duplicateRatioExpr}. */
-export function errorRateExpr(matchers = "", by: readonly string[] = ERRORS_BY): string {
+export function errorRateExpr(matchers = "", by: readonly string[] = ERRORS_BY, w: RateWindow = ALERT_WINDOW): string {
   const sel = matchers ? `{${matchers}}` : "";
-  return `sum by (${by.join(", ")}) (rate(${METRIC_NAMES.errors}${sel}[${RATE_WINDOW}]))`;
+  return `sum by (${by.join(", ")}) (${w.fn}(${METRIC_NAMES.errors}${sel}[${w.range}]))`;
 }
 
 /**
@@ -42,10 +69,10 @@ export function errorRateExpr(matchers = "", by: readonly string[] = ERRORS_BY):
  * histogram form of spec §8 (the note's `histogram_quantile(0.99, <histogram>)` is not PromQL).
  * Same `matchers` hazard as {@link duplicateRatioExpr}.
  */
-export function checkQuantileExpr(q = 0.99, matchers = "", by: readonly string[] = LATENCY_BY): string {
+export function checkQuantileExpr(q = 0.99, matchers = "", by: readonly string[] = LATENCY_BY, w: RateWindow = ALERT_WINDOW): string {
   const sel = matchers ? `{${matchers}}` : "";
   const grp = ["le", ...by].join(", ");
-  return `histogram_quantile(${q}, sum by (${grp}) (rate(${METRIC_NAMES.checkDuration}_bucket${sel}[${RATE_WINDOW}])))`;
+  return `histogram_quantile(${q}, sum by (${grp}) (${w.fn}(${METRIC_NAMES.checkDuration}_bucket${sel}[${w.range}])))`;
 }
 
 /**

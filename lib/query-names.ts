@@ -7,11 +7,14 @@
  */
 export const QUERY_NAMES = [
   "duplicate_ratio",
+  "duplicate_ratio_now",
   "processed_rate",
   "new_rate",
   "check_p50",
   "check_p99",
+  "check_p99_now",
   "error_rate",
+  "error_rate_now",
   "dlq_rate",
   "duplicates_by_cause",
   "payload_conflicts",

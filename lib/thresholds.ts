@@ -26,7 +26,7 @@ import { OBSERVE_METRIC_LABELS } from "@/names/observe";
 
 export { RUNBOOK_BASE_URL, alertTextsFor, ruleTexts, renderAlertText, type AlertThreshold, type AlertTexts, type ThresholdLine } from "@/lib/alert-model";
 
-export { RATE_WINDOW, RATE_WINDOW_MS, checkQuantileExpr, consumerLagExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, memoryLostExpr, payloadConflictsExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, LAG_GROWTH_WINDOW_MS } from "@/lib/alert-exprs";
+export { RATE_WINDOW, RATE_WINDOW_MS, NOW_LOOKBACK, NOW_LOOKBACK_MS, NOW_WINDOW, ALERT_WINDOW, type RateWindow, checkQuantileExpr, consumerLagExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, memoryLostExpr, payloadConflictsExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, LAG_GROWTH_WINDOW_MS } from "@/lib/alert-exprs";
 
 export { DAY_MS, HOUR_MS, MINUTE_MS, TTL_POLICY, PROCESSED_RESULTS, type ProcessedResult, type TtlClass };
 

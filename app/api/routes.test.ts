@@ -130,6 +130,8 @@ describe("routes with adversarial parameters (embedded context)", () => {
     expect(o.upstream.redis.status).toBe("not-configured");
     const h = o.handlers.find((x) => x.handler === "on-review-created")!;
     expect(h.duplicateRatio).toEqual({ status: "ok", value: expect.closeTo(0.2, 5) });
+    // "now" (the last sampling interval) beside the 5-min figure: the same steady traffic, the same ratio.
+    expect(h.now).toMatchObject({ status: "ok", duplicateRatio: expect.closeTo(0.2, 5) });
     expect(h.keys.status).toBe("unavailable");
     expect(h.alerts.map((a) => `${a.alert}:${a.state}`)).toContain("DedupDuplicateRateHigh:pending");
     expect(o.thresholds.duplicateRatio).toBe(0.1);

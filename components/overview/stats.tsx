@@ -1,6 +1,7 @@
 import type { OverviewHandler } from "@/lib/api/overview";
 import { formatBurst, formatCount, formatCountedAt, formatLeaseSplit, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { RATE_WINDOW_MS, THRESHOLDS } from "@/lib/thresholds";
+import { NowFigure, windowTone } from "./now-figure";
 import { OnCallNotes, staleSinceText } from "./on-call-notes";
 import { isEmbeddedDetail, isPendingDetail, unavailableText, Stat } from "../panel";
 
@@ -46,15 +47,23 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
   const ratio = h.duplicateRatio.status === "ok" ? h.duplicateRatio.value : null;
   const p99 = h.checkLatency.status === "ok" ? h.checkLatency.p99Seconds : null;
   const errors = h.errorRates.status === "ok" ? h.errorRates.total : null;
+  // "now" figures beside the 5-min ones (undefined: not in the answer; null: no value now).
+  const now = h.now?.status === "ok" ? h.now : undefined;
+  const pct = (v: number) => formatPercent(v);
   return (
     <>
       <dl className="grid grid-cols-2 gap-3 sm:grid-cols-5">
         <Stat
           testId="stat-ratio"
           label="Duplicate ratio (5 min)"
-          value={avail(h.duplicateRatio, (f) => (f.value === null ? "no traffic" : formatPercent(f.value)))}
+          value={
+            <>
+              {avail(h.duplicateRatio, (f) => (f.value === null ? "no traffic" : formatPercent(f.value)))}
+              <NowFigure now={now?.duplicateRatio} window={ratio} threshold={THRESHOLDS.duplicateRatio} format={pct} testId="stat-ratio-now" />
+            </>
+          }
           hint={`alert > ${formatPercent(THRESHOLDS.duplicateRatio)}, normal < ${formatPercent(THRESHOLDS.duplicateRatioNormal)}`}
-          tone={ratio === null ? "neutral" : ratio > THRESHOLDS.duplicateRatio ? "bad" : ratio >= THRESHOLDS.duplicateRatioNormal ? "warn" : "ok"}
+          tone={ratio === null ? "neutral" : (windowTone(now?.duplicateRatio, ratio, THRESHOLDS.duplicateRatio) ?? (ratio >= THRESHOLDS.duplicateRatioNormal ? "warn" : "ok"))}
         />
         <Stat
           testId="stat-rate"
@@ -64,17 +73,27 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
         />
         <Stat
           testId="stat-p99"
-          label="Dedup check p99, measured in the consumer (service)"
-          value={avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : formatSecondsAsMs(f.p99Seconds)))}
+          label="Dedup check p99 (5 min), measured in the consumer (service)"
+          value={
+            <>
+              {avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : formatSecondsAsMs(f.p99Seconds)))}
+              <NowFigure now={now?.checkP99Seconds} window={p99} threshold={THRESHOLDS.checkP99Seconds} format={formatSecondsAsMs} testId="stat-p99-now" />
+            </>
+          }
           hint={[latencyPartsText(h.latencyParts, p99), `alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`].filter(Boolean).join(" · ")}
-          tone={p99 === null ? "neutral" : p99 > THRESHOLDS.checkP99Seconds ? "bad" : "ok"}
+          tone={p99 === null ? "neutral" : (windowTone(now?.checkP99Seconds, p99, THRESHOLDS.checkP99Seconds) ?? "ok")}
         />
         <Stat
           testId="stat-errors"
-          label="Dedup errors (service)"
-          value={avail(h.errorRates, (f) => formatRate(f.total, "errors"))}
+          label="Dedup errors (5 min, service)"
+          value={
+            <>
+              {avail(h.errorRates, (f) => formatRate(f.total, "errors"))}
+              <NowFigure now={now?.errorRate} window={errors} threshold={THRESHOLDS.errorRate} format={(v) => formatRate(v, "errors")} testId="stat-errors-now" />
+            </>
+          }
           hint={[errors !== null && errors > 0 ? formatBurst(errors, RATE_WINDOW_MS, "error") : null, h.errorRates.status === "ok" ? topReasonText(h.errorRates.byReason) : null, "alert > 0 errors/s"].filter(Boolean).join(" · ")}
-          tone={errors === null ? "neutral" : errors > THRESHOLDS.errorRate ? "bad" : "ok"}
+          tone={errors === null ? "neutral" : (windowTone(now?.errorRate, errors, THRESHOLDS.errorRate) ?? "ok")}
         />
         <Stat
           testId="stat-keys"

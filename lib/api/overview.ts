@@ -55,6 +55,12 @@ export const overviewHandlerSchema = z.object({
       dominant: z.enum(["consumer", "redis"]).nullable(),
     })
     .optional(),
+  /**
+   * The same three alert values "now" — over the last scrape interval (lib/alert-exprs
+   * `NOW_WINDOW`) instead of 5 min — for the tiles' "now" figure and their recovering/starting
+   * word; `null` where the last interval has no value (no traffic, no samples lately).
+   */
+  now: availableSchema({ duplicateRatio: z.number().nullable(), errorRate: z.number().nullable(), checkP99Seconds: z.number().nullable() }).optional(),
   /** Dedup errors/s of the handler's service, by reason. */
   errorRates: availableSchema({ byReason: z.record(z.string(), z.number()), total: z.number() }),
   /**

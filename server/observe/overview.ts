@@ -59,6 +59,26 @@ function byReason(samples: readonly Sample[]): { status: "ok"; byReason: Record<
   return { status: "ok", byReason: out, total: Object.values(out).reduce((a, b) => a + b, 0) };
 }
 
+type Got = { ok: true; value: Sample[] } | { ok: false; detail: string };
+
+/**
+ * One handler's "now" figures from the three `*_now` queries (ratio per handler, errors summed
+ * over reasons and p99 per service); unavailable when one of them failed.
+ */
+function nowOf([ratio, errors, p99]: readonly [Got, Got, Got], service: string, handler: string): OverviewHandler["now"] {
+  if (!ratio.ok) return unavailable(ratio.detail);
+  if (!errors.ok) return unavailable(errors.detail);
+  if (!p99.ok) return unavailable(p99.detail);
+  const svc = (s: Sample) => s.labels.service === service;
+  const errs = errors.value.filter(svc);
+  return {
+    status: "ok",
+    duplicateRatio: ratio.value.find((s) => svc(s) && s.labels.handler === handler)?.value ?? null,
+    errorRate: errs.length ? errs.reduce((a, s) => a + (s.value ?? 0), 0) : null,
+    checkP99Seconds: p99.value.find(svc)?.value ?? null,
+  };
+}
+
 /** Builds `GET /api/overview`. Shared between concurrent viewers for about a second. */
 export function getOverview(ctx: ObserveContext, range: RangeKey): Promise<OverviewResponse> {
   return ctx.answers.get(`overview:${range}`, () => buildOverview(ctx, range));
@@ -79,7 +99,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     q("error_rate"),
     got(ctx.metrics.alerts()),
   ]);
-  const [loop, redisTime, unchecked] = await Promise.all([q("eventloop_p99"), ctx.mode === "real" ? q("redis_command_time") : Promise.resolve(null), q("unchecked")]);
+  const [loop, redisTime, unchecked, ...now] = await Promise.all([q("eventloop_p99"), ctx.mode === "real" ? q("redis_command_time") : Promise.resolve(null), q("unchecked"), q("duplicate_ratio_now"), q("error_rate_now"), q("check_p99_now")]);
   await watched;
   const memory = watch?.state() ?? { losses: [], unreadableSince: null };
   const staleSince = memory.unreadableSince !== null ? new Date(memory.unreadableSince).toISOString() : null;
@@ -148,6 +168,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
         checkLatency: p50.ok && p99.ok ? { status: "ok" as const, p50Seconds: first(p50), p99Seconds: first(p99) } : unavailable(p50.ok ? (p99 as { detail: string }).detail : p50.detail),
         latencyParts: latencyParts(loop.ok ? first(loop) : null, redisTime?.ok ? redisTime.value : null),
         unchecked: unchecked.ok ? byReason(unchecked.value.filter(mine)) : unavailable(unchecked.detail),
+        now: nowOf(now, r.service, r.handler),
         errorRates: errors.ok ? { status: "ok" as const, byReason: errs, total: Object.values(errs).reduce((a, b) => a + b, 0) } : unavailable(errors.detail),
         keys: !keys.ok
           ? unavailable(keys.detail)

@@ -1,4 +1,4 @@
-import { LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW_MS, METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
+import { LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW_MS, METRIC_NAMES, NOW_LOOKBACK_MS, RATE_WINDOW_MS } from "@/lib/thresholds";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { PROCESSED_RESULT } from "@/names/dedup";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
@@ -182,6 +182,29 @@ function lagGrowthAt(snaps: readonly Snapshot[], t: number): Sample[] {
 }
 
 /**
+ * "Now" at `t` as PromQL's `irate` over NOW_LOOKBACK (lib/alert-exprs `NOW_WINDOW`): the last two
+ * snapshots at or before `t` within the lookback, or undefined (no value, never a stale one).
+ */
+function nowWindow(snaps: readonly Snapshot[], t: number): { t: number; ms: number } | undefined {
+  let i = snaps.length - 1;
+  while (i >= 0 && snaps[i]!.t > t) i--;
+  if (i < 1 || t - snaps[i - 1]!.t >= NOW_LOOKBACK_MS) return undefined;
+  return { t: snaps[i]!.t, ms: snaps[i]!.t - snaps[i - 1]!.t + 1 };
+}
+
+/** deduplicated / processed per `by` over the window ending at `t`; 0/0 is null, a side without series no sample. */
+function ratioAt(snaps: readonly Snapshot[], t: number, by: readonly string[], windowMs = RATE_WINDOW_MS): Sample[] {
+  const num = sumBy(rateAt(snaps, METRIC_NAMES.deduplicated, t, windowMs), by);
+  const den = sumBy(rateAt(snaps, METRIC_NAMES.processed, t, windowMs), by);
+  const out: Sample[] = [];
+  for (const [k, n] of num) {
+    const d = den.get(k);
+    if (d) out.push({ labels: n.labels, value: d.value === 0 ? null : n.value / d.value });
+  }
+  return out;
+}
+
+/**
  * Evaluates a named query at time `t` over the snapshots, with the same semantics as its PromQL
  * (lib/thresholds and ./queries): same labels; a ratio exists only where both sides have series;
  * 0/0 gives `null` (NaN in Prometheus).
@@ -189,16 +212,19 @@ function lagGrowthAt(snaps: readonly Snapshot[], t: number): Sample[] {
 export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): Sample[] {
   const by = QUERY_BY[q];
   switch (q) {
-    case "duplicate_ratio": {
-      const num = sumBy(rateAt(snaps, METRIC_NAMES.deduplicated, t), by);
-      const den = sumBy(rateAt(snaps, METRIC_NAMES.processed, t), by);
-      const out: Sample[] = [];
-      for (const [k, n] of num) {
-        const d = den.get(k);
-        if (!d) continue;
-        out.push({ labels: n.labels, value: d.value === 0 ? null : n.value / d.value });
-      }
-      return out;
+    case "duplicate_ratio":
+      return ratioAt(snaps, t, by);
+    case "duplicate_ratio_now": {
+      const w = nowWindow(snaps, t);
+      return w ? ratioAt(snaps, w.t, by, w.ms) : [];
+    }
+    case "check_p99_now": {
+      const w = nowWindow(snaps, t);
+      return w ? quantileAt(snaps, 0.99, w.t, METRIC_NAMES.checkDuration, by, w.ms) : [];
+    }
+    case "error_rate_now": {
+      const w = nowWindow(snaps, t);
+      return w ? [...sumBy(rateAt(snaps, METRIC_NAMES.errors, w.t, w.ms), by).values()] : [];
     }
     case "processed_rate":
       return [...sumBy(rateAt(snaps, METRIC_NAMES.processed, t), by).values()];

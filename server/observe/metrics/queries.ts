@@ -1,5 +1,5 @@
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
-import { checkQuantileExpr, consumerLagExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, memoryLostExpr, METRIC_NAMES, payloadConflictsExpr, RATE_WINDOW } from "@/lib/thresholds";
+import { NOW_WINDOW, checkQuantileExpr, consumerLagExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, memoryLostExpr, METRIC_NAMES, payloadConflictsExpr, RATE_WINDOW } from "@/lib/thresholds";
 import { LABEL, METRIC_LABELS, METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/names/dedup";
 import type { QueryName } from "@/lib/query-names";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
@@ -46,14 +46,21 @@ export function handlerQuantileExpr(q: number, window: string): string {
   return `histogram_quantile(${q}, sum by (${["le", ...HANDLER_TIME_BY].join(", ")}) (rate(${HANDLER_TIME_METRIC}_bucket[${window}])))`;
 }
 
+/** Labels of the "now" duplicate ratio: per handler, over all its topics. */
+const NOW_RATIO_BY = METRIC_LABELS.deduplicated.filter((l) => l !== LABEL.topic);
+
 /** Labels each named query's series carry (the library's from names/dedup `METRIC_LABELS`). */
 export const QUERY_BY: Record<QueryName, readonly string[]> = {
   duplicate_ratio: METRIC_LABELS.deduplicated,
+  // Per handler, summed over topics: the tile beside the window's figure is the handler's.
+  duplicate_ratio_now: NOW_RATIO_BY,
   processed_rate: METRIC_LABELS.processed,
   new_rate: METRIC_LABELS.deduplicated,
   check_p50: METRIC_LABELS.checkDuration,
   check_p99: METRIC_LABELS.checkDuration,
+  check_p99_now: METRIC_LABELS.checkDuration,
   error_rate: METRIC_LABELS.errors,
+  error_rate_now: METRIC_LABELS.errors,
   dlq_rate: METRIC_LABELS.poisoned,
   // Summed over topics: a cause is a property of the handler's traffic.
   duplicates_by_cause: METRIC_LABELS.duplicatesByCause.filter((l) => l !== LABEL.topic),
@@ -79,11 +86,15 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
 /** PromQL of each named query (the duplicate ratio, error rate and p99 are the alert expressions of lib/thresholds). */
 export const PROMQL: Record<QueryName, string> = {
   duplicate_ratio: duplicateRatioExpr(),
+  // "Now" beside each alert value: the same expression over the last scrape interval (lib/alert-exprs NOW_WINDOW).
+  duplicate_ratio_now: duplicateRatioExpr("", NOW_RATIO_BY, NOW_WINDOW),
   processed_rate: `sum by (service, topic, handler, result) (rate(${METRIC_NAMES.processed}[${RATE_WINDOW}]))`,
   new_rate: `sum by (service, topic, handler) (rate(${METRIC_NAMES.processed}{result!="${PROCESSED_RESULT.deduplicated}"}[${RATE_WINDOW}]))`,
   check_p50: checkQuantileExpr(0.5),
   check_p99: checkQuantileExpr(0.99),
+  check_p99_now: checkQuantileExpr(0.99, "", METRIC_LABELS.checkDuration, NOW_WINDOW),
   error_rate: errorRateExpr(),
+  error_rate_now: errorRateExpr("", METRIC_LABELS.errors, NOW_WINDOW),
   dlq_rate: `sum by (service, topic, handler, reason_poisoned) (rate(${DLQ_METRIC}[${RATE_WINDOW}]))`,
   payload_conflicts: payloadConflictsExpr(),
   // Messages fail-open ran without a check over the window: a count of runs, not a rate.

@@ -1,7 +1,8 @@
 /**
  * From a symptom to the record and back, in real Chromium against the built app in real mode (its
- * own SERVICE_NAME, DEMO_TOPIC and key prefix on the shared Redis and Kafka): a key of the key
- * browser opens its record, whose payload equals what `kcat -C` reads at that offset; the DLQ page
+ * own SERVICE_NAME, DEMO_TOPIC and key prefix on the shared Redis and Kafka): a record published with
+ * `kcat` is opened from its key (the key browser's lookup) and found by its UUID on the message page,
+ * and the payload shown equals what `kcat -C` reads at that offset; the DLQ page
  * lists a record without a UUID under `marshal`; the re-drive's dry run shows the count and
  * publishes nothing, and the real re-drive, confirmed in a dialog that names the count, sends the
  * handler-error records back, where the demo processes them; the key page's forget, a dry run then
@@ -10,7 +11,7 @@
  * mix in; a second app with DATABASE_URL shows that a PostgreSQL trail survives `next start` again.
  * Asserts no latency figure. Saves test-results/screenshots/act-{record,dlq,redrive,forget,audit,audit-restart}.png.
  */
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { Kafka, logLevel, type Admin } from "kafkajs";
 import { Redis } from "ioredis";
 import { Client } from "pg";
@@ -20,7 +21,7 @@ import type { DlqResponse } from "@/lib/api/dlq";
 import type { KeysResponse } from "@/lib/api/keys";
 import type { RecordsResponse } from "@/lib/api/records";
 import { kcatPayloadAt, kcatProduce } from "@/server/testing/kcat";
-import { collectErrors, launchBrowser, openMessageFromKey, REAL_ENV, screenshot, startApp, until, type App } from "./harness";
+import { collectErrors, launchBrowser, REAL_ENV, screenshot, startApp, until, type App } from "./harness";
 
 const id = randomBytes(4).toString("hex");
 const service = `e2e-act-${id}`;
@@ -79,21 +80,43 @@ afterAll(async () => {
 });
 
 describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real mode", () => {
-  it("a key opens its record: the payload shown equals kcat -C at that offset", async () => {
-    await until("done keys of the demo handler", 60_000, async () => (await get<KeysResponse>(`/api/keys?prefix=${encodeURIComponent(prefix)}&count=50&state=done`)).keys.some((k) => k.record));
+  it("a record published with kcat is found by its UUID and opened from its key: the payload shown equals kcat -C at that offset", async () => {
+    const uuid = randomUUID();
+    const sent = JSON.stringify({ seq: -2, userId: "u-kcat", note: "published with kcat" });
+    await kcatProduce(REAL_ENV.KAFKA_BROKERS, topic, 1, sent, { _watermill_message_uuid: uuid, "Event-Type": "review.created" });
+    await until(`the demo's key for ${uuid}`, 60_000, async () => (await redis.get(`${prefix}:${uuid}`))?.startsWith("done"));
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors = collectErrors(page);
-    const { uuid, at, payload } = await openMessageFromKey(page, app.url, prefix);
-    expect(page.url()).toContain("/records?");
+    // From its key: the key browser's lookup, then "open the message".
+    await page.goto(`${app.url}/keys?prefix=${encodeURIComponent(prefix)}&refresh=off`);
+    await page.getByTestId("lookup-input").fill(uuid);
+    await page.getByRole("button", { name: "Look up" }).click();
+    const link = page.getByTestId("key-lookup").getByTestId("open-message").first();
+    await link.waitFor({ timeout: 30_000 });
+    const at = new URL((await link.getAttribute("href"))!, app.url).searchParams;
+    await link.click();
+    const payload = page.getByTestId("record-payload");
+    await payload.waitFor({ timeout: 30_000 });
     const [t, p, o] = ["topic", "partition", "offset"].map((k) => at.get(k)!);
-    expect(t).toBe(topic);
+    expect([t, p]).toEqual([topic, "1"]);
     const kcat = (await kcatPayloadAt(REAL_ENV.KAFKA_BROKERS, t!, Number(p), o!)).toString("utf8");
-    expect(kcat.length).toBeGreaterThan(0);
+    expect(kcat).toBe(sent);
     expect(await payload.getAttribute("data-raw")).toBe(kcat);
     expect(await payload.getAttribute("data-encoding")).toBe("utf-8");
     expect((await page.getByTestId("record-uuid").textContent())!.trim()).toBe(uuid);
-    expect(await page.getByTestId("record-position").textContent()).toContain(`${topic} / ${p} / ${o}`);
+    expect(await page.getByTestId("record").textContent()).toContain("review.created");
     await screenshot(page, "act-record");
+    // By its UUID: the message page's search lists that one record, which opens the same way.
+    await page.goto(`${app.url}/records`);
+    await page.getByTestId("record-topic").fill(topic);
+    await page.getByTestId("record-uuid-input").fill(uuid);
+    await page.getByRole("button", { name: "Find" }).click();
+    const hits = page.getByTestId("record-search").getByTestId("open-message");
+    await hits.first().waitFor({ timeout: 30_000 });
+    expect(await hits.count()).toBe(1);
+    await hits.first().click();
+    await expect.poll(async () => (await page.getByTestId("record-payload").getAttribute("data-raw").catch(() => null)) ?? "", { timeout: 30_000 }).toBe(kcat);
+    expect(await page.getByTestId("record-position").textContent()).toContain(`${topic} / 1 / ${o}`);
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);

@@ -1,13 +1,13 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { AUDIT_ACTIONS } from "@/lib/api/audit";
 import { ApiError } from "@/lib/query-options";
 import { auditQuery } from "@/lib/record-queries";
 import { useViewState } from "@/lib/url-state";
 import { errorTitle } from "../query-state";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 
-const ACTIONS = ["keys.forget", "keys.ttl", "dlq.redrive", "workshop.run", "demo.faults", "demo.sources"];
 
 /** The audit trail, newest first: when, who, what, the filter, matched / changed, the result. */
 export function AuditView() {
@@ -21,7 +21,7 @@ export function AuditView() {
       actions={
         <select data-testid="audit-action" value={action ?? ""} onChange={(e) => set({ action: e.target.value || null })} className="rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900">
           <option value="">every action</option>
-          {ACTIONS.map((a) => (
+          {AUDIT_ACTIONS.map((a) => (
             <option key={a} value={a}>
               {a}
             </option>

@@ -1,6 +1,14 @@
 /** Shapes of the audit trail `GET /api/audit`: every state-changing action, who did it, what it matched. Isomorphic. */
 import { z } from "zod";
 
+/**
+ * Every action the trail records, written once: the audit page's filter offers them and the chart
+ * markers give each a kind (server/audit/markers.ts; a missing kind is a type error there).
+ */
+export const AUDIT_ACTIONS = ["keys.forget", "keys.ttl", "dlq.redrive", "dlq.replay", "workshop.run", "demo.faults", "demo.sources", "silence.create", "silence.expire"] as const;
+/** One of {@link AUDIT_ACTIONS}. */
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
 /** One state-changing action as the audit trail keeps it. */
 export const auditEntrySchema = z.object({
   id: z.string(),

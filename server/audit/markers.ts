@@ -5,12 +5,12 @@
  * sharing the PostgreSQL trail — `npm run dlq:replay`, another replica — is marked too; without
  * `DATABASE_URL` only this process's actions are.
  */
-import type { AuditEntry } from "@/lib/api/audit";
+import type { AuditAction, AuditEntry } from "@/lib/api/audit";
 import { MAX_MARKERS, type ChartEvent, type MarkerKind } from "@/lib/api/events";
 import { auditStore } from "./index";
 
 /** The marker kind of each audited action; an action not listed is drawn as `action`. */
-const KIND_OF: Readonly<Record<string, MarkerKind>> = {
+const KIND_OF: Readonly<Record<AuditAction, MarkerKind>> = {
   "demo.faults": "fault",
   "demo.sources": "source",
   "silence.create": "silence",
@@ -66,7 +66,7 @@ export function auditTitle(e: AuditEntry): string {
 
 /** One audit entry as a chart marker, labelled with its scope (the pages it concerns) and action. */
 export function auditMarker(e: AuditEntry): ChartEvent {
-  return { at: e.at, kind: KIND_OF[e.action] ?? "action", title: auditTitle(e), labels: { ...e.scope, action: e.action } };
+  return { at: e.at, kind: (KIND_OF as Readonly<Record<string, MarkerKind | undefined>>)[e.action] ?? "action", title: auditTitle(e), labels: { ...e.scope, action: e.action } };
 }
 
 /**

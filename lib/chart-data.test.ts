@@ -13,6 +13,20 @@ describe("chart data: gaps stay gaps, the threshold stays on the axis", () => {
       { t: 3, s1: 1 },
     ]);
   });
+  it("a line that skips steps (no samples: scrapes failed, app down) breaks with a null one step after its last point", () => {
+    // Step 15 s; Prometheus returned nothing for 45..90 (four steps).
+    const rows = toRows([line("a", [[0, 1], [15, 2], [30, 3], [105, 4], [120, 5]])]);
+    expect(rows).toEqual([
+      { t: 0, s0: 1 },
+      { t: 15, s0: 2 },
+      { t: 30, s0: 3 },
+      { t: 45, s0: null },
+      { t: 105, s0: 4 },
+      { t: 120, s0: 5 },
+    ]);
+    // Without a gap nothing is added.
+    expect(toRows([line("a", [[0, 1], [15, 2]])])).toHaveLength(2);
+  });
   it("legend stats ignore nulls", () => {
     expect(lineStats(line("a", [[1, 0.1], [2, null], [3, 0.3]]))).toEqual({ last: 0.3, max: 0.3, mean: expect.closeTo(0.2, 9) });
     expect(lineStats(line("a", [[1, null]]))).toEqual({ last: null, max: null, mean: null });

@@ -11,18 +11,39 @@ export type Row = { t: number } & Record<string, number | null>;
 /** Series key of index `i` (recharts reads dots in dataKey as paths, so names cannot be keys). */
 export const seriesKey = (i: number) => `s${i}`;
 
-/** Merges lines into rows sorted by time; a missing point stays `null` (a gap, never a 0). */
+/**
+ * The step of the answer: the smallest distance between two consecutive timestamps of any line
+ * (a range query's points sit on its step grid); null with fewer than two points.
+ */
+export function inferStep(lines: readonly SeriesLine[]): number | null {
+  let step = Infinity;
+  for (const l of lines) for (let i = 1; i < l.points.length; i++) step = Math.min(step, l.points[i]![0] - l.points[i - 1]![0]);
+  return Number.isFinite(step) && step > 0 ? step : null;
+}
+
+/**
+ * Merges lines into rows sorted by time; a missing point stays `null` (a gap, never a 0). Where a
+ * line skips steps — Prometheus had no sample for it (scrapes failed, the app was down) — a `null`
+ * is put one step after its last point, so the chart breaks the line instead of drawing across.
+ */
 export function toRows(lines: readonly SeriesLine[]): Row[] {
   const byT = new Map<number, Row>();
-  lines.forEach((line, i) => {
-    for (const [t, v] of line.points) {
-      let row = byT.get(t);
-      if (!row) {
-        row = { t } as Row;
-        byT.set(t, row);
-      }
-      row[seriesKey(i)] = v !== null && Number.isFinite(v) ? v : null;
+  const put = (t: number, i: number, v: number | null) => {
+    let row = byT.get(t);
+    if (!row) {
+      row = { t } as Row;
+      byT.set(t, row);
     }
+    row[seriesKey(i)] = v !== null && Number.isFinite(v) ? v : null;
+  };
+  const step = inferStep(lines);
+  lines.forEach((line, i) => {
+    const pts = [...line.points].sort((a, b) => a[0] - b[0]);
+    pts.forEach(([t, v], j) => {
+      const prev = pts[j - 1];
+      if (step !== null && prev && t - prev[0] > 1.5 * step) put(prev[0] + step, i, null);
+      put(t, i, v);
+    });
   });
   return [...byT.values()].sort((a, b) => a.t - b.t);
 }

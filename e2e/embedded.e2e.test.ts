@@ -3,12 +3,13 @@
  * each demo handler from the in-memory store, a UUID just processed is found by the lookup, and with
  * no toggle touched the duplicate ratio moves above 0 and stays under the 1 % "normal" line within
  * the first minute. The message view and the DLQ page read the embedded broker: a key opens its
- * message, and the records the demo's failing handler poisoned are listed and can be previewed for
- * a re-drive. Saves test-results/screenshots/embedded-{key-browser,message,dlq}.png.
+ * message, and the records the demo's failing handler poisoned are listed, previewed for a re-drive
+ * and re-driven to the embedded topic. Saves test-results/screenshots/embedded-{key-browser,message,dlq}.png.
  */
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DlqResponse } from "@/lib/api/dlq";
+import type { RecordsResponse } from "@/lib/api/records";
 import type { HandlersResponse } from "@/lib/api/handlers";
 import type { KeysResponse } from "@/lib/api/keys";
 import type { OverviewResponse } from "@/lib/api/overview";
@@ -94,7 +95,7 @@ describe("embedded mode: keys and a background of duplicates", () => {
     await page.close();
   }, 90_000);
 
-  it("a key opens its message from the embedded broker; the DLQ page lists the demo's poisoned records and previews their re-drive", async () => {
+  it("a key opens its message from the embedded broker; the DLQ page lists the demo's poisoned records, previews their re-drive and re-drives them", async () => {
     const prefix = prefixOf("on-review-created");
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors = collectErrors(page);
@@ -122,8 +123,18 @@ describe("embedded mode: keys and a background of duplicates", () => {
     expect(await rows.count()).toBeGreaterThanOrEqual(poisoned.length);
     expect(await page.getByTestId("dlq-records").textContent()).toContain(poisoned[0]!.uuid!);
     await page.getByTestId("redrive-dry").click();
-    await expect.poll(async () => (await page.getByTestId("redrive-result").textContent().catch(() => "")) ?? "", { timeout: 20_000 }).toMatch(/^Dry run: would re-drive \d+ of \d+ matched/);
+    const result = page.getByTestId("redrive-result");
+    await expect.poll(async () => (await result.textContent().catch(() => "")) ?? "", { timeout: 20_000 }).toMatch(/^Dry run: would re-drive \d+ of \d+ matched/);
+    const n = Number(/would re-drive (\d+)/.exec((await result.textContent())!)![1]);
+    const before = (await get<RecordsResponse>(`/api/records?topic=demo.events&uuid=${poisoned[0]!.uuid}`)) as Extract<RecordsResponse, { kind: "search" }>;
     await screenshot(page, "embedded-dlq");
+    // The confirmed re-drive appends the records to the embedded topic again (same UUID).
+    const dialog = new Promise<string>((resolve) => page.once("dialog", (d) => (resolve(d.message()), void d.accept())));
+    await page.getByTestId("redrive-real").click();
+    expect(await dialog).toContain(`Re-drive ${n} message`);
+    await expect.poll(async () => (await result.textContent()) ?? "", { timeout: 20_000 }).toContain(`Re-drove ${n} of ${n} matched`);
+    const after = (await get<RecordsResponse>(`/api/records?topic=demo.events&uuid=${poisoned[0]!.uuid}`)) as Extract<RecordsResponse, { kind: "search" }>;
+    expect(after.records.length).toBe(before.records.length + 1);
     expect(errors).toEqual([]);
     await page.close();
   }, 90_000);

@@ -56,7 +56,7 @@ describe("embedded mode: keys and a background of duplicates", () => {
 
   it("the key browser lists keys of each demo handler; a UUID just processed is found", async () => {
     const h = await get<HandlersResponse>("/api/handlers?refresh=1");
-    expect(h.store).toBe("memory");
+    expect(h.storeKind).toBe("memory");
     for (const spec of DEMO_HANDLER_SPECS) {
       const page = await get<KeysResponse>(`/api/keys?prefix=${encodeURIComponent(prefixOf(spec.name))}&count=20`);
       expect(page.keys.length, spec.name).toBeGreaterThan(0);

@@ -127,7 +127,7 @@ describe("routes with adversarial parameters (embedded context)", () => {
     expect(status).toBe(200);
     const o = overviewResponseSchema.parse(body);
     expect(o.source).toBe("local");
-    expect(o.upstream.redis.status).toBe("not-configured");
+    expect(o.upstream.store.status).toBe("not-configured");
     const h = o.handlers.find((x) => x.handler === "on-review-created")!;
     expect(h.duplicateRatio).toEqual({ status: "ok", value: expect.closeTo(0.2, 5) });
     // "now" (the last sampling interval) beside the 5-min figure: the same steady traffic, the same ratio.

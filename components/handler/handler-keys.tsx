@@ -17,15 +17,15 @@ export function HandlerKeys({ service, handler }: { service: string; handler: st
   const q = useQuery(handlersQuery(REFRESH_MS[view.refresh]));
   return (
     <Panel
-      title={q.data?.store === "memory" ? "Keys in the in-memory store: TTL distribution" : "Keys in Redis: TTL distribution"}
+      title={q.data?.storeKind === "memory" ? "Keys in the in-memory store: TTL distribution" : "Keys in Redis: TTL distribution"}
       description="Remaining TTL of the handler's keys, done apart from processing leases (amber: in flight, or abandoned until they expire); keys without TTL never expire (a bug)."
       testId="ttl-distribution"
     >
       <QueryView query={q} what="Key inspection" height={200}>
         {(d) => {
-          if (d.redis.status === "not-configured" && d.store !== "memory")
+          if (d.store.status === "not-configured" && d.storeKind !== "memory")
             return <EmptyState height={200}>No Redis configured: embedded mode keeps keys in an in-memory store, not inspected here.</EmptyState>;
-          if (d.redis.status === "down") return <ErrorState title="Redis unavailable" detail={d.redis.detail} height={200} />;
+          if (d.store.status === "down") return <ErrorState title="Redis unavailable" detail={d.store.detail} height={200} />;
           const h = d.handlers.find((x) => x.service === service && x.handler === handler);
           if (!h)
             return (

@@ -54,9 +54,9 @@ export function PrefixTree({ selected, onSelect }: { selected: string | null; on
       ) : null}
       <QueryView query={q} what="Key inspection" height={160}>
         {(d) => {
-          if (d.redis.status === "not-configured" && d.store !== "memory")
+          if (d.store.status === "not-configured" && d.storeKind !== "memory")
             return <EmptyState height={160}>No Redis configured: embedded mode keeps keys in an in-memory store, which has no key browser.</EmptyState>;
-          if (d.redis.status === "down") return <ErrorState title="Redis unavailable" detail={d.redis.detail} height={160} />;
+          if (d.store.status === "down") return <ErrorState title="Redis unavailable" detail={d.store.detail} height={160} />;
           const byService = new Map<string, HandlerKeys[]>();
           for (const h of d.handlers) byService.set(h.service, [...(byService.get(h.service) ?? []), h]);
           return (

@@ -185,10 +185,10 @@ function Body({ d }: { d: OverviewResponse }) {
       </div>
       {d.handlers.length === 0 ? (
         <Panel title="Handlers" testId="handlers-empty">
-          {d.upstream.prometheus.status === "down" || d.upstream.redis.status === "down" ? (
+          {d.upstream.prometheus.status === "down" || d.upstream.store.status === "down" ? (
             <div className="space-y-2">
               {d.upstream.prometheus.status === "down" ? <UnavailableState detail={`prometheus: ${d.upstream.prometheus.detail}`} height={60} /> : null}
-              {d.upstream.redis.status === "down" ? <UnavailableState detail={`redis: ${d.upstream.redis.detail}`} height={60} /> : null}
+              {d.upstream.store.status === "down" ? <UnavailableState detail={`redis: ${d.upstream.store.detail}`} height={60} /> : null}
               <p className="text-sm text-slate-500 dark:text-slate-400">Handlers are found from their metrics and their keys; an upstream that does not answer hides them.</p>
             </div>
           ) : (

@@ -79,15 +79,16 @@ export type HandlerKeys = z.infer<typeof handlerKeysSchema>;
 /** Answer of `GET /api/handlers`. */
 export const handlersResponseSchema = z.object({
   generatedAt: z.string(),
-  redis: upstreamSchema,
+  /** Health of the dedup store the keys are counted in (`not-configured` without Redis: see `storeKind`). */
+  store: upstreamSchema,
   /** Configured globs the inspector is confined to (`DEDUP_PREFIXES`). */
   prefixes: z.array(z.string()),
   /** Where the keys are: Redis, the embedded mode's in-memory store, or nowhere inspectable. */
-  store: z.enum(["redis", "memory", "none"]).optional(),
+  storeKind: z.enum(["redis", "memory", "none"]).optional(),
   scan: scanProgressSchema,
   /** Whether `refresh=1` started a new scan (false when rate-limited or one is running). */
   refresh: z.object({ requested: z.boolean(), started: z.boolean(), retryAfterMs: z.number() }),
-  /** Empty (not absent) while the first scan runs or when Redis is down; see `redis` and `scan`. */
+  /** Empty (not absent) while the first scan runs or when Redis is down; see `store` and `scan`. */
   handlers: z.array(handlerKeysSchema),
   /** Keys without TTL over all handlers (flag when > 0). */
   noTtlTotal: z.number(),

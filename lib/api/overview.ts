@@ -136,7 +136,8 @@ export const overviewResponseSchema = z.object({
   mode: z.enum(["embedded", "real"]),
   range: rangeSchema,
   source: metricsSourceSchema,
-  upstream: z.object({ prometheus: upstreamSchema, redis: upstreamSchema }),
+  /** Health of the metrics source and of the dedup store. */
+  upstream: z.object({ prometheus: upstreamSchema, store: upstreamSchema }),
   thresholds: thresholdsViewSchema,
   handlers: z.array(overviewHandlerSchema),
   /** All alert rules with their instances (unavailable when the alert source is down, with the last known). */

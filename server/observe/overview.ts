@@ -17,7 +17,7 @@ import { memoryWatchOf } from "./memory-watch";
 import { buildScrapeCoverage } from "./scrape-coverage";
 import type { QueryName } from "./metrics/queries";
 import type { Sample } from "./metrics/source";
-import { got, inspectedHandlers, metricsUpstream, redisUpstream, settleRedis, unavailable } from "./upstream";
+import { got, inspectedHandlers, metricsUpstream, storeUpstream, settleRedis, unavailable } from "./upstream";
 
 /** The thresholds block every response that draws charts carries. */
 export function thresholdsView(): ThresholdsView {
@@ -198,7 +198,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     mode: ctx.mode,
     range,
     source: ctx.metrics.kind,
-    upstream: { prometheus: metricsUpstream(ctx, failures), redis: redisUpstream(ctx) },
+    upstream: { prometheus: metricsUpstream(ctx, failures), store: storeUpstream(ctx) },
     thresholds: thresholdsView(),
     handlers,
     alerts: alertsField(ctx, alerts),

@@ -44,8 +44,8 @@ export async function settleRedis(ctx: ObserveContext): Promise<void> {
   if (ctx.redis && (s === "wait" || s === "connecting" || s === "connect")) await whenReady(ctx.redis, 500).catch(() => {});
 }
 
-/** Health of Redis as the inspector last saw it. */
-export function redisUpstream(ctx: ObserveContext): Upstream {
+/** Health of the dedup store (Redis) as the inspector last saw it; `not-configured` in embedded mode. */
+export function storeUpstream(ctx: ObserveContext): Upstream {
   if (!ctx.redis || !ctx.inspector) return { status: "not-configured", detail: "embedded: no Redis configured (in-memory store)" };
   const s = ctx.inspector.current();
   if (ctx.redis.status !== "ready") return { status: "down", detail: s.error ?? `redis connection ${ctx.redis.status}` };

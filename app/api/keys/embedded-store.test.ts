@@ -65,7 +65,7 @@ describe("embedded mode: the in-memory store behind the key routes", () => {
     const body = handlersResponseSchema.parse(await json(await handlersGET(new Request("http://localhost/api/handlers?refresh=1"))));
     await sleep(200);
     const d = handlersResponseSchema.parse(await json(await handlersGET(new Request("http://localhost/api/handlers"))));
-    expect(body.store).toBe("memory");
+    expect(body.storeKind).toBe("memory");
     const entries = [...repo.entries()];
     for (const h of DEMO_HANDLER_SPECS) {
       const mine = entries.filter((e) => e.key.startsWith(`${prefixOf(h.name)}:`));

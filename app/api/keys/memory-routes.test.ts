@@ -3,7 +3,7 @@
  * in `next start`, where `instrumentation.ts` builds the process's context (kept on `globalThis`) and
  * each route bundle loads its own `server/observe/keys/memory-inspector.ts`: `/api/keys` and `/api/keys/lookup` must
  * page and look up through the KeySource surface, not by class (the e2e run got 503
- * "redis: not configured" while `/api/handlers` said `store: "memory"`).
+ * "redis: not configured" while `/api/handlers` said `storeKind: "memory"`).
  */
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";

@@ -346,7 +346,7 @@ describe("key routes against the seeded Redis", () => {
 
   it("handlers, capacity and lint answer from the inspection: no-TTL keys flagged", async () => {
     const h = handlersResponseSchema.parse(await (await handlersGET(new Request("http://localhost/api/handlers"))).json());
-    expect(h.redis.status).toBe("up");
+    expect(h.store.status).toBe("up");
     expect(h.noTtlTotal).toBeGreaterThan(0);
     const cap = capacityResponseSchema.parse(await (await capacityGET(new Request("http://localhost/api/capacity"))).json());
     const refund = cap.handlers.find((x) => x.prefix === "billing:dedup:refund")!;
@@ -426,12 +426,12 @@ describe("Redis down", () => {
       expect(errorBodySchema.parse(await res.json()).error).toBe("unavailable");
       await expect(down.inspector!.run()).rejects.toThrow();
       const h = handlersResponseSchema.parse(await (await handlersGET(new Request("http://localhost/api/handlers"))).json());
-      expect(h.redis.status).toBe("down");
+      expect(h.store.status).toBe("down");
       const t1 = Date.now();
       const ov = await overviewGET(new Request("http://localhost/api/overview"));
       expect(ov.status).toBe(200);
       const o = overviewResponseSchema.parse(await ov.json());
-      expect(o.upstream.redis.status).toBe("down");
+      expect(o.upstream.store.status).toBe("down");
       expect(o.handlers.length).toBeGreaterThan(0); // the demo handlers, registered by start-up
       expect(o.handlers.every((x) => x.keys.status === "unavailable")).toBe(true);
       expect(o.alerts.status).toBe("ok"); // the metrics side still answers

@@ -9,7 +9,7 @@ import { escapeGlob, PrefixGlobs, splitPrefix } from "./glob";
 import { declaredHandlers, declaredPrefix } from "../handler-registry";
 import { classifyValue, donePosition, VALUE_READ_BYTES } from "./samples";
 import { DESCRIBE_KEY_LUA } from "./scripts";
-import { redisUpstream, settleRedis } from "../upstream";
+import { settleRedis, storeUpstream } from "../upstream";
 import { masters, nodeId, whenReady, type RedisLike } from "../redis-client";
 import { countUpstream } from "../upstream-counter";
 import { browseBudget, type RedisBudget } from "./budget";
@@ -35,11 +35,11 @@ export const MAX_LOOKUP_PREFIXES = 32;
 /** Builds `GET /api/handlers` from the inspector's current state; `refresh` starts a new count (rate-limited). */
 export async function getHandlers(ctx: ObserveContext, q: { refresh: boolean; mode: "auto" | "exact" | "estimate" }): Promise<HandlersResponse> {
   await settleRedis(ctx);
-  const base = { generatedAt: new Date().toISOString(), prefixes: [...ctx.prefixes], store: ctx.inspector?.kind ?? ("none" as const) };
+  const base = { generatedAt: new Date().toISOString(), prefixes: [...ctx.prefixes], storeKind: ctx.inspector?.kind ?? ("none" as const) };
   if (!ctx.inspector) {
     return {
       ...base,
-      redis: redisUpstream(ctx),
+      store: storeUpstream(ctx),
       scan: { scanned: 0, total: 0, done: true, mode: "exact", startedAt: null, finishedAt: null },
       refresh: { requested: q.refresh, started: false, retryAfterMs: 0 },
       handlers: [],
@@ -53,7 +53,7 @@ export async function getHandlers(ctx: ObserveContext, q: { refresh: boolean; mo
   const handlers = s.result?.handlers ?? [];
   return {
     ...base,
-    redis: redisUpstream(ctx),
+    store: storeUpstream(ctx),
     scan: s.progress,
     refresh,
     handlers: handlers.map((h) => ({ ...h, scan: s.progress.done ? h.scan : s.progress })),

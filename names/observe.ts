@@ -12,8 +12,9 @@ export const OBSERVE_METRIC_NAMES = {
    */
   memoryLost: "dedup_memory_lost_ratio",
   /**
-   * Gauge `{service, handler, reason_poisoned}`: records in the DLQ topic's retention poisoned by
-   * the handler with that reason class — what waits for a re-drive (read from the DLQ topic itself).
+   * Gauge `{topic, handler, reason_poisoned}`: records in the DLQ topic's retention that the handler
+   * poisoned on `topic` with that reason class — what waits for a re-drive (read from the DLQ topic
+   * itself, not from a rate).
    */
   dlqBacklog: "dedup_dlq_backlog_records",
 } as const;
@@ -21,7 +22,7 @@ export const OBSERVE_METRIC_NAMES = {
 /** Label names of {@link OBSERVE_METRIC_NAMES}. */
 export const OBSERVE_METRIC_LABELS = {
   memoryLost: ["service", "handler"],
-  dlqBacklog: ["service", "handler", "reason_poisoned"],
+  dlqBacklog: ["topic", "handler", "reason_poisoned"],
 } as const satisfies Record<keyof typeof OBSERVE_METRIC_NAMES, readonly string[]>;
 
 /** How long a detected loss of dedup memory stays on the gauge (and the alert firing). */

@@ -1,61 +1,26 @@
+import Link from "next/link";
 import type { OverviewHandler } from "@/lib/api/overview";
-import { formatClockSeconds, formatCount, formatNumber, formatPercent } from "@/lib/format";
-
-/** What each reason of an unchecked run means, in a phrase. */
-const UNCHECKED_BECAUSE: Record<string, string> = {
-  redis_conn: "Redis unreachable",
-  redis_timeout: "checks timed out",
-  marshal: "records without a usable UUID",
-};
-
-/**
- * "312 messages ran without a dedup check in 5 min (fail-open: Redis unreachable)": the work the
- * dedup did not guard, from `deduplication_unchecked_total`; null when none did.
- */
-export function uncheckedText(u: OverviewHandler["unchecked"]): string | null {
-  if (!u || u.status !== "ok" || u.total < 0.5) return null;
-  const why = Object.entries(u.byReason)
-    .filter(([, v]) => v >= 0.5)
-    .sort((a, b) => b[1] - a[1])
-    .map(([r]) => UNCHECKED_BECAUSE[r] ?? r)
-    .join(", ");
-  return `${formatCount(Math.round(u.total), "messages")} ran without a dedup check in 5 min (fail-open: ${why}); a repeat among them ran again`;
-}
-
-/** "stale since 14:02:11 (Redis cannot be read; last count kept)", or null while Redis answers. */
-export function staleSinceText(staleSince: string | null | undefined): string | null {
-  const t = staleSince ? Date.parse(staleSince) : NaN;
-  return Number.isFinite(t) ? `stale since ${formatClockSeconds(t / 1000)} (Redis cannot be read; last count kept)` : null;
-}
-
-const LOSS_CAUSE: Record<NonNullable<OverviewHandler["memoryLost"]>["cause"], string> = {
-  restart: "Redis restarted",
-  failover: "another Redis server answers (a failover)",
-  drop: "without a restart: a FLUSH, eviction or deletion",
-};
-
-/**
- * "Dedup memory lost at 14:05:02: 31,000 of 31,004 keys gone (100%) — Redis restarted; duplicates
- * within the window will run again"; null without a held loss.
- */
-export function memoryLostText(l: OverviewHandler["memoryLost"]): string | null {
-  if (!l) return null;
-  return (
-    `Dedup memory lost at ${formatClockSeconds(Date.parse(l.at) / 1000)}: ${formatNumber(l.before - l.now)} of ${formatCount(l.before)} gone ` +
-    `(${formatPercent(l.share)}) — ${LOSS_CAUSE[l.cause]}; duplicates within the window will run again`
-  );
-}
+import { dlqBacklogText, dlqHref, memoryLostText, uncheckedText } from "@/lib/on-call-text";
 
 /** The lines under a handler's tiles that need the on-call's attention; nothing when all is well. */
 export function OnCallNotes({ h }: { h: OverviewHandler }) {
   const unchecked = uncheckedText(h.unchecked);
   const lost = memoryLostText(h.memoryLost);
-  if (!unchecked && !lost) return null;
+  const dlq = dlqBacklogText(h.dlqBacklog);
+  if (!unchecked && !lost && !dlq) return null;
   return (
     <ul className="space-y-1 text-sm" aria-label="Needs attention">
       {lost ? (
         <li data-testid="note-memory-lost" className="font-medium text-red-700 dark:text-red-400" suppressHydrationWarning>
           {lost}
+        </li>
+      ) : null}
+      {dlq ? (
+        <li data-testid="note-dlq-backlog" suppressHydrationWarning>
+          {dlq} ·{" "}
+          <Link className="underline" href={dlqHref(h.handler, h.dlqBacklog)}>
+            open the DLQ
+          </Link>
         </li>
       ) : null}
       {unchecked ? (

@@ -1,8 +1,9 @@
 import type { OverviewHandler } from "@/lib/api/overview";
 import { formatBurst, formatCount, formatCountedAt, formatLeaseSplit, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { RATE_WINDOW_MS, THRESHOLDS } from "@/lib/thresholds";
+import { staleSinceText } from "@/lib/on-call-text";
 import { NowFigure, windowTone } from "./now-figure";
-import { OnCallNotes, staleSinceText } from "./on-call-notes";
+import { OnCallNotes } from "./on-call-notes";
 import { isEmbeddedDetail, isPendingDetail, unavailableText, Stat } from "../panel";
 
 type Field = { status: "ok" } | { status: "unavailable"; detail: string };

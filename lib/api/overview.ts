@@ -96,7 +96,19 @@ export const overviewHandlerSchema = z.object({
     .object({ share: z.number(), before: z.number(), now: z.number(), at: z.string(), cause: z.enum(["restart", "failover", "drop"]) })
     .nullable()
     .optional(),
-  /** Alert instances whose labels belong to this handler or its service (the last known ones when `alertsUnknown`). */
+  /**
+   * DLQ records this handler poisoned that wait for a re-drive: every record in the DLQ topic's
+   * retention (not a rate), by reason class, with the newest one's time; `complete: false` when the
+   * bounded scan stopped early (a lower bound). `dlqTopic` is where they are.
+   */
+  dlqBacklog: availableSchema({
+    total: z.number(),
+    byReason: z.record(z.string(), z.number()),
+    newestAt: z.string().nullable(),
+    complete: z.boolean(),
+    dlqTopic: z.string().nullable(),
+  }).optional(),
+  /** Alert instances belong to this handler or its service (the last known ones when `alertsUnknown`). */
   alerts: z.array(alertInstanceSchema),
   /** Set when the alert states cannot be read now: `alerts` is then the last known state, not the current one. */
   alertsUnknown: alertsUnknownSchema.nullable().optional(),

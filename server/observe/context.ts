@@ -15,6 +15,7 @@ import type { MetricsSource } from "./metrics/source";
 import { observeRedis, type RedisLike } from "./redis-client";
 import { startRedisCommandTime } from "./redis-command-time";
 import { memoryWatchOf, registerMemoryLostGauge } from "./memory-watch";
+import { registerDlqBacklogGauge } from "./records/dlq-backlog";
 
 /** Everything the dashboard's routes read from: one per process (or per test). */
 export interface ObserveContext {
@@ -104,6 +105,8 @@ export function startObserve(): ObserveContext {
   // A lost dedup memory (Redis restarted empty, flushed, failed over) as a gauge, polled at each scrape.
   const watch = memoryWatchOf(ctx.redis, ctx.inspector);
   if (watch) registerMemoryLostGauge(appRegistry(), watch);
+  // What waits in the DLQ topics for a re-drive, read from the topics (bounded, every 30 s at most).
+  registerDlqBacklogGauge(appRegistry());
   // Consumer-group lag and rebalances on /api/metrics (real mode: Kafka configured), and the
   // process start (restarts are chart markers).
   startLagMetrics();

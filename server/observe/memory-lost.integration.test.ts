@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { freePort } from "@/server/testing/net";
-import { staleSinceText, memoryLostText } from "@/components/overview/on-call-notes";
+import { staleSinceText, memoryLostText } from "@/lib/on-call-text";
 import { createObserveContext, type ObserveContext } from "./context";
 import { memoryWatchOf, registerMemoryLostGauge } from "./memory-watch";
 import { PrometheusSource } from "./metrics/prometheus";

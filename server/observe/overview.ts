@@ -14,6 +14,7 @@ import { handlerPrefix } from "./keys/glob";
 import { declaredHandlers } from "./handler-registry";
 import type { MemoryLoss } from "./memory-loss";
 import { memoryWatchOf } from "./memory-watch";
+import { dlqBacklog, handlerBacklog } from "./records/dlq-backlog";
 import { buildScrapeCoverage } from "./scrape-coverage";
 import type { QueryName } from "./metrics/queries";
 import type { Sample } from "./metrics/source";
@@ -91,6 +92,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
   // Redis' identity and the last count, for a lost dedup memory and "stale since" (bounded, never throws).
   const watch = memoryWatchOf(ctx.redis, ctx.inspector);
   const watched = watch?.poll();
+  const backlog = dlqBacklog();
   const [ratio, processed, p50, p99, errors, alerts] = await Promise.all([
     settleRedis(ctx).then(() => q("duplicate_ratio")),
     q("processed_rate"),
@@ -100,7 +102,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     got(ctx.metrics.alerts()),
   ]);
   const [loop, redisTime, unchecked, ...now] = await Promise.all([q("eventloop_p99"), ctx.mode === "real" ? q("redis_command_time") : Promise.resolve(null), q("unchecked"), q("duplicate_ratio_now"), q("error_rate_now"), q("check_p99_now")]);
-  await watched;
+  const [dlq] = await Promise.all([backlog, watched]);
   const memory = watch?.state() ?? { losses: [], unreadableSince: null };
   const staleSince = memory.unreadableSince !== null ? new Date(memory.unreadableSince).toISOString() : null;
   const keys = inspectedHandlers(ctx);
@@ -188,6 +190,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
               staleSince,
             },
         memoryLost: lostOf(memory.losses, r.service, r.handler),
+        dlqBacklog: handlerBacklog(dlq, r.handler, r.topics),
         alerts: instances,
         alertsUnknown: unknownAlerts,
       };

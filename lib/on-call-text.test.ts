@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { memoryLostText, staleSinceText, uncheckedText } from "./on-call-notes";
+import { dlqBacklogText, dlqHref, memoryLostText, staleSinceText, uncheckedText } from "./on-call-text";
 
 describe("the on-call notes under a handler's tiles", () => {
   it("fail-open runs without a check are counted with what let them through", () => {
@@ -22,5 +22,14 @@ describe("the on-call notes under a handler's tiles", () => {
   it("key tiles say since when Redis cannot be read", () => {
     expect(staleSinceText("2026-12-02T14:02:11Z")).toMatch(/^stale since \d\d:\d\d:\d\d \(Redis cannot be read; last count kept\)$/);
     expect(staleSinceText(null)).toBeNull();
+  });
+
+  it("the DLQ backlog says how many records wait for a re-drive, by reason, and links to the DLQ filtered", () => {
+    const b = { status: "ok" as const, total: 35, byReason: { redis_conn: 30, handler_error: 5 }, newestAt: "2026-12-02T14:03:10Z", complete: true, dlqTopic: "demo.events.dlq" };
+    expect(dlqBacklogText(b)).toMatch(/^35 DLQ records wait for a re-drive \(redis_conn 30, handler_error 5; newest \d\d:\d\d:\d\d\)$/);
+    expect(dlqBacklogText({ ...b, complete: false })).toMatch(/^at least 35 DLQ records wait/);
+    expect(dlqBacklogText({ ...b, total: 0, byReason: {} })).toBeNull();
+    expect(dlqHref("on-order-paid", b)).toBe("/dlq?handler=on-order-paid");
+    expect(dlqHref("on-order-paid", { ...b, byReason: { redis_conn: 35 } })).toBe("/dlq?handler=on-order-paid&reason=redis_conn");
   });
 });

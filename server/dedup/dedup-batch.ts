@@ -2,8 +2,19 @@
  * The Deduplicator's state of one Router batch (`prepareBatch`): the pre-claims and the metrics
  * state of the batch's messages. Internal to the Deduplicator.
  */
-import type { PendingMark } from "./key-marks";
 import type { Message } from "./message";
+import type { ClaimRequest } from "./repository";
+
+/** A `done` mark deferred to a batch's settle. */
+export interface PendingMark {
+  key: string;
+  /** Our lease token (`processing:<token>`), the compare-and-set's expected value. */
+  value: string;
+  /** The `done` value to write (with the delivery's position, see `doneValue`). */
+  done: string;
+  topic: string;
+  handler: string;
+}
 
 /** {@link BatchState.phase}: the message's stack has not reached the Deduplicator yet. */
 export const NOT_RUN = 0;
@@ -44,6 +55,43 @@ export class BatchState {
     this.keys = new Array<string | undefined>(msgs.length);
     this.replies = new Array<string | null | undefined>(msgs.length);
     this.phase = new Uint8Array(msgs.length);
+  }
+
+  /**
+   * The batch's claims: one per distinct key (`keyOf` of each message; a message whose key cannot
+   * be computed is left to the per-message path, which counts `marshal` and applies the failure
+   * mode), under the batch's token; `at[j]` is the position of `reqs[j]`'s message.
+   */
+  claimRequests(keyOf: (m: Message) => string, ttlMs: number): { reqs: ClaimRequest[]; at: number[] } {
+    const reqs: ClaimRequest[] = [];
+    const at: number[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i < this.msgs.length; i++) {
+      let key: string;
+      try {
+        key = keyOf(this.msgs[i]!);
+      } catch {
+        continue;
+      }
+      // A second copy of a key in the same batch claims at its turn, after the first copy finished:
+      // pre-claimed now it would see the first copy's lease and fail as in-progress.
+      if (seen.has(key)) continue;
+      seen.add(key);
+      reqs.push({ key, value: this.value, ttlMs });
+      at.push(i);
+    }
+    return { reqs, at };
+  }
+
+  /** Remembers the claim round trip's replies (none: it failed; an Error in a slot: unknown). */
+  preclaimed(reqs: readonly ClaimRequest[], at: readonly number[], replies: ReadonlyArray<string | null | Error> | undefined): void {
+    this.at = Date.now();
+    for (let j = 0; j < at.length; j++) {
+      const i = at[j]!;
+      const r = replies?.[j];
+      this.keys[i] = reqs[j]!.key;
+      this.replies[i] = r instanceof Error ? undefined : r;
+    }
   }
 
   /** Position of `msg` in the batch, or -1. */

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { perMessageForm } from "./batch-run";
 import { BatchState, NOT_RUN, RAN } from "./dedup-batch";
 import { DeliveryResults, type Delivery, type DeliveryState } from "./dedup-results";
 import { DedupStoreError, InProgressError, PayloadConflictError } from "./errors";
@@ -10,7 +11,7 @@ import {
 } from "./deduplicator-options";
 import { namedMiddleware, type BatchPreparation, type Handler, type Message, type Middleware } from "./message";
 import { dedupRecorder, type DedupRecorder } from "./metrics";
-import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX, type ClaimRequest } from "./repository";
+import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "./repository";
 import { KeyMarks } from "./key-marks";
 import { DEDUP_ERROR_REASON, dedupKeyPrefix, type DedupErrorReason } from "../../names/dedup";
 import { doneValue, payloadFingerprint, positionOf, storedFingerprint } from "./duplicate-cause";
@@ -40,6 +41,8 @@ export class Deduplicator {
   private readonly closed: boolean;
   /** The most swallowed keys per handler (fixed memory), on the board the dashboard reads; null without. */
   readonly hotKeys: HotKeys | null;
+  /** The middleware (with its batch hook and batch form). */
+  readonly middleware: Middleware;
 
   constructor(options: DeduplicatorOptions) {
     const o = { ...DEFAULT_DEDUPLICATOR_OPTIONS, ...options, failureMode: options.failureMode ?? options.repository?.failureMode ?? "open" } as ResolvedDeduplicatorOptions;
@@ -54,19 +57,19 @@ export class Deduplicator {
     this.valuePrefix = (o.marking === "lease" ? PROCESSING_PREFIX : CLAIMED_PREFIX) + PROCESS_TAG;
     const board = o.hotKeys === undefined ? hotKeysBoard() : o.hotKeys;
     this.hotKeys = board ? board.add(o.service, new HotKeys()) : null;
+    const wrap = (next: Handler): Handler => (msg) => this.handle(next, msg);
+    this.middleware = namedMiddleware("deduplicator", wrap, {
+      prepareBatch: (msgs) => this.prepareBatch(msgs),
+      onRegister: (h) => this.rec.register(h.topic, h.name),
+      // A Router batch counts its results in the batch state; "naive" keeps none (it claims per message).
+      batch: o.marking === "naive" ? undefined : perMessageForm(wrap),
+    });
   }
 
   /** A store call bounded by `timeoutMs` (not for in-process repositories, which cannot block). */
   private timed<T>(p: Promise<T>): Promise<T> {
     return this.inProcess ? p : timed(p, this.options.timeoutMs, this.options.repository);
   }
-
-  /** The middleware (with its batch hook). */
-  readonly middleware: Middleware = namedMiddleware(
-    "deduplicator",
-    (next) => (msg) => this.handle(next, msg),
-    { prepareBatch: (msgs) => this.prepareBatch(msgs), onRegister: (h) => this.rec.register(h.topic, h.name) },
-  );
 
   /** The full repository key of `msg`: `<prefix>:<keyFactory(msg)>`. Throws what the key factory throws. */
   keyOf(msg: Message): string {
@@ -250,25 +253,8 @@ export class Deduplicator {
     // One token for the whole batch: each key appears once in it, so the token still tells our claim
     // of a key from anyone else's; and the store call carries one value instead of one per key.
     const batch = new BatchState(msgs, this.newValue(), this.options.registry !== undefined);
-    const reqs: ClaimRequest[] = [];
-    const at: number[] = [];
-    const seen = new Set<string>();
     this.results.attach(batch);
-    for (let i = 0; i < msgs.length; i++) {
-      const m = msgs[i]!;
-      let key: string;
-      try {
-        key = this.keyOf(m);
-      } catch {
-        continue; // the per-message path counts `marshal` and applies the failure mode
-      }
-      // A second copy of a key in the same batch claims at its turn, after the first copy finished:
-      // pre-claimed now it would see the first copy's lease and fail as in-progress.
-      if (seen.has(key)) continue;
-      seen.add(key);
-      reqs.push({ key, value: batch.value, ttlMs: this.claimTtl });
-      at.push(i);
-    }
+    const { reqs, at } = batch.claimRequests((m) => this.keyOf(m), this.claimTtl);
     if (reqs.length > 0) {
       const t0 = performance.now();
       let replies: Array<string | null | Error> | undefined;
@@ -280,13 +266,7 @@ export class Deduplicator {
         this.observeFailed(reason, t0);
       }
       if (replies) this.rec.checkSeconds((performance.now() - t0) / 1000);
-      batch.at = Date.now();
-      for (let j = 0; j < at.length; j++) {
-        const i = at[j]!;
-        const r = replies?.[j];
-        batch.keys[i] = reqs[j]!.key;
-        batch.replies[i] = r instanceof Error ? undefined : r;
-      }
+      batch.preclaimed(reqs, at, replies);
     }
     return {
       settle: async () => {
@@ -294,21 +274,7 @@ export class Deduplicator {
         this.results.settle(batch);
         await this.marks.completeMany(batch.marks);
       },
-      discard: async (notRun) => {
-        const releases: Promise<unknown>[] = [];
-        for (const m of notRun) {
-          const i = batch.indexOf(m);
-          if (i < 0) continue;
-          const key = batch.keys[i];
-          if (key === undefined) continue;
-          batch.keys[i] = undefined;
-          const r = batch.replies[i];
-          if (r === null || r === undefined) {
-            releases.push(this.timed(o.repository.compareAndDelete(key, batch.value)).catch((e: unknown) => this.rec.error(classifyStoreError(e))));
-          }
-        }
-        await Promise.all(releases);
-      },
+      discard: (notRun) => this.marks.releaseNotRun(batch, notRun),
     };
   }
 }

@@ -1,6 +1,7 @@
 import type { Registry } from "prom-client";
 import type { Observe } from "./handler-time-histogram";
-import { namedMiddleware, type Middleware } from "./message";
+import { perMessageForm } from "./batch-run";
+import { namedMiddleware, type Handler, type Middleware } from "./message";
 import { dedupMetrics } from "./metrics";
 
 /** Options of {@link handlerTimer}. */
@@ -40,20 +41,17 @@ export function handlerTimer(options: HandlerTimerOptions): Middleware {
     return obs;
   };
   const now = o.now;
-  return namedMiddleware(
-    "handlerTimer",
-    (next) => async (msg) => {
-      const [ok, failed] = observers(msg.context.handler ?? "unknown");
-      const start = now();
-      try {
-        const out = await next(msg);
-        ok((now() - start) / 1000);
-        return out;
-      } catch (e) {
-        failed((now() - start) / 1000);
-        throw e;
-      }
-    },
-    { onRegister: (h) => void observers(h.name) },
-  );
+  const wrap = (next: Handler): Handler => async (msg) => {
+    const [ok, failed] = observers(msg.context.handler ?? "unknown");
+    const start = now();
+    try {
+      const out = await next(msg);
+      ok((now() - start) / 1000);
+      return out;
+    } catch (e) {
+      failed((now() - start) / 1000);
+      throw e;
+    }
+  };
+  return namedMiddleware("handlerTimer", wrap, { onRegister: (h) => void observers(h.name), batch: perMessageForm(wrap) });
 }

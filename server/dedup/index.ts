@@ -8,6 +8,7 @@
  * `names/dedup.ts`, which imports nothing: the dashboard reads them there, never through this index.
  */
 export * from "./message";
+export * from "./batch-run";
 export * from "./errors";
 export * from "./pubsub";
 export * from "./router";

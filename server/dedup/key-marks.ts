@@ -1,18 +1,11 @@
+import type { BatchState, PendingMark } from "./dedup-batch";
+
+export type { PendingMark } from "./dedup-batch";
 import type { ResolvedDeduplicatorOptions } from "./deduplicator-options";
+import type { Message } from "./message";
 import type { DedupRecorder } from "./metrics";
 import { isDoneValue } from "./duplicate-cause";
 import { classifyStoreError } from "./store-call";
-
-/** A `done` mark deferred to a batch's settle. */
-export interface PendingMark {
-  key: string;
-  /** Our lease token (`processing:<token>`), the compare-and-set's expected value. */
-  value: string;
-  /** The `done` value to write (with the delivery's position, see `doneValue`). */
-  done: string;
-  topic: string;
-  handler: string;
-}
 
 /**
  * Pauses before the second and third attempt of a `done` mark or a release. A write lost here
@@ -179,6 +172,26 @@ export class KeyMarks {
       await pause(wait);
       pending = again;
     }
+  }
+
+  /**
+   * The messages of a batch that never ran (it stopped at a nack or was aborted): their pre-claims
+   * are released before the batch resolves, so their redelivery finds the keys free. Never throws.
+   */
+  async releaseNotRun(batch: BatchState, notRun: readonly Message[]): Promise<void> {
+    const releases: Promise<unknown>[] = [];
+    for (const m of notRun) {
+      const i = batch.indexOf(m);
+      if (i < 0) continue;
+      const key = batch.keys[i];
+      if (key === undefined) continue;
+      batch.keys[i] = undefined;
+      const r = batch.replies[i];
+      if (r === null || r === undefined) {
+        releases.push(this.timed(this.o.repository.compareAndDelete(key, batch.value)).catch((e: unknown) => this.rec.error(classifyStoreError(e))));
+      }
+    }
+    await Promise.all(releases);
   }
 
   /** After a failed attempt: deletes the key only if it still holds our token, so the retry runs the handler. */

@@ -104,6 +104,29 @@ export function payloadText(msg: Message): string {
 export type Handler = (msg: Message) => Promise<void | Message[]>;
 
 /**
+ * What running a batch's messages in order gave: `msgs[0 … ran-1]` succeeded; with `failure`,
+ * `msgs[ran]` failed with `failure.error`; the messages after it (or, without `failure`, from `ran`
+ * on, when the delivery was aborted) did not run.
+ */
+export interface BatchRun {
+  ran: number;
+  failure?: { error: unknown };
+}
+
+/**
+ * Runs messages in order, one at a time, stopping before a message whose `signal` aborted or when
+ * `stop` aborted (the Router closes), and at the first failure. Never rejects.
+ */
+export type BatchHandler = (msgs: readonly Message[], stop: AbortSignal) => Promise<BatchRun>;
+
+/**
+ * A middleware's batch form: given the per-message rest of the stack (`next`) and its batch form
+ * (`nextBatch`), the batch handler of this layer. It must treat each message as the per-message
+ * form would, in the same order (see {@link recoverEach}).
+ */
+export type BatchForm = (next: Handler, nextBatch: BatchHandler) => BatchHandler;
+
+/**
  * Optional batch hook of a middleware, called by the Router's batch entry point before the
  * per-message stack runs (see `Router.sink(…).deliverBatch` in `./router`).
  */
@@ -156,13 +179,23 @@ export type Middleware = ((next: Handler) => Handler) &
   Partial<RegistrationHook> & {
     /** Stack name for lint and dashboards (`correlationId`, `retry`, `deduplicator`, …). */
     middlewareName?: string;
+    /**
+     * The batch form ({@link BatchForm}): when every middleware of a handler has one, the Router
+     * runs a batch through each layer once instead of through the whole stack once per message.
+     * Without it (any custom middleware) the Router delivers the batch message by message.
+     */
+    batch?: BatchForm;
   };
 
-/** Attaches a stack name (and optional batch / registration hooks) to a middleware function. */
-export function namedMiddleware(name: string, fn: (next: Handler) => Handler, hook?: Partial<BatchHook> & Partial<RegistrationHook>): Middleware {
+/** Optional hooks of {@link namedMiddleware}. */
+export type MiddlewareHooks = Partial<BatchHook> & Partial<RegistrationHook> & { batch?: BatchForm };
+
+/** Attaches a stack name (and optional batch / registration hooks and batch form) to a middleware function. */
+export function namedMiddleware(name: string, fn: (next: Handler) => Handler, hook?: MiddlewareHooks): Middleware {
   const m = fn as Middleware;
   m.middlewareName = name;
   if (hook?.prepareBatch) m.prepareBatch = hook.prepareBatch.bind(hook);
   if (hook?.onRegister) m.onRegister = hook.onRegister.bind(hook);
+  if (hook?.batch) m.batch = hook.batch;
   return m;
 }

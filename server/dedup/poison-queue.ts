@@ -1,5 +1,6 @@
 import { InProgressError, NonRetryableError, PayloadConflictError, toError } from "./errors";
-import { copyMessage, namedMiddleware, type Middleware } from "./message";
+import { recoverEach } from "./batch-run";
+import { copyMessage, namedMiddleware, type Message, type Middleware } from "./message";
 import {
   DEDUP_ERROR_REASONS,
   HANDLER_POISONED_KEY,
@@ -65,27 +66,35 @@ export function poisonQueue(publisher: Publisher, topic: string, options: Poison
   const onRegister = (h: { name: string; topic: string }) => {
     for (const reason_poisoned of POISON_REASON_CLASSES) poisoned?.inc({ service, topic: h.topic, handler: h.name, reason_poisoned }, 0);
   };
-  return namedMiddleware("poisonQueue", (next) => async (msg) => {
+  /** A failed delivery: sent to the DLQ (resolves: acked) or the error rethrown (nacked). */
+  const poison = async (msg: Message, e: unknown): Promise<undefined> => {
+    const err = toError(e);
+    // A delivery aborted by shutdown or a crash was not poisoned: nack it so that it is redelivered.
+    if (msg.signal.aborted) throw err;
+    if (!filter(err)) throw err;
+    const dlq = copyMessage(msg);
+    dlq.metadata[REASON_POISONED_KEY] = err.message;
+    dlq.metadata[TOPIC_POISONED_KEY] = msg.context.topic ?? "";
+    dlq.metadata[HANDLER_POISONED_KEY] = msg.context.handler ?? "";
+    dlq.metadata[SUBSCRIBER_POISONED_KEY] = msg.context.subscriber ?? "";
+    dlq.metadata[REASON_CLASS_POISONED_KEY] = poisonReasonClass(err);
     try {
-      return await next(msg);
-    } catch (e) {
-      const err = toError(e);
-      // A delivery aborted by shutdown or a crash was not poisoned: nack it so that it is redelivered.
-      if (msg.signal.aborted) throw err;
-      if (!filter(err)) throw err;
-      const dlq = copyMessage(msg);
-      dlq.metadata[REASON_POISONED_KEY] = err.message;
-      dlq.metadata[TOPIC_POISONED_KEY] = msg.context.topic ?? "";
-      dlq.metadata[HANDLER_POISONED_KEY] = msg.context.handler ?? "";
-      dlq.metadata[SUBSCRIBER_POISONED_KEY] = msg.context.subscriber ?? "";
-      dlq.metadata[REASON_CLASS_POISONED_KEY] = poisonReasonClass(err);
-      try {
-        await publisher.publish(topic, dlq);
-      } catch (pe) {
-        throw new AggregateError([err, toError(pe)], `poisonQueue: handler failed (${err.message}) and publishing to ${topic} failed too (${toError(pe).message}); not acked`);
-      }
-      poisoned?.inc({ service, topic: msg.context.topic ?? "", handler: msg.context.handler ?? "", reason_poisoned: poisonReasonClass(err) });
-      return undefined;
+      await publisher.publish(topic, dlq);
+    } catch (pe) {
+      throw new AggregateError([err, toError(pe)], `poisonQueue: handler failed (${err.message}) and publishing to ${topic} failed too (${toError(pe).message}); not acked`);
     }
-  }, { onRegister });
+    poisoned?.inc({ service, topic: msg.context.topic ?? "", handler: msg.context.handler ?? "", reason_poisoned: poisonReasonClass(err) });
+    return undefined;
+  };
+  return namedMiddleware(
+    "poisonQueue",
+    (next) => async (msg) => {
+      try {
+        return await next(msg);
+      } catch (e) {
+        return poison(msg, e);
+      }
+    },
+    { onRegister, batch: (_next, nextBatch) => recoverEach(nextBatch, poison) },
+  );
 }

@@ -1,5 +1,13 @@
+import { recoverEach } from "./batch-run";
 import { toError } from "./errors";
 import { namedMiddleware, type Middleware } from "./message";
+
+/** `e` as an Error with a stack. */
+function recovered(e: unknown): Error {
+  const err = toError(e);
+  if (!err.stack) Error.captureStackTrace(err, recoverer);
+  return err;
+}
 
 /**
  * Turns any thrown value (a string, `undefined`, a plain object, a synchronous throw) into an
@@ -7,13 +15,20 @@ import { namedMiddleware, type Middleware } from "./message";
  * JavaScript has no panics to recover from; a rejected promise is the equivalent.
  */
 export function recoverer(): Middleware {
-  return namedMiddleware("recoverer", (next) => async (msg) => {
-    try {
-      return await next(msg);
-    } catch (e) {
-      const err = toError(e);
-      if (!err.stack) Error.captureStackTrace(err, recoverer);
-      throw err;
-    }
-  });
+  return namedMiddleware(
+    "recoverer",
+    (next) => async (msg) => {
+      try {
+        return await next(msg);
+      } catch (e) {
+        throw recovered(e);
+      }
+    },
+    {
+      batch: (_next, nextBatch) =>
+        recoverEach(nextBatch, async (_msg, e) => {
+          throw recovered(e);
+        }),
+    },
+  );
 }

@@ -1,5 +1,6 @@
 import { toError } from "./errors";
-import { namedMiddleware, type Message, type Middleware } from "./message";
+import { recoverEach } from "./batch-run";
+import { namedMiddleware, type Handler, type Message, type Middleware } from "./message";
 
 /** Options of {@link retry}. Delays follow exponential backoff with jitter; the first attempt runs at once. */
 export interface RetryOptions {
@@ -72,23 +73,42 @@ export function maxRetryWaitMs(options: RetryOptions = {}): number {
  */
 export function retry(options: RetryOptions = {}): Middleware {
   const o = resolveRetryOptions(options);
-  return namedMiddleware("retry", (next) => async (msg) => {
-    const start = Date.now();
-    for (let attempt = 1; ; attempt++) {
+  /** After attempt `attempt` failed with `e`: waits the backoff and resolves, or rejects with the error to give up with. */
+  const backOff = async (e: unknown, attempt: number, msg: Message, start: number): Promise<void> => {
+    const err = toError(e);
+    if (attempt > o.maxRetries || msg.signal.aborted) throw err;
+    if ((err as { retryable?: unknown }).retryable === false || !o.shouldRetry(err, attempt, msg)) throw err;
+    const interval = Math.min(o.initialIntervalMs * o.multiplier ** (attempt - 1), o.maxIntervalMs);
+    const delayMs = Math.round(interval * (1 + o.randomizationFactor * (2 * o.random() - 1)));
+    if (o.maxElapsedMs > 0 && Date.now() - start + delayMs > o.maxElapsedMs) throw err;
+    o.onRetry({ attempt, delayMs, error: err, msg });
+    if (!(await sleep(delayMs, msg.signal))) throw err;
+  };
+  /** Attempts `from`, `from + 1`, … of `msg` until one succeeds or `backOff` gives up. */
+  const attempts = async (next: Handler, msg: Message, from: number, start: number): Promise<void | Message[]> => {
+    for (let attempt = from; ; attempt++) {
       msg.context.attempt = attempt;
       try {
         return await next(msg);
       } catch (e) {
-        const err = toError(e);
-        if (attempt > o.maxRetries || msg.signal.aborted) throw err;
-        if ((err as { retryable?: unknown }).retryable === false || !o.shouldRetry(err, attempt, msg)) throw err;
-        const interval = Math.min(o.initialIntervalMs * o.multiplier ** (attempt - 1), o.maxIntervalMs);
-        const delayMs = Math.round(interval * (1 + o.randomizationFactor * (2 * o.random() - 1)));
-        if (o.maxElapsedMs > 0 && Date.now() - start + delayMs > o.maxElapsedMs) throw err;
-        o.onRetry({ attempt, delayMs, error: err, msg });
-        if (!(await sleep(delayMs, msg.signal))) throw err;
+        await backOff(e, attempt, msg, start);
       }
     }
+  };
+  return namedMiddleware("retry", (next) => (msg) => attempts(next, msg, 1, Date.now()), {
+    // A Router batch runs every message's first attempt in the batch; a failed one is retried here
+    // before any later message runs. With maxElapsedMs the first attempt's start time of each
+    // message counts, which the batch does not keep: such a stack delivers message by message.
+    batch:
+      o.maxElapsedMs > 0
+        ? undefined
+        : (next, nextBatch) => (msgs, stop) => {
+            for (const m of msgs) m.context.attempt = 1;
+            return recoverEach(nextBatch, async (msg, e) => {
+              await backOff(e, 1, msg, 0);
+              await attempts(next, msg, 2, 0);
+            })(msgs, stop);
+          },
   });
 }
 

@@ -3,42 +3,20 @@
  * middleware added first is the outermost, as in Watermill's router.go), over a Subscriber /
  * Publisher pair.
  */
-import { NonRetryableError, toError } from "./errors";
-import { CORRELATION_ID_KEY } from "../../names/dedup";
-import type { BatchPreparation, Handler, Message, Middleware, Outcome } from "./message";
+import { toError } from "./errors";
+import type { BatchHandler, BatchPreparation, Handler, Message, Middleware, Outcome } from "./message";
 import type { MessageSink, Subscription } from "./pubsub";
 import { DEFAULT_ROUTER_OPTIONS, type HandlerConfig, type RouterOptions } from "./router-options";
+import { composeStack, registerWith, runBatchForm, startSettles, takenOutcomes } from "./router-stack";
 
 export * from "./router-options";
 
-/**
- * The innermost layer of every handler's stack: the handler, then the publish of the messages it
- * returned. Inside the stack, so a delivery is done only once its outputs landed: a failed publish
- * fails the attempt like a handler error (the Deduplicator releases the key instead of marking it
- * `done`, Retry runs the handler again, after the last retry PoisonQueue sends the input to the DLQ).
- * The produced messages are still returned to the middleware, **after** they were published: a
- * middleware that changes them has no effect on what was sent. They carry the delivery's
- * correlation id (`msg.context.correlationId`, set by the `correlationId` middleware) unless they
- * have their own.
- */
-function publishing(config: HandlerConfig): Handler {
-  const { handler, publisher, publishTopic, name } = config;
-  return async (msg) => {
-    const produced = await handler(msg);
-    if (!produced || produced.length === 0) return produced;
-    if (!publisher || !publishTopic) {
-      throw new NonRetryableError(`handler ${name} returned ${produced.length} message(s) but has no publisher/publishTopic: give both in addHandler`);
-    }
-    const id = msg.context.correlationId;
-    if (id) for (const p of produced) if (!p.metadata[CORRELATION_ID_KEY]) p.metadata[CORRELATION_ID_KEY] = id;
-    await publisher.publish(publishTopic, ...produced);
-    return produced;
-  };
-}
-
-/** Calls each middleware's `onRegister` hook for handler `h`. */
-function registerWith(middleware: readonly Middleware[], h: HandlerConfig): void {
-  for (const m of middleware) m.onRegister?.({ name: h.name, topic: h.topic });
+/** What a sink's batches run through: the per-message stack, its batch form (or null), the batch hooks, and the settles in flight. */
+interface SinkStack {
+  composed: Handler;
+  batch: BatchHandler | null;
+  hooks: Middleware[];
+  settling: Set<Promise<void>>;
 }
 
 /**
@@ -50,7 +28,9 @@ function registerWith(middleware: readonly Middleware[], h: HandlerConfig): void
  * `sink(name).deliverBatch(msgs)` (what the Kafka `eachBatch` transport calls) first calls the
  * `prepareBatch(msgs)` hook of every middleware that has one (Router-level, then handler-level), once
  * for the whole batch — the Deduplicator claims all keys in ONE pipelined round trip and remembers
- * each message's reply. Then it runs the normal per-message stack for each message in order: the
+ * each message's reply. Then it runs the messages in order — through the stack's batch form when
+ * every middleware has one (`Middleware.batch`: each layer once per batch, a failed message handled
+ * by every layer before the next runs), else through the per-message stack one by one: the
  * Deduplicator uses the remembered reply instead of a round trip, unless it is older than a safe
  * fraction of the lease (then it re-checks). It stops at the first nack and hands the messages that
  * never ran to each preparation's `discard`, which releases their pre-claims so their redelivery is
@@ -136,14 +116,13 @@ export class Router {
     const config = this.handlers.get(handlerName);
     if (!config) throw new RangeError(`Router.sink: no handler named ${handlerName}`);
     const middleware = [...this.global, ...(config.middleware ?? [])];
-    let composed: Handler = publishing(config);
-    for (let i = middleware.length - 1; i >= 0; i--) composed = middleware[i]!(composed);
+    const { handler: composed, batch } = composeStack(config, middleware);
     const hooks = middleware.filter((m) => typeof m.prepareBatch === "function");
     // Settles started by this sink's batches and not finished yet (see `flush`).
     const settling = new Set<Promise<void>>();
     const s: MessageSink = {
       deliver: (msg) => this.track(this.deliverTaken(config, composed, msg)),
-      deliverBatch: (msgs) => this.track(config.accept ? this.deliverBatchTaken(config, composed, hooks, msgs, settling) : this.deliverBatch(config, composed, hooks, msgs, settling)),
+      deliverBatch: (msgs) => this.track(config.accept ? this.deliverBatchTaken(config, { composed, batch, hooks, settling }, msgs) : this.deliverBatch(config, { composed, batch, hooks, settling }, msgs)),
       flush: async () => {
         if (settling.size > 0) await Promise.all([...settling]);
       },
@@ -239,7 +218,7 @@ export class Router {
    * stack; the outcomes are mapped back to the batch's order (a message it does not take is an
    * `ack`), still a prefix that ends at the first nack or at the first message that did not run.
    */
-  private async deliverBatchTaken(config: HandlerConfig, composed: Handler, hooks: Middleware[], msgs: readonly Message[], settling: Set<Promise<void>>): Promise<Outcome[]> {
+  private async deliverBatchTaken(config: HandlerConfig, stack: SinkStack, msgs: readonly Message[]): Promise<Outcome[]> {
     const taken: Message[] = [];
     const verdicts: Array<boolean | Error> = [];
     for (const m of msgs) {
@@ -249,24 +228,8 @@ export class Router {
       if (t instanceof Error) break; // the batch ends with this nack
       if (t) taken.push(m);
     }
-    const ran = taken.length > 0 ? await this.deliverBatch(config, composed, hooks, taken, settling, true) : [];
-    const outcomes: Outcome[] = [];
-    let j = 0;
-    for (const t of verdicts) {
-      if (t instanceof Error) {
-        outcomes.push("nack");
-        break;
-      }
-      if (!t) {
-        outcomes.push("ack");
-        continue;
-      }
-      const o = ran[j++];
-      if (o === undefined) break; // not run (aborted or after a nack)
-      outcomes.push(o);
-      if (o === "nack") break;
-    }
-    return outcomes;
+    const ran = taken.length > 0 ? await this.deliverBatch(config, stack, taken, true) : [];
+    return takenOutcomes(verdicts, ran);
   }
 
   private async deliverOne(config: HandlerConfig, composed: Handler, msg: Message, prepared = false): Promise<Outcome> {
@@ -291,22 +254,30 @@ export class Router {
     return outcome;
   }
 
-  private async deliverBatch(config: HandlerConfig, composed: Handler, hooks: Middleware[], msgs: readonly Message[], settling: Set<Promise<void>>, prepared = false): Promise<Outcome[]> {
+  private async deliverBatch(config: HandlerConfig, stack: SinkStack, msgs: readonly Message[], prepared = false): Promise<Outcome[]> {
+    const { composed, batch, hooks, settling } = stack;
     if (!prepared) for (const m of msgs) this.prepare(config, m);
     const preparations: BatchPreparation[] = [];
+    let hooksFailed = false;
     for (const hook of hooks) {
       try {
         preparations.push(await hook.prepareBatch!(msgs));
       } catch (e) {
+        hooksFailed = true;
         this.report(config, e);
       }
     }
-    const outcomes: Outcome[] = [];
-    for (const msg of msgs) {
-      if (msg.signal.aborted || this.controller.signal.aborted) break;
-      const o = await this.deliverOne(config, composed, msg, true);
-      outcomes.push(o);
-      if (o === "nack") break;
+    let outcomes: Outcome[];
+    // The batch form needs every hook's batch state (the Deduplicator counts its results there).
+    if (batch && !hooksFailed) outcomes = await runBatchForm(batch, msgs, this.controller.signal, (e, uuid) => this.report(config, e, uuid));
+    else {
+      outcomes = [];
+      for (const msg of msgs) {
+        if (msg.signal.aborted || this.controller.signal.aborted) break;
+        const o = await this.deliverOne(config, composed, msg, true);
+        outcomes.push(o);
+        if (o === "nack") break;
+      }
     }
     const notRun = msgs.slice(outcomes.length);
     if (notRun.length > 0) {
@@ -319,23 +290,7 @@ export class Router {
         }
       }
     }
-    for (const p of preparations) {
-      if (!p.settle) continue;
-      // Started now (the marks are sent before this batch resolves), awaited by `flush()`.
-      let started: Promise<void>;
-      try {
-        started = p.settle();
-      } catch (e) {
-        this.report(config, e);
-        continue;
-      }
-      const tracked: Promise<void> = started.then(
-        () => undefined,
-        (e: unknown) => this.report(config, e),
-      );
-      settling.add(tracked);
-      void this.track(tracked).finally(() => settling.delete(tracked));
-    }
+    startSettles(preparations, settling, (e) => this.report(config, e), (p) => this.track(p));
     return outcomes;
   }
 }

@@ -1,4 +1,5 @@
-import { namedMiddleware, type Message, type Middleware } from "./message";
+import { perMessageForm } from "./batch-run";
+import { namedMiddleware, type Handler, type Message, type Middleware } from "./message";
 
 /** Options of {@link timeout}. */
 export interface TimeoutOptions {
@@ -85,7 +86,7 @@ function attemptMessage(msg: Message, timedOut: { reason: Error | null; controll
  */
 export function timeout(options: number | TimeoutOptions = {}): Middleware {
   const { timeoutMs } = resolveTimeoutOptions(options);
-  return namedMiddleware("timeout", (next) => (msg) => {
+  const wrap = (next: Handler): Handler => (msg) => {
     const state: { reason: Error | null; controller: AbortController | null } = { reason: null, controller: null };
     let work: ReturnType<typeof next>;
     try {
@@ -110,5 +111,6 @@ export function timeout(options: number | TimeoutOptions = {}): Middleware {
         },
       );
     });
-  });
+  };
+  return namedMiddleware("timeout", wrap, { batch: perMessageForm(wrap) });
 }

@@ -40,7 +40,7 @@ describe("the consumer's Redis client: a Redis stopped mid-traffic on a saturate
     await redis.stop();
   });
 
-  it("counts ≥ 99 % of the failed checks as redis_conn, and none of them as a latency sample", async () => {
+  it("counts ≥ 99 % of the failed checks as redis_conn, none of them as a latency sample, and every message that ran unchecked", async () => {
     const registry = new Registry();
     const prefix = `outage-${Math.random().toString(36).slice(2, 8)}`;
     const ran: string[] = [];
@@ -56,6 +56,11 @@ describe("the consumer's Redis client: a Redis stopped mid-traffic on a saturate
       for (const end = until(1_000); performance.now() < end; ) await wave();
       const okChecks = await checkCount(registry);
       expect(okChecks).toBeGreaterThan(0);
+      // A check that timed out on the loaded loop before the stop also ran unchecked: count from here.
+      const sum = (c: Record<string, number>) => (c.redis_conn ?? 0) + (c.redis_timeout ?? 0);
+      const uncheckedBefore = sum(await counter(registry, METRIC_NAMES.unchecked, "reason"));
+      const errorsBefore = sum(await counter(registry, METRIC_NAMES.errors, "reason"));
+      const ranBefore = n;
       await redis.stop();
       for (const end = until(3_000); performance.now() < end; ) await wave();
       const errors = await counter(registry, METRIC_NAMES.errors, "reason");
@@ -64,6 +69,10 @@ describe("the consumer's Redis client: a Redis stopped mid-traffic on a saturate
       expect((errors.redis_conn ?? 0) / failed).toBeGreaterThanOrEqual(0.99);
       // Fail-open: every message ran; the outage added no check-duration samples beyond timeouts.
       expect(ran.length).toBe(n);
+      // …and each of them ran without a check, counted as such, by the same reason as the error.
+      const unchecked = await counter(registry, METRIC_NAMES.unchecked, "reason");
+      expect(sum(unchecked) - uncheckedBefore).toBe(n - ranBefore);
+      expect(sum(unchecked) - uncheckedBefore).toBe(failed - errorsBefore);
       expect(await checkCount(registry)).toBeLessThanOrEqual(okChecks + (errors.redis_timeout ?? 0));
     } finally {
       clearInterval(load);

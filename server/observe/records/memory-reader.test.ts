@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MemoryBroker } from "@/server/transport/memory-broker";
 import { TopicMissingError } from "./log-reader";
-import { MemoryLogReader } from "./memory-reader";
+import { MEMORY_FETCH_MAX_RECORDS, MemoryLogReader } from "./memory-reader";
 import { scanNewestFirst } from "./scan";
 
 const rec = (i: number) => ({ headers: { _watermill_message_uuid: `u${i}`, "Event-Type": "x" }, value: Buffer.from(`{"i":${i}}`) });
@@ -25,6 +25,15 @@ describe("MemoryLogReader: the embedded broker's log read like Kafka's", () => {
     expect(got[0]!.timestamp).toBeGreaterThan(Date.now() - 60_000);
     expect(await r.fetchFrom("t", 1, 1n, 1)).toHaveLength(1);
     expect(await r.fetchFrom("t", 1, 5n, 1000)).toEqual([]);
+  });
+
+  it("a fetch returns at most MEMORY_FETCH_MAX_RECORDS records, however many fit in its bytes", async () => {
+    const b = new MemoryBroker();
+    b.createTopic("t", 1);
+    for (let i = 0; i < MEMORY_FETCH_MAX_RECORDS + 10; i++) b.produce("t", rec(i));
+    const got = await new MemoryLogReader(b).fetchFrom("t", 0, 5n, 1 << 30);
+    expect(got).toHaveLength(MEMORY_FETCH_MAX_RECORDS);
+    expect(got.at(-1)!.offset).toBe(BigInt(MEMORY_FETCH_MAX_RECORDS + 4));
   });
 
   it("a topic the broker does not hold is a TopicMissingError (a 404 for the routes)", async () => {

@@ -6,8 +6,9 @@
  * silence created on the page makes Alertmanager list it suppressed and `amtool silence query`
  * list exactly the page's silences; expiring it on the page makes it active again.
  * Then the chart markers: on the handler page's error chart, the alert's firing transition, a demo
- * fault toggle and a consumer-group rebalance are marked within one scrape (5 s) of when they
- * happened. Saves test-results/screenshots/alertmanager-{active,silenced,markers}.png.
+ * fault toggle, a consumer-group rebalance and a DLQ re-drive are marked within one scrape (5 s) of
+ * when they happened, each with its hover text and legend entry. Saves
+ * test-results/screenshots/alertmanager-{active,silenced,markers}.png.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -18,7 +19,9 @@ import { Kafka, logLevel, type Admin } from "kafkajs";
 import type { Browser, Page } from "playwright-core";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ulid } from "ulid";
 import { ALERT_NAMES } from "@/lib/thresholds";
+import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/names/dedup";
 import type { AmAlert } from "@/server/observe/alertmanager";
 import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
@@ -147,10 +150,28 @@ describe("Alertmanager: a marshal error fires, is silenced from the app, and the
   }, 150_000);
 });
 
-/** Sends a demo write as the page does (same origin, JSON). */
-async function put(path: string, body: unknown): Promise<void> {
-  const res = await fetch(`${app.url}${path}`, { method: "PUT", headers: { "content-type": "application/json", origin: app.url }, body: JSON.stringify(body) });
+/** Sends a write as the page does (same origin, JSON). */
+async function send(method: "PUT" | "POST", path: string, body: unknown): Promise<unknown> {
+  const res = await fetch(`${app.url}${path}`, { method, headers: { "content-type": "application/json", origin: app.url }, body: JSON.stringify(body) });
   expect(res.status, `${path}: ${await res.clone().text()}`).toBe(200);
+  return res.json();
+}
+const put = (path: string, body: unknown) => send("PUT", path, body);
+
+/**
+ * A handler-error DLQ record of on-review-created (as the PoisonQueue writes it), re-driven by its
+ * UUID through the API the DLQ page uses; the time (unix s) the re-drive answered.
+ */
+async function redriveOne(): Promise<number> {
+  const uuid = ulid();
+  const producer = new Kafka({ clientId: `e2e-am-r-${id}`, brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: logLevel.NOTHING }).producer();
+  await producer.connect();
+  const headers = { [WATERMILL_UUID_HEADER]: uuid, "Event-Type": "review.created", [REASON_POISONED_KEY]: "handler failed: e2e", [TOPIC_POISONED_KEY]: topic, [HANDLER_POISONED_KEY]: "on-review-created", [SUBSCRIBER_POISONED_KEY]: "kafka/e2e" };
+  await producer.send({ topic: `${topic}.dlq`, messages: [{ value: JSON.stringify({ reviewId: uuid }), headers }] });
+  await producer.disconnect();
+  const r = (await send("POST", "/api/dlq/redrive", { uuids: [uuid], dryRun: false })) as { redriven: number };
+  expect(r.redriven).toBe(1);
+  return Date.now() / 1000;
 }
 
 /** Members of the handler's consumer group, as the admin API lists them. */
@@ -175,14 +196,16 @@ async function markersAtTheirTimes(firedAtSec: number): Promise<void> {
   await until("an extra replica joining the group", 30_000, async () => (await members("on-review-created")) > before);
   const joinedAt = Date.now() / 1000;
   await put("/api/demo/sources", { rebalance: { enabled: false } });
+  const redrivenAt = await redriveOne();
 
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   const errors = collectErrors(page);
   await page.goto(`${app.url}/handlers/${service}/on-review-created?range=15m&refresh=5s`);
-  // The chart below the fold is mounted when scrolled near (its server drawing is replaced): scroll
-  // until the element stays attached.
+  // The chart below the fold turns interactive when scrolled near. Scrolled by the DOM, not by
+  // Playwright's scrollIntoViewIfNeeded: that waits for two animation frames with the same box,
+  // which a loaded machine redrawing a page of live charts every refresh may not give within seconds.
   await until("the error chart in view", 20_000, async () =>
-    (await page.getByTestId("chart-error-rate").scrollIntoViewIfNeeded({ timeout: 2_000 }).then(() => true, () => false)) || undefined,
+    (await page.getByTestId("chart-error-rate").evaluate((el) => (el.scrollIntoView({ block: "center" }), true), undefined, { timeout: 2_000 }).catch(() => false)) || undefined,
   );
   // The rebalance is seen at the next scrape of the lag metrics (every 5 s).
   const rebalance = await until("a rebalance marker", 30_000, async () => {
@@ -193,6 +216,9 @@ async function markersAtTheirTimes(firedAtSec: number): Promise<void> {
   const fault = await markerTimes(page, "fault", /latencyMs=5/);
   expect(fault.length).toBe(1);
   expect(Math.abs(fault[0]! - faultAt)).toBeLessThan(2);
+  const redrive = await markerTimes(page, "replay", /^.* — DLQ re-drive on on-review-created: 1 re-driven of 1 matched \(by local\)$/);
+  expect(redrive.length).toBe(1);
+  expect(Math.abs(redrive[0]! - redrivenAt)).toBeLessThan(2);
   const firing = await markerTimes(page, "alert", /DedupRedisErrors\{.*reason="marshal".*\} firing/);
   expect(firing.length).toBe(1);
   expect(Math.abs(firing[0]! - firedAtSec), `firing marker ${firing[0]} vs Alertmanager's startsAt ${firedAtSec}`).toBeLessThanOrEqual(5);
@@ -201,6 +227,7 @@ async function markersAtTheirTimes(firedAtSec: number): Promise<void> {
   expect(legend).toMatch(/alert pending \/ firing \/ resolved/);
   expect(legend).toMatch(/consumer-group rebalance/);
   expect(legend).toMatch(/demo store fault changed/);
+  expect(legend).toMatch(/replay \/ re-drive/);
   await screenshot(page, "alertmanager-markers");
   expect(errors).toEqual([]);
   await page.close();

@@ -58,21 +58,12 @@ export function timed<T>(p: Promise<T>, ms: number, watch?: ConnectionWatch): Pr
   if (!watch?.connectionLostSince) return withTimeout(p, ms, () => new StoreTimeoutError(ms));
   const since = performance.now();
   const lost = watch.connectionLostSince.bind(watch);
-  return new Promise<T>((resolve, reject) => {
-    const fail = (e: unknown) =>
-      setImmediate(() => reject(lost(since) ? new StoreUnavailableError(`dedup store connection not ready during the call: ${(e as Error)?.message ?? e}`, { cause: e }) : e));
-    const t = setTimeout(() => fail(new StoreTimeoutError(ms)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(t);
-        fail(e);
-      },
-    );
-  });
+  return withTimeout(p, ms, () => new StoreTimeoutError(ms)).catch(
+    (e: unknown) =>
+      new Promise<T>((_, reject) =>
+        setImmediate(() => reject(lost(since) ? new StoreUnavailableError(`dedup store connection not ready during the call: ${(e as Error)?.message ?? e}`, { cause: e }) : e)),
+      ),
+  );
 }
 
 /**

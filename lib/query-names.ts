@@ -33,6 +33,7 @@ export const QUERY_NAMES = [
   "consumer_lag_growth",
   "alert_states",
   "process_start",
+  "scrape_time",
 ] as const;
 
 /** One named query. */

@@ -7,6 +7,7 @@ import { chartLines } from "@/lib/thresholds";
 import type { ObserveContext } from "./context";
 import type { QueryName } from "./metrics/queries";
 import { got, unavailable } from "./upstream";
+import { maskScrapeGaps } from "./scrape-gaps";
 import { withAlertmanager } from "./alertmanager";
 
 /** Most points per line: a step below range/MAX_POINTS is raised to it (Prometheus caps at 11,000). */
@@ -79,7 +80,7 @@ async function buildSeries(ctx: ObserveContext, p: SeriesParams): Promise<Series
   const rangeSec = RANGE_SECONDS[p.range];
   const step = Math.max(p.step ?? Math.max(1, Math.ceil(rangeSec / 240)), Math.ceil(rangeSec / MAX_POINTS));
   const end = Math.floor(Date.now() / 1000);
-  const results = await Promise.all(spec.queries.map(({ q }) => got(ctx.metrics.range(q, end - rangeSec, end, step))));
+  const [scrapes, ...results] = await Promise.all([got(ctx.metrics.range("scrape_time", end - rangeSec, end, step)), ...spec.queries.map(({ q }) => got(ctx.metrics.range(q, end - rangeSec, end, step)))]);
   const failed = results.find((r) => !r.ok);
   const keep = (l: Record<string, string>) =>
     (p.service === undefined || l.service === p.service) && (!spec.perHandler || p.handler === undefined || l.handler === p.handler);
@@ -104,7 +105,8 @@ async function buildSeries(ctx: ObserveContext, p: SeriesParams): Promise<Series
     source: ctx.metrics.kind,
     unit: spec.unit,
     thresholds: spec.lines.map((l) => ({ value: l.value, label: l.label, kind: l.kind })),
-    data: failed && !failed.ok ? unavailable(failed.detail) : { status: "ok", series },
+    // Where a service was not scraped its lines break, though a 5-min rate still has a value there.
+    data: failed && !failed.ok ? unavailable(failed.detail) : { status: "ok", series: scrapes.ok ? maskScrapeGaps(series, scrapes.value, step) : series },
   };
 }
 

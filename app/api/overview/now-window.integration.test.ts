@@ -24,6 +24,8 @@ import { PrometheusSource } from "@/server/observe/metrics/prometheus";
 import { freePort } from "@/server/testing/net";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
+import { consumerInfoGauge } from "@/server/transport/replica-id";
+import { GET as seriesGET } from "../series/route";
 import { GET } from "./route";
 
 const SCRAPE_SEC = 1;
@@ -35,6 +37,8 @@ let prom: OwnPrometheus | undefined;
 let app: Server | undefined;
 let consumerRedis: ReturnType<typeof createDedupRedis>;
 let traffic: { stop: () => Promise<void> } | undefined;
+/** While true the consumer's /metrics answers 503: Prometheus' scrapes fail (the app "down"). */
+let metricsDown = false;
 
 /** The handler's row as the page reads it: the overview route's answer. */
 async function row(): Promise<OverviewHandler | undefined> {
@@ -89,8 +93,13 @@ beforeAll(async () => {
   redis = await startOwnRedis({ args: ["--enable-debug-command", "local"] });
   consumerRedis = createDedupRedis({ url: redis.url });
   const registry = new Registry();
+  consumerInfoGauge(registry).set({ service: SERVICE, replica: "r1" }, 1);
   const port = await freePort();
   app = createServer((_req, res) => {
+    if (metricsDown) {
+      res.writeHead(503).end();
+      return;
+    }
     void registry.metrics().then((body) => {
       res.writeHead(200, { "content-type": registry.contentType });
       res.end(body);
@@ -155,3 +164,26 @@ it("a Redis slowdown, then an outage: the page says 'recovering' within two scra
   expect(later && errorState(later)).toBe("recovering");
   console.log(`[now-window] 'recovering' ${slowDelay} ms after the slowdown ended, ${outageDelay} ms after the outage ended (scrape ${SCRAPE_SEC} s)`);
 }, 150_000);
+
+it("scrapes failing for 6 s: the duplicate-ratio chart breaks there instead of drawing the 5-min rate across", async () => {
+  const points = async () => {
+    const res = await seriesGET(new Request(`http://localhost/api/series?${new URLSearchParams({ metric: "duplicate_ratio", service: SERVICE, handler: HANDLER, range: "5m", step: "1" })}`));
+    const body = (await res.json()) as { data: { status: string; series?: Array<{ points: Array<[number, number | null]> }> } };
+    return body.data.series?.[0]?.points ?? [];
+  };
+  const downFrom = Math.floor(Date.now() / 1000);
+  metricsDown = true;
+  await new Promise((r) => setTimeout(r, 6_000));
+  metricsDown = false;
+  const downTo = Math.floor(Date.now() / 1000);
+  await new Promise((r) => setTimeout(r, 3_000));
+  const pts = await points();
+  const inside = pts.filter(([t]) => t > downFrom + 2 && t < downTo - 1);
+  const before = pts.filter(([t]) => t < downFrom - 2 && t > downFrom - 30);
+  const after = pts.filter(([t]) => t > downTo + 2);
+  // The 5-min rate had a value all along; the chart has one only where the service was scraped.
+  expect(before.some(([, v]) => v !== null)).toBe(true);
+  expect(inside.length).toBeGreaterThan(0);
+  expect(inside.every(([, v]) => v === null)).toBe(true);
+  expect(after.some(([, v]) => v !== null)).toBe(true);
+}, 60_000);

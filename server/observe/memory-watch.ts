@@ -99,11 +99,16 @@ export class MemoryWatch {
   }
 }
 
-const watches = new WeakMap<object, MemoryWatch>();
+type G = typeof globalThis & { __dedupHealthMemoryWatches?: WeakMap<object, MemoryWatch> };
 
-/** The watch of `redis` (one per client), or null without Redis or with an in-memory key source. */
+/**
+ * The watch of `redis` (one per client), or null without Redis or with an in-memory key source.
+ * Kept on `globalThis`: the route bundles and `instrumentation.ts` load their own copies of this
+ * module, and the scrape's gauge and the overview must read the same watch.
+ */
 export function memoryWatchOf(redis: RedisLike | null, inspector: KeySource | null): MemoryWatch | null {
   if (!redis || !inspector || inspector.kind !== "redis") return null;
+  const watches = ((globalThis as G).__dedupHealthMemoryWatches ??= new WeakMap());
   let w = watches.get(redis);
   if (!w) watches.set(redis, (w = new MemoryWatch(redis, inspector)));
   return w;

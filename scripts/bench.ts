@@ -82,6 +82,7 @@ function rowsOf(step: Step, json: unknown): BenchResult[] {
     const refs: Record<string, { reference: number | null; unit: string }> = {
       "inspect.scan_keys_per_sec": { reference: (d.plainScan?.keysPerSec as number) ?? null, unit: "keys/s" },
       "inspect.scan_vs_plain_scan": { reference: null, unit: "ratio" },
+      "inspect.scan_vs_plain_scan_every_key_has_ttl": { reference: null, unit: "ratio" },
       "inspect.estimate_ms_1m_keys": { reference: (d.exactCount?.ms as number) ?? null, unit: "ms" },
       "api.overview_p95_ms_50_viewers": { reference: ((d.overview?.oneViewer as Record<string, number> | undefined)?.p95 as number) ?? null, unit: "ms" },
     };

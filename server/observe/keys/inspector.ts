@@ -106,6 +106,11 @@ export class KeyInspector extends BackgroundCount implements KeySource {
     const everyKey = this.opts.ttlCheck === "every-key";
     const ttlPerKey = nodes.map((_, ni) => everyKey && (nodeNoTtl[ni] ?? 0) > 0);
     const single = this.globs.globs.length === 1;
+    // Each chunk's reply carries up to this many sample keys per group: enough for twice the
+    // sampleKeysPerHandler that readSamples keeps over the whole scan (a chunk visits ≤ scanCount
+    // keys), at most 10. Ten per chunk shipped about half of all keys back as samples at 300k keys:
+    // reply bytes and client CPU that a plain SCAN loop does not pay.
+    const samplesPerGroup = Math.min(10, Math.ceil((2 * this.opts.sampleKeysPerHandler * this.opts.scanCount) / Math.max(1, total)));
     await Promise.all(
       nodes.map(async (node, ni) => {
         let cursor = "0";
@@ -118,7 +123,7 @@ export class KeyInspector extends BackgroundCount implements KeySource {
               count,
               bucketBoundsMs: TTL_BUCKET_BOUNDS,
               luaPatterns: this.globs.luaPatterns(),
-              samplesPerGroup: 10,
+              samplesPerGroup,
               matchGlob: single ? this.globs.globs[0]! : "",
               ttlPerKey: ttlPerKey[ni]!,
               budgetMicros: this.opts.maxCallMicros,

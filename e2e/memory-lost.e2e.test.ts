@@ -1,0 +1,81 @@
+/**
+ * A lost dedup memory on the page, in real Chromium: the app (DEMO=off) reads an own `redis-server`
+ * without persistence holding 400 keys of one handler, and an own Prometheus (1 s scrape and
+ * evaluation, the project's rules) scrapes its `/api/metrics`. Minute 0: the handler page counts
+ * the 400 keys. Redis stopped: the key tile keeps 400 and says "stale since …". Redis started again,
+ * empty, on the same port: the page says the memory was lost to a restart and that duplicates
+ * within the window will run again, and `DedupMemoryLost` fires for that handler.
+ * Saves test-results/screenshots/memory-lost-{stale,lost}.png.
+ */
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
+import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
+import { collectErrors, freePort, launchBrowser, ROOT, screenshot, startApp, until, type App } from "./harness";
+
+const SERVICE = `e2e-mem-${randomBytes(4).toString("hex")}`;
+const HANDLER = "on-order-paid";
+const KEYS = 400;
+let redis: OwnRedis;
+let prom: OwnPrometheus;
+let app: App;
+let browser: Browser;
+
+const keyTile = (page: Page) => page.getByTestId("stat-keys").innerText();
+
+beforeAll(async () => {
+  redis = await startOwnRedis();
+  const seed = new Redis(redis.url);
+  const p = seed.pipeline();
+  for (let i = 0; i < KEYS; i++) p.set(`${SERVICE}:dedup:${HANDLER}:${randomBytes(8).toString("hex")}`, "done:demo.events:0:1", "PX", 86_400_000);
+  await p.exec();
+  seed.disconnect();
+  const port = await freePort();
+  prom = await startOwnPrometheus({ targets: [`127.0.0.1:${port}`], ruleFiles: [join(ROOT, "infra/prometheus/rules/dedup.yml")], intervalSec: 1, metricsPath: "/api/metrics" });
+  app = await startApp({ port, env: { DEMO: "off", REDIS_URL: redis.url, PROMETHEUS_URL: prom.url, DEDUP_PREFIXES: `${SERVICE}:dedup:*`, SERVICE_NAME: SERVICE } });
+  browser = await launchBrowser();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+  await prom?.stop();
+  // Our own Redis, without persistence: stopping it removes every key the test wrote.
+  await redis?.stop();
+});
+
+describe("a lost dedup memory on the handler page", () => {
+  it("counts the keys, marks them stale while Redis is down, then says the memory was lost to a restart and fires DedupMemoryLost", async () => {
+    const page = await browser.newPage();
+    const errors = collectErrors(page);
+    await page.goto(`${app.url}/handlers/${SERVICE}/${HANDLER}?refresh=5s`);
+    await until("the 400 keys counted on the page", 60_000, async () => (await keyTile(page)).includes("400"));
+    expect(await keyTile(page)).not.toContain("stale since");
+
+    await redis.stop();
+    const stale = await until("the key tile marked stale", 60_000, async () => {
+      const t = await keyTile(page);
+      return t.includes("stale since") ? t : undefined;
+    });
+    expect(stale).toContain("400");
+    expect(stale).toMatch(/stale since \d\d?:\d\d:\d\d.*Redis cannot be read; last count kept/);
+    await screenshot(page, "memory-lost-stale");
+
+    redis = await startOwnRedis({ port: redis.port });
+    const note = await until("the lost memory on the page", 90_000, async () => {
+      const t = await page.getByTestId("note-memory-lost").innerText({ timeout: 1000 });
+      return t || undefined;
+    });
+    expect(note).toMatch(/^Dedup memory lost at \d\d?:\d\d:\d\d: 400 of 400 keys gone \(100(\.0)?%\) — Redis restarted; duplicates within the window will run again$/);
+    expect(await keyTile(page)).not.toContain("stale since");
+    await until("DedupMemoryLost firing for the handler on the page", 90_000, async () => {
+      const li = page.getByTestId("handler-now").locator("li", { hasText: "DedupMemoryLost" });
+      return (await li.count()) > 0 && (await li.first().getByTestId("alert-state").getAttribute("data-state")) === "firing";
+    });
+    await screenshot(page, "memory-lost-lost");
+    expect(errors).toEqual([]);
+  }, 300_000);
+});

@@ -12,6 +12,7 @@ const LINKS = [
   { href: "/dlq", label: "DLQ" },
   { href: "/audit", label: "Audit" },
   { href: "/workshop", label: "Workshop" },
+  { href: "/runbook", label: "Runbook" },
 ] as const;
 
 /** The main navigation; links carry the current range and refresh so the view follows. */

@@ -76,12 +76,24 @@ export interface AlertThreshold {
   readonly dashboardPath: string;
   /** Anchor of the alert's section in RUNBOOK.md (GitHub heading slug: the name in lower case). */
   readonly runbookAnchor: string;
-  /** Absolute URL of that section; the rule's `runbook_url` annotation. */
+  /**
+   * That section on the app's own runbook page (`/runbook#<anchor>`, relative). Where a deployment
+   * publishes it elsewhere (`RUNBOOK_BASE_URL`), the server and the rule generator build the link
+   * with {@link runbookUrl} instead.
+   */
   readonly runbookUrl: string;
 }
 
-/** Where RUNBOOK.md is published; `runbook_url` annotations point at its sections. */
-export const RUNBOOK_BASE_URL = "https://github.com/dedup-health/dedup-health/blob/main/RUNBOOK.md";
+/** The app's page of the RUNBOOK.md it ships: the runbook base when `RUNBOOK_BASE_URL` is not set. */
+export const RUNBOOK_PATH = "/runbook";
+
+/**
+ * The link to a runbook section: `base` (an absolute URL, or a path of this app such as
+ * {@link RUNBOOK_PATH}) with `#<anchor>`; a fragment already in `base` is replaced.
+ */
+export function runbookUrl(anchor: string, base: string = RUNBOOK_PATH): string {
+  return `${base.replace(/#.*$/, "")}#${anchor}`;
+}
 
 /** The fields {@link defineAlert} derives from the others. */
 type Derived = "expr" | "runbookAnchor" | "runbookUrl" | "forMs" | "variants";
@@ -101,7 +113,7 @@ export function defineAlert<const A extends AlertSpec>(a: A): A & Pick<AlertThre
     forMs: minutes * 60_000,
     expr: `${a.valueExpr} > ${a.threshold.value}`,
     runbookAnchor: anchor,
-    runbookUrl: `${RUNBOOK_BASE_URL}#${anchor}`,
+    runbookUrl: runbookUrl(anchor),
   };
 }
 

@@ -24,7 +24,7 @@ import { defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/aler
 import { checkQuantileExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, leaseCounterRateExpr, memoryLostExpr, payloadConflictsExpr } from "@/lib/alert-exprs";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";
 
-export { RUNBOOK_BASE_URL, alertTextsFor, ruleTexts, renderAlertText, type AlertThreshold, type AlertTexts, type ThresholdLine } from "@/lib/alert-model";
+export { RUNBOOK_PATH, runbookUrl, alertTextsFor, ruleTexts, renderAlertText, type AlertThreshold, type AlertTexts, type ThresholdLine } from "@/lib/alert-model";
 
 export { RATE_WINDOW, RATE_WINDOW_MS, NOW_LOOKBACK, NOW_LOOKBACK_MS, NOW_WINDOW, ALERT_WINDOW, type RateWindow, checkQuantileExpr, consumerLagExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, memoryLostExpr, payloadConflictsExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, LAG_GROWTH_WINDOW_MS } from "@/lib/alert-exprs";
 

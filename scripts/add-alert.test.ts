@@ -47,7 +47,7 @@ describe("an alert is one entry", () => {
     const rules = renderRules(alerts);
     writeFileSync(join(dir, "rules.yml"), rules);
     expect(rules).toContain(`alert: ${planted.name}`);
-    expect(rules).toContain(`runbook_url: ${planted.runbookUrl}`);
+    expect(rules).toContain(`runbook_url: ${DEFAULT_DASHBOARD_BASE_URL}${planted.runbookUrl}`);
     const r = promtool(["check", "rules", "rules.yml"]);
     expect(r.out).toContain(`SUCCESS: ${alerts.length} rules found`);
   });
@@ -55,7 +55,7 @@ describe("an alert is one entry", () => {
   it("is reported by the promtool coverage check until it has a firing and a silent case, then passes promtool", () => {
     const series = `${METRIC_NAMES.poisoned}{service="s",topic="t",handler="h",reason_poisoned="marshal"}`;
     const labels = { severity: "ticket", service: "s", topic: "t", handler: "h", reason_poisoned: "marshal" };
-    const annotations = { summary: "DLQ writes on s/h", description: "Messages reach the DLQ.", runbook_url: planted.runbookUrl, dashboard_url: `${DEFAULT_DASHBOARD_BASE_URL}/handlers/s/h?range=1h` };
+    const annotations = { summary: "DLQ writes on s/h", description: "Messages reach the DLQ.", runbook_url: `${DEFAULT_DASHBOARD_BASE_URL}${planted.runbookUrl}`, dashboard_url: `${DEFAULT_DASHBOARD_BASE_URL}/handlers/s/h?range=1h` };
     const test = {
       rule_files: ["rules.yml"],
       evaluation_interval: "1m",

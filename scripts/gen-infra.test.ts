@@ -3,8 +3,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { parseMarkdown } from "@/lib/markdown";
 import { ALERT_LIST } from "@/lib/thresholds";
-import { DEFAULT_DASHBOARD_BASE_URL, GENERATED_FILES, renderAll, renderRules, REPO_ROOT, staleFiles } from "./gen-infra";
+import { DEFAULT_DASHBOARD_BASE_URL, GENERATED_FILES, renderAll, renderRules, REPO_ROOT, runbookBase, staleFiles } from "./gen-infra";
 
 interface Rule {
   alert: string;
@@ -16,13 +17,9 @@ interface Rule {
 
 const rules = (parse(renderRules()) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
 
-/** GitHub's anchor for a Markdown heading: lower case, punctuation dropped, spaces to dashes. */
-function slug(heading: string): string {
-  return heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
-    .replace(/\s/g, "-");
+/** The anchors of RUNBOOK.md's headings, as the app's `/runbook` page and GitHub give them. */
+function runbookAnchors(runbook: string): Set<string> {
+  return new Set(parseMarkdown(runbook).flatMap((b) => (b.t === "heading" ? [b.id] : [])));
 }
 
 describe("gen:infra", () => {
@@ -79,8 +76,16 @@ describe("gen:infra", () => {
     for (const r of rules) {
       expect(Object.keys(r.annotations).sort()).toEqual(["dashboard_url", "description", "runbook_url", "summary"]);
       expect(r.annotations.description).toMatch(/\{\{ \$value \| (humanizePercentage|humanizeDuration|printf "%\.3g") \}\}/);
-      expect(r.annotations.runbook_url).toMatch(/^https:\/\/.+\/RUNBOOK\.md#[a-z0-9-]+$/);
+      expect(r.annotations.runbook_url).toBe(`${DEFAULT_DASHBOARD_BASE_URL}/runbook#${r.alert.toLowerCase()}`);
     }
+  });
+
+  it("points runbook_url at the app's own /runbook under DASHBOARD_BASE_URL, or at RUNBOOK_BASE_URL when set", () => {
+    const urls = (base: string, runbook?: string) =>
+      (parse(renderRules(ALERT_LIST, base, runbookBase(base, runbook))) as { groups: { rules: Rule[] }[] }).groups[0]!.rules.map((r) => r.annotations.runbook_url);
+    expect(urls("https://dedup.example.com/ops/")).toEqual(ALERT_LIST.map((a) => `https://dedup.example.com/ops/runbook#${a.runbookAnchor}`));
+    expect(urls("https://dedup.example.com", "https://wiki.example.com/dedup/RUNBOOK.md")).toEqual(ALERT_LIST.map((a) => `https://wiki.example.com/dedup/RUNBOOK.md#${a.runbookAnchor}`));
+    expect(urls("https://dedup.example.com", "/docs/runbook")).toEqual(ALERT_LIST.map((a) => `https://dedup.example.com/docs/runbook#${a.runbookAnchor}`));
   });
 
   it("keeps one DedupRedisErrors rule grouped by reason, its text chosen per reason (marshal is not a Redis incident)", () => {
@@ -99,7 +104,7 @@ describe("gen:infra", () => {
 
   it("points every runbook_url (and every in-page link of the runbook) at an existing RUNBOOK.md heading", () => {
     const runbook = readFileSync(join(REPO_ROOT, "RUNBOOK.md"), "utf8");
-    const anchors = new Set([...runbook.matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) => slug(m[1] ?? "")));
+    const anchors = runbookAnchors(runbook);
     for (const r of rules) {
       const anchor = r.annotations.runbook_url?.split("#")[1] ?? "";
       expect(anchors, `RUNBOOK.md has no heading for #${anchor}`).toContain(anchor);

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
-import { ALERT_LIST, ruleTexts, type AlertThreshold } from "@/lib/thresholds";
+import { ALERT_LIST, RUNBOOK_PATH, ruleTexts, runbookUrl, type AlertThreshold } from "@/lib/thresholds";
 import { renderDashboard } from "@/infra/grafana/dashboard";
 
 /** Repository-relative paths of the generated files. */
@@ -45,23 +45,40 @@ export function dashboardUrl(a: AlertThreshold, base: string = DEFAULT_DASHBOARD
   return `${u.origin}${u.pathname.replace(/\/+$/, "")}${a.dashboardPath}${sep}range=${DASHBOARD_LINK_RANGE}`;
 }
 
+/**
+ * Where the rules' `runbook_url` point: `RUNBOOK_BASE_URL` when it is an absolute URL, that path
+ * under the dashboard's base when it is a path, else the app's own page of RUNBOOK.md
+ * (`<dashboardBase>/runbook`): a notification has no page to be relative to.
+ */
+export function runbookBase(dashboardBase: string = DEFAULT_DASHBOARD_BASE_URL, configured?: string): string {
+  const base = configured?.trim() || RUNBOOK_PATH;
+  if (/^https?:\/\//i.test(base)) return base;
+  const u = new URL(dashboardBase);
+  return `${u.origin}${u.pathname.replace(/\/+$/, "")}${base}`;
+}
+
+/** The alerts with their runbook links under `runbook` (a notification or a Grafana panel has no page to be relative to). */
+export function withRunbookBase(alerts: readonly AlertThreshold[] = ALERT_LIST, runbook: string = runbookBase()): AlertThreshold[] {
+  return alerts.map((a) => ({ ...a, runbookUrl: runbookUrl(a.runbookAnchor, runbook) }));
+}
+
 /** The Prometheus rule file (`groups:`) for every alert of the list (by default `ALERT_LIST`), as YAML text. */
-export function renderRules(alerts: readonly AlertThreshold[] = ALERT_LIST, dashboardBase: string = DEFAULT_DASHBOARD_BASE_URL): string {
+export function renderRules(alerts: readonly AlertThreshold[] = ALERT_LIST, dashboardBase: string = DEFAULT_DASHBOARD_BASE_URL, runbook: string = runbookBase(dashboardBase)): string {
   const rules = alerts.map((a) => ({
     alert: a.name,
     expr: a.expr,
     for: a.for,
     labels: { severity: a.severity },
-    annotations: { ...ruleTexts(a), runbook_url: a.runbookUrl, dashboard_url: dashboardUrl(a, dashboardBase) },
+    annotations: { ...ruleTexts(a), runbook_url: runbookUrl(a.runbookAnchor, runbook), dashboard_url: dashboardUrl(a, dashboardBase) },
   }));
   return HEADER + stringify({ groups: [{ name: "dedup-health", rules }] }, { lineWidth: 0 });
 }
 
-/** Generated file contents keyed by repository-relative path (`dashboardBase`: see {@link DEFAULT_DASHBOARD_BASE_URL}). */
-export function renderAll(dashboardBase: string = DEFAULT_DASHBOARD_BASE_URL): Record<string, string> {
+/** Generated file contents keyed by repository-relative path (`dashboardBase`: see {@link DEFAULT_DASHBOARD_BASE_URL}; `runbook`: {@link runbookBase}). */
+export function renderAll(dashboardBase: string = DEFAULT_DASHBOARD_BASE_URL, runbook: string = runbookBase(dashboardBase)): Record<string, string> {
   return {
-    [GENERATED_FILES.rules]: renderRules(ALERT_LIST, dashboardBase),
-    [GENERATED_FILES.dashboard]: renderDashboard(),
+    [GENERATED_FILES.rules]: renderRules(ALERT_LIST, dashboardBase, runbook),
+    [GENERATED_FILES.dashboard]: renderDashboard(withRunbookBase(ALERT_LIST, runbook)),
   };
 }
 
@@ -91,9 +108,10 @@ function main(argv: string[]): number {
     console.log("infra files are up to date");
     return 0;
   }
-  // A deployment's own copy: DASHBOARD_BASE_URL=https://dedup.example.com npm run gen:infra (then --check fails on purpose).
+  // A deployment's own copy: DASHBOARD_BASE_URL=https://dedup.example.com [RUNBOOK_BASE_URL=…] npm run gen:infra
+  // (then --check fails on purpose).
   const base = process.env.DASHBOARD_BASE_URL?.trim() || DEFAULT_DASHBOARD_BASE_URL;
-  for (const [path, content] of Object.entries(renderAll(base))) {
+  for (const [path, content] of Object.entries(renderAll(base, runbookBase(base, process.env.RUNBOOK_BASE_URL)))) {
     writeFileSync(join(REPO_ROOT, path), content);
     console.log(`wrote ${path}`);
   }

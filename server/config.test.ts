@@ -59,4 +59,11 @@ describe("parseConfig: access, binding and redaction variables", () => {
     expect(parseConfig({ DEMO_TOPIC: "orders", CONSUMER_TOPICS: "a,b" }).CONSUMER_TOPICS).toEqual(["a", "b"]);
     expect(() => parseConfig({ DEMO_TOPIC: "a b" })).toThrow(/DEMO_TOPIC/);
   });
+
+  it("RUNBOOK_BASE_URL is the app's own /runbook by default, an http(s) URL or a path of the app; anything else names the variable", () => {
+    expect(parseConfig({}).RUNBOOK_BASE_URL).toBe("/runbook");
+    expect(parseConfig({ RUNBOOK_BASE_URL: "https://wiki.example.com/dedup/RUNBOOK.md" }).RUNBOOK_BASE_URL).toBe("https://wiki.example.com/dedup/RUNBOOK.md");
+    expect(parseConfig({ RUNBOOK_BASE_URL: "/ops/runbook" }).RUNBOOK_BASE_URL).toBe("/ops/runbook");
+    for (const bad of ["javascript:alert(1)", "//evil.example.com/x", "runbook", "/a b"]) expect(() => parseConfig({ RUNBOOK_BASE_URL: bad }), bad).toThrow(/RUNBOOK_BASE_URL — expected an http\(s\):\/\/ URL or a path/);
+  });
 });

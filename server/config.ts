@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ALL_DEDUP_KEYS_GLOB, DLQ_TOPIC_SUFFIX, dlqTopicOf } from "@/names/dedup";
 import { DEMO_TOPIC, KAFKA_TOPIC_RE } from "@/lib/api/consumers";
+import { RUNBOOK_PATH } from "@/lib/alert-model";
 
 /**
  * The app's configuration, from environment variables, validated once at start-up.
@@ -126,6 +127,8 @@ const schema = z.object({
   HTTP_MAX_CONNECTIONS: z.preprocess(empty, posInt(100_000).default(256)),
   /** Alertmanager API (alert states, silences): http(s)://host:port. */
   ALERTMANAGER_URL: z.preprocess(empty, httpUrl.optional()),
+  /** Where the alerts' runbook links point: an http(s) URL, or a path of this app; default its own page of RUNBOOK.md. */
+  RUNBOOK_BASE_URL: z.preprocess(empty, z.string().refine((s) => httpUrl.safeParse(s).success || /^\/(?!\/)[^\s#?]*$/.test(s), "expected an http(s):// URL or a path of this app such as /runbook").default(RUNBOOK_PATH)),
 
   /** Reverse proxies whose X-Forwarded-For / X-Real-IP / Forwarded are believed (server/access.ts). */
   TRUSTED_PROXIES: z.preprocess(empty, ipList.default([])),

@@ -87,7 +87,7 @@ export function AlertTable({
               {r.alert}
             </h2>
             <AlertBadge state={r.state} {...ruleTimes(r)} now={now} unknown={unknown} />
-            <a href={r.runbookUrl} className="ml-auto text-sm text-blue-700 underline hover:no-underline dark:text-blue-300" target="_blank" rel="noreferrer">
+            <a href={r.runbookUrl} data-testid="rule-runbook" className="ml-auto text-sm text-blue-700 underline hover:no-underline dark:text-blue-300" target="_blank" rel="noreferrer">
               Runbook
             </a>
           </header>

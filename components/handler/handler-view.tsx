@@ -2,6 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
+import type { AlertsField } from "@/lib/api-types";
 import { capacityQuery, overviewQuery } from "@/lib/query-options";
 import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
 import { AlertBadge } from "../alerts/alert-badge";
@@ -36,6 +37,11 @@ function ownLabels(labels: Record<string, string>): string {
     .filter(([k]) => !SHARED_LABELS.has(k))
     .map(([k, v]) => `${k}="${v}"`)
     .join(", ");
+}
+
+/** The runbook link of an alert, from the rules the answer carries (the server applies `RUNBOOK_BASE_URL`). */
+function runbookOf(alerts: AlertsField, name: string): string | undefined {
+  return (alerts.status === "ok" ? alerts.rules : (alerts.lastKnown ?? [])).find((r) => r.alert === name)?.runbookUrl;
 }
 
 /** Everything about one handler: numbers, charts, TTL class, lint, TTL distribution, DLQ reasons, capacity. */
@@ -78,6 +84,11 @@ export function HandlerView({ service, handler }: { service: string; handler: st
                           </span>
                         ) : null}{" "}
                         <AlertBadge state={a.state} since={a.activeAt} firingSince={a.firingSince} firesAt={a.firesAt} unknown={h.alertsUnknown} />
+                        {runbookOf(d.alerts, a.alert) ? (
+                          <a href={runbookOf(d.alerts, a.alert)} data-testid="handler-runbook" className="text-blue-700 underline hover:no-underline dark:text-blue-300">
+                            runbook
+                          </a>
+                        ) : null}
                       </li>
                     ))}
                   </ul>

@@ -6,7 +6,8 @@ import { DashboardCursorSync, FieldColorModeId, ThresholdsMode, VariableRefresh,
 import { QueryEditorMode } from "@grafana/grafana-foundation-sdk/prometheus";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { defineAlert } from "@/lib/alert-model";
-import { ALERT_LIST, ALERTS, METRIC_NAMES } from "@/lib/thresholds";
+import { ALERT_LIST, ALERTS, METRIC_NAMES, runbookUrl } from "@/lib/thresholds";
+import { runbookBase, withRunbookBase } from "@/scripts/gen-infra";
 import { METRIC_NAMES as LIBRARY_METRIC_NAMES } from "@/names/dedup";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { PROMQL } from "@/server/observe/metrics/queries";
@@ -92,7 +93,7 @@ describe("Grafana dashboard infra/grafana/dedup-health.json", () => {
     const { __inputs, __elements, __requires, ...rest } = JSON.parse(json) as Record<string, unknown>;
     expect(__inputs).toEqual([expect.objectContaining({ name: "DS_PROMETHEUS", type: "datasource", pluginId: "prometheus" })]);
     expect([__elements, __requires]).not.toContain(undefined);
-    expect(rest).toEqual(JSON.parse(JSON.stringify(dashboard())));
+    expect(rest).toEqual(JSON.parse(JSON.stringify(dashboard(withRunbookBase()))));
   });
 
   it("holds only values the SDK's types allow in its enum-typed fields", () => {
@@ -167,7 +168,7 @@ describe("Grafana dashboard infra/grafana/dedup-health.json", () => {
     for (const a of ALERT_LIST) {
       const chart = panel(a.title);
       const stat = panel(`${a.name}: worst now`);
-      for (const p of [chart, stat]) expect(p.links.map((l) => l.url)).toEqual([a.runbookUrl]);
+      for (const p of [chart, stat]) expect(p.links.map((l) => l.url)).toEqual([runbookUrl(a.runbookAnchor, runbookBase())]);
       expect(chart.type).toBe("timeseries");
       const unique = (e: string) => [...new Set(metricsIn(e))].sort();
       expect(unique(chart.targets[0]!.expr)).toEqual(unique(a.valueExpr));

@@ -13,7 +13,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALERT_LIST, ALERTS } from "@/lib/thresholds";
+import { ALERT_LIST, ALERTS, runbookUrl } from "@/lib/thresholds";
+import { runbookBase } from "@/scripts/gen-infra";
 import { dedupRecorder } from "@/server/dedup/metrics";
 import { freePort } from "@/server/testing/net";
 
@@ -145,7 +146,7 @@ describe("dedup rules in a real Prometheus", () => {
       ["slow", "review.created", "on-review-created", "pending"],
     ]);
     expect(dup[0]?.annotations.description).toMatch(/^20% of the messages on topic review\.created/);
-    expect(dup[0]?.annotations.runbook_url).toBe(ALERTS.duplicateRate.runbookUrl);
+    expect(dup[0]?.annotations.runbook_url).toBe(runbookUrl(ALERTS.duplicateRate.runbookAnchor, runbookBase()));
 
     const err = byName[ALERTS.redisErrors.name]?.alerts ?? [];
     expect(err.map((a) => [a.labels.service, a.labels.reason])).toEqual([["slow", "redis_timeout"]]);

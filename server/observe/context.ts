@@ -68,7 +68,8 @@ export function observeContext(): ObserveContext {
   const g = globalThis as G;
   if (!g.__dedupHealthObserve) {
     const c = config();
-    const metrics: MetricsSource = c.PROMETHEUS_URL ? new PrometheusSource(c.PROMETHEUS_URL) : new LocalSource(appRegistry()).start();
+    const runbookBase = c.RUNBOOK_BASE_URL;
+    const metrics: MetricsSource = c.PROMETHEUS_URL ? new PrometheusSource(c.PROMETHEUS_URL, { runbookBase }) : new LocalSource(appRegistry(), { runbookBase }).start();
     g.__dedupHealthObserve = createObserveContext({
       mode: c.mode,
       metrics,

@@ -54,6 +54,13 @@ describe("LocalSource", () => {
     expect(dup.instances).toEqual([]);
   });
 
+  it("links each rule to its runbook section under the configured base (RUNBOOK_BASE_URL), the app's own /runbook by default", async () => {
+    const own = await new LocalSource(new Registry(), { intervalMs: 1000 }).alerts();
+    expect(own.map((r) => r.runbookUrl)).toEqual(own.map((r) => `/runbook#${r.alert.toLowerCase()}`));
+    const wiki = await new LocalSource(new Registry(), { intervalMs: 1000, runbookBase: "https://wiki.example.com/dedup" }).alerts();
+    expect(wiki.map((r) => r.runbookUrl)).toEqual(wiki.map((r) => `https://wiki.example.com/dedup#${r.alert.toLowerCase()}`));
+  });
+
   it("gives pending since, fires at and firing since from the sample (evaluation) times, as Prometheus does", async () => {
     const registry = new Registry();
     const rec = dedupRecorder(registry, "notification");

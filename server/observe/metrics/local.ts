@@ -1,7 +1,7 @@
 import type { Registry } from "prom-client";
 import type { AlertInstance, AlertRule } from "@/lib/api/alerts";
 import { alertTimes, isoOrNull } from "@/lib/alert-transitions";
-import { ALERT_LIST, alertTextsFor, renderAlertText, type AlertThreshold } from "@/lib/thresholds";
+import { ALERT_LIST, alertTextsFor, renderAlertText, RUNBOOK_PATH, runbookUrl, type AlertThreshold } from "@/lib/thresholds";
 import { evaluate, seriesKey, type Snapshot, type SeriesValue } from "./local-eval";
 import { worst } from "./prometheus";
 import type { QueryName } from "./queries";
@@ -15,10 +15,12 @@ export interface LocalSourceOptions {
   capacity: number;
   /** The alerts evaluated after each sample. @default ALERT_LIST (lib/thresholds) */
   alerts: readonly AlertThreshold[];
+  /** Where each rule's runbook link points (`RUNBOOK_BASE_URL`). @default "/runbook" (the app's own page) */
+  runbookBase: string;
 }
 
 /** Defaults of {@link LocalSourceOptions}. */
-export const DEFAULT_LOCAL_SOURCE_OPTIONS: LocalSourceOptions = { intervalMs: 5000, capacity: 2160, alerts: ALERT_LIST };
+export const DEFAULT_LOCAL_SOURCE_OPTIONS: LocalSourceOptions = { intervalMs: 5000, capacity: 2160, alerts: ALERT_LIST, runbookBase: RUNBOOK_PATH };
 
 /**
  * Embedded-mode metrics: samples the app's own prom-client Registry every `intervalMs` into a
@@ -159,7 +161,7 @@ export class LocalSource implements MetricsSource {
         for: a.for,
         threshold: a.threshold.value,
         unit: a.unit,
-        runbookUrl: a.runbookUrl,
+        runbookUrl: runbookUrl(a.runbookAnchor, this.opts.runbookBase),
         evaluationIntervalMs: this.opts.intervalMs,
         instances,
       };

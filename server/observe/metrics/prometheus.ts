@@ -1,7 +1,7 @@
 import type { AlertInstance, AlertRule } from "@/lib/api/alerts";
 import type { AlertStateName } from "@/lib/api/common";
 import { alertTimes, isoOrNull } from "@/lib/alert-transitions";
-import { ALERT_LIST } from "@/lib/thresholds";
+import { ALERT_LIST, RUNBOOK_PATH, runbookUrl } from "@/lib/thresholds";
 import { SharedCache } from "../cache";
 import { countUpstream } from "../upstream-counter";
 import { PROMQL, type QueryName } from "./queries";
@@ -14,10 +14,12 @@ export interface PrometheusSourceOptions {
   timeoutMs: number;
   /** How long an answer is shared between requests. @default 2000 */
   cacheTtlMs: number;
+  /** Where each rule's runbook link points (`RUNBOOK_BASE_URL`). @default "/runbook" (the app's own page) */
+  runbookBase: string;
 }
 
 /** Defaults of {@link PrometheusSourceOptions}. */
-export const DEFAULT_PROMETHEUS_SOURCE_OPTIONS: PrometheusSourceOptions = { timeoutMs: 2000, cacheTtlMs: 2000 };
+export const DEFAULT_PROMETHEUS_SOURCE_OPTIONS: PrometheusSourceOptions = { timeoutMs: 2000, cacheTtlMs: 2000, runbookBase: RUNBOOK_PATH };
 
 /** Where to reach a Prometheus: the URL without userinfo, and the headers that carry it. */
 export interface PrometheusEndpoint {
@@ -193,7 +195,7 @@ export class PrometheusSource implements MetricsSource {
           for: a.for,
           threshold: a.threshold.value,
           unit: a.unit,
-          runbookUrl: a.runbookUrl,
+          runbookUrl: runbookUrl(a.runbookAnchor, this.opts.runbookBase),
           evaluationIntervalMs: intervalMs,
           instances,
         };

@@ -1,0 +1,84 @@
+/**
+ * The runbook the app ships, served by the app (real Chromium, embedded mode): every alert's
+ * runbook link — on the alerts page, on the handler page, in `/api/alerts` — is the app's own
+ * `/runbook#<alertname in lower case>`, and following it lands on that alert's section of the
+ * rendered RUNBOOK.md, with no console or CSP error; nothing needs a network beyond the app.
+ */
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AlertsResponse } from "@/lib/api-types";
+import { ALERT_LIST } from "@/lib/thresholds";
+import { collectErrors, launchBrowser, screenshot, startApp, type App } from "./harness";
+
+let app: App;
+let browser: Browser;
+
+beforeAll(async () => {
+  app = await startApp({ env: { DEMO_RATE: "20" } });
+  browser = await launchBrowser();
+  // Failing store calls make DedupRedisErrors instances, which the handler page lists.
+  const res = await fetch(`${app.url}/api/demo/faults`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ errorRate: 0.05 }) });
+  expect(res.status, await res.clone().text()).toBe(200);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+describe("runbook links land on the runbook the app serves", () => {
+  it("GET /runbook is the rendered RUNBOOK.md with a section id for every alert", async () => {
+    const res = await fetch(`${app.url}/runbook`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/text\/html/);
+    const html = await res.text();
+    for (const a of ALERT_LIST) expect(html, a.name).toMatch(new RegExp(`<h2 id="${a.runbookAnchor}"[^>]*>${a.name}</h2>`));
+    expect(html).not.toContain("**What it means.**");
+    const alerts = (await (await fetch(`${app.url}/api/alerts`)).json()) as AlertsResponse;
+    expect(alerts.alerts.status).toBe("ok");
+    if (alerts.alerts.status === "ok") for (const r of alerts.alerts.rules) expect(r.runbookUrl).toBe(`/runbook#${r.alert.toLowerCase()}`);
+  });
+
+  it("each alert's Runbook link on the alerts page opens its section, scrolled into view", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const errors = collectErrors(page);
+    for (const a of ALERT_LIST) {
+      await page.goto(`${app.url}/alerts?refresh=off`);
+      const link = page.getByTestId(`rule-${a.name}`).getByTestId("rule-runbook");
+      expect(await link.getAttribute("href")).toBe(`/runbook#${a.runbookAnchor}`);
+      await Promise.all([page.waitForURL(`**/runbook#${a.runbookAnchor}`), link.click()]);
+      const heading = page.locator(`h2#${a.runbookAnchor}`);
+      expect(await heading.textContent()).toBe(a.name);
+      await expect.poll(async () => (await heading.boundingBox())?.y ?? -1, { timeout: 10_000 }).toBeLessThan(200);
+      expect(await heading.boundingBox().then((b) => b?.y ?? -1)).toBeGreaterThanOrEqual(0);
+    }
+    await screenshot(page, "runbook-section");
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it("the handler page links each alert instance to its runbook section", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const errors = collectErrors(page);
+    const links = page.getByTestId("handler-runbook");
+    await expect
+      .poll(
+        async () => {
+          await page.goto(`${app.url}/handlers/notification/on-review-created?refresh=off`);
+          await page.getByTestId("handler-now").waitFor();
+          return links.count();
+        },
+        { timeout: 90_000, interval: 3_000 },
+      )
+      .toBeGreaterThan(0);
+    const hrefs = await links.evaluateAll((ls) => ls.map((l) => l.getAttribute("href")));
+    const anchors = new Set(ALERT_LIST.map((a) => `/runbook#${a.runbookAnchor}`));
+    for (const h of hrefs) expect(anchors).toContain(h);
+    expect(hrefs).toContain("/runbook#deduprediserrors");
+    await page.locator('[data-testid="handler-runbook"][href="/runbook#deduprediserrors"]').first().click();
+    await page.waitForURL("**/runbook#deduprediserrors");
+    expect(await page.locator("h2#deduprediserrors").textContent()).toBe("DedupRedisErrors");
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+});

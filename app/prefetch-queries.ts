@@ -14,9 +14,9 @@ import { dehydrate, QueryClient, type DehydratedState } from "@tanstack/react-qu
 import { rangeSchema, type RangeKey } from "@/lib/api/common";
 import { overviewQuerySchema } from "@/lib/api/overview";
 import { seriesQuerySchema, type SeriesMetric } from "@/lib/api/series";
-import { overviewQuery, seriesQuery } from "@/lib/query-options";
+import { handlersQuery, overviewQuery, seriesQuery } from "@/lib/query-options";
 import { config } from "@/server/config";
-import { getOverview, getSeries, observeContext } from "@/server/observe";
+import { getHandlers, getOverview, getSeries, observeContext } from "@/server/observe";
 import { normalizeStep } from "@/server/observe/series-step";
 import { redactBody } from "@/server/redact";
 
@@ -57,6 +57,8 @@ export async function prefetchPage(range: RangeKey, series: readonly SeriesPick[
   const ctx = observeContext();
   const jobs: Array<Promise<void>> = [
     qc.prefetchQuery({ queryKey: overviewQuery(range, false).queryKey, queryFn: async () => asAnswer(await getOverview(ctx, range)) }),
+    // The key count every key figure of the page reads (lib/key-figures): one answer, one moment.
+    qc.prefetchQuery({ queryKey: handlersQuery(false).queryKey, queryFn: async () => asAnswer(await getHandlers(ctx, { refresh: false, mode: "auto" })) }),
     ...series.flatMap((s) => {
       // A name the API would refuse (400) is left to the browser, which shows that answer.
       const parsed = seriesQuerySchema.safeParse({ metric: s.metric, range, service: s.service, handler: s.handler });

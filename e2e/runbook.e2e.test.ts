@@ -6,7 +6,7 @@
  */
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AlertsResponse } from "@/lib/api-types";
+import type { AlertsResponse } from "@/lib/api/alerts";
 import { ALERT_LIST } from "@/lib/thresholds";
 import { collectErrors, launchBrowser, screenshot, startApp, type App } from "./harness";
 
@@ -39,20 +39,26 @@ describe("runbook links land on the runbook the app serves", () => {
     if (alerts.alerts.status === "ok") for (const r of alerts.alerts.rules) expect(r.runbookUrl).toBe(`/runbook#${r.alert.toLowerCase()}`);
   });
 
-  it("each alert's Runbook link on the alerts page opens its section, scrolled into view", async () => {
+  it("each alert's Runbook link on the alerts page opens its section in a new tab, scrolled into view", async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const errors = collectErrors(page);
+    await page.goto(`${app.url}/alerts?refresh=off`);
     for (const a of ALERT_LIST) {
-      await page.goto(`${app.url}/alerts?refresh=off`);
       const link = page.getByTestId(`rule-${a.name}`).getByTestId("rule-runbook");
       expect(await link.getAttribute("href")).toBe(`/runbook#${a.runbookAnchor}`);
-      await Promise.all([page.waitForURL(`**/runbook#${a.runbookAnchor}`), link.click()]);
-      const heading = page.locator(`h2#${a.runbookAnchor}`);
+      const [tab] = await Promise.all([page.waitForEvent("popup"), link.click()]);
+      const tabErrors = collectErrors(tab);
+      await tab.waitForLoadState();
+      expect(tab.url()).toBe(`${app.url}/runbook#${a.runbookAnchor}`);
+      const heading = tab.locator(`h2#${a.runbookAnchor}`);
       expect(await heading.textContent()).toBe(a.name);
       await expect.poll(async () => (await heading.boundingBox())?.y ?? -1, { timeout: 10_000 }).toBeLessThan(200);
       expect(await heading.boundingBox().then((b) => b?.y ?? -1)).toBeGreaterThanOrEqual(0);
+      if (a === ALERT_LIST[0]) await screenshot(tab, "runbook-section");
+      await tab.waitForTimeout(300);
+      expect(tabErrors, a.name).toEqual([]);
+      await tab.close();
     }
-    await screenshot(page, "runbook-section");
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import type { AlertsField } from "@/lib/api-types";
+import type { AlertsField } from "@/lib/api/alerts";
 import { capacityQuery, overviewQuery } from "@/lib/query-options";
 import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
 import { AlertBadge } from "../alerts/alert-badge";

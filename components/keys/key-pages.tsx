@@ -2,7 +2,7 @@
 
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { formatCount } from "@/lib/format";
+import { formatCount, formatCountedAt } from "@/lib/format";
 import { keysToCsv, keysToJson, sortKeys, type KeySort } from "@/lib/key-export";
 import { handlersQuery, keysInfiniteQuery, ApiError } from "@/lib/query-options";
 import { errorTitle } from "../query-state";
@@ -39,7 +39,8 @@ export function KeyPages({ prefix }: { prefix: string }) {
   const [state, setState] = useState<string>("");
   const [sort, setSort] = useState<KeySort>("scan");
   const q = useInfiniteQuery({ ...keysInfiniteQuery(prefix, PAGE_SIZE, state || null), ...rateLimitRetry });
-  const total = useQuery({ ...handlersQuery(false), select: (d) => d.scan.total });
+  // The prefix's count as the tree beside shows it (the same /api/handlers answer), with its time.
+  const counted = useQuery({ ...handlersQuery(false), select: (d) => d.handlers.find((h) => h.prefix === prefix) ?? null });
   const [page, setPage] = useState(0);
   const pages = q.data?.pages ?? [];
   const current = pages[page];
@@ -105,7 +106,8 @@ export function KeyPages({ prefix }: { prefix: string }) {
               {q.isFetchingNextPage ? "Scanning…" : "Next →"}
             </button>
             <span data-testid="scanned" className="ml-auto text-xs text-slate-500 dark:text-slate-400">
-              scanned {formatCount(visited)} of {total.data !== undefined ? formatCount(total.data) : "—"} {words.inStore}
+              scanned {formatCount(visited)} of {counted.data ? formatCount(counted.data.keyCount) : "—"} under this prefix {words.inStore}
+              {counted.data ? ` (count ${formatCountedAt(counted.data.countedAt, null)})` : ""}
             </span>
           </div>
           {q.isFetchNextPageError ? (

@@ -1,4 +1,8 @@
+import { useQuery } from "@tanstack/react-query";
 import type { OverviewHandler } from "@/lib/api/overview";
+import { keyFigures } from "@/lib/key-figures";
+import { handlersQuery } from "@/lib/query-options";
+import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { formatBurst, formatCount, formatCountedAt, formatLeaseSplit, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { RATE_WINDOW_MS, THRESHOLDS } from "@/lib/thresholds";
 import { staleSinceText } from "@/lib/on-call-text";
@@ -51,6 +55,11 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
   // "now" figures beside the 5-min ones (undefined: not in the answer; null: no value now).
   const now = h.now?.status === "ok" ? h.now : undefined;
   const pct = (v: number) => formatPercent(v);
+  // The keys as every other panel of the page shows them: the one /api/handlers answer.
+  const { view } = useViewState();
+  const keys = keyFigures(useQuery(handlersQuery(REFRESH_MS[view.refresh])).data, h.service, h.handler);
+  // Whether Redis can be read now is the overview answer's: the count above is kept with its time.
+  const staleSince = h.keys.status === "ok" ? h.keys.staleSince : null;
   return (
     <>
       <dl className="grid grid-cols-2 gap-3 sm:grid-cols-5">
@@ -99,28 +108,28 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
         <Stat
           testId="stat-keys"
           label="Dedup keys (last count)"
-          value={avail(h.keys, (f) => `${f.exact ? "" : "≈ "}${formatCount(f.count)}`)}
+          value={avail(keys, (f) => `${f.exact ? "" : "≈ "}${formatCount(f.count)}`)}
           hint={
-            h.keys.status === "ok"
+            keys.status === "ok"
               ? // The count's clock time: local zone, so the server's paint and the browser's may differ.
                 <span suppressHydrationWarning>{[
-                  staleSinceText(h.keys.staleSince),
-                  h.keys.exact ? "exact" : `± ${formatCount(h.keys.errorBound)}`,
+                  staleSinceText(staleSince),
+                  keys.exact ? "exact" : `± ${formatCount(keys.errorBound)}`,
                   // The last completed count with its time; a recount running now shows as progress.
-                  formatCountedAt(h.keys.countedAt, h.keys.recount),
-                  h.keys.count > 0 ? formatLeaseSplit(h.keys.settled, h.keys.processing, h.keys.leaseShare, !h.keys.splitExact) : null,
+                  formatCountedAt(keys.countedAt, keys.recount),
+                  keys.count > 0 ? formatLeaseSplit(keys.settled, keys.processing, keys.leaseShare, !keys.splitExact) : null,
                   projectedKeys !== undefined ? `projected ${projectedKeys === null ? "—" : formatCount(projectedKeys)}` : null,
-                  h.keys.noTtlCount > 0 ? `${formatCount(h.keys.noTtlCount)} without TTL!` : null,
+                  keys.noTtlCount > 0 ? `${formatCount(keys.noTtlCount)} without TTL!` : null,
                 ]
                   .filter(Boolean)
                   .join(" · ")}</span>
-              : isEmbeddedDetail(h.keys.detail)
+              : isEmbeddedDetail(keys.detail)
                 ? "no store to inspect"
-                : isPendingDetail(h.keys.detail)
+                : isPendingDetail(keys.detail)
                   ? "first key count still running"
-                  : h.keys.detail
+                  : keys.detail
           }
-          tone={h.keys.status === "ok" && h.keys.noTtlCount > 0 ? "bad" : h.keys.status === "ok" && h.keys.staleSince ? "warn" : "neutral"}
+          tone={keys.status === "ok" && keys.noTtlCount > 0 ? "bad" : keys.status === "ok" && staleSince ? "warn" : "neutral"}
         />
       </dl>
       <OnCallNotes h={h} />

@@ -6,13 +6,16 @@
  *   nor the workshop; `server/observe` never the demo, the notification service or the workshop;
  * - `lib/` and `components/` never import `server/` (they read the library's names from `names/`);
  * - `server/` never imports `app/`, `components/`, `next/*` or React;
- * - no import circle anywhere.
- * The checker is tested on a planted graph first, so a rule that cannot fail is caught here.
+ * - no import circle anywhere;
+ * - no production file under server/, lib/, components/ over 300 lines, no function over 80
+ *   (server/testing/size-limits.ts), apart from what `SIZE_DEBT` lists, which may only shrink.
+ * Each checker is tested on planted input first, so a rule that cannot fail is caught here.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { measure, sizeViolations, type Measured } from "./testing/size-limits";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const DIRS = ["names", "server", "lib", "components", "app", "scripts", "e2e", "test", "infra"];
@@ -199,5 +202,60 @@ describe("the tree keeps its boundaries", () => {
   });
   it("has no import circle", () => {
     expect(circles(g)).toEqual([]);
+  });
+});
+
+/**
+ * What was over the size limits when the check came, with its size then: split these (then drop
+ * the entry); an entry that grows, or anything new over a limit, fails.
+ */
+const SIZE_DEBT: Readonly<Record<string, number>> = {
+  "components/alerts/alert-rules.tsx AlertTable()": 87,
+  "components/charts/series-panel.tsx SeriesPanel()": 86,
+  "components/dlq/dlq-view.tsx DlqView()": 95,
+  "components/handler/handler-view.tsx HandlerView()": 98,
+  "components/keys/key-actions.tsx KeyActions()": 97,
+  "components/keys/key-pages.tsx KeyPages()": 89,
+  "components/keys/prefix-tree.tsx PrefixTree()": 89,
+  "components/overview/fleet-table.tsx FleetTable()": 106,
+  "components/overview/stats.tsx HandlerStats()": 83,
+  "components/replica-assignment.tsx GroupView()": 83,
+  "components/workshop/workshop-view.tsx WorkshopView()": 112,
+  "server/dedup/deduplicator.ts": 323,
+  "server/dedup/router.ts": 341,
+  "server/demo/demo.ts": 381,
+  "server/observe/capacity.ts buildCapacity()": 81,
+  "server/observe/consumer-group.ts": 371,
+  "server/observe/metrics/local-eval.ts": 306,
+  "server/observe/metrics/local-eval.ts evaluate()": 95,
+  "server/observe/overview.ts buildOverview()": 121,
+  "server/transport/kafka-subscriber.ts subscribe()": 139,
+  "server/transport/memory-broker.ts": 322,
+  "server/transport/partition-pump.ts pumpPartition()": 99,
+  "server/workshop/scenarios.ts": 395,
+};
+
+describe("the size checker itself (a planted long file and function must fail)", () => {
+  const body = (n: number) => Array.from({ length: n }, (_, i) => `  const v${i} = ${i};`).join("\n");
+  const longFn = `export function long(): void {\n${body(79)}\n}\n`;
+  const shortFn = `export const short = () => {\n${body(78)}\n};\n`;
+  it("names a function over 80 lines and a file over 300, and passes what keeps to the limits", () => {
+    const planted: Measured[] = [...measure("server/x.ts", longFn + shortFn), ...measure("lib/big.ts", "// x\n".repeat(301)), ...measure("lib/ok.ts", "// x\n".repeat(300))];
+    expect(sizeViolations(planted, {})).toEqual(["server/x.ts long(): 81 lines (limit 80)", "lib/big.ts: 301 lines (limit 300)"]);
+  });
+  it("lets a listed one keep its size and fails it when it grows", () => {
+    const planted = measure("server/x.ts", longFn);
+    expect(sizeViolations(planted, { "server/x.ts long()": 81 })).toEqual([]);
+    expect(sizeViolations(planted, { "server/x.ts long()": 80 })).toEqual(["server/x.ts long(): 81 lines (limit 80, was 80 when listed)"]);
+  });
+});
+
+describe("production code keeps to the size limits", () => {
+  it("no file over 300 lines and no function over 80 under server/, lib/, components/, beyond the listed ones", () => {
+    const files: string[] = [];
+    for (const d of ["server", "lib", "components"]) walk(d, files);
+    const measured = files.filter((f) => !isTest(f)).flatMap((f) => measure(f, readFileSync(join(ROOT, f), "utf8")));
+    expect(measured.length).toBeGreaterThan(150);
+    expect(sizeViolations(measured, SIZE_DEBT)).toEqual([]);
   });
 });

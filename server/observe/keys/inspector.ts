@@ -50,6 +50,21 @@ export class KeyInspector extends BackgroundCount implements KeySource {
    * overrides `exactMaxKeys`**, a keyspace above it is estimated.
    */
   protected async count(mode: CountMode): Promise<Inspection> {
+    const run = await this.prepare();
+    // `exact` asks for no more than `auto`: the operator's limit decides (a caller's parameter must not).
+    const exact = mode !== "estimate" && run.total <= this.opts.exactMaxKeys;
+    // Estimate first: it answers in tens of milliseconds, and is the answer beyond exactMaxKeys.
+    if (!exact || !this.state.result) {
+      const estimate = await this.estimate(run, !exact);
+      if (!exact) return estimate;
+      // Publish the estimate while the exact scan runs.
+      this.state = { ...this.state, result: estimate };
+    }
+    return this.exact(run);
+  }
+
+  /** The masters, their sizes and keys without TTL, and the progress builder of one run. */
+  private async prepare(): Promise<Run> {
     await whenReady(this.client, 1000);
     const nodes = masters(this.client);
     if (nodes.length === 0) throw new Error("redis cluster: no master known yet");
@@ -59,10 +74,7 @@ export class KeyInspector extends BackgroundCount implements KeySource {
     // dedup key has one, exactly, whatever the TTL check samples.
     const infos = await Promise.all(nodes.map((n) => countUpstream("redis", () => n.info("keyspace"))));
     const nodeNoTtl = infos.map((info, i) => keysWithoutTtl(info, nodes[i]!.options.db ?? 0));
-    const dbNoTtl = nodeNoTtl.reduce((a, b) => a + b, 0);
     const startedAt = Date.now();
-    // `exact` asks for no more than `auto`: the operator's limit decides (a caller's parameter must not).
-    const exact = mode !== "estimate" && total <= this.opts.exactMaxKeys;
     const progress = (scanned: number, done: boolean, m: "exact" | "estimate", finishedAt: number | null): ScanProgress => ({
       scanned,
       total,
@@ -71,95 +83,108 @@ export class KeyInspector extends BackgroundCount implements KeySource {
       startedAt: new Date(startedAt).toISOString(),
       finishedAt: finishedAt === null ? null : new Date(finishedAt).toISOString(),
     });
+    return { nodes, sizes, total, nodeNoTtl, dbNoTtl: nodeNoTtl.reduce((a, b) => a + b, 0), startedAt, progress };
+  }
 
-    // Estimate first: it answers in tens of milliseconds, and is the answer beyond exactMaxKeys.
-    if (!exact || !this.state.result) {
-      this.state = { ...this.state, progress: progress(0, false, "estimate", null) };
-      const est = await estimateKeys(nodes, sizes, this.opts, this.globs);
-      // A smaller sample than the exact scan's: the first answer should come fast.
-      const stats = await readSamples(nodes, est.accums, Math.min(this.opts.sampleKeysPerHandler, ESTIMATE_SAMPLE_READS));
-      const handlers = buildHandlers(est.accums, stats, false, est.bounds, progress(est.draws, !exact, "estimate", Date.now()), { bucketsFromSample: true, noTtlFromSample: true }, dbNoTtl);
-      const inspection: Inspection = {
-        mode: "estimate",
-        startedAt,
-        finishedAt: Date.now(),
-        total,
-        handlers,
-        calls: est.calls,
-        maxCallMicros: est.maxMicros,
-        drawsByMaster: est.drawsByMaster,
-      };
-      if (!exact) {
-        this.state = { ...this.state, progress: progress(est.draws, true, "estimate", Date.now()) };
-        return inspection;
-      }
-      // Publish the estimate while the exact scan runs.
-      this.state = { ...this.state, result: inspection };
-    }
+  /** The sampled estimate; `final` when it is the run's answer (the keyspace is above `exactMaxKeys`). */
+  private async estimate(run: Run, final: boolean): Promise<Inspection> {
+    const { nodes, progress } = run;
+    this.state = { ...this.state, progress: progress(0, false, "estimate", null) };
+    const est = await estimateKeys(nodes, run.sizes, this.opts, this.globs);
+    // A smaller sample than the exact scan's: the first answer should come fast.
+    const stats = await readSamples(nodes, est.accums, Math.min(this.opts.sampleKeysPerHandler, ESTIMATE_SAMPLE_READS));
+    const handlers = buildHandlers(est.accums, stats, false, est.bounds, progress(est.draws, final, "estimate", Date.now()), { bucketsFromSample: true, noTtlFromSample: true }, run.dbNoTtl);
+    if (final) this.state = { ...this.state, progress: progress(est.draws, true, "estimate", Date.now()) };
+    return { mode: "estimate", startedAt: run.startedAt, finishedAt: Date.now(), total: run.total, handlers, calls: est.calls, maxCallMicros: est.maxMicros, drawsByMaster: est.drawsByMaster };
+  }
 
-    let scanned = 0;
+  /** The exact count: a full SCAN of every master in budgeted script calls, then the samples. */
+  private async exact(run: Run): Promise<Inspection> {
+    const { nodes, total, progress } = run;
     this.state = { ...this.state, progress: progress(0, false, "exact", null) };
-    const accums = new Map<string, Accum>();
-    let calls = 0;
-    let maxMicros = 0;
+    const scan: ScanTally = { accums: new Map<string, Accum>(), scanned: 0, calls: 0, maxMicros: 0 };
     // PTTL in the scan only where INFO keyspace shows keys without TTL: elsewhere 0 is exact already.
     const everyKey = this.opts.ttlCheck === "every-key";
-    const ttlPerKey = nodes.map((_, ni) => everyKey && (nodeNoTtl[ni] ?? 0) > 0);
-    const single = this.globs.globs.length === 1;
+    const ttlPerKey = nodes.map((_, ni) => everyKey && (run.nodeNoTtl[ni] ?? 0) > 0);
     // Each chunk's reply carries up to this many sample keys per group: enough for twice the
     // sampleKeysPerHandler that readSamples keeps over the whole scan (a chunk visits ≤ scanCount
     // keys), at most 10. Ten per chunk shipped about half of all keys back as samples at 300k keys:
     // reply bytes and client CPU that a plain SCAN loop does not pay.
     const samplesPerGroup = Math.min(10, Math.ceil((2 * this.opts.sampleKeysPerHandler * this.opts.scanCount) / Math.max(1, total)));
-    await Promise.all(
-      nodes.map(async (node, ni) => {
-        let cursor = "0";
-        let count = firstCount(this.opts.scanCount);
-        do {
-          const r: AggregateReply = await countUpstream("redis", () =>
-            runAggregate(node, {
-              mode: "scan",
-              cursor,
-              count,
-              bucketBoundsMs: TTL_BUCKET_BOUNDS,
-              luaPatterns: this.globs.luaPatterns(),
-              samplesPerGroup,
-              matchGlob: single ? this.globs.globs[0]! : "",
-              ttlPerKey: ttlPerKey[ni]!,
-              budgetMicros: this.opts.maxCallMicros,
-            }),
-          );
-          calls++;
-          maxMicros = Math.max(maxMicros, r.micros);
-          mergeReply(accums, r, ni, { handlers: this.opts.maxHandlers, samples: this.opts.sampleKeysPerHandler });
-          // With SCAN MATCH the script sees only matches; COUNT is about how many keys it visited.
-          scanned += single ? Math.max(r.visited, count * r.chunks) : r.visited;
-          // One chunk should take at most half the call's budget, so a call holds two or more.
-          // One chunk should take at most a third of the call's budget, so a call holds two or more
-          // and the script's stop rule (the longest chunk so far must still fit) has room.
-          count = adapt(count, r.micros / r.chunks, this.opts.maxCallMicros / 3, this.opts.scanCount);
-          this.state = { ...this.state, progress: progress(Math.min(scanned, total), false, "exact", null) };
-          cursor = r.nextCursor;
-          if (cursor !== "0") await pace(r.micros, this.opts.maxRedisShare);
-        } while (cursor !== "0");
-      }),
-    );
-    const stats = await readSamples(nodes, accums, this.opts.sampleKeysPerHandler);
+    await Promise.all(nodes.map((node, ni) => this.scanMaster(run, scan, node, ni, { ttlPerKey: ttlPerKey[ni]!, samplesPerGroup })));
+    const stats = await readSamples(nodes, scan.accums, this.opts.sampleKeysPerHandler);
     const finishedAt = Date.now();
     // With SCAN MATCH, `scanned` was counted from COUNT (an approximation); a finished scan visited all.
-    const done = progress(single ? total : scanned, true, "exact", finishedAt);
+    const done = progress(this.globs.globs.length === 1 ? total : scan.scanned, true, "exact", finishedAt);
     this.state = { ...this.state, progress: done };
     return {
       mode: "exact",
-      startedAt,
+      startedAt: run.startedAt,
       finishedAt,
-      total: Math.max(total, scanned),
+      total: Math.max(total, scan.scanned),
       // No-TTL counts are exact with every-key; buckets too when every master PTTL'd its keys.
-      handlers: buildHandlers(accums, stats, true, null, done, { bucketsFromSample: !ttlPerKey.every(Boolean), noTtlFromSample: !everyKey }, dbNoTtl),
-      calls,
-      maxCallMicros: maxMicros,
+      handlers: buildHandlers(scan.accums, stats, true, null, done, { bucketsFromSample: !ttlPerKey.every(Boolean), noTtlFromSample: !everyKey }, run.dbNoTtl),
+      calls: scan.calls,
+      maxCallMicros: scan.maxMicros,
     };
   }
+
+  /** SCANs one master to the end, `maxCallMicros` of server time per call, paced to `maxRedisShare`. */
+  private async scanMaster(run: Run, scan: ScanTally, node: RedisNode, ni: number, per: { ttlPerKey: boolean; samplesPerGroup: number }): Promise<void> {
+    const single = this.globs.globs.length === 1;
+    let cursor = "0";
+    let count = firstCount(this.opts.scanCount);
+    do {
+      const r: AggregateReply = await countUpstream("redis", () =>
+        runAggregate(node, {
+          mode: "scan",
+          cursor,
+          count,
+          bucketBoundsMs: TTL_BUCKET_BOUNDS,
+          luaPatterns: this.globs.luaPatterns(),
+          samplesPerGroup: per.samplesPerGroup,
+          matchGlob: single ? this.globs.globs[0]! : "",
+          ttlPerKey: per.ttlPerKey,
+          budgetMicros: this.opts.maxCallMicros,
+        }),
+      );
+      scan.calls++;
+      scan.maxMicros = Math.max(scan.maxMicros, r.micros);
+      mergeReply(scan.accums, r, ni, { handlers: this.opts.maxHandlers, samples: this.opts.sampleKeysPerHandler });
+      // With SCAN MATCH the script sees only matches; COUNT is about how many keys it visited.
+      scan.scanned += single ? Math.max(r.visited, count * r.chunks) : r.visited;
+      // One chunk should take at most a third of the call's budget, so a call holds two or more
+      // and the script's stop rule (the longest chunk so far must still fit) has room.
+      count = adapt(count, r.micros / r.chunks, this.opts.maxCallMicros / 3, this.opts.scanCount);
+      this.state = { ...this.state, progress: run.progress(Math.min(scan.scanned, run.total), false, "exact", null) };
+      cursor = r.nextCursor;
+      if (cursor !== "0") await pace(r.micros, this.opts.maxRedisShare);
+    } while (cursor !== "0");
+  }
+}
+
+/** One master of the inspected Redis. */
+type RedisNode = ReturnType<typeof masters>[number];
+
+/** What one run knows before it counts. */
+interface Run {
+  nodes: RedisNode[];
+  sizes: number[];
+  /** DBSIZE summed over the masters. */
+  total: number;
+  /** Keys without TTL per master (INFO keyspace), and their sum. */
+  nodeNoTtl: number[];
+  dbNoTtl: number;
+  startedAt: number;
+  progress: (scanned: number, done: boolean, m: "exact" | "estimate", finishedAt: number | null) => ScanProgress;
+}
+
+/** What the exact scan gathered so far over all masters. */
+interface ScanTally {
+  accums: Map<string, Accum>;
+  scanned: number;
+  calls: number;
+  maxMicros: number;
 }
 
 /** Waits so that a call of `micros` is at most `share` of the time until the next one starts. */

@@ -157,3 +157,11 @@ function formatAlertValue(a: AlertThreshold, v: number | null): string {
       return String(Number(v.toPrecision(3)));
   }
 }
+
+/**
+ * An alert on any occurrence of something that should never happen: above 0, at once (`for: 0m`),
+ * normal 0 — the alert entry writes only what it means and the threshold line's label.
+ */
+export function anyOccurrenceAlert<const A extends Omit<AlertSpec, "threshold" | "normal" | "for">>(a: A, thresholdLabel: string) {
+  return defineAlert({ ...a, threshold: { value: 0, label: thresholdLabel }, normal: { value: 0, label: "0 normal" }, for: "0m" });
+}

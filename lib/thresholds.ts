@@ -20,7 +20,7 @@ import {
   type ProcessedResult,
   type TtlClass,
 } from "@/names/dedup";
-import { defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/alert-model";
+import { anyOccurrenceAlert, defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/alert-model";
 import { checkQuantileExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, leaseCounterRateExpr, memoryLostExpr, payloadConflictsExpr } from "@/lib/alert-exprs";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";
 
@@ -152,16 +152,13 @@ export const ALERTS = {
     },
     dashboardPath: SERVICE_PAGE,
   }),
-  leaseLost: defineAlert({
+  // At once: each increase is a message that may have been processed twice.
+  leaseLost: anyOccurrenceAlert({
     name: "DedupLeaseLost",
     title: "Successful runs whose dedup lease had been taken over (a message may have run twice), over 5 min",
     query: "lease_lost_rate",
-    threshold: { value: 0, label: "any lease lost" },
-    normal: { value: 0, label: "0 normal" },
     unit: "per_second",
     by: METRIC_LABELS.leaseLost,
-    // At once: each increase is a message that may have been processed twice.
-    for: "0m",
     severity: "page",
     valueExpr: leaseCounterRateExpr("leaseLost"),
     texts: {
@@ -174,16 +171,13 @@ export const ALERTS = {
         "p99 with leaseMs on the handler page.",
     },
     dashboardPath: HANDLER_PAGE,
-  }),
-  payloadConflict: defineAlert({
+  }, "any lease lost"),
+  payloadConflict: anyOccurrenceAlert({
     name: "DedupPayloadConflict",
     title: "Message UUIDs reused with another payload (payload conflicts) over 5 min",
     query: "payload_conflicts",
-    threshold: { value: 0, label: "> 0 conflicts" },
-    normal: { value: 0, label: "0 normal" },
     unit: "count",
     by: METRIC_LABELS.payloadConflicts,
-    for: "0m",
     severity: "ticket",
     valueExpr: payloadConflictsExpr(),
     texts: {
@@ -196,7 +190,7 @@ export const ALERTS = {
         "publisher (topic_poisoned), make it generate a new UUID per message, and re-publish the DLQ copies with new UUIDs.",
     },
     dashboardPath: HANDLER_PAGE,
-  }),
+  }, "> 0 conflicts"),
   consumerLagGrowing: defineAlert({
     name: "DedupConsumerLagGrowing",
     title: `Consumer-group lag growing: its slope over ${LAG_GROWTH_WINDOW} (messages/s), where the lag is above ${LAG_GROWTH_FLOOR}`,

@@ -6,6 +6,7 @@ import { formatNumber, formatRate } from "@/lib/format";
 import { fetchJson } from "@/lib/query-options";
 import { Panel } from "./panel";
 import { QueryView } from "./query-state";
+import { DataTable } from "./data-table";
 
 /** react-query options of `GET /api/consumers` (topic, optional group), polled every `refetchInterval` ms. */
 export const consumersQuery = (topic: string | undefined, group: string | undefined, refetchInterval: number | false) =>
@@ -33,6 +34,15 @@ const SWATCHES = [
   "bg-rose-600 text-white",
 ];
 const swatch = (i: number) => SWATCHES[i % SWATCHES.length]!;
+
+/** The replica table's columns. */
+const REPLICA_COLUMNS = [
+  { label: "Replica", className: "py-1", title: "<hostname>-<pid> of the consumer process (-r1… for a further replica in it)" },
+  { label: "Host", className: "py-1" },
+  { label: "Partitions", className: "py-1" },
+  { label: "Lag", align: "right", className: "py-1" },
+  { label: "Processed", align: "right", className: "py-1" },
+] as const;
 
 /**
  * Which replica holds which partitions of a topic, per consumer group: a strip of the topic's
@@ -120,17 +130,7 @@ function GroupView({ g }: { g: ConsumerGroupView }) {
       {g.members.length === 0 ? (
         <p className="text-xs text-slate-500 dark:text-slate-400">No replica is running in this group; the lag above waits for the next one.</p>
       ) : (
-        <table className="w-full text-left text-xs">
-          <thead className="text-slate-500 dark:text-slate-400">
-            <tr>
-              <th className="py-1 font-medium" title="<hostname>-<pid> of the consumer process (-r1… for a further replica in it)">Replica</th>
-              <th className="py-1 font-medium">Host</th>
-              <th className="py-1 font-medium">Partitions</th>
-              <th className="py-1 text-right font-medium">Lag</th>
-              <th className="py-1 text-right font-medium">Processed</th>
-            </tr>
-          </thead>
-          <tbody>
+        <DataTable columns={REPLICA_COLUMNS} size="xs">
             {g.members.map((m, i) => (
               <tr key={m.memberId} data-testid="replica-row" className="border-t border-slate-100 dark:border-slate-800">
                 <td className="py-1">
@@ -145,8 +145,7 @@ function GroupView({ g }: { g: ConsumerGroupView }) {
                 <td className="py-1 text-right tabular-nums">{m.processedPerSecond === null ? "—" : formatRate(m.processedPerSecond, "msg")}</td>
               </tr>
             ))}
-          </tbody>
-        </table>
+          </DataTable>
       )}
     </div>
   );

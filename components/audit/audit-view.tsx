@@ -7,6 +7,7 @@ import { auditQuery } from "@/lib/record-queries";
 import { useViewState } from "@/lib/url-state";
 import { errorTitle } from "../query-state";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
+import { DataTable } from "../data-table";
 
 
 /** The audit trail, newest first: when, who, what, the filter, matched / changed, the result. */
@@ -37,19 +38,7 @@ export function AuditView() {
       ) : q.data.entries.length === 0 ? (
         <EmptyState height={60}>No action recorded yet.</EmptyState>
       ) : (
-        <table className="w-full text-sm">
-          <thead className="text-left text-xs text-slate-500">
-            <tr>
-              <th className="font-normal">When</th>
-              <th className="font-normal">Who</th>
-              <th className="font-normal">Action</th>
-              <th className="font-normal">Filter</th>
-              <th className="text-right font-normal">Matched</th>
-              <th className="text-right font-normal">Changed</th>
-              <th className="pl-4 font-normal">Result</th>
-            </tr>
-          </thead>
-          <tbody>
+        <DataTable columns={[{ label: "When" }, { label: "Who" }, { label: "Action" }, { label: "Filter" }, { label: "Matched", align: "right" }, { label: "Changed", align: "right" }, { label: "Result", className: "pl-4" }]}>
             {q.data.entries.map((e) => (
               <tr key={e.id} data-testid="audit-row" className="border-t border-slate-100 align-top dark:border-slate-800">
                 <td className="whitespace-nowrap text-xs">{e.at}</td>
@@ -66,8 +55,7 @@ export function AuditView() {
                 <td className={`pl-4 ${e.result === "ok" ? "" : "text-red-700 dark:text-red-300"}`}>{e.result}</td>
               </tr>
             ))}
-          </tbody>
-        </table>
+          </DataTable>
       )}
     </Panel>
   );

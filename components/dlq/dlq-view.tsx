@@ -10,6 +10,7 @@ import { useViewState } from "@/lib/url-state";
 import { errorTitle } from "../query-state";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { RedrivePanel } from "./redrive-panel";
+import { DataTable } from "../data-table";
 
 const field = "rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900";
 
@@ -60,19 +61,7 @@ export function DlqView() {
             {q.data.entries.length === 0 ? (
               <EmptyState height={60}>No DLQ record matches{q.data.cursor ? " in the part read" : ""}.</EmptyState>
             ) : (
-              <table className="w-full text-sm">
-                <thead className="text-left text-xs text-slate-500">
-                  <tr>
-                    <th className="font-normal">Poisoned</th>
-                    <th className="font-normal">UUID</th>
-                    <th className="font-normal">Reason</th>
-                    <th className="font-normal">Handler</th>
-                    <th className="font-normal">Topic</th>
-                    <th className="font-normal">Subscriber</th>
-                    <th className="font-normal">Record</th>
-                  </tr>
-                </thead>
-                <tbody>
+              <DataTable columns={[{ label: "Poisoned" }, { label: "UUID" }, { label: "Reason" }, { label: "Handler" }, { label: "Topic" }, { label: "Subscriber" }, { label: "Record" }]}>
                   {q.data.entries.map((e) => (
                     <tr key={`${e.partition}:${e.offset}`} data-testid="dlq-row" className="border-t border-slate-100 align-top dark:border-slate-800">
                       <td className="whitespace-nowrap text-xs">{e.poisonedAt}</td>
@@ -94,8 +83,7 @@ export function DlqView() {
                       </td>
                     </tr>
                   ))}
-                </tbody>
-              </table>
+                </DataTable>
             )}
             {q.data.cursor ? (
               <button type="button" onClick={() => setCursor(q.data.cursor ?? undefined)} className="mt-2 rounded border border-slate-300 px-3 py-1 text-sm dark:border-slate-700">

@@ -10,6 +10,7 @@ import { hotKeysQuery } from "@/lib/query-options";
 import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
 import { EmptyState, Panel } from "../panel";
 import { QueryView } from "../query-state";
+import { DataTable } from "../data-table";
 
 /** The record page of a hot key's latest copy (by position), else a UUID search on its topic. */
 function recordHref(k: HotKeyView): string {
@@ -47,16 +48,7 @@ export function HotKeys({ service, handler }: { service: string; handler: string
           if (d.keys.length === 0) return <EmptyState height={80}>No duplicate swallowed in the last {formatDurationMs(2 * d.windowMs)}.</EmptyState>;
           return (
             <div className="space-y-2">
-              <table className="w-full text-left text-sm" aria-label={`Hot UUIDs of ${service}/${handler}`}>
-                <thead className="text-xs text-slate-500 dark:text-slate-400">
-                  <tr>
-                    <th className="font-medium">UUID</th>
-                    <th className="text-right font-medium">copies</th>
-                    <th className="font-medium">cause</th>
-                    <th className="font-medium">open</th>
-                  </tr>
-                </thead>
-                <tbody>
+              <DataTable columns={[{ label: "UUID" }, { label: "copies", align: "right" }, { label: "cause" }, { label: "open" }]} label={`Hot UUIDs of ${service}/${handler}`}>
                   {d.keys.map((k) => (
                     <tr key={k.key} data-testid="hot-key" data-uuid={k.uuid} className="border-t border-slate-100 dark:border-slate-800">
                       <td className="break-all font-mono text-xs">{k.uuid}</td>
@@ -75,8 +67,7 @@ export function HotKeys({ service, handler }: { service: string; handler: string
                       </td>
                     </tr>
                   ))}
-                </tbody>
-              </table>
+                </DataTable>
               <p className="text-xs text-slate-500 dark:text-slate-400" data-testid="hot-keys-total">
                 {formatNumber(d.total)} copies swallowed since {d.since ? `${d.since.slice(11, 19)} UTC` : "—"} over {d.sketches} replica sketch{d.sketches === 1 ? "" : "es"} of this process; a UUID with fewer than {formatNumber(Math.ceil(d.total / d.capacity))} copies may be missing from the list.
               </p>

@@ -228,7 +228,6 @@ const SIZE_DEBT: Readonly<Record<string, number>> = {
   "server/observe/consumer-group.ts": 371,
   "server/observe/metrics/local-eval.ts": 306,
   "server/observe/metrics/local-eval.ts evaluate()": 95,
-  "server/observe/overview.ts buildOverview()": 121,
   "server/transport/kafka-subscriber.ts subscribe()": 139,
   "server/transport/memory-broker.ts": 322,
   "server/transport/partition-pump.ts pumpPartition()": 99,
@@ -257,5 +256,5 @@ describe("production code keeps to the size limits", () => {
     const measured = files.filter((f) => !isTest(f)).flatMap((f) => measure(f, readFileSync(join(ROOT, f), "utf8")));
     expect(measured.length).toBeGreaterThan(150);
     expect(sizeViolations(measured, SIZE_DEBT)).toEqual([]);
-  });
+  }, 120_000); // parses ~300 files: seconds on an idle machine, more under load
 });

@@ -110,8 +110,55 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
   // missing, which the alerts block reports on its own.
   const failures = [ratio, processed, p50, p99, errors].flatMap((g) => (g.ok ? [] : [g.detail]));
 
-  // Handlers: from metrics, from Redis prefixes, and from the app's declarations.
-  const rows = new Map<string, { service: string; handler: string; topics: Set<string>; ttlClass: OverviewHandler["ttlClass"] }>();
+  const reads: Reads = { ctx, processed, ratio, p50, p99, errors, loop, redisTime, unchecked, now, keys, memory, staleSince, dlq, alertRules: alertRulesOrLastKnown(ctx, alerts), unknownAlerts: alertsUnknown(ctx, alerts) };
+  const handlers: OverviewHandler[] = [...handlerRows(processed, keys, memory.losses)]
+    .sort((a, b) => a.service.localeCompare(b.service) || a.handler.localeCompare(b.handler))
+    .map((r) => handlerRow(r, reads));
+
+  return {
+    generatedAt: new Date().toISOString(),
+    mode: ctx.mode,
+    range,
+    source: ctx.metrics.kind,
+    upstream: { prometheus: metricsUpstream(ctx, failures), store: storeUpstream(ctx) },
+    thresholds: thresholdsView(),
+    handlers,
+    alerts: alertsField(ctx, alerts),
+    scrapeCoverage: await coverage,
+  };
+}
+
+/** What the overview read once, for every handler's row. */
+interface Reads {
+  ctx: ObserveContext;
+  processed: Got;
+  ratio: Got;
+  p50: Got;
+  p99: Got;
+  errors: Got;
+  loop: Got;
+  redisTime: Got | null;
+  unchecked: Got;
+  now: readonly [Got, Got, Got];
+  keys: ReturnType<typeof inspectedHandlers>;
+  memory: { losses: readonly MemoryLoss[] };
+  staleSince: string | null;
+  dlq: Awaited<ReturnType<typeof dlqBacklog>>;
+  alertRules: AlertRule[];
+  unknownAlerts: ReturnType<typeof alertsUnknown>;
+}
+
+/** One overview row's identity: a handler, its topics and declared TTL class. */
+interface RowKey {
+  service: string;
+  handler: string;
+  topics: Set<string>;
+  ttlClass: OverviewHandler["ttlClass"];
+}
+
+/** The handlers of the overview: from metrics, from the store's prefixes, and from the app's declarations. */
+function handlerRows(processed: Got, keys: ReturnType<typeof inspectedHandlers>, losses: readonly MemoryLoss[]): Iterable<RowKey> {
+  const rows = new Map<string, RowKey>();
   const row = (service: string, handler: string) => {
     // Series of a workshop run that reached Prometheus before the workshop had its own registry.
     if (service === WORKSHOP_SERVICE) return { service, handler, topics: new Set<string>(), ttlClass: null as OverviewHandler["ttlClass"] };
@@ -129,82 +176,69 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
   }
   if (keys.ok) for (const h of keys.value) row(h.service, h.handler);
   // A handler whose keys are all gone (Redis restarted empty) keeps its row to say so.
-  for (const l of memory.losses) row(l.service, l.handler);
+  for (const l of losses) row(l.service, l.handler);
   for (const d of declaredHandlers()) {
     const r = row(d.service, d.setup.handler);
     r.ttlClass = d.setup.ttlClass;
     if (d.topic) r.topics.add(d.topic);
   }
+  return rows.values();
+}
 
-  const alertRules: AlertRule[] = alertRulesOrLastKnown(ctx, alerts);
-  const unknownAlerts = alertsUnknown(ctx, alerts);
-  const handlers: OverviewHandler[] = [...rows.values()]
-    .sort((a, b) => a.service.localeCompare(b.service) || a.handler.localeCompare(b.handler))
-    .map((r) => {
-      const mine = (s: Sample) => s.labels.service === r.service && s.labels.handler === r.handler;
-      const svc = (s: Sample) => s.labels.service === r.service;
-      const byResult = { success: 0, error: 0, deduplicated: 0 };
-      if (processed.ok) {
-        for (const s of processed.value.filter(mine)) {
-          const res = s.labels.result as keyof typeof byResult;
-          if (res in byResult) byResult[res] += s.value ?? 0;
-        }
-      }
-      const total = byResult.success + byResult.error + byResult.deduplicated;
-      const ratios = ratio.ok ? ratio.value.filter(mine) : [];
-      // One topic: the alert's own expression. Several, or no deduplicated series yet (Prometheus
-      // yields no ratio where the numerator never moved): deduplicated / processed by result.
-      const ratioValue = ratios.length === 1 ? ratios[0]!.value : total > 0 ? byResult.deduplicated / total : null;
-      const errs: Record<string, number> = {};
-      if (errors.ok) for (const s of errors.value.filter(svc)) errs[s.labels.reason ?? "unknown"] = (errs[s.labels.reason ?? "unknown"] ?? 0) + (s.value ?? 0);
-      const keyRow = keys.ok ? keys.value.find((h) => h.prefix === handlerPrefix(r.service, r.handler) || (h.service === r.service && h.handler === r.handler)) : undefined;
-      const instances: AlertInstance[] = handlerAlerts(alertRules, r.service, r.handler);
-      const first = (g: { ok: true; value: Sample[] } | { ok: false; detail: string }) => (g.ok ? (g.value.find(svc)?.value ?? null) : null);
-      return {
-        service: r.service,
-        handler: r.handler,
-        topics: [...r.topics].sort(),
-        ttlClass: r.ttlClass,
-        duplicateRatio: ratio.ok && processed.ok ? { status: "ok" as const, value: ratioValue } : unavailable(ratio.ok ? (processed as { detail: string }).detail : ratio.detail),
-        processedRate: processed.ok ? { status: "ok" as const, total, byResult } : unavailable(processed.detail),
-        checkLatency: p50.ok && p99.ok ? { status: "ok" as const, p50Seconds: first(p50), p99Seconds: first(p99) } : unavailable(p50.ok ? (p99 as { detail: string }).detail : p50.detail),
-        latencyParts: latencyParts(loop.ok ? first(loop) : null, redisTime?.ok ? redisTime.value : null),
-        unchecked: unchecked.ok ? byReason(unchecked.value.filter(mine)) : unavailable(unchecked.detail),
-        now: nowOf(now, r.service, r.handler),
-        errorRates: errors.ok ? { status: "ok" as const, byReason: errs, total: Object.values(errs).reduce((a, b) => a + b, 0) } : unavailable(errors.detail),
-        keys: !keys.ok
-          ? unavailable(keys.detail)
-          : {
-              status: "ok" as const,
-              count: keyRow?.keyCount ?? 0,
-              exact: keyRow?.exact ?? ctx.inspector?.current().result?.mode === "exact",
-              errorBound: keyRow?.errorBound ?? 0,
-              noTtlCount: keyRow?.noTtlCount ?? 0,
-              scanDone: ctx.inspector?.current().progress.done ?? false,
-              settled: keyRow ? keyRow.keyCount - keyRow.byState.processing : 0,
-              processing: keyRow?.byState.processing ?? 0,
-              splitExact: keyRow?.byState.exact ?? true,
-              leaseShare: keyRow?.leaseShare ?? null,
-              countedAt: keyRow?.countedAt ?? (ctx.inspector?.current().result ? new Date(ctx.inspector.current().result!.finishedAt).toISOString() : null),
-              recount: ctx.inspector?.recount() ?? null,
-              staleSince,
-            },
-        memoryLost: lostOf(memory.losses, r.service, r.handler),
-        dlqBacklog: handlerBacklog(dlq, r.handler, r.topics),
-        alerts: instances,
-        alertsUnknown: unknownAlerts,
-      };
-    });
-
+/** One handler's row of the overview from what was read once. */
+function handlerRow(r: RowKey, x: Reads): OverviewHandler {
+  const { ctx, processed, ratio, p50, p99, errors, loop, redisTime, unchecked, now, keys, memory, staleSince, dlq } = x;
+  const mine = (s: Sample) => s.labels.service === r.service && s.labels.handler === r.handler;
+  const svc = (s: Sample) => s.labels.service === r.service;
+  const byResult = { success: 0, error: 0, deduplicated: 0 };
+  if (processed.ok) {
+    for (const s of processed.value.filter(mine)) {
+      const res = s.labels.result as keyof typeof byResult;
+      if (res in byResult) byResult[res] += s.value ?? 0;
+    }
+  }
+  const total = byResult.success + byResult.error + byResult.deduplicated;
+  const ratios = ratio.ok ? ratio.value.filter(mine) : [];
+  // One topic: the alert's own expression. Several, or no deduplicated series yet (Prometheus
+  // yields no ratio where the numerator never moved): deduplicated / processed by result.
+  const ratioValue = ratios.length === 1 ? ratios[0]!.value : total > 0 ? byResult.deduplicated / total : null;
+  const errs: Record<string, number> = {};
+  if (errors.ok) for (const s of errors.value.filter(svc)) errs[s.labels.reason ?? "unknown"] = (errs[s.labels.reason ?? "unknown"] ?? 0) + (s.value ?? 0);
+  const keyRow = keys.ok ? keys.value.find((h) => h.prefix === handlerPrefix(r.service, r.handler) || (h.service === r.service && h.handler === r.handler)) : undefined;
+  const instances: AlertInstance[] = handlerAlerts(x.alertRules, r.service, r.handler);
+  const first = (g: { ok: true; value: Sample[] } | { ok: false; detail: string }) => (g.ok ? (g.value.find(svc)?.value ?? null) : null);
   return {
-    generatedAt: new Date().toISOString(),
-    mode: ctx.mode,
-    range,
-    source: ctx.metrics.kind,
-    upstream: { prometheus: metricsUpstream(ctx, failures), store: storeUpstream(ctx) },
-    thresholds: thresholdsView(),
-    handlers,
-    alerts: alertsField(ctx, alerts),
-    scrapeCoverage: await coverage,
+    service: r.service,
+    handler: r.handler,
+    topics: [...r.topics].sort(),
+    ttlClass: r.ttlClass,
+    duplicateRatio: ratio.ok && processed.ok ? { status: "ok" as const, value: ratioValue } : unavailable(ratio.ok ? (processed as { detail: string }).detail : ratio.detail),
+    processedRate: processed.ok ? { status: "ok" as const, total, byResult } : unavailable(processed.detail),
+    checkLatency: p50.ok && p99.ok ? { status: "ok" as const, p50Seconds: first(p50), p99Seconds: first(p99) } : unavailable(p50.ok ? (p99 as { detail: string }).detail : p50.detail),
+    latencyParts: latencyParts(loop.ok ? first(loop) : null, redisTime?.ok ? redisTime.value : null),
+    unchecked: unchecked.ok ? byReason(unchecked.value.filter(mine)) : unavailable(unchecked.detail),
+    now: nowOf(now, r.service, r.handler),
+    errorRates: errors.ok ? { status: "ok" as const, byReason: errs, total: Object.values(errs).reduce((a, b) => a + b, 0) } : unavailable(errors.detail),
+    keys: !keys.ok
+      ? unavailable(keys.detail)
+      : {
+          status: "ok" as const,
+          count: keyRow?.keyCount ?? 0,
+          exact: keyRow?.exact ?? ctx.inspector?.current().result?.mode === "exact",
+          errorBound: keyRow?.errorBound ?? 0,
+          noTtlCount: keyRow?.noTtlCount ?? 0,
+          scanDone: ctx.inspector?.current().progress.done ?? false,
+          settled: keyRow ? keyRow.keyCount - keyRow.byState.processing : 0,
+          processing: keyRow?.byState.processing ?? 0,
+          splitExact: keyRow?.byState.exact ?? true,
+          leaseShare: keyRow?.leaseShare ?? null,
+          countedAt: keyRow?.countedAt ?? (ctx.inspector?.current().result ? new Date(ctx.inspector.current().result!.finishedAt).toISOString() : null),
+          recount: ctx.inspector?.recount() ?? null,
+          staleSince,
+        },
+    memoryLost: lostOf(memory.losses, r.service, r.handler),
+    dlqBacklog: handlerBacklog(dlq, r.handler, r.topics),
+    alerts: instances,
+    alertsUnknown: x.unknownAlerts,
   };
 }

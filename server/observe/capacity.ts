@@ -52,14 +52,14 @@ export function windowFill(w: WindowInput): CapacityHandler["window"] {
 /** Per context: when each prefix's traffic was first seen (ms). */
 const FIRST_TRAFFIC = new WeakMap<ObserveContext, Map<string, number>>();
 
-/** Records the prefix's first traffic now (if not yet) and says whether the last completed count started after it. */
+/** Records the prefix's first traffic now (if not yet) and says whether the last completed count started after it (strictly: a count started in the same millisecond may not have seen it). */
 function countSawTraffic(ctx: ObserveContext, prefix: string): boolean {
   let m = FIRST_TRAFFIC.get(ctx);
   if (!m) FIRST_TRAFFIC.set(ctx, (m = new Map()));
   const first = m.get(prefix) ?? Date.now();
   m.set(prefix, first);
   const startedAt = ctx.inspector?.current().result?.startedAt;
-  return startedAt !== undefined && startedAt >= first;
+  return startedAt !== undefined && startedAt > first;
 }
 
 /**

@@ -134,7 +134,7 @@ async function driveDemo(app: App): Promise<{ service: string; handler: string }
   await put("/api/demo/faults", { errorRate: 0.02 });
   // The overview tests open `/?refresh=off` at the default range: the page fetches each series once,
   // at that range's step (15 s for 1 h), so wait until that very query has points — a series seen
-  // at a finer step can still be empty at the page's step (CI failed that way once).
+  // at a finer step can still be empty at the page's step.
   const range = DEFAULT_VIEW_STATE.range;
   type Series = { data: { status: string; series?: { labels: Record<string, string>; points: [number, number | null][] }[] } };
   const lines = async (metric: string) => {
@@ -144,7 +144,7 @@ async function driveDemo(app: App): Promise<{ service: string; handler: string }
     return { body, lines: (body.data.series ?? []).filter((l) => l.points.filter((p) => p[1] !== null).length >= 2) };
   };
   // The key tile and panel show the inspector's last completed count, which at first is the one
-  // taken at start-up, before the demo's traffic (a CI run met its 0 keys): ask for a recount
+  // taken at start-up, before the demo's traffic, and may hold 0 keys: ask for a recount
   // (refresh=1 starts one at most every 10 s) until a completed count holds the handler's keys.
   const counted = async (t: { service: string; handler: string }) => {
     const until = Date.now() + 60_000;
@@ -378,8 +378,8 @@ function pagesSuite(mode: Mode) {
     if (mode === "real") {
       // One key count per moment: the tile (the overview answer, painted by the server) and the key
       // panel (the handlers answer, fetched after hydration) show the same count, said by its time.
-      // A recount that completes between those two fetches (a CI run met one: the tile still had
-      // the start-up count, 0 keys) shows on both at the next load.
+      // A recount that completes between those two fetches (the tile may still have the start-up
+      // count, 0 keys) shows on both at the next load.
       const share = page.getByTestId("lease-share");
       const countTime = async (id: string) => /at (\d\d:\d\d:\d\d)/.exec((await page.getByTestId(id).textContent()) ?? "")?.[1];
       await expect

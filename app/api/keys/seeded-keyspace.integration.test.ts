@@ -60,11 +60,9 @@ for (const g of [...HANDLERS, ...WEIRD]) {
 }
 const inGlobs = globToRegExp("*:dedup:*");
 /**
- * Measured on the 2-core CI VM: a hypervisor pause adds 3-13 ms to whatever command Redis runs at
- * that moment, even a plain `SCAN … COUNT 500` (median 0.35 ms) under SCHED_FIFO — a fresh-clone
- * `npm test` (2026-12-01, fault cases beside this file) logged 5 of one browse's ~420 SCANs at
- * 5.9-13.3 ms. So the sizing is asserted on the distribution of every command the observe client
- * sent (SLOWLOG at 0 µs), not on its few slowest.
+ * On a virtual machine a hypervisor pause adds milliseconds to whatever command Redis runs at that
+ * moment, even a plain `SCAN … COUNT 500` (median 0.35 ms), so the sizing is asserted on the
+ * distribution of every command the observe client sent (SLOWLOG at 0 µs), not on its few slowest.
  */
 const VM_PAUSE_NOTE = "a hypervisor pause adds 3-13 ms to any command on this VM";
 /**

@@ -1,7 +1,6 @@
 /**
  * Redis `MONITOR` over a plain socket. ioredis' `monitor()` can fail with "Command queue state
- * error" when the server is busy as MONITOR starts (a fresh-clone CI run hit it while the
- * inspector's scripts were running); reading the stream directly has no such state. Each line is
+ * error" when the server is busy running scripts as MONITOR starts; reading the stream directly has no such state. Each line is
  * `+<time> [<db> <client>] "arg" "arg" …` with arguments escaped as by Redis' `sdscatrepr`.
  */
 import { connect, type Socket } from "node:net";

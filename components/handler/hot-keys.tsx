@@ -48,15 +48,15 @@ export function HotKeys({ service, handler }: { service: string; handler: string
           if (d.keys.length === 0) return <EmptyState height={80}>No duplicate swallowed in the last {formatDurationMs(2 * d.windowMs)}.</EmptyState>;
           return (
             <div className="space-y-2">
-              <DataTable columns={[{ label: "UUID" }, { label: "copies", align: "right" }, { label: "cause" }, { label: "open" }]} label={`Hot UUIDs of ${service}/${handler}`}>
+              <DataTable columns={[{ label: "UUID", className: "pr-3" }, { label: "copies", align: "right", className: "pr-3" }, { label: "cause", className: "pr-3" }, { label: "open" }]} label={`Hot UUIDs of ${service}/${handler}`}>
                   {d.keys.map((k) => (
                     <tr key={k.key} data-testid="hot-key" data-uuid={k.uuid} className="border-t border-slate-100 dark:border-slate-800">
-                      <td className="break-all font-mono text-xs">{k.uuid}</td>
-                      <td className="text-right tabular-nums" data-testid="hot-key-count">
+                      <td className="break-all pr-3 font-mono text-xs">{k.uuid}</td>
+                      <td className="pr-3 text-right tabular-nums" data-testid="hot-key-count">
                         {formatNumber(k.count)}
                         {k.error > 0 ? <span className="text-xs text-slate-500"> ± {formatNumber(k.error)}</span> : null}
                       </td>
-                      <td className="text-xs">{causes(k)}</td>
+                      <td className="pr-3 text-xs">{causes(k)}</td>
                       <td className="space-x-2 text-xs">
                         <Link className="text-blue-700 underline dark:text-blue-300" href={keyHref(k, params)}>
                           key
@@ -69,7 +69,7 @@ export function HotKeys({ service, handler }: { service: string; handler: string
                   ))}
                 </DataTable>
               <p className="text-xs text-slate-500 dark:text-slate-400" data-testid="hot-keys-total">
-                {formatNumber(d.total)} copies swallowed since {d.since ? `${d.since.slice(11, 19)} UTC` : "—"} over {d.sketches} replica sketch{d.sketches === 1 ? "" : "es"} of this process; a UUID with fewer than {formatNumber(Math.ceil(d.total / d.capacity))} copies may be missing from the list.
+                {formatNumber(d.total)} {d.total === 1 ? "copy" : "copies"} swallowed since {d.since ? `${d.since.slice(11, 19)} UTC` : "—"} over {d.sketches} replica sketch{d.sketches === 1 ? "" : "es"} of this process; a UUID with fewer than {formatNumber(Math.ceil(d.total / d.capacity))} copies may be missing from the list.
               </p>
             </div>
           );

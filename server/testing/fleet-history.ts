@@ -10,6 +10,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { METRIC_NAMES } from "@/names/dedup";
+import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { EVENTLOOP_P99_METRIC, PROCESS_START_METRIC } from "@/server/observe/metrics/queries";
@@ -60,6 +61,14 @@ export function parityExposition(fleet: Fleet, elapsedSec: number): string {
   for (const h of fleet.handlers) {
     out.push(`${METRIC_NAMES.payloadConflicts}${labels({ service: h.service, handler: h.handler })} ${h === fleet.handlers[0] ? h.processedPerSec * t * 0.001 : 0}`);
   }
+  out.push(`# TYPE ${METRIC_NAMES.unchecked} counter`);
+  for (const h of fleet.handlers) {
+    out.push(`${METRIC_NAMES.unchecked}${labels({ service: h.service, handler: h.handler, reason: "redis_conn" })} ${h === fleet.handlers[0] ? h.processedPerSec * t * 0.002 : 0}`);
+  }
+  out.push(`# TYPE ${OBSERVE_METRIC_NAMES.memoryLost} gauge`);
+  for (const h of fleet.handlers) {
+    out.push(`${OBSERVE_METRIC_NAMES.memoryLost}${labels({ service: h.service, handler: h.handler })} ${h === fleet.handlers[0] ? 0.4 : 0}`);
+  }
   out.push(`# TYPE ${EVENTLOOP_P99_METRIC} gauge`, `${EVENTLOOP_P99_METRIC} 0.012`);
   out.push(`# TYPE ${REDIS_COMMAND_TIME_METRIC} gauge`);
   out.push(`${REDIS_COMMAND_TIME_METRIC}${labels({ command: "evalsha" })} 12.5`, `${REDIS_COMMAND_TIME_METRIC}${labels({ command: "get" })} 1.5`);
@@ -67,6 +76,9 @@ export function parityExposition(fleet: Fleet, elapsedSec: number): string {
   for (const s of fleet.services) out.push(`${CONSUMER_INFO_METRIC}${labels({ service: s.service, replica: "r-1" })} 1`);
   out.push(`# TYPE ${KAFKA_METRIC_NAMES.lag} gauge`);
   for (const h of fleet.handlers) out.push(`${KAFKA_METRIC_NAMES.lag}${labels({ consumergroup: `${h.service}.${h.handler}`, topic: h.topic, partition: "0" })} 7`);
+  // The first handler's group falls behind by 2 messages/s above the growth alert's floor; the others stay below it.
+  out.push(`# TYPE ${KAFKA_METRIC_NAMES.lagSum} gauge`);
+  for (const h of fleet.handlers) out.push(`${KAFKA_METRIC_NAMES.lagSum}${labels({ consumergroup: `${h.service}.${h.handler}`, topic: h.topic })} ${h === fleet.handlers[0] ? 200 + 2 * t : 7}`);
   out.push(`# TYPE ${PROCESS_START_METRIC} gauge`, `${PROCESS_START_METRIC} 1700000000`);
   return `${out.join("\n")}\n`;
 }

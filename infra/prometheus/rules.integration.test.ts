@@ -11,10 +11,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Registry } from "prom-client";
+import { Gauge, Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALERT_LIST, ALERTS, runbookUrl } from "@/lib/thresholds";
 import { runbookBase } from "@/scripts/gen-infra";
+import { KAFKA_METRIC_NAMES } from "@/names/kafka";
+import { OBSERVE_METRIC_LABELS, OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { dedupRecorder } from "@/server/dedup/metrics";
 import { freePort } from "@/server/testing/net";
 
@@ -37,6 +39,9 @@ interface ApiRule {
 const registry = new Registry();
 const slow = dedupRecorder(registry, "slow");
 const calm = dedupRecorder(registry, "calm");
+// The dashboard's own gauges the rules read too: a lost dedup memory and the consumer groups' lag.
+const memoryLost = new Gauge({ name: OBSERVE_METRIC_NAMES.memoryLost, help: "share of keys lost", labelNames: [...OBSERVE_METRIC_LABELS.memoryLost], registers: [registry] });
+const lagSum = new Gauge({ name: KAFKA_METRIC_NAMES.lagSum, help: "consumer group lag", labelNames: ["consumergroup", "topic"], registers: [registry] });
 
 /** One tick of traffic: "slow" service 20% duplicates and ~80 ms checks; "calm" 1% and 2 ms. */
 function tick(n: number): void {
@@ -54,6 +59,12 @@ function tick(n: number): void {
   if (n >= 40 && n % 25 === 0) slow.leaseLost("review.created", "on-review-created");
   // A publisher reusing a UUID with another payload, once in a while (the series is 0 from registration).
   if (n >= 40 && n % 25 === 10) slow.payloadConflict("on-review-created");
+  // "slow" lost 60 % of its keys at once (Redis restarted empty); "calm" lost none.
+  memoryLost.set({ service: "slow", handler: "on-review-created" }, 0.6);
+  memoryLost.set({ service: "calm", handler: "on-order-paid" }, 0);
+  // slow's group falls behind by 10 messages/s above the floor; calm's lag stays at 3.
+  lagSum.set({ consumergroup: "slow.on-review-created", topic: "review.created" }, 500 + 2 * n);
+  lagSum.set({ consumergroup: "calm.on-order-paid", topic: "order.paid" }, 3);
 }
 
 let server: Server | undefined;
@@ -167,6 +178,15 @@ describe("dedup rules in a real Prometheus", () => {
     const conflict = byName[ALERTS.payloadConflict.name]?.alerts ?? [];
     expect(conflict.map((a) => [a.labels.service, a.labels.handler, a.state])).toEqual([["slow", "on-review-created", "firing"]]);
     expect(conflict[0]?.annotations.summary).toBe("A publisher reuses message UUIDs: payload conflicts on slow/on-review-created");
+
+    // for: 0m — a lost dedup memory pages at once, for the handler that lost its keys only.
+    const lost = byName[ALERTS.memoryLost.name]?.alerts ?? [];
+    expect(lost.map((a) => [a.labels.service, a.labels.handler, a.labels.severity, a.state])).toEqual([["slow", "on-review-created", "page", "firing"]]);
+    expect(lost[0]?.annotations.summary).toBe("Dedup memory lost on slow/on-review-created: 60% of its keys gone");
+
+    // for: 10m — a growing lag above the floor goes pending for that group only; a small flat lag never does.
+    const lag = byName[ALERTS.consumerLagGrowing.name]?.alerts ?? [];
+    expect(lag.map((a) => [a.labels.service, a.labels.handler, a.labels.topic, a.state])).toEqual([["slow", "on-review-created", "review.created", "pending"]]);
   });
 
   it("computes the duplicate ratio the dashboard plots: 0.2 and 0.01", async () => {

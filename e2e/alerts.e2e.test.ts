@@ -1,5 +1,5 @@
 /**
- * The alerts page with a pending alert (issue 13, item 3): the embedded app's demo store is made to
+ * The alerts page with a pending alert: the embedded app's demo store is made to
  * fail (PUT /api/demo/faults errorRate), `DedupRedisErrors` goes pending, and the page shows
  * "pending since …, fires in …" with a countdown that runs down between two answers, next to the
  * reason's own text. Saves test-results/screenshots/embedded-alerts-pending.png.

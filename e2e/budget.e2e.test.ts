@@ -3,7 +3,7 @@
  * scripts a first visit loads — the `<script src>` of the HTML the built app (`next start`) serves
  * for the route — without the `nomodule` polyfills modern browsers skip. Every page is rendered per
  * request (the layout reads the CSP nonce of proxy.ts), so there is no prerendered HTML to read: the
- * HTML is the one a browser gets. Budget of issue 6: the overview ≤ 250 KB gzip. Writes
+ * HTML is the one a browser gets. Budget: the overview ≤ 250 KB gzip. Writes
  * test-results/ui-first-load.json (docs/UI.md quotes it).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";

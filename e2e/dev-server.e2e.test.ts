@@ -1,5 +1,5 @@
 /**
- * Issue 17 item 1: `next dev` opened by an address other than the one it was started with (here
+ * `next dev` opened by an address other than the one it was started with (here
  * 127.0.0.1 and the host's own address, with the dev server bound to all interfaces as `next dev`
  * prints its "Network" address) hydrates: Next.js 16 refuses its dev resources (`/_next/*`, the HMR
  * WebSocket) to origins it does not know, and next.config.js's `allowedDevOrigins` lists loopback

@@ -1,5 +1,5 @@
 /**
- * Issue 17 items 5 and 6, as an SRE pointing the dashboard at a fleet it has never seen: the
+ * As an SRE pointing the dashboard at a fleet it has never seen: the
  * fixture exporter (server/testing/fleet.ts: 20 services × 10 handlers, svc-03/h-02 and svc-11/h-07
  * at 25 % duplicates, svc-07 slow, svc-15 with Redis timeouts) scraped every second by a private
  * Prometheus with the project's rules, and the built app with `DEMO=off PROMETHEUS_URL=…`.

@@ -1,5 +1,5 @@
 /**
- * Case 8 (issue 8): every page and every API route answers with a Content-Security-Policy that has
+ * Every page and every API route answers with a Content-Security-Policy that has
  * `frame-ancestors`, `X-Content-Type-Options: nosniff` and a Referrer-Policy (error answers and
  * static assets too); and no server-only code or configuration value reaches the browser: the
  * built `.next/static` files contain no `ioredis`, `kafkajs`, `prom-client` (or `pg`) code, and
@@ -149,9 +149,9 @@ describe("security: headers on every response, nothing server-only in the browse
 });
 
 // ---------------------------------------------------------------------------------------------
-// Issue 16: no secrets in answers, no trust in forwarding headers, bounded cost, no cross-site writes.
+// No secrets in answers, no trust in forwarding headers, bounded cost, no cross-site writes.
 
-describe("issue 16: upstream errors name the component and the failure, never the URL", () => {
+describe("upstream errors name the component and the failure, never the URL", () => {
   let app: App;
   let hostPorts: string[];
   beforeAll(async () => {
@@ -180,7 +180,7 @@ describe("issue 16: upstream errors name the component and the failure, never th
   });
 });
 
-describe("issue 16: cross-site callers, content types and body size (embedded mode, no token)", () => {
+describe("cross-site callers, content types and body size (embedded mode, no token)", () => {
   let app: App;
   beforeAll(async () => {
     app = await startApp({ env: { DEMO: "off" } });
@@ -239,7 +239,7 @@ describe("issue 16: cross-site callers, content types and body size (embedded mo
   });
 });
 
-describe("issue 16: pages use a per-request script nonce and still hydrate", () => {
+describe("pages use a per-request script nonce and still hydrate", () => {
   let app: App;
   beforeAll(async () => {
     app = await startApp({ env: { DEMO: "off" } });
@@ -282,7 +282,7 @@ describe("issue 16: pages use a per-request script nonce and still hydrate", () 
   });
 });
 
-describe("issue 16: bounded cost per caller (real mode)", () => {
+describe("bounded cost per caller (real mode)", () => {
   let fa: FaultApp;
   beforeAll(async () => {
     fa = await startFaultApp();
@@ -380,7 +380,7 @@ describe("issue 16: bounded cost per caller (real mode)", () => {
     console.log(`[security] PING p99 idle ${percentile(baseline, 99).toFixed(2)} ms, under 6 key-browser loops ${p99.toFixed(2)} ms, an unloaded control Redis in the same window ${controlP99.toFixed(2)} ms (${loaded.length} PINGs, by a child process of its own${rt ? ", Redis and probe SCHED_FIFO" : ""}); answers ${JSON.stringify(Object.fromEntries(statuses))}; load average ${loadavg()[0]!.toFixed(2)}`);
     expect(statuses.get(429) ?? 0).toBeGreaterThan(0);
     expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
-    // Goal of issue 16: under 3 ms (0.72 ms measured on a quiet machine, idle 0.57). Asserted: what
+    // Goal: under 3 ms (0.72 ms measured on a quiet machine, idle 0.57). Asserted: what
     // the loops add over the control Redis in the same 20 s — under 3 ms; the absolute figure is
     // printed above (fresh-clone runs: 2.38, 2.63, 3.15, 3.94 and 11.88 ms, with idle p99s up to 4.41 ms).
     expect(p99 - controlP99).toBeLessThan(3);

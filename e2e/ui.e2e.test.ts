@@ -20,7 +20,7 @@ import { collectErrors, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, fre
 type Mode = "embedded" | "real";
 const BUDGET_FILE = join(ROOT, "test-results", "ui-budget.json");
 /**
- * Issue 6's target is data painted within 1.5 s of navigation; the figure of every page is recorded
+ * The target is data painted within 1.5 s of navigation; the figure of every page is recorded
  * in test-results/ui-budget.json with the load average (docs/UI.md reports it). The test itself
  * asserts only a regression bound: during `npm test` the same 2 cores run Kafka, Redis, Prometheus,
  * the app and Chromium, and a cold first navigation measured 1.57 s there, so 1.5 s is a benchmark
@@ -34,7 +34,7 @@ const PAINT_REGRESSION_BOUND_MS = 10_000;
 function paintBound(): number {
   return PAINT_REGRESSION_BOUND_MS;
 }
-/** Issue 6: ≤ 250 KB gzip of first-load JS for the overview. */
+/** ≤ 250 KB gzip of first-load JS for the overview. */
 const OVERVIEW_JS_BUDGET = 250_000;
 
 /** Selector of the first drawn data line of the duplicate-ratio chart. */
@@ -258,7 +258,7 @@ function pagesSuite(mode: Mode) {
   });
 
   it("painted by the server: before any bundle runs, the overview and the handler page show the ratio and the charts' lines", async () => {
-    // What the HTML carries before the client bundle runs (issue 15, "Pages"): the prefetched
+    // What the HTML carries before the client bundle runs: the prefetched
     // numbers and the server's drawing of each chart (recharts 3 draws nothing on the server). The
     // app's script chunks are refused, so nothing hydrates; the HTML's own streaming scripts still
     // put each streamed part in place, as they do before the bundle arrives on a real load.
@@ -427,7 +427,7 @@ function pagesSuite(mode: Mode) {
       await page.goto(`${app.url}/keys`);
       const m = await measure(page);
       record(mode, "/keys", m);
-      // The in-memory store is browsed like Redis (issue 17): the demo handlers' prefixes are listed.
+      // The in-memory store is browsed like Redis: the demo handlers' prefixes are listed.
       expect(await page.getByTestId("prefix-tree").textContent()).toMatch(/on-review-created/);
       await screenshot(page, `${mode}-keys`);
       expect(errors).toEqual([]);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm run test:faults`: the reliability and security suite of issue 8 (test/faults/*.faults.test.ts).
+# `npm run test:faults`: the reliability and security suite (test/faults/*.faults.test.ts).
 # Every case starts its own redis-server / Kafka broker (127.0.0.1:19092) / consumer workers / app
 # and stops them by pid; this script needs the Kafka jars (`npm run stack:up` fetches them) and a
 # built app (`npx next build`, done here when .next/BUILD_ID is missing or FAULTS_BUILD=1). At the

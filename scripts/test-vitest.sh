@@ -39,7 +39,7 @@ if [ ! -x /usr/bin/chromium ]; then
     echo "[test] error: /usr/bin/chromium is missing: apt-get install chromium"; exit 1
   fi
 fi
-# The Redis Cluster (7000-7002) is for the *.cluster.integration.test.ts files (issue 10).
+# The Redis Cluster (7000-7002) is for the *.cluster.integration.test.ts files.
 t=$SECONDS
 bash scripts/stack.sh up "${COMPONENTS[@]}"
 echo "[test] stack up: $((SECONDS - t)) s"

@@ -1,10 +1,10 @@
 /**
- * Case 7 (issue 8): access.
+ * Access.
  * - The state-changing endpoints (PUT /api/demo/sources, PUT /api/demo/faults,
  *   POST /api/workshop/scenarios/{name}/runs, POST /api/silences, DELETE /api/silences/{id}) follow server/access.ts both ways: with
  *   WORKSHOP_TOKEN set a bearer token is required from anywhere; without it, real mode accepts only
  *   loopback requests (Host, X-Forwarded-For, X-Forwarded-Host, Origin, Sec-Fetch-Site), and so
- *   does embedded mode; a Host that is not on the allow-list is refused first. Issue 16: X-Real-IP / Forwarded / a forwarded chain make a request
+ *   does embedded mode; a Host that is not on the allow-list is refused first. X-Real-IP / Forwarded / a forwarded chain make a request
  *   non-local unless TRUSTED_PROXIES lists the proxy; an app bound beyond loopback without a token is
  *   read-only; cross-site callers and non-JSON bodies are refused in every mode.
  * - The key browser has no write path: every non-GET method on /api/keys* is 405, and what the
@@ -86,7 +86,7 @@ describe("case 7: access", () => {
       ["Origin null", { origin: "null" }],
       ["Sec-Fetch-Site cross-site", { "sec-fetch-site": "cross-site" }],
       ["a bearer token nobody configured", { host: "evil.example.com", authorization: `Bearer ${TOKEN}` }],
-      // Issue 16: any forwarding header makes a request non-local (no TRUSTED_PROXIES here).
+      // Any forwarding header makes a request non-local (no TRUSTED_PROXIES here).
       ["X-Real-IP claiming loopback", { "x-real-ip": "127.0.0.1" }],
       ["X-Real-IP of another machine", { "x-real-ip": "203.0.113.7" }],
       ["Forwarded claiming loopback", { forwarded: "for=127.0.0.1" }],
@@ -134,7 +134,7 @@ describe("case 7: access", () => {
       expect(await statuses({ url }, { host: "127.0.0.1:3000", origin: "http://localhost:3000", "sec-fetch-site": "same-origin" })).toSatisfy(forbidden);
     });
 
-    it("issue 16: is refused with Host localhost and X-Forwarded-For 127.0.0.1 (the reported bypass), or X-Real-IP / Forwarded loopback; start-up says read-only", async () => {
+    it("is refused with Host localhost and X-Forwarded-For 127.0.0.1 (the reported bypass), or X-Real-IP / Forwarded loopback; start-up says read-only", async () => {
       expect(await statuses({ url }, { host: "localhost", "x-forwarded-for": "127.0.0.1" })).toSatisfy(forbidden);
       expect(await statuses({ url }, { host: "localhost:3000", "x-forwarded-for": "::1", "x-forwarded-host": "localhost:3000" })).toSatisfy(forbidden);
       expect(await statuses({ url }, { host: "localhost", "x-real-ip": "127.0.0.1" })).toSatisfy(forbidden);
@@ -193,7 +193,7 @@ describe("case 7: access", () => {
       expect(await statuses(locked!, { authorization: `Bearer ${TOKEN}` })).toSatisfy(allowed);
     });
 
-    it("issue 16: refuses cross-site callers (403) and non-JSON bodies (415) even though it is open", async () => {
+    it("refuses cross-site callers (403) and non-JSON bodies (415) even though it is open", async () => {
       expect(await statuses(open!, { origin: "http://evil.example.com" })).toSatisfy(forbidden);
       expect(await statuses(open!, { "sec-fetch-site": "cross-site" })).toSatisfy(forbidden);
       expect(await statuses(open!, { "content-type": "application/x-www-form-urlencoded" })).toSatisfy((s: number[]) => s.every((x) => x === 415));

@@ -1,5 +1,5 @@
 /**
- * Case 6 (issue 8): 10,000 random and adversarial requests across every route (scripts/fuzz-api.ts)
+ * 10,000 random and adversarial requests across every route (scripts/fuzz-api.ts)
  * against the built app on 127.0.0.1 in real mode, pointed at the suite's redis-server with keys
  * seeded inside and outside the configured prefixes (`*:dedup:*`): no 5xx, no answer naming a key
  * outside the prefixes or the Redis password, the server stays up with bounded memory, the seeded

@@ -1,5 +1,5 @@
 /**
- * Case 3 (issue 8): the Kafka broker (the suite's own, 127.0.0.1:19092) restarted mid-stream. The
+ * The Kafka broker (the suite's own, 127.0.0.1:19092) restarted mid-stream. The
  * worker process is not touched: it must reconnect by itself and push every message, 0 lost, 0
  * duplicate side effects. The publisher keeps publishing through the restart (retrying a batch the
  * broker did not acknowledge, which may write it twice: more duplicates for the consumer to absorb).

@@ -1,5 +1,5 @@
 /**
- * Case 9 (issue 8): 50 concurrent dashboard viewers polling for 60 s. Each viewer polls what the
+ * 50 concurrent dashboard viewers polling for 60 s. Each viewer polls what the
  * overview page polls (overview, handlers, capacity, alerts and its three charts) at the fastest
  * refresh the UI offers (5 s), starting at a random offset. Printed: the API's p50/p95/max per
  * route and overall, and the upstream queries it caused — Prometheus requests (counted by the

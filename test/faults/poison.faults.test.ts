@@ -1,5 +1,5 @@
 /**
- * Case 5 (issue 8): poison input on the topic — a record without the UUID header, a UUID header
+ * Poison input on the topic — a record without the UUID header, a UUID header
  * that is not UTF-8 (or empty), invalid JSON, a 1 MB binary payload — each goes to the DLQ with a
  * reason, and the consumer keeps consuming: every good message around them is pushed once. A
  * non-UTF-8 value in another header does not poison a message (the codec drops that one header).

@@ -1,5 +1,5 @@
 /**
- * Case 4 (issue 8): Redis latency raised above the Deduplicator's check timeout (a delaying proxy
+ * Redis latency raised above the Deduplicator's check timeout (a delaying proxy
  * in front of the suite's redis-server): each handler's failure mode applies — fail-open passes
  * every message to the handler, fail-closed retries and then sends it to the DLQ — and the errors
  * are counted as `redis_timeout`, never `redis_conn`. The reverse holds too: a Redis that refuses

@@ -1,5 +1,5 @@
 /**
- * Case 1 (issue 8): Redis stopped for 30 s during a 50,000-message stream. One stream, two
+ * Redis stopped for 30 s during a 50,000-message stream. One stream, two
  * handlers in their own consumer groups of one worker: `fail-open` (spec §4 default) and
  * `fail-closed`. Fail-open: consumption continues during the outage, 0 lost. Fail-closed: 0 lost,
  * 0 duplicate side effects, what exhausted its retries is in the DLQ with a reason; then

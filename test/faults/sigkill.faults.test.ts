@@ -1,5 +1,5 @@
 /**
- * Case 2 (issue 8): the consumer process SIGKILLed 10 times at random points during a
+ * The consumer process SIGKILLed 10 times at random points during a
  * 100,000-message stream with 5% injected duplicates (re-publications with the same UUID), plus 10
  * replica joins and leaves (a second worker process joins the group, then stops gracefully):
  * 0 lost, 0 duplicate side effects. A killed worker leaves without committing and with its leases

@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
 /**
- * `npm run test:faults` (scripts/test-faults.sh): the reliability and security cases of issue 8,
+ * `npm run test:faults` (scripts/test-faults.sh): the reliability and security cases,
  * one file at a time (they start their own redis-server, broker, workers and app on a 2-core
  * machine). The global setup starts the suite's own Kafka broker on 127.0.0.1:19092 and stops it.
  */

@@ -66,7 +66,14 @@ async function watch(page: Page, path: string, group: (name: string) => string, 
   await page.mouse.wheel(0, 20_000);
   await expect.poll(async () => Object.keys(await readCounts(page)).sort(), { timeout: 40_000 }).toEqual(expect.arrayContaining(expected));
   const seen = new Set<number>();
+  // Ask for a recount every 10 s (the most the API allows) so the numbers move while they are read,
+  // whatever the background count's own schedule.
+  let recountAt = 0;
   for (const end = Date.now() + WATCH_MS; Date.now() < end; await page.waitForTimeout(READ_EVERY_MS)) {
+    if (Date.now() - recountAt >= 10_000) {
+      recountAt = Date.now();
+      await fetch(new URL("/api/handlers?refresh=1", page.url())).then((r) => r.arrayBuffer()).catch(() => undefined);
+    }
     const counts = await readCounts(page);
     const byHandler = new Map<string, Map<string, number | null>>();
     for (const [name, text] of Object.entries(counts)) {

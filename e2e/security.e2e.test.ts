@@ -318,12 +318,16 @@ describe("bounded cost per caller (real mode)", () => {
     c.disconnect();
   });
 
-  it("/api/consumers answers only for the configured topics; /api/series maps any step to an allowed one (one Prometheus query)", async () => {
+  it("/api/consumers answers only for the configured topics; /api/series maps any step to an allowed one (each of its Prometheus queries once)", async () => {
     expect((await fetch(`${fa.app.url}/api/consumers?topic=secret.topic`)).status).toBe(404);
     const before = fa.prometheus.requests.length;
     const steps = await Promise.all([7, 8, 9].map(async (s) => ((await (await fetch(`${fa.app.url}/api/series?metric=dlq_rate&range=1h&step=${s}`)).json()) as { stepSeconds: number }).stepSeconds));
     expect(new Set(steps)).toEqual(new Set([10]));
-    expect(fa.prometheus.requests.slice(before).filter((r) => r.path.endsWith("query_range")).length).toBe(1);
+    // One answer serves the three: each range query it needs (the series, and the scrape times its
+    // gaps are read from) reaches Prometheus once.
+    const ranges = fa.prometheus.requests.slice(before).filter((r) => r.path.endsWith("query_range"));
+    expect(ranges.length).toBeGreaterThan(0);
+    expect(ranges.map((r) => r.params.query).sort()).toEqual([...new Set(ranges.map((r) => r.params.query))].sort());
   });
 
   it("6 parallel key-browser loops for 20 s keep Redis PING p99 under 3 ms while the loops get 429s", async () => {

@@ -23,6 +23,11 @@ const RUN_MS = 20_000;
 const DRAIN_MS = 15_000;
 const FORWARDER_DELAY_MS = 1_000;
 const FAULTS: DemoFaultsPatch = { latencyMs: 80, errorRate: 0.1 };
+/**
+ * Most of a run's keys left leased where no replica leaves: a batch's done mark failing all three
+ * tries leaves that batch leased (1 of 384 and 5 of 280 seen); marks tried once leave ~10 % (36–57 of ~376).
+ */
+const LEASED_SHARE_MAX = 0.05;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const own = ownKafka();
 const services: string[] = [];
@@ -125,9 +130,9 @@ describe("live demo toggles on real Kafka and Redis, alone and with store faults
       if (name.endsWith("Faults")) expect(r.storeErrors, `${name}: the store faults failed no call`).toBeGreaterThan(0);
       if (!leaving.has(name)) {
         // No replica left: a key stays under a `processing` lease only where a done mark or release
-        // failed all three tries (10 % of calls failing: ~0.1 % of them) — a few at most, never the
-        // dozens a single try leaves.
-        expect(r.leased, `${name}: keys left under a lease: ${JSON.stringify(r)}`).toBeLessThanOrEqual(Math.ceil(r.published * 0.01));
+        // failed all three tries (10 % of calls failing: ~0.1 % of them; one call marks a whole batch)
+        // — a few keys, never the dozens a single try leaves.
+        expect(r.leased, `${name}: keys left under a lease: ${JSON.stringify(r)}`).toBeLessThanOrEqual(Math.ceil(r.published * LEASED_SHARE_MAX));
       }
       // An event is unhandled at the end only while a lease holds it (or the copies behind it in its partition).
       expect(handled, `${name}: ${JSON.stringify(r)}`).toBeGreaterThanOrEqual(Math.floor(r.published * 0.9));

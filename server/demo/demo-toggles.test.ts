@@ -19,6 +19,11 @@ const RUN_MS = 7_000;
 const DRAIN_MS = 8_000;
 const FORWARDER_DELAY_MS = 1_000;
 const FAULTS: DemoFaultsPatch = { latencyMs: 80, errorRate: 0.1 };
+/**
+ * Most of a run's keys left leased where no replica leaves: a batch's done mark failing all three
+ * tries leaves that batch leased (5 of 280 and 1 of 384 seen); marks tried once leave ~10 % (36–57 of ~376).
+ */
+const LEASED_SHARE_MAX = 0.05;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const demos: DemoService[] = [];
 
@@ -90,13 +95,14 @@ describe("live demo toggles, alone and with store faults (80 ms, 10 % failing ca
     // Where a replica leaves (rebalance) or crashes (restart) with work in flight, its leases hold
     // those events for leaseMs by design (spec §10), and the copies re-read behind a held lease wait
     // with it in their partition. Where none leaves, a key stays leased only where a done mark or
-    // release failed all three tries (~0.1 % of them at 10 % failing calls): a few at most. An event
+    // release failed all three tries (~0.1 % of the calls at 10 % failing; one call marks a whole
+    // batch, so a few keys at once): at most LEASED_SHARE_MAX of the events. An event
     // may be unhandled at the end only while a lease is held, and most of the run is handled anyway.
     const leaving = new Set(["rebalanceFaults", "restartFaults"]);
     for (const [name, p] of Object.entries(cases)) {
       const r = await p;
       const handled = r.sent + r.poisoned;
-      if (!leaving.has(name)) expect(r.leased, `${name}: keys left under a lease: ${JSON.stringify(r)}`).toBeLessThanOrEqual(Math.ceil(r.published * 0.01));
+      if (!leaving.has(name)) expect(r.leased, `${name}: keys left under a lease: ${JSON.stringify(r)}`).toBeLessThanOrEqual(Math.ceil(r.published * LEASED_SHARE_MAX));
       expect(handled, `${name}: ${JSON.stringify(r)}`).toBeGreaterThanOrEqual(Math.floor(r.published * 0.9));
       if (handled < r.published) expect(r.leased, `${name}: unhandled events with no lease held: ${JSON.stringify(r)}`).toBeGreaterThan(0);
     }

@@ -56,6 +56,15 @@ describe("records and the DLQ over the embedded broker", () => {
     expect(embeddedLog()).toBeUndefined();
   });
 
+  it("a DLQ topic nobody has poisoned into yet is an empty DLQ (200, no entries), not an error", async () => {
+    const b = new MemoryBroker();
+    b.createTopic(DEMO_TOPIC, 3);
+    registerEmbeddedLog(b);
+    const { status, body } = await get(getDlq, "/api/dlq?limit=10");
+    expect(status, JSON.stringify(body)).toBe(200);
+    expect(dlqResponseSchema.parse(body).entries).toEqual([]);
+  });
+
   it("opens a record by position and finds it by UUID: payload, headers, UUID and time as over Kafka", async () => {
     const b = await demoBroker();
     expect(b.records(DEMO_TOPIC)).toHaveLength(2); // round robin over 3 partitions: u-1 on 0, u-2 on 1

@@ -14,7 +14,7 @@ import { HANDLER_POISONED_KEY, TOPIC_POISONED_KEY, dlqTopicOf } from "@/names/de
 import { config } from "@/server/config";
 import { decodeRecord } from "@/server/transport/watermill-codec";
 import { reasonClassOf } from "./dlq";
-import { TopicMissingError } from "./log-reader";
+import { isTopicMissing } from "./log-reader";
 import { recordReader } from "./records";
 import { RECORD_SCAN_LIMITS, scanNewestFirst } from "./scan";
 
@@ -80,7 +80,7 @@ async function build(): Promise<DlqBacklog> {
   try {
     // A DLQ topic nobody has written to yet may not exist: nothing waits in it.
     const read = (t: string) => readDlqBacklog(t).catch((e: unknown) => {
-      if (e instanceof TopicMissingError) return { dlqTopic: t, total: 0, groups: [], complete: true };
+      if (isTopicMissing(e)) return { dlqTopic: t, total: 0, groups: [], complete: true };
       throw e;
     });
     const topics = await Promise.all(config().CONSUMER_TOPICS.map((t) => read(dlqTopicOf(t))));

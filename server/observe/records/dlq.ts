@@ -21,9 +21,9 @@ import { config } from "@/server/config";
 import { redriveMessage, redriveTarget, type DlqMessage } from "@/server/transport/dlq-redrive";
 import { decodeRecord } from "@/server/transport/watermill-codec";
 import { ForbiddenError, UpstreamUnavailableError, errorText } from "../errors";
-import type { RawRecord } from "./log-reader";
+import { isTopicMissing, type RawRecord } from "./log-reader";
 import { kafkaRead, recordReader } from "./records";
-import { RECORD_SCAN_LIMITS, decodeScanCursor, encodeScanCursor, recordSize, scanNewestFirst } from "./scan";
+import { RECORD_SCAN_LIMITS, decodeScanCursor, encodeScanCursor, recordSize, scanNewestFirst, type ScanResult } from "./scan";
 import { redrivePublisher } from "./redrive-publisher";
 
 /** Most records one re-drive call publishes (the scan bound may stop it earlier: `complete: false`). */
@@ -102,7 +102,11 @@ export async function listDlq(q: { topic?: string; handler?: string; reason?: st
       reasons[entry.reasonClass] = (reasons[entry.reasonClass] ?? 0) + 1;
       if (q.reason && entry.reasonClass !== q.reason) return;
       matched.push(entry);
-    }, () => matched.length >= q.limit),
+    }, () => matched.length >= q.limit).catch((e: unknown): ScanResult => {
+      // A DLQ topic nobody has poisoned a record into yet may not exist: an empty DLQ, not an error.
+      if (isTopicMissing(e)) return { scanned: { records: 0, bytes: 0, ms: 0 }, complete: true, left: new Map() };
+      throw e;
+    }),
   );
   matched.sort(byNewest);
   const entries = matched.slice(0, q.limit);

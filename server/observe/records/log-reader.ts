@@ -45,3 +45,11 @@ export class TopicMissingError extends Error {
     this.name = "TopicMissingError";
   }
 }
+
+/**
+ * Whether `e` says the topic does not exist. By name, not `instanceof`: the reader is registered by
+ * the instrumentation's copy of this module, and each route bundle loads a copy of its own.
+ */
+export function isTopicMissing(e: unknown): e is TopicMissingError {
+  return e instanceof Error && e.name === "TopicMissingError";
+}

@@ -9,7 +9,7 @@ import { DLQ_TOPIC_SUFFIX, dlqTopicOf, WATERMILL_UUID_HEADER } from "@/names/ded
 import { config } from "@/server/config";
 import { ForbiddenError, NotFoundError, UpstreamUnavailableError, errorText } from "../errors";
 import { KafkaLogReader } from "./kafka-reader";
-import { TopicMissingError, type LogReader, type RawRecord } from "./log-reader";
+import { isTopicMissing, type LogReader, type RawRecord } from "./log-reader";
 import { embeddedLog, MemoryLogReader } from "./memory-reader";
 import { FETCH_MAX_BYTES, RECORD_SCAN_LIMITS, recordSize, scanNewestFirst } from "./scan";
 
@@ -99,7 +99,7 @@ export async function kafkaRead<T>(topic: string, fn: () => Promise<T>): Promise
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof TopicMissingError) throw new NotFoundError(`topic ${topic} does not exist`);
+    if (isTopicMissing(e)) throw new NotFoundError(`topic ${topic} does not exist`);
     if (e instanceof Error && "status" in e) throw e;
     throw new UpstreamUnavailableError(`kafka: ${errorText(e)}`);
   }

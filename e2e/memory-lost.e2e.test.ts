@@ -14,6 +14,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
+import { seedKeys } from "@/server/testing/seed-keys";
 import { collectErrors, freePort, launchBrowser, ROOT, screenshot, startApp, until, type App } from "./harness";
 
 const SERVICE = `e2e-mem-${randomBytes(4).toString("hex")}`;
@@ -29,9 +30,7 @@ const keyTile = (page: Page) => page.getByTestId("stat-keys").innerText();
 beforeAll(async () => {
   redis = await startOwnRedis();
   const seed = new Redis(redis.url);
-  const p = seed.pipeline();
-  for (let i = 0; i < KEYS; i++) p.set(`${SERVICE}:dedup:${HANDLER}:${randomBytes(8).toString("hex")}`, "done:demo.events:0:1", "PX", 86_400_000);
-  await p.exec();
+  await seedKeys(seed, [{ prefix: `${SERVICE}:dedup:${HANDLER}`, count: KEYS, ttlMs: 86_400_000, value: "done:demo.events:0:1" }]);
   seed.disconnect();
   const port = await freePort();
   prom = await startOwnPrometheus({ targets: [`127.0.0.1:${port}`], ruleFiles: [join(ROOT, "infra/prometheus/rules/dedup.yml")], intervalSec: 1, metricsPath: "/api/metrics" });

@@ -13,6 +13,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
+import { seedKeys } from "@/server/testing/seed-keys";
 import { freePort } from "@/server/testing/net";
 import { staleSinceText, memoryLostText } from "@/lib/on-call-text";
 import { createObserveContext, type ObserveContext } from "./context";
@@ -48,9 +49,7 @@ const row = async () => (await getOverview(ctx, "1h")).handlers.find((h) => h.se
 beforeAll(async () => {
   redis = await startOwnRedis();
   const seed = new Redis(redis.url);
-  const p = seed.pipeline();
-  for (let i = 0; i < KEYS; i++) p.set(`${SERVICE}:dedup:${HANDLER}:${randomBytes(8).toString("hex")}`, "done:demo.events:0:1", "PX", 86_400_000);
-  await p.exec();
+  await seedKeys(seed, [{ prefix: `${SERVICE}:dedup:${HANDLER}`, count: KEYS, ttlMs: 86_400_000, value: "done:demo.events:0:1" }]);
   seed.disconnect();
   client = createObserveRedis({ url: redis.url }, { maxReconnectDelayMs: 200 });
   const port = await freePort();

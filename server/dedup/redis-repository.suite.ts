@@ -40,6 +40,14 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
       used.add(k);
       return k;
     };
+    /** Every third key absent, held by our lease (`processing:mine`) and by another's (`processing:other`). */
+    const threeStates = async (ids: readonly string[]) => {
+      for (const [i, id] of ids.entries()) {
+        await a.call("DEL", key(id));
+        if (i % 3 === 1) await a.call("SET", key(id), "processing:mine", "PX", 60_000);
+        if (i % 3 === 2) await a.call("SET", key(id), "processing:other", "PX", 60_000);
+      }
+    };
 
     beforeAll(() => {
       a = makeClient();
@@ -247,11 +255,7 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
       const ids = Array.from({ length: 9 }, (_, i) => `M${i}`);
       for (const markCommand of ["script", "pipeline"] as const) {
         const repo = new RedisRepository(a, { markCommand, maxScriptKeys: 4 });
-        for (const [i, id] of ids.entries()) {
-          await a.call("DEL", key(id));
-          if (i % 3 === 1) await a.call("SET", key(id), "processing:mine", "PX", 60_000);
-          if (i % 3 === 2) await a.call("SET", key(id), "processing:other", "PX", 60_000);
-        }
+        await threeStates(ids);
         const prev = await repo.markDoneBatch(ids.map((id, i) => ({ key: key(id), value: `done:in:0:${i}`, ttlMs: 50_000 })));
         expect(prev).toEqual(ids.map((_, i) => [null, "processing:mine", "processing:other"][i % 3]));
         for (const [i, id] of ids.entries()) {
@@ -270,11 +274,7 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
       const batchScript = !(a as { isCluster?: boolean }).isCluster;
       for (const markCommand of ["script", "pipeline"] as const) {
         const repo = new RedisRepository(a, { markCommand, maxScriptKeys: 4 });
-        for (const [i, id] of ids.entries()) {
-          await a.call("DEL", key(id));
-          if (i % 3 === 1) await a.call("SET", key(id), "processing:mine", "PX", 60_000);
-          if (i % 3 === 2) await a.call("SET", key(id), "processing:other", "PX", 60_000);
-        }
+        await threeStates(ids);
         const prev = await repo.markDoneBatch(ids.map((id, i) => ({ key: key(id), value: `done:in:0:${i}`, ttlMs: 50_000, ours: "processing:mine" })));
         for (const [i, p] of prev.entries()) {
           if (i % 3 === 0) expect(p).toBeNull();

@@ -82,12 +82,18 @@ summary() {
   unset IFS
   node -e '
     const fs = require("fs");
-    let passed = 0, failed = 0, skipped = 0, reports = 0;
+    let passed = 0, failed = 0, skipped = 0, reports = 0; const failures = [];
     for (const f of process.argv.slice(1)) {
       if (!fs.existsSync(f)) continue;
       const r = JSON.parse(fs.readFileSync(f, "utf8"));
       passed += r.numPassedTests; failed += r.numFailedTests; skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0); reports++;
+      for (const file of r.testResults ?? []) for (const t of file.assertionResults ?? []) {
+        if (t.status !== "failed") continue;
+        const why = String((t.failureMessages ?? [])[0] ?? "").split("\n").find((l) => l.trim()) ?? "";
+        failures.push(`  ✗ ${require("path").relative(process.cwd(), file.name)} > ${t.fullName}\n      ${why.slice(0, 400)}`);
+      }
     }
+    if (failures.length) console.log(`[ci] what failed:\n${failures.join("\n")}`);
     console.log(`[ci] ${reports} vitest reports (vitest projects + fault suite)`);
     console.log(`${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));
   ' test-results/ci-vitest*.json test-results/faults/ci-faults*.json || true

@@ -14,7 +14,7 @@ import { collectErrors, launchBrowser, REAL_ENV, screenshot, startApp, type App 
 
 const HANDLERS = ["on-review-created", "on-user-banned", "on-page-viewed"];
 /** How long each page is watched, and how often it is read. */
-const WATCH_MS = 25_000;
+const WATCH_MS = 15_000;
 const READ_EVERY_MS = 700;
 
 let browser: Browser;

@@ -105,12 +105,6 @@ export async function pingLatencies(port: number, password: string, ms: number, 
   return (await probe([{ port, password }], ms, everyMs, realtime))[0]!;
 }
 
-/** The `p`-th percentile (0..100) of `xs`. */
-export function percentile(xs: readonly number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? NaN;
-}
-
 /** Resident set size (MB) of process `pid`, from /proc. */
 export function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));

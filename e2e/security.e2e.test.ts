@@ -14,10 +14,11 @@ import { join, relative } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { discoverRoutes } from "@/scripts/fuzz-api";
+import { percentile } from "@/scripts/lib/stats";
 import { startOwnRedis } from "@/server/testing/own-redis";
 import { startFaultApp, type FaultApp } from "@/test/faults/lib/app";
 import { collectErrors, freePort, launchBrowser, ROOT, startApp, type App } from "./harness";
-import { canRunRealtime, pairedPingLatencies, percentile, pingLatencies, raw } from "./security-probes";
+import { canRunRealtime, pairedPingLatencies, pingLatencies, raw } from "./security-probes";
 
 const TOKEN = `wsTok${Date.now().toString(36)}qx7z`;
 const DB_PASSWORD = `pgPw${Date.now().toString(36)}vq3k`;

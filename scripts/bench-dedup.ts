@@ -40,6 +40,7 @@ import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "../server/dedup/
 import { Router } from "../server/dedup/router";
 import { arg, flag } from "./lib/args";
 import { hotPathCosts, VARIANTS } from "./lib/hot-path-costs";
+import { median } from "./lib/stats";
 
 let N = Number(arg("n", "50000"));
 const BATCH = Number(arg("batch", "1000"));
@@ -215,7 +216,6 @@ async function overheadUs(marking: Marking): Promise<{ cpu: number; wall: number
     cpu.push((dedupCpu - bareCpu) / n);
     wall.push(((dedupWall - bareWall) / n) * 1e6);
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   return { cpu: median(cpu), wall: median(wall) };
 }
 
@@ -256,7 +256,6 @@ async function interleavedRatios(client: Redis): Promise<{ single: number; x4: n
     x4.push(four / ref);
     rounds.push(`P64 ${ref.toFixed(0)}/s: ${one.toFixed(0)} (${(one / ref).toFixed(3)}), x4 ${four.toFixed(0)} (${(four / ref).toFixed(3)})`);
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   return { single: median(single), x4: median(x4), rounds };
 }
 

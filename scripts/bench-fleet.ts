@@ -23,6 +23,7 @@ import { upstreamCalls } from "@/server/observe/upstream-counter";
 import { buildFleet, startFleetExporter } from "@/server/testing/fleet";
 import { arg } from "./lib/args";
 import { runMain } from "./lib/run";
+import { percentile } from "./lib/stats";
 
 const LOAD_MS = Number(arg("load-ms", "8000"));
 const VIEWERS = Number(arg("viewers", "50"));
@@ -32,11 +33,6 @@ if (!(Number.isInteger(VIEWERS) && VIEWERS >= 1 && VIEWERS <= 200)) throw new Ra
 
 /** The series the overview page requests on every refresh (components/overview/overview-view.tsx). */
 const PAGE_SERIES = ["duplicate_ratio", "check_latency", "error_rate"] as const;
-
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-}
 
 /** One `/api/overview` answer, read as a browser would (the text); its handler count when `parse`. */
 async function overview(parse = true): Promise<number> {
@@ -119,7 +115,7 @@ async function main(): Promise<void> {
     );
     return { refresh: r, lat, errors, promCalls: upstreamCalls().prometheus - a0 };
   });
-  const p = (x: number) => +pct(big.lat, x).toFixed(1);
+  const p = (x: number) => +percentile(big.lat, x).toFixed(1);
   console.log(`2. /api/overview, ${big.refresh.handlers} handlers, ${VIEWERS} viewers, ${LOAD_MS / 1000} s: ${big.lat.length} requests, p50 ${p(50)} ms, p95 ${p(95)} ms, p99 ${p(99)} ms, errors ${big.errors}, Prometheus requests ${big.promCalls}`);
   const load1 = loadavg();
   const command = "npm run bench:fleet";

@@ -35,6 +35,7 @@ import { fakeUlid, seedKeys, type SeedGroup } from "@/server/testing/seed-keys";
 import { upstreamCalls } from "@/server/observe/upstream-counter";
 import { optArg } from "./lib/args";
 import { runMain } from "./lib/run";
+import { median, percentile } from "./lib/stats";
 
 const TOTAL = Number(optArg("keys") ?? 1_000_000);
 const JSON_OUT = optArg("json");
@@ -42,10 +43,6 @@ const URL_ARG = optArg("url");
 const VIEWERS = 50;
 const LOAD_MS = Number(optArg("load-ms") ?? 8000);
 
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-}
 const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 
 async function load(viewers: number, ms: number, get: () => Promise<number>): Promise<{ lat: number[]; errors: number }> {
@@ -186,7 +183,7 @@ async function main() {
       const p2 = await timePlainScan(admin);
       allTtl.push({ plainMs: Math.round((p1 + p2) / 2), exactMs: Math.round(e), ratio: +((p1 + p2) / 2 / e).toFixed(3) });
     }
-    const allTtlRatio = pct(allTtl.map((x) => x.ratio), 50);
+    const allTtlRatio = median(allTtl.map((x) => x.ratio));
     results["inspect.scan_vs_plain_scan_every_key_has_ttl"] = allTtlRatio;
     details.everyKeyHasTtl = { keyspace: infoKs, ttlGivenTo: noTtlKeys.length, rounds: allTtl };
     console.log(`   the same keyspace with a TTL on its ${fmt(noTtlKeys.length)} TTL-less keys (${infoKs}: no per-key TTL read): ratio inspector / plain SCAN ${allTtl.map((x) => x.ratio.toFixed(2)).join(", ")} (median ${allTtlRatio.toFixed(2)})`);
@@ -206,17 +203,17 @@ async function main() {
         worstBoundRel = Math.max(worstBoundRel, h.errorBound / truth);
       }
     }
-    results["inspect.estimate_ms_1m_keys"] = Math.round(pct(estRuns, 50));
+    results["inspect.estimate_ms_1m_keys"] = Math.round(median(estRuns));
     details.estimate = {
       keys: dbsize,
       runs: estRuns.map(Math.round),
-      medianMs: Math.round(pct(estRuns, 50)),
+      medianMs: Math.round(median(estRuns)),
       worstHandlerErrorPct: +(worstRel * 100).toFixed(2),
       statedBoundPct999: +(worstBoundRel * 100).toFixed(2),
       draws: DEFAULT_KEY_INSPECTOR_OPTIONS.estimateSamples,
       method: "blocks of ~16 keys from random SCAN cursors, ≤ 1.5 ms script calls, 2 in flight",
     };
-    console.log(`\n2. estimate at ${fmt(dbsize)} keys: median ${fmt(pct(estRuns, 50))} ms over 5 runs (${estRuns.map((x) => fmt(x)).join(", ")})`);
+    console.log(`\n2. estimate at ${fmt(dbsize)} keys: median ${fmt(median(estRuns))} ms over 5 runs (${estRuns.map((x) => fmt(x)).join(", ")})`);
     console.log(`   worst per-handler error ${(worstRel * 100).toFixed(2)}% (stated 99.9% bound up to ±${(worstBoundRel * 100).toFixed(2)}%)`);
 
     // 3. /api/overview with 50 viewers.
@@ -250,17 +247,17 @@ async function main() {
     const after50 = upstreamCalls();
     const up1 = after1.prometheus - before1.prometheus;
     const up50 = after50.prometheus - after1.prometheus;
-    results["api.overview_p95_ms_50_viewers"] = +pct(many.lat, 95).toFixed(1);
+    results["api.overview_p95_ms_50_viewers"] = +percentile(many.lat, 95).toFixed(1);
     details.overview = {
       target: URL_ARG ?? "in-process route GET",
       loadMs: LOAD_MS,
-      oneViewer: { requests: one.lat.length, p50: +pct(one.lat, 50).toFixed(1), p95: +pct(one.lat, 95).toFixed(1), prometheusCalls: up1, errors: one.errors },
-      fiftyViewers: { requests: many.lat.length, p50: +pct(many.lat, 50).toFixed(1), p95: +pct(many.lat, 95).toFixed(1), p99: +pct(many.lat, 99).toFixed(1), prometheusCalls: up50, errors: many.errors },
+      oneViewer: { requests: one.lat.length, p50: +percentile(one.lat, 50).toFixed(1), p95: +percentile(one.lat, 95).toFixed(1), prometheusCalls: up1, errors: one.errors },
+      fiftyViewers: { requests: many.lat.length, p50: +percentile(many.lat, 50).toFixed(1), p95: +percentile(many.lat, 95).toFixed(1), p99: +percentile(many.lat, 99).toFixed(1), prometheusCalls: up50, errors: many.errors },
       redisCallsDuringLoad: after50.redis - before1.redis,
     };
     console.log(`\n3. /api/overview (${URL_ARG ? `HTTP ${URL_ARG}` : "route GET in-process"}, Prometheus ${prom.url}), ${LOAD_MS / 1000} s each:`);
-    console.log(`   1 viewer:   ${fmt(one.lat.length)} requests, p50 ${pct(one.lat, 50).toFixed(1)} ms, p95 ${pct(one.lat, 95).toFixed(1)} ms, Prometheus calls ${up1}`);
-    console.log(`   50 viewers: ${fmt(many.lat.length)} requests, p50 ${pct(many.lat, 50).toFixed(1)} ms, p95 ${pct(many.lat, 95).toFixed(1)} ms, p99 ${pct(many.lat, 99).toFixed(1)} ms, Prometheus calls ${up50}, errors ${many.errors}`);
+    console.log(`   1 viewer:   ${fmt(one.lat.length)} requests, p50 ${percentile(one.lat, 50).toFixed(1)} ms, p95 ${percentile(one.lat, 95).toFixed(1)} ms, Prometheus calls ${up1}`);
+    console.log(`   50 viewers: ${fmt(many.lat.length)} requests, p50 ${percentile(many.lat, 50).toFixed(1)} ms, p95 ${percentile(many.lat, 95).toFixed(1)} ms, p99 ${percentile(many.lat, 99).toFixed(1)} ms, Prometheus calls ${up50}, errors ${many.errors}`);
     if (URL_ARG) console.log("   (upstream calls are counted in this process only: with --url they are the server's, not shown)");
     console.log(`   Redis calls during both loads: ${after50.redis - before1.redis} (background inspection only; the overview reads its cached result)`);
     setObserveContext(null);

@@ -44,6 +44,7 @@ import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
 import { clusterClient as seededCluster, deletePrefix } from "@/server/testing/redis-cluster";
 import { createTopicsReady } from "@/server/transport/topics";
 import { arg, flag, intArg } from "./lib/args";
+import { median, percentile } from "./lib/stats";
 
 // ---------------------------------------------------------------------------------------------
 // Arguments
@@ -175,9 +176,8 @@ async function claimRun(c: Redis | Cluster, opts: RedisRepositoryOptions, prefix
       }
     }),
   );
-  lat.sort((a, b) => a - b);
-  const q = (p: number) => Math.round((lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? 0) * 100) / 100;
-  return { target, concurrency, roundTripsPerBatch: Math.round((trips.n / Math.max(1, batches)) * 100) / 100, claimsPerSecond: Math.round(claims / seconds), batchP50Ms: q(0.5), batchP99Ms: q(0.99) };
+  const q = (p: number) => Math.round((percentile(lat, p) || 0) * 100) / 100;
+  return { target, concurrency, roundTripsPerBatch: Math.round((trips.n / Math.max(1, batches)) * 100) / 100, claimsPerSecond: Math.round(claims / seconds), batchP50Ms: q(50), batchP99Ms: q(99) };
 }
 
 async function benchClaims(): Promise<ClaimFigures[]> {
@@ -468,11 +468,6 @@ async function benchConsumers(): Promise<ConsumerFigures[]> {
 }
 
 // ---------------------------------------------------------------------------------------------
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
 
 /** Medians per worker count over the rounds. */
 function consumerSummary(all: readonly ConsumerFigures[]) {

@@ -21,6 +21,7 @@ import type { Browser } from "playwright-core";
 import { launchBrowser, REAL_ENV } from "../e2e/harness";
 import { arg } from "./lib/args";
 import { runMain } from "./lib/run";
+import { median } from "./lib/stats";
 
 const DIR = arg("dir", process.cwd());
 const LOADS = Number(arg("loads", "5"));
@@ -38,8 +39,6 @@ const LINE = '[data-testid="chart-duplicate-ratio"] :is([data-static-line], .rec
 /** The interactive chart (recharts, tooltips) has replaced the server's drawing: reported beside. */
 const INTERACTIVE = '[data-testid="chart-duplicate-ratio"] .recharts-line';
 const RATIO = '[data-testid="stat-ratio"]';
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 
 async function startApp(): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = PORT;

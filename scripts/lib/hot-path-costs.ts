@@ -24,6 +24,7 @@ import { MemoryPubSub, type Publisher } from "../../server/dedup/pubsub";
 import { Router } from "../../server/dedup/router";
 import { defaultStack } from "../../server/dedup/stack";
 import { timeout } from "../../server/dedup/timeout";
+import { median } from "./stats";
 
 const PAYLOAD_256 = JSON.stringify({ type: "review.created", reviewId: 1234567, userId: 7654321, text: "x".repeat(190) }).padEnd(256, " ").slice(0, 256);
 const noopPublisher: Publisher = { publish: async () => undefined, close: async () => undefined };
@@ -60,7 +61,6 @@ const cpuNow = () => {
   const u = process.cpuUsage();
   return u.user + u.system;
 };
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** CPU µs per message of `n` single deliveries of variant `v` (fresh Router, repository and registry). */
 async function cpuPerMessage(v: Variant, n: number, tag: string): Promise<number> {

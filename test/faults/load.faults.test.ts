@@ -7,6 +7,7 @@
  * `total_commands_processed`; DEMO=off, so every command is the dashboard's).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { percentile } from "@/scripts/lib/stats";
 import { startFaultApp, type FaultApp } from "./lib/app";
 import { monitor } from "./lib/monitor";
 import { sleep } from "./lib/procs";
@@ -24,11 +25,6 @@ const POLLED = [
   "/api/series?metric=check_latency&range=1h",
   "/api/series?metric=error_rate&range=1h",
 ];
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-};
 
 /**
  * Counts the Redis commands the app SENDS while `fn` runs (MONITOR, without the commands its Lua
@@ -104,9 +100,9 @@ describe(`case 9: ${VIEWERS} dashboard viewers polling every ${REFRESH_MS / 1000
     const { lat, statuses, seconds, all } = many;
     const apiRequests = all.length;
     console.log(`[faults] case 9: ${apiRequests} API requests in ${seconds.toFixed(1)} s (${(apiRequests / seconds).toFixed(0)}/s), status ${Object.entries(statuses).map(([s, n]) => `${s}:${n}`).join(" ")}`);
-    for (const [p, xs] of lat) console.log(`[faults] case 9:   ${p.padEnd(46)} n=${xs.length} p50=${pct(xs, 50).toFixed(0)} ms p95=${pct(xs, 95).toFixed(0)} ms max=${Math.max(...xs).toFixed(0)} ms`);
+    for (const [p, xs] of lat) console.log(`[faults] case 9:   ${p.padEnd(46)} n=${xs.length} p50=${percentile(xs, 50).toFixed(0)} ms p95=${percentile(xs, 95).toFixed(0)} ms max=${Math.max(...xs).toFixed(0)} ms`);
     const line = (r: typeof one) => `${r.prom} Prometheus requests, ${r.redis} Redis commands sent [${r.names}] (+${r.inScripts} run inside scripts) in ${r.seconds.toFixed(0)} s (${perMin(r.prom, r.seconds).toFixed(0)} and ${perMin(r.redis, r.seconds).toFixed(0)} per minute)`;
-    console.log(`[faults] case 9: overall p50=${pct(all, 50).toFixed(0)} ms p95=${pct(all, 95).toFixed(0)} ms`);
+    console.log(`[faults] case 9: overall p50=${percentile(all, 50).toFixed(0)} ms p95=${percentile(all, 95).toFixed(0)} ms`);
     console.log(`[faults] case 9: upstream with 1 viewer: ${line(one)}; with ${VIEWERS}: ${line(many)}`);
     report({
       case: `9 load ${VIEWERS} viewers`,
@@ -116,7 +112,7 @@ describe(`case 9: ${VIEWERS} dashboard viewers polling every ${REFRESH_MS / 1000
       duplicateSideEffects: 0,
       dlq: 0,
       seconds: (Date.now() - t0) / 1000,
-      note: `API p50 ${pct(all, 50).toFixed(0)} ms, p95 ${pct(all, 95).toFixed(0)} ms over ${apiRequests} requests; upstream per minute: Prometheus ${perMin(one.prom, one.seconds).toFixed(0)} (1 viewer) vs ${perMin(many.prom, many.seconds).toFixed(0)} (${VIEWERS}), Redis ${perMin(one.redis, one.seconds).toFixed(0)} vs ${perMin(many.redis, many.seconds).toFixed(0)} commands`,
+      note: `API p50 ${percentile(all, 50).toFixed(0)} ms, p95 ${percentile(all, 95).toFixed(0)} ms over ${apiRequests} requests; upstream per minute: Prometheus ${perMin(one.prom, one.seconds).toFixed(0)} (1 viewer) vs ${perMin(many.prom, many.seconds).toFixed(0)} (${VIEWERS}), Redis ${perMin(one.redis, one.seconds).toFixed(0)} vs ${perMin(many.redis, many.seconds).toFixed(0)} commands`,
     });
     expect(statuses["200"]).toBe(apiRequests);
     expect(one.statuses["200"]).toBe(one.all.length);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { FIGURES, renderBenchmarks, verdict, type BenchResult } from "./render-benchmarks";
+import { fill, PROSE } from "./render-benchmarks/prose";
 
 const row = (name: string, value: number | null, extra: Partial<BenchResult> = {}): BenchResult => ({ name, value, unit: "ratio", reference: null, ratio: null, ...extra });
 
@@ -37,5 +38,35 @@ describe("renderBenchmarks", () => {
     for (const l of md.split("\n").filter((x) => x.startsWith("| `"))) {
       if (Object.keys(FIGURES).some((n) => l.startsWith(`| \`${n}\``))) expect(l.split("|").length).toBe(cols);
     }
+  });
+});
+
+describe("the words around the figures", () => {
+  it("fill puts each value in its hole and refuses a template whose hole has no value", () => {
+    expect(fill(PROSE.ciWall, { commit: "abc", finishedAt: "t", mode: "parallel", wall: "1,093", serial: "1,799" })).toBe(
+      "`bash .ci/run` on a fresh clone of `abc` (finished t, parallel order): **1,093 s** wall; the same phases one after another 1,799 s.",
+    );
+    expect(() => fill("ratio {ratio}, load {load}" as string, { ratio: 1 } as never)).toThrow("no value for {load}");
+  });
+
+  it("a run with every section renders every explanation with its figures, no hole left open", () => {
+    const perSec = (v: string, value: number, cpu: number): BenchResult => row(`consumer.msgs_per_sec.${v}`, value, { unit: "msgs/s", reference: 100_000, ratio: value / 100_000, detail: { cpuUsPerMsg: cpu, redisCpuUsPerMsg: 3 } });
+    const md = renderBenchmarks([
+      ...["raw", "sub", "mem", "ours", "floor", "naive"].map((v, i) => perSec(v, 100_000 / (i + 1), 10 * (i + 1))),
+      row("consumer.with_dedup_vs_floor", 0.5, { detail: { perRound: [0.5], referenceCpuUsPerMsg: 50, oursCpuUsPerMsg: 40 } }),
+      ...["router", "retry", "deduplicator", "metrics"].map((id, i) => row(`consumer.stack_cpu_us.${id}`, i + 1, { unit: "us/msg" })),
+      row("consumer.redis_cpu_us_per_key.script.claim", 4, { unit: "us/key", detail: { clientUs: 2 } }),
+      row("consumer.redis_cpu_us_per_key.script.done_set_get", 3, { unit: "us/key", detail: { clientUs: 1 } }),
+      row("dedup.middleware_overhead_us", 9, { unit: "us" }),
+      row("inspect.estimate_ms_1m_keys", 300, { unit: "ms", detail: { runs: [290, 300, 310], draws: 4000 } }),
+      row("redis.bytes_per_key_projection_error", 0.01, { unit: "fraction" }),
+      row("ci.wall_s", 1000, { unit: "s", reference: 1800, detail: { commit: "abc", phases: [{ phase: "unit", s: 60 }] } }),
+    ]);
+    expect(md).not.toMatch(/\{\w+\}|undefined|NaN/);
+    expect(md).toContain("1. **CPU per message on 2 shared cores.** Raw kafkajs spends 10.0 µs per message");
+    expect(md).toContain("- ours ÷ the floor: **0.500** (per round 0.500); floor 20,000 msgs/s at 50.0 µs CPU per message");
+    expect(md).toContain("- `dedup.middleware_overhead_us` = 9.00 µs: an absolute CPU time");
+    expect(md).toContain("- `inspect.estimate_ms_1m_keys` = 300.0 ms: the median of 5 runs (290, 300, 310 ms) of 4000 sampled keys (RANDOMKEY draws)");
+    expect(md).toContain("`bash .ci/run` on a fresh clone of `abc`");
   });
 });

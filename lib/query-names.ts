@@ -3,7 +3,7 @@
  * `lib/thresholds.ts` names the query of its value). Their PromQL lives in
  * `server/observe/metrics/queries.ts` (`PROMQL`, a record over this list, so a new name without
  * PromQL is a type error) and their embedded evaluation in `server/observe/metrics/local-eval.ts`
- * (an exhaustive switch). **Never PromQL from a request**: a request picks a name.
+ * (`EVALUATE`, a record over this list too). **Never PromQL from a request**: a request picks a name.
  */
 export const QUERY_NAMES = [
   "duplicate_ratio",

@@ -1,4 +1,5 @@
 import type { CapacityHandler, CapacityResponse } from "@/lib/api/capacity";
+import type { HandlerKeys } from "@/lib/api/handlers";
 import { TTL_POLICY } from "@/lib/thresholds";
 import type { ObserveContext } from "./context";
 import { handlerPrefix, splitPrefix } from "./keys/glob";
@@ -62,6 +63,20 @@ function countSawTraffic(ctx: ObserveContext, prefix: string): boolean {
   return startedAt !== undefined && startedAt > first;
 }
 
+/** What a handler's row tells its reader beside the figures: keys that never expire, a gap, traffic without keys, where the TTL came from. */
+function capacityNotes(
+  measured: HandlerKeys | undefined,
+  o: { warming: boolean; gapRatio: number | null; ttlSource: CapacityHandler["ttlSource"]; trafficWithoutKeys: boolean },
+): string[] {
+  const notes: string[] = [];
+  if (measured && measured.noTtlCount > 0) notes.push(`${measured.noTtlExact ? "" : "About "}${measured.noTtlCount} keys without TTL never expire: they only grow (a bug in the writer).`);
+  if (!o.warming && o.gapRatio !== null && o.gapRatio > GAP_HIGH) notes.push("More keys than projected: stale keys, keys without TTL, a TTL longer than declared, or traffic that dropped recently.");
+  if (!o.warming && o.gapRatio !== null && o.gapRatio < GAP_LOW) notes.push("Fewer keys than projected: a TTL shorter than declared, keys written under another prefix, or traffic that rose recently.");
+  if (o.trafficWithoutKeys) notes.push("Traffic but no keys under this prefix: wrong prefix, or an in-memory repository.");
+  if (o.ttlSource === "observed") notes.push("TTL taken from the largest remaining TTL seen in Redis (a lower bound of the configured window).");
+  return notes;
+}
+
 /**
  * Builds `GET /api/capacity`: per handler, live keys ≈ rate of new (non-deduplicated) messages ×
  * TTL and memory ≈ keys × bytes/key, next to what Redis holds. The projection assumes the 5-min
@@ -107,14 +122,9 @@ async function buildCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
     const bytesPerKey = measured?.bytesPerKey ?? null;
     const projectedBytes = projectedKeys !== null && bytesPerKey !== null ? projectedKeys * bytesPerKey : null;
     const gapRatio = measured && projectedKeys ? measured.keyCount / projectedKeys : null;
-    const notes: string[] = [];
-    if (measured && measured.noTtlCount > 0) notes.push(`${measured.noTtlExact ? "" : "About "}${measured.noTtlCount} keys without TTL never expire: they only grow (a bug in the writer).`);
-    if (!warming && gapRatio !== null && gapRatio > GAP_HIGH) notes.push("More keys than projected: stale keys, keys without TTL, a TTL longer than declared, or traffic that dropped recently.");
-    if (!warming && gapRatio !== null && gapRatio < GAP_LOW) notes.push("Fewer keys than projected: a TTL shorter than declared, keys written under another prefix, or traffic that rose recently.");
     // Only a count that started after this handler's traffic was first seen can miss its keys: the
     // start-up count, taken before any traffic, says nothing about the prefix.
-    if (keys.ok && !measured && (newRate ?? 0) > 0 && countSawTraffic(ctx, prefix)) notes.push("Traffic but no keys under this prefix: wrong prefix, or an in-memory repository.");
-    if (ttl.source === "observed") notes.push("TTL taken from the largest remaining TTL seen in Redis (a lower bound of the configured window).");
+    const notes = capacityNotes(measured, { warming, gapRatio, ttlSource: ttl.source, trafficWithoutKeys: keys.ok && !measured && (newRate ?? 0) > 0 && countSawTraffic(ctx, prefix) });
     return {
       service: owner.service,
       handler: owner.handler,

@@ -7,11 +7,13 @@
  * joins the group, so looking never triggers a rebalance.
  */
 import { AssignerProtocol, Kafka, logLevel, type Admin } from "kafkajs";
-import type { ConsumerGroupView, ConsumerMember, ConsumerPartition, ConsumersQuery, ConsumersResponse } from "@/lib/api/consumers";
+import type { ConsumerGroupView, ConsumersQuery, ConsumersResponse } from "@/lib/api/consumers";
 import { config } from "@/server/config";
-import { replicaOfClientId } from "@/server/transport/replica-id";
 import { withTimeout } from "@/server/dedup/store-call";
+import { assembleGroupView, RateHistory, type GroupSnapshot, type OffsetObservation, type PartitionOffsets } from "./consumer-group-view";
 import { NotFoundError, UpstreamUnavailableError, errorText } from "./errors";
+
+export { assembleGroupView, partitionLag, type GroupSnapshot, type OffsetObservation, type PartitionOffsets } from "./consumer-group-view";
 
 /** Options of the {@link ConsumerGroupDescriber}. */
 export interface ConsumerGroupOptions {
@@ -36,37 +38,12 @@ export const DEFAULT_CONSUMER_GROUP_OPTIONS: ConsumerGroupOptions = {
 /** The admin calls the describer uses (a kafkajs `Admin` fits). */
 export type ConsumerAdmin = Pick<Admin, "listTopics" | "fetchTopicOffsets" | "listGroups" | "describeGroups" | "fetchOffsets">;
 
-/** Offsets of one partition of the topic. */
-export interface PartitionOffsets {
-  partition: number;
-  /** Log start offset. */
-  low: number;
-  /** Log end offset (high watermark). */
-  high: number;
-}
-
-/** One group as the admin API describes it, with assignments decoded for the topic. */
-export interface GroupSnapshot {
-  groupId: string;
-  state: string;
-  protocol: string;
-  members: Array<{ memberId: string; clientId: string; host: string; partitions: number[] }>;
-  /** Committed offset per partition; `null` = never committed. */
-  committed: ReadonlyMap<number, number | null>;
-}
-
 /** A group's members as {@link ConsumerGroupDescriber.members} reads them (no assignment, no offsets). */
 export interface GroupMembers {
   groupId: string;
   state: string;
   /** Each member's clientId, host and how many partitions of the group's topic it holds. */
   members: Array<{ clientId: string; host: string; partitions: number }>;
-}
-
-/** Committed offsets observed at one time, for rates. */
-export interface OffsetObservation {
-  at: number;
-  committed: ReadonlyMap<number, number | null>;
 }
 
 /** Partitions of `topic` in a member's assignment (kafkajs' consumer protocol encoding); [] when empty or unreadable. */
@@ -80,94 +57,9 @@ export function decodeAssignment(memberAssignment: Buffer | null | undefined, to
   }
 }
 
-/**
- * Builds a group's view of the topic from raw offsets and the group's description. Rates compare
- * `now` with `previous` (per partition: committed progress / seconds; a member's rate is the sum
- * over the partitions it holds now). Pure: the I/O is in {@link ConsumerGroupDescriber}.
- */
-export function assembleGroupView(
-  offsets: readonly PartitionOffsets[],
-  group: GroupSnapshot,
-  now: OffsetObservation,
-  previous: OffsetObservation | null,
-): ConsumerGroupView {
-  const windowSeconds = previous && now.at > previous.at ? (now.at - previous.at) / 1000 : null;
-  const owners = new Map<number, Array<GroupSnapshot["members"][number]>>();
-  for (const m of group.members) for (const p of m.partitions) owners.set(p, [...(owners.get(p) ?? []), m]);
-
-  const partitions: ConsumerPartition[] = [...offsets]
-    .sort((a, b) => a.partition - b.partition)
-    .map((o) => {
-      const committed = now.committed.get(o.partition) ?? null;
-      const lag = partitionLag(o, committed);
-      const before = previous?.committed.get(o.partition) ?? null;
-      const rate = windowSeconds !== null && committed !== null && before !== null && committed >= before ? (committed - before) / windowSeconds : null;
-      const owner = owners.get(o.partition)?.[0] ?? null;
-      return {
-        partition: o.partition,
-        memberId: owner?.memberId ?? null,
-        clientId: owner?.clientId ?? null,
-        committedOffset: committed,
-        startOffset: o.low,
-        endOffset: o.high,
-        lag,
-        processedPerSecond: rate === null ? null : round2(rate),
-      };
-    });
-  const byPartition = new Map(partitions.map((p) => [p.partition, p]));
-
-  const members: ConsumerMember[] = group.members
-    .map((m) => {
-      const mine = m.partitions.map((p) => byPartition.get(p)).filter((p): p is ConsumerPartition => p !== undefined);
-      const rates = mine.map((p) => p.processedPerSecond).filter((r): r is number => r !== null);
-      return {
-        memberId: m.memberId,
-        clientId: m.clientId,
-        replica: replicaOfClientId(m.clientId),
-        host: m.host,
-        partitions: m.partitions,
-        lag: mine.reduce((a, p) => a + p.lag, 0),
-        processedPerSecond: rates.length === 0 ? null : round2(rates.reduce((a, b) => a + b, 0)),
-      };
-    })
-    .sort((a, b) => (a.partitions[0] ?? Infinity) - (b.partitions[0] ?? Infinity) || a.clientId.localeCompare(b.clientId));
-
-  return {
-    groupId: group.groupId,
-    state: group.state,
-    protocol: group.protocol,
-    members,
-    partitions,
-    totalLag: partitions.reduce((a, p) => a + p.lag, 0),
-    unassigned: partitions.filter((p) => !owners.has(p.partition)).map((p) => p.partition),
-    overlapping: [...owners].filter(([, ms]) => ms.length > 1).map(([p]) => p).sort((a, b) => a - b),
-    rateWindowSeconds: windowSeconds === null ? null : round2(windowSeconds),
-  };
-}
-
-/**
- * Messages of a partition a group has not consumed: high watermark − max(committed, log start).
- * A commit that retention has passed (committed < log start) counts only what is still in the log —
- * the records before the log start are gone, a consumer resumes at the log start (auto.offset.reset)
- * — so no phantom lag; never committed (`null`, Kafka's −1) = the whole retained log.
- */
-export function partitionLag(o: Pick<PartitionOffsets, "low" | "high">, committed: number | null): number {
-  return Math.max(0, o.high - Math.max(committed ?? o.low, o.low));
-}
-
-function round2(x: number): number {
-  return Math.round(x * 100) / 100;
-}
-
 /** Rejects with a timeout error after `ms`. */
 function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return withTimeout(p, ms, () => new Error(`${what} took longer than ${ms} ms`));
-}
-
-interface RateState {
-  anchor: OffsetObservation;
-  /** The view's rates are computed against this; moved forward once a window is long enough. */
-  last: OffsetObservation | null;
 }
 
 /**
@@ -176,7 +68,7 @@ interface RateState {
  */
 export class ConsumerGroupDescriber {
   private readonly opts: ConsumerGroupOptions;
-  private readonly rates = new Map<string, RateState>();
+  private readonly history: RateHistory;
 
   constructor(
     private readonly admin: ConsumerAdmin,
@@ -192,6 +84,7 @@ export class ConsumerGroupDescriber {
     range("minRateWindowMs", 200, 600_000);
     range("maxGroups", 1, 500);
     this.opts = o;
+    this.history = new RateHistory(o.minRateWindowMs);
   }
 
   /**
@@ -203,7 +96,7 @@ export class ConsumerGroupDescriber {
     const { offsets, groups: snapshots } = await this.read(q);
     const groups: ConsumerGroupView[] = snapshots.map((g) => {
       const now: OffsetObservation = { at: this.clock(), committed: g.committed };
-      return assembleGroupView(offsets, g, now, this.previous(`${g.groupId}\u0000${q.topic}`, now));
+      return assembleGroupView(offsets, g, now, this.history.previous(`${g.groupId}\u0000${q.topic}`, now));
     });
     return { generatedAt: new Date(this.clock()).toISOString(), topic: q.topic, partitionCount: offsets.length, groups };
   }
@@ -299,20 +192,6 @@ export class ConsumerGroupDescriber {
         partitions: decodeAssignment(m.memberAssignment, topicOf.get(g.groupId) ?? "").length,
       })),
     }));
-  }
-
-  /** The observation to compare `now` with: the anchor once it is at least `minRateWindowMs` old. */
-  private previous(key: string, now: OffsetObservation): OffsetObservation | null {
-    const st = this.rates.get(key);
-    if (!st) {
-      this.rates.set(key, { anchor: now, last: null });
-      return null;
-    }
-    if (now.at - st.anchor.at >= this.opts.minRateWindowMs) {
-      st.last = st.anchor;
-      st.anchor = now;
-    }
-    return st.last;
   }
 }
 

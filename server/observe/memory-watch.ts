@@ -5,10 +5,10 @@
  * Exports `dedup_memory_lost_ratio{service,handler}` (the `DedupMemoryLost` alert) and tells the
  * pages since when Redis cannot be read ("stale since …").
  */
-import { Gauge, type Registry } from "prom-client";
-import { OBSERVE_METRIC_LABELS, OBSERVE_METRIC_NAMES } from "@/names/observe";
+import type { Registry } from "prom-client";
 import type { KeySource } from "./keys/source";
 import { MemoryLossDetector, parseIdentity, type MemoryLoss, type RedisIdentity } from "./memory-loss";
+import { registerObserveGauge } from "./observe-gauge";
 import { masters, nodeId, type RedisLike } from "./redis-client";
 import { countUpstream } from "./upstream-counter";
 
@@ -119,16 +119,13 @@ export function memoryWatchOf(redis: RedisLike | null, inspector: KeySource | nu
  * (bounded) and reports its held losses.
  */
 export function registerMemoryLostGauge(registry: Registry, watch: MemoryWatch): void {
-  if (registry.getSingleMetric(OBSERVE_METRIC_NAMES.memoryLost)) return;
-  new Gauge({
-    name: OBSERVE_METRIC_NAMES.memoryLost,
-    help: "Share (0..1) of a handler's dedup keys lost at once (Redis restarted empty, flushed, or failed over), against the last count minus what could expire; held 30 min",
-    labelNames: [...OBSERVE_METRIC_LABELS.memoryLost],
-    registers: [registry],
-    async collect() {
+  registerObserveGauge(
+    registry,
+    "memoryLost",
+    "Share (0..1) of a handler's dedup keys lost at once (Redis restarted empty, flushed, or failed over), against the last count minus what could expire; held 30 min",
+    async () => {
       await watch.poll();
-      this.reset();
-      for (const v of watch.gaugeValues()) this.set(v.labels, v.value);
+      return watch.gaugeValues();
     },
-  });
+  );
 }

@@ -13,31 +13,21 @@ import { withAlertmanager } from "./alertmanager";
 /** Most points per line: a step below range/MAX_POINTS is raised to it (Prometheus caps at 11,000). */
 export const MAX_POINTS = 1000;
 
+/** A latency chart's two lines: the p50 and the p99 query of one histogram. */
+const medianAndP99 = (p50: QueryName, p99: QueryName) => [
+  { q: p50, name: "p50" },
+  { q: p99, name: "p99" },
+];
+
 const SERIES: Record<SeriesMetric, { queries: Array<{ q: QueryName; name: string }>; unit: SeriesResponse["unit"]; lines: SeriesResponse["thresholds"]; perHandler: boolean }> = {
   duplicate_ratio: { queries: [{ q: "duplicate_ratio", name: "" }], unit: "ratio", lines: chartLines("duplicateRate"), perHandler: true },
   processed_rate: { queries: [{ q: "processed_rate", name: "" }], unit: "per_second", lines: [], perHandler: true },
-  check_latency: {
-    queries: [
-      { q: "check_p50", name: "p50" },
-      { q: "check_p99", name: "p99" },
-    ],
-    unit: "seconds",
-    lines: chartLines("redisLatency"),
-    perHandler: false,
-  },
+  check_latency: { queries: medianAndP99("check_p50", "check_p99"), unit: "seconds", lines: chartLines("redisLatency"), perHandler: false },
   error_rate: { queries: [{ q: "error_rate", name: "" }], unit: "per_second", lines: chartLines("redisErrors"), perHandler: false },
   dlq_rate: { queries: [{ q: "dlq_rate", name: "" }], unit: "per_second", lines: [], perHandler: true },
   duplicates_by_cause: { queries: [{ q: "duplicates_by_cause", name: "" }], unit: "per_second", lines: [], perHandler: true },
   // The lease line is per handler: the page draws it from the declared leaseMs (/api/lint).
-  handler_time: {
-    queries: [
-      { q: "handler_p50", name: "p50" },
-      { q: "handler_p99", name: "p99" },
-    ],
-    unit: "seconds",
-    lines: [],
-    perHandler: true,
-  },
+  handler_time: { queries: medianAndP99("handler_p50", "handler_p99"), unit: "seconds", lines: [], perHandler: true },
   // The lease counters of one handler side by side: lease lost pages (DedupLeaseLost), the other two explain it.
   lease_events: {
     queries: [

@@ -1,4 +1,4 @@
-import type { AggregateReply } from "./scripts";
+import type { AggregateReply, PrefixTotals } from "./scripts";
 
 /** Running per-prefix totals of the inspector, and the TTL buckets and estimate math they use. */
 
@@ -29,13 +29,7 @@ export const TTL_BUCKET_BOUNDS = TTL_BUCKETS.flatMap((b) => (b.maxMs === null ? 
 export const ESTIMATE_Z = 3.29;
 
 /** Totals of one handler prefix (counts, TTL stats, a reservoir of sample keys with their master). */
-export interface Accum {
-  prefix: string;
-  count: number;
-  noTtl: number;
-  minTtl: number;
-  maxTtl: number;
-  buckets: number[];
+export interface Accum extends PrefixTotals {
   /** Reservoir of sample keys with the master they live on. */
   samples: Array<{ key: string; node: number }>;
   offered: number;
@@ -58,6 +52,15 @@ export function minTtl(a: number, b: number): number {
   return Math.min(a, b);
 }
 
+/** Adds `from`'s totals into `into`, its counts scaled by `scale` (keys per draw of an estimate; 1 for a count). */
+export function addTotals(into: PrefixTotals, from: PrefixTotals, scale = 1): void {
+  into.count += from.count * scale;
+  into.noTtl += from.noTtl * scale;
+  for (let i = 0; i < into.buckets.length; i++) into.buckets[i]! += (from.buckets[i] ?? 0) * scale;
+  into.minTtl = minTtl(into.minTtl, from.minTtl);
+  into.maxTtl = Math.max(into.maxTtl, from.maxTtl);
+}
+
 /**
  * Adds one script reply's groups into `accums`; sample keys go through a reservoir of `limits.samples`
  * per prefix; beyond `limits.handlers` distinct prefixes keys are counted under `(other)`.
@@ -66,11 +69,7 @@ export function mergeReply(accums: Map<string, Accum>, r: AggregateReply, node: 
   for (const g of r.groups) {
     const prefix = accums.has(g.prefix) || accums.size < limits.handlers ? g.prefix : "(other)";
     const a = getAccum(accums, prefix);
-    a.count += g.count ;
-    a.noTtl += g.noTtl ;
-    for (let i = 0; i < a.buckets.length; i++) a.buckets[i]! += (g.buckets[i] ?? 0) ;
-    a.minTtl = minTtl(a.minTtl, g.minTtl);
-    a.maxTtl = Math.max(a.maxTtl, g.maxTtl);
+    addTotals(a, g);
     for (const key of g.samples) {
       // Reservoir sampling over the keys offered by the script.
       a.offered++;
@@ -99,11 +98,7 @@ export function scaleEstimate(perNode: ReadonlyArray<{ draws: number; size: numb
     const f = size / n;
     for (const g of a.values()) {
       const t = getAccum(accums, g.prefix);
-      t.count += g.count * f;
-      t.noTtl += g.noTtl * f;
-      t.buckets = t.buckets.map((v, i) => v + (g.buckets[i] ?? 0) * f);
-      t.minTtl = minTtl(t.minTtl, g.minTtl);
-      t.maxTtl = Math.max(t.maxTtl, g.maxTtl);
+      addTotals(t, g, f);
       t.samples.push(...g.samples);
       t.offered += g.offered;
       const p = g.count / n;

@@ -154,8 +154,8 @@ return out
 
 const AGGREGATE_SHA = createHash("sha1").update(AGGREGATE_LUA).digest("hex");
 
-/** One handler prefix's aggregate from one script call. */
-export interface GroupAggregate {
+/** A handler prefix's key totals: how many, how many without TTL, the TTL range and buckets. */
+export interface PrefixTotals {
   prefix: string;
   count: number;
   noTtl: number;
@@ -163,6 +163,10 @@ export interface GroupAggregate {
   minTtl: number;
   maxTtl: number;
   buckets: number[];
+}
+
+/** One handler prefix's aggregate from one script call. */
+export interface GroupAggregate extends PrefixTotals {
   samples: string[];
 }
 

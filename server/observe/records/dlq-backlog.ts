@@ -8,11 +8,11 @@
  */
 import type { IHeaders } from "kafkajs";
 import type { OverviewHandler } from "@/lib/api/overview";
-import { Gauge, type Registry } from "prom-client";
-import { OBSERVE_METRIC_LABELS, OBSERVE_METRIC_NAMES } from "@/names/observe";
+import type { Registry } from "prom-client";
 import { HANDLER_POISONED_KEY, TOPIC_POISONED_KEY, dlqTopicOf } from "@/names/dedup";
 import { config } from "@/server/config";
 import { decodeRecord } from "@/server/transport/watermill-codec";
+import { registerObserveGauge } from "../observe-gauge";
 import { reasonClassOf } from "./dlq";
 import { isTopicMissing } from "./log-reader";
 import { recordReader } from "./records";
@@ -135,19 +135,16 @@ export function handlerBacklog(b: DlqBacklog | null, handler: string, topics: Re
  * each scrape reports the last backlog read and starts the next when it is due (never waits for it).
  */
 export function registerDlqBacklogGauge(registry: Registry): void {
-  if (registry.getSingleMetric(OBSERVE_METRIC_NAMES.dlqBacklog)) return;
-  new Gauge({
-    name: OBSERVE_METRIC_NAMES.dlqBacklog,
-    help: "Records in the DLQ topic's retention by the consumer topic, handler and reason class that poisoned them: what waits for a re-drive (read from the DLQ topic, refreshed every 30 s)",
-    labelNames: [...OBSERVE_METRIC_LABELS.dlqBacklog],
-    registers: [registry],
-    async collect() {
+  registerObserveGauge(
+    registry,
+    "dlqBacklog",
+    "Records in the DLQ topic's retention by the consumer topic, handler and reason class that poisoned them: what waits for a re-drive (read from the DLQ topic, refreshed every 30 s)",
+    async () => {
       const b = await dlqBacklog(0);
-      if (!b || b.error) return;
-      this.reset();
-      for (const t of b.topics) for (const g of t.groups) this.set({ topic: g.topic, handler: g.handler, reason_poisoned: g.reasonClass }, g.count);
+      if (!b || b.error) return null;
+      return b.topics.flatMap((t) => t.groups.map((g) => ({ labels: { topic: g.topic, handler: g.handler, reason_poisoned: g.reasonClass }, value: g.count })));
     },
-  });
+  );
 }
 
 /** Forgets the cached backlog (tests). */

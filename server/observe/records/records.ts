@@ -10,7 +10,8 @@ import { config } from "@/server/config";
 import { ForbiddenError, NotFoundError, UpstreamUnavailableError, errorText } from "../errors";
 import { KafkaLogReader } from "./kafka-reader";
 import { isTopicMissing, type LogReader, type RawRecord } from "./log-reader";
-import { embeddedLog, MemoryLogReader } from "./memory-reader";
+import { kafkaOrEmbedded } from "./kafka-or-embedded";
+import { MemoryLogReader } from "./memory-reader";
 import { FETCH_MAX_BYTES, RECORD_SCAN_LIMITS, recordSize, scanNewestFirst } from "./scan";
 
 /** Most records one UUID search returns (newest first). */
@@ -69,29 +70,23 @@ export function requireAllowedTopic(topic: string): void {
   }
 }
 
-type G = typeof globalThis & { __dedupHealthRecordReader?: LogReader | null };
+const reader = kafkaOrEmbedded<LogReader>("__dedupHealthRecordReader", {
+  kafka: (brokers) => new KafkaLogReader(brokers),
+  embedded: (log) => new MemoryLogReader(log),
+  without: "records and the DLQ are read from Kafka (set KAFKA_BROKERS) or from the embedded demo's topics",
+});
 
 /**
  * The process's record reader: Kafka's log from `KAFKA_BROKERS`, else the embedded broker's (the
  * runtime registers it); a 503 naming the variable when there is neither.
  */
 export function recordReader(): LogReader {
-  const g = globalThis as G;
-  if (g.__dedupHealthRecordReader) return g.__dedupHealthRecordReader;
-  const brokers = config().KAFKA_BROKERS;
-  const embedded = embeddedLog();
-  if (brokers?.length) g.__dedupHealthRecordReader = new KafkaLogReader(brokers);
-  else if (embedded) return new MemoryLogReader(embedded);
-  else throw new UpstreamUnavailableError("kafka: not configured and no embedded broker runs (DEMO=off); records and the DLQ are read from Kafka (set KAFKA_BROKERS) or from the embedded demo's topics");
-  return g.__dedupHealthRecordReader;
+  return reader.get();
 }
 
 /** Replaces the process's reader (tests), or with `null` closes and forgets it. */
-export async function setRecordReader(reader: LogReader | null): Promise<void> {
-  const g = globalThis as G;
-  const old = g.__dedupHealthRecordReader;
-  g.__dedupHealthRecordReader = reader;
-  if (old && old !== reader) await old.close();
+export function setRecordReader(r: LogReader | null): Promise<void> {
+  return reader.set(r);
 }
 
 /** Runs a read of the log: a missing topic → 404, a Kafka failure → 503 (typed errors pass). */

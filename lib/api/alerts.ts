@@ -1,6 +1,6 @@
 /** Shapes of `GET /api/alerts` and of the alert rules and instances the overview carries too. Isomorphic. */
 import { z } from "zod";
-import { alertStateSchema, metricsSourceSchema, unavailableSchema } from "./common";
+import { alertStateSchema, answerSchema, availableSchema, metricsSourceSchema } from "./common";
 import { alertmanagerInstanceSchema, alertmanagerPartSchema } from "./silences";
 import { ALERT_UNITS } from "@/lib/alert-model";
 
@@ -65,14 +65,14 @@ export type AlertsUnknown = z.infer<typeof alertsUnknownSchema>;
  * The alert rules, or {@link Unavailable} with since when and the last rules read (`lastKnown`,
  * each badge then shows its last state as unknown).
  */
-export const alertsFieldSchema = z.discriminatedUnion("status", [
-  z.object({ status: z.literal("ok"), rules: z.array(alertRuleSchema) }),
-  unavailableSchema.extend({
+export const alertsFieldSchema = availableSchema(
+  { rules: z.array(alertRuleSchema) },
+  {
     unknown: alertsUnknownSchema.optional(),
     /** The rules as last read (at `unknown.lastKnownAt`); absent when never read. */
     lastKnown: z.array(alertRuleSchema).optional(),
-  }),
-]);
+  },
+);
 /** The alerts field of the overview and alerts answers. */
 export type AlertsField = z.infer<typeof alertsFieldSchema>;
 
@@ -80,8 +80,7 @@ export type AlertsField = z.infer<typeof alertsFieldSchema>;
 // GET /api/alerts
 
 /** Answer of `GET /api/alerts`. */
-export const alertsResponseSchema = z.object({
-  generatedAt: z.string(),
+export const alertsResponseSchema = answerSchema({
   /** `prometheus` = rule states from `/api/v1/rules`; `local` = evaluated in-process from thresholds + `for`. */
   source: metricsSourceSchema,
   alerts: alertsFieldSchema,

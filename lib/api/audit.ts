@@ -1,5 +1,6 @@
 /** Shapes of the audit trail `GET /api/audit`: every state-changing action, who did it, what it matched. Isomorphic. */
 import { z } from "zod";
+import { answerSchema } from "./common";
 
 /**
  * Every action the trail records, written once: the audit page's filter offers them and the chart
@@ -32,8 +33,7 @@ export const auditEntrySchema = z.object({
 export type AuditEntry = z.infer<typeof auditEntrySchema>;
 
 /** Answer of `GET /api/audit`. */
-export const auditResponseSchema = z.object({
-  generatedAt: z.string(),
+export const auditResponseSchema = answerSchema({
   /** `postgres` (survives restarts) or `memory` (this process only: DATABASE_URL is not set). */
   store: z.enum(["postgres", "memory"]),
   entries: z.array(auditEntrySchema),

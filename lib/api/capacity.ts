@@ -1,15 +1,13 @@
 /** Shapes of `GET /api/capacity`: projected keys and bytes per handler next to what the store holds. Isomorphic. */
 import { z } from "zod";
-import { availableSchema, metricsSourceSchema } from "./common";
+import { answerSchema, availableSchema, handlerPrefixSchema, metricsSourceSchema } from "./common";
+import { keyCountSchema } from "./handlers";
 
 // ---------------------------------------------------------------------------------------------
 // GET /api/capacity
 
 /** Capacity projection of one handler next to what Redis holds. */
-export const capacityHandlerSchema = z.object({
-  service: z.string(),
-  handler: z.string(),
-  prefix: z.string(),
+export const capacityHandlerSchema = handlerPrefixSchema.extend({
   /** Window used for the projection and where it came from. */
   ttlMs: z.number().nullable(),
   ttlSource: z.enum(["declared", "observed", "default"]),
@@ -28,19 +26,8 @@ export const capacityHandlerSchema = z.object({
   projectedKeys: z.number().nullable(),
   /** projectedKeys × bytesPerKey. */
   projectedBytes: z.number().nullable(),
-  measured: availableSchema({
-    keys: z.number(),
-    exact: z.boolean(),
-    errorBound: z.number(),
-    bytesPerKey: z.number().nullable(),
-    bytes: z.number().nullable(),
-    noTtlCount: z.number(),
-    /** Of `keys`, `processing` leases, and their share (0..1, `null` unknown). */
-    processing: z.number(),
-    leaseShare: z.number().nullable(),
-    /** When the count finished (ISO), `null` when no key was counted. */
-    countedAt: z.string().nullable(),
-  }),
+  /** What the store holds: the last completed count of `keys`, and their bytes. */
+  measured: availableSchema({ keys: z.number(), ...keyCountSchema.shape, bytesPerKey: z.number().nullable(), bytes: z.number().nullable() }),
   /** measured / projected keys (1 = as expected); `null` when either side is unknown or projected is 0. */
   gapRatio: z.number().nullable(),
   /** Human notes on a gap: "keys without TTL", "more keys than projected: stale keys or a longer TTL"… */
@@ -50,8 +37,7 @@ export const capacityHandlerSchema = z.object({
 export type CapacityHandler = z.infer<typeof capacityHandlerSchema>;
 
 /** Answer of `GET /api/capacity`. */
-export const capacityResponseSchema = z.object({
-  generatedAt: z.string(),
+export const capacityResponseSchema = answerSchema({
   source: metricsSourceSchema,
   handlers: z.array(capacityHandlerSchema),
   totals: z.object({ projectedKeys: z.number().nullable(), measuredKeys: z.number().nullable(), measuredBytes: z.number().nullable() }),

@@ -1,7 +1,9 @@
 /**
  * The pieces every answer of the dashboard API (`app/api/**`) shares: the error body, the
- * ok/unavailable marker of a field with one upstream, upstream health, time ranges. Each endpoint's
- * own shapes are in `lib/api/<endpoint>.ts`, as zod schemas with their inferred types.
+ * `generatedAt` stamp, the ok/unavailable marker of a field with one upstream, upstream health, time
+ * ranges, and the sub-shapes several endpoints carry (a handler and its key prefix, a bulk action's
+ * answer, key states). Each endpoint's own shapes are in `lib/api/<endpoint>.ts`, as zod schemas with
+ * their inferred types, composed of these.
  *
  * Isomorphic: no Node imports. The server builds these objects (`server/observe`), the route tests
  * parse responses with the schemas, and the UI may parse with them too (`XxxSchema.parse(json)`).
@@ -15,6 +17,7 @@
  * - Every 4xx/5xx body is {@link ErrorBody} `{ error, detail }`.
  */
 import { z } from "zod";
+import type { TtlClass } from "@/names/dedup";
 
 // ---------------------------------------------------------------------------------------------
 // Common pieces
@@ -57,12 +60,42 @@ export const unavailableSchema = z.object({
 export type Unavailable = z.infer<typeof unavailableSchema>;
 
 /**
- * `{ status: "ok", ...shape }` or {@link Unavailable}: a field that depends on one upstream.
- * Narrow with `if (x.status === "ok")`.
+ * `{ status: "ok", ...shape }` or {@link Unavailable} (with the fields of `unavailable`, e.g. the
+ * last known value): a field that depends on one upstream. Narrow with `if (x.status === "ok")`.
  */
-export function availableSchema<T extends z.ZodRawShape>(shape: T) {
-  return z.discriminatedUnion("status", [z.object({ status: z.literal("ok"), ...shape }), unavailableSchema]);
+export function availableSchema<T extends z.ZodRawShape, U extends z.ZodRawShape = Record<never, never>>(shape: T, unavailable?: U) {
+  return z.discriminatedUnion("status", [z.object({ status: z.literal("ok"), ...shape }), unavailableSchema.extend(unavailable ?? ({} as U))]);
 }
+
+/** `{ generatedAt, ...shape }`: an answer of a GET endpoint, stamped with when the server built it (ISO-8601). */
+export function answerSchema<T extends z.ZodRawShape>(shape: T) {
+  return z.object({ generatedAt: z.string(), ...shape });
+}
+
+/** How the app runs: `embedded` (in-memory transport and store, one process) or `real` (Kafka + Redis). */
+export const appModeSchema = z.enum(["embedded", "real"]);
+
+/** Label values the API accepts as a service, handler or alert name in a filter or a silence. */
+export const LABEL_VALUE_RE = /^[A-Za-z0-9_.:-]{1,200}$/;
+
+/** The TTL class a handler declares for its messages (spec §3, `TtlClass` of names/dedup.ts). */
+export const ttlClassSchema = z.enum(["default", "critical", "analytics"]) satisfies z.ZodType<TtlClass>;
+
+/** One handler, named as the library's metric labels name it. */
+export const handlerRefSchema = z.object({ service: z.string(), handler: z.string() });
+
+/** One handler and its key prefix `<service>:dedup:<handler>` in the store. */
+export const handlerPrefixSchema = handlerRefSchema.extend({
+  /** Literal key prefix without the trailing `:`, e.g. `notification:dedup:on-review-created`. */
+  prefix: z.string(),
+});
+
+/**
+ * What a bulk action (forget keys, set their TTL, re-drive DLQ records) answers: whether it was a
+ * dry run, how many things matched, and whether one call covered them all (`false`: a bound of one
+ * call stopped it; call again for the rest).
+ */
+export const bulkActionAnswerSchema = z.object({ dryRun: z.boolean(), matched: z.number(), complete: z.boolean() });
 
 /** Time ranges the dashboard offers (URL `range=`); default `1h`. */
 export const RANGES = ["5m", "15m", "1h", "6h", "24h", "7d"] as const;
@@ -109,3 +142,6 @@ export type Finding = z.infer<typeof findingSchema>;
 export const keyStateSchema = z.enum(["processing", "done", "marked", "other"]);
 /** State of one dedup key. */
 export type KeyState = z.infer<typeof keyStateSchema>;
+
+/** Keys counted per {@link KeyState}. */
+export const keyStateCountsSchema = z.object(Object.fromEntries(keyStateSchema.options.map((s) => [s, z.number()])) as Record<KeyState, z.ZodNumber>);

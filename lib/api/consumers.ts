@@ -6,6 +6,7 @@
  * times are ISO-8601; every non-2xx body is `{ error, detail }`.
  */
 import { z } from "zod";
+import { answerSchema } from "./common";
 
 /** The demo topic's default (`DEMO_TOPIC`; 6 partitions, created by `npm run stack:up`). */
 export const DEMO_TOPIC = "demo.events";
@@ -94,8 +95,7 @@ export const consumerGroupViewSchema = z.object({
 export type ConsumerGroupView = z.infer<typeof consumerGroupViewSchema>;
 
 /** Answer of `GET /api/consumers`. */
-export const consumersResponseSchema = z.object({
-  generatedAt: z.string(),
+export const consumersResponseSchema = answerSchema({
   topic: z.string(),
   /** Number of partitions of the topic. */
   partitionCount: z.number().int(),

@@ -1,11 +1,12 @@
 /** Shapes of the live demo's switches: `GET|PUT /api/demo/sources` and `GET|PUT /api/demo/faults`. Isomorphic. */
 import { z } from "zod";
+import { appModeSchema } from "./common";
+
+/** What both switch panels of the live demo answer first: the app's mode and whether the demo consumer runs at all (DEMO=off → false; the switches are then inert). */
+const demoSwitchSchema = z.object({ mode: appModeSchema, running: z.boolean() });
 
 /** The four duplicate sources of spec §1, plus the traffic itself, as switched on the live demo. */
-export const demoSourcesSchema = z.object({
-  mode: z.enum(["embedded", "real"]),
-  /** Whether the demo consumer runs at all (DEMO=off → false; the switches below are then inert). */
-  running: z.boolean(),
+export const demoSourcesSchema = demoSwitchSchema.extend({
   traffic: z.object({
     enabled: z.boolean(),
     /** Messages per second (0..5000). */
@@ -47,18 +48,19 @@ const limited = (field: keyof typeof DEMO_LIMITS, int = false) => {
   return (int ? n.int(`${field} must be a whole number`) : n).min(min, range).max(max, range);
 };
 
+/** A share of messages or attempts (0..1). */
+const share = z.number().min(0).max(1);
+/** How often a rebalance or a restart comes round: 2 s to 5 min. */
+const periodMs = z.number().int().min(2000).max(300_000);
+
 /** Body of `PUT /api/demo/sources`: any subset; omitted fields keep their value. */
 export const demoSourcesPatchSchema = z
   .object({
     traffic: z.object({ enabled: z.boolean(), ratePerSec: limited("ratePerSec") }).partial(),
-    retryOnError: z.object({ enabled: z.boolean(), rate: z.number().min(0).max(1) }).partial(),
-    rebalance: z
-      .object({ enabled: z.boolean(), replicas: z.number().int().min(1).max(4), periodMs: z.number().int().min(2000).max(300_000) })
-      .partial(),
-    forwarderRepublish: z
-      .object({ enabled: z.boolean(), rate: z.number().min(0).max(1), delayMs: z.number().int().min(0).max(600_000) })
-      .partial(),
-    restartBeforeCommit: z.object({ enabled: z.boolean(), periodMs: z.number().int().min(2000).max(300_000) }).partial(),
+    retryOnError: z.object({ enabled: z.boolean(), rate: share }).partial(),
+    rebalance: z.object({ enabled: z.boolean(), replicas: z.number().int().min(1).max(4), periodMs }).partial(),
+    forwarderRepublish: z.object({ enabled: z.boolean(), rate: share, delayMs: z.number().int().min(0).max(600_000) }).partial(),
+    restartBeforeCommit: z.object({ enabled: z.boolean(), periodMs }).partial(),
   })
   .partial()
   .strict();
@@ -66,9 +68,7 @@ export const demoSourcesPatchSchema = z
 export type DemoSourcesPatch = z.infer<typeof demoSourcesPatchSchema>;
 
 /** Store faults on the live demo's dedup repository. */
-export const demoFaultsSchema = z.object({
-  mode: z.enum(["embedded", "real"]),
-  running: z.boolean(),
+export const demoFaultsSchema = demoSwitchSchema.extend({
   /** Added latency per repository call, ms (0..2000). Drives the p99 panel. */
   latencyMs: z.number().int(),
   /** Fraction (0..1) of repository calls that fail (reason `redis_conn`). Drives the error-reason panel. */

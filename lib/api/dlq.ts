@@ -1,16 +1,14 @@
 /** Shapes of the DLQ browser `GET /api/dlq` and of `POST /api/dlq/redrive`. Isomorphic. */
 import { z } from "zod";
-import { scanBoundsSchema, topicNameSchema } from "./records";
+import { answerSchema, bulkActionAnswerSchema } from "./common";
+import { recordPositionSchema, scanBoundsSchema, topicNameSchema } from "./records";
 import { POISON_REASON_CLASSES } from "@/names/dedup";
 
 /** The bounded reason class of a DLQ record (`reason_poisoned` classified). */
 export const reasonClassSchema = z.enum(POISON_REASON_CLASSES as [string, ...string[]]);
 
 /** One DLQ record in the DLQ browser. */
-export const dlqEntrySchema = z.object({
-  topic: z.string(),
-  partition: z.number(),
-  offset: z.string(),
+export const dlqEntrySchema = recordPositionSchema.extend({
   /** When it was poisoned (the DLQ record's timestamp), ISO-8601. */
   poisonedAt: z.string(),
   uuid: z.string().nullable(),
@@ -31,8 +29,7 @@ export const dlqEntrySchema = z.object({
 export type DlqEntry = z.infer<typeof dlqEntrySchema>;
 
 /** Answer of `GET /api/dlq`. */
-export const dlqResponseSchema = z.object({
-  generatedAt: z.string(),
+export const dlqResponseSchema = answerSchema({
   topic: z.string(),
   entries: z.array(dlqEntrySchema),
   /** Per reason class, over the records this page scanned (matching the handler filter). */
@@ -66,21 +63,16 @@ export const redriveBodySchema = z
   .refine((b) => (b.uuids === undefined) !== (b.filter === undefined), { message: "give either uuids or filter" });
 
 /** What a re-drive would send (the preview) or sent. */
-export const redrivePreviewSchema = z.object({ uuid: z.string(), topic: z.string(), handler: z.string(), reasonClass: z.string(), offset: z.string(), partition: z.number() });
+export const redrivePreviewSchema = recordPositionSchema.extend({ uuid: z.string(), handler: z.string(), reasonClass: z.string() });
 
-/** Answer of `POST /api/dlq/redrive`. */
-export const redriveResponseSchema = z.object({
-  dryRun: z.boolean(),
-  /** DLQ records that matched and may be re-driven. */
-  matched: z.number(),
+/** Answer of `POST /api/dlq/redrive`: `matched` DLQ records may be re-driven; `complete: false` when the scan bound stopped before the start of the DLQ (re-run for older records). */
+export const redriveResponseSchema = bulkActionAnswerSchema.extend({
   /** Published (0 in a dry run). */
   redriven: z.number(),
   /** Matched but not re-drivable (no UUID, or an origin topic outside the allow-list). */
   skipped: z.number(),
   /** The first matched records: what would be (or was) sent. */
   preview: z.array(redrivePreviewSchema),
-  /** `false`: the scan bound stopped before the start of the DLQ; re-run for older records. */
-  complete: z.boolean(),
 });
 /** Answer of `POST /api/dlq/redrive`. */
 export type RedriveResponse = z.infer<typeof redriveResponseSchema>;

@@ -6,7 +6,7 @@
  * TTL, workshop runs, silences. Isomorphic: no Node imports.
  */
 import { z } from "zod";
-import { rangeSchema } from "./common";
+import { answerSchema, LABEL_VALUE_RE, rangeSchema } from "./common";
 
 /** Kinds of marker, in legend order. */
 export const MARKER_KINDS = ["alert", "restart", "rebalance", "fault", "source", "replay", "keys", "workshop", "silence", "action"] as const;
@@ -45,15 +45,14 @@ export type ChartEvent = z.infer<typeof chartEventSchema>;
 /** Query of `GET /api/events`. */
 export const eventsQuerySchema = z.object({
   range: rangeSchema.default("1h"),
-  service: z.string().regex(/^[A-Za-z0-9_.:-]{1,200}$/).optional(),
-  handler: z.string().regex(/^[A-Za-z0-9_.:-]{1,200}$/).optional(),
+  service: z.string().regex(LABEL_VALUE_RE).optional(),
+  handler: z.string().regex(LABEL_VALUE_RE).optional(),
 });
 /** Parsed query of `GET /api/events`. */
 export type EventsQuery = z.infer<typeof eventsQuerySchema>;
 
 /** Answer of `GET /api/events`: the newest {@link MAX_MARKERS} events of the range, oldest first. */
-export const eventsResponseSchema = z.object({
-  generatedAt: z.string(),
+export const eventsResponseSchema = answerSchema({
   events: z.array(chartEventSchema),
   /** Events dropped beyond {@link MAX_MARKERS}. */
   truncated: z.number().int(),

@@ -1,6 +1,6 @@
 /** Shapes of `GET /api/handlers`: what the store holds per handler prefix, from the key inspection. Isomorphic. */
 import { z } from "zod";
-import { upstreamSchema } from "./common";
+import { answerSchema, handlerPrefixSchema, keyStateCountsSchema, upstreamSchema } from "./common";
 
 /** TTL distribution bucket: keys whose remaining TTL is in `[minMs, maxMs)`; `maxMs: null` = no upper bound. */
 export const ttlBucketSchema = z.object({
@@ -30,20 +30,28 @@ export type ScanProgress = z.infer<typeof scanProgressSchema>;
 // ---------------------------------------------------------------------------------------------
 // GET /api/handlers[?refresh=1][&mode=estimate]
 
+/** Observed TTLs (remaining, ms) over a handler's keys; `null` when no key has one. */
+export const observedTtlSchema = z.object({ minMs: z.number(), maxMs: z.number(), p50Ms: z.number() }).nullable();
+
+/**
+ * How exact a count of a handler's keys is and what it holds: `exact`, else the estimate's `errorBound`
+ * (± at 99.9% confidence, 0 when exact); keys without a TTL (they never expire: a bug).
+ */
+const countedKeysShape = { exact: z.boolean(), errorBound: z.number(), noTtlCount: z.number() };
+
+/**
+ * A handler's last completed key count as the pages show it beside their own figures (overview,
+ * capacity): {@link countedKeysShape}, the `processing` leases among the keys and their share
+ * (0..1, `null` unknown), and when the count finished (`null` when no key was counted).
+ */
+export const keyCountSchema = z.object({ ...countedKeysShape, processing: z.number(), leaseShare: z.number().nullable(), countedAt: z.string().nullable() });
+
 /** What Redis holds for one handler prefix `<service>:dedup:<handler>`. */
-export const handlerKeysSchema = z.object({
-  service: z.string(),
-  handler: z.string(),
-  /** Literal key prefix without the trailing `:`, e.g. `notification:dedup:on-review-created`. */
-  prefix: z.string(),
+export const handlerKeysSchema = handlerPrefixSchema.extend({
   /** Live keys: exact count, or the estimate when `exact` is false. */
   keyCount: z.number(),
-  exact: z.boolean(),
-  /** ± bound of `keyCount` at 99.9% confidence (0 when exact). */
-  errorBound: z.number(),
-  /** Keys without a TTL (they never expire: a bug). Exact when `noTtlExact`, else scaled from a sample. */
-  noTtlCount: z.number(),
-  /** `noTtlCount` is exact (every key checked, or the database has no key without TTL at all). */
+  ...countedKeysShape,
+  /** `noTtlCount` is exact (every key checked, or the database has no key without TTL at all); else scaled from a sample. */
   noTtlExact: z.boolean(),
   /** `ttlBuckets`/`ttlObserved` come from a uniform sample of the handler's keys scaled to `keyCount`. */
   ttlSampled: z.boolean(),
@@ -56,29 +64,27 @@ export const handlerKeysSchema = z.object({
   /** `bytesPerKey` is an estimate (embedded mode: heap bytes of key, value and entry), not Redis' `MEMORY USAGE`. */
   bytesEstimated: z.boolean().optional(),
   /** Sampled key states, as counts over `sampleSize` keys. */
-  states: z.object({ processing: z.number(), done: z.number(), marked: z.number(), other: z.number() }),
+  states: keyStateCountsSchema,
   sampleSize: z.number(),
   /**
    * `keyCount` split by state: the sampled shares scaled to the count (exact when the sample was
    * every key). `processing` are leases: real in-flight work, or abandoned claims until they expire.
    */
-  byState: z.object({ processing: z.number(), done: z.number(), marked: z.number(), other: z.number(), exact: z.boolean() }),
+  byState: keyStateCountsSchema.extend({ exact: z.boolean() }),
   /** `processing` ÷ all keys (0..1); `null` when no key was sampled. */
   leaseShare: z.number().nullable(),
   /** Smallest remaining TTL (ms) among sampled keys that are not leases: the oldest key's age is the window minus it; `null` when none. */
   settledMinTtlMs: z.number().nullable(),
   /** When the count these numbers come from finished (ISO). Every page shows the same completed count with this time. */
   countedAt: z.string(),
-  /** Observed TTLs (remaining, ms) over the keys seen; `null` when no key has one. */
-  ttlObserved: z.object({ minMs: z.number(), maxMs: z.number(), p50Ms: z.number() }).nullable(),
+  ttlObserved: observedTtlSchema,
   scan: scanProgressSchema,
 });
 /** What Redis holds for one handler prefix. */
 export type HandlerKeys = z.infer<typeof handlerKeysSchema>;
 
 /** Answer of `GET /api/handlers`. */
-export const handlersResponseSchema = z.object({
-  generatedAt: z.string(),
+export const handlersResponseSchema = answerSchema({
   /** Health of the dedup store the keys are counted in (`not-configured` without Redis: see `storeKind`). */
   store: upstreamSchema,
   /** Configured globs the inspector is confined to (`DEDUP_PREFIXES`). */

@@ -4,6 +4,7 @@
  * Isomorphic: the server builds it, the handler page and the route tests parse it.
  */
 import { z } from "zod";
+import { answerSchema, handlerRefSchema } from "./common";
 import { nameParam } from "./series";
 import { DUPLICATE_CAUSES, type DuplicateCause } from "@/names/dedup";
 
@@ -28,10 +29,8 @@ export const hotKeySchema = z.object({
 export type HotKeyView = z.infer<typeof hotKeySchema>;
 
 /** Answer of `GET /api/hot-keys`. */
-export const hotKeysResponseSchema = z.object({
-  generatedAt: z.string(),
-  service: z.string(),
-  handler: z.string(),
+export const hotKeysResponseSchema = answerSchema({
+  ...handlerRefSchema.shape,
   /** Start of the oldest window covered (ISO); null when nothing was swallowed lately. */
   since: z.string().nullable(),
   /** Length of one window (ms): the table covers the current window and the one before. */

@@ -1,5 +1,6 @@
 /** Shapes of the key actions `POST /api/keys/forget` and `POST /api/keys/ttl`. Isomorphic. */
 import { z } from "zod";
+import { bulkActionAnswerSchema } from "./common";
 
 const name = z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f:*?[\]\\]+$/, "expected a name without control characters, ':' or glob characters");
 
@@ -34,25 +35,23 @@ export const ttlBodySchema = keySelectionSchema.extend({
 /** Body of `POST /api/keys/ttl`. */
 export type TtlBody = z.infer<typeof ttlBodySchema>;
 
+/**
+ * What a key action answers: `matched` keys of the selection (inside `DEDUP_PREFIXES`) under the
+ * handler's `prefix`; `complete: false` when the bound of one call (keys scanned, Redis budget)
+ * stopped it.
+ */
+const keyActionAnswerSchema = bulkActionAnswerSchema.extend({ prefix: z.string() });
+
 /** Answer of `POST /api/keys/forget`. */
-export const forgetResponseSchema = z.object({
-  dryRun: z.boolean(),
-  prefix: z.string(),
-  /** Keys that matched the selection (inside `DEDUP_PREFIXES`). */
-  matched: z.number(),
+export const forgetResponseSchema = keyActionAnswerSchema.extend({
   /** Keys deleted (`UNLINK`); 0 in a dry run. */
   deleted: z.number(),
-  /** `false`: the bound of one call (keys scanned, Redis budget) stopped it; call again for the rest. */
-  complete: z.boolean(),
 });
 /** Answer of `POST /api/keys/forget`. */
 export type ForgetResponse = z.infer<typeof forgetResponseSchema>;
 
 /** Answer of `POST /api/keys/ttl`. */
-export const ttlResponseSchema = z.object({
-  dryRun: z.boolean(),
-  prefix: z.string(),
-  matched: z.number(),
+export const ttlResponseSchema = keyActionAnswerSchema.extend({
   /** Keys whose TTL was set; 0 in a dry run. */
   changed: z.number(),
   ttlMs: z.number(),
@@ -61,7 +60,6 @@ export const ttlResponseSchema = z.object({
   policySource: z.enum(["declared", "default"]),
   /** The TTL set is longer than the policy allows (only with `allowBeyondPolicy`). */
   beyondPolicy: z.boolean(),
-  complete: z.boolean(),
 });
 /** Answer of `POST /api/keys/ttl`. */
 export type TtlResponse = z.infer<typeof ttlResponseSchema>;

@@ -1,7 +1,8 @@
 /** Shapes of the key browser `GET /api/keys?prefix=&cursor=&count=` and of `GET /api/keys/lookup?uuid=`. Isomorphic. */
 import { z } from "zod";
 import { parseLookupInput } from "@/lib/lookup-input";
-import { keyStateSchema } from "./common";
+import { answerSchema, handlerPrefixSchema, keyStateSchema } from "./common";
+import { recordPositionSchema } from "./records";
 
 // ---------------------------------------------------------------------------------------------
 // GET /api/keys?prefix=&cursor=&count=   and   GET /api/keys/lookup?uuid=
@@ -19,14 +20,13 @@ export const keyEntrySchema = z.object({
   /** `bytes` is an estimate (embedded mode's in-memory store), not `MEMORY USAGE`. */
   bytesEstimated: z.boolean().optional(),
   /** The record of the first delivery, from a `done:<topic>:<partition>:<offset>` value; `null` for other values. */
-  record: z.object({ topic: z.string(), partition: z.number(), offset: z.string() }).nullable().optional(),
+  record: recordPositionSchema.nullable().optional(),
 });
 /** One key of the key browser. */
 export type KeyEntry = z.infer<typeof keyEntrySchema>;
 
 /** Answer of `GET /api/keys`. */
-export const keysResponseSchema = z.object({
-  generatedAt: z.string(),
+export const keysResponseSchema = answerSchema({
   /** The literal handler prefix paged through. */
   prefix: z.string(),
   keys: z.array(keyEntrySchema),
@@ -39,12 +39,11 @@ export const keysResponseSchema = z.object({
 export type KeysResponse = z.infer<typeof keysResponseSchema>;
 
 /** Answer of `GET /api/keys/lookup`. */
-export const keyLookupResponseSchema = z.object({
-  generatedAt: z.string(),
+export const keyLookupResponseSchema = answerSchema({
   uuid: z.string(),
   /** Handler prefixes checked (known from inspection and declarations). */
   checkedPrefixes: z.number(),
-  matches: z.array(keyEntrySchema.extend({ service: z.string(), handler: z.string(), prefix: z.string() })),
+  matches: z.array(keyEntrySchema.extend(handlerPrefixSchema.shape)),
 });
 /** Answer of `GET /api/keys/lookup`. */
 export type KeyLookupResponse = z.infer<typeof keyLookupResponseSchema>;

@@ -1,15 +1,14 @@
 /** Shapes of `GET /api/lint`: the library's lint of declared handlers and the TTL policy check of observed ones. Isomorphic. */
 import { z } from "zod";
-import { availableSchema, findingSchema } from "./common";
+import { answerSchema, availableSchema, findingSchema, handlerPrefixSchema, handlerRefSchema, ttlClassSchema } from "./common";
+import { observedTtlSchema } from "./handlers";
 
 // ---------------------------------------------------------------------------------------------
 // GET /api/lint
 
 /** Lint of one declared handler (the library's `lintHandler`). */
-export const declaredLintSchema = z.object({
-  service: z.string(),
-  handler: z.string(),
-  ttlClass: z.enum(["default", "critical", "analytics"]).nullable(),
+export const declaredLintSchema = handlerRefSchema.extend({
+  ttlClass: ttlClassSchema.nullable(),
   ttlMs: z.number().nullable(),
   /** The declared `leaseMs` of its Deduplicator. */
   leaseMs: z.number().nullable(),
@@ -18,18 +17,14 @@ export const declaredLintSchema = z.object({
   findings: z.array(findingSchema),
 });
 /** Lint of one handler found in Redis (TTL policy against observed TTLs). */
-export const observedLintSchema = z.object({
-  service: z.string(),
-  handler: z.string(),
-  prefix: z.string(),
-  ttlObserved: z.object({ minMs: z.number(), maxMs: z.number(), p50Ms: z.number() }).nullable(),
+export const observedLintSchema = handlerPrefixSchema.extend({
+  ttlObserved: observedTtlSchema,
   noTtlCount: z.number(),
   findings: z.array(findingSchema),
 });
 
 /** Answer of `GET /api/lint`. */
-export const lintResponseSchema = z.object({
-  generatedAt: z.string(),
+export const lintResponseSchema = answerSchema({
   /** The app's own handlers as declared (their setup); unavailable when the library lint is missing. */
   declared: availableSchema({ handlers: z.array(declaredLintSchema) }),
   /** Every handler prefix found in Redis, checked against the TTL policy of spec §3. */

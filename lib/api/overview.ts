@@ -1,7 +1,9 @@
 /** Shapes of `GET /api/overview?range=`: per-handler rows, upstream health, alerts, scrape coverage. Isomorphic. */
 import { z } from "zod";
 import { alertInstanceSchema, alertsFieldSchema, alertsUnknownSchema } from "./alerts";
-import { availableSchema, metricsSourceSchema, rangeSchema, upstreamSchema } from "./common";
+import { answerSchema, appModeSchema, availableSchema, handlerRefSchema, metricsSourceSchema, rangeSchema, ttlClassSchema, upstreamSchema } from "./common";
+import { keyCountSchema } from "./handlers";
+import { TTL_POLICY } from "@/names/dedup";
 
 /** Thresholds the charts draw, copied from `lib/thresholds.ts` so a response is self-describing. */
 export const thresholdsViewSchema = z.object({
@@ -12,13 +14,8 @@ export const thresholdsViewSchema = z.object({
   errorRateFor: z.string(),
   checkP99Seconds: z.number(),
   checkP99For: z.string(),
-  ttlPolicy: z.object({
-    defaultMs: z.number(),
-    criticalMs: z.number(),
-    analyticsMaxMs: z.number(),
-    minimumMs: z.number(),
-    warnBelowMs: z.number(),
-  }),
+  /** `TTL_POLICY` (names/dedup.ts), field by field. */
+  ttlPolicy: z.object(Object.fromEntries(Object.keys(TTL_POLICY).map((k) => [k, z.number()])) as Record<keyof typeof TTL_POLICY, z.ZodNumber>),
 });
 /** Thresholds the charts draw. */
 export type ThresholdsView = z.infer<typeof thresholdsViewSchema>;
@@ -27,13 +24,11 @@ export type ThresholdsView = z.infer<typeof thresholdsViewSchema>;
 // GET /api/overview?range=
 
 /** Per-handler row of the overview. */
-export const overviewHandlerSchema = z.object({
-  service: z.string(),
-  handler: z.string(),
+export const overviewHandlerSchema = handlerRefSchema.extend({
   /** Topics seen in the handler's metrics (may be empty). */
   topics: z.array(z.string()),
   /** TTL class declared by the app's handlers (demo), `null` for a handler only seen in Redis/metrics. */
-  ttlClass: z.enum(["default", "critical", "analytics"]).nullable(),
+  ttlClass: ttlClassSchema.nullable(),
   /** Current duplicate ratio over 5 min; `value: null` when the handler had no traffic. */
   duplicateRatio: availableSchema({ value: z.number().nullable() }),
   /** Processed messages/s over 5 min, total and by result. */
@@ -68,21 +63,15 @@ export const overviewHandlerSchema = z.object({
    * the failure's reason (`deduplication_unchecked_total`).
    */
   unchecked: availableSchema({ byReason: z.record(z.string(), z.number()), total: z.number() }).optional(),
-  /** Keys in Redis (from the last inspection). */
+  /** Keys in Redis (from the last inspection): the last completed count, split into settled keys and `processing` leases. */
   keys: availableSchema({
     count: z.number(),
-    exact: z.boolean(),
-    errorBound: z.number(),
-    noTtlCount: z.number(),
+    ...keyCountSchema.shape,
     scanDone: z.boolean(),
-    /** The count split: settled keys (done, marked, other) and `processing` leases, with the leases' share. */
+    /** Settled keys (done, marked, other): `count` − `processing`. */
     settled: z.number(),
-    processing: z.number(),
     /** The split is a count (the sample held every key), not a scaled share. */
     splitExact: z.boolean(),
-    leaseShare: z.number().nullable(),
-    /** When the shown count finished; `null` when no key of this handler was counted. */
-    countedAt: z.string().nullable(),
     /** Progress (0..1) of a recount running now, `null` when none runs: the shown count stays the last completed one. */
     recount: z.number().nullable(),
     /** Since when (ISO) Redis cannot be read: the count shown is the last one, kept with its time; `null` while Redis answers. */
@@ -143,9 +132,8 @@ export const scrapeCoverageSchema = z.object({
 /** One service's scraped replicas against its consumer groups' members. */
 export type ScrapeCoverage = z.infer<typeof scrapeCoverageSchema>;
 
-export const overviewResponseSchema = z.object({
-  generatedAt: z.string(),
-  mode: z.enum(["embedded", "real"]),
+export const overviewResponseSchema = answerSchema({
+  mode: appModeSchema,
   range: rangeSchema,
   source: metricsSourceSchema,
   /** Health of the metrics source and of the dedup store. */

@@ -3,21 +3,22 @@
  * UUID. Isomorphic: the server builds them, the UI and the route tests parse them.
  */
 import { z } from "zod";
+import { answerSchema } from "./common";
+import { KAFKA_TOPIC_RE } from "./consumers";
 
 /** A Kafka topic name (the broker's own rule). */
-export const topicNameSchema = z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, "expected a Kafka topic name");
+export const topicNameSchema = z.string().regex(KAFKA_TOPIC_RE, "expected a Kafka topic name");
 
 /** Bytes shown as text: UTF-8 when they are valid UTF-8, else base64 — the encoding is always named. */
 export const encodedSchema = z.object({ encoding: z.enum(["utf-8", "base64"]), text: z.string() });
 /** Bytes shown as text. */
 export type Encoded = z.infer<typeof encodedSchema>;
 
+/** Where a Kafka record is: its topic, partition and offset (a decimal string: offsets are 64-bit). */
+export const recordPositionSchema = z.object({ topic: z.string(), partition: z.number(), offset: z.string() });
+
 /** One Kafka record as the message view shows it. */
-export const recordViewSchema = z.object({
-  topic: z.string(),
-  partition: z.number(),
-  /** Decimal string (a 64-bit offset). */
-  offset: z.string(),
+export const recordViewSchema = recordPositionSchema.extend({
   /** The record's timestamp, ISO-8601. */
   timestamp: z.string(),
   key: encodedSchema.nullable(),
@@ -37,12 +38,11 @@ export const scanBoundsSchema = z.object({ records: z.number(), bytes: z.number(
 export type ScanBounds = z.infer<typeof scanBoundsSchema>;
 
 /** Answer of `GET /api/records?topic=&partition=&offset=`. */
-export const recordAnswerSchema = z.object({ kind: z.literal("record"), generatedAt: z.string(), record: recordViewSchema });
+export const recordAnswerSchema = answerSchema({ kind: z.literal("record"), record: recordViewSchema });
 
 /** Answer of `GET /api/records?topic=&uuid=`. */
-export const recordSearchSchema = z.object({
+export const recordSearchSchema = answerSchema({
   kind: z.literal("search"),
-  generatedAt: z.string(),
   topic: z.string(),
   uuid: z.string(),
   /** Newest first. */

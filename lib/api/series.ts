@@ -1,6 +1,6 @@
 /** Shapes of `GET /api/series?metric=&service=&handler=&range=&step=`: the named chart series. Isomorphic. */
 import { z } from "zod";
-import { availableSchema, metricsSourceSchema, rangeSchema } from "./common";
+import { answerSchema, availableSchema, metricsSourceSchema, rangeSchema } from "./common";
 import { ALERT_UNITS } from "@/lib/alert-model";
 
 // ---------------------------------------------------------------------------------------------
@@ -34,8 +34,7 @@ export const seriesLineSchema = z.object({
 export type SeriesLine = z.infer<typeof seriesLineSchema>;
 
 /** Answer of `GET /api/series`. */
-export const seriesResponseSchema = z.object({
-  generatedAt: z.string(),
+export const seriesResponseSchema = answerSchema({
   metric: seriesMetricSchema,
   range: rangeSchema,
   stepSeconds: z.number(),

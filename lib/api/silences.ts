@@ -6,9 +6,7 @@
  * Isomorphic: no Node imports. Times are ISO-8601 strings, as Alertmanager's API v2 writes them.
  */
 import { z } from "zod";
-
-/** Label values a silence created from the app may match (alert names, service and handler names). */
-const LABEL_VALUE = /^[A-Za-z0-9_.:-]{1,200}$/;
+import { answerSchema, LABEL_VALUE_RE, unavailableSchema } from "./common";
 
 /** One matcher of a silence (Alertmanager API v2 `matcher`). */
 export const silenceMatcherSchema = z.object({
@@ -70,7 +68,7 @@ export type AlertmanagerInstance = z.infer<typeof alertmanagerInstanceSchema>;
 export const alertmanagerPartSchema = z.discriminatedUnion("status", [
   z.object({ status: z.literal("ok"), silences: z.array(silenceSchema) }),
   /** `ALERTMANAGER_URL` is set but Alertmanager did not answer. */
-  z.object({ status: z.literal("unavailable"), detail: z.string() }),
+  unavailableSchema,
   /** `ALERTMANAGER_URL` is not set. */
   z.object({ status: z.literal("not-configured"), detail: z.string() }),
 ]);
@@ -78,7 +76,7 @@ export const alertmanagerPartSchema = z.discriminatedUnion("status", [
 export type AlertmanagerPart = z.infer<typeof alertmanagerPartSchema>;
 
 /** Answer of `GET /api/silences`. */
-export const silencesResponseSchema = z.object({ generatedAt: z.string(), alertmanager: alertmanagerPartSchema });
+export const silencesResponseSchema = answerSchema({ alertmanager: alertmanagerPartSchema });
 /** Answer of `GET /api/silences`. */
 export type SilencesResponse = z.infer<typeof silencesResponseSchema>;
 
@@ -92,9 +90,9 @@ export const MAX_SILENCE_MINUTES = 7 * 24 * 60;
  */
 export const silenceCreateSchema = z
   .object({
-    alertname: z.string().regex(LABEL_VALUE, "expected an alert name, e.g. DedupDuplicateRateHigh"),
-    service: z.string().regex(LABEL_VALUE, "expected a service name"),
-    handler: z.string().regex(LABEL_VALUE, "expected a handler name").optional(),
+    alertname: z.string().regex(LABEL_VALUE_RE, "expected an alert name, e.g. DedupDuplicateRateHigh"),
+    service: z.string().regex(LABEL_VALUE_RE, "expected a service name"),
+    handler: z.string().regex(LABEL_VALUE_RE, "expected a handler name").optional(),
     durationMinutes: z.number().int("expected whole minutes").min(1, "expected at least 1 minute").max(MAX_SILENCE_MINUTES, `expected at most ${MAX_SILENCE_MINUTES} minutes (7 days)`),
     comment: z.string().trim().min(1, "say why (Alertmanager requires a comment)").max(500, "expected at most 500 characters"),
     createdBy: z.string().trim().min(1).max(100).optional(),

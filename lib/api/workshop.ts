@@ -19,6 +19,7 @@
  * (`ErrorBody`, lib/api/common.ts: one error shape for every route).
  */
 import { z } from "zod";
+import { appModeSchema } from "./common";
 
 /** The workshop scenarios, in presentation order. */
 export const SCENARIO_NAMES = [
@@ -129,8 +130,7 @@ export type ScenarioInfo = z.infer<typeof scenarioInfoSchema>;
 
 /** `GET /api/workshop/scenarios`. */
 export const scenarioListSchema = z.object({
-  /** `embedded` (in-memory transport and store) or `real` (Kafka + Redis). */
-  mode: z.enum(["embedded", "real"]),
+  mode: appModeSchema,
   scenarios: z.array(scenarioInfoSchema),
 });
 /** `GET /api/workshop/scenarios`. */
@@ -181,7 +181,7 @@ export type CheckResult = z.infer<typeof checkResultSchema>;
 export const runViewSchema = z.object({
   runId: z.string(),
   scenario: scenarioNameSchema,
-  mode: z.enum(["embedded", "real"]),
+  mode: appModeSchema,
   status: z.enum(["running", "done", "failed"]),
   startedAt: z.string(),
   finishedAt: z.string().nullable(),

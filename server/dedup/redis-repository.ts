@@ -72,20 +72,14 @@ export class RedisRepository implements DedupRepository {
   async claimBatch(requests: readonly ClaimRequest[]): Promise<ClaimReply[]> {
     if (requests.length === 0) return [];
     if (this.scriptClaims) {
-      const parts = await Promise.all(
-        chunks(requests, this.opts.maxScriptKeys).map(async (part) => {
-          const args: Array<string | number> = [];
-          for (const r of part) args.push(r.key);
-          const first = part[0]!;
-          // One value for the whole batch (the Deduplicator's batch token) → 1 argument per key, not 3.
-          const same = part.every((r) => r.value === first.value && r.ttlMs === first.ttlMs);
-          if (same) args.push(first.value, Math.ceil(first.ttlMs));
-          else for (const r of part) args.push(r.value, Math.ceil(r.ttlMs));
-          const res = (await this.evalScriptKeys(same ? CLAIM_MANY_SAME_LUA : CLAIM_MANY_LUA, part.length, args)) as unknown[];
-          return part.map((_, i) => asReply(res[i]));
-        }),
-      );
-      return parts.flat();
+      return this.inScripts(requests, async (part, first, args) => {
+        // One value for the whole batch (the Deduplicator's batch token) → 1 argument per key, not 3.
+        const same = part.every((r) => r.value === first.value && r.ttlMs === first.ttlMs);
+        if (same) args.push(first.value, Math.ceil(first.ttlMs));
+        else for (const r of part) args.push(r.value, Math.ceil(r.ttlMs));
+        const res = (await this.evalScriptKeys(same ? CLAIM_MANY_SAME_LUA : CLAIM_MANY_LUA, part.length, args)) as unknown[];
+        return part.map((_, i) => asReply(res[i]));
+      });
     }
     return this.perNode(
       requests,
@@ -142,29 +136,33 @@ export class RedisRepository implements DedupRepository {
 
   async compareAndSetBatch(requests: readonly CompareAndSetRequest[]): Promise<boolean[]> {
     if (!this.scriptBatches) return Promise.all(requests.map((r) => this.compareAndSet(r.key, r.expected, r.value, r.ttlMs)));
-    const parts = await Promise.all(
-      chunks(requests, this.opts.maxScriptKeys).map(async (part) => {
-        const args: Array<string | number> = [];
-        for (const r of part) args.push(r.key);
-        const first = part[0]!;
-        const sameExpected = part.every((r) => r.expected === first.expected && r.ttlMs === first.ttlMs);
-        const same = sameExpected && part.every((r) => r.value === first.value);
-        let s: Script;
-        if (same) {
-          s = COMPARE_AND_SET_MANY_SAME_LUA;
-          args.push(first.expected, first.value, Math.ceil(first.ttlMs));
-        } else if (sameExpected) {
-          s = COMPARE_AND_SET_MANY_SAME_EXPECTED_LUA;
-          args.push(first.expected, Math.ceil(first.ttlMs));
-          for (const r of part) args.push(r.value);
-        } else {
-          s = COMPARE_AND_SET_MANY_LUA;
-          for (const r of part) args.push(r.expected, r.value, Math.ceil(r.ttlMs));
-        }
-        const res = (await this.evalScriptKeys(s, part.length, args)) as unknown[];
-        return part.map((_, i) => Number(res[i]) === 1);
-      }),
-    );
+    return this.inScripts(requests, async (part, first, args) => {
+      const sameExpected = part.every((r) => r.expected === first.expected && r.ttlMs === first.ttlMs);
+      const same = sameExpected && part.every((r) => r.value === first.value);
+      let s: Script;
+      if (same) {
+        s = COMPARE_AND_SET_MANY_SAME_LUA;
+        args.push(first.expected, first.value, Math.ceil(first.ttlMs));
+      } else if (sameExpected) {
+        s = COMPARE_AND_SET_MANY_SAME_EXPECTED_LUA;
+        args.push(first.expected, Math.ceil(first.ttlMs));
+        for (const r of part) args.push(r.value);
+      } else {
+        s = COMPARE_AND_SET_MANY_LUA;
+        for (const r of part) args.push(r.expected, r.value, Math.ceil(r.ttlMs));
+      }
+      const res = (await this.evalScriptKeys(s, part.length, args)) as unknown[];
+      return part.map((_, i) => Number(res[i]) === 1);
+    });
+  }
+
+  /**
+   * A batch sent as multi-key scripts (standalone servers only): `perScript` runs once per chunk of at
+   * most `maxScriptKeys` requests, in parallel, with the chunk's first request and its keys as the
+   * first script arguments (it pushes the rest); the replies come back in request order.
+   */
+  private async inScripts<R extends { key: string }, T>(requests: readonly R[], perScript: (part: readonly R[], first: R, args: Array<string | number>) => Promise<T[]>): Promise<T[]> {
+    const parts = await Promise.all(chunks(requests, this.opts.maxScriptKeys).map((part) => perScript(part, part[0]!, part.map((r) => r.key))));
     return parts.flat();
   }
 
@@ -178,25 +176,19 @@ export class RedisRepository implements DedupRepository {
   async markDoneBatch(requests: readonly MarkDoneRequest[]): Promise<ClaimReply[]> {
     if (requests.length === 0) return [];
     if (this.scriptBatches && this.opts.markCommand === "script") {
-      const parts = await Promise.all(
-        chunks(requests, this.opts.maxScriptKeys).map(async (part) => {
-          const first = part[0]!;
-          if (!part.every((r) => r.ttlMs === first.ttlMs)) return Promise.all(part.map((r) => this.markDone(r.key, r.value, r.ttlMs).catch((e: unknown) => e as Error)));
-          const ours = first.ours !== undefined && part.every((r) => r.ours === first.ours) ? first.ours : undefined;
-          const args: Array<string | number> = [];
-          for (const r of part) args.push(r.key);
-          args.push(Math.ceil(first.ttlMs));
-          if (ours !== undefined) args.push(ours);
-          for (const r of part) args.push(r.value);
-          const res = (await this.evalScriptKeys(ours === undefined ? MARK_DONE_MANY_LUA : MARK_DONE_MANY_OURS_LUA, part.length, args)) as unknown[];
-          if (ours === undefined) return part.map((_, i) => asReply(res[i]));
-          // Only the keys whose previous value was someone else's, as (1-based index, value) pairs.
-          const out: Array<string | null> = new Array<string | null>(part.length).fill(null);
-          for (let j = 0; j + 1 < res.length; j += 2) out[Number(res[j]) - 1] = asReply(res[j + 1]);
-          return out;
-        }),
-      );
-      return parts.flat();
+      return this.inScripts<MarkDoneRequest, ClaimReply>(requests, async (part, first, args) => {
+        if (!part.every((r) => r.ttlMs === first.ttlMs)) return Promise.all(part.map((r) => this.markDone(r.key, r.value, r.ttlMs).catch((e: unknown) => e as Error)));
+        const ours = first.ours !== undefined && part.every((r) => r.ours === first.ours) ? first.ours : undefined;
+        args.push(Math.ceil(first.ttlMs));
+        if (ours !== undefined) args.push(ours);
+        for (const r of part) args.push(r.value);
+        const res = (await this.evalScriptKeys(ours === undefined ? MARK_DONE_MANY_LUA : MARK_DONE_MANY_OURS_LUA, part.length, args)) as unknown[];
+        if (ours === undefined) return part.map((_, i) => asReply(res[i]));
+        // Only the keys whose previous value was someone else's, as (1-based index, value) pairs.
+        const out: Array<string | null> = new Array<string | null>(part.length).fill(null);
+        for (let j = 0; j + 1 < res.length; j += 2) out[Number(res[j]) - 1] = asReply(res[j + 1]);
+        return out;
+      });
     }
     return this.perNode(
       requests,

@@ -8,6 +8,14 @@
  * **Renaming a metric or a label value breaks every SRE's rules and dashboards.**
  */
 
+/** The values of a record of names (`{ success: "success", … }` → `"success" | …`). */
+export type ValueOf<T> = T[keyof T];
+
+/** Every value of a record of names, in its order (for a label's zero series, a filter's options). */
+export function valuesOf<T extends Record<string, string>>(names: T): readonly ValueOf<T>[] {
+  return Object.values(names) as ValueOf<T>[];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Metrics
 // ---------------------------------------------------------------------------------------------
@@ -68,25 +76,25 @@ export const METRIC_LABELS = {
 export type LabelsOf<K extends keyof typeof METRIC_LABELS> = (typeof METRIC_LABELS)[K][number];
 
 /** One library metric name. */
-export type LibraryMetricName = (typeof METRIC_NAMES)[keyof typeof METRIC_NAMES];
+export type LibraryMetricName = ValueOf<typeof METRIC_NAMES>;
 
 /** The values of the `success` label of `handler_execution_time_seconds` (Watermill's strings). */
 export const HANDLER_SUCCESS = { true: "true", false: "false" } as const;
 
 /** The success label of `handler_execution_time_seconds`. */
-export type HandlerSuccess = (typeof HANDLER_SUCCESS)[keyof typeof HANDLER_SUCCESS];
+export type HandlerSuccess = ValueOf<typeof HANDLER_SUCCESS>;
 
 /** Both values of {@link HandlerSuccess}: each exists at 0 per handler from its registration. */
-export const HANDLER_SUCCESSES: readonly HandlerSuccess[] = Object.values(HANDLER_SUCCESS);
+export const HANDLER_SUCCESSES = valuesOf(HANDLER_SUCCESS);
 
 /** The values of the `result` label of `messages_processed_total` (spec §7). */
 export const PROCESSED_RESULT = { success: "success", error: "error", deduplicated: "deduplicated" } as const;
 
 /** The result label of `messages_processed_total`. */
-export type ProcessedResult = (typeof PROCESSED_RESULT)[keyof typeof PROCESSED_RESULT];
+export type ProcessedResult = ValueOf<typeof PROCESSED_RESULT>;
 
 /** All values of {@link ProcessedResult}. */
-export const PROCESSED_RESULTS: readonly ProcessedResult[] = Object.values(PROCESSED_RESULT);
+export const PROCESSED_RESULTS = valuesOf(PROCESSED_RESULT);
 
 /** The values of the `reason` label of `deduplication_errors_total` (spec §7). */
 export const DEDUP_ERROR_REASON = {
@@ -99,10 +107,10 @@ export const DEDUP_ERROR_REASON = {
 } as const;
 
 /** The `reason` label of `deduplication_errors_total` (spec §7). */
-export type DedupErrorReason = (typeof DEDUP_ERROR_REASON)[keyof typeof DEDUP_ERROR_REASON];
+export type DedupErrorReason = ValueOf<typeof DEDUP_ERROR_REASON>;
 
 /** All values of {@link DedupErrorReason} (each series exists at 0 from a service's start-up). */
-export const DEDUP_ERROR_REASONS: readonly DedupErrorReason[] = Object.values(DEDUP_ERROR_REASON);
+export const DEDUP_ERROR_REASONS = valuesOf(DEDUP_ERROR_REASON);
 
 /**
  * The `reason_poisoned` label values of `messages_poisoned_total` — the whole bounded set
@@ -125,10 +133,10 @@ export const POISON_REASON_CLASS = {
 } as const satisfies Record<string, string>;
 
 /** A `reason_poisoned` label value. */
-export type PoisonReasonClass = (typeof POISON_REASON_CLASS)[keyof typeof POISON_REASON_CLASS];
+export type PoisonReasonClass = ValueOf<typeof POISON_REASON_CLASS>;
 
 /** Every {@link PoisonReasonClass}: each exists at 0 per handler from its registration. */
-export const POISON_REASON_CLASSES: readonly PoisonReasonClass[] = Object.values(POISON_REASON_CLASS);
+export const POISON_REASON_CLASSES = valuesOf(POISON_REASON_CLASS);
 
 /**
  * The values of the `cause` label of `messages_duplicates_by_cause_total`: what a swallowed copy
@@ -144,10 +152,10 @@ export const DUPLICATE_CAUSE = {
 } as const;
 
 /** The cause label of `messages_duplicates_by_cause_total`. */
-export type DuplicateCause = (typeof DUPLICATE_CAUSE)[keyof typeof DUPLICATE_CAUSE];
+export type DuplicateCause = ValueOf<typeof DUPLICATE_CAUSE>;
 
 /** All values of {@link DuplicateCause}. */
-export const DUPLICATE_CAUSES: readonly DuplicateCause[] = Object.values(DUPLICATE_CAUSE);
+export const DUPLICATE_CAUSES = valuesOf(DUPLICATE_CAUSE);
 
 // ---------------------------------------------------------------------------------------------
 // Message metadata keys
@@ -168,6 +176,26 @@ export const TOPIC_POISONED_KEY = "topic_poisoned";
 export const HANDLER_POISONED_KEY = "handler_poisoned";
 /** PoisonQueue metadata: the subscriber (transport) that delivered it. */
 export const SUBSCRIBER_POISONED_KEY = "subscriber_poisoned";
+
+/** What PoisonQueue records on a DLQ copy: the error's text and bounded class, and where the message failed. */
+export interface Poisoning {
+  readonly reason: string;
+  readonly reasonClass: PoisonReasonClass;
+  readonly topic: string;
+  readonly handler: string;
+  readonly subscriber: string;
+}
+
+/** The metadata PoisonQueue adds to a DLQ copy: a {@link Poisoning} under Watermill's four keys and ours for the class. */
+export function poisonedMetadata(p: Poisoning): Record<string, string> {
+  return {
+    [REASON_POISONED_KEY]: p.reason,
+    [TOPIC_POISONED_KEY]: p.topic,
+    [HANDLER_POISONED_KEY]: p.handler,
+    [SUBSCRIBER_POISONED_KEY]: p.subscriber,
+    [REASON_CLASS_POISONED_KEY]: p.reasonClass,
+  };
+}
 
 /** The four PoisonQueue metadata keys, in Watermill's names. */
 export const POISON_KEYS = [REASON_POISONED_KEY, TOPIC_POISONED_KEY, HANDLER_POISONED_KEY, SUBSCRIBER_POISONED_KEY] as const;

@@ -4,7 +4,7 @@
  * semantics unchanged — messages still run one at a time, in order, and a failure is handled by each
  * layer for that message before the next message runs.
  */
-import type { BatchForm, BatchHandler, Handler, Message } from "./message";
+import { namedMiddleware, type BatchForm, type BatchHandler, type Handler, type Message, type Middleware, type MiddlewareHooks } from "./message";
 
 /** A batch handler that runs `handler` for each message in order (the innermost layer, or a layer that acts per message). */
 export function eachInOrder(handler: Handler): BatchHandler {
@@ -51,4 +51,23 @@ export function recoverEach(nextBatch: BatchHandler, recover: (msg: Message, err
       part = msgs.slice(from);
     }
   };
+}
+
+/**
+ * A middleware that acts only when a message fails, in both forms: per message when `next` rejects,
+ * per batch through {@link recoverEach}. `recover(msg, error)` resolves (the message is done: acked)
+ * or rejects (the failure goes on outwards).
+ */
+export function onFailure(name: string, recover: (msg: Message, error: unknown) => Promise<void>, hooks: Omit<MiddlewareHooks, "batch"> = {}): Middleware {
+  return namedMiddleware(
+    name,
+    (next) => async (msg) => {
+      try {
+        return await next(msg);
+      } catch (e) {
+        return recover(msg, e);
+      }
+    },
+    { ...hooks, batch: (_next, nextBatch) => recoverEach(nextBatch, recover) },
+  );
 }

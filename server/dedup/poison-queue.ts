@@ -1,18 +1,7 @@
 import { InProgressError, NonRetryableError, PayloadConflictError, toError } from "./errors";
-import { recoverEach } from "./batch-run";
-import { copyMessage, namedMiddleware, type Message, type Middleware } from "./message";
-import {
-  DEDUP_ERROR_REASONS,
-  HANDLER_POISONED_KEY,
-  POISON_REASON_CLASS,
-  POISON_REASON_CLASSES,
-  REASON_CLASS_POISONED_KEY,
-  REASON_POISONED_KEY,
-  SUBSCRIBER_POISONED_KEY,
-  TOPIC_POISONED_KEY,
-  type DedupErrorReason,
-  type PoisonReasonClass,
-} from "../../names/dedup";
+import { onFailure } from "./batch-run";
+import { copyMessage, type Message, type Middleware } from "./message";
+import { DEDUP_ERROR_REASONS, POISON_REASON_CLASS, POISON_REASON_CLASSES, poisonedMetadata, type DedupErrorReason, type PoisonReasonClass } from "../../names/dedup";
 import { dedupMetrics } from "./metrics";
 import type { Publisher } from "./pubsub";
 import type { Registry } from "prom-client";
@@ -67,34 +56,20 @@ export function poisonQueue(publisher: Publisher, topic: string, options: Poison
     for (const reason_poisoned of POISON_REASON_CLASSES) poisoned?.inc({ service, topic: h.topic, handler: h.name, reason_poisoned }, 0);
   };
   /** A failed delivery: sent to the DLQ (resolves: acked) or the error rethrown (nacked). */
-  const poison = async (msg: Message, e: unknown): Promise<undefined> => {
+  const poison = async (msg: Message, e: unknown): Promise<void> => {
     const err = toError(e);
     // A delivery aborted by shutdown or a crash was not poisoned: nack it so that it is redelivered.
     if (msg.signal.aborted) throw err;
     if (!filter(err)) throw err;
     const dlq = copyMessage(msg);
-    dlq.metadata[REASON_POISONED_KEY] = err.message;
-    dlq.metadata[TOPIC_POISONED_KEY] = msg.context.topic ?? "";
-    dlq.metadata[HANDLER_POISONED_KEY] = msg.context.handler ?? "";
-    dlq.metadata[SUBSCRIBER_POISONED_KEY] = msg.context.subscriber ?? "";
-    dlq.metadata[REASON_CLASS_POISONED_KEY] = poisonReasonClass(err);
+    const { topic: from = "", handler = "", subscriber = "" } = msg.context;
+    Object.assign(dlq.metadata, poisonedMetadata({ reason: err.message, reasonClass: poisonReasonClass(err), topic: from, handler, subscriber }));
     try {
       await publisher.publish(topic, dlq);
     } catch (pe) {
       throw new AggregateError([err, toError(pe)], `poisonQueue: handler failed (${err.message}) and publishing to ${topic} failed too (${toError(pe).message}); not acked`);
     }
-    poisoned?.inc({ service, topic: msg.context.topic ?? "", handler: msg.context.handler ?? "", reason_poisoned: poisonReasonClass(err) });
-    return undefined;
+    poisoned?.inc({ service, topic: from, handler, reason_poisoned: poisonReasonClass(err) });
   };
-  return namedMiddleware(
-    "poisonQueue",
-    (next) => async (msg) => {
-      try {
-        return await next(msg);
-      } catch (e) {
-        return poison(msg, e);
-      }
-    },
-    { onRegister, batch: (_next, nextBatch) => recoverEach(nextBatch, poison) },
-  );
+  return onFailure("poisonQueue", poison, { onRegister });
 }

@@ -1,6 +1,6 @@
-import { recoverEach } from "./batch-run";
+import { onFailure } from "./batch-run";
 import { toError } from "./errors";
-import { namedMiddleware, type Middleware } from "./message";
+import type { Middleware } from "./message";
 
 /** `e` as an Error with a stack. */
 function recovered(e: unknown): Error {
@@ -15,20 +15,7 @@ function recovered(e: unknown): Error {
  * JavaScript has no panics to recover from; a rejected promise is the equivalent.
  */
 export function recoverer(): Middleware {
-  return namedMiddleware(
-    "recoverer",
-    (next) => async (msg) => {
-      try {
-        return await next(msg);
-      } catch (e) {
-        throw recovered(e);
-      }
-    },
-    {
-      batch: (_next, nextBatch) =>
-        recoverEach(nextBatch, async (_msg, e) => {
-          throw recovered(e);
-        }),
-    },
-  );
+  return onFailure("recoverer", async (_msg, e) => {
+    throw recovered(e);
+  });
 }

@@ -7,7 +7,7 @@
  * interval refetches while the tab is hidden (`refetchIntervalInBackground: false`, set in
  * app/providers.tsx).
  */
-import { keepPreviousData, queryOptions, infiniteQueryOptions } from "@tanstack/react-query";
+import { keepPreviousData, queryOptions, infiniteQueryOptions, type QueryKey } from "@tanstack/react-query";
 import type { AlertsResponse } from "@/lib/api/alerts";
 import type { CapacityResponse } from "@/lib/api/capacity";
 import type { RangeKey } from "@/lib/api/common";
@@ -72,14 +72,22 @@ export async function fetchJson<T>(url: string, init?: RequestInit): Promise<T> 
 
 type Interval = number | false;
 
-/** `GET /api/overview?range=` */
-export const overviewQuery = (range: RangeKey, refetchInterval: Interval) =>
-  queryOptions({
-    queryKey: ["overview", range] as const,
-    queryFn: ({ signal }) => fetchJson<OverviewResponse>(`/api/overview?range=${range}`, { signal }),
+/**
+ * A polled `GET url` of the dashboard API, cached under `queryKey` and refetched every
+ * `refetchInterval`. With `keepPrevious` the last answer stays on screen while the one of a new key
+ * (another range or filter) loads.
+ */
+function polled<T>(queryKey: QueryKey, url: string, refetchInterval: Interval, keepPrevious = false) {
+  return queryOptions({
+    queryKey,
+    queryFn: ({ signal }) => fetchJson<T>(url, { signal }),
     refetchInterval,
-    placeholderData: keepPreviousData,
+    placeholderData: keepPrevious ? keepPreviousData : undefined,
   });
+}
+
+/** `GET /api/overview?range=` */
+export const overviewQuery = (range: RangeKey, refetchInterval: Interval) => polled<OverviewResponse>(["overview", range], `/api/overview?range=${range}`, refetchInterval, true);
 
 /** Series filter: all handlers, one service, or one handler of a service. */
 export interface SeriesFilter {
@@ -94,38 +102,18 @@ export const seriesQuery = (f: SeriesFilter, refetchInterval: Interval) => {
   const q = new URLSearchParams({ metric: f.metric, range: f.range });
   if (f.service) q.set("service", f.service);
   if (f.handler) q.set("handler", f.handler);
-  return queryOptions({
-    queryKey: ["series", f.metric, f.range, f.service ?? null, f.handler ?? null] as const,
-    queryFn: ({ signal }) => fetchJson<SeriesResponse>(`/api/series?${q}`, { signal }),
-    refetchInterval,
-    placeholderData: keepPreviousData,
-  });
+  return polled<SeriesResponse>(["series", f.metric, f.range, f.service ?? null, f.handler ?? null], `/api/series?${q}`, refetchInterval, true);
 };
 
 /** `GET /api/alerts` */
-export const alertsQuery = (refetchInterval: Interval) =>
-  queryOptions({
-    queryKey: ["alerts"] as const,
-    queryFn: ({ signal }) => fetchJson<AlertsResponse>("/api/alerts", { signal }),
-    refetchInterval,
-  });
+export const alertsQuery = (refetchInterval: Interval) => polled<AlertsResponse>(["alerts"], "/api/alerts", refetchInterval);
 
 /** `GET /api/hot-keys?service=&handler=` */
 export const hotKeysQuery = (service: string, handler: string, refetchInterval: Interval) =>
-  queryOptions({
-    queryKey: ["hot-keys", service, handler] as const,
-    queryFn: ({ signal }) => fetchJson<HotKeysResponse>(`/api/hot-keys?${new URLSearchParams({ service, handler })}`, { signal }),
-    refetchInterval,
-    placeholderData: keepPreviousData,
-  });
+  polled<HotKeysResponse>(["hot-keys", service, handler], `/api/hot-keys?${new URLSearchParams({ service, handler })}`, refetchInterval, true);
 
 /** `GET /api/capacity` */
-export const capacityQuery = (refetchInterval: Interval) =>
-  queryOptions({
-    queryKey: ["capacity"] as const,
-    queryFn: ({ signal }) => fetchJson<CapacityResponse>("/api/capacity", { signal }),
-    refetchInterval,
-  });
+export const capacityQuery = (refetchInterval: Interval) => polled<CapacityResponse>(["capacity"], "/api/capacity", refetchInterval);
 
 /** `GET /api/lint` */
 export const lintQuery = () =>
@@ -174,12 +162,7 @@ export const keyLookupQuery = (uuid: string, prefix: string | null = null) =>
 // Workshop and live demo
 
 /** `GET /api/workshop/scenarios` */
-export const scenariosQuery = () =>
-  queryOptions({
-    queryKey: ["workshop", "scenarios"] as const,
-    queryFn: ({ signal }) => fetchJson<ScenarioList>("/api/workshop/scenarios", { signal }),
-    refetchInterval: 5_000,
-  });
+export const scenariosQuery = () => polled<ScenarioList>(["workshop", "scenarios"], "/api/workshop/scenarios", 5_000);
 
 /** `GET /api/workshop/runs/{runId}`: polls every 500 ms while the run is running. */
 export const runQuery = (runId: string | null) =>
@@ -190,77 +173,52 @@ export const runQuery = (runId: string | null) =>
     refetchInterval: (q) => (q.state.data?.status === "running" || !q.state.data ? 500 : false),
   });
 
-/** Authorization header for state-changing calls, when the presenter entered a token. */
-function auth(token: string | null): Record<string, string> {
-  return token ? { authorization: `Bearer ${token}` } : {};
+/**
+ * A state-changing call: the JSON content type even without a body (proxy.ts refuses any other
+ * state-changing request, 415), the presenter's token when one was entered, and `body` as JSON.
+ */
+function send<T>(url: string, method: "POST" | "PUT" | "DELETE", token: string | null, body?: unknown): Promise<T> {
+  const headers = { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) };
+  return fetchJson<T>(url, body === undefined ? { method, headers } : { method, headers, body: JSON.stringify(body) });
 }
 
 /** `POST /api/workshop/scenarios/{name}/runs` */
-export const startRun = (name: string, token: string | null) =>
-  // JSON content type even without a body: proxy.ts refuses any other state-changing request (415).
-  fetchJson<RunCreated>(`/api/workshop/scenarios/${encodeURIComponent(name)}/runs`, { method: "POST", headers: { "content-type": "application/json", ...auth(token) } });
+export const startRun = (name: string, token: string | null) => send<RunCreated>(`/api/workshop/scenarios/${encodeURIComponent(name)}/runs`, "POST", token);
 
+/** One switch panel of the live demo, `GET|PUT /api/demo/<name>`: read every 5 s, written with a patch of its fields. */
+function demoSwitch<T, Patch>(name: "sources" | "faults") {
+  const url = `/api/demo/${name}`;
+  return {
+    query: () => polled<T>(["demo", name], url, 5_000),
+    put: (patch: Patch, token: string | null) => send<T>(url, "PUT", token, patch),
+  };
+}
+
+const demoSources = demoSwitch<DemoSources, DemoSourcesPatch>("sources");
 /** `GET /api/demo/sources` */
-export const sourcesQuery = () =>
-  queryOptions({
-    queryKey: ["demo", "sources"] as const,
-    queryFn: ({ signal }) => fetchJson<DemoSources>("/api/demo/sources", { signal }),
-    refetchInterval: 5_000,
-  });
-
+export const sourcesQuery = demoSources.query;
 /** `PUT /api/demo/sources` */
-export const putSources = (patch: DemoSourcesPatch, token: string | null) =>
-  fetchJson<DemoSources>("/api/demo/sources", {
-    method: "PUT",
-    headers: { "content-type": "application/json", ...auth(token) },
-    body: JSON.stringify(patch),
-  });
+export const putSources = demoSources.put;
 
 /** `GET /api/events?range=&service=&handler=`: the chart markers of the range. */
 export const eventsQuery = (p: { range: RangeKey; service?: string | undefined; handler?: string | undefined }, refetchInterval: Interval) => {
   const qs = new URLSearchParams({ range: p.range });
   if (p.service) qs.set("service", p.service);
   if (p.handler) qs.set("handler", p.handler);
-  return queryOptions({
-    queryKey: ["events", p.range, p.service ?? "", p.handler ?? ""] as const,
-    queryFn: ({ signal }) => fetchJson<EventsResponse>(`/api/events?${qs.toString()}`, { signal }),
-    refetchInterval,
-  });
+  return polled<EventsResponse>(["events", p.range, p.service ?? "", p.handler ?? ""], `/api/events?${qs.toString()}`, refetchInterval);
 };
 
 /** `GET /api/silences` */
-export const silencesQuery = (refetchInterval: Interval) =>
-  queryOptions({
-    queryKey: ["silences"] as const,
-    queryFn: ({ signal }) => fetchJson<SilencesResponse>("/api/silences", { signal }),
-    refetchInterval,
-  });
+export const silencesQuery = (refetchInterval: Interval) => polled<SilencesResponse>(["silences"], "/api/silences", refetchInterval);
 
 /** `POST /api/silences` */
-export const postSilence = (body: SilenceCreate, token: string | null) =>
-  fetchJson<SilenceAnswer>("/api/silences", {
-    method: "POST",
-    headers: { "content-type": "application/json", ...auth(token) },
-    body: JSON.stringify(body),
-  });
+export const postSilence = (body: SilenceCreate, token: string | null) => send<SilenceAnswer>("/api/silences", "POST", token, body);
 
 /** `DELETE /api/silences/{id}` (expire) */
-export const deleteSilence = (id: string, token: string | null) =>
-  // Every state-changing call declares JSON, even without a body (proxy.ts refuses others with 415).
-  fetchJson<SilenceAnswer>(`/api/silences/${encodeURIComponent(id)}`, { method: "DELETE", headers: { "content-type": "application/json", ...auth(token) } });
+export const deleteSilence = (id: string, token: string | null) => send<SilenceAnswer>(`/api/silences/${encodeURIComponent(id)}`, "DELETE", token);
 
+const demoFaults = demoSwitch<DemoFaults, DemoFaultsPatch>("faults");
 /** `GET /api/demo/faults` */
-export const faultsQuery = () =>
-  queryOptions({
-    queryKey: ["demo", "faults"] as const,
-    queryFn: ({ signal }) => fetchJson<DemoFaults>("/api/demo/faults", { signal }),
-    refetchInterval: 5_000,
-  });
-
+export const faultsQuery = demoFaults.query;
 /** `PUT /api/demo/faults` */
-export const putFaults = (patch: DemoFaultsPatch, token: string | null) =>
-  fetchJson<DemoFaults>("/api/demo/faults", {
-    method: "PUT",
-    headers: { "content-type": "application/json", ...auth(token) },
-    body: JSON.stringify(patch),
-  });
+export const putFaults = demoFaults.put;

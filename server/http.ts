@@ -70,33 +70,26 @@ export class HttpError extends Error {
   }
 }
 
-/** A parameter or body field is invalid: 400. The message says which and what is expected. */
-export class BadRequestError extends HttpError {
-  constructor(message: string) {
-    super(400, "bad_request", message);
-  }
+/** The base of an {@link HttpError} whose status and code are always the same: `new XxxError(message)`. */
+function fixedStatusError(status: number, code: ErrorBody["error"]) {
+  return class extends HttpError {
+    constructor(message: string) {
+      super(status, code, message);
+    }
+  };
 }
+
+/** A parameter or body field is invalid: 400. The message says which and what is expected. */
+export class BadRequestError extends fixedStatusError(400, "bad_request") {}
 
 /** The thing asked for does not exist (or is outside the configured prefixes): 404. */
-export class NotFoundError extends HttpError {
-  constructor(message: string) {
-    super(404, "not_found", message);
-  }
-}
+export class NotFoundError extends fixedStatusError(404, "not_found") {}
 
 /** The caller may not touch this thing (a topic outside `CONSUMER_TOPICS` and their DLQs…): 403. */
-export class ForbiddenError extends HttpError {
-  constructor(message: string) {
-    super(403, "forbidden", message);
-  }
-}
+export class ForbiddenError extends fixedStatusError(403, "forbidden") {}
 
 /** The upstream a route cannot answer without is down or not configured: 503. */
-export class UpstreamUnavailableError extends HttpError {
-  constructor(message: string) {
-    super(503, "unavailable", message);
-  }
-}
+export class UpstreamUnavailableError extends fixedStatusError(503, "unavailable") {}
 
 /** Too many calls (the Redis budget or the per-client concurrency of the key browser): 429 with `Retry-After`. */
 export class RateLimitedError extends HttpError {

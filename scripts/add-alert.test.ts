@@ -5,12 +5,11 @@ import { join } from "node:path";
 import { Counter, Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { defineAlert } from "@/lib/alert-model";
 import { ALERT_LIST } from "@/lib/thresholds";
 import { METRIC_NAMES } from "@/names/dedup";
 import { uncoveredAlerts } from "@/infra/prometheus/promtool-coverage";
 import { LocalSource } from "@/server/observe/metrics/local";
-import { PROMQL } from "@/server/observe/metrics/queries";
+import { plantedDlqAlert } from "@/server/testing/planted-alert";
 import { DEFAULT_DASHBOARD_BASE_URL, renderRules } from "./gen-infra";
 
 /**
@@ -18,20 +17,7 @@ import { DEFAULT_DASHBOARD_BASE_URL, renderRules } from "./gen-infra";
  * rule file, demanded by the promtool coverage check until it has cases, passes promtool with them,
  * and is evaluated by the embedded evaluator, with no other file touched.
  */
-const planted = defineAlert({
-  name: "DedupPlantedDlqWrites",
-  title: "Messages sent to the DLQ over 5 min",
-  query: "dlq_rate",
-  threshold: { value: 0, label: "> 0/s" },
-  normal: null,
-  unit: "per_second",
-  by: ["service", "topic", "handler", "reason_poisoned"],
-  for: "0m",
-  severity: "ticket",
-  valueExpr: PROMQL.dlq_rate,
-  texts: { summary: "DLQ writes on {{ $labels.service }}/{{ $labels.handler }}", description: "Messages reach the DLQ." },
-  dashboardPath: "/handlers/{{ $labels.service }}/{{ $labels.handler }}",
-});
+const planted = plantedDlqAlert({ value: 0, label: "> 0/s" }, "DLQ writes on {{ $labels.service }}/{{ $labels.handler }}");
 const alerts = [...ALERT_LIST, planted];
 const dir = mkdtempSync(join(tmpdir(), "dedup-add-alert-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,12 +5,11 @@ import * as common from "@grafana/grafana-foundation-sdk/common";
 import { DashboardCursorSync, FieldColorModeId, ThresholdsMode, VariableRefresh, VariableSort, type Dashboard } from "@grafana/grafana-foundation-sdk/dashboard";
 import { QueryEditorMode } from "@grafana/grafana-foundation-sdk/prometheus";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { defineAlert } from "@/lib/alert-model";
 import { ALERT_LIST, ALERTS, METRIC_NAMES, runbookUrl } from "@/lib/thresholds";
 import { runbookBase, withRunbookBase } from "@/scripts/gen-infra";
 import { METRIC_NAMES as LIBRARY_METRIC_NAMES } from "@/names/dedup";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
-import { PROMQL } from "@/server/observe/metrics/queries";
+import { plantedDlqAlert } from "@/server/testing/planted-alert";
 import { ABOVE_ZERO_STEP, CONSUMER_LAG_METRIC, dashboard, HANDLER_TIME_METRIC, renderDashboard } from "./dashboard";
 
 // The committed file, as an SRE would import it (gen-infra.test.ts checks it equals the generator's output).
@@ -229,20 +228,7 @@ describe("Grafana dashboard infra/grafana/dedup-health.json", () => {
   });
 
   it("picks up an alert added to the list with no other edit: its stat, its chart, the state stat and the marks", () => {
-    const planted = defineAlert({
-      name: "DedupPlantedDlqWrites",
-      title: "Messages sent to the DLQ over 5 min",
-      query: "dlq_rate",
-      threshold: { value: 5, label: "5/s" },
-      normal: null,
-      unit: "per_second",
-      by: ["service", "topic", "handler", "reason_poisoned"],
-      for: "0m",
-      severity: "ticket",
-      valueExpr: PROMQL.dlq_rate,
-      texts: { summary: "DLQ writes", description: "Messages reach the DLQ." },
-      dashboardPath: "/handlers/{{ $labels.service }}/{{ $labels.handler }}",
-    });
+    const planted = plantedDlqAlert({ value: 5, label: "5/s" });
     const withIt = parse(renderDashboard([...ALERT_LIST, planted]));
     const chart = panel(planted.title, withIt);
     expect(chart.targets[0]!.expr).toContain(`${LIBRARY_METRIC_NAMES.poisoned}{service=~"$service", handler=~"$handler"}`);

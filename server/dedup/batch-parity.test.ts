@@ -4,7 +4,7 @@ import { MemoryRepository } from "./memory-repository";
 import { newMessage, type Outcome } from "./message";
 import { MemoryPubSub } from "./pubsub";
 import { DONE_VALUE, PROCESSING_PREFIX } from "./repository";
-import { Router } from "./router";
+import { oneHandlerRouter } from "@/server/testing/one-handler-router";
 
 /** Small deterministic PRNG (mulberry32) so a failing seed can be replayed. */
 function prng(seed: number): () => number {
@@ -43,9 +43,7 @@ async function play(s: Scenario, batchSize: number) {
   const repo = new MemoryRepository();
   for (const [u, v] of s.seeded) await repo.claim(`svc:dedup:h:${u}`, v, 60_000);
   const runs: string[] = [];
-  const router = new Router({ onError: () => undefined });
-  router.addHandler({
-    name: "h",
+  const router = oneHandlerRouter({
     topic: "in",
     subscriber: new MemoryPubSub(),
     handler: async (m) => {

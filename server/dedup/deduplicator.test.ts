@@ -12,7 +12,7 @@ import { DONE_VALUE, PROCESSING_PREFIX, type DedupRepository } from "./repositor
 
 /** A `done` value without a position, with the payload's fingerprint. */
 const DONE_WITH_FINGERPRINT = /^done#[A-Za-z0-9_-]{7}$/;
-import { Router } from "./router";
+import { oneHandlerRouter } from "@/server/testing/one-handler-router";
 import { defaultStack } from "./stack";
 
 /** Sum of a counter's values whose labels include `labels`. */
@@ -31,9 +31,7 @@ function harness(handler: Handler, opts: { marking?: Marking; repo?: DedupReposi
   const ps = new MemoryPubSub({ nackResendDelayMs: 0 });
   const repo = opts.repo ?? new MemoryRepository();
   const dedup: DeduplicatorOptions = { repository: repo, service: "svc", marking: opts.marking ?? "lease", registry, ...opts.dedup };
-  const router = new Router({ onError: () => undefined });
-  router.addHandler({
-    name: "h",
+  const router = oneHandlerRouter({
     topic: "in",
     subscriber: ps,
     handler,

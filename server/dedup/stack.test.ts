@@ -6,7 +6,7 @@ import { MemoryRepository } from "./memory-repository";
 import { namedMiddleware, newMessage, type Message, type Middleware } from "./message";
 import { METRIC_NAMES, STACK_ORDER, stackOrder } from "../../names/dedup";
 import { MemoryPubSub } from "./pubsub";
-import { Router } from "./router";
+import { oneHandlerRouter } from "@/server/testing/one-handler-router";
 import { defaultStack, describeStack, notInProgress } from "./stack";
 
 describe("defaultStack", () => {
@@ -26,9 +26,7 @@ describe("defaultStack", () => {
     const registry = new Registry();
     const runs = new Map<string, number>();
     let failuresLeft = 2;
-    const router = new Router({ onError: () => undefined });
-    router.addHandler({
-      name: "h",
+    const router = oneHandlerRouter({
       topic: "in",
       subscriber: ps,
       handler: async (m: Message) => {

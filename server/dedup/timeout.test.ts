@@ -3,7 +3,7 @@ import { MemoryRepository } from "./memory-repository";
 import { newMessage, type Handler } from "./message";
 import { MemoryPubSub } from "./pubsub";
 import { retry } from "./retry";
-import { Router } from "./router";
+import { oneHandlerRouter } from "@/server/testing/one-handler-router";
 import { defaultStack, describeStack } from "./stack";
 import { DEFAULT_TIMEOUT_OPTIONS, HandlerTimeoutError, timeout } from "./timeout";
 
@@ -90,9 +90,7 @@ describe("timeout(ms)", () => {
     const stack = defaultStack({ dlqPublisher: ps, dlqTopic: "dlq", dedup: { repository: repo, service: "svc" }, timeoutMs: 1000, retry: { initialIntervalMs: 10, randomizationFactor: 0 } });
     expect(describeStack(stack).slice(-2)).toEqual(["deduplicator", "timeout"]);
     let calls = 0;
-    const router = new Router({ onError: () => undefined });
-    router.addHandler({
-      name: "h",
+    const router = oneHandlerRouter({
       topic: "t",
       subscriber: ps,
       middleware: stack,

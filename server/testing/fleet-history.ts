@@ -15,7 +15,7 @@ import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { EVENTLOOP_P99_METRIC, PROCESS_START_METRIC } from "@/server/observe/metrics/queries";
 import { REDIS_COMMAND_TIME_METRIC } from "@/server/observe/redis-command-time";
-import { fleetExposition, type Fleet } from "@/server/testing/fleet";
+import { fleetExposition, labels, type Fleet } from "@/server/testing/fleet";
 
 /** Share of a handler's deliveries sent to the DLQ as `non_retryable`. */
 export const PARITY_DLQ_SHARE = 0.01;
@@ -23,11 +23,6 @@ export const PARITY_DLQ_SHARE = 0.01;
 export const PARITY_LEASE_SHARE = 0.01;
 /** Share of the swallowed duplicates that were redeliveries (the rest: republishes). */
 export const PARITY_REDELIVERY_SHARE = 0.7;
-
-const labels = (l: Record<string, string>) =>
-  `{${Object.entries(l)
-    .map(([k, v]) => `${k}="${v}"`)
-    .join(",")}}`;
 
 /** The fleet's metrics `elapsedSec` after its start, with the DLQ, by-cause and consumer-info series. */
 export function parityExposition(fleet: Fleet, elapsedSec: number): string {

@@ -95,7 +95,8 @@ export function buildFleet(o: FleetOptions = {}): Fleet {
   return { services, handlers };
 }
 
-const labels = (l: Record<string, string>) =>
+/** A label set in Prometheus text format: `{a="1",b="2"}`. */
+export const labels = (l: Record<string, string>) =>
   `{${Object.entries(l)
     .map(([k, v]) => `${k}="${v}"`)
     .join(",")}}`;

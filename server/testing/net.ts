@@ -1,8 +1,9 @@
 /**
  * Process-start helpers shared by the tests, the benches, the e2e harness and the fault suite: a
- * free port to start a server on, and the wait until a Redis started there answers PING.
+ * free port to start a server on (or a server started on one), and the wait until a Redis started
+ * there answers PING.
  */
-import { createServer } from "node:net";
+import { createServer, type Server } from "node:net";
 import { Redis } from "ioredis";
 
 /** A free TCP port on 127.0.0.1. */
@@ -17,6 +18,18 @@ export async function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+/** Starts `server` (TCP or HTTP) listening on a free port of 127.0.0.1; resolves that port. */
+export async function listenOnFreePort(server: Server): Promise<number> {
+  const port = await freePort();
+  await new Promise<void>((r) => server.listen(port, "127.0.0.1", () => r()));
+  return port;
+}
+
+/** Stops `server` accepting connections; resolves once the open ones ended too. */
+export function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((r) => server.close(() => r()));
 }
 
 /** Options of {@link waitForRedisPing}. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { expectEach } from "@/server/testing/expect-each";
 import { escapeGlob, globToLuaPattern, globToRegExp, PrefixGlobs, prefixOfKey, splitPrefix } from "./glob";
 
 describe("escapeGlob", () => {
@@ -34,13 +35,15 @@ describe("globToRegExp", () => {
 
 describe("globToLuaPattern", () => {
   it("escapes Lua magic characters and anchors the pattern", () => {
-    expect(globToLuaPattern("*:dedup:*")).toBe(":dedup:");
-    expect(globToLuaPattern("orders:idem:*")).toBe("^orders:idem:");
-    expect(globToLuaPattern("*:idem")).toBe(":idem$");
-    expect(globToLuaPattern("*")).toBe("");
-    expect(globToLuaPattern("a*b")).toBe("^a.-b$");
-    expect(globToLuaPattern("a-b.c%d")).toBe("^a%-b%.c%%d$");
-    expect(globToLuaPattern("x[a-c]?")).toBe("^x[a-c].$");
+    expectEach(globToLuaPattern, {
+      "*:dedup:*": ":dedup:",
+      "orders:idem:*": "^orders:idem:",
+      "*:idem": ":idem$",
+      "*": "",
+      "a*b": "^a.-b$",
+      "a-b.c%d": "^a%-b%.c%%d$",
+      "x[a-c]?": "^x[a-c].$",
+    });
   });
 });
 

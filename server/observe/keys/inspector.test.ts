@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { expectEach } from "@/server/testing/expect-each";
 import { keysWithoutTtl, TTL_BUCKETS } from "./accum";
 import { KeyInspector } from "./inspector";
 import { classifyValue } from "./samples";
@@ -6,11 +7,7 @@ import type { RedisLike } from "../redis-client";
 
 describe("classifyValue", () => {
   it("reads the lease marking's processing:<token> and done, and the naive marking's 1", () => {
-    expect(classifyValue("processing:6f1c")).toBe("processing");
-    expect(classifyValue("done")).toBe("done");
-    expect(classifyValue("1")).toBe("marked");
-    expect(classifyValue("claimed:9a0b")).toBe("marked");
-    expect(classifyValue('{"json":true}')).toBe("other");
+    expectEach(classifyValue, { "processing:6f1c": "processing", done: "done", "1": "marked", "claimed:9a0b": "marked", '{"json":true}': "other" });
   });
 });
 

@@ -1,6 +1,7 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { dedupRecorder } from "@/server/dedup";
+import type { dedupRecorder } from "@/server/dedup";
+import { embeddedSource } from "@/server/testing/embedded-source";
 import { LocalSource } from "./local";
 
 /** Drives the library's own recorder: `n` deliveries per tick, `dupShare` of them duplicates. */
@@ -13,17 +14,13 @@ function drive(rec: ReturnType<typeof dedupRecorder>, n: number, dupShare: numbe
 
 describe("LocalSource", () => {
   it("computes the ratio, rates and p99 from the sampled registry, and runs the alert through pending to firing", async () => {
-    const registry = new Registry();
-    const rec = dedupRecorder(registry, "notification");
-    let now = 1_000_000;
-    const src = new LocalSource(registry, { intervalMs: 1000 }, () => now);
+    const { rec, src, tick } = embeddedSource(1_000_000);
     await src.sample();
     /** `ticks` samples `stepMs` apart, each after `n` messages with `dupShare` duplicates. */
     const run = async (ticks: number, stepMs: number, n: number, dupShare: number) => {
-      for (let tick = 0; tick < ticks; tick++) {
+      for (let i = 0; i < ticks; i++) {
         drive(rec, n, dupShare, 0.002);
-        now += stepMs;
-        await src.sample();
+        await tick(stepMs);
       }
     };
     await run(30, 1000, 100, 0.2);
@@ -62,17 +59,13 @@ describe("LocalSource", () => {
   });
 
   it("gives pending since, fires at and firing since from the sample (evaluation) times, as Prometheus does", async () => {
-    const registry = new Registry();
-    const rec = dedupRecorder(registry, "notification");
     const t0 = 2_000_000;
-    let now = t0;
     // 25 s between evaluations and `for: 1m` for errors: fires at the third evaluation, 75 s after pending.
-    const src = new LocalSource(registry, { intervalMs: 25_000 }, () => now);
+    const { rec, src, clock, tick } = embeddedSource(t0, { intervalMs: 25_000 });
     rec.error("marshal"); // the series exists at the first sample, with or without start-up zeros
     await src.sample();
     rec.error("marshal");
-    now += 25_000;
-    await src.sample(); // t0 + 25 s: the rate is above 0, pending
+    await tick(25_000); // t0 + 25 s: the rate is above 0, pending
     const errOf = async () => (await src.alerts()).find((a) => a.alert === "DedupRedisErrors")!;
     let rule = await errOf();
     expect(rule.evaluationIntervalMs).toBe(25_000);
@@ -80,15 +73,15 @@ describe("LocalSource", () => {
     expect(i).toMatchObject({ state: "pending", activeAt: new Date(t0 + 25_000).toISOString(), firesAt: new Date(t0 + 100_000).toISOString(), firingSince: null });
     expect(i.summary).toBe("Records without a message UUID reaching notification: a publisher bug, sent to the DLQ");
     // Between evaluations the state does not change, even once activeAt + for has passed.
-    now = t0 + 90_000;
+    clock.now = t0 + 90_000;
     expect((await errOf()).instances[0]!.state).toBe("pending");
     for (const t of [50_000, 75_000]) {
-      now = t0 + t;
+      clock.now = t0 + t;
       rec.error("marshal");
       await src.sample();
     }
     expect((await errOf()).instances[0]!.state).toBe("pending"); // 50 s after activeAt < 1 min
-    now = t0 + 100_000;
+    clock.now = t0 + 100_000;
     rec.error("marshal");
     await src.sample();
     rule = await errOf();
@@ -97,13 +90,8 @@ describe("LocalSource", () => {
   });
 
   it("keeps at most `capacity` samples and gives no points before its history starts", async () => {
-    const registry = new Registry();
-    let now = 0;
-    const src = new LocalSource(registry, { intervalMs: 1000, capacity: 10 }, () => now);
-    for (let i = 0; i < 25; i++) {
-      now += 1000;
-      await src.sample();
-    }
+    const { registry, src, tick } = embeddedSource(0, { capacity: 10 });
+    for (let i = 0; i < 25; i++) await tick(1000);
     expect(src.size).toBe(10);
     expect(await src.range("processed_rate", -100, 0, 10)).toEqual([]);
     expect(() => new LocalSource(registry, { capacity: 5 })).toThrow(/capacity/);

@@ -1,9 +1,8 @@
-import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { dedupMetrics, dedupRecorder } from "@/server/dedup";
+import { dedupMetrics } from "@/server/dedup";
 import { DUPLICATE_CAUSES, METRIC_NAMES } from "@/names/dedup";
 import { ALERT_LIST } from "@/lib/thresholds";
-import { LocalSource } from "./local";
+import { embeddedSource } from "@/server/testing/embedded-source";
 import { DUPLICATES_BY_CAUSE_METRIC, PROMQL } from "./queries";
 
 describe("alert queries", () => {
@@ -19,20 +18,16 @@ describe("duplicates by cause", () => {
   });
 
   it("embedded mode answers the named query per cause from the sampled registry", async () => {
-    const registry = new Registry();
-    const rec = dedupRecorder(registry, "notification");
-    let now = 5_000_000;
-    const src = new LocalSource(registry, { intervalMs: 1000 }, () => now);
+    const { rec, src, tick } = embeddedSource(5_000_000);
     rec.register("demo.events", "on-review-created");
     await src.sample();
-    for (let tick = 0; tick < 10; tick++) {
+    for (let second = 0; second < 10; second++) {
       // Per second: 3 redeliveries, 1 republish.
       for (let i = 0; i < 4; i++) {
         rec.result("demo.events", "on-review-created", "deduplicated");
         rec.duplicate("demo.events", "on-review-created", i < 3 ? "redelivery" : "republish");
       }
-      now += 1000;
-      await src.sample();
+      await tick(1000);
     }
     const got = await src.instant("duplicates_by_cause");
     const by = Object.fromEntries(got.map((s) => [s.labels.cause, s.value]));
@@ -47,17 +42,14 @@ describe("duplicates by cause", () => {
 
 describe("handler time quantiles", () => {
   it("embedded mode: p50/p99 per service and handler over 5 min; the lint's 1 h p99 still remembers a slow half hour ago", async () => {
-    const registry = new Registry();
+    const { registry, src, tick } = embeddedSource(7_000_000, { intervalMs: 60_000 });
     const [ok, failed] = dedupMetrics(registry).handlerTime.handler("svc", "h");
-    let now = 7_000_000;
-    const src = new LocalSource(registry, { intervalMs: 60_000 }, () => now);
     await src.sample();
     for (let minute = 0; minute < 40; minute++) {
       // Minutes 0-9: slow attempts (45 s, some failing); then 100 quick ones (0.2 s) a minute.
       if (minute < 10) for (let i = 0; i < 10; i++) (i % 2 ? ok : failed)(45);
       else for (let i = 0; i < 100; i++) ok(0.2);
-      now += 60_000;
-      await src.sample();
+      await tick(60_000);
     }
     const one = async (q: "handler_p50" | "handler_p99" | "handler_p99_1h") => {
       const got = await src.instant(q);
@@ -74,16 +66,10 @@ describe("handler time quantiles", () => {
 
 describe("lease counters: DedupLeaseLost and the Leases panel", () => {
   it("embedded mode: one lease lost fires DedupLeaseLost at once (page) for that handler only; the panel's three rates per handler", async () => {
-    const registry = new Registry();
-    const rec = dedupRecorder(registry, "notification");
-    let now = 9_000_000;
-    const src = new LocalSource(registry, { intervalMs: 1000 }, () => now);
+    const { rec, src, tick } = embeddedSource(9_000_000);
     rec.register("demo.events", "on-user-banned");
     rec.register("demo.events", "on-page-viewed");
-    for (let i = 0; i < 3; i++) {
-      now += 1000;
-      await src.sample();
-    }
+    for (let i = 0; i < 3; i++) await tick(1000);
     const leaseLost = () => ALERT_LIST.find((a) => a.name === "DedupLeaseLost")!;
     const state = async () => (await src.alerts()).find((r) => r.alert === "DedupLeaseLost")!;
     expect((await state()).state).toBe("inactive");
@@ -91,8 +77,7 @@ describe("lease counters: DedupLeaseLost and the Leases panel", () => {
     rec.inProgress("demo.events", "on-user-banned");
     rec.released("demo.events", "on-user-banned");
     rec.released("demo.events", "on-user-banned");
-    now += 1000;
-    await src.sample();
+    await tick(1000);
     const s = await state();
     expect(s.state).toBe("firing");
     expect(s.instances.map((i) => i.labels)).toEqual([{ service: "notification", topic: "demo.events", handler: "on-user-banned" }]);

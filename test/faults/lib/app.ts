@@ -10,7 +10,8 @@ import { ulid } from "ulid";
 import { startApp, type App } from "@/e2e/harness";
 import { unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort, PIDS_DIR } from "./procs";
+import { PIDS_DIR } from "./procs";
+import { closeServer, listenOnFreePort } from "@/server/testing/net";
 import { FaultRedis } from "./redis";
 
 /** A fake-or-forwarding Prometheus that records every request. */
@@ -23,7 +24,6 @@ export class RecordingPrometheus {
   ) {}
 
   static async start(upstream = "http://127.0.0.1:9090"): Promise<RecordingPrometheus> {
-    const port = await freePort();
     let self!: RecordingPrometheus;
     const up = new URL(upstream);
     const server = createServer((req, res) => {
@@ -48,8 +48,7 @@ export class RecordingPrometheus {
         fwd.end(body);
       });
     });
-    await new Promise<void>((r) => server.listen(port, "127.0.0.1", () => r()));
-    self = new RecordingPrometheus(port, server);
+    self = new RecordingPrometheus(await listenOnFreePort(server), server);
     return self;
   }
 
@@ -59,7 +58,7 @@ export class RecordingPrometheus {
 
   async close(): Promise<void> {
     this.server.closeAllConnections();
-    await new Promise<void>((r) => this.server.close(() => r()));
+    await closeServer(this.server);
   }
 }
 

@@ -3,7 +3,7 @@
  * kept): Redis latency raised without touching the server, switchable while clients stay connected.
  */
 import { createServer, connect, type Server, type Socket } from "node:net";
-import { freePort } from "./procs";
+import { closeServer, listenOnFreePort } from "@/server/testing/net";
 
 /** A latency proxy listening on 127.0.0.1:`port`. */
 export class LatencyProxy {
@@ -16,7 +16,6 @@ export class LatencyProxy {
 
   /** Starts a proxy to 127.0.0.1:`targetPort`. */
   static async start(targetPort: number): Promise<LatencyProxy> {
-    const port = await freePort();
     let self!: LatencyProxy;
     const server = createServer((client) => {
       const upstream = connect({ host: "127.0.0.1", port: targetPort });
@@ -42,8 +41,7 @@ export class LatencyProxy {
       client.on("error", close).on("close", close);
       upstream.on("error", close).on("close", close);
     });
-    await new Promise<void>((r) => server.listen(port, "127.0.0.1", () => r()));
-    self = new LatencyProxy(port, server);
+    self = new LatencyProxy(await listenOnFreePort(server), server);
     return self;
   }
 
@@ -53,6 +51,6 @@ export class LatencyProxy {
 
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => this.server.close(() => r()));
+    await closeServer(this.server);
   }
 }

@@ -1,7 +1,8 @@
 "use client";
 
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
+import type { KeyEntry } from "@/lib/api/keys";
 import { formatCount, formatCountedAt } from "@/lib/format";
 import { keysToCsv, keysToJson, sortKeys, type KeySort } from "@/lib/key-export";
 import { handlersQuery, keysInfiniteQuery, ApiError } from "@/lib/query-options";
@@ -29,38 +30,13 @@ function download(text: string, name: string, type: string): void {
 
 const select = "rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900";
 
-/**
- * The keys of one handler prefix, page by page with the server's resumable SCAN cursor; filtered
- * by state on the server (the stuck leases: `processing`), a page sorted by TTL or size and
- * exported as CSV or JSON.
- */
-export function KeyPages({ prefix }: { prefix: string }) {
-  const words = useStoreWords();
-  const [state, setState] = useState<string>("");
-  const [sort, setSort] = useState<KeySort>("scan");
-  const q = useInfiniteQuery({ ...keysInfiniteQuery(prefix, PAGE_SIZE, state || null), ...rateLimitRetry });
-  // The prefix's count as the tree beside shows it (the same /api/handlers answer), with its time.
-  const counted = useQuery({ ...handlersQuery(false), select: (d) => d.handlers.find((h) => h.prefix === prefix) ?? null });
-  const [page, setPage] = useState(0);
-  const pages = q.data?.pages ?? [];
-  const current = pages[page];
-  const visited = pages.slice(0, page + 1).reduce((a, p) => a + p.visited, 0);
-  const first = pages.slice(0, page).reduce((a, p) => a + p.keys.length, 0);
-  const hasNext = page < pages.length - 1 || q.hasNextPage;
-  const next = async () => {
-    if (page >= pages.length - 1) {
-      const r = await q.fetchNextPage();
-      if (r.isError) return;
-    }
-    setPage((p) => p + 1);
-  };
-  const shown = current ? sortKeys(current.keys, sort) : [];
-  const file = `${prefix.replace(/[^A-Za-z0-9._-]+/g, "_")}-page${page + 1}`;
-  const tools = (
+/** The state filter, the sort of the page and its export as CSV or JSON (named after the prefix and page). */
+function PageTools({ state, onState, sort, onSort, shown, file }: { state: string; onState: (s: string) => void; sort: KeySort; onSort: (s: KeySort) => void; shown: KeyEntry[]; file: string }) {
+  return (
     <div className="flex flex-wrap items-center gap-2 text-sm">
       <label>
         State{" "}
-        <select data-testid="key-state-filter" value={state} onChange={(e) => (setState(e.target.value), setPage(0))} className={select}>
+        <select data-testid="key-state-filter" value={state} onChange={(e) => onState(e.target.value)} className={select}>
           <option value="">any</option>
           <option value="processing">processing (leases)</option>
           <option value="done">done</option>
@@ -70,7 +46,7 @@ export function KeyPages({ prefix }: { prefix: string }) {
       </label>
       <label>
         Sort page{" "}
-        <select data-testid="key-sort" value={sort} onChange={(e) => setSort(e.target.value as KeySort)} className={select}>
+        <select data-testid="key-sort" value={sort} onChange={(e) => onSort(e.target.value as KeySort)} className={select}>
           <option value="scan">SCAN order</option>
           <option value="ttl">TTL left</option>
           <option value="size">size</option>
@@ -84,6 +60,104 @@ export function KeyPages({ prefix }: { prefix: string }) {
       </button>
     </div>
   );
+}
+
+/**
+ * The pages of `prefix`'s keys (of `state`, filtered on the server) and the one on screen: pages
+ * scanned are kept, so Previous shows them again; Next scans one more SCAN step when on the last.
+ */
+function useKeyPaging(prefix: string, state: string) {
+  const q = useInfiniteQuery({ ...keysInfiniteQuery(prefix, PAGE_SIZE, state || null), ...rateLimitRetry });
+  const [page, setPage] = useState(0);
+  const pages = q.data?.pages ?? [];
+  const current = pages[page];
+  const next = async () => {
+    if (page >= pages.length - 1) {
+      const r = await q.fetchNextPage();
+      if (r.isError) return;
+    }
+    setPage((p) => p + 1);
+  };
+  return {
+    q,
+    page,
+    current,
+    /** Keys the server's SCAN visited up to this page (any state). */
+    visited: pages.slice(0, page + 1).reduce((a, p) => a + p.visited, 0),
+    /** How many keys the pages before this one showed. */
+    first: pages.slice(0, page).reduce((a, p) => a + p.keys.length, 0),
+    hasNext: page < pages.length - 1 || q.hasNextPage,
+    next,
+    previous: () => setPage((p) => Math.max(0, p - 1)),
+    restart: () => setPage(0),
+  };
+}
+
+type KeyPaging = ReturnType<typeof useKeyPaging>;
+
+/** Previous / Next, which keys the page shows, and how many keys were scanned of the prefix's count. */
+function PageNav({ p, onPage, scanned }: { p: KeyPaging; onPage: number; scanned: ReactNode }) {
+  return (
+    <div className="flex flex-wrap items-center gap-3 text-sm">
+      <button type="button" className={btn} onClick={p.previous} disabled={p.page === 0} aria-label="Previous page">
+        ← Previous
+      </button>
+      <span data-testid="page-indicator" aria-live="polite">
+        Page {p.page + 1}
+        {onPage > 0 ? ` · keys ${p.first + 1}–${p.first + onPage}` : " · no key on this page"}
+        {!p.hasNext ? " · end of scan" : ""}
+      </span>
+      <button type="button" className={btn} onClick={() => void p.next()} disabled={!p.hasNext || p.q.isFetchingNextPage} aria-label="Next page">
+        {p.q.isFetchingNextPage ? "Scanning…" : "Next →"}
+      </button>
+      <span data-testid="scanned" className="ml-auto text-xs text-slate-500 dark:text-slate-400">
+        {scanned}
+      </span>
+    </div>
+  );
+}
+
+/** The page on screen: its navigation, a failed Next, and its keys as sorted. */
+function CurrentPage({ p, onPage, shown, prefix, scanned }: { p: KeyPaging; onPage: number; shown: KeyEntry[]; prefix: string; scanned: ReactNode }) {
+  return (
+    <div className="space-y-2">
+      <PageNav p={p} onPage={onPage} scanned={scanned} />
+      {p.q.isFetchNextPageError ? (
+        <p role="alert" className="text-xs text-red-700">
+          {retryAfterMs(p.q.error) !== null ? "Next page: the Redis budget stayed busy; try Next again" : errorTitle(p.q.error, "Next page")}
+        </p>
+      ) : null}
+      {onPage === 0 ? (
+        <EmptyState height={80}>{p.hasNext ? "This SCAN step matched no key; go on with Next." : "No key under this prefix."}</EmptyState>
+      ) : (
+        <KeyTable keys={shown} caption={`Keys ${p.first + 1} to ${p.first + onPage} of ${prefix}`} />
+      )}
+    </div>
+  );
+}
+
+/**
+ * The keys of one handler prefix, page by page with the server's resumable SCAN cursor; filtered
+ * by state on the server (the stuck leases: `processing`), a page sorted by TTL or size and
+ * exported as CSV or JSON.
+ */
+export function KeyPages({ prefix }: { prefix: string }) {
+  const words = useStoreWords();
+  const [state, setState] = useState<string>("");
+  const [sort, setSort] = useState<KeySort>("scan");
+  const p = useKeyPaging(prefix, state);
+  const { q, current } = p;
+  // The prefix's count as the tree beside shows it (the same /api/handlers answer), with its time.
+  const counted = useQuery({ ...handlersQuery(false), select: (d) => d.handlers.find((h) => h.prefix === prefix) ?? null });
+  const shown = current ? sortKeys(current.keys, sort) : [];
+  const file = `${prefix.replace(/[^A-Za-z0-9._-]+/g, "_")}-page${p.page + 1}`;
+  const tools = <PageTools state={state} onState={(s) => (setState(s), p.restart())} sort={sort} onSort={setSort} shown={shown} file={file} />;
+  const scanned = (
+    <>
+      scanned {formatCount(p.visited)} of {counted.data ? formatCount(counted.data.keyCount) : "—"} under this prefix {words.inStore}
+      {counted.data ? ` (count ${formatCountedAt(counted.data.countedAt, null)})` : ""}
+    </>
+  );
   return (
     <Panel title={<span className="font-mono">{prefix}:</span>} description="Keys of this handler, page by page (SCAN with a resumable cursor); a state filter may leave pages with few keys." actions={tools} testId="key-pages">
       <RateLimitNotice reason={q.failureReason} fetching={q.isFetching} />
@@ -92,35 +166,7 @@ export function KeyPages({ prefix }: { prefix: string }) {
       ) : q.isError && !current ? (
         <ErrorState title={errorTitle(q.error, "Keys")} detail={q.error instanceof ApiError ? q.error.detail : String(q.error)} height={200} onRetry={() => void q.refetch()} />
       ) : current ? (
-        <div className="space-y-2">
-          <div className="flex flex-wrap items-center gap-3 text-sm">
-            <button type="button" className={btn} onClick={() => setPage((p) => Math.max(0, p - 1))} disabled={page === 0} aria-label="Previous page">
-              ← Previous
-            </button>
-            <span data-testid="page-indicator" aria-live="polite">
-              Page {page + 1}
-              {current.keys.length > 0 ? ` · keys ${first + 1}–${first + current.keys.length}` : " · no key on this page"}
-              {!hasNext ? " · end of scan" : ""}
-            </span>
-            <button type="button" className={btn} onClick={() => void next()} disabled={!hasNext || q.isFetchingNextPage} aria-label="Next page">
-              {q.isFetchingNextPage ? "Scanning…" : "Next →"}
-            </button>
-            <span data-testid="scanned" className="ml-auto text-xs text-slate-500 dark:text-slate-400">
-              scanned {formatCount(visited)} of {counted.data ? formatCount(counted.data.keyCount) : "—"} under this prefix {words.inStore}
-              {counted.data ? ` (count ${formatCountedAt(counted.data.countedAt, null)})` : ""}
-            </span>
-          </div>
-          {q.isFetchNextPageError ? (
-            <p role="alert" className="text-xs text-red-700">
-              {retryAfterMs(q.error) !== null ? "Next page: the Redis budget stayed busy; try Next again" : errorTitle(q.error, "Next page")}
-            </p>
-          ) : null}
-          {current.keys.length === 0 ? (
-            <EmptyState height={80}>{hasNext ? "This SCAN step matched no key; go on with Next." : "No key under this prefix."}</EmptyState>
-          ) : (
-            <KeyTable keys={shown} caption={`Keys ${first + 1} to ${first + current.keys.length} of ${prefix}`} />
-          )}
-        </div>
+        <CurrentPage p={p} onPage={current.keys.length} shown={shown} prefix={prefix} scanned={scanned} />
       ) : null}
     </Panel>
   );

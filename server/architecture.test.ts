@@ -214,7 +214,6 @@ const SIZE_DEBT: Readonly<Record<string, number>> = {
   "components/charts/series-panel.tsx SeriesPanel()": 86,
   "components/dlq/dlq-view.tsx DlqView()": 82,
   "components/handler/handler-view.tsx HandlerView()": 103,
-  "components/keys/prefix-tree.tsx PrefixTree()": 89,
   "components/overview/fleet-table.tsx FleetTable()": 106,
   "components/overview/stats.tsx HandlerStats()": 88,
   "components/workshop/workshop-view.tsx WorkshopView()": 112,

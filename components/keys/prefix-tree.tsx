@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import type { HandlerKeys } from "@/lib/api/handlers";
+import type { HandlerKeys, HandlersResponse } from "@/lib/api/handlers";
 import { formatCount, formatCountedAt, formatPercent, scanFraction } from "@/lib/format";
 import { handlersQuery, refreshHandlers, ApiError } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
@@ -22,6 +22,81 @@ export function ScanProgress({ scan, keys, countedAt }: { scan: { scanned: numbe
         {f !== null ? ` · ${keys === null ? "counting" : "recount"} ${Math.floor(f * 100)}% (${scan.mode})` : ""}
         {f !== null ? <progress className="mt-1 block h-2 w-full" max={1} value={f} /> : null}
       </label>
+    </div>
+  );
+}
+
+/** One handler of the tree: its name and key count (≈ when estimated, ⚠ with keys without a TTL, its share of leases). */
+function HandlerButton({ h, selected, onSelect }: { h: HandlerKeys; selected: boolean; onSelect: (prefix: string) => void }) {
+  return (
+    <button
+      type="button"
+      data-testid="tree-handler"
+      aria-current={selected ? "true" : undefined}
+      onClick={() => onSelect(h.prefix)}
+      className={`flex w-full justify-between gap-2 rounded px-1 py-0.5 text-left hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:bg-slate-800 ${selected ? "bg-blue-50 font-medium text-blue-900 dark:bg-blue-950 dark:text-blue-100" : ""}`}
+    >
+      <span className="truncate">{h.handler}</span>
+      <span className="shrink-0 text-xs tabular-nums text-slate-500">
+        {h.exact ? "" : "≈"}
+        {formatCount(h.keyCount)}
+        {h.noTtlCount > 0 ? " ⚠" : ""}
+        {h.byState.processing > 0 ? (
+          <span data-testid="tree-lease-share" className="ml-1 text-amber-700 dark:text-amber-300" title={`${formatCount(h.byState.processing, "processing leases")} of ${formatCount(h.keyCount)}`}>
+            {formatPercent(h.leaseShare)} proc.
+          </span>
+        ) : null}
+      </span>
+    </button>
+  );
+}
+
+/** The handlers grouped by service, each service with its total. */
+function ServiceList({ handlers, selected, onSelect }: { handlers: readonly HandlerKeys[]; selected: string | null; onSelect: (prefix: string) => void }) {
+  const byService = new Map<string, HandlerKeys[]>();
+  for (const h of handlers) byService.set(h.service, [...(byService.get(h.service) ?? []), h]);
+  return (
+    <ul aria-label="Services" className="space-y-1 text-sm">
+      {[...byService].map(([service, hs]) => (
+        <li key={service}>
+          <details open>
+            <summary className="cursor-pointer rounded px-1 font-medium hover:bg-slate-100 dark:hover:bg-slate-800">
+              {service} <span className="text-xs font-normal text-slate-500">({formatCount(hs.reduce((a, h) => a + h.keyCount, 0))})</span>
+            </summary>
+            <ul aria-label={`Handlers of ${service}`} className="ml-3 border-l border-slate-200 pl-2 dark:border-slate-700">
+              {hs.map((h) => (
+                <li key={h.prefix}>
+                  <HandlerButton h={h} selected={selected === h.prefix} onSelect={onSelect} />
+                </li>
+              ))}
+            </ul>
+          </details>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The answer of /api/handlers: why there is no tree (no store, store down), or the count, the tree and the keys without a TTL. */
+function HandlerCounts({ d, selected, onSelect }: { d: HandlersResponse; selected: string | null; onSelect: (prefix: string) => void }) {
+  if (d.store.status === "not-configured" && d.storeKind !== "memory")
+    return <EmptyState height={160}>No Redis configured: embedded mode keeps keys in an in-memory store, which has no key browser.</EmptyState>;
+  if (d.store.status === "down") return <ErrorState title="Redis unavailable" detail={d.store.detail} height={160} />;
+  return (
+    <div className="space-y-2">
+      <ScanProgress scan={d.scan} keys={d.handlers.length ? d.handlers.reduce((a, h) => a + h.keyCount, 0) : null} countedAt={d.handlers[0]?.countedAt ?? null} />
+      {d.handlers.length === 0 ? (
+        <p data-state="empty" className="text-sm text-slate-500 dark:text-slate-400">
+          {d.scan.done ? `No key matches ${d.prefixes.join(", ")}.` : "The first count is running…"}
+        </p>
+      ) : (
+        <ServiceList handlers={d.handlers} selected={selected} onSelect={onSelect} />
+      )}
+      {d.noTtlTotal > 0 ? (
+        <p role="alert" className="text-xs text-red-700 dark:text-red-300">
+          ⚠ {formatCount(d.noTtlTotal)} without a TTL: they never expire.
+        </p>
+      ) : null}
     </div>
   );
 }
@@ -53,65 +128,7 @@ export function PrefixTree({ selected, onSelect }: { selected: string | null; on
         <p className="mb-1 text-xs text-slate-500">A count ran recently or is running; next recount allowed in {Math.ceil(recount.data.refresh.retryAfterMs / 1000)} s.</p>
       ) : null}
       <QueryView query={q} what="Key inspection" height={160}>
-        {(d) => {
-          if (d.store.status === "not-configured" && d.storeKind !== "memory")
-            return <EmptyState height={160}>No Redis configured: embedded mode keeps keys in an in-memory store, which has no key browser.</EmptyState>;
-          if (d.store.status === "down") return <ErrorState title="Redis unavailable" detail={d.store.detail} height={160} />;
-          const byService = new Map<string, HandlerKeys[]>();
-          for (const h of d.handlers) byService.set(h.service, [...(byService.get(h.service) ?? []), h]);
-          return (
-            <div className="space-y-2">
-              <ScanProgress scan={d.scan} keys={d.handlers.length ? d.handlers.reduce((a, h) => a + h.keyCount, 0) : null} countedAt={d.handlers[0]?.countedAt ?? null} />
-              {d.handlers.length === 0 ? (
-                <p data-state="empty" className="text-sm text-slate-500 dark:text-slate-400">
-                  {d.scan.done ? `No key matches ${d.prefixes.join(", ")}.` : "The first count is running…"}
-                </p>
-              ) : (
-                <ul aria-label="Services" className="space-y-1 text-sm">
-                  {[...byService].map(([service, hs]) => (
-                    <li key={service}>
-                      <details open>
-                        <summary className="cursor-pointer rounded px-1 font-medium hover:bg-slate-100 dark:hover:bg-slate-800">
-                          {service} <span className="text-xs font-normal text-slate-500">({formatCount(hs.reduce((a, h) => a + h.keyCount, 0))})</span>
-                        </summary>
-                        <ul aria-label={`Handlers of ${service}`} className="ml-3 border-l border-slate-200 pl-2 dark:border-slate-700">
-                          {hs.map((h) => (
-                            <li key={h.prefix}>
-                              <button
-                                type="button"
-                                data-testid="tree-handler"
-                                aria-current={selected === h.prefix ? "true" : undefined}
-                                onClick={() => onSelect(h.prefix)}
-                                className={`flex w-full justify-between gap-2 rounded px-1 py-0.5 text-left hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:bg-slate-800 ${selected === h.prefix ? "bg-blue-50 font-medium text-blue-900 dark:bg-blue-950 dark:text-blue-100" : ""}`}
-                              >
-                                <span className="truncate">{h.handler}</span>
-                                <span className="shrink-0 text-xs tabular-nums text-slate-500">
-                                  {h.exact ? "" : "≈"}
-                                  {formatCount(h.keyCount)}
-                                  {h.noTtlCount > 0 ? " ⚠" : ""}
-                                  {h.byState.processing > 0 ? (
-                                    <span data-testid="tree-lease-share" className="ml-1 text-amber-700 dark:text-amber-300" title={`${formatCount(h.byState.processing, "processing leases")} of ${formatCount(h.keyCount)}`}>
-                                      {formatPercent(h.leaseShare)} proc.
-                                    </span>
-                                  ) : null}
-                                </span>
-                              </button>
-                            </li>
-                          ))}
-                        </ul>
-                      </details>
-                    </li>
-                  ))}
-                </ul>
-              )}
-              {d.noTtlTotal > 0 ? (
-                <p role="alert" className="text-xs text-red-700 dark:text-red-300">
-                  ⚠ {formatCount(d.noTtlTotal)} without a TTL: they never expire.
-                </p>
-              ) : null}
-            </div>
-          );
-        }}
+        {(d) => <HandlerCounts d={d} selected={selected} onSelect={onSelect} />}
       </QueryView>
     </Panel>
   );

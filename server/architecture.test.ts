@@ -216,7 +216,6 @@ const SIZE_DEBT: Readonly<Record<string, number>> = {
   "components/handler/handler-view.tsx HandlerView()": 103,
   "components/overview/fleet-table.tsx FleetTable()": 106,
   "components/overview/stats.tsx HandlerStats()": 88,
-  "components/workshop/workshop-view.tsx WorkshopView()": 112,
   "server/demo/demo.ts": 381,
   "server/transport/kafka-subscriber.ts subscribe()": 139,
   "server/transport/memory-broker.ts": 322,

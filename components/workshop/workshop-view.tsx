@@ -70,26 +70,81 @@ function RunPanel({ runId, scenario }: { runId: string; scenario: ScenarioInfo }
   );
 }
 
-/** The workshop: pick a scenario, read it, run it, watch the timeline, compare with the expected outcome; live-demo switches below. */
-export function WorkshopView() {
-  const { params, set } = useViewState();
-  const qc = useQueryClient();
-  const tok = useWorkshopToken();
-  const list = useQuery(scenariosQuery());
+/** What the scenario expects: its summary and each check with its reason. */
+function ExpectedOutcome({ scenario }: { scenario: ScenarioInfo }) {
+  return (
+    <div className="mt-3 rounded-lg bg-slate-100 p-3 dark:bg-slate-800" data-testid="expected">
+      <h3 className="text-base font-semibold">Expected: {scenario.expected.summary}</h3>
+      <ul className="mt-1 list-disc pl-5 text-base">
+        {scenario.expected.checks.map((c, i) => (
+          <li key={i}>
+            <strong>{checkText(c)}</strong> — {c.because}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
 
-  // The pick shows at once; the URL (written too) follows in a transition.
+/** The picked scenario: what it shows, what to expect, and its Run button with why a start failed (`error`; a 409 is no failure: that run is watched). */
+function ScenarioDetail({ scenario, running, onRun, error }: { scenario: ScenarioInfo; running: boolean; onRun: () => void; error: Error | null }) {
+  return (
+    <Panel title={<span className="text-2xl">{scenario.title}</span>} testId="scenario-detail">
+      <p className="max-w-prose text-lg leading-relaxed">{scenario.explanation}</p>
+      <p className="mt-2 text-sm text-slate-500 dark:text-slate-400">
+        Spec {scenario.specSections} · at most {formatDurationMs(scenario.maxDurationMs)}
+      </p>
+      <ExpectedOutcome scenario={scenario} />
+      <div className="mt-4 flex flex-wrap items-center gap-3">
+        <button
+          type="button"
+          data-testid="run-button"
+          onClick={onRun}
+          disabled={running}
+          className="rounded-lg bg-blue-700 px-6 py-3 text-xl font-semibold text-white hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-50"
+        >
+          {running ? "Running…" : "Run scenario"}
+        </button>
+        {error && !(error instanceof ApiError && error.status === 409) ? (
+          <p role="alert" className="text-sm text-red-700 dark:text-red-300">
+            {needsToken(error) ? "A token is required: enter it above and run again." : error instanceof ApiError ? error.detail : String(error)}
+          </p>
+        ) : null}
+      </div>
+    </Panel>
+  );
+}
+
+/**
+ * The scenario and the run on screen. A pick and a run just started show at once; the URL
+ * (`scenario=`, `run=`), written too, follows in a transition — until then the run panel would keep
+ * showing the previous run ("Done") under a button that says "Run scenario".
+ */
+function useShownScenario() {
+  const { params, set } = useViewState();
   const [picked, setPicked] = useState<string | null>(null);
-  const selectedName = picked ?? params.get("scenario");
-  // The run just started, shown at once: the URL's `run=` follows in a transition, and until then
-  // the panel would keep showing the previous run ("Done") under a button that says "Run scenario".
   const [started, setStarted] = useState<string | null>(null);
-  const runId = started ?? params.get("run");
-  const runPanel = useRef<HTMLDivElement>(null);
-  const watch = (id: string) => {
-    setStarted(id);
-    set({ run: id });
+  return {
+    selectedName: picked ?? params.get("scenario"),
+    runId: started ?? params.get("run"),
+    /** The run started on this page, if any. */
+    started,
+    pick: (name: string) => {
+      setPicked(name);
+      setStarted(null);
+      set({ scenario: name, run: null });
+    },
+    watch: (runId: string) => {
+      setStarted(runId);
+      set({ run: runId });
+    },
   };
-  const run = useMutation({
+}
+
+/** Starts a scenario's run and watches it; a refused token shows the token field, a 409 (this scenario is running already) watches that run. */
+function useStartRun(tok: ReturnType<typeof useWorkshopToken>, watch: (runId: string) => void) {
+  const qc = useQueryClient();
+  return useMutation({
     mutationFn: (name: string) => startRun(name, tok.token),
     onSuccess: (r) => {
       watch(r.runId);
@@ -97,86 +152,63 @@ export function WorkshopView() {
     },
     onError: (e) => {
       if (needsToken(e)) tok.show();
-      // 409: this scenario is running already — watch that run.
       if (e instanceof ApiError && e.status === 409 && typeof e.body.runId === "string") watch(e.body.runId);
     },
   });
-  const scenario = list.data?.scenarios.find((s) => s.name === selectedName) ?? null;
-  const shownRun = runId ?? scenario?.runningRunId ?? scenario?.lastRunId ?? null;
-  // The same query (and cache entry) as the run panel's: the run's own status, polled while running.
+}
+
+/**
+ * Whether the Run button says "Running…": while the start request is out, or while the shown run
+ * is — by the run's own answer (the run panel's query and cache entry, polled while running), not
+ * the scenario list's: that list, fetched just before the run ended, could say "running" after it
+ * and kept the button "Running…" for good.
+ */
+function useRunning(starting: boolean, scenario: ScenarioInfo | null, shownRun: string | null): boolean {
   const shownStatus = useQuery(runQuery(shownRun)).data?.status;
-  // Running while the start request is out, or while the shown run is — by the run's own answer,
-  // not the scenario list's: that list, fetched just before the run ended, could say "running"
-  // after it and kept the button "Running…" for good.
-  const running = run.isPending || (shownRun !== null && shownStatus === "running") || (scenario?.runningRunId != null && scenario.runningRunId !== shownRun);
+  return starting || (shownRun !== null && shownStatus === "running") || (scenario?.runningRunId != null && scenario.runningRunId !== shownRun);
+}
+
+/** The workshop: pick a scenario, read it, run it, watch the timeline, compare with the expected outcome; live-demo switches below. */
+export function WorkshopView() {
+  const tok = useWorkshopToken();
+  const list = useQuery(scenariosQuery());
+  const shown = useShownScenario();
+  const run = useStartRun(tok, shown.watch);
+  const scenario = list.data?.scenarios.find((s) => s.name === shown.selectedName) ?? null;
+  const shownRun = shown.runId ?? scenario?.runningRunId ?? scenario?.lastRunId ?? null;
+  const running = useRunning(run.isPending, scenario, shownRun);
+  const runPanel = useRef<HTMLDivElement>(null);
   // A run started here scrolls its result into view: at 1280×720 the tiles sit below the scenario's text.
   useEffect(() => {
-    if (started) runPanel.current?.scrollIntoView({ block: "start" });
-  }, [started]);
+    if (shown.started) runPanel.current?.scrollIntoView({ block: "start" });
+  }, [shown.started]);
   return (
     <div className="space-y-4">
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
       <QueryView query={list} what="Workshop scenarios" height={240} isEmpty={(d) => d.scenarios.length === 0} empty="This server offers no scenario.">
-        {(d) => {
-          return (
-            <div className="grid gap-4 lg:grid-cols-[20rem_1fr]">
-              <Panel title="Scenarios" description={`${d.scenarios.length} scenarios, each ≤ 2 min in its own topic and group (${d.mode} mode)`} testId="scenario-list">
-                <ScenarioPicker scenarios={d.scenarios} selected={selectedName} onSelect={(n) => {
-                    setPicked(n);
-                    setStarted(null);
-                    set({ scenario: n, run: null });
-                  }} />
-              </Panel>
-              <div className="min-w-0 space-y-4">
-                {scenario ? (
-                  <Panel title={<span className="text-2xl">{scenario.title}</span>} testId="scenario-detail">
-                    <p className="max-w-prose text-lg leading-relaxed">{scenario.explanation}</p>
-                    <p className="mt-2 text-sm text-slate-500 dark:text-slate-400">
-                      Spec {scenario.specSections} · at most {formatDurationMs(scenario.maxDurationMs)}
-                    </p>
-                    <div className="mt-3 rounded-lg bg-slate-100 p-3 dark:bg-slate-800" data-testid="expected">
-                      <h3 className="text-base font-semibold">Expected: {scenario.expected.summary}</h3>
-                      <ul className="mt-1 list-disc pl-5 text-base">
-                        {scenario.expected.checks.map((c, i) => (
-                          <li key={i}>
-                            <strong>{checkText(c)}</strong> — {c.because}
-                          </li>
-                        ))}
-                      </ul>
-                    </div>
-                    <div className="mt-4 flex flex-wrap items-center gap-3">
-                      <button
-                        type="button"
-                        data-testid="run-button"
-                        onClick={() => run.mutate(scenario.name)}
-                        disabled={running}
-                        className="rounded-lg bg-blue-700 px-6 py-3 text-xl font-semibold text-white hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-50"
-                      >
-                        {running ? "Running…" : "Run scenario"}
-                      </button>
-                      {run.isError && !(run.error instanceof ApiError && run.error.status === 409) ? (
-                        <p role="alert" className="text-sm text-red-700 dark:text-red-300">
-                          {needsToken(run.error) ? "A token is required: enter it above and run again." : run.error instanceof ApiError ? run.error.detail : String(run.error)}
-                        </p>
-                      ) : null}
-                    </div>
+        {(d) => (
+          <div className="grid gap-4 lg:grid-cols-[20rem_1fr]">
+            <Panel title="Scenarios" description={`${d.scenarios.length} scenarios, each ≤ 2 min in its own topic and group (${d.mode} mode)`} testId="scenario-list">
+              <ScenarioPicker scenarios={d.scenarios} selected={shown.selectedName} onSelect={shown.pick} />
+            </Panel>
+            <div className="min-w-0 space-y-4">
+              {scenario ? (
+                <ScenarioDetail scenario={scenario} running={running} onRun={() => run.mutate(scenario.name)} error={run.isError ? run.error : null} />
+              ) : (
+                <Panel title="Pick a scenario">
+                  <p className="text-lg text-slate-600 dark:text-slate-300">Choose a scenario on the left to read what it shows and what to expect, then run it.</p>
+                </Panel>
+              )}
+              {scenario && shownRun ? (
+                <div ref={runPanel} className="scroll-mt-2">
+                  <Panel title="Run" description={`Run ${shownRun}`} testId="run-panel">
+                    <RunPanel key={shownRun} runId={shownRun} scenario={scenario} />
                   </Panel>
-                ) : (
-                  <Panel title="Pick a scenario">
-                    <p className="text-lg text-slate-600 dark:text-slate-300">Choose a scenario on the left to read what it shows and what to expect, then run it.</p>
-                  </Panel>
-                )}
-                {scenario && shownRun ? (
-                  <div ref={runPanel} className="scroll-mt-2">
-                    <Panel title="Run" description={`Run ${shownRun}`} testId="run-panel">
-                      <RunPanel key={shownRun} runId={shownRun} scenario={scenario} />
-                    </Panel>
-                  </div>
-                ) : null}
-              </div>
+                </div>
+              ) : null}
             </div>
-          );
-        }}
+          </div>
+        )}
       </QueryView>
       <LiveDemo token={tok.token} onNeedToken={tok.show} />
       {list.data?.mode === "real" ? <ReplicaAssignment /> : null}

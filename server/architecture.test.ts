@@ -218,7 +218,6 @@ const SIZE_DEBT: Readonly<Record<string, number>> = {
   "components/overview/stats.tsx HandlerStats()": 88,
   "server/demo/demo.ts": 381,
   "server/transport/kafka-subscriber.ts subscribe()": 139,
-  "server/transport/partition-pump.ts pumpPartition()": 99,
   "server/workshop/scenarios.ts": 395,
 };
 

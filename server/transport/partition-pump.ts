@@ -139,7 +139,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * and committed once per run (its end, a nack, a halt, a failed heartbeat).
  */
 export async function pumpPartition<R extends PumpRecord>(run: PartitionRun<R>): Promise<void> {
-  const { topic, partition, records: all, sink, options: o } = run;
+  const { topic, partition, records: all, options: o } = run;
   let acked = false;
   const commit = async () => {
     if (!acked) return;
@@ -169,17 +169,7 @@ export async function pumpPartition<R extends PumpRecord>(run: PartitionRun<R>):
     }
 
     if (chunk.length > 0) {
-      // A slow chunk (under fail-closed each message may spend its whole retry budget) must not get
-      // the member evicted: its commits would be refused and the chunk processed (and poisoned)
-      // again. Errors (a rebalance in progress) are left to the heartbeat after the chunk.
-      const hb = run.heartbeat;
-      const beat = hb ? setInterval(() => void hb.beat().catch(() => undefined), hb.intervalMs) : undefined;
-      let outcomes: Outcome[];
-      try {
-        outcomes = run.deliverSingly(chunk) ? [await sink.deliver(chunk[0]!)] : await sink.deliverBatch(chunk);
-      } finally {
-        clearInterval(beat);
-      }
+      const outcomes = await deliverChunk(run, chunk);
       let okCount = 0;
       while (okCount < outcomes.length && outcomes[okCount] === "ack") okCount++;
       if (okCount > 0) {
@@ -199,30 +189,14 @@ export async function pumpPartition<R extends PumpRecord>(run: PartitionRun<R>):
         return;
       }
     } else if (unreadable) {
-      const rec = unreadable;
-      if (!o.claimsUnreadable || o.claimsUnreadable(rec)) {
-        let first = true;
-        if (o.dlq) {
-          const { publisher, topic: dlqTopic, repository } = o.dlq;
-          const send = () => publisher.publish(dlqTopic, unreadableToDlq(rec, run.subscriber, o.handler ?? o.groupId));
-          try {
-            if (repository) first = (await runOnce(repository, dlqCopyKey(rec.topic, rec.partition, rec.offset), send)) === "ran";
-            else await send();
-          } catch {
-            await commit();
-            if (o.nackDelayMs > 0) await sleep(o.nackDelayMs);
-            run.redeliver(rec.offset);
-            return;
-          }
-        }
-        try {
-          // A record whose copy is already in the DLQ was counted when it was sent.
-          if (first) o.onUnreadable?.(rec);
-        } catch {
-          // A broken observer must not stop consumption.
-        }
+      if (!(await dlqUnreadable(run, unreadable))) {
+        // The DLQ publish failed: commit what was acked and read the record again.
+        await commit();
+        if (o.nackDelayMs > 0) await sleep(o.nackDelayMs);
+        run.redeliver(unreadable.offset);
+        return;
       }
-      await run.ack(rec.offset);
+      await run.ack(unreadable.offset);
       acked = true;
     }
     if (i >= all.length || !run.heartbeat) continue;
@@ -236,6 +210,50 @@ export async function pumpPartition<R extends PumpRecord>(run: PartitionRun<R>):
     }
   }
   await commit();
+}
+
+/**
+ * The sink's outcomes for one chunk. A slow chunk (under fail-closed each message may spend its
+ * whole retry budget) must not get the member evicted: its commits would be refused and the chunk
+ * processed (and poisoned) again, so the heartbeat runs meanwhile. Its errors (a rebalance in
+ * progress) are left to the heartbeat after the chunk.
+ */
+async function deliverChunk<R extends PumpRecord>(run: PartitionRun<R>, chunk: Message[]): Promise<Outcome[]> {
+  const hb = run.heartbeat;
+  const beat = hb ? setInterval(() => void hb.beat().catch(() => undefined), hb.intervalMs) : undefined;
+  try {
+    return run.deliverSingly(chunk) ? [await run.sink.deliver(chunk[0]!)] : await run.sink.deliverBatch(chunk);
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+/**
+ * An unreadable record this subscriber owns goes to the DLQ (one copy per source record when the
+ * DLQ has a repository) and to `onUnreadable`; one it does not own is only skipped. False when the
+ * DLQ publish failed: the record must be read again, not acked.
+ */
+async function dlqUnreadable<R extends PumpRecord>(run: PartitionRun<R>, rec: UnreadableRecord): Promise<boolean> {
+  const o = run.options;
+  if (o.claimsUnreadable && !o.claimsUnreadable(rec)) return true;
+  let first = true;
+  if (o.dlq) {
+    const { publisher, topic: dlqTopic, repository } = o.dlq;
+    const send = () => publisher.publish(dlqTopic, unreadableToDlq(rec, run.subscriber, o.handler ?? o.groupId));
+    try {
+      if (repository) first = (await runOnce(repository, dlqCopyKey(rec.topic, rec.partition, rec.offset), send)) === "ran";
+      else await send();
+    } catch {
+      return false;
+    }
+  }
+  try {
+    // A record whose copy is already in the DLQ was counted when it was sent.
+    if (first) o.onUnreadable?.(rec);
+  } catch {
+    // A broken observer must not stop consumption.
+  }
+  return true;
 }
 
 /**

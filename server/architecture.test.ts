@@ -217,7 +217,6 @@ const SIZE_DEBT: Readonly<Record<string, number>> = {
   "components/overview/fleet-table.tsx FleetTable()": 106,
   "components/overview/stats.tsx HandlerStats()": 88,
   "server/demo/demo.ts": 381,
-  "server/transport/kafka-subscriber.ts subscribe()": 139,
   "server/workshop/scenarios.ts": 395,
 };
 

@@ -10,6 +10,7 @@ import { KafkaPublisher } from "./kafka-publisher";
 import { KafkaSubscriber } from "./kafka-subscriber";
 import { kafkaLogCreator } from "./kafka-log";
 import { MemoryBroker } from "./memory-broker";
+import { SharedConnection } from "./shared-connection";
 import { createTopicsReady } from "./topics";
 import type { SubscriberOptions } from "./partition-pump";
 import { decodeRecord, type Decoded } from "./watermill-codec";
@@ -91,42 +92,33 @@ export class KafkaTransport implements Transport {
   readonly mode = "real" as const;
   readonly publisher: KafkaPublisher;
   private readonly kafka: Kafka;
-  private admin: Promise<Admin> | null = null;
+  /** The one admin client, connected once even when several callers ask at the same moment. */
+  private readonly admin: SharedConnection<Admin>;
 
   constructor(readonly brokers: readonly string[]) {
     if (brokers.length === 0) throw new RangeError("KafkaTransport: brokers must list at least one host:port (KAFKA_BROKERS)");
     this.publisher = new KafkaPublisher({ brokers });
     this.kafka = new Kafka({ clientId: "dedup-health-admin", brokers: [...brokers], logLevel: logLevel.WARN, logCreator: kafkaLogCreator });
+    this.admin = new SharedConnection(async () => {
+      const a = this.kafka.admin();
+      await a.connect();
+      return a;
+    });
   }
 
   newPublisher(): Publisher {
     return new KafkaPublisher({ brokers: this.brokers });
   }
 
-  /** The one admin client, connected once even when several callers ask at the same moment. */
-  private getAdmin(): Promise<Admin> {
-    if (!this.admin) {
-      const a = this.kafka.admin();
-      this.admin = a.connect().then(
-        () => a,
-        (e: unknown) => {
-          this.admin = null;
-          throw e;
-        },
-      );
-    }
-    return this.admin;
-  }
-
   /** Creates the missing topics; resolves once every partition has a leader ({@link createTopicsReady}). */
   async createTopics(topics: ReadonlyArray<{ name: string; partitions: number }>, timeoutMs = 20_000): Promise<void> {
-    await createTopicsReady(await this.getAdmin(), topics, timeoutMs);
+    await createTopicsReady(await this.admin.get(), topics, timeoutMs);
   }
 
   async deleteTopics(names: readonly string[]): Promise<void> {
     if (names.length === 0) return;
     try {
-      const admin = await this.getAdmin();
+      const admin = await this.admin.get();
       await admin.deleteTopics({ topics: [...names], timeout: 5000 });
     } catch {
       // Best effort: a leftover test topic is harmless.
@@ -137,7 +129,7 @@ export class KafkaTransport implements Transport {
   async deleteGroups(groupIds: readonly string[]): Promise<void> {
     if (groupIds.length === 0) return;
     try {
-      const admin = await this.getAdmin();
+      const admin = await this.admin.get();
       await admin.deleteGroups([...groupIds]);
     } catch {
       // Best effort.
@@ -153,7 +145,7 @@ export class KafkaTransport implements Transport {
    * throw-away consumer group (deleted after). Bounded by `max` records and 30 s.
    */
   async readAll(topic: string, max = 100_000): Promise<Decoded[]> {
-    const admin = await this.getAdmin();
+    const admin = await this.admin.get();
     const ends = await admin.fetchTopicOffsets(topic);
     const target = new Map<number, bigint>();
     for (const e of ends) if (BigInt(e.high) > BigInt(e.low)) target.set(e.partition, BigInt(e.high));
@@ -199,8 +191,7 @@ export class KafkaTransport implements Transport {
 
   async close(): Promise<void> {
     await this.publisher.close();
-    const admin = this.admin;
-    this.admin = null;
+    const admin = this.admin.take();
     if (admin) await admin.then((a) => a.disconnect()).catch(() => undefined);
   }
 }

@@ -13,26 +13,8 @@ import { QueryView } from "../query-state";
 import { TimeSeriesChart } from "./lazy";
 import type { ChartThreshold } from "./chart-common";
 
-/** A panel that loads one named series for the URL's range and draws it with its thresholds. */
-export function SeriesPanel({
-  title,
-  description,
-  metric,
-  service,
-  handler,
-  unit,
-  alert,
-  normal,
-  stacked,
-  height = 180,
-  testId,
-  colors,
-  emptyText,
-  pick,
-  burst,
-  footer,
-  markers = false,
-}: {
+/** Props of {@link SeriesPanel}. */
+export interface SeriesPanelProps {
   title: string;
   description?: string;
   metric: SeriesMetric;
@@ -58,14 +40,20 @@ export function SeriesPanel({
   footer?: ReactNode;
   /** Draw the event markers of the range (GET /api/events) for this service / handler. */
   markers?: boolean;
-}) {
+}
+
+/** The event markers of the URL's range for this service / handler (GET /api/events); asked only when `enabled`. */
+function useEventMarkers(scope: { service: string | undefined; handler: string | undefined }, enabled: boolean): ChartMarker[] {
+  const { view } = useViewState();
+  const ev = useQuery({ ...eventsQuery({ range: view.range, ...scope }, REFRESH_MS[view.refresh]), enabled });
+  return (ev.data?.events ?? []).map((e) => ({ t: Date.parse(e.at) / 1000, kind: e.kind, title: e.title }));
+}
+
+/** A panel that loads one named series for the URL's range and draws it with its thresholds. */
+export function SeriesPanel({ title, description, metric, service, handler, unit, alert, normal, stacked, height = 180, testId, colors, emptyText, pick, burst, footer, markers = false }: SeriesPanelProps) {
   const { view } = useViewState();
   const q = useQuery(seriesQuery({ metric, range: view.range, service, handler }, REFRESH_MS[view.refresh]));
-  const ev = useQuery({
-    ...eventsQuery({ range: view.range, service: service ?? pick?.service, handler: handler ?? pick?.handler }, REFRESH_MS[view.refresh]),
-    enabled: markers,
-  });
-  const marks: ChartMarker[] = (ev.data?.events ?? []).map((e) => ({ t: Date.parse(e.at) / 1000, kind: e.kind, title: e.title }));
+  const marks = useEventMarkers({ service: service ?? pick?.service, handler: handler ?? pick?.handler }, markers);
   const withDate = view.range === "24h" || view.range === "7d";
   return (
     <Panel title={title} description={description} testId={testId}>

@@ -11,10 +11,12 @@ import { chartModel, ChartLegend, type TimeSeriesChartProps } from "./chart-comm
 import { MarkerFlag, MarkerLegend } from "./markers";
 import { MARKER_INFO } from "@/lib/api/events";
 
-
 /** A time-series chart with thresholds and a legend table. Renders nothing special for empty input: callers show an empty state. */
 export function TimeSeriesChart({ lines, unit, label, alert = null, normal = null, stacked = false, height = 180, withDate = false, colors = {}, testId, burst = null, markers = [] }: TimeSeriesChartProps) {
   const { rows, keys, axis, top, sparse, names, color, ticks, clock } = chartModel({ lines, unit, alert, normal, stacked, withDate, colors });
+  // Stacked series are areas, others lines; grid, axes, tooltip and thresholds are the same in both.
+  const Chart = stacked ? AreaChart : LineChart;
+  const dot = (i: number) => (sparse[i] ? { r: 3, fill: color(i) } : false);
   const fmt = (v: unknown) => (typeof v === "number" ? formatByUnit(v, unit) : "—");
   const grid = <CartesianGrid strokeDasharray="3 3" className="chart-grid" vertical={false} />;
   const xAxis = (
@@ -46,29 +48,20 @@ export function TimeSeriesChart({ lines, unit, label, alert = null, normal = nul
     <figure data-testid={testId} aria-label={label} className="text-slate-500 dark:text-slate-400">
       <div style={{ height }} role="img" aria-label={`${label} chart${alert ? `, alert threshold ${alert.label}` : ""}${normal ? `, normal band ${normal.label}` : ""}`}>
         <ResponsiveContainer width="100%" height="100%" minWidth={0} initialDimension={{ width: 600, height }}>
-          {stacked ? (
-            <AreaChart data={rows} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
-              {grid}
-              {xAxis}
-              {yAxis}
-              {tooltip}
-              {refs}
-              {keys.map((k, i) => (
-                <Area key={k} type="monotone" dataKey={k} stackId="1" stroke={color(i)} fill={color(i)} fillOpacity={0.35} dot={sparse[i] ? { r: 3, fill: color(i) } : false} isAnimationActive={false} connectNulls={false} />
-              ))}
-            </AreaChart>
-          ) : (
-            <LineChart data={rows} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
-              {grid}
-              {xAxis}
-              {yAxis}
-              {tooltip}
-              {refs}
-              {keys.map((k, i) => (
-                <Line key={k} type="monotone" dataKey={k} stroke={color(i)} strokeWidth={2} dot={sparse[i] ? { r: 3, fill: color(i) } : false} isAnimationActive={false} connectNulls={false} />
-              ))}
-            </LineChart>
-          )}
+          <Chart data={rows} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
+            {grid}
+            {xAxis}
+            {yAxis}
+            {tooltip}
+            {refs}
+            {keys.map((k, i) =>
+              stacked ? (
+                <Area key={k} type="monotone" dataKey={k} stackId="1" stroke={color(i)} fill={color(i)} fillOpacity={0.35} dot={dot(i)} isAnimationActive={false} connectNulls={false} />
+              ) : (
+                <Line key={k} type="monotone" dataKey={k} stroke={color(i)} strokeWidth={2} dot={dot(i)} isAnimationActive={false} connectNulls={false} />
+              ),
+            )}
+          </Chart>
         </ResponsiveContainer>
       </div>
       <ChartLegend lines={lines} names={names} colorOf={color} unit={unit} label={label} burst={burst} />

@@ -6,7 +6,7 @@ import Link from "next/link";
 import { useEffect, useMemo, useState, type KeyboardEvent } from "react";
 import type { OverviewHandler } from "@/lib/api/overview";
 import type { SeriesLine } from "@/lib/api/series";
-import { FLEET_SORT_LABELS, FLEET_SORTS, fleetRows, fleetViewPatch, parseFleetView, type FleetRow, type FleetSort } from "@/lib/fleet-view";
+import { FLEET_SORT_LABELS, FLEET_SORTS, fleetRows, fleetViewPatch, parseFleetView, type FleetRow, type FleetSort, type FleetViewState } from "@/lib/fleet-view";
 import { formatCount, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { seriesQuery } from "@/lib/query-options";
 import { THRESHOLDS } from "@/lib/thresholds";
@@ -91,6 +91,87 @@ function Row({ r, href, line, onOpen }: { r: FleetRow; href: string; line: Serie
   );
 }
 
+const control = "rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900";
+
+/** A labelled select of the table's header. */
+function FleetSelect({ label, testId, disabled, value, options, onChange }: { label: string; testId: string; disabled: boolean; value: string; options: readonly { value: string; label: string }[]; onChange: (value: string) => void }) {
+  return (
+    <label className="flex items-center gap-2 text-sm">
+      <span>{label}</span>
+      <select data-testid={testId} disabled={disabled} value={value} onChange={(e) => onChange(e.target.value)} className={control}>
+        {options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** False in the server's paint and until React has hydrated the component, then true. */
+function useHydrated(): boolean {
+  const [hydrated, setHydrated] = useState(false);
+  useEffect(() => setHydrated(true), []);
+  return hydrated;
+}
+
+/** The service filter, the handler search and the sort, each written to the URL. */
+function FleetControls({ fv, services, onView }: { fv: FleetViewState; services: readonly string[]; onView: (patch: Partial<FleetViewState>) => void }) {
+  // The table arrives painted by the server; its controls work once React has hydrated it, so
+  // until then they say so (disabled) instead of taking a choice that nothing would apply.
+  const ready = useHydrated();
+  return (
+    <>
+      <FleetSelect
+        label="Service"
+        testId="fleet-service"
+        disabled={!ready}
+        value={fv.service ?? ""}
+        options={[{ value: "", label: `All services (${services.length})` }, ...services.map((s) => ({ value: s, label: s }))]}
+        onChange={(v) => onView({ service: v || null })}
+      />
+      <label className="flex items-center gap-2 text-sm">
+        <span>Search</span>
+        <input type="search" data-testid="fleet-search" disabled={!ready} placeholder="service/handler" defaultValue={fv.search} onChange={(e) => onView({ search: e.target.value })} className={`w-40 ${control}`} />
+      </label>
+      <FleetSelect label="Sort" testId="fleet-sort" disabled={!ready} value={fv.sort} options={FLEET_SORTS.map((s) => ({ value: s, label: FLEET_SORT_LABELS[s] }))} onChange={(v) => onView({ sort: v as FleetSort })} />
+    </>
+  );
+}
+
+/** The column heads of the fleet table. */
+function FleetHead() {
+  return (
+    <thead className="text-left text-xs text-slate-500 dark:text-slate-400">
+      <tr>
+        <th className="px-2 py-1 font-medium">Alert</th>
+        <th className="px-2 py-1 font-medium">Service</th>
+        <th className="px-2 py-1 font-medium">Handler</th>
+        <th className="px-2 py-1 text-right font-medium">Duplicates (5 min)</th>
+        <th className="px-2 py-1 font-medium">over the range</th>
+        <th className="px-2 py-1 text-right font-medium">Processed</th>
+        <th className="px-2 py-1 text-right font-medium">Errors (service)</th>
+        <th className="px-2 py-1 text-right font-medium">p99 (service)</th>
+        <th className="px-2 py-1 text-right font-medium">Keys</th>
+        <th className="px-2 py-1 font-medium">TTL class</th>
+      </tr>
+    </thead>
+  );
+}
+
+/** Every handler's duplicate ratio over the URL's range, by `service/handler`, from one `duplicate_ratio` series request. */
+function useRatioLines(): Map<string, SeriesLine> {
+  const { view } = useViewState();
+  const series = useQuery(seriesQuery({ metric: "duplicate_ratio", range: view.range }, REFRESH_MS[view.refresh]));
+  return useMemo(() => {
+    const m = new Map<string, SeriesLine>();
+    const d = series.data?.data;
+    if (d?.status === "ok") for (const l of d.series) if (l.labels.service && l.labels.handler) m.set(`${l.labels.service}/${l.labels.handler}`, m.get(`${l.labels.service}/${l.labels.handler}`) ?? l);
+    return m;
+  }, [series.data]);
+}
+
 /**
  * The overview of a fleet: one row per service/handler with its duplicate ratio (and a sparkline
  * of it over the range), processed rate, its service's errors and check p99, keys, TTL class and
@@ -100,23 +181,13 @@ function Row({ r, href, line, onOpen }: { r: FleetRow; href: string; line: Serie
  * whatever the fleet's size).
  */
 export function FleetTable({ handlers }: { handlers: readonly OverviewHandler[] }) {
-  const { view, params, set } = useViewState();
+  const { params, set } = useViewState();
   const router = useRouter();
   const fv = parseFleetView(params);
   const rows = useMemo(() => fleetRows(handlers, fv), [handlers, fv.sort, fv.service, fv.search]); // eslint-disable-line react-hooks/exhaustive-deps
   const services = useMemo(() => [...new Set(handlers.map((h) => h.service))].sort(), [handlers]);
-  const series = useQuery(seriesQuery({ metric: "duplicate_ratio", range: view.range }, REFRESH_MS[view.refresh]));
-  const lines = useMemo(() => {
-    const m = new Map<string, SeriesLine>();
-    const d = series.data?.data;
-    if (d?.status === "ok") for (const l of d.series) if (l.labels.service && l.labels.handler) m.set(`${l.labels.service}/${l.labels.handler}`, m.get(`${l.labels.service}/${l.labels.handler}`) ?? l);
-    return m;
-  }, [series.data]);
+  const lines = useRatioLines();
   const open = (href: string) => router.push(href);
-  // The table arrives painted by the server; its controls work once React has hydrated it, so
-  // until then they say so (disabled) instead of taking a choice that nothing would apply.
-  const [ready, setReady] = useState(false);
-  useEffect(() => setReady(true), []);
   const counts = { firing: 0, pending: 0 };
   for (const r of rows) if (r.alert !== "inactive") counts[r.alert] += 1;
   return (
@@ -128,68 +199,11 @@ export function FleetTable({ handlers }: { handlers: readonly OverviewHandler[] 
         <span className="text-xs text-slate-500 dark:text-slate-400">
           {counts.firing} firing · {counts.pending} pending
         </span>
-        <label className="flex items-center gap-2 text-sm">
-          <span>Service</span>
-          <select
-            data-testid="fleet-service"
-            disabled={!ready}
-            value={fv.service ?? ""}
-            onChange={(e) => set(fleetViewPatch({ service: e.target.value || null }))}
-            className="rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900"
-          >
-            <option value="">All services ({services.length})</option>
-            {services.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="flex items-center gap-2 text-sm">
-          <span>Search</span>
-          <input
-            type="search"
-            data-testid="fleet-search"
-            disabled={!ready}
-            placeholder="service/handler"
-            defaultValue={fv.search}
-            onChange={(e) => set(fleetViewPatch({ search: e.target.value }))}
-            className="w-40 rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900"
-          />
-        </label>
-        <label className="flex items-center gap-2 text-sm">
-          <span>Sort</span>
-          <select
-            data-testid="fleet-sort"
-            disabled={!ready}
-            value={fv.sort}
-            onChange={(e) => set(fleetViewPatch({ sort: e.target.value as FleetSort }))}
-            className="rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900"
-          >
-            {FLEET_SORTS.map((s) => (
-              <option key={s} value={s}>
-                {FLEET_SORT_LABELS[s]}
-              </option>
-            ))}
-          </select>
-        </label>
+        <FleetControls fv={fv} services={services} onView={(patch) => set(fleetViewPatch(patch))} />
       </header>
       <div className="overflow-x-auto">
         <table className="w-full text-sm">
-          <thead className="text-left text-xs text-slate-500 dark:text-slate-400">
-            <tr>
-              <th className="px-2 py-1 font-medium">Alert</th>
-              <th className="px-2 py-1 font-medium">Service</th>
-              <th className="px-2 py-1 font-medium">Handler</th>
-              <th className="px-2 py-1 text-right font-medium">Duplicates (5 min)</th>
-              <th className="px-2 py-1 font-medium">over the range</th>
-              <th className="px-2 py-1 text-right font-medium">Processed</th>
-              <th className="px-2 py-1 text-right font-medium">Errors (service)</th>
-              <th className="px-2 py-1 text-right font-medium">p99 (service)</th>
-              <th className="px-2 py-1 text-right font-medium">Keys</th>
-              <th className="px-2 py-1 font-medium">TTL class</th>
-            </tr>
-          </thead>
+          <FleetHead />
           <tbody>
             {rows.map((r) => (
               <Row key={r.id} r={r} line={lines.get(r.id)} onOpen={open} href={hrefWithView(`/handlers/${encodeURIComponent(r.service)}/${encodeURIComponent(r.handler)}`, params)} />

@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import type { OverviewHandler } from "@/lib/api/overview";
-import { keyFigures } from "@/lib/key-figures";
+import { keyFigures, type KeyFigures } from "@/lib/key-figures";
 import { handlersQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { formatBurst, formatCount, formatCountedAt, formatLeaseSplit, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
@@ -47,6 +47,71 @@ export function latencyPartsText(p: OverviewHandler["latencyParts"], p99Seconds:
   return parts.join(" · ");
 }
 
+/**
+ * A tile of a 5-min figure with its "now" figure beside it (`<testId>-now`), red above the
+ * threshold (amber while recovering), else `calm`; neutral without a figure.
+ */
+function WindowStat({ testId, label, text, now, window, threshold, format, hint, calm = "ok" }: { testId: string; label: string; text: string; now: number | null | undefined; window: number | null; threshold: number; format: (v: number) => string; hint: string; calm?: "ok" | "warn" }) {
+  return (
+    <Stat
+      testId={testId}
+      label={label}
+      value={
+        <>
+          {text}
+          <NowFigure now={now} window={window} threshold={threshold} format={format} testId={`${testId}-now`} />
+        </>
+      }
+      hint={hint}
+      tone={window === null ? "neutral" : (windowTone(now, window, threshold) ?? calm)}
+    />
+  );
+}
+
+/** The hint under a key count: stale since, exactness, when counted, lease split, projection, keys without TTL. */
+function keysHint(keys: Extract<KeyFigures, { status: "ok" }>, staleSince: string | null | undefined, projectedKeys: number | null | undefined): string {
+  return [
+    staleSinceText(staleSince),
+    keys.exact ? "exact" : `± ${formatCount(keys.errorBound)}`,
+    // The last completed count with its time; a recount running now shows as progress.
+    formatCountedAt(keys.countedAt, keys.recount),
+    keys.count > 0 ? formatLeaseSplit(keys.settled, keys.processing, keys.leaseShare, !keys.splitExact) : null,
+    projectedKeys !== undefined ? `projected ${projectedKeys === null ? "—" : formatCount(projectedKeys)}` : null,
+    keys.noTtlCount > 0 ? `${formatCount(keys.noTtlCount)} without TTL!` : null,
+  ]
+    .filter(Boolean)
+    .join(" · ");
+}
+
+/** The handler's key count tile: the last count with its time, exactness, lease split and keys without TTL. */
+function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: number | null | undefined }) {
+  // The keys as every other panel of the page shows them: the one /api/handlers answer.
+  const { view } = useViewState();
+  const keys = keyFigures(useQuery(handlersQuery(REFRESH_MS[view.refresh])).data, h.service, h.handler);
+  // Whether Redis can be read now is the overview answer's: the count above is kept with its time.
+  const staleSince = h.keys.status === "ok" ? h.keys.staleSince : null;
+  return (
+    <Stat
+      testId="stat-keys"
+      label="Dedup keys (last count)"
+      value={avail(keys, (f) => `${f.exact ? "" : "≈ "}${formatCount(f.count)}`)}
+      hint={
+        keys.status === "ok" ? (
+          // The count's clock time: local zone, so the server's paint and the browser's may differ.
+          <span suppressHydrationWarning>{keysHint(keys, staleSince, projectedKeys)}</span>
+        ) : isEmbeddedDetail(keys.detail) ? (
+          "no store to inspect"
+        ) : isPendingDetail(keys.detail) ? (
+          "first key count still running"
+        ) : (
+          keys.detail
+        )
+      }
+      tone={keys.status === "ok" && keys.noTtlCount > 0 ? "bad" : keys.status === "ok" && staleSince ? "warn" : "neutral"}
+    />
+  );
+}
+
 /** The headline numbers of one handler, each with its unit and against its threshold. */
 export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; projectedKeys?: number | null }) {
   const ratio = h.duplicateRatio.status === "ok" ? h.duplicateRatio.value : null;
@@ -54,26 +119,19 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
   const errors = h.errorRates.status === "ok" ? h.errorRates.total : null;
   // "now" figures beside the 5-min ones (undefined: not in the answer; null: no value now).
   const now = h.now?.status === "ok" ? h.now : undefined;
-  const pct = (v: number) => formatPercent(v);
-  // The keys as every other panel of the page shows them: the one /api/handlers answer.
-  const { view } = useViewState();
-  const keys = keyFigures(useQuery(handlersQuery(REFRESH_MS[view.refresh])).data, h.service, h.handler);
-  // Whether Redis can be read now is the overview answer's: the count above is kept with its time.
-  const staleSince = h.keys.status === "ok" ? h.keys.staleSince : null;
   return (
     <>
       <dl className="grid grid-cols-2 gap-3 sm:grid-cols-5">
-        <Stat
+        <WindowStat
           testId="stat-ratio"
           label="Duplicate ratio (5 min)"
-          value={
-            <>
-              {avail(h.duplicateRatio, (f) => (f.value === null ? "no traffic" : formatPercent(f.value)))}
-              <NowFigure now={now?.duplicateRatio} window={ratio} threshold={THRESHOLDS.duplicateRatio} format={pct} testId="stat-ratio-now" />
-            </>
-          }
+          text={avail(h.duplicateRatio, (f) => (f.value === null ? "no traffic" : formatPercent(f.value)))}
+          now={now?.duplicateRatio}
+          window={ratio}
+          threshold={THRESHOLDS.duplicateRatio}
+          format={(v) => formatPercent(v)}
           hint={`alert > ${formatPercent(THRESHOLDS.duplicateRatio)}, normal < ${formatPercent(THRESHOLDS.duplicateRatioNormal)}`}
-          tone={ratio === null ? "neutral" : (windowTone(now?.duplicateRatio, ratio, THRESHOLDS.duplicateRatio) ?? (ratio >= THRESHOLDS.duplicateRatioNormal ? "warn" : "ok"))}
+          calm={ratio !== null && ratio >= THRESHOLDS.duplicateRatioNormal ? "warn" : "ok"}
         />
         <Stat
           testId="stat-rate"
@@ -81,56 +139,27 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
           value={avail(h.processedRate, (f) => formatRate(f.total, "msg"))}
           hint={h.processedRate.status === "ok" ? `${formatRate(h.processedRate.byResult.deduplicated)} deduplicated, ${formatRate(h.processedRate.byResult.error)} errors` : undefined}
         />
-        <Stat
+        <WindowStat
           testId="stat-p99"
           label="Dedup check p99 (5 min), measured in the consumer (service)"
-          value={
-            <>
-              {avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : formatSecondsAsMs(f.p99Seconds)))}
-              <NowFigure now={now?.checkP99Seconds} window={p99} threshold={THRESHOLDS.checkP99Seconds} format={formatSecondsAsMs} testId="stat-p99-now" />
-            </>
-          }
+          text={avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : formatSecondsAsMs(f.p99Seconds)))}
+          now={now?.checkP99Seconds}
+          window={p99}
+          threshold={THRESHOLDS.checkP99Seconds}
+          format={formatSecondsAsMs}
           hint={[latencyPartsText(h.latencyParts, p99), `alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`].filter(Boolean).join(" · ")}
-          tone={p99 === null ? "neutral" : (windowTone(now?.checkP99Seconds, p99, THRESHOLDS.checkP99Seconds) ?? "ok")}
         />
-        <Stat
+        <WindowStat
           testId="stat-errors"
           label="Dedup errors (5 min, service)"
-          value={
-            <>
-              {avail(h.errorRates, (f) => formatRate(f.total, "errors"))}
-              <NowFigure now={now?.errorRate} window={errors} threshold={THRESHOLDS.errorRate} format={(v) => formatRate(v, "errors")} testId="stat-errors-now" />
-            </>
-          }
+          text={avail(h.errorRates, (f) => formatRate(f.total, "errors"))}
+          now={now?.errorRate}
+          window={errors}
+          threshold={THRESHOLDS.errorRate}
+          format={(v) => formatRate(v, "errors")}
           hint={[errors !== null && errors > 0 ? formatBurst(errors, RATE_WINDOW_MS, "error") : null, h.errorRates.status === "ok" ? topReasonText(h.errorRates.byReason) : null, "alert > 0 errors/s"].filter(Boolean).join(" · ")}
-          tone={errors === null ? "neutral" : (windowTone(now?.errorRate, errors, THRESHOLDS.errorRate) ?? "ok")}
         />
-        <Stat
-          testId="stat-keys"
-          label="Dedup keys (last count)"
-          value={avail(keys, (f) => `${f.exact ? "" : "≈ "}${formatCount(f.count)}`)}
-          hint={
-            keys.status === "ok"
-              ? // The count's clock time: local zone, so the server's paint and the browser's may differ.
-                <span suppressHydrationWarning>{[
-                  staleSinceText(staleSince),
-                  keys.exact ? "exact" : `± ${formatCount(keys.errorBound)}`,
-                  // The last completed count with its time; a recount running now shows as progress.
-                  formatCountedAt(keys.countedAt, keys.recount),
-                  keys.count > 0 ? formatLeaseSplit(keys.settled, keys.processing, keys.leaseShare, !keys.splitExact) : null,
-                  projectedKeys !== undefined ? `projected ${projectedKeys === null ? "—" : formatCount(projectedKeys)}` : null,
-                  keys.noTtlCount > 0 ? `${formatCount(keys.noTtlCount)} without TTL!` : null,
-                ]
-                  .filter(Boolean)
-                  .join(" · ")}</span>
-              : isEmbeddedDetail(keys.detail)
-                ? "no store to inspect"
-                : isPendingDetail(keys.detail)
-                  ? "first key count still running"
-                  : keys.detail
-          }
-          tone={keys.status === "ok" && keys.noTtlCount > 0 ? "bad" : keys.status === "ok" && staleSince ? "warn" : "neutral"}
-        />
+        <KeysStat h={h} projectedKeys={projectedKeys} />
       </dl>
       <OnCallNotes h={h} />
     </>

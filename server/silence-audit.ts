@@ -1,10 +1,11 @@
 /**
- * What a silence write (create / expire from the app) leaves besides the audit trail (the routes
- * wrap it in `audited`, server/audit, whose entry is also the chart marker): one line in the server
- * log naming the action, the silence, its matchers and the client address.
+ * What a silence write (create / expire from the app) leaves: its audit entry (`audited`,
+ * server/audit, whose entry is also the chart marker on the silenced service and handler) and one
+ * line in the server log naming the action, the silence, its matchers and the client address.
  */
 import { matchersText, type Silence } from "@/lib/api/silences";
 import { clientAddress } from "@/server/access";
+import { audited, NO_COUNTS } from "@/server/audit";
 import { config } from "@/server/config";
 
 /** A silence write done from the app. */
@@ -14,6 +15,26 @@ export type SilenceAction = "silence.create" | "silence.expire";
 export function recordSilenceWrite(req: Request, action: SilenceAction, silence: Silence): void {
   const who = clientAddress(req.headers, config().TRUSTED_PROXIES) ?? "unknown";
   console.log(`[dedup-health] ${action} ${silence.id} {${matchersText(silence.matchers)}} until ${silence.endsAt} by ${silence.createdBy} from ${who}: ${JSON.stringify(silence.comment)}`);
+}
+
+/**
+ * Runs a silence write of the caller of `req` (`filter`: the body or the id, as the audit entry
+ * keeps it) inside its audit entry, scoped to the silence's service and handler, and logs it.
+ */
+export function auditedSilenceWrite(req: Request, action: SilenceAction, filter: object, write: () => Promise<{ silence: Silence }>): Promise<{ silence: Silence }> {
+  return audited(
+    req,
+    action,
+    filter,
+    false,
+    async () => {
+      const r = await write();
+      recordSilenceWrite(req, action, r.silence);
+      return r;
+    },
+    NO_COUNTS,
+    (r) => silenceScope(r.silence),
+  );
 }
 
 /** The `service` / `handler` a silence concerns (its equality matchers on them), for its audit entry and chart marker. */

@@ -2,8 +2,7 @@ import { z } from "zod";
 import { silenceCreateSchema } from "@/lib/api/silences";
 import { createSilence, getSilences } from "@/server/observe/alertmanager";
 import { handleBody, handleQuery } from "@/server/http";
-import { recordSilenceWrite, silenceScope } from "@/server/silence-audit";
-import { audited, NO_COUNTS } from "@/server/audit";
+import { auditedSilenceWrite } from "@/server/silence-audit";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -19,23 +18,5 @@ export function GET(req: Request): Promise<Response> {
  * without Alertmanager.
  */
 export function POST(req: Request): Promise<Response> {
-  return handleBody(
-    req,
-    silenceCreateSchema,
-    (body) =>
-      audited(
-        req,
-        "silence.create",
-        body,
-        false,
-        async () => {
-          const r = await createSilence(body);
-          recordSilenceWrite(req, "silence.create", r.silence);
-          return r;
-        },
-        NO_COUNTS,
-        (r) => silenceScope(r.silence),
-      ),
-    201,
-  );
+  return handleBody(req, silenceCreateSchema, (body) => auditedSilenceWrite(req, "silence.create", body, () => createSilence(body)), 201);
 }

@@ -1,8 +1,7 @@
 import { silenceIdSchema } from "@/lib/api/silences";
 import { expireSilence } from "@/server/observe/alertmanager";
 import { handleParams } from "@/server/http";
-import { recordSilenceWrite, silenceScope } from "@/server/silence-audit";
-import { audited, NO_COUNTS } from "@/server/audit";
+import { auditedSilenceWrite } from "@/server/silence-audit";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -13,24 +12,5 @@ export const runtime = "nodejs";
  * Alertmanager.
  */
 export function DELETE(req: Request, ctx: { params: Promise<{ id: string }> }): Promise<Response> {
-  return handleParams(
-    req,
-    ctx.params,
-    silenceIdSchema,
-    ({ id }) =>
-      audited(
-        req,
-        "silence.expire",
-        { id },
-        false,
-        async () => {
-          const r = await expireSilence(id);
-          recordSilenceWrite(req, "silence.expire", r.silence);
-          return r;
-        },
-        NO_COUNTS,
-        (r) => silenceScope(r.silence),
-      ),
-    { write: true },
-  );
+  return handleParams(req, ctx.params, silenceIdSchema, ({ id }) => auditedSilenceWrite(req, "silence.expire", { id }, () => expireSilence(id)), { write: true });
 }

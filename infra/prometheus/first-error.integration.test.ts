@@ -8,7 +8,7 @@
  * exists (with the publisher's text, not Redis'), and the "DLQ by reason" panel's query has a rate.
  *
  * **This needs every counter series at 0 from start-up** (server/dedup/metrics.ts,
- * server/demo/demo.ts): a series born at its first event is first scraped at 1 and
+ * server/demo/demo-lifecycle.ts): a series born at its first event is first scraped at 1 and
  * `increase`/`rate` read 0 — the test fails on exactly that.
  */
 import { randomBytes } from "node:crypto";

@@ -1,5 +1,13 @@
-/** The options of the live demo ({@link DemoService} in ./demo.ts), one interface as the house style has it. */
+/**
+ * The live demo's settings ({@link DemoService} in ./demo.ts): its options, one interface as the
+ * house style has it, with their defaults applied; and the state of the duplicate sources a
+ * presenter switches later, which the traffic and the replicas read on every turn.
+ */
 import type { Registry } from "prom-client";
+import { dlqTopicOf } from "@/names/dedup";
+import type { DemoSources } from "@/lib/api/demo";
+import { DEMO_TOPIC } from "@/lib/api/consumers";
+import { replicaId } from "@/server/transport/replica-id";
 import type { DedupRepository } from "@/server/dedup/repository";
 import type { RedisClient } from "@/server/dedup-redis";
 import type { SideEffectStore } from "@/server/notification/side-effects";
@@ -44,3 +52,29 @@ export interface DemoServiceOptions {
   backgroundDuplicates?: Partial<BackgroundDuplicatesOptions> | false;
 }
 
+
+/** The options with their defaults applied: what the demo's parts read. */
+export type ResolvedDemoOptions = Required<Omit<DemoServiceOptions, "redis" | "registry" | "beforeCommit" | "backgroundDuplicates">> &
+  Pick<DemoServiceOptions, "redis" | "registry" | "beforeCommit">;
+
+/** Applies the defaults; a rate outside [0, 5000] is a RangeError naming `DEMO_RATE`. */
+export function resolveDemoOptions(options: DemoServiceOptions): ResolvedDemoOptions {
+  const topic = options.topic ?? DEMO_TOPIC;
+  const o = { ratePerSec: 5, topic, dlqTopic: dlqTopicOf(topic), commitIntervalMs: 2000, replicaName: replicaId(), ...options };
+  if (!(o.ratePerSec >= 0 && o.ratePerSec <= 5000)) throw new RangeError("DemoService: ratePerSec must be in [0, 5000] (DEMO_RATE)");
+  return o;
+}
+
+/** The traffic and the four duplicate sources as switched now (`PUT /api/demo/sources` merges into it). */
+export type DemoSourcesState = Omit<DemoSources, "mode" | "running">;
+
+/** The sources at start: traffic at the configured rate, every duplicate source off. */
+export function initialSources(ratePerSec: number): DemoSourcesState {
+  return {
+    traffic: { enabled: ratePerSec > 0, ratePerSec },
+    retryOnError: { enabled: false, rate: 0.2 },
+    rebalance: { enabled: false, replicas: 1, periodMs: 15_000 },
+    forwarderRepublish: { enabled: false, rate: 0.1, delayMs: 3000 },
+    restartBeforeCommit: { enabled: false, periodMs: 20_000 },
+  };
+}

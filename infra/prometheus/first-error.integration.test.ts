@@ -11,22 +11,14 @@
  * server/demo/demo-lifecycle.ts): a series born at its first event is first scraped at 1 and
  * `increase`/`rate` read 0 — the test fails on exactly that.
  */
-import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { Kafka, logLevel, type Producer } from "kafkajs";
-import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALERT_NAMES, METRIC_NAMES } from "@/lib/thresholds";
-import { DemoService } from "@/server/demo/demo";
-import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
-import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
-import { MemorySideEffectStore } from "@/server/notification/side-effects";
-import { KafkaTransport } from "@/server/transport";
 import { dedupMetrics } from "@/server/dedup/metrics";
-import { RedisRepository } from "@/server/dedup/redis-repository";
 import { PROMQL } from "@/server/observe/metrics/queries";
+import { startDemoOnKafka } from "@/server/testing/demo-on-kafka";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 
 const RULES = fileURLToPath(new URL("./rules/dedup.yml", import.meta.url));
@@ -34,16 +26,8 @@ const RULES = fileURLToPath(new URL("./rules/dedup.yml", import.meta.url));
 const INTERVAL_S = 2;
 const BUDGET_MS = 3 * INTERVAL_S * 1000;
 
-const id = randomBytes(4).toString("hex");
-const service = `firsterr${id}`;
-const topic = `firsterr.${id}`;
-const dlqTopic = `${topic}.dlq`;
-const registry = new Registry();
-const redis = createDedupRedis({ url: "redis://127.0.0.1:6379" });
-const transport = new KafkaTransport(["127.0.0.1:9092"]);
-const demo = new DemoService({ transport, repository: new RedisRepository(redis), redis, store: new MemorySideEffectStore(), service, registry, ratePerSec: 0, topic, dlqTopic, commitIntervalMs: 0 });
-const kafka = new Kafka({ clientId: "first-error-producer", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING });
-let producer: Producer;
+const own = startDemoOnKafka("firsterr");
+const { service, topic, registry } = own;
 let app: Server;
 let prom: OwnPrometheus;
 
@@ -72,7 +56,6 @@ async function within(what: string, ms: number, probe: () => Promise<boolean>): 
 const marshalCount = async () => (await dedupMetrics(registry).errors.get()).values.find((v) => v.labels.service === service && v.labels.reason === "marshal")?.value ?? 0;
 
 beforeAll(async () => {
-  await demo.start();
   app = createServer((_req, res) => {
     void registry.metrics().then((body) => {
       res.writeHead(200, { "content-type": registry.contentType });
@@ -81,8 +64,6 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => app.listen(0, "127.0.0.1", r));
   prom = await startOwnPrometheus({ targets: [`127.0.0.1:${(app.address() as AddressInfo).port}`], ruleFiles: [RULES], intervalSec: INTERVAL_S });
-  producer = kafka.producer();
-  await producer.connect();
   // The app is up and scraped: two scrapes, so a series present from start-up has its baseline.
   await within("two scrapes of the app", 30_000, async () => {
     const up = await query(`count_over_time(up{job="app"}[1m])`);
@@ -91,20 +72,13 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  await producer?.disconnect();
-  await demo.stop();
-  await transport.deleteGroups(DEMO_HANDLER_SPECS.map((h) => `${service}.${h.name}`));
-  await transport.deleteTopics([topic, dlqTopic]);
-  await transport.close();
-  await deleteKeysByPrefix(redis, `${service}:dedup`);
-  redis.disconnect();
   await prom?.stop();
   await new Promise((r) => (app ? app.close(r) : r(undefined)));
 }, 60_000);
 
 describe("the first error on real Kafka + Redis + Prometheus", () => {
   it("ONE record without a UUID: within 3 scrape intervals the marshal increase, the DedupRedisErrors alert (publisher text) and the DLQ panel's rate", async () => {
-    await producer.send({ topic, messages: [{ value: "{}", headers: { "Event-Type": "review.created" } }] });
+    await own.producer.send({ topic, messages: [{ value: "{}", headers: { "Event-Type": "review.created" } }] });
     await within("the consumer counts the marshal error", 30_000, async () => (await marshalCount()) === 1);
 
     const sel = `service="${service}"`;

@@ -1,39 +1,29 @@
-import { randomBytes } from "node:crypto";
-import { Kafka, logLevel, type Producer } from "kafkajs";
 import { Registry } from "prom-client";
 import { ulid } from "ulid";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { dedupMetrics } from "@/server/dedup/metrics";
-import { RedisRepository } from "@/server/dedup/redis-repository";
-import { DemoService } from "./demo";
-import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
 import { countPush, sideEffectCounters } from "@/server/notification/side-effects";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
-import { KafkaTransport } from "@/server/transport";
+import { startDemoOnKafka } from "@/server/testing/demo-on-kafka";
 
 /**
  * The live demo's wiring on real Kafka, Redis and PostgreSQL, on a random topic, groups, key
  * service and schema: interop with Watermill's wire format, poison input, and the counters.
  */
-const id = randomBytes(4).toString("hex");
-const service = `demotest${id}`;
-const topic = `demotest.${id}`;
-const dlqTopic = `${topic}.dlq`;
-const schema = `demotest_${id}`;
 const registry = new Registry();
 const counters = sideEffectCounters(registry);
-const redis = createDedupRedis({ url: "redis://127.0.0.1:6379" });
-const transport = new KafkaTransport(["127.0.0.1:9092"]);
-const store = new PostgresSideEffectStore({
-  connectionString: "postgres://postgres@127.0.0.1:5432/test",
-  schema,
-  tablePrefix: service,
-  observe: (handler, _id, r) => countPush(counters, handler, r),
+const own = startDemoOnKafka("demotest", {
+  registry,
+  store: ({ id, service }) =>
+    new PostgresSideEffectStore({
+      connectionString: "postgres://postgres@127.0.0.1:5432/test",
+      schema: `demotest_${id}`,
+      tablePrefix: service,
+      observe: (handler, _id, r) => countPush(counters, handler, r),
+    }),
 });
-const demo = new DemoService({ transport, repository: new RedisRepository(redis), redis, store, service, registry, ratePerSec: 0, topic, dlqTopic, commitIntervalMs: 0 });
-const kafka = new Kafka({ clientId: "plain-producer", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING });
-let producer: Producer;
+const { service, topic, dlqTopic, redis, transport, demo } = own;
 
 const sent = async (handler: string) => (await counters.sent.get()).values.find((v) => v.labels.handler === handler)?.value ?? 0;
 const dups = async () => (await counters.duplicate.get()).values.reduce((a, v) => a + v.value, 0);
@@ -47,30 +37,13 @@ async function eventually(cond: () => Promise<boolean>, ms = 30_000): Promise<vo
   }
 }
 
-beforeAll(async () => {
-  await demo.start();
-  producer = kafka.producer();
-  await producer.connect();
-});
-
-afterAll(async () => {
-  await producer?.disconnect();
-  await demo.stop();
-  await transport.deleteGroups(["on-review-created", "on-user-banned", "on-page-viewed"].map((h) => `${service}.${h}`));
-  await transport.deleteTopics([topic, dlqTopic]);
-  await transport.close();
-  await store.close(true);
-  await deleteKeysByPrefix(redis, `${service}:dedup`);
-  redis.disconnect();
-});
-
 describe("demo consumer on Kafka", () => {
   it("a record from a plain kafkajs producer with only Watermill's headers is processed once; two more copies are deduplicated", async () => {
     const uuid = ulid();
     const record = { value: JSON.stringify({ reviewId: 7 }), headers: { [WATERMILL_UUID_HEADER]: uuid, "Event-Type": "review.created" } };
-    await producer.send({ topic, messages: [record] });
+    await own.producer.send({ topic, messages: [record] });
     await eventually(async () => (await sent("on-review-created")) === 1);
-    await producer.send({ topic, messages: [record, record] });
+    await own.producer.send({ topic, messages: [record, record] });
     await eventually(async () => (await deduplicated("on-review-created")) === 2);
     expect(await sent("on-review-created")).toBe(1);
     expect(await dups()).toBe(0);
@@ -87,12 +60,12 @@ describe("demo consumer on Kafka", () => {
     const f = demo.setFaults({ redisCutoffMs: 2500 });
     expect(f.redisCutoff).toMatchObject({ available: true, active: true });
     const during = ulid();
-    await producer.send({ topic, messages: [{ value: "{}", headers: { [WATERMILL_UUID_HEADER]: during, "Event-Type": "page.viewed" } }] });
+    await own.producer.send({ topic, messages: [{ value: "{}", headers: { [WATERMILL_UUID_HEADER]: during, "Event-Type": "page.viewed" } }] });
     await eventually(async () => (await sent("on-page-viewed")) === sentBefore + 1);
     expect(await connErrors()).toBeGreaterThan(before);
     await eventually(async () => redis.status === "ready" && !demo.getFaults().redisCutoff.active, 10_000);
     const after = ulid();
-    await producer.send({ topic, messages: [{ value: "{}", headers: { [WATERMILL_UUID_HEADER]: after, "Event-Type": "page.viewed" } }] });
+    await own.producer.send({ topic, messages: [{ value: "{}", headers: { [WATERMILL_UUID_HEADER]: after, "Event-Type": "page.viewed" } }] });
     await eventually(async () => (await redis.get(`${service}:dedup:on-page-viewed:${after}`))?.startsWith("done:") === true);
     expect(await redis.get(`${service}:dedup:on-page-viewed:${during}`)).toBeNull(); // processed unchecked during the cut
   });
@@ -102,7 +75,7 @@ describe("demo consumer on Kafka", () => {
     const bannedBefore = await sent("on-user-banned");
     const badJson = ulid();
     const after = ulid();
-    await producer.send({
+    await own.producer.send({
       topic,
       messages: [
         { partition: 0, value: "{}", headers: { "Event-Type": "review.created" } }, // no UUID header

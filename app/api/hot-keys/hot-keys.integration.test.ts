@@ -4,75 +4,32 @@
  * sketch's 20 counters), and `GET /api/hot-keys` — what the handler page reads — lists the storm's
  * UUID first, with its count, cause and a position on the test's topic.
  */
-import { randomBytes } from "node:crypto";
-import { Kafka, logLevel, type Producer } from "kafkajs";
-import { Registry } from "prom-client";
 import { ulid } from "ulid";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { GET as hotKeysGET } from "./route";
 import { hotKeysResponseSchema } from "@/lib/api/hot-keys";
 import { WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { dedupMetrics } from "@/server/dedup/metrics";
-import { RedisRepository } from "@/server/dedup/redis-repository";
-import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
-import { DemoService } from "@/server/demo/demo";
-import { MemorySideEffectStore } from "@/server/notification/side-effects";
-import { KafkaTransport } from "@/server/transport";
+import { startDemoOnKafka } from "@/server/testing/demo-on-kafka";
 
-const id = randomBytes(4).toString("hex");
-const service = `hotkeys${id}`;
-const topic = `hotkeys.${id}`;
-const dlqTopic = `${topic}.dlq`;
 const HANDLER = "on-review-created";
-const registry = new Registry();
-const redis = createDedupRedis({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" });
-const transport = new KafkaTransport([process.env.KAFKA_BROKERS ?? "127.0.0.1:9092"]);
-const demo = new DemoService({
-  transport,
-  repository: new RedisRepository(redis),
-  redis,
-  store: new MemorySideEffectStore(() => {}),
-  service,
-  registry,
-  ratePerSec: 0,
-  topic,
-  dlqTopic,
-  commitIntervalMs: 0,
-  backgroundDuplicates: false,
-});
-const kafka = new Kafka({ clientId: "hot-keys-test", brokers: [process.env.KAFKA_BROKERS ?? "127.0.0.1:9092"], logLevel: logLevel.NOTHING });
-let producer: Producer;
+const own = startDemoOnKafka("hotkeys");
+const { service, topic, registry, redis } = own;
 
 const deduplicated = async () => (await dedupMetrics(registry).deduplicated.get()).values.find((v) => v.labels.handler === HANDLER)?.value ?? 0;
-
-beforeAll(async () => {
-  await demo.start();
-  producer = kafka.producer();
-  await producer.connect();
-}, 60_000);
-
-afterAll(async () => {
-  await producer?.disconnect();
-  await demo.stop();
-  await transport.deleteGroups(["on-review-created", "on-user-banned", "on-page-viewed"].map((h) => `${service}.${h}`));
-  await transport.deleteTopics([topic, dlqTopic]);
-  await transport.close();
-  await deleteKeysByPrefix(redis, `${service}:dedup`);
-  redis.disconnect();
-}, 60_000);
 
 it("a 500-copy storm of one UUID is at the top of the handler's hot list, among 300 other repeated UUIDs", async () => {
   const record = (uuid: string, n: number) => ({ value: JSON.stringify({ reviewId: n }), headers: { [WATERMILL_UUID_HEADER]: uuid, "Event-Type": "review.created" } });
   const storm = ulid();
   const others = Array.from({ length: 300 }, () => ulid());
   // Firsts: every UUID processed once, then the copies interleaved (each other UUID once more).
-  await producer.send({ topic, messages: [record(storm, 0), ...others.map((u, i) => record(u, i + 1))] });
+  await own.producer.send({ topic, messages: [record(storm, 0), ...others.map((u, i) => record(u, i + 1))] });
   const copies: Array<ReturnType<typeof record>> = [];
   for (let i = 0; i < 500; i++) {
     copies.push(record(storm, 0));
     if (i < others.length) copies.push(record(others[i]!, i + 1));
   }
-  for (let i = 0; i < copies.length; i += 200) await producer.send({ topic, messages: copies.slice(i, i + 200) });
+  for (let i = 0; i < copies.length; i += 200) await own.producer.send({ topic, messages: copies.slice(i, i + 200) });
   const deadline = Date.now() + 90_000;
   while ((await deduplicated()) < 800) {
     if (Date.now() > deadline) throw new Error(`only ${await deduplicated()} of 800 copies swallowed in 90 s`);

@@ -3,7 +3,7 @@ import { Kafka, logLevel } from "kafkajs";
 import { ulid } from "ulid";
 import { afterAll, describe, expect, it } from "vitest";
 import { newMessage, payloadText } from "@/server/dedup/message";
-import { Router } from "@/server/dedup/router";
+import { oneHandlerRouter } from "@/server/testing/one-handler-router";
 import { KafkaPublisher } from "./kafka-publisher";
 import { KafkaSubscriber } from "./kafka-subscriber";
 import { createTopicsReady } from "./topics";
@@ -22,9 +22,27 @@ async function freshTopic(partitions = 1): Promise<string> {
   topics.push(t);
   return t;
 }
+/** A fresh topic holding `count` messages (payloads "0", "1", …, one send) and a fresh group id. */
+async function seeded(partitions: number, count: number): Promise<{ topic: string; groupId: string }> {
+  const topic = await freshTopic(partitions);
+  const groupId = `g-${randomBytes(3).toString("hex")}`;
+  groups.push(groupId);
+  await publisher.publish(topic, ...Array.from({ length: count }, (_, i) => newMessage(ulid(), String(i))));
+  return { topic, groupId };
+}
 async function committed(groupId: string, topic: string): Promise<string[]> {
   const [r] = await admin.fetchOffsets({ groupId, topics: [topic] });
   return r!.partitions.sort((a, b) => a.partition - b.partition).map((p) => p.offset);
+}
+/** The group's committed offsets once they are `want`, or as they are after 10 s. */
+async function committedOnce(groupId: string, topic: string, want: string[]): Promise<string[]> {
+  const end = Date.now() + 10_000;
+  let got = await committed(groupId, topic);
+  while (got.join() !== want.join() && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 100));
+    got = await committed(groupId, topic);
+  }
+  return got;
 }
 const until = async (cond: () => boolean, ms = 20_000) => {
   const end = Date.now() + ms;
@@ -43,17 +61,12 @@ afterAll(async () => {
 
 describe("KafkaSubscriber", () => {
   it("a nack is redelivered before the later messages of its partition, and only acked offsets are committed", async () => {
-    const topic = await freshTopic(1);
-    const groupId = `g-${randomBytes(3).toString("hex")}`;
-    groups.push(groupId);
-    await publisher.publish(topic, ...Array.from({ length: 10 }, (_, i) => newMessage(ulid(), String(i))));
+    const { topic, groupId } = await seeded(1, 10);
     const seen: string[] = [];
     let failures = 0;
     let offsetsWhileFailing: string[] = [];
-    const router = new Router({ onError: () => undefined });
     const sub = new KafkaSubscriber({ brokers, groupId, chunkSize: 4, nackDelayMs: 100 });
-    router.addHandler({
-      name: "h",
+    const router = oneHandlerRouter({
       topic,
       subscriber: sub,
       handler: async (msg) => {
@@ -77,17 +90,12 @@ describe("KafkaSubscriber", () => {
   }, 60_000);
 
   it("commitIntervalMs 0: offsets are committed once per fetched batch (not per chunk), and all of them by the end", async () => {
-    const topic = await freshTopic(1);
-    const groupId = `g-${randomBytes(3).toString("hex")}`;
-    groups.push(groupId);
     // Published in one send before the group starts: one record batch, fetched at once (≈ 40 KB < 1 MB).
-    await publisher.publish(topic, ...Array.from({ length: 400 }, (_, i) => newMessage(ulid(), String(i))));
+    const { topic, groupId } = await seeded(1, 400);
     let midBatch: string[] = [];
     let n = 0;
-    const router = new Router({ onError: () => undefined });
     const sub = new KafkaSubscriber({ brokers, groupId, chunkSize: 100 });
-    router.addHandler({
-      name: "h",
+    const router = oneHandlerRouter({
       topic,
       subscriber: sub,
       handler: async (msg) => {
@@ -100,17 +108,12 @@ describe("KafkaSubscriber", () => {
     await until(() => n === 400);
     // Two chunks of the batch were acked before message 250, but none committed yet (per chunk: "200").
     expect(midBatch).toEqual(["-1"]);
-    const end = Date.now() + 10_000;
-    while ((await committed(groupId, topic))[0] !== "400" && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
-    expect(await committed(groupId, topic)).toEqual(["400"]); // committed at the batch's end, before the stop
+    expect(await committedOnce(groupId, topic, ["400"])).toEqual(["400"]); // committed at the batch's end, before the stop
     await router.close();
   }, 60_000);
 
   it("a batch's deferred writes land before its offsets are committed: the commit waits for sink.flush()", async () => {
-    const topic = await freshTopic(1);
-    const groupId = `g-${randomBytes(3).toString("hex")}`;
-    groups.push(groupId);
-    await publisher.publish(topic, ...Array.from({ length: 50 }, (_, i) => newMessage(ulid(), String(i))));
+    const { topic, groupId } = await seeded(1, 50);
     // A sink like the Router's: every batch acks at once and leaves its `done` marks in the air
     // until the test lets them land.
     let land!: () => void;
@@ -135,24 +138,18 @@ describe("KafkaSubscriber", () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(await committed(groupId, topic)).toEqual(["-1"]); // acked, marks not landed: nothing committed
     land();
-    const end = Date.now() + 10_000;
-    while ((await committed(groupId, topic))[0] !== "50" && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
-    expect(await committed(groupId, topic)).toEqual(["50"]);
+    expect(await committedOnce(groupId, topic, ["50"])).toEqual(["50"]);
     stop.abort();
     await subscription.closed;
     await sub.close();
   }, 60_000);
 
   it("with an interval commit, a graceful stop commits what was acked; a crash before commit leaves it to the next owner", async () => {
-    const topic = await freshTopic(2);
-    const groupId = `g-${randomBytes(3).toString("hex")}`;
-    groups.push(groupId);
-    await publisher.publish(topic, ...Array.from({ length: 8 }, (_, i) => newMessage(ulid(), String(i))));
+    const { topic, groupId } = await seeded(2, 8);
     const run = async (opts: { crash: boolean }) => {
       let n = 0;
-      const router = new Router({ onError: () => undefined });
       const sub = new KafkaSubscriber({ brokers, groupId, commitIntervalMs: 60_000, beforeCommit: () => (opts.crash ? "crash" : "commit") });
-      router.addHandler({ name: "h", topic, subscriber: sub, handler: async () => void n++ });
+      const router = oneHandlerRouter({ topic, subscriber: sub, handler: async () => void n++ });
       void router.run();
       await router.running;
       await until(() => (opts.crash ? sub.crashed : n === 8));

@@ -8,53 +8,46 @@
  * Saves test-results/screenshots/memory-lost-{stale,lost}.png.
  */
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
-import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { seedKeys } from "@/server/testing/seed-keys";
-import { collectErrors, freePort, launchBrowser, ROOT, screenshot, startApp, until, type App } from "./harness";
+import { collectErrors, launchBrowser, screenshot, until } from "./harness";
+import { startOwnStack, type OwnStack } from "./own-stack";
 
 const SERVICE = `e2e-mem-${randomBytes(4).toString("hex")}`;
 const HANDLER = "on-order-paid";
 const KEYS = 400;
-let redis: OwnRedis;
-let prom: OwnPrometheus;
-let app: App;
+let stack: OwnStack;
 let browser: Browser;
 
 const keyTile = (page: Page) => page.getByTestId("stat-keys").innerText();
 
 beforeAll(async () => {
-  redis = await startOwnRedis();
-  const seed = new Redis(redis.url);
-  await seedKeys(seed, [{ prefix: `${SERVICE}:dedup:${HANDLER}`, count: KEYS, ttlMs: 86_400_000, value: "done:demo.events:0:1" }]);
-  seed.disconnect();
-  const port = await freePort();
-  prom = await startOwnPrometheus({ targets: [`127.0.0.1:${port}`], ruleFiles: [join(ROOT, "infra/prometheus/rules/dedup.yml")], intervalSec: 1, metricsPath: "/api/metrics" });
-  app = await startApp({ port, env: { DEMO: "off", REDIS_URL: redis.url, PROMETHEUS_URL: prom.url, DEDUP_PREFIXES: `${SERVICE}:dedup:*`, SERVICE_NAME: SERVICE } });
+  const seed = async (url: string) => {
+    const r = new Redis(url);
+    await seedKeys(r, [{ prefix: `${SERVICE}:dedup:${HANDLER}`, count: KEYS, ttlMs: 86_400_000, value: "done:demo.events:0:1" }]);
+    r.disconnect();
+  };
+  stack = await startOwnStack({ service: SERVICE, env: { DEMO: "off" }, seed });
   browser = await launchBrowser();
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
-  await app?.stop();
-  await prom?.stop();
   // Our own Redis, without persistence: stopping it removes every key the test wrote.
-  await redis?.stop();
+  await stack?.stop();
 });
 
 describe("a lost dedup memory on the handler page", () => {
   it("counts the keys, marks them stale while Redis is down, then says the memory was lost to a restart and fires DedupMemoryLost", async () => {
     const page = await browser.newPage();
     const errors = collectErrors(page);
-    await page.goto(`${app.url}/handlers/${SERVICE}/${HANDLER}?refresh=5s`);
+    await page.goto(`${stack.app.url}/handlers/${SERVICE}/${HANDLER}?refresh=5s`);
     await until("the 400 keys counted on the page", 60_000, async () => (await keyTile(page)).includes("400"));
     expect(await keyTile(page)).not.toContain("stale since");
 
-    await redis.stop();
+    await stack.redis.stop();
     const stale = await until("the key tile marked stale", 60_000, async () => {
       const t = await keyTile(page);
       return t.includes("stale since") ? t : undefined;
@@ -63,7 +56,7 @@ describe("a lost dedup memory on the handler page", () => {
     expect(stale).toMatch(/stale since \d\d?:\d\d:\d\d.*Redis cannot be read; last count kept/);
     await screenshot(page, "memory-lost-stale");
 
-    redis = await startOwnRedis({ port: redis.port });
+    await stack.startRedisAgain();
     const note = await until("the lost memory on the page", 90_000, async () => {
       const t = await page.getByTestId("note-memory-lost").innerText({ timeout: 1000 });
       return t || undefined;

@@ -19,9 +19,9 @@ describe("the check p99 tile tells the consumer from Redis", () => {
 });
 
 describe("the error tile names its top reason and what it means", () => {
-  it("a bad record reads as a publisher bug, not Redis", () => {
-    expect(topReasonText({ marshal: 0.02, redis_conn: 0, redis_timeout: 0 })).toBe("mostly marshal (publisher bug: records without a usable UUID, sent to the DLQ)");
-    expect(topReasonText({ marshal: 0, redis_conn: 3, redis_timeout: 0.1 })).toBe("mostly redis_conn (Redis unreachable)");
+  it("names the top reason with its share of the errors: a bad record reads as a publisher bug, not Redis", () => {
+    expect(topReasonText({ marshal: 0.02, redis_conn: 0, redis_timeout: 0 })).toBe("mostly marshal, 100% of errors (publisher bug: records without a usable UUID, sent to the DLQ)");
+    expect(topReasonText({ marshal: 0, redis_conn: 3, redis_timeout: 0.1 })).toBe("mostly redis_conn, 96.8% of errors (Redis unreachable)");
     expect(topReasonText({ marshal: 0, redis_conn: 0 })).toBeNull();
   });
 });

@@ -24,11 +24,16 @@ export const REASON_MEANING: Record<string, string> = {
   redis_timeout: "checks slower than the timeout: Redis or the consumer slow",
 };
 
-/** "mostly marshal (publisher bug: …)": the reason with the highest rate and its meaning; null without errors. */
+/**
+ * "mostly redis_conn, 99.6% of errors (Redis unreachable)": the reason with the highest rate, its
+ * share of all the errors and its meaning; null without errors.
+ */
 export function topReasonText(byReason: Readonly<Record<string, number>>): string | null {
-  const top = Object.entries(byReason).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1])[0];
+  const reasons = Object.entries(byReason).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
+  const top = reasons[0];
   if (!top) return null;
-  return `mostly ${top[0]}${REASON_MEANING[top[0]] ? ` (${REASON_MEANING[top[0]]})` : ""}`;
+  const share = top[1] / reasons.reduce((s, [, v]) => s + v, 0);
+  return `mostly ${top[0]}, ${formatPercent(share)} of errors${REASON_MEANING[top[0]] ? ` (${REASON_MEANING[top[0]]})` : ""}`;
 }
 
 /**

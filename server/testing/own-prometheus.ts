@@ -16,16 +16,19 @@ export interface OwnPrometheus {
  * Starts `/usr/bin/prometheus` on a random port with a temporary config scraping `targets` every
  * `intervalSec` (rules evaluated as often) at `metricsPath` (default `/metrics`), loading
  * `ruleFiles` (absolute paths: Prometheus reads relative ones from the config's temp dir), sending
- * alerts to `alertmanagers` (host:port), storage in a temp dir removed on stop. `backfill`
+ * alerts to `alertmanagers` (host:port), storage in a temp dir removed on stop — or in `storage`, a
+ * directory of the caller's that outlives stop, so that Prometheus started again on it (and on the
+ * stopped one's `port`) keeps its history, as a restarted Prometheus does. `backfill`
  * (OpenMetrics with timestamps) is written into the storage first with
  * `promtool tsdb create-blocks-from openmetrics`. Waits for `/-/ready`.
  */
-export async function startOwnPrometheus(opts: { targets: string[]; ruleFiles: string[]; intervalSec?: number; backfill?: string; metricsPath?: string; alertmanagers?: string[] }): Promise<OwnPrometheus> {
-  const port = await freePort();
+export async function startOwnPrometheus(opts: { targets: string[]; ruleFiles: string[]; intervalSec?: number; backfill?: string; metricsPath?: string; alertmanagers?: string[]; port?: number; storage?: string }): Promise<OwnPrometheus> {
+  const port = opts.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), "observe-prom-"));
+  const data = opts.storage ?? join(dir, "data");
   if (opts.backfill !== undefined) {
     writeFileSync(join(dir, "backfill.om"), opts.backfill);
-    execFileSync("/usr/bin/promtool", ["tsdb", "create-blocks-from", "openmetrics", join(dir, "backfill.om"), join(dir, "data")], { stdio: "ignore" });
+    execFileSync("/usr/bin/promtool", ["tsdb", "create-blocks-from", "openmetrics", join(dir, "backfill.om"), data], { stdio: "ignore" });
   }
   const iv = `${opts.intervalSec ?? 1}s`;
   const cfg = [
@@ -44,7 +47,22 @@ export async function startOwnPrometheus(opts: { targets: string[]; ruleFiles: s
   ].join("\n");
   writeFileSync(join(dir, "prometheus.yml"), cfg);
   const url = `http://127.0.0.1:${port}`;
-  const args = [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`, "--log.level=warn"];
+  const args = [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${data}`, `--web.listen-address=127.0.0.1:${port}`, "--log.level=warn"];
   const { pid, stop } = await startOwnServer("/usr/bin/prometheus", args, `${url}/-/ready`, { install: "apt-get install prometheus", dir });
   return { url, pid, stop };
+}
+
+/** One sample of an instant query's answer. */
+export interface PromSample {
+  metric: Record<string, string>;
+  value: number;
+}
+
+/** The instant query `expr` against the Prometheus at `url` (its HTTP API), now or at `atMs`: the samples, [] when none. */
+export async function promQuery(url: string, expr: string, atMs?: number): Promise<PromSample[]> {
+  const at = atMs === undefined ? "" : `&time=${atMs / 1000}`;
+  const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expr)}${at}`, { signal: AbortSignal.timeout(5_000) });
+  if (!res.ok) throw new Error(`Prometheus ${url} answered ${res.status} to ${expr}`);
+  const body = (await res.json()) as { data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
+  return body.data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
 }

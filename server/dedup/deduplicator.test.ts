@@ -444,3 +444,19 @@ describe("Deduplicator — options", () => {
     expect(d.options.leaseMs).toBe(60_000);
   });
 });
+
+describe("check-duration samples", () => {
+  it("a check that waited for the store's reconnect is no latency sample; one on a steady connection is", async () => {
+    const registry = new Registry();
+    let lost = false;
+    const repo = Object.assign(new MemoryRepository(), { connectionLostSince: () => lost });
+    const run = deduplicator({ repository: repo, service: "svc", registry })(async () => undefined);
+    const samples = async () => (await registry.getSingleMetric(METRIC_NAMES.checkDuration)!.get()).values.filter((v) => (v as { metricName?: string }).metricName === `${METRIC_NAMES.checkDuration}_count`).reduce((a, v) => a + v.value, 0);
+    const deliver = (uuid: string) => run(Object.assign(newMessage(uuid, "p"), { context: { topic: "in", handler: "h" } }));
+    await deliver("steady");
+    expect(await samples()).toBe(1);
+    lost = true;
+    await deliver("after-reconnect");
+    expect(await samples()).toBe(1);
+  });
+});

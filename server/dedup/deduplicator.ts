@@ -155,7 +155,7 @@ export class Deduplicator {
       } catch (e) {
         return this.storeFailed(d, e, `claim of ${key}`, t0);
       }
-      this.rec.checkSeconds((performance.now() - t0) / 1000);
+      this.checked(t0);
       if (reply !== null && reply === value && o.marking !== "naive") {
         if (o.marking === "lease") await this.marks.renew(key, value);
         reply = null;
@@ -223,6 +223,15 @@ export class Deduplicator {
   }
 
   /** A failed store call: counted, then the failure mode decides (spec §4). */
+  /**
+   * A check-duration sample of a check begun at `t0` — none when the connection was down at some
+   * moment since: a check that waited for the reconnect times the outage's end, not a working store.
+   */
+  private checked(t0: number): void {
+    if (this.options.repository.connectionLostSince?.(t0)) return;
+    this.rec.checkSeconds((performance.now() - t0) / 1000);
+  }
+
   private storeFailed(d: Delivery, e: unknown, what: string, t0: number): Promise<void | Message[]> {
     const reason = classifyStoreError(e);
     this.rec.error(reason);
@@ -265,7 +274,7 @@ export class Deduplicator {
         this.rec.error(reason);
         this.observeFailed(reason, t0);
       }
-      if (replies) this.rec.checkSeconds((performance.now() - t0) / 1000);
+      if (replies) this.checked(t0);
       batch.preclaimed(reqs, at, replies);
     }
     return {

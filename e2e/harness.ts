@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { Redis } from "ioredis";
+import { Kafka, logLevel } from "kafkajs";
 import { chromium, type Browser, type ConsoleMessage, type Locator, type Page } from "playwright-core";
 import { freePort } from "@/server/testing/net";
 
@@ -21,6 +24,35 @@ export const REAL_ENV = {
 const APP_KEYS = ["REDIS_URL", "REDIS_CLUSTER_NODES", "KAFKA_BROKERS", "PROMETHEUS_URL", "DATABASE_URL", "WORKSHOP_TOKEN"];
 
 export { freePort };
+
+/**
+ * The real-mode env of a demo of its own on the shared stack: its service name, topic (and DLQ
+ * topic), consumer groups and dedup keys all start with a fresh `tag`, so nothing it writes lands in
+ * another process' `notification:dedup:*` keys or `demo.events`; `cleanup()` deletes what it wrote.
+ */
+export function ownDemoOnStack(name: string): { tag: string; env: Record<string, string>; cleanup: () => Promise<void> } {
+  const tag = `${name}-${randomBytes(3).toString("hex")}`;
+  const topic = `${tag}.events`;
+  return {
+    tag,
+    env: { ...REAL_ENV, SERVICE_NAME: tag, DEMO_TOPIC: topic },
+    async cleanup() {
+      const redis = new Redis(REAL_ENV.REDIS_URL);
+      for (let cursor = "0"; ; ) {
+        const [next, keys] = await redis.scan(cursor, "MATCH", `${tag}:*`, "COUNT", 1000);
+        if (keys.length) await redis.unlink(...keys);
+        if ((cursor = next) === "0") break;
+      }
+      await redis.quit();
+      const admin = new Kafka({ brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: logLevel.NOTHING }).admin();
+      await admin.connect();
+      await admin.deleteTopics({ topics: [topic, `${topic}.dlq`] }).catch(() => undefined);
+      const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(`${tag}.`));
+      if (groups.length) await admin.deleteGroups(groups).catch(() => undefined);
+      await admin.disconnect();
+    },
+  };
+}
 
 /** A running `next start` of the built app. */
 export interface App {

@@ -6,11 +6,9 @@
  * the counts grow, always the same number. Embedded mode, and real mode on the local stack with a
  * service and a demo topic of its own.
  */
-import { randomBytes } from "node:crypto";
 import type { Browser, Page } from "playwright-core";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectErrors, launchBrowser, REAL_ENV, screenshot, startApp, type App } from "./harness";
+import { collectErrors, launchBrowser, ownDemoOnStack, screenshot, startApp, type App } from "./harness";
 
 const HANDLERS = ["on-review-created", "on-user-banned", "on-page-viewed"];
 /** How long each page is watched, and how often it is read. */
@@ -123,27 +121,13 @@ describe("one key count per moment on every panel", () => {
   }, 240_000);
 
   it("real mode: overview, handler page and key browser agree at every instant", async () => {
-    const tag = `onecount-${randomBytes(3).toString("hex")}`;
-    const topic = `${tag}.events`;
-    const app = await startApp({ env: { ...REAL_ENV, SERVICE_NAME: tag, DEMO_TOPIC: topic, DEMO_RATE: "30", DEDUP_PREFIXES: `${tag}:dedup:*`, PROMETHEUS_URL: "" } });
+    const own = ownDemoOnStack("onecount");
+    const app = await startApp({ env: { ...own.env, DEMO_RATE: "30", DEDUP_PREFIXES: `${own.tag}:dedup:*`, PROMETHEUS_URL: "" } });
     try {
-      await everyPage(app, tag);
+      await everyPage(app, own.tag);
     } finally {
       await app.stop();
-      const redis = new Redis(REAL_ENV.REDIS_URL);
-      for (let cursor = "0"; ; ) {
-        const [next, keys] = await redis.scan(cursor, "MATCH", `${tag}:*`, "COUNT", 1000);
-        if (keys.length) await redis.unlink(...keys);
-        if ((cursor = next) === "0") break;
-      }
-      await redis.quit();
-      const { Kafka } = await import("kafkajs");
-      const admin = new Kafka({ brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: 0 }).admin();
-      await admin.connect();
-      await admin.deleteTopics({ topics: [topic, `${topic}.dlq`] }).catch(() => undefined);
-      const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(`${tag}.`));
-      if (groups.length) await admin.deleteGroups(groups).catch(() => undefined);
-      await admin.disconnect();
+      await own.cleanup();
     }
   }, 300_000);
 });

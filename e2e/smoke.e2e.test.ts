@@ -35,8 +35,9 @@ describe("smoke: embedded mode (nothing configured)", () => {
 describe("smoke: real mode on the local stack", () => {
   let app: App;
   beforeAll(async () => {
-    // Port 3000: the one infra/prometheus/prometheus.yml scrapes.
-    app = await startApp({ port: 3000, env: REAL_ENV });
+    // Port 3000: the one infra/prometheus/prometheus.yml scrapes. No demo: nothing it checks needs
+    // traffic, and a demo would write keys and series under the shared stack's service name.
+    app = await startApp({ port: 3000, env: { ...REAL_ENV, DEMO: "off" } });
   });
   afterAll(async () => app?.stop());
 

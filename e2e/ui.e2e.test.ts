@@ -15,7 +15,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HandlersResponse } from "@/lib/api/handlers";
 import { DEFAULT_VIEW_STATE } from "../lib/url-state";
-import { collectErrors, launchBrowser, ownDemoOnStack, REAL_ENV, ROOT, screenshot, startApp, freePort, type App } from "./harness";
+import { collectErrors, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, freePort, type App } from "./harness";
 
 type Mode = "embedded" | "real";
 const BUDGET_FILE = join(ROOT, "test-results", "ui-budget.json");
@@ -125,7 +125,7 @@ function record(mode: Mode, route: string, m: Measure) {
  * 2% store error rate, so every overview panel has something real to draw, and waits until the
  * duplicate ratio has a series. Uses the demo's own switches (no mock, no seeded metrics).
  */
-async function driveDemo(app: App, service: string): Promise<{ service: string; handler: string }> {
+async function driveDemo(app: App): Promise<{ service: string; handler: string }> {
   const put = async (path: string, body: unknown) => {
     const res = await fetch(`${app.url}${path}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     if (!res.ok) throw new Error(`PUT ${path} answered ${res.status}: ${await res.text()}`);
@@ -161,7 +161,7 @@ async function driveDemo(app: App, service: string): Promise<{ service: string; 
   while (Date.now() < deadline) {
     try {
       const ratio = await lines("duplicate_ratio");
-      const line = ratio.lines.find((l) => l.labels.service === service && l.labels.handler);
+      const line = ratio.lines.find((l) => l.labels.service && l.labels.handler);
       const latency = line ? await lines("check_latency") : null;
       if (line && latency?.lines.some((l) => l.labels.service === line.labels.service)) return await counted({ service: line.labels.service!, handler: line.labels.handler! });
       last = JSON.stringify((latency ?? ratio).body.data).slice(0, 300);
@@ -196,11 +196,9 @@ function pagesSuite(mode: Mode) {
   const seededPrefix = `${prefixId}:dedup:on-e2e`;
   const seeded: string[] = [];
   let redis: Redis | undefined;
-  // Port 3000: the one infra/prometheus/prometheus.yml scrapes; the demo's service, topic and keys are its own.
-  const own = ownDemoOnStack("e2e-ui");
 
   beforeAll(async () => {
-    app = mode === "real" ? await startApp({ port: 3000, env: own.env }) : await startApp();
+    app = mode === "real" ? await startApp({ port: 3000, env: REAL_ENV }) : await startApp();
     if (mode === "real") {
       redis = new Redis(REAL_ENV.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
       await redis.connect();
@@ -213,7 +211,7 @@ function pagesSuite(mode: Mode) {
       }
       await p.exec();
     }
-    target = await driveDemo(app, mode === "real" ? own.tag : "notification");
+    target = await driveDemo(app);
   });
   afterAll(async () => {
     if (redis) {
@@ -226,7 +224,6 @@ function pagesSuite(mode: Mode) {
       redis.disconnect();
     }
     await app?.stop();
-    if (mode === "real") await own.cleanup();
   });
 
   it("overview: every panel has data, the 10% and 50 ms lines sit inside the axes, data painted within 1.5 s", async () => {

@@ -2,10 +2,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Redis } from "ioredis";
-import { Kafka, logLevel } from "kafkajs";
 import { chromium, type Browser, type ConsoleMessage, type Locator, type Page } from "playwright-core";
+import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
+import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 import { freePort } from "@/server/testing/net";
+import { KafkaTransport } from "@/server/transport";
 
 /** The repo root. */
 export const ROOT = join(__dirname, "..");
@@ -37,19 +38,13 @@ export function ownDemoOnStack(name: string): { tag: string; env: Record<string,
     tag,
     env: { ...REAL_ENV, SERVICE_NAME: tag, DEMO_TOPIC: topic },
     async cleanup() {
-      const redis = new Redis(REAL_ENV.REDIS_URL);
-      for (let cursor = "0"; ; ) {
-        const [next, keys] = await redis.scan(cursor, "MATCH", `${tag}:*`, "COUNT", 1000);
-        if (keys.length) await redis.unlink(...keys);
-        if ((cursor = next) === "0") break;
-      }
-      await redis.quit();
-      const admin = new Kafka({ brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: logLevel.NOTHING }).admin();
-      await admin.connect();
-      await admin.deleteTopics({ topics: [topic, `${topic}.dlq`] }).catch(() => undefined);
-      const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(`${tag}.`));
-      if (groups.length) await admin.deleteGroups(groups).catch(() => undefined);
-      await admin.disconnect();
+      const redis = createDedupRedis({ url: REAL_ENV.REDIS_URL });
+      await deleteKeysByPrefix(redis, tag);
+      redis.disconnect();
+      const kafka = new KafkaTransport([REAL_ENV.KAFKA_BROKERS]);
+      await kafka.deleteGroups(DEMO_HANDLER_SPECS.map((h) => `${tag}.${h.name}`));
+      await kafka.deleteTopics([topic, `${topic}.dlq`]);
+      await kafka.close();
     },
   };
 }

@@ -80,20 +80,24 @@ summary() {
   printf '{"wallS":%d,"serialSumS":%d,"mode":"%s","commit":"%s","finishedAt":"%s","phases":[%s]}\n' "$wall" "$SERIAL_SUM" \
     "$([ "${TEST_SERIAL:-${CI_SERIAL:-0}}" = 1 ] && echo serial || echo parallel)" "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" "$(date -u +%FT%TZ)" "${PHASES_JSON[*]}" > test-results/ci-timing.json || true
   unset IFS
-  node -e '
+  CI_RC=$rc node -e '
     const fs = require("fs");
     let passed = 0, failed = 0, skipped = 0, reports = 0; const failures = [];
     for (const f of process.argv.slice(1)) {
       if (!fs.existsSync(f)) continue;
       const r = JSON.parse(fs.readFileSync(f, "utf8"));
       passed += r.numPassedTests; failed += r.numFailedTests; skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0); reports++;
-      for (const file of r.testResults ?? []) for (const t of file.assertionResults ?? []) {
-        if (t.status !== "failed") continue;
-        const why = String((t.failureMessages ?? [])[0] ?? "").split("\n").find((l) => l.trim()) ?? "";
-        failures.push(`  ✗ ${require("path").relative(process.cwd(), file.name)} > ${t.fullName}\n      ${why.slice(0, 400)}`);
+      const first = (s) => (String(s ?? "").split("\n").find((l) => l.trim()) ?? "").slice(0, 400);
+      for (const file of r.testResults ?? []) {
+        const name = require("path").relative(process.cwd(), file.name);
+        const tests = (file.assertionResults ?? []).filter((t) => t.status === "failed");
+        for (const t of tests) failures.push(`  ✗ ${name} > ${t.fullName}\n      ${first((t.failureMessages ?? [])[0])}`);
+        // A hook, an import or the file itself failed: its tests count as skipped, the file as failed.
+        if (file.status === "failed" && tests.length === 0) failures.push(`  ✗ ${name} (a hook or the file itself failed)\n      ${first(file.message)}`);
       }
     }
     if (failures.length) console.log(`[ci] what failed:\n${failures.join("\n")}`);
+    else if (process.env.CI_RC !== "0") console.log("[ci] no test failed in the reports: see the log above (a step before vitest, or an error outside any test)");
     console.log(`[ci] ${reports} vitest reports (vitest projects + fault suite)`);
     console.log(`${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));
   ' test-results/ci-vitest*.json test-results/faults/ci-faults*.json || true

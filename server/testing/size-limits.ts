@@ -1,8 +1,6 @@
 /**
  * The size limits of production code under server/, lib/ and components/ (docs/ARCHITECTURE.md):
- * no file over {@link MAX_FILE_LINES} lines, no function over {@link MAX_FUNCTION_LINES}. What was
- * over them when the check came is listed with its size in `SIZE_DEBT`: such an entry may shrink,
- * never grow, and anything not listed must keep to the limits.
+ * no file over {@link MAX_FILE_LINES} lines, no function over {@link MAX_FUNCTION_LINES}.
  */
 import ts from "typescript";
 
@@ -44,19 +42,12 @@ function functionName(n: ts.Node, sf: ts.SourceFile): string {
   return "(anonymous)";
 }
 
-/** `file` or `file name()`: how a measured thing is named in `SIZE_DEBT` and in a failure. */
+/** `file` or `file name()`: how a measured thing is named in a failure. */
 export const keyOf = (m: Measured) => (m.name ? `${m.file} ${m.name}()` : m.file);
 
-/**
- * Every measured thing over its limit and not allowed by `debt` (listed with at least its size),
- * as "what: N lines (limit L)".
- */
-export function sizeViolations(measured: readonly Measured[], debt: Readonly<Record<string, number>>): string[] {
-  const out: string[] = [];
-  for (const m of measured) {
-    const limit = m.name ? MAX_FUNCTION_LINES : MAX_FILE_LINES;
-    const allowed = Math.max(limit, debt[keyOf(m)] ?? 0);
-    if (m.lines > allowed) out.push(`${keyOf(m)}: ${m.lines} lines (limit ${limit}${debt[keyOf(m)] ? `, was ${debt[keyOf(m)]} when listed` : ""})`);
-  }
-  return out;
+/** Every measured thing over its limit, as "what: N lines (limit L)". */
+export function sizeViolations(measured: readonly Measured[]): string[] {
+  return measured
+    .filter((m) => m.lines > (m.name ? MAX_FUNCTION_LINES : MAX_FILE_LINES))
+    .map((m) => `${keyOf(m)}: ${m.lines} lines (limit ${m.name ? MAX_FUNCTION_LINES : MAX_FILE_LINES})`);
 }

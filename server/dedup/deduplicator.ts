@@ -222,7 +222,6 @@ export class Deduplicator {
     return out;
   }
 
-  /** A failed store call: counted, then the failure mode decides (spec §4). */
   /**
    * A check-duration sample of a check begun at `t0` — none when the connection was down at some
    * moment since: a check that waited for the reconnect times the outage's end, not a working store.
@@ -232,6 +231,7 @@ export class Deduplicator {
     this.rec.checkSeconds((performance.now() - t0) / 1000);
   }
 
+  /** A failed store call: counted, then the failure mode decides (spec §4). */
   private storeFailed(d: Delivery, e: unknown, what: string, t0: number): Promise<void | Message[]> {
     const reason = classifyStoreError(e);
     this.rec.error(reason);

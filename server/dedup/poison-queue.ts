@@ -63,13 +63,14 @@ export function poisonQueue(publisher: Publisher, topic: string, options: Poison
     if (!filter(err)) throw err;
     const dlq = copyMessage(msg);
     const { topic: from = "", handler = "", subscriber = "" } = msg.context;
-    Object.assign(dlq.metadata, poisonedMetadata({ reason: err.message, reasonClass: poisonReasonClass(err), topic: from, handler, subscriber }));
+    const reasonClass = poisonReasonClass(err);
+    Object.assign(dlq.metadata, poisonedMetadata({ reason: err.message, reasonClass, topic: from, handler, subscriber }));
     try {
       await publisher.publish(topic, dlq);
     } catch (pe) {
       throw new AggregateError([err, toError(pe)], `poisonQueue: handler failed (${err.message}) and publishing to ${topic} failed too (${toError(pe).message}); not acked`);
     }
-    poisoned?.inc({ service, topic: from, handler, reason_poisoned: poisonReasonClass(err) });
+    poisoned?.inc({ service, topic: from, handler, reason_poisoned: reasonClass });
   };
   return onFailure("poisonQueue", poison, { onRegister });
 }

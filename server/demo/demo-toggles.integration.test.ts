@@ -32,6 +32,7 @@ async function leasedKeys(service: string): Promise<number> {
 
 demoTogglesSuite({
   label: "real Kafka and Redis",
+  leavingCases: ["rebalance", "rebalanceFaults", "restart", "restartFaults"],
   world: async (name) => {
     const { id, names } = await own.topics(`toggles.${name}`, { "": DEMO_PARTITIONS, ".dlq": 1 });
     const [topic, dlqTopic] = names as [string, string];

@@ -14,8 +14,6 @@ import { DemoLifecycle } from "./demo-lifecycle";
 import { initialSources, resolveDemoOptions, type DemoServiceOptions, type DemoSourcesState, type ResolvedDemoOptions } from "./demo-options";
 import { DemoTraffic } from "./demo-traffic";
 
-export type { DemoServiceOptions };
-
 /** The live demo service. */
 export class DemoService {
   private readonly o: ResolvedDemoOptions;

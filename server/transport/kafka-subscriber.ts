@@ -54,7 +54,6 @@ export class KafkaSubscriber implements Subscriber {
   readonly replica: string;
   private readonly o: ResolvedSubscriberOptions;
   private readonly kafka: Kafka;
-  private readonly consumers = new Set<Consumer>();
   private readonly closers = new Set<() => Promise<void>>();
   private crashedFlag = false;
   /** Partitions currently assigned, per topic (updated on every group join). */
@@ -91,7 +90,6 @@ export class KafkaSubscriber implements Subscriber {
 
   async subscribe(topic: string, sink: MessageSink, signal: AbortSignal): Promise<Subscription> {
     const consumer = this.newConsumer();
-    this.consumers.add(consumer);
     const member = new KafkaTopicConsumer(consumer, topic, sink, signal, this.o, {
       subscriber: `kafka/${this.replica}`,
       crashed: () => this.crashedFlag,
@@ -102,10 +100,7 @@ export class KafkaSubscriber implements Subscriber {
       },
       closeAll: () => this.close(),
       assigned: (partitions) => this.assignment.set(topic, partitions),
-      left: () => {
-        this.consumers.delete(consumer);
-        this.assignment.delete(topic);
-      },
+      left: () => this.assignment.delete(topic),
     });
     const shutdown = () => member.shutdown();
     this.closers.add(shutdown);

@@ -13,8 +13,6 @@ import { MemoryGroupSubscriber, type Group, type GroupBroker, type MemorySubscri
 import { NO_UUID } from "./partition-pump";
 import { encodeRecord } from "./watermill-codec";
 
-export { DEFAULT_MEMORY_SUBSCRIBER_OPTIONS, MemoryGroupSubscriber, type MemorySubscriberOptions } from "./memory-group-subscriber";
-
 /** One stored record. */
 export interface MemoryRecord {
   headers: Record<string, string>;

@@ -11,8 +11,6 @@ import { ANTI_PATTERN_SCENARIOS } from "./scenarios-anti-patterns";
 import { DUPLICATE_SOURCE_SCENARIOS } from "./scenarios-duplicate-sources";
 import { REDIS_OUTAGE_SCENARIOS } from "./scenarios-redis-outage";
 
-export type { ScenarioDefinition };
-
 /** Every scenario, in presentation order. */
 export const SCENARIOS: readonly ScenarioDefinition[] = [...DUPLICATE_SOURCE_SCENARIOS, ...REDIS_OUTAGE_SCENARIOS, ...ANTI_PATTERN_SCENARIOS];
 

@@ -13,6 +13,7 @@
  */
 import { Kafka, logLevel } from "kafkajs";
 import { kafkaLogCreator } from "@/server/transport/kafka-log";
+import { SharedConnection } from "@/server/transport/shared-connection";
 import { TopicMissingError, type LogReader, type PartitionRange, type RawRecord } from "./log-reader";
 
 interface FetchedMessage {
@@ -54,7 +55,11 @@ function clusterOf(kafka: Kafka): KjsCluster {
 /** Reads partitions of topics by offset; one connection to the cluster, reused. */
 export class KafkaLogReader implements LogReader {
   private readonly kafka: Kafka;
-  private cluster: Promise<KjsCluster> | null = null;
+  private readonly cluster = new SharedConnection(async () => {
+    const c = clusterOf(this.kafka);
+    await c.connect();
+    return c;
+  });
   /** Per connected cluster: each topic's metadata load, shared by concurrent readers of that topic. */
   private loading = new WeakMap<KjsCluster, Map<string, Promise<void>>>();
 
@@ -71,17 +76,7 @@ export class KafkaLogReader implements LogReader {
   }
 
   private connected(): Promise<KjsCluster> {
-    if (!this.cluster) {
-      const c = clusterOf(this.kafka);
-      this.cluster = c.connect().then(
-        () => c,
-        (e: unknown) => {
-          this.cluster = null;
-          throw e;
-        },
-      );
-    }
-    return this.cluster;
+    return this.cluster.get();
   }
 
   /**
@@ -152,8 +147,7 @@ export class KafkaLogReader implements LogReader {
 
   /** Closes the connection (a later call connects again). */
   async close(): Promise<void> {
-    const c = this.cluster;
-    this.cluster = null;
+    const c = this.cluster.take();
     if (c) await c.then((x) => x.disconnect()).catch(() => undefined);
   }
 }

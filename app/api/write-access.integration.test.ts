@@ -5,7 +5,6 @@
  * topic has no new record, the audit trail did not move.
  */
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as redrive } from "@/app/api/dlq/redrive/route";
@@ -14,22 +13,20 @@ import { POST as ttl } from "@/app/api/keys/ttl/route";
 import { POST as runScenario } from "@/app/api/workshop/scenarios/[name]/runs/route";
 import { auditStore, setAuditStore } from "@/server/audit";
 import { MemoryAuditStore } from "@/server/audit/store";
-import { parseConfig } from "@/server/config";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";
-import { recordReader, setRecordReader } from "@/server/observe/records/records";
+import { recordReader } from "@/server/observe/records/records";
 import { createObserveRedis, type RedisLike } from "@/server/observe/redis-client";
-import { KafkaTransport } from "@/server/transport";
+import { configOfFile, useConfig } from "@/server/testing/app-config";
+import { ownKafka } from "@/server/testing/own-kafka";
 
-const BROKERS = "127.0.0.1:9092";
-const topic = `act-access-${randomBytes(4).toString("hex")}`;
+const own = ownKafka();
+configOfFile();
 const service = `act-acc-${randomBytes(3).toString("hex")}`;
 const key = `${service}:dedup:h:u1`;
-const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown };
-const saved = g.__dedupHealthConfig;
-let redis: Redis;
+own.forget(key);
+let topic: string;
 let observeRedis: RedisLike;
-let transport: KafkaTransport;
 
 // A caller on another machine, as Next.js would pass it on (its address forwarded, a public Host).
 const REMOTE = { "content-type": "application/json", host: "dash.example.com", "x-forwarded-for": "203.0.113.7" };
@@ -44,41 +41,33 @@ const ROUTES: Array<[string, () => Promise<Response>]> = [
 const topicEnd = async () => (await recordReader().ranges(topic)).reduce((a, r) => a + r.high, 0n);
 
 beforeAll(async () => {
-  redis = new Redis("redis://127.0.0.1:6379");
-  await redis.set(key, "done:x:0:1", "PX", 600_000);
+  await own.redis.set(key, "done:x:0:1", "PX", 600_000);
   observeRedis = createObserveRedis({ url: "redis://127.0.0.1:6379" });
   setObserveContext(createObserveContext({ metrics: new LocalSource(new Registry()), redis: observeRedis }));
-  transport = new KafkaTransport([BROKERS]);
-  await transport.createTopics([{ name: topic, partitions: 1 }, { name: `${topic}.dlq`, partitions: 1 }]);
-  await transport.produceRaw(`${topic}.dlq`, { headers: { _watermill_message_uuid: "u1", topic_poisoned: topic, reason_poisoned: "boom", handler_poisoned: "h" }, value: Buffer.from("{}") });
+  [topic] = (await own.topics("act-access", { "": 1, ".dlq": 1 })).names as [string];
+  await own.kafka.produceRaw(`${topic}.dlq`, { headers: { _watermill_message_uuid: "u1", topic_poisoned: topic, reason_poisoned: "boom", handler_poisoned: "h" }, value: Buffer.from("{}") });
   await setAuditStore(new MemoryAuditStore());
 }, 60_000);
 
 afterAll(async () => {
   setObserveContext(null);
-  await setRecordReader(null);
   await setAuditStore(null);
-  await redis.unlink(key);
-  redis.disconnect();
   observeRedis.disconnect();
-  await transport.deleteTopics([topic, `${topic}.dlq`]);
-  await transport.close();
-  g.__dedupHealthConfig = saved;
 });
 
 describe("write routes without the token from another machine", () => {
   for (const [token, status] of [[undefined, 403], ["a-workshop-token-of-16+", 401]] as const) {
     it(`answer ${status} ${token ? "(WORKSHOP_TOKEN set, none sent)" : "(no WORKSHOP_TOKEN: read-only)"} and change nothing`, async () => {
-      g.__dedupHealthConfig = parseConfig({ REDIS_URL: "redis://127.0.0.1:6379", KAFKA_BROKERS: BROKERS, CONSUMER_TOPICS: topic, ...(token ? { WORKSHOP_TOKEN: token } : {}) });
-      const pttl = await redis.pttl(key);
+      useConfig({ REDIS_URL: "redis://127.0.0.1:6379", KAFKA_BROKERS: own.brokers.join(","), CONSUMER_TOPICS: topic, ...(token ? { WORKSHOP_TOKEN: token } : {}) });
+      const pttl = await own.redis.pttl(key);
       const end = await topicEnd();
       for (const [name, call] of ROUTES) {
         const res = await call();
         expect(res.status, name).toBe(status);
         expect((await res.json()) as object, name).toHaveProperty("detail");
       }
-      expect(await redis.exists(key)).toBe(1);
-      expect(Math.abs((await redis.pttl(key)) - pttl)).toBeLessThan(5000);
+      expect(await own.redis.exists(key)).toBe(1);
+      expect(Math.abs((await own.redis.pttl(key)) - pttl)).toBeLessThan(5000);
       expect(await topicEnd()).toBe(end);
       expect(await auditStore().list({ limit: 10 })).toEqual([]);
     });

@@ -3,14 +3,32 @@
  * `config()` in server/config.ts builds from the environment at start-up) and cleans up after.
  */
 import { afterAll, beforeAll, beforeEach } from "vitest";
-import { parseConfig } from "@/server/config";
+import { parseConfig, type AppConfig } from "@/server/config";
+import { setRecordReader } from "@/server/observe/records/records";
 import { consumerRuntime } from "@/server/runtime";
 
 const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown };
 
-/** Makes the routes read `parseConfig(env)` from now on (`{}`: embedded mode, no services). */
-export function useConfig(env: Record<string, string> = {}): void {
-  g.__dedupHealthConfig = parseConfig(env);
+/** Makes the routes read `parseConfig(env)` from now on (`{}`: embedded mode, no services), with `overrides` on top. */
+export function useConfig(env: Record<string, string> = {}, overrides: Partial<AppConfig> = {}): void {
+  g.__dedupHealthConfig = { ...parseConfig(env), ...overrides };
+}
+
+/**
+ * The file's tests set the config the routes read ({@link useConfig}) for themselves: the record
+ * reader built from another config is dropped before them and theirs after them, and then the
+ * config from before the file is put back.
+ */
+export function configOfFile(): void {
+  let before: unknown;
+  beforeAll(async () => {
+    before = g.__dedupHealthConfig;
+    await setRecordReader(null);
+  });
+  afterAll(async () => {
+    await setRecordReader(null);
+    g.__dedupHealthConfig = before;
+  });
 }
 
 /**

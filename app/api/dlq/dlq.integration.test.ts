@@ -4,29 +4,24 @@
  * publishing; a handler-error record, once the handler is fixed, is re-driven (same UUID) and
  * processed once — one row in the side-effect table, also after a second re-drive.
  */
-import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dlqResponseSchema, redriveResponseSchema, type DlqEntry } from "@/lib/api/dlq";
 import { EVENT_TYPE_KEY } from "@/names/dedup";
-import { parseConfig } from "@/server/config";
-import { setRecordReader, recordReader } from "@/server/observe/records/records";
+import { recordReader } from "@/server/observe/records/records";
 import { setRedrivePublisher } from "@/server/observe/records/redrive-publisher";
+import { configOfFile, useConfig } from "@/server/testing/app-config";
 import { startBuggyConsumer, type BuggyConsumer } from "@/server/testing/buggy-consumer";
 import { kcatProduce } from "@/server/testing/kcat";
-import { KafkaTransport } from "@/server/transport";
+import { ownKafka } from "@/server/testing/own-kafka";
 import { GET } from "./route";
 import { POST } from "./redrive/route";
 
-const BROKERS = "127.0.0.1:9092";
-const id = randomBytes(4).toString("hex");
-const topic = `act-dlq-${id}`;
-const dlq = `${topic}.dlq`;
-const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown };
-const saved = g.__dedupHealthConfig;
-let transport: KafkaTransport;
-let redis: Redis;
+const own = ownKafka();
+configOfFile();
+const BROKERS = own.brokers.join(",");
+let topic: string;
+let dlq: string;
 let consumer: BuggyConsumer;
 
 const list = async (q: string) => dlqResponseSchema.parse(await (await GET(new Request(`http://localhost/api/dlq?${q}`))).json());
@@ -49,25 +44,18 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_
 }
 
 beforeAll(async () => {
+  [topic, dlq] = (await own.topics("act-dlq", { "": 2, ".dlq": 1 })).names as [string, string];
   // The re-drive changes state: open without a token only to requests from this machine, to a server
   // bound to loopback (the origin Next.js records once listening on 127.0.0.1).
-  g.__dedupHealthConfig = { ...parseConfig({ KAFKA_BROKERS: BROKERS, CONSUMER_TOPICS: topic }), mode: "embedded" };
+  useConfig({ KAFKA_BROKERS: BROKERS, CONSUMER_TOPICS: topic }, { mode: "embedded" });
   process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
-  transport = new KafkaTransport([BROKERS]);
-  await transport.createTopics([{ name: topic, partitions: 2 }, { name: dlq, partitions: 1 }]);
-  redis = new Redis("redis://127.0.0.1:6379");
-  consumer = await startBuggyConsumer({ transport, topic, dlqTopic: dlq, redis });
+  consumer = await startBuggyConsumer({ transport: own.kafka, topic, dlqTopic: dlq, redis: own.redis });
 }, 60_000);
 
 afterAll(async () => {
   await consumer?.stop();
-  await setRecordReader(null);
   await setRedrivePublisher(null);
-  await redis.eval("for _,k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) end", 0, `${consumer.service}:*`);
-  redis.disconnect();
-  await transport.deleteTopics([topic, dlq]);
-  await transport.close();
-  g.__dedupHealthConfig = saved;
+  if (consumer) await own.redis.eval("for _,k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) end", 0, `${consumer.service}:*`);
   delete process.env.__NEXT_PRIVATE_ORIGIN;
 });
 
@@ -89,7 +77,7 @@ describe("DLQ browser and re-drive", () => {
   it("re-drives a handler-error record once the handler is fixed: processed once, one side-effect row", async () => {
     const uuid = ulid();
     consumer.fail = (m) => m.uuid === uuid;
-    await transport.publisher.publish(topic, { uuid, metadata: { [EVENT_TYPE_KEY]: "x" }, payload: Buffer.from('{"n":1}'), signal: new AbortController().signal, context: {} });
+    await own.kafka.publisher.publish(topic, { uuid, metadata: { [EVENT_TYPE_KEY]: "x" }, payload: Buffer.from('{"n":1}'), signal: new AbortController().signal, context: {} });
     const entry = await until<DlqEntry>("the handler-error record", async () => (await list("reason=handler_error")).entries.find((e) => e.uuid === uuid));
     expect(entry).toMatchObject({ handler: consumer.handler, topicPoisoned: topic, redrivable: true });
     expect(await consumer.rows(uuid)).toBe(0);

@@ -5,19 +5,17 @@
  */
 import { randomBytes } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { recordsResponseSchema, type RecordView } from "@/lib/api/records";
-import { parseConfig } from "@/server/config";
-import { setRecordReader } from "@/server/observe/records/records";
+import { configOfFile, useConfig } from "@/server/testing/app-config";
 import { kcatPayloadAt, kcatProduce } from "@/server/testing/kcat";
-import { KafkaTransport } from "@/server/transport";
+import { ownKafka } from "@/server/testing/own-kafka";
 import { GET } from "./route";
 
-const BROKERS = "127.0.0.1:9092";
-const topic = `act-records-${randomBytes(4).toString("hex")}`;
-const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown };
-const saved = g.__dedupHealthConfig;
-let transport: KafkaTransport;
+const own = ownKafka();
+configOfFile();
+const BROKERS = own.brokers.join(",");
+let topic: string;
 
 const get = async (q: string) => {
   const res = await GET(new Request(`http://localhost/api/records?${q}`));
@@ -25,7 +23,7 @@ const get = async (q: string) => {
 };
 
 async function groups(): Promise<string[]> {
-  const admin = new Kafka({ brokers: [BROKERS], logLevel: logLevel.NOTHING }).admin();
+  const admin = new Kafka({ brokers: [...own.brokers], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   try {
     return (await admin.listGroups()).groups.map((x) => x.groupId).sort();
@@ -35,18 +33,9 @@ async function groups(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  g.__dedupHealthConfig = parseConfig({ KAFKA_BROKERS: BROKERS, CONSUMER_TOPICS: topic });
-  await setRecordReader(null);
-  transport = new KafkaTransport([BROKERS]);
-  await transport.createTopics([{ name: topic, partitions: 2 }]);
+  [topic] = (await own.topics("act-records", { "": 2 })).names as [string];
+  useConfig({ KAFKA_BROKERS: BROKERS, CONSUMER_TOPICS: topic });
 }, 60_000);
-
-afterAll(async () => {
-  await setRecordReader(null);
-  await transport.deleteTopics([topic]);
-  await transport.close();
-  g.__dedupHealthConfig = saved;
-});
 
 describe("GET /api/records", () => {
   it("finds a kcat-published record by its UUID and opens it by position; the payload equals kcat -C at that offset", async () => {

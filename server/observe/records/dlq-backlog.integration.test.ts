@@ -3,26 +3,21 @@
  * Watermill headers and the reason class) are counted per handler and reason from the topic itself,
  * however long ago they were poisoned, and exported as `dedup_dlq_backlog_records`.
  */
-import { randomBytes } from "node:crypto";
 import { Registry } from "prom-client";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HANDLER_POISONED_KEY, REASON_CLASS_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
 import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { newMessage } from "@/server/dedup/message";
-import { parseConfig } from "@/server/config";
 import { dlqBacklogText } from "@/lib/on-call-text";
-import { KafkaTransport } from "@/server/transport";
+import { configOfFile, useConfig } from "@/server/testing/app-config";
+import { ownKafka } from "@/server/testing/own-kafka";
 import { clearDlqBacklog, dlqBacklog, handlerBacklog, registerDlqBacklogGauge } from "./dlq-backlog";
-import { setRecordReader } from "./records";
 
-const BROKERS = "127.0.0.1:9092";
-const id = randomBytes(4).toString("hex");
-const topic = `oncall-dlqbl-${id}`;
-const dlq = `${topic}.dlq`;
-const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown };
-const saved = g.__dedupHealthConfig;
-let transport: KafkaTransport;
+const own = ownKafka();
+configOfFile();
+let topic: string;
+let dlq: string;
 
 /** A DLQ copy as the PoisonQueue writes it. */
 const poisoned = (handler: string, reasonClass: string, reason: string) =>
@@ -31,24 +26,19 @@ const poisoned = (handler: string, reasonClass: string, reason: string) =>
   });
 
 beforeAll(async () => {
-  g.__dedupHealthConfig = { ...parseConfig({ KAFKA_BROKERS: BROKERS, CONSUMER_TOPICS: topic }), mode: "real" };
+  [topic, dlq] = (await own.topics("oncall-dlqbl", { "": 1, ".dlq": 3 })).names as [string, string];
+  useConfig({ KAFKA_BROKERS: own.brokers.join(","), CONSUMER_TOPICS: topic });
   clearDlqBacklog();
-  transport = new KafkaTransport([BROKERS]);
-  await transport.createTopics([{ name: topic, partitions: 1 }, { name: dlq, partitions: 3 }]);
   const msgs = [
     ...Array.from({ length: 35 }, () => poisoned("on-order-paid", "redis_conn", "dedup store failed (redis_conn) on claim of x: connect ECONNREFUSED; fail-closed")),
     ...Array.from({ length: 5 }, () => poisoned("on-order-paid", "handler_error", "boom")),
     ...Array.from({ length: 3 }, () => poisoned("on-review-created", "non_retryable", "bad payload")),
   ];
-  await transport.publisher.publish(dlq, ...msgs);
+  await own.kafka.publisher.publish(dlq, ...msgs);
 }, 60_000);
 
-afterAll(async () => {
+afterAll(() => {
   clearDlqBacklog();
-  await setRecordReader(null);
-  await transport?.deleteTopics([topic, dlq]);
-  await transport?.close();
-  g.__dedupHealthConfig = saved;
 });
 
 describe("the DLQ backlog is read from the DLQ topic", () => {

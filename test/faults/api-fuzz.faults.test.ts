@@ -6,7 +6,7 @@
  * keys are untouched, and every PromQL the app sent is one of its named queries.
  */
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -82,7 +82,10 @@ describe(`case 6: API fuzz, ${REQUESTS} requests`, () => {
     expect(Object.keys(r.byRoute).length, "routes covered").toBeGreaterThanOrEqual(15);
     // 5xx on an undecodable path are asserted by the next test (one finding, one failing test).
     const other = r.serverErrors.filter((e) => !e.malformedPath);
-    expect(other, JSON.stringify(other.slice(0, 3))).toEqual([]);
+    // A 5xx says why only in the server's own output: keep it beside the report and in the failure.
+    const appLog = fa.app.logs();
+    if (fivexx > 0) writeFileSync(join(ROOT, "test-results", "faults", "fuzz-app.log"), appLog);
+    expect(other, `${JSON.stringify(other.slice(0, 3))}\nthe app's last output:\n${appLog.slice(-3000)}`).toEqual([]);
     expect(r.serverErrorsOther).toBe(0);
     expect(fivexx).toBe(r.serverErrorsMalformedPath);
     expect(r.leaks, JSON.stringify(r.leaks.slice(0, 3))).toEqual([]);

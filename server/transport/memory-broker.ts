@@ -143,7 +143,7 @@ export class MemoryBroker implements GroupBroker {
         m.lastCommit = Date.now();
       }
       for (let p = 0; p < n && live.length > 0; p++) live[p % live.length]!.partitions.push(p);
-      for (const m of live) for (const p of m.partitions) m.sub.startPump(this, groupId, g, m, p);
+      for (const m of live) for (const p of m.partitions) m.sub.startPump(g, m, p);
     });
     return g.rebalancing;
   }

@@ -120,8 +120,8 @@ export class MemoryGroupSubscriber implements Subscriber {
   }
 
   /** @internal */
-  startPump(broker: GroupBroker, _groupId: string, g: Group, m: Member, partition: number): void {
-    const run = this.pump(broker, g, m, partition);
+  startPump(g: Group, m: Member, partition: number): void {
+    const run = this.pump(g, m, partition);
     m.pumps.add(run);
     void run.finally(() => m.pumps.delete(run));
   }
@@ -143,7 +143,8 @@ export class MemoryGroupSubscriber implements Subscriber {
   }
 
   /** One partition of one generation: waits for records and runs them through the shared loop. */
-  private async pump(broker: GroupBroker, g: Group, m: Member, partition: number): Promise<void> {
+  private async pump(g: Group, m: Member, partition: number): Promise<void> {
+    const broker = this.broker;
     const gen = m.generation;
     const alive = () => !m.gone && m.generation === gen && g.generation === gen && !this.crash.signal.aborted;
     let pos = g.committed.get(`${m.topic}\u0000${partition}`) ?? 0;

@@ -15,7 +15,6 @@ export type StoreFaultsState = Omit<DemoFaults, "mode" | "running">;
 export class StoreFaults {
   /** The store as the handlers see it: the real one behind the injected latency and errors. */
   readonly repository: FaultyRepository;
-  private readonly faults = { latencyMs: 0, errorRate: 0 };
   private cutoffUntil: number | null = null;
   private cutoffTimer: NodeJS.Timeout | null = null;
 
@@ -31,8 +30,8 @@ export class StoreFaults {
   state(): StoreFaultsState {
     const active = this.cutoffUntil !== null && this.cutoffUntil > Date.now();
     return {
-      latencyMs: this.faults.latencyMs,
-      errorRate: this.faults.errorRate,
+      latencyMs: this.repository.faults.latencyMs,
+      errorRate: this.repository.faults.errorRate,
       redisCutoff: { available: this.redis !== undefined, active, until: active ? new Date(this.cutoffUntil!).toISOString() : null },
     };
   }
@@ -42,9 +41,7 @@ export class StoreFaults {
    * client for that long (real mode only: a RangeError otherwise); 0 reconnects now.
    */
   set(p: DemoFaultsPatch): void {
-    if (p.latencyMs !== undefined) this.faults.latencyMs = p.latencyMs;
-    if (p.errorRate !== undefined) this.faults.errorRate = p.errorRate;
-    this.repository.set({ latencyMs: this.faults.latencyMs, errorRate: this.faults.errorRate });
+    this.repository.set({ ...(p.latencyMs !== undefined && { latencyMs: p.latencyMs }), ...(p.errorRate !== undefined && { errorRate: p.errorRate }) });
     if (p.redisCutoffMs === undefined) return;
     const redis = this.redis;
     if (!redis) throw new RangeError("redisCutoffMs: the Redis cut-off needs real mode (REDIS_URL); use errorRate in embedded mode");

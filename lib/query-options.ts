@@ -177,7 +177,7 @@ export const runQuery = (runId: string | null) =>
  * A state-changing call: the JSON content type even without a body (proxy.ts refuses any other
  * state-changing request, 415), the presenter's token when one was entered, and `body` as JSON.
  */
-function send<T>(url: string, method: "POST" | "PUT" | "DELETE", token: string | null, body?: unknown): Promise<T> {
+export function send<T>(url: string, method: "POST" | "PUT" | "DELETE", token: string | null, body?: unknown): Promise<T> {
   const headers = { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) };
   return fetchJson<T>(url, body === undefined ? { method, headers } : { method, headers, body: JSON.stringify(body) });
 }

@@ -1,13 +1,13 @@
 /**
  * react-query option factories and calls of the record, DLQ, key-action and audit endpoints (the
- * rest are in lib/query-options.ts, whose {@link fetchJson} and `ApiError` these share).
+ * rest are in lib/query-options.ts, whose {@link fetchJson}, {@link send} and `ApiError` these share).
  */
 import { queryOptions } from "@tanstack/react-query";
 import type { AuditResponse } from "@/lib/api/audit";
 import type { ForgetResponse, TtlResponse } from "@/lib/api/key-actions";
 import type { DlqResponse, RedriveResponse } from "@/lib/api/dlq";
 import type { RecordsResponse } from "@/lib/api/records";
-import { fetchJson } from "./query-options";
+import { fetchJson, send } from "./query-options";
 
 /** `GET /api/records?topic=&partition=&offset=` or `?topic=&uuid=` (`at` names one or the other). */
 export const recordsQuery = (at: { topic: string; partition?: number; offset?: string; uuid?: string }) => {
@@ -45,22 +45,15 @@ export const dlqQuery = (f: { topic?: string; handler?: string; reason?: string;
   });
 };
 
-/** Authorization header of a state-changing call, when a token was entered. */
-export function authHeaders(token: string | null): Record<string, string> {
-  return { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) };
-}
-
 /** `POST /api/dlq/redrive` */
 export const redrive = (body: { topic?: string; uuids?: string[]; filter?: { handler?: string; reason?: string }; dryRun: boolean }, token: string | null) =>
-  fetchJson<RedriveResponse>("/api/dlq/redrive", { method: "POST", headers: authHeaders(token), body: JSON.stringify(body) });
+  send<RedriveResponse>("/api/dlq/redrive", "POST", token, body);
 
 /** `POST /api/keys/forget` */
-export const forgetKeys = (body: Record<string, unknown>, token: string | null) =>
-  fetchJson<ForgetResponse>("/api/keys/forget", { method: "POST", headers: authHeaders(token), body: JSON.stringify(body) });
+export const forgetKeys = (body: Record<string, unknown>, token: string | null) => send<ForgetResponse>("/api/keys/forget", "POST", token, body);
 
 /** `POST /api/keys/ttl` */
-export const setKeysTtl = (body: Record<string, unknown>, token: string | null) =>
-  fetchJson<TtlResponse>("/api/keys/ttl", { method: "POST", headers: authHeaders(token), body: JSON.stringify(body) });
+export const setKeysTtl = (body: Record<string, unknown>, token: string | null) => send<TtlResponse>("/api/keys/ttl", "POST", token, body);
 
 /** `GET /api/audit?action=&limit=` */
 export const auditQuery = (action: string | null) =>

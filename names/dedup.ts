@@ -266,8 +266,10 @@ export const TTL_POLICY = {
   warnBelowMs: HOUR_MS,
 } as const;
 
+/** The classes a handler may declare for its messages (spec §3). */
+export const TTL_CLASSES = ["default", "critical", "analytics"] as const;
 /** The class a handler declares for its messages. */
-export type TtlClass = "default" | "critical" | "analytics";
+export type TtlClass = (typeof TTL_CLASSES)[number];
 
 // ---------------------------------------------------------------------------------------------
 // Stack order (spec §2, §10)

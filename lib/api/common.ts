@@ -17,7 +17,7 @@
  * - Every 4xx/5xx body is {@link ErrorBody} `{ error, detail }`.
  */
 import { z } from "zod";
-import type { TtlClass } from "@/names/dedup";
+import { TTL_CLASSES } from "@/names/dedup";
 
 // ---------------------------------------------------------------------------------------------
 // Common pieces
@@ -79,7 +79,7 @@ export const appModeSchema = z.enum(["embedded", "real"]);
 export const LABEL_VALUE_RE = /^[A-Za-z0-9_.:-]{1,200}$/;
 
 /** The TTL class a handler declares for its messages (spec §3, `TtlClass` of names/dedup.ts). */
-export const ttlClassSchema = z.enum(["default", "critical", "analytics"]) satisfies z.ZodType<TtlClass>;
+export const ttlClassSchema = z.enum(TTL_CLASSES);
 
 /** One handler, named as the library's metric labels name it. */
 export const handlerRefSchema = z.object({ service: z.string(), handler: z.string() });

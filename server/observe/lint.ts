@@ -1,7 +1,7 @@
 import type { Finding } from "@/lib/api/common";
 import type { HandlerKeys } from "@/lib/api/handlers";
 import type { LintResponse } from "@/lib/api/lint";
-import { TTL_POLICY } from "@/lib/thresholds";
+import { TTL_POLICY, type TtlClass } from "@/lib/thresholds";
 import { lintHandler } from "@/server/dedup";
 import type { ObserveContext } from "./context";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
@@ -14,7 +14,7 @@ const fmtMs = (ms: number) => (ms >= 3_600_000 ? `${+(ms / 3_600_000).toFixed(1)
  * remaining TTLs, so the largest one is a lower bound of the configured window: a largest TTL
  * below a limit means the window is below it only while keys are being written — the finding says so.
  */
-export function lintObserved(h: HandlerKeys, ttlClass: "default" | "critical" | "analytics" | null): Finding[] {
+export function lintObserved(h: HandlerKeys, ttlClass: TtlClass | null): Finding[] {
   const f: Finding[] = [];
   if (h.noTtlCount > 0) {
     f.push({ severity: "error", rule: "ttl-missing", specSection: "§3", message: `${h.noTtlExact ? "" : "About "}${h.noTtlCount} of ${h.keyCount} keys have no TTL: they never expire and Redis memory only grows. Set keys with PX (SET key v NX PX ttl).` });

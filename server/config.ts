@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ALL_DEDUP_KEYS_GLOB, DLQ_TOPIC_SUFFIX, dlqTopicOf } from "@/names/dedup";
-import { DEMO_TOPIC, KAFKA_TOPIC_RE } from "@/lib/api/consumers";
+import { topicNameSchema } from "@/lib/api/common";
+import { DEMO_TOPIC } from "@/lib/api/consumers";
 import { RUNBOOK_PATH } from "@/lib/alert-model";
 
 /**
@@ -92,9 +93,7 @@ const schema = z.object({
    */
   DEMO_TOPIC: z.preprocess(
     empty,
-    z
-      .string()
-      .regex(KAFKA_TOPIC_RE, "expected a Kafka topic name: 1-249 letters, digits, '.', '_' or '-'")
+    topicNameSchema
       .refine((t) => !t.endsWith(DLQ_TOPIC_SUFFIX), "expected the main topic, not a DLQ (the DLQ is <topic>.dlq)")
       .default(DEMO_TOPIC),
   ),
@@ -114,7 +113,7 @@ const schema = z.object({
     z
       .string()
       .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
-      .refine((xs) => xs.length > 0 && xs.every((x) => KAFKA_TOPIC_RE.test(x)), "expected a comma-separated list of Kafka topic names")
+      .refine((xs) => xs.length > 0 && xs.every((x) => topicNameSchema.safeParse(x).success), "expected a comma-separated list of Kafka topic names")
       .optional(),
   ),
   /** `own`: `/api/consumers` shows host names and PIDs of this service's consumers only (server/observe/consumer-privacy.ts); `all`: of every group on the topic. */

@@ -78,6 +78,11 @@ export const appModeSchema = z.enum(["embedded", "real"]);
 /** Label values the API accepts as a service, handler or alert name in a filter or a silence. */
 export const LABEL_VALUE_RE = /^[A-Za-z0-9_.:-]{1,200}$/;
 
+/** A Kafka topic name: 1-249 letters, digits, '.', '_' or '-' (the broker's own rule). */
+const KAFKA_TOPIC_RE = /^[A-Za-z0-9._-]{1,249}$/;
+/** A Kafka topic name, as every query, body and setting that names a topic accepts it. */
+export const topicNameSchema = z.string().regex(KAFKA_TOPIC_RE, "expected a Kafka topic name: 1-249 letters, digits, '.', '_' or '-'");
+
 /** The TTL class a handler declares for its messages (spec §3, `TtlClass` of names/dedup.ts). */
 export const ttlClassSchema = z.enum(TTL_CLASSES);
 

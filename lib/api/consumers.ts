@@ -6,20 +6,14 @@
  * times are ISO-8601; every non-2xx body is `{ error, detail }`.
  */
 import { z } from "zod";
-import { answerSchema } from "./common";
+import { answerSchema, topicNameSchema } from "./common";
 
 /** The demo topic's default (`DEMO_TOPIC`; 6 partitions, created by `npm run stack:up`). */
 export const DEMO_TOPIC = "demo.events";
 
-/** A Kafka topic name: 1-249 letters, digits, '.', '_' or '-'. */
-export const KAFKA_TOPIC_RE = /^[A-Za-z0-9._-]{1,249}$/;
-
 /** `GET /api/consumers?topic=&group=`: a topic (absent: the server's `DEMO_TOPIC`) and optionally one group. */
 export const consumersQuerySchema = z.object({
-  topic: z
-    .string()
-    .regex(KAFKA_TOPIC_RE, "expected a Kafka topic name: 1-249 letters, digits, '.', '_' or '-'")
-    .optional(),
+  topic: topicNameSchema.optional(),
   group: z
     .string()
     .regex(/^[\x21-\x7e]{1,255}$/, "expected a consumer group id: 1-255 printable characters without spaces")

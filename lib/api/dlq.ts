@@ -1,7 +1,7 @@
 /** Shapes of the DLQ browser `GET /api/dlq` and of `POST /api/dlq/redrive`. Isomorphic. */
 import { z } from "zod";
-import { answerSchema, bulkActionAnswerSchema } from "./common";
-import { recordPositionSchema, scanBoundsSchema, topicNameSchema } from "./records";
+import { answerSchema, bulkActionAnswerSchema, topicNameSchema } from "./common";
+import { recordPositionSchema, scanBoundsSchema } from "./records";
 import { POISON_REASON_CLASSES } from "@/names/dedup";
 
 /** The bounded reason class of a DLQ record (`reason_poisoned` classified). */

@@ -3,11 +3,7 @@
  * UUID. Isomorphic: the server builds them, the UI and the route tests parse them.
  */
 import { z } from "zod";
-import { answerSchema } from "./common";
-import { KAFKA_TOPIC_RE } from "./consumers";
-
-/** A Kafka topic name (the broker's own rule). */
-export const topicNameSchema = z.string().regex(KAFKA_TOPIC_RE, "expected a Kafka topic name");
+import { answerSchema, topicNameSchema } from "./common";
 
 /** Bytes shown as text: UTF-8 when they are valid UTF-8, else base64 — the encoding is always named. */
 export const encodedSchema = z.object({ encoding: z.enum(["utf-8", "base64"]), text: z.string() });

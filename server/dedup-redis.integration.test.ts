@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDedupRedis, type RedisClient } from "@/server/dedup-redis";
 import { deduplicator, failOpen, newMessage, RedisRepository, type Handler } from "@/server/dedup";
 import { METRIC_NAMES } from "@/names/dedup";
+import { observationCount } from "@/server/testing/histogram";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 
 /** Holds the event loop for `ms` (a saturated consumer: timers and socket events run late). */
@@ -22,10 +23,7 @@ async function counter(registry: Registry, name: string, label: string): Promise
   return out;
 }
 
-async function checkCount(registry: Registry): Promise<number> {
-  const m = await registry.getSingleMetric(METRIC_NAMES.checkDuration)!.get();
-  return m.values.filter((v) => (v as { metricName?: string }).metricName === `${METRIC_NAMES.checkDuration}_count`).reduce((s, v) => s + v.value, 0);
-}
+const checkCount = (registry: Registry) => observationCount(registry, METRIC_NAMES.checkDuration);
 
 describe("the consumer's Redis client: a Redis stopped mid-traffic on a saturated event loop", () => {
   let redis: OwnRedis;

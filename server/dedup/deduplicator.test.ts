@@ -12,6 +12,7 @@ import { DONE_VALUE, PROCESSING_PREFIX, type DedupRepository } from "./repositor
 
 /** A `done` value without a position, with the payload's fingerprint. */
 const DONE_WITH_FINGERPRINT = /^done#[A-Za-z0-9_-]{7}$/;
+import { observationCount } from "@/server/testing/histogram";
 import { oneHandlerRouter } from "@/server/testing/one-handler-router";
 import { defaultStack } from "./stack";
 
@@ -451,7 +452,7 @@ describe("check-duration samples", () => {
     let lost = false;
     const repo = Object.assign(new MemoryRepository(), { connectionLostSince: () => lost });
     const run = deduplicator({ repository: repo, service: "svc", registry })(async () => undefined);
-    const samples = async () => (await registry.getSingleMetric(METRIC_NAMES.checkDuration)!.get()).values.filter((v) => (v as { metricName?: string }).metricName === `${METRIC_NAMES.checkDuration}_count`).reduce((a, v) => a + v.value, 0);
+    const samples = () => observationCount(registry, METRIC_NAMES.checkDuration);
     const deliver = (uuid: string) => run(Object.assign(newMessage(uuid, "p"), { context: { topic: "in", handler: "h" } }));
     await deliver("steady");
     expect(await samples()).toBe(1);

@@ -26,6 +26,7 @@ import type { AmAlert } from "@/server/observe/alertmanager";
 import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { collectErrors, freePort, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, until, type App } from "./harness";
+import { handlerGroupId } from "@/names/kafka";
 
 const id = randomBytes(4).toString("hex");
 const service = `e2e-am-${id}`;
@@ -176,7 +177,7 @@ async function redriveOne(): Promise<number> {
 
 /** Members of the handler's consumer group, as the admin API lists them. */
 async function members(handler: string): Promise<number> {
-  const d = await admin.describeGroups([`${service}.${handler}`]);
+  const d = await admin.describeGroups([handlerGroupId(service, handler)]);
   return d.groups[0]?.members.length ?? 0;
 }
 

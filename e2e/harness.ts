@@ -4,7 +4,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type ConsoleMessage, type Locator, type Page } from "playwright-core";
 import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
-import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
+import { demoGroupIds } from "@/server/notification/demo-handlers";
 import { freePort } from "@/server/testing/net";
 import { KafkaTransport } from "@/server/transport";
 
@@ -42,7 +42,7 @@ export function ownDemoOnStack(name: string): { tag: string; env: Record<string,
       await deleteKeysByPrefix(redis, tag);
       redis.disconnect();
       const kafka = new KafkaTransport([REAL_ENV.KAFKA_BROKERS]);
-      await kafka.deleteGroups(DEMO_HANDLER_SPECS.map((h) => `${tag}.${h.name}`));
+      await kafka.deleteGroups(demoGroupIds(tag));
       await kafka.deleteTopics([topic, `${topic}.dlq`]);
       await kafka.close();
     },

@@ -22,3 +22,18 @@ export const KAFKA_METRIC_NAMES = {
 
 /** Label names of the consumer-group metrics, as kafka_exporter writes them. */
 export const KAFKA_LABELS = { group: "consumergroup", topic: "topic", partition: "partition" } as const;
+
+/**
+ * The consumer group of one handler of a service: `<service>.<handler>` (each handler reads its
+ * topic in a group of its own). Service names have no `.` (SERVICE_NAME's rule), so the first `.`
+ * ends the service.
+ */
+export function handlerGroupId(service: string, handler: string): string {
+  return `${service}.${handler}`;
+}
+
+/** The service and handler of a group named by {@link handlerGroupId}; null for a group named otherwise. */
+export function groupOwner(groupId: string): { service: string; handler: string } | null {
+  const dot = groupId.indexOf(".");
+  return dot > 0 && dot < groupId.length - 1 ? { service: groupId.slice(0, dot), handler: groupId.slice(dot + 1) } : null;
+}

@@ -18,6 +18,7 @@ import { ALERTS, LAG_GROWTH_FLOOR } from "@/lib/thresholds";
 import { dedupRecorder } from "@/server/dedup";
 import { LagMetrics } from "@/server/observe/lag-metrics";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
+import { handlerGroupId } from "@/names/kafka";
 
 interface Dash {
   panels: Array<{ title: string; targets: Array<{ expr: string }> }>;
@@ -47,7 +48,7 @@ beforeAll(async () => {
   const rec = dedupRecorder(registry, service);
   new LagMetrics(registry, () => ["t"], async () => ({
     offsets: [{ partition: 0, low: 0, high: 1000 }],
-    groups: [{ groupId: `${service}.${handler}`, state: "Empty", protocol: "", members: [], committed: new Map([[0, 1000 - 3 * LAG_GROWTH_FLOOR]]) }],
+    groups: [{ groupId: handlerGroupId(service, handler), state: "Empty", protocol: "", members: [], committed: new Map([[0, 1000 - 3 * LAG_GROWTH_FLOOR]]) }],
   }));
   // Traffic every 200 ms: successes, a few duplicates, checks of 2 ms.
   let n = 0;

@@ -15,7 +15,7 @@ import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { DemoService } from "./demo";
-import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
+import { DEMO_HANDLER_SPECS, demoGroupIds } from "@/server/notification/demo-handlers";
 import { createDedupRedis, type RedisClient } from "@/server/dedup-redis";
 import { MemorySideEffectStore } from "@/server/notification/side-effects";
 import { KafkaTransport } from "@/server/transport";
@@ -68,7 +68,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await producer?.disconnect();
   await demo?.stop();
-  await transport.deleteGroups(DEMO_HANDLER_SPECS.map((h) => `${service}.${h.name}`)).catch(() => undefined);
+  await transport.deleteGroups(demoGroupIds(service)).catch(() => undefined);
   await transport.deleteTopics([topic, dlqTopic]).catch(() => undefined);
   await transport.close();
   redis?.disconnect();

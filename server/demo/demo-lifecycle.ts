@@ -5,6 +5,7 @@
  * the embedded background). Each replica runs the three handlers over the store with its faults,
  * and is exported in `dedup_consumer_info` while it is a member.
  */
+import { handlerGroupId } from "@/names/kafka";
 import type { DedupRepository } from "@/server/dedup/repository";
 import { DEDUP_ERROR_REASON, EVENT_TYPE_KEY, POISON_REASON_CLASS } from "@/names/dedup";
 import { dedupMetrics, dedupRecorder } from "@/server/dedup/metrics";
@@ -93,7 +94,7 @@ export class DemoLifecycle {
       return {
         name: h.name,
         topic: this.o.topic,
-        groupId: `${this.o.service}.${h.name}`,
+        groupId: handlerGroupId(this.o.service, h.name),
         dlqTopic: this.o.dlqTopic,
         // Every handler's group reads every record; one of them owns an unreadable one (DLQ + count).
         claimsUnreadable: (rec: UnreadableRecord) => ownerOf(rec.metadata[EVENT_TYPE_KEY]) === h.name,

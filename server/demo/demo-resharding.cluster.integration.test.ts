@@ -21,7 +21,7 @@ import { CORRELATION_ID_KEY, EVENT_TYPE_KEY, METRIC_NAMES } from "@/names/dedup"
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
 import { DemoService } from "./demo";
-import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
+import { DEMO_HANDLER_SPECS, demoGroupIds } from "@/server/notification/demo-handlers";
 import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
 import { MemorySideEffectStore, type PushOptions, type SideEffectStore } from "@/server/notification/side-effects";
 import { KafkaTransport } from "@/server/transport";
@@ -123,7 +123,7 @@ describe("demo consumer on Kafka + Redis Cluster through a resharding (20,000 ev
     const service = `rs-${tag}`;
     const topic = `reshard-${tag}`;
     const dlqTopic = `${topic}.dlq`;
-    const groups = DEMO_HANDLER_SPECS.map((h) => `${service}.${h.name}`);
+    const groups = demoGroupIds(service);
     const registry = new Registry();
     const store = new CountingStore();
     const redis = createDedupRedis({ clusterNodes: CLUSTER_NODES }, `reshard-${tag}`);
@@ -236,7 +236,7 @@ describe("demo consumer: lag of an idle group", () => {
     const tag = randomBytes(4).toString("hex");
     const service = `idle-${tag}`;
     const topic = `idle-${tag}`;
-    const groups = DEMO_HANDLER_SPECS.map((h) => `${service}.${h.name}`);
+    const groups = demoGroupIds(service);
     const store = new CountingStore();
     const redis = createDedupRedis({ clusterNodes: CLUSTER_NODES }, `idle-${tag}`);
     const transport = new KafkaTransport(BROKERS);

@@ -1,7 +1,7 @@
 import { afterAll } from "vitest";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { deleteKeysByPrefix } from "@/server/dedup-redis";
-import { DEMO_HANDLER_SPECS, DEMO_PARTITIONS } from "@/server/notification/demo-handlers";
+import { DEMO_PARTITIONS, demoGroupIds } from "@/server/notification/demo-handlers";
 import { ownKafka } from "@/server/testing/own-kafka";
 import { demoTogglesSuite } from "./demo-toggles.suite";
 
@@ -14,7 +14,7 @@ const own = ownKafka();
 const services: string[] = [];
 
 afterAll(async () => {
-  await own.kafka.deleteGroups(services.flatMap((s) => DEMO_HANDLER_SPECS.map((h) => `${s}.${h.name}`))).catch(() => undefined);
+  await own.kafka.deleteGroups(services.flatMap((s) => demoGroupIds(s))).catch(() => undefined);
   for (const s of services) await deleteKeysByPrefix(own.redis, `${s}:dedup`);
 }, 60_000);
 

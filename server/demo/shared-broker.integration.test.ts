@@ -6,7 +6,7 @@ import { parseConfig, type AppConfig } from "@/server/config";
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
-import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
+import { demoGroupIds } from "@/server/notification/demo-handlers";
 import { MemorySideEffectStore } from "@/server/notification/side-effects";
 import { KafkaTransport } from "@/server/transport";
 import { DemoService } from "./demo";
@@ -68,7 +68,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const x of [a, b]) {
     await x.demo.stop();
-    await x.transport.deleteGroups(DEMO_HANDLER_SPECS.map((h) => `${x.c.SERVICE_NAME}.${h.name}`)).catch(() => undefined);
+    await x.transport.deleteGroups(demoGroupIds(x.c.SERVICE_NAME)).catch(() => undefined);
     await x.transport.deleteTopics([x.c.DEMO_TOPIC, x.c.demoDlqTopic]).catch(() => undefined);
     await x.transport.close();
     await deleteKeysByPrefix(redis, `${x.c.SERVICE_NAME}:dedup`);

@@ -19,12 +19,12 @@ import { Kafka, logLevel, type Admin } from "kafkajs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEMO_TOPIC, type ConsumerGroupView } from "@/lib/api/consumers";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
-import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
+import { demoGroupIds } from "@/server/notification/demo-handlers";
 
 const BROKERS = (process.env.KAFKA_BROKERS || "127.0.0.1:9092").split(",");
 const CLUSTER_NODES = process.env.REDIS_CLUSTER_NODES || "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002";
 const service = `scale-${randomBytes(4).toString("hex")}`;
-const groups = DEMO_HANDLER_SPECS.map((h) => `${service}.${h.name}`);
+const groups = demoGroupIds(service);
 
 interface Worker {
   name: string;

@@ -6,6 +6,7 @@
  */
 import { type HandlerSetup } from "@/server/dedup/lint";
 import { STACK_ORDER, TTL_POLICY, type TtlClass } from "@/names/dedup";
+import { handlerGroupId } from "@/names/kafka";
 import type { FailureMode, RepositoryKind } from "@/server/dedup/repository";
 
 /** Partitions of the live demo's topic (`DEMO_TOPIC`, created by `npm run stack:up` or at demo start). */
@@ -69,3 +70,8 @@ export function demoHandlerSetups(repository: RepositoryKind = "redis", replicas
  * demo's current replica count is `demoService().handlerSetups()`). All three pass the lint.
  */
 export const DEMO_HANDLERS: readonly HandlerSetup[] = demoHandlerSetups("redis", 1);
+
+/** The consumer groups of the demo's handlers for `service` (`<service>.<handler>`), in spec order. */
+export function demoGroupIds(service: string): string[] {
+  return DEMO_HANDLER_SPECS.map((h) => handlerGroupId(service, h.name));
+}

@@ -6,11 +6,12 @@
  * `<SERVICE_NAME>.` (the demo's and the workers' groups are `<service>.<handler>`) are shown as
  * `member-1`, `member-2`… with no host; partitions, lag and rates stay.
  */
+import { groupOwner } from "@/names/kafka";
 import type { ConsumerGroupView, ConsumersResponse } from "@/lib/api/consumers";
 
 /** Whether the group belongs to `service` (its consumers are named `<service>.<handler>`). */
 export function ownGroup(groupId: string, service: string): boolean {
-  return groupId.startsWith(`${service}.`);
+  return groupOwner(groupId)?.service === service;
 }
 
 /** `g` with every member's identity replaced by `member-<n>` (n by position) and no host. */

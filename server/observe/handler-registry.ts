@@ -2,6 +2,7 @@
  * The handlers the app declares, as the dashboard reads them. The dashboard only reads: whoever
  * runs a consumer registers its handlers (server/startup.ts registers the demo's when DEMO=on).
  */
+import { handlerGroupId } from "@/names/kafka";
 import type { HandlerSetup } from "@/server/dedup";
 import { dedupKeyPrefix } from "@/names/dedup";
 
@@ -52,5 +53,5 @@ export function declaredPrefix(h: DeclaredHandler): string {
 
 /** The consumer group of a declaration. */
 export function declaredGroupId(h: DeclaredHandler): string {
-  return h.groupId ?? `${h.service}.${h.setup.handler}`;
+  return h.groupId ?? handlerGroupId(h.service, h.setup.handler);
 }

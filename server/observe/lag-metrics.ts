@@ -6,7 +6,7 @@
  * scrape (kafkajs' DescribeGroups answer has no generation id; every new generation reassigns).
  */
 import { Counter, Gauge, type Registry } from "prom-client";
-import { KAFKA_LABELS as L, KAFKA_METRIC_NAMES as N } from "@/names/kafka";
+import { groupOwner, KAFKA_LABELS as L, KAFKA_METRIC_NAMES as N } from "@/names/kafka";
 import { config } from "@/server/config";
 import { appRegistry } from "@/server/registry";
 import { consumerGroupDescriber, partitionLag, type GroupSnapshot, type PartitionOffsets } from "./consumer-group";
@@ -98,8 +98,7 @@ export class LagMetrics {
     if (before && before.assignment !== assignment) {
       this.rebalances.inc({ [L.group]: g.groupId });
       // This app's groups are <service>.<handler>: the marker then shows on that handler's charts.
-      const m = /^([^.]+)\.(.+)$/.exec(g.groupId);
-      const owner: Record<string, string> = m ? { service: m[1]!, handler: m[2]! } : {};
+      const owner = groupOwner(g.groupId) ?? {};
       recordEvent("rebalance", `Rebalance of ${g.groupId}: ${before.members} → ${g.members.length} members`, { consumergroup: g.groupId, topic, ...owner });
     }
   }

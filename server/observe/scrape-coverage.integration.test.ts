@@ -13,7 +13,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemoryRepository } from "@/server/dedup/memory-repository";
 import { DemoService } from "@/server/demo/demo";
-import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
+import { DEMO_HANDLER_SPECS, demoGroupIds } from "@/server/notification/demo-handlers";
 import { MemorySideEffectStore } from "@/server/notification/side-effects";
 import { KafkaTransport } from "@/server/transport";
 import { ConsumerGroupDescriber } from "./consumer-group";
@@ -66,7 +66,7 @@ afterAll(async () => {
   await prom?.stop();
   for (const s of servers) s.close();
   await admin.deleteTopics({ topics: [topic, `${topic}.dlq`] }).catch(() => undefined);
-  await admin.deleteGroups(DEMO_HANDLER_SPECS.map((h) => `${service}.${h.name}`)).catch(() => undefined);
+  await admin.deleteGroups(demoGroupIds(service)).catch(() => undefined);
   await admin.disconnect().catch(() => undefined);
 }, 60_000);
 

@@ -13,6 +13,7 @@ import type { Message } from "@/server/dedup/message";
 import { buildStack, notificationHandler, Replica } from "@/server/notification/service";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
 import type { KafkaTransport } from "@/server/transport";
+import { handlerGroupId } from "@/names/kafka";
 
 /** PostgreSQL of the local stack (trust auth). */
 export const TEST_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
@@ -67,12 +68,12 @@ export async function startBuggyConsumer(o: { transport: KafkaTransport; topic: 
   const replica = new Replica({
     transport: o.transport,
     replica: `r-${id}`,
-    handlers: [{ name: handler, topic: o.topic, groupId: `${service}.${handler}`, dlqTopic: o.dlqTopic, handler: async (m) => (c.swallow ? undefined : inner(m)), middleware: stack }],
+    handlers: [{ name: handler, topic: o.topic, groupId: handlerGroupId(service, handler), dlqTopic: o.dlqTopic, handler: async (m) => (c.swallow ? undefined : inner(m)), middleware: stack }],
   });
   await replica.start();
   c.stop = async () => {
     await replica.stop();
-    await o.transport.deleteGroups([`${service}.${handler}`]);
+    await o.transport.deleteGroups([handlerGroupId(service, handler)]);
     await pool.query(`DROP TABLE IF EXISTS "public"."${tablePrefix}_on_event_sent", "public"."${tablePrefix}_push_ledger", "public"."${tablePrefix}_push_keys"`).catch(() => undefined);
     await store.close();
     await pool.end();

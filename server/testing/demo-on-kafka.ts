@@ -12,7 +12,7 @@ import { afterAll, beforeAll } from "vitest";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { createDedupRedis, deleteKeysByPrefix, type RedisClient } from "@/server/dedup-redis";
 import { DemoService } from "@/server/demo/demo";
-import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
+import { demoGroupIds } from "@/server/notification/demo-handlers";
 import { MemorySideEffectStore, type SideEffectStore } from "@/server/notification/side-effects";
 import { KafkaTransport } from "@/server/transport";
 import { TEST_BROKERS } from "./own-kafka";
@@ -66,7 +66,7 @@ export function startDemoOnKafka(stem: string, opts: DemoOnKafkaOptions = {}): D
   afterAll(async () => {
     await producer?.disconnect();
     await demo.stop();
-    await transport.deleteGroups(DEMO_HANDLER_SPECS.map((h) => `${service}.${h.name}`));
+    await transport.deleteGroups(demoGroupIds(service));
     await transport.deleteTopics([topic, dlqTopic]);
     await transport.close();
     await store.close(true);

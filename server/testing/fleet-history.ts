@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import { METRIC_NAMES } from "@/names/dedup";
 import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
-import { KAFKA_METRIC_NAMES } from "@/names/kafka";
+import { handlerGroupId, KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { EVENTLOOP_P99_METRIC, PROCESS_START_METRIC } from "@/server/observe/metrics/queries";
 import { REDIS_COMMAND_TIME_METRIC } from "@/server/observe/redis-command-time";
 import { fleetExposition, labels, type Fleet } from "@/server/testing/fleet";
@@ -70,10 +70,10 @@ export function parityExposition(fleet: Fleet, elapsedSec: number): string {
   out.push(`# TYPE ${CONSUMER_INFO_METRIC} gauge`);
   for (const s of fleet.services) out.push(`${CONSUMER_INFO_METRIC}${labels({ service: s.service, replica: "r-1" })} 1`);
   out.push(`# TYPE ${KAFKA_METRIC_NAMES.lag} gauge`);
-  for (const h of fleet.handlers) out.push(`${KAFKA_METRIC_NAMES.lag}${labels({ consumergroup: `${h.service}.${h.handler}`, topic: h.topic, partition: "0" })} 7`);
+  for (const h of fleet.handlers) out.push(`${KAFKA_METRIC_NAMES.lag}${labels({ consumergroup: handlerGroupId(h.service, h.handler), topic: h.topic, partition: "0" })} 7`);
   // The first handler's group falls behind by 2 messages/s above the growth alert's floor; the others stay below it.
   out.push(`# TYPE ${KAFKA_METRIC_NAMES.lagSum} gauge`);
-  for (const h of fleet.handlers) out.push(`${KAFKA_METRIC_NAMES.lagSum}${labels({ consumergroup: `${h.service}.${h.handler}`, topic: h.topic })} ${h === fleet.handlers[0] ? 200 + 2 * t : 7}`);
+  for (const h of fleet.handlers) out.push(`${KAFKA_METRIC_NAMES.lagSum}${labels({ consumergroup: handlerGroupId(h.service, h.handler), topic: h.topic })} ${h === fleet.handlers[0] ? 200 + 2 * t : 7}`);
   out.push(`# TYPE ${PROCESS_START_METRIC} gauge`, `${PROCESS_START_METRIC} 1700000000`);
   return `${out.join("\n")}\n`;
 }

@@ -19,12 +19,13 @@ import { createObserveContext } from "../context";
 import { LagMetrics } from "../lag-metrics";
 import { getSeries } from "../series";
 import { PrometheusSource } from "./prometheus";
+import { handlerGroupId } from "@/names/kafka";
 
 const tag = randomBytes(4).toString("hex");
 const service = `laghist${tag}`;
 const handler = "on-review-created";
 const topic = `lag-history-${tag}`;
-const group = `${service}.${handler}`;
+const group = handlerGroupId(service, handler);
 let admin: Admin;
 let producer: Producer;
 let server: Server;

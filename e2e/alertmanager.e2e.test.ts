@@ -21,10 +21,10 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ulid } from "ulid";
 import { ALERT_NAMES } from "@/lib/thresholds";
-import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/names/dedup";
+import { HANDLER_POISONED_KEY, METRIC_NAMES, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/names/dedup";
 import type { AmAlert } from "@/server/observe/alertmanager";
 import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";
-import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
+import { promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { collectErrors, freePort, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, until, type App } from "./harness";
 import { handlerGroupId } from "@/names/kafka";
 
@@ -104,8 +104,7 @@ describe("Alertmanager: a marshal error fires, is silenced from the app, and the
   it("record without UUID → Alertmanager active → page shows it → silence in the app → suppressed, amtool agrees → expire → active", async () => {
     // Prometheus must have scraped the error counter at 0 first: the first error is then an increase.
     await until("Prometheus scraping the app's error counter", 40_000, async () => {
-      const r = (await (await fetch(`${prom.url}/api/v1/query?query=${encodeURIComponent(`deduplication_errors_total{service="${service}",reason="marshal"}`)}`)).json()) as { data: { result: unknown[] } };
-      return r.data.result.length > 0;
+      return (await promQuery(prom.url, `${METRIC_NAMES.errors}{service="${service}",reason="marshal"}`)).length > 0;
     });
     const producer = new Kafka({ clientId: `e2e-am-p-${id}`, brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: logLevel.NOTHING }).producer();
     await producer.connect();

@@ -18,7 +18,8 @@ import { GET as overviewGET } from "@/app/api/overview/route";
 import { GET as seriesGET } from "@/app/api/series/route";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { PrometheusSource } from "@/server/observe/metrics/prometheus";
-import { startOwnPrometheus } from "@/server/testing/own-prometheus";
+import { METRIC_NAMES } from "@/names/dedup";
+import { promQuery, startOwnPrometheus } from "@/server/testing/own-prometheus";
 import { upstreamCalls } from "@/server/observe/upstream-counter";
 import { buildFleet, startFleetExporter } from "@/server/testing/fleet";
 import { arg } from "./lib/args";
@@ -73,9 +74,7 @@ async function withFleet<T>(services: number, handlersPerService: number, fn: (p
     const want = services * handlersPerService * 3;
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const q = encodeURIComponent("count(rate(messages_processed_total[1m]))");
-      const body = (await (await fetch(`${prom.url}/api/v1/query?query=${q}`)).json()) as { data?: { result?: Array<{ value: [number, string] }> } };
-      if (Number(body.data?.result?.[0]?.value[1] ?? 0) >= want) break;
+      if (((await promQuery(prom.url, `count(rate(${METRIC_NAMES.processed}[1m]))`))[0]?.value ?? 0) >= want) break;
       if (Date.now() > deadline) throw new Error(`the fleet's ${want} series did not reach Prometheus within 30 s`);
       await new Promise((r) => setTimeout(r, 500));
     }

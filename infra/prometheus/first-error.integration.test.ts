@@ -19,7 +19,7 @@ import { ALERT_NAMES, METRIC_NAMES } from "@/lib/thresholds";
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { PROMQL } from "@/server/observe/metrics/queries";
 import { startDemoOnKafka } from "@/server/testing/demo-on-kafka";
-import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
+import { promAlerts, promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 
 const RULES = fileURLToPath(new URL("./rules/dedup.yml", import.meta.url));
 /** Scrape and evaluation interval of the test's Prometheus. */
@@ -31,17 +31,7 @@ const { service, topic, registry } = own;
 let app: Server;
 let prom: OwnPrometheus;
 
-interface Vector {
-  metric: Record<string, string>;
-  value: [number, string];
-}
-
-async function query(q: string): Promise<Vector[]> {
-  const r = await fetch(`${prom.url}/api/v1/query?${new URLSearchParams({ query: q })}`);
-  const body = (await r.json()) as { status: string; error?: string; data?: { result: Vector[] } };
-  if (body.status !== "success") throw new Error(`${q}: ${body.error}`);
-  return body.data!.result;
-}
+const query = (q: string) => promQuery(prom.url, q);
 
 /** Polls `probe` every 100 ms until it answers true; returns the time it took, or throws after `ms`. */
 async function within(what: string, ms: number, probe: () => Promise<boolean>): Promise<number> {
@@ -67,7 +57,7 @@ beforeAll(async () => {
   // The app is up and scraped: two scrapes, so a series present from start-up has its baseline.
   await within("two scrapes of the app", 30_000, async () => {
     const up = await query(`count_over_time(up{job="app"}[1m])`);
-    return Number(up[0]?.value[1] ?? 0) >= 2;
+    return (up[0]?.value ?? 0) >= 2;
   });
 }, 90_000);
 
@@ -85,18 +75,17 @@ describe("the first error on real Kafka + Redis + Prometheus", () => {
     const tErr = await within("increase(marshal) > 0", BUDGET_MS, async () => (await query(`increase(${METRIC_NAMES.errors}{${sel},reason="marshal"}[5m]) > 0`)).length === 1);
     const tAlert = await within("ALERTS{DedupRedisErrors}", BUDGET_MS, async () => (await query(`ALERTS{alertname="${ALERT_NAMES.redisErrors}",${sel},reason="marshal"}`)).length === 1);
     const dlq = PROMQL.dlq_rate;
-    const tDlq = await within("DLQ by reason > 0", BUDGET_MS, async () => (await query(dlq)).some((s) => s.metric.service === service && Number(s.value[1]) > 0));
+    const tDlq = await within("DLQ by reason > 0", BUDGET_MS, async () => (await query(dlq)).some((s) => s.metric.service === service && s.value > 0));
     console.log(`first marshal error seen by Prometheus after ${tErr} ms, ALERTS after +${tAlert} ms, DLQ rate after +${tDlq} ms (interval ${INTERVAL_S} s)`);
 
     // The alert says what happened: a publisher's record in the DLQ, not a Redis incident.
-    const res = (await (await fetch(`${prom.url}/api/v1/alerts`)).json()) as { data: { alerts: Array<{ labels: Record<string, string>; annotations: Record<string, string> }> } };
-    const mine = res.data.alerts.find((a) => a.labels.alertname === ALERT_NAMES.redisErrors && a.labels.service === service);
+    const mine = (await promAlerts(prom.url)).find((a) => a.labels.alertname === ALERT_NAMES.redisErrors && a.labels.service === service);
     expect(mine?.labels.reason).toBe("marshal");
     expect(mine?.annotations.summary).toMatch(/publisher bug, sent to the DLQ/);
     expect(mine?.annotations.description).not.toMatch(/unchecked|Fail-open/);
 
     // The DLQ panel's series for this record: the handler that owns review.created, reason class marshal.
-    const dlqSeries = (await query(dlq)).filter((s) => s.metric.service === service && Number(s.value[1]) > 0);
+    const dlqSeries = (await query(dlq)).filter((s) => s.metric.service === service && s.value > 0);
     expect(dlqSeries.map((s) => s.metric.reason_poisoned)).toEqual(["marshal"]);
   }, 90_000);
 });

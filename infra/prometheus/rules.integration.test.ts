@@ -19,6 +19,7 @@ import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { OBSERVE_METRIC_LABELS, OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { dedupRecorder } from "@/server/dedup/metrics";
 import { freePort } from "@/server/testing/net";
+import { promQuery } from "@/server/testing/own-prometheus";
 
 const PROMETHEUS = process.env.PROMETHEUS_BIN ?? "/usr/bin/prometheus";
 const RULES = fileURLToPath(new URL("./rules/dedup.yml", import.meta.url));
@@ -190,10 +191,7 @@ describe("dedup rules in a real Prometheus", () => {
   });
 
   it("computes the duplicate ratio the dashboard plots: 0.2 and 0.01", async () => {
-    const q = encodeURIComponent(ALERTS.duplicateRate.valueExpr);
-    const res = await fetch(`${base}/api/v1/query?query=${q}`);
-    const body = (await res.json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
-    const ratio = Object.fromEntries(body.data.result.map((s) => [s.metric.handler, Number(s.value[1])]));
+    const ratio = Object.fromEntries((await promQuery(base, ALERTS.duplicateRate.valueExpr)).map((s) => [s.metric.handler, s.value]));
     expect(ratio["on-review-created"]).toBeCloseTo(0.2, 6);
     expect(ratio["on-order-paid"]).toBeCloseTo(0.01, 6);
   });

@@ -58,11 +58,30 @@ export interface PromSample {
   value: number;
 }
 
-/** The instant query `expr` against the Prometheus at `url` (its HTTP API), now or at `atMs`: the samples, [] when none. */
+/**
+ * The instant query `expr` against the Prometheus-compatible store at `url` (Prometheus or
+ * VictoriaMetrics, their HTTP API), now or at `atMs`: the samples, [] when none. A query the store
+ * refuses (bad PromQL) throws with the store's own error text.
+ */
 export async function promQuery(url: string, expr: string, atMs?: number): Promise<PromSample[]> {
-  const at = atMs === undefined ? "" : `&time=${atMs / 1000}`;
-  const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expr)}${at}`, { signal: AbortSignal.timeout(5_000) });
-  if (!res.ok) throw new Error(`Prometheus ${url} answered ${res.status} to ${expr}`);
-  const body = (await res.json()) as { data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
+  const q = new URLSearchParams({ query: expr });
+  if (atMs !== undefined) q.set("time", String(atMs / 1000));
+  const res = await fetch(`${url}/api/v1/query?${q}`, { signal: AbortSignal.timeout(5_000) });
+  const body = (await res.json().catch(() => ({}))) as { error?: string; data?: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
+  if (!res.ok || !body.data) throw new Error(`${url} answered ${res.status} to ${expr}: ${body.error ?? "no data"}`);
   return body.data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
+}
+
+/** One alert as Prometheus' `/api/v1/alerts` lists it (pending or firing). */
+export interface PromAlert {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  state: "pending" | "firing";
+}
+
+/** The alerts the Prometheus at `url` holds now (its `/api/v1/alerts`). */
+export async function promAlerts(url: string): Promise<PromAlert[]> {
+  const res = await fetch(`${url}/api/v1/alerts`, { signal: AbortSignal.timeout(5_000) });
+  if (!res.ok) throw new Error(`Prometheus ${url} answered ${res.status} to /api/v1/alerts`);
+  return ((await res.json()) as { data: { alerts: PromAlert[] } }).data.alerts;
 }

@@ -15,7 +15,7 @@ import { payloadText } from "@/server/dedup/message";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { Router } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
-import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
+import { promAlerts, promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { appRegistry } from "@/server/registry";
 import { kcatProduce } from "@/server/testing/kcat";
 import { ownKafka, until } from "@/server/testing/own-kafka";
@@ -56,15 +56,8 @@ function sample(text: string, name: string, labels: Record<string, string>): num
   return undefined;
 }
 
-async function promQuery(q: string): Promise<Array<{ value: [number, string] }>> {
-  const r = await fetch(`${prom!.url}/api/v1/query?query=${encodeURIComponent(q)}`);
-  return ((await r.json()) as { data: { result: Array<{ value: [number, string] }> } }).data.result;
-}
-
 async function firing(alert: string, labels: Record<string, string>): Promise<boolean> {
-  const r = await fetch(`${prom!.url}/api/v1/alerts`);
-  const alerts = ((await r.json()) as { data: { alerts: Array<{ labels: Record<string, string>; state: string }> } }).data.alerts;
-  return alerts.some((a) => a.labels.alertname === alert && a.state === "firing" && Object.entries(labels).every(([l, v]) => a.labels[l] === v));
+  return (await promAlerts(prom!.url)).some((a) => a.labels.alertname === alert && a.state === "firing" && Object.entries(labels).every(([l, v]) => a.labels[l] === v));
 }
 
 describe("payload conflict: kcat → consumer → /api/metrics → Prometheus", () => {
@@ -91,7 +84,7 @@ describe("payload conflict: kcat → consumer → /api/metrics → Prometheus", 
     // The zero series exists from registration, on the endpoint and (once scraped) in Prometheus:
     // the conflict is an increase from 0, which is what the rule's increase() sees.
     expect(sample(await (await fetch(appUrl)).text(), counter, labels)).toBe(0);
-    await until(async () => (await promQuery(`${counter}{service="${service}",handler="${handler}"}`)).length === 1, 20_000, "Prometheus to scrape the zero series");
+    await until(async () => (await promQuery(prom!.url, `${counter}{service="${service}",handler="${handler}"}`)).length === 1, 20_000, "Prometheus to scrape the zero series");
     void router.run();
     try {
       await router.running;

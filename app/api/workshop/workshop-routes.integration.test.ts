@@ -14,19 +14,13 @@ import { WORKSHOP_SERVICE } from "@/lib/api/workshop";
 import { parseConfig } from "@/server/config";
 import { consumerRuntime } from "@/server/runtime";
 import { setObserveContext } from "@/server/observe/context";
-import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
+import { promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { freePort } from "@/server/testing/net";
 
 const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown };
 let prom: OwnPrometheus | null = null;
 let server: Server | null = null;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function promQuery(q: string): Promise<unknown[]> {
-  const r = await fetch(`${prom!.url}/api/v1/query?${new URLSearchParams({ query: q })}`);
-  const body = (await r.json()) as { data: { result: unknown[] } };
-  return body.data.result;
-}
 
 beforeAll(async () => {
   const port = await freePort();
@@ -63,10 +57,10 @@ describe("workshop runs on the real stack", () => {
       expect(v.series.some((s) => s.name === "messages_processed_total" && s.value > 0)).toBe(true);
     }
     await sleep(2500); // two more scrapes after the last run
-    expect(await promQuery("up")).toHaveLength(1);
-    expect(await promQuery(`{service="${WORKSHOP_SERVICE}"}`)).toEqual([]);
-    expect(await promQuery(`{topic=~"workshop\\\\..*"}`)).toEqual([]);
-    for (const id of runIds) expect(await promQuery(`{topic=~".*${id}.*"}`)).toEqual([]);
+    expect(await promQuery(prom!.url, "up")).toHaveLength(1);
+    expect(await promQuery(prom!.url, `{service="${WORKSHOP_SERVICE}"}`)).toEqual([]);
+    expect(await promQuery(prom!.url, `{topic=~"workshop\\\\..*"}`)).toEqual([]);
+    for (const id of runIds) expect(await promQuery(prom!.url, `{topic=~".*${id}.*"}`)).toEqual([]);
     const overview = overviewResponseSchema.parse(await (await overviewGET(new Request("http://localhost/api/overview"))).json());
     expect(overview.source).toBe("prometheus");
     expect(overview.handlers.filter((h) => h.service === WORKSHOP_SERVICE)).toEqual([]);

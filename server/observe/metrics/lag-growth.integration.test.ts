@@ -20,7 +20,7 @@ import { ALERTS, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW } from "@/lib/thresholds";
 import { createTopicsReady } from "@/server/transport/topics";
 import { ConsumerGroupDescriber } from "../consumer-group";
 import { LagMetrics } from "../lag-metrics";
-import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
+import { promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 
 const tag = randomBytes(4).toString("hex");
 const service = `laggrow${tag}`;
@@ -54,9 +54,8 @@ function fastRules(): string {
 
 /** Prometheus' ALERTS series of this alert for our service: `handler/state` strings. */
 async function alertStates(): Promise<string[]> {
-  const q = encodeURIComponent(`ALERTS{alertname="${ALERT.name}",service="${service}"}`);
-  const r = (await (await fetch(`${prom.url}/api/v1/query?query=${q}`)).json()) as { data: { result: Array<{ metric: Record<string, string> }> } };
-  return r.data.result.map((s) => `${s.metric.handler}/${s.metric.topic}/${s.metric.alertstate}`).sort();
+  const r = await promQuery(prom.url, `ALERTS{alertname="${ALERT.name}",service="${service}"}`);
+  return r.map((s) => `${s.metric.handler}/${s.metric.topic}/${s.metric.alertstate}`).sort();
 }
 
 beforeAll(async () => {
@@ -109,8 +108,7 @@ describe("DedupConsumerLagGrowing in the real Prometheus", () => {
     }
     expect([...seen].sort()).toEqual([`stopped/${growingTopic}/firing`, `stopped/${growingTopic}/pending`]);
     // The idle group's lag is exported (flat, above the floor), so its silence is the rule's doing.
-    const q = encodeURIComponent(`kafka_consumergroup_lag_sum{consumergroup="${groups[flatTopic]}"}`);
-    const flat = (await (await fetch(`${prom.url}/api/v1/query?query=${q}`)).json()) as { data: { result: Array<{ value: [number, string] }> } };
-    expect(Number(flat.data.result[0]?.value[1])).toBe(3 * LAG_GROWTH_FLOOR);
+    const flat = await promQuery(prom.url, `kafka_consumergroup_lag_sum{consumergroup="${groups[flatTopic]}"}`);
+    expect(flat[0]?.value).toBe(3 * LAG_GROWTH_FLOOR);
   }, 120_000);
 });

@@ -15,7 +15,7 @@ import { buildFleet } from "@/server/testing/fleet";
 import { createObserveContext } from "../context";
 import { getOverview } from "../overview";
 import { parityHistory, startParityExporter, type ParityExporter } from "@/server/testing/fleet-history";
-import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
+import { promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { startOwnVictoriaMetrics, type OwnVictoriaMetrics } from "@/server/testing/own-victoria-metrics";
 import { PrometheusSource } from "./prometheus";
 import { PROMQL, QUERY_NAMES, type QueryName } from "./queries";
@@ -61,20 +61,15 @@ afterAll(async () => {
 
 /** Scrapes of the live endpoint in the last 30 s (`up` comes from scrapes only, never from the history). */
 async function liveScrapes(url: string): Promise<number> {
-  return Number((await query(url, 'count_over_time(up{job="app"}[30s])')) ?? 0);
+  return (await promQuery(url, 'count_over_time(up{job="app"}[30s])'))[0]?.value ?? 0;
 }
 
 /** Seconds since the newest scrape a store lets queries see (VictoriaMetrics shows samples after a flush). */
 async function scrapeAge(url: string): Promise<number> {
-  const t = await query(url, 'timestamp(up{job="app"})');
-  return t === undefined ? Infinity : Date.now() / 1000 - Number(t);
+  const t = (await promQuery(url, 'timestamp(up{job="app"})'))[0]?.value;
+  return t === undefined ? Infinity : Date.now() / 1000 - t;
 }
 
-async function query(url: string, promql: string): Promise<string | undefined> {
-  const r = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(promql)}`);
-  const body = (await r.json()) as { data?: { result?: Array<{ value: [number, string] }> } };
-  return body.data?.result?.[0]?.value[1];
-}
 
 const key = (l: Record<string, string>) =>
   Object.entries(l)

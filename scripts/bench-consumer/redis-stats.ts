@@ -1,5 +1,6 @@
-/** What the Redis server spent, read from `INFO`, and the clean-up of a run's keys, for `bench:consumer`. */
+/** What the Redis server spent, read from `INFO`, for `bench:consumer`. */
 import type { Redis } from "ioredis";
+import { parseCommandStats } from "@/server/observe/redis-command-time";
 
 /** The Redis server process' CPU seconds (user + system) so far (`INFO cpu`). */
 export async function redisServerCpu(r: Redis): Promise<number> {
@@ -10,24 +11,12 @@ export async function redisServerCpu(r: Redis): Promise<number> {
 
 /** Redis server time so far: script and SET µs and calls from `INFO commandstats`, and the server process' CPU seconds. */
 export async function redisCpu(r: Redis): Promise<{ scriptUsec: number; scriptCalls: number; cpuSec: number }> {
-  const stats = await r.info("commandstats");
+  const stats = parseCommandStats(await r.info("commandstats"));
   let scriptUsec = 0;
   let scriptCalls = 0;
-  for (const m of stats.matchAll(/^cmdstat_(evalsha|eval|set):calls=(\d+),usec=(\d+)/gm)) {
-    scriptCalls += Number(m[2]);
-    scriptUsec += Number(m[3]);
+  for (const command of ["evalsha", "eval", "set"]) {
+    scriptCalls += stats.get(command)?.calls ?? 0;
+    scriptUsec += stats.get(command)?.usec ?? 0;
   }
   return { scriptUsec, scriptCalls, cpuSec: await redisServerCpu(r) };
-}
-
-/** Deletes every key under `prefix` (SCAN + UNLINK); answers how many there were. */
-export async function unlinkPrefix(client: Redis, prefix: string): Promise<number> {
-  let cursor = "0";
-  let n = 0;
-  do {
-    const [next, keys] = (await client.call("SCAN", cursor, "MATCH", `${prefix}*`, "COUNT", 5000)) as [string, string[]];
-    cursor = next;
-    if (keys.length) n += Number(await client.call("UNLINK", ...keys));
-  } while (cursor !== "0");
-  return n;
 }

@@ -16,7 +16,8 @@ import { kafkaLogCreator } from "@/server/transport/kafka-log";
 import { createTopicsReady } from "@/server/transport/topics";
 import type { ConsumeFigures } from "./clock";
 import { analyzeProfile, profiled, type ProfileSplit } from "./profile";
-import { redisCpu, unlinkPrefix } from "./redis-stats";
+import { deletePrefix } from "@/server/testing/redis-cluster";
+import { redisCpu } from "./redis-stats";
 import { fillTopic } from "./topic";
 import { VARIANT, type RoundSetup, type Variant } from "./variants";
 
@@ -80,7 +81,7 @@ interface Stage {
 async function redisDelta(s: BenchSettings, st: Stage, variant: Variant, round: number, service: string, cpu0: Awaited<ReturnType<typeof redisCpu>>, out: RoundsOutcome) {
   const N = s.messages;
   const cpu1 = await redisCpu(st.redis);
-  const keys = await unlinkPrefix(st.redis, `${service}:`);
+  const keys = await deletePrefix(st.redis, `${service}:`);
   const execUs = ((cpu1.scriptUsec - cpu0.scriptUsec) / N).toFixed(2);
   const cpuUs = ((1e6 * (cpu1.cpuSec - cpu0.cpuSec)) / N).toFixed(2);
   if (variant === "ours") out.redisPerMsg.push({ execUs: Number(execUs), cpuUs: Number(cpuUs), calls: cpu1.scriptCalls - cpu0.scriptCalls });
@@ -139,7 +140,7 @@ export async function runRounds(s: BenchSettings): Promise<RoundsOutcome> {
     await admin.deleteTopics({ topics: [st.topic], timeout: 10_000 }).catch((e: unknown) => console.error(`could not delete topic ${st.topic}: ${String(e)}`));
     await admin.deleteGroups(st.groups).catch(() => undefined);
     await admin.disconnect();
-    for (const p of st.prefixes) await unlinkPrefix(st.redis, p).catch(() => 0);
+    for (const p of st.prefixes) await deletePrefix(st.redis, p).catch(() => 0);
     await st.redis.quit();
     await st.plainRedis.quit();
   }

@@ -19,6 +19,7 @@ import { DEMO_HANDLER_SPECS, demoGroupIds } from "@/server/notification/demo-han
 import { createDedupRedis, type RedisClient } from "@/server/dedup-redis";
 import { MemorySideEffectStore } from "@/server/notification/side-effects";
 import { KafkaTransport } from "@/server/transport";
+import { parseCommandStats } from "@/server/observe/redis-command-time";
 
 const RECORDS = 300;
 const id = randomBytes(4).toString("hex");
@@ -35,9 +36,7 @@ let producer: Producer;
 
 /** `INFO commandstats` → calls per command. */
 async function commandCalls(r: Redis): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const m of (await r.info("commandstats")).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out[m[1]!] = Number(m[2]);
-  return out;
+  return Object.fromEntries([...parseCommandStats(await r.info("commandstats"))].map(([command, s]) => [command, s.calls]));
 }
 
 /** Every key under `prefix:` with its value (SCAN, then GET). */

@@ -22,6 +22,7 @@ import { KeyInspector } from "./inspector";
 import { LocalSource } from "../metrics/local";
 import { createObserveRedis, type RedisLike } from "../redis-client";
 import { clusterNodes, deletePrefix, usableCluster } from "@/server/testing/redis-cluster";
+import { parseCommandStats } from "../redis-command-time";
 
 /** The app's observe client on the cluster, ready, or the instruction to start the cluster. */
 async function observeCluster(): Promise<Cluster> {
@@ -34,10 +35,7 @@ const addr = (n: { options: { host?: string; port?: number } }) => `${n.options.
 /** Per master: calls of `cmd` so far (INFO commandstats counts commands run inside scripts too). */
 async function commandCalls(c: Cluster, cmd: string): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  for (const n of c.nodes("master")) {
-    const m = new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(await n.info("commandstats"));
-    out.set(addr(n), m ? Number(m[1]) : 0);
-  }
+  for (const n of c.nodes("master")) out.set(addr(n), parseCommandStats(await n.info("commandstats")).get(cmd)?.calls ?? 0);
   return out;
 }
 

@@ -50,8 +50,11 @@ describe("the words around the figures", () => {
   });
 
   it("a run with every section renders every explanation with its figures, no hole left open", () => {
-    const perSec = (v: string, value: number, cpu: number): BenchResult => row(`consumer.msgs_per_sec.${v}`, value, { unit: "msgs/s", reference: 100_000, ratio: value / 100_000, detail: { cpuUsPerMsg: cpu, redisCpuUsPerMsg: 3 } });
+    const perSec = (v: string, value: number, cpu: number): BenchResult =>
+      row(`consumer.msgs_per_sec.${v}`, value, { unit: "msgs/s", reference: 100_000, ratio: value / 100_000, detail: { cpuUsPerMsg: cpu, redisCpuUsPerMsg: 3, rounds: [value, v === "ours" ? value * 1.5 : value * 1.2] } });
     const md = renderBenchmarks([
+      row("machine.nproc", 4, { unit: "cores" }),
+      row("consumer.loadavg_1m", 1.9, { unit: "load" }),
       ...["raw", "sub", "mem", "ours", "floor", "naive"].map((v, i) => perSec(v, 100_000 / (i + 1), 10 * (i + 1))),
       row("consumer.with_dedup_vs_floor", 0.5, { detail: { perRound: [0.5], referenceCpuUsPerMsg: 50, oursCpuUsPerMsg: 40 } }),
       ...["router", "retry", "deduplicator", "metrics"].map((id, i) => row(`consumer.stack_cpu_us.${id}`, i + 1, { unit: "us/msg" })),
@@ -63,7 +66,8 @@ describe("the words around the figures", () => {
       row("ci.wall_s", 1000, { unit: "s", reference: 1800, detail: { commit: "abc", phases: [{ phase: "unit", s: 60 }] } }),
     ]);
     expect(md).not.toMatch(/\{\w+\}|undefined|NaN/);
-    expect(md).toContain("1. **CPU per message on 2 shared cores.** Raw kafkajs spends 10.0 µs per message");
+    expect(md).toContain("Load average during the consumer benchmark: 1.90 on 4 cores. Per-round figures are in bench-results.json (`detail.rounds`); the widest spread between a variant's slowest and fastest round was 1.50× (ours); the table shows the medians.");
+    expect(md).toContain("1. **CPU per message on 4 cores (load average 1.90).** Raw kafkajs spends 10.0 µs per message");
     expect(md).toContain("- ours ÷ the floor: **0.500** (per round 0.500); floor 20,000 msgs/s at 50.0 µs CPU per message");
     expect(md).toContain("- `dedup.middleware_overhead_us` = 9.00 µs: an absolute CPU time");
     expect(md).toContain("- `inspect.estimate_ms_1m_keys` = 300.0 ms: the median of 5 runs (290, 300, 310 ms) of 4000 sampled keys (RANDOMKEY draws)");

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { arg } from "./lib/args";
 import { consumerSection } from "./render-benchmarks/consumer";
 import { FIGURES, type BenchResult } from "./render-benchmarks/figures";
-import { detailOf, get, goalText, num, verdict } from "./render-benchmarks/format";
+import { detailOf, get, goalText, nprocOf, num, verdict } from "./render-benchmarks/format";
 import { fill, PROSE } from "./render-benchmarks/prose";
 import { ciSection, memorySection, otherMisses, pagesAndFleetSection } from "./render-benchmarks/sections";
 
@@ -35,7 +35,7 @@ function machineSection(results: readonly BenchResult[]): string[] {
   const m = detailOf<Machine>(get(results, "machine.nproc"));
   const loads = (xs: number[] | undefined) => xs?.map((x) => x.toFixed(2)).join(" / ") ?? "?";
   const L: string[] = ["## Machine and run", ""];
-  L.push(fill(PROSE.machineCpu, { nproc: get(results, "machine.nproc")?.value ?? "?", cpuModel: m.cpuModel ?? "?", memGiB: m.memGiB ?? "?", node: m.node ?? "?" }));
+  L.push(fill(PROSE.machineCpu, { nproc: nprocOf(results), cpuModel: m.cpuModel ?? "?", memGiB: m.memGiB ?? "?", node: m.node ?? "?" }));
   L.push(fill(PROSE.machineRun, { startedAt: m.startedAt ?? "?", finishedAt: m.finishedAt ?? "?", commit: m.commit ?? "?", dirty: m.dirty ? PROSE.machineDirty : "" }));
   L.push(fill(PROSE.machineLoad, { start: loads(m.loadStart), end: loads(m.loadEnd) }));
   for (const r of m.reruns ?? []) L.push(fill(PROSE.machineRerun, { steps: r.steps.join(", "), at: r.at, load: r.load.join(" / "), only: r.steps.join(",") }));

@@ -1,7 +1,7 @@
 /** docs/BENCHMARKS.md's consumer section: the variants, ours against the references, the CPU per layer, what limits the goals. */
 import type { ProfileSplit } from "../bench-consumer/profile";
 import type { BenchResult } from "./figures";
-import { detailOf, get, num } from "./format";
+import { detailOf, get, nprocOf, num } from "./format";
 import { fill, PROSE, REDIS_OP_TEXT, VARIANT_TEXT } from "./prose";
 
 type Rows = readonly BenchResult[];
@@ -11,6 +11,8 @@ const cpuOf = (rs: Rows, v: string) => detailOf<{ cpuUsPerMsg?: number }>(perSec
 /** µs per message of the Redis server's CPU, median. */
 const redisOf = (rs: Rows, v: string) => detailOf<{ redisCpuUsPerMsg?: number }>(perSec(rs, v)).redisCpuUsPerMsg ?? null;
 const val = (rs: Rows, n: string) => get(rs, n)?.value ?? null;
+/** The cores and the load average during the consumer benchmark, as the prose writes them. */
+const machineOf = (rs: Rows) => ({ nproc: nprocOf(rs), load: num(get(rs, "consumer.loadavg_1m")?.value) });
 /** Client CPU µs per key of a `--breakdown` Redis row. */
 const client = (rs: Rows, n: string) => detailOf<{ clientUs?: number }>(get(rs, n)).clientUs ?? null;
 const diff = (a: number | null, b: number | null) => (a !== null && b !== null ? a - b : null);
@@ -26,6 +28,18 @@ function topAreas(r: BenchResult): string {
     .join(", ");
 }
 
+/** The widest max ÷ min of one variant's per-round msgs/s, as a clause of the load sentence; "" without rounds. */
+function roundSpread(rs: Rows): string {
+  let widest: { spread: number; variant: string } | null = null;
+  for (const v of Object.keys(VARIANT_TEXT)) {
+    const rounds = detailOf<{ rounds?: number[] }>(perSec(rs, v)).rounds ?? [];
+    if (rounds.length < 2 || Math.min(...rounds) <= 0) continue;
+    const spread = Math.max(...rounds) / Math.min(...rounds);
+    if (!widest || spread > widest.spread) widest = { spread, variant: v };
+  }
+  return widest ? fill(PROSE.roundSpread, { spread: num(widest.spread), variant: widest.variant }) : "";
+}
+
 /** "## The consumer path": the variants' table, ours against the floor and the naive peer, then the CPU per layer. */
 export function consumerSection(rs: Rows): string[] {
   const L: string[] = ["## The consumer path: where the time goes", "", PROSE.consumerIntro, ""];
@@ -38,8 +52,8 @@ export function consumerSection(rs: Rows): string[] {
     if (r) L.push(`| ${text} | ${num(r.value)} | ${num(r.value ? 1e6 / r.value : null)} | ${num(r.ratio)} | ${num(cpuOf(rs, v))} | ${topAreas(r)} |`);
   }
   L.push("");
-  const load = num(get(rs, "consumer.loadavg_1m")?.value);
-  L.push(fill(PROSE.consumerLoad, { load, nproc: get(rs, "machine.nproc")?.value ?? "?" }), "");
+  const { load } = machineOf(rs);
+  L.push(fill(PROSE.consumerLoad, { ...machineOf(rs), spread: roundSpread(rs) }), "");
   for (const [ref, name, refName] of [
     ["floor", "consumer.with_dedup_vs_floor", "the floor"],
     ["naive", "consumer.with_dedup_vs_naive_peer", "the naive peer"],
@@ -107,10 +121,10 @@ function goals(rs: Rows): string[] {
   const doneR = val(rs, doneName);
   if (rawCpu !== null && oursCpu !== null) {
     const keyPair = claimR !== null && doneR !== null ? claimR + doneR : null;
-    L.push(fill(PROSE.cpuBound, { raw: num(rawCpu), ours: num(oursCpu), oursRedis: num(redisOf(rs, "ours")), keyPair: num(keyPair), rawOverOurs: num(rawCpu / oursCpu) }));
+    L.push(fill(PROSE.cpuBound, { ...machineOf(rs), raw: num(rawCpu), ours: num(oursCpu), oursRedis: num(redisOf(rs, "ours")), keyPair: num(keyPair), rawOverOurs: num(rawCpu / oursCpu) }));
   }
   if (floorCpu !== null && naiveCpu !== null && oursCpu !== null) {
-    L.push(fill(PROSE.referencesCpuBound, { floor: num(floorCpu), floorRedis: num(redisOf(rs, "floor")), naive: num(naiveCpu), naiveRedis: num(redisOf(rs, "naive")), naiveQuarter: num(naiveCpu / 4), raw: num(rawCpu) }));
+    L.push(fill(PROSE.referencesCpuBound, { ...machineOf(rs), floor: num(floorCpu), floorRedis: num(redisOf(rs, "floor")), naive: num(naiveCpu), naiveRedis: num(redisOf(rs, "naive")), naiveQuarter: num(naiveCpu / 4), raw: num(rawCpu) }));
   }
   if (subCpu !== null && rawCpu !== null && dedupStep !== null && retryStep !== null && router !== null) {
     const ioredis = (client(rs, "consumer.redis_cpu_us_per_key.script.claim") ?? 0) + (client(rs, "consumer.redis_cpu_us_per_key.script.done_set_get") ?? client(rs, "consumer.redis_cpu_us_per_key.script.done_mark") ?? 0);

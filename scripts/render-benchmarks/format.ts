@@ -31,3 +31,5 @@ export function verdict(r: Pick<BenchResult, "value" | "target" | "goal" | "unit
 export const get = (rs: readonly BenchResult[], name: string) => rs.find((r) => r.name === name);
 /** A row's `detail`, typed by the caller; `{}` without the row. */
 export const detailOf = <T>(r: BenchResult | undefined) => (r?.detail ?? {}) as T;
+/** The run's core count (the `machine.nproc` row), "?" when the run has no machine row. */
+export const nprocOf = (rs: readonly BenchResult[]) => get(rs, "machine.nproc")?.value ?? "?";

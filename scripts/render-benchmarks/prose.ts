@@ -48,7 +48,8 @@ export const PROSE = {
   consumerIntro: "The changes made for the goals of issues 9 and 15, their A/B figures, and what still limits them: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md).",
   consumerTable: "Median msgs/s and µs per message of each variant (same topic, same consumer settings, fresh group each):",
   consumerLoad:
-    "Load average during the consumer benchmark: {load} on {nproc} cores. Per-round figures are in bench-results.json (`detail.rounds`); they vary by 2× between rounds on this shared machine, hence the medians.",
+    "Load average during the consumer benchmark: {load} on {nproc} cores. Per-round figures are in bench-results.json (`detail.rounds`){spread}; the table shows the medians.",
+  roundSpread: "; the widest spread between a variant's slowest and fastest round was {spread}× ({variant})",
   oursVsReference:
     "- ours ÷ {refName}: **{ratio}** (per round {perRound}); {ref} {refPerSec} msgs/s at {refCpu} µs CPU per message (of which Redis server {refRedis}), ours {oursPerSec} msgs/s at {oursCpu} (Redis {oursRedis}); load average {load}.",
   cpuSteadier:
@@ -59,9 +60,9 @@ export const PROSE = {
   plainSetReference: "reference: pipelined plain `SET PX` (one write, no check)",
   goalsHeading: "### What stands between us and the goals (0.5 of raw kafkajs, 0.8 of the floor, 4× the naive peer)",
   cpuBound:
-    "1. **CPU per message on 2 shared cores.** Raw kafkajs spends {raw} µs per message; 0.5 of its rate leaves the whole dedup path {raw} µs more (process + Redis). Ours spends {ours} µs (Redis server {oursRedis} of it: the claim and the `done` mark, {keyPair} µs per key pair on an own server). On this machine throughput follows CPU, so the ratio sits near raw ÷ ours = {rawOverOurs}.",
+    "1. **CPU per message on {nproc} cores (load average {load}).** Raw kafkajs spends {raw} µs per message; 0.5 of its rate leaves the whole dedup path {raw} µs more (process + Redis). Ours spends {ours} µs (Redis server {oursRedis} of it: the claim and the `done` mark, {keyPair} µs per key pair on an own server). On this machine throughput follows CPU, so the ratio sits near raw ÷ ours = {rawOverOurs}.",
   referencesCpuBound:
-    "2. **The references are CPU-bound too.** The floor spends {floor} µs per message (Redis {floorRedis}: one write, but a pipelined ioredis command per key), the naive peer {naive} µs (Redis {naiveRedis}: one round trip per message). 4× the naive peer would need ours at ≈ {naiveQuarter} µs per message, below raw kafkajs alone ({raw}): the goal assumes a naive peer bound by round-trip latency, which 2 saturated cores do not give it.",
+    "2. **The references are CPU-bound too.** The floor spends {floor} µs per message (Redis {floorRedis}: one write, but a pipelined ioredis command per key), the naive peer {naive} µs (Redis {naiveRedis}: one round trip per message). 4× the naive peer would need ours at ≈ {naiveQuarter} µs per message, below raw kafkajs alone ({raw}): the goal assumes a naive peer bound by round-trip latency, which {nproc} cores at load average {load} do not give it.",
   whereOursSpends:
     "3. **Where ours spends it** (in-process, `--breakdown`): transport {transport} µs/msg over raw, Router {router}, the four outer middlewares {outer}, the Deduplicator {dedup} and its metrics {metrics} (in-memory store), ioredis {ioredis} µs per key for the two batch scripts.",
   leversLink: "The levers measured, kept or not, and the next ones: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md#issue-15-the-floor-the-naive-peer-and-the-done-mark).",
@@ -77,13 +78,13 @@ export const PROSE = {
   middlewareOverhead:
     "- `dedup.middleware_overhead_us` = {value} µs: an absolute CPU time on the consumer's thread (the Deduplicator with the in-memory repository, lease marking and metrics, minus the bare handler in the same loop), so it moves with the machine's speed, which ratios do not: in this run the Router alone cost {router} µs per message, the Deduplicator on the consumer path {dedup} µs and a bare Redis SET {plain} µs of Redis CPU (`--breakdown`) — compare those with another run's before reading a change in this figure as the code's. Next lever: the single-delivery path's per-message closures and metric cells (the batch path has them once per chunk). Owner: library (server/dedup/deduplicator.ts).",
   batchClaims:
-    "- `dedup.batch_claims_vs_redis_benchmark_p64` = {value}: the reference is `redis-benchmark` (a C client, 50 connections, 64 commands in flight each) at {reference} SET/s. A batch claim costs {clientUs} µs of client CPU (`bench:dedup`'s column) plus {redisUs} µs of Redis CPU per key (`--breakdown`; a bare SET {plainUs} µs), and both processes share 2 busy cores, so one Node connection tops out near {ceiling} claims/s. Closing the gap needs less client CPU per claim (library: `Deduplicator.prepareBatch` and `RedisRepository.claimBatch` argument building) or several connections; see docs/LIBRARY.md.",
+    "- `dedup.batch_claims_vs_redis_benchmark_p64` = {value}: the reference is `redis-benchmark` (a C client, 50 connections, 64 commands in flight each) at {reference} SET/s. A batch claim costs {clientUs} µs of client CPU (`bench:dedup`'s column) plus {redisUs} µs of Redis CPU per key (`--breakdown`; a bare SET {plainUs} µs), and both processes share the machine's {nproc} cores, so one Node connection tops out near {ceiling} claims/s. Closing the gap needs less client CPU per claim (library: `Deduplicator.prepareBatch` and `RedisRepository.claimBatch` argument building) or several connections; see docs/LIBRARY.md.",
   scanKeys:
     "- `inspect.scan_keys_per_sec` = {value}: a plain `SCAN … COUNT 1000` loop reached {reference} keys/s on the same keyspace in the same run (the inspector: {ratio} of it); the inspector's per-key grouping in Lua costs the difference ({calls} script calls, slowest {maxCallMicros} µs server time). Owner: backend (server/observe/keys/scripts.ts).",
   scanRatio:
     "- `inspect.scan_vs_plain_scan` = {value}: the exact count PTTLs every key (exact no-TTL counts) on a master whose INFO keyspace shows keys without TTL; in the script a SCAN step costs ~2 µs per key before any work, the grouping ~1 µs and the PTTL ~1.5 µs, against ~2.5 µs per key for the whole plain SCAN loop, so ~0.55 is its ceiling here. A/B figures, load and next levers: server/observe/README.md (Inspector A/B). Owner: backend (server/observe/keys/scripts.ts).",
   estimate:
-    "- `inspect.estimate_ms_1m_keys` = {value} ms: the median of 5 runs ({runs} ms) of {draws} sampled keys ({method}), each mostly server time on a Redis that shares the 2 cores (worst per-handler error {worstPct}%, inside ±3%). Owner: backend (`KeyInspector.estimate`: fewer draws for the same bound, or draws on several connections).",
+    "- `inspect.estimate_ms_1m_keys` = {value} ms: the median of 5 runs ({runs} ms) of {draws} sampled keys ({method}), each mostly server time on a Redis that shares the machine's {nproc} cores (worst per-handler error {worstPct}%, inside ±3%). Owner: backend (`KeyInspector.estimate`: fewer draws for the same bound, or draws on several connections).",
 } as const;
 
 /** What each consumer variant is, as the consumer table names it. */

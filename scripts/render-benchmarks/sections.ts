@@ -1,6 +1,6 @@
 /** docs/BENCHMARKS.md's sections beside the consumer's: the pages and the fleet, memory per key, CI wall time, the other missed targets. */
 import { FIGURES, type BenchResult } from "./figures";
-import { detailOf, get, num, verdict } from "./format";
+import { detailOf, get, nprocOf, num, verdict } from "./format";
 import { fill, PROSE } from "./prose";
 
 type Rows = readonly BenchResult[];
@@ -94,7 +94,7 @@ export function otherMisses(rs: Rows): string[] {
     const clientUs = value("dedup.batch_client_cpu_us_per_claim.lease");
     const redisUs = value("consumer.redis_cpu_us_per_key.script.claim");
     const ceiling = clientUs && redisUs ? 1e6 / (clientUs + redisUs) : null;
-    L.push(fill(PROSE.batchClaims, { value: num(batch.value), reference: num(batch.reference), clientUs: num(clientUs), redisUs: num(redisUs), plainUs: num(plain), ceiling: num(ceiling) }));
+    L.push(fill(PROSE.batchClaims, { nproc: nprocOf(rs), value: num(batch.value), reference: num(batch.reference), clientUs: num(clientUs), redisUs: num(redisUs), plainUs: num(plain), ceiling: num(ceiling) }));
   }
   if (scan) {
     const d = detailOf<{ maxCallMicros?: number; calls?: number }>(scan);
@@ -103,7 +103,7 @@ export function otherMisses(rs: Rows): string[] {
   if (scanRatio) L.push(fill(PROSE.scanRatio, { value: num(scanRatio.value) }));
   if (est) {
     const d = detailOf<{ runs?: number[]; draws?: number; worstHandlerErrorPct?: number; method?: string }>(est);
-    L.push(fill(PROSE.estimate, { value: num(est.value), runs: d.runs?.join(", ") ?? "?", draws: d.draws ?? "?", method: d.method ?? "RANDOMKEY draws", worstPct: d.worstHandlerErrorPct ?? "?" }));
+    L.push(fill(PROSE.estimate, { nproc: nprocOf(rs), value: num(est.value), runs: d.runs?.join(", ") ?? "?", draws: d.draws ?? "?", method: d.method ?? "RANDOMKEY draws", worstPct: d.worstHandlerErrorPct ?? "?" }));
   }
   L.push("");
   return L;

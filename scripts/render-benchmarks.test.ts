@@ -61,7 +61,7 @@ describe("the words around the figures", () => {
       row("consumer.redis_cpu_us_per_key.script.claim", 4, { unit: "us/key", detail: { clientUs: 2 } }),
       row("consumer.redis_cpu_us_per_key.script.done_set_get", 3, { unit: "us/key", detail: { clientUs: 1 } }),
       row("dedup.middleware_overhead_us", 9, { unit: "us" }),
-      row("inspect.estimate_ms_1m_keys", 300, { unit: "ms", detail: { runs: [290, 300, 310], draws: 4000 } }),
+      row("inspect.estimate_ms_1m_keys", 300, { unit: "ms", detail: { runs: [290, 300, 310], draws: 4000, method: "blocks from random SCAN cursors" } }),
       row("redis.bytes_per_key_projection_error", 0.01, { unit: "fraction" }),
       row("ci.wall_s", 1000, { unit: "s", reference: 1800, detail: { commit: "abc", phases: [{ phase: "unit", s: 60 }] } }),
     ]);
@@ -70,7 +70,7 @@ describe("the words around the figures", () => {
     expect(md).toContain("1. **CPU per message on 4 cores (load average 1.90).** Raw kafkajs spends 10.0 µs per message");
     expect(md).toContain("- ours ÷ the floor: **0.500** (per round 0.500); floor 20,000 msgs/s at 50.0 µs CPU per message");
     expect(md).toContain("- `dedup.middleware_overhead_us` = 9.00 µs: an absolute CPU time");
-    expect(md).toContain("- `inspect.estimate_ms_1m_keys` = 300.0 ms: the median of 5 runs (290, 300, 310 ms) of 4000 sampled keys (RANDOMKEY draws)");
+    expect(md).toContain("- `inspect.estimate_ms_1m_keys` = 300.0 ms: the median of 5 runs (290, 300, 310 ms) of 4000 sampled keys (blocks from random SCAN cursors)");
     expect(md).toContain("`bash .ci/run` on a fresh clone of `abc`");
   });
 });

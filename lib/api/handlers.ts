@@ -19,7 +19,7 @@ export const scanProgressSchema = z.object({
   scanned: z.number(),
   total: z.number(),
   done: z.boolean(),
-  /** `exact` (full SCAN) or `estimate` (RANDOMKEY sample × DBSIZE). */
+  /** `exact` (full SCAN) or `estimate` (keys sampled from random SCAN cursors × DBSIZE). */
   mode: z.enum(["exact", "estimate"]),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),

@@ -103,7 +103,7 @@ export function otherMisses(rs: Rows): string[] {
   if (scanRatio) L.push(fill(PROSE.scanRatio, { value: num(scanRatio.value) }));
   if (est) {
     const d = detailOf<{ runs?: number[]; draws?: number; worstHandlerErrorPct?: number; method?: string }>(est);
-    L.push(fill(PROSE.estimate, { nproc: nprocOf(rs), value: num(est.value), runs: d.runs?.join(", ") ?? "?", draws: d.draws ?? "?", method: d.method ?? "RANDOMKEY draws", worstPct: d.worstHandlerErrorPct ?? "?" }));
+    L.push(fill(PROSE.estimate, { nproc: nprocOf(rs), value: num(est.value), runs: d.runs?.join(", ") ?? "?", draws: d.draws ?? "?", method: d.method ?? "?", worstPct: d.worstHandlerErrorPct ?? "?" }));
   }
   L.push("");
   return L;

@@ -83,8 +83,8 @@ export function mergeReply(accums: Map<string, Accum>, r: AggregateReply, node: 
 }
 
 /**
- * Combines per-master RANDOMKEY draws into counts: count_g = Σ_m size_m · k_gm / n_m, with a
- * {@link ESTIMATE_Z} bound from the binomial variance Σ_m size_m² · p(1-p) / n_m (plus, for a master
+ * Combines per-master sampled keys (blocks from random SCAN cursors) into counts:
+ * count_g = Σ_m size_m · k_gm / n_m, with a {@link ESTIMATE_Z} bound from the binomial variance Σ_m size_m² · p(1-p) / n_m (plus, for a master
  * where the prefix drew nothing, -ln(0.001)·size/n).
  */
 export function scaleEstimate(perNode: ReadonlyArray<{ draws: number; size: number; accums: Map<string, Accum> }>): { accums: Map<string, Accum>; bounds: Map<string, number>; draws: number } {

@@ -1,7 +1,5 @@
-import { HydrationBoundary } from "@tanstack/react-query";
-import { Suspense } from "react";
-import { LoadingState } from "@/components/panel";
 import { OverviewView } from "@/components/overview/overview-view";
+import { PageShell } from "@/components/page-shell";
 import { prefetchPage, rangeOf } from "./prefetch-queries";
 
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
@@ -14,14 +12,5 @@ type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 export default async function HomePage({ searchParams }: { searchParams: SearchParams }) {
   const range = rangeOf(await searchParams);
   const state = await prefetchPage(range, [{ metric: "duplicate_ratio" }, { metric: "check_latency" }, { metric: "error_rate" }]);
-  return (
-    <>
-      <h1 className="text-xl font-semibold">Overview</h1>
-      <HydrationBoundary state={state}>
-        <Suspense fallback={<LoadingState label="Loading overview…" height={240} />}>
-          <OverviewView />
-        </Suspense>
-      </HydrationBoundary>
-    </>
-  );
+  return <PageShell title="Overview" loading="Loading overview…" height={240} state={state}><OverviewView /></PageShell>;
 }

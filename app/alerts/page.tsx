@@ -1,18 +1,10 @@
 import type { Metadata } from "next";
-import { Suspense } from "react";
 import { AlertsView } from "@/components/alerts/alerts-view";
-import { LoadingState } from "@/components/panel";
+import { PageShell } from "@/components/page-shell";
 
 export const metadata: Metadata = { title: "Alerts" };
 
 /** The three dedup alerts of spec §8: state (inactive / pending / firing), since when, per instance. */
 export default function AlertsPage() {
-  return (
-    <>
-      <h1 className="text-xl font-semibold">Alerts</h1>
-      <Suspense fallback={<LoadingState label="Loading alerts…" height={200} />}>
-        <AlertsView />
-      </Suspense>
-    </>
-  );
+  return <PageShell title="Alerts" loading="Loading alerts…" height={200}><AlertsView /></PageShell>;
 }

@@ -1,9 +1,7 @@
-import { HydrationBoundary } from "@tanstack/react-query";
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { Suspense } from "react";
 import { HandlerView } from "@/components/handler/handler-view";
-import { LoadingState } from "@/components/panel";
+import { PageShell } from "@/components/page-shell";
 import { routeName } from "@/lib/route-params";
 import { prefetchPage, rangeOf } from "../../../prefetch-queries";
 
@@ -36,11 +34,5 @@ export default async function HandlerPage({ params, searchParams }: { params: Pa
     { metric: "duplicates_by_cause", service, handler },
     { metric: "processed_rate", service, handler },
   ]);
-  return (
-    <HydrationBoundary state={state}>
-      <Suspense fallback={<LoadingState label="Loading handler…" height={240} />}>
-        <HandlerView service={service} handler={handler} />
-      </Suspense>
-    </HydrationBoundary>
-  );
+  return <PageShell loading="Loading handler…" height={240} state={state}><HandlerView service={service} handler={handler} /></PageShell>;
 }

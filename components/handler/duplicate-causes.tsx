@@ -2,9 +2,11 @@
 
 import { DUPLICATE_CAUSE_LEGEND as CAUSE_LEGEND } from "@/lib/chart-data";
 import { RATE_WINDOW_MS } from "@/lib/thresholds";
+import { SeriesLegend } from "../charts/series-legend";
 import { SeriesPanel } from "../charts/series-panel";
 
 const COLORS = Object.fromEntries(Object.entries(CAUSE_LEGEND).map(([k, v]) => [k, v.color]));
+const LEGEND = Object.values(CAUSE_LEGEND).map((c) => ({ name: c.title, color: c.color, text: c.text }));
 
 /** Stacked swallowed duplicates/s of one handler by cause, with what each cause means. */
 export function DuplicateCauses({ service, handler }: { service: string; handler: string }) {
@@ -21,19 +23,7 @@ export function DuplicateCauses({ service, handler }: { service: string; handler
       testId="chart-duplicate-causes"
       emptyText="no duplicate swallowed (messages_duplicates_by_cause_total has no series for this handler)."
       burst={{ windowMs: RATE_WINDOW_MS, what: "duplicate" }}
-      footer={
-        <dl data-testid="cause-legend" className="mt-2 space-y-1 text-xs text-slate-600 dark:text-slate-300">
-          {Object.entries(CAUSE_LEGEND).map(([k, c]) => (
-            <div key={k} className="flex gap-2">
-              <dt className="shrink-0 font-medium">
-                <span aria-hidden className="mr-1 inline-block h-2 w-3 rounded-sm align-middle" style={{ background: c.color }} />
-                {c.title}
-              </dt>
-              <dd>{c.text}</dd>
-            </div>
-          ))}
-        </dl>
-      }
+      footer={<SeriesLegend entries={LEGEND} testId="cause-legend" />}
     />
   );
 }

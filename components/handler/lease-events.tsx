@@ -1,6 +1,7 @@
 "use client";
 
 import { RATE_WINDOW_MS } from "@/lib/thresholds";
+import { SeriesLegend } from "../charts/series-legend";
 import { SeriesPanel } from "../charts/series-panel";
 
 /** What each lease counter means, in the order of the `lease_events` series. */
@@ -29,19 +30,7 @@ export function LeaseEvents({ service, handler }: { service: string; handler: st
       testId="chart-lease-events"
       emptyText="no lease counter for this handler (it has no Deduplicator with a registry, or has not been registered)."
       burst={{ windowMs: RATE_WINDOW_MS, what: "event" }}
-      footer={
-        <dl data-testid="lease-legend" className="mt-2 space-y-1 text-xs text-slate-600 dark:text-slate-300">
-          {LEASE_LEGEND.map((l) => (
-            <div key={l.name} className="flex gap-2">
-              <dt className="shrink-0 font-medium">
-                <span aria-hidden className="mr-1 inline-block h-2 w-3 rounded-sm align-middle" style={{ background: l.color }} />
-                {l.name}
-              </dt>
-              <dd>{l.text}</dd>
-            </div>
-          ))}
-        </dl>
-      }
+      footer={<SeriesLegend entries={LEASE_LEGEND} testId="lease-legend" />}
     />
   );
 }

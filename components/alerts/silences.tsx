@@ -3,11 +3,11 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { matchersText, type AlertmanagerInstance, type Silence } from "@/lib/api/silences";
-import { ApiError, deleteSilence, postSilence, silencesQuery } from "@/lib/query-options";
+import { deleteSilence, postSilence, silencesQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
-import { TokenField } from "../workshop/token-field";
+import { MutationError, TokenField } from "../workshop/token-field";
 import { needsToken, useWorkshopToken } from "../workshop/token";
 
 /** Durations offered for a silence, minutes. */
@@ -21,15 +21,6 @@ const DURATIONS = [
 
 function clock(iso: string | null): string {
   return iso ? new Date(iso).toLocaleString() : "—";
-}
-
-function ErrorLine({ error }: { error: unknown }) {
-  if (!error) return null;
-  return (
-    <p role="alert" className="text-xs text-red-700 dark:text-red-300">
-      {needsToken(error) ? "The server refused the change: enter the workshop token." : error instanceof ApiError ? error.detail : String(error)}
-    </p>
-  );
 }
 
 /** Silence writes with the workshop token; answers refresh the alerts and silences. */
@@ -107,7 +98,7 @@ export function SilenceForm({ alertname, service, handler, label, comment = "", 
           Cancel
         </button>
       </div>
-      <ErrorLine error={create.error} />
+      <MutationError error={create.error} />
     </form>
   );
 }
@@ -121,7 +112,7 @@ export function ExpireButton({ id }: { id: string }) {
         Expire
       </button>
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
-      <ErrorLine error={expire.error} />
+      <MutationError error={expire.error} />
     </span>
   );
 }

@@ -4,10 +4,11 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { DEMO_LIMITS, type DemoFaults, type DemoFaultsPatch, type DemoSources, type DemoSourcesPatch } from "@/lib/api/demo";
 import { formatDurationMs, formatNumber, formatPercent } from "@/lib/format";
-import { faultsQuery, putFaults, putSources, sourcesQuery, ApiError } from "@/lib/query-options";
+import { faultsQuery, putFaults, putSources, sourcesQuery } from "@/lib/query-options";
 import { Panel } from "../panel";
 import { QueryView } from "../query-state";
 import { needsToken } from "./token";
+import { MutationError } from "./token-field";
 
 /** An accessible on/off switch. */
 function Switch({ label, on, onChange, disabled, testId, hint }: { label: string; on: boolean; onChange: (v: boolean) => void; disabled?: boolean; testId?: string; hint?: string }) {
@@ -80,15 +81,6 @@ function NumberField({ label, value, unit, min, max, step, onApply, testId }: { 
         </p>
       ) : null}
     </div>
-  );
-}
-
-function MutationError({ error }: { error: unknown }) {
-  if (!error) return null;
-  return (
-    <p role="alert" className="text-xs text-red-700 dark:text-red-300">
-      {needsToken(error) ? "The server refused the change: enter the workshop token above." : error instanceof ApiError ? error.detail : String(error)}
-    </p>
   );
 }
 

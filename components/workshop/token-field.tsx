@@ -1,5 +1,8 @@
 "use client";
 
+import { ApiError } from "@/lib/query-options";
+import { needsToken } from "./token";
+
 /** The workshop token field, shown once the server asked for one. */
 export function TokenField({ token, setToken }: { token: string | null; setToken: (t: string) => void }) {
   return (
@@ -16,5 +19,15 @@ export function TokenField({ token, setToken }: { token: string | null; setToken
         />
       </label>
     </div>
+  );
+}
+
+/** Why a change failed, under its button: a refused token points at the token field above it, another error says its detail. */
+export function MutationError({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <p role="alert" className="text-xs text-red-700 dark:text-red-300">
+      {needsToken(error) ? "The server refused the change: enter the workshop token above." : error instanceof ApiError ? error.detail : String(error)}
+    </p>
   );
 }

@@ -1,11 +1,9 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { useSyncExternalStore } from "react";
 import { healthQuery } from "@/lib/health";
 import { STORE_WORDS, storeKindOf, type StoreWords } from "@/lib/store-words";
-
-const noSubscription = () => () => undefined;
+import { useHydrated } from "./hydrated";
 
 /**
  * The dedup store's words for this app (from the shared `/api/health` query the status strip polls).
@@ -15,6 +13,6 @@ const noSubscription = () => () => undefined;
  */
 export function useStoreWords(): StoreWords {
   const q = useQuery(healthQuery());
-  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
+  const hydrated = useHydrated();
   return STORE_WORDS[hydrated ? storeKindOf(q.data) : "unknown"];
 }

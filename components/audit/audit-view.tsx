@@ -8,7 +8,9 @@ import { useViewState } from "@/lib/url-state";
 import { errorTitle } from "../query-state";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { DataTable } from "../data-table";
+import { LabeledSelect } from "../field";
 
+const ACTION_CHOICES = [{ value: "", label: "every action" }, ...AUDIT_ACTIONS.map((a) => ({ value: a, label: a }))];
 
 /** The audit trail, newest first: when, who, what, the filter, matched / changed, the result. */
 export function AuditView() {
@@ -20,14 +22,7 @@ export function AuditView() {
       title="Audit trail"
       description={q.data ? (q.data.store === "postgres" ? "Kept in PostgreSQL (DATABASE_URL): survives restarts." : "Kept in this process's memory (DATABASE_URL is not set): a restart loses it.") : undefined}
       actions={
-        <select data-testid="audit-action" value={action ?? ""} onChange={(e) => set({ action: e.target.value || null })} className="rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900">
-          <option value="">every action</option>
-          {AUDIT_ACTIONS.map((a) => (
-            <option key={a} value={a}>
-              {a}
-            </option>
-          ))}
-        </select>
+        <LabeledSelect label="Action" testId="audit-action" value={action ?? ""} options={ACTION_CHOICES} onChange={(a) => set({ action: a || null })} />
       }
       testId="audit"
     >

@@ -1,6 +1,7 @@
 "use client";
 
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { KEY_STATE_LABELS } from "@/lib/api/common";
 import { formatCount } from "@/lib/format";
 
 /** Colours of the two parts of a bucket: settled keys and `processing` leases. */
@@ -35,8 +36,8 @@ export function BucketChart({
             <CartesianGrid strokeDasharray="3 3" className="chart-grid" vertical={false} />
             <XAxis dataKey="label" tick={{ fill: "currentColor", fontSize: 11 }} interval={0} />
             <YAxis allowDecimals={false} tick={{ fill: "currentColor", fontSize: 11 }} width={64} tickFormatter={(v: number) => formatCount(v, "").trim()} />
-            <Tooltip formatter={(v, name) => [formatCount(Number(v), unit), name === "processing" ? "processing (leases)" : split ? "done / settled" : "keys"]} wrapperClassName="chart-tooltip" isAnimationActive={false} />
-            {split ? <Legend formatter={(v: string) => (v === "processing" ? "processing (leases)" : "done / settled")} wrapperStyle={{ fontSize: 11 }} /> : null}
+            <Tooltip formatter={(v, name) => [formatCount(Number(v), unit), name === "processing" ? KEY_STATE_LABELS.processing : split ? "done / settled" : "keys"]} wrapperClassName="chart-tooltip" isAnimationActive={false} />
+            {split ? <Legend formatter={(v: string) => (v === "processing" ? KEY_STATE_LABELS.processing : "done / settled")} wrapperStyle={{ fontSize: 11 }} /> : null}
             <Bar dataKey="settled" stackId="k" fill={BUCKET_COLORS.settled} isAnimationActive={false} />
             {split ? <Bar dataKey="processing" stackId="k" fill={BUCKET_COLORS.processing} isAnimationActive={false} className="bucket-processing" /> : null}
           </BarChart>

@@ -9,11 +9,12 @@ import { ApiError } from "@/lib/query-options";
 import { dlqQuery, messageHref } from "@/lib/record-queries";
 import { useViewState } from "@/lib/url-state";
 import { errorTitle } from "../query-state";
+import { FIELD_CLASS, LabeledSelect } from "../field";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { RedrivePanel } from "./redrive-panel";
 import { DataTable } from "../data-table";
 
-const field = "rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900";
+const REASON_CHOICES = [{ value: "", label: "any" }, ...POISON_REASON_CLASSES.map((r) => ({ value: r, label: r }))];
 
 /** The URL filter of the DLQ browser; `null` drops the parameter. */
 type DlqFilterPatch = { handler?: string | null; reason?: string | null };
@@ -25,19 +26,9 @@ function DlqFilter({ handler, reason, onFilter }: { handler: string; reason: str
       <form className="flex flex-wrap items-end gap-2" onSubmit={(e) => e.preventDefault()}>
         <label className="flex flex-col text-sm">
           <span>Handler</span>
-          <input data-testid="dlq-handler" defaultValue={handler} onBlur={(e) => onFilter({ handler: e.target.value.trim() || null })} className={field} />
+          <input data-testid="dlq-handler" defaultValue={handler} onBlur={(e) => onFilter({ handler: e.target.value.trim() || null })} className={FIELD_CLASS} />
         </label>
-        <label className="flex flex-col text-sm">
-          <span>Reason</span>
-          <select data-testid="dlq-reason" value={reason} onChange={(e) => onFilter({ reason: e.target.value || null })} className={field}>
-            <option value="">any</option>
-            {POISON_REASON_CLASSES.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </label>
+        <LabeledSelect stacked label="Reason" testId="dlq-reason" value={reason} options={REASON_CHOICES} onChange={(r) => onFilter({ reason: r || null })} />
       </form>
     </Panel>
   );

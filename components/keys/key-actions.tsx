@@ -3,13 +3,15 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { DEDUP_KEY_SEGMENT } from "@/names/dedup";
+import { KEY_STATE_LABELS } from "@/lib/api/common";
+import { keySelectionSchema } from "@/lib/api/key-actions";
 import { ApiError } from "@/lib/query-options";
 import { forgetKeys, setKeysTtl } from "@/lib/record-queries";
+import { FIELD_CLASS, LabeledSelect, type SelectOption } from "../field";
 import { Panel } from "../panel";
 import { TokenField } from "../workshop/token-field";
 import { needsToken, useWorkshopToken } from "../workshop/token";
 
-const field = "rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900";
 const btn = "rounded px-3 py-1 text-sm focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-40";
 
 /** `<service>:dedup:<handler>` → its two names (null for a prefix of another shape). */
@@ -20,6 +22,14 @@ export function ownerOfPrefix(prefix: string): { service: string; handler: strin
 }
 
 type ActionKind = "forget" | "ttl";
+
+const ACTION_CHOICES: readonly SelectOption<ActionKind>[] = [
+  { value: "forget", label: "forget (UNLINK)" },
+  { value: "ttl", label: "set TTL" },
+];
+
+/** The key states an action may be limited to (`""`: any). */
+const STATE_CHOICES = [{ value: "", label: "any" }, ...keySelectionSchema.shape.state.unwrap().options.map((s) => ({ value: s, label: KEY_STATE_LABELS[s] }))];
 
 /** The form as typed: the action, the pasted UUIDs, the state filter and the minutes. */
 interface ActionForm {
@@ -86,35 +96,22 @@ function ActionFields({ form, edit }: { form: ActionForm; edit: (change: Partial
   return (
     <>
       <div className="flex flex-wrap items-end gap-2 text-sm">
-        <label className="flex flex-col">
-          <span>Action</span>
-          <select data-testid="action-kind" value={form.action} onChange={(e) => edit({ action: e.target.value as ActionKind })} className={field}>
-            <option value="forget">forget (UNLINK)</option>
-            <option value="ttl">set TTL</option>
-          </select>
-        </label>
-        <label className="flex flex-col">
-          <span>State</span>
-          <select data-testid="action-state" value={form.state} onChange={(e) => edit({ state: e.target.value })} className={field}>
-            <option value="">any</option>
-            <option value="processing">processing (leases)</option>
-            <option value="done">done</option>
-          </select>
-        </label>
+        <LabeledSelect stacked label="Action" testId="action-kind" value={form.action} options={ACTION_CHOICES} onChange={(action) => edit({ action })} />
+        <LabeledSelect stacked label="State" testId="action-state" value={form.state} options={STATE_CHOICES} onChange={(state) => edit({ state })} />
         <label className="flex flex-col">
           <span>Idle ≥ (min)</span>
-          <input value={form.idleMin} onChange={(e) => edit({ idleMin: e.target.value })} inputMode="numeric" className={`w-24 ${field}`} />
+          <input value={form.idleMin} onChange={(e) => edit({ idleMin: e.target.value })} inputMode="numeric" className={`w-24 ${FIELD_CLASS}`} />
         </label>
         {form.action === "ttl" ? (
           <label className="flex flex-col">
             <span>TTL (min)</span>
-            <input value={form.ttlMin} onChange={(e) => edit({ ttlMin: e.target.value })} inputMode="numeric" className={`w-24 ${field}`} />
+            <input value={form.ttlMin} onChange={(e) => edit({ ttlMin: e.target.value })} inputMode="numeric" className={`w-24 ${FIELD_CLASS}`} />
           </label>
         ) : null}
       </div>
       <label className="mt-2 flex flex-col text-sm">
         <span>Message UUIDs (one per line or comma-separated; empty = every key matching the state and idle time)</span>
-        <textarea data-testid="action-uuids" value={form.uuids} onChange={(e) => edit({ uuids: e.target.value })} rows={3} className={`font-mono ${field}`} />
+        <textarea data-testid="action-uuids" value={form.uuids} onChange={(e) => edit({ uuids: e.target.value })} rows={3} className={`font-mono ${FIELD_CLASS}`} />
       </label>
     </>
   );

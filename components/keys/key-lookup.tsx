@@ -4,6 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { keyLookupQuery, ApiError } from "@/lib/query-options";
 import { LOOKUP_INPUT_HINT, lookupText, parseLookupInput } from "@/lib/lookup-input";
+import { FIELD_CLASS } from "../field";
 import { errorTitle } from "../query-state";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { KeyTable } from "./key-table";
@@ -42,7 +43,7 @@ export function KeyLookup({ uuid, prefix = null, onLookup }: { uuid: string; pre
             placeholder="01JD8X3Q… or notification:dedup:<handler>:01JD8X3Q…"
             aria-describedby="lookup-hint"
             aria-invalid={invalid !== null}
-            className="w-full max-w-xl rounded border border-slate-300 bg-white px-2 py-1 font-mono text-sm dark:border-slate-700 dark:bg-slate-900"
+            className={`w-full max-w-xl font-mono ${FIELD_CLASS}`}
           />
         </label>
         <button type="submit" className="rounded bg-blue-700 px-3 py-1 text-sm text-white hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600">

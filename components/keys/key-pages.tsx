@@ -2,11 +2,13 @@
 
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
+import { KEY_STATE_LABELS, keyStateSchema } from "@/lib/api/common";
 import type { KeyEntry } from "@/lib/api/keys";
 import { formatCount, formatCountedAt } from "@/lib/format";
 import { keysToCsv, keysToJson, sortKeys, type KeySort } from "@/lib/key-export";
 import { handlersQuery, keysInfiniteQuery, ApiError } from "@/lib/query-options";
 import { errorTitle } from "../query-state";
+import { LabeledSelect, type SelectOption } from "../field";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { KeyTable } from "./key-table";
 import { RateLimitNotice, rateLimitRetry, retryAfterMs } from "./rate-limit";
@@ -28,30 +30,21 @@ function download(text: string, name: string, type: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-const select = "rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900";
+/** The key states the page may be filtered to (`""`: any). */
+const STATE_CHOICES = [{ value: "", label: "any" }, ...keyStateSchema.options.map((s) => ({ value: s, label: KEY_STATE_LABELS[s] }))];
+
+const SORT_CHOICES: readonly SelectOption<KeySort>[] = [
+  { value: "scan", label: "SCAN order" },
+  { value: "ttl", label: "TTL left" },
+  { value: "size", label: "size" },
+];
 
 /** The state filter, the sort of the page and its export as CSV or JSON (named after the prefix and page). */
 function PageTools({ state, onState, sort, onSort, shown, file }: { state: string; onState: (s: string) => void; sort: KeySort; onSort: (s: KeySort) => void; shown: KeyEntry[]; file: string }) {
   return (
     <div className="flex flex-wrap items-center gap-2 text-sm">
-      <label>
-        State{" "}
-        <select data-testid="key-state-filter" value={state} onChange={(e) => onState(e.target.value)} className={select}>
-          <option value="">any</option>
-          <option value="processing">processing (leases)</option>
-          <option value="done">done</option>
-          <option value="marked">marked</option>
-          <option value="other">other</option>
-        </select>
-      </label>
-      <label>
-        Sort page{" "}
-        <select data-testid="key-sort" value={sort} onChange={(e) => onSort(e.target.value as KeySort)} className={select}>
-          <option value="scan">SCAN order</option>
-          <option value="ttl">TTL left</option>
-          <option value="size">size</option>
-        </select>
-      </label>
+      <LabeledSelect label="State" testId="key-state-filter" value={state} options={STATE_CHOICES} onChange={onState} />
+      <LabeledSelect label="Sort page" testId="key-sort" value={sort} options={SORT_CHOICES} onChange={onSort} />
       <button type="button" className={btn} disabled={!shown.length} onClick={() => download(keysToCsv(shown), `${file}.csv`, "text/csv")}>
         CSV
       </button>

@@ -3,14 +3,18 @@
 import { useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import Link from "next/link";
-import { useEffect, useMemo, useState, type KeyboardEvent } from "react";
+import { useMemo, type KeyboardEvent } from "react";
 import type { OverviewHandler } from "@/lib/api/overview";
 import type { SeriesLine } from "@/lib/api/series";
-import { FLEET_SORT_LABELS, FLEET_SORTS, fleetRows, fleetViewPatch, parseFleetView, type FleetRow, type FleetSort, type FleetViewState } from "@/lib/fleet-view";
+import { FLEET_SORT_LABELS, FLEET_SORTS, fleetRows, fleetViewPatch, parseFleetView, type FleetRow, type FleetViewState } from "@/lib/fleet-view";
 import { formatCount, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { seriesQuery } from "@/lib/query-options";
 import { THRESHOLDS } from "@/lib/thresholds";
 import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
+import { FIELD_CLASS, LabeledSelect } from "../field";
+import { useHydrated } from "../hydrated";
+
+const SORT_CHOICES = FLEET_SORTS.map((s) => ({ value: s, label: FLEET_SORT_LABELS[s] }));
 
 const STATE_STYLE = {
   firing: "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100",
@@ -91,31 +95,6 @@ function Row({ r, href, line, onOpen }: { r: FleetRow; href: string; line: Serie
   );
 }
 
-const control = "rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900";
-
-/** A labelled select of the table's header. */
-function FleetSelect({ label, testId, disabled, value, options, onChange }: { label: string; testId: string; disabled: boolean; value: string; options: readonly { value: string; label: string }[]; onChange: (value: string) => void }) {
-  return (
-    <label className="flex items-center gap-2 text-sm">
-      <span>{label}</span>
-      <select data-testid={testId} disabled={disabled} value={value} onChange={(e) => onChange(e.target.value)} className={control}>
-        {options.map((o) => (
-          <option key={o.value} value={o.value}>
-            {o.label}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
-}
-
-/** False in the server's paint and until React has hydrated the component, then true. */
-function useHydrated(): boolean {
-  const [hydrated, setHydrated] = useState(false);
-  useEffect(() => setHydrated(true), []);
-  return hydrated;
-}
-
 /** The service filter, the handler search and the sort, each written to the URL. */
 function FleetControls({ fv, services, onView }: { fv: FleetViewState; services: readonly string[]; onView: (patch: Partial<FleetViewState>) => void }) {
   // The table arrives painted by the server; its controls work once React has hydrated it, so
@@ -123,7 +102,7 @@ function FleetControls({ fv, services, onView }: { fv: FleetViewState; services:
   const ready = useHydrated();
   return (
     <>
-      <FleetSelect
+      <LabeledSelect
         label="Service"
         testId="fleet-service"
         disabled={!ready}
@@ -133,9 +112,9 @@ function FleetControls({ fv, services, onView }: { fv: FleetViewState; services:
       />
       <label className="flex items-center gap-2 text-sm">
         <span>Search</span>
-        <input type="search" data-testid="fleet-search" disabled={!ready} placeholder="service/handler" defaultValue={fv.search} onChange={(e) => onView({ search: e.target.value })} className={`w-40 ${control}`} />
+        <input type="search" data-testid="fleet-search" disabled={!ready} placeholder="service/handler" defaultValue={fv.search} onChange={(e) => onView({ search: e.target.value })} className={`w-40 ${FIELD_CLASS}`} />
       </label>
-      <FleetSelect label="Sort" testId="fleet-sort" disabled={!ready} value={fv.sort} options={FLEET_SORTS.map((s) => ({ value: s, label: FLEET_SORT_LABELS[s] }))} onChange={(v) => onView({ sort: v as FleetSort })} />
+      <LabeledSelect label="Sort" testId="fleet-sort" disabled={!ready} value={fv.sort} options={SORT_CHOICES} onChange={(sort) => onView({ sort })} />
     </>
   );
 }

@@ -10,6 +10,7 @@ import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
 import { AlertCards } from "../alerts/alert-rules";
 import { AlertBadge } from "../alerts/alert-badge";
 import { SeriesPanel } from "../charts/series-panel";
+import { LabeledSelect } from "../field";
 import { Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
 import { FLEET_TABLE_MIN_HANDLERS } from "@/lib/fleet-view";
@@ -163,22 +164,13 @@ function Body({ d }: { d: OverviewResponse }) {
         )}
       </Panel>
       <div className="flex flex-wrap items-center gap-2">
-        <label className="flex items-center gap-2 text-sm">
-          <span>Handler</span>
-          <select
-            data-testid="handler-filter"
-            value={view.handler ?? ""}
-            onChange={(e) => set({ handler: e.target.value || null })}
-            className="rounded border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-900"
-          >
-            <option value="">All handlers ({d.handlers.length})</option>
-            {d.handlers.map((h) => (
-              <option key={id(h)} value={id(h)}>
-                {id(h)}
-              </option>
-            ))}
-          </select>
-        </label>
+        <LabeledSelect
+          label="Handler"
+          testId="handler-filter"
+          value={view.handler ?? ""}
+          options={[{ value: "", label: `All handlers (${d.handlers.length})` }, ...d.handlers.map((h) => ({ value: id(h), label: id(h) }))]}
+          onChange={(handler) => set({ handler: handler || null })}
+        />
         <span className="text-xs text-slate-500 dark:text-slate-400" suppressHydrationWarning>
           Metrics from {d.source === "prometheus" ? "Prometheus" : "this process' registry"} · updated {new Date(d.generatedAt).toLocaleTimeString()}
         </span>

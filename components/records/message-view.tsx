@@ -6,11 +6,12 @@ import { useState, type FormEvent } from "react";
 import { ApiError } from "@/lib/query-options";
 import { messageHref, recordsQuery } from "@/lib/record-queries";
 import { useViewState } from "@/lib/url-state";
+import { FIELD_CLASS } from "../field";
 import { errorTitle } from "../query-state";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { RecordCard } from "./record-card";
 
-const input = "rounded border border-slate-300 bg-white px-2 py-1 font-mono text-sm dark:border-slate-700 dark:bg-slate-900";
+const input = `font-mono ${FIELD_CLASS}`;
 
 /** Topic and UUID search form; submitting puts `topic=` and `uuid=` in the URL. */
 function UuidSearch({ topic, uuid, onSearch }: { topic: string; uuid: string; onSearch: (topic: string, uuid: string) => void }) {

@@ -1,6 +1,7 @@
 "use client";
 
 import { ApiError } from "@/lib/query-options";
+import { FIELD_CLASS } from "../field";
 import { needsToken } from "./token";
 
 /** The workshop token field, shown once the server asked for one. */
@@ -15,7 +16,7 @@ export function TokenField({ token, setToken }: { token: string | null; setToken
           autoComplete="off"
           value={token ?? ""}
           onChange={(e) => setToken(e.target.value)}
-          className="rounded border border-slate-300 bg-white px-2 py-1 dark:border-slate-700 dark:bg-slate-900"
+          className={FIELD_CLASS}
         />
       </label>
     </div>

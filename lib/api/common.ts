@@ -147,6 +147,8 @@ export type Finding = z.infer<typeof findingSchema>;
 export const keyStateSchema = z.enum(["processing", "done", "marked", "other"]);
 /** State of one dedup key. */
 export type KeyState = z.infer<typeof keyStateSchema>;
+/** How the dashboard names each key state: a `processing` key is a lease. */
+export const KEY_STATE_LABELS: Record<KeyState, string> = { processing: "processing (leases)", done: "done", marked: "marked", other: "other" };
 
 /** Keys counted per {@link KeyState}. */
 export const keyStateCountsSchema = z.object(Object.fromEntries(keyStateSchema.options.map((s) => [s, z.number()])) as Record<KeyState, z.ZodNumber>);

@@ -4,7 +4,6 @@ import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
 import type { SeriesMetric } from "@/lib/api/series";
 import { hasNoData } from "@/lib/chart-data";
-import type { ValueUnit } from "@/lib/format";
 import { eventsQuery, seriesQuery } from "@/lib/query-options";
 import type { ChartMarker } from "./markers";
 import { REFRESH_MS, RANGE_LABELS, useViewState } from "@/lib/url-state";
@@ -20,7 +19,6 @@ export interface SeriesPanelProps {
   metric: SeriesMetric;
   service?: string;
   handler?: string;
-  unit: ValueUnit;
   alert?: ChartThreshold | null;
   normal?: ChartThreshold | null;
   stacked?: boolean;
@@ -50,7 +48,7 @@ function useEventMarkers(scope: { service: string | undefined; handler: string |
 }
 
 /** A panel that loads one named series for the URL's range and draws it with its thresholds. */
-export function SeriesPanel({ title, description, metric, service, handler, unit, alert, normal, stacked, height = 180, testId, colors, emptyText, pick, burst, footer, markers = false }: SeriesPanelProps) {
+export function SeriesPanel({ title, description, metric, service, handler, alert, normal, stacked, height = 180, testId, colors, emptyText, pick, burst, footer, markers = false }: SeriesPanelProps) {
   const { view } = useViewState();
   const q = useQuery(seriesQuery({ metric, range: view.range, service, handler }, REFRESH_MS[view.refresh]));
   const marks = useEventMarkers({ service: service ?? pick?.service, handler: handler ?? pick?.handler }, markers);
@@ -70,7 +68,7 @@ export function SeriesPanel({ title, description, metric, service, handler, unit
           return (
             <TimeSeriesChart
               lines={series}
-              unit={d.unit ?? unit}
+              unit={d.unit}
               label={title}
               alert={alert ?? null}
               normal={normal ?? null}

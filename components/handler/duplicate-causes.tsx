@@ -17,7 +17,6 @@ export function DuplicateCauses({ service, handler }: { service: string; handler
       metric="duplicates_by_cause"
       service={service}
       handler={handler}
-      unit="per_second"
       stacked
       colors={COLORS}
       testId="chart-duplicate-causes"

@@ -28,7 +28,6 @@ export function HandlerTime({ service, handler }: { service: string; handler: st
       metric="handler_time"
       service={service}
       handler={handler}
-      unit="seconds"
       alert={half}
       testId="chart-handler-time"
       emptyText="no handler attempt timed (handler_execution_time_seconds has no sample for this handler)."

@@ -109,11 +109,11 @@ function HandlerNow({ service, handler }: { service: string; handler: string }) 
 function HandlerCharts({ service, handler }: { service: string; handler: string }) {
   return (
     <div className="grid gap-4 lg:grid-cols-2">
-      <SeriesPanel title="Duplicate ratio" description="dashed: 10% alert; green: < 1% normal" metric="duplicate_ratio" service={service} handler={handler} unit="ratio" alert={DUP_ALERT} normal={DUP_NORMAL} testId="chart-duplicate-ratio" markers emptyText={DUP_EMPTY} />
+      <SeriesPanel title="Duplicate ratio" description="dashed: 10% alert; green: < 1% normal" metric="duplicate_ratio" service={service} handler={handler} alert={DUP_ALERT} normal={DUP_NORMAL} testId="chart-duplicate-ratio" markers emptyText={DUP_EMPTY} />
       <DuplicateCauses service={service} handler={handler} />
       {/* Below the fold: mounted when scrolled near, or shortly after hydration. */}
       <DeferMount height={262}>
-        <SeriesPanel title="Processed by result" description="messages/s: success, deduplicated, error (stacked)" metric="processed_rate" service={service} handler={handler} unit="per_second" stacked colors={RESULT_COLORS} testId="chart-processed" markers />
+        <SeriesPanel title="Processed by result" description="messages/s: success, deduplicated, error (stacked)" metric="processed_rate" service={service} handler={handler} stacked colors={RESULT_COLORS} testId="chart-processed" markers />
       </DeferMount>
       <DeferMount height={200}>
         <HotKeys service={service} handler={handler} />
@@ -125,13 +125,13 @@ function HandlerCharts({ service, handler }: { service: string; handler: string 
         <LeaseEvents service={service} handler={handler} />
       </DeferMount>
       <DeferMount height={262}>
-        <SeriesPanel title="Dedup check latency, measured in the consumer (service)" description="p50 and p99; dashed: 50 ms alert" metric="check_latency" service={service} unit="seconds" alert={P99_ALERT} testId="chart-check-latency" markers emptyText="no dedup check recorded." />
+        <SeriesPanel title="Dedup check latency, measured in the consumer (service)" description="p50 and p99; dashed: 50 ms alert" metric="check_latency" service={service} alert={P99_ALERT} testId="chart-check-latency" markers emptyText="no dedup check recorded." />
       </DeferMount>
       <DeferMount height={262}>
-        <SeriesPanel title="Dedup errors by reason (service)" description="stacked errors/s; any error alerts" metric="error_rate" service={service} unit="per_second" alert={ERR_ALERT} stacked testId="chart-error-rate" markers colors={ERROR_COLORS} emptyText={ERR_EMPTY} burst={{ windowMs: RATE_WINDOW_MS, what: "error" }} />
+        <SeriesPanel title="Dedup errors by reason (service)" description="stacked errors/s; any error alerts" metric="error_rate" service={service} alert={ERR_ALERT} stacked testId="chart-error-rate" markers colors={ERROR_COLORS} emptyText={ERR_EMPTY} burst={{ windowMs: RATE_WINDOW_MS, what: "error" }} />
       </DeferMount>
       <DeferMount height={262}>
-        <SeriesPanel title="DLQ by reason" description="messages/s sent to the dead-letter topic, by reason_poisoned" metric="dlq_rate" service={service} handler={handler} unit="per_second" stacked testId="chart-dlq" markers emptyText="nothing sent to the DLQ." burst={{ windowMs: RATE_WINDOW_MS, what: "message" }} />
+        <SeriesPanel title="DLQ by reason" description="messages/s sent to the dead-letter topic, by reason_poisoned" metric="dlq_rate" service={service} handler={handler} stacked testId="chart-dlq" markers emptyText="nothing sent to the DLQ." burst={{ windowMs: RATE_WINDOW_MS, what: "message" }} />
       </DeferMount>
       <DeferMount height={262}>
         <SeriesPanel
@@ -140,11 +140,10 @@ function HandlerCharts({ service, handler }: { service: string; handler: string 
           metric="payload_conflicts"
           service={service}
           handler={handler}
-          unit="count"
           testId="chart-payload-conflicts"
           emptyText="no payload conflict: every repeat had the payload that was processed."
         />
-        <SeriesPanel title="Consumer lag" description="messages the handler's consumer group has not consumed (kafka_consumergroup_lag, log-start clamped); DedupConsumerLagGrowing when it keeps growing above 100" metric="consumer_lag" service={service} handler={handler} unit="count" testId="chart-consumer-lag" markers emptyText="no lag exported: real mode (Kafka) only." />
+        <SeriesPanel title="Consumer lag" description="messages the handler's consumer group has not consumed (kafka_consumergroup_lag, log-start clamped); DedupConsumerLagGrowing when it keeps growing above 100" metric="consumer_lag" service={service} handler={handler} testId="chart-consumer-lag" markers emptyText="no lag exported: real mode (Kafka) only." />
       </DeferMount>
       <HandlerKeys service={service} handler={handler} />
     </div>

@@ -25,7 +25,6 @@ export function LeaseEvents({ service, handler }: { service: string; handler: st
       metric="lease_events"
       service={service}
       handler={handler}
-      unit="per_second"
       colors={colors}
       testId="chart-lease-events"
       emptyText="no lease counter for this handler (it has no Deduplicator with a registry, or has not been registered)."

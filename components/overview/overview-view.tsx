@@ -69,7 +69,6 @@ function HandlerSection({ h, lazy = false }: { h: OverviewHandler; lazy?: boolea
           description="deduplicated ÷ processed over 5 min; dashed: 10% alert; green: < 1% normal background"
           metric="duplicate_ratio"
           pick={{ service: h.service, handler: h.handler }}
-          unit="ratio"
           alert={DUP_ALERT}
           normal={DUP_NORMAL}
           testId="chart-duplicate-ratio" markers
@@ -93,7 +92,6 @@ function ServiceCharts({ service }: { service: string }) {
           description="p50 and p99 of one dedup check (store round trip and the consumer's event loop); dashed: 50 ms alert"
           metric="check_latency"
           pick={{ service }}
-          unit="seconds"
           alert={P99_ALERT}
           testId="chart-check-latency" markers
           emptyText="no dedup check recorded."
@@ -103,7 +101,6 @@ function ServiceCharts({ service }: { service: string }) {
           description="redis_timeout, redis_conn, marshal (stacked, errors/s); any error alerts"
           metric="error_rate"
           pick={{ service }}
-          unit="per_second"
           alert={ERR_ALERT}
           stacked
           testId="chart-error-rate" markers
@@ -116,7 +113,6 @@ function ServiceCharts({ service }: { service: string }) {
           description="messages each handler's consumer group has not consumed (kafka_consumergroup_lag)"
           metric="consumer_lag"
           pick={{ service }}
-          unit="count"
           testId="chart-consumer-lag"
           emptyText="no lag exported: real mode (Kafka) only."
         />

@@ -5,7 +5,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
-import { connect } from "node:net";
 import { Kafka, logLevel } from "kafkajs";
 
 /** One request via node:http (Host, Origin, Sec-Fetch-Site and Content-Length can be set freely). */
@@ -131,37 +130,6 @@ export function concurrentBodies(url: string, o: { n: number; method: string; pa
         }),
     ),
   );
-}
-
-/**
- * A slow client: connects, writes `head`, then one character of `trickle` every `everyMs` (and
- * nothing more once it is spent). Resolves with the ms until the server closed the connection, or
- * `null` when it was still open after `maxMs` (then this side closes it).
- */
-export function slowClient(url: string, o: { head: string; trickle: string; everyMs: number; maxMs: number }): Promise<number | null> {
-  const u = new URL(url);
-  return new Promise((resolve) => {
-    const t0 = Date.now();
-    const s = connect(Number(u.port), u.hostname);
-    let i = 0;
-    let done = false;
-    const finish = (v: number | null) => {
-      if (done) return;
-      done = true;
-      clearInterval(drip);
-      clearTimeout(limit);
-      s.destroy();
-      resolve(v);
-    };
-    const drip = setInterval(() => {
-      if (i < o.trickle.length && s.writable) s.write(o.trickle[i++]!);
-    }, o.everyMs);
-    const limit = setTimeout(() => finish(null), o.maxMs);
-    s.on("connect", () => o.head && s.write(o.head));
-    s.on("data", () => undefined);
-    s.on("error", () => finish(Date.now() - t0));
-    s.on("close", () => finish(Date.now() - t0));
-  });
 }
 
 /**

@@ -15,13 +15,14 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { Kafka, logLevel, type Admin } from "kafkajs";
 import { Redis } from "ioredis";
 import { Client } from "pg";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DlqResponse } from "@/lib/api/dlq";
 import type { KeysResponse } from "@/lib/api/keys";
 import type { RecordsResponse } from "@/lib/api/records";
 import { kcatPayloadAt, kcatProduce } from "@/server/testing/kcat";
-import { collectErrors, launchBrowser, REAL_ENV, screenshot, startApp, until, type App } from "./harness";
+import { REAL_ENV, screenshot, startApp, until, withPage } from "./harness";
+import { appForTests, browserForTests } from "./hooks";
 
 const id = randomBytes(4).toString("hex");
 const service = `e2e-act-${id}`;
@@ -29,8 +30,6 @@ const topic = `e2e-act-${id}`;
 const dlq = `${topic}.dlq`;
 const HANDLER = "on-review-created";
 const prefix = `${service}:dedup:${HANDLER}`;
-let app: App;
-let browser: Browser;
 let admin: Admin;
 let redis: Redis;
 /** Handler-error DLQ records the re-drive sent back (the audit names their count). */
@@ -58,16 +57,12 @@ beforeAll(async () => {
   admin = new Kafka({ clientId: `e2e-act-${id}`, brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   redis = new Redis(REAL_ENV.REDIS_URL);
-  app = await startApp({
-    env: { REDIS_URL: REAL_ENV.REDIS_URL, KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS, PROMETHEUS_URL: REAL_ENV.PROMETHEUS_URL, SERVICE_NAME: service, DEMO_TOPIC: topic, DEMO_RATE: "4", DEDUP_PREFIXES: `${service}:dedup:*` },
-  });
-  browser = await launchBrowser();
-}, 150_000);
+});
 
 afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
-  // The shared stack is left as it was found: the app's topics, groups, dedup keys and DLQ guard keys.
+  // Runs once the app has stopped (its hook is registered below; hooks after the tests run
+  // last-registered first). The shared stack is left as it was found: the app's topics, groups,
+  // dedup keys and DLQ guard keys.
   await admin?.deleteTopics({ topics: [topic, dlq] }).catch(() => {});
   const groups = (await admin?.listGroups().catch(() => ({ groups: [] })))?.groups.map((g) => g.groupId).filter((g) => g.startsWith(`${service}.`)) ?? [];
   if (groups.length) await admin.deleteGroups(groups).catch(() => {});
@@ -79,46 +74,49 @@ afterAll(async () => {
   redis?.disconnect();
 });
 
+const app = appForTests({
+  env: { REDIS_URL: REAL_ENV.REDIS_URL, KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS, PROMETHEUS_URL: REAL_ENV.PROMETHEUS_URL, SERVICE_NAME: service, DEMO_TOPIC: topic, DEMO_RATE: "4", DEDUP_PREFIXES: `${service}:dedup:*` },
+});
+const browser = browserForTests();
+
 describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real mode", () => {
   it("a record published with kcat is found by its UUID and opened from its key: the payload shown equals kcat -C at that offset", async () => {
     const uuid = randomUUID();
     const sent = JSON.stringify({ seq: -2, userId: "u-kcat", note: "published with kcat" });
     await kcatProduce(REAL_ENV.KAFKA_BROKERS, topic, 1, sent, { _watermill_message_uuid: uuid, "Event-Type": "review.created" });
     await until(`the demo's key for ${uuid}`, 60_000, async () => (await redis.get(`${prefix}:${uuid}`))?.startsWith("done"));
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors = collectErrors(page);
-    // From its key: the key browser's lookup, then "open the message".
-    await page.goto(`${app.url}/keys?prefix=${encodeURIComponent(prefix)}&refresh=off`);
-    await page.getByTestId("lookup-input").fill(uuid);
-    await page.getByRole("button", { name: "Look up" }).click();
-    const link = page.getByTestId("key-lookup").getByTestId("open-message").first();
-    await link.waitFor({ timeout: 30_000 });
-    const at = new URL((await link.getAttribute("href"))!, app.url).searchParams;
-    await link.click();
-    const payload = page.getByTestId("record-payload");
-    await payload.waitFor({ timeout: 30_000 });
-    const [t, p, o] = ["topic", "partition", "offset"].map((k) => at.get(k)!);
-    expect([t, p]).toEqual([topic, "1"]);
-    const kcat = (await kcatPayloadAt(REAL_ENV.KAFKA_BROKERS, t!, Number(p), o!)).toString("utf8");
-    expect(kcat).toBe(sent);
-    expect(await payload.getAttribute("data-raw")).toBe(kcat);
-    expect(await payload.getAttribute("data-encoding")).toBe("utf-8");
-    expect((await page.getByTestId("record-uuid").textContent())!.trim()).toBe(uuid);
-    expect(await page.getByTestId("record").textContent()).toContain("review.created");
-    await screenshot(page, "act-record");
-    // By its UUID: the message page's search lists that one record, which opens the same way.
-    await page.goto(`${app.url}/records`);
-    await page.getByTestId("record-topic").fill(topic);
-    await page.getByTestId("record-uuid-input").fill(uuid);
-    await page.getByRole("button", { name: "Find" }).click();
-    const hits = page.getByTestId("record-search").getByTestId("open-message");
-    await hits.first().waitFor({ timeout: 30_000 });
-    expect(await hits.count()).toBe(1);
-    await hits.first().click();
-    await expect.poll(async () => (await page.getByTestId("record-payload").getAttribute("data-raw").catch(() => null)) ?? "", { timeout: 30_000 }).toBe(kcat);
-    expect(await page.getByTestId("record-position").textContent()).toContain(`${topic} / 1 / ${o}`);
-    expect(errors).toEqual([]);
-    await page.close();
+    await withPage(browser, { viewport: { width: 1280, height: 900 } }, async (page) => {
+      // From its key: the key browser's lookup, then "open the message".
+      await page.goto(`${app.url}/keys?prefix=${encodeURIComponent(prefix)}&refresh=off`);
+      await page.getByTestId("lookup-input").fill(uuid);
+      await page.getByRole("button", { name: "Look up" }).click();
+      const link = page.getByTestId("key-lookup").getByTestId("open-message").first();
+      await link.waitFor({ timeout: 30_000 });
+      const at = new URL((await link.getAttribute("href"))!, app.url).searchParams;
+      await link.click();
+      const payload = page.getByTestId("record-payload");
+      await payload.waitFor({ timeout: 30_000 });
+      const [t, p, o] = ["topic", "partition", "offset"].map((k) => at.get(k)!);
+      expect([t, p]).toEqual([topic, "1"]);
+      const kcat = (await kcatPayloadAt(REAL_ENV.KAFKA_BROKERS, t!, Number(p), o!)).toString("utf8");
+      expect(kcat).toBe(sent);
+      expect(await payload.getAttribute("data-raw")).toBe(kcat);
+      expect(await payload.getAttribute("data-encoding")).toBe("utf-8");
+      expect((await page.getByTestId("record-uuid").textContent())!.trim()).toBe(uuid);
+      expect(await page.getByTestId("record").textContent()).toContain("review.created");
+      await screenshot(page, "act-record");
+      // By its UUID: the message page's search lists that one record, which opens the same way.
+      await page.goto(`${app.url}/records`);
+      await page.getByTestId("record-topic").fill(topic);
+      await page.getByTestId("record-uuid-input").fill(uuid);
+      await page.getByRole("button", { name: "Find" }).click();
+      const hits = page.getByTestId("record-search").getByTestId("open-message");
+      await hits.first().waitFor({ timeout: 30_000 });
+      expect(await hits.count()).toBe(1);
+      await hits.first().click();
+      await expect.poll(async () => (await page.getByTestId("record-payload").getAttribute("data-raw").catch(() => null)) ?? "", { timeout: 30_000 }).toBe(kcat);
+      expect(await page.getByTestId("record-position").textContent()).toContain(`${topic} / 1 / ${o}`);
+    });
   }, 120_000);
 
   it("DLQ: a record without UUID is listed under marshal; the dry run shows the count and publishes nothing; the confirmed re-drive sends them back", async () => {
@@ -140,81 +138,75 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
     expect(uuids.every(Boolean)).toBe(true);
     for (const u of uuids) expect(await copies(u), u).toBe(1);
 
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors = collectErrors(page);
-    await page.goto(`${app.url}/dlq?reason=marshal`);
-    const marshal = page.getByTestId("dlq-records").getByTestId("dlq-row");
-    await until("the marshal record on the DLQ page", 30_000, async () => (await marshal.count()) > 0 || (await page.reload(), false));
-    expect(await marshal.first().textContent()).toMatch(/— none.*marshal/);
-    await screenshot(page, "act-dlq");
+    await withPage(browser, { viewport: { width: 1280, height: 900 } }, async (page) => {
+      await page.goto(`${app.url}/dlq?reason=marshal`);
+      const marshal = page.getByTestId("dlq-records").getByTestId("dlq-row");
+      await until("the marshal record on the DLQ page", 30_000, async () => (await marshal.count()) > 0 || (await page.reload(), false));
+      expect(await marshal.first().textContent()).toMatch(/— none.*marshal/);
+      await screenshot(page, "act-dlq");
 
-    await page.goto(`${app.url}/dlq?reason=handler_error`);
-    const rows = page.getByTestId("dlq-records").getByTestId("dlq-row");
-    await rows.first().waitFor({ timeout: 30_000 });
-    expect(await rows.count()).toBe(uuids.length);
-    const n = (redriven = uuids.length);
-    await page.getByTestId("redrive-dry").click();
-    const result = page.getByTestId("redrive-result");
-    await expect.poll(async () => (await result.textContent().catch(() => "")) ?? "", { timeout: 30_000 }).toContain(`Dry run: would re-drive ${n} of ${n} matched`);
-    for (const u of uuids) expect(await result.textContent()).toContain(u);
-    for (const u of uuids) expect(await copies(u), `${u} after the dry run`).toBe(1);
-    await screenshot(page, "act-redrive");
+      await page.goto(`${app.url}/dlq?reason=handler_error`);
+      const rows = page.getByTestId("dlq-records").getByTestId("dlq-row");
+      await rows.first().waitFor({ timeout: 30_000 });
+      expect(await rows.count()).toBe(uuids.length);
+      const n = (redriven = uuids.length);
+      await page.getByTestId("redrive-dry").click();
+      const result = page.getByTestId("redrive-result");
+      await expect.poll(async () => (await result.textContent().catch(() => "")) ?? "", { timeout: 30_000 }).toContain(`Dry run: would re-drive ${n} of ${n} matched`);
+      for (const u of uuids) expect(await result.textContent()).toContain(u);
+      for (const u of uuids) expect(await copies(u), `${u} after the dry run`).toBe(1);
+      await screenshot(page, "act-redrive");
 
-    const dialog = confirmNext(page);
-    await page.getByTestId("redrive-real").click();
-    expect(await dialog).toBe(`Re-drive ${n} message${n === 1 ? "" : "s"} to their original topics (same UUID)?`);
-    await expect.poll(async () => (await result.textContent()) ?? "", { timeout: 30_000 }).toContain(`Re-drove ${n} of ${n} matched`);
-    for (const u of uuids) expect(await copies(u), `${u} after the re-drive`).toBe(2);
-    // Each re-driven message is processed: its handler's key is done.
-    for (const e of failed) {
-      const key = `${service}:dedup:${e.handler}:${e.uuid}`;
-      await until(`${key} done after the re-drive`, 60_000, async () => (await redis.get(key))?.startsWith("done"));
-    }
-    expect(errors).toEqual([]);
-    await page.close();
+      const dialog = confirmNext(page);
+      await page.getByTestId("redrive-real").click();
+      expect(await dialog).toBe(`Re-drive ${n} message${n === 1 ? "" : "s"} to their original topics (same UUID)?`);
+      await expect.poll(async () => (await result.textContent()) ?? "", { timeout: 30_000 }).toContain(`Re-drove ${n} of ${n} matched`);
+      for (const u of uuids) expect(await copies(u), `${u} after the re-drive`).toBe(2);
+      // Each re-driven message is processed: its handler's key is done.
+      for (const e of failed) {
+        const key = `${service}:dedup:${e.handler}:${e.uuid}`;
+        await until(`${key} done after the re-drive`, 60_000, async () => (await redis.get(key))?.startsWith("done"));
+      }
+    });
   }, 240_000);
 
   it("the key page forgets keys: the dry run counts them, the confirmed run deletes them (Redis agrees)", async () => {
     const keys = (await get<KeysResponse>(`/api/keys?prefix=${encodeURIComponent(prefix)}&count=50&state=done`)).keys.slice(0, 3);
     expect(keys).toHaveLength(3);
     expect(await redis.exists(...keys.map((k) => k.key))).toBe(3);
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors = collectErrors(page);
-    await page.goto(`${app.url}/keys?prefix=${encodeURIComponent(prefix)}&refresh=off`);
-    await page.getByTestId("action-uuids").fill(keys.map((k) => k.uuid).join("\n"));
-    await page.getByTestId("action-dry").click();
-    const result = page.getByTestId("action-result");
-    await expect.poll(async () => (await result.textContent().catch(() => "")) ?? "", { timeout: 30_000 }).toContain("Dry run: 3 keys match");
-    expect(await redis.exists(...keys.map((k) => k.key))).toBe(3);
-    const dialog = confirmNext(page);
-    await page.getByTestId("action-real").click();
-    expect(await dialog).toBe(`Delete 3 keys of ${prefix}?`);
-    await expect.poll(async () => (await result.textContent()) ?? "", { timeout: 30_000 }).toContain("3 of 3 keys deleted");
-    expect(await redis.exists(...keys.map((k) => k.key))).toBe(0);
-    await screenshot(page, "act-forget");
-    expect(errors).toEqual([]);
-    await page.close();
+    await withPage(browser, { viewport: { width: 1280, height: 900 } }, async (page) => {
+      await page.goto(`${app.url}/keys?prefix=${encodeURIComponent(prefix)}&refresh=off`);
+      await page.getByTestId("action-uuids").fill(keys.map((k) => k.uuid).join("\n"));
+      await page.getByTestId("action-dry").click();
+      const result = page.getByTestId("action-result");
+      await expect.poll(async () => (await result.textContent().catch(() => "")) ?? "", { timeout: 30_000 }).toContain("Dry run: 3 keys match");
+      expect(await redis.exists(...keys.map((k) => k.key))).toBe(3);
+      const dialog = confirmNext(page);
+      await page.getByTestId("action-real").click();
+      expect(await dialog).toBe(`Delete 3 keys of ${prefix}?`);
+      await expect.poll(async () => (await result.textContent()) ?? "", { timeout: 30_000 }).toContain("3 of 3 keys deleted");
+      expect(await redis.exists(...keys.map((k) => k.key))).toBe(0);
+      await screenshot(page, "act-forget");
+    });
   }, 120_000);
 
   it("the audit page lists each action with its counts", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors = collectErrors(page);
-    await page.goto(`${app.url}/audit`);
-    const rows = page.getByTestId("audit-row");
-    await rows.first().waitFor({ timeout: 30_000 });
-    const cells = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")));
-    const find = (action: string) => cells.filter((c) => c[2] === action).map((c) => [c[1], c[4], c[5], c[6]]);
-    const n = redriven;
-    expect(n).toBeGreaterThan(0);
-    expect(find("keys.forget (dry run)")).toEqual([["local", "3", "0", "ok"]]);
-    expect(find("keys.forget")).toEqual([["local", "3", "3", "ok"]]);
-    expect(find("dlq.redrive (dry run)")).toEqual([["local", String(n), "0", "ok"]]);
-    expect(find("dlq.redrive")).toEqual([["local", String(n), String(n), "ok"]]);
-    expect(find("demo.sources")).toHaveLength(2);
-    expect(await page.getByTestId("audit").textContent()).toContain("Kept in this process's memory");
-    await screenshot(page, "act-audit");
-    expect(errors).toEqual([]);
-    await page.close();
+    await withPage(browser, { viewport: { width: 1280, height: 900 } }, async (page) => {
+      await page.goto(`${app.url}/audit`);
+      const rows = page.getByTestId("audit-row");
+      await rows.first().waitFor({ timeout: 30_000 });
+      const cells = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")));
+      const find = (action: string) => cells.filter((c) => c[2] === action).map((c) => [c[1], c[4], c[5], c[6]]);
+      const n = redriven;
+      expect(n).toBeGreaterThan(0);
+      expect(find("keys.forget (dry run)")).toEqual([["local", "3", "0", "ok"]]);
+      expect(find("keys.forget")).toEqual([["local", "3", "3", "ok"]]);
+      expect(find("dlq.redrive (dry run)")).toEqual([["local", String(n), "0", "ok"]]);
+      expect(find("dlq.redrive")).toEqual([["local", String(n), String(n), "ok"]]);
+      expect(find("demo.sources")).toHaveLength(2);
+      expect(await page.getByTestId("audit").textContent()).toContain("Kept in this process's memory");
+      await screenshot(page, "act-audit");
+    });
   }, 60_000);
 
   it("a trail in PostgreSQL survives a restart of the app: the audit page lists the forget made before it", async () => {
@@ -229,17 +221,15 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
       expect(await redis.exists(key)).toBe(0);
       await db.stop();
       db = await startApp({ env });
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-      const errors = collectErrors(page);
-      await page.goto(`${db.url}/audit?action=keys.forget`);
-      const mine = page.getByTestId("audit-row").filter({ hasText: service });
-      await mine.first().waitFor({ timeout: 30_000 });
-      const cells = await mine.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")));
-      expect(cells.map((c) => [c[1], c[2], c[4], c[5], c[6]])).toEqual([["local", "keys.forget", "1", "1", "ok"]]);
-      expect(await page.getByTestId("audit").textContent()).toContain("Kept in PostgreSQL");
-      await screenshot(page, "act-audit-restart");
-      expect(errors).toEqual([]);
-      await page.close();
+      await withPage(browser, { viewport: { width: 1280, height: 900 } }, async (page) => {
+        await page.goto(`${db.url}/audit?action=keys.forget`);
+        const mine = page.getByTestId("audit-row").filter({ hasText: service });
+        await mine.first().waitFor({ timeout: 30_000 });
+        const cells = await mine.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")));
+        expect(cells.map((c) => [c[1], c[2], c[4], c[5], c[6]])).toEqual([["local", "keys.forget", "1", "1", "ok"]]);
+        expect(await page.getByTestId("audit").textContent()).toContain("Kept in PostgreSQL");
+        await screenshot(page, "act-audit-restart");
+      });
     } finally {
       await db.stop();
       // The shared table keeps other runs' entries: only this run's go.

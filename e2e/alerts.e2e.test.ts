@@ -4,14 +4,14 @@
  * "pending since …, fires in …" with a countdown that runs down between two answers, next to the
  * reason's own text. Saves test-results/screenshots/embedded-alerts-pending.png.
  */
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AlertsResponse } from "@/lib/api/alerts";
 import { ALERT_NAMES } from "@/lib/thresholds";
-import { collectErrors, launchBrowser, screenshot, startApp, type App } from "./harness";
+import { screenshot, withPage } from "./harness";
+import { appForTests, browserForTests } from "./hooks";
 
-let app: App;
-let browser: Browser;
+const app = appForTests();
+const browser = browserForTests();
 
 async function setErrorRate(errorRate: number): Promise<void> {
   const res = await fetch(`${app.url}/api/demo/faults`, {
@@ -21,16 +21,6 @@ async function setErrorRate(errorRate: number): Promise<void> {
   });
   if (!res.ok) throw new Error(`PUT /api/demo/faults → ${res.status}: ${await res.text()}`);
 }
-
-beforeAll(async () => {
-  app = await startApp();
-  browser = await launchBrowser();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
-});
 
 describe("alerts page: a pending alert's countdown", () => {
   it("DedupRedisErrors pending: 'pending since …, fires in …' counting down to activeAt + for", async () => {
@@ -51,24 +41,22 @@ describe("alerts page: a pending alert's countdown", () => {
     expect(dueAfter).toBeGreaterThanOrEqual(60_000);
     expect(dueAfter).toBeLessThan(60_000 + rule!.evaluationIntervalMs);
 
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors = collectErrors(page);
-    await page.goto(`${app.url}/alerts?refresh=off`);
-    const countdown = page.getByTestId(`rule-${ALERT_NAMES.redisErrors}`).getByTestId("alert-countdown").first();
-    await countdown.waitFor({ timeout: 20_000 });
-    const first = (await countdown.textContent()) ?? "";
-    expect(first).toMatch(/^since (just now|\d+ s ago|1 min( \d+ s)? ago), fires in \d+ (s|min)/);
-    // With refresh off the answer stays the same: the countdown still runs down.
-    const seconds = (t: string) => {
-      const m = /fires in (?:(\d+) min ?)?(?:(\d+) s)?/.exec(t);
-      return Number(m?.[1] ?? 0) * 60 + Number(m?.[2] ?? 0);
-    };
-    await page.waitForTimeout(2_500);
-    const later = (await countdown.textContent()) ?? "";
-    expect(seconds(later)).toBeLessThan(seconds(first));
-    await screenshot(page, "embedded-alerts-pending");
-    expect(errors).toEqual([]);
-    await page.close();
+    await withPage(browser, { viewport: { width: 1280, height: 900 } }, async (page) => {
+      await page.goto(`${app.url}/alerts?refresh=off`);
+      const countdown = page.getByTestId(`rule-${ALERT_NAMES.redisErrors}`).getByTestId("alert-countdown").first();
+      await countdown.waitFor({ timeout: 20_000 });
+      const first = (await countdown.textContent()) ?? "";
+      expect(first).toMatch(/^since (just now|\d+ s ago|1 min( \d+ s)? ago), fires in \d+ (s|min)/);
+      // With refresh off the answer stays the same: the countdown still runs down.
+      const seconds = (t: string) => {
+        const m = /fires in (?:(\d+) min ?)?(?:(\d+) s)?/.exec(t);
+        return Number(m?.[1] ?? 0) * 60 + Number(m?.[2] ?? 0);
+      };
+      await page.waitForTimeout(2_500);
+      const later = (await countdown.textContent()) ?? "";
+      expect(seconds(later)).toBeLessThan(seconds(first));
+      await screenshot(page, "embedded-alerts-pending");
+    });
     await setErrorRate(0);
   }, 120_000);
 });

@@ -131,6 +131,22 @@ export function collectErrors(page: Page): string[] {
   return errors;
 }
 
+/**
+ * Runs `body` on a new page of `browser` (`options`: its viewport), then fails if the page logged
+ * a console or page error ({@link collectErrors}); the page is closed either way.
+ */
+export async function withPage<T>(browser: Browser, options: Parameters<Browser["newPage"]>[0], body: (page: Page) => Promise<T>): Promise<T> {
+  const page = await browser.newPage(options);
+  const errors = collectErrors(page);
+  try {
+    const out = await body(page);
+    if (errors.length) throw new Error(`console and page errors: ${JSON.stringify(errors, null, 2)}`);
+    return out;
+  } finally {
+    await page.close();
+  }
+}
+
 /** Saves a full-page screenshot as test-results/screenshots/<name>.png. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(SCREENSHOTS, { recursive: true });

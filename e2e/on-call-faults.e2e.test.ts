@@ -18,18 +18,22 @@
  * Prints how long each phase took. Saves test-results/screenshots/on-call-{outage,unknown,saturated}.png.
  */
 import { randomBytes } from "node:crypto";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALERT_NAMES } from "@/lib/thresholds";
 import { METRIC_NAMES } from "@/names/dedup";
 import { promQuery } from "@/server/testing/own-prometheus";
-import { collectErrors, launchBrowser, screenshot, until } from "./harness";
-import { startOwnStack, type OwnStack } from "./own-stack";
+import { collectErrors, screenshot, until } from "./harness";
+import { browserForTests } from "./hooks";
+import { ownStackForTests } from "./own-stack";
 
 const SERVICE = `e2e-oncall-${randomBytes(4).toString("hex")}`;
 const HANDLER = "on-review-created";
-let stack: OwnStack;
-let browser: Browser;
+// Our own Redis and Prometheus: stopping them removes every key and sample the test wrote. No
+// traffic while the app warms up (its first compiles and renders hold the event loop for seconds
+// on a busy host): the checks start once the page has been painted.
+const stack = ownStackForTests({ service: SERVICE, env: { DEMO_RATE: "0" } });
+const browser = browserForTests();
 /** The alert badges the page showed once the outage was over: the last known states Prometheus' outage must keep. */
 let lastSeen = new Map<string, string>();
 /** The handler page, open through all three faults, and what its console logged as errors. */
@@ -93,10 +97,6 @@ const phases: string[] = [];
 const since = (t: number) => `${((Date.now() - t) / 1000).toFixed(1)} s`;
 
 beforeAll(async () => {
-  // No traffic while the app warms up (its first compiles and renders hold the event loop for
-  // seconds on a busy host): the checks start once the page has been painted.
-  stack = await startOwnStack({ service: SERVICE, env: { DEMO_RATE: "0" } });
-  browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
   consoleErrors = collectErrors(page);
   await page.goto(`${stack.app.url}/handlers/${SERVICE}/${HANDLER}?refresh=5s`);
@@ -105,11 +105,8 @@ beforeAll(async () => {
   expect(res.status, await res.text()).toBe(200);
 }, 60_000);
 
-afterAll(async () => {
+afterAll(() => {
   console.log(`[on-call faults] ${phases.join("; ")}`);
-  await browser?.close();
-  // Our own Redis and Prometheus: stopping them removes every key and sample the test wrote.
-  await stack?.stop();
 });
 
 // The faults run in this order on one app: the outage leaves DedupRedisErrors pending, which is the
@@ -212,8 +209,12 @@ describe("on call: three faults on the handler page, one after the other", () =>
       await stopStarving();
     }
     phases.push(`starved: 'the consumer is saturated' ${since(t)} after the starving began`);
-    expect(saturated).not.toContain("Redis is slow");
-    expect(Number(/Redis (\d+) µs\/call/.exec(saturated)?.[1])).toBeLessThan(1000);
+    // The diagnosis stands beside the figures it rests on: the event loop's p99 above Redis' own time per call.
+    const figures = /event loop p99 ([\d.,]+) ms · Redis (\d+) µs\/call · the consumer is saturated/.exec(saturated);
+    expect(figures, saturated).not.toBeNull();
+    const [loopMs, redisUs] = [Number(figures![1]!.replaceAll(",", "")), Number(figures![2])];
+    expect(redisUs).toBeLessThan(1000);
+    expect(loopMs * 1000).toBeGreaterThan(redisUs);
     t = Date.now();
     await until("'recovering' on the p99 tile", 30_000, async () => (await nowWord("stat-p99")) === "recovering");
     phases.push(`starving over: 'recovering' ${since(t)} after`);

@@ -8,6 +8,7 @@ import { freePort } from "@/server/testing/net";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { ROOT, startApp, type App } from "./harness";
+import { startedForTests } from "./hooks";
 
 /**
  * One service's app against processes of its own: an own `redis-server` without persistence (its
@@ -26,6 +27,11 @@ export interface OwnStack {
   startPrometheusAgain(): Promise<void>;
   /** Stops the app, Prometheus and Redis by pid (removing every key and sample the test wrote). */
   stop(): Promise<void>;
+}
+
+/** An {@link OwnStack} ({@link startOwnStack} with `opts`) for the tests of the calling file or `describe`. */
+export function ownStackForTests(opts: Parameters<typeof startOwnStack>[0]): OwnStack {
+  return startedForTests(() => startOwnStack(opts), (stack) => stack.stop());
 }
 
 /** Starts an {@link OwnStack}: `seed` writes into Redis before the app starts; `env` is the app's beyond SERVICE_NAME, DEDUP_PREFIXES and the two URLs. */

@@ -1,59 +1,34 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectErrors, launchBrowser, REAL_ENV, screenshot, startApp, type App } from "./harness";
+import { describe, expect, it } from "vitest";
+import { REAL_ENV, screenshot, startApp, withPage } from "./harness";
+import { appForTests, browserForTests } from "./hooks";
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = browserForTests();
+
+/** The home page at `url` names the mode (`strip`) and shows each component's health as `health`, with no console error. */
+function homePageShows(url: string, strip: RegExp, health: string, shot: string): Promise<void> {
+  return withPage(browser, {}, async (page) => {
+    await page.goto(url);
+    await page.getByTestId("mode").waitFor();
+    expect(await page.getByTestId("mode").textContent()).toMatch(strip);
+    for (const c of ["redis", "kafka", "prometheus"]) {
+      await expect.poll(async () => page.getByTestId(`health-${c}`).textContent(), { timeout: 15_000 }).toContain(`${c}: ${health}`);
+    }
+    await screenshot(page, shot);
+  });
+}
 
 describe("smoke: embedded mode (nothing configured)", () => {
-  let app: App;
-  beforeAll(async () => {
-    app = await startApp();
-  });
-  afterAll(async () => app?.stop());
+  const app = appForTests();
 
-  it("the home page shows the mode and the health of each component", async () => {
-    const page = await browser.newPage();
-    const errors = collectErrors(page);
-    await page.goto(app.url);
-    await page.getByTestId("mode").waitFor();
-    expect(await page.getByTestId("mode").textContent()).toMatch(/Embedded mode/);
-    for (const c of ["redis", "kafka", "prometheus"]) {
-      expect(await page.getByTestId(`health-${c}`).textContent()).toContain(`${c}: not-configured`);
-    }
-    await screenshot(page, "embedded-smoke-home");
-    expect(errors).toEqual([]);
-    await page.close();
-  });
+  it("the home page shows the mode and the health of each component", () => homePageShows(app.url, /Embedded mode/, "not-configured", "embedded-smoke-home"));
 });
 
 describe("smoke: real mode on the local stack", () => {
-  let app: App;
-  beforeAll(async () => {
-    // Port 3000: the one infra/prometheus/prometheus.yml scrapes. No demo: nothing it checks needs
-    // traffic, and a demo would write keys and series under the shared stack's service name.
-    app = await startApp({ port: 3000, env: { ...REAL_ENV, DEMO: "off" } });
-  });
-  afterAll(async () => app?.stop());
+  // Port 3000: the one infra/prometheus/prometheus.yml scrapes. No demo: nothing it checks needs
+  // traffic, and a demo would write keys and series under the shared stack's service name.
+  const app = appForTests({ port: 3000, env: { ...REAL_ENV, DEMO: "off" } });
 
-  it("the home page shows Redis, Kafka and Prometheus up", async () => {
-    const page = await browser.newPage();
-    const errors = collectErrors(page);
-    await page.goto(app.url);
-    await page.getByTestId("mode").waitFor();
-    expect(await page.getByTestId("mode").textContent()).toMatch(/Real mode/);
-    for (const c of ["redis", "kafka", "prometheus"]) {
-      await expect.poll(async () => page.getByTestId(`health-${c}`).textContent(), { timeout: 15_000 }).toContain(`${c}: up`);
-    }
-    await screenshot(page, "real-smoke-home");
-    expect(errors).toEqual([]);
-    await page.close();
-  });
+  it("the home page shows Redis, Kafka and Prometheus up", () => homePageShows(app.url, /Real mode/, "up", "real-smoke-home"));
 
   it("Prometheus reports the app's scrape target up while the app runs", async () => {
     await expect
@@ -72,8 +47,6 @@ describe("smoke: real mode on the local stack", () => {
     // A second app pointed at closed ports: each probe must give up, and the route must still answer.
     const down = await startApp({
       env: { REDIS_URL: "redis://127.0.0.1:1", KAFKA_BROKERS: "127.0.0.1:1", PROMETHEUS_URL: "http://127.0.0.1:1" },
-    }).catch((e: unknown) => {
-      throw e;
     });
     try {
       const t0 = Date.now();

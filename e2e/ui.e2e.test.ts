@@ -11,11 +11,12 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import Redis from "ioredis";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HandlersResponse } from "@/lib/api/handlers";
 import { DEFAULT_VIEW_STATE } from "../lib/url-state";
-import { collectErrors, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, freePort, type App } from "./harness";
+import { collectErrors, REAL_ENV, ROOT, screenshot, startApp, freePort, type App } from "./harness";
+import { appForTests, browserForTests } from "./hooks";
 
 type Mode = "embedded" | "real";
 const BUDGET_FILE = join(ROOT, "test-results", "ui-budget.json");
@@ -47,13 +48,7 @@ const Y_TICK_LABEL = ".recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-
 /** The duplicate-ratio chart has settled: a drawn series, or its empty state. */
 const DUP_SETTLED = '[data-testid="chart-duplicate-ratio"] :is(.recharts-line, [data-state="empty"])';
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = browserForTests();
 
 /**
  * A page that records when (ms since navigation start) `selector` first matched — the data painted —
@@ -190,7 +185,7 @@ async function expectThresholdInside(page: Page, chart: string, label: RegExp, s
 }
 
 function pagesSuite(mode: Mode) {
-  let app: App;
+  const app = appForTests(mode === "real" ? { port: 3000, env: REAL_ENV } : {});
   let target: { service: string; handler: string };
   const prefixId = `e2e-${randomBytes(4).toString("hex")}`;
   const seededPrefix = `${prefixId}:dedup:on-e2e`;
@@ -198,7 +193,6 @@ function pagesSuite(mode: Mode) {
   let redis: Redis | undefined;
 
   beforeAll(async () => {
-    app = mode === "real" ? await startApp({ port: 3000, env: REAL_ENV }) : await startApp();
     if (mode === "real") {
       redis = new Redis(REAL_ENV.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
       await redis.connect();
@@ -223,7 +217,6 @@ function pagesSuite(mode: Mode) {
       } while (cursor !== "0");
       redis.disconnect();
     }
-    await app?.stop();
   });
 
   it("overview: every panel has data, the 10% and 50 ms lines sit inside the axes, data painted within 1.5 s", async () => {
@@ -511,6 +504,15 @@ function pagesSuite(mode: Mode) {
   );
 }
 
+/** Hides or shows the tab of `page` as the browser would: react-query's focus manager follows visibilitychange. */
+async function setTabHidden(page: Page, hidden: boolean): Promise<void> {
+  await page.evaluate((h) => {
+    Object.defineProperty(document, "visibilityState", { configurable: true, get: () => (h ? "hidden" : "visible") });
+    Object.defineProperty(document, "hidden", { configurable: true, get: () => h });
+    document.dispatchEvent(new Event("visibilitychange"));
+  }, hidden);
+}
+
 describe("UI: embedded mode (nothing configured)", () => {
   pagesSuite("embedded");
 });
@@ -520,11 +522,7 @@ describe("UI: real mode on the local stack", () => {
 });
 
 describe("UI: polling and upstream failure", () => {
-  let app: App;
-  beforeAll(async () => {
-    app = await startApp();
-  });
-  afterAll(async () => app?.stop());
+  const app = appForTests();
 
   it("auto-refresh polls every 5 s and pauses while the tab is hidden", async () => {
     const page = await browser.newPage();
@@ -538,20 +536,11 @@ describe("UI: polling and upstream failure", () => {
     const t0 = Date.now();
     await page.waitForTimeout(11_000);
     expect(hits.filter((t) => t > t0).length).toBeGreaterThanOrEqual(2);
-    // Hide the tab: react-query's focus manager follows visibilitychange.
-    await page.evaluate(() => {
-      Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" });
-      Object.defineProperty(document, "hidden", { configurable: true, get: () => true });
-      document.dispatchEvent(new Event("visibilitychange"));
-    });
+    await setTabHidden(page, true);
     const t1 = Date.now();
     await page.waitForTimeout(11_000);
     expect(hits.filter((t) => t > t1).length).toBe(0);
-    await page.evaluate(() => {
-      Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "visible" });
-      Object.defineProperty(document, "hidden", { configurable: true, get: () => false });
-      document.dispatchEvent(new Event("visibilitychange"));
-    });
+    await setTabHidden(page, false);
     const t2 = Date.now();
     await expect.poll(() => hits.filter((t) => t > t2).length, { timeout: 7_000 }).toBeGreaterThan(0);
     expect(errors).toEqual([]);
@@ -592,12 +581,8 @@ describe("UI: polling and upstream failure", () => {
 });
 
 describe("UI: workshop token", () => {
-  let app: App;
   const token = `e2e-${randomBytes(8).toString("hex")}`;
-  beforeAll(async () => {
-    app = await startApp({ env: { WORKSHOP_TOKEN: token } });
-  });
-  afterAll(async () => app?.stop());
+  const app = appForTests({ env: { WORKSHOP_TOKEN: token } });
 
   it("a switch refused with 401 brings up the token field; with the token the switch and a run go through", async () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });

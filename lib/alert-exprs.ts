@@ -35,8 +35,9 @@ export const NOW_LOOKBACK_MS = MINUTE_MS;
 /**
  * "Now", the one definition every "now" figure uses: the last scrape interval (`irate` over
  * {@link NOW_LOOKBACK}). After a fault ends it is clean from the second scrape after the end (the
- * first pairs a sample from before the end; docs/UI.md "Why two scrapes, not one") — the 5-min
- * window then still breaches for up to 5 min, which the page calls "recovering".
+ * first pairs a sample from before the end) — the 5-min window then still breaches for up to 5 min.
+ * Whether the fault is over ("recovering") is decided from the quiet since the last bad check
+ * instead (lib/now-state, docs/UI.md "Over at one scrape").
  */
 export const NOW_WINDOW: RateWindow = { fn: "irate", range: NOW_LOOKBACK };
 

@@ -5,27 +5,55 @@
  */
 
 /**
- * - `recovering`: now is within the threshold but the window still breaches (the fault ended; the
- *   alert may stay or even start firing until the window has slid past it).
+ * - `recovering`: the fault is over but the window still breaches (the alert may stay or even start
+ *   firing until the window has slid past it).
  * - `starting`: now breaches but the window not yet (a fault began; the window and the alert follow).
  */
 export type NowState = "recovering" | "starting";
 
 /**
- * The word for a tile whose threshold is "value > threshold", or null when now and the window
- * agree or either has no value (no traffic, no samples lately).
+ * The chance of a quiet period under which a fault is called over: quiet for q s at r bad checks/s
+ * happens by chance with probability e^(−r·q), so a fault is over once r·q ≥ −ln(0.001) ≈ 6.9.
  */
-export function nowState(now: number | null | undefined, window: number | null | undefined, threshold: number): NowState | null {
-  if (now === null || now === undefined || window === null || window === undefined) return null;
-  const nowBad = now > threshold;
-  const windowBad = window > threshold;
-  if (windowBad && !nowBad) return "recovering";
-  if (nowBad && !windowBad) return "starting";
-  return null;
+export const QUIET_CHANCE = 0.001;
+
+/**
+ * What says the tile's fault is over at the first scrape after its end (docs/UI.md "Over at one
+ * scrape"): `seconds` from the newest bad check (failed, or slower than the threshold) of any replica
+ * to the scrape that read it, 0 when no check came after it, null/undefined when no live process
+ * had one; `badRate` the window's bad checks per second (the rate the fault ran at, at least).
+ */
+export interface QuietEvidence {
+  seconds: number | null | undefined;
+  badRate: number | null | undefined;
+}
+
+/** Seconds of quiet after which a fault at `badRate` bad checks/s is over (e^(−r·q) < {@link QUIET_CHANCE}); null without a rate. */
+export function quietBoundSeconds(badRate: number | null | undefined): number | null {
+  return badRate !== null && badRate !== undefined && badRate > 0 ? -Math.log(QUIET_CHANCE) / badRate : null;
+}
+
+/**
+ * The word for a tile whose threshold is "value > threshold", or null when now and the window agree
+ * or a figure is missing. With `quiet` evidence (the error and p99 tiles), a breaching window is
+ * "recovering" exactly when the quiet passed the bound at the window's bad-check rate and a check
+ * came after the last bad one — at the first scrape that shows it, whatever "now" (a rate over the
+ * last interval, which still holds the fault's tail) says. Without evidence (the duplicate ratio, a
+ * consumer without the gauges, no bad check in any live process): "recovering" when now is fine.
+ */
+export function nowState(now: number | null | undefined, window: number | null | undefined, threshold: number, quiet?: QuietEvidence): NowState | null {
+  if (window === null || window === undefined) return null;
+  const bound = quiet && quiet.seconds !== null && quiet.seconds !== undefined ? quietBoundSeconds(quiet.badRate) : null;
+  const over = bound === null ? undefined : quiet!.seconds! > 0 && quiet!.seconds! >= bound;
+  if (window > threshold) {
+    if (over !== undefined) return over ? "recovering" : null;
+    return now !== null && now !== undefined && !(now > threshold) ? "recovering" : null;
+  }
+  return now !== null && now !== undefined && now > threshold && over !== true ? "starting" : null;
 }
 
 /** What each word tells the on-call, for the tile's hint. */
 export const NOW_STATE_TEXT: Record<NowState, string> = {
-  recovering: "recovering: fine now, the 5-min window (what the alert reads) still holds the fault",
+  recovering: "recovering: the fault is over (quiet for longer than its rate explains, or fine now), the 5-min window (what the alert reads) still holds it",
   starting: "starting: breaching now, the 5-min window (what the alert reads) has not caught up yet",
 };

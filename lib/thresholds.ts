@@ -15,6 +15,7 @@ import {
   METRIC_NAMES,
   MINUTE_MS,
   PROCESSED_RESULTS,
+  SLOW_CHECK_SECONDS,
   TTL_POLICY,
   type DedupErrorReason,
   type ProcessedResult,
@@ -55,6 +56,8 @@ export function errorReasonClass(reason: string): ErrorReasonClass {
   return reason === DEDUP_ERROR_REASON.marshal ? "marshal" : "redis";
 }
 
+/** The latency alert's threshold in ms, for its texts. */
+const SLOW_MS = Math.round(SLOW_CHECK_SECONDS * 1000);
 const pct = (ratio: number) => `${Math.round(ratio * 1000) / 10}%`;
 const HANDLER_PAGE = "/handlers/{{ $labels.service }}/{{ $labels.handler }}";
 const SERVICE_PAGE = "/?service={{ $labels.service }}";
@@ -133,7 +136,7 @@ export const ALERTS = {
     name: "DedupRedisLatencyHigh",
     title: "Dedup check p99 over 5 min, measured in the consumer",
     query: "check_p99",
-    threshold: { value: 0.05, label: "50 ms" },
+    threshold: { value: SLOW_CHECK_SECONDS, label: `${SLOW_MS} ms` },
     normal: null,
     unit: "seconds",
     by: METRIC_LABELS.checkDuration,
@@ -141,10 +144,10 @@ export const ALERTS = {
     severity: "ticket",
     valueExpr: checkQuantileExpr(0.99),
     texts: {
-      summary: "Dedup check p99 above 50ms on {{ $labels.service }} (measured in the consumer)",
+      summary: `Dedup check p99 above ${SLOW_MS}ms on {{ $labels.service }} (measured in the consumer)`,
       description:
         "p99 of the dedup check on service {{ $labels.service }} is {{ $value | humanizeDuration }} " +
-        "over the last 5 minutes (alert above 50ms for 5m), timed in the consumer: the Redis round trip and " +
+        `over the last 5 minutes (alert above ${SLOW_MS}ms for 5m), timed in the consumer: the Redis round trip and ` +
         "the consumer's own event loop. If the consumer's event-loop p99 (nodejs_eventloop_lag_p99_seconds) " +
         "is close to it while Redis' time per call (dedup_redis_command_usec_per_call) is in microseconds, " +
         "the consumer is saturated, not Redis; if Redis' time dominates, Redis is slow. Every consumed " +

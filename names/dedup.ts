@@ -34,7 +34,17 @@ export const METRIC_NAMES = {
   handlerExecutionTime: "handler_execution_time_seconds",
   payloadConflicts: "deduplication_payload_conflicts_total",
   unchecked: "deduplication_unchecked_total",
+  lastCheck: "deduplication_last_check_timestamp_seconds",
+  lastError: "deduplication_last_error_timestamp_seconds",
+  lastSlowCheck: "deduplication_last_slow_check_timestamp_seconds",
 } as const;
+
+/**
+ * A check slower than this (seconds) is slow: the latency alert's threshold (spec §8: p99 over
+ * 50 ms), a bucket bound of the check-duration histogram (so the slow checks of a window are
+ * `_count` minus that bucket) and what the last-slow-check gauge records.
+ */
+export const SLOW_CHECK_SECONDS = 0.05;
 
 /** Label names of the library's metrics, each written once here. */
 export const LABEL = {
@@ -70,6 +80,10 @@ export const METRIC_LABELS = {
   payloadConflicts: [LABEL.service, LABEL.handler],
   // The reason is the error's (deduplication_errors_total): which store failure let the run through.
   unchecked: [LABEL.service, LABEL.handler, LABEL.reason],
+  // Unix seconds of the handler's last check, last failed store call and last slow check (each replica its own).
+  lastCheck: [LABEL.service, LABEL.handler],
+  lastError: [LABEL.service, LABEL.handler],
+  lastSlowCheck: [LABEL.service, LABEL.handler],
 } as const satisfies Record<keyof typeof METRIC_NAMES, readonly string[]>;
 
 /** The label names of one library metric, as a union (for prom-client's `Counter<L>`). */

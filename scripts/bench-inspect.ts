@@ -223,7 +223,7 @@ async function main() {
       for (const h of ["on-review-created", "on-user-banned", "on-page-viewed"]) {
         for (let i = 0; i < 20; i++) rec.result("demo.events", h, i < 1 ? "deduplicated" : "success");
       }
-      rec.checkSeconds(0.002);
+      rec.check("on-review-created", performance.now(), 0.002);
     }, 100);
     const appPort = await freePort();
     app = createServer((_req, res) => void registry.metrics().then((b) => res.writeHead(200, { "content-type": registry.contentType }).end(b)));

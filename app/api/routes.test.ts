@@ -63,7 +63,7 @@ beforeAll(async () => {
   await src.sample();
   for (let i = 0; i < 10; i++) {
     for (let j = 0; j < 50; j++) rec.result("demo.events", "on-review-created", j < 10 ? "deduplicated" : "success");
-    rec.checkSeconds(0.003);
+    rec.check("on-review-created", performance.now(), 0.003);
     now += 1000;
     await src.sample();
   }

@@ -1,12 +1,12 @@
-import { NOW_STATE_TEXT, nowState } from "@/lib/now-state";
+import { NOW_STATE_TEXT, nowState, type QuietEvidence } from "@/lib/now-state";
 
 /**
  * A rate tile's "now" line: the alert value over the last scrape interval beside the tile's 5-min
  * figure, and "recovering" / "starting" when the two disagree about the threshold.
  */
-export function NowFigure({ now, window, threshold, format, testId }: { now: number | null | undefined; window: number | null; threshold: number; format: (v: number) => string; testId: string }) {
+export function NowFigure({ now, window, threshold, quiet, format, testId }: { now: number | null | undefined; window: number | null; threshold: number; quiet?: QuietEvidence; format: (v: number) => string; testId: string }) {
   if (now === undefined) return null;
-  const state = nowState(now, window, threshold);
+  const state = nowState(now, window, threshold, quiet);
   return (
     <span className="block text-xs font-normal text-slate-600 dark:text-slate-300" data-testid={testId}>
       now {now === null ? "—" : format(now)}
@@ -20,7 +20,7 @@ export function NowFigure({ now, window, threshold, format, testId }: { now: num
 }
 
 /** The tone of a tile whose window breaches: amber while "recovering" (fine now), red otherwise. */
-export function windowTone(now: number | null | undefined, window: number | null, threshold: number): "bad" | "warn" | null {
+export function windowTone(now: number | null | undefined, window: number | null, threshold: number, quiet?: QuietEvidence): "bad" | "warn" | null {
   if (window === null || !(window > threshold)) return null;
-  return nowState(now, window, threshold) === "recovering" ? "warn" : "bad";
+  return nowState(now, window, threshold, quiet) === "recovering" ? "warn" : "bad";
 }

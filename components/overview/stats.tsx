@@ -7,6 +7,7 @@ import { formatBurst, formatCount, formatCountedAt, formatLeaseSplit, formatPerc
 import { RATE_WINDOW_MS, THRESHOLDS } from "@/lib/thresholds";
 import { staleSinceText } from "@/lib/on-call-text";
 import { NowFigure, windowTone } from "./now-figure";
+import type { QuietEvidence } from "@/lib/now-state";
 import { OnCallNotes } from "./on-call-notes";
 import { isEmbeddedDetail, isPendingDetail, unavailableText, Stat } from "../panel";
 
@@ -56,7 +57,7 @@ export function latencyPartsText(p: OverviewHandler["latencyParts"], p99Seconds:
  * A tile of a 5-min figure with its "now" figure beside it (`<testId>-now`), red above the
  * threshold (amber while recovering), else `calm`; neutral without a figure.
  */
-function WindowStat({ testId, label, text, now, window, threshold, format, hint, calm = "ok" }: { testId: string; label: string; text: string; now: number | null | undefined; window: number | null; threshold: number; format: (v: number) => string; hint: string; calm?: "ok" | "warn" }) {
+function WindowStat({ testId, label, text, now, window, threshold, quiet, format, hint, calm = "ok" }: { testId: string; label: string; text: string; now: number | null | undefined; window: number | null; threshold: number; quiet?: QuietEvidence; format: (v: number) => string; hint: string; calm?: "ok" | "warn" }) {
   return (
     <Stat
       testId={testId}
@@ -64,11 +65,11 @@ function WindowStat({ testId, label, text, now, window, threshold, format, hint,
       value={
         <>
           {text}
-          <NowFigure now={now} window={window} threshold={threshold} format={format} testId={`${testId}-now`} />
+          <NowFigure now={now} window={window} threshold={threshold} quiet={quiet} format={format} testId={`${testId}-now`} />
         </>
       }
       hint={hint}
-      tone={window === null ? "neutral" : (windowTone(now, window, threshold) ?? calm)}
+      tone={window === null ? "neutral" : (windowTone(now, window, threshold, quiet) ?? calm)}
     />
   );
 }
@@ -150,6 +151,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
           text={avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : formatSecondsAsMs(f.p99Seconds)))}
           now={now?.checkP99Seconds}
           window={p99}
+          quiet={{ seconds: now?.slowCheckQuietSeconds, badRate: now?.slowCheckRate }}
           threshold={THRESHOLDS.checkP99Seconds}
           format={formatSecondsAsMs}
           hint={[latencyPartsText(h.latencyParts, p99), `alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`].filter(Boolean).join(" · ")}
@@ -160,6 +162,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
           text={avail(h.errorRates, (f) => formatRate(f.total, "errors"))}
           now={now?.errorRate}
           window={errors}
+          quiet={{ seconds: now?.errorQuietSeconds, badRate: errors }}
           threshold={THRESHOLDS.errorRate}
           format={(v) => formatRate(v, "errors")}
           hint={[errors !== null && errors > 0 ? formatBurst(errors, RATE_WINDOW_MS, "error") : null, h.errorRates.status === "ok" ? topReasonText(h.errorRates.byReason) : null, "alert > 0 errors/s"].filter(Boolean).join(" · ")}

@@ -53,7 +53,7 @@ beforeAll(async () => {
   timer = setInterval(() => {
     for (let i = 0; i < 10; i++) {
       rec.result("t", handler, n++ % 5 === 0 ? "deduplicated" : "success");
-      rec.checkSeconds(0.002);
+      rec.check(handler, performance.now(), 0.002);
     }
   }, 200);
   server = createServer((_req, res) => void registry.metrics().then((text) => res.writeHead(200, { "content-type": registry.contentType }).end(text)));

@@ -22,8 +22,8 @@ describe("lib/thresholds matches what the dedup library exposes", () => {
     const registry = new Registry();
     const rec = dedupRecorder(registry, "svc");
     for (const r of PROCESSED_RESULTS) rec.result("topic", "handler", r);
-    rec.checkSeconds(0.01);
-    rec.error("redis_timeout");
+    rec.check("handler", performance.now(), 0.01);
+    rec.error("redis_timeout", "handler");
     const exposed = await registry.getMetricsAsJSON();
     const labelsOf = (name: string) => {
       const m = exposed.find((x) => x.name === name);

@@ -51,10 +51,10 @@ function tick(n: number): void {
   for (let i = 0; i < 99; i++) calm.result("order.paid", "on-order-paid", "success");
   calm.result("order.paid", "on-order-paid", "deduplicated");
   for (let i = 0; i < 20; i++) {
-    slow.checkSeconds(0.08);
-    calm.checkSeconds(0.002);
+    slow.check("on-review-created", performance.now(), 0.08);
+    calm.check("on-order-paid", performance.now(), 0.002);
   }
-  if (n % 5 === 0) slow.error("redis_timeout");
+  if (n % 5 === 0) slow.error("redis_timeout", "on-review-created");
   // A success after a lost lease every 5 s once Prometheus scrapes (its first scrape comes ~5 s in;
   // the series exists at 0 from the first tick, so the first one is an increase).
   if (n >= 40 && n % 25 === 0) slow.leaseLost("review.created", "on-review-created");

@@ -55,7 +55,19 @@ export const overviewHandlerSchema = handlerRefSchema.extend({
    * `NOW_WINDOW`) instead of 5 min — for the tiles' "now" figure and their recovering/starting
    * word; `null` where the last interval has no value (no traffic, no samples lately).
    */
-  now: availableSchema({ duplicateRatio: z.number().nullable(), errorRate: z.number().nullable(), checkP99Seconds: z.number().nullable() }).optional(),
+  now: availableSchema({
+    duplicateRatio: z.number().nullable(),
+    errorRate: z.number().nullable(),
+    checkP99Seconds: z.number().nullable(),
+    /**
+     * Whether the error and p99 tiles' fault is over (lib/now-state): seconds from the service's
+     * newest failed / slow check to the scrape that read it (0: no check since; null: none in any
+     * live process), and the window's slow checks per second (the error tile's rate is `errorRates.total`).
+     */
+    errorQuietSeconds: z.number().nullable().optional(),
+    slowCheckQuietSeconds: z.number().nullable().optional(),
+    slowCheckRate: z.number().nullable().optional(),
+  }).optional(),
   /** Dedup errors/s of the handler's service, by reason. */
   errorRates: availableSchema({ byReason: z.record(z.string(), z.number()), total: z.number() }),
   /**

@@ -218,6 +218,21 @@ describe("Deduplicator — store failures", () => {
     expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
   });
 
+  it("a failed check is the handler's last check and last error at once (no check after it); the next good check is after it", async () => {
+    const repo = refused();
+    const { sink, registry } = harness(async () => undefined, { repo: failOpen(repo), stack: "dedup-only" });
+    const moment = async (name: string) => (await registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels.handler === "h")?.value;
+    expect(await sink.deliver(newMessage("g1", ""))).toBe("ack");
+    const failedAt = (await moment(METRIC_NAMES.lastError))!;
+    expect(failedAt).toBeGreaterThan(Date.now() / 1000 - 5);
+    expect((await moment(METRIC_NAMES.lastCheck))!).toBeLessThanOrEqual(failedAt);
+    repo.set({ errorRate: 0 });
+    await vi.advanceTimersByTimeAsync(10); // the clocks are fake here
+    expect(await sink.deliver(newMessage("g2", ""))).toBe("ack");
+    expect((await moment(METRIC_NAMES.lastCheck))!).toBeGreaterThan(failedAt);
+    expect(await moment(METRIC_NAMES.lastError)).toBe(failedAt);
+  });
+
   it("fail-open counts every run without a check in deduplication_unchecked_total by reason; fail-closed counts none", async () => {
     const ran: string[] = [];
     const open = harness(async (m) => void ran.push(m.uuid), { repo: failOpen(refused()), stack: "dedup-only" });

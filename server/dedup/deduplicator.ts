@@ -129,7 +129,7 @@ export class Deduplicator {
     try {
       key = this.keyOf(msg);
     } catch (e) {
-      this.rec.error(DEDUP_ERROR_REASON.marshal);
+      this.rec.error(DEDUP_ERROR_REASON.marshal, d.handler);
       if (this.closed) throw new DedupStoreError(DEDUP_ERROR_REASON.marshal, `dedup key of message ${msg.uuid} could not be computed: ${(e as Error)?.message ?? e}`, { cause: e });
       return this.passThrough(d, DEDUP_ERROR_REASON.marshal);
     }
@@ -155,9 +155,9 @@ export class Deduplicator {
       } catch (e) {
         return this.storeFailed(d, e, `claim of ${key}`, t0);
       }
-      this.checked(t0);
+      this.checked(t0, d.handler);
       if (reply !== null && reply === value && o.marking !== "naive") {
-        if (o.marking === "lease") await this.marks.renew(key, value);
+        if (o.marking === "lease") await this.marks.renew(key, value, d.handler);
         reply = null;
       }
     }
@@ -223,19 +223,19 @@ export class Deduplicator {
   }
 
   /**
-   * A check-duration sample of a check begun at `t0` — none when the connection was down at some
-   * moment since: a check that waited for the reconnect times the outage's end, not a working store.
+   * A completed check of `handler`'s key(s) begun at `t0`, with its check-duration sample — none
+   * when the connection was down at some moment since: a check that waited for the reconnect times
+   * the outage's end, not a working store.
    */
-  private checked(t0: number): void {
-    if (this.options.repository.connectionLostSince?.(t0)) return;
-    this.rec.checkSeconds((performance.now() - t0) / 1000);
+  private checked(t0: number, handler: string): void {
+    const end = performance.now();
+    this.rec.check(handler, end, this.options.repository.connectionLostSince?.(t0) ? null : (end - t0) / 1000);
   }
 
   /** A failed store call: counted, then the failure mode decides (spec §4). */
   private storeFailed(d: Delivery, e: unknown, what: string, t0: number): Promise<void | Message[]> {
     const reason = classifyStoreError(e);
-    this.rec.error(reason);
-    this.observeFailed(reason, t0);
+    this.failedCheck(reason, t0, d.handler);
     if (this.closed) {
       throw new DedupStoreError(reason, `dedup store failed (${reason}) on ${what}: ${(e as Error)?.message ?? e}; fail-closed, so the message is retried and then poisoned`, { cause: e });
     }
@@ -243,11 +243,14 @@ export class Deduplicator {
   }
 
   /**
-   * A failed check is a latency sample only when it timed out on a connection that stayed ready (a
-   * slow store); a store that was down is no sample of a working one (docs/SEED-ERRATA.md).
+   * A failed check of `handler`'s key(s), counted; it is a latency sample only when it timed out on
+   * a connection that stayed ready (a slow store); a store that was down is no sample of a working
+   * one (docs/SEED-ERRATA.md).
    */
-  private observeFailed(reason: string, t0: number): void {
-    if (reason === DEDUP_ERROR_REASON.redisTimeout) this.rec.checkSeconds((performance.now() - t0) / 1000);
+  private failedCheck(reason: DedupErrorReason, t0: number, handler: string): void {
+    const end = performance.now();
+    this.rec.check(handler, end, reason === DEDUP_ERROR_REASON.redisTimeout ? (end - t0) / 1000 : null);
+    this.rec.error(reason, handler);
   }
 
   /**
@@ -265,16 +268,15 @@ export class Deduplicator {
     this.results.attach(batch);
     const { reqs, at } = batch.claimRequests((m) => this.keyOf(m), this.claimTtl);
     if (reqs.length > 0) {
+      const handler = msgs[0]!.context.handler ?? "default"; // a Router batch is one handler's: one check
       const t0 = performance.now();
       let replies: Array<string | null | Error> | undefined;
       try {
         replies = await this.timed(o.repository.claimBatch(reqs));
       } catch (e) {
-        const reason = classifyStoreError(e);
-        this.rec.error(reason);
-        this.observeFailed(reason, t0);
+        this.failedCheck(classifyStoreError(e), t0, handler);
       }
-      if (replies) this.checked(t0);
+      if (replies) this.checked(t0, handler);
       batch.preclaimed(reqs, at, replies);
     }
     return {

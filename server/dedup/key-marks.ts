@@ -31,26 +31,26 @@ export class KeyMarks {
     private readonly timed: <T>(p: Promise<T>) => Promise<T>,
   ) {}
 
-  /** `call` (bounded by timeoutMs), tried again after each pause of MARK_RETRY_PAUSES_MS; each failure but the last is counted here, the last is the caller's to count. */
-  private async persist<T>(call: () => Promise<T>): Promise<T> {
+  /** `call` (bounded by timeoutMs), tried again after each pause of MARK_RETRY_PAUSES_MS; each failure but the last is counted here (on `handler`), the last is the caller's to count. */
+  private async persist<T>(call: () => Promise<T>, handler: string): Promise<T> {
     for (let i = 0; ; i++) {
       try {
         return await this.timed(call());
       } catch (e) {
         const wait = MARK_RETRY_PAUSES_MS[i];
         if (wait === undefined) throw e;
-        this.rec.error(classifyStoreError(e));
+        this.rec.error(classifyStoreError(e), handler);
         await pause(wait);
       }
     }
   }
 
   /** Extends our own lease (a stale pre-claim that is still ours). */
-  async renew(key: string, value: string): Promise<void> {
+  async renew(key: string, value: string, handler: string): Promise<void> {
     try {
       await this.timed(this.o.repository.compareAndSet(key, value, value, this.o.leaseMs));
     } catch (e) {
-      this.rec.error(classifyStoreError(e));
+      this.rec.error(classifyStoreError(e), handler);
     }
   }
 
@@ -64,15 +64,15 @@ export class KeyMarks {
     try {
       if (repository.markDone) {
         const markDone = repository.markDone.bind(repository);
-        this.checkLease(key, value, done, await this.persist(() => markDone(key, done, ttlMs)), topic, handler);
+        this.checkLease(key, value, done, await this.persist(() => markDone(key, done, ttlMs), handler), topic, handler);
         return;
       }
-      if (await this.persist(() => repository.compareAndSet(key, value, done, ttlMs))) return;
+      if (await this.persist(() => repository.compareAndSet(key, value, done, ttlMs), handler)) return;
       await this.markAfterLostLease(key, done, topic, handler);
     } catch (e) {
       // The handler already succeeded: do not fail the delivery (that would run it again now); the
       // lease expires and only a redelivery after leaseMs could repeat it (spec §5 covers that).
-      this.rec.error(classifyStoreError(e));
+      this.rec.error(classifyStoreError(e), handler);
       logger(`[dedup] could not mark ${key} done: ${(e as Error)?.message ?? e}`);
     }
   }
@@ -102,6 +102,8 @@ export class KeyMarks {
     if (marks.length === 0) return;
     const { repository, ttlMs, logger } = this.o;
     if (repository.markDoneBatch) return this.markMany(marks);
+    // A batch's marks are one handler's.
+    const handler = marks[0]!.handler;
     if (!repository.compareAndSetBatch) {
       await Promise.all(marks.map((m) => this.complete(m.key, m.value, m.done, m.topic, m.handler)));
       return;
@@ -111,14 +113,14 @@ export class KeyMarks {
       // Marks of one batch share its token, so the store can send them with one value (see RedisRepository).
       const sorted = marks.length > 1 && marks.some((m) => m.value !== marks[0]!.value) ? [...marks].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)) : marks;
       const reqs = sorted.map((m) => ({ key: m.key, expected: m.value, value: m.done, ttlMs }));
-      const res = await this.persist(() => repository.compareAndSetBatch!(reqs));
+      const res = await this.persist(() => repository.compareAndSetBatch!(reqs), handler);
       if (sorted === marks) ok = res;
       else {
         const byMark = new Map(sorted.map((m, i) => [m, res[i]!] as const));
         ok = marks.map((m) => byMark.get(m) ?? false);
       }
     } catch (e) {
-      this.rec.error(classifyStoreError(e));
+      this.rec.error(classifyStoreError(e), handler);
       logger(`[dedup] could not mark ${marks.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`);
       return;
     }
@@ -127,7 +129,7 @@ export class KeyMarks {
         ok[i]
           ? undefined
           : this.markAfterLostLease(m.key, m.done, m.topic, m.handler).catch((e: unknown) => {
-              this.rec.error(classifyStoreError(e));
+              this.rec.error(classifyStoreError(e), m.handler);
             }),
       ),
     );
@@ -140,15 +142,16 @@ export class KeyMarks {
   private async markMany(marks: readonly PendingMark[]): Promise<void> {
     const { repository, ttlMs, logger } = this.o;
     const markDoneBatch = repository.markDoneBatch!.bind(repository);
+    const handler = marks[0]!.handler;
     let pending = marks;
     for (let round = 0; ; round++) {
       // `ours`: the store may leave out the keys whose previous value was our own lease (the usual case).
       const reqs = pending.map((m) => ({ key: m.key, value: m.done, ttlMs, ours: m.value }));
       let res: Array<string | null | Error>;
       try {
-        res = await this.persist(() => markDoneBatch(reqs));
+        res = await this.persist(() => markDoneBatch(reqs), handler);
       } catch (e) {
-        this.rec.error(classifyStoreError(e));
+        this.rec.error(classifyStoreError(e), handler);
         logger(`[dedup] could not mark ${pending.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`);
         return;
       }
@@ -163,7 +166,7 @@ export class KeyMarks {
         } else this.checkLease(m.key, m.value, m.done, r ?? null, m.topic, m.handler);
       }
       if (!failed) return;
-      this.rec.error(classifyStoreError(failed));
+      this.rec.error(classifyStoreError(failed), handler);
       const wait = MARK_RETRY_PAUSES_MS[round];
       if (wait === undefined) {
         logger(`[dedup] could not mark ${again.length} keys done: ${failed.message}; their leases expire after ${this.claimTtl} ms`);
@@ -188,7 +191,7 @@ export class KeyMarks {
       batch.keys[i] = undefined;
       const r = batch.replies[i];
       if (r === null || r === undefined) {
-        releases.push(this.timed(this.o.repository.compareAndDelete(key, batch.value)).catch((e: unknown) => this.rec.error(classifyStoreError(e))));
+        releases.push(this.timed(this.o.repository.compareAndDelete(key, batch.value)).catch((e: unknown) => this.rec.error(classifyStoreError(e), m.context.handler ?? "default")));
       }
     }
     await Promise.all(releases);
@@ -197,9 +200,9 @@ export class KeyMarks {
   /** After a failed attempt: deletes the key only if it still holds our token, so the retry runs the handler. */
   async release(key: string, value: string, topic: string, handler: string): Promise<void> {
     try {
-      if (await this.persist(() => this.o.repository.compareAndDelete(key, value))) this.rec.released(topic, handler);
+      if (await this.persist(() => this.o.repository.compareAndDelete(key, value), handler)) this.rec.released(topic, handler);
     } catch (e) {
-      this.rec.error(classifyStoreError(e));
+      this.rec.error(classifyStoreError(e), handler);
       this.o.logger(`[dedup] could not release ${key} after a handler failure (${(e as Error)?.message ?? e}); it frees itself after ${this.claimTtl} ms`);
     }
   }

@@ -49,6 +49,18 @@
  *   key factory threw: `marshal`), counted before the handler runs, once per attempt. Each is a
  *   message that would have run again had it been a repeat; fail-closed handlers never count here.
  *
+ * Per handler, the moment (Unix seconds, gauges) of the last check, the last failure and the last
+ * slow check — what tells "the fault is over" at the first scrape after its end (docs/UI.md):
+ * - `deduplication_last_check_timestamp_seconds{service,handler}`: the end of the last claim round
+ *   trip, completed or failed (a batch pre-claim is one);
+ * - `deduplication_last_error_timestamp_seconds{service,handler}`: the last increment of
+ *   `deduplication_errors_total` for the handler (a failed claim, `done` mark, release, renewal, or
+ *   a key-factory failure);
+ * - `deduplication_last_slow_check_timestamp_seconds{service,handler}`: the last check-duration
+ *   sample above {@link SLOW_CHECK_SECONDS} (the latency alert's threshold).
+ * The hot path stores a monotonic time in a plain cell; the gauges' `collect` turns it into wall
+ * time at scrape. A series appears at its first event (absent = never in this process).
+ *
  * ## Zero series (every label value exists at 0 before its first event)
  * `rate()` / `increase()` read a series born at N > 0 as 0: the first error, the first DLQ'd
  * message and the first duplicate would never reach an alert or a panel. So:
@@ -62,15 +74,19 @@
  *   {@link DUPLICATE_CAUSES}; the PoisonQueue adds `poisoned` × every `POISON_REASON_CLASSES`, and
  *   `handlerTimer` adds `handler_execution_time_seconds` × both `success` values.
  */
-import { Counter, type Registry } from "prom-client";
+import { Counter, Gauge, type Registry } from "prom-client";
+import { checkTimesCell, collectTimes, type CheckTimeGauges, type CheckTimes } from "./check-times";
 import { HandlerTimeHistogram } from "./handler-time-histogram";
 import { LocalHistogram } from "./local-histogram";
 
 export { LocalHistogram };
-import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, METRIC_LABELS, METRIC_NAMES, PROCESSED_RESULT, PROCESSED_RESULTS, type DedupErrorReason, type DuplicateCause, type LabelsOf, type ProcessedResult } from "../../names/dedup";
+import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, METRIC_LABELS, METRIC_NAMES, PROCESSED_RESULT, PROCESSED_RESULTS, SLOW_CHECK_SECONDS, type DedupErrorReason, type DuplicateCause, type LabelsOf, type ProcessedResult } from "../../names/dedup";
 
-/** Buckets of `deduplication_check_duration_seconds`: include the spec's 0.005…0.1 and the 50 ms alert threshold. */
-export const CHECK_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+/**
+ * Buckets of `deduplication_check_duration_seconds`: include the spec's 0.005…0.1 and the alert
+ * threshold {@link SLOW_CHECK_SECONDS} (the slow checks of a window are `_count` minus its bucket).
+ */
+export const CHECK_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, SLOW_CHECK_SECONDS, 0.1, 0.25, 0.5, 1, 2.5];
 
 /** `deduplication_check_duration_seconds` as the recorder uses it: a {@link LocalHistogram}, or a metric of that name already on the Registry. */
 export interface CheckDurationHistogram {
@@ -80,7 +96,7 @@ export interface CheckDurationHistogram {
 }
 
 /** The metric objects of one Registry. */
-export interface DedupMetrics {
+export interface DedupMetrics extends CheckTimeGauges {
   deduplicated: Counter<LabelsOf<"deduplicated">>;
   processed: Counter<LabelsOf<"processed">>;
   checkDuration: CheckDurationHistogram;
@@ -157,6 +173,7 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
   const registers = [registry];
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
     getOrCreate(registry, name, () => new Counter<L>({ name, help, labelNames: [...labelNames], registers, collect: flushPending }));
+  const gauge = (name: string, help: string) => getOrCreate(registry, name, () => new Gauge<"service" | "handler">({ name, help, labelNames: [...METRIC_LABELS.lastCheck], registers, collect: collectTimes }));
   const m: DedupMetrics = {
     deduplicated: counter(METRIC_NAMES.deduplicated, "Deliveries swallowed by the Deduplicator as repeats (once per delivery).", METRIC_LABELS.deduplicated),
     processed: counter(METRIC_NAMES.processed, "Deliveries that reached the Deduplicator, by final result (once per delivery, not per retry attempt).", METRIC_LABELS.processed),
@@ -173,6 +190,9 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
     payloadConflicts: counter(METRIC_NAMES.payloadConflicts, "Copies whose message UUID was already processed with another payload (a publisher reusing UUIDs), per handler; poisoned to the DLQ or swallowed per onPayloadConflict.", METRIC_LABELS.payloadConflicts),
     unchecked: counter(METRIC_NAMES.unchecked, "Handler runs that fail-open let through without a dedup check, by the store failure that skipped it (redis_timeout, redis_conn, marshal); once per attempt.", METRIC_LABELS.unchecked),
     duplicatesByCause: counter(METRIC_NAMES.duplicatesByCause, "Swallowed duplicates by cause: redelivery (same topic:partition:offset as the first delivery), republish (another position), unknown (no position stored).", METRIC_LABELS.duplicatesByCause),
+    lastCheck: gauge(METRIC_NAMES.lastCheck, "Unix time of the handler's last dedup check (the end of a claim round trip, completed or failed; a batch is one)."),
+    lastError: gauge(METRIC_NAMES.lastError, "Unix time of the handler's last failed store call or key-factory failure (each deduplication_errors_total increment)."),
+    lastSlowCheck: gauge(METRIC_NAMES.lastSlowCheck, `Unix time of the handler's last check slower than ${SLOW_CHECK_SECONDS} s (the latency alert's threshold).`),
     handlerTime: getOrCreate(registry, METRIC_NAMES.handlerExecutionTime, () => {
       const h = new HandlerTimeHistogram(METRIC_NAMES.handlerExecutionTime, "Duration of one handler attempt (the handler itself, inside every middleware), by success (true/false).");
       registry.registerMetric(h as unknown as Parameters<Registry["registerMetric"]>[0]);
@@ -190,8 +210,13 @@ export interface DedupRecorder {
   result(topic: string, handler: string, result: ProcessedResult): void;
   /** One swallowed duplicate by cause (call with `result(…, "deduplicated")`). */
   duplicate(topic: string, handler: string, cause: DuplicateCause): void;
-  checkSeconds(seconds: number): void;
-  error(reason: DedupErrorReason): void;
+  /**
+   * A check of `handler`'s keys (one claim round trip; a batch pre-claim is one) that ended at
+   * `endMs` (`performance.now()`): its latency sample in `seconds`, or null when it is none.
+   */
+  check(handler: string, endMs: number, seconds: number | null): void;
+  /** A failed store call or key-factory failure on `handler`'s messages. */
+  error(reason: DedupErrorReason, handler: string): void;
   inProgress(topic: string, handler: string): void;
   released(topic: string, handler: string): void;
   leaseLost(topic: string, handler: string): void;
@@ -205,7 +230,7 @@ export interface DedupRecorder {
 export function dedupRecorder(registry: Registry | undefined, service: string): DedupRecorder {
   if (!registry) {
     const noop = () => undefined;
-    return { register: noop, result: noop, duplicate: noop, checkSeconds: noop, error: noop, inProgress: noop, released: noop, leaseLost: noop, payloadConflict: noop, unchecked: noop };
+    return { register: noop, result: noop, duplicate: noop, check: noop, error: noop, inProgress: noop, released: noop, leaseLost: noop, payloadConflict: noop, unchecked: noop };
   }
   const m = dedupMetrics(registry);
   // The first store error of each kind must be an increase from 0, not a series born at 1.
@@ -236,6 +261,12 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
     return c;
   };
   const observe = m.checkDuration instanceof LocalHistogram ? m.checkDuration.observer({ service }) : (s: number) => m.checkDuration.observe({ service }, s);
+  const times = new Map<string, CheckTimes>();
+  const timesOf = (handler: string) => {
+    let c = times.get(handler);
+    if (!c) times.set(handler, (c = checkTimesCell(m, service, handler)));
+    return c;
+  };
   // Cell kinds of the three causes (no string building on the hot path).
   const causeKind: Record<DuplicateCause, string> = { redelivery: "c:r", republish: "c:p", unknown: "c:u" };
   return {
@@ -247,8 +278,17 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
       if (result === PROCESSED_RESULT.deduplicated) cell("dedup", m.deduplicated, topic, handler).inc();
     },
     duplicate: (topic, handler, cause) => cell(causeKind[cause], m.duplicatesByCause, topic, handler, { cause }).inc(),
-    checkSeconds: observe,
-    error: (reason) => m.errors.labels({ service, reason }).inc(),
+    check(handler, endMs, seconds) {
+      const c = timesOf(handler);
+      c.check = endMs;
+      if (seconds === null) return;
+      observe(seconds);
+      if (seconds > SLOW_CHECK_SECONDS) c.slow = endMs;
+    },
+    error(reason, handler) {
+      m.errors.labels({ service, reason }).inc();
+      timesOf(handler).error = performance.now();
+    },
     inProgress: (topic, handler) => cell("ip", m.inProgress, topic, handler).inc(),
     released: (topic, handler) => cell("rel", m.released, topic, handler).inc(),
     leaseLost: (topic, handler) => cell("ll", m.leaseLost, topic, handler).inc(),

@@ -119,7 +119,7 @@ export class DemoLifecycle {
         commitIntervalMs: this.o.commitIntervalMs,
         beforeCommit,
         onUnreadable: (u) => {
-          rec.error(DEDUP_ERROR_REASON.marshal);
+          rec.error(DEDUP_ERROR_REASON.marshal, ownerOf(u.metadata[EVENT_TYPE_KEY]));
           // It went to the owner's DLQ: counted there like any poisoned message (the DLQ panels).
           if (this.o.registry) dedupMetrics(this.o.registry).poisoned.inc({ service: this.o.service, topic: u.topic, handler: ownerOf(u.metadata[EVENT_TYPE_KEY]), reason_poisoned: POISON_REASON_CLASS.marshal });
         },

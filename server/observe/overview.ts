@@ -62,21 +62,29 @@ function byReason(samples: readonly Sample[]): { status: "ok"; byReason: Record<
 
 type Got = { ok: true; value: Sample[] } | { ok: false; detail: string };
 
+/** The "now" queries, in {@link nowOf}'s order. */
+const NOW_QUERIES = ["duplicate_ratio_now", "error_rate_now", "check_p99_now", "error_quiet", "slow_check_quiet", "slow_check_rate"] as const satisfies readonly QueryName[];
+
 /**
  * One handler's "now" figures from the three `*_now` queries (ratio per handler, errors summed
- * over reasons and p99 per service); unavailable when one of them failed.
+ * over reasons and p99 per service), unavailable when one of them failed; and the evidence that a
+ * fault is over (per service; null when its query failed or has no series).
  */
-function nowOf([ratio, errors, p99]: readonly [Got, Got, Got], service: string, handler: string): OverviewHandler["now"] {
-  if (!ratio.ok) return unavailable(ratio.detail);
-  if (!errors.ok) return unavailable(errors.detail);
-  if (!p99.ok) return unavailable(p99.detail);
+function nowOf([ratio, errors, p99, errorQuiet, slowQuiet, slowRate]: readonly Got[], service: string, handler: string): OverviewHandler["now"] {
+  if (!ratio?.ok) return unavailable(ratio?.detail ?? "no answer");
+  if (!errors?.ok) return unavailable(errors?.detail ?? "no answer");
+  if (!p99?.ok) return unavailable(p99?.detail ?? "no answer");
   const svc = (s: Sample) => s.labels.service === service;
+  const value = (g: Got | undefined) => (g?.ok ? (g.value.find(svc)?.value ?? null) : null);
   const errs = errors.value.filter(svc);
   return {
     status: "ok",
     duplicateRatio: ratio.value.find((s) => svc(s) && s.labels.handler === handler)?.value ?? null,
     errorRate: errs.length ? errs.reduce((a, s) => a + (s.value ?? 0), 0) : null,
-    checkP99Seconds: p99.value.find(svc)?.value ?? null,
+    checkP99Seconds: value(p99),
+    errorQuietSeconds: value(errorQuiet),
+    slowCheckQuietSeconds: value(slowQuiet),
+    slowCheckRate: value(slowRate),
   };
 }
 
@@ -101,7 +109,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     q("error_rate"),
     got(ctx.metrics.alerts()),
   ]);
-  const [loop, redisTime, unchecked, ...now] = await Promise.all([q("eventloop_p99"), ctx.mode === "real" ? q("redis_command_time") : Promise.resolve(null), q("unchecked"), q("duplicate_ratio_now"), q("error_rate_now"), q("check_p99_now")]);
+  const [loop, redisTime, unchecked, ...now] = await Promise.all([q("eventloop_p99"), ctx.mode === "real" ? q("redis_command_time") : Promise.resolve(null), q("unchecked"), ...NOW_QUERIES.map(q)]);
   const [dlq] = await Promise.all([backlog, watched]);
   const memory = watch?.state() ?? { losses: [], unreadableSince: null };
   const staleSince = memory.unreadableSince !== null ? new Date(memory.unreadableSince).toISOString() : null;
@@ -139,7 +147,7 @@ interface Reads {
   loop: Got;
   redisTime: Got | null;
   unchecked: Got;
-  now: readonly [Got, Got, Got];
+  now: readonly Got[];
   keys: ReturnType<typeof inspectedHandlers>;
   memory: { losses: readonly MemoryLoss[] };
   staleSince: string | null;

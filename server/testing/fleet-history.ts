@@ -1,7 +1,7 @@
 /**
  * A fleet whose every series the dashboard reads is a straight line in time, with its past: the
  * metrics of `server/testing/fleet.ts` plus the DLQ, duplicates-by-cause, lease, payload-conflict,
- * event-loop, Redis command-time and consumer-info series, served live at `/metrics` and also written out as the samples a scraper would have taken
+ * check-moment, event-loop, Redis command-time and consumer-info series, served live at `/metrics` and also written out as the samples a scraper would have taken
  * over the last `historySec` seconds. Two metrics stores given the same history and scraping the
  * same endpoint hold the same data, so their answers to one query can be compared; the history is
  * what lets a test ask about full 5-minute rate windows without waiting five minutes (a series
@@ -9,13 +9,13 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { METRIC_NAMES } from "@/names/dedup";
+import { METRIC_NAMES, SLOW_CHECK_SECONDS } from "@/names/dedup";
 import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { handlerGroupId, KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { EVENTLOOP_P99_METRIC, PROCESS_START_METRIC } from "@/server/observe/metrics/queries";
 import { REDIS_COMMAND_TIME_METRIC } from "@/server/observe/redis-command-time";
-import { fleetExposition, labels, type Fleet } from "@/server/testing/fleet";
+import { fleetExposition, labels, type Fleet, type FleetService } from "@/server/testing/fleet";
 
 /** Share of a handler's deliveries sent to the DLQ as `non_retryable`. */
 export const PARITY_DLQ_SHARE = 0.01;
@@ -24,8 +24,14 @@ export const PARITY_LEASE_SHARE = 0.01;
 /** Share of the swallowed duplicates that were redeliveries (the rest: republishes). */
 export const PARITY_REDELIVERY_SHARE = 0.7;
 
-/** The fleet's metrics `elapsedSec` after its start, with the DLQ, by-cause and consumer-info series. */
-export function parityExposition(fleet: Fleet, elapsedSec: number): string {
+/** Seconds between a failing service's last failed check and its last check (the check-moment gauges). */
+export const PARITY_QUIET_SEC = 120;
+
+/**
+ * The fleet's metrics `elapsedSec` after its start (`startedAtSec`, Unix seconds, for the moment
+ * gauges), with the DLQ, by-cause and consumer-info series.
+ */
+export function parityExposition(fleet: Fleet, elapsedSec: number, startedAtSec = 0): string {
   const t = Math.max(0, elapsedSec);
   const out = [fleetExposition(fleet, t).trimEnd(), `# TYPE ${METRIC_NAMES.poisoned} counter`];
   for (const h of fleet.handlers) {
@@ -64,6 +70,21 @@ export function parityExposition(fleet: Fleet, elapsedSec: number): string {
   for (const h of fleet.handlers) {
     out.push(`${OBSERVE_METRIC_NAMES.memoryLost}${labels({ service: h.service, handler: h.handler })} ${h === fleet.handlers[0] ? 0.4 : 0}`);
   }
+  // Moments: every handler checks all along; a failing service's last error is PARITY_QUIET_SEC old; a slow
+  // service's every check is slow (its last slow check is its last check: none after it).
+  const at = startedAtSec + t;
+  const moments = [
+    [METRIC_NAMES.lastCheck, () => at],
+    [METRIC_NAMES.lastError, (s: FleetService) => (s.errorsPerSec.redis_conn + s.errorsPerSec.redis_timeout > 0 ? at - PARITY_QUIET_SEC : null)],
+    [METRIC_NAMES.lastSlowCheck, (s: FleetService) => (s.checkSeconds > SLOW_CHECK_SECONDS ? at : null)],
+  ] as const;
+  for (const [metric, value] of moments) {
+    out.push(`# TYPE ${metric} gauge`);
+    for (const h of fleet.handlers) {
+      const v = value(fleet.services.find((s) => s.service === h.service)!);
+      if (v !== null) out.push(`${metric}${labels({ service: h.service, handler: h.handler })} ${v}`);
+    }
+  }
   out.push(`# TYPE ${EVENTLOOP_P99_METRIC} gauge`, `${EVENTLOOP_P99_METRIC} 0.012`);
   out.push(`# TYPE ${REDIS_COMMAND_TIME_METRIC} gauge`);
   out.push(`${REDIS_COMMAND_TIME_METRIC}${labels({ command: "evalsha" })} 12.5`, `${REDIS_COMMAND_TIME_METRIC}${labels({ command: "get" })} 1.5`);
@@ -91,7 +112,7 @@ export interface ParityExporter {
 export async function startParityExporter(fleet: Fleet, historySec: number): Promise<ParityExporter> {
   const startedAtSec = Math.floor(Date.now() / 1000) - historySec;
   const server: Server = createServer((_req, res) => {
-    res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(parityExposition(fleet, Date.now() / 1000 - startedAtSec));
+    res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(parityExposition(fleet, Date.now() / 1000 - startedAtSec, startedAtSec));
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -117,7 +138,7 @@ export function parityHistory(fleet: Fleet, o: { job: string; instance: string; 
   // Series by series, each in time order: the order promtool's block writer needs.
   const series = new Map<string, Array<[number, string]>>();
   for (let ts = o.fromSec; ts <= o.toSec; ts += o.stepSec) {
-    for (const line of parityExposition(fleet, ts - o.startedAtSec).split("\n")) {
+    for (const line of parityExposition(fleet, ts - o.startedAtSec, o.startedAtSec).split("\n")) {
       if (!line || line.startsWith("#")) continue;
       const [name, value] = line.split(" ") as [string, string];
       const target = `job="${o.job}",instance="${o.instance}"`;

@@ -5,7 +5,7 @@
  */
 import { LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW_MS, METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
-import { PROCESSED_RESULT } from "@/names/dedup";
+import { PROCESSED_RESULT, SLOW_CHECK_SECONDS } from "@/names/dedup";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
@@ -117,12 +117,48 @@ const perLocalService =
     return [...services].map((service) => ({ labels: { service }, value }));
   };
 
+/**
+ * `quietExpr(bad)` (./queries): per service, the seconds from the newest `bad` moment of any
+ * handler to the sample that read it, 0 where no check came after it.
+ */
+const quiet =
+  (bad: string): Evaluator =>
+  (snaps, t) => {
+    const last = latest(snaps, t);
+    if (!last) return [];
+    const age = new Map<string, number>();
+    const newestBad = new Map<string, number>();
+    const newestCheck = new Map<string, number>();
+    const most = (m: Map<string, number>, k: string, v: number, f: (a: number, b: number) => number) => m.set(k, m.has(k) ? f(m.get(k)!, v) : v);
+    for (const v of last.series.values()) {
+      const service = v.labels.service ?? "";
+      if (v.name === bad) {
+        most(age, service, last.t / 1000 - v.value, Math.min);
+        most(newestBad, service, v.value, Math.max);
+      } else if (v.name === METRIC_NAMES.lastCheck) most(newestCheck, service, v.value, Math.max);
+    }
+    return [...age].map(([service, value]) => ({ labels: { service }, value: (newestCheck.get(service) ?? -Infinity) > newestBad.get(service)! ? value : 0 }));
+  };
+
+/** `slowCheckRateExpr()` (./queries): all check samples per second minus those within the threshold's bucket. */
+const slowCheckRate: Evaluator = (snaps, t, by, w) => {
+  const h = METRIC_NAMES.checkDuration;
+  const fast = sumBy(rateAt(snaps, `${h}_bucket`, t, w).filter((r) => r.labels.le === String(SLOW_CHECK_SECONDS)), by);
+  return [...sumBy(rateAt(snaps, `${h}_count`, t, w), by)].flatMap(([k, all]) => {
+    const f = fast.get(k);
+    return f ? [{ labels: all.labels, value: all.value - f.value }] : [];
+  });
+};
+
 /** Every named query's embedded evaluation (a record over the names: a new name without one is a type error). */
 const EVALUATE: Record<QueryName, Evaluator> = {
   duplicate_ratio: ratioAt,
   duplicate_ratio_now: now(ratioAt),
   check_p99_now: now(quantile(0.99, METRIC_NAMES.checkDuration)),
   error_rate_now: now(summed(METRIC_NAMES.errors)),
+  error_quiet: quiet(METRIC_NAMES.lastError),
+  slow_check_quiet: quiet(METRIC_NAMES.lastSlowCheck),
+  slow_check_rate: slowCheckRate,
   processed_rate: summed(METRIC_NAMES.processed),
   new_rate: summed(METRIC_NAMES.processed, { keep: (l) => l.result !== PROCESSED_RESULT.deduplicated }),
   check_p50: quantile(0.5, METRIC_NAMES.checkDuration),

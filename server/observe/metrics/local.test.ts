@@ -8,7 +8,7 @@ import { LocalSource } from "./local";
 function drive(rec: ReturnType<typeof dedupRecorder>, n: number, dupShare: number, checkSeconds: number) {
   for (let i = 0; i < n; i++) {
     rec.result("demo.events", "on-review-created", i < n * dupShare ? "deduplicated" : "success");
-    rec.checkSeconds(checkSeconds);
+    rec.check("on-review-created", performance.now(), checkSeconds);
   }
 }
 
@@ -62,9 +62,9 @@ describe("LocalSource", () => {
     const t0 = 2_000_000;
     // 25 s between evaluations and `for: 1m` for errors: fires at the third evaluation, 75 s after pending.
     const { rec, src, clock, tick } = embeddedSource(t0, { intervalMs: 25_000 });
-    rec.error("marshal"); // the series exists at the first sample, with or without start-up zeros
+    rec.error("marshal", "on-review-created"); // the series exists at the first sample, with or without start-up zeros
     await src.sample();
-    rec.error("marshal");
+    rec.error("marshal", "on-review-created");
     await tick(25_000); // t0 + 25 s: the rate is above 0, pending
     const errOf = async () => (await src.alerts()).find((a) => a.alert === "DedupRedisErrors")!;
     let rule = await errOf();
@@ -77,16 +77,36 @@ describe("LocalSource", () => {
     expect((await errOf()).instances[0]!.state).toBe("pending");
     for (const t of [50_000, 75_000]) {
       clock.now = t0 + t;
-      rec.error("marshal");
+      rec.error("marshal", "on-review-created");
       await src.sample();
     }
     expect((await errOf()).instances[0]!.state).toBe("pending"); // 50 s after activeAt < 1 min
     clock.now = t0 + 100_000;
-    rec.error("marshal");
+    rec.error("marshal", "on-review-created");
     await src.sample();
     rule = await errOf();
     i = rule.instances[0]!;
     expect(i).toMatchObject({ state: "firing", activeAt: new Date(t0 + 25_000).toISOString(), firingSince: new Date(t0 + 100_000).toISOString(), firesAt: null });
+  });
+
+  it("answers the quiet since the last failed / slow check at the sample's own time (0 without a check after it) and the window's slow checks", async () => {
+    // The moments are wall-clock: the source's clock starts at the real time.
+    const { rec, src, tick } = embeddedSource(Date.now());
+    const value = async (q: "error_quiet" | "slow_check_quiet" | "slow_check_rate") => (await src.instant(q)).find((s) => s.labels.service === "notification")?.value;
+    rec.check("on-review-created", performance.now(), 0.002);
+    await src.sample();
+    expect(await value("error_quiet")).toBeUndefined();
+    for (let i = 0; i < 30; i++) rec.check("on-review-created", performance.now(), 0.2);
+    rec.error("redis_conn", "on-review-created");
+    await tick(2000);
+    // The slow checks and the error are the newest moments: no check after them, no quiet.
+    expect(await value("slow_check_quiet")).toBe(0);
+    expect(await value("error_quiet")).toBe(0);
+    expect(await value("slow_check_rate")).toBeCloseTo(30 / 2, 1);
+    rec.check("on-other", performance.now(), 0.001); // a check of another handler of the service counts
+    await tick(3000);
+    expect(await value("error_quiet")).toBeCloseTo(5, 0);
+    expect(await value("slow_check_quiet")).toBeCloseTo(5, 0);
   });
 
   it("keeps at most `capacity` samples and gives no points before its history starts", async () => {

@@ -66,7 +66,7 @@ beforeAll(async () => {
   driver = setInterval(() => {
     for (let i = 0; i < 50; i++) {
       rec.result("demo.events", "on-review-created", i < 10 ? "deduplicated" : "success");
-      rec.checkSeconds(0.0015 + (i % 5) * 0.0002);
+      rec.check("on-review-created", performance.now(), 0.0015 + (i % 5) * 0.0002);
     }
   }, 100);
   const port = await freePort();

@@ -1,6 +1,6 @@
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { NOW_WINDOW, checkQuantileExpr, consumerLagExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, memoryLostExpr, METRIC_NAMES, payloadConflictsExpr, RATE_WINDOW } from "@/lib/thresholds";
-import { LABEL, METRIC_LABELS, METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT } from "@/names/dedup";
+import { LABEL, METRIC_LABELS, METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT, SLOW_CHECK_SECONDS } from "@/names/dedup";
 import type { QueryName } from "@/lib/query-names";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";
@@ -46,6 +46,28 @@ export function handlerQuantileExpr(q: number, window: string): string {
   return `histogram_quantile(${q}, sum by (${["le", ...HANDLER_TIME_BY].join(", ")}) (rate(${HANDLER_TIME_METRIC}_bucket[${window}])))`;
 }
 
+/**
+ * PromQL of the seconds from the newest `bad` moment (a per-handler Unix-seconds gauge: the last
+ * error, the last slow check) of any handler and replica of a service to the scrape that read it
+ * (`timestamp()`: the scrape's own time, not the query's), per service — 0 where no check of the
+ * service came after it (`deduplication_last_check_timestamp_seconds` not newer): nothing then says
+ * the fault is over. No series: no such moment in any live process (never, or since a restart).
+ */
+export function quietExpr(bad: string): string {
+  const last = LIBRARY_METRIC_NAMES.lastCheck;
+  const age = `min by (service) (timestamp(${bad}) - ${bad})`;
+  return `(${age} and on (service) (max by (service) (${last}) > on (service) max by (service) (${bad}))) or on (service) (${age} * 0)`;
+}
+
+/**
+ * PromQL of the checks slower than {@link SLOW_CHECK_SECONDS} per second over the alert's window,
+ * per service: every sample minus those in the threshold's bucket.
+ */
+export function slowCheckRateExpr(): string {
+  const h = LIBRARY_METRIC_NAMES.checkDuration;
+  return `sum by (service) (rate(${h}_count[${RATE_WINDOW}])) - sum by (service) (rate(${h}_bucket{le="${SLOW_CHECK_SECONDS}"}[${RATE_WINDOW}]))`;
+}
+
 /** Labels of the "now" duplicate ratio: per handler, over all its topics. */
 const NOW_RATIO_BY = METRIC_LABELS.deduplicated.filter((l) => l !== LABEL.topic);
 
@@ -61,6 +83,10 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   check_p99_now: METRIC_LABELS.checkDuration,
   error_rate: METRIC_LABELS.errors,
   error_rate_now: METRIC_LABELS.errors,
+  // Per service, as the error and p99 tiles they qualify.
+  error_quiet: [LABEL.service],
+  slow_check_quiet: [LABEL.service],
+  slow_check_rate: [LABEL.service],
   dlq_rate: METRIC_LABELS.poisoned,
   // Summed over topics: a cause is a property of the handler's traffic.
   duplicates_by_cause: METRIC_LABELS.duplicatesByCause.filter((l) => l !== LABEL.topic),
@@ -96,6 +122,11 @@ export const PROMQL: Record<QueryName, string> = {
   check_p99_now: checkQuantileExpr(0.99, "", METRIC_LABELS.checkDuration, NOW_WINDOW),
   error_rate: errorRateExpr(),
   error_rate_now: errorRateExpr("", METRIC_LABELS.errors, NOW_WINDOW),
+  // Whether a fault is over at the first scrape after its end (lib/now-state): how long no check
+  // failed / was slow, and the window's rate of slow checks (the error tile's rate is error_rate).
+  error_quiet: quietExpr(LIBRARY_METRIC_NAMES.lastError),
+  slow_check_quiet: quietExpr(LIBRARY_METRIC_NAMES.lastSlowCheck),
+  slow_check_rate: slowCheckRateExpr(),
   dlq_rate: `sum by (service, topic, handler, reason_poisoned) (rate(${DLQ_METRIC}[${RATE_WINDOW}]))`,
   payload_conflicts: payloadConflictsExpr(),
   // Messages fail-open ran without a check over the window: a count of runs, not a rate.

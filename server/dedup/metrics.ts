@@ -78,7 +78,6 @@ import { Counter, Gauge, type Registry } from "prom-client";
 import { checkTimesCell, collectTimes, type CheckTimeGauges, type CheckTimes } from "./check-times";
 import { HandlerTimeHistogram } from "./handler-time-histogram";
 import { LocalHistogram } from "./local-histogram";
-
 export { LocalHistogram };
 import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, METRIC_LABELS, METRIC_NAMES, PROCESSED_RESULT, PROCESSED_RESULTS, SLOW_CHECK_SECONDS, type DedupErrorReason, type DuplicateCause, type LabelsOf, type ProcessedResult } from "../../names/dedup";
 
@@ -262,10 +261,10 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
   };
   const observe = m.checkDuration instanceof LocalHistogram ? m.checkDuration.observer({ service }) : (s: number) => m.checkDuration.observe({ service }, s);
   const times = new Map<string, CheckTimes>();
+  let last: CheckTimes | undefined; // a Deduplicator serves one handler, as a rule: no lookup then
   const timesOf = (handler: string) => {
-    let c = times.get(handler);
-    if (!c) times.set(handler, (c = checkTimesCell(m, service, handler)));
-    return c;
+    if (last?.labels.handler !== handler) last = times.get(handler) ?? times.set(handler, checkTimesCell(m, service, handler)).get(handler)!;
+    return last;
   };
   // Cell kinds of the three causes (no string building on the hot path).
   const causeKind: Record<DuplicateCause, string> = { redelivery: "c:r", republish: "c:p", unknown: "c:u" };

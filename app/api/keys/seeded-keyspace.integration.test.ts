@@ -26,7 +26,7 @@ import { createObserveContext, setObserveContext, type ObserveContext } from "@/
 import { globToRegExp } from "@/server/observe/keys/glob";
 import { clearDeclaredHandlers } from "@/server/observe/handler-registry";
 import { browseKeys } from "@/server/observe/keys/browser";
-import { KeyInspector } from "@/server/observe/keys/inspector";
+import { KeyInspector, type Inspection } from "@/server/observe/keys/inspector";
 import { LocalSource } from "@/server/observe/metrics/local";
 import { createObserveRedis, type RedisLike } from "@/server/observe/redis-client";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
@@ -209,6 +209,44 @@ describe("KeyInspector on 210k seeded dedup keys", () => {
       await db1.flushdb(); // our own private server's db 1
       db1.disconnect();
       c1.disconnect();
+    }
+  });
+
+  it("answers the same whether the keys are counted by SCAN from the client or by the per-key TTL script", async () => {
+    const db3 = new Redis(`${srv.url}/3`);
+    const c3 = createObserveRedis({ url: `${srv.url}/3` });
+    // ≤ 500 keys per handler: the client's samples hold every key, so its sampled TTL buckets are counts.
+    const groups: SeedGroup[] = [
+      { prefix: "same:dedup:a", count: 480, ttlMs: 24 * H },
+      { prefix: "same:dedup:b", count: 300, ttlMs: H / 2, value: "processing:0f3a" },
+      { prefix: "same:dedup:b", count: 150, ttlMs: 5 * 24 * H, offset: 10_000 },
+      { prefix: "other:dedup:c", count: 7, ttlMs: 6 * 60_000, value: "1" },
+      { prefix: "same:dedupe:near-miss", count: 200, ttlMs: H },
+    ];
+    const view = (r: Inspection) =>
+      r.handlers.map((h) => ({ prefix: h.prefix, count: h.keyCount, noTtl: h.noTtlCount, noTtlExact: h.noTtlExact, exact: h.exact, buckets: h.ttlBuckets.map((b) => b.count) }));
+    try {
+      await seedKeys(db3, groups);
+      for (const prefixes of [["*:dedup:*"], ["same:dedup:*", "other:dedup:c*"]]) {
+        // Every key has a TTL (INFO keyspace keys == expires): counted from the client.
+        const byClient = await new KeyInspector(c3, { prefixes, ...SCAN_SHARE }).run("exact");
+        // One key without TTL, outside the globs: now every matched key's TTL is read in the script.
+        await db3.set("unrelated:forever", "x");
+        const byScript = await new KeyInspector(c3, { prefixes, ...SCAN_SHARE }).run("exact");
+        await db3.del("unrelated:forever");
+        expect(byScript.handlers.every((h) => !h.ttlSampled), "the second run read every key's TTL").toBe(true);
+        expect(byClient.handlers.every((h) => h.ttlSampled), "the first run read no TTL in its scan").toBe(true);
+        expect(view(byClient), prefixes.join(" ")).toEqual(view(byScript));
+        expect(view(byClient).map((h) => [h.prefix, h.count])).toEqual([
+          ["other:dedup:c", 7],
+          ["same:dedup:a", 480],
+          ["same:dedup:b", 450],
+        ]);
+      }
+    } finally {
+      await db3.flushdb(); // our own private server's db 3
+      db3.disconnect();
+      c3.disconnect();
     }
   });
 

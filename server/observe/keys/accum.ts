@@ -70,15 +70,17 @@ export function mergeReply(accums: Map<string, Accum>, r: AggregateReply, node: 
     const prefix = accums.has(g.prefix) || accums.size < limits.handlers ? g.prefix : "(other)";
     const a = getAccum(accums, prefix);
     addTotals(a, g);
-    for (const key of g.samples) {
-      // Reservoir sampling over the keys offered by the script.
-      a.offered++;
-      if (a.samples.length < limits.samples) a.samples.push({ key, node });
-      else {
-        const j = Math.floor(Math.random() * a.offered);
-        if (j < a.samples.length) a.samples[j] = { key, node };
-      }
-    }
+    for (const key of g.samples) offerSample(a, key, node, limits.samples);
+  }
+}
+
+/** Offers `key` to `a`'s reservoir of at most `limit` sample keys (uniform over the keys offered). */
+export function offerSample(a: Accum, key: string, node: number, limit: number): void {
+  a.offered++;
+  if (a.samples.length < limit) a.samples.push({ key, node });
+  else {
+    const j = Math.floor(Math.random() * a.offered);
+    if (j < a.samples.length) a.samples[j] = { key, node };
   }
 }
 

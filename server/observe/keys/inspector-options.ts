@@ -9,7 +9,8 @@ export interface KeyInspectorOptions {
   exactMaxKeys: number;
   /**
    * Most SCAN COUNT of one chunk, 1..1000. A script call runs chunks until its next one would pass
-   * `maxCallMicros`, and the chunk's COUNT is lowered while one chunk takes more than half of it.
+   * `maxCallMicros`, and the chunk's COUNT is lowered while one chunk takes more than a third of it
+   * (a SCAN sent from the client: more than all of it).
    * @default 1000
    */
   scanCount: number;
@@ -25,8 +26,9 @@ export interface KeyInspectorOptions {
   /** A result older than this is refreshed in the background by `ensureFresh()`. @default 60_000 */
   staleAfterMs: number;
   /**
-   * Server time (Redis `TIME` inside the script) one call should stay under; `count` halves above
-   * it and grows while below half of it. Under a third of the 5 ms budget: on a 2-core VM a
+   * Server time (Redis `TIME` inside the script, or around a client's `SCAN` in one transaction) one
+   * call should stay under; `count` halves above it and grows while below
+   * half of it. Under a third of the 5 ms budget: on a 2-core VM a
    * hypervisor pause adds 3-4 ms to whatever command runs (a plain `SCAN … COUNT 150` was logged at
    * 3.6 ms, `COUNT 1000` passed 3 ms in 43 of 400 calls), so a call must be short for the pause to
    * stay under 5 ms. 200..4000 µs. @default 1500
@@ -34,7 +36,7 @@ export interface KeyInspectorOptions {
   maxCallMicros: number;
   /**
    * Share of Redis server time the exact scan may use, however often it is asked for: after each
-   * script call of `m` µs it pauses `m × (1 / share − 1)` µs before the next (0.05: a call of 1.5 ms
+   * call of `m` µs of server time it pauses `m × (1 / share − 1)` µs before the next (0.05: a call of 1.5 ms
    * is followed by 28.5 ms of nothing; 313k keys take ~1.1 s of Redis time over ~22 s). 0.01..1.
    * @default 0.05
    */
@@ -44,10 +46,11 @@ export interface KeyInspectorOptions {
   /**
    * How the exact scan learns TTLs. `every-key`: the scan script PTTLs each matched key on every
    * master whose `INFO keyspace` shows keys without TTL (keys − expires > 0): exact no-TTL counts
-   * and TTL buckets; a master with none is only counted (its no-TTL count is exactly 0) and the
-   * buckets then come from the samples. `sample`: SCAN only counts; TTL buckets and keys without
-   * TTL are scaled from each handler's uniform sample of `sampleKeysPerHandler` keys (labelled
-   * `noTtlExact: false`) unless `INFO keyspace` proves 0. The estimate always scales from samples.
+   * and TTL buckets; a master with none is only counted, by `SCAN` from the client (its no-TTL count
+   * is exactly 0), and the buckets then come from the samples. `sample`: SCAN from the client only
+   * counts; TTL buckets and keys without TTL are scaled from each handler's uniform sample of
+   * `sampleKeysPerHandler` keys (labelled `noTtlExact: false`) unless `INFO keyspace` proves 0. The
+   * estimate always scales from samples.
    * @default "every-key"
    */
   ttlCheck: "sample" | "every-key";

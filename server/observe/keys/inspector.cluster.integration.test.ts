@@ -139,6 +139,16 @@ describe("key inspector on a 3-master Redis Cluster", () => {
     expect(by.get(P.pinned)!.bytesPerKey).toBeGreaterThan(0);
   });
 
+  it("counting by SCAN from the client (no TTL read) walks every master too: the same counts as the script", async () => {
+    const c = client!;
+    const byScript = await new KeyInspector(c as RedisLike, { prefixes: globs, refreshMinIntervalMs: 0 }).run("exact");
+    const byClient = await new KeyInspector(c as RedisLike, { prefixes: globs, refreshMinIntervalMs: 0, ttlCheck: "sample" }).run("exact");
+    const counts = (r: typeof byScript) => r.handlers.map((h) => [h.prefix, h.keyCount]);
+    expect(counts(byClient)).toEqual(counts(byScript));
+    expect(new Map(counts(byClient) as Array<[string, number]>).get(P.pinned), "a handler living on one master only").toBe(N.pinned);
+    expect(byClient.handlers.find((h) => h.prefix === P.pinned)!.bytesPerKey, "samples read on the key's master").toBeGreaterThan(0);
+  });
+
   it("the estimate draws on every master in proportion to its DBSIZE and lands within its error bound", async () => {
     const c = client!;
     const samples = 2_000;

@@ -1,13 +1,13 @@
 import type { ScanProgress } from "@/lib/api/handlers";
 import { PrefixGlobs } from "./glob";
-import { adapt, firstCount, keysWithoutTtl, mergeReply, TTL_BUCKET_BOUNDS, type Accum } from "./accum";
+import { keysWithoutTtl, type Accum } from "./accum";
 import { ESTIMATE_SAMPLE_READS, estimateKeys } from "./inspector-estimate";
 import { buildHandlers } from "./inspector-handlers";
 import { resolveKeyInspectorOptions, type KeyInspectorOptions } from "./inspector-options";
 import { BackgroundCount, type CountMode } from "./background-count";
 import type { Inspection, KeySource } from "./source";
 import { readSamples } from "./samples";
-import { runAggregate, type AggregateReply } from "./scripts";
+import { scanByClient, scanByScript, type ScanTally } from "./inspector-scan";
 import { masters, whenReady, type RedisLike } from "../redis-client";
 import { countUpstream } from "../upstream-counter";
 
@@ -17,8 +17,9 @@ export type { Inspection, InspectorState, KeySource } from "./source";
 
 /**
  * Counts and characterises the dedup keys in Redis per handler prefix, only under the configured
- * globs, without ever blocking Redis: one Lua call runs SCAN chunks (or blocks from random cursors)
- * until `maxCallMicros` of server time. On a Cluster each master is scanned.
+ * globs, without ever blocking Redis: each call (a Lua call running SCAN chunks or blocks from
+ * random cursors, or one `SCAN` from the client where no TTL needs reading) stays under
+ * `maxCallMicros` of server time. On a Cluster each master is scanned.
  *
  * A run first publishes a sampled estimate (fast), then, when the keyspace is at most
  * `exactMaxKeys`, an exact count by a full SCAN, and reads a sample of each handler's keys
@@ -98,20 +99,32 @@ export class KeyInspector extends BackgroundCount implements KeySource {
     return { mode: "estimate", startedAt: run.startedAt, finishedAt: Date.now(), total: run.total, handlers, calls: est.calls, maxCallMicros: est.maxMicros, drawsByMaster: est.drawsByMaster };
   }
 
-  /** The exact count: a full SCAN of every master in budgeted script calls, then the samples. */
+  /**
+   * The exact count: a full SCAN of every master (in budgeted script calls that PTTL each key where
+   * keys without TTL exist, else by SCAN from the client), then the samples.
+   */
   private async exact(run: Run): Promise<Inspection> {
     const { nodes, total, progress } = run;
     this.state = { ...this.state, progress: progress(0, false, "exact", null) };
     const scan: ScanTally = { accums: new Map<string, Accum>(), scanned: 0, calls: 0, maxMicros: 0 };
-    // PTTL in the scan only where INFO keyspace shows keys without TTL: elsewhere 0 is exact already.
+    // PTTL in the scan only where INFO keyspace shows keys without TTL: elsewhere 0 is exact
+    // already, and the keys are counted by SCAN from the client (no script: Node groups them).
     const everyKey = this.opts.ttlCheck === "every-key";
     const ttlPerKey = nodes.map((_, ni) => everyKey && (run.nodeNoTtl[ni] ?? 0) > 0);
-    // Each chunk's reply carries up to this many sample keys per group: enough for twice the
+    // Each script chunk's reply carries up to this many sample keys per group: enough for twice the
     // sampleKeysPerHandler that readSamples keeps over the whole scan (a chunk visits ≤ scanCount
     // keys), at most 10. Ten per chunk shipped about half of all keys back as samples at 300k keys:
     // reply bytes and client CPU that a plain SCAN loop does not pay.
     const samplesPerGroup = Math.min(10, Math.ceil((2 * this.opts.sampleKeysPerHandler * this.opts.scanCount) / Math.max(1, total)));
-    await Promise.all(nodes.map((node, ni) => this.scanMaster(run, scan, node, ni, { ttlPerKey: ttlPerKey[ni]!, samplesPerGroup })));
+    const report = () => {
+      this.state = { ...this.state, progress: run.progress(Math.min(scan.scanned, run.total), false, "exact", null) };
+    };
+    await Promise.all(
+      nodes.map((node, ni) => {
+        const job = { opts: this.opts, globs: this.globs, tally: scan, node: ni, progress: report };
+        return ttlPerKey[ni] ? scanByScript(node, job, samplesPerGroup) : scanByClient(node, job);
+      }),
+    );
     const stats = await readSamples(nodes, scan.accums, this.opts.sampleKeysPerHandler);
     const finishedAt = Date.now();
     // With SCAN MATCH, `scanned` was counted from COUNT (an approximation); a finished scan visited all.
@@ -127,39 +140,6 @@ export class KeyInspector extends BackgroundCount implements KeySource {
       calls: scan.calls,
       maxCallMicros: scan.maxMicros,
     };
-  }
-
-  /** SCANs one master to the end, `maxCallMicros` of server time per call, paced to `maxRedisShare`. */
-  private async scanMaster(run: Run, scan: ScanTally, node: RedisNode, ni: number, per: { ttlPerKey: boolean; samplesPerGroup: number }): Promise<void> {
-    const single = this.globs.globs.length === 1;
-    let cursor = "0";
-    let count = firstCount(this.opts.scanCount);
-    do {
-      const r: AggregateReply = await countUpstream("redis", () =>
-        runAggregate(node, {
-          mode: "scan",
-          cursor,
-          count,
-          bucketBoundsMs: TTL_BUCKET_BOUNDS,
-          luaPatterns: this.globs.luaPatterns(),
-          samplesPerGroup: per.samplesPerGroup,
-          matchGlob: single ? this.globs.globs[0]! : "",
-          ttlPerKey: per.ttlPerKey,
-          budgetMicros: this.opts.maxCallMicros,
-        }),
-      );
-      scan.calls++;
-      scan.maxMicros = Math.max(scan.maxMicros, r.micros);
-      mergeReply(scan.accums, r, ni, { handlers: this.opts.maxHandlers, samples: this.opts.sampleKeysPerHandler });
-      // With SCAN MATCH the script sees only matches; COUNT is about how many keys it visited.
-      scan.scanned += single ? Math.max(r.visited, count * r.chunks) : r.visited;
-      // One chunk should take at most a third of the call's budget, so a call holds two or more
-      // and the script's stop rule (the longest chunk so far must still fit) has room.
-      count = adapt(count, r.micros / r.chunks, this.opts.maxCallMicros / 3, this.opts.scanCount);
-      this.state = { ...this.state, progress: run.progress(Math.min(scan.scanned, run.total), false, "exact", null) };
-      cursor = r.nextCursor;
-      if (cursor !== "0") await pace(r.micros, this.opts.maxRedisShare);
-    } while (cursor !== "0");
   }
 }
 
@@ -177,18 +157,4 @@ interface Run {
   dbNoTtl: number;
   startedAt: number;
   progress: (scanned: number, done: boolean, m: "exact" | "estimate", finishedAt: number | null) => ScanProgress;
-}
-
-/** What the exact scan gathered so far over all masters. */
-interface ScanTally {
-  accums: Map<string, Accum>;
-  scanned: number;
-  calls: number;
-  maxMicros: number;
-}
-
-/** Waits so that a call of `micros` is at most `share` of the time until the next one starts. */
-function pace(micros: number, share: number): Promise<void> {
-  const ms = (micros / 1000) * (1 / share - 1);
-  return ms >= 1 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve();
 }

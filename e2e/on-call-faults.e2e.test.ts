@@ -6,8 +6,10 @@
  * - Redis stopped mid-traffic: the error tile names redis_conn with its share of the errors, the
  *   counter's in Prometheus, where ≥ 99 % of the outage's errors are redis_conn; DedupRedisErrors
  *   goes pending; the outage adds no check-duration sample; Redis back: the error tile says
- *   "recovering". (Whether DedupRedisLatencyHigh is on is not asserted: a fresh app's first,
- *   cold checks are slow and few, and keep the 5-min p99 near 50 ms for minutes.)
+ *   "recovering". (Whether DedupRedisLatencyHigh is on is not asserted here: a fresh app's first,
+ *   cold checks are slow and few, and keep the 5-min p99 near 50 ms for minutes. What "no sample"
+ *   means for the alert past its 5-minute hold is the rules test's outage case,
+ *   infra/prometheus/rules/tests/dedup.test.yml.)
  * - Prometheus stopped: every alert badge says "unknown (Prometheus unavailable since …)" with its
  *   last known state; Prometheus back on its storage: the badges show the state Prometheus has.
  * - The consumer's process starved of CPU (stopped 60 ms of every 80 ms: what a CPU quota at its

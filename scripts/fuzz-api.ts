@@ -74,9 +74,24 @@ export function discoverRoutes(appDir = join(ROOT, "app")): Route[] {
     const kind = rel.at(-1) === "route.ts" ? "api" : "page";
     const segs = rel.slice(0, -1).filter((s) => !/^\(.*\)$/.test(s));
     const template = `/${segs.join("/")}`;
-    const methods = kind === "api" ? [...readFileSync(file, "utf8").matchAll(/export\s+(?:async\s+)?function\s+(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\b/g)].map((m) => m[1]!) : ["GET"];
+    const methods = kind === "api" ? exportedMethods(readFileSync(file, "utf8")) : ["GET"];
     return { template, methods, kind };
   });
+}
+
+const METHOD = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/;
+
+/**
+ * The HTTP methods a route.ts exports, in each form Next.js accepts: `export (async) function GET`,
+ * `export const GET = …` and a destructured `export const { GET, PUT } = …`.
+ */
+export function exportedMethods(src: string): string[] {
+  const names = [
+    ...[...src.matchAll(/export\s+(?:async\s+)?function\s+(\w+)/g)].map((m) => m[1]!),
+    ...[...src.matchAll(/export\s+const\s+(\w+)\s*=/g)].map((m) => m[1]!),
+    ...[...src.matchAll(/export\s+const\s*\{([^}]*)\}\s*=/g)].flatMap((m) => m[1]!.split(",").map((n) => n.trim().split(/\s*:\s*/).at(-1)!)),
+  ];
+  return [...new Set(names.filter((n) => METHOD.test(n)))];
 }
 
 // --- values ----------------------------------------------------------------------------------

@@ -94,7 +94,11 @@ export function getOverview(ctx: ObserveContext, range: RangeKey): Promise<Overv
 }
 
 async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<OverviewResponse> {
-  const q = (name: QueryName) => got(ctx.metrics.instant(name));
+  // Every figure of one answer reads the same instant of the store: queries issued a moment apart,
+  // or answered from caches filled at different moments, can pair a fault's first errors with the
+  // quiet of the scrape before it and call the fault over as it begins.
+  const at = Date.now() / 1000;
+  const q = (name: QueryName) => got(ctx.metrics.instant(name, at));
   // Replicas Prometheus scrapes against the consumer groups' members (one query, one DescribeGroups).
   const coverage = buildScrapeCoverage(ctx.metrics, declaredHandlers()).catch((e: unknown) => unavailable(errorText(e)));
   // Redis' identity and the last count, for a lost dedup memory and "stale since" (bounded, never throws).

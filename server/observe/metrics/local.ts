@@ -114,8 +114,9 @@ export class LocalSource implements MetricsSource {
     for (const k of [...this.active.keys()]) if (!seen.has(k)) this.active.delete(k);
   }
 
-  async instant(q: QueryName): Promise<Sample[]> {
-    return evaluate(this.snaps, q, this.snaps.at(-1)?.t ?? this.now());
+  async instant(q: QueryName, atSec?: number): Promise<Sample[]> {
+    const last = this.snaps.at(-1)?.t ?? this.now();
+    return evaluate(this.snaps, q, atSec === undefined ? last : Math.min(last, atSec * 1000));
   }
 
   async range(q: QueryName, startSec: number, endSec: number, stepSec: number): Promise<RangeSeries[]> {

@@ -118,9 +118,10 @@ export class PrometheusSource implements MetricsSource {
     this.headers = endpoint.headers;
   }
 
-  instant(q: QueryName): Promise<Sample[]> {
-    return this.cache.get(`i:${q}`, async () => {
-      const data = await this.get<{ resultType: string; result: PromVectorItem[] }>("/api/v1/query", { query: PROMQL[q] });
+  instant(q: QueryName, atSec?: number): Promise<Sample[]> {
+    const time = atSec === undefined ? undefined : atSec.toFixed(3);
+    return this.cache.get(`i:${q}:${time ?? "now"}`, async () => {
+      const data = await this.get<{ resultType: string; result: PromVectorItem[] }>("/api/v1/query", { query: PROMQL[q], ...(time === undefined ? {} : { time }) });
       return data.result.map((r) => ({ labels: stripName(r.metric), value: num(r.value[1]) }));
     });
   }

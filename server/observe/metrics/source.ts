@@ -20,8 +20,12 @@ export interface RangeSeries {
  */
 export interface MetricsSource {
   readonly kind: MetricsSourceKind;
-  /** Current values of a named query. */
-  instant(q: QueryName): Promise<Sample[]>;
+  /**
+   * Current values of a named query; with `atSec` (Unix seconds), its values at that instant, so
+   * that several queries read one moment of the store (a page's "now" against its window, the
+   * evidence that a fault is over against the rate it is judged by).
+   */
+  instant(q: QueryName, atSec?: number): Promise<Sample[]>;
   /** Values from `startSec` to `endSec` every `stepSec`. */
   range(q: QueryName, startSec: number, endSec: number, stepSec: number): Promise<RangeSeries[]>;
   /** Every alert of lib/thresholds with its instances. */

@@ -217,19 +217,25 @@ describe("real mode: no parameter overrides the operator's limits; other service
     return scan!;
   };
 
-  it("the exact count uses at most ~5 % of Redis time, in script calls of at most 1.5 ms", async () => {
+  it("the exact count uses at most ~5 % of Redis time, in calls of at most 1.5 ms", async () => {
     const scan = await finished();
     const c = redis.client();
     const log = (await c.slowlog("GET", -1)) as Array<[number, number, number, string[]]>;
     await c.config("SET", "slowlog-log-slower-than", "5000");
     c.disconnect();
     expect(scan.mode).toBe("exact");
-    // The count's script calls (mode `scan`), with their own server time.
-    const calls = log.filter((e) => ["evalsha", "eval"].includes(e[3][0]?.toLowerCase() ?? "") && e[3][3] === "scan").map((e) => e[2]);
+    // The count's calls with their own server time: the script (mode `scan`) where a per-key TTL
+    // read is needed, else the SCANs the client sends (inside MULTI … EXEC, which the slowlog lists
+    // command by command).
+    const countCall = (e: [number, number, number, string[]]) => {
+      const cmd = e[3][0]?.toLowerCase() ?? "";
+      return (["evalsha", "eval"].includes(cmd) && e[3][3] === "scan") || cmd === "scan";
+    };
+    const calls = log.filter(countCall).map((e) => e[2]);
     const wallMs = Date.parse(scan.finishedAt!) - Date.parse(scan.startedAt!);
     const redisMs = calls.reduce((a, b) => a + b, 0) / 1000;
     const p90 = percentile(calls, 90);
-    console.log(`[boundaries] exact count of ${scan.total} keys: ${calls.length} script calls, ${redisMs.toFixed(1)} ms of Redis time over ${wallMs} ms (${((100 * redisMs) / wallMs).toFixed(1)} %); per call median ${median(calls)} µs, p90 ${p90} µs, max ${percentile(calls, 100)} µs`);
+    console.log(`[boundaries] exact count of ${scan.total} keys: ${calls.length} calls, ${redisMs.toFixed(1)} ms of Redis time over ${wallMs} ms (${((100 * redisMs) / wallMs).toFixed(1)} %); per call median ${median(calls)} µs, p90 ${p90} µs, max ${percentile(calls, 100)} µs`);
     expect(calls.length).toBeGreaterThan(10);
     expect(redisMs / wallMs).toBeLessThan(0.1);
     // 1.5 ms is the calls' bound; a hypervisor pause on this VM adds 3-13 ms to whatever runs, so the 90th percentile is asserted.

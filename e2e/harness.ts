@@ -75,8 +75,8 @@ export async function startApp(opts: { port?: number; env?: Record<string, strin
     detached: true,
   });
   let out = "";
-  child.stdout?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-  child.stderr?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  child.stdout?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-200_000)));
+  child.stderr?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-200_000)));
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (child.exitCode !== null || child.pid === undefined) return;

@@ -119,7 +119,10 @@ export class PrometheusSource implements MetricsSource {
   }
 
   instant(q: QueryName, atSec?: number): Promise<Sample[]> {
-    const time = atSec === undefined ? undefined : atSec.toFixed(3);
+    // Pinned instants are rounded down to the cache's period, so that answers built a moment apart
+    // share their queries as before (no figure older than the cache already allowed).
+    const ttl = this.opts.cacheTtlMs;
+    const time = atSec === undefined ? undefined : ttl > 0 ? (Math.floor((atSec * 1000) / ttl) * ttl / 1000).toFixed(3) : atSec.toFixed(3);
     return this.cache.get(`i:${q}:${time ?? "now"}`, async () => {
       const data = await this.get<{ resultType: string; result: PromVectorItem[] }>("/api/v1/query", { query: PROMQL[q], ...(time === undefined ? {} : { time }) });
       return data.result.map((r) => ({ labels: stripName(r.metric), value: num(r.value[1]) }));

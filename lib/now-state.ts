@@ -38,16 +38,23 @@ export function quietBoundSeconds(badRate: number | null | undefined): number | 
  * or a figure is missing. With `quiet` evidence (the error and p99 tiles), a breaching window is
  * "recovering" exactly when the quiet passed the bound at the window's bad-check rate and a check
  * came after the last bad one — at the first scrape that shows it, whatever "now" (a rate over the
- * last interval, which still holds the fault's tail) says. Without evidence (the duplicate ratio, a
+ * last interval, which still holds the fault's tail) says; a figure whose threshold is above zero
+ * (the p99) is also "recovering" once now is under it (stray slow checks on a busy host must not
+ * hold it). Without evidence (the duplicate ratio, a
  * consumer without the gauges, no bad check in any live process): "recovering" when now is fine.
  */
 export function nowState(now: number | null | undefined, window: number | null | undefined, threshold: number, quiet?: QuietEvidence): NowState | null {
   if (window === null || window === undefined) return null;
   const bound = quiet && quiet.seconds !== null && quiet.seconds !== undefined ? quietBoundSeconds(quiet.badRate) : null;
   const over = bound === null ? undefined : quiet!.seconds! > 0 && quiet!.seconds! >= bound;
+  const nowFine = now !== null && now !== undefined && !(now > threshold);
   if (window > threshold) {
-    if (over !== undefined) return over ? "recovering" : null;
-    return now !== null && now !== undefined && !(now > threshold) ? "recovering" : null;
+    if (over === true) return "recovering";
+    // A quantile or ratio under its threshold over the last interval is the figure itself being fine
+    // now, whatever a stray slow check says; an error count (threshold 0) needs the quiet evidence
+    // where there is any, since a partial fault leaves intervals without errors.
+    if (over === false) return threshold > 0 && nowFine ? "recovering" : null;
+    return nowFine ? "recovering" : null;
   }
   return now !== null && now !== undefined && now > threshold && over !== true ? "starting" : null;
 }

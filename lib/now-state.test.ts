@@ -85,5 +85,9 @@ describe("recovering from the quiet since the last bad check", () => {
     expect(nowState(0, 2, 0, { seconds: 10, badRate: null })).toBe("recovering");
     // A blip already over does not read as starting.
     expect(nowState(5, 0.01, 0.05, { seconds: 1e6, badRate: 1 })).toBeNull();
+    // A quantile under its threshold over the last interval is fine now, even if a stray slow
+    // check keeps the quiet short; an error count is not.
+    expect(nowState(0.01, 0.1, 0.05, { seconds: 0.1, badRate: 1, nowSuffices: true })).toBe("recovering");
+    expect(nowState(0.01, 0.1, 0.05, { seconds: 0.1, badRate: 1 })).toBeNull();
   });
 });

@@ -26,6 +26,12 @@ export const QUIET_CHANCE = 0.001;
 export interface QuietEvidence {
   seconds: number | null | undefined;
   badRate: number | null | undefined;
+  /**
+   * The figure is a quantile: its last interval under the threshold is it being fine now, whatever
+   * a stray slow check does to the quiet. Not for an error count, where a partial fault leaves
+   * intervals without errors.
+   */
+  nowSuffices?: boolean;
 }
 
 /** Seconds of quiet after which a fault at `badRate` bad checks/s is over (e^(−r·q) < {@link QUIET_CHANCE}); null without a rate. */
@@ -38,8 +44,8 @@ export function quietBoundSeconds(badRate: number | null | undefined): number | 
  * or a figure is missing. With `quiet` evidence (the error and p99 tiles), a breaching window is
  * "recovering" exactly when the quiet passed the bound at the window's bad-check rate and a check
  * came after the last bad one — at the first scrape that shows it, whatever "now" (a rate over the
- * last interval, which still holds the fault's tail) says; a figure whose threshold is above zero
- * (the p99) is also "recovering" once now is under it (stray slow checks on a busy host must not
+ * last interval, which still holds the fault's tail) says; a quantile (`nowSuffices`, the p99)
+ * is also "recovering" once now is under it (stray slow checks on a busy host must not
  * hold it). Without evidence (the duplicate ratio, a
  * consumer without the gauges, no bad check in any live process): "recovering" when now is fine.
  */
@@ -53,7 +59,7 @@ export function nowState(now: number | null | undefined, window: number | null |
     // A quantile or ratio under its threshold over the last interval is the figure itself being fine
     // now, whatever a stray slow check says; an error count (threshold 0) needs the quiet evidence
     // where there is any, since a partial fault leaves intervals without errors.
-    if (over === false) return threshold > 0 && nowFine ? "recovering" : null;
+    if (over === false) return quiet?.nowSuffices && nowFine ? "recovering" : null;
     return nowFine ? "recovering" : null;
   }
   return now !== null && now !== undefined && now > threshold && over !== true ? "starting" : null;

@@ -71,7 +71,7 @@ async function until<T>(what: string, ms: number, f: (h: OverviewHandler) => T |
 const ok = <T extends { status: string }>(f: T | undefined) => (f?.status === "ok" ? (f as Extract<T, { status: "ok" }>) : undefined);
 /** The p99 tile's word and its quiet bound (s), as the page computes them. */
 const p99Of = (h: OverviewHandler) => ({
-  word: nowState(ok(h.now)?.checkP99Seconds, ok(h.checkLatency)?.p99Seconds, THRESHOLDS.checkP99Seconds, { seconds: ok(h.now)?.slowCheckQuietSeconds, badRate: ok(h.now)?.slowCheckRate }),
+  word: nowState(ok(h.now)?.checkP99Seconds, ok(h.checkLatency)?.p99Seconds, THRESHOLDS.checkP99Seconds, { seconds: ok(h.now)?.slowCheckQuietSeconds, badRate: ok(h.now)?.slowCheckRate, nowSuffices: true }),
   bound: quietBoundSeconds(ok(h.now)?.slowCheckRate),
   quiet: ok(h.now)?.slowCheckQuietSeconds,
 });

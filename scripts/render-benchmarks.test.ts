@@ -22,9 +22,9 @@ describe("verdict", () => {
 
 describe("renderBenchmarks", () => {
   it("lists every required figure, marking the ones a run did not produce as not measured", () => {
-    const md = renderBenchmarks([row("consumer.with_dedup_vs_raw_kafkajs", 0.25, { reference: 140_000, ratio: 0.25, command: "npm run bench:consumer" })]);
+    const md = renderBenchmarks([row("consumer.with_dedup_vs_floor", 0.55, { reference: 140_000, ratio: 0.55, command: "npm run bench:consumer" })]);
     for (const name of Object.keys(FIGURES)) expect(md).toContain(`\`${name}\``);
-    const consumerLine = md.split("\n").find((l) => l.startsWith("| `consumer.with_dedup_vs_raw_kafkajs`"))!;
+    const consumerLine = md.split("\n").find((l) => l.startsWith("| `consumer.with_dedup_vs_floor`"))!;
     expect(consumerLine).toContain("**missed** by 0.250");
     expect(consumerLine).toContain("`npm run bench:consumer`");
     const uiLine = md.split("\n").find((l) => l.startsWith("| `ui.overview_first_load_js_kb_gz`"))!;

@@ -23,42 +23,33 @@ export interface BenchResult {
   detail?: unknown;
 }
 
-/** Targets, their direction, and what each required figure's reference is. */
+/**
+ * Targets, their direction, and what each required figure's reference is. The consumer's ratios to
+ * raw kafkajs and to the naive peer are reported among the supporting figures, not judged: on a
+ * machine where the consumer and Redis share the cores, the floor (one pipelined write per message)
+ * is below both earlier targets in the same run, so the floor is the limit ours is measured against.
+ */
 export const FIGURES: Record<string, { target: number; goal: "min" | "max" | "abs-max"; referenceIs: string; what: string; source: string }> = {
   "dedup.batch_claims_vs_redis_benchmark_p64": {
     target: 0.25,
     goal: "min",
     referenceIs: "`redis-benchmark -t set -P 64` SET/s, same run",
     what: "batch claims/s (lease, `Deduplicator.prepareBatch` of 1000) ÷ the reference",
-    source: "issue 3",
+    source: "issue 24",
   },
   "dedup.middleware_overhead_us": {
     target: 3,
     goal: "max",
     referenceIs: "the bare no-op handler, same loop (the figure is the difference); reference column = target",
     what: "µs per message added by the Deduplicator (in-memory repository, lease, metrics on)",
-    source: "issue 3",
-  },
-  "consumer.with_dedup_vs_raw_kafkajs": {
-    target: 0.5,
-    goal: "min",
-    referenceIs: "raw kafkajs `eachBatch` + no-op, msgs/s, same topic, alternating rounds",
-    what: "msgs/s of KafkaSubscriber + default stack + Redis Deduplicator ÷ the reference (medians)",
-    source: "issue 15; 0.8 in issue 9",
+    source: "issue 24",
   },
   "consumer.with_dedup_vs_floor": {
     target: 0.8,
     goal: "min",
     referenceIs: "the floor: kafkajs `eachBatch` + one pipelined `SET key 1 NX PX ttl` per message, one pipeline per batch awaited, msgs/s, same run",
     what: "msgs/s of ours (as above) ÷ the least Redis work any Redis-backed dedup must do (medians)",
-    source: "issue 15",
-  },
-  "consumer.with_dedup_vs_naive_peer": {
-    target: 4,
-    goal: "min",
-    referenceIs: "the naive peer: kafkajs `eachMessage` + `await redis.set(key, \"1\", \"PX\", ttl, \"NX\")` per message, every partition at once, msgs/s, same run",
-    what: "msgs/s of ours ÷ what a user writes from the seed's snippet (medians)",
-    source: "issue 15",
+    source: "issue 24",
   },
   "inspect.scan_keys_per_sec": {
     target: 400_000,
@@ -72,7 +63,7 @@ export const FIGURES: Record<string, { target: number; goal: "min" | "max" | "ab
     goal: "min",
     referenceIs: "a plain `SCAN MATCH … COUNT 1000` loop on the same keyspace, same run",
     what: "keys/s of the inspector's exact count (exact no-TTL counts) ÷ the plain SCAN loop's, on a keyspace WITH 10k keys without TTL (every key's TTL read)",
-    source: "issue 15",
+    source: "issue 24",
   },
   "inspect.scan_vs_plain_scan_every_key_has_ttl": {
     target: 0.85,
@@ -86,7 +77,7 @@ export const FIGURES: Record<string, { target: number; goal: "min" | "max" | "ab
     goal: "max",
     referenceIs: "the exact count's duration (ms) on the same 1M keys",
     what: "ms of the sampled estimate at 1M keys (median of 5)",
-    source: "issue 5",
+    source: "issue 24",
   },
   "api.overview_p95_ms_50_viewers": {
     target: 100,
@@ -135,7 +126,7 @@ export const FIGURES: Record<string, { target: number; goal: "min" | "max" | "ab
     goal: "max",
     referenceIs: "the sum of its phases run one after another (`CI_SERIAL=1` order), same run",
     what: "wall seconds of `bash .ci/run` on a fresh clone (read from test-results/ci-timing.json, which .ci/run writes)",
-    source: "issue 15",
+    source: "issue 24",
   },
   "redis.bytes_per_key_projection_error": {
     target: 0.1,

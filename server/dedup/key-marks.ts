@@ -33,14 +33,25 @@ export class KeyMarks {
 
   /** `call` (bounded by timeoutMs), tried again after each pause of MARK_RETRY_PAUSES_MS; each failure but the last is counted here (on `handler`), the last is the caller's to count. */
   private async persist<T>(call: () => Promise<T>, handler: string): Promise<T> {
+    try {
+      return await this.timed(call());
+    } catch (e) {
+      return this.again(e, call, handler);
+    }
+  }
+
+  /** {@link persist} after its first attempt failed with `first` (a hot caller makes that attempt itself: no closure per call). */
+  private async again<T>(first: unknown, call: () => Promise<T>, handler: string): Promise<T> {
+    let e = first;
     for (let i = 0; ; i++) {
+      const wait = MARK_RETRY_PAUSES_MS[i];
+      if (wait === undefined) throw e;
+      this.rec.error(classifyStoreError(e), handler);
+      await pause(wait);
       try {
         return await this.timed(call());
-      } catch (e) {
-        const wait = MARK_RETRY_PAUSES_MS[i];
-        if (wait === undefined) throw e;
-        this.rec.error(classifyStoreError(e), handler);
-        await pause(wait);
+      } catch (next) {
+        e = next;
       }
     }
   }
@@ -63,8 +74,13 @@ export class KeyMarks {
     const { repository, ttlMs, logger } = this.o;
     try {
       if (repository.markDone) {
-        const markDone = repository.markDone.bind(repository);
-        this.checkLease(key, value, done, await this.persist(() => markDone(key, done, ttlMs), handler), topic, handler);
+        let previous: string | null;
+        try {
+          previous = await this.timed(repository.markDone(key, done, ttlMs));
+        } catch (e) {
+          previous = await this.again(e, () => repository.markDone!(key, done, ttlMs), handler);
+        }
+        this.checkLease(key, value, done, previous, topic, handler);
         return;
       }
       if (await this.persist(() => repository.compareAndSet(key, value, done, ttlMs), handler)) return;

@@ -137,8 +137,25 @@ function flushPending(this: Counter<string>): void {
   }
 }
 
+/** One label set's increment on the hot path. */
+interface CounterInc {
+  inc(): void;
+}
+
+/** The cells of one topic and handler (see `dedupRecorder`). */
+interface HandlerCells {
+  readonly topic: string;
+  readonly handler: string;
+  readonly processed: Readonly<Record<ProcessedResult, CounterInc>>;
+  readonly deduplicated: CounterInc;
+  readonly cause: Readonly<Record<DuplicateCause, CounterInc>>;
+  readonly inProgress: CounterInc;
+  readonly released: CounterInc;
+  readonly leaseLost: CounterInc;
+}
+
 /** A cell of pending increments for one label set; falls back to a direct inc if the counter has no flushing collect. */
-function counterCell(counter: Counter<string>, labels: Record<string, string>): { inc(): void } {
+function counterCell(counter: Counter<string>, labels: Record<string, string>): CounterInc {
   const holder = counter as unknown as WithPending & { collect?: unknown };
   if (holder.collect !== flushPending) {
     const child = counter.labels(labels);
@@ -234,14 +251,16 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
   const m = dedupMetrics(registry);
   // The first store error of each kind must be an increase from 0, not a series born at 1.
   for (const reason of DEDUP_ERROR_REASONS) m.errors.inc({ service, reason }, 0);
-  // topic → handler → kind → cell; no string building on the hot path.
-  const cells = new Map<string, Map<string, Map<string, { inc(): void }>>>();
-  const cell = (kind: string, counter: Counter<string>, topic: string, handler: string, extra?: Record<string, string>) => {
+  // topic → handler → the handler's cells, made at its registration (or first event); the last one
+  // used is kept, since a Deduplicator serves one handler as a rule: no lookup, no string building.
+  const cells = new Map<string, Map<string, HandlerCells>>();
+  let lastCells: HandlerCells | undefined;
+  const cellsOf = (topic: string, handler: string): HandlerCells => {
+    if (lastCells !== undefined && lastCells.handler === handler && lastCells.topic === topic) return lastCells;
     let byHandler = cells.get(topic);
     if (!byHandler) cells.set(topic, (byHandler = new Map()));
-    let byKind = byHandler.get(handler);
-    if (!byKind) {
-      byHandler.set(handler, (byKind = new Map()));
+    let hc = byHandler.get(handler);
+    if (!hc) {
       // A handler's series exist from its registration (or, without a Router, its first delivery),
       // not from their first event: an absent series reads as "no data", and one born at N > 0
       // reads as rate 0 (see "Zero series").
@@ -254,10 +273,21 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
       for (const reason of DEDUP_ERROR_REASONS) m.unchecked.inc({ service, handler, reason }, 0);
       for (const result of PROCESSED_RESULTS) m.processed.inc({ ...labels, result }, 0);
       for (const cause of DUPLICATE_CAUSES) m.duplicatesByCause.inc({ ...labels, cause }, 0);
+      const each = <V extends string>(values: readonly V[], counter: Counter<string>, label: string) =>
+        Object.fromEntries(values.map((v) => [v, counterCell(counter, { ...labels, [label]: v })])) as Record<V, CounterInc>;
+      hc = {
+        topic,
+        handler,
+        processed: each(PROCESSED_RESULTS, m.processed, "result"),
+        deduplicated: counterCell(m.deduplicated, labels),
+        cause: each(DUPLICATE_CAUSES, m.duplicatesByCause, "cause"),
+        inProgress: counterCell(m.inProgress, labels),
+        released: counterCell(m.released, labels),
+        leaseLost: counterCell(m.leaseLost, labels),
+      };
+      byHandler.set(handler, hc);
     }
-    let c = byKind.get(kind);
-    if (!c) byKind.set(kind, (c = counterCell(counter, { service, topic, handler, ...extra })));
-    return c;
+    return (lastCells = hc);
   };
   const observe = m.checkDuration instanceof LocalHistogram ? m.checkDuration.observer({ service }) : (s: number) => m.checkDuration.observe({ service }, s);
   const times = new Map<string, CheckTimes>();
@@ -266,17 +296,16 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
     if (last?.labels.handler !== handler) last = times.get(handler) ?? times.set(handler, checkTimesCell(m, service, handler)).get(handler)!;
     return last;
   };
-  // Cell kinds of the three causes (no string building on the hot path).
-  const causeKind: Record<DuplicateCause, string> = { redelivery: "c:r", republish: "c:p", unknown: "c:u" };
   return {
     register(topic, handler) {
-      cell("dedup", m.deduplicated, topic, handler);
+      cellsOf(topic, handler);
     },
     result(topic, handler, result) {
-      cell(result, m.processed, topic, handler, { result }).inc();
-      if (result === PROCESSED_RESULT.deduplicated) cell("dedup", m.deduplicated, topic, handler).inc();
+      const c = cellsOf(topic, handler);
+      c.processed[result].inc();
+      if (result === PROCESSED_RESULT.deduplicated) c.deduplicated.inc();
     },
-    duplicate: (topic, handler, cause) => cell(causeKind[cause], m.duplicatesByCause, topic, handler, { cause }).inc(),
+    duplicate: (topic, handler, cause) => cellsOf(topic, handler).cause[cause].inc(),
     check(handler, endMs, seconds) {
       const c = timesOf(handler);
       c.check = endMs;
@@ -288,9 +317,9 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
       m.errors.labels({ service, reason }).inc();
       timesOf(handler).error = performance.now();
     },
-    inProgress: (topic, handler) => cell("ip", m.inProgress, topic, handler).inc(),
-    released: (topic, handler) => cell("rel", m.released, topic, handler).inc(),
-    leaseLost: (topic, handler) => cell("ll", m.leaseLost, topic, handler).inc(),
+    inProgress: (topic, handler) => cellsOf(topic, handler).inProgress.inc(),
+    released: (topic, handler) => cellsOf(topic, handler).released.inc(),
+    leaseLost: (topic, handler) => cellsOf(topic, handler).leaseLost.inc(),
     // Rare (a publisher bug): no cached cell needed.
     payloadConflict: (handler) => m.payloadConflicts.inc({ service, handler }),
     // Only while the store fails (or for a keyless record): no cached cell needed.

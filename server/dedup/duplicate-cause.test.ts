@@ -44,6 +44,15 @@ describe("done value with a payload fingerprint", () => {
   });
 });
 
+describe("payload fingerprints stay what the stored done values hold", () => {
+  it("gives the first 7 base64url characters of the payload's SHA-256, an empty payload included", () => {
+    // SHA-256("") = 47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU, SHA-256("abc") = ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0
+    expect(payloadFingerprint(new Uint8Array(0))).toBe("47DEQpj");
+    expect(payloadFingerprint(Buffer.alloc(0))).toBe("47DEQpj");
+    expect(payloadFingerprint(Buffer.from("abc"))).toBe("ungWv48");
+  });
+});
+
 describe("duplicate causes on the in-memory repository", () => {
   let n = 0;
   duplicateCauseSuite(() => {

@@ -25,8 +25,11 @@ export const FINGERPRINT_LENGTH = 7;
  * (equal payloads always have equal fingerprints).
  */
 export function payloadFingerprint(payload: Uint8Array): string {
-  return hash("sha256", payload, "base64url").slice(0, FINGERPRINT_LENGTH);
+  return payload.length === 0 ? EMPTY_FINGERPRINT : hash("sha256", payload, "base64url").slice(0, FINGERPRINT_LENGTH);
 }
+
+/** The fingerprint of an empty payload (a Kafka tombstone's, say): the same 7 characters, computed once. */
+const EMPTY_FINGERPRINT = hash("sha256", new Uint8Array(0), "base64url").slice(0, FINGERPRINT_LENGTH);
 
 /**
  * The delivery's position `topic:partition:offset`, or undefined when the transport gave none

@@ -182,7 +182,23 @@ export class Deduplicator {
         // swallowed via doneKeys.
         batch.doneKeys.set(key, done);
         if (o.marking === "lease") batch.marks.push({ key, value, done, topic: d.topic, handler: d.handler });
-      } else if (o.marking === "lease") await this.marks.complete(key, value, done, d.topic, d.handler);
+      } else if (o.marking === "lease") {
+        // The mark's first attempt is awaited here, in this frame (KeyMarks.complete would add one
+        // per message); a failed one goes on in KeyMarks (tried again, counted, never thrown).
+        const first = this.marks.markDone(key, done);
+        if (!first) await this.marks.complete(key, value, done, d.topic, d.handler);
+        else {
+          let previous: string | null = null;
+          let marked = true;
+          try {
+            previous = await first;
+          } catch (e) {
+            marked = false;
+            await this.marks.markDoneFailed(e, key, value, done, d.topic, d.handler);
+          }
+          if (marked) this.marks.checkLease(key, value, done, previous, d.topic, d.handler);
+        }
+      }
       this.results.success(d);
       return out;
     } catch (e) {

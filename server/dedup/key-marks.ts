@@ -71,26 +71,57 @@ export class KeyMarks {
    * tells whether the lease was still ours; else compare-and-set, then `done` if the key is free.
    */
   async complete(key: string, value: string, done: string, topic: string, handler: string): Promise<void> {
-    const { repository, ttlMs, logger } = this.o;
-    try {
-      if (repository.markDone) {
-        let previous: string | null;
-        try {
-          previous = await this.timed(repository.markDone(key, done, ttlMs));
-        } catch (e) {
-          previous = await this.again(e, () => repository.markDone!(key, done, ttlMs), handler);
-        }
-        this.checkLease(key, value, done, previous, topic, handler);
-        return;
+    const first = this.markDone(key, done);
+    if (first) {
+      let previous: string | null;
+      try {
+        previous = await first;
+      } catch (e) {
+        return this.markDoneFailed(e, key, value, done, topic, handler);
       }
+      return this.checkLease(key, value, done, previous, topic, handler);
+    }
+    const { repository, ttlMs } = this.o;
+    try {
       if (await this.persist(() => repository.compareAndSet(key, value, done, ttlMs), handler)) return;
       await this.markAfterLostLease(key, done, topic, handler);
     } catch (e) {
-      // The handler already succeeded: do not fail the delivery (that would run it again now); the
-      // lease expires and only a redelivery after leaseMs could repeat it (spec §5 covers that).
-      this.rec.error(classifyStoreError(e), handler);
-      logger(`[dedup] could not mark ${key} done: ${(e as Error)?.message ?? e}`);
+      this.markFailed(e, key, handler);
     }
+  }
+
+  /**
+   * The first attempt of {@link complete}'s unconditional write (undefined when the repository has
+   * no `markDone`): the Deduplicator awaits it in its own frame, then hands the answer to
+   * {@link checkLease} or the failure to {@link markDoneFailed} — no async frame of the marks' own
+   * per message.
+   */
+  markDone(key: string, done: string): Promise<string | null> | undefined {
+    const { repository, ttlMs } = this.o;
+    if (!repository.markDone) return undefined;
+    try {
+      return this.timed(repository.markDone(key, done, ttlMs));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** {@link markDone} failed with `first`: tried again, then checked or counted as {@link complete} does. Never throws. */
+  async markDoneFailed(first: unknown, key: string, value: string, done: string, topic: string, handler: string): Promise<void> {
+    const { repository, ttlMs } = this.o;
+    try {
+      this.checkLease(key, value, done, await this.again(first, () => repository.markDone!(key, done, ttlMs), handler), topic, handler);
+    } catch (e) {
+      this.markFailed(e, key, handler);
+    }
+  }
+
+  /** A `done` mark that failed for good. */
+  private markFailed(e: unknown, key: string, handler: string): void {
+    // The handler already succeeded: do not fail the delivery (that would run it again now); the
+    // lease expires and only a redelivery after leaseMs could repeat it (spec §5 covers that).
+    this.rec.error(classifyStoreError(e), handler);
+    this.o.logger(`[dedup] could not mark ${key} done: ${(e as Error)?.message ?? e}`);
   }
 
   /**
@@ -98,7 +129,7 @@ export class KeyMarks {
    * very mark (a write sent again after a transport error) is fine; anything else — another consumer's lease or its `done` — means the lease had been taken
    * over and the message may have run twice.
    */
-  private checkLease(key: string, value: string, done: string, previous: string | null, topic: string, handler: string): void {
+  checkLease(key: string, value: string, done: string, previous: string | null, topic: string, handler: string): void {
     if (previous === null || previous === value || previous === done) return;
     this.rec.leaseLost(topic, handler);
     this.o.logger(`[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`);

@@ -233,6 +233,72 @@ describe("Deduplicator — store failures", () => {
     expect(await moment(METRIC_NAMES.lastError)).toBe(failedAt);
   });
 
+  /** An in-memory store whose next `failures` done marks are refused. */
+  class FlakyMarks extends MemoryRepository {
+    marks = 0;
+    constructor(public failures: number) {
+      super();
+    }
+    override markDone(key: string, value: string, ttlMs: number): Promise<string | null> {
+      this.marks++;
+      if (this.failures-- > 0) return Promise.reject(Object.assign(new Error("connection reset"), { code: "ECONNRESET" }));
+      return super.markDone(key, value, ttlMs);
+    }
+  }
+
+  it("a done mark refused once is sent again: the key ends done, a copy is swallowed, one redis_conn error is counted", async () => {
+    const repo = new FlakyMarks(1);
+    let runs = 0;
+    const { sink, registry } = harness(async () => void runs++, { repo, stack: "dedup-only" });
+    const first = sink.deliver(newMessage("m1", "x"));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await first).toBe("ack");
+    expect(repo.marks).toBe(2);
+    expect(repo.get(KEY("m1"))).toMatch(DONE_WITH_FINGERPRINT);
+    expect(await count(registry, METRIC_NAMES.errors, { reason: "redis_conn" })).toBe(1);
+    expect(await sink.deliver(newMessage("m1", "x"))).toBe("ack");
+    expect(runs).toBe(1);
+    expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
+    expect(await count(registry, METRIC_NAMES.processed, { result: "deduplicated" })).toBe(1);
+  });
+
+  it("a done mark refused on every attempt still ends the delivery as a success (the handler is not run again now): three attempts, three errors, the key keeps its lease", async () => {
+    const repo = new FlakyMarks(Infinity);
+    const logged: string[] = [];
+    const registry = new Registry();
+    let runs = 0;
+    // Called directly, without a Router.
+    const run = deduplicator({ repository: repo, service: "svc", registry, logger: (line) => void logged.push(line) })(async () => void runs++);
+    const msg = newMessage("m2", "x");
+    msg.context = { handler: "h", topic: "in" };
+    const delivery = run(msg);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await expect(delivery).resolves.toBeUndefined();
+    expect(runs).toBe(1);
+    expect(repo.marks).toBe(3);
+    expect(repo.get(KEY("m2"))).toMatch(new RegExp(`^${PROCESSING_PREFIX}`));
+    expect(await count(registry, METRIC_NAMES.errors, { reason: "redis_conn" })).toBe(3);
+    expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
+    expect(await count(registry, METRIC_NAMES.processed, { result: "error" })).toBe(0);
+    expect(logged.some((l) => l.includes("could not mark svc:dedup:h:m2 done"))).toBe(true);
+  });
+
+  it("called without a Router, a failed attempt counts one error result per delivery; a retry that succeeds leaves that one", async () => {
+    const registry = new Registry();
+    let attempts = 0;
+    const run = deduplicator({ repository: new MemoryRepository(), service: "svc", registry })(async () => {
+      if (++attempts === 1) throw new Error("first attempt fails");
+    });
+    const msg = newMessage("m3", "x");
+    msg.context = { handler: "h", topic: "in" };
+    await expect(run(msg)).rejects.toThrow("first attempt fails");
+    await expect(run(msg)).resolves.toBeUndefined(); // the same delivery again (what Retry does)
+    expect(attempts).toBe(2);
+    expect(await count(registry, METRIC_NAMES.processed, { result: "error" })).toBe(1);
+    expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
+    expect(await count(registry, METRIC_NAMES.released, { handler: "h" })).toBe(1);
+  });
+
   it("fail-open counts every run without a check in deduplication_unchecked_total by reason; fail-closed counts none", async () => {
     const ran: string[] = [];
     const open = harness(async (m) => void ran.push(m.uuid), { repo: failOpen(refused()), stack: "dedup-only" });

@@ -94,6 +94,16 @@ export class BatchState {
     }
   }
 
+  /**
+   * `key`'s message succeeded with `done`: a later copy of the key in this batch is swallowed, and
+   * its `mark` (lease marking) is deferred to the batch's settle, which sends all marks in one round
+   * trip before deliverBatch resolves and which the transport awaits (sink.flush) before it commits.
+   */
+  succeeded(key: string, done: string, mark: PendingMark | undefined): void {
+    this.doneKeys.set(key, done);
+    if (mark) this.marks.push(mark);
+  }
+
   /** Position of `msg` in the batch, or -1. */
   indexOf(msg: Message): number {
     const n = this.msgs.length;

@@ -3,18 +3,13 @@ import { perMessageForm } from "./batch-run";
 import { BatchState, NOT_RUN, RAN } from "./dedup-batch";
 import { DeliveryResults, type Delivery } from "./dedup-results";
 import { DedupStoreError, InProgressError, PayloadConflictError } from "./errors";
-import {
-  DEFAULT_DEDUPLICATOR_OPTIONS,
-  validateDeduplicatorOptions,
-  type DeduplicatorOptions,
-  type ResolvedDeduplicatorOptions,
-} from "./deduplicator-options";
+import { DEFAULT_DEDUPLICATOR_OPTIONS, validateDeduplicatorOptions, type DeduplicatorOptions, type ResolvedDeduplicatorOptions } from "./deduplicator-options";
 import { namedMiddleware, type BatchPreparation, type Handler, type Message, type Middleware } from "./message";
 import { dedupRecorder, type DedupRecorder } from "./metrics";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "./repository";
 import { KeyMarks } from "./key-marks";
 import { DEDUP_ERROR_REASON, dedupKeyPrefix, type DedupErrorReason } from "../../names/dedup";
-import { doneValue, payloadFingerprint, positionOf, storedFingerprint } from "./duplicate-cause";
+import { doneValueOf, payloadFingerprint, positionOf, storedFingerprint } from "./duplicate-cause";
 import { classifyStoreError, timed } from "./store-call";
 import { HotKeys, noteSwallowed } from "./hot-keys";
 import { hotKeysBoard } from "./hot-keys-board";
@@ -112,8 +107,7 @@ export class Deduplicator {
 
   /**
    * One attempt of a delivery. Without a Router a failed attempt is counted as the `error` result
-   * here (under one, at settle): a catch around the whole attempt, which costs nothing while nothing
-   * throws, instead of a second async frame per message around this one.
+   * here (under one, at settle), by a catch around the attempt rather than a second async frame.
    */
   private async check(d: Delivery): Promise<void | Message[]> {
     try {
@@ -171,32 +165,21 @@ export class Deduplicator {
         if (o.marking !== "naive") await this.marks.release(key, value, d.topic, d.handler);
         throw e;
       }
-      // The `done` value names this delivery's position — a later copy at the same position is a
-      // redelivery, at another a re-publish (messages_duplicates_by_cause_total) — and the payload's
-      // fingerprint: a later copy with another payload is a reused UUID, not a repeat.
-      const done = doneValue(positionOf(msg.context), o.marking === "lease" ? payloadFingerprint(msg.payload) : undefined);
-      if (batch) {
-        // Inside a Router batch the `done` mark is deferred to the batch's settle(), which sends it
-        // before deliverBatch resolves and which the transport awaits (sink.flush) before it commits:
-        // one round trip for all marks of the batch. A later copy of this key in the same batch is
-        // swallowed via doneKeys.
-        batch.doneKeys.set(key, done);
-        if (o.marking === "lease") batch.marks.push({ key, value, done, topic: d.topic, handler: d.handler });
-      } else if (o.marking === "lease") {
-        // The mark's first attempt is awaited here, in this frame (KeyMarks.complete would add one
-        // per message); a failed one goes on in KeyMarks (tried again, counted, never thrown).
+      const lease = o.marking === "lease";
+      const done = doneValueOf(msg, lease);
+      if (batch) batch.succeeded(key, done, lease ? { key, value, done, topic: d.topic, handler: d.handler } : undefined);
+      else if (lease) {
+        // Awaited in this frame (KeyMarks.complete would add one per message); failures go on in KeyMarks.
         const first = this.marks.markDone(key, done);
         if (!first) await this.marks.complete(key, value, done, d.topic, d.handler);
         else {
-          let previous: string | null = null;
-          let marked = true;
+          let previous: string | null;
           try {
             previous = await first;
           } catch (e) {
-            marked = false;
-            await this.marks.markDoneFailed(e, key, value, done, d.topic, d.handler);
+            previous = await this.marks.markDoneFailed(e, key, value, done, d.topic, d.handler);
           }
-          if (marked) this.marks.checkLease(key, value, done, previous, d.topic, d.handler);
+          this.marks.checkLease(key, value, done, previous, d.topic, d.handler);
         }
       }
       this.results.success(d);

@@ -7,7 +7,7 @@
  * (`deduplication_payload_conflicts_total`).
  */
 import { hash } from "node:crypto";
-import type { DeliveryContext } from "./message";
+import type { DeliveryContext, Message } from "./message";
 import { DUPLICATE_CAUSE, type DuplicateCause } from "../../names/dedup";
 import { DONE_FINGERPRINT_SEPARATOR, DONE_POSITION_PREFIX, DONE_VALUE } from "./repository";
 
@@ -49,6 +49,15 @@ export function positionOf(ctx: DeliveryContext): string | undefined {
 export function doneValue(position: string | undefined, fingerprint?: string): string {
   const base = position === undefined ? DONE_VALUE : DONE_POSITION_PREFIX + position;
   return fingerprint === undefined ? base : base + DONE_FINGERPRINT_SEPARATOR + fingerprint;
+}
+
+/**
+ * The `done` value of a delivery that succeeded: its position — a later copy at the same position
+ * is a redelivery, at another a re-publish — and, with `fingerprint` (the lease marking), its
+ * payload's fingerprint: a later copy with another payload is a reused UUID, not a repeat.
+ */
+export function doneValueOf(msg: Message, fingerprint: boolean): string {
+  return doneValue(positionOf(msg.context), fingerprint ? payloadFingerprint(msg.payload) : undefined);
 }
 
 /** True when `stored` is a `done` value (plain, with a position, with a fingerprint). */

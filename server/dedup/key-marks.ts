@@ -77,7 +77,7 @@ export class KeyMarks {
       try {
         previous = await first;
       } catch (e) {
-        return this.markDoneFailed(e, key, value, done, topic, handler);
+        previous = await this.markDoneFailed(e, key, value, done, topic, handler);
       }
       return this.checkLease(key, value, done, previous, topic, handler);
     }
@@ -106,14 +106,18 @@ export class KeyMarks {
     }
   }
 
-  /** {@link markDone} failed with `first`: tried again, then checked or counted as {@link complete} does. Never throws. */
-  async markDoneFailed(first: unknown, key: string, value: string, done: string, topic: string, handler: string): Promise<void> {
+  /**
+   * {@link markDone} failed with `first`: tried again, then checked or counted as {@link complete}
+   * does. Never throws; resolves null (nothing left for the caller's {@link checkLease}).
+   */
+  async markDoneFailed(first: unknown, key: string, value: string, done: string, topic: string, handler: string): Promise<null> {
     const { repository, ttlMs } = this.o;
     try {
       this.checkLease(key, value, done, await this.again(first, () => repository.markDone!(key, done, ttlMs), handler), topic, handler);
     } catch (e) {
       this.markFailed(e, key, handler);
     }
+    return null;
   }
 
   /** A `done` mark that failed for good. */

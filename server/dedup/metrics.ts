@@ -76,6 +76,7 @@
  */
 import { Counter, Gauge, type Registry } from "prom-client";
 import { checkTimesCell, collectTimes, type CheckTimeGauges, type CheckTimes } from "./check-times";
+import { flushPending, handlerCells, type HandlerCells } from "./counter-cells";
 import { HandlerTimeHistogram } from "./handler-time-histogram";
 import { LocalHistogram } from "./local-histogram";
 export { LocalHistogram };
@@ -109,67 +110,6 @@ export interface DedupMetrics extends CheckTimeGauges {
   handlerTime: HandlerTimeHistogram;
   payloadConflicts: Counter<LabelsOf<"payloadConflicts">>;
   unchecked: Counter<LabelsOf<"unchecked">>;
-}
-
-/**
- * Pending increments kept ON the prom-client counter object (shared by every copy of this module
- * that get-or-creates it), flushed by the counter's `collect` at scrape time. An increment on the
- * hot path is then `cell.n++` instead of prom-client's ~1 µs label hashing per `inc()`.
- */
-const PENDING = Symbol.for("dedup-health.pendingCounts");
-
-interface CounterCell {
-  labels: Record<string, string>;
-  n: number;
-}
-
-type WithPending = { [PENDING]?: Map<string, CounterCell> };
-
-function flushPending(this: Counter<string>): void {
-  const cells = (this as unknown as WithPending)[PENDING];
-  if (!cells) return;
-  for (const cell of cells.values()) {
-    if (cell.n > 0) {
-      const n = cell.n;
-      cell.n = 0;
-      this.inc(cell.labels, n);
-    }
-  }
-}
-
-/** One label set's increment on the hot path. */
-interface CounterInc {
-  inc(): void;
-}
-
-/** The cells of one topic and handler (see `dedupRecorder`). */
-interface HandlerCells {
-  readonly topic: string;
-  readonly handler: string;
-  readonly processed: Readonly<Record<ProcessedResult, CounterInc>>;
-  readonly deduplicated: CounterInc;
-  readonly cause: Readonly<Record<DuplicateCause, CounterInc>>;
-  readonly inProgress: CounterInc;
-  readonly released: CounterInc;
-  readonly leaseLost: CounterInc;
-}
-
-/** A cell of pending increments for one label set; falls back to a direct inc if the counter has no flushing collect. */
-function counterCell(counter: Counter<string>, labels: Record<string, string>): CounterInc {
-  const holder = counter as unknown as WithPending & { collect?: unknown };
-  if (holder.collect !== flushPending) {
-    const child = counter.labels(labels);
-    return { inc: () => child.inc() };
-  }
-  holder[PENDING] ??= new Map();
-  const k = JSON.stringify(labels);
-  let cell = holder[PENDING].get(k);
-  if (!cell) {
-    cell = { labels, n: 0 };
-    holder[PENDING].set(k, cell);
-  }
-  const c = cell;
-  return { inc: () => void c.n++ };
 }
 
 function getOrCreate<T>(registry: Registry, name: string, create: () => T): T {
@@ -251,7 +191,7 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
   const m = dedupMetrics(registry);
   // The first store error of each kind must be an increase from 0, not a series born at 1.
   for (const reason of DEDUP_ERROR_REASONS) m.errors.inc({ service, reason }, 0);
-  // topic → handler → the handler's cells, made at its registration (or first event); the last one
+  // topic → handler → the handler's cells (made at its registration, or first event); the last one
   // used is kept, since a Deduplicator serves one handler as a rule: no lookup, no string building.
   const cells = new Map<string, Map<string, HandlerCells>>();
   let lastCells: HandlerCells | undefined;
@@ -260,33 +200,7 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
     let byHandler = cells.get(topic);
     if (!byHandler) cells.set(topic, (byHandler = new Map()));
     let hc = byHandler.get(handler);
-    if (!hc) {
-      // A handler's series exist from its registration (or, without a Router, its first delivery),
-      // not from their first event: an absent series reads as "no data", and one born at N > 0
-      // reads as rate 0 (see "Zero series").
-      const labels = { service, topic, handler };
-      m.deduplicated.inc(labels, 0);
-      m.inProgress.inc(labels, 0);
-      m.released.inc(labels, 0);
-      m.leaseLost.inc(labels, 0);
-      m.payloadConflicts.inc({ service, handler }, 0);
-      for (const reason of DEDUP_ERROR_REASONS) m.unchecked.inc({ service, handler, reason }, 0);
-      for (const result of PROCESSED_RESULTS) m.processed.inc({ ...labels, result }, 0);
-      for (const cause of DUPLICATE_CAUSES) m.duplicatesByCause.inc({ ...labels, cause }, 0);
-      const each = <V extends string>(values: readonly V[], counter: Counter<string>, label: string) =>
-        Object.fromEntries(values.map((v) => [v, counterCell(counter, { ...labels, [label]: v })])) as Record<V, CounterInc>;
-      hc = {
-        topic,
-        handler,
-        processed: each(PROCESSED_RESULTS, m.processed, "result"),
-        deduplicated: counterCell(m.deduplicated, labels),
-        cause: each(DUPLICATE_CAUSES, m.duplicatesByCause, "cause"),
-        inProgress: counterCell(m.inProgress, labels),
-        released: counterCell(m.released, labels),
-        leaseLost: counterCell(m.leaseLost, labels),
-      };
-      byHandler.set(handler, hc);
-    }
+    if (!hc) byHandler.set(handler, (hc = handlerCells(m, service, topic, handler)));
     return (lastCells = hc);
   };
   const observe = m.checkDuration instanceof LocalHistogram ? m.checkDuration.observer({ service }) : (s: number) => m.checkDuration.observe({ service }, s);

@@ -1,11 +1,42 @@
 import { createHash } from "node:crypto";
+import type { Command, Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { AGGREGATE_LUA } from "./scripts";
+import { AGGREGATE_LUA, evalScript } from "./scripts";
+
+const sha1 = (s: string) => createHash("sha1").update(s).digest("hex");
 
 describe("the key inspection's Lua script", () => {
   // It runs by SHA1 (EVALSHA, loaded on NOSCRIPT) on servers other app versions use too: a change of
   // its text is a deliberate change of this pin.
   it("is the pinned text: its SHA1 is the one every server caches it under", () => {
-    expect(createHash("sha1").update(AGGREGATE_LUA).digest("hex")).toBe("fb484ca8823437d807be884801d1f142ba3fa2b6");
+    expect(sha1(AGGREGATE_LUA)).toBe("fb484ca8823437d807be884801d1f142ba3fa2b6");
+  });
+});
+
+describe("evalScript", () => {
+  /** A node that has not cached any script yet: EVALSHA answers NOSCRIPT, EVAL runs the text. */
+  function freshNode() {
+    const sent: Array<{ name: string; args: unknown[] }> = [];
+    const node = {
+      sendCommand(c: Command) {
+        sent.push({ name: c.name, args: c.args });
+        return c.name === "evalsha" ? Promise.reject(new Error("NOSCRIPT No matching script. Please use EVAL.")) : Promise.resolve(["ran", ...c.args.slice(2)]);
+      },
+    } as unknown as Redis;
+    return { node, sent };
+  }
+
+  it("on a server without the script cached (restart, failover, SCRIPT FLUSH) runs it by its text, same arguments", async () => {
+    const { node, sent } = freshNode();
+    expect(await evalScript(node, "return ARGV", sha1("return ARGV"), ["a", "b"])).toEqual(["ran", "a", "b"]);
+    expect(sent).toEqual([
+      { name: "evalsha", args: [sha1("return ARGV"), "0", "a", "b"] },
+      { name: "eval", args: ["return ARGV", "0", "a", "b"] },
+    ]);
+  });
+
+  it("passes any other error on", async () => {
+    const node = { sendCommand: () => Promise.reject(new Error("BUSY Redis is busy running a script")) } as unknown as Redis;
+    await expect(evalScript(node, "return 1", sha1("return 1"), [])).rejects.toThrow(/BUSY/);
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import { Command, type Redis } from "ioredis";
 
 /**
  * Lua used by the key inspector. One call runs SCAN chunks of `count` keys (SCAN COUNT ≤ 1000), or
@@ -218,14 +218,23 @@ export async function runAggregate(node: Redis, a: AggregateArgs): Promise<Aggre
     String(a.cursors?.length ?? 0),
     ...(a.cursors ?? []),
   ];
-  let raw: unknown;
+  return parseReply(await evalScript(node, AGGREGATE_LUA, AGGREGATE_SHA, argv));
+}
+
+/**
+ * Runs `lua` on `node` by EVALSHA (EVAL on NOSCRIPT), written to the socket on its own: never
+ * grouped by ioredis' auto-pipelining, which sends one group per node at a time — a second call
+ * made while one is out waited for its reply, and the two then went out together and ran back to
+ * back, with Redis idle in between while Node turned round.
+ */
+export async function evalScript(node: Redis, lua: string, sha: string, argv: readonly string[]): Promise<unknown> {
+  const send = (name: "evalsha" | "eval", first: string) => node.sendCommand(new Command(name, [first, 0, ...argv], { replyEncoding: "utf8" }));
   try {
-    raw = await node.evalsha(AGGREGATE_SHA, 0, ...argv);
+    return await send("evalsha", sha);
   } catch (e) {
     if (!(e instanceof Error) || !e.message.includes("NOSCRIPT")) throw e;
-    raw = await node.eval(AGGREGATE_LUA, 0, ...argv);
+    return await send("eval", lua);
   }
-  return parseReply(raw);
 }
 
 function parseReply(raw: unknown): AggregateReply {

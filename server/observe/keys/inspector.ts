@@ -23,7 +23,7 @@ export type { Inspection, InspectorState, KeySource } from "./source";
  *
  * A run first publishes a sampled estimate (fast), then, when the keyspace is at most
  * `exactMaxKeys`, an exact count by a full SCAN, and reads a sample of each handler's keys
- * (`MEMORY USAGE … SAMPLES 0`, value, PTTL) in pipelines. Results are kept and served from memory;
+ * (`MEMORY USAGE … SAMPLES 0`, value, PTTL) in budgeted script calls. Results are kept and served from memory;
  * `ensureFresh()` refreshes them in the background.
  */
 export class KeyInspector extends BackgroundCount implements KeySource {
@@ -93,7 +93,7 @@ export class KeyInspector extends BackgroundCount implements KeySource {
     this.state = { ...this.state, progress: progress(0, false, "estimate", null) };
     const est = await estimateKeys(nodes, run.sizes, this.opts, this.globs);
     // A smaller sample than the exact scan's: the first answer should come fast.
-    const stats = await readSamples(nodes, est.accums, Math.min(this.opts.sampleKeysPerHandler, ESTIMATE_SAMPLE_READS));
+    const stats = await readSamples(nodes, est.accums, Math.min(this.opts.sampleKeysPerHandler, ESTIMATE_SAMPLE_READS), this.opts.maxCallMicros);
     const handlers = buildHandlers(est.accums, stats, false, est.bounds, progress(est.draws, final, "estimate", Date.now()), { bucketsFromSample: true, noTtlFromSample: true }, run.dbNoTtl);
     if (final) this.state = { ...this.state, progress: progress(est.draws, true, "estimate", Date.now()) };
     return { mode: "estimate", startedAt: run.startedAt, finishedAt: Date.now(), total: run.total, handlers, calls: est.calls, maxCallMicros: est.maxMicros, drawsByMaster: est.drawsByMaster };
@@ -125,7 +125,7 @@ export class KeyInspector extends BackgroundCount implements KeySource {
         return ttlPerKey[ni] ? scanByScript(node, job, samplesPerGroup) : scanByClient(node, job);
       }),
     );
-    const stats = await readSamples(nodes, scan.accums, this.opts.sampleKeysPerHandler);
+    const stats = await readSamples(nodes, scan.accums, this.opts.sampleKeysPerHandler, this.opts.maxCallMicros);
     const finishedAt = Date.now();
     // With SCAN MATCH, `scanned` was counted from COUNT (an approximation); a finished scan visited all.
     const done = progress(this.globs.globs.length === 1 ? total : scan.scanned, true, "exact", finishedAt);

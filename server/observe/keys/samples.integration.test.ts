@@ -6,7 +6,9 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getAccum, type Accum } from "./accum";
 import { KeyInspector } from "./inspector";
+import { readSamples } from "./samples";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { seedKeys } from "@/server/testing/seed-keys";
 
@@ -51,4 +53,32 @@ describe("bytes per key against used_memory", () => {
     const usageMean = usage.reduce((a, b) => a + b, 0) / usage.length;
     expect(usageMean / measured - 1).toBeLessThan(-0.2);
   }, 60_000);
+});
+
+describe("sample reads (readSamples)", () => {
+  it("reads state, TTL and bytes of every sample key in budgeted calls; a key gone meanwhile is left out, a key of another type is other", async () => {
+    await r.flushall();
+    const prefix = "billing:dedup:charge";
+    const keys = Array.from({ length: 450 }, (_, i) => `${prefix}:k${i}`);
+    const p = r.pipeline();
+    keys.forEach((k, i) => {
+      if (i < 300) p.set(k, "done", "PX", 3_600_000);
+      else if (i < 400) p.set(k, "processing:tok", "PX", 60_000);
+      else if (i < 440) p.set(k, "1"); // no TTL
+      else p.hset(k, "f", "v"); // not a string: its value cannot be read
+    });
+    await p.exec();
+    const sampled = [...keys, `${prefix}:gone1`, `${prefix}:gone2`];
+    const accums = new Map<string, Accum>();
+    const a = getAccum(accums, prefix);
+    a.samples = sampled.map((key) => ({ key, node: 0 }));
+    // The smallest budget: each call stops after a few chunks of ten keys, the next goes on.
+    const stats = (await readSamples([r], accums, 1000, 200)).get(prefix)!;
+    expect(stats.size).toBe(450);
+    expect(stats.states).toEqual({ processing: 100, done: 300, marked: 40, other: 10 });
+    expect(stats.noTtl).toBe(50);
+    expect(stats.leaseBuckets.reduce((x, y) => x + y, 0)).toBe(100);
+    expect(stats.maxTtl).toBeGreaterThan(3_500_000);
+    expect(stats.bytesPerKey).toBeGreaterThan(50);
+  });
 });

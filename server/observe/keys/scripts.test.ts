@@ -1,15 +1,19 @@
 import { createHash } from "node:crypto";
 import type { Command, Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
+import { DESCRIBE_SAMPLES_LUA } from "./samples";
 import { AGGREGATE_LUA, evalScript } from "./scripts";
 
 const sha1 = (s: string) => createHash("sha1").update(s).digest("hex");
 
-describe("the key inspection's Lua script", () => {
-  // It runs by SHA1 (EVALSHA, loaded on NOSCRIPT) on servers other app versions use too: a change of
-  // its text is a deliberate change of this pin.
-  it("is the pinned text: its SHA1 is the one every server caches it under", () => {
+describe("the key inspection's Lua scripts", () => {
+  // They run by SHA1 (EVALSHA, loaded on NOSCRIPT) on servers other app versions use too: a change of
+  // their text is a deliberate change of these pins.
+  it("the aggregate script is the pinned text: its SHA1 is the one every server caches it under", () => {
     expect(sha1(AGGREGATE_LUA)).toBe("fb484ca8823437d807be884801d1f142ba3fa2b6");
+  });
+  it("the sample reads' script is the pinned text", () => {
+    expect(sha1(DESCRIBE_SAMPLES_LUA)).toBe("ae84dbb911fe880dc0c3c6e2c990a84b34ba2d97");
   });
 });
 

@@ -3,7 +3,7 @@ import { Command, type Redis } from "ioredis";
 
 /**
  * Lua used by the key inspector. One call runs SCAN chunks of `count` keys (SCAN COUNT ≤ 1000), or
- * (mode `sample`) blocks of ~16 keys, one `SCAN <random cursor> COUNT 16` per cursor given, ten
+ * (mode `sample`) blocks of ~16 keys, one `SCAN <random cursor> COUNT 16` per cursor given, four
  * blocks a chunk, up to `count` keys, until one more chunk as long as the longest so far (and half
  * again) would take it past `budgetMicros` of server time (measured with `TIME` after each chunk;
  * 0 = one chunk). It matches
@@ -56,7 +56,6 @@ local chunks = 0
 local longest = 0
 local prev = 0
 local function add(keys)
-  chunks = chunks + 1
   visited = visited + #keys
   for i = 1, #keys do
     local k = keys[i]
@@ -115,6 +114,7 @@ if mode == 'scan' then
       r = call('SCAN', cursor, 'COUNT', count)
     end
     cursor = r[1]
+    chunks = chunks + 1
     add(r[2])
     local el = elapsed()
     longest = math.max(longest, el - prev)
@@ -123,26 +123,22 @@ if mode == 'scan' then
   nextc = cursor
 else
   -- A block of ~BLOCK keys from each random cursor (hash order, so any prefix's share of a block is
-  -- its share of the keyspace), until count keys or the budget.
+  -- its share of the keyspace), until count keys or the budget; four blocks a chunk, so the stop
+  -- rule's margin (the longest chunk and half again) stays small beside the budget.
   local nc = tonumber(ARGV[10 + nb + np]) or 0
-  local drawn = 0
+  local base = 10 + nb + np
   local i = 0
   repeat
-    i = i + 1
-    local keys = {}
-    local last = math.min(nc, i + 9)
-    while i <= last and drawn + #keys < count do
-      local ks = call('SCAN', ARGV[10 + nb + np + i], 'COUNT', BLOCK)[2]
-      for x = 1, #ks do keys[#keys + 1] = ks[x] end
+    chunks = chunks + 1
+    local last = math.min(nc, i + 4)
+    while i < last and visited < count do
       i = i + 1
+      add(call('SCAN', ARGV[base + i], 'COUNT', BLOCK)[2])
     end
-    i = i - 1
-    drawn = drawn + #keys
-    add(keys)
     local el = elapsed()
     longest = math.max(longest, el - prev)
     prev = el
-  until i >= nc or drawn >= count or budget <= 0 or el + 1.5 * longest > budget
+  until i >= nc or visited >= count or budget <= 0 or el + 1.5 * longest > budget
 end
 local out = { nextc, visited, matched, elapsed(), chunks }
 for x = 1, #order do
@@ -177,7 +173,7 @@ export interface AggregateReply {
   matched: number;
   /** Server-side duration of the call, from Redis `TIME`. */
   micros: number;
-  /** SCAN chunks (or chunks of ≤ 100 draws) the call ran inside its budget. */
+  /** SCAN chunks (or chunks of four blocks) the call ran inside its budget. */
   chunks: number;
   groups: GroupAggregate[];
 }

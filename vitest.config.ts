@@ -4,10 +4,40 @@ import { defineConfig } from "vitest/config";
 const root = fileURLToPath(new URL(".", import.meta.url));
 
 /**
- * Three projects: `unit` (fakes, fake timers, no network), `integration` (`*.integration.test.ts`,
- * real Redis/Kafka/Prometheus/PostgreSQL brought up by `npm run stack:up`) and `e2e` (Playwright
- * with Debian's Chromium against the built app). Integration and e2e files run one at a time: they
- * share one broker and one Redis on a 2-core machine.
+ * Integration files that run alone, after the others: each asserts a latency or a share of the
+ * machine that other tests' load would break, reads a server-wide counter, or moves the shared Redis
+ * Cluster's slots.
+ */
+const INTEGRATION_ALONE = [
+  // A bound on how fast the "now" state follows a fault (seconds, at a 1 s scrape).
+  "app/api/overview/now-window.integration.test.ts",
+  // The exact count's per-call bound and its share of Redis time.
+  "app/api/keys/seeded-keyspace.integration.test.ts",
+  // The demo's switches take effect within a bound.
+  "server/demo/demo-toggles.integration.test.ts",
+  // INFO commandstats: the server-wide time per command.
+  "server/observe/redis-command-time.integration.test.ts",
+  // An answer within 2 s while Prometheus is stopped.
+  "server/observe/metrics/prometheus.integration.test.ts",
+  // A check that does not wait for the store (800 ms bound).
+  "server/dedup/redis-repository.integration.test.ts",
+  // The Redis Cluster on 7000-7002 is one for all: resharding moves its slots under the others.
+  "**/*.cluster.integration.test.ts",
+];
+
+/** Side by side: the unit files and the integration files that do not run alone (one vitest group, so one worker limit). */
+const SIDE_BY_SIDE_WORKERS = 3;
+
+/**
+ * Four projects: `unit` (fakes, fake timers, no network); the `*.integration.test.ts` files (real
+ * Redis/Kafka/Prometheus/PostgreSQL brought up by `npm run stack:up`) as `integration`, which run
+ * side by side with the unit files, and `integration-alone` (INTEGRATION_ALONE below), which run one
+ * at a time after them; and `e2e` (Playwright with Debian's Chromium against the built app), one file
+ * at a time. `--project 'integration*'` selects both integration projects.
+ *
+ * Side by side is safe for the integration files because each isolates itself (its own key prefix,
+ * topic, consumer group, service name, or its own redis-server / Prometheus on a free port), and most
+ * of their time is waiting (a consumer group's join, a scrape interval, a session timeout), not CPU.
  */
 export default defineConfig({
   resolve: { alias: { "@": root } },
@@ -20,6 +50,7 @@ export default defineConfig({
           include: ["{names,server,lib,scripts,app,infra}/**/*.test.ts", "components/**/*.test.tsx"],
           exclude: ["**/*.integration.test.ts", "node_modules/**", ".stack/**"],
           environment: "node",
+          maxWorkers: SIDE_BY_SIDE_WORKERS,
         },
       },
       {
@@ -27,6 +58,18 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["{server,lib,scripts,app,infra}/**/*.integration.test.ts"],
+          exclude: ["node_modules/**", ".stack/**", ...INTEGRATION_ALONE],
+          environment: "node",
+          maxWorkers: SIDE_BY_SIDE_WORKERS,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        resolve: { alias: { "@": root } },
+        test: {
+          name: "integration-alone",
+          include: INTEGRATION_ALONE,
           exclude: ["node_modules/**", ".stack/**"],
           environment: "node",
           fileParallelism: false,

@@ -3,7 +3,9 @@
 # suite (test/faults) — with the stack started once and the fault suite beside the vitest projects
 # where their timing does not collide:
 #   1. stack up (Redis, Kafka, Prometheus, Redis Cluster; also fetches the Kafka jars the fault suite needs)
-#   2. in parallel: [type-check + next build, then vitest unit + integration]  ||  [fault cases that need no app]
+#   2. in parallel: [type-check + next build, then vitest unit + integration (three files at a time),
+#      then integration-alone (one at a time)]  ||  [fault cases that need no app (two at a time, then
+#      the broker restart alone: test/faults/vitest.config.ts)]
 #   3. vitest e2e with timing bounds (paint times, health bound, next dev): nothing beside it
 #   4. in parallel: [the fault cases that run the built app (fuzz, access, 50-viewer load)]
 #      ||  [the e2e files that mostly wait and assert no latency (E2E_BESIDE below)]
@@ -42,7 +44,7 @@ done
 # Browser test files that mostly wait and assert no latency (dev-server: generous timeouts for next
 # dev's compile): they run beside the app fault cases.
 # Every other e2e file (a new one too) runs alone.
-E2E_BESIDE=(e2e/embedded.e2e.test.ts e2e/act-on-it.e2e.test.ts e2e/fleet.e2e.test.ts e2e/alerts.e2e.test.ts e2e/alertmanager.e2e.test.ts e2e/budget.e2e.test.ts e2e/dev-server.e2e.test.ts)
+E2E_BESIDE=(e2e/embedded.e2e.test.ts e2e/one-count.e2e.test.ts e2e/act-on-it.e2e.test.ts e2e/fleet.e2e.test.ts e2e/alerts.e2e.test.ts e2e/alertmanager.e2e.test.ts e2e/budget.e2e.test.ts e2e/dev-server.e2e.test.ts e2e/memory-lost.e2e.test.ts e2e/runbook.e2e.test.ts)
 E2E_ALONE=()
 for f in e2e/*.e2e.test.ts; do
   [[ " ${E2E_BESIDE[*]} " == *" $f "* ]] || E2E_ALONE+=("$f")
@@ -151,8 +153,8 @@ end_beside() {
 t=$SECONDS
 beside bg env FAULTS_BUILD=skip FAULTS_RESULTS_FILE=test-results/faults/ci-results-1.jsonl \
   bash scripts/test-faults.sh --reporter=default --reporter=json --outputFile.json=test-results/faults/ci-faults-1.json "${OTHER_CASES[@]}"
-TEST_PROJECTS=unit,integration TEST_JSON=test-results/ci-vitest-1.json bash scripts/test-vitest.sh || rc=$?
-mark "type-check + next build + vitest unit, integration" $((SECONDS - t))
+TEST_PROJECTS='unit,integration*' TEST_JSON=test-results/ci-vitest-1.json bash scripts/test-vitest.sh || rc=$?
+mark "type-check + next build + vitest unit, integration*" $((SECONDS - t))
 end_beside "fault cases without the app" "$t"
 
 # 3. Browser tests with timing bounds alone (paint times, the health bound, next dev's compile).

@@ -3,7 +3,7 @@
 # browser tests, runs every vitest project (unit, integration, e2e, promtool rule tests), prints
 # one closing line `N passed, N failed`, and stops only what it started.
 # For scripts/test-all.sh, which runs the fault suite beside it (all optional; `npm run test:vitest` sets none):
-#   TEST_PROJECTS=unit,integration   only these vitest projects (default: all three)
+#   TEST_PROJECTS=unit,integration*  only these vitest projects (wildcards allowed; default: all)
 #   TEST_SKIP_BUILD=1                no type-check and no next build (an earlier run in this CI did them)
 #   TEST_JSON=path                   vitest's JSON report (default test-results/vitest.json)
 set -euo pipefail

@@ -3,12 +3,12 @@
 # suite (test/faults) — with the stack started once and the fault suite beside the vitest projects
 # where their timing does not collide:
 #   1. stack up (Redis, Kafka, Prometheus, Redis Cluster; also fetches the Kafka jars the fault suite needs)
-#   2. in parallel: [type-check + next build, then vitest unit + integration (three files at a time),
-#      then integration-alone (one at a time)]  ||  [fault cases that need no app (two at a time, then
+#   2. in parallel: [vitest unit + integration (three files at a time), then integration-alone (one
+#      at a time)]  ||  [type-check, then next build]  ||  [fault cases that need no app (two at a time, then
 #      the broker restart alone: test/faults/vitest.config.ts)]
 #   3. vitest e2e with timing bounds (paint times, health bound, next dev): nothing beside it
-#   4. in parallel: [the fault cases that run the built app (fuzz, access, 50-viewer load)]
-#      ||  [the e2e files that mostly wait and assert no latency (E2E_BESIDE below)]
+#   4. in parallel: [the fault cases that run the built app (fuzz, access, 50-viewer load), then
+#      e2e files that mostly wait (E2E_AFTER_FAULTS)]  ||  [more of those e2e files (E2E_BESIDE)]
 # TEST_SERIAL=1 runs them one after another instead (scripts/test-vitest.sh, then scripts/test-faults.sh).
 # At the end: what each phase cost, then ONE closing line `N passed, N failed` over every vitest
 # report. Stops only what it started. Timing goes to test-results/ci-timing.json (`npm run bench`
@@ -34,7 +34,7 @@ if [ -n "${CI_PRE_PHASES:-}" ]; then
 fi
 
 mkdir -p test-results/faults
-rm -f test-results/ci-*.json test-results/ci-bg-seconds test-results/faults/ci-*.json test-results/faults/ci-*.jsonl
+rm -f test-results/ci-*.json test-results/ci-bg-seconds test-results/ci-build-seconds test-results/faults/ci-*.json test-results/faults/ci-*.jsonl
 # Fault cases that start the built app (scripts/test-faults.sh builds it when missing: here npm test does).
 APP_CASES=(test/faults/access.faults.test.ts test/faults/api-fuzz.faults.test.ts test/faults/load.faults.test.ts)
 OTHER_CASES=()
@@ -42,12 +42,14 @@ for f in test/faults/*.faults.test.ts; do
   [[ " ${APP_CASES[*]} " == *" $f "* ]] || OTHER_CASES+=("$f")
 done
 # Browser test files that mostly wait and assert no latency (dev-server: generous timeouts for next
-# dev's compile): they run beside the app fault cases.
+# dev's compile): two streams of them in phase 4, one beside the app fault cases and then beside the
+# other (E2E_BESIDE), one after the app fault cases (E2E_AFTER_FAULTS); each list about half the time.
 # Every other e2e file (a new one too) runs alone.
-E2E_BESIDE=(e2e/embedded.e2e.test.ts e2e/one-count.e2e.test.ts e2e/act-on-it.e2e.test.ts e2e/fleet.e2e.test.ts e2e/alerts.e2e.test.ts e2e/alertmanager.e2e.test.ts e2e/budget.e2e.test.ts e2e/dev-server.e2e.test.ts e2e/memory-lost.e2e.test.ts e2e/runbook.e2e.test.ts)
+E2E_BESIDE=(e2e/embedded.e2e.test.ts e2e/one-count.e2e.test.ts e2e/act-on-it.e2e.test.ts e2e/alertmanager.e2e.test.ts e2e/fleet.e2e.test.ts)
+E2E_AFTER_FAULTS=(e2e/ui-behaviour.e2e.test.ts e2e/dev-server.e2e.test.ts e2e/alerts.e2e.test.ts e2e/budget.e2e.test.ts e2e/memory-lost.e2e.test.ts e2e/runbook.e2e.test.ts)
 E2E_ALONE=()
 for f in e2e/*.e2e.test.ts; do
-  [[ " ${E2E_BESIDE[*]} " == *" $f "* ]] || E2E_ALONE+=("$f")
+  [[ " ${E2E_BESIDE[*]} ${E2E_AFTER_FAULTS[*]} " == *" $f "* ]] || E2E_ALONE+=("$f")
 done
 
 # 1. The stack once; stopped at the end only if this run started it (as scripts/test-vitest.sh does).
@@ -56,8 +58,10 @@ pidfile() { if [ "$1" = redis-cluster ]; then echo ".stack/pids/redis-7000.pid";
 before=()
 for c in "${COMPONENTS[@]}"; do [ -f "$(pidfile "$c")" ] && before+=("$c"); done
 bg_pid=""
+build_pid=""
 stop_stack() {
   if [ -n "$bg_pid" ] && kill -0 "$bg_pid" 2>/dev/null; then kill -TERM "$bg_pid" 2>/dev/null || true; wait "$bg_pid" 2>/dev/null || true; fi
+  if [ -n "$build_pid" ] && kill -0 "$build_pid" 2>/dev/null; then kill -TERM "$build_pid" 2>/dev/null || true; wait "$build_pid" 2>/dev/null || true; fi
   local mine=()
   for c in "${COMPONENTS[@]}"; do
     if [ -f "$(pidfile "$c")" ] && [[ " ${before[*]:-} " != *" $c "* ]]; then mine+=("$c"); fi
@@ -149,13 +153,32 @@ end_beside() {
 }
 
 # 2. The fault cases without the app (own broker on 19092, own redis-servers, workers) beside the
-#    type-check, next build, unit and integration projects (shared stack on the default ports).
+#    unit and integration projects (shared stack on the default ports), and beside both the
+#    type-check and the next build that only the later phases need (build_pid; a failure fails the run).
 t=$SECONDS
 beside bg env FAULTS_BUILD=skip FAULTS_RESULTS_FILE=test-results/faults/ci-results-1.jsonl \
   bash scripts/test-faults.sh --reporter=default --reporter=json --outputFile.json=test-results/faults/ci-faults-1.json "${OTHER_CASES[@]}"
-TEST_PROJECTS='unit,integration*' TEST_JSON=test-results/ci-vitest-1.json bash scripts/test-vitest.sh || rc=$?
-mark "type-check + next build + vitest unit, integration*" $((SECONDS - t))
+(
+  s=$SECONDS
+  b_rc=0
+  { echo "[build] type-check"; npx tsc --noEmit -p . && echo "[build] type-check: $((SECONDS - s)) s; next build" &&
+    DEDUP_HEALTH_TYPECHECKED=1 npx next build > test-results/next-build.log 2>&1; } || b_rc=$?
+  [ "$b_rc" = 0 ] || { tail -n 40 test-results/next-build.log 2>/dev/null; echo "[build] type-check or next build failed"; }
+  echo $((SECONDS - s)) > test-results/ci-build-seconds
+  exit $b_rc
+) &
+build_pid=$!
+TEST_PROJECTS='unit,integration*' TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vitest-1.json bash scripts/test-vitest.sh || rc=$?
+mark "vitest unit, integration*" $((SECONDS - t))
+build_rc=0
+wait "$build_pid" || build_rc=$?
+build_pid=""
+mark "beside it: type-check + next build (own time)" "$(cat test-results/ci-build-seconds 2>/dev/null || echo 0)" beside
 end_beside "fault cases without the app" "$t"
+if [ "$build_rc" != 0 ]; then
+  echo "[ci] the type-check or next build failed: the browser tests and the app fault cases need the build"
+  summary 1
+fi
 
 # 3. Browser tests with timing bounds alone (paint times, the health bound, next dev's compile).
 t=$SECONDS
@@ -170,6 +193,9 @@ beside e2e env TEST_PROJECTS=e2e TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vit
 FAULTS_BUILD=skip FAULTS_RESULTS_FILE=test-results/faults/ci-results-2.jsonl \
   bash scripts/test-faults.sh --reporter=default --reporter=json --outputFile.json=test-results/faults/ci-faults-2.json "${APP_CASES[@]}" || rc=$?
 mark "fault cases with the app (fuzz, access, load)" $((SECONDS - t))
+t2=$SECONDS
+TEST_PROJECTS=e2e TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vitest-4.json bash scripts/test-vitest.sh "${E2E_AFTER_FAULTS[@]}" || rc=$?
+mark "then vitest e2e that waits (${#E2E_AFTER_FAULTS[@]} files)" $((SECONDS - t2))
 end_beside "vitest e2e that waits (${#E2E_BESIDE[@]} files)" "$t"
 
 summary "$rc"

@@ -17,6 +17,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 T0=$SECONDS
+# The machine's CPU time (all processes: the tests, the stack, anything else), from /proc/stat: busy
+# and total jiffies. At the end the run says how much of its cores' time was busy: a run whose cores
+# were busy throughout is bound by the work, not by the order of its phases.
+cpu_jiffies() { awk '/^cpu /{ t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t; exit }' /proc/stat 2>/dev/null || echo "0 0"; }
+read -r CPU_BUSY0 CPU_TOTAL0 <<< "$(cpu_jiffies)"
 PHASES=()
 PHASES_JSON=()
 # mark <name> <seconds> [serial]: "serial" = counted in the serial sum (a phase that ran beside another is listed, not summed twice).
@@ -81,9 +86,16 @@ summary() {
   for p in "${PHASES[@]}"; do echo "  $p"; done
   local wall=$((SECONDS - T0 + PRE_S))
   echo "  $(printf '%-58s %5d s' "total (wall)" "$wall")   (the same phases one after another: ${SERIAL_SUM} s)"
+  local busy total hz cpu_s cores busy_pct
+  read -r busy total <<< "$(cpu_jiffies)"
+  hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+  cores=$(nproc 2>/dev/null || echo 1)
+  cpu_s=$(( (busy - CPU_BUSY0) / hz ))
+  busy_pct=$(( total > CPU_TOTAL0 ? 100 * (busy - CPU_BUSY0) / (total - CPU_TOTAL0) : 0 ))
+  echo "  CPU busy (every process on the machine, after npm ci): ${cpu_s} s of ${cores} cores = ${busy_pct} % of their time; no order of the phases finishes before ${cpu_s} / ${cores} = $((cpu_s / cores)) s"
   # Read by `npm run bench` (ci.wall_s in bench-results.json and docs/BENCHMARKS.md).
   local IFS=,
-  printf '{"wallS":%d,"serialSumS":%d,"mode":"%s","commit":"%s","finishedAt":"%s","phases":[%s]}\n' "$wall" "$SERIAL_SUM" \
+  printf '{"wallS":%d,"serialSumS":%d,"cpuBusyS":%d,"cores":%d,"cpuBusyPct":%d,"mode":"%s","commit":"%s","finishedAt":"%s","phases":[%s]}\n' "$wall" "$SERIAL_SUM" "$cpu_s" "$cores" "$busy_pct" \
     "$([ "${TEST_SERIAL:-${CI_SERIAL:-0}}" = 1 ] && echo serial || echo parallel)" "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" "$(date -u +%FT%TZ)" "${PHASES_JSON[*]}" > test-results/ci-timing.json || true
   unset IFS
   CI_RC=$rc node -e '

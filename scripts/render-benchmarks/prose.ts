@@ -72,6 +72,7 @@ export const PROSE = {
     "`MEMORY USAGE` counts a key's own allocations (key string, value object, its main-dict entry) but not what the key costs the database around it: its entry in the **expires** dict (every dedup key has a TTL) and its share of the hash tables' bucket arrays — about 40 B of a dedup key. The inspector now adds that overhead to each sampled key, read from `MEMORY STATS` (`db.N overhead.hashtable.expires` ÷ expiring keys) plus 8 B × the main table's slots ÷ keys (server/observe/keys/samples.ts, tested against `used_memory` in server/observe/keys/samples.integration.test.ts). The last two columns show what `MEMORY USAGE` alone gave.",
 
   ciWall: "`bash .ci/run` on a fresh clone of `{commit}` (finished {finishedAt}, {mode} order): **{wall} s** wall; the same phases one after another {serial} s.",
+  ciCpu: "The machine's cores were busy {pct} % of that run after `npm ci` (every process: the tests, the stack they start, anything else; from /proc/stat): {cpu} CPU-seconds on {cores} cores, so no order of the same work ends before {floor} s of wall time.",
   ciLevers: "The order and what each phase may run beside: scripts/test-all.sh; the levers tried and the next ones: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md).",
 
   otherMissesHeading: "## Other missed targets: what limits them",

@@ -173,9 +173,7 @@ beside bg env FAULTS_BUILD=skip FAULTS_RESULTS_FILE=test-results/faults/ci-resul
 (
   s=$SECONDS
   b_rc=0
-  { echo "[build] type-check"; npx tsc --noEmit -p . && echo "[build] type-check: $((SECONDS - s)) s; next build" &&
-    DEDUP_HEALTH_TYPECHECKED=1 npx next build > test-results/next-build.log 2>&1; } || b_rc=$?
-  [ "$b_rc" = 0 ] || { tail -n 40 test-results/next-build.log 2>/dev/null; echo "[build] type-check or next build failed"; }
+  bash scripts/test-build.sh || b_rc=$?
   echo $((SECONDS - s)) > test-results/ci-build-seconds
   exit $b_rc
 ) &

@@ -44,16 +44,7 @@ t=$SECONDS
 bash scripts/stack.sh up "${COMPONENTS[@]}"
 echo "[test] stack up: $((SECONDS - t)) s"
 JSON_OUT=${TEST_JSON:-test-results/vitest.json}
-if [ "${TEST_SKIP_BUILD:-0}" != 1 ]; then
-  # One after the other: measured on this 2-core VM, tsc beside next build took 35 s against 9 + 21 s
-  # in sequence (warm caches), so the parallel form was not kept.
-  t=$SECONDS
-  echo "[test] type-check"
-  npx tsc --noEmit -p .
-  echo "[test] type-check: $((SECONDS - t)) s; next build (for the browser tests)"
-  DEDUP_HEALTH_TYPECHECKED=1 npx next build > test-results/next-build.log 2>&1 || { tail -n 40 test-results/next-build.log; echo "[test] next build failed"; exit 1; }
-  echo "[test] type-check + next build: $((SECONDS - t)) s"
-fi
+if [ "${TEST_SKIP_BUILD:-0}" != 1 ]; then bash scripts/test-build.sh; fi
 
 projects=()
 if [ -n "${TEST_PROJECTS:-}" ]; then

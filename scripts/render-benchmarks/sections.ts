@@ -62,13 +62,13 @@ export function ciSection(rs: Rows): string[] {
   const d = detailOf<{ phases?: Array<{ phase: string; s: number }>; commit?: string; finishedAt?: string; mode?: string; cpuBusyS?: number; cores?: number; cpuBusyPct?: number }>(r);
   const L: string[] = ["## CI wall time", ""];
   L.push(fill(PROSE.ciWall, { commit: d.commit ?? "?", finishedAt: d.finishedAt ?? "?", mode: d.mode ?? "?", wall: num(r.value), serial: num(r.reference) }), "");
+  const int = (x: number) => Math.round(x).toLocaleString("en-US");
   if (d.cpuBusyS !== undefined && d.cores) {
-    const int = (x: number) => Math.round(x).toLocaleString("en-US");
     L.push(fill(PROSE.ciCpu, { cpu: int(d.cpuBusyS), cores: int(d.cores), pct: int(d.cpuBusyPct ?? 0), floor: int(d.cpuBusyS / d.cores) }), "");
   }
   if (d.phases?.length) {
     L.push("| Phase | s |", "|---|---|");
-    for (const p of d.phases) L.push(`| ${p.phase.trim()} | ${Math.round(p.s).toLocaleString("en-US")} |`);
+    for (const p of d.phases) L.push(`| ${p.phase.trim()} | ${int(p.s)} |`);
     L.push("");
   }
   L.push(PROSE.ciLevers, "");

@@ -168,20 +168,7 @@ export class Deduplicator {
       const lease = o.marking === "lease";
       const done = doneValueOf(msg, lease);
       if (batch) batch.succeeded(key, done, lease ? { key, value, done, topic: d.topic, handler: d.handler } : undefined);
-      else if (lease) {
-        // Awaited in this frame (KeyMarks.complete would add one per message); failures go on in KeyMarks.
-        const first = this.marks.markDone(key, done);
-        if (!first) await this.marks.complete(key, value, done, d.topic, d.handler);
-        else {
-          let previous: string | null;
-          try {
-            previous = await first;
-          } catch (e) {
-            previous = await this.marks.markDoneFailed(e, key, value, done, d.topic, d.handler);
-          }
-          this.marks.checkLease(key, value, done, previous, d.topic, d.handler);
-        }
-      }
+      else if (lease) await this.marks.complete(key, value, done, d.topic, d.handler);
       this.results.success(d);
       return out;
     } catch (e) {

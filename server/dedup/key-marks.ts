@@ -69,18 +69,25 @@ export class KeyMarks {
    * Lease marking, after success: `done` (with the position) for ttlMs. With `markDone` one
    * unconditional write — the success is a fact whoever holds the lease now — whose previous value
    * tells whether the lease was still ours; else compare-and-set, then `done` if the key is free.
+   * Never rejects. The usual path is the write's own promise chain: no async frame per message.
    */
-  async complete(key: string, value: string, done: string, topic: string, handler: string): Promise<void> {
-    const first = this.markDone(key, done);
-    if (first) {
-      let previous: string | null;
-      try {
-        previous = await first;
-      } catch (e) {
-        previous = await this.markDoneFailed(e, key, value, done, topic, handler);
-      }
-      return this.checkLease(key, value, done, previous, topic, handler);
+  complete(key: string, value: string, done: string, topic: string, handler: string): Promise<void> {
+    const { repository, ttlMs } = this.o;
+    if (!repository.markDone) return this.completeByCompareAndSet(key, value, done, topic, handler);
+    let first: Promise<string | null>;
+    try {
+      first = this.timed(repository.markDone(key, done, ttlMs));
+    } catch (e) {
+      first = Promise.reject(e);
     }
+    return first.then(
+      (previous) => this.checkLease(key, value, done, previous, topic, handler),
+      (e: unknown) => this.markDoneFailed(e, key, value, done, topic, handler),
+    );
+  }
+
+  /** {@link complete} on a repository without `markDone`. */
+  private async completeByCompareAndSet(key: string, value: string, done: string, topic: string, handler: string): Promise<void> {
     const { repository, ttlMs } = this.o;
     try {
       if (await this.persist(() => repository.compareAndSet(key, value, done, ttlMs), handler)) return;
@@ -90,34 +97,14 @@ export class KeyMarks {
     }
   }
 
-  /**
-   * The first attempt of {@link complete}'s unconditional write (undefined when the repository has
-   * no `markDone`): the Deduplicator awaits it in its own frame, then hands the answer to
-   * {@link checkLease} or the failure to {@link markDoneFailed} — no async frame of the marks' own
-   * per message.
-   */
-  markDone(key: string, done: string): Promise<string | null> | undefined {
-    const { repository, ttlMs } = this.o;
-    if (!repository.markDone) return undefined;
-    try {
-      return this.timed(repository.markDone(key, done, ttlMs));
-    } catch (e) {
-      return Promise.reject(e);
-    }
-  }
-
-  /**
-   * {@link markDone} failed with `first`: tried again, then checked or counted as {@link complete}
-   * does. Never throws; resolves null (nothing left for the caller's {@link checkLease}).
-   */
-  async markDoneFailed(first: unknown, key: string, value: string, done: string, topic: string, handler: string): Promise<null> {
+  /** The first `markDone` of {@link complete} failed with `first`: tried again, then checked or counted. Never throws. */
+  private async markDoneFailed(first: unknown, key: string, value: string, done: string, topic: string, handler: string): Promise<void> {
     const { repository, ttlMs } = this.o;
     try {
       this.checkLease(key, value, done, await this.again(first, () => repository.markDone!(key, done, ttlMs), handler), topic, handler);
     } catch (e) {
       this.markFailed(e, key, handler);
     }
-    return null;
   }
 
   /** A `done` mark that failed for good. */
@@ -133,7 +120,7 @@ export class KeyMarks {
    * very mark (a write sent again after a transport error) is fine; anything else — another consumer's lease or its `done` — means the lease had been taken
    * over and the message may have run twice.
    */
-  checkLease(key: string, value: string, done: string, previous: string | null, topic: string, handler: string): void {
+  private checkLease(key: string, value: string, done: string, previous: string | null, topic: string, handler: string): void {
     if (previous === null || previous === value || previous === done) return;
     this.rec.leaseLost(topic, handler);
     this.o.logger(`[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`);

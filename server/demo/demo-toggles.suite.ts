@@ -59,6 +59,10 @@ const FAULTS: DemoFaultsPatch = { latencyMs: 80, errorRate: 0.1 };
  * a call failing all three tries leaves that batch leased (marks tried once would leave ~10 %).
  */
 const LEASED_SHARE_MAX = 0.05;
+/** Least share of a case's events handled by the end of the run where no replica leaves … */
+const HANDLED_SHARE_MIN = 0.9;
+/** … and where one leaves or crashes with work in flight (0.87 seen with three test files beside it on 2 cores). */
+const HANDLED_SHARE_MIN_LEAVING = 0.75;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Counter = { get(): Promise<{ values: Array<{ value: number; labels: Record<string, unknown> }> }> };
@@ -149,8 +153,11 @@ export function demoTogglesSuite(env: TogglesEnv): void {
           // — a few keys, never the dozens a single try leaves.
           expect(r.leased, `${name}: keys left under a lease: ${JSON.stringify(r)}`).toBeLessThanOrEqual(Math.ceil(r.published * LEASED_SHARE_MAX));
         }
-        // An event is unhandled at the end only while a lease holds it (or the copies behind it in its partition).
-        expect(handled, `${name}: ${JSON.stringify(r)}`).toBeGreaterThanOrEqual(Math.floor(r.published * 0.9));
+        // An event is unhandled at the end only while a lease holds it (or the copies behind it in its
+        // partition). Where a replica leaves, each departure holds its in-flight batch's partition for
+        // leaseMs (longer than the run), and a loaded machine has more in flight at that moment.
+        const handledShare = leaving.has(name) ? HANDLED_SHARE_MIN_LEAVING : HANDLED_SHARE_MIN;
+        expect(handled, `${name}: ${JSON.stringify(r)}`).toBeGreaterThanOrEqual(Math.floor(r.published * handledShare));
         if (handled < r.published) expect(r.leased, `${name}: unhandled events with no lease held: ${JSON.stringify(r)}`).toBeGreaterThan(0);
       }
     }, env.timeoutMs);

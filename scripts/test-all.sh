@@ -24,6 +24,18 @@ cpu_jiffies() { awk '/^cpu /{ t = 0; for (i = 2; i <= NF; i++) t += $i; print t 
 read -r CPU_BUSY0 CPU_TOTAL0 <<< "$(cpu_jiffies)"
 PHASES=()
 PHASES_JSON=()
+# How busy the cores were in each top-level step (the steps run one after another): a step whose
+# cores idle is where running more beside it would shorten the run.
+CPU_STEPS=()
+CPU_STEPS_JSON=()
+step_start() { read -r STEP_BUSY0 STEP_TOTAL0 <<< "$(cpu_jiffies)"; STEP_T0=$SECONDS; }
+step_end() {
+  local busy total pct
+  read -r busy total <<< "$(cpu_jiffies)"
+  pct=$(( total > STEP_TOTAL0 ? 100 * (busy - STEP_BUSY0) / (total - STEP_TOTAL0) : 0 ))
+  CPU_STEPS+=("$(printf '%-58s %5d s, cores busy %3d %%' "$1" $((SECONDS - STEP_T0)) "$pct")")
+  CPU_STEPS_JSON+=("{\"step\":\"$1\",\"s\":$((SECONDS - STEP_T0)),\"cpuBusyPct\":$pct}")
+}
 # mark <name> <seconds> [serial]: "serial" = counted in the serial sum (a phase that ran beside another is listed, not summed twice).
 SERIAL_SUM=0
 mark() {
@@ -39,6 +51,16 @@ if [ -n "${CI_PRE_PHASES:-}" ]; then
 fi
 
 mkdir -p test-results/faults
+# Cores busy every 10 s (test-results/ci-cpu.tsv: seconds since the start, busy %): where inside a step they idle.
+cpu_sampler() {
+  local b0 t0 b t
+  read -r b0 t0 <<< "$(cpu_jiffies)"
+  while sleep 10; do
+    read -r b t <<< "$(cpu_jiffies)"
+    printf '%d\t%d\n' $((SECONDS - T0)) $((t > t0 ? 100 * (b - b0) / (t - t0) : 0))
+    b0=$b t0=$t
+  done
+}
 rm -f test-results/ci-*.json test-results/ci-bg-seconds test-results/ci-build-seconds test-results/faults/ci-*.json test-results/faults/ci-*.jsonl
 # Fault cases that start the built app (scripts/test-faults.sh builds it when missing: here npm test does).
 APP_CASES=(test/faults/access.faults.test.ts test/faults/api-fuzz.faults.test.ts test/faults/load.faults.test.ts)
@@ -51,7 +73,7 @@ done
 # other (E2E_BESIDE), one after the app fault cases (E2E_AFTER_FAULTS); each list about half the time.
 # Every other e2e file (a new one too) runs alone.
 E2E_BESIDE=(e2e/embedded.e2e.test.ts e2e/one-count.e2e.test.ts e2e/act-on-it.e2e.test.ts e2e/alertmanager.e2e.test.ts e2e/fleet.e2e.test.ts)
-E2E_AFTER_FAULTS=(e2e/ui-behaviour.e2e.test.ts e2e/dev-server.e2e.test.ts e2e/alerts.e2e.test.ts e2e/budget.e2e.test.ts e2e/memory-lost.e2e.test.ts e2e/runbook.e2e.test.ts)
+E2E_AFTER_FAULTS=(e2e/ui-behaviour.e2e.test.ts e2e/dev-server.e2e.test.ts e2e/alerts.e2e.test.ts e2e/budget.e2e.test.ts e2e/memory-lost.e2e.test.ts e2e/runbook.e2e.test.ts e2e/newcomer.e2e.test.ts)
 E2E_ALONE=()
 for f in e2e/*.e2e.test.ts; do
   [[ " ${E2E_BESIDE[*]} ${E2E_AFTER_FAULTS[*]} " == *" $f "* ]] || E2E_ALONE+=("$f")
@@ -65,6 +87,7 @@ for c in "${COMPONENTS[@]}"; do [ -f "$(pidfile "$c")" ] && before+=("$c"); done
 bg_pid=""
 build_pid=""
 stop_stack() {
+  if [ -n "${sampler_pid:-}" ]; then kill "$sampler_pid" 2>/dev/null || true; wait "$sampler_pid" 2>/dev/null || true; sampler_pid=""; fi
   if [ -n "$bg_pid" ] && kill -0 "$bg_pid" 2>/dev/null; then kill -TERM "$bg_pid" 2>/dev/null || true; wait "$bg_pid" 2>/dev/null || true; fi
   if [ -n "$build_pid" ] && kill -0 "$build_pid" 2>/dev/null; then kill -TERM "$build_pid" 2>/dev/null || true; wait "$build_pid" 2>/dev/null || true; fi
   local mine=()
@@ -93,10 +116,15 @@ summary() {
   cpu_s=$(( (busy - CPU_BUSY0) / hz ))
   busy_pct=$(( total > CPU_TOTAL0 ? 100 * (busy - CPU_BUSY0) / (total - CPU_TOTAL0) : 0 ))
   echo "  CPU busy (every process on the machine, after npm ci): ${cpu_s} s of ${cores} cores = ${busy_pct} % of their time; no order of the phases finishes before ${cpu_s} / ${cores} = $((cpu_s / cores)) s"
+  if [ ${#CPU_STEPS[@]} -gt 0 ]; then
+    echo "[ci] how busy the cores were in each step:"
+    for p in "${CPU_STEPS[@]}"; do echo "  $p"; done
+    echo "  per minute (test-results/ci-cpu.tsv has every 10 s): $(awk '{ m = int(($1 - 1) / 60); s[m] += $2; n[m]++; if (m > last) last = m } END { for (i = 0; i <= last; i++) printf "%s%d", (i ? " " : ""), (n[i] ? s[i] / n[i] : 0) }' test-results/ci-cpu.tsv 2>/dev/null) %"
+  fi
   # Read by `npm run bench` (ci.wall_s in bench-results.json and docs/BENCHMARKS.md).
   local IFS=,
-  printf '{"wallS":%d,"serialSumS":%d,"cpuBusyS":%d,"cores":%d,"cpuBusyPct":%d,"mode":"%s","commit":"%s","finishedAt":"%s","phases":[%s]}\n' "$wall" "$SERIAL_SUM" "$cpu_s" "$cores" "$busy_pct" \
-    "$([ "${TEST_SERIAL:-${CI_SERIAL:-0}}" = 1 ] && echo serial || echo parallel)" "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" "$(date -u +%FT%TZ)" "${PHASES_JSON[*]}" > test-results/ci-timing.json || true
+  printf '{"wallS":%d,"serialSumS":%d,"cpuBusyS":%d,"cores":%d,"cpuBusyPct":%d,"mode":"%s","commit":"%s","finishedAt":"%s","phases":[%s],"steps":[%s]}\n' "$wall" "$SERIAL_SUM" "$cpu_s" "$cores" "$busy_pct" \
+    "$([ "${TEST_SERIAL:-${CI_SERIAL:-0}}" = 1 ] && echo serial || echo parallel)" "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" "$(date -u +%FT%TZ)" "${PHASES_JSON[*]}" "${CPU_STEPS_JSON[*]:-}" > test-results/ci-timing.json || true
   unset IFS
   CI_RC=$rc node -e '
     const fs = require("fs");
@@ -134,6 +162,8 @@ if [ "${TEST_SERIAL:-${CI_SERIAL:-0}}" = 1 ]; then
 fi
 
 trap cleanup EXIT INT TERM
+cpu_sampler > test-results/ci-cpu.tsv &
+sampler_pid=$!
 t=$SECONDS
 bash scripts/stack.sh up "${COMPONENTS[@]}"
 mark "stack up" $((SECONDS - t))
@@ -164,6 +194,7 @@ end_beside() {
   [ "$b_rc" = 0 ] || rc=$b_rc
 }
 
+step_start
 # 2. The fault cases without the app (own broker on 19092, own redis-servers, workers) beside the
 #    unit and integration projects (shared stack on the default ports), and beside both the
 #    type-check and the next build that only the later phases need (build_pid; a failure fails the run).
@@ -185,19 +216,23 @@ wait "$build_pid" || build_rc=$?
 build_pid=""
 mark "beside it: type-check + next build (own time)" "$(cat test-results/ci-build-seconds 2>/dev/null || echo 0)" beside
 end_beside "fault cases without the app" "$t"
+step_end "2: unit, integration ‖ build ‖ faults without the app"
 if [ "$build_rc" != 0 ]; then
   echo "[ci] the type-check or next build failed: the browser tests and the app fault cases need the build"
   summary 1
 fi
 
 # 3. Browser tests with timing bounds alone (paint times, the health bound, next dev's compile).
+step_start
 t=$SECONDS
 TEST_PROJECTS=e2e TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vitest-2.json bash scripts/test-vitest.sh "${E2E_ALONE[@]}" || rc=$?
 mark "vitest e2e with timing bounds (${#E2E_ALONE[@]} files)" $((SECONDS - t))
+step_end "3: e2e with timing bounds"
 
 # 4. The fault cases that run the built app (own redis-servers, broker and ports; they assert no
 #    latency) beside the browser tests that mostly wait (for the demo's first duplicate, Prometheus'
 #    rule evaluations) and assert no latency either.
+step_start
 t=$SECONDS
 beside e2e env TEST_PROJECTS=e2e TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vitest-3.json bash scripts/test-vitest.sh "${E2E_BESIDE[@]}"
 FAULTS_BUILD=skip FAULTS_RESULTS_FILE=test-results/faults/ci-results-2.jsonl \
@@ -207,5 +242,6 @@ t2=$SECONDS
 TEST_PROJECTS=e2e TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vitest-4.json bash scripts/test-vitest.sh "${E2E_AFTER_FAULTS[@]}" || rc=$?
 mark "then vitest e2e that waits (${#E2E_AFTER_FAULTS[@]} files)" $((SECONDS - t2))
 end_beside "vitest e2e that waits (${#E2E_BESIDE[@]} files)" "$t"
+step_end "4: app fault cases, e2e that waits ‖ e2e that waits"
 
 summary "$rc"

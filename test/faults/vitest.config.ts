@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { longestFirst } from "../sequencer";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -12,6 +13,8 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
  * that stops and restarts that shared broker runs alone, after them (`faults-alone`).
  */
 const ALONE = ["test/faults/broker-restart.faults.test.ts"];
+/** The two longest cases (5-6 min each beside the unit and integration files) start together, first. */
+const LONGEST_FIRST = ["test/faults/sigkill.faults.test.ts", "test/faults/redis-outage.faults.test.ts"];
 
 const common = {
   environment: "node",
@@ -26,6 +29,7 @@ export default defineConfig({
   resolve: { alias: { "@": root } },
   test: {
     globalSetup: ["test/faults/global-setup.ts"],
+    sequence: { sequencer: longestFirst(LONGEST_FIRST) },
     projects: [
       {
         resolve: { alias: { "@": root } },

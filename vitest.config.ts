@@ -24,9 +24,14 @@ const INTEGRATION_ALONE = [
   "server/dedup/redis-repository.integration.test.ts",
   // One socket read per estimate call: a CPU-starved redis-server reads two queued calls at once.
   "server/observe/keys/inspector-estimate.integration.test.ts",
-  // The Redis Cluster on 7000-7002 is one for all: resharding moves its slots under the others.
-  "**/*.cluster.integration.test.ts",
 ];
+
+/**
+ * The Redis Cluster on 7000-7002 is one for all: resharding moves its slots under the others. These
+ * files run one at a time in project `integration-cluster`; nothing else uses the Cluster, so `npm
+ * test` runs them beside `integration-alone` (which touches only the standalone Redis and Kafka).
+ */
+const INTEGRATION_CLUSTER = ["**/*.cluster.integration.test.ts"];
 
 /**
  * The integration files that take longest (20-60 s each in a fresh-clone CI run), started first so
@@ -45,11 +50,12 @@ const LONGEST_FIRST = [
 const SIDE_BY_SIDE_WORKERS = 3;
 
 /**
- * Four projects: `unit` (fakes, fake timers, no network); the `*.integration.test.ts` files (real
+ * Five projects: `unit` (fakes, fake timers, no network); the `*.integration.test.ts` files (real
  * Redis/Kafka/Prometheus/PostgreSQL brought up by `npm run stack:up`) as `integration`, which run
- * side by side with the unit files, and `integration-alone` (INTEGRATION_ALONE below), which run one
- * at a time after them; and `e2e` (Playwright with Debian's Chromium against the built app), one file
- * at a time. `--project 'integration*'` selects both integration projects.
+ * side by side with the unit files, `integration-alone` (INTEGRATION_ALONE above) and
+ * `integration-cluster` (INTEGRATION_CLUSTER), each one file at a time after them; and `e2e`
+ * (Playwright with Debian's Chromium against the built app), one file at a time.
+ * `--project 'integration*'` selects the three integration projects.
  *
  * Side by side is safe for the integration files because each isolates itself (its own key prefix,
  * topic, consumer group, service name, or its own redis-server / Prometheus on a free port), and most
@@ -79,7 +85,7 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["{server,lib,scripts,app,infra}/**/*.integration.test.ts"],
-          exclude: ["node_modules/**", ".stack/**", ...INTEGRATION_ALONE],
+          exclude: ["node_modules/**", ".stack/**", ...INTEGRATION_ALONE, ...INTEGRATION_CLUSTER],
           environment: "node",
           maxWorkers: SIDE_BY_SIDE_WORKERS,
           testTimeout: 120_000,
@@ -91,6 +97,18 @@ export default defineConfig({
         test: {
           name: "integration-alone",
           include: INTEGRATION_ALONE,
+          exclude: ["node_modules/**", ".stack/**"],
+          environment: "node",
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        resolve: { alias: { "@": root } },
+        test: {
+          name: "integration-cluster",
+          include: INTEGRATION_CLUSTER,
           exclude: ["node_modules/**", ".stack/**"],
           environment: "node",
           fileParallelism: false,

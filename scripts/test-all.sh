@@ -4,7 +4,8 @@
 # where their timing does not collide:
 #   1. stack up (Redis, Kafka, Prometheus, Redis Cluster; also fetches the Kafka jars the fault suite needs)
 #   2. in parallel: [vitest unit + integration (three files at a time), then integration-alone (one
-#      at a time)]  ||  [type-check, then next build]  ||  [fault cases that need no app (two at a time, then
+#      at a time) beside integration-cluster (one at a time; the Cluster's files, which nothing else
+#      uses)]  ||  [type-check, then next build]  ||  [fault cases that need no app (two at a time, then
 #      the broker restart alone: test/faults/vitest.config.ts)]
 #   3. vitest e2e with timing bounds: [ui.e2e (paint times)]  ||  [the others whose bounds hold
 #      beside it (E2E_BOUNDS_BESIDE)], then security.e2e alone (PING p99 within 3 ms of a control)
@@ -224,8 +225,13 @@ beside bg env FAULTS_BUILD=skip FAULTS_RESULTS_FILE=test-results/faults/ci-resul
   exit $b_rc
 ) &
 build_pid=$!
-TEST_PROJECTS='unit,integration*' TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vitest-1.json bash scripts/test-vitest.sh || rc=$?
-mark "vitest unit, integration*" $((SECONDS - t))
+TEST_PROJECTS=unit,integration TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vitest-1.json bash scripts/test-vitest.sh || rc=$?
+mark "vitest unit, integration" $((SECONDS - t))
+t2=$SECONDS
+beside cluster env TEST_PROJECTS=integration-cluster TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vitest-8.json bash scripts/test-vitest.sh
+TEST_PROJECTS=integration-alone TEST_SKIP_BUILD=1 TEST_JSON=test-results/ci-vitest-9.json bash scripts/test-vitest.sh || rc=$?
+mark "then vitest integration-alone" $((SECONDS - t2))
+end_beside cluster "vitest integration-cluster"
 build_rc=0
 wait "$build_pid" || build_rc=$?
 build_pid=""

@@ -46,6 +46,13 @@ const LONGEST_FIRST = [
   "server/demo/demo.integration.test.ts",
 ];
 
+/**
+ * Last in the `integration-alone` queue: bounds of a few seconds on how fast the page's "now" follows
+ * a fault, which a SIGKILL fault case or the Cluster's resharding beside it stretched (test-all.sh runs
+ * both beside the queue's start).
+ */
+const LAST = ["app/api/overview/now-window.integration.test.ts"];
+
 /** Side by side: the unit files and the integration files that do not run alone (one vitest group, so one worker limit). */
 const SIDE_BY_SIDE_WORKERS = 3;
 
@@ -64,7 +71,7 @@ const SIDE_BY_SIDE_WORKERS = 3;
 export default defineConfig({
   resolve: { alias: { "@": root } },
   test: {
-    sequence: { sequencer: longestFirst(LONGEST_FIRST) },
+    sequence: { sequencer: longestFirst(LONGEST_FIRST, LAST) },
     projects: [
       {
         resolve: { alias: { "@": root } },

@@ -63,7 +63,7 @@ describe("the words around the figures", () => {
       row("dedup.middleware_overhead_us", 9, { unit: "us" }),
       row("inspect.estimate_ms_1m_keys", 300, { unit: "ms", detail: { runs: [290, 300, 310], draws: 4000, method: "blocks from random SCAN cursors" } }),
       row("redis.bytes_per_key_projection_error", 0.01, { unit: "fraction" }),
-      row("ci.wall_s", 1000, { unit: "s", reference: 1800, detail: { commit: "abc", phases: [{ phase: "unit", s: 60 }], cpuBusyS: 1500, cores: 2, cpuBusyPct: 75 } }),
+      row("ci.wall_s", 1000, { unit: "s", reference: 1800, detail: { commit: "abc", phases: [{ phase: "unit", s: 60 }], steps: [{ step: "3: e2e with timing bounds", s: 182, cpuBusyPct: 52 }], cpuBusyS: 1500, cores: 2, cpuBusyPct: 75 } }),
     ]);
     expect(md).not.toMatch(/\{\w+\}|undefined|NaN/);
     expect(md).toContain("Load average during the consumer benchmark: 1.90 on 4 cores. Per-round figures are in bench-results.json (`detail.rounds`); the widest spread between a variant's slowest and fastest round was 1.50× (ours); the table shows the medians.");
@@ -74,5 +74,6 @@ describe("the words around the figures", () => {
     expect(md).toContain("`bash .ci/run` on a fresh clone of `abc`");
     expect(md).toContain("busy 75 % of that run after `npm ci`");
     expect(md).toContain("1,500 CPU-seconds on 2 cores, so no order of the same work ends before 750 s of wall time.");
+    expect(md).toContain("| 3: e2e with timing bounds | 182 | 52 % |");
   });
 });

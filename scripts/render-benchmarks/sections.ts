@@ -59,7 +59,7 @@ export function memorySection(rs: Rows): string[] {
 export function ciSection(rs: Rows): string[] {
   const r = get(rs, "ci.wall_s");
   if (!r) return [];
-  const d = detailOf<{ phases?: Array<{ phase: string; s: number }>; commit?: string; finishedAt?: string; mode?: string; cpuBusyS?: number; cores?: number; cpuBusyPct?: number }>(r);
+  const d = detailOf<{ phases?: Array<{ phase: string; s: number }>; steps?: Array<{ step: string; s: number; cpuBusyPct: number }>; commit?: string; finishedAt?: string; mode?: string; cpuBusyS?: number; cores?: number; cpuBusyPct?: number }>(r);
   const L: string[] = ["## CI wall time", ""];
   L.push(fill(PROSE.ciWall, { commit: d.commit ?? "?", finishedAt: d.finishedAt ?? "?", mode: d.mode ?? "?", wall: num(r.value), serial: num(r.reference) }), "");
   const int = (x: number) => Math.round(x).toLocaleString("en-US");
@@ -69,6 +69,11 @@ export function ciSection(rs: Rows): string[] {
   if (d.phases?.length) {
     L.push("| Phase | s |", "|---|---|");
     for (const p of d.phases) L.push(`| ${p.phase.trim()} | ${int(p.s)} |`);
+    L.push("");
+  }
+  if (d.steps?.length) {
+    L.push("| Step (one after another) | s | cores busy |", "|---|---|---|");
+    for (const x of d.steps) L.push(`| ${x.step} | ${int(x.s)} | ${int(x.cpuBusyPct)} % |`);
     L.push("");
   }
   L.push(PROSE.ciLevers, "");

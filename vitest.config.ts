@@ -56,6 +56,12 @@ const LAST = ["app/api/overview/now-window.integration.test.ts"];
 /** Side by side: the unit files and the integration files that do not run alone (one vitest group, so one worker limit). */
 const SIDE_BY_SIDE_WORKERS = 3;
 
+/** An integration project whose files run one at a time. */
+const oneAtATime = (name: string, include: string[]) => ({
+  resolve: { alias: { "@": root } },
+  test: { name, include, exclude: ["node_modules/**", ".stack/**"], environment: "node" as const, fileParallelism: false, testTimeout: 120_000, hookTimeout: 120_000 },
+});
+
 /**
  * Five projects: `unit` (fakes, fake timers, no network); the `*.integration.test.ts` files (real
  * Redis/Kafka/Prometheus/PostgreSQL brought up by `npm run stack:up`) as `integration`, which run
@@ -99,30 +105,8 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
-      {
-        resolve: { alias: { "@": root } },
-        test: {
-          name: "integration-alone",
-          include: INTEGRATION_ALONE,
-          exclude: ["node_modules/**", ".stack/**"],
-          environment: "node",
-          fileParallelism: false,
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
-        },
-      },
-      {
-        resolve: { alias: { "@": root } },
-        test: {
-          name: "integration-cluster",
-          include: INTEGRATION_CLUSTER,
-          exclude: ["node_modules/**", ".stack/**"],
-          environment: "node",
-          fileParallelism: false,
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
-        },
-      },
+      oneAtATime("integration-alone", INTEGRATION_ALONE),
+      oneAtATime("integration-cluster", INTEGRATION_CLUSTER),
       {
         resolve: { alias: { "@": root } },
         test: {

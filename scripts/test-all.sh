@@ -23,6 +23,8 @@ T0=$SECONDS
 # and total jiffies. At the end the run says how much of its cores' time was busy: a run whose cores
 # were busy throughout is bound by the work, not by the order of its phases.
 cpu_jiffies() { awk '/^cpu /{ t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t; exit }' /proc/stat 2>/dev/null || echo "0 0"; }
+# busy_pct <busy0> <total0> <busy> <total>: the share of the cores' time that was busy between two cpu_jiffies readings.
+busy_pct() { echo $(( $4 > $2 ? 100 * ($3 - $1) / ($4 - $2) : 0 )); }
 read -r CPU_BUSY0 CPU_TOTAL0 <<< "$(cpu_jiffies)"
 PHASES=()
 PHASES_JSON=()
@@ -34,7 +36,7 @@ step_start() { read -r STEP_BUSY0 STEP_TOTAL0 <<< "$(cpu_jiffies)"; STEP_T0=$SEC
 step_end() {
   local busy total pct
   read -r busy total <<< "$(cpu_jiffies)"
-  pct=$(( total > STEP_TOTAL0 ? 100 * (busy - STEP_BUSY0) / (total - STEP_TOTAL0) : 0 ))
+  pct=$(busy_pct "$STEP_BUSY0" "$STEP_TOTAL0" "$busy" "$total")
   CPU_STEPS+=("$(printf '%-58s %5d s, cores busy %3d %%' "$1" $((SECONDS - STEP_T0)) "$pct")")
   CPU_STEPS_JSON+=("{\"step\":\"$1\",\"s\":$((SECONDS - STEP_T0)),\"cpuBusyPct\":$pct}")
 }
@@ -59,7 +61,7 @@ cpu_sampler() {
   read -r b0 t0 <<< "$(cpu_jiffies)"
   while sleep 10; do
     read -r b t <<< "$(cpu_jiffies)"
-    printf '%d\t%d\n' $((SECONDS - T0)) $((t > t0 ? 100 * (b - b0) / (t - t0) : 0))
+    printf '%d\t%d\n' $((SECONDS - T0)) "$(busy_pct "$b0" "$t0" "$b" "$t")"
     b0=$b t0=$t
   done
 }
@@ -123,13 +125,13 @@ summary() {
   for p in "${PHASES[@]}"; do echo "  $p"; done
   local wall=$((SECONDS - T0 + PRE_S))
   echo "  $(printf '%-58s %5d s' "total (wall)" "$wall")   (the same phases one after another: ${SERIAL_SUM} s)"
-  local busy total hz cpu_s cores busy_pct
+  local busy total hz cpu_s cores pct
   read -r busy total <<< "$(cpu_jiffies)"
   hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
   cores=$(nproc 2>/dev/null || echo 1)
   cpu_s=$(( (busy - CPU_BUSY0) / hz ))
-  busy_pct=$(( total > CPU_TOTAL0 ? 100 * (busy - CPU_BUSY0) / (total - CPU_TOTAL0) : 0 ))
-  echo "  CPU busy (every process on the machine, after npm ci): ${cpu_s} s of ${cores} cores = ${busy_pct} % of their time; no order of the phases finishes before ${cpu_s} / ${cores} = $((cpu_s / cores)) s"
+  pct=$(busy_pct "$CPU_BUSY0" "$CPU_TOTAL0" "$busy" "$total")
+  echo "  CPU busy (every process on the machine, after npm ci): ${cpu_s} s of ${cores} cores = ${pct} % of their time; no order of the phases finishes before ${cpu_s} / ${cores} = $((cpu_s / cores)) s"
   if [ ${#CPU_STEPS[@]} -gt 0 ]; then
     echo "[ci] how busy the cores were in each step:"
     for p in "${CPU_STEPS[@]}"; do echo "  $p"; done
@@ -137,7 +139,7 @@ summary() {
   fi
   # Read by `npm run bench` (ci.wall_s in bench-results.json and docs/BENCHMARKS.md).
   local IFS=,
-  printf '{"wallS":%d,"serialSumS":%d,"cpuBusyS":%d,"cores":%d,"cpuBusyPct":%d,"mode":"%s","commit":"%s","finishedAt":"%s","phases":[%s],"steps":[%s]}\n' "$wall" "$SERIAL_SUM" "$cpu_s" "$cores" "$busy_pct" \
+  printf '{"wallS":%d,"serialSumS":%d,"cpuBusyS":%d,"cores":%d,"cpuBusyPct":%d,"mode":"%s","commit":"%s","finishedAt":"%s","phases":[%s],"steps":[%s]}\n' "$wall" "$SERIAL_SUM" "$cpu_s" "$cores" "$pct" \
     "$([ "${TEST_SERIAL:-${CI_SERIAL:-0}}" = 1 ] && echo serial || echo parallel)" "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" "$(date -u +%FT%TZ)" "${PHASES_JSON[*]}" "${CPU_STEPS_JSON[*]:-}" > test-results/ci-timing.json || true
   unset IFS
   CI_RC=$rc node -e '

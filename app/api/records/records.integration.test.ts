@@ -4,7 +4,7 @@
  * shows is byte for byte what `kcat -C` reads at that offset. Reading joins no consumer group.
  */
 import { randomBytes } from "node:crypto";
-import { Kafka, logLevel } from "kafkajs";
+import { Kafka, logLevel, type Admin } from "kafkajs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { recordsResponseSchema, type RecordView } from "@/lib/api/records";
 import { configOfFile, useConfig } from "@/server/testing/app-config";
@@ -22,26 +22,28 @@ const get = async (q: string) => {
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
 
-async function groups(): Promise<string[]> {
+/** `use(admin)` with an admin client of the suite's broker, connected for the call. */
+async function withAdmin<T>(use: (admin: Admin) => Promise<T>): Promise<T> {
   const admin = new Kafka({ brokers: [...own.brokers], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   try {
-    return (await admin.listGroups()).groups.map((x) => x.groupId).sort();
+    return await use(admin);
   } finally {
     await admin.disconnect();
   }
 }
 
+const listGroups = async (admin: Admin) => (await admin.listGroups()).groups.map((x) => x.groupId).sort();
+const groups = () => withAdmin(listGroups);
+
 /**
  * The groups made since `before` that read `topic`: a member subscribed to it or an offset committed
  * on it. Other files' groups come and go on the shared broker meanwhile; they read other topics.
  */
-async function groupsReading(topic: string, before: readonly string[]): Promise<string[]> {
-  const added = (await groups()).filter((g) => !before.includes(g));
-  if (added.length === 0) return [];
-  const admin = new Kafka({ brokers: [...own.brokers], logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  try {
+function groupsReading(topic: string, before: readonly string[]): Promise<string[]> {
+  return withAdmin(async (admin) => {
+    const added = (await listGroups(admin)).filter((g) => !before.includes(g));
+    if (added.length === 0) return [];
     const reading: string[] = [];
     const described = (await admin.describeGroups(added)).groups;
     for (const g of added) {
@@ -50,9 +52,7 @@ async function groupsReading(topic: string, before: readonly string[]): Promise<
       if (subscribed || offsets.some((t) => t.partitions.some((p) => p.offset !== "-1"))) reading.push(g);
     }
     return reading;
-  } finally {
-    await admin.disconnect();
-  }
+  });
 }
 
 beforeAll(async () => {

@@ -15,6 +15,7 @@ import type { DedupRepository } from "@/server/dedup/repository";
 import { countPush, MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
 import type { Transport } from "@/server/transport";
 import { DemoService } from "./demo";
+import { counterTotal } from "@/server/testing/counter-total";
 
 /** Where one case's demo runs. */
 export interface TogglesCaseWorld {
@@ -65,9 +66,6 @@ const HANDLED_SHARE_MIN = 0.9;
 const HANDLED_SHARE_MIN_LEAVING = 0.75;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Counter = { get(): Promise<{ values: Array<{ value: number; labels: Record<string, unknown> }> }> };
-const total = async (c: Counter, filter: (l: Record<string, unknown>) => boolean = () => true) =>
-  (await c.get()).values.filter((v) => filter(v.labels)).reduce((a, v) => a + v.value, 0);
 
 /** Registers the toggles' tests on `env`. */
 export function demoTogglesSuite(env: TogglesEnv): void {
@@ -91,21 +89,21 @@ export function demoTogglesSuite(env: TogglesEnv): void {
     const m = dedupMetrics(registry);
     const records = (await transport.readAll(topic)).flatMap((r) => (r.ok ? [r.uuid] : []));
     const published = new Set(records).size;
-    const handled = async () => (await total(counters.sent)) + (await total(m.poisoned));
+    const handled = async () => (await counterTotal(counters.sent)) + (await counterTotal(m.poisoned));
     // Drained: every event pushed or poisoned (bounded; a key stuck behind a 60 s lease never drains in time).
     for (const end = Date.now() + env.drainMs; (await handled()) < published && Date.now() < end; ) await sleep(250);
     const result = {
       published,
       /** Records on the topic that repeat a UUID: the forwarder's copies. */
       copies: records.length - published,
-      sent: await total(counters.sent),
-      deduplicated: await total(m.deduplicated),
-      republish: await total(m.duplicatesByCause, (l) => l.cause === "republish"),
-      redelivery: await total(m.duplicatesByCause, (l) => l.cause === "redelivery"),
-      released: await total(m.released),
-      poisoned: await total(m.poisoned),
+      sent: await counterTotal(counters.sent),
+      deduplicated: await counterTotal(m.deduplicated),
+      republish: await counterTotal(m.duplicatesByCause, (l) => l.cause === "republish"),
+      redelivery: await counterTotal(m.duplicatesByCause, (l) => l.cause === "redelivery"),
+      released: await counterTotal(m.released),
+      poisoned: await counterTotal(m.poisoned),
       /** Failed store calls (`deduplication_errors_total`): the faults were really on. */
-      storeErrors: await total(m.errors),
+      storeErrors: await counterTotal(m.errors),
       leased: await w.leasedKeys(),
     };
     await demo.stop();

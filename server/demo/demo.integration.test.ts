@@ -5,6 +5,7 @@ import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, TOPIC_POISONED_KEY, WATERMIL
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { countPush, sideEffectCounters } from "@/server/notification/side-effects";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
+import { counterTotal } from "@/server/testing/counter-total";
 import { startDemoOnKafka } from "@/server/testing/demo-on-kafka";
 
 /**
@@ -26,7 +27,7 @@ const own = startDemoOnKafka("demotest", {
 const { service, topic, dlqTopic, redis, transport, demo } = own;
 
 const sent = async (handler: string) => (await counters.sent.get()).values.find((v) => v.labels.handler === handler)?.value ?? 0;
-const dups = async () => (await counters.duplicate.get()).values.reduce((a, v) => a + v.value, 0);
+const dups = () => counterTotal(counters.duplicate);
 const deduplicated = async (handler: string) => (await dedupMetrics(registry).deduplicated.get()).values.find((v) => v.labels.handler === handler)?.value ?? 0;
 const marshalErrors = async () => (await dedupMetrics(registry).errors.get()).values.find((v) => v.labels.reason === "marshal")?.value ?? 0;
 async function eventually(cond: () => Promise<boolean>, ms = 30_000): Promise<void> {
@@ -102,12 +103,12 @@ describe("demo consumer on Kafka", () => {
   it("with all four duplicate sources on for 12 s of traffic, every event the traffic published is pushed exactly once and the repeats are deduplicated", async () => {
     const uuidsOnTopic = async () => new Set((await transport.readAll(topic)).flatMap((d) => (d.ok ? [d.uuid] : [])));
     const earlier = await uuidsOnTopic();
-    const dedupBefore = (await dedupMetrics(registry).deduplicated.get()).values.reduce((a, v) => a + v.value, 0);
-    const sentBefore = (await counters.sent.get()).values.reduce((a, v) => a + v.value, 0);
-    const poisonedBefore = (await dedupMetrics(registry).poisoned.get()).values.reduce((a, v) => a + v.value, 0);
-    const pushed = async () => (await counters.sent.get()).values.reduce((a, v) => a + v.value, 0) - sentBefore;
+    const dedupBefore = await counterTotal(dedupMetrics(registry).deduplicated);
+    const sentBefore = await counterTotal(counters.sent);
+    const poisonedBefore = await counterTotal(dedupMetrics(registry).poisoned);
+    const pushed = async () => (await counterTotal(counters.sent)) - sentBefore;
     // An event whose five attempts all fail (10 % each) goes to the DLQ instead: handled, not lost.
-    const poisoned = async () => (await dedupMetrics(registry).poisoned.get()).values.reduce((a, v) => a + v.value, 0) - poisonedBefore;
+    const poisoned = async () => (await counterTotal(dedupMetrics(registry).poisoned)) - poisonedBefore;
     demo.setSources({
       traffic: { enabled: true, ratePerSec: 60 },
       retryOnError: { enabled: true, rate: 0.1 },
@@ -123,7 +124,7 @@ describe("demo consumer on Kafka", () => {
     // Restarts and rebalances only delay the consumer; it catches up with every event.
     await eventually(async () => (await pushed()) + (await poisoned()) >= published, 60_000).catch(() => undefined);
     expect((await pushed()) + (await poisoned())).toBe(published);
-    const swallowed = (await dedupMetrics(registry).deduplicated.get()).values.reduce((a, v) => a + v.value, 0) - dedupBefore;
+    const swallowed = (await counterTotal(dedupMetrics(registry).deduplicated)) - dedupBefore;
     expect(swallowed).toBeGreaterThan(20);
     expect(await dups()).toBe(0);
   }, 120_000);

@@ -1,10 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { perMessageForm } from "./batch-run";
 import { BatchState, NOT_RUN, RAN } from "./dedup-batch";
 import { DeliveryResults, type Delivery } from "./dedup-results";
 import { DedupStoreError, InProgressError, PayloadConflictError } from "./errors";
 import { DEFAULT_DEDUPLICATOR_OPTIONS, validateDeduplicatorOptions, type DeduplicatorOptions, type ResolvedDeduplicatorOptions } from "./deduplicator-options";
-import { namedMiddleware, type BatchPreparation, type Handler, type Message, type Middleware } from "./message";
+import { namedMiddleware, type BatchPreparation, type BatchRun, type Handler, type Message, type Middleware } from "./message";
 import { dedupRecorder, type DedupRecorder } from "./metrics";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "./repository";
 import { KeyMarks } from "./key-marks";
@@ -57,7 +56,7 @@ export class Deduplicator {
       prepareBatch: (msgs) => this.prepareBatch(msgs),
       onRegister: (h) => this.rec.register(h.topic, h.name),
       // A Router batch counts its results in the batch state; "naive" keeps none (it claims per message).
-      batch: o.marking === "naive" ? undefined : perMessageForm(wrap),
+      batch: o.marking === "naive" ? undefined : (next) => (msgs, stop) => this.runBatch(next, msgs, stop),
     });
   }
 
@@ -106,6 +105,64 @@ export class Deduplicator {
   }
 
   /**
+   * The batch form: the messages in order, each treated as the per-message form treats it, the
+   * Deduplicator's part decided synchronously from the batch's pre-claims — no promise chain of its
+   * own per message, only the handler's. A message the pre-claims cannot decide (a key that cannot
+   * be computed, a stale or unknown pre-claim, a second copy of a key in the batch whose first did
+   * not succeed) takes the per-message path. Never rejects.
+   */
+  private async runBatch(next: Handler, msgs: readonly Message[], stop: AbortSignal): Promise<BatchRun> {
+    for (let i = 0; i < msgs.length; i++) {
+      const msg = msgs[i]!;
+      if (msg.signal.aborted || stop.aborted) return { ran: i };
+      try {
+        const batch = this.results.batchOf(msg);
+        const bi = batch ? batch.indexOf(msg) : -1;
+        let key: string | undefined;
+        try {
+          if (bi >= 0) key = this.keyOf(msg);
+        } catch {
+          // counted, and the failure mode applied, by the per-message path
+        }
+        if (key === undefined) {
+          await this.handle(next, msg);
+          continue;
+        }
+        const b = batch!;
+        // The error result is counted at the batch's settle unless the message ends final.
+        if (b.phase[bi] === NOT_RUN) b.phase[bi] = RAN;
+        const d: Delivery = { next, msg, topic: msg.context.topic ?? "", handler: msg.context.handler ?? "default", st: undefined, batch: b, bi };
+        const earlier = b.doneKeys.get(key);
+        if (earlier !== undefined) this.swallow(d, key, earlier);
+        else if (!this.freshPreclaim(b, bi, key)) await this.check(d);
+        else {
+          const reply = b.replies[bi]!;
+          b.keys[bi] = undefined; // used once: a retry of the message claims again
+          if (reply !== null) this.answered(d, key, reply);
+          else {
+            try {
+              await next(msg);
+            } catch (e) {
+              await this.failed(d, key, b.value);
+              throw e;
+            }
+            this.markDone(d, key, b.value);
+            this.results.success(d);
+          }
+        }
+      } catch (error) {
+        return { ran: i, failure: { error } };
+      }
+    }
+    return { ran: msgs.length };
+  }
+
+  /** The batch's pre-claim of position `bi` is for `key`, answered, and young enough to act on. */
+  private freshPreclaim(batch: BatchState, bi: number, key: string): boolean {
+    return batch.keys[bi] === key && batch.replies[bi] !== undefined && Date.now() - batch.at <= this.claimTtl * this.options.preclaimMaxAgeFraction;
+  }
+
+  /**
    * One attempt of a delivery. Without a Router a failed attempt is counted as the `error` result
    * here (under one, at settle), by a catch around the attempt rather than a second async frame.
    */
@@ -127,13 +184,13 @@ export class Deduplicator {
 
       let value: string;
       let reply: string | null;
-      // The pre-claim is used once: a retry of the message claims again.
       const preKey = batch ? batch.keys[bi] : undefined;
-      const preReply = batch ? batch.replies[bi] : undefined;
+      const fresh = batch !== undefined && this.freshPreclaim(batch, bi, key);
+      // The pre-claim is used once: a retry of the message claims again.
       if (preKey !== undefined) batch!.keys[bi] = undefined;
-      if (preKey === key && preReply !== undefined && Date.now() - batch!.at <= this.claimTtl * o.preclaimMaxAgeFraction) {
-        value = batch!.value;
-        reply = preReply;
+      if (fresh) {
+        value = batch.value;
+        reply = batch.replies[bi]!;
       } else {
         // A stale or unknown pre-claim is re-checked under the same token, so our own claim is recognised.
         value = preKey === key ? batch!.value : this.newValue();
@@ -150,31 +207,49 @@ export class Deduplicator {
         }
       }
 
-      if (reply !== null) {
-        if (o.marking === "lease" && reply.startsWith(PROCESSING_PREFIX)) {
-          this.rec.inProgress(d.topic, d.handler);
-          throw new InProgressError(key);
-        }
-        return this.swallow(d, key, reply);
-      }
-
+      if (reply !== null) return this.answered(d, key, reply);
       let out: void | Message[];
       try {
         out = await d.next(msg);
       } catch (e) {
-        if (o.marking !== "naive") await this.marks.release(key, value, d.topic, d.handler);
+        await this.failed(d, key, value);
         throw e;
       }
-      const lease = o.marking === "lease";
-      const done = doneValueOf(msg, lease);
-      if (batch) batch.succeeded(key, done, lease ? { key, value, done, topic: d.topic, handler: d.handler } : undefined);
-      else if (lease) await this.marks.complete(key, value, done, d.topic, d.handler);
+      const marked = this.markDone(d, key, value);
+      if (marked) await marked;
       this.results.success(d);
       return out;
     } catch (e) {
       if (d.st && !d.st.routed) this.results.failed(d.st, d.topic, d.handler);
       throw e;
     }
+  }
+
+  /** The key already held `reply`: in progress elsewhere (lease marking: fails, to be retried) or a repeat (swallowed). */
+  private answered(d: Delivery, key: string, reply: string): undefined {
+    if (this.options.marking === "lease" && reply.startsWith(PROCESSING_PREFIX)) {
+      this.rec.inProgress(d.topic, d.handler);
+      throw new InProgressError(key);
+    }
+    return this.swallow(d, key, reply);
+  }
+
+  /** The rest of the stack failed under our claim of `key` (token `value`): the key is released (not under "naive") before the failure goes on outwards. Never rejects. */
+  private failed(d: Delivery, key: string, value: string): Promise<void> | undefined {
+    return this.options.marking === "naive" ? undefined : this.marks.release(key, value, d.topic, d.handler);
+  }
+
+  /**
+   * The delivery succeeded under our claim of `key` (token `value`): in a batch its `done` mark
+   * waits for the batch's settle; alone, under lease marking, the returned promise is the mark
+   * (never rejects). The caller counts the success after it.
+   */
+  private markDone(d: Delivery, key: string, value: string): Promise<void> | undefined {
+    const lease = this.options.marking === "lease";
+    const done = doneValueOf(d.msg, lease);
+    if (d.batch) d.batch.succeeded(key, done, lease ? { key, value, done, topic: d.topic, handler: d.handler } : undefined);
+    else if (lease) return this.marks.complete(key, value, done, d.topic, d.handler);
+    return undefined;
   }
 
   /**

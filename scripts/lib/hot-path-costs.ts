@@ -12,6 +12,10 @@
  *   timeout        + `timeout(30 s)` (one timer per attempt; opt-in)
  *   produced       + the handler returns one message, published by a no-op publisher inside the stack
  *   defaultStack   the whole `defaultStack` (correlationId … Deduplicator, handlerTimer), 256 B
+ *   router batch   the bare Router, messages delivered as batches of 500 (`deliverBatch`, as the
+ *                  Kafka subscriber does), each message at its own offset
+ *   defaultStack batch  the whole `defaultStack` on such batches, 256 B: the stack's batch form
+ *                  (pre-claims in one call, done marks in one call at the batch's settle)
  * and the payload fingerprint alone (`payloadFingerprint`) per payload size.
  */
 import { Registry } from "prom-client";
@@ -36,10 +40,14 @@ interface Variant {
   payload: string;
   stack: (registry: Registry) => Middleware[];
   produces?: boolean;
+  /** Delivered as Router batches of this size instead of one by one. */
+  batch?: number;
 }
 
 const dedup = (registry: Registry) => new Deduplicator({ repository: new MemoryRepository(), service: "hot", registry }).middleware;
 const timer = (registry: Registry) => handlerTimer({ registry, service: "hot" });
+const wholeStack = (registry: Registry) =>
+  defaultStack({ dlqPublisher: noopPublisher, dlqTopic: "hot.dlq", dedup: { repository: new MemoryRepository(), service: "hot", registry, logger: () => undefined } });
 
 /** The variants, each building on the one before it (see the module doc). */
 export const VARIANTS: readonly Variant[] = [
@@ -49,12 +57,9 @@ export const VARIANTS: readonly Variant[] = [
   { name: "timer", base: "dedup 256 B", payload: PAYLOAD_256, stack: (r) => [dedup(r), timer(r)] },
   { name: "timeout", base: "timer", payload: PAYLOAD_256, stack: (r) => [dedup(r), timeout(30_000), timer(r)] },
   { name: "produced", base: "timer", payload: PAYLOAD_256, stack: (r) => [dedup(r), timer(r)], produces: true },
-  {
-    name: "defaultStack",
-    base: "router",
-    payload: PAYLOAD_256,
-    stack: (r) => defaultStack({ dlqPublisher: noopPublisher, dlqTopic: "hot.dlq", dedup: { repository: new MemoryRepository(), service: "hot", registry: r, logger: () => undefined } }),
-  },
+  { name: "defaultStack", base: "router", payload: PAYLOAD_256, stack: wholeStack },
+  { name: "router batch", payload: "", stack: () => [], batch: 500 },
+  { name: "defaultStack batch", base: "router batch", payload: PAYLOAD_256, stack: wholeStack, batch: 500 },
 ];
 
 const cpuNow = () => {
@@ -70,8 +75,15 @@ async function cpuPerMessage(v: Variant, n: number, tag: string): Promise<number
   router.addHandler({ name: "h", topic: "hot", subscriber: new MemoryPubSub(), handler, middleware: v.stack(new Registry()), ...(v.produces ? { publisher: noopPublisher, publishTopic: "hot.out" } : {}) });
   const sink = router.sink("h");
   const msgs: Message[] = Array.from({ length: n }, (_, i) => newMessage(`${tag}-${i}`, v.payload));
+  if (v.batch) for (let i = 0; i < n; i++) Object.assign(msgs[i]!.context, { topic: "hot", partition: 0, offset: String(i) });
   const c0 = cpuNow();
-  for (const m of msgs) if ((await sink.deliver(m)) !== "ack") throw new Error(`hot path ${v.name}: a delivery was not acked`);
+  if (v.batch) {
+    for (let i = 0; i < n; i += v.batch) {
+      const out = await sink.deliverBatch(msgs.slice(i, i + v.batch));
+      if (out.length !== Math.min(v.batch, n - i) || out.some((o) => o !== "ack")) throw new Error(`hot path ${v.name}: a batch was not acked in full`);
+    }
+    await sink.flush?.();
+  } else for (const m of msgs) if ((await sink.deliver(m)) !== "ack") throw new Error(`hot path ${v.name}: a delivery was not acked`);
   return (cpuNow() - c0) / n;
 }
 

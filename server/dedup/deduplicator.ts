@@ -1,16 +1,17 @@
 import { randomBytes } from "node:crypto";
 import { BatchState, NOT_RUN, RAN } from "./dedup-batch";
 import { DeliveryResults, type Delivery } from "./dedup-results";
-import { DedupStoreError, InProgressError, PayloadConflictError } from "./errors";
+import { DedupStoreError } from "./errors";
 import { DEFAULT_DEDUPLICATOR_OPTIONS, validateDeduplicatorOptions, type DeduplicatorOptions, type ResolvedDeduplicatorOptions } from "./deduplicator-options";
 import { namedMiddleware, type BatchPreparation, type BatchRun, type Handler, type Message, type Middleware } from "./message";
 import { dedupRecorder, type DedupRecorder } from "./metrics";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "./repository";
 import { KeyMarks } from "./key-marks";
-import { DEDUP_ERROR_REASON, dedupKeyPrefix, type DedupErrorReason } from "../../names/dedup";
-import { doneValueOf, payloadFingerprint, positionOf, storedFingerprint } from "./duplicate-cause";
+import { CheckOutcomes } from "./check-outcomes";
+import { DEDUP_ERROR_REASON, dedupKeyPrefix } from "../../names/dedup";
+import { doneValueOf } from "./duplicate-cause";
 import { classifyStoreError, timed } from "./store-call";
-import { HotKeys, noteSwallowed } from "./hot-keys";
+import { HotKeys } from "./hot-keys";
 import { hotKeysBoard } from "./hot-keys-board";
 
 export * from "./deduplicator-options";
@@ -30,6 +31,7 @@ export class Deduplicator {
   /** The repository never waits on I/O: no timeout timer per call. */
   private readonly inProcess: boolean;
   private readonly marks: KeyMarks;
+  private readonly outcomes: CheckOutcomes;
   /** `processing:<process tag>` / `claimed:<process tag>`; a sequence number completes the token. */
   private readonly valuePrefix: string;
   private readonly closed: boolean;
@@ -51,6 +53,7 @@ export class Deduplicator {
     this.valuePrefix = (o.marking === "lease" ? PROCESSING_PREFIX : CLAIMED_PREFIX) + PROCESS_TAG;
     const board = o.hotKeys === undefined ? hotKeysBoard() : o.hotKeys;
     this.hotKeys = board ? board.add(o.service, new HotKeys()) : null;
+    this.outcomes = new CheckOutcomes(o, this.rec, this.results, this.hotKeys);
     const wrap = (next: Handler): Handler => (msg) => this.handle(next, msg);
     this.middleware = namedMiddleware("deduplicator", wrap, {
       prepareBatch: (msgs) => this.prepareBatch(msgs),
@@ -133,12 +136,12 @@ export class Deduplicator {
         if (b.phase[bi] === NOT_RUN) b.phase[bi] = RAN;
         const d: Delivery = { next, msg, topic: msg.context.topic ?? "", handler: msg.context.handler ?? "default", st: undefined, batch: b, bi };
         const earlier = b.doneKeys.get(key);
-        if (earlier !== undefined) this.swallow(d, key, earlier);
+        if (earlier !== undefined) this.outcomes.swallow(d, key, earlier);
         else if (!this.freshPreclaim(b, bi, key)) await this.check(d);
         else {
           const reply = b.replies[bi]!;
           b.keys[bi] = undefined; // used once: a retry of the message claims again
-          if (reply !== null) this.answered(d, key, reply);
+          if (reply !== null) this.outcomes.answered(d, key, reply);
           else {
             try {
               await next(msg);
@@ -176,11 +179,11 @@ export class Deduplicator {
       } catch (e) {
         this.rec.error(DEDUP_ERROR_REASON.marshal, d.handler);
         if (this.closed) throw new DedupStoreError(DEDUP_ERROR_REASON.marshal, `dedup key of message ${msg.uuid} could not be computed: ${(e as Error)?.message ?? e}`, { cause: e });
-        return await this.passThrough(d, DEDUP_ERROR_REASON.marshal);
+        return await this.outcomes.passThrough(d, DEDUP_ERROR_REASON.marshal);
       }
 
       const earlier = batch?.doneKeys.get(key);
-      if (earlier !== undefined) return this.swallow(d, key, earlier);
+      if (earlier !== undefined) return this.outcomes.swallow(d, key, earlier);
 
       let value: string;
       let reply: string | null;
@@ -198,16 +201,16 @@ export class Deduplicator {
         try {
           reply = await this.timed(o.repository.claim(key, value, this.claimTtl));
         } catch (e) {
-          return await this.storeFailed(d, e, `claim of ${key}`, t0);
+          return await this.outcomes.storeFailed(d, e, `claim of ${key}`, t0);
         }
-        this.checked(t0, d.handler);
+        this.outcomes.checked(t0, d.handler);
         if (reply !== null && reply === value && o.marking !== "naive") {
           if (o.marking === "lease") await this.marks.renew(key, value, d.handler);
           reply = null;
         }
       }
 
-      if (reply !== null) return this.answered(d, key, reply);
+      if (reply !== null) return this.outcomes.answered(d, key, reply);
       let out: void | Message[];
       try {
         out = await d.next(msg);
@@ -223,15 +226,6 @@ export class Deduplicator {
       if (d.st && !d.st.routed) this.results.failed(d.st, d.topic, d.handler);
       throw e;
     }
-  }
-
-  /** The key already held `reply`: in progress elsewhere (lease marking: fails, to be retried) or a repeat (swallowed). */
-  private answered(d: Delivery, key: string, reply: string): undefined {
-    if (this.options.marking === "lease" && reply.startsWith(PROCESSING_PREFIX)) {
-      this.rec.inProgress(d.topic, d.handler);
-      throw new InProgressError(key);
-    }
-    return this.swallow(d, key, reply);
   }
 
   /** The rest of the stack failed under our claim of `key` (token `value`): the key is released (not under "naive") before the failure goes on outwards. Never rejects. */
@@ -250,66 +244,6 @@ export class Deduplicator {
     if (d.batch) d.batch.succeeded(key, done, lease ? { key, value, done, topic: d.topic, handler: d.handler } : undefined);
     else if (lease) return this.marks.complete(key, value, done, d.topic, d.handler);
     return undefined;
-  }
-
-  /**
-   * Swallows a repeat; `stored` is the key's value (or the earlier copy's `done` value in this
-   * batch), for the cause. A copy whose payload differs from the processed one (stored fingerprint)
-   * is counted as a payload conflict and, under `onPayloadConflict: "poison"`, fails with
-   * `PayloadConflictError` instead (for PoisonQueue's DLQ).
-   */
-  private swallow(d: Delivery, key: string, stored: string): undefined {
-    const fp = storedFingerprint(stored);
-    if (fp !== undefined) {
-      const mine = payloadFingerprint(d.msg.payload);
-      if (mine !== fp) {
-        this.rec.payloadConflict(d.handler);
-        this.options.logger(`[dedup] payload conflict: handler=${d.handler} topic=${d.topic} uuid=${d.msg.uuid} key=${key} was processed with another payload (a publisher reused the UUID)`);
-        if (this.options.onPayloadConflict === "poison") throw new PayloadConflictError(key, fp, mine);
-      }
-    }
-    const cause = this.results.deduplicated(d, stored);
-    noteSwallowed(this.hotKeys, { key, uuid: d.msg.uuid, handler: d.handler, topic: d.topic, cause, position: positionOf(d.msg.context) }, this.options.logDuplicates, this.options.logger);
-    return undefined;
-  }
-
-  /** Fail-open: the handler runs unchecked, counted before it runs (it may fail or never return). */
-  private async passThrough(d: Delivery, reason: DedupErrorReason): Promise<void | Message[]> {
-    this.rec.unchecked(d.handler, reason);
-    const out = await d.next(d.msg);
-    this.results.success(d);
-    return out;
-  }
-
-  /**
-   * A completed check of `handler`'s key(s) begun at `t0`, with its check-duration sample — none
-   * when the connection was down at some moment since: a check that waited for the reconnect times
-   * the outage's end, not a working store.
-   */
-  private checked(t0: number, handler: string): void {
-    const end = performance.now();
-    this.rec.check(handler, end, this.options.repository.connectionLostSince?.(t0) ? null : (end - t0) / 1000);
-  }
-
-  /** A failed store call: counted, then the failure mode decides (spec §4). */
-  private storeFailed(d: Delivery, e: unknown, what: string, t0: number): Promise<void | Message[]> {
-    const reason = classifyStoreError(e);
-    this.failedCheck(reason, t0, d.handler);
-    if (this.closed) {
-      throw new DedupStoreError(reason, `dedup store failed (${reason}) on ${what}: ${(e as Error)?.message ?? e}; fail-closed, so the message is retried and then poisoned`, { cause: e });
-    }
-    return this.passThrough(d, reason);
-  }
-
-  /**
-   * A failed check of `handler`'s key(s), counted; it is a latency sample only when it timed out on
-   * a connection that stayed ready (a slow store); a store that was down is no sample of a working
-   * one (docs/SEED-ERRATA.md).
-   */
-  private failedCheck(reason: DedupErrorReason, t0: number, handler: string): void {
-    const end = performance.now();
-    this.rec.check(handler, end, reason === DEDUP_ERROR_REASON.redisTimeout ? (end - t0) / 1000 : null);
-    this.rec.error(reason, handler);
   }
 
   /**
@@ -333,9 +267,9 @@ export class Deduplicator {
       try {
         replies = await this.timed(o.repository.claimBatch(reqs));
       } catch (e) {
-        this.failedCheck(classifyStoreError(e), t0, handler);
+        this.outcomes.failedCheck(classifyStoreError(e), t0, handler);
       }
-      if (replies) this.checked(t0, handler);
+      if (replies) this.outcomes.checked(t0, handler);
       batch.preclaimed(reqs, at, replies);
     }
     return {

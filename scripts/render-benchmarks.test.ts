@@ -31,6 +31,21 @@ describe("renderBenchmarks", () => {
     expect(uiLine).toContain("**not measured**");
   });
 
+  it("calls the machine busy only when its load at the start was 1 or more", () => {
+    const machine = (loadStart: number[]) => row("machine.nproc", 2, { detail: { loadStart, loadEnd: [3.2, 2, 2.3] } });
+    const loadLine = (md: string) => md.split("\n").find((l) => l.startsWith("- Load average"))!;
+    expect(loadLine(renderBenchmarks([machine([0.26, 1.75, 2.47])]))).toContain("quiet at the start");
+    expect(loadLine(renderBenchmarks([machine([1.4, 1.2, 1])]))).toContain("**the machine was busy at the start**");
+  });
+
+  it("says ours ÷ the floor is bound by waiting only when CPU would allow more and ours idled more", () => {
+    const variant = (v: string, cpu: number, idle: number) => row(`consumer.msgs_per_sec.${v}`, 1000, { unit: "msgs/s", detail: { cpuUsPerMsg: cpu, profile: { sampledSeconds: 5, areas: { "(idle)": idle } } } });
+    const rows = (oursCpu: number, oursIdle: number) => [variant("raw", 6.1, 0.05), variant("ours", oursCpu, oursIdle), variant("floor", 17.2, 0.02), row("consumer.with_dedup_vs_floor", 0.755, { reference: 1, ratio: 0.755 })];
+    expect(renderBenchmarks(rows(20.4, 0.3))).toContain("4. **Ours ÷ the floor is bound by waiting, not by CPU.** By CPU per message alone ours would reach floor ÷ ours = 0.843");
+    expect(renderBenchmarks(rows(24, 0.3))).not.toContain("bound by waiting"); // CPU allows only 0.717
+    expect(renderBenchmarks(rows(20.4, 0.01))).not.toContain("bound by waiting");
+  });
+
   it("keeps the table intact: no cell introduces an unescaped pipe", () => {
     const md = renderBenchmarks(Object.keys(FIGURES).map((n) => row(n, 1, { reference: 1, ratio: 1 })));
     const header = md.split("\n").find((l) => l.startsWith("| Figure | Value"))!;

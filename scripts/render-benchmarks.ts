@@ -37,7 +37,8 @@ function machineSection(results: readonly BenchResult[]): string[] {
   const L: string[] = ["## Machine and run", ""];
   L.push(fill(PROSE.machineCpu, { nproc: nprocOf(results), cpuModel: m.cpuModel ?? "?", memGiB: m.memGiB ?? "?", node: m.node ?? "?" }));
   L.push(fill(PROSE.machineRun, { startedAt: m.startedAt ?? "?", finishedAt: m.finishedAt ?? "?", commit: m.commit ?? "?", dirty: m.dirty ? PROSE.machineDirty : "" }));
-  L.push(fill(PROSE.machineLoad, { start: loads(m.loadStart), end: loads(m.loadEnd) }));
+  const quiet = m.loadStart?.[0] !== undefined && m.loadStart[0] < 1;
+  L.push(fill(quiet ? PROSE.machineLoadQuiet : PROSE.machineLoad, { start: loads(m.loadStart), end: loads(m.loadEnd) }));
   for (const r of m.reruns ?? []) L.push(fill(PROSE.machineRerun, { steps: r.steps.join(", "), at: r.at, load: r.load.join(" / "), only: r.steps.join(",") }));
   L.push("");
   return L;

@@ -139,6 +139,12 @@ function goals(rs: Rows): string[] {
       }),
     );
   }
+  const idle = (v: string) => detailOf<{ profile?: ProfileSplit }>(perSec(rs, v)).profile?.areas["(idle)"];
+  const [oursIdle, floorIdle, ratio] = [idle("ours"), idle("floor"), val(rs, "consumer.with_dedup_vs_floor")] as const;
+  // Said only when this run shows it: CPU would allow more of the floor than ours reached, and ours waited more.
+  if (floorCpu !== null && oursCpu !== null && ratio !== null && oursIdle !== undefined && floorIdle !== undefined && floorCpu / oursCpu > ratio && oursIdle > floorIdle) {
+    L.push(fill(PROSE.floorIdle, { cpuRatio: num(floorCpu / oursCpu), ratio: num(ratio), oursIdle: (100 * oursIdle).toFixed(0), floorIdle: (100 * floorIdle).toFixed(0) }));
+  }
   L.push("", PROSE.leversLink, "");
   return L;
 }

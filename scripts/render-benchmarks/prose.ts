@@ -35,7 +35,9 @@ export const PROSE = {
   machineRun: "- Run: {startedAt} → {finishedAt} (UTC), commit `{commit}`{dirty}",
   machineDirty: " (the work tree had uncommitted changes: the figures are not of that commit alone)",
   machineLoad:
-    "- Load average (1/5/15 min) at start {start}, at end {end}: **the machine was shared** (other engineers' tests on the same cores), which slows absolute figures; ratios against same-run references are the figures to read.",
+    "- Load average (1/5/15 min) at start {start}, at end {end}: **the machine was busy at the start** (other processes on the same cores), which slows absolute figures; ratios against same-run references are the figures to read.",
+  machineLoadQuiet:
+    "- Load average (1/5/15 min) at start {start}, at end {end}: the machine was quiet at the start (1-minute load below 1); during the run the bench's own processes (the broker, Redis, the consumer rounds, the build) load its cores. Ratios against same-run references are the figures to read.",
   machineRerun: "- Re-run of step(s) {steps} at {at} (load {load}): `npm run bench -- --only {only}`, figures of the other steps kept.",
   notMeasured: "Not measured in this run.",
 
@@ -65,6 +67,8 @@ export const PROSE = {
     "2. **The references are CPU-bound too.** The floor spends {floor} µs per message (Redis {floorRedis}: one write, but a pipelined ioredis command per key), the naive peer {naive} µs (Redis {naiveRedis}: one round trip per message). 4× the naive peer would need ours at ≈ {naiveQuarter} µs per message, below raw kafkajs alone ({raw}): the goal assumes a naive peer bound by round-trip latency, which {nproc} cores at load average {load} do not give it.",
   whereOursSpends:
     "3. **Where ours spends it** (in-process, `--breakdown`): transport {transport} µs/msg over raw, Router {router}, the four outer middlewares {outer}, the Deduplicator {dedup} and its metrics {metrics} (in-memory store), ioredis {ioredis} µs per key for the two batch scripts.",
+  floorIdle:
+    "4. **Ours ÷ the floor is bound by waiting, not by CPU.** By CPU per message alone ours would reach floor ÷ ours = {cpuRatio} of the floor's rate; it reached {ratio}. In the last round's profile ours idled {oursIdle} % of its time, the floor {floorIdle} %. Before a chunk's handlers run, ours awaits the chunk's claim round trip: one per chunk of the subscriber's `chunkSize` (100 by default). The floor awaits one pipeline per fetched batch. The lever is to claim the next chunk while this one runs; CONSUMER-PERFORMANCE.md (d) says what that must keep.",
   leversLink: "The levers measured, kept or not, and the next ones: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md#issue-15-the-floor-the-naive-peer-and-the-done-mark).",
 
   memoryIntro: "{keys} keys `{key}` (TTL 24 h) per marking on a private `redis-server`, through the real path (Router → Deduplicator → RedisRepository); `used_memory` before/after:",

@@ -65,11 +65,11 @@ export class CheckOutcomes {
   /**
    * A completed check of `handler`'s key(s) begun at `t0`, with its check-duration sample — none
    * when the connection was down at some moment since: a check that waited for the reconnect times
-   * the outage's end, not a working store.
+   * the outage's end, not a working store. Its moment is `t0`: what the store answered was sent then.
    */
   checked(t0: number, handler: string): void {
     const end = performance.now();
-    this.rec.check(handler, end, this.o.repository.connectionLostSince?.(t0) ? null : (end - t0) / 1000);
+    this.rec.check(handler, end, this.o.repository.connectionLostSince?.(t0) ? null : (end - t0) / 1000, t0);
   }
 
   /** A failed store call: counted, then the failure mode decides (spec §4). */

@@ -233,6 +233,26 @@ describe("Deduplicator — store failures", () => {
     expect(await moment(METRIC_NAMES.lastError)).toBe(failedAt);
   });
 
+  it("a claim sent before a failure whose reply is read after it is no check after that failure (the fault is not called over)", async () => {
+    const memory = new MemoryRepository();
+    let answer: (() => void) | undefined;
+    // g3's claim is answered only when the test says; g4's is refused meanwhile (the store just went down).
+    const repo: DedupRepository = Object.assign(Object.create(memory) as MemoryRepository, {
+      claim: (key: string, value: string, ttlMs: number) =>
+        key.endsWith("g4") ? Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })) : new Promise<string | null>((r) => (answer = () => r(memory.claim(key, value, ttlMs)))),
+    });
+    const { sink, registry } = harness(async () => undefined, { repo: failOpen(repo), stack: "dedup-only" });
+    const moment = async (name: string) => (await registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels.handler === "h")?.value;
+    const slow = sink.deliver(newMessage("g3", ""));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(await sink.deliver(newMessage("g4", ""))).toBe("ack");
+    await vi.advanceTimersByTimeAsync(10);
+    answer!();
+    expect(await slow).toBe("ack");
+    const failedAt = (await moment(METRIC_NAMES.lastError))!;
+    expect((await moment(METRIC_NAMES.lastCheck))!).toBeLessThanOrEqual(failedAt);
+  });
+
   /** An in-memory store whose next `failures` done marks are refused. */
   class FlakyMarks extends MemoryRepository {
     marks = 0;

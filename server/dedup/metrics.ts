@@ -51,8 +51,9 @@
  *
  * Per handler, the moment (Unix seconds, gauges) of the last check, the last failure and the last
  * slow check — what tells "the fault is over" at the first scrape after its end (docs/UI.md):
- * - `deduplication_last_check_timestamp_seconds{service,handler}`: the end of the last claim round
- *   trip, completed or failed (a batch pre-claim is one);
+ * - `deduplication_last_check_timestamp_seconds{service,handler}`: the latest claim round trip (a
+ *   batch pre-claim is one): the start of a completed one (the store answered what was sent then),
+ *   the end of a failed one;
  * - `deduplication_last_error_timestamp_seconds{service,handler}`: the last increment of
  *   `deduplication_errors_total` for the handler (a failed claim, `done` mark, release, renewal, or
  *   a key-factory failure);
@@ -146,7 +147,7 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
     payloadConflicts: counter(METRIC_NAMES.payloadConflicts, "Copies whose message UUID was already processed with another payload (a publisher reusing UUIDs), per handler; poisoned to the DLQ or swallowed per onPayloadConflict.", METRIC_LABELS.payloadConflicts),
     unchecked: counter(METRIC_NAMES.unchecked, "Handler runs that fail-open let through without a dedup check, by the store failure that skipped it (redis_timeout, redis_conn, marshal); once per attempt.", METRIC_LABELS.unchecked),
     duplicatesByCause: counter(METRIC_NAMES.duplicatesByCause, "Swallowed duplicates by cause: redelivery (same topic:partition:offset as the first delivery), republish (another position), unknown (no position stored).", METRIC_LABELS.duplicatesByCause),
-    lastCheck: gauge(METRIC_NAMES.lastCheck, "Unix time of the handler's last dedup check (the end of a claim round trip, completed or failed; a batch is one)."),
+    lastCheck: gauge(METRIC_NAMES.lastCheck, "Unix time of the handler's latest dedup check: the start of a completed claim round trip, the end of a failed one (a batch is one)."),
     lastError: gauge(METRIC_NAMES.lastError, "Unix time of the handler's last failed store call or key-factory failure (each deduplication_errors_total increment)."),
     lastSlowCheck: gauge(METRIC_NAMES.lastSlowCheck, `Unix time of the handler's last check slower than ${SLOW_CHECK_SECONDS} s (the latency alert's threshold).`),
     handlerTime: getOrCreate(registry, METRIC_NAMES.handlerExecutionTime, () => {
@@ -169,8 +170,11 @@ export interface DedupRecorder {
   /**
    * A check of `handler`'s keys (one claim round trip; a batch pre-claim is one) that ended at
    * `endMs` (`performance.now()`): its latency sample in `seconds`, or null when it is none.
+   * `startMs`, for a completed check, is when it was sent: the moment it shows the store answering
+   * (`last_check`). A reply that arrived before a later failure but was read after it, on a busy
+   * event loop, is then no check after that failure.
    */
-  check(handler: string, endMs: number, seconds: number | null): void;
+  check(handler: string, endMs: number, seconds: number | null, startMs?: number): void;
   /** A failed store call or key-factory failure on `handler`'s messages. */
   error(reason: DedupErrorReason, handler: string): void;
   inProgress(topic: string, handler: string): void;
@@ -220,9 +224,11 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
       if (result === PROCESSED_RESULT.deduplicated) c.deduplicated.inc();
     },
     duplicate: (topic, handler, cause) => cellsOf(topic, handler).cause[cause].inc(),
-    check(handler, endMs, seconds) {
+    check(handler, endMs, seconds, startMs) {
       const c = timesOf(handler);
-      c.check = endMs;
+      const at = startMs ?? endMs;
+      // Never backwards: checks in flight together complete in any order (NaN: none yet).
+      if (!(c.check >= at)) c.check = at;
       if (seconds === null) return;
       observe(seconds);
       if (seconds > SLOW_CHECK_SECONDS) c.slow = endMs;

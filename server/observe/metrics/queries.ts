@@ -1,5 +1,5 @@
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
-import { NOW_WINDOW, checkQuantileExpr, consumerLagExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, memoryLostExpr, METRIC_NAMES, payloadConflictsExpr, RATE_WINDOW } from "@/lib/thresholds";
+import { ALERTS, NOW_WINDOW, checkQuantileExpr, consumerLagExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, METRIC_NAMES, RATE_WINDOW } from "@/lib/thresholds";
 import { LABEL, METRIC_LABELS, METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT, SLOW_CHECK_SECONDS } from "@/names/dedup";
 import type { QueryName } from "@/lib/query-names";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
@@ -110,17 +110,17 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   scrape_time: ["service"],
 };
 
-/** PromQL of each named query (the duplicate ratio, error rate and p99 are the alert expressions of lib/thresholds). */
+/** PromQL of each named query; an alert's query is its expression, taken from its entry in lib/thresholds (written once there). */
 export const PROMQL: Record<QueryName, string> = {
-  duplicate_ratio: duplicateRatioExpr(),
+  duplicate_ratio: ALERTS.duplicateRate.valueExpr,
   // "Now" beside each alert value: the same expression over the last scrape interval (lib/alert-exprs NOW_WINDOW).
   duplicate_ratio_now: duplicateRatioExpr("", NOW_RATIO_BY, NOW_WINDOW),
   processed_rate: `sum by (service, topic, handler, result) (rate(${METRIC_NAMES.processed}[${RATE_WINDOW}]))`,
   new_rate: `sum by (service, topic, handler) (rate(${METRIC_NAMES.processed}{result!="${PROCESSED_RESULT.deduplicated}"}[${RATE_WINDOW}]))`,
   check_p50: checkQuantileExpr(0.5),
-  check_p99: checkQuantileExpr(0.99),
+  check_p99: ALERTS.redisLatency.valueExpr,
   check_p99_now: checkQuantileExpr(0.99, "", METRIC_LABELS.checkDuration, NOW_WINDOW),
-  error_rate: errorRateExpr(),
+  error_rate: ALERTS.redisErrors.valueExpr,
   error_rate_now: errorRateExpr("", METRIC_LABELS.errors, NOW_WINDOW),
   // Whether a fault is over at the first scrape after its end (lib/now-state): how long no check
   // failed / was slow, and the window's rate of slow checks (the error tile's rate is error_rate).
@@ -128,9 +128,9 @@ export const PROMQL: Record<QueryName, string> = {
   slow_check_quiet: quietExpr(LIBRARY_METRIC_NAMES.lastSlowCheck),
   slow_check_rate: slowCheckRateExpr(),
   dlq_rate: `sum by (service, topic, handler, reason_poisoned) (rate(${DLQ_METRIC}[${RATE_WINDOW}]))`,
-  payload_conflicts: payloadConflictsExpr(),
+  payload_conflicts: ALERTS.payloadConflict.valueExpr,
   // Messages fail-open ran without a check over the window: a count of runs, not a rate.
-  memory_lost: memoryLostExpr(),
+  memory_lost: ALERTS.memoryLost.valueExpr,
   unchecked: `sum by (${METRIC_LABELS.unchecked.join(", ")}) (increase(${METRIC_NAMES.unchecked}[${RATE_WINDOW}]))`,
   duplicates_by_cause: `sum by (service, handler, cause) (rate(${DUPLICATES_BY_CAUSE_METRIC}[${RATE_WINDOW}]))`,
   // Each live consumer replica Prometheus scrapes, with the instance it scraped it at (the Overview
@@ -139,7 +139,7 @@ export const PROMQL: Record<QueryName, string> = {
   handler_p50: handlerQuantileExpr(0.5, RATE_WINDOW),
   handler_p99: handlerQuantileExpr(0.99, RATE_WINDOW),
   handler_p99_1h: handlerQuantileExpr(0.99, HANDLER_P99_LINT_WINDOW),
-  lease_lost_rate: leaseCounterRateExpr("leaseLost"),
+  lease_lost_rate: ALERTS.leaseLost.valueExpr,
   in_progress_rate: leaseCounterRateExpr("inProgress"),
   released_rate: leaseCounterRateExpr("released"),
   // The consumer's event-loop delay (prom-client's default metric) per service, through the replica
@@ -147,7 +147,7 @@ export const PROMQL: Record<QueryName, string> = {
   eventloop_p99: `max by (service) (max by (instance, service) (${CONSUMER_INFO_METRIC}) * on (instance) group_left max by (instance) (${EVENTLOOP_P99_METRIC}))`,
   redis_command_time: `max by (command) (${REDIS_COMMAND_TIME_METRIC})`,
   consumer_lag: consumerLagExpr(),
-  consumer_lag_growth: consumerLagGrowthExpr(),
+  consumer_lag_growth: ALERTS.consumerLagGrowing.valueExpr,
   // Prometheus' own series of alert states: one per instance and state while pending or firing.
   alert_states: `ALERTS{alertname=~"Dedup.*"}`,
   process_start: `max by (instance) (${PROCESS_START_METRIC})`,

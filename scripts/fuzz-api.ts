@@ -234,7 +234,8 @@ export interface FuzzReport {
   seconds: number;
   byStatus: Record<string, number>;
   byRoute: Record<string, number>;
-  serverErrors: Array<{ method: string; url: string; status: number; body: string; malformedPath: boolean }>;
+  /** Each 5xx with the request's headers and the status of the same request sent again at once (a one-off or not). */
+  serverErrors: Array<{ method: string; url: string; headers: Record<string, string>; status: number; body: string; malformedPath: boolean; again: number | string }>;
   /** 5xx answers to a path with an undecodable %-sequence (Next.js decodes dynamic segments itself). */
   serverErrorsMalformedPath: number;
   /** Every other 5xx answer. */
@@ -288,7 +289,13 @@ async function main(): Promise<void> {
         const malformedPath = !decodable(path);
         if (malformedPath) rep.serverErrorsMalformedPath++;
         else rep.serverErrorsOther++;
-        if (rep.serverErrors.length < 200) rep.serverErrors.push({ method, url: url.slice(0, 300), status: res.status, body: text.slice(0, 300), malformedPath });
+        if (rep.serverErrors.length < 200) {
+          const again = await fetch(url, { method, headers, body: payload, redirect: "manual", signal: AbortSignal.timeout(15_000) }).then(
+            (r) => r.status,
+            (e: Error) => e.message,
+          );
+          rep.serverErrors.push({ method, url: url.slice(0, 300), headers, status: res.status, body: text.slice(0, 300), malformedPath, again });
+        }
       }
       for (const f of FORBIDDEN) if (text.includes(f) && rep.leaks.length < 50) rep.leaks.push({ method, url: url.slice(0, 300), found: f });
     } catch (e) {
@@ -345,7 +352,7 @@ async function main(): Promise<void> {
       `status ${Object.entries(rep.byStatus).map(([s, n]) => `${s}:${n}`).join(" ")}; 5xx ${fivexx} (${rep.serverErrorsMalformedPath} on an undecodable path); leaks ${rep.leaks.length}; no answer ${rep.noAnswer.length}; ` +
       `RSS ${rep.rssKb.start !== null ? `${(rep.rssKb.start / 1024).toFixed(0)} → max ${((rep.rssKb.max ?? 0) / 1024).toFixed(0)} → end ${((rep.rssKb.end ?? 0) / 1024).toFixed(0)} MB` : "not sampled"}; server ${rep.serverAlive ? "up" : "DOWN"}`,
   );
-  for (const e of [...rep.serverErrors.filter((x) => !x.malformedPath).slice(0, 5), ...rep.serverErrors.filter((x) => x.malformedPath).slice(0, 2)]) console.log(`[fuzz-api] ${e.status} ${e.method} ${e.url} → ${e.body}`);
+  for (const e of [...rep.serverErrors.filter((x) => !x.malformedPath).slice(0, 5), ...rep.serverErrors.filter((x) => x.malformedPath).slice(0, 2)]) console.log(`[fuzz-api] ${e.status} ${e.method} ${e.url} headers ${JSON.stringify(e.headers)} → ${e.body} (sent again: ${e.again})`);
   for (const e of rep.leaks.slice(0, 5)) console.log(`[fuzz-api] LEAK ${e.method} ${e.url} contains ${e.found}`);
   for (const e of rep.noAnswer.slice(0, 5)) console.log(`[fuzz-api] NO ANSWER ${e.method} ${e.url}: ${e.error}`);
   if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(rep, null, 2));

@@ -19,6 +19,7 @@ import { startWorker, stopWorker } from "@/scripts/bench-scale";
 import { encodeRecord } from "@/server/transport/watermill-codec";
 import { parseConfig } from "@/server/config";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
+import { createTopicsReady } from "@/server/transport/topics";
 
 const BROKERS = (process.env.KAFKA_BROKERS || "127.0.0.1:9092").split(",");
 const REDIS_URL = process.env.REDIS_URL || "redis://127.0.0.1:6379";
@@ -39,16 +40,10 @@ beforeAll(async () => {
   admin = kafka.admin();
   try {
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 6, replicationFactor: 1 }] });
-    // A broker that has just started (other files creating their topics at the same moment) takes a
-    // while to elect the new partitions' leaders: longer than the client's one retry, which is kept
-    // short so that a broker that is not running fails the file at once.
-    for (const end = Date.now() + 20_000; ; await sleep(200)) {
-      const md = await admin.fetchTopicMetadata({ topics: [topic] }).catch(() => null);
-      const parts = md?.topics[0]?.partitions ?? [];
-      if (parts.length === 6 && parts.every((p) => p.leader >= 0)) break;
-      if (Date.now() > end) throw new Error(`topic ${topic}: not all 6 partitions had a leader within 20 s`);
-    }
+    // A broker that has just started (other files creating their topics at the same moment) answers
+    // a new topic as unknown for a while: the product's own helper waits for it and its leaders,
+    // while the client's one retry is kept short so that a broker that is not running fails at once.
+    await createTopicsReady(admin, [{ name: topic, partitions: 6 }]);
   } catch (e) {
     setupError = new Error(`Kafka at ${BROKERS.join(",")} is not usable (${(e as Error).message}): run npm run stack:up`);
   }

@@ -6,6 +6,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { Kafka, logLevel } from "kafkajs";
+import { createTopicsReady } from "@/server/transport/topics";
 
 /** One request via node:http (Host, Origin, Sec-Fetch-Site and Content-Length can be set freely). */
 export function raw(url: string, o: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
@@ -140,7 +141,7 @@ export function concurrentBodies(url: string, o: { n: number; method: string; pa
 export async function consumerGroups(topic: string, clientIds: readonly string[], brokers = ["127.0.0.1:9092"]): Promise<{ close: () => Promise<void> }> {
   const admin = new Kafka({ clientId: "sec-probe-admin", brokers, logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
+  await createTopicsReady(admin, [{ name: topic, partitions: 2 }]);
   const consumers = await Promise.all(
     clientIds.map(async (clientId) => {
       const groupId = clientId.slice(0, clientId.lastIndexOf("/"));

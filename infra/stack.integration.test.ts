@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import Redis from "ioredis";
 import { Kafka, logLevel } from "kafkajs";
 import { afterAll, describe, expect, it } from "vitest";
+import { createTopicsReady } from "@/server/transport/topics";
 
 const id = randomBytes(6).toString("hex");
 
@@ -28,7 +29,7 @@ describe("the local stack (npm run stack:up)", () => {
     const topic = `stack-test-${id}`;
     const admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await createTopicsReady(admin, [{ name: topic, partitions: 1 }]);
     const producer = kafka.producer();
     const consumer = kafka.consumer({ groupId: `stack-test-${id}` });
     try {

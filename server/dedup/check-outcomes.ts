@@ -1,7 +1,8 @@
 /**
  * How a delivery's check ends when its handler does not simply run under our claim — the key was
- * already held (in progress elsewhere, or a repeat: swallowed) or the store failed (counted; the
- * failure mode decides, fail-open runs the handler unchecked) — and the check-duration samples.
+ * already held (in progress elsewhere, or a repeat: swallowed), or the key could not be computed or
+ * the store failed (counted; the failure mode decides, fail-open runs the handler unchecked) — and
+ * the check-duration samples.
  * Internal to the Deduplicator.
  */
 import { DedupStoreError, InProgressError, PayloadConflictError } from "./errors";
@@ -70,6 +71,15 @@ export class CheckOutcomes {
   checked(t0: number, handler: string): void {
     const end = performance.now();
     this.rec.check(handler, end, this.o.repository.connectionLostSince?.(t0) ? null : (end - t0) / 1000, t0);
+  }
+
+  /** The key factory failed on `d`'s message with `e`: counted as `marshal`, then the failure mode decides. */
+  keyFailed(d: Delivery, e: unknown): Promise<void | Message[]> {
+    this.rec.error(DEDUP_ERROR_REASON.marshal, d.handler);
+    if (this.o.failureMode === "closed") {
+      throw new DedupStoreError(DEDUP_ERROR_REASON.marshal, `dedup key of message ${d.msg.uuid} could not be computed: ${(e as Error)?.message ?? e}`, { cause: e });
+    }
+    return this.passThrough(d, DEDUP_ERROR_REASON.marshal);
   }
 
   /** A failed store call: counted, then the failure mode decides (spec §4). */

@@ -1,14 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { BatchState, NOT_RUN, RAN } from "./dedup-batch";
 import { DeliveryResults, type Delivery } from "./dedup-results";
-import { DedupStoreError } from "./errors";
 import { DEFAULT_DEDUPLICATOR_OPTIONS, validateDeduplicatorOptions, type DeduplicatorOptions, type ResolvedDeduplicatorOptions } from "./deduplicator-options";
 import { namedMiddleware, type BatchPreparation, type BatchRun, type Handler, type Message, type Middleware } from "./message";
 import { dedupRecorder, type DedupRecorder } from "./metrics";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "./repository";
 import { KeyMarks } from "./key-marks";
 import { CheckOutcomes } from "./check-outcomes";
-import { DEDUP_ERROR_REASON, dedupKeyPrefix } from "../../names/dedup";
+import { dedupKeyPrefix } from "../../names/dedup";
 import { doneValueOf } from "./duplicate-cause";
 import { classifyStoreError, timed } from "./store-call";
 import { HotKeys } from "./hot-keys";
@@ -34,7 +33,6 @@ export class Deduplicator {
   private readonly outcomes: CheckOutcomes;
   /** `processing:<process tag>` / `claimed:<process tag>`; a sequence number completes the token. */
   private readonly valuePrefix: string;
-  private readonly closed: boolean;
   /** The most swallowed keys per handler (fixed memory), on the board the dashboard reads; null without. */
   readonly hotKeys: HotKeys | null;
   /** The middleware (with its batch hook and batch form). */
@@ -47,7 +45,6 @@ export class Deduplicator {
     this.rec = dedupRecorder(o.registry, o.service);
     this.results = new DeliveryResults(this.rec, Symbol("deduplicator"), o.registry !== undefined);
     this.claimTtl = o.marking === "lease" ? o.leaseMs : o.ttlMs;
-    this.closed = o.failureMode === "closed";
     this.inProcess = o.repository.inProcess === true;
     this.marks = new KeyMarks(o, this.rec, this.claimTtl, (p) => this.timed(p));
     this.valuePrefix = (o.marking === "lease" ? PROCESSING_PREFIX : CLAIMED_PREFIX) + PROCESS_TAG;
@@ -177,9 +174,7 @@ export class Deduplicator {
       try {
         key = this.keyOf(msg);
       } catch (e) {
-        this.rec.error(DEDUP_ERROR_REASON.marshal, d.handler);
-        if (this.closed) throw new DedupStoreError(DEDUP_ERROR_REASON.marshal, `dedup key of message ${msg.uuid} could not be computed: ${(e as Error)?.message ?? e}`, { cause: e });
-        return await this.outcomes.passThrough(d, DEDUP_ERROR_REASON.marshal);
+        return await this.outcomes.keyFailed(d, e);
       }
 
       const earlier = batch?.doneKeys.get(key);

@@ -15,14 +15,7 @@ const DONE_WITH_FINGERPRINT = /^done#[A-Za-z0-9_-]{7}$/;
 import { observationCount } from "@/server/testing/histogram";
 import { oneHandlerRouter } from "@/server/testing/one-handler-router";
 import { defaultStack } from "./stack";
-
-/** Sum of a counter's values whose labels include `labels`. */
-async function count(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const metric = registry.getSingleMetric(name);
-  if (!metric) return 0;
-  const { values } = await metric.get();
-  return values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((s, v) => s + v.value, 0);
-}
+import { registryTotal } from "@/server/testing/counter-total";
 
 const KEY = (uuid: string) => `svc:dedup:h:${uuid}`;
 
@@ -51,9 +44,9 @@ describe("Deduplicator — the spec's tests", () => {
     expect(await sink.deliver(newMessage("01A", "x"))).toBe("ack");
     expect(await sink.deliver(newMessage("01A", "x"))).toBe("ack");
     expect(calls).toEqual(["01A"]);
-    expect(await count(registry, METRIC_NAMES.deduplicated, { service: "svc", topic: "in", handler: "h" })).toBe(1);
-    expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
-    expect(await count(registry, METRIC_NAMES.processed, { result: "deduplicated" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.deduplicated, { service: "svc", topic: "in", handler: "h" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "deduplicated" })).toBe(1);
   });
 
   it("in-memory pub/sub: three publishes with one UUID → the handler runs once", async () => {
@@ -68,8 +61,8 @@ describe("Deduplicator — the spec's tests", () => {
     await router.close();
     await running;
     expect(calls).toEqual(["01SAME"]);
-    expect(await count(registry, METRIC_NAMES.processed)).toBe(3);
-    expect(await count(registry, METRIC_NAMES.deduplicated)).toBe(2);
+    expect(await registryTotal(registry, METRIC_NAMES.processed)).toBe(3);
+    expect(await registryTotal(registry, METRIC_NAMES.deduplicated)).toBe(2);
   });
 });
 
@@ -85,9 +78,9 @@ describe("Deduplicator — retries lose nothing (spec §10)", () => {
     expect(calls).toBe(3);
     expect((repo as MemoryRepository).get(KEY("u1"))).toMatch(DONE_WITH_FINGERPRINT);
     // Per delivery, not per attempt: one success, no error.
-    expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
-    expect(await count(registry, METRIC_NAMES.processed, { result: "error" })).toBe(0);
-    expect(await count(registry, METRIC_NAMES.released)).toBe(2);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "error" })).toBe(0);
+    expect(await registryTotal(registry, METRIC_NAMES.released)).toBe(2);
   });
 
   it("always fails → DLQ entry with reason_poisoned, key released, one error per delivery; the DLQ replay is processed", async () => {
@@ -100,7 +93,7 @@ describe("Deduplicator — retries lose nothing (spec §10)", () => {
     const dlq = ps.messages("in.dlq");
     expect(dlq.map((m) => [m.uuid, m.metadata[REASON_POISONED_KEY]])).toEqual([["u2", "db down"]]);
     expect((repo as MemoryRepository).get(KEY("u2"))).toBeNull();
-    expect(await count(registry, METRIC_NAMES.processed, { result: "error" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "error" })).toBe(1);
 
     const replayed: string[] = [];
     const replay = harness(async (m) => void replayed.push(m.uuid), { repo });
@@ -124,7 +117,7 @@ describe("Deduplicator — retries lose nothing (spec §10)", () => {
     expect(calls).toBe(1);
     expect(successes).toBe(0); // lost: acked, never processed …
     expect(ps.messages("in.dlq")).toHaveLength(0); // … and not in the DLQ either
-    expect(await count(registry, METRIC_NAMES.processed, { result: "deduplicated" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "deduplicated" })).toBe(1);
   });
 
   it('"release" marking: fails once → the retry runs the handler', async () => {
@@ -202,7 +195,7 @@ describe("Deduplicator — leases", () => {
     await repo.claim(KEY("u8"), `${PROCESSING_PREFIX}thief`, 60_000);
     await vi.advanceTimersByTimeAsync(1_000);
     expect(await p).toBe("ack");
-    expect(await count(registry, METRIC_NAMES.leaseLost)).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.leaseLost)).toBe(1);
   });
 });
 
@@ -214,8 +207,8 @@ describe("Deduplicator — store failures", () => {
     const { sink, registry } = harness(async (m) => void calls.push(m.uuid), { repo: failOpen(refused()), stack: "dedup-only" });
     expect(await sink.deliver(newMessage("u9", ""))).toBe("ack");
     expect(calls).toEqual(["u9"]);
-    expect(await count(registry, METRIC_NAMES.errors, { service: "svc", reason: "redis_conn" })).toBe(1);
-    expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.errors, { service: "svc", reason: "redis_conn" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
   });
 
   it("a failed check is the handler's last check and last error at once (no check after it); the next good check is after it", async () => {
@@ -275,11 +268,11 @@ describe("Deduplicator — store failures", () => {
     expect(await first).toBe("ack");
     expect(repo.marks).toBe(2);
     expect(repo.get(KEY("m1"))).toMatch(DONE_WITH_FINGERPRINT);
-    expect(await count(registry, METRIC_NAMES.errors, { reason: "redis_conn" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.errors, { reason: "redis_conn" })).toBe(1);
     expect(await sink.deliver(newMessage("m1", "x"))).toBe("ack");
     expect(runs).toBe(1);
-    expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
-    expect(await count(registry, METRIC_NAMES.processed, { result: "deduplicated" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "deduplicated" })).toBe(1);
   });
 
   it("a done mark refused on every attempt still ends the delivery as a success (the handler is not run again now): three attempts, three errors, the key keeps its lease", async () => {
@@ -297,9 +290,9 @@ describe("Deduplicator — store failures", () => {
     expect(runs).toBe(1);
     expect(repo.marks).toBe(3);
     expect(repo.get(KEY("m2"))).toMatch(new RegExp(`^${PROCESSING_PREFIX}`));
-    expect(await count(registry, METRIC_NAMES.errors, { reason: "redis_conn" })).toBe(3);
-    expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
-    expect(await count(registry, METRIC_NAMES.processed, { result: "error" })).toBe(0);
+    expect(await registryTotal(registry, METRIC_NAMES.errors, { reason: "redis_conn" })).toBe(3);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "error" })).toBe(0);
     expect(logged.some((l) => l.includes("could not mark svc:dedup:h:m2 done"))).toBe(true);
   });
 
@@ -314,15 +307,15 @@ describe("Deduplicator — store failures", () => {
     await expect(run(msg)).rejects.toThrow("first attempt fails");
     await expect(run(msg)).resolves.toBeUndefined(); // the same delivery again (what Retry does)
     expect(attempts).toBe(2);
-    expect(await count(registry, METRIC_NAMES.processed, { result: "error" })).toBe(1);
-    expect(await count(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
-    expect(await count(registry, METRIC_NAMES.released, { handler: "h" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "error" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.released, { handler: "h" })).toBe(1);
   });
 
   it("fail-open counts every run without a check in deduplication_unchecked_total by reason; fail-closed counts none", async () => {
     const ran: string[] = [];
     const open = harness(async (m) => void ran.push(m.uuid), { repo: failOpen(refused()), stack: "dedup-only" });
-    const unchecked = (h: typeof open, reason: string) => count(h.registry, METRIC_NAMES.unchecked, { service: "svc", handler: "h", reason });
+    const unchecked = (h: typeof open, reason: string) => registryTotal(h.registry, METRIC_NAMES.unchecked, { service: "svc", handler: "h", reason });
     expect(await unchecked(open, "redis_conn")).toBe(0);
     for (const u of ["n1", "n2", "n3"]) expect(await open.sink.deliver(newMessage(u, ""))).toBe("ack");
     // A repeat is not caught while the store is down: the same UUID runs again, and counts again.
@@ -335,8 +328,8 @@ describe("Deduplicator — store failures", () => {
     expect(await unchecked(badKey, "marshal")).toBe(1);
     const closed = harness(async () => undefined, { repo: failClosed(refused()), stack: "dedup-only" });
     expect(await closed.sink.deliver(newMessage("n5", ""))).toBe("nack");
-    expect(await count(closed.registry, METRIC_NAMES.errors, { reason: "redis_conn" })).toBe(1);
-    expect(await count(closed.registry, METRIC_NAMES.unchecked)).toBe(0);
+    expect(await registryTotal(closed.registry, METRIC_NAMES.errors, { reason: "redis_conn" })).toBe(1);
+    expect(await registryTotal(closed.registry, METRIC_NAMES.unchecked)).toBe(0);
   });
 
   it("failClosed: a store call slower than timeoutMs → redis_timeout, retried, then the DLQ", async () => {
@@ -348,8 +341,8 @@ describe("Deduplicator — store failures", () => {
     expect(await p).toBe("ack");
     expect(calls).toEqual([]);
     expect(ps.messages("in.dlq")[0]?.metadata[REASON_POISONED_KEY]).toMatch(/redis_timeout/);
-    expect(await count(registry, METRIC_NAMES.errors, { reason: "redis_timeout" })).toBe(5);
-    expect(await count(registry, METRIC_NAMES.processed, { result: "error" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.errors, { reason: "redis_timeout" })).toBe(5);
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "error" })).toBe(1);
   });
 
   it("failureMode is an option: unset = open (spec §4), \"closed\" on a bare repository poisons, a contradiction with failOpen/failClosed is refused", async () => {
@@ -360,7 +353,7 @@ describe("Deduplicator — store failures", () => {
     const closed = harness(async (m) => void ran.push(m.uuid), { repo: refused(), dedup: { failureMode: "closed" }, stack: "dedup-only" });
     expect(await closed.sink.deliver(newMessage("c1", ""))).toBe("nack");
     expect(ran).toEqual(["o1"]);
-    expect(await count(closed.registry, METRIC_NAMES.errors, { reason: "redis_conn" })).toBe(1);
+    expect(await registryTotal(closed.registry, METRIC_NAMES.errors, { reason: "redis_conn" })).toBe(1);
     expect(new Deduplicator({ repository: failClosed(refused()), failureMode: "closed" }).options.failureMode).toBe("closed");
     expect(new Deduplicator({ repository: failOpen(refused()) }).options.failureMode).toBe("open");
     expect(() => new Deduplicator({ repository: failClosed(refused()), failureMode: "open" })).toThrow(/failureMode must be "closed" like its repository/);
@@ -370,13 +363,13 @@ describe("Deduplicator — store failures", () => {
     const badKey = { keyFactory: () => JSON.parse("{not json") as string };
     const open = harness(async () => undefined, { stack: "dedup-only", dedup: badKey });
     expect(await open.sink.deliver(newMessage("u11", ""))).toBe("ack");
-    expect(await count(open.registry, METRIC_NAMES.errors, { reason: "marshal" })).toBe(1);
+    expect(await registryTotal(open.registry, METRIC_NAMES.errors, { reason: "marshal" })).toBe(1);
     let calls = 0;
     const closed = harness(async () => void calls++, { repo: failClosed(new MemoryRepository()), dedup: badKey });
     expect(await closed.sink.deliver(newMessage("u12", ""))).toBe("ack");
     expect(calls).toBe(0);
     expect(closed.ps.messages("in.dlq")).toHaveLength(1);
-    expect(await count(closed.registry, METRIC_NAMES.errors, { reason: "marshal" })).toBe(1);
+    expect(await registryTotal(closed.registry, METRIC_NAMES.errors, { reason: "marshal" })).toBe(1);
   });
 
   it("DedupStoreError carries the reason", () => {
@@ -449,9 +442,9 @@ describe("Deduplicator — batch pre-claim", () => {
     vi.useRealTimers();
     const fail = new Set(["bad"]);
     const counts = async (registry: Registry) => ({
-      success: await count(registry, METRIC_NAMES.processed, { result: "success" }),
-      deduplicated: await count(registry, METRIC_NAMES.processed, { result: "deduplicated" }),
-      error: await count(registry, METRIC_NAMES.processed, { result: "error" }),
+      success: await registryTotal(registry, METRIC_NAMES.processed, { result: "success" }),
+      deduplicated: await registryTotal(registry, METRIC_NAMES.processed, { result: "deduplicated" }),
+      error: await registryTotal(registry, METRIC_NAMES.processed, { result: "error" }),
     });
     const handler: Handler = async (m) => {
       if (fail.has(m.uuid)) throw new Error("boom");
@@ -525,7 +518,7 @@ describe("Deduplicator — batch pre-claim", () => {
     expect(runs).toHaveLength(1);
     await preparation.settle?.(); // what the Router does before deliverBatch resolves
     expect(mem.get(KEY("z"))).toMatch(DONE_WITH_FINGERPRINT);
-    expect(await count(registry, METRIC_NAMES.errors, { reason: "redis_timeout" })).toBe(1);
+    expect(await registryTotal(registry, METRIC_NAMES.errors, { reason: "redis_timeout" })).toBe(1);
   });
 });
 

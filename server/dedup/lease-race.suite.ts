@@ -15,6 +15,7 @@ import type { DedupRepository } from "./repository";
 import { Router } from "./router";
 import { deduplicator } from "./deduplicator";
 import { MemoryPubSub } from "./pubsub";
+import { registryTotal } from "@/server/testing/counter-total";
 
 /** What the race needs from a store: repositories on (possibly) separate connections, and a raw read. */
 export interface LeaseRaceStore {
@@ -41,11 +42,6 @@ function consumer(repository: DedupRepository, service: string, leaseMs: number,
     middleware: [deduplicator({ repository, service, registry, leaseMs, ttlMs: 60_000 })],
   });
   return { sink: router.sink("h"), registry };
-}
-
-async function counter(registry: Registry, name: string): Promise<number> {
-  const m = await registry.getSingleMetric(name)?.get();
-  return (m?.values ?? []).reduce((s, v) => s + v.value, 0);
 }
 
 /** Registers the race tests (one per Router path: a single delivery and a batch) in the current describe. */
@@ -97,9 +93,9 @@ export function leaseRaceTests(store: LeaseRaceStore): void {
       expect(isDoneValue((await store.get(key)) ?? "")).toBe(true); // the failure did not delete it
       expect(await later.sink.deliver(newMessage(uuid, ""))).toBe("ack");
       expect(runs).toEqual(["first", "second"]); // the later copy was swallowed, not run a third time
-      expect(await counter(first.registry, METRIC_NAMES.leaseLost)).toBe(1);
-      expect(await counter(second.registry, METRIC_NAMES.leaseLost)).toBe(0);
-      expect(await counter(later.registry, METRIC_NAMES.deduplicated)).toBe(1);
+      expect(await registryTotal(first.registry, METRIC_NAMES.leaseLost)).toBe(1);
+      expect(await registryTotal(second.registry, METRIC_NAMES.leaseLost)).toBe(0);
+      expect(await registryTotal(later.registry, METRIC_NAMES.deduplicated)).toBe(1);
     });
   }
 
@@ -113,6 +109,6 @@ export function leaseRaceTests(store: LeaseRaceStore): void {
     });
     expect(await first.sink.deliver(newMessage(uuid, ""))).toBe("ack");
     expect(isDoneValue((await store.get(key)) ?? "")).toBe(true);
-    expect(await counter(first.registry, METRIC_NAMES.leaseLost)).toBe(0);
+    expect(await registryTotal(first.registry, METRIC_NAMES.leaseLost)).toBe(0);
   });
 }

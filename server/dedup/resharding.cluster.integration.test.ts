@@ -28,6 +28,7 @@ import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type DedupRedisClient } f
 import { Router } from "./router";
 import { defaultStack } from "./stack";
 import { clusterMasters, connectCluster, deletePrefix, errorStats, type MasterInfo } from "@/server/testing/redis-cluster";
+import { registryTotal } from "@/server/testing/counter-total";
 
 const MESSAGES = 20_000;
 const CHUNK = 500;
@@ -102,13 +103,6 @@ function watching(c: Cluster, redirected: { n: number }, failures: Map<string, n
       };
     },
   };
-}
-
-async function counterValue(reg: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const m = reg.getSingleMetric(name);
-  if (!m) return 0;
-  const { values } = await m.get();
-  return values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((a, v) => a + v.value, 0);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -238,7 +232,7 @@ async function runDuringResharding(c: Cluster, options: ClusterOptions): Promise
     const publishedMs = Date.now() - t0;
     await pubsub.idle();
     const runMs = Date.now() - t0;
-    console.info(`[resharding timing] published in ${publishedMs} ms, last side effect at ${allDoneAt - t0} ms, idle at ${runMs} ms, in-progress nacks ${await counterValue(registry, METRIC_NAMES.inProgress)}`);
+    console.info(`[resharding timing] published in ${publishedMs} ms, last side effect at ${allDoneAt - t0} ms, idle at ${runMs} ms, in-progress nacks ${await registryTotal(registry, METRIC_NAMES.inProgress)}`);
     const { out, back } = await moves!;
     const after = await errorStats(c);
     return {
@@ -251,9 +245,9 @@ async function runDuringResharding(c: Cluster, options: ClusterOptions): Promise
       duplicated: [...effects].filter(([, n]) => n > 1),
       effects: effects.size,
       republished,
-      deduplicated: await counterValue(registry, METRIC_NAMES.processed, { result: "deduplicated" }),
-      storeErrors: await counterValue(registry, METRIC_NAMES.errors),
-      leaseLost: await counterValue(registry, METRIC_NAMES.leaseLost),
+      deduplicated: await registryTotal(registry, METRIC_NAMES.processed, { result: "deduplicated" }),
+      storeErrors: await registryTotal(registry, METRIC_NAMES.errors),
+      leaseLost: await registryTotal(registry, METRIC_NAMES.leaseLost),
       failedFirstAttempts: failedOnce.size,
       dlq: dlq.map((m) => m.uuid),
       failures: Object.fromEntries(failures),

@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { AUDIT_ACTIONS } from "@/lib/api/audit";
+import { AUDIT_ACTIONS, type AuditEntry } from "@/lib/api/audit";
 import { ApiError } from "@/lib/query-options";
 import { auditQuery } from "@/lib/record-queries";
 import { useViewState } from "@/lib/url-state";
@@ -33,7 +33,7 @@ export function AuditView() {
       ) : q.data.entries.length === 0 ? (
         <EmptyState height={60}>No action recorded yet.</EmptyState>
       ) : (
-        <DataTable columns={[{ label: "When" }, { label: "Who" }, { label: "Action" }, { label: "Filter" }, { label: "Matched", align: "right" }, { label: "Changed", align: "right" }, { label: "Result", className: "pl-4" }]}>
+        <DataTable columns={[{ label: "When" }, { label: "Who" }, { label: "Action" }, { label: "Filter" }, { label: "Touched" }, { label: "Matched", align: "right" }, { label: "Changed", align: "right" }, { label: "Result", className: "pl-4" }]}>
             {q.data.entries.map((e) => (
               <tr key={e.id} data-testid="audit-row" className="border-t border-slate-100 align-top dark:border-slate-800">
                 <td className="whitespace-nowrap text-xs">{e.at}</td>
@@ -45,6 +45,9 @@ export function AuditView() {
                 <td className="max-w-md truncate font-mono text-xs" title={JSON.stringify(e.filter)}>
                   {JSON.stringify(e.filter)}
                 </td>
+                <td className="max-w-md font-mono text-xs" data-testid="audit-touched" title={touchedText(e.touched)}>
+                  {Object.keys(e.touched).length === 0 ? "—" : <span className="line-clamp-3 break-all">{touchedText(e.touched)}</span>}
+                </td>
                 <td className="text-right tabular-nums">{e.matched ?? "—"}</td>
                 <td className="text-right tabular-nums">{e.changed ?? "—"}</td>
                 <td className={`pl-4 ${e.result === "ok" ? "" : "text-red-700 dark:text-red-300"}`}>{e.result}</td>
@@ -54,4 +57,11 @@ export function AuditView() {
       )}
     </Panel>
   );
+}
+
+/** What an entry touched, kind by kind: `uuids: a, b (+98 more)`. */
+function touchedText(t: AuditEntry["touched"]): string {
+  return Object.entries(t)
+    .map(([kind, { items, total }]) => `${kind}: ${items.join(", ")}${total > items.length ? ` (+${total - items.length} more)` : ""}`)
+    .join("; ");
 }

@@ -28,7 +28,22 @@ export const auditEntrySchema = z.object({
   result: z.string(),
   /** The `service` and `handler` the action concerns (none: the whole app); its chart markers show on those pages. */
   scope: z.record(z.string(), z.string()),
+  /**
+   * What the action touched, by kind (`uuids`, `keys`, `sourceOffsets`, `destinationOffsets`,
+   * `silenceId`, …): the first {@link AUDIT_TOUCHED_MAX} items of each and how many there were in
+   * all (`total` above `items.length`: the rest are counted, not listed). Empty for entries that
+   * touched nothing countable (a switch) and for entries written before the trail kept it.
+   */
+  touched: z.record(z.string(), z.object({ items: z.array(z.string()), total: z.number() })),
 });
+/** Items of one kind an audit entry lists (the rest are counted in `total`). */
+export const AUDIT_TOUCHED_MAX = 100;
+
+/** One kind of what an action touched, bounded to {@link AUDIT_TOUCHED_MAX} items. */
+export function touchedList(items: readonly string[], total: number = items.length): { items: string[]; total: number } {
+  return { items: items.slice(0, AUDIT_TOUCHED_MAX), total };
+}
+
 /** One audit entry. */
 export type AuditEntry = z.infer<typeof auditEntrySchema>;
 

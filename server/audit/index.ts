@@ -69,10 +69,11 @@ export function auditActor(req: Request): string {
   return d.ok ? d.reason : "anonymous";
 }
 
-/** The counts of an action's answer, for the trail. */
+/** The counts of an action's answer, for the trail, and what it touched (bounded lists: `touchedList`). */
 export interface AuditCounts {
   matched: number | null;
   changed: number | null;
+  touched?: AuditEntry["touched"];
 }
 
 /** The `service` / `handler` an action concerns (its chart marker shows on their pages); `{}`: the whole app. */

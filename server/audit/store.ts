@@ -6,7 +6,7 @@ import { Pool } from "pg";
 import type { AuditEntry } from "@/lib/api/audit";
 
 /** An entry before the store numbered it (no `scope`: the whole app). */
-export type AuditInput = Omit<AuditEntry, "id" | "at" | "scope"> & { at?: Date; scope?: Readonly<Record<string, string>> };
+export type AuditInput = Omit<AuditEntry, "id" | "at" | "scope" | "touched"> & { at?: Date; scope?: Readonly<Record<string, string>>; touched?: AuditEntry["touched"] };
 
 /**
  * Which entries {@link AuditStore.list} reads, newest first: by action, by time (`from`/`to`
@@ -56,8 +56,8 @@ export class MemoryAuditStore implements AuditStore {
   async ready(): Promise<void> {}
 
   async append(e: AuditInput): Promise<AuditEntry> {
-    const { at, scope, ...rest } = e;
-    const entry: AuditEntry = { id: String(this.next++), at: (at ?? new Date()).toISOString(), ...rest, scope: { ...scope } };
+    const { at, scope, touched, ...rest } = e;
+    const entry: AuditEntry = { id: String(this.next++), at: (at ?? new Date()).toISOString(), ...rest, scope: { ...scope }, touched: { ...touched } };
     this.entries.push(entry);
     if (this.entries.length > MEMORY_AUDIT_MAX) this.entries.shift();
     return entry;
@@ -86,6 +86,7 @@ interface Row {
   changed: number | null;
   result: string;
   scope: Record<string, string>;
+  touched: AuditEntry["touched"] | null;
 }
 
 /** The trail in PostgreSQL: `migrate()` creates the table (and its index) when missing. */
@@ -135,14 +136,16 @@ export class PostgresAuditStore implements AuditStore {
     )`);
     // Tables made before entries carried a scope: every old entry concerns the whole app.
     await this.pool.query(`ALTER TABLE ${this.table} ADD COLUMN IF NOT EXISTS scope jsonb NOT NULL DEFAULT '{}'`);
+    // Tables made before entries kept what an action touched: old entries list nothing.
+    await this.pool.query(`ALTER TABLE ${this.table} ADD COLUMN IF NOT EXISTS touched jsonb NOT NULL DEFAULT '{}'`);
     await this.pool.query(`CREATE INDEX IF NOT EXISTS ${this.table.replace(/"$/, "_at\"").split(".")[1]} ON ${this.table} (at DESC)`);
   }
 
   async append(e: AuditInput): Promise<AuditEntry> {
     await this.migrate();
     const r = await this.pool.query<Row>(
-      `INSERT INTO ${this.table} (at, who, action, filter, dry_run, matched, changed, result, scope) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-      [e.at ?? new Date(), e.who, e.action, JSON.stringify(e.filter), e.dryRun, e.matched, e.changed, e.result, JSON.stringify(e.scope ?? {})],
+      `INSERT INTO ${this.table} (at, who, action, filter, dry_run, matched, changed, result, scope, touched) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+      [e.at ?? new Date(), e.who, e.action, JSON.stringify(e.filter), e.dryRun, e.matched, e.changed, e.result, JSON.stringify(e.scope ?? {}), JSON.stringify(e.touched ?? {})],
     );
     return toEntry(r.rows[0]!);
   }
@@ -172,5 +175,5 @@ export class PostgresAuditStore implements AuditStore {
 }
 
 function toEntry(r: Row): AuditEntry {
-  return { id: String(r.id), at: r.at.toISOString(), who: r.who, action: r.action, filter: r.filter, dryRun: r.dry_run, matched: r.matched, changed: r.changed, result: r.result, scope: r.scope ?? {} };
+  return { id: String(r.id), at: r.at.toISOString(), who: r.who, action: r.action, filter: r.filter, dryRun: r.dry_run, matched: r.matched, changed: r.changed, result: r.result, scope: r.scope ?? {}, touched: r.touched ?? {} };
 }

@@ -6,11 +6,12 @@
  * says so. A failed action is recorded with its error.
  */
 import { randomBytes } from "node:crypto";
+import { Client } from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { GET } from "./route";
 import { GET as getSources, PUT as putSources } from "../demo/sources/route";
 import { consumerRuntime } from "@/server/runtime";
-import { auditResponseSchema } from "@/lib/api/audit";
+import { AUDIT_TOUCHED_MAX, auditResponseSchema, touchedList } from "@/lib/api/audit";
 import { parseConfig } from "@/server/config";
 import { freePort } from "@/server/testing/net";
 import { LOCAL_REQUEST_HEADERS } from "@/server/testing/app-config";
@@ -75,6 +76,39 @@ describe("audit trail store", () => {
     } finally {
       await a.drop();
       await a.close();
+    }
+  });
+
+  it("keeps what an action touched, bounded per kind with the full count, across a new connection; a table made before it is migrated", async () => {
+    const table = `act_audit_${randomBytes(3).toString("hex")}`;
+    const a = new PostgresAuditStore(TEST_DATABASE_URL, table);
+    try {
+      // The table as it was before entries kept what an action touched.
+      await a.migrate();
+      await a.append({ who: "local", action: "keys.forget", filter: {}, dryRun: false, matched: 1, changed: 1, result: "ok" });
+      const pg = new Client({ connectionString: TEST_DATABASE_URL });
+      await pg.connect();
+      await pg.query(`ALTER TABLE "public"."${table}" DROP COLUMN touched`);
+      await pg.end();
+      const b = new PostgresAuditStore(TEST_DATABASE_URL, table);
+      const uuids = Array.from({ length: 150 }, (_, i) => `u${i}`);
+      const req = new Request("http://localhost/api/x", { method: "POST", headers: LOCAL_REQUEST_HEADERS });
+      await setAuditStore(b);
+      process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
+      await audited(req, "dlq.redrive", {}, false, async () => uuids, (r) => ({ matched: r.length, changed: r.length, touched: { uuids: touchedList(r), sourceOffsets: touchedList(["t.dlq/0/7"]) } }));
+      const c = new PostgresAuditStore(TEST_DATABASE_URL, table);
+      const [newest, old] = await c.list({ limit: 10 });
+      await c.close();
+      expect(newest!.touched.uuids!.items).toEqual(uuids.slice(0, AUDIT_TOUCHED_MAX));
+      expect(newest!.touched.uuids!.total).toBe(150);
+      expect(newest!.touched.sourceOffsets).toEqual({ items: ["t.dlq/0/7"], total: 1 });
+      expect(old!.touched).toEqual({});
+      const shown = auditResponseSchema.parse(await (await GET(new Request("http://localhost/api/audit"))).json());
+      expect(shown.entries[0]!.touched.uuids!.total).toBe(150);
+    } finally {
+      await a.drop();
+      await a.close();
+      await setAuditStore(null);
     }
   });
 

@@ -33,5 +33,6 @@ export * from "./metrics";
 export * from "./handler-time-histogram";
 export * from "./handler-timer";
 export * from "./stack";
+export * from "./handler-info";
 export * from "./lint";
 export * from "./run-once";

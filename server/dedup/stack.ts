@@ -3,7 +3,8 @@ import { handlerTimer } from "./handler-timer";
 import { timeout } from "./timeout";
 import { Deduplicator, type DeduplicatorOptions } from "./deduplicator";
 import { InProgressError } from "./errors";
-import { stackOrder, type StackName, type StackOrder } from "../../names/dedup";
+import { stackOrder, type StackName, type StackOrder, type TtlClass } from "../../names/dedup";
+import { selfDescribe, stackInfoOf } from "./handler-info";
 import type { StackEntry } from "./lint";
 import type { Middleware } from "./message";
 import { poisonQueue, type PoisonQueueOptions } from "./poison-queue";
@@ -50,6 +51,13 @@ export interface DefaultStackOptions {
    * `dedup: null`, where it would be (e.g. a probe that sees each attempt). @default none
    */
   beforeDedup?: readonly Middleware[];
+  /**
+   * The class of the handlers' messages (spec §3), declared in `dedup_handler_info`'s `ttl_class`
+   * (docs/CONTRACT.md). @default none declared (a dashboard infers it from the window and says so)
+   */
+  ttlClass?: TtlClass | null;
+  /** The handlers' consumer group, declared in `dedup_handler_info`'s `group`. @default `<service>.<handler>` */
+  group?: string | null;
 }
 
 /** Default `poisonFilter` of {@link defaultStack}. */
@@ -104,6 +112,8 @@ export function defaultStack(options: DefaultStackOptions): Middleware[] {
   // Innermost, whatever the order: it times the handler alone, once per attempt.
   const registry = options.dedup?.registry;
   if (registry) out.push(handlerTimer({ registry, service: options.dedup?.service }));
+  // Each handler it serves declares itself (dedup_handler_info), so a dashboard in another process can lint it.
+  if (registry && options.dedup) selfDescribe(out, registry, stackInfoOf(options.dedup, { timeoutMs: options.timeoutMs ?? null, ttlClass: options.ttlClass ?? null, group: options.group ?? null, stack: describeStack(out) }));
   return out;
 }
 

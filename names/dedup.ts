@@ -40,6 +40,21 @@ export const METRIC_NAMES = {
 } as const;
 
 /**
+ * The hot-UUID gauges each consumer exports (its sketch's top `HOT_UUID_TOP_K` per handler, so the
+ * dashboard merges every process's from Prometheus): `copies{service, handler, topic, uuid}` are
+ * the swallowed copies counted over the current and the previous window (an upper bound), and
+ * `errorBound{service, handler}` how many copies a UUID not listed may have had, and how much a
+ * listed count may be over. A UUID that leaves the top-k leaves the gauge (bounded cardinality).
+ */
+export const HOT_UUID_METRICS = {
+  copies: "dedup_hot_uuid_copies",
+  errorBound: "dedup_hot_uuid_error_bound",
+} as const;
+
+/** UUIDs per handler each process exports on {@link HOT_UUID_METRICS}. */
+export const HOT_UUID_TOP_K = 10;
+
+/**
  * A check slower than this (seconds) is slow: the latency alert's threshold (spec §8: p99 over
  * 50 ms), a bucket bound of the check-duration histogram (so the slow checks of a window are
  * `_count` minus that bucket) and what the last-slow-check gauge records.
@@ -230,9 +245,46 @@ export const OFFSET_POISONED_KEY = "offset_poisoned";
 /** Every metadata key PoisonQueue or a transport adds to a DLQ copy; a re-drive removes them all. */
 export const POISON_METADATA_KEYS = [...POISON_KEYS, REASON_CLASS_POISONED_KEY, PARTITION_POISONED_KEY, OFFSET_POISONED_KEY] as const;
 
+/**
+ * Metadata of a message re-driven with a new UUID (`new-uuid` mode): the UUID of the DLQ record it
+ * was re-driven from, so the new event can be traced back to the one the publisher reused.
+ */
+export const REDRIVEN_FROM_UUID_KEY = "redriven_from_uuid";
+/**
+ * How a re-drive identifies the message it publishes: `same-uuid` (the same event again: a correct
+ * Deduplicator processes it once) or `new-uuid` (a UUID derived from the DLQ record's position: the
+ * way out of a payload conflict, whose UUID is already done with another payload).
+ */
+export const REDRIVE_MODE = { sameUuid: "same-uuid", newUuid: "new-uuid" } as const;
+/** One of {@link REDRIVE_MODE}. */
+export type RedriveMode = (typeof REDRIVE_MODE)[keyof typeof REDRIVE_MODE];
+/** Every {@link RedriveMode}. */
+export const REDRIVE_MODES = [REDRIVE_MODE.sameUuid, REDRIVE_MODE.newUuid] as const;
+
 /** Repository key of the one DLQ copy of the record at `topic`/`partition`/`offset`: `dlq:<topic>:<partition>:<offset>`. */
 export function dlqCopyKey(topic: string, partition: number, offset: string): string {
   return `dlq:${topic}:${partition}:${offset}`;
+}
+
+/** A poisoned delivery: who failed on which message, read where (the parts of {@link poisonedCopyKey}). */
+export interface PoisonedDelivery {
+  readonly service: string;
+  readonly handler: string;
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly uuid: string;
+}
+
+/**
+ * Repository key of the one DLQ copy PoisonQueue publishes when a handler fails on a delivery:
+ * `dlq:<topic>:<partition>:<offset>:<service>:<handler>:<uuid>`. Under {@link dlqCopyKey}'s
+ * `dlq:<topic>:` so one pattern finds both; the service and handler because each consumer group
+ * that fails on the record owes its own copy; the uuid because a topic deleted and created again
+ * under the same name reuses its offsets, and an old key must not swallow another record's copy.
+ */
+export function poisonedCopyKey(d: PoisonedDelivery): string {
+  return `${dlqCopyKey(d.topic, d.partition, d.offset)}:${d.service}:${d.handler}:${d.uuid}`;
 }
 
 /** Suffix of a consumer topic's DLQ topic: `demo.events` → `demo.events.dlq`. */
@@ -257,6 +309,22 @@ export function dedupKeyPrefix(service: string, handler: string): string {
 
 /** The Redis glob of every handler's keys of every service: `*:dedup:*` (the default `DEDUP_PREFIXES`). */
 export const ALL_DEDUP_KEYS_GLOB = dedupKeyPrefix("*", "*");
+
+/**
+ * Ends the owner of a claim token: `processing:<owner>/<tag><seq>` (`claimed:` alike), the owner
+ * being the process's replica id `<hostname>-<pid>`, so a key browser can tell a dead owner's lease
+ * from a live one's. Neither a hostname nor base64url holds it; tokens written before (no `/`) have
+ * no owner.
+ */
+export const CLAIM_OWNER_SEPARATOR = "/";
+
+/** The owner (`<hostname>-<pid>`) of a claim token or of a whole `processing:` / `claimed:` value; null when it names none. */
+export function claimOwnerOf(tokenOrValue: string): string | null {
+  const colon = tokenOrValue.indexOf(":");
+  const token = tokenOrValue.startsWith("processing:") || tokenOrValue.startsWith("claimed:") ? tokenOrValue.slice(colon + 1) : tokenOrValue;
+  const at = token.lastIndexOf(CLAIM_OWNER_SEPARATOR);
+  return at > 0 ? token.slice(0, at) : null;
+}
 
 // ---------------------------------------------------------------------------------------------
 // TTL policy (spec §3), in milliseconds

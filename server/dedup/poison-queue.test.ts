@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { newMessage } from "./message";
-import { HANDLER_POISONED_KEY, POISON_REASON_CLASSES, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "../../names/dedup";
+import { HANDLER_POISONED_KEY, POISON_REASON_CLASSES, poisonedCopyKey, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "../../names/dedup";
 import { Registry } from "prom-client";
 import { DedupStoreError, InProgressError, NonRetryableError } from "./errors";
+import { MemoryRepository } from "./memory-repository";
 import { poisonQueue, poisonReasonClass } from "./poison-queue";
 import { MemoryPubSub } from "./pubsub";
+import { DEFAULT_RUN_ONCE_OPTIONS } from "./run-once";
 
 function failingMsg() {
   const m = newMessage("01JD8X3Q", "payload", { metadata: { "Event-Type": "review.created" } });
@@ -106,5 +108,84 @@ describe("poisonQueue", () => {
     });
     await expect(h(m)).rejects.toThrow("retry sleep aborted");
     expect(ps.messages("dlq")).toHaveLength(0);
+  });
+});
+
+describe("poisonQueue with a guard: one DLQ copy per poisoned delivery", () => {
+  /** A delivery of the same message read at `offset` of partition 2 (Kafka and the embedded broker fill the position). */
+  function delivery(offset: string | undefined, handler = "on-review-created") {
+    const m = failingMsg();
+    m.context = { ...m.context, handler, ...(offset === undefined ? {} : { partition: 2, offset }) };
+    return m;
+  }
+  const failing = async (): Promise<undefined> => {
+    throw new Error("db down");
+  };
+  const poisonedTotal = async (registry: Registry) => (await registry.getSingleMetric("messages_poisoned_total")!.get()).values.reduce((a, v) => a + v.value, 0);
+
+  it("the same position poisoned again (a re-read before the commit) is acked without a second copy and counted once", async () => {
+    const ps = new MemoryPubSub();
+    const guard = new MemoryRepository();
+    const registry = new Registry();
+    const h = poisonQueue(ps, "dlq", { guard, registry, service: "notification" })(failing);
+    await expect(h(delivery("41"))).resolves.toBeUndefined();
+    await expect(h(delivery("41"))).resolves.toBeUndefined();
+    expect(ps.messages("dlq")).toHaveLength(1);
+    expect(await poisonedTotal(registry)).toBe(1);
+    // Remembered as the transports' copy of a record without a UUID is: `done`, for 7 days.
+    const key = poisonedCopyKey({ service: "notification", handler: "on-review-created", topic: "demo.events", partition: 2, offset: "41", uuid: "01JD8X3Q" });
+    expect(guard.get(key)).toBe("done");
+    expect(guard.pttl(key)).toBeGreaterThan(DEFAULT_RUN_ONCE_OPTIONS.ttlMs - 60_000);
+  });
+
+  it("another offset, another handler or no position at all: each failure publishes its own copy", async () => {
+    const ps = new MemoryPubSub();
+    const guard = new MemoryRepository();
+    const h = poisonQueue(ps, "dlq", { guard })(failing);
+    await h(delivery("41"));
+    await h(delivery("42"));
+    await h(delivery("41", "on-review-flagged"));
+    // MemoryPubSub's deliveries have no partition / offset: published every time, as without a guard.
+    await h(delivery(undefined));
+    await h(delivery(undefined));
+    expect(ps.messages("dlq")).toHaveLength(5);
+  });
+
+  it("a copy still being published by another read of the same position is not acked; once it is done, the re-read is acked without a copy", async () => {
+    const ps = new MemoryPubSub();
+    const guard = new MemoryRepository();
+    const key = poisonedCopyKey({ service: "unknown", handler: "on-review-created", topic: "demo.events", partition: 2, offset: "41", uuid: "01JD8X3Q" });
+    await guard.claim(key, "processing:other-read", 30_000);
+    const h = poisonQueue(ps, "dlq", { guard })(failing);
+    const err = await h(delivery("41")).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AggregateError);
+    expect((err as AggregateError).errors[1]).toBeInstanceOf(InProgressError);
+    expect(ps.messages("dlq")).toHaveLength(0);
+    await guard.compareAndSet(key, "processing:other-read", "done", 60_000);
+    await expect(h(delivery("41"))).resolves.toBeUndefined();
+    expect(ps.messages("dlq")).toHaveLength(0);
+  });
+
+  it("a guard store that fails or does not answer lets the copy through (fail-open), after guardTimeoutMs at most", async () => {
+    const ps = new MemoryPubSub();
+    const down = Object.assign(new MemoryRepository(), { claim: () => Promise.reject(new Error("ECONNREFUSED")) });
+    await poisonQueue(ps, "dlq", { guard: down })(failing)(delivery("41"));
+    const hung = Object.assign(new MemoryRepository(), { claim: () => new Promise<string | null>(() => undefined) });
+    const started = Date.now();
+    await poisonQueue(ps, "dlq", { guard: hung, guardTimeoutMs: 50 })(failing)(delivery("41"));
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(ps.messages("dlq")).toHaveLength(2);
+    expect(() => poisonQueue(ps, "dlq", { guardTimeoutMs: 0 })).toThrow(/guardTimeoutMs/);
+  });
+
+  it("a failed DLQ publish releases the position: the redelivery publishes the copy", async () => {
+    let refuse = true;
+    const ps = new MemoryPubSub({ beforePublish: () => (refuse ? Promise.reject(new Error("broker unreachable")) : Promise.resolve()) });
+    const guard = new MemoryRepository();
+    const h = poisonQueue(ps, "dlq", { guard })(failing);
+    await expect(h(delivery("41"))).rejects.toBeInstanceOf(AggregateError);
+    refuse = false;
+    await expect(h(delivery("41"))).resolves.toBeUndefined();
+    expect(ps.messages("dlq")).toHaveLength(1);
   });
 });

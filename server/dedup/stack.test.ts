@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { InProgressError } from "./errors";
 import { lintHandler, RECOMMENDED_SETUP } from "./lint";
 import { MemoryRepository } from "./memory-repository";
-import { namedMiddleware, newMessage, type Message, type Middleware } from "./message";
+import { namedMiddleware, newMessage, type Handler, type Message, type Middleware } from "./message";
 import { METRIC_NAMES, STACK_ORDER, stackOrder } from "../../names/dedup";
 import { MemoryPubSub } from "./pubsub";
 import { oneHandlerRouter } from "@/server/testing/one-handler-router";
@@ -66,5 +66,22 @@ describe("defaultStack", () => {
     const none = defaultStack({ ...base, dedup: null });
     expect(describeStack(none)).toEqual(["delivery", ...STACK_ORDER.slice(0, 4), "attempt"]);
     expect(lintHandler({ ...RECOMMENDED_SETUP, stack: describeStack(none) }).map((f) => f.rule)).toEqual(["no-deduplicator"]);
+  });
+
+  it("guards the DLQ copy with the Deduplicator's repository: a delivery position poisoned twice has one copy; dlqGuard null turns it off", async () => {
+    const copies = async (extra: { dlqGuard?: null }) => {
+      const ps = new MemoryPubSub();
+      const stack = defaultStack({ dlqPublisher: ps, dlqTopic: "in.dlq", dedup: { repository: new MemoryRepository(), service: "svc" }, retry: { maxRetries: 0 }, ...extra });
+      const h = stack.reduceRight<Handler>((next, mw) => mw(next), async () => Promise.reject(new Error("db down")));
+      for (let read = 0; read < 2; read++) {
+        // The same record read twice (a rebalance before its offset was committed): same uuid, same position.
+        const m = newMessage("e1", "");
+        m.context = { handler: "h", topic: "in", partition: 0, offset: "7" };
+        await h(m);
+      }
+      return ps.messages("in.dlq").length;
+    };
+    expect(await copies({})).toBe(1);
+    expect(await copies({ dlqGuard: null })).toBe(2);
   });
 });

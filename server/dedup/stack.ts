@@ -32,6 +32,13 @@ export interface DefaultStackOptions {
    */
   poisonFilter?: PoisonQueueOptions["filter"];
   /**
+   * Where the PoisonQueue remembers the one DLQ copy per poisoned delivery position (its `guard`):
+   * a record read again after its copy was published but before its offset was committed (a
+   * rebalance, a restart) gets no second copy. `null`: every failure publishes a copy.
+   * @default the Deduplicator's repository (with its `timeoutMs`); none with `dedup: null`
+   */
+  dlqGuard?: PoisonQueueOptions["guard"] | null;
+  /**
    * `"spec"` ({@link STACK_ORDER}) or `"dedup-outside"`: the Deduplicator outside PoisonQueue and
    * Retry, anti-pattern §9.6, for the workshop to demonstrate the loss (see `stackOrder`).
    * @default "spec"
@@ -68,7 +75,8 @@ export const notInProgress = (err: Error): boolean => !(err instanceof InProgres
  * 1. `correlationId` — outermost, so everything inside (DLQ copies, produced messages, logs) carries it.
  * 2. `recoverer` — turns any thrown value into an Error with a stack before PoisonQueue reads its message.
  * 3. `poisonQueue` — outside Retry (watermill#645): it sees only the error that survived every
- *    retry, and sends the message to the DLQ once, not once per attempt. It counts
+ *    retry, and sends the message to the DLQ once, not once per attempt — and once per delivery
+ *    position, guarded on the Deduplicator's repository (`dlqGuard`). It counts
  *    `messages_poisoned_total` on the Deduplicator's registry.
  * 4. `retry` — outside the Deduplicator, so each attempt re-checks the key: a failed attempt
  *    released its key, so the retry runs the handler (spec §10); a concurrent owner's success turns
@@ -89,6 +97,8 @@ const BUILD: { readonly [N in StackName]: (o: DefaultStackOptions) => Middleware
       filter: o.poisonFilter ?? notInProgress,
       registry: o.dedup?.registry,
       service: o.dedup?.service,
+      guard: o.dlqGuard === undefined ? o.dedup?.repository : (o.dlqGuard ?? undefined),
+      guardTimeoutMs: o.dedup?.timeoutMs,
     }),
   retry: (o) => retry(o.retry),
   deduplicator: (o) => (o.dedup ? new Deduplicator(o.dedup).middleware : null),

@@ -3,9 +3,10 @@
  * server/audit, whose entry is also the chart marker on the silenced service and handler) and one
  * line in the server log naming the action, the silence, its matchers and the client address.
  */
+import { touchedList } from "@/lib/api/audit";
 import { matchersText, type Silence } from "@/lib/api/silences";
 import { clientAddress } from "@/server/access";
-import { audited, NO_COUNTS } from "@/server/audit";
+import { audited } from "@/server/audit";
 import { config } from "@/server/config";
 
 /** A silence write done from the app. */
@@ -19,7 +20,8 @@ export function recordSilenceWrite(req: Request, action: SilenceAction, silence:
 
 /**
  * Runs a silence write of the caller of `req` (`filter`: the body or the id, as the audit entry
- * keeps it) inside its audit entry, scoped to the silence's service and handler, and logs it.
+ * keeps it) inside its audit entry, scoped to the silence's service and handler, with the silence's
+ * id as what it touched (`touched.silenceId`), and logs it.
  */
 export function auditedSilenceWrite(req: Request, action: SilenceAction, filter: object, write: () => Promise<{ silence: Silence }>): Promise<{ silence: Silence }> {
   return audited(
@@ -32,7 +34,8 @@ export function auditedSilenceWrite(req: Request, action: SilenceAction, filter:
       recordSilenceWrite(req, action, r.silence);
       return r;
     },
-    NO_COUNTS,
+    // The silence's id: what the entry touched (a create's id is known only from its answer).
+    (r) => ({ matched: null, changed: null, touched: { silenceId: touchedList([r.silence.id]) } }),
     (r) => silenceScope(r.silence),
   );
 }

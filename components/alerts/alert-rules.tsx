@@ -103,7 +103,7 @@ function InstanceRow({ rule, i, now, unknown, alertmanager }: RuleViewProps & { 
         <td className="pl-3">
           <AlertmanagerState am={i.alertmanager} />
           {i.labels.service && i.alertmanager?.state !== "suppressed" ? (
-            <SilenceForm alertname={rule.alert} service={i.labels.service} {...(i.labels.handler ? { handler: i.labels.handler } : {})} label="Silence…" testId="silence-open" />
+            <SilenceForm alertname={rule.alert} service={i.labels.service} {...(i.labels.handler ? { handler: i.labels.handler } : {})} labels={i.labels} label="Silence…" testId="silence-open" />
           ) : null}
         </td>
       ) : null}

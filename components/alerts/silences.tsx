@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
-import { matchersText, type AlertmanagerInstance, type Silence } from "@/lib/api/silences";
+import { matchersText, silenceMatchersOf, type AlertmanagerInstance, type Silence } from "@/lib/api/silences";
 import { deleteSilence, postSilence, silencesQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { Panel, UnavailableState } from "../panel";
@@ -39,6 +39,8 @@ export interface SilenceFormProps {
   alertname: string;
   service: string;
   handler?: string;
+  /** The alert instance's labels: every identifying one (`reason`, `topic`…) becomes a matcher too, so the silence mutes this instance only. */
+  labels?: Record<string, string>;
   /** The button that opens the form, e.g. "Silence…" or "Silence during this replay". */
   label: string;
   /** Prefilled comment (Alertmanager requires one). */
@@ -48,9 +50,10 @@ export interface SilenceFormProps {
 
 /**
  * A button that opens a small form creating an Alertmanager silence of `{alertname, service[,
- * handler]}` from now: duration and comment. The request goes through the app's access rule.
+ * handler]}` and the instance's other identifying `labels` from now: duration and comment. The
+ * form shows the matchers it will create. The request goes through the app's access rule.
  */
-export function SilenceForm({ alertname, service, handler, label, comment = "", testId }: SilenceFormProps) {
+export function SilenceForm({ alertname, service, handler, labels, label, comment = "", testId }: SilenceFormProps) {
   const [open, setOpen] = useState(false);
   const [minutes, setMinutes] = useState(60);
   const [text, setText] = useState(comment);
@@ -63,7 +66,7 @@ export function SilenceForm({ alertname, service, handler, label, comment = "", 
       </button>
     );
   }
-  const target = `${alertname}{service="${service}"${handler ? `, handler="${handler}"` : ""}}`;
+  const target = `{${matchersText(silenceMatchersOf({ alertname, service, ...(handler ? { handler } : {}), ...(labels ? { labels } : {}) }))}}`;
   return (
     <form
       data-testid={testId ? `${testId}-form` : undefined}
@@ -71,10 +74,10 @@ export function SilenceForm({ alertname, service, handler, label, comment = "", 
       className="mt-1 space-y-1 rounded border border-slate-200 p-2 text-xs dark:border-slate-700"
       onSubmit={(e) => {
         e.preventDefault();
-        create.mutate({ alertname, service, ...(handler ? { handler } : {}), durationMinutes: minutes, comment: text }, { onSuccess: () => setOpen(false) });
+        create.mutate({ alertname, service, ...(handler ? { handler } : {}), ...(labels ? { labels } : {}), durationMinutes: minutes, comment: text }, { onSuccess: () => setOpen(false) });
       }}
     >
-      <p className="font-mono">{target}</p>
+      <p className="font-mono" data-testid="silence-target">{target}</p>
       <label className="mr-2" htmlFor={`${id}-d`}>
         for
       </label>

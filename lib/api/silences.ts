@@ -84,22 +84,50 @@ export type SilencesResponse = z.infer<typeof silencesResponseSchema>;
 export const MAX_SILENCE_MINUTES = 7 * 24 * 60;
 
 /**
- * Body of `POST /api/silences`: mute `{alertname, service[, handler]}` for `durationMinutes`,
- * starting now. `comment` says why (Alertmanager requires one); `createdBy` who (default
- * `dedup-health`).
+ * Labels of an alert instance that do not identify it: the scrape target and replica it came from
+ * (they change on a restart or a rescheduling), histogram buckets, and `severity` (the rule's, the
+ * same for each of its instances). A silence made from an instance matches every other label.
+ */
+export const VOLATILE_LABELS: readonly string[] = ["instance", "pod", "replica", "replica_id", "container", "node", "le", "quantile", "severity"];
+
+/** A Prometheus label name. */
+const LABEL_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
+
+/**
+ * Body of `POST /api/silences`: mute `{alertname, service[, handler]}` and, made from an alert
+ * instance, its other identifying `labels` (`reason`, `topic`…; {@link VOLATILE_LABELS} are dropped)
+ * for `durationMinutes`, starting now. `comment` says why (Alertmanager requires one); `createdBy`
+ * who (default `dedup-health`). Without `labels` the silence mutes every instance of the alert on
+ * the service (or handler).
  */
 export const silenceCreateSchema = z
   .object({
     alertname: z.string().regex(LABEL_VALUE_RE, "expected an alert name, e.g. DedupDuplicateRateHigh"),
     service: z.string().regex(LABEL_VALUE_RE, "expected a service name"),
     handler: z.string().regex(LABEL_VALUE_RE, "expected a handler name").optional(),
+    labels: z.record(z.string().regex(LABEL_NAME_RE, "expected a label name"), z.string().min(1).max(200)).refine((l) => Object.keys(l).length <= 30, "expected at most 30 labels").optional(),
     durationMinutes: z.number().int("expected whole minutes").min(1, "expected at least 1 minute").max(MAX_SILENCE_MINUTES, `expected at most ${MAX_SILENCE_MINUTES} minutes (7 days)`),
     comment: z.string().trim().min(1, "say why (Alertmanager requires a comment)").max(500, "expected at most 500 characters"),
     createdBy: z.string().trim().min(1).max(100).optional(),
   })
-  .strict();
+  .strict()
+  .refine((b) => (["alertname", "service", "handler"] as const).every((k) => b.labels?.[k] === undefined || b.labels[k] === b[k]), { message: "labels.alertname, labels.service and labels.handler must equal alertname, service and handler" });
 /** Body of `POST /api/silences`. */
 export type SilenceCreate = z.infer<typeof silenceCreateSchema>;
+
+/**
+ * The equality matchers of a silence to create: `alertname`, `service`, `handler` and every other
+ * label given but the {@link VOLATILE_LABELS}, sorted by name after those three. A silence made
+ * from `DedupRedisErrors{reason="redis_timeout"}` thus leaves the `reason="marshal"` instance alone.
+ */
+export function silenceMatchersOf(s: Pick<SilenceCreate, "alertname" | "service" | "handler" | "labels">): SilenceMatcher[] {
+  const eq = (name: string, value: string): SilenceMatcher => ({ name, value, isRegex: false, isEqual: true });
+  const fixed = new Set(["alertname", "service", "handler"]);
+  const rest = Object.entries(s.labels ?? {})
+    .filter(([k]) => !fixed.has(k) && !VOLATILE_LABELS.includes(k))
+    .sort(([a], [b]) => a.localeCompare(b));
+  return [eq("alertname", s.alertname), eq("service", s.service), ...(s.handler ? [eq("handler", s.handler)] : []), ...rest.map(([k, v]) => eq(k, v))];
+}
 
 /** Answer of `POST /api/silences` (201) and `DELETE /api/silences/{id}` (200): the silence as Alertmanager now lists it. */
 export const silenceAnswerSchema = z.object({ silence: silenceSchema });

@@ -4,7 +4,7 @@
  * create / expire. Behind `GET /api/alerts` (Alertmanager's state per instance) and `/api/silences`.
  */
 import type { AlertInstance, AlertRule } from "@/lib/api/alerts";
-import { silenceMatches, silenceSchema, type AlertmanagerInstance, type AlertmanagerPart, type Silence, type SilenceCreate, type Suppressor } from "@/lib/api/silences";
+import { silenceMatchersOf, silenceMatches, silenceSchema, type AlertmanagerInstance, type AlertmanagerPart, type Silence, type SilenceCreate, type Suppressor } from "@/lib/api/silences";
 import { config } from "@/server/config";
 import { HttpError } from "@/server/http";
 import { failureKind } from "@/server/redact";
@@ -57,15 +57,13 @@ export class AlertmanagerClient {
       .sort((a, b) => Date.parse(b.endsAt) - Date.parse(a.endsAt) || a.id.localeCompare(b.id));
   }
 
-  /** Creates a silence of `{alertname, service[, handler]}` from now for the duration; returns its id. */
+  /**
+   * Creates a silence from now for the duration; returns its id. Its matchers: `{alertname,
+   * service[, handler]}` and the instance's other identifying labels ({@link silenceMatchersOf}).
+   */
   async createSilence(s: SilenceCreate, now = Date.now()): Promise<string> {
-    const matchers = [
-      { name: "alertname", value: s.alertname, isRegex: false, isEqual: true },
-      { name: "service", value: s.service, isRegex: false, isEqual: true },
-      ...(s.handler ? [{ name: "handler", value: s.handler, isRegex: false, isEqual: true }] : []),
-    ];
     const body = {
-      matchers,
+      matchers: silenceMatchersOf(s),
       startsAt: new Date(now).toISOString(),
       endsAt: new Date(now + s.durationMinutes * 60_000).toISOString(),
       createdBy: s.createdBy ?? "dedup-health",

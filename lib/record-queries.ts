@@ -6,6 +6,7 @@ import { queryOptions } from "@tanstack/react-query";
 import type { AuditResponse } from "@/lib/api/audit";
 import type { ForgetResponse, TtlResponse } from "@/lib/api/key-actions";
 import type { DlqResponse, RedriveResponse } from "@/lib/api/dlq";
+import type { RedriveMode } from "@/names/dedup";
 import type { RecordsResponse } from "@/lib/api/records";
 import { fetchJson, send } from "./query-options";
 
@@ -36,7 +37,7 @@ export function uuidSearchHref(topic: string, uuid: string): string {
 }
 
 /** `GET /api/dlq?topic=&handler=&reason=&cursor=&limit=` */
-export const dlqQuery = (f: { topic?: string; handler?: string; reason?: string; cursor?: string; limit?: number }) => {
+export const dlqQuery = (f: { topic?: string; handler?: string; reason?: string; state?: string; cursor?: string; limit?: number }) => {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(f)) if (v !== undefined && v !== "") q.set(k, String(v));
   return queryOptions({
@@ -46,7 +47,7 @@ export const dlqQuery = (f: { topic?: string; handler?: string; reason?: string;
 };
 
 /** `POST /api/dlq/redrive` */
-export const redrive = (body: { topic?: string; uuids?: string[]; filter?: { handler?: string; reason?: string }; dryRun: boolean }, token: string | null) =>
+export const redrive = (body: { topic?: string; uuids?: string[]; filter?: { handler?: string; reason?: string }; mode?: RedriveMode; dryRun: boolean }, token: string | null) =>
   send<RedriveResponse>("/api/dlq/redrive", "POST", token, body);
 
 /** `POST /api/keys/forget` */

@@ -17,12 +17,18 @@ export const OBSERVE_METRIC_NAMES = {
    * itself, not from a rate).
    */
   dlqBacklog: "dedup_dlq_backlog_records",
+  /**
+   * Gauge `{topic}`: age in seconds of the oldest open DLQ record (neither re-driven nor discarded)
+   * in the DLQ of consumer topic `topic`; 0 when none is open. What `DedupDlqBacklogStale` fires on.
+   */
+  dlqOldestOpenAge: "dedup_dlq_oldest_open_age_seconds",
 } as const;
 
 /** Label names of {@link OBSERVE_METRIC_NAMES}. */
 export const OBSERVE_METRIC_LABELS = {
   memoryLost: ["service", "handler"],
   dlqBacklog: ["topic", "handler", "reason_poisoned"],
+  dlqOldestOpenAge: ["topic"],
 } as const satisfies Record<keyof typeof OBSERVE_METRIC_NAMES, readonly string[]>;
 
 /** How long a detected loss of dedup memory stays on the gauge (and the alert firing). */

@@ -6,7 +6,7 @@ import { answerSchema } from "./common";
  * Every action the trail records, written once: the audit page's filter offers them and the chart
  * markers give each a kind (server/audit/markers.ts; a missing kind is a type error there).
  */
-export const AUDIT_ACTIONS = ["keys.forget", "keys.ttl", "dlq.redrive", "dlq.replay", "workshop.run", "demo.faults", "demo.sources", "silence.create", "silence.expire"] as const;
+export const AUDIT_ACTIONS = ["keys.forget", "keys.ttl", "dlq.redrive", "dlq.discard", "dlq.replay", "workshop.run", "demo.faults", "demo.sources", "silence.create", "silence.expire"] as const;
 /** One of {@link AUDIT_ACTIONS}. */
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -17,7 +17,7 @@ export const auditEntrySchema = z.object({
   at: z.string(),
   /** `token` (WORKSHOP_TOKEN), `local` (this machine), `embedded` (the open one-process demo), `cli (<user>)` (`npm run dlq:replay`). */
   who: z.string(),
-  /** What was done: `keys.forget`, `keys.ttl`, `dlq.redrive`, `dlq.replay` (the CLI), `workshop.run`, `demo.faults`, `demo.sources`, `silence.create`, `silence.expire`. */
+  /** What was done: `keys.forget`, `keys.ttl`, `dlq.redrive`, `dlq.discard`, `dlq.replay` (the CLI), `workshop.run`, `demo.faults`, `demo.sources`, `silence.create`, `silence.expire`. */
   action: z.string(),
   /** The selection / filter / body, as given. */
   filter: z.record(z.string(), z.unknown()),

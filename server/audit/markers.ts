@@ -17,6 +17,8 @@ const KIND_OF: Readonly<Record<AuditAction, MarkerKind>> = {
   "silence.expire": "silence",
   "dlq.redrive": "replay",
   "dlq.replay": "replay",
+  // Not a replay: records an engineer decided need none (no kind of its own on the charts).
+  "dlq.discard": "action",
   "keys.forget": "keys",
   "keys.ttl": "keys",
   "workshop.run": "workshop",
@@ -51,6 +53,8 @@ export function auditTitle(e: AuditEntry): string {
       return `Silence ${String(f.id ?? "")} expired${outcome(e, "")}${by}`;
     case "dlq.redrive":
       return `DLQ re-drive${target}${outcome(e, "re-driven")}${by}`;
+    case "dlq.discard":
+      return `DLQ records discarded${target}: ${String(f.why ?? "")}${outcome(e, "discarded")}${by}`;
     case "dlq.replay":
       return `DLQ replay (npm run dlq:replay) of ${String(f.topic ?? "the DLQ")}${outcome(e, "replayed")}${by}`;
     case "keys.forget":

@@ -6,10 +6,12 @@ export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 /**
- * `GET /api/dlq?topic=&handler=&reason=&cursor=&limit=`: a DLQ topic newest first (default the
- * first consumer topic's), with `reason_poisoned` (and its class), `handler_poisoned`,
- * `topic_poisoned`, `subscriber_poisoned`, the UUID and the poisoned time; per-class counts of what
- * was scanned; a cursor for older records. Bounded like every record scan.
+ * `GET /api/dlq?topic=&handler=&reason=&state=&cursor=&limit=`: a DLQ topic newest first (default
+ * the first consumer topic's), with `reason_poisoned` (and its class), `handler_poisoned`,
+ * `topic_poisoned`, `subscriber_poisoned`, the UUID, the poisoned time and the record's state
+ * (`open`, `redriven`, `discarded`, with who, when and how); `state` filters (default `open`: what
+ * still waits; `any` for every record); per-class counts of what was scanned; a cursor for older
+ * records. Bounded like every record scan.
  */
 export function GET(req: Request): Promise<Response> {
   return handleQuery(req, dlqQuerySchema, (q) => listDlq(q));

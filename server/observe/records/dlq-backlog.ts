@@ -1,10 +1,12 @@
 /**
- * The DLQ backlog: what waits in each DLQ topic for a re-drive, read from the topic itself (its
- * offsets and records), not from a 5-minute rate — records poisoned an hour ago still count. The
- * total comes from the partitions' offsets (exact: high − low); the split by the handler and reason
+ * The DLQ backlog: the OPEN records of each DLQ topic — neither re-driven nor discarded
+ * (./dlq-state) — read from the topic itself (its offsets and records), not from a 5-minute rate:
+ * records poisoned an hour ago still count. The total comes from the partitions' offsets (exact:
+ * high − low, minus the resolved positions at or above low); the split by the handler and reason
  * class that poisoned each record from one bounded newest-first scan (`RECORD_SCAN_LIMITS`:
- * `complete: false` when it stopped early, the split is then a lower bound). One build for every
- * viewer and scrape, kept {@link DLQ_BACKLOG_TTL_MS}.
+ * `complete: false` when it stopped early, the split is then a lower bound); the oldest open record
+ * from each partition's start. One build for every viewer and scrape, kept
+ * {@link DLQ_BACKLOG_TTL_MS}, and rebuilt at the next read after this process resolved records.
  */
 import type { IHeaders } from "kafkajs";
 import type { OverviewHandler } from "@/lib/api/overview";
@@ -14,12 +16,16 @@ import { config } from "@/server/config";
 import { decodeRecord } from "@/server/transport/watermill-codec";
 import { registerObserveGauge } from "../observe-gauge";
 import { reasonClassOf } from "./dlq";
+import { dlqStateStore, lastResolvedAt, positionKey, type DlqResolution } from "./dlq-state";
+import type { LogReader, PartitionRange } from "./log-reader";
 import { isTopicMissing } from "./log-reader";
 import { recordReader } from "./records";
 import { RECORD_SCAN_LIMITS, scanNewestFirst } from "./scan";
 
 /** How long one backlog read is served before the next read of the DLQ topics. */
 export const DLQ_BACKLOG_TTL_MS = 30_000;
+/** How long a read waits for the rebuild after this process resolved records (else it serves the last read). */
+export const DLQ_BACKLOG_RESOLVED_WAIT_MS = 5000;
 
 /** The records of one (consumer topic, handler, reason class) in a DLQ topic. */
 export interface DlqBacklogGroup {
@@ -35,8 +41,10 @@ export interface DlqBacklogGroup {
 /** One DLQ topic's backlog. */
 export interface DlqTopicBacklog {
   dlqTopic: string;
-  /** Records in the topic's retention (Σ high − low over partitions). */
+  /** Open records in the topic's retention (Σ high − low over partitions, minus those re-driven or discarded). */
   total: number;
+  /** Time (ms) of the oldest open record; `null` when none is open. */
+  oldestOpenAt: number | null;
   groups: DlqBacklogGroup[];
   /** The scan read every record (else `groups` is a lower bound of the newest ones). */
   complete: boolean;
@@ -49,13 +57,37 @@ export interface DlqBacklog {
   error: string | null;
 }
 
-/** Reads one DLQ topic's backlog (bounded). */
+/**
+ * The time of the oldest open record of one partition: its first record from the log start that is
+ * not resolved (bounded by `RECORD_SCAN_LIMITS.records` resolved records skipped); `null` when none.
+ */
+async function oldestOpen(reader: LogReader, dlqTopic: string, range: PartitionRange, resolved: ReadonlyMap<string, DlqResolution>): Promise<number | null> {
+  let at = range.low;
+  let skipped = 0;
+  while (at < range.high && skipped < RECORD_SCAN_LIMITS.records) {
+    const got = await reader.fetchFrom(dlqTopic, range.partition, at, 256 * 1024);
+    if (got.length === 0) return null;
+    for (const rec of got) {
+      if (rec.offset >= range.high) return null;
+      if (!resolved.has(positionKey(rec))) return rec.timestamp;
+      skipped++;
+    }
+    at = got.at(-1)!.offset + 1n;
+  }
+  return null;
+}
+
+/** Reads one DLQ topic's backlog of open records (bounded). */
 export async function readDlqBacklog(dlqTopic: string): Promise<DlqTopicBacklog> {
   const reader = recordReader();
   const ranges = await reader.ranges(dlqTopic);
-  const total = ranges.reduce((n, r) => n + Number(r.high - r.low), 0);
+  const resolved = await dlqStateStore().resolved(dlqTopic, new Map(ranges.map((r) => [r.partition, r.low] as const)));
+  // Resolutions are kept at or above low only: every one is a record still in the log.
+  const total = ranges.reduce((n, r) => n + Number(r.high - r.low), 0) - resolved.size;
+  const oldest = (await Promise.all(ranges.map((r) => oldestOpen(reader, dlqTopic, r, resolved)))).filter((t): t is number => t !== null);
   const groups = new Map<string, DlqBacklogGroup>();
   const r = await scanNewestFirst(reader, dlqTopic, null, RECORD_SCAN_LIMITS, (rec) => {
+    if (resolved.has(positionKey(rec))) return;
     const m = decodeRecord(rec.headers as IHeaders, rec.value).metadata;
     const g = { topic: m[TOPIC_POISONED_KEY] ?? "", handler: m[HANDLER_POISONED_KEY] ?? "", reasonClass: reasonClassOf(m) };
     const k = `${g.topic}\u0000${g.handler}\u0000${g.reasonClass}`;
@@ -65,14 +97,14 @@ export async function readDlqBacklog(dlqTopic: string): Promise<DlqTopicBacklog>
       e.newestAt = Math.max(e.newestAt, rec.timestamp);
     } else groups.set(k, { ...g, count: 1, newestAt: rec.timestamp });
   });
-  return { dlqTopic, total, groups: [...groups.values()], complete: r.complete };
+  return { dlqTopic, total, oldestOpenAt: oldest.length ? Math.min(...oldest) : null, groups: [...groups.values()], complete: r.complete };
 }
 
-type G = typeof globalThis & { __dedupHealthDlqBacklog?: { value: DlqBacklog | null; building: Promise<DlqBacklog> | null } };
+type G = typeof globalThis & { __dedupHealthDlqBacklog?: { value: DlqBacklog | null; building: Promise<DlqBacklog> | null; buildStartedAt: number } };
 
 function cache() {
   const g = globalThis as G;
-  return (g.__dedupHealthDlqBacklog ??= { value: null, building: null });
+  return (g.__dedupHealthDlqBacklog ??= { value: null, building: null, buildStartedAt: 0 });
 }
 
 async function build(): Promise<DlqBacklog> {
@@ -80,7 +112,7 @@ async function build(): Promise<DlqBacklog> {
   try {
     // A DLQ topic nobody has written to yet may not exist: nothing waits in it.
     const read = (t: string) => readDlqBacklog(t).catch((e: unknown) => {
-      if (isTopicMissing(e)) return { dlqTopic: t, total: 0, groups: [], complete: true };
+      if (isTopicMissing(e)) return { dlqTopic: t, total: 0, oldestOpenAt: null, groups: [], complete: true };
       throw e;
     });
     const topics = await Promise.all(config().CONSUMER_TOPICS.map((t) => read(dlqTopicOf(t))));
@@ -93,19 +125,26 @@ async function build(): Promise<DlqBacklog> {
 /**
  * The last backlog read, starting a new read when it is older than {@link DLQ_BACKLOG_TTL_MS}
  * (stale-while-revalidate). The very first call waits up to `firstWaitMs` for the first read; `null`
- * when none finished in time.
+ * when none finished in time. **After this process re-drove or discarded records**, the read made
+ * before is out of date: the call waits up to {@link DLQ_BACKLOG_RESOLVED_WAIT_MS} for a new one, so
+ * the next scrape already counts them out (another process's writes, the CLI's, show within the TTL).
  */
 export async function dlqBacklog(firstWaitMs = 1000): Promise<DlqBacklog | null> {
   const c = cache();
-  if (!c.building && (!c.value || Date.now() - c.value.readAt > DLQ_BACKLOG_TTL_MS)) {
-    c.building = build().then((v) => {
-      c.value = v;
-      c.building = null;
+  const outdated = (c.value?.readAt ?? Infinity) <= lastResolvedAt();
+  if ((!c.building || (outdated && c.buildStartedAt <= lastResolvedAt())) && (!c.value || outdated || Date.now() - c.value.readAt > DLQ_BACKLOG_TTL_MS)) {
+    c.buildStartedAt = Date.now();
+    const building = build().then((v) => {
+      if (!c.value || v.readAt >= c.value.readAt) c.value = v;
+      if (c.building === building) c.building = null;
       return v;
     });
+    c.building = building;
   }
-  if (c.value || !c.building) return c.value;
-  return Promise.race([c.building, new Promise<null>((r) => setTimeout(() => r(null), firstWaitMs).unref())]);
+  if (c.value && !outdated) return c.value;
+  if (!c.building) return c.value;
+  const wait = outdated ? DLQ_BACKLOG_RESOLVED_WAIT_MS : firstWaitMs;
+  return Promise.race([c.building, new Promise<DlqBacklog | null>((r) => setTimeout(() => r(c.value), wait).unref())]);
 }
 
 /** The DLQ records `handler` poisoned on one of `topics` (any topic when none is known). */
@@ -131,18 +170,32 @@ export function handlerBacklog(b: DlqBacklog | null, handler: string, topics: Re
 }
 
 /**
- * Registers `dedup_dlq_backlog_records{topic,handler,reason_poisoned}` on `registry` (get-or-create):
- * each scrape reports the last backlog read and starts the next when it is due (never waits for it).
+ * Registers `dedup_dlq_backlog_records{topic,handler,reason_poisoned}` (open records) and
+ * `dedup_dlq_oldest_open_age_seconds{topic}` on `registry` (get-or-create): each scrape reports the
+ * last backlog read and starts the next when it is due (waits for it only after this process
+ * resolved records). The age is taken at the scrape, so it grows between reads.
  */
 export function registerDlqBacklogGauge(registry: Registry): void {
   registerObserveGauge(
     registry,
     "dlqBacklog",
-    "Records in the DLQ topic's retention by the consumer topic, handler and reason class that poisoned them: what waits for a re-drive (read from the DLQ topic, refreshed every 30 s)",
+    "Open records (neither re-driven nor discarded) in the DLQ topic's retention by the consumer topic, handler and reason class that poisoned them: what waits for a re-drive (read from the DLQ topic, refreshed every 30 s)",
     async () => {
       const b = await dlqBacklog(0);
       if (!b || b.error) return null;
       return b.topics.flatMap((t) => t.groups.map((g) => ({ labels: { topic: g.topic, handler: g.handler, reason_poisoned: g.reasonClass }, value: g.count })));
+    },
+  );
+  registerObserveGauge(
+    registry,
+    "dlqOldestOpenAge",
+    "Age in seconds of the oldest open record (neither re-driven nor discarded) in the DLQ of the consumer topic; 0 when none is open",
+    async () => {
+      const b = await dlqBacklog(0);
+      if (!b || b.error) return null;
+      const now = Date.now();
+      const consumerTopic = (dlq: string) => config().CONSUMER_TOPICS.find((t) => dlqTopicOf(t) === dlq) ?? dlq;
+      return b.topics.map((t) => ({ labels: { topic: consumerTopic(t.dlqTopic) }, value: t.oldestOpenAt === null ? 0 : Math.max(0, (now - t.oldestOpenAt) / 1000) }));
     },
   );
 }

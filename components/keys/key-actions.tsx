@@ -3,14 +3,16 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { DEDUP_KEY_SEGMENT } from "@/names/dedup";
-import { KEY_STATE_LABELS } from "@/lib/api/common";
-import { keySelectionSchema } from "@/lib/api/key-actions";
+import type { ListedKey, Selection } from "@/lib/api/key-actions";
 import { ApiError } from "@/lib/query-options";
 import { forgetKeys, setKeysTtl } from "@/lib/record-queries";
 import { FIELD_CLASS, LabeledSelect, type SelectOption } from "../field";
+import { useHydrated } from "../hydrated";
 import { Panel } from "../panel";
 import { TokenField } from "../workshop/token-field";
 import { needsToken, useWorkshopToken } from "../workshop/token";
+import { KeyActionList } from "./key-action-list";
+import { clockOf, confirmText, selectionWords } from "./key-action-words";
 
 const btn = "rounded px-3 py-1 text-sm focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-40";
 
@@ -28,43 +30,61 @@ const ACTION_CHOICES: readonly SelectOption<ActionKind>[] = [
   { value: "ttl", label: "set TTL" },
 ];
 
-/** The key states an action may be limited to (`""`: any). */
-const STATE_CHOICES = [{ value: "", label: "any" }, ...keySelectionSchema.shape.state.unwrap().options.map((s) => ({ value: s, label: KEY_STATE_LABELS[s] }))];
+/** The states an action may select; none is chosen at first, and every key is a choice of its own ("any state"). */
+const STATE_CHOICES: readonly SelectOption<string>[] = [
+  { value: "", label: "choose…" },
+  { value: "processing", label: "processing (leases)" },
+  { value: "done", label: "done (every done form, and 1)" },
+  { value: "any", label: "any state (every key)" },
+];
 
-/** The form as typed: the action, the pasted UUIDs, the state filter and the minutes. */
+/** The form as typed: the action, the pasted UUIDs, the state filter, the minutes, and whether live owners' leases may be selected. */
 interface ActionForm {
   action: ActionKind;
   uuids: string;
   state: string;
   idleMin: string;
   ttlMin: string;
+  liveLeases: boolean;
 }
 
-const EMPTY_FORM: ActionForm = { action: "forget", uuids: "", state: "", idleMin: "", ttlMin: "60" };
+const EMPTY_FORM: ActionForm = { action: "forget", uuids: "", state: "", idleMin: "", ttlMin: "60", liveLeases: false };
 
 interface Outcome {
   dryRun: boolean;
   matched: number;
   changed: number;
+  skipped: number;
   complete: boolean;
+  selection: Selection;
+  previewId: string | null;
+  previewAt: string;
+  keys: ListedKey[];
+  liveLeasesLeft: number;
   note?: string;
 }
 
-/** The request of the form's action for one handler: only the filters filled in are sent. */
-function actionBody(owner: { service: string; handler: string } | null, f: ActionForm, dryRun: boolean) {
-  const list = f.uuids.split(/[\s,]+/).filter(Boolean);
+const uuidList = (f: ActionForm) => f.uuids.split(/[\s,]+/).filter(Boolean);
+/** Whether the form names a selection: UUIDs, or a state chosen (never every key by default). */
+const hasSelection = (f: ActionForm) => uuidList(f).length > 0 || f.state !== "";
+
+/** The request of the form's action for one handler: only the filters filled in are sent; a real action sends its dry run's previewId. */
+function actionBody(owner: { service: string; handler: string } | null, f: ActionForm, dryRun: boolean, previewId: string | null) {
+  const list = uuidList(f);
   return {
     ...owner,
     ...(list.length ? { uuids: list } : {}),
     ...(f.state ? { state: f.state } : {}),
     ...(Number(f.idleMin) > 0 ? { olderThanMs: Math.round(Number(f.idleMin) * 60_000) } : {}),
     ...(f.action === "ttl" ? { ttlMs: Math.round(Number(f.ttlMin) * 60_000) } : {}),
+    leases: f.liveLeases ? "all" : "dead",
+    ...(!dryRun && previewId ? { previewId } : {}),
     dryRun,
   };
 }
 
 /**
- * Runs the form's action, dry (`mutate(true)`) or real (`mutate(false)`), and keeps its outcome; a
+ * Runs the form's action, dry (`mutate(null)`) or real (`mutate(previewId)`), and keeps its outcome; a
  * real run refetches the prefix's keys, a refused token shows the token field.
  */
 function useKeyAction(prefix: string, form: ActionForm, tok: ReturnType<typeof useWorkshopToken>) {
@@ -72,13 +92,14 @@ function useKeyAction(prefix: string, form: ActionForm, tok: ReturnType<typeof u
   const [out, setOut] = useState<Outcome | null>(null);
   const owner = ownerOfPrefix(prefix);
   const m = useMutation({
-    mutationFn: async (dryRun: boolean): Promise<Outcome> => {
+    mutationFn: async (previewId: string | null): Promise<Outcome> => {
+      const body = actionBody(owner, form, previewId === null, previewId);
       if (form.action === "forget") {
-        const r = await forgetKeys(actionBody(owner, form, dryRun), tok.token);
-        return { dryRun: r.dryRun, matched: r.matched, changed: r.deleted, complete: r.complete };
+        const r = await forgetKeys(body, tok.token);
+        return { ...r, changed: r.deleted };
       }
-      const r = await setKeysTtl(actionBody(owner, form, dryRun), tok.token);
-      return { dryRun: r.dryRun, matched: r.matched, changed: r.changed, complete: r.complete, note: `handler's TTL policy ${Math.round(r.policyMs / 60_000)} min (${r.policySource})` };
+      const r = await setKeysTtl(body, tok.token);
+      return { ...r, note: [r.note, `handler's TTL policy ${Math.round(r.policyMs / 60_000)} min (${r.policySource})`].filter(Boolean).join("; ") };
     },
     onSuccess: (r) => {
       setOut(r);
@@ -91,50 +112,63 @@ function useKeyAction(prefix: string, form: ActionForm, tok: ReturnType<typeof u
   return { m, out, clear: () => setOut(null) };
 }
 
-/** The action, its filters and the UUIDs; every edit calls `edit` with the fields changed. */
-function ActionFields({ form, edit }: { form: ActionForm; edit: (change: Partial<ActionForm>) => void }) {
+/** The action, its filters and the UUIDs; every edit calls `edit` with the fields changed. Disabled until hydrated: a choice made before would be lost. */
+function ActionFields({ form, edit, ready }: { form: ActionForm; edit: (change: Partial<ActionForm>) => void; ready: boolean }) {
   return (
     <>
       <div className="flex flex-wrap items-end gap-2 text-sm">
-        <LabeledSelect stacked label="Action" testId="action-kind" value={form.action} options={ACTION_CHOICES} onChange={(action) => edit({ action })} />
-        <LabeledSelect stacked label="State" testId="action-state" value={form.state} options={STATE_CHOICES} onChange={(state) => edit({ state })} />
+        <LabeledSelect stacked label="Action" testId="action-kind" disabled={!ready} value={form.action} options={ACTION_CHOICES} onChange={(action) => edit({ action })} />
+        <LabeledSelect stacked label="State" testId="action-state" disabled={!ready} value={form.state} options={STATE_CHOICES} onChange={(state) => edit({ state })} />
         <label className="flex flex-col">
           <span>Idle ≥ (min)</span>
-          <input value={form.idleMin} onChange={(e) => edit({ idleMin: e.target.value })} inputMode="numeric" className={`w-24 ${FIELD_CLASS}`} />
+          <input data-testid="action-idle" disabled={!ready} value={form.idleMin} onChange={(e) => edit({ idleMin: e.target.value })} inputMode="numeric" className={`w-24 ${FIELD_CLASS}`} />
         </label>
         {form.action === "ttl" ? (
           <label className="flex flex-col">
             <span>TTL (min)</span>
-            <input value={form.ttlMin} onChange={(e) => edit({ ttlMin: e.target.value })} inputMode="numeric" className={`w-24 ${FIELD_CLASS}`} />
+            <input disabled={!ready} value={form.ttlMin} onChange={(e) => edit({ ttlMin: e.target.value })} inputMode="numeric" className={`w-24 ${FIELD_CLASS}`} />
           </label>
         ) : null}
+        <label className="flex items-center gap-1">
+          <input type="checkbox" data-testid="action-live-leases" disabled={!ready} checked={form.liveLeases} onChange={(e) => edit({ liveLeases: e.target.checked })} />
+          <span>include leases of live owners</span>
+        </label>
       </div>
       <label className="mt-2 flex flex-col text-sm">
-        <span>Message UUIDs (one per line or comma-separated; empty = every key matching the state and idle time)</span>
-        <textarea data-testid="action-uuids" value={form.uuids} onChange={(e) => edit({ uuids: e.target.value })} rows={3} className={`font-mono ${FIELD_CLASS}`} />
+        <span>Message UUIDs (one per line or comma-separated; empty = the keys of the state chosen)</span>
+        <textarea data-testid="action-uuids" disabled={!ready} value={form.uuids} onChange={(e) => edit({ uuids: e.target.value })} rows={3} className={`font-mono ${FIELD_CLASS}`} />
       </label>
     </>
   );
 }
 
-/** What the last run found (dry) or did (real), and whether one call's bound stopped it. */
+/** What the last run found (dry) or did (real), restating its selection, and whether one call's bound stopped it. */
 function ActionOutcome({ out, action }: { out: Outcome; action: ActionKind }) {
+  const s = out.matched === 1 ? "" : "s";
+  const what = out.dryRun
+    ? `Dry run: ${out.matched} key${s} match (${selectionWords(out.selection)}) at ${clockOf(out.previewAt)}`
+    : `${out.changed} of ${out.matched} key${s} ${action === "forget" ? "deleted" : "changed"}${out.skipped ? `, ${out.skipped} skipped (changed since the dry run)` : ""}`;
   return (
-    <p className="mt-2 text-sm" data-testid="action-result" role="status">
-      {out.dryRun ? `Dry run: ${out.matched} key${out.matched === 1 ? "" : "s"} match` : `${out.changed} of ${out.matched} key${out.matched === 1 ? "" : "s"} ${action === "forget" ? "deleted" : "changed"}`}
-      {out.complete ? "" : " (a bound of one call stopped it: run it again for the rest)"}
-      {out.note ? `; ${out.note}` : ""}.
-    </p>
+    <div className="mt-2 text-sm">
+      <p data-testid="action-result" role="status">
+        {what}
+        {out.liveLeasesLeft ? `; ${out.liveLeasesLeft} lease${out.liveLeasesLeft === 1 ? "" : "s"} of live or unknown owners left out` : ""}
+        {out.complete ? "" : " (a bound of one call stopped it: run it again for the rest)"}
+        {out.note ? `; ${out.note}` : ""}.
+      </p>
+      <KeyActionList keys={out.keys} matched={out.dryRun ? out.matched : out.changed} />
+    </div>
   );
 }
 
 /**
- * Forget keys or set their TTL, for one handler: the UUIDs pasted, or every key (of a state,
- * idle for at least N minutes). A dry run first (the default); the real action asks for
- * confirmation with the count the dry run found.
+ * Forget keys or set their TTL, for one handler: the UUIDs pasted, or the keys of a chosen state
+ * (idle for at least N minutes). A dry run first lists what matches; the real action, confirmed in
+ * words that restate the selection, acts on exactly the keys that dry run listed.
  */
 export function KeyActions({ prefix }: { prefix: string }) {
   const tok = useWorkshopToken();
+  const ready = useHydrated();
   const [form, setForm] = useState(EMPTY_FORM);
   const { m, out, clear } = useKeyAction(prefix, form, tok);
   if (!ownerOfPrefix(prefix)) return null;
@@ -144,21 +178,22 @@ export function KeyActions({ prefix }: { prefix: string }) {
   };
   const verb = form.action === "forget" ? "Delete" : "Set the TTL of";
   const real = () => {
-    if (out?.dryRun && window.confirm(`${verb} ${out.matched} key${out.matched === 1 ? "" : "s"} of ${prefix}?`)) m.mutate(false);
+    if (out?.dryRun && out.previewId && window.confirm(confirmText(verb, out.matched, prefix, out.selection, out.previewAt))) m.mutate(out.previewId);
   };
   return (
-    <Panel title="Act on keys" description="Forget keys (their messages are processed again when replayed) or set their TTL. Dry run first; the real action asks for confirmation with the count." testId="key-actions">
+    <Panel title="Act on keys" description="Forget keys (their messages are processed again when replayed) or set their TTL. Choose a state or paste UUIDs, run a dry run: the real action acts on exactly the keys it listed." testId="key-actions">
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
-      <ActionFields form={form} edit={edit} />
+      <ActionFields form={form} edit={edit} ready={ready} />
       <div className="mt-2 flex flex-wrap gap-2">
-        <button type="button" data-testid="action-dry" onClick={() => m.mutate(true)} disabled={m.isPending} className={`${btn} border border-slate-300 hover:bg-slate-100 dark:border-slate-700 dark:hover:bg-slate-800`}>
+        <button type="button" data-testid="action-dry" onClick={() => m.mutate(null)} disabled={!ready || m.isPending || !hasSelection(form)} className={`${btn} border border-slate-300 hover:bg-slate-100 dark:border-slate-700 dark:hover:bg-slate-800`}>
           Dry run
         </button>
-        <button type="button" data-testid="action-real" onClick={real} disabled={m.isPending || !out?.dryRun || out.matched === 0} className={`${btn} bg-red-700 text-white hover:bg-red-800`}>
+        <button type="button" data-testid="action-real" onClick={real} disabled={!ready || m.isPending || !out?.dryRun || !out.previewId || out.matched === 0} className={`${btn} bg-red-700 text-white hover:bg-red-800`}>
           {verb} {out?.dryRun ? out.matched : ""} keys
         </button>
       </div>
-      {m.isError ? <p className="mt-2 text-sm text-red-700 dark:text-red-300">{m.error instanceof ApiError ? m.error.detail : String(m.error)}</p> : null}
+      {!hasSelection(form) ? <p className="mt-2 text-xs text-slate-500 dark:text-slate-400">Choose a state (any state for every key) or paste UUIDs to run a dry run.</p> : null}
+      {m.isError ? <p className="mt-2 text-sm text-red-700 dark:text-red-300" data-testid="action-error">{m.error instanceof ApiError ? m.error.detail : String(m.error)}</p> : null}
       {out ? <ActionOutcome out={out} action={form.action} /> : null}
     </Panel>
   );

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { BatchState, NOT_RUN, RAN } from "./dedup-batch";
 import { DeliveryResults, type Delivery } from "./dedup-results";
 import { DEFAULT_DEDUPLICATOR_OPTIONS, validateDeduplicatorOptions, type DeduplicatorOptions, type ResolvedDeduplicatorOptions } from "./deduplicator-options";
@@ -7,7 +8,7 @@ import { dedupRecorder, type DedupRecorder } from "./metrics";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "./repository";
 import { KeyMarks } from "./key-marks";
 import { CheckOutcomes } from "./check-outcomes";
-import { dedupKeyPrefix } from "../../names/dedup";
+import { CLAIM_OWNER_SEPARATOR, dedupKeyPrefix } from "../../names/dedup";
 import { doneValueOf } from "./duplicate-cause";
 import { classifyStoreError, timed } from "./store-call";
 import { HotKeys } from "./hot-keys";
@@ -16,7 +17,8 @@ import { hotKeysBoard } from "./hot-keys-board";
 export * from "./deduplicator-options";
 export { classifyStoreError, StoreTimeoutError } from "./store-call";
 
-const PROCESS_TAG = randomBytes(6).toString("base64url");
+// `<hostname>-<pid>/<random>`: the owner lets a key browser tell a dead replica's lease from a live one's.
+const PROCESS_TAG = `${hostname()}-${process.pid}${CLAIM_OWNER_SEPARATOR}${randomBytes(6).toString("base64url")}`;
 let seq = 0;
 const NOOP_PREPARATION: BatchPreparation = { discard: async () => undefined };
 
@@ -31,7 +33,7 @@ export class Deduplicator {
   private readonly inProcess: boolean;
   private readonly marks: KeyMarks;
   private readonly outcomes: CheckOutcomes;
-  /** `processing:<process tag>` / `claimed:<process tag>`; a sequence number completes the token. */
+  /** `processing:<process tag>` / `claimed:<process tag>` (tag: `<hostname>-<pid>/<random>`); a sequence number completes the token. */
   private readonly valuePrefix: string;
   /** The most swallowed keys per handler (fixed memory), on the board the dashboard reads; null without. */
   readonly hotKeys: HotKeys | null;

@@ -166,9 +166,11 @@ describe("key actions", () => {
     const service = `act-cl-${randomBytes(3).toString("hex")}`;
     const prefix = `${service}:dedup:h`;
     for (let i = 0; i < 120; i++) await cluster.set(`${prefix}:${i}`, i % 3 === 0 ? "processing:tok" : "done:t:0:1", "PX", 600_000);
-    const sel = { service, handler: "h", state: "processing" };
-    expect(forgetResponseSchema.parse((await call(forget, { ...sel, dryRun: true })).body)).toMatchObject({ matched: 40, deleted: 0 });
-    expect(forgetResponseSchema.parse((await call(forget, { ...sel, dryRun: false })).body)).toMatchObject({ matched: 40, deleted: 40, complete: true });
+    // Tokens that name no owner: their owners cannot be known dead, so they are chosen only with leases: "all".
+    const sel = { service, handler: "h", state: "processing", leases: "all" };
+    const dry = forgetResponseSchema.parse((await call(forget, { ...sel, dryRun: true })).body);
+    expect(dry).toMatchObject({ matched: 40, deleted: 0 });
+    expect(forgetResponseSchema.parse((await call(forget, { ...sel, previewId: dry.previewId, dryRun: false })).body)).toMatchObject({ matched: 40, deleted: 40, skipped: 0, complete: true });
     let left = 0;
     for (let i = 0; i < 120; i++) left += await cluster.exists(`${prefix}:${i}`);
     expect(left).toBe(80);
@@ -181,9 +183,10 @@ describe("key actions", () => {
     await repo.claim("notification:dedup:mem:u1", "done", 60_000);
     await repo.claim("notification:dedup:mem:u2", "processing:x", 60_000);
     setObserveContext(createObserveContext({ metrics: new LocalSource(new Registry()), redis: null, memory: () => [repo] }));
-    const dry = forgetResponseSchema.parse((await call(forget, { service: "notification", handler: "mem", dryRun: true })).body);
+    const dry = forgetResponseSchema.parse((await call(forget, { service: "notification", handler: "mem", state: "any", leases: "all", dryRun: true })).body);
     expect(dry).toMatchObject({ matched: 2, deleted: 0 });
-    const real = forgetResponseSchema.parse((await call(forget, { service: "notification", handler: "mem", state: "done", dryRun: false })).body);
+    const doneOnly = forgetResponseSchema.parse((await call(forget, { service: "notification", handler: "mem", state: "done", dryRun: true })).body);
+    const real = forgetResponseSchema.parse((await call(forget, { service: "notification", handler: "mem", previewId: doneOnly.previewId, dryRun: false })).body);
     expect(real).toMatchObject({ matched: 1, deleted: 1 });
     expect(repo.get("notification:dedup:mem:u1")).toBeNull();
     expect(repo.get("notification:dedup:mem:u2")).toBe("processing:x");

@@ -1,74 +1,67 @@
 /**
- * The key actions: `POST /api/keys/forget` (delete a handler's keys: by UUID list, or every key
- * by state and idle time) and `POST /api/keys/ttl` (set their TTL). One call touches at most
+ * The key actions: `POST /api/keys/forget` (delete a handler's keys: by UUID list, or the keys of
+ * a chosen state, optionally idle for a while) and `POST /api/keys/ttl` (set their TTL). **Bound to
+ * their preview**: a dry run reads the keys, lists the first {@link LISTED_KEYS_MAX} and keeps all
+ * it matched under a `previewId` (server/observe/keys/previews.ts); the real action takes that id
+ * and acts on exactly those keys, each only while it still holds the value the dry run read
+ * (`skipped` counts the others): it never selects again. A real action without a `previewId` is
+ * refused for a whole prefix; by UUID list it reads and acts in one call, with the same per-key
+ * check. Leases of a live owner are never selected unless `leases: "all"`. One call touches at most
  * {@link MAX_ACTION_KEYS} keys, only inside `DEDUP_PREFIXES`, under the key browser's shared Redis
- * budget (server/observe/keys/budget.ts): each SCAN and each pipeline of at most
- * {@link ACTION_KEYS_PER_CALL} single-key scripts takes one call of the budget. Cluster-safe:
- * SCAN walks every master, each key's script goes to the master of its slot (`ownerOf`). The
- * check and the change of a key are one script, so a key that changed state meanwhile is left alone.
+ * budget; cluster-safe (SCAN walks every master, each key's script goes to its slot's master).
  */
-import type { ForgetResponse, TtlResponse } from "@/lib/api/key-actions";
-import { dedupKeyPrefix, TTL_POLICY } from "@/names/dedup";
+import { LISTED_KEYS_MAX, type ForgetResponse, type ListedKey, type Selection, type TtlResponse } from "@/lib/api/key-actions";
+import { claimOwnerOf, dedupKeyPrefix, TTL_POLICY } from "@/names/dedup";
 import type { ObserveContext } from "../context";
 import { BadRequestError, ForbiddenError, UpstreamUnavailableError, errorText } from "../errors";
 import { escapeGlob, PrefixGlobs } from "./glob";
 import { declaredHandlers, declaredPrefix } from "../handler-registry";
-import { ownerOf } from "./browser";
 import { classifyValue } from "./samples";
 import { browseBudget } from "./budget";
 import { masters, whenReady, type RedisLike } from "../redis-client";
 import { memoryStores } from "@/server/dedup-store";
 import { countUpstream } from "../upstream-counter";
+import { actOnKeys, chooseKeys, readKeys, type ReadKey } from "./action-keys";
+import { liveReplicas } from "./lease-owners";
+import { dropPreview, findPreview, keepPreview } from "./previews";
 
+export { ACTION_KEYS_PER_CALL } from "./action-keys";
 /** Most keys one call matches (call again for the rest: `complete: false`). */
 export const MAX_ACTION_KEYS = 100_000;
-/** Single-key scripts per pipeline (one budget call each). */
-export const ACTION_KEYS_PER_CALL = 100;
 /** SCAN COUNT of the action's scan (as the key browser's ceiling). */
 const SCAN_COUNT = 500;
 /** How long one call may wait for the shared budget in total before it answers `complete: false`. */
 export const ACTION_BUDGET_WAIT_MS = 10_000;
-
-/**
- * KEYS[1]; ARGV: state filter (`""`, `processing`, `done`), min idle ms (0 = any), action (`count`,
- * `unlink`, `pexpire`), TTL ms. Returns 1 when the key matched (and was changed unless `count`).
- * OBJECT IDLETIME is read before GET, which would reset it.
- */
-export const KEY_ACTION_LUA = `
-local k = KEYS[1]
-local older = tonumber(ARGV[2])
-if older > 0 then
-  local idle = redis.pcall('OBJECT', 'IDLETIME', k)
-  if type(idle) ~= 'number' or idle * 1000 < older then return 0 end
-end
-local v = redis.pcall('GET', k)
-if type(v) ~= 'string' then return 0 end
-local st = ARGV[1]
-if st == 'processing' and string.sub(v, 1, 10) ~= 'processing' then return 0 end
-if st == 'done' and not (v == 'done' or string.sub(v, 1, 5) == 'done:') then return 0 end
-if ARGV[3] == 'unlink' then redis.call('UNLINK', k) end
-if ARGV[3] == 'pexpire' then redis.call('PEXPIRE', k, ARGV[4]) end
-return 1
-`;
 
 /** Which keys, and what to do to them. */
 export interface KeyAction {
   service: string;
   handler: string;
   uuids?: string[];
-  state?: "processing" | "done";
+  state?: "processing" | "done" | "any";
   olderThanMs?: number;
+  leases?: "dead" | "all";
+  previewId?: string;
   dryRun: boolean;
   op: "unlink" | "pexpire";
   ttlMs?: number;
 }
 
-/** What an action did: keys matched and changed, whether the whole selection was covered. */
+/** What an action did: the keys matched, listed, changed and skipped, and what it touched (for the audit trail). */
 export interface ActionCount {
   prefix: string;
   matched: number;
   changed: number;
   complete: boolean;
+  selection: Selection;
+  previewId: string | null;
+  previewAt: string;
+  keys: ListedKey[];
+  liveLeasesLeft: number;
+  skipped: number;
+  note?: string;
+  /** Every key changed (the audit keeps the first 100 and the count). */
+  touched: string[];
 }
 
 /** The key prefix of a handler: the declared one, else `<service>:dedup:<handler>`. */
@@ -83,47 +76,20 @@ export function ttlPolicy(service: string, handler: string): { policyMs: number;
   return d ? { policyMs: d.setup.ttlMs, policySource: "declared" } : { policyMs: TTL_POLICY.defaultMs, policySource: "default" };
 }
 
-function memoryAction(a: KeyAction, prefix: string, globs: PrefixGlobs): ActionCount {
-  if (a.olderThanMs !== undefined) throw new BadRequestError("olderThanMs: the in-memory store keeps no idle time (it needs Redis' OBJECT IDLETIME); select by uuids or state");
-  const wanted = a.uuids ? new Set(a.uuids.map((u) => `${prefix}:${u}`)) : null;
-  let matched = 0;
-  let changed = 0;
-  for (const store of memoryStores()) {
-    const keys: string[] = [];
-    for (const e of store.entries()) {
-      if (!e.key.startsWith(`${prefix}:`) || !globs.matches(e.key) || (wanted && !wanted.has(e.key))) continue;
-      if (a.state && classifyValue(e.value) !== a.state) continue;
-      if (matched + keys.length >= MAX_ACTION_KEYS) break;
-      keys.push(e.key);
-    }
-    matched += keys.length;
-    if (a.dryRun) continue;
-    for (const k of keys) if (a.op === "unlink" ? store.forget?.(k) : store.expire?.(k, a.ttlMs!)) changed++;
-  }
-  return { prefix, matched, changed, complete: matched < MAX_ACTION_KEYS };
+const selectionOf = (a: KeyAction): Selection => ({ state: a.state ?? null, olderThanMs: a.olderThanMs ?? null, leases: a.leases ?? "dead", uuids: a.uuids?.length ?? null });
+const actionKind = (a: KeyAction) => (a.op === "unlink" ? "forget" : "ttl");
+
+/** What the audit trail keeps as an action's filter: the body, and for a real action the selection and time of the preview it acts on. */
+export function auditFilterOf<B extends { previewId?: string; dryRun: boolean }>(b: B): Record<string, unknown> {
+  const p = !b.dryRun && b.previewId ? findPreview(b.previewId) : null;
+  return p ? { ...b, ...p.selection, previewAt: p.at.toISOString() } : { ...b };
 }
 
-async function runScripts(redis: RedisLike, keys: readonly string[], a: KeyAction, deadline: number): Promise<{ matched: number; done: number }> {
-  const budget = browseBudget();
-  const byNode = new Map<unknown, string[]>();
-  for (const k of keys) {
-    const node = ownerOf(redis, k);
-    byNode.set(node, [...(byNode.get(node) ?? []), k]);
-  }
-  let matched = 0;
-  let done = 0;
-  for (const [node, ks] of byNode) {
-    for (let i = 0; i < ks.length; i += ACTION_KEYS_PER_CALL) {
-      if (!(await budget.takeWithin(1, deadline - performance.now()))) return { matched, done };
-      const chunk = ks.slice(i, i + ACTION_KEYS_PER_CALL);
-      const p = (node as RedisLike).pipeline();
-      for (const k of chunk) p.eval(KEY_ACTION_LUA, 1, k, a.state ?? "", String(a.olderThanMs ?? 0), a.dryRun ? "count" : a.op, String(a.ttlMs ?? 0));
-      const res = (await budget.run(() => countUpstream("redis", () => p.exec()))) ?? [];
-      for (const [err, v] of res) if (!err && v === 1) matched++;
-      done += chunk.length;
-    }
-  }
-  return { matched, done };
+/** Refuses a selection that could widen silently: a whole prefix without an explicit state, a real action on a whole prefix without its dry run. */
+function checkSelection(a: KeyAction): void {
+  if (a.uuids || (a.previewId && !a.dryRun)) return;
+  if (!a.state) throw new BadRequestError("state: choose processing, done or any; a selection of every key of a handler must say so (state: any)");
+  if (!a.dryRun) throw new BadRequestError("previewId: a real action on a handler's keys acts on what a dry run listed; run it with dryRun: true and send the previewId it answers");
 }
 
 /** Scans `<prefix>:*` on every master (bounded), returning the keys inside the globs and whether the scan finished. */
@@ -143,36 +109,113 @@ async function scanPrefix(redis: RedisLike, prefix: string, globs: PrefixGlobs, 
   return { keys: keys.slice(0, MAX_ACTION_KEYS), complete: keys.length <= MAX_ACTION_KEYS };
 }
 
+/** The in-memory stores' keys of the selection (embedded mode): no idle time there. */
+function readMemory(a: KeyAction, prefix: string, globs: PrefixGlobs): { read: ReadKey[]; complete: boolean } {
+  if (a.olderThanMs !== undefined) throw new BadRequestError("olderThanMs: the in-memory store keeps no idle time (it needs Redis' OBJECT IDLETIME); select by uuids or state");
+  const wanted = a.uuids ? new Set(a.uuids.map((u) => `${prefix}:${u}`)) : null;
+  const read: ReadKey[] = [];
+  const now = Date.now();
+  for (const store of memoryStores()) {
+    for (const e of store.entries()) {
+      if (!e.key.startsWith(`${prefix}:`) || !globs.matches(e.key) || (wanted && !wanted.has(e.key))) continue;
+      if (read.length >= MAX_ACTION_KEYS) return { read, complete: false };
+      read.push({ key: e.key, value: e.value, idleMs: null, ttlMs: e.expiresAt === null ? null : e.expiresAt - now });
+    }
+  }
+  return { read, complete: true };
+}
+
+/** Changes each in-memory key that still holds the value read. */
+function actOnMemory(keys: ReadonlyMap<string, string>, op: KeyAction["op"], ttlMs: number): { changed: string[]; complete: boolean } {
+  const changed: string[] = [];
+  for (const store of memoryStores()) {
+    for (const [k, v] of keys) if (store.get(k) === v && (op === "unlink" ? store.forget?.(k) : store.expire?.(k, ttlMs))) changed.push(k);
+  }
+  return { changed, complete: true };
+}
+
+/** The store the action runs on: Redis, or the in-memory stores (embedded mode). */
+function storeOf(ctx: ObserveContext): RedisLike | "memory" {
+  if (ctx.redis) return ctx.redis;
+  if (ctx.inspector?.kind === "memory") return "memory";
+  throw new UpstreamUnavailableError("redis: not configured; set REDIS_URL to act on keys");
+}
+
+/** A key of a preview, listed without a fresh read. */
+const listedOf = (key: string, value: string): ListedKey => ({ key, state: classifyValue(value), idleMs: null, ttlMs: null, owner: classifyValue(value) === "processing" ? claimOwnerOf(value) : null, ownerAlive: null });
+
+/** The real action of a dry run's preview: each of its keys still holding the value read is changed, the others skipped. */
+async function actOnPreview(store: RedisLike | "memory", a: KeyAction, prefix: string, deadline: number): Promise<ActionCount> {
+  const p = findPreview(a.previewId!);
+  if (!p) throw new BadRequestError("previewId: that dry run's preview is gone (kept 5 minutes, or the dashboard restarted); run the dry run again");
+  if (p.prefix !== prefix || p.action !== actionKind(a)) throw new BadRequestError(`previewId: that preview is of a ${p.action} on ${p.prefix}, not a ${actionKind(a)} on ${prefix}`);
+  const mine = selectionOf(a);
+  if ((a.state !== undefined && mine.state !== p.selection.state) || (a.olderThanMs !== undefined && mine.olderThanMs !== p.selection.olderThanMs)) {
+    throw new BadRequestError("previewId: the selection sent differs from the one its dry run listed; run the dry run again");
+  }
+  const r = store === "memory" ? actOnMemory(p.keys, a.op, a.ttlMs ?? 0) : await actOnKeys(store, p.keys, a.op, a.ttlMs ?? 0, deadline);
+  dropPreview(a.previewId!);
+  const skipped = r.complete ? p.keys.size - r.changed.length : 0;
+  return {
+    prefix, matched: p.keys.size, changed: r.changed.length, complete: r.complete, selection: p.selection, previewId: a.previewId!, previewAt: p.at.toISOString(),
+    keys: r.changed.slice(0, LISTED_KEYS_MAX).map((k) => listedOf(k, p.keys.get(k)!)), liveLeasesLeft: 0, skipped, touched: r.changed,
+    ...(r.complete ? {} : { note: "the Redis budget ran out before every key was tried: run the dry run again for the rest" }),
+  };
+}
+
+/** A dry run (keeps its preview) or a real action by UUID list (reads and acts at once, with the same per-key check). */
+async function selectAndMaybeAct(ctx: ObserveContext, store: RedisLike | "memory", a: KeyAction, prefix: string, globs: PrefixGlobs, deadline: number): Promise<ActionCount> {
+  const sel = selectionOf(a);
+  let scanned: { keys: string[]; complete: boolean } | null = null;
+  if (store !== "memory") scanned = a.uuids ? { keys: a.uuids.map((u) => `${prefix}:${u}`).filter((k) => globs.matches(k)), complete: true } : await scanPrefix(store, prefix, globs, deadline);
+  const got = store === "memory" ? readMemory(a, prefix, globs) : await readKeys(store, scanned!.keys, sel.olderThanMs !== null, deadline);
+  const leases = got.read.some((r) => classifyValue(r.value) === "processing");
+  const { chosen, liveLeasesLeft } = chooseKeys(got.read, sel, leases ? await liveReplicas(ctx, a.service) : null);
+  const complete = got.complete && (scanned?.complete ?? true);
+  const keys = new Map(chosen.map((c) => [c.key, c.value]));
+  const at = new Date();
+  const listed = chosen.slice(0, LISTED_KEYS_MAX).map(({ value: _v, ...k }) => k);
+  const base = { prefix, matched: chosen.length, selection: sel, previewAt: at.toISOString(), keys: listed, liveLeasesLeft };
+  if (a.dryRun) {
+    const kept = keepPreview({ prefix, action: actionKind(a), selection: sel, at, keys });
+    return { ...base, changed: 0, complete, previewId: kept.id, skipped: 0, touched: [], ...(kept.id === null ? { note: kept.note } : {}) };
+  }
+  const r = store === "memory" ? actOnMemory(keys, a.op, a.ttlMs ?? 0) : await actOnKeys(store, keys, a.op, a.ttlMs ?? 0, deadline);
+  return { ...base, changed: r.changed.length, complete: complete && r.complete, previewId: null, skipped: r.complete ? keys.size - r.changed.length : 0, touched: r.changed };
+}
+
 /** Runs a key action on Redis or on the in-memory stores (embedded mode); never outside `DEDUP_PREFIXES`. */
 export async function runKeyAction(ctx: ObserveContext, a: KeyAction): Promise<ActionCount> {
   const prefix = handlerPrefix(a.service, a.handler);
   const globs = new PrefixGlobs(ctx.prefixes);
   if (!globs.matches(`${prefix}:x`)) throw new ForbiddenError(`keys of ${prefix} are outside DEDUP_PREFIXES (${ctx.prefixes.join(", ")})`);
-  if (!ctx.redis) {
-    if (ctx.inspector?.kind === "memory") return memoryAction(a, prefix, globs);
-    throw new UpstreamUnavailableError("redis: not configured; set REDIS_URL to act on keys");
-  }
-  const redis = ctx.redis;
+  checkSelection(a);
+  const store = storeOf(ctx);
   const deadline = performance.now() + ACTION_BUDGET_WAIT_MS;
   try {
-    await whenReady(redis, 1000);
-    const sel = a.uuids ? { keys: a.uuids.map((u) => `${prefix}:${u}`).filter((k) => globs.matches(k)), complete: true } : await scanPrefix(redis, prefix, globs, deadline);
-    const r = await runScripts(redis, sel.keys, a, deadline);
-    return { prefix, matched: r.matched, changed: a.dryRun ? 0 : r.matched, complete: sel.complete && r.done === sel.keys.length };
+    if (store !== "memory") await whenReady(store, 1000);
+    if (a.previewId && !a.dryRun) return await actOnPreview(store, a, prefix, deadline);
+    return await selectAndMaybeAct(ctx, store, a, prefix, globs, deadline);
   } catch (e) {
     if (e instanceof Error && "status" in e) throw e;
     throw new UpstreamUnavailableError(`redis: ${errorText(e)}`);
   }
 }
 
-/** Builds `POST /api/keys/forget`. */
-export async function forgetKeys(ctx: ObserveContext, b: Omit<KeyAction, "op" | "ttlMs">): Promise<ForgetResponse> {
+/** The answer's fields of an action's count (all but what it touched). */
+function answerOf(r: ActionCount) {
+  const { touched: _t, changed: _c, ...rest } = r;
+  return rest;
+}
+
+/** Builds `POST /api/keys/forget`; `touched` is every key deleted (for the audit trail). */
+export async function forgetKeys(ctx: ObserveContext, b: Omit<KeyAction, "op" | "ttlMs">): Promise<{ body: ForgetResponse; touched: string[] }> {
   const r = await runKeyAction(ctx, { ...b, op: "unlink" });
-  return { dryRun: b.dryRun, prefix: r.prefix, matched: r.matched, deleted: r.changed, complete: r.complete };
+  return { body: { dryRun: b.dryRun, ...answerOf(r), deleted: r.changed }, touched: r.touched };
 }
 
 /** Builds `POST /api/keys/ttl`: a TTL above the handler's policy only with `allowBeyondPolicy`, and then said. */
-export async function setKeysTtl(ctx: ObserveContext, b: Omit<KeyAction, "op"> & { ttlMs: number; allowBeyondPolicy: boolean }): Promise<TtlResponse> {
+export async function setKeysTtl(ctx: ObserveContext, b: Omit<KeyAction, "op"> & { ttlMs: number; allowBeyondPolicy: boolean }): Promise<{ body: TtlResponse; touched: string[] }> {
   const policy = ttlPolicy(b.service, b.handler);
   const beyondPolicy = b.ttlMs > policy.policyMs;
   if (beyondPolicy && !b.allowBeyondPolicy) {
@@ -180,5 +223,5 @@ export async function setKeysTtl(ctx: ObserveContext, b: Omit<KeyAction, "op"> &
   }
   const { allowBeyondPolicy: _ignored, ...sel } = b;
   const r = await runKeyAction(ctx, { ...sel, op: "pexpire" });
-  return { dryRun: b.dryRun, prefix: r.prefix, matched: r.matched, changed: r.changed, ttlMs: b.ttlMs, ...policy, beyondPolicy, complete: r.complete };
+  return { body: { dryRun: b.dryRun, ...answerOf(r), changed: r.changed, ttlMs: b.ttlMs, ...policy, beyondPolicy }, touched: r.touched };
 }

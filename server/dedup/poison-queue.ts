@@ -26,7 +26,8 @@ export interface PoisonQueueOptions {
    * same record at the same position — read again after a rebalance or a restart before its offset
    * was committed — it is acked without a second copy and not counted again. A delivery without a
    * position is published every time it fails, as without a guard. **A store that fails or answers
-   * after `guardTimeoutMs` lets the copy through (fail-open): a second copy then is possible.**
+   * after `guardTimeoutMs` lets the copy through (fail-open): a second copy then is possible.** A
+   * deliberate re-read of the same positions within the 7 days (offsets reset) publishes no new copy.
    * @default none: every failure publishes a copy
    */
   guard?: RunOnceStore;

@@ -55,7 +55,13 @@ export function RecordCard({ record }: { record: RecordView }) {
                     {h.key}
                   </th>
                   <td>
-                    <EncodedText value={h.value} />
+                    {h.number ? (
+                      <span className="font-mono text-xs" data-testid="header-number" title={`raw bytes (${h.value.encoding}): ${h.value.text}`}>
+                        {h.number.text} <span className="text-slate-500">({h.number.as})</span>
+                      </span>
+                    ) : (
+                      <EncodedText value={h.value} />
+                    )}
                   </td>
                 </tr>
               ))}

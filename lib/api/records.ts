@@ -18,7 +18,11 @@ export const recordViewSchema = recordPositionSchema.extend({
   /** The record's timestamp, ISO-8601. */
   timestamp: z.string(),
   key: encodedSchema.nullable(),
-  headers: z.array(z.object({ key: z.string(), value: encodedSchema })),
+  /**
+   * Header entries in order. `number`: a header a DLQ convention writes as a binary number (Spring
+   * Kafka's `kafka_dlt-original-partition` / `-offset` / `-timestamp`), read as such, with how.
+   */
+  headers: z.array(z.object({ key: z.string(), value: encodedSchema, number: z.object({ text: z.string(), as: z.string() }).optional() })),
   payload: encodedSchema.nullable(),
   /** Bytes of key, value and headers (keys and values) as read. */
   size: z.number(),

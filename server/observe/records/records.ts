@@ -7,6 +7,7 @@
 import type { Encoded, RecordView, RecordsResponse } from "@/lib/api/records";
 import { DLQ_TOPIC_SUFFIX, dlqTopicOf, WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { config } from "@/server/config";
+import { conventionHeaderNumber } from "@/server/transport/dlq-conventions";
 import { ForbiddenError, NotFoundError, UpstreamUnavailableError, errorText } from "../errors";
 import { KafkaLogReader } from "./kafka-reader";
 import { isTopicMissing, type LogReader, type RawRecord } from "./log-reader";
@@ -30,9 +31,14 @@ export function encodeBytes(b: Buffer | string): Encoded {
   }
 }
 
-/** Header entries in order, a repeated header as several entries. */
-function headerList(h: RawRecord["headers"]): Array<{ key: string; value: Encoded }> {
-  return Object.entries(h).flatMap(([key, v]) => (Array.isArray(v) ? v : v === undefined ? [] : [v]).map((x) => ({ key, value: encodeBytes(x) })));
+/** Header entries in order, a repeated header as several entries; Spring's binary DLT numbers also as numbers. */
+function headerList(h: RawRecord["headers"]): RecordView["headers"] {
+  return Object.entries(h).flatMap(([key, v]) =>
+    (Array.isArray(v) ? v : v === undefined ? [] : [v]).map((x) => {
+      const number = typeof x === "string" ? null : conventionHeaderNumber(key, x);
+      return { key, value: encodeBytes(x), ...(number ? { number } : {}) };
+    }),
+  );
 }
 
 /** The message UUID of a record: its one readable `_watermill_message_uuid` header, else null. */

@@ -137,3 +137,11 @@ export function consumerLagGrowthExpr(): string {
 export function memoryLostExpr(): string {
   return `max by (${OBSERVE_METRIC_LABELS.memoryLost.join(", ")}) (max_over_time(${OBSERVE_METRIC_NAMES.memoryLost}[1m]))`;
 }
+
+/**
+ * PromQL of the age (seconds) of the oldest open DLQ record per consumer topic: the dashboard's
+ * gauge, over 1 min so that one failed scrape does not reset the alert's 10-minute hold.
+ */
+export function dlqOldestOpenAgeExpr(): string {
+  return `max by (${OBSERVE_METRIC_LABELS.dlqOldestOpenAge.join(", ")}) (max_over_time(${OBSERVE_METRIC_NAMES.dlqOldestOpenAge}[1m]))`;
+}

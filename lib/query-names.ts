@@ -23,6 +23,7 @@ export const QUERY_NAMES = [
   "payload_conflicts",
   "unchecked",
   "memory_lost",
+  "dlq_oldest_open_age",
   "consumer_instances",
   "handler_p50",
   "handler_p99",

@@ -6,23 +6,9 @@
  * `infra/prometheus/rules/dedup.yml` and `infra/grafana/dedup-health.json` are generated from this
  * file by `npm run gen:infra`; a test fails when they drift.
  */
-import {
-  DAY_MS,
-  DEDUP_ERROR_REASON,
-  DEDUP_ERROR_REASONS,
-  HOUR_MS,
-  METRIC_LABELS,
-  METRIC_NAMES,
-  MINUTE_MS,
-  PROCESSED_RESULTS,
-  SLOW_CHECK_SECONDS,
-  TTL_POLICY,
-  type DedupErrorReason,
-  type ProcessedResult,
-  type TtlClass,
-} from "@/names/dedup";
+import { DAY_MS, DEDUP_ERROR_REASON, DEDUP_ERROR_REASONS, HOUR_MS, METRIC_LABELS, METRIC_NAMES, MINUTE_MS, PROCESSED_RESULTS, SLOW_CHECK_SECONDS, TTL_POLICY, type DedupErrorReason, type ProcessedResult, type TtlClass } from "@/names/dedup";
 import { anyOccurrenceAlert, defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/alert-model";
-import { checkQuantileExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, leaseCounterRateExpr, memoryLostExpr, payloadConflictsExpr } from "@/lib/alert-exprs";
+import { checkQuantileExpr, consumerLagGrowthExpr, dlqOldestOpenAgeExpr, duplicateRatioExpr, errorRateExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, leaseCounterRateExpr, memoryLostExpr, payloadConflictsExpr } from "@/lib/alert-exprs";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";
 
 export { RUNBOOK_PATH, runbookUrl, alertTextsFor, ruleTexts, renderAlertText, type AlertThreshold, type AlertTexts, type ThresholdLine } from "@/lib/alert-model";
@@ -238,6 +224,24 @@ export const ALERTS = {
         "TTL window has passed. The dashboard shows the cause (restart, failover or a drop without either).",
     },
     dashboardPath: HANDLER_PAGE,
+  }),
+  // A ticket, not a page: an old open record is work left undone, not an outage. Held 10 min, so a re-drive under way clears it first.
+  dlqBacklogStale: defineAlert({
+    name: "DedupDlqBacklogStale",
+    title: "Age of the oldest open DLQ record (neither re-driven nor discarded), per consumer topic",
+    query: "dlq_oldest_open_age",
+    threshold: { value: DAY_MS / 1000, label: "24 h" },
+    normal: null,
+    unit: "seconds",
+    by: OBSERVE_METRIC_LABELS.dlqOldestOpenAge,
+    for: "10m",
+    severity: "ticket",
+    valueExpr: dlqOldestOpenAgeExpr(),
+    texts: {
+      summary: "A DLQ record of {{ $labels.topic }} has waited more than 24 h for a re-drive or a discard",
+      description: "The oldest open record in the dead-letter topic of {{ $labels.topic }} was poisoned {{ $value | humanizeDuration }} ago and is neither re-driven nor discarded (alert above 24 h for 10m): nobody has decided what to do with it, and retention will delete it unseen. On the DLQ page (state open), fix the cause, then re-drive the records or discard them with a reason.",
+    },
+    dashboardPath: "/dlq?topic={{ $labels.topic }}.dlq",
   }),
 } as const satisfies Record<string, AlertThreshold>;
 

@@ -23,12 +23,13 @@ function runbookAnchors(runbook: string): Set<string> {
 }
 
 describe("gen:infra", () => {
-  it("every rule carries a dashboard_url: the handler page (per-handler alerts) or the service's overview, the last hour, from one base URL", () => {
+  it("every rule carries a dashboard_url: the handler page (per-handler alerts), the topic's DLQ page (DLQ alerts) or the service's overview, the last hour, from one base URL", () => {
     for (const r of rules) {
       const url = r.annotations.dashboard_url ?? "";
       expect(url.startsWith(`${DEFAULT_DASHBOARD_BASE_URL}/`), r.alert).toBe(true);
       expect(url, r.alert).toMatch(/[?&]range=1h$/);
       if (r.expr.includes("handler")) expect(url, r.alert).toContain("/handlers/{{ $labels.service }}/{{ $labels.handler }}?");
+      else if (r.expr.includes("dlq")) expect(url, r.alert).toContain("/dlq?topic={{ $labels.topic }}.dlq&");
       else expect(url, r.alert).toContain("service={{ $labels.service }}");
     }
     const deployed = (parse(renderRules(ALERT_LIST, "https://dedup.example.com/ops/")) as { groups: { rules: Rule[] }[] }).groups[0]!.rules;
@@ -60,7 +61,7 @@ describe("gen:infra", () => {
   });
 
   it("writes every alert of lib/thresholds with its expr, for and severity", () => {
-    expect(rules.map((r) => r.alert)).toEqual(["DedupDuplicateRateHigh", "DedupRedisErrors", "DedupRedisLatencyHigh", "DedupLeaseLost", "DedupPayloadConflict", "DedupConsumerLagGrowing", "DedupMemoryLost"]);
+    expect(rules.map((r) => r.alert)).toEqual(["DedupDuplicateRateHigh", "DedupRedisErrors", "DedupRedisLatencyHigh", "DedupLeaseLost", "DedupPayloadConflict", "DedupConsumerLagGrowing", "DedupMemoryLost", "DedupDlqBacklogStale"]);
     for (const a of ALERT_LIST) {
       const r = rules.find((x) => x.alert === a.name);
       expect(r).toMatchObject({ expr: a.expr, for: a.for, labels: { severity: a.severity } });

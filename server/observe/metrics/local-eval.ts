@@ -171,6 +171,8 @@ const EVALUATE: Record<QueryName, Evaluator> = {
   payload_conflicts: summed(METRIC_NAMES.payloadConflicts, { increase: true }),
   // No Redis in embedded mode: no series.
   memory_lost: gauge(OBSERVE_METRIC_NAMES.memoryLost),
+  // The dashboard's own gauge, in this process's registry.
+  dlq_oldest_open_age: gauge(OBSERVE_METRIC_NAMES.dlqOldestOpenAge),
   unchecked: summed(METRIC_NAMES.unchecked, { increase: true }),
   duplicates_by_cause: summed(DUPLICATES_BY_CAUSE_METRIC),
   handler_p50: quantile(0.5, HANDLER_TIME_METRIC),

@@ -52,6 +52,12 @@ export interface Message {
   metadata: Record<string, string>;
   /** Payload bytes (`Buffer` is a `Uint8Array`). */
   readonly payload: Uint8Array;
+  /**
+   * The transport's record key (Kafka: the bytes that pick the partition, hence the per-key order),
+   * when the record had one. A copy for re-publishing keeps it ({@link copyMessage}), so a DLQ copy
+   * and a re-drive land on the key's partition; a publisher writes it as the record key.
+   */
+  readonly key?: Uint8Array;
   /** Fires when the transport gives this delivery up. */
   readonly signal: AbortSignal;
   /** Delivery information filled by the Router and the transport; empty on a fresh message. */
@@ -84,11 +90,11 @@ export function newMessage(uuid: string, payload: Uint8Array | string, options: 
 }
 
 /**
- * A copy of `msg` for re-publishing (same uuid, copied metadata, same payload bytes) with a fresh
+ * A copy of `msg` for re-publishing (same uuid, copied metadata, same payload bytes and record key) with a fresh
  * context: what PoisonQueue sends to the DLQ and what a forwarder re-sends.
  */
 export function copyMessage(msg: Message, signal?: AbortSignal): Message {
-  return { uuid: msg.uuid, metadata: { ...msg.metadata }, payload: msg.payload, signal: signal ?? NEVER, context: {} };
+  return { uuid: msg.uuid, metadata: { ...msg.metadata }, payload: msg.payload, ...(msg.key ? { key: msg.key } : {}), signal: signal ?? NEVER, context: {} };
 }
 
 /** Payload as UTF-8 text. */

@@ -31,3 +31,17 @@ export async function kcatOffsets(brokers: string, topic: string, partition: num
   const out = await run(["-C", "-b", brokers, "-t", topic, "-p", String(partition), "-o", "beginning", "-e", "-q", "-f", "%o\n"]);
   return out.toString().split("\n").filter(Boolean);
 }
+
+/**
+ * Publishes one keyed record (`kcat -P -K`) as a Java producer would: the key picks the partition
+ * with Kafka's default partitioner (murmur2, `-X partitioner=murmur2_random`), not librdkafka's CRC32.
+ */
+export async function kcatProduceKeyed(brokers: string, topic: string, key: string, payload: string, headers: Record<string, string>): Promise<void> {
+  const h = Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}=${v}`]);
+  await run(["-P", "-b", brokers, "-t", topic, "-X", "partitioner=murmur2_random", "-K", "\u0002", "-D", "\u0001", ...h], `${key}\u0002${payload}`);
+}
+
+/** Every record of `topic` (all partitions) formatted by kcat's `-f` (e.g. `%k %p %o\n`), in kcat's order. */
+export async function kcatFormat(brokers: string, topic: string, format: string): Promise<string> {
+  return (await run(["-C", "-b", brokers, "-t", topic, "-o", "beginning", "-e", "-q", "-f", format])).toString();
+}

@@ -2,7 +2,7 @@
  * A kafkajs `Publisher` writing Watermill's wire format (see `watermill-codec.ts`). Resolves once
  * the broker acknowledged every record (acks = all).
  */
-import { Kafka, logLevel, Partitioners, type Producer } from "kafkajs";
+import { Kafka, logLevel, Partitioners, type Producer, type RecordMetadata } from "kafkajs";
 import type { Message } from "@/server/dedup/message";
 import type { Publisher } from "@/server/dedup/pubsub";
 import { WATERMILL_UUID_HEADER } from "@/names/dedup";
@@ -18,9 +18,11 @@ export interface KafkaPublisherOptions {
   clientId?: string;
   /**
    * Record key per message, which picks the partition. Watermill's default marshaler sets none
-   * (records spread over partitions). @default () => undefined
+   * (records spread over partitions); ours writes the message's own `key` (the key of the record
+   * it was consumed from, kept by PoisonQueue's DLQ copy and by a re-drive), so a copy lands on the
+   * key's partition and per-key order holds. @default (topic, msg) => msg.key
    */
-  partitionKey?: (topic: string, msg: Message) => string | undefined;
+  partitionKey?: (topic: string, msg: Message) => string | Uint8Array | undefined;
   /** kafkajs log level. @default logLevel.WARN */
   logLevel?: logLevel;
 }
@@ -28,7 +30,7 @@ export interface KafkaPublisherOptions {
 /** Defaults of {@link KafkaPublisherOptions}. */
 export const DEFAULT_KAFKA_PUBLISHER_OPTIONS = {
   clientId: "dedup-health-publisher",
-  partitionKey: () => undefined,
+  partitionKey: (_topic: string, msg: Message) => msg.key,
   logLevel: logLevel.WARN,
 } satisfies Partial<KafkaPublisherOptions>;
 
@@ -53,19 +55,30 @@ export class KafkaPublisher implements Publisher {
   }
 
   async publish(topic: string, ...msgs: Message[]): Promise<void> {
-    if (this.closed) throw new Error("KafkaPublisher: publish after close()");
     if (msgs.length === 0) return;
+    await this.send(topic, msgs);
+  }
+
+  /** Publishes one message and resolves where the broker wrote it (a re-drive records its destination). */
+  async publishAt(topic: string, msg: Message): Promise<{ partition: number; offset: string }> {
+    const [meta] = await this.send(topic, [msg]);
+    if (!meta) throw new Error(`KafkaPublisher: the broker acknowledged no record of ${topic}`);
+    return { partition: meta.partition, offset: meta.baseOffset ?? meta.offset ?? "" };
+  }
+
+  private async send(topic: string, msgs: Message[]): Promise<RecordMetadata[]> {
+    if (this.closed) throw new Error("KafkaPublisher: publish after close()");
     this.connecting ??= this.producer.connect().catch((e) => {
       this.connecting = null;
       throw e;
     });
     await this.connecting;
-    await this.producer.send({
+    return this.producer.send({
       topic,
       acks: -1,
       messages: msgs.map((m) => {
         const key = this.o.partitionKey(topic, m);
-        const rec = encodeRecord(m, key);
+        const rec = encodeRecord(m, typeof key === "string" || key === undefined ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength));
         // A DLQ copy of a record that had no UUID stays without one (never invent an id).
         if (m.uuid === NO_UUID) delete rec.headers[WATERMILL_UUID_HEADER];
         return rec;

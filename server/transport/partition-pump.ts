@@ -36,6 +36,8 @@ export interface UnreadableRecord {
   reason: string;
   metadata: Record<string, string>;
   payload: Buffer;
+  /** The record key, kept by its DLQ copy. */
+  key?: Buffer;
 }
 
 /** The knobs every group subscriber has (Kafka and embedded); each transport adds its own. */
@@ -96,6 +98,8 @@ export interface SubscriberOptions {
 /** A stored record as both transports hold it: Watermill headers and a value. */
 export interface PumpRecord {
   headers?: IHeaders;
+  /** The record key (Kafka's; the embedded broker's records have none): kept as `Message.key`. */
+  key?: Buffer | null;
   value: Buffer | null;
 }
 
@@ -157,12 +161,12 @@ export async function pumpPartition<R extends PumpRecord>(run: PartitionRun<R>):
       const offset = run.offsetOf(rec, i);
       const d = decodeRecord(rec.headers, rec.value);
       if (d.ok) {
-        chunk.push({ uuid: d.uuid, metadata: d.metadata, payload: d.payload, signal: run.signal, context: { topic, partition, offset, subscriber: run.subscriber } });
+        chunk.push({ uuid: d.uuid, metadata: d.metadata, payload: d.payload, key: rec.key ?? undefined, signal: run.signal, context: { topic, partition, offset, subscriber: run.subscriber } });
         i++;
         continue;
       }
       if (chunk.length === 0) {
-        unreadable = { topic, partition, offset, reason: d.reason, metadata: d.metadata, payload: d.payload };
+        unreadable = { topic, partition, offset, reason: d.reason, metadata: d.metadata, payload: d.payload, key: rec.key ?? undefined };
         i++;
       }
       break;
@@ -276,6 +280,7 @@ export function unreadableToDlq(rec: UnreadableRecord, subscriber: string, handl
       [OFFSET_POISONED_KEY]: rec.offset,
     },
     payload: rec.payload,
+    ...(rec.key ? { key: rec.key } : {}),
     signal: new AbortController().signal,
     context: {},
   };

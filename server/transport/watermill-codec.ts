@@ -19,7 +19,7 @@ export type Decoded =
   | { ok: false; reason: string; metadata: Record<string, string>; payload: Buffer };
 
 /** Encodes a message: the UUID header first, then the metadata (the UUID header can't be overridden by metadata). */
-export function encodeRecord(msg: { uuid: string; metadata: Record<string, string>; payload: Uint8Array }, key?: string): WireRecord {
+export function encodeRecord(msg: { uuid: string; metadata: Record<string, string>; payload: Uint8Array }, key?: string | Buffer): WireRecord {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(msg.metadata)) if (k !== WATERMILL_UUID_HEADER) headers[k] = v;
   headers[WATERMILL_UUID_HEADER] = msg.uuid;

@@ -6,6 +6,7 @@
  *   npm run worker                                  # a replica; Ctrl-C / SIGTERM stops it gracefully
  *   npm run worker -- --name w2                     # replica name (default <hostname>-<pid>)
  *   npm run worker -- --crash-before-commit         # exits after its first handled batch, before committing
+ *   npm run worker -- --metrics-port 9465           # serves its metrics on http://127.0.0.1:9465/metrics
  *
  * Needs KAFKA_BROKERS (and REDIS_URL or REDIS_CLUSTER_NODES for a shared dedup store); DATABASE_URL
  * for the side-effect table shared with the server. No traffic is published (DEMO_RATE is the
@@ -20,7 +21,8 @@ import { processReplicaId } from "@/server/transport/replica-id";
 import { MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
 import { KafkaTransport } from "@/server/transport";
-import { flag, optArg } from "./lib/args";
+import { createServer } from "node:http";
+import { flag, intArg, optArg } from "./lib/args";
 
 async function main(): Promise<void> {
   let c;
@@ -44,6 +46,16 @@ async function main(): Promise<void> {
   const crash = flag("crash-before-commit");
   const registry = new Registry();
   const counters = sideEffectCounters(registry);
+  // Its own /metrics (a process of the fleet that Prometheus or the conformance kit scrapes); 0 = none.
+  const metricsPort = intArg("metrics-port", 0, 0, 65_535);
+  if (metricsPort > 0) {
+    const server = createServer((req, res) => {
+      if (req.url !== "/metrics") return void res.writeHead(404).end("only /metrics\n");
+      void registry.metrics().then((text) => res.writeHead(200, { "content-type": registry.contentType }).end(text));
+    });
+    server.listen(metricsPort, "127.0.0.1");
+    server.unref();
+  }
   const dedup = createDedupStore(opts.redisTarget, { clientName: `dedup-health-${name}` });
   const store = c.DATABASE_URL
     ? new PostgresSideEffectStore({ connectionString: c.DATABASE_URL, schema: "public", tablePrefix: c.SERVICE_NAME, observe: (h, _id, r) => (counters.sent.inc({ handler: h }), r.duplicate && counters.duplicate.inc({ handler: h })) })

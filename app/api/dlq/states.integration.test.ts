@@ -4,7 +4,10 @@
  * audit trail with who and what, the states survive a new store on the same table, and a position
  * that retention deleted reads `expired`.
  */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { Kafka, logLevel } from "kafkajs";
+import { Pool } from "pg";
 import { Registry } from "prom-client";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,7 +24,7 @@ import { GET } from "./route";
 import { POST as redrivePost } from "./redrive/route";
 import { POST as discardPost } from "./discard/route";
 import { clearDlqBacklog, dlqBacklog, readDlqBacklog, registerDlqBacklogGauge } from "@/server/observe/records/dlq-backlog";
-import { PostgresDlqStateStore, setDlqStateStore } from "@/server/observe/records/dlq-state";
+import { DLQ_STATE_TABLE, PostgresDlqStateStore, setDlqStateStore } from "@/server/observe/records/dlq-state";
 import { topicStates } from "@/server/observe/records/dlq-resolutions";
 import { setRecordReader } from "@/server/observe/records/records";
 import { setRedrivePublisher } from "@/server/observe/records/redrive-publisher";
@@ -42,6 +45,10 @@ const post = async (handler: (r: Request) => Promise<Response>, url: string, bod
   if (res.status !== 200) throw new Error(`${url} ${res.status}: ${JSON.stringify(json)}`);
   return json;
 };
+const poisoned = (u: string, i: number, on: string) =>
+  newMessage(u, `{"order":${i}}`, {
+    metadata: { [HANDLER_POISONED_KEY]: "on-order-paid", [TOPIC_POISONED_KEY]: on, [REASON_CLASS_POISONED_KEY]: "handler_error", [REASON_POISONED_KEY]: "boom", [SUBSCRIBER_POISONED_KEY]: "kafka" },
+  });
 const list = async (q: string) => dlqResponseSchema.parse(await (await GET(new Request(`http://localhost/api/dlq?${q}`))).json());
 
 /** One scrape of the dashboard's gauges: the backlog of open records summed, and the oldest open record's age. */
@@ -64,11 +71,7 @@ beforeAll(async () => {
   audit = new PostgresAuditStore(TEST_DATABASE_URL, auditTable);
   await setAuditStore(audit);
   clearDlqBacklog();
-  const msgs = uuids.map((u, i) =>
-    newMessage(u, `{"order":${i}}`, {
-      metadata: { [HANDLER_POISONED_KEY]: "on-order-paid", [TOPIC_POISONED_KEY]: topic, [REASON_CLASS_POISONED_KEY]: "handler_error", [REASON_POISONED_KEY]: "boom", [SUBSCRIBER_POISONED_KEY]: "kafka" },
-    }),
-  );
+  const msgs = uuids.map((u, i) => poisoned(u, i, topic));
   // One by one: the records' times (and so the oldest open record) follow their offsets.
   for (const m of msgs) await own.kafka.publisher.publish(dlq, m);
 }, 60_000);
@@ -163,4 +166,31 @@ describe("DLQ record states", () => {
     const b = await readDlqBacklog(dlq);
     expect(b.total).toBe(5);
   }, 60_000);
+
+  it("npm run dlq:replay leaves a discarded record alone and records each one it re-drives as redriven by cli (<user>)", async () => {
+    const [t2, dlq2] = (await own.topics("dlq-state-cli", { "": 1, ".dlq": 1 })).names as [string, string];
+    for (let i = 0; i < 4; i++) await own.kafka.publisher.publish(dlq2, poisoned(ulid(), i, t2));
+    // The CLI reads and writes the app's table (DATABASE_URL, the default name): this test's rows are its own topic's.
+    const store = new PostgresDlqStateStore(TEST_DATABASE_URL, DLQ_STATE_TABLE);
+    const pool = new Pool({ connectionString: TEST_DATABASE_URL, max: 1 });
+    try {
+      await store.resolve(dlq2, [{ partition: 0, offset: "0", state: "discarded", who: "local", why: "a test order" }]);
+      const env: NodeJS.ProcessEnv = { ...process.env, KAFKA_BROKERS: own.brokers.join(","), CONSUMER_TOPICS: t2, DATABASE_URL: TEST_DATABASE_URL };
+      for (const k of ["REDIS_URL", "REDIS_CLUSTER_NODES", "PROMETHEUS_URL", "WORKSHOP_TOKEN", "DEMO_TOPIC"]) delete env[k];
+      const { stdout } = await promisify(execFile)("npx", ["tsx", "scripts/dlq-replay.ts", "--topic", dlq2], { cwd: process.cwd(), env, timeout: 90_000 });
+      expect(stdout).toContain("replayed 3");
+      expect(stdout).toContain("left 1 alone: already re-driven or discarded");
+      const states = await store.resolved(dlq2);
+      expect(states.get("0:0")).toMatchObject({ state: "discarded", why: "a test order" });
+      for (const o of ["1", "2", "3"]) {
+        expect(states.get(`0:${o}`)).toMatchObject({ state: "redriven", who: expect.stringMatching(/^cli \(.+\)$/), to: { topic: t2 } });
+        const to = states.get(`0:${o}`);
+        expect(to?.state === "redriven" ? to.to.offset : null).toMatch(/^\d+$/);
+      }
+    } finally {
+      await pool.query(`DELETE FROM "public"."${DLQ_STATE_TABLE}" WHERE dlq_topic = $1`, [dlq2]).catch(() => undefined);
+      await pool.end();
+      await store.close();
+    }
+  }, 120_000);
 });

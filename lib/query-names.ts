@@ -37,6 +37,7 @@ export const QUERY_NAMES = [
   "consumer_lag_growth",
   "alert_states",
   "process_start",
+  "handler_info",
   "scrape_time",
 ] as const;
 

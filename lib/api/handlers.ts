@@ -1,6 +1,7 @@
 /** Shapes of `GET /api/handlers`: what the store holds per handler prefix, from the key inspection. Isomorphic. */
 import { z } from "zod";
-import { answerSchema, handlerPrefixSchema, keyStateCountsSchema, upstreamSchema } from "./common";
+import { answerSchema, findingSchema, handlerPrefixSchema, LABEL_VALUE_RE, keyStateCountsSchema, upstreamSchema } from "./common";
+import { consumerGroupViewSchema } from "./consumers";
 
 /** TTL distribution bucket: keys whose remaining TTL is in `[minMs, maxMs)`; `maxMs: null` = no upper bound. */
 export const ttlBucketSchema = z.object({
@@ -109,3 +110,65 @@ export const handlersQuerySchema = z.object({
   /** Force a sampled estimate even below `INSPECT_EXACT_MAX_KEYS`. */
   mode: z.enum(["exact", "estimate", "auto"]).default("auto"),
 });
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/handlers/{service}/{handler}
+
+/** A field the handler does not declare: which signal would say it, and what the page says instead. Never a zero. */
+export const notDeclaredSchema = z.object({
+  status: z.literal("unknown"),
+  /** The signal (metric, label) that would say it, e.g. `dedup_handler_info`. */
+  needs: z.string(),
+  /** What the page shows, e.g. "declares no TTL: export dedup_handler_info". */
+  detail: z.string(),
+});
+
+const declaredOr = <T extends z.ZodRawShape>(shape: T) => z.discriminatedUnion("status", [z.object({ status: z.literal("ok"), ...shape }), notDeclaredSchema]);
+
+/** One handler as it declares itself (docs/CONTRACT.md §5), with what is inferred said so and what is unknown said why. */
+export const handlerSelfResponseSchema = answerSchema({
+  service: z.string(),
+  handler: z.string(),
+  /** `info`: its `dedup_handler_info` read from Prometheus; `registry`: registered in the dashboard's own process. */
+  declaration: declaredOr({ source: z.enum(["info", "registry"]), runtime: z.string().nullable(), contract: z.string().nullable() }),
+  /** Whether Prometheus' `dedup_handler_info` could be read for the fleet (the last known declarations are used meanwhile). */
+  infoRead: upstreamSchema,
+  /** Window and class; `inferred` ones say from what (`text`: "default, inferred: keys live 24 h"). */
+  ttl: declaredOr({
+    ms: z.number(),
+    msSource: z.enum(["declared", "observed"]),
+    ttlClass: z.enum(["default", "critical", "analytics"]),
+    classSource: z.enum(["declared", "inferred"]),
+    text: z.string(),
+  }),
+  /** The lease of a `processing` claim; `ms: null` = it declares none (markings `release`, `before`). */
+  lease: declaredOr({ ms: z.number().nullable(), text: z.string() }),
+  /** The time limit of one attempt; `ms: null` = none declared. */
+  timeout: declaredOr({ ms: z.number().nullable() }),
+  marking: declaredOr({ value: z.enum(["lease", "release", "before"]) }),
+  failureMode: declaredOr({ value: z.enum(["open", "closed"]) }),
+  stack: declaredOr({ names: z.array(z.string()) }),
+  /** The topic it consumes: declared, else from its metrics' `topic` label. */
+  topic: declaredOr({ value: z.string(), source: z.enum(["declared", "metrics"]) }),
+  /** Its key prefix: declared, else `<service>:dedup:<handler>`. */
+  prefix: z.object({ value: z.string(), source: z.enum(["declared", "convention"]) }),
+  /** Its consumer group: declared, else `<service>.<handler>` (a convention, said so). */
+  group: z.object({ id: z.string(), source: z.enum(["declared", "convention"]) }),
+  /** How much of the window keys have been written for (the capacity projection's warm-up). */
+  window: declaredOr({ ageMs: z.number(), filled: z.number(), validAt: z.string().nullable(), source: z.enum(["oldest-key", "process-start"]) }),
+  /** The lint of what it declares, and what it does not declare (the rules needing it did not run). */
+  lint: declaredOr({ source: z.enum(["info", "registry"]), findings: z.array(findingSchema), unknown: z.array(z.string()) }),
+  /** Its consumer group on its topic, read from Kafka: members, partitions, lag. */
+  consumerGroup: z.discriminatedUnion("status", [
+    z.object({ status: z.literal("ok"), topic: z.string(), view: consumerGroupViewSchema }),
+    notDeclaredSchema,
+    z.object({ status: z.literal("unavailable"), detail: z.string() }),
+  ]),
+});
+/** Answer of `GET /api/handlers/{service}/{handler}`. */
+export type HandlerSelfResponse = z.infer<typeof handlerSelfResponseSchema>;
+
+/** A service or handler name as a path segment (a label value). */
+const segment = z.string().regex(LABEL_VALUE_RE, "expected a service or handler name (a metric label value)");
+/** Path parameters of `GET /api/handlers/{service}/{handler}`. */
+export const handlerSelfParamsSchema = z.object({ service: segment, handler: segment });

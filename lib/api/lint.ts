@@ -14,6 +14,10 @@ export const declaredLintSchema = handlerRefSchema.extend({
   leaseMs: z.number().nullable(),
   /** p99 of one handler attempt over the last hour, seconds; `null` without data or metrics. */
   handlerP99Seconds: z.number().nullable(),
+  /** `info`: its `dedup_handler_info` read from Prometheus (any process, any language); `registry`: registered in the dashboard's own process. */
+  source: z.enum(["info", "registry"]),
+  /** What it does not declare and the label that would say it (the rules needing it did not run). */
+  unknown: z.array(z.string()),
   findings: z.array(findingSchema),
 });
 /** Lint of one handler found in Redis (TTL policy against observed TTLs). */
@@ -25,7 +29,7 @@ export const observedLintSchema = handlerPrefixSchema.extend({
 
 /** Answer of `GET /api/lint`. */
 export const lintResponseSchema = answerSchema({
-  /** The app's own handlers as declared (their setup); unavailable when the library lint is missing. */
+  /** Every handler's declaration: its `dedup_handler_info` in Prometheus, else what this process registered. */
   declared: availableSchema({ handlers: z.array(declaredLintSchema) }),
   /** Every handler prefix found in Redis, checked against the TTL policy of spec §3. */
   observed: availableSchema({ handlers: z.array(observedLintSchema) }),

@@ -3,6 +3,7 @@ import type { HandlerKeys } from "@/lib/api/handlers";
 import { TTL_POLICY } from "@/lib/thresholds";
 import type { ObserveContext } from "./context";
 import { handlerPrefix, splitPrefix } from "./keys/glob";
+import { refreshFleetInfo } from "./fleet-info";
 import { declaredHandlers, declaredPrefix } from "./handler-registry";
 import { got, inspectedHandlers, unavailable } from "./upstream";
 
@@ -91,6 +92,8 @@ export function getCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
 
 async function buildCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
   const rate = await got(ctx.metrics.instant("new_rate"));
+  // Every handler's declared window, from its dedup_handler_info wherever it runs (else this process's registration).
+  await refreshFleetInfo(ctx);
   const keys = inspectedHandlers(ctx);
   const declared = new Map(declaredHandlers().map((d) => [declaredPrefix(d), d]));
   const prefixes = new Set<string>(declared.keys());
@@ -101,7 +104,8 @@ async function buildCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
     const d = declared.get(prefix);
     const owner = d ? { service: d.service, handler: d.setup.handler } : splitPrefix(prefix);
     const measured = keys.ok ? keys.value.find((h) => h.prefix === prefix) : undefined;
-    const ttl = d
+    // An info without ttl_ms declares no window: the keys' TTLs say it instead.
+    const ttl = d && (d.source !== "info" || d.info?.ttlMs != null)
       ? { ms: d.setup.ttlMs, source: "declared" as const }
       : measured?.ttlObserved
         ? { ms: measured.ttlObserved.maxMs, source: "observed" as const }

@@ -1,10 +1,29 @@
 /**
- * The handlers the app declares, as the dashboard reads them. The dashboard only reads: whoever
- * runs a consumer registers its handlers (server/startup.ts registers the demo's when DEMO=on).
+ * The handlers of the fleet, as the dashboard reads them: what each consumer declares in
+ * `dedup_handler_info` (docs/CONTRACT.md), read from Prometheus by ./fleet-info.ts, and — the
+ * fallback in embedded mode or when Prometheus lacks a handler's info — what a consumer running in
+ * this process registered (server/startup.ts registers the demo's when DEMO=on). The dashboard
+ * only reads.
  */
 import { handlerGroupId } from "@/names/kafka";
 import type { HandlerSetup } from "@/server/dedup";
-import { dedupKeyPrefix } from "@/names/dedup";
+import { dedupKeyPrefix, type InfoMarking, type TtlClass } from "@/names/dedup";
+
+/** A handler's `dedup_handler_info` as read, each absent label `null` (nothing is guessed here). */
+export interface InfoDeclaration {
+  topic: string | null;
+  group: string | null;
+  prefix: string | null;
+  ttlMs: number | null;
+  ttlClass: TtlClass | null;
+  leaseMs: number | null;
+  timeoutMs: number | null;
+  marking: InfoMarking | null;
+  failureMode: "open" | "closed" | null;
+  stack: string[] | null;
+  runtime: string | null;
+  contract: string | null;
+}
 
 /** A handler the app runs, as its consumer declares it (the seam between a consumer and the dashboard). */
 export interface DeclaredHandler {
@@ -17,6 +36,28 @@ export interface DeclaredHandler {
   groupId?: string;
   /** The setup `lintHandler` checks: stack order, key factory, TTL and class, repository, marking… */
   setup: HandlerSetup;
+  /**
+   * `info`: read from the handler's `dedup_handler_info` (then `setup` is built from it and `info`
+   * says which of its fields were declared); absent: registered in this process.
+   */
+  source?: "info";
+  info?: InfoDeclaration;
+}
+
+const keyOf = (service: string, handler: string) => `${service}\u0000${handler}`;
+
+type FleetGlobal = typeof globalThis & { __dedupHealthFleetInfo?: Map<string, DeclaredHandler> };
+
+/**
+ * Replaces what the fleet's `dedup_handler_info` declares (./fleet-info.ts after each read of
+ * Prometheus); these come before this process's registrations of the same handler.
+ */
+export function setFleetInfo(handlers: readonly DeclaredHandler[]): void {
+  (globalThis as FleetGlobal).__dedupHealthFleetInfo = new Map(handlers.map((h) => [keyOf(h.service, h.setup.handler), { ...h, source: "info" as const }]));
+}
+
+function fleetInfo(): Map<string, DeclaredHandler> {
+  return (globalThis as FleetGlobal).__dedupHealthFleetInfo ?? new Map();
 }
 
 function store(): Map<string, DeclaredHandler> {
@@ -33,17 +74,27 @@ function store(): Map<string, DeclaredHandler> {
  * (Next.js evaluates modules more than once).
  */
 export function registerHandlers(handlers: readonly DeclaredHandler[]): void {
-  for (const h of handlers) store().set(`${h.service}\u0000${h.setup.handler}`, h);
+  for (const h of handlers) store().set(keyOf(h.service, h.setup.handler), h);
 }
 
-/** Removes every declaration (tests). */
+/** Removes every declaration, registered or read from the fleet's info (tests). */
 export function clearDeclaredHandlers(): void {
   store().clear();
+  setFleetInfo([]);
 }
 
-/** The declared handlers, in registration order (none until something registers). */
+/**
+ * The declared handlers: each one's last read `dedup_handler_info` first, then those registered in
+ * this process that Prometheus has no info of (in registration order).
+ */
 export function declaredHandlers(): DeclaredHandler[] {
-  return [...store().values()];
+  const info = fleetInfo();
+  return [...info.values(), ...[...store().entries()].filter(([k]) => !info.has(k)).map(([, h]) => h)];
+}
+
+/** The declaration of one handler ({@link declaredHandlers}' first), or undefined. */
+export function declaredHandler(service: string, handler: string): DeclaredHandler | undefined {
+  return fleetInfo().get(keyOf(service, handler)) ?? store().get(keyOf(service, handler));
 }
 
 /** The key prefix of a declaration. */

@@ -4,7 +4,8 @@ import type { LintResponse } from "@/lib/api/lint";
 import { TTL_POLICY, type TtlClass } from "@/lib/thresholds";
 import { lintHandler } from "@/server/dedup";
 import type { ObserveContext } from "./context";
-import { declaredHandlers, declaredPrefix } from "./handler-registry";
+import { refreshFleetInfo } from "./fleet-info";
+import { declaredHandlers, declaredPrefix, type DeclaredHandler, type InfoDeclaration } from "./handler-registry";
 import { got, inspectedHandlers, unavailable } from "./upstream";
 
 const fmtMs = (ms: number) => (ms >= 3_600_000 ? `${+(ms / 3_600_000).toFixed(1)} h` : `${+(ms / 60_000).toFixed(1)} min`);
@@ -33,6 +34,72 @@ export function lintObserved(h: HandlerKeys, ttlClass: TtlClass | null): Finding
   return f;
 }
 
+/** Rules whose inputs `dedup_handler_info` may leave out, and the label each needs. */
+const RULE_NEEDS: Record<string, (i: InfoDeclaration) => boolean> = {
+  "ttl-below-minimum": (i) => i.ttlMs !== null,
+  "ttl-below-hour": (i) => i.ttlMs !== null,
+  "critical-ttl-below-7d": (i) => i.ttlMs !== null && i.ttlClass !== null,
+  "fail-open-critical": (i) => i.failureMode !== null && i.ttlClass !== null,
+  "no-deduplicator": (i) => i.stack !== null,
+  "dedup-outside-retry": (i) => i.stack !== null,
+  "dedup-outside-poison-queue": (i) => i.stack !== null,
+  "poison-queue-inside-retry": (i) => i.stack !== null,
+  "no-timeout": (i) => i.leaseMs !== null,
+  "timeout-not-below-lease": (i) => i.leaseMs !== null,
+  "handler-p99-near-lease": (i) => i.leaseMs !== null,
+};
+
+/**
+ * What the info alone says the handler loses (spec §10): the note's marking before the handler,
+ * and a marking without a lease.
+ */
+function infoFindings(i: InfoDeclaration): Finding[] {
+  const f: Finding[] = [];
+  if (i.marking === "before") {
+    f.push({
+      severity: "error",
+      rule: "marking-before-handler",
+      specSection: "§10",
+      message:
+        'marks the key before the handler and never releases it (the design note\'s SET key "1" NX): the retry after a failed attempt and the redelivery after a crash mid-handler find the key and are swallowed as duplicates — the message is acked unprocessed. Its keys carry no position (a redelivery cannot be told from a re-publish) and no payload fingerprint (a reused UUID is swallowed). Claim processing:<token> under a lease, release it on failure, mark done:<topic>:<partition>:<offset> after the handler.',
+    });
+  }
+  if (i.leaseMs === null && i.marking !== null) {
+    f.push({
+      severity: "warning",
+      rule: "no-lease",
+      specSection: "§10",
+      message: `declares no lease (marking ${i.marking}): a crash mid-handler leaves its key for the whole window, so the redelivery is swallowed and the message lost, and a redelivery while the first run still works is swallowed even if that run then fails. Use marking lease (lease_ms).`,
+    });
+  }
+  return f;
+}
+
+/** What a handler declares nothing about, each with the label that would say it. */
+export function undeclared(d: DeclaredHandler): string[] {
+  const i = d.info;
+  if (d.source !== "info" || !i) return [];
+  const out: string[] = [];
+  if (i.ttlMs === null) out.push("declares no TTL: export dedup_handler_info with ttl_ms");
+  if (i.ttlClass === null) out.push(`declares no TTL class: ${i.ttlMs === null ? "unknown" : `inferred ${d.setup.ttlClass} from ttl_ms`} (ttl_class)`);
+  if (i.marking === null) out.push("declares no marking: export dedup_handler_info with marking");
+  if (i.stack === null) out.push("declares no stack: the order rules did not run (stack)");
+  if (i.marking === "lease" && i.leaseMs === null) out.push("declares no lease: export dedup_handler_info with lease_ms");
+  return out;
+}
+
+/**
+ * The lint of one declaration: a registered setup through the library's `lintHandler`; an info
+ * declaration through it too, keeping only the findings whose inputs the info declared, plus what
+ * its marking and lease alone lose.
+ */
+export function lintDeclared(d: DeclaredHandler, handlerP99Seconds: number | null): Finding[] {
+  const i = d.info;
+  const found = lintHandler(d.setup, { handlerP99Seconds }).filter((x) => !i || d.source !== "info" || (RULE_NEEDS[x.rule]?.(i) ?? true));
+  const extra = i && d.source === "info" ? infoFindings(i).filter((x) => !found.some((y) => y.rule === x.rule)) : [];
+  return [...found, ...extra].map((x) => ({ severity: x.severity, rule: x.rule, message: x.message, specSection: x.specSection }));
+}
+
 /**
  * Each handler's attempt p99 over the last hour (seconds), by `service\u0000handler`; empty when the
  * metrics are unavailable (the rules that need it then stay silent: the lint never guesses).
@@ -51,6 +118,7 @@ async function handlerP99s(ctx: ObserveContext): Promise<Map<string, number>> {
  * p99 of the last hour, for `handler-p99-near-lease`), and the TTL policy per handler found in Redis.
  */
 export async function getLint(ctx: ObserveContext): Promise<LintResponse> {
+  await refreshFleetInfo(ctx);
   const declared = declaredHandlers();
   const p99s = await handlerP99s(ctx);
   const byPrefix = new Map(declared.map((d) => [declaredPrefix(d), d]));
@@ -64,11 +132,13 @@ export async function getLint(ctx: ObserveContext): Promise<LintResponse> {
         return {
           service: d.service,
           handler: d.setup.handler,
-          ttlClass: d.setup.ttlClass,
-          ttlMs: d.setup.ttlMs,
-          leaseMs: d.setup.leaseMs,
+          ttlClass: d.info && !d.info.ttlClass ? null : d.setup.ttlClass,
+          ttlMs: d.info && d.info.ttlMs === null ? null : d.setup.ttlMs,
+          leaseMs: d.info && d.info.leaseMs === null ? null : d.setup.leaseMs,
           handlerP99Seconds,
-          findings: lintHandler(d.setup, { handlerP99Seconds }).map((x) => ({ severity: x.severity, rule: x.rule, message: x.message, specSection: x.specSection })),
+          source: d.source ?? "registry",
+          unknown: undeclared(d),
+          findings: lintDeclared(d, handlerP99Seconds),
         };
       }),
     },

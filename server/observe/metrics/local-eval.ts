@@ -5,7 +5,7 @@
  */
 import { LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW_MS, METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
-import { PROCESSED_RESULT, SLOW_CHECK_SECONDS } from "@/names/dedup";
+import { HANDLER_INFO_METRIC, PROCESSED_RESULT, SLOW_CHECK_SECONDS } from "@/names/dedup";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
@@ -188,6 +188,7 @@ const EVALUATE: Record<QueryName, Evaluator> = {
   alert_states: () => [],
   scrape_time: perLocalService((last) => last.t / 1000),
   process_start: gauge(PROCESS_START_METRIC, { instance: "local" }),
+  handler_info: gauge(HANDLER_INFO_METRIC),
 };
 
 /**

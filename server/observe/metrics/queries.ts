@@ -4,6 +4,7 @@ import { LABEL, METRIC_LABELS, METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_R
 import type { QueryName } from "@/lib/query-names";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";
+import { HANDLER_INFO_LABELS, HANDLER_INFO_METRIC } from "@/names/dedup";
 
 /** The gauge of the process's start (Unix seconds), named as prom-client's default metric; the chart markers show restarts. */
 export const PROCESS_START_METRIC = "process_start_time_seconds";
@@ -108,6 +109,7 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   consumer_lag_growth: ["service", "handler", "topic"],
   alert_states: ["alertname", "alertstate"],
   process_start: ["instance"],
+  handler_info: HANDLER_INFO_LABELS,
   scrape_time: ["service"],
 };
 
@@ -153,6 +155,8 @@ export const PROMQL: Record<QueryName, string> = {
   // Prometheus' own series of alert states: one per instance and state while pending or firing.
   alert_states: `ALERTS{alertname=~"Dedup.*"}`,
   process_start: `max by (instance) (${PROCESS_START_METRIC})`,
+  // What each handler of the fleet declares (docs/CONTRACT.md), one series per declaration whatever the replicas.
+  handler_info: `max by (${HANDLER_INFO_LABELS.join(", ")}) (${HANDLER_INFO_METRIC})`,
   // When each service was last scraped (its replica info's sample time); stale, so absent, after a failed scrape.
   scrape_time: `max by (service) (timestamp(${CONSUMER_INFO_METRIC}))`,
 };

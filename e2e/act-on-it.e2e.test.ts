@@ -159,7 +159,11 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
 
       const dialog = confirmNext(page);
       await page.getByTestId("redrive-real").click();
-      expect(await dialog).toBe(`Re-drive ${n} message${n === 1 ? "" : "s"} to their original topics (same UUID)?`);
+      // The confirmation restates the selection, the count, the mode and the rate.
+      const asked = await dialog;
+      expect(asked).toContain(`Re-drive ${n} message${n === 1 ? "" : "s"} from the DLQ, matching reason handler_error, back to their original topics`);
+      expect(asked).toContain("each with its own UUID, except payload conflicts, which get a new UUID");
+      expect(asked).toContain("at most 50 per second");
       await expect.poll(async () => (await result.textContent()) ?? "", { timeout: 30_000 }).toContain(`Re-drove ${n} of ${n} matched`);
       for (const u of uuids) expect(await copies(u), `${u} after the re-drive`).toBe(2);
       // Each re-driven message is processed: its handler's key is done.
@@ -183,7 +187,7 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
       expect(await redis.exists(...keys.map((k) => k.key))).toBe(3);
       const dialog = confirmNext(page);
       await page.getByTestId("action-real").click();
-      expect(await dialog).toBe(`Delete 3 keys of ${prefix}?`);
+      expect(await dialog).toMatch(new RegExp(`^Delete 3 keys of ${prefix} named by the 3 UUIDs given, leases of dead owners only, as listed by the dry run at \\d\\d:\\d\\d:\\d\\d\\?$`));
       await expect.poll(async () => (await result.textContent()) ?? "", { timeout: 30_000 }).toContain("3 of 3 keys deleted");
       expect(await redis.exists(...keys.map((k) => k.key))).toBe(0);
       await screenshot(page, "act-forget");
@@ -196,7 +200,7 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
       const rows = page.getByTestId("audit-row");
       await rows.first().waitFor({ timeout: 30_000 });
       const cells = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")));
-      const find = (action: string) => cells.filter((c) => c[2] === action).map((c) => [c[1], c[4], c[5], c[6]]);
+      const find = (action: string) => cells.filter((c) => c[2] === action).map((c) => [c[1], c[5], c[6], c[7]]);
       const n = redriven;
       expect(n).toBeGreaterThan(0);
       expect(find("keys.forget (dry run)")).toEqual([["local", "3", "0", "ok"]]);
@@ -226,7 +230,7 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
         const mine = page.getByTestId("audit-row").filter({ hasText: service });
         await mine.first().waitFor({ timeout: 30_000 });
         const cells = await mine.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")));
-        expect(cells.map((c) => [c[1], c[2], c[4], c[5], c[6]])).toEqual([["local", "keys.forget", "1", "1", "ok"]]);
+        expect(cells.map((c) => [c[1], c[2], c[4], c[5], c[6], c[7]])).toEqual([["local", "keys.forget", `keys: ${key}`, "1", "1", "ok"]]);
         expect(await page.getByTestId("audit").textContent()).toContain("Kept in PostgreSQL");
         await screenshot(page, "act-audit-restart");
       });

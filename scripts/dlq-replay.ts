@@ -11,11 +11,21 @@
  *
  *   npm run dlq:replay                              # <DEMO_TOPIC>.dlq (default demo.events.dlq)
  *   npm run dlq:replay -- --topic my.dlq --max 100
+ *   npm run dlq:replay -- --mode new-uuid --rate 20  # new UUIDs (a payload conflict's way out), 20 records/s
+ *
+ * `--mode`: `same-uuid` or `new-uuid` for every record; without it a `payload_conflict` record gets
+ * a new UUID and every other record its own (a same-UUID re-drive of a conflict is refused: it would
+ * loop). `--rate`: records per second (default `DLQ_REDRIVE_RATE`, 50).
  */
 import { userInfo } from "node:os";
 import { auditStore, recordAudit } from "@/server/audit";
 import { config, ConfigError } from "@/server/config";
-import { replayDlq } from "@/server/transport/dlq-replay";
+import { REDRIVE_MODES, type RedriveMode } from "@/names/dedup";
+import { replayDlq, type ReplayDlqOptions } from "@/server/transport/dlq-replay";
+import type { DlqResolutionInput } from "@/server/observe/records/dlq-state";
+import { setDlqStateStore } from "@/server/observe/records/dlq-state";
+import { recordResolutions, topicStates } from "@/server/observe/records/dlq-resolutions";
+import { setRecordReader } from "@/server/observe/records/records";
 import { KafkaTransport } from "@/server/transport";
 import { optArg } from "./lib/args";
 
@@ -44,22 +54,64 @@ async function main(): Promise<void> {
     console.error("[dlq:replay] --max must be an integer in [1, 1000000]");
     process.exit(1);
   }
+  const modeArg = optArg("mode");
+  if (modeArg !== undefined && !(REDRIVE_MODES as readonly string[]).includes(modeArg)) {
+    console.error(`[dlq:replay] --mode must be one of ${REDRIVE_MODES.join(", ")} (none: new-uuid for a payload conflict, else same-uuid)`);
+    process.exit(1);
+  }
+  const mode = modeArg as RedriveMode | undefined;
+  const rate = Number(optArg("rate") ?? config().DLQ_REDRIVE_RATE);
+  if (!Number.isInteger(rate) || rate < 1 || rate > 10_000) {
+    console.error("[dlq:replay] --rate must be an integer in [1, 10000] (records per second)");
+    process.exit(1);
+  }
   const transport = new KafkaTransport(brokers);
   // The run's audit entry is the dashboard's chart marker of this replay: in PostgreSQL
   // (DATABASE_URL, the trail the app reads) it reaches the app; without it nothing can.
-  const base = { who: `cli (${userInfo().username})`, action: "dlq.replay", filter: { topic, max }, dryRun: false, scope: { service: config().SERVICE_NAME } };
+  const base = { who: `cli (${userInfo().username})`, action: "dlq.replay", filter: { topic, max, ...(mode ? { mode } : {}), rate }, dryRun: false, scope: { service: config().SERVICE_NAME } };
+  const states = await dlqStates(topic, base.who);
   try {
-    const r = await replayDlq(transport, topic, { max, allowTopics });
+    const r = await replayDlq(transport, topic, { max, allowTopics, mode, ratePerSecond: rate, ...states.options });
+    if (r.notOpen) console.log(`[dlq:replay] left ${r.notOpen} alone: already re-driven or discarded (the dashboard's DLQ states)`);
     const where = Object.entries(r.byTopic).map(([t, n]) => `${n} → ${t}`).join(", ") || "nothing new";
-    console.log(`[dlq:replay] ${topic}: replayed ${r.replayed} (${where}); skipped ${r.skipped} without a UUID or origin topic, or poisoned on a topic outside CONSUMER_TOPICS (${allowTopics.join(", ")})`);
+    console.log(`[dlq:replay] ${topic}: replayed ${r.replayed} (${where}) at most ${rate}/s; skipped ${r.skipped} without a UUID or origin topic, or poisoned on a topic outside CONSUMER_TOPICS (${allowTopics.join(", ")})`);
+    for (const [why, n] of Object.entries(r.skippedWhy)) console.log(`[dlq:replay]   skipped ${n}: ${why}`);
     await recordRun({ ...base, matched: r.replayed + r.skipped, changed: r.replayed, result: "ok" });
   } catch (e) {
     await recordRun({ ...base, matched: null, changed: null, result: `error: ${e instanceof Error ? e.message : String(e)}` });
     throw e;
   } finally {
+    await states.save();
     await transport.close();
   }
   process.exit(0);
+}
+
+/**
+ * The DLQ states of `topic` the dashboard keeps (PostgreSQL with `DATABASE_URL`): records already
+ * re-driven or discarded are left alone, and each one this run re-drives becomes `redriven` by `who`.
+ */
+async function dlqStates(topic: string, who: string): Promise<{ options: Pick<ReplayDlqOptions, "isOpen" | "onReplayed">; save: () => Promise<void> }> {
+  const states = await topicStates(topic);
+  const done: DlqResolutionInput[] = [];
+  return {
+    options: {
+      isOpen: (p) => states.of(p).state === "open",
+      onReplayed: (msg, _topic, to) => {
+        if (msg.context.partition !== undefined && msg.context.offset !== undefined) done.push({ partition: msg.context.partition, offset: msg.context.offset, state: "redriven", who, to });
+      },
+    },
+    async save() {
+      try {
+        await recordResolutions(topic, done);
+        if (done.length && !config().DATABASE_URL) console.log("[dlq:replay] DATABASE_URL is not set: the dashboard will not see these records as re-driven");
+      } catch (e) {
+        console.error(`[dlq:replay] could not record ${done.length} records as re-driven: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      await setDlqStateStore(null);
+      await setRecordReader(null);
+    },
+  };
 }
 
 /** Records the run in the audit trail when it is PostgreSQL, else says why the dashboard will not show it. */

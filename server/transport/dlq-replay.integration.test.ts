@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { ulid } from "ulid";
 import { afterAll, describe, expect, it } from "vitest";
 import { HANDLER_POISONED_KEY, POISON_KEYS, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/names/dedup";
+import { NO_UUID_WHY } from "./dlq-redrive";
 import { replayDlq } from "./dlq-replay";
 import { KafkaTransport, MemoryTransport, type Transport } from "./index";
 
@@ -28,7 +29,8 @@ async function scenario(t: Transport) {
   const groupId = `${dlq}.replay`;
   const allowTopics = [topic];
   const first = await replayDlq(t, dlq, { groupId, allowTopics, idleMs: t.mode === "real" ? 2500 : 300 });
-  expect(first).toEqual({ replayed: 3, skipped: 2, byTopic: { [topic]: 3 } });
+  expect(first).toMatchObject({ replayed: 3, skipped: 2, byTopic: { [topic]: 3 } });
+  expect(first.skippedWhy).toEqual({ [NO_UUID_WHY]: 1, "topic_poisoned __consumer_offsets is not one of the allowed consumer topics (CONSUMER_TOPICS)": 1 });
   const back = await t.readAll(topic);
   expect(back.map((d) => (d.ok ? d.uuid : null)).sort()).toEqual([...uuids].sort());
   for (const d of back) {

@@ -10,7 +10,8 @@
  */
 import { type Message, type Outcome } from "@/server/dedup/message";
 import { sequentialSink, type Publisher } from "@/server/dedup/pubsub";
-import { redriveMessage, redriveTarget } from "./dlq-redrive";
+import type { RedriveMode } from "@/names/dedup";
+import { NO_UUID_WHY, redriveMessage, redrivePacer, redriveTarget, type DlqMessage, type RedriveDestination } from "./dlq-redrive";
 import type { Transport } from "./index";
 
 /** Options of {@link replayDlq}. */
@@ -30,12 +31,22 @@ export interface ReplayDlqOptions {
   timeoutMs?: number;
   /** Publisher to republish with. @default transport.publisher */
   publisher?: Publisher;
-  /** Called for each message republished. @default none */
-  onReplayed?: (msg: Message, topic: string) => void;
+  /**
+   * Whether the DLQ record at this position still waits (the CLI: neither re-driven nor discarded
+   * on the dashboard); one that does not is acked without a re-drive and counted in `notOpen`.
+   * @default every record waits
+   */
+  isOpen?: (position: { partition: number; offset: string }) => boolean;
+  /** Called for each message republished, with where it landed. @default none */
+  onReplayed?: (msg: Message, topic: string, to: RedriveDestination) => void;
+  /** `same-uuid` or `new-uuid` for every message (a payload conflict is refused in `same-uuid`). @default per message: `new-uuid` for a payload conflict, else `same-uuid` */
+  mode?: RedriveMode;
+  /** Most messages republished per second (the live traffic of the origin topic comes first). @default 50 */
+  ratePerSecond?: number;
 }
 
 /** Defaults of {@link ReplayDlqOptions}. */
-export const DEFAULT_REPLAY_DLQ_OPTIONS = { max: 10_000, idleMs: 2000, timeoutMs: 60_000 } as const;
+export const DEFAULT_REPLAY_DLQ_OPTIONS = { max: 10_000, idleMs: 2000, timeoutMs: 60_000, ratePerSecond: 50 } as const;
 
 /** What a replay did. */
 export interface ReplayReport {
@@ -44,6 +55,10 @@ export interface ReplayReport {
   skipped: number;
   /** Per original topic. */
   byTopic: Record<string, number>;
+  /** Left alone: already re-driven or discarded ({@link ReplayDlqOptions.isOpen}). */
+  notOpen: number;
+  /** Why messages were skipped (a refused same-UUID re-drive of a payload conflict names it), and how many each. */
+  skippedWhy: Record<string, number>;
 }
 
 /** Replays `dlqTopic` once (bounded); see the module doc. */
@@ -51,7 +66,8 @@ export async function replayDlq(transport: Transport, dlqTopic: string, options:
   const o = { ...DEFAULT_REPLAY_DLQ_OPTIONS, groupId: `${dlqTopic}.replay`, ...options };
   if (!Number.isInteger(o.max) || o.max < 1 || o.max > 1_000_000) throw new RangeError("replayDlq: max must be an integer in [1, 1000000]");
   if (!(o.idleMs >= 100 && o.idleMs <= 60_000)) throw new RangeError("replayDlq: idleMs must be in [100, 60000]");
-  const report: ReplayReport = { replayed: 0, skipped: 0, byTopic: {} };
+  const report: ReplayReport = { replayed: 0, skipped: 0, byTopic: {}, notOpen: 0, skippedWhy: {} };
+  const pacer = redrivePacer(o.ratePerSecond);
   const allow = new Set(o.allowTopics);
   let last = Date.now();
   let full = false;
@@ -61,21 +77,30 @@ export async function replayDlq(transport: Transport, dlqTopic: string, options:
       return "nack"; // not replayed in this run: left for the next one
     }
     last = Date.now();
-    const dlqMsg = { uuid: msg.uuid, metadata: msg.metadata, payload: msg.payload };
-    const target = redriveTarget(dlqMsg, allow);
+    const { partition: p, offset: off } = msg.context;
+    if (o.isOpen && p !== undefined && off !== undefined && !o.isOpen({ partition: p, offset: off })) {
+      report.notOpen++;
+      return "ack";
+    }
+    const { topic: at = dlqTopic, partition = 0, offset = "" } = msg.context;
+    const dlqMsg: DlqMessage = { uuid: msg.uuid, metadata: msg.metadata, payload: msg.payload, key: msg.key ?? null, position: { topic: at, partition, offset } };
+    const target = redriveTarget(dlqMsg, allow, o.mode);
     if (!target.ok) {
       report.skipped++;
+      report.skippedWhy[target.why] = (report.skippedWhy[target.why] ?? 0) + 1;
       return "ack";
     }
     const topic = target.topic;
+    let to: RedriveDestination;
     try {
-      await redriveMessage(o.publisher ?? transport.publisher, dlqMsg, allow, msg.signal);
+      await pacer.wait(msg.signal);
+      to = await redriveMessage(o.publisher ?? transport.publisher, dlqMsg, allow, { mode: o.mode, signal: msg.signal });
     } catch {
       return "nack";
     }
     report.replayed++;
     report.byTopic[topic] = (report.byTopic[topic] ?? 0) + 1;
-    o.onReplayed?.(msg, topic);
+    o.onReplayed?.(msg, topic, to);
     return "ack";
   };
   const sink = sequentialSink(one);
@@ -85,6 +110,7 @@ export async function replayDlq(transport: Transport, dlqTopic: string, options:
     nackDelayMs: 1000,
     onUnreadable: () => {
       report.skipped++;
+      report.skippedWhy[NO_UUID_WHY] = (report.skippedWhy[NO_UUID_WHY] ?? 0) + 1;
       last = Date.now();
     },
   });

@@ -47,8 +47,8 @@ export class MemoryBroker implements GroupBroker {
     return this.topics.get(topic)?.length ?? 0;
   }
 
-  /** Appends a raw record (any headers: e.g. one without a UUID header) to a partition (default: round robin). */
-  produce(topic: string, rec: MemoryRecord, partition?: number): void {
+  /** Appends a raw record (any headers: e.g. one without a UUID header) to a partition (default: round robin); returns where. */
+  produce(topic: string, rec: MemoryRecord, partition?: number): { partition: number; offset: string } {
     if (this.closed) throw new Error("MemoryBroker: produce after close()");
     const parts = this.topics.get(topic);
     if (!parts) throw new Error(`MemoryBroker: topic ${topic} does not exist (create it first, as Kafka would refuse too)`);
@@ -57,6 +57,7 @@ export class MemoryBroker implements GroupBroker {
     if (!list) throw new RangeError(`MemoryBroker.produce: partition ${p} out of range`);
     list.push({ headers: { ...rec.headers }, value: rec.value, timestamp: Date.now() });
     this.wake(topic);
+    return { partition: p, offset: String(list.length - 1) };
   }
 
   /** Every record of a topic, in partition then offset order. */
@@ -64,16 +65,22 @@ export class MemoryBroker implements GroupBroker {
     return (this.topics.get(topic) ?? []).flat();
   }
 
-  /** A `Publisher` writing Watermill-encoded records, round robin over partitions (Watermill's default: no key). */
-  publisher(): Publisher {
+  /**
+   * A `Publisher` writing Watermill-encoded records, round robin over partitions (Watermill's
+   * default: no key; the embedded records keep none), with `publishAt` saying where one landed (a
+   * re-drive records it).
+   */
+  publisher(): Publisher & { publishAt(topic: string, msg: Message): Promise<{ partition: number; offset: string }> } {
+    const write = (topic: string, m: Message) => {
+      const rec = encodeRecord(m);
+      if (m.uuid === NO_UUID) delete rec.headers[WATERMILL_UUID_HEADER];
+      return this.produce(topic, rec);
+    };
     return {
       publish: async (topic: string, ...msgs: Message[]) => {
-        for (const m of msgs) {
-          const rec = encodeRecord(m);
-          if (m.uuid === NO_UUID) delete rec.headers[WATERMILL_UUID_HEADER];
-          this.produce(topic, rec);
-        }
+        for (const m of msgs) write(topic, m);
       },
+      publishAt: async (topic: string, m: Message) => write(topic, m),
       close: async () => undefined,
     };
   }

@@ -1,0 +1,43 @@
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { renderToStaticMarkup } from "react-dom/server";
+import { describe, expect, it } from "vitest";
+import type { RedriveResponse } from "@/lib/api/dlq";
+import { confirmText, RedrivePanel } from "./redrive-panel";
+
+const dry: RedriveResponse = {
+  dryRun: true,
+  matched: 120,
+  complete: true,
+  redriven: 0,
+  skipped: 2,
+  preview: [],
+  skippedPreview: [],
+  ratePerSecond: 50,
+};
+
+const panel = (filter: { handler?: string; reason?: string }) =>
+  renderToStaticMarkup(
+    <QueryClientProvider client={new QueryClient()}>
+      <RedrivePanel filter={filter} />
+    </QueryClientProvider>,
+  );
+
+describe("the re-drive panel", () => {
+  it("preselects and explains a new UUID for payload conflicts, and each record's default otherwise", () => {
+    const conflicts = panel({ reason: "payload_conflict" });
+    expect(conflicts).toMatch(/<option value="new-uuid" selected="">/);
+    expect(conflicts).toContain('data-testid="redrive-conflict-note"');
+    const others = panel({ handler: "on-event" });
+    expect(others).toMatch(/<option value="per-record" selected="">/);
+    expect(others).not.toContain("redrive-conflict-note");
+  });
+
+  it("confirms in words: the selection, how many, the mode, the rate and how long, and what is skipped", () => {
+    const text = confirmText("handler on-event, reason payload_conflict", dry, "new-uuid");
+    expect(text).toContain("Re-drive 120 messages from the DLQ, matching handler on-event, reason payload_conflict, back to their original topics");
+    expect(text).toContain("with a new UUID each");
+    expect(text).toContain("at most 50 per second (about 3 s)");
+    expect(text).toContain("2 matched records are skipped");
+    expect(confirmText("every record", { ...dry, matched: 1, skipped: 0 }, "same-uuid")).toContain("with the same UUID (payload conflicts are skipped: they would loop)");
+  });
+});

@@ -6,6 +6,9 @@
 #   scripts/stack.sh status
 #   scripts/stack.sh up redis-cluster                    a 3-master Redis Cluster on 127.0.0.1:7000-7002
 #                                                        (also: npm run stack:up -- --redis-cluster)
+#   scripts/stack.sh up java-consumer-jar                build examples/java-consumer (mvn) when missing or stale
+#   TOPIC=t SERVICE=s HANDLER=h METRICS_PORT=p scripts/stack.sh up java-consumer
+#                                                        build it and start one Java consumer with that env
 # Every process started here is recorded in .stack/pids/<name>.pid and stopped by that pid; logs go
 # to .stack/logs/. Nothing is downloaded except through apt-get (as root) and mvn (Maven Central).
 set -euo pipefail
@@ -211,6 +214,31 @@ up_redis-cluster() {
   say "redis-cluster: started at 127.0.0.1:${CLUSTER_PORTS[*]} (REDIS_CLUSTER_NODES=127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002)"
 }
 
+JAVA_DIR="$ROOT/examples/java-consumer"
+JAVA_JAR="$JAVA_DIR/target/java-consumer.jar"
+
+# The Java reference consumer's jar: built with Maven (Central into ~/.m2) when missing or older than
+# its sources, here in the stack step, so that no timed test waits for a download or a compile.
+up_java-consumer-jar() {
+  if [ -f "$JAVA_JAR" ] && [ -z "$(find "$JAVA_DIR/src" "$JAVA_DIR/pom.xml" -newer "$JAVA_JAR" -print -quit)" ]; then
+    say "java-consumer: $JAVA_JAR is built"; return 0
+  fi
+  need javac openjdk-17-jdk-headless
+  need mvn maven
+  say "java-consumer: building $JAVA_JAR (mvn package; the first run fetches its dependencies from Maven Central)"
+  mvn -q -B -f "$JAVA_DIR/pom.xml" package >"$LOGS/mvn-java-consumer.log" 2>&1 \
+    || die "mvn could not build the Java consumer: see $LOGS/mvn-java-consumer.log"
+}
+
+# One Java consumer on demand, configured by the caller's environment (examples/java-consumer/README.md).
+up_java-consumer() {
+  up_java-consumer-jar
+  if alive java-consumer; then say "java-consumer: up (pid $(cat "$PIDS/java-consumer.pid"))"; return 0; fi
+  TOPIC=${TOPIC:-java.events} METRICS_PORT=${METRICS_PORT:-9464} start_bg java-consumer "$LOGS/java-consumer.log" java -jar "$JAVA_JAR"
+  wait_for java-consumer 60 grep -q 'assigned' "$LOGS/java-consumer.log" || die "the Java consumer was not assigned its partitions in 60 s; see $LOGS/java-consumer.log"
+  say "java-consumer: started (pid $(cat "$PIDS/java-consumer.pid")), metrics on 127.0.0.1:${METRICS_PORT:-9464}"
+}
+
 down_redis-cluster() { local p; for p in "${CLUSTER_PORTS[@]}"; do stop_one "redis-$p"; done; rm -rf "$STACK/redis-cluster"; }
 
 stop_one() {
@@ -243,8 +271,8 @@ targets=()
 for a in "$@"; do
   case "$a" in
     --redis-cluster) targets+=(redis-cluster) ;;
-    redis|kafka|alertmanager|prometheus|redis-cluster) targets+=("$a") ;;
-    *) die "unknown component '$a' (redis, kafka, alertmanager, prometheus, redis-cluster, --redis-cluster)" ;;
+    redis|kafka|alertmanager|prometheus|redis-cluster|java-consumer|java-consumer-jar) targets+=("$a") ;;
+    *) die "unknown component '$a' (redis, kafka, alertmanager, prometheus, redis-cluster, --redis-cluster, java-consumer, java-consumer-jar)" ;;
   esac
 done
 if [ ${#targets[@]} -eq 0 ]; then
@@ -257,7 +285,7 @@ fi
 case "$cmd" in
   up) for t in "${targets[@]}"; do "up_$t"; done ;;
   down) for ((i=${#targets[@]}-1; i>=0; i--)); do
-          if [ "${targets[$i]}" = redis-cluster ]; then down_redis-cluster; else stop_one "${targets[$i]}"; fi
+          if [ "${targets[$i]}" = redis-cluster ]; then down_redis-cluster; elif [ "${targets[$i]}" != java-consumer-jar ]; then stop_one "${targets[$i]}"; fi
         done ;;
   status) status; if cluster_ok; then say "redis-cluster: up (127.0.0.1:${CLUSTER_PORTS[*]})"; fi ;;
   *) die "usage: stack.sh up|down|status [redis|kafka|alertmanager|prometheus ...]" ;;

@@ -2,7 +2,8 @@
 # `npm test`: every test of the project — the vitest projects (unit, integration, e2e) and the fault
 # suite (test/faults) — with the stack started once and the fault suite beside the vitest projects
 # where their timing does not collide:
-#   1. stack up (Redis, Kafka, Prometheus, Redis Cluster; also fetches the Kafka jars the fault suite needs)
+#   1. stack up (Redis, Kafka, Prometheus, Redis Cluster; also fetches the Kafka jars the fault suite needs
+#      and builds the Java reference consumer's jar, examples/java-consumer)
 #   2. in parallel: [vitest unit + integration (three files at a time), then integration-alone (one
 #      at a time) beside integration-cluster (one at a time; the Cluster's files, which nothing else
 #      uses)]  ||  [type-check, then next build]  ||  [fault cases that need no app (two at a time, then
@@ -92,7 +93,7 @@ for f in e2e/*.e2e.test.ts; do
 done
 
 # 1. The stack once; stopped at the end only if this run started it (as scripts/test-vitest.sh does).
-COMPONENTS=(redis kafka prometheus redis-cluster)
+COMPONENTS=(redis kafka prometheus redis-cluster java-consumer-jar) # the jar: built here, not in a timed test
 pidfile() { if [ "$1" = redis-cluster ]; then echo ".stack/pids/redis-7000.pid"; else echo ".stack/pids/$1.pid"; fi; }
 before=()
 for c in "${COMPONENTS[@]}"; do [ -f "$(pidfile "$c")" ] && before+=("$c"); done

@@ -192,7 +192,9 @@ function judgePoison(e: Evidence): Verdict {
 
 function judgeRelease(e: Evidence): Verdict {
   const v = e.poisonKey.value;
-  return v === null ? held("the failed record's key was deleted: a redelivery or a re-publish runs the handler") : broken(`after the handler failed, ${e.prefix}:${e.poison.uuid} still holds ${JSON.stringify(v)}: a retry of this message is swallowed and the message is lost`);
+  if (v === null) return held("the failed record's key was deleted: a redelivery or a re-publish runs the handler");
+  const cost = v.startsWith("processing:") ? "every copy of this message waits as in progress until the lease expires" : "a retry of this message is swallowed and the message is lost";
+  return broken(`after the handler failed, ${e.prefix}:${e.poison.uuid} still holds ${JSON.stringify(v)}: ${cost}`);
 }
 
 function judgeRetry(e: Evidence): Verdict {

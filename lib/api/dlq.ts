@@ -2,7 +2,8 @@
 import { z } from "zod";
 import { answerSchema, bulkActionAnswerSchema, topicNameSchema } from "./common";
 import { recordPositionSchema, scanBoundsSchema } from "./records";
-import { POISON_REASON_CLASSES } from "@/names/dedup";
+import { POISON_REASON_CLASSES, REDRIVE_MODES } from "@/names/dedup";
+import { DLQ_CONVENTIONS } from "@/names/dlq-conventions";
 
 /** The bounded reason class of a DLQ record (`reason_poisoned` classified). */
 export const reasonClassSchema = z.enum(POISON_REASON_CLASSES as [string, ...string[]]);
@@ -36,9 +37,17 @@ export const dlqEntrySchema = recordPositionSchema.extend({
   /** `reason_poisoned`: the error's text. */
   reason: z.string(),
   handler: z.string(),
-  /** `topic_poisoned`: where a re-drive publishes. */
+  /** The original topic (`topic_poisoned`, Spring's `kafka_dlt-original-topic`, Connect's `__connect.errors.topic`): where a re-drive publishes. */
   topicPoisoned: z.string(),
   subscriber: z.string(),
+  /** Which DLQ header convention the record was read by (`watermill`, `spring`, `connect`, `none`). */
+  convention: z.enum(DLQ_CONVENTIONS),
+  /** What `handler` names: PoisonQueue's handler, a Spring record's original consumer group, a Connect record's connector. */
+  handlerIs: z.enum(["handler", "consumer-group", "connector"]),
+  /** Where the original record was, when the convention records it (Spring, Connect; `null` otherwise). */
+  original: z.object({ partition: z.number().nullable(), offset: z.string().nullable(), timestamp: z.string().nullable() }),
+  /** The exception's class (Spring's `kafka_dlt-exception-fqcn`, Connect's `exception.class.name`); `null` when only a text was written. */
+  exceptionClass: z.string().nullable(),
   /** Whether a re-drive may publish it: it has a UUID and its topic is an allowed consumer topic. */
   redrivable: z.boolean(),
   /** Why not, when not. */
@@ -78,13 +87,23 @@ export const redriveBodySchema = z
     topic: topicNameSchema.optional(),
     uuids: z.array(z.string().min(1).max(200)).min(1).max(1000).optional(),
     filter: z.object({ handler: z.string().min(1).max(200).optional(), reason: reasonClassSchema.optional() }).strict().optional(),
+    /**
+     * `same-uuid` (the same event again) or `new-uuid` (a UUID derived from the DLQ position, the
+     * original kept in `redriven_from_uuid`) for every record; absent: `new-uuid` for a
+     * `payload_conflict` record, `same-uuid` for the others. A same-UUID re-drive of a payload
+     * conflict is refused per record (it would loop).
+     */
+    mode: z.enum(REDRIVE_MODES).optional(),
     dryRun: z.boolean().default(true),
   })
   .strict()
   .refine((b) => (b.uuids === undefined) !== (b.filter === undefined), { message: "give either uuids or filter" });
 
-/** What a re-drive would send (the preview) or sent. */
-export const redrivePreviewSchema = recordPositionSchema.extend({ uuid: z.string(), handler: z.string(), reasonClass: z.string() });
+/** What a re-drive would send (the preview) or sent: `uuid` the DLQ record's, `sendUuid` the one it is published with (another in `new-uuid` mode). */
+export const redrivePreviewSchema = recordPositionSchema.extend({ uuid: z.string(), handler: z.string(), reasonClass: z.string(), mode: z.enum(REDRIVE_MODES), sendUuid: z.string() });
+
+/** A matched record a re-drive leaves alone, and why (no UUID, a topic outside the allow-list, a same-UUID payload conflict that would loop). */
+export const redriveSkippedSchema = recordPositionSchema.extend({ uuid: z.string().nullable(), handler: z.string(), reasonClass: z.string(), why: z.string() });
 
 /** Answer of `POST /api/dlq/redrive`: `matched` DLQ records may be re-driven; `complete: false` when the scan bound stopped before the start of the DLQ (re-run for older records). */
 export const redriveResponseSchema = bulkActionAnswerSchema.extend({
@@ -96,6 +115,10 @@ export const redriveResponseSchema = bulkActionAnswerSchema.extend({
   notOpen: z.number().optional(),
   /** The first matched records: what would be (or was) sent. */
   preview: z.array(redrivePreviewSchema),
+  /** The first skipped records, each with why. */
+  skippedPreview: z.array(redriveSkippedSchema),
+  /** Records published per second at most (`DLQ_REDRIVE_RATE`): a re-drive of N takes about N / rate seconds. */
+  ratePerSecond: z.number(),
 });
 /** Answer of `POST /api/dlq/redrive`. */
 export type RedriveResponse = z.infer<typeof redriveResponseSchema>;

@@ -6,19 +6,10 @@
  */
 import type { IHeaders } from "kafkajs";
 import type { DlqEntry, DlqResponse, RedriveResponse } from "@/lib/api/dlq";
-import {
-  HANDLER_POISONED_KEY,
-  POISON_REASON_CLASS,
-  POISON_REASON_CLASSES,
-  REASON_CLASS_POISONED_KEY,
-  REASON_POISONED_KEY,
-  SUBSCRIBER_POISONED_KEY,
-  TOPIC_POISONED_KEY,
-  dlqTopicOf,
-  type PoisonReasonClass,
-} from "@/names/dedup";
+import { dlqTopicOf, type RedriveMode } from "@/names/dedup";
 import { config } from "@/server/config";
-import { redriveMessage, redriveTarget, type DlqMessage } from "@/server/transport/dlq-redrive";
+import { redriveMessage, redrivePacer, redriveTarget, type DlqMessage } from "@/server/transport/dlq-redrive";
+import { readDlqConvention } from "@/server/transport/dlq-conventions";
 import { decodeRecord } from "@/server/transport/watermill-codec";
 import { ForbiddenError, UpstreamUnavailableError, errorText } from "../errors";
 import { isTopicMissing, type RawRecord } from "./log-reader";
@@ -34,21 +25,10 @@ export const MAX_REDRIVE = 1000;
 export const REDRIVE_PREVIEW = 20;
 
 /**
- * The bounded reason class of a DLQ record: PoisonQueue's `reason_class_poisoned` when present,
- * else read from the error text the library writes (records poisoned before that header, or by
- * Watermill in Go): `marshal: …` and a key factory failure → `marshal`, a store failure names its
- * reason, a lease held elsewhere → `in_progress`; anything else → `handler_error`.
+ * The bounded reason class of a DLQ record, whichever stack dead-lettered it (PoisonQueue's class or
+ * error text, a Spring or Connect record's exception class): server/transport/dlq-conventions.ts.
  */
-export function reasonClassOf(metadata: Record<string, string>): PoisonReasonClass {
-  const own = metadata[REASON_CLASS_POISONED_KEY];
-  if (own && (POISON_REASON_CLASSES as readonly string[]).includes(own)) return own as PoisonReasonClass;
-  const text = metadata[REASON_POISONED_KEY] ?? "";
-  if (/^marshal\b/.test(text) || /dedup key of message .* could not be computed/.test(text)) return POISON_REASON_CLASS.marshal;
-  const store = /dedup store failed \((redis_timeout|redis_conn)\)/.exec(text);
-  if (store) return store[1] as PoisonReasonClass;
-  if (/is being processed by another consumer/.test(text)) return POISON_REASON_CLASS.inProgress;
-  return POISON_REASON_CLASS.handlerError;
-}
+export { reasonClassOf } from "@/server/transport/dlq-conventions";
 
 /** The DLQ topics that may be browsed: one per `CONSUMER_TOPICS` entry. */
 export function dlqTopics(): string[] {
@@ -66,9 +46,10 @@ export function requireDlqTopic(topic: string | undefined): string {
 /** A DLQ record decoded: its message (for a re-drive) and its entry (for the list; `state` open until looked up). */
 export function decodeDlq(r: RawRecord, allow: ReadonlySet<string>): { msg: DlqMessage; entry: DlqEntry } {
   const d = decodeRecord(r.headers as IHeaders, r.value);
-  const msg: DlqMessage = { uuid: d.ok ? d.uuid : null, metadata: d.metadata, payload: d.payload };
+  const msg: DlqMessage = { uuid: d.ok ? d.uuid : null, metadata: d.metadata, payload: d.payload, key: r.key, position: { topic: r.topic, partition: r.partition, offset: r.offset.toString() } };
   const target = redriveTarget(msg, allow);
-  const m = d.metadata;
+  // Watermill's poison metadata, Spring's kafka_dlt-* or Connect's __connect.errors.* (raw headers: Spring's numbers are binary).
+  const o = readDlqConvention(r.headers);
   return {
     msg,
     entry: {
@@ -78,11 +59,15 @@ export function decodeDlq(r: RawRecord, allow: ReadonlySet<string>): { msg: DlqM
       offset: r.offset.toString(),
       poisonedAt: new Date(r.timestamp).toISOString(),
       uuid: msg.uuid,
-      reasonClass: reasonClassOf(m),
-      reason: m[REASON_POISONED_KEY] ?? (d.ok ? "" : d.reason),
-      handler: m[HANDLER_POISONED_KEY] ?? "",
-      topicPoisoned: m[TOPIC_POISONED_KEY] ?? "",
-      subscriber: m[SUBSCRIBER_POISONED_KEY] ?? "",
+      reasonClass: o.reasonClass,
+      reason: o.reason || (d.ok ? "" : d.reason),
+      handler: o.handler,
+      topicPoisoned: o.topic ?? "",
+      subscriber: o.subscriber,
+      convention: o.convention,
+      handlerIs: o.handlerIs,
+      original: { partition: o.partition, offset: o.offset, timestamp: o.timestamp },
+      exceptionClass: o.exceptionClass,
       redrivable: target.ok,
       ...(target.ok ? {} : { notRedrivable: target.why }),
       size: recordSize(r),
@@ -130,7 +115,19 @@ export interface RedriveRequest {
   topic?: string;
   uuids?: string[];
   filter?: { handler?: string; reason?: string };
+  /** Absent: each record's default (`new-uuid` for a payload conflict). */
+  mode?: RedriveMode;
   dryRun: boolean;
+}
+
+/** What a re-drive touched, in full (the audit keeps the first of each: `touchedList`); not part of the HTTP answer. */
+export interface RedriveTouched {
+  /** The DLQ records' UUIDs. */
+  uuids: string[];
+  /** The DLQ records, `<dlqTopic>/<partition>/<offset>`. */
+  sourceOffsets: string[];
+  /** Where each was published, `<topic>/<partition>/<offset>` (none in a dry run). */
+  destinationOffsets: string[];
 }
 
 /**
@@ -139,13 +136,17 @@ export interface RedriveRequest {
  * records already re-driven or discarded alone (`notOpen`); UUIDs named explicitly are re-driven
  * whatever their state. Each published record becomes `redriven` by `who` (./dlq-state).
  */
-export async function redriveDlq(body: RedriveRequest, who: string): Promise<RedriveResponse & { topic: string }> {
+export async function redriveDlq(body: RedriveRequest, who: string): Promise<RedriveResponse & { topic: string; readonly touched?: RedriveTouched }> {
   const topic = requireDlqTopic(body.topic);
   const allow = new Set(config().CONSUMER_TOPICS);
   const wanted = body.uuids ? new Set(body.uuids) : null;
   const seen = new Set<string>();
-  const chosen: Array<{ msg: DlqMessage; entry: DlqEntry }> = [];
+  const chosen: Array<{ msg: DlqMessage; entry: DlqEntry; target: { mode: RedriveMode; uuid: string } }> = [];
+  const skippedPreview: RedriveResponse["skippedPreview"] = [];
   let skipped = 0;
+  const skip = (e: DlqEntry, why: string) => {
+    if (skipped++ < REDRIVE_PREVIEW) skippedPreview.push({ uuid: e.uuid, topic: e.topicPoisoned, handler: e.handler, reasonClass: e.reasonClass, offset: e.offset, partition: e.partition, why });
+  };
   let notOpen = 0;
   const states = await kafkaRead(topic, () => topicStates(topic));
   const r = await kafkaRead(topic, () =>
@@ -156,19 +157,27 @@ export async function redriveDlq(body: RedriveRequest, who: string): Promise<Red
       if (e.uuid && seen.has(e.uuid)) return; // an older copy of a message already chosen
       if (e.uuid) seen.add(e.uuid);
       if (!wanted && states.of(rec).state !== "open") notOpen++;
-      else if (!e.redrivable) skipped++;
-      else if (chosen.length < MAX_REDRIVE) chosen.push(d);
+      else {
+        const t = redriveTarget(d.msg, allow, body.mode);
+        if (!t.ok) skip(e, t.why);
+        else if (chosen.length < MAX_REDRIVE) chosen.push({ ...d, target: t });
+      }
     }, () => chosen.length >= MAX_REDRIVE || (wanted !== null && seen.size >= wanted.size)),
   );
   chosen.sort((a, b) => byNewest(a.entry, b.entry));
   let redriven = 0;
   const resolved: DlqResolutionInput[] = [];
+  const destinationOffsets: string[] = [];
+  const rate = config().DLQ_REDRIVE_RATE;
   if (!body.dryRun) {
     const publisher = redrivePublisher();
+    const pacer = redrivePacer(rate);
     try {
       for (const c of chosen) {
         try {
-          const to = await redriveMessage(publisher, c.msg, allow);
+          await pacer.wait();
+          const to = await redriveMessage(publisher, c.msg, allow, { mode: body.mode });
+          destinationOffsets.push(`${to.topic}/${to.partition ?? "?"}/${to.offset ?? "?"}`);
           resolved.push({ partition: c.entry.partition, offset: c.entry.offset, state: "redriven", who, to: typeof to === "string" ? { topic: to, uuid: c.msg.uuid! } : to });
         } catch (e) {
           throw new UpstreamUnavailableError(`kafka: re-drove ${redriven} of ${chosen.length}, then the publish failed: ${errorText(e)}`);
@@ -180,9 +189,12 @@ export async function redriveDlq(body: RedriveRequest, who: string): Promise<Red
       await recordResolutions(topic, resolved);
     }
   }
-  const preview = chosen.slice(0, REDRIVE_PREVIEW).map(({ entry: e }) => ({ uuid: e.uuid!, topic: e.topicPoisoned, handler: e.handler, reasonClass: e.reasonClass, offset: e.offset, partition: e.partition }));
+  const preview = chosen.slice(0, REDRIVE_PREVIEW).map(({ entry: e, target: t }) => ({ uuid: e.uuid!, topic: e.topicPoisoned, handler: e.handler, reasonClass: e.reasonClass, offset: e.offset, partition: e.partition, mode: t.mode, sendUuid: t.uuid }));
   const complete = r.complete || (wanted !== null && seen.size >= wanted.size);
-  return { topic, dryRun: body.dryRun, matched: chosen.length, redriven, skipped, notOpen, preview, complete };
+  const answer = { topic, dryRun: body.dryRun, matched: chosen.length, redriven, skipped, notOpen, preview, skippedPreview, ratePerSecond: rate, complete };
+  // The full lists stay out of the HTTP answer (not enumerable: JSON leaves them out); the audit reads them.
+  const touched: RedriveTouched = { uuids: chosen.map((c) => c.msg.uuid!), sourceOffsets: chosen.map((c) => `${topic}/${c.entry.partition}/${c.entry.offset}`), destinationOffsets };
+  return Object.defineProperty(answer, "touched", { value: touched, enumerable: false });
 }
 
 /**

@@ -18,6 +18,7 @@ import { RATE_WINDOW_MS } from "@/lib/thresholds";
 import { DuplicateCauses } from "./duplicate-causes";
 import { HandlerKeys } from "./handler-keys";
 import { HandlerLint } from "./handler-lint";
+import { HandlerSelf } from "./handler-self";
 import { HandlerTime } from "./handler-time";
 import { HotKeys } from "./hot-keys";
 import { LeaseEvents } from "./lease-events";
@@ -166,6 +167,7 @@ export function HandlerView({ service, handler }: { service: string; handler: st
       </h1>
       <HandlerNow service={service} handler={handler} />
       <HandlerCharts service={service} handler={handler} />
+      <HandlerSelf service={service} handler={handler} />
       <HandlerLint service={service} handler={handler} />
       <CapacityTable only={{ service, handler }} />
     </div>

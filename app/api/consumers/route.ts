@@ -4,6 +4,7 @@ import { SharedCache } from "@/server/observe/cache";
 import { BadRequestError, handleQuery, NotFoundError } from "@/server/http";
 import { getConsumers } from "@/server/observe/consumer-group";
 import { consumersForViewer } from "@/server/observe/consumer-privacy";
+import { declaredHandlers } from "@/server/observe/handler-registry";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -27,7 +28,8 @@ function answers(): SharedCache {
 /**
  * `GET /api/consumers?topic=&group=`: which replica of each consumer group holds which partitions
  * of the topic (default `DEMO_TOPIC`), lag per partition and processed rate per replica. Only the
- * topics of `CONSUMER_TOPICS` (default the demo topic) and the groups consuming them are described:
+ * topics of `CONSUMER_TOPICS` (default the demo topic) or declared by a handler of the fleet
+ * (`dedup_handler_info`'s `topic`) and the groups consuming them are described:
  * one answer per topic, shared for 2 s, whatever `group` asks for (a group is picked out of it, so
  * no parameter value costs Kafka admin calls of its own). Other services' members are anonymised
  * (server/observe/consumer-privacy.ts). 400 on a bad parameter or a group that does not consume the
@@ -37,7 +39,9 @@ export function GET(req: Request): Promise<Response> {
   return handleQuery(req, consumersQuerySchema, async (query) => {
     const c = config();
     const q = { ...query, topic: query.topic ?? c.DEMO_TOPIC };
-    if (!c.CONSUMER_TOPICS.includes(q.topic)) throw new NotFoundError(`topic ${q.topic} is not one of CONSUMER_TOPICS (${c.CONSUMER_TOPICS.length} configured)`);
+    // A topic a handler of the fleet declares consuming (its dedup_handler_info, last read) is described too: with DEMO=off the demo topic is no one's.
+    const declared = declaredHandlers().some((d) => d.topic === q.topic);
+    if (!c.CONSUMER_TOPICS.includes(q.topic) && !declared) throw new NotFoundError(`topic ${q.topic} is neither one of CONSUMER_TOPICS (${c.CONSUMER_TOPICS.length} configured) nor declared by a handler's dedup_handler_info`);
     const all = consumersForViewer(await answers().get(q.topic, () => getConsumers({ topic: q.topic })), c.SERVICE_NAME, c.CONSUMER_DETAILS);
     if (q.group === undefined) return all;
     const groups = all.groups.filter((g) => g.groupId === q.group);

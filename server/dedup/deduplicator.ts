@@ -13,6 +13,7 @@ import { doneValueOf } from "./duplicate-cause";
 import { classifyStoreError, timed } from "./store-call";
 import { HotKeys } from "./hot-keys";
 import { hotKeysBoard } from "./hot-keys-board";
+import { exportHotUuids } from "./hot-keys-gauge";
 
 export * from "./deduplicator-options";
 export { classifyStoreError, StoreTimeoutError } from "./store-call";
@@ -52,11 +53,15 @@ export class Deduplicator {
     this.valuePrefix = (o.marking === "lease" ? PROCESSING_PREFIX : CLAIMED_PREFIX) + PROCESS_TAG;
     const board = o.hotKeys === undefined ? hotKeysBoard() : o.hotKeys;
     this.hotKeys = board ? board.add(o.service, new HotKeys()) : null;
+    if (board && o.registry) exportHotUuids(o.registry, o.service, board);
     this.outcomes = new CheckOutcomes(o, this.rec, this.results, this.hotKeys);
     const wrap = (next: Handler): Handler => (msg) => this.handle(next, msg);
     this.middleware = namedMiddleware("deduplicator", wrap, {
       prepareBatch: (msgs) => this.prepareBatch(msgs),
-      onRegister: (h) => this.rec.register(h.topic, h.name),
+      onRegister: (h) => {
+        this.rec.register(h.topic, h.name);
+        this.hotKeys?.track(h.name);
+      },
       // A Router batch counts its results in the batch state; "naive" keeps none (it claims per message).
       batch: o.marking === "naive" ? undefined : (next) => (msgs, stop) => this.runBatch(next, msgs, stop),
     });

@@ -210,6 +210,15 @@ export class HotKeys {
     return e ? e.count - e.error : 0;
   }
 
+  /**
+   * Starts an empty sketch for a handler registered before its first swallowed copy, so that its
+   * exported error bound says "measured, nothing swallowed" rather than nothing at all.
+   */
+  track(handler: string): void {
+    if (this.windows.has(handler) || this.windows.size >= this.options.maxHandlers) return;
+    this.windows.set(handler, { cur: new Sketch(this.windowOf(this.now()), this.options.capacity), prev: null });
+  }
+
   /** The handlers with a sketch. */
   handlers(): string[] {
     return [...this.windows.keys()];

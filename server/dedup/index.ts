@@ -23,6 +23,7 @@ export * from "./duplicator";
 export * from "./deduplicator";
 export * from "./hot-keys";
 export * from "./hot-keys-board";
+export * from "./hot-keys-gauge";
 export * from "./failure-mode";
 export * from "./memory-repository";
 export * from "./faulty-repository";

@@ -21,6 +21,7 @@ import { userInfo } from "node:os";
 import { auditStore, recordAudit } from "@/server/audit";
 import { config, ConfigError } from "@/server/config";
 import { REDRIVE_MODES, type RedriveMode } from "@/names/dedup";
+import { touchedList } from "@/lib/api/audit";
 import { replayDlq, type ReplayDlqOptions } from "@/server/transport/dlq-replay";
 import type { DlqResolutionInput } from "@/server/observe/records/dlq-state";
 import { setDlqStateStore } from "@/server/observe/records/dlq-state";
@@ -71,12 +72,20 @@ async function main(): Promise<void> {
   const base = { who: `cli (${userInfo().username})`, action: "dlq.replay", filter: { topic, max, ...(mode ? { mode } : {}), rate }, dryRun: false, scope: { service: config().SERVICE_NAME } };
   const states = await dlqStates(topic, base.who);
   try {
-    const r = await replayDlq(transport, topic, { max, allowTopics, mode, ratePerSecond: rate, ...states.options });
+    const touched = { uuids: [] as string[], sourceOffsets: [] as string[], destinationOffsets: [] as string[] };
+    // What the run touched goes into its audit entry (the first 100 of each kind and the count).
+    const onReplayed: ReplayDlqOptions["onReplayed"] = (msg, to, at) => {
+      states.options.onReplayed?.(msg, to, at);
+      touched.uuids.push(msg.uuid);
+      touched.sourceOffsets.push(`${topic}/${msg.context.partition}/${msg.context.offset}`);
+      touched.destinationOffsets.push(`${at.topic}/${at.partition ?? "?"}/${at.offset ?? "?"}`);
+    };
+    const r = await replayDlq(transport, topic, { max, allowTopics, mode, ratePerSecond: rate, ...states.options, onReplayed });
     if (r.notOpen) console.log(`[dlq:replay] left ${r.notOpen} alone: already re-driven or discarded (the dashboard's DLQ states)`);
     const where = Object.entries(r.byTopic).map(([t, n]) => `${n} → ${t}`).join(", ") || "nothing new";
     console.log(`[dlq:replay] ${topic}: replayed ${r.replayed} (${where}) at most ${rate}/s; skipped ${r.skipped} without a UUID or origin topic, or poisoned on a topic outside CONSUMER_TOPICS (${allowTopics.join(", ")})`);
     for (const [why, n] of Object.entries(r.skippedWhy)) console.log(`[dlq:replay]   skipped ${n}: ${why}`);
-    await recordRun({ ...base, matched: r.replayed + r.skipped, changed: r.replayed, result: "ok" });
+    await recordRun({ ...base, matched: r.replayed + r.skipped, changed: r.replayed, result: "ok", touched: { uuids: touchedList(touched.uuids), sourceOffsets: touchedList(touched.sourceOffsets), destinationOffsets: touchedList(touched.destinationOffsets) } });
   } catch (e) {
     await recordRun({ ...base, matched: null, changed: null, result: `error: ${e instanceof Error ? e.message : String(e)}` });
     throw e;

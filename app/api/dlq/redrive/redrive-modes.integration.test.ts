@@ -7,16 +7,20 @@
  * same-UUID re-drive of it is refused with the reason; a bulk re-drive keeps to its rate; the audit
  * entry lists the UUIDs and the source and destination offsets.
  */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { Pool } from "pg";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dlqResponseSchema, redriveResponseSchema, type DlqEntry } from "@/lib/api/dlq";
 import { EVENT_TYPE_KEY, HANDLER_POISONED_KEY, POISON_REASON_CLASS, REASON_CLASS_POISONED_KEY, REASON_POISONED_KEY, REDRIVEN_FROM_UUID_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { setAuditStore } from "@/server/audit";
-import { MemoryAuditStore } from "@/server/audit/store";
+import { AUDIT_TABLE, MemoryAuditStore, PostgresAuditStore } from "@/server/audit/store";
+import { DLQ_STATE_TABLE } from "@/server/observe/records/dlq-state";
 import { recordReader } from "@/server/observe/records/records";
 import { setRedrivePublisher } from "@/server/observe/records/redrive-publisher";
 import { configOfFile, LOCAL_REQUEST_HEADERS, useConfig } from "@/server/testing/app-config";
-import { startBuggyConsumer, type BuggyConsumer } from "@/server/testing/buggy-consumer";
+import { startBuggyConsumer, TEST_DATABASE_URL, type BuggyConsumer } from "@/server/testing/buggy-consumer";
 import { kcatFormat, kcatProduceKeyed } from "@/server/testing/kcat";
 import { ownKafka } from "@/server/testing/own-kafka";
 import { GET } from "../route";
@@ -149,4 +153,34 @@ describe("re-drive keeps the record's key, re-drives a payload conflict with a n
     expect(r).toMatchObject({ matched: 100, redriven: 100, ratePerSecond: 50 });
     expect(ms).toBeGreaterThanOrEqual(1900);
   });
+
+  it("npm run dlq:replay --mode same-uuid refuses a payload conflict with the reason, re-drives the rest, and audits what it touched", async () => {
+    const [t2, dlq2] = (await own.topics("redrive-cli", { "": 1, ".dlq": 1 })).names as [string, string];
+    const poisoned = (uuid: string, reasonClass: string) => ({
+      uuid,
+      metadata: { [EVENT_TYPE_KEY]: "x", [TOPIC_POISONED_KEY]: t2, [HANDLER_POISONED_KEY]: "h", [REASON_POISONED_KEY]: "boom", [REASON_CLASS_POISONED_KEY]: reasonClass },
+      payload: Buffer.from("{}"),
+      signal: new AbortController().signal,
+      context: {},
+    });
+    const [conflict, plain] = [ulid(), ulid()];
+    await own.kafka.publisher.publish(dlq2, poisoned(conflict, POISON_REASON_CLASS.payloadConflict), poisoned(plain, POISON_REASON_CLASS.handlerError));
+    const env: NodeJS.ProcessEnv = { ...process.env, KAFKA_BROKERS: BROKERS, CONSUMER_TOPICS: t2, DATABASE_URL: TEST_DATABASE_URL };
+    for (const k of ["REDIS_URL", "REDIS_CLUSTER_NODES", "PROMETHEUS_URL", "WORKSHOP_TOKEN", "DEMO_TOPIC"]) delete env[k];
+    const trail = new PostgresAuditStore(TEST_DATABASE_URL);
+    const pool = new Pool({ connectionString: TEST_DATABASE_URL, max: 1 });
+    try {
+      const { stdout } = await promisify(execFile)("npx", ["tsx", "scripts/dlq-replay.ts", "--topic", dlq2, "--mode", "same-uuid", "--rate", "5"], { cwd: process.cwd(), env, timeout: 90_000 });
+      expect(stdout).toContain("replayed 1");
+      expect(stdout).toContain("skipped 1: would loop: the done key holds another payload's fingerprint; re-drive with mode new-uuid");
+      const row = (await trail.list({ action: "dlq.replay", limit: 50 })).find((e) => e.filter.topic === dlq2);
+      expect(row?.filter).toMatchObject({ mode: "same-uuid", rate: 5 });
+      expect(row?.touched).toEqual({ uuids: { items: [plain], total: 1 }, sourceOffsets: { items: [`${dlq2}/0/1`], total: 1 }, destinationOffsets: { items: [`${t2}/0/0`], total: 1 } });
+    } finally {
+      await pool.query(`DELETE FROM "public"."${AUDIT_TABLE}" WHERE action = 'dlq.replay' AND filter->>'topic' = $1`, [dlq2]).catch(() => undefined);
+      await pool.query(`DELETE FROM "public"."${DLQ_STATE_TABLE}" WHERE dlq_topic = $1`, [dlq2]).catch(() => undefined);
+      await pool.end();
+      await trail.close();
+    }
+  }, 120_000);
 });

@@ -12,6 +12,7 @@ import { errorTitle } from "../query-state";
 import { FIELD_CLASS, LabeledSelect } from "../field";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { RedrivePanel } from "./redrive-panel";
+import { DlqOriginCell } from "./dlq-origin";
 import { DiscardPanel } from "./discard-panel";
 import { useHydrated } from "../hydrated";
 import { DataTable } from "../data-table";
@@ -72,6 +73,7 @@ function DlqRow({ e, ticked, onTick }: { e: DlqEntry; ticked: boolean; onTick: (
         {e.redrivable ? "" : " ⚠"}
       </td>
       <td className="font-mono text-xs">{e.subscriber}</td>
+      <DlqOriginCell e={e} />
       <td>
         <Link href={messageHref(e)} className="text-blue-700 underline dark:text-blue-300">
           open the message
@@ -98,7 +100,7 @@ function DlqPage({ data, handler, onOlder, ticked, onTick }: { data: DlqResponse
         {data.entries.length === 0 ? (
           <EmptyState height={60}>No DLQ record matches{data.cursor ? " in the part read" : ""}.</EmptyState>
         ) : (
-          <DataTable columns={[{ label: "" }, { label: "State" }, { label: "Poisoned" }, { label: "UUID" }, { label: "Reason" }, { label: "Handler" }, { label: "Topic" }, { label: "Subscriber" }, { label: "Record" }]}>
+          <DataTable columns={[{ label: "" }, { label: "State" }, { label: "Poisoned" }, { label: "UUID" }, { label: "Reason" }, { label: "Handler" }, { label: "Topic" }, { label: "Subscriber" }, { label: "Stack" }, { label: "Record" }]}>
             {data.entries.map((e) => (
               <DlqRow key={`${e.partition}:${e.offset}`} e={e} ticked={ticked.has(`${e.partition}:${e.offset}`)} onTick={(on) => onTick(e, on)} />
             ))}

@@ -39,6 +39,10 @@ export const QUERY_NAMES = [
   "process_start",
   "handler_info",
   "scrape_time",
+  "exported_signals",
+  "runtime_latency",
+  "hot_uuids",
+  "hot_uuid_error_bound",
 ] as const;
 
 /** One named query. */

@@ -47,6 +47,15 @@ function useEventMarkers(scope: { service: string | undefined; handler: string |
   return (ev.data?.events ?? []).map((e) => ({ t: Date.parse(e.at) / 1000, kind: e.kind, title: e.title }));
 }
 
+/** "no scrape since 14:02:11 UTC" over a chart whose service's series went stale: its lines stop there. */
+function NoScrape({ detail }: { detail: string }) {
+  return (
+    <p className="text-xs font-medium text-amber-700 dark:text-amber-300" data-testid="no-scrape">
+      {detail}
+    </p>
+  );
+}
+
 /** A panel that loads one named series for the URL's range and draws it with its thresholds. */
 export function SeriesPanel({ title, description, metric, service, handler, alert, normal, stacked, height = 180, testId, colors, emptyText, pick, burst, footer, markers = false }: SeriesPanelProps) {
   const { view } = useViewState();
@@ -58,14 +67,26 @@ export function SeriesPanel({ title, description, metric, service, handler, aler
       <QueryView query={q} what={title} height={height + 40}>
         {(d) => {
           if (d.data.status === "unavailable") return <UnavailableState detail={d.data.detail} fallback={d.source === "prometheus" ? "Prometheus" : "Metrics"} height={height + 40} />;
+          if (d.data.status === "unknown")
+            return (
+              <EmptyState height={height + 40}>
+                <span data-testid="not-measured" data-metric={d.data.metric}>
+                  {d.data.detail}
+                </span>
+              </EmptyState>
+            );
+          const down = d.scrape?.status === "down" ? <NoScrape detail={d.scrape.detail} /> : null;
           const series = pick ? d.data.series.filter((l) => Object.entries(pick).every(([k, v]) => l.labels[k] === v)) : d.data.series;
           if (hasNoData(series))
             return (
               <EmptyState height={height + 40}>
+                {down}
                 {RANGE_LABELS[view.range]}: {emptyText ?? `no samples, no traffic for ${handler ?? pick?.handler ?? service ?? pick?.service ?? "this selection"} yet.`}
               </EmptyState>
             );
           return (
+            <>
+            {down}
             <TimeSeriesChart
               lines={series}
               unit={d.unit}
@@ -79,6 +100,7 @@ export function SeriesPanel({ title, description, metric, service, handler, aler
               {...(burst ? { burst } : {})}
               {...(markers ? { markers: marks } : {})}
             />
+            </>
           );
         }}
       </QueryView>

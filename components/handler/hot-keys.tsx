@@ -40,12 +40,20 @@ export function HotKeys({ service, handler }: { service: string; handler: string
   return (
     <Panel
       title="Hot UUIDs: most swallowed copies"
-      description="Per replica a fixed-size top list (space-saving) of the UUIDs swallowed as duplicates in the current and the previous window, merged over this process's replicas. A count is an upper bound; ± is how much of it may belong to UUIDs it replaced."
+      description="Per replica a fixed-size top list (space-saving) of the UUIDs swallowed as duplicates in the current and the previous window; each process exports its top UUIDs (dedup_hot_uuid_copies) and the table adds up every process Prometheus scrapes. A count is an upper bound; ± is how much of it may belong to UUIDs it replaced."
       testId="hot-keys"
     >
       <QueryView query={q} what="Hot UUIDs" height={120}>
         {(d) => {
-          if (d.keys.length === 0) return <EmptyState height={80}>No duplicate swallowed in the last {formatDurationMs(2 * d.windowMs)}.</EmptyState>;
+          if (d.notMeasured)
+            return (
+              <EmptyState height={80}>
+                <span data-testid="not-measured" data-metric={d.notMeasured.metric}>
+                  {d.notMeasured.detail}
+                </span>
+              </EmptyState>
+            );
+          if (d.keys.length === 0) return <EmptyState height={80}>No duplicate swallowed in the last {formatDurationMs(2 * d.windowMs)}{d.scope === "fleet" ? ` by any of ${d.sketches} process${d.sketches === 1 ? "" : "es"}` : ""}.</EmptyState>;
           return (
             <div className="space-y-2">
               <DataTable columns={[{ label: "UUID", className: "pr-3" }, { label: "copies", align: "right", className: "pr-3" }, { label: "cause", className: "pr-3" }, { label: "open" }]} label={`Hot UUIDs of ${service}/${handler}`}>
@@ -69,7 +77,9 @@ export function HotKeys({ service, handler }: { service: string; handler: string
                   ))}
                 </DataTable>
               <p className="text-xs text-slate-500 dark:text-slate-400" data-testid="hot-keys-total">
-                {formatNumber(d.total)} {d.total === 1 ? "copy" : "copies"} swallowed since {d.since ? `${d.since.slice(11, 19)} UTC` : "—"} over {d.sketches} replica sketch{d.sketches === 1 ? "" : "es"} of this process; a UUID with fewer than {formatNumber(Math.ceil(d.total / d.capacity))} copies may be missing from the list.
+                {d.scope === "fleet"
+                  ? `fleet: the top ${d.capacity} of every process Prometheus scrapes (${d.sketches} process${d.sketches === 1 ? "" : "es"}), added up by UUID; a UUID not listed had at most ${formatNumber(d.errorBound ?? 0)} copies.`
+                  : `${formatNumber(d.total)} ${d.total === 1 ? "copy" : "copies"} swallowed since ${d.since ? `${d.since.slice(11, 19)} UTC` : "—"} over ${d.sketches} replica sketch${d.sketches === 1 ? "" : "es"} of this process; a UUID with fewer than ${formatNumber(Math.ceil(d.total / d.capacity))} copies may be missing from the list.`}
               </p>
             </div>
           );

@@ -50,6 +50,8 @@ const num = "px-2 py-1.5 text-right tabular-nums whitespace-nowrap";
 
 function Row({ r, href, line, onOpen }: { r: FleetRow; href: string; line: SeriesLine | undefined; onOpen: (href: string) => void }) {
   const ratioTone = r.ratio === null ? "" : r.ratio > THRESHOLDS.duplicateRatio ? "text-red-700 dark:text-red-400 font-semibold" : r.ratio >= THRESHOLDS.duplicateRatioNormal ? "text-amber-700 dark:text-amber-400" : "";
+  // A service whose scrape is down has no current figure: its 5-min rates would still show the last ones.
+  const down = r.h.scrape?.status === "down" ? r.h.scrape.detail : null;
   const onKey = (e: KeyboardEvent<HTMLTableRowElement>) => {
     if (e.key === "Enter" && e.target === e.currentTarget) onOpen(href);
   };
@@ -78,12 +80,20 @@ function Row({ r, href, line, onOpen }: { r: FleetRow; href: string; line: Serie
         </Link>
       </td>
       <td className={`${num} ${ratioTone}`} data-testid="fleet-ratio">
-        {r.ratio === null ? "no traffic" : formatPercent(r.ratio)}
+        {down ? (
+          <span className="text-amber-700 dark:text-amber-300" data-testid="fleet-no-scrape">
+            {down}
+          </span>
+        ) : r.ratio === null ? (
+          "no traffic"
+        ) : (
+          formatPercent(r.ratio)
+        )}
       </td>
       <td className="px-2 py-1.5">
         <Sparkline line={line} />
       </td>
-      <td className={num}>{formatRate(r.rate, "msg")}</td>
+      <td className={num} title={down ?? undefined}>{down ? "—" : formatRate(r.rate, "msg")}</td>
       <td className={`${num} ${r.errors !== null && r.errors > THRESHOLDS.errorRate ? "text-red-700 dark:text-red-400" : ""}`}>{formatRate(r.errors, "errors")}</td>
       <td className={`${num} ${r.p99 !== null && r.p99 > THRESHOLDS.checkP99Seconds ? "text-red-700 dark:text-red-400" : ""}`}>{r.p99 === null ? "—" : formatSecondsAsMs(r.p99)}</td>
       <td className={num} title={r.noTtl > 0 ? `${formatCount(r.noTtl)} without TTL` : undefined}>

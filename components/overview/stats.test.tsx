@@ -1,18 +1,21 @@
 import { describe, expect, it } from "vitest";
+import { latencyVerdict, type RuntimePart } from "@/lib/latency-split";
 import { latencyPartsText, topReasonText } from "./stats";
 
 describe("the check p99 tile tells the consumer from Redis", () => {
-  it("a loaded event loop with a fast Redis above the threshold reads 'the consumer is saturated'", () => {
-    expect(latencyPartsText({ eventLoopP99Seconds: 0.08, redisUsecPerCall: 6, dominant: "consumer" }, 0.079)).toBe("event loop p99 80 ms · Redis 6 µs/call · the consumer is saturated");
+  const loop = (seconds: number): RuntimePart => ({ status: "ok", runtime: "node", metric: "nodejs_eventloop_lag_p99_seconds", meaning: "event loop p99", seconds });
+  const parts = (p99: number, runtime: RuntimePart, usec: number | null, high: boolean) => latencyPartsText({ runtime, redisUsecPerCall: usec, ...latencyVerdict(p99, runtime, usec, high) });
+  it("a loaded event loop with a fast Redis above the threshold reads 'the consumer is saturated (not Redis)'", () => {
+    expect(parts(0.079, loop(0.08), 6, true)).toBe("event loop p99 80 ms · Redis 6 µs/call · the consumer is saturated (not Redis)");
   });
   it("a slow Redis dominating a high p99 reads 'Redis is slow'", () => {
-    expect(latencyPartsText({ eventLoopP99Seconds: 0.011, redisUsecPerCall: 90_000, dominant: "redis" }, 0.12)).toContain("Redis is slow");
+    expect(parts(0.12, loop(0.011), 90_000, true)).toContain("Redis is slow");
   });
-  it("below the threshold it only says which part is larger", () => {
-    expect(latencyPartsText({ eventLoopP99Seconds: 0.011, redisUsecPerCall: 5, dominant: "consumer" }, 0.012)).toContain("mostly the consumer");
+  it("below the threshold it says which part explains the p99", () => {
+    expect(parts(0.012, loop(0.011), 5, false)).toContain("mostly the consumer");
   });
   it("embedded mode (no Redis figure) never names Redis", () => {
-    const t = latencyPartsText({ eventLoopP99Seconds: 0.04, redisUsecPerCall: null, dominant: "consumer" }, 0.045);
+    const t = parts(0.045, loop(0.04), null, false);
     expect(t).toContain("event loop p99");
     expect(t).not.toMatch(/redis/i);
   });

@@ -6,6 +6,7 @@ import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { formatBurst, formatCount, formatCountedAt, formatLeaseSplit, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { RATE_WINDOW_MS, THRESHOLDS } from "@/lib/thresholds";
 import { staleSinceText } from "@/lib/on-call-text";
+import { isNoScrapeDetail } from "@/lib/signals";
 import { NowFigure, windowTone } from "./now-figure";
 import type { QuietEvidence } from "@/lib/now-state";
 import { OnCallNotes } from "./on-call-notes";
@@ -15,7 +16,28 @@ type Field = { status: "ok" } | { status: "unavailable"; detail: string };
 
 /** "X unavailable" for a field whose upstream did not answer, else the rendered value. */
 function avail<T extends Field>(f: T, render: (ok: Extract<T, { status: "ok" }>) => string): string {
-  return f.status === "ok" ? render(f as Extract<T, { status: "ok" }>) : unavailableText((f as { detail: string }).detail);
+  if (f.status === "ok") return render(f as Extract<T, { status: "ok" }>);
+  const detail = (f as { detail: string }).detail;
+  // A service not scraped: the figure is not "Metrics unavailable" (Prometheus answers), it is old.
+  return isNoScrapeDetail(detail) ? detail : unavailableText(detail);
+}
+
+/** What each optional signal of the row is, for "not measured for this service: …". */
+const SIGNAL_WHAT: Record<keyof NonNullable<OverviewHandler["signals"]>, string> = {
+  byCause: "duplicates by cause",
+  payloadConflicts: "payload conflicts",
+  leases: "lease counters",
+  hotUuids: "hot UUIDs",
+};
+
+/**
+ * "Not measured for this service: duplicates by cause (export messages_duplicates_by_cause_total),
+ * …": the row's figures whose signal its service does not export, so none of them reads as zero.
+ */
+export function notMeasuredLine(h: OverviewHandler): string | null {
+  const parts = Object.entries(h.signals ?? {}).flatMap(([k, m]) => (m.status === "unknown" ? [`${SIGNAL_WHAT[k as keyof typeof SIGNAL_WHAT]} (export ${m.metric})`] : []));
+  if (h.unchecked?.status === "unknown") parts.push(`runs without a dedup check (export ${h.unchecked.metric})`);
+  return parts.length ? `Not measured for this service: ${parts.join(", ")}.` : null;
 }
 
 /** What each error reason means for the on-call (the runbook's DedupRedisErrors, in a phrase). */
@@ -38,19 +60,11 @@ export function topReasonText(byReason: Readonly<Record<string, number>>): strin
 }
 
 /**
- * The check p99's parts: "event loop p99 12 ms · Redis 8 µs/call · the consumer is saturated". No
- * Redis figure (embedded mode, or not sampled yet): Redis is not named.
+ * The check p99's parts and verdict as the server worded them (lib/latency-split): "event loop p99
+ * 80 ms · Redis 6 µs/call · the consumer is saturated (not Redis)", or "not known for this runtime".
  */
-export function latencyPartsText(p: OverviewHandler["latencyParts"], p99Seconds: number | null): string | null {
-  if (!p || (p.eventLoopP99Seconds === null && p.redisUsecPerCall === null)) return null;
-  const parts: string[] = [];
-  if (p.eventLoopP99Seconds !== null) parts.push(`event loop p99 ${formatSecondsAsMs(p.eventLoopP99Seconds)}`);
-  if (p.redisUsecPerCall !== null) {
-    parts.push(`Redis ${Math.round(p.redisUsecPerCall)} µs/call`);
-    const high = p99Seconds !== null && p99Seconds > THRESHOLDS.checkP99Seconds;
-    parts.push(p.dominant === "redis" ? (high ? "Redis is slow" : "mostly Redis") : high ? "the consumer is saturated" : "mostly the consumer");
-  }
-  return parts.join(" · ");
+export function latencyPartsText(p: OverviewHandler["latencyParts"]): string | null {
+  return p?.text || null;
 }
 
 /**
@@ -154,7 +168,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
           quiet={{ seconds: now?.slowCheckQuietSeconds, badRate: now?.slowCheckRate, nowSuffices: true }}
           threshold={THRESHOLDS.checkP99Seconds}
           format={formatSecondsAsMs}
-          hint={[latencyPartsText(h.latencyParts, p99), `alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`].filter(Boolean).join(" · ")}
+          hint={[latencyPartsText(h.latencyParts), `alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`].filter(Boolean).join(" · ")}
         />
         <WindowStat
           testId="stat-errors"
@@ -169,6 +183,16 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
         />
         <KeysStat h={h} projectedKeys={projectedKeys} />
       </dl>
+      {h.scrape?.status === "down" ? (
+        <p className="text-sm font-medium text-amber-700 dark:text-amber-300" data-testid="no-scrape">
+          {h.scrape.detail}: every figure above is from before it; Prometheus no longer scrapes {h.service} (up == 0, or its target is gone).
+        </p>
+      ) : null}
+      {notMeasuredLine(h) ? (
+        <p className="text-xs text-slate-600 dark:text-slate-300" data-testid="not-measured-signals">
+          {notMeasuredLine(h)}
+        </p>
+      ) : null}
       <OnCallNotes h={h} />
     </>
   );

@@ -1,8 +1,9 @@
 /** Shapes of `GET /api/overview?range=`: per-handler rows, upstream health, alerts, scrape coverage. Isomorphic. */
 import { z } from "zod";
 import { alertInstanceSchema, alertsFieldSchema, alertsUnknownSchema } from "./alerts";
-import { answerSchema, appModeSchema, availableSchema, handlerRefSchema, metricsSourceSchema, rangeSchema, ttlClassSchema, upstreamSchema } from "./common";
+import { answerSchema, appModeSchema, availableSchema, handlerRefSchema, metricsSourceSchema, rangeSchema, ttlClassSchema, unavailableSchema, upstreamSchema } from "./common";
 import { keyCountSchema } from "./handlers";
+import { measuredFieldSchema, scrapeStateSchema, unknownSchema } from "./measured";
 import { TTL_POLICY } from "@/names/dedup";
 
 /** Thresholds the charts draw, copied from `lib/thresholds.ts` so a response is self-describing. */
@@ -39,16 +40,31 @@ export const overviewHandlerSchema = handlerRefSchema.extend({
   /** Check latency of the handler's service (the histogram is per service), timed in the consumer. */
   checkLatency: availableSchema({ p50Seconds: z.number().nullable(), p99Seconds: z.number().nullable() }),
   /**
-   * What the check p99 is made of: the consumer's event-loop delay (p99, seconds) and Redis' own
-   * time per call of the dedup's commands (µs, the slowest of set/eval/evalsha/del over ~15 s;
-   * `null` without Redis), and which of the two dominates.
+   * What the check p99 is made of (lib/latency-split): the consumer runtime's own stall (the
+   * service's runtime signal, names/runtime; "unknown" with the metrics that would tell it when the
+   * service exports none) and Redis' own time per call of the dedup's commands (µs, the slowest of
+   * set/eval/evalsha/del over ~15 s; `null` without Redis); the verdict only names a part that
+   * explains the p99, and `text` is the tile's sentence.
    */
   latencyParts: z
     .object({
-      eventLoopP99Seconds: z.number().nullable(),
+      runtime: z.discriminatedUnion("status", [
+        z.object({ status: z.literal("ok"), runtime: z.string(), metric: z.string(), meaning: z.string(), seconds: z.number().nullable() }),
+        z.object({ status: z.literal("unknown"), metrics: z.array(z.string()), detail: z.string() }),
+      ]),
       redisUsecPerCall: z.number().nullable(),
-      dominant: z.enum(["consumer", "redis"]).nullable(),
+      verdict: z.enum(["consumer", "redis", "not_redis", "unexplained"]).nullable(),
+      text: z.string(),
     })
+    .optional(),
+  /** Whether the service is scraped now; `down` turns every figure of the row into "no scrape since …". */
+  scrape: scrapeStateSchema.optional(),
+  /**
+   * The optional signals of this row's figures (lib/signals), from what Prometheus holds for the
+   * service: "unknown" with the metric to export where it has none (never a zero).
+   */
+  signals: z
+    .object({ byCause: measuredFieldSchema, payloadConflicts: measuredFieldSchema, leases: measuredFieldSchema, hotUuids: measuredFieldSchema })
     .optional(),
   /**
    * The same three alert values "now" — over the last scrape interval (lib/alert-exprs
@@ -72,9 +88,12 @@ export const overviewHandlerSchema = handlerRefSchema.extend({
   errorRates: availableSchema({ byReason: z.record(z.string(), z.number()), total: z.number() }),
   /**
    * Handler runs fail-open let through without a dedup check over 5 min (a count, not a rate), by
-   * the failure's reason (`deduplication_unchecked_total`).
+   * the failure's reason (`deduplication_unchecked_total`); "unknown" when the service does not
+   * export that counter (never a total of 0).
    */
-  unchecked: availableSchema({ byReason: z.record(z.string(), z.number()), total: z.number() }).optional(),
+  unchecked: z
+    .discriminatedUnion("status", [z.object({ status: z.literal("ok"), byReason: z.record(z.string(), z.number()), total: z.number() }), unavailableSchema, unknownSchema])
+    .optional(),
   /** Keys in Redis (from the last inspection): the last completed count, split into settled keys and `processing` leases. */
   keys: availableSchema({
     count: z.number(),

@@ -1,6 +1,7 @@
 /** Shapes of `GET /api/series?metric=&service=&handler=&range=&step=`: the named chart series. Isomorphic. */
 import { z } from "zod";
-import { answerSchema, availableSchema, metricsSourceSchema, rangeSchema } from "./common";
+import { answerSchema, metricsSourceSchema, rangeSchema, unavailableSchema } from "./common";
+import { scrapeStateSchema, unknownSchema } from "./measured";
 import { ALERT_UNITS } from "@/lib/alert-model";
 
 // ---------------------------------------------------------------------------------------------
@@ -42,7 +43,14 @@ export const seriesResponseSchema = answerSchema({
   unit: z.enum(ALERT_UNITS),
   /** Lines to draw across the chart (alert threshold, normal band). */
   thresholds: z.array(z.object({ value: z.number(), label: z.string(), kind: z.enum(["alert", "normal"]) })),
-  data: availableSchema({ series: z.array(seriesLineSchema) }),
+  /**
+   * The lines, or `unavailable` (the source did not answer), or `unknown` when the service asked for
+   * does not export the series' signal ("not measured for this service: export <metric>", never an
+   * empty chart that reads as none).
+   */
+  data: z.discriminatedUnion("status", [z.object({ status: z.literal("ok"), series: z.array(seriesLineSchema) }), unavailableSchema, unknownSchema]),
+  /** Whether the service asked for is scraped now (absent without `service`); its lines break where it was not. */
+  scrape: scrapeStateSchema.optional(),
 });
 /** Answer of `GET /api/series`. */
 export type SeriesResponse = z.infer<typeof seriesResponseSchema>;

@@ -16,6 +16,8 @@ import type { MemoryLoss } from "./memory-loss";
 import { memoryWatchOf } from "./memory-watch";
 import { dlqBacklog, handlerBacklog } from "./records/dlq-backlog";
 import { buildScrapeCoverage } from "./scrape-coverage";
+import { latencyPartsOf, rowSignals, runtimePartOf, withScrape } from "./overview-signals";
+import { measured, readSignals, type Signals } from "./signals";
 import type { QueryName } from "./metrics/queries";
 import type { Sample } from "./metrics/source";
 import { got, inspectedHandlers, metricsUpstream, storeUpstream, settleRedis, unavailable } from "./upstream";
@@ -36,17 +38,6 @@ export function thresholdsView(): ThresholdsView {
 
 const key = (service: string, handler: string) => `${service}\u0000${handler}`;
 
-/**
- * The check p99's parts: the event loop's p99 delay and Redis' slowest per-call time of the dedup's
- * commands; the larger one dominates (Redis' µs against the loop's seconds).
- */
-function latencyParts(loopSeconds: number | null, redis: Sample[] | null): NonNullable<OverviewHandler["latencyParts"]> {
-  const usec = redis && redis.length ? Math.max(...redis.map((s) => s.value ?? 0)) : null;
-  const redisSeconds = usec === null ? null : usec / 1e6;
-  const dominant = loopSeconds === null && redisSeconds === null ? null : (loopSeconds ?? 0) >= (redisSeconds ?? 0) ? "consumer" : "redis";
-  return { eventLoopP99Seconds: loopSeconds, redisUsecPerCall: usec, dominant };
-}
-
 /** The held loss of one handler's dedup memory, as the overview row carries it. */
 function lostOf(losses: readonly MemoryLoss[], service: string, handler: string): OverviewHandler["memoryLost"] {
   const l = losses.find((x) => x.service === service && x.handler === handler);
@@ -61,6 +52,13 @@ function byReason(samples: readonly Sample[]): { status: "ok"; byReason: Record<
 }
 
 type Got = { ok: true; value: Sample[] } | { ok: false; detail: string };
+
+/** The unchecked runs of one handler: "unknown" when its service does not export the counter (a total of 0 would be an all-clear). */
+function uncheckedOf(unchecked: Got, signals: Signals, service: string, mine: (s: Sample) => boolean): OverviewHandler["unchecked"] {
+  const m = measured(signals, service, "unchecked");
+  if (m.status === "unknown") return m;
+  return unchecked.ok ? byReason(unchecked.value.filter(mine)) : unavailable(unchecked.detail);
+}
 
 /** The "now" queries, in {@link nowOf}'s order. */
 const NOW_QUERIES = ["duplicate_ratio_now", "error_rate_now", "check_p99_now", "error_quiet", "slow_check_quiet", "slow_check_rate"] as const satisfies readonly QueryName[];
@@ -113,7 +111,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     q("error_rate"),
     got(ctx.metrics.alerts()),
   ]);
-  const [loop, redisTime, unchecked, ...now] = await Promise.all([q("eventloop_p99"), ctx.mode === "real" ? q("redis_command_time") : Promise.resolve(null), q("unchecked"), ...NOW_QUERIES.map(q)]);
+  const [runtime, redisTime, unchecked, ...now] = await Promise.all([q("runtime_latency"), ctx.mode === "real" ? q("redis_command_time") : Promise.resolve(null), q("unchecked"), ...NOW_QUERIES.map(q)]);
   const [dlq] = await Promise.all([backlog, watched]);
   const memory = watch?.state() ?? { losses: [], unreadableSince: null };
   const staleSince = memory.unreadableSince !== null ? new Date(memory.unreadableSince).toISOString() : null;
@@ -122,10 +120,13 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
   // missing, which the alerts block reports on its own.
   const failures = [ratio, processed, p50, p99, errors].flatMap((g) => (g.ok ? [] : [g.detail]));
 
-  const reads: Reads = { ctx, processed, ratio, p50, p99, errors, loop, redisTime, unchecked, now, keys, memory, staleSince, dlq, alertRules: alertRulesOrLastKnown(ctx, alerts), unknownAlerts: alertsUnknown(ctx, alerts) };
-  const handlers: OverviewHandler[] = [...handlerRows(processed, keys, memory.losses)]
+  const rows = [...handlerRows(processed, keys, memory.losses)];
+  // What each service exports and whether it is scraped, from the source itself (never from this process's registry).
+  const signals = await readSignals(ctx.metrics, at, () => rows.map((r) => r.service));
+  const reads: Reads = { ctx, processed, ratio, p50, p99, errors, runtime, redisTime, unchecked, now, keys, memory, staleSince, dlq, signals, alertRules: alertRulesOrLastKnown(ctx, alerts), unknownAlerts: alertsUnknown(ctx, alerts) };
+  const handlers: OverviewHandler[] = rows
     .sort((a, b) => a.service.localeCompare(b.service) || a.handler.localeCompare(b.handler))
-    .map((r) => handlerRow(r, reads));
+    .map((r) => withScrape(handlerRow(r, reads), signals));
 
   return {
     generatedAt: new Date().toISOString(),
@@ -148,8 +149,9 @@ interface Reads {
   p50: Got;
   p99: Got;
   errors: Got;
-  loop: Got;
+  runtime: Got;
   redisTime: Got | null;
+  signals: Signals;
   unchecked: Got;
   now: readonly Got[];
   keys: ReturnType<typeof inspectedHandlers>;
@@ -199,7 +201,7 @@ function handlerRows(processed: Got, keys: ReturnType<typeof inspectedHandlers>,
 
 /** One handler's row of the overview from what was read once. */
 function handlerRow(r: RowKey, x: Reads): OverviewHandler {
-  const { ctx, processed, ratio, p50, p99, errors, loop, redisTime, unchecked, now, keys, memory, staleSince, dlq } = x;
+  const { ctx, processed, ratio, p50, p99, errors, runtime, redisTime, unchecked, now, keys, memory, staleSince, dlq, signals } = x;
   const mine = (s: Sample) => s.labels.service === r.service && s.labels.handler === r.handler;
   const svc = (s: Sample) => s.labels.service === r.service;
   const byResult = { success: 0, error: 0, deduplicated: 0 };
@@ -227,8 +229,9 @@ function handlerRow(r: RowKey, x: Reads): OverviewHandler {
     duplicateRatio: ratio.ok && processed.ok ? { status: "ok" as const, value: ratioValue } : unavailable(ratio.ok ? (processed as { detail: string }).detail : ratio.detail),
     processedRate: processed.ok ? { status: "ok" as const, total, byResult } : unavailable(processed.detail),
     checkLatency: p50.ok && p99.ok ? { status: "ok" as const, p50Seconds: first(p50), p99Seconds: first(p99) } : unavailable(p50.ok ? (p99 as { detail: string }).detail : p50.detail),
-    latencyParts: latencyParts(loop.ok ? first(loop) : null, redisTime?.ok ? redisTime.value : null),
-    unchecked: unchecked.ok ? byReason(unchecked.value.filter(mine)) : unavailable(unchecked.detail),
+    latencyParts: latencyPartsOf(runtimePartOf(runtime.ok ? runtime.value : null, r.service), redisTime?.ok ? redisTime.value : null, p99.ok ? first(p99) : null),
+    signals: rowSignals(signals, r.service),
+    unchecked: uncheckedOf(unchecked, signals, r.service, mine),
     now: nowOf(now, r.service, r.handler),
     errorRates: errors.ok ? { status: "ok" as const, byReason: errs, total: Object.values(errs).reduce((a, b) => a + b, 0) } : unavailable(errors.detail),
     keys: !keys.ok

@@ -1,8 +1,9 @@
 /**
  * Gaps as gaps: a rate over 5 min keeps a value for minutes after the last sample, so a chart would
  * draw a line across a hole in the data. Each series answer is checked against when its service
- * was last scraped (named query `scrape_time`: the timestamp of the service's `dedup_consumer_info`
- * sample, which goes stale at the first failed scrape) and its points there become null.
+ * was last scraped (named query `scrape_time`: the newest sample time of the service's core series,
+ * the design note's four metrics, which go stale at the first failed scrape) and its points there
+ * become null — for any consumer that keeps the contract, not only those exporting our replica info.
  */
 import type { SeriesLine } from "@/lib/api/series";
 import type { RangeSeries } from "./metrics/source";
@@ -16,8 +17,7 @@ export function gapToleranceSec(stepSec: number): number {
  * Nulls the points of `lines` where their service was not being scraped: no `scrape_time` value at
  * that step (the series went stale: the scrape failed, the app was down) or a latest scrape older
  * than {@link gapToleranceSec} (Prometheus itself scraped nothing). A line without a `service`
- * label, or of a service that has no `scrape_time` series at all (a consumer that does not export
- * `dedup_consumer_info`), is left as it is.
+ * label, or of a service that has no `scrape_time` series at all in the range, is left as it is.
  */
 export function maskScrapeGaps(lines: readonly SeriesLine[], scrapes: readonly RangeSeries[], stepSec: number): SeriesLine[] {
   const byService = new Map<string, Map<number, number>>();

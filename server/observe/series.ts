@@ -8,6 +8,8 @@ import type { ObserveContext } from "./context";
 import type { QueryName } from "./metrics/queries";
 import { got, unavailable } from "./upstream";
 import { maskScrapeGaps } from "./scrape-gaps";
+import { measured, readSignals, scrapeState } from "./signals";
+import type { OptionalSignal } from "@/lib/signals";
 import { withAlertmanager } from "./alertmanager";
 
 /** Most points per line: a step below range/MAX_POINTS is raised to it (Prometheus caps at 11,000). */
@@ -19,15 +21,24 @@ const medianAndP99 = (p50: QueryName, p99: QueryName) => [
   { q: p99, name: "p99" },
 ];
 
-const SERIES: Record<SeriesMetric, { queries: Array<{ q: QueryName; name: string }>; unit: SeriesResponse["unit"]; lines: SeriesResponse["thresholds"]; perHandler: boolean }> = {
+/** One named series: its queries, unit, threshold lines, whether it is per handler, and the optional signal it needs (lib/signals). */
+interface SeriesSpec {
+  queries: Array<{ q: QueryName; name: string }>;
+  unit: SeriesResponse["unit"];
+  lines: SeriesResponse["thresholds"];
+  perHandler: boolean;
+  signal?: OptionalSignal;
+}
+
+const SERIES: Record<SeriesMetric, SeriesSpec> = {
   duplicate_ratio: { queries: [{ q: "duplicate_ratio", name: "" }], unit: "ratio", lines: chartLines("duplicateRate"), perHandler: true },
   processed_rate: { queries: [{ q: "processed_rate", name: "" }], unit: "per_second", lines: [], perHandler: true },
   check_latency: { queries: medianAndP99("check_p50", "check_p99"), unit: "seconds", lines: chartLines("redisLatency"), perHandler: false },
   error_rate: { queries: [{ q: "error_rate", name: "" }], unit: "per_second", lines: chartLines("redisErrors"), perHandler: false },
-  dlq_rate: { queries: [{ q: "dlq_rate", name: "" }], unit: "per_second", lines: [], perHandler: true },
-  duplicates_by_cause: { queries: [{ q: "duplicates_by_cause", name: "" }], unit: "per_second", lines: [], perHandler: true },
+  dlq_rate: { queries: [{ q: "dlq_rate", name: "" }], unit: "per_second", lines: [], perHandler: true, signal: "poisoned" },
+  duplicates_by_cause: { queries: [{ q: "duplicates_by_cause", name: "" }], unit: "per_second", lines: [], perHandler: true, signal: "byCause" },
   // The lease line is per handler: the page draws it from the declared leaseMs (/api/lint).
-  handler_time: { queries: medianAndP99("handler_p50", "handler_p99"), unit: "seconds", lines: [], perHandler: true },
+  handler_time: { queries: medianAndP99("handler_p50", "handler_p99"), unit: "seconds", lines: [], perHandler: true, signal: "handlerTime" },
   // The lease counters of one handler side by side: lease lost pages (DedupLeaseLost), the other two explain it.
   lease_events: {
     queries: [
@@ -38,9 +49,10 @@ const SERIES: Record<SeriesMetric, { queries: Array<{ q: QueryName; name: string
     unit: "per_second",
     lines: chartLines("leaseLost"),
     perHandler: true,
+    signal: "leaseLost",
   },
   // Counted over the 5-min window (the alert's value): any point above 0 is the alert firing.
-  payload_conflicts: { queries: [{ q: "payload_conflicts", name: "" }], unit: "count", lines: chartLines("payloadConflict"), perHandler: true },
+  payload_conflicts: { queries: [{ q: "payload_conflicts", name: "" }], unit: "count", lines: chartLines("payloadConflict"), perHandler: true, signal: "payloadConflicts" },
   // Messages behind, per topic: kafka_consumergroup_lag of the <service>.<handler> group.
   consumer_lag: { queries: [{ q: "consumer_lag", name: "" }], unit: "count", lines: [], perHandler: true },
 };
@@ -72,6 +84,9 @@ async function buildSeries(ctx: ObserveContext, p: SeriesParams): Promise<Series
   const end = Math.floor(Date.now() / 1000);
   const [scrapes, ...results] = await Promise.all([got(ctx.metrics.range("scrape_time", end - rangeSec, end, step)), ...spec.queries.map(({ q }) => got(ctx.metrics.range(q, end - rangeSec, end, step)))]);
   const failed = results.find((r) => !r.ok);
+  // What the service exports and whether it is scraped: a chart of a signal it does not export says so.
+  const sig = p.service === undefined ? null : await readSignals(ctx.metrics, end, () => [p.service!]);
+  const notMeasured = sig && spec.signal ? measured(sig, p.service!, spec.signal) : null;
   const keep = (l: Record<string, string>) =>
     (p.service === undefined || l.service === p.service) && (!spec.perHandler || p.handler === undefined || l.handler === p.handler);
   const series: SeriesLine[] = [];
@@ -96,7 +111,13 @@ async function buildSeries(ctx: ObserveContext, p: SeriesParams): Promise<Series
     unit: spec.unit,
     thresholds: spec.lines.map((l) => ({ value: l.value, label: l.label, kind: l.kind })),
     // Where a service was not scraped its lines break, though a 5-min rate still has a value there.
-    data: failed && !failed.ok ? unavailable(failed.detail) : { status: "ok", series: scrapes.ok ? maskScrapeGaps(series, scrapes.value, step) : series },
+    data:
+      failed && !failed.ok
+        ? unavailable(failed.detail)
+        : notMeasured?.status === "unknown"
+          ? notMeasured
+          : { status: "ok", series: scrapes.ok ? maskScrapeGaps(series, scrapes.value, step) : series },
+    ...(sig ? { scrape: scrapeState(sig, p.service!) } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
 import { increaseAt, latest, nowWindow, quantileAt, rateAt, seriesKey, slope, sumBy, type Snapshot } from "./local-promql";
 import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, EVENTLOOP_P99_METRIC, HANDLER_P99_LINT_WINDOW_MS, HANDLER_TIME_METRIC, PROCESS_START_METRIC, QUERY_BY, type QueryName } from "./queries";
 import type { Sample } from "./source";
+import { exportedSignalsAt, hotUuidsAt, runtimeLatencyAt } from "./local-signals";
 
 export { histogramQuantile, rateAt, seriesKey, type Snapshot, type SeriesValue } from "./local-promql";
 
@@ -189,6 +190,10 @@ const EVALUATE: Record<QueryName, Evaluator> = {
   scrape_time: perLocalService((last) => last.t / 1000),
   process_start: gauge(PROCESS_START_METRIC, { instance: "local" }),
   handler_info: gauge(HANDLER_INFO_METRIC),
+  exported_signals: exportedSignalsAt,
+  runtime_latency: runtimeLatencyAt,
+  hot_uuids: hotUuidsAt("copies"),
+  hot_uuid_error_bound: hotUuidsAt("errorBound"),
 };
 
 /**

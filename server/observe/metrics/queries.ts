@@ -5,6 +5,7 @@ import type { QueryName } from "@/lib/query-names";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";
 import { HANDLER_INFO_LABELS, HANDLER_INFO_METRIC } from "@/names/dedup";
+import { EXPORTED_SIGNALS_EXPR, HOT_UUID_ERROR_BOUND_EXPR, HOT_UUIDS_EXPR, runtimeLatencyExpr, SCRAPE_TIME_EXPR } from "./signal-queries";
 
 /** The gauge of the process's start (Unix seconds), named as prom-client's default metric; the chart markers show restarts. */
 export const PROCESS_START_METRIC = "process_start_time_seconds";
@@ -111,6 +112,10 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   process_start: ["instance"],
   handler_info: HANDLER_INFO_LABELS,
   scrape_time: ["service"],
+  exported_signals: ["service", "metric"],
+  runtime_latency: ["service", "runtime", "metric"],
+  hot_uuids: ["service", "handler", "topic", "uuid"],
+  hot_uuid_error_bound: ["service", "handler", "instance", "job"],
 };
 
 /** PromQL of each named query; an alert's query is its expression, taken from its entry in lib/thresholds (written once there). */
@@ -157,6 +162,10 @@ export const PROMQL: Record<QueryName, string> = {
   process_start: `max by (instance) (${PROCESS_START_METRIC})`,
   // What each handler of the fleet declares (docs/CONTRACT.md), one series per declaration whatever the replicas.
   handler_info: `max by (${HANDLER_INFO_LABELS.join(", ")}) (${HANDLER_INFO_METRIC})`,
-  // When each service was last scraped (its replica info's sample time); stale, so absent, after a failed scrape.
-  scrape_time: `max by (service) (timestamp(${CONSUMER_INFO_METRIC}))`,
+  // When each service was last scraped (the newest sample of its core series); stale, so absent, after a failed scrape.
+  scrape_time: SCRAPE_TIME_EXPR,
+  exported_signals: EXPORTED_SIGNALS_EXPR,
+  runtime_latency: runtimeLatencyExpr(),
+  hot_uuids: HOT_UUIDS_EXPR,
+  hot_uuid_error_bound: HOT_UUID_ERROR_BOUND_EXPR,
 };

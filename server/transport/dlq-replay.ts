@@ -1,9 +1,10 @@
 /**
  * DLQ replay: republishes each message of a DLQ topic to the topic it was poisoned on (metadata
- * `topic_poisoned`), with the SAME uuid (a replay is the same event, so a correct Deduplicator
- * processes it once — and the `anti-dedup-before-retry` scenario shows it swallowed) and its
- * metadata minus the poison keys, only to the allowed topics — through `redriveMessage`
- * (dlq-redrive.ts), the code `POST /api/dlq/redrive` sends with too.
+ * `topic_poisoned`), with its record key and, by default, the SAME uuid (a replay is the same
+ * event, so a correct Deduplicator processes it once — and the `anti-dedup-before-retry` scenario
+ * shows it swallowed) — a payload conflict with a new UUID derived from its DLQ position (`mode`) —
+ * and its metadata minus the poison keys, only to the allowed topics, at most `ratePerSecond` —
+ * through `redriveMessage` (dlq-redrive.ts), the code `POST /api/dlq/redrive` sends with too.
  *
  * Progress is the committed offset of the consumer group `<dlqTopic>.replay`: a second run
  * replays only what arrived in the DLQ since, so running it twice does not publish twice.

@@ -1,7 +1,8 @@
 /**
  * Watermill's Kafka wire format (its `DefaultMarshaler`), so that Go Watermill services and ours
  * read each other's messages (spec §2, interop): the UUID in header `_watermill_message_uuid`, each
- * metadata entry as one more header, the payload as the record value. No record key.
+ * metadata entry as one more header, the payload as the record value. No record key of its own:
+ * the publisher passes one (`Message.key`, the key of the record a message was consumed from).
  */
 import type { IHeaders } from "kafkajs";
 import { WATERMILL_UUID_HEADER } from "@/names/dedup";

@@ -110,6 +110,13 @@ function judgeInfo(e: Evidence): Verdict {
   return problems.length ? broken(problems.join("; ")) : held(desc);
 }
 
+/** The lease of a `SET … PX <ms>` / `EX <s>` in milliseconds, as text. */
+function leaseOf(args: readonly string[]): string {
+  const i = args.findIndex((a, j) => j >= 3 && (a.toUpperCase() === "PX" || a.toUpperCase() === "EX"));
+  if (i < 0) return "none";
+  return args[i]!.toUpperCase() === "PX" ? String(args[i + 1]) : String(Number(args[i + 1]) * 1000);
+}
+
 function judgeClaim(e: Evidence): Verdict {
   if (e.commands.length === 0) return unknown("MONITOR saw no command on the handler's keys (another Redis than the consumer's, or MONITOR not allowed)");
   const bad: string[] = [];
@@ -121,7 +128,10 @@ function judgeClaim(e: Evidence): Verdict {
     if (cmd !== "SET" || !value.startsWith("processing:") || !opts.includes("NX") || !(opts.includes("PX") || opts.includes("EX"))) bad.push(w.args.map((a) => JSON.stringify(a)).join(" "));
   }
   if (bad.length) return broken(`first write to a fresh key was ${bad[0]} — not SET processing:<token> NX PX <lease>: the key is marked before the handler ran, so a failed run loses the message`);
-  return held(`each fresh key was first claimed with SET processing:<token> NX PX (${e.fresh.length} keys)`);
+  const lease = info(e)?.labels[HANDLER_INFO_LABEL.leaseMs];
+  const pxs = new Set(e.fresh.map((f) => leaseOf(firstWrite(e, `${e.prefix}:${f.uuid}`)!.args)));
+  if (lease && [...pxs].some((px) => px !== lease)) return broken(`claimed for PX ${[...pxs].join(", ")} ms, but dedup_handler_info declares lease_ms ${lease}`);
+  return held(`each fresh key was first claimed with SET processing:<token> NX PX ${[...pxs].join(", ")} (${e.fresh.length} keys)`);
 }
 
 function judgeDone(e: Evidence): Verdict {

@@ -46,7 +46,7 @@ export function KeyTable({ keys, caption, showPrefix = false }: { keys: readonly
                   open the message
                 </Link>
               ) : (
-                <Link href={uuidSearchHref("", k.uuid)} className="text-slate-600 underline dark:text-slate-300" title="no position in the key's value: search the topic for the UUID">
+                <Link href={uuidSearchHref(k.topic ?? "", k.uuid)} className="text-slate-600 underline dark:text-slate-300" title={`no position in the key's value: search ${k.topic ? `${k.topic} (its handler's topic)` : "a topic"} for the UUID`}>
                   find by UUID
                 </Link>
               )}

@@ -21,6 +21,8 @@ export const keyEntrySchema = z.object({
   bytesEstimated: z.boolean().optional(),
   /** The record of the first delivery, from a `done:<topic>:<partition>:<offset>` value; `null` for other values. */
   record: recordPositionSchema.nullable().optional(),
+  /** The topic of the key's handler (declared in `dedup_handler_info`, else its metrics' `topic` label): where "find by UUID" searches; `null` when neither says. */
+  topic: z.string().nullable().optional(),
 });
 /** One key of the key browser. */
 export type KeyEntry = z.infer<typeof keyEntrySchema>;

@@ -19,7 +19,8 @@ import { freePort } from "@/server/testing/net";
 import { ownKafka } from "@/server/testing/own-kafka";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
-import { seedKeys } from "@/server/testing/seed-keys";
+import { fakeUlid, seedKeys } from "@/server/testing/seed-keys";
+import { browseKeys, lookupKey } from "./keys/browser";
 import { getCapacity } from "./capacity";
 import { createObserveContext, type ObserveContext } from "./context";
 import { clearDeclaredHandlers, declaredHandlers } from "./handler-registry";
@@ -96,7 +97,10 @@ beforeAll(async () => {
   // Keys of the handler that declares nothing: every one lives 24 h.
   redis = await startOwnRedis();
   const seed = new Redis(redis.url);
-  await seedKeys(seed, [{ prefix: `${PLAIN}:dedup:h`, count: 50, ttlMs: 86_400_000, value: "1" }]);
+  await seedKeys(seed, [
+    { prefix: `${PLAIN}:dedup:h`, count: 50, ttlMs: 86_400_000, value: "1" },
+    { prefix: `${JVM}:dedup:charge`, count: 1, ttlMs: 604_800_000, value: "1", offset: 100 },
+  ]);
   seed.disconnect();
   client = createObserveRedis({ url: redis.url }, { maxReconnectDelayMs: 200 });
 
@@ -189,6 +193,14 @@ describe("a foreign consumer's dedup_handler_info, read from Prometheus", () => 
     const bare = await self(PLAIN, "bare");
     expect(bare.ttl).toEqual({ status: "unknown", needs: "dedup_handler_info (ttl_ms)", detail: "declares no TTL: export dedup_handler_info" });
     expect(bare.window.status).toBe("unknown");
+  });
+
+  it("a key without a position links to a UUID search in its handler's topic: declared, else its metrics' topic label", async () => {
+    const page = await browseKeys(ctx, { prefix: `${PLAIN}:dedup:h`, count: 10 });
+    expect(page.keys.length).toBeGreaterThan(0);
+    for (const k of page.keys) expect(k).toMatchObject({ state: "marked", record: null, topic: "plain.events" });
+    const found = await lookupKey(ctx, { uuid: fakeUlid(100) });
+    expect(found.matches.map((m) => [m.prefix, m.topic])).toEqual([[`${JVM}:dedup:charge`, topic]]);
   });
 
   it("/api/lint lints every handler of the fleet from its info, and the capacity projection uses the declared window", async () => {

@@ -9,7 +9,8 @@
 import { HANDLER_INFO_LABEL as L, INFO_MARKING, INFO_MARKINGS, INFO_STACK_SEPARATOR, TTL_CLASSES, TTL_POLICY, type InfoMarking, type TtlClass } from "@/names/dedup";
 import type { HandlerSetup } from "@/server/dedup";
 import type { ObserveContext } from "./context";
-import { setFleetInfo, type DeclaredHandler, type InfoDeclaration } from "./handler-registry";
+import { declaredHandlers, declaredPrefix, setFleetInfo, type DeclaredHandler, type InfoDeclaration } from "./handler-registry";
+import { splitPrefix } from "./keys/glob";
 import type { Sample } from "./metrics/source";
 import { got, type Got } from "./upstream";
 
@@ -104,4 +105,17 @@ export function refreshFleetInfo(ctx: ObserveContext): Promise<Got<DeclaredHandl
     },
     5_000,
   );
+}
+
+/**
+ * The topic a handler prefix's keys belong to, for "find by UUID" links: the topic its
+ * declaration names (dedup_handler_info or this process's registration), else the `topic` label of
+ * its metrics; `null` when neither says.
+ */
+export async function prefixTopic(ctx: ObserveContext, prefix: string): Promise<string | null> {
+  const d = declaredHandlers().find((h) => declaredPrefix(h) === prefix);
+  if (d?.topic) return d.topic;
+  const owner = d ? { service: d.service, handler: d.setup.handler } : splitPrefix(prefix);
+  const r = await got(ctx.metrics.instant("processed_rate"));
+  return (r.ok ? r.value.find((s) => s.labels.service === owner.service && s.labels.handler === owner.handler && s.labels.topic)?.labels.topic : undefined) ?? null;
 }

@@ -7,6 +7,7 @@ import type { ObserveContext } from "../context";
 import { BadRequestError, UpstreamUnavailableError, errorText } from "../errors";
 import { escapeGlob, PrefixGlobs, splitPrefix } from "./glob";
 import { declaredHandlers, declaredPrefix } from "../handler-registry";
+import { prefixTopic } from "../fleet-info";
 import { classifyValue, donePosition, VALUE_READ_BYTES } from "./samples";
 import { DESCRIBE_KEY_LUA } from "./scripts";
 import { settleRedis, storeUpstream } from "../upstream";
@@ -147,7 +148,10 @@ function requireRedis(ctx: ObserveContext) {
  */
 export async function browseKeys(ctx: ObserveContext, q: { prefix: string; cursor?: string; count: number; state?: KeyEntry["state"] }): Promise<KeysResponse> {
   const page = await browseAll(ctx, q);
-  return q.state ? { ...page, keys: page.keys.filter((k) => k.state === q.state) } : page;
+  // A key without a position links to a UUID search in its handler's topic, not an empty one.
+  const topic = await prefixTopic(ctx, q.prefix);
+  const keys = (q.state ? page.keys.filter((k) => k.state === q.state) : page.keys).map((k) => ({ ...k, topic }));
+  return { ...page, keys };
 }
 
 async function browseAll(ctx: ObserveContext, q: { prefix: string; cursor?: string; count: number }): Promise<KeysResponse> {
@@ -207,6 +211,12 @@ async function browseAll(ctx: ObserveContext, q: { prefix: string; cursor?: stri
  * {@link MAX_LOOKUP_PREFIXES}) — one key read per prefix, no scan, within the shared budget.
  */
 export async function lookupKey(ctx: ObserveContext, q: { uuid: string; prefix?: string }): Promise<KeyLookupResponse> {
+  const r = await lookupUnder(ctx, q);
+  const topics = new Map(await Promise.all([...new Set(r.matches.map((m) => m.prefix))].map(async (p) => [p, await prefixTopic(ctx, p)] as const)));
+  return { ...r, matches: r.matches.map((m) => ({ ...m, topic: topics.get(m.prefix) ?? null })) };
+}
+
+async function lookupUnder(ctx: ObserveContext, q: { uuid: string; prefix?: string }): Promise<KeyLookupResponse> {
   if (ctx.inspector?.lookup) {
     ctx.inspector.ensureFresh();
     return ctx.inspector.lookup(q, MAX_LOOKUP_PREFIXES);

@@ -89,12 +89,24 @@ export function clearDeclaredHandlers(): void {
  */
 export function declaredHandlers(): DeclaredHandler[] {
   const info = fleetInfo();
-  return [...info.values(), ...[...store().entries()].filter(([k]) => !info.has(k)).map(([, h]) => h)];
+  return [...[...info.entries()].map(([k, h]) => withRegistered(h, store().get(k))), ...[...store().entries()].filter(([k]) => !info.has(k)).map(([, h]) => h)];
 }
 
 /** The declaration of one handler ({@link declaredHandlers}' first), or undefined. */
 export function declaredHandler(service: string, handler: string): DeclaredHandler | undefined {
-  return fleetInfo().get(keyOf(service, handler)) ?? store().get(keyOf(service, handler));
+  const k = keyOf(service, handler);
+  const info = fleetInfo().get(k);
+  return info ? withRegistered(info, store().get(k)) : store().get(k);
+}
+
+/**
+ * An info declaration completed by this process's registration of the same handler, for what the
+ * info cannot say (key factory, store, replicas), so their lint rules still run on it.
+ */
+function withRegistered(info: DeclaredHandler, registered: DeclaredHandler | undefined): DeclaredHandler {
+  if (!registered) return info;
+  const { keyFactory, repository, replicas } = registered.setup;
+  return { ...info, setup: { ...info.setup, keyFactory, repository, replicas } };
 }
 
 /** The key prefix of a declaration. */

@@ -95,10 +95,12 @@ export const ALERTS = {
     severity: "ticket",
     valueExpr: errorRateExpr(),
     texts: {
-      summary: "Dedup checks failing on {{ $labels.service }}: Redis {{ $labels.reason }}",
+      summary: "Dedup checks failing on {{ $labels.service }}: {{ $labels.reason }} (Redis or the consumer)",
       description:
-        '{{ $value | printf "%.3g" }} dedup checks per second on service {{ $labels.service }} failed against Redis ' +
-        "with reason {{ $labels.reason }} over the last 5 minutes. Fail-open handlers let these messages through " +
+        '{{ $value | printf "%.3g" }} dedup checks per second on service {{ $labels.service }} failed ' +
+        "with reason {{ $labels.reason }} over the last 5 minutes: Redis or the consumer (a check times out as well " +
+        "when the consumer's CPU or runtime stalls; see the latency split on the handler page before touching Redis). " +
+        "Fail-open handlers let these messages through " +
         "unchecked (duplicates can reach them); fail-closed handlers retry them and then send them to the DLQ.",
     },
     variants: [
@@ -130,13 +132,13 @@ export const ALERTS = {
     severity: "ticket",
     valueExpr: checkQuantileExpr(0.99),
     texts: {
-      summary: `Dedup check p99 above ${SLOW_MS}ms on {{ $labels.service }} (measured in the consumer)`,
+      summary: `Dedup check p99 above ${SLOW_MS}ms on {{ $labels.service }} (measured in the consumer: Redis or the consumer)`,
       description:
         "p99 of the dedup check on service {{ $labels.service }} is {{ $value | humanizeDuration }} " +
-        `over the last 5 minutes (alert above ${SLOW_MS}ms for 5m), timed in the consumer: the Redis round trip and ` +
-        "the consumer's own event loop. If the consumer's event-loop p99 (nodejs_eventloop_lag_p99_seconds) " +
-        "is close to it while Redis' time per call (dedup_redis_command_usec_per_call) is in microseconds, " +
-        "the consumer is saturated, not Redis; if Redis' time dominates, Redis is slow. Every consumed " +
+        `over the last 5 minutes (alert above ${SLOW_MS}ms for 5m), timed in the consumer: Redis or the consumer. ` +
+        "If the consumer's runtime stall (Node event-loop p99, JVM GC pause, Go scheduler latency) is close to it, " +
+        "the consumer is saturated; if Redis' own time per call (dedup_redis_command_usec_per_call) is, Redis is slow; " +
+        "if neither is, it is unexplained (queueing in Redis behind other commands? check SLOWLOG). Every consumed " +
         "message waits for this check; slow checks also end in timeouts, which count as dedup errors.",
     },
     dashboardPath: SERVICE_PAGE,

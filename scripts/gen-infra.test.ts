@@ -100,7 +100,7 @@ describe("gen:infra", () => {
       expect(marshal).not.toMatch(/unchecked|fail-open|Redis [a-z_]+ over|against Redis/i);
       expect(redis).not.toMatch(/publisher|UUID/);
     }
-    expect(r[0]?.annotations.description).toMatch(/publisher.+dead-letter.+\{\{ else \}\}.+against Redis.+Fail-open.+fail-closed/s);
+    expect(r[0]?.annotations.description).toMatch(/publisher.+dead-letter.+\{\{ else \}\}.+Redis or the consumer.+Fail-open.+fail-closed/s);
   });
 
   it("points every runbook_url (and every in-page link of the runbook) at an existing RUNBOOK.md heading", () => {

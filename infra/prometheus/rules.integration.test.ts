@@ -163,7 +163,7 @@ describe("dedup rules in a real Prometheus", () => {
     const err = byName[ALERTS.redisErrors.name]?.alerts ?? [];
     expect(err.map((a) => [a.labels.service, a.labels.reason])).toEqual([["slow", "redis_timeout"]]);
     // The Go template picked the Redis text for a redis_* reason (marshal has its own: first-error.integration.test.ts).
-    expect(err[0]?.annotations.summary).toBe("Dedup checks failing on slow: Redis redis_timeout");
+    expect(err[0]?.annotations.summary).toBe("Dedup checks failing on slow: redis_timeout (Redis or the consumer)");
     expect(err[0]?.annotations.description).toMatch(/failed against Redis with reason redis_timeout.+Fail-open.+fail-closed/);
 
     const lat = byName[ALERTS.redisLatency.name]?.alerts ?? [];

@@ -9,6 +9,8 @@ import {
   DUPLICATE_CAUSES,
   HANDLER_INFO_LABEL,
   HANDLER_INFO_METRIC,
+  HOT_UUID_METRICS,
+  HOT_UUID_TOP_K,
   INFO_MARKING,
   METRIC_LABELS,
   METRIC_NAMES,
@@ -175,6 +177,14 @@ function judgeDuplicates(e: Evidence): Verdict {
   return problems.length ? broken(`${n} copies: ${problems.join("; ")}`) : held(`${n} copies swallowed and counted once each, the handler did not run again`);
 }
 
+function judgeHot(e: Evidence): Verdict {
+  const s = e.scrapes.copies;
+  if (s.series(HOT_UUID_METRICS.errorBound, who(e)).length === 0) return unknown(`${HOT_UUID_METRICS.copies} not exported: hot UUIDs of this handler cannot be merged across processes`);
+  const missing = e.fresh.filter((f) => (s.sum(HOT_UUID_METRICS.copies, { ...who(e), uuid: f.uuid }) ?? 0) < 1);
+  if (missing.length && s.series(HOT_UUID_METRICS.copies, who(e)).length >= HOT_UUID_TOP_K) return unknown(`the top ${HOT_UUID_TOP_K} of ${HOT_UUID_METRICS.copies} is full of other UUIDs: run the kit on a quieter handler`);
+  return missing.length ? broken(`${missing.length} of the ${e.fresh.length} UUIDs just swallowed are not in ${HOT_UUID_METRICS.copies} (fewer than its top 10 are listed)`) : held(`the ${e.fresh.length} UUIDs swallowed are among ${HOT_UUID_METRICS.copies}`);
+}
+
 function judgeConflict(e: Evidence): Verdict {
   const { copies: a, conflict: b } = e.scrapes;
   const m = { service: e.o.service, handler: e.o.handler };
@@ -239,6 +249,7 @@ export const CLAUSES: readonly Clause[] = [
   { name: "done-ttl", says: "a done key lives for the declared TTL (at least 10 min)", judge: judgeTtl },
   { name: "payload-fingerprint", says: "#<fingerprint> is the first 7 base64url characters of the payload's SHA-256", judge: judgeFingerprint },
   { name: "duplicate-counted", says: "a copy is swallowed and counted once in deduplicated and processed{deduplicated}", judge: judgeDuplicates },
+  { name: "hot-uuids", says: "swallowed copies are counted in the exported top 10 of the handler's UUIDs", judge: judgeHot },
   { name: "payload-conflict", says: "a copy with another payload is a conflict, not a repeat", judge: judgeConflict },
   { name: "poison-to-dlq", says: "a record that fails for good goes to <topic>.dlq with the poison headers", judge: judgePoison },
   { name: "release-on-failure", says: "a failed handler's claim is deleted (compare-and-delete)", judge: judgeRelease },

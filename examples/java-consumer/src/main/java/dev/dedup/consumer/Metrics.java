@@ -34,6 +34,7 @@ final class Metrics {
   final Gauge lastError;
   final Gauge lastSlowCheck;
   final Gauge info;
+  final HotUuids hot;
 
   Metrics(Config c, CollectorRegistry r) {
     this.c = c;
@@ -59,6 +60,7 @@ final class Metrics {
         .labelNames("service", "handler", "topic", "group", "prefix", "ttl_ms", "ttl_class", "lease_ms", "timeout_ms", "marking",
             "failure_mode", "stack", "runtime", "contract")
         .register(r);
+    hot = new HotUuids(c).register(r);
     zeroSeries();
   }
 

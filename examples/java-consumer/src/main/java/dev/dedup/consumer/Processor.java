@@ -120,6 +120,7 @@ final class Processor {
       return sent;
     }
     m.deduplicated.labels(c.service(), c.topic(), c.handler()).inc();
+    m.hot.offer(key.substring(key.lastIndexOf(':') + 1));
     m.byCause.labels(c.service(), c.topic(), c.handler(), Contract.cause(stored, position)).inc();
     m.result("deduplicated");
     return true;

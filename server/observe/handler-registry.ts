@@ -101,12 +101,15 @@ export function declaredHandler(service: string, handler: string): DeclaredHandl
 
 /**
  * An info declaration completed by this process's registration of the same handler, for what the
- * info cannot say (key factory, store, replicas), so their lint rules still run on it.
+ * info cannot say (key factory, store, replicas) or leaves out (the TTL class), so their lint rules
+ * still run on it.
  */
 function withRegistered(info: DeclaredHandler, registered: DeclaredHandler | undefined): DeclaredHandler {
   if (!registered) return info;
   const { keyFactory, repository, replicas } = registered.setup;
-  return { ...info, setup: { ...info.setup, keyFactory, repository, replicas } };
+  // A class the registration declares is declared, though the info leaves it out.
+  const ttlClass = info.info?.ttlClass ?? registered.setup.ttlClass;
+  return { ...info, ...(info.info ? { info: { ...info.info, ttlClass } } : {}), setup: { ...info.setup, keyFactory, repository, replicas, ttlClass } };
 }
 
 /** The key prefix of a declaration. */

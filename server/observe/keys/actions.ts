@@ -82,7 +82,7 @@ const actionKind = (a: KeyAction) => (a.op === "unlink" ? "forget" : "ttl");
 /** What the audit trail keeps as an action's filter: the body, and for a real action the selection and time of the preview it acts on. */
 export function auditFilterOf<B extends { previewId?: string; dryRun: boolean }>(b: B): Record<string, unknown> {
   const p = !b.dryRun && b.previewId ? findPreview(b.previewId) : null;
-  return p ? { ...b, ...p.selection, previewAt: p.at.toISOString() } : { ...b };
+  return p ? { ...b, state: p.selection.state, olderThanMs: p.selection.olderThanMs, leases: p.selection.leases, previewAt: p.at.toISOString() } : { ...b };
 }
 
 /** Refuses a selection that could widen silently: a whole prefix without an explicit state, a real action on a whole prefix without its dry run. */

@@ -53,6 +53,10 @@ async function main(): Promise<void> {
       if (req.url !== "/metrics") return void res.writeHead(404).end("only /metrics\n");
       void registry.metrics().then((text) => res.writeHead(200, { "content-type": registry.contentType }).end(text));
     });
+    server.once("error", (e) => {
+      console.error(`[worker] --metrics-port ${metricsPort}: ${e.message} (choose a free port)`);
+      process.exit(1);
+    });
     server.listen(metricsPort, "127.0.0.1");
     server.unref();
   }

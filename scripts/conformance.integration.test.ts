@@ -9,7 +9,10 @@ import { ownKafka } from "@/server/testing/own-kafka";
 import { startJavaConsumer, startProcess, type RunningConsumer } from "@/server/testing/java-consumer";
 import { startMarksBeforeConsumer } from "@/server/testing/marks-before-consumer";
 import { freePort } from "@/server/testing/net";
+import { kcatFormat, kcatProduce } from "@/server/testing/kcat";
 import { CLAUSES } from "./lib/conformance/clauses";
+import { until } from "./lib/conformance/evidence";
+import { scrape } from "./lib/conformance/exposition";
 
 const k = ownKafka();
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -63,6 +66,31 @@ describe("npm run conformance", () => {
     expect(code, out).toBe(0);
     // The handler's own side effect: once per processed UUID (3 fresh + the one that failed first), never for a copy.
     expect(await k.redis.llen(`${service}:effects`)).toBe(4);
+  });
+
+  it('the Java consumer fails a record with "fail": true on every attempt, releasing its claim each time, then sends it to the DLQ; the same UUID without it runs once', async () => {
+    const { names, id } = await k.topics("conf-javafail", { "": 1, ".dlq": 1 });
+    const [topic, dlq] = names as [string, string];
+    const service = `conf-javafail-${id}`;
+    const key = `${service}:dedup:on-event:fails-1`;
+    k.forget(`${service}:effects`, key);
+    const java = await startJavaConsumer({ brokers: k.brokers, redisUrl: REDIS_URL, topic, service, handler: "on-event", env: { GROUP: k.group("conf-javafail"), MAX_ATTEMPTS: "3" } });
+    running.push(java);
+    const w = { service, handler: "on-event" };
+    const brokers = k.brokers.join(",");
+    await kcatProduce(brokers, topic, 0, JSON.stringify({ fail: true }), { _watermill_message_uuid: "fails-1" });
+    expect(await until(async () => ((await scrape(java.metricsUrl)).sum("messages_poisoned_total", { ...w, reason_poisoned: "handler_error" }) ?? 0) === 1, 20_000)).toBe(true);
+    const after = await scrape(java.metricsUrl);
+    expect(after.sum("deduplication_released_total", w)).toBe(3);
+    expect(after.sum("handler_execution_time_seconds_count", { ...w, success: "false" })).toBe(3);
+    expect(await k.redis.exists(key)).toBe(0);
+    expect(await k.redis.llen(`${service}:effects`)).toBe(0);
+    const dlqRecord = await kcatFormat(brokers, dlq, "%h");
+    expect(dlqRecord).toContain("_watermill_message_uuid=fails-1");
+    expect(dlqRecord).toContain("reason_class_poisoned=handler_error");
+    await kcatProduce(brokers, topic, 0, JSON.stringify({ fail: false }), { _watermill_message_uuid: "fails-1" });
+    expect(await until(async () => (await k.redis.get(key))?.startsWith(`done:${topic}:0:1#`) === true, 20_000)).toBe(true);
+    expect(await k.redis.lrange(`${service}:effects`, 0, -1)).toEqual(["fails-1"]);
   });
 
   it("the library's worker (npm run worker) keeps every clause of the contract", async () => {

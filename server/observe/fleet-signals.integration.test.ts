@@ -5,7 +5,8 @@
  * note's four metrics (server/testing/note-exporter). The hot UUIDs of the two processes are
  * merged by UUID (a storm sent to one and its copies to the other is one row with the sum); the
  * note's service gets "not measured" with the metric it would need wherever a figure needs a signal
- * it does not export, and "no scrape since …" with a gap in its lines once its exporter stops.
+ * it does not export, and "no scrape since …" with a gap in its lines once its exporter stops; a
+ * service's restart markers come from its own processes only, never from a dashboard's start.
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
@@ -15,6 +16,8 @@ import { deduplicator, HotKeysBoard, MemoryRepository, newMessage, type Middlewa
 import { HOT_UUID_METRICS, METRIC_NAMES } from "@/names/dedup";
 import { RUNTIME_SIGNAL_METRICS } from "@/names/runtime";
 import { createObserveContext } from "./context";
+import { getEvents } from "./event-markers";
+import { registerProcessStart } from "./events";
 import { getHotKeys } from "./hot-keys";
 import { PrometheusSource } from "./metrics/prometheus";
 import { getOverview } from "./overview";
@@ -32,6 +35,7 @@ const SCRAPE_SEC = 1;
 
 let prom: OwnPrometheus;
 let note: NoteExporter;
+let dashboardTarget = "";
 const servers: Server[] = [];
 const store = new MemoryRepository();
 /** One "process" of ours: its registry served on /metrics, its own board, its Deduplicator. */
@@ -69,8 +73,15 @@ beforeAll(async () => {
     targets.push(`127.0.0.1:${await listenOnFreePort(s)}`);
     servers.push(s);
   }
+  // Process A started a minute ago; a dashboard of its own (no consumer: only its start time) 30 s ago.
+  registerProcessStart(processes[0]!.registry, Date.now() - 60_000);
+  const dashboard = new Registry();
+  registerProcessStart(dashboard, Date.now() - 30_000);
+  const d = createServer((_req, res) => void dashboard.metrics().then((t) => res.writeHead(200, { "Content-Type": dashboard.contentType }).end(t)));
+  dashboardTarget = `127.0.0.1:${await listenOnFreePort(d)}`;
+  servers.push(d);
   note = await startNoteExporter({ service: NOTE, handler: HANDLER, topic: TOPIC });
-  prom = await startOwnPrometheus({ targets: [...targets, note.target], ruleFiles: [], intervalSec: SCRAPE_SEC });
+  prom = await startOwnPrometheus({ targets: [...targets, dashboardTarget, note.target], ruleFiles: [], intervalSec: SCRAPE_SEC });
 }, 60_000);
 
 afterAll(async () => {
@@ -98,6 +109,16 @@ describe("a fleet in Prometheus", () => {
     expect(perProcess).toEqual([500, 300]);
     for (const k of body.keys.slice(1)) expect(k.count).toBeLessThanOrEqual(3);
   }, 60_000);
+
+  it("a service's restart markers are its own processes' starts, not the dashboard's", async () => {
+    const events = await until("process A's restart marker", 20_000, async () => {
+      const e = (await getEvents(ctx(), { range: "15m", service: OURS })).events.filter((x) => x.kind === "restart");
+      return e.length > 0 ? e : undefined;
+    });
+    expect(events).toHaveLength(1);
+    expect(events[0]!.labels.service).toBe(OURS);
+    expect(events.map((e) => e.labels.instance)).not.toContain(dashboardTarget);
+  }, 30_000);
 
   it("a service exporting only the note's four metrics: every figure that needs another signal is 'not measured' with its metric, none reads zero", async () => {
     note.process(100, 19);

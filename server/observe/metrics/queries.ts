@@ -5,7 +5,7 @@ import type { QueryName } from "@/lib/query-names";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";
 import { HANDLER_INFO_LABELS, HANDLER_INFO_METRIC } from "@/names/dedup";
-import { EXPORTED_SIGNALS_EXPR, HOT_UUID_ERROR_BOUND_EXPR, HOT_UUIDS_EXPR, runtimeLatencyExpr, SCRAPE_TIME_EXPR } from "./signal-queries";
+import { EXPORTED_SIGNALS_EXPR, HOT_UUID_ERROR_BOUND_EXPR, HOT_UUIDS_EXPR, processStartExpr, runtimeLatencyExpr, SCRAPE_TIME_EXPR } from "./signal-queries";
 
 /** The gauge of the process's start (Unix seconds), named as prom-client's default metric; the chart markers show restarts. */
 export const PROCESS_START_METRIC = "process_start_time_seconds";
@@ -109,7 +109,7 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   consumer_lag: ["service", "handler", "topic"],
   consumer_lag_growth: ["service", "handler", "topic"],
   alert_states: ["alertname", "alertstate"],
-  process_start: ["instance"],
+  process_start: ["instance", "service"],
   handler_info: HANDLER_INFO_LABELS,
   scrape_time: ["service"],
   exported_signals: ["service", "metric"],
@@ -159,7 +159,8 @@ export const PROMQL: Record<QueryName, string> = {
   consumer_lag_growth: ALERTS.consumerLagGrowing.valueExpr,
   // Prometheus' own series of alert states: one per instance and state while pending or firing.
   alert_states: `ALERTS{alertname=~"Dedup.*"}`,
-  process_start: `max by (instance) (${PROCESS_START_METRIC})`,
+  // Per service: only the instances that export its core series (a chart's restart markers are its consumers', never the dashboard's own).
+  process_start: processStartExpr(PROCESS_START_METRIC),
   // What each handler of the fleet declares (docs/CONTRACT.md), one series per declaration whatever the replicas.
   handler_info: `max by (${HANDLER_INFO_LABELS.join(", ")}) (${HANDLER_INFO_METRIC})`,
   // When each service was last scraped (the newest sample of its core series); stale, so absent, after a failed scrape.

@@ -49,6 +49,15 @@ export function runtimeLatencyExpr(): string {
   ].join(" or ");
 }
 
+/**
+ * The start time of each process that exports a service's core series, per instance and service:
+ * a restart marker on a service's chart is one of its own consumers', not another process's (the
+ * dashboard's own restart included) that happens to be scraped by the same Prometheus.
+ */
+export function processStartExpr(startMetric: string): string {
+  return `max by (instance, service) (${SERVICE_TARGETS} * on (instance, job) group_left () max by (instance, job) (${startMetric}))`;
+}
+
 /** Every process's exported hot UUIDs, summed over processes (their replicas are merged in each). */
 export const HOT_UUIDS_EXPR = `sum by (service, handler, topic, uuid) (${HOT_UUID_METRICS.copies})`;
 

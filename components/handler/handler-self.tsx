@@ -40,7 +40,7 @@ function Row({ label, field, children, testId }: { label: string; field: Field; 
 const said = (source: string) => <span className="text-xs text-slate-500 dark:text-slate-400"> ({source})</span>;
 
 /** What the handler declares (`dedup_handler_info`), what is inferred and from what, and its consumer group by the declared group. */
-function SelfView({ d }: { d: HandlerSelfResponse }) {
+export function SelfView({ d }: { d: HandlerSelfResponse }) {
   const g = d.consumerGroup;
   return (
     <div className="grid gap-4 md:grid-cols-2">

@@ -44,7 +44,7 @@ const LONGEST_FIRST = [
   "server/workshop/scenarios.integration.test.ts",
   "server/transport/dlq-once.integration.test.ts",
   "server/demo/demo.integration.test.ts",
-  // Three consumers (a JVM among them) each driven through every phase of the conformance kit: ~60 s.
+  // Three consumers (a JVM among them) each driven through every phase of the conformance kit: ~80 s.
   "scripts/conformance.integration.test.ts",
 ];
 

@@ -4,6 +4,7 @@
  * design note literally (marks before its handler, never releases) is told which clauses it breaks.
  */
 import { execFile } from "node:child_process";
+import { Kafka, logLevel } from "kafkajs";
 import { afterAll, describe, expect, it } from "vitest";
 import { ownKafka } from "@/server/testing/own-kafka";
 import { startJavaConsumer, startProcess, type RunningConsumer } from "@/server/testing/java-consumer";
@@ -21,7 +22,16 @@ const groups: string[] = [];
 
 afterAll(async () => {
   for (const r of running) await r.stop();
-  await k.kafka.deleteGroups(groups);
+  // A group whose last member left a moment ago may still answer "not empty": asked again until gone.
+  const admin = new Kafka({ brokers: [...k.brokers], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  await until(async () => {
+    const left = new Set((await admin.listGroups()).groups.map((g) => g.groupId));
+    const ours = groups.filter((g) => left.has(g));
+    for (const g of ours) await admin.deleteGroups([g]).catch(() => undefined);
+    return ours.length === 0;
+  }, 15_000);
+  await admin.disconnect();
 });
 
 /** Runs the command line as a user would; resolves its exit code and output. */

@@ -7,6 +7,7 @@
 #   scripts/stack.sh up redis-cluster                    a 3-master Redis Cluster on 127.0.0.1:7000-7002
 #                                                        (also: npm run stack:up -- --redis-cluster)
 #   scripts/stack.sh up java-consumer-jar                build examples/java-consumer (mvn) when missing or stale
+#                                                        (a plain `up` does it too)
 #   TOPIC=t SERVICE=s HANDLER=h METRICS_PORT=p scripts/stack.sh up java-consumer
 #                                                        build it and start one Java consumer with that env
 # Every process started here is recorded in .stack/pids/<name>.pid and stopped by that pid; logs go
@@ -277,6 +278,8 @@ for a in "$@"; do
 done
 if [ ${#targets[@]} -eq 0 ]; then
   targets=("${ALL[@]}")
+  # `up` with no names also builds the Java consumer's jar (the tests start it; nothing runs here).
+  if [ "$cmd" = up ]; then targets+=(java-consumer-jar); fi
   # `down` with no names also stops a cluster this script started.
   if [ "$cmd" = down ] && ls "$PIDS"/redis-700*.pid >/dev/null 2>&1; then targets+=(redis-cluster); fi
 elif [ "$cmd" = up ] && [ "${targets[*]}" = redis-cluster ] && [ $# -eq 1 ] && [ "$1" = --redis-cluster ]; then

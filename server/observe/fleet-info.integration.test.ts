@@ -8,7 +8,8 @@
  */
 import { createServer, type Server } from "node:http";
 import { randomBytes } from "node:crypto";
-import { Kafka, logLevel, type Consumer, type Producer } from "kafkajs";
+import { Kafka, logLevel, type Admin, type Consumer, type Producer } from "kafkajs";
+import { Registry } from "prom-client";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handlerSelfResponseSchema, type HandlerSelfResponse } from "@/lib/api/handlers";
@@ -22,6 +23,8 @@ import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { fakeUlid, seedKeys } from "@/server/testing/seed-keys";
 import { browseKeys, lookupKey } from "./keys/browser";
 import { getCapacity } from "./capacity";
+import { ConsumerGroupDescriber } from "./consumer-group";
+import { LagMetrics, lagTopics } from "./lag-metrics";
 import { createObserveContext, type ObserveContext } from "./context";
 import { clearDeclaredHandlers, declaredHandlers } from "./handler-registry";
 import { getHandlerSelf } from "./handler-self";
@@ -44,6 +47,7 @@ let prom: OwnPrometheus | undefined;
 let exporter: Server | undefined;
 let consumer: Consumer | undefined;
 let producer: Producer | undefined;
+let admin: Admin | undefined;
 let ctx: ObserveContext;
 const saved = (globalThis as { __dedupHealthConfig?: AppConfig }).__dedupHealthConfig;
 
@@ -105,9 +109,17 @@ beforeAll(async () => {
   client = createObserveRedis({ url: redis.url }, { maxReconnectDelayMs: 200 });
 
   const port = await freePort();
+  // The dashboard's own consumer-group lag, over the topics the fleet declares (none is configured here).
+  admin = kafka.admin();
+  await admin.connect();
+  const describer = new ConsumerGroupDescriber(admin);
+  const lagRegistry = new Registry();
+  new LagMetrics(lagRegistry, () => lagTopics([]), (t) => describer.read({ topic: t }));
   exporter = createServer((_req, res) => {
-    res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
-    res.end(exposition());
+    void lagRegistry.metrics().then((lag) => {
+      res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
+      res.end(exposition() + lag);
+    });
   });
   await new Promise<void>((r) => exporter!.listen(port, "127.0.0.1", r));
   prom = await startOwnPrometheus({ targets: [`127.0.0.1:${port}`], ruleFiles: [], intervalSec: 1 });
@@ -125,6 +137,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await consumer?.disconnect().catch(() => undefined);
   await producer?.disconnect().catch(() => undefined);
+  await admin?.disconnect().catch(() => undefined);
   const g = globalThis as { __dedupHealthConsumers?: { admin: { disconnect(): Promise<void> } } };
   await g.__dedupHealthConsumers?.admin.disconnect().catch(() => undefined);
   delete g.__dedupHealthConsumers;
@@ -161,6 +174,15 @@ describe("a foreign consumer's dedup_handler_info, read from Prometheus", () => 
     expect(s.consumerGroup.view.totalLag).toBe(6);
     expect(s.consumerGroup.view.members).toHaveLength(1);
     expect(s.consumerGroup.view.members[0]!.partitions).toEqual([0, 1, 2]);
+  });
+
+  it("the lag chart's query joins the group's lag to the handler that declares it, though the group is not <service>.<handler>", async () => {
+    let value: number | null | undefined;
+    for (const end = Date.now() + 20_000; Date.now() < end; await new Promise((r) => setTimeout(r, 500))) {
+      value = (await ctx.metrics.instant("consumer_lag")).find((x) => x.labels.service === JVM && x.labels.handler === "charge" && x.labels.topic === topic)?.value;
+      if (value !== undefined) break;
+    }
+    expect(value).toBe(6);
   });
 
   it("flags a consumer that follows the design note literally for what spec §10 says it loses, and infers its class from its window, saying so", async () => {

@@ -11,6 +11,22 @@ import { config } from "@/server/config";
 import { appRegistry } from "@/server/registry";
 import { consumerGroupDescriber, partitionLag, type GroupSnapshot, type PartitionOffsets } from "./consumer-group";
 import { recordEvent } from "./events";
+import { declaredGroupId, declaredHandlers } from "./handler-registry";
+
+/**
+ * The topics whose consumer groups' lag is exported: `configured` (CONSUMER_TOPICS) and every topic
+ * a handler of the fleet declares consuming (its `dedup_handler_info` as last read, or this
+ * process's registration) — a Java consumer's topic is not one of the dashboard's settings.
+ */
+export function lagTopics(configured: readonly string[]): string[] {
+  return [...new Set([...configured, ...declaredHandlers().flatMap((d) => (d.topic ? [d.topic] : []))])];
+}
+
+/** The handler a consumer group belongs to: the one that declares it, else the `<service>.<handler>` naming. */
+function ownerOfGroup(groupId: string): { service: string; handler: string } | null {
+  const d = declaredHandlers().find((h) => declaredGroupId(h) === groupId);
+  return d ? { service: d.service, handler: d.setup.handler } : groupOwner(groupId);
+}
 
 /** Reads one topic's offsets and the groups consuming it (`ConsumerGroupDescriber.read`). */
 export type TopicReader = (topic: string) => Promise<{ offsets: PartitionOffsets[]; groups: GroupSnapshot[] }>;
@@ -97,8 +113,8 @@ export class LagMetrics {
     this.seen.set(key, { assignment, members: g.members.length });
     if (before && before.assignment !== assignment) {
       this.rebalances.inc({ [L.group]: g.groupId });
-      // This app's groups are <service>.<handler>: the marker then shows on that handler's charts.
-      const owner = groupOwner(g.groupId) ?? {};
+      // The group's handler (declared, else by the <service>.<handler> naming): the marker then shows on its charts.
+      const owner = ownerOfGroup(g.groupId) ?? {};
       recordEvent("rebalance", `Rebalance of ${g.groupId}: ${before.members} → ${g.members.length} members`, { consumergroup: g.groupId, topic, ...owner });
     }
   }
@@ -108,7 +124,8 @@ type G = typeof globalThis & { __dedupHealthLagMetrics?: LagMetrics };
 
 /**
  * Registers the consumer-group metrics on the app's registry (what `/api/metrics` serves) over
- * `CONSUMER_TOPICS`; once per process, and only with `KAFKA_BROKERS` set.
+ * `CONSUMER_TOPICS` and the topics the fleet's handlers declare ({@link lagTopics}); once per
+ * process, and only with `KAFKA_BROKERS` set.
  */
 export function startLagMetrics(): LagMetrics | null {
   const g = globalThis as G;
@@ -117,7 +134,7 @@ export function startLagMetrics(): LagMetrics | null {
   if (!d) return null;
   g.__dedupHealthLagMetrics = new LagMetrics(
     appRegistry(),
-    () => config().CONSUMER_TOPICS,
+    () => lagTopics(config().CONSUMER_TOPICS),
     async (topic) => {
       await d.ready();
       return d.describer.read({ topic });

@@ -5,6 +5,7 @@ import type { QueryName } from "@/lib/query-names";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";
 import { HANDLER_INFO_LABELS, HANDLER_INFO_METRIC } from "@/names/dedup";
+import { declaredGroupLagExpr } from "./declared-lag";
 import { EXPORTED_SIGNALS_EXPR, HOT_UUID_ERROR_BOUND_EXPR, HOT_UUIDS_EXPR, processStartExpr, runtimeLatencyExpr, SCRAPE_TIME_EXPR } from "./signal-queries";
 
 /** The gauge of the process's start (Unix seconds), named as prom-client's default metric; the chart markers show restarts. */
@@ -155,7 +156,8 @@ export const PROMQL: Record<QueryName, string> = {
   // info's instance: the dedup check p99 is timed in that process, so this is its floor.
   eventloop_p99: `max by (service) (max by (instance, service) (${CONSUMER_INFO_METRIC}) * on (instance) group_left max by (instance) (${EVENTLOOP_P99_METRIC}))`,
   redis_command_time: `max by (command) (${REDIS_COMMAND_TIME_METRIC})`,
-  consumer_lag: consumerLagExpr(),
+  // By the `<service>.<handler>` naming, or by the group a handler declares in dedup_handler_info.
+  consumer_lag: `${consumerLagExpr()} or ${declaredGroupLagExpr()}`,
   consumer_lag_growth: ALERTS.consumerLagGrowing.valueExpr,
   // Prometheus' own series of alert states: one per instance and state while pending or firing.
   alert_states: `ALERTS{alertname=~"Dedup.*"}`,

@@ -4,6 +4,8 @@
  * ("not measured": the consumer does not export the signal the clause needs — never a pass).
  */
 import { payloadFingerprint } from "@/server/dedup/duplicate-cause";
+import { HANDLER_TIME_BUCKETS } from "@/server/dedup/handler-time-histogram";
+import { CHECK_DURATION_BUCKETS } from "@/server/dedup/metrics";
 import {
   DEDUP_ERROR_REASONS,
   DUPLICATE_CAUSES,
@@ -94,6 +96,10 @@ function metricsProblems(e: Evidence): string[] {
   }
   const slow = s.series(`${METRIC_NAMES.checkDuration}_bucket`, { service: e.o.service }).some((x) => Number(x.labels.le) === SLOW_CHECK_SECONDS);
   if (!slow && s.series(`${METRIC_NAMES.checkDuration}_bucket`, { service: e.o.service }).length > 0) out.push(`${METRIC_NAMES.checkDuration} has no bucket le="${SLOW_CHECK_SECONDS}" (the latency alert's threshold)`);
+  for (const [name, want] of [[METRIC_NAMES.checkDuration, CHECK_DURATION_BUCKETS], [METRIC_NAMES.handlerExecutionTime, HANDLER_TIME_BUCKETS]] as const) {
+    const les = [...new Set(s.series(`${name}_bucket`, { service: e.o.service }).map((x) => Number(x.labels.le)))].filter(Number.isFinite).sort((a, b) => a - b);
+    if (les.length > 0 && les.join(",") !== want.join(",")) out.push(`${name} buckets are ${les.join(", ")}, the contract's ${want.join(", ")}`);
+  }
   return out;
 }
 

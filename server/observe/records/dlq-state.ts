@@ -142,9 +142,13 @@ export class PostgresDlqStateStore implements DlqStateStore {
 
   async resolved(dlqTopic: string, lows?: ReadonlyMap<number, bigint>): Promise<Map<string, DlqResolution>> {
     await this.migrate();
-    const r = await this.pool.query<Row>(`SELECT partition, dlq_offset::text AS dlq_offset, state, at, who, why, to_topic, to_partition, to_offset::text AS to_offset, to_uuid FROM ${this.table} WHERE dlq_topic = $1`, [dlqTopic]);
+    const cols = "partition, dlq_offset::text AS dlq_offset, state, at, who, why, to_topic, to_partition, to_offset::text AS to_offset, to_uuid";
+    // With the low watermarks, only the rows still in the log are read (a range of the primary key per partition): rows below them stay, never read again.
+    const r = lows
+      ? await this.pool.query<Row>(`SELECT ${cols} FROM ${this.table} s JOIN unnest($2::int[], $3::bigint[]) AS l(p, low) ON s.partition = l.p AND s.dlq_offset >= l.low WHERE s.dlq_topic = $1`, [dlqTopic, [...lows.keys()], [...lows.values()].map(String)])
+      : await this.pool.query<Row>(`SELECT ${cols} FROM ${this.table} WHERE dlq_topic = $1`, [dlqTopic]);
     const out = new Map<string, DlqResolution>();
-    for (const row of r.rows) if (aboveLow(lows, row.partition, BigInt(row.dlq_offset))) out.set(positionKey({ partition: row.partition, offset: row.dlq_offset }), fromRow(row));
+    for (const row of r.rows) out.set(positionKey({ partition: row.partition, offset: row.dlq_offset }), fromRow(row));
     return out;
   }
 

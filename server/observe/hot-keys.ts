@@ -22,7 +22,7 @@ export async function getHotKeys(ctx: Pick<ObserveContext, "metrics">, q: { serv
 /** The fleet's table: the exported gauges of every process, summed by UUID. */
 async function fleetHotKeys(ctx: Pick<ObserveContext, "metrics">, q: { service: string; handler: string }): Promise<HotKeysResponse> {
   const at = Date.now() / 1000;
-  const read = await Promise.all([ctx.metrics.instant("hot_uuids", at), ctx.metrics.instant("hot_uuid_error_bound", at), readSignals(ctx.metrics, at, () => [q.service])]).catch((e: unknown) => {
+  const read = await Promise.all([ctx.metrics.instant("hot_uuids", at), ctx.metrics.instant("hot_uuid_error_bound", at), readSignals(ctx.metrics, at, [q.service])]).catch((e: unknown) => {
     throw new UpstreamUnavailableError(`prometheus: ${errorText(e)}`);
   });
   const [copies, bounds, signals] = read;

@@ -103,6 +103,10 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
   const watch = memoryWatchOf(ctx.redis, ctx.inspector);
   const watched = watch?.poll();
   const backlog = dlqBacklog();
+  // What each service exports and whether it is scraped, from the source itself (never from this
+  // process's registry), read beside the figures; the services shown are known once the rows are.
+  let showing: (services: string[]) => void = () => undefined;
+  const signalsRead = readSignals(ctx.metrics, at, new Promise<string[]>((resolve) => (showing = resolve)));
   const [ratio, processed, p50, p99, errors, alerts] = await Promise.all([
     settleRedis(ctx).then(() => q("duplicate_ratio")),
     q("processed_rate"),
@@ -121,8 +125,8 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
   const failures = [ratio, processed, p50, p99, errors].flatMap((g) => (g.ok ? [] : [g.detail]));
 
   const rows = [...handlerRows(processed, keys, memory.losses)];
-  // What each service exports and whether it is scraped, from the source itself (never from this process's registry).
-  const signals = await readSignals(ctx.metrics, at, () => rows.map((r) => r.service));
+  showing(rows.map((r) => r.service));
+  const signals = await signalsRead;
   const reads: Reads = { ctx, processed, ratio, p50, p99, errors, runtime, redisTime, unchecked, now, keys, memory, staleSince, dlq, signals, alertRules: alertRulesOrLastKnown(ctx, alerts), unknownAlerts: alertsUnknown(ctx, alerts) };
   const handlers: OverviewHandler[] = rows
     .sort((a, b) => a.service.localeCompare(b.service) || a.handler.localeCompare(b.handler))

@@ -85,7 +85,7 @@ async function buildSeries(ctx: ObserveContext, p: SeriesParams): Promise<Series
   const [scrapes, ...results] = await Promise.all([got(ctx.metrics.range("scrape_time", end - rangeSec, end, step)), ...spec.queries.map(({ q }) => got(ctx.metrics.range(q, end - rangeSec, end, step)))]);
   const failed = results.find((r) => !r.ok);
   // What the service exports and whether it is scraped: a chart of a signal it does not export says so.
-  const sig = p.service === undefined ? null : await readSignals(ctx.metrics, end, () => [p.service!]);
+  const sig = p.service === undefined ? null : await readSignals(ctx.metrics, end, [p.service]);
   const notMeasured = sig && spec.signal ? measured(sig, p.service!, spec.signal) : null;
   const keep = (l: Record<string, string>) =>
     (p.service === undefined || l.service === p.service) && (!spec.perHandler || p.handler === undefined || l.handler === p.handler);

@@ -23,13 +23,17 @@ export interface Signals {
   lastScrape: Map<string, string>;
 }
 
-/** Reads {@link Signals} at `at` (Unix seconds); `services` are the ones the answer shows (only their down ones are looked back for). */
-export async function readSignals(metrics: Pick<MetricsSource, "instant" | "range" | "kind">, at: number, services: () => Iterable<string>): Promise<Signals> {
+/**
+ * Reads {@link Signals} at `at` (Unix seconds); `services` are the ones the answer shows (only their
+ * down ones are looked back for; a promise, so the two instant queries can start before the caller
+ * knows its rows).
+ */
+export async function readSignals(metrics: Pick<MetricsSource, "instant" | "range" | "kind">, at: number, services: Iterable<string> | PromiseLike<Iterable<string>>): Promise<Signals> {
   const [exported, scraped] = await Promise.all([got(metrics.instant("exported_signals", at)), got(metrics.instant("scrape_time", at))]);
   // The embedded source samples this process's own registry: nothing there is ever "not scraped".
   const live = scraped.ok && metrics.kind === "prometheus" ? new Set(scraped.value.flatMap((s) => (s.labels.service ? [s.labels.service] : []))) : null;
   const lastScrape = new Map<string, string>();
-  const down = live ? [...services()].filter((s) => !live.has(s)) : [];
+  const down = live ? [...(await services)].filter((s) => !live.has(s)) : [];
   if (down.length) {
     const past = await got(metrics.range("scrape_time", at - LOOKBACK_SEC, at, LOOKBACK_STEP_SEC));
     for (const s of past.ok ? past.value : []) {

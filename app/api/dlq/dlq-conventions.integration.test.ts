@@ -15,6 +15,7 @@ import { dlqResponseSchema, redriveResponseSchema, type DlqEntry } from "@/lib/a
 import { recordsResponseSchema } from "@/lib/api/records";
 import { WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { CONNECT_ERRORS, SPRING_DLT } from "@/names/dlq-conventions";
+import { readDlqBacklog } from "@/server/observe/records/dlq-backlog";
 import { setRedrivePublisher } from "@/server/observe/records/redrive-publisher";
 import { LOCAL_REQUEST_HEADERS, configOfFile, useConfig } from "@/server/testing/app-config";
 import { kcatOffsets, kcatProduce } from "@/server/testing/kcat";
@@ -110,6 +111,14 @@ describe("DLQ records of Spring Kafka and Kafka Connect", () => {
     const noUuid = marshal.entries.find((e) => e.convention === "spring")!;
     expect(noUuid).toMatchObject({ uuid: null, redrivable: false, exceptionClass: "org.springframework.kafka.support.serializer.DeserializationException", reason: MARSHAL_MESSAGE });
     expect(noUuid.notRedrivable).toContain(WATERMILL_UUID_HEADER);
+
+    // The backlog gauge files them as the page does: under the original topic, the consumer group or connector, the reason class.
+    const backlog = await readDlqBacklog(dlq);
+    const group = (handler: string, reasonClass: string) => backlog.groups.find((g) => g.handler === handler && g.reasonClass === reasonClass && g.topic === topic)?.count;
+    expect(backlog.total).toBe(5);
+    expect(group("billing", "handler_error")).toBe(1);
+    expect(group("jdbc-sink", "marshal")).toBe(1);
+    expect(group("", "marshal")).toBe(3);
   });
 
   it("shows Spring's binary headers as numbers on the record page", async () => {

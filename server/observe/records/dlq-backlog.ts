@@ -8,14 +8,12 @@
  * from each partition's start. One build for every viewer and scrape, kept
  * {@link DLQ_BACKLOG_TTL_MS}, and rebuilt at the next read after this process resolved records.
  */
-import type { IHeaders } from "kafkajs";
 import type { OverviewHandler } from "@/lib/api/overview";
 import type { Registry } from "prom-client";
-import { HANDLER_POISONED_KEY, TOPIC_POISONED_KEY, dlqTopicOf } from "@/names/dedup";
+import { dlqTopicOf } from "@/names/dedup";
 import { config } from "@/server/config";
-import { decodeRecord } from "@/server/transport/watermill-codec";
+import { readDlqConvention } from "@/server/transport/dlq-conventions";
 import { registerObserveGauge } from "../observe-gauge";
-import { reasonClassOf } from "./dlq";
 import { dlqStateStore, lastResolvedAt, positionKey, type DlqResolution } from "./dlq-state";
 import type { LogReader, PartitionRange } from "./log-reader";
 import { isTopicMissing } from "./log-reader";
@@ -88,8 +86,9 @@ export async function readDlqBacklog(dlqTopic: string): Promise<DlqTopicBacklog>
   const groups = new Map<string, DlqBacklogGroup>();
   const r = await scanNewestFirst(reader, dlqTopic, null, RECORD_SCAN_LIMITS, (rec) => {
     if (resolved.has(positionKey(rec))) return;
-    const m = decodeRecord(rec.headers as IHeaders, rec.value).metadata;
-    const g = { topic: m[TOPIC_POISONED_KEY] ?? "", handler: m[HANDLER_POISONED_KEY] ?? "", reasonClass: reasonClassOf(m) };
+    // Watermill's poison metadata, Spring's kafka_dlt-* or Connect's __connect.errors.*: the same reading as the DLQ page.
+    const o = readDlqConvention(rec.headers);
+    const g = { topic: o.topic ?? "", handler: o.handler, reasonClass: o.reasonClass };
     const k = `${g.topic}\u0000${g.handler}\u0000${g.reasonClass}`;
     const e = groups.get(k);
     if (e) {

@@ -8,10 +8,11 @@
  *     --brokers 127.0.0.1:9092 --topic orders --service billing --handler on-order
  *   … --header Event-Type=review.created      # a header every record carries (repeatable)
  *   … --phase-ms 20000                        # longest wait for one phase
+ *   … --json                                  # the report as JSON on stdout ({ outcomes, broken })
  *
  * **It publishes records to the topic and its DLQ receives one**: point it at a test deployment.
  */
-import { intArg, optArg } from "./lib/args";
+import { flag, intArg, optArg } from "./lib/args";
 import { formatReport, runConformance } from "./lib/conformance/run";
 
 function headers(argv: readonly string[]): Record<string, string> {
@@ -43,9 +44,9 @@ async function main(): Promise<number> {
     handler: optArg("handler")!,
     headers: headers(process.argv),
     phaseMs: intArg("phase-ms", 20_000, 1_000, 600_000),
-    log: (line) => console.log(`[conformance] ${line}`),
+    log: (line) => console.error(`[conformance] ${line}`),
   });
-  console.log(formatReport(report, target));
+  console.log(flag("json") ? JSON.stringify(report, null, 2) : formatReport(report, target));
   return report.broken.length > 0 ? 1 : 0;
 }
 

@@ -58,7 +58,13 @@ export function parseExposition(text: string): Scrape {
 
 /** Scrapes `url` (a consumer's `/metrics`); throws with the URL and the status when it cannot. */
 export async function scrape(url: string): Promise<Scrape> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
-  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+  } catch (e) {
+    const why = (e as Error & { cause?: Error }).cause?.message ?? (e as Error).message;
+    throw new Error(`GET ${url}: ${why} — is the consumer running and is this its metrics address (--metrics)?`);
+  }
+  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status} — is this its metrics address (--metrics)?`);
   return parseExposition(await res.text());
 }

@@ -85,8 +85,15 @@ async function consumerGroupOf(topic: Self["topic"], groupId: string): Promise<S
   }
 }
 
-/** Builds `GET /api/handlers/{service}/{handler}`. */
-export async function getHandlerSelf(ctx: ObserveContext, service: string, handler: string): Promise<HandlerSelfResponse> {
+/**
+ * Builds `GET /api/handlers/{service}/{handler}`, one build per handler for every viewer for 2 s
+ * (each costs a few Kafka admin calls for its group).
+ */
+export function getHandlerSelf(ctx: ObserveContext, service: string, handler: string): Promise<HandlerSelfResponse> {
+  return ctx.answers.get(`handler-self:${service}\u0000${handler}`, () => buildHandlerSelf(ctx, service, handler), 2_000);
+}
+
+async function buildHandlerSelf(ctx: ObserveContext, service: string, handler: string): Promise<HandlerSelfResponse> {
   const info = await refreshFleetInfo(ctx);
   const d = declaredHandler(service, handler);
   const prefix = d ? declaredPrefix(d) : dedupKeyPrefix(service, handler);

@@ -2,7 +2,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import type { RedriveResponse } from "@/lib/api/dlq";
-import { confirmText, RedrivePanel } from "./redrive-panel";
+import { confirmText, RedrivePanel, RedriveResult } from "./redrive-panel";
 
 const dry: RedriveResponse = {
   dryRun: true,
@@ -39,5 +39,12 @@ describe("the re-drive panel", () => {
     expect(text).toContain("at most 50 per second (about 3 s)");
     expect(text).toContain("2 matched records are skipped");
     expect(confirmText("every record", { ...dry, matched: 1, skipped: 0 }, "same-uuid")).toContain("with the same UUID (payload conflicts are skipped: they would loop)");
+  });
+
+  it("says how many matched records were left alone because they were already re-driven or discarded", () => {
+    const withResolved = { ...dry, notOpen: 7 };
+    expect(confirmText("every record", withResolved, "same-uuid")).toContain("7 already re-driven or discarded are left alone.");
+    expect(renderToStaticMarkup(<RedriveResult r={withResolved} />)).toContain("7 left alone: already re-driven or discarded");
+    expect(renderToStaticMarkup(<RedriveResult r={dry} />)).not.toContain("left alone");
   });
 });

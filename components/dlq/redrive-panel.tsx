@@ -32,6 +32,7 @@ export function confirmText(what: string, p: RedriveResponse, mode: ModeChoice):
     `${MODE_WORDS[mode].says}, keeping each record's Kafka key (its partition),`,
     `at most ${p.ratePerSecond} per second (about ${secs} s)?`,
     p.skipped ? `${p.skipped} matched record${p.skipped === 1 ? " is" : "s are"} skipped (see the preview for why).` : "",
+    p.notOpen ? `${p.notOpen} already re-driven or discarded ${p.notOpen === 1 ? "is" : "are"} left alone.` : "",
   ]
     .filter(Boolean)
     .join("\n");
@@ -103,12 +104,13 @@ export function RedrivePanel({ filter }: { filter: { handler?: string; reason?: 
 }
 
 /** A dry run's or a re-drive's answer: counts, the records sent (and as which UUID), those skipped and why. */
-function RedriveResult({ r }: { r: RedriveResponse }) {
+export function RedriveResult({ r }: { r: RedriveResponse }) {
   return (
     <div className="mt-3 text-sm" data-testid="redrive-result">
       <p>
         {r.dryRun ? "Dry run: would re-drive" : "Re-drove"} <strong>{r.dryRun ? r.matched : r.redriven}</strong> of {r.matched} matched, at most {r.ratePerSecond}/s
         {r.skipped ? `; ${r.skipped} skipped` : ""}
+        {r.notOpen ? `; ${r.notOpen} left alone: already re-driven or discarded (name their UUIDs to send them again)` : ""}
         {r.complete ? "" : "; the scan bound stopped before the oldest records (run again for more)"}.
       </p>
       {r.preview.length ? (

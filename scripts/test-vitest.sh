@@ -12,7 +12,7 @@ cd "$ROOT"
 PIDS="$ROOT/.stack/pids"
 mkdir -p "$PIDS" test-results
 
-COMPONENTS=(redis kafka prometheus redis-cluster)
+COMPONENTS=(redis kafka prometheus redis-cluster java-consumer-jar)
 pidfile() { if [ "$1" = redis-cluster ]; then echo "$PIDS/redis-7000.pid"; else echo "$PIDS/$1.pid"; fi; }
 
 # What was already ours before this run stays up afterwards.
@@ -39,7 +39,7 @@ if [ ! -x /usr/bin/chromium ]; then
     echo "[test] error: /usr/bin/chromium is missing: apt-get install chromium"; exit 1
   fi
 fi
-# The Redis Cluster (7000-7002) is for the *.cluster.integration.test.ts files.
+# The Redis Cluster (7000-7002) is for the *.cluster.integration.test.ts files; the Java consumer's jar is built here, not inside a timed test.
 t=$SECONDS
 bash scripts/stack.sh up "${COMPONENTS[@]}"
 echo "[test] stack up: $((SECONDS - t)) s"

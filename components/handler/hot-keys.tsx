@@ -8,7 +8,7 @@ import type { HotKeyView } from "@/lib/api/hot-keys";
 import { messageHref, uuidSearchHref } from "@/lib/record-queries";
 import { hotKeysQuery } from "@/lib/query-options";
 import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
-import { EmptyState, Panel } from "../panel";
+import { EmptyState, Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
 import { DataTable } from "../data-table";
 
@@ -45,6 +45,7 @@ export function HotKeys({ service, handler }: { service: string; handler: string
     >
       <QueryView query={q} what="Hot UUIDs" height={120}>
         {(d) => {
+          if (d.unavailable) return <UnavailableState detail={d.unavailable} fallback="Prometheus" height={80} />;
           if (d.notMeasured)
             return (
               <EmptyState height={80}>

@@ -56,6 +56,11 @@ export const hotKeysResponseSchema = answerSchema({
    * measured, which is not "nothing swallowed".
    */
   notMeasured: unknownSchema.nullable().optional(),
+  /**
+   * Fleet scope: set (the upstream's detail) when Prometheus did not answer; the table is then not
+   * known (empty), which is neither "nothing swallowed" nor "not measured".
+   */
+  unavailable: z.string().nullable().optional(),
   /** Fleet scope: the summed error bounds — a UUID not listed had at most this many copies. */
   errorBound: z.number().optional(),
   keys: z.array(hotKeySchema),

@@ -11,7 +11,6 @@ import { HOT_UUID_TOP_K } from "@/names/dedup";
 import type { ObserveContext } from "./context";
 import { handlerPrefix } from "./keys/glob";
 import { measured, readSignals } from "./signals";
-import { UpstreamUnavailableError } from "@/server/http";
 import { errorText } from "./errors";
 
 /** The hot-key table of one handler as the handler page shows it. */
@@ -22,9 +21,14 @@ export async function getHotKeys(ctx: Pick<ObserveContext, "metrics">, q: { serv
 /** The fleet's table: the exported gauges of every process, summed by UUID. */
 async function fleetHotKeys(ctx: Pick<ObserveContext, "metrics">, q: { service: string; handler: string }): Promise<HotKeysResponse> {
   const at = Date.now() / 1000;
-  const read = await Promise.all([ctx.metrics.instant("hot_uuids", at), ctx.metrics.instant("hot_uuid_error_bound", at), readSignals(ctx.metrics, at, [q.service])]).catch((e: unknown) => {
-    throw new UpstreamUnavailableError(`prometheus: ${errorText(e)}`);
-  });
+  const base = { generatedAt: new Date().toISOString(), service: q.service, handler: q.handler, since: null, windowMs: DEFAULT_HOT_KEYS_OPTIONS.windowMs, capacity: HOT_UUID_TOP_K, scope: "fleet" as const };
+  let read;
+  try {
+    read = await Promise.all([ctx.metrics.instant("hot_uuids", at), ctx.metrics.instant("hot_uuid_error_bound", at), readSignals(ctx.metrics, at, [q.service])]);
+  } catch (e) {
+    // The page keeps answering while Prometheus is down: the table is unknown, and says why.
+    return { ...base, total: 0, sketches: 0, notMeasured: null, unavailable: `prometheus: ${errorText(e)}`, keys: [] };
+  }
   const [copies, bounds, signals] = read;
   const mine = (l: Record<string, string>) => l.service === q.service && l.handler === q.handler;
   const m = measured(signals, q.service, "hotUuids");
@@ -36,16 +40,11 @@ async function fleetHotKeys(ctx: Pick<ObserveContext, "metrics">, q: { service: 
     .slice(0, HOT_UUID_TOP_K);
   const errorBound = processBounds.reduce((a, b) => a + (b.value ?? 0), 0);
   return {
-    generatedAt: new Date().toISOString(),
-    service: q.service,
-    handler: q.handler,
-    since: null,
-    windowMs: DEFAULT_HOT_KEYS_OPTIONS.windowMs,
+    ...base,
     total: keys.reduce((a, k) => a + k.count, 0),
-    capacity: HOT_UUID_TOP_K,
     sketches: processBounds.length,
-    scope: "fleet",
     notMeasured: m.status === "unknown" ? m : null,
+    unavailable: null,
     errorBound,
     keys: keys.map((k) => ({ ...k, error: errorBound })),
   };

@@ -26,13 +26,16 @@ afterAll(async () => {
 describe("the Declared setup panel", () => {
   it("shows what a demo handler declares, and why its consumer group is not shown", () =>
     withPage(browser, {}, async (page) => {
-      await page.goto(`${app.url}/handlers/notification/on-user-banned?refresh=off`);
+      // Refreshed: right after start-up the registration answers until the local sampler has read the info.
+      await page.goto(`${app.url}/handlers/notification/on-user-banned?refresh=5s`);
       const panel = page.getByTestId("handler-self");
       await panel.scrollIntoViewIfNeeded();
       await expect.poll(async () => panel.getByTestId("self-ttl").textContent(), { timeout: 20_000 }).toMatch(/critical \(declared: 7 d\)/);
-      expect(await panel.getByTestId("self-declaration").textContent()).toMatch(/dedup_handler_info \(node, contract 1\)/);
+      await expect.poll(async () => panel.getByTestId("self-declaration").textContent(), { timeout: 30_000 }).toMatch(/dedup_handler_info \(node, contract 1\)/);
       expect(await panel.getByTestId("self-lease").textContent()).toMatch(/lease/);
       expect(await panel.getByTestId("self-consumer-group").textContent()).toMatch(/unavailable: kafka: not configured/);
+      // The Now panel's class agrees with it.
+      expect(await page.getByTestId("ttl-class").textContent()).toBe("critical");
       await screenshot(page, "declared-setup");
     }));
 

@@ -18,7 +18,7 @@ import { RATE_WINDOW_MS } from "@/lib/thresholds";
 import { DuplicateCauses } from "./duplicate-causes";
 import { HandlerKeys } from "./handler-keys";
 import { HandlerLint } from "./handler-lint";
-import { HandlerSelf } from "./handler-self";
+import { HandlerSelf, handlerSelfQuery } from "./handler-self";
 import { HandlerTime } from "./handler-time";
 import { HotKeys } from "./hot-keys";
 import { LeaseEvents } from "./lease-events";
@@ -82,6 +82,9 @@ function HandlerNow({ service, handler }: { service: string; handler: string }) 
   const { view } = useViewState();
   const q = useQuery(overviewQuery(view.range, REFRESH_MS[view.refresh]));
   const cap = useQuery(capacityQuery(REFRESH_MS[view.refresh]));
+  // The class as declared, or inferred and said so ("default, inferred: keys live 24 h"): the Declared setup panel's answer.
+  const self = useQuery(handlerSelfQuery(service, handler, REFRESH_MS[view.refresh]));
+  const ttl = self.data?.ttl;
   const projected = cap.data?.handlers.find((h) => h.service === service && h.handler === handler)?.projectedKeys;
   return (
     <Panel title="Now" testId="handler-now">
@@ -92,7 +95,7 @@ function HandlerNow({ service, handler }: { service: string; handler: string }) 
           return (
             <div className="space-y-3">
               <p className="text-sm">
-                TTL class <strong data-testid="ttl-class">{h.ttlClass ?? "not declared"}</strong>
+                TTL class <strong data-testid="ttl-class">{ttl?.status === "ok" && ttl.classSource === "inferred" ? ttl.text : (h.ttlClass ?? (ttl?.status === "unknown" ? `unknown: ${ttl.detail}` : "not declared"))}</strong>
                 {h.topics.length ? ` · topics ${h.topics.join(", ")}` : ""} · key prefix <code className="text-xs">{`${service}:dedup:${handler}:`}</code>
               </p>
               <HandlerStats h={h} {...(projected !== undefined ? { projectedKeys: projected } : {})} />

@@ -87,7 +87,7 @@ export class DemoLifecycle {
     });
     return DEMO_HANDLER_SPECS.map((h) => {
       const stack = buildStack(
-        { order: "spec", retry: DEMO_RETRY, timeoutMs: DEMO_TIMEOUT_MS, dedup: { repository: this.faulty, failureMode: h.failureMode, service: this.o.service, ttlMs: h.ttlMs, marking: "lease", leaseMs: DEMO_LEASE_MS, registry: this.o.registry, logDuplicates: "sampled" } },
+        { order: "spec", retry: DEMO_RETRY, timeoutMs: DEMO_TIMEOUT_MS, ttlClass: h.ttlClass, dedup: { repository: this.faulty, failureMode: h.failureMode, service: this.o.service, ttlMs: h.ttlMs, marking: "lease", leaseMs: DEMO_LEASE_MS, registry: this.o.registry, logDuplicates: "sampled" } },
         this.o.transport.publisher,
         this.o.dlqTopic,
       );

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { DeduplicatorOptions } from "@/server/dedup/deduplicator";
 import { NonRetryableError } from "@/server/dedup/errors";
 import { payloadText, type Handler, type Message, type Middleware } from "@/server/dedup/message";
-import { EVENT_TYPE_KEY, type StackOrder } from "@/names/dedup";
+import { EVENT_TYPE_KEY, type StackOrder, type TtlClass } from "@/names/dedup";
 import type { Publisher } from "@/server/dedup/pubsub";
 import type { DedupRepository } from "@/server/dedup/repository";
 import type { RetryOptions } from "@/server/dedup/retry";
@@ -84,6 +84,8 @@ export interface StackSpec {
   dedup: DeduplicatorOptions | null;
   /** Time limit of one handler attempt (`defaultStack`'s `timeoutMs`). @default none */
   timeoutMs?: number | null;
+  /** The handlers' TTL class, declared in `dedup_handler_info` (`defaultStack`'s `ttlClass`). @default none declared */
+  ttlClass?: TtlClass | null;
 }
 
 /**

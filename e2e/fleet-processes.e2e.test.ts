@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handlerSelfResponseSchema } from "@/lib/api/handlers";
 import { hotKeysResponseSchema } from "@/lib/api/hot-keys";
 import { overviewResponseSchema } from "@/lib/api/overview";
+import { seriesResponseSchema } from "@/lib/api/series";
 import { ALERT_NAMES } from "@/lib/thresholds";
 import { WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
@@ -99,8 +100,10 @@ beforeAll(async () => {
   up.java = java as RunningConsumer;
   up.notes = notes as MarksBeforeConsumer[];
   const targets = [a!, b!, up.java, ...up.notes].map((c) => new URL(c.metricsUrl).host);
-  up.prom = await startOwnPrometheus({ targets, ruleFiles: [fastRules()], intervalSec: 1 });
-  up.app = await startApp({ env: { ...REAL_ENV, DEMO: "off", PROMETHEUS_URL: up.prom.url, DEDUP_PREFIXES: `fl${tag}*:dedup:*` } });
+  // The dashboard is scraped too, as deployed: it exports the lag of every group the fleet declares.
+  const appPort = await freePort();
+  up.prom = await startOwnPrometheus({ targets, ruleFiles: [fastRules()], intervalSec: 1, more: [{ job: "dashboard", targets: [`127.0.0.1:${appPort}`], metricsPath: "/api/metrics" }] });
+  up.app = await startApp({ port: appPort, env: { ...REAL_ENV, DEMO: "off", PROMETHEUS_URL: up.prom.url, DEDUP_PREFIXES: `fl${tag}*:dedup:*` } });
   up.browser = await launchBrowser();
   up.producer = new Kafka({ clientId: `fleet-${tag}`, brokers, logLevel: logLevel.NOTHING }).producer();
   await up.producer.connect();
@@ -215,6 +218,20 @@ describe("a fleet of processes: two Node workers, the Java consumer, a design-no
     await withPage(browser(), { viewport: { width: 1400, height: 1000 } }, async (page) => {
       await checkHandlerPage(page, NODE, "on-user-banned", { ttl: /critical \(declared/, group: `${NODE}.on-user-banned` });
       await checkHandlerPage(page, JAVA, JAVA_HANDLER, { ttl: /default \(declared/, group: JAVA_GROUP });
+      // Its lag chart: the dashboard's exported lag of the group it declares, read back from Prometheus.
+      const lag = await until("the Java handler's lag by its declared group in /api/series", 30_000, async () => {
+        const r = seriesResponseSchema.parse(await getJson(`/api/series?metric=consumer_lag&service=${JAVA}&handler=${JAVA_HANDLER}&range=15m`));
+        return r.data.status === "ok" && r.data.series.length > 0 ? r.data.series : undefined;
+      });
+      // Joined through the info: its group is not <service>.<handler>, the only name the lag had otherwise.
+      expect(lag.map((l) => `${l.labels.service}/${l.labels.handler}`)).toContain(`${JAVA}/${JAVA_HANDLER}`);
+      const chart = page.getByTestId("chart-consumer-lag");
+      await until("the lag chart in view", 20_000, async () => {
+        await page.mouse.wheel(0, 400);
+        return (await chart.count()) > 0;
+      });
+      await chart.scrollIntoViewIfNeeded();
+      await expect.poll(() => chart.textContent(), { timeout: 20_000 }).not.toMatch(/no lag exported|not measured/);
       await checkHandlerPage(page, NOTE, NOTE_HANDLERS[0]!, { ttl: /default.*inferred/, group: `${NOTE}.${NOTE_HANDLERS[0]}`, finding: "marking-before-handler" });
     });
   }, 90_000);

@@ -20,9 +20,20 @@ export interface OwnPrometheus {
  * directory of the caller's that outlives stop, so that Prometheus started again on it (and on the
  * stopped one's `port`) keeps its history, as a restarted Prometheus does. `backfill`
  * (OpenMetrics with timestamps) is written into the storage first with
- * `promtool tsdb create-blocks-from openmetrics`. Waits for `/-/ready`.
+ * `promtool tsdb create-blocks-from openmetrics`. `more` scrapes other targets at another path in a
+ * job of its own each (e.g. the dashboard's `/api/metrics` beside consumers' `/metrics`). Waits for `/-/ready`.
  */
-export async function startOwnPrometheus(opts: { targets: string[]; ruleFiles: string[]; intervalSec?: number; backfill?: string; metricsPath?: string; alertmanagers?: string[]; port?: number; storage?: string }): Promise<OwnPrometheus> {
+export async function startOwnPrometheus(opts: {
+  targets: string[];
+  ruleFiles: string[];
+  intervalSec?: number;
+  backfill?: string;
+  metricsPath?: string;
+  alertmanagers?: string[];
+  port?: number;
+  storage?: string;
+  more?: ReadonlyArray<{ job: string; targets: string[]; metricsPath: string }>;
+}): Promise<OwnPrometheus> {
   const port = opts.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), "observe-prom-"));
   const data = opts.storage ?? join(dir, "data");
@@ -43,6 +54,7 @@ export async function startOwnPrometheus(opts: { targets: string[]; ruleFiles: s
     `    metrics_path: ${opts.metricsPath ?? "/metrics"}`,
     "    static_configs:",
     `      - targets: [${opts.targets.map((t) => JSON.stringify(t)).join(", ")}]`,
+    ...(opts.more ?? []).flatMap((j) => [`  - job_name: ${JSON.stringify(j.job)}`, `    metrics_path: ${j.metricsPath}`, "    static_configs:", `      - targets: [${j.targets.map((t) => JSON.stringify(t)).join(", ")}]`]),
     "",
   ].join("\n");
   writeFileSync(join(dir, "prometheus.yml"), cfg);

@@ -173,8 +173,10 @@ export class ScenarioContext {
 
   /** Starts a replica of the run's consumer group with `setup`. */
   async startReplica(name: string, setup: ReplicaSetup): Promise<Replica> {
+    // No hot-UUID sketch: a run's handlers are not the fleet's (the dashboard lists no workshop handler), and a
+    // sketch on the process's board would keep exporting the run's topic after its series were dropped.
     const dedup = setup.stack.dedup
-      ? { repository: setup.repository ?? this.repo, service: this.env.service, prefix: this.prefix, registry: this.env.registry, ...setup.stack.dedup }
+      ? { repository: setup.repository ?? this.repo, service: this.env.service, prefix: this.prefix, registry: this.env.registry, hotKeys: null, ...setup.stack.dedup }
       : null;
     const middleware = buildStack({ ...setup.stack, dedup }, this.publisher, this.dlqTopic, this.probe.stackExtras());
     const handler = this.probe.wrapHandler(notificationHandler(this.scenario, this.store, () => setup.behaviour));

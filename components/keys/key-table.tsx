@@ -1,4 +1,4 @@
-import type { KeyState } from "@/lib/api/common";
+import { KEY_STATE_LEGEND, type KeyState } from "@/lib/api/common";
 import type { KeyEntry } from "@/lib/api/keys";
 import Link from "next/link";
 import { formatBytes, formatDurationMs } from "@/lib/format";
@@ -13,7 +13,9 @@ const STATE_TONE: Record<KeyState, string> = {
 
 /** Keys with state, TTL left, size and a link to the record of the first delivery ("open the message"). `showPrefix` adds the handler column (lookup results). */
 export function KeyTable({ keys, caption, showPrefix = false }: { keys: readonly (KeyEntry & { prefix?: string })[]; caption: string; showPrefix?: boolean }) {
+  const shown = [...new Set(keys.map((k) => k.state))];
   return (
+    <>
     <table className="w-full text-sm">
       <caption className="sr-only">{caption}</caption>
       <thead className="text-left text-xs text-slate-500 dark:text-slate-400">
@@ -34,7 +36,9 @@ export function KeyTable({ keys, caption, showPrefix = false }: { keys: readonly
               {k.uuid}
             </td>
             <td>
-              <span className={`rounded px-1.5 py-0.5 text-xs ${STATE_TONE[k.state]}`}>{k.state}</span>
+              <span className={`rounded px-1.5 py-0.5 text-xs ${STATE_TONE[k.state]}`} title={KEY_STATE_LEGEND[k.state]}>
+                {k.state}
+              </span>
             </td>
             <td className={`text-right tabular-nums ${k.ttlMs === -1 ? "font-semibold text-red-700 dark:text-red-300" : ""}`}>{k.ttlMs === null ? "expired" : formatDurationMs(k.ttlMs)}</td>
             <td className="text-right tabular-nums" title={k.bytesEstimated ? "estimated: heap bytes of key, value and entry in the in-memory store" : "MEMORY USAGE"}>
@@ -55,5 +59,18 @@ export function KeyTable({ keys, caption, showPrefix = false }: { keys: readonly
         ))}
       </tbody>
     </table>
+    {shown.length ? (
+      <dl className="mt-2 grid grid-cols-[auto_1fr] gap-x-2 text-xs text-slate-600 dark:text-slate-400" data-testid="key-state-legend">
+        {shown.map((s) => (
+          <div key={s} className="contents">
+            <dt>
+              <span className={`rounded px-1.5 py-0.5 ${STATE_TONE[s]}`}>{s}</span>
+            </dt>
+            <dd>{KEY_STATE_LEGEND[s]}</dd>
+          </div>
+        ))}
+      </dl>
+    ) : null}
+    </>
   );
 }

@@ -149,6 +149,13 @@ export const keyStateSchema = z.enum(["processing", "done", "marked", "other"]);
 export type KeyState = z.infer<typeof keyStateSchema>;
 /** How the dashboard names each key state: a `processing` key is a lease. */
 export const KEY_STATE_LABELS: Record<KeyState, string> = { processing: "processing (leases)", done: "done", marked: "marked", other: "other" };
+/** What each key state means (docs/CONTRACT.md's value forms), for the legend beside every list of keys. */
+export const KEY_STATE_LEGEND: Record<KeyState, string> = {
+  processing: "a lease: a consumer is running the handler now (processing:<owner>/<token>)",
+  done: "processed: the value keeps where (done:<topic>:<partition>:<offset>) and the payload's fingerprint (#…) when the consumer wrote them",
+  marked: "marked, no position: Watermill-style — the value 1 of the design note, or claimed:<token>; set once, so it cannot say whether the handler finished or where the message was",
+  other: "a value the contract does not define",
+};
 
 /** Keys counted per {@link KeyState}. */
 export const keyStateCountsSchema = z.object(Object.fromEntries(keyStateSchema.options.map((s) => [s, z.number()])) as Record<KeyState, z.ZodNumber>);

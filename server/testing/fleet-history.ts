@@ -1,7 +1,7 @@
 /**
  * A fleet whose every series the dashboard reads is a straight line in time, with its past: the
  * metrics of `server/testing/fleet.ts` plus the DLQ, duplicates-by-cause, lease, payload-conflict,
- * check-moment, event-loop, Redis command-time and consumer-info series, served live at `/metrics` and also written out as the samples a scraper would have taken
+ * check-moment, event-loop, Redis command-time, consumer-info, DLQ-age, handler-info and hot-UUID series, served live at `/metrics` and also written out as the samples a scraper would have taken
  * over the last `historySec` seconds. Two metrics stores given the same history and scraping the
  * same endpoint hold the same data, so their answers to one query can be compared; the history is
  * what lets a test ask about full 5-minute rate windows without waiting five minutes (a series
@@ -9,7 +9,7 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { METRIC_NAMES, SLOW_CHECK_SECONDS } from "@/names/dedup";
+import { HANDLER_INFO_METRIC, HOT_UUID_METRICS, METRIC_NAMES, SLOW_CHECK_SECONDS } from "@/names/dedup";
 import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
 import { handlerGroupId, KAFKA_METRIC_NAMES } from "@/names/kafka";
@@ -95,6 +95,16 @@ export function parityExposition(fleet: Fleet, elapsedSec: number, startedAtSec 
   // The first handler's group falls behind by 2 messages/s above the growth alert's floor; the others stay below it.
   out.push(`# TYPE ${KAFKA_METRIC_NAMES.lagSum} gauge`);
   for (const h of fleet.handlers) out.push(`${KAFKA_METRIC_NAMES.lagSum}${labels({ consumergroup: handlerGroupId(h.service, h.handler), topic: h.topic })} ${h === fleet.handlers[0] ? 200 + 2 * t : 7}`);
+  // Each consumer topic's oldest open DLQ record (the dashboard's gauge): an hour old.
+  out.push(`# TYPE ${OBSERVE_METRIC_NAMES.dlqOldestOpenAge} gauge`);
+  for (const topic of new Set(fleet.handlers.map((h) => h.topic))) out.push(`${OBSERVE_METRIC_NAMES.dlqOldestOpenAge}${labels({ topic })} 3600`);
+  // Each handler's self-description and its two hottest UUIDs.
+  out.push(`# TYPE ${HANDLER_INFO_METRIC} gauge`, `# TYPE ${HOT_UUID_METRICS.copies} gauge`, `# TYPE ${HOT_UUID_METRICS.errorBound} gauge`);
+  fleet.handlers.forEach((h, i) => {
+    out.push(`${HANDLER_INFO_METRIC}${labels({ service: h.service, handler: h.handler, topic: h.topic, group: handlerGroupId(h.service, h.handler), ttl_ms: "86400000", runtime: "node", contract: "1" })} 1`);
+    for (const [n, copies] of [[1, 40 + i], [2, 3]] as const) out.push(`${HOT_UUID_METRICS.copies}${labels({ service: h.service, handler: h.handler, topic: h.topic, uuid: `uuid-${i}-${n}` })} ${copies}`);
+    out.push(`${HOT_UUID_METRICS.errorBound}${labels({ service: h.service, handler: h.handler })} 1`);
+  });
   out.push(`# TYPE ${PROCESS_START_METRIC} gauge`, `${PROCESS_START_METRIC} 1700000000`);
   return `${out.join("\n")}\n`;
 }

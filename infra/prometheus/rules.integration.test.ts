@@ -43,6 +43,7 @@ const calm = dedupRecorder(registry, "calm");
 // The dashboard's own gauges the rules read too: a lost dedup memory and the consumer groups' lag.
 const memoryLost = new Gauge({ name: OBSERVE_METRIC_NAMES.memoryLost, help: "share of keys lost", labelNames: [...OBSERVE_METRIC_LABELS.memoryLost], registers: [registry] });
 const lagSum = new Gauge({ name: KAFKA_METRIC_NAMES.lagSum, help: "consumer group lag", labelNames: ["consumergroup", "topic"], registers: [registry] });
+const dlqOldestOpen = new Gauge({ name: OBSERVE_METRIC_NAMES.dlqOldestOpenAge, help: "age of the oldest open DLQ record", labelNames: [...OBSERVE_METRIC_LABELS.dlqOldestOpenAge], registers: [registry] });
 
 /** One tick of traffic: "slow" service 20% duplicates and ~80 ms checks; "calm" 1% and 2 ms. */
 function tick(n: number): void {
@@ -66,6 +67,9 @@ function tick(n: number): void {
   // slow's group falls behind by 10 messages/s above the floor; calm's lag stays at 3.
   lagSum.set({ consumergroup: "slow.on-review-created", topic: "review.created" }, 500 + 2 * n);
   lagSum.set({ consumergroup: "calm.on-order-paid", topic: "order.paid" }, 3);
+  // slow's DLQ has held an open record for 25 h; calm's oldest open one is a minute old.
+  dlqOldestOpen.set({ topic: "review.created" }, 25 * 3600);
+  dlqOldestOpen.set({ topic: "order.paid" }, 60);
 }
 
 let server: Server | undefined;
@@ -164,7 +168,7 @@ describe("dedup rules in a real Prometheus", () => {
     expect(err.map((a) => [a.labels.service, a.labels.reason])).toEqual([["slow", "redis_timeout"]]);
     // The Go template picked the Redis text for a redis_* reason (marshal has its own: first-error.integration.test.ts).
     expect(err[0]?.annotations.summary).toBe("Dedup checks failing on slow: redis_timeout (Redis or the consumer)");
-    expect(err[0]?.annotations.description).toMatch(/failed against Redis with reason redis_timeout.+Fail-open.+fail-closed/);
+    expect(err[0]?.annotations.description).toMatch(/failed with reason redis_timeout .+: Redis or the consumer .+Fail-open.+fail-closed/);
 
     const lat = byName[ALERTS.redisLatency.name]?.alerts ?? [];
     expect(lat.map((a) => [a.labels.service, a.labels.severity])).toEqual([["slow", "ticket"]]);
@@ -188,6 +192,11 @@ describe("dedup rules in a real Prometheus", () => {
     // for: 10m — a growing lag above the floor goes pending for that group only; a small flat lag never does.
     const lag = byName[ALERTS.consumerLagGrowing.name]?.alerts ?? [];
     expect(lag.map((a) => [a.labels.service, a.labels.handler, a.labels.topic, a.state])).toEqual([["slow", "on-review-created", "review.created", "pending"]]);
+
+    // for: 10m — a DLQ whose oldest open record is older than 24 h goes pending for that topic only, its link to the DLQ page.
+    const stale = byName[ALERTS.dlqBacklogStale.name]?.alerts ?? [];
+    expect(stale.map((a) => [a.labels.topic, a.labels.severity, a.state])).toEqual([["review.created", "ticket", "pending"]]);
+    expect(stale[0]?.annotations.dashboard_url).toMatch(/\/dlq\?topic=review\.created\.dlq/);
   });
 
   it("computes the duplicate ratio the dashboard plots: 0.2 and 0.01", async () => {

@@ -277,8 +277,8 @@ describe("case 7: access", () => {
         }
       };
       walk(join(ROOT, "server", "observe"));
-      // The one writing file: forget / TTL, behind the write access rules and recorded in the audit trail.
-      const KEY_ACTIONS = join(ROOT, "server", "observe", "keys", "actions.ts");
+      // The one writing file: the forget / TTL scripts (compare, then UNLINK or PEXPIRE), run by the key actions behind the write access rules and recorded in the audit trail.
+      const KEY_ACTIONS = join(ROOT, "server", "observe", "keys", "action-keys.ts");
       const calls = new Set<string>();
       const actionCalls = new Set<string>();
       for (const f of files) {

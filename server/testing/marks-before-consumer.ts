@@ -55,6 +55,7 @@ function metrics(o: MarksBeforeOptions, group: string) {
   for (const result of PROCESSED_RESULTS) m.processed.inc({ ...w, result }, 0);
   m.deduplicated.inc(w, 0);
   for (const reason of DEDUP_ERROR_REASONS) m.errors.inc({ service: o.service, reason }, 0);
+  m.check.zero({ service: o.service });
   info.set({ ...w, group, prefix: dedupKeyPrefix(o.service, o.handler), ttl_ms: String(TTL_POLICY.defaultMs), marking: "before", failure_mode: "open", stack: "deduplicator", runtime: "node", contract: CONTRACT_VERSION }, 1);
   return m;
 }

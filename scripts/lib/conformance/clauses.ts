@@ -70,6 +70,8 @@ function zeroSeriesMissing(s: Scrape, e: Evidence): string[] {
     [METRIC_NAMES.deduplicated, w],
     ...PROCESSED_RESULTS.map((result): [string, Record<string, string>] => [METRIC_NAMES.processed, { ...w, result }]),
     ...DEDUP_ERROR_REASONS.map((reason): [string, Record<string, string>] => [METRIC_NAMES.errors, { service: e.o.service, reason }]),
+    // The claim round trips' histogram, per service: otherwise the checks before its first scrape are its birth, unseen by rate().
+    [`${METRIC_NAMES.checkDuration}_count`, { service: e.o.service }],
   ];
   // Families beyond the design note's four: each label value at 0 when the family is exported at all.
   if (s.series(METRIC_NAMES.poisoned, w).length > 0) for (const r of POISON_REASON_CLASSES) want.push([METRIC_NAMES.poisoned, { ...w, reason_poisoned: r }]);

@@ -76,6 +76,7 @@ final class Metrics {
   private void zeroSeries() {
     String s = c.service(), t = c.topic(), h = c.handler();
     deduplicated.labels(s, t, h);
+    checkDuration.labels(s);
     for (String result : Contract.PROCESSED_RESULTS) processed.labels(s, t, h, result);
     for (String reason : Contract.ERROR_REASONS) {
       errors.labels(s, reason);

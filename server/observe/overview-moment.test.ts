@@ -32,9 +32,8 @@ it("every query of one overview answer is evaluated at the same instant, the mom
   const ctx = createObserveContext({ metrics: new PrometheusSource(base, { cacheTtlMs: 5_000 }), redis: null });
   const before = Date.now() / 1000;
   await getOverview(ctx, "1h");
-  // The scrape-coverage read (which replicas Prometheus scrapes) and the fleet's declarations
-  // (dedup_handler_info, shared with the other routes) are about who is there, not figures.
-  const figures = queries.filter((q) => q.query !== PROMQL.consumer_instances && q.query !== PROMQL.handler_info);
+  // The scrape-coverage read (which replicas Prometheus scrapes) is about who is there, not a figure.
+  const figures = queries.filter((q) => q.query !== PROMQL.consumer_instances);
   for (const name of ["error_rate", "error_rate_now", "error_quiet", "check_p99", "check_p99_now", "slow_check_quiet", "slow_check_rate"] as const) {
     expect(figures.map((q) => q.query), name).toContain(PROMQL[name]);
   }

@@ -10,7 +10,6 @@ import { ALERTS, THRESHOLDS, TTL_POLICY } from "@/lib/thresholds";
 import { WORKSHOP_SERVICE } from "@/lib/api/workshop";
 import type { ObserveContext } from "./context";
 import { errorText } from "./errors";
-import { refreshFleetInfo } from "./fleet-info";
 import { handlerPrefix } from "./keys/glob";
 import { declaredHandlers } from "./handler-registry";
 import type { MemoryLoss } from "./memory-loss";
@@ -98,9 +97,6 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
   // quiet of the scrape before it and call the fault over as it begins.
   const at = Date.now() / 1000;
   const q = (name: QueryName) => got(ctx.metrics.instant(name, at));
-  // What the fleet declares (dedup_handler_info: TTL class, topic), read beside the figures: the
-  // overview is often the first answer after a start, before any page that reads it otherwise.
-  const fleetInfo = refreshFleetInfo(ctx);
   // Replicas Prometheus scrapes against the consumer groups' members (one query, one DescribeGroups).
   const coverage = buildScrapeCoverage(ctx.metrics, declaredHandlers()).catch((e: unknown) => unavailable(errorText(e)));
   // Redis' identity and the last count, for a lost dedup memory and "stale since" (bounded, never throws).
@@ -128,7 +124,6 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
   // missing, which the alerts block reports on its own.
   const failures = [ratio, processed, p50, p99, errors].flatMap((g) => (g.ok ? [] : [g.detail]));
 
-  await fleetInfo;
   const rows = [...handlerRows(processed, keys, memory.losses)];
   showing(rows.map((r) => r.service));
   const signals = await signalsRead;

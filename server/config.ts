@@ -141,7 +141,38 @@ const schema = z.object({
   PORT: z.preprocess(empty, z.coerce.number().int("expected a whole number").min(1, "expected a port in 1-65535").max(65535, "expected a port in 1-65535").optional()),
   /** Interface `npm start` binds (default 127.0.0.1); read here only to validate it. */
   HOST: z.preprocess(empty, z.string().regex(/^(\[?[0-9a-fA-F:.]+\]?|[A-Za-z0-9.-]{1,253})$/, "expected a host name or an IP address, e.g. 127.0.0.1 or 0.0.0.0").optional()),
+
+  /** OIDC sign-in (AUTH_MODE=oidc, server/auth/oidc*.ts): the provider's issuer URL; discovery reads `<issuer>/.well-known/openid-configuration`. */
+  OIDC_ISSUER: z.preprocess(empty, httpUrl.optional()),
+  OIDC_CLIENT_ID: z.preprocess(empty, z.string().max(500, "expected at most 500 characters").optional()),
+  OIDC_CLIENT_SECRET: z.preprocess(empty, z.string().max(2000, "expected at most 2000 characters").optional()),
+  /** Where the provider sends the browser back: `<app>/api/auth/callback` (default: derived from the request's own origin). */
+  OIDC_REDIRECT_URL: z.preprocess(empty, httpUrl.optional()),
+  /** The ID-token / userinfo claim that lists the user's groups (ROLE_BINDINGS maps groups to roles). */
+  OIDC_GROUPS_CLAIM: z.preprocess(empty, z.string().regex(/^[A-Za-z0-9_:./-]{1,200}$/, "expected a claim name such as groups").default("groups")),
+  /** Scopes asked of the provider, space-separated; must include openid. */
+  OIDC_SCOPES: z.preprocess(empty, z.string().refine((s) => s.split(/\s+/).includes("openid"), "expected space-separated scopes including openid, e.g. openid profile email groups").default("openid profile email")),
+  /** Key of the signed session cookie (HMAC-SHA256): at least 32 random characters, e.g. `openssl rand -base64 48`. */
+  SESSION_SECRET: z.preprocess(empty, z.string().min(32, "expected at least 32 characters (e.g. openssl rand -base64 48)").optional()),
+  /** How long a sign-in lasts: seconds, or a number with s, m or h (default 8h). */
+  SESSION_MAX_AGE: z.preprocess(
+    empty,
+    z
+      .string()
+      .regex(/^\d{1,7}[smh]?$/, "expected seconds or a duration such as 30m or 8h")
+      .transform((s) => Number(s.replace(/[smh]$/, "")) * ({ s: 1, m: 60, h: 3600 }[s.slice(-1)] ?? 1))
+      .refine((n) => n >= 60 && n <= 30 * 86_400, "expected between 60 s and 720h")
+      .default(8 * 3600),
+  ),
 });
+
+/** With AUTH_MODE=oidc, the OIDC variables sign-in cannot work without; the first one missing. */
+function missingOidcSetting(c: z.infer<typeof schema>): [string, string] | null {
+  if (!c.OIDC_ISSUER) return ["OIDC_ISSUER", "required with AUTH_MODE=oidc: the provider's issuer URL, e.g. https://login.example.com/realms/ops"];
+  if (!c.OIDC_CLIENT_ID) return ["OIDC_CLIENT_ID", "required with AUTH_MODE=oidc: the client id registered at the provider"];
+  if (!c.SESSION_SECRET) return ["SESSION_SECRET", "required with AUTH_MODE=oidc: at least 32 random characters that sign the session cookie (e.g. openssl rand -base64 48)"];
+  return null;
+}
 
 /** Validated configuration. */
 export type AppConfig = Omit<z.infer<typeof schema>, "CONSUMER_TOPICS"> & {
@@ -173,6 +204,8 @@ export function parseConfig(env: Record<string, string | undefined>): AppConfig 
     throw new ConfigError(variable, issue?.message ?? "invalid value");
   }
   const c = r.data;
+  const missing = env.AUTH_MODE?.trim() === "oidc" ? missingOidcSetting(c) : null;
+  if (missing) throw new ConfigError(...missing);
   const mode = c.REDIS_URL || c.REDIS_CLUSTER_NODES || c.KAFKA_BROKERS ? "real" : "embedded";
   return { ...c, mode, CONSUMER_TOPICS: c.CONSUMER_TOPICS ?? [c.DEMO_TOPIC], demoDlqTopic: dlqTopicOf(c.DEMO_TOPIC) };
 }

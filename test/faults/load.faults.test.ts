@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { percentile } from "@/scripts/lib/stats";
+import { DEFAULT_PROMETHEUS_SOURCE_OPTIONS } from "@/server/observe/metrics/prometheus";
 import { startFaultApp, type FaultApp } from "./lib/app";
 import { monitor } from "./lib/monitor";
 import { sleep } from "./lib/procs";
@@ -43,6 +44,17 @@ async function redisCommandsSent<T>(fa: FaultApp, fn: () => Promise<T>): Promise
   } finally {
     mon.stop();
   }
+}
+
+/** Upstream requests per distinct query (path and parameters except the instant/window, which move with time), most first. */
+function perQuery(requests: ReadonlyArray<{ path: string; params: Record<string, string> }>): Array<[string, number]> {
+  const n = new Map<string, number>();
+  for (const r of requests) {
+    const { time: _t, start: _s, end: _e, ...rest } = r.params;
+    const k = `${r.path} ${JSON.stringify(rest)}`;
+    n.set(k, (n.get(k) ?? 0) + 1);
+  }
+  return [...n].sort((a, b) => b[1] - a[1]);
 }
 
 describe(`case 9: ${VIEWERS} dashboard viewers polling every ${REFRESH_MS / 1000} s for ${DURATION_MS / 1000} s`, () => {
@@ -88,8 +100,8 @@ describe(`case 9: ${VIEWERS} dashboard viewers polling every ${REFRESH_MS / 1000
       }),
     ));
     const seconds = (Date.now() - t0) / 1000;
-    const prom = fa.prometheus.requests.length - promBefore;
-    return { lat, statuses, seconds, prom, redis, inScripts, names, all: [...lat.values()].flat() };
+    const promRequests = fa.prometheus.requests.slice(promBefore);
+    return { lat, statuses, seconds, prom: promRequests.length, perQuery: perQuery(promRequests), redis, inScripts, names, all: [...lat.values()].flat() };
   }
 
   it("prints the API p95 and the upstream queries; no errors, and upstream queries do not grow with the viewers", async () => {
@@ -121,7 +133,14 @@ describe(`case 9: ${VIEWERS} dashboard viewers polling every ${REFRESH_MS / 1000
     // viewers polling the same views, most requests must be served from the shared answers.
     const promBacked = [...lat].filter(([p]) => p !== "/api/handlers" && p !== "/api/capacity").reduce((a, [, xs]) => a + xs.length, 0);
     const redisBacked = (lat.get("/api/handlers")?.length ?? 0) + (lat.get("/api/capacity")?.length ?? 0);
-    expect(many.prom).toBeLessThan(promBacked / 4);
+    // Each distinct query reaches Prometheus at most once per cache period, however many viewers
+    // ask and however slowly the machine answers: that is what "does not grow with the viewers"
+    // means, and it holds under load (a slower machine only makes fewer refreshes). Without the
+    // shared answers each of the 50 viewers would send each query every 5 s (≈ 10 per second).
+    const [busiest, busiestCount] = many.perQuery[0] ?? ["none", 0];
+    console.log(`[faults] case 9: ${many.perQuery.length} distinct Prometheus queries; the busiest sent ${busiestCount} times in ${many.seconds.toFixed(0)} s: ${busiest.slice(0, 160)}`);
+    expect(busiestCount).toBeLessThanOrEqual(Math.ceil((many.seconds * 1000) / DEFAULT_PROMETHEUS_SOURCE_OPTIONS.cacheTtlMs) + 1);
+    expect(many.prom).toBeLessThan(promBacked / 2);
     // Redis also serves the inspector's background refresh (every 60 s, whatever the number of
     // viewers), which lands in this 65 s window once or twice; since the exact count checks TTLs
     // and the sample reads value, size and TTL of each sampled key, one refresh SENDS ≈ 275

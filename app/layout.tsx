@@ -4,6 +4,7 @@ import Link from "next/link";
 import { Suspense, type ReactNode } from "react";
 import { HealthStrip } from "@/components/health-strip";
 import { NavLinks, NavLinksFallback } from "@/components/nav-links";
+import { SignInControl } from "@/components/sign-in-control";
 import { THEME_SCRIPT } from "@/components/theme-toggle";
 import { Toolbar } from "@/components/toolbar";
 import { Providers } from "./providers";
@@ -41,6 +42,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                   <Toolbar />
                 </Suspense>
               </div>
+              <SignInControl />
             </div>
             <div className="mx-auto max-w-7xl px-4 pb-2">
               <HealthStrip />

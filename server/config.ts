@@ -143,7 +143,12 @@ const schema = z.object({
   HOST: z.preprocess(empty, z.string().regex(/^(\[?[0-9a-fA-F:.]+\]?|[A-Za-z0-9.-]{1,253})$/, "expected a host name or an IP address, e.g. 127.0.0.1 or 0.0.0.0").optional()),
 
   /** OIDC sign-in (AUTH_MODE=oidc, server/auth/oidc*.ts): the provider's issuer URL; discovery reads `<issuer>/.well-known/openid-configuration`. */
-  OIDC_ISSUER: z.preprocess(empty, httpUrl.optional()),
+  OIDC_ISSUER: z.preprocess(
+    empty,
+    httpUrl
+      .refine((s) => new URL(s).protocol === "https:" || ["127.0.0.1", "localhost", "[::1]"].includes(new URL(s).hostname), "expected an https:// URL (http:// only for a provider on this machine, e.g. http://127.0.0.1:8080)")
+      .optional(),
+  ),
   OIDC_CLIENT_ID: z.preprocess(empty, z.string().max(500, "expected at most 500 characters").optional()),
   OIDC_CLIENT_SECRET: z.preprocess(empty, z.string().max(2000, "expected at most 2000 characters").optional()),
   /** Where the provider sends the browser back: `<app>/api/auth/callback` (default: derived from the request's own origin). */

@@ -23,6 +23,14 @@ function refuse(status: number, error: ErrorBody["error"], detail: string): Next
 const HOST_REFUSED_PAGE = `<!doctype html><meta charset="utf-8"><title>403 Forbidden</title><h1>403 Forbidden</h1><p>This server does not answer to the name in the address bar. If the name is yours, add it to ALLOWED_HOSTS.</p>`;
 
 /**
+ * The not-found page of a handler address whose names are no names, written here: a rewrite to
+ * Next's `/_not-found` became, on a loopback bind, a second HTTP connection from the server to
+ * itself (the rewrite's origin is not the one Next listens as), and any failure of it a plain 500.
+ * Plain, no script, nothing of the request echoed; the app's own not-found page says the same.
+ */
+const NOT_FOUND_PAGE = `<!doctype html><meta charset="utf-8"><title>Not found · dedup-health</title><h1>Not found</h1><p>There is no page at this address: a service or handler name has characters no name has.</p><p><a href="/">Back to the overview</a></p>`;
+
+/**
  * Refuses a request whose `Host` is not on the allow-list (server/allowed-hosts.ts): 403 `{ error,
  * detail }` for `/api/*`, a plain page otherwise. `null` when the Host is allowed.
  */
@@ -62,7 +70,8 @@ export function stateChangeRefusal(method: string, path: string, headers: Header
  * 2. A path with a trailing slash → 308 to the path without it, with these headers (Next.js' own
  *    redirect is off: it answered before this proxy ran).
  * 3. {@link stateChangeRefusal}; a page requested with another method than GET/HEAD → 405.
- * 4. Pages: a handler path whose names are no names → the not-found page (404); a fresh nonce per
+ * 4. Pages: a handler path whose names are no names → a plain not-found page (404), written
+ *    here; a fresh nonce per
  *    request, in the CSP of the answer and (for Next's renderer and the layout, as `x-nonce`) of
  *    the request.
  */
@@ -70,8 +79,14 @@ export function proxy(req: NextRequest): NextResponse {
   const raw = new URL(req.url).pathname;
   const foreign = hostRefusalResponse(raw, req.headers);
   if (foreign) return foreign;
-  // The build's static files: the Host check only (their headers come from next.config.js).
-  if (raw.startsWith("/_next/static/") || raw.startsWith("/_next/image")) return NextResponse.next();
+  // The build's static files: the Host check only (their headers come from next.config.js); they
+  // are read, never written (Next's static handler answered 500 to any other method).
+  if (raw.startsWith("/_next/static/") || raw.startsWith("/_next/image")) {
+    if (req.method === "GET" || req.method === "HEAD") return NextResponse.next();
+    const res = refuse(405, "method_not_allowed", "the build's static files answer GET and HEAD only");
+    res.headers.set("Allow", "GET, HEAD");
+    return res;
+  }
   if (raw.includes("%")) {
     for (const segment of raw.split("/")) {
       try {
@@ -99,14 +114,15 @@ export function proxy(req: NextRequest): NextResponse {
     api.headers.set("Content-Security-Policy", pageCsp(null));
     return api;
   }
+  // A handler page whose names, decoded once, are no names (`%25zz` → `%zz`, `%2525` → `%25`): 404
+  // here (the page's own notFound() would come after its 200 streamed).
+  if (badHandlerPath(raw)) return new NextResponse(req.method === "HEAD" ? null : NOT_FOUND_PAGE, { status: 404, headers: { ...OWN_HEADERS, "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": pageCsp(null) } });
   const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
   const csp = pageCsp(nonce);
   const headers = new Headers(req.headers);
   headers.set("x-nonce", nonce);
   headers.set("content-security-policy", csp);
-  // A handler page whose names, decoded once, are no names (`%25zz` → `%zz`, `%2525` → `%25`): the
-  // not-found page with its 404 status (the page's own notFound() would come after its 200 streamed).
-  const res = badHandlerPath(raw) ? NextResponse.rewrite(new URL("/_not-found", req.url), { request: { headers } }) : NextResponse.next({ request: { headers } });
+  const res = NextResponse.next({ request: { headers } });
   res.headers.set("Content-Security-Policy", csp);
   return res;
 }

@@ -152,6 +152,24 @@ describe("pages take no body; unknown API paths answer JSON", () => {
     expect(await ok.text()).toContain("<title>notification/on-review-created");
   });
 
+  it("a not-found handler address is answered without a second connection: 200 of 200 concurrent ones are 404, on both binds", async () => {
+    for (const app of [lo, wide]) {
+      const paths = Array.from({ length: 200 }, (_, i) => ["/handlers/%25zz/x", "/handlers/%2525/x", `/handlers/notification/%25${i}zz`][i % 3]!);
+      const statuses = await Promise.all(paths.map((p) => fetch(`${app.url}${p}`).then((r) => r.status, () => -1)));
+      expect(statuses.filter((s) => s !== 404), app.url).toEqual([]);
+    }
+  });
+
+  it("the build's static files answer GET and HEAD; any other method is 405 with Allow, not 500", async () => {
+    const chunk = staticChunk();
+    expect((await fetch(`${lo.url}${chunk}`)).status).toBe(200);
+    for (const method of ["POST", "PUT", "DELETE", "OPTIONS", "PATCH"]) {
+      const r = await fetch(`${lo.url}${chunk}`, { method, headers: JSON_TYPE, ...(method === "OPTIONS" ? {} : { body: "{}" }) });
+      expect(r.status, method).toBe(405);
+      expect(r.headers.get("allow"), method).toBe("GET, HEAD");
+    }
+  });
+
   it("a trailing-slash redirect carries the security headers and comes after the Host check", async () => {
     const host = new URL(lo.url).host;
     const r = await raw(lo.url, { path: "/alerts/?range=1h", headers: { host } });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { accessSummary, checkAccess, clientAddress, crossSiteRefusal, hostOnly, isLocalRequest, isLoopbackAddress, listenInfo, MAX_BODY_BYTES, tokensEqual } from "./access";
+import { accessSummary, checkAccess, clientAddress, crossSiteRefusal, fromTrustedProxy, hostOnly, isLocalRequest, isLoopbackAddress, listenInfo, MAX_BODY_BYTES, tokensEqual } from "./access";
 
 /** The server bound to 127.0.0.1 (what `npm start` and the e2e harness do). */
 const LB = { loopback: true };
@@ -92,15 +92,48 @@ describe("access rule for state-changing endpoints", () => {
     expect(checkAccess(h({ ...local, "x-forwarded-host": "localhost:3000" }), { mode: "real" }, LB).ok).toBe(true);
   });
 
-  it("TRUSTED_PROXIES: the proxy's report of the client decides", () => {
+  it("TRUSTED_PROXIES: a client behind a proxy is never local, whatever loopback address it or the proxy reports", () => {
     const c = { mode: "real" as const, TRUSTED_PROXIES: ["127.0.0.1", "10.0.0.2"] };
     expect(checkAccess(h({ host: "localhost:3000", "x-forwarded-for": "127.0.0.1" }), c, LB).ok).toBe(true);
     expect(checkAccess(h({ host: "localhost:3000", "x-forwarded-for": "203.0.113.9, 127.0.0.1" }), c, LB).ok).toBe(false);
-    expect(checkAccess(h({ host: "localhost:3000", "x-forwarded-for": "::1, 10.0.0.2" }), c, LB).ok).toBe(true);
+    // ::1 as a trusted proxy reports it is that proxy's machine, not this socket's peer.
+    expect(checkAccess(h({ host: "localhost:3000", "x-forwarded-for": "::1, 10.0.0.2" }), c, LB).ok).toBe(false);
     expect(checkAccess(h({ host: "localhost:3000", "x-forwarded-for": "127.0.0.1", "x-real-ip": "198.51.100.4" }), c, LB).ok).toBe(false);
     expect(checkAccess(h({ host: "localhost:3000", "x-forwarded-for": "127.0.0.1", forwarded: "for=198.51.100.4" }), c, LB).ok).toBe(false);
     // An untrusted hop in the middle is the client, whatever it claims before it.
     expect(clientAddress(h({ "x-forwarded-for": "127.0.0.1, 198.51.100.4, 10.0.0.2" }), c.TRUSTED_PROXIES)).toBe("198.51.100.4");
+  });
+
+  it("a client behind a trusted proxy cannot make itself local: loopback claims in X-Forwarded-For, Forwarded or X-Real-IP", () => {
+    const c = { mode: "real" as const, TRUSTED_PROXIES: ["127.0.0.1"] };
+    const spoofs: Array<Record<string, string>> = [
+      // nginx with X-Real-IP set and the client's X-Forwarded-For passed on.
+      { "x-forwarded-for": "::1", "x-real-ip": "203.0.113.7" },
+      { "x-forwarded-for": "127.0.0.2", "x-real-ip": "203.0.113.7" },
+      { "x-forwarded-for": "127.0.0.1", forwarded: 'for="[::1]"' },
+      // nginx appending the client to what the client sent.
+      { "x-forwarded-for": "::1, 203.0.113.7" },
+      { "x-forwarded-for": "127.0.0.2, 203.0.113.7" },
+      { "x-forwarded-for": "127.0.0.1, 127.0.0.1" },
+      { "x-forwarded-for": "127.0.0.1", "x-real-ip": "127.0.0.1" },
+    ];
+    for (const sp of spoofs) expect(checkAccess(h({ host: "localhost:3000", ...sp }), c, LB), JSON.stringify(sp)).toMatchObject({ ok: false, status: 403 });
+  });
+
+  it("the client address is the right-most untrusted entry of the one configured header; other forwarding headers are ignored", () => {
+    const t = ["10.0.0.2"];
+    expect(clientAddress(h({ "x-forwarded-for": "::1, 203.0.113.7, 10.0.0.2", "x-real-ip": "::1", forwarded: "for=127.0.0.1" }), t)).toBe("203.0.113.7");
+    expect(clientAddress(h({ "x-forwarded-for": "203.0.113.7", "x-real-ip": "127.0.0.1" }), t)).toBe("203.0.113.7");
+    expect(clientAddress(h({ "x-real-ip": "127.0.0.1" }), t)).toBeNull();
+    expect(clientAddress(h({ "x-forwarded-for": "::1", forwarded: 'for="[2001:db8::5]:4711", for=10.0.0.2' }), t, "forwarded")).toBe("2001:db8::5");
+    expect(clientAddress(h({ "x-forwarded-for": "10.0.0.2" }), t)).toBe("10.0.0.2");
+    expect(fromTrustedProxy(h({ "x-forwarded-for": "198.51.100.4, 10.0.0.2" }), t)).toBe(true);
+    expect(fromTrustedProxy(h({ "x-forwarded-for": "10.0.0.2, 198.51.100.4" }), t)).toBe(false);
+    expect(fromTrustedProxy(h({ "x-forwarded-for": "198.51.100.4", "x-real-ip": "10.0.0.2" }), t)).toBe(false);
+    expect(fromTrustedProxy(h({ "x-real-ip": "10.0.0.2" }), t, "x-real-ip")).toBe(true);
+    // With another header configured, its presence is a forwarding too: not local.
+    expect(isLocalRequest(h({ ...local, "x-client-ip": "127.0.0.1" }), LB, "x-client-ip")).toBe(false);
+    expect(isLocalRequest(h(local), LB, "x-client-ip")).toBe(true);
   });
 
   it("reads the listening host from next's -H / --hostname", () => {

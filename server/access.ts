@@ -23,13 +23,17 @@
  * - `Host` is `localhost`, `127.0.0.1` or `[::1]` (any port) — not a DNS-rebinding page;
  * - no forwarding header: `X-Real-IP` and `Forwarded` absent, `X-Forwarded-For` only Next's own
  *   copy of the (loopback) peer address — one loopback entry — and `X-Forwarded-Host`, which
- *   Next sets to `Host`, equal to it. A reverse proxy on this machine that adds the real client
- *   makes the request non-local, unless `TRUSTED_PROXIES` lists the proxy: then the client is the
- *   right-most forwarded address not in the list, and it must be loopback;
+ *   Next sets to `Host`, equal to it. A client behind a reverse proxy is never local, trusted proxy
+ *   or not: a loopback address in a forwarding header is the proxy's machine or the client's claim,
+ *   not this socket's peer. `TRUSTED_PROXIES` and its one header `TRUSTED_PROXY_HEADER` decide the
+ *   client's address ({@link clientAddress}) and whether proxy-mode identity headers are believed
+ *   ({@link fromTrustedProxy}), never locality;
  * - `Origin`, when present, is a loopback origin, and `Sec-Fetch-Site`, when present, is
  *   `same-origin` or `none`.
  * **Residual risk**: a reverse proxy on this machine that sends no forwarding header at all (nginx's
- * default) looks like a local client; behind any proxy, set `WORKSHOP_TOKEN`.
+ * default), or passes the client's `X-Forwarded-For` on unchanged instead of appending to it
+ * (`$proxy_add_x_forwarded_for`), looks like a local client; behind any proxy, set `WORKSHOP_TOKEN`
+ * or `AUTH_MODE=proxy`.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 
@@ -37,8 +41,10 @@ import { createHash, timingSafeEqual } from "node:crypto";
 export interface AccessConfig {
   mode: "embedded" | "real";
   WORKSHOP_TOKEN?: string;
-  /** Addresses of reverse proxies whose forwarding headers are believed. @default [] */
+  /** Addresses of reverse proxies whose forwarding header is believed. @default [] */
   TRUSTED_PROXIES?: readonly string[];
+  /** The one header those proxies report the client in. @default "x-forwarded-for" */
+  TRUSTED_PROXY_HEADER?: string;
 }
 
 /** Where the server listens, as far as the rule needs it. */
@@ -120,38 +126,57 @@ function forwardedFor(v: string): string[] {
   return [...v.matchAll(/for=("[^"]*"|[^;,\s]+)/gi)].map((m) => bare(m[1]!));
 }
 
+/** The header a trusted proxy reports the client in, when none is configured (`TRUSTED_PROXY_HEADER`). */
+export const DEFAULT_PROXY_HEADER = "x-forwarded-for";
+
+/** The addresses one forwarding header lists, left (first hop) to right (last hop). */
+export function forwardedChain(headers: Headers, header: string = DEFAULT_PROXY_HEADER): string[] {
+  const name = header.toLowerCase();
+  const v = headers.get(name) ?? "";
+  return name === "forwarded" ? forwardedFor(v) : v.split(",").map(bare).filter(Boolean);
+}
+
 /**
- * The client's address as the request tells it, believing forwarding headers only from
- * `trusted` proxies: the right-most address not in `trusted` (X-Forwarded-For, then Forwarded,
- * then X-Real-IP); `null` when the request names none.
+ * Whether the request's last hop was a trusted proxy: the right-most entry of the ONE configured
+ * header (`header`, `TRUSTED_PROXY_HEADER`) is in `trusted`. Next.js copies the socket's peer into
+ * `x-forwarded-for` only when the request has none, so this is what the last hop wrote, not a
+ * socket fact: **only a proxy the app alone is reachable through makes it true** (SECURITY.md).
  */
-export function clientAddress(headers: Headers, trusted: readonly string[] = []): string | null {
-  const chain = [
-    ...(headers.get("x-real-ip") ? [bare(headers.get("x-real-ip")!)] : []),
-    ...forwardedFor(headers.get("forwarded") ?? ""),
-    ...(headers.get("x-forwarded-for") ?? "").split(",").map(bare).filter(Boolean),
-  ];
+export function fromTrustedProxy(headers: Headers, trusted: readonly string[], header: string = DEFAULT_PROXY_HEADER): boolean {
+  const chain = forwardedChain(headers, header);
+  const t = new Set(trusted.map(bare));
+  return chain.length > 0 && t.has(chain[chain.length - 1]!);
+}
+
+/**
+ * The client's address as the request tells it: the right-most entry of the ONE configured header
+ * (`header`, default `x-forwarded-for`) that is not a `trusted` proxy; the left-most when every
+ * entry is trusted; `null` when the header names none. Every other forwarding header (`X-Real-IP`,
+ * `Forwarded`, …) is ignored, so a client cannot pick the header that suits it.
+ */
+export function clientAddress(headers: Headers, trusted: readonly string[] = [], header: string = DEFAULT_PROXY_HEADER): string | null {
+  const chain = forwardedChain(headers, header);
   const t = new Set(trusted.map(bare));
   for (let i = chain.length - 1; i >= 0; i--) if (!t.has(chain[i]!)) return chain[i]!;
   return chain[0] ?? null;
 }
 
-/** Whether the request comes from this machine (see the module doc for what is checked). */
-export function isLocalRequest(headers: Headers, listen: ListenInfo = listenInfo(), trusted: readonly string[] = []): boolean {
+/**
+ * Whether the request comes from this machine (see the module doc for what is checked). Only the
+ * socket's own loopback peer is local: `x-forwarded-for` must be Next's one copy of it and no other
+ * forwarding header may be present — a loopback address a proxy reports is the proxy's machine or
+ * the client's claim, never this socket, whatever `TRUSTED_PROXIES` says.
+ */
+export function isLocalRequest(headers: Headers, listen: ListenInfo = listenInfo(), header: string = DEFAULT_PROXY_HEADER): boolean {
   if (!listen.loopback) return false;
   const host = headers.get("host");
   if (!isLoopbackHost(host)) return false;
   const xfh = headers.get("x-forwarded-host");
   if (xfh !== null && xfh.trim().toLowerCase() !== host!.trim().toLowerCase()) return false;
   const xff = (headers.get("x-forwarded-for") ?? "").split(",").map((x) => x.trim()).filter(Boolean);
-  if (xff.length === 0) return false; // Next always sets it: a request without one did not come through Next's server
-  if (trusted.length === 0) {
-    if (headers.has("x-real-ip") || headers.has("forwarded")) return false;
-    if (xff.length !== 1 || !isLoopbackAddress(xff[0]!)) return false;
-  } else {
-    const client = clientAddress(headers, trusted);
-    if (client === null || !isLoopbackAddress(client)) return false;
-  }
+  if (xff.length !== 1 || !isLoopbackAddress(xff[0]!)) return false; // Next always sets it: none means the request did not come through Next's server
+  if (headers.has("x-real-ip") || headers.has("forwarded")) return false;
+  if (header.toLowerCase() !== DEFAULT_PROXY_HEADER && headers.has(header)) return false;
   const origin = headers.get("origin");
   if (origin !== null) {
     try {
@@ -205,7 +230,7 @@ export function checkAccess(headers: Headers, c: AccessConfig, listen: ListenInf
   if (!listen.loopback) {
     return { ok: false, status: 403, error: "forbidden", detail: "read-only: the server listens beyond loopback and WORKSHOP_TOKEN is not set; set it and send Authorization: Bearer <token>" };
   }
-  if (isLocalRequest(headers, listen, c.TRUSTED_PROXIES ?? [])) return { ok: true, reason: "local" };
+  if (isLocalRequest(headers, listen, c.TRUSTED_PROXY_HEADER)) return { ok: true, reason: "local" };
   return {
     ok: false,
     status: 403,

@@ -3,6 +3,8 @@ import { ALL_DEDUP_KEYS_GLOB, DLQ_TOPIC_SUFFIX, dlqTopicOf } from "@/names/dedup
 import { topicNameSchema } from "@/lib/api/common";
 import { DEMO_TOPIC } from "@/lib/api/consumers";
 import { RUNBOOK_PATH } from "@/lib/alert-model";
+import { parseRoleBindings, type RoleBinding } from "@/server/auth/bindings";
+import { parseMaskRules, type MaskRule } from "@/lib/api/masking";
 
 /**
  * The app's configuration, from environment variables, validated once at start-up.
@@ -133,10 +135,48 @@ const schema = z.object({
 
   /** Reverse proxies whose X-Forwarded-For / X-Real-IP / Forwarded are believed (server/access.ts). */
   TRUSTED_PROXIES: z.preprocess(empty, ipList.default([])),
+  /** The one header TRUSTED_PROXIES report the client in (right-most untrusted entry; server/access.ts). */
+  TRUSTED_PROXY_HEADER: z.preprocess(empty, z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "expected one header name, e.g. X-Forwarded-For").transform((s) => s.toLowerCase()).default("x-forwarded-for")),
+  /** Where the user comes from (server/auth/principal.ts): `token` (WORKSHOP_TOKEN / this machine), `proxy` (headers from TRUSTED_PROXIES), `oidc` (sign-in). */
+  AUTH_MODE: z.preprocess(empty, z.enum(["token", "proxy", "oidc"], "expected token, proxy or oidc").default("token")),
+  /** Header a trusted proxy names the user in (AUTH_MODE=proxy). */
+  PROXY_USER_HEADER: z.preprocess(empty, z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "expected a header name").transform((s) => s.toLowerCase()).default("x-forwarded-user")),
+  /** Header a trusted proxy names the user's e-mail in (AUTH_MODE=proxy). */
+  PROXY_EMAIL_HEADER: z.preprocess(empty, z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "expected a header name").transform((s) => s.toLowerCase()).default("x-forwarded-email")),
+  /** Header a trusted proxy lists the user's groups in, comma-separated (AUTH_MODE=proxy). */
+  PROXY_GROUPS_HEADER: z.preprocess(empty, z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "expected a header name").transform((s) => s.toLowerCase()).default("x-forwarded-groups")),
+  /** Roles of groups, per service (AUTH_MODE=proxy/oidc): `sre=admin:*,billing-devs=operator:billing;payments` (server/auth/bindings.ts). */
+  ROLE_BINDINGS: z.preprocess(
+    empty,
+    z
+      .string()
+      .transform((s, ctx): RoleBinding[] => {
+        try {
+          return parseRoleBindings(s);
+        } catch (e) {
+          ctx.addIssue({ code: "custom", message: e instanceof Error ? e.message : String(e) });
+          return z.NEVER;
+        }
+      })
+      .default([]),
+  ),
   /** Host names the app answers to besides loopback and its own (server/allowed-hosts.ts); `.example.com` allows sub-domains. */
   ALLOWED_HOSTS: z.preprocess(empty, hostNameList.default([])),
   /** `on`: local viewers see upstream errors unredacted (server/redact.ts); others never do. */
   SHOW_UPSTREAM_DETAIL: z.preprocess(empty, z.enum(["on", "off"], "expected on or off").default("off")),
+  /** Payload masking for roles without `unmasked` (server/observe/records/masking.ts): a JSON array of rules; default none. */
+  MASK_RULES: z.preprocess(
+    empty,
+    z
+      .string()
+      .transform((s, ctx): MaskRule[] => {
+        const r = parseMaskRules(s);
+        if (r.ok) return r.rules;
+        ctx.addIssue({ code: "custom", message: r.error });
+        return z.NEVER;
+      })
+      .default([]),
+  ),
   /** Port `npm run dev` / `npm start` listen on (default 3000); read here only to validate it. */
   PORT: z.preprocess(empty, z.coerce.number().int("expected a whole number").min(1, "expected a port in 1-65535").max(65535, "expected a port in 1-65535").optional()),
   /** Interface `npm start` binds (default 127.0.0.1); read here only to validate it. */

@@ -7,8 +7,9 @@
  * Where each security check lives, so none is written twice:
  * - cross-site callers, non-JSON content types, a `Content-Length` over the cap: proxy.ts, before
  *   any route runs;
- * - who may change state (token / this machine / read-only): server/access.ts, applied here by
- *   {@link guard} in every state-changing handler;
+ * - who may change state: in token mode (token / this machine / read-only) server/access.ts, applied
+ *   here by {@link guard}; in proxy/oidc mode {@link writeGuard} lets only a named user on, and
+ *   `audited` (server/audit) checks its role for the service the action concerns;
  * - a body over the cap without a `Content-Length` (chunked): {@link readJson}, streamed;
  * - the key browser's per-client and shared Redis budget: server/observe/keys/budget.ts
  *   (a {@link RateLimitedError} → 429 with `Retry-After`);
@@ -18,6 +19,7 @@ import type { z } from "zod";
 import { ERROR_CODES, type ErrorBody } from "@/lib/api/common";
 import { config } from "@/server/config";
 import { checkAccess, clientAddress, isLocalRequest, listenInfo, MAX_BODY_BYTES } from "@/server/access";
+import { principalOf } from "@/server/auth/principal";
 import { redactBody } from "@/server/redact";
 import { tokenFailures } from "@/server/token-failures";
 
@@ -34,7 +36,7 @@ export function json(body: unknown, status = 200, headers: Record<string, string
  */
 export function showsUpstreamDetail(req: Request): boolean {
   const c = config();
-  return c.SHOW_UPSTREAM_DETAIL === "on" && isLocalRequest(req.headers, listenInfo(), c.TRUSTED_PROXIES);
+  return c.SHOW_UPSTREAM_DETAIL === "on" && isLocalRequest(req.headers, listenInfo(), c.TRUSTED_PROXY_HEADER);
 }
 
 /**
@@ -154,7 +156,7 @@ export function describeIssues(err: z.ZodError, what = "query"): string {
  * budget is the bound that holds (server/observe/keys/budget.ts).
  */
 export function browseClient(req: Request): string {
-  return clientAddress(req.headers, config().TRUSTED_PROXIES) ?? "unknown";
+  return clientAddress(req.headers, config().TRUSTED_PROXIES, config().TRUSTED_PROXY_HEADER) ?? "unknown";
 }
 
 /**
@@ -171,6 +173,21 @@ export function guard(req: Request): Response | null {
   const d = checkAccess(req.headers, c, listenInfo());
   if (!d.ok && d.status === 401 && presented) tokenFailures().failed();
   return d.ok ? null : fail(req, d.status, d.error, d.detail);
+}
+
+/**
+ * The first gate of every state-changing call, by `AUTH_MODE`: token mode is {@link guard}; in
+ * proxy and oidc mode an anonymous caller (no trusted proxy named it, no valid session) is a 401,
+ * a signed-in one passes here and its role is checked per service by `audited` (server/audit),
+ * which also records a refusal.
+ */
+export async function writeGuard(req: Request): Promise<Response | null> {
+  const mode = config().AUTH_MODE;
+  if (mode === "token") return guard(req);
+  const p = await principalOf(req);
+  if (p.source !== "anonymous") return null;
+  const how = mode === "proxy" ? "this endpoint needs a user named by a trusted proxy (AUTH_MODE=proxy: sign in through the proxy in front of the app)" : "sign in first (AUTH_MODE=oidc: /api/auth/login)";
+  return fail(req, 401, "unauthorized", `anonymous: ${how}`);
 }
 
 /**
@@ -254,7 +271,7 @@ export async function handleParams<S extends z.ZodType>(
   options: ParamsOptions = {},
 ): Promise<Response> {
   if (options.write) {
-    const denied = guard(req);
+    const denied = await writeGuard(req);
     if (denied) return denied;
   }
   const value = await params;
@@ -269,7 +286,7 @@ export async function handleParams<S extends z.ZodType>(
  * errors → their status.
  */
 export async function handleBody<S extends z.ZodType>(req: Request, schema: S, fn: (body: z.output<S>) => Promise<unknown> | unknown, status = 200): Promise<Response> {
-  const denied = guard(req);
+  const denied = await writeGuard(req);
   if (denied) return denied;
   const body = await readJson(req);
   if (!body.ok) return body.response;

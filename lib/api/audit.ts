@@ -10,13 +10,33 @@ export const AUDIT_ACTIONS = ["keys.forget", "keys.ttl", "dlq.redrive", "dlq.dis
 /** One of {@link AUDIT_ACTIONS}. */
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
+/** Who did an action beyond the name: how the request proved it, e-mail, strongest role, client address. */
+export const auditPrincipalSchema = z.object({
+  /** `token`, `local`, `proxy`, `oidc`, `anonymous`. */
+  source: z.string().optional(),
+  email: z.string().optional(),
+  /** The strongest role the user had anywhere (`viewer`, `operator`, `admin`); absent: none. */
+  role: z.string().optional(),
+  /** The grants in words, e.g. `operator: billing`. */
+  roles: z.string().optional(),
+  /** The client's address as the request proves it. */
+  address: z.string().optional(),
+});
+/** See {@link auditPrincipalSchema}. */
+export type AuditPrincipal = z.infer<typeof auditPrincipalSchema>;
+
 /** One state-changing action as the audit trail keeps it. */
 export const auditEntrySchema = z.object({
   id: z.string(),
   /** ISO-8601. */
   at: z.string(),
-  /** `token` (WORKSHOP_TOKEN), `local` (this machine), `embedded` (the open one-process demo), `cli (<user>)` (`npm run dlq:replay`). */
+  /**
+   * The user (AUTH_MODE=proxy/oidc: the name the proxy or the sign-in gave), or in token mode
+   * `token` (WORKSHOP_TOKEN), `local` (this machine); `cli (<user>)` (`npm run dlq:replay`).
+   */
   who: z.string(),
+  /** Who did it beyond the name (empty for entries written before the trail kept it, and for the CLI). */
+  principal: auditPrincipalSchema.default({}),
   /** What was done: `keys.forget`, `keys.ttl`, `dlq.redrive`, `dlq.discard`, `dlq.replay` (the CLI), `workshop.run`, `demo.faults`, `demo.sources`, `silence.create`, `silence.expire`. */
   action: z.string(),
   /** The selection / filter / body, as given. */
@@ -24,7 +44,11 @@ export const auditEntrySchema = z.object({
   dryRun: z.boolean(),
   matched: z.number().nullable(),
   changed: z.number().nullable(),
-  /** `ok`, or `error: <detail>`. */
+  /**
+   * `started` (written before the action: a change is never done without its entry; one that stays
+   * `started` was cut short), `ok`, `error: <detail>`, or `refused: <why>` (403: the role does not
+   * allow it; nothing was done).
+   */
   result: z.string(),
   /** The `service` and `handler` the action concerns (none: the whole app); its chart markers show on those pages. */
   scope: z.record(z.string(), z.string()),
@@ -59,5 +83,7 @@ export type AuditResponse = z.infer<typeof auditResponseSchema>;
 /** `GET /api/audit?action=&limit=` */
 export const auditQuerySchema = z.object({
   action: z.string().min(1).max(100).optional(),
+  /** Only this user's entries (AUTH_MODE=proxy/oidc: everyone but an admin sees only their own). */
+  who: z.string().min(1).max(200).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });

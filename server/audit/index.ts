@@ -7,11 +7,12 @@
  */
 import type { AuditEntry } from "@/lib/api/audit";
 import { checkAccess, listenInfo } from "@/server/access";
+import { may, principalOf, refusalText, rolesText, topRole, type Principal } from "@/server/auth/principal";
 import { config } from "@/server/config";
-import { UpstreamUnavailableError } from "@/server/http";
-import { MemoryAuditStore, PostgresAuditStore, type AuditInput, type AuditStore } from "./store";
+import { ForbiddenError, UpstreamUnavailableError } from "@/server/http";
+import { MemoryAuditStore, PostgresAuditStore, type AuditCompletion, type AuditInput, type AuditStore } from "./store";
 
-export type { AuditInput, AuditStore } from "./store";
+export type { AuditCompletion, AuditInput, AuditStore } from "./store";
 
 type G = typeof globalThis & { __dedupHealthAudit?: AuditStore };
 
@@ -63,10 +64,16 @@ export async function recordAudit(entry: AuditInput): Promise<AuditEntry | null>
   }
 }
 
-/** Who made a request, as the access rule saw it: `token`, `local`, `embedded` (or `anonymous`). */
+/** Who made a request, as the access rule saw it: `token`, `local` (or `anonymous`). Token mode only; {@link audited} passes the principal to its work. */
 export function auditActor(req: Request): string {
   const d = checkAccess(req.headers, config(), listenInfo());
   return d.ok ? d.reason : "anonymous";
+}
+
+/** What the trail keeps of a principal beside its name. */
+export function auditPrincipal(p: Principal): AuditEntry["principal"] {
+  const role = topRole(p);
+  return { source: p.source, ...(p.email ? { email: p.email } : {}), ...(role ? { role } : {}), roles: rolesText(p), ...(p.address ? { address: p.address } : {}) };
 }
 
 /** The counts of an action's answer, for the trail, and what it touched (bounded lists: `touchedList`). */
@@ -88,32 +95,73 @@ export function auditUnavailable(e: unknown, what: string): UpstreamUnavailableE
 }
 
 /**
- * Runs `fn` (a route's work) and records it: `ok` with the counts `counts` reads from its answer,
- * or `error: <message>` when it throws (rethrown). `filter` is what the caller asked for; `scope`
- * the `service` / `handler` it concerns (its chart marker shows on their pages; none: every page),
- * or a function of the answer when only the answer knows (a silence expired by id).
- * **An action that changes state (not a dry run) is refused with a 503 when the audit store cannot
- * keep its entry now**: nothing is done that the trail would not show. A dry run changes nothing
- * and still answers (its entry is logged when it cannot be kept).
+ * The services an action needs `write` on: `services` when given, else the static scope's
+ * `service`, else none named (`undefined`: the whole app, only a `*` grant may).
+ */
+function targetsOf(scope: AuditScope | ((r: never) => AuditScope), services: readonly string[] | undefined): readonly (string | undefined)[] {
+  if (services && services.length > 0) return services;
+  if (typeof scope !== "function" && scope.service !== undefined) return [scope.service];
+  return [undefined];
+}
+
+/** Options of {@link audited} beyond the positional ones. */
+export interface AuditedOptions {
+  /** The services the action needs `write` on (default: the scope's `service`; none: the whole app). */
+  services?: readonly string[];
+}
+
+/**
+ * Runs `fn` (a route's work, given the request's principal) and records it. First the principal
+ * must have `write` on every service the action concerns (`options.services`, else the scope's
+ * `service`, else the whole app): if not, a `refused: <why>` entry and a 403 — nothing is done.
+ * **A change (not a dry run) is written `started` before it is done and completed after** (`ok`
+ * with the counts `counts` reads from the answer, or `error: <message>` when `fn` throws,
+ * rethrown): when the store cannot take the `started` entry the action is refused with a 503, so
+ * nothing happens that the trail does not show. A dry run changes nothing: it runs, then its entry
+ * is recorded (logged when it cannot be). `filter` is what the caller asked for; `scope` the
+ * `service` / `handler` it concerns (its chart marker shows on their pages), or a function of the
+ * answer when only the answer knows (a re-drive by UUIDs, a silence expired by id).
  */
 export async function audited<T>(
   req: Request,
   action: string,
   filter: object,
   dryRun: boolean,
-  fn: () => Promise<T>,
+  fn: (p: Principal) => Promise<T>,
   counts: (r: T) => AuditCounts = NO_COUNTS,
   scope: AuditScope | ((r: T) => AuditScope) = {},
+  options: AuditedOptions = {},
 ): Promise<T> {
-  const base = { who: auditActor(req), action, filter: { ...filter } as Record<string, unknown>, dryRun, scope: typeof scope === "function" ? {} : scope };
-  if (!dryRun) {
-    try {
-      await auditStore().ready();
-    } catch (e) {
-      console.error(`[audit] refused ${action} (not performed): the audit store cannot keep its entry: ${e instanceof Error ? e.message : String(e)}`);
-      throw auditUnavailable(e, `${action} was not performed: every change is audited`);
-    }
+  const p = await principalOf(req);
+  const base: AuditInput = { who: p.name, principal: auditPrincipal(p), action, filter: { ...filter } as Record<string, unknown>, dryRun, scope: typeof scope === "function" ? {} : scope, matched: null, changed: null, result: "started" };
+  const targets = targetsOf(scope, options.services);
+  const refused = targets.findIndex((s) => !may(p, "write", s));
+  if (refused >= 0) {
+    const why = refusalText(p, action, targets[refused]);
+    await recordAudit({ ...base, result: `refused: ${why}` });
+    throw new ForbiddenError(why);
   }
+  if (dryRun) return dryRunAudited(base, () => fn(p), counts, scope);
+  let id: string;
+  try {
+    id = (await auditStore().append(base)).id;
+  } catch (e) {
+    console.error(`[audit] refused ${action} (not performed): the audit store cannot keep its entry: ${e instanceof Error ? e.message : String(e)}`);
+    throw auditUnavailable(e, `${action} was not performed: every change is audited`);
+  }
+  const done = (c: AuditCompletion) => auditStore().complete(id, c).catch((e: unknown) => console.error(`[audit] ${action} was done but its entry ${id} stays "started": ${e instanceof Error ? e.message : String(e)}`));
+  try {
+    const r = await fn(p);
+    await done({ ...counts(r), result: "ok", ...(typeof scope === "function" ? { scope: scope(r) } : {}) });
+    return r;
+  } catch (e) {
+    await done({ matched: null, changed: null, result: `error: ${e instanceof Error ? e.message : String(e)}` });
+    throw e;
+  }
+}
+
+/** A dry run: done, then recorded (an entry that cannot be kept is logged, the answer stands). */
+async function dryRunAudited<T>(base: AuditInput, fn: () => Promise<T>, counts: (r: T) => AuditCounts, scope: AuditScope | ((r: T) => AuditScope)): Promise<T> {
   try {
     const r = await fn();
     await recordAudit({ ...base, ...counts(r), result: "ok", ...(typeof scope === "function" ? { scope: scope(r) } : {}) });

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { silenceCreateSchema } from "@/lib/api/silences";
 import { createSilence, getSilences } from "@/server/observe/alertmanager";
 import { handleBody, handleQuery } from "@/server/http";
-import { auditedSilenceWrite } from "@/server/silence-audit";
+import { auditedSilenceWrite, silenceCreator } from "@/server/silence-audit";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -14,9 +14,14 @@ export function GET(req: Request): Promise<Response> {
 
 /**
  * `POST /api/silences` with a `SilenceCreate` → 201 `{ silence }`: mutes `{alertname, service[,
- * handler]}` from now for `durationMinutes`. 400 invalid body, 401/403 by the access rule, 503
- * without Alertmanager.
+ * handler]}` from now for `durationMinutes`. 400 invalid body, 401/403 by the access rule or the
+ * role (operator of `service`), 503 without Alertmanager. In proxy/oidc mode `createdBy` is the user.
  */
 export function POST(req: Request): Promise<Response> {
-  return handleBody(req, silenceCreateSchema, (body) => auditedSilenceWrite(req, "silence.create", body, () => createSilence(body)), 201);
+  return handleBody(
+    req,
+    silenceCreateSchema,
+    (body) => auditedSilenceWrite(req, "silence.create", body, [body.service], (p) => createSilence({ ...body, createdBy: silenceCreator(p, body.createdBy) })),
+    201,
+  );
 }

@@ -12,7 +12,7 @@ import { newMessage } from "@/server/dedup/message";
 import { dlqBacklogText } from "@/lib/on-call-text";
 import { configOfFile, useConfig } from "@/server/testing/app-config";
 import { ownKafka } from "@/server/testing/own-kafka";
-import { clearDlqBacklog, dlqBacklog, handlerBacklog, registerDlqBacklogGauge } from "./dlq-backlog";
+import { BACKLOG_LABEL_MAX_CHARS, BACKLOG_OTHER_HANDLERS_MAX, clearDlqBacklog, dlqBacklog, handlerBacklog, OTHER_LABEL, registerDlqBacklogGauge } from "./dlq-backlog";
 
 const own = ownKafka();
 configOfFile();
@@ -57,5 +57,25 @@ describe("the DLQ backlog is read from the DLQ topic", () => {
     const text = await registry.metrics();
     expect(text).toContain(`${OBSERVE_METRIC_NAMES.dlqBacklog}{topic="${topic}",handler="on-order-paid",reason_poisoned="redis_conn"} 35`);
     expect(text).toContain(`${OBSERVE_METRIC_NAMES.dlqBacklog}{topic="${topic}",handler="on-review-created",reason_poisoned="non_retryable"} 3`);
+  }, 60_000);
+
+  it("keeps the gauge's labels bounded whatever handler and topic headers the records carry: the rest is summed as (other)", async () => {
+    const spray = Array.from({ length: 500 }, (_, i) => poisoned(`spray-${i}-${"x".repeat(i === 7 ? 300 : 0)}`, "handler_error", "boom"));
+    const foreign = Array.from({ length: 5 }, () => newMessage(ulid(), "{}", { metadata: { [HANDLER_POISONED_KEY]: "on-order-paid", [TOPIC_POISONED_KEY]: "not-a-consumer-topic", [REASON_CLASS_POISONED_KEY]: "handler_error", [REASON_POISONED_KEY]: "boom" } }));
+    await own.kafka.publisher.publish(dlq, ...spray, ...foreign);
+    clearDlqBacklog();
+    const b = await dlqBacklog(30_000);
+    expect(b?.topics[0]).toMatchObject({ total: 548, complete: true });
+    const registry = new Registry();
+    registerDlqBacklogGauge(registry);
+    const json = await registry.getMetricsAsJSON();
+    const values = json.find((m) => m.name === OBSERVE_METRIC_NAMES.dlqBacklog)!.values as Array<{ labels: Record<string, string>; value: number }>;
+    // Before the bound: one series per distinct handler header (≈ 505 here, 5,001 in the review's probe).
+    expect(values.length).toBeLessThanOrEqual(BACKLOG_OTHER_HANDLERS_MAX * 3 + 3);
+    expect(values.reduce((n, v) => n + v.value, 0)).toBe(548);
+    expect(values.every((v) => Object.values(v.labels).every((l) => String(l).length <= BACKLOG_LABEL_MAX_CHARS))).toBe(true);
+    expect(values.find((v) => v.labels.handler === OTHER_LABEL)?.value).toBeGreaterThanOrEqual(480);
+    expect(values.find((v) => v.labels.topic === OTHER_LABEL && v.labels.handler === "on-order-paid")?.value).toBe(5);
+    expect(values.find((v) => v.labels.topic === topic && v.labels.handler === "on-order-paid" && v.labels.reason_poisoned === "redis_conn")?.value).toBe(35);
   }, 60_000);
 });

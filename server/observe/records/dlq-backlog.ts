@@ -13,6 +13,7 @@ import type { Registry } from "prom-client";
 import { dlqTopicOf } from "@/names/dedup";
 import { config } from "@/server/config";
 import { readDlqConvention } from "@/server/transport/dlq-conventions";
+import { declaredHandlers } from "../handler-registry";
 import { registerObserveGauge } from "../observe-gauge";
 import { dlqStateStore, lastResolvedAt, positionKey, type DlqResolution } from "./dlq-state";
 import type { LogReader, PartitionRange } from "./log-reader";
@@ -168,8 +169,42 @@ export function handlerBacklog(b: DlqBacklog | null, handler: string, topics: Re
   return { status: "ok", total, byReason, newestAt: newest ? new Date(newest).toISOString() : null, complete, dlqTopic };
 }
 
+/** Most distinct handler values the backlog gauge reports per topic beyond the declared ones. */
+export const BACKLOG_OTHER_HANDLERS_MAX = 20;
+/** Longest label value the backlog gauge reports (longer ones are cut, with "…"). */
+export const BACKLOG_LABEL_MAX_CHARS = 64;
+/** The label value of everything outside the bounds. */
+export const OTHER_LABEL = "(other)";
+
+const cut = (v: string) => (v.length > BACKLOG_LABEL_MAX_CHARS ? `${v.slice(0, BACKLOG_LABEL_MAX_CHARS - 1)}…` : v);
+
 /**
- * Registers `dedup_dlq_backlog_records{topic,handler,reason_poisoned}` (open records) and
+ * The backlog gauge's series, bounded whatever the DLQ headers say (they are written by any
+ * producer): a topic outside `consumerTopics` is `(other)`; a handler is kept when it is declared,
+ * or among the {@link BACKLOG_OTHER_HANDLERS_MAX} with most records of its topic, else `(other)`;
+ * values cut at {@link BACKLOG_LABEL_MAX_CHARS}. Counts of merged groups are summed: the total holds.
+ */
+export function boundedBacklogSeries(b: DlqBacklog, consumerTopics: readonly string[], declared: ReadonlySet<string>): Array<{ labels: Record<string, string>; value: number }> {
+  const topics = new Set(consumerTopics);
+  const series = new Map<string, { labels: Record<string, string>; value: number }>();
+  for (const t of b.topics) {
+    const perHandler = new Map<string, number>();
+    for (const g of t.groups) perHandler.set(g.handler, (perHandler.get(g.handler) ?? 0) + g.count);
+    const kept = new Set([...perHandler].filter(([h]) => !declared.has(h)).sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, BACKLOG_OTHER_HANDLERS_MAX).map(([h]) => h));
+    for (const g of t.groups) {
+      const labels = { topic: topics.has(g.topic) ? g.topic : OTHER_LABEL, handler: declared.has(g.handler) || kept.has(g.handler) ? cut(g.handler) : OTHER_LABEL, reason_poisoned: cut(g.reasonClass) };
+      const k = `${labels.topic}\u0000${labels.handler}\u0000${labels.reason_poisoned}`;
+      const e = series.get(k);
+      if (e) e.value += g.count;
+      else series.set(k, { labels, value: g.count });
+    }
+  }
+  return [...series.values()];
+}
+
+/**
+ * Registers `dedup_dlq_backlog_records{topic,handler,reason_poisoned}` (open records; its labels
+ * bounded by {@link boundedBacklogSeries}) and
  * `dedup_dlq_oldest_open_age_seconds{topic}` on `registry` (get-or-create): each scrape reports the
  * last backlog read and starts the next when it is due (waits for it only after this process
  * resolved records). The age is taken at the scrape, so it grows between reads.
@@ -182,7 +217,7 @@ export function registerDlqBacklogGauge(registry: Registry): void {
     async () => {
       const b = await dlqBacklog(0);
       if (!b || b.error) return null;
-      return b.topics.flatMap((t) => t.groups.map((g) => ({ labels: { topic: g.topic, handler: g.handler, reason_poisoned: g.reasonClass }, value: g.count })));
+      return boundedBacklogSeries(b, config().CONSUMER_TOPICS, new Set(declaredHandlers().map((h) => h.setup.handler)));
     },
   );
   registerObserveGauge(

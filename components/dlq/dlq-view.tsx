@@ -14,6 +14,7 @@ import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { RedrivePanel } from "./redrive-panel";
 import { DlqOriginCell } from "./dlq-origin";
 import { DiscardPanel } from "./discard-panel";
+import { MaskedBadge } from "../records/masked-badge";
 import { useHydrated } from "../hydrated";
 import { DataTable } from "../data-table";
 
@@ -62,7 +63,10 @@ function DlqRow({ e, ticked, onTick }: { e: DlqEntry; ticked: boolean; onTick: (
         {e.resolution ? <div className="max-w-xs truncate text-slate-500">{stateDetail(e)}</div> : null}
       </td>
       <td className="whitespace-nowrap text-xs">{e.poisonedAt}</td>
-      <td className="font-mono text-xs">{e.uuid ?? "— none"}</td>
+      <td className="font-mono text-xs">
+        {e.uuid ?? "— none"}
+        <MaskedBadge notes={e.masked} />
+      </td>
       <td title={e.reason}>
         <span className="font-mono text-xs">{e.reasonClass}</span>
         <div className="max-w-xs truncate text-xs text-slate-500">{e.reason}</div>

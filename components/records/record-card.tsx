@@ -1,5 +1,7 @@
 import type { Encoded, RecordView } from "@/lib/api/records";
 import { formatBytes } from "@/lib/format";
+import { maskedNoteText } from "@/lib/api/masking";
+import { MaskedBadge } from "./masked-badge";
 
 /** JSON pretty-printed when the text parses as JSON, else the text as is. */
 export function prettyText(e: Encoded): { text: string; json: boolean } {
@@ -21,9 +23,11 @@ function EncodedText({ value, testId }: { value: Encoded | null; testId?: string
   );
 }
 
-/** One Kafka record: position, time, key, headers, payload (JSON pretty-printed; raw text kept in `data-raw`), size. */
+/** One Kafka record: position, time, key, headers, payload (JSON pretty-printed; raw text kept in `data-raw`), size; what the caller's role sees masked, said. */
 export function RecordCard({ record }: { record: RecordView }) {
   const pretty = record.payload ? prettyText(record.payload) : null;
+  const headerMasked = (key: string) => record.masked?.filter((n) => n.in === "header" && n.field === key);
+  const payloadMasked = record.masked?.filter((n) => n.in === "payload");
   return (
     <article data-testid="record" className="space-y-3 rounded-lg border border-slate-200 bg-white p-4 text-sm shadow-sm dark:border-slate-800 dark:bg-slate-900">
       <dl className="grid grid-cols-[max-content_1fr] gap-x-4 gap-y-1">
@@ -41,6 +45,12 @@ export function RecordCard({ record }: { record: RecordView }) {
         </dd>
         <dt className="text-slate-500">Size</dt>
         <dd title="bytes of key, value and headers">{formatBytes(record.size)}</dd>
+        {record.masked?.length ? (
+          <>
+            <dt className="text-slate-500">Masked for your role</dt>
+            <dd data-testid="record-masked">{record.masked.map(maskedNoteText).join("; ")}</dd>
+          </>
+        ) : null}
       </dl>
       <section>
         <h3 className="text-xs font-semibold text-slate-500">Headers</h3>
@@ -62,6 +72,7 @@ export function RecordCard({ record }: { record: RecordView }) {
                     ) : (
                       <EncodedText value={h.value} />
                     )}
+                    <MaskedBadge notes={headerMasked(h.key)} />
                   </td>
                 </tr>
               ))}
@@ -72,13 +83,14 @@ export function RecordCard({ record }: { record: RecordView }) {
       <section>
         <h3 className="text-xs font-semibold text-slate-500">
           Payload {record.payload ? `(${record.payload.encoding}${pretty?.json ? ", JSON pretty-printed" : ""})` : ""}
+          <MaskedBadge notes={payloadMasked} />
         </h3>
         {record.payload && pretty ? (
           <pre data-testid="record-payload" data-encoding={record.payload.encoding} data-raw={record.payload.text} className="max-h-96 overflow-auto rounded bg-slate-50 p-2 font-mono text-xs dark:bg-slate-950">
             {pretty.text}
           </pre>
         ) : (
-          <p className="text-slate-500">null (a tombstone)</p>
+          <p className="text-slate-500">{payloadMasked?.length ? "removed for your role" : "null (a tombstone)"}</p>
         )}
       </section>
     </article>

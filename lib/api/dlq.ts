@@ -1,6 +1,7 @@
 /** Shapes of the DLQ browser `GET /api/dlq` and of `POST /api/dlq/redrive`. Isomorphic. */
 import { z } from "zod";
 import { answerSchema, bulkActionAnswerSchema, topicNameSchema } from "./common";
+import { maskedListSchema } from "./masking";
 import { recordPositionSchema, scanBoundsSchema } from "./records";
 import { POISON_REASON_CLASSES, REDRIVE_MODES } from "@/names/dedup";
 import { DLQ_CONVENTIONS } from "@/names/dlq-conventions";
@@ -53,6 +54,8 @@ export const dlqEntrySchema = recordPositionSchema.extend({
   /** Why not, when not. */
   notRedrivable: z.string().optional(),
   size: z.number(),
+  /** What `MASK_RULES` masked for this caller (its texts read from the masked headers); absent when the caller sees the record whole. */
+  masked: maskedListSchema,
 });
 /** One DLQ record in the DLQ browser. */
 export type DlqEntry = z.infer<typeof dlqEntrySchema>;

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { answerSchema, topicNameSchema } from "./common";
+import { maskedListSchema } from "./masking";
 
 /** Bytes shown as text: UTF-8 when they are valid UTF-8, else base64 — the encoding is always named. */
 export const encodedSchema = z.object({ encoding: z.enum(["utf-8", "base64"]), text: z.string() });
@@ -28,6 +29,8 @@ export const recordViewSchema = recordPositionSchema.extend({
   size: z.number(),
   /** The `_watermill_message_uuid` header, when there is exactly one readable. */
   uuid: z.string().nullable(),
+  /** What `MASK_RULES` masked for this caller (a role without `unmasked`); absent when the caller sees the record whole. */
+  masked: maskedListSchema,
 });
 /** One Kafka record as the message view shows it. */
 export type RecordView = z.infer<typeof recordViewSchema>;

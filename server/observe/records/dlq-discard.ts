@@ -7,9 +7,10 @@
  */
 import type { DiscardBody, DiscardResponse } from "@/lib/api/dlq";
 import { config } from "@/server/config";
-import { decodeDlq, requireDlqTopic, REDRIVE_PREVIEW } from "./dlq";
+import { decodeDlq, requireDlqTopic, REDRIVE_PREVIEW, shownDlqEntry } from "./dlq";
 import { recordResolutions, topicStates, type TopicStates } from "./dlq-resolutions";
 import type { RawRecord } from "./log-reader";
+import type { Masker } from "./masking";
 import { kafkaRead, recordReader } from "./records";
 import { RECORD_SCAN_LIMITS, scanNewestFirst } from "./scan";
 
@@ -41,8 +42,11 @@ async function withUuids(topic: string, uuids: readonly string[]): Promise<{ fou
   return { found, complete: r.complete };
 }
 
-/** Finds the named records, keeps the open ones and, unless a dry run, marks them `discarded` by `who`. */
-export async function discardDlq(body: DiscardBody, who: string): Promise<DiscardResult> {
+/**
+ * Finds the named records, keeps the open ones and, unless a dry run, marks them `discarded` by
+ * `who`; the preview shows them as `mask` lets the caller see them.
+ */
+export async function discardDlq(body: DiscardBody, who: string, mask: Masker): Promise<DiscardResult> {
   const topic = requireDlqTopic(body.topic);
   const allow = new Set(config().CONSUMER_TOPICS);
   const states: TopicStates = await kafkaRead(topic, () => topicStates(topic));
@@ -68,7 +72,7 @@ export async function discardDlq(body: DiscardBody, who: string): Promise<Discar
     notOpen: records.length - open.length,
     notFound,
     complete,
-    preview: entries.slice(0, REDRIVE_PREVIEW).map((e) => ({ topic: e.topic, partition: e.partition, offset: e.offset, uuid: e.uuid, handler: e.handler, reasonClass: e.reasonClass })),
+    preview: open.slice(0, REDRIVE_PREVIEW).map((r, i) => shownDlqEntry(r, entries[i]!, allow, mask)).map((e) => ({ topic: e.topic, partition: e.partition, offset: e.offset, uuid: e.uuid, handler: e.handler, reasonClass: e.reasonClass })),
   };
   // Kept for the audit trail, left out of the JSON answer (not enumerable): the preview stays bounded.
   return Object.defineProperties(answer, {

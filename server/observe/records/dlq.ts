@@ -6,6 +6,7 @@
  */
 import type { IHeaders } from "kafkajs";
 import type { DlqEntry, DlqResponse, RedriveResponse } from "@/lib/api/dlq";
+import { MASK_MARKER } from "@/lib/api/masking";
 import { dlqTopicOf, type RedriveMode } from "@/names/dedup";
 import { config } from "@/server/config";
 import { redriveMessage, redrivePacer, redriveTarget, type DlqMessage } from "@/server/transport/dlq-redrive";
@@ -13,6 +14,7 @@ import { readDlqConvention } from "@/server/transport/dlq-conventions";
 import { decodeRecord } from "@/server/transport/watermill-codec";
 import { ForbiddenError, UpstreamUnavailableError, errorText } from "../errors";
 import { isTopicMissing, type RawRecord } from "./log-reader";
+import type { Masker } from "./masking";
 import { kafkaRead, recordReader } from "./records";
 import { RECORD_SCAN_LIMITS, decodeScanCursor, encodeScanCursor, recordSize, scanNewestFirst, type ScanResult } from "./scan";
 import { redrivePublisher } from "./redrive-publisher";
@@ -75,10 +77,24 @@ export function decodeDlq(r: RawRecord, allow: ReadonlySet<string>): { msg: DlqM
   };
 }
 
+/**
+ * A DLQ entry as `mask` lets the caller see it: its texts (UUID, reason, handler, subscriber, topic,
+ * origin) read from the masked headers, its bounded facts (reason class, convention, whether it
+ * may be re-driven, size) from the record itself; `masked` lists what was masked.
+ */
+export function shownDlqEntry(rec: RawRecord, real: DlqEntry, allow: ReadonlySet<string>, mask: Masker): DlqEntry {
+  const m = mask(rec);
+  if (m.masked === null) return real;
+  const shown: DlqEntry = { ...decodeDlq(m.record, allow).entry, reasonClass: real.reasonClass, convention: real.convention, handlerIs: real.handlerIs, redrivable: real.redrivable, size: real.size, masked: m.masked };
+  if (real.notRedrivable === undefined) delete shown.notRedrivable;
+  else shown.notRedrivable = real.notRedrivable;
+  return shown;
+}
+
 const byNewest = (a: DlqEntry, b: DlqEntry) => b.poisonedAt.localeCompare(a.poisonedAt) || Number(BigInt(b.offset) - BigInt(a.offset));
 
-/** Builds `GET /api/dlq`: one page, newest first, filtered by handler and reason class. */
-export async function listDlq(q: { topic?: string; handler?: string; reason?: string; state?: string; cursor?: string; limit: number }): Promise<DlqResponse> {
+/** Builds `GET /api/dlq`: one page, newest first, filtered by handler (as the caller sees it, masked or not) and reason class. */
+export async function listDlq(q: { topic?: string; handler?: string; reason?: string; state?: string; cursor?: string; limit: number }, mask: Masker): Promise<DlqResponse> {
   const topic = requireDlqTopic(q.topic);
   const from = decodeScanCursor(q.cursor);
   const allow = new Set(config().CONSUMER_TOPICS);
@@ -87,7 +103,7 @@ export async function listDlq(q: { topic?: string; handler?: string; reason?: st
   const states = await kafkaRead(topic, () => topicStates(topic));
   const r = await kafkaRead(topic, () =>
     scanNewestFirst(recordReader(), topic, from, RECORD_SCAN_LIMITS, (rec) => {
-      const entry = { ...decodeDlq(rec, allow).entry, ...entryState(states.of(rec)) };
+      const entry = { ...shownDlqEntry(rec, decodeDlq(rec, allow).entry, allow, mask), ...entryState(states.of(rec)) };
       if (q.handler && entry.handler !== q.handler) return;
       if (!stateMatches(q.state, entry)) return;
       reasons[entry.reasonClass] = (reasons[entry.reasonClass] ?? 0) + 1;
@@ -128,20 +144,23 @@ export interface RedriveTouched {
   sourceOffsets: string[];
   /** Where each was published, `<topic>/<partition>/<offset>` (none in a dry run). */
   destinationOffsets: string[];
+  /** The handlers the records were poisoned in, as read (unmasked: the audit's scope). */
+  handlers: string[];
 }
 
 /**
  * Builds `POST /api/dlq/redrive`: the DLQ records matching the UUIDs (or the filter), newest
  * first and one per UUID, within the scan bound; a dry run publishes nothing. A filter leaves
  * records already re-driven or discarded alone (`notOpen`); UUIDs named explicitly are re-driven
- * whatever their state. Each published record becomes `redriven` by `who` (./dlq-state).
+ * whatever their state. Each published record becomes `redriven` by `who` (./dlq-state). The
+ * records are chosen and sent whole; the previews show them as `mask` lets the caller see them.
  */
-export async function redriveDlq(body: RedriveRequest, who: string): Promise<RedriveResponse & { topic: string; readonly touched?: RedriveTouched }> {
+export async function redriveDlq(body: RedriveRequest, who: string, mask: Masker): Promise<RedriveResponse & { topic: string; readonly touched?: RedriveTouched }> {
   const topic = requireDlqTopic(body.topic);
   const allow = new Set(config().CONSUMER_TOPICS);
   const wanted = body.uuids ? new Set(body.uuids) : null;
   const seen = new Set<string>();
-  const chosen: Array<{ msg: DlqMessage; entry: DlqEntry; target: { mode: RedriveMode; uuid: string } }> = [];
+  const chosen: Array<{ msg: DlqMessage; entry: DlqEntry; shown: DlqEntry; target: { mode: RedriveMode; uuid: string } }> = [];
   const skippedPreview: RedriveResponse["skippedPreview"] = [];
   let skipped = 0;
   const skip = (e: DlqEntry, why: string) => {
@@ -159,8 +178,9 @@ export async function redriveDlq(body: RedriveRequest, who: string): Promise<Red
       if (!wanted && states.of(rec).state !== "open") notOpen++;
       else {
         const t = redriveTarget(d.msg, allow, body.mode);
-        if (!t.ok) skip(e, t.why);
-        else if (chosen.length < MAX_REDRIVE) chosen.push({ ...d, target: t });
+        const shown = shownDlqEntry(rec, e, allow, mask);
+        if (!t.ok) skip(shown, t.why);
+        else if (chosen.length < MAX_REDRIVE) chosen.push({ ...d, shown, target: t });
       }
     }, () => chosen.length >= MAX_REDRIVE || (wanted !== null && seen.size >= wanted.size)),
   );
@@ -189,11 +209,12 @@ export async function redriveDlq(body: RedriveRequest, who: string): Promise<Red
       await recordResolutions(topic, resolved);
     }
   }
-  const preview = chosen.slice(0, REDRIVE_PREVIEW).map(({ entry: e, target: t }) => ({ uuid: e.uuid!, topic: e.topicPoisoned, handler: e.handler, reasonClass: e.reasonClass, offset: e.offset, partition: e.partition, mode: t.mode, sendUuid: t.uuid }));
+  // A masked UUID stays masked where it is sent as is (same-uuid); a UUID derived from the position is not the record's.
+  const preview = chosen.slice(0, REDRIVE_PREVIEW).map(({ entry, shown: e, target: t }) => ({ uuid: e.uuid ?? MASK_MARKER, topic: e.topicPoisoned, handler: e.handler, reasonClass: e.reasonClass, offset: e.offset, partition: e.partition, mode: t.mode, sendUuid: t.uuid === entry.uuid ? (e.uuid ?? MASK_MARKER) : t.uuid }));
   const complete = r.complete || (wanted !== null && seen.size >= wanted.size);
   const answer = { topic, dryRun: body.dryRun, matched: chosen.length, redriven, skipped, notOpen, preview, skippedPreview, ratePerSecond: rate, complete };
   // The full lists stay out of the HTTP answer (not enumerable: JSON leaves them out); the audit reads them.
-  const touched: RedriveTouched = { uuids: chosen.map((c) => c.msg.uuid!), sourceOffsets: chosen.map((c) => `${topic}/${c.entry.partition}/${c.entry.offset}`), destinationOffsets };
+  const touched: RedriveTouched = { uuids: chosen.map((c) => c.msg.uuid!), sourceOffsets: chosen.map((c) => `${topic}/${c.entry.partition}/${c.entry.offset}`), destinationOffsets, handlers: [...new Set(chosen.map((c) => c.entry.handler))] };
   return Object.defineProperty(answer, "touched", { value: touched, enumerable: false });
 }
 
@@ -201,8 +222,9 @@ export async function redriveDlq(body: RedriveRequest, who: string): Promise<Red
  * The `service` / `handler` a re-drive concerns, for its audit entry and chart marker: this app's
  * service, and the handler asked for — or the one handler every re-driven record belongs to.
  */
-export function redriveScope(body: RedriveRequest, r: RedriveResponse): Record<string, string> {
-  const handlers = new Set(r.preview.map((p) => p.handler));
+export function redriveScope(body: RedriveRequest, r: RedriveResponse & { readonly touched?: RedriveTouched }): Record<string, string> {
+  // The preview may be masked for the caller; the touched list has every record's handler as read.
+  const handlers = new Set(r.touched?.handlers ?? r.preview.map((p) => p.handler));
   const handler = body.filter?.handler ?? (handlers.size === 1 && r.matched <= r.preview.length ? [...handlers][0] : undefined);
   return { service: config().SERVICE_NAME, ...(handler ? { handler } : {}) };
 }

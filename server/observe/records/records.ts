@@ -12,6 +12,7 @@ import { ForbiddenError, NotFoundError, UpstreamUnavailableError, errorText } fr
 import { KafkaLogReader } from "./kafka-reader";
 import { isTopicMissing, type LogReader, type RawRecord } from "./log-reader";
 import { kafkaOrEmbedded } from "./kafka-or-embedded";
+import { hidesHeader, type Masker } from "./masking";
 import { MemoryLogReader } from "./memory-reader";
 import { FETCH_MAX_BYTES, RECORD_SCAN_LIMITS, recordSize, scanNewestFirst } from "./scan";
 
@@ -64,6 +65,16 @@ export function toRecordView(r: RawRecord): RecordView {
   };
 }
 
+/**
+ * A record as `mask` lets the caller see it, with `masked` listing what was masked (absent for a
+ * caller who sees it whole); `size` stays the size of the record in the log.
+ */
+export function maskedRecordView(r: RawRecord, mask: Masker): RecordView {
+  const m = mask(r);
+  if (m.masked === null) return toRecordView(r);
+  return { ...toRecordView(m.record), size: recordSize(r), masked: m.masked };
+}
+
 /** The topics a caller may read: `CONSUMER_TOPICS` and the DLQ topic of each. */
 export function allowedTopics(consumerTopics: readonly string[] = config().CONSUMER_TOPICS): Set<string> {
   return new Set(consumerTopics.flatMap((t) => [t, dlqTopicOf(t)]));
@@ -106,32 +117,37 @@ export async function kafkaRead<T>(topic: string, fn: () => Promise<T>): Promise
   }
 }
 
-async function oneRecord(reader: LogReader, topic: string, partition: number, offset: bigint): Promise<RecordView> {
+async function oneRecord(reader: LogReader, topic: string, partition: number, offset: bigint, mask: Masker): Promise<RecordView> {
   const range = (await reader.ranges(topic)).find((r) => r.partition === partition);
   if (!range) throw new NotFoundError(`partition ${partition} of ${topic} does not exist`);
   if (offset < range.low || offset >= range.high) throw new NotFoundError(`offset ${offset} of ${topic}/${partition} is outside the log (${range.low}..${range.high - 1n}: not written yet, or deleted by retention)`);
   const got = await reader.fetchFrom(topic, partition, offset, FETCH_MAX_BYTES);
   const rec = got.find((r) => r.offset === offset);
   if (!rec) throw new NotFoundError(`no record at offset ${offset} of ${topic}/${partition} (compacted away, or a transaction marker)`);
-  return toRecordView(rec);
+  return maskedRecordView(rec, mask);
 }
 
-/** Builds `GET /api/records`: by position, or by UUID (bounded, newest first). */
-export async function getRecords(q: { topic: string; partition?: number; offset?: string; uuid?: string }): Promise<RecordsResponse> {
+/**
+ * Builds `GET /api/records`: by position, or by UUID (bounded, newest first), each record as `mask`
+ * lets the caller see it. **A UUID header the caller sees masked never matches**: the search
+ * must not tell a masked value by trying it.
+ */
+export async function getRecords(q: { topic: string; partition?: number; offset?: string; uuid?: string }, mask: Masker): Promise<RecordsResponse> {
   requireAllowedTopic(q.topic);
   const reader = recordReader();
   const generatedAt = new Date().toISOString();
   if (q.uuid === undefined) {
-    const record = await kafkaRead(q.topic, () => oneRecord(reader, q.topic, q.partition!, BigInt(q.offset!)));
+    const record = await kafkaRead(q.topic, () => oneRecord(reader, q.topic, q.partition!, BigInt(q.offset!), mask));
     return { kind: "record", generatedAt, record };
   }
   const uuid = q.uuid;
   const found: RawRecord[] = [];
   const r = await kafkaRead(q.topic, () =>
     scanNewestFirst(reader, q.topic, null, RECORD_SCAN_LIMITS, (rec) => {
-      if (found.length < MAX_UUID_MATCHES && uuidOf(rec) === uuid) found.push(rec);
+      if (found.length >= MAX_UUID_MATCHES || uuidOf(rec) !== uuid) return;
+      if (!hidesHeader(mask(rec), WATERMILL_UUID_HEADER)) found.push(rec);
     }, () => found.length >= MAX_UUID_MATCHES),
   );
-  const records = found.sort((a, b) => b.timestamp - a.timestamp || Number(b.offset - a.offset)).map(toRecordView);
+  const records = found.sort((a, b) => b.timestamp - a.timestamp || Number(b.offset - a.offset)).map((rec) => maskedRecordView(rec, mask));
   return { kind: "search", generatedAt, topic: q.topic, uuid, records, scanned: r.scanned, limits: { ...RECORD_SCAN_LIMITS, matches: MAX_UUID_MATCHES }, complete: r.complete };
 }

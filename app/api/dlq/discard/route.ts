@@ -4,6 +4,7 @@ import { auditActor, audited } from "@/server/audit";
 import { config } from "@/server/config";
 import { handleBody } from "@/server/http";
 import { discardDlq } from "@/server/observe/records/dlq-discard";
+import { maskerFor } from "@/server/observe/records/payload-access";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -13,7 +14,7 @@ export const runtime = "nodejs";
  * `"why"` (required) and `"dryRun"` (default true): marks the open DLQ records named `discarded`
  * (they stay in the topic; they leave the backlog and the page's default view). Answers
  * `{ matched, discarded, notOpen, notFound, preview, complete }`; audited as `dlq.discard` with
- * the positions and UUIDs it marked.
+ * the positions and UUIDs it marked. The preview is masked (`MASK_RULES`) for a caller without `unmasked`.
  */
 export function POST(req: Request): Promise<Response> {
   return handleBody(req, discardBodySchema, (b) =>
@@ -22,7 +23,7 @@ export function POST(req: Request): Promise<Response> {
       "dlq.discard",
       b,
       b.dryRun,
-      () => discardDlq(b, auditActor(req)),
+      async () => discardDlq(b, auditActor(req), await maskerFor(req)),
       (r) => ({ matched: r.matched, changed: r.discarded, touched: { sourceOffsets: touchedList(r.positions), uuids: touchedList(r.uuids) } }),
       { service: config().SERVICE_NAME },
     ),

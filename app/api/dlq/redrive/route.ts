@@ -2,6 +2,7 @@ import { touchedList, type AuditEntry } from "@/lib/api/audit";
 import { redriveBodySchema } from "@/lib/api/dlq";
 import { auditActor, audited } from "@/server/audit";
 import { handleBody } from "@/server/http";
+import { maskerFor } from "@/server/observe/records/payload-access";
 import { redriveDlq, redriveScope, type RedriveTouched } from "@/server/observe/records/dlq";
 
 /** What the audit keeps of a re-drive: the records' UUIDs, their DLQ positions and where they were published (bounded, counted beyond). */
@@ -20,7 +21,8 @@ export const runtime = "nodejs";
  * A real run publishes each matched DLQ record to its `topic_poisoned` (only `CONSUMER_TOPICS`) with
  * its record key and metadata minus the poison keys, at most `DLQ_REDRIVE_RATE` per second — the
  * code `npm run dlq:replay` uses. The audit entry lists the UUIDs and the source and destination offsets.
+ * The previews are masked (`MASK_RULES`) for a caller without `unmasked`; what is sent is not.
  */
 export function POST(req: Request): Promise<Response> {
-  return handleBody(req, redriveBodySchema, (b) => audited(req, "dlq.redrive", b, b.dryRun, () => redriveDlq(b, auditActor(req)), (r) => ({ matched: r.matched, changed: r.redriven, touched: touchedOf(r.touched) }), (r) => redriveScope(b, r)));
+  return handleBody(req, redriveBodySchema, (b) => audited(req, "dlq.redrive", b, b.dryRun, async () => redriveDlq(b, auditActor(req), await maskerFor(req)), (r) => ({ matched: r.matched, changed: r.redriven, touched: touchedOf(r.touched) }), (r) => redriveScope(b, r)));
 }

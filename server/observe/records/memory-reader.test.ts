@@ -54,3 +54,24 @@ describe("MemoryLogReader: the embedded broker's log read like Kafka's", () => {
     expect(s.left.get(0)).toBe(200n);
   });
 });
+
+describe("scanNewestFirst makes progress whatever the records' size", () => {
+  it("40 records of 900 kB (a window above the 32 MiB bound): the newest are visited and the cursor moves, page after page to the start", async () => {
+    const b = new MemoryBroker();
+    b.createTopic("big", 1);
+    const big = "x".repeat(900 * 1024);
+    for (let i = 0; i < 40; i++) b.produce("big", { headers: { _watermill_message_uuid: `u${i}` }, value: Buffer.from(big) });
+    const limits = { records: 20_000, bytes: 32 * 1024 * 1024, ms: 60_000 };
+    const seen: bigint[] = [];
+    let from: Map<number, bigint> | null = null;
+    for (let page = 0; page < 10; page++) {
+      const s = await scanNewestFirst(new MemoryLogReader(b), "big", from, limits, (x) => seen.push(x.offset));
+      expect(s.scanned.bytes).toBeLessThanOrEqual(2 * limits.bytes);
+      // Before: the window was cut unvisited, nothing was seen and the cursor stayed at 40 forever.
+      expect(s.scanned.records, `page ${page}`).toBeGreaterThan(0);
+      if (s.complete) break;
+      from = s.left;
+    }
+    expect(seen).toEqual(Array.from({ length: 40 }, (_, i) => BigInt(39 - i)));
+  });
+});

@@ -53,12 +53,35 @@ export function encodeScanCursor(left: ReadonlyMap<number, bigint>): string | nu
   return left.size === 0 ? null : [...left].sort((a, b) => a[0] - b[0]).map(([p, e]) => `${p}:${e}`).join(",");
 }
 
+/** One window's records read forward from `start` up to `end` (exclusive), stopping at `budget` bytes or the deadline. */
+async function readWindow(reader: LogReader, topic: string, partition: number, start: bigint, end: bigint, budget: number, deadline: number): Promise<{ records: RawRecord[]; bytes: number; cut: boolean }> {
+  const records: RawRecord[] = [];
+  let bytes = 0;
+  let at = start;
+  while (at < end) {
+    if (Date.now() >= deadline || bytes >= budget) return { records, bytes, cut: true };
+    const got = await reader.fetchFrom(topic, partition, at, Math.max(1, Math.min(FETCH_MAX_BYTES, budget - bytes)));
+    const mine = got.filter((r) => r.offset < end);
+    for (const r of mine) bytes += recordSize(r);
+    records.push(...mine);
+    // Nothing at or after `at` below the end (a compacted or aborted range): the window is done.
+    const last = got.at(-1);
+    if (mine.length === 0 || !last) break;
+    at = last.offset + 1n;
+  }
+  return { records, bytes, cut: false };
+}
+
 /**
  * Reads `topic` newest first. Each round reads one window ({@link SCAN_WINDOW_RECORDS}) per
  * partition and hands its records to `visit`, newest first; a window cut by a bound is not visited
- * (it is read again on resume). Stops when `enough()` says so after a round, at a bound, or at the
- * start of every partition. `from` (a decoded cursor) limits each partition's end; partitions it
- * does not name are done.
+ * (it is read again on resume). **A scan always makes progress**: when the first window of a call
+ * is cut by the bytes bound (records so large that 500 of them exceed it), it is read again with
+ * half as many records until the newest part fits (or one record is left), so the bytes read may
+ * reach twice the bound once, and a page of huge records moves the cursor instead of blinding the
+ * scan. Stops when `enough()` says so after a round, at a bound, or at the start of every
+ * partition. `from` (a decoded cursor) limits each partition's end; partitions it does not name
+ * are done.
  */
 export async function scanNewestFirst(
   reader: LogReader,
@@ -80,31 +103,29 @@ export async function scanNewestFirst(
   const open = () => [...state].filter(([, s]) => s.end > s.low);
   while (!bounded && open().length > 0) {
     for (const [partition, s] of open()) {
-      const want = Math.min(SCAN_WINDOW_RECORDS, limits.records - scanned.records);
+      let want = Math.min(SCAN_WINDOW_RECORDS, limits.records - scanned.records);
       if (want <= 0 || Date.now() >= deadline || scanned.bytes >= limits.bytes) {
         bounded = true;
         break;
       }
-      const start = s.end - BigInt(want) > s.low ? s.end - BigInt(want) : s.low;
-      const window: RawRecord[] = [];
-      let at = start;
-      while (at < s.end) {
-        if (Date.now() >= deadline || scanned.bytes >= limits.bytes) {
-          bounded = true;
-          break;
-        }
-        const got = await reader.fetchFrom(topic, partition, at, Math.min(FETCH_MAX_BYTES, limits.bytes - scanned.bytes));
-        const mine = got.filter((r) => r.offset < s.end);
-        for (const r of mine) scanned.bytes += recordSize(r);
-        window.push(...mine);
-        // Nothing at or after `at` below the end (a compacted or aborted range): the window is done.
-        const last = got.at(-1);
-        if (mine.length === 0 || !last) break;
-        at = last.offset + 1n;
+      let start: bigint;
+      let w: Awaited<ReturnType<typeof readWindow>>;
+      let retried = 0; // bytes the shrunk re-reads took: together at most one more bound
+      for (let attempt = 0; ; attempt++) {
+        start = s.end - BigInt(want) > s.low ? s.end - BigInt(want) : s.low;
+        w = await readWindow(reader, topic, partition, start, s.end, attempt === 0 ? limits.bytes - scanned.bytes : limits.bytes - retried, deadline);
+        scanned.bytes += w.bytes;
+        if (attempt > 0) retried += w.bytes;
+        // Cut with nothing visited yet in this call: shrink the window rather than answer nothing.
+        if (!w.cut || scanned.records > 0 || w.records.length <= 1 || Date.now() >= deadline || retried >= limits.bytes) break;
+        want = Math.max(1, Math.floor(w.records.length / 2));
       }
-      if (bounded) break;
-      scanned.records += window.length;
-      for (let i = window.length - 1; i >= 0; i--) visit(window[i]!);
+      if (w.cut) {
+        bounded = true;
+        break;
+      }
+      scanned.records += w.records.length;
+      for (let i = w.records.length - 1; i >= 0; i--) visit(w.records[i]!);
       s.end = start;
     }
     if (enough()) break;

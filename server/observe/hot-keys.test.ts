@@ -13,4 +13,11 @@ describe("GET /api/hot-keys over the fleet", () => {
     expect(body.keys).toEqual([]);
     expect(body.notMeasured).toBeNull();
   });
+
+  it("a handler whose keys are outside DEDUP_PREFIXES is a 403 that names the rule: its key names are not listed", async () => {
+    const port = await freePort();
+    const ctx = { metrics: new PrometheusSource(`http://127.0.0.1:${port}`), prefixes: ["billing:dedup:*"] };
+    await expect(getHotKeys(ctx, { service: "payments", handler: "h" })).rejects.toMatchObject({ status: 403, message: expect.stringMatching(/outside DEDUP_PREFIXES \(billing:dedup:\*\)/) });
+    expect((await getHotKeys(ctx, { service: "billing", handler: "h" })).unavailable).toMatch(/^prometheus: /);
+  });
 });

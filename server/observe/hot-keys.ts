@@ -9,12 +9,17 @@ import { DEFAULT_HOT_KEYS_OPTIONS, hotKeysBoard } from "@/server/dedup";
 import type { HotKeysResponse } from "@/lib/api/hot-keys";
 import { HOT_UUID_TOP_K } from "@/names/dedup";
 import type { ObserveContext } from "./context";
-import { handlerPrefix } from "./keys/glob";
+import { handlerPrefix, PrefixGlobs } from "./keys/glob";
 import { measured, readSignals } from "./signals";
-import { errorText } from "./errors";
+import { errorText, ForbiddenError } from "./errors";
 
-/** The hot-key table of one handler as the handler page shows it. */
-export async function getHotKeys(ctx: Pick<ObserveContext, "metrics">, q: { service: string; handler: string }): Promise<HotKeysResponse> {
+/**
+ * The hot-key table of one handler as the handler page shows it; a 403 for a handler whose keys are
+ * outside `ctx.prefixes` (`DEDUP_PREFIXES`, when given): its key names are not ours to show.
+ */
+export async function getHotKeys(ctx: Pick<ObserveContext, "metrics"> & Partial<Pick<ObserveContext, "prefixes">>, q: { service: string; handler: string }): Promise<HotKeysResponse> {
+  const prefix = handlerPrefix(q.service, q.handler);
+  if (ctx.prefixes && !new PrefixGlobs(ctx.prefixes).matches(`${prefix}:x`)) throw new ForbiddenError(`keys of ${prefix} are outside DEDUP_PREFIXES (${ctx.prefixes.join(", ")})`);
   return ctx.metrics.kind === "prometheus" ? fleetHotKeys(ctx, q) : processHotKeys(q);
 }
 

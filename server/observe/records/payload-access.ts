@@ -3,7 +3,7 @@
  * that consumes a record's topic, turned into the {@link Masker} every record answer applies.
  */
 import { DLQ_TOPIC_SUFFIX } from "@/names/dedup";
-import { may, principalOf } from "@/server/auth/principal";
+import { may, principalOf, type Principal } from "@/server/auth/principal";
 import { config } from "@/server/config";
 import { declaredHandlers } from "../handler-registry";
 import { maskerOf, UNMASKED, type Masker } from "./masking";
@@ -18,10 +18,13 @@ export function serviceOfTopic(topic: string): string | undefined {
   return services.size === 1 ? [...services][0] : undefined;
 }
 
-/** The masker of `req`'s principal: `MASK_RULES` applied to every record of a service it may not see unmasked. */
+/** The masker of a principal: `MASK_RULES` applied to every record of a service it may not see unmasked. */
+export function maskerOfPrincipal(p: Principal): Masker {
+  return maskerOf(config().MASK_RULES, (topic) => may(p, "unmasked", serviceOfTopic(topic)));
+}
+
+/** The masker of `req`'s principal ({@link maskerOfPrincipal}); without rules the principal is not looked up. */
 export async function maskerFor(req: Request): Promise<Masker> {
-  const rules = config().MASK_RULES;
-  if (rules.length === 0) return UNMASKED;
-  const p = await principalOf(req);
-  return maskerOf(rules, (topic) => may(p, "unmasked", serviceOfTopic(topic)));
+  if (config().MASK_RULES.length === 0) return UNMASKED;
+  return maskerOfPrincipal(await principalOf(req));
 }

@@ -86,6 +86,18 @@ describe("redactBody", () => {
   });
 });
 
+describe("redact: the database user", () => {
+  it("is never named: not in an error detail, nor in a DLQ record's reason field that echoes a consumer's failure", () => {
+    const detail = redact('audit store unavailable: password authentication failed for user "pgUser"; role "other_app" does not exist', targets);
+    expect(detail).not.toMatch(/pgUser|other_app/);
+    expect(detail).toContain(`role "${REDACTED}"`);
+    const body = redactBody({ records: [{ reason: 'dedup store failed: password authentication failed for user "pgUser"' }] }, targets);
+    expect(JSON.stringify(body)).not.toContain("pgUser");
+    // The bare word is left alone: a user named like an ordinary word does not eat the text.
+    expect(redact("dedup store failed", { DATABASE_URL: "postgres://dedup@db:5432/x" })).toBe("dedup store failed");
+  });
+});
+
 describe("failureKind", () => {
   it("names the kind of failure from codes and texts", () => {
     expect(failureKind(Object.assign(new Error("connect ECONNREFUSED 1.2.3.4:5"), { code: "ECONNREFUSED" }))).toBe("connection refused");

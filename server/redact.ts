@@ -8,7 +8,8 @@
  * 1. every configured value (`PROMETHEUS_URL`, `ALERTMANAGER_URL`, `REDIS_URL`, `REDIS_CLUSTER_NODES`, `DATABASE_URL`,
  *    `KAFKA_BROKERS`) is replaced by its component name wherever it, its host, its `host:port`, its
  *    userinfo or its password appears;
- * 2. whatever still looks like a URL, `user:pass@`, an IP address or a `host:port` is replaced by a
+ * 2. whatever still looks like a URL, `user:pass@`, an IP address, a `host:port` or a database
+ *    user named in quotes (`user "x"`, `role "x"`) is replaced by a
  *    placeholder — so an address the config does not name (a Cluster node, a broker the bootstrap
  *    list led to, a DNS name in a kafkajs message) is hidden too.
  */
@@ -55,6 +56,9 @@ function fragmentsOf(value: string, hosts: Set<string>): string[] {
     };
     raw(u.password);
     if (u.username && u.password) out.add(`${u.username}:${u.password}`);
+    // PostgreSQL names its user in quotes (`password authentication failed for user "app"`,
+    // `role "app" does not exist`): the quoted name, never the bare word (it may be "dedup").
+    if (u.username) out.add(`"${decodeURIComponent(u.username)}"`);
     out.add(u.host);
     hosts.add(u.hostname.toLowerCase());
     hosts.add(u.hostname.replace(/^\[|\]$/g, "").toLowerCase());
@@ -94,6 +98,8 @@ const USERINFO_RE = /\b[^\s:/@"']+:[^\s/@"']*@/g;
 const IPV6_RE = /\[[0-9a-f:.]+\](?::\d{1,5})?/gi;
 const IPV4_RE = /\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b/g;
 const HOST_PORT_RE = /\b(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+):\d{1,5}\b/gi;
+// A database user or role a server's message names (PostgreSQL: `for user "x"`, `role "x"`).
+const DB_USER_RE = /\b(user|role) "[^"]{1,128}"/gi;
 const DOTTED_HOST_RE = /\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:local|internal|invalid|lan|svc|cluster|com|net|org|io|cloud)\b/gi;
 
 /**
@@ -112,7 +118,8 @@ export function redact(text: string, targets: UpstreamTargets = {}): string {
     .replace(IPV6_RE, REDACTED)
     .replace(IPV4_RE, REDACTED)
     .replace(HOST_PORT_RE, REDACTED)
-    .replace(DOTTED_HOST_RE, REDACTED);
+    .replace(DOTTED_HOST_RE, REDACTED)
+    .replace(DB_USER_RE, `$1 "${REDACTED}"`);
 }
 
 /** The kind of a network/upstream failure, from Node's and the clients' error codes and texts. */

@@ -7,6 +7,7 @@ import { NavLinks, NavLinksFallback } from "@/components/nav-links";
 import { SignInControl } from "@/components/sign-in-control";
 import { THEME_SCRIPT } from "@/components/theme-toggle";
 import { Toolbar } from "@/components/toolbar";
+import { WhoAmI } from "@/components/whoami";
 import { Providers } from "./providers";
 import "./globals.css";
 
@@ -42,6 +43,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                   <Toolbar />
                 </Suspense>
               </div>
+              <WhoAmI />
               <SignInControl />
             </div>
             <div className="mx-auto max-w-7xl px-4 pb-2">

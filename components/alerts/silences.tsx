@@ -7,6 +7,7 @@ import { deleteSilence, postSilence, silencesQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
+import { useWriteBlocked } from "../whoami";
 import { MutationError, TokenField } from "../workshop/token-field";
 import { needsToken, useWorkshopToken } from "../workshop/token";
 
@@ -59,9 +60,10 @@ export function SilenceForm({ alertname, service, handler, labels, label, commen
   const [text, setText] = useState(comment);
   const { create, tok } = useSilenceWrites();
   const id = useId();
+  const blocked = useWriteBlocked(service);
   if (!open) {
     return (
-      <button type="button" data-testid={testId} onClick={() => setOpen(true)} className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-100 dark:border-slate-700 dark:hover:bg-slate-800">
+      <button type="button" data-testid={testId} onClick={() => setOpen(true)} disabled={blocked !== null} title={blocked ?? undefined} className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:hover:bg-slate-800">
         {label}
       </button>
     );

@@ -8,6 +8,7 @@ import { ApiError } from "@/lib/query-options";
 import { forgetKeys, setKeysTtl } from "@/lib/record-queries";
 import { FIELD_CLASS, LabeledSelect, type SelectOption } from "../field";
 import { useHydrated } from "../hydrated";
+import { useWriteBlocked } from "../whoami";
 import { Panel } from "../panel";
 import { TokenField } from "../workshop/token-field";
 import { needsToken, useWorkshopToken } from "../workshop/token";
@@ -171,6 +172,7 @@ export function KeyActions({ prefix }: { prefix: string }) {
   const ready = useHydrated();
   const [form, setForm] = useState(EMPTY_FORM);
   const { m, out, clear } = useKeyAction(prefix, form, tok);
+  const blocked = useWriteBlocked(ownerOfPrefix(prefix)?.service);
   if (!ownerOfPrefix(prefix)) return null;
   const edit = (change: Partial<ActionForm>) => {
     clear();
@@ -185,13 +187,14 @@ export function KeyActions({ prefix }: { prefix: string }) {
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
       <ActionFields form={form} edit={edit} ready={ready} />
       <div className="mt-2 flex flex-wrap gap-2">
-        <button type="button" data-testid="action-dry" onClick={() => m.mutate(null)} disabled={!ready || m.isPending || !hasSelection(form)} className={`${btn} border border-slate-300 hover:bg-slate-100 dark:border-slate-700 dark:hover:bg-slate-800`}>
+        <button type="button" data-testid="action-dry" onClick={() => m.mutate(null)} disabled={!ready || m.isPending || !hasSelection(form) || blocked !== null} title={blocked ?? undefined} className={`${btn} border border-slate-300 hover:bg-slate-100 dark:border-slate-700 dark:hover:bg-slate-800`}>
           Dry run
         </button>
-        <button type="button" data-testid="action-real" onClick={real} disabled={!ready || m.isPending || !out?.dryRun || !out.previewId || out.matched === 0} className={`${btn} bg-red-700 text-white hover:bg-red-800`}>
+        <button type="button" data-testid="action-real" onClick={real} disabled={!ready || m.isPending || !out?.dryRun || !out.previewId || out.matched === 0 || blocked !== null} title={blocked ?? undefined} className={`${btn} bg-red-700 text-white hover:bg-red-800`}>
           {verb} {out?.dryRun ? out.matched : ""} keys
         </button>
       </div>
+      {blocked ? <p className="mt-2 text-xs text-slate-500 dark:text-slate-400" data-testid="action-blocked">{blocked}</p> : null}
       {!hasSelection(form) ? <p className="mt-2 text-xs text-slate-500 dark:text-slate-400">Choose a state (any state for every key) or paste UUIDs to run a dry run.</p> : null}
       {m.isError ? <p className="mt-2 text-sm text-red-700 dark:text-red-300" data-testid="action-error">{m.error instanceof ApiError ? m.error.detail : String(m.error)}</p> : null}
       {out ? <ActionOutcome out={out} action={form.action} /> : null}

@@ -1,6 +1,7 @@
 import { touchedList, type AuditEntry } from "@/lib/api/audit";
 import { redriveBodySchema } from "@/lib/api/dlq";
-import { auditActor, audited } from "@/server/audit";
+import { audited } from "@/server/audit";
+import { dlqServices } from "@/server/auth/targets";
 import { handleBody } from "@/server/http";
 import { maskerFor } from "@/server/observe/records/payload-access";
 import { redriveDlq, redriveScope, type RedriveTouched } from "@/server/observe/records/dlq";
@@ -22,7 +23,20 @@ export const runtime = "nodejs";
  * its record key and metadata minus the poison keys, at most `DLQ_REDRIVE_RATE` per second — the
  * code `npm run dlq:replay` uses. The audit entry lists the UUIDs and the source and destination offsets.
  * The previews are masked (`MASK_RULES`) for a caller without `unmasked`; what is sent is not.
+ * Needs operator of every service whose handlers consume the topic (of the one `filter.handler`
+ * names); 403 otherwise, audited as refused.
  */
 export function POST(req: Request): Promise<Response> {
-  return handleBody(req, redriveBodySchema, (b) => audited(req, "dlq.redrive", b, b.dryRun, async () => redriveDlq(b, auditActor(req), await maskerFor(req)), (r) => ({ matched: r.matched, changed: r.redriven, touched: touchedOf(r.touched) }), (r) => redriveScope(b, r)));
+  return handleBody(req, redriveBodySchema, (b) =>
+    audited(
+      req,
+      "dlq.redrive",
+      b,
+      b.dryRun,
+      async (p) => redriveDlq(b, p.name, await maskerFor(req)),
+      (r) => ({ matched: r.matched, changed: r.redriven, touched: touchedOf(r.touched) }),
+      (r) => redriveScope(b, r),
+      { services: dlqServices(b.topic, b.filter?.handler) },
+    ),
+  );
 }

@@ -2,6 +2,7 @@ import { dlqQuerySchema } from "@/lib/api/dlq";
 import { handleQuery } from "@/server/http";
 import { listDlq } from "@/server/observe/records/dlq";
 import { maskerFor } from "@/server/observe/records/payload-access";
+import { withScanSlot } from "@/server/scan-slots";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -12,9 +13,9 @@ export const runtime = "nodejs";
  * `topic_poisoned`, `subscriber_poisoned`, the UUID, the poisoned time and the record's state
  * (`open`, `redriven`, `discarded`, with who, when and how); `state` filters (default `open`: what
  * still waits; `any` for every record); per-class counts of what was scanned; a cursor for older
- * records. Bounded like every record scan. Header texts are masked (`MASK_RULES`) for a caller
+ * records. Bounded like every record scan, and by the scans in flight (server/scan-slots.ts: 429). Header texts are masked (`MASK_RULES`) for a caller
  * without `unmasked`, and the handler filter matches what that caller sees.
  */
 export function GET(req: Request): Promise<Response> {
-  return handleQuery(req, dlqQuerySchema, async (q) => listDlq(q, await maskerFor(req)));
+  return handleQuery(req, dlqQuerySchema, (q) => withScanSlot(req, async () => listDlq(q, await maskerFor(req))));
 }

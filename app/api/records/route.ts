@@ -2,6 +2,7 @@ import { recordsQuerySchema } from "@/lib/api/records";
 import { handleQuery } from "@/server/http";
 import { maskerFor } from "@/server/observe/records/payload-access";
 import { getRecords } from "@/server/observe/records/records";
+import { withScanSlot } from "@/server/scan-slots";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -14,5 +15,5 @@ export const runtime = "nodejs";
  * mask payloads and headers for a caller without `unmasked` (`masked` lists what).
  */
 export function GET(req: Request): Promise<Response> {
-  return handleQuery(req, recordsQuerySchema, async (q) => getRecords(q, await maskerFor(req)));
+  return handleQuery(req, recordsQuerySchema, async (q) => (q.uuid === undefined ? getRecords(q, await maskerFor(req)) : withScanSlot(req, async () => getRecords(q, await maskerFor(req)))));
 }

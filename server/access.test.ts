@@ -161,6 +161,8 @@ describe("access rule for state-changing endpoints", () => {
     expect(accessSummary({ mode: "real" }, LB, "127.0.0.1")).toMatch(/this machine only/);
     expect(accessSummary({ mode: "embedded" }, LB, "127.0.0.1")).toMatch(/^embedded mode: .*this machine only/);
     expect(accessSummary({ mode: "embedded" }, { loopback: false }, "0.0.0.0")).toMatch(/^read-only: listening on 0\.0\.0\.0 .*embedded mode/);
+    expect(accessSummary({ mode: "real", AUTH_MODE: "proxy", TRUSTED_PROXIES: ["10.0.0.2"] }, { loopback: false }, "0.0.0.0")).toMatch(/^proxy mode: users are who 10\.0\.0\.2 name .*x-forwarded-for/);
+    expect(accessSummary({ mode: "real", AUTH_MODE: "oidc" }, LB, "127.0.0.1")).toMatch(/^oidc mode: users sign in/);
   });
 });
 

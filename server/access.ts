@@ -45,6 +45,8 @@ export interface AccessConfig {
   TRUSTED_PROXIES?: readonly string[];
   /** The one header those proxies report the client in. @default "x-forwarded-for" */
   TRUSTED_PROXY_HEADER?: string;
+  /** Where users come from (server/auth/principal.ts); only the start-up summary reads it here. @default "token" */
+  AUTH_MODE?: "token" | "proxy" | "oidc";
 }
 
 /** Where the server listens, as far as the rule needs it. */
@@ -242,6 +244,8 @@ export function checkAccess(headers: Headers, c: AccessConfig, listen: ListenInf
 /** The start-up line saying who may change state, e.g. `read-only: listening beyond loopback…`. */
 export function accessSummary(c: AccessConfig, listen: ListenInfo = listenInfo(), host: string | null = listenHost()): string {
   const where = host ?? "0.0.0.0 (all interfaces)";
+  if (c.AUTH_MODE === "proxy") return `proxy mode: users are who ${c.TRUSTED_PROXIES?.join(", ")} name (the last ${c.TRUSTED_PROXY_HEADER ?? DEFAULT_PROXY_HEADER} hop must be one of them; make the app reachable only through them), roles from ROLE_BINDINGS; everyone else reads, anonymous (listening on ${where})`;
+  if (c.AUTH_MODE === "oidc") return `oidc mode: users sign in; roles from ROLE_BINDINGS; everyone else reads, anonymous (listening on ${where})`;
   const mode = `${c.mode} mode`;
   if (c.WORKSHOP_TOKEN) return `${mode}: state-changing endpoints need Authorization: Bearer <WORKSHOP_TOKEN> (listening on ${where})`;
   if (!listen.loopback) return `read-only: listening on ${where} beyond loopback without WORKSHOP_TOKEN (${mode}), every state-changing endpoint answers 403; set WORKSHOP_TOKEN to enable them`;

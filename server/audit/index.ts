@@ -6,7 +6,6 @@
  * evaluates modules more than once): PostgreSQL when `DATABASE_URL` is set, else memory.
  */
 import type { AuditEntry } from "@/lib/api/audit";
-import { checkAccess, listenInfo } from "@/server/access";
 import { may, principalOf, refusalText, rolesText, topRole, type Principal } from "@/server/auth/principal";
 import { config } from "@/server/config";
 import { ForbiddenError, UpstreamUnavailableError } from "@/server/http";
@@ -62,12 +61,6 @@ export async function recordAudit(entry: AuditInput): Promise<AuditEntry | null>
     console.error(`[audit] could not record ${JSON.stringify(entry)}: ${e instanceof Error ? e.message : String(e)}`);
     return null;
   }
-}
-
-/** Who made a request, as the access rule saw it: `token`, `local` (or `anonymous`). Token mode only; {@link audited} passes the principal to its work. */
-export function auditActor(req: Request): string {
-  const d = checkAccess(req.headers, config(), listenInfo());
-  return d.ok ? d.reason : "anonymous";
 }
 
 /** What the trail keeps of a principal beside its name. */

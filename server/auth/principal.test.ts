@@ -31,6 +31,7 @@ describe("ROLE_BINDINGS", () => {
     }
     expect(() => parseConfig({ ROLE_BINDINGS: "sre=root:*" })).toThrow(/role "root" is not one of viewer, operator, admin/);
     expect(() => parseConfig({ AUTH_MODE: "ldap" })).toThrow(/AUTH_MODE/);
+    expect(() => parseConfig({ AUTH_MODE: "proxy" })).toThrow(/TRUSTED_PROXIES — required with AUTH_MODE=proxy/);
   });
 });
 

@@ -249,7 +249,7 @@ export function parseConfig(env: Record<string, string | undefined>): AppConfig 
     throw new ConfigError(variable, issue?.message ?? "invalid value");
   }
   const c = r.data;
-  const missing = env.AUTH_MODE?.trim() === "oidc" ? missingOidcSetting(c) : null;
+  const missing = c.AUTH_MODE === "oidc" ? missingOidcSetting(c) : null;
   if (missing) throw new ConfigError(...missing);
   if (c.AUTH_MODE === "proxy" && c.TRUSTED_PROXIES.length === 0) throw new ConfigError("TRUSTED_PROXIES", "required with AUTH_MODE=proxy: the addresses of the authenticating proxies whose user headers are believed, e.g. 127.0.0.1");
   const mode = c.REDIS_URL || c.REDIS_CLUSTER_NODES || c.KAFKA_BROKERS ? "real" : "embedded";

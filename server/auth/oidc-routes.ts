@@ -17,7 +17,7 @@ const nowS = () => Math.floor(Date.now() / 1000);
 
 /** Whether sign-in is on: AUTH_MODE=oidc. */
 export function oidcMode(): boolean {
-  return process.env.AUTH_MODE?.trim() === "oidc";
+  return config().AUTH_MODE === "oidc";
 }
 
 /** The config with the settings sign-in cannot do without, or a 404 when AUTH_MODE is not oidc. */
@@ -27,9 +27,16 @@ function oidcConfig(): AppConfig & { SESSION_SECRET: string } {
   return c as AppConfig & { SESSION_SECRET: string };
 }
 
-/** The redirect URI: OIDC_REDIRECT_URL, else the callback path on the request's own origin (its Host passed proxy.ts' allow-list). */
+/**
+ * The redirect URI: OIDC_REDIRECT_URL, else the callback path on the address the browser used (its
+ * `Host`, which proxy.ts' allow-list passed; Next's `req.url` names `localhost` whatever the
+ * browser used). **Behind a TLS-terminating proxy set OIDC_REDIRECT_URL**: the scheme seen here is
+ * the proxy's hop.
+ */
 function redirectUriOf(req: Request, c: AppConfig): URL {
-  return new URL(c.OIDC_REDIRECT_URL ?? new URL(CALLBACK_PATH, req.url).href);
+  if (c.OIDC_REDIRECT_URL) return new URL(c.OIDC_REDIRECT_URL);
+  const own = new URL(req.url);
+  return new URL(CALLBACK_PATH, `${own.protocol}//${req.headers.get("host") ?? own.host}`);
 }
 
 async function answering(req: Request, fn: () => Promise<Response>): Promise<Response> {

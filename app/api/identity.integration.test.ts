@@ -19,6 +19,7 @@ import { POST as createSilence } from "@/app/api/silences/route";
 import { GET as whoami } from "@/app/api/whoami/route";
 import { auditResponseSchema } from "@/lib/api/audit";
 import { setAuditStore } from "@/server/audit";
+import { auditMarkers } from "@/server/audit/markers";
 import { MemoryAuditStore, PostgresAuditStore } from "@/server/audit/store";
 import { untrustedIdentityCounter } from "@/server/auth/proxy-identity";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
@@ -133,6 +134,12 @@ describe("AUTH_MODE=proxy", () => {
     expect(new Set((await list(user("bob", "ha-view"))).map((e) => e.who))).toEqual(new Set(["bob"]));
     expect(new Set((await list(user("root", "ha-sre"))).map((e) => e.who))).toEqual(new Set(["alice", "bob", "carol"]));
     expect((await auditGET(request("/api/audit", "GET", { "x-forwarded-for": "198.51.100.7" }))).status).toBe(401);
+  });
+
+  it("the service's chart markers name the user and leave refusals out (nothing changed)", async () => {
+    const titles = (await auditMarkers({ from: new Date(Date.now() - 600_000), to: new Date(), service })).map((m) => m.title);
+    expect(titles).toContain("Keys forgotten on h: 1 deleted of 1 matched (by alice)");
+    expect(titles.join("\n")).not.toMatch(/bob|carol/);
   });
 });
 

@@ -37,7 +37,10 @@ export function AuditView() {
             {q.data.entries.map((e) => (
               <tr key={e.id} data-testid="audit-row" className="border-t border-slate-100 align-top dark:border-slate-800">
                 <td className="whitespace-nowrap text-xs">{e.at}</td>
-                <td>{e.who}</td>
+                <td title={principalText(e.principal)} data-testid="audit-who">
+                  {e.who}
+                  {e.principal.roles ? <span className="block text-xs text-slate-500 dark:text-slate-400">{e.principal.roles}</span> : null}
+                </td>
                 <td className="font-mono text-xs">
                   {e.action}
                   {e.dryRun ? " (dry run)" : ""}
@@ -60,6 +63,11 @@ export function AuditView() {
 }
 
 /** What an entry touched, kind by kind: `uuids: a, b (+98 more)`. */
+/** The entry's principal beyond the name, for the Who cell's title: `proxy · alice@example.com · 198.51.100.7`. */
+function principalText(p: AuditEntry["principal"]): string {
+  return [p.source, p.email, p.address].filter(Boolean).join(" · ");
+}
+
 function touchedText(t: AuditEntry["touched"]): string {
   return Object.entries(t)
     .map(([kind, { items, total }]) => `${kind}: ${items.join(", ")}${total > items.length ? ` (+${total - items.length} more)` : ""}`)

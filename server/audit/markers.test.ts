@@ -57,6 +57,18 @@ describe("auditMarkers", () => {
     expect((await auditMarkers({ from: at(2), to: at(4), service: "s1" })).map((m) => m.kind)).toEqual(["keys", "keys"]);
   });
 
+  it("names the user who did it; a refusal is not drawn (nothing changed); an entry left 'started' says it was not completed", async () => {
+    await storeWith([
+      { ...base, at: at(1), who: "alice", action: "keys.forget", filter: {}, matched: 1, changed: 1, scope: { service: "s1" } },
+      { ...base, at: at(2), who: "bob", action: "keys.forget", filter: {}, result: "refused: bob is viewer: *; keys.forget on s1 needs operator", scope: { service: "s1" } },
+      { ...base, at: at(3), who: "alice", action: "dlq.redrive", filter: {}, result: "started", scope: { service: "s1" } },
+    ]);
+    expect((await auditMarkers({ from: at(0), to: at(60), service: "s1" })).map((m) => m.title)).toEqual([
+      "DLQ re-drive — started, not completed (in progress, or cut short) (by alice)",
+      "Keys forgotten: 1 deleted of 1 matched (by alice)",
+    ]);
+  });
+
   it("keeps the newest MAX_MARKERS", async () => {
     await storeWith(Array.from({ length: MAX_MARKERS + 7 }, (_, i) => ({ ...base, at: at(i), action: "demo.sources", filter: { n: i }, scope: { service: "s1" } })));
     const marks = await auditMarkers({ from: at(0), to: at(3600), service: "s1" });

@@ -33,6 +33,7 @@ function settings(filter: Readonly<Record<string, unknown>>): string {
 
 /** The action's outcome in words: what it changed, or that it failed. */
 function outcome(e: AuditEntry, changed: string): string {
+  if (e.result === "started") return " — started, not completed (in progress, or cut short)";
   if (e.result !== "ok") return ` — failed: ${e.result.replace(/^error: /, "")}`;
   return e.changed === null ? "" : `: ${e.changed} ${changed}${e.matched !== null ? ` of ${e.matched} matched` : ""}`;
 }

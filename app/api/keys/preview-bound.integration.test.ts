@@ -30,6 +30,7 @@ import { createObserveRedis, type RedisLike } from "@/server/observe/redis-clien
 import { LOCAL_REQUEST_HEADERS } from "@/server/testing/app-config";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { consumerInfoGauge } from "@/server/transport/replica-id";
+import { browseBudget } from "@/server/observe/keys/budget";
 import { POST as forget } from "./forget/route";
 
 const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown };
@@ -110,6 +111,37 @@ describe("key actions bound to their preview", () => {
     expect((await ok({ service, handler: "lfu", state: "done", dryRun: true })).matched).toBe(5);
     direct.disconnect();
   });
+
+  it("readers who spend the key browser's Redis budget do not slow an operator's forget: its dry run and real run complete", async () => {
+    await useContext(observeRedis);
+    const p = `${service}:dedup:starved`;
+    const keys = Array.from({ length: 300 }, (_, i) => `${p}:${i}`);
+    await redis.mset(...keys.flatMap((k) => [k, "done"]));
+    for (const k of keys) await redis.pexpire(k, 600_000);
+    // Anonymous readers take every token the moment it is back, and 10 of them keep a long call
+    // in flight on the budget's one slot at all times (what 10 forged clients' exact counts did).
+    const drain = setInterval(() => {
+      while (browseBudget().tryTake(1));
+    }, 1);
+    let reading = true;
+    const readers = Array.from({ length: 10 }, async () => {
+      while (reading) await browseBudget().run(() => new Promise((r) => setTimeout(r, 250)));
+    });
+    try {
+      const t0 = performance.now();
+      const dry = await ok({ service, handler: "starved", state: "done", dryRun: true });
+      expect(dry).toMatchObject({ matched: 300, complete: true });
+      const real = await ok({ service, handler: "starved", previewId: dry.previewId, dryRun: false });
+      expect(real).toMatchObject({ deleted: 300, complete: true });
+      // Alone it takes about a second here; behind the readers' queue it took 17 s or ran out.
+      expect(performance.now() - t0).toBeLessThan(5000);
+    } finally {
+      clearInterval(drain);
+      reading = false;
+      await Promise.all(readers);
+    }
+    expect(await cliExists(keys.slice(0, 50))).toBe(0);
+  }, 60_000);
 
   it("the real forget deletes exactly the keys its dry run listed: a key changed since is skipped, a key added since is not touched (ioredis agrees)", async () => {
     await useContext(observeRedis);

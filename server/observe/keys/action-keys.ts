@@ -1,6 +1,6 @@
 /**
  * The key actions' two Redis steps, each one single-key script per key, pipelined per master under
- * the key browser's budget: {@link readKeys} reads what a selection needs of each key (value, idle
+ * the key actions' own budget (readers cannot spend it): {@link readKeys} reads what a selection needs of each key (value, idle
  * time, TTL) and changes nothing; {@link actOnKeys} deletes a key or sets its TTL **only if its
  * value is still the one read** (atomic per key), so the real action acts on what the dry run saw
  * and skips a key that changed since. Which keys a selection takes is decided in TypeScript
@@ -12,7 +12,7 @@ import { NAIVE_VALUE } from "@/server/dedup/repository";
 import { BadRequestError } from "../errors";
 import { masters, type RedisLike } from "../redis-client";
 import { countUpstream } from "../upstream-counter";
-import { browseBudget } from "./budget";
+import { actionBudget } from "./budget";
 import { ownerOf } from "./browser";
 import { ownerAlive } from "./lease-owners";
 import { classifyValue } from "./samples";
@@ -57,7 +57,7 @@ export interface ReadKey {
 
 /** Runs one script per key, pipelined per master; per key its reply or error (undefined: not run, the budget ran out). */
 async function perKey(redis: RedisLike, keys: readonly string[], deadline: number, add: (p: ReturnType<RedisLike["pipeline"]>, key: string) => void): Promise<Map<string, [Error | null, unknown]>> {
-  const budget = browseBudget();
+  const budget = actionBudget();
   const byNode = new Map<unknown, string[]>();
   for (const k of keys) {
     const node = ownerOf(redis, k);

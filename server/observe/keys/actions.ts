@@ -7,7 +7,7 @@
  * (`skipped` counts the others): it never selects again. A real action without a `previewId` is
  * refused for a whole prefix; by UUID list it reads and acts in one call, with the same per-key
  * check. Leases of a live owner are never selected unless `leases: "all"`. One call touches at most
- * {@link MAX_ACTION_KEYS} keys, only inside `DEDUP_PREFIXES`, under the key browser's shared Redis
+ * {@link MAX_ACTION_KEYS} keys, only inside `DEDUP_PREFIXES`, under the key actions' own Redis
  * budget; cluster-safe (SCAN walks every master, each key's script goes to its slot's master).
  */
 import { LISTED_KEYS_MAX, type ForgetResponse, type ListedKey, type Selection, type TtlResponse } from "@/lib/api/key-actions";
@@ -17,7 +17,7 @@ import { BadRequestError, ForbiddenError, UpstreamUnavailableError, errorText } 
 import { escapeGlob, PrefixGlobs } from "./glob";
 import { declaredHandlers, declaredPrefix } from "../handler-registry";
 import { classifyValue } from "./samples";
-import { browseBudget } from "./budget";
+import { actionBudget } from "./budget";
 import { masters, whenReady, type RedisLike } from "../redis-client";
 import { memoryStores } from "@/server/dedup-store";
 import { countUpstream } from "../upstream-counter";
@@ -94,7 +94,7 @@ function checkSelection(a: KeyAction): void {
 
 /** Scans `<prefix>:*` on every master (bounded), returning the keys inside the globs and whether the scan finished. */
 async function scanPrefix(redis: RedisLike, prefix: string, globs: PrefixGlobs, deadline: number): Promise<{ keys: string[]; complete: boolean }> {
-  const budget = browseBudget();
+  const budget = actionBudget();
   const keys: string[] = [];
   const match = `${escapeGlob(prefix)}:*`;
   for (const node of masters(redis)) {

@@ -1,6 +1,6 @@
 /**
  * Cost limits of the key browser and the UUID lookup: one Redis-call budget per second
- * shared by all callers, one browse call in flight at a time (so a `PING` of the dedup checks never
+ * shared by all readers (the key actions have their own, {@link actionBudget}), one browse call in flight at a time (so a `PING` of the dedup checks never
  * queues behind more than one browse call on the shared Redis), and a per-client concurrency limit.
  * Exhausted → {@link RateLimitedError} (429 + `Retry-After`).
  */
@@ -130,7 +130,7 @@ export class ClientConcurrency {
 /** Per-client concurrency of `/api/keys` and `/api/keys/lookup` together. */
 export const KEYS_PER_CLIENT_CONCURRENCY = 2;
 
-type G = typeof globalThis & { __dedupHealthBrowseBudget?: RedisBudget; __dedupHealthBrowseClients?: ClientConcurrency };
+type G = typeof globalThis & { __dedupHealthBrowseBudget?: RedisBudget; __dedupHealthActionBudget?: RedisBudget; __dedupHealthBrowseClients?: ClientConcurrency };
 
 /** The process's budget of key-browser/lookup Redis calls (on globalThis: shared by Next's module copies). */
 export function browseBudget(): RedisBudget {
@@ -144,4 +144,17 @@ export function browseClients(): ClientConcurrency {
   const g = globalThis as G;
   g.__dedupHealthBrowseClients ??= new ClientConcurrency(KEYS_PER_CLIENT_CONCURRENCY);
   return g.__dedupHealthBrowseClients;
+}
+
+/**
+ * The process's budget of key-ACTION Redis calls (forget, TTL, their dry runs: callers allowed to
+ * change state), apart from the readers' {@link browseBudget}: anonymous key-browser readers spent
+ * the one shared budget and made an operator's forget dry run go from 2.7 s to 36 s and
+ * `complete: false`. The same rate and burst; with it, at most two budgeted calls run on the shared
+ * Redis at once (one reader's, one action's).
+ */
+export function actionBudget(): RedisBudget {
+  const g = globalThis as G;
+  g.__dedupHealthActionBudget ??= new RedisBudget();
+  return g.__dedupHealthActionBudget;
 }

@@ -132,6 +132,7 @@ describe("OIDC sign-in with roles per service", () => {
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Lax", secure: false });
     const s = await getFromPage(vera.page, "/api/auth/session");
     expect(s).toMatchObject({ signIn: true, user: { name: "vera", email: "vera@example.com", groups: ["viewers"] } });
+    expect(await getFromPage(vera.page, "/api/whoami")).toMatchObject({ mode: "oidc", source: "oidc", name: "vera", grants: [{ role: "viewer", services: "*" }], may: { write: [] } });
   });
 
   it("the viewer's forget is a 403 saying why, deletes nothing, and the audit keeps the refusal", async () => {
@@ -151,6 +152,7 @@ describe("OIDC sign-in with roles per service", () => {
     otto = await signIn("otto");
     const uuid = randomBytes(8).toString("hex");
     await redis.set(ownKey(uuid), "done", "EX", 600);
+    expect(await getFromPage(otto.page, "/api/whoami")).toMatchObject({ name: "otto", email: "otto@example.com", groups: ["billing-devs"], may: { write: [tag] } });
     const r = await postFromPage(otto.page, "/api/keys/forget", forget(tag, uuid));
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.deleted).toBe(1);
@@ -181,6 +183,20 @@ describe("OIDC sign-in with roles per service", () => {
     expect((await postFromPage(otto.page, "/api/keys/forget", forget(tag, uuid))).status).toBe(401);
     expect(await redis.exists(ownKey(uuid))).toBe(1);
     await Promise.all([otto.context.close(), vera.context.close()]);
+  });
+
+  it("a callback without this browser's sign-in, or with another state, sets no session", async () => {
+    const bare = await fetch(`${app.url}/api/auth/callback?code=abc&state=xyz`, { redirect: "manual" });
+    expect(bare.status).toBe(400);
+    expect(((await bare.json()) as { detail: string }).detail).toMatch(/no sign-in in progress/);
+    const login = await fetch(`${app.url}/api/auth/login?returnTo=%2F%2Fevil.example`, { redirect: "manual" });
+    expect(login.status).toBe(302);
+    expect(new URL(login.headers.get("location")!).origin).toBe(op.issuer);
+    const loginCookie = login.headers.getSetCookie()[0]!.split(";")[0]!;
+    const wrong = await fetch(`${app.url}/api/auth/callback?code=abc&state=not-the-state&iss=${encodeURIComponent(op.issuer)}`, { redirect: "manual", headers: { cookie: loginCookie } });
+    expect(wrong.status).toBe(400);
+    expect(((await wrong.json()) as { detail: string }).detail).toMatch(/state/);
+    expect(wrong.headers.getSetCookie().some((c) => c.startsWith(`${SESSION_COOKIE}=`))).toBe(false);
   });
 
   it("a forged or expired session cookie is anonymous; the same claims signed and current name the user", async () => {

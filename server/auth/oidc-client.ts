@@ -97,7 +97,7 @@ export async function completeSignIn(s: OidcSettings, callbackUrl: URL, login: L
   try {
     tokens = await client.authorizationCodeGrant(cfg, callbackUrl, { pkceCodeVerifier: login.verifier, expectedState: login.state, expectedNonce: login.nonce, idTokenExpected: true });
   } catch (e) {
-    throw new BadRequestError(`sign-in failed (${e instanceof Error ? e.message : String(e)}); sign in again`);
+    throw new BadRequestError(`sign-in failed (${reasonOf(e)}); sign in again`);
   }
   const claims = tokens.claims() as Record<string, unknown> | undefined;
   if (!claims) throw new BadRequestError("the OpenID Provider sent no ID token; sign in again");
@@ -110,6 +110,12 @@ export async function completeSignIn(s: OidcSettings, callbackUrl: URL, login: L
     groups = groupsOf(info[s.OIDC_GROUPS_CLAIM]);
   }
   return userOf(all, groups ?? []);
+}
+
+/** An openid-client error's message with its cause's ("invalid response encountered" alone names no check). */
+function reasonOf(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  return e.cause instanceof Error ? `${e.message}: ${e.cause.message}` : e.message;
 }
 
 /** Where to send the browser to end its session at the provider too, or null when it has no end_session_endpoint. */

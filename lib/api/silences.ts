@@ -108,7 +108,8 @@ export const silenceCreateSchema = z
     labels: z.record(z.string().regex(LABEL_NAME_RE, "expected a label name"), z.string().min(1).max(200)).refine((l) => Object.keys(l).length <= 30, "expected at most 30 labels").optional(),
     durationMinutes: z.number().int("expected whole minutes").min(1, "expected at least 1 minute").max(MAX_SILENCE_MINUTES, `expected at most ${MAX_SILENCE_MINUTES} minutes (7 days)`),
     comment: z.string().trim().min(1, "say why (Alertmanager requires a comment)").max(500, "expected at most 500 characters"),
-    createdBy: z.string().trim().min(1).max(100).optional(),
+    // Printable, no newline: it is written to logs and to Alertmanager as given (a forged log line otherwise).
+    createdBy: z.string().trim().min(1).max(100).regex(/^[^\u0000-\u001f\u007f]+$/, "expected printable characters (no newline or control character)").optional(),
   })
   .strict()
   .refine((b) => (["alertname", "service", "handler"] as const).every((k) => b.labels?.[k] === undefined || b.labels[k] === b[k]), { message: "labels.alertname, labels.service and labels.handler must equal alertname, service and handler" });

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertInstance } from "@/lib/api/alerts";
-import { AlertmanagerClient, instanceView } from "./alertmanager";
+import { useConfig } from "@/server/testing/app-config";
+import { AlertmanagerClient, createSilence, getSilences, instanceView, SILENCES_PER_SERVICE_MAX, withAlertmanager } from "./alertmanager";
 import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";
 
 let am: OwnAlertmanager;
@@ -112,4 +113,36 @@ describe("Alertmanager client (API v2) against Alertmanager 0.25", () => {
     await expect(client.silence("00000000-0000-4000-8000-000000000000")).rejects.toMatchObject({ status: 404 });
     await expect(new AlertmanagerClient("http://127.0.0.1:1", { timeoutMs: 500 }).alerts()).rejects.toMatchObject({ status: 503 });
   });
+});
+
+describe("silences are bounded: a cap per service, and lists of what is in force", () => {
+  const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown };
+  let saved: unknown;
+  beforeAll(() => {
+    saved = g.__dedupHealthConfig;
+    useConfig({ ALERTMANAGER_URL: am.url });
+  });
+  afterAll(() => {
+    g.__dedupHealthConfig = saved;
+  });
+
+  it(`the ${SILENCES_PER_SERVICE_MAX + 1}th silence of one service is a 409 that says why; expired silences are not listed by /api/alerts or /api/silences`, async () => {
+    const svc = `am-cap-${randomBytes(3).toString("hex")}`;
+    const ids: string[] = [];
+    for (let i = 0; i < SILENCES_PER_SERVICE_MAX; i++) ids.push((await createSilence({ alertname: "DedupRedisErrors", service: svc, handler: `h${i}`, durationMinutes: 5, comment: "cap" })).silence.id);
+    await expect(createSilence({ alertname: "DedupRedisErrors", service: svc, handler: "one-more", durationMinutes: 5, comment: "cap" })).rejects.toMatchObject({ status: 409, code: "conflict", message: expect.stringMatching(new RegExp(`${svc} already has ${SILENCES_PER_SERVICE_MAX} silences`)) });
+    // Another service is not held back by this one's.
+    const other = (await createSilence({ alertname: "DedupRedisErrors", service: `${svc}-b`, durationMinutes: 5, comment: "cap" })).silence.id;
+    for (const id of [...ids, other]) await client.expireSilence(id);
+    const expiredIds = new Set([...ids, other]);
+    const listed = await getSilences();
+    expect(listed.alertmanager.status).toBe("ok");
+    if (listed.alertmanager.status === "ok") expect(listed.alertmanager.silences.filter((x) => expiredIds.has(x.id))).toEqual([]);
+    const all = await getSilences(true);
+    if (all.alertmanager.status === "ok") expect(all.alertmanager.silences.filter((x) => expiredIds.has(x.id))).toHaveLength(expiredIds.size);
+    const { part } = await withAlertmanager([]);
+    expect(part.status === "ok" && part.silences.some((x) => expiredIds.has(x.id))).toBe(false);
+    // Expired, they no longer count: the service may be silenced again.
+    await client.expireSilence((await createSilence({ alertname: "DedupRedisErrors", service: svc, durationMinutes: 5, comment: "again" })).silence.id);
+  }, 60_000);
 });

@@ -193,6 +193,8 @@ describe("OIDC sign-in with roles per service", () => {
     expect(login.status).toBe(302);
     expect(new URL(login.headers.get("location")!).origin).toBe(op.issuer);
     const loginCookie = login.headers.getSetCookie()[0]!.split(";")[0]!;
+    // The login state the cookie carries (signed, readable): the return path fell back to the app's own `/`.
+    expect(JSON.parse(Buffer.from(loginCookie.split("=")[1]!.split(".")[0]!, "base64url").toString())).toMatchObject({ typ: "login", returnTo: "/" });
     const wrong = await fetch(`${app.url}/api/auth/callback?code=abc&state=not-the-state&iss=${encodeURIComponent(op.issuer)}`, { redirect: "manual", headers: { cookie: loginCookie } });
     expect(wrong.status).toBe(400);
     expect(((await wrong.json()) as { detail: string }).detail).toMatch(/state/);

@@ -1,7 +1,7 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import type { AlertRule } from "@/lib/api/alerts";
-import { AlertBadge } from "./alert-badge";
+import { AlertBadge, badgeInstant } from "./alert-badge";
 import { AlertCards } from "./alert-rules";
 
 const unknown = { since: "2026-12-02T07:31:02.000Z", lastKnownAt: "2026-12-02T07:30:55.000Z" };
@@ -34,5 +34,15 @@ describe("AlertBadge: a rule state that cannot be read is unknown, not inactive"
     expect(html.match(/data-state="unknown"/g)).toHaveLength(2);
     expect(html).not.toContain('data-state="inactive"');
     expect(text(html)).toContain("last known: pending");
+  });
+});
+
+describe("AlertBadge's countdown runs at the clock's speed", () => {
+  it("84 s after mount, a badge without an answer time shows an instant 84 s later (it was 168 s: the elapsed time added to a moving clock)", () => {
+    const mounted = Date.parse("2026-12-07T10:00:00Z");
+    expect(badgeInstant(undefined, 84_000, mounted + 84_000) - mounted).toBe(84_000);
+    // With the answer's time, the elapsed time runs it on.
+    const answer = mounted - 3_000;
+    expect(badgeInstant(answer, 84_000, mounted + 84_000) - answer).toBe(84_000);
   });
 });

@@ -77,6 +77,15 @@ function useElapsed(now: number | undefined, on: boolean): number {
 }
 
 /**
+ * The instant a badge shows, `elapsed` ms after it got `now`: the answer's time run on by the
+ * elapsed time, or — without an answer time — the wall clock itself (adding the elapsed time to a
+ * clock that already moved ran the countdown at double speed on a page left open).
+ */
+export function badgeInstant(now: number | undefined, elapsed: number, wall: number = Date.now()): number {
+  return now === undefined ? wall : now + elapsed;
+}
+
+/**
  * Alert state as Prometheus names it, with its real transition times: "pending since …, fires in …"
  * (a countdown to the evaluation that turns it firing) and "firing since …" (when it fired, not when
  * it went pending). Colour is never the only cue: the word is shown.
@@ -88,7 +97,7 @@ export function AlertBadge({ unknown, ...known }: AlertBadgeProps) {
 function KnownBadge({ state, since, firingSince, firesAt, now }: Omit<AlertBadgeProps, "unknown">) {
   const countdown = state === "pending" && !!firesAt;
   const elapsed = useElapsed(now, countdown);
-  const at = (now ?? Date.now()) + elapsed;
+  const at = badgeInstant(now, elapsed);
   const left = countdown ? timeToFireMs(Date.parse(firesAt), at) : null;
   let detail: string | null = null;
   let title: string | undefined;

@@ -4,8 +4,10 @@ import { useQuery } from "@tanstack/react-query";
 import { usePathname } from "next/navigation";
 import { useState } from "react";
 import type { AuthSession, LogoutResponse } from "@/lib/api/auth";
-import { signInHref } from "@/lib/api/auth";
 import { fetchJson } from "@/lib/query-options";
+
+/** The sign-in link for a page at `path`: the login route, back to `path` afterwards. (Here, not in lib/api/auth.ts: the browser bundle takes only types from lib/api, no zod.) */
+const signInHref = (path: string) => `/api/auth/login?returnTo=${encodeURIComponent(path)}`;
 
 const BUTTON = "rounded px-2 py-1 text-sm font-medium ring-1 ring-slate-300 hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 dark:ring-slate-700 dark:hover:bg-slate-800";
 

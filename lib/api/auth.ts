@@ -22,8 +22,3 @@ export type AuthSession = z.infer<typeof authSessionSchema>;
 export const logoutResponseSchema = z.object({ signedOut: z.literal(true), redirect: z.string() });
 /** Answer of `POST /api/auth/logout`. */
 export type LogoutResponse = z.infer<typeof logoutResponseSchema>;
-
-/** The sign-in link for a page at `path`: the app's login route, back to `path` afterwards. */
-export function signInHref(path: string): string {
-  return `/api/auth/login?returnTo=${encodeURIComponent(path)}`;
-}

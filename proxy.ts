@@ -45,7 +45,8 @@ export function hostRefusalResponse(path: string, headers: Headers): NextRespons
  * Guards every state-changing API request, in every mode, before any route reads it (issue 16):
  * a cross-site caller (`Sec-Fetch-Site: cross-site`/`same-site`, or an `Origin` that is not this
  * app's) → 403; a `Content-Length` above {@link MAX_BODY_BYTES} → 413, a chunked body without one → 411; a content type other than
- * JSON → 415 (an HTML form cannot send one). `null` when the request may go on.
+ * JSON → 415 (an HTML form cannot send one), except a DELETE without a body (always preflighted
+ * cross-origin). `null` when the request may go on.
  */
 export function stateChangeRefusal(method: string, path: string, headers: Headers): NextResponse | null {
   if (SAFE_METHODS.has(method.toUpperCase()) || !path.startsWith("/api/")) return null;
@@ -57,6 +58,9 @@ export function stateChangeRefusal(method: string, path: string, headers: Header
   if (length !== null && !(/^\d+$/.test(length.trim()) && Number(length) <= MAX_BODY_BYTES)) {
     return refuse(413, "payload_too_large", `body: Content-Length ${length.slice(0, 20)} is above the ${MAX_BODY_BYTES}-byte limit`);
   }
+  // A DELETE without a body (`DELETE /api/silences/<id>`, as amtool or curl send it) needs no JSON
+  // type: no form or other simple request can send a DELETE, so it always takes a CORS preflight.
+  if (method.toUpperCase() === "DELETE" && (length === null || length.trim() === "0")) return null;
   const type = (headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json") return refuse(415, "unsupported_media_type", "send Content-Type: application/json (state-changing endpoints take a JSON body, possibly empty)");
   return null;

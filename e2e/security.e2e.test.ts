@@ -203,6 +203,13 @@ describe("cross-site callers, content types and body size (embedded mode, no tok
     // The app's own page may (same origin, JSON).
     const own = await raw(app.url, { method: "POST", path: RUN, headers: { "content-type": "application/json", host, origin: app.url, "sec-fetch-site": "same-origin" } });
     expect(own.status).toBe(202);
+    // A DELETE without a body (curl, amtool's habit) passes the content-type rule (a cross-origin DELETE
+    // is always preflighted) and meets the route: here 503, no Alertmanager; cross-site it is still 403.
+    const del = await raw(app.url, { method: "DELETE", path: "/api/silences/3f2b1c9e-0000-4000-8000-000000000001", headers: { host } });
+    expect(del.status, del.text).not.toBe(415);
+    expect(JSON.parse(del.text)).toMatchObject({ error: expect.stringMatching(/unavailable|not_found/) });
+    expect((await raw(app.url, { method: "DELETE", path: "/api/silences/3f2b1c9e-0000-4000-8000-000000000001", headers: { host, origin: "http://evil.example" } })).status).toBe(403);
+    expect((await raw(app.url, { method: "DELETE", path: "/api/silences/3f2b1c9e-0000-4000-8000-000000000001", headers: { host, "content-type": "text/plain" }, body: "x" })).status).toBe(415);
   });
 
   it("a real browser on another origin cannot start a run with a form", async () => {

@@ -17,11 +17,16 @@ import { clockOf, confirmText, selectionWords } from "./key-action-words";
 
 const btn = "rounded px-3 py-1 text-sm focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-40";
 
-/** `<service>:dedup:<handler>` → its two names (null for a prefix of another shape). */
+/**
+ * `<service>:dedup:<handler>` → its two names (null for a prefix of another shape). The form the
+ * handler page shows, with the separator after it (`…:<handler>:`), is the same prefix.
+ */
 export function ownerOfPrefix(prefix: string): { service: string; handler: string } | null {
+  const p = prefix.trim().replace(/:+$/, "");
   const mid = `:${DEDUP_KEY_SEGMENT}:`;
-  const at = prefix.indexOf(mid);
-  return at > 0 ? { service: prefix.slice(0, at), handler: prefix.slice(at + mid.length) } : null;
+  const at = p.indexOf(mid);
+  const handler = p.slice(at + mid.length);
+  return at > 0 && handler !== "" && !handler.includes(":") ? { service: p.slice(0, at), handler } : null;
 }
 
 type ActionKind = "forget" | "ttl";

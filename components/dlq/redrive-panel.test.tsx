@@ -2,7 +2,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import type { RedriveResponse } from "@/lib/api/dlq";
-import { confirmText, RedrivePanel, RedriveResult } from "./redrive-panel";
+import { confirmText, redriveCounts, RedrivePanel, RedriveResult } from "./redrive-panel";
 
 const dry: RedriveResponse = {
   dryRun: true,
@@ -46,5 +46,19 @@ describe("the re-drive panel", () => {
     expect(confirmText("every record", withResolved, "same-uuid")).toContain("7 already re-driven or discarded are left alone.");
     expect(renderToStaticMarkup(<RedriveResult r={withResolved} />)).toContain("7 left alone: already re-driven or discarded");
     expect(renderToStaticMarkup(<RedriveResult r={dry} />)).not.toContain("left alone");
+  });
+});
+
+describe("the re-drive counts count every matched record once", () => {
+  const skipped = (n: number) => Array.from({ length: n }, (_, i) => ({ partition: 0, offset: String(i), uuid: null, why: "no UUID" }));
+  it("five marshal records without a UUID: '5 matched, none can be re-driven: no UUID', not 'would re-drive 0 of 0 matched'", () => {
+    const r = { ...dry, matched: 0, skipped: 5, skippedPreview: skipped(5) } as RedriveResponse;
+    expect(redriveCounts(r)).toBe("Dry run: 5 matched, none can be re-driven: no UUID");
+  });
+  it("some of each: the sendable of the total, and why the others cannot go", () => {
+    const r = { ...dry, matched: 3, skipped: 2, skippedPreview: skipped(2) } as RedriveResponse;
+    expect(redriveCounts(r)).toBe("Dry run: would re-drive 3 of 5 matched, at most 50/s; 2 cannot be re-driven: no UUID");
+    expect(redriveCounts({ ...r, dryRun: false, redriven: 3 })).toBe("Re-drove 3 of 5 matched, at most 50/s; 2 cannot be re-driven: no UUID");
+    expect(redriveCounts({ ...dry, matched: 0, skipped: 0 })).toBe("Dry run: nothing matched");
   });
 });

@@ -103,13 +103,28 @@ export function RedrivePanel({ filter }: { filter: { handler?: string; reason?: 
   );
 }
 
+/**
+ * The counts of a dry run or a re-drive in words, every matched record counted once: "would
+ * re-drive 3 of 5 matched, at most 50/s; 2 cannot be re-driven: no UUID", and when none can,
+ * "5 matched, none can be re-driven: no UUID" (not "0 of 0 matched" beside 5 rows).
+ */
+export function redriveCounts(r: RedriveResponse): string {
+  const total = r.matched + r.skipped;
+  const whys = [...new Set(r.skippedPreview.map((s) => s.why))].slice(0, 3).join("; ");
+  const cannot = r.skipped ? `${whys ? `: ${whys}` : ""}` : "";
+  const head = r.dryRun ? "Dry run: " : "";
+  if (total === 0) return `${head}nothing matched`;
+  if (r.matched === 0) return `${head}${total} matched, none can be re-driven${cannot}`;
+  const sent = r.dryRun ? `would re-drive ${r.matched}` : `Re-drove ${r.redriven}`;
+  return `${head}${sent} of ${total} matched, at most ${r.ratePerSecond}/s${r.skipped ? `; ${r.skipped} cannot be re-driven${cannot}` : ""}`;
+}
+
 /** A dry run's or a re-drive's answer: counts, the records sent (and as which UUID), those skipped and why. */
 export function RedriveResult({ r }: { r: RedriveResponse }) {
   return (
     <div className="mt-3 text-sm" data-testid="redrive-result">
       <p>
-        {r.dryRun ? "Dry run: would re-drive" : "Re-drove"} <strong>{r.dryRun ? r.matched : r.redriven}</strong> of {r.matched} matched, at most {r.ratePerSecond}/s
-        {r.skipped ? `; ${r.skipped} skipped` : ""}
+        {redriveCounts(r)}
         {r.notOpen ? `; ${r.notOpen} left alone: already re-driven or discarded (name their UUIDs to send them again)` : ""}
         {r.complete ? "" : "; the scan bound stopped before the oldest records (run again for more)"}.
       </p>

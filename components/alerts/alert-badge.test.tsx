@@ -2,7 +2,7 @@ import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import type { AlertRule } from "@/lib/api/alerts";
 import { AlertBadge, badgeInstant } from "./alert-badge";
-import { AlertCards } from "./alert-rules";
+import { AlertCards, threshold } from "./alert-rules";
 
 const unknown = { since: "2026-12-02T07:31:02.000Z", lastKnownAt: "2026-12-02T07:30:55.000Z" };
 const clock = (iso: string) => new Date(iso).toLocaleTimeString();
@@ -44,5 +44,13 @@ describe("AlertBadge's countdown runs at the clock's speed", () => {
     // With the answer's time, the elapsed time runs it on.
     const answer = mounted - 3_000;
     expect(badgeInstant(answer, 84_000, mounted + 84_000) - answer).toBe(84_000);
+  });
+});
+
+describe("a rule card states its threshold in the rule's unit", () => {
+  it("the lag rule counts messages/s, not errors/s; a rule without a hold fires at once, not 'for 0m'", () => {
+    expect(threshold({ alert: "DedupConsumerLagGrowing", unit: "per_second", threshold: 0, for: "10m" })).toBe("> 0 messages/s for 10m");
+    expect(threshold({ alert: "DedupRedisErrors", unit: "per_second", threshold: 0, for: "1m" })).toBe("> 0 errors/s for 1m");
+    expect(threshold({ alert: "DedupLeaseLost", unit: "per_second", threshold: 0, for: "0m" })).toBe("> 0 runs/s at once");
   });
 });

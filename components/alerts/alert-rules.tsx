@@ -2,6 +2,7 @@
 
 import type { AlertRule, AlertsUnknown } from "@/lib/api/alerts";
 import { formatByUnit, formatRate } from "@/lib/format";
+import { ALERT_NAMES } from "@/lib/thresholds";
 import { AlertBadge } from "./alert-badge";
 import { AlertmanagerState, SilenceForm } from "./silences";
 
@@ -34,14 +35,17 @@ function clock(iso: string | null): string {
   return iso ? new Date(iso).toLocaleTimeString() : "—";
 }
 
-/** The rule's threshold in its unit (a rate in errors/s). */
+/** What a per-second rule counts: errors unless it says otherwise (the lag's slope is messages/s). */
+const RATE_NOUN: Readonly<Record<string, string>> = { [ALERT_NAMES.consumerLagGrowing]: "messages", [ALERT_NAMES.leaseLost]: "runs" };
+
+/** The rule's threshold in its unit (a rate in what the rule counts per second). */
 function thresholdValue(rule: AlertRule): string {
-  return rule.unit === "per_second" ? formatRate(rule.threshold, "errors") : formatByUnit(rule.threshold, rule.unit);
+  return rule.unit === "per_second" ? formatRate(rule.threshold, RATE_NOUN[rule.alert] ?? "errors") : formatByUnit(rule.threshold, rule.unit);
 }
 
-/** "> threshold for duration", as a card states the rule. */
-function threshold(rule: AlertRule): string {
-  return `> ${thresholdValue(rule)} for ${rule.for}`;
+/** "> threshold for duration" as a card states the rule; a rule without a hold fires "at once", not "for 0m". */
+export function threshold(rule: Pick<AlertRule, "alert" | "unit" | "threshold" | "for">): string {
+  return `> ${thresholdValue(rule as AlertRule)} ${/^0[smh]?$/.test(rule.for) ? "at once" : `for ${rule.for}`}`;
 }
 
 /** Compact cards, one per alert rule: state, since, threshold. Used on the overview. */

@@ -2,7 +2,7 @@
 
 import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
 import type { ConsumerGroupView, ConsumersResponse } from "@/lib/api/consumers";
-import { formatNumber, formatRate } from "@/lib/format";
+import { formatNumber, formatRate, withHiddenWords } from "@/lib/format";
 import { fetchJson } from "@/lib/query-options";
 import { Panel } from "./panel";
 import { QueryView } from "./query-state";
@@ -139,7 +139,9 @@ function GroupView({ g }: { g: ConsumerGroupView }) {
                     {m.replica}
                   </span>
                 </td>
-                <td className="py-1 text-slate-600 dark:text-slate-300">{m.host}</td>
+                <td className="py-1 text-slate-600 dark:text-slate-300" title={m.host !== withHiddenWords(m.host) ? "Addresses are never sent to the browser (docs/SECURITY.md)" : undefined}>
+                  {withHiddenWords(m.host)}
+                </td>
                 <td className="py-1 tabular-nums">{m.partitions.length ? m.partitions.join(", ") : "none"}</td>
                 <td className="py-1 text-right tabular-nums">{formatNumber(m.lag)}</td>
                 <td className="py-1 text-right tabular-nums">{m.processedPerSecond === null ? "—" : formatRate(m.processedPerSecond, "msg")}</td>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatBurst, formatBytes, formatByUnit, formatCount, formatDurationMs, formatPercent, formatRate, formatSeconds, formatSecondsAsMs, formatSince } from "./format";
+import { formatBurst, formatBytes, formatByUnit, formatCount, formatDurationMs, formatPercent, formatRate, formatSeconds, formatSecondsAsMs, formatSince, withHiddenWords } from "./format";
 
 describe("format: every number carries its unit", () => {
   it("ratios as percentages, small ones with two decimals", () => {
@@ -102,5 +102,14 @@ describe("capacity warm-up note", () => {
     expect(formatWindowFill({ ageMs: 4 * 60_000, filled: 0.0028, validAt, source: "oldest-key" }, "in the in-memory store", now)).toMatch(/^window 0\.28% filled .*oldest key in the in-memory store\)/);
     expect(formatWindowFill({ ageMs: 86_400_000, filled: 1, validAt: null, source: "oldest-key" }, "in Redis", now)).toBeNull();
     expect(formatWindowFill(null, "in Redis", now)).toBeNull();
+  });
+});
+
+describe("withHiddenWords: the redaction's placeholders in words", () => {
+  it("a marker 'App started (<host>:3000)' and a member host '<redacted>' read as hidden, not as literal tags", () => {
+    expect(withHiddenWords("App started (<host>:3000)")).toBe("App started (host hidden:3000)");
+    expect(withHiddenWords("<redacted>")).toBe("address hidden");
+    expect(withHiddenWords("redis: <redis> refused")).toBe("redis: redis address hidden refused");
+    expect(withHiddenWords("a <b> tag stays")).toBe("a <b> tag stays");
   });
 });

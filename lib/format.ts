@@ -224,3 +224,12 @@ export function formatWindowFill(
   const pct = w.filled < 0.01 ? formatPercent(w.filled) : `${Math.floor(w.filled * 100)}%`;
   return `window ${pct} filled (keys ${formatDurationMs(w.ageMs)} old, ${w.source === "oldest-key" ? `oldest key ${inStore}` : "since process start"}) — projection valid after ${when}`;
 }
+
+/**
+ * An answer's text with the placeholders of the server's redaction (server/redact.ts: addresses
+ * and credentials are never sent) in words a reader understands: `<host>:3000` → `host hidden:3000`,
+ * `<redis>` → `redis address hidden`, `<redacted>` → `address hidden`.
+ */
+export function withHiddenWords(text: string): string {
+  return text.replace(/<(host|redacted|prometheus|alertmanager|redis|postgres|kafka)>/g, (_, w: string) => (w === "redacted" ? "address hidden" : w === "host" ? "host hidden" : `${w} address hidden`));
+}

@@ -11,6 +11,7 @@ import { EmptyState, Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
 import { TimeSeriesChart } from "./lazy";
 import type { ChartThreshold } from "./chart-common";
+import { withHiddenWords } from "@/lib/format";
 
 /** Props of {@link SeriesPanel}. */
 export interface SeriesPanelProps {
@@ -44,7 +45,7 @@ export interface SeriesPanelProps {
 function useEventMarkers(scope: { service: string | undefined; handler: string | undefined }, enabled: boolean): ChartMarker[] {
   const { view } = useViewState();
   const ev = useQuery({ ...eventsQuery({ range: view.range, ...scope }, REFRESH_MS[view.refresh]), enabled });
-  return (ev.data?.events ?? []).map((e) => ({ t: Date.parse(e.at) / 1000, kind: e.kind, title: e.title }));
+  return (ev.data?.events ?? []).map((e) => ({ t: Date.parse(e.at) / 1000, kind: e.kind, title: withHiddenWords(e.title) }));
 }
 
 /** "no scrape since 14:02:11 UTC" over a chart whose service's series went stale: its lines stop there. */

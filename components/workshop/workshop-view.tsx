@@ -163,9 +163,23 @@ function useStartRun(tok: ReturnType<typeof useWorkshopToken>, watch: (runId: st
  * the scenario list's: that list, fetched just before the run ended, could say "running" after it
  * and kept the button "Running…" for good.
  */
-function useRunning(starting: boolean, scenario: ScenarioInfo | null, shownRun: string | null): boolean {
+function useRunning(starting: boolean, scenario: ScenarioInfo | null, shownRun: string | null, started: string | null): boolean {
   const shownStatus = useQuery(runQuery(shownRun)).data?.status;
-  return starting || (shownRun !== null && shownStatus === "running") || (scenario?.runningRunId != null && scenario.runningRunId !== shownRun);
+  return runButtonBusy({ starting, shownRun, shownStatus, startedHere: started, listRunning: scenario?.runningRunId ?? null });
+}
+
+/**
+ * The Run button's state from what the page knows. A run whose own answer has not come yet is
+ * running when this page started it or the list says so: the button said an enabled "Run
+ * scenario" beside "Starting the run…" and the list's "running" for 5 s, and a presenter clicks twice.
+ */
+export function runButtonBusy(k: { starting: boolean; shownRun: string | null; shownStatus: string | undefined; startedHere: string | null; listRunning: string | null }): boolean {
+  if (k.starting) return true;
+  if (k.shownRun !== null) {
+    if (k.shownStatus === "running") return true;
+    if (k.shownStatus === undefined && (k.startedHere === k.shownRun || k.listRunning === k.shownRun)) return true;
+  }
+  return k.listRunning !== null && k.listRunning !== k.shownRun;
 }
 
 /** The workshop: pick a scenario, read it, run it, watch the timeline, compare with the expected outcome; live-demo switches below. */
@@ -176,7 +190,7 @@ export function WorkshopView() {
   const run = useStartRun(tok, shown.watch);
   const scenario = list.data?.scenarios.find((s) => s.name === shown.selectedName) ?? null;
   const shownRun = shown.runId ?? scenario?.runningRunId ?? scenario?.lastRunId ?? null;
-  const running = useRunning(run.isPending, scenario, shownRun);
+  const running = useRunning(run.isPending, scenario, shownRun, shown.started);
   const runPanel = useRef<HTMLDivElement>(null);
   // A run started here scrolls its result into view: at 1280×720 the tiles sit below the scenario's text.
   useEffect(() => {

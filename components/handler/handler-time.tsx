@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { formatDurationMs, formatSeconds } from "@/lib/format";
-import { handlerTimeSummary } from "@/lib/handler-time";
+import { halfLeaseLine, handlerTimeSummary } from "@/lib/handler-time";
 import { lintQuery, seriesQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { SeriesPanel } from "../charts/series-panel";
@@ -20,11 +20,12 @@ export function HandlerTime({ service, handler }: { service: string; handler: st
   const decl = lint.data?.declared.status === "ok" ? lint.data.declared.handlers.find((h) => h.service === service && h.handler === handler) : undefined;
   const lines = series.data?.data.status === "ok" ? series.data.data.series : [];
   const s = handlerTimeSummary(lines, decl?.leaseMs ?? null);
-  const half = s.halfLeaseSeconds !== null ? { value: s.halfLeaseSeconds, label: `half the lease (${formatSeconds(s.halfLeaseSeconds)})` } : null;
+  const scale = halfLeaseLine(s.halfLeaseSeconds, lines);
+  const half = s.halfLeaseSeconds !== null && scale.draw ? { value: s.halfLeaseSeconds, label: `half the lease (${formatSeconds(s.halfLeaseSeconds)})` } : null;
   return (
     <SeriesPanel
       title="Handler time"
-      description="one attempt of the handler itself, p50 and p99; dashed: half the lease"
+      description={scale.note ? `one attempt of the handler itself, p50 and p99; ${scale.note}` : "one attempt of the handler itself, p50 and p99; dashed: half the lease"}
       metric="handler_time"
       service={service}
       handler={handler}

@@ -94,10 +94,11 @@ export async function getEvents(ctx: ObserveContext, q: EventsQuery, nowMs = Dat
   const startSec = endSec - rangeSec;
   const step = stepFor(rangeSec);
   const page = { ...(q.service !== undefined ? { service: q.service } : {}), ...(q.handler !== undefined ? { handler: q.handler } : {}) };
-  const [alerts, starts, done] = await Promise.all([
+  const [alerts, starts, done, logged] = await Promise.all([
     got(ctx.metrics.range("alert_states", startSec, endSec, step)),
     got(ctx.metrics.range("process_start", startSec, endSec, step)),
     got(actions({ from: new Date(startSec * 1000), to: new Date(nowMs), ...page })),
+    got(eventsBetween(startSec * 1000, nowMs)),
   ]);
   const partial: string[] = [];
   const all: ChartEvent[] = [];
@@ -107,7 +108,8 @@ export async function getEvents(ctx: ObserveContext, q: EventsQuery, nowMs = Dat
   else partial.push(`restarts: ${starts.detail}`);
   if (done.ok) all.push(...done.value);
   else partial.push(`recorded actions: ${done.detail}`);
-  for (const e of eventsBetween(startSec * 1000, nowMs)) all.push({ at: new Date(e.at).toISOString(), kind: e.kind, title: e.title, labels: e.labels });
+  if (logged.ok) for (const e of logged.value) all.push({ at: new Date(e.at).toISOString(), kind: e.kind, title: e.title, labels: e.labels });
+  else partial.push(`rebalances and notifications: ${logged.detail}`);
   const mine = all.filter((e) => concerns(e.labels, q)).sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
   const events = mine.slice(-MAX_MARKERS);
   return { generatedAt: new Date(nowMs).toISOString(), events, truncated: mine.length - events.length, partial };

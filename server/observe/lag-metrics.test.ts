@@ -49,7 +49,7 @@ describe("LagMetrics", () => {
     ]);
     await registry.metrics();
     expect(await counter(registry, id)).toBe(1);
-    const ev = eventsBetween(since, Date.now()).filter((e) => e.labels.consumergroup === id);
+    const ev = (await eventsBetween(since, Date.now())).filter((e) => e.labels.consumergroup === id);
     expect(ev.map((e) => [e.kind, e.title])).toEqual([["rebalance", `Rebalance of ${id}: 1 → 2 members`]]);
     const lag = (await registry.getSingleMetric(KAFKA_METRIC_NAMES.lag)!.get()).values.map((v) => [v.labels.partition, v.value]);
     expect(lag).toEqual([

@@ -9,6 +9,7 @@ import { Counter, Gauge, type Registry } from "prom-client";
 import { groupOwner, KAFKA_LABELS as L, KAFKA_METRIC_NAMES as N } from "@/names/kafka";
 import { config } from "@/server/config";
 import { appRegistry } from "@/server/registry";
+import { exportsFleetGauges } from "@/server/replicas/leader";
 import { consumerGroupDescriber, partitionLag, type GroupSnapshot, type PartitionOffsets } from "./consumer-group";
 import { recordEvent } from "./events";
 import { declaredGroupId, declaredHandlers } from "./handler-registry";
@@ -81,6 +82,12 @@ export class LagMetrics {
   }
 
   private async readAll(): Promise<void> {
+    // A follower replica exports none of the fleet's lag (the leader does) and observes no rebalance.
+    if (!exportsFleetGauges()) {
+      for (const g of [this.lag, this.lagSum, this.current, this.high, this.low, this.members, this.rebalances]) g.reset();
+      this.seen.clear();
+      return;
+    }
     const results = await Promise.all(this.topics().map(async (topic) => ({ topic, r: await this.read(topic).catch(() => null) })));
     for (const g of [this.lag, this.lagSum, this.current, this.high, this.low, this.members]) g.reset();
     for (const { topic, r } of results) {
@@ -115,7 +122,7 @@ export class LagMetrics {
       this.rebalances.inc({ [L.group]: g.groupId });
       // The group's handler (declared, else by the <service>.<handler> naming): the marker then shows on its charts.
       const owner = ownerOfGroup(g.groupId) ?? {};
-      recordEvent("rebalance", `Rebalance of ${g.groupId}: ${before.members} → ${g.members.length} members`, { consumergroup: g.groupId, topic, ...owner });
+      void recordEvent("rebalance", `Rebalance of ${g.groupId}: ${before.members} → ${g.members.length} members`, { consumergroup: g.groupId, topic, ...owner });
     }
   }
 }

@@ -61,3 +61,34 @@ describe("a lost dedup memory is told from keys that expired", () => {
     expect(parseIdentity("n", "# Server\r\n")).toBeNull();
   });
 });
+
+describe("a restarted dashboard goes on from the saved detector state", () => {
+  it("a loss held before the restart stays held for its full 30 min, and is not put down as a new baseline", () => {
+    const before = new MemoryLossDetector();
+    before.observeIdentity([{ node: "r:1", runId: "a", uptimeSeconds: 5000 }], 0);
+    before.observeCount([keys("h", 31_000)], 1_000);
+    before.observeIdentity([{ node: "r:1", runId: "b", uptimeSeconds: 3 }], 30_000);
+    before.observeCount([], 40_000);
+    // Saved as JSON in PostgreSQL, read back by the new process.
+    const after = new MemoryLossDetector();
+    after.restore(JSON.parse(JSON.stringify(before.snapshot())));
+    // The consumers refill Redis after the restart: the next counts show no new loss, the held one stays.
+    after.observeIdentity([{ node: "r:1", runId: "b", uptimeSeconds: 400 }], 400_000);
+    after.observeCount([keys("h", 900)], 410_000);
+    expect(after.losses(20 * 60_000).map((l) => [l.handler, l.share, l.cause])).toEqual([["h", 1, "restart"]]);
+    expect(after.losses(40_000 + 30 * 60_000)).toEqual([]);
+  });
+
+  it("Redis restarted empty while no dashboard ran: the restored baseline shows the loss and its cause", () => {
+    const before = new MemoryLossDetector();
+    before.observeIdentity([{ node: "r:1", runId: "a", uptimeSeconds: 5000 }], 0);
+    before.observeCount([keys("h", 500)], 1_000);
+    const fresh = new MemoryLossDetector();
+    fresh.observeIdentity([{ node: "r:1", runId: "b", uptimeSeconds: 20 }], 120_000);
+    expect(fresh.observeCount([], 125_000)).toEqual([]); // without the baseline: nothing to compare with
+    const after = new MemoryLossDetector();
+    after.restore(JSON.parse(JSON.stringify(before.snapshot())));
+    expect(after.observeIdentity([{ node: "r:1", runId: "b", uptimeSeconds: 20 }], 120_000)).toBe("restart");
+    expect(after.observeCount([], 125_000)).toEqual([expect.objectContaining({ handler: "h", before: 500, share: 1, cause: "restart" })]);
+  });
+});

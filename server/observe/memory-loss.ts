@@ -48,13 +48,29 @@ export function parseIdentity(node: string, info: string): RedisIdentity | null 
   return runId && Number.isFinite(uptime) ? { node, runId, uptimeSeconds: uptime } : null;
 }
 
+/** What a loss is computed from, of one handler's count: all a baseline keeps. */
+export type CountBaseline = Pick<HandlerKeys, "service" | "handler" | "keyCount" | "errorBound" | "ttlBuckets">;
+
+/**
+ * What a {@link MemoryLossDetector} knows, as JSON: the last count (the baseline), the masters'
+ * identities, a restart not yet put on a count, and the losses held. Saved in PostgreSQL so that a
+ * restarted dashboard (or the next leader) goes on from it: the loss stays held for its full hold
+ * and a loss that happened while no dashboard ran is still found.
+ */
+export interface DetectorSnapshot {
+  lastCount: { at: number; handlers: CountBaseline[] } | null;
+  identities: Array<RedisIdentity & { seenAt: number }>;
+  pendingCause: { cause: MemoryLossCause; at: number } | null;
+  held: MemoryLoss[];
+}
+
 /** Keys of `h` whose TTL could have run out within `gapMs` (whole buckets whose lower bound is below it). */
-function expirable(h: HandlerKeys, gapMs: number): number {
+function expirable(h: CountBaseline, gapMs: number): number {
   return h.ttlBuckets.reduce((n, b) => n + (b.minMs < gapMs ? b.count : 0), 0);
 }
 
 /** The loss of one handler between two counts `gapMs` apart, or null when the keys can be explained. */
-export function lossBetween(before: HandlerKeys, now: HandlerKeys | undefined, gapMs: number): Omit<MemoryLoss, "at" | "cause"> | null {
+export function lossBetween(before: CountBaseline, now: CountBaseline | undefined, gapMs: number): Omit<MemoryLoss, "at" | "cause"> | null {
   if (before.keyCount < MEMORY_LOSS_MIN_KEYS) return null;
   const count = now?.keyCount ?? 0;
   const expected = Math.max(0, before.keyCount - expirable(before, gapMs) - before.errorBound - (now?.errorBound ?? 0));
@@ -67,7 +83,7 @@ const id = (h: { service: string; handler: string }) => `${h.service}\u0000${h.h
 
 /** Compares successive counts and identities; keeps each loss for {@link MEMORY_LOSS_HOLD_MS}. */
 export class MemoryLossDetector {
-  private lastCount: { at: number; handlers: HandlerKeys[] } | null = null;
+  private lastCount: { at: number; handlers: CountBaseline[] } | null = null;
   private identities = new Map<string, RedisIdentity & { seenAt: number }>();
   /** A restart or failover seen since the last count, not yet attributed to a count. */
   private pendingCause: { cause: MemoryLossCause; at: number } | null = null;
@@ -98,10 +114,10 @@ export class MemoryLossDetector {
   }
 
   /** A completed count; returns the losses it shows (also held for the gauge). */
-  observeCount(handlers: readonly HandlerKeys[], at: number): MemoryLoss[] {
+  observeCount(handlers: readonly CountBaseline[], at: number): MemoryLoss[] {
     const prev = this.lastCount;
     if (prev && at <= prev.at) return [];
-    this.lastCount = { at, handlers: [...handlers] };
+    this.lastCount = { at, handlers: handlers.map((h) => ({ service: h.service, handler: h.handler, keyCount: h.keyCount, errorBound: h.errorBound, ttlBuckets: h.ttlBuckets })) };
     if (!prev) return [];
     const byId = new Map(handlers.map((h) => [id(h), h]));
     const cause = this.pendingCause?.cause ?? "drop";
@@ -122,6 +138,19 @@ export class MemoryLossDetector {
   losses(now: number): MemoryLoss[] {
     for (const [k, l] of this.held) if (l.at + this.holdMs <= now) this.held.delete(k);
     return [...this.held.values()];
+  }
+
+  /** What this detector knows, to be saved ({@link restore} takes it back). */
+  snapshot(): DetectorSnapshot {
+    return { lastCount: this.lastCount, identities: [...this.identities.values()], pendingCause: this.pendingCause, held: [...this.held.values()] };
+  }
+
+  /** Takes back a {@link snapshot} (of this process or another), replacing what this detector knew. */
+  restore(s: DetectorSnapshot): void {
+    this.lastCount = s.lastCount;
+    this.identities = new Map(s.identities.map((i) => [i.node, i]));
+    this.pendingCause = s.pendingCause;
+    this.held = new Map(s.held.map((l) => [id(l), l]));
   }
 
   /** Every handler of the last count (each gets a gauge series, 0 without a loss). */

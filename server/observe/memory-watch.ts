@@ -4,16 +4,26 @@
  * the key count fresh (the inspector's own bound), and feeds both to a {@link MemoryLossDetector}.
  * Exports `dedup_memory_lost_ratio{service,handler}` (the `DedupMemoryLost` alert) and tells the
  * pages since when Redis cannot be read ("stale since …").
+ *
+ * With `DATABASE_URL` the detector's state (baseline count, identities, held losses) is saved in
+ * PostgreSQL after each poll of the replica that computes it (the leader, server/replicas), and a
+ * replica that starts computing — a restarted dashboard, or a follower that took over — goes on
+ * from it: a held loss stays held for its full {@link MEMORY_LOSS_HOLD_MS} across restarts. A
+ * follower shows the saved state on its pages.
  */
 import type { Registry } from "prom-client";
+import { exportsFleetGauges } from "@/server/replicas/leader";
+import { sharedState, type SharedState } from "@/server/replicas/shared-state";
 import type { KeySource } from "./keys/source";
-import { MemoryLossDetector, parseIdentity, type MemoryLoss, type RedisIdentity } from "./memory-loss";
+import { MemoryLossDetector, parseIdentity, type DetectorSnapshot, type MemoryLoss, type RedisIdentity } from "./memory-loss";
 import { registerObserveGauge } from "./observe-gauge";
 import { masters, nodeId, type RedisLike } from "./redis-client";
 import { countUpstream } from "./upstream-counter";
 
 /** Least time between two reads of Redis' identity, whoever asks (scrapes, viewers). */
 export const WATCH_MIN_INTERVAL_MS = 4000;
+/** Name of the detector's saved state in the shared database (server/replicas/shared-state.ts). */
+export const MEMORY_LOSS_STATE = "memory-loss";
 /** A read of `INFO server` slower than this counts as Redis unreadable. */
 const INFO_TIMEOUT_MS = 2000;
 
@@ -33,6 +43,9 @@ export class MemoryWatch {
   private seenCountAt = 0;
   private unreadableSince: number | null = null;
   private recountWanted = false;
+  /** Whether the last poll computed (leader or single) and the detector went on from the saved state. */
+  private computing = false;
+  private saved = "";
 
   constructor(
     private readonly redis: RedisLike,
@@ -52,18 +65,49 @@ export class MemoryWatch {
 
   private async pollOnce(): Promise<void> {
     const now = Date.now();
+    const leads = exportsFleetGauges();
+    const shared = sharedState();
+    // A follower shows what the leader saved; a replica that starts computing goes on from it.
+    if (shared && (!leads || !this.computing)) await this.restore(shared, leads);
+    this.computing = leads;
     try {
       if (this.redis.status !== "ready") throw new Error(`redis connection ${this.redis.status}`);
       const ids = await Promise.all(masters(this.redis).map((n) => this.identity(n)));
       this.unreadableSince = null;
       // A restart or failover: count as soon as the inspector allows, not at the next stale count.
-      if (this.detector.observeIdentity(ids.filter((x): x is RedisIdentity => x !== null), now)) this.recountWanted = true;
+      if (leads && this.detector.observeIdentity(ids.filter((x): x is RedisIdentity => x !== null), now)) this.recountWanted = true;
       if (this.recountWanted && this.inspector.refresh("auto").started) this.recountWanted = false;
     } catch {
       this.unreadableSince ??= now;
     }
     this.inspector.ensureFresh();
+    if (!leads) return;
     this.takeCount();
+    if (shared) await this.save(shared);
+  }
+
+  /** Takes the saved state; a leader whose read failed goes on from what it has (never throws). */
+  private async restore(shared: SharedState, leads: boolean): Promise<void> {
+    try {
+      const s = await shared.load<DetectorSnapshot>(MEMORY_LOSS_STATE);
+      if (s) this.detector.restore(s.value);
+      if (s?.value.lastCount) this.seenCountAt = Math.max(this.seenCountAt, s.value.lastCount.at);
+    } catch {
+      if (!leads) return;
+    }
+  }
+
+  /** Saves the detector's state when it changed (a failed write is retried at the next poll). */
+  private async save(shared: SharedState): Promise<void> {
+    const snap = this.detector.snapshot();
+    const text = JSON.stringify(snap);
+    if (text === this.saved) return;
+    try {
+      await shared.save(MEMORY_LOSS_STATE, snap);
+      this.saved = text;
+    } catch {
+      /* kept in this process; saved at the next poll the database answers */
+    }
   }
 
   private async identity(n: Parameters<typeof nodeId>[0]): Promise<RedisIdentity | null> {

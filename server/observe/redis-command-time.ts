@@ -9,6 +9,7 @@ import { Gauge, type Registry } from "prom-client";
 import { Cluster } from "ioredis";
 import { countUpstream } from "./upstream-counter";
 import type { RedisLike } from "./redis-client";
+import { exportsFleetGauges } from "@/server/replicas/leader";
 
 /** Gauge: microseconds Redis spent per call of `command` over the last sample interval (max over masters). */
 export const REDIS_COMMAND_TIME_METRIC = "dedup_redis_command_usec_per_call";
@@ -49,6 +50,12 @@ export function startRedisCommandTime(redis: RedisLike, registry: Registry, inte
     new Gauge({ name: REDIS_COMMAND_TIME_METRIC, help: "Microseconds Redis spent per call of the dedup's commands over the last ~15 s (INFO commandstats, max over masters)", labelNames: ["command"], registers: [registry] });
   const prev = new Map<string, Map<string, { calls: number; usec: number }>>();
   const sample = async () => {
+    // A follower replica exports nothing (the fleet's leader does); its next lead starts from a fresh sample.
+    if (!exportsFleetGauges()) {
+      gauge.reset();
+      prev.clear();
+      return;
+    }
     const nodes = redis instanceof Cluster ? redis.nodes("master") : [redis];
     const worst = new Map<string, number>();
     await Promise.all(

@@ -1,0 +1,60 @@
+/**
+ * The leader election against the stack's PostgreSQL, in a database of the test's own: of two
+ * replicas exactly one leads; when the leader's connection dies (terminated by the server, as when
+ * its process is killed) the other takes over within its retry interval, and the old leader steps
+ * down instead of exporting beside it.
+ */
+import { Client } from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOwnDatabase, type OwnDatabase } from "@/server/testing/own-database";
+import { LeaderElection } from "./leader";
+
+let db: OwnDatabase;
+const elections: LeaderElection[] = [];
+
+beforeAll(async () => {
+  db = await createOwnDatabase("he_leader_");
+}, 15_000);
+
+afterAll(async () => {
+  for (const e of elections) await e.stop();
+  await db?.drop();
+});
+
+async function until(what: string, ms: number, f: () => boolean): Promise<number> {
+  const t0 = Date.now();
+  while (!f()) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return Date.now() - t0;
+}
+
+describe("leader election on a PostgreSQL advisory lock", () => {
+  it("elects exactly one of two replicas, and the other takes over when the leader's connection dies", async () => {
+    const changes: string[] = [];
+    const a = new LeaderElection({ databaseUrl: db.url, retryMs: 300, lockKey: 77, onChange: (r) => changes.push(`a:${r}`) });
+    const b = new LeaderElection({ databaseUrl: db.url, retryMs: 300, lockKey: 77, onChange: (r) => changes.push(`b:${r}`) });
+    elections.push(a, b);
+    await a.start();
+    await b.start();
+    expect([a.current(), b.current()]).toEqual(["leader", "follower"]);
+    // Still one leader after several retries of the follower.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect([a.current(), b.current()]).toEqual(["leader", "follower"]);
+
+    // The server ends the leader's session (what a killed process' closed socket amounts to): the lock is released.
+    const admin = new Client({ connectionString: db.url });
+    await admin.connect();
+    const killed = await admin.query<{ n: string }>("SELECT count(pg_terminate_backend(pid))::text AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = 77 AND granted");
+    await admin.end();
+    expect(killed.rows[0]?.n).toBe("1");
+    const took = await until("b to lead", 5000, () => b.current() === "leader");
+    expect(took).toBeLessThan(2000);
+    await until("a to step down", 5000, () => a.current() === "follower");
+    // a reconnects as a follower: b keeps the lock.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect([a.current(), b.current()]).toEqual(["follower", "leader"]);
+    expect([...changes].sort()).toEqual(["a:follower", "a:leader", "b:leader"]);
+  }, 20_000);
+});

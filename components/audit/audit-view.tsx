@@ -19,7 +19,7 @@ export function AuditView() {
   const q = useQuery(auditQuery(action));
   return (
     <Panel
-      title="Audit trail"
+      title="Every action, newest first"
       description={q.data ? (q.data.store === "postgres" ? "Kept in PostgreSQL (DATABASE_URL): survives restarts." : "Kept in this process's memory (DATABASE_URL is not set): a restart loses it.") : undefined}
       actions={
         <LabeledSelect label="Action" testId="audit-action" value={action ?? ""} options={ACTION_CHOICES} onChange={(a) => set({ action: a || null })} />

@@ -135,14 +135,15 @@ export async function audited<T>(
     throw new ForbiddenError(why);
   }
   if (dryRun) return dryRunAudited(base, () => fn(p), counts, scope);
+  const store = auditStore();
   let id: string;
   try {
-    id = (await auditStore().append(base)).id;
+    id = (await store.append(base)).id;
   } catch (e) {
     console.error(`[audit] refused ${action} (not performed): the audit store cannot keep its entry: ${e instanceof Error ? e.message : String(e)}`);
     throw auditUnavailable(e, `${action} was not performed: every change is audited`);
   }
-  const done = (c: AuditCompletion) => auditStore().complete(id, c).catch((e: unknown) => console.error(`[audit] ${action} was done but its entry ${id} stays "started": ${e instanceof Error ? e.message : String(e)}`));
+  const done = (c: AuditCompletion) => store.complete(id, c).catch((e: unknown) => console.error(`[audit] ${action} was done but its entry ${id} stays "started": ${e instanceof Error ? e.message : String(e)}`));
   try {
     const r = await fn(p);
     await done({ ...counts(r), result: "ok", ...(typeof scope === "function" ? { scope: scope(r) } : {}) });

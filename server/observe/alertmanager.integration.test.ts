@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertInstance } from "@/lib/api/alerts";
 import { useConfig } from "@/server/testing/app-config";
-import { AlertmanagerClient, createSilence, getSilences, instanceView, SILENCES_PER_SERVICE_MAX, withAlertmanager } from "./alertmanager";
+import { AlertmanagerClient, createSilence, firingSinceOf, getSilences, instanceView, SILENCES_PER_SERVICE_MAX, withAlertmanager } from "./alertmanager";
 import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";
 
 let am: OwnAlertmanager;
@@ -145,4 +145,20 @@ describe("silences are bounded: a cap per service, and lists of what is in force
     // Expired, they no longer count: the service may be silenced again.
     await client.expireSilence((await createSilence({ alertname: "DedupRedisErrors", service: svc, durationMinutes: 5, comment: "again" })).silence.id);
   }, 60_000);
+});
+
+describe("firing since: Alertmanager's start outlives a Prometheus restart", () => {
+  it("an alert Alertmanager holds since 11 min reads 'firing since' 11 min, not the 25 s of a restarted Prometheus; an earlier Prometheus time is kept", async () => {
+    const svc = `am-since-${randomBytes(3).toString("hex")}`;
+    const startsAt = new Date(Date.now() - 11 * 60_000).toISOString();
+    const res = await fetch(`${am.url}/api/v2/alerts`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify([{ labels: { alertname: "DedupMemoryLost", severity: "page", service: svc, handler: "h" }, startsAt, endsAt: new Date(Date.now() + 5 * 60_000).toISOString() }]) });
+    expect(res.status).toBe(200);
+    const inst = { ...instance("DedupMemoryLost", { service: svc, handler: "h" }), severity: "page" as const, firingSince: new Date(Date.now() - 25_000).toISOString() };
+    const alerts = await client.alerts();
+    expect(firingSinceOf(inst, alerts)).toBe(startsAt);
+    const older = new Date(Date.now() - 60 * 60_000).toISOString();
+    expect(firingSinceOf({ ...inst, firingSince: older }, alerts)).toBe(older);
+    expect(firingSinceOf({ ...inst, state: "pending" }, alerts)).toBe(inst.firingSince);
+    expect(firingSinceOf({ ...inst, labels: { service: `${svc}-other`, handler: "h" } }, alerts)).toBe(inst.firingSince);
+  });
 });

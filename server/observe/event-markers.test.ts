@@ -27,6 +27,22 @@ describe("alertTransitions", () => {
     expect(ev[1]!.title).toBe('DedupRedisErrors{service="s1", reason="marshal"} firing');
   });
 
+  it("a rule flapping in and out of pending around bursts is one marker with the count, not a band of 60", () => {
+    const lag = { alertname: "DedupConsumerLagGrowing", severity: "ticket", service: "s1", handler: "h", topic: "t" };
+    // 30 cycles: pending for 10 s, inactive for 20 s.
+    const points = Array.from({ length: 30 }, (_, i) => pts(1000 + i * 30, 1005 + i * 30)).flat();
+    const ev = alertTransitions([{ labels: { ...lag, alertstate: "pending" }, points }], 990, 2000, 5);
+    expect(ev).toHaveLength(1);
+    expect(ev[0]!.labels).toMatchObject({ transition: "flapping", flaps: "30" });
+    expect(ev[0]!.title).toMatch(/^DedupConsumerLagGrowing\{service="s1", handler="h", topic="t"\} pending and resolved 30 times \(flapping\) until \d\d:\d\d:\d\d UTC$/);
+    expect(Date.parse(ev[0]!.at) / 1000).toBe(1000);
+    // Two cycles, or cycles far apart, stay as they are.
+    const two = alertTransitions([{ labels: { ...lag, alertstate: "pending" }, points: [...pts(1000, 1005), ...pts(1030, 1035)] }], 990, 2000, 5);
+    expect(two.map((e) => e.labels.transition)).toEqual(["pending", "resolved", "pending", "resolved"]);
+    const apart = alertTransitions([{ labels: { ...lag, alertstate: "pending" }, points: [0, 1, 2].flatMap((i) => pts(1000 + i * 600, 1005 + i * 600)) }], 990, 3000, 5);
+    expect(apart).toHaveLength(6);
+  });
+
   it("a state already held when the range starts is not a transition", () => {
     const ev = alertTransitions([{ labels: { ...inst, alertstate: "firing" }, points: pts(90, 150) }], 90, 150, 5);
     expect(ev).toEqual([]);

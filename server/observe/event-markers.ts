@@ -46,18 +46,52 @@ export function alertTransitions(series: readonly RangeSeries[], startSec: numbe
   const out: ChartEvent[] = [];
   const first = Math.floor(startSec / stepSec) * stepSec;
   for (const { labels, at } of byInstance.values()) {
+    const changes: Array<{ t: number; what: string }> = [];
     let prev: State | null = null;
     for (let t = first; t <= endSec; t += stepSec) {
       const now = at.get(t) ?? "inactive";
-      if (prev !== null && now !== prev) {
-        const what = now === "inactive" ? "resolved" : now;
-        const { alertname, severity: _s, ...rest } = labels;
-        const inner = Object.entries(rest)
-          .map(([k, v]) => `${k}="${v}"`)
-          .join(", ");
-        out.push({ at: new Date(t * 1000).toISOString(), kind: "alert", title: `${alertname ?? "alert"}{${inner}} ${what}`, labels: { ...labels, transition: what } });
-      }
+      if (prev !== null && now !== prev) changes.push({ t, what: now === "inactive" ? "resolved" : now });
       prev = now;
+    }
+    const { alertname, severity: _s, ...rest } = labels;
+    const name = `${alertname ?? "alert"}{${Object.entries(rest)
+      .map(([k, v]) => `${k}="${v}"`)
+      .join(", ")}}`;
+    for (const c of foldFlaps(changes)) {
+      const title = c.flaps ? `${name} pending and resolved ${c.flaps} times (flapping) until ${new Date(c.until * 1000).toISOString().slice(11, 19)} UTC` : `${name} ${c.what}`;
+      out.push({ at: new Date(c.t * 1000).toISOString(), kind: "alert", title, labels: { ...labels, transition: c.flaps ? "flapping" : c.what, ...(c.flaps ? { flaps: String(c.flaps) } : {}) } });
+    }
+  }
+  return out;
+}
+
+/** Pending→resolved cycles closer than this (s) to the next one belong to one flapping spell. */
+export const FLAP_GAP_SEC = 300;
+/** Cycles from which a spell is one marker. */
+export const FLAP_MIN_CYCLES = 3;
+
+/**
+ * Folds an instance's pending→resolved cycles that follow each other within {@link FLAP_GAP_SEC}
+ * (without firing) into one marker with their count: a lag rule flapping around bursts made ~30
+ * markers, a solid band on the chart. A spell of fewer than {@link FLAP_MIN_CYCLES} stays as it is.
+ */
+export function foldFlaps(changes: ReadonlyArray<{ t: number; what: string }>): Array<{ t: number; what: string; flaps?: number; until: number }> {
+  const out: Array<{ t: number; what: string; flaps?: number; until: number }> = [];
+  let i = 0;
+  while (i < changes.length) {
+    let j = i;
+    // A cycle: pending at j, resolved at j+1; the spell goes on while the next pending comes soon.
+    while (changes[j]?.what === "pending" && changes[j + 1]?.what === "resolved" && (changes[j + 2] === undefined || changes[j + 2]!.what !== "pending" || changes[j + 2]!.t - changes[j + 1]!.t <= FLAP_GAP_SEC)) {
+      j += 2;
+      if (changes[j]?.what !== "pending") break;
+    }
+    const cycles = (j - i) / 2;
+    if (cycles >= FLAP_MIN_CYCLES) {
+      out.push({ t: changes[i]!.t, what: "flapping", flaps: cycles, until: changes[j - 1]!.t });
+      i = j;
+    } else {
+      out.push({ ...changes[i]!, until: changes[i]!.t });
+      i++;
     }
   }
   return out;

@@ -33,6 +33,10 @@ function devOrigins() {
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   reactStrictMode: true,
+  // The production image (infra/app.Dockerfile) runs `node .next/standalone/server.js`: the server
+  // with only the files it imports traced into .next/standalone (no dev dependencies, no sources).
+  // `next start` still serves the same build (with a warning) for the e2e tests and `npm start`.
+  output: "standalone",
   // `npm test` type-checks the whole project with `tsc --noEmit` right before `next build`
   // (scripts/test-vitest.sh): the build's own check of the same files (17 s on 2 cores) is skipped
   // there, never in a plain `next build`.

@@ -91,3 +91,13 @@ describe("recovering from the quiet since the last bad check", () => {
     expect(nowState(0.01, 0.1, 0.05, { seconds: 0.1, badRate: 1 })).toBeNull();
   });
 });
+
+describe("recovering needs the other figures of the same cause quiet too", () => {
+  it("during a Redis outage the slow checks stop (failed checks are not timed): with 15.8 errors/s now the p99 tile is not 'recovering'", () => {
+    // 30 s without a slow check at the window's 1 slow check/s: the quiet alone says the latency fault is over.
+    const quiet = { seconds: 30, badRate: 1, nowSuffices: true };
+    expect(nowState(0.2158, 0.2409, 0.05, quiet)).toBe("recovering");
+    expect(nowState(0.2158, 0.2409, 0.05, { ...quiet, othersNow: 15.8 })).toBeNull();
+    expect(nowState(0.2158, 0.2409, 0.05, { ...quiet, othersNow: 0 })).toBe("recovering");
+  });
+});

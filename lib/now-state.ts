@@ -32,6 +32,12 @@ export interface QuietEvidence {
    * intervals without errors.
    */
   nowSuffices?: boolean;
+  /**
+   * The figures of the same cause now (the p99 tile: dedup errors/s now). Failed checks are not
+   * timed, so during a Redis outage the p99 "now" falls while errors run at 15.8/s: a figure whose
+   * samples stop during a fault is not recovering while another figure of its cause still breaches.
+   */
+  othersNow?: number | null;
 }
 
 /** Seconds of quiet after which a fault at `badRate` bad checks/s is over (e^(−r·q) < {@link QUIET_CHANCE}); null without a rate. */
@@ -55,6 +61,7 @@ export function nowState(now: number | null | undefined, window: number | null |
   const over = bound === null ? undefined : quiet!.seconds! > 0 && quiet!.seconds! >= bound;
   const nowFine = now !== null && now !== undefined && !(now > threshold);
   if (window > threshold) {
+    if (quiet?.othersNow !== null && quiet?.othersNow !== undefined && quiet.othersNow > 0) return null;
     if (over === true) return "recovering";
     // A quantile or ratio under its threshold over the last interval is the figure itself being fine
     // now, whatever a stray slow check says; an error count (threshold 0) needs the quiet evidence
@@ -67,6 +74,7 @@ export function nowState(now: number | null | undefined, window: number | null |
 
 /** What each word tells the on-call, for the tile's hint. */
 export const NOW_STATE_TEXT: Record<NowState, string> = {
-  recovering: "recovering: the fault is over (quiet for longer than its rate explains, or fine now), the 5-min window (what the alert reads) still holds it",
+  recovering:
+    "recovering: the fault is over (quiet for longer than its rate explains — assuming bad checks come at the window's rate — or fine now, with no figure of the same cause breaching now), the 5-min window (what the alert reads) still holds it",
   starting: "starting: breaching now, the 5-min window (what the alert reads) has not caught up yet",
 };

@@ -165,7 +165,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
           text={avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : formatSecondsAsMs(f.p99Seconds)))}
           now={now?.checkP99Seconds}
           window={p99}
-          quiet={{ seconds: now?.slowCheckQuietSeconds, badRate: now?.slowCheckRate, nowSuffices: true }}
+          quiet={{ seconds: now?.slowCheckQuietSeconds, badRate: now?.slowCheckRate, nowSuffices: true, othersNow: now?.errorRate }}
           threshold={THRESHOLDS.checkP99Seconds}
           format={formatSecondsAsMs}
           hint={[latencyPartsText(h.latencyParts), `alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`].filter(Boolean).join(" · ")}

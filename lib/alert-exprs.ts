@@ -3,7 +3,7 @@
  * queries (`server/observe/metrics/queries.ts`) and the Grafana dashboard use these. Isomorphic: no
  * Node imports. **Every `matchers` argument is PromQL text, never user input.**
  */
-import { METRIC_LABELS, METRIC_NAMES, MINUTE_MS } from "@/names/dedup";
+import { HANDLER_INFO_METRIC, METRIC_LABELS, METRIC_NAMES, MINUTE_MS } from "@/names/dedup";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { OBSERVE_METRIC_LABELS, OBSERVE_METRIC_NAMES } from "@/names/observe";
 
@@ -144,4 +144,58 @@ export function memoryLostExpr(): string {
  */
 export function dlqOldestOpenAgeExpr(): string {
   return `max by (${OBSERVE_METRIC_LABELS.dlqOldestOpenAge.join(", ")}) (max_over_time(${OBSERVE_METRIC_NAMES.dlqOldestOpenAge}[1m]))`;
+}
+
+/** How far back a deadman rule remembers what it has seen exporting: a service gone longer is forgotten. */
+export const DEADMAN_MEMORY = "1d";
+/** Resolution of "last seen" in a deadman rule (its subquery step): the age it reports is late by up to this. */
+export const DEADMAN_STEP = "1m";
+
+/**
+ * PromQL of how long (seconds) each `by` group of `selector` has been gone, for groups seen within
+ * {@link DEADMAN_MEMORY} and absent now; no series for a group present now or never seen. "Seen
+ * before, now gone" is what `absent()` cannot say per group (it knows no label it was not given):
+ * the newest subquery step at which the group existed, against `time()`. A killed or unreachable
+ * target is gone at once (Prometheus marks its series stale at the failed scrape). Parenthesized:
+ * the alert appends `> threshold`, which binds tighter than `unless`, `and` and `or`.
+ */
+export function goneForExpr(selector: string, by: string): string {
+  const present = `group by (${by}) (${selector})`;
+  return `((time() - max by (${by}) (max_over_time(timestamp(${present})[${DEADMAN_MEMORY}:${DEADMAN_STEP}]))) unless on (${by}) ${present})`;
+}
+
+/**
+ * PromQL of how long each consumer service has not exported its dedup metrics: neither its
+ * self-description (`dedup_handler_info`) nor its checks histogram (spec §7: a service that is not
+ * ours exports this one only), per `service`, for services seen within {@link DEADMAN_MEMORY}.
+ */
+export function consumerGoneExpr(): string {
+  return goneForExpr(`${HANDLER_INFO_METRIC}{service!=""} or ${METRIC_NAMES.checkDuration}_count{service!=""}`, "service");
+}
+
+/**
+ * The `job` under which Prometheus scrapes the dashboard (infra/prometheus/prometheus.yml). The
+ * dashboard-down rule names it: **a deployment that scrapes the app under another job name must
+ * rename this one and run `npm run gen:infra`**, or the rule sees the job absent and fires.
+ */
+export const DASHBOARD_SCRAPE_JOB = "dedup-health";
+
+/**
+ * PromQL of the share (0..1) of the dashboard's scrape targets that are down, per `job`; 1 when
+ * Prometheus has no such target at all (removed from its configuration or service discovery).
+ */
+export function dashboardDownExpr(job: string = DASHBOARD_SCRAPE_JOB): string {
+  const up = `up{job="${job}"}`;
+  return `(avg by (job) (1 - ${up}) or absent(${up}))`;
+}
+
+/**
+ * PromQL of how long (seconds) the dashboard's scrape-time gauges (the inputs of `DedupMemoryLost`
+ * and `DedupDlqBacklogStale`, exported by the fleet's leader only) have been missing, per `job`,
+ * while a target of that job is up: a leader that stopped exporting, or no leader. When every
+ * target is down, the dashboard-down rule speaks instead.
+ */
+export function fleetGaugesGoneExpr(): string {
+  const gauges = `${OBSERVE_METRIC_NAMES.memoryLost}{job!=""} or ${OBSERVE_METRIC_NAMES.dlqOldestOpenAge}{job!=""}`;
+  return `(${goneForExpr(gauges, "job")} and on (job) (max by (job) (up) == 1))`;
 }

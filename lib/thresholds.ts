@@ -10,6 +10,7 @@ import { DAY_MS, DEDUP_ERROR_REASON, DEDUP_ERROR_REASONS, HOUR_MS, METRIC_LABELS
 import { anyOccurrenceAlert, defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/alert-model";
 import { checkQuantileExpr, consumerLagGrowthExpr, dlqOldestOpenAgeExpr, duplicateRatioExpr, errorRateExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, leaseCounterRateExpr, memoryLostExpr, payloadConflictsExpr } from "@/lib/alert-exprs";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";
+import { DEADMAN_ALERTS } from "@/lib/deadman-alerts";
 
 export { RUNBOOK_PATH, runbookUrl, alertTextsFor, ruleTexts, renderAlertText, type AlertThreshold, type AlertTexts, type ThresholdLine } from "@/lib/alert-model";
 
@@ -245,6 +246,8 @@ export const ALERTS = {
     },
     dashboardPath: "/dlq?topic={{ $labels.topic }}.dlq",
   }),
+  // The watchers watched: a silent consumer, the dashboard down, its leader's gauges missing (lib/deadman-alerts).
+  ...DEADMAN_ALERTS,
 } as const satisfies Record<string, AlertThreshold>;
 
 /** Key of one alert in {@link ALERTS}. */

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseMarkdown } from "@/lib/markdown";
+import { DASHBOARD_SCRAPE_JOB } from "@/lib/alert-exprs";
 import { ALERT_LIST } from "@/lib/thresholds";
 import { DEFAULT_DASHBOARD_BASE_URL, GENERATED_FILES, renderAll, renderRules, REPO_ROOT, runbookBase, staleFiles } from "./gen-infra";
 
@@ -26,11 +27,14 @@ describe("gen:infra", () => {
   it("every rule carries a dashboard_url: the handler page (per-handler alerts), the topic's DLQ page (DLQ alerts) or the service's overview, the last hour, from one base URL", () => {
     for (const r of rules) {
       const url = r.annotations.dashboard_url ?? "";
+      const by = ALERT_LIST.find((a) => a.name === r.alert)?.by ?? [];
       expect(url.startsWith(`${DEFAULT_DASHBOARD_BASE_URL}/`), r.alert).toBe(true);
       expect(url, r.alert).toMatch(/[?&]range=1h$/);
-      if (r.expr.includes("handler")) expect(url, r.alert).toContain("/handlers/{{ $labels.service }}/{{ $labels.handler }}?");
-      else if (r.expr.includes("dlq")) expect(url, r.alert).toContain("/dlq?topic={{ $labels.topic }}.dlq&");
-      else expect(url, r.alert).toContain("service={{ $labels.service }}");
+      if (by.includes("handler")) expect(url, r.alert).toContain("/handlers/{{ $labels.service }}/{{ $labels.handler }}?");
+      else if (r.expr.includes("dlq") && by.includes("topic")) expect(url, r.alert).toContain("/dlq?topic={{ $labels.topic }}.dlq&");
+      else if (by.includes("service")) expect(url, r.alert).toContain("service={{ $labels.service }}");
+      // Per scrape job (the dashboard watched): its overview.
+      else expect(url, r.alert).toBe(`${DEFAULT_DASHBOARD_BASE_URL}/?range=1h`);
     }
     const deployed = (parse(renderRules(ALERT_LIST, "https://dedup.example.com/ops/")) as { groups: { rules: Rule[] }[] }).groups[0]!.rules;
     expect(deployed.map((r) => r.annotations.dashboard_url)).toEqual(
@@ -61,7 +65,10 @@ describe("gen:infra", () => {
   });
 
   it("writes every alert of lib/thresholds with its expr, for and severity", () => {
-    expect(rules.map((r) => r.alert)).toEqual(["DedupDuplicateRateHigh", "DedupRedisErrors", "DedupRedisLatencyHigh", "DedupLeaseLost", "DedupPayloadConflict", "DedupConsumerLagGrowing", "DedupMemoryLost", "DedupDlqBacklogStale"]);
+    expect(rules.map((r) => r.alert)).toEqual([
+      "DedupDuplicateRateHigh", "DedupRedisErrors", "DedupRedisLatencyHigh", "DedupLeaseLost", "DedupPayloadConflict", "DedupConsumerLagGrowing", "DedupMemoryLost", "DedupDlqBacklogStale",
+      "DedupConsumerSilent", "DedupDashboardDown", "DedupFleetGaugesMissing",
+    ]);
     for (const a of ALERT_LIST) {
       const r = rules.find((x) => x.alert === a.name);
       expect(r).toMatchObject({ expr: a.expr, for: a.for, labels: { severity: a.severity } });
@@ -111,6 +118,24 @@ describe("gen:infra", () => {
       expect(anchors, `RUNBOOK.md has no heading for #${anchor}`).toContain(anchor);
     }
     for (const m of runbook.matchAll(/\]\(#([^)]+)\)/g)) expect(anchors).toContain(m[1]);
+  });
+
+  it("lists every rule in the runbook's alert table with its severity, and names in its introduction exactly the alerts that page", () => {
+    const runbook = readFileSync(join(REPO_ROOT, "RUNBOOK.md"), "utf8");
+    const rows = new Map([...runbook.matchAll(/^\| \[(Dedup\w+)\]\(#\w+\) \|.*\| (page|ticket) \|$/gm)].map((m) => [m[1], m[2]]));
+    expect(Object.fromEntries(rows)).toEqual(Object.fromEntries(rules.map((r) => [r.alert, r.labels.severity])));
+    const intro = runbook.slice(0, runbook.indexOf("| alert |"));
+    const paging = rules.filter((r) => r.labels.severity === "page").map((r) => r.alert);
+    const count = ["No", "One", "Two", "Three", "Four", "Five", "Six"][paging.length];
+    expect(intro).toContain(`${count} alerts are \`severity: page\``);
+    for (const name of paging) expect(intro, name).toContain(`\`${name}\``);
+  });
+
+  it("names in the dashboard-down rule the job under which the shipped Prometheus scrapes the app", () => {
+    const prom = parse(readFileSync(join(REPO_ROOT, "infra/prometheus/prometheus.yml"), "utf8")) as { scrape_configs: { job_name: string; metrics_path?: string }[] };
+    const job = prom.scrape_configs.find((c) => c.job_name === DASHBOARD_SCRAPE_JOB);
+    expect(job?.metrics_path).toBe("/api/metrics");
+    expect(rules.find((r) => r.alert === "DedupDashboardDown")?.expr).toContain(`up{job="${DASHBOARD_SCRAPE_JOB}"}`);
   });
 
   it("gives each alert a runbook section that says what to look at and what to do", () => {

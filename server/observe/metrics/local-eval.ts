@@ -174,6 +174,11 @@ const EVALUATE: Record<QueryName, Evaluator> = {
   memory_lost: gauge(OBSERVE_METRIC_NAMES.memoryLost),
   // The dashboard's own gauge, in this process's registry.
   dlq_oldest_open_age: gauge(OBSERVE_METRIC_NAMES.dlqOldestOpenAge),
+  // Deadman values: the one process is the consumer, the dashboard and the gauges' exporter; while
+  // it evaluates, none of them is gone (its own death is for a Prometheus to see).
+  consumer_gone_age: () => [],
+  dashboard_down: () => [],
+  fleet_gauges_gone_age: () => [],
   unchecked: summed(METRIC_NAMES.unchecked, { increase: true }),
   duplicates_by_cause: summed(DUPLICATES_BY_CAUSE_METRIC),
   handler_p50: quantile(0.5, HANDLER_TIME_METRIC),

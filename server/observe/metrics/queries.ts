@@ -97,6 +97,9 @@ export const QUERY_BY: Record<QueryName, readonly string[]> = {
   unchecked: METRIC_LABELS.unchecked,
   memory_lost: OBSERVE_METRIC_LABELS.memoryLost,
   dlq_oldest_open_age: OBSERVE_METRIC_LABELS.dlqOldestOpenAge,
+  consumer_gone_age: ["service"],
+  dashboard_down: ["job"],
+  fleet_gauges_gone_age: ["job"],
   consumer_instances: ["service", "replica", "instance"],
   // Summed over success values: a failed attempt holds the lease as long as a good one.
   handler_p50: HANDLER_TIME_BY,
@@ -141,6 +144,10 @@ export const PROMQL: Record<QueryName, string> = {
   // Messages fail-open ran without a check over the window: a count of runs, not a rate.
   memory_lost: ALERTS.memoryLost.valueExpr,
   dlq_oldest_open_age: ALERTS.dlqBacklogStale.valueExpr,
+  // The deadman rules' values (lib/deadman-alerts): what Prometheus knows of targets gone.
+  consumer_gone_age: ALERTS.consumerSilent.valueExpr,
+  dashboard_down: ALERTS.dashboardDown.valueExpr,
+  fleet_gauges_gone_age: ALERTS.fleetGaugesMissing.valueExpr,
   unchecked: `sum by (${METRIC_LABELS.unchecked.join(", ")}) (increase(${METRIC_NAMES.unchecked}[${RATE_WINDOW}]))`,
   duplicates_by_cause: `sum by (service, handler, cause) (rate(${DUPLICATES_BY_CAUSE_METRIC}[${RATE_WINDOW}]))`,
   // Each live consumer replica Prometheus scrapes, with the instance it scraped it at (the Overview

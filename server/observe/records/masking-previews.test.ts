@@ -3,7 +3,7 @@
  * as the caller may see it: a masked UUID header reads `***` in `uuid` and in a same-UUID
  * `sendUuid`, a removed handler is gone; the records are still chosen by what they hold.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEMO_TOPIC } from "@/lib/api/consumers";
 import { MASK_MARKER, type MaskRule } from "@/lib/api/masking";
 import { dlqTopicOf, HANDLER_POISONED_KEY, REASON_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
@@ -11,11 +11,17 @@ import { embeddedConfigPerTest } from "@/server/testing/app-config";
 import { MemoryBroker } from "@/server/transport/memory-broker";
 import { redriveDlq } from "./dlq";
 import { discardDlq } from "./dlq-discard";
+import { MemoryDlqStateStore, setDlqStateStore } from "./dlq-state";
 import { maskerOf, UNMASKED } from "./masking";
 import { registerEmbeddedLog } from "./memory-reader";
 
 embeddedConfigPerTest();
-afterEach(() => registerEmbeddedLog(null));
+// Each test's own DLQ states: another file's discard of the embedded DLQ's offset 0 must not close this record.
+beforeEach(() => setDlqStateStore(new MemoryDlqStateStore()));
+afterEach(async () => {
+  registerEmbeddedLog(null);
+  await setDlqStateStore(null);
+});
 
 const DLQ = dlqTopicOf(DEMO_TOPIC);
 const rules: MaskRule[] = [

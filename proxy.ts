@@ -67,7 +67,8 @@ export function stateChangeRefusal(method: string, path: string, headers: Header
 }
 
 /**
- * 0. {@link hostRefusalResponse}: a foreign `Host` (DNS rebinding) → 403, before anything else runs.
+ * 0. {@link hostRefusalResponse}: a foreign `Host` (DNS rebinding) → 403, before anything else runs
+ *    (except the probes `GET /healthz` and `GET /readyz`: {@link isProbe}).
  * 1. Answers 400 `{ error, detail }` for a request path with an invalid percent-encoding (e.g.
  *    `/handlers/%/x`): Next.js 16 would try to render a `/_error` page that an App-Router-only build
  *    does not have, and answer a bare 500 instead.
@@ -81,6 +82,7 @@ export function stateChangeRefusal(method: string, path: string, headers: Header
  */
 export function proxy(req: NextRequest): NextResponse {
   const raw = new URL(req.url).pathname;
+  if (isProbe(req.method, raw)) return NextResponse.next();
   const foreign = hostRefusalResponse(raw, req.headers);
   if (foreign) return foreign;
   // The build's static files: the Host check only (their headers come from next.config.js); they
@@ -129,6 +131,19 @@ export function proxy(req: NextRequest): NextResponse {
   const res = NextResponse.next({ request: { headers } });
   res.headers.set("Content-Security-Policy", csp);
   return res;
+}
+
+/** The probe endpoints (app/healthz, app/readyz). */
+const PROBE_PATHS = new Set(["/healthz", "/readyz"]);
+
+/**
+ * Whether the request is a liveness or readiness probe, which no check of this proxy refuses: a
+ * load balancer or orchestrator probes with the `Host` it knows (a container name, a pod IP behind
+ * NAT), not one on the allow-list. Safe to let through: read-only, and the answers hold no data
+ * (`/readyz`'s reasons are redacted failure kinds).
+ */
+export function isProbe(method: string, path: string): boolean {
+  return PROBE_PATHS.has(path) && (method === "GET" || method === "HEAD");
 }
 
 /** Whether `path` is a handler page's whose service or handler, decoded once, is no name (lib/route-params.ts). */

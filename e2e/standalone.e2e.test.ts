@@ -38,7 +38,7 @@ beforeAll(async () => {
   cpSync(join(ROOT, "RUNBOOK.md"), join(dir, "RUNBOOK.md"));
   execFileSync("chmod", ["-R", "a+rX,go-w", dir]);
   execFileSync("chmod", ["755", dir]);
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, ...imageEnv, HOST: "127.0.0.1", PORT: String(port), DEMO: "off" };
+  const env = { PATH: process.env.PATH, NODE_ENV: "production" as const, ...imageEnv, HOST: "127.0.0.1", PORT: String(port), DEMO: "off" };
   server = spawn("runuser", ["-u", "nobody", "--", ...cmd], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   server.stdout?.on("data", (d: Buffer) => (out += d.toString()));
   server.stderr?.on("data", (d: Buffer) => (out += d.toString()));
@@ -96,6 +96,6 @@ describe("the production image's server (standalone output, as the Dockerfile's 
   });
 
   it.skipIf(!routes().includes("/healthz"))("the image's HEALTHCHECK passes against it", () => {
-    execFileSync(healthcheck[0]!, healthcheck.slice(1), { env: { PATH: process.env.PATH, PORT: String(port) }, stdio: "ignore", timeout: 10_000 });
+    execFileSync(healthcheck[0]!, healthcheck.slice(1), { env: { PATH: process.env.PATH, NODE_ENV: "production" as const, PORT: String(port) }, stdio: "ignore", timeout: 10_000 });
   });
 });

@@ -24,8 +24,9 @@ export interface LeaderOptions {
   /** PostgreSQL connection string of the shared database. */
   databaseUrl: string;
   /**
-   * Advisory lock key (one per fleet; replicas on one database with the same key elect one leader).
-   * @default 4_177_001 ("dedup-health leader")
+   * Advisory lock key within {@link LEADER_LOCK_NAMESPACE}: one per fleet (./fleet.ts); replicas on
+   * one database with the same key elect one leader.
+   * @default 0
    */
   lockKey?: number;
   /**
@@ -38,7 +39,10 @@ export interface LeaderOptions {
 }
 
 /** Defaults of {@link LeaderOptions}. */
-export const DEFAULT_LEADER_OPTIONS = { lockKey: 4_177_001, retryMs: 3000 } as const;
+export const DEFAULT_LEADER_OPTIONS = { lockKey: 0, retryMs: 3000 } as const;
+
+/** First key of the two-key advisory lock (`pg_try_advisory_lock(int, int)`): this app's locks. */
+export const LEADER_LOCK_NAMESPACE = 4_177_001;
 
 /** One replica's election: tries the lock until it holds it, keeps checking it, steps down when its connection fails. */
 export class LeaderElection {
@@ -50,7 +54,7 @@ export class LeaderElection {
 
   constructor(opts: LeaderOptions) {
     this.opts = { ...DEFAULT_LEADER_OPTIONS, ...opts };
-    if (!Number.isInteger(this.opts.lockKey)) throw new RangeError(`lockKey: expected a whole number, got ${this.opts.lockKey}`);
+    if (!Number.isInteger(this.opts.lockKey) || Math.abs(this.opts.lockKey) > 0x7fffffff) throw new RangeError(`lockKey: expected a 32-bit whole number, got ${this.opts.lockKey}`);
     if (!(this.opts.retryMs >= 100 && this.opts.retryMs <= 60_000)) throw new RangeError(`retryMs: expected 100..60000, got ${this.opts.retryMs}`);
   }
 
@@ -85,7 +89,7 @@ export class LeaderElection {
         await c.query("SELECT 1");
         return;
       }
-      const r = await c.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1) AS ok", [this.opts.lockKey]);
+      const r = await c.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, $2::int) AS ok", [LEADER_LOCK_NAMESPACE, this.opts.lockKey]);
       if (r.rows[0]?.ok) this.set("leader", "took the advisory lock");
     } catch (e) {
       this.drop();

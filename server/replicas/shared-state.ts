@@ -22,13 +22,20 @@ export interface SharedEvent {
   labels: Record<string, string>;
 }
 
-/** The shared tables of one database. */
+/**
+ * The shared tables of one database. Named documents are kept per `fleet` (./fleet.ts: the replicas
+ * of one dashboard share one id), so two dashboards watching different stores on one database do
+ * not overwrite each other's baselines.
+ */
 export class SharedState {
   private readonly pool: Pool;
   private made: Promise<void> | null = null;
   private writes = 0;
 
-  constructor(connectionString: string) {
+  constructor(
+    connectionString: string,
+    readonly fleet = "default",
+  ) {
     this.pool = new Pool({ connectionString, max: 2, connectionTimeoutMillis: 3000, idleTimeoutMillis: 30_000 });
     this.pool.on("error", () => undefined);
   }
@@ -71,18 +78,18 @@ export class SharedState {
     return r.rows.map((x) => ({ at: x.at.getTime(), kind: x.kind, title: x.title, labels: x.labels ?? {} }));
   }
 
-  /** The document `name`, or null when none was saved. */
+  /** The document `name` of this fleet, or null when none was saved. */
   async load<T>(name: string): Promise<{ value: T; updatedAt: number } | null> {
     await this.migrate();
-    const r = await this.pool.query<{ value: T; updated_at: Date }>(`SELECT value, updated_at FROM ${STATE_TABLE} WHERE name = $1`, [name]);
+    const r = await this.pool.query<{ value: T; updated_at: Date }>(`SELECT value, updated_at FROM ${STATE_TABLE} WHERE name = $1`, [`${this.fleet}/${name}`]);
     const row = r.rows[0];
     return row ? { value: row.value, updatedAt: row.updated_at.getTime() } : null;
   }
 
-  /** Saves (replaces) the document `name`. */
+  /** Saves (replaces) the document `name` of this fleet. */
   async save(name: string, value: unknown): Promise<void> {
     await this.migrate();
-    await this.pool.query(`INSERT INTO ${STATE_TABLE} (name, value, updated_at) VALUES ($1, $2, now()) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`, [name, JSON.stringify(value)]);
+    await this.pool.query(`INSERT INTO ${STATE_TABLE} (name, value, updated_at) VALUES ($1, $2, now()) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`, [`${this.fleet}/${name}`, JSON.stringify(value)]);
   }
 
   async close(): Promise<void> {
@@ -98,13 +105,13 @@ export function sharedState(): SharedState | null {
 }
 
 /**
- * Start-up: with `databaseUrl`, opens the shared state and makes its tables. **Rejects when the
- * database does not answer** (the state is kept and the tables made at the first use that succeeds).
+ * Start-up: with `databaseUrl`, opens the shared state of `fleet` and makes its tables. **Rejects
+ * when the database does not answer** (the state is kept and the tables made at the first use that succeeds).
  */
-export async function initSharedState(databaseUrl: string | undefined): Promise<void> {
+export async function initSharedState(databaseUrl: string | undefined, fleet?: string): Promise<void> {
   const g = globalThis as G;
   if (g.__dedupHealthShared !== undefined) return;
-  g.__dedupHealthShared = databaseUrl ? new SharedState(databaseUrl) : null;
+  g.__dedupHealthShared = databaseUrl ? new SharedState(databaseUrl, fleet) : null;
   await g.__dedupHealthShared?.migrate();
 }
 

@@ -27,10 +27,10 @@ export async function startup(): Promise<void> {
   const { accessSummary } = await import("./access");
   console.log(`[dedup-health] access: ${accessSummary(config())}`);
   await limitHttpServer(config());
-  // The embedded metrics history and the first key count start at boot, not at the first page view.
   // Several replicas on one database elect the one that exports the scrape-time gauges; decided before they are registered.
   const { startReplicas } = await import("./replicas");
   await startReplicas(config());
+  // The embedded metrics history and the first key count start at boot, not at the first page view.
   const { startObserve } = await import("./observe");
   startObserve();
   if (config().DEMO === "on") {

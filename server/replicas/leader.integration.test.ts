@@ -4,8 +4,10 @@
  * its process is killed) the other takes over within its retry interval, and the old leader steps
  * down instead of exporting beside it.
  */
+import { connect, createServer } from "node:net";
 import { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "@/server/testing/net";
 import { createOwnDatabase, type OwnDatabase } from "@/server/testing/own-database";
 import { LEADER_LOCK_NAMESPACE, LeaderElection } from "./leader";
 
@@ -71,5 +73,35 @@ describe("leader election on a PostgreSQL advisory lock", () => {
     await a.stop();
     const took = await until("b to lead", 5000, () => b.current() === "leader");
     expect(took).toBeLessThan(1500);
+  }, 20_000);
+
+  it("a replica that cannot reach the database acts alone after aloneAfterMs, and follows again once it answers", async () => {
+    const holder = new LeaderElection({ databaseUrl: db.url, retryMs: 300, lockKey: 80 });
+    elections.push(holder);
+    await holder.start();
+    // A port where the database is not yet: every connection is refused until the forwarder below listens.
+    const port = await freePort();
+    const target = new URL(db.url);
+    const cut = new LeaderElection({ databaseUrl: `postgres://postgres@127.0.0.1:${port}${target.pathname}`, retryMs: 200, aloneAfterMs: 800, lockKey: 80 });
+    elections.push(cut);
+    await cut.start();
+    expect(cut.current()).toBe("follower");
+    const alone = await until("the cut replica to act alone", 5000, () => cut.current() === "single");
+    expect(alone).toBeGreaterThanOrEqual(500);
+    // The database answers again (a forwarder to it on that port): the lock is held by another replica, so it follows.
+    const forward = createServer((sock) => {
+      const up = connect(Number(target.port || 5432), target.hostname);
+      sock.pipe(up).pipe(sock);
+      sock.on("error", () => up.destroy());
+      up.on("error", () => sock.destroy());
+    });
+    await new Promise<void>((r) => forward.listen(port, "127.0.0.1", r));
+    try {
+      await until("the replica to follow again", 5000, () => cut.current() === "follower");
+    } finally {
+      await cut.stop();
+      forward.close();
+    }
+    expect(holder.current()).toBe("leader");
   }, 20_000);
 });

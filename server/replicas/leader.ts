@@ -34,19 +34,31 @@ export interface LeaderOptions {
    * @default 3000
    */
   retryMs?: number;
+  /**
+   * After how long without reaching the database a replica acts alone (`"single"`: it exports the
+   * scrape-time gauges itself) rather than leave the fleet's alerts without inputs (ms).
+   * @default 15000
+   */
+  aloneAfterMs?: number;
   /** Told every change of role (log lines, tests). */
   onChange?: (role: ReplicaRole, reason: string) => void;
 }
 
 /** Defaults of {@link LeaderOptions}. */
-export const DEFAULT_LEADER_OPTIONS = { lockKey: 0, retryMs: 3000 } as const;
+export const DEFAULT_LEADER_OPTIONS = { lockKey: 0, retryMs: 3000, aloneAfterMs: 15_000 } as const;
 
 /** First key of the two-key advisory lock (`pg_try_advisory_lock(int, int)`): this app's locks. */
 export const LEADER_LOCK_NAMESPACE = 4_177_001;
 
-/** One replica's election: tries the lock until it holds it, keeps checking it, steps down when its connection fails. */
+/**
+ * One replica's election: tries the lock until it holds it, keeps checking it, steps down when its
+ * connection fails. **A replica that cannot reach the database for `aloneAfterMs` acts alone**
+ * (`"single"`): with PostgreSQL down every replica exports the gauges — duplicates, which the
+ * alert rules' `max by (…)` absorb — instead of none, which would silence the alerts they feed.
+ */
 export class LeaderElection {
-  private role: "leader" | "follower" = "follower";
+  private role: ReplicaRole = "follower";
+  private unreachableSince: number | null = null;
   private client: Client | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
@@ -58,8 +70,8 @@ export class LeaderElection {
     if (!(this.opts.retryMs >= 100 && this.opts.retryMs <= 60_000)) throw new RangeError(`retryMs: expected 100..60000, got ${this.opts.retryMs}`);
   }
 
-  /** `"leader"` while this replica holds the lock, else `"follower"`. */
-  current(): "leader" | "follower" {
+  /** `"leader"` while this replica holds the lock, `"single"` while it cannot reach the database (for `aloneAfterMs`), else `"follower"`. */
+  current(): ReplicaRole {
     return this.role;
   }
 
@@ -75,7 +87,7 @@ export class LeaderElection {
     this.timer.unref();
   }
 
-  private set(role: "leader" | "follower", reason: string): void {
+  private set(role: ReplicaRole, reason: string): void {
     if (role === this.role) return;
     this.role = role;
     this.opts.onChange?.(role, reason);
@@ -90,20 +102,37 @@ export class LeaderElection {
         return;
       }
       const r = await c.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, $2::int) AS ok", [LEADER_LOCK_NAMESPACE, this.opts.lockKey]);
+      this.unreachableSince = null;
       if (r.rows[0]?.ok) this.set("leader", "took the advisory lock");
+      else this.set("follower", "another replica holds the advisory lock");
     } catch (e) {
       this.drop();
-      this.set("follower", `lost the database connection (${e instanceof Error ? e.message : String(e)})`);
+      this.unreachable(`the database did not answer (${e instanceof Error ? e.message : String(e)})`);
     }
+  }
+
+  /** Steps down; alone once the database has been unreachable for `aloneAfterMs`. */
+  private unreachable(reason: string): void {
+    const now = Date.now();
+    this.unreachableSince ??= now;
+    if (now - this.unreachableSince >= this.opts.aloneAfterMs) this.set("single", `${reason} for ${Math.round((now - this.unreachableSince) / 1000)} s: exporting the scrape-time gauges alone until it answers`);
+    else if (this.role === "leader") this.set("follower", reason);
   }
 
   private async connection(): Promise<Client> {
     if (this.client) return this.client;
-    const c = new Client({ connectionString: this.opts.databaseUrl, connectionTimeoutMillis: Math.max(1000, this.opts.retryMs), application_name: "dedup-health leader" });
+    const c = new Client({
+      connectionString: this.opts.databaseUrl,
+      connectionTimeoutMillis: Math.max(1000, this.opts.retryMs),
+      // A query stuck on a silent network fails like a refused one; keepalives find a dead peer.
+      query_timeout: Math.max(1000, this.opts.retryMs),
+      keepAlive: true,
+      application_name: "dedup-health leader",
+    });
     // A dead connection releases the lock on the server side; this side steps down at once.
     c.on("error", () => {
       if (this.client === c) this.drop();
-      this.set("follower", "the lock's connection failed");
+      this.unreachable("the lock's connection failed");
     });
     this.client = c;
     try {

@@ -41,7 +41,11 @@ describe("an alert is one entry", () => {
   it("is reported by the promtool coverage check until it has a firing and a silent case, then passes promtool", () => {
     const series = `${METRIC_NAMES.poisoned}{service="s",topic="t",handler="h",reason_poisoned="marshal"}`;
     const labels = { severity: "ticket", service: "s", topic: "t", handler: "h", reason_poisoned: "marshal" };
-    const annotations = { summary: "DLQ writes on s/h", description: "Messages reach the DLQ.", runbook_url: `${DEFAULT_DASHBOARD_BASE_URL}${planted.runbookUrl}`, dashboard_url: `${DEFAULT_DASHBOARD_BASE_URL}/handlers/s/h?range=1h` };
+    const annotations = { summary: "DLQ writes on s/h", description: "Messages reach the DLQ.", runbook_url: `${DEFAULT_DASHBOARD_BASE_URL}${planted.runbookUrl}`, dashboard_url: `${DEFAULT_DASHBOARD_BASE_URL}/handlers/s/h?range=1h`,
+      // Per handler, so it carries the handler's context too (lib/alert-context.ts): none here.
+      hot_uuids: "none exported (no dedup_hot_uuid_copies series for this handler)",
+      dlq_backlog: "not measured (no dedup_dlq_backlog_records series for this handler)",
+    };
     const test = {
       rule_files: ["rules.yml"],
       evaluation_interval: "1m",

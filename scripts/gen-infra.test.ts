@@ -82,7 +82,10 @@ describe("gen:infra", () => {
 
   it("annotates each alert with summary, a humanized description and a runbook_url", () => {
     for (const r of rules) {
-      expect(Object.keys(r.annotations).sort()).toEqual(["dashboard_url", "description", "runbook_url", "summary"]);
+      // A per-handler alert carries the handler's context too (lib/alert-context.ts; promtool: context.test.yml).
+      const by = ALERT_LIST.find((a) => a.name === r.alert)?.by ?? [];
+      const context = by.includes("service") && by.includes("handler") ? ["dlq_backlog", "hot_uuids"] : [];
+      expect(Object.keys(r.annotations).sort(), r.alert).toEqual(["dashboard_url", "description", ...context, "runbook_url", "summary"].sort());
       expect(r.annotations.description).toMatch(/\{\{ \$value \| (humanizePercentage|humanizeDuration|printf "%\.3g") \}\}/);
       expect(r.annotations.runbook_url).toBe(`${DEFAULT_DASHBOARD_BASE_URL}/runbook#${r.alert.toLowerCase()}`);
     }

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { ALERT_LIST, RUNBOOK_PATH, ruleTexts, runbookUrl, type AlertThreshold } from "@/lib/thresholds";
 import { renderDashboard } from "@/infra/grafana/dashboard";
+import { contextAnnotations } from "@/lib/alert-context";
 
 /** Repository-relative paths of the generated files. */
 export const GENERATED_FILES = {
@@ -69,7 +70,7 @@ export function renderRules(alerts: readonly AlertThreshold[] = ALERT_LIST, dash
     expr: a.expr,
     for: a.for,
     labels: { severity: a.severity },
-    annotations: { ...ruleTexts(a), runbook_url: runbookUrl(a.runbookAnchor, runbook), dashboard_url: dashboardUrl(a, dashboardBase) },
+    annotations: { ...ruleTexts(a), runbook_url: runbookUrl(a.runbookAnchor, runbook), dashboard_url: dashboardUrl(a, dashboardBase), ...contextAnnotations(a) },
   }));
   return HEADER + stringify({ groups: [{ name: "dedup-health", rules }] }, { lineWidth: 0 });
 }

@@ -100,6 +100,8 @@ const schema = z.object({
       .default(DEMO_TOPIC),
   ),
   WORKSHOP_TOKEN: z.preprocess(empty, z.string().min(16, "expected at least 16 characters").optional()),
+  /** Bearer token Alertmanager's webhook sends to `POST /api/alerts/notifications` (server/alert-receiver); unset: the receiver refuses everything. */
+  ALERT_RECEIVER_TOKEN: z.preprocess(empty, z.string().min(16, "expected at least 16 characters").optional()),
   DEDUP_PREFIXES: z.preprocess(
     empty,
     z

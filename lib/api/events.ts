@@ -9,13 +9,14 @@ import { z } from "zod";
 import { answerSchema, LABEL_VALUE_RE, rangeSchema } from "./common";
 
 /** Kinds of marker, in legend order. */
-export const MARKER_KINDS = ["alert", "restart", "rebalance", "fault", "source", "replay", "keys", "workshop", "silence", "action"] as const;
+export const MARKER_KINDS = ["alert", "notified", "restart", "rebalance", "fault", "source", "replay", "keys", "workshop", "silence", "action"] as const;
 /** One marker kind. */
 export type MarkerKind = (typeof MARKER_KINDS)[number];
 
 /** What each kind means (the chart legend) and its colour. */
 export const MARKER_INFO: Record<MarkerKind, { label: string; color: string }> = {
   alert: { label: "alert pending / firing / resolved", color: "#dc2626" },
+  notified: { label: "alert notification sent (firing / resolved)", color: "#b91c1c" },
   restart: { label: "app restart", color: "#7c3aed" },
   rebalance: { label: "consumer-group rebalance", color: "#0891b2" },
   fault: { label: "demo store fault changed", color: "#d97706" },

@@ -213,4 +213,24 @@ describe("dedup rules in a real Prometheus", () => {
     expect(ratio["on-review-created"]).toBeCloseTo(0.2, 6);
     expect(ratio["on-order-paid"]).toBeCloseTo(0.01, 6);
   });
+
+  // Last: it stops the exporter. The deadman rules rest on this: a target that stops answering has
+  // its series marked stale at the failed scrape, so "seen before, now gone" holds at once.
+  it("once the dashboard's exporter stops: its series are gone at the next scrape, DedupDashboardDown's value is 1 and it goes pending", async () => {
+    const s = server;
+    server = undefined;
+    s?.closeAllConnections();
+    await new Promise((r) => s?.close(r));
+    const deadline = Date.now() + 15_000;
+    let seen: { present: number; down: number[]; pending: boolean } = { present: -1, down: [], pending: false };
+    while (Date.now() < deadline) {
+      const present = (await promQuery(base, `group by (service) (${OBSERVE_METRIC_NAMES.memoryLost} or deduplication_check_duration_seconds_count)`)).length;
+      const down = (await promQuery(base, ALERTS.dashboardDown.valueExpr)).map((x) => x.value);
+      const pending = ((await rules()).find((r) => r.name === ALERTS.dashboardDown.name)?.alerts ?? []).some((a) => a.state === "pending" && a.labels.job === DASHBOARD_SCRAPE_JOB);
+      seen = { present, down, pending };
+      if (present === 0 && down[0] === 1 && pending) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(seen).toEqual({ present: 0, down: [1], pending: true });
+  }, 30_000);
 });

@@ -7,6 +7,7 @@ import { NextRequest } from "next/server";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { proxy } from "@/proxy";
+import { setAuditStore } from "@/server/audit";
 import { parseConfig } from "@/server/config";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";
@@ -71,6 +72,22 @@ describe("GET /readyz and GET /healthz", () => {
       again = await ready();
     }
     expect(again).toEqual({ status: 200, body: { status: "ready", role: "single", reasons: [] } });
+  }, 20_000);
+
+  it("503 naming PostgreSQL when DATABASE_URL does not answer, without its address or password", async () => {
+    const url = `postgres://hd-user:hd-secret-pw@127.0.0.1:${PORT + 1}/hd_db`;
+    g.__dedupHealthConfig = parseConfig({ REDIS_URL: srv!.url, DATABASE_URL: url });
+    await setAuditStore(null);
+    try {
+      const r = await ready();
+      expect(r.status).toBe(503);
+      expect(r.body.reasons).toHaveLength(1);
+      expect(r.body.reasons[0]).toMatch(/^postgres: down — /);
+      for (const secret of ["hd-secret-pw", String(PORT + 1), "hd-user"]) expect(r.body.reasons[0]).not.toContain(secret);
+    } finally {
+      await setAuditStore(null);
+      g.__dedupHealthConfig = parseConfig({ REDIS_URL: srv!.url });
+    }
   }, 20_000);
 
   it("the proxy lets the probes through with any Host, and still refuses a foreign Host elsewhere", () => {

@@ -7,7 +7,7 @@
  * that captures the text people would read. The notification becomes a chart event of the handler;
  * a resolved one too. A wrong token is refused 401 and records nothing.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -88,7 +88,9 @@ function testConfig(): string {
     receivers: Array<{ name: string; webhook_configs: Array<Record<string, unknown> & { http_config: { authorization: Record<string, string> } }>; slack_configs?: unknown[] }>;
   };
   writeFileSync(join(dir, "receiver-token"), `${TOKEN}\n`);
-  cfg.templates = cfg.templates.map((t) => join(HERE, t));
+  // The shipped relative template glob, resolved from this config's directory as from the shipped one's.
+  expect(cfg.templates).toEqual(["templates/*.tmpl"]);
+  symlinkSync(join(HERE, "templates"), join(dir, "templates"));
   Object.assign(cfg.route, { group_wait: "1s", group_interval: "1s" });
   const receiver = cfg.receivers[0]!;
   const hook = receiver.webhook_configs[0]!;

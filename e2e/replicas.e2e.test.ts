@@ -1,19 +1,24 @@
 /**
  * Two dashboard replicas (`next start` twice) on one PostgreSQL database of the test's own, both
- * scraped every second by a Prometheus of the test's own: the scrape-time gauges (here the
- * consumer-group lag family of a topic of the test's own) are exported by exactly one replica, so
- * `sum` over the fleet is one replica's figure; a rebalance observed by the leader and an action
- * done through either replica show on the other's chart events; after the leader is SIGKILLed the
- * other exports the gauges within 30 s.
+ * scraped every second by a Prometheus of the test's own with the project's rules: the scrape-time
+ * gauges (the lag family of a topic of the test's own, the memory lost ratio of a redis-server of
+ * its own) are exported by exactly one replica, so `sum` over the fleet is one replica's figure; a
+ * rebalance observed by the leader and an action done through the follower show on the other's
+ * chart events; Redis restarted empty fires DedupMemoryLost, and after the leader is SIGKILLed the
+ * other replica exports the gauges within 30 s — the held loss included, from the saved baseline.
  */
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
+import { join } from "node:path";
+import { Redis } from "ioredis";
 import { Kafka, logLevel, type Consumer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DASHBOARD_LEADER_METRIC } from "@/names/replicas";
 import { createOwnDatabase, type OwnDatabase } from "@/server/testing/own-database";
 import { promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
-import { REAL_ENV, startApp, until, type App } from "./harness";
+import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
+import { seedKeys } from "@/server/testing/seed-keys";
+import { REAL_ENV, ROOT, startApp, until, type App } from "./harness";
 
 const tag = randomBytes(3).toString("hex");
 const TOPIC = `he-${tag}.events`;
@@ -21,11 +26,13 @@ const TOPIC = `he-${tag}.events`;
 const SERVICE = `he-${tag}`;
 const GROUP = `${SERVICE}.on-event`;
 const RECORDS = 7;
+const HANDLER = "on-event";
+const KEYS = 400;
 /** The stack's Alertmanager: a silence of the test's own service, expired by the test. */
 const ALERTMANAGER = "http://127.0.0.1:9093";
 
 const kafka = new Kafka({ clientId: `he-${tag}`, brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: logLevel.NOTHING });
-const up: { db?: OwnDatabase; prom?: OwnPrometheus; apps: App[]; consumer?: Consumer; silence?: string } = { apps: [] };
+const up: { db?: OwnDatabase; prom?: OwnPrometheus; apps: App[]; consumer?: Consumer; silence?: string; redis?: OwnRedis } = { apps: [] };
 
 /** A free port in `lo..hi` (this test's ranges), tried at random. */
 async function portIn(lo: number, hi: number, taken: readonly number[] = []): Promise<number> {
@@ -42,14 +49,17 @@ async function portIn(lo: number, hi: number, taken: readonly number[] = []): Pr
   throw new Error(`no free port in ${lo}..${hi}`);
 }
 
-/** The exported `metric` lines of one replica's /api/metrics with `TOPIC` (or no label filter). */
+/** The values of `metric` in one replica's /api/metrics about the test's topic or service (the leader gauge: unfiltered). */
 async function scrape(app: App, metric: string): Promise<number[]> {
   const text = await (await fetch(`${app.url}/api/metrics`)).text();
   return text
     .split("\n")
-    .filter((l) => l.startsWith(metric) && (metric === DASHBOARD_LEADER_METRIC || l.includes(`topic="${TOPIC}"`)))
+    .filter((l) => l.startsWith(`${metric}{`) || l.startsWith(`${metric} `))
+    .filter((l) => metric === DASHBOARD_LEADER_METRIC || l.includes(`topic="${TOPIC}"`) || l.includes(`service="${SERVICE}"`))
     .map((l) => Number(l.slice(l.lastIndexOf(" ") + 1)));
 }
+
+const MEMORY_LOST = "dedup_memory_lost_ratio";
 
 const offsetsQuery = `kafka_topic_partition_current_offset{topic="${TOPIC}"}`;
 
@@ -69,14 +79,29 @@ beforeAll(async () => {
   await up.consumer.subscribe({ topic: TOPIC, fromBeginning: true });
   await up.consumer.run({ eachMessage: async () => undefined });
 
-  const promPort = await portIn(19800, 19899);
+  // The handler's dedup keys in a Redis of the test's own (no persistence: a restart empties it).
+  up.redis = await startOwnRedis({ port: await portIn(19800, 19899) });
+  const seed = new Redis(up.redis.url);
+  await seedKeys(seed, [{ prefix: `${SERVICE}:dedup:${HANDLER}`, count: KEYS, ttlMs: 86_400_000, value: "done:x:0:1" }]);
+  seed.disconnect();
+
+  const promPort = await portIn(19800, 19899, [up.redis.port]);
   const a = await portIn(3800, 3899);
   const b = await portIn(3800, 3899, [a]);
-  const env = { KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS, DATABASE_URL: up.db.url, PROMETHEUS_URL: `http://127.0.0.1:${promPort}`, ALERTMANAGER_URL: ALERTMANAGER, DEMO: "off", CONSUMER_TOPICS: TOPIC };
+  const env = {
+    KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS,
+    REDIS_URL: up.redis.url,
+    DEDUP_PREFIXES: `${SERVICE}:dedup:*`,
+    DATABASE_URL: up.db.url,
+    PROMETHEUS_URL: `http://127.0.0.1:${promPort}`,
+    ALERTMANAGER_URL: ALERTMANAGER,
+    DEMO: "off",
+    CONSUMER_TOPICS: TOPIC,
+  };
   // One after the other: the first to start takes the lock.
   up.apps.push(await startApp({ port: a, env }));
   up.apps.push(await startApp({ port: b, env }));
-  up.prom = await startOwnPrometheus({ port: promPort, targets: up.apps.map((x) => new URL(x.url).host), metricsPath: "/api/metrics", ruleFiles: [], intervalSec: 1 });
+  up.prom = await startOwnPrometheus({ port: promPort, targets: up.apps.map((x) => new URL(x.url).host), metricsPath: "/api/metrics", ruleFiles: [join(ROOT, "infra/prometheus/rules/dedup.yml")], intervalSec: 1 });
 }, 90_000);
 
 afterAll(async () => {
@@ -84,6 +109,7 @@ afterAll(async () => {
   await up.consumer?.disconnect().catch(() => undefined);
   for (const a of up.apps) await a.stop();
   await up.prom?.stop();
+  await up.redis?.stop();
   await up.db?.drop();
   const admin = kafka.admin();
   await admin.connect();
@@ -104,6 +130,10 @@ describe("several dashboard replicas on one PostgreSQL", () => {
     });
     expect(own.reduce((x, y) => x + y, 0)).toBe(RECORDS);
     expect(await scrape(second, "kafka_topic_partition_current_offset")).toEqual([]);
+    // The handler's keys counted by the leader: its memory gauge at 0, none on the follower.
+    await until("the leader's memory gauge of the handler", 30_000, async () => ((await scrape(first, MEMORY_LOST)).length === 1 ? true : undefined));
+    expect(await scrape(first, MEMORY_LOST)).toEqual([0]);
+    expect(await scrape(second, MEMORY_LOST)).toEqual([]);
     // Prometheus scrapes both: one instance carries the series, the sum is the produced count once.
     const byInstance = await until("both replicas scraped by Prometheus", 20_000, async () => {
       const leaders = await promQuery(up.prom!.url, `${DASHBOARD_LEADER_METRIC}`);
@@ -142,7 +172,20 @@ describe("several dashboard replicas on one PostgreSQL", () => {
     expect(onLeader).toEqual([expect.stringMatching(/^silence: Silence created for DedupDuplicateRateHigh: he replicas e2e/)]);
   }, 30_000);
 
-  it("after the leader is SIGKILLed the other replica exports the gauges within 30 s", async () => {
+  it("Redis restarted empty fires DedupMemoryLost in Prometheus, from the leader's gauge", async () => {
+    const [first] = up.apps as [App, App];
+    const port = up.redis!.port;
+    await up.redis!.stop();
+    up.redis = await startOwnRedis({ port });
+    await until("the leader's held loss", 40_000, async () => ((await scrape(first, MEMORY_LOST))[0] === 1 ? true : undefined));
+    const firing = await until("DedupMemoryLost firing in Prometheus", 10_000, async () => {
+      const s = await promQuery(up.prom!.url, `ALERTS{alertname="DedupMemoryLost", service="${SERVICE}", alertstate="firing"}`);
+      return s.length > 0 ? s : undefined;
+    });
+    expect(firing.map((x) => x.metric.handler)).toEqual([HANDLER]);
+  }, 60_000);
+
+  it("after the leader is SIGKILLed the other replica exports the gauges within 30 s, the held loss included", async () => {
     const [first, second] = up.apps as [App, App];
     process.kill(-first.pid, "SIGKILL");
     up.apps = up.apps.filter((a) => a !== first);
@@ -154,10 +197,14 @@ describe("several dashboard replicas on one PostgreSQL", () => {
     const tookMs = Date.now() - t0;
     expect(own.reduce((x, y) => x + y, 0)).toBe(RECORDS);
     expect(await scrape(second, DASHBOARD_LEADER_METRIC)).toEqual([1]);
+    // It goes on from the saved baseline: the loss stays held (a fresh count of the empty Redis would say 0).
+    await until("the new leader's memory gauge", 10_000, async () => ((await scrape(second, MEMORY_LOST)).length === 1 ? true : undefined));
+    expect(await scrape(second, MEMORY_LOST)).toEqual([1]);
     // And in Prometheus: the series now come from the second replica.
-    await until("Prometheus reading the offsets from the new leader", 10_000, async () => {
+    await until("Prometheus reading the offsets and the held loss from the new leader", 10_000, async () => {
       const s = await promQuery(up.prom!.url, `sum by (instance) (${offsetsQuery})`);
-      return s.length === 1 && s[0]!.metric.instance === new URL(second.url).host && s[0]!.value === RECORDS ? s : undefined;
+      const lost = await promQuery(up.prom!.url, `${MEMORY_LOST}{service="${SERVICE}", instance="${new URL(second.url).host}"}`);
+      return s.length === 1 && s[0]!.metric.instance === new URL(second.url).host && s[0]!.value === RECORDS && lost[0]?.value === 1 ? s : undefined;
     });
     expect(tookMs).toBeLessThan(30_000);
     console.log(`[replicas e2e] the follower exported the gauges ${tookMs} ms after the leader was killed`);

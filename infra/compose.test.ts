@@ -135,6 +135,9 @@ describe("docker-compose.yml (no Docker engine here: checked by parsing)", () =>
     expect(run!.lines).toContain("ENV NODE_ENV=production");
     const next = readFileSync(join(root, "next.config.js"), "utf8");
     expect(next).toMatch(/output: "standalone"/);
+    // next build copies .env and .env.production into the standalone output: the build context must not hold them.
+    const ignored = readFileSync(join(root, ".dockerignore"), "utf8").split("\n").map((l) => l.trim());
+    expect(ignored).toEqual(expect.arrayContaining([".env", ".env.*", "node_modules", ".next", ".git"]));
   });
 
   it("the app binds loopback by default, and the image beyond loopback is read-only without WORKSHOP_TOKEN", () => {

@@ -6,7 +6,8 @@ import { parse } from "yaml";
 import { parseMarkdown } from "@/lib/markdown";
 import { DASHBOARD_SCRAPE_JOB } from "@/lib/alert-exprs";
 import { ALERT_LIST } from "@/lib/thresholds";
-import { DEFAULT_DASHBOARD_BASE_URL, GENERATED_FILES, renderAll, renderRules, REPO_ROOT, runbookBase, staleFiles } from "./gen-infra";
+import { execFileSync } from "node:child_process";
+import { DEFAULT_DASHBOARD_BASE_URL, GENERATED_FILES, renderAll, renderRules, REPO_ROOT, runbookBase, staleFiles, writePrometheusConfig } from "./gen-infra";
 
 interface Rule {
   alert: string;
@@ -97,6 +98,21 @@ describe("gen:infra", () => {
     expect(urls("https://dedup.example.com/ops/")).toEqual(ALERT_LIST.map((a) => `https://dedup.example.com/ops/runbook#${a.runbookAnchor}`));
     expect(urls("https://dedup.example.com", "https://wiki.example.com/dedup/RUNBOOK.md")).toEqual(ALERT_LIST.map((a) => `https://wiki.example.com/dedup/RUNBOOK.md#${a.runbookAnchor}`));
     expect(urls("https://dedup.example.com", "/docs/runbook")).toEqual(ALERT_LIST.map((a) => `https://dedup.example.com/docs/runbook#${a.runbookAnchor}`));
+  });
+
+  it("stack:up with DASHBOARD_BASE_URL runs Prometheus on rules whose links are the deployment's, not a responder's own 127.0.0.1:3000; promtool accepts the config", () => {
+    const dir = mkdtempSync(join(tmpdir(), "prom-config-"));
+    try {
+      const config = writePrometheusConfig(dir, "https://dedup.example.com/ops");
+      const written = parse(readFileSync(join(dir, "rules", "dedup.yml"), "utf8")) as { groups: { rules: Rule[] }[] };
+      const links = written.groups.flatMap((g) => g.rules).flatMap((r) => [r.annotations.dashboard_url!, r.annotations.runbook_url!]);
+      expect(links.length).toBeGreaterThan(0);
+      for (const l of links) expect(l, l).toMatch(/^https:\/\/dedup\.example\.com\/ops\//);
+      expect(readFileSync(config, "utf8")).toContain("rules/dedup.yml");
+      execFileSync("promtool", ["check", "config", config], { stdio: "pipe" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("keeps one DedupRedisErrors rule grouped by reason, its text chosen per reason (marshal is not a Redis incident)", () => {

@@ -5,7 +5,7 @@
  * `npm run gen:infra -- --check` writes nothing and exits 1 when a committed file differs.
  * `scripts/gen-infra.test.ts` runs the same comparison under vitest.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
@@ -99,7 +99,29 @@ export function staleFiles(root = REPO_ROOT): string[] {
     .map(([path]) => path);
 }
 
+/**
+ * The stack's own Prometheus configuration for a deployment's base (`stack.sh up prometheus` with
+ * `DASHBOARD_BASE_URL` set): infra/prometheus/prometheus.yml and the rule file rendered with that
+ * base, written to `dir` (the committed files keep `npm start`'s address). Returns the config's path.
+ */
+export function writePrometheusConfig(dir: string, dashboardBase: string, runbook: string = runbookBase(dashboardBase)): string {
+  const rules = "infra/prometheus/rules/dedup.yml";
+  const content = renderAll(dashboardBase, runbook)[rules];
+  if (content === undefined) throw new Error(`${rules} is not a generated file`);
+  mkdirSync(join(dir, "rules"), { recursive: true });
+  writeFileSync(join(dir, "rules", "dedup.yml"), content);
+  const config = join(dir, "prometheus.yml");
+  writeFileSync(config, readFileSync(join(REPO_ROOT, "infra/prometheus/prometheus.yml"), "utf8"));
+  return config;
+}
+
 function main(argv: string[]): number {
+  const at = argv.indexOf("--prometheus-dir");
+  if (at >= 0) {
+    const base = process.env.DASHBOARD_BASE_URL?.trim() || DEFAULT_DASHBOARD_BASE_URL;
+    console.log(writePrometheusConfig(argv[at + 1]!, base, runbookBase(base, process.env.RUNBOOK_BASE_URL)));
+    return 0;
+  }
   if (argv.includes("--check")) {
     const stale = staleFiles();
     if (stale.length > 0) {

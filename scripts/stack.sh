@@ -138,8 +138,15 @@ up_prometheus() {
   need prometheus prometheus
   need curl curl
   mkdir -p "$STACK/prometheus"
+  # The rules' dashboard_url / runbook_url point at the app's public address when it is given
+  # (DASHBOARD_BASE_URL, RUNBOOK_BASE_URL): rendered into .stack; else the committed files (127.0.0.1:3000).
+  local config="$ROOT/infra/prometheus/prometheus.yml"
+  if [[ -n "${DASHBOARD_BASE_URL:-}${RUNBOOK_BASE_URL:-}" ]]; then
+    config=$(cd "$ROOT" && npx --no-install tsx scripts/gen-infra.ts --prometheus-dir "$STACK/prometheus-config") || die "could not render the rules for DASHBOARD_BASE_URL=${DASHBOARD_BASE_URL:-} (scripts/gen-infra.ts)"
+    say "prometheus: rules link to ${DASHBOARD_BASE_URL:-http://127.0.0.1:3000} ($config)"
+  fi
   start_bg prometheus "$LOGS/prometheus.log" prometheus \
-    --config.file="$ROOT/infra/prometheus/prometheus.yml" \
+    --config.file="$config" \
     --storage.tsdb.path="$STACK/prometheus" \
     --web.listen-address="127.0.0.1:$PROM_PORT" \
     --web.enable-lifecycle

@@ -183,6 +183,13 @@ describe("several dashboard replicas on one PostgreSQL", () => {
       return s.length > 0 ? s : undefined;
     });
     expect(firing.map((x) => x.metric.handler)).toEqual([HANDLER]);
+    // The follower's overview shows the same loss: read from the state the leader saved, not counted by itself.
+    const [, second] = up.apps as [App, App];
+    const row = await until("the loss on the follower's overview", 10_000, async () => {
+      const o = (await (await fetch(`${second.url}/api/overview?range=15m`)).json()) as { handlers: Array<{ service: string; handler: string; memoryLost: unknown }> };
+      return o.handlers.find((h) => h.service === SERVICE && h.handler === HANDLER && h.memoryLost);
+    });
+    expect(row.memoryLost).toMatchObject({ before: KEYS, now: 0, share: 1, cause: "restart" });
   }, 60_000);
 
   it("after the leader is SIGKILLed the other replica exports the gauges within 30 s, the held loss included", async () => {

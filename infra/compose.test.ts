@@ -115,6 +115,8 @@ describe("docker-compose.yml (no Docker engine here: checked by parsing)", () =>
     expect(nginx).toMatch(/listen 127\.0\.0\.1:3000;/);
     expect([...nginx.matchAll(/server (127\.0\.0\.1:\d+)/g)].map((m) => m[1])).toEqual(["127.0.0.1:3001", "127.0.0.1:3002"]);
     expect(nginx).toMatch(/proxy_set_header Host \$http_host;/);
+    // The client is appended, never replaced: a client that forwards an address of its own is not taken as local (server/access.ts).
+    expect(nginx).toMatch(/proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/);
   });
 
   it("the image is multi-stage: built with dev dependencies, run from the standalone output without them, as a non-root user, with a health check", () => {

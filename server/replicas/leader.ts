@@ -131,7 +131,9 @@ export class LeaderElection {
     });
     // A dead connection releases the lock on the server side; this side steps down at once.
     c.on("error", () => {
-      if (this.client === c) this.drop();
+      // A connection already replaced says nothing about the one in use.
+      if (this.client !== c) return;
+      this.drop();
       this.unreachable("the lock's connection failed");
     });
     this.client = c;

@@ -78,9 +78,9 @@ export const DEADMAN_ALERTS = {
       summary: "The dashboard is up but exports no scrape-time gauges: DedupMemoryLost and the DLQ alerts cannot fire",
       description:
         `No target of job {{ $labels.job }} has exported ${OBSERVE_METRIC_NAMES.memoryLost} or ${OBSERVE_METRIC_NAMES.dlqOldestOpenAge} ` +
-        "for {{ $value | humanizeDuration }}, though the dashboard answers its scrapes: no replica is the leader (the leader " +
-        "computes them; PostgreSQL unreachable?) or the leader cannot read Redis and Kafka. Check GET /readyz on each replica " +
-        "(its role and reasons) and the app's log.",
+        "for {{ $value | humanizeDuration }}, though the dashboard answers its scrapes: the replica that computes them (the " +
+        "leader, or each replica alone once PostgreSQL is out of reach for 15 s) cannot read Redis and Kafka, or no replica " +
+        "leads (a failover takes seconds). Check GET /readyz on each replica (its role and reasons) and the app's log.",
     },
     dashboardPath: "/",
   }),

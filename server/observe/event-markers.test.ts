@@ -76,7 +76,8 @@ describe("getEvents", () => {
     for (let i = 0; i < MAX_MARKERS + 5; i++) recordEvent("source", `toggle ${i}`, { service: svc }, now - 600 + i);
     const b = await getEvents(ctx({}), { range: "5m", service: svc }, now);
     expect(b.events).toHaveLength(MAX_MARKERS);
-    expect(b.events.at(-1)!.title).toBe(`toggle ${MAX_MARKERS + 4}`);
+    // Events of no service concern every page; another file's rebalance may be among the newest.
+    expect(b.events.filter((e) => e.labels.service === svc).at(-1)!.title).toBe(`toggle ${MAX_MARKERS + 4}`);
     expect(b.truncated).toBeGreaterThanOrEqual(5 + 3);
   });
 

@@ -11,13 +11,16 @@ import { promisify } from "node:util";
 import { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApp, type App } from "./harness";
+import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";
 
 const run = promisify(execFile);
 const tag = randomBytes(3).toString("hex");
 const db = `ha_e2e_${tag}`;
 const service = `ha-e2e-${tag}`;
 const alertname = `HaProxyE2e_${tag}`;
-const AM = "http://127.0.0.1:9093";
+/** The test's own Alertmanager (CI's stack runs none on 9093). */
+let am: OwnAlertmanager;
+let AM: string;
 const PG = "postgres://postgres@127.0.0.1:5432";
 const PROXY = "10.0.0.2";
 let app: App;
@@ -30,6 +33,8 @@ const silence = (headers: Record<string, string>) =>
 const untrustedCount = async () => Number(/^dedup_health_untrusted_identity_headers_total (\d+)/m.exec(await (await fetch(`${app.url}/api/metrics`)).text())?.[1] ?? 0);
 
 beforeAll(async () => {
+  am = await startOwnAlertmanager();
+  AM = am.url;
   admin = new Client({ connectionString: `${PG}/test` });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${db}`);
@@ -39,6 +44,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const id of silences) await run("amtool", ["silence", "expire", `--alertmanager.url=${AM}`, id]).catch(() => undefined);
   await app?.stop();
+  await am?.stop();
   await admin.query(`DROP DATABASE IF EXISTS ${db}`).catch(() => undefined);
   await admin.end();
 });

@@ -19,6 +19,7 @@ import { promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/test
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { seedKeys } from "@/server/testing/seed-keys";
 import { REAL_ENV, ROOT, startApp, until, type App } from "./harness";
+import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";
 
 const tag = randomBytes(3).toString("hex");
 const TOPIC = `he-${tag}.events`;
@@ -29,10 +30,11 @@ const RECORDS = 7;
 const HANDLER = "on-event";
 const KEYS = 400;
 /** The stack's Alertmanager: a silence of the test's own service, expired by the test. */
-const ALERTMANAGER = "http://127.0.0.1:9093";
+/** The test's own Alertmanager (CI's stack runs none on 9093). */
+let ALERTMANAGER = "";
 
 const kafka = new Kafka({ clientId: `he-${tag}`, brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: logLevel.NOTHING });
-const up: { db?: OwnDatabase; prom?: OwnPrometheus; apps: App[]; consumer?: Consumer; silence?: string; redis?: OwnRedis } = { apps: [] };
+const up: { db?: OwnDatabase; prom?: OwnPrometheus; apps: App[]; consumer?: Consumer; silence?: string; redis?: OwnRedis; am?: OwnAlertmanager } = { apps: [] };
 
 /** A free port in `lo..hi` (this test's ranges), tried at random. */
 async function portIn(lo: number, hi: number, taken: readonly number[] = []): Promise<number> {
@@ -65,6 +67,8 @@ const offsetsQuery = `kafka_topic_partition_current_offset{topic="${TOPIC}"}`;
 
 beforeAll(async () => {
   up.db = await createOwnDatabase("he_");
+  up.am = await startOwnAlertmanager();
+  ALERTMANAGER = up.am.url;
   const admin = kafka.admin();
   await admin.connect();
   await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 3 }], waitForLeaders: true });
@@ -111,6 +115,7 @@ afterAll(async () => {
   await up.prom?.stop();
   await up.redis?.stop();
   await up.db?.drop();
+  await up.am?.stop();
   const admin = kafka.admin();
   await admin.connect();
   await admin.deleteGroups([GROUP]).catch(() => undefined);

@@ -27,6 +27,7 @@ import { LocalSource } from "@/server/observe/metrics/local";
 import { createObserveRedis, type RedisLike } from "@/server/observe/redis-client";
 import { configOfFile, useConfig } from "@/server/testing/app-config";
 import { TEST_DATABASE_URL } from "@/server/testing/buggy-consumer";
+import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";
 
 const run = promisify(execFile);
 configOfFile();
@@ -34,7 +35,9 @@ const tag = randomBytes(3).toString("hex");
 const service = `ha-svc-${tag}`;
 const table = `ha_audit_${tag}`;
 const alertname = `HaIdentity_${tag}`;
-const AM = "http://127.0.0.1:9093";
+/** The test's own Alertmanager (CI's stack runs none on 9093). */
+let am: OwnAlertmanager;
+let AM: string;
 const keyOf = (u: string) => `${service}:dedup:h:${u}`;
 let redis: Redis;
 let observeRedis: RedisLike;
@@ -51,6 +54,8 @@ const forgetAs = (headers: Record<string, string>, u: string) => forget(request(
 const rows = async (where: string, ...args: unknown[]) => (await pg.query<{ who: string; result: string; principal: Record<string, string>; filter: Record<string, unknown> }>(`SELECT who, result, principal, filter FROM "${table}" WHERE ${where} ORDER BY id`, args)).rows;
 
 beforeAll(async () => {
+  am = await startOwnAlertmanager();
+  AM = am.url;
   useConfig({ REDIS_URL: "redis://127.0.0.1:6379", ALERTMANAGER_URL: AM, AUTH_MODE: "proxy", TRUSTED_PROXIES: PROXY, ROLE_BINDINGS: `ha-ops=operator:${service},ha-view=viewer:*,ha-other=operator:ha-other-${tag},ha-sre=admin:*` });
   redis = new Redis("redis://127.0.0.1:6379");
   observeRedis = createObserveRedis({ url: "redis://127.0.0.1:6379" });
@@ -65,6 +70,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const id of silences) await run("amtool", ["silence", "expire", `--alertmanager.url=${AM}`, id]).catch(() => undefined);
+  await am?.stop();
   setObserveContext(null);
   await redis.del(keyOf("u1"), keyOf("u2"), keyOf("u3"));
   redis.disconnect();

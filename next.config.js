@@ -55,6 +55,18 @@ const nextConfig = {
   allowedDevOrigins: dev ? devOrigins() : [],
   // Node-only clients stay out of the server bundles (they load native/optional modules at run time).
   serverExternalPackages: ["kafkajs", "ioredis", "pg", "prom-client"],
+  // A client-router request whose router state Next's renderer cannot parse answered a plain 500 on
+  // any page; proxy.ts never sees that header (Next strips it for the proxy), so it is matched here:
+  // not a URI-encoded (or plain) JSON array, or beyond the renderer's 40,000 characters → a 400.
+  async rewrites() {
+    const to = "/api/router-state-refused";
+    return {
+      beforeFiles: [
+        { source: "/:path*", has: [{ type: "header", key: "next-router-state-tree", value: "(?!%5[Bb]|\\[).*" }], destination: to },
+        { source: "/:path*", has: [{ type: "header", key: "next-router-state-tree", value: "[\\s\\S]{40001,}" }], destination: to },
+      ],
+    };
+  },
   async headers() {
     return [
       {

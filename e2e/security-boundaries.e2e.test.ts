@@ -160,6 +160,19 @@ describe("pages take no body; unknown API paths answer JSON", () => {
     }
   });
 
+  it("a client-router request whose router state is no JSON array is a 400 that says so, not the renderer's 500; the client router's own still renders", async () => {
+    for (const state of ["garbage", encodeURIComponent("{}"), encodeURIComponent('"x"')]) {
+      for (const path of ["/", "/nope", "/handlers/notification/on-review-created"]) {
+        const r = await fetch(`${lo.url}${path}`, { headers: { RSC: "1", "Next-Router-State-Tree": state } });
+        expect(r.status, `${path} ${state}`).toBe(400);
+        expect(((await r.json()) as { detail: string }).detail).toMatch(/Next-Router-State-Tree/);
+      }
+    }
+    const ok = await fetch(`${lo.url}/alerts`, { headers: { RSC: "1", "Next-Router-State-Tree": encodeURIComponent(JSON.stringify(["", { children: ["__PAGE__", {}] }, null, null, 0])) } });
+    expect(ok.status).toBe(200);
+    expect((await fetch(`${lo.url}/alerts`)).status).toBe(200);
+  });
+
   it("the build's static files answer GET and HEAD; any other method is 405 with Allow, not 500", async () => {
     const chunk = staticChunk();
     expect((await fetch(`${lo.url}${chunk}`)).status).toBe(200);

@@ -82,7 +82,12 @@ export function stateChangeRefusal(method: string, path: string, headers: Header
  */
 export function proxy(req: NextRequest): NextResponse {
   const raw = new URL(req.url).pathname;
-  if (isProbe(req.method, raw)) return NextResponse.next();
+  if (isProbe(req.method, raw)) {
+    // Whatever the Host (a load balancer probes by a name not on the allow-list), with the API's headers.
+    const probe = NextResponse.next();
+    probe.headers.set("Content-Security-Policy", pageCsp(null));
+    return probe;
+  }
   const foreign = hostRefusalResponse(raw, req.headers);
   if (foreign) return foreign;
   // The build's static files: the Host check only (their headers come from next.config.js); they

@@ -134,8 +134,9 @@ describe("Alertmanager: a marshal error fires, is silenced from the app, and the
     await row.locator(`[data-testid="am-suppressor"][data-id="${silenceId}"]`).waitFor({ timeout: 15_000 });
     expect(await row.getByTestId("am-state").getAttribute("data-state")).toBe("suppressed");
     // The page's silence list is amtool's list.
-    const listed = await page.getByTestId("silence-row").evaluateAll((els) => els.map((e) => e.getAttribute("data-silence")).sort());
-    expect(listed).toEqual(amtoolIds());
+    // (once the list's own poll has come back: under load it lands after the instance's state)
+    const listed = () => page.getByTestId("silence-row").evaluateAll((els) => els.map((e) => e.getAttribute("data-silence")).sort());
+    await expect.poll(listed, { timeout: 15_000 }).toEqual(amtoolIds());
     await screenshot(page, "alertmanager-silenced");
 
     // Expire it from the page: Alertmanager lists the alert active again, amtool lists no silence.

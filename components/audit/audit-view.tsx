@@ -39,7 +39,8 @@ export function AuditView() {
                 <td className="whitespace-nowrap text-xs">{e.at}</td>
                 <td title={principalText(e.principal)} data-testid="audit-who">
                   {e.who}
-                  {e.principal.roles ? <span className="block text-xs text-slate-500 dark:text-slate-400">{e.principal.roles}</span> : null}
+                  {/* A user's roles (proxy/oidc); the token or a local request is the whole app's admin by rule: its title says so. */}
+                  {e.principal.roles && (e.principal.source === "proxy" || e.principal.source === "oidc") ? <span className="block text-xs text-slate-500 dark:text-slate-400">{e.principal.roles}</span> : null}
                 </td>
                 <td className="font-mono text-xs">
                   {e.action}

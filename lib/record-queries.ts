@@ -47,7 +47,7 @@ export const dlqQuery = (f: { topic?: string; handler?: string; reason?: string;
 };
 
 /** `POST /api/dlq/redrive` */
-export const redrive = (body: { topic?: string; uuids?: string[]; filter?: { handler?: string; reason?: string }; mode?: RedriveMode; dryRun: boolean }, token: string | null) =>
+export const redrive = (body: { topic?: string; uuids?: string[]; filter?: { handler?: string; reason?: string }; mode?: RedriveMode; previewId?: string; dryRun: boolean }, token: string | null) =>
   send<RedriveResponse>("/api/dlq/redrive", "POST", token, body);
 
 /** `POST /api/keys/forget` */

@@ -51,7 +51,8 @@ export function RedrivePanel({ filter }: { filter: { handler?: string; reason?: 
   const [mode, setMode] = useState<ModeChoice>(conflicts ? REDRIVE_MODE.newUuid : "per-record");
   const [preview, setPreview] = useState<RedriveResponse | null>(null);
   const m = useMutation({
-    mutationFn: (dryRun: boolean) => redrive({ filter, dryRun, ...(mode === "per-record" ? {} : { mode }) }, tok.token),
+    // The real run sends the dry run's previewId: it re-drives exactly the records the preview showed.
+    mutationFn: (dryRun: boolean) => redrive({ filter, dryRun, ...(mode === "per-record" ? {} : { mode }), ...(!dryRun && preview?.previewId ? { previewId: preview.previewId } : {}) }, tok.token),
     onSuccess: (r) => setPreview(r),
     onError: (e) => {
       if (needsToken(e)) tok.show();

@@ -97,6 +97,8 @@ export const redriveBodySchema = z
      * conflict is refused per record (it would loop).
      */
     mode: z.enum(REDRIVE_MODES).optional(),
+    /** A real re-drive of a `filter` sends exactly what this dry run showed (required for a filter; a dry run's answer gives it). */
+    previewId: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "expected the previewId of a dry run").optional(),
     dryRun: z.boolean().default(true),
   })
   .strict()
@@ -122,6 +124,8 @@ export const redriveResponseSchema = bulkActionAnswerSchema.extend({
   skippedPreview: z.array(redriveSkippedSchema),
   /** Records published per second at most (`DLQ_REDRIVE_RATE`): a re-drive of N takes about N / rate seconds. */
   ratePerSecond: z.number(),
+  /** A dry run of a filter: the id its real run sends to act on exactly these records (kept 5 min, used once). */
+  previewId: z.string().optional(),
 });
 /** Answer of `POST /api/dlq/redrive`. */
 export type RedriveResponse = z.infer<typeof redriveResponseSchema>;

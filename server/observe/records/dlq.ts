@@ -12,14 +12,15 @@ import { config } from "@/server/config";
 import { redriveMessage, redrivePacer, redriveTarget, type DlqMessage } from "@/server/transport/dlq-redrive";
 import { readDlqConvention } from "@/server/transport/dlq-conventions";
 import { decodeRecord } from "@/server/transport/watermill-codec";
-import { ForbiddenError, UpstreamUnavailableError, errorText } from "../errors";
+import { BadRequestError, ForbiddenError, UpstreamUnavailableError, errorText } from "../errors";
 import { isTopicMissing, type RawRecord } from "./log-reader";
 import type { Masker } from "./masking";
 import { kafkaRead, recordReader } from "./records";
 import { RECORD_SCAN_LIMITS, decodeScanCursor, encodeScanCursor, recordSize, scanNewestFirst, type ScanResult } from "./scan";
 import { redrivePublisher } from "./redrive-publisher";
 import { entryState, recordResolutions, stateMatches, topicStates } from "./dlq-resolutions";
-import type { DlqResolutionInput } from "./dlq-state";
+import { positionKey, type DlqResolutionInput } from "./dlq-state";
+import { keepRedrivePreview, takeRedrivePreview, type RedrivePreview } from "./redrive-previews";
 
 /** Most records one re-drive call publishes (the scan bound may stop it earlier: `complete: false`). */
 export const MAX_REDRIVE = 1000;
@@ -133,6 +134,8 @@ export interface RedriveRequest {
   filter?: { handler?: string; reason?: string };
   /** Absent: each record's default (`new-uuid` for a payload conflict). */
   mode?: RedriveMode;
+  /** The dry run a real re-drive of a filter is bound to (./redrive-previews). */
+  previewId?: string;
   dryRun: boolean;
 }
 
@@ -148,6 +151,22 @@ export interface RedriveTouched {
   handlers: string[];
 }
 
+/** A re-drive's selection as its preview keeps it: the filter and the mode. */
+const selectionOf = (b: RedriveRequest) => JSON.stringify({ filter: b.filter ?? {}, mode: b.mode ?? null });
+
+/**
+ * The dry run a real re-drive of a filter acts on: required (400 without it, or when it expired or
+ * asked for another selection), so the real run sends no record its preview did not show.
+ */
+function boundPreview(b: RedriveRequest, topic: string): RedrivePreview | null {
+  if (b.dryRun || b.uuids) return null;
+  if (!b.previewId) throw new BadRequestError("previewId: a re-drive of a filter acts on what its dry run showed; run the dry run and send its previewId");
+  const p = takeRedrivePreview(b.previewId);
+  if (!p) throw new BadRequestError("previewId: unknown or expired (a preview is kept 5 min and used once); run the dry run again");
+  if (p.topic !== topic || p.selection !== selectionOf(b)) throw new BadRequestError("previewId: the dry run was of another topic, filter or mode; run the dry run of this one");
+  return p;
+}
+
 /**
  * Builds `POST /api/dlq/redrive`: the DLQ records matching the UUIDs (or the filter), newest
  * first and one per UUID, within the scan bound; a dry run publishes nothing. A filter leaves
@@ -159,6 +178,7 @@ export async function redriveDlq(body: RedriveRequest, who: string, mask: Masker
   const topic = requireDlqTopic(body.topic);
   const allow = new Set(config().CONSUMER_TOPICS);
   const wanted = body.uuids ? new Set(body.uuids) : null;
+  const bound = boundPreview(body, topic);
   const seen = new Set<string>();
   const chosen: Array<{ msg: DlqMessage; entry: DlqEntry; shown: DlqEntry; target: { mode: RedriveMode; uuid: string } }> = [];
   const skippedPreview: RedriveResponse["skippedPreview"] = [];
@@ -173,6 +193,7 @@ export async function redriveDlq(body: RedriveRequest, who: string, mask: Masker
       const d = decodeDlq(rec, allow);
       const e = d.entry;
       if (wanted ? !(e.uuid && wanted.has(e.uuid)) : (body.filter?.handler && e.handler !== body.filter.handler) || (body.filter?.reason && e.reasonClass !== body.filter.reason)) return;
+      if (bound && !bound.positions.has(positionKey(rec))) return; // not what the dry run showed
       if (e.uuid && seen.has(e.uuid)) return; // an older copy of a message already chosen
       if (e.uuid) seen.add(e.uuid);
       if (!wanted && states.of(rec).state !== "open") notOpen++;
@@ -212,7 +233,8 @@ export async function redriveDlq(body: RedriveRequest, who: string, mask: Masker
   // A masked UUID stays masked where it is sent as is (same-uuid); a UUID derived from the position is not the record's.
   const preview = chosen.slice(0, REDRIVE_PREVIEW).map(({ entry, shown: e, target: t }) => ({ uuid: e.uuid ?? MASK_MARKER, topic: e.topicPoisoned, handler: e.handler, reasonClass: e.reasonClass, offset: e.offset, partition: e.partition, mode: t.mode, sendUuid: t.uuid === entry.uuid ? (e.uuid ?? MASK_MARKER) : t.uuid }));
   const complete = r.complete || (wanted !== null && seen.size >= wanted.size);
-  const answer = { topic, dryRun: body.dryRun, matched: chosen.length, redriven, skipped, notOpen, preview, skippedPreview, ratePerSecond: rate, complete };
+  const previewId = body.dryRun && !wanted ? keepRedrivePreview({ topic, selection: selectionOf(body), positions: new Set(chosen.map((c) => positionKey(c.entry))) }) : undefined;
+  const answer = { topic, dryRun: body.dryRun, matched: chosen.length, redriven, skipped, notOpen, preview, skippedPreview, ratePerSecond: rate, complete, ...(previewId ? { previewId } : {}) };
   // The full lists stay out of the HTTP answer (not enumerable: JSON leaves them out); the audit reads them.
   const touched: RedriveTouched = { uuids: chosen.map((c) => c.msg.uuid!), sourceOffsets: chosen.map((c) => `${topic}/${c.entry.partition}/${c.entry.offset}`), destinationOffsets, handlers: [...new Set(chosen.map((c) => c.entry.handler))] };
   return Object.defineProperty(answer, "touched", { value: touched, enumerable: false });

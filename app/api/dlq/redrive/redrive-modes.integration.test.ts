@@ -147,11 +147,43 @@ describe("re-drive keeps the record's key, re-drives a payload conflict with a n
       context: {},
     }));
     await own.kafka.publisher.publish(dlq, ...msgs);
+    const dry = await redrive({ filter: { handler }, dryRun: true });
+    expect(dry).toMatchObject({ matched: 100, redriven: 0, previewId: expect.stringMatching(/^[A-Za-z0-9_-]{8,}$/) });
     const t0 = Date.now();
-    const r = await redrive({ filter: { handler }, dryRun: false });
+    const r = await redrive({ filter: { handler }, previewId: dry.previewId, dryRun: false });
     const ms = Date.now() - t0;
     expect(r).toMatchObject({ matched: 100, redriven: 100, ratePerSecond: 50 });
     expect(ms).toBeGreaterThanOrEqual(1900);
+  });
+
+  it("a real re-drive of a filter sends exactly what its dry run showed: a record poisoned since is left for the next dry run; no previewId, a used one or another filter's is a 400", async () => {
+    const handler = `bound-${ulid().slice(-6).toLowerCase()}`;
+    const poisoned = () => ({
+      uuid: ulid(),
+      metadata: { [EVENT_TYPE_KEY]: "x", [TOPIC_POISONED_KEY]: topic, [HANDLER_POISONED_KEY]: handler, [REASON_POISONED_KEY]: "boom", [REASON_CLASS_POISONED_KEY]: POISON_REASON_CLASS.handlerError },
+      payload: Buffer.from("{}"),
+      signal: new AbortController().signal,
+      context: {},
+    });
+    const shown = [poisoned(), poisoned(), poisoned()];
+    await own.kafka.publisher.publish(dlq, ...shown);
+    const dry = await redrive({ filter: { handler }, dryRun: true });
+    expect(dry.matched).toBe(3);
+    const late = poisoned();
+    await own.kafka.publisher.publish(dlq, late); // poisoned after the preview
+    await expect(redrive({ filter: { handler }, dryRun: false })).rejects.toThrow(/redrive 400: .*previewId/);
+    await expect(redrive({ filter: { handler, reason: POISON_REASON_CLASS.marshal }, previewId: dry.previewId, dryRun: false })).rejects.toThrow(/another topic, filter or mode/);
+    // The mismatch used it up: a fresh dry run, then the real one.
+    const dry2 = await redrive({ filter: { handler }, dryRun: true });
+    expect(dry2.matched).toBe(4);
+    const fresh = poisoned();
+    await own.kafka.publisher.publish(dlq, fresh);
+    const real = await redrive({ filter: { handler }, previewId: dry2.previewId, dryRun: false });
+    expect(real).toMatchObject({ matched: 4, redriven: 4 });
+    expect(real.preview.map((p) => p.uuid).sort()).toEqual([...shown, late].map((m) => m.uuid).sort());
+    await expect(redrive({ filter: { handler }, previewId: dry2.previewId, dryRun: false })).rejects.toThrow(/unknown or expired/);
+    // What the real run did not see is still open for the next dry run.
+    expect((await redrive({ filter: { handler }, dryRun: true })).preview.map((p) => p.uuid)).toEqual([fresh.uuid]);
   });
 
   it("npm run dlq:replay --mode same-uuid refuses a payload conflict with the reason, re-drives the rest, and audits what it touched", async () => {

@@ -163,14 +163,16 @@ describe("a fleet in Prometheus", () => {
     const detail = row.scrape?.status === "down" ? row.scrape.detail : "?";
     for (const f of [row.duplicateRatio, row.processedRate, row.checkLatency, row.errorRates]) expect(f).toMatchObject({ status: "unavailable", detail });
     // The 5-min rate still has a value for minutes; the chart's line stops where the scrapes did.
-    await sleep(3 * SCRAPE_SEC * 1000);
-    const s = await getSeries(ctx(), { metric: "processed_rate", service: NOTE, handler: HANDLER, range: "1h", step: 1 });
+    // (Read once the chart reaches past the stop: on a loaded machine the first reads may not yet.)
+    const afterStop = (l: { points: Array<[number, number | null]> }) => l.points.filter(([t]) => t > stoppedAt / 1000 + SCRAPE_SEC);
+    const { s, line } = await until("the chart's points after the stop", 20_000, async () => {
+      const s = await getSeries(ctx(), { metric: "processed_rate", service: NOTE, handler: HANDLER, range: "1h", step: 1 });
+      const line = s.data.status === "ok" ? s.data.series.find((l) => l.labels.result === "success") : undefined;
+      return line && afterStop(line).length > 0 ? { s, line } : undefined;
+    });
     expect(s.scrape?.status).toBe("down");
-    const line = s.data.status === "ok" ? s.data.series.find((l) => l.labels.result === "success") : undefined;
-    expect(line, JSON.stringify(s.data).slice(0, 300)).toBeDefined();
     // Every point after the stop is a gap (null), not the 5-min rate's lingering value.
-    const after = line!.points.filter(([t]) => t > stoppedAt / 1000 + SCRAPE_SEC);
-    expect(after.length, JSON.stringify(line!.points.slice(-5))).toBeGreaterThan(0);
+    const after = afterStop(line);
     expect(after.every(([, v]) => v === null), JSON.stringify(after)).toBe(true);
     expect(line!.points.some(([, v]) => v !== null && v > 0)).toBe(true);
   }, 60_000);

@@ -62,8 +62,16 @@ const nextConfig = {
     const to = "/api/router-state-refused";
     return {
       beforeFiles: [
-        { source: "/:path*", has: [{ type: "header", key: "next-router-state-tree", value: "(?!%5[Bb]|\\[).*" }], destination: to },
-        { source: "/:path*", has: [{ type: "header", key: "next-router-state-tree", value: "[\\s\\S]{40001,}" }], destination: to },
+        {
+          source: "/:path*",
+          has: [{ type: "header", key: "next-router-state-tree", value: "(?!%5[Bb]|\\[).*" }],
+          destination: to,
+        },
+        {
+          source: "/:path*",
+          has: [{ type: "header", key: "next-router-state-tree", value: "[\\s\\S]{40001,}" }],
+          destination: to,
+        },
       ],
     };
   },

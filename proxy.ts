@@ -10,13 +10,21 @@ import { config as appConfig } from "@/server/config";
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** Headers of every answer the proxy writes itself (next.config.js' headers cover the rest). */
-const OWN_HEADERS = { "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store", "Referrer-Policy": "strict-origin-when-cross-origin", "X-Frame-Options": "DENY" };
+const OWN_HEADERS = {
+  "X-Content-Type-Options": "nosniff",
+  "Cache-Control": "no-store",
+  "Referrer-Policy": "strict-origin-when-cross-origin",
+  "X-Frame-Options": "DENY",
+};
 
 /** The page CSP (lib/csp.js, shared with next.config.js), re-exported for the tests. */
 export { pageCsp };
 
 function refuse(status: number, error: ErrorBody["error"], detail: string): NextResponse {
-  return NextResponse.json({ error, detail } satisfies ErrorBody, { status, headers: { ...OWN_HEADERS, "Content-Security-Policy": pageCsp(null) } });
+  return NextResponse.json({ error, detail } satisfies ErrorBody, {
+    status,
+    headers: { ...OWN_HEADERS, "Content-Security-Policy": pageCsp(null) },
+  });
 }
 
 /** The page a browser shows for a refused Host: plain, no script, nothing of the request echoed. */
@@ -38,7 +46,10 @@ export function hostRefusalResponse(path: string, headers: Headers): NextRespons
   const why = hostRefusal(headers.get("host"), processAllowList(appConfig().ALLOWED_HOSTS));
   if (!why) return null;
   if (path.startsWith("/api/")) return refuse(403, "forbidden", why);
-  return new NextResponse(HOST_REFUSED_PAGE, { status: 403, headers: { ...OWN_HEADERS, "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": pageCsp(null) } });
+  return new NextResponse(HOST_REFUSED_PAGE, {
+    status: 403,
+    headers: { ...OWN_HEADERS, "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": pageCsp(null) },
+  });
 }
 
 /**
@@ -54,15 +65,29 @@ export function stateChangeRefusal(method: string, path: string, headers: Header
   if (cross) return refuse(403, "forbidden", cross);
   const length = headers.get("content-length");
   // A streamed body of unknown size: Next would buffer up to 10 MB of it for this proxy before any check.
-  if (length === null && headers.has("transfer-encoding")) return refuse(411, "length_required", "send the body with a Content-Length (at most 16384 bytes); chunked bodies are not accepted");
+  if (length === null && headers.has("transfer-encoding"))
+    return refuse(
+      411,
+      "length_required",
+      "send the body with a Content-Length (at most 16384 bytes); chunked bodies are not accepted",
+    );
   if (length !== null && !(/^\d+$/.test(length.trim()) && Number(length) <= MAX_BODY_BYTES)) {
-    return refuse(413, "payload_too_large", `body: Content-Length ${length.slice(0, 20)} is above the ${MAX_BODY_BYTES}-byte limit`);
+    return refuse(
+      413,
+      "payload_too_large",
+      `body: Content-Length ${length.slice(0, 20)} is above the ${MAX_BODY_BYTES}-byte limit`,
+    );
   }
   // A DELETE without a body (`DELETE /api/silences/<id>`, as amtool or curl send it) needs no JSON
   // type: no form or other simple request can send a DELETE, so it always takes a CORS preflight.
   if (method.toUpperCase() === "DELETE" && (length === null || length.trim() === "0")) return null;
   const type = (headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type !== "application/json") return refuse(415, "unsupported_media_type", "send Content-Type: application/json (state-changing endpoints take a JSON body, possibly empty)");
+  if (type !== "application/json")
+    return refuse(
+      415,
+      "unsupported_media_type",
+      "send Content-Type: application/json (state-changing endpoints take a JSON body, possibly empty)",
+    );
   return null;
 }
 
@@ -110,7 +135,10 @@ export function proxy(req: NextRequest): NextResponse {
   if (raw.length > 1 && raw.endsWith("/")) {
     const to = new URL(req.url);
     to.pathname = raw.replace(/\/+$/, "") || "/";
-    return NextResponse.redirect(to, { status: 308, headers: { ...OWN_HEADERS, "Content-Security-Policy": pageCsp(null) } });
+    return NextResponse.redirect(to, {
+      status: 308,
+      headers: { ...OWN_HEADERS, "Content-Security-Policy": pageCsp(null) },
+    });
   }
   const refused = stateChangeRefusal(req.method, raw, req.headers);
   if (refused) return refused;
@@ -127,7 +155,11 @@ export function proxy(req: NextRequest): NextResponse {
   }
   // A handler page whose names, decoded once, are no names (`%25zz` → `%zz`, `%2525` → `%25`): 404
   // here (the page's own notFound() would come after its 200 streamed).
-  if (badHandlerPath(raw)) return new NextResponse(req.method === "HEAD" ? null : NOT_FOUND_PAGE, { status: 404, headers: { ...OWN_HEADERS, "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": pageCsp(null) } });
+  if (badHandlerPath(raw))
+    return new NextResponse(req.method === "HEAD" ? null : NOT_FOUND_PAGE, {
+      status: 404,
+      headers: { ...OWN_HEADERS, "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": pageCsp(null) },
+    });
   const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
   const csp = pageCsp(nonce);
   const headers = new Headers(req.headers);
@@ -154,7 +186,10 @@ export function isProbe(method: string, path: string): boolean {
 /** Whether `path` is a handler page's whose service or handler, decoded once, is no name (lib/route-params.ts). */
 function badHandlerPath(path: string): boolean {
   if (!path.startsWith("/handlers/")) return false;
-  return path.split("/").slice(2).some((seg) => routeName(decodeURIComponent(seg)) === null);
+  return path
+    .split("/")
+    .slice(2)
+    .some((seg) => routeName(decodeURIComponent(seg)) === null);
 }
 
 export const config = {

@@ -61,7 +61,15 @@ const SIDE_BY_SIDE_WORKERS = 3;
 /** An integration project whose files run one at a time. */
 const oneAtATime = (name: string, include: string[]) => ({
   resolve: { alias: { "@": root } },
-  test: { name, include, exclude: ["node_modules/**", ".stack/**"], environment: "node" as const, fileParallelism: false, testTimeout: 120_000, hookTimeout: 120_000 },
+  test: {
+    name,
+    include,
+    exclude: ["node_modules/**", ".stack/**"],
+    environment: "node" as const,
+    fileParallelism: false,
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+  },
 });
 
 /**

@@ -26,13 +26,19 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
         <script nonce={nonce} dangerouslySetInnerHTML={{ __html: THEME_SCRIPT }} />
       </head>
       <body className="min-h-screen bg-slate-50 text-slate-900 antialiased dark:bg-slate-950 dark:text-slate-100">
-        <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-1 focus:text-slate-900">
+        <a
+          href="#main"
+          className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-1 focus:text-slate-900"
+        >
           Skip to content
         </a>
         <Providers>
           <header className="border-b border-slate-200 bg-white dark:border-slate-800 dark:bg-slate-900">
             <div className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-3">
-              <Link href="/" className="text-lg font-semibold tracking-tight focus-visible:outline-2 focus-visible:outline-blue-600">
+              <Link
+                href="/"
+                className="text-lg font-semibold tracking-tight focus-visible:outline-2 focus-visible:outline-blue-600"
+              >
                 dedup-health
               </Link>
               <Suspense fallback={<NavLinksFallback />}>

@@ -11,6 +11,14 @@ type SearchParams = Promise<Record<string, string | string[] | undefined>>;
  */
 export default async function HomePage({ searchParams }: { searchParams: SearchParams }) {
   const range = rangeOf(await searchParams);
-  const state = await prefetchPage(range, [{ metric: "duplicate_ratio" }, { metric: "check_latency" }, { metric: "error_rate" }]);
-  return <PageShell title="Overview" loading="Loading overview…" height={240} state={state}><OverviewView /></PageShell>;
+  const state = await prefetchPage(range, [
+    { metric: "duplicate_ratio" },
+    { metric: "check_latency" },
+    { metric: "error_rate" },
+  ]);
+  return (
+    <PageShell title="Overview" loading="Loading overview…" height={240} state={state}>
+      <OverviewView />
+    </PageShell>
+  );
 }

@@ -20,16 +20,28 @@ describe("server-painted pages: the prefetched cache", () => {
     const registry = new Registry();
     const metrics = new LocalSource(registry, { intervalMs: 100 }).start();
     setObserveContext(createObserveContext({ metrics, redis: null }));
-    const state = await prefetchPage("15m", [{ metric: "duplicate_ratio" }, { metric: "processed_rate", service: "svc-a", handler: "h-1" }, { metric: "duplicate_ratio", service: "x".repeat(201) }]);
+    const state = await prefetchPage("15m", [
+      { metric: "duplicate_ratio" },
+      { metric: "processed_rate", service: "svc-a", handler: "h-1" },
+      { metric: "duplicate_ratio", service: "x".repeat(201) },
+    ]);
     const keys = state.queries.map((q) => JSON.stringify(q.queryKey));
     expect(keys).toContain(JSON.stringify(overviewQuery("15m", false).queryKey));
     // The key count every key figure of the page reads, painted with the page.
     expect(keys).toContain(JSON.stringify(handlersQuery(false).queryKey));
     expect(keys).toContain(JSON.stringify(seriesQuery({ metric: "duplicate_ratio", range: "15m" }, false).queryKey));
-    expect(keys).toContain(JSON.stringify(seriesQuery({ metric: "processed_rate", range: "15m", service: "svc-a", handler: "h-1" }, false).queryKey));
+    expect(keys).toContain(
+      JSON.stringify(
+        seriesQuery({ metric: "processed_rate", range: "15m", service: "svc-a", handler: "h-1" }, false).queryKey,
+      ),
+    );
     // A name the API refuses is not prefetched (the browser gets the API's 400).
     expect(state.queries).toHaveLength(4);
-    const overview = state.queries.find((q) => q.queryKey[0] === "overview")!.state.data as { range: string; source: string; handlers: unknown[] };
+    const overview = state.queries.find((q) => q.queryKey[0] === "overview")!.state.data as {
+      range: string;
+      source: string;
+      handlers: unknown[];
+    };
     expect(overview.range).toBe("15m");
     expect(overview.source).toBe("local");
     expect(Array.isArray(overview.handlers)).toBe(true);

@@ -56,9 +56,15 @@ export async function prefetchPage(range: RangeKey, series: readonly SeriesPick[
   const qc = new QueryClient({ defaultOptions: { queries: { retry: false, staleTime: Infinity } } });
   const ctx = observeContext();
   const jobs: Array<Promise<void>> = [
-    qc.prefetchQuery({ queryKey: overviewQuery(range, false).queryKey, queryFn: async () => asAnswer(await getOverview(ctx, range)) }),
+    qc.prefetchQuery({
+      queryKey: overviewQuery(range, false).queryKey,
+      queryFn: async () => asAnswer(await getOverview(ctx, range)),
+    }),
     // The key count every key figure of the page reads (lib/key-figures): one answer, one moment.
-    qc.prefetchQuery({ queryKey: handlersQuery(false).queryKey, queryFn: async () => asAnswer(await getHandlers(ctx, { refresh: false, mode: "auto" })) }),
+    qc.prefetchQuery({
+      queryKey: handlersQuery(false).queryKey,
+      queryFn: async () => asAnswer(await getHandlers(ctx, { refresh: false, mode: "auto" })),
+    }),
     ...series.flatMap((s) => {
       // A name the API would refuse (400) is left to the browser, which shows that answer.
       const parsed = seriesQuerySchema.safeParse({ metric: s.metric, range, service: s.service, handler: s.handler });

@@ -5,7 +5,10 @@ import { DataTable } from "./data-table";
 describe("the shared table shell", () => {
   it("draws one header cell per column, figures right-aligned, with the caller's rows in the body", () => {
     const html = renderToStaticMarkup(
-      <DataTable columns={[{ label: "UUID" }, { label: "copies", align: "right", title: "deliveries" }]} label="Hot UUIDs">
+      <DataTable
+        columns={[{ label: "UUID" }, { label: "copies", align: "right", title: "deliveries" }]}
+        label="Hot UUIDs"
+      >
         <tr>
           <td>01J</td>
           <td>3</td>

@@ -12,13 +12,29 @@ export interface Column {
  * A table of rows under one header row: the shell the pages' tables share (audit trail, DLQ,
  * hot UUIDs, replicas). The rows are the caller's `<tr>`s; `size` is the text size of the body.
  */
-export function DataTable({ columns, children, label, size = "sm" }: { columns: readonly Column[]; children: ReactNode; label?: string; size?: "sm" | "xs" }) {
+export function DataTable({
+  columns,
+  children,
+  label,
+  size = "sm",
+}: {
+  columns: readonly Column[];
+  children: ReactNode;
+  label?: string;
+  size?: "sm" | "xs";
+}) {
   return (
     <table className={`w-full text-left ${size === "sm" ? "text-sm" : "text-xs"}`} aria-label={label}>
       <thead className="text-xs text-slate-500 dark:text-slate-400">
         <tr>
           {columns.map((c, i) => (
-            <th key={i} title={c.title} className={["font-medium", c.align === "right" ? "text-right" : "", c.className ?? ""].filter(Boolean).join(" ")}>
+            <th
+              key={i}
+              title={c.title}
+              className={["font-medium", c.align === "right" ? "text-right" : "", c.className ?? ""]
+                .filter(Boolean)
+                .join(" ")}
+            >
               {c.label}
             </th>
           ))}

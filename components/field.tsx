@@ -22,11 +22,25 @@ export interface LabeledSelectProps<V extends string> {
 }
 
 /** A `<select>` inside its label, each option shown by its text; every page's selects are this one. */
-export function LabeledSelect<V extends string>({ label, testId, value, options, onChange, disabled = false, stacked = false }: LabeledSelectProps<V>) {
+export function LabeledSelect<V extends string>({
+  label,
+  testId,
+  value,
+  options,
+  onChange,
+  disabled = false,
+  stacked = false,
+}: LabeledSelectProps<V>) {
   return (
     <label className={stacked ? "flex flex-col text-sm" : "flex items-center gap-2 text-sm"}>
       <span>{label}</span>
-      <select data-testid={testId} disabled={disabled} value={value} onChange={(e) => onChange(e.target.value as V)} className={FIELD_CLASS}>
+      <select
+        data-testid={testId}
+        disabled={disabled}
+        value={value}
+        onChange={(e) => onChange(e.target.value as V)}
+        className={FIELD_CLASS}
+      >
         {options.map((o) => (
           <option key={o.value} value={o.value}>
             {o.label}

@@ -12,8 +12,18 @@ const tone: Record<ComponentHealth["status"], string> = {
 /** Status of Redis, Kafka and Prometheus and the mode, from `/api/health`. */
 export function HealthStrip({ refetchIntervalMs = 10_000 }: { refetchIntervalMs?: number | false }) {
   const q = useQuery(healthQuery(refetchIntervalMs));
-  if (q.isPending) return <p role="status" className="text-sm text-slate-500">Checking Redis, Kafka and Prometheus…</p>;
-  if (q.isError) return <p role="alert" className="text-sm text-red-700">Health unavailable: {q.error.message}</p>;
+  if (q.isPending)
+    return (
+      <p role="status" className="text-sm text-slate-500">
+        Checking Redis, Kafka and Prometheus…
+      </p>
+    );
+  if (q.isError)
+    return (
+      <p role="alert" className="text-sm text-red-700">
+        Health unavailable: {q.error.message}
+      </p>
+    );
   const h = q.data;
   return (
     <section aria-label="Component health" className="flex flex-wrap items-center gap-2 text-sm">
@@ -21,7 +31,12 @@ export function HealthStrip({ refetchIntervalMs = 10_000 }: { refetchIntervalMs?
         {h.mode === "embedded" ? "Embedded mode: one process with an in-memory store, not a deployment" : "Real mode"}
       </span>
       {(Object.entries(h.components) as [string, ComponentHealth][]).map(([name, c]) => (
-        <span key={name} data-testid={`health-${name}`} title={c.detail} className={`rounded px-2 py-1 ${tone[c.status]}`}>
+        <span
+          key={name}
+          data-testid={`health-${name}`}
+          title={c.detail}
+          className={`rounded px-2 py-1 ${tone[c.status]}`}
+        >
           {name}: {c.status}
           {c.latencyMs !== null ? ` · ${c.latencyMs} ms` : ""}
         </span>

@@ -11,5 +11,9 @@ const noSubscription = () => () => undefined;
  * client render than in the server's HTML is a hydration mismatch (React error 418).
  */
 export function useHydrated(): boolean {
-  return useSyncExternalStore(noSubscription, () => true, () => false);
+  return useSyncExternalStore(
+    noSubscription,
+    () => true,
+    () => false,
+  );
 }

@@ -45,7 +45,13 @@ export function Panel({
 /** Loading state of a panel: a pulsing placeholder of the panel's height, announced politely. */
 export function LoadingState({ label = "Loading…", height = 120 }: { label?: string; height?: number }) {
   return (
-    <div role="status" aria-live="polite" data-state="loading" style={{ minHeight: height }} className="flex items-center justify-center rounded bg-slate-100/70 text-sm text-slate-500 motion-safe:animate-pulse dark:bg-slate-800/50 dark:text-slate-400">
+    <div
+      role="status"
+      aria-live="polite"
+      data-state="loading"
+      style={{ minHeight: height }}
+      className="flex items-center justify-center rounded bg-slate-100/70 text-sm text-slate-500 motion-safe:animate-pulse dark:bg-slate-800/50 dark:text-slate-400"
+    >
       {label}
     </div>
   );
@@ -54,20 +60,43 @@ export function LoadingState({ label = "Loading…", height = 120 }: { label?: s
 /** Empty state: the query answered but there is nothing to draw (never a fake zero line). */
 export function EmptyState({ children, height = 120 }: { children: ReactNode; height?: number }) {
   return (
-    <div data-state="empty" style={{ minHeight: height }} className="flex items-center justify-center rounded border border-dashed border-slate-300 p-3 text-center text-sm text-slate-500 dark:border-slate-700 dark:text-slate-400">
+    <div
+      data-state="empty"
+      style={{ minHeight: height }}
+      className="flex items-center justify-center rounded border border-dashed border-slate-300 p-3 text-center text-sm text-slate-500 dark:border-slate-700 dark:text-slate-400"
+    >
       {children}
     </div>
   );
 }
 
 /** Error state: an upstream that did not answer ("Prometheus unavailable") or an API error, with its detail. */
-export function ErrorState({ title, detail, height = 120, onRetry }: { title: string; detail?: string; height?: number; onRetry?: () => void }) {
+export function ErrorState({
+  title,
+  detail,
+  height = 120,
+  onRetry,
+}: {
+  title: string;
+  detail?: string;
+  height?: number;
+  onRetry?: () => void;
+}) {
   return (
-    <div role="alert" data-state="error" style={{ minHeight: height }} className="flex flex-col items-center justify-center gap-1 rounded border border-red-200 bg-red-50 p-3 text-center text-sm text-red-800 dark:border-red-900 dark:bg-red-950/40 dark:text-red-200">
+    <div
+      role="alert"
+      data-state="error"
+      style={{ minHeight: height }}
+      className="flex flex-col items-center justify-center gap-1 rounded border border-red-200 bg-red-50 p-3 text-center text-sm text-red-800 dark:border-red-900 dark:bg-red-950/40 dark:text-red-200"
+    >
       <strong className="font-semibold">{title}</strong>
       {detail ? <span className="max-w-prose break-words text-xs opacity-80">{detail}</span> : null}
       {onRetry ? (
-        <button type="button" onClick={onRetry} className="mt-1 rounded border border-red-300 px-2 py-0.5 text-xs hover:bg-red-100 focus-visible:outline-2 dark:border-red-800 dark:hover:bg-red-900/50">
+        <button
+          type="button"
+          onClick={onRetry}
+          className="mt-1 rounded border border-red-300 px-2 py-0.5 text-xs hover:bg-red-100 focus-visible:outline-2 dark:border-red-800 dark:hover:bg-red-900/50"
+        >
           Retry
         </button>
       ) : null}
@@ -99,11 +128,29 @@ export function unavailableText(detail: string, fallback = "Metrics"): string {
 export function UnavailableState({ detail, fallback, height }: { detail: string; fallback?: string; height?: number }) {
   if (isEmbeddedDetail(detail)) return <EmptyState {...(height ? { height } : {})}>{detail}</EmptyState>;
   if (isPendingDetail(detail)) return <LoadingState label={detail} {...(height ? { height } : {})} />;
-  return <ErrorState title={`${upstreamName(detail, fallback)} unavailable`} detail={detail} {...(height ? { height } : {})} />;
+  return (
+    <ErrorState
+      title={`${upstreamName(detail, fallback)} unavailable`}
+      detail={detail}
+      {...(height ? { height } : {})}
+    />
+  );
 }
 
 /** A big number with its unit and a caption, for stat tiles. */
-export function Stat({ label, value, hint, tone = "neutral", testId }: { label: string; value: ReactNode; hint?: ReactNode; tone?: "neutral" | "ok" | "warn" | "bad"; testId?: string }) {
+export function Stat({
+  label,
+  value,
+  hint,
+  tone = "neutral",
+  testId,
+}: {
+  label: string;
+  value: ReactNode;
+  hint?: ReactNode;
+  tone?: "neutral" | "ok" | "warn" | "bad";
+  testId?: string;
+}) {
   const tones = {
     neutral: "",
     ok: "text-emerald-700 dark:text-emerald-400",

@@ -14,7 +14,8 @@ export function errorTitle(e: unknown, what: string): string {
       if (d.includes("redis")) return "Redis unavailable";
       return `${what} unavailable`;
     }
-    if (e.status === 404 && e.code === "not_found" && e.detail.includes("not available on this server")) return `${what}: API not available on this server`;
+    if (e.status === 404 && e.code === "not_found" && e.detail.includes("not available on this server"))
+      return `${what}: API not available on this server`;
     if (e.status === 0) return "Dashboard server unreachable";
   }
   return `${what} failed to load`;
@@ -42,7 +43,14 @@ export function QueryView<T>({
   if (query.isPending) return <LoadingState label={`Loading ${what.toLowerCase()}…`} height={height} />;
   if (query.isError && query.data === undefined) {
     const e = query.error;
-    return <ErrorState title={errorTitle(e, what)} detail={e instanceof ApiError ? e.detail : String(e)} height={height} onRetry={() => void query.refetch()} />;
+    return (
+      <ErrorState
+        title={errorTitle(e, what)}
+        detail={e instanceof ApiError ? e.detail : String(e)}
+        height={height}
+        onRetry={() => void query.refetch()}
+      />
+    );
   }
   const data = query.data as T;
   if (isEmpty?.(data)) return <EmptyState height={height}>{empty ?? "No data"}</EmptyState>;

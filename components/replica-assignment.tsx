@@ -37,7 +37,11 @@ const swatch = (i: number) => SWATCHES[i % SWATCHES.length]!;
 
 /** The replica table's columns. */
 const REPLICA_COLUMNS = [
-  { label: "Replica", className: "py-1", title: "<hostname>-<pid> of the consumer process (-r1… for a further replica in it)" },
+  {
+    label: "Replica",
+    className: "py-1",
+    title: "<hostname>-<pid> of the consumer process (-r1… for a further replica in it)",
+  },
   { label: "Host", className: "py-1" },
   { label: "Partitions", className: "py-1" },
   { label: "Lag", align: "right", className: "py-1" },
@@ -50,7 +54,15 @@ const REPLICA_COLUMNS = [
  * their partitions, lag and processed rate (committed offsets per second). Self-contained: fetches
  * `GET /api/consumers` itself and polls every `refreshMs`.
  */
-export function ReplicaAssignment({ topic: asked, group, refreshMs = 5000 }: { topic?: string; group?: string; refreshMs?: number | false }) {
+export function ReplicaAssignment({
+  topic: asked,
+  group,
+  refreshMs = 5000,
+}: {
+  topic?: string;
+  group?: string;
+  refreshMs?: number | false;
+}) {
   const q = useQuery(consumersQuery(asked, group, refreshMs));
   // Without a topic asked for, the server answers for its DEMO_TOPIC and names it.
   const topic = asked ?? q.data?.topic ?? "the demo topic";
@@ -94,22 +106,32 @@ function GroupView({ g }: { g: ConsumerGroupView }) {
         <span className="text-xs text-slate-500 dark:text-slate-400">
           {g.members.length} replica{g.members.length === 1 ? "" : "s"} · lag {formatNumber(g.totalLag)}
           {g.protocol ? ` · ${g.protocol}` : ""}
-          {g.members.length === 0 ? "" : g.rateWindowSeconds !== null ? ` · rates over ${g.rateWindowSeconds.toFixed(1)} s` : " · rates after the next refresh"}
+          {g.members.length === 0
+            ? ""
+            : g.rateWindowSeconds !== null
+              ? ` · rates over ${g.rateWindowSeconds.toFixed(1)} s`
+              : " · rates after the next refresh"}
         </span>
       </div>
 
       {g.overlapping.length > 0 ? (
         <p role="alert" className="mb-2 text-xs text-red-700 dark:text-red-300">
-          Partition{g.overlapping.length > 1 ? "s" : ""} {g.overlapping.join(", ")} assigned to more than one replica: they would process the same messages.
+          Partition{g.overlapping.length > 1 ? "s" : ""} {g.overlapping.join(", ")} assigned to more than one replica:
+          they would process the same messages.
         </p>
       ) : null}
       {g.unassigned.length > 0 && g.members.length > 0 ? (
         <p className="mb-2 text-xs text-amber-800 dark:text-amber-300">
-          Partition{g.unassigned.length > 1 ? "s" : ""} {g.unassigned.join(", ")} held by no replica{stable ? "" : " (rebalancing)"}.
+          Partition{g.unassigned.length > 1 ? "s" : ""} {g.unassigned.join(", ")} held by no replica
+          {stable ? "" : " (rebalancing)"}.
         </p>
       ) : null}
 
-      <ol className="mb-3 grid gap-1" style={{ gridTemplateColumns: `repeat(${Math.max(1, g.partitions.length)}, minmax(0, 1fr))` }} aria-label="Partitions by owner">
+      <ol
+        className="mb-3 grid gap-1"
+        style={{ gridTemplateColumns: `repeat(${Math.max(1, g.partitions.length)}, minmax(0, 1fr))` }}
+        aria-label="Partitions by owner"
+      >
         {g.partitions.map((p) => {
           const i = p.memberId !== null ? colourOf.get(p.memberId) : undefined;
           return (
@@ -128,26 +150,37 @@ function GroupView({ g }: { g: ConsumerGroupView }) {
       </ol>
 
       {g.members.length === 0 ? (
-        <p className="text-xs text-slate-500 dark:text-slate-400">No replica is running in this group; the lag above waits for the next one.</p>
+        <p className="text-xs text-slate-500 dark:text-slate-400">
+          No replica is running in this group; the lag above waits for the next one.
+        </p>
       ) : (
         <DataTable columns={REPLICA_COLUMNS} size="xs">
-            {g.members.map((m, i) => (
-              <tr key={m.memberId} data-testid="replica-row" className="border-t border-slate-100 dark:border-slate-800">
-                <td className="py-1">
-                  <span className={`mr-1.5 inline-block h-2.5 w-2.5 rounded-sm align-middle ${swatch(i)}`} aria-hidden />
-                  <span title={`clientId ${m.clientId} · member ${m.memberId}`} data-testid="replica-id">
-                    {m.replica}
-                  </span>
-                </td>
-                <td className="py-1 text-slate-600 dark:text-slate-300" title={m.host !== withHiddenWords(m.host) ? "Addresses are never sent to the browser (docs/SECURITY.md)" : undefined}>
-                  {withHiddenWords(m.host)}
-                </td>
-                <td className="py-1 tabular-nums">{m.partitions.length ? m.partitions.join(", ") : "none"}</td>
-                <td className="py-1 text-right tabular-nums">{formatNumber(m.lag)}</td>
-                <td className="py-1 text-right tabular-nums">{m.processedPerSecond === null ? "—" : formatRate(m.processedPerSecond, "msg")}</td>
-              </tr>
-            ))}
-          </DataTable>
+          {g.members.map((m, i) => (
+            <tr key={m.memberId} data-testid="replica-row" className="border-t border-slate-100 dark:border-slate-800">
+              <td className="py-1">
+                <span className={`mr-1.5 inline-block h-2.5 w-2.5 rounded-sm align-middle ${swatch(i)}`} aria-hidden />
+                <span title={`clientId ${m.clientId} · member ${m.memberId}`} data-testid="replica-id">
+                  {m.replica}
+                </span>
+              </td>
+              <td
+                className="py-1 text-slate-600 dark:text-slate-300"
+                title={
+                  m.host !== withHiddenWords(m.host)
+                    ? "Addresses are never sent to the browser (docs/SECURITY.md)"
+                    : undefined
+                }
+              >
+                {withHiddenWords(m.host)}
+              </td>
+              <td className="py-1 tabular-nums">{m.partitions.length ? m.partitions.join(", ") : "none"}</td>
+              <td className="py-1 text-right tabular-nums">{formatNumber(m.lag)}</td>
+              <td className="py-1 text-right tabular-nums">
+                {m.processedPerSecond === null ? "—" : formatRate(m.processedPerSecond, "msg")}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </div>
   );

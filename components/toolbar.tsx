@@ -18,8 +18,20 @@ export function Toolbar() {
   const hydrated = useHydrated();
   return (
     <div className="flex flex-wrap items-center gap-3 text-sm" role="group" aria-label="View controls">
-      <LabeledSelect label="Time range" testId="range" value={view.range} options={RANGE_CHOICES} onChange={(range) => set({ range })} />
-      <LabeledSelect label="Auto-refresh" testId="refresh" value={view.refresh} options={REFRESH_CHOICES} onChange={(refresh) => set({ refresh })} />
+      <LabeledSelect
+        label="Time range"
+        testId="range"
+        value={view.range}
+        options={RANGE_CHOICES}
+        onChange={(range) => set({ range })}
+      />
+      <LabeledSelect
+        label="Auto-refresh"
+        testId="refresh"
+        value={view.refresh}
+        options={REFRESH_CHOICES}
+        onChange={(refresh) => set({ refresh })}
+      />
       <span aria-live="polite" className="w-20 text-xs text-slate-500 dark:text-slate-400">
         {hydrated && fetching > 0 ? "Updating…" : ""}
       </span>

@@ -18,7 +18,9 @@ export function useWriteBlocked(service?: string): string | null {
 export function WhoAmI() {
   const w = useWhoami();
   if (!w) return null;
-  const detail = [w.email, w.groups.length ? `groups: ${w.groups.join(", ")}` : null, `mode: ${w.mode}`].filter(Boolean).join(" · ");
+  const detail = [w.email, w.groups.length ? `groups: ${w.groups.join(", ")}` : null, `mode: ${w.mode}`]
+    .filter(Boolean)
+    .join(" · ");
   return (
     <span data-testid="whoami" title={detail} className="text-xs text-slate-600 dark:text-slate-400">
       {whoamiText(w)}

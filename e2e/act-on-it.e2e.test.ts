@@ -41,7 +41,11 @@ const get = async <T>(path: string): Promise<T> => {
   return (await res.json()) as T;
 };
 const put = async (path: string, body: unknown) => {
-  const res = await fetch(`${app.url}${path}`, { method: "PUT", headers: { "content-type": "application/json", origin: app.url }, body: JSON.stringify(body) });
+  const res = await fetch(`${app.url}${path}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json", origin: app.url },
+    body: JSON.stringify(body),
+  });
   expect(res.status, `${path}: ${await res.clone().text()}`).toBe(200);
 };
 /** Records of the demo topic holding `uuid` (the whole small topic is scanned). */
@@ -51,10 +55,15 @@ const copies = async (uuid: string) => {
   return r.records.length;
 };
 /** Accepts the next confirmation dialog and hands back its text. */
-const confirmNext = (page: Page) => new Promise<string>((resolve) => page.once("dialog", (d) => (resolve(d.message()), void d.accept())));
+const confirmNext = (page: Page) =>
+  new Promise<string>((resolve) => page.once("dialog", (d) => (resolve(d.message()), void d.accept())));
 
 beforeAll(async () => {
-  admin = new Kafka({ clientId: `e2e-act-${id}`, brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: logLevel.NOTHING }).admin();
+  admin = new Kafka({
+    clientId: `e2e-act-${id}`,
+    brokers: [REAL_ENV.KAFKA_BROKERS],
+    logLevel: logLevel.NOTHING,
+  }).admin();
   await admin.connect();
   redis = new Redis(REAL_ENV.REDIS_URL);
 });
@@ -64,7 +73,10 @@ afterAll(async () => {
   // last-registered first). The shared stack is left as it was found: the app's topics, groups,
   // dedup keys and DLQ guard keys.
   await admin?.deleteTopics({ topics: [topic, dlq] }).catch(() => {});
-  const groups = (await admin?.listGroups().catch(() => ({ groups: [] })))?.groups.map((g) => g.groupId).filter((g) => g.startsWith(`${service}.`)) ?? [];
+  const groups =
+    (await admin?.listGroups().catch(() => ({ groups: [] })))?.groups
+      .map((g) => g.groupId)
+      .filter((g) => g.startsWith(`${service}.`)) ?? [];
   if (groups.length) await admin.deleteGroups(groups).catch(() => {});
   await admin?.disconnect();
   for (const pattern of [`${service}:*`, `dlq:${topic}:*`]) {
@@ -75,7 +87,15 @@ afterAll(async () => {
 });
 
 const app = appForTests({
-  env: { REDIS_URL: REAL_ENV.REDIS_URL, KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS, PROMETHEUS_URL: REAL_ENV.PROMETHEUS_URL, SERVICE_NAME: service, DEMO_TOPIC: topic, DEMO_RATE: "4", DEDUP_PREFIXES: `${service}:dedup:*` },
+  env: {
+    REDIS_URL: REAL_ENV.REDIS_URL,
+    KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS,
+    PROMETHEUS_URL: REAL_ENV.PROMETHEUS_URL,
+    SERVICE_NAME: service,
+    DEMO_TOPIC: topic,
+    DEMO_RATE: "4",
+    DEDUP_PREFIXES: `${service}:dedup:*`,
+  },
 });
 const browser = browserForTests();
 
@@ -83,8 +103,13 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
   it("a record published with kcat is found by its UUID and opened from its key: the payload shown equals kcat -C at that offset", async () => {
     const uuid = randomUUID();
     const sent = JSON.stringify({ seq: -2, userId: "u-kcat", note: "published with kcat" });
-    await kcatProduce(REAL_ENV.KAFKA_BROKERS, topic, 1, sent, { _watermill_message_uuid: uuid, "Event-Type": "review.created" });
-    await until(`the demo's key for ${uuid}`, 60_000, async () => (await redis.get(`${prefix}:${uuid}`))?.startsWith("done"));
+    await kcatProduce(REAL_ENV.KAFKA_BROKERS, topic, 1, sent, {
+      _watermill_message_uuid: uuid,
+      "Event-Type": "review.created",
+    });
+    await until(`the demo's key for ${uuid}`, 60_000, async () =>
+      (await redis.get(`${prefix}:${uuid}`))?.startsWith("done"),
+    );
     await withPage(browser, { viewport: { width: 1280, height: 900 } }, async (page) => {
       // From its key: the key browser's lookup, then "open the message".
       await page.goto(`${app.url}/keys?prefix=${encodeURIComponent(prefix)}&refresh=off`);
@@ -114,7 +139,16 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
       await hits.first().waitFor({ timeout: 30_000 });
       expect(await hits.count()).toBe(1);
       await hits.first().click();
-      await expect.poll(async () => (await page.getByTestId("record-payload").getAttribute("data-raw").catch(() => null)) ?? "", { timeout: 30_000 }).toBe(kcat);
+      await expect
+        .poll(
+          async () =>
+            (await page
+              .getByTestId("record-payload")
+              .getAttribute("data-raw")
+              .catch(() => null)) ?? "",
+          { timeout: 30_000 },
+        )
+        .toBe(kcat);
       expect(await page.getByTestId("record-position").textContent()).toContain(`${topic} / 1 / ${o}`);
     });
   }, 120_000);
@@ -141,7 +175,11 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
     await withPage(browser, { viewport: { width: 1280, height: 900 } }, async (page) => {
       await page.goto(`${app.url}/dlq?reason=marshal`);
       const marshal = page.getByTestId("dlq-records").getByTestId("dlq-row");
-      await until("the marshal record on the DLQ page", 30_000, async () => (await marshal.count()) > 0 || (await page.reload(), false));
+      await until(
+        "the marshal record on the DLQ page",
+        30_000,
+        async () => (await marshal.count()) > 0 || (await page.reload(), false),
+      );
       expect(await marshal.first().textContent()).toMatch(/— none.*marshal/);
       await screenshot(page, "act-dlq");
 
@@ -152,7 +190,9 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
       const n = (redriven = uuids.length);
       await page.getByTestId("redrive-dry").click();
       const result = page.getByTestId("redrive-result");
-      await expect.poll(async () => (await result.textContent().catch(() => "")) ?? "", { timeout: 30_000 }).toContain(`Dry run: would re-drive ${n} of ${n} matched`);
+      await expect
+        .poll(async () => (await result.textContent().catch(() => "")) ?? "", { timeout: 30_000 })
+        .toContain(`Dry run: would re-drive ${n} of ${n} matched`);
       for (const u of uuids) expect(await result.textContent()).toContain(u);
       for (const u of uuids) expect(await copies(u), `${u} after the dry run`).toBe(1);
       await screenshot(page, "act-redrive");
@@ -161,10 +201,14 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
       await page.getByTestId("redrive-real").click();
       // The confirmation restates the selection, the count, the mode and the rate.
       const asked = await dialog;
-      expect(asked).toContain(`Re-drive ${n} message${n === 1 ? "" : "s"} from the DLQ, matching reason handler_error, back to their original topics`);
+      expect(asked).toContain(
+        `Re-drive ${n} message${n === 1 ? "" : "s"} from the DLQ, matching reason handler_error, back to their original topics`,
+      );
       expect(asked).toContain("each with its own UUID, except payload conflicts, which get a new UUID");
       expect(asked).toContain("at most 50 per second");
-      await expect.poll(async () => (await result.textContent()) ?? "", { timeout: 30_000 }).toContain(`Re-drove ${n} of ${n} matched`);
+      await expect
+        .poll(async () => (await result.textContent()) ?? "", { timeout: 30_000 })
+        .toContain(`Re-drove ${n} of ${n} matched`);
       for (const u of uuids) expect(await copies(u), `${u} after the re-drive`).toBe(2);
       // Each re-driven message is processed: its handler's key is done.
       for (const e of failed) {
@@ -175,7 +219,9 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
   }, 240_000);
 
   it("the key page forgets keys: the dry run counts them, the confirmed run deletes them (Redis agrees)", async () => {
-    const keys = (await get<KeysResponse>(`/api/keys?prefix=${encodeURIComponent(prefix)}&count=50&state=done`)).keys.slice(0, 3);
+    const keys = (
+      await get<KeysResponse>(`/api/keys?prefix=${encodeURIComponent(prefix)}&count=50&state=done`)
+    ).keys.slice(0, 3);
     expect(keys).toHaveLength(3);
     expect(await redis.exists(...keys.map((k) => k.key))).toBe(3);
     await withPage(browser, { viewport: { width: 1280, height: 900 } }, async (page) => {
@@ -183,12 +229,20 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
       await page.getByTestId("action-uuids").fill(keys.map((k) => k.uuid).join("\n"));
       await page.getByTestId("action-dry").click();
       const result = page.getByTestId("action-result");
-      await expect.poll(async () => (await result.textContent().catch(() => "")) ?? "", { timeout: 30_000 }).toContain("Dry run: 3 keys match");
+      await expect
+        .poll(async () => (await result.textContent().catch(() => "")) ?? "", { timeout: 30_000 })
+        .toContain("Dry run: 3 keys match");
       expect(await redis.exists(...keys.map((k) => k.key))).toBe(3);
       const dialog = confirmNext(page);
       await page.getByTestId("action-real").click();
-      expect(await dialog).toMatch(new RegExp(`^Delete 3 keys of ${prefix} named by the 3 UUIDs given, leases of dead owners only, as listed by the dry run at \\d\\d:\\d\\d:\\d\\d\\?$`));
-      await expect.poll(async () => (await result.textContent()) ?? "", { timeout: 30_000 }).toContain("3 of 3 keys deleted");
+      expect(await dialog).toMatch(
+        new RegExp(
+          `^Delete 3 keys of ${prefix} named by the 3 UUIDs given, leases of dead owners only, as listed by the dry run at \\d\\d:\\d\\d:\\d\\d\\?$`,
+        ),
+      );
+      await expect
+        .poll(async () => (await result.textContent()) ?? "", { timeout: 30_000 })
+        .toContain("3 of 3 keys deleted");
       expect(await redis.exists(...keys.map((k) => k.key))).toBe(0);
       await screenshot(page, "act-forget");
     });
@@ -199,7 +253,9 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
       await page.goto(`${app.url}/audit`);
       const rows = page.getByTestId("audit-row");
       await rows.first().waitFor({ timeout: 30_000 });
-      const cells = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")));
+      const cells = await rows.evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")),
+      );
       const find = (action: string) => cells.filter((c) => c[2] === action).map((c) => [c[1], c[5], c[6], c[7]]);
       const n = redriven;
       expect(n).toBeGreaterThan(0);
@@ -216,11 +272,21 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
   it("a trail in PostgreSQL survives a restart of the app: the audit page lists the forget made before it", async () => {
     const key = `${service}:dedup:restart:u-restart`;
     await redis.set(key, "done:x", "PX", 600_000);
-    const env = { REDIS_URL: REAL_ENV.REDIS_URL, DATABASE_URL: REAL_ENV.DATABASE_URL, SERVICE_NAME: service, DEMO: "off", DEDUP_PREFIXES: `${service}:dedup:*` };
+    const env = {
+      REDIS_URL: REAL_ENV.REDIS_URL,
+      DATABASE_URL: REAL_ENV.DATABASE_URL,
+      SERVICE_NAME: service,
+      DEMO: "off",
+      DEDUP_PREFIXES: `${service}:dedup:*`,
+    };
     const pg = new Client({ connectionString: REAL_ENV.DATABASE_URL });
     let db = await startApp({ env });
     try {
-      const res = await fetch(`${db.url}/api/keys/forget`, { method: "POST", headers: { "content-type": "application/json", origin: db.url }, body: JSON.stringify({ service, handler: "restart", uuids: ["u-restart"], dryRun: false }) });
+      const res = await fetch(`${db.url}/api/keys/forget`, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: db.url },
+        body: JSON.stringify({ service, handler: "restart", uuids: ["u-restart"], dryRun: false }),
+      });
       expect(res.status, await res.clone().text()).toBe(200);
       expect(await redis.exists(key)).toBe(0);
       await db.stop();
@@ -229,8 +295,12 @@ describe("act on it: record, DLQ re-drive, forget, audit — in Chromium, real m
         await page.goto(`${db.url}/audit?action=keys.forget`);
         const mine = page.getByTestId("audit-row").filter({ hasText: service });
         await mine.first().waitFor({ timeout: 30_000 });
-        const cells = await mine.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")));
-        expect(cells.map((c) => [c[1], c[2], c[4], c[5], c[6], c[7]])).toEqual([["local", "keys.forget", `keys: ${key}`, "1", "1", "ok"]]);
+        const cells = await mine.evaluateAll((trs) =>
+          trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")),
+        );
+        expect(cells.map((c) => [c[1], c[2], c[4], c[5], c[6], c[7]])).toEqual([
+          ["local", "keys.forget", `keys: ${key}`, "1", "1", "ok"],
+        ]);
         expect(await page.getByTestId("audit").textContent()).toContain("Kept in PostgreSQL");
         await screenshot(page, "act-audit-restart");
       });

@@ -21,11 +21,28 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ulid } from "ulid";
 import { ALERT_NAMES } from "@/lib/thresholds";
-import { HANDLER_POISONED_KEY, METRIC_NAMES, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/names/dedup";
+import {
+  HANDLER_POISONED_KEY,
+  METRIC_NAMES,
+  REASON_POISONED_KEY,
+  SUBSCRIBER_POISONED_KEY,
+  TOPIC_POISONED_KEY,
+  WATERMILL_UUID_HEADER,
+} from "@/names/dedup";
 import type { AmAlert } from "@/server/observe/alertmanager";
 import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";
 import { promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
-import { collectErrors, freePort, launchBrowser, REAL_ENV, ROOT, screenshot, startApp, until, type App } from "./harness";
+import {
+  collectErrors,
+  freePort,
+  launchBrowser,
+  REAL_ENV,
+  ROOT,
+  screenshot,
+  startApp,
+  until,
+  type App,
+} from "./harness";
 import { handlerGroupId } from "@/names/kafka";
 
 const id = randomBytes(4).toString("hex");
@@ -52,7 +69,10 @@ function fastRules(): string {
 /** Alertmanager's own list: our service's marshal alert, if it holds it. */
 async function amMarshal(): Promise<AmAlert | undefined> {
   const list = (await (await fetch(`${am.url}/api/v2/alerts`)).json()) as AmAlert[];
-  return list.find((a) => a.labels.alertname === ALERT_NAMES.redisErrors && a.labels.service === service && a.labels.reason === "marshal");
+  return list.find(
+    (a) =>
+      a.labels.alertname === ALERT_NAMES.redisErrors && a.labels.service === service && a.labels.reason === "marshal",
+  );
 }
 
 /** `amtool silence query` (silences in force) as ids, sorted. */
@@ -62,7 +82,10 @@ function amtoolIds(): string[] {
 }
 
 /** The marshal instance's row on the alerts page. */
-const marshalRow = (page: Page) => page.getByTestId(`rule-${ALERT_NAMES.redisErrors}`).locator(`[data-testid="alert-instance"][data-labels*='"reason":"marshal"']`);
+const marshalRow = (page: Page) =>
+  page
+    .getByTestId(`rule-${ALERT_NAMES.redisErrors}`)
+    .locator(`[data-testid="alert-instance"][data-labels*='"reason":"marshal"']`);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "e2e-am-"));
@@ -71,10 +94,24 @@ beforeAll(async () => {
   admin = kafka.admin();
   await admin.connect();
   const appPort = await freePort();
-  prom = await startOwnPrometheus({ targets: [`127.0.0.1:${appPort}`], ruleFiles: [fastRules()], intervalSec: 5, metricsPath: "/api/metrics", alertmanagers: [new URL(am.url).host] });
+  prom = await startOwnPrometheus({
+    targets: [`127.0.0.1:${appPort}`],
+    ruleFiles: [fastRules()],
+    intervalSec: 5,
+    metricsPath: "/api/metrics",
+    alertmanagers: [new URL(am.url).host],
+  });
   app = await startApp({
     port: appPort,
-    env: { REDIS_URL: REAL_ENV.REDIS_URL, KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS, PROMETHEUS_URL: prom.url, ALERTMANAGER_URL: am.url, SERVICE_NAME: service, DEMO_TOPIC: topic, DEMO_RATE: "2" },
+    env: {
+      REDIS_URL: REAL_ENV.REDIS_URL,
+      KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS,
+      PROMETHEUS_URL: prom.url,
+      ALERTMANAGER_URL: am.url,
+      SERVICE_NAME: service,
+      DEMO_TOPIC: topic,
+      DEMO_RATE: "2",
+    },
   });
   browser = await launchBrowser();
 }, 150_000);
@@ -106,7 +143,11 @@ describe("Alertmanager: a marshal error fires, is silenced from the app, and the
     await until("Prometheus scraping the app's error counter", 40_000, async () => {
       return (await promQuery(prom.url, `${METRIC_NAMES.errors}{service="${service}",reason="marshal"}`)).length > 0;
     });
-    const producer = new Kafka({ clientId: `e2e-am-p-${id}`, brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: logLevel.NOTHING }).producer();
+    const producer = new Kafka({
+      clientId: `e2e-am-p-${id}`,
+      brokers: [REAL_ENV.KAFKA_BROKERS],
+      logLevel: logLevel.NOTHING,
+    }).producer();
     await producer.connect();
     await producer.send({ topic, messages: [{ value: "{}", headers: { "Event-Type": "review.created" } }] }); // no _watermill_message_uuid
     await producer.disconnect();
@@ -135,13 +176,21 @@ describe("Alertmanager: a marshal error fires, is silenced from the app, and the
     expect(await row.getByTestId("am-state").getAttribute("data-state")).toBe("suppressed");
     // The page's silence list is amtool's list.
     // (once the list's own poll has come back: under load it lands after the instance's state)
-    const listed = () => page.getByTestId("silence-row").evaluateAll((els) => els.map((e) => e.getAttribute("data-silence")).sort());
+    const listed = () =>
+      page.getByTestId("silence-row").evaluateAll((els) => els.map((e) => e.getAttribute("data-silence")).sort());
     await expect.poll(listed, { timeout: 15_000 }).toEqual(amtoolIds());
     await screenshot(page, "alertmanager-silenced");
 
     // Expire it from the page: Alertmanager lists the alert active again, amtool lists no silence.
-    await page.locator(`[data-testid="silence-row"][data-silence="${silenceId}"]`).getByTestId("silence-expire").click();
-    await until("Alertmanager listing the alert active again", 20_000, async () => (await amMarshal())?.status.state === "active");
+    await page
+      .locator(`[data-testid="silence-row"][data-silence="${silenceId}"]`)
+      .getByTestId("silence-expire")
+      .click();
+    await until(
+      "Alertmanager listing the alert active again",
+      20_000,
+      async () => (await amMarshal())?.status.state === "active",
+    );
     expect(amtoolIds()).toEqual([]);
     await row.getByTestId("am-state").and(page.locator('[data-state="active"]')).waitFor({ timeout: 15_000 });
     expect(errors).toEqual([]);
@@ -153,7 +202,11 @@ describe("Alertmanager: a marshal error fires, is silenced from the app, and the
 
 /** Sends a write as the page does (same origin, JSON). */
 async function send(method: "PUT" | "POST", path: string, body: unknown): Promise<unknown> {
-  const res = await fetch(`${app.url}${path}`, { method, headers: { "content-type": "application/json", origin: app.url }, body: JSON.stringify(body) });
+  const res = await fetch(`${app.url}${path}`, {
+    method,
+    headers: { "content-type": "application/json", origin: app.url },
+    body: JSON.stringify(body),
+  });
   expect(res.status, `${path}: ${await res.clone().text()}`).toBe(200);
   return res.json();
 }
@@ -165,9 +218,20 @@ const put = (path: string, body: unknown) => send("PUT", path, body);
  */
 async function redriveOne(): Promise<number> {
   const uuid = ulid();
-  const producer = new Kafka({ clientId: `e2e-am-r-${id}`, brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: logLevel.NOTHING }).producer();
+  const producer = new Kafka({
+    clientId: `e2e-am-r-${id}`,
+    brokers: [REAL_ENV.KAFKA_BROKERS],
+    logLevel: logLevel.NOTHING,
+  }).producer();
   await producer.connect();
-  const headers = { [WATERMILL_UUID_HEADER]: uuid, "Event-Type": "review.created", [REASON_POISONED_KEY]: "handler failed: e2e", [TOPIC_POISONED_KEY]: topic, [HANDLER_POISONED_KEY]: "on-review-created", [SUBSCRIBER_POISONED_KEY]: "kafka/e2e" };
+  const headers = {
+    [WATERMILL_UUID_HEADER]: uuid,
+    "Event-Type": "review.created",
+    [REASON_POISONED_KEY]: "handler failed: e2e",
+    [TOPIC_POISONED_KEY]: topic,
+    [HANDLER_POISONED_KEY]: "on-review-created",
+    [SUBSCRIBER_POISONED_KEY]: "kafka/e2e",
+  };
   await producer.send({ topic: `${topic}.dlq`, messages: [{ value: JSON.stringify({ reviewId: uuid }), headers }] });
   await producer.disconnect();
   const r = (await send("POST", "/api/dlq/redrive", { uuids: [uuid], dryRun: false })) as { redriven: number };
@@ -184,7 +248,9 @@ async function members(handler: string): Promise<number> {
 /** Marker times (unix s) of `kind` on the handler page's error chart whose hover text matches `title`. */
 async function markerTimes(page: Page, kind: string, title: RegExp): Promise<number[]> {
   const marks = page.getByTestId("chart-error-rate").locator(`[data-testid="chart-marker"][data-kind="${kind}"]`);
-  const all = await marks.evaluateAll((els) => els.map((e) => ({ at: Number(e.getAttribute("data-at")), title: e.querySelector("title")?.textContent ?? "" })));
+  const all = await marks.evaluateAll((els) =>
+    els.map((e) => ({ at: Number(e.getAttribute("data-at")), title: e.querySelector("title")?.textContent ?? "" })),
+  );
   return all.filter((m) => title.test(m.title)).map((m) => m.at);
 }
 
@@ -205,24 +271,40 @@ async function markersAtTheirTimes(firedAtSec: number): Promise<void> {
   // The chart below the fold turns interactive when scrolled near. Scrolled by the DOM, not by
   // Playwright's scrollIntoViewIfNeeded: that waits for two animation frames with the same box,
   // which a loaded machine redrawing a page of live charts every refresh may not give within seconds.
-  await until("the error chart in view", 20_000, async () =>
-    (await page.getByTestId("chart-error-rate").evaluate((el) => (el.scrollIntoView({ block: "center" }), true), undefined, { timeout: 2_000 }).catch(() => false)) || undefined,
+  await until(
+    "the error chart in view",
+    20_000,
+    async () =>
+      (await page
+        .getByTestId("chart-error-rate")
+        .evaluate((el) => (el.scrollIntoView({ block: "center" }), true), undefined, { timeout: 2_000 })
+        .catch(() => false)) || undefined,
   );
   // The rebalance is seen at the next scrape of the lag metrics (every 5 s).
   const rebalance = await until("a rebalance marker", 30_000, async () => {
     const t = await markerTimes(page, "rebalance", new RegExp(`Rebalance of ${service}\\.on-review-created`));
     return t.length ? t : undefined;
   });
-  expect(rebalance.some((t) => t >= joinedAt - 10 && t <= joinedAt + 5.5), `rebalance markers ${rebalance} vs joined ${joinedAt}`).toBe(true);
+  expect(
+    rebalance.some((t) => t >= joinedAt - 10 && t <= joinedAt + 5.5),
+    `rebalance markers ${rebalance} vs joined ${joinedAt}`,
+  ).toBe(true);
   const fault = await markerTimes(page, "fault", /latencyMs=5/);
   expect(fault.length).toBe(1);
   expect(Math.abs(fault[0]! - faultAt)).toBeLessThan(2);
-  const redrive = await markerTimes(page, "replay", /^.* — DLQ re-drive on on-review-created: 1 re-driven of 1 matched \(by local\)$/);
+  const redrive = await markerTimes(
+    page,
+    "replay",
+    /^.* — DLQ re-drive on on-review-created: 1 re-driven of 1 matched \(by local\)$/,
+  );
   expect(redrive.length).toBe(1);
   expect(Math.abs(redrive[0]! - redrivenAt)).toBeLessThan(2);
   const firing = await markerTimes(page, "alert", /DedupRedisErrors\{.*reason="marshal".*\} firing/);
   expect(firing.length).toBe(1);
-  expect(Math.abs(firing[0]! - firedAtSec), `firing marker ${firing[0]} vs Alertmanager's startsAt ${firedAtSec}`).toBeLessThanOrEqual(5);
+  expect(
+    Math.abs(firing[0]! - firedAtSec),
+    `firing marker ${firing[0]} vs Alertmanager's startsAt ${firedAtSec}`,
+  ).toBeLessThanOrEqual(5);
   // The legend says what each mark means.
   const legend = (await page.getByTestId("chart-error-rate").getByTestId("marker-legend").textContent()) ?? "";
   expect(legend).toMatch(/alert pending \/ firing \/ resolved/);

@@ -29,12 +29,16 @@ describe("alerts page: a pending alert's countdown", () => {
     const deadline = Date.now() + 60_000;
     while (!pending && Date.now() < deadline) {
       const r = (await (await fetch(`${app.url}/api/alerts`)).json()) as AlertsResponse;
-      const rule = r.alerts.status === "ok" ? r.alerts.rules.find((x) => x.alert === ALERT_NAMES.redisErrors) : undefined;
+      const rule =
+        r.alerts.status === "ok" ? r.alerts.rules.find((x) => x.alert === ALERT_NAMES.redisErrors) : undefined;
       if (rule?.instances.some((i) => i.state === "pending" && i.firesAt)) pending = r;
       else await new Promise((res) => setTimeout(res, 500));
     }
     expect(pending, "DedupRedisErrors did not go pending within 60 s of the store faults").toBeDefined();
-    const rule = pending!.alerts.status === "ok" ? pending!.alerts.rules.find((x) => x.alert === ALERT_NAMES.redisErrors)! : undefined;
+    const rule =
+      pending!.alerts.status === "ok"
+        ? pending!.alerts.rules.find((x) => x.alert === ALERT_NAMES.redisErrors)!
+        : undefined;
     const inst = rule!.instances.find((i) => i.state === "pending")!;
     // The API's arithmetic: fires at the first evaluation at or after activeAt + for (1 min).
     const dueAfter = Date.parse(inst.firesAt!) - Date.parse(inst.activeAt!);

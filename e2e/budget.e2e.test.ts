@@ -41,7 +41,9 @@ function chunkBytes(file: string): number {
 /** Chunks (paths relative to .next) the `<script src>` tags of `html` load, without polyfills. */
 export function firstLoadChunks(html: string, manifest: BuildManifest): string[] {
   const polyfill = new Set(manifest.polyfillFiles.map(strip));
-  const srcs = [...html.matchAll(/<script\b[^>]*\bsrc="([^"]+\.js)(?:\?[^"]*)?"[^>]*>/g)].filter((m) => !/nomodule/i.test(m[0])).map((m) => strip(m[1]!));
+  const srcs = [...html.matchAll(/<script\b[^>]*\bsrc="([^"]+\.js)(?:\?[^"]*)?"[^>]*>/g)]
+    .filter((m) => !/nomodule/i.test(m[0]))
+    .map((m) => strip(m[1]!));
   return [...new Set(srcs)].filter((f) => !polyfill.has(f));
 }
 
@@ -67,19 +69,35 @@ describe("budget: First Load JS per route (scripts of the HTML the built app ser
       for (const f of list) expect(existsSync(join(NEXT, f)), `${route} loads ${f}, not in the build`).toBe(true);
       const bytes = list.reduce((a, f) => a + chunkBytes(f), 0);
       out[route] = { gzipBytes: bytes, gzipKiB: Math.round((bytes / 1024) * 10) / 10, chunks: list.length };
-      console.log(`[first-load-js] ${route.padEnd(30)} ${(bytes / 1024).toFixed(1).padStart(6)} KiB gzip in ${list.length} chunks`);
+      console.log(
+        `[first-load-js] ${route.padEnd(30)} ${(bytes / 1024).toFixed(1).padStart(6)} KiB gzip in ${list.length} chunks`,
+      );
     }
     // The charts (recharts and its d3/redux/decimal dependencies) are a separate chunk, requested
     // at hydration in parallel with the data: report it beside the first-load figures.
     const chunksDir = join(NEXT, "static", "chunks");
     const chart = readdirSync(chunksDir)
-      .filter((f) => f.endsWith(".js") && /recharts-(reference-line|wrapper|surface)/.test(readFileSync(join(chunksDir, f), "utf8")))
+      .filter(
+        (f) =>
+          f.endsWith(".js") &&
+          /recharts-(reference-line|wrapper|surface)/.test(readFileSync(join(chunksDir, f), "utf8")),
+      )
       .map((f) => `static/chunks/${f}`);
     expect(chart.length).toBeGreaterThan(0);
-    for (const route of Object.keys(files)) expect(files[route]!.some((f) => chart.includes(f)), `${route} loads the chart chunk up front`).toBe(false);
+    for (const route of Object.keys(files))
+      expect(
+        files[route]!.some((f) => chart.includes(f)),
+        `${route} loads the chart chunk up front`,
+      ).toBe(false);
     const chartBytes = chart.reduce((a, f) => a + chunkBytes(f), 0);
-    console.log(`[first-load-js] chart chunk (async, after hydration) ${(chartBytes / 1024).toFixed(1)} KiB gzip in ${chart.length} chunk(s)`);
-    out["(async) charts"] = { gzipBytes: chartBytes, gzipKiB: Math.round((chartBytes / 1024) * 10) / 10, chunks: chart.length };
+    console.log(
+      `[first-load-js] chart chunk (async, after hydration) ${(chartBytes / 1024).toFixed(1)} KiB gzip in ${chart.length} chunk(s)`,
+    );
+    out["(async) charts"] = {
+      gzipBytes: chartBytes,
+      gzipKiB: Math.round((chartBytes / 1024) * 10) / 10,
+      chunks: chart.length,
+    };
     mkdirSync(join(ROOT, "test-results"), { recursive: true });
     writeFileSync(join(ROOT, "test-results", "ui-first-load.json"), JSON.stringify(out, null, 2));
     expect(out["/"]!.gzipBytes).toBeLessThanOrEqual(OVERVIEW_BUDGET_BYTES);

@@ -30,10 +30,16 @@ describe("the Declared setup panel", () => {
       await page.goto(`${app.url}/handlers/notification/on-user-banned?refresh=5s`);
       const panel = page.getByTestId("handler-self");
       await panel.scrollIntoViewIfNeeded();
-      await expect.poll(async () => panel.getByTestId("self-ttl").textContent(), { timeout: 20_000 }).toMatch(/critical \(declared: 7 d\)/);
-      await expect.poll(async () => panel.getByTestId("self-declaration").textContent(), { timeout: 30_000 }).toMatch(/dedup_handler_info \(node, contract 1\)/);
+      await expect
+        .poll(async () => panel.getByTestId("self-ttl").textContent(), { timeout: 20_000 })
+        .toMatch(/critical \(declared: 7 d\)/);
+      await expect
+        .poll(async () => panel.getByTestId("self-declaration").textContent(), { timeout: 30_000 })
+        .toMatch(/dedup_handler_info \(node, contract 1\)/);
       expect(await panel.getByTestId("self-lease").textContent()).toMatch(/lease/);
-      expect(await panel.getByTestId("self-consumer-group").textContent()).toMatch(/unavailable: kafka: not configured/);
+      expect(await panel.getByTestId("self-consumer-group").textContent()).toMatch(
+        /unavailable: kafka: not configured/,
+      );
       // The Now panel's class agrees with it.
       expect(await page.getByTestId("ttl-class").textContent()).toBe("critical");
       await screenshot(page, "declared-setup");
@@ -44,14 +50,18 @@ describe("the Declared setup panel", () => {
       await page.goto(`${app.url}/handlers/acme/ghost?refresh=off`);
       const panel = page.getByTestId("handler-self");
       await panel.scrollIntoViewIfNeeded();
-      await expect.poll(async () => panel.getByTestId("self-declaration").textContent(), { timeout: 20_000 }).toMatch(/unknown: declares nothing: export dedup_handler_info/);
+      await expect
+        .poll(async () => panel.getByTestId("self-declaration").textContent(), { timeout: 20_000 })
+        .toMatch(/unknown: declares nothing: export dedup_handler_info/);
       for (const [id, what] of [
         ["self-ttl", "TTL"],
         ["self-lease", "lease"],
         ["self-marking", "marking"],
         ["self-stack", "stack"],
       ] as const) {
-        expect(await panel.getByTestId(id).textContent(), id).toContain(`unknown: declares no ${what}: export dedup_handler_info`);
+        expect(await panel.getByTestId(id).textContent(), id).toContain(
+          `unknown: declares no ${what}: export dedup_handler_info`,
+        );
       }
     }));
 });

@@ -16,7 +16,15 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectErrors, freePort, launchBrowser, ROOT, screenshot } from "./harness";
 
-const APP_KEYS = ["REDIS_URL", "REDIS_CLUSTER_NODES", "KAFKA_BROKERS", "PROMETHEUS_URL", "DATABASE_URL", "WORKSHOP_TOKEN", "NODE_ENV"];
+const APP_KEYS = [
+  "REDIS_URL",
+  "REDIS_CLUSTER_NODES",
+  "KAFKA_BROKERS",
+  "PROMETHEUS_URL",
+  "DATABASE_URL",
+  "WORKSHOP_TOKEN",
+  "NODE_ENV",
+];
 /** Drawn only after hydration: the status strip's mode (a client query) and the chart (client-only). */
 const HYDRATED = '[data-testid="chart-duplicate-ratio"] :is(.recharts-line, [data-state="empty"])';
 
@@ -27,7 +35,8 @@ let browser: Browser;
 
 /** The first non-internal IPv4 address of this machine (the "Network" address next dev prints), if any. */
 function networkAddress(): string | null {
-  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  for (const list of Object.values(networkInterfaces()))
+    for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
   return null;
 }
 

@@ -45,7 +45,8 @@ describe("embedded mode: keys and a background of duplicates", () => {
     while (!above && Date.now() - startedAt < 65_000) {
       const o = await get<OverviewResponse>("/api/overview?range=15m");
       seen = o.handlers.map((h) => [h.handler, h.duplicateRatio.status === "ok" ? h.duplicateRatio.value : null]);
-      for (const [h, v] of seen) expect(v ?? 0, `${h} after ${Math.round((Date.now() - startedAt) / 1000)} s`).toBeLessThan(0.01);
+      for (const [h, v] of seen)
+        expect(v ?? 0, `${h} after ${Math.round((Date.now() - startedAt) / 1000)} s`).toBeLessThan(0.01);
       above = seen.some(([, v]) => (v ?? 0) > 0);
       if (!above) await new Promise((r) => setTimeout(r, 2000));
     }
@@ -67,7 +68,11 @@ describe("embedded mode: keys and a background of duplicates", () => {
     const tree = page.getByTestId("tree-handler");
     await tree.first().waitFor({ timeout: 20_000 });
     const names = await tree.allTextContents();
-    for (const spec of DEMO_HANDLER_SPECS) expect(names.some((n) => n.includes(spec.name)), `${spec.name} in ${JSON.stringify(names)}`).toBe(true);
+    for (const spec of DEMO_HANDLER_SPECS)
+      expect(
+        names.some((n) => n.includes(spec.name)),
+        `${spec.name} in ${JSON.stringify(names)}`,
+      ).toBe(true);
     await tree.filter({ hasText: "on-review-created" }).first().click();
     await page.getByTestId("key-row").first().waitFor({ timeout: 20_000 });
     const rows = await page.getByTestId("key-row").count();
@@ -77,7 +82,11 @@ describe("embedded mode: keys and a background of duplicates", () => {
     const all: KeysResponse["keys"] = [];
     let cursor: string | null = null;
     for (let pages = 0; pages === 0 || (cursor && pages < 50); pages++) {
-      const qs: URLSearchParams = new URLSearchParams({ prefix: prefixOf("on-review-created"), count: "500", ...(cursor ? { cursor } : {}) });
+      const qs: URLSearchParams = new URLSearchParams({
+        prefix: prefixOf("on-review-created"),
+        count: "500",
+        ...(cursor ? { cursor } : {}),
+      });
       const p: KeysResponse = await get<KeysResponse>(`/api/keys?${qs}`);
       all.push(...p.keys);
       cursor = p.cursor;
@@ -106,17 +115,30 @@ describe("embedded mode: keys and a background of duplicates", () => {
     await screenshot(page, "embedded-message");
 
     // The handler fails every attempt for a moment: those messages go through their retries to the DLQ.
-    const put = (body: unknown) => fetch(`${app.url}/api/demo/sources`, { method: "PUT", headers: { "content-type": "application/json", origin: app.url }, body: JSON.stringify(body) });
+    const put = (body: unknown) =>
+      fetch(`${app.url}/api/demo/sources`, {
+        method: "PUT",
+        headers: { "content-type": "application/json", origin: app.url },
+        body: JSON.stringify(body),
+      });
     expect((await put({ retryOnError: { enabled: true, rate: 1 } })).status).toBe(200);
     // Longer than a message's five attempts (4 retries, 0.2 → 1.6 s apart): the first ones fail them all.
     await new Promise((r) => setTimeout(r, 6000));
     expect((await put({ retryOnError: { enabled: false } })).status).toBe(200);
     let poisoned: DlqResponse["entries"] = [];
-    for (const end = Date.now() + 30_000; poisoned.length === 0 && Date.now() < end; await new Promise((r) => setTimeout(r, 500))) {
+    for (
+      const end = Date.now() + 30_000;
+      poisoned.length === 0 && Date.now() < end;
+      await new Promise((r) => setTimeout(r, 500))
+    ) {
       poisoned = (await get<DlqResponse>("/api/dlq?reason=handler_error&limit=50")).entries;
     }
     expect(poisoned.length, "handler-error records in the embedded DLQ").toBeGreaterThan(0);
-    expect(poisoned.every((e) => e.topic === "demo.events.dlq" && e.topicPoisoned === "demo.events" && e.redrivable && e.uuid)).toBe(true);
+    expect(
+      poisoned.every(
+        (e) => e.topic === "demo.events.dlq" && e.topicPoisoned === "demo.events" && e.redrivable && e.uuid,
+      ),
+    ).toBe(true);
     await page.goto(`${app.url}/dlq?reason=handler_error`);
     const rows = page.getByTestId("dlq-records").getByTestId("dlq-row");
     await rows.first().waitFor({ timeout: 30_000 });
@@ -124,16 +146,28 @@ describe("embedded mode: keys and a background of duplicates", () => {
     expect(await page.getByTestId("dlq-records").textContent()).toContain(poisoned[0]!.uuid!);
     await page.getByTestId("redrive-dry").click();
     const result = page.getByTestId("redrive-result");
-    await expect.poll(async () => (await result.textContent().catch(() => "")) ?? "", { timeout: 20_000 }).toMatch(/^Dry run: would re-drive \d+ of \d+ matched/);
+    await expect
+      .poll(async () => (await result.textContent().catch(() => "")) ?? "", { timeout: 20_000 })
+      .toMatch(/^Dry run: would re-drive \d+ of \d+ matched/);
     const n = Number(/would re-drive (\d+)/.exec((await result.textContent())!)![1]);
-    const before = (await get<RecordsResponse>(`/api/records?topic=demo.events&uuid=${poisoned[0]!.uuid}`)) as Extract<RecordsResponse, { kind: "search" }>;
+    const before = (await get<RecordsResponse>(`/api/records?topic=demo.events&uuid=${poisoned[0]!.uuid}`)) as Extract<
+      RecordsResponse,
+      { kind: "search" }
+    >;
     await screenshot(page, "embedded-dlq");
     // The confirmed re-drive appends the records to the embedded topic again (same UUID).
-    const dialog = new Promise<string>((resolve) => page.once("dialog", (d) => (resolve(d.message()), void d.accept())));
+    const dialog = new Promise<string>((resolve) =>
+      page.once("dialog", (d) => (resolve(d.message()), void d.accept())),
+    );
     await page.getByTestId("redrive-real").click();
     expect(await dialog).toContain(`Re-drive ${n} message`);
-    await expect.poll(async () => (await result.textContent()) ?? "", { timeout: 20_000 }).toContain(`Re-drove ${n} of ${n} matched`);
-    const after = (await get<RecordsResponse>(`/api/records?topic=demo.events&uuid=${poisoned[0]!.uuid}`)) as Extract<RecordsResponse, { kind: "search" }>;
+    await expect
+      .poll(async () => (await result.textContent()) ?? "", { timeout: 20_000 })
+      .toContain(`Re-drove ${n} of ${n} matched`);
+    const after = (await get<RecordsResponse>(`/api/records?topic=demo.events&uuid=${poisoned[0]!.uuid}`)) as Extract<
+      RecordsResponse,
+      { kind: "search" }
+    >;
     expect(after.records.length).toBe(before.records.length + 1);
     expect(errors).toEqual([]);
     await page.close();

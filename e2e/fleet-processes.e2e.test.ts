@@ -46,7 +46,15 @@ const NOTE_HANDLERS = ["on-signup", "on-refund", "on-login"];
 const STORM = randomUUID();
 const COPIES = 500;
 
-const up: { workers: RunningConsumer[]; java?: RunningConsumer; notes: MarksBeforeConsumer[]; prom?: OwnPrometheus; app?: App; browser?: Browser; producer?: Producer } = { workers: [], notes: [] };
+const up: {
+  workers: RunningConsumer[];
+  java?: RunningConsumer;
+  notes: MarksBeforeConsumer[];
+  prom?: OwnPrometheus;
+  app?: App;
+  browser?: Browser;
+  producer?: Producer;
+} = { workers: [], notes: [] };
 const ruleDir = mkdtempSync(join(tmpdir(), "fleet-processes-rules-"));
 const app = () => up.app!;
 const browser = () => up.browser!;
@@ -63,11 +71,27 @@ function fastRules(): string {
 /** One `npm run worker` of the Node service: its own process group, its own /metrics. */
 async function startWorker(name: string): Promise<RunningConsumer> {
   const port = await freePort();
-  const env = { KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS, REDIS_URL: REAL_ENV.REDIS_URL, DATABASE_URL: "", SERVICE_NAME: NODE, DEMO_TOPIC: NODE_TOPIC };
-  return startProcess("npx", ["tsx", "scripts/worker.ts", "--name", name, "--metrics-port", String(port)], env, /consuming .* from /, `http://127.0.0.1:${port}/metrics`, 90_000);
+  const env = {
+    KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS,
+    REDIS_URL: REAL_ENV.REDIS_URL,
+    DATABASE_URL: "",
+    SERVICE_NAME: NODE,
+    DEMO_TOPIC: NODE_TOPIC,
+  };
+  return startProcess(
+    "npx",
+    ["tsx", "scripts/worker.ts", "--name", name, "--metrics-port", String(port)],
+    env,
+    /consuming .* from /,
+    `http://127.0.0.1:${port}/metrics`,
+    90_000,
+  );
 }
 
-const record = (uuid: string, extra: Record<string, string> = {}, value = "{}") => ({ value, headers: { [WATERMILL_UUID_HEADER]: uuid, ...extra } });
+const record = (uuid: string, extra: Record<string, string> = {}, value = "{}") => ({
+  value,
+  headers: { [WATERMILL_UUID_HEADER]: uuid, ...extra },
+});
 
 async function getJson(path: string): Promise<unknown> {
   const res = await fetch(`${app().url}${path}`, { signal: AbortSignal.timeout(15_000) });
@@ -93,8 +117,17 @@ beforeAll(async () => {
   const [a, b, java, ...notes] = await Promise.all([
     startWorker(`${NODE}-a`),
     startWorker(`${NODE}-b`),
-    startJavaConsumer({ brokers, redisUrl: REAL_ENV.REDIS_URL, topic: JAVA_TOPIC, service: JAVA, handler: JAVA_HANDLER, env: { GROUP: JAVA_GROUP } }),
-    ...NOTE_HANDLERS.map((handler) => startMarksBeforeConsumer({ brokers, redisUrl: REAL_ENV.REDIS_URL, topic: NOTE_TOPIC, service: NOTE, handler })),
+    startJavaConsumer({
+      brokers,
+      redisUrl: REAL_ENV.REDIS_URL,
+      topic: JAVA_TOPIC,
+      service: JAVA,
+      handler: JAVA_HANDLER,
+      env: { GROUP: JAVA_GROUP },
+    }),
+    ...NOTE_HANDLERS.map((handler) =>
+      startMarksBeforeConsumer({ brokers, redisUrl: REAL_ENV.REDIS_URL, topic: NOTE_TOPIC, service: NOTE, handler }),
+    ),
   ]);
   up.workers = [a!, b!];
   up.java = java as RunningConsumer;
@@ -102,8 +135,16 @@ beforeAll(async () => {
   const targets = [a!, b!, up.java, ...up.notes].map((c) => new URL(c.metricsUrl).host);
   // The dashboard is scraped too, as deployed: it exports the lag of every group the fleet declares.
   const appPort = await freePort();
-  up.prom = await startOwnPrometheus({ targets, ruleFiles: [fastRules()], intervalSec: 1, more: [{ job: "dashboard", targets: [`127.0.0.1:${appPort}`], metricsPath: "/api/metrics" }] });
-  up.app = await startApp({ port: appPort, env: { ...REAL_ENV, DEMO: "off", PROMETHEUS_URL: up.prom.url, DEDUP_PREFIXES: `fl${tag}*:dedup:*` } });
+  up.prom = await startOwnPrometheus({
+    targets,
+    ruleFiles: [fastRules()],
+    intervalSec: 1,
+    more: [{ job: "dashboard", targets: [`127.0.0.1:${appPort}`], metricsPath: "/api/metrics" }],
+  });
+  up.app = await startApp({
+    port: appPort,
+    env: { ...REAL_ENV, DEMO: "off", PROMETHEUS_URL: up.prom.url, DEDUP_PREFIXES: `fl${tag}*:dedup:*` },
+  });
   up.browser = await launchBrowser();
   up.producer = new Kafka({ clientId: `fleet-${tag}`, brokers, logLevel: logLevel.NOTHING }).producer();
   await up.producer.connect();
@@ -121,27 +162,54 @@ afterAll(async () => {
   redis.disconnect();
   const transport = new KafkaTransport([REAL_ENV.KAFKA_BROKERS]);
   await transport.deleteGroups([...demoGroupIds(NODE), JAVA_GROUP, ...NOTE_HANDLERS.map((h) => `${NOTE}.${h}`)]);
-  await transport.deleteTopics([NODE_TOPIC, `${NODE_TOPIC}.dlq`, JAVA_TOPIC, `${JAVA_TOPIC}.dlq`, NOTE_TOPIC, `${NOTE_TOPIC}.dlq`]);
+  await transport.deleteTopics([
+    NODE_TOPIC,
+    `${NODE_TOPIC}.dlq`,
+    JAVA_TOPIC,
+    `${JAVA_TOPIC}.dlq`,
+    NOTE_TOPIC,
+    `${NOTE_TOPIC}.dlq`,
+  ]);
   await transport.close();
 }, 60_000);
 
 describe("a fleet of processes: two Node workers, the Java consumer, a design-note consumer", () => {
-  const fresh = { node: [randomUUID(), randomUUID(), randomUUID()], java: Array.from({ length: 40 }, () => randomUUID()), note: Array.from({ length: 5 }, () => randomUUID()) };
+  const fresh = {
+    node: [randomUUID(), randomUUID(), randomUUID()],
+    java: Array.from({ length: 40 }, () => randomUUID()),
+    note: Array.from({ length: 5 }, () => randomUUID()),
+  };
 
   it("both workers share the Node service's groups; traffic reaches every process", async () => {
     // Both worker processes hold partitions of on-page-viewed's group before the storm, so its copies reach both.
     const self = await until("two members in on-page-viewed's group", 60_000, async () => {
       const s = handlerSelfResponseSchema.parse(await getJson(`/api/handlers/${NODE}/on-page-viewed`));
-      return s.consumerGroup.status === "ok" && s.consumerGroup.view.members.length === 2 && s.consumerGroup.view.unassigned.length === 0 ? s : undefined;
+      return s.consumerGroup.status === "ok" &&
+        s.consumerGroup.view.members.length === 2 &&
+        s.consumerGroup.view.unassigned.length === 0
+        ? s
+        : undefined;
     });
     expect(self.group.id).toBe(`${NODE}.on-page-viewed`);
     const p = up.producer!;
-    await p.send({ topic: NODE_TOPIC, messages: ["review.created", "user.banned", "page.viewed"].map((t, i) => record(fresh.node[i]!, { "Event-Type": t })) });
+    await p.send({
+      topic: NODE_TOPIC,
+      messages: ["review.created", "user.banned", "page.viewed"].map((t, i) =>
+        record(fresh.node[i]!, { "Event-Type": t }),
+      ),
+    });
     // The storm: one page.viewed UUID, 500 copies over all six partitions (three per worker process).
-    const copies = Array.from({ length: COPIES }, (_, i) => ({ ...record(STORM, { "Event-Type": "page.viewed" }), partition: i % DEMO_PARTITIONS }));
-    for (let i = 0; i < copies.length; i += 100) await p.send({ topic: NODE_TOPIC, messages: copies.slice(i, i + 100) });
+    const copies = Array.from({ length: COPIES }, (_, i) => ({
+      ...record(STORM, { "Event-Type": "page.viewed" }),
+      partition: i % DEMO_PARTITIONS,
+    }));
+    for (let i = 0; i < copies.length; i += 100)
+      await p.send({ topic: NODE_TOPIC, messages: copies.slice(i, i + 100) });
     // The Java service: 40 UUIDs, 20 of them sent twice (a third of what it sees is a copy).
-    await p.send({ topic: JAVA_TOPIC, messages: [...fresh.java, ...fresh.java.slice(0, 20)].map((u) => record(u, {}, JSON.stringify({ order: u }))) });
+    await p.send({
+      topic: JAVA_TOPIC,
+      messages: [...fresh.java, ...fresh.java.slice(0, 20)].map((u) => record(u, {}, JSON.stringify({ order: u }))),
+    });
     await p.send({ topic: NOTE_TOPIC, messages: fresh.note.map((u) => record(u, {}, "{}")) });
     // Each worker process swallowed part of the storm and exports its share.
     const shares = await until("both workers exporting the storm's copies", 60_000, async () => {
@@ -152,19 +220,31 @@ describe("a fleet of processes: two Node workers, the Java consumer, a design-no
   }, 120_000);
 
   it("the fleet table lists the three services, and the API every handler of them", async () => {
-    const ids = [...["on-review-created", "on-user-banned", "on-page-viewed"].map((h) => `${NODE}/${h}`), `${JAVA}/${JAVA_HANDLER}`, ...NOTE_HANDLERS.map((h) => `${NOTE}/${h}`)];
+    const ids = [
+      ...["on-review-created", "on-user-banned", "on-page-viewed"].map((h) => `${NODE}/${h}`),
+      `${JAVA}/${JAVA_HANDLER}`,
+      ...NOTE_HANDLERS.map((h) => `${NOTE}/${h}`),
+    ];
     await until("every handler of the fleet in /api/overview", 60_000, async () => {
       const o = overviewResponseSchema.parse(await getJson("/api/overview?range=15m"));
-      return ids.every((id) => o.handlers.some((h) => `${h.service}/${h.handler}` === id && h.scrape?.status === "live"));
+      return ids.every((id) =>
+        o.handlers.some((h) => `${h.service}/${h.handler}` === id && h.scrape?.status === "live"),
+      );
     });
     await withPage(browser(), { viewport: { width: 1400, height: 1000 } }, async (page) => {
       await page.goto(`${app().url}/?range=15m&refresh=off`);
       await page.getByTestId("fleet-table").waitFor({ timeout: 30_000 });
-      const rows = await page.getByTestId("fleet-row").evaluateAll((els) => els.map((e) => e.getAttribute("data-handler")));
+      const rows = await page
+        .getByTestId("fleet-row")
+        .evaluateAll((els) => els.map((e) => e.getAttribute("data-handler")));
       expect(rows.sort()).toEqual([...ids].sort());
       await page.getByTestId("mode").waitFor();
       const services = await page.getByTestId("fleet-service").locator("option").allTextContents();
-      for (const s of [NODE, JAVA, NOTE]) expect(services.some((o) => o.includes(s)), s).toBe(true);
+      for (const s of [NODE, JAVA, NOTE])
+        expect(
+          services.some((o) => o.includes(s)),
+          s,
+        ).toBe(true);
       await screenshot(page, "fleet-processes-table");
     });
   }, 90_000);
@@ -188,21 +268,34 @@ describe("a fleet of processes: two Node workers, the Java consumer, a design-no
       const first = panel.getByTestId("hot-key").first();
       await first.waitFor({ timeout: 20_000 });
       expect(await first.getAttribute("data-uuid")).toBe(STORM);
-      expect(((await first.getByTestId("hot-key-count").textContent()) ?? "").replace(/[\s,\u202f]/g, "")).toMatch(new RegExp(`^${sum}(±|$)`));
+      expect(((await first.getByTestId("hot-key-count").textContent()) ?? "").replace(/[\s,\u202f]/g, "")).toMatch(
+        new RegExp(`^${sum}(±|$)`),
+      );
       expect(await panel.getByTestId("hot-keys-total").textContent()).toMatch(/fleet: .*\(2 processes\)/);
     });
   }, 60_000);
 
   /** The handler page's declared setup, lint, latency split and consumer group of one handler. */
-  async function checkHandlerPage(page: Page, service: string, handler: string, want: { ttl: RegExp; group: string; finding?: string }): Promise<void> {
+  async function checkHandlerPage(
+    page: Page,
+    service: string,
+    handler: string,
+    want: { ttl: RegExp; group: string; finding?: string },
+  ): Promise<void> {
     await page.goto(`${app().url}/handlers/${service}/${handler}?range=15m&refresh=off`);
-    await expect.poll(() => page.getByTestId("stat-p99").first().textContent(), { timeout: 30_000 }).toMatch(/not known for this runtime|Redis|runtime|event loop|GC|unexplained/i);
+    await expect
+      .poll(() => page.getByTestId("stat-p99").first().textContent(), { timeout: 30_000 })
+      .toMatch(/not known for this runtime|Redis|runtime|event loop|GC|unexplained/i);
     const self = page.getByTestId("handler-self");
     await self.scrollIntoViewIfNeeded();
-    await expect.poll(() => self.getByTestId("self-declaration").textContent(), { timeout: 20_000 }).toMatch(/dedup_handler_info \((node|jvm)/);
+    await expect
+      .poll(() => self.getByTestId("self-declaration").textContent(), { timeout: 20_000 })
+      .toMatch(/dedup_handler_info \((node|jvm)/);
     expect(await self.getByTestId("self-ttl").textContent(), `${service} TTL`).toMatch(want.ttl);
     // The window: how much of it keys were written for, or why that is not known yet (a fleet started seconds ago).
-    expect(await self.getByTestId("self-window").textContent()).toMatch(/\d+(\.\d+)? % filled|unknown: no settled key sampled yet/);
+    expect(await self.getByTestId("self-window").textContent()).toMatch(
+      /\d+(\.\d+)? % filled|unknown: no settled key sampled yet/,
+    );
     expect(await self.getByTestId("self-lease").textContent()).not.toBe("");
     const group = self.getByTestId("self-consumer-group");
     expect(await group.getAttribute("data-status")).toBe("ok");
@@ -210,17 +303,25 @@ describe("a fleet of processes: two Node workers, the Java consumer, a design-no
     const lint = page.getByTestId("lint");
     await lint.scrollIntoViewIfNeeded();
     // The lint runs on what it declares (read from Prometheus), not "not declared by this app".
-    if (want.finding) await expect.poll(() => lint.getByTestId("finding").allTextContents(), { timeout: 20_000 }).toEqual(expect.arrayContaining([expect.stringContaining(want.finding)]));
+    if (want.finding)
+      await expect
+        .poll(() => lint.getByTestId("finding").allTextContents(), { timeout: 20_000 })
+        .toEqual(expect.arrayContaining([expect.stringContaining(want.finding)]));
     else await expect.poll(() => lint.textContent(), { timeout: 20_000 }).toMatch(/Declared setup: no finding/);
   }
 
   it("each handler page shows its declared setup, lint, latency split and consumer group by the declared group", async () => {
     await withPage(browser(), { viewport: { width: 1400, height: 1000 } }, async (page) => {
-      await checkHandlerPage(page, NODE, "on-user-banned", { ttl: /critical \(declared/, group: `${NODE}.on-user-banned` });
+      await checkHandlerPage(page, NODE, "on-user-banned", {
+        ttl: /critical \(declared/,
+        group: `${NODE}.on-user-banned`,
+      });
       await checkHandlerPage(page, JAVA, JAVA_HANDLER, { ttl: /default \(declared/, group: JAVA_GROUP });
       // Its lag chart: the dashboard's exported lag of the group it declares, read back from Prometheus.
       const lag = await until("the Java handler's lag by its declared group in /api/series", 30_000, async () => {
-        const r = seriesResponseSchema.parse(await getJson(`/api/series?metric=consumer_lag&service=${JAVA}&handler=${JAVA_HANDLER}&range=15m`));
+        const r = seriesResponseSchema.parse(
+          await getJson(`/api/series?metric=consumer_lag&service=${JAVA}&handler=${JAVA_HANDLER}&range=15m`),
+        );
         return r.data.status === "ok" && r.data.series.length > 0 ? r.data.series : undefined;
       });
       // Joined through the info: its group is not <service>.<handler>, the only name the lag had otherwise.
@@ -232,7 +333,11 @@ describe("a fleet of processes: two Node workers, the Java consumer, a design-no
       });
       await chart.scrollIntoViewIfNeeded();
       await expect.poll(() => chart.textContent(), { timeout: 20_000 }).not.toMatch(/no lag exported|not measured/);
-      await checkHandlerPage(page, NOTE, NOTE_HANDLERS[0]!, { ttl: /default.*inferred/, group: `${NOTE}.${NOTE_HANDLERS[0]}`, finding: "marking-before-handler" });
+      await checkHandlerPage(page, NOTE, NOTE_HANDLERS[0]!, {
+        ttl: /default.*inferred/,
+        group: `${NOTE}.${NOTE_HANDLERS[0]}`,
+        finding: "marking-before-handler",
+      });
     });
   }, 90_000);
 
@@ -251,14 +356,19 @@ describe("a fleet of processes: two Node workers, the Java consumer, a design-no
         const found = page.getByTestId("key-lookup").getByTestId("key-row");
         await found.first().waitFor({ timeout: 30_000 });
         const rows = await found.allTextContents();
-        expect(rows.some((r) => r.includes(prefix) && r.includes(state)), `${uuid} under ${prefix}: ${rows.join(" | ")}`).toBe(true);
+        expect(
+          rows.some((r) => r.includes(prefix) && r.includes(state)),
+          `${uuid} under ${prefix}: ${rows.join(" | ")}`,
+        ).toBe(true);
       }
     });
   }, 90_000);
 
   it("DedupDuplicateRateHigh fires for the Java service in Prometheus and on its page", async () => {
     await until("DedupDuplicateRateHigh firing for the Java service in Prometheus", 60_000, async () =>
-      (await promAlerts(up.prom!.url)).some((a) => a.labels.alertname === ALERT_NAMES.duplicateRate && a.labels.service === JAVA && a.state === "firing"),
+      (await promAlerts(up.prom!.url)).some(
+        (a) => a.labels.alertname === ALERT_NAMES.duplicateRate && a.labels.service === JAVA && a.state === "firing",
+      ),
     );
     await withPage(browser(), { viewport: { width: 1400, height: 1000 } }, async (page) => {
       await page.goto(`${app().url}/handlers/${JAVA}/${JAVA_HANDLER}?range=15m&refresh=off`);

@@ -30,14 +30,24 @@ interface RowInfo {
 }
 
 async function rows(page: Page): Promise<RowInfo[]> {
-  return page.getByTestId("fleet-row").evaluateAll((els) =>
-    els.map((e) => ({ id: e.getAttribute("data-handler") ?? "", state: e.getAttribute("data-state") ?? "", ratio: e.getAttribute("data-ratio") ? Number(e.getAttribute("data-ratio")) : null })),
-  );
+  return page
+    .getByTestId("fleet-row")
+    .evaluateAll((els) =>
+      els.map((e) => ({
+        id: e.getAttribute("data-handler") ?? "",
+        state: e.getAttribute("data-state") ?? "",
+        ratio: e.getAttribute("data-ratio") ? Number(e.getAttribute("data-ratio")) : null,
+      })),
+    );
 }
 
 beforeAll(async () => {
   exporter = await startFleetExporter(buildFleet({ services: 20, handlersPerService: 10 }));
-  prom = await startOwnPrometheus({ targets: [new URL(exporter.url).host], ruleFiles: [join(ROOT, "infra/prometheus/rules/dedup.yml")], intervalSec: 1 });
+  prom = await startOwnPrometheus({
+    targets: [new URL(exporter.url).host],
+    ruleFiles: [join(ROOT, "infra/prometheus/rules/dedup.yml")],
+    intervalSec: 1,
+  });
   app = await startApp({ env: { DEMO: "off", PROMETHEUS_URL: prom.url } });
   browser = await launchBrowser();
 });
@@ -62,9 +72,19 @@ describe("fleet overview: 20 services × 10 handlers", () => {
         async () => {
           await page.goto(`${app.url}/?range=15m&refresh=off`);
           // Before Prometheus' first scrape the page has no handlers to list (and refresh=off keeps it so).
-          if (!(await page.getByTestId("fleet-table").waitFor({ timeout: 5_000 }).then(() => true, () => false))) return false;
+          if (
+            !(await page
+              .getByTestId("fleet-table")
+              .waitFor({ timeout: 5_000 })
+              .then(
+                () => true,
+                () => false,
+              ))
+          )
+            return false;
           const r = await rows(page);
-          const pending = r.length === 200 && HOT.every((h) => RANK[r.find((x) => x.id === h)?.state ?? "inactive"]! >= 1);
+          const pending =
+            r.length === 200 && HOT.every((h) => RANK[r.find((x) => x.id === h)?.state ?? "inactive"]! >= 1);
           return pending && (await page.locator('[data-testid="fleet-row"] [data-testid="sparkline"]').count()) > 0;
         },
         { timeout: 90_000, interval: 2_000 },
@@ -78,18 +98,42 @@ describe("fleet overview: 20 services × 10 handlers", () => {
     for (let i = 1; i < r.length; i++) {
       const a = r[i - 1]!;
       const b = r[i]!;
-      expect(RANK[a.state]! > RANK[b.state]! || (RANK[a.state] === RANK[b.state] && (a.ratio ?? -1) >= (b.ratio ?? -1)), `${a.id} before ${b.id}`).toBe(true);
+      expect(
+        RANK[a.state]! > RANK[b.state]! || (RANK[a.state] === RANK[b.state] && (a.ratio ?? -1) >= (b.ratio ?? -1)),
+        `${a.id} before ${b.id}`,
+      ).toBe(true);
     }
     // The two 25 % handlers come first among the rows in their state or better-off ones.
     const hotRank = Math.min(...HOT.map((h) => RANK[r.find((x) => x.id === h)!.state]!));
     const fromHot = r.filter((x) => RANK[x.state]! <= hotRank);
-    expect(fromHot.slice(0, 2).map((x) => x.id).sort()).toEqual([...HOT].sort());
-    if (!r.some((x) => x.state === "firing")) expect(r.slice(0, 2).map((x) => x.id).sort()).toEqual([...HOT].sort());
-    for (const h of HOT) expect(await page.locator(`[data-testid="fleet-row"][data-handler="${h}"] [data-testid="fleet-ratio"]`).textContent()).toMatch(/^2[45](\.\d+)?%$/);
+    expect(
+      fromHot
+        .slice(0, 2)
+        .map((x) => x.id)
+        .sort(),
+    ).toEqual([...HOT].sort());
+    if (!r.some((x) => x.state === "firing"))
+      expect(
+        r
+          .slice(0, 2)
+          .map((x) => x.id)
+          .sort(),
+      ).toEqual([...HOT].sort());
+    for (const h of HOT)
+      expect(
+        await page.locator(`[data-testid="fleet-row"][data-handler="${h}"] [data-testid="fleet-ratio"]`).textContent(),
+      ).toMatch(/^2[45](\.\d+)?%$/);
     // The slow service's p99 and the failing service's errors are in their rows.
-    expect(await page.locator('[data-testid="fleet-row"][data-handler="svc-07/h-01"]').textContent()).toMatch(/\d+(\.\d+)? ms/);
+    expect(await page.locator('[data-testid="fleet-row"][data-handler="svc-07/h-01"]').textContent()).toMatch(
+      /\d+(\.\d+)? ms/,
+    );
     // Each hot row's sparkline ends above the 10 % line, drawn red.
-    for (const h of HOT) expect(await page.locator(`[data-testid="fleet-row"][data-handler="${h}"] [data-testid="sparkline"] polyline`).getAttribute("class")).toContain("text-red-600");
+    for (const h of HOT)
+      expect(
+        await page
+          .locator(`[data-testid="fleet-row"][data-handler="${h}"] [data-testid="sparkline"] polyline`)
+          .getAttribute("class"),
+      ).toContain("text-red-600");
     await screenshot(page, "fleet-table");
     expect(errors).toEqual([]);
     await page.close();
@@ -124,7 +168,9 @@ describe("fleet overview: 20 services × 10 handlers", () => {
     // A row (not only its link) opens the handler page, with the view's range kept.
     await page.locator('[data-testid="fleet-row"][data-handler="svc-11/h-07"] td').first().click();
     await page.waitForURL(/\/handlers\/svc-11\/h-07/);
-    await expect.poll(() => page.getByTestId("stat-ratio").first().textContent(), { timeout: 20_000 }).toMatch(/2[45](\.\d+)?%/);
+    await expect
+      .poll(() => page.getByTestId("stat-ratio").first().textContent(), { timeout: 20_000 })
+      .toMatch(/2[45](\.\d+)?%/);
     expect(errors).toEqual([]);
     await page.close();
   });
@@ -139,7 +185,12 @@ describe("fleet overview: 20 services × 10 handlers", () => {
     const names = await cards.evaluateAll((els) =>
       els.map((li) => {
         const el = li.querySelector("span[title]") as HTMLElement;
-        return { text: el.textContent, title: el.getAttribute("title"), cut: el.scrollWidth > el.clientWidth + 1, overflows: el.getBoundingClientRect().right > li.getBoundingClientRect().right + 1 };
+        return {
+          text: el.textContent,
+          title: el.getAttribute("title"),
+          cut: el.scrollWidth > el.clientWidth + 1,
+          overflows: el.getBoundingClientRect().right > li.getBoundingClientRect().right + 1,
+        };
       }),
     );
     for (const n of names) {

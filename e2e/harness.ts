@@ -22,7 +22,14 @@ export const REAL_ENV = {
 };
 
 /** Env keys cleared so that embedded mode is really embedded, whatever the caller's shell has. */
-const APP_KEYS = ["REDIS_URL", "REDIS_CLUSTER_NODES", "KAFKA_BROKERS", "PROMETHEUS_URL", "DATABASE_URL", "WORKSHOP_TOKEN"];
+const APP_KEYS = [
+  "REDIS_URL",
+  "REDIS_CLUSTER_NODES",
+  "KAFKA_BROKERS",
+  "PROMETHEUS_URL",
+  "DATABASE_URL",
+  "WORKSHOP_TOKEN",
+];
 
 export { freePort };
 
@@ -31,7 +38,11 @@ export { freePort };
  * topic), consumer groups and dedup keys all start with a fresh `tag`, so nothing it writes lands in
  * another process' `notification:dedup:*` keys or `demo.events`; `cleanup()` deletes what it wrote.
  */
-export function ownDemoOnStack(name: string): { tag: string; env: Record<string, string>; cleanup: () => Promise<void> } {
+export function ownDemoOnStack(name: string): {
+  tag: string;
+  env: Record<string, string>;
+  cleanup: () => Promise<void>;
+} {
   const tag = `${name}-${randomBytes(3).toString("hex")}`;
   const topic = `${tag}.events`;
   return {
@@ -62,18 +73,25 @@ export interface App {
  * to `host` (default 127.0.0.1; the returned `url` always goes through 127.0.0.1), waits until
  * /api/health answers, and returns a handle that stops it by pid.
  */
-export async function startApp(opts: { port?: number; env?: Record<string, string>; host?: string } = {}): Promise<App> {
-  if (!existsSync(join(ROOT, ".next", "BUILD_ID"))) throw new Error("no .next build: run `npx next build` first (npm test does)");
+export async function startApp(
+  opts: { port?: number; env?: Record<string, string>; host?: string } = {},
+): Promise<App> {
+  if (!existsSync(join(ROOT, ".next", "BUILD_ID")))
+    throw new Error("no .next build: run `npx next build` first (npm test does)");
   const port = opts.port ?? (await freePort());
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: "production", PORT: String(port) };
   for (const k of APP_KEYS) delete env[k];
   Object.assign(env, opts.env ?? {});
-  const child: ChildProcess = spawn(join(ROOT, "node_modules", ".bin", "next"), ["start", "-p", String(port), "-H", opts.host ?? "127.0.0.1"], {
-    cwd: ROOT,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
+  const child: ChildProcess = spawn(
+    join(ROOT, "node_modules", ".bin", "next"),
+    ["start", "-p", String(port), "-H", opts.host ?? "127.0.0.1"],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
+  );
   let out = "";
   child.stdout?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-200_000)));
   child.stderr?.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-200_000)));
@@ -135,7 +153,11 @@ export function collectErrors(page: Page): string[] {
  * Runs `body` on a new page of `browser` (`options`: its viewport), then fails if the page logged
  * a console or page error ({@link collectErrors}); the page is closed either way.
  */
-export async function withPage<T>(browser: Browser, options: Parameters<Browser["newPage"]>[0], body: (page: Page) => Promise<T>): Promise<T> {
+export async function withPage<T>(
+  browser: Browser,
+  options: Parameters<Browser["newPage"]>[0],
+  body: (page: Page) => Promise<T>,
+): Promise<T> {
   const page = await browser.newPage(options);
   const errors = collectErrors(page);
   try {
@@ -170,9 +192,17 @@ export async function until<T>(what: string, ms: number, f: () => Promise<T | un
  * On the key page of `prefix`, clicks the first key's "open the message" and waits for the record:
  * the key's UUID, the link's position and the payload shown.
  */
-export async function openMessageFromKey(page: Page, appUrl: string, prefix: string): Promise<{ uuid: string; at: URLSearchParams; payload: Locator }> {
+export async function openMessageFromKey(
+  page: Page,
+  appUrl: string,
+  prefix: string,
+): Promise<{ uuid: string; at: URLSearchParams; payload: Locator }> {
   await page.goto(`${appUrl}/keys?prefix=${encodeURIComponent(prefix)}&refresh=off`);
-  const row = page.getByTestId("key-pages").getByTestId("key-row").filter({ has: page.getByTestId("open-message") }).first();
+  const row = page
+    .getByTestId("key-pages")
+    .getByTestId("key-row")
+    .filter({ has: page.getByTestId("open-message") })
+    .first();
   await row.waitFor({ timeout: 30_000 });
   const uuid = (await row.locator("td").first().textContent())!.trim();
   const at = new URL((await row.getByTestId("open-message").getAttribute("href"))!, appUrl).searchParams;

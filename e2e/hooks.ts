@@ -30,7 +30,10 @@ export function startedForTests<T extends object>(start: () => Promise<T>, stop:
 
 /** The built app ({@link startApp} with `opts`) for the tests of the calling file or `describe`. */
 export function appForTests(opts?: Parameters<typeof startApp>[0]): App {
-  return startedForTests(() => startApp(opts), (app) => app.stop());
+  return startedForTests(
+    () => startApp(opts),
+    (app) => app.stop(),
+  );
 }
 
 /** Chromium ({@link launchBrowser}) for the tests of the calling file or `describe`. */

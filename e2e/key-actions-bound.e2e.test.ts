@@ -27,7 +27,8 @@ let redis: Redis;
 
 beforeAll(async () => {
   redis = new Redis(REAL_ENV.REDIS_URL);
-  for (const [i, k] of doneKeys.entries()) await redis.set(k, i < 17 ? `done:${service}.events:0:${i}` : "1", "PX", 600_000);
+  for (const [i, k] of doneKeys.entries())
+    await redis.set(k, i < 17 ? `done:${service}.events:0:${i}` : "1", "PX", 600_000);
   for (const [i, k] of leaseKeys.entries()) await redis.set(k, `processing:ghost-1/AbCdEfGh${i}`, "PX", 600_000);
 });
 
@@ -37,7 +38,9 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-const app = appForTests({ env: { REDIS_URL: REAL_ENV.REDIS_URL, SERVICE_NAME: service, DEMO: "off", DEDUP_PREFIXES: `${service}:dedup:*` } });
+const app = appForTests({
+  env: { REDIS_URL: REAL_ENV.REDIS_URL, SERVICE_NAME: service, DEMO: "off", DEDUP_PREFIXES: `${service}:dedup:*` },
+});
 const browser = browserForTests();
 
 describe("the key page's forget acts on what its dry run listed (Chromium, CPU throttled 6×)", () => {
@@ -63,10 +66,14 @@ describe("the key page's forget acts on what its dry run listed (Chromium, CPU t
       expect(await idle.inputValue()).toBe("0.01");
       await page.getByTestId("action-dry").click();
       const result = page.getByTestId("action-result");
-      await expect.poll(async () => (await result.textContent().catch(() => "")) ?? "", { timeout: 60_000 }).toMatch(/^Dry run: \d+ keys match \(in state done, idle ≥ 0\.6 s\) at \d\d:\d\d:\d\d/);
+      await expect
+        .poll(async () => (await result.textContent().catch(() => "")) ?? "", { timeout: 60_000 })
+        .toMatch(/^Dry run: \d+ keys match \(in state done, idle ≥ 0\.6 s\) at \d\d:\d\d:\d\d/);
       // The app's own key sampling reads keys (which resets their idle time), so a few done keys may
       // be too fresh: what matters is that the list is done keys only and what is deleted is the list.
-      listed = (await page.getByTestId("action-key").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-key")!))).sort();
+      listed = (
+        await page.getByTestId("action-key").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-key")!))
+      ).sort();
       const text = (await result.textContent())!;
       const n = listed.length;
       expect(text).toMatch(new RegExp(`^Dry run: ${n} keys match`));
@@ -77,13 +84,20 @@ describe("the key page's forget acts on what its dry run listed (Chromium, CPU t
       // Meanwhile a consumer takes one listed key again, and processes a new message.
       await redis.set(listed[0]!, "processing:host-x-1/ZzZzZzZz0", "PX", 600_000);
       await redis.set(`${prefix}:late`, "done", "PX", 600_000);
-      const dialog = new Promise<string>((resolve) => page.once("dialog", (d) => (resolve(d.message()), void d.accept())));
+      const dialog = new Promise<string>((resolve) =>
+        page.once("dialog", (d) => (resolve(d.message()), void d.accept())),
+      );
       await page.getByTestId("action-real").click();
-      expect(await dialog).toBe(`Delete ${n} keys of ${prefix} in state done, idle ≥ 0.6 s, as listed by the dry run at ${at}?`);
-      await expect.poll(async () => (await result.textContent()) ?? "", { timeout: 60_000 }).toContain(`${n - 1} of ${n} keys deleted, 1 skipped (changed since the dry run)`);
+      expect(await dialog).toBe(
+        `Delete ${n} keys of ${prefix} in state done, idle ≥ 0.6 s, as listed by the dry run at ${at}?`,
+      );
+      await expect
+        .poll(async () => (await result.textContent()) ?? "", { timeout: 60_000 })
+        .toContain(`${n - 1} of ${n} keys deleted, 1 skipped (changed since the dry run)`);
       await screenshot(page, "key-actions-bound");
     });
-    const cli = async (...keys: string[]) => Number((await promisify(execFile)("redis-cli", ["-u", REAL_ENV.REDIS_URL, "EXISTS", ...keys])).stdout.trim());
+    const cli = async (...keys: string[]) =>
+      Number((await promisify(execFile)("redis-cli", ["-u", REAL_ENV.REDIS_URL, "EXISTS", ...keys])).stdout.trim());
     expect(await cli(...listed.slice(1))).toBe(0);
     expect(await redis.get(listed[0]!)).toBe("processing:host-x-1/ZzZzZzZz0");
     const unlisted = doneKeys.filter((k) => !listed.includes(k));

@@ -21,7 +21,9 @@ const HANDLER = "on-order-paid";
 const KEYS = 400;
 const seed = async (url: string) => {
   const r = new Redis(url);
-  await seedKeys(r, [{ prefix: `${SERVICE}:dedup:${HANDLER}`, count: KEYS, ttlMs: 86_400_000, value: "done:demo.events:0:1" }]);
+  await seedKeys(r, [
+    { prefix: `${SERVICE}:dedup:${HANDLER}`, count: KEYS, ttlMs: 86_400_000, value: "done:demo.events:0:1" },
+  ]);
   r.disconnect();
 };
 // Our own Redis, without persistence: stopping it removes every key the test wrote.
@@ -51,11 +53,16 @@ describe("a lost dedup memory on the handler page", () => {
         const t = await page.getByTestId("note-memory-lost").innerText({ timeout: 1000 });
         return t || undefined;
       });
-      expect(note).toMatch(/^Dedup memory lost at \d\d?:\d\d:\d\d: 400 of 400 keys gone \(100(\.0)?%\) — Redis restarted; duplicates within the window will run again$/);
+      expect(note).toMatch(
+        /^Dedup memory lost at \d\d?:\d\d:\d\d: 400 of 400 keys gone \(100(\.0)?%\) — Redis restarted; duplicates within the window will run again$/,
+      );
       expect(await keyTile(page)).not.toContain("stale since");
       await until("DedupMemoryLost firing for the handler on the page", 90_000, async () => {
         const li = page.getByTestId("handler-now").locator("li", { hasText: "DedupMemoryLost" });
-        return (await li.count()) > 0 && (await li.first().getByTestId("alert-state").getAttribute("data-state")) === "firing";
+        return (
+          (await li.count()) > 0 &&
+          (await li.first().getByTestId("alert-state").getAttribute("data-state")) === "firing"
+        );
       });
       await screenshot(page, "memory-lost-lost");
     });

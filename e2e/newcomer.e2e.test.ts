@@ -23,7 +23,11 @@ beforeAll(async () => {
   app = await startApp({ env: { DEMO_RATE: "40" } });
   browser = await launchBrowser();
   // Failing store calls: the error panels, the legend's reason names and DedupRedisErrors instances.
-  const res = await fetch(`${app.url}/api/demo/faults`, { method: "PUT", headers: json, body: JSON.stringify({ errorRate: 0.05 }) });
+  const res = await fetch(`${app.url}/api/demo/faults`, {
+    method: "PUT",
+    headers: json,
+    body: JSON.stringify({ errorRate: 0.05 }),
+  });
   expect(res.status, await res.clone().text()).toBe(200);
 }, 120_000);
 
@@ -42,7 +46,9 @@ async function open(path: string, width: number, height: number): Promise<{ page
 /** A key of the handler, as the key browser's API (and `redis-cli --scan`) names it. */
 async function someKey(): Promise<string> {
   for (const end = Date.now() + 20_000; Date.now() < end; await new Promise((r) => setTimeout(r, 500))) {
-    const page = (await (await fetch(`${app.url}/api/keys?prefix=${encodeURIComponent(PREFIX)}&count=5`)).json()) as KeysResponse;
+    const page = (await (
+      await fetch(`${app.url}/api/keys?prefix=${encodeURIComponent(PREFIX)}&count=5`)
+    ).json()) as KeysResponse;
     const k = page.keys.find((x) => x.state === "done");
     if (k) return k.key;
   }
@@ -54,12 +60,15 @@ describe("a newcomer's first pages (embedded mode)", () => {
     for (const path of ["/?refresh=off", `/handlers/notification/${HANDLER}?refresh=off`, "/keys?refresh=off"]) {
       const { page, errors } = await open(path, 1280, 900);
       await page.getByTestId("mode").waitFor();
-      await page.waitForFunction(() => !document.body.innerText.includes("Loading"), undefined, { timeout: 30_000 }).catch(() => undefined);
+      await page
+        .waitForFunction(() => !document.body.innerText.includes("Loading"), undefined, { timeout: 30_000 })
+        .catch(() => undefined);
       // Mount the deferred panels below the fold.
       await page.mouse.wheel(0, 5_000);
       await page.waitForTimeout(1_500);
       const text = await page.evaluate(() => document.body.innerText);
-      for (const phrase of ["Redis check", "in Redis", "oldest key in Redis", "found in Redis"]) expect(text, `${path}: "${phrase}"`).not.toContain(phrase);
+      for (const phrase of ["Redis check", "in Redis", "oldest key in Redis", "found in Redis"])
+        expect(text, `${path}: "${phrase}"`).not.toContain(phrase);
       expect(errors, path).toEqual([]);
       await page.close();
     }
@@ -70,7 +79,10 @@ describe("a newcomer's first pages (embedded mode)", () => {
     const ulid = key.slice(PREFIX.length + 1);
     const api = await fetch(`${app.url}/api/keys/lookup?uuid=not-a-uuid`);
     expect(api.status).toBe(400);
-    expect(await api.json()).toMatchObject({ error: expect.any(String), detail: expect.stringMatching(/expected a ULID .*UUID.*whole key/) });
+    expect(await api.json()).toMatchObject({
+      error: expect.any(String),
+      detail: expect.stringMatching(/expected a ULID .*UUID.*whole key/),
+    });
 
     const { page, errors } = await open("/keys?refresh=off", 1280, 900);
     const input = page.getByTestId("lookup-input");
@@ -78,26 +90,47 @@ describe("a newcomer's first pages (embedded mode)", () => {
       await input.fill(typed);
       await input.press("Enter");
       // Found: the result table names the handler's key (a miss says "No key for …").
-      await expect.poll(() => page.getByTestId("key-lookup").locator("table").innerText().catch(() => ""), { timeout: 15_000 }).toContain(ulid);
+      await expect
+        .poll(
+          () =>
+            page
+              .getByTestId("key-lookup")
+              .locator("table")
+              .innerText()
+              .catch(() => ""),
+          { timeout: 15_000 },
+        )
+        .toContain(ulid);
       expect(await page.getByTestId("key-lookup").innerText()).not.toContain("No key for");
     }
     await input.fill("not-a-uuid");
     await input.press("Enter");
-    await expect.poll(() => page.getByTestId("lookup-invalid").textContent(), { timeout: 5_000 }).toMatch(/"not-a-uuid" is not a message id: expected a ULID/);
+    await expect
+      .poll(() => page.getByTestId("lookup-invalid").textContent(), { timeout: 5_000 })
+      .toMatch(/"not-a-uuid" is not a message id: expected a ULID/);
     expect(errors).toEqual([]);
     await page.close();
   }, 60_000);
 
   it("an out-of-range fault value is refused with its range (the form and the API), the fault unchanged", async () => {
-    const put = await fetch(`${app.url}/api/demo/faults`, { method: "PUT", headers: json, body: JSON.stringify({ latencyMs: 3000 }) });
+    const put = await fetch(`${app.url}/api/demo/faults`, {
+      method: "PUT",
+      headers: json,
+      body: JSON.stringify({ latencyMs: 3000 }),
+    });
     expect(put.status).toBe(400);
-    expect(await put.json()).toMatchObject({ error: expect.any(String), detail: expect.stringContaining("latencyMs must be 0–2000 ms") });
+    expect(await put.json()).toMatchObject({
+      error: expect.any(String),
+      detail: expect.stringContaining("latencyMs must be 0–2000 ms"),
+    });
 
     const { page, errors } = await open("/workshop", 1280, 900);
     const field = page.getByTestId("fault-latency");
     await field.fill("3000");
     await field.press("Enter");
-    await expect.poll(() => page.getByTestId("fault-latency-error").textContent(), { timeout: 5_000 }).toContain("3000 is outside 0–2000 ms; not applied");
+    await expect
+      .poll(() => page.getByTestId("fault-latency-error").textContent(), { timeout: 5_000 })
+      .toContain("3000 is outside 0–2000 ms; not applied");
     expect(await field.inputValue()).toBe("3000");
     const faults = (await (await fetch(`${app.url}/api/demo/faults`)).json()) as { latencyMs: number };
     expect(faults.latencyMs).toBe(0);
@@ -107,7 +140,17 @@ describe("a newcomer's first pages (embedded mode)", () => {
 
   it("alerts at 390 px: the page is no wider than the screen; the handler page tells DedupRedisErrors instances apart by reason", async () => {
     const { page, errors } = await open(`/handlers/notification/${HANDLER}?refresh=5s`, 1280, 900);
-    await expect.poll(() => page.getByTestId("alert-own-labels").first().textContent().catch(() => ""), { timeout: 60_000, interval: 1_000 }).toMatch(/reason="redis_conn"/);
+    await expect
+      .poll(
+        () =>
+          page
+            .getByTestId("alert-own-labels")
+            .first()
+            .textContent()
+            .catch(() => ""),
+        { timeout: 60_000, interval: 1_000 },
+      )
+      .toMatch(/reason="redis_conn"/);
     await page.close();
     const narrow = await open("/alerts?refresh=off", 390, 844);
     await narrow.page.getByTestId("rule-DedupRedisErrors").waitFor();
@@ -123,7 +166,9 @@ describe("a newcomer's first pages (embedded mode)", () => {
     await page.mouse.wheel(0, 3_000);
     const names = page.getByTestId("legend-name");
     await expect.poll(() => names.count(), { timeout: 30_000 }).toBeGreaterThan(0);
-    const cut = await names.evaluateAll((tds) => tds.filter((td) => td.scrollWidth > td.clientWidth + 1).map((td) => td.textContent));
+    const cut = await names.evaluateAll((tds) =>
+      tds.filter((td) => td.scrollWidth > td.clientWidth + 1).map((td) => td.textContent),
+    );
     expect(cut).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();

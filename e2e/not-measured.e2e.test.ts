@@ -41,13 +41,24 @@ async function row(): Promise<OverviewHandler | undefined> {
 }
 
 /** Every "no …" or all-clear sentence a page would say of a signal this service does not export. */
-const FALSE_ALL_CLEAR = [/no duplicate swallowed/i, /no payload conflict/i, /no lease counter/i, /no handler attempt timed/i, /nothing sent to the DLQ/i, /Redis is slow|mostly Redis/];
+const FALSE_ALL_CLEAR = [
+  /no duplicate swallowed/i,
+  /no payload conflict/i,
+  /no lease counter/i,
+  /no handler attempt timed/i,
+  /nothing sent to the DLQ/i,
+  /Redis is slow|mostly Redis/,
+];
 
 beforeAll(async () => {
   note = await startNoteExporter({ service: SERVICE, handler: HANDLER, topic: `orders-${tag}` });
   // 19 % duplicates: what the note's consumer saw while the page said "no duplicate swallowed".
   traffic = setInterval(() => note.process(100, 19, 0.004), 1000);
-  prom = await startOwnPrometheus({ targets: [note.target], ruleFiles: [join(ROOT, "infra/prometheus/rules/dedup.yml")], intervalSec: SCRAPE_SEC });
+  prom = await startOwnPrometheus({
+    targets: [note.target],
+    ruleFiles: [join(ROOT, "infra/prometheus/rules/dedup.yml")],
+    intervalSec: SCRAPE_SEC,
+  });
   app = await startApp({ env: { ...REAL_ENV, DEMO: "off", PROMETHEUS_URL: prom.url } });
   browser = await launchBrowser();
 }, 120_000);
@@ -76,11 +87,17 @@ describe("a service exporting only the note's four metrics", () => {
     });
     expect(h.latencyParts?.runtime).toMatchObject({ status: "unknown", metrics: [...RUNTIME_SIGNAL_METRICS] });
     expect(h.latencyParts?.verdict).not.toBe("redis");
-    const hot = hotKeysResponseSchema.parse(await (await fetch(`${app.url}/api/hot-keys?service=${SERVICE}&handler=${HANDLER}`)).json());
+    const hot = hotKeysResponseSchema.parse(
+      await (await fetch(`${app.url}/api/hot-keys?service=${SERVICE}&handler=${HANDLER}`)).json(),
+    );
     expect(hot.scope).toBe("fleet");
     expect(hot.notMeasured).toMatchObject({ status: "unknown", metric: HOT_UUID_METRICS.errorBound });
     for (const metric of ["duplicates_by_cause", "payload_conflicts", "lease_events", "handler_time", "dlq_rate"]) {
-      const s = seriesResponseSchema.parse(await (await fetch(`${app.url}/api/series?metric=${metric}&service=${SERVICE}&handler=${HANDLER}&range=15m`)).json());
+      const s = seriesResponseSchema.parse(
+        await (
+          await fetch(`${app.url}/api/series?metric=${metric}&service=${SERVICE}&handler=${HANDLER}&range=15m`)
+        ).json(),
+      );
       expect(s.data.status, metric).toBe("unknown");
     }
   }, 90_000);
@@ -91,9 +108,19 @@ describe("a service exporting only the note's four metrics", () => {
     // The overview: one handler is a section of its own (a fleet of seven or more is a table).
     await page.goto(`${app.url}/?range=15m&refresh=5s`);
     const section = page.locator(`[data-testid="handler-section"][data-handler="${SERVICE}/${HANDLER}"]`);
-    await expect.poll(async () => (await section.getByTestId("stat-ratio").textContent().catch(() => "")) ?? "", { timeout: 30_000 }).toMatch(/%/);
+    await expect
+      .poll(
+        async () =>
+          (await section
+            .getByTestId("stat-ratio")
+            .textContent()
+            .catch(() => "")) ?? "",
+        { timeout: 30_000 },
+      )
+      .toMatch(/%/);
     const overviewLine = (await section.getByTestId("not-measured-signals").textContent()) ?? "";
-    for (const m of [OPTIONAL_SIGNALS.byCause, HOT_UUID_METRICS.errorBound, METRIC_NAMES.unchecked]) expect(overviewLine).toContain(m);
+    for (const m of [OPTIONAL_SIGNALS.byCause, HOT_UUID_METRICS.errorBound, METRIC_NAMES.unchecked])
+      expect(overviewLine).toContain(m);
     expect(await section.getByTestId("stat-p99").textContent()).toContain("not known for this runtime");
     for (const re of FALSE_ALL_CLEAR) expect((await section.textContent()) ?? "").not.toMatch(re);
 
@@ -101,7 +128,14 @@ describe("a service exporting only the note's four metrics", () => {
     const notMeasured = page.getByTestId("not-measured-signals");
     await notMeasured.waitFor({ timeout: 30_000 });
     const line = (await notMeasured.textContent()) ?? "";
-    for (const m of [OPTIONAL_SIGNALS.byCause, OPTIONAL_SIGNALS.payloadConflicts, OPTIONAL_SIGNALS.leaseLost, HOT_UUID_METRICS.errorBound, METRIC_NAMES.unchecked]) expect(line).toContain(m);
+    for (const m of [
+      OPTIONAL_SIGNALS.byCause,
+      OPTIONAL_SIGNALS.payloadConflicts,
+      OPTIONAL_SIGNALS.leaseLost,
+      HOT_UUID_METRICS.errorBound,
+      METRIC_NAMES.unchecked,
+    ])
+      expect(line).toContain(m);
     expect(await page.getByTestId("stat-p99").textContent()).toContain("not known for this runtime");
     // Each chart and table of a signal it does not export says so with its metric (below the fold: scrolled into view).
     for (const [panel, metric] of [
@@ -144,28 +178,61 @@ describe("a service exporting only the note's four metrics", () => {
     expect(apiMs).toBeLessThanOrEqual(2 * SCRAPE_SEC * 1000 + 1_000);
     const detail = h.scrape?.status === "down" ? h.scrape.detail : "";
     expect(detail).toMatch(/^no scrape since \d\d:\d\d:\d\d UTC$/);
-    for (const f of [h.duplicateRatio, h.processedRate, h.checkLatency, h.errorRates, h.now]) expect(f).toMatchObject({ status: "unavailable", detail });
+    for (const f of [h.duplicateRatio, h.processedRate, h.checkLatency, h.errorRates, h.now])
+      expect(f).toMatchObject({ status: "unavailable", detail });
     // The page, at its next 5 s refresh: every tile says it, none keeps the last rate.
     for (const tile of ["stat-ratio", "stat-rate", "stat-p99", "stat-errors"]) {
-      await expect.poll(async () => (await page.getByTestId(tile).textContent()) ?? "", { timeout: 10_000 }).toContain(detail);
+      await expect
+        .poll(async () => (await page.getByTestId(tile).textContent()) ?? "", { timeout: 10_000 })
+        .toContain(detail);
     }
     expect(await page.getByTestId("stat-rate").textContent()).not.toMatch(/msg\/s/);
     await page.goto(`${app.url}/?range=15m&refresh=5s`);
     const section = page.locator(`[data-testid="handler-section"][data-handler="${SERVICE}/${HANDLER}"]`);
-    await expect.poll(async () => (await section.getByTestId("no-scrape").textContent().catch(() => "")) ?? "", { timeout: 15_000 }).toContain(detail);
-    for (const tile of ["stat-ratio", "stat-rate", "stat-p99", "stat-errors"]) expect(await section.getByTestId(tile).textContent()).toContain(detail);
+    await expect
+      .poll(
+        async () =>
+          (await section
+            .getByTestId("no-scrape")
+            .textContent()
+            .catch(() => "")) ?? "",
+        { timeout: 15_000 },
+      )
+      .toContain(detail);
+    for (const tile of ["stat-ratio", "stat-rate", "stat-p99", "stat-errors"])
+      expect(await section.getByTestId(tile).textContent()).toContain(detail);
     // The chart's line stops where the scrapes did (a 5-min rate would draw on for minutes).
     await new Promise((r) => setTimeout(r, 5_000));
-    const s = seriesResponseSchema.parse(await (await fetch(`${app.url}/api/series?metric=processed_rate&service=${SERVICE}&handler=${HANDLER}&range=15m`)).json());
+    const s = seriesResponseSchema.parse(
+      await (
+        await fetch(`${app.url}/api/series?metric=processed_rate&service=${SERVICE}&handler=${HANDLER}&range=15m`)
+      ).json(),
+    );
     expect(s.scrape).toMatchObject({ status: "down", detail });
     const success = s.data.status === "ok" ? s.data.series.find((l) => l.labels.result === "success") : undefined;
     const after = success?.points.filter(([t]) => t > stoppedAt / 1000 + SCRAPE_SEC) ?? [];
     expect(after.length).toBeGreaterThan(0);
-    expect(after.every(([, v]) => v === null), JSON.stringify(after)).toBe(true);
+    expect(
+      after.every(([, v]) => v === null),
+      JSON.stringify(after),
+    ).toBe(true);
     expect(success!.points.some(([, v]) => v !== null && v > 0)).toBe(true);
     await page.goto(handlerUrl());
-    await page.getByTestId("chart-processed").scrollIntoViewIfNeeded().catch(() => undefined);
-    await expect.poll(async () => (await page.getByTestId("chart-processed").getByTestId("no-scrape").textContent().catch(() => "")) ?? "", { timeout: 20_000 }).toBe(detail);
+    await page
+      .getByTestId("chart-processed")
+      .scrollIntoViewIfNeeded()
+      .catch(() => undefined);
+    await expect
+      .poll(
+        async () =>
+          (await page
+            .getByTestId("chart-processed")
+            .getByTestId("no-scrape")
+            .textContent()
+            .catch(() => "")) ?? "",
+        { timeout: 20_000 },
+      )
+      .toBe(detail);
     await screenshot(page, "no-scrape-handler");
     expect(errors).toEqual([]);
     await page.close();

@@ -80,17 +80,28 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  const keys = [...(await redis?.keys(`${dedupKeyPrefix(tag, "*")}*`)) ?? [], ...(await redis?.keys(`${dedupKeyPrefix(other, "*")}*`)) ?? []];
+  const keys = [
+    ...((await redis?.keys(`${dedupKeyPrefix(tag, "*")}*`)) ?? []),
+    ...((await redis?.keys(`${dedupKeyPrefix(other, "*")}*`)) ?? []),
+  ];
   if (keys.length) await redis.del(...keys);
   redis?.disconnect();
   await Promise.all([browser?.close(), app?.stop(), op?.stop()]);
 });
 
 /** A POST of JSON from the page's own origin (what the page's buttons send). */
-async function postFromPage(page: Page, path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+async function postFromPage(
+  page: Page,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   return page.evaluate(
     async ([p, b]) => {
-      const r = await fetch(p, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(b) });
+      const r = await fetch(p, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(b),
+      });
       return { status: r.status, body: (await r.json()) as Record<string, unknown> };
     },
     [path, body] as const,
@@ -132,7 +143,13 @@ describe("OIDC sign-in with roles per service", () => {
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Lax", secure: false });
     const s = await getFromPage(vera.page, "/api/auth/session");
     expect(s).toMatchObject({ signIn: true, user: { name: "vera", email: "vera@example.com", groups: ["viewers"] } });
-    expect(await getFromPage(vera.page, "/api/whoami")).toMatchObject({ mode: "oidc", source: "oidc", name: "vera", grants: [{ role: "viewer", services: "*" }], may: { write: [] } });
+    expect(await getFromPage(vera.page, "/api/whoami")).toMatchObject({
+      mode: "oidc",
+      source: "oidc",
+      name: "vera",
+      grants: [{ role: "viewer", services: "*" }],
+      may: { write: [] },
+    });
   });
 
   it("the viewer's forget is a 403 saying why, deletes nothing, and the audit keeps the refusal", async () => {
@@ -144,7 +161,9 @@ describe("OIDC sign-in with roles per service", () => {
     expect(String(r.body.detail)).toMatch(/vera/);
     expect(String(r.body.detail)).toMatch(/operator/);
     expect(await redis.exists(ownKey(uuid))).toBe(1);
-    const audit = (await getFromPage(vera.page, "/api/audit?action=keys.forget")) as { entries?: { who: string; result: string }[] };
+    const audit = (await getFromPage(vera.page, "/api/audit?action=keys.forget")) as {
+      entries?: { who: string; result: string }[];
+    };
     expect(audit.entries?.find((e) => e.who === "vera")?.result).toMatch(/^refused/);
   });
 
@@ -152,7 +171,12 @@ describe("OIDC sign-in with roles per service", () => {
     otto = await signIn("otto");
     const uuid = randomBytes(8).toString("hex");
     await redis.set(ownKey(uuid), "done", "EX", 600);
-    expect(await getFromPage(otto.page, "/api/whoami")).toMatchObject({ name: "otto", email: "otto@example.com", groups: ["billing-devs"], may: { write: [tag] } });
+    expect(await getFromPage(otto.page, "/api/whoami")).toMatchObject({
+      name: "otto",
+      email: "otto@example.com",
+      groups: ["billing-devs"],
+      may: { write: [tag] },
+    });
     const r = await postFromPage(otto.page, "/api/keys/forget", forget(tag, uuid));
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.deleted).toBe(1);
@@ -194,8 +218,14 @@ describe("OIDC sign-in with roles per service", () => {
     expect(new URL(login.headers.get("location")!).origin).toBe(op.issuer);
     const loginCookie = login.headers.getSetCookie()[0]!.split(";")[0]!;
     // The login state the cookie carries (signed, readable): the return path fell back to the app's own `/`.
-    expect(JSON.parse(Buffer.from(loginCookie.split("=")[1]!.split(".")[0]!, "base64url").toString())).toMatchObject({ typ: "login", returnTo: "/" });
-    const wrong = await fetch(`${app.url}/api/auth/callback?code=abc&state=not-the-state&iss=${encodeURIComponent(op.issuer)}`, { redirect: "manual", headers: { cookie: loginCookie } });
+    expect(JSON.parse(Buffer.from(loginCookie.split("=")[1]!.split(".")[0]!, "base64url").toString())).toMatchObject({
+      typ: "login",
+      returnTo: "/",
+    });
+    const wrong = await fetch(
+      `${app.url}/api/auth/callback?code=abc&state=not-the-state&iss=${encodeURIComponent(op.issuer)}`,
+      { redirect: "manual", headers: { cookie: loginCookie } },
+    );
     expect(wrong.status).toBe(400);
     expect(((await wrong.json()) as { detail: string }).detail).toMatch(/state/);
     expect(wrong.headers.getSetCookie().some((c) => c.startsWith(`${SESSION_COOKIE}=`))).toBe(false);
@@ -207,15 +237,26 @@ describe("OIDC sign-in with roles per service", () => {
     const valid = signValue({ ...claims, exp: now + 600 }, SECRET);
     const expired = signValue({ ...claims, exp: now - 1 }, SECRET);
     const forged = signValue({ ...claims, exp: now + 600 }, randomBytes(32).toString("base64url"));
-    const [body, mac] = signValue({ typ: "session", name: "vera", groups: ["viewers"], exp: now + 600 }, SECRET).split(".");
+    const [body, mac] = signValue({ typ: "session", name: "vera", groups: ["viewers"], exp: now + 600 }, SECRET).split(
+      ".",
+    );
     const promoted = `${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body!, "base64url").toString()), groups: ["billing-devs"] })).toString("base64url")}.${mac}`;
-    const sessionOf = async (cookie: string) => ((await (await fetch(`${app.url}/api/auth/session`, { headers: { cookie: `${SESSION_COOKIE}=${cookie}` } })).json()) as { user: { name: string } | null }).user;
+    const sessionOf = async (cookie: string) =>
+      (
+        (await (
+          await fetch(`${app.url}/api/auth/session`, { headers: { cookie: `${SESSION_COOKIE}=${cookie}` } })
+        ).json()) as { user: { name: string } | null }
+      ).user;
     expect((await sessionOf(valid))?.name).toBe("otto");
     for (const bad of [expired, forged, promoted]) expect(await sessionOf(bad)).toBeNull();
     const uuid = randomBytes(8).toString("hex");
     await redis.set(ownKey(uuid), "done", "EX", 600);
     for (const bad of [expired, forged, promoted]) {
-      const r = await fetch(`${app.url}/api/keys/forget`, { method: "POST", headers: { "content-type": "application/json", cookie: `${SESSION_COOKIE}=${bad}` }, body: JSON.stringify(forget(tag, uuid)) });
+      const r = await fetch(`${app.url}/api/keys/forget`, {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie: `${SESSION_COOKIE}=${bad}` },
+        body: JSON.stringify(forget(tag, uuid)),
+      });
       expect(r.status).toBe(401);
     }
     expect(await redis.exists(ownKey(uuid))).toBe(1);

@@ -57,18 +57,30 @@ async function untilTile(what: string, ms: number, testId: string, ok: (text: st
 }
 /** Errors counted by reason up to `atMs` (default now), from the counter in Prometheus. */
 async function errorsByReason(atMs?: number): Promise<Record<string, number>> {
-  const samples = await promQuery(stack.prom.url, `sum by (reason) (${METRIC_NAMES.errors}{service="${SERVICE}"})`, atMs);
+  const samples = await promQuery(
+    stack.prom.url,
+    `sum by (reason) (${METRIC_NAMES.errors}{service="${SERVICE}"})`,
+    atMs,
+  );
   return Object.fromEntries(samples.map((x) => [x.metric.reason ?? "", x.value]));
 }
 /** The word beside a tile's "now" figure ("recovering", "starting"), or null. */
-const nowWord = async (tile: string) => ((await page.getByTestId(`${tile}-now-state`).count()) ? page.getByTestId(`${tile}-now-state`).getAttribute("data-state", QUICK) : null);
+const nowWord = async (tile: string) =>
+  (await page.getByTestId(`${tile}-now-state`).count())
+    ? page.getByTestId(`${tile}-now-state`).getAttribute("data-state", QUICK)
+    : null;
 /** The alert instances the handler page lists: name and badge state, in page order. */
 async function badges(): Promise<Array<{ alert: string; state: string; last: string | null; text: string }>> {
   const items = page.getByTestId("handler-now").locator("li", { has: page.getByTestId("alert-state") });
   const out = [];
   for (const li of await items.all()) {
     const badge = li.getByTestId("alert-state");
-    out.push({ alert: (await li.innerText(QUICK)).split(/\s/)[0]!, state: (await badge.getAttribute("data-state", QUICK)) ?? "", last: await badge.getAttribute("data-last-state", QUICK), text: await badge.innerText(QUICK) });
+    out.push({
+      alert: (await li.innerText(QUICK)).split(/\s/)[0]!,
+      state: (await badge.getAttribute("data-state", QUICK)) ?? "",
+      last: await badge.getAttribute("data-last-state", QUICK),
+      text: await badge.innerText(QUICK),
+    });
   }
   return out;
 }
@@ -103,7 +115,11 @@ beforeAll(async () => {
   consoleErrors = collectErrors(page);
   await page.goto(`${stack.app.url}/handlers/${SERVICE}/${HANDLER}?refresh=5s`);
   await page.getByTestId("stat-p99").waitFor({ timeout: 30_000 });
-  const res = await fetch(`${stack.app.url}/api/demo/sources`, { method: "PUT", headers: { "content-type": "application/json", origin: stack.app.url }, body: JSON.stringify({ traffic: { enabled: true, ratePerSec: 40 } }) });
+  const res = await fetch(`${stack.app.url}/api/demo/sources`, {
+    method: "PUT",
+    headers: { "content-type": "application/json", origin: stack.app.url },
+    body: JSON.stringify({ traffic: { enabled: true, ratePerSec: 40 } }),
+  });
   expect(res.status, await res.text()).toBe(200);
 }, 60_000);
 
@@ -126,7 +142,12 @@ describe("on call: three faults on the handler page, one after the other", () =>
     t = Date.now();
     const stoppedAt = t;
     await stack.redis.stop();
-    const during = await untilTile("the outage on the error tile", 30_000, "stat-errors", (x) => /mostly redis_conn/.test(x) && !/now 0 errors\/s/.test(x));
+    const during = await untilTile(
+      "the outage on the error tile",
+      30_000,
+      "stat-errors",
+      (x) => /mostly redis_conn/.test(x) && !/now 0 errors\/s/.test(x),
+    );
     expect(during).toContain("(Redis unreachable)");
     expect(await nowWord("stat-errors")).not.toBe("recovering");
     await screenshot(page, "on-call-outage");
@@ -137,7 +158,9 @@ describe("on call: three faults on the handler page, one after the other", () =>
     await stack.startRedisAgain();
     t = Date.now();
     await until("'recovering' on the error tile", 30_000, async () => (await nowWord("stat-errors")) === "recovering");
-    phases.push(`outage on the page ${(shown / 1000).toFixed(1)} s after Redis stopped, Redis down ${(outageMs / 1000).toFixed(1)} s, 'recovering' ${since(t)} after it started again`);
+    phases.push(
+      `outage on the page ${(shown / 1000).toFixed(1)} s after Redis stopped, Redis down ${(outageMs / 1000).toFixed(1)} s, 'recovering' ${since(t)} after it started again`,
+    );
 
     // The outage's errors (the counter between a scrape after the stop and the last one before the restart)
     // are ≥ 99 % redis_conn; the page's share is the counter's over the alert's 5 min.
@@ -147,20 +170,32 @@ describe("on call: three faults on the handler page, one after the other", () =>
     const outageAll = Object.values(outage).reduce((a, v) => a + v, 0);
     expect((outage.redis_conn ?? 0) / outageAll, JSON.stringify(outage)).toBeGreaterThanOrEqual(0.99);
     const pageShare = Number(/mostly redis_conn, ([\d.]+)% of errors/.exec(await text("stat-errors"))?.[1]);
-    const window = await promQuery(stack.prom.url, `sum by (reason) (increase(${METRIC_NAMES.errors}{service="${SERVICE}"}[5m]))`);
-    const windowShare = (100 * (window.find((x) => x.metric.reason === "redis_conn")?.value ?? 0)) / window.reduce((a, x) => a + x.value, 0);
+    const window = await promQuery(
+      stack.prom.url,
+      `sum by (reason) (increase(${METRIC_NAMES.errors}{service="${SERVICE}"}[5m]))`,
+    );
+    const windowShare =
+      (100 * (window.find((x) => x.metric.reason === "redis_conn")?.value ?? 0)) /
+      window.reduce((a, x) => a + x.value, 0);
     expect(Math.abs(pageShare - windowShare), `page ${pageShare}%, Prometheus ${windowShare}%`).toBeLessThanOrEqual(1);
-    phases.push(`outage errors ${JSON.stringify(outage)}; the page "${pageShare}% of errors" redis_conn, Prometheus' 5-min share ${windowShare.toFixed(2)}%`);
+    phases.push(
+      `outage errors ${JSON.stringify(outage)}; the page "${pageShare}% of errors" redis_conn, Prometheus' 5-min share ${windowShare.toFixed(2)}%`,
+    );
     // The failed checks alert as errors, never as latency: the outage added no check-duration sample.
-    const checks = async (atMs: number) => (await promQuery(stack.prom.url, `sum(${METRIC_NAMES.checkDuration}_count{service="${SERVICE}"})`, atMs))[0]?.value ?? 0;
+    const checks = async (atMs: number) =>
+      (await promQuery(stack.prom.url, `sum(${METRIC_NAMES.checkDuration}_count{service="${SERVICE}"})`, atMs))[0]
+        ?.value ?? 0;
     const checksBefore = await checks(downFrom);
     expect(checksBefore, "check-duration samples before the outage (the series is read)").toBeGreaterThan(0);
-    expect((await checks(restartAt)) - checksBefore, "check-duration samples while Redis was down").toBeLessThanOrEqual(outageAll / 100);
+    expect((await checks(restartAt)) - checksBefore, "check-duration samples while Redis was down").toBeLessThanOrEqual(
+      outageAll / 100,
+    );
     const alerts = await until("DedupRedisErrors on the page", 15_000, async () => {
       const b = await badges();
       return b.some((x) => x.alert === ALERT_NAMES.redisErrors) ? b : undefined;
     });
-    if (alerts.some((b) => b.alert === ALERT_NAMES.redisLatency)) phases.push(`${ALERT_NAMES.redisLatency} on the page after the outage`);
+    if (alerts.some((b) => b.alert === ALERT_NAMES.redisLatency))
+      phases.push(`${ALERT_NAMES.redisLatency} on the page after the outage`);
     lastSeen = new Map(alerts.map((b) => [b.alert, b.state]));
     expect(consoleErrors).toEqual([]);
   }, 90_000);
@@ -187,25 +222,39 @@ describe("on call: three faults on the handler page, one after the other", () =>
     const back = await until("known badges again", 30_000, async () => {
       const b = await badges();
       seen = b;
-      return b.some((x) => x.alert === ALERT_NAMES.redisErrors) && b.every((x) => x.state !== "unknown") ? b : undefined;
+      return b.some((x) => x.alert === ALERT_NAMES.redisErrors) && b.every((x) => x.state !== "unknown")
+        ? b
+        : undefined;
     }).catch((e: Error) => {
       throw new Error(`${e.message}; the badges: ${JSON.stringify(seen)}`);
     });
     phases.push(`Prometheus back: the real states ${since(t)} after it started again`);
     const real = await promQuery(stack.prom.url, `ALERTS{alertname="${ALERT_NAMES.redisErrors}",service="${SERVICE}"}`);
-    expect(real.map((s) => s.metric.alertstate)).toContain(back.find((x) => x.alert === ALERT_NAMES.redisErrors)!.state);
+    expect(real.map((s) => s.metric.alertstate)).toContain(
+      back.find((x) => x.alert === ALERT_NAMES.redisErrors)!.state,
+    );
     expect(consoleErrors).toEqual([]);
   }, 70_000);
 
   it("the consumer starved of CPU, Redis fast: the p99 tile says 'the consumer is saturated', not 'Redis is slow'; the starving over: 'recovering'", async () => {
     // Before: Redis' own time is known and the checks are fast now (the window may hold the host's load).
     const nowP99 = (tile: string) => Number(/now ([\d.,]+) ms/.exec(tile)?.[1]?.replaceAll(",", "") ?? NaN);
-    await untilTile("Redis' own time and fast checks now on the p99 tile", 30_000, "stat-p99", (x) => /Redis \d+ µs\/call/.test(x) && nowP99(x) <= 50);
+    await untilTile(
+      "Redis' own time and fast checks now on the p99 tile",
+      30_000,
+      "stat-p99",
+      (x) => /Redis \d+ µs\/call/.test(x) && nowP99(x) <= 50,
+    );
     let t = Date.now();
     const stopStarving = starve(stack.app.pid, 60, 20);
     let saturated: string;
     try {
-      saturated = await untilTile("'the consumer is saturated' with slow checks now", 45_000, "stat-p99", (x) => x.includes("the consumer is saturated") && nowP99(x) > 50);
+      saturated = await untilTile(
+        "'the consumer is saturated' with slow checks now",
+        45_000,
+        "stat-p99",
+        (x) => x.includes("the consumer is saturated") && nowP99(x) > 50,
+      );
       await screenshot(page, "on-call-saturated");
     } finally {
       await stopStarving();

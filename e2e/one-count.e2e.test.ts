@@ -36,7 +36,8 @@ async function readCounts(page: Page): Promise<Record<string, string | null>> {
   return page.evaluate(() => {
     const out: Record<string, string | null> = {};
     for (const s of document.querySelectorAll<HTMLElement>('[data-testid="handler-section"]')) {
-      out[`tile ${s.dataset.handler}`] = s.querySelector('[data-testid="stat-keys"] > div:nth-child(2)')?.textContent ?? null;
+      out[`tile ${s.dataset.handler}`] =
+        s.querySelector('[data-testid="stat-keys"] > div:nth-child(2)')?.textContent ?? null;
     }
     const tile = document.querySelector('[data-testid="handler-now"] [data-testid="stat-keys"] > div:nth-child(2)');
     if (tile) out["tile (handler page)"] = tile.textContent;
@@ -62,7 +63,9 @@ async function watch(page: Page, path: string, group: (name: string) => string, 
   await page.goto(path);
   await page.getByTestId("mode").waitFor();
   await page.mouse.wheel(0, 20_000);
-  await expect.poll(async () => Object.keys(await readCounts(page)).sort(), { timeout: 40_000 }).toEqual(expect.arrayContaining(expected));
+  await expect
+    .poll(async () => Object.keys(await readCounts(page)).sort(), { timeout: 40_000 })
+    .toEqual(expect.arrayContaining(expected));
   const seen = new Set<number>();
   // Ask for a recount every 10 s (the most the API allows) so the numbers move while they are read,
   // whatever the background count's own schedule.
@@ -70,7 +73,9 @@ async function watch(page: Page, path: string, group: (name: string) => string, 
   for (const end = Date.now() + WATCH_MS; Date.now() < end; await page.waitForTimeout(READ_EVERY_MS)) {
     if (Date.now() - recountAt >= 10_000) {
       recountAt = Date.now();
-      await fetch(new URL("/api/handlers?refresh=1", page.url())).then((r) => r.arrayBuffer()).catch(() => undefined);
+      await fetch(new URL("/api/handlers?refresh=1", page.url()))
+        .then((r) => r.arrayBuffer())
+        .catch(() => undefined);
     }
     const counts = await readCounts(page);
     const byHandler = new Map<string, Map<string, number | null>>();
@@ -101,8 +106,17 @@ async function everyPage(app: App, service: string) {
   );
   await screenshot(page, `one-count-overview-${service}`);
   const handler = HANDLERS[0]!;
-  changes += await watch(page, `${app.url}/handlers/${service}/${handler}?refresh=5s`, () => handler, ["tile (handler page)", "key panel", `capacity ${service}:dedup:${handler}`]);
-  changes += await watch(page, `${app.url}/keys?refresh=5s&prefix=${encodeURIComponent(`${service}:dedup:${handler}`)}`, () => handler, ["tree", "key pages"]);
+  changes += await watch(page, `${app.url}/handlers/${service}/${handler}?refresh=5s`, () => handler, [
+    "tile (handler page)",
+    "key panel",
+    `capacity ${service}:dedup:${handler}`,
+  ]);
+  changes += await watch(
+    page,
+    `${app.url}/keys?refresh=5s&prefix=${encodeURIComponent(`${service}:dedup:${handler}`)}`,
+    () => handler,
+    ["tree", "key pages"],
+  );
   await screenshot(page, `one-count-keys-${service}`);
   // The counts grew while the pages were watched: the agreement was tested on moving numbers.
   expect(changes).toBeGreaterThan(3);
@@ -122,7 +136,9 @@ describe("one key count per moment on every panel", () => {
 
   it("real mode: overview, handler page and key browser agree at every instant", async () => {
     const own = ownDemoOnStack("onecount");
-    const app = await startApp({ env: { ...own.env, DEMO_RATE: "30", DEDUP_PREFIXES: `${own.tag}:dedup:*`, PROMETHEUS_URL: "" } });
+    const app = await startApp({
+      env: { ...own.env, DEMO_RATE: "30", DEDUP_PREFIXES: `${own.tag}:dedup:*`, PROMETHEUS_URL: "" },
+    });
     try {
       await everyPage(app, own.tag);
     } finally {

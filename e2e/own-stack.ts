@@ -31,14 +31,27 @@ export interface OwnStack {
 
 /** An {@link OwnStack} ({@link startOwnStack} with `opts`) for the tests of the calling file or `describe`. */
 export function ownStackForTests(opts: Parameters<typeof startOwnStack>[0]): OwnStack {
-  return startedForTests(() => startOwnStack(opts), (stack) => stack.stop());
+  return startedForTests(
+    () => startOwnStack(opts),
+    (stack) => stack.stop(),
+  );
 }
 
 /** Starts an {@link OwnStack}: `seed` writes into Redis before the app starts; `env` is the app's beyond SERVICE_NAME, DEDUP_PREFIXES and the two URLs. */
-export async function startOwnStack(opts: { service: string; env?: Record<string, string>; seed?: (redisUrl: string) => Promise<void> }): Promise<OwnStack> {
+export async function startOwnStack(opts: {
+  service: string;
+  env?: Record<string, string>;
+  seed?: (redisUrl: string) => Promise<void>;
+}): Promise<OwnStack> {
   const port = await freePort();
   const storage = mkdtempSync(join(tmpdir(), "own-stack-prom-"));
-  const promOpts = { targets: [`127.0.0.1:${port}`], ruleFiles: [join(ROOT, "infra/prometheus/rules/dedup.yml")], intervalSec: 1, metricsPath: "/api/metrics", storage };
+  const promOpts = {
+    targets: [`127.0.0.1:${port}`],
+    ruleFiles: [join(ROOT, "infra/prometheus/rules/dedup.yml")],
+    intervalSec: 1,
+    metricsPath: "/api/metrics",
+    storage,
+  };
   // What runs now: stop() (or a failed start) stops these.
   const up: { redis?: OwnRedis; prom?: OwnPrometheus; app?: App } = {};
   const stop = async () => {
@@ -51,7 +64,16 @@ export async function startOwnStack(opts: { service: string; env?: Record<string
     up.redis = await startOwnRedis();
     await opts.seed?.(up.redis.url);
     up.prom = await startOwnPrometheus(promOpts);
-    up.app = await startApp({ port, env: { ...opts.env, REDIS_URL: up.redis.url, PROMETHEUS_URL: up.prom.url, DEDUP_PREFIXES: `${opts.service}:dedup:*`, SERVICE_NAME: opts.service } });
+    up.app = await startApp({
+      port,
+      env: {
+        ...opts.env,
+        REDIS_URL: up.redis.url,
+        PROMETHEUS_URL: up.prom.url,
+        DEDUP_PREFIXES: `${opts.service}:dedup:*`,
+        SERVICE_NAME: opts.service,
+      },
+    });
   } catch (e) {
     await stop();
     throw e;

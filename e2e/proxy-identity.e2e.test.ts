@@ -27,10 +27,24 @@ let app: App;
 let admin: Client;
 const silences: string[] = [];
 
-const alice = (from: string | null) => ({ "x-forwarded-user": "alice", "x-forwarded-email": "alice@example.com", "x-forwarded-groups": "ha-ops", ...(from ? { "x-forwarded-for": from } : {}) });
+const alice = (from: string | null) => ({
+  "x-forwarded-user": "alice",
+  "x-forwarded-email": "alice@example.com",
+  "x-forwarded-groups": "ha-ops",
+  ...(from ? { "x-forwarded-for": from } : {}),
+});
 const silence = (headers: Record<string, string>) =>
-  fetch(`${app.url}/api/silences`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ alertname, service, durationMinutes: 5, comment: "proxy e2e", createdBy: "mallory" }) });
-const untrustedCount = async () => Number(/^dedup_health_untrusted_identity_headers_total (\d+)/m.exec(await (await fetch(`${app.url}/api/metrics`)).text())?.[1] ?? 0);
+  fetch(`${app.url}/api/silences`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ alertname, service, durationMinutes: 5, comment: "proxy e2e", createdBy: "mallory" }),
+  });
+const untrustedCount = async () =>
+  Number(
+    /^dedup_health_untrusted_identity_headers_total (\d+)/m.exec(
+      await (await fetch(`${app.url}/api/metrics`)).text(),
+    )?.[1] ?? 0,
+  );
 
 beforeAll(async () => {
   am = await startOwnAlertmanager();
@@ -38,11 +52,21 @@ beforeAll(async () => {
   admin = new Client({ connectionString: `${PG}/test` });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${db}`);
-  app = await startApp({ env: { DEMO: "off", AUTH_MODE: "proxy", TRUSTED_PROXIES: PROXY, ROLE_BINDINGS: `ha-ops=operator:${service}`, ALERTMANAGER_URL: AM, DATABASE_URL: `${PG}/${db}` } });
+  app = await startApp({
+    env: {
+      DEMO: "off",
+      AUTH_MODE: "proxy",
+      TRUSTED_PROXIES: PROXY,
+      ROLE_BINDINGS: `ha-ops=operator:${service}`,
+      ALERTMANAGER_URL: AM,
+      DATABASE_URL: `${PG}/${db}`,
+    },
+  });
 }, 90_000);
 
 afterAll(async () => {
-  for (const id of silences) await run("amtool", ["silence", "expire", `--alertmanager.url=${AM}`, id]).catch(() => undefined);
+  for (const id of silences)
+    await run("amtool", ["silence", "expire", `--alertmanager.url=${AM}`, id]).catch(() => undefined);
   await app?.stop();
   await am?.stop();
   await admin.query(`DROP DATABASE IF EXISTS ${db}`).catch(() => undefined);
@@ -55,15 +79,35 @@ describe("AUTH_MODE=proxy over HTTP", () => {
     expect(res.status).toBe(201);
     const { silence: s } = (await res.json()) as { silence: { id: string; createdBy: string } };
     silences.push(s.id);
-    const { stdout } = await run("amtool", ["silence", "query", `--alertmanager.url=${AM}`, "-o", "extended", `alertname=${alertname}`]);
+    const { stdout } = await run("amtool", [
+      "silence",
+      "query",
+      `--alertmanager.url=${AM}`,
+      "-o",
+      "extended",
+      `alertname=${alertname}`,
+    ]);
     expect(stdout).toContain(s.id);
     expect(stdout).toMatch(/\balice\b/);
     expect(stdout).not.toContain("mallory");
     const pg = new Client({ connectionString: `${PG}/${db}` });
     await pg.connect();
     try {
-      const { rows } = await pg.query<{ who: string; result: string; principal: Record<string, string> }>("SELECT who, result, principal FROM dedup_health_audit WHERE action = 'silence.create'");
-      expect(rows).toEqual([{ who: "alice", result: "ok", principal: expect.objectContaining({ source: "proxy", email: "alice@example.com", role: "operator", address: "198.51.100.7" }) }]);
+      const { rows } = await pg.query<{ who: string; result: string; principal: Record<string, string> }>(
+        "SELECT who, result, principal FROM dedup_health_audit WHERE action = 'silence.create'",
+      );
+      expect(rows).toEqual([
+        {
+          who: "alice",
+          result: "ok",
+          principal: expect.objectContaining({
+            source: "proxy",
+            email: "alice@example.com",
+            role: "operator",
+            address: "198.51.100.7",
+          }),
+        },
+      ]);
     } finally {
       await pg.end();
     }
@@ -76,9 +120,17 @@ describe("AUTH_MODE=proxy over HTTP", () => {
       expect(res.status, String(from)).toBe(401);
     }
     expect(await untrustedCount()).toBe(before + 3);
-    const { stdout } = await run("amtool", ["silence", "query", "-q", `--alertmanager.url=${AM}`, `alertname=${alertname}`]);
+    const { stdout } = await run("amtool", [
+      "silence",
+      "query",
+      "-q",
+      `--alertmanager.url=${AM}`,
+      `alertname=${alertname}`,
+    ]);
     expect(stdout.trim().split("\n").filter(Boolean)).toEqual(silences);
-    const who = (await (await fetch(`${app.url}/api/whoami`, { headers: alice("198.51.100.7") })).json()) as { source: string };
+    const who = (await (await fetch(`${app.url}/api/whoami`, { headers: alice("198.51.100.7") })).json()) as {
+      source: string;
+    };
     expect(who.source).toBe("anonymous");
   });
 });

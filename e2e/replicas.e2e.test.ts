@@ -34,7 +34,15 @@ const KEYS = 400;
 let ALERTMANAGER = "";
 
 const kafka = new Kafka({ clientId: `he-${tag}`, brokers: [REAL_ENV.KAFKA_BROKERS], logLevel: logLevel.NOTHING });
-const up: { db?: OwnDatabase; prom?: OwnPrometheus; apps: App[]; consumer?: Consumer; silence?: string; redis?: OwnRedis; am?: OwnAlertmanager } = { apps: [] };
+const up: {
+  db?: OwnDatabase;
+  prom?: OwnPrometheus;
+  apps: App[];
+  consumer?: Consumer;
+  silence?: string;
+  redis?: OwnRedis;
+  am?: OwnAlertmanager;
+} = { apps: [] };
 
 /** A free port in `lo..hi` (this test's ranges), tried at random. */
 async function portIn(lo: number, hi: number, taken: readonly number[] = []): Promise<number> {
@@ -57,7 +65,9 @@ async function scrape(app: App, metric: string): Promise<number[]> {
   return text
     .split("\n")
     .filter((l) => l.startsWith(`${metric}{`) || l.startsWith(`${metric} `))
-    .filter((l) => metric === DASHBOARD_LEADER_METRIC || l.includes(`topic="${TOPIC}"`) || l.includes(`service="${SERVICE}"`))
+    .filter(
+      (l) => metric === DASHBOARD_LEADER_METRIC || l.includes(`topic="${TOPIC}"`) || l.includes(`service="${SERVICE}"`),
+    )
     .map((l) => Number(l.slice(l.lastIndexOf(" ") + 1)));
 }
 
@@ -75,7 +85,10 @@ beforeAll(async () => {
   await admin.disconnect();
   const producer = kafka.producer();
   await producer.connect();
-  await producer.send({ topic: TOPIC, messages: Array.from({ length: RECORDS }, (_, i) => ({ value: `he ${i}`, partition: i % 3 })) });
+  await producer.send({
+    topic: TOPIC,
+    messages: Array.from({ length: RECORDS }, (_, i) => ({ value: `he ${i}`, partition: i % 3 })),
+  });
   await producer.disconnect();
   // A member of the handler's group: it leaves later, a rebalance the leader observes.
   up.consumer = kafka.consumer({ groupId: GROUP, sessionTimeout: 10_000 });
@@ -86,7 +99,9 @@ beforeAll(async () => {
   // The handler's dedup keys in a Redis of the test's own (no persistence: a restart empties it).
   up.redis = await startOwnRedis({ port: await portIn(19800, 19899) });
   const seed = new Redis(up.redis.url);
-  await seedKeys(seed, [{ prefix: `${SERVICE}:dedup:${HANDLER}`, count: KEYS, ttlMs: 86_400_000, value: "done:x:0:1" }]);
+  await seedKeys(seed, [
+    { prefix: `${SERVICE}:dedup:${HANDLER}`, count: KEYS, ttlMs: 86_400_000, value: "done:x:0:1" },
+  ]);
   seed.disconnect();
 
   const promPort = await portIn(19800, 19899, [up.redis.port]);
@@ -105,11 +120,18 @@ beforeAll(async () => {
   // One after the other: the first to start takes the lock.
   up.apps.push(await startApp({ port: a, env }));
   up.apps.push(await startApp({ port: b, env }));
-  up.prom = await startOwnPrometheus({ port: promPort, targets: up.apps.map((x) => new URL(x.url).host), metricsPath: "/api/metrics", ruleFiles: [join(ROOT, "infra/prometheus/rules/dedup.yml")], intervalSec: 1 });
+  up.prom = await startOwnPrometheus({
+    port: promPort,
+    targets: up.apps.map((x) => new URL(x.url).host),
+    metricsPath: "/api/metrics",
+    ruleFiles: [join(ROOT, "infra/prometheus/rules/dedup.yml")],
+    intervalSec: 1,
+  });
 }, 90_000);
 
 afterAll(async () => {
-  if (up.silence) await fetch(`${ALERTMANAGER}/api/v2/silence/${up.silence}`, { method: "DELETE" }).catch(() => undefined);
+  if (up.silence)
+    await fetch(`${ALERTMANAGER}/api/v2/silence/${up.silence}`, { method: "DELETE" }).catch(() => undefined);
   await up.consumer?.disconnect().catch(() => undefined);
   for (const a of up.apps) await a.stop();
   await up.prom?.stop();
@@ -136,7 +158,9 @@ describe("several dashboard replicas on one PostgreSQL", () => {
     expect(own.reduce((x, y) => x + y, 0)).toBe(RECORDS);
     expect(await scrape(second, "kafka_topic_partition_current_offset")).toEqual([]);
     // The handler's keys counted by the leader: its memory gauge at 0, none on the follower.
-    await until("the leader's memory gauge of the handler", 30_000, async () => ((await scrape(first, MEMORY_LOST)).length === 1 ? true : undefined));
+    await until("the leader's memory gauge of the handler", 30_000, async () =>
+      (await scrape(first, MEMORY_LOST)).length === 1 ? true : undefined,
+    );
     expect(await scrape(first, MEMORY_LOST)).toEqual([0]);
     expect(await scrape(second, MEMORY_LOST)).toEqual([]);
     // Prometheus scrapes both: one instance carries the series, the sum is the produced count once.
@@ -154,7 +178,9 @@ describe("several dashboard replicas on one PostgreSQL", () => {
     // The group's member leaves: the leader's next read sees its members change.
     await up.consumer!.disconnect();
     const titles = async (app: App) => {
-      const r = (await (await fetch(`${app.url}/api/events?range=15m&service=${SERVICE}`)).json()) as { events: Array<{ kind: string; title: string }> };
+      const r = (await (await fetch(`${app.url}/api/events?range=15m&service=${SERVICE}`)).json()) as {
+        events: Array<{ kind: string; title: string }>;
+      };
       return r.events.map((e) => `${e.kind}: ${e.title}`);
     };
     const seen = await until("the rebalance on the follower's events", 20_000, async () => {
@@ -163,18 +189,27 @@ describe("several dashboard replicas on one PostgreSQL", () => {
     });
     expect(seen.filter((x) => x.startsWith("rebalance:"))).toEqual([`rebalance: Rebalance of ${GROUP}: 1 → 0 members`]);
     // The same marker, once, on the leader's own answer (recorded by the leader only, read from the database by both).
-    expect((await titles(first)).filter((x) => x.startsWith("rebalance:"))).toEqual(seen.filter((x) => x.startsWith("rebalance:")));
+    expect((await titles(first)).filter((x) => x.startsWith("rebalance:"))).toEqual(
+      seen.filter((x) => x.startsWith("rebalance:")),
+    );
 
     // An action done through the follower (a silence, audited) is a marker on the leader's chart.
     const res = await fetch(`${second.url}/api/silences`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ alertname: "DedupDuplicateRateHigh", service: SERVICE, durationMinutes: 5, comment: "he replicas e2e" }),
+      body: JSON.stringify({
+        alertname: "DedupDuplicateRateHigh",
+        service: SERVICE,
+        durationMinutes: 5,
+        comment: "he replicas e2e",
+      }),
     });
     expect(res.status).toBe(201);
     up.silence = ((await res.json()) as { silence: { id: string } }).silence.id;
     const onLeader = (await titles(first)).filter((x) => x.startsWith("silence:"));
-    expect(onLeader).toEqual([expect.stringMatching(/^silence: Silence created for DedupDuplicateRateHigh: he replicas e2e/)]);
+    expect(onLeader).toEqual([
+      expect.stringMatching(/^silence: Silence created for DedupDuplicateRateHigh: he replicas e2e/),
+    ]);
   }, 30_000);
 
   it("Redis restarted empty fires DedupMemoryLost in Prometheus, from the leader's gauge", async () => {
@@ -182,16 +217,23 @@ describe("several dashboard replicas on one PostgreSQL", () => {
     const port = up.redis!.port;
     await up.redis!.stop();
     up.redis = await startOwnRedis({ port });
-    await until("the leader's held loss", 40_000, async () => ((await scrape(first, MEMORY_LOST))[0] === 1 ? true : undefined));
+    await until("the leader's held loss", 40_000, async () =>
+      (await scrape(first, MEMORY_LOST))[0] === 1 ? true : undefined,
+    );
     const firing = await until("DedupMemoryLost firing in Prometheus", 10_000, async () => {
-      const s = await promQuery(up.prom!.url, `ALERTS{alertname="DedupMemoryLost", service="${SERVICE}", alertstate="firing"}`);
+      const s = await promQuery(
+        up.prom!.url,
+        `ALERTS{alertname="DedupMemoryLost", service="${SERVICE}", alertstate="firing"}`,
+      );
       return s.length > 0 ? s : undefined;
     });
     expect(firing.map((x) => x.metric.handler)).toEqual([HANDLER]);
     // The follower's overview shows the same loss: read from the state the leader saved, not counted by itself.
     const [, second] = up.apps as [App, App];
     const row = await until("the loss on the follower's overview", 10_000, async () => {
-      const o = (await (await fetch(`${second.url}/api/overview?range=15m`)).json()) as { handlers: Array<{ service: string; handler: string; memoryLost: unknown }> };
+      const o = (await (await fetch(`${second.url}/api/overview?range=15m`)).json()) as {
+        handlers: Array<{ service: string; handler: string; memoryLost: unknown }>;
+      };
       return o.handlers.find((h) => h.service === SERVICE && h.handler === HANDLER && h.memoryLost);
     });
     expect(row.memoryLost).toMatchObject({ before: KEYS, now: 0, share: 1, cause: "restart" });
@@ -210,13 +252,23 @@ describe("several dashboard replicas on one PostgreSQL", () => {
     expect(own.reduce((x, y) => x + y, 0)).toBe(RECORDS);
     expect(await scrape(second, DASHBOARD_LEADER_METRIC)).toEqual([1]);
     // It goes on from the saved baseline: the loss stays held (a fresh count of the empty Redis would say 0).
-    await until("the new leader's memory gauge", 10_000, async () => ((await scrape(second, MEMORY_LOST)).length === 1 ? true : undefined));
+    await until("the new leader's memory gauge", 10_000, async () =>
+      (await scrape(second, MEMORY_LOST)).length === 1 ? true : undefined,
+    );
     expect(await scrape(second, MEMORY_LOST)).toEqual([1]);
     // And in Prometheus: the series now come from the second replica.
     await until("Prometheus reading the offsets and the held loss from the new leader", 10_000, async () => {
       const s = await promQuery(up.prom!.url, `sum by (instance) (${offsetsQuery})`);
-      const lost = await promQuery(up.prom!.url, `${MEMORY_LOST}{service="${SERVICE}", instance="${new URL(second.url).host}"}`);
-      return s.length === 1 && s[0]!.metric.instance === new URL(second.url).host && s[0]!.value === RECORDS && lost[0]?.value === 1 ? s : undefined;
+      const lost = await promQuery(
+        up.prom!.url,
+        `${MEMORY_LOST}{service="${SERVICE}", instance="${new URL(second.url).host}"}`,
+      );
+      return s.length === 1 &&
+        s[0]!.metric.instance === new URL(second.url).host &&
+        s[0]!.value === RECORDS &&
+        lost[0]?.value === 1
+        ? s
+        : undefined;
     });
     expect(tookMs).toBeLessThan(30_000);
     console.log(`[replicas e2e] the follower exported the gauges ${tookMs} ms after the leader was killed`);

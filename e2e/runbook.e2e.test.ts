@@ -15,7 +15,11 @@ const browser = browserForTests();
 
 beforeAll(async () => {
   // Failing store calls make DedupRedisErrors instances, which the handler page lists.
-  const res = await fetch(`${app.url}/api/demo/faults`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ errorRate: 0.05 }) });
+  const res = await fetch(`${app.url}/api/demo/faults`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ errorRate: 0.05 }),
+  });
   expect(res.status, await res.clone().text()).toBe(200);
 });
 
@@ -25,11 +29,13 @@ describe("runbook links land on the runbook the app serves", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/text\/html/);
     const html = await res.text();
-    for (const a of ALERT_LIST) expect(html, a.name).toMatch(new RegExp(`<h2 id="${a.runbookAnchor}"[^>]*>${a.name}</h2>`));
+    for (const a of ALERT_LIST)
+      expect(html, a.name).toMatch(new RegExp(`<h2 id="${a.runbookAnchor}"[^>]*>${a.name}</h2>`));
     expect(html).not.toContain("**What it means.**");
     const alerts = (await (await fetch(`${app.url}/api/alerts`)).json()) as AlertsResponse;
     expect(alerts.alerts.status).toBe("ok");
-    if (alerts.alerts.status === "ok") for (const r of alerts.alerts.rules) expect(r.runbookUrl).toBe(`/runbook#${r.alert.toLowerCase()}`);
+    if (alerts.alerts.status === "ok")
+      for (const r of alerts.alerts.rules) expect(r.runbookUrl).toBe(`/runbook#${r.alert.toLowerCase()}`);
   });
 
   it("each alert's Runbook link on the alerts page opens its section in a new tab, scrolled into view", async () => {
@@ -46,7 +52,15 @@ describe("runbook links land on the runbook the app serves", () => {
         expect(await heading.textContent()).toBe(a.name);
         // Scrolled into view: the heading is laid out (a box) and near the top of the viewport.
         const top = async () => (await heading.boundingBox())?.y ?? null;
-        await expect.poll(async () => { const y = await top(); return y !== null && y >= 0 && y < 200; }, { timeout: 10_000 }).toBe(true);
+        await expect
+          .poll(
+            async () => {
+              const y = await top();
+              return y !== null && y >= 0 && y < 200;
+            },
+            { timeout: 10_000 },
+          )
+          .toBe(true);
         if (a === ALERT_LIST[0]) await screenshot(tab, "runbook-section");
         await tab.waitForTimeout(300);
         expect(tabErrors, a.name).toEqual([]);

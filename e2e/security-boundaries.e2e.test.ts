@@ -21,7 +21,8 @@ const JSON_TYPE = { "content-type": "application/json" };
 
 /** This machine's first non-loopback IPv4 address, if it has one. */
 function externalIPv4(): string | undefined {
-  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  for (const list of Object.values(networkInterfaces()))
+    for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
   return undefined;
 }
 
@@ -42,7 +43,10 @@ function staticChunk(): string {
 let lo: App;
 let wide: App;
 beforeAll(async () => {
-  [lo, wide] = await Promise.all([startApp({ env: { DEMO: "off" } }), startApp({ env: { DEMO: "off" }, host: "0.0.0.0" })]);
+  [lo, wide] = await Promise.all([
+    startApp({ env: { DEMO: "off" } }),
+    startApp({ env: { DEMO: "off" }, host: "0.0.0.0" }),
+  ]);
 }, 90_000);
 afterAll(async () => {
   await Promise.all([lo?.stop(), wide?.stop()]);
@@ -51,7 +55,18 @@ afterAll(async () => {
 describe("Host allow-list: a DNS-rebinding page reads and changes nothing", () => {
   it("every page, API route and static file answers 403 to a foreign Host, GET included; loopback names are served", async () => {
     const port = new URL(lo.url).port;
-    const paths = ["/", "/handlers/notification/on-review-created", "/alerts", "/api/keys?prefix=notification:dedup:on-review-created", "/api/keys/lookup?uuid=01JD8X3Q5Y2K8N3B7Z6C4F9H1M", "/api/consumers", "/api/metrics", "/api/health", "/api/overview", staticChunk()];
+    const paths = [
+      "/",
+      "/handlers/notification/on-review-created",
+      "/alerts",
+      "/api/keys?prefix=notification:dedup:on-review-created",
+      "/api/keys/lookup?uuid=01JD8X3Q5Y2K8N3B7Z6C4F9H1M",
+      "/api/consumers",
+      "/api/metrics",
+      "/api/health",
+      "/api/overview",
+      staticChunk(),
+    ];
     for (const path of paths) {
       for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]) {
         expect((await raw(lo.url, { path, headers: { host } })).status, `${host} ${path}`).not.toBe(403);
@@ -59,7 +74,10 @@ describe("Host allow-list: a DNS-rebinding page reads and changes nothing", () =
       const r = await raw(lo.url, { path, headers: { host: `evil.example:${port}` } });
       expect(r.status, `evil.example ${path}`).toBe(403);
       if (path.startsWith("/api/")) {
-        expect(JSON.parse(r.text), path).toMatchObject({ error: "forbidden", detail: expect.stringMatching(/ALLOWED_HOSTS/) });
+        expect(JSON.parse(r.text), path).toMatchObject({
+          error: "forbidden",
+          detail: expect.stringMatching(/ALLOWED_HOSTS/),
+        });
       } else {
         expect(r.headers["content-type"], path).toMatch(/text\/html/);
         expect(r.text, path).not.toMatch(/<script|notification/);
@@ -76,7 +94,16 @@ describe("Host allow-list: a DNS-rebinding page reads and changes nothing", () =
     const run = await raw(lo.url, { method: "POST", path: RUN, headers });
     expect(run.status).toBe(403);
     expect(JSON.parse(run.text)).toMatchObject({ error: "forbidden" });
-    expect((await raw(lo.url, { method: "PUT", path: "/api/demo/faults", headers, body: JSON.stringify({ redisLatencyMs: 50 }) })).status).toBe(403);
+    expect(
+      (
+        await raw(lo.url, {
+          method: "PUT",
+          path: "/api/demo/faults",
+          headers,
+          body: JSON.stringify({ redisLatencyMs: 50 }),
+        })
+      ).status,
+    ).toBe(403);
     expect((await raw(lo.url, { method: "PUT", path: "/api/demo/sources", headers, body: "{}" })).status).toBe(403);
   });
 });
@@ -84,14 +111,38 @@ describe("Host allow-list: a DNS-rebinding page reads and changes nothing", () =
 describe("embedded mode follows the locality rule of real mode", () => {
   it("bound to loopback: a request a proxy forwarded for another client is read-only; the machine's own is not", async () => {
     const host = new URL(lo.url).host;
-    const forwarded: Array<Record<string, string>> = [{ "x-forwarded-for": "203.0.113.9" }, { forwarded: "for=203.0.113.9" }, { "x-real-ip": "203.0.113.9" }];
+    const forwarded: Array<Record<string, string>> = [
+      { "x-forwarded-for": "203.0.113.9" },
+      { forwarded: "for=203.0.113.9" },
+      { "x-real-ip": "203.0.113.9" },
+    ];
     for (const fwd of forwarded) {
       const r = await raw(lo.url, { method: "POST", path: RUN, headers: { ...JSON_TYPE, host, ...fwd } });
       expect(r.status, JSON.stringify(fwd)).toBe(403);
-      expect((await raw(lo.url, { method: "PUT", path: "/api/demo/faults", headers: { ...JSON_TYPE, host, ...fwd }, body: "{}" })).status, JSON.stringify(fwd)).toBe(403);
+      expect(
+        (
+          await raw(lo.url, {
+            method: "PUT",
+            path: "/api/demo/faults",
+            headers: { ...JSON_TYPE, host, ...fwd },
+            body: "{}",
+          })
+        ).status,
+        JSON.stringify(fwd),
+      ).toBe(403);
     }
-    expect((await raw(lo.url, { method: "POST", path: RUN, headers: { ...JSON_TYPE, host, origin: lo.url, "sec-fetch-site": "same-origin" } })).status).toBe(202);
-    expect(lo.logs()).toMatch(/\[dedup-health\] access: embedded mode: state-changing endpoints are open to requests from this machine only/);
+    expect(
+      (
+        await raw(lo.url, {
+          method: "POST",
+          path: RUN,
+          headers: { ...JSON_TYPE, host, origin: lo.url, "sec-fetch-site": "same-origin" },
+        })
+      ).status,
+    ).toBe(202);
+    expect(lo.logs()).toMatch(
+      /\[dedup-health\] access: embedded mode: state-changing endpoints are open to requests from this machine only/,
+    );
   });
 
   const ext = externalIPv4();
@@ -106,15 +157,26 @@ describe("embedded mode follows the locality rule of real mode", () => {
     for (const base of bases) {
       const host = new URL(base).host;
       for (const c of calls) {
-        const r = await raw(base, { method: c.method, path: c.path, headers: { ...JSON_TYPE, host, origin: base, "sec-fetch-site": "same-origin" }, body: c.body });
+        const r = await raw(base, {
+          method: c.method,
+          path: c.path,
+          headers: { ...JSON_TYPE, host, origin: base, "sec-fetch-site": "same-origin" },
+          body: c.body,
+        });
         expect(r.status, `${c.method} ${c.path} via ${host}`).toBe(403);
         expect(JSON.parse(r.text).detail, c.path).toMatch(/read-only/);
       }
       expect((await raw(base, { path: "/", headers: { host } })).status, `GET / via ${host}`).toBe(200);
     }
-    expect((await raw(wide.url, { path: "/api/overview", headers: { host: `${hostname()}:${port}` } })).status).toBe(200);
-    expect((await raw(wide.url, { path: "/api/overview", headers: { host: `evil.example:${port}` } })).status).toBe(403);
-    expect(wide.logs()).toMatch(/\[dedup-health\] access: read-only: listening on 0\.0\.0\.0 beyond loopback without WORKSHOP_TOKEN \(embedded mode\)/);
+    expect((await raw(wide.url, { path: "/api/overview", headers: { host: `${hostname()}:${port}` } })).status).toBe(
+      200,
+    );
+    expect((await raw(wide.url, { path: "/api/overview", headers: { host: `evil.example:${port}` } })).status).toBe(
+      403,
+    );
+    expect(wide.logs()).toMatch(
+      /\[dedup-health\] access: read-only: listening on 0\.0\.0\.0 beyond loopback without WORKSHOP_TOKEN \(embedded mode\)/,
+    );
   });
 });
 
@@ -126,16 +188,29 @@ describe("pages take no body; unknown API paths answer JSON", () => {
     const sampler = setInterval(() => (peak = Math.max(peak, rssMb(lo.pid))), 50);
     let statuses: number[];
     try {
-      statuses = await concurrentBodies(lo.url, { n: 50, method: "POST", path: "/", body, headers: { "content-type": "text/plain" } });
+      statuses = await concurrentBodies(lo.url, {
+        n: 50,
+        method: "POST",
+        path: "/",
+        body,
+        headers: { "content-type": "text/plain" },
+      });
     } finally {
       clearInterval(sampler);
     }
-    console.log(`[boundaries] RSS ${before.toFixed(0)} MB before 50 x 10 MB POST /, peak ${peak.toFixed(0)} MB; answers ${JSON.stringify(statuses.reduce<Record<number, number>>((a, s) => ({ ...a, [s]: (a[s] ?? 0) + 1 }), {}))}`);
+    console.log(
+      `[boundaries] RSS ${before.toFixed(0)} MB before 50 x 10 MB POST /, peak ${peak.toFixed(0)} MB; answers ${JSON.stringify(statuses.reduce<Record<number, number>>((a, s) => ({ ...a, [s]: (a[s] ?? 0) + 1 }), {}))}`,
+    );
     // The server may close a connection before all of its body is sent (-1); never a 200.
     expect(statuses.every((s) => s === 405 || s === -1)).toBe(true);
     expect(statuses).toContain(405);
     expect(peak - before).toBeLessThan(100);
-    const one = await raw(lo.url, { method: "POST", path: "/alerts", headers: { host: new URL(lo.url).host, "content-type": "application/x-www-form-urlencoded" }, body: "a=1" });
+    const one = await raw(lo.url, {
+      method: "POST",
+      path: "/alerts",
+      headers: { host: new URL(lo.url).host, "content-type": "application/x-www-form-urlencoded" },
+      body: "a=1",
+    });
     expect(one.status).toBe(405);
     expect(one.headers.allow).toBe("GET, HEAD");
   }, 60_000);
@@ -154,9 +229,22 @@ describe("pages take no body; unknown API paths answer JSON", () => {
 
   it("a not-found handler address is answered without a second connection: 200 of 200 concurrent ones are 404, on both binds", async () => {
     for (const app of [lo, wide]) {
-      const paths = Array.from({ length: 200 }, (_, i) => ["/handlers/%25zz/x", "/handlers/%2525/x", `/handlers/notification/%25${i}zz`][i % 3]!);
-      const statuses = await Promise.all(paths.map((p) => fetch(`${app.url}${p}`).then((r) => r.status, () => -1)));
-      expect(statuses.filter((s) => s !== 404), app.url).toEqual([]);
+      const paths = Array.from(
+        { length: 200 },
+        (_, i) => ["/handlers/%25zz/x", "/handlers/%2525/x", `/handlers/notification/%25${i}zz`][i % 3]!,
+      );
+      const statuses = await Promise.all(
+        paths.map((p) =>
+          fetch(`${app.url}${p}`).then(
+            (r) => r.status,
+            () => -1,
+          ),
+        ),
+      );
+      expect(
+        statuses.filter((s) => s !== 404),
+        app.url,
+      ).toEqual([]);
     }
   });
 
@@ -168,7 +256,14 @@ describe("pages take no body; unknown API paths answer JSON", () => {
         expect(((await r.json()) as { detail: string }).detail).toMatch(/Next-Router-State-Tree/);
       }
     }
-    const ok = await fetch(`${lo.url}/alerts`, { headers: { RSC: "1", "Next-Router-State-Tree": encodeURIComponent(JSON.stringify(["", { children: ["__PAGE__", {}] }, null, null, 0])) } });
+    const ok = await fetch(`${lo.url}/alerts`, {
+      headers: {
+        RSC: "1",
+        "Next-Router-State-Tree": encodeURIComponent(
+          JSON.stringify(["", { children: ["__PAGE__", {}] }, null, null, 0]),
+        ),
+      },
+    });
     expect(ok.status).toBe(200);
     expect((await fetch(`${lo.url}/alerts`)).status).toBe(200);
   });
@@ -177,7 +272,11 @@ describe("pages take no body; unknown API paths answer JSON", () => {
     const chunk = staticChunk();
     expect((await fetch(`${lo.url}${chunk}`)).status).toBe(200);
     for (const method of ["POST", "PUT", "DELETE", "OPTIONS", "PATCH"]) {
-      const r = await fetch(`${lo.url}${chunk}`, { method, headers: JSON_TYPE, ...(method === "OPTIONS" ? {} : { body: "{}" }) });
+      const r = await fetch(`${lo.url}${chunk}`, {
+        method,
+        headers: JSON_TYPE,
+        ...(method === "OPTIONS" ? {} : { body: "{}" }),
+      });
       expect(r.status, method).toBe(405);
       expect(r.headers.get("allow"), method).toBe("GET, HEAD");
     }
@@ -196,13 +295,19 @@ describe("pages take no body; unknown API paths answer JSON", () => {
 
   it("an unknown /api path is a JSON 404 with { error, detail }, whatever the method", async () => {
     for (const method of ["GET", "POST", "DELETE"]) {
-      const r = await fetch(`${lo.url}/api/no-such-endpoint/x`, { method, headers: JSON_TYPE, body: method === "POST" ? "{}" : undefined });
+      const r = await fetch(`${lo.url}/api/no-such-endpoint/x`, {
+        method,
+        headers: JSON_TYPE,
+        body: method === "POST" ? "{}" : undefined,
+      });
       expect(r.status, method).toBe(404);
       expect(r.headers.get("content-type"), method).toMatch(/application\/json/);
       expect(await r.json(), method).toMatchObject({ error: "not_found", detail: expect.any(String) });
     }
     // A path a route serves, with a method it does not take, stays a 405.
-    expect((await fetch(`${lo.url}/api/keys?prefix=x`, { method: "POST", headers: JSON_TYPE, body: "{}" })).status).toBe(405);
+    expect(
+      (await fetch(`${lo.url}/api/keys?prefix=x`, { method: "POST", headers: JSON_TYPE, body: "{}" })).status,
+    ).toBe(405);
   });
 });
 
@@ -229,8 +334,20 @@ describe("real mode: no parameter overrides the operator's limits; other service
     await c.slowlog("RESET");
     c.disconnect();
     [kafka, app] = await Promise.all([
-      consumerGroups(topic, [`${ownGroup}/${hostname()}-${process.pid}`, `${foreignGroup}/${hostname()}-${process.pid}`]),
-      startApp({ env: { REDIS_URL: redis.url, KAFKA_BROKERS: "127.0.0.1:9092", CONSUMER_TOPICS: topic, SERVICE_NAME: SERVICE, DEMO: "off", INSPECT_EXACT_MAX_KEYS: "30000" } }),
+      consumerGroups(topic, [
+        `${ownGroup}/${hostname()}-${process.pid}`,
+        `${foreignGroup}/${hostname()}-${process.pid}`,
+      ]),
+      startApp({
+        env: {
+          REDIS_URL: redis.url,
+          KAFKA_BROKERS: "127.0.0.1:9092",
+          CONSUMER_TOPICS: topic,
+          SERVICE_NAME: SERVICE,
+          DEMO: "off",
+          INSPECT_EXACT_MAX_KEYS: "30000",
+        },
+      }),
     ]);
   }, 90_000);
   afterAll(async () => {
@@ -240,11 +357,17 @@ describe("real mode: no parameter overrides the operator's limits; other service
   });
 
   type Handlers = { scan: ScanProgress; refresh: { started: boolean; retryAfterMs: number } };
-  const handlers = async (query = "", headers: Record<string, string> = {}) => (await (await fetch(`${app.url}/api/handlers${query}`, { headers })).json()) as Handlers;
+  const handlers = async (query = "", headers: Record<string, string> = {}) =>
+    (await (await fetch(`${app.url}/api/handlers${query}`, { headers })).json()) as Handlers;
   /** The count's progress once one has finished over the seeded keys (a start-up attempt may fail while Redis connects: it is retried). */
   const finished = async (): Promise<ScanProgress> => {
     let scan: ScanProgress | undefined;
-    await expect.poll(async () => (scan = (await handlers()).scan).done && scan.finishedAt !== null && scan.total > 0, { timeout: 60_000, interval: 250 }).toBe(true);
+    await expect
+      .poll(async () => (scan = (await handlers()).scan).done && scan.finishedAt !== null && scan.total > 0, {
+        timeout: 60_000,
+        interval: 250,
+      })
+      .toBe(true);
     return scan!;
   };
 
@@ -266,7 +389,9 @@ describe("real mode: no parameter overrides the operator's limits; other service
     const wallMs = Date.parse(scan.finishedAt!) - Date.parse(scan.startedAt!);
     const redisMs = calls.reduce((a, b) => a + b, 0) / 1000;
     const p90 = percentile(calls, 90);
-    console.log(`[boundaries] exact count of ${scan.total} keys: ${calls.length} calls, ${redisMs.toFixed(1)} ms of Redis time over ${wallMs} ms (${((100 * redisMs) / wallMs).toFixed(1)} %); per call median ${median(calls)} µs, p90 ${p90} µs, max ${percentile(calls, 100)} µs`);
+    console.log(
+      `[boundaries] exact count of ${scan.total} keys: ${calls.length} calls, ${redisMs.toFixed(1)} ms of Redis time over ${wallMs} ms (${((100 * redisMs) / wallMs).toFixed(1)} %); per call median ${median(calls)} µs, p90 ${p90} µs, max ${percentile(calls, 100)} µs`,
+    );
     expect(calls.length).toBeGreaterThan(10);
     expect(redisMs / wallMs).toBeLessThan(0.1);
     // 1.5 ms is the calls' bound; a hypervisor pause on this VM adds 3-13 ms to whatever runs, so the 90th percentile is asserted.
@@ -279,7 +404,9 @@ describe("real mode: no parameter overrides the operator's limits; other service
     for (let j = 0; j < 10_000; j++) p.set(`loadtest:dedup:more:${j.toString(36)}`, "done", "PX", 3_600_000);
     await p.exec();
     c.disconnect();
-    await expect.poll(async () => (await handlers("?mode=exact&refresh=1")).refresh.started, { timeout: 25_000, interval: 500 }).toBe(true);
+    await expect
+      .poll(async () => (await handlers("?mode=exact&refresh=1")).refresh.started, { timeout: 25_000, interval: 500 })
+      .toBe(true);
     // A recount just started: another caller, claiming to be someone else, waits its turn.
     const refused = await handlers("?refresh=1", { "x-forwarded-for": "198.51.100.23" });
     expect(refused.refresh).toMatchObject({ started: false });
@@ -290,20 +417,37 @@ describe("real mode: no parameter overrides the operator's limits; other service
   }, 90_000);
 
   it("/api/consumers: one cached answer per topic, a group that does not consume it is a 400, other services' members carry no host name or PID", async () => {
-    type View = { generatedAt: string; groups: Array<{ groupId: string; members: Array<{ memberId: string; clientId: string; replica: string; host: string }>; partitions: Array<{ memberId: string | null }> }> };
+    type View = {
+      generatedAt: string;
+      groups: Array<{
+        groupId: string;
+        members: Array<{ memberId: string; clientId: string; replica: string; host: string }>;
+        partitions: Array<{ memberId: string | null }>;
+      }>;
+    };
     let body: View | undefined;
     await expect
-      .poll(async () => {
-        const r = await fetch(`${app.url}/api/consumers?topic=${topic}`);
-        body = r.ok ? ((await r.json()) as View) : undefined;
-        return [ownGroup, foreignGroup].every((g) => body?.groups.some((x) => x.groupId === g && x.members.length > 0));
-      }, { timeout: 45_000, interval: 1_000 })
+      .poll(
+        async () => {
+          const r = await fetch(`${app.url}/api/consumers?topic=${topic}`);
+          body = r.ok ? ((await r.json()) as View) : undefined;
+          return [ownGroup, foreignGroup].every((g) =>
+            body?.groups.some((x) => x.groupId === g && x.members.length > 0),
+          );
+        },
+        { timeout: 45_000, interval: 1_000 },
+      )
       .toBe(true);
     const own = body!.groups.find((g) => g.groupId === ownGroup)!;
     const foreign = body!.groups.find((g) => g.groupId === foreignGroup)!;
     expect(own.members[0]!.replica).toBe(`${hostname()}-${process.pid}`);
     expect(own.members[0]!.host).not.toBe("");
-    expect(foreign.members[0]).toMatchObject({ replica: "member-1", host: "", clientId: `${foreignGroup}/member-1`, memberId: `${foreignGroup}/member-1` });
+    expect(foreign.members[0]).toMatchObject({
+      replica: "member-1",
+      host: "",
+      clientId: `${foreignGroup}/member-1`,
+      memberId: `${foreignGroup}/member-1`,
+    });
     expect(JSON.stringify(foreign)).not.toContain(hostname());
     expect(JSON.stringify(foreign)).not.toContain(String(process.pid));
     // A group asked for is picked out of the topic's shared answer; any other value costs no Kafka call.
@@ -312,7 +456,10 @@ describe("real mode: no parameter overrides the operator's limits; other service
     for (const g of ["no-such-group-1", "no-such-group-2", `${SERVICE}.nothing`]) {
       const r = await fetch(`${app.url}/api/consumers?topic=${topic}&group=${g}`);
       expect(r.status, g).toBe(400);
-      expect(await r.json()).toMatchObject({ error: "bad_request", detail: expect.stringMatching(/not a consumer group of/) });
+      expect(await r.json()).toMatchObject({
+        error: "bad_request",
+        detail: expect.stringMatching(/not a consumer group of/),
+      });
     }
   }, 90_000);
 });
@@ -320,29 +467,49 @@ describe("real mode: no parameter overrides the operator's limits; other service
 describe("slow clients and connection count are bounded", () => {
   let tight: App;
   beforeAll(async () => {
-    tight = await startApp({ env: { DEMO: "off", HTTP_HEADERS_TIMEOUT_MS: "2000", HTTP_BODY_TIMEOUT_MS: "3000", HTTP_MAX_CONNECTIONS: "40" } });
+    tight = await startApp({
+      env: { DEMO: "off", HTTP_HEADERS_TIMEOUT_MS: "2000", HTTP_BODY_TIMEOUT_MS: "3000", HTTP_MAX_CONNECTIONS: "40" },
+    });
   }, 60_000);
   afterAll(async () => tight?.stop());
 
   it("headers or a body trickled byte by byte are cut at their deadline; connections beyond the cap are closed at once", async () => {
     const host = new URL(tight.url).host;
-    expect(tight.logs()).toMatch(/\[dedup-health\] http limits: headers within 2000 ms, a body within 3000 ms of them, at most 40 connections/);
+    expect(tight.logs()).toMatch(
+      /\[dedup-health\] http limits: headers within 2000 ms, a body within 3000 ms of them, at most 40 connections/,
+    );
     const [slowHeaders, slowBody, idle] = await Promise.all([
-      slowClient(tight.url, { head: `GET / HTTP/1.1\r\nHost: ${host}\r\n`, trickle: "X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", everyMs: 250, maxMs: 8_000 }),
-      slowClient(tight.url, { head: `PUT /api/demo/faults HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`, trickle: "{".padEnd(60, " "), everyMs: 250, maxMs: 8_000 }),
+      slowClient(tight.url, {
+        head: `GET / HTTP/1.1\r\nHost: ${host}\r\n`,
+        trickle: "X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        everyMs: 250,
+        maxMs: 8_000,
+      }),
+      slowClient(tight.url, {
+        head: `PUT /api/demo/faults HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`,
+        trickle: "{".padEnd(60, " "),
+        everyMs: 250,
+        maxMs: 8_000,
+      }),
       slowClient(tight.url, { head: "", trickle: "", everyMs: 250, maxMs: 8_000 }),
     ]);
-    console.log(`[boundaries] cut after: slow headers ${slowHeaders} ms, slow body ${slowBody} ms, an idle connection ${idle} ms (deadlines 2000 / 2000 + 3000 ms)`);
+    console.log(
+      `[boundaries] cut after: slow headers ${slowHeaders} ms, slow body ${slowBody} ms, an idle connection ${idle} ms (deadlines 2000 / 2000 + 3000 ms)`,
+    );
     // null (never cut) fails as Infinity.
     expect(slowHeaders ?? Infinity, "slow headers").toBeLessThan(4_000);
     expect(slowBody ?? Infinity, "slow body").toBeLessThan(6_500);
     expect(idle ?? Infinity, "idle connection").toBeLessThan(4_000);
     // 60 idle connections against a cap of 40: the excess is closed at once.
-    const many = await Promise.all(Array.from({ length: 60 }, () => slowClient(tight.url, { head: "", trickle: "", everyMs: 1_000, maxMs: 800 })));
+    const many = await Promise.all(
+      Array.from({ length: 60 }, () => slowClient(tight.url, { head: "", trickle: "", everyMs: 1_000, maxMs: 800 })),
+    );
     const closedAtOnce = many.filter((ms) => ms !== null).length;
     console.log(`[boundaries] 60 idle connections, cap 40: ${closedAtOnce} closed within 800 ms`);
     expect(closedAtOnce).toBeGreaterThanOrEqual(20);
     // Once they are gone, the server answers as before.
-    await expect.poll(async () => (await fetch(`${tight.url}/api/health`)).status, { timeout: 10_000, interval: 500 }).toBe(200);
+    await expect
+      .poll(async () => (await fetch(`${tight.url}/api/health`)).status, { timeout: 10_000, interval: 500 })
+      .toBe(200);
   }, 60_000);
 });

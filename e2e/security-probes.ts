@@ -9,14 +9,22 @@ import { Kafka, logLevel } from "kafkajs";
 import { createTopicsReady } from "@/server/transport/topics";
 
 /** One request via node:http (Host, Origin, Sec-Fetch-Site and Content-Length can be set freely). */
-export function raw(url: string, o: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+export function raw(
+  url: string,
+  o: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer },
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path: o.path, method: o.method ?? "GET", headers: o.headers ?? {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString() }));
-    });
+    const req = request(
+      { host: u.hostname, port: u.port, path: o.path, method: o.method ?? "GET", headers: o.headers ?? {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString() }),
+        );
+      },
+    );
     req.on("error", reject);
     req.end(o.body);
   });
@@ -71,7 +79,9 @@ export interface PingTarget {
 function probe(servers: readonly PingTarget[], ms: number, everyMs: number, realtime: boolean): Promise<number[][]> {
   return new Promise((resolve, reject) => {
     const args = ["-e", PROBE, JSON.stringify(servers), String(ms), String(everyMs)];
-    const child = realtime ? spawn("chrt", ["-f", "1", process.execPath, ...args], { stdio: ["ignore", "pipe", "inherit"] }) : spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+    const child = realtime
+      ? spawn("chrt", ["-f", "1", process.execPath, ...args], { stdio: ["ignore", "pipe", "inherit"] })
+      : spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("error", reject);
@@ -86,7 +96,13 @@ function probe(servers: readonly PingTarget[], ms: number, everyMs: number, real
 }
 
 /** PING round trips (ms) to `a` and `b` at the same moments, every `everyMs` for `ms` (under `chrt -f 1` when `realtime`). */
-export async function pairedPingLatencies(a: PingTarget, b: PingTarget, ms: number, everyMs = 5, realtime = false): Promise<{ a: number[]; b: number[] }> {
+export async function pairedPingLatencies(
+  a: PingTarget,
+  b: PingTarget,
+  ms: number,
+  everyMs = 5,
+  realtime = false,
+): Promise<{ a: number[]; b: number[] }> {
   const [la, lb] = await probe([a, b], ms, everyMs, realtime);
   return { a: la!, b: lb! };
 }
@@ -101,7 +117,13 @@ export function canRunRealtime(): boolean {
  * with a connection of its own; under `chrt -f 1` when `realtime` (the probe's own wait for a core
  * is then not counted as Redis latency).
  */
-export async function pingLatencies(port: number, password: string, ms: number, everyMs = 5, realtime = false): Promise<number[]> {
+export async function pingLatencies(
+  port: number,
+  password: string,
+  ms: number,
+  everyMs = 5,
+  realtime = false,
+): Promise<number[]> {
   return (await probe([{ port, password }], ms, everyMs, realtime))[0]!;
 }
 
@@ -115,17 +137,30 @@ export function rssMb(pid: number): number {
  * `n` concurrent requests, each on its own connection, each sending `body` (with its
  * Content-Length): the status of each, or -1 when the server closed the connection first.
  */
-export function concurrentBodies(url: string, o: { n: number; method: string; path: string; body: Buffer; headers?: Record<string, string> }): Promise<number[]> {
+export function concurrentBodies(
+  url: string,
+  o: { n: number; method: string; path: string; body: Buffer; headers?: Record<string, string> },
+): Promise<number[]> {
   const u = new URL(url);
   return Promise.all(
     Array.from(
       { length: o.n },
       () =>
         new Promise<number>((resolve) => {
-          const req = request({ host: u.hostname, port: u.port, path: o.path, method: o.method, agent: false, headers: { host: u.host, "content-length": String(o.body.length), ...o.headers } }, (res) => {
-            res.resume();
-            res.on("end", () => resolve(res.statusCode ?? 0));
-          });
+          const req = request(
+            {
+              host: u.hostname,
+              port: u.port,
+              path: o.path,
+              method: o.method,
+              agent: false,
+              headers: { host: u.host, "content-length": String(o.body.length), ...o.headers },
+            },
+            (res) => {
+              res.resume();
+              res.on("end", () => resolve(res.statusCode ?? 0));
+            },
+          );
           req.on("error", () => resolve(-1));
           req.end(o.body);
         }),
@@ -138,7 +173,11 @@ export function concurrentBodies(url: string, o: { n: number; method: string; pa
  * (`<groupId>/<replica>`, as this app's consumers name themselves) in its group; `close` stops them
  * and deletes the topic and the groups.
  */
-export async function consumerGroups(topic: string, clientIds: readonly string[], brokers = ["127.0.0.1:9092"]): Promise<{ close: () => Promise<void> }> {
+export async function consumerGroups(
+  topic: string,
+  clientIds: readonly string[],
+  brokers = ["127.0.0.1:9092"],
+): Promise<{ close: () => Promise<void> }> {
   const admin = new Kafka({ clientId: "sec-probe-admin", brokers, logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   await createTopicsReady(admin, [{ name: topic, partitions: 2 }]);

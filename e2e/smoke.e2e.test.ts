@@ -11,7 +11,9 @@ function homePageShows(url: string, strip: RegExp, health: string, shot: string)
     await page.getByTestId("mode").waitFor();
     expect(await page.getByTestId("mode").textContent()).toMatch(strip);
     for (const c of ["redis", "kafka", "prometheus"]) {
-      await expect.poll(async () => page.getByTestId(`health-${c}`).textContent(), { timeout: 15_000 }).toContain(`${c}: ${health}`);
+      await expect
+        .poll(async () => page.getByTestId(`health-${c}`).textContent(), { timeout: 15_000 })
+        .toContain(`${c}: ${health}`);
     }
     await screenshot(page, shot);
   });
@@ -20,7 +22,8 @@ function homePageShows(url: string, strip: RegExp, health: string, shot: string)
 describe("smoke: embedded mode (nothing configured)", () => {
   const app = appForTests();
 
-  it("the home page shows the mode and the health of each component", () => homePageShows(app.url, /Embedded mode/, "not-configured", "embedded-smoke-home"));
+  it("the home page shows the mode and the health of each component", () =>
+    homePageShows(app.url, /Embedded mode/, "not-configured", "embedded-smoke-home"));
 });
 
 describe("smoke: real mode on the local stack", () => {
@@ -28,7 +31,8 @@ describe("smoke: real mode on the local stack", () => {
   // traffic, and a demo would write keys and series under the shared stack's service name.
   const app = appForTests({ port: 3000, env: { ...REAL_ENV, DEMO: "off" } });
 
-  it("the home page shows Redis, Kafka and Prometheus up", () => homePageShows(app.url, /Real mode/, "up", "real-smoke-home"));
+  it("the home page shows Redis, Kafka and Prometheus up", () =>
+    homePageShows(app.url, /Real mode/, "up", "real-smoke-home"));
 
   it("Prometheus reports the app's scrape target up while the app runs", async () => {
     await expect

@@ -21,7 +21,10 @@ const imageEnv = Object.fromEntries([...runStage.matchAll(/^ENV (\w+)=(\S+)$/gm)
 const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(runStage)![1]!) as string[];
 /** Its HEALTHCHECK command (exec form). */
 const healthcheck = JSON.parse(/^HEALTHCHECK .* CMD (\[.*\])$/m.exec(runStage)![1]!) as string[];
-const routes = () => Object.values(JSON.parse(readFileSync(join(ROOT, ".next/app-path-routes-manifest.json"), "utf8")) as Record<string, string>);
+const routes = () =>
+  Object.values(
+    JSON.parse(readFileSync(join(ROOT, ".next/app-path-routes-manifest.json"), "utf8")) as Record<string, string>,
+  );
 
 const port = 3800 + Math.floor(Math.random() * 100);
 const url = `http://127.0.0.1:${port}`;
@@ -30,7 +33,10 @@ let server: ChildProcess | undefined;
 let out = "";
 
 beforeAll(async () => {
-  if (!existsSync(join(ROOT, ".next/standalone/server.js"))) throw new Error("no .next/standalone: next.config.js must say output: \"standalone\" and `npx next build` must have run");
+  if (!existsSync(join(ROOT, ".next/standalone/server.js")))
+    throw new Error(
+      'no .next/standalone: next.config.js must say output: "standalone" and `npx next build` must have run',
+    );
   // The image's WORKDIR, as its COPY lines fill it; owned by root, readable by everyone.
   dir = mkdtempSync(join(tmpdir(), "he-standalone-"));
   cpSync(join(ROOT, ".next/standalone"), dir, { recursive: true });
@@ -38,11 +44,27 @@ beforeAll(async () => {
   cpSync(join(ROOT, "RUNBOOK.md"), join(dir, "RUNBOOK.md"));
   execFileSync("chmod", ["-R", "a+rX,go-w", dir]);
   execFileSync("chmod", ["755", dir]);
-  const env = { PATH: process.env.PATH, NODE_ENV: "production" as const, ...imageEnv, HOST: "127.0.0.1", PORT: String(port), DEMO: "off" };
-  server = spawn("runuser", ["-u", "nobody", "--", ...cmd], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const env = {
+    PATH: process.env.PATH,
+    NODE_ENV: "production" as const,
+    ...imageEnv,
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    DEMO: "off",
+  };
+  server = spawn("runuser", ["-u", "nobody", "--", ...cmd], {
+    cwd: dir,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   server.stdout?.on("data", (d: Buffer) => (out += d.toString()));
   server.stderr?.on("data", (d: Buffer) => (out += d.toString()));
-  await until(`the standalone server on ${url}:\n${out}`, 30_000, async () => (await fetch(`${url}/api/health`).catch(() => null))?.ok);
+  await until(
+    `the standalone server on ${url}:\n${out}`,
+    30_000,
+    async () => (await fetch(`${url}/api/health`).catch(() => null))?.ok,
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -57,7 +79,9 @@ afterAll(async () => {
 describe("the production image's server (standalone output, as the Dockerfile's CMD runs it)", () => {
   it("runs as an unprivileged user that cannot rewrite the app", () => {
     // Every process of the server's process group but runuser itself (runuser → sh → exec node, titled next-server).
-    const group = execFileSync("pgrep", ["-g", String(server!.pid)], { encoding: "utf8" }).trim().split("\n");
+    const group = execFileSync("pgrep", ["-g", String(server!.pid)], { encoding: "utf8" })
+      .trim()
+      .split("\n");
     const uids = group.flatMap((p) => {
       try {
         if (readFileSync(`/proc/${p}/comm`, "utf8").trim() === "runuser") return [];
@@ -68,7 +92,9 @@ describe("the production image's server (standalone output, as the Dockerfile's 
     });
     expect(uids.length).toBeGreaterThan(0);
     expect(new Set(uids)).toEqual(new Set(["65534"]));
-    expect(() => execFileSync("runuser", ["-u", "nobody", "--", "touch", join(dir, "server.js")], { stdio: "ignore" })).toThrow();
+    expect(() =>
+      execFileSync("runuser", ["-u", "nobody", "--", "touch", join(dir, "server.js")], { stdio: "ignore" }),
+    ).toThrow();
   });
 
   it("serves pages, the runbook and the APIs", async () => {
@@ -87,8 +113,12 @@ describe("the production image's server (standalone output, as the Dockerfile's 
   });
 
   it("holds no dev dependency and no sources", () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> };
-    const modules = readdirSync(join(dir, "node_modules")).flatMap((m) => (m.startsWith("@") ? readdirSync(join(dir, "node_modules", m)).map((s) => `${m}/${s}`) : [m]));
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      devDependencies: Record<string, string>;
+    };
+    const modules = readdirSync(join(dir, "node_modules")).flatMap((m) =>
+      m.startsWith("@") ? readdirSync(join(dir, "node_modules", m)).map((s) => `${m}/${s}`) : [m],
+    );
     const dev = Object.keys(pkg.devDependencies).filter((d) => modules.includes(d));
     expect(dev).toEqual([]);
     expect(existsSync(join(dir, "server"))).toBe(false);
@@ -96,6 +126,10 @@ describe("the production image's server (standalone output, as the Dockerfile's 
   });
 
   it.skipIf(!routes().includes("/healthz"))("the image's HEALTHCHECK passes against it", () => {
-    execFileSync(healthcheck[0]!, healthcheck.slice(1), { env: { PATH: process.env.PATH, NODE_ENV: "production" as const, PORT: String(port) }, stdio: "ignore", timeout: 10_000 });
+    execFileSync(healthcheck[0]!, healthcheck.slice(1), {
+      env: { PATH: process.env.PATH, NODE_ENV: "production" as const, PORT: String(port) },
+      stdio: "ignore",
+      timeout: 10_000,
+    });
   });
 });

@@ -51,27 +51,44 @@ describe("UI: polling and upstream failure", () => {
     const port = await freePort();
     const down = await startApp({
       port,
-      env: { REDIS_URL: REAL_ENV.REDIS_URL, KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS, PROMETHEUS_URL: "http://127.0.0.1:1", DEMO: "off" },
+      env: {
+        REDIS_URL: REAL_ENV.REDIS_URL,
+        KAFKA_BROKERS: REAL_ENV.KAFKA_BROKERS,
+        PROMETHEUS_URL: "http://127.0.0.1:1",
+        DEMO: "off",
+      },
     });
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
       await page.goto(`${down.url}/?refresh=off`);
-      await expect.poll(() => page.getByTestId("alerts-panel").textContent(), { timeout: 20_000 }).toMatch(/Prometheus unavailable/);
+      await expect
+        .poll(() => page.getByTestId("alerts-panel").textContent(), { timeout: 20_000 })
+        .toMatch(/Prometheus unavailable/);
       expect(await page.locator(".recharts-line").count()).toBe(0);
       // Nothing says "no traffic" or draws zeros: every duplicate-ratio panel (handlers found from
       // their Redis keys) or, without handlers, the handlers panel names the upstream that is down.
       await page.locator('[data-testid="handler-section"], [data-testid="handlers-empty"]').first().waitFor();
       const sections = await page.getByTestId("handler-section").count();
-      if (sections === 0) expect(await page.getByTestId("handlers-empty").textContent()).toMatch(/Prometheus unavailable/);
+      if (sections === 0)
+        expect(await page.getByTestId("handlers-empty").textContent()).toMatch(/Prometheus unavailable/);
       for (let i = 0; i < sections; i++) {
         const s = page.getByTestId("handler-section").nth(i);
-        await expect.poll(() => s.locator('[data-testid="chart-duplicate-ratio"] [data-state]').first().getAttribute("data-state"), { timeout: 20_000 }).toBe("error");
-        expect(await s.locator('[data-testid="chart-duplicate-ratio"] [data-state="error"]').textContent()).toMatch(/Prometheus unavailable/);
+        await expect
+          .poll(
+            () => s.locator('[data-testid="chart-duplicate-ratio"] [data-state]').first().getAttribute("data-state"),
+            { timeout: 20_000 },
+          )
+          .toBe("error");
+        expect(await s.locator('[data-testid="chart-duplicate-ratio"] [data-state="error"]').textContent()).toMatch(
+          /Prometheus unavailable/,
+        );
         expect(await s.getByTestId("stat-ratio").textContent()).toMatch(/Prometheus unavailable/);
       }
       await screenshot(page, "real-prometheus-down-overview");
       await page.goto(`${down.url}/alerts?refresh=off`);
-      await expect.poll(() => page.locator("main").textContent(), { timeout: 20_000 }).toMatch(/Prometheus unavailable/);
+      await expect
+        .poll(() => page.locator("main").textContent(), { timeout: 20_000 })
+        .toMatch(/Prometheus unavailable/);
       await screenshot(page, "real-prometheus-down-alerts");
       await page.close();
     } finally {

@@ -55,8 +55,14 @@ const browser = browserForTests();
  * A page that records when (ms since navigation start) `selector` first matched — the data painted —
  * and, when given, when `firstData` matched (the first number from the API, before any chart).
  */
-async function newTimedPage(selector: string, opts: { dark?: boolean; firstData?: string } = {}): Promise<{ page: Page; errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, colorScheme: opts.dark ? "dark" : "light" });
+async function newTimedPage(
+  selector: string,
+  opts: { dark?: boolean; firstData?: string } = {},
+): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({
+    viewport: { width: 1400, height: 900 },
+    colorScheme: opts.dark ? "dark" : "light",
+  });
   const errors = collectErrors(page);
   await page.addInitScript(
     ([sel, first]: [string, string]) => {
@@ -86,18 +92,26 @@ interface Measure {
 
 /** Time to data painted and JS bytes (compressed, as transferred: `next start` gzips). */
 async function measure(page: Page): Promise<Measure> {
-  await page.waitForFunction(() => (window as unknown as { __painted?: number }).__painted !== undefined, undefined, { timeout: 30_000 });
+  await page.waitForFunction(() => (window as unknown as { __painted?: number }).__painted !== undefined, undefined, {
+    timeout: 30_000,
+  });
   const html = await (await fetch(page.url())).text();
-  const initial = [...html.matchAll(/<script[^>]+src="([^"]+\.js)"[^>]*>/g)].filter((m) => !/noModule|nomodule/.test(m[0])).map((m) => m[1]!);
+  const initial = [...html.matchAll(/<script[^>]+src="([^"]+\.js)"[^>]*>/g)]
+    .filter((m) => !/noModule|nomodule/.test(m[0]))
+    .map((m) => m[1]!);
   return page.evaluate((initialPaths: string[]) => {
     const painted = (window as unknown as { __painted: number }).__painted;
     const firstData = (window as unknown as { __firstData?: number }).__firstData;
-    const scripts = (performance.getEntriesByType("resource") as PerformanceResourceTiming[]).filter((e) => new URL(e.name).pathname.endsWith(".js"));
+    const scripts = (performance.getEntriesByType("resource") as PerformanceResourceTiming[]).filter((e) =>
+      new URL(e.name).pathname.endsWith(".js"),
+    );
     const atPaint = scripts.filter((e) => e.responseEnd <= painted);
     return {
       paintedMs: Math.round(painted),
       firstDataMs: firstData === undefined ? null : Math.round(firstData),
-      initialJsBytes: scripts.filter((e) => initialPaths.includes(new URL(e.name).pathname)).reduce((a, e) => a + e.encodedBodySize, 0),
+      initialJsBytes: scripts
+        .filter((e) => initialPaths.includes(new URL(e.name).pathname))
+        .reduce((a, e) => a + e.encodedBodySize, 0),
       jsBytesAtPaint: atPaint.reduce((a, e) => a + e.encodedBodySize, 0),
       jsFiles: atPaint.length,
     };
@@ -109,7 +123,13 @@ function record(mode: Mode, route: string, m: Measure) {
   const all = existsSync(BUDGET_FILE) ? (JSON.parse(readFileSync(BUDGET_FILE, "utf8")) as Record<string, unknown>) : {};
   const kib = (b: number) => Math.round((b / 1024) * 10) / 10;
   const load = Math.round(loadavg()[0]! * 100) / 100;
-  all[`${mode} ${route}`] = { ...m, initialJsKiB: kib(m.initialJsBytes), jsKiBAtPaint: kib(m.jsBytesAtPaint), loadAvg1m: load, at: new Date().toISOString() };
+  all[`${mode} ${route}`] = {
+    ...m,
+    initialJsKiB: kib(m.initialJsBytes),
+    jsKiBAtPaint: kib(m.jsBytesAtPaint),
+    loadAvg1m: load,
+    at: new Date().toISOString(),
+  };
   writeFileSync(BUDGET_FILE, JSON.stringify(all, null, 2));
   console.log(
     `[ui-budget] ${mode} ${route}: ${m.firstDataMs !== null ? `first numbers ${m.firstDataMs} ms, ` : ""}data painted ${m.paintedMs} ms (load average ${load}); first-load JS ${kib(m.initialJsBytes)} KiB gzip; ${kib(m.jsBytesAtPaint)} KiB in ${m.jsFiles} files by paint`,
@@ -123,7 +143,11 @@ function record(mode: Mode, route: string, m: Measure) {
  */
 async function driveDemo(app: App): Promise<{ service: string; handler: string }> {
   const put = async (path: string, body: unknown) => {
-    const res = await fetch(`${app.url}${path}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(`${app.url}${path}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     if (!res.ok) throw new Error(`PUT ${path} answered ${res.status}: ${await res.text()}`);
   };
   await put("/api/demo/sources", { traffic: { enabled: true }, forwarderRepublish: { enabled: true, rate: 0.05 } });
@@ -132,7 +156,9 @@ async function driveDemo(app: App): Promise<{ service: string; handler: string }
   // at that range's step (15 s for 1 h), so wait until that very query has points — a series seen
   // at a finer step can still be empty at the page's step.
   const range = DEFAULT_VIEW_STATE.range;
-  type Series = { data: { status: string; series?: { labels: Record<string, string>; points: [number, number | null][] }[] } };
+  type Series = {
+    data: { status: string; series?: { labels: Record<string, string>; points: [number, number | null][] }[] };
+  };
   const lines = async (metric: string) => {
     const res = await fetch(`${app.url}/api/series?metric=${metric}&range=${range}`);
     if (!res.ok) throw new Error(`series ${metric} answered ${res.status}`);
@@ -159,7 +185,8 @@ async function driveDemo(app: App): Promise<{ service: string; handler: string }
       const ratio = await lines("duplicate_ratio");
       const line = ratio.lines.find((l) => l.labels.service && l.labels.handler);
       const latency = line ? await lines("check_latency") : null;
-      if (line && latency?.lines.some((l) => l.labels.service === line.labels.service)) return await counted({ service: line.labels.service!, handler: line.labels.handler! });
+      if (line && latency?.lines.some((l) => l.labels.service === line.labels.service))
+        return await counted({ service: line.labels.service!, handler: line.labels.handler! });
       last = JSON.stringify((latency ?? ratio).body.data).slice(0, 300);
     } catch (e) {
       last = String(e);
@@ -230,21 +257,33 @@ function pagesSuite(mode: Mode) {
     expect(m.initialJsBytes).toBeGreaterThan(0);
     expect(m.initialJsBytes).toBeLessThan(OVERVIEW_JS_BUDGET);
     // The status strip says what this is.
-    expect(await page.getByTestId("mode").textContent()).toMatch(mode === "embedded" ? /one process with an in-memory store, not a deployment/ : /Real mode/);
+    expect(await page.getByTestId("mode").textContent()).toMatch(
+      mode === "embedded" ? /one process with an in-memory store, not a deployment/ : /Real mode/,
+    );
     await page.locator(`${section} ${DUP_LINE}`).waitFor({ state: "attached" });
     await expectThresholdInside(page, "chart-duplicate-ratio", /10% alert/, section);
-    expect(await page.locator(`${section} [data-testid="chart-duplicate-ratio"] .threshold-normal`).count()).toBeGreaterThan(0);
-    expect(await page.locator(`${section} [data-testid="chart-duplicate-ratio"] svg`).first().textContent()).toMatch(/< 1% normal/);
+    expect(
+      await page.locator(`${section} [data-testid="chart-duplicate-ratio"] .threshold-normal`).count(),
+    ).toBeGreaterThan(0);
+    expect(await page.locator(`${section} [data-testid="chart-duplicate-ratio"] svg`).first().textContent()).toMatch(
+      /< 1% normal/,
+    );
     const service = `[data-service="${target.service}"]`;
-    await page.locator(`${service} [data-testid="chart-check-latency"] .recharts-line`).first().waitFor({ state: "attached" });
+    await page
+      .locator(`${service} [data-testid="chart-check-latency"] .recharts-line`)
+      .first()
+      .waitFor({ state: "attached" });
     await expectThresholdInside(page, "chart-check-latency", /50 ms/, service);
     // Stat tiles carry units; alert cards say a state.
     expect(await page.getByTestId("stat-ratio").first().textContent()).toMatch(/%/);
     expect(await page.getByTestId("stat-p99").first().textContent()).toMatch(/ms|no checks/);
     expect(await page.getByTestId("alert-state").count()).toBeGreaterThanOrEqual(3);
-    for (const s of await page.getByTestId("alert-state").allTextContents()) expect(s).toMatch(/^[○◐●](inactive|pending|firing)/);
+    for (const s of await page.getByTestId("alert-state").allTextContents())
+      expect(s).toMatch(/^[○◐●](inactive|pending|firing)/);
     // The errors panel draws a chart or says why not — never blank.
-    await expect.poll(async () => page.locator(`${service} [data-testid="chart-error-rate"] :is(figure, [data-state])`).count()).toBeGreaterThan(0);
+    await expect
+      .poll(async () => page.locator(`${service} [data-testid="chart-error-rate"] :is(figure, [data-state])`).count())
+      .toBeGreaterThan(0);
     await page.locator('[data-testid="capacity-row"]').first().waitFor();
     await screenshot(page, `${mode}-overview`);
     expect(errors).toEqual([]);
@@ -258,16 +297,21 @@ function pagesSuite(mode: Mode) {
     // put each streamed part in place, as they do before the bundle arrives on a real load.
     const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     const page = await ctx.newPage();
-    await page.route("**/_next/static/chunks/**", (r) => (r.request().url().endsWith(".js") ? r.abort() : r.continue()));
+    await page.route("**/_next/static/chunks/**", (r) =>
+      r.request().url().endsWith(".js") ? r.abort() : r.continue(),
+    );
     const section = page.locator(`[data-handler="${target.service}/${target.handler}"]`);
     const chart = section.getByTestId("chart-duplicate-ratio").first();
     // The server answers from its prefetch budget (800 ms): a cold upstream may leave a panel to the browser, so reload until drawn.
     // (A flat line has an empty bounding box, which Playwright calls hidden: the chart's visibility is what is checked.)
     await expect
-      .poll(async () => {
-        await page.goto(`${app.url}/?refresh=off`);
-        return (await chart.isVisible()) && (await chart.locator("[data-static-line]").count()) > 0;
-      }, { timeout: 20_000 })
+      .poll(
+        async () => {
+          await page.goto(`${app.url}/?refresh=off`);
+          return (await chart.isVisible()) && (await chart.locator("[data-static-line]").count()) > 0;
+        },
+        { timeout: 20_000 },
+      )
       .toBe(true);
     expect(await page.locator(".recharts-line").count()).toBe(0);
     expect(await section.getByTestId("stat-ratio").first().textContent()).toMatch(/\d%/);
@@ -278,10 +322,15 @@ function pagesSuite(mode: Mode) {
     await screenshot(page, `${mode}-overview-server-drawn`);
     const handlerChart = page.getByTestId("chart-duplicate-ratio").first();
     await expect
-      .poll(async () => {
-        await page.goto(`${app.url}/handlers/${encodeURIComponent(target.service)}/${encodeURIComponent(target.handler)}?refresh=off`);
-        return (await handlerChart.isVisible()) && (await handlerChart.locator("[data-static-line]").count()) > 0;
-      }, { timeout: 20_000 })
+      .poll(
+        async () => {
+          await page.goto(
+            `${app.url}/handlers/${encodeURIComponent(target.service)}/${encodeURIComponent(target.handler)}?refresh=off`,
+          );
+          return (await handlerChart.isVisible()) && (await handlerChart.locator("[data-static-line]").count()) > 0;
+        },
+        { timeout: 20_000 },
+      )
       .toBe(true);
     await screenshot(page, `${mode}-handler-server-drawn`);
     await ctx.close();
@@ -314,7 +363,9 @@ function pagesSuite(mode: Mode) {
     expect(await page.getByLabel("Time range").inputValue()).toBe("6h");
     expect(await page.getByLabel("Auto-refresh").inputValue()).toBe("5s");
     expect(await page.getByTestId("handler-filter").inputValue()).toBe(h);
-    const sections = await page.getByTestId("handler-section").evaluateAll((els) => els.map((e) => e.getAttribute("data-handler")));
+    const sections = await page
+      .getByTestId("handler-section")
+      .evaluateAll((els) => els.map((e) => e.getAttribute("data-handler")));
     expect(sections).toEqual([h]);
     await page.getByLabel("Time range").selectOption("24h");
     await expect.poll(() => new URL(page.url()).searchParams.get("range")).toBe("24h");
@@ -332,16 +383,22 @@ function pagesSuite(mode: Mode) {
 
   it("handler page: charts with thresholds, TTL class, lint with spec sections, capacity", async () => {
     const { page, errors } = await newTimedPage(DUP_LINE, { firstData: '[data-testid="stat-ratio"]' });
-    await page.goto(`${app.url}/handlers/${encodeURIComponent(target.service)}/${encodeURIComponent(target.handler)}?refresh=off`);
+    await page.goto(
+      `${app.url}/handlers/${encodeURIComponent(target.service)}/${encodeURIComponent(target.handler)}?refresh=off`,
+    );
     const m = await measure(page);
     record(mode, "/handlers/[service]/[handler]", m);
     expect(m.paintedMs).toBeLessThan(paintBound());
     await expectThresholdInside(page, "chart-duplicate-ratio", /10% alert/);
     await page.locator('[data-testid="chart-processed"] .recharts-area').first().waitFor({ state: "attached" });
     expect(await page.getByTestId("ttl-class").textContent()).toMatch(/default|critical|analytics|not declared/);
-    await expect.poll(async () => page.getByTestId("lint").textContent(), { timeout: 10_000 }).toMatch(/spec §|no finding/);
+    await expect
+      .poll(async () => page.getByTestId("lint").textContent(), { timeout: 10_000 })
+      .toMatch(/spec §|no finding/);
     await page.locator('[data-testid="capacity-row"]').first().waitFor();
-    await expect.poll(async () => page.locator('[data-testid="ttl-distribution"] :is(figure, [data-state])').count()).toBeGreaterThan(0);
+    await expect
+      .poll(async () => page.locator('[data-testid="ttl-distribution"] :is(figure, [data-state])').count())
+      .toBeGreaterThan(0);
     await screenshot(page, `${mode}-handler`);
     expect(errors).toEqual([]);
     await page.close();
@@ -349,13 +406,17 @@ function pagesSuite(mode: Mode) {
 
   it("handler page: duplicates split by cause with what each means, leases apart from done, axis ticks that read", async () => {
     const { page, errors } = await newTimedPage(DUP_LINE);
-    await page.goto(`${app.url}/handlers/${encodeURIComponent(target.service)}/${encodeURIComponent(target.handler)}?refresh=off`);
+    await page.goto(
+      `${app.url}/handlers/${encodeURIComponent(target.service)}/${encodeURIComponent(target.handler)}?refresh=off`,
+    );
     // The demo's forwarder re-publish (driveDemo) sends copies at new positions: a republish area.
     const causes = page.getByTestId("chart-duplicate-causes");
     await causes.locator(".recharts-area").first().waitFor({ state: "attached", timeout: 20_000 });
     const legend = (await causes.getByTestId("legend-row").allTextContents()).join(" | ");
     expect(legend).toMatch(/republish/);
-    expect(await causes.getByTestId("cause-legend").textContent()).toMatch(/redelivery.*same Kafka position.*republish.*new position/s);
+    expect(await causes.getByTestId("cause-legend").textContent()).toMatch(
+      /redelivery.*same Kafka position.*republish.*new position/s,
+    );
     expect((await causes.getByTestId("legend-burst").allTextContents()).join(" ")).toMatch(/duplicates? in 5 min/);
     // Y ticks: distinct, evenly spaced round numbers (the error chart read 0/s five times at 0.003/s).
     await page.locator(DUP_LINE).first().waitFor({ state: "attached" });
@@ -375,7 +436,8 @@ function pagesSuite(mode: Mode) {
       // A recount that completes between those two fetches (the tile may still have the start-up
       // count, 0 keys) shows on both at the next load.
       const share = page.getByTestId("lease-share");
-      const countTime = async (id: string) => /at (\d\d:\d\d:\d\d)/.exec((await page.getByTestId(id).textContent()) ?? "")?.[1];
+      const countTime = async (id: string) =>
+        /at (\d\d:\d\d:\d\d)/.exec((await page.getByTestId(id).textContent()) ?? "")?.[1];
       await expect
         .poll(
           async () => {
@@ -394,7 +456,10 @@ function pagesSuite(mode: Mode) {
       expect(await page.getByTestId("stat-keys").textContent()).toMatch(/done · .*processing/);
     }
     await causes.screenshot({ path: join(ROOT, "test-results", "screenshots", `${mode}-handler-causes.png`) });
-    if (mode === "real") await page.getByTestId("ttl-distribution").screenshot({ path: join(ROOT, "test-results", "screenshots", `${mode}-handler-leases.png`) });
+    if (mode === "real")
+      await page
+        .getByTestId("ttl-distribution")
+        .screenshot({ path: join(ROOT, "test-results", "screenshots", `${mode}-handler-leases.png`) });
     await screenshot(page, `${mode}-handler-causes-page`);
     expect(errors).toEqual([]);
     await page.close();
@@ -416,7 +481,9 @@ function pagesSuite(mode: Mode) {
   });
 
   it("key browser: pages through a seeded prefix with state, TTL and size; looks up a UUID", async () => {
-    const { page, errors } = await newTimedPage(mode === "real" ? '[data-testid="key-row"]' : '[data-testid="tree-handler"]');
+    const { page, errors } = await newTimedPage(
+      mode === "real" ? '[data-testid="key-row"]' : '[data-testid="tree-handler"]',
+    );
     if (mode === "embedded") {
       await page.goto(`${app.url}/keys`);
       const m = await measure(page);
@@ -434,9 +501,15 @@ function pagesSuite(mode: Mode) {
     const seen = new Set<string>();
     let firstPageFirst: string | null = null;
     for (let pageNo = 1; pageNo < 50; pageNo++) {
-      await expect.poll(() => page.getByTestId("page-indicator").textContent()).toMatch(new RegExp(`^Page ${pageNo}\\b`));
-      expect(await page.getByTestId("scanned").textContent()).toMatch(/^scanned [\d,]+ keys of (?:[\d,]+ keys|—) under this prefix in Redis(?: \(count at [\d:]+\))?$/);
-      const rows = await page.locator('[data-testid="key-row"]').evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll("td")).map((td) => td.textContent ?? "")));
+      await expect
+        .poll(() => page.getByTestId("page-indicator").textContent())
+        .toMatch(new RegExp(`^Page ${pageNo}\\b`));
+      expect(await page.getByTestId("scanned").textContent()).toMatch(
+        /^scanned [\d,]+ keys of (?:[\d,]+ keys|—) under this prefix in Redis(?: \(count at [\d:]+\))?$/,
+      );
+      const rows = await page
+        .locator('[data-testid="key-row"]')
+        .evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll("td")).map((td) => td.textContent ?? "")));
       for (const [uuid, state, ttl, size] of rows) {
         seen.add(uuid!);
         expect(state).toBe("done");
@@ -453,56 +526,57 @@ function pagesSuite(mode: Mode) {
     }
     expect([...seen].sort()).toEqual([...seeded].sort());
     // Back to page 1 shows the same first key (pages are kept, not re-scanned).
-    while (!(await page.getByRole("button", { name: "Previous page" }).isDisabled())) await page.getByRole("button", { name: "Previous page" }).click();
+    while (!(await page.getByRole("button", { name: "Previous page" }).isDisabled()))
+      await page.getByRole("button", { name: "Previous page" }).click();
     expect(await page.locator('[data-testid="key-row"] td').first().textContent()).toBe(firstPageFirst);
     await screenshot(page, `${mode}-keys`);
     // Lookup by UUID: found under the seeded prefix, and the URL keeps it.
     const uuid = seeded[7]!;
     await page.getByLabel("Message id or whole key").fill(uuid);
     await page.getByRole("button", { name: "Look up" }).click();
-    await expect.poll(() => page.getByTestId("key-lookup").locator('[data-testid="key-row"]').first().textContent()).toContain(seededPrefix);
+    await expect
+      .poll(() => page.getByTestId("key-lookup").locator('[data-testid="key-row"]').first().textContent())
+      .toContain(seededPrefix);
     expect(new URL(page.url()).searchParams.get("uuid")).toBe(uuid);
     expect(errors).toEqual([]);
     await page.close();
   });
 
-  it(
-    "workshop: a scenario runs live to its summary next to the expected outcome",
-    async () => {
-      const { page, errors } = await newTimedPage('[data-testid="scenario-list"] input[type="radio"]');
-      await page.goto(`${app.url}/workshop`);
-      const m = await measure(page);
-      record(mode, "/workshop", m);
-      await page.getByTestId("scenario-retry-on-error").check();
-      await expect.poll(() => new URL(page.url()).searchParams.get("scenario")).toBe("retry-on-error");
-      expect(await page.getByTestId("expected").textContent()).toMatch(/Expected:/);
-      await page.getByTestId("run-button").click();
-      await expect.poll(() => new URL(page.url()).searchParams.get("run")).toBeTruthy();
-      // The timeline fills in while the run is running.
-      await page.locator('[data-testid="timeline-row"]').first().waitFor({ timeout: 60_000 });
-      await page.locator('[data-testid="run-status"][data-status="done"]').waitFor({ timeout: 150_000 });
-      expect(await page.getByTestId("run-outcome").getAttribute("data-met")).toBe("true");
-      expect(await page.getByTestId("summary-lost").textContent()).toMatch(/Lost0/);
-      const published = Number((await page.getByTestId("summary-published").locator("dd").first().textContent())!.replace(/,/g, ""));
-      expect(published).toBeGreaterThan(0);
-      const verdicts = await page.locator('[data-testid="timeline-row"] td:nth-child(5)').allTextContents();
-      expect(verdicts.some((v) => v === "processed")).toBe(true);
-      // The list no longer says the scenario is running, and it can be run again.
-      await expect.poll(() => page.getByTestId("run-button").isEnabled(), { timeout: 10_000 }).toBe(true);
-      await screenshot(page, `${mode}-workshop`);
-      // A link to the run restores it.
-      const link = page.url();
-      const again = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-      const errs2 = collectErrors(again);
-      await again.goto(link);
-      await again.locator('[data-testid="run-status"][data-status="done"]').waitFor({ timeout: 15_000 });
-      expect(errs2).toEqual([]);
-      await again.close();
-      expect(errors).toEqual([]);
-      await page.close();
-    },
-    240_000,
-  );
+  it("workshop: a scenario runs live to its summary next to the expected outcome", async () => {
+    const { page, errors } = await newTimedPage('[data-testid="scenario-list"] input[type="radio"]');
+    await page.goto(`${app.url}/workshop`);
+    const m = await measure(page);
+    record(mode, "/workshop", m);
+    await page.getByTestId("scenario-retry-on-error").check();
+    await expect.poll(() => new URL(page.url()).searchParams.get("scenario")).toBe("retry-on-error");
+    expect(await page.getByTestId("expected").textContent()).toMatch(/Expected:/);
+    await page.getByTestId("run-button").click();
+    await expect.poll(() => new URL(page.url()).searchParams.get("run")).toBeTruthy();
+    // The timeline fills in while the run is running.
+    await page.locator('[data-testid="timeline-row"]').first().waitFor({ timeout: 60_000 });
+    await page.locator('[data-testid="run-status"][data-status="done"]').waitFor({ timeout: 150_000 });
+    expect(await page.getByTestId("run-outcome").getAttribute("data-met")).toBe("true");
+    expect(await page.getByTestId("summary-lost").textContent()).toMatch(/Lost0/);
+    const published = Number(
+      (await page.getByTestId("summary-published").locator("dd").first().textContent())!.replace(/,/g, ""),
+    );
+    expect(published).toBeGreaterThan(0);
+    const verdicts = await page.locator('[data-testid="timeline-row"] td:nth-child(5)').allTextContents();
+    expect(verdicts.some((v) => v === "processed")).toBe(true);
+    // The list no longer says the scenario is running, and it can be run again.
+    await expect.poll(() => page.getByTestId("run-button").isEnabled(), { timeout: 10_000 }).toBe(true);
+    await screenshot(page, `${mode}-workshop`);
+    // A link to the run restores it.
+    const link = page.url();
+    const again = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errs2 = collectErrors(again);
+    await again.goto(link);
+    await again.locator('[data-testid="run-status"][data-status="done"]').waitFor({ timeout: 15_000 });
+    expect(errs2).toEqual([]);
+    await again.close();
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 240_000);
 }
 
 describe("UI: embedded mode (nothing configured)", () => {

@@ -18,7 +18,10 @@ interface Service {
 }
 
 // Merge keys (`<<: *app`), as docker compose reads them.
-const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8"), { merge: true }) as { services: Record<string, Service>; volumes?: Record<string, unknown> };
+const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8"), { merge: true }) as {
+  services: Record<string, Service>;
+  volumes?: Record<string, unknown>;
+};
 const APPS = ["app-1", "app-2"] as const;
 const dockerfile = readFileSync(join(root, "infra/app.Dockerfile"), "utf8");
 
@@ -38,7 +41,16 @@ function stages(text: string): Array<{ name: string; from: string; lines: string
 describe("docker-compose.yml (no Docker engine here: checked by parsing)", () => {
   it("runs Redis 7, Kafka 3.9 in KRaft mode, PostgreSQL, Prometheus, Alertmanager, two app replicas and their load balancer", () => {
     const s = compose.services;
-    expect(Object.keys(s).sort()).toEqual(["alertmanager", "app-1", "app-2", "kafka", "lb", "postgres", "prometheus", "redis"]);
+    expect(Object.keys(s).sort()).toEqual([
+      "alertmanager",
+      "app-1",
+      "app-2",
+      "kafka",
+      "lb",
+      "postgres",
+      "prometheus",
+      "redis",
+    ]);
     expect(s.alertmanager?.image).toMatch(/^prom\/alertmanager:v0\./);
     expect(s.redis?.image).toMatch(/^redis:7/);
     expect(s.kafka?.image).toMatch(/^apache\/kafka:3\.9\./);
@@ -58,7 +70,9 @@ describe("docker-compose.yml (no Docker engine here: checked by parsing)", () =>
     expect(compose.services["app-2"]?.environment?.ALERTMANAGER_URL).toBe("http://127.0.0.1:9093");
     expect(compose.services.kafka?.environment?.KAFKA_LISTENERS).not.toMatch(/:9093\b/);
     expect(readFileSync(join(root, "infra/kafka/server.properties.template"), "utf8")).not.toMatch(/:9093\b/);
-    expect(readFileSync(join(root, "infra/prometheus/prometheus.yml"), "utf8")).toMatch(/targets: \["127\.0\.0\.1:9093"\]/);
+    expect(readFileSync(join(root, "infra/prometheus/prometheus.yml"), "utf8")).toMatch(
+      /targets: \["127\.0\.0\.1:9093"\]/,
+    );
   });
 
   it("mounts and builds only paths that exist in the repo", () => {
@@ -73,12 +87,17 @@ describe("docker-compose.yml (no Docker engine here: checked by parsing)", () =>
         expect(existsSync(join(root, host)), `${name} mounts ${host}`).toBe(true);
       }
       if (svc.build) {
-        expect(existsSync(join(root, svc.build.context, svc.build.dockerfile)), `${name} builds ${svc.build.dockerfile}`).toBe(true);
+        expect(
+          existsSync(join(root, svc.build.context, svc.build.dockerfile)),
+          `${name} builds ${svc.build.dockerfile}`,
+        ).toBe(true);
       }
     }
     const promCfg = compose.services.prometheus?.command?.find((c) => c.startsWith("--config.file="));
     expect(promCfg).toBe("--config.file=/etc/prometheus-compose/prometheus.yml");
-    expect(compose.services.prometheus?.volumes).toContain("./infra/compose/prometheus.yml:/etc/prometheus-compose/prometheus.yml:ro");
+    expect(compose.services.prometheus?.volumes).toContain(
+      "./infra/compose/prometheus.yml:/etc/prometheus-compose/prometheus.yml:ro",
+    );
     expect(existsSync(join(root, "infra/prometheus/prometheus.yml"))).toBe(true);
     const rules = readFileSync(join(root, "infra/prometheus/prometheus.yml"), "utf8");
     for (const m of rules.matchAll(/^\s+- (rules\/\S+)$/gm)) {
@@ -87,14 +106,19 @@ describe("docker-compose.yml (no Docker engine here: checked by parsing)", () =>
   });
 
   it("Prometheus scrapes each replica on its own port with every rule file of the stack's config", () => {
-    const prom = parse(readFileSync(join(root, "infra/compose/prometheus.yml"), "utf8")) as { rule_files: string[]; scrape_configs: Array<{ metrics_path: string; static_configs: Array<{ targets: string[] }> }> };
+    const prom = parse(readFileSync(join(root, "infra/compose/prometheus.yml"), "utf8")) as {
+      rule_files: string[];
+      scrape_configs: Array<{ metrics_path: string; static_configs: Array<{ targets: string[] }> }>;
+    };
     const ports = APPS.map((a) => compose.services[a]?.environment?.PORT);
     expect(ports).toEqual(["3001", "3002"]);
     const job = prom.scrape_configs.find((j) => j.metrics_path === "/api/metrics");
     expect(job?.static_configs.flatMap((c) => c.targets).sort()).toEqual(ports.map((p) => `127.0.0.1:${p}`));
     // The stack's rule files (infra/prometheus/prometheus.yml) are all matched by the compose config's glob, none of promtool's tests.
     expect(prom.rule_files).toEqual(["/etc/prometheus/rules/*.yml"]);
-    const stack = parse(readFileSync(join(root, "infra/prometheus/prometheus.yml"), "utf8")) as { rule_files: string[] };
+    const stack = parse(readFileSync(join(root, "infra/prometheus/prometheus.yml"), "utf8")) as {
+      rule_files: string[];
+    };
     for (const f of stack.rule_files) expect(f, `${f} is directly in rules/`).toMatch(/^rules\/[^/]+\.yml$/);
   });
 
@@ -113,7 +137,10 @@ describe("docker-compose.yml (no Docker engine here: checked by parsing)", () =>
     expect(s.lb?.network_mode).toBe("host");
     const nginx = readFileSync(join(root, "infra/compose/nginx.conf"), "utf8");
     expect(nginx).toMatch(/listen 127\.0\.0\.1:3000;/);
-    expect([...nginx.matchAll(/server (127\.0\.0\.1:\d+)/g)].map((m) => m[1])).toEqual(["127.0.0.1:3001", "127.0.0.1:3002"]);
+    expect([...nginx.matchAll(/server (127\.0\.0\.1:\d+)/g)].map((m) => m[1])).toEqual([
+      "127.0.0.1:3001",
+      "127.0.0.1:3002",
+    ]);
     expect(nginx).toMatch(/proxy_set_header Host \$http_host;/);
     // The client is appended, never replaced: a client that forwards an address of its own is not taken as local (server/access.ts).
     expect(nginx).toMatch(/proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/);
@@ -128,7 +155,11 @@ describe("docker-compose.yml (no Docker engine here: checked by parsing)", () =>
     // The last stage starts from a fresh base and takes only the standalone server, its static files and the runbook.
     expect(run!.from).toBe(deps!.from);
     const copies = run!.lines.filter((l) => l.startsWith("COPY"));
-    expect(copies).toEqual(["COPY --from=build /app/.next/standalone ./", "COPY --from=build /app/.next/static ./.next/static", "COPY --from=build /app/RUNBOOK.md ./RUNBOOK.md"]);
+    expect(copies).toEqual([
+      "COPY --from=build /app/.next/standalone ./",
+      "COPY --from=build /app/.next/static ./.next/static",
+      "COPY --from=build /app/RUNBOOK.md ./RUNBOOK.md",
+    ]);
     expect(run!.lines.some((l) => /npm (ci|install)|node_modules/.test(l))).toBe(false);
     const user = run!.lines.find((l) => l.startsWith("USER "));
     expect(user).toBe("USER app");
@@ -138,7 +169,9 @@ describe("docker-compose.yml (no Docker engine here: checked by parsing)", () =>
     const next = readFileSync(join(root, "next.config.js"), "utf8");
     expect(next).toMatch(/output: "standalone"/);
     // next build copies .env and .env.production into the standalone output: the build context must not hold them.
-    const ignored = readFileSync(join(root, ".dockerignore"), "utf8").split("\n").map((l) => l.trim());
+    const ignored = readFileSync(join(root, ".dockerignore"), "utf8")
+      .split("\n")
+      .map((l) => l.trim());
     expect(ignored).toEqual(expect.arrayContaining([".env", ".env.*", "node_modules", ".next", ".git"]));
   });
 

@@ -39,7 +39,10 @@ describe("the local stack (npm run stack:up)", () => {
       const got = new Promise<{ value: string; uuid: string }>((resolve) => {
         void consumer.run({
           eachMessage: async ({ message }) =>
-            resolve({ value: message.value?.toString() ?? "", uuid: message.headers?._watermill_message_uuid?.toString() ?? "" }),
+            resolve({
+              value: message.value?.toString() ?? "",
+              uuid: message.headers?._watermill_message_uuid?.toString() ?? "",
+            }),
         });
       });
       await producer.send({ topic, messages: [{ value: `hello ${id}`, headers: { _watermill_message_uuid: id } }] });

@@ -51,7 +51,11 @@ const LATENCY_BY = METRIC_LABELS.checkDuration;
  * **Never pass user input here**: it is PromQL text, not a value.
  * A handler with no traffic yields no series (0/0 is NaN, which no comparison matches).
  */
-export function duplicateRatioExpr(matchers = "", by: readonly string[] = DUPLICATE_BY, w: RateWindow = ALERT_WINDOW): string {
+export function duplicateRatioExpr(
+  matchers = "",
+  by: readonly string[] = DUPLICATE_BY,
+  w: RateWindow = ALERT_WINDOW,
+): string {
   const sel = matchers ? `{${matchers}}` : "";
   const grp = by.join(", ");
   return (
@@ -71,7 +75,12 @@ export function errorRateExpr(matchers = "", by: readonly string[] = ERRORS_BY, 
  * histogram form of spec §8 (the note's `histogram_quantile(0.99, <histogram>)` is not PromQL).
  * Same `matchers` hazard as {@link duplicateRatioExpr}.
  */
-export function checkQuantileExpr(q = 0.99, matchers = "", by: readonly string[] = LATENCY_BY, w: RateWindow = ALERT_WINDOW): string {
+export function checkQuantileExpr(
+  q = 0.99,
+  matchers = "",
+  by: readonly string[] = LATENCY_BY,
+  w: RateWindow = ALERT_WINDOW,
+): string {
   const sel = matchers ? `{${matchers}}` : "";
   const grp = ["le", ...by].join(", ");
   return `histogram_quantile(${q}, sum by (${grp}) (${w.fn}(${METRIC_NAMES.checkDuration}_bucket${sel}[${w.range}])))`;
@@ -170,7 +179,10 @@ export function goneForExpr(selector: string, by: string): string {
  * ours exports this one only), per `service`, for services seen within {@link DEADMAN_MEMORY}.
  */
 export function consumerGoneExpr(): string {
-  return goneForExpr(`${HANDLER_INFO_METRIC}{service!=""} or ${METRIC_NAMES.checkDuration}_count{service!=""}`, "service");
+  return goneForExpr(
+    `${HANDLER_INFO_METRIC}{service!=""} or ${METRIC_NAMES.checkDuration}_count{service!=""}`,
+    "service",
+  );
 }
 
 /**

@@ -106,7 +106,8 @@ export function defineAlert<const A extends AlertSpec>(a: A): A & Pick<AlertThre
   const anchor = a.name.toLowerCase();
   const minutes = Number(a.for.slice(0, -1));
   if (!/^Dedup[A-Z]\w*$/.test(a.name)) throw new RangeError(`alert name: expected Dedup<CamelCase>, got ${a.name}`);
-  if (!(Number.isFinite(minutes) && minutes >= 0)) throw new RangeError(`${a.name}.for: expected <minutes>m, got ${a.for}`);
+  if (!(Number.isFinite(minutes) && minutes >= 0))
+    throw new RangeError(`${a.name}.for: expected <minutes>m, got ${a.for}`);
   return {
     ...a,
     variants: a.variants ?? [],
@@ -139,7 +140,12 @@ export function ruleTexts(a: AlertThreshold): AlertTexts {
  * Fills a text template for the embedded evaluator: `{{ $labels.x }}` becomes the label's value and
  * `{{ $value … }}` the value in the alert's unit (Prometheus' humanizers are not reproduced exactly).
  */
-export function renderAlertText(template: string, a: AlertThreshold, labels: Readonly<Record<string, string>>, value: number | null): string {
+export function renderAlertText(
+  template: string,
+  a: AlertThreshold,
+  labels: Readonly<Record<string, string>>,
+  value: number | null,
+): string {
   return template
     .replace(/\{\{ \$labels\.(\w+) \}\}/g, (_m, k: string) => labels[k] ?? "")
     .replace(/\{\{ \$value[^}]*\}\}/g, () => formatAlertValue(a, value));
@@ -162,6 +168,14 @@ function formatAlertValue(a: AlertThreshold, v: number | null): string {
  * An alert on any occurrence of something that should never happen: above 0, at once (`for: 0m`),
  * normal 0 — the alert entry writes only what it means and the threshold line's label.
  */
-export function anyOccurrenceAlert<const A extends Omit<AlertSpec, "threshold" | "normal" | "for">>(a: A, thresholdLabel: string) {
-  return defineAlert({ ...a, threshold: { value: 0, label: thresholdLabel }, normal: { value: 0, label: "0 normal" }, for: "0m" });
+export function anyOccurrenceAlert<const A extends Omit<AlertSpec, "threshold" | "normal" | "for">>(
+  a: A,
+  thresholdLabel: string,
+) {
+  return defineAlert({
+    ...a,
+    threshold: { value: 0, label: thresholdLabel },
+    normal: { value: 0, label: "0 normal" },
+    for: "0m",
+  });
 }

@@ -50,7 +50,13 @@ describe("alertTimes", () => {
   });
 
   it("an evaluator's observed firing time wins over the arithmetic", () => {
-    const t = alertTimes({ state: "firing", activeAtMs: T0, forMs: M, intervalMs: 5 * S, observedFiringMs: T0 + 65 * S });
+    const t = alertTimes({
+      state: "firing",
+      activeAtMs: T0,
+      forMs: M,
+      intervalMs: 5 * S,
+      observedFiringMs: T0 + 65 * S,
+    });
     expect(t.firingSince).toBe(T0 + 65 * S);
   });
 

@@ -6,7 +6,16 @@ const line = (name: string, points: [number, number | null][]) => ({ name, label
 
 describe("chart data: gaps stay gaps, the threshold stays on the axis", () => {
   it("merges lines by time, a missing point is null not 0", () => {
-    const rows = toRows([line("a", [[2, 0.5], [1, 0.25]]), line("b.c", [[2, null], [3, 1]])]);
+    const rows = toRows([
+      line("a", [
+        [2, 0.5],
+        [1, 0.25],
+      ]),
+      line("b.c", [
+        [2, null],
+        [3, 1],
+      ]),
+    ]);
     expect(rows).toEqual([
       { t: 1, s0: 0.25 },
       { t: 2, s0: 0.5, s1: null },
@@ -15,7 +24,15 @@ describe("chart data: gaps stay gaps, the threshold stays on the axis", () => {
   });
   it("a line that skips steps (no samples: scrapes failed, app down) breaks with a null one step after its last point", () => {
     // Step 15 s; Prometheus returned nothing for 45..90 (four steps).
-    const rows = toRows([line("a", [[0, 1], [15, 2], [30, 3], [105, 4], [120, 5]])]);
+    const rows = toRows([
+      line("a", [
+        [0, 1],
+        [15, 2],
+        [30, 3],
+        [105, 4],
+        [120, 5],
+      ]),
+    ]);
     expect(rows).toEqual([
       { t: 0, s0: 1 },
       { t: 15, s0: 2 },
@@ -25,10 +42,25 @@ describe("chart data: gaps stay gaps, the threshold stays on the axis", () => {
       { t: 120, s0: 5 },
     ]);
     // Without a gap nothing is added.
-    expect(toRows([line("a", [[0, 1], [15, 2]])])).toHaveLength(2);
+    expect(
+      toRows([
+        line("a", [
+          [0, 1],
+          [15, 2],
+        ]),
+      ]),
+    ).toHaveLength(2);
   });
   it("legend stats ignore nulls", () => {
-    expect(lineStats(line("a", [[1, 0.1], [2, null], [3, 0.3]]))).toEqual({ last: 0.3, max: 0.3, mean: expect.closeTo(0.2, 9) });
+    expect(
+      lineStats(
+        line("a", [
+          [1, 0.1],
+          [2, null],
+          [3, 0.3],
+        ]),
+      ),
+    ).toEqual({ last: 0.3, max: 0.3, mean: expect.closeTo(0.2, 9) });
     expect(lineStats(line("a", [[1, null]]))).toEqual({ last: null, max: null, mean: null });
   });
   it("an all-null or empty answer is 'no data'", () => {
@@ -37,7 +69,12 @@ describe("chart data: gaps stay gaps, the threshold stays on the axis", () => {
     expect(hasNoData([line("a", [[1, 0]])])).toBe(false);
   });
   it("the axis includes the 10% line when the series stays at 0.5% (grafana#12135)", () => {
-    const rows = toRows([line("a", [[1, 0.005], [2, 0.004]])]);
+    const rows = toRows([
+      line("a", [
+        [1, 0.005],
+        [2, 0.004],
+      ]),
+    ]);
     expect(yMax(rows, ["s0"], false, 0.1)).toBeCloseTo(0.115);
     // A series above the threshold sets the top itself.
     expect(yMax(toRows([line("a", [[1, 0.3]])]), ["s0"], false, 0.1)).toBeCloseTo(0.345);
@@ -50,10 +87,18 @@ describe("chart data: gaps stay gaps, the threshold stays on the axis", () => {
 describe("legend names", () => {
   const l = (name: string, labels: Record<string, string>) => ({ name, labels, points: [] });
   it("use the one label that differs between lines", () => {
-    expect(displayNames([l("n / demo.events", { service: "n", topic: "demo.events", result: "success" }), l("n / demo.events", { service: "n", topic: "demo.events", result: "error" })])).toEqual(["success", "error"]);
+    expect(
+      displayNames([
+        l("n / demo.events", { service: "n", topic: "demo.events", result: "success" }),
+        l("n / demo.events", { service: "n", topic: "demo.events", result: "error" }),
+      ]),
+    ).toEqual(["success", "error"]);
   });
   it("keep the API's names otherwise", () => {
-    expect(displayNames([l("a", { handler: "x", result: "s" }), l("b", { handler: "y", result: "e" })])).toEqual(["a", "b"]);
+    expect(displayNames([l("a", { handler: "x", result: "s" }), l("b", { handler: "y", result: "e" })])).toEqual([
+      "a",
+      "b",
+    ]);
     expect(displayNames([l("only", { result: "s" })])).toEqual(["only"]);
   });
 });
@@ -63,10 +108,25 @@ describe("Y ticks read as distinct round numbers", () => {
     const { ticks, step } = niceTicks(0.1725, 100);
     expect(ticks.map((t) => formatTick(t, "ratio", step))).toEqual(["0%", "5%", "10%", "15%", "20%"]);
     // The 10 % alert line with 15 % headroom (an axis top of 11.5 %).
-    expect(niceTicks(0.115, 100).ticks.map((t) => formatTick(t, "ratio", niceTicks(0.115, 100).step))).toEqual(["0%", "5%", "10%", "15%"]);
+    expect(niceTicks(0.115, 100).ticks.map((t) => formatTick(t, "ratio", niceTicks(0.115, 100).step))).toEqual([
+      "0%",
+      "5%",
+      "10%",
+      "15%",
+    ]);
   });
   it("an error rate of 0.003/s gets ticks that differ (they all read 0/s before)", () => {
-    const top = yMax(toRows([line("e", [[1, 0.003], [2, 0.0033]])]), ["s0"], false, 0);
+    const top = yMax(
+      toRows([
+        line("e", [
+          [1, 0.003],
+          [2, 0.0033],
+        ]),
+      ]),
+      ["s0"],
+      false,
+      0,
+    );
     const { ticks, step } = niceTicks(top, 1);
     const labels = ticks.map((t) => formatTick(t, "per_second", step));
     expect(new Set(labels).size).toBe(labels.length);

@@ -17,7 +17,8 @@ export const seriesKey = (i: number) => `s${i}`;
  */
 export function inferStep(lines: readonly SeriesLine[]): number | null {
   let step = Infinity;
-  for (const l of lines) for (let i = 1; i < l.points.length; i++) step = Math.min(step, l.points[i]![0] - l.points[i - 1]![0]);
+  for (const l of lines)
+    for (let i = 1; i < l.points.length; i++) step = Math.min(step, l.points[i]![0] - l.points[i - 1]![0]);
   return Number.isFinite(step) && step > 0 ? step : null;
 }
 
@@ -68,7 +69,13 @@ export function hasNoData(lines: readonly SeriesLine[]): boolean {
  * Upper bound of the Y axis: the data maximum (summed when stacked) or the threshold, whichever is
  * higher, plus 15% headroom so the threshold label is readable. Never 0 (an empty axis collapses).
  */
-export function yMax(rows: readonly Row[], keys: readonly string[], stacked: boolean, threshold: number | null, floor = 0): number {
+export function yMax(
+  rows: readonly Row[],
+  keys: readonly string[],
+  stacked: boolean,
+  threshold: number | null,
+  floor = 0,
+): number {
   let max = 0;
   for (const r of rows) {
     if (stacked) {

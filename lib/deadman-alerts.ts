@@ -8,7 +8,13 @@
  * Their values are ages (seconds since last seen) or a share of targets down, so the threshold says
  * how long a gap is tolerated: a consumer's restart or a leader's failover is shorter.
  */
-import { consumerGoneExpr, DASHBOARD_SCRAPE_JOB, DEADMAN_MEMORY, dashboardDownExpr, fleetGaugesGoneExpr } from "@/lib/alert-exprs";
+import {
+  consumerGoneExpr,
+  DASHBOARD_SCRAPE_JOB,
+  DEADMAN_MEMORY,
+  dashboardDownExpr,
+  fleetGaugesGoneExpr,
+} from "@/lib/alert-exprs";
 import { defineAlert } from "@/lib/alert-model";
 import { HANDLER_INFO_METRIC, METRIC_NAMES } from "@/names/dedup";
 import { OBSERVE_METRIC_NAMES } from "@/names/observe";
@@ -65,7 +71,8 @@ export const DEADMAN_ALERTS = {
   }),
   fleetGaugesMissing: defineAlert({
     name: "DedupFleetGaugesMissing",
-    title: "Seconds the dashboard's scrape-time gauges (memory lost, oldest open DLQ record) have been missing while the dashboard is up",
+    title:
+      "Seconds the dashboard's scrape-time gauges (memory lost, oldest open DLQ record) have been missing while the dashboard is up",
     query: "fleet_gauges_gone_age",
     threshold: { value: FLEET_GAUGES_MISSING_SECONDS, label: "missing 3 min" },
     normal: null,

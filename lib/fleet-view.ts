@@ -84,7 +84,11 @@ const RANK: Record<AlertStateName, number> = { firing: 2, pending: 1, inactive: 
 
 /** The row of one overview handler. */
 export function fleetRow(h: OverviewHandler): FleetRow {
-  const alert: AlertStateName = h.alerts.some((a) => a.state === "firing") ? "firing" : h.alerts.some((a) => a.state === "pending") ? "pending" : "inactive";
+  const alert: AlertStateName = h.alerts.some((a) => a.state === "firing")
+    ? "firing"
+    : h.alerts.some((a) => a.state === "pending")
+      ? "pending"
+      : "inactive";
   return {
     id: `${h.service}/${h.handler}`,
     service: h.service,
@@ -131,7 +135,9 @@ export function compareRows(sort: FleetSort, a: FleetRow, b: FleetRow): number {
 export function fleetRows(handlers: readonly OverviewHandler[], v: FleetViewState): FleetRow[] {
   const q = v.search.trim().toLowerCase();
   return handlers
-    .filter((h) => (!v.service || h.service === v.service) && (!q || `${h.service}/${h.handler}`.toLowerCase().includes(q)))
+    .filter(
+      (h) => (!v.service || h.service === v.service) && (!q || `${h.service}/${h.handler}`.toLowerCase().includes(q)),
+    )
     .map(fleetRow)
     .sort((a, b) => compareRows(v.sort, a, b));
 }

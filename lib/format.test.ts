@@ -1,5 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { formatBurst, formatBytes, formatByUnit, formatCount, formatDurationMs, formatPercent, formatRate, formatSeconds, formatSecondsAsMs, formatSince, withHiddenWords } from "./format";
+import {
+  formatBurst,
+  formatBytes,
+  formatByUnit,
+  formatCount,
+  formatDurationMs,
+  formatPercent,
+  formatRate,
+  formatSeconds,
+  formatSecondsAsMs,
+  formatSince,
+  withHiddenWords,
+} from "./format";
 
 describe("format: every number carries its unit", () => {
   it("ratios as percentages, small ones with two decimals", () => {
@@ -99,8 +111,16 @@ describe("capacity warm-up note", () => {
     expect(formatWindowFill({ ageMs: 58 * 60_000, filled: 0.04, validAt, source: "oldest-key" }, "in Redis", now)).toBe(
       `window 4% filled (keys 58 min old, oldest key in Redis) — projection valid after ${formatClock(Date.parse(validAt) / 1000, true)}`,
     );
-    expect(formatWindowFill({ ageMs: 4 * 60_000, filled: 0.0028, validAt, source: "oldest-key" }, "in the in-memory store", now)).toMatch(/^window 0\.28% filled .*oldest key in the in-memory store\)/);
-    expect(formatWindowFill({ ageMs: 86_400_000, filled: 1, validAt: null, source: "oldest-key" }, "in Redis", now)).toBeNull();
+    expect(
+      formatWindowFill(
+        { ageMs: 4 * 60_000, filled: 0.0028, validAt, source: "oldest-key" },
+        "in the in-memory store",
+        now,
+      ),
+    ).toMatch(/^window 0\.28% filled .*oldest key in the in-memory store\)/);
+    expect(
+      formatWindowFill({ ageMs: 86_400_000, filled: 1, validAt: null, source: "oldest-key" }, "in Redis", now),
+    ).toBeNull();
     expect(formatWindowFill(null, "in Redis", now)).toBeNull();
   });
 });

@@ -35,7 +35,9 @@ export function formatRate(perSecond: number | null | undefined, what = ""): str
   const suffix = what ? ` ${what}/s` : "/s";
   const a = Math.abs(perSecond);
   const text =
-    a !== 0 && a < 0.01 ? new Intl.NumberFormat("en-US", { maximumSignificantDigits: 2 }).format(perSecond) : nf(a !== 0 && a < 1 ? 3 : 2).format(perSecond);
+    a !== 0 && a < 0.01
+      ? new Intl.NumberFormat("en-US", { maximumSignificantDigits: 2 }).format(perSecond)
+      : nf(a !== 0 && a < 1 ? 3 : 2).format(perSecond);
   return `${text}${suffix}`;
 }
 
@@ -155,10 +157,14 @@ export function tickScale(unit: ValueUnit): number {
  */
 export function formatTick(v: number, unit: ValueUnit, step?: number): string {
   if (!Number.isFinite(v)) return "";
-  const stepDecimals = step !== undefined && step > 0 ? Math.max(0, Math.ceil(-Math.log10(step * tickScale(unit)) - 1e-9)) : null;
+  const stepDecimals =
+    step !== undefined && step > 0 ? Math.max(0, Math.ceil(-Math.log10(step * tickScale(unit)) - 1e-9)) : null;
   const compact = (x: number) =>
     stepDecimals !== null
-      ? new Intl.NumberFormat("en-US", { minimumFractionDigits: x === 0 ? 0 : stepDecimals, maximumFractionDigits: stepDecimals }).format(x)
+      ? new Intl.NumberFormat("en-US", {
+          minimumFractionDigits: x === 0 ? 0 : stepDecimals,
+          maximumFractionDigits: stepDecimals,
+        }).format(x)
       : x !== 0 && Math.abs(x) < 1
         ? new Intl.NumberFormat("en-US", { maximumSignificantDigits: 2 }).format(x)
         : nf(Math.abs(x) >= 10 || x === 0 ? 0 : 1).format(x);
@@ -213,7 +219,10 @@ export function scanFraction(scan: { scanned: number; total: number; done: boole
  * `inStore` says where the oldest key is, in the store's words (`lib/store-words.ts`).
  */
 export function formatWindowFill(
-  w: { ageMs: number; filled: number; validAt: string | null; source: "oldest-key" | "process-start" } | null | undefined,
+  w:
+    | { ageMs: number; filled: number; validAt: string | null; source: "oldest-key" | "process-start" }
+    | null
+    | undefined,
   inStore: string,
   now: number = Date.now(),
 ): string | null {
@@ -231,5 +240,7 @@ export function formatWindowFill(
  * `<redis>` → `redis address hidden`, `<redacted>` → `address hidden`.
  */
 export function withHiddenWords(text: string): string {
-  return text.replace(/<(host|redacted|prometheus|alertmanager|redis|postgres|kafka)>/g, (_, w: string) => (w === "redacted" ? "address hidden" : w === "host" ? "host hidden" : `${w} address hidden`));
+  return text.replace(/<(host|redacted|prometheus|alertmanager|redis|postgres|kafka)>/g, (_, w: string) =>
+    w === "redacted" ? "address hidden" : w === "host" ? "host hidden" : `${w} address hidden`,
+  );
 }

@@ -2,7 +2,11 @@ import { describe, expect, it } from "vitest";
 import type { SeriesLine } from "@/lib/api/series";
 import { halfLeaseLine, handlerTimeSummary } from "./handler-time";
 
-const line = (name: string, values: Array<number | null>): SeriesLine => ({ name, labels: { service: "s", handler: "h" }, points: values.map((v, i) => [1000 + i, v]) });
+const line = (name: string, values: Array<number | null>): SeriesLine => ({
+  name,
+  labels: { service: "s", handler: "h" },
+  points: values.map((v, i) => [1000 + i, v]),
+});
 
 describe("handlerTimeSummary", () => {
   it("takes the last p50 and p99 and compares the p99 with half the lease", () => {
@@ -13,7 +17,11 @@ describe("handlerTimeSummary", () => {
 
   it("without data or without a declared lease it says nothing is near", () => {
     expect(handlerTimeSummary([], 60_000)).toMatchObject({ p50: null, p99: null, nearLease: false });
-    expect(handlerTimeSummary([line("p99 s / h", [99])], null)).toMatchObject({ p99: 99, halfLeaseSeconds: null, nearLease: false });
+    expect(handlerTimeSummary([line("p99 s / h", [99])], null)).toMatchObject({
+      p99: 99,
+      halfLeaseSeconds: null,
+      nearLease: false,
+    });
   });
 });
 

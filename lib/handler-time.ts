@@ -29,7 +29,13 @@ export function handlerTimeSummary(lines: readonly SeriesLine[], leaseMs: number
   const p50 = last("p50");
   const p99 = last("p99");
   const halfLeaseSeconds = leaseMs === null ? null : leaseMs / 2000;
-  return { p50, p99, leaseMs, halfLeaseSeconds, nearLease: p99 !== null && halfLeaseSeconds !== null && p99 > halfLeaseSeconds };
+  return {
+    p50,
+    p99,
+    leaseMs,
+    halfLeaseSeconds,
+    nearLease: p99 !== null && halfLeaseSeconds !== null && p99 > halfLeaseSeconds,
+  };
 }
 
 /** How far above the largest point a threshold line may sit and still be drawn (the axis then stays readable). */
@@ -40,9 +46,15 @@ export const LINE_SCALE_MAX = 20;
  * lease of 40 s above a p99 of 5 ms laid the data flat on zero. Off scale (more than
  * {@link LINE_SCALE_MAX} × the largest point), the chart says where it is instead.
  */
-export function halfLeaseLine(halfLeaseSeconds: number | null, lines: readonly SeriesLine[]): { draw: boolean; note: string | null } {
+export function halfLeaseLine(
+  halfLeaseSeconds: number | null,
+  lines: readonly SeriesLine[],
+): { draw: boolean; note: string | null } {
   if (halfLeaseSeconds === null) return { draw: false, note: null };
   const max = Math.max(0, ...lines.flatMap((l) => l.points.map((p) => p[1] ?? 0)));
   if (max === 0 || halfLeaseSeconds <= LINE_SCALE_MAX * max) return { draw: true, note: null };
-  return { draw: false, note: `half the lease (${formatSeconds(halfLeaseSeconds)}) is ${Math.round(halfLeaseSeconds / max).toLocaleString("en-US")}× the highest point: off this scale` };
+  return {
+    draw: false,
+    note: `half the lease (${formatSeconds(halfLeaseSeconds)}) is ${Math.round(halfLeaseSeconds / max).toLocaleString("en-US")}× the highest point: off this scale`,
+  };
 }

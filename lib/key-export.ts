@@ -9,11 +9,21 @@ export type KeySort = "scan" | "ttl" | "size";
 /** The page's keys in `sort` order (a copy). No TTL (-1) sorts as the longest; unknown values last. */
 export function sortKeys<T extends KeyEntry>(keys: readonly T[], sort: KeySort): T[] {
   if (sort === "scan") return [...keys];
-  const v = (k: KeyEntry) => (sort === "ttl" ? (k.ttlMs === -1 ? Infinity : (k.ttlMs ?? -Infinity)) : (k.bytes ?? -Infinity));
+  const v = (k: KeyEntry) =>
+    sort === "ttl" ? (k.ttlMs === -1 ? Infinity : (k.ttlMs ?? -Infinity)) : (k.bytes ?? -Infinity);
   return [...keys].sort((a, b) => v(b) - v(a));
 }
 
-const CSV_COLUMNS = ["key", "uuid", "state", "ttlMs", "bytes", "recordTopic", "recordPartition", "recordOffset"] as const;
+const CSV_COLUMNS = [
+  "key",
+  "uuid",
+  "state",
+  "ttlMs",
+  "bytes",
+  "recordTopic",
+  "recordPartition",
+  "recordOffset",
+] as const;
 
 function csvCell(v: unknown): string {
   const s = v === null || v === undefined ? "" : String(v);
@@ -24,7 +34,11 @@ function csvCell(v: unknown): string {
 
 /** The keys as CSV (header line, one key per line). */
 export function keysToCsv(keys: readonly KeyEntry[]): string {
-  const rows = keys.map((k) => [k.key, k.uuid, k.state, k.ttlMs, k.bytes, k.record?.topic, k.record?.partition, k.record?.offset].map(csvCell).join(","));
+  const rows = keys.map((k) =>
+    [k.key, k.uuid, k.state, k.ttlMs, k.bytes, k.record?.topic, k.record?.partition, k.record?.offset]
+      .map(csvCell)
+      .join(","),
+  );
   return [CSV_COLUMNS.join(","), ...rows].join("\n") + "\n";
 }
 

@@ -2,7 +2,14 @@ import { describe, expect, it } from "vitest";
 import type { HandlerKeys, HandlersResponse } from "@/lib/api/handlers";
 import { keyFigures } from "./key-figures";
 
-const scan = { scanned: 10, total: 10, done: true, mode: "exact" as const, startedAt: "2026-12-02T10:00:00.000Z", finishedAt: "2026-12-02T10:00:01.000Z" };
+const scan = {
+  scanned: 10,
+  total: 10,
+  done: true,
+  mode: "exact" as const,
+  startedAt: "2026-12-02T10:00:00.000Z",
+  finishedAt: "2026-12-02T10:00:01.000Z",
+};
 const row = (handler: string, keyCount: number, processing: number): HandlerKeys => ({
   service: "s",
   handler,
@@ -38,23 +45,46 @@ const answer = (over: Partial<HandlersResponse> = {}): HandlersResponse => ({
 
 describe("keyFigures: a handler's keys as every panel of the page shows them, from the one /api/handlers answer", () => {
   it("takes the handler's row of the last completed count, split into settled keys and leases, with its time", () => {
-    expect(keyFigures(answer(), "s", "a")).toMatchObject({ status: "ok", count: 71, settled: 68, processing: 3, countedAt: scan.finishedAt, recount: null });
+    expect(keyFigures(answer(), "s", "a")).toMatchObject({
+      status: "ok",
+      count: 71,
+      settled: 68,
+      processing: 3,
+      countedAt: scan.finishedAt,
+      recount: null,
+    });
   });
 
   it("counts 0 for a handler the completed count has no key of, and shows a running recount's progress", () => {
     const running = { ...scan, done: false, scanned: 4, finishedAt: null };
-    expect(keyFigures(answer({ scan: running }), "s", "c")).toMatchObject({ status: "ok", count: 0, countedAt: scan.finishedAt, recount: 0.4 });
+    expect(keyFigures(answer({ scan: running }), "s", "c")).toMatchObject({
+      status: "ok",
+      count: 0,
+      countedAt: scan.finishedAt,
+      recount: 0.4,
+    });
   });
 
   it("keeps the last completed count while Redis is down", () => {
-    expect(keyFigures(answer({ store: { status: "down", detail: "ECONNREFUSED" } }), "s", "b")).toMatchObject({ status: "ok", count: 106 });
+    expect(keyFigures(answer({ store: { status: "down", detail: "ECONNREFUSED" } }), "s", "b")).toMatchObject({
+      status: "ok",
+      count: 106,
+    });
   });
 
   it("is unavailable while nothing was counted (saying why when Redis is down) and without a store to inspect", () => {
     expect(keyFigures(undefined, "s", "a").status).toBe("unavailable");
-    expect(keyFigures(answer({ handlers: [], scan: { ...scan, done: false, finishedAt: null } }), "s", "a")).toEqual({ status: "unavailable", detail: "redis: first key count still running" });
+    expect(keyFigures(answer({ handlers: [], scan: { ...scan, done: false, finishedAt: null } }), "s", "a")).toEqual({
+      status: "unavailable",
+      detail: "redis: first key count still running",
+    });
     const never = { handlers: [], scan: { ...scan, done: false, finishedAt: null } };
-    expect(keyFigures(answer({ ...never, store: { status: "down", detail: "ECONNREFUSED" } }), "s", "a")).toEqual({ status: "unavailable", detail: "redis: ECONNREFUSED" });
-    expect(keyFigures(answer({ store: { status: "not-configured", detail: "" }, storeKind: "none" }), "s", "a")).toMatchObject({ status: "unavailable", detail: expect.stringMatching(/not configured/) });
+    expect(keyFigures(answer({ ...never, store: { status: "down", detail: "ECONNREFUSED" } }), "s", "a")).toEqual({
+      status: "unavailable",
+      detail: "redis: ECONNREFUSED",
+    });
+    expect(
+      keyFigures(answer({ store: { status: "not-configured", detail: "" }, storeKind: "none" }), "s", "a"),
+    ).toMatchObject({ status: "unavailable", detail: expect.stringMatching(/not configured/) });
   });
 });

@@ -19,9 +19,11 @@ export function keyRow(d: HandlersResponse, service: string, handler: string): H
 /** Why there is no count to show, or `null` when there is one (possibly without a key of the handler). */
 function noCount(d: HandlersResponse | undefined): string | null {
   if (!d) return "key count still running";
-  if (d.store.status === "not-configured" && d.storeKind !== "memory") return "redis: not configured (embedded mode keeps keys in process memory)";
+  if (d.store.status === "not-configured" && d.storeKind !== "memory")
+    return "redis: not configured (embedded mode keeps keys in process memory)";
   // A completed count stays on screen while Redis is down (the overview says since when it is stale).
-  if (d.handlers.length === 0 && d.scan.finishedAt === null) return d.store.status === "down" ? `redis: ${d.store.detail}` : "redis: first key count still running";
+  if (d.handlers.length === 0 && d.scan.finishedAt === null)
+    return d.store.status === "down" ? `redis: ${d.store.detail}` : "redis: first key count still running";
   return null;
 }
 

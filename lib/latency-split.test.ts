@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import { latencyVerdict, runtimeUnknown, UNEXPLAINED_TEXT, type RuntimePart } from "./latency-split";
 import { RUNTIME_SIGNAL_METRICS } from "@/names/runtime";
 
-const loop = (seconds: number): RuntimePart => ({ status: "ok", runtime: "node", metric: "nodejs_eventloop_lag_p99_seconds", meaning: "event loop p99", seconds });
+const loop = (seconds: number): RuntimePart => ({
+  status: "ok",
+  runtime: "node",
+  metric: "nodejs_eventloop_lag_p99_seconds",
+  meaning: "event loop p99",
+  seconds,
+});
 const none = runtimeUnknown(RUNTIME_SIGNAL_METRICS);
 
 describe("the latency split names a cause only with evidence", () => {
@@ -31,7 +37,13 @@ describe("the latency split names a cause only with evidence", () => {
   });
 
   it("a JVM's GC pause that covers the p99 is the cause, named as the JVM's", () => {
-    const gc: RuntimePart = { status: "ok", runtime: "jvm", metric: "jvm_gc_pause_seconds", meaning: "JVM GC pause max", seconds: 0.07 };
+    const gc: RuntimePart = {
+      status: "ok",
+      runtime: "jvm",
+      metric: "jvm_gc_pause_seconds",
+      meaning: "JVM GC pause max",
+      seconds: 0.07,
+    };
     const v = latencyVerdict(0.08, gc, 150, true);
     expect(v.verdict).toBe("consumer");
     expect(v.text).toBe("JVM GC pause max 70 ms · Redis 150 µs/call · the consumer is saturated (not Redis)");

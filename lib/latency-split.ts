@@ -12,7 +12,9 @@ import { RUNTIME_UNKNOWN_TEXT } from "./signals";
 import { formatSecondsAsMs } from "./format";
 
 /** The runtime part: its value (seconds) and which signal it came from, or not known for this runtime. */
-export type RuntimePart = { status: "ok"; runtime: string; metric: string; meaning: string; seconds: number | null } | { status: "unknown"; metrics: string[]; detail: string };
+export type RuntimePart =
+  | { status: "ok"; runtime: string; metric: string; meaning: string; seconds: number | null }
+  | { status: "unknown"; metrics: string[]; detail: string };
 
 /** The verdict: which part explains the p99; `not_redis` when Redis is ruled out and the runtime is not known; null without a p99. */
 export type LatencyVerdict = "consumer" | "redis" | "not_redis" | "unexplained" | null;
@@ -36,12 +38,21 @@ function perCall(usec: number): string {
  * (the p99 above its alert threshold) words a cause as the incident ("the consumer is saturated",
  * "Redis is slow") rather than as the larger part ("mostly …").
  */
-export function latencyVerdict(p99Seconds: number | null, runtime: RuntimePart, redisUsecPerCall: number | null, high = false): { verdict: LatencyVerdict; text: string } {
+export function latencyVerdict(
+  p99Seconds: number | null,
+  runtime: RuntimePart,
+  redisUsecPerCall: number | null,
+  high = false,
+): { verdict: LatencyVerdict; text: string } {
   const parts: string[] = [];
   const rt = runtime.status === "ok" ? runtime.seconds : null;
   if (runtime.status === "ok") parts.push(`${runtime.meaning} ${rt === null ? "—" : formatSecondsAsMs(rt)}`);
   if (redisUsecPerCall !== null) parts.push(`Redis ${perCall(redisUsecPerCall)}`);
-  if (p99Seconds === null || p99Seconds <= 0) return { verdict: null, text: [...parts, runtime.status === "unknown" ? runtime.detail : null].filter(Boolean).join(" · ") };
+  if (p99Seconds === null || p99Seconds <= 0)
+    return {
+      verdict: null,
+      text: [...parts, runtime.status === "unknown" ? runtime.detail : null].filter(Boolean).join(" · "),
+    };
   const redis = redisUsecPerCall === null ? null : redisUsecPerCall / 1e6;
   const runtimeExplains = rt !== null && rt >= EXPLAINS_SHARE * p99Seconds;
   const redisExplains = redis !== null && redis >= EXPLAINS_SHARE * p99Seconds;

@@ -8,7 +8,8 @@ import { DEDUP_KEY_SEGMENT } from "@/names/dedup";
  */
 
 /** What the lookup expects, in the words the form and the 400 use. */
-export const LOOKUP_INPUT_HINT = "a ULID (26 characters, any case, e.g. 01JD8X3Q…), a UUID (8-4-4-4-12 hex digits) or a whole key <service>:dedup:<handler>:<id> as redis-cli --scan prints it";
+export const LOOKUP_INPUT_HINT =
+  "a ULID (26 characters, any case, e.g. 01JD8X3Q…), a UUID (8-4-4-4-12 hex digits) or a whole key <service>:dedup:<handler>:<id> as redis-cli --scan prints it";
 
 /** Crockford base32, 26 characters, the first at most 7 (128 bits). */
 const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/i;

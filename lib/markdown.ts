@@ -21,8 +21,17 @@ export type Inline =
 export type Block =
   | { readonly t: "heading"; readonly level: number; readonly id: string; readonly c: readonly Inline[] }
   | { readonly t: "p"; readonly c: readonly Inline[] }
-  | { readonly t: "table"; readonly head: readonly (readonly Inline[])[]; readonly rows: readonly (readonly (readonly Inline[])[])[] }
-  | { readonly t: "list"; readonly ordered: boolean; readonly start: number; readonly items: readonly (readonly Block[])[] };
+  | {
+      readonly t: "table";
+      readonly head: readonly (readonly Inline[])[];
+      readonly rows: readonly (readonly (readonly Inline[])[])[];
+    }
+  | {
+      readonly t: "list";
+      readonly ordered: boolean;
+      readonly start: number;
+      readonly items: readonly (readonly Block[])[];
+    };
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, each space a dash. */
 export function headingSlug(text: string): string {
@@ -50,10 +59,24 @@ export function parseInline(s: string): Inline[] {
 }
 
 const INLINE_PATTERNS: ReadonlyArray<{ re: RegExp; make: (m: RegExpExecArray, codes: readonly string[]) => Inline }> = [
-  { re: new RegExp(`${CODE_MARK}(\\d+)${CODE_END}`), make: (m, codes) => ({ t: "code", v: codes[Number(m[1])] ?? "" }) },
-  { re: /\[([^\]]+)\]\(([^)\s]+)\)/, make: (m, codes) => ({ t: "link", href: safeHref(m[2] ?? ""), target: m[2] ?? "", c: readMasked(m[1] ?? "", codes) }) },
+  {
+    re: new RegExp(`${CODE_MARK}(\\d+)${CODE_END}`),
+    make: (m, codes) => ({ t: "code", v: codes[Number(m[1])] ?? "" }),
+  },
+  {
+    re: /\[([^\]]+)\]\(([^)\s]+)\)/,
+    make: (m, codes) => ({
+      t: "link",
+      href: safeHref(m[2] ?? ""),
+      target: m[2] ?? "",
+      c: readMasked(m[1] ?? "", codes),
+    }),
+  },
   { re: /\*\*(.+?)\*\*/, make: (m, codes) => ({ t: "strong", c: readMasked(m[1] ?? "", codes) }) },
-  { re: /(?<![*\w])\*(?![\s*])(.+?)(?<![\s*])\*(?![*\w])/, make: (m, codes) => ({ t: "em", c: readMasked(m[1] ?? "", codes) }) },
+  {
+    re: /(?<![*\w])\*(?![\s*])(.+?)(?<![\s*])\*(?![*\w])/,
+    make: (m, codes) => ({ t: "em", c: readMasked(m[1] ?? "", codes) }),
+  },
 ];
 
 function readMasked(s: string, codes: readonly string[]): Inline[] {
@@ -85,9 +108,11 @@ const TABLE_RULE = /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/;
 
 const indentOf = (line: string) => line.length - line.trimStart().length;
 const isBlank = (line: string | undefined) => line === undefined || line.trim() === "";
-const startsTable = (lines: readonly string[], i: number) => lines[i]!.trimStart().startsWith("|") && TABLE_RULE.test(lines[i + 1] ?? "");
+const startsTable = (lines: readonly string[], i: number) =>
+  lines[i]!.trimStart().startsWith("|") && TABLE_RULE.test(lines[i + 1] ?? "");
 /** A line that starts a block of its own and so ends a paragraph. */
-const startsBlock = (lines: readonly string[], i: number) => HEADING.test(lines[i]!) || LIST_ITEM.test(lines[i]!) || startsTable(lines, i);
+const startsBlock = (lines: readonly string[], i: number) =>
+  HEADING.test(lines[i]!) || LIST_ITEM.test(lines[i]!) || startsTable(lines, i);
 
 /** Splits a table row on the pipes outside code spans. */
 function cells(row: string): Inline[][] {
@@ -133,7 +158,8 @@ function parseBlocks(lines: readonly string[], unique: Unique): Block[] {
       i = parseList(lines, i, out, unique);
     } else {
       const para: string[] = [];
-      for (; i < lines.length && !isBlank(lines[i]) && (para.length === 0 || !startsBlock(lines, i)); i++) para.push(lines[i]!.trim());
+      for (; i < lines.length && !isBlank(lines[i]) && (para.length === 0 || !startsBlock(lines, i)); i++)
+        para.push(lines[i]!.trim());
       out.push({ t: "p", c: parseInline(para.join(" ")) });
     }
   }
@@ -159,7 +185,8 @@ function parseList(lines: readonly string[], i: number, out: Block[], unique: Un
         if (next === undefined || indentOf(next) < contentIndent) break;
         body.push("");
       } else if (indentOf(l) >= contentIndent) body.push(l.slice(contentIndent));
-      else if (!isBlank(lines[i - 1]) && !startsBlock(lines, i)) body.push(l.trim()); // a lazy continuation line
+      else if (!isBlank(lines[i - 1]) && !startsBlock(lines, i))
+        body.push(l.trim()); // a lazy continuation line
       else break;
     }
     items.push(parseBlocks(body, unique));

@@ -24,7 +24,12 @@ describe("now against the alert window", () => {
 function scrapes(perSec: number, untilSec: number, bad: (i: number, t: number) => boolean) {
   const checks: Array<{ t: number; bad: boolean }> = [];
   for (let i = 0; i * (1 / perSec) <= untilSec; i++) checks.push({ t: i / perSec, bad: bad(i, i / perSec) });
-  const out: Array<{ t: number; words: { evidence: NowState | null; irateOnly: NowState | null }; quiet: number; bound: number | null }> = [];
+  const out: Array<{
+    t: number;
+    words: { evidence: NowState | null; irateOnly: NowState | null };
+    quiet: number;
+    bound: number | null;
+  }> = [];
   for (let t = 1; t <= untilSec; t++) {
     const seen = checks.filter((c) => c.t <= t);
     const badSeen = seen.filter((c) => c.bad);
@@ -33,7 +38,15 @@ function scrapes(perSec: number, untilSec: number, bad: (i: number, t: number) =
     const lastBad = badSeen.at(-1)?.t;
     const lastCheck = seen.at(-1)!.t;
     const quiet = lastBad === undefined ? null : lastCheck > lastBad ? t - lastBad : 0;
-    out.push({ t, quiet: quiet ?? NaN, bound: quietBoundSeconds(window), words: { evidence: nowState(now, window, 0, { seconds: quiet, badRate: window }), irateOnly: nowState(now, window, 0) } });
+    out.push({
+      t,
+      quiet: quiet ?? NaN,
+      bound: quietBoundSeconds(window),
+      words: {
+        evidence: nowState(now, window, 0, { seconds: quiet, badRate: window }),
+        irateOnly: nowState(now, window, 0),
+      },
+    });
   }
   return out;
 }
@@ -41,7 +54,7 @@ function scrapes(perSec: number, untilSec: number, bad: (i: number, t: number) =
 /** A deterministic pseudo-random sequence in [0, 1) (the same run every time). */
 function lcg(seed: number): () => number {
   let x = seed;
-  return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 describe("recovering from the quiet since the last bad check", () => {
@@ -61,7 +74,10 @@ describe("recovering from the quiet since the last bad check", () => {
     const after = run.filter((s) => s.t >= 60);
     const bound = after[0]!.bound!;
     expect(bound).toBeCloseTo(-Math.log(0.001) / 2, 3);
-    for (const s of after) expect(s.words.evidence, `${s.t - 60} s after the end, quiet ${s.quiet} s`).toBe(s.quiet >= bound ? "recovering" : null);
+    for (const s of after)
+      expect(s.words.evidence, `${s.t - 60} s after the end, quiet ${s.quiet} s`).toBe(
+        s.quiet >= bound ? "recovering" : null,
+      );
     const first = after.find((s) => s.words.evidence === "recovering")!;
     expect(first.t - 60).toBe(Math.ceil(bound));
     // During the outage: "now" breaches with the window, no word.

@@ -55,9 +55,15 @@ export function quietBoundSeconds(badRate: number | null | undefined): number | 
  * hold it). Without evidence (the duplicate ratio, a
  * consumer without the gauges, no bad check in any live process): "recovering" when now is fine.
  */
-export function nowState(now: number | null | undefined, window: number | null | undefined, threshold: number, quiet?: QuietEvidence): NowState | null {
+export function nowState(
+  now: number | null | undefined,
+  window: number | null | undefined,
+  threshold: number,
+  quiet?: QuietEvidence,
+): NowState | null {
   if (window === null || window === undefined) return null;
-  const bound = quiet && quiet.seconds !== null && quiet.seconds !== undefined ? quietBoundSeconds(quiet.badRate) : null;
+  const bound =
+    quiet && quiet.seconds !== null && quiet.seconds !== undefined ? quietBoundSeconds(quiet.badRate) : null;
   const over = bound === null ? undefined : quiet!.seconds! > 0 && quiet!.seconds! >= bound;
   const nowFine = now !== null && now !== undefined && !(now > threshold);
   if (window > threshold) {

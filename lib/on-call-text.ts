@@ -29,7 +29,9 @@ export function uncheckedText(u: OverviewHandler["unchecked"]): string | null {
 /** "stale since 14:02:11 (Redis cannot be read; last count kept)", or null while Redis answers. */
 export function staleSinceText(staleSince: string | null | undefined): string | null {
   const t = staleSince ? Date.parse(staleSince) : NaN;
-  return Number.isFinite(t) ? `stale since ${formatClockSeconds(t / 1000)} (Redis cannot be read; last count kept)` : null;
+  return Number.isFinite(t)
+    ? `stale since ${formatClockSeconds(t / 1000)} (Redis cannot be read; last count kept)`
+    : null;
 }
 
 const LOSS_CAUSE: Record<NonNullable<OverviewHandler["memoryLost"]>["cause"], string> = {

@@ -4,7 +4,10 @@ import { ApiError, fetchJson, keysInfiniteQuery, seriesQuery } from "./query-opt
 afterEach(() => vi.unstubAllGlobals());
 
 function stubFetch(status: number, body: string) {
-  const f = vi.fn(async (_url: string, _init?: RequestInit) => new Response(body, { status, headers: { "content-type": "application/json" } }));
+  const f = vi.fn(
+    async (_url: string, _init?: RequestInit) =>
+      new Response(body, { status, headers: { "content-type": "application/json" } }),
+  );
   vi.stubGlobal("fetch", f);
   return f;
 }
@@ -23,10 +26,17 @@ describe("fetchJson: a non-2xx answer becomes an ApiError with the server's deta
   it("a 404 without a body says the route is not on this server", async () => {
     stubFetch(404, "<html>not found</html>");
     const e = (await fetchJson("/api/workshop/scenarios?x=1").catch((x: unknown) => x)) as ApiError;
-    expect([e.status, e.code, e.detail]).toEqual([404, "not_found", "/api/workshop/scenarios is not available on this server"]);
+    expect([e.status, e.code, e.detail]).toEqual([
+      404,
+      "not_found",
+      "/api/workshop/scenarios is not available on this server",
+    ]);
   });
   it("no answer at all is status 0, code network", async () => {
-    vi.stubGlobal("fetch", vi.fn(async () => Promise.reject(new TypeError("fetch failed"))));
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(async () => Promise.reject(new TypeError("fetch failed"))),
+    );
     const e = (await fetchJson("/api/overview").catch((x: unknown) => x)) as ApiError;
     expect([e.status, e.code]).toEqual([0, "network"]);
     expect(e.detail).toMatch(/did not answer: fetch failed/);
@@ -36,12 +46,23 @@ describe("fetchJson: a non-2xx answer becomes an ApiError with the server's deta
 describe("query options", () => {
   it("series: filters in the URL and the key, so the overview's unfiltered query is shared", async () => {
     const f = stubFetch(200, "{}");
-    const q = seriesQuery({ metric: "duplicate_ratio", range: "6h", service: "notification", handler: "on-page-viewed" }, 5000);
+    const q = seriesQuery(
+      { metric: "duplicate_ratio", range: "6h", service: "notification", handler: "on-page-viewed" },
+      5000,
+    );
     expect(q.queryKey).toEqual(["series", "duplicate_ratio", "6h", "notification", "on-page-viewed"]);
     expect(q.refetchInterval).toBe(5000);
     await q.queryFn!({ signal: new AbortController().signal } as never);
-    expect(f.mock.calls[0]![0]).toBe("/api/series?metric=duplicate_ratio&range=6h&service=notification&handler=on-page-viewed");
-    expect(seriesQuery({ metric: "error_rate", range: "1h" }, false).queryKey).toEqual(["series", "error_rate", "1h", null, null]);
+    expect(f.mock.calls[0]![0]).toBe(
+      "/api/series?metric=duplicate_ratio&range=6h&service=notification&handler=on-page-viewed",
+    );
+    expect(seriesQuery({ metric: "error_rate", range: "1h" }, false).queryKey).toEqual([
+      "series",
+      "error_rate",
+      "1h",
+      null,
+      null,
+    ]);
   });
   it("keys: the server's cursor drives the next page; a null cursor ends the scan", async () => {
     const f = stubFetch(200, "{}");

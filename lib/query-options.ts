@@ -43,7 +43,11 @@ export class ApiError extends Error {
 export async function fetchJson<T>(url: string, init?: RequestInit): Promise<T> {
   let res: Response;
   try {
-    res = await fetch(url, { cache: "no-store", ...init, headers: { accept: "application/json", ...(init?.headers ?? {}) } });
+    res = await fetch(url, {
+      cache: "no-store",
+      ...init,
+      headers: { accept: "application/json", ...(init?.headers ?? {}) },
+    });
   } catch (e) {
     throw new ApiError(0, "network", `the dashboard server did not answer: ${(e as Error).message}`);
   }
@@ -65,7 +69,12 @@ export async function fetchJson<T>(url: string, init?: RequestInit): Promise<T> 
           : `${url.split("?")[0]} answered ${res.status}`;
     // A 429's `Retry-After` (seconds) rides along in the body fields: the key browser waits that long before retrying.
     const retryAfter = Number(res.headers.get("retry-after"));
-    throw new ApiError(res.status, code, detail, Number.isFinite(retryAfter) && retryAfter > 0 ? { ...b, retryAfterSeconds: retryAfter } : b);
+    throw new ApiError(
+      res.status,
+      code,
+      detail,
+      Number.isFinite(retryAfter) && retryAfter > 0 ? { ...b, retryAfterSeconds: retryAfter } : b,
+    );
   }
   return body as T;
 }
@@ -87,7 +96,8 @@ function polled<T>(queryKey: QueryKey, url: string, refetchInterval: Interval, k
 }
 
 /** `GET /api/overview?range=` */
-export const overviewQuery = (range: RangeKey, refetchInterval: Interval) => polled<OverviewResponse>(["overview", range], `/api/overview?range=${range}`, refetchInterval, true);
+export const overviewQuery = (range: RangeKey, refetchInterval: Interval) =>
+  polled<OverviewResponse>(["overview", range], `/api/overview?range=${range}`, refetchInterval, true);
 
 /** Series filter: all handlers, one service, or one handler of a service. */
 export interface SeriesFilter {
@@ -102,18 +112,30 @@ export const seriesQuery = (f: SeriesFilter, refetchInterval: Interval) => {
   const q = new URLSearchParams({ metric: f.metric, range: f.range });
   if (f.service) q.set("service", f.service);
   if (f.handler) q.set("handler", f.handler);
-  return polled<SeriesResponse>(["series", f.metric, f.range, f.service ?? null, f.handler ?? null], `/api/series?${q}`, refetchInterval, true);
+  return polled<SeriesResponse>(
+    ["series", f.metric, f.range, f.service ?? null, f.handler ?? null],
+    `/api/series?${q}`,
+    refetchInterval,
+    true,
+  );
 };
 
 /** `GET /api/alerts` */
-export const alertsQuery = (refetchInterval: Interval) => polled<AlertsResponse>(["alerts"], "/api/alerts", refetchInterval);
+export const alertsQuery = (refetchInterval: Interval) =>
+  polled<AlertsResponse>(["alerts"], "/api/alerts", refetchInterval);
 
 /** `GET /api/hot-keys?service=&handler=` */
 export const hotKeysQuery = (service: string, handler: string, refetchInterval: Interval) =>
-  polled<HotKeysResponse>(["hot-keys", service, handler], `/api/hot-keys?${new URLSearchParams({ service, handler })}`, refetchInterval, true);
+  polled<HotKeysResponse>(
+    ["hot-keys", service, handler],
+    `/api/hot-keys?${new URLSearchParams({ service, handler })}`,
+    refetchInterval,
+    true,
+  );
 
 /** `GET /api/capacity` */
-export const capacityQuery = (refetchInterval: Interval) => polled<CapacityResponse>(["capacity"], "/api/capacity", refetchInterval);
+export const capacityQuery = (refetchInterval: Interval) =>
+  polled<CapacityResponse>(["capacity"], "/api/capacity", refetchInterval);
 
 /** `GET /api/lint` */
 export const lintQuery = () =>
@@ -154,7 +176,10 @@ export const keyLookupQuery = (uuid: string, prefix: string | null = null) =>
   queryOptions({
     queryKey: ["key-lookup", uuid, prefix] as const,
     queryFn: ({ signal }) =>
-      fetchJson<KeyLookupResponse>(`/api/keys/lookup?uuid=${encodeURIComponent(uuid)}${prefix ? `&prefix=${encodeURIComponent(prefix)}` : ""}`, { signal }),
+      fetchJson<KeyLookupResponse>(
+        `/api/keys/lookup?uuid=${encodeURIComponent(uuid)}${prefix ? `&prefix=${encodeURIComponent(prefix)}` : ""}`,
+        { signal },
+      ),
     enabled: uuid.length > 0,
   });
 
@@ -177,13 +202,19 @@ export const runQuery = (runId: string | null) =>
  * A state-changing call: the JSON content type even without a body (proxy.ts refuses any other
  * state-changing request, 415), the presenter's token when one was entered, and `body` as JSON.
  */
-export function send<T>(url: string, method: "POST" | "PUT" | "DELETE", token: string | null, body?: unknown): Promise<T> {
+export function send<T>(
+  url: string,
+  method: "POST" | "PUT" | "DELETE",
+  token: string | null,
+  body?: unknown,
+): Promise<T> {
   const headers = { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) };
   return fetchJson<T>(url, body === undefined ? { method, headers } : { method, headers, body: JSON.stringify(body) });
 }
 
 /** `POST /api/workshop/scenarios/{name}/runs` */
-export const startRun = (name: string, token: string | null) => send<RunCreated>(`/api/workshop/scenarios/${encodeURIComponent(name)}/runs`, "POST", token);
+export const startRun = (name: string, token: string | null) =>
+  send<RunCreated>(`/api/workshop/scenarios/${encodeURIComponent(name)}/runs`, "POST", token);
 
 /** One switch panel of the live demo, `GET|PUT /api/demo/<name>`: read every 5 s, written with a patch of its fields. */
 function demoSwitch<T, Patch>(name: "sources" | "faults") {
@@ -201,21 +232,31 @@ export const sourcesQuery = demoSources.query;
 export const putSources = demoSources.put;
 
 /** `GET /api/events?range=&service=&handler=`: the chart markers of the range. */
-export const eventsQuery = (p: { range: RangeKey; service?: string | undefined; handler?: string | undefined }, refetchInterval: Interval) => {
+export const eventsQuery = (
+  p: { range: RangeKey; service?: string | undefined; handler?: string | undefined },
+  refetchInterval: Interval,
+) => {
   const qs = new URLSearchParams({ range: p.range });
   if (p.service) qs.set("service", p.service);
   if (p.handler) qs.set("handler", p.handler);
-  return polled<EventsResponse>(["events", p.range, p.service ?? "", p.handler ?? ""], `/api/events?${qs.toString()}`, refetchInterval);
+  return polled<EventsResponse>(
+    ["events", p.range, p.service ?? "", p.handler ?? ""],
+    `/api/events?${qs.toString()}`,
+    refetchInterval,
+  );
 };
 
 /** `GET /api/silences` */
-export const silencesQuery = (refetchInterval: Interval) => polled<SilencesResponse>(["silences"], "/api/silences", refetchInterval);
+export const silencesQuery = (refetchInterval: Interval) =>
+  polled<SilencesResponse>(["silences"], "/api/silences", refetchInterval);
 
 /** `POST /api/silences` */
-export const postSilence = (body: SilenceCreate, token: string | null) => send<SilenceAnswer>("/api/silences", "POST", token, body);
+export const postSilence = (body: SilenceCreate, token: string | null) =>
+  send<SilenceAnswer>("/api/silences", "POST", token, body);
 
 /** `DELETE /api/silences/{id}` (expire) */
-export const deleteSilence = (id: string, token: string | null) => send<SilenceAnswer>(`/api/silences/${encodeURIComponent(id)}`, "DELETE", token);
+export const deleteSilence = (id: string, token: string | null) =>
+  send<SilenceAnswer>(`/api/silences/${encodeURIComponent(id)}`, "DELETE", token);
 
 const demoFaults = demoSwitch<DemoFaults, DemoFaultsPatch>("faults");
 /** `GET /api/demo/faults` */

@@ -37,7 +37,14 @@ export function uuidSearchHref(topic: string, uuid: string): string {
 }
 
 /** `GET /api/dlq?topic=&handler=&reason=&cursor=&limit=` */
-export const dlqQuery = (f: { topic?: string; handler?: string; reason?: string; state?: string; cursor?: string; limit?: number }) => {
+export const dlqQuery = (f: {
+  topic?: string;
+  handler?: string;
+  reason?: string;
+  state?: string;
+  cursor?: string;
+  limit?: number;
+}) => {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(f)) if (v !== undefined && v !== "") q.set(k, String(v));
   return queryOptions({
@@ -47,19 +54,33 @@ export const dlqQuery = (f: { topic?: string; handler?: string; reason?: string;
 };
 
 /** `POST /api/dlq/redrive` */
-export const redrive = (body: { topic?: string; uuids?: string[]; filter?: { handler?: string; reason?: string }; mode?: RedriveMode; previewId?: string; dryRun: boolean }, token: string | null) =>
-  send<RedriveResponse>("/api/dlq/redrive", "POST", token, body);
+export const redrive = (
+  body: {
+    topic?: string;
+    uuids?: string[];
+    filter?: { handler?: string; reason?: string };
+    mode?: RedriveMode;
+    previewId?: string;
+    dryRun: boolean;
+  },
+  token: string | null,
+) => send<RedriveResponse>("/api/dlq/redrive", "POST", token, body);
 
 /** `POST /api/keys/forget` */
-export const forgetKeys = (body: Record<string, unknown>, token: string | null) => send<ForgetResponse>("/api/keys/forget", "POST", token, body);
+export const forgetKeys = (body: Record<string, unknown>, token: string | null) =>
+  send<ForgetResponse>("/api/keys/forget", "POST", token, body);
 
 /** `POST /api/keys/ttl` */
-export const setKeysTtl = (body: Record<string, unknown>, token: string | null) => send<TtlResponse>("/api/keys/ttl", "POST", token, body);
+export const setKeysTtl = (body: Record<string, unknown>, token: string | null) =>
+  send<TtlResponse>("/api/keys/ttl", "POST", token, body);
 
 /** `GET /api/audit?action=&limit=` */
 export const auditQuery = (action: string | null) =>
   queryOptions({
     queryKey: ["audit", action] as const,
-    queryFn: ({ signal }) => fetchJson<AuditResponse>(`/api/audit?limit=200${action ? `&action=${encodeURIComponent(action)}` : ""}`, { signal }),
+    queryFn: ({ signal }) =>
+      fetchJson<AuditResponse>(`/api/audit?limit=200${action ? `&action=${encodeURIComponent(action)}` : ""}`, {
+        signal,
+      }),
     refetchInterval: 10_000,
   });

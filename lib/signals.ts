@@ -27,7 +27,12 @@ export const OPTIONAL_SIGNALS = {
 export type OptionalSignal = keyof typeof OPTIONAL_SIGNALS;
 
 /** The design note's four metrics: every consumer that keeps the contract exports them (their series say it is scraped). */
-export const CORE_METRICS = [METRIC_NAMES.processed, METRIC_NAMES.deduplicated, `${METRIC_NAMES.checkDuration}_count`, METRIC_NAMES.errors] as const;
+export const CORE_METRICS = [
+  METRIC_NAMES.processed,
+  METRIC_NAMES.deduplicated,
+  `${METRIC_NAMES.checkDuration}_count`,
+  METRIC_NAMES.errors,
+] as const;
 
 /** "not measured for this service: export messages_duplicates_by_cause_total". */
 export function notMeasuredText(metric: string): string {

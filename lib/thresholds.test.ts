@@ -39,7 +39,12 @@ describe("thresholds of spec §8", () => {
     expect(ALERTS.redisErrors.threshold.value).toBe(0);
     expect(ALERTS.redisLatency).toMatchObject({ name: "DedupRedisLatencyHigh", severity: "ticket" });
     expect(ALERTS.redisLatency.threshold.value).toBe(0.05);
-    expect(THRESHOLDS).toEqual({ duplicateRatio: 0.1, duplicateRatioNormal: 0.01, errorRate: 0, checkP99Seconds: 0.05 });
+    expect(THRESHOLDS).toEqual({
+      duplicateRatio: 0.1,
+      duplicateRatioNormal: 0.01,
+      errorRate: 0,
+      checkP99Seconds: 0.05,
+    });
   });
 
   it("uses the valid histogram form of the latency alert, verbatim from the spec", () => {
@@ -66,12 +71,23 @@ describe("thresholds of spec §8", () => {
 
   it("alerts only on metric names the library and the app export (spec §7's four among them)", () => {
     expect(Object.values(METRIC_NAMES)).toEqual(
-      expect.arrayContaining(["deduplication_check_duration_seconds", "deduplication_errors_total", "messages_deduplicated_total", "messages_processed_total"]),
+      expect.arrayContaining([
+        "deduplication_check_duration_seconds",
+        "deduplication_errors_total",
+        "messages_deduplicated_total",
+        "messages_processed_total",
+      ]),
     );
     // …and the consumer-group gauges the app exports about Kafka (names/kafka.ts).
     // …and, for the deadman rules, the self-description, the histogram's count and Prometheus' own `up`.
     const deadman = [HANDLER_INFO_METRIC, `${METRIC_NAMES.checkDuration}_count`, "up"];
-    const known = new Set<string>([...Object.values(METRIC_NAMES), `${METRIC_NAMES.checkDuration}_bucket`, ...deadman, ...Object.values(KAFKA_METRIC_NAMES), ...Object.values(OBSERVE_METRIC_NAMES)]);
+    const known = new Set<string>([
+      ...Object.values(METRIC_NAMES),
+      `${METRIC_NAMES.checkDuration}_bucket`,
+      ...deadman,
+      ...Object.values(KAFKA_METRIC_NAMES),
+      ...Object.values(OBSERVE_METRIC_NAMES),
+    ]);
     for (const a of ALERT_LIST) {
       const metrics = a.valueExpr.match(/[a-z_]+(?=[{[])/g) ?? [];
       expect(metrics.length).toBeGreaterThan(0);

@@ -6,15 +6,68 @@
  * `infra/prometheus/rules/dedup.yml` and `infra/grafana/dedup-health.json` are generated from this
  * file by `npm run gen:infra`; a test fails when they drift.
  */
-import { DAY_MS, DEDUP_ERROR_REASON, DEDUP_ERROR_REASONS, HOUR_MS, METRIC_LABELS, METRIC_NAMES, MINUTE_MS, PROCESSED_RESULTS, SLOW_CHECK_SECONDS, TTL_POLICY, type DedupErrorReason, type ProcessedResult, type TtlClass } from "@/names/dedup";
+import {
+  DAY_MS,
+  DEDUP_ERROR_REASON,
+  DEDUP_ERROR_REASONS,
+  HOUR_MS,
+  METRIC_LABELS,
+  METRIC_NAMES,
+  MINUTE_MS,
+  PROCESSED_RESULTS,
+  SLOW_CHECK_SECONDS,
+  TTL_POLICY,
+  type DedupErrorReason,
+  type ProcessedResult,
+  type TtlClass,
+} from "@/names/dedup";
 import { anyOccurrenceAlert, defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/alert-model";
-import { checkQuantileExpr, consumerLagGrowthExpr, dlqOldestOpenAgeExpr, duplicateRatioExpr, errorRateExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, leaseCounterRateExpr, memoryLostExpr, payloadConflictsExpr } from "@/lib/alert-exprs";
+import {
+  checkQuantileExpr,
+  consumerLagGrowthExpr,
+  dlqOldestOpenAgeExpr,
+  duplicateRatioExpr,
+  errorRateExpr,
+  LAG_GROWTH_FLOOR,
+  LAG_GROWTH_WINDOW,
+  leaseCounterRateExpr,
+  memoryLostExpr,
+  payloadConflictsExpr,
+} from "@/lib/alert-exprs";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";
 import { DEADMAN_ALERTS } from "@/lib/deadman-alerts";
 
-export { RUNBOOK_PATH, runbookUrl, alertTextsFor, ruleTexts, renderAlertText, type AlertThreshold, type AlertTexts, type ThresholdLine } from "@/lib/alert-model";
+export {
+  RUNBOOK_PATH,
+  runbookUrl,
+  alertTextsFor,
+  ruleTexts,
+  renderAlertText,
+  type AlertThreshold,
+  type AlertTexts,
+  type ThresholdLine,
+} from "@/lib/alert-model";
 
-export { RATE_WINDOW, RATE_WINDOW_MS, NOW_LOOKBACK, NOW_LOOKBACK_MS, NOW_WINDOW, ALERT_WINDOW, type RateWindow, checkQuantileExpr, consumerLagExpr, consumerLagGrowthExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, memoryLostExpr, payloadConflictsExpr, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW, LAG_GROWTH_WINDOW_MS } from "@/lib/alert-exprs";
+export {
+  RATE_WINDOW,
+  RATE_WINDOW_MS,
+  NOW_LOOKBACK,
+  NOW_LOOKBACK_MS,
+  NOW_WINDOW,
+  ALERT_WINDOW,
+  type RateWindow,
+  checkQuantileExpr,
+  consumerLagExpr,
+  consumerLagGrowthExpr,
+  duplicateRatioExpr,
+  errorRateExpr,
+  leaseCounterRateExpr,
+  memoryLostExpr,
+  payloadConflictsExpr,
+  LAG_GROWTH_FLOOR,
+  LAG_GROWTH_WINDOW,
+  LAG_GROWTH_WINDOW_MS,
+} from "@/lib/alert-exprs";
 
 export { DAY_MS, HOUR_MS, MINUTE_MS, TTL_POLICY, PROCESSED_RESULTS, type ProcessedResult, type TtlClass };
 
@@ -145,44 +198,50 @@ export const ALERTS = {
     dashboardPath: SERVICE_PAGE,
   }),
   // At once: each increase is a message that may have been processed twice.
-  leaseLost: anyOccurrenceAlert({
-    name: "DedupLeaseLost",
-    title: "Successful runs whose dedup lease had been taken over (a message may have run twice), over 5 min",
-    query: "lease_lost_rate",
-    unit: "per_second",
-    by: METRIC_LABELS.leaseLost,
-    severity: "page",
-    valueExpr: leaseCounterRateExpr("leaseLost"),
-    texts: {
-      summary: "Lease lost on {{ $labels.service }}/{{ $labels.handler }}: a message may have been processed twice",
-      description:
-        'Handler {{ $labels.handler }} of service {{ $labels.service }} (topic {{ $labels.topic }}) finished ' +
-        '{{ $value | printf "%.3g" }} runs per second over the last 5 minutes after its dedup lease (leaseMs) had expired ' +
-        "and another consumer had claimed the same message: each such message may have been processed twice, and only " +
-        "the handler's own idempotency absorbs the second run. The handler outlives its lease: compare its handler time " +
-        "p99 with leaseMs on the handler page.",
+  leaseLost: anyOccurrenceAlert(
+    {
+      name: "DedupLeaseLost",
+      title: "Successful runs whose dedup lease had been taken over (a message may have run twice), over 5 min",
+      query: "lease_lost_rate",
+      unit: "per_second",
+      by: METRIC_LABELS.leaseLost,
+      severity: "page",
+      valueExpr: leaseCounterRateExpr("leaseLost"),
+      texts: {
+        summary: "Lease lost on {{ $labels.service }}/{{ $labels.handler }}: a message may have been processed twice",
+        description:
+          "Handler {{ $labels.handler }} of service {{ $labels.service }} (topic {{ $labels.topic }}) finished " +
+          '{{ $value | printf "%.3g" }} runs per second over the last 5 minutes after its dedup lease (leaseMs) had expired ' +
+          "and another consumer had claimed the same message: each such message may have been processed twice, and only " +
+          "the handler's own idempotency absorbs the second run. The handler outlives its lease: compare its handler time " +
+          "p99 with leaseMs on the handler page.",
+      },
+      dashboardPath: HANDLER_PAGE,
     },
-    dashboardPath: HANDLER_PAGE,
-  }, "any lease lost"),
-  payloadConflict: anyOccurrenceAlert({
-    name: "DedupPayloadConflict",
-    title: "Message UUIDs reused with another payload (payload conflicts) over 5 min",
-    query: "payload_conflicts",
-    unit: "count",
-    by: METRIC_LABELS.payloadConflicts,
-    severity: "ticket",
-    valueExpr: payloadConflictsExpr(),
-    texts: {
-      summary: "A publisher reuses message UUIDs: payload conflicts on {{ $labels.service }}/{{ $labels.handler }}",
-      description:
-        '{{ $value | printf "%.3g" }} payload conflict(s) on handler {{ $labels.handler }} of service {{ $labels.service }} ' +
-        "over the last 5 minutes: messages whose UUID had already been processed with another payload. " +
-        "A publisher bug: swallowing such a copy as a duplicate loses that message. With onPayloadConflict " +
-        '"poison" (the default) the copy is in the dead-letter topic with reason_poisoned payload_conflict; find its ' +
-        "publisher (topic_poisoned), make it generate a new UUID per message, and re-publish the DLQ copies with new UUIDs.",
+    "any lease lost",
+  ),
+  payloadConflict: anyOccurrenceAlert(
+    {
+      name: "DedupPayloadConflict",
+      title: "Message UUIDs reused with another payload (payload conflicts) over 5 min",
+      query: "payload_conflicts",
+      unit: "count",
+      by: METRIC_LABELS.payloadConflicts,
+      severity: "ticket",
+      valueExpr: payloadConflictsExpr(),
+      texts: {
+        summary: "A publisher reuses message UUIDs: payload conflicts on {{ $labels.service }}/{{ $labels.handler }}",
+        description:
+          '{{ $value | printf "%.3g" }} payload conflict(s) on handler {{ $labels.handler }} of service {{ $labels.service }} ' +
+          "over the last 5 minutes: messages whose UUID had already been processed with another payload. " +
+          "A publisher bug: swallowing such a copy as a duplicate loses that message. With onPayloadConflict " +
+          '"poison" (the default) the copy is in the dead-letter topic with reason_poisoned payload_conflict; find its ' +
+          "publisher (topic_poisoned), make it generate a new UUID per message, and re-publish the DLQ copies with new UUIDs.",
+      },
+      dashboardPath: HANDLER_PAGE,
     },
-    dashboardPath: HANDLER_PAGE,
-  }, "> 0 conflicts"),
+    "> 0 conflicts",
+  ),
   consumerLagGrowing: defineAlert({
     name: "DedupConsumerLagGrowing",
     title: `Consumer-group lag growing: its slope over ${LAG_GROWTH_WINDOW} (messages/s), where the lag is above ${LAG_GROWTH_FLOOR}`,
@@ -198,7 +257,7 @@ export const ALERTS = {
     texts: {
       summary: "Consumer lag of {{ $labels.service }}/{{ $labels.handler }} keeps growing on {{ $labels.topic }}",
       description:
-        'The lag of consumer group {{ $labels.service }}.{{ $labels.handler }} on topic {{ $labels.topic }} grew by ' +
+        "The lag of consumer group {{ $labels.service }}.{{ $labels.handler }} on topic {{ $labels.topic }} grew by " +
         `{{ $value | printf "%.3g" }} messages per second over the last ${LAG_GROWTH_WINDOW} and is above ${LAG_GROWTH_FLOOR} messages, ` +
         "for 10 minutes: the handler's consumers are stopped, stuck or slower than the producers, and every message waits " +
         "longer. Look at the group's members and the handler's errors, time and leases on the handler page.",
@@ -218,7 +277,8 @@ export const ALERTS = {
     severity: "page",
     valueExpr: memoryLostExpr(),
     texts: {
-      summary: "Dedup memory lost on {{ $labels.service }}/{{ $labels.handler }}: {{ $value | humanizePercentage }} of its keys gone",
+      summary:
+        "Dedup memory lost on {{ $labels.service }}/{{ $labels.handler }}: {{ $value | humanizePercentage }} of its keys gone",
       description:
         "{{ $value | humanizePercentage }} of the dedup keys of handler {{ $labels.handler }} (service {{ $labels.service }}) " +
         "disappeared at once, beyond what their TTLs explain: Redis restarted without persistence, was flushed, evicted " +
@@ -242,7 +302,8 @@ export const ALERTS = {
     valueExpr: dlqOldestOpenAgeExpr(),
     texts: {
       summary: "A DLQ record of {{ $labels.topic }} has waited more than 24 h for a re-drive or a discard",
-      description: "The oldest open record in the dead-letter topic of {{ $labels.topic }} was poisoned {{ $value | humanizeDuration }} ago and is neither re-driven nor discarded (alert above 24 h for 10m): nobody has decided what to do with it, and retention will delete it unseen. On the DLQ page (state open), fix the cause, then re-drive the records or discard them with a reason.",
+      description:
+        "The oldest open record in the dead-letter topic of {{ $labels.topic }} was poisoned {{ $value | humanizeDuration }} ago and is neither re-driven nor discarded (alert above 24 h for 10m): nobody has decided what to do with it, and retention will delete it unseen. On the DLQ page (state open), fix the cause, then re-drive the records or discard them with a reason.",
     },
     dashboardPath: "/dlq?topic={{ $labels.topic }}.dlq",
   }),

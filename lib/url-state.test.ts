@@ -12,11 +12,17 @@ describe("url-state: a link reproduces the view", () => {
     expect(parseViewState(new URLSearchParams(""))).toEqual(DEFAULT_VIEW_STATE);
   });
   it("drops defaults and nulls, keeps other parameters", () => {
-    const p = withParams(new URLSearchParams("prefix=a:dedup:b&range=6h"), { range: "1h", refresh: "off", handler: null });
+    const p = withParams(new URLSearchParams("prefix=a:dedup:b&range=6h"), {
+      range: "1h",
+      refresh: "off",
+      handler: null,
+    });
     expect(p.toString()).toBe("prefix=a%3Adedup%3Ab&refresh=off");
   });
   it("links between pages carry range and refresh only", () => {
-    expect(hrefWithView("/keys", new URLSearchParams("range=24h&refresh=1m&handler=a/b&uuid=x"))).toBe("/keys?range=24h&refresh=1m");
+    expect(hrefWithView("/keys", new URLSearchParams("range=24h&refresh=1m&handler=a/b&uuid=x"))).toBe(
+      "/keys?range=24h&refresh=1m",
+    );
     expect(hrefWithView("/alerts", new URLSearchParams(""))).toBe("/alerts");
   });
 });

@@ -41,7 +41,9 @@ export function parseViewState(params: Pick<URLSearchParams, "get">): ViewState 
   const handler = params.get("handler");
   return {
     range: (RANGE_OPTIONS as readonly string[]).includes(range ?? "") ? (range as RangeKey) : DEFAULT_VIEW_STATE.range,
-    refresh: (REFRESH_OPTIONS as readonly string[]).includes(refresh ?? "") ? (refresh as RefreshKey) : DEFAULT_VIEW_STATE.refresh,
+    refresh: (REFRESH_OPTIONS as readonly string[]).includes(refresh ?? "")
+      ? (refresh as RefreshKey)
+      : DEFAULT_VIEW_STATE.refresh,
     handler: handler && /^[^/\s]{1,200}\/[^/\s]{1,200}$/.test(handler) ? handler : null,
   };
 }
@@ -61,7 +63,11 @@ export function withParams(params: URLSearchParams, patch: Record<string, string
 }
 
 /** `path` with the shared view state (range, refresh) of `params` — for links between pages. */
-export function hrefWithView(path: string, params: Pick<URLSearchParams, "get">, extra: Record<string, string | null> = {}): string {
+export function hrefWithView(
+  path: string,
+  params: Pick<URLSearchParams, "get">,
+  extra: Record<string, string | null> = {},
+): string {
   const v = parseViewState(params);
   const q = withParams(new URLSearchParams(), { range: v.range, refresh: v.refresh, ...extra });
   const s = q.toString();

@@ -16,7 +16,9 @@ describe("docs/CONTRACT.md", () => {
   });
 
   it("a renamed metric in the doc is named", () => {
-    const found = checkContract(planted("| `messages_poisoned_total` | counter", "| `messages_dead_lettered_total` | counter"));
+    const found = checkContract(
+      planted("| `messages_poisoned_total` | counter", "| `messages_dead_lettered_total` | counter"),
+    );
     expect(found).toContain("metric messages_poisoned_total (names/dedup.ts) is not in the metrics table");
     expect(found).toContain("metric messages_dead_lettered_total is in the doc but not in names/dedup.ts");
   });
@@ -28,20 +30,43 @@ describe("docs/CONTRACT.md", () => {
     expect(checkContract(planted("`redelivery`, `republish`, `unknown`", "`redelivery`, `republish`"))).toContain(
       "label messages_duplicates_by_cause_total/cause: values in the doc redelivery, republish, in names/ redelivery, republish, unknown",
     );
-    expect(checkContract(planted("`1`, `2.5` |", "`1`, `5` |")).some((m) => m.startsWith("metric deduplication_check_duration_seconds: buckets"))).toBe(true);
-    expect(checkContract(planted("| `failure_mode` | `open` or `closed`", "| `fail_mode` | `open` or `closed`")).some((m) => m.startsWith("dedup_handler_info labels in the doc"))).toBe(true);
+    expect(
+      checkContract(planted("`1`, `2.5` |", "`1`, `5` |")).some((m) =>
+        m.startsWith("metric deduplication_check_duration_seconds: buckets"),
+      ),
+    ).toBe(true);
+    expect(
+      checkContract(planted("| `failure_mode` | `open` or `closed`", "| `fail_mode` | `open` or `closed`")).some((m) =>
+        m.startsWith("dedup_handler_info labels in the doc"),
+      ),
+    ).toBe(true);
   });
 
   it("a value form the library reads otherwise, and a wrong fingerprint, are named", () => {
-    expect(checkContract(planted("| `1` | naive |", "| `1` | done |"))).toContain("value 1: the doc says done, the library reads 1 as naive");
-    expect(checkContract(planted("| `{\"id\":1}` | `A3ySFO7` |", "| `{\"id\":1}` | `A3ySFO8` |"))).toContain('fingerprint of "{\\"id\\":1}": the doc says A3ySFO8, the library computes A3ySFO7');
+    expect(checkContract(planted("| `1` | naive |", "| `1` | done |"))).toContain(
+      "value 1: the doc says done, the library reads 1 as naive",
+    );
+    expect(checkContract(planted('| `{"id":1}` | `A3ySFO7` |', '| `{"id":1}` | `A3ySFO8` |'))).toContain(
+      'fingerprint of "{\\"id\\":1}": the doc says A3ySFO8, the library computes A3ySFO7',
+    );
   });
 
   it("a TTL, a DLQ header and a figure's need that the contract does not define are named", () => {
-    expect(checkContract(planted("| `critical` | `604800000` |", "| `critical` | `86400000` |"))).toContain("TTL class critical: 86400000 ms in the doc, 604800000 in names/");
-    expect(checkContract(planted("| `handler_poisoned` |", "| `handler_failed` |")).some((m) => m.startsWith("DLQ headers in the doc"))).toBe(true);
-    expect(checkContract(planted("| processed by result | `messages_processed_total` |", "| processed by result | `messages_handled_total` |"))).toContain(
-      'figure "processed by result" needs messages_handled_total, which the contract does not define',
+    expect(checkContract(planted("| `critical` | `604800000` |", "| `critical` | `86400000` |"))).toContain(
+      "TTL class critical: 86400000 ms in the doc, 604800000 in names/",
     );
+    expect(
+      checkContract(planted("| `handler_poisoned` |", "| `handler_failed` |")).some((m) =>
+        m.startsWith("DLQ headers in the doc"),
+      ),
+    ).toBe(true);
+    expect(
+      checkContract(
+        planted(
+          "| processed by result | `messages_processed_total` |",
+          "| processed by result | `messages_handled_total` |",
+        ),
+      ),
+    ).toContain('figure "processed by result" needs messages_handled_total, which the contract does not define');
   });
 });

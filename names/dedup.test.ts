@@ -1,6 +1,13 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ALL_DEDUP_KEYS_GLOB, DEDUP_ERROR_REASONS, dedupKeyPrefix, POISON_REASON_CLASSES, STACK_ORDER, stackOrder } from "./dedup";
+import {
+  ALL_DEDUP_KEYS_GLOB,
+  DEDUP_ERROR_REASONS,
+  dedupKeyPrefix,
+  POISON_REASON_CLASSES,
+  STACK_ORDER,
+  stackOrder,
+} from "./dedup";
 
 describe("names", () => {
   it("imports nothing, so the browser and the rule generator can read it without prom-client or Node", () => {

@@ -227,7 +227,12 @@ export function poisonedMetadata(p: Poisoning): Record<string, string> {
 }
 
 /** The four PoisonQueue metadata keys, in Watermill's names. */
-export const POISON_KEYS = [REASON_POISONED_KEY, TOPIC_POISONED_KEY, HANDLER_POISONED_KEY, SUBSCRIBER_POISONED_KEY] as const;
+export const POISON_KEYS = [
+  REASON_POISONED_KEY,
+  TOPIC_POISONED_KEY,
+  HANDLER_POISONED_KEY,
+  SUBSCRIBER_POISONED_KEY,
+] as const;
 /**
  * PoisonQueue metadata (ours, beside Watermill's four): the bounded class of the error
  * ({@link PoisonReasonClass}), so the DLQ browser files a record under the class the metric counted
@@ -243,7 +248,12 @@ export const PARTITION_POISONED_KEY = "partition_poisoned";
 /** See {@link PARTITION_POISONED_KEY}. */
 export const OFFSET_POISONED_KEY = "offset_poisoned";
 /** Every metadata key PoisonQueue or a transport adds to a DLQ copy; a re-drive removes them all. */
-export const POISON_METADATA_KEYS = [...POISON_KEYS, REASON_CLASS_POISONED_KEY, PARTITION_POISONED_KEY, OFFSET_POISONED_KEY] as const;
+export const POISON_METADATA_KEYS = [
+  ...POISON_KEYS,
+  REASON_CLASS_POISONED_KEY,
+  PARTITION_POISONED_KEY,
+  OFFSET_POISONED_KEY,
+] as const;
 
 /**
  * Metadata of a message re-driven with a new UUID (`new-uuid` mode): the UUID of the DLQ record it
@@ -321,7 +331,10 @@ export const CLAIM_OWNER_SEPARATOR = "/";
 /** The owner (`<hostname>-<pid>`) of a claim token or of a whole `processing:` / `claimed:` value; null when it names none. */
 export function claimOwnerOf(tokenOrValue: string): string | null {
   const colon = tokenOrValue.indexOf(":");
-  const token = tokenOrValue.startsWith("processing:") || tokenOrValue.startsWith("claimed:") ? tokenOrValue.slice(colon + 1) : tokenOrValue;
+  const token =
+    tokenOrValue.startsWith("processing:") || tokenOrValue.startsWith("claimed:")
+      ? tokenOrValue.slice(colon + 1)
+      : tokenOrValue;
   const at = token.lastIndexOf(CLAIM_OWNER_SEPARATOR);
   return at > 0 ? token.slice(0, at) : null;
 }

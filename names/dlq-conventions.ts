@@ -12,7 +12,12 @@ export const DLQ_CONVENTION = { watermill: "watermill", spring: "spring", connec
 /** One of {@link DLQ_CONVENTION}. */
 export type DlqConvention = (typeof DLQ_CONVENTION)[keyof typeof DLQ_CONVENTION];
 /** Every {@link DlqConvention}, in the order a record is read (the first that is present wins). */
-export const DLQ_CONVENTIONS = [DLQ_CONVENTION.watermill, DLQ_CONVENTION.spring, DLQ_CONVENTION.connect, DLQ_CONVENTION.none] as const;
+export const DLQ_CONVENTIONS = [
+  DLQ_CONVENTION.watermill,
+  DLQ_CONVENTION.spring,
+  DLQ_CONVENTION.connect,
+  DLQ_CONVENTION.none,
+] as const;
 
 /** Prefix of every header Spring Kafka's `DeadLetterPublishingRecoverer` adds. */
 export const SPRING_DLT_PREFIX = "kafka_dlt-";

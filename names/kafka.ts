@@ -35,5 +35,7 @@ export function handlerGroupId(service: string, handler: string): string {
 /** The service and handler of a group named by {@link handlerGroupId}; null for a group named otherwise. */
 export function groupOwner(groupId: string): { service: string; handler: string } | null {
   const dot = groupId.indexOf(".");
-  return dot > 0 && dot < groupId.length - 1 ? { service: groupId.slice(0, dot), handler: groupId.slice(dot + 1) } : null;
+  return dot > 0 && dot < groupId.length - 1
+    ? { service: groupId.slice(0, dot), handler: groupId.slice(dot + 1) }
+    : null;
 }

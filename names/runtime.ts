@@ -26,10 +26,30 @@ export interface RuntimeSignal {
  *   long a runnable goroutine waited for a thread).
  */
 export const RUNTIME_SIGNALS = {
-  nodeEventLoop: { runtime: "node", metric: "nodejs_eventloop_lag_p99_seconds", exporter: "the Node client's default metrics (collectDefaultMetrics)", meaning: "event loop p99" },
-  jvmGcPauseMicrometer: { runtime: "jvm", metric: "jvm_gc_pause_seconds", exporter: "Micrometer JvmGcMetrics", meaning: "JVM GC pause max" },
-  jvmGcCollection: { runtime: "jvm", metric: "jvm_gc_collection_seconds", exporter: "Prometheus Java client simpleclient_hotspot", meaning: "JVM GC pause mean" },
-  goSchedLatency: { runtime: "go", metric: "go_sched_latencies_seconds", exporter: "client_golang runtime/metrics", meaning: "Go scheduler latency p99" },
+  nodeEventLoop: {
+    runtime: "node",
+    metric: "nodejs_eventloop_lag_p99_seconds",
+    exporter: "the Node client's default metrics (collectDefaultMetrics)",
+    meaning: "event loop p99",
+  },
+  jvmGcPauseMicrometer: {
+    runtime: "jvm",
+    metric: "jvm_gc_pause_seconds",
+    exporter: "Micrometer JvmGcMetrics",
+    meaning: "JVM GC pause max",
+  },
+  jvmGcCollection: {
+    runtime: "jvm",
+    metric: "jvm_gc_collection_seconds",
+    exporter: "Prometheus Java client simpleclient_hotspot",
+    meaning: "JVM GC pause mean",
+  },
+  goSchedLatency: {
+    runtime: "go",
+    metric: "go_sched_latencies_seconds",
+    exporter: "client_golang runtime/metrics",
+    meaning: "Go scheduler latency p99",
+  },
 } as const satisfies Record<string, RuntimeSignal>;
 
 /** The key of one runtime signal. */

@@ -25,7 +25,11 @@ type Row = { name: string; value: unknown; unit?: string };
 
 /** One side's `npm run bench` in `cwd`; its rows by name (numbers only). */
 function benchOnce(cwd: string, out: string): Map<string, number> {
-  const r = spawnSync("npm", ["run", "bench", "--", "--only", ONLY, "--no-render", "--out", out, ...(QUICK ? ["--quick"] : [])], { cwd, stdio: ["ignore", "inherit", "inherit"], timeout: 30 * 60_000 });
+  const r = spawnSync(
+    "npm",
+    ["run", "bench", "--", "--only", ONLY, "--no-render", "--out", out, ...(QUICK ? ["--quick"] : [])],
+    { cwd, stdio: ["ignore", "inherit", "inherit"], timeout: 30 * 60_000 },
+  );
   if (r.status !== 0) throw new Error(`bench in ${cwd} exited ${r.status ?? r.signal}`);
   const rows = JSON.parse(readFileSync(out, "utf8")) as Row[];
   return new Map(rows.filter((x) => typeof x.value === "number").map((x) => [x.name, x.value as number]));
@@ -42,7 +46,9 @@ async function main(): Promise<void> {
     const sides: Record<"A" | "B", Array<Map<string, number>>> = { A: [], B: [] };
     for (let i = 0; i < PAIRS; i++) {
       for (const side of ["A", "B"] as const) {
-        console.log(`[bench-ab] ${side}${i + 1} (${side === "A" ? rev : "this tree"}) load ${loadavg()[0]!.toFixed(2)}`);
+        console.log(
+          `[bench-ab] ${side}${i + 1} (${side === "A" ? rev : "this tree"}) load ${loadavg()[0]!.toFixed(2)}`,
+        );
         sides[side].push(benchOnce(side === "A" ? base : process.cwd(), join(dir, `${side}${i}.json`)));
       }
     }
@@ -56,7 +62,10 @@ async function main(): Promise<void> {
       const overlap = PAIRS < 2 || (Math.max(...a) >= Math.min(...b) && Math.max(...b) >= Math.min(...a));
       return { name, a, b, ratio: ma === 0 ? null : +(mb / ma).toFixed(3), overlap };
     });
-    for (const r of result) console.log(`${r.name.padEnd(58)} A ${r.a.join(" / ").padEnd(24)} B ${r.b.join(" / ").padEnd(24)} B÷A ${r.ratio ?? "n/a"}${r.overlap ? "" : "  (ranges apart)"}`);
+    for (const r of result)
+      console.log(
+        `${r.name.padEnd(58)} A ${r.a.join(" / ").padEnd(24)} B ${r.b.join(" / ").padEnd(24)} B÷A ${r.ratio ?? "n/a"}${r.overlap ? "" : "  (ranges apart)"}`,
+      );
     writeFileSync(OUT, `${JSON.stringify({ base: rev, only: ONLY, pairs: PAIRS, rows: result }, null, 2)}\n`);
   } finally {
     execFileSync("git", ["worktree", "remove", "--force", base], { stdio: "ignore" });

@@ -69,10 +69,18 @@ async function main(): Promise<void> {
   // is ours alone; by default the shared Redis, as a deployment would share it.
   const own = flag("own-redis") ? await startOwnRedis() : null;
   try {
-    const s: BenchSettings = { ...base, redisUrl: own?.url ?? arg("redis", process.env.REDIS_URL ?? "redis://127.0.0.1:6379"), ownRedis: own !== null };
+    const s: BenchSettings = {
+      ...base,
+      redisUrl: own?.url ?? arg("redis", process.env.REDIS_URL ?? "redis://127.0.0.1:6379"),
+      ownRedis: own !== null,
+    };
     const load0 = loadavg();
-    console.log(`bench:consumer  messages=${s.messages} partitions=${s.partitions} rounds=${s.rounds} size≈${s.size}B variants=${s.variants.join(",")} chunk=${s.chunk} commitIntervalMs=${s.commitIntervalMs} partitionsConsumedConcurrently=${s.concurrency}`);
-    console.log(`  brokers=${s.brokers.join(",")} redis=${new URL(s.redisUrl).host} node ${process.version} ${new Date().toISOString()} loadavg ${load0.map((x) => x.toFixed(2)).join(" ")}`);
+    console.log(
+      `bench:consumer  messages=${s.messages} partitions=${s.partitions} rounds=${s.rounds} size≈${s.size}B variants=${s.variants.join(",")} chunk=${s.chunk} commitIntervalMs=${s.commitIntervalMs} partitionsConsumedConcurrently=${s.concurrency}`,
+    );
+    console.log(
+      `  brokers=${s.brokers.join(",")} redis=${new URL(s.redisUrl).host} node ${process.version} ${new Date().toISOString()} loadavg ${load0.map((x) => x.toFixed(2)).join(" ")}`,
+    );
     const outcome = await runRounds(s);
     emitFigures(report(s.variants, s.rounds, outcome, load0, loadavg()), jsonPath);
   } finally {

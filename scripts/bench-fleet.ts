@@ -30,7 +30,8 @@ const LOAD_MS = Number(arg("load-ms", "8000"));
 const VIEWERS = Number(arg("viewers", "50"));
 const JSON_OUT = arg("json", "");
 if (!(LOAD_MS >= 500 && LOAD_MS <= 60_000)) throw new RangeError("bench:fleet: --load-ms must be in [500, 60000]");
-if (!(Number.isInteger(VIEWERS) && VIEWERS >= 1 && VIEWERS <= 200)) throw new RangeError("bench:fleet: --viewers must be an integer in [1, 200]");
+if (!(Number.isInteger(VIEWERS) && VIEWERS >= 1 && VIEWERS <= 200))
+  throw new RangeError("bench:fleet: --viewers must be an integer in [1, 200]");
 
 /** The series the overview page requests on every refresh (components/overview/overview-view.tsx). */
 const PAGE_SERIES = ["duplicate_ratio", "check_latency", "error_rate"] as const;
@@ -49,7 +50,9 @@ async function promServed(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   let n = 0;
   for (const line of text.split("\n")) {
-    const m = /^prometheus_http_requests_total\{[^}]*handler="\/api\/v1\/(query|query_range|rules)"[^}]*\} (\S+)$/.exec(line);
+    const m = /^prometheus_http_requests_total\{[^}]*handler="\/api\/v1\/(query|query_range|rules)"[^}]*\} (\S+)$/.exec(
+      line,
+    );
     if (m) n += Number(m[2]);
   }
   return n;
@@ -61,14 +64,27 @@ async function oneRefresh(promUrl: string): Promise<{ handlers: number; app: num
   const a0 = upstreamCalls().prometheus;
   const p0 = await promServed(promUrl);
   const t0 = performance.now();
-  const [handlers] = await Promise.all([overview(), ...PAGE_SERIES.map(async (m) => (await seriesGET(new Request(`http://127.0.0.1/api/series?metric=${m}&range=1h`))).text())]);
+  const [handlers] = await Promise.all([
+    overview(),
+    ...PAGE_SERIES.map(async (m) =>
+      (await seriesGET(new Request(`http://127.0.0.1/api/series?metric=${m}&range=1h`))).text(),
+    ),
+  ]);
   const ms = performance.now() - t0;
   return { handlers, app: upstreamCalls().prometheus - a0, prometheus: (await promServed(promUrl)) - p0, ms };
 }
 
-async function withFleet<T>(services: number, handlersPerService: number, fn: (promUrl: string) => Promise<T>): Promise<T> {
+async function withFleet<T>(
+  services: number,
+  handlersPerService: number,
+  fn: (promUrl: string) => Promise<T>,
+): Promise<T> {
   const exporter = await startFleetExporter(buildFleet({ services, handlersPerService }));
-  const prom = await startOwnPrometheus({ targets: [new URL(exporter.url).host], ruleFiles: [`${process.cwd()}/infra/prometheus/rules/dedup.yml`], intervalSec: 1 });
+  const prom = await startOwnPrometheus({
+    targets: [new URL(exporter.url).host],
+    ruleFiles: [`${process.cwd()}/infra/prometheus/rules/dedup.yml`],
+    intervalSec: 1,
+  });
   try {
     // Until every handler has a processed rate (two scrapes), bounded.
     const want = services * handlersPerService * 3;
@@ -90,10 +106,14 @@ async function main(): Promise<void> {
   const load0 = loadavg();
   console.log(`[bench:fleet] ${cpus().length} × ${cpus()[0]?.model}, load ${load0.map((x) => x.toFixed(2)).join(" ")}`);
   const small = await withFleet(1, 10, oneRefresh);
-  console.log(`1. refresh with ${small.handlers} handlers: ${small.app} Prometheus requests (app count), ${small.prometheus} served (prometheus_http_requests_total), ${small.ms.toFixed(0)} ms cold`);
+  console.log(
+    `1. refresh with ${small.handlers} handlers: ${small.app} Prometheus requests (app count), ${small.prometheus} served (prometheus_http_requests_total), ${small.ms.toFixed(0)} ms cold`,
+  );
   const big = await withFleet(20, 10, async (url) => {
     const r = await oneRefresh(url);
-    console.log(`1. refresh with ${r.handlers} handlers: ${r.app} Prometheus requests (app count), ${r.prometheus} served (prometheus_http_requests_total), ${r.ms.toFixed(0)} ms cold`);
+    console.log(
+      `1. refresh with ${r.handlers} handlers: ${r.app} Prometheus requests (app count), ${r.prometheus} served (prometheus_http_requests_total), ${r.ms.toFixed(0)} ms cold`,
+    );
     // 2. 50 viewers polling back to back for LOAD_MS.
     const lat: number[] = [];
     let errors = 0;
@@ -115,7 +135,9 @@ async function main(): Promise<void> {
     return { refresh: r, lat, errors, promCalls: upstreamCalls().prometheus - a0 };
   });
   const p = (x: number) => +percentile(big.lat, x).toFixed(1);
-  console.log(`2. /api/overview, ${big.refresh.handlers} handlers, ${VIEWERS} viewers, ${LOAD_MS / 1000} s: ${big.lat.length} requests, p50 ${p(50)} ms, p95 ${p(95)} ms, p99 ${p(99)} ms, errors ${big.errors}, Prometheus requests ${big.promCalls}`);
+  console.log(
+    `2. /api/overview, ${big.refresh.handlers} handlers, ${VIEWERS} viewers, ${LOAD_MS / 1000} s: ${big.lat.length} requests, p50 ${p(50)} ms, p95 ${p(95)} ms, p99 ${p(99)} ms, errors ${big.errors}, Prometheus requests ${big.promCalls}`,
+  );
   const load1 = loadavg();
   const command = "npm run bench:fleet";
   const detail = {
@@ -134,8 +156,24 @@ async function main(): Promise<void> {
   };
   // Rows of bench-results.json (scripts/render-benchmarks.ts FIGURES).
   const out = [
-    { name: "fleet.overview_p95_ms_200_handlers_50_viewers", value: p(95), unit: "ms", reference: +big.refresh.ms.toFixed(1), ratio: +(p(95) / big.refresh.ms).toFixed(4), command, detail },
-    { name: "fleet.prometheus_queries_200_vs_10_handlers", value: +(big.refresh.app / small.app).toFixed(4), unit: "ratio", reference: small.app, ratio: +(big.refresh.app / small.app).toFixed(4), command, detail },
+    {
+      name: "fleet.overview_p95_ms_200_handlers_50_viewers",
+      value: p(95),
+      unit: "ms",
+      reference: +big.refresh.ms.toFixed(1),
+      ratio: +(p(95) / big.refresh.ms).toFixed(4),
+      command,
+      detail,
+    },
+    {
+      name: "fleet.prometheus_queries_200_vs_10_handlers",
+      value: +(big.refresh.app / small.app).toFixed(4),
+      unit: "ratio",
+      reference: small.app,
+      ratio: +(big.refresh.app / small.app).toFixed(4),
+      command,
+      detail,
+    },
   ];
   if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(out, null, 2));
   console.log(JSON.stringify(out));

@@ -46,7 +46,11 @@ const LOAD_MS = Number(optArg("load-ms") ?? 8000);
 
 const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 
-async function load(viewers: number, ms: number, get: () => Promise<number>): Promise<{ lat: number[]; errors: number }> {
+async function load(
+  viewers: number,
+  ms: number,
+  get: () => Promise<number>,
+): Promise<{ lat: number[]; errors: number }> {
   const lat: number[] = [];
   let errors = 0;
   const end = Date.now() + ms;
@@ -79,7 +83,11 @@ async function main() {
   const results: Record<string, number> = {};
   // Figures on a shared 2-core machine swing with its load: record it next to them.
   const details: Record<string, unknown> = { loadAverageAtStart: loadavg().map((x) => +x.toFixed(2)) };
-  console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(" ")} on ${cpus().length} cores`);
+  console.log(
+    `load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")} on ${cpus().length} cores`,
+  );
   let redisSrv: OwnRedis | undefined;
   let prom: OwnPrometheus | undefined;
   let app: ReturnType<typeof createServer> | undefined;
@@ -102,7 +110,9 @@ async function main() {
     let t = performance.now();
     await seedKeys(admin, groups);
     const dbsize = await admin.dbsize();
-    console.log(`seeded ${fmt(dbsize)} keys in ${fmt(performance.now() - t)} ms (5 handlers × ${fmt(perHandler)}, 10k without TTL, the rest unrelated)`);
+    console.log(
+      `seeded ${fmt(dbsize)} keys in ${fmt(performance.now() - t)} ms (5 handlers × ${fmt(perHandler)}, 10k without TTL, the rest unrelated)`,
+    );
     await admin.slowlog("RESET");
 
     // 1. Plain SCAN loop (the reference) vs the inspector's exact count.
@@ -121,7 +131,11 @@ async function main() {
 
     const client = createObserveRedis({ url: redisSrv.url });
     // The scan's own speed: unpaced (the app's scan waits between calls to stay under 5 % of Redis time, maxRedisShare).
-    const inspector = new KeyInspector(client, { exactMaxKeys: 100_000_000, refreshMinIntervalMs: 0, maxRedisShare: 1 });
+    const inspector = new KeyInspector(client, {
+      exactMaxKeys: 100_000_000,
+      refreshMinIntervalMs: 0,
+      maxRedisShare: 1,
+    });
     await inspector.run("estimate"); // warm: the timed exact run below is the scan alone
     t = performance.now();
     const exact = await inspector.run("exact");
@@ -129,15 +143,27 @@ async function main() {
     const exactRate = dbsize / (exactMs / 1000);
     const exactSum = exact.handlers.reduce((a, h) => a + h.keyCount, 0);
     // The same scan counting only (ttlCheck "sample": no-TTL counts scaled from a sample).
-    const countOnly = new KeyInspector(client, { exactMaxKeys: 100_000_000, refreshMinIntervalMs: 0, ttlCheck: "sample", maxRedisShare: 1 });
+    const countOnly = new KeyInspector(client, {
+      exactMaxKeys: 100_000_000,
+      refreshMinIntervalMs: 0,
+      ttlCheck: "sample",
+      maxRedisShare: 1,
+    });
     await countOnly.run("estimate");
     t = performance.now();
     const exactTtl = await countOnly.run("exact");
     const exactTtlMs = performance.now() - t;
-    const slowInspector = ((await admin.slowlog("GET", 128)) as Array<[number, number, number, string[], string, string]>).filter((e) => e[5] === "dedup-health-observe");
+    const slowInspector = (
+      (await admin.slowlog("GET", 128)) as Array<[number, number, number, string[], string, string]>
+    ).filter((e) => e[5] === "dedup-health-observe");
     results["inspect.scan_keys_per_sec"] = Math.round(exactRate);
     results["inspect.scan_vs_plain_scan"] = +(exactRate / plainRate).toFixed(3);
-    details.plainScan = { ms: Math.round(plainMs), keysPerSec: Math.round(plainRate), matched: plainMatched, slowlogOver5ms: slowPlain };
+    details.plainScan = {
+      ms: Math.round(plainMs),
+      keysPerSec: Math.round(plainRate),
+      matched: plainMatched,
+      slowlogOver5ms: slowPlain,
+    };
     details.exactCount = {
       ms: Math.round(exactMs),
       keysPerSec: Math.round(exactRate),
@@ -160,11 +186,21 @@ async function main() {
       calls: exactTtl.calls,
       maxCallMicros: exactTtl.maxCallMicros,
     };
-    console.log(`\n1. exact count (default ttlCheck every-key: a PTTL of every key, exact no-TTL counts): ${fmt(exactRate)} keys/s (${fmt(exactMs)} ms, ${exact.calls} calls, slowest ${exact.maxCallMicros} µs)`);
-    console.log(`   counting only (ttlCheck sample, SCAN from the client): ${fmt(dbsize / (exactTtlMs / 1000))} keys/s (${fmt(exactTtlMs)} ms, ${exactTtl.calls} SCANs, slowest ${exactTtl.maxCallMicros} µs, no-TTL ${fmt(exactTtl.handlers.reduce((a, h) => a + h.noTtlCount, 0))} sampled vs ${fmt(exact.handlers.reduce((a, h) => a + h.noTtlCount, 0))} exact)`);
-    console.log(`   SLOWLOG entries > 5 ms from both inspector runs: ${slowInspector.length}${slowInspector.map((e) => ` [${e[2]} µs ${e[3].slice(0, 4).join(" ")}]`).join("")}`);
-    console.log(`   plain SCAN MATCH COUNT 1000 loop: ${fmt(plainRate)} keys/s (${fmt(plainMs)} ms; it only lists keys: no TTL, no grouping)`);
-    console.log(`   ratio inspector / plain SCAN: ${(exactRate / plainRate).toFixed(2)} (counting only: ${(dbsize / (exactTtlMs / 1000) / plainRate).toFixed(2)}); matched ${fmt(exactSum)} = plain ${fmt(plainMatched)}`);
+    console.log(
+      `\n1. exact count (default ttlCheck every-key: a PTTL of every key, exact no-TTL counts): ${fmt(exactRate)} keys/s (${fmt(exactMs)} ms, ${exact.calls} calls, slowest ${exact.maxCallMicros} µs)`,
+    );
+    console.log(
+      `   counting only (ttlCheck sample, SCAN from the client): ${fmt(dbsize / (exactTtlMs / 1000))} keys/s (${fmt(exactTtlMs)} ms, ${exactTtl.calls} SCANs, slowest ${exactTtl.maxCallMicros} µs, no-TTL ${fmt(exactTtl.handlers.reduce((a, h) => a + h.noTtlCount, 0))} sampled vs ${fmt(exact.handlers.reduce((a, h) => a + h.noTtlCount, 0))} exact)`,
+    );
+    console.log(
+      `   SLOWLOG entries > 5 ms from both inspector runs: ${slowInspector.length}${slowInspector.map((e) => ` [${e[2]} µs ${e[3].slice(0, 4).join(" ")}]`).join("")}`,
+    );
+    console.log(
+      `   plain SCAN MATCH COUNT 1000 loop: ${fmt(plainRate)} keys/s (${fmt(plainMs)} ms; it only lists keys: no TTL, no grouping)`,
+    );
+    console.log(
+      `   ratio inspector / plain SCAN: ${(exactRate / plainRate).toFixed(2)} (counting only: ${(dbsize / (exactTtlMs / 1000) / plainRate).toFixed(2)}); matched ${fmt(exactSum)} = plain ${fmt(plainMatched)}`,
+    );
 
     // 1b. The same keyspace once every key has a TTL (INFO keyspace: keys == expires, so the exact
     // count reads no per-key TTL: nothing without a TTL can be found; it SCANs from the client and
@@ -183,12 +219,18 @@ async function main() {
       await inspector.run("exact");
       const e = performance.now() - t;
       const p2 = await timePlainScan(admin);
-      allTtl.push({ plainMs: Math.round((p1 + p2) / 2), exactMs: Math.round(e), ratio: +((p1 + p2) / 2 / e).toFixed(3) });
+      allTtl.push({
+        plainMs: Math.round((p1 + p2) / 2),
+        exactMs: Math.round(e),
+        ratio: +((p1 + p2) / 2 / e).toFixed(3),
+      });
     }
     const allTtlRatio = median(allTtl.map((x) => x.ratio));
     results["inspect.scan_vs_plain_scan_every_key_has_ttl"] = allTtlRatio;
     details.everyKeyHasTtl = { keyspace: infoKs, ttlGivenTo: noTtlKeys.length, rounds: allTtl };
-    console.log(`   the same keyspace with a TTL on its ${fmt(noTtlKeys.length)} TTL-less keys (${infoKs}: no per-key TTL read): ratio inspector / plain SCAN ${allTtl.map((x) => x.ratio.toFixed(2)).join(", ")} (median ${allTtlRatio.toFixed(2)})`);
+    console.log(
+      `   the same keyspace with a TTL on its ${fmt(noTtlKeys.length)} TTL-less keys (${infoKs}: no per-key TTL read): ratio inspector / plain SCAN ${allTtl.map((x) => x.ratio.toFixed(2)).join(", ")} (median ${allTtlRatio.toFixed(2)})`,
+    );
 
     // 2. Estimate latency and error.
     const estRuns: number[] = [];
@@ -215,8 +257,12 @@ async function main() {
       draws: DEFAULT_KEY_INSPECTOR_OPTIONS.estimateSamples,
       method: "blocks of ~16 keys from random SCAN cursors, ≤ 1.5 ms script calls, 2 in flight",
     };
-    console.log(`\n2. estimate at ${fmt(dbsize)} keys: median ${fmt(median(estRuns))} ms over 5 runs (${estRuns.map((x) => fmt(x)).join(", ")})`);
-    console.log(`   worst per-handler error ${(worstRel * 100).toFixed(2)}% (stated 99.9% bound up to ±${(worstBoundRel * 100).toFixed(2)}%)`);
+    console.log(
+      `\n2. estimate at ${fmt(dbsize)} keys: median ${fmt(median(estRuns))} ms over 5 runs (${estRuns.map((x) => fmt(x)).join(", ")})`,
+    );
+    console.log(
+      `   worst per-handler error ${(worstRel * 100).toFixed(2)}% (stated 99.9% bound up to ±${(worstBoundRel * 100).toFixed(2)}%)`,
+    );
 
     // 3. /api/overview with 50 viewers.
     const registry = new Registry();
@@ -228,11 +274,22 @@ async function main() {
       rec.check("on-review-created", performance.now(), 0.002);
     }, 100);
     const appPort = await freePort();
-    app = createServer((_req, res) => void registry.metrics().then((b) => res.writeHead(200, { "content-type": registry.contentType }).end(b)));
+    app = createServer(
+      (_req, res) =>
+        void registry.metrics().then((b) => res.writeHead(200, { "content-type": registry.contentType }).end(b)),
+    );
     await new Promise<void>((r) => app!.listen(appPort, "127.0.0.1", r));
-    prom = await startOwnPrometheus({ targets: [`127.0.0.1:${appPort}`], ruleFiles: [`${process.cwd()}/infra/prometheus/rules/dedup.yml`], intervalSec: 1 });
+    prom = await startOwnPrometheus({
+      targets: [`127.0.0.1:${appPort}`],
+      ruleFiles: [`${process.cwd()}/infra/prometheus/rules/dedup.yml`],
+      intervalSec: 1,
+    });
     await new Promise((r) => setTimeout(r, 3000)); // two scrapes, so rates exist
-    const ctx = createObserveContext({ metrics: new PrometheusSource(prom.url), redis: client, inspector: { exactMaxKeys: 100_000_000 } });
+    const ctx = createObserveContext({
+      metrics: new PrometheusSource(prom.url),
+      redis: client,
+      inspector: { exactMaxKeys: 100_000_000 },
+    });
     await ctx.inspector!.run("estimate");
     setObserveContext(ctx);
     const get = URL_ARG
@@ -253,15 +310,37 @@ async function main() {
     details.overview = {
       target: URL_ARG ?? "in-process route GET",
       loadMs: LOAD_MS,
-      oneViewer: { requests: one.lat.length, p50: +percentile(one.lat, 50).toFixed(1), p95: +percentile(one.lat, 95).toFixed(1), prometheusCalls: up1, errors: one.errors },
-      fiftyViewers: { requests: many.lat.length, p50: +percentile(many.lat, 50).toFixed(1), p95: +percentile(many.lat, 95).toFixed(1), p99: +percentile(many.lat, 99).toFixed(1), prometheusCalls: up50, errors: many.errors },
+      oneViewer: {
+        requests: one.lat.length,
+        p50: +percentile(one.lat, 50).toFixed(1),
+        p95: +percentile(one.lat, 95).toFixed(1),
+        prometheusCalls: up1,
+        errors: one.errors,
+      },
+      fiftyViewers: {
+        requests: many.lat.length,
+        p50: +percentile(many.lat, 50).toFixed(1),
+        p95: +percentile(many.lat, 95).toFixed(1),
+        p99: +percentile(many.lat, 99).toFixed(1),
+        prometheusCalls: up50,
+        errors: many.errors,
+      },
       redisCallsDuringLoad: after50.redis - before1.redis,
     };
-    console.log(`\n3. /api/overview (${URL_ARG ? `HTTP ${URL_ARG}` : "route GET in-process"}, Prometheus ${prom.url}), ${LOAD_MS / 1000} s each:`);
-    console.log(`   1 viewer:   ${fmt(one.lat.length)} requests, p50 ${percentile(one.lat, 50).toFixed(1)} ms, p95 ${percentile(one.lat, 95).toFixed(1)} ms, Prometheus calls ${up1}`);
-    console.log(`   50 viewers: ${fmt(many.lat.length)} requests, p50 ${percentile(many.lat, 50).toFixed(1)} ms, p95 ${percentile(many.lat, 95).toFixed(1)} ms, p99 ${percentile(many.lat, 99).toFixed(1)} ms, Prometheus calls ${up50}, errors ${many.errors}`);
-    if (URL_ARG) console.log("   (upstream calls are counted in this process only: with --url they are the server's, not shown)");
-    console.log(`   Redis calls during both loads: ${after50.redis - before1.redis} (background inspection only; the overview reads its cached result)`);
+    console.log(
+      `\n3. /api/overview (${URL_ARG ? `HTTP ${URL_ARG}` : "route GET in-process"}, Prometheus ${prom.url}), ${LOAD_MS / 1000} s each:`,
+    );
+    console.log(
+      `   1 viewer:   ${fmt(one.lat.length)} requests, p50 ${percentile(one.lat, 50).toFixed(1)} ms, p95 ${percentile(one.lat, 95).toFixed(1)} ms, Prometheus calls ${up1}`,
+    );
+    console.log(
+      `   50 viewers: ${fmt(many.lat.length)} requests, p50 ${percentile(many.lat, 50).toFixed(1)} ms, p95 ${percentile(many.lat, 95).toFixed(1)} ms, p99 ${percentile(many.lat, 99).toFixed(1)} ms, Prometheus calls ${up50}, errors ${many.errors}`,
+    );
+    if (URL_ARG)
+      console.log("   (upstream calls are counted in this process only: with --url they are the server's, not shown)");
+    console.log(
+      `   Redis calls during both loads: ${after50.redis - before1.redis} (background inspection only; the overview reads its cached result)`,
+    );
     setObserveContext(null);
     client.disconnect();
     admin.disconnect();

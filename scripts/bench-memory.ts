@@ -41,9 +41,12 @@ const SERVICE = arg("service", "billing");
 const HANDLER = arg("handler", "charge");
 const JSON_PATH = arg("json", "");
 const TOPIC = arg("topic", "demo.events");
-if (!Number.isInteger(KEYS) || KEYS < 1000 || KEYS > 5_000_000) throw new RangeError("bench-memory: --keys must be an integer in [1000, 5000000]");
-if (!Number.isInteger(BATCH) || BATCH < 1 || BATCH > 10_000) throw new RangeError("bench-memory: --batch must be an integer in [1, 10000]");
-if (!/^[^\s:]+$/.test(SERVICE) || !/^[^\s:]+$/.test(HANDLER)) throw new RangeError("bench-memory: --service and --handler must be non-empty without spaces or ':'");
+if (!Number.isInteger(KEYS) || KEYS < 1000 || KEYS > 5_000_000)
+  throw new RangeError("bench-memory: --keys must be an integer in [1000, 5000000]");
+if (!Number.isInteger(BATCH) || BATCH < 1 || BATCH > 10_000)
+  throw new RangeError("bench-memory: --batch must be an integer in [1, 10000]");
+if (!/^[^\s:]+$/.test(SERVICE) || !/^[^\s:]+$/.test(HANDLER))
+  throw new RangeError("bench-memory: --service and --handler must be non-empty without spaces or ':'");
 
 /** One measured setup: a marking, with or without delivery positions in the messages. */
 interface Variant {
@@ -105,8 +108,20 @@ async function usedMemory(r: Redis): Promise<number> {
 /** Delivers `n` fresh messages through Router → Deduplicator(marking) → no-op, in batches (with Kafka-like positions when `position`). */
 async function claimAll(client: Redis, marking: Marking, n: number, position: boolean): Promise<void> {
   const router = new Router({ onError: (e) => console.error(`[bench-memory] ${e.error.message}`) });
-  const dedup = new Deduplicator({ repository: new RedisRepository(client), service: SERVICE, marking, ttlMs: TTL_MS, registry: new Registry() });
-  router.addHandler({ name: HANDLER, topic: "bench-memory", subscriber: new MemoryPubSub(), handler: async () => undefined, middleware: [dedup.middleware] });
+  const dedup = new Deduplicator({
+    repository: new RedisRepository(client),
+    service: SERVICE,
+    marking,
+    ttlMs: TTL_MS,
+    registry: new Registry(),
+  });
+  router.addHandler({
+    name: HANDLER,
+    topic: "bench-memory",
+    subscriber: new MemoryPubSub(),
+    handler: async () => undefined,
+    middleware: [dedup.middleware],
+  });
   const sink = router.sink(HANDLER);
   const id = monotonicFactory();
   const never = new AbortController().signal;
@@ -114,16 +129,21 @@ async function claimAll(client: Redis, marking: Marking, n: number, position: bo
   for (let i = 0; i < n; i += BATCH) {
     const msgs: Message[] = Array.from({ length: Math.min(BATCH, n - i) }, (_, j) => {
       const k = i + j;
-      const context = position ? { topic: TOPIC, partition: k % PARTITIONS, offset: String(OFFSET_BASE + Math.floor(k / PARTITIONS)) } : {};
+      const context = position
+        ? { topic: TOPIC, partition: k % PARTITIONS, offset: String(OFFSET_BASE + Math.floor(k / PARTITIONS)) }
+        : {};
       return { uuid: id(), metadata: {}, payload, signal: never, context };
     });
     const out = await sink.deliverBatch(msgs);
-    if (out.length !== msgs.length || out.some((o) => o !== "ack")) throw new Error(`${marking}: a batch was not acked entirely`);
+    if (out.length !== msgs.length || out.some((o) => o !== "ack"))
+      throw new Error(`${marking}: a batch was not acked entirely`);
   }
 }
 
 async function main(): Promise<void> {
-  console.log(`bench:memory  keys=${KEYS} batch=${BATCH} key = ${SERVICE}:dedup:${HANDLER}:<ULID>  ttl=24h  node ${process.version}  ${new Date().toISOString()}`);
+  console.log(
+    `bench:memory  keys=${KEYS} batch=${BATCH} key = ${SERVICE}:dedup:${HANDLER}:<ULID>  ttl=24h  node ${process.version}  ${new Date().toISOString()}`,
+  );
   const srv = await startOwnRedis();
   const client = new Redis(srv.url, { maxRetriesPerRequest: 1 });
   const results: MarkingResult[] = [];
@@ -145,12 +165,17 @@ async function main(): Promise<void> {
       const insp = await inspector.run("exact");
       const h = insp.handlers.find((x) => x.prefix === `${SERVICE}:dedup:${HANDLER}`);
       if (!h) throw new Error(`${marking}: the inspector found no handler ${SERVICE}:dedup:${HANDLER}`);
-      if (h.keyCount !== KEYS) throw new Error(`${marking}: the inspector counted ${h.keyCount} keys, expected ${KEYS}`);
-      if (protocol === "lease" && h.states.done !== h.sampleSize) throw new Error(`${marking}: ${h.sampleSize - h.states.done} sampled keys not in state done`);
+      if (h.keyCount !== KEYS)
+        throw new Error(`${marking}: the inspector counted ${h.keyCount} keys, expected ${KEYS}`);
+      if (protocol === "lease" && h.states.done !== h.sampleSize)
+        throw new Error(`${marking}: ${h.sampleSize - h.states.done} sampled keys not in state done`);
       if (protocol === "lease") {
         // `done[:<topic>:<partition>:<offset>]#<payload fingerprint>`
         const sample = (await client.get((await client.scan("0", "COUNT", 10))[1][0]!)) ?? "";
-        if (!sample.startsWith(position ? `done:${TOPIC}:` : "done#")) throw new Error(`${marking}: a key holds ${sample}, expected done${position ? `:${TOPIC}:<partition>:<offset>` : ""}#<fingerprint>`);
+        if (!sample.startsWith(position ? `done:${TOPIC}:` : "done#"))
+          throw new Error(
+            `${marking}: a key holds ${sample}, expected done${position ? `:${TOPIC}:<partition>:<offset>` : ""}#<fingerprint>`,
+          );
         console.log(`  ${marking}: a key's value is ${JSON.stringify(sample)} (${sample.length} B)`);
       }
       const measured = (usedAfter - usedBefore) / KEYS;
@@ -208,21 +233,37 @@ async function main(): Promise<void> {
       value: err === null ? null : +err.toFixed(4),
       unit: "fraction",
       reference: +by("lease").measuredBytesPerKey.toFixed(1),
-      ratio: by("lease").estimateBytesPerKey === null ? null : +(by("lease").estimateBytesPerKey! / by("lease").measuredBytesPerKey).toFixed(4),
+      ratio:
+        by("lease").estimateBytesPerKey === null
+          ? null
+          : +(by("lease").estimateBytesPerKey! / by("lease").measuredBytesPerKey).toFixed(4),
       target: 0.1,
       detail: {
         worstMarking: +worst.toFixed(4),
-        memoryUsageOnlyError: by("lease").memoryUsageOnlyError === null ? null : +by("lease").memoryUsageOnlyError!.toFixed(4),
+        memoryUsageOnlyError:
+          by("lease").memoryUsageOnlyError === null ? null : +by("lease").memoryUsageOnlyError!.toFixed(4),
       },
     },
-    { name: "redis.lease_vs_naive_bytes_per_key", value: +leaseVsNaive.toFixed(4), unit: "ratio", reference: +by("naive").measuredBytesPerKey.toFixed(1), ratio: +leaseVsNaive.toFixed(4), target: 1.3 },
+    {
+      name: "redis.lease_vs_naive_bytes_per_key",
+      value: +leaseVsNaive.toFixed(4),
+      unit: "ratio",
+      reference: +by("naive").measuredBytesPerKey.toFixed(1),
+      ratio: +leaseVsNaive.toFixed(4),
+      target: 1.3,
+    },
     {
       name: "redis.done_position_cost_bytes_per_key",
       value: +positionCost.toFixed(1),
       unit: "B/key",
       reference: +by("lease").measuredBytesPerKey.toFixed(1),
       ratio: +(by("lease+position").measuredBytesPerKey / by("lease").measuredBytesPerKey).toFixed(4),
-      detail: { topic: TOPIC, partitions: PARTITIONS, offsetDigits: String(OFFSET_BASE).length, positionVsNaive: +positionVsNaive.toFixed(4) },
+      detail: {
+        topic: TOPIC,
+        partitions: PARTITIONS,
+        offsetDigits: String(OFFSET_BASE).length,
+        positionVsNaive: +positionVsNaive.toFixed(4),
+      },
     },
     ...results.map((r) => ({
       name: `redis.bytes_per_key.${r.marking}`,
@@ -230,7 +271,13 @@ async function main(): Promise<void> {
       unit: "B/key",
       reference: r.estimateBytesPerKey,
       ratio: r.estimateBytesPerKey === null ? null : +(r.estimateBytesPerKey / r.measuredBytesPerKey).toFixed(4),
-      detail: { keys: r.keys, key: `${SERVICE}:dedup:${HANDLER}:<ULID>`, memoryUsageOnlyBytesPerKey: r.memoryUsageOnlyBytesPerKey === null ? null : +r.memoryUsageOnlyBytesPerKey.toFixed(1), states: r.states },
+      detail: {
+        keys: r.keys,
+        key: `${SERVICE}:dedup:${HANDLER}:<ULID>`,
+        memoryUsageOnlyBytesPerKey:
+          r.memoryUsageOnlyBytesPerKey === null ? null : +r.memoryUsageOnlyBytesPerKey.toFixed(1),
+        states: r.states,
+      },
     })),
   ];
   emitFigures(out, JSON_PATH);

@@ -37,7 +37,12 @@ import { KafkaSubscriber } from "@/server/transport/kafka-subscriber";
 import { encodeRecord } from "@/server/transport/watermill-codec";
 import type { Message } from "@/server/dedup/message";
 import type { Publisher } from "@/server/dedup/pubsub";
-import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type DedupRedisClient, type RedisRepositoryOptions } from "@/server/dedup/redis-repository";
+import {
+  RECOMMENDED_IOREDIS_OPTIONS,
+  RedisRepository,
+  type DedupRedisClient,
+  type RedisRepositoryOptions,
+} from "@/server/dedup/redis-repository";
 import { Router } from "@/server/dedup/router";
 import { defaultStack } from "@/server/dedup/stack";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
@@ -51,7 +56,9 @@ import { median, percentile } from "./lib/stats";
 
 const BROKERS = (process.env.KAFKA_BROKERS || "127.0.0.1:9092").split(",").map((s) => s.trim());
 const REDIS_URL = process.env.REDIS_URL || "redis://127.0.0.1:6379";
-const CLUSTER_NODES = (process.env.REDIS_CLUSTER_NODES || "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002").split(",").map((s) => s.trim());
+const CLUSTER_NODES = (process.env.REDIS_CLUSTER_NODES || "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002")
+  .split(",")
+  .map((s) => s.trim());
 const PARTITIONS = 6;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -60,7 +67,10 @@ function clusterClient(): Cluster {
   return seededCluster(
     {
       enableAutoPipelining: RECOMMENDED_IOREDIS_OPTIONS.enableAutoPipelining,
-      redisOptions: { maxRetriesPerRequest: RECOMMENDED_IOREDIS_OPTIONS.maxRetriesPerRequest, connectTimeout: RECOMMENDED_IOREDIS_OPTIONS.connectTimeout },
+      redisOptions: {
+        maxRetriesPerRequest: RECOMMENDED_IOREDIS_OPTIONS.maxRetriesPerRequest,
+        connectTimeout: RECOMMENDED_IOREDIS_OPTIONS.connectTimeout,
+      },
     },
     CLUSTER_NODES,
   );
@@ -74,7 +84,13 @@ function standaloneClient(): Redis {
 async function ready(c: Redis | Cluster, what: string): Promise<void> {
   if (c.status === "ready") return;
   await new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`${what} not ready after 5 s (status ${c.status}): run npm run stack:up / npm run stack:cluster`)), 5000);
+    const t = setTimeout(
+      () =>
+        reject(
+          new Error(`${what} not ready after 5 s (status ${c.status}): run npm run stack:up / npm run stack:cluster`),
+        ),
+      5000,
+    );
     c.once("ready", () => {
       clearTimeout(t);
       resolve();
@@ -154,7 +170,15 @@ function counted(c: Redis | Cluster): { client: DedupRedisClient; trips: { n: nu
   return { client, trips };
 }
 
-async function claimRun(c: Redis | Cluster, opts: RedisRepositoryOptions, prefix: string, seconds: number, batch: number, concurrency: number, target: string): Promise<ClaimFigures> {
+async function claimRun(
+  c: Redis | Cluster,
+  opts: RedisRepositoryOptions,
+  prefix: string,
+  seconds: number,
+  batch: number,
+  concurrency: number,
+  target: string,
+): Promise<ClaimFigures> {
   const { client, trips } = counted(c);
   const repo = new RedisRepository(client, opts);
   let batches = 0;
@@ -165,7 +189,11 @@ async function claimRun(c: Redis | Cluster, opts: RedisRepositoryOptions, prefix
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < end) {
-        const reqs = Array.from({ length: batch }, () => ({ key: `${prefix}:${(next++).toString(36)}`, value: "processing:bench", ttlMs: 120_000 }));
+        const reqs = Array.from({ length: batch }, () => ({
+          key: `${prefix}:${(next++).toString(36)}`,
+          value: "processing:bench",
+          ttlMs: 120_000,
+        }));
         const t0 = performance.now();
         const out = await repo.claimBatch(reqs);
         lat.push(performance.now() - t0);
@@ -177,7 +205,14 @@ async function claimRun(c: Redis | Cluster, opts: RedisRepositoryOptions, prefix
     }),
   );
   const q = (p: number) => Math.round((percentile(lat, p) || 0) * 100) / 100;
-  return { target, concurrency, roundTripsPerBatch: Math.round((trips.n / Math.max(1, batches)) * 100) / 100, claimsPerSecond: Math.round(claims / seconds), batchP50Ms: q(50), batchP99Ms: q(99) };
+  return {
+    target,
+    concurrency,
+    roundTripsPerBatch: Math.round((trips.n / Math.max(1, batches)) * 100) / 100,
+    claimsPerSecond: Math.round(claims / seconds),
+    batchP50Ms: q(50),
+    batchP99Ms: q(99),
+  };
 }
 
 async function benchClaims(): Promise<ClaimFigures[]> {
@@ -186,7 +221,10 @@ async function benchClaims(): Promise<ClaimFigures[]> {
   const concurrency = intArg("concurrency", 4, 1, 64);
   const standalone = standaloneClient();
   const cluster = clusterClient();
-  await Promise.all([ready(standalone, `Redis ${REDIS_URL}`), ready(cluster, `Redis Cluster ${CLUSTER_NODES.join(",")}`)]);
+  await Promise.all([
+    ready(standalone, `Redis ${REDIS_URL}`),
+    ready(cluster, `Redis Cluster ${CLUSTER_NODES.join(",")}`),
+  ]);
   const prefix = `bench-scale-${randomBytes(4).toString("hex")}:dedup:claims`;
   const targets: Array<{ name: string; client: Redis | Cluster; opts: RedisRepositoryOptions }> = [
     { name: "standalone (script per batch)", client: standalone, opts: { batchCommand: "script" } },
@@ -201,7 +239,9 @@ async function benchClaims(): Promise<ClaimFigures[]> {
       for (const t of targets) {
         const f = await claimRun(t.client, t.opts, `${prefix}:${out.length}`, seconds, batch, c, t.name);
         out.push(f);
-        console.log(`[claims] ${t.name.padEnd(42)} ${c} in flight: ${f.claimsPerSecond.toLocaleString("en")} claims/s, ${f.roundTripsPerBatch} round trip(s) per batch of ${batch}, p50 ${f.batchP50Ms} ms p99 ${f.batchP99Ms} ms`);
+        console.log(
+          `[claims] ${t.name.padEnd(42)} ${c} in flight: ${f.claimsPerSecond.toLocaleString("en")} claims/s, ${f.roundTripsPerBatch} round trip(s) per batch of ${batch}, p50 ${f.batchP50Ms} ms p99 ${f.batchP99Ms} ms`,
+        );
       }
     }
   } finally {
@@ -236,13 +276,23 @@ async function worker(): Promise<void> {
   let cpu0 = process.cpuUsage();
   const partitions = new Set<number>();
   const noDlq: Publisher = { publish: async () => undefined, close: async () => undefined };
-  const subscriber = new KafkaSubscriber({ brokers: BROKERS, groupId: group, replica, sessionTimeoutMs: 30_000, logLevel: logLevel.ERROR });
+  const subscriber = new KafkaSubscriber({
+    brokers: BROKERS,
+    groupId: group,
+    replica,
+    sessionTimeoutMs: 30_000,
+    logLevel: logLevel.ERROR,
+  });
   const router = new Router({ onError: (e) => say({ event: "error", detail: e.error.message }) });
   router.addHandler({
     name: "bench",
     topic,
     subscriber,
-    middleware: defaultStack({ dlqPublisher: noDlq, dlqTopic: `${topic}.dlq`, dedup: { repository: new RedisRepository(redis), service, registry: new Registry() } }),
+    middleware: defaultStack({
+      dlqPublisher: noDlq,
+      dlqTopic: `${topic}.dlq`,
+      dedup: { repository: new RedisRepository(redis), service, registry: new Registry() },
+    }),
     handler: async (m: Message) => {
       if (!gatedAt) await gate;
       const now = Date.now();
@@ -254,7 +304,15 @@ async function worker(): Promise<void> {
   });
   const stop = async () => {
     const cpu = process.cpuUsage(cpu0);
-    say({ event: "report", processed, first, last, gatedAt, cpuMs: Math.round((cpu.user + cpu.system) / 1000), partitions: [...partitions].sort((a, b) => a - b) });
+    say({
+      event: "report",
+      processed,
+      first,
+      last,
+      gatedAt,
+      cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+      partitions: [...partitions].sort((a, b) => a - b),
+    });
     await router.close();
     await subscriber.close();
     redis.disconnect();
@@ -282,10 +340,31 @@ interface WorkerHandle {
 }
 
 /** Starts one worker process (node + tsx loader, so its pid is the worker itself). */
-export function startWorker(opts: { topic: string; group: string; replica: string; service: string; redis: string }): WorkerHandle {
+export function startWorker(opts: {
+  topic: string;
+  group: string;
+  replica: string;
+  service: string;
+  redis: string;
+}): WorkerHandle {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", __filename, "--worker", "--topic", opts.topic, "--group", opts.group, "--replica", opts.replica, "--service", opts.service, "--redis", opts.redis],
+    [
+      "--import",
+      "tsx",
+      __filename,
+      "--worker",
+      "--topic",
+      opts.topic,
+      "--group",
+      opts.group,
+      "--replica",
+      opts.replica,
+      "--service",
+      opts.service,
+      "--redis",
+      opts.redis,
+    ],
     { stdio: ["pipe", "pipe", "pipe"], cwd: process.cwd(), env: process.env },
   );
   const reports: Array<Record<string, unknown>> = [];
@@ -310,7 +389,9 @@ export function startWorker(opts: { topic: string; group: string; replica: strin
       // not ours (a library log line)
     }
   });
-  child.on("exit", (code) => failed(new Error(`worker ${opts.replica} exited (${code}) before joining: ${stderr.slice(-600)}`)));
+  child.on("exit", (code) =>
+    failed(new Error(`worker ${opts.replica} exited (${code}) before joining: ${stderr.slice(-600)}`)),
+  );
   return { child, replica: opts.replica, reports, joined: j, report: r };
 }
 
@@ -345,7 +426,10 @@ interface ConsumerFigures {
 }
 
 async function fillTopic(kafka: Kafka, topic: string, n: number): Promise<void> {
-  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  const producer = kafka.producer({
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
   await producer.connect();
   try {
     const ts = Date.now().toString(36).toUpperCase().padStart(10, "0");
@@ -353,7 +437,11 @@ async function fillTopic(kafka: Kafka, topic: string, n: number): Promise<void> 
       const messages = [];
       for (let i = start; i < Math.min(n, start + 2000); i++) {
         const payload = Buffer.from(JSON.stringify({ type: "order.created", order: `o-${i}`, amount: i % 997 }));
-        const rec = encodeRecord({ uuid: `${ts}${randomBytes(8).toString("hex").toUpperCase().slice(0, 16)}`, metadata: { "Event-Type": "order.created" }, payload });
+        const rec = encodeRecord({
+          uuid: `${ts}${randomBytes(8).toString("hex").toUpperCase().slice(0, 16)}`,
+          metadata: { "Event-Type": "order.created" },
+          payload,
+        });
         messages.push({ value: rec.value, headers: rec.headers, partition: i % PARTITIONS });
       }
       await producer.sendBatch({ acks: 1, topicMessages: [{ topic, messages }] });
@@ -368,11 +456,15 @@ async function benchConsumers(): Promise<ConsumerFigures[]> {
   const rounds = intArg("rounds", 2, 1, 10);
   const once = arg("workers", "1,2,3").split(",").map(Number);
   // Alternate the order (1,2,3 then 3,2,1…) so that a drift in the machine's load falls on all alike.
-  const plan = Array.from({ length: rounds }, (_, r) => (r % 2 === 0 ? once : [...once].reverse()).map((k) => ({ k, round: r + 1 }))).flat();
+  const plan = Array.from({ length: rounds }, (_, r) =>
+    (r % 2 === 0 ? once : [...once].reverse()).map((k) => ({ k, round: r + 1 })),
+  ).flat();
   const counts = once;
-  if (!counts.every((k) => Number.isInteger(k) && k >= 1 && k <= PARTITIONS)) throw new RangeError(`bench-scale: --workers must list integers in [1, ${PARTITIONS}]`);
+  if (!counts.every((k) => Number.isInteger(k) && k >= 1 && k <= PARTITIONS))
+    throw new RangeError(`bench-scale: --workers must list integers in [1, ${PARTITIONS}]`);
   const redisKind = arg("consumer-redis", "cluster");
-  if (!["cluster", "standalone"].includes(redisKind)) throw new RangeError("bench-scale: --consumer-redis must be cluster or standalone");
+  if (!["cluster", "standalone"].includes(redisKind))
+    throw new RangeError("bench-scale: --consumer-redis must be cluster or standalone");
   const kafka = new Kafka({ clientId: "bench-scale", brokers: BROKERS, logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
@@ -385,16 +477,27 @@ async function benchConsumers(): Promise<ConsumerFigures[]> {
   const redis = redisKind === "standalone" ? standaloneClient() : clusterClient();
   try {
     await ready(redis, redisKind);
-    const services = servicePids(redisKind === "cluster" ? ["kafka", "redis-7000", "redis-7001", "redis-7002"] : ["kafka", "redis"]);
+    const services = servicePids(
+      redisKind === "cluster" ? ["kafka", "redis-7000", "redis-7001", "redis-7002"] : ["kafka", "redis"],
+    );
     for (const { k, round } of plan) {
       const topic = `bench-scale-${tag}-w${k}-r${round}`;
       const group = topic;
       topics.push(topic);
       groups.push(group);
       await createTopicsReady(admin, [{ name: topic, partitions: PARTITIONS }]);
-      const workers = Array.from({ length: k }, (_, i) => startWorker({ topic, group, replica: `w${k}-${i + 1}`, service, redis: redisKind }));
+      const workers = Array.from({ length: k }, (_, i) =>
+        startWorker({ topic, group, replica: `w${k}-${i + 1}`, service, redis: redisKind }),
+      );
       try {
-        await Promise.all(workers.map((w) => Promise.race([w.joined, sleep(90_000).then(() => Promise.reject(new Error(`${w.replica} did not join in 90 s`)))])));
+        await Promise.all(
+          workers.map((w) =>
+            Promise.race([
+              w.joined,
+              sleep(90_000).then(() => Promise.reject(new Error(`${w.replica} did not join in 90 s`))),
+            ]),
+          ),
+        );
         // Wait for ONE stable generation holding all k workers, before any message exists.
         let view = null;
         for (let i = 0; i < 120; i++) {
@@ -403,9 +506,11 @@ async function benchConsumers(): Promise<ConsumerFigures[]> {
           if (view && view.state === "Stable" && view.members.length === k && view.unassigned.length === 0) break;
           await sleep(250);
         }
-        if (!view || view.members.length !== k || view.unassigned.length > 0) throw new Error(`group ${group} did not settle with ${k} members: ${JSON.stringify(view)}`);
+        if (!view || view.members.length !== k || view.unassigned.length > 0)
+          throw new Error(`group ${group} did not settle with ${k} members: ${JSON.stringify(view)}`);
         const held = view.members.flatMap((m) => m.partitions);
-        const disjoint = held.length === new Set(held).size && new Set(held).size === PARTITIONS && view.overlapping.length === 0;
+        const disjoint =
+          held.length === new Set(held).size && new Set(held).size === PARTITIONS && view.overlapping.length === 0;
         await fillTopic(kafka, topic, messages);
         const c0 = cpuTicks();
         const s0 = new Map([...services].map(([n, pid]) => [n, processCpuMs(pid)]));
@@ -417,12 +522,20 @@ async function benchConsumers(): Promise<ConsumerFigures[]> {
           const r = await describer.describe({ topic, group });
           const g = r.groups[0];
           if (g && g.totalLag === 0 && g.partitions.every((p) => p.committedOffset !== null)) break;
-          if (Date.now() > deadline) throw new Error(`workers did not finish ${messages} messages in 300 s (lag ${g?.totalLag})`);
+          if (Date.now() > deadline)
+            throw new Error(`workers did not finish ${messages} messages in 300 s (lag ${g?.totalLag})`);
           await sleep(100);
         }
         const c1 = cpuTicks();
-        const serviceMs = Object.fromEntries([...services].map(([n, pid]) => [n, Math.round(((processCpuMs(pid) - (s0.get(n) ?? 0)) / messages) * 1000) / 1000]));
-        const reports = (await Promise.all(workers.map((w) => stopWorker(w)))).filter((r): r is Record<string, unknown> => r !== null);
+        const serviceMs = Object.fromEntries(
+          [...services].map(([n, pid]) => [
+            n,
+            Math.round(((processCpuMs(pid) - (s0.get(n) ?? 0)) / messages) * 1000) / 1000,
+          ]),
+        );
+        const reports = (await Promise.all(workers.map((w) => stopWorker(w)))).filter(
+          (r): r is Record<string, unknown> => r !== null,
+        );
         const lastAt = Math.max(...reports.map((r) => Number(r.last) || 0));
         const windowMs = Math.max(1, lastAt - gateOpened);
         const perWorker = reports.map((r) => ({
@@ -450,7 +563,11 @@ async function benchConsumers(): Promise<ConsumerFigures[]> {
         console.log(
           `[consumers] round ${round}, ${k} worker(s): ${f.messagesPerSecond.toLocaleString("en")} msg/s (${messages} in ${windowMs} ms); ` +
             `cores busy ${(f.machineBusy * 100).toFixed(0)}% of 2 (load ${loadavg()[0]!.toFixed(1)}); CPU per message: workers ${workerMsPerMsg} ms, ` +
-            `${Object.entries(serviceMs).map(([n, v]) => `${n} ${v} ms`).join(", ")} → 2-core ceiling ≈ ${f.twoCoreCeiling.toLocaleString("en")} msg/s; per worker ${perWorker.map((w) => `${w.replica} p[${w.partitions.join(",")}] ${w.processed} msgs, CPU ${(w.cpuShare * 100).toFixed(0)}%`).join("; ")}; ` +
+            `${Object.entries(serviceMs)
+              .map(([n, v]) => `${n} ${v} ms`)
+              .join(
+                ", ",
+              )} → 2-core ceiling ≈ ${f.twoCoreCeiling.toLocaleString("en")} msg/s; per worker ${perWorker.map((w) => `${w.replica} p[${w.partitions.join(",")}] ${w.processed} msgs, CPU ${(w.cpuShare * 100).toFixed(0)}%`).join("; ")}; ` +
             `assignment disjoint and complete: ${disjoint}`,
         );
       } finally {
@@ -493,10 +610,13 @@ async function main(): Promise<void> {
   const claims = skip === "claims" ? [] : await benchClaims();
   const consumers = skip === "consumers" ? [] : await benchConsumers();
   if (claims.length) {
-    const by = (name: string, c: number) => claims.find((f) => f.target.startsWith(name) && f.concurrency === c)?.claimsPerSecond ?? 0;
+    const by = (name: string, c: number) =>
+      claims.find((f) => f.target.startsWith(name) && f.concurrency === c)?.claimsPerSecond ?? 0;
     const cMax = Math.max(...claims.map((f) => f.concurrency));
     for (const c of [...new Set([1, cMax])]) {
-      console.log(`[claims] cluster / standalone-script at ${c} in flight: ${(by("cluster", c) / Math.max(1, by("standalone (script", c))).toFixed(2)}; cluster / standalone-pipeline: ${(by("cluster", c) / Math.max(1, by("standalone (pipeline", c))).toFixed(2)}`);
+      console.log(
+        `[claims] cluster / standalone-script at ${c} in flight: ${(by("cluster", c) / Math.max(1, by("standalone (script", c))).toFixed(2)}; cluster / standalone-pipeline: ${(by("cluster", c) / Math.max(1, by("standalone (pipeline", c))).toFixed(2)}`,
+      );
     }
   }
   const summary = consumerSummary(consumers);
@@ -510,9 +630,24 @@ async function main(): Promise<void> {
       );
     }
   }
-  console.log(`[bench-scale] load average 1 min: ${load0.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end (2 cores, shared)`);
+  console.log(
+    `[bench-scale] load average 1 min: ${load0.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end (2 cores, shared)`,
+  );
   if (json) {
-    writeFileSync(json, JSON.stringify({ generatedAt: new Date().toISOString(), claims, consumers, consumerSummary: summary, loadAverage: { start: load0, end: loadavg()[0] } }, null, 2));
+    writeFileSync(
+      json,
+      JSON.stringify(
+        {
+          generatedAt: new Date().toISOString(),
+          claims,
+          consumers,
+          consumerSummary: summary,
+          loadAverage: { start: load0, end: loadavg()[0] },
+        },
+        null,
+        2,
+      ),
+    );
     console.log(`[bench-scale] wrote ${json}`);
   }
 }

@@ -28,8 +28,10 @@ const LOADS = Number(arg("loads", "5"));
 const JSON_OUT = arg("json", "");
 /** The local Prometheus (infra/prometheus/prometheus.yml) scrapes the app at 127.0.0.1:3000. */
 const PORT = Number(arg("port", "3000"));
-if (!(Number.isInteger(LOADS) && LOADS >= 1 && LOADS <= 20)) throw new RangeError("bench-ui: --loads must be an integer in [1, 20]");
-if (!existsSync(join(DIR, ".next", "BUILD_ID"))) throw new Error(`bench-ui: no build in ${DIR}/.next (run next build there first)`);
+if (!(Number.isInteger(LOADS) && LOADS >= 1 && LOADS <= 20))
+  throw new RangeError("bench-ui: --loads must be an integer in [1, 20]");
+if (!existsSync(join(DIR, ".next", "BUILD_ID")))
+  throw new Error(`bench-ui: no build in ${DIR}/.next (run next build there first)`);
 
 /**
  * The page shows data: a duplicate ratio figure and a drawn duplicate-ratio line — the server's
@@ -44,7 +46,12 @@ async function startApp(): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = PORT;
   const env: NodeJS.ProcessEnv = { ...process.env, ...REAL_ENV, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" };
   delete env.WORKSHOP_TOKEN;
-  const child = spawn(join(DIR, "node_modules", ".bin", "next"), ["start", "-p", String(port), "-H", "127.0.0.1"], { cwd: DIR, env, stdio: "ignore", detached: true });
+  const child = spawn(join(DIR, "node_modules", ".bin", "next"), ["start", "-p", String(port), "-H", "127.0.0.1"], {
+    cwd: DIR,
+    env,
+    stdio: "ignore",
+    detached: true,
+  });
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (child.exitCode !== null || !child.pid) return;
@@ -70,22 +77,35 @@ async function startApp(): Promise<{ url: string; stop: () => Promise<void> }> {
 /** Turns the demo's traffic on with a re-publishing forwarder; the busiest handler once it has a ratio series. */
 async function drive(url: string): Promise<string> {
   const put = async (path: string, body: unknown) => {
-    const res = await fetch(`${url}${path}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(`${url}${path}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     if (!res.ok) throw new Error(`PUT ${path} answered ${res.status}: ${await res.text()}`);
   };
   await put("/api/demo/sources", { traffic: { enabled: true }, forwarderRepublish: { enabled: true, rate: 0.05 } });
   const deadline = Date.now() + 90_000;
   for (;;) {
-    const s = (await (await fetch(`${url}/api/series?metric=duplicate_ratio&range=1h`)).json()) as { data: { status: string; series?: Array<{ labels: Record<string, string>; points: Array<[number, number | null]> }> } };
+    const s = (await (await fetch(`${url}/api/series?metric=duplicate_ratio&range=1h`)).json()) as {
+      data: {
+        status: string;
+        series?: Array<{ labels: Record<string, string>; points: Array<[number, number | null]> }>;
+      };
+    };
     const line = s.data.series?.find((l) => l.points.filter((p) => p[1] !== null).length >= 2);
-    if (line) return `/handlers/${encodeURIComponent(line.labels.service!)}/${encodeURIComponent(line.labels.handler!)}`;
+    if (line)
+      return `/handlers/${encodeURIComponent(line.labels.service!)}/${encodeURIComponent(line.labels.handler!)}`;
     if (Date.now() > deadline) throw new Error("bench-ui: no duplicate-ratio series within 90 s of demo traffic");
     await new Promise((r) => setTimeout(r, 2_000));
   }
 }
 
 /** One cold load of `path`: ms until the ratio number and the ratio line are painted, and until the number alone. */
-async function coldLoad(browser: Browser, url: string): Promise<{ paintedMs: number; firstNumberMs: number; interactiveMs: number }> {
+async function coldLoad(
+  browser: Browser,
+  url: string,
+): Promise<{ paintedMs: number; firstNumberMs: number; interactiveMs: number }> {
   const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   const page = await ctx.newPage();
   // A string, not a function: tsx keeps function names with a helper the page does not have.
@@ -110,10 +130,16 @@ async function coldLoad(browser: Browser, url: string): Promise<{ paintedMs: num
     }
   } catch (e) {
     await page.screenshot({ path: "/tmp/bench-ui-timeout.png", fullPage: true });
-    const seen = await page.evaluate(`({ ratios: [...document.querySelectorAll(${JSON.stringify(RATIO)})].map((x) => x.textContent), lines: document.querySelectorAll(${JSON.stringify(LINE)}).length })`);
-    throw new Error(`${url}: data not painted within 30 s (${JSON.stringify(seen)}; screenshot /tmp/bench-ui-timeout.png): ${(e as Error).message}`);
+    const seen = await page.evaluate(
+      `({ ratios: [...document.querySelectorAll(${JSON.stringify(RATIO)})].map((x) => x.textContent), lines: document.querySelectorAll(${JSON.stringify(LINE)}).length })`,
+    );
+    throw new Error(
+      `${url}: data not painted within 30 s (${JSON.stringify(seen)}; screenshot /tmp/bench-ui-timeout.png): ${(e as Error).message}`,
+    );
   }
-  const r = (await page.evaluate("({ paintedMs: Math.round(window.__painted), firstNumberMs: Math.round(window.__number), interactiveMs: Math.round(window.__interactive) })")) as { paintedMs: number; firstNumberMs: number; interactiveMs: number };
+  const r = (await page.evaluate(
+    "({ paintedMs: Math.round(window.__painted), firstNumberMs: Math.round(window.__number), interactiveMs: Math.round(window.__interactive) })",
+  )) as { paintedMs: number; firstNumberMs: number; interactiveMs: number };
   await ctx.close();
   return r;
 }
@@ -128,11 +154,20 @@ async function main(): Promise<void> {
     for (const [name, path] of Object.entries(pages)) {
       await coldLoad(browser, `${app.url}${path}`); // warm-up, not counted
       const loads: Array<{ paintedMs: number; firstNumberMs: number; interactiveMs: number; load1m: number }> = [];
-      for (let i = 0; i < LOADS; i++) loads.push({ ...(await coldLoad(browser, `${app.url}${path}`)), load1m: +loadavg()[0]!.toFixed(2) });
+      for (let i = 0; i < LOADS; i++)
+        loads.push({ ...(await coldLoad(browser, `${app.url}${path}`)), load1m: +loadavg()[0]!.toFixed(2) });
       const m = median(loads.map((l) => l.paintedMs));
-      console.log(`[bench-ui] ${name} ${path}: data painted median ${m} ms over ${LOADS} cold loads (${loads.map((l) => l.paintedMs).join(", ")}); first number ${median(loads.map((l) => l.firstNumberMs))} ms; interactive chart (recharts) ${median(loads.map((l) => l.interactiveMs))} ms; load ${loads.map((l) => l.load1m).join(", ")}`);
+      console.log(
+        `[bench-ui] ${name} ${path}: data painted median ${m} ms over ${LOADS} cold loads (${loads.map((l) => l.paintedMs).join(", ")}); first number ${median(loads.map((l) => l.firstNumberMs))} ms; interactive chart (recharts) ${median(loads.map((l) => l.interactiveMs))} ms; load ${loads.map((l) => l.load1m).join(", ")}`,
+      );
       out[`ui.${name}_data_painted_ms`] = m;
-      out[`${name}Detail`] = { path, loads, firstNumberMedianMs: median(loads.map((l) => l.firstNumberMs)), interactiveMedianMs: median(loads.map((l) => l.interactiveMs)), loadAvg1m: median(loads.map((l) => l.load1m)) };
+      out[`${name}Detail`] = {
+        path,
+        loads,
+        firstNumberMedianMs: median(loads.map((l) => l.firstNumberMs)),
+        interactiveMedianMs: median(loads.map((l) => l.interactiveMs)),
+        loadAvg1m: median(loads.map((l) => l.load1m)),
+      };
     }
     if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(out, null, 2));
     console.log(JSON.stringify(out));

@@ -59,7 +59,10 @@ function verdicts(out: string): Map<string, string> {
 function expectAllHeld(out: string): void {
   const v = verdicts(out);
   expect([...v.keys()], out).toEqual(CLAUSES.map((c) => c.name));
-  expect([...v].filter(([, mark]) => mark !== "held"), out).toEqual([]);
+  expect(
+    [...v].filter(([, mark]) => mark !== "held"),
+    out,
+  ).toEqual([]);
 }
 
 describe("npm run conformance", () => {
@@ -69,9 +72,23 @@ describe("npm run conformance", () => {
     const service = `conf-java-${id}`;
     const group = k.group("conf-java");
     k.forget(`${service}:effects`);
-    const java = await startJavaConsumer({ brokers: k.brokers, redisUrl: REDIS_URL, topic, service, handler: "on-event", env: { GROUP: group } });
+    const java = await startJavaConsumer({
+      brokers: k.brokers,
+      redisUrl: REDIS_URL,
+      topic,
+      service,
+      handler: "on-event",
+      env: { GROUP: group },
+    });
     running.push(java);
-    const { code, out } = await conformance({ metrics: java.metricsUrl, redis: REDIS_URL, brokers: k.brokers.join(","), topic, service, handler: "on-event" });
+    const { code, out } = await conformance({
+      metrics: java.metricsUrl,
+      redis: REDIS_URL,
+      brokers: k.brokers.join(","),
+      topic,
+      service,
+      handler: "on-event",
+    });
     expectAllHeld(out);
     expect(code, out).toBe(0);
     // The handler's own side effect: once per processed UUID (3 fresh + the one that failed first), never for a copy.
@@ -84,12 +101,26 @@ describe("npm run conformance", () => {
     const service = `conf-javafail-${id}`;
     const key = `${service}:dedup:on-event:fails-1`;
     k.forget(`${service}:effects`, key);
-    const java = await startJavaConsumer({ brokers: k.brokers, redisUrl: REDIS_URL, topic, service, handler: "on-event", env: { GROUP: k.group("conf-javafail"), MAX_ATTEMPTS: "3" } });
+    const java = await startJavaConsumer({
+      brokers: k.brokers,
+      redisUrl: REDIS_URL,
+      topic,
+      service,
+      handler: "on-event",
+      env: { GROUP: k.group("conf-javafail"), MAX_ATTEMPTS: "3" },
+    });
     running.push(java);
     const w = { service, handler: "on-event" };
     const brokers = k.brokers.join(",");
     await kcatProduce(brokers, topic, 0, JSON.stringify({ fail: true }), { _watermill_message_uuid: "fails-1" });
-    expect(await until(async () => ((await scrape(java.metricsUrl)).sum("messages_poisoned_total", { ...w, reason_poisoned: "handler_error" }) ?? 0) === 1, 20_000)).toBe(true);
+    expect(
+      await until(
+        async () =>
+          ((await scrape(java.metricsUrl)).sum("messages_poisoned_total", { ...w, reason_poisoned: "handler_error" }) ??
+            0) === 1,
+        20_000,
+      ),
+    ).toBe(true);
     const after = await scrape(java.metricsUrl);
     expect(after.sum("deduplication_released_total", w)).toBe(3);
     expect(after.sum("handler_execution_time_seconds_count", { ...w, success: "false" })).toBe(3);
@@ -99,7 +130,9 @@ describe("npm run conformance", () => {
     expect(dlqRecord).toContain("_watermill_message_uuid=fails-1");
     expect(dlqRecord).toContain("reason_class_poisoned=handler_error");
     await kcatProduce(brokers, topic, 0, JSON.stringify({ fail: false }), { _watermill_message_uuid: "fails-1" });
-    expect(await until(async () => (await k.redis.get(key))?.startsWith(`done:${topic}:0:1#`) === true, 20_000)).toBe(true);
+    expect(await until(async () => (await k.redis.get(key))?.startsWith(`done:${topic}:0:1#`) === true, 20_000)).toBe(
+      true,
+    );
     expect(await k.redis.lrange(`${service}:effects`, 0, -1)).toEqual(["fails-1"]);
   });
 
@@ -109,33 +142,75 @@ describe("npm run conformance", () => {
     const service = `conf-worker-${id}`;
     groups.push(...["on-review-created", "on-user-banned", "on-page-viewed"].map((h) => `${service}.${h}`));
     const port = await freePort();
-    const env = { SERVICE_NAME: service, DEMO_TOPIC: topic, KAFKA_BROKERS: k.brokers.join(","), REDIS_URL, DATABASE_URL: "" };
-    const worker = await startProcess("node_modules/.bin/tsx", ["scripts/worker.ts", "--metrics-port", String(port)], env, /consuming .* handlers from/, `http://127.0.0.1:${port}/metrics`);
+    const env = {
+      SERVICE_NAME: service,
+      DEMO_TOPIC: topic,
+      KAFKA_BROKERS: k.brokers.join(","),
+      REDIS_URL,
+      DATABASE_URL: "",
+    };
+    const worker = await startProcess(
+      "node_modules/.bin/tsx",
+      ["scripts/worker.ts", "--metrics-port", String(port)],
+      env,
+      /consuming .* handlers from/,
+      `http://127.0.0.1:${port}/metrics`,
+    );
     running.push(worker);
     const { code, out } = await conformance(
-      { metrics: worker.metricsUrl, redis: REDIS_URL, brokers: k.brokers.join(","), topic, service, handler: "on-review-created" },
+      {
+        metrics: worker.metricsUrl,
+        redis: REDIS_URL,
+        brokers: k.brokers.join(","),
+        topic,
+        service,
+        handler: "on-review-created",
+      },
       ["--header", "Event-Type=review.created"],
     );
     expectAllHeld(out);
     expect(code, out).toBe(0);
     // The library remembers each DLQ copy it published (`dlq:<topic>:…`): this file's own, removed after it.
-    for await (const keys of k.redis.scanStream({ match: `dlq:${topic}:*`, count: 1000 })) k.forget(...(keys as string[]));
+    for await (const keys of k.redis.scanStream({ match: `dlq:${topic}:*`, count: 1000 }))
+      k.forget(...(keys as string[]));
   });
 
   it("a consumer that marks before its handler fails the clauses it breaks, by name, and exits non-zero", async () => {
     const { names, id } = await k.topics("conf-before", { "": 1, ".dlq": 1 });
     const [topic] = names as [string];
     const service = `conf-before-${id}`;
-    const fixture = await startMarksBeforeConsumer({ brokers: k.brokers, redisUrl: REDIS_URL, topic, service, handler: "on-event" });
+    const fixture = await startMarksBeforeConsumer({
+      brokers: k.brokers,
+      redisUrl: REDIS_URL,
+      topic,
+      service,
+      handler: "on-event",
+    });
     groups.push(fixture.group);
     try {
-      const { code, out } = await conformance({ metrics: fixture.metricsUrl, redis: REDIS_URL, brokers: k.brokers.join(","), topic, service, handler: "on-event", "phase-ms": "8000" });
+      const { code, out } = await conformance({
+        metrics: fixture.metricsUrl,
+        redis: REDIS_URL,
+        brokers: k.brokers.join(","),
+        topic,
+        service,
+        handler: "on-event",
+        "phase-ms": "8000",
+      });
       const v = verdicts(out);
       expect(code, out).toBe(1);
       // What spec §10 says it loses: the key is marked before the run, a failure keeps it, the message never runs again.
-      for (const name of ["claim-before-handler", "release-on-failure", "failure-then-success", "done-with-position"]) expect(v.get(name), `${name}\n${out}`).toBe("BROKEN");
+      for (const name of ["claim-before-handler", "release-on-failure", "failure-then-success", "done-with-position"])
+        expect(v.get(name), `${name}\n${out}`).toBe("BROKEN");
       // What it does keep is not blamed on it.
-      for (const name of ["duplicate-counted", "poison-to-dlq", "zero-series", "dedup-handler-info", "offsets-committed"]) expect(v.get(name), `${name}\n${out}`).toBe("held");
+      for (const name of [
+        "duplicate-counted",
+        "poison-to-dlq",
+        "zero-series",
+        "dedup-handler-info",
+        "offsets-committed",
+      ])
+        expect(v.get(name), `${name}\n${out}`).toBe("held");
       expect(out).toMatch(/first write to a fresh key was "SET" ".*" "1"/);
     } finally {
       await fixture.stop();

@@ -31,7 +31,9 @@ async function main(): Promise<number> {
   const need = ["metrics", "redis", "brokers", "topic", "service", "handler"] as const;
   const missing = need.filter((n) => !optArg(n));
   if (missing.length) {
-    console.error(`conformance: missing ${missing.map((m) => `--${m}`).join(", ")} (see the usage at the top of scripts/conformance.ts)`);
+    console.error(
+      `conformance: missing ${missing.map((m) => `--${m}`).join(", ")} (see the usage at the top of scripts/conformance.ts)`,
+    );
     return 2;
   }
   const target = `${optArg("service")}/${optArg("handler")}`;

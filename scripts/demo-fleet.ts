@@ -15,11 +15,20 @@ import { intArg } from "./lib/args";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 async function main(): Promise<void> {
-  const fleet = buildFleet({ services: intArg("services", 20, 1, 100), handlersPerService: intArg("handlers", 10, 1, 50) });
+  const fleet = buildFleet({
+    services: intArg("services", 20, 1, 100),
+    handlersPerService: intArg("handlers", 10, 1, 50),
+  });
   const port = intArg("port", 3100, 1024, 65535);
   const exporter = await startFleetExporter(fleet);
-  const prom = await startOwnPrometheus({ targets: [new URL(exporter.url).host], ruleFiles: [`${root}infra/prometheus/rules/dedup.yml`], intervalSec: 2 });
-  console.log(`[fleet] exporter ${exporter.url} · ${fleet.services.length} services × ${fleet.handlers.length / fleet.services.length} handlers`);
+  const prom = await startOwnPrometheus({
+    targets: [new URL(exporter.url).host],
+    ruleFiles: [`${root}infra/prometheus/rules/dedup.yml`],
+    intervalSec: 2,
+  });
+  console.log(
+    `[fleet] exporter ${exporter.url} · ${fleet.services.length} services × ${fleet.handlers.length / fleet.services.length} handlers`,
+  );
   console.log(`[fleet] prometheus ${prom.url} (pid ${prom.pid})`);
   const app = spawn(`${root}node_modules/.bin/next`, ["dev", "-p", String(port), "-H", "127.0.0.1"], {
     cwd: root,

@@ -46,7 +46,9 @@ async function main(): Promise<void> {
     throw e;
   }
   if (!brokers?.length) {
-    console.error("[dlq:replay] KAFKA_BROKERS is not set (the embedded demo's DLQ lives inside the server process and is replayed by the workshop). Set KAFKA_BROKERS=127.0.0.1:9092.");
+    console.error(
+      "[dlq:replay] KAFKA_BROKERS is not set (the embedded demo's DLQ lives inside the server process and is replayed by the workshop). Set KAFKA_BROKERS=127.0.0.1:9092.",
+    );
     process.exit(1);
   }
   const topic = optArg("topic") ?? dlq;
@@ -57,7 +59,9 @@ async function main(): Promise<void> {
   }
   const modeArg = optArg("mode");
   if (modeArg !== undefined && !(REDRIVE_MODES as readonly string[]).includes(modeArg)) {
-    console.error(`[dlq:replay] --mode must be one of ${REDRIVE_MODES.join(", ")} (none: new-uuid for a payload conflict, else same-uuid)`);
+    console.error(
+      `[dlq:replay] --mode must be one of ${REDRIVE_MODES.join(", ")} (none: new-uuid for a payload conflict, else same-uuid)`,
+    );
     process.exit(1);
   }
   const mode = modeArg as RedriveMode | undefined;
@@ -69,7 +73,13 @@ async function main(): Promise<void> {
   const transport = new KafkaTransport(brokers);
   // The run's audit entry is the dashboard's chart marker of this replay: in PostgreSQL
   // (DATABASE_URL, the trail the app reads) it reaches the app; without it nothing can.
-  const base = { who: `cli (${userInfo().username})`, action: "dlq.replay", filter: { topic, max, ...(mode ? { mode } : {}), rate }, dryRun: false, scope: { service: config().SERVICE_NAME } };
+  const base = {
+    who: `cli (${userInfo().username})`,
+    action: "dlq.replay",
+    filter: { topic, max, ...(mode ? { mode } : {}), rate },
+    dryRun: false,
+    scope: { service: config().SERVICE_NAME },
+  };
   const states = await dlqStates(topic, base.who);
   try {
     const touched = { uuids: [] as string[], sourceOffsets: [] as string[], destinationOffsets: [] as string[] };
@@ -80,14 +90,42 @@ async function main(): Promise<void> {
       touched.sourceOffsets.push(`${topic}/${msg.context.partition}/${msg.context.offset}`);
       touched.destinationOffsets.push(`${at.topic}/${at.partition ?? "?"}/${at.offset ?? "?"}`);
     };
-    const r = await replayDlq(transport, topic, { max, allowTopics, mode, ratePerSecond: rate, ...states.options, onReplayed });
-    if (r.notOpen) console.log(`[dlq:replay] left ${r.notOpen} alone: already re-driven or discarded (the dashboard's DLQ states)`);
-    const where = Object.entries(r.byTopic).map(([t, n]) => `${n} → ${t}`).join(", ") || "nothing new";
-    console.log(`[dlq:replay] ${topic}: replayed ${r.replayed} (${where}) at most ${rate}/s; skipped ${r.skipped} without a UUID or origin topic, or poisoned on a topic outside CONSUMER_TOPICS (${allowTopics.join(", ")})`);
+    const r = await replayDlq(transport, topic, {
+      max,
+      allowTopics,
+      mode,
+      ratePerSecond: rate,
+      ...states.options,
+      onReplayed,
+    });
+    if (r.notOpen)
+      console.log(`[dlq:replay] left ${r.notOpen} alone: already re-driven or discarded (the dashboard's DLQ states)`);
+    const where =
+      Object.entries(r.byTopic)
+        .map(([t, n]) => `${n} → ${t}`)
+        .join(", ") || "nothing new";
+    console.log(
+      `[dlq:replay] ${topic}: replayed ${r.replayed} (${where}) at most ${rate}/s; skipped ${r.skipped} without a UUID or origin topic, or poisoned on a topic outside CONSUMER_TOPICS (${allowTopics.join(", ")})`,
+    );
     for (const [why, n] of Object.entries(r.skippedWhy)) console.log(`[dlq:replay]   skipped ${n}: ${why}`);
-    await recordRun({ ...base, matched: r.replayed + r.skipped, changed: r.replayed, result: "ok", touched: { uuids: touchedList(touched.uuids), sourceOffsets: touchedList(touched.sourceOffsets), destinationOffsets: touchedList(touched.destinationOffsets) } });
+    await recordRun({
+      ...base,
+      matched: r.replayed + r.skipped,
+      changed: r.replayed,
+      result: "ok",
+      touched: {
+        uuids: touchedList(touched.uuids),
+        sourceOffsets: touchedList(touched.sourceOffsets),
+        destinationOffsets: touchedList(touched.destinationOffsets),
+      },
+    });
   } catch (e) {
-    await recordRun({ ...base, matched: null, changed: null, result: `error: ${e instanceof Error ? e.message : String(e)}` });
+    await recordRun({
+      ...base,
+      matched: null,
+      changed: null,
+      result: `error: ${e instanceof Error ? e.message : String(e)}`,
+    });
     throw e;
   } finally {
     await states.save();
@@ -100,22 +138,29 @@ async function main(): Promise<void> {
  * The DLQ states of `topic` the dashboard keeps (PostgreSQL with `DATABASE_URL`): records already
  * re-driven or discarded are left alone, and each one this run re-drives becomes `redriven` by `who`.
  */
-async function dlqStates(topic: string, who: string): Promise<{ options: Pick<ReplayDlqOptions, "isOpen" | "onReplayed">; save: () => Promise<void> }> {
+async function dlqStates(
+  topic: string,
+  who: string,
+): Promise<{ options: Pick<ReplayDlqOptions, "isOpen" | "onReplayed">; save: () => Promise<void> }> {
   const states = await topicStates(topic);
   const done: DlqResolutionInput[] = [];
   return {
     options: {
       isOpen: (p) => states.of(p).state === "open",
       onReplayed: (msg, _topic, to) => {
-        if (msg.context.partition !== undefined && msg.context.offset !== undefined) done.push({ partition: msg.context.partition, offset: msg.context.offset, state: "redriven", who, to });
+        if (msg.context.partition !== undefined && msg.context.offset !== undefined)
+          done.push({ partition: msg.context.partition, offset: msg.context.offset, state: "redriven", who, to });
       },
     },
     async save() {
       try {
         await recordResolutions(topic, done);
-        if (done.length && !config().DATABASE_URL) console.log("[dlq:replay] DATABASE_URL is not set: the dashboard will not see these records as re-driven");
+        if (done.length && !config().DATABASE_URL)
+          console.log("[dlq:replay] DATABASE_URL is not set: the dashboard will not see these records as re-driven");
       } catch (e) {
-        console.error(`[dlq:replay] could not record ${done.length} records as re-driven: ${e instanceof Error ? e.message : String(e)}`);
+        console.error(
+          `[dlq:replay] could not record ${done.length} records as re-driven: ${e instanceof Error ? e.message : String(e)}`,
+        );
       }
       await setDlqStateStore(null);
       await setRecordReader(null);
@@ -126,10 +171,13 @@ async function dlqStates(topic: string, who: string): Promise<{ options: Pick<Re
 /** Records the run in the audit trail when it is PostgreSQL, else says why the dashboard will not show it. */
 async function recordRun(entry: Parameters<typeof recordAudit>[0]): Promise<void> {
   if (auditStore().kind !== "postgres") {
-    console.log("[dlq:replay] not in the audit trail: DATABASE_URL is not set, so the dashboard shows no marker for this run");
+    console.log(
+      "[dlq:replay] not in the audit trail: DATABASE_URL is not set, so the dashboard shows no marker for this run",
+    );
     return;
   }
-  if (await recordAudit(entry)) console.log("[dlq:replay] recorded in the audit trail (the dashboard marks it on the service's charts)");
+  if (await recordAudit(entry))
+    console.log("[dlq:replay] recorded in the audit trail (the dashboard marks it on the service's charts)");
   await auditStore().close();
 }
 

@@ -17,7 +17,9 @@ describe("fuzz-api", () => {
 
   it("reads a route's methods in every export form Next.js accepts", () => {
     expect(exportedMethods("export async function GET() {}\nexport function POST() {}")).toEqual(["GET", "POST"]);
-    expect(exportedMethods("export const DELETE = handle;\nexport const dynamic = 'force-dynamic';")).toEqual(["DELETE"]);
+    expect(exportedMethods("export const DELETE = handle;\nexport const dynamic = 'force-dynamic';")).toEqual([
+      "DELETE",
+    ]);
     expect(exportedMethods("export const { GET, PUT } = demoSwitchRoute(a, b);").sort()).toEqual(["GET", "PUT"]);
     expect(exportedMethods("export const { handler: PATCH } = x;")).toEqual(["PATCH"]);
   });

@@ -89,20 +89,128 @@ export function exportedMethods(src: string): string[] {
   const names = [
     ...[...src.matchAll(/export\s+(?:async\s+)?function\s+(\w+)/g)].map((m) => m[1]!),
     ...[...src.matchAll(/export\s+const\s+(\w+)\s*=/g)].map((m) => m[1]!),
-    ...[...src.matchAll(/export\s+const\s*\{([^}]*)\}\s*=/g)].flatMap((m) => m[1]!.split(",").map((n) => n.trim().split(/\s*:\s*/).at(-1)!)),
+    ...[...src.matchAll(/export\s+const\s*\{([^}]*)\}\s*=/g)].flatMap((m) =>
+      m[1]!.split(",").map((n) =>
+        n
+          .trim()
+          .split(/\s*:\s*/)
+          .at(-1)!,
+      ),
+    ),
   ];
   return [...new Set(names.filter((n) => METHOD.test(n)))];
 }
 
 // --- values ----------------------------------------------------------------------------------
 
-const KNOWN_PARAMS = ["prefix", "cursor", "count", "uuid", "metric", "service", "handler", "range", "step", "refresh", "mode", "from", "to", "limit", "q", "query", "key", "match", "pattern", "theme"];
-const PLAUSIBLE = ["notification", "on-review-created", "notification:dedup:on-review-created", "1h", "5m", "7d", "duplicate_rate", "check_p99", "100", "1", "0", "true", "exact", "estimate", "01JD8X3Q5Y2K8N3B7Z6C4F9H1M", "dedup-outside", "retry-on-error"];
-const GLOB = ["*", "**", "?", "[a-z]", "[^a]", "\\*", "*:*", "notification:*", "*:dedup:*", "[", "]", "{a,b}", "*\\", "notification:dedup:*:*", "h[1]"];
+const KNOWN_PARAMS = [
+  "prefix",
+  "cursor",
+  "count",
+  "uuid",
+  "metric",
+  "service",
+  "handler",
+  "range",
+  "step",
+  "refresh",
+  "mode",
+  "from",
+  "to",
+  "limit",
+  "q",
+  "query",
+  "key",
+  "match",
+  "pattern",
+  "theme",
+];
+const PLAUSIBLE = [
+  "notification",
+  "on-review-created",
+  "notification:dedup:on-review-created",
+  "1h",
+  "5m",
+  "7d",
+  "duplicate_rate",
+  "check_p99",
+  "100",
+  "1",
+  "0",
+  "true",
+  "exact",
+  "estimate",
+  "01JD8X3Q5Y2K8N3B7Z6C4F9H1M",
+  "dedup-outside",
+  "retry-on-error",
+];
+const GLOB = [
+  "*",
+  "**",
+  "?",
+  "[a-z]",
+  "[^a]",
+  "\\*",
+  "*:*",
+  "notification:*",
+  "*:dedup:*",
+  "[",
+  "]",
+  "{a,b}",
+  "*\\",
+  "notification:dedup:*:*",
+  "h[1]",
+];
 const CONTROL = ["\u0000", "\n", "\r\n", "\u001b[31m", "\u007f", "\t", "\u0008", "a\u0000b"];
-const UNICODE = ["é", "日本語", "👩‍👩‍👧‍👦", "\u202e", "\u0301\u0301\u0301", "\ufeff", "ß", "İ", "\ud800", "\udfff", "𝕏".repeat(50), "\u2028"];
-const NUMBERS = ["-1", "-0", "0", "1e309", "-1e309", "NaN", "Infinity", "-Infinity", "0x10", "1.5", "9999999999999999999999", "2147483648", "-2147483649", "9007199254740993", "1e-400", "01", "+1", " 1", "1 ", "٣", "1_000"];
-const TRAVERSAL = ["../../../../etc/passwd", "..%2f..%2f..%2fetc%2fpasswd", "%2e%2e/%2e%2e/etc/passwd", "..\\..\\windows\\win.ini", "/etc/passwd", "....//....//etc/passwd", "%252e%252e%252f", "file:///etc/passwd", ".next/server", "..;/"];
+const UNICODE = [
+  "é",
+  "日本語",
+  "👩‍👩‍👧‍👦",
+  "\u202e",
+  "\u0301\u0301\u0301",
+  "\ufeff",
+  "ß",
+  "İ",
+  "\ud800",
+  "\udfff",
+  "𝕏".repeat(50),
+  "\u2028",
+];
+const NUMBERS = [
+  "-1",
+  "-0",
+  "0",
+  "1e309",
+  "-1e309",
+  "NaN",
+  "Infinity",
+  "-Infinity",
+  "0x10",
+  "1.5",
+  "9999999999999999999999",
+  "2147483648",
+  "-2147483649",
+  "9007199254740993",
+  "1e-400",
+  "01",
+  "+1",
+  " 1",
+  "1 ",
+  "٣",
+  "1_000",
+];
+const TRAVERSAL = [
+  "../../../../etc/passwd",
+  "..%2f..%2f..%2fetc%2fpasswd",
+  "%2e%2e/%2e%2e/etc/passwd",
+  "..\\..\\windows\\win.ini",
+  "/etc/passwd",
+  "....//....//etc/passwd",
+  "%252e%252e%252f",
+  "file:///etc/passwd",
+  ".next/server",
+  "..;/",
+];
 const INJECTION = [
   "\r\nFLUSHALL\r\n",
   "*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\ny\r\n",
@@ -111,10 +219,10 @@ const INJECTION = [
   "CONFIG SET dir /tmp",
   "EVAL \"return redis.call('flushall')\" 0",
   "') or 1=1 --",
-  'up) or vector(1',
-  'sum(rate(x[5m])) by (le)',
+  "up) or vector(1",
+  "sum(rate(x[5m])) by (le)",
   '"} or up{job=~".*"',
-  "{__name__=~\".+\"}",
+  '{__name__=~".+"}',
   "${jndi:ldap://x}",
   "<script>alert(1)</script>",
   "__proto__",
@@ -142,7 +250,10 @@ function adversarialValue(): string {
 
 /** Percent-encodes a value, sometimes raw-ish (lone surrogates and %-sequences kept broken). */
 function enc(v: string): string {
-  if (chance(0.05)) return v.replace(/[ #&?\n\r\u0000]/g, (c) => encodeURIComponent(c)).replace(/%(?![0-9A-F]{2})/gi, pick(["%", "%25"]));
+  if (chance(0.05))
+    return v
+      .replace(/[ #&?\n\r\u0000]/g, (c) => encodeURIComponent(c))
+      .replace(/%(?![0-9A-F]{2})/gi, pick(["%", "%25"]));
   try {
     return encodeURIComponent(v);
   } catch {
@@ -165,7 +276,11 @@ function query(): string {
   const n = Math.floor(rand() * 6);
   const parts: string[] = [];
   for (let i = 0; i < n; i++) {
-    const name = chance(0.75) ? pick(KNOWN_PARAMS) : chance(0.5) ? adversarialValue().slice(0, 64) : `unknown_${Math.floor(rand() * 1000)}`;
+    const name = chance(0.75)
+      ? pick(KNOWN_PARAMS)
+      : chance(0.5)
+        ? adversarialValue().slice(0, 64)
+        : `unknown_${Math.floor(rand() * 1000)}`;
     parts.push(`${enc(name)}=${enc(adversarialValue())}`);
     if (chance(0.1)) parts.push(`${enc(name)}=${enc(adversarialValue())}`); // repeated
     if (chance(0.05)) parts.push(`${enc(name)}[]=${enc(adversarialValue())}`); // array style
@@ -176,20 +291,61 @@ function query(): string {
 
 function body(): { body?: string; contentType?: string } {
   const k = rand();
-  const ct = chance(0.85) ? "application/json" : pick(["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=utf-16", ""]);
+  const ct = chance(0.85)
+    ? "application/json"
+    : pick([
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/json; charset=utf-16",
+        "",
+      ]);
   if (k < 0.1) return { contentType: ct };
   if (k < 0.2) return { body: "{not json", contentType: ct };
   if (k < 0.25) return { body: "[".repeat(5000) + "]".repeat(5000), contentType: ct };
   if (k < 0.3) return { body: JSON.stringify({ a: "x".repeat(1_500_000) }), contentType: ct };
-  if (k < 0.38) return { body: '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}', contentType: ct };
-  const fields = ["latencyMs", "errorRate", "redisCutoffMs", "traffic", "retryOnError", "rebalance", "forwarderRepublish", "restartBeforeCommit", "enabled", "rate", "ratePerSec", "replicas", "periodMs", "delayMs", "name", "unknown"];
+  if (k < 0.38)
+    return { body: '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}', contentType: ct };
+  const fields = [
+    "latencyMs",
+    "errorRate",
+    "redisCutoffMs",
+    "traffic",
+    "retryOnError",
+    "rebalance",
+    "forwarderRepublish",
+    "restartBeforeCommit",
+    "enabled",
+    "rate",
+    "ratePerSec",
+    "replicas",
+    "periodMs",
+    "delayMs",
+    "name",
+    "unknown",
+  ];
   const obj: Record<string, unknown> = {};
   for (let i = 0, n = Math.floor(rand() * 4); i < n; i++) {
     const f = pick(fields);
     const v = rand();
     // Small, short-lived values mostly: the fuzz must not cut the app's Redis for minutes.
     obj[f] =
-      v < 0.2 ? Number(pick(NUMBERS)) : v < 0.35 ? adversarialValue() : v < 0.5 ? { enabled: chance(0.5), rate: rand(), ratePerSec: Math.floor(rand() * 10), periodMs: 2000 + Math.floor(rand() * 1000) } : v < 0.6 ? [1, "a", null] : v < 0.7 ? null : Math.floor(rand() * 50);
+      v < 0.2
+        ? Number(pick(NUMBERS))
+        : v < 0.35
+          ? adversarialValue()
+          : v < 0.5
+            ? {
+                enabled: chance(0.5),
+                rate: rand(),
+                ratePerSec: Math.floor(rand() * 10),
+                periodMs: 2000 + Math.floor(rand() * 1000),
+              }
+            : v < 0.6
+              ? [1, "a", null]
+              : v < 0.7
+                ? null
+                : Math.floor(rand() * 50);
   }
   if ("redisCutoffMs" in obj) obj.redisCutoffMs = chance(0.5) ? 0 : obj.redisCutoffMs;
   return { body: JSON.stringify(obj), contentType: ct };
@@ -235,7 +391,15 @@ export interface FuzzReport {
   byStatus: Record<string, number>;
   byRoute: Record<string, number>;
   /** Each 5xx with the request's headers and the status of the same request sent again at once (a one-off or not). */
-  serverErrors: Array<{ method: string; url: string; headers: Record<string, string>; status: number; body: string; malformedPath: boolean; again: number | string }>;
+  serverErrors: Array<{
+    method: string;
+    url: string;
+    headers: Record<string, string>;
+    status: number;
+    body: string;
+    malformedPath: boolean;
+    again: number | string;
+  }>;
   /** 5xx answers to a path with an undecodable %-sequence (Next.js decodes dynamic segments itself). */
   serverErrorsMalformedPath: number;
   /** Every other 5xx answer. */
@@ -251,7 +415,22 @@ export interface FuzzReport {
 
 async function main(): Promise<void> {
   const routes = discoverRoutes();
-  const rep: FuzzReport = { seed: SEED, requests: 0, seconds: 0, byStatus: {}, byRoute: {}, serverErrors: [], serverErrorsMalformedPath: 0, serverErrorsOther: 0, leaks: [], noAnswer: [], rssKb: { start: null, max: null, end: null }, rssTimelineKb: [], serverAlive: true, ok: false };
+  const rep: FuzzReport = {
+    seed: SEED,
+    requests: 0,
+    seconds: 0,
+    byStatus: {},
+    byRoute: {},
+    serverErrors: [],
+    serverErrorsMalformedPath: 0,
+    serverErrorsOther: 0,
+    leaks: [],
+    noAnswer: [],
+    rssKb: { start: null, max: null, end: null },
+    rssTimelineKb: [],
+    serverAlive: true,
+    ok: false,
+  };
   if (PID) rep.rssKb.start = rep.rssKb.max = rssKb(PID);
   const t0 = Date.now();
   let next = 0;
@@ -277,12 +456,19 @@ async function main(): Promise<void> {
       payload = b.body;
       if (b.contentType) headers["content-type"] = b.contentType;
     }
-    if (chance(0.05)) headers.accept = pick(["text/x-component", "*/*", "application/json", "\u0000"]).replace(/\u0000/g, "");
+    if (chance(0.05))
+      headers.accept = pick(["text/x-component", "*/*", "application/json", "\u0000"]).replace(/\u0000/g, "");
     if (chance(0.03)) headers.rsc = "1";
     const key = `${method} ${route.template}`;
     rep.byRoute[key] = (rep.byRoute[key] ?? 0) + 1;
     try {
-      const res = await fetch(url, { method, headers, body: payload, redirect: "manual", signal: AbortSignal.timeout(15_000) });
+      const res = await fetch(url, {
+        method,
+        headers,
+        body: payload,
+        redirect: "manual",
+        signal: AbortSignal.timeout(15_000),
+      });
       const text = method === "HEAD" ? "" : await res.text();
       rep.byStatus[res.status] = (rep.byStatus[res.status] ?? 0) + 1;
       if (res.status >= 500) {
@@ -290,14 +476,29 @@ async function main(): Promise<void> {
         if (malformedPath) rep.serverErrorsMalformedPath++;
         else rep.serverErrorsOther++;
         if (rep.serverErrors.length < 200) {
-          const again = await fetch(url, { method, headers, body: payload, redirect: "manual", signal: AbortSignal.timeout(15_000) }).then(
+          const again = await fetch(url, {
+            method,
+            headers,
+            body: payload,
+            redirect: "manual",
+            signal: AbortSignal.timeout(15_000),
+          }).then(
             (r) => r.status,
             (e: Error) => e.message,
           );
-          rep.serverErrors.push({ method, url: url.slice(0, 300), headers, status: res.status, body: text.slice(0, 300), malformedPath, again });
+          rep.serverErrors.push({
+            method,
+            url: url.slice(0, 300),
+            headers,
+            status: res.status,
+            body: text.slice(0, 300),
+            malformedPath,
+            again,
+          });
         }
       }
-      for (const f of FORBIDDEN) if (text.includes(f) && rep.leaks.length < 50) rep.leaks.push({ method, url: url.slice(0, 300), found: f });
+      for (const f of FORBIDDEN)
+        if (text.includes(f) && rep.leaks.length < 50) rep.leaks.push({ method, url: url.slice(0, 300), found: f });
     } catch (e) {
       const msg = (e as Error).message;
       // fetch itself refuses some URLs (invalid characters): not a server answer, not counted.
@@ -314,7 +515,11 @@ async function main(): Promise<void> {
       // A body above the app's limit is refused by its Content-Length (413) without being read; the
       // server may then close the connection while the client is still sending (RFC 9110 §15.5.14),
       // which the client sees as a reset. Counted apart, not as "no answer".
-      if ((code === "ECONNRESET" || code === "EPIPE") && payload !== undefined && Buffer.byteLength(payload) > BODY_LIMIT_BYTES) {
+      if (
+        (code === "ECONNRESET" || code === "EPIPE") &&
+        payload !== undefined &&
+        Buffer.byteLength(payload) > BODY_LIMIT_BYTES
+      ) {
         rep.byStatus.refused_by_close = (rep.byStatus.refused_by_close ?? 0) + 1;
         return;
       }
@@ -330,7 +535,12 @@ async function main(): Promise<void> {
         await one();
         rep.requests++;
         if (PID && rep.requests % Math.max(1, Math.floor(REQUESTS / 10)) === 0) rep.rssTimelineKb.push(rssKb(PID));
-        if (rep.requests % 1000 === 0) console.log(`[fuzz-api] ${rep.requests}/${REQUESTS} requests, ${Object.entries(rep.byStatus).map(([s, n]) => `${s}:${n}`).join(" ")}`);
+        if (rep.requests % 1000 === 0)
+          console.log(
+            `[fuzz-api] ${rep.requests}/${REQUESTS} requests, ${Object.entries(rep.byStatus)
+              .map(([s, n]) => `${s}:${n}`)
+              .join(" ")}`,
+          );
       }
     }),
   );
@@ -345,14 +555,31 @@ async function main(): Promise<void> {
   }
   if (PID) rep.rssKb.end = rssKb(PID);
   const growthMb = rep.rssKb.start !== null && rep.rssKb.max !== null ? (rep.rssKb.max - rep.rssKb.start) / 1024 : 0;
-  rep.ok = rep.serverErrors.length === 0 && rep.leaks.length === 0 && rep.noAnswer.length === 0 && rep.serverAlive && growthMb <= MAX_RSS_GROWTH_MB;
-  const fivexx = Object.entries(rep.byStatus).filter(([s]) => /^5/.test(s)).reduce((a, [, n]) => a + n, 0);
+  rep.ok =
+    rep.serverErrors.length === 0 &&
+    rep.leaks.length === 0 &&
+    rep.noAnswer.length === 0 &&
+    rep.serverAlive &&
+    growthMb <= MAX_RSS_GROWTH_MB;
+  const fivexx = Object.entries(rep.byStatus)
+    .filter(([s]) => /^5/.test(s))
+    .reduce((a, [, n]) => a + n, 0);
   console.log(
     `[fuzz-api] seed ${SEED}: ${rep.requests} requests over ${routes.length} routes in ${rep.seconds.toFixed(1)} s (${(rep.requests / rep.seconds).toFixed(0)}/s); ` +
-      `status ${Object.entries(rep.byStatus).map(([s, n]) => `${s}:${n}`).join(" ")}; 5xx ${fivexx} (${rep.serverErrorsMalformedPath} on an undecodable path); leaks ${rep.leaks.length}; no answer ${rep.noAnswer.length}; ` +
+      `status ${Object.entries(rep.byStatus)
+        .map(([s, n]) => `${s}:${n}`)
+        .join(
+          " ",
+        )}; 5xx ${fivexx} (${rep.serverErrorsMalformedPath} on an undecodable path); leaks ${rep.leaks.length}; no answer ${rep.noAnswer.length}; ` +
       `RSS ${rep.rssKb.start !== null ? `${(rep.rssKb.start / 1024).toFixed(0)} → max ${((rep.rssKb.max ?? 0) / 1024).toFixed(0)} → end ${((rep.rssKb.end ?? 0) / 1024).toFixed(0)} MB` : "not sampled"}; server ${rep.serverAlive ? "up" : "DOWN"}`,
   );
-  for (const e of [...rep.serverErrors.filter((x) => !x.malformedPath).slice(0, 5), ...rep.serverErrors.filter((x) => x.malformedPath).slice(0, 2)]) console.log(`[fuzz-api] ${e.status} ${e.method} ${e.url} headers ${JSON.stringify(e.headers)} → ${e.body} (sent again: ${e.again})`);
+  for (const e of [
+    ...rep.serverErrors.filter((x) => !x.malformedPath).slice(0, 5),
+    ...rep.serverErrors.filter((x) => x.malformedPath).slice(0, 2),
+  ])
+    console.log(
+      `[fuzz-api] ${e.status} ${e.method} ${e.url} headers ${JSON.stringify(e.headers)} → ${e.body} (sent again: ${e.again})`,
+    );
   for (const e of rep.leaks.slice(0, 5)) console.log(`[fuzz-api] LEAK ${e.method} ${e.url} contains ${e.found}`);
   for (const e of rep.noAnswer.slice(0, 5)) console.log(`[fuzz-api] NO ANSWER ${e.method} ${e.url}: ${e.error}`);
   if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(rep, null, 2));

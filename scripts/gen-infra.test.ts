@@ -7,7 +7,16 @@ import { parseMarkdown } from "@/lib/markdown";
 import { DASHBOARD_SCRAPE_JOB } from "@/lib/alert-exprs";
 import { ALERT_LIST } from "@/lib/thresholds";
 import { execFileSync } from "node:child_process";
-import { DEFAULT_DASHBOARD_BASE_URL, GENERATED_FILES, renderAll, renderRules, REPO_ROOT, runbookBase, staleFiles, writePrometheusConfig } from "./gen-infra";
+import {
+  DEFAULT_DASHBOARD_BASE_URL,
+  GENERATED_FILES,
+  renderAll,
+  renderRules,
+  REPO_ROOT,
+  runbookBase,
+  staleFiles,
+  writePrometheusConfig,
+} from "./gen-infra";
 
 interface Rule {
   alert: string;
@@ -31,15 +40,21 @@ describe("gen:infra", () => {
       const by = ALERT_LIST.find((a) => a.name === r.alert)?.by ?? [];
       expect(url.startsWith(`${DEFAULT_DASHBOARD_BASE_URL}/`), r.alert).toBe(true);
       expect(url, r.alert).toMatch(/[?&]range=1h$/);
-      if (by.includes("handler")) expect(url, r.alert).toContain("/handlers/{{ $labels.service }}/{{ $labels.handler }}?");
-      else if (r.expr.includes("dlq") && by.includes("topic")) expect(url, r.alert).toContain("/dlq?topic={{ $labels.topic }}.dlq&");
+      if (by.includes("handler"))
+        expect(url, r.alert).toContain("/handlers/{{ $labels.service }}/{{ $labels.handler }}?");
+      else if (r.expr.includes("dlq") && by.includes("topic"))
+        expect(url, r.alert).toContain("/dlq?topic={{ $labels.topic }}.dlq&");
       else if (by.includes("service")) expect(url, r.alert).toContain("service={{ $labels.service }}");
       // Per scrape job (the dashboard watched): its overview.
       else expect(url, r.alert).toBe(`${DEFAULT_DASHBOARD_BASE_URL}/?range=1h`);
     }
-    const deployed = (parse(renderRules(ALERT_LIST, "https://dedup.example.com/ops/")) as { groups: { rules: Rule[] }[] }).groups[0]!.rules;
+    const deployed = (
+      parse(renderRules(ALERT_LIST, "https://dedup.example.com/ops/")) as { groups: { rules: Rule[] }[] }
+    ).groups[0]!.rules;
     expect(deployed.map((r) => r.annotations.dashboard_url)).toEqual(
-      rules.map((r) => r.annotations.dashboard_url!.replace(DEFAULT_DASHBOARD_BASE_URL, "https://dedup.example.com/ops")),
+      rules.map((r) =>
+        r.annotations.dashboard_url!.replace(DEFAULT_DASHBOARD_BASE_URL, "https://dedup.example.com/ops"),
+      ),
     );
     expect(() => renderRules(ALERT_LIST, "dedup.example.com")).toThrow();
   });
@@ -67,8 +82,17 @@ describe("gen:infra", () => {
 
   it("writes every alert of lib/thresholds with its expr, for and severity", () => {
     expect(rules.map((r) => r.alert)).toEqual([
-      "DedupDuplicateRateHigh", "DedupRedisErrors", "DedupRedisLatencyHigh", "DedupLeaseLost", "DedupPayloadConflict", "DedupConsumerLagGrowing", "DedupMemoryLost", "DedupDlqBacklogStale",
-      "DedupConsumerSilent", "DedupDashboardDown", "DedupFleetGaugesMissing",
+      "DedupDuplicateRateHigh",
+      "DedupRedisErrors",
+      "DedupRedisLatencyHigh",
+      "DedupLeaseLost",
+      "DedupPayloadConflict",
+      "DedupConsumerLagGrowing",
+      "DedupMemoryLost",
+      "DedupDlqBacklogStale",
+      "DedupConsumerSilent",
+      "DedupDashboardDown",
+      "DedupFleetGaugesMissing",
     ]);
     for (const a of ALERT_LIST) {
       const r = rules.find((x) => x.alert === a.name);
@@ -78,7 +102,9 @@ describe("gen:infra", () => {
     expect(rules.find((r) => r.alert === "DedupRedisLatencyHigh")?.expr).toBe(
       "histogram_quantile(0.99, sum by (le, service) (rate(deduplication_check_duration_seconds_bucket[5m]))) > 0.05",
     );
-    expect(rules.find((r) => r.alert === "DedupPayloadConflict")?.expr).toBe("sum by (service, handler) (increase(deduplication_payload_conflicts_total[5m])) > 0");
+    expect(rules.find((r) => r.alert === "DedupPayloadConflict")?.expr).toBe(
+      "sum by (service, handler) (increase(deduplication_payload_conflicts_total[5m])) > 0",
+    );
   });
 
   it("annotates each alert with summary, a humanized description and a runbook_url", () => {
@@ -86,18 +112,30 @@ describe("gen:infra", () => {
       // A per-handler alert carries the handler's context too (lib/alert-context.ts; promtool: context.test.yml).
       const by = ALERT_LIST.find((a) => a.name === r.alert)?.by ?? [];
       const context = by.includes("service") && by.includes("handler") ? ["dlq_backlog", "hot_uuids"] : [];
-      expect(Object.keys(r.annotations).sort(), r.alert).toEqual(["dashboard_url", "description", ...context, "runbook_url", "summary"].sort());
-      expect(r.annotations.description).toMatch(/\{\{ \$value \| (humanizePercentage|humanizeDuration|printf "%\.3g") \}\}/);
+      expect(Object.keys(r.annotations).sort(), r.alert).toEqual(
+        ["dashboard_url", "description", ...context, "runbook_url", "summary"].sort(),
+      );
+      expect(r.annotations.description).toMatch(
+        /\{\{ \$value \| (humanizePercentage|humanizeDuration|printf "%\.3g") \}\}/,
+      );
       expect(r.annotations.runbook_url).toBe(`${DEFAULT_DASHBOARD_BASE_URL}/runbook#${r.alert.toLowerCase()}`);
     }
   });
 
   it("points runbook_url at the app's own /runbook under DASHBOARD_BASE_URL, or at RUNBOOK_BASE_URL when set", () => {
     const urls = (base: string, runbook?: string) =>
-      (parse(renderRules(ALERT_LIST, base, runbookBase(base, runbook))) as { groups: { rules: Rule[] }[] }).groups[0]!.rules.map((r) => r.annotations.runbook_url);
-    expect(urls("https://dedup.example.com/ops/")).toEqual(ALERT_LIST.map((a) => `https://dedup.example.com/ops/runbook#${a.runbookAnchor}`));
-    expect(urls("https://dedup.example.com", "https://wiki.example.com/dedup/RUNBOOK.md")).toEqual(ALERT_LIST.map((a) => `https://wiki.example.com/dedup/RUNBOOK.md#${a.runbookAnchor}`));
-    expect(urls("https://dedup.example.com", "/docs/runbook")).toEqual(ALERT_LIST.map((a) => `https://dedup.example.com/docs/runbook#${a.runbookAnchor}`));
+      (
+        parse(renderRules(ALERT_LIST, base, runbookBase(base, runbook))) as { groups: { rules: Rule[] }[] }
+      ).groups[0]!.rules.map((r) => r.annotations.runbook_url);
+    expect(urls("https://dedup.example.com/ops/")).toEqual(
+      ALERT_LIST.map((a) => `https://dedup.example.com/ops/runbook#${a.runbookAnchor}`),
+    );
+    expect(urls("https://dedup.example.com", "https://wiki.example.com/dedup/RUNBOOK.md")).toEqual(
+      ALERT_LIST.map((a) => `https://wiki.example.com/dedup/RUNBOOK.md#${a.runbookAnchor}`),
+    );
+    expect(urls("https://dedup.example.com", "/docs/runbook")).toEqual(
+      ALERT_LIST.map((a) => `https://dedup.example.com/docs/runbook#${a.runbookAnchor}`),
+    );
   });
 
   it("stack:up with DASHBOARD_BASE_URL runs Prometheus on rules whose links are the deployment's, not a responder's own 127.0.0.1:3000; promtool accepts the config", () => {
@@ -105,7 +143,9 @@ describe("gen:infra", () => {
     try {
       const config = writePrometheusConfig(dir, "https://dedup.example.com/ops");
       const written = parse(readFileSync(join(dir, "rules", "dedup.yml"), "utf8")) as { groups: { rules: Rule[] }[] };
-      const links = written.groups.flatMap((g) => g.rules).flatMap((r) => [r.annotations.dashboard_url!, r.annotations.runbook_url!]);
+      const links = written.groups
+        .flatMap((g) => g.rules)
+        .flatMap((r) => [r.annotations.dashboard_url!, r.annotations.runbook_url!]);
       expect(links.length).toBeGreaterThan(0);
       for (const l of links) expect(l, l).toMatch(/^https:\/\/dedup\.example\.com\/ops\//);
       expect(readFileSync(config, "utf8")).toContain("rules/dedup.yml");
@@ -126,7 +166,9 @@ describe("gen:infra", () => {
       expect(marshal).not.toMatch(/unchecked|fail-open|Redis [a-z_]+ over|against Redis/i);
       expect(redis).not.toMatch(/publisher|UUID/);
     }
-    expect(r[0]?.annotations.description).toMatch(/publisher.+dead-letter.+\{\{ else \}\}.+Redis or the consumer.+Fail-open.+fail-closed/s);
+    expect(r[0]?.annotations.description).toMatch(
+      /publisher.+dead-letter.+\{\{ else \}\}.+Redis or the consumer.+Fail-open.+fail-closed/s,
+    );
   });
 
   it("points every runbook_url (and every in-page link of the runbook) at an existing RUNBOOK.md heading", () => {
@@ -141,7 +183,9 @@ describe("gen:infra", () => {
 
   it("lists every rule in the runbook's alert table with its severity, and names in its introduction exactly the alerts that page", () => {
     const runbook = readFileSync(join(REPO_ROOT, "RUNBOOK.md"), "utf8");
-    const rows = new Map([...runbook.matchAll(/^\| \[(Dedup\w+)\]\(#\w+\) \|.*\| (page|ticket) \|$/gm)].map((m) => [m[1], m[2]]));
+    const rows = new Map(
+      [...runbook.matchAll(/^\| \[(Dedup\w+)\]\(#\w+\) \|.*\| (page|ticket) \|$/gm)].map((m) => [m[1], m[2]]),
+    );
     expect(Object.fromEntries(rows)).toEqual(Object.fromEntries(rules.map((r) => [r.alert, r.labels.severity])));
     const intro = runbook.slice(0, runbook.indexOf("| alert |"));
     const paging = rules.filter((r) => r.labels.severity === "page").map((r) => r.alert);
@@ -151,7 +195,9 @@ describe("gen:infra", () => {
   });
 
   it("names in the dashboard-down rule the job under which the shipped Prometheus scrapes the app", () => {
-    const prom = parse(readFileSync(join(REPO_ROOT, "infra/prometheus/prometheus.yml"), "utf8")) as { scrape_configs: { job_name: string; metrics_path?: string }[] };
+    const prom = parse(readFileSync(join(REPO_ROOT, "infra/prometheus/prometheus.yml"), "utf8")) as {
+      scrape_configs: { job_name: string; metrics_path?: string }[];
+    };
     const job = prom.scrape_configs.find((c) => c.job_name === DASHBOARD_SCRAPE_JOB);
     expect(job?.metrics_path).toBe("/api/metrics");
     expect(rules.find((r) => r.alert === "DedupDashboardDown")?.expr).toContain(`up{job="${DASHBOARD_SCRAPE_JOB}"}`);

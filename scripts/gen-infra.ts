@@ -59,24 +59,39 @@ export function runbookBase(dashboardBase: string = DEFAULT_DASHBOARD_BASE_URL, 
 }
 
 /** The alerts with their runbook links under `runbook` (a notification or a Grafana panel has no page to be relative to). */
-export function withRunbookBase(alerts: readonly AlertThreshold[] = ALERT_LIST, runbook: string = runbookBase()): AlertThreshold[] {
+export function withRunbookBase(
+  alerts: readonly AlertThreshold[] = ALERT_LIST,
+  runbook: string = runbookBase(),
+): AlertThreshold[] {
   return alerts.map((a) => ({ ...a, runbookUrl: runbookUrl(a.runbookAnchor, runbook) }));
 }
 
 /** The Prometheus rule file (`groups:`) for every alert of the list (by default `ALERT_LIST`), as YAML text. */
-export function renderRules(alerts: readonly AlertThreshold[] = ALERT_LIST, dashboardBase: string = DEFAULT_DASHBOARD_BASE_URL, runbook: string = runbookBase(dashboardBase)): string {
+export function renderRules(
+  alerts: readonly AlertThreshold[] = ALERT_LIST,
+  dashboardBase: string = DEFAULT_DASHBOARD_BASE_URL,
+  runbook: string = runbookBase(dashboardBase),
+): string {
   const rules = alerts.map((a) => ({
     alert: a.name,
     expr: a.expr,
     for: a.for,
     labels: { severity: a.severity },
-    annotations: { ...ruleTexts(a), runbook_url: runbookUrl(a.runbookAnchor, runbook), dashboard_url: dashboardUrl(a, dashboardBase), ...contextAnnotations(a) },
+    annotations: {
+      ...ruleTexts(a),
+      runbook_url: runbookUrl(a.runbookAnchor, runbook),
+      dashboard_url: dashboardUrl(a, dashboardBase),
+      ...contextAnnotations(a),
+    },
   }));
   return HEADER + stringify({ groups: [{ name: "dedup-health", rules }] }, { lineWidth: 0 });
 }
 
 /** Generated file contents keyed by repository-relative path (`dashboardBase`: see {@link DEFAULT_DASHBOARD_BASE_URL}; `runbook`: {@link runbookBase}). */
-export function renderAll(dashboardBase: string = DEFAULT_DASHBOARD_BASE_URL, runbook: string = runbookBase(dashboardBase)): Record<string, string> {
+export function renderAll(
+  dashboardBase: string = DEFAULT_DASHBOARD_BASE_URL,
+  runbook: string = runbookBase(dashboardBase),
+): Record<string, string> {
   return {
     [GENERATED_FILES.rules]: renderRules(ALERT_LIST, dashboardBase, runbook),
     [GENERATED_FILES.dashboard]: renderDashboard(withRunbookBase(ALERT_LIST, runbook)),
@@ -104,7 +119,11 @@ export function staleFiles(root = REPO_ROOT): string[] {
  * `DASHBOARD_BASE_URL` set): infra/prometheus/prometheus.yml and the rule file rendered with that
  * base, written to `dir` (the committed files keep `npm start`'s address). Returns the config's path.
  */
-export function writePrometheusConfig(dir: string, dashboardBase: string, runbook: string = runbookBase(dashboardBase)): string {
+export function writePrometheusConfig(
+  dir: string,
+  dashboardBase: string,
+  runbook: string = runbookBase(dashboardBase),
+): string {
   const rules = "infra/prometheus/rules/dedup.yml";
   const content = renderAll(dashboardBase, runbook)[rules];
   if (content === undefined) throw new Error(`${rules} is not a generated file`);

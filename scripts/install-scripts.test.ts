@@ -9,7 +9,11 @@ import { describe, expect, it } from "vitest";
  */
 describe("package.json allowScripts", () => {
   it("covers every installed dependency with an install script (npm install-scripts ls)", () => {
-    const out = execFileSync("npm", ["install-scripts", "ls"], { cwd: join(__dirname, ".."), encoding: "utf8", timeout: 60_000 });
+    const out = execFileSync("npm", ["install-scripts", "ls"], {
+      cwd: join(__dirname, ".."),
+      encoding: "utf8",
+      timeout: 60_000,
+    });
     expect(out.trim()).toBe("No packages with unreviewed install scripts.");
   }, 60_000);
 });

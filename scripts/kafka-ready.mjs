@@ -27,6 +27,8 @@ try {
   process.exit(0);
 } catch (e) {
   if (flag === "--create") console.error(String(e?.message ?? e));
-  try { await admin.disconnect(); } catch {}
+  try {
+    await admin.disconnect();
+  } catch {}
   process.exit(1);
 }

@@ -35,18 +35,47 @@ function machineSection(results: readonly BenchResult[]): string[] {
   const m = detailOf<Machine>(get(results, "machine.nproc"));
   const loads = (xs: number[] | undefined) => xs?.map((x) => x.toFixed(2)).join(" / ") ?? "?";
   const L: string[] = ["## Machine and run", ""];
-  L.push(fill(PROSE.machineCpu, { nproc: nprocOf(results), cpuModel: m.cpuModel ?? "?", memGiB: m.memGiB ?? "?", node: m.node ?? "?" }));
-  L.push(fill(PROSE.machineRun, { startedAt: m.startedAt ?? "?", finishedAt: m.finishedAt ?? "?", commit: m.commit ?? "?", dirty: m.dirty ? PROSE.machineDirty : "" }));
+  L.push(
+    fill(PROSE.machineCpu, {
+      nproc: nprocOf(results),
+      cpuModel: m.cpuModel ?? "?",
+      memGiB: m.memGiB ?? "?",
+      node: m.node ?? "?",
+    }),
+  );
+  L.push(
+    fill(PROSE.machineRun, {
+      startedAt: m.startedAt ?? "?",
+      finishedAt: m.finishedAt ?? "?",
+      commit: m.commit ?? "?",
+      dirty: m.dirty ? PROSE.machineDirty : "",
+    }),
+  );
   const quiet = m.loadStart?.[0] !== undefined && m.loadStart[0] < 1;
-  L.push(fill(quiet ? PROSE.machineLoadQuiet : PROSE.machineLoad, { start: loads(m.loadStart), end: loads(m.loadEnd) }));
-  for (const r of m.reruns ?? []) L.push(fill(PROSE.machineRerun, { steps: r.steps.join(", "), at: r.at, load: r.load.join(" / "), only: r.steps.join(",") }));
+  L.push(
+    fill(quiet ? PROSE.machineLoadQuiet : PROSE.machineLoad, { start: loads(m.loadStart), end: loads(m.loadEnd) }),
+  );
+  for (const r of m.reruns ?? [])
+    L.push(
+      fill(PROSE.machineRerun, {
+        steps: r.steps.join(", "),
+        at: r.at,
+        load: r.load.join(" / "),
+        only: r.steps.join(","),
+      }),
+    );
   L.push("");
   return L;
 }
 
 /** "## Figures against targets": every required figure, measured or not; then the run's other rows. */
 function figuresSection(results: readonly BenchResult[]): string[] {
-  const L: string[] = ["## Figures against targets", "", "| Figure | Value | Reference (same run) | Ratio | Target | Verdict | Reproduce |", "|---|---|---|---|---|---|---|"];
+  const L: string[] = [
+    "## Figures against targets",
+    "",
+    "| Figure | Value | Reference (same run) | Ratio | Target | Verdict | Reproduce |",
+    "|---|---|---|---|---|---|---|",
+  ];
   for (const [name, f] of Object.entries(FIGURES)) {
     const r = get(results, name);
     const unit = r?.unit ?? "";
@@ -58,7 +87,10 @@ function figuresSection(results: readonly BenchResult[]): string[] {
   const others = results.filter((r) => !(r.name in FIGURES) && !r.name.startsWith("machine."));
   if (others.length) {
     L.push("### Supporting figures", "", "| Figure | Value | Reference | Ratio | Reproduce |", "|---|---|---|---|---|");
-    for (const r of others) L.push(`| \`${r.name}\` | ${num(r.value, r.unit)} | ${num(r.reference)} | ${num(r.ratio)} | \`${r.command ?? ""}\` |`);
+    for (const r of others)
+      L.push(
+        `| \`${r.name}\` | ${num(r.value, r.unit)} | ${num(r.reference)} | ${num(r.ratio)} | \`${r.command ?? ""}\` |`,
+      );
     L.push("");
   }
   return L;
@@ -67,7 +99,13 @@ function figuresSection(results: readonly BenchResult[]): string[] {
 /** The Markdown of docs/BENCHMARKS.md. */
 export function renderBenchmarks(results: BenchResult[]): string {
   const L = [PROSE.header, "", ...machineSection(results), ...figuresSection(results)];
-  L.push(...pagesAndFleetSection(results), ...consumerSection(results), ...memorySection(results), ...ciSection(results), ...otherMisses(results));
+  L.push(
+    ...pagesAndFleetSection(results),
+    ...consumerSection(results),
+    ...memorySection(results),
+    ...ciSection(results),
+    ...otherMisses(results),
+  );
   return `${L.join("\n")}\n`;
 }
 

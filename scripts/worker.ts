@@ -37,10 +37,15 @@ async function main(): Promise<void> {
   }
   const opts = envOptionsFromConfig(c);
   if (!opts.kafkaBrokers?.length) {
-    console.error("[worker] KAFKA_BROKERS is not set: a standalone worker needs Kafka (the embedded broker lives inside the server process). Run `npm run stack:up` and set KAFKA_BROKERS=127.0.0.1:9092.");
+    console.error(
+      "[worker] KAFKA_BROKERS is not set: a standalone worker needs Kafka (the embedded broker lives inside the server process). Run `npm run stack:up` and set KAFKA_BROKERS=127.0.0.1:9092.",
+    );
     process.exit(1);
   }
-  if (!opts.redisTarget) console.warn("[worker] REDIS_URL is not set: this worker dedups with its own in-process map — the in-process-cache anti-pattern (spec §9.4).");
+  if (!opts.redisTarget)
+    console.warn(
+      "[worker] REDIS_URL is not set: this worker dedups with its own in-process map — the in-process-cache anti-pattern (spec §9.4).",
+    );
   // <hostname>-<pid>: unique across hosts (group members, DLQ headers, dedup_consumer_info).
   const name = optArg("name") ?? processReplicaId();
   const crash = flag("crash-before-commit");
@@ -62,7 +67,15 @@ async function main(): Promise<void> {
   }
   const dedup = createDedupStore(opts.redisTarget, { clientName: `dedup-health-${name}` });
   const store = c.DATABASE_URL
-    ? new PostgresSideEffectStore({ connectionString: c.DATABASE_URL, schema: "public", tablePrefix: c.SERVICE_NAME, observe: (h, _id, r) => (counters.sent.inc({ handler: h }), r.duplicate && counters.duplicate.inc({ handler: h })) })
+    ? new PostgresSideEffectStore({
+        connectionString: c.DATABASE_URL,
+        schema: "public",
+        tablePrefix: c.SERVICE_NAME,
+        observe: (h, _id, r) => (
+          counters.sent.inc({ handler: h }),
+          r.duplicate && counters.duplicate.inc({ handler: h })
+        ),
+      })
     : new MemorySideEffectStore();
   const transport = new KafkaTransport(opts.kafkaBrokers);
   const demo = new DemoService({
@@ -78,13 +91,17 @@ async function main(): Promise<void> {
     replicaName: name,
     beforeCommit: crash
       ? (acked) => {
-          console.log(`[worker ${name}] handled ${acked.length} message(s); exiting before the offset commit (--crash-before-commit)`);
+          console.log(
+            `[worker ${name}] handled ${acked.length} message(s); exiting before the offset commit (--crash-before-commit)`,
+          );
           process.exit(3);
         }
       : undefined,
   });
   await demo.start();
-  console.log(`[worker ${name}] consuming ${c.SERVICE_NAME} handlers from ${c.DEMO_TOPIC} (Kafka ${opts.kafkaBrokers.join(",")}, dedup store ${dedup.kind === "redis" ? "Redis" : "in-process"})`);
+  console.log(
+    `[worker ${name}] consuming ${c.SERVICE_NAME} handlers from ${c.DEMO_TOPIC} (Kafka ${opts.kafkaBrokers.join(",")}, dedup store ${dedup.kind === "redis" ? "Redis" : "in-process"})`,
+  );
   const status = setInterval(async () => {
     const sent = (await counters.sent.get()).values.reduce((a, v) => a + v.value, 0);
     console.log(`[worker ${name}] pushes sent so far: ${sent}`);

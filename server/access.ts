@@ -80,7 +80,11 @@ export function hostOnly(host: string): string {
 }
 
 function bare(addr: string): string {
-  return addr.trim().toLowerCase().replace(/^"|"$/g, "").replace(/^\[|\](:\d+)?$/g, "");
+  return addr
+    .trim()
+    .toLowerCase()
+    .replace(/^"|"$/g, "")
+    .replace(/^\[|\](:\d+)?$/g, "");
 }
 
 /** Whether an address (from `x-forwarded-for`) is loopback. */
@@ -101,7 +105,10 @@ function isLoopbackHost(host: string | null): boolean {
  * in this process), else the origin Next records once listening (`__NEXT_PRIVATE_ORIGIN`, which
  * names the host only when one was given). `null`: all interfaces (Next's default).
  */
-export function listenHost(argv: readonly string[] = process.argv, env: Record<string, string | undefined> = process.env): string | null {
+export function listenHost(
+  argv: readonly string[] = process.argv,
+  env: Record<string, string | undefined> = process.env,
+): string | null {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if ((a === "-H" || a === "--hostname") && argv[i + 1]) return argv[i + 1]!;
@@ -144,7 +151,11 @@ export function forwardedChain(headers: Headers, header: string = DEFAULT_PROXY_
  * `x-forwarded-for` only when the request has none, so this is what the last hop wrote, not a
  * socket fact: **only a proxy the app alone is reachable through makes it true** (SECURITY.md).
  */
-export function fromTrustedProxy(headers: Headers, trusted: readonly string[], header: string = DEFAULT_PROXY_HEADER): boolean {
+export function fromTrustedProxy(
+  headers: Headers,
+  trusted: readonly string[],
+  header: string = DEFAULT_PROXY_HEADER,
+): boolean {
   const chain = forwardedChain(headers, header);
   const t = new Set(trusted.map(bare));
   return chain.length > 0 && t.has(chain[chain.length - 1]!);
@@ -156,7 +167,11 @@ export function fromTrustedProxy(headers: Headers, trusted: readonly string[], h
  * entry is trusted; `null` when the header names none. Every other forwarding header (`X-Real-IP`,
  * `Forwarded`, …) is ignored, so a client cannot pick the header that suits it.
  */
-export function clientAddress(headers: Headers, trusted: readonly string[] = [], header: string = DEFAULT_PROXY_HEADER): string | null {
+export function clientAddress(
+  headers: Headers,
+  trusted: readonly string[] = [],
+  header: string = DEFAULT_PROXY_HEADER,
+): string | null {
   const chain = forwardedChain(headers, header);
   const t = new Set(trusted.map(bare));
   for (let i = chain.length - 1; i >= 0; i--) if (!t.has(chain[i]!)) return chain[i]!;
@@ -169,13 +184,20 @@ export function clientAddress(headers: Headers, trusted: readonly string[] = [],
  * forwarding header may be present — a loopback address a proxy reports is the proxy's machine or
  * the client's claim, never this socket, whatever `TRUSTED_PROXIES` says.
  */
-export function isLocalRequest(headers: Headers, listen: ListenInfo = listenInfo(), header: string = DEFAULT_PROXY_HEADER): boolean {
+export function isLocalRequest(
+  headers: Headers,
+  listen: ListenInfo = listenInfo(),
+  header: string = DEFAULT_PROXY_HEADER,
+): boolean {
   if (!listen.loopback) return false;
   const host = headers.get("host");
   if (!isLoopbackHost(host)) return false;
   const xfh = headers.get("x-forwarded-host");
   if (xfh !== null && xfh.trim().toLowerCase() !== host!.trim().toLowerCase()) return false;
-  const xff = (headers.get("x-forwarded-for") ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+  const xff = (headers.get("x-forwarded-for") ?? "")
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
   if (xff.length !== 1 || !isLoopbackAddress(xff[0]!)) return false; // Next always sets it: none means the request did not come through Next's server
   if (headers.has("x-real-ip") || headers.has("forwarded")) return false;
   if (header.toLowerCase() !== DEFAULT_PROXY_HEADER && headers.has(header)) return false;
@@ -200,7 +222,8 @@ export function isLocalRequest(headers: Headers, listen: ListenInfo = listenInfo
  */
 export function crossSiteRefusal(headers: Headers): string | null {
   const site = headers.get("sec-fetch-site");
-  if (site === "cross-site" || site === "same-site") return `Sec-Fetch-Site: ${site} — state-changing requests are accepted only from this app's own pages`;
+  if (site === "cross-site" || site === "same-site")
+    return `Sec-Fetch-Site: ${site} — state-changing requests are accepted only from this app's own pages`;
   const origin = headers.get("origin");
   if (origin === null) return null;
   let originHost: string;
@@ -209,8 +232,12 @@ export function crossSiteRefusal(headers: Headers): string | null {
   } catch {
     return `Origin ${origin === "null" ? "null" : "is not a URL"} — state-changing requests are accepted only from this app's own pages`;
   }
-  const own = [headers.get("host"), headers.get("x-forwarded-host")].filter((x): x is string => !!x).map((x) => x.trim().toLowerCase());
-  return own.includes(originHost) ? null : "Origin is another site — state-changing requests are accepted only from this app's own pages";
+  const own = [headers.get("host"), headers.get("x-forwarded-host")]
+    .filter((x): x is string => !!x)
+    .map((x) => x.trim().toLowerCase());
+  return own.includes(originHost)
+    ? null
+    : "Origin is another site — state-changing requests are accepted only from this app's own pages";
 }
 
 /** Constant-time comparison of two strings (hashes first, so the length does not leak either). */
@@ -225,29 +252,56 @@ export function checkAccess(headers: Headers, c: AccessConfig, listen: ListenInf
   if (c.WORKSHOP_TOKEN) {
     const auth = headers.get("authorization");
     const m = auth ? /^Bearer\s+(.+)$/i.exec(auth.trim()) : null;
-    if (!m) return { ok: false, status: 401, error: "unauthorized", detail: "this endpoint needs Authorization: Bearer <WORKSHOP_TOKEN>" };
-    if (!tokensEqual(m[1]!.trim(), c.WORKSHOP_TOKEN)) return { ok: false, status: 401, error: "unauthorized", detail: "wrong token: send Authorization: Bearer <WORKSHOP_TOKEN>" };
+    if (!m)
+      return {
+        ok: false,
+        status: 401,
+        error: "unauthorized",
+        detail: "this endpoint needs Authorization: Bearer <WORKSHOP_TOKEN>",
+      };
+    if (!tokensEqual(m[1]!.trim(), c.WORKSHOP_TOKEN))
+      return {
+        ok: false,
+        status: 401,
+        error: "unauthorized",
+        detail: "wrong token: send Authorization: Bearer <WORKSHOP_TOKEN>",
+      };
     return { ok: true, reason: "token" };
   }
   if (!listen.loopback) {
-    return { ok: false, status: 403, error: "forbidden", detail: "read-only: the server listens beyond loopback and WORKSHOP_TOKEN is not set; set it and send Authorization: Bearer <token>" };
+    return {
+      ok: false,
+      status: 403,
+      error: "forbidden",
+      detail:
+        "read-only: the server listens beyond loopback and WORKSHOP_TOKEN is not set; set it and send Authorization: Bearer <token>",
+    };
   }
   if (isLocalRequest(headers, listen, c.TRUSTED_PROXY_HEADER)) return { ok: true, reason: "local" };
   return {
     ok: false,
     status: 403,
     error: "forbidden",
-    detail: "state-changing endpoints are open only to requests from this machine (Host localhost, no forwarding header) unless WORKSHOP_TOKEN is set; set it and send Authorization: Bearer <token>",
+    detail:
+      "state-changing endpoints are open only to requests from this machine (Host localhost, no forwarding header) unless WORKSHOP_TOKEN is set; set it and send Authorization: Bearer <token>",
   };
 }
 
 /** The start-up line saying who may change state, e.g. `read-only: listening beyond loopback…`. */
-export function accessSummary(c: AccessConfig, listen: ListenInfo = listenInfo(), host: string | null = listenHost()): string {
+export function accessSummary(
+  c: AccessConfig,
+  listen: ListenInfo = listenInfo(),
+  host: string | null = listenHost(),
+): string {
   const where = host ?? "0.0.0.0 (all interfaces)";
-  if (c.AUTH_MODE === "proxy") return `proxy mode: users are who ${c.TRUSTED_PROXIES?.join(", ")} name (the last ${c.TRUSTED_PROXY_HEADER ?? DEFAULT_PROXY_HEADER} hop must be one of them; make the app reachable only through them), roles from ROLE_BINDINGS; everyone else reads, anonymous (listening on ${where})`;
-  if (c.AUTH_MODE === "oidc") return `oidc mode: users sign in; roles from ROLE_BINDINGS; everyone else reads, anonymous (listening on ${where})`;
+  if (c.AUTH_MODE === "proxy")
+    return `proxy mode: users are who ${c.TRUSTED_PROXIES?.join(", ")} name (the last ${c.TRUSTED_PROXY_HEADER ?? DEFAULT_PROXY_HEADER} hop must be one of them; make the app reachable only through them), roles from ROLE_BINDINGS; everyone else reads, anonymous (listening on ${where})`;
+  if (c.AUTH_MODE === "oidc")
+    return `oidc mode: users sign in; roles from ROLE_BINDINGS; everyone else reads, anonymous (listening on ${where})`;
   const mode = `${c.mode} mode`;
-  if (c.WORKSHOP_TOKEN) return `${mode}: state-changing endpoints need Authorization: Bearer <WORKSHOP_TOKEN> (listening on ${where})`;
-  if (!listen.loopback) return `read-only: listening on ${where} beyond loopback without WORKSHOP_TOKEN (${mode}), every state-changing endpoint answers 403; set WORKSHOP_TOKEN to enable them`;
+  if (c.WORKSHOP_TOKEN)
+    return `${mode}: state-changing endpoints need Authorization: Bearer <WORKSHOP_TOKEN> (listening on ${where})`;
+  if (!listen.loopback)
+    return `read-only: listening on ${where} beyond loopback without WORKSHOP_TOKEN (${mode}), every state-changing endpoint answers 403; set WORKSHOP_TOKEN to enable them`;
   return `${mode}: state-changing endpoints are open to requests from this machine only, without forwarding headers (listening on ${where})${c.TRUSTED_PROXIES?.length ? `; trusted proxies ${c.TRUSTED_PROXIES.join(", ")}` : ""}`;
 }

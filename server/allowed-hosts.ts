@@ -53,10 +53,16 @@ export function machineHosts(): string[] {
  * The allow-list of the module doc. `bind` is the host the server listens on (`null`: all
  * interfaces); `extra` is `ALLOWED_HOSTS`; `machine` this machine's names (injectable for tests).
  */
-export function allowList(bind: string | null, extra: readonly string[] = [], machine: () => string[] = machineHosts): HostAllowList {
+export function allowList(
+  bind: string | null,
+  extra: readonly string[] = [],
+  machine: () => string[] = machineHosts,
+): HostAllowList {
   const exact = new Set<string>(LOOPBACK_HOST_NAMES);
   const suffixes: string[] = [];
-  const beyondLoopback = bind === null || (!(LOOPBACK_HOST_NAMES as readonly string[]).includes(normalHost(bind)) && !isLoopbackAddress(bind));
+  const beyondLoopback =
+    bind === null ||
+    (!(LOOPBACK_HOST_NAMES as readonly string[]).includes(normalHost(bind)) && !isLoopbackAddress(bind));
   if (bind !== null && !["0.0.0.0", "[::]"].includes(normalHost(bind))) exact.add(normalHost(bind));
   if (beyondLoopback) for (const m of machine()) exact.add(m);
   for (const e of extra) {

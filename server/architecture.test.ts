@@ -24,7 +24,11 @@ const EXT = [".ts", ".tsx"];
 /** An import graph: file (repo-relative) → the specifiers it imports. */
 type Graph = Map<string, string[]>;
 
-const isTest = (f: string) => /\.(test|suite|e2e\.test)\.tsx?$/.test(f) || /(^|\/)testing\//.test(f) || f.startsWith("e2e/") || f.startsWith("test/");
+const isTest = (f: string) =>
+  /\.(test|suite|e2e\.test)\.tsx?$/.test(f) ||
+  /(^|\/)testing\//.test(f) ||
+  f.startsWith("e2e/") ||
+  f.startsWith("test/");
 
 function walk(dir: string, out: string[]): void {
   for (const name of readdirSync(join(ROOT, dir))) {
@@ -35,7 +39,8 @@ function walk(dir: string, out: string[]): void {
   }
 }
 
-const IMPORT_RE = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|(?:^|\n)\s*import\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+const IMPORT_RE =
+  /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|(?:^|\n)\s*import\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
 
 function readGraph(): Graph {
   const files: string[] = [];
@@ -68,7 +73,8 @@ function resolveSpec(from: string, spec: string, files: ReadonlySet<string>): st
   if (spec.startsWith("@/")) base = spec.slice(2);
   else if (spec.startsWith(".")) base = relative(ROOT, resolve(ROOT, dirname(from), spec));
   else return null;
-  for (const cand of [base, ...EXT.map((e) => base + e), ...EXT.map((e) => join(base, "index" + e))]) if (files.has(cand)) return cand;
+  for (const cand of [base, ...EXT.map((e) => base + e), ...EXT.map((e) => join(base, "index" + e))])
+    if (files.has(cand)) return cand;
   return base; // unresolved: still judged by its path
 }
 
@@ -91,12 +97,17 @@ export const RULES: Rule[] = [
   {
     name: "server/dedup imports only node:*, prom-client, names/ and itself",
     from: (f) => under("server/dedup")(f) && !isTest(f),
-    forbids: (t, spec) => (t === null ? !(spec.startsWith("node:") || spec === "prom-client") : !(under("server/dedup")(t) || under("names")(t))),
+    forbids: (t, spec) =>
+      t === null
+        ? !(spec.startsWith("node:") || spec === "prom-client")
+        : !(under("server/dedup")(t) || under("names")(t)),
   },
   {
     name: "server/transport imports only the library and itself",
     from: (f) => under("server/transport")(f) && !isTest(f),
-    forbids: (t, spec) => (t === null ? false : !(under("server/transport")(t) || under("server/dedup")(t) || under("names")(t))) && !spec.startsWith("node:"),
+    forbids: (t, spec) =>
+      (t === null ? false : !(under("server/transport")(t) || under("server/dedup")(t) || under("names")(t))) &&
+      !spec.startsWith("node:"),
   },
   {
     name: "server/notification never imports the demo or the workshop",
@@ -106,7 +117,11 @@ export const RULES: Rule[] = [
   {
     name: "server/observe never imports demo, notification or workshop",
     from: (f) => under("server/observe")(f) && !isTest(f),
-    forbids: (t) => under("server/demo")(t) || under("server/notification")(t) || under("server/workshop")(t) || under("server/consumer")(t),
+    forbids: (t) =>
+      under("server/demo")(t) ||
+      under("server/notification")(t) ||
+      under("server/workshop")(t) ||
+      under("server/consumer")(t),
   },
   {
     name: "lib/ and components/ never import server/",
@@ -116,7 +131,15 @@ export const RULES: Rule[] = [
   {
     name: "server/ never imports app/, components/, next/* or react",
     from: (f) => under("server")(f),
-    forbids: (t, spec) => under("app")(t) || under("components")(t) || (t === null && (spec === "next" || spec.startsWith("next/") || spec === "react" || spec.startsWith("react-") || spec.startsWith("react/"))),
+    forbids: (t, spec) =>
+      under("app")(t) ||
+      under("components")(t) ||
+      (t === null &&
+        (spec === "next" ||
+          spec.startsWith("next/") ||
+          spec === "react" ||
+          spec.startsWith("react-") ||
+          spec.startsWith("react/"))),
   },
   {
     name: "the old server/consumer folder is gone",
@@ -142,7 +165,11 @@ export function violations(g: Graph, rules: readonly Rule[] = RULES): string[] {
 export function circles(g: Graph): string[] {
   const files = new Set(g.keys());
   const edges = new Map<string, string[]>();
-  for (const [f, specs] of g) edges.set(f, specs.map((s) => resolveSpec(f, s, files)).filter((t): t is string => t !== null && files.has(t)));
+  for (const [f, specs] of g)
+    edges.set(
+      f,
+      specs.map((s) => resolveSpec(f, s, files)).filter((t): t is string => t !== null && files.has(t)),
+    );
   const state = new Map<string, 1 | 2>();
   const stack: string[] = [];
   const found: string[] = [];
@@ -210,8 +237,15 @@ describe("the size checker itself (a planted long file and function must fail)",
   const longFn = `export function long(): void {\n${body(79)}\n}\n`;
   const shortFn = `export const short = () => {\n${body(78)}\n};\n`;
   it("names a function over 80 lines and a file over 300, and passes what keeps to the limits", () => {
-    const planted: Measured[] = [...measure("server/x.ts", longFn + shortFn), ...measure("lib/big.ts", "// x\n".repeat(301)), ...measure("lib/ok.ts", "// x\n".repeat(300))];
-    expect(sizeViolations(planted)).toEqual(["server/x.ts long(): 81 lines (limit 80)", "lib/big.ts: 301 lines (limit 300)"]);
+    const planted: Measured[] = [
+      ...measure("server/x.ts", longFn + shortFn),
+      ...measure("lib/big.ts", "// x\n".repeat(301)),
+      ...measure("lib/ok.ts", "// x\n".repeat(300)),
+    ];
+    expect(sizeViolations(planted)).toEqual([
+      "server/x.ts long(): 81 lines (limit 80)",
+      "lib/big.ts: 301 lines (limit 300)",
+    ]);
   });
 });
 

@@ -30,13 +30,20 @@ describe("parseConfig", () => {
 describe("parseConfig: access, binding and redaction variables", () => {
   it("ALLOWED_HOSTS is a list of host names or IP addresses without a port, empty by default", () => {
     expect(parseConfig({}).ALLOWED_HOSTS).toEqual([]);
-    expect(parseConfig({ ALLOWED_HOSTS: " Dash.Example.com, .corp.example ,10.0.0.5,[fd00::5],fd00::6" }).ALLOWED_HOSTS).toEqual(["dash.example.com", ".corp.example", "10.0.0.5", "[fd00::5]", "fd00::6"]);
-    for (const bad of ["dash.example.com:3000", "http://dash.example.com", "*", "a b", "evil.com/x", "-x.example"]) expect(() => parseConfig({ ALLOWED_HOSTS: bad }), bad).toThrow(/ALLOWED_HOSTS.*host names/);
+    expect(
+      parseConfig({ ALLOWED_HOSTS: " Dash.Example.com, .corp.example ,10.0.0.5,[fd00::5],fd00::6" }).ALLOWED_HOSTS,
+    ).toEqual(["dash.example.com", ".corp.example", "10.0.0.5", "[fd00::5]", "fd00::6"]);
+    for (const bad of ["dash.example.com:3000", "http://dash.example.com", "*", "a b", "evil.com/x", "-x.example"])
+      expect(() => parseConfig({ ALLOWED_HOSTS: bad }), bad).toThrow(/ALLOWED_HOSTS.*host names/);
   });
 
   it("TRUSTED_PROXIES is a list of IP addresses, empty by default", () => {
     expect(parseConfig({}).TRUSTED_PROXIES).toEqual([]);
-    expect(parseConfig({ TRUSTED_PROXIES: " 127.0.0.1, ::1 ,10.0.0.2" }).TRUSTED_PROXIES).toEqual(["127.0.0.1", "::1", "10.0.0.2"]);
+    expect(parseConfig({ TRUSTED_PROXIES: " 127.0.0.1, ::1 ,10.0.0.2" }).TRUSTED_PROXIES).toEqual([
+      "127.0.0.1",
+      "::1",
+      "10.0.0.2",
+    ]);
     expect(() => parseConfig({ TRUSTED_PROXIES: "proxy.example.com" })).toThrow(/TRUSTED_PROXIES.*IP addresses/);
     expect(() => parseConfig({ TRUSTED_PROXIES: "10.0.0.0/8" })).toThrow(/TRUSTED_PROXIES/);
     expect(() => parseConfig({ TRUSTED_PROXIES: "300.1.1.1" })).toThrow(/TRUSTED_PROXIES/);
@@ -62,8 +69,13 @@ describe("parseConfig: access, binding and redaction variables", () => {
 
   it("RUNBOOK_BASE_URL is the app's own /runbook by default, an http(s) URL or a path of the app; anything else names the variable", () => {
     expect(parseConfig({}).RUNBOOK_BASE_URL).toBe("/runbook");
-    expect(parseConfig({ RUNBOOK_BASE_URL: "https://wiki.example.com/dedup/RUNBOOK.md" }).RUNBOOK_BASE_URL).toBe("https://wiki.example.com/dedup/RUNBOOK.md");
+    expect(parseConfig({ RUNBOOK_BASE_URL: "https://wiki.example.com/dedup/RUNBOOK.md" }).RUNBOOK_BASE_URL).toBe(
+      "https://wiki.example.com/dedup/RUNBOOK.md",
+    );
     expect(parseConfig({ RUNBOOK_BASE_URL: "/ops/runbook" }).RUNBOOK_BASE_URL).toBe("/ops/runbook");
-    for (const bad of ["javascript:alert(1)", "//evil.example.com/x", "runbook", "/a b"]) expect(() => parseConfig({ RUNBOOK_BASE_URL: bad }), bad).toThrow(/RUNBOOK_BASE_URL — expected an http\(s\):\/\/ URL or a path/);
+    for (const bad of ["javascript:alert(1)", "//evil.example.com/x", "runbook", "/a b"])
+      expect(() => parseConfig({ RUNBOOK_BASE_URL: bad }), bad).toThrow(
+        /RUNBOOK_BASE_URL — expected an http\(s\):\/\/ URL or a path/,
+      );
   });
 });

@@ -18,20 +18,23 @@ const empty = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefi
 
 const hostPort = /^[A-Za-z0-9.\-]+:\d{1,5}$/;
 
-const redisUrl = z
-  .string()
-  .refine((s) => {
-    try {
-      const u = new URL(s);
-      return (u.protocol === "redis:" || u.protocol === "rediss:") && u.hostname !== "";
-    } catch {
-      return false;
-    }
-  }, "expected redis://[user:password@]host:port[/db] or rediss://…");
+const redisUrl = z.string().refine((s) => {
+  try {
+    const u = new URL(s);
+    return (u.protocol === "redis:" || u.protocol === "rediss:") && u.hostname !== "";
+  } catch {
+    return false;
+  }
+}, "expected redis://[user:password@]host:port[/db] or rediss://…");
 
 const hostList = z
   .string()
-  .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+  .transform((s) =>
+    s
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean),
+  )
   .refine((xs) => xs.length > 0 && xs.every((x) => hostPort.test(x)), "expected a comma-separated list of host:port");
 
 /** A URL string whose scheme is one of `protocols` (e.g. `"http:"`); else `message`. */
@@ -56,8 +59,16 @@ export function isIpAddress(s: string): boolean {
 
 const ipList = z
   .string()
-  .transform((s) => s.split(",").map((x) => x.trim().toLowerCase()).filter(Boolean))
-  .refine((xs) => xs.length > 0 && xs.every(isIpAddress), "expected a comma-separated list of IP addresses (the reverse proxies in front of the app), e.g. 127.0.0.1,::1");
+  .transform((s) =>
+    s
+      .split(",")
+      .map((x) => x.trim().toLowerCase())
+      .filter(Boolean),
+  )
+  .refine(
+    (xs) => xs.length > 0 && xs.every(isIpAddress),
+    "expected a comma-separated list of IP addresses (the reverse proxies in front of the app), e.g. 127.0.0.1,::1",
+  );
 
 /** A host name (`.example.com`: with its sub-domains) or an IP address, no port. */
 function isHostPattern(s: string): boolean {
@@ -68,8 +79,16 @@ function isHostPattern(s: string): boolean {
 
 const hostNameList = z
   .string()
-  .transform((s) => s.split(",").map((x) => x.trim().toLowerCase()).filter(Boolean))
-  .refine((xs) => xs.length > 0 && xs.every(isHostPattern), "expected a comma-separated list of host names or IP addresses without a port (.example.com allows its sub-domains), e.g. dash.example.com,10.0.0.5");
+  .transform((s) =>
+    s
+      .split(",")
+      .map((x) => x.trim().toLowerCase())
+      .filter(Boolean),
+  )
+  .refine(
+    (xs) => xs.length > 0 && xs.every(isHostPattern),
+    "expected a comma-separated list of host names or IP addresses without a port (.example.com allows its sub-domains), e.g. dash.example.com,10.0.0.5",
+  );
 
 const posInt = (max: number) =>
   z.coerce.number().int(`expected a whole number`).min(1, "expected at least 1").max(max, `expected at most ${max}`);
@@ -106,8 +125,16 @@ const schema = z.object({
     empty,
     z
       .string()
-      .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
-      .refine((xs) => xs.length > 0 && xs.every((x) => x.length <= 200 && !/\s/.test(x)), "expected a comma-separated list of globs such as *:dedup:*")
+      .transform((s) =>
+        s
+          .split(",")
+          .map((x) => x.trim())
+          .filter(Boolean),
+      )
+      .refine(
+        (xs) => xs.length > 0 && xs.every((x) => x.length <= 200 && !/\s/.test(x)),
+        "expected a comma-separated list of globs such as *:dedup:*",
+      )
       .default([ALL_DEDUP_KEYS_GLOB]),
   ),
   INSPECT_EXACT_MAX_KEYS: z.preprocess(empty, posInt(100_000_000).default(2_000_000)),
@@ -116,8 +143,16 @@ const schema = z.object({
     empty,
     z
       .string()
-      .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
-      .refine((xs) => xs.length > 0 && xs.every((x) => topicNameSchema.safeParse(x).success), "expected a comma-separated list of Kafka topic names")
+      .transform((s) =>
+        s
+          .split(",")
+          .map((x) => x.trim())
+          .filter(Boolean),
+      )
+      .refine(
+        (xs) => xs.length > 0 && xs.every((x) => topicNameSchema.safeParse(x).success),
+        "expected a comma-separated list of Kafka topic names",
+      )
       .optional(),
   ),
   /** DLQ records a re-drive publishes per second (`POST /api/dlq/redrive`, `npm run dlq:replay`): a bulk re-drive must not starve the origin topic's live traffic. */
@@ -125,28 +160,81 @@ const schema = z.object({
   /** `own`: `/api/consumers` shows host names and PIDs of this service's consumers only (server/observe/consumer-privacy.ts); `all`: of every group on the topic. */
   CONSUMER_DETAILS: z.preprocess(empty, z.enum(["own", "all"], "expected own or all").default("own")),
   /** Time a client has to send a request's headers (server/http-limits.ts). */
-  HTTP_HEADERS_TIMEOUT_MS: z.preprocess(empty, z.coerce.number().int("expected a whole number of milliseconds").min(1000, "expected at least 1000").max(120_000, "expected at most 120000").default(10_000)),
+  HTTP_HEADERS_TIMEOUT_MS: z.preprocess(
+    empty,
+    z.coerce
+      .number()
+      .int("expected a whole number of milliseconds")
+      .min(1000, "expected at least 1000")
+      .max(120_000, "expected at most 120000")
+      .default(10_000),
+  ),
   /** Time a client has to send a request's body once its headers arrived. */
-  HTTP_BODY_TIMEOUT_MS: z.preprocess(empty, z.coerce.number().int("expected a whole number of milliseconds").min(1000, "expected at least 1000").max(300_000, "expected at most 300000").default(20_000)),
+  HTTP_BODY_TIMEOUT_MS: z.preprocess(
+    empty,
+    z.coerce
+      .number()
+      .int("expected a whole number of milliseconds")
+      .min(1000, "expected at least 1000")
+      .max(300_000, "expected at most 300000")
+      .default(20_000),
+  ),
   /** Connections the server keeps open at once; more are closed at once. */
   HTTP_MAX_CONNECTIONS: z.preprocess(empty, posInt(100_000).default(256)),
   /** Alertmanager API (alert states, silences): http(s)://host:port. */
   ALERTMANAGER_URL: z.preprocess(empty, httpUrl.optional()),
   /** Where the alerts' runbook links point: an http(s) URL, or a path of this app; default its own page of RUNBOOK.md. */
-  RUNBOOK_BASE_URL: z.preprocess(empty, z.string().refine((s) => httpUrl.safeParse(s).success || /^\/(?!\/)[^\s#?]*$/.test(s), "expected an http(s):// URL or a path of this app such as /runbook").default(RUNBOOK_PATH)),
+  RUNBOOK_BASE_URL: z.preprocess(
+    empty,
+    z
+      .string()
+      .refine(
+        (s) => httpUrl.safeParse(s).success || /^\/(?!\/)[^\s#?]*$/.test(s),
+        "expected an http(s):// URL or a path of this app such as /runbook",
+      )
+      .default(RUNBOOK_PATH),
+  ),
 
   /** Reverse proxies whose X-Forwarded-For / X-Real-IP / Forwarded are believed (server/access.ts). */
   TRUSTED_PROXIES: z.preprocess(empty, ipList.default([])),
   /** The one header TRUSTED_PROXIES report the client in (right-most untrusted entry; server/access.ts). */
-  TRUSTED_PROXY_HEADER: z.preprocess(empty, z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "expected one header name, e.g. X-Forwarded-For").transform((s) => s.toLowerCase()).default("x-forwarded-for")),
+  TRUSTED_PROXY_HEADER: z.preprocess(
+    empty,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,64}$/, "expected one header name, e.g. X-Forwarded-For")
+      .transform((s) => s.toLowerCase())
+      .default("x-forwarded-for"),
+  ),
   /** Where the user comes from (server/auth/principal.ts): `token` (WORKSHOP_TOKEN / this machine), `proxy` (headers from TRUSTED_PROXIES), `oidc` (sign-in). */
   AUTH_MODE: z.preprocess(empty, z.enum(["token", "proxy", "oidc"], "expected token, proxy or oidc").default("token")),
   /** Header a trusted proxy names the user in (AUTH_MODE=proxy). */
-  PROXY_USER_HEADER: z.preprocess(empty, z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "expected a header name").transform((s) => s.toLowerCase()).default("x-forwarded-user")),
+  PROXY_USER_HEADER: z.preprocess(
+    empty,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,64}$/, "expected a header name")
+      .transform((s) => s.toLowerCase())
+      .default("x-forwarded-user"),
+  ),
   /** Header a trusted proxy names the user's e-mail in (AUTH_MODE=proxy). */
-  PROXY_EMAIL_HEADER: z.preprocess(empty, z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "expected a header name").transform((s) => s.toLowerCase()).default("x-forwarded-email")),
+  PROXY_EMAIL_HEADER: z.preprocess(
+    empty,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,64}$/, "expected a header name")
+      .transform((s) => s.toLowerCase())
+      .default("x-forwarded-email"),
+  ),
   /** Header a trusted proxy lists the user's groups in, comma-separated (AUTH_MODE=proxy). */
-  PROXY_GROUPS_HEADER: z.preprocess(empty, z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "expected a header name").transform((s) => s.toLowerCase()).default("x-forwarded-groups")),
+  PROXY_GROUPS_HEADER: z.preprocess(
+    empty,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,64}$/, "expected a header name")
+      .transform((s) => s.toLowerCase())
+      .default("x-forwarded-groups"),
+  ),
   /** Roles of groups, per service (AUTH_MODE=proxy/oidc): `sre=admin:*,billing-devs=operator:billing;payments` (server/auth/bindings.ts). */
   ROLE_BINDINGS: z.preprocess(
     empty,
@@ -180,15 +268,35 @@ const schema = z.object({
       .default([]),
   ),
   /** Port `npm run dev` / `npm start` listen on (default 3000); read here only to validate it. */
-  PORT: z.preprocess(empty, z.coerce.number().int("expected a whole number").min(1, "expected a port in 1-65535").max(65535, "expected a port in 1-65535").optional()),
+  PORT: z.preprocess(
+    empty,
+    z.coerce
+      .number()
+      .int("expected a whole number")
+      .min(1, "expected a port in 1-65535")
+      .max(65535, "expected a port in 1-65535")
+      .optional(),
+  ),
   /** Interface `npm start` binds (default 127.0.0.1); read here only to validate it. */
-  HOST: z.preprocess(empty, z.string().regex(/^(\[?[0-9a-fA-F:.]+\]?|[A-Za-z0-9.-]{1,253})$/, "expected a host name or an IP address, e.g. 127.0.0.1 or 0.0.0.0").optional()),
+  HOST: z.preprocess(
+    empty,
+    z
+      .string()
+      .regex(
+        /^(\[?[0-9a-fA-F:.]+\]?|[A-Za-z0-9.-]{1,253})$/,
+        "expected a host name or an IP address, e.g. 127.0.0.1 or 0.0.0.0",
+      )
+      .optional(),
+  ),
 
   /** OIDC sign-in (AUTH_MODE=oidc, server/auth/oidc*.ts): the provider's issuer URL; discovery reads `<issuer>/.well-known/openid-configuration`. */
   OIDC_ISSUER: z.preprocess(
     empty,
     httpUrl
-      .refine((s) => new URL(s).protocol === "https:" || ["127.0.0.1", "localhost", "[::1]"].includes(new URL(s).hostname), "expected an https:// URL (http:// only for a provider on this machine, e.g. http://127.0.0.1:8080)")
+      .refine(
+        (s) => new URL(s).protocol === "https:" || ["127.0.0.1", "localhost", "[::1]"].includes(new URL(s).hostname),
+        "expected an https:// URL (http:// only for a provider on this machine, e.g. http://127.0.0.1:8080)",
+      )
       .optional(),
   ),
   OIDC_CLIENT_ID: z.preprocess(empty, z.string().max(500, "expected at most 500 characters").optional()),
@@ -196,11 +304,29 @@ const schema = z.object({
   /** Where the provider sends the browser back: `<app>/api/auth/callback` (default: derived from the request's own origin). */
   OIDC_REDIRECT_URL: z.preprocess(empty, httpUrl.optional()),
   /** The ID-token / userinfo claim that lists the user's groups (ROLE_BINDINGS maps groups to roles). */
-  OIDC_GROUPS_CLAIM: z.preprocess(empty, z.string().regex(/^[A-Za-z0-9_:./-]{1,200}$/, "expected a claim name such as groups").default("groups")),
+  OIDC_GROUPS_CLAIM: z.preprocess(
+    empty,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_:./-]{1,200}$/, "expected a claim name such as groups")
+      .default("groups"),
+  ),
   /** Scopes asked of the provider, space-separated; must include openid. */
-  OIDC_SCOPES: z.preprocess(empty, z.string().refine((s) => s.split(/\s+/).includes("openid"), "expected space-separated scopes including openid, e.g. openid profile email groups").default("openid profile email")),
+  OIDC_SCOPES: z.preprocess(
+    empty,
+    z
+      .string()
+      .refine(
+        (s) => s.split(/\s+/).includes("openid"),
+        "expected space-separated scopes including openid, e.g. openid profile email groups",
+      )
+      .default("openid profile email"),
+  ),
   /** Key of the signed session cookie (HMAC-SHA256): at least 32 random characters, e.g. `openssl rand -base64 48`. */
-  SESSION_SECRET: z.preprocess(empty, z.string().min(32, "expected at least 32 characters (e.g. openssl rand -base64 48)").optional()),
+  SESSION_SECRET: z.preprocess(
+    empty,
+    z.string().min(32, "expected at least 32 characters (e.g. openssl rand -base64 48)").optional(),
+  ),
   /** How long a sign-in lasts: seconds, or a number with s, m or h (default 8h). */
   SESSION_MAX_AGE: z.preprocess(
     empty,
@@ -215,9 +341,18 @@ const schema = z.object({
 
 /** With AUTH_MODE=oidc, the OIDC variables sign-in cannot work without; the first one missing. */
 function missingOidcSetting(c: z.infer<typeof schema>): [string, string] | null {
-  if (!c.OIDC_ISSUER) return ["OIDC_ISSUER", "required with AUTH_MODE=oidc: the provider's issuer URL, e.g. https://login.example.com/realms/ops"];
-  if (!c.OIDC_CLIENT_ID) return ["OIDC_CLIENT_ID", "required with AUTH_MODE=oidc: the client id registered at the provider"];
-  if (!c.SESSION_SECRET) return ["SESSION_SECRET", "required with AUTH_MODE=oidc: at least 32 random characters that sign the session cookie (e.g. openssl rand -base64 48)"];
+  if (!c.OIDC_ISSUER)
+    return [
+      "OIDC_ISSUER",
+      "required with AUTH_MODE=oidc: the provider's issuer URL, e.g. https://login.example.com/realms/ops",
+    ];
+  if (!c.OIDC_CLIENT_ID)
+    return ["OIDC_CLIENT_ID", "required with AUTH_MODE=oidc: the client id registered at the provider"];
+  if (!c.SESSION_SECRET)
+    return [
+      "SESSION_SECRET",
+      "required with AUTH_MODE=oidc: at least 32 random characters that sign the session cookie (e.g. openssl rand -base64 48)",
+    ];
   return null;
 }
 
@@ -253,7 +388,11 @@ export function parseConfig(env: Record<string, string | undefined>): AppConfig 
   const c = r.data;
   const missing = c.AUTH_MODE === "oidc" ? missingOidcSetting(c) : null;
   if (missing) throw new ConfigError(...missing);
-  if (c.AUTH_MODE === "proxy" && c.TRUSTED_PROXIES.length === 0) throw new ConfigError("TRUSTED_PROXIES", "required with AUTH_MODE=proxy: the addresses of the authenticating proxies whose user headers are believed, e.g. 127.0.0.1");
+  if (c.AUTH_MODE === "proxy" && c.TRUSTED_PROXIES.length === 0)
+    throw new ConfigError(
+      "TRUSTED_PROXIES",
+      "required with AUTH_MODE=proxy: the addresses of the authenticating proxies whose user headers are believed, e.g. 127.0.0.1",
+    );
   const mode = c.REDIS_URL || c.REDIS_CLUSTER_NODES || c.KAFKA_BROKERS ? "real" : "embedded";
   return { ...c, mode, CONSUMER_TOPICS: c.CONSUMER_TOPICS ?? [c.DEMO_TOPIC], demoDlqTopic: dlqTopicOf(c.DEMO_TOPIC) };
 }

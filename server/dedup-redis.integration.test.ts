@@ -45,13 +45,24 @@ describe("the consumer's Redis client: a Redis stopped mid-traffic on a saturate
     const inner: Handler = async (m) => void ran.push(m.uuid);
     // The check timeout (100 ms) is shorter than one busy block (150 ms): timers fire late, after the
     // socket already closed; only the connection state can tell the outage from a slow Redis.
-    const h = deduplicator({ repository: failOpen(new RedisRepository(client)), service: prefix, prefix, registry, timeoutMs: 100 })(inner);
+    const h = deduplicator({
+      repository: failOpen(new RedisRepository(client)),
+      service: prefix,
+      prefix,
+      registry,
+      timeoutMs: 100,
+    })(inner);
     const load = setInterval(() => busy(150), 200);
     let n = 0;
-    const wave = () => Promise.all(Array.from({ length: 20 }, () => h(Object.assign(newMessage(`${prefix}-${n++}`, ""), { context: { handler: "h", topic: "t" } }))));
+    const wave = () =>
+      Promise.all(
+        Array.from({ length: 20 }, () =>
+          h(Object.assign(newMessage(`${prefix}-${n++}`, ""), { context: { handler: "h", topic: "t" } })),
+        ),
+      );
     try {
       const until = (ms: number) => performance.now() + ms;
-      for (const end = until(1_000); performance.now() < end; ) await wave();
+      for (const end = until(1_000); performance.now() < end;) await wave();
       const okChecks = await checkCount(registry);
       expect(okChecks).toBeGreaterThan(0);
       // A check that timed out on the loaded loop before the stop also ran unchecked: count from here.
@@ -60,7 +71,7 @@ describe("the consumer's Redis client: a Redis stopped mid-traffic on a saturate
       const errorsBefore = sum(await counter(registry, METRIC_NAMES.errors, "reason"));
       const ranBefore = n;
       await redis.stop();
-      for (const end = until(3_000); performance.now() < end; ) await wave();
+      for (const end = until(3_000); performance.now() < end;) await wave();
       const errors = await counter(registry, METRIC_NAMES.errors, "reason");
       const failed = (errors.redis_conn ?? 0) + (errors.redis_timeout ?? 0);
       expect(failed).toBeGreaterThan(100);

@@ -10,15 +10,25 @@ import { RECOMMENDED_IOREDIS_OPTIONS } from "@/server/dedup/redis-repository";
 export type RedisClient = Redis | Cluster;
 
 /** Creates the consumer's Redis client with the library's recommended options (fails fast, reconnects in the background). */
-export function createDedupRedis(target: { url?: string; clusterNodes?: readonly string[] }, name = "dedup-health-consumer"): RedisClient {
+export function createDedupRedis(
+  target: { url?: string; clusterNodes?: readonly string[] },
+  name = "dedup-health-consumer",
+): RedisClient {
   // Reconnect every ≤ 150 ms while Redis is down: with maxRetriesPerRequest 1 a queued command then
   // fails within two attempts (≤ 300 ms, "redis_conn") before the Deduplicator's check timeout
   // (500 ms) fires. A longer backoff made a stopped Redis read as "redis_timeout" (slow), not down.
-  const common = { ...RECOMMENDED_IOREDIS_OPTIONS, connectionName: name, retryStrategy: (n: number) => Math.min(50 * n, 150) };
+  const common = {
+    ...RECOMMENDED_IOREDIS_OPTIONS,
+    connectionName: name,
+    retryStrategy: (n: number) => Math.min(50 * n, 150),
+  };
   let c: RedisClient;
   if (target.clusterNodes && target.clusterNodes.length > 0) {
     c = new Cluster(
-      target.clusterNodes.map((hp) => ({ host: hp.slice(0, hp.lastIndexOf(":")), port: Number(hp.slice(hp.lastIndexOf(":") + 1)) })),
+      target.clusterNodes.map((hp) => ({
+        host: hp.slice(0, hp.lastIndexOf(":")),
+        port: Number(hp.slice(hp.lastIndexOf(":") + 1)),
+      })),
       { redisOptions: common, enableAutoPipelining: true },
     );
   } else if (target.url) {

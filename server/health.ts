@@ -20,17 +20,29 @@ class ProbeTimeout extends Error {}
 async function timed(c: AppConfig, probe: () => Promise<string>): Promise<ComponentHealth> {
   const t0 = performance.now();
   try {
-    const detail = await withTimeout(probe(), PROBE_TIMEOUT_MS, () => new ProbeTimeout(`no answer within ${PROBE_TIMEOUT_MS} ms`));
+    const detail = await withTimeout(
+      probe(),
+      PROBE_TIMEOUT_MS,
+      () => new ProbeTimeout(`no answer within ${PROBE_TIMEOUT_MS} ms`),
+    );
     return { status: "up", latencyMs: Math.round((performance.now() - t0) * 10) / 10, detail };
   } catch (e) {
     // The kind of failure, never the address (server/redact.ts).
-    const detail = e instanceof ProbeTimeout ? e.message : `${failureKind(e)}: ${redact(e instanceof Error ? e.message : String(e), c)}`;
+    const detail =
+      e instanceof ProbeTimeout
+        ? e.message
+        : `${failureKind(e)}: ${redact(e instanceof Error ? e.message : String(e), c)}`;
     return { status: "down", latencyMs: null, detail };
   }
 }
 
 async function probeRedis(c: AppConfig, redis: RedisLike | null): Promise<ComponentHealth> {
-  if (!redis) return { status: "not-configured", latencyMs: null, detail: "REDIS_URL is not set: the embedded in-memory store is used" };
+  if (!redis)
+    return {
+      status: "not-configured",
+      latencyMs: null,
+      detail: "REDIS_URL is not set: the embedded in-memory store is used",
+    };
   return timed(c, async () => {
     await whenReady(redis, 1500);
     if (redis instanceof Cluster) {
@@ -49,14 +61,26 @@ type G = typeof globalThis & { __dedupHealthKafkaAdmin?: { admin: Admin; connect
 function kafkaAdmin(brokers: readonly string[]): { admin: Admin; connected: Promise<void> | null } {
   const g = globalThis as G;
   g.__dedupHealthKafkaAdmin ??= {
-    admin: new Kafka({ clientId: "dedup-health-health", brokers: [...brokers], logLevel: logLevel.NOTHING, connectionTimeout: 1500, requestTimeout: 1500, retry: { retries: 0 } }).admin(),
+    admin: new Kafka({
+      clientId: "dedup-health-health",
+      brokers: [...brokers],
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 1500,
+      requestTimeout: 1500,
+      retry: { retries: 0 },
+    }).admin(),
     connected: null,
   };
   return g.__dedupHealthKafkaAdmin;
 }
 
 async function probeKafka(c: AppConfig): Promise<ComponentHealth> {
-  if (!c.KAFKA_BROKERS) return { status: "not-configured", latencyMs: null, detail: "KAFKA_BROKERS is not set: the embedded in-memory pub/sub is used" };
+  if (!c.KAFKA_BROKERS)
+    return {
+      status: "not-configured",
+      latencyMs: null,
+      detail: "KAFKA_BROKERS is not set: the embedded in-memory pub/sub is used",
+    };
   const k = kafkaAdmin(c.KAFKA_BROKERS);
   const result = await timed(c, async () => {
     k.connected ??= k.admin.connect();
@@ -74,10 +98,19 @@ async function probeKafka(c: AppConfig): Promise<ComponentHealth> {
 }
 
 async function probePrometheus(c: AppConfig): Promise<ComponentHealth> {
-  if (!c.PROMETHEUS_URL) return { status: "not-configured", latencyMs: null, detail: "PROMETHEUS_URL is not set: metrics are sampled in-process" };
+  if (!c.PROMETHEUS_URL)
+    return {
+      status: "not-configured",
+      latencyMs: null,
+      detail: "PROMETHEUS_URL is not set: metrics are sampled in-process",
+    };
   const { base, headers } = prometheusEndpoint(c.PROMETHEUS_URL);
   return timed(c, async () => {
-    const res = await fetch(`${base}/-/ready`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS), cache: "no-store", headers });
+    const res = await fetch(`${base}/-/ready`, {
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+      cache: "no-store",
+      headers,
+    });
     if (!res.ok) throw new Error(`/-/ready answered ${res.status}`);
     return "ready";
   });

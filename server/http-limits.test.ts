@@ -18,7 +18,8 @@ async function serve(handler: RequestListener, limits: HttpLimitsOptions): Promi
 }
 
 /** ms until the server at `url` closed a connection that sent `head`, then one byte of `trickle` every 100 ms; null if open after 3 s. */
-const slow = (url: string, head: string, trickle: string) => slowClient(url, { head, trickle, everyMs: 100, maxMs: 3000 });
+const slow = (url: string, head: string, trickle: string) =>
+  slowClient(url, { head, trickle, everyMs: 100, maxMs: 3000 });
 
 describe("applyHttpLimits", () => {
   it("cuts slow headers, slow bodies and silent connections at their deadlines; answers normal requests", async () => {
@@ -43,9 +44,15 @@ describe("applyHttpLimits", () => {
   });
 
   it("closes connections beyond the cap at once", async () => {
-    const url = await serve((_req, res) => res.end("ok"), { headersTimeoutMs: 5000, bodyTimeoutMs: 5000, maxConnections: 5 });
+    const url = await serve((_req, res) => res.end("ok"), {
+      headersTimeoutMs: 5000,
+      bodyTimeoutMs: 5000,
+      maxConnections: 5,
+    });
     // 12 silent connections: the server closes those beyond its 5 within half a second.
-    const closed = await Promise.all(Array.from({ length: 12 }, () => slowClient(url, { head: "", trickle: "", everyMs: 1000, maxMs: 500 })));
+    const closed = await Promise.all(
+      Array.from({ length: 12 }, () => slowClient(url, { head: "", trickle: "", everyMs: 1000, maxMs: 500 })),
+    );
     expect(closed.filter((ms) => ms !== null).length).toBeGreaterThanOrEqual(7);
   });
 });
@@ -53,7 +60,11 @@ describe("applyHttpLimits", () => {
 describe("applyHttpLimits and slow answers", () => {
   it("answers a GET whose response takes longer than the body deadline (the body deadline is for bodies only)", async () => {
     // The handler never reads the (empty) request body, as Next does not for a GET.
-    const url = await serve((_req, res) => void setTimeout(() => res.end("late"), 1200), { headersTimeoutMs: 500, bodyTimeoutMs: 700, maxConnections: 50 });
+    const url = await serve((_req, res) => void setTimeout(() => res.end("late"), 1200), {
+      headersTimeoutMs: 500,
+      bodyTimeoutMs: 700,
+      maxConnections: 50,
+    });
     const res = await fetch(`${url}/`);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe("late");

@@ -26,7 +26,11 @@ export interface HttpLimitsOptions {
 }
 
 /** Defaults of {@link HttpLimitsOptions}. */
-export const DEFAULT_HTTP_LIMITS: HttpLimitsOptions = { headersTimeoutMs: 10_000, bodyTimeoutMs: 20_000, maxConnections: 256 };
+export const DEFAULT_HTTP_LIMITS: HttpLimitsOptions = {
+  headersTimeoutMs: 10_000,
+  bodyTimeoutMs: 20_000,
+  maxConnections: 256,
+};
 
 const WAITING = Symbol("dedupHealthHeadersDeadline");
 type TimedSocket = Socket & { [WAITING]?: NodeJS.Timeout };
@@ -63,7 +67,8 @@ export function applyHttpLimits(server: Server, opts: Partial<HttpLimitsOptions>
     // Only a request that announces a body waits for one: a GET is not complete when "request" fires
     // (its end is parsed just after) and nobody reads its empty body, so a deadline on it killed
     // answers slower than bodyTimeoutMs (a dev compile of 20 s).
-    const announcesBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+    const announcesBody =
+      req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
     if (announcesBody && !req.complete) {
       const body = setTimeout(() => socket.destroy(), o.bodyTimeoutMs).unref();
       const done = () => clearTimeout(body);

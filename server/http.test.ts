@@ -15,7 +15,9 @@ afterEach(() => {
 
 const PROM = "http://promUser:promPass9@prom.internal:9090";
 /** An upstream error as the overview, series and alerts answers carry it. */
-const body = () => ({ upstream: { prometheus: { status: "down", detail: `prometheus: GET ${PROM}/api/v1/query failed: ECONNREFUSED` } } });
+const body = () => ({
+  upstream: { prometheus: { status: "down", detail: `prometheus: GET ${PROM}/api/v1/query failed: ECONNREFUSED` } },
+});
 /** What Next's server passes on for a browser on this machine (the socket's address in X-Forwarded-For). */
 const local = { host: "localhost:3000", "x-forwarded-for": "127.0.0.1" };
 
@@ -29,14 +31,18 @@ describe("answer / fail: upstream detail only for a local viewer with SHOW_UPSTR
     const text = await detailOf(answer(req(local), body()));
     expect(text).toContain("<prometheus>");
     expect(text).not.toMatch(/promPass9|promUser|prom\.internal/);
-    expect(await detailOf(fail(req(local), 503, "unavailable", `prometheus: ${PROM} ECONNREFUSED`))).not.toContain("promPass9");
+    expect(await detailOf(fail(req(local), 503, "unavailable", `prometheus: ${PROM} ECONNREFUSED`))).not.toContain(
+      "promPass9",
+    );
   });
 
   it("shows it to a local viewer when the option is on", async () => {
     process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
     g.__dedupHealthConfig = parseConfig({ PROMETHEUS_URL: PROM, SHOW_UPSTREAM_DETAIL: "on" });
     expect(await detailOf(answer(req(local), body()))).toContain("prom.internal:9090");
-    expect(await detailOf(fail(req(local), 503, "unavailable", `prometheus: ${PROM} ECONNREFUSED`))).toContain("prom.internal");
+    expect(await detailOf(fail(req(local), 503, "unavailable", `prometheus: ${PROM} ECONNREFUSED`))).toContain(
+      "prom.internal",
+    );
   });
 
   it("never to a viewer that only claims to be local, nor when the app listens beyond loopback", async () => {
@@ -63,9 +69,15 @@ describe("guard: wrong tokens are limited for all callers together", () => {
     const TOKEN = "the-right-token-0123456789";
     g.__dedupHealthConfig = parseConfig({ WORKSHOP_TOKEN: TOKEN });
     const req = (authorization?: string, from = "203.0.113.9") =>
-      new Request("http://localhost:3000/api/demo/faults", { method: "PUT", headers: { ...local, "x-forwarded-for": from, ...(authorization ? { authorization } : {}) } });
+      new Request("http://localhost:3000/api/demo/faults", {
+        method: "PUT",
+        headers: { ...local, "x-forwarded-for": from, ...(authorization ? { authorization } : {}) },
+      });
     expect(guard(req(`Bearer ${TOKEN}`))).toBeNull();
-    const statuses = Array.from({ length: TOKEN_FAILURES.burst + 5 }, (_, i) => guard(req(`Bearer guess-${i}-xxxxxxxxxxxx`, `198.51.100.${i}`))!.status);
+    const statuses = Array.from(
+      { length: TOKEN_FAILURES.burst + 5 },
+      (_, i) => guard(req(`Bearer guess-${i}-xxxxxxxxxxxx`, `198.51.100.${i}`))!.status,
+    );
     expect(statuses.slice(0, TOKEN_FAILURES.burst)).toEqual(Array(TOKEN_FAILURES.burst).fill(401));
     expect(statuses.slice(TOKEN_FAILURES.burst)).toEqual(Array(5).fill(429));
     const right = guard(req(`Bearer ${TOKEN}`))!;

@@ -56,7 +56,13 @@ export function answer(req: Request, body: unknown, status = 200, headers: Recor
 }
 
 /** An error answer `{ error, detail }` (redacted like any answer). */
-export function fail(req: Request, status: number, error: ErrorBody["error"], detail: string, extra: Pick<ErrorBody, "runId"> = {}): Response {
+export function fail(
+  req: Request,
+  status: number,
+  error: ErrorBody["error"],
+  detail: string,
+  extra: Pick<ErrorBody, "runId"> = {},
+): Response {
   return answer(req, { error, detail, ...extra } satisfies ErrorBody, status);
 }
 
@@ -113,15 +119,26 @@ const CODES: ReadonlySet<string> = new Set(ERROR_CODES);
 function asHttpError(e: unknown): (HttpError & { retryAfterSeconds?: unknown; runId?: unknown }) | null {
   if (!(e instanceof Error)) return null;
   const h = e as Partial<HttpError>;
-  return typeof h.status === "number" && h.status >= 400 && h.status < 600 && typeof h.code === "string" && CODES.has(h.code) ? (e as HttpError) : null;
+  return typeof h.status === "number" &&
+    h.status >= 400 &&
+    h.status < 600 &&
+    typeof h.code === "string" &&
+    CODES.has(h.code)
+    ? (e as HttpError)
+    : null;
 }
 
 /** The answer to what a route threw: a typed error's status and code, else a 500 that hides internals. */
 export function errorAnswer(req: Request, e: unknown): Response {
   const h = asHttpError(e);
   if (h) {
-    const headers: Record<string, string> = typeof h.retryAfterSeconds === "number" ? { "retry-after": String(h.retryAfterSeconds) } : {};
-    const body: ErrorBody = { error: h.code, detail: h.message, ...(typeof h.runId === "string" ? { runId: h.runId } : {}) };
+    const headers: Record<string, string> =
+      typeof h.retryAfterSeconds === "number" ? { "retry-after": String(h.retryAfterSeconds) } : {};
+    const body: ErrorBody = {
+      error: h.code,
+      detail: h.message,
+      ...(typeof h.runId === "string" ? { runId: h.runId } : {}),
+    };
     return answer(req, body, h.status, headers);
   }
   console.error("[api] unexpected error", e);
@@ -168,7 +185,13 @@ export function guard(req: Request): Response | null {
   const presented = c.WORKSHOP_TOKEN !== undefined && req.headers.has("authorization");
   if (presented) {
     const wait = tokenFailures().retryAfterSeconds();
-    if (wait > 0) return answer(req, { error: "rate_limited", detail: `too many wrong tokens lately; try again in ${wait} s` } satisfies ErrorBody, 429, { "retry-after": String(wait) });
+    if (wait > 0)
+      return answer(
+        req,
+        { error: "rate_limited", detail: `too many wrong tokens lately; try again in ${wait} s` } satisfies ErrorBody,
+        429,
+        { "retry-after": String(wait) },
+      );
   }
   const d = checkAccess(req.headers, c, listenInfo());
   if (!d.ok && d.status === 401 && presented) tokenFailures().failed();
@@ -186,7 +209,10 @@ export async function writeGuard(req: Request): Promise<Response | null> {
   if (mode === "token") return guard(req);
   const p = await principalOf(req);
   if (p.source !== "anonymous") return null;
-  const how = mode === "proxy" ? "this endpoint needs a user named by a trusted proxy (AUTH_MODE=proxy: sign in through the proxy in front of the app)" : "sign in first (AUTH_MODE=oidc: /api/auth/login)";
+  const how =
+    mode === "proxy"
+      ? "this endpoint needs a user named by a trusted proxy (AUTH_MODE=proxy: sign in through the proxy in front of the app)"
+      : "sign in first (AUTH_MODE=oidc: /api/auth/login)";
   return fail(req, 401, "unauthorized", `anonymous: ${how}`);
 }
 
@@ -213,18 +239,34 @@ async function readCapped(req: Request): Promise<string | null> {
 }
 
 /** Reads a JSON body (at most {@link MAX_BODY_BYTES}, else 413); a 400 answer when it is not JSON. */
-export async function readJson(req: Request): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
+export async function readJson(
+  req: Request,
+): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
   const text = await readCapped(req);
-  if (text === null) return { ok: false, response: fail(req, 413, "payload_too_large", `body: larger than ${MAX_BODY_BYTES} bytes`) };
+  if (text === null)
+    return { ok: false, response: fail(req, 413, "payload_too_large", `body: larger than ${MAX_BODY_BYTES} bytes`) };
   try {
     return { ok: true, value: text.trim() === "" ? {} : JSON.parse(text) };
   } catch {
-    return { ok: false, response: fail(req, 400, "bad_request", "body: not valid JSON (send Content-Type: application/json with a JSON object)") };
+    return {
+      ok: false,
+      response: fail(
+        req,
+        400,
+        "bad_request",
+        "body: not valid JSON (send Content-Type: application/json with a JSON object)",
+      ),
+    };
   }
 }
 
 /** Validates `value` with `schema`; the 400 answer names the first problem, prefixed by `what` ("body", "name"…). */
-function parse<S extends z.ZodType>(req: Request, schema: S, value: unknown, what: string): { ok: true; value: z.output<S> } | { ok: false; response: Response } {
+function parse<S extends z.ZodType>(
+  req: Request,
+  schema: S,
+  value: unknown,
+  what: string,
+): { ok: true; value: z.output<S> } | { ok: false; response: Response } {
   const r = schema.safeParse(value);
   if (r.success) return { ok: true, value: r.data };
   const issue = r.error.issues[0];
@@ -245,7 +287,11 @@ async function run(req: Request, fn: () => Promise<unknown> | unknown, status: n
  * unknown parameters ignored), run `fn`, answer 200 with its result; typed errors → their status
  * ({@link errorAnswer}). Upstream details in the answer (ok or error) are redacted ({@link answer}).
  */
-export async function handleQuery<S extends z.ZodType>(req: Request, schema: S, fn: (q: z.output<S>) => Promise<unknown> | unknown): Promise<Response> {
+export async function handleQuery<S extends z.ZodType>(
+  req: Request,
+  schema: S,
+  fn: (q: z.output<S>) => Promise<unknown> | unknown,
+): Promise<Response> {
   const parsed = schema.safeParse(queryOf(req));
   if (!parsed.success) return fail(req, 400, "bad_request", describeIssues(parsed.error));
   return run(req, () => fn(parsed.data), 200);
@@ -285,7 +331,12 @@ export async function handleParams<S extends z.ZodType>(
  * ({@link readJson}: 413 / 400), validated with `schema` (400 names the field), then `fn`; typed
  * errors → their status.
  */
-export async function handleBody<S extends z.ZodType>(req: Request, schema: S, fn: (body: z.output<S>) => Promise<unknown> | unknown, status = 200): Promise<Response> {
+export async function handleBody<S extends z.ZodType>(
+  req: Request,
+  schema: S,
+  fn: (body: z.output<S>) => Promise<unknown> | unknown,
+  status = 200,
+): Promise<Response> {
   const denied = await writeGuard(req);
   if (denied) return denied;
   const body = await readJson(req);

@@ -37,7 +37,11 @@ export async function databaseReason(): Promise<string | null> {
   const c = config();
   if (!c.DATABASE_URL) return null;
   try {
-    await withTimeout(auditStore().ready(), PROBE_TIMEOUT_MS, () => new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`));
+    await withTimeout(
+      auditStore().ready(),
+      PROBE_TIMEOUT_MS,
+      () => new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`),
+    );
     return null;
   } catch (e) {
     return `postgres: down — ${failureKind(e)}: ${redact(e instanceof Error ? e.message : String(e), c)}`;
@@ -48,7 +52,11 @@ export async function databaseReason(): Promise<string | null> {
  * Checks the configuration, then probes the configured upstreams (the health probes, shared for
  * 2 s with `/api/health`, and PostgreSQL, each bounded by 2 s, in parallel). Never throws.
  */
-export async function readiness(probe: () => Promise<Health> = cachedHealth, role: () => ReplicaRole = replicaRole, database: () => Promise<string | null> = databaseReason): Promise<Readiness> {
+export async function readiness(
+  probe: () => Promise<Health> = cachedHealth,
+  role: () => ReplicaRole = replicaRole,
+  database: () => Promise<string | null> = databaseReason,
+): Promise<Readiness> {
   try {
     config();
   } catch (e) {

@@ -11,7 +11,25 @@ const targets = {
 
 /** Nothing of a configured value's secrets or location survives. */
 function expectClean(s: string): void {
-  for (const bad of ["promPass9", "promUser:", "prom.internal", ":9090", "qTok42", "r3dPass", "redisUser:", "10.1.2.3", "6380", "redis-a.svc", "10.0.0.12", "pgPass7", "pgUser:", "db.internal", "sslmode", "broker-1.internal", "172.16.0.5"]) {
+  for (const bad of [
+    "promPass9",
+    "promUser:",
+    "prom.internal",
+    ":9090",
+    "qTok42",
+    "r3dPass",
+    "redisUser:",
+    "10.1.2.3",
+    "6380",
+    "redis-a.svc",
+    "10.0.0.12",
+    "pgPass7",
+    "pgUser:",
+    "db.internal",
+    "sslmode",
+    "broker-1.internal",
+    "172.16.0.5",
+  ]) {
     expect(s, `"${bad}" in: ${s}`).not.toContain(bad);
   }
 }
@@ -30,27 +48,47 @@ describe("redact", () => {
   });
 
   it("hides PROMETHEUS_URL's userinfo, path and query also when only the origin or host is quoted", () => {
-    for (const quoted of ["http://prom.internal:9090", "prom.internal:9090", "promUser:promPass9@prom.internal", "?token=qTok42", "/prefix/api?token=qTok42"]) {
+    for (const quoted of [
+      "http://prom.internal:9090",
+      "prom.internal:9090",
+      "promUser:promPass9@prom.internal",
+      "?token=qTok42",
+      "/prefix/api?token=qTok42",
+    ]) {
       expectClean(redact(`fetch ${quoted} failed`, targets));
     }
   });
 
   it("handles rediss:// and REDIS_CLUSTER_NODES entries", () => {
-    const t = { REDIS_URL: "rediss://default:s3cretPw@cache.example.com:6380/0", REDIS_CLUSTER_NODES: ["redis-a.svc:7000", "10.0.0.12:7001"] };
-    const s = redact("rediss://default:s3cretPw@cache.example.com:6380/0 ETIMEDOUT; MOVED 1234 10.0.0.12:7001; node redis-a.svc:7000 down", t);
-    for (const bad of ["s3cretPw", "default:", "cache.example.com", "10.0.0.12", "redis-a.svc"]) expect(s).not.toContain(bad);
+    const t = {
+      REDIS_URL: "rediss://default:s3cretPw@cache.example.com:6380/0",
+      REDIS_CLUSTER_NODES: ["redis-a.svc:7000", "10.0.0.12:7001"],
+    };
+    const s = redact(
+      "rediss://default:s3cretPw@cache.example.com:6380/0 ETIMEDOUT; MOVED 1234 10.0.0.12:7001; node redis-a.svc:7000 down",
+      t,
+    );
+    for (const bad of ["s3cretPw", "default:", "cache.example.com", "10.0.0.12", "redis-a.svc"])
+      expect(s).not.toContain(bad);
     expect(s).toContain("MOVED 1234");
   });
 
   it("handles KAFKA_BROKERS host:port lists", () => {
-    const s = redact("Connection error: connect ECONNREFUSED 172.16.0.5:9093 (broker-1.internal:9092, 172.16.0.5:9093)", targets);
+    const s = redact(
+      "Connection error: connect ECONNREFUSED 172.16.0.5:9093 (broker-1.internal:9092, 172.16.0.5:9093)",
+      targets,
+    );
     expectClean(s);
     expect(s).toContain("<kafka>");
   });
 
   it("hides URLs, userinfo, IPs and host:port that the configuration does not name", () => {
-    const s = redact("GET http://u:p@other.example.net:8080/x?q=1 failed; connect ECONNREFUSED 192.168.7.9:6379; [::1]:9092 reset; broker kafka-3.local:9094; a:b@c", {});
-    for (const bad of ["other.example.net", "u:p", "q=1", "192.168.7.9", "::1", "kafka-3.local", "a:b@"]) expect(s).not.toContain(bad);
+    const s = redact(
+      "GET http://u:p@other.example.net:8080/x?q=1 failed; connect ECONNREFUSED 192.168.7.9:6379; [::1]:9092 reset; broker kafka-3.local:9094; a:b@c",
+      {},
+    );
+    for (const bad of ["other.example.net", "u:p", "q=1", "192.168.7.9", "::1", "kafka-3.local", "a:b@"])
+      expect(s).not.toContain(bad);
     expect(s).toContain(REDACTED);
   });
 
@@ -66,7 +104,11 @@ describe("redact", () => {
 });
 
 describe("redact: a host shared by several upstreams", () => {
-  const local = { PROMETHEUS_URL: "http://127.0.0.1:9090", REDIS_URL: "redis://127.0.0.1:6379", KAFKA_BROKERS: ["127.0.0.1:9092"] };
+  const local = {
+    PROMETHEUS_URL: "http://127.0.0.1:9090",
+    REDIS_URL: "redis://127.0.0.1:6379",
+    KAFKA_BROKERS: ["127.0.0.1:9092"],
+  };
   it("names the component by host:port, and a bare host as a host, not as one of them", () => {
     expect(redact("connect ECONNREFUSED 127.0.0.1:9092", local)).toBe("connect ECONNREFUSED <kafka>");
     expect(redact("connect ECONNREFUSED 127.0.0.1:6379", local)).toBe("connect ECONNREFUSED <redis>");
@@ -77,7 +119,13 @@ describe("redact: a host shared by several upstreams", () => {
 
 describe("redactBody", () => {
   it("redacts `detail`/`error`/`message` strings at any depth without touching the input", () => {
-    const body = { upstream: { prometheus: { status: "down", detail: "prometheus: http://promUser:promPass9@prom.internal:9090 unreachable" } }, items: [{ detail: "connect ECONNREFUSED 10.1.2.3:6380" }], name: "keep 10.9.9.9" };
+    const body = {
+      upstream: {
+        prometheus: { status: "down", detail: "prometheus: http://promUser:promPass9@prom.internal:9090 unreachable" },
+      },
+      items: [{ detail: "connect ECONNREFUSED 10.1.2.3:6380" }],
+      name: "keep 10.9.9.9",
+    };
     const out = redactBody(body, targets);
     expectClean(JSON.stringify(out.upstream) + JSON.stringify(out.items));
     // Not a detail field: only configured values are replaced there.
@@ -88,10 +136,16 @@ describe("redactBody", () => {
 
 describe("redact: the database user", () => {
   it("is never named: not in an error detail, nor in a DLQ record's reason field that echoes a consumer's failure", () => {
-    const detail = redact('audit store unavailable: password authentication failed for user "pgUser"; role "other_app" does not exist', targets);
+    const detail = redact(
+      'audit store unavailable: password authentication failed for user "pgUser"; role "other_app" does not exist',
+      targets,
+    );
     expect(detail).not.toMatch(/pgUser|other_app/);
     expect(detail).toContain(`role "${REDACTED}"`);
-    const body = redactBody({ records: [{ reason: 'dedup store failed: password authentication failed for user "pgUser"' }] }, targets);
+    const body = redactBody(
+      { records: [{ reason: 'dedup store failed: password authentication failed for user "pgUser"' }] },
+      targets,
+    );
     expect(JSON.stringify(body)).not.toContain("pgUser");
     // The bare word is left alone: a user named like an ordinary word does not eat the text.
     expect(redact("dedup store failed", { DATABASE_URL: "postgres://dedup@db:5432/x" })).toBe("dedup store failed");
@@ -100,8 +154,12 @@ describe("redact: the database user", () => {
 
 describe("failureKind", () => {
   it("names the kind of failure from codes and texts", () => {
-    expect(failureKind(Object.assign(new Error("connect ECONNREFUSED 1.2.3.4:5"), { code: "ECONNREFUSED" }))).toBe("connection refused");
-    expect(failureKind(new TypeError("fetch failed", { cause: Object.assign(new Error("x"), { code: "ENOTFOUND" }) }))).toBe("host not found");
+    expect(failureKind(Object.assign(new Error("connect ECONNREFUSED 1.2.3.4:5"), { code: "ECONNREFUSED" }))).toBe(
+      "connection refused",
+    );
+    expect(
+      failureKind(new TypeError("fetch failed", { cause: Object.assign(new Error("x"), { code: "ENOTFOUND" }) })),
+    ).toBe("host not found");
     expect(failureKind(new DOMException("The operation was aborted due to timeout", "TimeoutError"))).toBe("timed out");
     expect(failureKind(new Error("WRONGPASS invalid username-password pair"))).toBe("authentication failed");
     expect(failureKind("weird")).toBe("request failed");

@@ -100,7 +100,8 @@ const IPV4_RE = /\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b/g;
 const HOST_PORT_RE = /\b(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+):\d{1,5}\b/gi;
 // A database user or role a server's message names (PostgreSQL: `for user "x"`, `role "x"`).
 const DB_USER_RE = /\b(user|role) "[^"]{1,128}"/gi;
-const DOTTED_HOST_RE = /\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:local|internal|invalid|lan|svc|cluster|com|net|org|io|cloud)\b/gi;
+const DOTTED_HOST_RE =
+  /\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:local|internal|invalid|lan|svc|cluster|com|net|org|io|cloud)\b/gi;
 
 /**
  * Returns `text` with every configured upstream value (see the module doc) replaced by its
@@ -125,7 +126,9 @@ export function redact(text: string, targets: UpstreamTargets = {}): string {
 /** The kind of a network/upstream failure, from Node's and the clients' error codes and texts. */
 export function failureKind(e: unknown): string {
   const err = e as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown } | null;
-  const codes = [err?.code, (err?.cause as { code?: unknown } | undefined)?.code].filter((c): c is string => typeof c === "string");
+  const codes = [err?.code, (err?.cause as { code?: unknown } | undefined)?.code].filter(
+    (c): c is string => typeof c === "string",
+  );
   const text = `${String(err?.name ?? "")} ${String(err?.message ?? e)} ${codes.join(" ")}`;
   if (/ECONNREFUSED/.test(text)) return "connection refused";
   if (/includes credentials/.test(text)) return "a URL with user:password is not supported here";

@@ -15,7 +15,12 @@ import { envOptionsFromConfig, scenarioEnv } from "@/server/workshop/env";
 import { createDedupRedis, type RedisClient } from "./dedup-redis";
 import { createDedupStore } from "./dedup-store";
 import type { ScenarioEnv } from "@/server/workshop/scenario-context";
-import { countPush, MemorySideEffectStore, sideEffectCounters, type PushObserver } from "@/server/notification/side-effects";
+import {
+  countPush,
+  MemorySideEffectStore,
+  sideEffectCounters,
+  type PushObserver,
+} from "@/server/notification/side-effects";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
 import { WorkshopRunner } from "@/server/workshop/workshop";
 
@@ -58,11 +63,22 @@ export function consumerRuntime(): ConsumerRuntime {
   const wsRegistry = workshopRegistry();
   const wsCounters = sideEffectCounters(wsRegistry);
   const observeWorkshop: PushObserver = (handler, _id, r) => countPush(wsCounters, handler, r);
-  const env: ScenarioEnv & { close(): Promise<void> } = scenarioEnv({ ...opts, redis: workshopRedis, service: WORKSHOP_SERVICE, registry: wsRegistry, observePush: observeWorkshop });
+  const env: ScenarioEnv & { close(): Promise<void> } = scenarioEnv({
+    ...opts,
+    redis: workshopRedis,
+    service: WORKSHOP_SERVICE,
+    registry: wsRegistry,
+    observePush: observeWorkshop,
+  });
   // Embedded: the message view and the DLQ page read the demo's topics from this broker.
   if (env.transport instanceof MemoryTransport) registerEmbeddedLog(env.transport.broker);
   const store = c.DATABASE_URL
-    ? new PostgresSideEffectStore({ connectionString: c.DATABASE_URL, schema: "public", tablePrefix: c.SERVICE_NAME, observe })
+    ? new PostgresSideEffectStore({
+        connectionString: c.DATABASE_URL,
+        schema: "public",
+        tablePrefix: c.SERVICE_NAME,
+        observe,
+      })
     : new MemorySideEffectStore(observe);
   const demo = new DemoService({
     transport: env.transport,

@@ -40,7 +40,11 @@ export async function withScanSlot<T>(req: Request, scan: () => Promise<T>): Pro
   const writes = servicesFor(await principalOf(req), "write");
   const operator = writes === "*" || writes.length > 0;
   if (operator) {
-    if (s.operators >= OPERATOR_SCANS_MAX) throw new RateLimitedError(`${OPERATOR_SCANS_MAX} record scans of operators already run; try again in a second`, 1);
+    if (s.operators >= OPERATOR_SCANS_MAX)
+      throw new RateLimitedError(
+        `${OPERATOR_SCANS_MAX} record scans of operators already run; try again in a second`,
+        1,
+      );
     s.operators++;
     try {
       return await scan();
@@ -50,8 +54,16 @@ export async function withScanSlot<T>(req: Request, scan: () => Promise<T>): Pro
   }
   const client = browseClient(req);
   const mine = s.perClient.get(client) ?? 0;
-  if (mine >= READER_SCANS_PER_CLIENT) throw new RateLimitedError(`a record scan of this client already runs (at most ${READER_SCANS_PER_CLIENT} at a time); try again when it answered`, 1);
-  if (s.readers >= READER_SCANS_MAX) throw new RateLimitedError(`${READER_SCANS_MAX} record scans already run (every reader's share); try again in a second`, 1);
+  if (mine >= READER_SCANS_PER_CLIENT)
+    throw new RateLimitedError(
+      `a record scan of this client already runs (at most ${READER_SCANS_PER_CLIENT} at a time); try again when it answered`,
+      1,
+    );
+  if (s.readers >= READER_SCANS_MAX)
+    throw new RateLimitedError(
+      `${READER_SCANS_MAX} record scans already run (every reader's share); try again in a second`,
+      1,
+    );
   s.readers++;
   s.perClient.set(client, mine + 1);
   try {

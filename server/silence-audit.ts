@@ -18,7 +18,9 @@ export type SilenceAction = "silence.create" | "silence.expire";
 export function recordSilenceWrite(req: Request, action: SilenceAction, silence: Silence): void {
   const from = clientAddress(req.headers, config().TRUSTED_PROXIES, config().TRUSTED_PROXY_HEADER) ?? "unknown";
   // What users typed is quoted (JSON): a newline in it cannot forge a log line.
-  console.log(`[dedup-health] ${action} ${silence.id} ${JSON.stringify(matchersText(silence.matchers))} until ${silence.endsAt} by ${JSON.stringify(silence.createdBy)} from ${JSON.stringify(from)}: ${JSON.stringify(silence.comment)}`);
+  console.log(
+    `[dedup-health] ${action} ${silence.id} ${JSON.stringify(matchersText(silence.matchers))} until ${silence.endsAt} by ${JSON.stringify(silence.createdBy)} from ${JSON.stringify(from)}: ${JSON.stringify(silence.comment)}`,
+  );
 }
 
 /**
@@ -50,7 +52,13 @@ export async function silenceServices(id: string): Promise<string[]> {
  * whole app) — scoped to the silence's service and handler, with the silence's id as what it
  * touched (`touched.silenceId`), and logs it.
  */
-export function auditedSilenceWrite(req: Request, action: SilenceAction, filter: object, services: readonly string[], write: (p: Principal) => Promise<{ silence: Silence }>): Promise<{ silence: Silence }> {
+export function auditedSilenceWrite(
+  req: Request,
+  action: SilenceAction,
+  filter: object,
+  services: readonly string[],
+  write: (p: Principal) => Promise<{ silence: Silence }>,
+): Promise<{ silence: Silence }> {
   return audited(
     req,
     action,

@@ -19,9 +19,13 @@ export async function startup(): Promise<void> {
   // The audit trail's table is made before any action runs; an unreachable DATABASE_URL is said at once, by name.
   try {
     const { initAudit } = await import("./audit");
-    console.log(`[dedup-health] audit trail: ${(await initAudit()) === "postgres" ? "PostgreSQL (DATABASE_URL)" : "in memory (DATABASE_URL is not set: lost at restart)"}`);
+    console.log(
+      `[dedup-health] audit trail: ${(await initAudit()) === "postgres" ? "PostgreSQL (DATABASE_URL)" : "in memory (DATABASE_URL is not set: lost at restart)"}`,
+    );
   } catch (e) {
-    console.error(`[dedup-health] error: ${e instanceof Error ? e.message : String(e)}; until it answers, the audit page says "audit store unavailable" and every action that changes state is refused (503)`);
+    console.error(
+      `[dedup-health] error: ${e instanceof Error ? e.message : String(e)}; until it answers, the audit page says "audit store unavailable" and every action that changes state is refused (503)`,
+    );
   }
   // Who may change state (token / this machine / read-only / embedded-open), said once.
   const { accessSummary } = await import("./access");
@@ -45,9 +49,20 @@ export async function startup(): Promise<void> {
  * Registered before the consumer connects, so the dashboard knows them while Kafka is still down.
  * The setups as deployed: Redis store in real mode, in-memory in embedded mode, one replica.
  */
-export async function registerDemoHandlers(c: Pick<AppConfig, "mode" | "SERVICE_NAME"> & Partial<Pick<AppConfig, "DEMO_TOPIC">>): Promise<void> {
-  const [{ registerHandlers }, { demoHandlerSetups }] = await Promise.all([import("./observe/handler-registry"), import("@/server/notification/demo-handlers")]);
-  registerHandlers(demoHandlerSetups(c.mode === "real" ? "redis" : "memory", 1).map((setup) => ({ service: c.SERVICE_NAME, topic: c.DEMO_TOPIC ?? DEMO_TOPIC, setup })));
+export async function registerDemoHandlers(
+  c: Pick<AppConfig, "mode" | "SERVICE_NAME"> & Partial<Pick<AppConfig, "DEMO_TOPIC">>,
+): Promise<void> {
+  const [{ registerHandlers }, { demoHandlerSetups }] = await Promise.all([
+    import("./observe/handler-registry"),
+    import("@/server/notification/demo-handlers"),
+  ]);
+  registerHandlers(
+    demoHandlerSetups(c.mode === "real" ? "redis" : "memory", 1).map((setup) => ({
+      service: c.SERVICE_NAME,
+      topic: c.DEMO_TOPIC ?? DEMO_TOPIC,
+      setup,
+    })),
+  );
 }
 
 /**
@@ -59,7 +74,9 @@ function startDemoInBackground(attempt = 1): void {
     .then(({ startDemo }) => startDemo())
     .then((rt) => console.log(`[dedup-health] demo consumer started (${rt.mode} mode)`))
     .catch((e: unknown) => {
-      console.error(`[dedup-health] demo consumer did not start (attempt ${attempt}): ${e instanceof Error ? e.message : String(e)}; retrying in 10 s`);
+      console.error(
+        `[dedup-health] demo consumer did not start (attempt ${attempt}): ${e instanceof Error ? e.message : String(e)}; retrying in 10 s`,
+      );
       setTimeout(() => startDemoInBackground(attempt + 1), 10_000).unref();
     });
 }
@@ -72,9 +89,17 @@ async function limitHttpServer(c: AppConfig): Promise<void> {
   const { applyHttpLimits, findListeningServer } = await import("./http-limits");
   const server = findListeningServer();
   if (!server) {
-    console.warn("[dedup-health] http limits: no listening HTTP server in this process; request deadlines and the connection cap are Node's defaults (300 s, none)");
+    console.warn(
+      "[dedup-health] http limits: no listening HTTP server in this process; request deadlines and the connection cap are Node's defaults (300 s, none)",
+    );
     return;
   }
-  const l = applyHttpLimits(server, { headersTimeoutMs: c.HTTP_HEADERS_TIMEOUT_MS, bodyTimeoutMs: c.HTTP_BODY_TIMEOUT_MS, maxConnections: c.HTTP_MAX_CONNECTIONS });
-  console.log(`[dedup-health] http limits: headers within ${l.headersTimeoutMs} ms, a body within ${l.bodyTimeoutMs} ms of them, at most ${l.maxConnections} connections`);
+  const l = applyHttpLimits(server, {
+    headersTimeoutMs: c.HTTP_HEADERS_TIMEOUT_MS,
+    bodyTimeoutMs: c.HTTP_BODY_TIMEOUT_MS,
+    maxConnections: c.HTTP_MAX_CONNECTIONS,
+  });
+  console.log(
+    `[dedup-health] http limits: headers within ${l.headersTimeoutMs} ms, a body within ${l.bodyTimeoutMs} ms of them, at most ${l.maxConnections} connections`,
+  );
 }

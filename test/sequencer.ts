@@ -11,7 +11,10 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * in the order given; then the rest in Vitest's own order; then `lastFiles`, in the order given (a
  * file that should meet the quietest machine, once what ran beside its project has ended).
  */
-export function longestFirst(firstFiles: readonly string[], lastFiles: readonly string[] = []): new (ctx: ConstructorParameters<typeof BaseSequencer>[0]) => BaseSequencer {
+export function longestFirst(
+  firstFiles: readonly string[],
+  lastFiles: readonly string[] = [],
+): new (ctx: ConstructorParameters<typeof BaseSequencer>[0]) => BaseSequencer {
   return class LongestFirst extends BaseSequencer {
     override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
       const base = await super.sort(files);
@@ -23,7 +26,10 @@ export function longestFirst(firstFiles: readonly string[], lastFiles: readonly 
         return j >= 0 ? firstFiles.length + 1 + j : firstFiles.length;
       };
       // A stable sort: Vitest's order (by project first) within each rank.
-      return base.map((f, i) => ({ f, i, r: rank(f) })).sort((a, b) => (a.f.project.name === b.f.project.name ? a.r - b.r || a.i - b.i : a.i - b.i)).map((x) => x.f);
+      return base
+        .map((f, i) => ({ f, i, r: rank(f) }))
+        .sort((a, b) => (a.f.project.name === b.f.project.name ? a.r - b.r || a.i - b.i : a.i - b.i))
+        .map((x) => x.f);
     }
   };
 }

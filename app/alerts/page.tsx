@@ -6,5 +6,9 @@ export const metadata: Metadata = { title: "Alerts" };
 
 /** The three dedup alerts of spec §8: state (inactive / pending / firing), since when, per instance. */
 export default function AlertsPage() {
-  return <PageShell title="Alerts" loading="Loading alerts…" height={200}><AlertsView /></PageShell>;
+  return (
+    <PageShell title="Alerts" loading="Loading alerts…" height={200}>
+      <AlertsView />
+    </PageShell>
+  );
 }

@@ -46,17 +46,39 @@ let pg: Client;
 const silences: string[] = [];
 
 const PROXY = "10.0.0.2";
-const user = (name: string, groups: string, from = `198.51.100.7, ${PROXY}`) => ({ "x-forwarded-user": name, "x-forwarded-email": `${name}@example.com`, "x-forwarded-groups": groups, "x-forwarded-for": from });
+const user = (name: string, groups: string, from = `198.51.100.7, ${PROXY}`) => ({
+  "x-forwarded-user": name,
+  "x-forwarded-email": `${name}@example.com`,
+  "x-forwarded-groups": groups,
+  "x-forwarded-for": from,
+});
 const ALICE = user("alice", "ha-ops");
 const request = (path: string, method: string, headers: Record<string, string>, body?: unknown) =>
-  new Request(`http://dash.example.com${path}`, { method, headers: { host: "dash.example.com", "content-type": "application/json", ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-const forgetAs = (headers: Record<string, string>, u: string) => forget(request("/api/keys/forget", "POST", headers, { service, handler: "h", uuids: [u], dryRun: false }));
-const rows = async (where: string, ...args: unknown[]) => (await pg.query<{ who: string; result: string; principal: Record<string, string>; filter: Record<string, unknown> }>(`SELECT who, result, principal, filter FROM "${table}" WHERE ${where} ORDER BY id`, args)).rows;
+  new Request(`http://dash.example.com${path}`, {
+    method,
+    headers: { host: "dash.example.com", "content-type": "application/json", ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+const forgetAs = (headers: Record<string, string>, u: string) =>
+  forget(request("/api/keys/forget", "POST", headers, { service, handler: "h", uuids: [u], dryRun: false }));
+const rows = async (where: string, ...args: unknown[]) =>
+  (
+    await pg.query<{ who: string; result: string; principal: Record<string, string>; filter: Record<string, unknown> }>(
+      `SELECT who, result, principal, filter FROM "${table}" WHERE ${where} ORDER BY id`,
+      args,
+    )
+  ).rows;
 
 beforeAll(async () => {
   am = await startOwnAlertmanager();
   AM = am.url;
-  useConfig({ REDIS_URL: "redis://127.0.0.1:6379", ALERTMANAGER_URL: AM, AUTH_MODE: "proxy", TRUSTED_PROXIES: PROXY, ROLE_BINDINGS: `ha-ops=operator:${service},ha-view=viewer:*,ha-other=operator:ha-other-${tag},ha-sre=admin:*` });
+  useConfig({
+    REDIS_URL: "redis://127.0.0.1:6379",
+    ALERTMANAGER_URL: AM,
+    AUTH_MODE: "proxy",
+    TRUSTED_PROXIES: PROXY,
+    ROLE_BINDINGS: `ha-ops=operator:${service},ha-view=viewer:*,ha-other=operator:ha-other-${tag},ha-sre=admin:*`,
+  });
   redis = new Redis("redis://127.0.0.1:6379");
   observeRedis = createObserveRedis({ url: "redis://127.0.0.1:6379" });
   setObserveContext(createObserveContext({ metrics: new LocalSource(new Registry()), redis: observeRedis }));
@@ -69,7 +91,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const id of silences) await run("amtool", ["silence", "expire", `--alertmanager.url=${AM}`, id]).catch(() => undefined);
+  for (const id of silences)
+    await run("amtool", ["silence", "expire", `--alertmanager.url=${AM}`, id]).catch(() => undefined);
   await am?.stop();
   setObserveContext(null);
   await redis.del(keyOf("u1"), keyOf("u2"), keyOf("u3"));
@@ -86,19 +109,39 @@ describe("AUTH_MODE=proxy", () => {
     expect(res.status).toBe(200);
     expect(await redis.exists(keyOf("u1"))).toBe(0);
     const [row] = await rows("action = 'keys.forget' AND who = $1", "alice");
-    expect(row).toMatchObject({ who: "alice", result: "ok", principal: { source: "proxy", email: "alice@example.com", role: "operator", address: "198.51.100.7" } });
-    const me = (await (await whoami(request("/api/whoami", "GET", ALICE))).json()) as { name: string; may: { write: unknown } };
+    expect(row).toMatchObject({
+      who: "alice",
+      result: "ok",
+      principal: { source: "proxy", email: "alice@example.com", role: "operator", address: "198.51.100.7" },
+    });
+    const me = (await (await whoami(request("/api/whoami", "GET", ALICE))).json()) as {
+      name: string;
+      may: { write: unknown };
+    };
     expect(me).toMatchObject({ name: "alice", may: { write: [service] } });
   });
 
   it("a silence's creator is the user, not what the body says; amtool shows the name; a NUL in its comment does not keep the entry out", async () => {
-    const body = { alertname, service, durationMinutes: 5, comment: "ha identity test \u0000 with a NUL", createdBy: "someone-else" };
+    const body = {
+      alertname,
+      service,
+      durationMinutes: 5,
+      comment: "ha identity test \u0000 with a NUL",
+      createdBy: "someone-else",
+    };
     const res = await createSilence(request("/api/silences", "POST", ALICE, body));
     expect(res.status).toBe(201);
     const { silence } = (await res.json()) as { silence: { id: string; createdBy: string } };
     silences.push(silence.id);
     expect(silence.createdBy).toBe("alice");
-    const { stdout } = await run("amtool", ["silence", "query", `--alertmanager.url=${AM}`, "-o", "extended", `alertname=${alertname}`]);
+    const { stdout } = await run("amtool", [
+      "silence",
+      "query",
+      `--alertmanager.url=${AM}`,
+      "-o",
+      "extended",
+      `alertname=${alertname}`,
+    ]);
     expect(stdout).toContain(silence.id);
     expect(stdout).toMatch(/\balice\b/);
     expect(stdout).not.toContain("someone-else");
@@ -106,7 +149,13 @@ describe("AUTH_MODE=proxy", () => {
     expect(row).toMatchObject({ who: "alice", result: "ok" });
     expect(String(row!.filter.comment)).toBe("ha identity test \ufffd with a NUL");
     // The operator expires its own service's silence (the role is checked on the silence's service).
-    expect((await expireSilence(request(`/api/silences/${silence.id}`, "DELETE", ALICE), { params: Promise.resolve({ id: silence.id }) })).status).toBe(200);
+    expect(
+      (
+        await expireSilence(request(`/api/silences/${silence.id}`, "DELETE", ALICE), {
+          params: Promise.resolve({ id: silence.id }),
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it("the same headers from an untrusted peer: anonymous, 401 on writes, nothing changed, counted", async () => {
@@ -118,12 +167,17 @@ describe("AUTH_MODE=proxy", () => {
     }
     expect(await redis.exists(keyOf("u2"))).toBe(1);
     expect((await untrustedIdentityCounter().get()).values[0]?.value).toBe(before + 2);
-    const me = (await (await whoami(request("/api/whoami", "GET", user("alice", "ha-ops", "198.51.100.7")))).json()) as { source: string; may: { write: unknown } };
+    const me = (await (
+      await whoami(request("/api/whoami", "GET", user("alice", "ha-ops", "198.51.100.7")))
+    ).json()) as { source: string; may: { write: unknown } };
     expect(me).toMatchObject({ source: "anonymous", may: { write: [] } });
   });
 
   it("a viewer's forget and an operator of another service's: 403 with the reason, audited as refused, the key kept", async () => {
-    for (const [name, groups, role] of [["bob", "ha-view", "viewer: \\*"], ["carol", "ha-other", `operator: ha-other-${tag}`]] as const) {
+    for (const [name, groups, role] of [
+      ["bob", "ha-view", "viewer: \\*"],
+      ["carol", "ha-other", `operator: ha-other-${tag}`],
+    ] as const) {
       const res = await forgetAs(user(name, groups), "u2");
       expect(res.status, name).toBe(403);
       const { error, detail } = (await res.json()) as { error: string; detail: string };
@@ -136,14 +190,17 @@ describe("AUTH_MODE=proxy", () => {
   });
 
   it("the trail of everyone is an admin's: anyone else reads only their own entries, anonymous none", async () => {
-    const list = async (h: Record<string, string>) => auditResponseSchema.parse(await (await auditGET(request("/api/audit?limit=500", "GET", h))).json()).entries;
+    const list = async (h: Record<string, string>) =>
+      auditResponseSchema.parse(await (await auditGET(request("/api/audit?limit=500", "GET", h))).json()).entries;
     expect(new Set((await list(user("bob", "ha-view"))).map((e) => e.who))).toEqual(new Set(["bob"]));
     expect(new Set((await list(user("root", "ha-sre"))).map((e) => e.who))).toEqual(new Set(["alice", "bob", "carol"]));
     expect((await auditGET(request("/api/audit", "GET", { "x-forwarded-for": "198.51.100.7" }))).status).toBe(401);
   });
 
   it("the service's chart markers name the user and leave refusals out (nothing changed)", async () => {
-    const titles = (await auditMarkers({ from: new Date(Date.now() - 600_000), to: new Date(), service })).map((m) => m.title);
+    const titles = (await auditMarkers({ from: new Date(Date.now() - 600_000), to: new Date(), service })).map(
+      (m) => m.title,
+    );
     expect(titles).toContain("Keys forgotten on h: 1 deleted of 1 matched (by alice)");
     expect(titles.join("\n")).not.toMatch(/bob|carol/);
   });
@@ -160,7 +217,9 @@ describe("no change without its audit entry", () => {
     try {
       const res = await forgetAs(ALICE, "u3");
       expect(res.status).toBe(503);
-      expect(((await res.json()) as { detail: string }).detail).toMatch(/keys.forget was not performed: every change is audited/);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(
+        /keys.forget was not performed: every change is audited/,
+      );
       expect(await redis.exists(keyOf("u3"))).toBe(1);
     } finally {
       // Replacing the store closed the PostgreSQL one: the next tests read a new one of the same table.

@@ -47,11 +47,26 @@ const ADVERSARIAL = [
   "Infinity",
   "0x10",
   "a".repeat(5000),
-  'sum(rate(x[5m]))',
+  "sum(rate(x[5m]))",
   '"}) or vector(1) #',
 ];
 
-const PARAMS = ["range", "metric", "service", "handler", "step", "refresh", "mode", "prefix", "cursor", "count", "uuid", "query", "__proto__", "constructor"];
+const PARAMS = [
+  "range",
+  "metric",
+  "service",
+  "handler",
+  "step",
+  "refresh",
+  "mode",
+  "prefix",
+  "cursor",
+  "count",
+  "uuid",
+  "query",
+  "__proto__",
+  "constructor",
+];
 
 let now = Date.now() - 20_000;
 let src: LocalSource;
@@ -67,7 +82,9 @@ beforeAll(async () => {
     now += 1000;
     await src.sample();
   }
-  registerHandlers([{ service: "notification", topic: "demo.events", setup: { ...RECOMMENDED_SETUP, ttlMs: 30 * 60_000 } }]);
+  registerHandlers([
+    { service: "notification", topic: "demo.events", setup: { ...RECOMMENDED_SETUP, ttlMs: 30 * 60_000 } },
+  ]);
   setObserveContext(createObserveContext({ metrics: src, redis: null }));
 });
 
@@ -83,16 +100,39 @@ async function call(get: (r: Request) => Promise<Response>, path: string) {
   return { status: res.status, body: (await res.json()) as unknown };
 }
 
-const ROUTES: Array<{ name: string; get: (r: Request) => Promise<Response>; base: string; schema: z.ZodType; redisOnly?: boolean }> = [
+const ROUTES: Array<{
+  name: string;
+  get: (r: Request) => Promise<Response>;
+  base: string;
+  schema: z.ZodType;
+  redisOnly?: boolean;
+}> = [
   { name: "overview", get: overviewGET, base: "/api/overview", schema: overviewResponseSchema },
   { name: "handlers", get: handlersGET, base: "/api/handlers", schema: handlersResponseSchema },
   { name: "series", get: seriesGET, base: "/api/series?metric=duplicate_ratio", schema: seriesResponseSchema },
   { name: "alerts", get: alertsGET, base: "/api/alerts", schema: alertsResponseSchema },
   { name: "capacity", get: capacityGET, base: "/api/capacity", schema: capacityResponseSchema },
   { name: "lint", get: lintGET, base: "/api/lint", schema: lintResponseSchema },
-  { name: "hot-keys", get: hotKeysGET, base: "/api/hot-keys?service=notification&handler=on-review-created", schema: hotKeysResponseSchema },
-  { name: "keys", get: keysGET, base: "/api/keys?prefix=notification:dedup:on-review-created", schema: errorBodySchema, redisOnly: true },
-  { name: "lookup", get: lookupGET, base: "/api/keys/lookup?uuid=01JD8X3Q0000000000000000AB", schema: errorBodySchema, redisOnly: true },
+  {
+    name: "hot-keys",
+    get: hotKeysGET,
+    base: "/api/hot-keys?service=notification&handler=on-review-created",
+    schema: hotKeysResponseSchema,
+  },
+  {
+    name: "keys",
+    get: keysGET,
+    base: "/api/keys?prefix=notification:dedup:on-review-created",
+    schema: errorBodySchema,
+    redisOnly: true,
+  },
+  {
+    name: "lookup",
+    get: lookupGET,
+    base: "/api/keys/lookup?uuid=01JD8X3Q0000000000000000AB",
+    schema: errorBodySchema,
+    redisOnly: true,
+  },
 ];
 
 describe("routes with adversarial parameters (embedded context)", () => {
@@ -102,11 +142,19 @@ describe("routes with adversarial parameters (embedded context)", () => {
         for (const v of ADVERSARIAL) {
           const sep = r.base.includes("?") ? "&" : "?";
           // Hostile value first, so it wins over the base's own value of the same name.
-          const path = r.base.includes("?") ? `${r.base.split("?")[0]}?${p}=${encodeURIComponent(v)}&${r.base.split("?")[1]}` : `${r.base}${sep}${p}=${encodeURIComponent(v)}`;
+          const path = r.base.includes("?")
+            ? `${r.base.split("?")[0]}?${p}=${encodeURIComponent(v)}&${r.base.split("?")[1]}`
+            : `${r.base}${sep}${p}=${encodeURIComponent(v)}`;
           const { status, body } = await call(r.get, path);
-          expect(status, `${path} → ${status} ${JSON.stringify(body).slice(0, 200)}`).toBeLessThan(500 + (r.redisOnly ? 4 : 0));
+          expect(status, `${path} → ${status} ${JSON.stringify(body).slice(0, 200)}`).toBeLessThan(
+            500 + (r.redisOnly ? 4 : 0),
+          );
           if (status >= 400) expect(errorBodySchema.safeParse(body).success, path).toBe(true);
-          else expect(r.schema.safeParse(body).success, `${path}: ${JSON.stringify(r.schema.safeParse(body).error?.issues?.slice(0, 2))}`).toBe(true);
+          else
+            expect(
+              r.schema.safeParse(body).success,
+              `${path}: ${JSON.stringify(r.schema.safeParse(body).error?.issues?.slice(0, 2))}`,
+            ).toBe(true);
           if (r.redisOnly && status >= 500) expect(status).toBe(503);
         }
       }
@@ -164,12 +212,16 @@ describe("routes with adversarial parameters (embedded context)", () => {
   });
 
   it("series filters by label without ever putting the value into PromQL", async () => {
-    const s = seriesResponseSchema.parse((await call(seriesGET, "/api/series?metric=duplicate_ratio&range=5m&handler=on-review-created")).body);
+    const s = seriesResponseSchema.parse(
+      (await call(seriesGET, "/api/series?metric=duplicate_ratio&range=5m&handler=on-review-created")).body,
+    );
     expect(s.data.status).toBe("ok");
     if (s.data.status !== "ok") return;
     expect(s.data.series).toHaveLength(1);
     expect(s.thresholds.map((t) => t.value)).toEqual([0.1, 0.01]);
-    const none = seriesResponseSchema.parse((await call(seriesGET, '/api/series?metric=duplicate_ratio&handler=%22%7D%20or%20vector(1)')).body);
+    const none = seriesResponseSchema.parse(
+      (await call(seriesGET, "/api/series?metric=duplicate_ratio&handler=%22%7D%20or%20vector(1)")).body,
+    );
     expect(none.data.status === "ok" && none.data.series).toEqual([]);
   });
 });

@@ -30,12 +30,19 @@ let observeRedis: RedisLike;
 
 // A caller on another machine, as Next.js would pass it on (its address forwarded, a public Host).
 const REMOTE = { "content-type": "application/json", host: "dash.example.com", "x-forwarded-for": "203.0.113.7" };
-const post = (route: (r: Request) => Promise<Response>, body: unknown) => route(new Request("http://dash.example.com/api/x", { method: "POST", headers: REMOTE, body: JSON.stringify(body) }));
+const post = (route: (r: Request) => Promise<Response>, body: unknown) =>
+  route(new Request("http://dash.example.com/api/x", { method: "POST", headers: REMOTE, body: JSON.stringify(body) }));
 const ROUTES: Array<[string, () => Promise<Response>]> = [
   ["POST /api/keys/forget", () => post(forget, { service, handler: "h", uuids: ["u1"], dryRun: false })],
   ["POST /api/keys/ttl", () => post(ttl, { service, handler: "h", uuids: ["u1"], ttlMs: 5000, dryRun: false })],
   ["POST /api/dlq/redrive", () => post(redrive, { filter: {}, dryRun: false })],
-  ["POST /api/workshop/scenarios/{name}/runs", () => runScenario(new Request("http://dash.example.com/api/x", { method: "POST", headers: REMOTE }), { params: Promise.resolve({ name: "retry-on-error" }) })],
+  [
+    "POST /api/workshop/scenarios/{name}/runs",
+    () =>
+      runScenario(new Request("http://dash.example.com/api/x", { method: "POST", headers: REMOTE }), {
+        params: Promise.resolve({ name: "retry-on-error" }),
+      }),
+  ],
 ];
 
 const topicEnd = async () => (await recordReader().ranges(topic)).reduce((a, r) => a + r.high, 0n);
@@ -45,7 +52,10 @@ beforeAll(async () => {
   observeRedis = createObserveRedis({ url: "redis://127.0.0.1:6379" });
   setObserveContext(createObserveContext({ metrics: new LocalSource(new Registry()), redis: observeRedis }));
   [topic] = (await own.topics("act-access", { "": 1, ".dlq": 1 })).names as [string];
-  await own.kafka.produceRaw(`${topic}.dlq`, { headers: { _watermill_message_uuid: "u1", topic_poisoned: topic, reason_poisoned: "boom", handler_poisoned: "h" }, value: Buffer.from("{}") });
+  await own.kafka.produceRaw(`${topic}.dlq`, {
+    headers: { _watermill_message_uuid: "u1", topic_poisoned: topic, reason_poisoned: "boom", handler_poisoned: "h" },
+    value: Buffer.from("{}"),
+  });
   await setAuditStore(new MemoryAuditStore());
 }, 60_000);
 
@@ -56,9 +66,17 @@ afterAll(async () => {
 });
 
 describe("write routes without the token from another machine", () => {
-  for (const [token, status] of [[undefined, 403], ["a-workshop-token-of-16+", 401]] as const) {
+  for (const [token, status] of [
+    [undefined, 403],
+    ["a-workshop-token-of-16+", 401],
+  ] as const) {
     it(`answer ${status} ${token ? "(WORKSHOP_TOKEN set, none sent)" : "(no WORKSHOP_TOKEN: read-only)"} and change nothing`, async () => {
-      useConfig({ REDIS_URL: "redis://127.0.0.1:6379", KAFKA_BROKERS: own.brokers.join(","), CONSUMER_TOPICS: topic, ...(token ? { WORKSHOP_TOKEN: token } : {}) });
+      useConfig({
+        REDIS_URL: "redis://127.0.0.1:6379",
+        KAFKA_BROKERS: own.brokers.join(","),
+        CONSUMER_TOPICS: topic,
+        ...(token ? { WORKSHOP_TOKEN: token } : {}),
+      });
       const pttl = await own.redis.pttl(key);
       const end = await topicEnd();
       for (const [name, call] of ROUTES) {

@@ -6,5 +6,9 @@ export const metadata: Metadata = { title: "Audit" };
 
 /** Every state-changing action: key forget / TTL, DLQ re-drive, workshop runs, demo switches and faults. */
 export default function AuditPage() {
-  return <PageShell title="Audit trail" loading="Loading…" height={120}><AuditView /></PageShell>;
+  return (
+    <PageShell title="Audit trail" loading="Loading…" height={120}>
+      <AuditView />
+    </PageShell>
+  );
 }

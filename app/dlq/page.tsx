@@ -6,5 +6,9 @@ export const metadata: Metadata = { title: "DLQ" };
 
 /** The DLQ browser: records newest first by handler and reason class, and their re-drive. */
 export default function DlqPage() {
-  return <PageShell title="Dead-letter queue" loading="Loading…" height={160}><DlqView /></PageShell>;
+  return (
+    <PageShell title="Dead-letter queue" loading="Loading…" height={160}>
+      <DlqView />
+    </PageShell>
+  );
 }

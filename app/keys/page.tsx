@@ -6,5 +6,9 @@ export const metadata: Metadata = { title: "Key browser" };
 
 /** Read-only browser of the dedup keys in Redis, by handler prefix. */
 export default function KeysPage() {
-  return <PageShell title="Key browser" loading="Loading key browser…" height={240}><KeyBrowser /></PageShell>;
+  return (
+    <PageShell title="Key browser" loading="Loading key browser…" height={240}>
+      <KeyBrowser />
+    </PageShell>
+  );
 }

@@ -83,7 +83,8 @@ describe("GET /readyz and GET /healthz", () => {
       expect(r.status).toBe(503);
       expect(r.body.reasons).toHaveLength(1);
       expect(r.body.reasons[0]).toMatch(/^postgres: down — /);
-      for (const secret of ["hd-secret-pw", String(PORT + 1), "hd-user"]) expect(r.body.reasons[0]).not.toContain(secret);
+      for (const secret of ["hd-secret-pw", String(PORT + 1), "hd-user"])
+        expect(r.body.reasons[0]).not.toContain(secret);
     } finally {
       await setAuditStore(null);
       g.__dedupHealthConfig = parseConfig({ REDIS_URL: srv!.url });
@@ -91,7 +92,8 @@ describe("GET /readyz and GET /healthz", () => {
   }, 20_000);
 
   it("the proxy lets the probes through with any Host, and still refuses a foreign Host elsewhere", () => {
-    const call = (path: string, method = "GET") => proxy(new NextRequest(`http://app-1:3000${path}`, { method, headers: { host: "app-1:3000" } }));
+    const call = (path: string, method = "GET") =>
+      proxy(new NextRequest(`http://app-1:3000${path}`, { method, headers: { host: "app-1:3000" } }));
     for (const path of ["/healthz", "/readyz"]) {
       expect(call(path).status, path).toBe(200);
       expect(call(path).headers.get("x-middleware-next"), path).toBe("1");

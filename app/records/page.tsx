@@ -6,5 +6,9 @@ export const metadata: Metadata = { title: "Messages" };
 
 /** One Kafka record (payload, headers, key, position, time, size), or the records of a message UUID. */
 export default function RecordsPage() {
-  return <PageShell title="Messages" loading="Loading…" height={160}><MessageView /></PageShell>;
+  return (
+    <PageShell title="Messages" loading="Loading…" height={160}>
+      <MessageView />
+    </PageShell>
+  );
 }

@@ -6,5 +6,9 @@ export const metadata: Metadata = { title: "Workshop" };
 
 /** The presenter's page: scenarios of duplicate sources and anti-patterns, run live, large type for a projector. */
 export default function WorkshopPage() {
-  return <PageShell title="Workshop" large loading="Loading workshop…" height={240}><WorkshopView /></PageShell>;
+  return (
+    <PageShell title="Workshop" large loading="Loading workshop…" height={240}>
+      <WorkshopView />
+    </PageShell>
+  );
 }

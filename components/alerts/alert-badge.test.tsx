@@ -17,7 +17,9 @@ describe("AlertBadge: a rule state that cannot be read is unknown, not inactive"
   });
 
   it("without a read before the outage it says so instead of a state", () => {
-    const t = text(renderToStaticMarkup(<AlertBadge state="inactive" unknown={{ since: unknown.since, lastKnownAt: null }} />));
+    const t = text(
+      renderToStaticMarkup(<AlertBadge state="inactive" unknown={{ since: unknown.since, lastKnownAt: null }} />),
+    );
     expect(t).toContain("no state read yet");
     expect(t).not.toContain("last known");
   });
@@ -29,8 +31,21 @@ describe("AlertBadge: a rule state that cannot be read is unknown, not inactive"
   });
 
   it("the overview's rule cards pass the unknown state to every badge", () => {
-    const rule: AlertRule = { alert: "DedupRedisErrors", state: "pending", title: "t", expr: "e", for: "1m", threshold: 0, unit: "per_second", runbookUrl: "/r", evaluationIntervalMs: 5000, instances: [] };
-    const html = renderToStaticMarkup(<AlertCards rules={[rule, { ...rule, alert: "DedupRedisLatencyHigh", state: "inactive" }]} unknown={unknown} />);
+    const rule: AlertRule = {
+      alert: "DedupRedisErrors",
+      state: "pending",
+      title: "t",
+      expr: "e",
+      for: "1m",
+      threshold: 0,
+      unit: "per_second",
+      runbookUrl: "/r",
+      evaluationIntervalMs: 5000,
+      instances: [],
+    };
+    const html = renderToStaticMarkup(
+      <AlertCards rules={[rule, { ...rule, alert: "DedupRedisLatencyHigh", state: "inactive" }]} unknown={unknown} />,
+    );
     expect(html.match(/data-state="unknown"/g)).toHaveLength(2);
     expect(html).not.toContain('data-state="inactive"');
     expect(text(html)).toContain("last known: pending");
@@ -49,8 +64,14 @@ describe("AlertBadge's countdown runs at the clock's speed", () => {
 
 describe("a rule card states its threshold in the rule's unit", () => {
   it("the lag rule counts messages/s, not errors/s; a rule without a hold fires at once, not 'for 0m'", () => {
-    expect(threshold({ alert: "DedupConsumerLagGrowing", unit: "per_second", threshold: 0, for: "10m" })).toBe("> 0 messages/s for 10m");
-    expect(threshold({ alert: "DedupRedisErrors", unit: "per_second", threshold: 0, for: "1m" })).toBe("> 0 errors/s for 1m");
-    expect(threshold({ alert: "DedupLeaseLost", unit: "per_second", threshold: 0, for: "0m" })).toBe("> 0 runs/s at once");
+    expect(threshold({ alert: "DedupConsumerLagGrowing", unit: "per_second", threshold: 0, for: "10m" })).toBe(
+      "> 0 messages/s for 10m",
+    );
+    expect(threshold({ alert: "DedupRedisErrors", unit: "per_second", threshold: 0, for: "1m" })).toBe(
+      "> 0 errors/s for 1m",
+    );
+    expect(threshold({ alert: "DedupLeaseLost", unit: "per_second", threshold: 0, for: "0m" })).toBe(
+      "> 0 runs/s at once",
+    );
   });
 });

@@ -7,7 +7,8 @@ import { timeToFireMs } from "@/lib/alert-transitions";
 import { formatDurationMs, formatSince } from "@/lib/format";
 
 const TONE: Record<AlertStateName, string> = {
-  inactive: "bg-emerald-100 text-emerald-900 ring-emerald-300 dark:bg-emerald-900/40 dark:text-emerald-200 dark:ring-emerald-800",
+  inactive:
+    "bg-emerald-100 text-emerald-900 ring-emerald-300 dark:bg-emerald-900/40 dark:text-emerald-200 dark:ring-emerald-800",
   pending: "bg-amber-100 text-amber-900 ring-amber-300 dark:bg-amber-900/40 dark:text-amber-200 dark:ring-amber-800",
   firing: "bg-red-100 text-red-900 ring-red-300 dark:bg-red-900/50 dark:text-red-100 dark:ring-red-800",
 };
@@ -30,7 +31,8 @@ export interface AlertBadgeProps {
   unknown?: AlertsUnknown | null;
 }
 
-const UNKNOWN_TONE = "bg-slate-100 text-slate-800 ring-slate-300 dark:bg-slate-800 dark:text-slate-200 dark:ring-slate-600";
+const UNKNOWN_TONE =
+  "bg-slate-100 text-slate-800 ring-slate-300 dark:bg-slate-800 dark:text-slate-200 dark:ring-slate-600";
 
 /** Local clock time of an ISO instant. */
 function clockOf(iso: string): string {
@@ -122,7 +124,11 @@ function KnownBadge({ state, since, firingSince, firesAt, now }: Omit<AlertBadge
       <span aria-hidden>{state === "firing" ? "●" : state === "pending" ? "◐" : "○"}</span>
       {state}
       {detail ? (
-        <span className="font-normal opacity-80" data-testid={countdown ? "alert-countdown" : undefined} suppressHydrationWarning>
+        <span
+          className="font-normal opacity-80"
+          data-testid={countdown ? "alert-countdown" : undefined}
+          suppressHydrationWarning
+        >
           {detail}
         </span>
       ) : null}

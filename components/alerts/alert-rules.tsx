@@ -17,7 +17,7 @@ export interface RuleTimes {
 }
 
 function earliest(xs: ReadonlyArray<string | null>): string | null {
-  return (xs.filter((x): x is string => !!x).sort((a, b) => Date.parse(a) - Date.parse(b))[0] ?? null);
+  return xs.filter((x): x is string => !!x).sort((a, b) => Date.parse(a) - Date.parse(b))[0] ?? null;
 }
 
 /** "Since when" for a rule: from its instances in its worst state (firing since, or pending since and fires at). */
@@ -36,11 +36,16 @@ function clock(iso: string | null): string {
 }
 
 /** What a per-second rule counts: errors unless it says otherwise (the lag's slope is messages/s). */
-const RATE_NOUN: Readonly<Record<string, string>> = { [ALERT_NAMES.consumerLagGrowing]: "messages", [ALERT_NAMES.leaseLost]: "runs" };
+const RATE_NOUN: Readonly<Record<string, string>> = {
+  [ALERT_NAMES.consumerLagGrowing]: "messages",
+  [ALERT_NAMES.leaseLost]: "runs",
+};
 
 /** The rule's threshold in its unit (a rate in what the rule counts per second). */
 function thresholdValue(rule: AlertRule): string {
-  return rule.unit === "per_second" ? formatRate(rule.threshold, RATE_NOUN[rule.alert] ?? "errors") : formatByUnit(rule.threshold, rule.unit);
+  return rule.unit === "per_second"
+    ? formatRate(rule.threshold, RATE_NOUN[rule.alert] ?? "errors")
+    : formatByUnit(rule.threshold, rule.unit);
 }
 
 /** "> threshold for duration" as a card states the rule; a rule without a hold fires "at once", not "for 0m". */
@@ -49,11 +54,21 @@ export function threshold(rule: Pick<AlertRule, "alert" | "unit" | "threshold" |
 }
 
 /** Compact cards, one per alert rule: state, since, threshold. Used on the overview. */
-export function AlertCards({ rules, unknown }: { rules: readonly AlertRule[]; /** The states cannot be read now: `rules` are the last known. */ unknown?: AlertsUnknown | null }) {
+export function AlertCards({
+  rules,
+  unknown,
+}: {
+  rules: readonly AlertRule[];
+  /** The states cannot be read now: `rules` are the last known. */ unknown?: AlertsUnknown | null;
+}) {
   return (
     <ul className="grid gap-3 sm:grid-cols-3" aria-label="Alert rules">
       {rules.map((r) => (
-        <li key={r.alert} data-testid={`alert-${r.alert}`} className="rounded-lg border border-slate-200 bg-white p-3 dark:border-slate-800 dark:bg-slate-900">
+        <li
+          key={r.alert}
+          data-testid={`alert-${r.alert}`}
+          className="rounded-lg border border-slate-200 bg-white p-3 dark:border-slate-800 dark:bg-slate-900"
+        >
           <div className="flex flex-wrap items-center justify-between gap-2">
             {/* The full name, wrapped at 390 px rather than cut ("DedupDuplicateR…"). */}
             <span className="min-w-0 break-words text-sm font-semibold [overflow-wrap:anywhere]" title={r.alert}>
@@ -63,7 +78,8 @@ export function AlertCards({ rules, unknown }: { rules: readonly AlertRule[]; /*
           </div>
           <p className="mt-1 text-xs text-slate-600 dark:text-slate-300">{r.title}</p>
           <p className="text-xs text-slate-500 dark:text-slate-400">
-            Threshold {threshold(r)} · {r.instances.filter((i) => i.state !== "inactive").length} of {r.instances.length} instances active
+            Threshold {threshold(r)} · {r.instances.filter((i) => i.state !== "inactive").length} of{" "}
+            {r.instances.length} instances active
           </p>
         </li>
       ))}
@@ -88,18 +104,41 @@ function instanceLabels(labels: Record<string, string>): string {
 }
 
 /** One instance of a rule: labels, state, value, transition times and, with Alertmanager, its state there and a silence button. */
-function InstanceRow({ rule, i, now, unknown, alertmanager }: RuleViewProps & { rule: AlertRule; i: AlertRule["instances"][number] }) {
+function InstanceRow({
+  rule,
+  i,
+  now,
+  unknown,
+  alertmanager,
+}: RuleViewProps & { rule: AlertRule; i: AlertRule["instances"][number] }) {
   return (
-    <tr data-testid="alert-instance" data-labels={JSON.stringify(i.labels)} className="border-t border-slate-100 align-top dark:border-slate-800">
+    <tr
+      data-testid="alert-instance"
+      data-labels={JSON.stringify(i.labels)}
+      className="border-t border-slate-100 align-top dark:border-slate-800"
+    >
       <td className="py-1 font-mono text-xs">
         {instanceLabels(i.labels)}
-        {i.summary && i.summary !== rule.title ? <div className="font-sans text-slate-500 dark:text-slate-400">{i.summary}</div> : null}
+        {i.summary && i.summary !== rule.title ? (
+          <div className="font-sans text-slate-500 dark:text-slate-400">{i.summary}</div>
+        ) : null}
       </td>
       <td>
-        <AlertBadge state={i.state} since={i.activeAt} firingSince={i.firingSince} firesAt={i.firesAt} now={now} unknown={unknown} />
+        <AlertBadge
+          state={i.state}
+          since={i.activeAt}
+          firingSince={i.firingSince}
+          firesAt={i.firesAt}
+          now={now}
+          unknown={unknown}
+        />
       </td>
-      <td className="whitespace-nowrap pl-3 text-right tabular-nums">{i.value === null ? "—" : formatByUnit(i.value, rule.unit)}</td>
-      <td className="whitespace-nowrap pl-3 text-right tabular-nums" title={i.activeAt ?? undefined}>{clock(i.activeAt)}</td>
+      <td className="whitespace-nowrap pl-3 text-right tabular-nums">
+        {i.value === null ? "—" : formatByUnit(i.value, rule.unit)}
+      </td>
+      <td className="whitespace-nowrap pl-3 text-right tabular-nums" title={i.activeAt ?? undefined}>
+        {clock(i.activeAt)}
+      </td>
       <td className="whitespace-nowrap pl-3 text-right tabular-nums" title={i.firingSince ?? i.firesAt ?? undefined}>
         {i.firingSince ? clock(i.firingSince) : i.firesAt ? `not yet (due ${clock(i.firesAt)})` : "—"}
       </td>
@@ -107,7 +146,14 @@ function InstanceRow({ rule, i, now, unknown, alertmanager }: RuleViewProps & { 
         <td className="pl-3">
           <AlertmanagerState am={i.alertmanager} />
           {i.labels.service && i.alertmanager?.state !== "suppressed" ? (
-            <SilenceForm alertname={rule.alert} service={i.labels.service} {...(i.labels.handler ? { handler: i.labels.handler } : {})} labels={i.labels} label="Silence…" testId="silence-open" />
+            <SilenceForm
+              alertname={rule.alert}
+              service={i.labels.service}
+              {...(i.labels.handler ? { handler: i.labels.handler } : {})}
+              labels={i.labels}
+              label="Silence…"
+              testId="silence-open"
+            />
           ) : null}
         </td>
       ) : null}
@@ -118,7 +164,12 @@ function InstanceRow({ rule, i, now, unknown, alertmanager }: RuleViewProps & { 
 /** The instances of one rule as a table, or a note that its expression returns no series. */
 function InstanceTable(props: RuleViewProps & { rule: AlertRule }) {
   const { rule: r, alertmanager } = props;
-  if (r.instances.length === 0) return <p className="mt-2 text-sm text-slate-500 dark:text-slate-400">No instance: the expression returns no series (no traffic, or never above the threshold).</p>;
+  if (r.instances.length === 0)
+    return (
+      <p className="mt-2 text-sm text-slate-500 dark:text-slate-400">
+        No instance: the expression returns no series (no traffic, or never above the threshold).
+      </p>
+    );
   return (
     // At 390 px the columns scroll inside this box (the page itself never grows wider than the screen).
     <div className="mt-2 overflow-x-auto" data-testid="alert-instances">
@@ -126,12 +177,26 @@ function InstanceTable(props: RuleViewProps & { rule: AlertRule }) {
         <caption className="sr-only">Instances of {r.alert}</caption>
         <thead className="text-left text-xs text-slate-500 dark:text-slate-400">
           <tr>
-            <th scope="col" className="py-1 font-normal">Labels</th>
-            <th scope="col" className="font-normal">State</th>
-            <th scope="col" className="text-right font-normal">Value</th>
-            <th scope="col" className="text-right font-normal">Pending since</th>
-            <th scope="col" className="text-right font-normal">Firing since</th>
-            {alertmanager ? <th scope="col" className="pl-3 font-normal">Alertmanager</th> : null}
+            <th scope="col" className="py-1 font-normal">
+              Labels
+            </th>
+            <th scope="col" className="font-normal">
+              State
+            </th>
+            <th scope="col" className="text-right font-normal">
+              Value
+            </th>
+            <th scope="col" className="text-right font-normal">
+              Pending since
+            </th>
+            <th scope="col" className="text-right font-normal">
+              Firing since
+            </th>
+            {alertmanager ? (
+              <th scope="col" className="pl-3 font-normal">
+                Alertmanager
+              </th>
+            ) : null}
           </tr>
         </thead>
         <tbody>
@@ -148,20 +213,33 @@ function InstanceTable(props: RuleViewProps & { rule: AlertRule }) {
 function RuleSection(props: RuleViewProps & { rule: AlertRule }) {
   const { rule: r, now, unknown } = props;
   return (
-    <section data-testid={`rule-${r.alert}`} aria-labelledby={`rule-${r.alert}-h`} className="rounded-lg border border-slate-200 bg-white p-4 dark:border-slate-800 dark:bg-slate-900">
+    <section
+      data-testid={`rule-${r.alert}`}
+      aria-labelledby={`rule-${r.alert}-h`}
+      className="rounded-lg border border-slate-200 bg-white p-4 dark:border-slate-800 dark:bg-slate-900"
+    >
       <header className="flex flex-wrap items-center gap-3">
         <h2 id={`rule-${r.alert}-h`} className="text-base font-semibold">
           {r.alert}
         </h2>
         <AlertBadge state={r.state} {...ruleTimes(r)} now={now} unknown={unknown} />
-        <a href={r.runbookUrl} data-testid="rule-runbook" className="ml-auto text-sm text-blue-700 underline hover:no-underline dark:text-blue-300" target="_blank" rel="noreferrer">
+        <a
+          href={r.runbookUrl}
+          data-testid="rule-runbook"
+          className="ml-auto text-sm text-blue-700 underline hover:no-underline dark:text-blue-300"
+          target="_blank"
+          rel="noreferrer"
+        >
           Runbook
         </a>
       </header>
       <p className="mt-1 text-sm text-slate-600 dark:text-slate-300">{r.title}</p>
       <p className="mt-1 text-xs text-slate-500 dark:text-slate-400">
         Fires when the value is above {thresholdValue(r)} for {r.for}
-        {r.evaluationIntervalMs > 0 ? `, at the first evaluation (every ${r.evaluationIntervalMs / 1000} s) at least ${r.for} after it went pending` : ""}.
+        {r.evaluationIntervalMs > 0
+          ? `, at the first evaluation (every ${r.evaluationIntervalMs / 1000} s) at least ${r.for} after it went pending`
+          : ""}
+        .
       </p>
       <pre className="mt-2 overflow-x-auto rounded bg-slate-100 p-2 text-xs dark:bg-slate-800">
         <code>{r.expr}</code>
@@ -175,7 +253,12 @@ function RuleSection(props: RuleViewProps & { rule: AlertRule }) {
  * Full table of every rule and instance, with expression, value and runbook. Used on /alerts.
  * With `alertmanager`, each instance also shows Alertmanager's state and a silence button.
  */
-export function AlertTable({ rules, now, unknown, alertmanager = false }: RuleViewProps & { rules: readonly AlertRule[] }) {
+export function AlertTable({
+  rules,
+  now,
+  unknown,
+  alertmanager = false,
+}: RuleViewProps & { rules: readonly AlertRule[] }) {
   return (
     <div className="space-y-4">
       {rules.map((r) => (

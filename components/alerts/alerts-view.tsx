@@ -18,8 +18,10 @@ export function AlertsView() {
         d.alerts.status === "ok" ? (
           <>
             <p className="text-sm text-slate-600 dark:text-slate-300">
-              {d.source === "prometheus" ? "Rule states from Prometheus (/api/v1/rules)." : "Embedded mode: evaluated in this process from the same thresholds and hold durations as the Prometheus rules."} Updated{" "}
-              {new Date(d.generatedAt).toLocaleTimeString()}.{" "}
+              {d.source === "prometheus"
+                ? "Rule states from Prometheus (/api/v1/rules)."
+                : "Embedded mode: evaluated in this process from the same thresholds and hold durations as the Prometheus rules."}{" "}
+              Updated {new Date(d.generatedAt).toLocaleTimeString()}.{" "}
               <span data-testid="am-status">
                 {d.alertmanager.status === "ok"
                   ? "Alertmanager's state beside each instance (Prometheus sends it firing alerts only)."
@@ -28,15 +30,24 @@ export function AlertsView() {
                     : `Alertmanager did not answer: ${d.alertmanager.detail}`}
               </span>
             </p>
-            <AlertTable rules={d.alerts.rules} now={Date.parse(d.generatedAt)} alertmanager={d.alertmanager.status === "ok"} />
+            <AlertTable
+              rules={d.alerts.rules}
+              now={Date.parse(d.generatedAt)}
+              alertmanager={d.alertmanager.status === "ok"}
+            />
             {d.alertmanager.status === "ok" ? <SilencesPanel /> : null}
           </>
         ) : (
           <>
             <Panel title="Alert rules">
-              <UnavailableState detail={d.alerts.detail} fallback={d.source === "prometheus" ? "Prometheus" : "Alert source"} />
+              <UnavailableState
+                detail={d.alerts.detail}
+                fallback={d.source === "prometheus" ? "Prometheus" : "Alert source"}
+              />
             </Panel>
-            {d.alerts.lastKnown && d.alerts.unknown ? <AlertTable rules={d.alerts.lastKnown} now={Date.parse(d.generatedAt)} unknown={d.alerts.unknown} /> : null}
+            {d.alerts.lastKnown && d.alerts.unknown ? (
+              <AlertTable rules={d.alerts.lastKnown} now={Date.parse(d.generatedAt)} unknown={d.alerts.unknown} />
+            ) : null}
           </>
         )
       }

@@ -28,9 +28,14 @@ function clock(iso: string | null): string {
 function useSilenceWrites() {
   const qc = useQueryClient();
   const tok = useWorkshopToken();
-  const done = () => Promise.all([qc.invalidateQueries({ queryKey: ["alerts"] }), qc.invalidateQueries({ queryKey: ["silences"] })]);
+  const done = () =>
+    Promise.all([qc.invalidateQueries({ queryKey: ["alerts"] }), qc.invalidateQueries({ queryKey: ["silences"] })]);
   const onError = (e: unknown) => needsToken(e) && tok.show();
-  const create = useMutation({ mutationFn: (b: Parameters<typeof postSilence>[0]) => postSilence(b, tok.token), onSuccess: done, onError });
+  const create = useMutation({
+    mutationFn: (b: Parameters<typeof postSilence>[0]) => postSilence(b, tok.token),
+    onSuccess: done,
+    onError,
+  });
   const expire = useMutation({ mutationFn: (id: string) => deleteSilence(id, tok.token), onSuccess: done, onError });
   return { create, expire, tok };
 }
@@ -63,7 +68,14 @@ export function SilenceForm({ alertname, service, handler, labels, label, commen
   const blocked = useWriteBlocked(service);
   if (!open) {
     return (
-      <button type="button" data-testid={testId} onClick={() => setOpen(true)} disabled={blocked !== null} title={blocked ?? undefined} className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:hover:bg-slate-800">
+      <button
+        type="button"
+        data-testid={testId}
+        onClick={() => setOpen(true)}
+        disabled={blocked !== null}
+        title={blocked ?? undefined}
+        className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:hover:bg-slate-800"
+      >
         {label}
       </button>
     );
@@ -76,14 +88,32 @@ export function SilenceForm({ alertname, service, handler, labels, label, commen
       className="mt-1 space-y-1 rounded border border-slate-200 p-2 text-xs dark:border-slate-700"
       onSubmit={(e) => {
         e.preventDefault();
-        create.mutate({ alertname, service, ...(handler ? { handler } : {}), ...(labels ? { labels } : {}), durationMinutes: minutes, comment: text }, { onSuccess: () => setOpen(false) });
+        create.mutate(
+          {
+            alertname,
+            service,
+            ...(handler ? { handler } : {}),
+            ...(labels ? { labels } : {}),
+            durationMinutes: minutes,
+            comment: text,
+          },
+          { onSuccess: () => setOpen(false) },
+        );
       }}
     >
-      <p className="font-mono" data-testid="silence-target">{target}</p>
+      <p className="font-mono" data-testid="silence-target">
+        {target}
+      </p>
       <label className="mr-2" htmlFor={`${id}-d`}>
         for
       </label>
-      <select id={`${id}-d`} data-testid="silence-duration" value={minutes} onChange={(e) => setMinutes(Number(e.target.value))} className="rounded border border-slate-300 bg-transparent dark:border-slate-700">
+      <select
+        id={`${id}-d`}
+        data-testid="silence-duration"
+        value={minutes}
+        onChange={(e) => setMinutes(Number(e.target.value))}
+        className="rounded border border-slate-300 bg-transparent dark:border-slate-700"
+      >
         {DURATIONS.map((d) => (
           <option key={d.minutes} value={d.minutes}>
             {d.label}
@@ -93,10 +123,23 @@ export function SilenceForm({ alertname, service, handler, labels, label, commen
       <label className="block" htmlFor={`${id}-c`}>
         Why (shown in Alertmanager)
       </label>
-      <input id={`${id}-c`} data-testid="silence-comment" required maxLength={500} value={text} onChange={(e) => setText(e.target.value)} className="w-full rounded border border-slate-300 bg-transparent px-1 dark:border-slate-700" />
+      <input
+        id={`${id}-c`}
+        data-testid="silence-comment"
+        required
+        maxLength={500}
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        className="w-full rounded border border-slate-300 bg-transparent px-1 dark:border-slate-700"
+      />
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
       <div className="flex gap-2">
-        <button type="submit" data-testid="silence-submit" disabled={create.isPending} className="rounded bg-slate-800 px-2 py-0.5 text-white disabled:opacity-50 dark:bg-slate-200 dark:text-slate-900">
+        <button
+          type="submit"
+          data-testid="silence-submit"
+          disabled={create.isPending}
+          className="rounded bg-slate-800 px-2 py-0.5 text-white disabled:opacity-50 dark:bg-slate-200 dark:text-slate-900"
+        >
           Create silence
         </button>
         <button type="button" onClick={() => setOpen(false)} className="underline">
@@ -113,7 +156,14 @@ export function ExpireButton({ id }: { id: string }) {
   const { expire, tok } = useSilenceWrites();
   return (
     <span>
-      <button type="button" data-testid="silence-expire" data-silence={id} disabled={expire.isPending} onClick={() => expire.mutate(id)} className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:hover:bg-slate-800">
+      <button
+        type="button"
+        data-testid="silence-expire"
+        data-silence={id}
+        disabled={expire.isPending}
+        onClick={() => expire.mutate(id)}
+        className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:hover:bg-slate-800"
+      >
         Expire
       </button>
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
@@ -134,16 +184,23 @@ export function AlertmanagerState({ am }: { am: AlertmanagerInstance | undefined
   if (!am) return <span className="text-xs text-slate-500 dark:text-slate-400">—</span>;
   return (
     <div className="space-y-0.5 text-xs" data-testid="am-state" data-state={am.state}>
-      <span className={`inline-block rounded px-2 py-0.5 font-medium ring-1 ${AM_TONE[am.state]}`}>{am.state === "not-received" ? "not received" : am.state}</span>
+      <span className={`inline-block rounded px-2 py-0.5 font-medium ring-1 ${AM_TONE[am.state]}`}>
+        {am.state === "not-received" ? "not received" : am.state}
+      </span>
       {am.suppressedBy.map((s) => (
         <div key={`${s.kind}-${s.id}`} data-testid="am-suppressor" data-kind={s.kind} data-id={s.id}>
           {s.kind === "silence" ? (
             <>
-              {am.state === "not-received" ? "will be silenced" : "silenced"} by <code title={s.id}>{s.id.slice(0, 8)}</code> until <span title={s.until ?? undefined}>{clock(s.until)}</span>
-              {s.text ? <span className="text-slate-500 dark:text-slate-400"> · {s.text}</span> : null} <ExpireButton id={s.id} />
+              {am.state === "not-received" ? "will be silenced" : "silenced"} by{" "}
+              <code title={s.id}>{s.id.slice(0, 8)}</code> until{" "}
+              <span title={s.until ?? undefined}>{clock(s.until)}</span>
+              {s.text ? <span className="text-slate-500 dark:text-slate-400"> · {s.text}</span> : null}{" "}
+              <ExpireButton id={s.id} />
             </>
           ) : (
-            <>inhibited by <code>{s.text}</code> while it fires</>
+            <>
+              inhibited by <code>{s.text}</code> while it fires
+            </>
           )}
         </div>
       ))}
@@ -156,7 +213,11 @@ export function SilencesPanel() {
   const { view } = useViewState();
   const q = useQuery(silencesQuery(REFRESH_MS[view.refresh]));
   return (
-    <Panel title="Silences" description="Alertmanager's silences in force or scheduled (the same list as amtool silence query)." testId="silences">
+    <Panel
+      title="Silences"
+      description="Alertmanager's silences in force or scheduled (the same list as amtool silence query)."
+      testId="silences"
+    >
       <QueryView query={q} what="Silences" height={60}>
         {(d) =>
           d.alertmanager.status !== "ok" ? (
@@ -177,20 +238,39 @@ function SilenceTable({ silences }: { silences: readonly Silence[] }) {
       <caption className="sr-only">Silences</caption>
       <thead className="text-left text-xs text-slate-500 dark:text-slate-400">
         <tr>
-          <th scope="col" className="font-normal">ID</th>
-          <th scope="col" className="font-normal">Matchers</th>
-          <th scope="col" className="font-normal">Ends at</th>
-          <th scope="col" className="font-normal">Created by</th>
-          <th scope="col" className="font-normal">Comment</th>
+          <th scope="col" className="font-normal">
+            ID
+          </th>
+          <th scope="col" className="font-normal">
+            Matchers
+          </th>
+          <th scope="col" className="font-normal">
+            Ends at
+          </th>
+          <th scope="col" className="font-normal">
+            Created by
+          </th>
+          <th scope="col" className="font-normal">
+            Comment
+          </th>
           <th scope="col" className="font-normal" />
         </tr>
       </thead>
       <tbody>
         {silences.map((s) => (
-          <tr key={s.id} data-testid="silence-row" data-silence={s.id} data-state={s.state} className="border-t border-slate-100 align-top dark:border-slate-800">
+          <tr
+            key={s.id}
+            data-testid="silence-row"
+            data-silence={s.id}
+            data-state={s.state}
+            className="border-t border-slate-100 align-top dark:border-slate-800"
+          >
             <td className="py-1 font-mono text-xs">{s.id}</td>
             <td className="font-mono text-xs">{matchersText(s.matchers)}</td>
-            <td className="text-xs" title={s.endsAt}>{clock(s.endsAt)}{s.state === "pending" ? ` (starts ${clock(s.startsAt)})` : ""}</td>
+            <td className="text-xs" title={s.endsAt}>
+              {clock(s.endsAt)}
+              {s.state === "pending" ? ` (starts ${clock(s.startsAt)})` : ""}
+            </td>
             <td className="text-xs">{s.createdBy}</td>
             <td className="text-xs">{s.comment}</td>
             <td>

@@ -26,8 +26,17 @@ export function BucketChart({
   testId?: string;
 }) {
   const split = buckets.some((b) => (b.processing ?? 0) > 0);
-  const rows = buckets.map((b) => ({ label: b.label, settled: b.count - (b.processing ?? 0), processing: b.processing ?? 0 }));
-  const text = buckets.map((b) => `${b.label} ${formatCount(b.count, unit)}${split && b.processing ? ` (${formatCount(b.processing, "processing")})` : ""}`).join(", ");
+  const rows = buckets.map((b) => ({
+    label: b.label,
+    settled: b.count - (b.processing ?? 0),
+    processing: b.processing ?? 0,
+  }));
+  const text = buckets
+    .map(
+      (b) =>
+        `${b.label} ${formatCount(b.count, unit)}${split && b.processing ? ` (${formatCount(b.processing, "processing")})` : ""}`,
+    )
+    .join(", ");
   return (
     <figure data-testid={testId} aria-label={label} className="text-slate-500 dark:text-slate-400">
       <div style={{ height }} role="img" aria-label={`${label}: ${text}`}>
@@ -35,11 +44,36 @@ export function BucketChart({
           <BarChart data={rows} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
             <CartesianGrid strokeDasharray="3 3" className="chart-grid" vertical={false} />
             <XAxis dataKey="label" tick={{ fill: "currentColor", fontSize: 11 }} interval={0} />
-            <YAxis allowDecimals={false} tick={{ fill: "currentColor", fontSize: 11 }} width={64} tickFormatter={(v: number) => formatCount(v, "").trim()} />
-            <Tooltip formatter={(v, name) => [formatCount(Number(v), unit), name === "processing" ? KEY_STATE_LABELS.processing : split ? "done / settled" : "keys"]} wrapperClassName="chart-tooltip" isAnimationActive={false} />
-            {split ? <Legend formatter={(v: string) => (v === "processing" ? KEY_STATE_LABELS.processing : "done / settled")} wrapperStyle={{ fontSize: 11 }} /> : null}
+            <YAxis
+              allowDecimals={false}
+              tick={{ fill: "currentColor", fontSize: 11 }}
+              width={64}
+              tickFormatter={(v: number) => formatCount(v, "").trim()}
+            />
+            <Tooltip
+              formatter={(v, name) => [
+                formatCount(Number(v), unit),
+                name === "processing" ? KEY_STATE_LABELS.processing : split ? "done / settled" : "keys",
+              ]}
+              wrapperClassName="chart-tooltip"
+              isAnimationActive={false}
+            />
+            {split ? (
+              <Legend
+                formatter={(v: string) => (v === "processing" ? KEY_STATE_LABELS.processing : "done / settled")}
+                wrapperStyle={{ fontSize: 11 }}
+              />
+            ) : null}
             <Bar dataKey="settled" stackId="k" fill={BUCKET_COLORS.settled} isAnimationActive={false} />
-            {split ? <Bar dataKey="processing" stackId="k" fill={BUCKET_COLORS.processing} isAnimationActive={false} className="bucket-processing" /> : null}
+            {split ? (
+              <Bar
+                dataKey="processing"
+                stackId="k"
+                fill={BUCKET_COLORS.processing}
+                isAnimationActive={false}
+                className="bucket-processing"
+              />
+            ) : null}
           </BarChart>
         </ResponsiveContainer>
       </div>

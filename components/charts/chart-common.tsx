@@ -7,7 +7,15 @@
 import type { ChartMarker } from "./markers";
 import type { SeriesLine } from "@/lib/api/series";
 import { displayNames, lineStats, niceTicks, seriesKey, toRows, yMax } from "@/lib/chart-data";
-import { formatBurst, formatByUnit, formatClock, formatClockSeconds, formatTick, tickScale, type ValueUnit } from "@/lib/format";
+import {
+  formatBurst,
+  formatByUnit,
+  formatClock,
+  formatClockSeconds,
+  formatTick,
+  tickScale,
+  type ValueUnit,
+} from "@/lib/format";
 
 /** Line colours, readable on white and on slate-900. */
 export const PALETTE = ["#2563eb", "#f59e0b", "#10b981", "#a855f7", "#ef4444", "#06b6d4", "#ec4899", "#84cc16"];
@@ -50,7 +58,15 @@ export interface TimeSeriesChartProps {
  * ticks that include the threshold), which series are drawn with dots, legend names, colours and
  * the tick formatters.
  */
-export function chartModel({ lines, unit, alert = null, normal = null, stacked = false, withDate = false, colors = {} }: Pick<TimeSeriesChartProps, "lines" | "unit" | "alert" | "normal" | "stacked" | "withDate" | "colors">) {
+export function chartModel({
+  lines,
+  unit,
+  alert = null,
+  normal = null,
+  stacked = false,
+  withDate = false,
+  colors = {},
+}: Pick<TimeSeriesChartProps, "lines" | "unit" | "alert" | "normal" | "stacked" | "withDate" | "colors">) {
   const rows = toRows(lines);
   const keys = lines.map((_, i) => seriesKey(i));
   // Round ticks (0, 5, 10, 15 %) with the decimals their step needs; the last tick is the top.
@@ -95,11 +111,23 @@ export function ChartLegend({
         <caption className="sr-only">{label}: last, max and mean per series</caption>
         <thead>
           <tr className="text-left">
-            <th scope="col" className="font-normal">Series</th>
-            <th scope="col" className="text-right font-normal">Last</th>
-            <th scope="col" className="text-right font-normal">Max</th>
-            <th scope="col" className="text-right font-normal">Mean</th>
-            {burst ? <th scope="col" className="text-right font-normal">Last as a count</th> : null}
+            <th scope="col" className="font-normal">
+              Series
+            </th>
+            <th scope="col" className="text-right font-normal">
+              Last
+            </th>
+            <th scope="col" className="text-right font-normal">
+              Max
+            </th>
+            <th scope="col" className="text-right font-normal">
+              Mean
+            </th>
+            {burst ? (
+              <th scope="col" className="text-right font-normal">
+                Last as a count
+              </th>
+            ) : null}
           </tr>
         </thead>
         <tbody className="text-slate-700 dark:text-slate-200">
@@ -109,7 +137,11 @@ export function ChartLegend({
               <tr key={seriesKey(i)} data-testid="legend-row">
                 {/* The name wraps rather than being cut: "redis_conn" and "redis_timeout" differ only at the end. */}
                 <td className="min-w-[7rem] [overflow-wrap:anywhere]" data-testid="legend-name">
-                  <span aria-hidden className="mr-1 inline-block h-2 w-3 rounded-sm align-middle" style={{ background: colorOf(i) }} />
+                  <span
+                    aria-hidden
+                    className="mr-1 inline-block h-2 w-3 rounded-sm align-middle"
+                    style={{ background: colorOf(i) }}
+                  />
                   <span title={l.name}>{names[i]}</span>
                 </td>
                 <td className="whitespace-nowrap pl-2 text-right tabular-nums">{fmt(s.last)}</td>

@@ -34,7 +34,11 @@ export function MarkerLegend({ markers }: { markers: readonly ChartMarker[] }) {
   const kinds = MARKER_KINDS.filter((k) => markers.some((m) => m.kind === k));
   if (kinds.length === 0) return null;
   return (
-    <ul data-testid="marker-legend" aria-label="Event markers" className="mt-1 flex flex-wrap gap-x-3 gap-y-0.5 text-xs text-slate-500 dark:text-slate-400">
+    <ul
+      data-testid="marker-legend"
+      aria-label="Event markers"
+      className="mt-1 flex flex-wrap gap-x-3 gap-y-0.5 text-xs text-slate-500 dark:text-slate-400"
+    >
       {kinds.map((k) => (
         <li key={k} className="flex items-center gap-1">
           <span aria-hidden style={{ color: MARKER_INFO[k].color }}>

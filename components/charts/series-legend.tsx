@@ -12,7 +12,11 @@ export function SeriesLegend({ entries, testId }: { entries: readonly LegendEntr
       {entries.map((l) => (
         <div key={l.name} className="flex gap-2">
           <dt className="shrink-0 font-medium">
-            <span aria-hidden className="mr-1 inline-block h-2 w-3 rounded-sm align-middle" style={{ background: l.color }} />
+            <span
+              aria-hidden
+              className="mr-1 inline-block h-2 w-3 rounded-sm align-middle"
+              style={{ background: l.color }}
+            />
             {l.name}
           </dt>
           <dd>{l.text}</dd>

@@ -42,10 +42,17 @@ export interface SeriesPanelProps {
 }
 
 /** The event markers of the URL's range for this service / handler (GET /api/events); asked only when `enabled`. */
-function useEventMarkers(scope: { service: string | undefined; handler: string | undefined }, enabled: boolean): ChartMarker[] {
+function useEventMarkers(
+  scope: { service: string | undefined; handler: string | undefined },
+  enabled: boolean,
+): ChartMarker[] {
   const { view } = useViewState();
   const ev = useQuery({ ...eventsQuery({ range: view.range, ...scope }, REFRESH_MS[view.refresh]), enabled });
-  return (ev.data?.events ?? []).map((e) => ({ t: Date.parse(e.at) / 1000, kind: e.kind, title: withHiddenWords(e.title) }));
+  return (ev.data?.events ?? []).map((e) => ({
+    t: Date.parse(e.at) / 1000,
+    kind: e.kind,
+    title: withHiddenWords(e.title),
+  }));
 }
 
 /** "no scrape since 14:02:11 UTC" over a chart whose service's series went stale: its lines stop there. */
@@ -58,7 +65,24 @@ function NoScrape({ detail }: { detail: string }) {
 }
 
 /** A panel that loads one named series for the URL's range and draws it with its thresholds. */
-export function SeriesPanel({ title, description, metric, service, handler, alert, normal, stacked, height = 180, testId, colors, emptyText, pick, burst, footer, markers = false }: SeriesPanelProps) {
+export function SeriesPanel({
+  title,
+  description,
+  metric,
+  service,
+  handler,
+  alert,
+  normal,
+  stacked,
+  height = 180,
+  testId,
+  colors,
+  emptyText,
+  pick,
+  burst,
+  footer,
+  markers = false,
+}: SeriesPanelProps) {
   const { view } = useViewState();
   const q = useQuery(seriesQuery({ metric, range: view.range, service, handler }, REFRESH_MS[view.refresh]));
   const marks = useEventMarkers({ service: service ?? pick?.service, handler: handler ?? pick?.handler }, markers);
@@ -67,7 +91,14 @@ export function SeriesPanel({ title, description, metric, service, handler, aler
     <Panel title={title} description={description} testId={testId}>
       <QueryView query={q} what={title} height={height + 40}>
         {(d) => {
-          if (d.data.status === "unavailable") return <UnavailableState detail={d.data.detail} fallback={d.source === "prometheus" ? "Prometheus" : "Metrics"} height={height + 40} />;
+          if (d.data.status === "unavailable")
+            return (
+              <UnavailableState
+                detail={d.data.detail}
+                fallback={d.source === "prometheus" ? "Prometheus" : "Metrics"}
+                height={height + 40}
+              />
+            );
           if (d.data.status === "unknown")
             return (
               <EmptyState height={height + 40}>
@@ -77,30 +108,34 @@ export function SeriesPanel({ title, description, metric, service, handler, aler
               </EmptyState>
             );
           const down = d.scrape?.status === "down" ? <NoScrape detail={d.scrape.detail} /> : null;
-          const series = pick ? d.data.series.filter((l) => Object.entries(pick).every(([k, v]) => l.labels[k] === v)) : d.data.series;
+          const series = pick
+            ? d.data.series.filter((l) => Object.entries(pick).every(([k, v]) => l.labels[k] === v))
+            : d.data.series;
           if (hasNoData(series))
             return (
               <EmptyState height={height + 40}>
                 {down}
-                {RANGE_LABELS[view.range]}: {emptyText ?? `no samples, no traffic for ${handler ?? pick?.handler ?? service ?? pick?.service ?? "this selection"} yet.`}
+                {RANGE_LABELS[view.range]}:{" "}
+                {emptyText ??
+                  `no samples, no traffic for ${handler ?? pick?.handler ?? service ?? pick?.service ?? "this selection"} yet.`}
               </EmptyState>
             );
           return (
             <>
-            {down}
-            <TimeSeriesChart
-              lines={series}
-              unit={d.unit}
-              label={title}
-              alert={alert ?? null}
-              normal={normal ?? null}
-              stacked={stacked ?? false}
-              height={height}
-              withDate={withDate}
-              {...(colors ? { colors } : {})}
-              {...(burst ? { burst } : {})}
-              {...(markers ? { markers: marks } : {})}
-            />
+              {down}
+              <TimeSeriesChart
+                lines={series}
+                unit={d.unit}
+                label={title}
+                alert={alert ?? null}
+                normal={normal ?? null}
+                stacked={stacked ?? false}
+                height={height}
+                withDate={withDate}
+                {...(colors ? { colors } : {})}
+                {...(burst ? { burst } : {})}
+                {...(markers ? { markers: marks } : {})}
+              />
             </>
           );
         }}

@@ -3,13 +3,26 @@ import { describe, expect, it } from "vitest";
 import type { SeriesLine } from "@/lib/api/series";
 import { StaticTimeSeriesChart } from "./static-chart";
 
-const line = (name: string, points: Array<[number, number | null]>, labels: Record<string, string> = {}): SeriesLine => ({ name, labels, points });
+const line = (
+  name: string,
+  points: Array<[number, number | null]>,
+  labels: Record<string, string> = {},
+): SeriesLine => ({ name, labels, points });
 /** The `x,y` pairs of every drawn series element, in document order. */
 function drawn(html: string): Array<{ tag: string; pts: Array<[number, number]> }> {
   const out: Array<{ tag: string; pts: Array<[number, number]> }> = [];
   for (const m of html.matchAll(/<(polyline|path)([^>]*data-static-line[^>]*)>/g)) {
-    const attr = m[1] === "polyline" ? /points="([^"]*)"/.exec(m[2]!)![1]! : /d="([^"]*)"/.exec(m[2]!)![1]!.replace(/M/g, " ").replace(/h0/g, "");
-    out.push({ tag: m[1]!, pts: attr.trim().split(/\s+/).map((p) => p.split(",").map(Number) as [number, number]) });
+    const attr =
+      m[1] === "polyline"
+        ? /points="([^"]*)"/.exec(m[2]!)![1]!
+        : /d="([^"]*)"/.exec(m[2]!)![1]!.replace(/M/g, " ").replace(/h0/g, "");
+    out.push({
+      tag: m[1]!,
+      pts: attr
+        .trim()
+        .split(/\s+/)
+        .map((p) => p.split(",").map(Number) as [number, number]),
+    });
   }
   return out;
 }
@@ -22,7 +35,17 @@ describe("StaticTimeSeriesChart: the server's drawing carries the data (recharts
         label="Duplicate ratio"
         unit="ratio"
         alert={{ value: 0.05, label: "alert 5%" }}
-        lines={[line("a", [[100, 0.01], [110, 0.02], [120, null], [130, 0.01], [140, 0.02], [150, 0.03], [160, 0.01]])]}
+        lines={[
+          line("a", [
+            [100, 0.01],
+            [110, 0.02],
+            [120, null],
+            [130, 0.01],
+            [140, 0.02],
+            [150, 0.03],
+            [160, 0.01],
+          ]),
+        ]}
       />,
     );
     expect(html).toContain('data-testid="chart-duplicate-ratio"');
@@ -41,7 +64,30 @@ describe("StaticTimeSeriesChart: the server's drawing carries the data (recharts
 
   it("a series of ≤ 3 points is drawn as dots; the legend has last / max / mean per series", () => {
     const html = renderToStaticMarkup(
-      <StaticTimeSeriesChart label="Latency" unit="seconds" lines={[line("p99", [[1, 0.002], [2, 0.004]], { quantile: "0.99" }), line("p50", [[1, 0.001], [2, 0.001], [3, 0.001], [4, 0.001]], { quantile: "0.5" })]} />,
+      <StaticTimeSeriesChart
+        label="Latency"
+        unit="seconds"
+        lines={[
+          line(
+            "p99",
+            [
+              [1, 0.002],
+              [2, 0.004],
+            ],
+            { quantile: "0.99" },
+          ),
+          line(
+            "p50",
+            [
+              [1, 0.001],
+              [2, 0.001],
+              [3, 0.001],
+              [4, 0.001],
+            ],
+            { quantile: "0.5" },
+          ),
+        ]}
+      />,
     );
     const d = drawn(html);
     expect(d.map((s) => s.tag)).toEqual(["path", "polyline"]);
@@ -52,7 +98,31 @@ describe("StaticTimeSeriesChart: the server's drawing carries the data (recharts
   });
 
   it("stacks areas: the top line of the last series is the sum", () => {
-    const html = renderToStaticMarkup(<StaticTimeSeriesChart label="Errors" unit="per_second" stacked lines={[line("a", [[1, 1], [2, 1]], { reason: "a" }), line("b", [[1, 2], [2, 3]], { reason: "b" })]} />);
+    const html = renderToStaticMarkup(
+      <StaticTimeSeriesChart
+        label="Errors"
+        unit="per_second"
+        stacked
+        lines={[
+          line(
+            "a",
+            [
+              [1, 1],
+              [2, 1],
+            ],
+            { reason: "a" },
+          ),
+          line(
+            "b",
+            [
+              [1, 2],
+              [2, 3],
+            ],
+            { reason: "b" },
+          ),
+        ]}
+      />,
+    );
     const d = drawn(html);
     expect(d).toHaveLength(2);
     // Sum 4 at t=2 on an axis whose top is ≥ 4 × 1.15: the top line sits above the first one.

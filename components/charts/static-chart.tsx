@@ -37,8 +37,28 @@ function runs(rows: readonly Row[], key: string, x: (t: number) => number, y: (v
 }
 
 /** A time-series chart drawn without recharts (server render and first client render). */
-export function StaticTimeSeriesChart({ lines, unit, label, alert = null, normal = null, stacked = false, height = 180, withDate = false, colors = {}, testId, burst = null }: TimeSeriesChartProps) {
-  const { rows, keys, axis, top, sparse, names, color, ticks, clock } = chartModel({ lines, unit, alert, normal, stacked, withDate, colors });
+export function StaticTimeSeriesChart({
+  lines,
+  unit,
+  label,
+  alert = null,
+  normal = null,
+  stacked = false,
+  height = 180,
+  withDate = false,
+  colors = {},
+  testId,
+  burst = null,
+}: TimeSeriesChartProps) {
+  const { rows, keys, axis, top, sparse, names, color, ticks, clock } = chartModel({
+    lines,
+    unit,
+    alert,
+    normal,
+    stacked,
+    withDate,
+    colors,
+  });
   const t0 = rows[0]?.t ?? 0;
   const t1 = rows[rows.length - 1]?.t ?? t0;
   const x = (t: number) => (t1 > t0 ? ((t - t0) / (t1 - t0)) * V : V / 2);
@@ -56,35 +76,109 @@ export function StaticTimeSeriesChart({ lines, unit, label, alert = null, normal
         return { upper, area: [...upper, ...lower.reverse()].join(" ") };
       })
     : [];
-  const timeTicks = t1 > t0 ? Array.from({ length: X_TICKS }, (_, i) => t0 + ((t1 - t0) * (i + 0.5)) / X_TICKS) : rows.length ? [t0] : [];
+  const timeTicks =
+    t1 > t0
+      ? Array.from({ length: X_TICKS }, (_, i) => t0 + ((t1 - t0) * (i + 0.5)) / X_TICKS)
+      : rows.length
+        ? [t0]
+        : [];
   const plotH = height - 8 - X_AXIS_PX;
   return (
     <figure data-testid={testId} aria-label={label} data-drawn="server" className="text-slate-500 dark:text-slate-400">
-      <div style={{ height }} role="img" aria-label={`${label} chart${alert ? `, alert threshold ${alert.label}` : ""}${normal ? `, normal band ${normal.label}` : ""}`} className="relative text-[11px]">
+      <div
+        style={{ height }}
+        role="img"
+        aria-label={`${label} chart${alert ? `, alert threshold ${alert.label}` : ""}${normal ? `, normal band ${normal.label}` : ""}`}
+        className="relative text-[11px]"
+      >
         <div className="absolute" style={{ left: Y_AXIS_PX, right: 12, top: 8, height: plotH }}>
-          <svg viewBox={`0 0 ${V} ${V}`} preserveAspectRatio="none" width="100%" height="100%" className="overflow-visible" aria-hidden>
+          <svg
+            viewBox={`0 0 ${V} ${V}`}
+            preserveAspectRatio="none"
+            width="100%"
+            height="100%"
+            className="overflow-visible"
+            aria-hidden
+          >
             {axis.ticks.map((v) => (
-              <line key={v} x1={0} x2={V} y1={y(v)} y2={y(v)} stroke="currentColor" strokeOpacity={0.25} strokeDasharray="3 3" vectorEffect="non-scaling-stroke" className="chart-grid" />
+              <line
+                key={v}
+                x1={0}
+                x2={V}
+                y1={y(v)}
+                y2={y(v)}
+                stroke="currentColor"
+                strokeOpacity={0.25}
+                strokeDasharray="3 3"
+                vectorEffect="non-scaling-stroke"
+                className="chart-grid"
+              />
             ))}
-            {normal && normal.value > 0 ? <rect x={0} width={V} y={y(normal.value)} height={V - y(normal.value)} fill="#10b981" fillOpacity={0.12} className="threshold-normal" /> : null}
+            {normal && normal.value > 0 ? (
+              <rect
+                x={0}
+                width={V}
+                y={y(normal.value)}
+                height={V - y(normal.value)}
+                fill="#10b981"
+                fillOpacity={0.12}
+                className="threshold-normal"
+              />
+            ) : null}
             {stacked
               ? stackedPaths.map((p, i) => (
                   <g key={keys[i]}>
                     <polygon points={p.area} fill={color(i)} fillOpacity={0.35} stroke="none" />
-                    <polyline points={p.upper.join(" ")} fill="none" stroke={color(i)} strokeWidth={2} vectorEffect="non-scaling-stroke" data-static-line />
+                    <polyline
+                      points={p.upper.join(" ")}
+                      fill="none"
+                      stroke={color(i)}
+                      strokeWidth={2}
+                      vectorEffect="non-scaling-stroke"
+                      data-static-line
+                    />
                   </g>
                 ))
               : keys.map((k, i) =>
                   runs(rows, k, x, y).map((run, r) =>
                     sparse[i] || run.length === 1 ? (
                       // A dot: a zero-length path with a round cap (non-scaling, so it stays round).
-                      <path key={`${k}-${r}`} d={run.map((pt) => `M${pt}h0`).join("")} stroke={color(i)} strokeWidth={6} strokeLinecap="round" vectorEffect="non-scaling-stroke" data-static-line />
+                      <path
+                        key={`${k}-${r}`}
+                        d={run.map((pt) => `M${pt}h0`).join("")}
+                        stroke={color(i)}
+                        strokeWidth={6}
+                        strokeLinecap="round"
+                        vectorEffect="non-scaling-stroke"
+                        data-static-line
+                      />
                     ) : (
-                      <polyline key={`${k}-${r}`} points={run.join(" ")} fill="none" stroke={color(i)} strokeWidth={2} strokeLinejoin="round" vectorEffect="non-scaling-stroke" data-static-line />
+                      <polyline
+                        key={`${k}-${r}`}
+                        points={run.join(" ")}
+                        fill="none"
+                        stroke={color(i)}
+                        strokeWidth={2}
+                        strokeLinejoin="round"
+                        vectorEffect="non-scaling-stroke"
+                        data-static-line
+                      />
                     ),
                   ),
                 )}
-            {alert ? <line x1={0} x2={V} y1={y(alert.value)} y2={y(alert.value)} stroke="#dc2626" strokeWidth={1.5} strokeDasharray="6 4" vectorEffect="non-scaling-stroke" className="threshold-alert" /> : null}
+            {alert ? (
+              <line
+                x1={0}
+                x2={V}
+                y1={y(alert.value)}
+                y2={y(alert.value)}
+                stroke="#dc2626"
+                strokeWidth={1.5}
+                strokeDasharray="6 4"
+                vectorEffect="non-scaling-stroke"
+                className="threshold-alert"
+              />
+            ) : null}
           </svg>
           {alert ? (
             <span className="absolute right-1 -translate-y-full text-red-600" style={{ top: pct(alert.value) }}>
@@ -92,12 +186,14 @@ export function StaticTimeSeriesChart({ lines, unit, label, alert = null, normal
             </span>
           ) : null}
           {normal && normal.value > 0 ? (
-            <span className="absolute bottom-0 left-1 text-emerald-600">
-              {normal.label}
-            </span>
+            <span className="absolute bottom-0 left-1 text-emerald-600">{normal.label}</span>
           ) : null}
           {timeTicks.map((t) => (
-            <span key={t} className="absolute -translate-x-1/2 whitespace-nowrap" style={{ left: `${((x(t) / V) * 100).toFixed(2)}%`, top: plotH + 6 }}>
+            <span
+              key={t}
+              className="absolute -translate-x-1/2 whitespace-nowrap"
+              style={{ left: `${((x(t) / V) * 100).toFixed(2)}%`, top: plotH + 6 }}
+            >
               {clock(t)}
             </span>
           ))}

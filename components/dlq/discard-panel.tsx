@@ -9,14 +9,19 @@ import { useHydrated } from "../hydrated";
 import { TokenField } from "../workshop/token-field";
 import { needsToken, useWorkshopToken } from "../workshop/token";
 
-const btn = "rounded px-3 py-1 text-sm focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-40";
+const btn =
+  "rounded px-3 py-1 text-sm focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-40";
 
 /** How one record reads in the confirmation: its position, UUID, handler and reason class. */
-const recordLine = (e: DlqEntry) => `${e.partition}/${e.offset} ${e.uuid ?? "(no UUID)"} ${e.handler || "?"} ${e.reasonClass}`;
+const recordLine = (e: DlqEntry) =>
+  `${e.partition}/${e.offset} ${e.uuid ?? "(no UUID)"} ${e.handler || "?"} ${e.reasonClass}`;
 
 /** The confirmation's text: what will be discarded, restated record by record (the first 10), and what discarding does. */
 export function discardQuestion(topic: string, chosen: readonly DlqEntry[]): string {
-  const list = chosen.slice(0, 10).map((e) => `  ${recordLine(e)}`).join("\n");
+  const list = chosen
+    .slice(0, 10)
+    .map((e) => `  ${recordLine(e)}`)
+    .join("\n");
   const more = chosen.length > 10 ? `\n  … and ${chosen.length - 10} more` : "";
   return (
     `Discard ${chosen.length} open DLQ record${chosen.length === 1 ? "" : "s"} of ${topic} (partition/offset, UUID, handler, reason)?\n${list}${more}\n\n` +
@@ -28,13 +33,27 @@ export function discardQuestion(topic: string, chosen: readonly DlqEntry[]): str
  * Discards the records ticked in the table: asks for the reason in a confirmation that restates
  * them, then marks them `discarded` (POST /api/dlq/discard with their positions; audited).
  */
-export function DiscardPanel({ topic, chosen, onDone }: { topic: string; chosen: readonly DlqEntry[]; onDone: () => void }) {
+export function DiscardPanel({
+  topic,
+  chosen,
+  onDone,
+}: {
+  topic: string;
+  chosen: readonly DlqEntry[];
+  onDone: () => void;
+}) {
   const hydrated = useHydrated();
   const tok = useWorkshopToken();
   const client = useQueryClient();
   const [done, setDone] = useState<DiscardResponse | null>(null);
   const m = useMutation({
-    mutationFn: (why: string) => send<DiscardResponse>("/api/dlq/discard", "POST", tok.token, { topic, positions: chosen.map((e) => ({ partition: e.partition, offset: e.offset })), why, dryRun: false }),
+    mutationFn: (why: string) =>
+      send<DiscardResponse>("/api/dlq/discard", "POST", tok.token, {
+        topic,
+        positions: chosen.map((e) => ({ partition: e.partition, offset: e.offset })),
+        why,
+        dryRun: false,
+      }),
     onSuccess: (r) => {
       setDone(r);
       onDone();
@@ -49,12 +68,26 @@ export function DiscardPanel({ topic, chosen, onDone }: { topic: string; chosen:
     if (why) m.mutate(why.slice(0, 500));
   };
   return (
-    <Panel title="Discard" description="Records that need no re-drive (a test message, an event superseded since, a fix made by hand): tick them in the table, then say why. Audited as dlq.discard." testId="discard">
+    <Panel
+      title="Discard"
+      description="Records that need no re-drive (a test message, an event superseded since, a fix made by hand): tick them in the table, then say why. Audited as dlq.discard."
+      testId="discard"
+    >
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
-      <button type="button" data-testid="discard-real" onClick={discard} disabled={!hydrated || m.isPending || chosen.length === 0} className={`${btn} bg-red-700 text-white hover:bg-red-800`}>
+      <button
+        type="button"
+        data-testid="discard-real"
+        onClick={discard}
+        disabled={!hydrated || m.isPending || chosen.length === 0}
+        className={`${btn} bg-red-700 text-white hover:bg-red-800`}
+      >
         Discard {chosen.length} selected…
       </button>
-      {m.isError ? <p className="mt-2 text-sm text-red-700 dark:text-red-300">{m.error instanceof ApiError ? m.error.detail : String(m.error)}</p> : null}
+      {m.isError ? (
+        <p className="mt-2 text-sm text-red-700 dark:text-red-300">
+          {m.error instanceof ApiError ? m.error.detail : String(m.error)}
+        </p>
+      ) : null}
       {done ? (
         <p className="mt-2 text-sm" data-testid="discard-result">
           Discarded <strong>{done.discarded}</strong>

@@ -34,31 +34,44 @@ describe("the re-drive panel", () => {
 
   it("confirms in words: the selection, how many, the mode, the rate and how long, and what is skipped", () => {
     const text = confirmText("handler on-event, reason payload_conflict", dry, "new-uuid");
-    expect(text).toContain("Re-drive 120 messages from the DLQ, matching handler on-event, reason payload_conflict, back to their original topics");
+    expect(text).toContain(
+      "Re-drive 120 messages from the DLQ, matching handler on-event, reason payload_conflict, back to their original topics",
+    );
     expect(text).toContain("with a new UUID each");
     expect(text).toContain("at most 50 per second (about 3 s)");
     expect(text).toContain("2 matched records are skipped");
-    expect(confirmText("every record", { ...dry, matched: 1, skipped: 0 }, "same-uuid")).toContain("with the same UUID (payload conflicts are skipped: they would loop)");
+    expect(confirmText("every record", { ...dry, matched: 1, skipped: 0 }, "same-uuid")).toContain(
+      "with the same UUID (payload conflicts are skipped: they would loop)",
+    );
   });
 
   it("says how many matched records were left alone because they were already re-driven or discarded", () => {
     const withResolved = { ...dry, notOpen: 7 };
-    expect(confirmText("every record", withResolved, "same-uuid")).toContain("7 already re-driven or discarded are left alone.");
-    expect(renderToStaticMarkup(<RedriveResult r={withResolved} />)).toContain("7 left alone: already re-driven or discarded");
+    expect(confirmText("every record", withResolved, "same-uuid")).toContain(
+      "7 already re-driven or discarded are left alone.",
+    );
+    expect(renderToStaticMarkup(<RedriveResult r={withResolved} />)).toContain(
+      "7 left alone: already re-driven or discarded",
+    );
     expect(renderToStaticMarkup(<RedriveResult r={dry} />)).not.toContain("left alone");
   });
 });
 
 describe("the re-drive counts count every matched record once", () => {
-  const skipped = (n: number) => Array.from({ length: n }, (_, i) => ({ partition: 0, offset: String(i), uuid: null, why: "no UUID" }));
+  const skipped = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ partition: 0, offset: String(i), uuid: null, why: "no UUID" }));
   it("five marshal records without a UUID: '5 matched, none can be re-driven: no UUID', not 'would re-drive 0 of 0 matched'", () => {
     const r = { ...dry, matched: 0, skipped: 5, skippedPreview: skipped(5) } as RedriveResponse;
     expect(redriveCounts(r)).toBe("Dry run: 5 matched, none can be re-driven: no UUID");
   });
   it("some of each: the sendable of the total, and why the others cannot go", () => {
     const r = { ...dry, matched: 3, skipped: 2, skippedPreview: skipped(2) } as RedriveResponse;
-    expect(redriveCounts(r)).toBe("Dry run: would re-drive 3 of 5 matched, at most 50/s; 2 cannot be re-driven: no UUID");
-    expect(redriveCounts({ ...r, dryRun: false, redriven: 3 })).toBe("Re-drove 3 of 5 matched, at most 50/s; 2 cannot be re-driven: no UUID");
+    expect(redriveCounts(r)).toBe(
+      "Dry run: would re-drive 3 of 5 matched, at most 50/s; 2 cannot be re-driven: no UUID",
+    );
+    expect(redriveCounts({ ...r, dryRun: false, redriven: 3 })).toBe(
+      "Re-drove 3 of 5 matched, at most 50/s; 2 cannot be re-driven: no UUID",
+    );
     expect(redriveCounts({ ...dry, matched: 0, skipped: 0 })).toBe("Dry run: nothing matched");
   });
 });

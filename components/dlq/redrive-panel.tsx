@@ -11,16 +11,26 @@ import { Panel } from "../panel";
 import { TokenField } from "../workshop/token-field";
 import { needsToken, useWorkshopToken } from "../workshop/token";
 
-const btn = "rounded px-3 py-1 text-sm focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-40";
+const btn =
+  "rounded px-3 py-1 text-sm focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-40";
 
 /** The panel's choice: a mode for every record, or each record's default (`per-record`). */
 type ModeChoice = RedriveMode | "per-record";
 
 /** Each choice in words: the option label, and how the confirmation restates it. */
 const MODE_WORDS: Record<ModeChoice, { label: string; says: string }> = {
-  "per-record": { label: "Per record: new UUID for payload conflicts, same UUID for the others", says: "each with its own UUID, except payload conflicts, which get a new UUID" },
-  [REDRIVE_MODE.sameUuid]: { label: "Same UUID (the same event again; payload conflicts are refused: they would loop)", says: "with the same UUID (payload conflicts are skipped: they would loop)" },
-  [REDRIVE_MODE.newUuid]: { label: "New UUID (derived from the DLQ position; the original kept in redriven_from_uuid)", says: "with a new UUID each (derived from its DLQ position; the original UUID kept in the redriven_from_uuid header)" },
+  "per-record": {
+    label: "Per record: new UUID for payload conflicts, same UUID for the others",
+    says: "each with its own UUID, except payload conflicts, which get a new UUID",
+  },
+  [REDRIVE_MODE.sameUuid]: {
+    label: "Same UUID (the same event again; payload conflicts are refused: they would loop)",
+    says: "with the same UUID (payload conflicts are skipped: they would loop)",
+  },
+  [REDRIVE_MODE.newUuid]: {
+    label: "New UUID (derived from the DLQ position; the original kept in redriven_from_uuid)",
+    says: "with a new UUID each (derived from its DLQ position; the original UUID kept in the redriven_from_uuid header)",
+  },
 };
 
 /** What the confirmation asks: the selection, how many, the mode and the rate, in words. */
@@ -31,7 +41,9 @@ export function confirmText(what: string, p: RedriveResponse, mode: ModeChoice):
     `Re-drive ${n} message${n === 1 ? "" : "s"} from the DLQ, matching ${what}, back to their original topics,`,
     `${MODE_WORDS[mode].says}, keeping each record's Kafka key (its partition),`,
     `at most ${p.ratePerSecond} per second (about ${secs} s)?`,
-    p.skipped ? `${p.skipped} matched record${p.skipped === 1 ? " is" : "s are"} skipped (see the preview for why).` : "",
+    p.skipped
+      ? `${p.skipped} matched record${p.skipped === 1 ? " is" : "s are"} skipped (see the preview for why).`
+      : "",
     p.notOpen ? `${p.notOpen} already re-driven or discarded ${p.notOpen === 1 ? "is" : "are"} left alone.` : "",
   ]
     .filter(Boolean)
@@ -52,19 +64,35 @@ export function RedrivePanel({ filter }: { filter: { handler?: string; reason?: 
   const [preview, setPreview] = useState<RedriveResponse | null>(null);
   const m = useMutation({
     // The real run sends the dry run's previewId: it re-drives exactly the records the preview showed.
-    mutationFn: (dryRun: boolean) => redrive({ filter, dryRun, ...(mode === "per-record" ? {} : { mode }), ...(!dryRun && preview?.previewId ? { previewId: preview.previewId } : {}) }, tok.token),
+    mutationFn: (dryRun: boolean) =>
+      redrive(
+        {
+          filter,
+          dryRun,
+          ...(mode === "per-record" ? {} : { mode }),
+          ...(!dryRun && preview?.previewId ? { previewId: preview.previewId } : {}),
+        },
+        tok.token,
+      ),
     onSuccess: (r) => setPreview(r),
     onError: (e) => {
       if (needsToken(e)) tok.show();
     },
   });
-  const what = [filter.handler ? `handler ${filter.handler}` : null, filter.reason ? `reason ${filter.reason}` : null].filter(Boolean).join(", ") || "every record";
+  const what =
+    [filter.handler ? `handler ${filter.handler}` : null, filter.reason ? `reason ${filter.reason}` : null]
+      .filter(Boolean)
+      .join(", ") || "every record";
   const real = () => {
     if (!preview || preview.matched === 0) return;
     if (window.confirm(confirmText(what, preview, mode))) m.mutate(false);
   };
   return (
-    <Panel title="Re-drive" description={`Publishes the DLQ records matching ${what} back to their topic_poisoned (only the consumer topics) with their Kafka key, poison headers removed.`} testId="redrive">
+    <Panel
+      title="Re-drive"
+      description={`Publishes the DLQ records matching ${what} back to their topic_poisoned (only the consumer topics) with their Kafka key, poison headers removed.`}
+      testId="redrive"
+    >
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
       <label className="mb-2 block text-sm">
         UUID{" "}
@@ -87,18 +115,36 @@ export function RedrivePanel({ filter }: { filter: { handler?: string; reason?: 
       </label>
       {conflicts ? (
         <p className="mb-2 text-xs text-slate-600 dark:text-slate-400" data-testid="redrive-conflict-note">
-          A payload conflict's UUID is already done with another payload: re-driven with the same UUID it would conflict again and come back here. A new UUID, derived from the record&apos;s DLQ position, makes it a new event; re-driving it twice gives the same new UUID, which the Deduplicator then swallows.
+          A payload conflict's UUID is already done with another payload: re-driven with the same UUID it would conflict
+          again and come back here. A new UUID, derived from the record&apos;s DLQ position, makes it a new event;
+          re-driving it twice gives the same new UUID, which the Deduplicator then swallows.
         </p>
       ) : null}
       <div className="flex flex-wrap gap-2">
-        <button type="button" data-testid="redrive-dry" onClick={() => m.mutate(true)} disabled={!hydrated || m.isPending} className={`${btn} border border-slate-300 hover:bg-slate-100 dark:border-slate-700 dark:hover:bg-slate-800`}>
+        <button
+          type="button"
+          data-testid="redrive-dry"
+          onClick={() => m.mutate(true)}
+          disabled={!hydrated || m.isPending}
+          className={`${btn} border border-slate-300 hover:bg-slate-100 dark:border-slate-700 dark:hover:bg-slate-800`}
+        >
           Preview (dry run)
         </button>
-        <button type="button" data-testid="redrive-real" onClick={real} disabled={!hydrated || m.isPending || !preview?.dryRun || preview.matched === 0} className={`${btn} bg-red-700 text-white hover:bg-red-800`}>
+        <button
+          type="button"
+          data-testid="redrive-real"
+          onClick={real}
+          disabled={!hydrated || m.isPending || !preview?.dryRun || preview.matched === 0}
+          className={`${btn} bg-red-700 text-white hover:bg-red-800`}
+        >
           Re-drive {preview?.dryRun ? preview.matched : ""}
         </button>
       </div>
-      {m.isError ? <p className="mt-2 text-sm text-red-700 dark:text-red-300">{m.error instanceof ApiError ? m.error.detail : String(m.error)}</p> : null}
+      {m.isError ? (
+        <p className="mt-2 text-sm text-red-700 dark:text-red-300">
+          {m.error instanceof ApiError ? m.error.detail : String(m.error)}
+        </p>
+      ) : null}
       {preview ? <RedriveResult r={preview} /> : null}
     </Panel>
   );
@@ -126,7 +172,9 @@ export function RedriveResult({ r }: { r: RedriveResponse }) {
     <div className="mt-3 text-sm" data-testid="redrive-result">
       <p>
         {redriveCounts(r)}
-        {r.notOpen ? `; ${r.notOpen} left alone: already re-driven or discarded (name their UUIDs to send them again)` : ""}
+        {r.notOpen
+          ? `; ${r.notOpen} left alone: already re-driven or discarded (name their UUIDs to send them again)`
+          : ""}
         {r.complete ? "" : "; the scan bound stopped before the oldest records (run again for more)"}.
       </p>
       {r.preview.length ? (

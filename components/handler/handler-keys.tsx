@@ -2,7 +2,15 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { formatBytes, formatCount, formatCountedAt, formatDurationMs, formatLeaseSplit, formatNumber, scanFraction } from "@/lib/format";
+import {
+  formatBytes,
+  formatCount,
+  formatCountedAt,
+  formatDurationMs,
+  formatLeaseSplit,
+  formatNumber,
+  scanFraction,
+} from "@/lib/format";
 import { handlersQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState, hrefWithView } from "@/lib/url-state";
 import { BucketChart } from "../charts/lazy";
@@ -17,25 +25,40 @@ export function HandlerKeys({ service, handler }: { service: string; handler: st
   const q = useQuery(handlersQuery(REFRESH_MS[view.refresh]));
   return (
     <Panel
-      title={q.data?.storeKind === "memory" ? "Keys in the in-memory store: TTL distribution" : "Keys in Redis: TTL distribution"}
+      title={
+        q.data?.storeKind === "memory"
+          ? "Keys in the in-memory store: TTL distribution"
+          : "Keys in Redis: TTL distribution"
+      }
       description="Remaining TTL of the handler's keys, done apart from processing leases (amber: in flight, or abandoned until they expire); keys without TTL never expire (a bug)."
       testId="ttl-distribution"
     >
       <QueryView query={q} what="Key inspection" height={200}>
         {(d) => {
           if (d.store.status === "not-configured" && d.storeKind !== "memory")
-            return <EmptyState height={200}>No Redis configured: embedded mode keeps keys in an in-memory store, not inspected here.</EmptyState>;
-          if (d.store.status === "down") return <ErrorState title="Redis unavailable" detail={d.store.detail} height={200} />;
+            return (
+              <EmptyState height={200}>
+                No Redis configured: embedded mode keeps keys in an in-memory store, not inspected here.
+              </EmptyState>
+            );
+          if (d.store.status === "down")
+            return <ErrorState title="Redis unavailable" detail={d.store.detail} height={200} />;
           const h = d.handlers.find((x) => x.service === service && x.handler === handler);
           if (!h)
             return (
               <p data-state="empty" className="text-sm text-slate-500 dark:text-slate-400">
-                {d.scan.done ? `No key under ${service}:dedup:${handler}: ${words.inStore}.` : `No key under ${service}:dedup:${handler}: in the last completed count · recount ${Math.floor((scanFraction(d.scan) ?? 0) * 100)}%.`}
+                {d.scan.done
+                  ? `No key under ${service}:dedup:${handler}: ${words.inStore}.`
+                  : `No key under ${service}:dedup:${handler}: in the last completed count · recount ${Math.floor((scanFraction(d.scan) ?? 0) * 100)}%.`}
               </p>
             );
           return (
             <div className="space-y-2">
-              <BucketChart buckets={[...h.ttlBuckets, { label: "no TTL", count: h.noTtlCount, processing: 0 }]} label={`TTL distribution of ${h.prefix}`} testId="ttl-chart" />
+              <BucketChart
+                buckets={[...h.ttlBuckets, { label: "no TTL", count: h.noTtlCount, processing: 0 }]}
+                label={`TTL distribution of ${h.prefix}`}
+                testId="ttl-chart"
+              />
               <p data-testid="lease-share" className="text-sm tabular-nums">
                 {formatLeaseSplit(h.byState.done, h.byState.processing, h.leaseShare, !h.byState.exact)}
                 {h.byState.marked ? ` · ${h.byState.exact ? "" : "≈ "}${formatNumber(h.byState.marked)} marked` : ""}
@@ -58,20 +81,32 @@ export function HandlerKeys({ service, handler }: { service: string; handler: st
                 </div>
                 <div>
                   <dt className="text-xs text-slate-500">Bytes per key</dt>
-                  <dd className="tabular-nums">{h.bytesEstimated ? `≈ ${formatBytes(h.bytesPerKey)} (estimated, in-memory store)` : formatBytes(h.bytesPerKey)}</dd>
+                  <dd className="tabular-nums">
+                    {h.bytesEstimated
+                      ? `≈ ${formatBytes(h.bytesPerKey)} (estimated, in-memory store)`
+                      : formatBytes(h.bytesPerKey)}
+                  </dd>
                 </div>
                 <div>
                   <dt className="text-xs text-slate-500">Observed TTL (min / p50 / max)</dt>
-                  <dd className="tabular-nums">{h.ttlObserved ? `${formatDurationMs(h.ttlObserved.minMs)} / ${formatDurationMs(h.ttlObserved.p50Ms)} / ${formatDurationMs(h.ttlObserved.maxMs)}` : "—"}</dd>
+                  <dd className="tabular-nums">
+                    {h.ttlObserved
+                      ? `${formatDurationMs(h.ttlObserved.minMs)} / ${formatDurationMs(h.ttlObserved.p50Ms)} / ${formatDurationMs(h.ttlObserved.maxMs)}`
+                      : "—"}
+                  </dd>
                 </div>
                 <div>
                   <dt className="text-xs text-slate-500">States (sample of {h.sampleSize})</dt>
                   <dd className="tabular-nums">
-                    {h.states.done} done · {h.states.processing} processing · {h.states.marked} marked · {h.states.other} other
+                    {h.states.done} done · {h.states.processing} processing · {h.states.marked} marked ·{" "}
+                    {h.states.other} other
                   </dd>
                 </div>
               </dl>
-              <Link href={hrefWithView("/keys", params, { prefix: h.prefix })} className="text-sm text-blue-700 underline dark:text-blue-300">
+              <Link
+                href={hrefWithView("/keys", params, { prefix: h.prefix })}
+                className="text-sm text-blue-700 underline dark:text-blue-300"
+              >
                 Browse these keys
               </Link>
             </div>

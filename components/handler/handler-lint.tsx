@@ -14,7 +14,8 @@ const SEV: Record<Finding["severity"], string> = {
 };
 
 function Findings({ findings, source }: { findings: readonly Finding[]; source: string }) {
-  if (findings.length === 0) return <p className="text-sm text-emerald-700 dark:text-emerald-400">{source}: no finding.</p>;
+  if (findings.length === 0)
+    return <p className="text-sm text-emerald-700 dark:text-emerald-400">{source}: no finding.</p>;
   return (
     <ul className="space-y-1" aria-label={`${source} findings`}>
       {findings.map((f, i) => (
@@ -34,11 +35,21 @@ export function HandlerLint({ service, handler }: { service: string; handler: st
   const words = useStoreWords();
   const q = useQuery(lintQuery());
   return (
-    <Panel title="Lint" description={`lintHandler on the declared setup, and the TTL policy (spec §3) on the TTLs seen ${words.inStore}.`} testId="lint">
+    <Panel
+      title="Lint"
+      description={`lintHandler on the declared setup, and the TTL policy (spec §3) on the TTLs seen ${words.inStore}.`}
+      testId="lint"
+    >
       <QueryView query={q} what="Lint" height={80}>
         {(d) => {
-          const decl = d.declared.status === "ok" ? d.declared.handlers.find((h) => h.service === service && h.handler === handler) : undefined;
-          const obs = d.observed.status === "ok" ? d.observed.handlers.find((h) => h.service === service && h.handler === handler) : undefined;
+          const decl =
+            d.declared.status === "ok"
+              ? d.declared.handlers.find((h) => h.service === service && h.handler === handler)
+              : undefined;
+          const obs =
+            d.observed.status === "ok"
+              ? d.observed.handlers.find((h) => h.service === service && h.handler === handler)
+              : undefined;
           return (
             <div className="space-y-2">
               {d.declared.status === "unavailable" ? (
@@ -46,14 +57,18 @@ export function HandlerLint({ service, handler }: { service: string; handler: st
               ) : decl ? (
                 <Findings findings={decl.findings} source="Declared setup" />
               ) : (
-                <p className="text-sm text-slate-500 dark:text-slate-400">Not declared by this app (seen only {words.inStore} or in metrics).</p>
+                <p className="text-sm text-slate-500 dark:text-slate-400">
+                  Not declared by this app (seen only {words.inStore} or in metrics).
+                </p>
               )}
               {d.observed.status === "unavailable" ? (
                 <UnavailableState detail={d.observed.detail} fallback={words.name} height={60} />
               ) : obs ? (
                 <Findings findings={obs.findings} source="Observed TTLs" />
               ) : (
-                <p className="text-sm text-slate-500 dark:text-slate-400">No keys of this handler {words.inStore} to check.</p>
+                <p className="text-sm text-slate-500 dark:text-slate-400">
+                  No keys of this handler {words.inStore} to check.
+                </p>
               )}
             </div>
           );

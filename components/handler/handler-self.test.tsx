@@ -3,16 +3,31 @@ import { describe, expect, it } from "vitest";
 import type { HandlerSelfResponse } from "@/lib/api/handlers";
 import { SelfView } from "./handler-self";
 
-const unknown = (field: string, what: string) => ({ status: "unknown" as const, needs: `dedup_handler_info (${field})`, detail: `declares no ${what}: export dedup_handler_info` });
+const unknown = (field: string, what: string) => ({
+  status: "unknown" as const,
+  needs: `dedup_handler_info (${field})`,
+  detail: `declares no ${what}: export dedup_handler_info`,
+});
 
 /** A handler that exports no dedup_handler_info: keys that live 24 h, a topic from its metrics, no Kafka group read. */
 const UNDECLARED: HandlerSelfResponse = {
   generatedAt: "2026-12-07T13:00:00.000Z",
   service: "acme",
   handler: "notify",
-  declaration: { status: "unknown", needs: "dedup_handler_info", detail: "declares nothing: export dedup_handler_info" },
+  declaration: {
+    status: "unknown",
+    needs: "dedup_handler_info",
+    detail: "declares nothing: export dedup_handler_info",
+  },
   infoRead: { status: "up", detail: "2 handlers declare dedup_handler_info" },
-  ttl: { status: "ok", ms: 86_340_000, msSource: "observed", ttlClass: "default", classSource: "inferred", text: "default, inferred: keys live 24 h" },
+  ttl: {
+    status: "ok",
+    ms: 86_340_000,
+    msSource: "observed",
+    ttlClass: "default",
+    classSource: "inferred",
+    text: "default, inferred: keys live 24 h",
+  },
   lease: unknown("lease_ms", "lease"),
   timeout: unknown("timeout_ms", "attempt limit"),
   marking: unknown("marking", "marking"),
@@ -29,7 +44,8 @@ const UNDECLARED: HandlerSelfResponse = {
 describe("the Declared setup panel", () => {
   it("says for every part a handler does not declare that it is unknown, why, and what to export — never a blank — and says what it inferred", () => {
     const html = renderToStaticMarkup(<SelfView d={UNDECLARED} />);
-    for (const what of ["lease", "attempt limit", "marking", "failure mode", "stack"]) expect(html).toContain(`unknown: declares no ${what}: export dedup_handler_info`);
+    for (const what of ["lease", "attempt limit", "marking", "failure mode", "stack"])
+      expect(html).toContain(`unknown: declares no ${what}: export dedup_handler_info`);
     expect(html).toContain("unknown: declares nothing: export dedup_handler_info");
     expect(html).toContain("default, inferred: keys live 24 h");
     expect(html).toContain("from its metrics&#x27; topic label");
@@ -55,7 +71,17 @@ describe("the Declared setup panel", () => {
               groupId: "billing-workers",
               state: "Stable",
               protocol: "RangeAssignor",
-              members: [{ memberId: "m1", clientId: "c1", replica: "pod-a", host: "10.0.0.1", partitions: [0, 1, 2], lag: 6, processedPerSecond: null }],
+              members: [
+                {
+                  memberId: "m1",
+                  clientId: "c1",
+                  replica: "pod-a",
+                  host: "10.0.0.1",
+                  partitions: [0, 1, 2],
+                  lag: 6,
+                  processedPerSecond: null,
+                },
+              ],
               partitions: [],
               totalLag: 6,
               unassigned: [],

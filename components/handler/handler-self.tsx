@@ -12,7 +12,10 @@ import { QueryView } from "../query-state";
 export const handlerSelfQuery = (service: string, handler: string, refetchInterval: number | false) =>
   queryOptions({
     queryKey: ["handler-self", service, handler] as const,
-    queryFn: ({ signal }) => fetchJson<HandlerSelfResponse>(`/api/handlers/${encodeURIComponent(service)}/${encodeURIComponent(handler)}`, { signal }),
+    queryFn: ({ signal }) =>
+      fetchJson<HandlerSelfResponse>(`/api/handlers/${encodeURIComponent(service)}/${encodeURIComponent(handler)}`, {
+        signal,
+      }),
     refetchInterval,
     placeholderData: keepPreviousData,
   });
@@ -20,7 +23,17 @@ export const handlerSelfQuery = (service: string, handler: string, refetchInterv
 type Field = { status: "ok" } | { status: "unknown"; needs: string; detail: string };
 
 /** One declared field: its value, or "unknown" with why and what to export — never a blank. */
-function Row({ label, field, children, testId }: { label: string; field: Field; children?: React.ReactNode; testId: string }) {
+function Row({
+  label,
+  field,
+  children,
+  testId,
+}: {
+  label: string;
+  field: Field;
+  children?: React.ReactNode;
+  testId: string;
+}) {
   return (
     <div className="flex flex-wrap gap-x-2 text-sm" data-testid={testId} data-status={field.status}>
       <dt className="w-28 shrink-0 text-slate-500 dark:text-slate-400">{label}</dt>
@@ -46,13 +59,19 @@ export function SelfView({ d }: { d: HandlerSelfResponse }) {
     <div className="grid gap-4 md:grid-cols-2">
       <dl className="space-y-1">
         <Row label="Declared by" field={d.declaration} testId="self-declaration">
-          {d.declaration.status === "ok" ? (d.declaration.source === "info" ? `dedup_handler_info (${d.declaration.runtime ?? "runtime not said"}, contract ${d.declaration.contract ?? "?"})` : "this dashboard's process (registered)") : null}
+          {d.declaration.status === "ok"
+            ? d.declaration.source === "info"
+              ? `dedup_handler_info (${d.declaration.runtime ?? "runtime not said"}, contract ${d.declaration.contract ?? "?"})`
+              : "this dashboard's process (registered)"
+            : null}
         </Row>
         <Row label="TTL class" field={d.ttl} testId="self-ttl">
           {d.ttl.status === "ok" ? d.ttl.text : null}
         </Row>
         <Row label="Window" field={d.window} testId="self-window">
-          {d.window.status === "ok" ? `${formatNumber(d.window.filled * 100)} % filled${d.window.validAt ? ` · projection valid after ${new Date(d.window.validAt).toLocaleString()}` : ""}` : null}
+          {d.window.status === "ok"
+            ? `${formatNumber(d.window.filled * 100)} % filled${d.window.validAt ? ` · projection valid after ${new Date(d.window.validAt).toLocaleString()}` : ""}`
+            : null}
         </Row>
         <Row label="Lease" field={d.lease} testId="self-lease">
           {d.lease.status === "ok" ? d.lease.text : null}
@@ -97,7 +116,8 @@ export function SelfView({ d }: { d: HandlerSelfResponse }) {
         {g.status === "ok" ? (
           <>
             <p className="text-xs text-slate-500 dark:text-slate-400">
-              {g.view.state} · {g.view.members.length} member{g.view.members.length === 1 ? "" : "s"} on {g.topic} · lag {formatNumber(g.view.totalLag)}
+              {g.view.state} · {g.view.members.length} member{g.view.members.length === 1 ? "" : "s"} on {g.topic} · lag{" "}
+              {formatNumber(g.view.totalLag)}
             </p>
             <ul className="mt-1 space-y-0.5 text-xs">
               {g.view.members.map((m) => (
@@ -109,7 +129,9 @@ export function SelfView({ d }: { d: HandlerSelfResponse }) {
             </ul>
           </>
         ) : (
-          <p className="text-xs text-amber-800 dark:text-amber-300">{g.status === "unknown" ? `unknown: ${g.detail}` : `unavailable: ${g.detail}`}</p>
+          <p className="text-xs text-amber-800 dark:text-amber-300">
+            {g.status === "unknown" ? `unknown: ${g.detail}` : `unavailable: ${g.detail}`}
+          </p>
         )}
       </div>
     </div>
@@ -121,7 +143,11 @@ export function HandlerSelf({ service, handler }: { service: string; handler: st
   const { view } = useViewState();
   const q = useQuery(handlerSelfQuery(service, handler, REFRESH_MS[view.refresh]));
   return (
-    <Panel title="Declared setup" description="What the handler declares in dedup_handler_info (docs/CONTRACT.md), what is inferred and from what, and its consumer group by the declared group." testId="handler-self">
+    <Panel
+      title="Declared setup"
+      description="What the handler declares in dedup_handler_info (docs/CONTRACT.md), what is inferred and from what, and its consumer group by the declared group."
+      testId="handler-self"
+    >
       <QueryView query={q} what="Handler declaration" height={120}>
         {(d) => <SelfView d={d} />}
       </QueryView>

@@ -15,17 +15,29 @@ import { Stat } from "../panel";
  */
 export function HandlerTime({ service, handler }: { service: string; handler: string }) {
   const { view } = useViewState();
-  const series = useQuery(seriesQuery({ metric: "handler_time", range: view.range, service, handler }, REFRESH_MS[view.refresh]));
+  const series = useQuery(
+    seriesQuery({ metric: "handler_time", range: view.range, service, handler }, REFRESH_MS[view.refresh]),
+  );
   const lint = useQuery(lintQuery());
-  const decl = lint.data?.declared.status === "ok" ? lint.data.declared.handlers.find((h) => h.service === service && h.handler === handler) : undefined;
+  const decl =
+    lint.data?.declared.status === "ok"
+      ? lint.data.declared.handlers.find((h) => h.service === service && h.handler === handler)
+      : undefined;
   const lines = series.data?.data.status === "ok" ? series.data.data.series : [];
   const s = handlerTimeSummary(lines, decl?.leaseMs ?? null);
   const scale = halfLeaseLine(s.halfLeaseSeconds, lines);
-  const half = s.halfLeaseSeconds !== null && scale.draw ? { value: s.halfLeaseSeconds, label: `half the lease (${formatSeconds(s.halfLeaseSeconds)})` } : null;
+  const half =
+    s.halfLeaseSeconds !== null && scale.draw
+      ? { value: s.halfLeaseSeconds, label: `half the lease (${formatSeconds(s.halfLeaseSeconds)})` }
+      : null;
   return (
     <SeriesPanel
       title="Handler time"
-      description={scale.note ? `one attempt of the handler itself, p50 and p99; ${scale.note}` : "one attempt of the handler itself, p50 and p99; dashed: half the lease"}
+      description={
+        scale.note
+          ? `one attempt of the handler itself, p50 and p99; ${scale.note}`
+          : "one attempt of the handler itself, p50 and p99; dashed: half the lease"
+      }
       metric="handler_time"
       service={service}
       handler={handler}
@@ -35,8 +47,21 @@ export function HandlerTime({ service, handler }: { service: string; handler: st
       footer={
         <div className="mt-2 grid grid-cols-3 gap-2" data-testid="handler-time-figures">
           <Stat label="p50" value={formatSeconds(s.p50)} testId="handler-p50" />
-          <Stat label="p99" value={formatSeconds(s.p99)} tone={s.nearLease ? "warn" : "neutral"} hint={s.nearLease ? "above half the lease: a takeover is near" : undefined} testId="handler-p99" />
-          <Stat label="leaseMs" value={s.leaseMs === null ? "not declared" : formatDurationMs(s.leaseMs)} hint={decl?.handlerP99Seconds != null ? `p99 over 1 h: ${formatSeconds(decl.handlerP99Seconds)}` : undefined} testId="handler-lease" />
+          <Stat
+            label="p99"
+            value={formatSeconds(s.p99)}
+            tone={s.nearLease ? "warn" : "neutral"}
+            hint={s.nearLease ? "above half the lease: a takeover is near" : undefined}
+            testId="handler-p99"
+          />
+          <Stat
+            label="leaseMs"
+            value={s.leaseMs === null ? "not declared" : formatDurationMs(s.leaseMs)}
+            hint={
+              decl?.handlerP99Seconds != null ? `p99 over 1 h: ${formatSeconds(decl.handlerP99Seconds)}` : undefined
+            }
+            testId="handler-lease"
+          />
         </div>
       }
     />

@@ -10,7 +10,15 @@ import { AlertBadge } from "../alerts/alert-badge";
 import { SeriesPanel } from "../charts/series-panel";
 import { CapacityTable } from "../overview/capacity-table";
 import { DeferMount } from "../overview/defer-mount";
-import { DUP_ALERT, DUP_EMPTY, DUP_NORMAL, ERR_ALERT, ERR_EMPTY, ERROR_COLORS, P99_ALERT } from "../overview/overview-view";
+import {
+  DUP_ALERT,
+  DUP_EMPTY,
+  DUP_NORMAL,
+  ERR_ALERT,
+  ERR_EMPTY,
+  ERROR_COLORS,
+  P99_ALERT,
+} from "../overview/overview-view";
 import { HandlerStats } from "../overview/stats";
 import { EmptyState, Panel } from "../panel";
 import { QueryView } from "../query-state";
@@ -58,9 +66,19 @@ function HandlerAlerts({ h, alerts }: { h: OverviewHandler; alerts: AlertsField 
                 {ownLabels(a.labels)}
               </span>
             ) : null}{" "}
-            <AlertBadge state={a.state} since={a.activeAt} firingSince={a.firingSince} firesAt={a.firesAt} unknown={h.alertsUnknown} />
+            <AlertBadge
+              state={a.state}
+              since={a.activeAt}
+              firingSince={a.firingSince}
+              firesAt={a.firesAt}
+              unknown={h.alertsUnknown}
+            />
             {runbookOf(alerts, a.alert) ? (
-              <a href={runbookOf(alerts, a.alert)} data-testid="handler-runbook" className="text-blue-700 underline hover:no-underline dark:text-blue-300">
+              <a
+                href={runbookOf(alerts, a.alert)}
+                data-testid="handler-runbook"
+                className="text-blue-700 underline hover:no-underline dark:text-blue-300"
+              >
                 runbook
               </a>
             ) : null}
@@ -91,12 +109,23 @@ function HandlerNow({ service, handler }: { service: string; handler: string }) 
       <QueryView query={q} what="Handler metrics" height={80}>
         {(d) => {
           const h = d.handlers.find((x) => x.service === service && x.handler === handler);
-          if (!h) return <EmptyState height={80}>No metrics or keys for {service}/{handler} yet: it has not processed a message, or the name is wrong.</EmptyState>;
+          if (!h)
+            return (
+              <EmptyState height={80}>
+                No metrics or keys for {service}/{handler} yet: it has not processed a message, or the name is wrong.
+              </EmptyState>
+            );
           return (
             <div className="space-y-3">
               <p className="text-sm">
-                TTL class <strong data-testid="ttl-class">{ttl?.status === "ok" && ttl.classSource === "inferred" ? ttl.text : (h.ttlClass ?? (ttl?.status === "unknown" ? `unknown: ${ttl.detail}` : "not declared"))}</strong>
-                {h.topics.length ? ` · topics ${h.topics.join(", ")}` : ""} · key prefix <code className="text-xs">{`${service}:dedup:${handler}:`}</code>
+                TTL class{" "}
+                <strong data-testid="ttl-class">
+                  {ttl?.status === "ok" && ttl.classSource === "inferred"
+                    ? ttl.text
+                    : (h.ttlClass ?? (ttl?.status === "unknown" ? `unknown: ${ttl.detail}` : "not declared"))}
+                </strong>
+                {h.topics.length ? ` · topics ${h.topics.join(", ")}` : ""} · key prefix{" "}
+                <code className="text-xs">{`${service}:dedup:${handler}:`}</code>
               </p>
               <HandlerStats h={h} {...(projected !== undefined ? { projectedKeys: projected } : {})} />
               <HandlerAlerts h={h} alerts={d.alerts} />
@@ -113,11 +142,32 @@ function HandlerNow({ service, handler }: { service: string; handler: string }) 
 function HandlerCharts({ service, handler }: { service: string; handler: string }) {
   return (
     <div className="grid gap-4 lg:grid-cols-2">
-      <SeriesPanel title="Duplicate ratio" description="dashed: 10% alert; green: < 1% normal" metric="duplicate_ratio" service={service} handler={handler} alert={DUP_ALERT} normal={DUP_NORMAL} testId="chart-duplicate-ratio" markers emptyText={DUP_EMPTY} />
+      <SeriesPanel
+        title="Duplicate ratio"
+        description="dashed: 10% alert; green: < 1% normal"
+        metric="duplicate_ratio"
+        service={service}
+        handler={handler}
+        alert={DUP_ALERT}
+        normal={DUP_NORMAL}
+        testId="chart-duplicate-ratio"
+        markers
+        emptyText={DUP_EMPTY}
+      />
       <DuplicateCauses service={service} handler={handler} />
       {/* Below the fold: mounted when scrolled near, or shortly after hydration. */}
       <DeferMount height={262}>
-        <SeriesPanel title="Processed by result" description="messages/s: success, deduplicated, error (stacked)" metric="processed_rate" service={service} handler={handler} stacked colors={RESULT_COLORS} testId="chart-processed" markers />
+        <SeriesPanel
+          title="Processed by result"
+          description="messages/s: success, deduplicated, error (stacked)"
+          metric="processed_rate"
+          service={service}
+          handler={handler}
+          stacked
+          colors={RESULT_COLORS}
+          testId="chart-processed"
+          markers
+        />
       </DeferMount>
       <DeferMount height={200}>
         <HotKeys service={service} handler={handler} />
@@ -129,13 +179,45 @@ function HandlerCharts({ service, handler }: { service: string; handler: string 
         <LeaseEvents service={service} handler={handler} />
       </DeferMount>
       <DeferMount height={262}>
-        <SeriesPanel title="Dedup check latency, measured in the consumer (service)" description="p50 and p99; dashed: 50 ms alert" metric="check_latency" service={service} alert={P99_ALERT} testId="chart-check-latency" markers emptyText="no dedup check recorded." />
+        <SeriesPanel
+          title="Dedup check latency, measured in the consumer (service)"
+          description="p50 and p99; dashed: 50 ms alert"
+          metric="check_latency"
+          service={service}
+          alert={P99_ALERT}
+          testId="chart-check-latency"
+          markers
+          emptyText="no dedup check recorded."
+        />
       </DeferMount>
       <DeferMount height={262}>
-        <SeriesPanel title="Dedup errors by reason (service)" description="stacked errors/s; any error alerts" metric="error_rate" service={service} alert={ERR_ALERT} stacked testId="chart-error-rate" markers colors={ERROR_COLORS} emptyText={ERR_EMPTY} burst={{ windowMs: RATE_WINDOW_MS, what: "error" }} />
+        <SeriesPanel
+          title="Dedup errors by reason (service)"
+          description="stacked errors/s; any error alerts"
+          metric="error_rate"
+          service={service}
+          alert={ERR_ALERT}
+          stacked
+          testId="chart-error-rate"
+          markers
+          colors={ERROR_COLORS}
+          emptyText={ERR_EMPTY}
+          burst={{ windowMs: RATE_WINDOW_MS, what: "error" }}
+        />
       </DeferMount>
       <DeferMount height={262}>
-        <SeriesPanel title="DLQ by reason" description="messages/s sent to the dead-letter topic, by reason_poisoned" metric="dlq_rate" service={service} handler={handler} stacked testId="chart-dlq" markers emptyText="nothing sent to the DLQ." burst={{ windowMs: RATE_WINDOW_MS, what: "message" }} />
+        <SeriesPanel
+          title="DLQ by reason"
+          description="messages/s sent to the dead-letter topic, by reason_poisoned"
+          metric="dlq_rate"
+          service={service}
+          handler={handler}
+          stacked
+          testId="chart-dlq"
+          markers
+          emptyText="nothing sent to the DLQ."
+          burst={{ windowMs: RATE_WINDOW_MS, what: "message" }}
+        />
       </DeferMount>
       <DeferMount height={262}>
         <SeriesPanel
@@ -147,7 +229,16 @@ function HandlerCharts({ service, handler }: { service: string; handler: string 
           testId="chart-payload-conflicts"
           emptyText="no payload conflict: every repeat had the payload that was processed."
         />
-        <SeriesPanel title="Consumer lag" description="messages the handler's consumer group has not consumed (kafka_consumergroup_lag, log-start clamped); DedupConsumerLagGrowing when it keeps growing above 100" metric="consumer_lag" service={service} handler={handler} testId="chart-consumer-lag" markers emptyText="no lag exported: real mode (Kafka) only." />
+        <SeriesPanel
+          title="Consumer lag"
+          description="messages the handler's consumer group has not consumed (kafka_consumergroup_lag, log-start clamped); DedupConsumerLagGrowing when it keeps growing above 100"
+          metric="consumer_lag"
+          service={service}
+          handler={handler}
+          testId="chart-consumer-lag"
+          markers
+          emptyText="no lag exported: real mode (Kafka) only."
+        />
       </DeferMount>
       <HandlerKeys service={service} handler={handler} />
     </div>

@@ -21,7 +21,9 @@ function recordHref(k: HotKeyView): string {
 /** The key browser's lookup of a hot key (a whole key when a custom key factory made it). */
 function keyHref(k: HotKeyView, params: URLSearchParams): string {
   const tail = `:${k.uuid}`;
-  return k.key.endsWith(tail) ? hrefWithView("/keys", params, { prefix: k.key.slice(0, -tail.length), uuid: k.uuid }) : hrefWithView("/keys", params, { uuid: k.key });
+  return k.key.endsWith(tail)
+    ? hrefWithView("/keys", params, { prefix: k.key.slice(0, -tail.length), uuid: k.uuid })
+    : hrefWithView("/keys", params, { uuid: k.key });
 }
 
 /** The copies' causes, largest first: "480 redelivery · 20 republish". */
@@ -54,29 +56,48 @@ export function HotKeys({ service, handler }: { service: string; handler: string
                 </span>
               </EmptyState>
             );
-          if (d.keys.length === 0) return <EmptyState height={80}>No duplicate swallowed in the last {formatDurationMs(2 * d.windowMs)}{d.scope === "fleet" ? ` by any of ${d.sketches} process${d.sketches === 1 ? "" : "es"}` : ""}.</EmptyState>;
+          if (d.keys.length === 0)
+            return (
+              <EmptyState height={80}>
+                No duplicate swallowed in the last {formatDurationMs(2 * d.windowMs)}
+                {d.scope === "fleet" ? ` by any of ${d.sketches} process${d.sketches === 1 ? "" : "es"}` : ""}.
+              </EmptyState>
+            );
           return (
             <div className="space-y-2">
-              <DataTable columns={[{ label: "UUID", className: "pr-3" }, { label: "copies", align: "right", className: "pr-3" }, { label: "cause", className: "pr-3" }, { label: "open" }]} label={`Hot UUIDs of ${service}/${handler}`}>
-                  {d.keys.map((k) => (
-                    <tr key={k.key} data-testid="hot-key" data-uuid={k.uuid} className="border-t border-slate-100 dark:border-slate-800">
-                      <td className="break-all pr-3 font-mono text-xs">{k.uuid}</td>
-                      <td className="pr-3 text-right tabular-nums" data-testid="hot-key-count">
-                        {formatNumber(k.count)}
-                        {k.error > 0 ? <span className="text-xs text-slate-500"> ± {formatNumber(k.error)}</span> : null}
-                      </td>
-                      <td className="pr-3 text-xs">{causes(k)}</td>
-                      <td className="space-x-2 text-xs">
-                        <Link className="text-blue-700 underline dark:text-blue-300" href={keyHref(k, params)}>
-                          key
-                        </Link>
-                        <Link className="text-blue-700 underline dark:text-blue-300" href={recordHref(k)}>
-                          record
-                        </Link>
-                      </td>
-                    </tr>
-                  ))}
-                </DataTable>
+              <DataTable
+                columns={[
+                  { label: "UUID", className: "pr-3" },
+                  { label: "copies", align: "right", className: "pr-3" },
+                  { label: "cause", className: "pr-3" },
+                  { label: "open" },
+                ]}
+                label={`Hot UUIDs of ${service}/${handler}`}
+              >
+                {d.keys.map((k) => (
+                  <tr
+                    key={k.key}
+                    data-testid="hot-key"
+                    data-uuid={k.uuid}
+                    className="border-t border-slate-100 dark:border-slate-800"
+                  >
+                    <td className="break-all pr-3 font-mono text-xs">{k.uuid}</td>
+                    <td className="pr-3 text-right tabular-nums" data-testid="hot-key-count">
+                      {formatNumber(k.count)}
+                      {k.error > 0 ? <span className="text-xs text-slate-500"> ± {formatNumber(k.error)}</span> : null}
+                    </td>
+                    <td className="pr-3 text-xs">{causes(k)}</td>
+                    <td className="space-x-2 text-xs">
+                      <Link className="text-blue-700 underline dark:text-blue-300" href={keyHref(k, params)}>
+                        key
+                      </Link>
+                      <Link className="text-blue-700 underline dark:text-blue-300" href={recordHref(k)}>
+                        record
+                      </Link>
+                    </td>
+                  </tr>
+                ))}
+              </DataTable>
               <p className="text-xs text-slate-500 dark:text-slate-400" data-testid="hot-keys-total">
                 {d.scope === "fleet"
                   ? `fleet: the top ${d.capacity} of every process Prometheus scrapes (${d.sketches} process${d.sketches === 1 ? "" : "es"}), added up by UUID; a UUID not listed had at most ${formatNumber(d.errorBound ?? 0)} copies.`

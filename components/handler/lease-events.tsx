@@ -6,9 +6,21 @@ import { SeriesPanel } from "../charts/series-panel";
 
 /** What each lease counter means, in the order of the `lease_events` series. */
 const LEASE_LEGEND = [
-  { name: "lease lost", color: "#ef4444", text: "a success after another consumer took the expired lease: the message may have run twice (pages: DedupLeaseLost)" },
-  { name: "in progress", color: "#f59e0b", text: "an attempt that met another consumer's live lease (retried, InProgressError)" },
-  { name: "released", color: "#64748b", text: "a key released after a failed attempt, so that the retry runs the handler again" },
+  {
+    name: "lease lost",
+    color: "#ef4444",
+    text: "a success after another consumer took the expired lease: the message may have run twice (pages: DedupLeaseLost)",
+  },
+  {
+    name: "in progress",
+    color: "#f59e0b",
+    text: "an attempt that met another consumer's live lease (retried, InProgressError)",
+  },
+  {
+    name: "released",
+    color: "#64748b",
+    text: "a key released after a failed attempt, so that the retry runs the handler again",
+  },
 ] as const;
 
 /**

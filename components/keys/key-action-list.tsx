@@ -3,7 +3,8 @@
 import type { ListedKey } from "@/lib/api/key-actions";
 import { durationWords } from "./key-action-words";
 
-const aliveWords = (k: ListedKey) => (k.ownerAlive === null ? (k.owner ? "not known" : "—") : k.ownerAlive ? "alive" : "dead");
+const aliveWords = (k: ListedKey) =>
+  k.ownerAlive === null ? (k.owner ? "not known" : "—") : k.ownerAlive ? "alive" : "dead";
 
 /** The keys a dry run matched (the first ones) or a real action changed: state, idle time, TTL and, for a lease, its owner and whether it is alive. */
 export function KeyActionList({ keys, matched }: { keys: readonly ListedKey[]; matched: number }) {
@@ -11,7 +12,11 @@ export function KeyActionList({ keys, matched }: { keys: readonly ListedKey[]; m
   return (
     <div className="mt-2 max-h-64 overflow-auto text-xs">
       <table className="w-full" data-testid="action-keys">
-        <caption className="text-left text-slate-500 dark:text-slate-400">{keys.length < matched ? `The first ${keys.length} of ${matched} keys` : `${matched} key${matched === 1 ? "" : "s"}`}</caption>
+        <caption className="text-left text-slate-500 dark:text-slate-400">
+          {keys.length < matched
+            ? `The first ${keys.length} of ${matched} keys`
+            : `${matched} key${matched === 1 ? "" : "s"}`}
+        </caption>
         <thead className="text-left text-slate-500 dark:text-slate-400">
           <tr>
             <th className="pr-2 font-normal">Key</th>

@@ -9,6 +9,7 @@ describe("Act on keys reads the prefix the product shows", () => {
   });
 
   it("a prefix of another shape names no handler (the actions are not offered)", () => {
-    for (const p of ["billing:dedup:", "billing:other:h", "billing:dedup:h:uuid-1", ":dedup:h"]) expect(ownerOfPrefix(p), p).toBeNull();
+    for (const p of ["billing:dedup:", "billing:other:h", "billing:dedup:h:uuid-1", ":dedup:h"])
+      expect(ownerOfPrefix(p), p).toBeNull();
   });
 });

@@ -15,7 +15,8 @@ import { needsToken, useWorkshopToken } from "../workshop/token";
 import { KeyActionList } from "./key-action-list";
 import { clockOf, confirmText, selectionWords } from "./key-action-words";
 
-const btn = "rounded px-3 py-1 text-sm focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-40";
+const btn =
+  "rounded px-3 py-1 text-sm focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-40";
 
 /**
  * `<service>:dedup:<handler>` → its two names (null for a prefix of another shape). The form the
@@ -75,7 +76,12 @@ const uuidList = (f: ActionForm) => f.uuids.split(/[\s,]+/).filter(Boolean);
 const hasSelection = (f: ActionForm) => uuidList(f).length > 0 || f.state !== "";
 
 /** The request of the form's action for one handler: only the filters filled in are sent; a real action sends its dry run's previewId. */
-function actionBody(owner: { service: string; handler: string } | null, f: ActionForm, dryRun: boolean, previewId: string | null) {
+function actionBody(
+  owner: { service: string; handler: string } | null,
+  f: ActionForm,
+  dryRun: boolean,
+  previewId: string | null,
+) {
   const list = uuidList(f);
   return {
     ...owner,
@@ -105,7 +111,12 @@ function useKeyAction(prefix: string, form: ActionForm, tok: ReturnType<typeof u
         return { ...r, changed: r.deleted };
       }
       const r = await setKeysTtl(body, tok.token);
-      return { ...r, note: [r.note, `handler's TTL policy ${Math.round(r.policyMs / 60_000)} min (${r.policySource})`].filter(Boolean).join("; ") };
+      return {
+        ...r,
+        note: [r.note, `handler's TTL policy ${Math.round(r.policyMs / 60_000)} min (${r.policySource})`]
+          .filter(Boolean)
+          .join("; "),
+      };
     },
     onSuccess: (r) => {
       setOut(r);
@@ -119,30 +130,80 @@ function useKeyAction(prefix: string, form: ActionForm, tok: ReturnType<typeof u
 }
 
 /** The action, its filters and the UUIDs; every edit calls `edit` with the fields changed. Disabled until hydrated: a choice made before would be lost. */
-function ActionFields({ form, edit, ready }: { form: ActionForm; edit: (change: Partial<ActionForm>) => void; ready: boolean }) {
+function ActionFields({
+  form,
+  edit,
+  ready,
+}: {
+  form: ActionForm;
+  edit: (change: Partial<ActionForm>) => void;
+  ready: boolean;
+}) {
   return (
     <>
       <div className="flex flex-wrap items-end gap-2 text-sm">
-        <LabeledSelect stacked label="Action" testId="action-kind" disabled={!ready} value={form.action} options={ACTION_CHOICES} onChange={(action) => edit({ action })} />
-        <LabeledSelect stacked label="State" testId="action-state" disabled={!ready} value={form.state} options={STATE_CHOICES} onChange={(state) => edit({ state })} />
+        <LabeledSelect
+          stacked
+          label="Action"
+          testId="action-kind"
+          disabled={!ready}
+          value={form.action}
+          options={ACTION_CHOICES}
+          onChange={(action) => edit({ action })}
+        />
+        <LabeledSelect
+          stacked
+          label="State"
+          testId="action-state"
+          disabled={!ready}
+          value={form.state}
+          options={STATE_CHOICES}
+          onChange={(state) => edit({ state })}
+        />
         <label className="flex flex-col">
           <span>Idle ≥ (min)</span>
-          <input data-testid="action-idle" disabled={!ready} value={form.idleMin} onChange={(e) => edit({ idleMin: e.target.value })} inputMode="numeric" className={`w-24 ${FIELD_CLASS}`} />
+          <input
+            data-testid="action-idle"
+            disabled={!ready}
+            value={form.idleMin}
+            onChange={(e) => edit({ idleMin: e.target.value })}
+            inputMode="numeric"
+            className={`w-24 ${FIELD_CLASS}`}
+          />
         </label>
         {form.action === "ttl" ? (
           <label className="flex flex-col">
             <span>TTL (min)</span>
-            <input disabled={!ready} value={form.ttlMin} onChange={(e) => edit({ ttlMin: e.target.value })} inputMode="numeric" className={`w-24 ${FIELD_CLASS}`} />
+            <input
+              disabled={!ready}
+              value={form.ttlMin}
+              onChange={(e) => edit({ ttlMin: e.target.value })}
+              inputMode="numeric"
+              className={`w-24 ${FIELD_CLASS}`}
+            />
           </label>
         ) : null}
         <label className="flex items-center gap-1">
-          <input type="checkbox" data-testid="action-live-leases" disabled={!ready} checked={form.liveLeases} onChange={(e) => edit({ liveLeases: e.target.checked })} />
+          <input
+            type="checkbox"
+            data-testid="action-live-leases"
+            disabled={!ready}
+            checked={form.liveLeases}
+            onChange={(e) => edit({ liveLeases: e.target.checked })}
+          />
           <span>include leases of live owners</span>
         </label>
       </div>
       <label className="mt-2 flex flex-col text-sm">
         <span>Message UUIDs (one per line or comma-separated; empty = the keys of the state chosen)</span>
-        <textarea data-testid="action-uuids" disabled={!ready} value={form.uuids} onChange={(e) => edit({ uuids: e.target.value })} rows={3} className={`font-mono ${FIELD_CLASS}`} />
+        <textarea
+          data-testid="action-uuids"
+          disabled={!ready}
+          value={form.uuids}
+          onChange={(e) => edit({ uuids: e.target.value })}
+          rows={3}
+          className={`font-mono ${FIELD_CLASS}`}
+        />
       </label>
     </>
   );
@@ -158,7 +219,9 @@ function ActionOutcome({ out, action }: { out: Outcome; action: ActionKind }) {
     <div className="mt-2 text-sm">
       <p data-testid="action-result" role="status">
         {what}
-        {out.liveLeasesLeft ? `; ${out.liveLeasesLeft} lease${out.liveLeasesLeft === 1 ? "" : "s"} of live or unknown owners left out` : ""}
+        {out.liveLeasesLeft
+          ? `; ${out.liveLeasesLeft} lease${out.liveLeasesLeft === 1 ? "" : "s"} of live or unknown owners left out`
+          : ""}
         {out.complete ? "" : " (a bound of one call stopped it: run it again for the rest)"}
         {out.note ? `; ${out.note}` : ""}.
       </p>
@@ -185,23 +248,58 @@ export function KeyActions({ prefix }: { prefix: string }) {
   };
   const verb = form.action === "forget" ? "Delete" : "Set the TTL of";
   const real = () => {
-    if (out?.dryRun && out.previewId && window.confirm(confirmText(verb, out.matched, prefix, out.selection, out.previewAt))) m.mutate(out.previewId);
+    if (
+      out?.dryRun &&
+      out.previewId &&
+      window.confirm(confirmText(verb, out.matched, prefix, out.selection, out.previewAt))
+    )
+      m.mutate(out.previewId);
   };
   return (
-    <Panel title="Act on keys" description="Forget keys (their messages are processed again when replayed) or set their TTL. Choose a state or paste UUIDs, run a dry run: the real action acts on exactly the keys it listed." testId="key-actions">
+    <Panel
+      title="Act on keys"
+      description="Forget keys (their messages are processed again when replayed) or set their TTL. Choose a state or paste UUIDs, run a dry run: the real action acts on exactly the keys it listed."
+      testId="key-actions"
+    >
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
       <ActionFields form={form} edit={edit} ready={ready} />
       <div className="mt-2 flex flex-wrap gap-2">
-        <button type="button" data-testid="action-dry" onClick={() => m.mutate(null)} disabled={!ready || m.isPending || !hasSelection(form) || blocked !== null} title={blocked ?? undefined} className={`${btn} border border-slate-300 hover:bg-slate-100 dark:border-slate-700 dark:hover:bg-slate-800`}>
+        <button
+          type="button"
+          data-testid="action-dry"
+          onClick={() => m.mutate(null)}
+          disabled={!ready || m.isPending || !hasSelection(form) || blocked !== null}
+          title={blocked ?? undefined}
+          className={`${btn} border border-slate-300 hover:bg-slate-100 dark:border-slate-700 dark:hover:bg-slate-800`}
+        >
           Dry run
         </button>
-        <button type="button" data-testid="action-real" onClick={real} disabled={!ready || m.isPending || !out?.dryRun || !out.previewId || out.matched === 0 || blocked !== null} title={blocked ?? undefined} className={`${btn} bg-red-700 text-white hover:bg-red-800`}>
+        <button
+          type="button"
+          data-testid="action-real"
+          onClick={real}
+          disabled={!ready || m.isPending || !out?.dryRun || !out.previewId || out.matched === 0 || blocked !== null}
+          title={blocked ?? undefined}
+          className={`${btn} bg-red-700 text-white hover:bg-red-800`}
+        >
           {verb} {out?.dryRun ? out.matched : ""} keys
         </button>
       </div>
-      {blocked ? <p className="mt-2 text-xs text-slate-500 dark:text-slate-400" data-testid="action-blocked">{blocked}</p> : null}
-      {!hasSelection(form) ? <p className="mt-2 text-xs text-slate-500 dark:text-slate-400">Choose a state (any state for every key) or paste UUIDs to run a dry run.</p> : null}
-      {m.isError ? <p className="mt-2 text-sm text-red-700 dark:text-red-300" data-testid="action-error">{m.error instanceof ApiError ? m.error.detail : String(m.error)}</p> : null}
+      {blocked ? (
+        <p className="mt-2 text-xs text-slate-500 dark:text-slate-400" data-testid="action-blocked">
+          {blocked}
+        </p>
+      ) : null}
+      {!hasSelection(form) ? (
+        <p className="mt-2 text-xs text-slate-500 dark:text-slate-400">
+          Choose a state (any state for every key) or paste UUIDs to run a dry run.
+        </p>
+      ) : null}
+      {m.isError ? (
+        <p className="mt-2 text-sm text-red-700 dark:text-red-300" data-testid="action-error">
+          {m.error instanceof ApiError ? m.error.detail : String(m.error)}
+        </p>
+      ) : null}
       {out ? <ActionOutcome out={out} action={form.action} /> : null}
     </Panel>
   );

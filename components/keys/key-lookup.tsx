@@ -15,7 +15,15 @@ import { RateLimitNotice, rateLimitRetry } from "./rate-limit";
  * or a whole key as `redis-cli --scan` prints it (`lib/lookup-input.ts`); anything else is refused
  * here with the expected forms, before a request.
  */
-export function KeyLookup({ uuid, prefix = null, onLookup }: { uuid: string; prefix?: string | null; onLookup: (uuid: string | null) => void }) {
+export function KeyLookup({
+  uuid,
+  prefix = null,
+  onLookup,
+}: {
+  uuid: string;
+  prefix?: string | null;
+  onLookup: (uuid: string | null) => void;
+}) {
   const [text, setText] = useState(uuid);
   const [invalid, setInvalid] = useState<string | null>(null);
   const q = useQuery({ ...keyLookupQuery(uuid, prefix), ...rateLimitRetry });
@@ -32,7 +40,11 @@ export function KeyLookup({ uuid, prefix = null, onLookup }: { uuid: string; pre
     onLookup(lookupText(p));
   };
   return (
-    <Panel title="Look up a message" description="Which handlers hold a key for this UUID, with state and TTL." testId="key-lookup">
+    <Panel
+      title="Look up a message"
+      description="Which handlers hold a key for this UUID, with state and TTL."
+      testId="key-lookup"
+    >
       <form onSubmit={submit} className="flex flex-wrap items-end gap-2" role="search">
         <label className="flex min-w-0 flex-1 flex-col text-sm">
           <span>Message id or whole key</span>
@@ -46,7 +58,10 @@ export function KeyLookup({ uuid, prefix = null, onLookup }: { uuid: string; pre
             className={`w-full max-w-xl font-mono ${FIELD_CLASS}`}
           />
         </label>
-        <button type="submit" className="rounded bg-blue-700 px-3 py-1 text-sm text-white hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600">
+        <button
+          type="submit"
+          className="rounded bg-blue-700 px-3 py-1 text-sm text-white hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600"
+        >
           Look up
         </button>
       </form>
@@ -64,10 +79,15 @@ export function KeyLookup({ uuid, prefix = null, onLookup }: { uuid: string; pre
           {q.isPending ? (
             <LoadingState label="Looking up…" height={60} />
           ) : q.isError ? (
-            <ErrorState title={errorTitle(q.error, "Lookup")} detail={q.error instanceof ApiError ? q.error.detail : String(q.error)} height={60} />
+            <ErrorState
+              title={errorTitle(q.error, "Lookup")}
+              detail={q.error instanceof ApiError ? q.error.detail : String(q.error)}
+              height={60}
+            />
           ) : q.data.matches.length === 0 ? (
             <EmptyState height={60}>
-              No key for {uuid} under the {q.data.checkedPrefixes} handler prefixes checked: never processed, or its window expired.
+              No key for {uuid} under the {q.data.checkedPrefixes} handler prefixes checked: never processed, or its
+              window expired.
             </EmptyState>
           ) : (
             <KeyTable keys={q.data.matches} caption={`Keys for ${uuid}`} showPrefix />

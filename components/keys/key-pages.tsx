@@ -31,7 +31,10 @@ function download(text: string, name: string, type: string): void {
 }
 
 /** The key states the page may be filtered to (`""`: any). */
-const STATE_CHOICES = [{ value: "", label: "any" }, ...keyStateSchema.options.map((s) => ({ value: s, label: KEY_STATE_LABELS[s] }))];
+const STATE_CHOICES = [
+  { value: "", label: "any" },
+  ...keyStateSchema.options.map((s) => ({ value: s, label: KEY_STATE_LABELS[s] })),
+];
 
 const SORT_CHOICES: readonly SelectOption<KeySort>[] = [
   { value: "scan", label: "SCAN order" },
@@ -40,15 +43,39 @@ const SORT_CHOICES: readonly SelectOption<KeySort>[] = [
 ];
 
 /** The state filter, the sort of the page and its export as CSV or JSON (named after the prefix and page). */
-function PageTools({ state, onState, sort, onSort, shown, file }: { state: string; onState: (s: string) => void; sort: KeySort; onSort: (s: KeySort) => void; shown: KeyEntry[]; file: string }) {
+function PageTools({
+  state,
+  onState,
+  sort,
+  onSort,
+  shown,
+  file,
+}: {
+  state: string;
+  onState: (s: string) => void;
+  sort: KeySort;
+  onSort: (s: KeySort) => void;
+  shown: KeyEntry[];
+  file: string;
+}) {
   return (
     <div className="flex flex-wrap items-center gap-2 text-sm">
       <LabeledSelect label="State" testId="key-state-filter" value={state} options={STATE_CHOICES} onChange={onState} />
       <LabeledSelect label="Sort page" testId="key-sort" value={sort} options={SORT_CHOICES} onChange={onSort} />
-      <button type="button" className={btn} disabled={!shown.length} onClick={() => download(keysToCsv(shown), `${file}.csv`, "text/csv")}>
+      <button
+        type="button"
+        className={btn}
+        disabled={!shown.length}
+        onClick={() => download(keysToCsv(shown), `${file}.csv`, "text/csv")}
+      >
         CSV
       </button>
-      <button type="button" className={btn} disabled={!shown.length} onClick={() => download(keysToJson(shown), `${file}.json`, "application/json")}>
+      <button
+        type="button"
+        className={btn}
+        disabled={!shown.length}
+        onClick={() => download(keysToJson(shown), `${file}.json`, "application/json")}
+      >
         JSON
       </button>
     </div>
@@ -100,7 +127,13 @@ function PageNav({ p, onPage, scanned }: { p: KeyPaging; onPage: number; scanned
         {onPage > 0 ? ` · keys ${p.first + 1}–${p.first + onPage}` : " · no key on this page"}
         {!p.hasNext ? " · end of scan" : ""}
       </span>
-      <button type="button" className={btn} onClick={() => void p.next()} disabled={!p.hasNext || p.q.isFetchingNextPage} aria-label="Next page">
+      <button
+        type="button"
+        className={btn}
+        onClick={() => void p.next()}
+        disabled={!p.hasNext || p.q.isFetchingNextPage}
+        aria-label="Next page"
+      >
         {p.q.isFetchingNextPage ? "Scanning…" : "Next →"}
       </button>
       <span data-testid="scanned" className="ml-auto text-xs text-slate-500 dark:text-slate-400">
@@ -111,17 +144,33 @@ function PageNav({ p, onPage, scanned }: { p: KeyPaging; onPage: number; scanned
 }
 
 /** The page on screen: its navigation, a failed Next, and its keys as sorted. */
-function CurrentPage({ p, onPage, shown, prefix, scanned }: { p: KeyPaging; onPage: number; shown: KeyEntry[]; prefix: string; scanned: ReactNode }) {
+function CurrentPage({
+  p,
+  onPage,
+  shown,
+  prefix,
+  scanned,
+}: {
+  p: KeyPaging;
+  onPage: number;
+  shown: KeyEntry[];
+  prefix: string;
+  scanned: ReactNode;
+}) {
   return (
     <div className="space-y-2">
       <PageNav p={p} onPage={onPage} scanned={scanned} />
       {p.q.isFetchNextPageError ? (
         <p role="alert" className="text-xs text-red-700">
-          {retryAfterMs(p.q.error) !== null ? "Next page: the Redis budget stayed busy; try Next again" : errorTitle(p.q.error, "Next page")}
+          {retryAfterMs(p.q.error) !== null
+            ? "Next page: the Redis budget stayed busy; try Next again"
+            : errorTitle(p.q.error, "Next page")}
         </p>
       ) : null}
       {onPage === 0 ? (
-        <EmptyState height={80}>{p.hasNext ? "This SCAN step matched no key; go on with Next." : "No key under this prefix."}</EmptyState>
+        <EmptyState height={80}>
+          {p.hasNext ? "This SCAN step matched no key; go on with Next." : "No key under this prefix."}
+        </EmptyState>
       ) : (
         <KeyTable keys={shown} caption={`Keys ${p.first + 1} to ${p.first + onPage} of ${prefix}`} />
       )}
@@ -141,23 +190,46 @@ export function KeyPages({ prefix }: { prefix: string }) {
   const p = useKeyPaging(prefix, state);
   const { q, current } = p;
   // The prefix's count as the tree beside shows it (the same /api/handlers answer), with its time.
-  const counted = useQuery({ ...handlersQuery(false), select: (d) => d.handlers.find((h) => h.prefix === prefix) ?? null });
+  const counted = useQuery({
+    ...handlersQuery(false),
+    select: (d) => d.handlers.find((h) => h.prefix === prefix) ?? null,
+  });
   const shown = current ? sortKeys(current.keys, sort) : [];
   const file = `${prefix.replace(/[^A-Za-z0-9._-]+/g, "_")}-page${p.page + 1}`;
-  const tools = <PageTools state={state} onState={(s) => (setState(s), p.restart())} sort={sort} onSort={setSort} shown={shown} file={file} />;
+  const tools = (
+    <PageTools
+      state={state}
+      onState={(s) => (setState(s), p.restart())}
+      sort={sort}
+      onSort={setSort}
+      shown={shown}
+      file={file}
+    />
+  );
   const scanned = (
     <>
-      scanned {formatCount(p.visited)} of {counted.data ? formatCount(counted.data.keyCount) : "—"} under this prefix {words.inStore}
+      scanned {formatCount(p.visited)} of {counted.data ? formatCount(counted.data.keyCount) : "—"} under this prefix{" "}
+      {words.inStore}
       {counted.data ? ` (count ${formatCountedAt(counted.data.countedAt, null)})` : ""}
     </>
   );
   return (
-    <Panel title={<span className="font-mono">{prefix}:</span>} description="Keys of this handler, page by page (SCAN with a resumable cursor); a state filter may leave pages with few keys." actions={tools} testId="key-pages">
+    <Panel
+      title={<span className="font-mono">{prefix}:</span>}
+      description="Keys of this handler, page by page (SCAN with a resumable cursor); a state filter may leave pages with few keys."
+      actions={tools}
+      testId="key-pages"
+    >
       <RateLimitNotice reason={q.failureReason} fetching={q.isFetching} />
       {q.isPending ? (
         <LoadingState label="Scanning keys…" height={200} />
       ) : q.isError && !current ? (
-        <ErrorState title={errorTitle(q.error, "Keys")} detail={q.error instanceof ApiError ? q.error.detail : String(q.error)} height={200} onRetry={() => void q.refetch()} />
+        <ErrorState
+          title={errorTitle(q.error, "Keys")}
+          detail={q.error instanceof ApiError ? q.error.detail : String(q.error)}
+          height={200}
+          onRetry={() => void q.refetch()}
+        />
       ) : current ? (
         <CurrentPage p={p} onPage={current.keys.length} shown={shown} prefix={prefix} scanned={scanned} />
       ) : null}

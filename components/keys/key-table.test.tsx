@@ -2,7 +2,15 @@ import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import { KeyTable } from "./key-table";
 
-const key = (uuid: string, state: "done" | "marked") => ({ key: `svc:dedup:h:${uuid}`, uuid, state, ttlMs: 86_400_000, bytes: 64, record: null, topic: "orders" });
+const key = (uuid: string, state: "done" | "marked") => ({
+  key: `svc:dedup:h:${uuid}`,
+  uuid,
+  state,
+  ttlMs: 86_400_000,
+  bytes: 64,
+  record: null,
+  topic: "orders",
+});
 
 describe("the key table", () => {
   it("explains the design note's plain 1 as marked with no position, Watermill-style, and only the states it lists", () => {

@@ -13,7 +13,15 @@ import { useStoreWords } from "../store-words";
  * The count on screen and its time — the last completed one, the same every page shows — and, while
  * a recount runs, its progress as a percentage and a bar: "2,013 keys at 18:20:04 · recount 40%".
  */
-export function ScanProgress({ scan, keys, countedAt }: { scan: { scanned: number; total: number; done: boolean; mode: string }; keys: number | null; countedAt: string | null }) {
+export function ScanProgress({
+  scan,
+  keys,
+  countedAt,
+}: {
+  scan: { scanned: number; total: number; done: boolean; mode: string };
+  keys: number | null;
+  countedAt: string | null;
+}) {
   const f = scanFraction(scan);
   return (
     <div data-testid="scan-progress" className="space-y-1 text-xs text-slate-600 dark:text-slate-300">
@@ -27,7 +35,15 @@ export function ScanProgress({ scan, keys, countedAt }: { scan: { scanned: numbe
 }
 
 /** One handler of the tree: its name and key count (≈ when estimated, ⚠ with keys without a TTL, its share of leases). */
-function HandlerButton({ h, selected, onSelect }: { h: HandlerKeys; selected: boolean; onSelect: (prefix: string) => void }) {
+function HandlerButton({
+  h,
+  selected,
+  onSelect,
+}: {
+  h: HandlerKeys;
+  selected: boolean;
+  onSelect: (prefix: string) => void;
+}) {
   return (
     <button
       type="button"
@@ -42,7 +58,11 @@ function HandlerButton({ h, selected, onSelect }: { h: HandlerKeys; selected: bo
         {formatCount(h.keyCount)}
         {h.noTtlCount > 0 ? " ⚠" : ""}
         {h.byState.processing > 0 ? (
-          <span data-testid="tree-lease-share" className="ml-1 text-amber-700 dark:text-amber-300" title={`${formatCount(h.byState.processing, "processing leases")} of ${formatCount(h.keyCount)}`}>
+          <span
+            data-testid="tree-lease-share"
+            className="ml-1 text-amber-700 dark:text-amber-300"
+            title={`${formatCount(h.byState.processing, "processing leases")} of ${formatCount(h.keyCount)}`}
+          >
             {formatPercent(h.leaseShare)} proc.
           </span>
         ) : null}
@@ -52,7 +72,15 @@ function HandlerButton({ h, selected, onSelect }: { h: HandlerKeys; selected: bo
 }
 
 /** The handlers grouped by service, each service with its total. */
-function ServiceList({ handlers, selected, onSelect }: { handlers: readonly HandlerKeys[]; selected: string | null; onSelect: (prefix: string) => void }) {
+function ServiceList({
+  handlers,
+  selected,
+  onSelect,
+}: {
+  handlers: readonly HandlerKeys[];
+  selected: string | null;
+  onSelect: (prefix: string) => void;
+}) {
   const byService = new Map<string, HandlerKeys[]>();
   for (const h of handlers) byService.set(h.service, [...(byService.get(h.service) ?? []), h]);
   return (
@@ -61,9 +89,15 @@ function ServiceList({ handlers, selected, onSelect }: { handlers: readonly Hand
         <li key={service}>
           <details open>
             <summary className="cursor-pointer rounded px-1 font-medium hover:bg-slate-100 dark:hover:bg-slate-800">
-              {service} <span className="text-xs font-normal text-slate-500">({formatCount(hs.reduce((a, h) => a + h.keyCount, 0))})</span>
+              {service}{" "}
+              <span className="text-xs font-normal text-slate-500">
+                ({formatCount(hs.reduce((a, h) => a + h.keyCount, 0))})
+              </span>
             </summary>
-            <ul aria-label={`Handlers of ${service}`} className="ml-3 border-l border-slate-200 pl-2 dark:border-slate-700">
+            <ul
+              aria-label={`Handlers of ${service}`}
+              className="ml-3 border-l border-slate-200 pl-2 dark:border-slate-700"
+            >
               {hs.map((h) => (
                 <li key={h.prefix}>
                   <HandlerButton h={h} selected={selected === h.prefix} onSelect={onSelect} />
@@ -78,13 +112,29 @@ function ServiceList({ handlers, selected, onSelect }: { handlers: readonly Hand
 }
 
 /** The answer of /api/handlers: why there is no tree (no store, store down), or the count, the tree and the keys without a TTL. */
-function HandlerCounts({ d, selected, onSelect }: { d: HandlersResponse; selected: string | null; onSelect: (prefix: string) => void }) {
+function HandlerCounts({
+  d,
+  selected,
+  onSelect,
+}: {
+  d: HandlersResponse;
+  selected: string | null;
+  onSelect: (prefix: string) => void;
+}) {
   if (d.store.status === "not-configured" && d.storeKind !== "memory")
-    return <EmptyState height={160}>No Redis configured: embedded mode keeps keys in an in-memory store, which has no key browser.</EmptyState>;
+    return (
+      <EmptyState height={160}>
+        No Redis configured: embedded mode keeps keys in an in-memory store, which has no key browser.
+      </EmptyState>
+    );
   if (d.store.status === "down") return <ErrorState title="Redis unavailable" detail={d.store.detail} height={160} />;
   return (
     <div className="space-y-2">
-      <ScanProgress scan={d.scan} keys={d.handlers.length ? d.handlers.reduce((a, h) => a + h.keyCount, 0) : null} countedAt={d.handlers[0]?.countedAt ?? null} />
+      <ScanProgress
+        scan={d.scan}
+        keys={d.handlers.length ? d.handlers.reduce((a, h) => a + h.keyCount, 0) : null}
+        countedAt={d.handlers[0]?.countedAt ?? null}
+      />
       {d.handlers.length === 0 ? (
         <p data-state="empty" className="text-sm text-slate-500 dark:text-slate-400">
           {d.scan.done ? `No key matches ${d.prefixes.join(", ")}.` : "The first count is running…"}
@@ -107,14 +157,22 @@ export function PrefixTree({ selected, onSelect }: { selected: string | null; on
   const { view } = useViewState();
   const qc = useQueryClient();
   const q = useQuery(handlersQuery(REFRESH_MS[view.refresh]));
-  const recount = useMutation({ mutationFn: refreshHandlers, onSuccess: (d) => qc.setQueryData(handlersQuery(false).queryKey, d) });
+  const recount = useMutation({
+    mutationFn: refreshHandlers,
+    onSuccess: (d) => qc.setQueryData(handlersQuery(false).queryKey, d),
+  });
   return (
     <Panel
       title="Handlers"
       description={`Prefixes <service>:dedup:<handler> found ${words.inStore}`}
       testId="prefix-tree"
       actions={
-        <button type="button" onClick={() => recount.mutate()} disabled={recount.isPending} className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:hover:bg-slate-800">
+        <button
+          type="button"
+          onClick={() => recount.mutate()}
+          disabled={recount.isPending}
+          className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:hover:bg-slate-800"
+        >
           Recount
         </button>
       }
@@ -125,7 +183,10 @@ export function PrefixTree({ selected, onSelect }: { selected: string | null; on
         </p>
       ) : null}
       {recount.data && !recount.data.refresh.started ? (
-        <p className="mb-1 text-xs text-slate-500">A count ran recently or is running; next recount allowed in {Math.ceil(recount.data.refresh.retryAfterMs / 1000)} s.</p>
+        <p className="mb-1 text-xs text-slate-500">
+          A count ran recently or is running; next recount allowed in{" "}
+          {Math.ceil(recount.data.refresh.retryAfterMs / 1000)} s.
+        </p>
       ) : null}
       <QueryView query={q} what="Key inspection" height={160}>
         {(d) => <HandlerCounts d={d} selected={selected} onSelect={onSelect} />}

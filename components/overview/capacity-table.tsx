@@ -17,7 +17,15 @@ import { useStoreWords } from "../store-words";
  * the key tile and the key panel show, lib/key-figures), and so are the measured memory and the
  * ratio to the projection; the projection, TTL and notes are the capacity answer's.
  */
-function CapacityRow({ h, keys, words }: { h: CapacityHandler; keys: HandlersResponse | undefined; words: StoreWords }) {
+function CapacityRow({
+  h,
+  keys,
+  words,
+}: {
+  h: CapacityHandler;
+  keys: HandlersResponse | undefined;
+  words: StoreWords;
+}) {
   const m = keyFigures(keys, h.service, h.handler);
   const bytesPerKey = keys ? (keyRow(keys, h.service, h.handler)?.bytesPerKey ?? null) : null;
   const count = m.status === "ok" ? m.count : null;
@@ -33,14 +41,19 @@ function CapacityRow({ h, keys, words }: { h: CapacityHandler; keys: HandlersRes
         ) : null}
       </td>
       <td className="text-right tabular-nums">{formatCount(h.projectedKeys)}</td>
-      <td className="text-right tabular-nums">{h.newRate.status === "ok" ? formatRate(h.newRate.value) : unavailableText(h.newRate.detail)}</td>
+      <td className="text-right tabular-nums">
+        {h.newRate.status === "ok" ? formatRate(h.newRate.value) : unavailableText(h.newRate.detail)}
+      </td>
       <td className="text-right tabular-nums">
         {formatDurationMs(h.ttlMs)} <span className="text-xs text-slate-500">({h.ttlSource})</span>
       </td>
       <td className="text-right tabular-nums">
-        {count !== null && bytesPerKey !== null ? formatBytes(count * bytesPerKey) : "—"} / {formatBytes(h.projectedBytes)}
+        {count !== null && bytesPerKey !== null ? formatBytes(count * bytesPerKey) : "—"} /{" "}
+        {formatBytes(h.projectedBytes)}
       </td>
-      <td className="text-right tabular-nums">{count !== null && h.projectedKeys ? `× ${(count / h.projectedKeys).toFixed(2)}` : "—"}</td>
+      <td className="text-right tabular-nums">
+        {count !== null && h.projectedKeys ? `× ${(count / h.projectedKeys).toFixed(2)}` : "—"}
+      </td>
       <td className="pl-3 text-xs text-amber-800 dark:text-amber-300">
         {formatWindowFill(h.window, words.inStore) ? (
           <span data-testid="capacity-window" className="block text-slate-600 dark:text-slate-300">
@@ -61,22 +74,47 @@ export function CapacityTable({ only }: { only?: { service: string; handler: str
   const keys = useQuery(handlersQuery(REFRESH_MS[view.refresh])).data;
   const mine = (h: CapacityHandler) => !only || (h.service === only.service && h.handler === only.handler);
   return (
-    <Panel title="Keys and capacity projection" description="Live keys ≈ new (non-deduplicated) messages/s × TTL; memory ≈ keys × bytes per key." testId="capacity">
-      <QueryView query={q} what="Capacity" isEmpty={(d) => d.handlers.filter(mine).length === 0} empty={`No handler prefix found ${words.inStore} or in the declared handlers yet.`}>
+    <Panel
+      title="Keys and capacity projection"
+      description="Live keys ≈ new (non-deduplicated) messages/s × TTL; memory ≈ keys × bytes per key."
+      testId="capacity"
+    >
+      <QueryView
+        query={q}
+        what="Capacity"
+        isEmpty={(d) => d.handlers.filter(mine).length === 0}
+        empty={`No handler prefix found ${words.inStore} or in the declared handlers yet.`}
+      >
         {(d) => (
           <div className="overflow-x-auto">
             <table className="w-full text-sm">
               <caption className="sr-only">Measured and projected keys per handler</caption>
               <thead className="text-left text-xs text-slate-500 dark:text-slate-400">
                 <tr>
-                  <th scope="col" className="py-1 font-normal">Handler</th>
-                  <th scope="col" className="text-right font-normal">Measured</th>
-                  <th scope="col" className="text-right font-normal">Projected</th>
-                  <th scope="col" className="text-right font-normal">New msg/s</th>
-                  <th scope="col" className="text-right font-normal">TTL</th>
-                  <th scope="col" className="text-right font-normal">Memory (measured / projected)</th>
-                  <th scope="col" className="text-right font-normal">Measured ÷ projected</th>
-                  <th scope="col" className="pl-3 font-normal">Notes</th>
+                  <th scope="col" className="py-1 font-normal">
+                    Handler
+                  </th>
+                  <th scope="col" className="text-right font-normal">
+                    Measured
+                  </th>
+                  <th scope="col" className="text-right font-normal">
+                    Projected
+                  </th>
+                  <th scope="col" className="text-right font-normal">
+                    New msg/s
+                  </th>
+                  <th scope="col" className="text-right font-normal">
+                    TTL
+                  </th>
+                  <th scope="col" className="text-right font-normal">
+                    Memory (measured / projected)
+                  </th>
+                  <th scope="col" className="text-right font-normal">
+                    Measured ÷ projected
+                  </th>
+                  <th scope="col" className="pl-3 font-normal">
+                    Notes
+                  </th>
                 </tr>
               </thead>
               <tbody>

@@ -21,7 +21,10 @@ export function DeferMount({ children, height }: { children: ReactNode; height: 
     if (on) return;
     const t = setTimeout(() => setOn(true), DEFER_MS);
     const el = ref.current;
-    const io = typeof IntersectionObserver === "undefined" ? null : new IntersectionObserver((es) => es.some((e) => e.isIntersecting) && setOn(true), { rootMargin: "100px" });
+    const io =
+      typeof IntersectionObserver === "undefined"
+        ? null
+        : new IntersectionObserver((es) => es.some((e) => e.isIntersecting) && setOn(true), { rootMargin: "100px" });
     if (el && io) io.observe(el);
     return () => {
       clearTimeout(t);

@@ -6,7 +6,15 @@ import Link from "next/link";
 import { useMemo, type KeyboardEvent } from "react";
 import type { OverviewHandler } from "@/lib/api/overview";
 import type { SeriesLine } from "@/lib/api/series";
-import { FLEET_SORT_LABELS, FLEET_SORTS, fleetRows, fleetViewPatch, parseFleetView, type FleetRow, type FleetViewState } from "@/lib/fleet-view";
+import {
+  FLEET_SORT_LABELS,
+  FLEET_SORTS,
+  fleetRows,
+  fleetViewPatch,
+  parseFleetView,
+  type FleetRow,
+  type FleetViewState,
+} from "@/lib/fleet-view";
 import { formatCount, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { seriesQuery } from "@/lib/query-options";
 import { THRESHOLDS } from "@/lib/thresholds";
@@ -39,17 +47,57 @@ function Sparkline({ line }: { line: SeriesLine | undefined }) {
   const d = pts.map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" ");
   const over = pts[pts.length - 1]![1] > THRESHOLDS.duplicateRatio;
   return (
-    <svg width={W} height={H} viewBox={`0 0 ${W} ${H}`} role="img" aria-label="duplicate ratio over the range" data-testid="sparkline" className="inline-block align-middle">
-      <line x1={0} x2={W} y1={y(THRESHOLDS.duplicateRatio)} y2={y(THRESHOLDS.duplicateRatio)} stroke="currentColor" strokeDasharray="2 2" className="text-red-400" strokeWidth={0.75} />
-      <polyline points={d} fill="none" strokeWidth={1.5} stroke="currentColor" className={over ? "text-red-600 dark:text-red-400" : "text-blue-600 dark:text-blue-400"} />
+    <svg
+      width={W}
+      height={H}
+      viewBox={`0 0 ${W} ${H}`}
+      role="img"
+      aria-label="duplicate ratio over the range"
+      data-testid="sparkline"
+      className="inline-block align-middle"
+    >
+      <line
+        x1={0}
+        x2={W}
+        y1={y(THRESHOLDS.duplicateRatio)}
+        y2={y(THRESHOLDS.duplicateRatio)}
+        stroke="currentColor"
+        strokeDasharray="2 2"
+        className="text-red-400"
+        strokeWidth={0.75}
+      />
+      <polyline
+        points={d}
+        fill="none"
+        strokeWidth={1.5}
+        stroke="currentColor"
+        className={over ? "text-red-600 dark:text-red-400" : "text-blue-600 dark:text-blue-400"}
+      />
     </svg>
   );
 }
 
 const num = "px-2 py-1.5 text-right tabular-nums whitespace-nowrap";
 
-function Row({ r, href, line, onOpen }: { r: FleetRow; href: string; line: SeriesLine | undefined; onOpen: (href: string) => void }) {
-  const ratioTone = r.ratio === null ? "" : r.ratio > THRESHOLDS.duplicateRatio ? "text-red-700 dark:text-red-400 font-semibold" : r.ratio >= THRESHOLDS.duplicateRatioNormal ? "text-amber-700 dark:text-amber-400" : "";
+function Row({
+  r,
+  href,
+  line,
+  onOpen,
+}: {
+  r: FleetRow;
+  href: string;
+  line: SeriesLine | undefined;
+  onOpen: (href: string) => void;
+}) {
+  const ratioTone =
+    r.ratio === null
+      ? ""
+      : r.ratio > THRESHOLDS.duplicateRatio
+        ? "text-red-700 dark:text-red-400 font-semibold"
+        : r.ratio >= THRESHOLDS.duplicateRatioNormal
+          ? "text-amber-700 dark:text-amber-400"
+          : "";
   // A service whose scrape is down has no current figure: its 5-min rates would still show the last ones.
   const down = r.h.scrape?.status === "down" ? r.h.scrape.detail : null;
   const onKey = (e: KeyboardEvent<HTMLTableRowElement>) => {
@@ -69,13 +117,20 @@ function Row({ r, href, line, onOpen }: { r: FleetRow; href: string; line: Serie
       className="cursor-pointer border-t border-slate-100 hover:bg-slate-50 focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-slate-800 dark:hover:bg-slate-800/60"
     >
       <td className="px-2 py-1.5">
-        <span className={`rounded px-1.5 py-0.5 text-xs font-medium ${STATE_STYLE[r.alert]}`} title={r.activeAlerts.join(", ") || "no active alert"}>
+        <span
+          className={`rounded px-1.5 py-0.5 text-xs font-medium ${STATE_STYLE[r.alert]}`}
+          title={r.activeAlerts.join(", ") || "no active alert"}
+        >
           {r.alert}
         </span>
       </td>
       <td className="px-2 py-1.5 whitespace-nowrap">{r.service}</td>
       <td className="px-2 py-1.5">
-        <Link href={href} prefetch={false} className="text-blue-700 underline-offset-2 hover:underline dark:text-blue-300">
+        <Link
+          href={href}
+          prefetch={false}
+          className="text-blue-700 underline-offset-2 hover:underline dark:text-blue-300"
+        >
           {r.handler}
         </Link>
       </td>
@@ -93,9 +148,19 @@ function Row({ r, href, line, onOpen }: { r: FleetRow; href: string; line: Serie
       <td className="px-2 py-1.5">
         <Sparkline line={line} />
       </td>
-      <td className={num} title={down ?? undefined}>{down ? "—" : formatRate(r.rate, "msg")}</td>
-      <td className={`${num} ${r.errors !== null && r.errors > THRESHOLDS.errorRate ? "text-red-700 dark:text-red-400" : ""}`}>{formatRate(r.errors, "errors")}</td>
-      <td className={`${num} ${r.p99 !== null && r.p99 > THRESHOLDS.checkP99Seconds ? "text-red-700 dark:text-red-400" : ""}`}>{r.p99 === null ? "—" : formatSecondsAsMs(r.p99)}</td>
+      <td className={num} title={down ?? undefined}>
+        {down ? "—" : formatRate(r.rate, "msg")}
+      </td>
+      <td
+        className={`${num} ${r.errors !== null && r.errors > THRESHOLDS.errorRate ? "text-red-700 dark:text-red-400" : ""}`}
+      >
+        {formatRate(r.errors, "errors")}
+      </td>
+      <td
+        className={`${num} ${r.p99 !== null && r.p99 > THRESHOLDS.checkP99Seconds ? "text-red-700 dark:text-red-400" : ""}`}
+      >
+        {r.p99 === null ? "—" : formatSecondsAsMs(r.p99)}
+      </td>
       <td className={num} title={r.noTtl > 0 ? `${formatCount(r.noTtl)} without TTL` : undefined}>
         {r.keys === null ? "—" : `${r.keysExact ? "" : "≈ "}${formatCount(r.keys, "")}`.trim()}
         {r.noTtl > 0 ? <span className="ml-1 text-red-700 dark:text-red-400">!</span> : null}
@@ -106,7 +171,15 @@ function Row({ r, href, line, onOpen }: { r: FleetRow; href: string; line: Serie
 }
 
 /** The service filter, the handler search and the sort, each written to the URL. */
-function FleetControls({ fv, services, onView }: { fv: FleetViewState; services: readonly string[]; onView: (patch: Partial<FleetViewState>) => void }) {
+function FleetControls({
+  fv,
+  services,
+  onView,
+}: {
+  fv: FleetViewState;
+  services: readonly string[];
+  onView: (patch: Partial<FleetViewState>) => void;
+}) {
   // The table arrives painted by the server; its controls work once React has hydrated it, so
   // until then they say so (disabled) instead of taking a choice that nothing would apply.
   const ready = useHydrated();
@@ -117,14 +190,32 @@ function FleetControls({ fv, services, onView }: { fv: FleetViewState; services:
         testId="fleet-service"
         disabled={!ready}
         value={fv.service ?? ""}
-        options={[{ value: "", label: `All services (${services.length})` }, ...services.map((s) => ({ value: s, label: s }))]}
+        options={[
+          { value: "", label: `All services (${services.length})` },
+          ...services.map((s) => ({ value: s, label: s })),
+        ]}
         onChange={(v) => onView({ service: v || null })}
       />
       <label className="flex items-center gap-2 text-sm">
         <span>Search</span>
-        <input type="search" data-testid="fleet-search" disabled={!ready} placeholder="service/handler" defaultValue={fv.search} onChange={(e) => onView({ search: e.target.value })} className={`w-40 ${FIELD_CLASS}`} />
+        <input
+          type="search"
+          data-testid="fleet-search"
+          disabled={!ready}
+          placeholder="service/handler"
+          defaultValue={fv.search}
+          onChange={(e) => onView({ search: e.target.value })}
+          className={`w-40 ${FIELD_CLASS}`}
+        />
       </label>
-      <LabeledSelect label="Sort" testId="fleet-sort" disabled={!ready} value={fv.sort} options={SORT_CHOICES} onChange={(sort) => onView({ sort })} />
+      <LabeledSelect
+        label="Sort"
+        testId="fleet-sort"
+        disabled={!ready}
+        value={fv.sort}
+        options={SORT_CHOICES}
+        onChange={(sort) => onView({ sort })}
+      />
     </>
   );
 }
@@ -156,7 +247,10 @@ function useRatioLines(): Map<string, SeriesLine> {
   return useMemo(() => {
     const m = new Map<string, SeriesLine>();
     const d = series.data?.data;
-    if (d?.status === "ok") for (const l of d.series) if (l.labels.service && l.labels.handler) m.set(`${l.labels.service}/${l.labels.handler}`, m.get(`${l.labels.service}/${l.labels.handler}`) ?? l);
+    if (d?.status === "ok")
+      for (const l of d.series)
+        if (l.labels.service && l.labels.handler)
+          m.set(`${l.labels.service}/${l.labels.handler}`, m.get(`${l.labels.service}/${l.labels.handler}`) ?? l);
     return m;
   }, [series.data]);
 }
@@ -180,7 +274,11 @@ export function FleetTable({ handlers }: { handlers: readonly OverviewHandler[] 
   const counts = { firing: 0, pending: 0 };
   for (const r of rows) if (r.alert !== "inactive") counts[r.alert] += 1;
   return (
-    <section aria-labelledby="fleet-h" data-testid="fleet-table" className="space-y-3 rounded-lg border border-slate-200 bg-white p-4 dark:border-slate-800 dark:bg-slate-900">
+    <section
+      aria-labelledby="fleet-h"
+      data-testid="fleet-table"
+      className="space-y-3 rounded-lg border border-slate-200 bg-white p-4 dark:border-slate-800 dark:bg-slate-900"
+    >
       <header className="flex flex-wrap items-center gap-x-4 gap-y-2">
         <h2 id="fleet-h" className="text-base font-semibold">
           Handlers <span data-testid="fleet-count">{rows.length}</span> of {handlers.length}
@@ -195,7 +293,16 @@ export function FleetTable({ handlers }: { handlers: readonly OverviewHandler[] 
           <FleetHead />
           <tbody>
             {rows.map((r) => (
-              <Row key={r.id} r={r} line={lines.get(r.id)} onOpen={open} href={hrefWithView(`/handlers/${encodeURIComponent(r.service)}/${encodeURIComponent(r.handler)}`, params)} />
+              <Row
+                key={r.id}
+                r={r}
+                line={lines.get(r.id)}
+                onOpen={open}
+                href={hrefWithView(
+                  `/handlers/${encodeURIComponent(r.service)}/${encodeURIComponent(r.handler)}`,
+                  params,
+                )}
+              />
             ))}
           </tbody>
         </table>

@@ -11,7 +11,11 @@ export function OnCallNotes({ h }: { h: OverviewHandler }) {
   return (
     <ul className="space-y-1 text-sm" aria-label="Needs attention">
       {lost ? (
-        <li data-testid="note-memory-lost" className="font-medium text-red-700 dark:text-red-400" suppressHydrationWarning>
+        <li
+          data-testid="note-memory-lost"
+          className="font-medium text-red-700 dark:text-red-400"
+          suppressHydrationWarning
+        >
           {lost}
         </li>
       ) : null}

@@ -30,7 +30,8 @@ export const ERR_ALERT = { value: THRESHOLDS.errorRate, label: "alert > 0" };
 /** Colours of the error reasons of spec §7. */
 export const ERROR_COLORS = { redis_timeout: "#f59e0b", redis_conn: "#ef4444", marshal: "#a855f7" };
 /** Empty duplicate-ratio answer: like PromQL, the ratio needs a deduplicated series on both sides. */
-export const DUP_EMPTY = "no ratio: no traffic, or nothing deduplicated yet (messages_deduplicated_total has no series for this handler).";
+export const DUP_EMPTY =
+  "no ratio: no traffic, or nothing deduplicated yet (messages_deduplicated_total has no series for this handler).";
 /** Empty error-rate answer. */
 export const ERR_EMPTY = "no dedup error recorded (deduplication_errors_total has no series): nothing to stack.";
 
@@ -40,12 +41,25 @@ const id = (h: { service: string; handler: string }) => `${h.service}/${h.handle
 function HandlerSection({ h, lazy = false }: { h: OverviewHandler; lazy?: boolean }) {
   const { params } = useViewState();
   const href = hrefWithView(`/handlers/${encodeURIComponent(h.service)}/${encodeURIComponent(h.handler)}`, params);
-  const worst = h.alerts.some((a) => a.state === "firing") ? "firing" : h.alerts.some((a) => a.state === "pending") ? "pending" : "inactive";
+  const worst = h.alerts.some((a) => a.state === "firing")
+    ? "firing"
+    : h.alerts.some((a) => a.state === "pending")
+      ? "pending"
+      : "inactive";
   return (
-    <section data-testid="handler-section" data-handler={id(h)} aria-labelledby={`h-${id(h)}`} className="space-y-3 rounded-lg border border-slate-200 bg-white p-4 dark:border-slate-800 dark:bg-slate-900">
+    <section
+      data-testid="handler-section"
+      data-handler={id(h)}
+      aria-labelledby={`h-${id(h)}`}
+      className="space-y-3 rounded-lg border border-slate-200 bg-white p-4 dark:border-slate-800 dark:bg-slate-900"
+    >
       <header className="flex flex-wrap items-baseline gap-x-3 gap-y-1">
         <h2 id={`h-${id(h)}`} className="text-base font-semibold">
-          <Link href={href} prefetch={false} className="text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 dark:text-blue-300">
+          <Link
+            href={href}
+            prefetch={false}
+            className="text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 dark:text-blue-300"
+          >
             {h.service} / {h.handler}
           </Link>
         </h2>
@@ -57,7 +71,9 @@ function HandlerSection({ h, lazy = false }: { h: OverviewHandler; lazy?: boolea
             alerts: <AlertBadge state={worst} unknown={h.alertsUnknown} />
           </span>
         ) : (
-          <span className={`ml-auto rounded px-2 py-0.5 text-xs font-medium ${worst === "firing" ? "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100" : worst === "pending" ? "bg-amber-100 text-amber-900 dark:bg-amber-900/40 dark:text-amber-100" : "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/40 dark:text-emerald-100"}`}>
+          <span
+            className={`ml-auto rounded px-2 py-0.5 text-xs font-medium ${worst === "firing" ? "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100" : worst === "pending" ? "bg-amber-100 text-amber-900 dark:bg-amber-900/40 dark:text-amber-100" : "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/40 dark:text-emerald-100"}`}
+          >
             alerts: {worst}
           </span>
         )}
@@ -71,7 +87,8 @@ function HandlerSection({ h, lazy = false }: { h: OverviewHandler; lazy?: boolea
           pick={{ service: h.service, handler: h.handler }}
           alert={DUP_ALERT}
           normal={DUP_NORMAL}
-          testId="chart-duplicate-ratio" markers
+          testId="chart-duplicate-ratio"
+          markers
           emptyText={DUP_EMPTY}
         />
       </MaybeDefer>
@@ -93,7 +110,8 @@ function ServiceCharts({ service }: { service: string }) {
           metric="check_latency"
           pick={{ service }}
           alert={P99_ALERT}
-          testId="chart-check-latency" markers
+          testId="chart-check-latency"
+          markers
           emptyText="no dedup check recorded."
         />
         <SeriesPanel
@@ -103,7 +121,8 @@ function ServiceCharts({ service }: { service: string }) {
           pick={{ service }}
           alert={ERR_ALERT}
           stacked
-          testId="chart-error-rate" markers
+          testId="chart-error-rate"
+          markers
           colors={ERROR_COLORS}
           emptyText={ERR_EMPTY}
           burst={{ windowMs: RATE_WINDOW_MS, what: "error" }}
@@ -130,7 +149,11 @@ function ScrapeCoverageBanner({ c }: { c: OverviewResponse["scrapeCoverage"] }) 
   const off = c.services.filter((s) => s.mismatch && s.message);
   if (off.length === 0) return null;
   return (
-    <div role="alert" data-testid="scrape-coverage-banner" className="rounded-lg border border-amber-400 bg-amber-50 px-4 py-3 text-sm text-amber-950 dark:border-amber-700 dark:bg-amber-950/40 dark:text-amber-100">
+    <div
+      role="alert"
+      data-testid="scrape-coverage-banner"
+      className="rounded-lg border border-amber-400 bg-amber-50 px-4 py-3 text-sm text-amber-950 dark:border-amber-700 dark:bg-amber-950/40 dark:text-amber-100"
+    >
       {off.map((s) => (
         <p key={s.service} data-service={s.service}>
           {s.message}
@@ -149,13 +172,19 @@ function Body({ d }: { d: OverviewResponse }) {
   return (
     <div className="space-y-4">
       <ScrapeCoverageBanner c={d.scrapeCoverage} />
-      <Panel title="Alerts" description={`Source: ${d.source === "prometheus" ? "Prometheus rules" : "evaluated in this process from the same thresholds"}`} testId="alerts-panel">
+      <Panel
+        title="Alerts"
+        description={`Source: ${d.source === "prometheus" ? "Prometheus rules" : "evaluated in this process from the same thresholds"}`}
+        testId="alerts-panel"
+      >
         {d.alerts.status === "ok" ? (
           <AlertCards rules={d.alerts.rules} />
         ) : (
           <>
             <UnavailableState detail={d.alerts.detail} fallback="Alert source" height={80} />
-            {d.alerts.lastKnown && d.alerts.unknown ? <AlertCards rules={d.alerts.lastKnown} unknown={d.alerts.unknown} /> : null}
+            {d.alerts.lastKnown && d.alerts.unknown ? (
+              <AlertCards rules={d.alerts.lastKnown} unknown={d.alerts.unknown} />
+            ) : null}
           </>
         )}
       </Panel>
@@ -164,33 +193,48 @@ function Body({ d }: { d: OverviewResponse }) {
           label="Handler"
           testId="handler-filter"
           value={view.handler ?? ""}
-          options={[{ value: "", label: `All handlers (${d.handlers.length})` }, ...d.handlers.map((h) => ({ value: id(h), label: id(h) }))]}
+          options={[
+            { value: "", label: `All handlers (${d.handlers.length})` },
+            ...d.handlers.map((h) => ({ value: id(h), label: id(h) })),
+          ]}
           onChange={(handler) => set({ handler: handler || null })}
         />
         <span className="text-xs text-slate-500 dark:text-slate-400" suppressHydrationWarning>
-          Metrics from {d.source === "prometheus" ? "Prometheus" : "this process' registry"} · updated {new Date(d.generatedAt).toLocaleTimeString()}
+          Metrics from {d.source === "prometheus" ? "Prometheus" : "this process' registry"} · updated{" "}
+          {new Date(d.generatedAt).toLocaleTimeString()}
         </span>
       </div>
       {d.handlers.length === 0 ? (
         <Panel title="Handlers" testId="handlers-empty">
           {d.upstream.prometheus.status === "down" || d.upstream.store.status === "down" ? (
             <div className="space-y-2">
-              {d.upstream.prometheus.status === "down" ? <UnavailableState detail={`prometheus: ${d.upstream.prometheus.detail}`} height={60} /> : null}
-              {d.upstream.store.status === "down" ? <UnavailableState detail={`redis: ${d.upstream.store.detail}`} height={60} /> : null}
-              <p className="text-sm text-slate-500 dark:text-slate-400">Handlers are found from their metrics and their keys; an upstream that does not answer hides them.</p>
+              {d.upstream.prometheus.status === "down" ? (
+                <UnavailableState detail={`prometheus: ${d.upstream.prometheus.detail}`} height={60} />
+              ) : null}
+              {d.upstream.store.status === "down" ? (
+                <UnavailableState detail={`redis: ${d.upstream.store.detail}`} height={60} />
+              ) : null}
+              <p className="text-sm text-slate-500 dark:text-slate-400">
+                Handlers are found from their metrics and their keys; an upstream that does not answer hides them.
+              </p>
             </div>
           ) : (
             <p data-state="empty" className="text-sm text-slate-500 dark:text-slate-400">
-              No handler has reported metrics or keys yet. Start the demo traffic (Workshop → live demo) or point the dashboard at your services&apos; Prometheus and Redis.
+              No handler has reported metrics or keys yet. Start the demo traffic (Workshop → live demo) or point the
+              dashboard at your services&apos; Prometheus and Redis.
             </p>
           )}
         </Panel>
       ) : null}
-      {fleet ? <FleetTable handlers={d.handlers} /> : shown.map((h, i) => <HandlerSection key={id(h)} h={h} lazy={i > 0} />)}
+      {fleet ? (
+        <FleetTable handlers={d.handlers} />
+      ) : (
+        shown.map((h, i) => <HandlerSection key={id(h)} h={h} lazy={i > 0} />)
+      )}
       {services.map((s) => (
         <ServiceCharts key={s} service={s} />
       ))}
-      {fleet ? null : <CapacityTable only={view.handler ? shown[0] ?? null : null} />}
+      {fleet ? null : <CapacityTable only={view.handler ? (shown[0] ?? null) : null} />}
     </div>
   );
 }
@@ -202,7 +246,11 @@ export function OverviewView() {
   const q = useQuery(overviewQuery(view.range, interval));
   // The charts' series for every handler, requested now, in parallel with the overview: the panels
   // mount once the overview answers and find them in the cache (same query keys, one request each).
-  useQueries({ queries: (["duplicate_ratio", "check_latency", "error_rate"] as const).map((metric) => seriesQuery({ metric, range: view.range }, interval)) });
+  useQueries({
+    queries: (["duplicate_ratio", "check_latency", "error_rate"] as const).map((metric) =>
+      seriesQuery({ metric, range: view.range }, interval),
+    ),
+  });
   return (
     <QueryView query={q} what="Overview" height={240}>
       {(d) => <Body d={d} />}

@@ -3,10 +3,19 @@ import { latencyVerdict, type RuntimePart } from "@/lib/latency-split";
 import { latencyPartsText, topReasonText } from "./stats";
 
 describe("the check p99 tile tells the consumer from Redis", () => {
-  const loop = (seconds: number): RuntimePart => ({ status: "ok", runtime: "node", metric: "nodejs_eventloop_lag_p99_seconds", meaning: "event loop p99", seconds });
-  const parts = (p99: number, runtime: RuntimePart, usec: number | null, high: boolean) => latencyPartsText({ runtime, redisUsecPerCall: usec, ...latencyVerdict(p99, runtime, usec, high) });
+  const loop = (seconds: number): RuntimePart => ({
+    status: "ok",
+    runtime: "node",
+    metric: "nodejs_eventloop_lag_p99_seconds",
+    meaning: "event loop p99",
+    seconds,
+  });
+  const parts = (p99: number, runtime: RuntimePart, usec: number | null, high: boolean) =>
+    latencyPartsText({ runtime, redisUsecPerCall: usec, ...latencyVerdict(p99, runtime, usec, high) });
   it("a loaded event loop with a fast Redis above the threshold reads 'the consumer is saturated (not Redis)'", () => {
-    expect(parts(0.079, loop(0.08), 6, true)).toBe("event loop p99 80 ms · Redis 6 µs/call · the consumer is saturated (not Redis)");
+    expect(parts(0.079, loop(0.08), 6, true)).toBe(
+      "event loop p99 80 ms · Redis 6 µs/call · the consumer is saturated (not Redis)",
+    );
   });
   it("a slow Redis dominating a high p99 reads 'Redis is slow'", () => {
     expect(parts(0.12, loop(0.011), 90_000, true)).toContain("Redis is slow");
@@ -23,8 +32,12 @@ describe("the check p99 tile tells the consumer from Redis", () => {
 
 describe("the error tile names its top reason and what it means", () => {
   it("names the top reason with its share of the errors: a bad record reads as a publisher bug, not Redis", () => {
-    expect(topReasonText({ marshal: 0.02, redis_conn: 0, redis_timeout: 0 })).toBe("mostly marshal, 100% of errors (publisher bug: records without a usable UUID, sent to the DLQ)");
-    expect(topReasonText({ marshal: 0, redis_conn: 3, redis_timeout: 0.1 })).toBe("mostly redis_conn, 96.8% of errors (Redis unreachable)");
+    expect(topReasonText({ marshal: 0.02, redis_conn: 0, redis_timeout: 0 })).toBe(
+      "mostly marshal, 100% of errors (publisher bug: records without a usable UUID, sent to the DLQ)",
+    );
+    expect(topReasonText({ marshal: 0, redis_conn: 3, redis_timeout: 0.1 })).toBe(
+      "mostly redis_conn, 96.8% of errors (Redis unreachable)",
+    );
     expect(topReasonText({ marshal: 0, redis_conn: 0 })).toBeNull();
   });
 });

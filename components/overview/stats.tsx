@@ -3,7 +3,15 @@ import type { OverviewHandler } from "@/lib/api/overview";
 import { keyFigures, type KeyFigures } from "@/lib/key-figures";
 import { handlersQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
-import { formatBurst, formatCount, formatCountedAt, formatLeaseSplit, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
+import {
+  formatBurst,
+  formatCount,
+  formatCountedAt,
+  formatLeaseSplit,
+  formatPercent,
+  formatRate,
+  formatSecondsAsMs,
+} from "@/lib/format";
 import { RATE_WINDOW_MS, THRESHOLDS } from "@/lib/thresholds";
 import { staleSinceText } from "@/lib/on-call-text";
 import { isNoScrapeDetail } from "@/lib/signals";
@@ -35,7 +43,9 @@ const SIGNAL_WHAT: Record<keyof NonNullable<OverviewHandler["signals"]>, string>
  * …": the row's figures whose signal its service does not export, so none of them reads as zero.
  */
 export function notMeasuredLine(h: OverviewHandler): string | null {
-  const parts = Object.entries(h.signals ?? {}).flatMap(([k, m]) => (m.status === "unknown" ? [`${SIGNAL_WHAT[k as keyof typeof SIGNAL_WHAT]} (export ${m.metric})`] : []));
+  const parts = Object.entries(h.signals ?? {}).flatMap(([k, m]) =>
+    m.status === "unknown" ? [`${SIGNAL_WHAT[k as keyof typeof SIGNAL_WHAT]} (export ${m.metric})`] : [],
+  );
   if (h.unchecked?.status === "unknown") parts.push(`runs without a dedup check (export ${h.unchecked.metric})`);
   return parts.length ? `Not measured for this service: ${parts.join(", ")}.` : null;
 }
@@ -52,7 +62,9 @@ export const REASON_MEANING: Record<string, string> = {
  * share of all the errors and its meaning; null without errors.
  */
 export function topReasonText(byReason: Readonly<Record<string, number>>): string | null {
-  const reasons = Object.entries(byReason).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
+  const reasons = Object.entries(byReason)
+    .filter(([, v]) => v > 0)
+    .sort((a, b) => b[1] - a[1]);
   const top = reasons[0];
   if (!top) return null;
   const share = top[1] / reasons.reduce((s, [, v]) => s + v, 0);
@@ -71,7 +83,29 @@ export function latencyPartsText(p: OverviewHandler["latencyParts"]): string | n
  * A tile of a 5-min figure with its "now" figure beside it (`<testId>-now`), red above the
  * threshold (amber while recovering), else `calm`; neutral without a figure.
  */
-function WindowStat({ testId, label, text, now, window, threshold, quiet, format, hint, calm = "ok" }: { testId: string; label: string; text: string; now: number | null | undefined; window: number | null; threshold: number; quiet?: QuietEvidence; format: (v: number) => string; hint: string; calm?: "ok" | "warn" }) {
+function WindowStat({
+  testId,
+  label,
+  text,
+  now,
+  window,
+  threshold,
+  quiet,
+  format,
+  hint,
+  calm = "ok",
+}: {
+  testId: string;
+  label: string;
+  text: string;
+  now: number | null | undefined;
+  window: number | null;
+  threshold: number;
+  quiet?: QuietEvidence;
+  format: (v: number) => string;
+  hint: string;
+  calm?: "ok" | "warn";
+}) {
   return (
     <Stat
       testId={testId}
@@ -79,7 +113,14 @@ function WindowStat({ testId, label, text, now, window, threshold, quiet, format
       value={
         <>
           {text}
-          <NowFigure now={now} window={window} threshold={threshold} quiet={quiet} format={format} testId={`${testId}-now`} />
+          <NowFigure
+            now={now}
+            window={window}
+            threshold={threshold}
+            quiet={quiet}
+            format={format}
+            testId={`${testId}-now`}
+          />
         </>
       }
       hint={hint}
@@ -89,7 +130,11 @@ function WindowStat({ testId, label, text, now, window, threshold, quiet, format
 }
 
 /** The hint under a key count: stale since, exactness, when counted, lease split, projection, keys without TTL. */
-function keysHint(keys: Extract<KeyFigures, { status: "ok" }>, staleSince: string | null | undefined, projectedKeys: number | null | undefined): string {
+function keysHint(
+  keys: Extract<KeyFigures, { status: "ok" }>,
+  staleSince: string | null | undefined,
+  projectedKeys: number | null | undefined,
+): string {
   return [
     staleSinceText(staleSince),
     keys.exact ? "exact" : `± ${formatCount(keys.errorBound)}`,
@@ -127,7 +172,9 @@ function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: num
           keys.detail
         )
       }
-      tone={keys.status === "ok" && keys.noTtlCount > 0 ? "bad" : keys.status === "ok" && staleSince ? "warn" : "neutral"}
+      tone={
+        keys.status === "ok" && keys.noTtlCount > 0 ? "bad" : keys.status === "ok" && staleSince ? "warn" : "neutral"
+      }
     />
   );
 }
@@ -157,7 +204,11 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
           testId="stat-rate"
           label="Processed"
           value={avail(h.processedRate, (f) => formatRate(f.total, "msg"))}
-          hint={h.processedRate.status === "ok" ? `${formatRate(h.processedRate.byResult.deduplicated)} deduplicated, ${formatRate(h.processedRate.byResult.error)} errors` : undefined}
+          hint={
+            h.processedRate.status === "ok"
+              ? `${formatRate(h.processedRate.byResult.deduplicated)} deduplicated, ${formatRate(h.processedRate.byResult.error)} errors`
+              : undefined
+          }
         />
         <WindowStat
           testId="stat-p99"
@@ -165,10 +216,17 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
           text={avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : formatSecondsAsMs(f.p99Seconds)))}
           now={now?.checkP99Seconds}
           window={p99}
-          quiet={{ seconds: now?.slowCheckQuietSeconds, badRate: now?.slowCheckRate, nowSuffices: true, othersNow: now?.errorRate }}
+          quiet={{
+            seconds: now?.slowCheckQuietSeconds,
+            badRate: now?.slowCheckRate,
+            nowSuffices: true,
+            othersNow: now?.errorRate,
+          }}
           threshold={THRESHOLDS.checkP99Seconds}
           format={formatSecondsAsMs}
-          hint={[latencyPartsText(h.latencyParts), `alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`].filter(Boolean).join(" · ")}
+          hint={[latencyPartsText(h.latencyParts), `alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`]
+            .filter(Boolean)
+            .join(" · ")}
         />
         <WindowStat
           testId="stat-errors"
@@ -179,13 +237,20 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
           quiet={{ seconds: now?.errorQuietSeconds, badRate: errors }}
           threshold={THRESHOLDS.errorRate}
           format={(v) => formatRate(v, "errors")}
-          hint={[errors !== null && errors > 0 ? formatBurst(errors, RATE_WINDOW_MS, "error") : null, h.errorRates.status === "ok" ? topReasonText(h.errorRates.byReason) : null, "alert > 0 errors/s"].filter(Boolean).join(" · ")}
+          hint={[
+            errors !== null && errors > 0 ? formatBurst(errors, RATE_WINDOW_MS, "error") : null,
+            h.errorRates.status === "ok" ? topReasonText(h.errorRates.byReason) : null,
+            "alert > 0 errors/s",
+          ]
+            .filter(Boolean)
+            .join(" · ")}
         />
         <KeysStat h={h} projectedKeys={projectedKeys} />
       </dl>
       {h.scrape?.status === "down" ? (
         <p className="text-sm font-medium text-amber-700 dark:text-amber-300" data-testid="no-scrape">
-          {h.scrape.detail}: every figure above is from before it; Prometheus no longer scrapes {h.service} (up == 0, or its target is gone).
+          {h.scrape.detail}: every figure above is from before it; Prometheus no longer scrapes {h.service} (up == 0, or
+          its target is gone).
         </p>
       ) : null}
       {notMeasuredLine(h) ? (

@@ -18,7 +18,11 @@ function EncodedText({ value, testId }: { value: Encoded | null; testId?: string
   return (
     <span className="font-mono text-xs" data-testid={testId} data-encoding={value.encoding}>
       {value.text}
-      {value.encoding === "base64" ? <span className="ml-1 rounded bg-slate-100 px-1 text-[10px] text-slate-600 dark:bg-slate-800 dark:text-slate-300">base64</span> : null}
+      {value.encoding === "base64" ? (
+        <span className="ml-1 rounded bg-slate-100 px-1 text-[10px] text-slate-600 dark:bg-slate-800 dark:text-slate-300">
+          base64
+        </span>
+      ) : null}
     </span>
   );
 }
@@ -29,7 +33,10 @@ export function RecordCard({ record }: { record: RecordView }) {
   const headerMasked = (key: string) => record.masked?.filter((n) => n.in === "header" && n.field === key);
   const payloadMasked = record.masked?.filter((n) => n.in === "payload");
   return (
-    <article data-testid="record" className="space-y-3 rounded-lg border border-slate-200 bg-white p-4 text-sm shadow-sm dark:border-slate-800 dark:bg-slate-900">
+    <article
+      data-testid="record"
+      className="space-y-3 rounded-lg border border-slate-200 bg-white p-4 text-sm shadow-sm dark:border-slate-800 dark:bg-slate-900"
+    >
       <dl className="grid grid-cols-[max-content_1fr] gap-x-4 gap-y-1">
         <dt className="text-slate-500">Topic / partition / offset</dt>
         <dd className="font-mono" data-testid="record-position">
@@ -38,7 +45,9 @@ export function RecordCard({ record }: { record: RecordView }) {
         <dt className="text-slate-500">Timestamp</dt>
         <dd className="font-mono">{record.timestamp}</dd>
         <dt className="text-slate-500">Message UUID</dt>
-        <dd className="font-mono" data-testid="record-uuid">{record.uuid ?? "— (no _watermill_message_uuid header)"}</dd>
+        <dd className="font-mono" data-testid="record-uuid">
+          {record.uuid ?? "— (no _watermill_message_uuid header)"}
+        </dd>
         <dt className="text-slate-500">Key</dt>
         <dd>
           <EncodedText value={record.key} />
@@ -66,7 +75,11 @@ export function RecordCard({ record }: { record: RecordView }) {
                   </th>
                   <td>
                     {h.number ? (
-                      <span className="font-mono text-xs" data-testid="header-number" title={`raw bytes (${h.value.encoding}): ${h.value.text}`}>
+                      <span
+                        className="font-mono text-xs"
+                        data-testid="header-number"
+                        title={`raw bytes (${h.value.encoding}): ${h.value.text}`}
+                      >
                         {h.number.text} <span className="text-slate-500">({h.number.as})</span>
                       </span>
                     ) : (
@@ -86,7 +99,12 @@ export function RecordCard({ record }: { record: RecordView }) {
           <MaskedBadge notes={payloadMasked} />
         </h3>
         {record.payload && pretty ? (
-          <pre data-testid="record-payload" data-encoding={record.payload.encoding} data-raw={record.payload.text} className="max-h-96 overflow-auto rounded bg-slate-50 p-2 font-mono text-xs dark:bg-slate-950">
+          <pre
+            data-testid="record-payload"
+            data-encoding={record.payload.encoding}
+            data-raw={record.payload.text}
+            className="max-h-96 overflow-auto rounded bg-slate-50 p-2 font-mono text-xs dark:bg-slate-950"
+          >
             {pretty.text}
           </pre>
         ) : (

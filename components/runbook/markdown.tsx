@@ -40,7 +40,11 @@ function Inlines({ c }: { c: readonly Inline[] }): ReactNode {
   });
 }
 
-const HEADING_CLASS = ["text-2xl font-semibold", "mt-8 border-b border-slate-200 pb-1 text-xl font-semibold dark:border-slate-700", "mt-6 text-lg font-semibold"];
+const HEADING_CLASS = [
+  "text-2xl font-semibold",
+  "mt-8 border-b border-slate-200 pb-1 text-xl font-semibold dark:border-slate-700",
+  "mt-6 text-lg font-semibold",
+];
 
 function BlockView({ b }: { b: Block }): ReactNode {
   switch (b.t) {
@@ -65,7 +69,11 @@ function BlockView({ b }: { b: Block }): ReactNode {
             <thead className="text-left">
               <tr>
                 {b.head.map((c, i) => (
-                  <th key={i} scope="col" className="border-b border-slate-300 px-2 py-1 font-semibold dark:border-slate-600">
+                  <th
+                    key={i}
+                    scope="col"
+                    className="border-b border-slate-300 px-2 py-1 font-semibold dark:border-slate-600"
+                  >
                     <Inlines c={c} />
                   </th>
                 ))}

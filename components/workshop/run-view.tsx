@@ -5,7 +5,17 @@ import { formatNumber } from "@/lib/format";
 import { timelineHeading } from "@/lib/workshop-format";
 
 /** Summary fields in display order (as lib/api/workshop.ts SUMMARY_FIELDS; repeated to keep zod out of the bundle). */
-const FIELDS = ["published", "records", "deliveries", "handlerCalls", "deduplicated", "sideEffects", "duplicateSideEffects", "lost", "dlq"] as const satisfies readonly SummaryField[];
+const FIELDS = [
+  "published",
+  "records",
+  "deliveries",
+  "handlerCalls",
+  "deduplicated",
+  "sideEffects",
+  "duplicateSideEffects",
+  "lost",
+  "dlq",
+] as const satisfies readonly SummaryField[];
 const FIELD_LABEL: Record<SummaryField, string> = {
   published: "Published events",
   records: "Records on the topic",
@@ -38,15 +48,27 @@ export function RunSummary({ run, scenario }: { run: RunView; scenario: Scenario
   return (
     <div data-testid="run-summary" className="space-y-3">
       <div className="flex flex-wrap items-center gap-3">
-        <span data-testid="run-status" data-status={run.status} className={`rounded px-3 py-1 text-lg font-semibold ${run.status === "running" ? "bg-blue-100 text-blue-900 dark:bg-blue-900/50 dark:text-blue-100" : run.status === "failed" ? "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100" : "bg-slate-200 dark:bg-slate-700"}`}>
+        <span
+          data-testid="run-status"
+          data-status={run.status}
+          className={`rounded px-3 py-1 text-lg font-semibold ${run.status === "running" ? "bg-blue-100 text-blue-900 dark:bg-blue-900/50 dark:text-blue-100" : run.status === "failed" ? "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100" : "bg-slate-200 dark:bg-slate-700"}`}
+        >
           {run.status === "running" ? "Running…" : run.status === "done" ? "Done" : "Failed"}
         </span>
         {run.outcome ? (
-          <span data-testid="run-outcome" data-met={run.outcome.met} className={`rounded px-3 py-1 text-lg font-semibold ${run.outcome.met ? "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/50 dark:text-emerald-100" : "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100"}`}>
+          <span
+            data-testid="run-outcome"
+            data-met={run.outcome.met}
+            className={`rounded px-3 py-1 text-lg font-semibold ${run.outcome.met ? "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/50 dark:text-emerald-100" : "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100"}`}
+          >
             {run.outcome.met ? "✓ As expected" : "✗ Not as expected"}
           </span>
         ) : null}
-        {run.error ? <span role="alert" className="text-sm text-red-700 dark:text-red-300">{run.error}</span> : null}
+        {run.error ? (
+          <span role="alert" className="text-sm text-red-700 dark:text-red-300">
+            {run.error}
+          </span>
+        ) : null}
       </div>
       <dl className="grid grid-cols-2 gap-3 sm:grid-cols-4">
         {FIELDS.map((f) => {
@@ -54,7 +76,11 @@ export function RunSummary({ run, scenario }: { run: RunView; scenario: Scenario
           const result = checks?.filter((c) => c.field === f) ?? [];
           const bad = result.some((c) => !c.ok);
           return (
-            <div key={f} data-testid={`summary-${f}`} className={`rounded-lg border p-3 ${expect.length ? (bad ? "border-red-400 dark:border-red-700" : result.length ? "border-emerald-400 dark:border-emerald-700" : "border-blue-300 dark:border-blue-800") : "border-slate-200 dark:border-slate-800"}`}>
+            <div
+              key={f}
+              data-testid={`summary-${f}`}
+              className={`rounded-lg border p-3 ${expect.length ? (bad ? "border-red-400 dark:border-red-700" : result.length ? "border-emerald-400 dark:border-emerald-700" : "border-blue-300 dark:border-blue-800") : "border-slate-200 dark:border-slate-800"}`}
+            >
               <dt className="text-base text-slate-600 dark:text-slate-300">{FIELD_LABEL[f]}</dt>
               <dd className="text-5xl font-bold tabular-nums leading-tight">{formatNumber(run.summary[f])}</dd>
               {expect.map((c, i) => (
@@ -79,30 +105,54 @@ export function Timeline({ run }: { run: RunView }) {
       <p className="mb-1 text-sm text-slate-600 dark:text-slate-300" aria-live="polite">
         {timelineHeading(run)}
       </p>
-      <div className="max-h-[28rem] overflow-y-auto rounded border border-slate-200 dark:border-slate-800" tabIndex={0} aria-label="Delivery timeline">
+      <div
+        className="max-h-[28rem] overflow-y-auto rounded border border-slate-200 dark:border-slate-800"
+        tabIndex={0}
+        aria-label="Delivery timeline"
+      >
         <table className="w-full text-base" data-testid="timeline">
           <caption className="sr-only">Deliveries of this run, newest first</caption>
           <thead className="sticky top-0 bg-slate-100 text-left text-sm dark:bg-slate-800">
             <tr>
-              <th scope="col" className="px-2 py-1 font-medium">+time</th>
-              <th scope="col" className="font-medium">Message UUID</th>
-              <th scope="col" className="font-medium">Replica</th>
-              <th scope="col" className="text-right font-medium">Attempt</th>
-              <th scope="col" className="pl-3 font-medium">Verdict</th>
-              <th scope="col" className="font-medium">Note</th>
+              <th scope="col" className="px-2 py-1 font-medium">
+                +time
+              </th>
+              <th scope="col" className="font-medium">
+                Message UUID
+              </th>
+              <th scope="col" className="font-medium">
+                Replica
+              </th>
+              <th scope="col" className="text-right font-medium">
+                Attempt
+              </th>
+              <th scope="col" className="pl-3 font-medium">
+                Verdict
+              </th>
+              <th scope="col" className="font-medium">
+                Note
+              </th>
             </tr>
           </thead>
           <tbody>
             {rows.map((e, i) => (
-              <tr key={`${e.at}-${e.uuid}-${e.attempt}-${i}`} data-testid="timeline-row" className="border-t border-slate-100 dark:border-slate-800">
-                <td className="px-2 py-0.5 tabular-nums text-sm text-slate-500">{((Date.parse(e.at) - t0) / 1000).toFixed(2)} s</td>
+              <tr
+                key={`${e.at}-${e.uuid}-${e.attempt}-${i}`}
+                data-testid="timeline-row"
+                className="border-t border-slate-100 dark:border-slate-800"
+              >
+                <td className="px-2 py-0.5 tabular-nums text-sm text-slate-500">
+                  {((Date.parse(e.at) - t0) / 1000).toFixed(2)} s
+                </td>
                 <td className="font-mono text-sm" title={e.uuid}>
                   …{e.uuid.slice(-10)}
                 </td>
                 <td className="text-sm">{e.replica}</td>
                 <td className="text-right tabular-nums">{e.attempt}</td>
                 <td className="pl-3">
-                  <span className={`rounded px-2 py-0.5 text-sm font-medium ${VERDICT_TONE[e.verdict]}`}>{e.verdict}</span>
+                  <span className={`rounded px-2 py-0.5 text-sm font-medium ${VERDICT_TONE[e.verdict]}`}>
+                    {e.verdict}
+                  </span>
                 </td>
                 <td className="text-sm text-slate-600 dark:text-slate-300">{e.note ?? ""}</td>
               </tr>
@@ -123,12 +173,16 @@ export function RunSeriesTable({ run }: { run: Pick<RunView, "series"> }) {
   return (
     <details data-testid="run-series" className="text-sm">
       <summary className="cursor-pointer text-slate-600 dark:text-slate-300">
-        Run counters from the workshop registry ({formatNumber(rows.length)} non-zero series; not exported to Prometheus)
+        Run counters from the workshop registry ({formatNumber(rows.length)} non-zero series; not exported to
+        Prometheus)
       </summary>
       <table className="mt-1 w-full text-left">
         <tbody>
           {rows.map((x) => (
-            <tr key={`${x.name}${JSON.stringify(x.labels)}`} className="border-t border-slate-100 dark:border-slate-800">
+            <tr
+              key={`${x.name}${JSON.stringify(x.labels)}`}
+              className="border-t border-slate-100 dark:border-slate-800"
+            >
               <td className="py-0.5 font-mono">{x.name}</td>
               <td className="font-mono text-slate-500">
                 {Object.entries(x.labels)

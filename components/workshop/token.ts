@@ -14,7 +14,12 @@ export function needsToken(e: unknown): boolean {
  * The presenter's workshop token, kept in sessionStorage for this tab only; `shown` turns true once
  * the server says a token is required, and the token field appears.
  */
-export function useWorkshopToken(): { token: string | null; setToken: (t: string) => void; shown: boolean; show: () => void } {
+export function useWorkshopToken(): {
+  token: string | null;
+  setToken: (t: string) => void;
+  shown: boolean;
+  show: () => void;
+} {
   const [token, setTok] = useState<string | null>(null);
   const [shown, setShown] = useState(false);
   useEffect(() => {

@@ -11,7 +11,9 @@ describe("the workshop's Run button", () => {
   });
 
   it("is free once the run's own answer says it ended, whatever a stale list says; busy while another run of it runs", () => {
-    expect(runButtonBusy({ ...idle, shownRun: "r1", startedHere: "r1", shownStatus: "done", listRunning: "r1" })).toBe(false);
+    expect(runButtonBusy({ ...idle, shownRun: "r1", startedHere: "r1", shownStatus: "done", listRunning: "r1" })).toBe(
+      false,
+    );
     expect(runButtonBusy({ ...idle, shownRun: "r0", shownStatus: "done" })).toBe(false);
     expect(runButtonBusy({ ...idle, shownRun: "r0", shownStatus: "done", listRunning: "r2" })).toBe(true);
     // An old run shown from the URL, not started here and not running by the list: not busy while it loads.

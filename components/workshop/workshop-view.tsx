@@ -20,22 +20,44 @@ const KIND_LABEL: Record<ScenarioKind, string> = {
   "anti-pattern": "Anti-patterns",
 };
 
-function ScenarioPicker({ scenarios, selected, onSelect }: { scenarios: readonly ScenarioInfo[]; selected: string | null; onSelect: (n: string) => void }) {
+function ScenarioPicker({
+  scenarios,
+  selected,
+  onSelect,
+}: {
+  scenarios: readonly ScenarioInfo[];
+  selected: string | null;
+  onSelect: (n: string) => void;
+}) {
   const kinds = [...new Set(scenarios.map((s) => s.kind))];
   return (
     <div role="radiogroup" aria-label="Scenario" className="space-y-3">
       {kinds.map((k) => (
         <fieldset key={k}>
-          <legend className="mb-1 text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">{KIND_LABEL[k]}</legend>
+          <legend className="mb-1 text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
+            {KIND_LABEL[k]}
+          </legend>
           <ul className="space-y-0.5">
             {scenarios
               .filter((s) => s.kind === k)
               .map((s) => (
                 <li key={s.name}>
-                  <label className={`flex cursor-pointer items-start gap-2 rounded px-2 py-1 text-base hover:bg-slate-100 dark:hover:bg-slate-800 ${selected === s.name ? "bg-blue-50 font-semibold dark:bg-blue-950" : ""}`}>
-                    <input type="radio" name="scenario" value={s.name} checked={selected === s.name} onChange={() => onSelect(s.name)} data-testid={`scenario-${s.name}`} className="mt-1.5" />
+                  <label
+                    className={`flex cursor-pointer items-start gap-2 rounded px-2 py-1 text-base hover:bg-slate-100 dark:hover:bg-slate-800 ${selected === s.name ? "bg-blue-50 font-semibold dark:bg-blue-950" : ""}`}
+                  >
+                    <input
+                      type="radio"
+                      name="scenario"
+                      value={s.name}
+                      checked={selected === s.name}
+                      onChange={() => onSelect(s.name)}
+                      data-testid={`scenario-${s.name}`}
+                      className="mt-1.5"
+                    />
                     <span className="min-w-0">{s.title}</span>
-                    {s.runningRunId ? <span className="ml-auto text-xs text-blue-700 dark:text-blue-300">running</span> : null}
+                    {s.runningRunId ? (
+                      <span className="ml-auto text-xs text-blue-700 dark:text-blue-300">running</span>
+                    ) : null}
                   </label>
                 </li>
               ))}
@@ -54,12 +76,26 @@ function RunPanel({ runId, scenario }: { runId: string; scenario: ScenarioInfo }
   useEffect(() => {
     if (!status || status === "running") return;
     qc.setQueryData<ScenarioList>(scenariosQuery().queryKey, (old) =>
-      old ? { ...old, scenarios: old.scenarios.map((s) => (s.runningRunId === runId ? { ...s, runningRunId: null, lastRunId: runId } : s)) } : old,
+      old
+        ? {
+            ...old,
+            scenarios: old.scenarios.map((s) =>
+              s.runningRunId === runId ? { ...s, runningRunId: null, lastRunId: runId } : s,
+            ),
+          }
+        : old,
     );
     void qc.invalidateQueries({ queryKey: scenariosQuery().queryKey });
   }, [status, qc, runId]);
   if (q.isPending) return <LoadingState label="Starting the run…" height={200} />;
-  if (q.isError && !q.data) return <ErrorState title={errorTitle(q.error, "Run")} detail={q.error instanceof ApiError ? q.error.detail : String(q.error)} height={200} />;
+  if (q.isError && !q.data)
+    return (
+      <ErrorState
+        title={errorTitle(q.error, "Run")}
+        detail={q.error instanceof ApiError ? q.error.detail : String(q.error)}
+        height={200}
+      />
+    );
   const run = q.data!;
   return (
     <div className="space-y-4">
@@ -87,7 +123,17 @@ function ExpectedOutcome({ scenario }: { scenario: ScenarioInfo }) {
 }
 
 /** The picked scenario: what it shows, what to expect, and its Run button with why a start failed (`error`; a 409 is no failure: that run is watched). */
-function ScenarioDetail({ scenario, running, onRun, error }: { scenario: ScenarioInfo; running: boolean; onRun: () => void; error: Error | null }) {
+function ScenarioDetail({
+  scenario,
+  running,
+  onRun,
+  error,
+}: {
+  scenario: ScenarioInfo;
+  running: boolean;
+  onRun: () => void;
+  error: Error | null;
+}) {
   return (
     <Panel title={<span className="text-2xl">{scenario.title}</span>} testId="scenario-detail">
       <p className="max-w-prose text-lg leading-relaxed">{scenario.explanation}</p>
@@ -107,7 +153,11 @@ function ScenarioDetail({ scenario, running, onRun, error }: { scenario: Scenari
         </button>
         {error && !(error instanceof ApiError && error.status === 409) ? (
           <p role="alert" className="text-sm text-red-700 dark:text-red-300">
-            {needsToken(error) ? "A token is required: enter it above and run again." : error instanceof ApiError ? error.detail : String(error)}
+            {needsToken(error)
+              ? "A token is required: enter it above and run again."
+              : error instanceof ApiError
+                ? error.detail
+                : String(error)}
           </p>
         ) : null}
       </div>
@@ -163,9 +213,20 @@ function useStartRun(tok: ReturnType<typeof useWorkshopToken>, watch: (runId: st
  * the scenario list's: that list, fetched just before the run ended, could say "running" after it
  * and kept the button "Running…" for good.
  */
-function useRunning(starting: boolean, scenario: ScenarioInfo | null, shownRun: string | null, started: string | null): boolean {
+function useRunning(
+  starting: boolean,
+  scenario: ScenarioInfo | null,
+  shownRun: string | null,
+  started: string | null,
+): boolean {
   const shownStatus = useQuery(runQuery(shownRun)).data?.status;
-  return runButtonBusy({ starting, shownRun, shownStatus, startedHere: started, listRunning: scenario?.runningRunId ?? null });
+  return runButtonBusy({
+    starting,
+    shownRun,
+    shownStatus,
+    startedHere: started,
+    listRunning: scenario?.runningRunId ?? null,
+  });
 }
 
 /**
@@ -173,7 +234,13 @@ function useRunning(starting: boolean, scenario: ScenarioInfo | null, shownRun: 
  * running when this page started it or the list says so: the button said an enabled "Run
  * scenario" beside "Starting the run…" and the list's "running" for 5 s, and a presenter clicks twice.
  */
-export function runButtonBusy(k: { starting: boolean; shownRun: string | null; shownStatus: string | undefined; startedHere: string | null; listRunning: string | null }): boolean {
+export function runButtonBusy(k: {
+  starting: boolean;
+  shownRun: string | null;
+  shownStatus: string | undefined;
+  startedHere: string | null;
+  listRunning: string | null;
+}): boolean {
   if (k.starting) return true;
   if (k.shownRun !== null) {
     if (k.shownStatus === "running") return true;
@@ -199,18 +266,35 @@ export function WorkshopView() {
   return (
     <div className="space-y-4">
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
-      <QueryView query={list} what="Workshop scenarios" height={240} isEmpty={(d) => d.scenarios.length === 0} empty="This server offers no scenario.">
+      <QueryView
+        query={list}
+        what="Workshop scenarios"
+        height={240}
+        isEmpty={(d) => d.scenarios.length === 0}
+        empty="This server offers no scenario."
+      >
         {(d) => (
           <div className="grid gap-4 lg:grid-cols-[20rem_1fr]">
-            <Panel title="Scenarios" description={`${d.scenarios.length} scenarios, each ≤ 2 min in its own topic and group (${d.mode} mode)`} testId="scenario-list">
+            <Panel
+              title="Scenarios"
+              description={`${d.scenarios.length} scenarios, each ≤ 2 min in its own topic and group (${d.mode} mode)`}
+              testId="scenario-list"
+            >
               <ScenarioPicker scenarios={d.scenarios} selected={shown.selectedName} onSelect={shown.pick} />
             </Panel>
             <div className="min-w-0 space-y-4">
               {scenario ? (
-                <ScenarioDetail scenario={scenario} running={running} onRun={() => run.mutate(scenario.name)} error={run.isError ? run.error : null} />
+                <ScenarioDetail
+                  scenario={scenario}
+                  running={running}
+                  onRun={() => run.mutate(scenario.name)}
+                  error={run.isError ? run.error : null}
+                />
               ) : (
                 <Panel title="Pick a scenario">
-                  <p className="text-lg text-slate-600 dark:text-slate-300">Choose a scenario on the left to read what it shows and what to expect, then run it.</p>
+                  <p className="text-lg text-slate-600 dark:text-slate-300">
+                    Choose a scenario on the left to read what it shows and what to expect, then run it.
+                  </p>
                 </Panel>
               )}
               {scenario && shownRun ? (

@@ -48,7 +48,11 @@ let prom: OwnPrometheus | undefined;
 let am: OwnAlertmanager | undefined;
 let dir = "";
 /** What the route answered to each webhook call, and what the sink received. */
-const answered: Array<{ status: number; body: string; sent: { alerts: Array<{ status: string; labels: Record<string, string> }> } }> = [];
+const answered: Array<{
+  status: number;
+  body: string;
+  sent: { alerts: Array<{ status: string; labels: Record<string, string> }> };
+}> = [];
 const rendered: Array<{ title: string; text: string }> = [];
 
 async function bodyOf(req: IncomingMessage): Promise<string> {
@@ -57,7 +61,10 @@ async function bodyOf(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-async function listen(port: number, handle: (req: IncomingMessage, body: string) => Promise<{ status: number; body: string }>): Promise<void> {
+async function listen(
+  port: number,
+  handle: (req: IncomingMessage, body: string) => Promise<{ status: number; body: string }>,
+): Promise<void> {
   const s = createServer((req, res) => {
     void bodyOf(req).then(async (body) => {
       const r = await handle(req, body);
@@ -70,7 +77,9 @@ async function listen(port: number, handle: (req: IncomingMessage, body: string)
 
 /** The request as Next would hand it on: the proxy first (its guards), then the route. */
 async function throughApp(req: IncomingMessage, body: string): Promise<{ status: number; body: string }> {
-  const headers = new Headers(Object.entries(req.headers).flatMap(([k, v]) => (typeof v === "string" ? [[k, v] as [string, string]] : [])));
+  const headers = new Headers(
+    Object.entries(req.headers).flatMap(([k, v]) => (typeof v === "string" ? [[k, v] as [string, string]] : [])),
+  );
   const url = `http://${req.headers.host}${req.url}`;
   const p = proxy(new NextRequest(url, { method: req.method, headers, body }));
   if (p.headers.get("x-middleware-next") !== "1") return { status: p.status, body: await p.text() };
@@ -85,7 +94,11 @@ function testConfig(): string {
   const cfg = parse(readFileSync(join(HERE, "alertmanager.yml"), "utf8")) as {
     templates: string[];
     route: Record<string, unknown>;
-    receivers: Array<{ name: string; webhook_configs: Array<Record<string, unknown> & { http_config: { authorization: Record<string, string> } }>; slack_configs?: unknown[] }>;
+    receivers: Array<{
+      name: string;
+      webhook_configs: Array<Record<string, unknown> & { http_config: { authorization: Record<string, string> } }>;
+      slack_configs?: unknown[];
+    }>;
   };
   writeFileSync(join(dir, "receiver-token"), `${TOKEN}\n`);
   // The shipped relative template glob, resolved from this config's directory as from the shipped one's.
@@ -97,7 +110,15 @@ function testConfig(): string {
   hook.url = String(hook.url).replace("http://127.0.0.1:3000", `http://127.0.0.1:${RECEIVER_PORT}`);
   // The shipped relative credentials_file, read from this config's directory.
   expect(hook.http_config.authorization.credentials_file).toBe("receiver-token");
-  receiver.slack_configs = [{ api_url: `http://127.0.0.1:${SINK_PORT}/slack`, channel: "#hd", send_resolved: true, title: '{{ template "dedup.title" . }}', text: '{{ template "dedup.text" . }}' }];
+  receiver.slack_configs = [
+    {
+      api_url: `http://127.0.0.1:${SINK_PORT}/slack`,
+      channel: "#hd",
+      send_resolved: true,
+      title: '{{ template "dedup.title" . }}',
+      text: '{{ template "dedup.text" . }}',
+    },
+  ];
   return stringify(cfg);
 }
 
@@ -106,25 +127,46 @@ async function until<T>(what: string, read: () => T | undefined, timeoutMs = 15_
   for (;;) {
     const v = read();
     if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (webhook calls: ${JSON.stringify(answered)})`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${timeoutMs} ms (webhook calls: ${JSON.stringify(answered)})`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
 async function handlerEvents(): Promise<Array<{ kind: string; title: string; labels: Record<string, string> }>> {
-  const res = await eventsGET(new Request(`http://localhost/api/events?range=1h&service=${SERVICE}&handler=${HANDLER}`, { headers: { host: "localhost" } }));
-  return ((await res.json()) as { events: Array<{ kind: string; title: string; labels: Record<string, string> }> }).events;
+  const res = await eventsGET(
+    new Request(`http://localhost/api/events?range=1h&service=${SERVICE}&handler=${HANDLER}`, {
+      headers: { host: "localhost" },
+    }),
+  );
+  return ((await res.json()) as { events: Array<{ kind: string; title: string; labels: Record<string, string> }> })
+    .events;
 }
 
 beforeAll(async () => {
   g.__dedupHealthConfig = parseConfig({ ALERT_RECEIVER_TOKEN: TOKEN });
   setObserveContext(createObserveContext({ metrics: new LocalSource(new Registry()), redis: null }));
   // The handler lost 60 % of its keys; two hot UUIDs; 4 open DLQ records.
-  new Gauge({ name: OBSERVE_METRIC_NAMES.memoryLost, help: "lost", labelNames: ["service", "handler"], registers: [registry] }).set({ service: SERVICE, handler: HANDLER }, 0.6);
-  const hot = new Gauge({ name: HOT_UUID_METRICS.copies, help: "hot", labelNames: ["service", "handler", "topic", "uuid"], registers: [registry] });
+  new Gauge({
+    name: OBSERVE_METRIC_NAMES.memoryLost,
+    help: "lost",
+    labelNames: ["service", "handler"],
+    registers: [registry],
+  }).set({ service: SERVICE, handler: HANDLER }, 0.6);
+  const hot = new Gauge({
+    name: HOT_UUID_METRICS.copies,
+    help: "hot",
+    labelNames: ["service", "handler", "topic", "uuid"],
+    registers: [registry],
+  });
   hot.set({ service: SERVICE, handler: HANDLER, topic: "hd-topic", uuid: "hd-uuid-hottest" }, 40);
   hot.set({ service: SERVICE, handler: HANDLER, topic: "hd-topic", uuid: "hd-uuid-second" }, 9);
-  new Gauge({ name: OBSERVE_METRIC_NAMES.dlqBacklog, help: "dlq", labelNames: ["topic", "handler", "reason_poisoned"], registers: [registry] }).set({ topic: "hd-topic", handler: HANDLER, reason_poisoned: "marshal" }, 4);
+  new Gauge({
+    name: OBSERVE_METRIC_NAMES.dlqBacklog,
+    help: "dlq",
+    labelNames: ["topic", "handler", "reason_poisoned"],
+    registers: [registry],
+  }).set({ topic: "hd-topic", handler: HANDLER, reason_poisoned: "marshal" }, 4);
   await listen(EXPORTER_PORT, async () => ({ status: 200, body: await registry.metrics() }));
   await listen(RECEIVER_PORT, throughApp);
   await listen(SINK_PORT, async (_req, body) => {
@@ -135,7 +177,11 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "hd-am-"));
   writeFileSync(join(dir, "alertmanager.yml"), testConfig());
   am = await startOwnAlertmanager({ configFile: join(dir, "alertmanager.yml") });
-  prom = await startOwnPrometheus({ targets: [`127.0.0.1:${EXPORTER_PORT}`], ruleFiles: [RULES], alertmanagers: [am.url.replace("http://", "")] });
+  prom = await startOwnPrometheus({
+    targets: [`127.0.0.1:${EXPORTER_PORT}`],
+    ruleFiles: [RULES],
+    alertmanagers: [am.url.replace("http://", "")],
+  });
 }, 30_000);
 
 afterAll(async () => {
@@ -157,31 +203,61 @@ describe("a notification of DedupMemoryLost, from Prometheus through Alertmanage
     expect(text.text).toContain("Top hot UUIDs: hd-uuid-hottest (40 copies), hd-uuid-second (9 copies)");
     expect(text.text).toContain("DLQ backlog: 4 open DLQ records");
 
-    const firing = await until("webhook call", () => answered.find((a) => a.sent.alerts.some((x) => x.status === "firing")));
+    const firing = await until("webhook call", () =>
+      answered.find((a) => a.sent.alerts.some((x) => x.status === "firing")),
+    );
     expect([firing.status, JSON.parse(firing.body)]).toEqual([200, { recorded: 1 }]);
     const notified = (await handlerEvents()).filter((e) => e.kind === "notified");
-    expect(notified.map((e) => e.title)).toEqual([`Notified: DedupMemoryLost firing (${SERVICE}/${HANDLER}) — Dedup memory lost on ${SERVICE}/${HANDLER}: 60% of its keys gone`]);
-    expect(notified[0]?.labels).toMatchObject({ alertname: "DedupMemoryLost", service: SERVICE, handler: HANDLER, severity: "page", status: "firing" });
+    expect(notified.map((e) => e.title)).toEqual([
+      `Notified: DedupMemoryLost firing (${SERVICE}/${HANDLER}) — Dedup memory lost on ${SERVICE}/${HANDLER}: 60% of its keys gone`,
+    ]);
+    expect(notified[0]?.labels).toMatchObject({
+      alertname: "DedupMemoryLost",
+      service: SERVICE,
+      handler: HANDLER,
+      severity: "page",
+      status: "firing",
+    });
 
     // Resolved: Prometheus stopped (no re-send), the alert ended now, as Prometheus sends a resolution.
     await prom?.stop();
     prom = undefined;
     const labels = firing.sent.alerts[0]!.labels;
-    const res = await fetch(`${am!.url}/api/v2/alerts`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify([{ labels, endsAt: new Date().toISOString() }]) });
+    const res = await fetch(`${am!.url}/api/v2/alerts`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify([{ labels, endsAt: new Date().toISOString() }]),
+    });
     expect(res.status).toBe(200);
-    await until("resolved webhook call", () => answered.find((a) => a.sent.alerts.some((x) => x.status === "resolved")));
+    await until("resolved webhook call", () =>
+      answered.find((a) => a.sent.alerts.some((x) => x.status === "resolved")),
+    );
     const after = (await handlerEvents()).filter((e) => e.kind === "notified");
     expect(after.map((e) => e.labels.status)).toEqual(["firing", "resolved"]);
     expect(after[1]?.title).toMatch(new RegExp(`^Notified: DedupMemoryLost resolved \\(${SERVICE}/${HANDLER}\\)`));
-    const resolvedText = await until("rendered resolution", () => rendered.find((r) => r.title.startsWith("[RESOLVED")));
+    const resolvedText = await until("rendered resolution", () =>
+      rendered.find((r) => r.title.startsWith("[RESOLVED")),
+    );
     expect(resolvedText.text).toMatch(/^RESOLVED \(page\): /);
   }, 30_000);
 
   it("refuses a call without the receiver's token (401 with the reason) or with another body (400), and records nothing", async () => {
     const before = (await handlerEvents()).length;
     const post = (auth: string | null, body: unknown) =>
-      POST(new Request("http://127.0.0.1/api/alerts/notifications", { method: "POST", headers: { "content-type": "application/json", ...(auth ? { authorization: auth } : {}) }, body: JSON.stringify(body) }));
-    const alert = { status: "firing", labels: { alertname: "DedupMemoryLost", service: SERVICE, handler: HANDLER }, annotations: {}, startsAt: new Date().toISOString(), endsAt: "0001-01-01T00:00:00Z" };
+      POST(
+        new Request("http://127.0.0.1/api/alerts/notifications", {
+          method: "POST",
+          headers: { "content-type": "application/json", ...(auth ? { authorization: auth } : {}) },
+          body: JSON.stringify(body),
+        }),
+      );
+    const alert = {
+      status: "firing",
+      labels: { alertname: "DedupMemoryLost", service: SERVICE, handler: HANDLER },
+      annotations: {},
+      startsAt: new Date().toISOString(),
+      endsAt: "0001-01-01T00:00:00Z",
+    };
     const valid = { version: "4", status: "firing", receiver: "dedup-health", alerts: [alert] };
     for (const auth of [null, "Bearer wrong-token-0123456789", `Basic ${TOKEN}`]) {
       const r = await post(auth, valid);
@@ -190,7 +266,10 @@ describe("a notification of DedupMemoryLost, from Prometheus through Alertmanage
     }
     const bad = await post(`Bearer ${TOKEN}`, { ...valid, version: "3" });
     expect(bad.status).toBe(400);
-    expect((await bad.json()) as { detail: string }).toMatchObject({ error: "bad_request", detail: expect.stringContaining("version") });
+    expect((await bad.json()) as { detail: string }).toMatchObject({
+      error: "bad_request",
+      detail: expect.stringContaining("version"),
+    });
     expect((await handlerEvents()).length).toBe(before);
   });
 });

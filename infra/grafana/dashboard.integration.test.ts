@@ -44,10 +44,22 @@ const query = (expr: string) => promQuery(prom.url, expr);
 beforeAll(async () => {
   const registry = new Registry();
   const rec = dedupRecorder(registry, service);
-  new LagMetrics(registry, () => ["t"], async () => ({
-    offsets: [{ partition: 0, low: 0, high: 1000 }],
-    groups: [{ groupId: handlerGroupId(service, handler), state: "Empty", protocol: "", members: [], committed: new Map([[0, 1000 - 3 * LAG_GROWTH_FLOOR]]) }],
-  }));
+  new LagMetrics(
+    registry,
+    () => ["t"],
+    async () => ({
+      offsets: [{ partition: 0, low: 0, high: 1000 }],
+      groups: [
+        {
+          groupId: handlerGroupId(service, handler),
+          state: "Empty",
+          protocol: "",
+          members: [],
+          committed: new Map([[0, 1000 - 3 * LAG_GROWTH_FLOOR]]),
+        },
+      ],
+    }),
+  );
   // Traffic every 200 ms: successes, a few duplicates, checks of 2 ms.
   let n = 0;
   timer = setInterval(() => {
@@ -56,12 +68,23 @@ beforeAll(async () => {
       rec.check(handler, performance.now(), 0.002);
     }
   }, 200);
-  server = createServer((_req, res) => void registry.metrics().then((text) => res.writeHead(200, { "content-type": registry.contentType }).end(text)));
+  server = createServer(
+    (_req, res) =>
+      void registry.metrics().then((text) => res.writeHead(200, { "content-type": registry.contentType }).end(text)),
+  );
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  prom = await startOwnPrometheus({ targets: [`127.0.0.1:${(server.address() as AddressInfo).port}`], ruleFiles: [], intervalSec: 1 });
+  prom = await startOwnPrometheus({
+    targets: [`127.0.0.1:${(server.address() as AddressInfo).port}`],
+    ruleFiles: [],
+    intervalSec: 1,
+  });
   // Rates and the lag's slope need a few samples.
   const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && (await query(`count(count_over_time(${KAFKA_METRIC_NAMES.lagSum}[1m]) >= 4)`)).length === 0) await new Promise((r) => setTimeout(r, 500));
+  while (
+    Date.now() < deadline &&
+    (await query(`count(count_over_time(${KAFKA_METRIC_NAMES.lagSum}[1m]) >= 4)`)).length === 0
+  )
+    await new Promise((r) => setTimeout(r, 500));
 }, 60_000);
 
 afterAll(async () => {
@@ -72,7 +95,10 @@ afterAll(async () => {
 
 describe("the Grafana dashboard's queries in the real Prometheus", () => {
   it("every panel query and annotation is valid PromQL for one service and handler and for All; the variables' selectors too", async () => {
-    const exprs = [...d.panels.flatMap((p) => p.targets.map((t) => t.expr)), ...d.annotations.list.flatMap((a) => (a.expr ? [a.expr] : []))];
+    const exprs = [
+      ...d.panels.flatMap((p) => p.targets.map((t) => t.expr)),
+      ...d.annotations.list.flatMap((a) => (a.expr ? [a.expr] : [])),
+    ];
     expect(exprs.length).toBeGreaterThan(20);
     for (const e of exprs)
       for (const one of [true, false]) {
@@ -88,13 +114,21 @@ describe("the Grafana dashboard's queries in the real Prometheus", () => {
 
   it("the charts of the service's figures show its series: the duplicate ratio, the check p99, the lag growth by consumer group, processed and lag", async () => {
     const panel = (title: string) => d.panels.find((p) => p.title === title)!;
-    for (const title of [ALERTS.duplicateRate.title, ALERTS.redisLatency.title, ALERTS.consumerLagGrowing.title, "Processed rate by result", "Consumer lag"]) {
+    for (const title of [
+      ALERTS.duplicateRate.title,
+      ALERTS.redisLatency.title,
+      ALERTS.consumerLagGrowing.title,
+      "Processed rate by result",
+      "Consumer lag",
+    ]) {
       expect(panel(title), title).toBeDefined();
       const r = await query(interpolate(panel(title).targets[0]!.expr, true));
       expect(r.length, `${title}: ${panel(title).targets[0]!.expr}`).toBeGreaterThan(0);
     }
     // The lag growth chart selects the group by id: another service's value selects nothing.
-    const other = panel(ALERTS.consumerLagGrowing.title).targets[0]!.expr.replaceAll("$service", "nosuch").replaceAll("$handler", handler);
+    const other = panel(ALERTS.consumerLagGrowing.title)
+      .targets[0]!.expr.replaceAll("$service", "nosuch")
+      .replaceAll("$handler", handler);
     expect(await query(other)).toEqual([]);
   });
 });

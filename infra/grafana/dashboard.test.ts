@@ -2,7 +2,14 @@ import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as common from "@grafana/grafana-foundation-sdk/common";
-import { DashboardCursorSync, FieldColorModeId, ThresholdsMode, VariableRefresh, VariableSort, type Dashboard } from "@grafana/grafana-foundation-sdk/dashboard";
+import {
+  DashboardCursorSync,
+  FieldColorModeId,
+  ThresholdsMode,
+  VariableRefresh,
+  VariableSort,
+  type Dashboard,
+} from "@grafana/grafana-foundation-sdk/dashboard";
 import { QueryEditorMode } from "@grafana/grafana-foundation-sdk/prometheus";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { ALERT_LIST, ALERTS, METRIC_NAMES, runbookUrl } from "@/lib/thresholds";
@@ -41,7 +48,12 @@ interface Panel {
       custom?: { axisSoftMax?: number; thresholdsStyle?: { mode: string }; stacking?: { mode: string } };
     };
   };
-  options: { legend?: { calcs: string[]; showLegend: boolean; displayMode: string }; tooltip?: { mode: string }; colorMode?: string; graphMode?: string };
+  options: {
+    legend?: { calcs: string[]; showLegend: boolean; displayMode: string };
+    tooltip?: { mode: string };
+    colorMode?: string;
+    graphMode?: string;
+  };
 }
 interface Variable {
   name: string;
@@ -83,14 +95,18 @@ const stepValues = (p: Panel) => p.fieldConfig.defaults.thresholds.steps.map((s)
 /** Metric names a PromQL expression selects (identifiers followed by `{` or `[`). */
 function metricsIn(expr: string): string[] {
   const noStrings = expr.replace(/"[^"]*"/g, '""');
-  return (noStrings.match(/\b[a-zA-Z_:][a-zA-Z0-9_:]*(?=\s*[{[])/g) ?? []).filter((n) => !["by", "without"].includes(n));
+  return (noStrings.match(/\b[a-zA-Z_:][a-zA-Z0-9_:]*(?=\s*[{[])/g) ?? []).filter(
+    (n) => !["by", "without"].includes(n),
+  );
 }
 
 describe("Grafana dashboard infra/grafana/dedup-health.json", () => {
   it("is the SDK's Dashboard object as built, behind the import header: the file round-trips", () => {
     expectTypeOf(dashboard()).toEqualTypeOf<Dashboard>();
     const { __inputs, __elements, __requires, ...rest } = JSON.parse(json) as Record<string, unknown>;
-    expect(__inputs).toEqual([expect.objectContaining({ name: "DS_PROMETHEUS", type: "datasource", pluginId: "prometheus" })]);
+    expect(__inputs).toEqual([
+      expect.objectContaining({ name: "DS_PROMETHEUS", type: "datasource", pluginId: "prometheus" }),
+    ]);
     expect([__elements, __requires]).not.toContain(undefined);
     expect(rest).toEqual(JSON.parse(JSON.stringify(dashboard(withRunbookBase()))));
   });
@@ -103,7 +119,8 @@ describe("Grafana dashboard infra/grafana/dedup-health.json", () => {
       expect(allowed(VariableSort)).toContain(v.sort);
     }
     for (const p of d.panels) {
-      if (p.fieldConfig.defaults.thresholds) expect(allowed(ThresholdsMode)).toContain(p.fieldConfig.defaults.thresholds.mode);
+      if (p.fieldConfig.defaults.thresholds)
+        expect(allowed(ThresholdsMode)).toContain(p.fieldConfig.defaults.thresholds.mode);
       for (const t of p.targets) expect(allowed(QueryEditorMode)).toContain(t.editorMode);
       if (p.type === "stat") {
         expect(allowed(common.BigValueColorMode)).toContain(p.options.colorMode);
@@ -114,7 +131,9 @@ describe("Grafana dashboard infra/grafana/dedup-health.json", () => {
         expect(allowed(common.LegendDisplayMode)).toContain(p.options.legend?.displayMode);
         expect(allowed(common.TooltipDisplayMode)).toContain(p.options.tooltip?.mode);
         expect(allowed(common.StackingMode)).toContain(p.fieldConfig.defaults.custom?.stacking?.mode);
-        expect(allowed(common.GraphThresholdsStyleMode)).toContain(p.fieldConfig.defaults.custom?.thresholdsStyle?.mode);
+        expect(allowed(common.GraphThresholdsStyleMode)).toContain(
+          p.fieldConfig.defaults.custom?.thresholdsStyle?.mode,
+        );
       }
     }
   });
@@ -148,9 +167,21 @@ describe("Grafana dashboard infra/grafana/dedup-health.json", () => {
   });
 
   it("queries only the app's metric names (and ALERTS), every one but the lag chart filtered by $service", () => {
-    const names = [...Object.values(LIBRARY_METRIC_NAMES), ...Object.values(KAFKA_METRIC_NAMES), ...Object.values(OBSERVE_METRIC_NAMES), HANDLER_TIME_METRIC, HANDLER_INFO_METRIC];
+    const names = [
+      ...Object.values(LIBRARY_METRIC_NAMES),
+      ...Object.values(KAFKA_METRIC_NAMES),
+      ...Object.values(OBSERVE_METRIC_NAMES),
+      HANDLER_TIME_METRIC,
+      HANDLER_INFO_METRIC,
+    ];
     // The deadman rules read Prometheus' own `up` too.
-    const allowed = new Set<string>([...names, ...names.map((n) => `${n}_bucket`), ...names.map((n) => `${n}_count`), "ALERTS", "up"]);
+    const allowed = new Set<string>([
+      ...names,
+      ...names.map((n) => `${n}_bucket`),
+      ...names.map((n) => `${n}_count`),
+      "ALERTS",
+      "up",
+    ]);
     const exprs = d.panels.flatMap((p) => p.targets.map((t) => t.expr));
     // An alert not per service (a DLQ topic's age, the dashboard's own scrape job) is charted whole.
     const unscopedAlerts = ALERT_LIST.filter((a) => !a.by.includes("service")).map((a) => a.valueExpr);
@@ -166,7 +197,9 @@ describe("Grafana dashboard infra/grafana/dedup-health.json", () => {
         continue;
       }
       // A consumer group's gauges carry no service label: they follow the variables by group id (<service>.<handler>).
-      const follows = metrics.some((m) => (Object.values(KAFKA_METRIC_NAMES) as string[]).includes(m)) ? 'consumergroup=~"$service\\\\.$handler"' : 'service=~"$service"';
+      const follows = metrics.some((m) => (Object.values(KAFKA_METRIC_NAMES) as string[]).includes(m))
+        ? 'consumergroup=~"$service\\\\.$handler"'
+        : 'service=~"$service"';
       expect(e, "every query follows the service variable").toContain(follows);
     }
   });
@@ -175,7 +208,8 @@ describe("Grafana dashboard infra/grafana/dedup-health.json", () => {
     for (const a of ALERT_LIST) {
       const chart = panel(a.title);
       const stat = panel(`${a.name}: worst now`);
-      for (const p of [chart, stat]) expect(p.links.map((l) => l.url)).toEqual([runbookUrl(a.runbookAnchor, runbookBase())]);
+      for (const p of [chart, stat])
+        expect(p.links.map((l) => l.url)).toEqual([runbookUrl(a.runbookAnchor, runbookBase())]);
       expect(chart.type).toBe("timeseries");
       const unique = (e: string) => [...new Set(metricsIn(e))].sort();
       expect(unique(chart.targets[0]!.expr)).toEqual(unique(a.valueExpr));
@@ -206,12 +240,19 @@ describe("Grafana dashboard infra/grafana/dedup-health.json", () => {
   });
 
   it("has the app's other charts: results, duplicates by cause, DLQ by reason, leases, handler time, lag", () => {
-    const exprs = (t: string) => panel(t).targets.map((x) => x.expr).join(" ");
+    const exprs = (t: string) =>
+      panel(t)
+        .targets.map((x) => x.expr)
+        .join(" ");
     expect(exprs("Processed rate by result")).toContain(`sum by (result) (rate(${LIBRARY_METRIC_NAMES.processed}{`);
     expect(exprs("Duplicates by cause")).toContain(`sum by (cause) (rate(${LIBRARY_METRIC_NAMES.duplicatesByCause}{`);
     expect(exprs("DLQ writes by reason")).toContain(`sum by (reason_poisoned) (rate(${LIBRARY_METRIC_NAMES.poisoned}{`);
-    expect(metricsIn(exprs("Leases")).sort()).toEqual([LIBRARY_METRIC_NAMES.inProgress, LIBRARY_METRIC_NAMES.leaseLost, LIBRARY_METRIC_NAMES.released].sort());
-    expect(exprs("Handler time (p99, p50)")).toContain(`histogram_quantile(0.99, sum by (le, service, handler) (rate(${HANDLER_TIME_METRIC}_bucket{`);
+    expect(metricsIn(exprs("Leases")).sort()).toEqual(
+      [LIBRARY_METRIC_NAMES.inProgress, LIBRARY_METRIC_NAMES.leaseLost, LIBRARY_METRIC_NAMES.released].sort(),
+    );
+    expect(exprs("Handler time (p99, p50)")).toContain(
+      `histogram_quantile(0.99, sum by (le, service, handler) (rate(${HANDLER_TIME_METRIC}_bucket{`,
+    );
     expect(exprs("Consumer lag")).toBe(`sum by (consumergroup, topic) (${CONSUMER_LAG_METRIC})`);
     for (const p of d.panels.filter((x) => x.type === "timeseries")) {
       expect(p.options.legend?.calcs).toEqual(["lastNotNull", "max", "mean"]);
@@ -239,7 +280,9 @@ describe("Grafana dashboard infra/grafana/dedup-health.json", () => {
     const planted = plantedDlqAlert({ value: 5, label: "5/s" });
     const withIt = parse(renderDashboard([...ALERT_LIST, planted]));
     const chart = panel(planted.title, withIt);
-    expect(chart.targets[0]!.expr).toContain(`${LIBRARY_METRIC_NAMES.poisoned}{service=~"$service", handler=~"$handler"}`);
+    expect(chart.targets[0]!.expr).toContain(
+      `${LIBRARY_METRIC_NAMES.poisoned}{service=~"$service", handler=~"$handler"}`,
+    );
     expect(stepValues(chart)).toEqual([null, 5]);
     expect(panel(`${planted.name}: worst now`, withIt).links[0]!.url).toBe(planted.runbookUrl);
     expect(panel("Dedup alerts pending / firing", withIt).targets[0]!.expr).toContain(planted.name);

@@ -5,7 +5,14 @@
  * beside the alerts (results, duplicates by cause, DLQ, leases, handler time, consumer lag).
  */
 import * as common from "@grafana/grafana-foundation-sdk/common";
-import { DashboardLinkBuilder, FieldColorBuilder, FieldColorModeId, ThresholdsConfigBuilder, ThresholdsMode, type Threshold } from "@grafana/grafana-foundation-sdk/dashboard";
+import {
+  DashboardLinkBuilder,
+  FieldColorBuilder,
+  FieldColorModeId,
+  ThresholdsConfigBuilder,
+  ThresholdsMode,
+  type Threshold,
+} from "@grafana/grafana-foundation-sdk/dashboard";
 import { DataqueryBuilder, QueryEditorMode } from "@grafana/grafana-foundation-sdk/prometheus";
 import * as stat from "@grafana/grafana-foundation-sdk/stat";
 import * as timeseries from "@grafana/grafana-foundation-sdk/timeseries";
@@ -47,7 +54,12 @@ export function alertMatchers(a: AlertThreshold): string {
   return a.by.includes("handler") ? SVC_HANDLER : a.by.includes("service") ? SVC : "";
 }
 
-const GRAFANA_UNIT: Record<AlertUnit, string> = { ratio: "percentunit", per_second: "short", seconds: "s", count: "none" };
+const GRAFANA_UNIT: Record<AlertUnit, string> = {
+  ratio: "percentunit",
+  per_second: "short",
+  seconds: "s",
+  count: "none",
+};
 
 /** Lays panels out left to right, a new line when the next one does not fit in 24 columns. */
 export class Grid {
@@ -70,7 +82,13 @@ export class Grid {
 }
 
 function query(expr: string, legendFormat: string, i: number): DataqueryBuilder {
-  return new DataqueryBuilder().datasource(DS).editorMode(QueryEditorMode.Code).expr(expr).legendFormat(legendFormat).range().refId(String.fromCharCode(65 + i));
+  return new DataqueryBuilder()
+    .datasource(DS)
+    .editorMode(QueryEditorMode.Code)
+    .expr(expr)
+    .legendFormat(legendFormat)
+    .range()
+    .refId(String.fromCharCode(65 + i));
 }
 
 function runbook(a: AlertThreshold): DashboardLinkBuilder[] {
@@ -80,7 +98,8 @@ function runbook(a: AlertThreshold): DashboardLinkBuilder[] {
 /** The alert's levels as threshold steps: normal (yellow, when documented and above 0), alert (red). */
 function alertSteps(a: AlertThreshold, base: string): Threshold[] {
   const steps: Threshold[] = [{ value: null, color: base }];
-  if (a.normal && a.normal.value > 0 && a.normal.value < a.threshold.value) steps.push({ value: a.normal.value, color: "#EAB839" });
+  if (a.normal && a.normal.value > 0 && a.normal.value < a.threshold.value)
+    steps.push({ value: a.normal.value, color: "#EAB839" });
   steps.push({ value: a.threshold.value > 0 ? a.threshold.value : ABOVE_ZERO_STEP, color: "red" });
   return steps;
 }
@@ -97,7 +116,9 @@ export function alertStat(a: AlertThreshold, grid: Grid): stat.PanelBuilder {
     .id(id)
     .gridPos(gridPos)
     .title(`${a.name}: worst now`)
-    .description(`${a.title}, the worst of ${a.by.join("/")}. ${a.name} fires above ${a.threshold.label} for ${a.for}.${normal}`)
+    .description(
+      `${a.title}, the worst of ${a.by.join("/")}. ${a.name} fires above ${a.threshold.label} for ${a.for}.${normal}`,
+    )
     .datasource(DS)
     .links(runbook(a))
     .withTarget(query(`max(${withMatchers(a.valueExpr, alertMatchers(a))})`, "worst", 0))
@@ -117,13 +138,26 @@ export function alertStateStat(alerts: readonly AlertThreshold[], grid: Grid): s
     .id(id)
     .gridPos(gridPos)
     .title("Dedup alerts pending / firing")
-    .description(`Prometheus' ALERTS series of ${alerts.map((a) => a.name).join(", ")} (rules: infra/prometheus/rules/dedup.yml).`)
+    .description(
+      `Prometheus' ALERTS series of ${alerts.map((a) => a.name).join(", ")} (rules: infra/prometheus/rules/dedup.yml).`,
+    )
     .datasource(DS)
-    .withTarget(query(`count by (alertname, alertstate) (ALERTS{${alertNameMatcher(alerts)}, ${SVC}})`, "{{alertname}} {{alertstate}}", 0))
+    .withTarget(
+      query(
+        `count by (alertname, alertstate) (ALERTS{${alertNameMatcher(alerts)}, ${SVC}})`,
+        "{{alertname}} {{alertstate}}",
+        0,
+      ),
+    )
     .unit("none")
     .noValue("none")
     .colorScheme(new FieldColorBuilder().mode(FieldColorModeId.Thresholds))
-    .thresholds(thresholds([{ value: null, color: "green" }, { value: 1, color: "orange" }]))
+    .thresholds(
+      thresholds([
+        { value: null, color: "green" },
+        { value: 1, color: "orange" },
+      ]),
+    )
     .colorMode(common.BigValueColorMode.Background)
     .graphMode(common.BigValueGraphMode.None)
     .reduceOptions(new common.ReduceDataOptionsBuilder().calcs(["lastNotNull"]).fields("").values(false));
@@ -159,15 +193,30 @@ function chart(c: ChartSpec, grid: Grid): timeseries.PanelBuilder {
     .showPoints(common.VisibilityMode.Never)
     .spanNulls(false)
     .thresholdsStyle(new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Off))
-    .stacking(new common.StackingConfigBuilder().mode(c.stacked ? common.StackingMode.Normal : common.StackingMode.None).group("A"))
-    .legend(new common.VizLegendOptionsBuilder().calcs(["lastNotNull", "max", "mean"]).displayMode(common.LegendDisplayMode.Table).placement(common.LegendPlacement.Bottom).showLegend(true))
-    .tooltip(new common.VizTooltipOptionsBuilder().mode(common.TooltipDisplayMode.Multi).sort(common.SortOrder.Descending));
+    .stacking(
+      new common.StackingConfigBuilder()
+        .mode(c.stacked ? common.StackingMode.Normal : common.StackingMode.None)
+        .group("A"),
+    )
+    .legend(
+      new common.VizLegendOptionsBuilder()
+        .calcs(["lastNotNull", "max", "mean"])
+        .displayMode(common.LegendDisplayMode.Table)
+        .placement(common.LegendPlacement.Bottom)
+        .showLegend(true),
+    )
+    .tooltip(
+      new common.VizTooltipOptionsBuilder().mode(common.TooltipDisplayMode.Multi).sort(common.SortOrder.Descending),
+    );
 }
 
 /** One chart per alert: its value per `by` labels, with the normal and alert lines drawn. */
 export function alertChart(a: AlertThreshold, grid: Grid): timeseries.PanelBuilder {
   const drawn = a.threshold.value > 0;
-  const lines = [a.normal && a.normal.value > 0 ? `${a.normal.label} (yellow)` : "", drawn ? `${a.threshold.label} (red, ${a.name} after ${a.for})` : ""].filter(Boolean);
+  const lines = [
+    a.normal && a.normal.value > 0 ? `${a.normal.label} (yellow)` : "",
+    drawn ? `${a.threshold.label} (red, ${a.name} after ${a.for})` : "",
+  ].filter(Boolean);
   const p = chart(
     {
       title: a.title,
@@ -179,20 +228,53 @@ export function alertChart(a: AlertThreshold, grid: Grid): timeseries.PanelBuild
   )
     .links(runbook(a))
     .thresholds(thresholds(alertSteps(a, "transparent")))
-    .thresholdsStyle(new common.GraphThresholdsStyleConfigBuilder().mode(drawn ? common.GraphThresholdsStyleMode.LineAndArea : common.GraphThresholdsStyleMode.Off));
+    .thresholdsStyle(
+      new common.GraphThresholdsStyleConfigBuilder().mode(
+        drawn ? common.GraphThresholdsStyleMode.LineAndArea : common.GraphThresholdsStyleMode.Off,
+      ),
+    );
   return drawn ? p.axisSoftMax(a.threshold.value * SOFT_MAX_FACTOR) : p;
 }
 
-const rate = (metric: string, by: string, matchers = SVC_HANDLER) => `sum by (${by}) (rate(${metric}{${matchers}}[${RATE_WINDOW}]))`;
-const quantile = (q: number, metric: string, by: string) => `histogram_quantile(${q}, sum by (le, ${by}) (rate(${metric}_bucket{${SVC_HANDLER}}[${RATE_WINDOW}])))`;
+const rate = (metric: string, by: string, matchers = SVC_HANDLER) =>
+  `sum by (${by}) (rate(${metric}{${matchers}}[${RATE_WINDOW}]))`;
+const quantile = (q: number, metric: string, by: string) =>
+  `histogram_quantile(${q}, sum by (le, ${by}) (rate(${metric}_bucket{${SVC_HANDLER}}[${RATE_WINDOW}])))`;
 
 /** The charts of what the app shows beside the alerts. */
 export function appCharts(grid: Grid): timeseries.PanelBuilder[] {
   const m = LIBRARY_METRIC_NAMES;
   return [
-    chart({ title: "Processed rate by result", description: `Rate of ${m.processed} over ${RATE_WINDOW} (messages/s), stacked by result (${PROCESSED_RESULTS.join(", ")}).`, targets: [{ expr: rate(m.processed, "result"), legend: "{{result}}" }], unit: "ops", stacked: true }, grid),
-    chart({ title: "Duplicates by cause", description: `Rate of ${m.duplicatesByCause} over ${RATE_WINDOW}, stacked by cause: redelivery (the same Kafka position again), republish (a new position), unknown (no position stored).`, targets: [{ expr: rate(m.duplicatesByCause, "cause"), legend: "{{cause}}" }], unit: "ops", stacked: true }, grid),
-    chart({ title: "DLQ writes by reason", description: `Rate of ${m.poisoned} over ${RATE_WINDOW}: messages sent to the dead-letter topic, stacked by reason_poisoned.`, targets: [{ expr: rate(m.poisoned, "reason_poisoned"), legend: "{{reason_poisoned}}" }], unit: "ops", stacked: true }, grid),
+    chart(
+      {
+        title: "Processed rate by result",
+        description: `Rate of ${m.processed} over ${RATE_WINDOW} (messages/s), stacked by result (${PROCESSED_RESULTS.join(", ")}).`,
+        targets: [{ expr: rate(m.processed, "result"), legend: "{{result}}" }],
+        unit: "ops",
+        stacked: true,
+      },
+      grid,
+    ),
+    chart(
+      {
+        title: "Duplicates by cause",
+        description: `Rate of ${m.duplicatesByCause} over ${RATE_WINDOW}, stacked by cause: redelivery (the same Kafka position again), republish (a new position), unknown (no position stored).`,
+        targets: [{ expr: rate(m.duplicatesByCause, "cause"), legend: "{{cause}}" }],
+        unit: "ops",
+        stacked: true,
+      },
+      grid,
+    ),
+    chart(
+      {
+        title: "DLQ writes by reason",
+        description: `Rate of ${m.poisoned} over ${RATE_WINDOW}: messages sent to the dead-letter topic, stacked by reason_poisoned.`,
+        targets: [{ expr: rate(m.poisoned, "reason_poisoned"), legend: "{{reason_poisoned}}" }],
+        unit: "ops",
+        stacked: true,
+      },
+      grid,
+    ),
     chart(
       {
         title: "Leases",
@@ -222,7 +304,9 @@ export function appCharts(grid: Grid): timeseries.PanelBuilder[] {
       {
         title: "Consumer lag",
         description: `${CONSUMER_LAG_METRIC} (kafka-exporter's name) summed per consumer group and topic: messages not yet consumed. Not filtered by the variables: a consumer group carries no service label.`,
-        targets: [{ expr: `sum by (consumergroup, topic) (${CONSUMER_LAG_METRIC})`, legend: "{{consumergroup}} {{topic}}" }],
+        targets: [
+          { expr: `sum by (consumergroup, topic) (${CONSUMER_LAG_METRIC})`, legend: "{{consumergroup}} {{topic}}" },
+        ],
         unit: "short",
       },
       grid,

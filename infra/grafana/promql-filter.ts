@@ -8,8 +8,34 @@
 
 const LABEL_LIST_KEYWORDS = new Set(["by", "without", "on", "ignoring", "group_left", "group_right"]);
 // Aggregators are listed because `sum by (x) (…)` puts `by` between the name and its `(`.
-const AGGREGATORS = ["sum", "min", "max", "avg", "group", "stddev", "stdvar", "count", "count_values", "bottomk", "topk", "quantile", "limitk", "limit_ratio"];
-const KEYWORDS = new Set([...LABEL_LIST_KEYWORDS, ...AGGREGATORS, "bool", "and", "or", "unless", "offset", "inf", "nan", "atan2"]);
+const AGGREGATORS = [
+  "sum",
+  "min",
+  "max",
+  "avg",
+  "group",
+  "stddev",
+  "stdvar",
+  "count",
+  "count_values",
+  "bottomk",
+  "topk",
+  "quantile",
+  "limitk",
+  "limit_ratio",
+];
+const KEYWORDS = new Set([
+  ...LABEL_LIST_KEYWORDS,
+  ...AGGREGATORS,
+  "bool",
+  "and",
+  "or",
+  "unless",
+  "offset",
+  "inf",
+  "nan",
+  "atan2",
+]);
 
 /** Index just past the string literal that starts at `i` (quote at `s[i]`). */
 function endOfString(s: string, i: number): number {

@@ -43,7 +43,10 @@ async function within(what: string, ms: number, probe: () => Promise<boolean>): 
   }
 }
 
-const marshalCount = async () => (await dedupMetrics(registry).errors.get()).values.find((v) => v.labels.service === service && v.labels.reason === "marshal")?.value ?? 0;
+const marshalCount = async () =>
+  (await dedupMetrics(registry).errors.get()).values.find(
+    (v) => v.labels.service === service && v.labels.reason === "marshal",
+  )?.value ?? 0;
 
 beforeAll(async () => {
   app = createServer((_req, res) => {
@@ -53,7 +56,11 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((r) => app.listen(0, "127.0.0.1", r));
-  prom = await startOwnPrometheus({ targets: [`127.0.0.1:${(app.address() as AddressInfo).port}`], ruleFiles: [RULES], intervalSec: INTERVAL_S });
+  prom = await startOwnPrometheus({
+    targets: [`127.0.0.1:${(app.address() as AddressInfo).port}`],
+    ruleFiles: [RULES],
+    intervalSec: INTERVAL_S,
+  });
   // The app is up and scraped: two scrapes, so a series present from start-up has its baseline.
   await within("two scrapes of the app", 30_000, async () => {
     const up = await query(`count_over_time(up{job="app"}[1m])`);
@@ -72,14 +79,28 @@ describe("the first error on real Kafka + Redis + Prometheus", () => {
     await within("the consumer counts the marshal error", 30_000, async () => (await marshalCount()) === 1);
 
     const sel = `service="${service}"`;
-    const tErr = await within("increase(marshal) > 0", BUDGET_MS, async () => (await query(`increase(${METRIC_NAMES.errors}{${sel},reason="marshal"}[5m]) > 0`)).length === 1);
-    const tAlert = await within("ALERTS{DedupRedisErrors}", BUDGET_MS, async () => (await query(`ALERTS{alertname="${ALERT_NAMES.redisErrors}",${sel},reason="marshal"}`)).length === 1);
+    const tErr = await within(
+      "increase(marshal) > 0",
+      BUDGET_MS,
+      async () => (await query(`increase(${METRIC_NAMES.errors}{${sel},reason="marshal"}[5m]) > 0`)).length === 1,
+    );
+    const tAlert = await within(
+      "ALERTS{DedupRedisErrors}",
+      BUDGET_MS,
+      async () => (await query(`ALERTS{alertname="${ALERT_NAMES.redisErrors}",${sel},reason="marshal"}`)).length === 1,
+    );
     const dlq = PROMQL.dlq_rate;
-    const tDlq = await within("DLQ by reason > 0", BUDGET_MS, async () => (await query(dlq)).some((s) => s.metric.service === service && s.value > 0));
-    console.log(`first marshal error seen by Prometheus after ${tErr} ms, ALERTS after +${tAlert} ms, DLQ rate after +${tDlq} ms (interval ${INTERVAL_S} s)`);
+    const tDlq = await within("DLQ by reason > 0", BUDGET_MS, async () =>
+      (await query(dlq)).some((s) => s.metric.service === service && s.value > 0),
+    );
+    console.log(
+      `first marshal error seen by Prometheus after ${tErr} ms, ALERTS after +${tAlert} ms, DLQ rate after +${tDlq} ms (interval ${INTERVAL_S} s)`,
+    );
 
     // The alert says what happened: a publisher's record in the DLQ, not a Redis incident.
-    const mine = (await promAlerts(prom.url)).find((a) => a.labels.alertname === ALERT_NAMES.redisErrors && a.labels.service === service);
+    const mine = (await promAlerts(prom.url)).find(
+      (a) => a.labels.alertname === ALERT_NAMES.redisErrors && a.labels.service === service,
+    );
     expect(mine?.labels.reason).toBe("marshal");
     expect(mine?.annotations.summary).toMatch(/publisher bug, sent to the DLQ/);
     expect(mine?.annotations.description).not.toMatch(/unchecked|Fail-open/);

@@ -14,7 +14,9 @@ interface AlertTest {
 /** The promtool `alert_rule_test` cases of these test files. */
 export function alertRuleCases(testFiles: readonly string[]): AlertTest[] {
   type Test = { alert_rule_test?: AlertTest[] };
-  return testFiles.flatMap((f) => (parse(readFileSync(f, "utf8")) as { tests: Test[] }).tests).flatMap((t) => t.alert_rule_test ?? []);
+  return testFiles
+    .flatMap((f) => (parse(readFileSync(f, "utf8")) as { tests: Test[] }).tests)
+    .flatMap((t) => t.alert_rule_test ?? []);
 }
 
 /** Each alert name without a firing case or without a silent case, with what it lacks. */

@@ -52,6 +52,11 @@ describe("Prometheus rules (promtool 2.42)", () => {
   }, 30_000);
 
   it("the promtool tests cover every alert, firing and silent", () => {
-    expect(uncoveredAlerts(ALERT_LIST.map((a) => a.name), testFiles)).toEqual([]);
+    expect(
+      uncoveredAlerts(
+        ALERT_LIST.map((a) => a.name),
+        testFiles,
+      ),
+    ).toEqual([]);
   });
 });

@@ -43,9 +43,24 @@ const registry = new Registry();
 const slow = dedupRecorder(registry, "slow");
 const calm = dedupRecorder(registry, "calm");
 // The dashboard's own gauges the rules read too: a lost dedup memory and the consumer groups' lag.
-const memoryLost = new Gauge({ name: OBSERVE_METRIC_NAMES.memoryLost, help: "share of keys lost", labelNames: [...OBSERVE_METRIC_LABELS.memoryLost], registers: [registry] });
-const lagSum = new Gauge({ name: KAFKA_METRIC_NAMES.lagSum, help: "consumer group lag", labelNames: ["consumergroup", "topic"], registers: [registry] });
-const dlqOldestOpen = new Gauge({ name: OBSERVE_METRIC_NAMES.dlqOldestOpenAge, help: "age of the oldest open DLQ record", labelNames: [...OBSERVE_METRIC_LABELS.dlqOldestOpenAge], registers: [registry] });
+const memoryLost = new Gauge({
+  name: OBSERVE_METRIC_NAMES.memoryLost,
+  help: "share of keys lost",
+  labelNames: [...OBSERVE_METRIC_LABELS.memoryLost],
+  registers: [registry],
+});
+const lagSum = new Gauge({
+  name: KAFKA_METRIC_NAMES.lagSum,
+  help: "consumer group lag",
+  labelNames: ["consumergroup", "topic"],
+  registers: [registry],
+});
+const dlqOldestOpen = new Gauge({
+  name: OBSERVE_METRIC_NAMES.dlqOldestOpenAge,
+  help: "age of the oldest open DLQ record",
+  labelNames: [...OBSERVE_METRIC_LABELS.dlqOldestOpenAge],
+  registers: [registry],
+});
 
 /** One tick of traffic: "slow" service 20% duplicates and ~80 ms checks; "calm" 1% and 2 ms. */
 function tick(n: number): void {
@@ -114,7 +129,11 @@ beforeAll(async () => {
   );
   prom = spawn(
     PROMETHEUS,
-    [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${promPort}`],
+    [
+      `--config.file=${config}`,
+      `--storage.tsdb.path=${join(dir, "data")}`,
+      `--web.listen-address=127.0.0.1:${promPort}`,
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   prom.stdout?.on("data", (b: Buffer) => (promLog += b.toString()));
@@ -148,7 +167,11 @@ async function waitForActive(timeoutMs: number): Promise<ApiRule[]> {
   while (Date.now() < deadline) {
     try {
       last = await rules();
-      if (last.length === ALERT_LIST.length && last.filter((r) => !DEADMAN.has(r.name)).every((r) => r.alerts.length > 0)) return last;
+      if (
+        last.length === ALERT_LIST.length &&
+        last.filter((r) => !DEADMAN.has(r.name)).every((r) => r.alerts.length > 0)
+      )
+        return last;
     } catch {
       // not listening yet
     }
@@ -174,7 +197,9 @@ describe("dedup rules in a real Prometheus", () => {
     expect(err.map((a) => [a.labels.service, a.labels.reason])).toEqual([["slow", "redis_timeout"]]);
     // The Go template picked the Redis text for a redis_* reason (marshal has its own: first-error.integration.test.ts).
     expect(err[0]?.annotations.summary).toBe("Dedup checks failing on slow: redis_timeout (Redis or the consumer)");
-    expect(err[0]?.annotations.description).toMatch(/failed with reason redis_timeout .+: Redis or the consumer .+Fail-open.+fail-closed/);
+    expect(err[0]?.annotations.description).toMatch(
+      /failed with reason redis_timeout .+: Redis or the consumer .+Fail-open.+fail-closed/,
+    );
 
     const lat = byName[ALERTS.redisLatency.name]?.alerts ?? [];
     expect(lat.map((a) => [a.labels.service, a.labels.severity])).toEqual([["slow", "ticket"]]);
@@ -182,26 +207,40 @@ describe("dedup rules in a real Prometheus", () => {
 
     // for: 0m — the lost lease pages at once, for the one handler whose counter moved.
     const lease = byName[ALERTS.leaseLost.name]?.alerts ?? [];
-    expect(lease.map((a) => [a.labels.service, a.labels.handler, a.labels.severity, a.state])).toEqual([["slow", "on-review-created", "page", "firing"]]);
-    expect(lease[0]?.annotations.summary).toBe("Lease lost on slow/on-review-created: a message may have been processed twice");
+    expect(lease.map((a) => [a.labels.service, a.labels.handler, a.labels.severity, a.state])).toEqual([
+      ["slow", "on-review-created", "page", "firing"],
+    ]);
+    expect(lease[0]?.annotations.summary).toBe(
+      "Lease lost on slow/on-review-created: a message may have been processed twice",
+    );
 
     // for: 0m — a reused UUID with another payload fires at once, for that handler only.
     const conflict = byName[ALERTS.payloadConflict.name]?.alerts ?? [];
-    expect(conflict.map((a) => [a.labels.service, a.labels.handler, a.state])).toEqual([["slow", "on-review-created", "firing"]]);
-    expect(conflict[0]?.annotations.summary).toBe("A publisher reuses message UUIDs: payload conflicts on slow/on-review-created");
+    expect(conflict.map((a) => [a.labels.service, a.labels.handler, a.state])).toEqual([
+      ["slow", "on-review-created", "firing"],
+    ]);
+    expect(conflict[0]?.annotations.summary).toBe(
+      "A publisher reuses message UUIDs: payload conflicts on slow/on-review-created",
+    );
 
     // for: 0m — a lost dedup memory pages at once, for the handler that lost its keys only.
     const lost = byName[ALERTS.memoryLost.name]?.alerts ?? [];
-    expect(lost.map((a) => [a.labels.service, a.labels.handler, a.labels.severity, a.state])).toEqual([["slow", "on-review-created", "page", "firing"]]);
+    expect(lost.map((a) => [a.labels.service, a.labels.handler, a.labels.severity, a.state])).toEqual([
+      ["slow", "on-review-created", "page", "firing"],
+    ]);
     expect(lost[0]?.annotations.summary).toBe("Dedup memory lost on slow/on-review-created: 60% of its keys gone");
 
     // for: 10m — a growing lag above the floor goes pending for that group only; a small flat lag never does.
     const lag = byName[ALERTS.consumerLagGrowing.name]?.alerts ?? [];
-    expect(lag.map((a) => [a.labels.service, a.labels.handler, a.labels.topic, a.state])).toEqual([["slow", "on-review-created", "review.created", "pending"]]);
+    expect(lag.map((a) => [a.labels.service, a.labels.handler, a.labels.topic, a.state])).toEqual([
+      ["slow", "on-review-created", "review.created", "pending"],
+    ]);
 
     // for: 10m — a DLQ whose oldest open record is older than 24 h goes pending for that topic only, its link to the DLQ page.
     const stale = byName[ALERTS.dlqBacklogStale.name]?.alerts ?? [];
-    expect(stale.map((a) => [a.labels.topic, a.labels.severity, a.state])).toEqual([["review.created", "ticket", "pending"]]);
+    expect(stale.map((a) => [a.labels.topic, a.labels.severity, a.state])).toEqual([
+      ["review.created", "ticket", "pending"],
+    ]);
     expect(stale[0]?.annotations.dashboard_url).toMatch(/\/dlq\?topic=review\.created\.dlq/);
 
     // The deadman rules evaluate (health ok above) and stay silent: the consumers export, the dashboard's job is up with its gauges.
@@ -209,7 +248,9 @@ describe("dedup rules in a real Prometheus", () => {
   });
 
   it("computes the duplicate ratio the dashboard plots: 0.2 and 0.01", async () => {
-    const ratio = Object.fromEntries((await promQuery(base, ALERTS.duplicateRate.valueExpr)).map((s) => [s.metric.handler, s.value]));
+    const ratio = Object.fromEntries(
+      (await promQuery(base, ALERTS.duplicateRate.valueExpr)).map((s) => [s.metric.handler, s.value]),
+    );
     expect(ratio["on-review-created"]).toBeCloseTo(0.2, 6);
     expect(ratio["on-order-paid"]).toBeCloseTo(0.01, 6);
   });
@@ -224,9 +265,16 @@ describe("dedup rules in a real Prometheus", () => {
     const deadline = Date.now() + 15_000;
     let seen: { present: number; down: number[]; pending: boolean } = { present: -1, down: [], pending: false };
     while (Date.now() < deadline) {
-      const present = (await promQuery(base, `group by (service) (${OBSERVE_METRIC_NAMES.memoryLost} or deduplication_check_duration_seconds_count)`)).length;
+      const present = (
+        await promQuery(
+          base,
+          `group by (service) (${OBSERVE_METRIC_NAMES.memoryLost} or deduplication_check_duration_seconds_count)`,
+        )
+      ).length;
       const down = (await promQuery(base, ALERTS.dashboardDown.valueExpr)).map((x) => x.value);
-      const pending = ((await rules()).find((r) => r.name === ALERTS.dashboardDown.name)?.alerts ?? []).some((a) => a.state === "pending" && a.labels.job === DASHBOARD_SCRAPE_JOB);
+      const pending = ((await rules()).find((r) => r.name === ALERTS.dashboardDown.name)?.alerts ?? []).some(
+        (a) => a.state === "pending" && a.labels.job === DASHBOARD_SCRAPE_JOB,
+      );
       seen = { present, down, pending };
       if (present === 0 && down[0] === 1 && pending) break;
       await new Promise((r) => setTimeout(r, 500));

@@ -32,7 +32,10 @@ export const webhookBodySchema = z.object({
   groupKey: text(2000).default(""),
   truncatedAlerts: z.number().int().min(0).default(0),
   externalURL: text(2000).default(""),
-  alerts: z.array(webhookAlertSchema).min(1, "expected at least one alert").max(WEBHOOK_MAX_ALERTS, `expected at most ${WEBHOOK_MAX_ALERTS} alerts`),
+  alerts: z
+    .array(webhookAlertSchema)
+    .min(1, "expected at least one alert")
+    .max(WEBHOOK_MAX_ALERTS, `expected at most ${WEBHOOK_MAX_ALERTS} alerts`),
 });
 /** Body of a notification. */
 export type WebhookBody = z.infer<typeof webhookBodySchema>;

@@ -6,7 +6,18 @@ import { answerSchema } from "./common";
  * Every action the trail records, written once: the audit page's filter offers them and the chart
  * markers give each a kind (server/audit/markers.ts; a missing kind is a type error there).
  */
-export const AUDIT_ACTIONS = ["keys.forget", "keys.ttl", "dlq.redrive", "dlq.discard", "dlq.replay", "workshop.run", "demo.faults", "demo.sources", "silence.create", "silence.expire"] as const;
+export const AUDIT_ACTIONS = [
+  "keys.forget",
+  "keys.ttl",
+  "dlq.redrive",
+  "dlq.discard",
+  "dlq.replay",
+  "workshop.run",
+  "demo.faults",
+  "demo.sources",
+  "silence.create",
+  "silence.expire",
+] as const;
 /** One of {@link AUDIT_ACTIONS}. */
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -64,7 +75,10 @@ export const auditEntrySchema = z.object({
 export const AUDIT_TOUCHED_MAX = 100;
 
 /** One kind of what an action touched, bounded to {@link AUDIT_TOUCHED_MAX} items. */
-export function touchedList(items: readonly string[], total: number = items.length): { items: string[]; total: number } {
+export function touchedList(
+  items: readonly string[],
+  total: number = items.length,
+): { items: string[]; total: number } {
   return { items: items.slice(0, AUDIT_TOUCHED_MAX), total };
 }
 

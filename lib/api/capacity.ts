@@ -20,14 +20,24 @@ export const capacityHandlerSchema = handlerPrefixSchema.extend({
    * wait until `validAt`. `null` when unknown.
    */
   window: z
-    .object({ ageMs: z.number(), filled: z.number(), validAt: z.string().nullable(), source: z.enum(["oldest-key", "process-start"]) })
+    .object({
+      ageMs: z.number(),
+      filled: z.number(),
+      validAt: z.string().nullable(),
+      source: z.enum(["oldest-key", "process-start"]),
+    })
     .nullable(),
   /** newRate × min(TTL, window age). `null` when the rate is unknown. */
   projectedKeys: z.number().nullable(),
   /** projectedKeys × bytesPerKey. */
   projectedBytes: z.number().nullable(),
   /** What the store holds: the last completed count of `keys`, and their bytes. */
-  measured: availableSchema({ keys: z.number(), ...keyCountSchema.shape, bytesPerKey: z.number().nullable(), bytes: z.number().nullable() }),
+  measured: availableSchema({
+    keys: z.number(),
+    ...keyCountSchema.shape,
+    bytesPerKey: z.number().nullable(),
+    bytes: z.number().nullable(),
+  }),
   /** measured / projected keys (1 = as expected); `null` when either side is unknown or projected is 0. */
   gapRatio: z.number().nullable(),
   /** Human notes on a gap: "keys without TTL", "more keys than projected: stale keys or a longer TTL"… */
@@ -40,7 +50,11 @@ export type CapacityHandler = z.infer<typeof capacityHandlerSchema>;
 export const capacityResponseSchema = answerSchema({
   source: metricsSourceSchema,
   handlers: z.array(capacityHandlerSchema),
-  totals: z.object({ projectedKeys: z.number().nullable(), measuredKeys: z.number().nullable(), measuredBytes: z.number().nullable() }),
+  totals: z.object({
+    projectedKeys: z.number().nullable(),
+    measuredKeys: z.number().nullable(),
+    measuredBytes: z.number().nullable(),
+  }),
 });
 /** Answer of `GET /api/capacity`. */
 export type CapacityResponse = z.infer<typeof capacityResponseSchema>;

@@ -63,8 +63,14 @@ export type Unavailable = z.infer<typeof unavailableSchema>;
  * `{ status: "ok", ...shape }` or {@link Unavailable} (with the fields of `unavailable`, e.g. the
  * last known value): a field that depends on one upstream. Narrow with `if (x.status === "ok")`.
  */
-export function availableSchema<T extends z.ZodRawShape, U extends z.ZodRawShape = Record<never, never>>(shape: T, unavailable?: U) {
-  return z.discriminatedUnion("status", [z.object({ status: z.literal("ok"), ...shape }), unavailableSchema.extend(unavailable ?? ({} as U))]);
+export function availableSchema<T extends z.ZodRawShape, U extends z.ZodRawShape = Record<never, never>>(
+  shape: T,
+  unavailable?: U,
+) {
+  return z.discriminatedUnion("status", [
+    z.object({ status: z.literal("ok"), ...shape }),
+    unavailableSchema.extend(unavailable ?? ({} as U)),
+  ]);
 }
 
 /** `{ generatedAt, ...shape }`: an answer of a GET endpoint, stamped with when the server built it (ISO-8601). */
@@ -81,7 +87,9 @@ export const LABEL_VALUE_RE = /^[A-Za-z0-9_.:-]{1,200}$/;
 /** A Kafka topic name: 1-249 letters, digits, '.', '_' or '-' (the broker's own rule). */
 const KAFKA_TOPIC_RE = /^[A-Za-z0-9._-]{1,249}$/;
 /** A Kafka topic name, as every query, body and setting that names a topic accepts it. */
-export const topicNameSchema = z.string().regex(KAFKA_TOPIC_RE, "expected a Kafka topic name: 1-249 letters, digits, '.', '_' or '-'");
+export const topicNameSchema = z
+  .string()
+  .regex(KAFKA_TOPIC_RE, "expected a Kafka topic name: 1-249 letters, digits, '.', '_' or '-'");
 
 /** The TTL class a handler declares for its messages (spec §3, `TtlClass` of names/dedup.ts). */
 export const ttlClassSchema = z.enum(TTL_CLASSES);
@@ -148,14 +156,22 @@ export const keyStateSchema = z.enum(["processing", "done", "marked", "other"]);
 /** State of one dedup key. */
 export type KeyState = z.infer<typeof keyStateSchema>;
 /** How the dashboard names each key state: a `processing` key is a lease. */
-export const KEY_STATE_LABELS: Record<KeyState, string> = { processing: "processing (leases)", done: "done", marked: "marked", other: "other" };
+export const KEY_STATE_LABELS: Record<KeyState, string> = {
+  processing: "processing (leases)",
+  done: "done",
+  marked: "marked",
+  other: "other",
+};
 /** What each key state means (docs/CONTRACT.md's value forms), for the legend beside every list of keys. */
 export const KEY_STATE_LEGEND: Record<KeyState, string> = {
   processing: "a lease: a consumer is running the handler now (processing:<owner>/<token>)",
   done: "processed: the value keeps where (done:<topic>:<partition>:<offset>) and the payload's fingerprint (#…) when the consumer wrote them",
-  marked: "marked, no position: Watermill-style — the value 1 of the design note, or claimed:<token>; set once, so it cannot say whether the handler finished or where the message was",
+  marked:
+    "marked, no position: Watermill-style — the value 1 of the design note, or claimed:<token>; set once, so it cannot say whether the handler finished or where the message was",
   other: "a value the contract does not define",
 };
 
 /** Keys counted per {@link KeyState}. */
-export const keyStateCountsSchema = z.object(Object.fromEntries(keyStateSchema.options.map((s) => [s, z.number()])) as Record<KeyState, z.ZodNumber>);
+export const keyStateCountsSchema = z.object(
+  Object.fromEntries(keyStateSchema.options.map((s) => [s, z.number()])) as Record<KeyState, z.ZodNumber>,
+);

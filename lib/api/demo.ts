@@ -59,7 +59,9 @@ export const demoSourcesPatchSchema = z
     traffic: z.object({ enabled: z.boolean(), ratePerSec: limited("ratePerSec") }).partial(),
     retryOnError: z.object({ enabled: z.boolean(), rate: share }).partial(),
     rebalance: z.object({ enabled: z.boolean(), replicas: z.number().int().min(1).max(4), periodMs }).partial(),
-    forwarderRepublish: z.object({ enabled: z.boolean(), rate: share, delayMs: z.number().int().min(0).max(600_000) }).partial(),
+    forwarderRepublish: z
+      .object({ enabled: z.boolean(), rate: share, delayMs: z.number().int().min(0).max(600_000) })
+      .partial(),
     restartBeforeCommit: z.object({ enabled: z.boolean(), periodMs }).partial(),
   })
   .partial()

@@ -23,7 +23,9 @@ export const dlqResolutionSchema = z.object({
   at: z.string(),
   who: z.string(),
   why: z.string().optional(),
-  to: z.object({ topic: z.string(), partition: z.number().optional(), offset: z.string().optional(), uuid: z.string() }).optional(),
+  to: z
+    .object({ topic: z.string(), partition: z.number().optional(), offset: z.string().optional(), uuid: z.string() })
+    .optional(),
 });
 
 /** One DLQ record in the DLQ browser. */
@@ -46,7 +48,11 @@ export const dlqEntrySchema = recordPositionSchema.extend({
   /** What `handler` names: PoisonQueue's handler, a Spring record's original consumer group, a Connect record's connector. */
   handlerIs: z.enum(["handler", "consumer-group", "connector"]),
   /** Where the original record was, when the convention records it (Spring, Connect; `null` otherwise). */
-  original: z.object({ partition: z.number().nullable(), offset: z.string().nullable(), timestamp: z.string().nullable() }),
+  original: z.object({
+    partition: z.number().nullable(),
+    offset: z.string().nullable(),
+    timestamp: z.string().nullable(),
+  }),
   /** The exception's class (Spring's `kafka_dlt-exception-fqcn`, Connect's `exception.class.name`); `null` when only a text was written. */
   exceptionClass: z.string().nullable(),
   /** Whether a re-drive may publish it: it has a UUID and its topic is an allowed consumer topic. */
@@ -80,7 +86,11 @@ export const dlqQuerySchema = z.object({
   topic: topicNameSchema.optional(),
   handler: z.string().min(1).max(200).optional(),
   reason: reasonClassSchema.optional(),
-  cursor: z.string().max(4000).regex(/^\d+:\d+(,\d+:\d+)*$/, "expected a cursor returned by a previous page").optional(),
+  cursor: z
+    .string()
+    .max(4000)
+    .regex(/^\d+:\d+(,\d+:\d+)*$/, "expected a cursor returned by a previous page")
+    .optional(),
   limit: z.coerce.number().int().min(1, "expected ≥ 1").max(200, "expected ≤ 200").default(50),
 });
 
@@ -89,7 +99,10 @@ export const redriveBodySchema = z
   .object({
     topic: topicNameSchema.optional(),
     uuids: z.array(z.string().min(1).max(200)).min(1).max(1000).optional(),
-    filter: z.object({ handler: z.string().min(1).max(200).optional(), reason: reasonClassSchema.optional() }).strict().optional(),
+    filter: z
+      .object({ handler: z.string().min(1).max(200).optional(), reason: reasonClassSchema.optional() })
+      .strict()
+      .optional(),
     /**
      * `same-uuid` (the same event again) or `new-uuid` (a UUID derived from the DLQ position, the
      * original kept in `redriven_from_uuid`) for every record; absent: `new-uuid` for a
@@ -98,17 +111,31 @@ export const redriveBodySchema = z
      */
     mode: z.enum(REDRIVE_MODES).optional(),
     /** A real re-drive of a `filter` sends exactly what this dry run showed (required for a filter; a dry run's answer gives it). */
-    previewId: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "expected the previewId of a dry run").optional(),
+    previewId: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{8,64}$/, "expected the previewId of a dry run")
+      .optional(),
     dryRun: z.boolean().default(true),
   })
   .strict()
   .refine((b) => (b.uuids === undefined) !== (b.filter === undefined), { message: "give either uuids or filter" });
 
 /** What a re-drive would send (the preview) or sent: `uuid` the DLQ record's, `sendUuid` the one it is published with (another in `new-uuid` mode). */
-export const redrivePreviewSchema = recordPositionSchema.extend({ uuid: z.string(), handler: z.string(), reasonClass: z.string(), mode: z.enum(REDRIVE_MODES), sendUuid: z.string() });
+export const redrivePreviewSchema = recordPositionSchema.extend({
+  uuid: z.string(),
+  handler: z.string(),
+  reasonClass: z.string(),
+  mode: z.enum(REDRIVE_MODES),
+  sendUuid: z.string(),
+});
 
 /** A matched record a re-drive leaves alone, and why (no UUID, a topic outside the allow-list, a same-UUID payload conflict that would loop). */
-export const redriveSkippedSchema = recordPositionSchema.extend({ uuid: z.string().nullable(), handler: z.string(), reasonClass: z.string(), why: z.string() });
+export const redriveSkippedSchema = recordPositionSchema.extend({
+  uuid: z.string().nullable(),
+  handler: z.string(),
+  reasonClass: z.string(),
+  why: z.string(),
+});
 
 /** Answer of `POST /api/dlq/redrive`: `matched` DLQ records may be re-driven; `complete: false` when the scan bound stopped before the start of the DLQ (re-run for older records). */
 export const redriveResponseSchema = bulkActionAnswerSchema.extend({
@@ -134,13 +161,26 @@ export type RedriveResponse = z.infer<typeof redriveResponseSchema>;
 export const discardBodySchema = z
   .object({
     topic: topicNameSchema.optional(),
-    positions: z.array(z.object({ partition: z.number().int().min(0), offset: z.string().regex(/^\d{1,19}$/, "expected a decimal offset") }).strict()).min(1).max(1000).optional(),
+    positions: z
+      .array(
+        z
+          .object({
+            partition: z.number().int().min(0),
+            offset: z.string().regex(/^\d{1,19}$/, "expected a decimal offset"),
+          })
+          .strict(),
+      )
+      .min(1)
+      .max(1000)
+      .optional(),
     uuids: z.array(z.string().min(1).max(200)).min(1).max(1000).optional(),
     why: z.string().trim().min(1, "say why these records need no re-drive").max(500),
     dryRun: z.boolean().default(true),
   })
   .strict()
-  .refine((b) => (b.positions === undefined) !== (b.uuids === undefined), { message: "give either positions or uuids" });
+  .refine((b) => (b.positions === undefined) !== (b.uuids === undefined), {
+    message: "give either positions or uuids",
+  });
 /** Body of `POST /api/dlq/discard`. */
 export type DiscardBody = z.infer<typeof discardBodySchema>;
 
@@ -153,7 +193,9 @@ export const discardResponseSchema = bulkActionAnswerSchema.extend({
   /** Named but not found in the log (below the low watermark, or no such record). */
   notFound: z.number(),
   /** The first matched records. */
-  preview: z.array(recordPositionSchema.extend({ uuid: z.string().nullable(), handler: z.string(), reasonClass: z.string() })),
+  preview: z.array(
+    recordPositionSchema.extend({ uuid: z.string().nullable(), handler: z.string(), reasonClass: z.string() }),
+  ),
 });
 /** Answer of `POST /api/dlq/discard`. */
 export type DiscardResponse = z.infer<typeof discardResponseSchema>;

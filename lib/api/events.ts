@@ -9,7 +9,19 @@ import { z } from "zod";
 import { answerSchema, LABEL_VALUE_RE, rangeSchema } from "./common";
 
 /** Kinds of marker, in legend order. */
-export const MARKER_KINDS = ["alert", "notified", "restart", "rebalance", "fault", "source", "replay", "keys", "workshop", "silence", "action"] as const;
+export const MARKER_KINDS = [
+  "alert",
+  "notified",
+  "restart",
+  "rebalance",
+  "fault",
+  "source",
+  "replay",
+  "keys",
+  "workshop",
+  "silence",
+  "action",
+] as const;
 /** One marker kind. */
 export type MarkerKind = (typeof MARKER_KINDS)[number];
 

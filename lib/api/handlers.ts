@@ -1,6 +1,13 @@
 /** Shapes of `GET /api/handlers`: what the store holds per handler prefix, from the key inspection. Isomorphic. */
 import { z } from "zod";
-import { answerSchema, findingSchema, handlerPrefixSchema, LABEL_VALUE_RE, keyStateCountsSchema, upstreamSchema } from "./common";
+import {
+  answerSchema,
+  findingSchema,
+  handlerPrefixSchema,
+  LABEL_VALUE_RE,
+  keyStateCountsSchema,
+  upstreamSchema,
+} from "./common";
 import { consumerGroupViewSchema } from "./consumers";
 
 /** TTL distribution bucket: keys whose remaining TTL is in `[minMs, maxMs)`; `maxMs: null` = no upper bound. */
@@ -45,7 +52,12 @@ const countedKeysShape = { exact: z.boolean(), errorBound: z.number(), noTtlCoun
  * capacity): {@link countedKeysShape}, the `processing` leases among the keys and their share
  * (0..1, `null` unknown), and when the count finished (`null` when no key was counted).
  */
-export const keyCountSchema = z.object({ ...countedKeysShape, processing: z.number(), leaseShare: z.number().nullable(), countedAt: z.string().nullable() });
+export const keyCountSchema = z.object({
+  ...countedKeysShape,
+  processing: z.number(),
+  leaseShare: z.number().nullable(),
+  countedAt: z.string().nullable(),
+});
 
 /** What Redis holds for one handler prefix `<service>:dedup:<handler>`. */
 export const handlerKeysSchema = handlerPrefixSchema.extend({
@@ -123,14 +135,19 @@ export const notDeclaredSchema = z.object({
   detail: z.string(),
 });
 
-const declaredOr = <T extends z.ZodRawShape>(shape: T) => z.discriminatedUnion("status", [z.object({ status: z.literal("ok"), ...shape }), notDeclaredSchema]);
+const declaredOr = <T extends z.ZodRawShape>(shape: T) =>
+  z.discriminatedUnion("status", [z.object({ status: z.literal("ok"), ...shape }), notDeclaredSchema]);
 
 /** One handler as it declares itself (docs/CONTRACT.md §5), with what is inferred said so and what is unknown said why. */
 export const handlerSelfResponseSchema = answerSchema({
   service: z.string(),
   handler: z.string(),
   /** `info`: its `dedup_handler_info` read from Prometheus; `registry`: registered in the dashboard's own process. */
-  declaration: declaredOr({ source: z.enum(["info", "registry"]), runtime: z.string().nullable(), contract: z.string().nullable() }),
+  declaration: declaredOr({
+    source: z.enum(["info", "registry"]),
+    runtime: z.string().nullable(),
+    contract: z.string().nullable(),
+  }),
   /** Whether Prometheus' `dedup_handler_info` could be read for the fleet (the last known declarations are used meanwhile). */
   infoRead: upstreamSchema,
   /** Window and class; `inferred` ones say from what (`text`: "default, inferred: keys live 24 h"). */
@@ -155,9 +172,18 @@ export const handlerSelfResponseSchema = answerSchema({
   /** Its consumer group: declared, else `<service>.<handler>` (a convention, said so). */
   group: z.object({ id: z.string(), source: z.enum(["declared", "convention"]) }),
   /** How much of the window keys have been written for (the capacity projection's warm-up). */
-  window: declaredOr({ ageMs: z.number(), filled: z.number(), validAt: z.string().nullable(), source: z.enum(["oldest-key", "process-start"]) }),
+  window: declaredOr({
+    ageMs: z.number(),
+    filled: z.number(),
+    validAt: z.string().nullable(),
+    source: z.enum(["oldest-key", "process-start"]),
+  }),
   /** The lint of what it declares, and what it does not declare (the rules needing it did not run). */
-  lint: declaredOr({ source: z.enum(["info", "registry"]), findings: z.array(findingSchema), unknown: z.array(z.string()) }),
+  lint: declaredOr({
+    source: z.enum(["info", "registry"]),
+    findings: z.array(findingSchema),
+    unknown: z.array(z.string()),
+  }),
   /** Its consumer group on its topic, read from Kafka: members, partitions, lag. */
   consumerGroup: z.discriminatedUnion("status", [
     z.object({ status: z.literal("ok"), topic: z.string(), view: consumerGroupViewSchema }),

@@ -2,7 +2,11 @@
 import { z } from "zod";
 import { bulkActionAnswerSchema, keyStateSchema } from "./common";
 
-const name = z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f:*?[\]\\]+$/, "expected a name without control characters, ':' or glob characters");
+const name = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\u0000-\u001f\u007f:*?[\]\\]+$/, "expected a name without control characters, ':' or glob characters");
 
 /** The states an action may select: `processing` (leases), `done` (every done form: plain, position, fingerprint, the naive `1`) or `any`. */
 export const ACTION_STATES = ["processing", "done", "any"] as const;
@@ -18,15 +22,33 @@ export const keySelectionSchema = z
     service: name,
     handler: name,
     /** Message UUIDs (the last segment of the key); absent = the keys of `state`. */
-    uuids: z.array(z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f*?[\]\\]+$/, "expected a UUID")).min(1).max(10_000).optional(),
+    uuids: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(200)
+          .regex(/^[^\u0000-\u001f\u007f*?[\]\\]+$/, "expected a UUID"),
+      )
+      .min(1)
+      .max(10_000)
+      .optional(),
     /** Only keys in this state; `any` must be chosen to mean every key. Required without `uuids`. */
     state: z.enum(ACTION_STATES).optional(),
     /** Only keys idle at least this long (Redis `OBJECT IDLETIME`: since last written or checked). 400 under an LFU eviction policy, which keeps no idle time. */
-    olderThanMs: z.number().int().min(1).max(365 * 86_400_000).optional(),
+    olderThanMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(365 * 86_400_000)
+      .optional(),
     /** Which leases (`processing:` keys) may be selected: `dead` (only those whose owner replica is not alive) or `all`. @default "dead" */
     leases: z.enum(["dead", "all"]).default("dead"),
     /** A real action: the dry run's `previewId`; it acts on exactly that dry run's keys. Required for a real action without `uuids`. */
-    previewId: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "expected a previewId from a dry run").optional(),
+    previewId: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{8,64}$/, "expected a previewId from a dry run")
+      .optional(),
     /** Count only, change nothing. The UI's default. @default true */
     dryRun: z.boolean().default(true),
   })
@@ -40,7 +62,11 @@ export type ForgetBody = z.infer<typeof forgetBodySchema>;
 /** Body of `POST /api/keys/ttl`. */
 export const ttlBodySchema = keySelectionSchema.extend({
   /** The TTL to set, ms (at least a second). */
-  ttlMs: z.number().int().min(1000).max(365 * 86_400_000),
+  ttlMs: z
+    .number()
+    .int()
+    .min(1000)
+    .max(365 * 86_400_000),
   /** Must be true to set a TTL above the handler's TTL policy: the answer says it is beyond. @default false */
   allowBeyondPolicy: z.boolean().default(false),
 });

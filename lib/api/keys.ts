@@ -52,9 +52,22 @@ export type KeyLookupResponse = z.infer<typeof keyLookupResponseSchema>;
 
 /** `GET /api/keys?prefix=&cursor=&count=`; `prefix` is the literal handler prefix (no glob). */
 export const keysQuerySchema = z.object({
-  prefix: z.string().min(1, "expected a handler prefix such as notification:dedup:on-review-created").max(512).regex(/^[^\u0000-\u001f\u007f]+$/, "expected printable characters"),
-  cursor: z.string().max(4096).regex(/^[A-Za-z0-9_.:@|\-]*$/, "expected a cursor returned by a previous page").optional(),
-  count: z.coerce.number().int("expected a whole number").min(1, "expected ≥ 1").max(500, "expected ≤ 500").default(100),
+  prefix: z
+    .string()
+    .min(1, "expected a handler prefix such as notification:dedup:on-review-created")
+    .max(512)
+    .regex(/^[^\u0000-\u001f\u007f]+$/, "expected printable characters"),
+  cursor: z
+    .string()
+    .max(4096)
+    .regex(/^[A-Za-z0-9_.:@|\-]*$/, "expected a cursor returned by a previous page")
+    .optional(),
+  count: z.coerce
+    .number()
+    .int("expected a whole number")
+    .min(1, "expected ≥ 1")
+    .max(500, "expected ≤ 500")
+    .default(100),
   /** Only keys in this state (`processing`: the leases — stuck ones among them); a page may then hold fewer keys. */
   state: keyStateSchema.optional(),
 });

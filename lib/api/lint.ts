@@ -1,6 +1,13 @@
 /** Shapes of `GET /api/lint`: the library's lint of declared handlers and the TTL policy check of observed ones. Isomorphic. */
 import { z } from "zod";
-import { answerSchema, availableSchema, findingSchema, handlerPrefixSchema, handlerRefSchema, ttlClassSchema } from "./common";
+import {
+  answerSchema,
+  availableSchema,
+  findingSchema,
+  handlerPrefixSchema,
+  handlerRefSchema,
+  ttlClassSchema,
+} from "./common";
 import { observedTtlSchema } from "./handlers";
 
 // ---------------------------------------------------------------------------------------------

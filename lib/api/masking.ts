@@ -18,7 +18,13 @@ export type MaskAction = (typeof MASK_ACTIONS)[number];
  * A JSON pointer (RFC 6901): empty (the whole payload) or `/`-separated segments, `~0` for `~` and
  * `~1` for `/`. A segment `*` stands for every member of an object or element of an array.
  */
-const jsonPointer = z.string().max(500).regex(/^(\/([^~/]|~[01])*)*$/, "expected a JSON pointer such as /customer/email (~1 for /, ~0 for ~; * for every element)");
+const jsonPointer = z
+  .string()
+  .max(500)
+  .regex(
+    /^(\/([^~/]|~[01])*)*$/,
+    "expected a JSON pointer such as /customer/email (~1 for /, ~0 for ~; * for every element)",
+  );
 
 /** One rule: on `topic` (and its DLQ topic; `*`: every topic), the payload field at `pointer` or every header named `header` (case-insensitive). */
 export const maskRuleSchema = z
@@ -29,7 +35,10 @@ export const maskRuleSchema = z
     action: z.enum(MASK_ACTIONS, "expected action MASK or REMOVE"),
   })
   .strict()
-  .refine((r) => (r.pointer === undefined) !== (r.header === undefined), "expected either pointer or header in each rule");
+  .refine(
+    (r) => (r.pointer === undefined) !== (r.header === undefined),
+    "expected either pointer or header in each rule",
+  );
 /** One masking rule. */
 export type MaskRule = z.infer<typeof maskRuleSchema>;
 

@@ -17,7 +17,10 @@ export const unknownSchema = z.object({
 export type Unknown = z.infer<typeof unknownSchema>;
 
 /** Whether one optional signal is exported by the service. */
-export const measuredFieldSchema = z.discriminatedUnion("status", [z.object({ status: z.literal("ok") }), unknownSchema]);
+export const measuredFieldSchema = z.discriminatedUnion("status", [
+  z.object({ status: z.literal("ok") }),
+  unknownSchema,
+]);
 /** Whether one optional signal is exported by the service. */
 export type MeasuredField = z.infer<typeof measuredFieldSchema>;
 

@@ -1,7 +1,17 @@
 /** Shapes of `GET /api/overview?range=`: per-handler rows, upstream health, alerts, scrape coverage. Isomorphic. */
 import { z } from "zod";
 import { alertInstanceSchema, alertsFieldSchema, alertsUnknownSchema } from "./alerts";
-import { answerSchema, appModeSchema, availableSchema, handlerRefSchema, metricsSourceSchema, rangeSchema, ttlClassSchema, unavailableSchema, upstreamSchema } from "./common";
+import {
+  answerSchema,
+  appModeSchema,
+  availableSchema,
+  handlerRefSchema,
+  metricsSourceSchema,
+  rangeSchema,
+  ttlClassSchema,
+  unavailableSchema,
+  upstreamSchema,
+} from "./common";
 import { keyCountSchema } from "./handlers";
 import { measuredFieldSchema, scrapeStateSchema, unknownSchema } from "./measured";
 import { TTL_POLICY } from "@/names/dedup";
@@ -16,7 +26,12 @@ export const thresholdsViewSchema = z.object({
   checkP99Seconds: z.number(),
   checkP99For: z.string(),
   /** `TTL_POLICY` (names/dedup.ts), field by field. */
-  ttlPolicy: z.object(Object.fromEntries(Object.keys(TTL_POLICY).map((k) => [k, z.number()])) as Record<keyof typeof TTL_POLICY, z.ZodNumber>),
+  ttlPolicy: z.object(
+    Object.fromEntries(Object.keys(TTL_POLICY).map((k) => [k, z.number()])) as Record<
+      keyof typeof TTL_POLICY,
+      z.ZodNumber
+    >,
+  ),
 });
 /** Thresholds the charts draw. */
 export type ThresholdsView = z.infer<typeof thresholdsViewSchema>;
@@ -49,7 +64,13 @@ export const overviewHandlerSchema = handlerRefSchema.extend({
   latencyParts: z
     .object({
       runtime: z.discriminatedUnion("status", [
-        z.object({ status: z.literal("ok"), runtime: z.string(), metric: z.string(), meaning: z.string(), seconds: z.number().nullable() }),
+        z.object({
+          status: z.literal("ok"),
+          runtime: z.string(),
+          metric: z.string(),
+          meaning: z.string(),
+          seconds: z.number().nullable(),
+        }),
         z.object({ status: z.literal("unknown"), metrics: z.array(z.string()), detail: z.string() }),
       ]),
       redisUsecPerCall: z.number().nullable(),
@@ -64,7 +85,12 @@ export const overviewHandlerSchema = handlerRefSchema.extend({
    * service: "unknown" with the metric to export where it has none (never a zero).
    */
   signals: z
-    .object({ byCause: measuredFieldSchema, payloadConflicts: measuredFieldSchema, leases: measuredFieldSchema, hotUuids: measuredFieldSchema })
+    .object({
+      byCause: measuredFieldSchema,
+      payloadConflicts: measuredFieldSchema,
+      leases: measuredFieldSchema,
+      hotUuids: measuredFieldSchema,
+    })
     .optional(),
   /**
    * The same three alert values "now" — over the last scrape interval (lib/alert-exprs
@@ -92,7 +118,11 @@ export const overviewHandlerSchema = handlerRefSchema.extend({
    * export that counter (never a total of 0).
    */
   unchecked: z
-    .discriminatedUnion("status", [z.object({ status: z.literal("ok"), byReason: z.record(z.string(), z.number()), total: z.number() }), unavailableSchema, unknownSchema])
+    .discriminatedUnion("status", [
+      z.object({ status: z.literal("ok"), byReason: z.record(z.string(), z.number()), total: z.number() }),
+      unavailableSchema,
+      unknownSchema,
+    ])
     .optional(),
   /** Keys in Redis (from the last inspection): the last completed count, split into settled keys and `processing` leases. */
   keys: availableSchema({
@@ -113,7 +143,13 @@ export const overviewHandlerSchema = handlerRefSchema.extend({
    * after it was seen; `null` when none. `before`/`now` are the two counts, `share` the lost part of `before`.
    */
   memoryLost: z
-    .object({ share: z.number(), before: z.number(), now: z.number(), at: z.string(), cause: z.enum(["restart", "failover", "drop"]) })
+    .object({
+      share: z.number(),
+      before: z.number(),
+      now: z.number(),
+      at: z.string(),
+      cause: z.enum(["restart", "failover", "drop"]),
+    })
     .nullable()
     .optional(),
   /**

@@ -23,7 +23,13 @@ export const recordViewSchema = recordPositionSchema.extend({
    * Header entries in order. `number`: a header a DLQ convention writes as a binary number (Spring
    * Kafka's `kafka_dlt-original-partition` / `-offset` / `-timestamp`), read as such, with how.
    */
-  headers: z.array(z.object({ key: z.string(), value: encodedSchema, number: z.object({ text: z.string(), as: z.string() }).optional() })),
+  headers: z.array(
+    z.object({
+      key: z.string(),
+      value: encodedSchema,
+      number: z.object({ text: z.string(), as: z.string() }).optional(),
+    }),
+  ),
   payload: encodedSchema.nullable(),
   /** Bytes of key, value and headers (keys and values) as read. */
   size: z.number(),
@@ -67,10 +73,29 @@ export type RecordsResponse = z.infer<typeof recordsResponseSchema>;
 export const recordsQuerySchema = z
   .object({
     topic: topicNameSchema,
-    partition: z.coerce.number().int("expected a whole number").min(0, "expected ≥ 0").max(1_000_000, "expected ≤ 1000000").optional(),
-    offset: z.string().regex(/^\d{1,19}$/, "expected a decimal offset").optional(),
-    uuid: z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f]+$/, "expected printable characters").optional(),
+    partition: z.coerce
+      .number()
+      .int("expected a whole number")
+      .min(0, "expected ≥ 0")
+      .max(1_000_000, "expected ≤ 1000000")
+      .optional(),
+    offset: z
+      .string()
+      .regex(/^\d{1,19}$/, "expected a decimal offset")
+      .optional(),
+    uuid: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[^\u0000-\u001f\u007f]+$/, "expected printable characters")
+      .optional(),
   })
-  .refine((q) => (q.uuid !== undefined ? q.partition === undefined && q.offset === undefined : q.partition !== undefined && q.offset !== undefined), {
-    message: "give either partition and offset, or uuid",
-  });
+  .refine(
+    (q) =>
+      q.uuid !== undefined
+        ? q.partition === undefined && q.offset === undefined
+        : q.partition !== undefined && q.offset !== undefined,
+    {
+      message: "give either partition and offset, or uuid",
+    },
+  );

@@ -48,7 +48,11 @@ export const seriesResponseSchema = answerSchema({
    * does not export the series' signal ("not measured for this service: export <metric>", never an
    * empty chart that reads as none).
    */
-  data: z.discriminatedUnion("status", [z.object({ status: z.literal("ok"), series: z.array(seriesLineSchema) }), unavailableSchema, unknownSchema]),
+  data: z.discriminatedUnion("status", [
+    z.object({ status: z.literal("ok"), series: z.array(seriesLineSchema) }),
+    unavailableSchema,
+    unknownSchema,
+  ]),
   /** Whether the service asked for is scraped now (absent without `service`); its lines break where it was not. */
   scrape: scrapeStateSchema.optional(),
 });
@@ -57,12 +61,21 @@ export type SeriesResponse = z.infer<typeof seriesResponseSchema>;
 
 /** A service or handler name as it appears in labels and key prefixes. */
 /** A service or handler name in a query string (printable, 1..200 characters). */
-export const nameParam = z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f]+$/, "expected printable characters");
+export const nameParam = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\u0000-\u001f\u007f]+$/, "expected printable characters");
 /** `GET /api/series?metric=&service=&handler=&range=&step=` (step in seconds, chosen from range when absent). */
 export const seriesQuerySchema = z.object({
   metric: seriesMetricSchema,
   service: nameParam.optional(),
   handler: nameParam.optional(),
   range: rangeSchema.default("1h"),
-  step: z.coerce.number().int("expected whole seconds").min(1, "expected ≥ 1 s").max(86_400, "expected ≤ 86400 s").optional(),
+  step: z.coerce
+    .number()
+    .int("expected whole seconds")
+    .min(1, "expected ≥ 1 s")
+    .max(86_400, "expected ≤ 86400 s")
+    .optional(),
 });

@@ -5,7 +5,9 @@ const base = { alertname: "DedupRedisErrors", service: "billing", durationMinute
 
 describe("POST /api/silences' body", () => {
   it("takes a printable createdBy; a newline or control character (a forged log line) is a 400 that says so", () => {
-    expect(silenceCreateSchema.parse({ ...base, createdBy: "Ana Núñez (on call)" }).createdBy).toBe("Ana Núñez (on call)");
+    expect(silenceCreateSchema.parse({ ...base, createdBy: "Ana Núñez (on call)" }).createdBy).toBe(
+      "Ana Núñez (on call)",
+    );
     for (const bad of ["ana\n[audit] ok who=admin", "ana\rb", "a\u0000b", "a\u001bb"]) {
       const r = silenceCreateSchema.safeParse({ ...base, createdBy: bad });
       expect(r.success, JSON.stringify(bad)).toBe(false);

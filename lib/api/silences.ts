@@ -88,7 +88,17 @@ export const MAX_SILENCE_MINUTES = 7 * 24 * 60;
  * (they change on a restart or a rescheduling), histogram buckets, and `severity` (the rule's, the
  * same for each of its instances). A silence made from an instance matches every other label.
  */
-export const VOLATILE_LABELS: readonly string[] = ["instance", "pod", "replica", "replica_id", "container", "node", "le", "quantile", "severity"];
+export const VOLATILE_LABELS: readonly string[] = [
+  "instance",
+  "pod",
+  "replica",
+  "replica_id",
+  "container",
+  "node",
+  "le",
+  "quantile",
+  "severity",
+];
 
 /** A Prometheus label name. */
 const LABEL_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
@@ -105,14 +115,35 @@ export const silenceCreateSchema = z
     alertname: z.string().regex(LABEL_VALUE_RE, "expected an alert name, e.g. DedupDuplicateRateHigh"),
     service: z.string().regex(LABEL_VALUE_RE, "expected a service name"),
     handler: z.string().regex(LABEL_VALUE_RE, "expected a handler name").optional(),
-    labels: z.record(z.string().regex(LABEL_NAME_RE, "expected a label name"), z.string().min(1).max(200)).refine((l) => Object.keys(l).length <= 30, "expected at most 30 labels").optional(),
-    durationMinutes: z.number().int("expected whole minutes").min(1, "expected at least 1 minute").max(MAX_SILENCE_MINUTES, `expected at most ${MAX_SILENCE_MINUTES} minutes (7 days)`),
-    comment: z.string().trim().min(1, "say why (Alertmanager requires a comment)").max(500, "expected at most 500 characters"),
+    labels: z
+      .record(z.string().regex(LABEL_NAME_RE, "expected a label name"), z.string().min(1).max(200))
+      .refine((l) => Object.keys(l).length <= 30, "expected at most 30 labels")
+      .optional(),
+    durationMinutes: z
+      .number()
+      .int("expected whole minutes")
+      .min(1, "expected at least 1 minute")
+      .max(MAX_SILENCE_MINUTES, `expected at most ${MAX_SILENCE_MINUTES} minutes (7 days)`),
+    comment: z
+      .string()
+      .trim()
+      .min(1, "say why (Alertmanager requires a comment)")
+      .max(500, "expected at most 500 characters"),
     // Printable, no newline: it is written to logs and to Alertmanager as given (a forged log line otherwise).
-    createdBy: z.string().trim().min(1).max(100).regex(/^[^\u0000-\u001f\u007f]+$/, "expected printable characters (no newline or control character)").optional(),
+    createdBy: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .regex(/^[^\u0000-\u001f\u007f]+$/, "expected printable characters (no newline or control character)")
+      .optional(),
   })
   .strict()
-  .refine((b) => (["alertname", "service", "handler"] as const).every((k) => b.labels?.[k] === undefined || b.labels[k] === b[k]), { message: "labels.alertname, labels.service and labels.handler must equal alertname, service and handler" });
+  .refine(
+    (b) =>
+      (["alertname", "service", "handler"] as const).every((k) => b.labels?.[k] === undefined || b.labels[k] === b[k]),
+    { message: "labels.alertname, labels.service and labels.handler must equal alertname, service and handler" },
+  );
 /** Body of `POST /api/silences`. */
 export type SilenceCreate = z.infer<typeof silenceCreateSchema>;
 
@@ -121,13 +152,20 @@ export type SilenceCreate = z.infer<typeof silenceCreateSchema>;
  * label given but the {@link VOLATILE_LABELS}, sorted by name after those three. A silence made
  * from `DedupRedisErrors{reason="redis_timeout"}` thus leaves the `reason="marshal"` instance alone.
  */
-export function silenceMatchersOf(s: Pick<SilenceCreate, "alertname" | "service" | "handler" | "labels">): SilenceMatcher[] {
+export function silenceMatchersOf(
+  s: Pick<SilenceCreate, "alertname" | "service" | "handler" | "labels">,
+): SilenceMatcher[] {
   const eq = (name: string, value: string): SilenceMatcher => ({ name, value, isRegex: false, isEqual: true });
   const fixed = new Set(["alertname", "service", "handler"]);
   const rest = Object.entries(s.labels ?? {})
     .filter(([k]) => !fixed.has(k) && !VOLATILE_LABELS.includes(k))
     .sort(([a], [b]) => a.localeCompare(b));
-  return [eq("alertname", s.alertname), eq("service", s.service), ...(s.handler ? [eq("handler", s.handler)] : []), ...rest.map(([k, v]) => eq(k, v))];
+  return [
+    eq("alertname", s.alertname),
+    eq("service", s.service),
+    ...(s.handler ? [eq("handler", s.handler)] : []),
+    ...rest.map(([k, v]) => eq(k, v)),
+  ];
 }
 
 /** Answer of `POST /api/silences` (201) and `DELETE /api/silences/{id}` (200): the silence as Alertmanager now lists it. */
@@ -136,7 +174,11 @@ export const silenceAnswerSchema = z.object({ silence: silenceSchema });
 export type SilenceAnswer = z.infer<typeof silenceAnswerSchema>;
 
 /** Path parameter of `DELETE /api/silences/{id}`: Alertmanager's silence ids are UUIDs. */
-export const silenceIdSchema = z.object({ id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "expected a silence id (a UUID)") });
+export const silenceIdSchema = z.object({
+  id: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "expected a silence id (a UUID)"),
+});
 
 /** Whether `m` matches `labels` as Alertmanager does (regexes anchored; a missing label is ""). */
 export function matcherMatches(m: SilenceMatcher, labels: Readonly<Record<string, string>>): boolean {
@@ -159,5 +201,7 @@ export function silenceMatches(s: Pick<Silence, "matchers">, labels: Readonly<Re
 
 /** `{a="1", b!~"x"}`: a silence's matchers as amtool writes them. */
 export function matchersText(ms: readonly SilenceMatcher[]): string {
-  return ms.map((m) => `${m.name}${m.isEqual ? (m.isRegex ? "=~" : "=") : m.isRegex ? "!~" : "!="}${JSON.stringify(m.value)}`).join(" ");
+  return ms
+    .map((m) => `${m.name}${m.isEqual ? (m.isRegex ? "=~" : "=") : m.isRegex ? "!~" : "!="}${JSON.stringify(m.value)}`)
+    .join(" ");
 }

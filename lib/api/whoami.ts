@@ -26,7 +26,8 @@ function grantsText(w: Whoami): string {
 /** The header's line: `signed in as alice (operator: billing)`, `anonymous — read only`, `local (admin: *)`. */
 export function whoamiText(w: Whoami): string {
   if (w.source === "anonymous") return w.may.write.length === 0 ? "anonymous — read only" : "anonymous";
-  if (w.source === "proxy" || w.source === "oidc") return `signed in as ${w.name} (${w.grants.length ? grantsText(w) : "no role: read only"})`;
+  if (w.source === "proxy" || w.source === "oidc")
+    return `signed in as ${w.name} (${w.grants.length ? grantsText(w) : "no role: read only"})`;
   return `${w.name} (${grantsText(w)})`;
 }
 

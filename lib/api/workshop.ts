@@ -86,7 +86,17 @@ export type RunSummary = z.infer<typeof runSummarySchema>;
 /** Names of the summary fields. */
 export type SummaryField = keyof RunSummary;
 /** The summary fields, in display order. */
-export const SUMMARY_FIELDS = ["published", "records", "deliveries", "handlerCalls", "deduplicated", "sideEffects", "duplicateSideEffects", "lost", "dlq"] as const satisfies readonly SummaryField[];
+export const SUMMARY_FIELDS = [
+  "published",
+  "records",
+  "deliveries",
+  "handlerCalls",
+  "deduplicated",
+  "sideEffects",
+  "duplicateSideEffects",
+  "lost",
+  "dlq",
+] as const satisfies readonly SummaryField[];
 
 /** One expected property of a summary: `field op value`, e.g. `lost eq 0`, `duplicateSideEffects gt 0`. */
 export const expectedCheckSchema = z.object({

@@ -34,7 +34,12 @@ export function arrivals(n: number) {
       }
     },
     result(): ConsumeFigures {
-      return { messages: count, seconds: (last - first) / 1000, wallSeconds: (last - t0) / 1000, perSec: count / ((last - first) / 1000) };
+      return {
+        messages: count,
+        seconds: (last - first) / 1000,
+        wallSeconds: (last - t0) / 1000,
+        perSec: count / ((last - first) / 1000),
+      };
     },
   };
 }

@@ -26,8 +26,16 @@ export interface KafkajsRound {
 }
 
 /** Consumes the whole topic with a fresh kafkajs consumer that `start`s its run loop. */
-async function consumeWith(r: KafkajsRound, start: (consumer: Consumer, clock: Arrivals) => Promise<void>): Promise<ConsumeFigures> {
-  const consumer = r.kafka.consumer({ groupId: r.groupId, maxWaitTimeInMs: MAX_WAIT_MS, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+async function consumeWith(
+  r: KafkajsRound,
+  start: (consumer: Consumer, clock: Arrivals) => Promise<void>,
+): Promise<ConsumeFigures> {
+  const consumer = r.kafka.consumer({
+    groupId: r.groupId,
+    maxWaitTimeInMs: MAX_WAIT_MS,
+    sessionTimeout: 10_000,
+    heartbeatInterval: 1000,
+  });
   const clock = arrivals(r.n);
   await consumer.connect();
   try {
@@ -75,7 +83,12 @@ export function consumeFloor(r: KafkajsRound, redis: Redis, prefix: string): Pro
 }
 
 /** `naive`: eachMessage + an awaited `SET key 1 PX ttl NX` per message, all `partitions` at once; keys under `prefix`. */
-export function consumeNaive(r: KafkajsRound, redis: Redis, prefix: string, partitions: number): Promise<ConsumeFigures> {
+export function consumeNaive(
+  r: KafkajsRound,
+  redis: Redis,
+  prefix: string,
+  partitions: number,
+): Promise<ConsumeFigures> {
   return consumeWith(r, (consumer, clock) =>
     consumer.run({
       partitionsConsumedConcurrently: partitions,

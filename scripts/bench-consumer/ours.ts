@@ -17,7 +17,9 @@ import { arrivals, type ConsumeFigures } from "./clock";
 /** Publisher of the default stack's DLQ: nothing fails in this bench, so nothing may arrive here. */
 export class FailingDlq implements Publisher {
   async publish(topic: string, ...msgs: Message[]): Promise<void> {
-    throw new Error(`bench-consumer: ${msgs.length} message(s) reached the DLQ ${topic}; the no-op handler never fails, so this is a bug`);
+    throw new Error(
+      `bench-consumer: ${msgs.length} message(s) reached the DLQ ${topic}; the no-op handler never fails, so this is a bug`,
+    );
   }
   async close(): Promise<void> {}
 }
@@ -42,7 +44,13 @@ export interface OursRound {
 /** Consumes the whole topic through KafkaSubscriber → Router → (default stack | nothing) → no-op. */
 export async function consumeOurs(o: OursRound): Promise<ConsumeFigures> {
   const router = new Router({ onError: (e) => console.error(`[bench] nack ${e.uuid ?? "batch"}: ${e.error.message}`) });
-  const subscriber = new KafkaSubscriber({ brokers: o.brokers, groupId: o.groupId, chunkSize: o.chunk, commitIntervalMs: o.commitIntervalMs, partitionsConsumedConcurrently: o.concurrency });
+  const subscriber = new KafkaSubscriber({
+    brokers: o.brokers,
+    groupId: o.groupId,
+    chunkSize: o.chunk,
+    commitIntervalMs: o.commitIntervalMs,
+    partitionsConsumedConcurrently: o.concurrency,
+  });
   const clock = arrivals(o.n);
   const middleware = o.repository
     ? defaultStack({
@@ -62,7 +70,10 @@ export async function consumeOurs(o: OursRound): Promise<ConsumeFigures> {
   });
   const running = router.run();
   try {
-    await Promise.race([clock.finished, running.then(() => Promise.reject(new Error("router stopped before the topic was consumed")))]);
+    await Promise.race([
+      clock.finished,
+      running.then(() => Promise.reject(new Error("router stopped before the topic was consumed"))),
+    ]);
   } finally {
     await router.close();
     await subscriber.close();

@@ -28,10 +28,16 @@ function areaOf(url: string, fn: string): string {
   if (fn === "(garbage collector)") return "GC";
   if (fn === "(idle)" || fn === "(program)") return fn;
   if (url.includes("node_modules/kafkajs")) return "kafkajs";
-  if (url.includes("node_modules/ioredis") || url.includes("node_modules/redis-parser") || url.includes("node_modules/denque")) return "ioredis";
+  if (
+    url.includes("node_modules/ioredis") ||
+    url.includes("node_modules/redis-parser") ||
+    url.includes("node_modules/denque")
+  )
+    return "ioredis";
   if (url.includes("node_modules/prom-client")) return "prom-client";
   if (url.includes("/server/dedup/")) return "server/dedup";
-  for (const area of ["transport", "notification", "demo", "workshop"]) if (url.includes(`/server/${area}/`)) return `server/${area}`;
+  for (const area of ["transport", "notification", "demo", "workshop"])
+    if (url.includes(`/server/${area}/`)) return `server/${area}`;
   if (url.includes("node_modules/")) return "other node_modules";
   if (url.startsWith("node:") || url === "") return "node internals";
   return "other";
@@ -50,7 +56,10 @@ export function analyzeProfile(path: string, top: number): ProfileSplit {
     const n = byId.get(id);
     if (!n) continue;
     const { functionName, url, lineNumber } = n.callFrame;
-    const file = url.replace(/^file:\/\//, "").replace(/^.*\/(node_modules\/)/, "$1").replace(/^.*\/work\/main\//, "");
+    const file = url
+      .replace(/^file:\/\//, "")
+      .replace(/^.*\/(node_modules\/)/, "$1")
+      .replace(/^.*\/work\/main\//, "");
     const k = `${functionName || "(anonymous)"}  ${file}:${lineNumber + 1}`;
     frames.set(k, (frames.get(k) ?? 0) + us);
     const a = areaOf(url, functionName);

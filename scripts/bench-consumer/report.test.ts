@@ -8,7 +8,17 @@ function rounds(perSec: Record<Variant, [number, number]>): RoundResult[] {
   return Object.entries(perSec).flatMap(([variant, rates]) =>
     rates.map((rate, i) => {
       const redis = ["ours", "rel", "floor", "naive"].includes(variant) ? 4 : 0;
-      return { variant: variant as Variant, round: i + 1, messages: 1000, seconds: 1000 / rate, wallSeconds: 1000 / rate + 1, perSec: rate, cpuUsPerMsg: 10 + redis, redisCpuUsPerMsg: redis, redisCmdUsPerMsg: redis / 2 };
+      return {
+        variant: variant as Variant,
+        round: i + 1,
+        messages: 1000,
+        seconds: 1000 / rate,
+        wallSeconds: 1000 / rate + 1,
+        perSec: rate,
+        cpuUsPerMsg: 10 + redis,
+        redisCpuUsPerMsg: redis,
+        redisCmdUsPerMsg: redis / 2,
+      };
     }),
   );
 }
@@ -16,11 +26,25 @@ function rounds(perSec: Record<Variant, [number, number]>): RoundResult[] {
 describe("bench:consumer's figures", () => {
   afterEach(() => vi.restoreAllMocks());
   const all = [...VARIANTS];
-  const results = rounds({ raw: [100, 200], ours: [40, 60], sub: [80, 100], mem: [60, 80], rel: [50, 70], floor: [60, 100], naive: [20, 30] });
+  const results = rounds({
+    raw: [100, 200],
+    ours: [40, 60],
+    sub: [80, 100],
+    mem: [60, 80],
+    rel: [50, 70],
+    floor: [60, 100],
+    naive: [20, 30],
+  });
 
   it("names every row npm run bench reads, with the medians' ratios and the goals on ours", () => {
     vi.spyOn(console, "log").mockImplementation(() => undefined);
-    const rows = report(all, 2, { results, profiles: new Map(), redisPerMsg: [{ execUs: 1, cpuUs: 2, calls: 3 }] }, [1, 1, 1], [3, 1, 1]);
+    const rows = report(
+      all,
+      2,
+      { results, profiles: new Map(), redisPerMsg: [{ execUs: 1, cpuUs: 2, calls: 3 }] },
+      [1, 1, 1],
+      [3, 1, 1],
+    );
     expect(rows.map((r) => r.name)).toEqual([
       "consumer.with_dedup_vs_raw_kafkajs",
       "consumer.subscriber_only_vs_raw_kafkajs",
@@ -31,17 +55,40 @@ describe("bench:consumer's figures", () => {
       "consumer.with_dedup_vs_floor",
       "consumer.with_dedup_vs_naive_peer",
       ...all.map((v) => `consumer.msgs_per_sec.${v}`),
-      ...["kafkajs", "transport", "stack", "redis_client", "redis_server"].map((p) => `consumer.cpu_budget_us_per_msg.${p}`),
+      ...["kafkajs", "transport", "stack", "redis_client", "redis_server"].map(
+        (p) => `consumer.cpu_budget_us_per_msg.${p}`,
+      ),
       "consumer.loadavg_1m",
     ]);
     const byName = new Map(rows.map((r) => [r.name, r]));
     // Medians: raw 150, ours 50, floor 80, naive 25.
-    expect(byName.get("consumer.with_dedup_vs_raw_kafkajs")).toMatchObject({ value: 0.3333, reference: 150, target: 0.5, detail: { perRound: [0.4, 0.3] } });
+    expect(byName.get("consumer.with_dedup_vs_raw_kafkajs")).toMatchObject({
+      value: 0.3333,
+      reference: 150,
+      target: 0.5,
+      detail: { perRound: [0.4, 0.3] },
+    });
     expect(byName.get("consumer.subscriber_only_vs_raw_kafkajs")!.target).toBeUndefined();
     expect(byName.get("consumer.with_dedup_vs_floor")).toMatchObject({ value: 0.625, reference: 80, target: 0.8 });
     expect(byName.get("consumer.with_dedup_vs_naive_peer")).toMatchObject({ value: 2, reference: 25, target: 4 });
-    expect(Object.keys(byName.get("consumer.msgs_per_sec.ours")!.detail as object)).toEqual(["rounds", "cpuUsPerMsg", "redisCpuUsPerMsg", "redisCmdUsPerMsg", "profile", "redisPerMsg"]);
-    expect(byName.get("consumer.msgs_per_sec.ours")).toMatchObject({ value: 50, ratio: 0.3333, detail: { rounds: [40, 60], cpuUsPerMsg: 14, redisCpuUsPerMsg: 4, redisPerMsg: [{ execUs: 1, cpuUs: 2, calls: 3 }] } });
+    expect(Object.keys(byName.get("consumer.msgs_per_sec.ours")!.detail as object)).toEqual([
+      "rounds",
+      "cpuUsPerMsg",
+      "redisCpuUsPerMsg",
+      "redisCmdUsPerMsg",
+      "profile",
+      "redisPerMsg",
+    ]);
+    expect(byName.get("consumer.msgs_per_sec.ours")).toMatchObject({
+      value: 50,
+      ratio: 0.3333,
+      detail: {
+        rounds: [40, 60],
+        cpuUsPerMsg: 14,
+        redisCpuUsPerMsg: 4,
+        redisPerMsg: [{ execUs: 1, cpuUs: 2, calls: 3 }],
+      },
+    });
     // The budget splits ours' process CPU by layer (all 10 µs here are kafkajs') and puts the Redis server apart.
     expect(byName.get("consumer.cpu_budget_us_per_msg.kafkajs")!.value).toBe(10);
     expect(byName.get("consumer.cpu_budget_us_per_msg.redis_server")!.value).toBe(4);
@@ -50,13 +97,30 @@ describe("bench:consumer's figures", () => {
 
   it("without raw in the run, reports each variant's msgs/s alone", () => {
     vi.spyOn(console, "log").mockImplementation(() => undefined);
-    const rows = report(["floor", "ours"], 2, { results: results.filter((r) => r.variant === "floor" || r.variant === "ours"), profiles: new Map(), redisPerMsg: [] }, [1, 1, 1], [1, 1, 1]);
-    expect(rows.map((r) => r.name)).toEqual(["consumer.with_dedup_vs_floor", "consumer.msgs_per_sec.floor", "consumer.msgs_per_sec.ours", "consumer.loadavg_1m"]);
+    const rows = report(
+      ["floor", "ours"],
+      2,
+      {
+        results: results.filter((r) => r.variant === "floor" || r.variant === "ours"),
+        profiles: new Map(),
+        redisPerMsg: [],
+      },
+      [1, 1, 1],
+      [1, 1, 1],
+    );
+    expect(rows.map((r) => r.name)).toEqual([
+      "consumer.with_dedup_vs_floor",
+      "consumer.msgs_per_sec.floor",
+      "consumer.msgs_per_sec.ours",
+      "consumer.loadavg_1m",
+    ]);
     expect(rows[1]).toMatchObject({ reference: null, ratio: null });
   });
 
   it("--variants takes only the consumers it knows, naming them when it refuses", () => {
     expect(parseVariants("raw,ours,floor")).toEqual(["raw", "ours", "floor"]);
-    expect(() => parseVariants("raw,cas")).toThrow("bench-consumer: --variants must list raw, ours, sub, mem, rel, floor, naive (got cas)");
+    expect(() => parseVariants("raw,cas")).toThrow(
+      "bench-consumer: --variants must list raw, ours, sub, mem, rel, floor, naive (got cas)",
+    );
   });
 });

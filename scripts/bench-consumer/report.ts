@@ -24,7 +24,9 @@ type Medians = ReturnType<typeof medians>;
 
 /** `v`'s msgs/s ÷ `ref`'s, round by round. */
 const perRoundRatio = (results: readonly RoundResult[], v: Variant, ref: Variant) =>
-  results.filter((r) => r.variant === v).map((r) => r.perSec / results.find((x) => x.variant === ref && x.round === r.round)!.perSec);
+  results
+    .filter((r) => r.variant === v)
+    .map((r) => r.perSec / results.find((x) => x.variant === ref && x.round === r.round)!.perSec);
 
 /** Each variant's msgs/s ÷ raw kafkajs' (medians), when raw ran. */
 function vsRawRows(variants: readonly Variant[], results: readonly RoundResult[], m: Medians): Row[] {
@@ -34,7 +36,9 @@ function vsRawRows(variants: readonly Variant[], results: readonly RoundResult[]
     .map((v) => {
       const perRound = perRoundRatio(results, v, "raw");
       const ratio = m.perSec(v) / m.perSec("raw");
-      console.log(`ratio ${v}/raw = ${ratio.toFixed(3)} (per round ${perRound.map((x) => x.toFixed(3)).join(", ")})${v === "ours" ? `   goal ≥ 0.5: ${ratio >= 0.5 ? "met" : `MISSED by ${(0.5 - ratio).toFixed(3)}`}` : ""}`);
+      console.log(
+        `ratio ${v}/raw = ${ratio.toFixed(3)} (per round ${perRound.map((x) => x.toFixed(3)).join(", ")})${v === "ours" ? `   goal ≥ 0.5: ${ratio >= 0.5 ? "met" : `MISSED by ${(0.5 - ratio).toFixed(3)}`}` : ""}`,
+      );
       return {
         name: VARIANT[v].vsRaw,
         value: +ratio.toFixed(4),
@@ -57,8 +61,22 @@ function vsReferenceRows(variants: readonly Variant[], results: readonly RoundRe
     if (!variants.includes("ours") || !variants.includes(ref)) continue;
     const perRound = perRoundRatio(results, "ours", ref);
     const ratio = m.perSec("ours") / m.perSec(ref);
-    console.log(`ratio ours/${ref} = ${ratio.toFixed(3)} (per round ${perRound.map((x) => x.toFixed(3)).join(", ")})   goal ≥ ${goal}: ${ratio >= goal ? "met" : `MISSED by ${(goal - ratio).toFixed(3)}`}`);
-    rows.push({ name, value: +ratio.toFixed(4), unit: "ratio", reference: +m.perSec(ref).toFixed(0), ratio: +ratio.toFixed(4), target: goal, detail: { perRound: perRound.map((x) => +x.toFixed(4)), referenceCpuUsPerMsg: +m.cpu(ref).toFixed(2), oursCpuUsPerMsg: +m.cpu("ours").toFixed(2) } });
+    console.log(
+      `ratio ours/${ref} = ${ratio.toFixed(3)} (per round ${perRound.map((x) => x.toFixed(3)).join(", ")})   goal ≥ ${goal}: ${ratio >= goal ? "met" : `MISSED by ${(goal - ratio).toFixed(3)}`}`,
+    );
+    rows.push({
+      name,
+      value: +ratio.toFixed(4),
+      unit: "ratio",
+      reference: +m.perSec(ref).toFixed(0),
+      ratio: +ratio.toFixed(4),
+      target: goal,
+      detail: {
+        perRound: perRound.map((x) => +x.toFixed(4)),
+        referenceCpuUsPerMsg: +m.cpu(ref).toFixed(2),
+        oursCpuUsPerMsg: +m.cpu("ours").toFixed(2),
+      },
+    });
   }
   return rows;
 }
@@ -92,30 +110,81 @@ function cpuBudgetRows(variants: readonly Variant[], m: Medians): Row[] {
   const nodeOf = (v: Variant) => m.cpu(v) - m.redisCpu(v);
   const parts: Array<[string, string, number]> = [
     ["kafkajs", "kafkajs fetch + decode + eachBatch (raw)", nodeOf("raw")],
-    ["transport", "KafkaSubscriber, Watermill decode, Router delivery, commits (sub − raw)", nodeOf("sub") - nodeOf("raw")],
-    ["stack", "default stack + Deduplicator + metrics, in-memory store (mem − sub; split by --breakdown)", nodeOf("mem") - nodeOf("sub")],
-    ["redis_client", "ioredis encode/decode + RedisRepository instead of the in-memory store (ours − mem, node only)", nodeOf("ours") - nodeOf("mem")],
+    [
+      "transport",
+      "KafkaSubscriber, Watermill decode, Router delivery, commits (sub − raw)",
+      nodeOf("sub") - nodeOf("raw"),
+    ],
+    [
+      "stack",
+      "default stack + Deduplicator + metrics, in-memory store (mem − sub; split by --breakdown)",
+      nodeOf("mem") - nodeOf("sub"),
+    ],
+    [
+      "redis_client",
+      "ioredis encode/decode + RedisRepository instead of the in-memory store (ours − mem, node only)",
+      nodeOf("ours") - nodeOf("mem"),
+    ],
     ["redis_server", "Redis server CPU (INFO cpu delta; shared server: others' load included)", m.redisCpu("ours")],
   ];
   console.log("per-message CPU budget of ours (µs, medians of this run):");
   const rows = parts.map(([id, what, us]) => {
     console.log(`  ${us.toFixed(2).padStart(7)}  ${what}`);
-    return { name: `consumer.cpu_budget_us_per_msg.${id}`, value: +us.toFixed(3), unit: "us/msg", reference: +m.cpu("ours").toFixed(3), ratio: +(us / m.cpu("ours")).toFixed(4), detail: { what } };
+    return {
+      name: `consumer.cpu_budget_us_per_msg.${id}`,
+      value: +us.toFixed(3),
+      unit: "us/msg",
+      reference: +m.cpu("ours").toFixed(3),
+      ratio: +(us / m.cpu("ours")).toFixed(4),
+      detail: { what },
+    };
   });
-  if (variants.includes("floor")) console.log(`  floor for comparison: ${nodeOf("floor").toFixed(2)} µs node + ${m.redisCpu("floor").toFixed(2)} µs Redis server per message`);
+  if (variants.includes("floor"))
+    console.log(
+      `  floor for comparison: ${nodeOf("floor").toFixed(2)} µs node + ${m.redisCpu("floor").toFixed(2)} µs Redis server per message`,
+    );
   return rows;
 }
 
 /** Prints the run's medians, ratios and CPU budget; answers the JSON rows. `load0` / `load1`: the load average at start and end. */
-export function report(variants: readonly Variant[], rounds: number, o: RoundsOutcome, load0: number[], load1: number[]): Row[] {
+export function report(
+  variants: readonly Variant[],
+  rounds: number,
+  o: RoundsOutcome,
+  load0: number[],
+  load1: number[],
+): Row[] {
   const m = medians(o.results);
-  console.log(`\nmedian msgs/s over ${rounds} round(s): ${variants.map((v) => `${v} ${fmt(m.perSec(v))}`).join("   ")}`);
-  console.log(`median CPU µs per message (this process${variants.includes("ours") ? "; ours + Redis server CPU" : ""}): ${variants.map((v) => `${v} ${m.cpu(v).toFixed(2)}`).join("   ")}`);
-  const out: Row[] = [...vsRawRows(variants, o.results, m), ...vsReferenceRows(variants, o.results, m), ...perVariantRows(variants, o, m), ...cpuBudgetRows(variants, m)];
-  out.push({ name: "consumer.loadavg_1m", value: +((load0[0]! + load1[0]!) / 2).toFixed(2), unit: "load", reference: null, ratio: null, detail: { start: load0, end: load1 } });
+  console.log(
+    `\nmedian msgs/s over ${rounds} round(s): ${variants.map((v) => `${v} ${fmt(m.perSec(v))}`).join("   ")}`,
+  );
+  console.log(
+    `median CPU µs per message (this process${variants.includes("ours") ? "; ours + Redis server CPU" : ""}): ${variants.map((v) => `${v} ${m.cpu(v).toFixed(2)}`).join("   ")}`,
+  );
+  const out: Row[] = [
+    ...vsRawRows(variants, o.results, m),
+    ...vsReferenceRows(variants, o.results, m),
+    ...perVariantRows(variants, o, m),
+    ...cpuBudgetRows(variants, m),
+  ];
+  out.push({
+    name: "consumer.loadavg_1m",
+    value: +((load0[0]! + load1[0]!) / 2).toFixed(2),
+    unit: "load",
+    reference: null,
+    ratio: null,
+    detail: { start: load0, end: load1 },
+  });
   for (const [v, p] of o.profiles) {
-    console.log(`profile ${v} (last round, ${p.sampledSeconds.toFixed(1)} s): ${Object.entries(p.areas).slice(0, 7).map(([a, f]) => `${a} ${(100 * f).toFixed(1)}%`).join(", ")}`);
+    console.log(
+      `profile ${v} (last round, ${p.sampledSeconds.toFixed(1)} s): ${Object.entries(p.areas)
+        .slice(0, 7)
+        .map(([a, f]) => `${a} ${(100 * f).toFixed(1)}%`)
+        .join(", ")}`,
+    );
   }
-  console.log(`loadavg start ${load0.map((x) => x.toFixed(2)).join(" ")}  end ${load1.map((x) => x.toFixed(2)).join(" ")}`);
+  console.log(
+    `loadavg start ${load0.map((x) => x.toFixed(2)).join(" ")}  end ${load1.map((x) => x.toFixed(2)).join(" ")}`,
+  );
   return out;
 }

@@ -32,21 +32,42 @@ export function ulidSource(): () => string {
 type Outgoing = { value: Buffer; headers: Record<string, string>; partition: number };
 
 /** Records `start` … `end − 1`, grouped by partition (record i goes to partition i mod `partitions`). */
-function records(start: number, end: number, partitions: number, pad: string, nextId: () => string): { messages: Outgoing[]; bytes: number } {
+function records(
+  start: number,
+  end: number,
+  partitions: number,
+  pad: string,
+  nextId: () => string,
+): { messages: Outgoing[]; bytes: number } {
   const byPartition = Array.from({ length: partitions }, () => [] as Outgoing[]);
   let bytes = 0;
   for (let i = start; i < end; i++) {
-    const payload = Buffer.from(JSON.stringify({ type: "order.created", order: `o-${i}`, amount: i % 997, at: new Date().toISOString(), pad }));
+    const payload = Buffer.from(
+      JSON.stringify({ type: "order.created", order: `o-${i}`, amount: i % 997, at: new Date().toISOString(), pad }),
+    );
     bytes += payload.length;
-    const rec = encodeRecord({ uuid: nextId(), metadata: { "Correlation-Id": `c-${i}`, "Event-Type": "order.created" }, payload });
+    const rec = encodeRecord({
+      uuid: nextId(),
+      metadata: { "Correlation-Id": `c-${i}`, "Event-Type": "order.created" },
+      payload,
+    });
     byPartition[i % partitions]!.push({ value: rec.value, headers: rec.headers, partition: i % partitions });
   }
   return { messages: byPartition.flat(), bytes };
 }
 
 /** Produces `n` records of about `size` bytes of payload to `topic` (4 batches of 2000 in flight); answers the mean payload size. */
-export async function fillTopic(kafka: Kafka, topic: string, n: number, partitions: number, size: number): Promise<number> {
-  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+export async function fillTopic(
+  kafka: Kafka,
+  topic: string,
+  n: number,
+  partitions: number,
+  size: number,
+): Promise<number> {
+  const producer = kafka.producer({
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
   await producer.connect();
   const pad = "x".repeat(Math.max(0, size - 96));
   const nextId = ulidSource();

@@ -52,23 +52,62 @@ interface VariantSpec {
 }
 
 const ours = (s: RoundSetup, repository: OursRound["repository"], marking: OursRound["marking"] = "lease") =>
-  consumeOurs({ brokers: s.brokers, topic: s.topic, n: s.n, groupId: s.groupId, repository, marking, service: s.service, chunk: s.chunk, commitIntervalMs: s.commitIntervalMs, concurrency: s.concurrency });
-const kafkajs = (s: RoundSetup) => ({ kafka: s.kafka, topic: s.topic, n: s.n, groupId: s.groupId, concurrency: s.concurrency });
+  consumeOurs({
+    brokers: s.brokers,
+    topic: s.topic,
+    n: s.n,
+    groupId: s.groupId,
+    repository,
+    marking,
+    service: s.service,
+    chunk: s.chunk,
+    commitIntervalMs: s.commitIntervalMs,
+    concurrency: s.concurrency,
+  });
+const kafkajs = (s: RoundSetup) => ({
+  kafka: s.kafka,
+  topic: s.topic,
+  n: s.n,
+  groupId: s.groupId,
+  concurrency: s.concurrency,
+});
 
 /** Each variant's facts, one entry per variant. */
 export const VARIANT: Record<Variant, VariantSpec> = {
   raw: { usesRedis: false, consume: (s) => consumeRaw(kafkajs(s)) },
-  ours: { usesRedis: true, vsRaw: "consumer.with_dedup_vs_raw_kafkajs", consume: (s) => ours(s, new RedisRepository(s.redis)) },
+  ours: {
+    usesRedis: true,
+    vsRaw: "consumer.with_dedup_vs_raw_kafkajs",
+    consume: (s) => ours(s, new RedisRepository(s.redis)),
+  },
   sub: { usesRedis: false, vsRaw: "consumer.subscriber_only_vs_raw_kafkajs", consume: (s) => ours(s, null) },
-  mem: { usesRedis: false, vsRaw: "consumer.stack_memory_store_vs_raw_kafkajs", consume: (s) => ours(s, new MemoryRepository()) },
-  rel: { usesRedis: true, vsRaw: "consumer.with_dedup_release_marking_vs_raw_kafkajs", consume: (s) => ours(s, new RedisRepository(s.redis), "release") },
-  floor: { usesRedis: true, vsRaw: "consumer.floor_vs_raw_kafkajs", consume: (s) => consumeFloor(kafkajs(s), s.plainRedis, `${s.service}:dedup:h:`) },
-  naive: { usesRedis: true, vsRaw: "consumer.naive_peer_vs_raw_kafkajs", consume: (s) => consumeNaive(kafkajs(s), s.plainRedis, `${s.service}:dedup:h:`, s.partitions) },
+  mem: {
+    usesRedis: false,
+    vsRaw: "consumer.stack_memory_store_vs_raw_kafkajs",
+    consume: (s) => ours(s, new MemoryRepository()),
+  },
+  rel: {
+    usesRedis: true,
+    vsRaw: "consumer.with_dedup_release_marking_vs_raw_kafkajs",
+    consume: (s) => ours(s, new RedisRepository(s.redis), "release"),
+  },
+  floor: {
+    usesRedis: true,
+    vsRaw: "consumer.floor_vs_raw_kafkajs",
+    consume: (s) => consumeFloor(kafkajs(s), s.plainRedis, `${s.service}:dedup:h:`),
+  },
+  naive: {
+    usesRedis: true,
+    vsRaw: "consumer.naive_peer_vs_raw_kafkajs",
+    consume: (s) => consumeNaive(kafkajs(s), s.plainRedis, `${s.service}:dedup:h:`, s.partitions),
+  },
 };
 
 /** The variants named by `--variants` (comma-separated); a RangeError names the allowed ones. */
 export function parseVariants(list: string): Variant[] {
   const vs = list.split(",");
-  for (const v of vs) if (!(VARIANTS as readonly string[]).includes(v)) throw new RangeError(`bench-consumer: --variants must list ${VARIANTS.join(", ")} (got ${v})`);
+  for (const v of vs)
+    if (!(VARIANTS as readonly string[]).includes(v))
+      throw new RangeError(`bench-consumer: --variants must list ${VARIANTS.join(", ")} (got ${v})`);
   return vs as Variant[];
 }

@@ -24,7 +24,13 @@ export function flag(name: string, argv: readonly string[] = process.argv): bool
  * `--name` as an integer in [lo, hi] (`fallback` when absent); anything else throws a RangeError
  * that names the script and the flag.
  */
-export function intArg(name: string, fallback: number, lo: number, hi: number, argv: readonly string[] = process.argv): number {
+export function intArg(
+  name: string,
+  fallback: number,
+  lo: number,
+  hi: number,
+  argv: readonly string[] = process.argv,
+): number {
   const v = Number(arg(name, String(fallback), argv));
   if (!Number.isInteger(v) || v < lo || v > hi) {
     const script = basename(argv[1] ?? "script").replace(/\.[cm]?[jt]s$/, "");

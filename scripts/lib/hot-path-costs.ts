@@ -30,7 +30,14 @@ import { defaultStack } from "../../server/dedup/stack";
 import { timeout } from "../../server/dedup/timeout";
 import { median } from "./stats";
 
-const PAYLOAD_256 = JSON.stringify({ type: "review.created", reviewId: 1234567, userId: 7654321, text: "x".repeat(190) }).padEnd(256, " ").slice(0, 256);
+const PAYLOAD_256 = JSON.stringify({
+  type: "review.created",
+  reviewId: 1234567,
+  userId: 7654321,
+  text: "x".repeat(190),
+})
+  .padEnd(256, " ")
+  .slice(0, 256);
 const noopPublisher: Publisher = { publish: async () => undefined, close: async () => undefined };
 
 interface Variant {
@@ -44,10 +51,15 @@ interface Variant {
   batch?: number;
 }
 
-const dedup = (registry: Registry) => new Deduplicator({ repository: new MemoryRepository(), service: "hot", registry }).middleware;
+const dedup = (registry: Registry) =>
+  new Deduplicator({ repository: new MemoryRepository(), service: "hot", registry }).middleware;
 const timer = (registry: Registry) => handlerTimer({ registry, service: "hot" });
 const wholeStack = (registry: Registry) =>
-  defaultStack({ dlqPublisher: noopPublisher, dlqTopic: "hot.dlq", dedup: { repository: new MemoryRepository(), service: "hot", registry, logger: () => undefined } });
+  defaultStack({
+    dlqPublisher: noopPublisher,
+    dlqTopic: "hot.dlq",
+    dedup: { repository: new MemoryRepository(), service: "hot", registry, logger: () => undefined },
+  });
 
 /** The variants, each building on the one before it (see the module doc). */
 export const VARIANTS: readonly Variant[] = [
@@ -72,18 +84,29 @@ async function cpuPerMessage(v: Variant, n: number, tag: string): Promise<number
   const output = newMessage("out", "{}");
   const handler: Handler = v.produces ? async () => [output] : async () => undefined;
   const router = new Router({ onError: (e) => console.error(e.error) });
-  router.addHandler({ name: "h", topic: "hot", subscriber: new MemoryPubSub(), handler, middleware: v.stack(new Registry()), ...(v.produces ? { publisher: noopPublisher, publishTopic: "hot.out" } : {}) });
+  router.addHandler({
+    name: "h",
+    topic: "hot",
+    subscriber: new MemoryPubSub(),
+    handler,
+    middleware: v.stack(new Registry()),
+    ...(v.produces ? { publisher: noopPublisher, publishTopic: "hot.out" } : {}),
+  });
   const sink = router.sink("h");
   const msgs: Message[] = Array.from({ length: n }, (_, i) => newMessage(`${tag}-${i}`, v.payload));
-  if (v.batch) for (let i = 0; i < n; i++) Object.assign(msgs[i]!.context, { topic: "hot", partition: 0, offset: String(i) });
+  if (v.batch)
+    for (let i = 0; i < n; i++) Object.assign(msgs[i]!.context, { topic: "hot", partition: 0, offset: String(i) });
   const c0 = cpuNow();
   if (v.batch) {
     for (let i = 0; i < n; i += v.batch) {
       const out = await sink.deliverBatch(msgs.slice(i, i + v.batch));
-      if (out.length !== Math.min(v.batch, n - i) || out.some((o) => o !== "ack")) throw new Error(`hot path ${v.name}: a batch was not acked in full`);
+      if (out.length !== Math.min(v.batch, n - i) || out.some((o) => o !== "ack"))
+        throw new Error(`hot path ${v.name}: a batch was not acked in full`);
     }
     await sink.flush?.();
-  } else for (const m of msgs) if ((await sink.deliver(m)) !== "ack") throw new Error(`hot path ${v.name}: a delivery was not acked`);
+  } else
+    for (const m of msgs)
+      if ((await sink.deliver(m)) !== "ack") throw new Error(`hot path ${v.name}: a delivery was not acked`);
   return (cpuNow() - c0) / n;
 }
 
@@ -105,7 +128,10 @@ function fingerprintUs(sizes: readonly number[], n: number): Record<number, numb
 }
 
 /** Every variant's median CPU µs/msg and its added cost over its base, plus the fingerprint alone. */
-export async function hotPathCosts(n = 50_000, rounds = 7): Promise<{ absolute: Record<string, number>; added: Record<string, number>; fingerprint: Record<number, number> }> {
+export async function hotPathCosts(
+  n = 50_000,
+  rounds = 7,
+): Promise<{ absolute: Record<string, number>; added: Record<string, number>; fingerprint: Record<number, number> }> {
   const samples: Record<string, number[]> = Object.fromEntries(VARIANTS.map((v) => [v.name, []]));
   for (let r = -1; r < rounds; r++) {
     // Round -1 warms the JIT up and is not recorded.

@@ -9,7 +9,8 @@ const perSec = (rs: Rows, v: string) => get(rs, `consumer.msgs_per_sec.${v}`);
 /** µs per message of a variant's median CPU (this process; the Redis variants include the Redis server's). */
 const cpuOf = (rs: Rows, v: string) => detailOf<{ cpuUsPerMsg?: number }>(perSec(rs, v)).cpuUsPerMsg ?? null;
 /** µs per message of the Redis server's CPU, median. */
-const redisOf = (rs: Rows, v: string) => detailOf<{ redisCpuUsPerMsg?: number }>(perSec(rs, v)).redisCpuUsPerMsg ?? null;
+const redisOf = (rs: Rows, v: string) =>
+  detailOf<{ redisCpuUsPerMsg?: number }>(perSec(rs, v)).redisCpuUsPerMsg ?? null;
 const val = (rs: Rows, n: string) => get(rs, n)?.value ?? null;
 /** The cores and the load average during the consumer benchmark, as the prose writes them. */
 const machineOf = (rs: Rows) => ({ nproc: nprocOf(rs), load: num(get(rs, "consumer.loadavg_1m")?.value) });
@@ -45,11 +46,16 @@ export function consumerSection(rs: Rows): string[] {
   const L: string[] = ["## The consumer path: where the time goes", "", PROSE.consumerIntro, ""];
   if (!perSec(rs, "raw")) return [...L, PROSE.notMeasured, ""];
   L.push(PROSE.consumerTable, "");
-  L.push("| Variant | msgs/s | wall µs/msg | ÷ raw | CPU µs/msg | Top areas of the last round's CPU profile (self time) |");
+  L.push(
+    "| Variant | msgs/s | wall µs/msg | ÷ raw | CPU µs/msg | Top areas of the last round's CPU profile (self time) |",
+  );
   L.push("|---|---|---|---|---|---|");
   for (const [v, text] of Object.entries(VARIANT_TEXT)) {
     const r = perSec(rs, v);
-    if (r) L.push(`| ${text} | ${num(r.value)} | ${num(r.value ? 1e6 / r.value : null)} | ${num(r.ratio)} | ${num(cpuOf(rs, v))} | ${topAreas(r)} |`);
+    if (r)
+      L.push(
+        `| ${text} | ${num(r.value)} | ${num(r.value ? 1e6 / r.value : null)} | ${num(r.ratio)} | ${num(cpuOf(rs, v))} | ${topAreas(r)} |`,
+      );
   }
   L.push("");
   const { load } = machineOf(rs);
@@ -86,12 +92,16 @@ export function consumerSection(rs: Rows): string[] {
 function layerTables(rs: Rows): string[] {
   const L: string[] = ["### CPU per message, layer by layer", ""];
   const rawCpu = cpuOf(rs, "raw");
-  if (rawCpu !== null) L.push(fill(PROSE.cpuSteadier, { raw: num(rawCpu), sub: num(cpuOf(rs, "sub")), ours: num(cpuOf(rs, "ours")) }), "");
+  if (rawCpu !== null)
+    L.push(fill(PROSE.cpuSteadier, { raw: num(rawCpu), sub: num(cpuOf(rs, "sub")), ours: num(cpuOf(rs, "ours")) }), "");
   if (val(rs, "consumer.stack_cpu_us.router") !== null) {
     L.push(PROSE.breakdownIntro, "", "| Layer added | CPU µs/msg (cumulative) | Added |", "|---|---|---|");
     for (const id of ["router", "correlation_id", "recoverer", "poison_queue", "retry", "deduplicator", "metrics"]) {
       const r = get(rs, `consumer.stack_cpu_us.${id}`);
-      if (r) L.push(`| ${detailOf<{ step?: string }>(r).step ?? id} | ${num(r.value)} | ${r.reference === null ? "—" : num((r.value ?? 0) - r.reference)} |`);
+      if (r)
+        L.push(
+          `| ${detailOf<{ step?: string }>(r).step ?? id} | ${num(r.value)} | ${r.reference === null ? "—" : num((r.value ?? 0) - r.reference)} |`,
+        );
     }
     L.push("");
   }
@@ -100,11 +110,19 @@ function layerTables(rs: Rows): string[] {
     for (const mode of ["script", "pipeline"] as const) {
       for (const op of ["claim", "done_mark", "done_set_get"] as const) {
         const n = `consumer.redis_cpu_us_per_key.${mode}.${op}`;
-        const how = mode === "script" ? REDIS_OP_TEXT.script : op === "done_mark" ? REDIS_OP_TEXT.pipelinedCompareAndSet : REDIS_OP_TEXT.pipeline;
+        const how =
+          mode === "script"
+            ? REDIS_OP_TEXT.script
+            : op === "done_mark"
+              ? REDIS_OP_TEXT.pipelinedCompareAndSet
+              : REDIS_OP_TEXT.pipeline;
         if (get(rs, n)) L.push(`| ${REDIS_OP_TEXT[op]}, ${how} | ${num(val(rs, n))} | ${num(client(rs, n))} |`);
       }
     }
-    L.push(`| ${PROSE.plainSetReference} | ${num(val(rs, "consumer.redis_cpu_us_per_key.plain_set"))} | ${num(client(rs, "consumer.redis_cpu_us_per_key.plain_set"))} |`, "");
+    L.push(
+      `| ${PROSE.plainSetReference} | ${num(val(rs, "consumer.redis_cpu_us_per_key.plain_set"))} | ${num(client(rs, "consumer.redis_cpu_us_per_key.plain_set"))} |`,
+      "",
+    );
   }
   return L;
 }
@@ -112,22 +130,59 @@ function layerTables(rs: Rows): string[] {
 /** "### What stands between us and the goals": the three limits, each with this run's figures. */
 function goals(rs: Rows): string[] {
   const L: string[] = [PROSE.goalsHeading, ""];
-  const [rawCpu, subCpu, oursCpu, floorCpu, naiveCpu] = [cpuOf(rs, "raw"), cpuOf(rs, "sub"), cpuOf(rs, "ours"), cpuOf(rs, "floor"), cpuOf(rs, "naive")] as const;
+  const [rawCpu, subCpu, oursCpu, floorCpu, naiveCpu] = [
+    cpuOf(rs, "raw"),
+    cpuOf(rs, "sub"),
+    cpuOf(rs, "ours"),
+    cpuOf(rs, "floor"),
+    cpuOf(rs, "naive"),
+  ] as const;
   const stack = (id: string) => val(rs, `consumer.stack_cpu_us.${id}`);
-  const [router, retryStep, dedupStep, metricsStep] = [stack("router"), stack("retry"), stack("deduplicator"), stack("metrics")] as const;
+  const [router, retryStep, dedupStep, metricsStep] = [
+    stack("router"),
+    stack("retry"),
+    stack("deduplicator"),
+    stack("metrics"),
+  ] as const;
   // The done mark is the unconditional SET … GET; runs from before it measured the compare-and-set.
-  const doneName = val(rs, "consumer.redis_cpu_us_per_key.script.done_set_get") !== null ? "consumer.redis_cpu_us_per_key.script.done_set_get" : "consumer.redis_cpu_us_per_key.script.done_mark";
+  const doneName =
+    val(rs, "consumer.redis_cpu_us_per_key.script.done_set_get") !== null
+      ? "consumer.redis_cpu_us_per_key.script.done_set_get"
+      : "consumer.redis_cpu_us_per_key.script.done_mark";
   const claimR = val(rs, "consumer.redis_cpu_us_per_key.script.claim");
   const doneR = val(rs, doneName);
   if (rawCpu !== null && oursCpu !== null) {
     const keyPair = claimR !== null && doneR !== null ? claimR + doneR : null;
-    L.push(fill(PROSE.cpuBound, { ...machineOf(rs), raw: num(rawCpu), ours: num(oursCpu), oursRedis: num(redisOf(rs, "ours")), keyPair: num(keyPair), rawOverOurs: num(rawCpu / oursCpu) }));
+    L.push(
+      fill(PROSE.cpuBound, {
+        ...machineOf(rs),
+        raw: num(rawCpu),
+        ours: num(oursCpu),
+        oursRedis: num(redisOf(rs, "ours")),
+        keyPair: num(keyPair),
+        rawOverOurs: num(rawCpu / oursCpu),
+      }),
+    );
   }
   if (floorCpu !== null && naiveCpu !== null && oursCpu !== null) {
-    L.push(fill(PROSE.referencesCpuBound, { ...machineOf(rs), floor: num(floorCpu), floorRedis: num(redisOf(rs, "floor")), naive: num(naiveCpu), naiveRedis: num(redisOf(rs, "naive")), naiveQuarter: num(naiveCpu / 4), raw: num(rawCpu) }));
+    L.push(
+      fill(PROSE.referencesCpuBound, {
+        ...machineOf(rs),
+        floor: num(floorCpu),
+        floorRedis: num(redisOf(rs, "floor")),
+        naive: num(naiveCpu),
+        naiveRedis: num(redisOf(rs, "naive")),
+        naiveQuarter: num(naiveCpu / 4),
+        raw: num(rawCpu),
+      }),
+    );
   }
   if (subCpu !== null && rawCpu !== null && dedupStep !== null && retryStep !== null && router !== null) {
-    const ioredis = (client(rs, "consumer.redis_cpu_us_per_key.script.claim") ?? 0) + (client(rs, "consumer.redis_cpu_us_per_key.script.done_set_get") ?? client(rs, "consumer.redis_cpu_us_per_key.script.done_mark") ?? 0);
+    const ioredis =
+      (client(rs, "consumer.redis_cpu_us_per_key.script.claim") ?? 0) +
+      (client(rs, "consumer.redis_cpu_us_per_key.script.done_set_get") ??
+        client(rs, "consumer.redis_cpu_us_per_key.script.done_mark") ??
+        0);
     L.push(
       fill(PROSE.whereOursSpends, {
         transport: num(diff(subCpu, rawCpu)),
@@ -142,8 +197,23 @@ function goals(rs: Rows): string[] {
   const idle = (v: string) => detailOf<{ profile?: ProfileSplit }>(perSec(rs, v)).profile?.areas["(idle)"];
   const [oursIdle, floorIdle, ratio] = [idle("ours"), idle("floor"), val(rs, "consumer.with_dedup_vs_floor")] as const;
   // Said only when this run shows it: CPU would allow more of the floor than ours reached, and ours waited more.
-  if (floorCpu !== null && oursCpu !== null && ratio !== null && oursIdle !== undefined && floorIdle !== undefined && floorCpu / oursCpu > ratio && oursIdle > floorIdle) {
-    L.push(fill(PROSE.floorIdle, { cpuRatio: num(floorCpu / oursCpu), ratio: num(ratio), oursIdle: (100 * oursIdle).toFixed(0), floorIdle: (100 * floorIdle).toFixed(0) }));
+  if (
+    floorCpu !== null &&
+    oursCpu !== null &&
+    ratio !== null &&
+    oursIdle !== undefined &&
+    floorIdle !== undefined &&
+    floorCpu / oursCpu > ratio &&
+    oursIdle > floorIdle
+  ) {
+    L.push(
+      fill(PROSE.floorIdle, {
+        cpuRatio: num(floorCpu / oursCpu),
+        ratio: num(ratio),
+        oursIdle: (100 * oursIdle).toFixed(0),
+        floorIdle: (100 * floorIdle).toFixed(0),
+      }),
+    );
   }
   L.push("", PROSE.leversLink, "");
   return L;

@@ -29,7 +29,10 @@ export interface BenchResult {
  * machine where the consumer and Redis share the cores, the floor (one pipelined write per message)
  * is below both earlier targets in the same run, so the floor is the limit ours is measured against.
  */
-export const FIGURES: Record<string, { target: number; goal: "min" | "max" | "abs-max"; referenceIs: string; what: string; source: string }> = {
+export const FIGURES: Record<
+  string,
+  { target: number; goal: "min" | "max" | "abs-max"; referenceIs: string; what: string; source: string }
+> = {
   "dedup.batch_claims_vs_redis_benchmark_p64": {
     target: 0.25,
     goal: "min",
@@ -47,7 +50,8 @@ export const FIGURES: Record<string, { target: number; goal: "min" | "max" | "ab
   "consumer.with_dedup_vs_floor": {
     target: 0.8,
     goal: "min",
-    referenceIs: "the floor: kafkajs `eachBatch` + one pipelined `SET key 1 NX PX ttl` per message, one pipeline per batch awaited, msgs/s, same run",
+    referenceIs:
+      "the floor: kafkajs `eachBatch` + one pipelined `SET key 1 NX PX ttl` per message, one pipeline per batch awaited, msgs/s, same run",
     what: "msgs/s of ours (as above) ÷ the least Redis work any Redis-backed dedup must do (medians)",
     source: "issue 24",
   },

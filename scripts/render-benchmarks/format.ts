@@ -5,7 +5,14 @@ import type { BenchResult } from "./figures";
 export function num(v: number | null | undefined, unit = ""): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return "n/a";
   const abs = Math.abs(v);
-  const s = abs >= 1000 ? Math.round(v).toLocaleString("en-US") : abs >= 10 ? v.toFixed(1) : abs >= 1 ? v.toFixed(2) : v.toFixed(3);
+  const s =
+    abs >= 1000
+      ? Math.round(v).toLocaleString("en-US")
+      : abs >= 10
+        ? v.toFixed(1)
+        : abs >= 1
+          ? v.toFixed(2)
+          : v.toFixed(3);
   return unit && !["ratio", "fraction"].includes(unit) ? `${s} ${unit}` : s;
 }
 

@@ -38,17 +38,21 @@ export const PROSE = {
     "- Load average (1/5/15 min) at start {start}, at end {end}: **the machine was busy at the start** (other processes on the same cores), which slows absolute figures; ratios against same-run references are the figures to read.",
   machineLoadQuiet:
     "- Load average (1/5/15 min) at start {start}, at end {end}: the machine was quiet at the start (1-minute load below 1); during the run the bench's own processes (the broker, Redis, the consumer rounds, the build) load its cores. Ratios against same-run references are the figures to read.",
-  machineRerun: "- Re-run of step(s) {steps} at {at} (load {load}): `npm run bench -- --only {only}`, figures of the other steps kept.",
+  machineRerun:
+    "- Re-run of step(s) {steps} at {at} (load {load}): `npm run bench -- --only {only}`, figures of the other steps kept.",
   notMeasured: "Not measured in this run.",
 
-  pagesIntro: "How the pages are painted by the server and how the overview scales to a fleet, with the A/B figures: [UI.md](UI.md#performance-pages-painted-by-the-server-and-the-fleet).",
+  pagesIntro:
+    "How the pages are painted by the server and how the overview scales to a fleet, with the A/B figures: [UI.md](UI.md#performance-pages-painted-by-the-server-and-the-fleet).",
   pagePainted: "- {page} `{path}`: data painted {loads} (median {median}){interactive}, load average {loadAverages}.",
   pageInteractive: "; recharts' interactive chart replaced the server's drawing at {ms} (median)",
   fleet:
     "- fleet: {requests} `/api/overview` answers of 200 handlers to 50 viewers, p50 {p50}, p95 {p95}, p99 {p99}, {errors} errors (load average {load}); Prometheus requests per refresh {q10} with 10 handlers and {q200} with 200 (Prometheus' own `prometheus_http_requests_total`: {served10} and {served200}).",
 
-  consumerIntro: "The changes made for the goals of issues 9 and 15, their A/B figures, and what still limits them: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md).",
-  consumerTable: "Median msgs/s and µs per message of each variant (same topic, same consumer settings, fresh group each):",
+  consumerIntro:
+    "The changes made for the goals of issues 9 and 15, their A/B figures, and what still limits them: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md).",
+  consumerTable:
+    "Median msgs/s and µs per message of each variant (same topic, same consumer settings, fresh group each):",
   consumerLoad:
     "Load average during the consumer benchmark: {load} on {nproc} cores. Per-round figures are in bench-results.json (`detail.rounds`){spread}; the table shows the medians.",
   roundSpread: "; the widest spread between a variant's slowest and fastest round was {spread}× ({variant})",
@@ -56,7 +60,8 @@ export const PROSE = {
     "- ours ÷ {refName}: **{ratio}** (per round {perRound}); {ref} {refPerSec} msgs/s at {refCpu} µs CPU per message (of which Redis server {refRedis}), ours {oursPerSec} msgs/s at {oursCpu} (Redis {oursRedis}); load average {load}.",
   cpuSteadier:
     "CPU time per message is steadier than msgs/s on a shared machine (`process.cpuUsage` over each consume; for `ours` plus the Redis server's CPU from `INFO cpu`, which on the shared Redis also holds other clients' work): raw {raw} µs, subscriber {sub} µs, full path {ours} µs.",
-  breakdownIntro: "In-process, without Kafka (`npm run bench:consumer -- --breakdown`: Router.deliverBatch of 100-message batches, in-memory store; each row adds one layer):",
+  breakdownIntro:
+    "In-process, without Kafka (`npm run bench:consumer -- --breakdown`: Router.deliverBatch of 100-message batches, in-memory store; each row adds one layer):",
   redisPerKeyIntro:
     "Redis, per key, on an own `redis-server` (same command): server CPU and client (ioredis + repository) CPU for the two writes of the lease marking, by batch transport:",
   plainSetReference: "reference: pipelined plain `SET PX` (one write, no check)",
@@ -69,15 +74,20 @@ export const PROSE = {
     "3. **Where ours spends it** (in-process, `--breakdown`): transport {transport} µs/msg over raw, Router {router}, the four outer middlewares {outer}, the Deduplicator {dedup} and its metrics {metrics} (in-memory store), ioredis {ioredis} µs per key for the two batch scripts.",
   floorIdle:
     "4. **Ours ÷ the floor is bound by waiting, not by CPU.** By CPU per message alone ours would reach floor ÷ ours = {cpuRatio} of the floor's rate; it reached {ratio}. In the last round's profile ours idled {oursIdle} % of its time, the floor {floorIdle} %. Before a chunk's handlers run, ours awaits the chunk's claim round trip: one per chunk of the subscriber's `chunkSize` (100 by default). The floor awaits one pipeline per fetched batch. The lever is to claim the next chunk while this one runs; CONSUMER-PERFORMANCE.md (d) says what that must keep.",
-  leversLink: "The levers measured, kept or not, and the next ones: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md#issue-15-the-floor-the-naive-peer-and-the-done-mark).",
+  leversLink:
+    "The levers measured, kept or not, and the next ones: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md#issue-15-the-floor-the-naive-peer-and-the-done-mark).",
 
-  memoryIntro: "{keys} keys `{key}` (TTL 24 h) per marking on a private `redis-server`, through the real path (Router → Deduplicator → RedisRepository); `used_memory` before/after:",
+  memoryIntro:
+    "{keys} keys `{key}` (TTL 24 h) per marking on a private `redis-server`, through the real path (Router → Deduplicator → RedisRepository); `used_memory` before/after:",
   memoryUsageAlone:
     "`MEMORY USAGE` counts a key's own allocations (key string, value object, its main-dict entry) but not what the key costs the database around it: its entry in the **expires** dict (every dedup key has a TTL) and its share of the hash tables' bucket arrays — about 40 B of a dedup key. The inspector now adds that overhead to each sampled key, read from `MEMORY STATS` (`db.N overhead.hashtable.expires` ÷ expiring keys) plus 8 B × the main table's slots ÷ keys (server/observe/keys/samples.ts, tested against `used_memory` in server/observe/keys/samples.integration.test.ts). The last two columns show what `MEMORY USAGE` alone gave.",
 
-  ciWall: "`bash .ci/run` on a fresh clone of `{commit}` (finished {finishedAt}, {mode} order): **{wall} s** wall; the same phases one after another {serial} s.",
-  ciCpu: "The machine's cores were busy {pct} % of that run after `npm ci` (every process: the tests, the stack they start, anything else; from /proc/stat): {cpu} CPU-seconds on {cores} cores, so no order of the same work ends before {floor} s of wall time.",
-  ciLevers: "The order and what each phase may run beside: scripts/test-all.sh; the levers tried and the next ones: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md).",
+  ciWall:
+    "`bash .ci/run` on a fresh clone of `{commit}` (finished {finishedAt}, {mode} order): **{wall} s** wall; the same phases one after another {serial} s.",
+  ciCpu:
+    "The machine's cores were busy {pct} % of that run after `npm ci` (every process: the tests, the stack they start, anything else; from /proc/stat): {cpu} CPU-seconds on {cores} cores, so no order of the same work ends before {floor} s of wall time.",
+  ciLevers:
+    "The order and what each phase may run beside: scripts/test-all.sh; the levers tried and the next ones: [CONSUMER-PERFORMANCE.md](CONSUMER-PERFORMANCE.md).",
 
   otherMissesHeading: "## Other missed targets: what limits them",
   middlewareOverhead:

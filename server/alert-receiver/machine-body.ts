@@ -10,7 +10,12 @@ import { answer, describeIssues, errorAnswer, fail, readJson } from "@/server/ht
  * 401 with `refusal` when set; else the body read under the cap (413 / 400), validated with
  * `schema` (400 naming the first problems), then `fn`'s result as the answer (typed errors → their status).
  */
-export async function handleMachineBody<S extends z.ZodType>(req: Request, refusal: string | null, schema: S, fn: (body: z.output<S>) => Promise<unknown>): Promise<Response> {
+export async function handleMachineBody<S extends z.ZodType>(
+  req: Request,
+  refusal: string | null,
+  schema: S,
+  fn: (body: z.output<S>) => Promise<unknown>,
+): Promise<Response> {
   if (refusal) return fail(req, 401, "unauthorized", refusal);
   const body = await readJson(req);
   if (!body.ok) return body.response;

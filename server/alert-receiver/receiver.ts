@@ -18,10 +18,14 @@ const MAX_TITLE = 300;
  * Why the request may not post notifications (no or another bearer token, or none configured), or
  * null. Compared in constant time over digests, so neither the token nor its length leaks.
  */
-export function receiverRefusal(headers: Headers, token: string | undefined = config().ALERT_RECEIVER_TOKEN): string | null {
+export function receiverRefusal(
+  headers: Headers,
+  token: string | undefined = config().ALERT_RECEIVER_TOKEN,
+): string | null {
   if (!token) return "ALERT_RECEIVER_TOKEN is not set on this server: the alert receiver accepts no notification";
   const m = /^Bearer\s+(\S+)\s*$/i.exec(headers.get("authorization") ?? "");
-  if (!m) return "send Authorization: Bearer <ALERT_RECEIVER_TOKEN> (Alertmanager: http_config.authorization of the webhook)";
+  if (!m)
+    return "send Authorization: Bearer <ALERT_RECEIVER_TOKEN> (Alertmanager: http_config.authorization of the webhook)";
   const digest = (s: string) => createHash("sha256").update(s).digest();
   return timingSafeEqual(digest(m[1]!), digest(token)) ? null : "the bearer token is not ALERT_RECEIVER_TOKEN";
 }

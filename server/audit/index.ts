@@ -18,7 +18,9 @@ type G = typeof globalThis & { __dedupHealthAudit?: AuditStore };
 /** The process's audit store (memory until {@link initAudit} set up PostgreSQL). */
 export function auditStore(): AuditStore {
   const g = globalThis as G;
-  g.__dedupHealthAudit ??= config().DATABASE_URL ? new PostgresAuditStore(config().DATABASE_URL!) : new MemoryAuditStore();
+  g.__dedupHealthAudit ??= config().DATABASE_URL
+    ? new PostgresAuditStore(config().DATABASE_URL!)
+    : new MemoryAuditStore();
   return g.__dedupHealthAudit;
 }
 
@@ -44,7 +46,9 @@ export async function initAudit(): Promise<"postgres" | "memory"> {
     try {
       await store.migrate();
     } catch (e) {
-      throw new Error(`DATABASE_URL: the audit trail's database is unreachable or refused the table (${e instanceof Error ? e.message : String(e)}); fix or unset DATABASE_URL`);
+      throw new Error(
+        `DATABASE_URL: the audit trail's database is unreachable or refused the table (${e instanceof Error ? e.message : String(e)}); fix or unset DATABASE_URL`,
+      );
     }
   }
   return store.kind;
@@ -66,7 +70,13 @@ export async function recordAudit(entry: AuditInput): Promise<AuditEntry | null>
 /** What the trail keeps of a principal beside its name. */
 export function auditPrincipal(p: Principal): AuditEntry["principal"] {
   const role = topRole(p);
-  return { source: p.source, ...(p.email ? { email: p.email } : {}), ...(role ? { role } : {}), roles: rolesText(p), ...(p.address ? { address: p.address } : {}) };
+  return {
+    source: p.source,
+    ...(p.email ? { email: p.email } : {}),
+    ...(role ? { role } : {}),
+    roles: rolesText(p),
+    ...(p.address ? { address: p.address } : {}),
+  };
 }
 
 /** The counts of an action's answer, for the trail, and what it touched (bounded lists: `touchedList`). */
@@ -84,14 +94,19 @@ export const NO_COUNTS = (): AuditCounts => ({ matched: null, changed: null });
 
 /** The 503 of an audit store that cannot be read or written now (its reason redacted like every answer). */
 export function auditUnavailable(e: unknown, what: string): UpstreamUnavailableError {
-  return new UpstreamUnavailableError(`audit store unavailable: ${e instanceof Error ? e.message : String(e)}; ${what} (check DATABASE_URL)`);
+  return new UpstreamUnavailableError(
+    `audit store unavailable: ${e instanceof Error ? e.message : String(e)}; ${what} (check DATABASE_URL)`,
+  );
 }
 
 /**
  * The services an action needs `write` on: `services` when given, else the static scope's
  * `service`, else none named (`undefined`: the whole app, only a `*` grant may).
  */
-function targetsOf(scope: AuditScope | ((r: never) => AuditScope), services: readonly string[] | undefined): readonly (string | undefined)[] {
+function targetsOf(
+  scope: AuditScope | ((r: never) => AuditScope),
+  services: readonly string[] | undefined,
+): readonly (string | undefined)[] {
   if (services && services.length > 0) return services;
   if (typeof scope !== "function" && scope.service !== undefined) return [scope.service];
   return [undefined];
@@ -126,7 +141,17 @@ export async function audited<T>(
   options: AuditedOptions = {},
 ): Promise<T> {
   const p = await principalOf(req);
-  const base: AuditInput = { who: p.name, principal: auditPrincipal(p), action, filter: { ...filter } as Record<string, unknown>, dryRun, scope: typeof scope === "function" ? {} : scope, matched: null, changed: null, result: "started" };
+  const base: AuditInput = {
+    who: p.name,
+    principal: auditPrincipal(p),
+    action,
+    filter: { ...filter } as Record<string, unknown>,
+    dryRun,
+    scope: typeof scope === "function" ? {} : scope,
+    matched: null,
+    changed: null,
+    result: "started",
+  };
   const targets = targetsOf(scope, options.services);
   const refused = targets.findIndex((s) => !may(p, "write", s));
   if (refused >= 0) {
@@ -140,10 +165,19 @@ export async function audited<T>(
   try {
     id = (await store.append(base)).id;
   } catch (e) {
-    console.error(`[audit] refused ${action} (not performed): the audit store cannot keep its entry: ${e instanceof Error ? e.message : String(e)}`);
+    console.error(
+      `[audit] refused ${action} (not performed): the audit store cannot keep its entry: ${e instanceof Error ? e.message : String(e)}`,
+    );
     throw auditUnavailable(e, `${action} was not performed: every change is audited`);
   }
-  const done = (c: AuditCompletion) => store.complete(id, c).catch((e: unknown) => console.error(`[audit] ${action} was done but its entry ${id} stays "started": ${e instanceof Error ? e.message : String(e)}`));
+  const done = (c: AuditCompletion) =>
+    store
+      .complete(id, c)
+      .catch((e: unknown) =>
+        console.error(
+          `[audit] ${action} was done but its entry ${id} stays "started": ${e instanceof Error ? e.message : String(e)}`,
+        ),
+      );
   try {
     const r = await fn(p);
     await done({ ...counts(r), result: "ok", ...(typeof scope === "function" ? { scope: scope(r) } : {}) });
@@ -155,13 +189,28 @@ export async function audited<T>(
 }
 
 /** A dry run: done, then recorded (an entry that cannot be kept is logged, the answer stands). */
-async function dryRunAudited<T>(base: AuditInput, fn: () => Promise<T>, counts: (r: T) => AuditCounts, scope: AuditScope | ((r: T) => AuditScope)): Promise<T> {
+async function dryRunAudited<T>(
+  base: AuditInput,
+  fn: () => Promise<T>,
+  counts: (r: T) => AuditCounts,
+  scope: AuditScope | ((r: T) => AuditScope),
+): Promise<T> {
   try {
     const r = await fn();
-    await recordAudit({ ...base, ...counts(r), result: "ok", ...(typeof scope === "function" ? { scope: scope(r) } : {}) });
+    await recordAudit({
+      ...base,
+      ...counts(r),
+      result: "ok",
+      ...(typeof scope === "function" ? { scope: scope(r) } : {}),
+    });
     return r;
   } catch (e) {
-    await recordAudit({ ...base, matched: null, changed: null, result: `error: ${e instanceof Error ? e.message : String(e)}` });
+    await recordAudit({
+      ...base,
+      matched: null,
+      changed: null,
+      result: `error: ${e instanceof Error ? e.message : String(e)}`,
+    });
     throw e;
   }
 }

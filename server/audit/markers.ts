@@ -71,14 +71,24 @@ export function auditTitle(e: AuditEntry): string {
 
 /** One audit entry as a chart marker, labelled with its scope (the pages it concerns) and action. */
 export function auditMarker(e: AuditEntry): ChartEvent {
-  return { at: e.at, kind: (KIND_OF as Readonly<Record<string, MarkerKind | undefined>>)[e.action] ?? "action", title: auditTitle(e), labels: { ...e.scope, action: e.action } };
+  return {
+    at: e.at,
+    kind: (KIND_OF as Readonly<Record<string, MarkerKind | undefined>>)[e.action] ?? "action",
+    title: auditTitle(e),
+    labels: { ...e.scope, action: e.action },
+  };
 }
 
 /**
  * The markers of the audit entries that changed something between `from` and `to` and concern
  * `service` / `handler` (entries with no scope concern every page): the newest {@link MAX_MARKERS}.
  */
-export async function auditMarkers(q: { from: Date; to: Date; service?: string; handler?: string }): Promise<ChartEvent[]> {
+export async function auditMarkers(q: {
+  from: Date;
+  to: Date;
+  service?: string;
+  handler?: string;
+}): Promise<ChartEvent[]> {
   const entries = await auditStore().list({ ...q, changesOnly: true, limit: MAX_MARKERS });
   return entries.map(auditMarker);
 }

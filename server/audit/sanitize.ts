@@ -15,7 +15,8 @@ export const AUDIT_MAX_KEYS = 50;
 export const AUDIT_MAX_DEPTH = 6;
 
 // eslint-disable-next-line no-control-regex
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const UNSAFE =
+  /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /** `s` without control characters or unpaired surrogates (each one U+FFFD), at most `max` characters. */
 export function auditText(s: string, max: number = AUDIT_MAX_STRING): string {

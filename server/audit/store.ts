@@ -15,7 +15,10 @@ export type AuditInput = Omit<AuditEntry, "id" | "at" | "scope" | "touched" | "p
 };
 
 /** How an entry written as `started` ends: its counts, result, and what only its answer knew. */
-export type AuditCompletion = Pick<AuditEntry, "matched" | "changed" | "result"> & { scope?: Readonly<Record<string, string>>; touched?: AuditEntry["touched"] };
+export type AuditCompletion = Pick<AuditEntry, "matched" | "changed" | "result"> & {
+  scope?: Readonly<Record<string, string>>;
+  touched?: AuditEntry["touched"];
+};
 
 /** `e` as the trail may keep it: every string cleaned of control characters and bounded (./sanitize.ts). */
 export function cleanInput(e: AuditInput): AuditInput {
@@ -32,7 +35,12 @@ export function cleanInput(e: AuditInput): AuditInput {
 }
 
 function cleanCompletion(c: AuditCompletion): AuditCompletion {
-  return { ...c, result: auditText(c.result), ...(c.scope ? { scope: auditRecord(c.scope) } : {}), ...(c.touched ? { touched: auditRecord(c.touched) } : {}) };
+  return {
+    ...c,
+    result: auditText(c.result),
+    ...(c.scope ? { scope: auditRecord(c.scope) } : {}),
+    ...(c.touched ? { touched: auditRecord(c.touched) } : {}),
+  };
 }
 
 /**
@@ -59,7 +67,8 @@ export function auditMatches(e: AuditEntry, q: AuditListQuery): boolean {
   if ((q.from && at < q.from.getTime()) || (q.to && at > q.to.getTime())) return false;
   if (q.changesOnly && (e.dryRun || e.result.startsWith("refused"))) return false;
   if (q.who !== undefined && e.who !== q.who) return false;
-  for (const k of ["service", "handler"] as const) if (q[k] !== undefined && e.scope[k] !== undefined && e.scope[k] !== q[k]) return false;
+  for (const k of ["service", "handler"] as const)
+    if (q[k] !== undefined && e.scope[k] !== undefined && e.scope[k] !== q[k]) return false;
   return true;
 }
 
@@ -89,7 +98,14 @@ export class MemoryAuditStore implements AuditStore {
 
   async append(e: AuditInput): Promise<AuditEntry> {
     const { at, scope, touched, principal, ...rest } = cleanInput(e);
-    const entry: AuditEntry = { id: String(this.next++), at: (at ?? new Date()).toISOString(), ...rest, principal: { ...principal }, scope: { ...scope }, touched: { ...touched } };
+    const entry: AuditEntry = {
+      id: String(this.next++),
+      at: (at ?? new Date()).toISOString(),
+      ...rest,
+      principal: { ...principal },
+      scope: { ...scope },
+      touched: { ...touched },
+    };
     this.entries.push(entry);
     if (this.entries.length > MEMORY_AUDIT_MAX) this.entries.shift();
     return entry;
@@ -104,7 +120,8 @@ export class MemoryAuditStore implements AuditStore {
 
   async list(q: AuditListQuery): Promise<AuditEntry[]> {
     const out: AuditEntry[] = [];
-    for (let i = this.entries.length - 1; i >= 0 && out.length < q.limit; i--) if (auditMatches(this.entries[i]!, q)) out.push(this.entries[i]!);
+    for (let i = this.entries.length - 1; i >= 0 && out.length < q.limit; i--)
+      if (auditMatches(this.entries[i]!, q)) out.push(this.entries[i]!);
     return out;
   }
 
@@ -137,7 +154,8 @@ export class PostgresAuditStore implements AuditStore {
   private migrated: Promise<void> | null = null;
 
   constructor(connectionString: string, table = AUDIT_TABLE) {
-    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table)) throw new RangeError(`audit table: expected a lower-case SQL name, got ${table}`);
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table))
+      throw new RangeError(`audit table: expected a lower-case SQL name, got ${table}`);
     this.table = `"public"."${table}"`;
     this.pool = new Pool({ connectionString, max: 2, connectionTimeoutMillis: 5000 });
     this.pool.on("error", () => undefined);
@@ -180,7 +198,9 @@ export class PostgresAuditStore implements AuditStore {
     await this.pool.query(`ALTER TABLE ${this.table} ADD COLUMN IF NOT EXISTS touched jsonb NOT NULL DEFAULT '{}'`);
     // Tables made before entries said who beyond a name (source, e-mail, role, address): old entries say nothing more.
     await this.pool.query(`ALTER TABLE ${this.table} ADD COLUMN IF NOT EXISTS principal jsonb NOT NULL DEFAULT '{}'`);
-    await this.pool.query(`CREATE INDEX IF NOT EXISTS ${this.table.replace(/"$/, "_at\"").split(".")[1]} ON ${this.table} (at DESC)`);
+    await this.pool.query(
+      `CREATE INDEX IF NOT EXISTS ${this.table.replace(/"$/, '_at"').split(".")[1]} ON ${this.table} (at DESC)`,
+    );
   }
 
   async append(input: AuditInput): Promise<AuditEntry> {
@@ -188,7 +208,19 @@ export class PostgresAuditStore implements AuditStore {
     const e = cleanInput(input);
     const r = await this.pool.query<Row>(
       `INSERT INTO ${this.table} (at, who, action, filter, dry_run, matched, changed, result, scope, touched, principal) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
-      [e.at ?? new Date(), e.who, e.action, JSON.stringify(e.filter), e.dryRun, e.matched, e.changed, e.result, JSON.stringify(e.scope ?? {}), JSON.stringify(e.touched ?? {}), JSON.stringify(e.principal ?? {})],
+      [
+        e.at ?? new Date(),
+        e.who,
+        e.action,
+        JSON.stringify(e.filter),
+        e.dryRun,
+        e.matched,
+        e.changed,
+        e.result,
+        JSON.stringify(e.scope ?? {}),
+        JSON.stringify(e.touched ?? {}),
+        JSON.stringify(e.principal ?? {}),
+      ],
     );
     return toEntry(r.rows[0]!);
   }
@@ -198,7 +230,14 @@ export class PostgresAuditStore implements AuditStore {
     const c = cleanCompletion(input);
     await this.pool.query(
       `UPDATE ${this.table} SET matched = $2, changed = $3, result = $4, scope = COALESCE($5::jsonb, scope), touched = COALESCE($6::jsonb, touched) WHERE id = $1`,
-      [id, c.matched, c.changed, c.result, c.scope ? JSON.stringify(c.scope) : null, c.touched ? JSON.stringify(c.touched) : null],
+      [
+        id,
+        c.matched,
+        c.changed,
+        c.result,
+        c.scope ? JSON.stringify(c.scope) : null,
+        c.touched ? JSON.stringify(c.touched) : null,
+      ],
     );
   }
 
@@ -212,7 +251,8 @@ export class PostgresAuditStore implements AuditStore {
     if (q.to) where.push(`at <= ${arg(q.to)}`);
     if (q.changesOnly) where.push("NOT dry_run AND result NOT LIKE 'refused%'");
     if (q.who !== undefined) where.push(`who = ${arg(q.who)}`);
-    for (const k of ["service", "handler"] as const) if (q[k] !== undefined) where.push(`(scope->>'${k}' IS NULL OR scope->>'${k}' = ${arg(q[k])})`);
+    for (const k of ["service", "handler"] as const)
+      if (q[k] !== undefined) where.push(`(scope->>'${k}' IS NULL OR scope->>'${k}' = ${arg(q[k])})`);
     const sql = `SELECT * FROM ${this.table}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY at DESC, id DESC LIMIT ${arg(q.limit)}`;
     return (await this.pool.query<Row>(sql, args)).rows.map(toEntry);
   }
@@ -228,5 +268,18 @@ export class PostgresAuditStore implements AuditStore {
 }
 
 function toEntry(r: Row): AuditEntry {
-  return { id: String(r.id), at: r.at.toISOString(), who: r.who, action: r.action, filter: r.filter, dryRun: r.dry_run, matched: r.matched, changed: r.changed, result: r.result, principal: r.principal ?? {}, scope: r.scope ?? {}, touched: r.touched ?? {} };
+  return {
+    id: String(r.id),
+    at: r.at.toISOString(),
+    who: r.who,
+    action: r.action,
+    filter: r.filter,
+    dryRun: r.dry_run,
+    matched: r.matched,
+    changed: r.changed,
+    result: r.result,
+    principal: r.principal ?? {},
+    scope: r.scope ?? {},
+    touched: r.touched ?? {},
+  };
 }

@@ -24,7 +24,8 @@ export interface RoleBinding {
 
 const NAME = /^[A-Za-z0-9._@-]{1,128}$/;
 const SERVICE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
-const FORM = "expected group=role:services entries separated by commas, role viewer|operator|admin, services * or names separated by ; (e.g. sre=admin:*,billing-devs=operator:billing;payments)";
+const FORM =
+  "expected group=role:services entries separated by commas, role viewer|operator|admin, services * or names separated by ; (e.g. sre=admin:*,billing-devs=operator:billing;payments)";
 
 /**
  * Parses `ROLE_BINDINGS`. **Throws a `RangeError` naming the bad entry and the expected form**
@@ -38,10 +39,21 @@ export function parseRoleBindings(text: string): RoleBinding[] {
     const m = /^([^=\s]+)\s*=\s*([a-z]+)\s*:\s*(\S+)$/.exec(entry);
     if (!m) throw new RangeError(`entry "${entry.slice(0, 80)}": ${FORM}`);
     const [, group, role, scope] = m as unknown as [string, string, string, string];
-    if (group !== "*" && !NAME.test(group)) throw new RangeError(`entry "${entry.slice(0, 80)}": group "${group}" is not a group name (letters, digits, . _ @ -)`);
-    if (!(ROLES as readonly string[]).includes(role)) throw new RangeError(`entry "${entry.slice(0, 80)}": role "${role}" is not one of ${ROLES.join(", ")}`);
-    const services = scope === "*" ? "*" : scope.split(";").map((s) => s.trim()).filter(Boolean);
-    if (services !== "*" && (services.length === 0 || !services.every((s) => SERVICE.test(s)))) throw new RangeError(`entry "${entry.slice(0, 80)}": services "${scope}" — ${FORM}`);
+    if (group !== "*" && !NAME.test(group))
+      throw new RangeError(
+        `entry "${entry.slice(0, 80)}": group "${group}" is not a group name (letters, digits, . _ @ -)`,
+      );
+    if (!(ROLES as readonly string[]).includes(role))
+      throw new RangeError(`entry "${entry.slice(0, 80)}": role "${role}" is not one of ${ROLES.join(", ")}`);
+    const services =
+      scope === "*"
+        ? "*"
+        : scope
+            .split(";")
+            .map((s) => s.trim())
+            .filter(Boolean);
+    if (services !== "*" && (services.length === 0 || !services.every((s) => SERVICE.test(s))))
+      throw new RangeError(`entry "${entry.slice(0, 80)}": services "${scope}" — ${FORM}`);
     out.push({ group, grant: { role: role as Role, services } });
   }
   return out;

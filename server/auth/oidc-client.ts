@@ -13,7 +13,10 @@ import type { AppConfig } from "@/server/config";
 import { BadRequestError, UpstreamUnavailableError } from "@/server/http";
 
 /** The OIDC settings sign-in needs (the OIDC_* variables of server/config.ts). */
-export type OidcSettings = Pick<AppConfig, "OIDC_ISSUER" | "OIDC_CLIENT_ID" | "OIDC_CLIENT_SECRET" | "OIDC_GROUPS_CLAIM" | "OIDC_SCOPES">;
+export type OidcSettings = Pick<
+  AppConfig,
+  "OIDC_ISSUER" | "OIDC_CLIENT_ID" | "OIDC_CLIENT_SECRET" | "OIDC_GROUPS_CLAIM" | "OIDC_SCOPES"
+>;
 
 type G = typeof globalThis & { __dedupHealthOidc?: Map<string, Promise<client.Configuration>> };
 
@@ -23,7 +26,8 @@ type G = typeof globalThis & { __dedupHealthOidc?: Map<string, Promise<client.Co
  * provider). **A failed discovery rejects with an {@link UpstreamUnavailableError} naming the issuer.**
  */
 export function oidcConfiguration(s: OidcSettings): Promise<client.Configuration> {
-  if (!s.OIDC_ISSUER || !s.OIDC_CLIENT_ID) throw new UpstreamUnavailableError("OIDC sign-in is not configured: set OIDC_ISSUER and OIDC_CLIENT_ID");
+  if (!s.OIDC_ISSUER || !s.OIDC_CLIENT_ID)
+    throw new UpstreamUnavailableError("OIDC sign-in is not configured: set OIDC_ISSUER and OIDC_CLIENT_ID");
   const g = globalThis as G;
   const cache = (g.__dedupHealthOidc ??= new Map());
   const key = `${s.OIDC_ISSUER} ${s.OIDC_CLIENT_ID}`;
@@ -32,10 +36,14 @@ export function oidcConfiguration(s: OidcSettings): Promise<client.Configuration
     const issuer = new URL(s.OIDC_ISSUER);
     const auth = s.OIDC_CLIENT_SECRET ? client.ClientSecretBasic(s.OIDC_CLIENT_SECRET) : client.None();
     const execute = issuer.protocol === "http:" ? [client.allowInsecureRequests] : [];
-    found = client.discovery(issuer, s.OIDC_CLIENT_ID, s.OIDC_CLIENT_SECRET, auth, { execute, timeout: 10 }).catch((e: unknown) => {
-      cache.delete(key);
-      throw new UpstreamUnavailableError(`the OpenID Provider ${s.OIDC_ISSUER} did not answer discovery: ${e instanceof Error ? e.message : String(e)}`);
-    });
+    found = client
+      .discovery(issuer, s.OIDC_CLIENT_ID, s.OIDC_CLIENT_SECRET, auth, { execute, timeout: 10 })
+      .catch((e: unknown) => {
+        cache.delete(key);
+        throw new UpstreamUnavailableError(
+          `the OpenID Provider ${s.OIDC_ISSUER} did not answer discovery: ${e instanceof Error ? e.message : String(e)}`,
+        );
+      });
     cache.set(key, found);
   }
   return found;
@@ -52,7 +60,12 @@ export function safeReturnPath(p: string | null): string {
 }
 
 /** The authorization URL to send the browser to, and the login state to keep until the callback. */
-export async function beginSignIn(s: OidcSettings, redirectUri: string, returnTo: string, nowS: number): Promise<{ url: URL; login: LoginState }> {
+export async function beginSignIn(
+  s: OidcSettings,
+  redirectUri: string,
+  returnTo: string,
+  nowS: number,
+): Promise<{ url: URL; login: LoginState }> {
   const cfg = await oidcConfiguration(s);
   const verifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
@@ -92,10 +105,18 @@ export function userOf(claims: Record<string, unknown>, groups: string[]): Sessi
 export async function completeSignIn(s: OidcSettings, callbackUrl: URL, login: LoginState): Promise<SessionUser> {
   const cfg = await oidcConfiguration(s);
   const refused = callbackUrl.searchParams.get("error");
-  if (refused) throw new BadRequestError(`the OpenID Provider refused the sign-in: ${refused} ${callbackUrl.searchParams.get("error_description") ?? ""}`.trim());
+  if (refused)
+    throw new BadRequestError(
+      `the OpenID Provider refused the sign-in: ${refused} ${callbackUrl.searchParams.get("error_description") ?? ""}`.trim(),
+    );
   let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
   try {
-    tokens = await client.authorizationCodeGrant(cfg, callbackUrl, { pkceCodeVerifier: login.verifier, expectedState: login.state, expectedNonce: login.nonce, idTokenExpected: true });
+    tokens = await client.authorizationCodeGrant(cfg, callbackUrl, {
+      pkceCodeVerifier: login.verifier,
+      expectedState: login.state,
+      expectedNonce: login.nonce,
+      idTokenExpected: true,
+    });
   } catch (e) {
     throw new BadRequestError(`sign-in failed (${reasonOf(e)}); sign in again`);
   }
@@ -122,5 +143,8 @@ function reasonOf(e: unknown): string {
 export async function endSessionUrl(s: OidcSettings, postLogoutRedirectUri: string): Promise<string | null> {
   const cfg = await oidcConfiguration(s);
   if (!cfg.serverMetadata().end_session_endpoint) return null;
-  return client.buildEndSessionUrl(cfg, { client_id: s.OIDC_CLIENT_ID ?? "", post_logout_redirect_uri: postLogoutRedirectUri }).href;
+  return client.buildEndSessionUrl(cfg, {
+    client_id: s.OIDC_CLIENT_ID ?? "",
+    post_logout_redirect_uri: postLogoutRedirectUri,
+  }).href;
 }

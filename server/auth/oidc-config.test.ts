@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "@/server/config";
 import { groupsOf, safeReturnPath, userOf } from "./oidc-client";
 
-const OIDC = { AUTH_MODE: "oidc", OIDC_ISSUER: "https://login.example.com/realms/ops", OIDC_CLIENT_ID: "dedup-health", SESSION_SECRET: "k".repeat(32) };
+const OIDC = {
+  AUTH_MODE: "oidc",
+  OIDC_ISSUER: "https://login.example.com/realms/ops",
+  OIDC_CLIENT_ID: "dedup-health",
+  SESSION_SECRET: "k".repeat(32),
+};
 
 /** The variable the ConfigError of `env` names. */
 function failing(env: Record<string, string>): string {
@@ -30,7 +35,11 @@ describe("OIDC configuration", () => {
 
   it("reads durations, the groups claim and the scopes with their defaults", () => {
     const c = parseConfig(OIDC);
-    expect([c.SESSION_MAX_AGE, c.OIDC_GROUPS_CLAIM, c.OIDC_SCOPES]).toEqual([8 * 3600, "groups", "openid profile email"]);
+    expect([c.SESSION_MAX_AGE, c.OIDC_GROUPS_CLAIM, c.OIDC_SCOPES]).toEqual([
+      8 * 3600,
+      "groups",
+      "openid profile email",
+    ]);
     expect(parseConfig({ ...OIDC, SESSION_MAX_AGE: "30m" }).SESSION_MAX_AGE).toBe(1800);
     expect(parseConfig({ ...OIDC, SESSION_MAX_AGE: "3600" }).SESSION_MAX_AGE).toBe(3600);
     expect(failing({ ...OIDC, SESSION_MAX_AGE: "8 hours" })).toMatch(/^SESSION_MAX_AGE: /);
@@ -46,7 +55,11 @@ describe("OIDC configuration", () => {
 
 describe("what a sign-in keeps of the provider's answer", () => {
   it("a user is named by preferred_username, then name, e-mail, sub", () => {
-    expect(userOf({ sub: "u1", preferred_username: "otto", name: "Otto B", email: "o@x" }, ["g"])).toEqual({ name: "otto", email: "o@x", groups: ["g"] });
+    expect(userOf({ sub: "u1", preferred_username: "otto", name: "Otto B", email: "o@x" }, ["g"])).toEqual({
+      name: "otto",
+      email: "o@x",
+      groups: ["g"],
+    });
     expect(userOf({ sub: "u1", email: "o@x" }, []).name).toBe("o@x");
     expect(userOf({ sub: "u1" }, []).name).toBe("u1");
   });
@@ -60,6 +73,7 @@ describe("what a sign-in keeps of the provider's answer", () => {
 
   it("returns only to a path of this app, never to another origin or an API", () => {
     expect(safeReturnPath("/keys?prefix=a")).toBe("/keys?prefix=a");
-    for (const bad of ["//evil.example", "/\\evil.example", "https://evil.example", "/api/auth/logout", null, ""]) expect(safeReturnPath(bad)).toBe("/");
+    for (const bad of ["//evil.example", "/\\evil.example", "https://evil.example", "/api/auth/logout", null, ""])
+      expect(safeReturnPath(bad)).toBe("/");
   });
 });

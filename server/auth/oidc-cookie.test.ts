@@ -3,11 +3,21 @@ import { cookieOf, readLoginState, readSession, setCookieHeader, signValue, veri
 
 const SECRET = "s".repeat(40);
 const NOW = 1_800_000_000;
-const session = (over: Record<string, unknown> = {}) => signValue({ typ: "session", name: "otto", email: "otto@example.com", groups: ["billing-devs"], exp: NOW + 60, ...over }, SECRET);
+const session = (over: Record<string, unknown> = {}) =>
+  signValue(
+    { typ: "session", name: "otto", email: "otto@example.com", groups: ["billing-devs"], exp: NOW + 60, ...over },
+    SECRET,
+  );
 
 describe("session cookie", () => {
   it("names the user it was signed for until it expires", () => {
-    expect(readSession(session(), SECRET, NOW)).toEqual({ typ: "session", name: "otto", email: "otto@example.com", groups: ["billing-devs"], exp: NOW + 60 });
+    expect(readSession(session(), SECRET, NOW)).toEqual({
+      typ: "session",
+      name: "otto",
+      email: "otto@example.com",
+      groups: ["billing-devs"],
+      exp: NOW + 60,
+    });
     expect(readSession(session(), SECRET, NOW + 59)?.name).toBe("otto");
   });
 
@@ -24,7 +34,9 @@ describe("session cookie", () => {
   });
 
   it("is no one when signed with another secret, unsigned, or garbage", () => {
-    expect(readSession(signValue({ typ: "session", name: "otto", groups: [], exp: NOW + 60 }, "x".repeat(40)), SECRET, NOW)).toBeNull();
+    expect(
+      readSession(signValue({ typ: "session", name: "otto", groups: [], exp: NOW + 60 }, "x".repeat(40)), SECRET, NOW),
+    ).toBeNull();
     expect(readSession(session().split(".")[0], SECRET, NOW)).toBeNull();
     expect(readSession(`${session()}.extra`, SECRET, NOW)).toBeNull();
     expect(readSession("not-a-cookie", SECRET, NOW)).toBeNull();
@@ -40,9 +52,19 @@ describe("session cookie", () => {
   });
 
   it("a login-state value never passes as a session, nor a session as a login state", () => {
-    const login = signValue({ typ: "login", state: "s", verifier: "v", nonce: "n", returnTo: "/", exp: NOW + 60, name: "otto", groups: [] }, SECRET);
+    const login = signValue(
+      { typ: "login", state: "s", verifier: "v", nonce: "n", returnTo: "/", exp: NOW + 60, name: "otto", groups: [] },
+      SECRET,
+    );
     expect(readSession(login, SECRET, NOW)).toBeNull();
-    expect(readLoginState(login, SECRET, NOW)).toEqual({ typ: "login", state: "s", verifier: "v", nonce: "n", returnTo: "/", exp: NOW + 60 });
+    expect(readLoginState(login, SECRET, NOW)).toEqual({
+      typ: "login",
+      state: "s",
+      verifier: "v",
+      nonce: "n",
+      returnTo: "/",
+      exp: NOW + 60,
+    });
     expect(readLoginState(session(), SECRET, NOW)).toBeNull();
     expect(readLoginState(login, SECRET, NOW + 60)).toBeNull();
   });
@@ -56,7 +78,11 @@ describe("cookie headers", () => {
   });
 
   it("sets http-only, SameSite=Lax cookies, Secure only over https, Max-Age 0 to clear", () => {
-    expect(setCookieHeader("dh_session", "v", 28800, false)).toBe("dh_session=v; Path=/; HttpOnly; SameSite=Lax; Max-Age=28800");
-    expect(setCookieHeader("dh_session", "", 0, true)).toBe("dh_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure");
+    expect(setCookieHeader("dh_session", "v", 28800, false)).toBe(
+      "dh_session=v; Path=/; HttpOnly; SameSite=Lax; Max-Age=28800",
+    );
+    expect(setCookieHeader("dh_session", "", 0, true)).toBe(
+      "dh_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure",
+    );
   });
 });

@@ -76,7 +76,13 @@ export function readSession(value: string | undefined, secret: string, nowS: num
   const p = verifyValue(value, secret, nowS);
   if (!p || p.typ !== "session" || typeof p.name !== "string" || p.name === "" || !isStringArray(p.groups)) return null;
   if (p.email !== undefined && typeof p.email !== "string") return null;
-  return { typ: "session", name: p.name, groups: p.groups, exp: p.exp as number, ...(typeof p.email === "string" ? { email: p.email } : {}) };
+  return {
+    typ: "session",
+    name: p.name,
+    groups: p.groups,
+    exp: p.exp as number,
+    ...(typeof p.email === "string" ? { email: p.email } : {}),
+  };
 }
 
 /** The login state in a cookie value, or null (forged, expired, malformed, or not a login state). */
@@ -85,7 +91,13 @@ export function readLoginState(value: string | undefined, secret: string, nowS: 
   const p = verifyValue(value, secret, nowS);
   if (!p || p.typ !== "login") return null;
   const { state, verifier, nonce, returnTo } = p;
-  if (typeof state !== "string" || typeof verifier !== "string" || typeof nonce !== "string" || typeof returnTo !== "string") return null;
+  if (
+    typeof state !== "string" ||
+    typeof verifier !== "string" ||
+    typeof nonce !== "string" ||
+    typeof returnTo !== "string"
+  )
+    return null;
   return { typ: "login", state, verifier, nonce, returnTo, exp: p.exp as number };
 }
 

@@ -6,7 +6,16 @@
  */
 import type { AuthSession, LogoutResponse } from "@/lib/api/auth";
 import { beginSignIn, completeSignIn, endSessionUrl, safeReturnPath } from "@/server/auth/oidc-client";
-import { cookieOf, LOGIN_COOKIE, LOGIN_MAX_AGE_S, readLoginState, readSession, SESSION_COOKIE, setCookieHeader, signValue } from "@/server/auth/oidc-cookie";
+import {
+  cookieOf,
+  LOGIN_COOKIE,
+  LOGIN_MAX_AGE_S,
+  readLoginState,
+  readSession,
+  SESSION_COOKIE,
+  setCookieHeader,
+  signValue,
+} from "@/server/auth/oidc-cookie";
 import { config, type AppConfig } from "@/server/config";
 import { BadRequestError, errorAnswer, json, NotFoundError } from "@/server/http";
 
@@ -23,7 +32,8 @@ export function oidcMode(): boolean {
 /** The config with the settings sign-in cannot do without, or a 404 when AUTH_MODE is not oidc. */
 function oidcConfig(): AppConfig & { SESSION_SECRET: string } {
   const c = config();
-  if (!oidcMode() || !c.SESSION_SECRET) throw new NotFoundError("sign-in is off: the app runs with AUTH_MODE other than oidc");
+  if (!oidcMode() || !c.SESSION_SECRET)
+    throw new NotFoundError("sign-in is off: the app runs with AUTH_MODE other than oidc");
   return c as AppConfig & { SESSION_SECRET: string };
 }
 
@@ -60,7 +70,14 @@ export function signInRoute(req: Request): Promise<Response> {
     const redirectUri = redirectUriOf(req, c);
     const returnTo = safeReturnPath(new URL(req.url).searchParams.get("returnTo"));
     const { url, login } = await beginSignIn(c, redirectUri.href, returnTo, nowS());
-    return redirect(url.href, [setCookieHeader(LOGIN_COOKIE, signValue(login, c.SESSION_SECRET), LOGIN_MAX_AGE_S, redirectUri.protocol === "https:")]);
+    return redirect(url.href, [
+      setCookieHeader(
+        LOGIN_COOKIE,
+        signValue(login, c.SESSION_SECRET),
+        LOGIN_MAX_AGE_S,
+        redirectUri.protocol === "https:",
+      ),
+    ]);
   });
 }
 
@@ -74,14 +91,20 @@ export function callbackRoute(req: Request): Promise<Response> {
     const c = oidcConfig();
     const redirectUri = redirectUriOf(req, c);
     const login = readLoginState(cookieOf(req.headers.get("cookie"), LOGIN_COOKIE), c.SESSION_SECRET, nowS());
-    if (!login) throw new BadRequestError("no sign-in in progress in this browser (it took over 10 minutes, or started elsewhere); sign in again");
+    if (!login)
+      throw new BadRequestError(
+        "no sign-in in progress in this browser (it took over 10 minutes, or started elsewhere); sign in again",
+      );
     // The provider's answer on the redirect URI as registered (behind a proxy req.url may name another origin).
     const callback = new URL(redirectUri.href);
     callback.search = new URL(req.url).search;
     const user = await completeSignIn(c, callback, login);
     const session = signValue({ typ: "session", ...user, exp: nowS() + c.SESSION_MAX_AGE }, c.SESSION_SECRET);
     const secure = redirectUri.protocol === "https:";
-    return redirect(login.returnTo, [setCookieHeader(SESSION_COOKIE, session, c.SESSION_MAX_AGE, secure), setCookieHeader(LOGIN_COOKIE, "", 0, secure)]);
+    return redirect(login.returnTo, [
+      setCookieHeader(SESSION_COOKIE, session, c.SESSION_MAX_AGE, secure),
+      setCookieHeader(LOGIN_COOKIE, "", 0, secure),
+    ]);
   });
 }
 
@@ -104,10 +127,20 @@ export function signOutRoute(req: Request): Promise<Response> {
 export function sessionRoute(req: Request): Promise<Response> {
   return answering(req, async () => {
     const c = config();
-    const s = oidcMode() && c.SESSION_SECRET ? readSession(cookieOf(req.headers.get("cookie"), SESSION_COOKIE), c.SESSION_SECRET, nowS()) : null;
+    const s =
+      oidcMode() && c.SESSION_SECRET
+        ? readSession(cookieOf(req.headers.get("cookie"), SESSION_COOKIE), c.SESSION_SECRET, nowS())
+        : null;
     const body: AuthSession = {
       signIn: oidcMode(),
-      user: s ? { name: s.name, groups: s.groups, expiresAt: new Date(s.exp * 1000).toISOString(), ...(s.email !== undefined ? { email: s.email } : {}) } : null,
+      user: s
+        ? {
+            name: s.name,
+            groups: s.groups,
+            expiresAt: new Date(s.exp * 1000).toISOString(),
+            ...(s.email !== undefined ? { email: s.email } : {}),
+          }
+        : null,
     };
     return json(body);
   });

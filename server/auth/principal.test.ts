@@ -13,9 +13,18 @@ afterEach(() => {
   process.argv = argv;
 });
 
-const PROXY = { AUTH_MODE: "proxy", TRUSTED_PROXIES: "10.0.0.2", ROLE_BINDINGS: "sre=admin:*,billing-devs=operator:billing;payments,*=viewer:*" };
-const req = (headers: Record<string, string>) => new Request("http://dash.example.com/api/x", { method: "POST", headers: { host: "dash.example.com", ...headers } });
-const alice = { "x-forwarded-user": "alice", "x-forwarded-email": "alice@example.com", "x-forwarded-groups": "billing-devs, readers" };
+const PROXY = {
+  AUTH_MODE: "proxy",
+  TRUSTED_PROXIES: "10.0.0.2",
+  ROLE_BINDINGS: "sre=admin:*,billing-devs=operator:billing;payments,*=viewer:*",
+};
+const req = (headers: Record<string, string>) =>
+  new Request("http://dash.example.com/api/x", { method: "POST", headers: { host: "dash.example.com", ...headers } });
+const alice = {
+  "x-forwarded-user": "alice",
+  "x-forwarded-email": "alice@example.com",
+  "x-forwarded-groups": "billing-devs, readers",
+};
 
 describe("ROLE_BINDINGS", () => {
   it("maps groups to roles per service; a user's grants are the union of its groups'", () => {
@@ -29,7 +38,9 @@ describe("ROLE_BINDINGS", () => {
     for (const bad of ["sre=root:*", "sre", "sre=admin:", "sre=admin:Billing Team", "a b=viewer:*"]) {
       expect(() => parseConfig({ ROLE_BINDINGS: bad }), bad).toThrow(/ROLE_BINDINGS/);
     }
-    expect(() => parseConfig({ ROLE_BINDINGS: "sre=root:*" })).toThrow(/role "root" is not one of viewer, operator, admin/);
+    expect(() => parseConfig({ ROLE_BINDINGS: "sre=root:*" })).toThrow(
+      /role "root" is not one of viewer, operator, admin/,
+    );
     expect(() => parseConfig({ AUTH_MODE: "ldap" })).toThrow(/AUTH_MODE/);
     expect(() => parseConfig({ AUTH_MODE: "proxy" })).toThrow(/TRUSTED_PROXIES — required with AUTH_MODE=proxy/);
   });
@@ -39,14 +50,22 @@ describe("proxy mode", () => {
   it("believes the user headers from a trusted proxy: name, e-mail, groups, roles per service", async () => {
     g.__dedupHealthConfig = parseConfig(PROXY);
     const p = await principalOf(req({ ...alice, "x-forwarded-for": "198.51.100.7, 10.0.0.2" }));
-    expect(p).toMatchObject({ source: "proxy", name: "alice", email: "alice@example.com", groups: ["billing-devs", "readers"], address: "198.51.100.7" });
+    expect(p).toMatchObject({
+      source: "proxy",
+      name: "alice",
+      email: "alice@example.com",
+      groups: ["billing-devs", "readers"],
+      address: "198.51.100.7",
+    });
     expect(may(p, "write", "billing")).toBe(true);
     expect(may(p, "write", "notification")).toBe(false);
     expect(may(p, "read", "notification")).toBe(true);
     expect(may(p, "unmasked", "billing")).toBe(false);
     expect(may(p, "audit-all")).toBe(false);
     expect(servicesFor(p, "write")).toEqual(["billing", "payments"]);
-    expect(refusalText(p, "keys.forget", "notification")).toBe("alice is operator: billing, payments; viewer: *; keys.forget on notification needs operator");
+    expect(refusalText(p, "keys.forget", "notification")).toBe(
+      "alice is operator: billing, payments; viewer: *; keys.forget on notification needs operator",
+    );
   });
 
   it("the same headers from an untrusted peer are ignored (anonymous, no role) and counted", async () => {
@@ -62,8 +81,13 @@ describe("proxy mode", () => {
 
   it("a trusted request without a user is anonymous; control characters in the name are dropped", async () => {
     g.__dedupHealthConfig = parseConfig(PROXY);
-    expect(await principalOf(req({ "x-forwarded-for": "10.0.0.2", "x-forwarded-groups": "sre" }))).toMatchObject({ source: "anonymous", grants: [] });
-    const p = await principalOf(req({ "x-forwarded-for": "10.0.0.2", "x-forwarded-user": "eve\u0007admin", "x-forwarded-groups": "sre" }));
+    expect(await principalOf(req({ "x-forwarded-for": "10.0.0.2", "x-forwarded-groups": "sre" }))).toMatchObject({
+      source: "anonymous",
+      grants: [],
+    });
+    const p = await principalOf(
+      req({ "x-forwarded-for": "10.0.0.2", "x-forwarded-user": "eve\u0007admin", "x-forwarded-groups": "sre" }),
+    );
     expect(p.name).toBe("eveadmin");
     expect(may(p, "write", "anything")).toBe(true);
   });
@@ -72,7 +96,11 @@ describe("proxy mode", () => {
     process.argv = ["node", "next", "start", "-H", "127.0.0.1"];
     const token = "a-workshop-token-of-16+";
     g.__dedupHealthConfig = parseConfig({ ...PROXY, WORKSHOP_TOKEN: token });
-    const p = await principalOf(new Request("http://localhost:3000/api/x", { headers: { host: "localhost:3000", "x-forwarded-for": "127.0.0.1", authorization: `Bearer ${token}` } }));
+    const p = await principalOf(
+      new Request("http://localhost:3000/api/x", {
+        headers: { host: "localhost:3000", "x-forwarded-for": "127.0.0.1", authorization: `Bearer ${token}` },
+      }),
+    );
     expect(p).toMatchObject({ source: "anonymous", grants: [] });
   });
 });
@@ -81,7 +109,11 @@ describe("token mode (the default) keeps today's rule", () => {
   it("a local request is admin everywhere named local; anyone else reads, named anonymous", async () => {
     process.argv = ["node", "next", "start", "-H", "127.0.0.1"];
     g.__dedupHealthConfig = parseConfig({});
-    const local = await principalOf(new Request("http://localhost:3000/api/x", { headers: { host: "localhost:3000", "x-forwarded-for": "127.0.0.1" } }));
+    const local = await principalOf(
+      new Request("http://localhost:3000/api/x", {
+        headers: { host: "localhost:3000", "x-forwarded-for": "127.0.0.1" },
+      }),
+    );
     expect(local).toMatchObject({ source: "local", name: "local", address: "127.0.0.1" });
     expect(may(local, "write", "billing") && may(local, "audit-all")).toBe(true);
     // The user headers mean nothing in token mode.

@@ -33,8 +33,20 @@ const ADMIN_EVERYWHERE: readonly RoleGrant[] = [{ role: "admin", services: "*" }
 const VIEWER_EVERYWHERE: readonly RoleGrant[] = [{ role: "viewer", services: "*" }];
 
 /** A user a proxy or a sign-in named, with the grants `ROLE_BINDINGS` gives its groups. */
-function userPrincipal(source: "proxy" | "oidc", u: { name: string; email?: string; groups: readonly string[] }, c: AppConfig, address: string | null): Principal {
-  return { source, name: u.name, ...(u.email ? { email: u.email } : {}), groups: u.groups, grants: grantsOf(u.groups, c.ROLE_BINDINGS), address };
+function userPrincipal(
+  source: "proxy" | "oidc",
+  u: { name: string; email?: string; groups: readonly string[] },
+  c: AppConfig,
+  address: string | null,
+): Principal {
+  return {
+    source,
+    name: u.name,
+    ...(u.email ? { email: u.email } : {}),
+    groups: u.groups,
+    grants: grantsOf(u.groups, c.ROLE_BINDINGS),
+    address,
+  };
 }
 
 /**
@@ -48,7 +60,13 @@ function userPrincipal(source: "proxy" | "oidc", u: { name: string; email?: stri
 export async function principalOf(req: Request): Promise<Principal> {
   const c = config();
   const address = clientAddress(req.headers, c.TRUSTED_PROXIES, c.TRUSTED_PROXY_HEADER);
-  const anonymous = (grants: readonly RoleGrant[]): Principal => ({ source: "anonymous", name: "anonymous", groups: [], grants, address });
+  const anonymous = (grants: readonly RoleGrant[]): Principal => ({
+    source: "anonymous",
+    name: "anonymous",
+    groups: [],
+    grants,
+    address,
+  });
   if (c.AUTH_MODE === "proxy") {
     const u = proxyIdentity(req.headers, c);
     return u ? userPrincipal("proxy", u, c, address) : anonymous([]);
@@ -67,7 +85,11 @@ const NEEDS: Record<Permission, Role> = { read: "viewer", write: "operator", unm
 
 /** Whether `p` may do `what` on `service` (undefined: the whole app, so only a `*` grant counts). */
 export function may(p: Principal, what: Permission, service?: string): boolean {
-  return p.grants.some((g) => RANK[g.role] >= RANK[NEEDS[what]] && (g.services === "*" || (service !== undefined && g.services.includes(service))));
+  return p.grants.some(
+    (g) =>
+      RANK[g.role] >= RANK[NEEDS[what]] &&
+      (g.services === "*" || (service !== undefined && g.services.includes(service))),
+  );
 }
 
 /** The role a permission needs (`write` → `operator`), for refusals. */
@@ -98,7 +120,12 @@ export function topRole(p: Principal): Role | null {
  * Why `p` may not do `action` on `service` (the 403's detail): `alice is viewer: *; keys.forget on
  * billing needs operator`. `service` undefined: the whole app.
  */
-export function refusalText(p: Principal, action: string, service: string | undefined, what: Permission = "write"): string {
+export function refusalText(
+  p: Principal,
+  action: string,
+  service: string | undefined,
+  what: Permission = "write",
+): string {
   const who = p.source === "anonymous" ? "anonymous (not signed in)" : p.name;
   const roles = p.grants.length === 0 ? "has no role" : `is ${rolesText(p)}`;
   return `${who} ${roles}; ${action} on ${service ?? "the whole app"} needs ${NEEDS[what]}${service === undefined ? " of *" : ""}`;

@@ -11,8 +11,12 @@ import { declaredHandlers } from "@/server/observe/handler-registry";
 /** The services an action on DLQ topic `dlqTopic` (default: the first of `CONSUMER_TOPICS`) for `handler` needs `write` on. */
 export function dlqServices(dlqTopic: string | undefined, handler?: string): string[] {
   const c = config();
-  const origin = dlqTopic?.endsWith(DLQ_TOPIC_SUFFIX) ? dlqTopic.slice(0, -DLQ_TOPIC_SUFFIX.length) : (c.CONSUMER_TOPICS[0] ?? c.DEMO_TOPIC);
-  const on = declaredHandlers().filter((h) => (h.topic ?? h.info?.topic) === origin && (handler === undefined || h.setup.handler === handler));
+  const origin = dlqTopic?.endsWith(DLQ_TOPIC_SUFFIX)
+    ? dlqTopic.slice(0, -DLQ_TOPIC_SUFFIX.length)
+    : (c.CONSUMER_TOPICS[0] ?? c.DEMO_TOPIC);
+  const on = declaredHandlers().filter(
+    (h) => (h.topic ?? h.info?.topic) === origin && (handler === undefined || h.setup.handler === handler),
+  );
   const services = [...new Set(on.map((h) => h.service))].sort();
   return services.length > 0 ? services : [c.SERVICE_NAME];
 }

@@ -55,7 +55,7 @@ async function play(s: Scenario, batchSize: number) {
   const sink = router.sink("h");
   const outcomes: Outcome[] = [];
   // Deliver until the first nack (a transport would then redeliver from there; here the run ends).
-  for (let i = 0; i < s.uuids.length; ) {
+  for (let i = 0; i < s.uuids.length;) {
     const chunk = s.uuids.slice(i, i + batchSize).map((u) => newMessage(u, ""));
     const out = batchSize === 1 ? [await sink.deliver(chunk[0]!)] : await sink.deliverBatch(chunk);
     outcomes.push(...out);

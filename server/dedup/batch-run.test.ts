@@ -11,10 +11,21 @@ import { retry } from "./retry";
 
 /** A middleware that logs what it sees; with `batchForm`, it also has a batch form that logs each batch. */
 function probe(log: string[], batchForm: boolean): Middleware {
-  return namedMiddleware("probe", (next: Handler) => async (m: Message) => {
-    log.push(`msg ${m.uuid}`);
-    return next(m);
-  }, batchForm ? { batch: (_next, nextBatch) => (msgs, stop) => (log.push(`batch ${msgs.map((m) => m.uuid).join(",")}`), nextBatch(msgs, stop)) } : undefined);
+  return namedMiddleware(
+    "probe",
+    (next: Handler) => async (m: Message) => {
+      log.push(`msg ${m.uuid}`);
+      return next(m);
+    },
+    batchForm
+      ? {
+          batch: (_next, nextBatch) => (msgs, stop) => (
+            log.push(`batch ${msgs.map((m) => m.uuid).join(",")}`),
+            nextBatch(msgs, stop)
+          ),
+        }
+      : undefined,
+  );
 }
 
 async function processed(registry: Registry): Promise<Record<string, number>> {
@@ -23,7 +34,10 @@ async function processed(registry: Registry): Promise<Record<string, number>> {
 }
 
 /** A Router over the default stack (in-memory store), the handler failing as `fails(uuid, attempt)` says. */
-function setup(fails: (uuid: string, attempt: number) => Error | null, extra: { outermost?: Middleware[]; maxElapsedMs?: number } = {}) {
+function setup(
+  fails: (uuid: string, attempt: number) => Error | null,
+  extra: { outermost?: Middleware[]; maxElapsedMs?: number } = {},
+) {
   const dlq = new MemoryPubSub();
   const repo = new MemoryRepository();
   const registry = new Registry();
@@ -112,7 +126,10 @@ describe("a Router batch through the stack's batch form", () => {
 
   it("with retry's maxElapsedMs (which needs each message's own start) the batch runs message by message, same outcomes", async () => {
     const log: string[] = [];
-    const s = setup((u, n) => (u === "b" && n < 2 ? new Error("transient") : null), { outermost: [probe(log, true)], maxElapsedMs: 60_000 });
+    const s = setup((u, n) => (u === "b" && n < 2 ? new Error("transient") : null), {
+      outermost: [probe(log, true)],
+      maxElapsedMs: 60_000,
+    });
     expect(retry({ maxElapsedMs: 1 }).batch).toBeUndefined();
     expect(await s.sink.deliverBatch(batch("a", "b", "c"))).toEqual(["ack", "ack", "ack"]);
     expect(log).toEqual(["msg a", "msg b", "msg c"]);

@@ -4,7 +4,15 @@
  * semantics unchanged — messages still run one at a time, in order, and a failure is handled by each
  * layer for that message before the next message runs.
  */
-import { namedMiddleware, type BatchForm, type BatchHandler, type Handler, type Message, type Middleware, type MiddlewareHooks } from "./message";
+import {
+  namedMiddleware,
+  type BatchForm,
+  type BatchHandler,
+  type Handler,
+  type Message,
+  type Middleware,
+  type MiddlewareHooks,
+} from "./message";
 
 /** A batch handler that runs `handler` for each message in order (the innermost layer, or a layer that acts per message). */
 export function eachInOrder(handler: Handler): BatchHandler {
@@ -33,7 +41,10 @@ export function perMessageForm(wrap: (next: Handler) => Handler): BatchForm {
  * later message runs — resolves (the message is done: the batch goes on after it) or rejects (the
  * batch stops with that failure at k).
  */
-export function recoverEach(nextBatch: BatchHandler, recover: (msg: Message, error: unknown) => Promise<void>): BatchHandler {
+export function recoverEach(
+  nextBatch: BatchHandler,
+  recover: (msg: Message, error: unknown) => Promise<void>,
+): BatchHandler {
   return async (msgs, stop) => {
     let from = 0;
     let part = msgs;
@@ -58,7 +69,11 @@ export function recoverEach(nextBatch: BatchHandler, recover: (msg: Message, err
  * per batch through {@link recoverEach}. `recover(msg, error)` resolves (the message is done: acked)
  * or rejects (the failure goes on outwards).
  */
-export function onFailure(name: string, recover: (msg: Message, error: unknown) => Promise<void>, hooks: Omit<MiddlewareHooks, "batch"> = {}): Middleware {
+export function onFailure(
+  name: string,
+  recover: (msg: Message, error: unknown) => Promise<void>,
+  hooks: Omit<MiddlewareHooks, "batch"> = {},
+): Middleware {
   return namedMiddleware(
     name,
     (next) => async (msg) => {

@@ -46,12 +46,19 @@ export class CheckOutcomes {
       const mine = payloadFingerprint(d.msg.payload);
       if (mine !== fp) {
         this.rec.payloadConflict(d.handler);
-        this.o.logger(`[dedup] payload conflict: handler=${d.handler} topic=${d.topic} uuid=${d.msg.uuid} key=${key} was processed with another payload (a publisher reused the UUID)`);
+        this.o.logger(
+          `[dedup] payload conflict: handler=${d.handler} topic=${d.topic} uuid=${d.msg.uuid} key=${key} was processed with another payload (a publisher reused the UUID)`,
+        );
         if (this.o.onPayloadConflict === "poison") throw new PayloadConflictError(key, fp, mine);
       }
     }
     const cause = this.results.deduplicated(d, stored);
-    noteSwallowed(this.hotKeys, { key, uuid: d.msg.uuid, handler: d.handler, topic: d.topic, cause, position: positionOf(d.msg.context) }, this.o.logDuplicates, this.o.logger);
+    noteSwallowed(
+      this.hotKeys,
+      { key, uuid: d.msg.uuid, handler: d.handler, topic: d.topic, cause, position: positionOf(d.msg.context) },
+      this.o.logDuplicates,
+      this.o.logger,
+    );
     return undefined;
   }
 
@@ -77,7 +84,11 @@ export class CheckOutcomes {
   keyFailed(d: Delivery, e: unknown): Promise<void | Message[]> {
     this.rec.error(DEDUP_ERROR_REASON.marshal, d.handler);
     if (this.o.failureMode === "closed") {
-      throw new DedupStoreError(DEDUP_ERROR_REASON.marshal, `dedup key of message ${d.msg.uuid} could not be computed: ${(e as Error)?.message ?? e}`, { cause: e });
+      throw new DedupStoreError(
+        DEDUP_ERROR_REASON.marshal,
+        `dedup key of message ${d.msg.uuid} could not be computed: ${(e as Error)?.message ?? e}`,
+        { cause: e },
+      );
     }
     return this.passThrough(d, DEDUP_ERROR_REASON.marshal);
   }
@@ -87,7 +98,11 @@ export class CheckOutcomes {
     const reason = classifyStoreError(e);
     this.failedCheck(reason, t0, d.handler);
     if (this.o.failureMode === "closed") {
-      throw new DedupStoreError(reason, `dedup store failed (${reason}) on ${what}: ${(e as Error)?.message ?? e}; fail-closed, so the message is retried and then poisoned`, { cause: e });
+      throw new DedupStoreError(
+        reason,
+        `dedup store failed (${reason}) on ${what}: ${(e as Error)?.message ?? e}; fail-closed, so the message is retried and then poisoned`,
+        { cause: e },
+      );
     }
     return this.passThrough(d, reason);
   }

@@ -50,8 +50,14 @@ export function collectTimes(this: Gauge<string>): void {
 /** The cell of `service`/`handler`'s moments, shared by the three gauges (one cell per handler, whichever recorder asks). */
 export function checkTimesCell(g: CheckTimeGauges, service: string, handler: string): CheckTimes {
   const k = `${service}\u0000${handler}`;
-  const held = (gauge: Gauge<string>, field: TimeField) => ((gauge as unknown as WithTimes)[CHECK_TIMES] ??= { field, cells: new Map() });
-  const cell = held(g.lastCheck, "check").cells.get(k) ?? { labels: { service, handler }, check: NaN, error: NaN, slow: NaN };
+  const held = (gauge: Gauge<string>, field: TimeField) =>
+    ((gauge as unknown as WithTimes)[CHECK_TIMES] ??= { field, cells: new Map() });
+  const cell = held(g.lastCheck, "check").cells.get(k) ?? {
+    labels: { service, handler },
+    check: NaN,
+    error: NaN,
+    slow: NaN,
+  };
   for (const [gauge, field] of [
     [g.lastCheck, "check"],
     [g.lastError, "error"],

@@ -5,9 +5,10 @@ import { CORRELATION_ID_KEY } from "../../names/dedup";
 
 describe("correlationId", () => {
   it("keeps an existing id and copies it onto produced messages that lack one", async () => {
-    const out = await correlationId()(async () => [newMessage("a", ""), newMessage("b", "", { metadata: { [CORRELATION_ID_KEY]: "own" } })])(
-      newMessage("in", "", { metadata: { [CORRELATION_ID_KEY]: "req-1" } }),
-    );
+    const out = await correlationId()(async () => [
+      newMessage("a", ""),
+      newMessage("b", "", { metadata: { [CORRELATION_ID_KEY]: "own" } }),
+    ])(newMessage("in", "", { metadata: { [CORRELATION_ID_KEY]: "req-1" } }));
     expect(out?.map((m) => m.metadata[CORRELATION_ID_KEY])).toEqual(["req-1", "own"]);
   });
 

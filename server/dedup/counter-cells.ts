@@ -3,7 +3,13 @@
  * counter's `collect` flushes at scrape time, and the cells of one topic and handler in one record.
  */
 import type { Counter } from "prom-client";
-import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, PROCESSED_RESULTS, type DuplicateCause, type ProcessedResult } from "../../names/dedup";
+import {
+  DEDUP_ERROR_REASONS,
+  DUPLICATE_CAUSES,
+  PROCESSED_RESULTS,
+  type DuplicateCause,
+  type ProcessedResult,
+} from "../../names/dedup";
 
 /**
  * Pending increments kept ON the prom-client counter object (shared by every copy of this module
@@ -68,7 +74,17 @@ function counterCell(counter: Counter<string>, labels: Record<string, string>): 
 }
 
 /** The counters of the Deduplicator's metrics (./metrics `DedupMetrics`) with per-handler series. */
-export type HandlerCounters = Record<"deduplicated" | "inProgress" | "released" | "leaseLost" | "payloadConflicts" | "unchecked" | "processed" | "duplicatesByCause", Counter<string>>;
+export type HandlerCounters = Record<
+  | "deduplicated"
+  | "inProgress"
+  | "released"
+  | "leaseLost"
+  | "payloadConflicts"
+  | "unchecked"
+  | "processed"
+  | "duplicatesByCause",
+  Counter<string>
+>;
 
 /**
  * The cells of `topic` and `handler`, made with the handler's zero series (./metrics, "Zero
@@ -86,7 +102,10 @@ export function handlerCells(m: HandlerCounters, service: string, topic: string,
   for (const result of PROCESSED_RESULTS) m.processed.inc({ ...labels, result }, 0);
   for (const cause of DUPLICATE_CAUSES) m.duplicatesByCause.inc({ ...labels, cause }, 0);
   const each = <V extends string>(values: readonly V[], counter: Counter<string>, label: string) =>
-    Object.fromEntries(values.map((v) => [v, counterCell(counter, { ...labels, [label]: v })])) as Record<V, CounterInc>;
+    Object.fromEntries(values.map((v) => [v, counterCell(counter, { ...labels, [label]: v })])) as Record<
+      V,
+      CounterInc
+    >;
   return {
     topic,
     handler,

@@ -84,7 +84,11 @@ export class BatchState {
   }
 
   /** Remembers the claim round trip's replies (none: it failed; an Error in a slot: unknown). */
-  preclaimed(reqs: readonly ClaimRequest[], at: readonly number[], replies: ReadonlyArray<string | null | Error> | undefined): void {
+  preclaimed(
+    reqs: readonly ClaimRequest[],
+    at: readonly number[],
+    replies: ReadonlyArray<string | null | Error> | undefined,
+  ): void {
     this.at = Date.now();
     for (let j = 0; j < at.length; j++) {
       const i = at[j]!;

@@ -95,7 +95,9 @@ export interface DeduplicatorOptions {
 export type PayloadConflictAction = "poison" | "swallow";
 
 /** Default `leaseMs`: the default retry window plus 5 × 7.5 s of handler time (see `leaseMs`). */
-export const DEFAULT_LEASE_MS = Math.ceil(maxRetryWaitMs(DEFAULT_RETRY_OPTIONS) + (DEFAULT_RETRY_OPTIONS.maxRetries + 1) * 7_500);
+export const DEFAULT_LEASE_MS = Math.ceil(
+  maxRetryWaitMs(DEFAULT_RETRY_OPTIONS) + (DEFAULT_RETRY_OPTIONS.maxRetries + 1) * 7_500,
+);
 
 /** Defaults of {@link DeduplicatorOptions}. */
 export const DEFAULT_DEDUPLICATOR_OPTIONS = {
@@ -109,10 +111,14 @@ export const DEFAULT_DEDUPLICATOR_OPTIONS = {
   logger: (line: string) => console.warn(line),
   preclaimMaxAgeFraction: 0.5,
   onPayloadConflict: "poison",
-} as const satisfies Omit<Required<DeduplicatorOptions>, "repository" | "registry" | "prefix" | "failureMode" | "hotKeys">;
+} as const satisfies Omit<
+  Required<DeduplicatorOptions>,
+  "repository" | "registry" | "prefix" | "failureMode" | "hotKeys"
+>;
 
 /** Options after defaults (`hotKeys` undefined = the process's board). */
-export type ResolvedDeduplicatorOptions = Omit<Required<DeduplicatorOptions>, "registry" | "prefix" | "hotKeys"> & Pick<DeduplicatorOptions, "registry" | "prefix" | "hotKeys">;
+export type ResolvedDeduplicatorOptions = Omit<Required<DeduplicatorOptions>, "registry" | "prefix" | "hotKeys"> &
+  Pick<DeduplicatorOptions, "registry" | "prefix" | "hotKeys">;
 
 /**
  * Validates merged options; throws a RangeError naming the option. `repositoryMode` is the
@@ -120,18 +126,28 @@ export type ResolvedDeduplicatorOptions = Omit<Required<DeduplicatorOptions>, "r
  */
 export function validateDeduplicatorOptions(o: ResolvedDeduplicatorOptions, repositoryMode?: FailureMode): void {
   const bad = (name: string, range: string) => new RangeError(`deduplicator: ${name} must be ${range}`);
-  if (!o.repository || typeof o.repository.claim !== "function") throw bad("repository", "a DedupRepository (RedisRepository, MemoryRepository)");
-  if (!(Number.isFinite(o.ttlMs) && o.ttlMs >= 1 && o.ttlMs <= 365 * TTL_POLICY.defaultMs)) throw bad("ttlMs", "in [1, 365 days] ms (spec §3: ≥ 10 min in production)");
+  if (!o.repository || typeof o.repository.claim !== "function")
+    throw bad("repository", "a DedupRepository (RedisRepository, MemoryRepository)");
+  if (!(Number.isFinite(o.ttlMs) && o.ttlMs >= 1 && o.ttlMs <= 365 * TTL_POLICY.defaultMs))
+    throw bad("ttlMs", "in [1, 365 days] ms (spec §3: ≥ 10 min in production)");
   if (!(Number.isFinite(o.leaseMs) && o.leaseMs >= 1 && o.leaseMs <= o.ttlMs)) throw bad("leaseMs", "in [1, ttlMs] ms");
-  if (!(Number.isFinite(o.timeoutMs) && o.timeoutMs >= 1 && o.timeoutMs <= 60_000)) throw bad("timeoutMs", "in [1, 60000] ms (one store call, not the window)");
+  if (!(Number.isFinite(o.timeoutMs) && o.timeoutMs >= 1 && o.timeoutMs <= 60_000))
+    throw bad("timeoutMs", "in [1, 60000] ms (one store call, not the window)");
   if (!["lease", "release", "naive"].includes(o.marking)) throw bad("marking", '"lease", "release" or "naive"');
   if (o.failureMode !== "open" && o.failureMode !== "closed") throw bad("failureMode", '"open" or "closed"');
   if (repositoryMode !== undefined && repositoryMode !== o.failureMode) {
-    throw bad("failureMode", `"${repositoryMode}" like its repository (fail${repositoryMode === "open" ? "Open" : "Closed"}(repository)), or leave one of the two unset`);
+    throw bad(
+      "failureMode",
+      `"${repositoryMode}" like its repository (fail${repositoryMode === "open" ? "Open" : "Closed"}(repository)), or leave one of the two unset`,
+    );
   }
-  if (o.logDuplicates !== true && o.logDuplicates !== false && o.logDuplicates !== "sampled") throw bad("logDuplicates", 'true, false or "sampled"');
-  if (o.onPayloadConflict !== "poison" && o.onPayloadConflict !== "swallow") throw bad("onPayloadConflict", '"poison" or "swallow"');
-  if (!(o.preclaimMaxAgeFraction > 0 && o.preclaimMaxAgeFraction <= 1)) throw bad("preclaimMaxAgeFraction", "in (0, 1]");
+  if (o.logDuplicates !== true && o.logDuplicates !== false && o.logDuplicates !== "sampled")
+    throw bad("logDuplicates", 'true, false or "sampled"');
+  if (o.onPayloadConflict !== "poison" && o.onPayloadConflict !== "swallow")
+    throw bad("onPayloadConflict", '"poison" or "swallow"');
+  if (!(o.preclaimMaxAgeFraction > 0 && o.preclaimMaxAgeFraction <= 1))
+    throw bad("preclaimMaxAgeFraction", "in (0, 1]");
   if (!/^[^\s:]+$/.test(o.service)) throw bad("service", "non-empty, without spaces or ':'");
-  if (o.prefix !== undefined && (o.prefix === "" || /\s/.test(o.prefix))) throw bad("prefix", "non-empty without spaces");
+  if (o.prefix !== undefined && (o.prefix === "" || /\s/.test(o.prefix)))
+    throw bad("prefix", "non-empty without spaces");
 }

@@ -20,16 +20,38 @@ import { registryTotal } from "@/server/testing/counter-total";
 const KEY = (uuid: string) => `svc:dedup:h:${uuid}`;
 
 /** A Router with the default stack (or a custom one) on one handler "h" of topic "in". */
-function harness(handler: Handler, opts: { marking?: Marking; repo?: DedupRepository; dedup?: Partial<DeduplicatorOptions>; stack?: "default" | "dedup-only" } = {}) {
+function harness(
+  handler: Handler,
+  opts: {
+    marking?: Marking;
+    repo?: DedupRepository;
+    dedup?: Partial<DeduplicatorOptions>;
+    stack?: "default" | "dedup-only";
+  } = {},
+) {
   const registry = new Registry();
   const ps = new MemoryPubSub({ nackResendDelayMs: 0 });
   const repo = opts.repo ?? new MemoryRepository();
-  const dedup: DeduplicatorOptions = { repository: repo, service: "svc", marking: opts.marking ?? "lease", registry, ...opts.dedup };
+  const dedup: DeduplicatorOptions = {
+    repository: repo,
+    service: "svc",
+    marking: opts.marking ?? "lease",
+    registry,
+    ...opts.dedup,
+  };
   const router = oneHandlerRouter({
     topic: "in",
     subscriber: ps,
     handler,
-    middleware: opts.stack === "dedup-only" ? [deduplicator(dedup)] : defaultStack({ dlqPublisher: ps, dlqTopic: "in.dlq", dedup, retry: { initialIntervalMs: 100, randomizationFactor: 0 } }),
+    middleware:
+      opts.stack === "dedup-only"
+        ? [deduplicator(dedup)]
+        : defaultStack({
+            dlqPublisher: ps,
+            dlqTopic: "in.dlq",
+            dedup,
+            retry: { initialIntervalMs: 100, randomizationFactor: 0 },
+          }),
   });
   return { registry, ps, repo, router, sink: router.sink("h") };
 }
@@ -44,7 +66,9 @@ describe("Deduplicator — the spec's tests", () => {
     expect(await sink.deliver(newMessage("01A", "x"))).toBe("ack");
     expect(await sink.deliver(newMessage("01A", "x"))).toBe("ack");
     expect(calls).toEqual(["01A"]);
-    expect(await registryTotal(registry, METRIC_NAMES.deduplicated, { service: "svc", topic: "in", handler: "h" })).toBe(1);
+    expect(
+      await registryTotal(registry, METRIC_NAMES.deduplicated, { service: "svc", topic: "in", handler: "h" }),
+    ).toBe(1);
     expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "success" })).toBe(1);
     expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "deduplicated" })).toBe(1);
   });
@@ -164,7 +188,11 @@ describe("Deduplicator — leases", () => {
     const repo = new MemoryRepository();
     await repo.claim(KEY("u6"), `${PROCESSING_PREFIX}crashed-owner`, 5_000);
     const calls: string[] = [];
-    const { sink } = harness(async (m) => void calls.push(m.uuid), { repo, stack: "dedup-only", dedup: { leaseMs: 5_000 } });
+    const { sink } = harness(async (m) => void calls.push(m.uuid), {
+      repo,
+      stack: "dedup-only",
+      dedup: { leaseMs: 5_000 },
+    });
     expect(await sink.deliver(newMessage("u6", ""))).toBe("nack");
     await vi.advanceTimersByTimeAsync(5_001);
     expect(await sink.deliver(newMessage("u6", ""))).toBe("ack");
@@ -204,7 +232,10 @@ describe("Deduplicator — store failures", () => {
 
   it("failOpen: a store error lets the message through and counts redis_conn", async () => {
     const calls: string[] = [];
-    const { sink, registry } = harness(async (m) => void calls.push(m.uuid), { repo: failOpen(refused()), stack: "dedup-only" });
+    const { sink, registry } = harness(async (m) => void calls.push(m.uuid), {
+      repo: failOpen(refused()),
+      stack: "dedup-only",
+    });
     expect(await sink.deliver(newMessage("u9", ""))).toBe("ack");
     expect(calls).toEqual(["u9"]);
     expect(await registryTotal(registry, METRIC_NAMES.errors, { service: "svc", reason: "redis_conn" })).toBe(1);
@@ -214,7 +245,8 @@ describe("Deduplicator — store failures", () => {
   it("a failed check is the handler's last check and last error at once (no check after it); the next good check is after it", async () => {
     const repo = refused();
     const { sink, registry } = harness(async () => undefined, { repo: failOpen(repo), stack: "dedup-only" });
-    const moment = async (name: string) => (await registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels.handler === "h")?.value;
+    const moment = async (name: string) =>
+      (await registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels.handler === "h")?.value;
     expect(await sink.deliver(newMessage("g1", ""))).toBe("ack");
     const failedAt = (await moment(METRIC_NAMES.lastError))!;
     expect(failedAt).toBeGreaterThan(Date.now() / 1000 - 5);
@@ -232,10 +264,13 @@ describe("Deduplicator — store failures", () => {
     // g3's claim is answered only when the test says; g4's is refused meanwhile (the store just went down).
     const repo: DedupRepository = Object.assign(Object.create(memory) as MemoryRepository, {
       claim: (key: string, value: string, ttlMs: number) =>
-        key.endsWith("g4") ? Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })) : new Promise<string | null>((r) => (answer = () => r(memory.claim(key, value, ttlMs)))),
+        key.endsWith("g4")
+          ? Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }))
+          : new Promise<string | null>((r) => (answer = () => r(memory.claim(key, value, ttlMs)))),
     });
     const { sink, registry } = harness(async () => undefined, { repo: failOpen(repo), stack: "dedup-only" });
-    const moment = async (name: string) => (await registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels.handler === "h")?.value;
+    const moment = async (name: string) =>
+      (await registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels.handler === "h")?.value;
     const slow = sink.deliver(newMessage("g3", ""));
     await vi.advanceTimersByTimeAsync(10);
     expect(await sink.deliver(newMessage("g4", ""))).toBe("ack");
@@ -254,7 +289,8 @@ describe("Deduplicator — store failures", () => {
     }
     override markDone(key: string, value: string, ttlMs: number): Promise<string | null> {
       this.marks++;
-      if (this.failures-- > 0) return Promise.reject(Object.assign(new Error("connection reset"), { code: "ECONNRESET" }));
+      if (this.failures-- > 0)
+        return Promise.reject(Object.assign(new Error("connection reset"), { code: "ECONNRESET" }));
       return super.markDone(key, value, ttlMs);
     }
   }
@@ -281,7 +317,9 @@ describe("Deduplicator — store failures", () => {
     const registry = new Registry();
     let runs = 0;
     // Called directly, without a Router.
-    const run = deduplicator({ repository: repo, service: "svc", registry, logger: (line) => void logged.push(line) })(async () => void runs++);
+    const run = deduplicator({ repository: repo, service: "svc", registry, logger: (line) => void logged.push(line) })(
+      async () => void runs++,
+    );
     const msg = newMessage("m2", "x");
     msg.context = { handler: "h", topic: "in" };
     const delivery = run(msg);
@@ -315,7 +353,8 @@ describe("Deduplicator — store failures", () => {
   it("fail-open counts every run without a check in deduplication_unchecked_total by reason; fail-closed counts none", async () => {
     const ran: string[] = [];
     const open = harness(async (m) => void ran.push(m.uuid), { repo: failOpen(refused()), stack: "dedup-only" });
-    const unchecked = (h: typeof open, reason: string) => registryTotal(h.registry, METRIC_NAMES.unchecked, { service: "svc", handler: "h", reason });
+    const unchecked = (h: typeof open, reason: string) =>
+      registryTotal(h.registry, METRIC_NAMES.unchecked, { service: "svc", handler: "h", reason });
     expect(await unchecked(open, "redis_conn")).toBe(0);
     for (const u of ["n1", "n2", "n3"]) expect(await open.sink.deliver(newMessage(u, ""))).toBe("ack");
     // A repeat is not caught while the store is down: the same UUID runs again, and counts again.
@@ -335,7 +374,10 @@ describe("Deduplicator — store failures", () => {
   it("failClosed: a store call slower than timeoutMs → redis_timeout, retried, then the DLQ", async () => {
     const slow = new FaultyRepository(new MemoryRepository(), { latencyMs: 1_000 });
     const calls: string[] = [];
-    const { sink, ps, registry } = harness(async (m) => void calls.push(m.uuid), { repo: failClosed(slow), dedup: { timeoutMs: 50 } });
+    const { sink, ps, registry } = harness(async (m) => void calls.push(m.uuid), {
+      repo: failClosed(slow),
+      dedup: { timeoutMs: 50 },
+    });
     const p = sink.deliver(newMessage("u10", ""));
     await vi.advanceTimersByTimeAsync(20_000);
     expect(await p).toBe("ack");
@@ -345,18 +387,26 @@ describe("Deduplicator — store failures", () => {
     expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "error" })).toBe(1);
   });
 
-  it("failureMode is an option: unset = open (spec §4), \"closed\" on a bare repository poisons, a contradiction with failOpen/failClosed is refused", async () => {
+  it('failureMode is an option: unset = open (spec §4), "closed" on a bare repository poisons, a contradiction with failOpen/failClosed is refused', async () => {
     const ran: string[] = [];
     const open = harness(async (m) => void ran.push(m.uuid), { repo: refused(), stack: "dedup-only" });
     expect(await open.sink.deliver(newMessage("o1", ""))).toBe("ack");
     expect(ran).toEqual(["o1"]);
-    const closed = harness(async (m) => void ran.push(m.uuid), { repo: refused(), dedup: { failureMode: "closed" }, stack: "dedup-only" });
+    const closed = harness(async (m) => void ran.push(m.uuid), {
+      repo: refused(),
+      dedup: { failureMode: "closed" },
+      stack: "dedup-only",
+    });
     expect(await closed.sink.deliver(newMessage("c1", ""))).toBe("nack");
     expect(ran).toEqual(["o1"]);
     expect(await registryTotal(closed.registry, METRIC_NAMES.errors, { reason: "redis_conn" })).toBe(1);
-    expect(new Deduplicator({ repository: failClosed(refused()), failureMode: "closed" }).options.failureMode).toBe("closed");
+    expect(new Deduplicator({ repository: failClosed(refused()), failureMode: "closed" }).options.failureMode).toBe(
+      "closed",
+    );
     expect(new Deduplicator({ repository: failOpen(refused()) }).options.failureMode).toBe("open");
-    expect(() => new Deduplicator({ repository: failClosed(refused()), failureMode: "open" })).toThrow(/failureMode must be "closed" like its repository/);
+    expect(() => new Deduplicator({ repository: failClosed(refused()), failureMode: "open" })).toThrow(
+      /failureMode must be "closed" like its repository/,
+    );
   });
 
   it("a throwing key factory counts marshal: fail-open processes, fail-closed poisons at once (not retryable)", async () => {
@@ -433,7 +483,14 @@ describe("Deduplicator — batch pre-claim", () => {
     await vi.advanceTimersByTimeAsync(40); // all ten marks at once — not 10 × 50 ms
     await f;
     expect(ids.map((u) => mem.get(KEY(u)))).toEqual(ids.map(() => expect.stringMatching(DONE_WITH_FINGERPRINT)));
-    expect(repo.calls).toMatchObject({ claimBatch: 1, claim: 0, markDoneBatch: 1, markDone: 0, compareAndSetBatch: 0, compareAndSet: 0 });
+    expect(repo.calls).toMatchObject({
+      claimBatch: 1,
+      claim: 0,
+      markDoneBatch: 1,
+      markDone: 0,
+      compareAndSetBatch: 0,
+      compareAndSet: 0,
+    });
     // Nothing pending: flush resolves at once.
     await sink.flush!();
   });
@@ -466,7 +523,11 @@ describe("Deduplicator — batch pre-claim", () => {
   it("one UUID twice in a batch: the second copy is swallowed, not in-progress", async () => {
     const runs: string[] = [];
     const { sink } = harness(async (m) => void runs.push(m.uuid), { stack: "dedup-only" });
-    expect(await sink.deliverBatch([newMessage("x", ""), newMessage("x", ""), newMessage("y", "")])).toEqual(["ack", "ack", "ack"]);
+    expect(await sink.deliverBatch([newMessage("x", ""), newMessage("x", ""), newMessage("y", "")])).toEqual([
+      "ack",
+      "ack",
+      "ack",
+    ]);
     expect(runs).toEqual(["x", "y"]);
   });
 
@@ -547,7 +608,8 @@ describe("check-duration samples", () => {
     const repo = Object.assign(new MemoryRepository(), { connectionLostSince: () => lost });
     const run = deduplicator({ repository: repo, service: "svc", registry })(async () => undefined);
     const samples = () => observationCount(registry, METRIC_NAMES.checkDuration);
-    const deliver = (uuid: string) => run(Object.assign(newMessage(uuid, "p"), { context: { topic: "in", handler: "h" } }));
+    const deliver = (uuid: string) =>
+      run(Object.assign(newMessage(uuid, "p"), { context: { topic: "in", handler: "h" } }));
     await deliver("steady");
     expect(await samples()).toBe(1);
     lost = true;

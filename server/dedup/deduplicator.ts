@@ -2,8 +2,20 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { BatchState, NOT_RUN, RAN } from "./dedup-batch";
 import { DeliveryResults, type Delivery } from "./dedup-results";
-import { DEFAULT_DEDUPLICATOR_OPTIONS, validateDeduplicatorOptions, type DeduplicatorOptions, type ResolvedDeduplicatorOptions } from "./deduplicator-options";
-import { namedMiddleware, type BatchPreparation, type BatchRun, type Handler, type Message, type Middleware } from "./message";
+import {
+  DEFAULT_DEDUPLICATOR_OPTIONS,
+  validateDeduplicatorOptions,
+  type DeduplicatorOptions,
+  type ResolvedDeduplicatorOptions,
+} from "./deduplicator-options";
+import {
+  namedMiddleware,
+  type BatchPreparation,
+  type BatchRun,
+  type Handler,
+  type Message,
+  type Middleware,
+} from "./message";
 import { dedupRecorder, type DedupRecorder } from "./metrics";
 import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "./repository";
 import { KeyMarks } from "./key-marks";
@@ -42,7 +54,11 @@ export class Deduplicator {
   readonly middleware: Middleware;
 
   constructor(options: DeduplicatorOptions) {
-    const o = { ...DEFAULT_DEDUPLICATOR_OPTIONS, ...options, failureMode: options.failureMode ?? options.repository?.failureMode ?? "open" } as ResolvedDeduplicatorOptions;
+    const o = {
+      ...DEFAULT_DEDUPLICATOR_OPTIONS,
+      ...options,
+      failureMode: options.failureMode ?? options.repository?.failureMode ?? "open",
+    } as ResolvedDeduplicatorOptions;
     validateDeduplicatorOptions(o, options.repository?.failureMode);
     this.options = o;
     this.rec = dedupRecorder(o.registry, o.service);
@@ -55,7 +71,10 @@ export class Deduplicator {
     this.hotKeys = board ? board.add(o.service, new HotKeys()) : null;
     if (board && o.registry) exportHotUuids(o.registry, o.service, board);
     this.outcomes = new CheckOutcomes(o, this.rec, this.results, this.hotKeys);
-    const wrap = (next: Handler): Handler => (msg) => this.handle(next, msg);
+    const wrap =
+      (next: Handler): Handler =>
+      (msg) =>
+        this.handle(next, msg);
     this.middleware = namedMiddleware("deduplicator", wrap, {
       prepareBatch: (msgs) => this.prepareBatch(msgs),
       onRegister: (h) => {
@@ -138,7 +157,15 @@ export class Deduplicator {
         const b = batch!;
         // The error result is counted at the batch's settle unless the message ends final.
         if (b.phase[bi] === NOT_RUN) b.phase[bi] = RAN;
-        const d: Delivery = { next, msg, topic: msg.context.topic ?? "", handler: msg.context.handler ?? "default", st: undefined, batch: b, bi };
+        const d: Delivery = {
+          next,
+          msg,
+          topic: msg.context.topic ?? "",
+          handler: msg.context.handler ?? "default",
+          st: undefined,
+          batch: b,
+          bi,
+        };
         const earlier = b.doneKeys.get(key);
         if (earlier !== undefined) this.outcomes.swallow(d, key, earlier);
         else if (!this.freshPreclaim(b, bi, key)) await this.check(d);
@@ -166,7 +193,11 @@ export class Deduplicator {
 
   /** The batch's pre-claim of position `bi` is for `key`, answered, and young enough to act on. */
   private freshPreclaim(batch: BatchState, bi: number, key: string): boolean {
-    return batch.keys[bi] === key && batch.replies[bi] !== undefined && Date.now() - batch.at <= this.claimTtl * this.options.preclaimMaxAgeFraction;
+    return (
+      batch.keys[bi] === key &&
+      batch.replies[bi] !== undefined &&
+      Date.now() - batch.at <= this.claimTtl * this.options.preclaimMaxAgeFraction
+    );
   }
 
   /**
@@ -243,7 +274,8 @@ export class Deduplicator {
   private markDone(d: Delivery, key: string, value: string): Promise<void> | undefined {
     const lease = this.options.marking === "lease";
     const done = doneValueOf(d.msg, lease);
-    if (d.batch) d.batch.succeeded(key, done, lease ? { key, value, done, topic: d.topic, handler: d.handler } : undefined);
+    if (d.batch)
+      d.batch.succeeded(key, done, lease ? { key, value, done, topic: d.topic, handler: d.handler } : undefined);
     else if (lease) return this.marks.complete(key, value, done, d.topic, d.handler);
     return undefined;
   }

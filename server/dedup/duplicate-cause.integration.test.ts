@@ -7,7 +7,11 @@ import { duplicateCauseSuite } from "./duplicate-cause.suite";
 
 onEachRedisStore(
   "duplicate causes",
-  { servicePrefix: "cause", keysOf: (service) => ["a", "b", "c", "x", "p", "q", "old"].map((u) => `${service}:dedup:h:${u}`), pipeline: { batchCommand: "pipeline", claimCommand: "lua" } },
+  {
+    servicePrefix: "cause",
+    keysOf: (service) => ["a", "b", "c", "x", "p", "q", "old"].map((u) => `${service}:dedup:h:${u}`),
+    pipeline: { batchCommand: "pipeline", claimCommand: "lua" },
+  },
   (fresh) =>
     duplicateCauseSuite(() => {
       const { client, repository, service } = fresh();

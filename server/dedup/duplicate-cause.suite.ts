@@ -42,24 +42,56 @@ export function duplicateCauseSuite(make: () => CauseStore): void {
   function harness(onPayloadConflict?: PayloadConflictAction) {
     const store = make();
     const registry = new Registry();
-    const dedup = new Deduplicator({ repository: store.repository, service: store.service, registry, ...(onPayloadConflict ? { onPayloadConflict } : {}), logger: () => undefined });
+    const dedup = new Deduplicator({
+      repository: store.repository,
+      service: store.service,
+      registry,
+      ...(onPayloadConflict ? { onPayloadConflict } : {}),
+      logger: () => undefined,
+    });
     const dlq = new MemoryPubSub();
     const router = new Router({ onError: (e) => console.error(e.error) });
     let runs = 0;
     const pq = poisonQueue(dlq, "orders.dlq", { registry, service: store.service });
-    router.addHandler({ name: "h", topic: "orders", subscriber: new MemoryPubSub(), handler: async () => void runs++, middleware: [pq, dedup.middleware] });
+    router.addHandler({
+      name: "h",
+      topic: "orders",
+      subscriber: new MemoryPubSub(),
+      handler: async () => void runs++,
+      middleware: [pq, dedup.middleware],
+    });
     const sink = router.sink("h");
-    const causes = async () => Object.fromEntries((await dedupMetrics(registry).duplicatesByCause.get()).values.map((v) => [String(v.labels.cause), v.value]));
-    const deduplicated = async () => (await dedupMetrics(registry).deduplicated.get()).values.reduce((a, v) => a + v.value, 0);
+    const causes = async () =>
+      Object.fromEntries(
+        (await dedupMetrics(registry).duplicatesByCause.get()).values.map((v) => [String(v.labels.cause), v.value]),
+      );
+    const deduplicated = async () =>
+      (await dedupMetrics(registry).deduplicated.get()).values.reduce((a, v) => a + v.value, 0);
     const key = (uuid: string) => `${store.service}:dedup:h:${uuid}`;
-    const conflicts = async () => (await dedupMetrics(registry).payloadConflicts.get()).values.reduce((a, v) => a + v.value, 0);
-    const poisonedConflicts = async () => (await dedupMetrics(registry).poisoned.get()).values.find((v) => v.labels.reason_poisoned === POISON_REASON_CLASS.payloadConflict)?.value;
-    return { store, sink, causes, deduplicated, key, runs: () => runs, conflicts, poisonedConflicts, dlq: () => dlq.messages("orders.dlq") };
+    const conflicts = async () =>
+      (await dedupMetrics(registry).payloadConflicts.get()).values.reduce((a, v) => a + v.value, 0);
+    const poisonedConflicts = async () =>
+      (await dedupMetrics(registry).poisoned.get()).values.find(
+        (v) => v.labels.reason_poisoned === POISON_REASON_CLASS.payloadConflict,
+      )?.value;
+    return {
+      store,
+      sink,
+      causes,
+      deduplicated,
+      key,
+      runs: () => runs,
+      conflicts,
+      poisonedConflicts,
+      dlq: () => dlq.messages("orders.dlq"),
+    };
   }
 
   it("the done value stores the first delivery's topic:partition:offset (batch and single delivery)", async () => {
     const { store, sink, key } = harness();
-    expect(await sink.deliverBatch([at("a", { partition: 2, offset: 41 }), at("b", { partition: 2, offset: 42 })])).toEqual(["ack", "ack"]);
+    expect(
+      await sink.deliverBatch([at("a", { partition: 2, offset: 41 }), at("b", { partition: 2, offset: 42 })]),
+    ).toEqual(["ack", "ack"]);
     await sink.flush?.();
     expect(await sink.deliver(at("c", { partition: 0, offset: 7 }))).toBe("ack");
     expect(await store.get(key("a"))).toBe(`done:orders:2:41${FP}`);
@@ -108,13 +140,23 @@ export function duplicateCauseSuite(make: () => CauseStore): void {
     expect(await sink.deliver(at("a", { partition: 0, offset: 2 }, '{"amount":10}'))).toBe("ack");
     // Another message under the reused UUID: single delivery, a later batch, and inside one batch.
     expect(await sink.deliver(at("a", { partition: 0, offset: 3 }, '{"amount":99}'))).toBe("ack");
-    expect(await sink.deliverBatch([at("a", { partition: 0, offset: 4 }, '{"amount":98}'), at("b", { partition: 0, offset: 5 }, "1"), at("b", { partition: 0, offset: 6 }, "2")])).toEqual(["ack", "ack", "ack"]);
+    expect(
+      await sink.deliverBatch([
+        at("a", { partition: 0, offset: 4 }, '{"amount":98}'),
+        at("b", { partition: 0, offset: 5 }, "1"),
+        at("b", { partition: 0, offset: 6 }, "2"),
+      ]),
+    ).toEqual(["ack", "ack", "ack"]);
     await sink.flush?.();
     expect(runs()).toBe(2);
     expect(await deduplicated()).toBe(1);
     expect(await conflicts()).toBe(3);
     expect(await poisonedConflicts()).toBe(3);
-    expect(dlq().map((m) => [m.uuid, payloadText(m)])).toEqual([["a", '{"amount":99}'], ["a", '{"amount":98}'], ["b", "2"]]);
+    expect(dlq().map((m) => [m.uuid, payloadText(m)])).toEqual([
+      ["a", '{"amount":99}'],
+      ["a", '{"amount":98}'],
+      ["b", "2"],
+    ]);
     expect(dlq()[0]!.metadata[REASON_POISONED_KEY]).toMatch(/payload conflict/);
   });
 

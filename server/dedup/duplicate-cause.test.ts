@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { doneValue, duplicateCause, isDoneValue, payloadFingerprint, positionOf, storedFingerprint } from "./duplicate-cause";
+import {
+  doneValue,
+  duplicateCause,
+  isDoneValue,
+  payloadFingerprint,
+  positionOf,
+  storedFingerprint,
+} from "./duplicate-cause";
 import { duplicateCauseSuite } from "./duplicate-cause.suite";
 import { MemoryRepository } from "./memory-repository";
 import { parseClaimValue } from "./repository";
@@ -32,11 +39,16 @@ describe("done value with a payload fingerprint", () => {
     expect(payloadFingerprint(Buffer.from('{"amount":11}'))).not.toBe(fp);
     expect(doneValue("demo.events:3:18244", fp)).toBe(`done:demo.events:3:18244#${fp}`);
     expect(doneValue(undefined, fp)).toBe(`done#${fp}`);
-    expect(parseClaimValue(`done:demo.events:3:18244#${fp}`)).toEqual({ state: "done", position: "demo.events:3:18244", fingerprint: fp });
+    expect(parseClaimValue(`done:demo.events:3:18244#${fp}`)).toEqual({
+      state: "done",
+      position: "demo.events:3:18244",
+      fingerprint: fp,
+    });
     expect(parseClaimValue(`done#${fp}`)).toEqual({ state: "done", fingerprint: fp });
     expect(storedFingerprint(`done:t:0:1#${fp}`)).toBe(fp);
     expect(storedFingerprint(`done#${fp}`)).toBe(fp);
-    for (const old of ["done", "done:t:0:1", "claimed:tok", "1", "processing:abcdefgh#12345678"]) expect(storedFingerprint(old)).toBeUndefined();
+    for (const old of ["done", "done:t:0:1", "claimed:tok", "1", "processing:abcdefgh#12345678"])
+      expect(storedFingerprint(old)).toBeUndefined();
     expect(isDoneValue(`done#${fp}`)).toBe(true);
     expect(duplicateCause(`done:t:0:1#${fp}`, "t:0:1")).toBe("redelivery");
     expect(duplicateCause(`done:t:0:1#${fp}`, "t:0:11")).toBe("republish");

@@ -37,7 +37,8 @@ const EMPTY_FINGERPRINT = hash("sha256", new Uint8Array(0), "base64url").slice(0
  */
 export function positionOf(ctx: DeliveryContext): string | undefined {
   const { topic, partition, offset } = ctx;
-  if (topic === undefined || topic === "" || partition === undefined || offset === undefined || offset === "") return undefined;
+  if (topic === undefined || topic === "" || partition === undefined || offset === undefined || offset === "")
+    return undefined;
   return `${topic}:${partition}:${offset}`;
 }
 
@@ -62,7 +63,11 @@ export function doneValueOf(msg: Message, fingerprint: boolean): string {
 
 /** True when `stored` is a `done` value (plain, with a position, with a fingerprint). */
 export function isDoneValue(stored: string): boolean {
-  return stored === DONE_VALUE || stored.startsWith(DONE_POSITION_PREFIX) || stored.startsWith(DONE_VALUE + DONE_FINGERPRINT_SEPARATOR);
+  return (
+    stored === DONE_VALUE ||
+    stored.startsWith(DONE_POSITION_PREFIX) ||
+    stored.startsWith(DONE_VALUE + DONE_FINGERPRINT_SEPARATOR)
+  );
 }
 
 /** The payload fingerprint a `done` value carries, or undefined (older values, other markings). */
@@ -78,9 +83,12 @@ export function storedFingerprint(stored: string): string | undefined {
  * either has none (plain `done`, `claimed:<token>`, the naive `1`, a message without a position).
  */
 export function duplicateCause(stored: string | undefined, position: string | undefined): DuplicateCause {
-  if (stored === undefined || position === undefined || !stored.startsWith(DONE_POSITION_PREFIX)) return DUPLICATE_CAUSE.unknown;
+  if (stored === undefined || position === undefined || !stored.startsWith(DONE_POSITION_PREFIX))
+    return DUPLICATE_CAUSE.unknown;
   const p = DONE_POSITION_PREFIX.length;
   const end = storedFingerprint(stored) === undefined ? stored.length : stored.length - FINGERPRINT_LENGTH - 1;
   // Compare without slicing: stored === "done:" + position (+ "#" + fingerprint).
-  return end - p === position.length && stored.startsWith(position, p) ? DUPLICATE_CAUSE.redelivery : DUPLICATE_CAUSE.republish;
+  return end - p === position.length && stored.startsWith(position, p)
+    ? DUPLICATE_CAUSE.redelivery
+    : DUPLICATE_CAUSE.republish;
 }

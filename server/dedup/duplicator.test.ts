@@ -23,8 +23,14 @@ describe("duplicator(): a CI tool that checks a handler's own idempotency", () =
       await duplicator()(handler(sent))(newMessage("evt-1", ""));
       return sent.get("evt-1");
     };
-    const naive = (sent: Map<string, number>): Handler => async (m) => void sent.set(m.uuid, (sent.get(m.uuid) ?? 0) + 1);
-    const idempotent = (sent: Map<string, number>): Handler => async (m) => void (sent.has(m.uuid) || sent.set(m.uuid, 1));
+    const naive =
+      (sent: Map<string, number>): Handler =>
+      async (m) =>
+        void sent.set(m.uuid, (sent.get(m.uuid) ?? 0) + 1);
+    const idempotent =
+      (sent: Map<string, number>): Handler =>
+      async (m) =>
+        void (sent.has(m.uuid) || sent.set(m.uuid, 1));
     expect(await pushesOf(naive)).toBe(2);
     expect(await pushesOf(idempotent)).toBe(1);
   });
@@ -40,7 +46,9 @@ describe("duplicator(): a CI tool that checks a handler's own idempotency", () =
 
   it("outside the Deduplicator it tests the Deduplicator instead: the copy is swallowed", async () => {
     let runs = 0;
-    const h = duplicator()(deduplicator({ repository: new MemoryRepository(), service: "svc" })(async () => void runs++));
+    const h = duplicator()(
+      deduplicator({ repository: new MemoryRepository(), service: "svc" })(async () => void runs++),
+    );
     const m = newMessage("u", "");
     m.context.handler = "h";
     await h(m);

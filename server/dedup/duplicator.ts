@@ -22,7 +22,8 @@ export const DEFAULT_DUPLICATOR_OPTIONS = { copies: 2 } as const satisfies Requi
  */
 export function duplicator(options: DuplicatorOptions = {}): Middleware {
   const { copies } = { ...DEFAULT_DUPLICATOR_OPTIONS, ...options };
-  if (!(Number.isInteger(copies) && copies >= 1 && copies <= 100)) throw new RangeError(`duplicator: copies must be an integer in [1, 100], got ${copies}`);
+  if (!(Number.isInteger(copies) && copies >= 1 && copies <= 100))
+    throw new RangeError(`duplicator: copies must be an integer in [1, 100], got ${copies}`);
   return namedMiddleware("duplicator", (next) => async (msg) => {
     const produced: Message[] = [];
     for (let i = 0; i < copies; i++) {

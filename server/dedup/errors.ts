@@ -27,7 +27,9 @@ export class InProgressError extends Error {
   /** The repository key, `<service>:dedup:<handler>:<key>`. */
   readonly key: string;
   constructor(key: string) {
-    super(`dedup key ${key} is being processed by another consumer; retry later (its lease expires if that consumer crashed)`);
+    super(
+      `dedup key ${key} is being processed by another consumer; retry later (its lease expires if that consumer crashed)`,
+    );
     this.name = "InProgressError";
     this.key = key;
   }
@@ -55,7 +57,7 @@ export function toError(value: unknown): Error {
   if (value instanceof Error) return value;
   let text: string;
   try {
-    text = typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
+    text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
   } catch {
     text = String(value);
   }
@@ -77,7 +79,9 @@ export class PayloadConflictError extends NonRetryableError {
     readonly stored: string,
     readonly received: string,
   ) {
-    super(`payload conflict on ${key}: the message UUID was processed with another payload (fingerprint ${stored}, this copy ${received}); the publisher reuses UUIDs — fix it and re-publish this message with a new UUID`);
+    super(
+      `payload conflict on ${key}: the message UUID was processed with another payload (fingerprint ${stored}, this copy ${received}); the publisher reuses UUIDs — fix it and re-publish this message with a new UUID`,
+    );
     this.name = "PayloadConflictError";
   }
 }

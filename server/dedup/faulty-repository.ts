@@ -27,7 +27,15 @@ export const DEFAULT_REPOSITORY_FAULTS = {
 export class FaultyRepository implements DedupRepository {
   faults: Required<RepositoryFaults>;
   /** Calls made, by operation (for tests). */
-  readonly calls = { claim: 0, claimBatch: 0, compareAndSet: 0, compareAndDelete: 0, compareAndSetBatch: 0, markDone: 0, markDoneBatch: 0 };
+  readonly calls = {
+    claim: 0,
+    claimBatch: 0,
+    compareAndSet: 0,
+    compareAndDelete: 0,
+    compareAndSetBatch: 0,
+    markDone: 0,
+    markDoneBatch: 0,
+  };
   /** Present when the inner repository has it (the Deduplicator then uses it for `done` marks). */
   readonly markDone?: (key: string, value: string, ttlMs: number) => Promise<string | null>;
   /** Present when the inner repository has it. */
@@ -97,7 +105,9 @@ export class FaultyRepository implements DedupRepository {
     this.calls.compareAndSetBatch++;
     const inner = this.inner;
     return this.run(() =>
-      inner.compareAndSetBatch ? inner.compareAndSetBatch(requests) : Promise.all(requests.map((r) => inner.compareAndSet(r.key, r.expected, r.value, r.ttlMs))),
+      inner.compareAndSetBatch
+        ? inner.compareAndSetBatch(requests)
+        : Promise.all(requests.map((r) => inner.compareAndSet(r.key, r.expected, r.value, r.ttlMs))),
     );
   }
 

@@ -8,9 +8,16 @@ import { Router } from "./router";
 import { defaultStack } from "./stack";
 
 /** The series of `dedup_handler_info` on `registry`, as a scrape would list them. */
-async function infoSeries(registry: Registry): Promise<Array<{ labels: Record<string, string | number>; value: number }>> {
+async function infoSeries(
+  registry: Registry,
+): Promise<Array<{ labels: Record<string, string | number>; value: number }>> {
   const g = registry.getSingleMetric(HANDLER_INFO_METRIC) as Gauge | undefined;
-  return g ? (await g.get()).values.map((v) => ({ labels: { ...v.labels } as Record<string, string | number>, value: v.value })) : [];
+  return g
+    ? (await g.get()).values.map((v) => ({
+        labels: { ...v.labels } as Record<string, string | number>,
+        value: v.value,
+      }))
+    : [];
 }
 
 describe("dedup_handler_info", () => {
@@ -21,7 +28,13 @@ describe("dedup_handler_info", () => {
     const stack = defaultStack({
       dlqPublisher: ps,
       dlqTopic: "orders.dlq",
-      dedup: { repository: failClosed(new MemoryRepository()), service: "billing", registry, ttlMs: 7 * 86_400_000, leaseMs: 45_000 },
+      dedup: {
+        repository: failClosed(new MemoryRepository()),
+        service: "billing",
+        registry,
+        ttlMs: 7 * 86_400_000,
+        leaseMs: 45_000,
+      },
       timeoutMs: 20_000,
       ttlClass: "critical",
       group: "billing-workers",
@@ -49,7 +62,10 @@ describe("dedup_handler_info", () => {
       runtime: "node",
       contract: CONTRACT_VERSION,
     });
-    expect(series.find((s) => s.labels.handler === "refund")?.labels).toMatchObject({ topic: "refunds", prefix: "billing:dedup:refund" });
+    expect(series.find((s) => s.labels.handler === "refund")?.labels).toMatchObject({
+      topic: "refunds",
+      prefix: "billing:dedup:refund",
+    });
     // Every label is a name of the contract.
     for (const s of series) for (const k of Object.keys(s.labels)) expect(HANDLER_INFO_LABELS).toContain(k);
   });
@@ -63,11 +79,20 @@ describe("dedup_handler_info", () => {
       topic: "events",
       subscriber: ps,
       handler: async () => undefined,
-      middleware: defaultStack({ dlqPublisher: ps, dlqTopic: "events.dlq", dedup: { repository: new MemoryRepository(), service: "note", registry, marking: "naive" } }),
+      middleware: defaultStack({
+        dlqPublisher: ps,
+        dlqTopic: "events.dlq",
+        dedup: { repository: new MemoryRepository(), service: "note", registry, marking: "naive" },
+      }),
     });
     const [only, ...rest] = await infoSeries(registry);
     expect(rest).toEqual([]);
-    expect(only?.labels).toMatchObject({ group: "note.notify", marking: "before", failure_mode: "open", ttl_ms: "86400000" });
+    expect(only?.labels).toMatchObject({
+      group: "note.notify",
+      marking: "before",
+      failure_mode: "open",
+      ttl_ms: "86400000",
+    });
     expect(only?.labels).not.toHaveProperty("ttl_class");
     expect(only?.labels).not.toHaveProperty("lease_ms");
     expect(only?.labels).not.toHaveProperty("timeout_ms");
@@ -76,12 +101,28 @@ describe("dedup_handler_info", () => {
   it("a stack without a registry exports nothing (no metrics at all), and registering the same handler again keeps one series", async () => {
     const ps = new MemoryPubSub();
     const bare = new Registry();
-    new Router().addHandler({ name: "h", topic: "t", subscriber: ps, handler: async () => undefined, middleware: defaultStack({ dlqPublisher: ps, dlqTopic: "t.dlq", dedup: { repository: new MemoryRepository() } }) });
+    new Router().addHandler({
+      name: "h",
+      topic: "t",
+      subscriber: ps,
+      handler: async () => undefined,
+      middleware: defaultStack({ dlqPublisher: ps, dlqTopic: "t.dlq", dedup: { repository: new MemoryRepository() } }),
+    });
     expect(await infoSeries(bare)).toEqual([]);
 
     const registry = new Registry();
     for (const ttlMs of [3_600_000, 7_200_000]) {
-      new Router().addHandler({ name: "h", topic: "t", subscriber: ps, handler: async () => undefined, middleware: defaultStack({ dlqPublisher: ps, dlqTopic: "t.dlq", dedup: { repository: new MemoryRepository(), service: "s", registry, ttlMs } }) });
+      new Router().addHandler({
+        name: "h",
+        topic: "t",
+        subscriber: ps,
+        handler: async () => undefined,
+        middleware: defaultStack({
+          dlqPublisher: ps,
+          dlqTopic: "t.dlq",
+          dedup: { repository: new MemoryRepository(), service: "s", registry, ttlMs },
+        }),
+      });
     }
     const series = await infoSeries(registry);
     expect(series.map((s) => s.labels.ttl_ms)).toEqual(["7200000"]);

@@ -84,7 +84,12 @@ const exported = new WeakMap<Registry, Map<string, Partial<Record<HandlerInfoLab
 export function exportHandlerInfo(registry: Registry, info: HandlerInfo): void {
   const gauge =
     (registry.getSingleMetric(HANDLER_INFO_METRIC) as Gauge<HandlerInfoLabel> | undefined) ??
-    new Gauge<HandlerInfoLabel>({ name: HANDLER_INFO_METRIC, help: "What a dedup handler declares about itself (docs/CONTRACT.md); always 1", labelNames: [...HANDLER_INFO_LABELS], registers: [registry] });
+    new Gauge<HandlerInfoLabel>({
+      name: HANDLER_INFO_METRIC,
+      help: "What a dedup handler declares about itself (docs/CONTRACT.md); always 1",
+      labelNames: [...HANDLER_INFO_LABELS],
+      registers: [registry],
+    });
   let byHandler = exported.get(registry);
   if (!byHandler) exported.set(registry, (byHandler = new Map()));
   const key = `${info.service}\u0000${info.handler}`;
@@ -105,7 +110,13 @@ export type StackInfo = Omit<HandlerInfo, "handler" | "topic" | "group" | "prefi
 
 /** The whole {@link HandlerInfo} of handler `name` on `topic` under `base`. */
 export function handlerInfoOf(base: StackInfo, name: string, topic: string): HandlerInfo {
-  return { ...base, handler: name, topic, prefix: base.prefix ?? dedupKeyPrefix(base.service, name), group: base.group ?? handlerGroupId(base.service, name) };
+  return {
+    ...base,
+    handler: name,
+    topic,
+    prefix: base.prefix ?? dedupKeyPrefix(base.service, name),
+    group: base.group ?? handlerGroupId(base.service, name),
+  };
 }
 
 /** What `defaultStack` adds to its Deduplicator's options for the self-description. */

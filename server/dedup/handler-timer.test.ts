@@ -39,7 +39,9 @@ describe("handlerTimer: handler_execution_time_seconds{service,handler,success}"
     for (const s of Object.values(h)) expect(s).toMatchObject({ count: 0, sum: 0, "le+Inf": 0 });
     const values = (await dedupMetrics(registry).handlerTime.get()).values as Values;
     expect(values.every((v) => v.labels.service === "svc")).toBe(true);
-    expect(await registry.metrics()).toContain('handler_execution_time_seconds_bucket{service="svc",handler="a",success="true",le="60"} 0');
+    expect(await registry.metrics()).toContain(
+      'handler_execution_time_seconds_bucket{service="svc",handler="a",success="true",le="60"} 0',
+    );
   });
 
   it("times each attempt of the handler alone, by success: Retry's backoff and the other middleware are outside it", async () => {
@@ -86,9 +88,23 @@ describe("handlerTimer: handler_execution_time_seconds{service,handler,success}"
   it("defaultStack puts it innermost when the Deduplicator has a registry, and leaves it out without one", () => {
     const ps = new MemoryPubSub();
     const base = { dlqPublisher: ps, dlqTopic: "dlq" };
-    expect(describeStack(defaultStack({ ...base, dedup: { repository: new MemoryRepository(), registry: new Registry() } })).at(-1)).toBe("handlerTimer");
-    expect(describeStack(defaultStack({ ...base, order: "dedup-outside", dedup: { repository: new MemoryRepository(), registry: new Registry() } })).at(-1)).toBe("handlerTimer");
-    expect(describeStack(defaultStack({ ...base, dedup: { repository: new MemoryRepository() } }))).not.toContain("handlerTimer");
+    expect(
+      describeStack(
+        defaultStack({ ...base, dedup: { repository: new MemoryRepository(), registry: new Registry() } }),
+      ).at(-1),
+    ).toBe("handlerTimer");
+    expect(
+      describeStack(
+        defaultStack({
+          ...base,
+          order: "dedup-outside",
+          dedup: { repository: new MemoryRepository(), registry: new Registry() },
+        }),
+      ).at(-1),
+    ).toBe("handlerTimer");
+    expect(describeStack(defaultStack({ ...base, dedup: { repository: new MemoryRepository() } }))).not.toContain(
+      "handlerTimer",
+    );
   });
 
   it("rejects a missing registry and a bad service with a RangeError naming the option", () => {

@@ -30,9 +30,16 @@ export const DEFAULT_HANDLER_TIMER_OPTIONS = {
  * @throws RangeError for a missing registry or a service with spaces or ':'.
  */
 export function handlerTimer(options: HandlerTimerOptions): Middleware {
-  const o = { ...DEFAULT_HANDLER_TIMER_OPTIONS, ...options, service: options.service ?? DEFAULT_HANDLER_TIMER_OPTIONS.service, now: options.now ?? DEFAULT_HANDLER_TIMER_OPTIONS.now };
-  if (!o.registry || typeof o.registry.getSingleMetric !== "function") throw new RangeError("handlerTimer: registry must be a prom-client Registry");
-  if (!/^[^\s:]+$/.test(o.service)) throw new RangeError("handlerTimer: service must be non-empty, without spaces or ':'");
+  const o = {
+    ...DEFAULT_HANDLER_TIMER_OPTIONS,
+    ...options,
+    service: options.service ?? DEFAULT_HANDLER_TIMER_OPTIONS.service,
+    now: options.now ?? DEFAULT_HANDLER_TIMER_OPTIONS.now,
+  };
+  if (!o.registry || typeof o.registry.getSingleMetric !== "function")
+    throw new RangeError("handlerTimer: registry must be a prom-client Registry");
+  if (!/^[^\s:]+$/.test(o.service))
+    throw new RangeError("handlerTimer: service must be non-empty, without spaces or ':'");
   const histogram = dedupMetrics(o.registry).handlerTime;
   const byHandler = new Map<string, readonly [Observe, Observe]>();
   const observers = (handler: string) => {
@@ -41,17 +48,22 @@ export function handlerTimer(options: HandlerTimerOptions): Middleware {
     return obs;
   };
   const now = o.now;
-  const wrap = (next: Handler): Handler => async (msg) => {
-    const [ok, failed] = observers(msg.context.handler ?? "unknown");
-    const start = now();
-    try {
-      const out = await next(msg);
-      ok((now() - start) / 1000);
-      return out;
-    } catch (e) {
-      failed((now() - start) / 1000);
-      throw e;
-    }
-  };
-  return namedMiddleware("handlerTimer", wrap, { onRegister: (h) => void observers(h.name), batch: perMessageForm(wrap) });
+  const wrap =
+    (next: Handler): Handler =>
+    async (msg) => {
+      const [ok, failed] = observers(msg.context.handler ?? "unknown");
+      const start = now();
+      try {
+        const out = await next(msg);
+        ok((now() - start) / 1000);
+        return out;
+      } catch (e) {
+        failed((now() - start) / 1000);
+        throw e;
+      }
+    };
+  return namedMiddleware("handlerTimer", wrap, {
+    onRegister: (h) => void observers(h.name),
+    batch: perMessageForm(wrap),
+  });
 }

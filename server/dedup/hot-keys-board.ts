@@ -17,7 +17,12 @@ export function mergeHotKeys(handler: string, sources: readonly HotKeys[]): HotK
   if (parts.length === 0) return undefined;
   const since = Math.min(...parts.map((p) => p.since));
   const capacity = Math.max(...parts.map((p) => p.capacity));
-  return mergeSketches(handler, since, capacity, parts.flatMap((p) => p.sketches));
+  return mergeSketches(
+    handler,
+    since,
+    capacity,
+    parts.flatMap((p) => p.sketches),
+  );
 }
 
 /**
@@ -66,4 +71,3 @@ export function hotKeysBoard(): HotKeysBoard {
   g.__dedupHotKeysBoard ??= new HotKeysBoard();
   return g.__dedupHotKeysBoard;
 }
-

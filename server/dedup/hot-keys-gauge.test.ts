@@ -5,12 +5,22 @@ import { HotKeys } from "./hot-keys";
 import { HotKeysBoard } from "./hot-keys-board";
 import { exportHotUuids } from "./hot-keys-gauge";
 
-const copy = (uuid: string) => ({ key: `svc:dedup:h:${uuid}`, uuid, handler: "h", topic: "t", cause: "republish" as const, position: undefined });
+const copy = (uuid: string) => ({
+  key: `svc:dedup:h:${uuid}`,
+  uuid,
+  handler: "h",
+  topic: "t",
+  cause: "republish" as const,
+  position: undefined,
+});
 
 async function exported(registry: Registry): Promise<{ uuids: Map<string, number>; bound: number | undefined }> {
   const copies = await registry.getSingleMetric(HOT_UUID_METRICS.copies)!.get();
   const bound = await registry.getSingleMetric(HOT_UUID_METRICS.errorBound)!.get();
-  return { uuids: new Map(copies.values.map((v) => [String(v.labels.uuid), v.value])), bound: bound.values.find((v) => v.labels.handler === "h")?.value };
+  return {
+    uuids: new Map(copies.values.map((v) => [String(v.labels.uuid), v.value])),
+    bound: bound.values.find((v) => v.labels.handler === "h")?.value,
+  };
 }
 
 describe("the exported hot UUIDs", () => {

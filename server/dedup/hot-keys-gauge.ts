@@ -28,7 +28,12 @@ function exportedServices(): WeakMap<Registry, Map<string, HotKeysBoard>> {
  */
 export function hotUuidErrorBound(t: HotKeyTable, k = HOT_UUID_TOP_K): number {
   const listed = t.keys.slice(0, k);
-  return Math.max(0, ...listed.map((x) => x.error), t.keys[k]?.count ?? 0, t.keys.length >= t.capacity ? Math.ceil(t.total / t.capacity) : 0);
+  return Math.max(
+    0,
+    ...listed.map((x) => x.error),
+    t.keys[k]?.count ?? 0,
+    t.keys.length >= t.capacity ? Math.ceil(t.total / t.capacity) : 0,
+  );
 }
 
 /**
@@ -67,7 +72,8 @@ function registerGauges(registry: Registry, services: ReadonlyMap<string, HotKey
     collect() {
       this.reset();
       for (const { service, table } of tables(services)) {
-        for (const k of table.keys.slice(0, HOT_UUID_TOP_K)) this.set({ service, handler: table.handler, topic: k.topic, uuid: k.uuid }, k.count);
+        for (const k of table.keys.slice(0, HOT_UUID_TOP_K))
+          this.set({ service, handler: table.handler, topic: k.topic, uuid: k.uuid }, k.count);
       }
     },
   });
@@ -78,7 +84,8 @@ function registerGauges(registry: Registry, services: ReadonlyMap<string, HotKey
     registers: [],
     collect() {
       this.reset();
-      for (const { service, table } of tables(services)) this.set({ service, handler: table.handler }, hotUuidErrorBound(table));
+      for (const { service, table } of tables(services))
+        this.set({ service, handler: table.handler }, hotUuidErrorBound(table));
     },
   });
   // A registry that already has them (another copy of this module) keeps its own.

@@ -62,7 +62,12 @@ describe("hot keys: a space-saving sketch of swallowed copies", () => {
     hot.record(copy("OLD"));
     c.t = 70_000; // next window: OLD still shown with it
     hot.record(copy("NEW"));
-    expect(hot.top("h")!.keys.map((k) => k.uuid).sort()).toEqual(["NEW", "OLD"]);
+    expect(
+      hot
+        .top("h")!
+        .keys.map((k) => k.uuid)
+        .sort(),
+    ).toEqual(["NEW", "OLD"]);
     expect(hot.top("h")!.since).toBe(0);
     c.t = 130_000; // two windows after OLD's: only NEW's window (now the previous one)
     expect(hot.top("h")!.keys.map((k) => k.uuid)).toEqual(["NEW"]);
@@ -104,7 +109,16 @@ describe("hot keys: a space-saving sketch of swallowed copies", () => {
 
 describe("sampled logging of swallowed copies", () => {
   it("logs the 1st, 10th, 100th… copy of a key", () => {
-    expect([1, 2, 9, 10, 11, 100, 500, 1000].map(sampledDuplicateLog)).toEqual([true, false, false, true, false, true, false, true]);
+    expect([1, 2, 9, 10, 11, 100, 500, 1000].map(sampledDuplicateLog)).toEqual([
+      true,
+      false,
+      false,
+      true,
+      false,
+      true,
+      false,
+      true,
+    ]);
   });
 
   it("a UUID that replaces a counter in a full table is logged as its first copy, not at the replaced count", () => {
@@ -118,7 +132,13 @@ describe("sampled logging of swallowed copies", () => {
   it("a Deduplicator with logDuplicates 'sampled' logs a 500-copy storm in 3 lines and puts it on the board", async () => {
     const board = new HotKeysBoard();
     const lines: string[] = [];
-    const mw = deduplicator({ repository: new MemoryRepository(), service: "svc", hotKeys: board, logDuplicates: "sampled", logger: (l) => lines.push(l) });
+    const mw = deduplicator({
+      repository: new MemoryRepository(),
+      service: "svc",
+      hotKeys: board,
+      logDuplicates: "sampled",
+      logger: (l) => lines.push(l),
+    });
     const run = mw(async () => undefined);
     const deliver = (uuid: string, offset: number): Promise<unknown> => {
       const m: Message = newMessage(uuid, "payload");
@@ -132,7 +152,13 @@ describe("sampled logging of swallowed copies", () => {
     expect(lines[0]).toContain("uuid=STORM");
     expect(lines[0]).toContain("redelivery");
     const t = board.top("svc", "h")!;
-    expect(t.keys[0]).toMatchObject({ uuid: "STORM", count: 500, error: 0, key: "svc:dedup:h:STORM", lastPosition: "in:0:0" });
+    expect(t.keys[0]).toMatchObject({
+      uuid: "STORM",
+      count: 500,
+      error: 0,
+      key: "svc:dedup:h:STORM",
+      lastPosition: "in:0:0",
+    });
     expect(t.keys[0]!.byCause.redelivery).toBe(500);
     expect(t.keys[1]).toMatchObject({ uuid: "OTHER", count: 1 });
     expect(t.keys[1]!.byCause.republish).toBe(1);

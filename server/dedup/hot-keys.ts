@@ -70,7 +70,11 @@ export interface HotKeysOptions {
 /** Defaults of {@link HotKeysOptions}. */
 export const DEFAULT_HOT_KEYS_OPTIONS: HotKeysOptions = { capacity: 20, windowMs: 300_000, maxHandlers: 256 };
 
-const noCauses = (): Record<DuplicateCause, number> => ({ [DUPLICATE_CAUSE.redelivery]: 0, [DUPLICATE_CAUSE.republish]: 0, [DUPLICATE_CAUSE.unknown]: 0 }) as Record<DuplicateCause, number>;
+const noCauses = (): Record<DuplicateCause, number> =>
+  ({ [DUPLICATE_CAUSE.redelivery]: 0, [DUPLICATE_CAUSE.republish]: 0, [DUPLICATE_CAUSE.unknown]: 0 }) as Record<
+    DuplicateCause,
+    number
+  >;
 
 /** One window of one handler: the space-saving counters. */
 class Sketch {
@@ -101,7 +105,17 @@ class Sketch {
         floor = victim!.count;
         this.entries.delete(victim!.key);
       }
-      e = { key: c.key, uuid: c.uuid, handler: c.handler, topic: c.topic, count: floor, error: floor, byCause: noCauses(), lastPosition: null, lastAt: at };
+      e = {
+        key: c.key,
+        uuid: c.uuid,
+        handler: c.handler,
+        topic: c.topic,
+        count: floor,
+        error: floor,
+        byCause: noCauses(),
+        lastPosition: null,
+        lastAt: at,
+      };
       this.entries.set(c.key, e);
     }
     e.count++;
@@ -122,7 +136,12 @@ interface SketchView {
  * Merges sketches into one table of at most `capacity` keys, heaviest first (ties: latest copy
  * first). A key missing from a sketch gets that sketch's floor added to its error.
  */
-export function mergeSketches(handler: string, since: number, capacity: number, sketches: readonly SketchView[]): HotKeyTable {
+export function mergeSketches(
+  handler: string,
+  since: number,
+  capacity: number,
+  sketches: readonly SketchView[],
+): HotKeyTable {
   const out = new Map<string, HotKey>();
   for (const s of sketches) {
     for (const e of s.entries.values()) {
@@ -169,8 +188,10 @@ export class HotKeys {
     const o = { ...DEFAULT_HOT_KEYS_OPTIONS, ...opts };
     const bad = (name: string, range: string) => new RangeError(`hotKeys: ${name} must be an integer in ${range}`);
     if (!(Number.isInteger(o.capacity) && o.capacity >= 1 && o.capacity <= 1000)) throw bad("capacity", "1..1000");
-    if (!(Number.isInteger(o.windowMs) && o.windowMs >= 1000 && o.windowMs <= 86_400_000)) throw bad("windowMs", "1000..86400000 (ms)");
-    if (!(Number.isInteger(o.maxHandlers) && o.maxHandlers >= 1 && o.maxHandlers <= 10_000)) throw bad("maxHandlers", "1..10000");
+    if (!(Number.isInteger(o.windowMs) && o.windowMs >= 1000 && o.windowMs <= 86_400_000))
+      throw bad("windowMs", "1000..86400000 (ms)");
+    if (!(Number.isInteger(o.maxHandlers) && o.maxHandlers >= 1 && o.maxHandlers <= 10_000))
+      throw bad("maxHandlers", "1..10000");
     this.options = o;
   }
 
@@ -229,7 +250,10 @@ export class HotKeys {
     const w = this.roll(handler, this.now());
     if (!w) return undefined;
     const list = w.prev ? [w.prev, w.cur] : [w.cur];
-    return { since: list[0]!.start, sketches: list.map((s) => ({ entries: s.entries, total: s.total, floor: s.floor() })) };
+    return {
+      since: list[0]!.start,
+      sketches: list.map((s) => ({ entries: s.entries, total: s.total, floor: s.floor() })),
+    };
   }
 
   /** The handler's table over the current and the previous window, heaviest first. */
@@ -254,9 +278,16 @@ export function sampledDuplicateLog(n: number): boolean {
  * Counts a swallowed copy on `hot` (when kept) and logs it as `mode` says (see
  * `DeduplicatorOptions.logDuplicates`).
  */
-export function noteSwallowed(hot: HotKeys | null, c: SwallowedCopy, mode: boolean | "sampled", logger: (line: string) => void): void {
+export function noteSwallowed(
+  hot: HotKeys | null,
+  c: SwallowedCopy,
+  mode: boolean | "sampled",
+  logger: (line: string) => void,
+): void {
   const n = hot ? hot.record(c) : 1;
   if (mode === true || (mode === "sampled" && sampledDuplicateLog(n))) {
-    logger(`[dedup] duplicate swallowed (${c.cause}, copy ${n} this window): handler=${c.handler} topic=${c.topic} uuid=${c.uuid} key=${c.key}`);
+    logger(
+      `[dedup] duplicate swallowed (${c.cause}, copy ${n} this window): handler=${c.handler} topic=${c.topic} uuid=${c.uuid} key=${c.key}`,
+    );
   }
 }

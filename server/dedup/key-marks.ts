@@ -87,7 +87,13 @@ export class KeyMarks {
   }
 
   /** {@link complete} on a repository without `markDone`. */
-  private async completeByCompareAndSet(key: string, value: string, done: string, topic: string, handler: string): Promise<void> {
+  private async completeByCompareAndSet(
+    key: string,
+    value: string,
+    done: string,
+    topic: string,
+    handler: string,
+  ): Promise<void> {
     const { repository, ttlMs } = this.o;
     try {
       if (await this.persist(() => repository.compareAndSet(key, value, done, ttlMs), handler)) return;
@@ -98,10 +104,24 @@ export class KeyMarks {
   }
 
   /** The first `markDone` of {@link complete} failed with `first`: tried again, then checked or counted. Never throws. */
-  private async markDoneFailed(first: unknown, key: string, value: string, done: string, topic: string, handler: string): Promise<void> {
+  private async markDoneFailed(
+    first: unknown,
+    key: string,
+    value: string,
+    done: string,
+    topic: string,
+    handler: string,
+  ): Promise<void> {
     const { repository, ttlMs } = this.o;
     try {
-      this.checkLease(key, value, done, await this.again(first, () => repository.markDone!(key, done, ttlMs), handler), topic, handler);
+      this.checkLease(
+        key,
+        value,
+        done,
+        await this.again(first, () => repository.markDone!(key, done, ttlMs), handler),
+        topic,
+        handler,
+      );
     } catch (e) {
       this.markFailed(e, key, handler);
     }
@@ -120,10 +140,19 @@ export class KeyMarks {
    * very mark (a write sent again after a transport error) is fine; anything else — another consumer's lease or its `done` — means the lease had been taken
    * over and the message may have run twice.
    */
-  private checkLease(key: string, value: string, done: string, previous: string | null, topic: string, handler: string): void {
+  private checkLease(
+    key: string,
+    value: string,
+    done: string,
+    previous: string | null,
+    topic: string,
+    handler: string,
+  ): void {
     if (previous === null || previous === value || previous === done) return;
     this.rec.leaseLost(topic, handler);
-    this.o.logger(`[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`);
+    this.o.logger(
+      `[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`,
+    );
   }
 
   /** Our compare-and-set failed: record `done` if the key is free, else count the lost lease. */
@@ -132,7 +161,9 @@ export class KeyMarks {
     const now = await this.timed(repository.claim(key, done, ttlMs));
     if (now === null || isDoneValue(now)) return;
     this.rec.leaseLost(topic, handler);
-    logger(`[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`);
+    logger(
+      `[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`,
+    );
   }
 
   /** The deferred `done` marks of a batch: one `compareAndSetBatch` when the repository has it. */
@@ -149,7 +180,10 @@ export class KeyMarks {
     let ok: boolean[];
     try {
       // Marks of one batch share its token, so the store can send them with one value (see RedisRepository).
-      const sorted = marks.length > 1 && marks.some((m) => m.value !== marks[0]!.value) ? [...marks].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)) : marks;
+      const sorted =
+        marks.length > 1 && marks.some((m) => m.value !== marks[0]!.value)
+          ? [...marks].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0))
+          : marks;
       const reqs = sorted.map((m) => ({ key: m.key, expected: m.value, value: m.done, ttlMs }));
       const res = await this.persist(() => repository.compareAndSetBatch!(reqs), handler);
       if (sorted === marks) ok = res;
@@ -159,7 +193,9 @@ export class KeyMarks {
       }
     } catch (e) {
       this.rec.error(classifyStoreError(e), handler);
-      logger(`[dedup] could not mark ${marks.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`);
+      logger(
+        `[dedup] could not mark ${marks.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`,
+      );
       return;
     }
     await Promise.all(
@@ -190,7 +226,9 @@ export class KeyMarks {
         res = await this.persist(() => markDoneBatch(reqs), handler);
       } catch (e) {
         this.rec.error(classifyStoreError(e), handler);
-        logger(`[dedup] could not mark ${pending.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`);
+        logger(
+          `[dedup] could not mark ${pending.length} keys done: ${(e as Error)?.message ?? e}; their leases expire after ${this.claimTtl} ms`,
+        );
         return;
       }
       let failed: Error | undefined;
@@ -207,7 +245,9 @@ export class KeyMarks {
       this.rec.error(classifyStoreError(failed), handler);
       const wait = MARK_RETRY_PAUSES_MS[round];
       if (wait === undefined) {
-        logger(`[dedup] could not mark ${again.length} keys done: ${failed.message}; their leases expire after ${this.claimTtl} ms`);
+        logger(
+          `[dedup] could not mark ${again.length} keys done: ${failed.message}; their leases expire after ${this.claimTtl} ms`,
+        );
         return;
       }
       await pause(wait);
@@ -229,7 +269,11 @@ export class KeyMarks {
       batch.keys[i] = undefined;
       const r = batch.replies[i];
       if (r === null || r === undefined) {
-        releases.push(this.timed(this.o.repository.compareAndDelete(key, batch.value)).catch((e: unknown) => this.rec.error(classifyStoreError(e), m.context.handler ?? "default")));
+        releases.push(
+          this.timed(this.o.repository.compareAndDelete(key, batch.value)).catch((e: unknown) =>
+            this.rec.error(classifyStoreError(e), m.context.handler ?? "default"),
+          ),
+        );
       }
     }
     await Promise.all(releases);
@@ -238,10 +282,13 @@ export class KeyMarks {
   /** After a failed attempt: deletes the key only if it still holds our token, so the retry runs the handler. */
   async release(key: string, value: string, topic: string, handler: string): Promise<void> {
     try {
-      if (await this.persist(() => this.o.repository.compareAndDelete(key, value), handler)) this.rec.released(topic, handler);
+      if (await this.persist(() => this.o.repository.compareAndDelete(key, value), handler))
+        this.rec.released(topic, handler);
     } catch (e) {
       this.rec.error(classifyStoreError(e), handler);
-      this.o.logger(`[dedup] could not release ${key} after a handler failure (${(e as Error)?.message ?? e}); it frees itself after ${this.claimTtl} ms`);
+      this.o.logger(
+        `[dedup] could not release ${key} after a handler failure (${(e as Error)?.message ?? e}); it frees itself after ${this.claimTtl} ms`,
+      );
     }
   }
 }

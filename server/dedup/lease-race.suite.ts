@@ -31,7 +31,12 @@ export interface LeaseRaceStore {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function consumer(repository: DedupRepository, service: string, leaseMs: number, handler: (m: Message) => Promise<void>) {
+function consumer(
+  repository: DedupRepository,
+  service: string,
+  leaseMs: number,
+  handler: (m: Message) => Promise<void>,
+) {
   const registry = new Registry();
   const router = new Router({ onError: () => undefined });
   router.addHandler({

@@ -19,9 +19,24 @@ describe("lintHandler", () => {
     ["ttl-below-hour", { ttlMs: 30 * MINUTE_MS }, "warning", "§3"],
     ["critical-ttl-below-7d", { ttlClass: "critical", ttlMs: DAY_MS, failureMode: "closed" }, "warning", "§3"],
     ["no-deduplicator", { stack: ["correlationId", "recoverer", "poisonQueue", "retry"] }, "warning", "§9.1"],
-    ["dedup-outside-retry", { stack: ["correlationId", "recoverer", "poisonQueue", "deduplicator", "retry"] }, "error", "§10"],
-    ["dedup-outside-poison-queue", { stack: ["correlationId", "recoverer", "deduplicator", "poisonQueue"] }, "error", "§10"],
-    ["poison-queue-inside-retry", { stack: ["correlationId", "recoverer", "retry", "poisonQueue", "deduplicator"] }, "warning", "§2"],
+    [
+      "dedup-outside-retry",
+      { stack: ["correlationId", "recoverer", "poisonQueue", "deduplicator", "retry"] },
+      "error",
+      "§10",
+    ],
+    [
+      "dedup-outside-poison-queue",
+      { stack: ["correlationId", "recoverer", "deduplicator", "poisonQueue"] },
+      "error",
+      "§10",
+    ],
+    [
+      "poison-queue-inside-retry",
+      { stack: ["correlationId", "recoverer", "retry", "poisonQueue", "deduplicator"] },
+      "warning",
+      "§2",
+    ],
     ["naive-marking-inside-retry", { marking: "naive" }, "error", "§10"],
     ["key-correlation-id", { keyFactory: "correlation-id" }, "error", "§6"],
     ["key-business-key", { keyFactory: "business-key" }, "error", "§9.2"],
@@ -44,15 +59,21 @@ describe("lintHandler", () => {
   });
 
   it("the anti-dedup-before-retry setup of the workshop gets both order findings", () => {
-    expect(rules({ stack: ["correlationId", "recoverer", "deduplicator", "poisonQueue", "retry"] })).toEqual(["dedup-outside-retry", "dedup-outside-poison-queue"]);
+    expect(rules({ stack: ["correlationId", "recoverer", "deduplicator", "poisonQueue", "retry"] })).toEqual([
+      "dedup-outside-retry",
+      "dedup-outside-poison-queue",
+    ]);
   });
 
   it("naive marking outside Retry is reported for its order, not as the lost retry", () => {
-    expect(rules({ marking: "naive", stack: ["correlationId", "recoverer", "poisonQueue", "deduplicator", "retry"] })).toEqual(["dedup-outside-retry"]);
+    expect(
+      rules({ marking: "naive", stack: ["correlationId", "recoverer", "poisonQueue", "deduplicator", "retry"] }),
+    ).toEqual(["dedup-outside-retry"]);
   });
 
   it("handler-p99-near-lease warns when the measured p99 of the last hour passes half the lease, and only then", () => {
-    const at = (p99: number | null, setup: Partial<HandlerSetup> = {}) => lintHandler({ ...RECOMMENDED_SETUP, ...setup }, { handlerP99Seconds: p99 }).map((f) => f.rule);
+    const at = (p99: number | null, setup: Partial<HandlerSetup> = {}) =>
+      lintHandler({ ...RECOMMENDED_SETUP, ...setup }, { handlerP99Seconds: p99 }).map((f) => f.rule);
     expect(at(30)).toEqual([]); // exactly half: not yet
     expect(at(31)).toEqual(["handler-p99-near-lease"]);
     expect(at(null)).toEqual([]);
@@ -72,7 +93,11 @@ describe("lintHandler", () => {
     expect(rules({ timeoutMs: 90_000 })).toEqual(["timeout-not-below-lease"]);
     expect(rules({ timeoutMs: 10_000, leaseMs: 5_000 })).toEqual(["timeout-not-below-lease"]);
     expect(rules({ timeoutMs: null, marking: "release" })).toEqual([]);
-    expect(rules({ timeoutMs: null, stack: ["correlationId", "recoverer", "poisonQueue", "retry"] })).toEqual(["no-deduplicator"]);
-    expect(lintHandler({ ...RECOMMENDED_SETUP, timeoutMs: 90_000 })[0]!.message).toContain("1.5 min is not below the 1 min lease");
+    expect(rules({ timeoutMs: null, stack: ["correlationId", "recoverer", "poisonQueue", "retry"] })).toEqual([
+      "no-deduplicator",
+    ]);
+    expect(lintHandler({ ...RECOMMENDED_SETUP, timeoutMs: 90_000 })[0]!.message).toContain(
+      "1.5 min is not below the 1 min lease",
+    );
   });
 });

@@ -100,57 +100,133 @@ function fmt(ms: number): string {
  */
 export function lintHandler(setup: HandlerSetup, observed: HandlerObserved = {}): LintFinding[] {
   const f: LintFinding[] = [];
-  const add = (severity: LintSeverity, rule: LintRule, specSection: string, message: string) => f.push({ severity, rule, message, specSection });
+  const add = (severity: LintSeverity, rule: LintRule, specSection: string, message: string) =>
+    f.push({ severity, rule, message, specSection });
   const { ttlMs, ttlClass, stack } = setup;
 
   if (ttlMs < TTL_POLICY.minimumMs) {
-    add("error", "ttl-below-minimum", "§3", `ttlMs ${fmt(ttlMs)} is below 10 min: a 5-attempt retry plus a rebalance outlives the key and the repeat is processed again. Use 24 h (critical: 7 d).`);
+    add(
+      "error",
+      "ttl-below-minimum",
+      "§3",
+      `ttlMs ${fmt(ttlMs)} is below 10 min: a 5-attempt retry plus a rebalance outlives the key and the repeat is processed again. Use 24 h (critical: 7 d).`,
+    );
   } else if (ttlMs < TTL_POLICY.warnBelowMs && ttlClass !== "analytics") {
-    add("warning", "ttl-below-hour", "§3", `ttlMs ${fmt(ttlMs)} is below 1 h for a ${ttlClass} handler; only high-volume analytics may go that low. Use 24 h.`);
+    add(
+      "warning",
+      "ttl-below-hour",
+      "§3",
+      `ttlMs ${fmt(ttlMs)} is below 1 h for a ${ttlClass} handler; only high-volume analytics may go that low. Use 24 h.`,
+    );
   }
   if (ttlClass === "critical" && ttlMs < TTL_POLICY.criticalMs) {
-    add("warning", "critical-ttl-below-7d", "§3", `critical handler with ttlMs ${fmt(ttlMs)}: a repeat after a long consumer pause must not pass; use 7 d.`);
+    add(
+      "warning",
+      "critical-ttl-below-7d",
+      "§3",
+      `critical handler with ttlMs ${fmt(ttlMs)}: a repeat after a long consumer pause must not pass; use 7 d.`,
+    );
   }
 
   const d = stack.indexOf("deduplicator");
   const r = stack.indexOf("retry");
   const p = stack.indexOf("poisonQueue");
   if (d < 0) {
-    add("warning", "no-deduplicator", "§9.1", "no deduplicator in the stack: every repeat reaches the handler, which must then be fully idempotent.");
+    add(
+      "warning",
+      "no-deduplicator",
+      "§9.1",
+      "no deduplicator in the stack: every repeat reaches the handler, which must then be fully idempotent.",
+    );
   } else {
     if (r >= 0 && d < r) {
-      add("error", "dedup-outside-retry", "§10", "deduplicator sits outside (before) Retry: the key spans all attempts, and a message that exhausted its retries is marked done, so its DLQ replay is swallowed. Put it last.");
+      add(
+        "error",
+        "dedup-outside-retry",
+        "§10",
+        "deduplicator sits outside (before) Retry: the key spans all attempts, and a message that exhausted its retries is marked done, so its DLQ replay is swallowed. Put it last.",
+      );
     }
     if (p >= 0 && d < p) {
-      add("error", "dedup-outside-poison-queue", "§10", "deduplicator sits outside (before) PoisonQueue: PoisonQueue acks a poisoned message, so it counts as done and its replay from the DLQ within the window is swallowed. Put it last.");
+      add(
+        "error",
+        "dedup-outside-poison-queue",
+        "§10",
+        "deduplicator sits outside (before) PoisonQueue: PoisonQueue acks a poisoned message, so it counts as done and its replay from the DLQ within the window is swallowed. Put it last.",
+      );
     }
     if (setup.marking === "naive" && r >= 0 && d > r) {
-      add("error", "naive-marking-inside-retry", "§10", 'naive marking inside Retry: the key is never released, so the retry after a failed first attempt is swallowed as a duplicate and the message is acked unprocessed. Use marking "lease".');
+      add(
+        "error",
+        "naive-marking-inside-retry",
+        "§10",
+        'naive marking inside Retry: the key is never released, so the retry after a failed first attempt is swallowed as a duplicate and the message is acked unprocessed. Use marking "lease".',
+      );
     }
   }
   if (p >= 0 && r >= 0 && p > r) {
-    add("warning", "poison-queue-inside-retry", "§2", "PoisonQueue sits inside Retry: it poisons on the first failure and Retry never runs (watermill#645). Put PoisonQueue outside Retry.");
+    add(
+      "warning",
+      "poison-queue-inside-retry",
+      "§2",
+      "PoisonQueue sits inside Retry: it poisons on the first failure and Retry never runs (watermill#645). Put PoisonQueue outside Retry.",
+    );
   }
 
   if (setup.keyFactory === "correlation-id") {
-    add("error", "key-correlation-id", "§6", "keyed by Correlation-Id: every event of a chain shares it, so the second and third events are silently swallowed. Key by Message.uuid.");
+    add(
+      "error",
+      "key-correlation-id",
+      "§6",
+      "keyed by Correlation-Id: every event of a chain shares it, so the second and third events are silently swallowed. Key by Message.uuid.",
+    );
   } else if (setup.keyFactory === "business-key") {
-    add("error", "key-business-key", "§9.2", "keyed by a business key: a second legitimate event for the same entity is swallowed (a per-key window is a rate limiter, not dedup). Key by Message.uuid.");
+    add(
+      "error",
+      "key-business-key",
+      "§9.2",
+      "keyed by a business key: a second legitimate event for the same entity is swallowed (a per-key window is a rate limiter, not dedup). Key by Message.uuid.",
+    );
   } else if (setup.keyFactory === "payload-hash") {
-    add("warning", "key-payload-hash", "§2", "keyed by a payload hash (Watermill's default): two distinct events with equal payloads collide. Key by Message.uuid.");
+    add(
+      "warning",
+      "key-payload-hash",
+      "§2",
+      "keyed by a payload hash (Watermill's default): two distinct events with equal payloads collide. Key by Message.uuid.",
+    );
   }
 
   if (setup.repository === "memory" && setup.replicas > 1) {
-    add("error", "in-memory-with-replicas", "§9.4", `in-memory repository with ${setup.replicas} replicas: after a rebalance the next replica's map is empty and the repeat is processed again. Use Redis.`);
+    add(
+      "error",
+      "in-memory-with-replicas",
+      "§9.4",
+      `in-memory repository with ${setup.replicas} replicas: after a rebalance the next replica's map is empty and the repeat is processed again. Use Redis.`,
+    );
   }
   if (setup.failureMode === "open" && ttlClass === "critical") {
-    add("warning", "fail-open-critical", "§4", "critical handler is fail-open: during a Redis outage repeats pass unchecked. Use failClosed(repo) unless the handler is idempotent on its own.");
+    add(
+      "warning",
+      "fail-open-critical",
+      "§4",
+      "critical handler is fail-open: during a Redis outage repeats pass unchecked. Use failClosed(repo) unless the handler is idempotent on its own.",
+    );
   }
   if (setup.marking === "lease" && d >= 0) {
     if (setup.timeoutMs === null) {
-      add("warning", "no-timeout", "§10", `no timeout bounds an attempt: a handler that hangs outlives its ${fmt(setup.leaseMs)} lease, and another consumer runs the message too. Add timeout(ms) below the lease (defaultStack's timeoutMs).`);
+      add(
+        "warning",
+        "no-timeout",
+        "§10",
+        `no timeout bounds an attempt: a handler that hangs outlives its ${fmt(setup.leaseMs)} lease, and another consumer runs the message too. Add timeout(ms) below the lease (defaultStack's timeoutMs).`,
+      );
     } else if (setup.timeoutMs >= setup.leaseMs) {
-      add("warning", "timeout-not-below-lease", "§10", `timeout ${fmt(setup.timeoutMs)} is not below the ${fmt(setup.leaseMs)} lease: the lease expires first, and another consumer runs the message while this attempt still works. Set timeoutMs below leaseMs (half of it leaves room for the store's round trips).`);
+      add(
+        "warning",
+        "timeout-not-below-lease",
+        "§10",
+        `timeout ${fmt(setup.timeoutMs)} is not below the ${fmt(setup.leaseMs)} lease: the lease expires first, and another consumer runs the message while this attempt still works. Set timeoutMs below leaseMs (half of it leaves room for the store's round trips).`,
+      );
     }
   }
   const p99 = observed.handlerP99Seconds;

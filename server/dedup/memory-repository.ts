@@ -36,7 +36,8 @@ export class MemoryRepository implements DedupRepository {
   constructor(options: MemoryRepositoryOptions = {}) {
     this.opts = { ...DEFAULT_MEMORY_REPOSITORY_OPTIONS, ...options };
     if (!(this.opts.sweepIntervalMs >= 0)) throw new RangeError("MemoryRepository: sweepIntervalMs must be ≥ 0");
-    if (!(Number.isInteger(this.opts.maxKeys) && this.opts.maxKeys > 0)) throw new RangeError("MemoryRepository: maxKeys must be a positive integer");
+    if (!(Number.isInteger(this.opts.maxKeys) && this.opts.maxKeys > 0))
+      throw new RangeError("MemoryRepository: maxKeys must be a positive integer");
   }
 
   /** Number of live (unexpired) keys. */
@@ -145,7 +146,10 @@ export class MemoryRepository implements DedupRepository {
     const e = this.live(key, now);
     if (e) return e.value;
     this.sweep(now, false);
-    if (this.map.size >= this.opts.maxKeys) throw new Error(`MemoryRepository: maxKeys (${this.opts.maxKeys}) reached; use the Redis repository or a shorter ttlMs`);
+    if (this.map.size >= this.opts.maxKeys)
+      throw new Error(
+        `MemoryRepository: maxKeys (${this.opts.maxKeys}) reached; use the Redis repository or a shorter ttlMs`,
+      );
     this.map.set(key, { value, expiresAt: now + ttlMs });
     return null;
   }

@@ -79,7 +79,8 @@ const NEVER = new AbortController().signal;
  * @throws RangeError when `uuid` is empty.
  */
 export function newMessage(uuid: string, payload: Uint8Array | string, options: NewMessageOptions = {}): Message {
-  if (typeof uuid !== "string" || uuid === "") throw new RangeError("newMessage: uuid must be a non-empty string (use a ULID)");
+  if (typeof uuid !== "string" || uuid === "")
+    throw new RangeError("newMessage: uuid must be a non-empty string (use a ULID)");
   return {
     uuid,
     metadata: { ...(options.metadata ?? {}) },
@@ -94,7 +95,14 @@ export function newMessage(uuid: string, payload: Uint8Array | string, options: 
  * context: what PoisonQueue sends to the DLQ and what a forwarder re-sends.
  */
 export function copyMessage(msg: Message, signal?: AbortSignal): Message {
-  return { uuid: msg.uuid, metadata: { ...msg.metadata }, payload: msg.payload, ...(msg.key ? { key: msg.key } : {}), signal: signal ?? NEVER, context: {} };
+  return {
+    uuid: msg.uuid,
+    metadata: { ...msg.metadata },
+    payload: msg.payload,
+    ...(msg.key ? { key: msg.key } : {}),
+    signal: signal ?? NEVER,
+    context: {},
+  };
 }
 
 /** Payload as UTF-8 text. */

@@ -72,7 +72,9 @@ describe("dedupMetrics", () => {
     const other = dedupRecorder(registry, "svc"); // another copy of the module: one series per handler
     /** The gauge's value for `handler`, undefined when the series is absent. */
     const at = async (name: string, handler = "h") => {
-      const m = new RegExp(`^${name}\\{service="svc",handler="${handler}"\\} (\\S+)$`, "m").exec(await registry.metrics());
+      const m = new RegExp(`^${name}\\{service="svc",handler="${handler}"\\} (\\S+)$`, "m").exec(
+        await registry.metrics(),
+      );
       return m ? Number(m[1]) : undefined;
     };
     const ago = (ms: number) => performance.now() - ms;

@@ -81,13 +81,38 @@ import { flushPending, handlerCells, type HandlerCells } from "./counter-cells";
 import { HandlerTimeHistogram } from "./handler-time-histogram";
 import { LocalHistogram } from "./local-histogram";
 export { LocalHistogram };
-import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, METRIC_LABELS, METRIC_NAMES, PROCESSED_RESULT, PROCESSED_RESULTS, SLOW_CHECK_SECONDS, type DedupErrorReason, type DuplicateCause, type LabelsOf, type ProcessedResult } from "../../names/dedup";
+import {
+  DEDUP_ERROR_REASONS,
+  DUPLICATE_CAUSES,
+  METRIC_LABELS,
+  METRIC_NAMES,
+  PROCESSED_RESULT,
+  PROCESSED_RESULTS,
+  SLOW_CHECK_SECONDS,
+  type DedupErrorReason,
+  type DuplicateCause,
+  type LabelsOf,
+  type ProcessedResult,
+} from "../../names/dedup";
 
 /**
  * Buckets of `deduplication_check_duration_seconds`: include the spec's 0.005…0.1 and the alert
  * threshold {@link SLOW_CHECK_SECONDS} (the slow checks of a window are `_count` minus its bucket).
  */
-export const CHECK_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, SLOW_CHECK_SECONDS, 0.1, 0.25, 0.5, 1, 2.5];
+export const CHECK_DURATION_BUCKETS = [
+  0.0005,
+  0.001,
+  0.0025,
+  0.005,
+  0.01,
+  0.025,
+  SLOW_CHECK_SECONDS,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+];
 
 /** `deduplication_check_duration_seconds` as the recorder uses it: a {@link LocalHistogram}, or a metric of that name already on the Registry. */
 export interface CheckDurationHistogram {
@@ -129,29 +154,102 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
   if (hit) return hit;
   const registers = [registry];
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
-    getOrCreate(registry, name, () => new Counter<L>({ name, help, labelNames: [...labelNames], registers, collect: flushPending }));
-  const gauge = (name: string, help: string) => getOrCreate(registry, name, () => new Gauge<"service" | "handler">({ name, help, labelNames: [...METRIC_LABELS.lastCheck], registers, collect: collectTimes }));
+    getOrCreate(
+      registry,
+      name,
+      () => new Counter<L>({ name, help, labelNames: [...labelNames], registers, collect: flushPending }),
+    );
+  const gauge = (name: string, help: string) =>
+    getOrCreate(
+      registry,
+      name,
+      () =>
+        new Gauge<"service" | "handler">({
+          name,
+          help,
+          labelNames: [...METRIC_LABELS.lastCheck],
+          registers,
+          collect: collectTimes,
+        }),
+    );
   const m: DedupMetrics = {
-    deduplicated: counter(METRIC_NAMES.deduplicated, "Deliveries swallowed by the Deduplicator as repeats (once per delivery).", METRIC_LABELS.deduplicated),
-    processed: counter(METRIC_NAMES.processed, "Deliveries that reached the Deduplicator, by final result (once per delivery, not per retry attempt).", METRIC_LABELS.processed),
+    deduplicated: counter(
+      METRIC_NAMES.deduplicated,
+      "Deliveries swallowed by the Deduplicator as repeats (once per delivery).",
+      METRIC_LABELS.deduplicated,
+    ),
+    processed: counter(
+      METRIC_NAMES.processed,
+      "Deliveries that reached the Deduplicator, by final result (once per delivery, not per retry attempt).",
+      METRIC_LABELS.processed,
+    ),
     checkDuration: getOrCreate(registry, METRIC_NAMES.checkDuration, () => {
-      const h = new LocalHistogram<{ service: string }>(METRIC_NAMES.checkDuration, "Duration of one dedup claim round trip to the store (a batch pre-claim is one observation).", CHECK_DURATION_BUCKETS, METRIC_LABELS.checkDuration);
+      const h = new LocalHistogram<{ service: string }>(
+        METRIC_NAMES.checkDuration,
+        "Duration of one dedup claim round trip to the store (a batch pre-claim is one observation).",
+        CHECK_DURATION_BUCKETS,
+        METRIC_LABELS.checkDuration,
+      );
       registry.registerMetric(h as unknown as Parameters<Registry["registerMetric"]>[0]);
       return h;
     }),
-    errors: counter(METRIC_NAMES.errors, "Failed dedup store calls and key-factory failures, by reason (redis_timeout, redis_conn, marshal).", METRIC_LABELS.errors),
-    inProgress: counter(METRIC_NAMES.inProgress, "Attempts that met a key leased by another consumer (InProgressError, retried).", METRIC_LABELS.inProgress),
-    released: counter(METRIC_NAMES.released, "Dedup keys released after a failed attempt so that the retry runs the handler again.", METRIC_LABELS.released),
-    leaseLost: counter(METRIC_NAMES.leaseLost, "Successful runs whose lease had been taken over by another consumer (possible double run).", METRIC_LABELS.leaseLost),
-    poisoned: counter(METRIC_NAMES.poisoned, "Messages the PoisonQueue published to the DLQ, by error class (reason_poisoned: one of a bounded set such as marshal, redis_timeout, non_retryable, handler_error; never the error's message).", METRIC_LABELS.poisoned),
-    payloadConflicts: counter(METRIC_NAMES.payloadConflicts, "Copies whose message UUID was already processed with another payload (a publisher reusing UUIDs), per handler; poisoned to the DLQ or swallowed per onPayloadConflict.", METRIC_LABELS.payloadConflicts),
-    unchecked: counter(METRIC_NAMES.unchecked, "Handler runs that fail-open let through without a dedup check, by the store failure that skipped it (redis_timeout, redis_conn, marshal); once per attempt.", METRIC_LABELS.unchecked),
-    duplicatesByCause: counter(METRIC_NAMES.duplicatesByCause, "Swallowed duplicates by cause: redelivery (same topic:partition:offset as the first delivery), republish (another position), unknown (no position stored).", METRIC_LABELS.duplicatesByCause),
-    lastCheck: gauge(METRIC_NAMES.lastCheck, "Unix time of the handler's latest dedup check: the start of a completed claim round trip, the end of a failed one (a batch is one)."),
-    lastError: gauge(METRIC_NAMES.lastError, "Unix time of the handler's last failed store call or key-factory failure (each deduplication_errors_total increment)."),
-    lastSlowCheck: gauge(METRIC_NAMES.lastSlowCheck, `Unix time of the handler's last check slower than ${SLOW_CHECK_SECONDS} s (the latency alert's threshold).`),
+    errors: counter(
+      METRIC_NAMES.errors,
+      "Failed dedup store calls and key-factory failures, by reason (redis_timeout, redis_conn, marshal).",
+      METRIC_LABELS.errors,
+    ),
+    inProgress: counter(
+      METRIC_NAMES.inProgress,
+      "Attempts that met a key leased by another consumer (InProgressError, retried).",
+      METRIC_LABELS.inProgress,
+    ),
+    released: counter(
+      METRIC_NAMES.released,
+      "Dedup keys released after a failed attempt so that the retry runs the handler again.",
+      METRIC_LABELS.released,
+    ),
+    leaseLost: counter(
+      METRIC_NAMES.leaseLost,
+      "Successful runs whose lease had been taken over by another consumer (possible double run).",
+      METRIC_LABELS.leaseLost,
+    ),
+    poisoned: counter(
+      METRIC_NAMES.poisoned,
+      "Messages the PoisonQueue published to the DLQ, by error class (reason_poisoned: one of a bounded set such as marshal, redis_timeout, non_retryable, handler_error; never the error's message).",
+      METRIC_LABELS.poisoned,
+    ),
+    payloadConflicts: counter(
+      METRIC_NAMES.payloadConflicts,
+      "Copies whose message UUID was already processed with another payload (a publisher reusing UUIDs), per handler; poisoned to the DLQ or swallowed per onPayloadConflict.",
+      METRIC_LABELS.payloadConflicts,
+    ),
+    unchecked: counter(
+      METRIC_NAMES.unchecked,
+      "Handler runs that fail-open let through without a dedup check, by the store failure that skipped it (redis_timeout, redis_conn, marshal); once per attempt.",
+      METRIC_LABELS.unchecked,
+    ),
+    duplicatesByCause: counter(
+      METRIC_NAMES.duplicatesByCause,
+      "Swallowed duplicates by cause: redelivery (same topic:partition:offset as the first delivery), republish (another position), unknown (no position stored).",
+      METRIC_LABELS.duplicatesByCause,
+    ),
+    lastCheck: gauge(
+      METRIC_NAMES.lastCheck,
+      "Unix time of the handler's latest dedup check: the start of a completed claim round trip, the end of a failed one (a batch is one).",
+    ),
+    lastError: gauge(
+      METRIC_NAMES.lastError,
+      "Unix time of the handler's last failed store call or key-factory failure (each deduplication_errors_total increment).",
+    ),
+    lastSlowCheck: gauge(
+      METRIC_NAMES.lastSlowCheck,
+      `Unix time of the handler's last check slower than ${SLOW_CHECK_SECONDS} s (the latency alert's threshold).`,
+    ),
     handlerTime: getOrCreate(registry, METRIC_NAMES.handlerExecutionTime, () => {
-      const h = new HandlerTimeHistogram(METRIC_NAMES.handlerExecutionTime, "Duration of one handler attempt (the handler itself, inside every middleware), by success (true/false).");
+      const h = new HandlerTimeHistogram(
+        METRIC_NAMES.handlerExecutionTime,
+        "Duration of one handler attempt (the handler itself, inside every middleware), by success (true/false).",
+      );
       registry.registerMetric(h as unknown as Parameters<Registry["registerMetric"]>[0]);
       return h;
     }),
@@ -190,7 +288,18 @@ export interface DedupRecorder {
 export function dedupRecorder(registry: Registry | undefined, service: string): DedupRecorder {
   if (!registry) {
     const noop = () => undefined;
-    return { register: noop, result: noop, duplicate: noop, check: noop, error: noop, inProgress: noop, released: noop, leaseLost: noop, payloadConflict: noop, unchecked: noop };
+    return {
+      register: noop,
+      result: noop,
+      duplicate: noop,
+      check: noop,
+      error: noop,
+      inProgress: noop,
+      released: noop,
+      leaseLost: noop,
+      payloadConflict: noop,
+      unchecked: noop,
+    };
   }
   const m = dedupMetrics(registry);
   // The first store error of each kind must be an increase from 0, not a series born at 1.
@@ -207,11 +316,15 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
     if (!hc) byHandler.set(handler, (hc = handlerCells(m, service, topic, handler)));
     return (lastCells = hc);
   };
-  const observe = m.checkDuration instanceof LocalHistogram ? m.checkDuration.observer({ service }) : (s: number) => m.checkDuration.observe({ service }, s);
+  const observe =
+    m.checkDuration instanceof LocalHistogram
+      ? m.checkDuration.observer({ service })
+      : (s: number) => m.checkDuration.observe({ service }, s);
   const times = new Map<string, CheckTimes>();
   let last: CheckTimes | undefined; // a Deduplicator serves one handler, as a rule: no lookup then
   const timesOf = (handler: string) => {
-    if (last?.labels.handler !== handler) last = times.get(handler) ?? times.set(handler, checkTimesCell(m, service, handler)).get(handler)!;
+    if (last?.labels.handler !== handler)
+      last = times.get(handler) ?? times.set(handler, checkTimesCell(m, service, handler)).get(handler)!;
     return last;
   };
   return {

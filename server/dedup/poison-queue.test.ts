@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { newMessage } from "./message";
-import { HANDLER_POISONED_KEY, POISON_REASON_CLASSES, poisonedCopyKey, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "../../names/dedup";
+import {
+  HANDLER_POISONED_KEY,
+  POISON_REASON_CLASSES,
+  poisonedCopyKey,
+  REASON_POISONED_KEY,
+  SUBSCRIBER_POISONED_KEY,
+  TOPIC_POISONED_KEY,
+} from "../../names/dedup";
 import { Registry } from "prom-client";
 import { DedupStoreError, InProgressError, NonRetryableError } from "./errors";
 import { MemoryRepository } from "./memory-repository";
@@ -17,7 +24,10 @@ function failingMsg() {
 describe("poisonQueue", () => {
   it("publishes a copy with the four poison keys and acks", async () => {
     const ps = new MemoryPubSub();
-    const h = poisonQueue(ps, "demo.events.dlq")(async () => {
+    const h = poisonQueue(
+      ps,
+      "demo.events.dlq",
+    )(async () => {
       throw new Error("db down");
     });
     await expect(h(failingMsg())).resolves.toBeUndefined();
@@ -35,7 +45,10 @@ describe("poisonQueue", () => {
 
   it("does not ack when the DLQ publish fails: both errors propagate", async () => {
     const ps = new MemoryPubSub({ beforePublish: () => Promise.reject(new Error("broker unreachable")) });
-    const h = poisonQueue(ps, "dlq")(async () => {
+    const h = poisonQueue(
+      ps,
+      "dlq",
+    )(async () => {
       throw new Error("db down");
     });
     const err = await h(failingMsg()).catch((e: unknown) => e);
@@ -62,7 +75,11 @@ describe("poisonQueue", () => {
   it("counts each DLQ publish in messages_poisoned_total by a bounded error class, not the message text", async () => {
     const registry = new Registry();
     const ps = new MemoryPubSub();
-    const errors = [new Error("db down for 01JD8X3Q"), new Error("db down for 01JD8X3R"), new NonRetryableError("bad payload")];
+    const errors = [
+      new Error("db down for 01JD8X3Q"),
+      new Error("db down for 01JD8X3R"),
+      new NonRetryableError("bad payload"),
+    ];
     for (const e of errors) {
       await poisonQueue(ps, "dlq", { registry, service: "notification" })(async () => {
         throw e;
@@ -71,7 +88,11 @@ describe("poisonQueue", () => {
     const m = await registry.getSingleMetric("messages_poisoned_total")!.get();
     const byReason = Object.fromEntries(m.values.map((v) => [String(v.labels.reason_poisoned), v.value]));
     expect(byReason).toEqual({ handler_error: 2, non_retryable: 1 });
-    expect(m.values[0]?.labels).toMatchObject({ service: "notification", topic: "demo.events", handler: "on-review-created" });
+    expect(m.values[0]?.labels).toMatchObject({
+      service: "notification",
+      topic: "demo.events",
+      handler: "on-review-created",
+    });
     expect(ps.messages("dlq")).toHaveLength(3);
   });
 
@@ -83,8 +104,10 @@ describe("poisonQueue", () => {
     odd.name = "Weird Name/💥";
     const reasonless = Object.assign(new Error("y"), { reason: "something else" });
     // Any error name or foreign `reason` falls into the bounded set: the label cannot grow.
-    for (const e of [odd, reasonless, new SyntaxError("z"), new TypeError("t")]) expect(poisonReasonClass(e)).toBe("handler_error");
-    for (const e of [odd, new NonRetryableError("n"), new DedupStoreError("redis_conn", "c")]) expect(POISON_REASON_CLASSES).toContain(poisonReasonClass(e));
+    for (const e of [odd, reasonless, new SyntaxError("z"), new TypeError("t")])
+      expect(poisonReasonClass(e)).toBe("handler_error");
+    for (const e of [odd, new NonRetryableError("n"), new DedupStoreError("redis_conn", "c")])
+      expect(POISON_REASON_CLASSES).toContain(poisonReasonClass(e));
   });
 
   it("counts nothing when the DLQ publish fails (the message was not poisoned, it is redelivered)", async () => {
@@ -102,7 +125,10 @@ describe("poisonQueue", () => {
     const ac = new AbortController();
     const m = newMessage("01JD8X3Q", "payload", { signal: ac.signal });
     m.context = { handler: "on-review-created", topic: "demo.events", subscriber: "kafka" };
-    const h = poisonQueue(ps, "dlq")(async () => {
+    const h = poisonQueue(
+      ps,
+      "dlq",
+    )(async () => {
       ac.abort();
       throw new Error("retry sleep aborted");
     });
@@ -121,7 +147,8 @@ describe("poisonQueue with a guard: one DLQ copy per poisoned delivery", () => {
   const failing = async (): Promise<undefined> => {
     throw new Error("db down");
   };
-  const poisonedTotal = async (registry: Registry) => (await registry.getSingleMetric("messages_poisoned_total")!.get()).values.reduce((a, v) => a + v.value, 0);
+  const poisonedTotal = async (registry: Registry) =>
+    (await registry.getSingleMetric("messages_poisoned_total")!.get()).values.reduce((a, v) => a + v.value, 0);
 
   it("the same position poisoned again (a re-read before the commit) is acked without a second copy and counted once", async () => {
     const ps = new MemoryPubSub();
@@ -133,7 +160,14 @@ describe("poisonQueue with a guard: one DLQ copy per poisoned delivery", () => {
     expect(ps.messages("dlq")).toHaveLength(1);
     expect(await poisonedTotal(registry)).toBe(1);
     // Remembered as the transports' copy of a record without a UUID is: `done`, for 7 days.
-    const key = poisonedCopyKey({ service: "notification", handler: "on-review-created", topic: "demo.events", partition: 2, offset: "41", uuid: "01JD8X3Q" });
+    const key = poisonedCopyKey({
+      service: "notification",
+      handler: "on-review-created",
+      topic: "demo.events",
+      partition: 2,
+      offset: "41",
+      uuid: "01JD8X3Q",
+    });
     expect(guard.get(key)).toBe("done");
     expect(guard.pttl(key)).toBeGreaterThan(DEFAULT_RUN_ONCE_OPTIONS.ttlMs - 60_000);
   });
@@ -154,7 +188,14 @@ describe("poisonQueue with a guard: one DLQ copy per poisoned delivery", () => {
   it("a copy still being published by another read of the same position is not acked; once it is done, the re-read is acked without a copy", async () => {
     const ps = new MemoryPubSub();
     const guard = new MemoryRepository();
-    const key = poisonedCopyKey({ service: "unknown", handler: "on-review-created", topic: "demo.events", partition: 2, offset: "41", uuid: "01JD8X3Q" });
+    const key = poisonedCopyKey({
+      service: "unknown",
+      handler: "on-review-created",
+      topic: "demo.events",
+      partition: 2,
+      offset: "41",
+      uuid: "01JD8X3Q",
+    });
     await guard.claim(key, "processing:other-read", 30_000);
     const h = poisonQueue(ps, "dlq", { guard })(failing);
     const err = await h(delivery("41")).catch((e: unknown) => e);
@@ -180,7 +221,9 @@ describe("poisonQueue with a guard: one DLQ copy per poisoned delivery", () => {
 
   it("a failed DLQ publish releases the position: the redelivery publishes the copy", async () => {
     let refuse = true;
-    const ps = new MemoryPubSub({ beforePublish: () => (refuse ? Promise.reject(new Error("broker unreachable")) : Promise.resolve()) });
+    const ps = new MemoryPubSub({
+      beforePublish: () => (refuse ? Promise.reject(new Error("broker unreachable")) : Promise.resolve()),
+    });
     const guard = new MemoryRepository();
     const h = poisonQueue(ps, "dlq", { guard })(failing);
     await expect(h(delivery("41"))).rejects.toBeInstanceOf(AggregateError);

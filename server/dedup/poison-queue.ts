@@ -1,7 +1,15 @@
 import { InProgressError, NonRetryableError, PayloadConflictError, toError } from "./errors";
 import { onFailure } from "./batch-run";
 import { copyMessage, type Message, type Middleware } from "./message";
-import { DEDUP_ERROR_REASONS, POISON_REASON_CLASS, POISON_REASON_CLASSES, poisonedCopyKey, poisonedMetadata, type DedupErrorReason, type PoisonReasonClass } from "../../names/dedup";
+import {
+  DEDUP_ERROR_REASONS,
+  POISON_REASON_CLASS,
+  POISON_REASON_CLASSES,
+  poisonedCopyKey,
+  poisonedMetadata,
+  type DedupErrorReason,
+  type PoisonReasonClass,
+} from "../../names/dedup";
 import { dedupMetrics } from "./metrics";
 import type { Publisher } from "./pubsub";
 import { runOnce, type RunOnceStore } from "./run-once";
@@ -49,7 +57,8 @@ export const DEFAULT_POISON_QUEUE_OPTIONS = {
  */
 export function poisonReasonClass(err: Error): PoisonReasonClass {
   const own = (err as Error & { reason?: unknown }).reason;
-  if (typeof own === "string" && (DEDUP_ERROR_REASONS as readonly string[]).includes(own)) return own as DedupErrorReason;
+  if (typeof own === "string" && (DEDUP_ERROR_REASONS as readonly string[]).includes(own))
+    return own as DedupErrorReason;
   if (err instanceof PayloadConflictError) return POISON_REASON_CLASS.payloadConflict;
   if (err instanceof NonRetryableError) return POISON_REASON_CLASS.nonRetryable;
   if (err instanceof InProgressError) return POISON_REASON_CLASS.inProgress;
@@ -67,16 +76,19 @@ export function poisonReasonClass(err: Error): PoisonReasonClass {
  * @throws RangeError when `topic` is empty or `guardTimeoutMs` out of range.
  */
 export function poisonQueue(publisher: Publisher, topic: string, options: PoisonQueueOptions = {}): Middleware {
-  if (typeof topic !== "string" || topic.trim() === "") throw new RangeError("poisonQueue: topic must be a non-empty DLQ topic name, e.g. demo.events.dlq");
+  if (typeof topic !== "string" || topic.trim() === "")
+    throw new RangeError("poisonQueue: topic must be a non-empty DLQ topic name, e.g. demo.events.dlq");
   const { filter, registry, service, guard } = { ...DEFAULT_POISON_QUEUE_OPTIONS, ...options };
   // An explicit undefined (defaultStack passing a Deduplicator without `service` / `timeoutMs`) keeps the default.
   const guardTimeoutMs = options.guardTimeoutMs ?? DEFAULT_POISON_QUEUE_OPTIONS.guardTimeoutMs;
   const guardService = options.service ?? DEFAULT_POISON_QUEUE_OPTIONS.service;
-  if (!(Number.isFinite(guardTimeoutMs) && guardTimeoutMs >= 1 && guardTimeoutMs <= 60_000)) throw new RangeError("poisonQueue: guardTimeoutMs must be in [1, 60000] ms (one store call)");
+  if (!(Number.isFinite(guardTimeoutMs) && guardTimeoutMs >= 1 && guardTimeoutMs <= 60_000))
+    throw new RangeError("poisonQueue: guardTimeoutMs must be in [1, 60000] ms (one store call)");
   const poisoned = registry ? dedupMetrics(registry).poisoned : undefined;
   // The first DLQ'd message of each class must be an increase from 0 (see metrics.ts "Zero series").
   const onRegister = (h: { name: string; topic: string }) => {
-    for (const reason_poisoned of POISON_REASON_CLASSES) poisoned?.inc({ service, topic: h.topic, handler: h.name, reason_poisoned }, 0);
+    for (const reason_poisoned of POISON_REASON_CLASSES)
+      poisoned?.inc({ service, topic: h.topic, handler: h.name, reason_poisoned }, 0);
   };
   /** A failed delivery: sent to the DLQ (resolves: acked) or the error rethrown (nacked). */
   const poison = async (msg: Message, e: unknown): Promise<void> => {
@@ -87,17 +99,30 @@ export function poisonQueue(publisher: Publisher, topic: string, options: Poison
     const dlq = copyMessage(msg);
     const { topic: from = "", handler = "", subscriber = "" } = msg.context;
     const reasonClass = poisonReasonClass(err);
-    Object.assign(dlq.metadata, poisonedMetadata({ reason: err.message, reasonClass, topic: from, handler, subscriber }));
+    Object.assign(
+      dlq.metadata,
+      poisonedMetadata({ reason: err.message, reasonClass, topic: from, handler, subscriber }),
+    );
     const { partition, offset } = msg.context;
-    const key = guard && partition !== undefined && offset !== undefined ? poisonedCopyKey({ service: guardService, handler, topic: from, partition, offset, uuid: msg.uuid }) : null;
+    const key =
+      guard && partition !== undefined && offset !== undefined
+        ? poisonedCopyKey({ service: guardService, handler, topic: from, partition, offset, uuid: msg.uuid })
+        : null;
     const send = () => publisher.publish(topic, dlq);
     let sent: "ran" | "done" = "ran";
     try {
       if (guard && key) sent = await runOnce(guard, key, send, { timeoutMs: guardTimeoutMs });
       else await send();
     } catch (pe) {
-      if (pe instanceof InProgressError) throw new AggregateError([err, pe], `poisonQueue: handler failed (${err.message}) and this delivery's DLQ copy (${key}) is being published by another read of it; not acked`);
-      throw new AggregateError([err, toError(pe)], `poisonQueue: handler failed (${err.message}) and publishing to ${topic} failed too (${toError(pe).message}); not acked`);
+      if (pe instanceof InProgressError)
+        throw new AggregateError(
+          [err, pe],
+          `poisonQueue: handler failed (${err.message}) and this delivery's DLQ copy (${key}) is being published by another read of it; not acked`,
+        );
+      throw new AggregateError(
+        [err, toError(pe)],
+        `poisonQueue: handler failed (${err.message}) and publishing to ${topic} failed too (${toError(pe).message}); not acked`,
+      );
     }
     // One poisoning per delivery position: a copy already in the DLQ was counted when it was sent.
     if (sent === "ran") poisoned?.inc({ service, topic: from, handler, reason_poisoned: reasonClass });

@@ -5,9 +5,15 @@
 import { onEachRedisStore } from "@/server/testing/redis-stores";
 import { producedMessagesSuite } from "./produced-messages.suite";
 
-onEachRedisStore("produced messages", { servicePrefix: "prod", keysOf: (service) => Array.from({ length: 20 }, (_, i) => `${service}:dedup:confirm:in-${i}`) }, (fresh) =>
-  producedMessagesSuite(() => {
-    const { repository, service } = fresh();
-    return { repository, service };
-  }),
+onEachRedisStore(
+  "produced messages",
+  {
+    servicePrefix: "prod",
+    keysOf: (service) => Array.from({ length: 20 }, (_, i) => `${service}:dedup:confirm:in-${i}`),
+  },
+  (fresh) =>
+    producedMessagesSuite(() => {
+      const { repository, service } = fresh();
+      return { repository, service };
+    }),
 );

@@ -146,7 +146,8 @@ interface MemorySub {
  */
 export class MemoryPubSub implements Subscriber, Publisher {
   readonly name = "memory";
-  private readonly opts: Required<Omit<MemoryPubSubOptions, "beforePublish">> & Pick<MemoryPubSubOptions, "beforePublish">;
+  private readonly opts: Required<Omit<MemoryPubSubOptions, "beforePublish">> &
+    Pick<MemoryPubSubOptions, "beforePublish">;
   private readonly retained = new Map<string, Message[]>();
   private readonly subs = new Set<MemorySub>();
   private readonly idleWaiters = new Set<() => void>();
@@ -155,9 +156,12 @@ export class MemoryPubSub implements Subscriber, Publisher {
   constructor(options: MemoryPubSubOptions = {}) {
     this.opts = { ...DEFAULT_MEMORY_PUBSUB_OPTIONS, ...options };
     const { batchSize, nackResendDelayMs, maxRetainedPerTopic } = this.opts;
-    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) throw new RangeError("MemoryPubSub: batchSize must be an integer in [1, 10000]");
-    if (!(nackResendDelayMs >= 0 && nackResendDelayMs <= 60_000)) throw new RangeError("MemoryPubSub: nackResendDelayMs must be in [0, 60000]");
-    if (!Number.isInteger(maxRetainedPerTopic) || maxRetainedPerTopic < 0) throw new RangeError("MemoryPubSub: maxRetainedPerTopic must be an integer ≥ 0");
+    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
+      throw new RangeError("MemoryPubSub: batchSize must be an integer in [1, 10000]");
+    if (!(nackResendDelayMs >= 0 && nackResendDelayMs <= 60_000))
+      throw new RangeError("MemoryPubSub: nackResendDelayMs must be in [0, 60000]");
+    if (!Number.isInteger(maxRetainedPerTopic) || maxRetainedPerTopic < 0)
+      throw new RangeError("MemoryPubSub: maxRetainedPerTopic must be an integer ≥ 0");
   }
 
   /** Every message currently retained for `topic` (persistent mode), oldest first: e.g. the DLQ's content. */
@@ -230,7 +234,13 @@ export class MemoryPubSub implements Subscriber, Publisher {
   }
 
   private delivery(m: Pick<Message, "uuid" | "metadata" | "payload">, topic: string, signal: AbortSignal): Message {
-    return { uuid: m.uuid, metadata: { ...m.metadata }, payload: m.payload, signal, context: { topic, subscriber: this.name } };
+    return {
+      uuid: m.uuid,
+      metadata: { ...m.metadata },
+      payload: m.payload,
+      signal,
+      context: { topic, subscriber: this.name },
+    };
   }
 
   private async pump(sub: MemorySub, sink: MessageSink): Promise<void> {
@@ -247,7 +257,11 @@ export class MemoryPubSub implements Subscriber, Publisher {
         sub.inFlight = true;
         const batch = sub.queue.slice(0, this.opts.batchSize);
         // A fresh context per delivery attempt: a redelivered message is a new delivery.
-        const fresh = batch.map((m) => ({ ...m, metadata: { ...m.metadata }, context: { topic: sub.topic, subscriber: this.name } }));
+        const fresh = batch.map((m) => ({
+          ...m,
+          metadata: { ...m.metadata },
+          context: { topic: sub.topic, subscriber: this.name },
+        }));
         const outcomes = this.opts.batchSize === 1 ? [await sink.deliver(fresh[0]!)] : await sink.deliverBatch(fresh);
         let done = 0;
         while (done < outcomes.length && outcomes[done] === "ack") done++;

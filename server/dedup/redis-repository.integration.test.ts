@@ -21,7 +21,10 @@ redisRepositorySuite("standalone Redis", () => new Redis(REDIS_URL, RECOMMENDED_
 const clusterNodes = process.env.DEDUP_TEST_CLUSTER_NODES?.split(",").filter(Boolean);
 if (clusterNodes?.length) {
   redisRepositorySuite("Redis Cluster", () =>
-    clusterClient({ enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } }, clusterNodes),
+    clusterClient(
+      { enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } },
+      clusterNodes,
+    ),
   );
 }
 
@@ -39,7 +42,12 @@ function msg(uuid: string) {
 describe("Redis unreachable (a closed port)", () => {
   let client: Redis;
   beforeAll(async () => {
-    client = new Redis({ host: "127.0.0.1", port: await freePort(), ...RECOMMENDED_IOREDIS_OPTIONS, retryStrategy: () => 50 });
+    client = new Redis({
+      host: "127.0.0.1",
+      port: await freePort(),
+      ...RECOMMENDED_IOREDIS_OPTIONS,
+      retryStrategy: () => 50,
+    });
     client.on("error", () => undefined);
   });
   afterAll(() => client.disconnect());
@@ -47,7 +55,12 @@ describe("Redis unreachable (a closed port)", () => {
   it("failOpen lets the message through and counts redis_conn", async () => {
     const registry = new Registry();
     const runs: string[] = [];
-    const h = deduplicator({ repository: failOpen(new RedisRepository(client)), service: "down", registry, timeoutMs: 5_000 })(async (m) => void runs.push(m.uuid));
+    const h = deduplicator({
+      repository: failOpen(new RedisRepository(client)),
+      service: "down",
+      registry,
+      timeoutMs: 5_000,
+    })(async (m) => void runs.push(m.uuid));
     await h(msg("U1"));
     expect(runs).toEqual(["U1"]);
     expect(await errorsBy(registry, "redis_conn")).toBe(1);
@@ -56,7 +69,12 @@ describe("Redis unreachable (a closed port)", () => {
   it("failClosed throws a retryable DedupStoreError(redis_conn) and does not run the handler", async () => {
     const registry = new Registry();
     const runs: string[] = [];
-    const h = deduplicator({ repository: failClosed(new RedisRepository(client)), service: "down", registry, timeoutMs: 5_000 })(async (m) => void runs.push(m.uuid));
+    const h = deduplicator({
+      repository: failClosed(new RedisRepository(client)),
+      service: "down",
+      registry,
+      timeoutMs: 5_000,
+    })(async (m) => void runs.push(m.uuid));
     const err = await h(msg("U2")).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DedupStoreError);
     expect(err).toMatchObject({ reason: "redis_conn", retryable: true });
@@ -73,7 +91,22 @@ describe("a store call slower than timeoutMs (own redis-server blocked by DEBUG 
 
   beforeAll(async () => {
     port = await freePort();
-    server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--enable-debug-command", "yes"], { stdio: "ignore" });
+    server = spawn(
+      "redis-server",
+      [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--enable-debug-command",
+        "yes",
+      ],
+      { stdio: "ignore" },
+    );
     client = new Redis({ port, host: "127.0.0.1", ...RECOMMENDED_IOREDIS_OPTIONS, retryStrategy: () => 50 });
     blocker = new Redis({ port, host: "127.0.0.1", retryStrategy: () => 50 });
     // Until the server listens, connection errors are expected.
@@ -102,7 +135,12 @@ describe("a store call slower than timeoutMs (own redis-server blocked by DEBUG 
   const onBlockedServer = async (wrap: typeof failOpen) => {
     const registry = new Registry();
     const runs: string[] = [];
-    const h = deduplicator({ repository: wrap(new RedisRepository(client)), service: "slow", registry, timeoutMs: 100 })(async (m) => void runs.push(m.uuid));
+    const h = deduplicator({
+      repository: wrap(new RedisRepository(client)),
+      service: "slow",
+      registry,
+      timeoutMs: 100,
+    })(async (m) => void runs.push(m.uuid));
     slowDown();
     await new Promise((r) => setTimeout(r, 100));
     return { h, registry, runs };
@@ -130,11 +168,15 @@ describe("a store call slower than timeoutMs (own redis-server blocked by DEBUG 
   it("falls back to EVAL on NOSCRIPT (script cache flushed) and works with the Lua claim for Redis < 7", async () => {
     await client.call("SCRIPT", "FLUSH");
     const repo = new RedisRepository(client, { claimCommand: "lua" });
-    expect(Number(await client.call("SCRIPT", "EXISTS", COMPARE_AND_DELETE_LUA.sha).then((r) => (r as number[])[0]))).toBe(0);
+    expect(
+      Number(await client.call("SCRIPT", "EXISTS", COMPARE_AND_DELETE_LUA.sha).then((r) => (r as number[])[0])),
+    ).toBe(0);
     expect(await repo.claim("k1", "processing:a", 5_000)).toBeNull();
     expect(await repo.claim("k1", "processing:b", 5_000)).toBe("processing:a");
     expect(await repo.compareAndDelete("k1", "processing:a")).toBe(true);
-    expect((await client.call("SCRIPT", "EXISTS", COMPARE_AND_DELETE_LUA.sha, CLAIM_LUA.sha)) as number[]).toEqual([1, 1]);
+    expect((await client.call("SCRIPT", "EXISTS", COMPARE_AND_DELETE_LUA.sha, CLAIM_LUA.sha)) as number[]).toEqual([
+      1, 1,
+    ]);
     await client.call("SCRIPT", "FLUSH");
     const batch = await repo.claimBatch([
       { key: "k2", value: "v", ttlMs: 5_000 },

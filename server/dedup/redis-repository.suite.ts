@@ -63,7 +63,12 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
     });
     service = `t${Math.random().toString(36).slice(2, 10)}`;
 
-    function harness(client: Redis | Cluster, handler: Handler, dedup: Partial<DeduplicatorOptions> = {}, stack: "default" | "dedup-only" = "default") {
+    function harness(
+      client: Redis | Cluster,
+      handler: Handler,
+      dedup: Partial<DeduplicatorOptions> = {},
+      stack: "default" | "dedup-only" = "default",
+    ) {
       const registry = new Registry();
       const ps = new MemoryPubSub({ nackResendDelayMs: 0 });
       const router = new Router({ onError: () => undefined });
@@ -73,7 +78,15 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
         topic: "in",
         subscriber: ps,
         handler,
-        middleware: stack === "dedup-only" ? [deduplicator(opts)] : defaultStack({ dlqPublisher: ps, dlqTopic: "in.dlq", dedup: opts, retry: { initialIntervalMs: 10, maxIntervalMs: 50, randomizationFactor: 0 } }),
+        middleware:
+          stack === "dedup-only"
+            ? [deduplicator(opts)]
+            : defaultStack({
+                dlqPublisher: ps,
+                dlqTopic: "in.dlq",
+                dedup: opts,
+                retry: { initialIntervalMs: 10, maxIntervalMs: 50, randomizationFactor: 0 },
+              }),
       });
       return { sink: router.sink("h"), ps, registry };
     }
@@ -128,7 +141,9 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
       expect(calls).toBe(3);
       expect(String(await a.call("GET", key("R1")))).toMatch(DONE_FP);
       const processed = await registry.getSingleMetric(METRIC_NAMES.processed)!.get();
-      expect(processed.values.filter((v) => v.value > 0).map((v) => [v.labels.result, v.value])).toEqual([["success", 1]]);
+      expect(processed.values.filter((v) => v.value > 0).map((v) => [v.labels.result, v.value])).toEqual([
+        ["success", 1],
+      ]);
     });
 
     it("always fails → DLQ entry with reason_poisoned and the key is released", async () => {
@@ -175,7 +190,12 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
         await gate;
       };
       const sides = [ownerDedup(handler), otherDedup(handler)] as const;
-      const results = sides.map((h, i) => h(mk()).then(() => i, (e: unknown) => e));
+      const results = sides.map((h, i) =>
+        h(mk()).then(
+          () => i,
+          (e: unknown) => e,
+        ),
+      );
       const first = await Promise.race(results);
       expect(first).toBeInstanceOf(InProgressError);
       release();
@@ -212,7 +232,9 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
       for (const batchCommand of ["script", "pipeline"] as const) {
         const batchRepo = new RedisRepository(a, { batchCommand, maxScriptKeys: 7 });
         await seed();
-        const batch = await batchRepo.claimBatch(ids.map((id) => ({ key: key(id), value: "processing:mine", ttlMs: 60_000 })));
+        const batch = await batchRepo.claimBatch(
+          ids.map((id) => ({ key: key(id), value: "processing:mine", ttlMs: 60_000 })),
+        );
         await seed();
         const single = [];
         for (const id of ids) single.push(await repo.claim(key(id), "processing:mine", 60_000));
@@ -220,7 +242,9 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
         expect(batch.filter((r) => r === null)).toHaveLength(10);
         expect(batch.filter((r) => r === DONE_VALUE)).toHaveLength(10);
         // compare-and-set in one call: only the keys we claimed become done.
-        const marks = await batchRepo.compareAndSetBatch(ids.map((id) => ({ key: key(id), expected: "processing:mine", value: DONE_VALUE, ttlMs: 60_000 })));
+        const marks = await batchRepo.compareAndSetBatch(
+          ids.map((id) => ({ key: key(id), expected: "processing:mine", value: DONE_VALUE, ttlMs: 60_000 })),
+        );
         expect(marks).toEqual(ids.map((_, i) => i % 3 === 0));
         expect(await a.call("GET", key(ids[2]!))).toBe(`${PROCESSING_PREFIX}other`);
         expect(await a.call("GET", key(ids[3]!))).toBe(DONE_VALUE);
@@ -234,7 +258,10 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
       await seed();
       const ranSingle: string[] = [];
       const hs = harness(a, async (m: Message) => void ranSingle.push(m.uuid), {}, "dedup-only");
-      const outSingle = [await hs.sink.deliver(newMessage(ids[0]!, "")), await hs.sink.deliver(newMessage(ids[1]!, ""))];
+      const outSingle = [
+        await hs.sink.deliver(newMessage(ids[0]!, "")),
+        await hs.sink.deliver(newMessage(ids[1]!, "")),
+      ];
       expect(outBatch).toEqual(outSingle);
       expect(ranBatch).toEqual(ranSingle);
     });
@@ -243,10 +270,19 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
       const repo = new RedisRepository(a, { maxScriptKeys: 4 });
       const ids = Array.from({ length: 10 }, (_, i) => `V${i}`);
       await a.call("SET", key(ids[2]!), DONE_VALUE, "PX", 60_000);
-      const claims = await repo.claimBatch(ids.map((id, i) => ({ key: key(id), value: `processing:t${i}`, ttlMs: 30_000 + i })));
+      const claims = await repo.claimBatch(
+        ids.map((id, i) => ({ key: key(id), value: `processing:t${i}`, ttlMs: 30_000 + i })),
+      );
       expect(claims).toEqual(ids.map((_, i) => (i === 2 ? DONE_VALUE : null)));
       expect(await a.call("GET", key(ids[7]!))).toBe("processing:t7");
-      const marks = await repo.compareAndSetBatch(ids.map((id, i) => ({ key: key(id), expected: `processing:t${i === 5 ? "x" : i}`, value: DONE_VALUE, ttlMs: 60_000 })));
+      const marks = await repo.compareAndSetBatch(
+        ids.map((id, i) => ({
+          key: key(id),
+          expected: `processing:t${i === 5 ? "x" : i}`,
+          value: DONE_VALUE,
+          ttlMs: 60_000,
+        })),
+      );
       expect(marks).toEqual(ids.map((_, i) => i !== 2 && i !== 5));
       expect(await a.call("GET", key(ids[5]!))).toBe("processing:t5");
     });
@@ -256,7 +292,9 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
       for (const markCommand of ["script", "pipeline"] as const) {
         const repo = new RedisRepository(a, { markCommand, maxScriptKeys: 4 });
         await threeStates(ids);
-        const prev = await repo.markDoneBatch(ids.map((id, i) => ({ key: key(id), value: `done:in:0:${i}`, ttlMs: 50_000 })));
+        const prev = await repo.markDoneBatch(
+          ids.map((id, i) => ({ key: key(id), value: `done:in:0:${i}`, ttlMs: 50_000 })),
+        );
         expect(prev).toEqual(ids.map((_, i) => [null, "processing:mine", "processing:other"][i % 3]));
         for (const [i, id] of ids.entries()) {
           expect(await a.call("GET", key(id))).toBe(`done:in:0:${i}`);
@@ -275,7 +313,9 @@ export function redisRepositorySuite(label: string, makeClient: RedisClientFacto
       for (const markCommand of ["script", "pipeline"] as const) {
         const repo = new RedisRepository(a, { markCommand, maxScriptKeys: 4 });
         await threeStates(ids);
-        const prev = await repo.markDoneBatch(ids.map((id, i) => ({ key: key(id), value: `done:in:0:${i}`, ttlMs: 50_000, ours: "processing:mine" })));
+        const prev = await repo.markDoneBatch(
+          ids.map((id, i) => ({ key: key(id), value: `done:in:0:${i}`, ttlMs: 50_000, ours: "processing:mine" })),
+        );
         for (const [i, p] of prev.entries()) {
           if (i % 3 === 0) expect(p).toBeNull();
           if (i % 3 === 2) expect(p).toBe("processing:other");

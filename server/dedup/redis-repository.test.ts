@@ -82,7 +82,9 @@ describe("RedisRepository (fake client)", () => {
         };
       },
     };
-    const out = await new RedisRepository(refusing).claimBatch(keys.map((key) => ({ key, value: "processing:t", ttlMs: 1000 })));
+    const out = await new RedisRepository(refusing).claimBatch(
+      keys.map((key) => ({ key, value: "processing:t", ttlMs: 1000 })),
+    );
     expect(refused).toBeGreaterThan(0);
     expect(out).toEqual(keys.map((_, i) => (i === 5 ? "done" : null)));
     expect(data.get(keys[0]!)).toBe("processing:t");

@@ -14,9 +14,25 @@ import {
 } from "./redis-scripts";
 import type { ClaimReply, ClaimRequest, CompareAndSetRequest, DedupRepository, MarkDoneRequest } from "./repository";
 
-import { asReply, chunks, DEFAULT_REDIS_REPOSITORY_OPTIONS, isNoScript, watchConnection, type ConnectionTimes, type DedupRedisClient, type DedupRedisPipeline, type RedisRepositoryOptions } from "./redis-client";
+import {
+  asReply,
+  chunks,
+  DEFAULT_REDIS_REPOSITORY_OPTIONS,
+  isNoScript,
+  watchConnection,
+  type ConnectionTimes,
+  type DedupRedisClient,
+  type DedupRedisPipeline,
+  type RedisRepositoryOptions,
+} from "./redis-client";
 
-export { DEFAULT_REDIS_REPOSITORY_OPTIONS, RECOMMENDED_IOREDIS_OPTIONS, type DedupRedisClient, type DedupRedisPipeline, type RedisRepositoryOptions } from "./redis-client";
+export {
+  DEFAULT_REDIS_REPOSITORY_OPTIONS,
+  RECOMMENDED_IOREDIS_OPTIONS,
+  type DedupRedisClient,
+  type DedupRedisPipeline,
+  type RedisRepositoryOptions,
+} from "./redis-client";
 
 /**
  * The dedup store on Redis, shared by every replica (spec §2). Works on a standalone server and on
@@ -36,11 +52,22 @@ export class RedisRepository implements DedupRepository {
     options: RedisRepositoryOptions = {},
   ) {
     this.opts = { ...DEFAULT_REDIS_REPOSITORY_OPTIONS, ...options };
-    if (!["set-nx-get", "lua"].includes(this.opts.claimCommand)) throw new RangeError('RedisRepository: claimCommand must be "set-nx-get" or "lua"');
-    if (!["script", "pipeline"].includes(this.opts.markCommand)) throw new RangeError('RedisRepository: markCommand must be "script" or "pipeline"');
-    if (!["script", "pipeline"].includes(this.opts.batchCommand)) throw new RangeError('RedisRepository: batchCommand must be "script" or "pipeline"');
-    if (!(Number.isInteger(this.opts.maxScriptKeys) && this.opts.maxScriptKeys >= 1 && this.opts.maxScriptKeys <= 100_000)) throw new RangeError("RedisRepository: maxScriptKeys must be an integer in [1, 100000]");
-    if (!client || typeof client.call !== "function") throw new RangeError("RedisRepository: client must be an ioredis Redis or Cluster (or implement DedupRedisClient)");
+    if (!["set-nx-get", "lua"].includes(this.opts.claimCommand))
+      throw new RangeError('RedisRepository: claimCommand must be "set-nx-get" or "lua"');
+    if (!["script", "pipeline"].includes(this.opts.markCommand))
+      throw new RangeError('RedisRepository: markCommand must be "script" or "pipeline"');
+    if (!["script", "pipeline"].includes(this.opts.batchCommand))
+      throw new RangeError('RedisRepository: batchCommand must be "script" or "pipeline"');
+    if (!(
+      Number.isInteger(this.opts.maxScriptKeys) &&
+      this.opts.maxScriptKeys >= 1 &&
+      this.opts.maxScriptKeys <= 100_000
+    ))
+      throw new RangeError("RedisRepository: maxScriptKeys must be an integer in [1, 100000]");
+    if (!client || typeof client.call !== "function")
+      throw new RangeError(
+        "RedisRepository: client must be an ioredis Redis or Cluster (or implement DedupRedisClient)",
+      );
     this.watch = watchConnection(client);
   }
 
@@ -56,7 +83,8 @@ export class RedisRepository implements DedupRepository {
   }
 
   async claim(key: string, value: string, ttlMs: number): Promise<string | null> {
-    if (this.opts.claimCommand === "lua") return asReply(await this.evalScript(CLAIM_LUA, key, value, Math.ceil(ttlMs)));
+    if (this.opts.claimCommand === "lua")
+      return asReply(await this.evalScript(CLAIM_LUA, key, value, Math.ceil(ttlMs)));
     return asReply(await this.client.call("SET", key, value, "PX", Math.ceil(ttlMs), "NX", "GET"));
   }
 
@@ -77,13 +105,20 @@ export class RedisRepository implements DedupRepository {
         const same = part.every((r) => r.value === first.value && r.ttlMs === first.ttlMs);
         if (same) args.push(first.value, Math.ceil(first.ttlMs));
         else for (const r of part) args.push(r.value, Math.ceil(r.ttlMs));
-        const res = (await this.evalScriptKeys(same ? CLAIM_MANY_SAME_LUA : CLAIM_MANY_LUA, part.length, args)) as unknown[];
+        const res = (await this.evalScriptKeys(
+          same ? CLAIM_MANY_SAME_LUA : CLAIM_MANY_LUA,
+          part.length,
+          args,
+        )) as unknown[];
         return part.map((_, i) => asReply(res[i]));
       });
     }
     return this.perNode(
       requests,
-      (p, r) => (this.opts.claimCommand === "lua" ? p.call("EVALSHA", CLAIM_LUA.sha, 1, r.key, r.value, Math.ceil(r.ttlMs)) : p.call("SET", r.key, r.value, "PX", Math.ceil(r.ttlMs), "NX", "GET")),
+      (p, r) =>
+        this.opts.claimCommand === "lua"
+          ? p.call("EVALSHA", CLAIM_LUA.sha, 1, r.key, r.value, Math.ceil(r.ttlMs))
+          : p.call("SET", r.key, r.value, "PX", Math.ceil(r.ttlMs), "NX", "GET"),
       (r) => this.claim(r.key, r.value, r.ttlMs),
     );
   }
@@ -94,7 +129,12 @@ export class RedisRepository implements DedupRepository {
    * slots are not known yet, when a Cluster refuses a whole per-node pipeline while its slots move
    * (or, with `resendRefused`, one of its commands), and for a `NOSCRIPT` reply.
    */
-  private async perNode<R extends { key: string }>(requests: readonly R[], add: (p: DedupRedisPipeline, r: R) => unknown, single: (r: R) => Promise<string | null>, resendRefused = false): Promise<ClaimReply[]> {
+  private async perNode<R extends { key: string }>(
+    requests: readonly R[],
+    add: (p: DedupRedisPipeline, r: R) => unknown,
+    single: (r: R) => Promise<string | null>,
+    resendRefused = false,
+  ): Promise<ClaimReply[]> {
     const one = (r: R) => single(r).catch((e: unknown) => e as Error);
     const groups = this.groupByNode(requests);
     // Cluster slots not known yet (first call before the cluster is ready): key by key.
@@ -122,7 +162,10 @@ export class RedisRepository implements DedupRepository {
             // With `resendRefused` (the done marks), a command a Cluster refused inside the pipeline
             // (MOVED/ASK/TRYAGAIN while slots move: it did not run) is sent again alone. A refused
             // claim stays an Error: the Deduplicator claims that message again at its turn.
-            out[reqIndex] = err && (isNoScript(err) || (resendRefused && this.client.isCluster)) ? await one(requests[reqIndex]!) : (err ?? asReply(v));
+            out[reqIndex] =
+              err && (isNoScript(err) || (resendRefused && this.client.isCluster))
+                ? await one(requests[reqIndex]!)
+                : (err ?? asReply(v));
           }),
         );
       }),
@@ -135,7 +178,8 @@ export class RedisRepository implements DedupRepository {
   }
 
   async compareAndSetBatch(requests: readonly CompareAndSetRequest[]): Promise<boolean[]> {
-    if (!this.scriptBatches) return Promise.all(requests.map((r) => this.compareAndSet(r.key, r.expected, r.value, r.ttlMs)));
+    if (!this.scriptBatches)
+      return Promise.all(requests.map((r) => this.compareAndSet(r.key, r.expected, r.value, r.ttlMs)));
     return this.inScripts(requests, async (part, first, args) => {
       const sameExpected = part.every((r) => r.expected === first.expected && r.ttlMs === first.ttlMs);
       const same = sameExpected && part.every((r) => r.value === first.value);
@@ -161,8 +205,19 @@ export class RedisRepository implements DedupRepository {
    * most `maxScriptKeys` requests, in parallel, with the chunk's first request and its keys as the
    * first script arguments (it pushes the rest); the replies come back in request order.
    */
-  private async inScripts<R extends { key: string }, T>(requests: readonly R[], perScript: (part: readonly R[], first: R, args: Array<string | number>) => Promise<T[]>): Promise<T[]> {
-    const parts = await Promise.all(chunks(requests, this.opts.maxScriptKeys).map((part) => perScript(part, part[0]!, part.map((r) => r.key))));
+  private async inScripts<R extends { key: string }, T>(
+    requests: readonly R[],
+    perScript: (part: readonly R[], first: R, args: Array<string | number>) => Promise<T[]>,
+  ): Promise<T[]> {
+    const parts = await Promise.all(
+      chunks(requests, this.opts.maxScriptKeys).map((part) =>
+        perScript(
+          part,
+          part[0]!,
+          part.map((r) => r.key),
+        ),
+      ),
+    );
     return parts.flat();
   }
 
@@ -177,12 +232,17 @@ export class RedisRepository implements DedupRepository {
     if (requests.length === 0) return [];
     if (this.scriptBatches && this.opts.markCommand === "script") {
       return this.inScripts<MarkDoneRequest, ClaimReply>(requests, async (part, first, args) => {
-        if (!part.every((r) => r.ttlMs === first.ttlMs)) return Promise.all(part.map((r) => this.markDone(r.key, r.value, r.ttlMs).catch((e: unknown) => e as Error)));
+        if (!part.every((r) => r.ttlMs === first.ttlMs))
+          return Promise.all(part.map((r) => this.markDone(r.key, r.value, r.ttlMs).catch((e: unknown) => e as Error)));
         const ours = first.ours !== undefined && part.every((r) => r.ours === first.ours) ? first.ours : undefined;
         args.push(Math.ceil(first.ttlMs));
         if (ours !== undefined) args.push(ours);
         for (const r of part) args.push(r.value);
-        const res = (await this.evalScriptKeys(ours === undefined ? MARK_DONE_MANY_LUA : MARK_DONE_MANY_OURS_LUA, part.length, args)) as unknown[];
+        const res = (await this.evalScriptKeys(
+          ours === undefined ? MARK_DONE_MANY_LUA : MARK_DONE_MANY_OURS_LUA,
+          part.length,
+          args,
+        )) as unknown[];
         if (ours === undefined) return part.map((_, i) => asReply(res[i]));
         // Only the keys whose previous value was someone else's, as (1-based index, value) pairs.
         const out: Array<string | null> = new Array<string | null>(part.length).fill(null);

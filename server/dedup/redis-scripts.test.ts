@@ -22,7 +22,9 @@ const PINNED: Record<string, string> = {
 };
 
 const sha1 = (text: string) => createHash("sha1").update(text).digest("hex");
-const exported = Object.entries(scripts).filter((e): e is [string, scripts.Script] => typeof e[1] === "object" && e[1] !== null && "source" in e[1]);
+const exported = Object.entries(scripts).filter(
+  (e): e is [string, scripts.Script] => typeof e[1] === "object" && e[1] !== null && "source" in e[1],
+);
 
 describe("the repository's Lua scripts", () => {
   it("are exactly the pinned ones: each text hashes to its pinned SHA1, and no script is missing from the table", () => {

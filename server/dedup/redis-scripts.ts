@@ -20,7 +20,9 @@ export const COMPARE_AND_SET_LUA = script(
   "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end return 0",
 );
 /** Lua: if KEYS[1] holds ARGV[1], delete it. One key. */
-export const COMPARE_AND_DELETE_LUA = script("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0");
+export const COMPARE_AND_DELETE_LUA = script(
+  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+);
 /** Lua: SET NX PX returning the existing value (for Redis < 7.0). One key. */
 export const CLAIM_LUA = script(
   "local v = redis.call('GET', KEYS[1]) if v then return v end redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return false",
@@ -35,7 +37,8 @@ function eachKey(body: string, prelude = ""): Script {
 }
 
 /** Lua loop body: `out[i]` is the reply of `SET KEYS[i] value PX ttl [NX] GET` (the previous value, nil where absent). */
-const setGet = (value: string, ttl: string, nx: boolean) => `out[i] = redis.call('SET', KEYS[i], ${value}, 'PX', ${ttl}${nx ? ", 'NX'" : ""}, 'GET')`;
+const setGet = (value: string, ttl: string, nx: boolean) =>
+  `out[i] = redis.call('SET', KEYS[i], ${value}, 'PX', ${ttl}${nx ? ", 'NX'" : ""}, 'GET')`;
 
 /** Lua loop body: compare-and-set of `KEYS[i]` from `expected` to `value` with PX `ttl`; `out[i]` is 1 when set, else 0. */
 const compareAndSet = (expected: string, value: string, ttl: string) =>
@@ -54,7 +57,9 @@ export const COMPARE_AND_SET_MANY_SAME_LUA = eachKey(compareAndSet("ARGV[1]", "A
  */
 export const COMPARE_AND_SET_MANY_SAME_EXPECTED_LUA = eachKey(compareAndSet("ARGV[1]", "ARGV[2 + i]", "ARGV[2]"));
 /** Lua, standalone servers only: compare-and-set per key with ARGV triples (expected, value, ttl); returns 1/0 per key. */
-export const COMPARE_AND_SET_MANY_LUA = eachKey(`local b = 3 * i - 2 ${compareAndSet("ARGV[b]", "ARGV[b + 1]", "ARGV[b + 2]")}`);
+export const COMPARE_AND_SET_MANY_LUA = eachKey(
+  `local b = 3 * i - 2 ${compareAndSet("ARGV[b]", "ARGV[b + 1]", "ARGV[b + 2]")}`,
+);
 /**
  * Lua, standalone servers only: the unconditional `done` marks of a batch — `SET KEYS[i] ARGV[1 + i]
  * PX ARGV[1] GET` for every key; returns the previous values (nil where absent). One TTL, one value

@@ -78,7 +78,9 @@ export function repositoryContractSuite(label: string, make: () => RepositoryUnd
       if (!s.repo.compareAndSetBatch) return;
       const ids = Array.from({ length: 6 }, (_, i) => s.key(`casb${i}`));
       for (const [i, k] of ids.entries()) await s.repo.claim(k, `processing:t${i}`, 30_000);
-      const marks = await s.repo.compareAndSetBatch(ids.map((k, i) => ({ key: k, expected: `processing:t${i === 4 ? "x" : i}`, value: "done", ttlMs: 60_000 })));
+      const marks = await s.repo.compareAndSetBatch(
+        ids.map((k, i) => ({ key: k, expected: `processing:t${i === 4 ? "x" : i}`, value: "done", ttlMs: 60_000 })),
+      );
       expect(marks).toEqual(ids.map((_, i) => i !== 4));
       expect((await s.inspect(ids[4]!)).value).toBe("processing:t4");
       expect((await s.inspect(ids[0]!)).value).toBe("done");

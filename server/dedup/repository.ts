@@ -155,7 +155,11 @@ export type ClaimState =
 
 /** Decodes a stored value written by any marking. */
 export function parseClaimValue(raw: string): ClaimState {
-  if (raw === DONE_VALUE || raw.startsWith(DONE_POSITION_PREFIX) || raw.startsWith(DONE_VALUE + DONE_FINGERPRINT_SEPARATOR)) {
+  if (
+    raw === DONE_VALUE ||
+    raw.startsWith(DONE_POSITION_PREFIX) ||
+    raw.startsWith(DONE_VALUE + DONE_FINGERPRINT_SEPARATOR)
+  ) {
     const hash = raw.lastIndexOf(DONE_FINGERPRINT_SEPARATOR);
     const body = hash < 0 ? raw : raw.slice(0, hash);
     const out: ClaimState = { state: "done" };

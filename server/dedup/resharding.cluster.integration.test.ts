@@ -27,7 +27,13 @@ import { MemoryPubSub } from "./pubsub";
 import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type DedupRedisClient } from "./redis-repository";
 import { Router } from "./router";
 import { defaultStack } from "./stack";
-import { clusterMasters, connectCluster, deletePrefix, errorStats, type MasterInfo } from "@/server/testing/redis-cluster";
+import {
+  clusterMasters,
+  connectCluster,
+  deletePrefix,
+  errorStats,
+  type MasterInfo,
+} from "@/server/testing/redis-cluster";
 import { registryTotal } from "@/server/testing/counter-total";
 
 const MESSAGES = 20_000;
@@ -46,18 +52,40 @@ const REPLICA_CONFIGS: ReadonlyArray<{ name: string; options: ClusterOptions }> 
     name: "RECOMMENDED_IOREDIS_OPTIONS",
     options: {
       enableAutoPipelining: RECOMMENDED_IOREDIS_OPTIONS.enableAutoPipelining,
-      redisOptions: { maxRetriesPerRequest: RECOMMENDED_IOREDIS_OPTIONS.maxRetriesPerRequest, connectTimeout: RECOMMENDED_IOREDIS_OPTIONS.connectTimeout },
+      redisOptions: {
+        maxRetriesPerRequest: RECOMMENDED_IOREDIS_OPTIONS.maxRetriesPerRequest,
+        connectTimeout: RECOMMENDED_IOREDIS_OPTIONS.connectTimeout,
+      },
     },
   },
-  { name: "auto-pipelining off", options: { enableAutoPipelining: false, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } } },
+  {
+    name: "auto-pipelining off",
+    options: { enableAutoPipelining: false, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } },
+  },
 ];
 
 /** Runs one bounded `redis-cli --cluster reshard` (killed by pid after RESHARD_TIMEOUT_MS). */
-function reshard(entry: string, from: string, to: string, slots: number): Promise<{ code: number | null; ms: number; tail: string }> {
+function reshard(
+  entry: string,
+  from: string,
+  to: string,
+  slots: number,
+): Promise<{ code: number | null; ms: number; tail: string }> {
   const t0 = Date.now();
   const child = spawn(
     "redis-cli",
-    ["--cluster", "reshard", entry, "--cluster-from", from, "--cluster-to", to, "--cluster-slots", String(slots), "--cluster-yes"],
+    [
+      "--cluster",
+      "reshard",
+      entry,
+      "--cluster-from",
+      from,
+      "--cluster-to",
+      to,
+      "--cluster-slots",
+      String(slots),
+      "--cluster-yes",
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let out = "";
@@ -168,7 +196,14 @@ async function runDuringResharding(c: Cluster, options: ClusterOptions): Promise
         dlqPublisher: pubsub,
         dlqTopic: "orders.dlq",
         retry: { maxRetries: 20, initialIntervalMs: 2, maxIntervalMs: 50 },
-        dedup: { repository: new RedisRepository(watching(client, redirected, failures)), service, registry, leaseMs: 30_000, ttlMs: 600_000, timeoutMs: 2_000 },
+        dedup: {
+          repository: new RedisRepository(watching(client, redirected, failures)),
+          service,
+          registry,
+          leaseMs: 30_000,
+          ttlMs: 600_000,
+          timeoutMs: 2_000,
+        },
       }),
       // The side effect: recorded only when the handler succeeds; ~3% fail their first attempt.
       handler: async (m: Message) => {
@@ -184,7 +219,12 @@ async function runDuringResharding(c: Cluster, options: ClusterOptions): Promise
   });
   const dlq: Message[] = [];
   const dlqRouter = new Router({ onError: () => undefined });
-  dlqRouter.addHandler({ name: "dlq", topic: "orders.dlq", subscriber: pubsub, handler: async (m) => void dlq.push(m) });
+  dlqRouter.addHandler({
+    name: "dlq",
+    topic: "orders.dlq",
+    subscriber: pubsub,
+    handler: async (m) => void dlq.push(m),
+  });
   const all = [...routers, dlqRouter];
   const runs = all.map((r) => r.run());
   await Promise.all(all.map((r) => r.running));
@@ -232,7 +272,9 @@ async function runDuringResharding(c: Cluster, options: ClusterOptions): Promise
     const publishedMs = Date.now() - t0;
     await pubsub.idle();
     const runMs = Date.now() - t0;
-    console.info(`[resharding timing] published in ${publishedMs} ms, last side effect at ${allDoneAt - t0} ms, idle at ${runMs} ms, in-progress nacks ${await registryTotal(registry, METRIC_NAMES.inProgress)}`);
+    console.info(
+      `[resharding timing] published in ${publishedMs} ms, last side effect at ${allDoneAt - t0} ms, idle at ${runMs} ms, in-progress nacks ${await registryTotal(registry, METRIC_NAMES.inProgress)}`,
+    );
     const { out, back } = await moves!;
     const after = await errorStats(c);
     return {
@@ -268,58 +310,63 @@ async function runDuringResharding(c: Cluster, options: ClusterOptions): Promise
   }
 }
 
-describe.each(REPLICA_CONFIGS)("resharding the Redis Cluster while two replicas claim 20,000 messages (Router + in-memory pub/sub, $name)", ({ name, options }) => {
-  let r: RunResult;
-  beforeAll(async () => {
-    if (clusterError) return;
-    r = await runDuringResharding(admin!, options);
-    r.layoutAfter = await clusterMasters(admin!);
-    r.stateAfter = String(await admin!.cluster("INFO"));
-    console.info(
-      `[resharding ${name}] ${MESSAGES} messages, each re-read by the other replica, + ${r.republished} re-published in ${r.runMs} ms; ` +
-        `${RESHARD_SLOTS} slots out in ${r.out.ms} ms and back in ${r.back.ms} ms; MOVED+ASK replies ${r.movedAsk}; ` +
-        `batch claims answered MOVED/ASK ${r.redirectedBatchClaims}; swallowed ${r.deduplicated}; dedup store errors ${r.storeErrors}; ` +
-        `lost ${r.lost.length}; duplicate side effects ${r.duplicated.length}; first attempts failed ${r.failedFirstAttempts}; ` +
-        `failed store calls ${JSON.stringify(r.failures)}`,
-    );
-  }, 240_000);
-  beforeEach(() => {
-    if (clusterError) throw clusterError;
-  });
+describe.each(REPLICA_CONFIGS)(
+  "resharding the Redis Cluster while two replicas claim 20,000 messages (Router + in-memory pub/sub, $name)",
+  ({ name, options }) => {
+    let r: RunResult;
+    beforeAll(async () => {
+      if (clusterError) return;
+      r = await runDuringResharding(admin!, options);
+      r.layoutAfter = await clusterMasters(admin!);
+      r.stateAfter = String(await admin!.cluster("INFO"));
+      console.info(
+        `[resharding ${name}] ${MESSAGES} messages, each re-read by the other replica, + ${r.republished} re-published in ${r.runMs} ms; ` +
+          `${RESHARD_SLOTS} slots out in ${r.out.ms} ms and back in ${r.back.ms} ms; MOVED+ASK replies ${r.movedAsk}; ` +
+          `batch claims answered MOVED/ASK ${r.redirectedBatchClaims}; swallowed ${r.deduplicated}; dedup store errors ${r.storeErrors}; ` +
+          `lost ${r.lost.length}; duplicate side effects ${r.duplicated.length}; first attempts failed ${r.failedFirstAttempts}; ` +
+          `failed store calls ${JSON.stringify(r.failures)}`,
+      );
+    }, 240_000);
+    beforeEach(() => {
+      if (clusterError) throw clusterError;
+    });
 
-  it("both reshards (out and back) completed while messages were being claimed", () => {
-    expect(r.out.code, `reshard out: ${r.out.tail}`).toBe(0);
-    expect(r.back.code, `reshard back: ${r.back.tail}`).toBe(0);
-    expect(r.runMs, "the run outlasted the first slot move").toBeGreaterThan(r.out.ms);
-  });
+    it("both reshards (out and back) completed while messages were being claimed", () => {
+      expect(r.out.code, `reshard out: ${r.out.tail}`).toBe(0);
+      expect(r.back.code, `reshard back: ${r.back.tail}`).toBe(0);
+      expect(r.runMs, "the run outlasted the first slot move").toBeGreaterThan(r.out.ms);
+    });
 
-  it("loses nothing: every message had its side effect, none went to the DLQ", () => {
-    expect(r.lost.slice(0, 5), `${r.lost.length} messages never had their side effect`).toEqual([]);
-    expect(r.effects).toBe(MESSAGES);
-    expect(r.dlq).toEqual([]);
-    expect(r.failedFirstAttempts, "release on failure was exercised").toBeGreaterThan(50);
-  });
+    it("loses nothing: every message had its side effect, none went to the DLQ", () => {
+      expect(r.lost.slice(0, 5), `${r.lost.length} messages never had their side effect`).toEqual([]);
+      expect(r.effects).toBe(MESSAGES);
+      expect(r.dlq).toEqual([]);
+      expect(r.failedFirstAttempts, "release on failure was exercised").toBeGreaterThan(50);
+    });
 
-  it("runs no side effect twice: every repeat (the other replica's re-read, a re-publish) was swallowed", () => {
-    expect(r.duplicated.slice(0, 5), `${r.duplicated.length} messages had their side effect more than once`).toEqual([]);
-    expect(r.deduplicated).toBeGreaterThanOrEqual(MESSAGES + r.republished);
-    expect(r.leaseLost).toBe(0);
-  });
+    it("runs no side effect twice: every repeat (the other replica's re-read, a re-publish) was swallowed", () => {
+      expect(r.duplicated.slice(0, 5), `${r.duplicated.length} messages had their side effect more than once`).toEqual(
+        [],
+      );
+      expect(r.deduplicated).toBeGreaterThanOrEqual(MESSAGES + r.republished);
+      expect(r.leaseLost).toBe(0);
+    });
 
-  it("the clients went through MOVED/ASK redirections and no single-key call failed", () => {
-    expect(r.movedAsk, "MOVED/ASK replies counted by the masters during the run").toBeGreaterThan(0);
-    expect(Object.keys(r.failures).filter((k) => !k.startsWith("pipeline:"))).toEqual([]);
-  });
+    it("the clients went through MOVED/ASK redirections and no single-key call failed", () => {
+      expect(r.movedAsk, "MOVED/ASK replies counted by the masters during the run").toBeGreaterThan(0);
+      expect(Object.keys(r.failures).filter((k) => !k.startsWith("pipeline:"))).toEqual([]);
+    });
 
-  it("a resharding does not count as a Redis failure (deduplication_errors_total stays 0, no false 'Redis outage' alert)", () => {
-    // ioredis may refuse a whole per-node batch pipeline while the slot map changes under it
-    // ("same slots allocation group"); the repository then claims that group key by key, so the
-    // refusal is no store failure and must not feed the Redis-outage alert.
-    expect(r.storeErrors).toBe(0);
-  });
+    it("a resharding does not count as a Redis failure (deduplication_errors_total stays 0, no false 'Redis outage' alert)", () => {
+      // ioredis may refuse a whole per-node batch pipeline while the slot map changes under it
+      // ("same slots allocation group"); the repository then claims that group key by key, so the
+      // refusal is no store failure and must not feed the Redis-outage alert.
+      expect(r.storeErrors).toBe(0);
+    });
 
-  it("leaves the cluster as it found it: same slots per master, cluster_state:ok", () => {
-    expect(r.layoutAfter.map((m) => [m.addr, m.slots])).toEqual(layoutBefore.map((m) => [m.addr, m.slots]));
-    expect(r.stateAfter).toContain("cluster_state:ok");
-  });
-});
+    it("leaves the cluster as it found it: same slots per master, cluster_state:ok", () => {
+      expect(r.layoutAfter.map((m) => [m.addr, m.slots])).toEqual(layoutBefore.map((m) => [m.addr, m.slots]));
+      expect(r.stateAfter).toContain("cluster_state:ok");
+    });
+  },
+);

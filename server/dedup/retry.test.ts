@@ -35,7 +35,15 @@ describe("retry", () => {
   it("applies jitter within interval × [1 − f, 1 + f] and caps at maxIntervalMs", async () => {
     const delays: number[] = [];
     const h = flaky(99);
-    const p = retry({ maxRetries: 4, initialIntervalMs: 1000, maxIntervalMs: 2000, multiplier: 3, randomizationFactor: 0.5, random: () => 0.999, onRetry: (i) => delays.push(i.delayMs) })(h.fn)(newMessage("u", ""));
+    const p = retry({
+      maxRetries: 4,
+      initialIntervalMs: 1000,
+      maxIntervalMs: 2000,
+      multiplier: 3,
+      randomizationFactor: 0.5,
+      random: () => 0.999,
+      onRetry: (i) => delays.push(i.delayMs),
+    })(h.fn)(newMessage("u", ""));
     p.catch(() => undefined);
     await vi.advanceTimersByTimeAsync(60_000);
     await expect(p).rejects.toThrow("boom");
@@ -59,7 +67,13 @@ describe("retry", () => {
       attempts.push(msg.context.attempt ?? 0);
       throw new Error("x");
     };
-    const p = retry({ maxRetries: 10, initialIntervalMs: 100, randomizationFactor: 0, multiplier: 1, maxElapsedMs: 250 })(failing)(msg);
+    const p = retry({
+      maxRetries: 10,
+      initialIntervalMs: 100,
+      randomizationFactor: 0,
+      multiplier: 1,
+      maxElapsedMs: 250,
+    })(failing)(msg);
     p.catch(() => undefined);
     await vi.advanceTimersByTimeAsync(1000);
     await expect(p).rejects.toThrow("x");

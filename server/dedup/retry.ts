@@ -48,9 +48,15 @@ function check(cond: boolean, message: string): void {
 /** Validates and merges retry options (exported for the Deduplicator's lease arithmetic and lint). */
 export function resolveRetryOptions(options: RetryOptions = {}): Required<RetryOptions> {
   const o = { ...DEFAULT_RETRY_OPTIONS, ...options };
-  check(Number.isInteger(o.maxRetries) && o.maxRetries >= 0 && o.maxRetries <= 1000, "maxRetries must be an integer in [0, 1000]");
+  check(
+    Number.isInteger(o.maxRetries) && o.maxRetries >= 0 && o.maxRetries <= 1000,
+    "maxRetries must be an integer in [0, 1000]",
+  );
   check(o.initialIntervalMs >= 0 && o.initialIntervalMs <= 3_600_000, "initialIntervalMs must be in [0, 3600000]");
-  check(o.maxIntervalMs >= o.initialIntervalMs && o.maxIntervalMs <= 3_600_000, "maxIntervalMs must be in [initialIntervalMs, 3600000]");
+  check(
+    o.maxIntervalMs >= o.initialIntervalMs && o.maxIntervalMs <= 3_600_000,
+    "maxIntervalMs must be in [initialIntervalMs, 3600000]",
+  );
   check(o.multiplier >= 1 && o.multiplier <= 100, "multiplier must be in [1, 100]");
   check(o.randomizationFactor >= 0 && o.randomizationFactor <= 1, "randomizationFactor must be in [0, 1]");
   check(o.maxElapsedMs >= 0, "maxElapsedMs must be ≥ 0 (0 = no limit)");
@@ -61,7 +67,8 @@ export function resolveRetryOptions(options: RetryOptions = {}): Required<RetryO
 export function maxRetryWaitMs(options: RetryOptions = {}): number {
   const o = resolveRetryOptions(options);
   let total = 0;
-  for (let i = 0; i < o.maxRetries; i++) total += Math.min(o.initialIntervalMs * o.multiplier ** i, o.maxIntervalMs) * (1 + o.randomizationFactor);
+  for (let i = 0; i < o.maxRetries; i++)
+    total += Math.min(o.initialIntervalMs * o.multiplier ** i, o.maxIntervalMs) * (1 + o.randomizationFactor);
   return o.maxElapsedMs > 0 ? Math.min(total, o.maxElapsedMs) : total;
 }
 

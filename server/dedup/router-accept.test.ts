@@ -51,7 +51,13 @@ const mine = (m: Message) => m.metadata[EVENT_TYPE_KEY] === "mine";
 describe("Router accept(msg): a handler claims keys only for the messages it takes", () => {
   it("a batch: the pre-claim covers only accepted messages; the others are acked untouched and not counted", async () => {
     const { repo, ran, sink, processed } = setup(mine);
-    const msgs = [typed("a", "other"), typed("b", "mine"), typed("c", "other"), typed("d", "mine"), typed("e", "other")];
+    const msgs = [
+      typed("a", "other"),
+      typed("b", "mine"),
+      typed("c", "other"),
+      typed("d", "mine"),
+      typed("e", "other"),
+    ];
     expect(await sink.deliverBatch(msgs)).toEqual(["ack", "ack", "ack", "ack", "ack"]);
     await sink.flush?.();
     expect(ran).toEqual(["b", "d"]);
@@ -72,7 +78,14 @@ describe("Router accept(msg): a handler claims keys only for the messages it tak
 
   it("outcomes stay a prefix in batch order: a nack of an accepted message ends them, later skipped messages get none", async () => {
     const { ran, sink } = setup(mine, (m) => m.uuid === "d");
-    const msgs = [typed("a", "other"), typed("b", "mine"), typed("c", "other"), typed("d", "mine"), typed("e", "other"), typed("f", "mine")];
+    const msgs = [
+      typed("a", "other"),
+      typed("b", "mine"),
+      typed("c", "other"),
+      typed("d", "mine"),
+      typed("e", "other"),
+      typed("f", "mine"),
+    ];
     // No Retry/PoisonQueue here: the failure is a nack.
     expect(await sink.deliverBatch(msgs)).toEqual(["ack", "ack", "ack", "nack"]);
     expect(ran).toEqual(["b", "d"]);
@@ -90,7 +103,11 @@ describe("Router accept(msg): a handler claims keys only for the messages it tak
       if (m.uuid === "c") throw new Error("predicate bug");
       return true;
     });
-    expect(await sink.deliverBatch([typed("a", "t"), typed("b", "t"), typed("c", "t"), typed("d", "t")])).toEqual(["ack", "ack", "nack"]);
+    expect(await sink.deliverBatch([typed("a", "t"), typed("b", "t"), typed("c", "t"), typed("d", "t")])).toEqual([
+      "ack",
+      "ack",
+      "nack",
+    ]);
     expect(ran).toEqual(["a", "b"]);
     expect(errors.map((e) => e.error.message)).toEqual(["accept() of handler h threw: predicate bug"]);
     expect(await sink.deliver(typed("c", "t"))).toBe("nack");
@@ -99,9 +116,23 @@ describe("Router accept(msg): a handler claims keys only for the messages it tak
   it("accept sees the Router's context (handler, topic) and rejects a non-function at registration", () => {
     const seen: Array<string | undefined> = [];
     const router = new Router();
-    router.addHandler({ name: "h", topic: "t", subscriber: new MemoryPubSub(), handler: async () => undefined, accept: (m) => (seen.push(m.context.handler), true) });
+    router.addHandler({
+      name: "h",
+      topic: "t",
+      subscriber: new MemoryPubSub(),
+      handler: async () => undefined,
+      accept: (m) => (seen.push(m.context.handler), true),
+    });
     void router.sink("h").deliver(newMessage("u", ""));
     expect(seen).toEqual(["h"]);
-    expect(() => router.addHandler({ name: "h2", topic: "t", subscriber: new MemoryPubSub(), handler: async () => undefined, accept: true as unknown as () => boolean })).toThrow(RangeError);
+    expect(() =>
+      router.addHandler({
+        name: "h2",
+        topic: "t",
+        subscriber: new MemoryPubSub(),
+        handler: async () => undefined,
+        accept: true as unknown as () => boolean,
+      }),
+    ).toThrow(RangeError);
   });
 });

@@ -53,5 +53,6 @@ export interface RouterOptions {
 /** Defaults of {@link RouterOptions}. */
 export const DEFAULT_ROUTER_OPTIONS = {
   closeTimeoutMs: 30_000,
-  onError: (e: RouterErrorEvent) => console.error(`[dedup router] handler ${e.handler} nacked ${e.uuid ?? "batch"}: ${e.error.message}`),
+  onError: (e: RouterErrorEvent) =>
+    console.error(`[dedup router] handler ${e.handler} nacked ${e.uuid ?? "batch"}: ${e.error.message}`),
 } as const satisfies Required<RouterOptions>;

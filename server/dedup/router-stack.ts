@@ -24,7 +24,9 @@ export function publishing(config: HandlerConfig): Handler {
     const produced = await handler(msg);
     if (!produced || produced.length === 0) return produced;
     if (!publisher || !publishTopic) {
-      throw new NonRetryableError(`handler ${name} returned ${produced.length} message(s) but has no publisher/publishTopic: give both in addHandler`);
+      throw new NonRetryableError(
+        `handler ${name} returned ${produced.length} message(s) but has no publisher/publishTopic: give both in addHandler`,
+      );
     }
     const id = msg.context.correlationId;
     if (id) for (const p of produced) if (!p.metadata[CORRELATION_ID_KEY]) p.metadata[CORRELATION_ID_KEY] = id;
@@ -58,7 +60,12 @@ export function composeStack(config: HandlerConfig, middleware: readonly Middlew
 }
 
 /** A batch through a stack's batch form: the messages that ran are acked, a failed one is nacked and reported, as one by one. */
-export async function runBatchForm(batch: BatchHandler, msgs: readonly Message[], stop: AbortSignal, report: (e: unknown, uuid?: string) => void): Promise<Outcome[]> {
+export async function runBatchForm(
+  batch: BatchHandler,
+  msgs: readonly Message[],
+  stop: AbortSignal,
+  report: (e: unknown, uuid?: string) => void,
+): Promise<Outcome[]> {
   let r: BatchRun;
   try {
     r = await batch(msgs, stop);
@@ -99,7 +106,12 @@ export function takenOutcomes(verdicts: ReadonlyArray<boolean | Error>, ran: rea
 }
 
 /** Starts each preparation's settle now (the marks are sent before the batch resolves); `settling` holds them until they end (`flush()`). */
-export function startSettles(preparations: readonly BatchPreparation[], settling: Set<Promise<void>>, report: (e: unknown) => void, track: (p: Promise<void>) => Promise<void>): void {
+export function startSettles(
+  preparations: readonly BatchPreparation[],
+  settling: Set<Promise<void>>,
+  report: (e: unknown) => void,
+  track: (p: Promise<void>) => Promise<void>,
+): void {
   for (const p of preparations) {
     if (!p.settle) continue;
     let started: Promise<void>;

@@ -18,11 +18,22 @@ const tag =
     }
   };
 
-function routerWith(handler: Handler, opts: { middleware?: Middleware[]; global?: Middleware[]; errors?: RouterErrorEvent[] } = {}) {
+function routerWith(
+  handler: Handler,
+  opts: { middleware?: Middleware[]; global?: Middleware[]; errors?: RouterErrorEvent[] } = {},
+) {
   const ps = new MemoryPubSub();
   const router = new Router({ onError: (e) => opts.errors?.push(e) });
   if (opts.global) router.use(...opts.global);
-  router.addHandler({ name: "h", topic: "in", subscriber: ps, handler, publisher: ps, publishTopic: "out", middleware: opts.middleware });
+  router.addHandler({
+    name: "h",
+    topic: "in",
+    subscriber: ps,
+    handler,
+    publisher: ps,
+    publishTopic: "out",
+    middleware: opts.middleware,
+  });
   return { ps, router, sink: router.sink("h") };
 }
 
@@ -31,7 +42,10 @@ afterEach(() => vi.useRealTimers());
 describe("Router", () => {
   it("runs middleware first-added-outermost, router-level outside handler-level", async () => {
     const log: string[] = [];
-    const { sink } = routerWith(async () => void log.push("handler"), { global: [tag("g1", log), tag("g2", log)], middleware: [tag("h1", log)] });
+    const { sink } = routerWith(async () => void log.push("handler"), {
+      global: [tag("g1", log), tag("g2", log)],
+      middleware: [tag("h1", log)],
+    });
     expect(await sink.deliver(newMessage("u1", "x"))).toBe("ack");
     expect(log).toEqual(["g1>", "g2>", "h1>", "handler", "<h1", "<g2", "<g1"]);
   });
@@ -79,21 +93,31 @@ describe("Router", () => {
   it("nacks when publishing produced messages fails", async () => {
     const ps = new MemoryPubSub({ beforePublish: () => Promise.reject(new Error("broker down")) });
     const router = new Router({ onError: () => undefined });
-    router.addHandler({ name: "h", topic: "in", subscriber: ps, handler: async () => [newMessage("c", "")], publisher: ps, publishTopic: "out" });
+    router.addHandler({
+      name: "h",
+      topic: "in",
+      subscriber: ps,
+      handler: async () => [newMessage("c", "")],
+      publisher: ps,
+      publishTopic: "out",
+    });
     expect(await router.sink("h").deliver(newMessage("u", ""))).toBe("nack");
   });
 
   it("publishes produced messages inside the stack: a middleware sees them after they were sent, and they carry the correlation id", async () => {
-    const { ps, sink } = routerWith(async () => [newMessage("c", ""), newMessage("d", "", { metadata: { [CORRELATION_ID_KEY]: "own" } })], {
-      middleware: [
-        correlationId(),
-        (next) => async (msg) => {
-          const out = await next(msg);
-          sentBefore = ps.messages("out").length;
-          return out;
-        },
-      ],
-    });
+    const { ps, sink } = routerWith(
+      async () => [newMessage("c", ""), newMessage("d", "", { metadata: { [CORRELATION_ID_KEY]: "own" } })],
+      {
+        middleware: [
+          correlationId(),
+          (next) => async (msg) => {
+            const out = await next(msg);
+            sentBefore = ps.messages("out").length;
+            return out;
+          },
+        ],
+      },
+    );
     let sentBefore = -1;
     expect(await sink.deliver(newMessage("u", "", { metadata: { [CORRELATION_ID_KEY]: "req-1" } }))).toBe("ack");
     expect(sentBefore).toBe(2);
@@ -158,8 +182,12 @@ describe("Router", () => {
   it("rejects a handler with a publisher but no publishTopic, and duplicate names", () => {
     const ps = new MemoryPubSub();
     const r = new Router();
-    expect(() => r.addHandler({ name: "h", topic: "t", subscriber: ps, handler: async () => undefined, publisher: ps })).toThrow(/publishTopic/);
+    expect(() =>
+      r.addHandler({ name: "h", topic: "t", subscriber: ps, handler: async () => undefined, publisher: ps }),
+    ).toThrow(/publishTopic/);
     r.addHandler({ name: "h", topic: "t", subscriber: ps, handler: async () => undefined });
-    expect(() => r.addHandler({ name: "h", topic: "t", subscriber: ps, handler: async () => undefined })).toThrow(/duplicate/);
+    expect(() => r.addHandler({ name: "h", topic: "t", subscriber: ps, handler: async () => undefined })).toThrow(
+      /duplicate/,
+    );
   });
 });

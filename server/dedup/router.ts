@@ -79,7 +79,8 @@ export class Router {
 
   /** Adds Router-level middleware (outside every handler's own). First added = outermost. Before `run`. */
   use(...middleware: Middleware[]): this {
-    if (this.started || this.sinks.size > 0) throw new Error("Router.use: add middleware before run() and before sink()");
+    if (this.started || this.sinks.size > 0)
+      throw new Error("Router.use: add middleware before run() and before sink()");
     for (const h of this.handlers.values()) registerWith(middleware, h);
     this.global.push(...middleware);
     return this;
@@ -90,11 +91,13 @@ export class Router {
     if (this.started) throw new Error("Router.addHandler: add handlers before run()");
     if (!config.name) throw new RangeError("Router.addHandler: name must be non-empty");
     if (!config.topic) throw new RangeError(`Router.addHandler(${config.name}): topic must be non-empty`);
-    if (this.handlers.has(config.name)) throw new RangeError(`Router.addHandler: duplicate handler name ${config.name}`);
+    if (this.handlers.has(config.name))
+      throw new RangeError(`Router.addHandler: duplicate handler name ${config.name}`);
     if ((config.publisher === undefined) !== (config.publishTopic === undefined)) {
       throw new RangeError(`Router.addHandler(${config.name}): give both publisher and publishTopic, or neither`);
     }
-    if (config.accept !== undefined && typeof config.accept !== "function") throw new RangeError(`Router.addHandler(${config.name}): accept must be a function (msg) => boolean`);
+    if (config.accept !== undefined && typeof config.accept !== "function")
+      throw new RangeError(`Router.addHandler(${config.name}): accept must be a function (msg) => boolean`);
     // The handler's zero series (processed × result, poisoned × reason class, …) exist from now on.
     registerWith([...this.global, ...(config.middleware ?? [])], config);
     this.handlers.set(config.name, config);
@@ -122,7 +125,12 @@ export class Router {
     const settling = new Set<Promise<void>>();
     const s: MessageSink = {
       deliver: (msg) => this.track(this.deliverTaken(config, composed, msg)),
-      deliverBatch: (msgs) => this.track(config.accept ? this.deliverBatchTaken(config, { composed, batch, hooks, settling }, msgs) : this.deliverBatch(config, { composed, batch, hooks, settling }, msgs)),
+      deliverBatch: (msgs) =>
+        this.track(
+          config.accept
+            ? this.deliverBatchTaken(config, { composed, batch, hooks, settling }, msgs)
+            : this.deliverBatch(config, { composed, batch, hooks, settling }, msgs),
+        ),
       flush: async () => {
         if (settling.size > 0) await Promise.all([...settling]);
       },
@@ -146,7 +154,9 @@ export class Router {
       let subs: Subscription[];
       try {
         subs = await Promise.all(
-          [...this.handlers.values()].map((h) => h.subscriber.subscribe(h.topic, this.sink(h.name), this.controller.signal)),
+          [...this.handlers.values()].map((h) =>
+            h.subscriber.subscribe(h.topic, this.sink(h.name), this.controller.signal),
+          ),
         );
       } catch (e) {
         this.controller.abort();
@@ -181,7 +191,13 @@ export class Router {
    */
   private prepare(config: HandlerConfig, msg: Message): void {
     const { topic, subscriber, partition, offset } = msg.context;
-    msg.context = { handler: config.name, topic: topic ?? config.topic, subscriber: subscriber ?? config.subscriber.name, partition, offset };
+    msg.context = {
+      handler: config.name,
+      topic: topic ?? config.topic,
+      subscriber: subscriber ?? config.subscriber.name,
+      partition,
+      offset,
+    };
   }
 
   private report(config: HandlerConfig, error: unknown, uuid?: string): void {
@@ -198,7 +214,11 @@ export class Router {
       return config.accept!(msg) === true;
     } catch (e) {
       const err = toError(e);
-      this.report(config, new Error(`accept() of handler ${config.name} threw: ${err.message}`, { cause: err }), msg.uuid);
+      this.report(
+        config,
+        new Error(`accept() of handler ${config.name} threw: ${err.message}`, { cause: err }),
+        msg.uuid,
+      );
       return err;
     }
   }
@@ -218,7 +238,11 @@ export class Router {
    * stack; the outcomes are mapped back to the batch's order (a message it does not take is an
    * `ack`), still a prefix that ends at the first nack or at the first message that did not run.
    */
-  private async deliverBatchTaken(config: HandlerConfig, stack: SinkStack, msgs: readonly Message[]): Promise<Outcome[]> {
+  private async deliverBatchTaken(
+    config: HandlerConfig,
+    stack: SinkStack,
+    msgs: readonly Message[],
+  ): Promise<Outcome[]> {
     const taken: Message[] = [];
     const verdicts: Array<boolean | Error> = [];
     for (const m of msgs) {
@@ -254,7 +278,12 @@ export class Router {
     return outcome;
   }
 
-  private async deliverBatch(config: HandlerConfig, stack: SinkStack, msgs: readonly Message[], prepared = false): Promise<Outcome[]> {
+  private async deliverBatch(
+    config: HandlerConfig,
+    stack: SinkStack,
+    msgs: readonly Message[],
+    prepared = false,
+  ): Promise<Outcome[]> {
     const { composed, batch, hooks, settling } = stack;
     if (!prepared) for (const m of msgs) this.prepare(config, m);
     const preparations: BatchPreparation[] = [];
@@ -269,7 +298,8 @@ export class Router {
     }
     let outcomes: Outcome[];
     // The batch form needs every hook's batch state (the Deduplicator counts its results there).
-    if (batch && !hooksFailed) outcomes = await runBatchForm(batch, msgs, this.controller.signal, (e, uuid) => this.report(config, e, uuid));
+    if (batch && !hooksFailed)
+      outcomes = await runBatchForm(batch, msgs, this.controller.signal, (e, uuid) => this.report(config, e, uuid));
     else {
       outcomes = [];
       for (const msg of msgs) {
@@ -290,7 +320,12 @@ export class Router {
         }
       }
     }
-    startSettles(preparations, settling, (e) => this.report(config, e), (p) => this.track(p));
+    startSettles(
+      preparations,
+      settling,
+      (e) => this.report(config, e),
+      (p) => this.track(p),
+    );
     return outcomes;
   }
 }

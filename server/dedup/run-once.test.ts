@@ -11,7 +11,9 @@ describe("runOnce", () => {
     expect(await runOnce(repo, "k", ok)).toBe("ran");
     expect(await runOnce(repo, "k", ok)).toBe("done");
     expect(runs).toBe(1);
-    await expect(runOnce(repo, "f", async () => Promise.reject(new Error("publish failed")))).rejects.toThrow("publish failed");
+    await expect(runOnce(repo, "f", async () => Promise.reject(new Error("publish failed")))).rejects.toThrow(
+      "publish failed",
+    );
     expect(await runOnce(repo, "f", ok)).toBe("ran");
     await repo.claim("busy", "processing:other", 60_000);
     await expect(runOnce(repo, "busy", ok)).rejects.toBeInstanceOf(InProgressError);

@@ -29,7 +29,9 @@ export interface RunOnceOptions {
 }
 
 /** Defaults of {@link RunOnceOptions}. */
-export const DEFAULT_RUN_ONCE_OPTIONS = { leaseMs: 30_000, ttlMs: 7 * 24 * 3600_000 } as const satisfies Required<Omit<RunOnceOptions, "timeoutMs">>;
+export const DEFAULT_RUN_ONCE_OPTIONS = { leaseMs: 30_000, ttlMs: 7 * 24 * 3600_000 } as const satisfies Required<
+  Omit<RunOnceOptions, "timeoutMs">
+>;
 
 /**
  * `"ran"`: `fn` ran and succeeded now; `"done"`: it had succeeded before (not run again).
@@ -37,9 +39,17 @@ export const DEFAULT_RUN_ONCE_OPTIONS = { leaseMs: 30_000, ttlMs: 7 * 24 * 3600_
  * the key (retry later). **At least once**: a success whose `done` mark then fails may run again,
  * and a store that cannot be reached (or answers after `timeoutMs`) lets `fn` run unchecked (fail-open).
  */
-export async function runOnce(repository: RunOnceStore, key: string, fn: () => Promise<void>, options: RunOnceOptions = {}): Promise<"ran" | "done"> {
+export async function runOnce(
+  repository: RunOnceStore,
+  key: string,
+  fn: () => Promise<void>,
+  options: RunOnceOptions = {},
+): Promise<"ran" | "done"> {
   const o = { ...DEFAULT_RUN_ONCE_OPTIONS, ...options };
-  const bounded = <T>(p: Promise<T>): Promise<T> => (o.timeoutMs === undefined ? p : withTimeout(p, o.timeoutMs, () => new Error(`runOnce: store call exceeded ${o.timeoutMs} ms`)));
+  const bounded = <T>(p: Promise<T>): Promise<T> =>
+    o.timeoutMs === undefined
+      ? p
+      : withTimeout(p, o.timeoutMs, () => new Error(`runOnce: store call exceeded ${o.timeoutMs} ms`));
   const token = PROCESSING_PREFIX + randomBytes(6).toString("base64url");
   let held: string | null;
   try {

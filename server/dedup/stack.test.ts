@@ -33,7 +33,12 @@ describe("defaultStack", () => {
         if (m.uuid === "e5" && failuresLeft-- > 0) throw new Error("transient");
         runs.set(m.uuid, (runs.get(m.uuid) ?? 0) + 1);
       },
-      middleware: defaultStack({ dlqPublisher: ps, dlqTopic: "in.dlq", dedup: { repository: repo, service: "svc", registry }, retry: { initialIntervalMs: 1, maxIntervalMs: 2 } }),
+      middleware: defaultStack({
+        dlqPublisher: ps,
+        dlqTopic: "in.dlq",
+        dedup: { repository: repo, service: "svc", registry },
+        retry: { initialIntervalMs: 1, maxIntervalMs: 2 },
+      }),
     });
     const running = router.run();
     await router.running;
@@ -60,19 +65,44 @@ describe("defaultStack", () => {
     const spec = defaultStack({ ...base, dedup: { repository: new MemoryRepository() } });
     expect(describeStack(spec)).toEqual(["delivery", ...STACK_ORDER.slice(0, 4), "attempt", "deduplicator"]);
     const outside = defaultStack({ ...base, order: "dedup-outside", dedup: { repository: new MemoryRepository() } });
-    expect(describeStack(outside)).toEqual(["delivery", "correlationId", "recoverer", "attempt", "deduplicator", "poisonQueue", "retry"]);
-    expect(describeStack(outside)).toEqual(["delivery", ...stackOrder("dedup-outside").flatMap((n) => (n === "deduplicator" ? ["attempt", n] : [n]))]);
-    expect(lintHandler({ ...RECOMMENDED_SETUP, stack: describeStack(outside) }).map((f) => f.rule)).toEqual(["dedup-outside-retry", "dedup-outside-poison-queue"]);
+    expect(describeStack(outside)).toEqual([
+      "delivery",
+      "correlationId",
+      "recoverer",
+      "attempt",
+      "deduplicator",
+      "poisonQueue",
+      "retry",
+    ]);
+    expect(describeStack(outside)).toEqual([
+      "delivery",
+      ...stackOrder("dedup-outside").flatMap((n) => (n === "deduplicator" ? ["attempt", n] : [n])),
+    ]);
+    expect(lintHandler({ ...RECOMMENDED_SETUP, stack: describeStack(outside) }).map((f) => f.rule)).toEqual([
+      "dedup-outside-retry",
+      "dedup-outside-poison-queue",
+    ]);
     const none = defaultStack({ ...base, dedup: null });
     expect(describeStack(none)).toEqual(["delivery", ...STACK_ORDER.slice(0, 4), "attempt"]);
-    expect(lintHandler({ ...RECOMMENDED_SETUP, stack: describeStack(none) }).map((f) => f.rule)).toEqual(["no-deduplicator"]);
+    expect(lintHandler({ ...RECOMMENDED_SETUP, stack: describeStack(none) }).map((f) => f.rule)).toEqual([
+      "no-deduplicator",
+    ]);
   });
 
   it("guards the DLQ copy with the Deduplicator's repository: a delivery position poisoned twice has one copy; dlqGuard null turns it off", async () => {
     const copies = async (extra: { dlqGuard?: null }) => {
       const ps = new MemoryPubSub();
-      const stack = defaultStack({ dlqPublisher: ps, dlqTopic: "in.dlq", dedup: { repository: new MemoryRepository(), service: "svc" }, retry: { maxRetries: 0 }, ...extra });
-      const h = stack.reduceRight<Handler>((next, mw) => mw(next), async () => Promise.reject(new Error("db down")));
+      const stack = defaultStack({
+        dlqPublisher: ps,
+        dlqTopic: "in.dlq",
+        dedup: { repository: new MemoryRepository(), service: "svc" },
+        retry: { maxRetries: 0 },
+        ...extra,
+      });
+      const h = stack.reduceRight<Handler>(
+        (next, mw) => mw(next),
+        async () => Promise.reject(new Error("db down")),
+      );
       for (let read = 0; read < 2; read++) {
         // The same record read twice (a rebalance before its offset was committed): same uuid, same position.
         const m = newMessage("e1", "");

@@ -123,7 +123,17 @@ export function defaultStack(options: DefaultStackOptions): Middleware[] {
   const registry = options.dedup?.registry;
   if (registry) out.push(handlerTimer({ registry, service: options.dedup?.service }));
   // Each handler it serves declares itself (dedup_handler_info), so a dashboard in another process can lint it.
-  if (registry && options.dedup) selfDescribe(out, registry, stackInfoOf(options.dedup, { timeoutMs: options.timeoutMs ?? null, ttlClass: options.ttlClass ?? null, group: options.group ?? null, stack: describeStack(out) }));
+  if (registry && options.dedup)
+    selfDescribe(
+      out,
+      registry,
+      stackInfoOf(options.dedup, {
+        timeoutMs: options.timeoutMs ?? null,
+        ttlClass: options.ttlClass ?? null,
+        group: options.group ?? null,
+        stack: describeStack(out),
+      }),
+    );
   return out;
 }
 

@@ -15,7 +15,9 @@ describe("store call classification: by what happened, not by elapsed time", () 
   });
 
   it("a client's own command timeout on a connection that dropped is redis_conn", async () => {
-    const e = await timed(Promise.reject(new Error("Command timed out")), 1_000, { connectionLostSince: () => true }).catch((x: unknown) => x);
+    const e = await timed(Promise.reject(new Error("Command timed out")), 1_000, {
+      connectionLostSince: () => true,
+    }).catch((x: unknown) => x);
     expect(classifyStoreError(e)).toBe("redis_conn");
   });
 

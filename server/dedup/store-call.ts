@@ -27,7 +27,17 @@ export interface ConnectionWatch {
 }
 
 /** Socket error codes that say the connection is gone or never came up (not that the store is slow). */
-const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "ENOTCONN", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ENOTCONN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
 
 /**
  * Classifies a store failure for `deduplication_errors_total{reason}` by what happened, never by
@@ -61,7 +71,16 @@ export function timed<T>(p: Promise<T>, ms: number, watch?: ConnectionWatch): Pr
   return withTimeout(p, ms, () => new StoreTimeoutError(ms)).catch(
     (e: unknown) =>
       new Promise<T>((_, reject) =>
-        setImmediate(() => reject(lost(since) ? new StoreUnavailableError(`dedup store connection not ready during the call: ${(e as Error)?.message ?? e}`, { cause: e }) : e)),
+        setImmediate(() =>
+          reject(
+            lost(since)
+              ? new StoreUnavailableError(
+                  `dedup store connection not ready during the call: ${(e as Error)?.message ?? e}`,
+                  { cause: e },
+                )
+              : e,
+          ),
+        ),
       ),
   );
 }

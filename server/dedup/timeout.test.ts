@@ -39,7 +39,9 @@ describe("timeout(ms)", () => {
   it("passes a fast attempt's result and error through untouched, and leaves no timer behind", async () => {
     const ok = timeout(1000)(async () => [newMessage("out", "x")]);
     expect((await ok(newMessage("u", "")))?.map((m) => m.uuid)).toEqual(["out"]);
-    await expect(timeout(1000)(async () => Promise.reject(new Error("boom")))(newMessage("u", ""))).rejects.toThrow("boom");
+    await expect(timeout(1000)(async () => Promise.reject(new Error("boom")))(newMessage("u", ""))).rejects.toThrow(
+      "boom",
+    );
     expect(vi.getTimerCount()).toBe(0);
   });
 
@@ -87,7 +89,13 @@ describe("timeout(ms)", () => {
   it("in defaultStack (timeoutMs option): sits inside the Deduplicator, so a timed-out attempt releases its key and the retry runs", async () => {
     const ps = new MemoryPubSub();
     const repo = new MemoryRepository();
-    const stack = defaultStack({ dlqPublisher: ps, dlqTopic: "dlq", dedup: { repository: repo, service: "svc" }, timeoutMs: 1000, retry: { initialIntervalMs: 10, randomizationFactor: 0 } });
+    const stack = defaultStack({
+      dlqPublisher: ps,
+      dlqTopic: "dlq",
+      dedup: { repository: repo, service: "svc" },
+      timeoutMs: 1000,
+      retry: { initialIntervalMs: 10, randomizationFactor: 0 },
+    });
     expect(describeStack(stack).slice(-2)).toEqual(["deduplicator", "timeout"]);
     let calls = 0;
     const router = oneHandlerRouter({

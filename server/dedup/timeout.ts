@@ -23,7 +23,9 @@ export class HandlerTimeoutError extends Error {
   readonly retryable = true;
   readonly timeoutMs: number;
   constructor(timeoutMs: number, handler?: string) {
-    super(`handler ${handler ?? "(unnamed)"} attempt exceeded timeoutMs ${timeoutMs}; make it faster, raise timeoutMs (below leaseMs), or pass msg.signal to its slow calls`);
+    super(
+      `handler ${handler ?? "(unnamed)"} attempt exceeded timeoutMs ${timeoutMs}; make it faster, raise timeoutMs (below leaseMs), or pass msg.signal to its slow calls`,
+    );
     this.name = "HandlerTimeoutError";
     this.timeoutMs = timeoutMs;
   }
@@ -33,7 +35,9 @@ export class HandlerTimeoutError extends Error {
 export function resolveTimeoutOptions(options: number | TimeoutOptions = {}): Required<TimeoutOptions> {
   const o = { ...DEFAULT_TIMEOUT_OPTIONS, ...(typeof options === "number" ? { timeoutMs: options } : options) };
   if (!(Number.isFinite(o.timeoutMs) && o.timeoutMs >= 1 && o.timeoutMs <= 86_400_000)) {
-    throw new RangeError(`timeout: timeoutMs must be in [1, 86400000] ms (below the Deduplicator's leaseMs), got ${o.timeoutMs}`);
+    throw new RangeError(
+      `timeout: timeoutMs must be in [1, 86400000] ms (below the Deduplicator's leaseMs), got ${o.timeoutMs}`,
+    );
   }
   return o;
 }
@@ -86,31 +90,33 @@ function attemptMessage(msg: Message, timedOut: { reason: Error | null; controll
  */
 export function timeout(options: number | TimeoutOptions = {}): Middleware {
   const { timeoutMs } = resolveTimeoutOptions(options);
-  const wrap = (next: Handler): Handler => (msg) => {
-    const state: { reason: Error | null; controller: AbortController | null } = { reason: null, controller: null };
-    let work: ReturnType<typeof next>;
-    try {
-      work = next(attemptMessage(msg, state));
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        state.reason = new HandlerTimeoutError(timeoutMs, msg.context.handler);
-        state.controller?.abort(state.reason);
-        reject(state.reason);
-      }, timeoutMs);
-      work.then(
-        (v) => {
-          clearTimeout(timer);
-          resolve(v);
-        },
-        (e: unknown) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      );
-    });
-  };
+  const wrap =
+    (next: Handler): Handler =>
+    (msg) => {
+      const state: { reason: Error | null; controller: AbortController | null } = { reason: null, controller: null };
+      let work: ReturnType<typeof next>;
+      try {
+        work = next(attemptMessage(msg, state));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          state.reason = new HandlerTimeoutError(timeoutMs, msg.context.handler);
+          state.controller?.abort(state.reason);
+          reject(state.reason);
+        }, timeoutMs);
+        work.then(
+          (v) => {
+            clearTimeout(timer);
+            resolve(v);
+          },
+          (e: unknown) => {
+            clearTimeout(timer);
+            reject(e);
+          },
+        );
+      });
+    };
   return namedMiddleware("timeout", wrap, { batch: perMessageForm(wrap) });
 }

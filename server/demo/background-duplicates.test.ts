@@ -17,13 +17,22 @@ afterEach(async () => {
 });
 
 type C = { get(): Promise<{ values: Array<{ value: number; labels: Record<string, unknown> }> }> };
-const sum = async (c: C, f: (l: Record<string, unknown>) => boolean = () => true) => (await c.get()).values.filter((v) => f(v.labels)).reduce((a, v) => a + v.value, 0);
+const sum = async (c: C, f: (l: Record<string, unknown>) => boolean = () => true) =>
+  (await c.get()).values.filter((v) => f(v.labels)).reduce((a, v) => a + v.value, 0);
 
 function embedded(ratePerSec: number) {
   const registry = new Registry();
   const counters = sideEffectCounters(registry);
   const store = new MemorySideEffectStore((handler, _id, r) => countPush(counters, handler, r));
-  demo = new DemoService({ transport: new MemoryTransport(), repository: new MemoryRepository(), store, service: "notification", registry, ratePerSec, commitIntervalMs: 500 });
+  demo = new DemoService({
+    transport: new MemoryTransport(),
+    repository: new MemoryRepository(),
+    store,
+    service: "notification",
+    registry,
+    ratePerSec,
+    commitIntervalMs: 500,
+  });
   return { demo, m: dedupMetrics(registry), counters };
 }
 
@@ -41,7 +50,13 @@ async function ratios(m: ReturnType<typeof dedupMetrics>) {
 describe("BackgroundDuplicates", () => {
   it("re-sends one record of an event type after 120 of its messages, then one in 200-400: under 1 % at every point", () => {
     const bg = new BackgroundDuplicates({}, () => 0.5);
-    const msg = (type: string) => ({ uuid: "u", metadata: { [EVENT_TYPE_KEY]: type }, payload: Buffer.from("x"), signal: new AbortController().signal, context: {} });
+    const msg = (type: string) => ({
+      uuid: "u",
+      metadata: { [EVENT_TYPE_KEY]: type },
+      payload: Buffer.from("x"),
+      signal: new AbortController().signal,
+      context: {},
+    });
     let sent = 0;
     let again = 0;
     for (let i = 0; i < 5000; i++) {
@@ -84,7 +99,15 @@ describe("embedded demo, no toggle touched (time-compressed: 100 msgs/s ≈ 100 
 
   it("is off when asked (backgroundDuplicates: false): no duplicate at all", async () => {
     const registry = new Registry();
-    demo = new DemoService({ transport: new MemoryTransport(), repository: new MemoryRepository(), store: new MemorySideEffectStore(() => {}), service: "notification", registry, ratePerSec: 100, backgroundDuplicates: false });
+    demo = new DemoService({
+      transport: new MemoryTransport(),
+      repository: new MemoryRepository(),
+      store: new MemorySideEffectStore(() => {}),
+      service: "notification",
+      registry,
+      ratePerSec: 100,
+      backgroundDuplicates: false,
+    });
     await demo.start();
     await sleep(3000);
     expect(await sum(dedupMetrics(registry).deduplicated)).toBe(0);

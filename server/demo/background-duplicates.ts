@@ -41,10 +41,14 @@ export class BackgroundDuplicates {
   readonly opts: BackgroundDuplicatesOptions;
   private readonly left = new Map<string, number>();
 
-  constructor(opts: Partial<BackgroundDuplicatesOptions> = {}, private readonly rand: () => number = Math.random) {
+  constructor(
+    opts: Partial<BackgroundDuplicatesOptions> = {},
+    private readonly rand: () => number = Math.random,
+  ) {
     this.opts = { ...DEFAULT_BACKGROUND_DUPLICATES, ...opts };
     const o = this.opts;
-    if (!(o.firstAfter >= 1 && o.gapMin >= 1 && o.gapMax >= o.gapMin)) throw new RangeError("BackgroundDuplicates: expected firstAfter ≥ 1 and 1 ≤ gapMin ≤ gapMax");
+    if (!(o.firstAfter >= 1 && o.gapMin >= 1 && o.gapMax >= o.gapMin))
+      throw new RangeError("BackgroundDuplicates: expected firstAfter ≥ 1 and 1 ≤ gapMin ≤ gapMax");
   }
 
   /** The records of a published batch whose ack is lost: the producer re-sends them (same UUID and payload). */

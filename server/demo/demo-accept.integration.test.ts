@@ -10,7 +10,13 @@ import { Kafka, logLevel, type Producer } from "kafkajs";
 import { Registry } from "prom-client";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEDUP_ERROR_REASONS, EVENT_TYPE_KEY, POISON_REASON_CLASSES, PROCESSED_RESULTS, WATERMILL_UUID_HEADER } from "@/names/dedup";
+import {
+  DEDUP_ERROR_REASONS,
+  EVENT_TYPE_KEY,
+  POISON_REASON_CLASSES,
+  PROCESSED_RESULTS,
+  WATERMILL_UUID_HEADER,
+} from "@/names/dedup";
 import { dedupMetrics } from "@/server/dedup/metrics";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
@@ -36,7 +42,9 @@ let producer: Producer;
 
 /** `INFO commandstats` → calls per command. */
 async function commandCalls(r: Redis): Promise<Record<string, number>> {
-  return Object.fromEntries([...parseCommandStats(await r.info("commandstats"))].map(([command, s]) => [command, s.calls]));
+  return Object.fromEntries(
+    [...parseCommandStats(await r.info("commandstats"))].map(([command, s]) => [command, s.calls]),
+  );
 }
 
 /** Every key under `prefix:` with its value (SCAN, then GET). */
@@ -52,13 +60,26 @@ async function keysUnder(r: Redis, prefix: string): Promise<Map<string, string |
 }
 
 const processedBy = async (handler: string, result: string) =>
-  (await dedupMetrics(registry).processed.get()).values.find((v) => v.labels.handler === handler && v.labels.result === result)?.value;
+  (await dedupMetrics(registry).processed.get()).values.find(
+    (v) => v.labels.handler === handler && v.labels.result === result,
+  )?.value;
 
 beforeAll(async () => {
   own = await startOwnRedis();
   redis = createDedupRedis({ url: own.url });
   admin = new Redis(own.url, { maxRetriesPerRequest: 1 });
-  demo = new DemoService({ transport, repository: new RedisRepository(redis), redis, store: new MemorySideEffectStore(), service, registry, ratePerSec: 0, topic, dlqTopic, commitIntervalMs: 0 });
+  demo = new DemoService({
+    transport,
+    repository: new RedisRepository(redis),
+    redis,
+    store: new MemorySideEffectStore(),
+    service,
+    registry,
+    ratePerSec: 0,
+    topic,
+    dlqTopic,
+    commitIntervalMs: 0,
+  });
   await demo.start();
   producer = new Kafka({ clientId: "accept-test", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING }).producer();
   await producer.connect();
@@ -83,7 +104,9 @@ describe("the demo's handlers claim keys only for the records they take (real Ka
     expect(errors.every((v) => v.value === 0)).toBe(true);
     for (const h of DEMO_HANDLER_SPECS) {
       for (const r of PROCESSED_RESULTS) expect(await processedBy(h.name, r)).toBe(0);
-      const poisoned = (await m.poisoned.get()).values.filter((v) => v.labels.handler === h.name && v.labels.service === service);
+      const poisoned = (await m.poisoned.get()).values.filter(
+        (v) => v.labels.handler === h.name && v.labels.service === service,
+      );
       expect(poisoned.map((v) => v.labels.reason_poisoned).sort()).toEqual([...POISON_REASON_CLASSES].sort());
     }
   });
@@ -103,7 +126,10 @@ describe("the demo's handlers claim keys only for the records they take (real Ka
     const deadline = Date.now() + 90_000;
     for (const h of DEMO_HANDLER_SPECS) {
       while ((await processedBy(h.name, "success")) !== byType.get(h.eventType)!.length) {
-        if (Date.now() > deadline) throw new Error(`${h.name}: ${await processedBy(h.name, "success")} of ${byType.get(h.eventType)!.length} processed in 90 s`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `${h.name}: ${await processedBy(h.name, "success")} of ${byType.get(h.eventType)!.length} processed in 90 s`,
+          );
         await new Promise((r) => setTimeout(r, 200));
       }
     }
@@ -116,14 +142,17 @@ describe("the demo's handlers claim keys only for the records they take (real Ka
       const mine = byType.get(h.eventType)!;
       // Exactly its own records, each done with its first delivery's position; nothing for the others' records (no lease of any state).
       expect([...keys.keys()].sort()).toEqual(mine.map((u) => `${service}:dedup:${h.name}:${u}`).sort());
-      for (const v of keys.values()) expect(v).toMatch(new RegExp(`^done:${topic.replace(/\./g, "\\.")}:\\d+:\\d+#[A-Za-z0-9_-]{7}$`));
+      for (const v of keys.values())
+        expect(v).toMatch(new RegExp(`^done:${topic.replace(/\./g, "\\.")}:\\d+:\\d+#[A-Za-z0-9_-]{7}$`));
       expect(await processedBy(h.name, "deduplicated")).toBe(0);
       expect(await processedBy(h.name, "error")).toBe(0);
     }
 
     const delivered = RECORDS;
     // The test's own INFO / CONFIG RESETSTAT are not the demo's.
-    const dedup = Object.fromEntries(Object.entries(calls).filter(([c]) => !c.startsWith("info") && !c.startsWith("config")));
+    const dedup = Object.fromEntries(
+      Object.entries(calls).filter(([c]) => !c.startsWith("info") && !c.startsWith("config")),
+    );
     const total = Object.values(dedup).reduce((a, b) => a + b, 0);
     const writes = (dedup.set ?? 0) + (dedup.del ?? 0) + (dedup.pexpire ?? 0);
     const scripts = (dedup.evalsha ?? 0) + (dedup.eval ?? 0);

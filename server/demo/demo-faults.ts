@@ -32,7 +32,11 @@ export class StoreFaults {
     return {
       latencyMs: this.repository.faults.latencyMs,
       errorRate: this.repository.faults.errorRate,
-      redisCutoff: { available: this.redis !== undefined, active, until: active ? new Date(this.cutoffUntil!).toISOString() : null },
+      redisCutoff: {
+        available: this.redis !== undefined,
+        active,
+        until: active ? new Date(this.cutoffUntil!).toISOString() : null,
+      },
     };
   }
 
@@ -41,10 +45,16 @@ export class StoreFaults {
    * client for that long (real mode only: a RangeError otherwise); 0 reconnects now.
    */
   set(p: DemoFaultsPatch): void {
-    this.repository.set({ ...(p.latencyMs !== undefined && { latencyMs: p.latencyMs }), ...(p.errorRate !== undefined && { errorRate: p.errorRate }) });
+    this.repository.set({
+      ...(p.latencyMs !== undefined && { latencyMs: p.latencyMs }),
+      ...(p.errorRate !== undefined && { errorRate: p.errorRate }),
+    });
     if (p.redisCutoffMs === undefined) return;
     const redis = this.redis;
-    if (!redis) throw new RangeError("redisCutoffMs: the Redis cut-off needs real mode (REDIS_URL); use errorRate in embedded mode");
+    if (!redis)
+      throw new RangeError(
+        "redisCutoffMs: the Redis cut-off needs real mode (REDIS_URL); use errorRate in embedded mode",
+      );
     if (this.cutoffTimer) clearTimeout(this.cutoffTimer);
     this.cutoffTimer = null;
     if (p.redisCutoffMs > 0) {

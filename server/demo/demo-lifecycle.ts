@@ -11,7 +11,14 @@ import { DEDUP_ERROR_REASON, EVENT_TYPE_KEY, POISON_REASON_CLASS } from "@/names
 import { dedupMetrics, dedupRecorder } from "@/server/dedup/metrics";
 import { DEMO_HANDLER_SPECS, DEMO_LEASE_MS, DEMO_TIMEOUT_MS } from "@/server/notification/demo-handlers";
 import type { BeforeCommit, UnreadableRecord } from "@/server/transport/partition-pump";
-import { acceptEventType, buildStack, notificationHandler, Replica, type HandlerBehaviour, type ServiceHandler } from "@/server/notification/service";
+import {
+  acceptEventType,
+  buildStack,
+  notificationHandler,
+  Replica,
+  type HandlerBehaviour,
+  type ServiceHandler,
+} from "@/server/notification/service";
 import { consumerInfoGauge } from "@/server/transport/replica-id";
 import type { BackgroundDuplicates } from "./background-duplicates";
 import type { DemoSourcesState, ResolvedDemoOptions } from "./demo-options";
@@ -22,7 +29,13 @@ function ownerOf(eventType: string | undefined): string {
   return (DEMO_HANDLER_SPECS.find((h) => h.eventType === eventType) ?? DEMO_HANDLER_SPECS[0]!).name;
 }
 
-const DEMO_RETRY = { maxRetries: 4, initialIntervalMs: 200, maxIntervalMs: 2000, multiplier: 2, randomizationFactor: 0.3 };
+const DEMO_RETRY = {
+  maxRetries: 4,
+  initialIntervalMs: 200,
+  maxIntervalMs: 2000,
+  multiplier: 2,
+  randomizationFactor: 0.3,
+};
 
 /** Starts and stops the demo's replicas, and runs the sources that make replicas join, leave and crash. */
 export class DemoLifecycle {
@@ -64,8 +77,14 @@ export class DemoLifecycle {
   /** The loops of the replica sources, each ending when the demo stops. */
   loops(): Promise<void>[] {
     return [
-      this.whileOn(() => this.sources.rebalance, (s) => this.rebalanceTurn(s)),
-      this.whileOn(() => this.sources.restartBeforeCommit, (s) => this.restartTurn(s)),
+      this.whileOn(
+        () => this.sources.rebalance,
+        (s) => this.rebalanceTurn(s),
+      ),
+      this.whileOn(
+        () => this.sources.restartBeforeCommit,
+        (s) => this.restartTurn(s),
+      ),
       this.backgroundRestartLoop(),
     ];
   }
@@ -87,7 +106,22 @@ export class DemoLifecycle {
     });
     return DEMO_HANDLER_SPECS.map((h) => {
       const stack = buildStack(
-        { order: "spec", retry: DEMO_RETRY, timeoutMs: DEMO_TIMEOUT_MS, ttlClass: h.ttlClass, dedup: { repository: this.faulty, failureMode: h.failureMode, service: this.o.service, ttlMs: h.ttlMs, marking: "lease", leaseMs: DEMO_LEASE_MS, registry: this.o.registry, logDuplicates: "sampled" } },
+        {
+          order: "spec",
+          retry: DEMO_RETRY,
+          timeoutMs: DEMO_TIMEOUT_MS,
+          ttlClass: h.ttlClass,
+          dedup: {
+            repository: this.faulty,
+            failureMode: h.failureMode,
+            service: this.o.service,
+            ttlMs: h.ttlMs,
+            marking: "lease",
+            leaseMs: DEMO_LEASE_MS,
+            registry: this.o.registry,
+            logDuplicates: "sampled",
+          },
+        },
         this.o.transport.publisher,
         this.o.dlqTopic,
       );
@@ -121,7 +155,13 @@ export class DemoLifecycle {
         onUnreadable: (u) => {
           rec.error(DEDUP_ERROR_REASON.marshal, ownerOf(u.metadata[EVENT_TYPE_KEY]));
           // It went to the owner's DLQ: counted there like any poisoned message (the DLQ panels).
-          if (this.o.registry) dedupMetrics(this.o.registry).poisoned.inc({ service: this.o.service, topic: u.topic, handler: ownerOf(u.metadata[EVENT_TYPE_KEY]), reason_poisoned: POISON_REASON_CLASS.marshal });
+          if (this.o.registry)
+            dedupMetrics(this.o.registry).poisoned.inc({
+              service: this.o.service,
+              topic: u.topic,
+              handler: ownerOf(u.metadata[EVENT_TYPE_KEY]),
+              reason_poisoned: POISON_REASON_CLASS.marshal,
+            });
         },
       },
     });

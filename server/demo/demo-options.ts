@@ -52,16 +52,25 @@ export interface DemoServiceOptions {
   backgroundDuplicates?: Partial<BackgroundDuplicatesOptions> | false;
 }
 
-
 /** The options with their defaults applied: what the demo's parts read. */
-export type ResolvedDemoOptions = Required<Omit<DemoServiceOptions, "redis" | "registry" | "beforeCommit" | "backgroundDuplicates">> &
+export type ResolvedDemoOptions = Required<
+  Omit<DemoServiceOptions, "redis" | "registry" | "beforeCommit" | "backgroundDuplicates">
+> &
   Pick<DemoServiceOptions, "redis" | "registry" | "beforeCommit">;
 
 /** Applies the defaults; a rate outside [0, 5000] is a RangeError naming `DEMO_RATE`. */
 export function resolveDemoOptions(options: DemoServiceOptions): ResolvedDemoOptions {
   const topic = options.topic ?? DEMO_TOPIC;
-  const o = { ratePerSec: 5, topic, dlqTopic: dlqTopicOf(topic), commitIntervalMs: 2000, replicaName: replicaId(), ...options };
-  if (!(o.ratePerSec >= 0 && o.ratePerSec <= 5000)) throw new RangeError("DemoService: ratePerSec must be in [0, 5000] (DEMO_RATE)");
+  const o = {
+    ratePerSec: 5,
+    topic,
+    dlqTopic: dlqTopicOf(topic),
+    commitIntervalMs: 2000,
+    replicaName: replicaId(),
+    ...options,
+  };
+  if (!(o.ratePerSec >= 0 && o.ratePerSec <= 5000))
+    throw new RangeError("DemoService: ratePerSec must be in [0, 5000] (DEMO_RATE)");
   return o;
 }
 

@@ -43,11 +43,31 @@ async function redirections(c: Cluster): Promise<number> {
   return n;
 }
 
-function reshard(entry: string, from: string, to: string, slots: number): Promise<{ code: number | null; ms: number; tail: string }> {
+function reshard(
+  entry: string,
+  from: string,
+  to: string,
+  slots: number,
+): Promise<{ code: number | null; ms: number; tail: string }> {
   const t0 = Date.now();
-  const child = spawn("redis-cli", ["--cluster", "reshard", entry, "--cluster-from", from, "--cluster-to", to, "--cluster-slots", String(slots), "--cluster-yes"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    "redis-cli",
+    [
+      "--cluster",
+      "reshard",
+      entry,
+      "--cluster-from",
+      from,
+      "--cluster-to",
+      to,
+      "--cluster-slots",
+      String(slots),
+      "--cluster-yes",
+    ],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let out = "";
   child.stdout.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
   child.stderr.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
@@ -90,21 +110,35 @@ let setupError: Error | null = null;
 let layoutBefore: MasterInfo[] = [];
 
 beforeAll(async () => {
-  admin = new Kafka({ clientId: "demo-reshard-test", brokers: BROKERS, logLevel: logLevel.NOTHING, connectionTimeout: 2000, retry: { retries: 1 } }).admin();
+  admin = new Kafka({
+    clientId: "demo-reshard-test",
+    brokers: BROKERS,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 2000,
+    retry: { retries: 1 },
+  }).admin();
   try {
     await admin.connect();
     await admin.listTopics();
   } catch (e) {
-    setupError = new Error(`Kafka at ${BROKERS.join(",")} is not usable (${(e as Error).message}): run npm run stack:up`);
+    setupError = new Error(
+      `Kafka at ${BROKERS.join(",")} is not usable (${(e as Error).message}): run npm run stack:up`,
+    );
     return;
   }
   cluster = clusterClient({ clusterRetryStrategy: () => 200 }, CLUSTER_NODES);
   try {
-    await Promise.race([new Promise((r) => cluster.once("ready", r)), sleep(5000).then(() => Promise.reject(new Error("not ready after 5 s")))]);
+    await Promise.race([
+      new Promise((r) => cluster.once("ready", r)),
+      sleep(5000).then(() => Promise.reject(new Error("not ready after 5 s"))),
+    ]);
     layoutBefore = await clusterMasters(cluster);
-    if (layoutBefore.length < 3 || !layoutBefore.every((m) => m.slots > RESHARD_SLOTS)) throw new Error(`unexpected layout ${JSON.stringify(layoutBefore)}`);
+    if (layoutBefore.length < 3 || !layoutBefore.every((m) => m.slots > RESHARD_SLOTS))
+      throw new Error(`unexpected layout ${JSON.stringify(layoutBefore)}`);
   } catch (e) {
-    setupError = new Error(`Redis Cluster at ${CLUSTER_NODES.join(",")} is not usable (${(e as Error).message}): run npm run stack:cluster`);
+    setupError = new Error(
+      `Redis Cluster at ${CLUSTER_NODES.join(",")} is not usable (${(e as Error).message}): run npm run stack:cluster`,
+    );
   }
 }, 30_000);
 
@@ -128,7 +162,17 @@ describe("demo consumer on Kafka + Redis Cluster through a resharding (20,000 ev
     const store = new CountingStore();
     const redis = createDedupRedis({ clusterNodes: CLUSTER_NODES }, `reshard-${tag}`);
     const transport = new KafkaTransport(BROKERS);
-    const demo = new DemoService({ transport, repository: new RedisRepository(redis), redis, store, service, registry, ratePerSec: 0, topic, dlqTopic });
+    const demo = new DemoService({
+      transport,
+      repository: new RedisRepository(redis),
+      redis,
+      store,
+      service,
+      registry,
+      ratePerSec: 0,
+      topic,
+      dlqTopic,
+    });
     const describer = new ConsumerGroupDescriber(admin);
     const [source, target] = layoutBefore;
     const ids: Array<{ uuid: string; type: string; handler: string }> = [];
@@ -140,10 +184,17 @@ describe("demo consumer on Kafka + Redis Cluster through a resharding (20,000 ev
       await demo.start();
       // Duplicate sources of the demo: extra replicas join and leave (rebalances re-read the uncommitted
       // tail), 2% of pushes fail before the send (release on failure, then retry).
-      demo.setSources({ rebalance: { enabled: true, replicas: 1, periodMs: 2500 }, retryOnError: { enabled: true, rate: 0.02 } });
+      demo.setSources({
+        rebalance: { enabled: true, replicas: 1, periodMs: 2500 },
+        retryOnError: { enabled: true, rate: 0.02 },
+      });
       const mk = (uuid: string, type: string, republish = false): Message => ({
         uuid,
-        metadata: { [EVENT_TYPE_KEY]: type, [CORRELATION_ID_KEY]: ulid(), ...(republish ? { "Forwarder-Republish": "1" } : {}) },
+        metadata: {
+          [EVENT_TYPE_KEY]: type,
+          [CORRELATION_ID_KEY]: ulid(),
+          ...(republish ? { "Forwarder-Republish": "1" } : {}),
+        },
         payload: Buffer.from(JSON.stringify({ n: uuid })),
         signal: new AbortController().signal,
         context: {},
@@ -174,13 +225,16 @@ describe("demo consumer on Kafka + Redis Cluster through a resharding (20,000 ev
       // stop coming and going, and a graceful stop commits what was acked.
       const deadline = Date.now() + 240_000;
       while (store.pushes.size < EVENTS || resharding) {
-        if (Date.now() > deadline) throw new Error(`not finished in 240 s: pushes ${store.pushes.size}/${EVENTS}, resharding ${resharding}`);
+        if (Date.now() > deadline)
+          throw new Error(`not finished in 240 s: pushes ${store.pushes.size}/${EVENTS}, resharding ${resharding}`);
         await sleep(500);
       }
       demo.setSources({ rebalance: { enabled: false } });
       await sleep(3000); // let the last re-reads of the rebalances arrive and be swallowed
       await demo.stop();
-      const lags = await Promise.all(groups.map(async (group) => (await describer.describe({ topic, group })).groups[0]?.totalLag ?? -1));
+      const lags = await Promise.all(
+        groups.map(async (group) => (await describer.describe({ topic, group })).groups[0]?.totalLag ?? -1),
+      );
       expect(lags, "every group committed the whole topic after the graceful stop").toEqual([0, 0, 0]);
       const runMs = Date.now() - t0;
       const [out, back] = await reshards!;
@@ -188,12 +242,16 @@ describe("demo consumer on Kafka + Redis Cluster through a resharding (20,000 ev
       const counter = async (name: string, labels: Record<string, string> = {}) => {
         const m = registry.getSingleMetric(name);
         if (!m) return 0;
-        return (await m.get()).values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((a, v) => a + v.value, 0);
+        return (await m.get()).values
+          .filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))
+          .reduce((a, v) => a + v.value, 0);
       };
       const swallowed = await counter(METRIC_NAMES.processed, { result: "deduplicated" });
       const storeErrors = await counter(METRIC_NAMES.errors);
       const errorReasons = Object.fromEntries(
-        ((await registry.getSingleMetric(METRIC_NAMES.errors)?.get())?.values ?? []).filter((v) => v.value > 0).map((v) => [String(v.labels.reason), v.value]),
+        ((await registry.getSingleMetric(METRIC_NAMES.errors)?.get())?.values ?? [])
+          .filter((v) => v.value > 0)
+          .map((v) => [String(v.labels.reason), v.value]),
       );
       const lost = ids.filter((e) => !store.pushes.has(`${e.handler}/${e.uuid}`));
       const dup = [...store.pushes].filter(([, n]) => n > 1);
@@ -210,7 +268,9 @@ describe("demo consumer on Kafka + Redis Cluster through a resharding (20,000 ev
       // A repeat reaches a handler only through fail-open (spec §4): a store call that failed or
       // timed out during the migration lets the message through, and the handler's own
       // idempotency (spec §5) stops it. So there can be no more of them than counted store errors.
-      expect(store.skipped, "repeats that reached a handler without a counted store error").toBeLessThanOrEqual(storeErrors);
+      expect(store.skipped, "repeats that reached a handler without a counted store error").toBeLessThanOrEqual(
+        storeErrors,
+      );
       expect(swallowed, "the re-published copies at least were swallowed").toBeGreaterThanOrEqual(EVENTS / 20 - 50);
       expect(movedAsk, "clients were redirected during the migration").toBeGreaterThan(0);
     } finally {
@@ -227,7 +287,9 @@ describe("demo consumer on Kafka + Redis Cluster through a resharding (20,000 ev
       await admin.deleteTopics({ topics: [topic, dlqTopic] }).catch(() => undefined);
       await admin.deleteGroups(groups).catch(() => undefined);
     }
-    expect((await clusterMasters(cluster)).map((m) => [m.addr, m.slots])).toEqual(layoutBefore.map((m) => [m.addr, m.slots]));
+    expect((await clusterMasters(cluster)).map((m) => [m.addr, m.slots])).toEqual(
+      layoutBefore.map((m) => [m.addr, m.slots]),
+    );
   }, 400_000);
 });
 
@@ -241,19 +303,40 @@ describe("demo consumer: lag of an idle group", () => {
     const redis = createDedupRedis({ clusterNodes: CLUSTER_NODES }, `idle-${tag}`);
     const transport = new KafkaTransport(BROKERS);
     const commitIntervalMs = 2000; // the demo's default
-    const demo = new DemoService({ transport, repository: new RedisRepository(redis), redis, store, service, ratePerSec: 0, topic, dlqTopic: `${topic}.dlq`, commitIntervalMs });
+    const demo = new DemoService({
+      transport,
+      repository: new RedisRepository(redis),
+      redis,
+      store,
+      service,
+      ratePerSec: 0,
+      topic,
+      dlqTopic: `${topic}.dlq`,
+      commitIntervalMs,
+    });
     const describer = new ConsumerGroupDescriber(admin);
     try {
       await demo.start();
-      const events = Array.from({ length: 300 }, (_, i) => ({ uuid: ulid(), type: DEMO_HANDLER_SPECS[i % 3]!.eventType }));
+      const events = Array.from({ length: 300 }, (_, i) => ({
+        uuid: ulid(),
+        type: DEMO_HANDLER_SPECS[i % 3]!.eventType,
+      }));
       await transport.publisher.publish(
         topic,
-        ...events.map((e) => ({ uuid: e.uuid, metadata: { [EVENT_TYPE_KEY]: e.type }, payload: Buffer.from("{}"), signal: new AbortController().signal, context: {} })),
+        ...events.map((e) => ({
+          uuid: e.uuid,
+          metadata: { [EVENT_TYPE_KEY]: e.type },
+          payload: Buffer.from("{}"),
+          signal: new AbortController().signal,
+          context: {},
+        })),
       );
       for (let i = 0; i < 120 && store.pushes.size < events.length; i++) await sleep(250);
       expect(store.pushes.size).toBe(events.length);
       await sleep(commitIntervalMs + 3000);
-      const lags = await Promise.all(groups.map(async (group) => (await describer.describe({ topic, group })).groups[0]?.totalLag ?? -1));
+      const lags = await Promise.all(
+        groups.map(async (group) => (await describer.describe({ topic, group })).groups[0]?.totalLag ?? -1),
+      );
       // Regression (fixed in 03be7f8): the subscriber used to commit acked offsets only when a later
       // ack arrived after the interval, so an idle partition's acked tail stayed uncommitted.
       expect(lags, `lag per group ${commitIntervalMs + 3000} ms after every event was handled`).toEqual([0, 0, 0]);

@@ -38,7 +38,14 @@ demoTogglesSuite({
     const [topic, dlqTopic] = names as [string, string];
     const service = `toggles-${name}-${id}`;
     services.push(service);
-    return { transport: own.kafka, repository: new RedisRepository(own.redis), topic, dlqTopic, service, leasedKeys: () => leasedKeys(service) };
+    return {
+      transport: own.kafka,
+      repository: new RedisRepository(own.redis),
+      topic,
+      dlqTopic,
+      service,
+      leasedKeys: () => leasedKeys(service),
+    };
   },
   rate: 20,
   runMs: 20_000,

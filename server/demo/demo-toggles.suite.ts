@@ -66,7 +66,6 @@ const HANDLED_SHARE_MIN = 0.9;
 const HANDLED_SHARE_MIN_LEAVING = 0.75;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-
 /** Registers the toggles' tests on `env`. */
 export function demoTogglesSuite(env: TogglesEnv): void {
   const demos: DemoService[] = [];
@@ -78,7 +77,18 @@ export function demoTogglesSuite(env: TogglesEnv): void {
     const counters = sideEffectCounters(registry);
     const store = new MemorySideEffectStore((handler, _id, r) => countPush(counters, handler, r));
     const { transport, repository, topic, dlqTopic, service } = w;
-    const demo = new DemoService({ transport, repository, topic, dlqTopic, service, store, registry, ratePerSec: 0, commitIntervalMs: 500, backgroundDuplicates: false });
+    const demo = new DemoService({
+      transport,
+      repository,
+      topic,
+      dlqTopic,
+      service,
+      store,
+      registry,
+      ratePerSec: 0,
+      commitIntervalMs: 500,
+      backgroundDuplicates: false,
+    });
     demos.push(demo);
     await demo.start();
     if (faults) demo.setFaults(faults);
@@ -91,7 +101,7 @@ export function demoTogglesSuite(env: TogglesEnv): void {
     const published = new Set(records).size;
     const handled = async () => (await counterTotal(counters.sent)) + (await counterTotal(m.poisoned));
     // Drained: every event pushed or poisoned (bounded; a key stuck behind a 60 s lease never drains in time).
-    for (const end = Date.now() + env.drainMs; (await handled()) < published && Date.now() < end; ) await sleep(250);
+    for (const end = Date.now() + env.drainMs; (await handled()) < published && Date.now() < end;) await sleep(250);
     const result = {
       published,
       /** Records on the topic that repeat a UUID: the forwarder's copies. */
@@ -133,64 +143,91 @@ export function demoTogglesSuite(env: TogglesEnv): void {
     };
     for (const p of Object.values(cases)) p.catch(() => undefined);
 
-    it("with the store faults on too, events are handled (pushed, or sent to the DLQ by the fail-closed handler) by the end of the run, or held by a lease, and hardly a key stays leased where no replica leaves", async () => {
-      // A lost `done` mark or release would leave a 60 s lease behind: each copy meeting it is retried
-      // and nacked, holding its partition, so events pile up unhandled and the toggles' effects stop.
-      // Where a replica leaves (rebalance) or crashes (restart) with work in flight, its leases hold
-      // those events for leaseMs by design (spec §10): an event may be unhandled at the end only while
-      // a lease is held, and most of the run is handled anyway.
-      const leaving = new Set(env.leavingCases);
-      for (const [name, p] of Object.entries(cases)) {
-        const r = await p;
-        const handled = r.sent + r.poisoned;
-        // That the toggles had traffic to act on: the demo's timer-driven publisher, starved on 2 cores while the
-        // fault cases run beside this file, published 198 of a 200 floor at half its rate (a fresh-clone run).
-        expect(r.published, `${name}: ${JSON.stringify(r)}`).toBeGreaterThan(env.rate * (env.runMs / 1000) * 0.3);
-        if (name.endsWith("Faults")) expect(r.storeErrors, `${name}: the store faults failed no call`).toBeGreaterThan(0);
-        if (!leaving.has(name)) {
-          // No replica left: a key stays under a `processing` lease only where a done mark or release
-          // failed all three tries (10 % of calls failing: ~0.1 % of them; one call marks a whole batch)
-          // — a few keys, never the dozens a single try leaves.
-          expect(r.leased, `${name}: keys left under a lease: ${JSON.stringify(r)}`).toBeLessThanOrEqual(Math.ceil(r.published * LEASED_SHARE_MAX));
+    it(
+      "with the store faults on too, events are handled (pushed, or sent to the DLQ by the fail-closed handler) by the end of the run, or held by a lease, and hardly a key stays leased where no replica leaves",
+      async () => {
+        // A lost `done` mark or release would leave a 60 s lease behind: each copy meeting it is retried
+        // and nacked, holding its partition, so events pile up unhandled and the toggles' effects stop.
+        // Where a replica leaves (rebalance) or crashes (restart) with work in flight, its leases hold
+        // those events for leaseMs by design (spec §10): an event may be unhandled at the end only while
+        // a lease is held, and most of the run is handled anyway.
+        const leaving = new Set(env.leavingCases);
+        for (const [name, p] of Object.entries(cases)) {
+          const r = await p;
+          const handled = r.sent + r.poisoned;
+          // That the toggles had traffic to act on: the demo's timer-driven publisher, starved on 2 cores while the
+          // fault cases run beside this file, published 198 of a 200 floor at half its rate (a fresh-clone run).
+          expect(r.published, `${name}: ${JSON.stringify(r)}`).toBeGreaterThan(env.rate * (env.runMs / 1000) * 0.3);
+          if (name.endsWith("Faults"))
+            expect(r.storeErrors, `${name}: the store faults failed no call`).toBeGreaterThan(0);
+          if (!leaving.has(name)) {
+            // No replica left: a key stays under a `processing` lease only where a done mark or release
+            // failed all three tries (10 % of calls failing: ~0.1 % of them; one call marks a whole batch)
+            // — a few keys, never the dozens a single try leaves.
+            expect(r.leased, `${name}: keys left under a lease: ${JSON.stringify(r)}`).toBeLessThanOrEqual(
+              Math.ceil(r.published * LEASED_SHARE_MAX),
+            );
+          }
+          // An event is unhandled at the end only while a lease holds it (or the copies behind it in its
+          // partition). Where a replica leaves, each departure holds its in-flight batch's partition for
+          // leaseMs (longer than the run), and a loaded machine has more in flight at that moment.
+          const handledShare = leaving.has(name) ? HANDLED_SHARE_MIN_LEAVING : HANDLED_SHARE_MIN;
+          expect(handled, `${name}: ${JSON.stringify(r)}`).toBeGreaterThanOrEqual(
+            Math.floor(r.published * handledShare),
+          );
+          if (handled < r.published)
+            expect(r.leased, `${name}: unhandled events with no lease held: ${JSON.stringify(r)}`).toBeGreaterThan(0);
         }
-        // An event is unhandled at the end only while a lease holds it (or the copies behind it in its
-        // partition). Where a replica leaves, each departure holds its in-flight batch's partition for
-        // leaseMs (longer than the run), and a loaded machine has more in flight at that moment.
-        const handledShare = leaving.has(name) ? HANDLED_SHARE_MIN_LEAVING : HANDLED_SHARE_MIN;
-        expect(handled, `${name}: ${JSON.stringify(r)}`).toBeGreaterThanOrEqual(Math.floor(r.published * handledShare));
-        if (handled < r.published) expect(r.leased, `${name}: unhandled events with no lease held: ${JSON.stringify(r)}`).toBeGreaterThan(0);
-      }
-    }, env.timeoutMs);
+      },
+      env.timeoutMs,
+    );
 
-    it("forwarder re-publish: about its rate of the events come back and are swallowed as re-publishes", async () => {
-      const alone = await cases.forwarder;
-      const faulty = await cases.forwarderFaults;
-      for (const r of [alone, faulty]) {
-        // 20 % of the events are re-sent (a 0.2 rate keeps the count well clear of chance) …
-        expect(r.copies, JSON.stringify(r)).toBeGreaterThan(r.published * 0.2 * 0.6);
-        expect(r.copies, JSON.stringify(r)).toBeLessThan(r.published * 0.2 * 1.4);
-        // … and no more copies are swallowed than were sent.
-        expect(r.republish, JSON.stringify(r)).toBeLessThanOrEqual(r.copies);
-        expect(r.deduplicated, JSON.stringify(r)).toBeGreaterThanOrEqual(r.republish);
-      }
-      // Alone, nearly every copy is swallowed as a re-publish.
-      expect(alone.republish, JSON.stringify(alone)).toBeGreaterThanOrEqual(alone.copies * 0.9);
-      // A failing check lets a copy through (fail-open) or its original went unmarked: a share, not all of it.
-      expect(faulty.republish, JSON.stringify(faulty)).toBeGreaterThan(faulty.published * 0.2 * 0.35);
-    }, env.timeoutMs);
+    it(
+      "forwarder re-publish: about its rate of the events come back and are swallowed as re-publishes",
+      async () => {
+        const alone = await cases.forwarder;
+        const faulty = await cases.forwarderFaults;
+        for (const r of [alone, faulty]) {
+          // 20 % of the events are re-sent (a 0.2 rate keeps the count well clear of chance) …
+          expect(r.copies, JSON.stringify(r)).toBeGreaterThan(r.published * 0.2 * 0.6);
+          expect(r.copies, JSON.stringify(r)).toBeLessThan(r.published * 0.2 * 1.4);
+          // … and no more copies are swallowed than were sent.
+          expect(r.republish, JSON.stringify(r)).toBeLessThanOrEqual(r.copies);
+          expect(r.deduplicated, JSON.stringify(r)).toBeGreaterThanOrEqual(r.republish);
+        }
+        // Alone, nearly every copy is swallowed as a re-publish.
+        expect(alone.republish, JSON.stringify(alone)).toBeGreaterThanOrEqual(alone.copies * 0.9);
+        // A failing check lets a copy through (fail-open) or its original went unmarked: a share, not all of it.
+        expect(faulty.republish, JSON.stringify(faulty)).toBeGreaterThan(faulty.published * 0.2 * 0.35);
+      },
+      env.timeoutMs,
+    );
 
-    it("retry on handler error: failed attempts release their keys and the retries run", async () => {
-      const alone = await cases.retry;
-      const faulty = await cases.retryFaults;
-      // 20 % of attempts fail: each failure releases its key (a retry that fails again releases again).
-      expect(alone.released, JSON.stringify(alone)).toBeGreaterThan(alone.published * 0.2 * 0.6);
-      expect(faulty.released, JSON.stringify(faulty)).toBeGreaterThan(faulty.published * 0.2 * 0.5);
-    }, env.timeoutMs);
+    it(
+      "retry on handler error: failed attempts release their keys and the retries run",
+      async () => {
+        const alone = await cases.retry;
+        const faulty = await cases.retryFaults;
+        // 20 % of attempts fail: each failure releases its key (a retry that fails again releases again).
+        expect(alone.released, JSON.stringify(alone)).toBeGreaterThan(alone.published * 0.2 * 0.6);
+        expect(faulty.released, JSON.stringify(faulty)).toBeGreaterThan(faulty.published * 0.2 * 0.5);
+      },
+      env.timeoutMs,
+    );
 
-    it("rebalance and restart before commit: re-read tails are swallowed as redeliveries", async () => {
-      for (const [name, r] of Object.entries({ rebalance: await cases.rebalance, rebalanceFaults: await cases.rebalanceFaults, restart: await cases.restart, restartFaults: await cases.restartFaults })) {
-        expect(r.redelivery, `${name}: ${JSON.stringify(r)}`).toBeGreaterThan(0);
-      }
-    }, env.timeoutMs);
+    it(
+      "rebalance and restart before commit: re-read tails are swallowed as redeliveries",
+      async () => {
+        for (const [name, r] of Object.entries({
+          rebalance: await cases.rebalance,
+          rebalanceFaults: await cases.rebalanceFaults,
+          restart: await cases.restart,
+          restartFaults: await cases.restartFaults,
+        })) {
+          expect(r.redelivery, `${name}: ${JSON.stringify(r)}`).toBeGreaterThan(0);
+        }
+      },
+      env.timeoutMs,
+    );
   });
 }

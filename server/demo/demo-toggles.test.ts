@@ -14,7 +14,8 @@ demoTogglesSuite({
       topic: "demo.events",
       dlqTopic: "demo.events.dlq",
       service: `toggles-${name}`,
-      leasedKeys: async () => [...repository.entries()].filter((e) => e.value.startsWith("processing:") && e.expiresAt > Date.now()).length,
+      leasedKeys: async () =>
+        [...repository.entries()].filter((e) => e.value.startsWith("processing:") && e.expiresAt > Date.now()).length,
     };
   },
   rate: 40,

@@ -13,7 +13,8 @@ import type { BackgroundDuplicates } from "./background-duplicates";
 import type { DemoSourcesState } from "./demo-options";
 
 /** Waits `ms`, or less when `signal` aborts (the demo stops). */
-export const pause = (ms: number, signal: AbortSignal): Promise<void> => delay(ms, undefined, { signal }).catch(() => undefined);
+export const pause = (ms: number, signal: AbortSignal): Promise<void> =>
+  delay(ms, undefined, { signal }).catch(() => undefined);
 
 /** Time between two publishes of the traffic loop. */
 const TICK_MS = 100;
@@ -79,12 +80,20 @@ export class DemoTraffic {
     }
     const seq = this.seq++;
     const payload = JSON.stringify({ seq, userId: `u${seq % 97}`, at: new Date().toISOString() });
-    return { uuid: ulid(), metadata: { [EVENT_TYPE_KEY]: spec.eventType, [CORRELATION_ID_KEY]: ulid() }, payload: Buffer.from(payload), signal: this.signal, context: {} };
+    return {
+      uuid: ulid(),
+      metadata: { [EVENT_TYPE_KEY]: spec.eventType, [CORRELATION_ID_KEY]: ulid() },
+      payload: Buffer.from(payload),
+      signal: this.signal,
+      context: {},
+    };
   }
 
   /** (c) The forwarder re-publishes `rate` of the messages with the same UUID. */
   private forwarderCopies(msgs: readonly Message[], rate: number): Message[] {
-    return msgs.filter(() => Math.random() < rate).map((m) => ({ ...m, metadata: { ...m.metadata, "Forwarder-Republish": "1" }, context: {} }));
+    return msgs
+      .filter(() => Math.random() < rate)
+      .map((m) => ({ ...m, metadata: { ...m.metadata, "Forwarder-Republish": "1" }, context: {} }));
   }
 
   /** Publishes `copies` after `delayMs`, unless the demo stopped by then. */

@@ -26,10 +26,13 @@ const own = startDemoOnKafka("demotest", {
 });
 const { service, topic, dlqTopic, redis, transport, demo } = own;
 
-const sent = async (handler: string) => (await counters.sent.get()).values.find((v) => v.labels.handler === handler)?.value ?? 0;
+const sent = async (handler: string) =>
+  (await counters.sent.get()).values.find((v) => v.labels.handler === handler)?.value ?? 0;
 const dups = () => counterTotal(counters.duplicate);
-const deduplicated = async (handler: string) => (await dedupMetrics(registry).deduplicated.get()).values.find((v) => v.labels.handler === handler)?.value ?? 0;
-const marshalErrors = async () => (await dedupMetrics(registry).errors.get()).values.find((v) => v.labels.reason === "marshal")?.value ?? 0;
+const deduplicated = async (handler: string) =>
+  (await dedupMetrics(registry).deduplicated.get()).values.find((v) => v.labels.handler === handler)?.value ?? 0;
+const marshalErrors = async () =>
+  (await dedupMetrics(registry).errors.get()).values.find((v) => v.labels.reason === "marshal")?.value ?? 0;
 async function eventually(cond: () => Promise<boolean>, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await cond())) {
@@ -41,7 +44,10 @@ async function eventually(cond: () => Promise<boolean>, ms = 30_000): Promise<vo
 describe("demo consumer on Kafka", () => {
   it("a record from a plain kafkajs producer with only Watermill's headers is processed once; two more copies are deduplicated", async () => {
     const uuid = ulid();
-    const record = { value: JSON.stringify({ reviewId: 7 }), headers: { [WATERMILL_UUID_HEADER]: uuid, "Event-Type": "review.created" } };
+    const record = {
+      value: JSON.stringify({ reviewId: 7 }),
+      headers: { [WATERMILL_UUID_HEADER]: uuid, "Event-Type": "review.created" },
+    };
     await own.producer.send({ topic, messages: [record] });
     await eventually(async () => (await sent("on-review-created")) === 1);
     await own.producer.send({ topic, messages: [record, record] });
@@ -49,25 +55,42 @@ describe("demo consumer on Kafka", () => {
     expect(await sent("on-review-created")).toBe(1);
     expect(await dups()).toBe(0);
     // The done value names the first delivery's position; the two producer re-sends sat at other offsets.
-    expect(await redis.get(`${service}:dedup:on-review-created:${uuid}`)).toMatch(new RegExp(`^done:${topic.replace(/\./g, "\\.")}:\\d+:\\d+#[A-Za-z0-9_-]{7}$`));
-    const causes = (await dedupMetrics(registry).duplicatesByCause.get()).values.filter((v) => v.labels.handler === "on-review-created");
-    expect(Object.fromEntries(causes.map((v) => [v.labels.cause, v.value]))).toEqual({ redelivery: 0, republish: 2, unknown: 0 });
+    expect(await redis.get(`${service}:dedup:on-review-created:${uuid}`)).toMatch(
+      new RegExp(`^done:${topic.replace(/\./g, "\\.")}:\\d+:\\d+#[A-Za-z0-9_-]{7}$`),
+    );
+    const causes = (await dedupMetrics(registry).duplicatesByCause.get()).values.filter(
+      (v) => v.labels.handler === "on-review-created",
+    );
+    expect(Object.fromEntries(causes.map((v) => [v.labels.cause, v.value]))).toEqual({
+      redelivery: 0,
+      republish: 2,
+      unknown: 0,
+    });
   });
 
   it("Redis cut-off: the consumer's client is disconnected for the given time (fail-open keeps consuming, redis_conn counted), then reconnects", async () => {
-    const connErrors = async () => (await dedupMetrics(registry).errors.get()).values.find((v) => v.labels.reason === "redis_conn")?.value ?? 0;
+    const connErrors = async () =>
+      (await dedupMetrics(registry).errors.get()).values.find((v) => v.labels.reason === "redis_conn")?.value ?? 0;
     const before = await connErrors();
     const sentBefore = await sent("on-page-viewed");
     const f = demo.setFaults({ redisCutoffMs: 2500 });
     expect(f.redisCutoff).toMatchObject({ available: true, active: true });
     const during = ulid();
-    await own.producer.send({ topic, messages: [{ value: "{}", headers: { [WATERMILL_UUID_HEADER]: during, "Event-Type": "page.viewed" } }] });
+    await own.producer.send({
+      topic,
+      messages: [{ value: "{}", headers: { [WATERMILL_UUID_HEADER]: during, "Event-Type": "page.viewed" } }],
+    });
     await eventually(async () => (await sent("on-page-viewed")) === sentBefore + 1);
     expect(await connErrors()).toBeGreaterThan(before);
     await eventually(async () => redis.status === "ready" && !demo.getFaults().redisCutoff.active, 10_000);
     const after = ulid();
-    await own.producer.send({ topic, messages: [{ value: "{}", headers: { [WATERMILL_UUID_HEADER]: after, "Event-Type": "page.viewed" } }] });
-    await eventually(async () => (await redis.get(`${service}:dedup:on-page-viewed:${after}`))?.startsWith("done:") === true);
+    await own.producer.send({
+      topic,
+      messages: [{ value: "{}", headers: { [WATERMILL_UUID_HEADER]: after, "Event-Type": "page.viewed" } }],
+    });
+    await eventually(
+      async () => (await redis.get(`${service}:dedup:on-page-viewed:${after}`))?.startsWith("done:") === true,
+    );
     expect(await redis.get(`${service}:dedup:on-page-viewed:${during}`)).toBeNull(); // processed unchecked during the cut
   });
 
@@ -80,7 +103,11 @@ describe("demo consumer on Kafka", () => {
       topic,
       messages: [
         { partition: 0, value: "{}", headers: { "Event-Type": "review.created" } }, // no UUID header
-        { partition: 0, value: "{not json", headers: { [WATERMILL_UUID_HEADER]: badJson, "Event-Type": "user.banned" } },
+        {
+          partition: 0,
+          value: "{not json",
+          headers: { [WATERMILL_UUID_HEADER]: badJson, "Event-Type": "user.banned" },
+        },
         { partition: 0, value: "{}", headers: { [WATERMILL_UUID_HEADER]: after, "Event-Type": "user.banned" } },
       ],
     });
@@ -92,7 +119,9 @@ describe("demo consumer on Kafka", () => {
     expect(noUuid?.metadata[TOPIC_POISONED_KEY]).toBe(topic);
     // The owner of its event type took it: it shows on that handler's DLQ panel and in the DLQ counter.
     expect(noUuid?.metadata[HANDLER_POISONED_KEY]).toBe("on-review-created");
-    const poisonedMarshal = (await dedupMetrics(registry).poisoned.get()).values.find((v) => v.labels.handler === "on-review-created" && v.labels.reason_poisoned === "marshal")?.value;
+    const poisonedMarshal = (await dedupMetrics(registry).poisoned.get()).values.find(
+      (v) => v.labels.handler === "on-review-created" && v.labels.reason_poisoned === "marshal",
+    )?.value;
     expect(poisonedMarshal).toBe(1);
     const json = dlq.find((d) => d.ok && d.uuid === badJson);
     expect(json?.metadata[REASON_POISONED_KEY]).toMatch(/invalid JSON payload/);
@@ -117,7 +146,13 @@ describe("demo consumer on Kafka", () => {
       restartBeforeCommit: { enabled: true, periodMs: 4000 },
     });
     await new Promise((r) => setTimeout(r, 12_000));
-    demo.setSources({ traffic: { enabled: false }, rebalance: { enabled: false }, restartBeforeCommit: { enabled: false }, forwarderRepublish: { enabled: false }, retryOnError: { enabled: false } });
+    demo.setSources({
+      traffic: { enabled: false },
+      rebalance: { enabled: false },
+      restartBeforeCommit: { enabled: false },
+      forwarderRepublish: { enabled: false },
+      retryOnError: { enabled: false },
+    });
     await new Promise((r) => setTimeout(r, 2000)); // the forwarder's and the producer's late copies are on the topic
     const published = [...(await uuidsOnTopic())].filter((u) => !earlier.has(u)).length;
     expect(published).toBeGreaterThan(300); // the traffic ran: 60 a second for 12 s, fewer on a loaded machine

@@ -23,9 +23,19 @@ function setup(ratePerSec: number) {
   const counters = sideEffectCounters(registry);
   const store = new MemorySideEffectStore((handler, _id, r) => countPush(counters, handler, r));
   const transport = new MemoryTransport();
-  demo = new DemoService({ transport, repository: new MemoryRepository(), store, service: "notification", registry, ratePerSec, commitIntervalMs: 500 });
-  const total = async (c: { get(): Promise<{ values: Array<{ value: number; labels: Record<string, unknown> }> }> }, filter: (l: Record<string, unknown>) => boolean = () => true) =>
-    (await c.get()).values.filter((v) => filter(v.labels)).reduce((a, v) => a + v.value, 0);
+  demo = new DemoService({
+    transport,
+    repository: new MemoryRepository(),
+    store,
+    service: "notification",
+    registry,
+    ratePerSec,
+    commitIntervalMs: 500,
+  });
+  const total = async (
+    c: { get(): Promise<{ values: Array<{ value: number; labels: Record<string, unknown> }> }> },
+    filter: (l: Record<string, unknown>) => boolean = () => true,
+  ) => (await c.get()).values.filter((v) => filter(v.labels)).reduce((a, v) => a + v.value, 0);
   const m = dedupMetrics(registry);
   return { demo, transport, counters, m, total, registry };
 }
@@ -39,7 +49,11 @@ describe("live demo (embedded)", () => {
       ["on-user-banned", "critical", "closed"],
       ["on-page-viewed", "analytics", "open"],
     ]);
-    for (const h of DEMO_HANDLERS) expect(lintHandler(h).filter((f) => f.severity !== "info"), h.handler).toEqual([]);
+    for (const h of DEMO_HANDLERS)
+      expect(
+        lintHandler(h).filter((f) => f.severity !== "info"),
+        h.handler,
+      ).toEqual([]);
   });
 
   it("with all four duplicate sources on, repeats are deduplicated and no push is sent twice", async () => {
@@ -79,14 +93,18 @@ describe("live demo (embedded)", () => {
   it("a record without a UUID goes to its owner's DLQ with handler_poisoned set and counts as messages_poisoned_total{reason_poisoned=marshal}", async () => {
     const { demo, transport, m, total } = setup(0);
     await demo.start();
-    await transport.produceRaw("demo.events", { headers: { [EVENT_TYPE_KEY]: "user.banned" }, value: Buffer.from("{}") });
+    await transport.produceRaw("demo.events", {
+      headers: { [EVENT_TYPE_KEY]: "user.banned" },
+      value: Buffer.from("{}"),
+    });
     await transport.produceRaw("demo.events", { headers: {}, value: Buffer.from("{}") });
     const end = Date.now() + 10_000;
     while ((await transport.readAll("demo.events.dlq")).length < 2 && Date.now() < end) await sleep(50);
     const dlq = await transport.readAll("demo.events.dlq");
     expect(dlq.map((d) => d.metadata[HANDLER_POISONED_KEY]).sort()).toEqual(["on-review-created", "on-user-banned"]);
     expect(dlq.every((d) => d.metadata[REASON_POISONED_KEY]?.startsWith("marshal"))).toBe(true);
-    const marshal = (handler: string) => total(m.poisoned, (l) => l.handler === handler && l.reason_poisoned === "marshal" && l.topic === "demo.events");
+    const marshal = (handler: string) =>
+      total(m.poisoned, (l) => l.handler === handler && l.reason_poisoned === "marshal" && l.topic === "demo.events");
     expect(await marshal("on-user-banned")).toBe(1);
     expect(await marshal("on-review-created")).toBe(1);
     expect(await total(m.poisoned)).toBe(2);
@@ -96,12 +114,18 @@ describe("live demo (embedded)", () => {
     const { demo, transport, registry } = setup(0);
     const id = `${hostname()}-${process.pid}`;
     await demo.start();
-    await transport.produceRaw("demo.events", { headers: { [EVENT_TYPE_KEY]: "page.viewed" }, value: Buffer.from("{}") });
+    await transport.produceRaw("demo.events", {
+      headers: { [EVENT_TYPE_KEY]: "page.viewed" },
+      value: Buffer.from("{}"),
+    });
     const end = Date.now() + 10_000;
     while ((await transport.readAll("demo.events.dlq")).length < 1 && Date.now() < end) await sleep(50);
     expect((await transport.readAll("demo.events.dlq"))[0]?.metadata[SUBSCRIBER_POISONED_KEY]).toBe(`memory/${id}`);
     demo.setSources({ rebalance: { enabled: true, replicas: 1, periodMs: 2000 } });
-    const info = async () => ((await registry.getSingleMetric(CONSUMER_INFO_METRIC)?.get())?.values ?? []).map((v) => `${v.labels.service}/${v.labels.replica}=${v.value}`).sort();
+    const info = async () =>
+      ((await registry.getSingleMetric(CONSUMER_INFO_METRIC)?.get())?.values ?? [])
+        .map((v) => `${v.labels.service}/${v.labels.replica}=${v.value}`)
+        .sort();
     const until = Date.now() + 5000;
     while ((await info()).length < 2 && Date.now() < until) await sleep(100);
     expect(await info()).toEqual([`notification/${id}-r1=1`, `notification/${id}=1`].sort());

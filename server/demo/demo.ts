@@ -11,7 +11,13 @@ import { DEMO_PARTITIONS, demoHandlerSetups } from "@/server/notification/demo-h
 import { BackgroundDuplicates } from "./background-duplicates";
 import { StoreFaults } from "./demo-faults";
 import { DemoLifecycle } from "./demo-lifecycle";
-import { initialSources, resolveDemoOptions, type DemoServiceOptions, type DemoSourcesState, type ResolvedDemoOptions } from "./demo-options";
+import {
+  initialSources,
+  resolveDemoOptions,
+  type DemoServiceOptions,
+  type DemoSourcesState,
+  type ResolvedDemoOptions,
+} from "./demo-options";
 import { DemoTraffic } from "./demo-traffic";
 
 /** The live demo service. */
@@ -32,7 +38,13 @@ export class DemoService {
     const bg = options.backgroundDuplicates ?? (options.transport.mode === "embedded" ? {} : false);
     const background = bg === false ? null : new BackgroundDuplicates(bg);
     this.replicas = new DemoLifecycle(this.o, this.faults.repository, this.sources, background, this.stopCtl.signal);
-    this.traffic = new DemoTraffic(this.o.transport.publisher, this.o.topic, this.sources, background, this.stopCtl.signal);
+    this.traffic = new DemoTraffic(
+      this.o.transport.publisher,
+      this.o.topic,
+      this.sources,
+      background,
+      this.stopCtl.signal,
+    );
   }
 
   get mode(): "embedded" | "real" {

@@ -59,7 +59,10 @@ beforeAll(async () => {
   // Both re-publish a share of their events: a demo must not swallow (or count) the other's copies.
   for (const x of [a, b]) x.demo.setSources({ forwarderRepublish: { enabled: true, rate: 0.2, delayMs: 500 } });
   // A record nobody can read, on B's topic only: B's marshal counter moves, A's must not.
-  await b.transport.produceRaw(b.c.DEMO_TOPIC, { headers: { [EVENT_TYPE_KEY]: "review.created" }, value: Buffer.from("{}") });
+  await b.transport.produceRaw(b.c.DEMO_TOPIC, {
+    headers: { [EVENT_TYPE_KEY]: "review.created" },
+    value: Buffer.from("{}"),
+  });
   await new Promise((r) => setTimeout(r, 8_000));
   for (const x of [a, b]) x.demo.setSources({ traffic: { enabled: false } });
   await new Promise((r) => setTimeout(r, 2_000));
@@ -85,7 +88,10 @@ describe("two demos on one broker with their own SERVICE_NAME and DEMO_TOPIC", (
   });
 
   it("each consumes only its own topic: every processed, deduplicated and poisoned series is its own", async () => {
-    for (const [x, other] of [[a, b], [b, a]] as const) {
+    for (const [x, other] of [
+      [a, b],
+      [b, a],
+    ] as const) {
       const m = dedupMetrics(x.registry);
       const processed = await values(m.processed);
       expect(sum(processed)).toBeGreaterThan(20);
@@ -108,7 +114,8 @@ describe("two demos on one broker with their own SERVICE_NAME and DEMO_TOPIC", (
   });
 
   it("the other's unreadable record is not counted: only B's marshal errors moved", async () => {
-    const marshal = async (x: Instance) => sum((await values(dedupMetrics(x.registry).errors)).filter((v) => v.labels.reason === "marshal"));
+    const marshal = async (x: Instance) =>
+      sum((await values(dedupMetrics(x.registry).errors)).filter((v) => v.labels.reason === "marshal"));
     expect(await marshal(b)).toBe(1);
     expect(await marshal(a)).toBe(0);
   });

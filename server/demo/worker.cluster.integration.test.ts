@@ -44,7 +44,14 @@ function startWorker(name: string): Worker {
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/worker.ts", "--name", name], {
     cwd: process.cwd(),
     stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, KAFKA_BROKERS: BROKERS.join(","), REDIS_CLUSTER_NODES: CLUSTER_NODES, REDIS_URL: "", DATABASE_URL: "", SERVICE_NAME: service },
+    env: {
+      ...process.env,
+      KAFKA_BROKERS: BROKERS.join(","),
+      REDIS_CLUSTER_NODES: CLUSTER_NODES,
+      REDIS_URL: "",
+      DATABASE_URL: "",
+      SERVICE_NAME: service,
+    },
   });
   const lines: string[] = [];
   let ok!: () => void;
@@ -61,7 +68,9 @@ function startWorker(name: string): Worker {
   createInterface({ input: child.stdout }).on("line", onLine);
   createInterface({ input: child.stderr }).on("line", onLine);
   const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  void exited.then((code) => fail(new Error(`worker ${name} exited (${code}) before consuming:\n${lines.slice(-15).join("\n")}`)));
+  void exited.then((code) =>
+    fail(new Error(`worker ${name} exited (${code}) before consuming:\n${lines.slice(-15).join("\n")}`)),
+  );
   const w = { name, child, lines, consuming, exited };
   workers.push(w);
   return w;
@@ -81,17 +90,30 @@ async function stopWorker(w: Worker): Promise<number | null> {
 }
 
 /** Every group of the service, once each satisfies `ok`. */
-async function untilAll(ok: (g: ConsumerGroupView | undefined) => boolean, what: string, ms = 90_000): Promise<ConsumerGroupView[]> {
+async function untilAll(
+  ok: (g: ConsumerGroupView | undefined) => boolean,
+  what: string,
+  ms = 90_000,
+): Promise<ConsumerGroupView[]> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const views = await Promise.all(groups.map(async (group) => (await describer.describe({ topic: DEMO_TOPIC, group }).catch(() => ({ groups: [] }))).groups[0]));
+    const views = await Promise.all(
+      groups.map(
+        async (group) =>
+          (await describer.describe({ topic: DEMO_TOPIC, group }).catch(() => ({ groups: [] }))).groups[0],
+      ),
+    );
     if (views.every(ok)) return views as ConsumerGroupView[];
-    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${ms} ms; last views ${JSON.stringify(views.map((v) => v && { id: v.groupId, state: v.state, members: v.members.map((m) => [m.clientId, m.partitions]) }))}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what}: not reached in ${ms} ms; last views ${JSON.stringify(views.map((v) => v && { id: v.groupId, state: v.state, members: v.members.map((m) => [m.clientId, m.partitions]) }))}`,
+      );
     await sleep(300);
   }
 }
 
-const stableWith = (k: number) => (g: ConsumerGroupView | undefined) => g?.state === "Stable" && g.members.length === k && g.unassigned.length === 0;
+const stableWith = (k: number) => (g: ConsumerGroupView | undefined) =>
+  g?.state === "Stable" && g.members.length === k && g.unassigned.length === 0;
 
 function expectShared(v: ConsumerGroupView, names: readonly string[]): void {
   expect(v.members).toHaveLength(names.length);
@@ -101,24 +123,38 @@ function expectShared(v: ConsumerGroupView, names: readonly string[]): void {
   const sizes = v.members.map((m) => m.partitions.length);
   expect(Math.max(...sizes) - Math.min(...sizes), `${v.groupId}: balanced`).toBeLessThanOrEqual(1);
   // Each replica appears once, under a clientId that names it.
-  for (const n of names) expect(v.members.filter((m) => m.clientId.endsWith(`/${n}`)).length, `${v.groupId}: ${n}`).toBe(1);
+  for (const n of names)
+    expect(v.members.filter((m) => m.clientId.endsWith(`/${n}`)).length, `${v.groupId}: ${n}`).toBe(1);
 }
 
 beforeAll(async () => {
-  admin = new Kafka({ clientId: "worker-scale-test", brokers: BROKERS, logLevel: logLevel.NOTHING, connectionTimeout: 2000, retry: { retries: 1 } }).admin();
+  admin = new Kafka({
+    clientId: "worker-scale-test",
+    brokers: BROKERS,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 2000,
+    retry: { retries: 1 },
+  }).admin();
   try {
     await admin.connect();
     const offsets = await admin.fetchTopicOffsets(DEMO_TOPIC);
     if (offsets.length !== 6) throw new Error(`${DEMO_TOPIC} has ${offsets.length} partitions, expected 6`);
   } catch (e) {
-    setupError = new Error(`Kafka at ${BROKERS.join(",")} with ${DEMO_TOPIC} is not usable (${(e as Error).message}): run npm run stack:up`);
+    setupError = new Error(
+      `Kafka at ${BROKERS.join(",")} with ${DEMO_TOPIC} is not usable (${(e as Error).message}): run npm run stack:up`,
+    );
     return;
   }
   const c = clusterClient({ clusterRetryStrategy: () => null }, CLUSTER_NODES.split(","));
   try {
-    await Promise.race([new Promise((r) => c.once("ready", r)), sleep(5000).then(() => Promise.reject(new Error("not ready after 5 s")))]);
+    await Promise.race([
+      new Promise((r) => c.once("ready", r)),
+      sleep(5000).then(() => Promise.reject(new Error("not ready after 5 s"))),
+    ]);
   } catch (e) {
-    setupError = new Error(`Redis Cluster at ${CLUSTER_NODES} is not usable (${(e as Error).message}): run npm run stack:cluster`);
+    setupError = new Error(
+      `Redis Cluster at ${CLUSTER_NODES} is not usable (${(e as Error).message}): run npm run stack:cluster`,
+    );
   } finally {
     c.disconnect();
   }

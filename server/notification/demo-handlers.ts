@@ -40,9 +40,30 @@ export interface DemoHandlerSpec {
 
 /** The three demo handlers. */
 export const DEMO_HANDLER_SPECS: readonly DemoHandlerSpec[] = [
-  { name: "on-review-created", eventType: "review.created", ttlClass: "default", ttlMs: TTL_POLICY.defaultMs, failureMode: "open", trafficShare: 0.5 },
-  { name: "on-user-banned", eventType: "user.banned", ttlClass: "critical", ttlMs: TTL_POLICY.criticalMs, failureMode: "closed", trafficShare: 0.1 },
-  { name: "on-page-viewed", eventType: "page.viewed", ttlClass: "analytics", ttlMs: TTL_POLICY.analyticsMaxMs, failureMode: "open", trafficShare: 0.4 },
+  {
+    name: "on-review-created",
+    eventType: "review.created",
+    ttlClass: "default",
+    ttlMs: TTL_POLICY.defaultMs,
+    failureMode: "open",
+    trafficShare: 0.5,
+  },
+  {
+    name: "on-user-banned",
+    eventType: "user.banned",
+    ttlClass: "critical",
+    ttlMs: TTL_POLICY.criticalMs,
+    failureMode: "closed",
+    trafficShare: 0.1,
+  },
+  {
+    name: "on-page-viewed",
+    eventType: "page.viewed",
+    ttlClass: "analytics",
+    ttlMs: TTL_POLICY.analyticsMaxMs,
+    failureMode: "open",
+    trafficShare: 0.4,
+  },
 ];
 
 /**

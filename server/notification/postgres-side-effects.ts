@@ -5,7 +5,11 @@
 import { Pool } from "pg";
 import type { PushObserver, PushOptions, PushResult, SideEffectStore } from "./side-effects";
 
-const ident = (s: string) => s.toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, 50);
+const ident = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, "_")
+    .slice(0, 50);
 
 /** Options of {@link PostgresSideEffectStore}. */
 export interface PostgresSideEffectStoreOptions {
@@ -37,13 +41,19 @@ export class PostgresSideEffectStore implements SideEffectStore {
   private readonly ready = new Map<string, Promise<void>>();
 
   constructor(private readonly o: PostgresSideEffectStoreOptions) {
-    if (!o.connectionString) throw new RangeError("PostgresSideEffectStore: connectionString is required (DATABASE_URL)");
+    if (!o.connectionString)
+      throw new RangeError("PostgresSideEffectStore: connectionString is required (DATABASE_URL)");
     const poolSize = o.poolSize ?? 8;
-    if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 50) throw new RangeError("PostgresSideEffectStore: poolSize must be an integer in [1, 50]");
+    if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 50)
+      throw new RangeError("PostgresSideEffectStore: poolSize must be an integer in [1, 50]");
     this.schema = ident(o.schema ?? "public");
     this.prefix = ident(o.tablePrefix ?? "demo");
     this.pool = new Pool({ connectionString: o.connectionString, max: poolSize, connectionTimeoutMillis: 5000 });
-    this.ledgerPool = new Pool({ connectionString: o.connectionString, max: Math.max(2, Math.ceil(poolSize / 2)), connectionTimeoutMillis: 5000 });
+    this.ledgerPool = new Pool({
+      connectionString: o.connectionString,
+      max: Math.max(2, Math.ceil(poolSize / 2)),
+      connectionTimeoutMillis: 5000,
+    });
     // An idle client's error must not crash the process.
     this.pool.on("error", () => undefined);
     this.ledgerPool.on("error", () => undefined);
@@ -66,7 +76,9 @@ export class PostgresSideEffectStore implements SideEffectStore {
     if (!p) {
       p = (async () => {
         await this.pool.query(`CREATE SCHEMA IF NOT EXISTS "${this.schema}"`).catch(() => undefined);
-        await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.sentTable(handler)} (event_id text PRIMARY KEY, sent_at timestamptz NOT NULL DEFAULT now())`);
+        await this.pool.query(
+          `CREATE TABLE IF NOT EXISTS ${this.sentTable(handler)} (event_id text PRIMARY KEY, sent_at timestamptz NOT NULL DEFAULT now())`,
+        );
         await this.pool.query(
           `CREATE TABLE IF NOT EXISTS ${this.ledgerTable} (handler text NOT NULL, event_id text NOT NULL, pushes int NOT NULL, attempts int NOT NULL DEFAULT 1, PRIMARY KEY (handler, event_id))`,
         );
@@ -103,7 +115,10 @@ export class PostgresSideEffectStore implements SideEffectStore {
     const c = await this.pool.connect();
     try {
       await c.query("BEGIN");
-      const r = await c.query(`INSERT INTO ${this.sentTable(handler)} (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING`, [eventId]);
+      const r = await c.query(
+        `INSERT INTO ${this.sentTable(handler)} (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING`,
+        [eventId],
+      );
       if (r.rowCount === 0) {
         await c.query("COMMIT");
         return "skipped";
@@ -121,7 +136,10 @@ export class PostgresSideEffectStore implements SideEffectStore {
 
   async push(handler: string, eventId: string, opts: PushOptions = {}): Promise<PushResult> {
     await this.ensure(handler);
-    const res = opts.idempotencyKey === undefined ? await this.deliver(handler, eventId) : await this.pushWithKey(handler, eventId, opts.idempotencyKey);
+    const res =
+      opts.idempotencyKey === undefined
+        ? await this.deliver(handler, eventId)
+        : await this.pushWithKey(handler, eventId, opts.idempotencyKey);
     this.o.observe?.(handler, eventId, res);
     return res;
   }
@@ -156,7 +174,10 @@ export class PostgresSideEffectStore implements SideEffectStore {
       [handler, eventId, key],
     );
     const row = r.rows[0];
-    if (!row) throw new Error(`PostgresSideEffectStore: the push with key ${key} wrote no ledger row (is ${this.ledgerTable} intact?)`);
+    if (!row)
+      throw new Error(
+        `PostgresSideEffectStore: the push with key ${key} wrote no ledger row (is ${this.ledgerTable} intact?)`,
+      );
     return row.delivered ? { duplicate: row.pushes > 1, absorbed: false } : { duplicate: false, absorbed: true };
   }
 

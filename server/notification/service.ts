@@ -102,7 +102,12 @@ export interface StackExtras {
 }
 
 /** The library's `defaultStack` for `spec`, with a caller's {@link StackExtras} in its slots. */
-export function buildStack(spec: StackSpec, dlqPublisher: Publisher, dlqTopic: string, extras: StackExtras = {}): Middleware[] {
+export function buildStack(
+  spec: StackSpec,
+  dlqPublisher: Publisher,
+  dlqTopic: string,
+  extras: StackExtras = {},
+): Middleware[] {
   return defaultStack({
     ...spec,
     dlqPublisher: extras.wrapDlqPublisher ? extras.wrapDlqPublisher(dlqPublisher) : dlqPublisher,
@@ -175,7 +180,14 @@ export class Replica {
         handler: h.name,
       });
       this.subscribers.push(sub);
-      this.router.addHandler({ name: h.name, topic: h.topic, subscriber: sub, handler: h.handler, middleware: h.middleware, accept: h.accept });
+      this.router.addHandler({
+        name: h.name,
+        topic: h.topic,
+        subscriber: sub,
+        handler: h.handler,
+        middleware: h.middleware,
+        accept: h.accept,
+      });
     }
   }
 

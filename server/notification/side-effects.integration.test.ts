@@ -17,7 +17,12 @@ const store = (tablePrefix: string) => {
   return s;
 };
 const row = async (prefix: string, handler: string, eventId: string) =>
-  (await admin.query<{ pushes: number; attempts: number }>(`SELECT pushes, attempts FROM "${schema}"."${prefix}_push_ledger" WHERE handler = $1 AND event_id = $2`, [handler, eventId])).rows[0];
+  (
+    await admin.query<{ pushes: number; attempts: number }>(
+      `SELECT pushes, attempts FROM "${schema}"."${prefix}_push_ledger" WHERE handler = $1 AND event_id = $2`,
+      [handler, eventId],
+    )
+  ).rows[0];
 
 afterAll(async () => {
   await Promise.all(stores.map((s) => s.close()));
@@ -51,7 +56,9 @@ describe("PostgresSideEffectStore push provider", () => {
 
   it("a ledger created without `attempts` gets the column (old rows: attempts = pushes) and keeps working", async () => {
     await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    await admin.query(`CREATE TABLE "${schema}"."old_push_ledger" (handler text NOT NULL, event_id text NOT NULL, pushes int NOT NULL, PRIMARY KEY (handler, event_id))`);
+    await admin.query(
+      `CREATE TABLE "${schema}"."old_push_ledger" (handler text NOT NULL, event_id text NOT NULL, pushes int NOT NULL, PRIMARY KEY (handler, event_id))`,
+    );
     await admin.query(`INSERT INTO "${schema}"."old_push_ledger" VALUES ('h', 'before', 3)`);
     const s = store("old");
     expect(await s.push("h", "before", { idempotencyKey: "before" })).toEqual({ duplicate: true, absorbed: false });

@@ -1,6 +1,12 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { countPush, MemorySideEffectStore, SIDE_EFFECT_METRICS, sideEffectCounters, type PushResult } from "./side-effects";
+import {
+  countPush,
+  MemorySideEffectStore,
+  SIDE_EFFECT_METRICS,
+  sideEffectCounters,
+  type PushResult,
+} from "./side-effects";
 
 /** The in-process push provider: deliveries, duplicates and re-sends absorbed by idempotency key. */
 describe("MemorySideEffectStore push provider", () => {
@@ -59,7 +65,8 @@ describe("MemorySideEffectStore push provider", () => {
     countPush(c, "h", { duplicate: false, absorbed: false });
     countPush(c, "h", { duplicate: true, absorbed: false });
     countPush(c, "h", { duplicate: false, absorbed: true });
-    const value = async (name: string) => (await registry.getSingleMetric(name)!.get()).values.find((v) => v.labels.handler === "h")?.value ?? 0;
+    const value = async (name: string) =>
+      (await registry.getSingleMetric(name)!.get()).values.find((v) => v.labels.handler === "h")?.value ?? 0;
     expect(await value(SIDE_EFFECT_METRICS.sent)).toBe(2);
     expect(await value(SIDE_EFFECT_METRICS.duplicate)).toBe(1);
     expect(await value(SIDE_EFFECT_METRICS.absorbed)).toBe(1);

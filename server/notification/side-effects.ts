@@ -40,10 +40,17 @@ export interface SideEffectCounters {
  */
 export function sideEffectCounters(registry: Registry): SideEffectCounters {
   const get = (name: string, help: string) =>
-    (registry.getSingleMetric(name) as Counter<"handler"> | undefined) ?? new Counter({ name, help, labelNames: ["handler"], registers: [registry] });
+    (registry.getSingleMetric(name) as Counter<"handler"> | undefined) ??
+    new Counter({ name, help, labelNames: ["handler"], registers: [registry] });
   return {
-    sent: get(SIDE_EFFECT_METRICS.sent, "Pushes the provider delivered for the demo handlers (every delivery; an absorbed re-send is not one)."),
-    duplicate: get(SIDE_EFFECT_METRICS.duplicate, "Pushes delivered for an event id that had already been pushed: duplicates that leaked through dedup and handler idempotency."),
+    sent: get(
+      SIDE_EFFECT_METRICS.sent,
+      "Pushes the provider delivered for the demo handlers (every delivery; an absorbed re-send is not one).",
+    ),
+    duplicate: get(
+      SIDE_EFFECT_METRICS.duplicate,
+      "Pushes delivered for an event id that had already been pushed: duplicates that leaked through dedup and handler idempotency.",
+    ),
     absorbed: get(
       SIDE_EFFECT_METRICS.absorbed,
       "Re-sends the push provider absorbed by idempotency key: the window between a push and its record's COMMIT (a crash there, then the redelivery).",
@@ -99,7 +106,6 @@ export interface SideEffectStore {
   /** Releases connections; `drop` also deletes the store's tables (a workshop run's own schema). */
   close(drop?: boolean): Promise<void>;
 }
-
 
 /** In-process store (embedded mode). */
 export class MemorySideEffectStore implements SideEffectStore {
@@ -159,4 +165,3 @@ export class MemorySideEffectStore implements SideEffectStore {
     this.keys.clear();
   }
 }
-

@@ -4,7 +4,16 @@
  * create / expire. Behind `GET /api/alerts` (Alertmanager's state per instance) and `/api/silences`.
  */
 import type { AlertInstance, AlertRule } from "@/lib/api/alerts";
-import { silenceMatchersOf, silenceMatches, silenceSchema, type AlertmanagerInstance, type AlertmanagerPart, type Silence, type SilenceCreate, type Suppressor } from "@/lib/api/silences";
+import {
+  silenceMatchersOf,
+  silenceMatches,
+  silenceSchema,
+  type AlertmanagerInstance,
+  type AlertmanagerPart,
+  type Silence,
+  type SilenceCreate,
+  type Suppressor,
+} from "@/lib/api/silences";
 import { config } from "@/server/config";
 import { HttpError } from "@/server/http";
 import { failureKind } from "@/server/redact";
@@ -37,7 +46,8 @@ export class AlertmanagerClient {
 
   constructor(url: string, opts: Partial<AlertmanagerOptions> = {}) {
     this.opts = { ...DEFAULT_ALERTMANAGER_OPTIONS, ...opts };
-    if (!(this.opts.timeoutMs >= 100 && this.opts.timeoutMs <= 30_000)) throw new RangeError(`timeoutMs: expected 100..30000, got ${this.opts.timeoutMs}`);
+    if (!(this.opts.timeoutMs >= 100 && this.opts.timeoutMs <= 30_000))
+      throw new RangeError(`timeoutMs: expected 100..30000, got ${this.opts.timeoutMs}`);
     // Same URL form as PROMETHEUS_URL: user:pass@ becomes Authorization: Basic.
     const e = prometheusEndpoint(url);
     this.base = e.base;
@@ -51,7 +61,10 @@ export class AlertmanagerClient {
 
   /** Every silence Alertmanager keeps (expired ones until its retention drops them), newest end first. */
   async silences(): Promise<Silence[]> {
-    const raw = await this.call<Array<Record<string, unknown> & { status?: { state?: string } }>>("GET", "/api/v2/silences");
+    const raw = await this.call<Array<Record<string, unknown> & { status?: { state?: string } }>>(
+      "GET",
+      "/api/v2/silences",
+    );
     return raw
       .map((s) => silenceSchema.parse({ ...s, state: s.status?.state }))
       .sort((a, b) => Date.parse(b.endsAt) - Date.parse(a.endsAt) || a.id.localeCompare(b.id));
@@ -80,7 +93,10 @@ export class AlertmanagerClient {
 
   /** The silence `id` as Alertmanager lists it now. */
   async silence(id: string): Promise<Silence> {
-    const s = await this.call<Record<string, unknown> & { status?: { state?: string } }>("GET", `/api/v2/silence/${encodeURIComponent(id)}`);
+    const s = await this.call<Record<string, unknown> & { status?: { state?: string } }>(
+      "GET",
+      `/api/v2/silence/${encodeURIComponent(id)}`,
+    );
     return silenceSchema.parse({ ...s, state: s.status?.state });
   }
 
@@ -98,9 +114,18 @@ export class AlertmanagerClient {
       throw new UpstreamUnavailableError(`alertmanager: unreachable (${failureKind(e)})`);
     }
     const text = await res.text().catch(() => "");
-    if (res.status === 404) throw new NotFoundError(`alertmanager: ${text.trim().replace(/^"|"$/g, "") || "not found"}`);
-    if (res.status >= 400 && res.status < 500) throw new HttpError(res.status === 409 ? 409 : 400, res.status === 409 ? "conflict" : "bad_request", `alertmanager refused: ${text.trim().slice(0, 300)}`);
-    if (!res.ok) throw new UpstreamUnavailableError(`alertmanager: ${path.split("?")[0]} answered HTTP ${res.status}: ${text.trim().slice(0, 200)}`);
+    if (res.status === 404)
+      throw new NotFoundError(`alertmanager: ${text.trim().replace(/^"|"$/g, "") || "not found"}`);
+    if (res.status >= 400 && res.status < 500)
+      throw new HttpError(
+        res.status === 409 ? 409 : 400,
+        res.status === 409 ? "conflict" : "bad_request",
+        `alertmanager refused: ${text.trim().slice(0, 300)}`,
+      );
+    if (!res.ok)
+      throw new UpstreamUnavailableError(
+        `alertmanager: ${path.split("?")[0]} answered HTTP ${res.status}: ${text.trim().slice(0, 200)}`,
+      );
     if (text.trim() === "") return undefined as T;
     try {
       return JSON.parse(text) as T;
@@ -117,11 +142,13 @@ export function alertmanagerClient(): AlertmanagerClient | null {
   const url = config().ALERTMANAGER_URL;
   if (!url) return null;
   const g = globalThis as G;
-  if (g.__dedupHealthAlertmanager?.url !== url) g.__dedupHealthAlertmanager = { url, client: new AlertmanagerClient(url) };
+  if (g.__dedupHealthAlertmanager?.url !== url)
+    g.__dedupHealthAlertmanager = { url, client: new AlertmanagerClient(url) };
   return g.__dedupHealthAlertmanager.client;
 }
 
-const NOT_CONFIGURED = "ALERTMANAGER_URL is not set: alert states are Prometheus' alone, and silences cannot be listed or created";
+const NOT_CONFIGURED =
+  "ALERTMANAGER_URL is not set: alert states are Prometheus' alone, and silences cannot be listed or created";
 
 function requireClient(): AlertmanagerClient {
   const c = alertmanagerClient();
@@ -149,7 +176,11 @@ function sameAlert(am: AmAlert, inst: AlertInstance): boolean {
  * Alertmanager's view of one Prometheus alert instance, from what it lists (pure): its state and
  * what suppresses it (silences with their end, inhibiting alerts by their labels).
  */
-export function instanceView(inst: AlertInstance, alerts: readonly AmAlert[], silences: readonly Silence[]): AlertmanagerInstance {
+export function instanceView(
+  inst: AlertInstance,
+  alerts: readonly AmAlert[],
+  silences: readonly Silence[],
+): AlertmanagerInstance {
   const byId = new Map(silences.map((s) => [s.id, s]));
   const fromSilence = (s: Silence): Suppressor => ({ kind: "silence", id: s.id, text: s.comment, until: s.endsAt });
   const am = alerts.find((a) => sameAlert(a, inst));
@@ -188,7 +219,9 @@ export function firingSinceOf(inst: AlertInstance, alerts: readonly AmAlert[]): 
   const am = alerts.find((a) => sameAlert(a, inst));
   const ams = am ? Date.parse(am.startsAt) : NaN;
   if (!Number.isFinite(ams) || ams <= 0) return inst.firingSince;
-  return inst.firingSince === null || ams < Date.parse(inst.firingSince) ? new Date(ams).toISOString() : inst.firingSince;
+  return inst.firingSince === null || ams < Date.parse(inst.firingSince)
+    ? new Date(ams).toISOString()
+    : inst.firingSince;
 }
 
 /**
@@ -200,7 +233,14 @@ export async function withAlertmanager(rules: AlertRule[]): Promise<{ rules: Ale
   if (!client) return { rules, part: { status: "not-configured", detail: NOT_CONFIGURED } };
   try {
     const [alerts, silences] = await Promise.all([client.alerts(), client.silences()]);
-    const out = rules.map((r) => ({ ...r, instances: r.instances.map((i) => ({ ...i, firingSince: firingSinceOf(i, alerts), alertmanager: instanceView(i, alerts, silences) })) }));
+    const out = rules.map((r) => ({
+      ...r,
+      instances: r.instances.map((i) => ({
+        ...i,
+        firingSince: firingSinceOf(i, alerts),
+        alertmanager: instanceView(i, alerts, silences),
+      })),
+    }));
     // The silences in force or scheduled: Alertmanager keeps expired ones for days (1,000 of them
     // made every poll of /api/alerts grow from 8.6 kB to 1.26 MB); they suppress nothing.
     return { rules: out, part: { status: "ok", silences: silences.filter((s) => s.state !== "expired") } };
@@ -216,7 +256,10 @@ export async function getSilences(expired = false): Promise<{ generatedAt: strin
   if (!client) return { generatedAt, alertmanager: { status: "not-configured", detail: NOT_CONFIGURED } };
   try {
     const all = await client.silences();
-    return { generatedAt, alertmanager: { status: "ok", silences: expired ? all : all.filter((s) => s.state !== "expired") } };
+    return {
+      generatedAt,
+      alertmanager: { status: "ok", silences: expired ? all : all.filter((s) => s.state !== "expired") },
+    };
   } catch (e) {
     return { generatedAt, alertmanager: { status: "unavailable", detail: errorText(e) } };
   }
@@ -232,9 +275,17 @@ export const SILENCES_PER_SERVICE_MAX = 20;
  */
 export async function createSilence(s: SilenceCreate): Promise<{ silence: Silence }> {
   const c = requireClient();
-  const open = (await c.silences()).filter((x) => x.state !== "expired" && x.matchers.some((m) => m.name === "service" && m.isEqual !== false && !m.isRegex && m.value === s.service));
+  const open = (await c.silences()).filter(
+    (x) =>
+      x.state !== "expired" &&
+      x.matchers.some((m) => m.name === "service" && m.isEqual !== false && !m.isRegex && m.value === s.service),
+  );
   if (open.length >= SILENCES_PER_SERVICE_MAX) {
-    throw new HttpError(409, "conflict", `service ${s.service} already has ${open.length} silences in force or scheduled (at most ${SILENCES_PER_SERVICE_MAX}); expire one first (the alerts page, or amtool silence expire)`);
+    throw new HttpError(
+      409,
+      "conflict",
+      `service ${s.service} already has ${open.length} silences in force or scheduled (at most ${SILENCES_PER_SERVICE_MAX}); expire one first (the alerts page, or amtool silence expire)`,
+    );
   }
   const id = await c.createSilence(s);
   return { silence: await c.silence(id) };

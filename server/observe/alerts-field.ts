@@ -33,5 +33,9 @@ export function alertsField(ctx: ObserveContext, alerts: Got<AlertRule[]>): Aler
 
 /** Alert instances of one handler: its service's instances without a handler label, or its own. */
 export function handlerAlerts(rules: readonly AlertRule[], service: string, handler: string): AlertInstance[] {
-  return rules.flatMap((a) => a.instances.filter((i) => i.labels.service === service && (i.labels.handler === undefined || i.labels.handler === handler)));
+  return rules.flatMap((a) =>
+    a.instances.filter(
+      (i) => i.labels.service === service && (i.labels.handler === undefined || i.labels.handler === handler),
+    ),
+  );
 }

@@ -32,8 +32,10 @@ export class SharedCache {
   constructor(opts: Partial<SharedCacheOptions> = {}) {
     const o = { ...DEFAULT_SHARED_CACHE_OPTIONS, ...opts };
     if (!(o.ttlMs >= 0 && o.ttlMs <= 3_600_000)) throw new RangeError(`ttlMs: expected 0..3600000, got ${o.ttlMs}`);
-    if (!(o.errorTtlMs >= 0 && o.errorTtlMs <= 3_600_000)) throw new RangeError(`errorTtlMs: expected 0..3600000, got ${o.errorTtlMs}`);
-    if (!(Number.isInteger(o.maxEntries) && o.maxEntries >= 1)) throw new RangeError(`maxEntries: expected an integer ≥ 1, got ${o.maxEntries}`);
+    if (!(o.errorTtlMs >= 0 && o.errorTtlMs <= 3_600_000))
+      throw new RangeError(`errorTtlMs: expected 0..3600000, got ${o.errorTtlMs}`);
+    if (!(Number.isInteger(o.maxEntries) && o.maxEntries >= 1))
+      throw new RangeError(`maxEntries: expected an integer ≥ 1, got ${o.maxEntries}`);
     this.opts = o;
   }
 
@@ -43,7 +45,8 @@ export class SharedCache {
     const e = this.entries.get(key);
     if (e) {
       if (e.pending) return e.pending as Promise<T>;
-      if (now - e.at < (e.ok ? ttlMs : this.opts.errorTtlMs)) return e.ok ? Promise.resolve(e.value as T) : Promise.reject(e.value);
+      if (now - e.at < (e.ok ? ttlMs : this.opts.errorTtlMs))
+        return e.ok ? Promise.resolve(e.value as T) : Promise.reject(e.value);
     }
     this.loads++;
     const entry: Entry = { at: now, ok: false, value: undefined, pending: null };

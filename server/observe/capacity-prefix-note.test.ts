@@ -9,7 +9,8 @@ import type { MetricsSource } from "./metrics/source";
 function source(rate: { value: number }): MetricsSource {
   return {
     kind: "local",
-    instant: async (q) => (q === "new_rate" ? [{ labels: { service: "svc", topic: "t", handler: "h" }, value: rate.value }] : []),
+    instant: async (q) =>
+      q === "new_rate" ? [{ labels: { service: "svc", topic: "t", handler: "h" }, value: rate.value }] : [],
     range: async () => [],
     alerts: async () => [],
   };
@@ -24,7 +25,8 @@ describe("capacity: the 'wrong prefix' note needs a key count that saw the traff
     const ctx = createObserveContext({ metrics: source(rate), redis: null, memory: () => [], answerTtlMs: 0 });
     await ctx.inspector!.run(); // the start-up count: no traffic yet
     rate.value = 5;
-    const note = async () => (await getCapacity(ctx)).handlers.find((h) => h.handler === "h")!.notes.some((n) => n.includes("wrong prefix"));
+    const note = async () =>
+      (await getCapacity(ctx)).handlers.find((h) => h.handler === "h")!.notes.some((n) => n.includes("wrong prefix"));
     expect(await note()).toBe(false);
     await new Promise((r) => setTimeout(r, 5));
     await ctx.inspector!.run(); // a count that started after the traffic was seen, still no key

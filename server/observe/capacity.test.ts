@@ -31,7 +31,9 @@ describe("capacity is warm-up aware", () => {
     const w = windowFill({ ttlMs: 60 * MIN, settledMinTtlMs: null, maxTtlMs: null, processAgeMs: 6 * MIN, now })!;
     expect(w.source).toBe("process-start");
     expect(w.filled).toBeCloseTo(0.1, 6);
-    expect(windowFill({ ttlMs: 60 * MIN, settledMinTtlMs: null, maxTtlMs: null, processAgeMs: 2 * 60 * MIN, now })!.filled).toBe(1);
+    expect(
+      windowFill({ ttlMs: 60 * MIN, settledMinTtlMs: null, maxTtlMs: null, processAgeMs: 2 * 60 * MIN, now })!.filled,
+    ).toBe(1);
   });
   it("unknown age: no window", () => {
     expect(windowFill({ ttlMs: DAY, settledMinTtlMs: null, maxTtlMs: null, processAgeMs: null, now })).toBeNull();

@@ -48,7 +48,12 @@ export function windowFill(w: WindowInput): CapacityHandler["window"] {
     source = "process-start";
   } else return null;
   const filled = ageMs / w.ttlMs;
-  return { ageMs, filled, validAt: filled >= WINDOW_FULL ? null : new Date(w.now + (w.ttlMs - ageMs)).toISOString(), source };
+  return {
+    ageMs,
+    filled,
+    validAt: filled >= WINDOW_FULL ? null : new Date(w.now + (w.ttlMs - ageMs)).toISOString(),
+    source,
+  };
 }
 
 /** Per context: when each prefix's traffic was first seen (ms). */
@@ -67,14 +72,30 @@ function countSawTraffic(ctx: ObserveContext, prefix: string): boolean {
 /** What a handler's row tells its reader beside the figures: keys that never expire, a gap, traffic without keys, where the TTL came from. */
 function capacityNotes(
   measured: HandlerKeys | undefined,
-  o: { warming: boolean; gapRatio: number | null; ttlSource: CapacityHandler["ttlSource"]; trafficWithoutKeys: boolean },
+  o: {
+    warming: boolean;
+    gapRatio: number | null;
+    ttlSource: CapacityHandler["ttlSource"];
+    trafficWithoutKeys: boolean;
+  },
 ): string[] {
   const notes: string[] = [];
-  if (measured && measured.noTtlCount > 0) notes.push(`${measured.noTtlExact ? "" : "About "}${measured.noTtlCount} keys without TTL never expire: they only grow (a bug in the writer).`);
-  if (!o.warming && o.gapRatio !== null && o.gapRatio > GAP_HIGH) notes.push("More keys than projected: stale keys, keys without TTL, a TTL longer than declared, or traffic that dropped recently.");
-  if (!o.warming && o.gapRatio !== null && o.gapRatio < GAP_LOW) notes.push("Fewer keys than projected: a TTL shorter than declared, keys written under another prefix, or traffic that rose recently.");
-  if (o.trafficWithoutKeys) notes.push("Traffic but no keys under this prefix: wrong prefix, or an in-memory repository.");
-  if (o.ttlSource === "observed") notes.push("TTL taken from the largest remaining TTL seen in Redis (a lower bound of the configured window).");
+  if (measured && measured.noTtlCount > 0)
+    notes.push(
+      `${measured.noTtlExact ? "" : "About "}${measured.noTtlCount} keys without TTL never expire: they only grow (a bug in the writer).`,
+    );
+  if (!o.warming && o.gapRatio !== null && o.gapRatio > GAP_HIGH)
+    notes.push(
+      "More keys than projected: stale keys, keys without TTL, a TTL longer than declared, or traffic that dropped recently.",
+    );
+  if (!o.warming && o.gapRatio !== null && o.gapRatio < GAP_LOW)
+    notes.push(
+      "Fewer keys than projected: a TTL shorter than declared, keys written under another prefix, or traffic that rose recently.",
+    );
+  if (o.trafficWithoutKeys)
+    notes.push("Traffic but no keys under this prefix: wrong prefix, or an in-memory repository.");
+  if (o.ttlSource === "observed")
+    notes.push("TTL taken from the largest remaining TTL seen in Redis (a lower bound of the configured window).");
   return notes;
 }
 
@@ -98,20 +119,25 @@ async function buildCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
   const declared = new Map(declaredHandlers().map((d) => [declaredPrefix(d), d]));
   const prefixes = new Set<string>(declared.keys());
   if (keys.ok) for (const h of keys.value) prefixes.add(h.prefix);
-  if (rate.ok) for (const s of rate.value) if (s.labels.service && s.labels.handler) prefixes.add(handlerPrefix(s.labels.service, s.labels.handler));
+  if (rate.ok)
+    for (const s of rate.value)
+      if (s.labels.service && s.labels.handler) prefixes.add(handlerPrefix(s.labels.service, s.labels.handler));
 
   const handlers = [...prefixes].sort().map((prefix): CapacityHandler => {
     const d = declared.get(prefix);
     const owner = d ? { service: d.service, handler: d.setup.handler } : splitPrefix(prefix);
     const measured = keys.ok ? keys.value.find((h) => h.prefix === prefix) : undefined;
     // An info without ttl_ms declares no window: the keys' TTLs say it instead.
-    const ttl = d && (d.source !== "info" || d.info?.ttlMs != null)
-      ? { ms: d.setup.ttlMs, source: "declared" as const }
-      : measured?.ttlObserved
-        ? { ms: measured.ttlObserved.maxMs, source: "observed" as const }
-        : { ms: TTL_POLICY.defaultMs, source: "default" as const };
+    const ttl =
+      d && (d.source !== "info" || d.info?.ttlMs != null)
+        ? { ms: d.setup.ttlMs, source: "declared" as const }
+        : measured?.ttlObserved
+          ? { ms: measured.ttlObserved.maxMs, source: "observed" as const }
+          : { ms: TTL_POLICY.defaultMs, source: "default" as const };
     const newRate = rate.ok
-      ? rate.value.filter((s) => s.labels.service === owner.service && s.labels.handler === owner.handler).reduce<number | null>((a, s) => (a ?? 0) + (s.value ?? 0), null)
+      ? rate.value
+          .filter((s) => s.labels.service === owner.service && s.labels.handler === owner.handler)
+          .reduce<number | null>((a, s) => (a ?? 0) + (s.value ?? 0), null)
       : null;
     const window = windowFill({
       ttlMs: ttl.ms,
@@ -128,7 +154,12 @@ async function buildCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
     const gapRatio = measured && projectedKeys ? measured.keyCount / projectedKeys : null;
     // Only a count that started after this handler's traffic was first seen can miss its keys: the
     // start-up count, taken before any traffic, says nothing about the prefix.
-    const notes = capacityNotes(measured, { warming, gapRatio, ttlSource: ttl.source, trafficWithoutKeys: keys.ok && !measured && (newRate ?? 0) > 0 && countSawTraffic(ctx, prefix) });
+    const notes = capacityNotes(measured, {
+      warming,
+      gapRatio,
+      ttlSource: ttl.source,
+      trafficWithoutKeys: keys.ok && !measured && (newRate ?? 0) > 0 && countSawTraffic(ctx, prefix),
+    });
     return {
       service: owner.service,
       handler: owner.handler,
@@ -157,7 +188,8 @@ async function buildCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
       notes,
     };
   });
-  const sum = (xs: Array<number | null>) => (xs.some((x) => x !== null) ? xs.reduce<number>((a, x) => a + (x ?? 0), 0) : null);
+  const sum = (xs: Array<number | null>) =>
+    xs.some((x) => x !== null) ? xs.reduce<number>((a, x) => a + (x ?? 0), 0) : null;
   return {
     generatedAt: new Date().toISOString(),
     source: ctx.metrics.kind,

@@ -53,7 +53,10 @@ export function assembleGroupView(
       const committed = now.committed.get(o.partition) ?? null;
       const lag = partitionLag(o, committed);
       const before = previous?.committed.get(o.partition) ?? null;
-      const rate = windowSeconds !== null && committed !== null && before !== null && committed >= before ? (committed - before) / windowSeconds : null;
+      const rate =
+        windowSeconds !== null && committed !== null && before !== null && committed >= before
+          ? (committed - before) / windowSeconds
+          : null;
       const owner = owners.get(o.partition)?.[0] ?? null;
       return {
         partition: o.partition,
@@ -82,7 +85,9 @@ export function assembleGroupView(
         processedPerSecond: rates.length === 0 ? null : round2(rates.reduce((a, b) => a + b, 0)),
       };
     })
-    .sort((a, b) => (a.partitions[0] ?? Infinity) - (b.partitions[0] ?? Infinity) || a.clientId.localeCompare(b.clientId));
+    .sort(
+      (a, b) => (a.partitions[0] ?? Infinity) - (b.partitions[0] ?? Infinity) || a.clientId.localeCompare(b.clientId),
+    );
 
   return {
     groupId: group.groupId,
@@ -92,7 +97,10 @@ export function assembleGroupView(
     partitions,
     totalLag: partitions.reduce((a, p) => a + p.lag, 0),
     unassigned: partitions.filter((p) => !owners.has(p.partition)).map((p) => p.partition),
-    overlapping: [...owners].filter(([, ms]) => ms.length > 1).map(([p]) => p).sort((a, b) => a - b),
+    overlapping: [...owners]
+      .filter(([, ms]) => ms.length > 1)
+      .map(([p]) => p)
+      .sort((a, b) => a - b),
     rateWindowSeconds: windowSeconds === null ? null : round2(windowSeconds),
   };
 }

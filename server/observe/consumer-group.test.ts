@@ -1,10 +1,17 @@
 import { AssignerProtocol } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import { consumersResponseSchema } from "@/lib/api/consumers";
-import { assembleGroupView, ConsumerGroupDescriber, decodeAssignment, type ConsumerAdmin, type GroupSnapshot } from "./consumer-group";
+import {
+  assembleGroupView,
+  ConsumerGroupDescriber,
+  decodeAssignment,
+  type ConsumerAdmin,
+  type GroupSnapshot,
+} from "./consumer-group";
 import { NotFoundError, UpstreamUnavailableError } from "./errors";
 
-const assignment = (a: Record<string, number[]>) => AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: a, userData: Buffer.alloc(0) });
+const assignment = (a: Record<string, number[]>) =>
+  AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: a, userData: Buffer.alloc(0) });
 
 const SIX = [0, 1, 2, 3, 4, 5].map((p) => ({ partition: p, low: 0, high: 100 }));
 
@@ -78,7 +85,12 @@ describe("assembleGroupView", () => {
       [4, null],
       [5, 5], // went backwards (offsets reset): no rate
     ]);
-    const v = assembleGroupView(SIX, group(members, [...now]), { at: 12_000, committed: now }, { at: 10_000, committed: prev });
+    const v = assembleGroupView(
+      SIX,
+      group(members, [...now]),
+      { at: 12_000, committed: now },
+      { at: 10_000, committed: prev },
+    );
     expect(v.rateWindowSeconds).toBe(2);
     expect(v.partitions.map((p) => p.processedPerSecond)).toEqual([10, 10, 0, 2.5, null, null]);
     expect(v.members.map((m) => [m.clientId, m.processedPerSecond])).toEqual([
@@ -90,7 +102,11 @@ describe("assembleGroupView", () => {
 
 /** A fake admin: one topic of six partitions and the groups given. */
 function fakeAdmin(state: {
-  groups: Array<{ groupId: string; state?: string; members: Array<{ memberId: string; clientId: string; assignment: Record<string, number[]> }> }>;
+  groups: Array<{
+    groupId: string;
+    state?: string;
+    members: Array<{ memberId: string; clientId: string; assignment: Record<string, number[]> }>;
+  }>;
   committed: Record<string, Record<number, number>>;
   fail?: Error;
   hang?: boolean;
@@ -102,7 +118,10 @@ function fakeAdmin(state: {
   };
   const admin = {
     listTopics: () => maybe(["demo.events", "other"]),
-    fetchTopicOffsets: () => maybe(SIX.map((o) => ({ partition: o.partition, offset: String(o.high), high: String(o.high), low: String(o.low) }))),
+    fetchTopicOffsets: () =>
+      maybe(
+        SIX.map((o) => ({ partition: o.partition, offset: String(o.high), high: String(o.high), low: String(o.low) })),
+      ),
     listGroups: () => maybe({ groups: state.groups.map((g) => ({ groupId: g.groupId, protocolType: "consumer" })) }),
     describeGroups: (ids: string[]) =>
       maybe({
@@ -127,7 +146,11 @@ function fakeAdmin(state: {
       maybe([
         {
           topic: "demo.events",
-          partitions: SIX.map((o) => ({ partition: o.partition, offset: String(state.committed[groupId]?.[o.partition] ?? -1), metadata: null })),
+          partitions: SIX.map((o) => ({
+            partition: o.partition,
+            offset: String(state.committed[groupId]?.[o.partition] ?? -1),
+            metadata: null,
+          })),
         },
       ]),
   };
@@ -151,7 +174,10 @@ describe("ConsumerGroupDescriber", () => {
 
   it("lists the groups assigned the topic and stopped groups that committed on it, with a valid response body", async () => {
     const state: Parameters<typeof fakeAdmin>[0] = structuredClone(twoWorkers);
-    state.groups.push({ groupId: "stopped", state: "Empty", members: [] }, { groupId: "stopped-elsewhere", state: "Empty", members: [] });
+    state.groups.push(
+      { groupId: "stopped", state: "Empty", members: [] },
+      { groupId: "stopped-elsewhere", state: "Empty", members: [] },
+    );
     state.committed.stopped = { 0: 60 };
     const d = new ConsumerGroupDescriber(fakeAdmin(state));
     const r = await d.describe({ topic: "demo.events" });
@@ -159,7 +185,12 @@ describe("ConsumerGroupDescriber", () => {
     expect(r.partitionCount).toBe(6);
     expect(r.groups.map((g) => g.groupId)).toEqual(["demo", "stopped"]);
     const stopped = r.groups[1]!;
-    expect([stopped.state, stopped.members, stopped.unassigned, stopped.totalLag]).toEqual(["Empty", [], [0, 1, 2, 3, 4, 5], 40 + 5 * 100]);
+    expect([stopped.state, stopped.members, stopped.unassigned, stopped.totalLag]).toEqual([
+      "Empty",
+      [],
+      [0, 1, 2, 3, 4, 5],
+      40 + 5 * 100,
+    ]);
     expect(r.groups[0]!.members.map((m) => [m.clientId, m.host, m.partitions, m.lag])).toEqual([
       ["worker-1", "127.0.0.1", [0, 1, 2], 0],
       ["worker-2", "127.0.0.1", [3, 4, 5], 180],
@@ -178,7 +209,8 @@ describe("ConsumerGroupDescriber", () => {
     let t = 0;
     const state = structuredClone(twoWorkers);
     const d = new ConsumerGroupDescriber(fakeAdmin(state), { minRateWindowMs: 1000 }, () => t);
-    const rate = async () => (await d.describe({ topic: "demo.events", group: "demo" })).groups[0]!.members.map((m) => m.processedPerSecond);
+    const rate = async () =>
+      (await d.describe({ topic: "demo.events", group: "demo" })).groups[0]!.members.map((m) => m.processedPerSecond);
     expect(await rate()).toEqual([null, null]);
     t = 400;
     state.committed.demo[3] = 60;
@@ -187,7 +219,10 @@ describe("ConsumerGroupDescriber", () => {
     state.committed.demo[3] = 90;
     expect(await rate(), "50 messages on partition 3 in 2 s").toEqual([0, 25]);
     t = 2500;
-    expect(await rate(), "0.5 s later: still measured from t=0 (2.5 s), as the window since t=2 s is too short").toEqual([0, 20]);
+    expect(
+      await rate(),
+      "0.5 s later: still measured from t=0 (2.5 s), as the window since t=2 s is too short",
+    ).toEqual([0, 20]);
     t = 3200;
     state.committed.demo[0] = 112;
     expect(await rate(), "from t=2 s: 12 messages on partition 0 in 1.2 s, none on 3").toEqual([10, 0]);
@@ -196,11 +231,17 @@ describe("ConsumerGroupDescriber", () => {
   it("answers 404 for an unknown topic or an unknown group, 503 when Kafka fails or hangs", async () => {
     const d = new ConsumerGroupDescriber(fakeAdmin(twoWorkers));
     await expect(d.describe({ topic: "nope" })).rejects.toBeInstanceOf(NotFoundError);
-    await expect(d.describe({ topic: "demo.events", group: "ghost" })).rejects.toThrow(/ghost has no members and no committed offsets/);
-    const down = new ConsumerGroupDescriber(fakeAdmin({ ...twoWorkers, fail: new Error("Connection error: ECONNREFUSED") }));
+    await expect(d.describe({ topic: "demo.events", group: "ghost" })).rejects.toThrow(
+      /ghost has no members and no committed offsets/,
+    );
+    const down = new ConsumerGroupDescriber(
+      fakeAdmin({ ...twoWorkers, fail: new Error("Connection error: ECONNREFUSED") }),
+    );
     await expect(down.describe({ topic: "demo.events" })).rejects.toBeInstanceOf(UpstreamUnavailableError);
     const hung = new ConsumerGroupDescriber(fakeAdmin({ ...twoWorkers, hang: true }), { requestTimeoutMs: 100 });
-    await expect(hung.describe({ topic: "demo.events" })).rejects.toThrow(/kafka: listTopics failed: .*longer than 100 ms/);
+    await expect(hung.describe({ topic: "demo.events" })).rejects.toThrow(
+      /kafka: listTopics failed: .*longer than 100 ms/,
+    );
   });
 
   it("rejects options out of range, naming them", () => {
@@ -215,13 +256,27 @@ describe("ConsumerGroupDescriber", () => {
       { memberId: "m2", clientId: "demo/host-b-202", assignment: { "demo.events": [4, 5] } },
     ];
     const d = new ConsumerGroupDescriber(fakeAdmin(state));
-    expect(await d.members([{ groupId: "demo", topic: "demo.events" }, { groupId: "ghost", topic: "demo.events" }])).toEqual([
-      { groupId: "demo", state: "Stable", members: [{ clientId: "demo/host-a-101", host: "127.0.0.1", partitions: 4 }, { clientId: "demo/host-b-202", host: "127.0.0.1", partitions: 2 }] },
+    expect(
+      await d.members([
+        { groupId: "demo", topic: "demo.events" },
+        { groupId: "ghost", topic: "demo.events" },
+      ]),
+    ).toEqual([
+      {
+        groupId: "demo",
+        state: "Stable",
+        members: [
+          { clientId: "demo/host-a-101", host: "127.0.0.1", partitions: 4 },
+          { clientId: "demo/host-b-202", host: "127.0.0.1", partitions: 2 },
+        ],
+      },
       { groupId: "ghost", state: "Dead", members: [] },
     ]);
     const r = await d.describe({ topic: "demo.events", group: "demo" });
     expect(r.groups[0]!.members.map((m) => m.replica)).toEqual(["host-a-101", "host-b-202"]);
     const down = new ConsumerGroupDescriber(fakeAdmin({ ...twoWorkers, fail: new Error("ECONNREFUSED") }));
-    await expect(down.members([{ groupId: "demo", topic: "demo.events" }])).rejects.toBeInstanceOf(UpstreamUnavailableError);
+    await expect(down.members([{ groupId: "demo", topic: "demo.events" }])).rejects.toBeInstanceOf(
+      UpstreamUnavailableError,
+    );
   });
 });

@@ -10,10 +10,22 @@ import { AssignerProtocol, Kafka, logLevel, type Admin } from "kafkajs";
 import type { ConsumerGroupView, ConsumersQuery, ConsumersResponse } from "@/lib/api/consumers";
 import { config } from "@/server/config";
 import { withTimeout } from "@/server/dedup/store-call";
-import { assembleGroupView, RateHistory, type GroupSnapshot, type OffsetObservation, type PartitionOffsets } from "./consumer-group-view";
+import {
+  assembleGroupView,
+  RateHistory,
+  type GroupSnapshot,
+  type OffsetObservation,
+  type PartitionOffsets,
+} from "./consumer-group-view";
 import { NotFoundError, UpstreamUnavailableError, errorText } from "./errors";
 
-export { assembleGroupView, partitionLag, type GroupSnapshot, type OffsetObservation, type PartitionOffsets } from "./consumer-group-view";
+export {
+  assembleGroupView,
+  partitionLag,
+  type GroupSnapshot,
+  type OffsetObservation,
+  type PartitionOffsets,
+} from "./consumer-group-view";
 
 /** Options of the {@link ConsumerGroupDescriber}. */
 export interface ConsumerGroupOptions {
@@ -36,7 +48,10 @@ export const DEFAULT_CONSUMER_GROUP_OPTIONS: ConsumerGroupOptions = {
 };
 
 /** The admin calls the describer uses (a kafkajs `Admin` fits). */
-export type ConsumerAdmin = Pick<Admin, "listTopics" | "fetchTopicOffsets" | "listGroups" | "describeGroups" | "fetchOffsets">;
+export type ConsumerAdmin = Pick<
+  Admin,
+  "listTopics" | "fetchTopicOffsets" | "listGroups" | "describeGroups" | "fetchOffsets"
+>;
 
 /** A group's members as {@link ConsumerGroupDescriber.members} reads them (no assignment, no offsets). */
 export interface GroupMembers {
@@ -78,7 +93,8 @@ export class ConsumerGroupDescriber {
     const o = { ...DEFAULT_CONSUMER_GROUP_OPTIONS, ...opts };
     const range = (name: keyof ConsumerGroupOptions, lo: number, hi: number) => {
       const v = o[name];
-      if (!Number.isInteger(v) || v < lo || v > hi) throw new RangeError(`${name}: expected an integer in ${lo}..${hi}, got ${v}`);
+      if (!Number.isInteger(v) || v < lo || v > hi)
+        throw new RangeError(`${name}: expected an integer in ${lo}..${hi}, got ${v}`);
     };
     range("requestTimeoutMs", 100, 30_000);
     range("minRateWindowMs", 200, 600_000);
@@ -98,7 +114,12 @@ export class ConsumerGroupDescriber {
       const now: OffsetObservation = { at: this.clock(), committed: g.committed };
       return assembleGroupView(offsets, g, now, this.history.previous(`${g.groupId}\u0000${q.topic}`, now));
     });
-    return { generatedAt: new Date(this.clock()).toISOString(), topic: q.topic, partitionCount: offsets.length, groups };
+    return {
+      generatedAt: new Date(this.clock()).toISOString(),
+      topic: q.topic,
+      partitionCount: offsets.length,
+      groups,
+    };
   }
 
   /**
@@ -116,11 +137,13 @@ export class ConsumerGroupDescriber {
       });
     const topics = await call(this.admin.listTopics(), "listTopics");
     if (!topics.includes(q.topic)) throw new NotFoundError(`topic ${q.topic} does not exist on the broker`);
-    const offsets: PartitionOffsets[] = (await call(this.admin.fetchTopicOffsets(q.topic), "fetchTopicOffsets")).map((o) => ({
-      partition: o.partition,
-      low: Number(o.low),
-      high: Number(o.high),
-    }));
+    const offsets: PartitionOffsets[] = (await call(this.admin.fetchTopicOffsets(q.topic), "fetchTopicOffsets")).map(
+      (o) => ({
+        partition: o.partition,
+        low: Number(o.low),
+        high: Number(o.high),
+      }),
+    );
 
     let ids: string[];
     if (q.group) ids = [q.group];
@@ -143,14 +166,27 @@ export class ConsumerGroupDescriber {
       }))
       // Without a group asked for: groups with a member assigned the topic first, then groups with
       // no member at all (a stopped consumer: kept below if it committed offsets on the topic).
-      .filter((g) => q.group !== undefined || g.members.some((m) => m.partitions.length > 0) || (g.members.length === 0 && g.state === "Empty"))
-      .sort((a, b) => Number(a.members.length === 0) - Number(b.members.length === 0) || a.groupId.localeCompare(b.groupId))
+      .filter(
+        (g) =>
+          q.group !== undefined ||
+          g.members.some((m) => m.partitions.length > 0) ||
+          (g.members.length === 0 && g.state === "Empty"),
+      )
+      .sort(
+        (a, b) => Number(a.members.length === 0) - Number(b.members.length === 0) || a.groupId.localeCompare(b.groupId),
+      )
       .slice(0, this.opts.maxGroups);
 
     // Offsets of every candidate, 10 requests at a time.
     const fetchedAll: Array<Awaited<ReturnType<ConsumerAdmin["fetchOffsets"]>>> = [];
     for (let i = 0; i < candidates.length; i += 10) {
-      fetchedAll.push(...(await Promise.all(candidates.slice(i, i + 10).map((g) => call(this.admin.fetchOffsets({ groupId: g.groupId, topics: [q.topic] }), "fetchOffsets")))));
+      fetchedAll.push(
+        ...(await Promise.all(
+          candidates
+            .slice(i, i + 10)
+            .map((g) => call(this.admin.fetchOffsets({ groupId: g.groupId, topics: [q.topic] }), "fetchOffsets")),
+        )),
+      );
     }
     const groups: GroupSnapshot[] = [];
     for (const [i, g] of candidates.entries()) {
@@ -162,7 +198,8 @@ export class ConsumerGroupDescriber {
         committed.set(p.partition, Number.isFinite(n) && n >= 0 ? n : null);
       }
       if (g.members.length === 0 && [...committed.values()].every((v) => v === null)) {
-        if (q.group) throw new NotFoundError(`consumer group ${q.group} has no members and no committed offsets on ${q.topic}`);
+        if (q.group)
+          throw new NotFoundError(`consumer group ${q.group} has no members and no committed offsets on ${q.topic}`);
         continue; // an empty group of another topic
       }
       groups.push({ ...g, committed });
@@ -179,7 +216,11 @@ export class ConsumerGroupDescriber {
   async members(groups: ReadonlyArray<{ groupId: string; topic: string }>): Promise<GroupMembers[]> {
     if (groups.length === 0) return [];
     const ids = [...new Set(groups.map((g) => g.groupId))];
-    const described = await bounded(this.admin.describeGroups(ids), this.opts.requestTimeoutMs, "kafka describeGroups").catch((e: unknown) => {
+    const described = await bounded(
+      this.admin.describeGroups(ids),
+      this.opts.requestTimeoutMs,
+      "kafka describeGroups",
+    ).catch((e: unknown) => {
       throw new UpstreamUnavailableError(`kafka: describeGroups failed: ${errorText(e)}`);
     });
     const topicOf = new Map(groups.map((g) => [g.groupId, g.topic]));
@@ -195,7 +236,9 @@ export class ConsumerGroupDescriber {
   }
 }
 
-type G = typeof globalThis & { __dedupHealthConsumers?: { describer: ConsumerGroupDescriber; admin: Admin; connected: Promise<void> | null } };
+type G = typeof globalThis & {
+  __dedupHealthConsumers?: { describer: ConsumerGroupDescriber; admin: Admin; connected: Promise<void> | null };
+};
 
 /**
  * The process's describer over `KAFKA_BROKERS` (kept on `globalThis`: Next.js loads modules more
@@ -221,7 +264,11 @@ export function consumerGroupDescriber(): { describer: ConsumerGroupDescriber; r
   return {
     describer: s.describer,
     ready: () => {
-      s.connected ??= bounded(s.admin.connect(), DEFAULT_CONSUMER_GROUP_OPTIONS.requestTimeoutMs, "kafka connect").catch((e: unknown) => {
+      s.connected ??= bounded(
+        s.admin.connect(),
+        DEFAULT_CONSUMER_GROUP_OPTIONS.requestTimeoutMs,
+        "kafka connect",
+      ).catch((e: unknown) => {
         s.connected = null; // try again on the next request
         throw new UpstreamUnavailableError(`kafka: cannot connect to ${brokers.join(",")}: ${errorText(e)}`);
       });
@@ -233,7 +280,10 @@ export function consumerGroupDescriber(): { describer: ConsumerGroupDescriber; r
 /** Builds `GET /api/consumers` for this process. @throws UpstreamUnavailableError when Kafka is not configured or down. */
 export async function getConsumers(q: ConsumersQuery): Promise<ConsumersResponse> {
   const d = consumerGroupDescriber();
-  if (!d) throw new UpstreamUnavailableError("kafka: not configured (set KAFKA_BROKERS; the embedded demo has no consumer group)");
+  if (!d)
+    throw new UpstreamUnavailableError(
+      "kafka: not configured (set KAFKA_BROKERS; the embedded demo has no consumer group)",
+    );
   await d.ready();
   return d.describer.describe(q);
 }
@@ -242,7 +292,9 @@ export async function getConsumers(q: ConsumersQuery): Promise<ConsumersResponse
  * The members of `groups` for this process's Kafka; `null` when Kafka is not configured (embedded).
  * @throws UpstreamUnavailableError when Kafka is down.
  */
-export async function getGroupMembers(groups: ReadonlyArray<{ groupId: string; topic: string }>): Promise<GroupMembers[] | null> {
+export async function getGroupMembers(
+  groups: ReadonlyArray<{ groupId: string; topic: string }>,
+): Promise<GroupMembers[] | null> {
   const d = consumerGroupDescriber();
   if (!d) return null;
   await d.ready();

@@ -16,13 +16,27 @@ const group = (id: string) => ({
   state: "Stable",
   protocol: "RoundRobinAssigner",
   members: [member(id, "box-a-4242", [0]), member(id, "box-b-77", [1])],
-  partitions: [0, 1].map((p) => ({ partition: p, memberId: `${id}/${p === 0 ? "box-a-4242" : "box-b-77"}-5f1c`, clientId: `${id}/x`, committedOffset: 1, startOffset: 0, endOffset: 2, lag: 1, processedPerSecond: null })),
+  partitions: [0, 1].map((p) => ({
+    partition: p,
+    memberId: `${id}/${p === 0 ? "box-a-4242" : "box-b-77"}-5f1c`,
+    clientId: `${id}/x`,
+    committedOffset: 1,
+    startOffset: 0,
+    endOffset: 2,
+    lag: 1,
+    processedPerSecond: null,
+  })),
   totalLag: 2,
   unassigned: [],
   overlapping: [],
   rateWindowSeconds: null,
 });
-const answer: ConsumersResponse = { generatedAt: "2026-12-02T00:00:00.000Z", topic: "demo.events", partitionCount: 2, groups: [group("notification.on-x"), group("billing.on-x")] };
+const answer: ConsumersResponse = {
+  generatedAt: "2026-12-02T00:00:00.000Z",
+  topic: "demo.events",
+  partitionCount: 2,
+  groups: [group("notification.on-x"), group("billing.on-x")],
+};
 
 describe("consumersForViewer", () => {
   it("keeps this service's groups as they are and shows other services' members without host names or PIDs", () => {

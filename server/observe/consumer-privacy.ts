@@ -18,10 +18,17 @@ export function ownGroup(groupId: string, service: string): boolean {
 export function anonymiseGroup(g: ConsumerGroupView): ConsumerGroupView {
   const alias = new Map<string, string>();
   g.members.forEach((m, i) => alias.set(m.memberId, `member-${i + 1}`));
-  const name = (memberId: string | null) => (memberId === null ? null : `${g.groupId}/${alias.get(memberId) ?? "member-?"}`);
+  const name = (memberId: string | null) =>
+    memberId === null ? null : `${g.groupId}/${alias.get(memberId) ?? "member-?"}`;
   return {
     ...g,
-    members: g.members.map((m) => ({ ...m, memberId: name(m.memberId)!, clientId: name(m.memberId)!, replica: alias.get(m.memberId)!, host: "" })),
+    members: g.members.map((m) => ({
+      ...m,
+      memberId: name(m.memberId)!,
+      clientId: name(m.memberId)!,
+      replica: alias.get(m.memberId)!,
+      host: "",
+    })),
     partitions: g.partitions.map((p) => ({ ...p, memberId: name(p.memberId), clientId: name(p.memberId) })),
   };
 }

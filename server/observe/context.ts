@@ -69,7 +69,9 @@ export function observeContext(): ObserveContext {
   if (!g.__dedupHealthObserve) {
     const c = config();
     const runbookBase = c.RUNBOOK_BASE_URL;
-    const metrics: MetricsSource = c.PROMETHEUS_URL ? new PrometheusSource(c.PROMETHEUS_URL, { runbookBase }) : new LocalSource(appRegistry(), { runbookBase }).start();
+    const metrics: MetricsSource = c.PROMETHEUS_URL
+      ? new PrometheusSource(c.PROMETHEUS_URL, { runbookBase })
+      : new LocalSource(appRegistry(), { runbookBase }).start();
     g.__dedupHealthObserve = createObserveContext({
       mode: c.mode,
       metrics,

@@ -34,12 +34,29 @@ describe("alertTransitions", () => {
     const ev = alertTransitions([{ labels: { ...lag, alertstate: "pending" }, points }], 990, 2000, 5);
     expect(ev).toHaveLength(1);
     expect(ev[0]!.labels).toMatchObject({ transition: "flapping", flaps: "30" });
-    expect(ev[0]!.title).toMatch(/^DedupConsumerLagGrowing\{service="s1", handler="h", topic="t"\} pending and resolved 30 times \(flapping\) until \d\d:\d\d:\d\d UTC$/);
+    expect(ev[0]!.title).toMatch(
+      /^DedupConsumerLagGrowing\{service="s1", handler="h", topic="t"\} pending and resolved 30 times \(flapping\) until \d\d:\d\d:\d\d UTC$/,
+    );
     expect(Date.parse(ev[0]!.at) / 1000).toBe(1000);
     // Two cycles, or cycles far apart, stay as they are.
-    const two = alertTransitions([{ labels: { ...lag, alertstate: "pending" }, points: [...pts(1000, 1005), ...pts(1030, 1035)] }], 990, 2000, 5);
+    const two = alertTransitions(
+      [{ labels: { ...lag, alertstate: "pending" }, points: [...pts(1000, 1005), ...pts(1030, 1035)] }],
+      990,
+      2000,
+      5,
+    );
     expect(two.map((e) => e.labels.transition)).toEqual(["pending", "resolved", "pending", "resolved"]);
-    const apart = alertTransitions([{ labels: { ...lag, alertstate: "pending" }, points: [0, 1, 2].flatMap((i) => pts(1000 + i * 600, 1005 + i * 600)) }], 990, 3000, 5);
+    const apart = alertTransitions(
+      [
+        {
+          labels: { ...lag, alertstate: "pending" },
+          points: [0, 1, 2].flatMap((i) => pts(1000 + i * 600, 1005 + i * 600)),
+        },
+      ],
+      990,
+      3000,
+      5,
+    );
     expect(apart).toHaveLength(6);
   });
 
@@ -51,7 +68,17 @@ describe("alertTransitions", () => {
 
 describe("restarts", () => {
   it("one marker per distinct process start inside the range", () => {
-    const s: RangeSeries[] = [{ labels: { instance: "a:3000" }, points: [[100, 50], [105, 50], [110, 107.5], [115, 107.5]] }];
+    const s: RangeSeries[] = [
+      {
+        labels: { instance: "a:3000" },
+        points: [
+          [100, 50],
+          [105, 50],
+          [110, 107.5],
+          [115, 107.5],
+        ],
+      },
+    ];
     expect(restarts(s, 60_000, 200_000).map((e) => [e.at, e.title])).toEqual([
       [new Date(107_500).toISOString(), "App started (a:3000)"],
     ]);
@@ -70,7 +97,11 @@ describe("getEvents", () => {
     recordEvent("rebalance", "my handler", { service: svc, handler: "h1" }, now - 800);
     recordEvent("fault", "other service", { service: `${svc}-x` }, now - 700);
     const r = await getEvents(ctx({}), { range: "5m", service: svc, handler: "h1" }, now);
-    expect(r.events.filter((e) => e.kind !== "silence" && e.kind !== "source" && e.labels.service === svc).map((e) => e.title)).toEqual(["mine", "my handler"]);
+    expect(
+      r.events
+        .filter((e) => e.kind !== "silence" && e.kind !== "source" && e.labels.service === svc)
+        .map((e) => e.title),
+    ).toEqual(["mine", "my handler"]);
     expect(r.partial).toEqual([]);
 
     for (let i = 0; i < MAX_MARKERS + 5; i++) recordEvent("source", `toggle ${i}`, { service: svc }, now - 600 + i);
@@ -82,7 +113,9 @@ describe("getEvents", () => {
   });
 
   it("says which source failed and still answers the others", async () => {
-    const failing = { metrics: { kind: "prometheus", range: async () => Promise.reject(new Error("prometheus: unreachable")) } } as unknown as ObserveContext;
+    const failing = {
+      metrics: { kind: "prometheus", range: async () => Promise.reject(new Error("prometheus: unreachable")) },
+    } as unknown as ObserveContext;
     const r = await getEvents(failing, { range: "5m" });
     expect(r.partial).toEqual(["alert transitions: prometheus: unreachable", "restarts: prometheus: unreachable"]);
   });

@@ -31,7 +31,12 @@ function concerns(labels: Readonly<Record<string, string>>, q: Pick<EventsQuery,
  * sampled every `stepSec` from `startSec`: pending, firing, resolved at the first sample that shows
  * them. A state already held at the range's start is not a transition.
  */
-export function alertTransitions(series: readonly RangeSeries[], startSec: number, endSec: number, stepSec: number): ChartEvent[] {
+export function alertTransitions(
+  series: readonly RangeSeries[],
+  startSec: number,
+  endSec: number,
+  stepSec: number,
+): ChartEvent[] {
   const byInstance = new Map<string, { labels: Record<string, string>; at: Map<number, State> }>();
   for (const s of series) {
     const { alertstate, ...labels } = s.labels;
@@ -58,8 +63,19 @@ export function alertTransitions(series: readonly RangeSeries[], startSec: numbe
       .map(([k, v]) => `${k}="${v}"`)
       .join(", ")}}`;
     for (const c of foldFlaps(changes)) {
-      const title = c.flaps ? `${name} pending and resolved ${c.flaps} times (flapping) until ${new Date(c.until * 1000).toISOString().slice(11, 19)} UTC` : `${name} ${c.what}`;
-      out.push({ at: new Date(c.t * 1000).toISOString(), kind: "alert", title, labels: { ...labels, transition: c.flaps ? "flapping" : c.what, ...(c.flaps ? { flaps: String(c.flaps) } : {}) } });
+      const title = c.flaps
+        ? `${name} pending and resolved ${c.flaps} times (flapping) until ${new Date(c.until * 1000).toISOString().slice(11, 19)} UTC`
+        : `${name} ${c.what}`;
+      out.push({
+        at: new Date(c.t * 1000).toISOString(),
+        kind: "alert",
+        title,
+        labels: {
+          ...labels,
+          transition: c.flaps ? "flapping" : c.what,
+          ...(c.flaps ? { flaps: String(c.flaps) } : {}),
+        },
+      });
     }
   }
   return out;
@@ -75,13 +91,21 @@ export const FLAP_MIN_CYCLES = 3;
  * (without firing) into one marker with their count: a lag rule flapping around bursts made ~30
  * markers, a solid band on the chart. A spell of fewer than {@link FLAP_MIN_CYCLES} stays as it is.
  */
-export function foldFlaps(changes: ReadonlyArray<{ t: number; what: string }>): Array<{ t: number; what: string; flaps?: number; until: number }> {
+export function foldFlaps(
+  changes: ReadonlyArray<{ t: number; what: string }>,
+): Array<{ t: number; what: string; flaps?: number; until: number }> {
   const out: Array<{ t: number; what: string; flaps?: number; until: number }> = [];
   let i = 0;
   while (i < changes.length) {
     let j = i;
     // A cycle: pending at j, resolved at j+1; the spell goes on while the next pending comes soon.
-    while (changes[j]?.what === "pending" && changes[j + 1]?.what === "resolved" && (changes[j + 2] === undefined || changes[j + 2]!.what !== "pending" || changes[j + 2]!.t - changes[j + 1]!.t <= FLAP_GAP_SEC)) {
+    while (
+      changes[j]?.what === "pending" &&
+      changes[j + 1]?.what === "resolved" &&
+      (changes[j + 2] === undefined ||
+        changes[j + 2]!.what !== "pending" ||
+        changes[j + 2]!.t - changes[j + 1]!.t <= FLAP_GAP_SEC)
+    ) {
       j += 2;
       if (changes[j]?.what !== "pending") break;
     }
@@ -108,7 +132,12 @@ export function restarts(series: readonly RangeSeries[], startMs: number, endMs:
       const key = `${s.labels.instance ?? ""}@${ms}`;
       if (ms < startMs || ms > endMs || seen.has(key)) continue;
       seen.add(key);
-      out.push({ at: new Date(ms).toISOString(), kind: "restart", title: `App started${s.labels.instance ? ` (${s.labels.instance})` : ""}`, labels: { ...s.labels } });
+      out.push({
+        at: new Date(ms).toISOString(),
+        kind: "restart",
+        title: `App started${s.labels.instance ? ` (${s.labels.instance})` : ""}`,
+        labels: { ...s.labels },
+      });
     }
   }
   return out;
@@ -122,12 +151,20 @@ export type ActionMarkers = (q: { from: Date; to: Date; service?: string; handle
  * rebalances from the in-process log, the recorded actions from `actions` (the route passes the
  * audit trail's markers).
  */
-export async function getEvents(ctx: ObserveContext, q: EventsQuery, nowMs = Date.now(), actions: ActionMarkers = async () => []): Promise<EventsResponse> {
+export async function getEvents(
+  ctx: ObserveContext,
+  q: EventsQuery,
+  nowMs = Date.now(),
+  actions: ActionMarkers = async () => [],
+): Promise<EventsResponse> {
   const rangeSec = RANGE_SECONDS[q.range];
   const endSec = Math.floor(nowMs / 1000);
   const startSec = endSec - rangeSec;
   const step = stepFor(rangeSec);
-  const page = { ...(q.service !== undefined ? { service: q.service } : {}), ...(q.handler !== undefined ? { handler: q.handler } : {}) };
+  const page = {
+    ...(q.service !== undefined ? { service: q.service } : {}),
+    ...(q.handler !== undefined ? { handler: q.handler } : {}),
+  };
   const [alerts, starts, done, logged] = await Promise.all([
     got(ctx.metrics.range("alert_states", startSec, endSec, step)),
     got(ctx.metrics.range("process_start", startSec, endSec, step)),
@@ -142,7 +179,9 @@ export async function getEvents(ctx: ObserveContext, q: EventsQuery, nowMs = Dat
   else partial.push(`restarts: ${starts.detail}`);
   if (done.ok) all.push(...done.value);
   else partial.push(`recorded actions: ${done.detail}`);
-  if (logged.ok) for (const e of logged.value) all.push({ at: new Date(e.at).toISOString(), kind: e.kind, title: e.title, labels: e.labels });
+  if (logged.ok)
+    for (const e of logged.value)
+      all.push({ at: new Date(e.at).toISOString(), kind: e.kind, title: e.title, labels: e.labels });
   else partial.push(`rebalances and notifications: ${logged.detail}`);
   const mine = all.filter((e) => concerns(e.labels, q)).sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
   const events = mine.slice(-MAX_MARKERS);

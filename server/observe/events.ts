@@ -44,7 +44,12 @@ function log(): AppEvent[] {
  * Records an event now (or at `at`): in the shared database when there is one, else (or when it
  * refuses) in this process. Never rejects; callers need not wait.
  */
-export async function recordEvent(kind: EventKind, title: string, labels: Record<string, string> = {}, at = Date.now()): Promise<void> {
+export async function recordEvent(
+  kind: EventKind,
+  title: string,
+  labels: Record<string, string> = {},
+  at = Date.now(),
+): Promise<void> {
   const e: AppEvent = { at, kind, title, labels };
   const shared = sharedState();
   if (shared) {
@@ -80,5 +85,9 @@ export async function eventsBetween(from: number, to: number): Promise<AppEvent[
  */
 export function registerProcessStart(registry: Registry, startMs = Date.now() - process.uptime() * 1000): void {
   if (registry.getSingleMetric(PROCESS_START_METRIC)) return;
-  new Gauge({ name: PROCESS_START_METRIC, help: "Start time of the process since unix epoch in seconds.", registers: [registry] }).set(Math.round(startMs / 10) / 100);
+  new Gauge({
+    name: PROCESS_START_METRIC,
+    help: "Start time of the process since unix epoch in seconds.",
+    registers: [registry],
+  }).set(Math.round(startMs / 10) / 100);
 }

@@ -53,13 +53,42 @@ const saved = (globalThis as { __dedupHealthConfig?: AppConfig }).__dedupHealthC
 
 /** What the foreign consumers export: only text, as a Java or Go service would. */
 function exposition(): string {
-  const info = (l: Record<string, string>) => `dedup_handler_info{${Object.entries(l).map(([k, v]) => `${k}="${v}"`).join(",")}} 1`;
+  const info = (l: Record<string, string>) =>
+    `dedup_handler_info{${Object.entries(l)
+      .map(([k, v]) => `${k}="${v}"`)
+      .join(",")}} 1`;
   return [
     "# TYPE dedup_handler_info gauge",
     // A JVM consumer: every field declared; its attempt limit is not below its lease.
-    info({ service: JVM, handler: "charge", topic, group: GROUP, prefix: `${JVM}:dedup:charge`, ttl_ms: "604800000", ttl_class: "critical", lease_ms: "30000", timeout_ms: "45000", marking: "lease", failure_mode: "closed", stack: STACK, runtime: "jvm", contract: "1" }),
+    info({
+      service: JVM,
+      handler: "charge",
+      topic,
+      group: GROUP,
+      prefix: `${JVM}:dedup:charge`,
+      ttl_ms: "604800000",
+      ttl_class: "critical",
+      lease_ms: "30000",
+      timeout_ms: "45000",
+      marking: "lease",
+      failure_mode: "closed",
+      stack: STACK,
+      runtime: "jvm",
+      contract: "1",
+    }),
     // The design note followed literally: SET key "1" NX PX 24h before the handler, no lease, no class.
-    info({ service: NOTE, handler: "notify", topic: "note.events", prefix: `${NOTE}:dedup:notify`, ttl_ms: "86400000", marking: "before", failure_mode: "open", stack: STACK, runtime: "jvm", contract: "1" }),
+    info({
+      service: NOTE,
+      handler: "notify",
+      topic: "note.events",
+      prefix: `${NOTE}:dedup:notify`,
+      ttl_ms: "86400000",
+      marking: "before",
+      failure_mode: "open",
+      stack: STACK,
+      runtime: "jvm",
+      contract: "1",
+    }),
     "# TYPE messages_processed_total counter",
     `messages_processed_total{service="${PLAIN}",topic="plain.events",handler="h",result="success"} 5`,
     `messages_processed_total{service="${PLAIN}",topic="plain.events",handler="bare",result="success"} 5`,
@@ -67,18 +96,28 @@ function exposition(): string {
   ].join("\n");
 }
 
-const self = async (service: string, handler: string): Promise<HandlerSelfResponse> => handlerSelfResponseSchema.parse(await getHandlerSelf(ctx, service, handler));
+const self = async (service: string, handler: string): Promise<HandlerSelfResponse> =>
+  handlerSelfResponseSchema.parse(await getHandlerSelf(ctx, service, handler));
 
 beforeAll(async () => {
   clearDeclaredHandlers();
-  ({ names: [topic = ""] } = await own.topics("fleet-info", { "": 3 }));
-  (globalThis as { __dedupHealthConfig?: AppConfig }).__dedupHealthConfig = parseConfig({ KAFKA_BROKERS: own.brokers.join(","), SERVICE_NAME: "dashboard", CONSUMER_DETAILS: "all" });
+  ({
+    names: [topic = ""],
+  } = await own.topics("fleet-info", { "": 3 }));
+  (globalThis as { __dedupHealthConfig?: AppConfig }).__dedupHealthConfig = parseConfig({
+    KAFKA_BROKERS: own.brokers.join(","),
+    SERVICE_NAME: "dashboard",
+    CONSUMER_DETAILS: "all",
+  });
 
   // A real consumer group with a name of its own: 10 records, 4 committed, then paused (still a member).
   const kafka = new Kafka({ clientId: "fleet-info-test", brokers: [...own.brokers], logLevel: logLevel.NOTHING });
   producer = kafka.producer();
   await producer.connect();
-  await producer.send({ topic, messages: Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, value: `{"i":${i}}` })) });
+  await producer.send({
+    topic,
+    messages: Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, value: `{"i":${i}}` })),
+  });
   consumer = kafka.consumer({ groupId: GROUP });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
@@ -114,7 +153,11 @@ beforeAll(async () => {
   await admin.connect();
   const describer = new ConsumerGroupDescriber(admin);
   const lagRegistry = new Registry();
-  new LagMetrics(lagRegistry, () => lagTopics([]), (t) => describer.read({ topic: t }));
+  new LagMetrics(
+    lagRegistry,
+    () => lagTopics([]),
+    (t) => describer.read({ topic: t }),
+  );
   exporter = createServer((_req, res) => {
     void lagRegistry.metrics().then((lag) => {
       res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
@@ -123,14 +166,26 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => exporter!.listen(port, "127.0.0.1", r));
   prom = await startOwnPrometheus({ targets: [`127.0.0.1:${port}`], ruleFiles: [], intervalSec: 1 });
-  ctx = createObserveContext({ metrics: new PrometheusSource(prom.url, { cacheTtlMs: 0 }), redis: client, prefixes: [`${PLAIN}:dedup:*`, `${JVM}:dedup:*`, `${NOTE}:dedup:*`], answerTtlMs: 0 });
+  ctx = createObserveContext({
+    metrics: new PrometheusSource(prom.url, { cacheTtlMs: 0 }),
+    redis: client,
+    prefixes: [`${PLAIN}:dedup:*`, `${JVM}:dedup:*`, `${NOTE}:dedup:*`],
+    answerTtlMs: 0,
+  });
   ctx.inspector?.ensureFresh();
   // Until Prometheus has scraped the exporter and the inspector has counted the keys.
   for (const end = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 300))) {
     const s = await self(PLAIN, "h");
     // (its topic comes from a rate of its counter: two scrapes are needed)
-    if (s.declaration.status === "unknown" && s.ttl.status === "ok" && s.topic.status === "ok" && (await self(JVM, "charge")).declaration.status === "ok") break;
-    if (Date.now() > end) throw new Error("Prometheus did not scrape the exporter, or the keys were not counted, within 30 s");
+    if (
+      s.declaration.status === "unknown" &&
+      s.ttl.status === "ok" &&
+      s.topic.status === "ok" &&
+      (await self(JVM, "charge")).declaration.status === "ok"
+    )
+      break;
+    if (Date.now() > end)
+      throw new Error("Prometheus did not scrape the exporter, or the keys were not counted, within 30 s");
   }
 }, 90_000);
 
@@ -153,7 +208,13 @@ describe("a foreign consumer's dedup_handler_info, read from Prometheus", () => 
   it("shows what it declares: TTL class and window, lease, attempt limit, the lint of them, and its prefix for lookups", async () => {
     const s = await self(JVM, "charge");
     expect(s.declaration).toEqual({ status: "ok", source: "info", runtime: "jvm", contract: "1" });
-    expect(s.ttl).toMatchObject({ status: "ok", ms: 604_800_000, msSource: "declared", ttlClass: "critical", classSource: "declared" });
+    expect(s.ttl).toMatchObject({
+      status: "ok",
+      ms: 604_800_000,
+      msSource: "declared",
+      ttlClass: "critical",
+      classSource: "declared",
+    });
     expect(s.lease).toMatchObject({ status: "ok", ms: 30_000 });
     expect(s.timeout).toEqual({ status: "ok", ms: 45_000 });
     expect(s.marking).toEqual({ status: "ok", value: "lease" });
@@ -161,7 +222,11 @@ describe("a foreign consumer's dedup_handler_info, read from Prometheus", () => 
     expect(s.prefix).toEqual({ value: `${JVM}:dedup:charge`, source: "declared" });
     expect(s.lint.status === "ok" && s.lint.findings.map((f) => f.rule)).toEqual(["timeout-not-below-lease"]);
     // Not registered here, yet the UUID lookup and the key browser know its prefix.
-    expect(declaredHandlers().find((d) => d.service === JVM)).toMatchObject({ source: "info", prefix: `${JVM}:dedup:charge`, groupId: GROUP });
+    expect(declaredHandlers().find((d) => d.service === JVM)).toMatchObject({
+      source: "info",
+      prefix: `${JVM}:dedup:charge`,
+      groupId: GROUP,
+    });
   });
 
   it("joins the lag of its real consumer group by the group it declares, with the group's members and partitions", async () => {
@@ -179,7 +244,9 @@ describe("a foreign consumer's dedup_handler_info, read from Prometheus", () => 
   it("the lag chart's query joins the group's lag to the handler that declares it, though the group is not <service>.<handler>", async () => {
     let value: number | null | undefined;
     for (const end = Date.now() + 20_000; Date.now() < end; await new Promise((r) => setTimeout(r, 500))) {
-      value = (await ctx.metrics.instant("consumer_lag")).find((x) => x.labels.service === JVM && x.labels.handler === "charge" && x.labels.topic === topic)?.value;
+      value = (await ctx.metrics.instant("consumer_lag")).find(
+        (x) => x.labels.service === JVM && x.labels.handler === "charge" && x.labels.topic === topic,
+      )?.value;
       if (value !== undefined) break;
     }
     expect(value).toBe(6);
@@ -203,17 +270,26 @@ describe("a foreign consumer's dedup_handler_info, read from Prometheus", () => 
 
   it("a handler without info gets what its metrics and keys allow, and says which parts are unknown and why", async () => {
     const s = await self(PLAIN, "h");
-    expect(s.declaration).toEqual({ status: "unknown", needs: "dedup_handler_info", detail: "declares nothing: export dedup_handler_info" });
+    expect(s.declaration).toEqual({
+      status: "unknown",
+      needs: "dedup_handler_info",
+      detail: "declares nothing: export dedup_handler_info",
+    });
     // Inferred from the keys' TTLs, and said so.
     expect(s.ttl).toMatchObject({ status: "ok", msSource: "observed", ttlClass: "default", classSource: "inferred" });
     expect(s.ttl.status === "ok" && s.ttl.text).toMatch(/^default, inferred: keys live 2\d(\.\d)? h$/);
     // The topic from its metrics' label.
     expect(s.topic).toEqual({ status: "ok", value: "plain.events", source: "metrics" });
-    for (const f of [s.lease, s.marking, s.failureMode, s.stack, s.lint]) expect(f).toMatchObject({ status: "unknown", needs: expect.stringContaining("dedup_handler_info") });
+    for (const f of [s.lease, s.marking, s.failureMode, s.stack, s.lint])
+      expect(f).toMatchObject({ status: "unknown", needs: expect.stringContaining("dedup_handler_info") });
     expect(s.lease.status === "unknown" && s.lease.detail).toBe("declares no lease: export dedup_handler_info");
 
     const bare = await self(PLAIN, "bare");
-    expect(bare.ttl).toEqual({ status: "unknown", needs: "dedup_handler_info (ttl_ms)", detail: "declares no TTL: export dedup_handler_info" });
+    expect(bare.ttl).toEqual({
+      status: "unknown",
+      needs: "dedup_handler_info (ttl_ms)",
+      detail: "declares no TTL: export dedup_handler_info",
+    });
     expect(bare.window.status).toBe("unknown");
   });
 
@@ -228,9 +304,16 @@ describe("a foreign consumer's dedup_handler_info, read from Prometheus", () => 
   it("/api/lint lints every handler of the fleet from its info, and the capacity projection uses the declared window", async () => {
     const lint = lintResponseSchema.parse(await getLint(ctx));
     const declared = lint.declared.status === "ok" ? lint.declared.handlers : [];
-    expect(declared.find((h) => h.service === JVM)).toMatchObject({ source: "info", ttlClass: "critical", ttlMs: 604_800_000, leaseMs: 30_000 });
+    expect(declared.find((h) => h.service === JVM)).toMatchObject({
+      source: "info",
+      ttlClass: "critical",
+      ttlMs: 604_800_000,
+      leaseMs: 30_000,
+    });
     expect(declared.find((h) => h.service === NOTE)).toMatchObject({ source: "info", ttlClass: null, leaseMs: null });
-    expect(declared.find((h) => h.service === NOTE)?.unknown).toContain("declares no TTL class: inferred default from ttl_ms (ttl_class)");
+    expect(declared.find((h) => h.service === NOTE)?.unknown).toContain(
+      "declares no TTL class: inferred default from ttl_ms (ttl_class)",
+    );
     const cap = capacityResponseSchema.parse(await getCapacity(ctx));
     expect(cap.handlers.find((h) => h.service === JVM)).toMatchObject({ ttlMs: 604_800_000, ttlSource: "declared" });
   });

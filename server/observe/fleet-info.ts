@@ -6,17 +6,34 @@
  * or a handler Prometheus has no info of). Nothing absent is guessed here: an absent label stays
  * `null` in `info`, and what is inferred from it elsewhere says so.
  */
-import { HANDLER_INFO_LABEL as L, INFO_MARKING, INFO_MARKINGS, INFO_STACK_SEPARATOR, TTL_CLASSES, TTL_POLICY, type InfoMarking, type TtlClass } from "@/names/dedup";
+import {
+  HANDLER_INFO_LABEL as L,
+  INFO_MARKING,
+  INFO_MARKINGS,
+  INFO_STACK_SEPARATOR,
+  TTL_CLASSES,
+  TTL_POLICY,
+  type InfoMarking,
+  type TtlClass,
+} from "@/names/dedup";
 import type { HandlerSetup } from "@/server/dedup";
 import type { ObserveContext } from "./context";
-import { declaredHandlers, declaredPrefix, setFleetInfo, type DeclaredHandler, type InfoDeclaration } from "./handler-registry";
+import {
+  declaredHandlers,
+  declaredPrefix,
+  setFleetInfo,
+  type DeclaredHandler,
+  type InfoDeclaration,
+} from "./handler-registry";
 import { splitPrefix } from "./keys/glob";
 import type { Sample } from "./metrics/source";
 import { got, type Got } from "./upstream";
 
-const num = (v: string | undefined): number | null => (v === undefined || v === "" || !Number.isFinite(Number(v)) ? null : Number(v));
+const num = (v: string | undefined): number | null =>
+  v === undefined || v === "" || !Number.isFinite(Number(v)) ? null : Number(v);
 const str = (v: string | undefined): string | null => (v === undefined || v === "" ? null : v);
-const oneOf = <T extends string>(v: string | undefined, all: readonly T[]): T | null => ((all as readonly string[]).includes(v ?? "") ? (v as T) : null);
+const oneOf = <T extends string>(v: string | undefined, all: readonly T[]): T | null =>
+  (all as readonly string[]).includes(v ?? "") ? (v as T) : null;
 
 /** The declaration one `dedup_handler_info` series carries; absent or unreadable labels are `null`. */
 export function infoDeclaration(labels: Readonly<Record<string, string>>): InfoDeclaration {
@@ -32,7 +49,13 @@ export function infoDeclaration(labels: Readonly<Record<string, string>>): InfoD
     // The library's own name of the note's marking is accepted too.
     marking: labels[L.marking] === "naive" ? INFO_MARKING.before : oneOf<InfoMarking>(labels[L.marking], INFO_MARKINGS),
     failureMode: oneOf(labels[L.failureMode], ["open", "closed"] as const),
-    stack: stack === null ? null : stack.split(INFO_STACK_SEPARATOR).map((s) => s.trim()).filter(Boolean),
+    stack:
+      stack === null
+        ? null
+        : stack
+            .split(INFO_STACK_SEPARATOR)
+            .map((s) => s.trim())
+            .filter(Boolean),
     runtime: str(labels[L.runtime]),
     contract: str(labels[L.contract]),
   };
@@ -117,5 +140,10 @@ export async function prefixTopic(ctx: ObserveContext, prefix: string): Promise<
   if (d?.topic) return d.topic;
   const owner = d ? { service: d.service, handler: d.setup.handler } : splitPrefix(prefix);
   const r = await got(ctx.metrics.instant("processed_rate"));
-  return (r.ok ? r.value.find((s) => s.labels.service === owner.service && s.labels.handler === owner.handler && s.labels.topic)?.labels.topic : undefined) ?? null;
+  return (
+    (r.ok
+      ? r.value.find((s) => s.labels.service === owner.service && s.labels.handler === owner.handler && s.labels.topic)
+          ?.labels.topic
+      : undefined) ?? null
+  );
 }

@@ -42,7 +42,9 @@ const store = new MemoryRepository();
 const processes = [0, 1].map(() => {
   const registry = new Registry();
   const board = new HotKeysBoard();
-  const run = (deduplicator({ repository: store, service: OURS, registry, hotKeys: board }) as Middleware)(async () => undefined);
+  const run = (deduplicator({ repository: store, service: OURS, registry, hotKeys: board }) as Middleware)(
+    async () => undefined,
+  );
   return { registry, run };
 });
 const ctx = () => createObserveContext({ metrics: new PrometheusSource(prom.url), redis: null });
@@ -69,7 +71,10 @@ async function until<T>(what: string, ms: number, f: () => Promise<T | undefined
 beforeAll(async () => {
   const targets: string[] = [];
   for (const p of processes) {
-    const s = createServer((_req, res) => void p.registry.metrics().then((t) => res.writeHead(200, { "Content-Type": p.registry.contentType }).end(t)));
+    const s = createServer(
+      (_req, res) =>
+        void p.registry.metrics().then((t) => res.writeHead(200, { "Content-Type": p.registry.contentType }).end(t)),
+    );
     targets.push(`127.0.0.1:${await listenOnFreePort(s)}`);
     servers.push(s);
   }
@@ -77,11 +82,18 @@ beforeAll(async () => {
   registerProcessStart(processes[0]!.registry, Date.now() - 60_000);
   const dashboard = new Registry();
   registerProcessStart(dashboard, Date.now() - 30_000);
-  const d = createServer((_req, res) => void dashboard.metrics().then((t) => res.writeHead(200, { "Content-Type": dashboard.contentType }).end(t)));
+  const d = createServer(
+    (_req, res) =>
+      void dashboard.metrics().then((t) => res.writeHead(200, { "Content-Type": dashboard.contentType }).end(t)),
+  );
   dashboardTarget = `127.0.0.1:${await listenOnFreePort(d)}`;
   servers.push(d);
   note = await startNoteExporter({ service: NOTE, handler: HANDLER, topic: TOPIC });
-  prom = await startOwnPrometheus({ targets: [...targets, dashboardTarget, note.target], ruleFiles: [], intervalSec: SCRAPE_SEC });
+  prom = await startOwnPrometheus({
+    targets: [...targets, dashboardTarget, note.target],
+    ruleFiles: [],
+    intervalSec: SCRAPE_SEC,
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -105,7 +117,13 @@ describe("a fleet in Prometheus", () => {
     expect(body.scope).toBe("fleet");
     expect(body.notMeasured).toBeNull();
     // Each process alone holds only its part: 500 and 300.
-    const perProcess = await Promise.all(processes.map(async (p) => (await p.registry.getSingleMetric(HOT_UUID_METRICS.copies)!.get()).values.find((v) => v.labels.uuid === storm)?.value));
+    const perProcess = await Promise.all(
+      processes.map(
+        async (p) =>
+          (await p.registry.getSingleMetric(HOT_UUID_METRICS.copies)!.get()).values.find((v) => v.labels.uuid === storm)
+            ?.value,
+      ),
+    );
     expect(perProcess).toEqual([500, 300]);
     for (const k of body.keys.slice(1)) expect(k.count).toBeLessThanOrEqual(3);
   }, 60_000);
@@ -159,21 +177,35 @@ describe("a fleet in Prometheus", () => {
       return r?.scrape?.status === "down" ? r : undefined;
     });
     expect(Date.now() - stoppedAt).toBeLessThanOrEqual(2 * SCRAPE_SEC * 1000 + 2_000);
-    expect(row.scrape).toMatchObject({ status: "down", detail: expect.stringMatching(/^no scrape since \d\d:\d\d:\d\d UTC$/) });
+    expect(row.scrape).toMatchObject({
+      status: "down",
+      detail: expect.stringMatching(/^no scrape since \d\d:\d\d:\d\d UTC$/),
+    });
     const detail = row.scrape?.status === "down" ? row.scrape.detail : "?";
-    for (const f of [row.duplicateRatio, row.processedRate, row.checkLatency, row.errorRates]) expect(f).toMatchObject({ status: "unavailable", detail });
+    for (const f of [row.duplicateRatio, row.processedRate, row.checkLatency, row.errorRates])
+      expect(f).toMatchObject({ status: "unavailable", detail });
     // The 5-min rate still has a value for minutes; the chart's line stops where the scrapes did.
     // (Read once the chart reaches past the stop: on a loaded machine the first reads may not yet.)
-    const afterStop = (l: { points: Array<[number, number | null]> }) => l.points.filter(([t]) => t > stoppedAt / 1000 + SCRAPE_SEC);
+    const afterStop = (l: { points: Array<[number, number | null]> }) =>
+      l.points.filter(([t]) => t > stoppedAt / 1000 + SCRAPE_SEC);
     const { s, line } = await until("the chart's points after the stop", 20_000, async () => {
-      const s = await getSeries(ctx(), { metric: "processed_rate", service: NOTE, handler: HANDLER, range: "1h", step: 1 });
+      const s = await getSeries(ctx(), {
+        metric: "processed_rate",
+        service: NOTE,
+        handler: HANDLER,
+        range: "1h",
+        step: 1,
+      });
       const line = s.data.status === "ok" ? s.data.series.find((l) => l.labels.result === "success") : undefined;
       return line && afterStop(line).length > 0 ? { s, line } : undefined;
     });
     expect(s.scrape?.status).toBe("down");
     // Every point after the stop is a gap (null), not the 5-min rate's lingering value.
     const after = afterStop(line);
-    expect(after.every(([, v]) => v === null), JSON.stringify(after)).toBe(true);
+    expect(
+      after.every(([, v]) => v === null),
+      JSON.stringify(after),
+    ).toBe(true);
     expect(line!.points.some(([, v]) => v !== null && v > 0)).toBe(true);
   }, 60_000);
 });

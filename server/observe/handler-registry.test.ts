@@ -2,7 +2,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { lintHandler, RECOMMENDED_SETUP } from "@/server/dedup";
 import { registerDemoHandlers } from "@/server/startup";
 import { declarationsFromInfo } from "./fleet-info";
-import { clearDeclaredHandlers, declaredHandlers, declaredPrefix, registerHandlers, setFleetInfo } from "./handler-registry";
+import {
+  clearDeclaredHandlers,
+  declaredHandlers,
+  declaredPrefix,
+  registerHandlers,
+  setFleetInfo,
+} from "./handler-registry";
 import { lintDeclared } from "./lint";
 
 afterEach(() => clearDeclaredHandlers());
@@ -33,17 +39,46 @@ describe("handler registry", () => {
 
   it("a handler's dedup_handler_info comes first, completed by this process's registration of it; a registration Prometheus has no info of stays as the fallback", () => {
     registerHandlers([
-      { service: "billing", setup: { ...RECOMMENDED_SETUP, handler: "charge", repository: "memory", replicas: 3, ttlClass: "analytics" } },
+      {
+        service: "billing",
+        setup: { ...RECOMMENDED_SETUP, handler: "charge", repository: "memory", replicas: 3, ttlClass: "analytics" },
+      },
       { service: "billing", setup: { ...RECOMMENDED_SETUP, handler: "refund" } },
     ]);
-    setFleetInfo(declarationsFromInfo([{ labels: { service: "billing", handler: "charge", topic: "orders", group: "billing-workers", ttl_ms: "300000", marking: "lease", lease_ms: "60000", timeout_ms: "30000" }, value: 1 }]));
+    setFleetInfo(
+      declarationsFromInfo([
+        {
+          labels: {
+            service: "billing",
+            handler: "charge",
+            topic: "orders",
+            group: "billing-workers",
+            ttl_ms: "300000",
+            marking: "lease",
+            lease_ms: "60000",
+            timeout_ms: "30000",
+          },
+          value: 1,
+        },
+      ]),
+    );
     const [charge, refund, ...rest] = declaredHandlers();
     expect(rest).toEqual([]);
-    expect(charge).toMatchObject({ service: "billing", source: "info", topic: "orders", groupId: "billing-workers", setup: { handler: "charge", ttlMs: 300_000, repository: "memory", replicas: 3, ttlClass: "analytics" } });
+    expect(charge).toMatchObject({
+      service: "billing",
+      source: "info",
+      topic: "orders",
+      groupId: "billing-workers",
+      setup: { handler: "charge", ttlMs: 300_000, repository: "memory", replicas: 3, ttlClass: "analytics" },
+    });
     expect(charge!.info?.ttlClass).toBe("analytics");
     expect(refund).toMatchObject({ service: "billing", setup: { handler: "refund" } });
     expect(refund!.source).toBeUndefined();
     // The info's window and the registration's store are both linted.
-    expect(lintDeclared(charge!, null).map((f) => f.rule).sort()).toEqual(["in-memory-with-replicas", "ttl-below-minimum"]);
+    expect(
+      lintDeclared(charge!, null)
+        .map((f) => f.rule)
+        .sort(),
+    ).toEqual(["in-memory-with-replicas", "ttl-below-minimum"]);
   });
 });

@@ -53,7 +53,9 @@ type FleetGlobal = typeof globalThis & { __dedupHealthFleetInfo?: Map<string, De
  * Prometheus); these come before this process's registrations of the same handler.
  */
 export function setFleetInfo(handlers: readonly DeclaredHandler[]): void {
-  (globalThis as FleetGlobal).__dedupHealthFleetInfo = new Map(handlers.map((h) => [keyOf(h.service, h.setup.handler), { ...h, source: "info" as const }]));
+  (globalThis as FleetGlobal).__dedupHealthFleetInfo = new Map(
+    handlers.map((h) => [keyOf(h.service, h.setup.handler), { ...h, source: "info" as const }]),
+  );
 }
 
 function fleetInfo(): Map<string, DeclaredHandler> {
@@ -89,7 +91,10 @@ export function clearDeclaredHandlers(): void {
  */
 export function declaredHandlers(): DeclaredHandler[] {
   const info = fleetInfo();
-  return [...[...info.entries()].map(([k, h]) => withRegistered(h, store().get(k))), ...[...store().entries()].filter(([k]) => !info.has(k)).map(([, h]) => h)];
+  return [
+    ...[...info.entries()].map(([k, h]) => withRegistered(h, store().get(k))),
+    ...[...store().entries()].filter(([k]) => !info.has(k)).map(([, h]) => h),
+  ];
 }
 
 /** The declaration of one handler ({@link declaredHandlers}' first), or undefined. */
@@ -109,7 +114,11 @@ function withRegistered(info: DeclaredHandler, registered: DeclaredHandler | und
   const { keyFactory, repository, replicas } = registered.setup;
   // A class the registration declares is declared, though the info leaves it out.
   const ttlClass = info.info?.ttlClass ?? registered.setup.ttlClass;
-  return { ...info, ...(info.info ? { info: { ...info.info, ttlClass } } : {}), setup: { ...info.setup, keyFactory, repository, replicas, ttlClass } };
+  return {
+    ...info,
+    ...(info.info ? { info: { ...info.info, ttlClass } } : {}),
+    setup: { ...info.setup, keyFactory, repository, replicas, ttlClass },
+  };
 }
 
 /** The key prefix of a declaration. */

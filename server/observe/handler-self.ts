@@ -22,64 +22,136 @@ import { got, inspectedHandlers } from "./upstream";
 
 type Self = HandlerSelfResponse;
 
-const unknown = (field: string, what: string) => ({ status: "unknown" as const, needs: `${HANDLER_INFO_METRIC}${field ? ` (${field})` : ""}`, detail: `declares no ${what}: export ${HANDLER_INFO_METRIC}` });
+const unknown = (field: string, what: string) => ({
+  status: "unknown" as const,
+  needs: `${HANDLER_INFO_METRIC}${field ? ` (${field})` : ""}`,
+  detail: `declares no ${what}: export ${HANDLER_INFO_METRIC}`,
+});
 
-const fmt = (ms: number) => (ms >= 86_400_000 ? `${+(ms / 86_400_000).toFixed(1)} d` : ms >= 3_600_000 ? `${+(ms / 3_600_000).toFixed(1)} h` : ms >= 60_000 ? `${+(ms / 60_000).toFixed(1)} min` : `${+(ms / 1000).toFixed(1)} s`);
+const fmt = (ms: number) =>
+  ms >= 86_400_000
+    ? `${+(ms / 86_400_000).toFixed(1)} d`
+    : ms >= 3_600_000
+      ? `${+(ms / 3_600_000).toFixed(1)} h`
+      : ms >= 60_000
+        ? `${+(ms / 60_000).toFixed(1)} min`
+        : `${+(ms / 1000).toFixed(1)} s`;
 
 /** The window and class: declared, inferred from the declared window, inferred from the keys' TTLs, or unknown. */
 export function ttlOf(d: DeclaredHandler | undefined, keys: HandlerKeys | undefined): Self["ttl"] {
   const declaredMs = d && (d.source !== "info" || d.info?.ttlMs != null) ? d.setup.ttlMs : null;
   const declaredClass = d && (d.source !== "info" || d.info?.ttlClass) ? d.setup.ttlClass : null;
   if (declaredMs !== null) {
-    if (declaredClass) return { status: "ok", ms: declaredMs, msSource: "declared", ttlClass: declaredClass, classSource: "declared", text: `${declaredClass} (declared: ${fmt(declaredMs)})` };
+    if (declaredClass)
+      return {
+        status: "ok",
+        ms: declaredMs,
+        msSource: "declared",
+        ttlClass: declaredClass,
+        classSource: "declared",
+        text: `${declaredClass} (declared: ${fmt(declaredMs)})`,
+      };
     const c = inferredTtlClass(declaredMs);
-    return { status: "ok", ms: declaredMs, msSource: "declared", ttlClass: c, classSource: "inferred", text: `${c}, inferred: declares ttl_ms ${fmt(declaredMs)}, no class` };
+    return {
+      status: "ok",
+      ms: declaredMs,
+      msSource: "declared",
+      ttlClass: c,
+      classSource: "inferred",
+      text: `${c}, inferred: declares ttl_ms ${fmt(declaredMs)}, no class`,
+    };
   }
   const max = keys?.ttlObserved?.maxMs;
   if (max !== undefined) {
     const c = declaredClass ?? inferredTtlClass(max);
-    return { status: "ok", ms: max, msSource: "observed", ttlClass: c, classSource: declaredClass ? "declared" : "inferred", text: `${c}, inferred: keys live ${fmt(max)}` };
+    return {
+      status: "ok",
+      ms: max,
+      msSource: "observed",
+      ttlClass: c,
+      classSource: declaredClass ? "declared" : "inferred",
+      text: `${c}, inferred: keys live ${fmt(max)}`,
+    };
   }
   return unknown("ttl_ms", "TTL");
 }
 
 /** What the declaration says of lease, attempt limit, marking, failure mode and stack. */
-function declaredFields(d: DeclaredHandler | undefined): Pick<Self, "lease" | "timeout" | "marking" | "failureMode" | "stack"> {
-  if (!d) return { lease: unknown("lease_ms", "lease"), timeout: unknown("timeout_ms", "attempt limit"), marking: unknown("marking", "marking"), failureMode: unknown("failure_mode", "failure mode"), stack: unknown("stack", "stack") };
+function declaredFields(
+  d: DeclaredHandler | undefined,
+): Pick<Self, "lease" | "timeout" | "marking" | "failureMode" | "stack"> {
+  if (!d)
+    return {
+      lease: unknown("lease_ms", "lease"),
+      timeout: unknown("timeout_ms", "attempt limit"),
+      marking: unknown("marking", "marking"),
+      failureMode: unknown("failure_mode", "failure mode"),
+      stack: unknown("stack", "stack"),
+    };
   const i = d.info;
   const s = d.setup;
   const marking = i ? i.marking : s.marking === "naive" ? INFO_MARKING.before : s.marking;
   const leaseMs = i ? i.leaseMs : s.marking === "lease" ? s.leaseMs : null;
   return {
-    lease: marking === null && leaseMs === null ? unknown("lease_ms", "lease") : { status: "ok", ms: leaseMs, text: leaseMs === null ? `no lease (marking ${marking})` : `${fmt(leaseMs)} lease` },
+    lease:
+      marking === null && leaseMs === null
+        ? unknown("lease_ms", "lease")
+        : {
+            status: "ok",
+            ms: leaseMs,
+            text: leaseMs === null ? `no lease (marking ${marking})` : `${fmt(leaseMs)} lease`,
+          },
     timeout: { status: "ok", ms: i ? i.timeoutMs : s.timeoutMs },
     marking: marking === null ? unknown("marking", "marking") : { status: "ok", value: marking },
-    failureMode: (i ? i.failureMode : s.failureMode) === null ? unknown("failure_mode", "failure mode") : { status: "ok", value: (i ? i.failureMode : s.failureMode)! },
+    failureMode:
+      (i ? i.failureMode : s.failureMode) === null
+        ? unknown("failure_mode", "failure mode")
+        : { status: "ok", value: (i ? i.failureMode : s.failureMode)! },
     stack: i && !i.stack ? unknown("stack", "stack") : { status: "ok", names: [...(i?.stack ?? s.stack)] },
   };
 }
 
 /** Its topic: declared, else the `topic` label of its metrics. */
-async function topicOf(ctx: ObserveContext, service: string, handler: string, d: DeclaredHandler | undefined): Promise<Self["topic"]> {
+async function topicOf(
+  ctx: ObserveContext,
+  service: string,
+  handler: string,
+  d: DeclaredHandler | undefined,
+): Promise<Self["topic"]> {
   if (d?.topic) return { status: "ok", value: d.topic, source: "declared" };
   const r = await got(ctx.metrics.instant("processed_rate"));
-  const t = r.ok ? r.value.find((s) => s.labels.service === service && s.labels.handler === handler && s.labels.topic)?.labels.topic : undefined;
+  const t = r.ok
+    ? r.value.find((s) => s.labels.service === service && s.labels.handler === handler && s.labels.topic)?.labels.topic
+    : undefined;
   return t ? { status: "ok", value: t, source: "metrics" } : unknown("topic", "topic");
 }
 
 /** Its consumer group's members, partitions and lag on its topic (Kafka's admin API; no consumer joins). */
 async function consumerGroupOf(topic: Self["topic"], groupId: string): Promise<Self["consumerGroup"]> {
-  if (topic.status !== "ok") return { status: "unknown", needs: `${HANDLER_INFO_METRIC} (topic)`, detail: "the topic it consumes is not known: export dedup_handler_info or its metrics' topic label" };
+  if (topic.status !== "ok")
+    return {
+      status: "unknown",
+      needs: `${HANDLER_INFO_METRIC} (topic)`,
+      detail: "the topic it consumes is not known: export dedup_handler_info or its metrics' topic label",
+    };
   const k = consumerGroupDescriber();
   if (!k) return { status: "unavailable", detail: "kafka: not configured (set KAFKA_BROKERS)" };
   try {
     await k.ready();
     const { offsets, groups } = await k.describer.read({ topic: topic.value, group: groupId });
     const g = groups[0];
-    if (!g) return { status: "unavailable", detail: `consumer group ${groupId} has no members and no committed offsets on ${topic.value}` };
+    if (!g)
+      return {
+        status: "unavailable",
+        detail: `consumer group ${groupId} has no members and no committed offsets on ${topic.value}`,
+      };
     const view = assembleGroupView(offsets, g, { at: Date.now(), committed: g.committed }, null);
     const c = config();
-    return { status: "ok", topic: topic.value, view: c.CONSUMER_DETAILS === "all" || ownGroup(groupId, c.SERVICE_NAME) ? view : anonymiseGroup(view) };
+    return {
+      status: "ok",
+      topic: topic.value,
+      view: c.CONSUMER_DETAILS === "all" || ownGroup(groupId, c.SERVICE_NAME) ? view : anonymiseGroup(view),
+    };
   } catch (e) {
     return { status: "unavailable", detail: errorText(e) };
   }
@@ -90,7 +162,11 @@ async function consumerGroupOf(topic: Self["topic"], groupId: string): Promise<S
  * (each costs a few Kafka admin calls for its group).
  */
 export function getHandlerSelf(ctx: ObserveContext, service: string, handler: string): Promise<HandlerSelfResponse> {
-  return ctx.answers.get(`handler-self:${service}\u0000${handler}`, () => buildHandlerSelf(ctx, service, handler), 2_000);
+  return ctx.answers.get(
+    `handler-self:${service}\u0000${handler}`,
+    () => buildHandlerSelf(ctx, service, handler),
+    2_000,
+  );
 }
 
 async function buildHandlerSelf(ctx: ObserveContext, service: string, handler: string): Promise<HandlerSelfResponse> {
@@ -105,26 +181,56 @@ async function buildHandlerSelf(ctx: ObserveContext, service: string, handler: s
   const topic = await topicOf(ctx, service, handler, d);
   const fill =
     ttl.status === "ok"
-      ? windowFill({ ttlMs: ttl.ms, settledMinTtlMs: keys?.settledMinTtlMs ?? null, maxTtlMs: keys?.ttlObserved?.maxMs ?? null, processAgeMs: ctx.inspector ? null : process.uptime() * 1000, now: Date.now() })
+      ? windowFill({
+          ttlMs: ttl.ms,
+          settledMinTtlMs: keys?.settledMinTtlMs ?? null,
+          maxTtlMs: keys?.ttlObserved?.maxMs ?? null,
+          processAgeMs: ctx.inspector ? null : process.uptime() * 1000,
+          now: Date.now(),
+        })
       : null;
   const p99 = await got(ctx.metrics.instant("handler_p99_1h"));
-  const handlerP99 = p99.ok ? (p99.value.find((s) => s.labels.service === service && s.labels.handler === handler)?.value ?? null) : null;
+  const handlerP99 = p99.ok
+    ? (p99.value.find((s) => s.labels.service === service && s.labels.handler === handler)?.value ?? null)
+    : null;
   const observed = keys ? lintObserved(keys, ttl.status === "ok" ? ttl.ttlClass : null) : [];
   return {
     generatedAt: new Date().toISOString(),
     service,
     handler,
-    declaration: d ? { status: "ok", source: d.source ?? "registry", runtime: d.info?.runtime ?? (d.source ? null : "node"), contract: d.info?.contract ?? null } : { status: "unknown", needs: HANDLER_INFO_METRIC, detail: `declares nothing: export ${HANDLER_INFO_METRIC}` },
-    infoRead: info.ok ? { status: "up", detail: `${info.value.length} handlers declare ${HANDLER_INFO_METRIC}` } : { status: "down", detail: info.detail },
+    declaration: d
+      ? {
+          status: "ok",
+          source: d.source ?? "registry",
+          runtime: d.info?.runtime ?? (d.source ? null : "node"),
+          contract: d.info?.contract ?? null,
+        }
+      : { status: "unknown", needs: HANDLER_INFO_METRIC, detail: `declares nothing: export ${HANDLER_INFO_METRIC}` },
+    infoRead: info.ok
+      ? { status: "up", detail: `${info.value.length} handlers declare ${HANDLER_INFO_METRIC}` }
+      : { status: "down", detail: info.detail },
     ttl,
     ...declaredFields(d),
     topic,
     prefix: { value: prefix, source: d && (d.prefix || d.source !== "info") ? "declared" : "convention" },
     group: { id: groupId, source: declaredGroup ? "declared" : "convention" },
-    window: fill ? { status: "ok", ...fill } : ttl.status === "ok" ? { status: "unknown", needs: "dedup keys", detail: "no settled key sampled yet" } : unknown("ttl_ms", "TTL"),
+    window: fill
+      ? { status: "ok", ...fill }
+      : ttl.status === "ok"
+        ? { status: "unknown", needs: "dedup keys", detail: "no settled key sampled yet" }
+        : unknown("ttl_ms", "TTL"),
     lint: d
-      ? { status: "ok", source: d.source ?? "registry", findings: [...lintDeclared(d, handlerP99), ...observed], unknown: undeclared(d) }
-      : { status: "unknown", needs: HANDLER_INFO_METRIC, detail: `declares nothing: export ${HANDLER_INFO_METRIC}; only its keys' TTLs were checked${observed.length ? "" : " (none found)"}` },
+      ? {
+          status: "ok",
+          source: d.source ?? "registry",
+          findings: [...lintDeclared(d, handlerP99), ...observed],
+          unknown: undeclared(d),
+        }
+      : {
+          status: "unknown",
+          needs: HANDLER_INFO_METRIC,
+          detail: `declares nothing: export ${HANDLER_INFO_METRIC}; only its keys' TTLs were checked${observed.length ? "" : " (none found)"}`,
+        },
     consumerGroup: await consumerGroupOf(topic, groupId),
   };
 }

@@ -17,19 +17,38 @@ import { errorText, ForbiddenError } from "./errors";
  * The hot-key table of one handler as the handler page shows it; a 403 for a handler whose keys are
  * outside `ctx.prefixes` (`DEDUP_PREFIXES`, when given): its key names are not ours to show.
  */
-export async function getHotKeys(ctx: Pick<ObserveContext, "metrics"> & Partial<Pick<ObserveContext, "prefixes">>, q: { service: string; handler: string }): Promise<HotKeysResponse> {
+export async function getHotKeys(
+  ctx: Pick<ObserveContext, "metrics"> & Partial<Pick<ObserveContext, "prefixes">>,
+  q: { service: string; handler: string },
+): Promise<HotKeysResponse> {
   const prefix = handlerPrefix(q.service, q.handler);
-  if (ctx.prefixes && !new PrefixGlobs(ctx.prefixes).matches(`${prefix}:x`)) throw new ForbiddenError(`keys of ${prefix} are outside DEDUP_PREFIXES (${ctx.prefixes.join(", ")})`);
+  if (ctx.prefixes && !new PrefixGlobs(ctx.prefixes).matches(`${prefix}:x`))
+    throw new ForbiddenError(`keys of ${prefix} are outside DEDUP_PREFIXES (${ctx.prefixes.join(", ")})`);
   return ctx.metrics.kind === "prometheus" ? fleetHotKeys(ctx, q) : processHotKeys(q);
 }
 
 /** The fleet's table: the exported gauges of every process, summed by UUID. */
-async function fleetHotKeys(ctx: Pick<ObserveContext, "metrics">, q: { service: string; handler: string }): Promise<HotKeysResponse> {
+async function fleetHotKeys(
+  ctx: Pick<ObserveContext, "metrics">,
+  q: { service: string; handler: string },
+): Promise<HotKeysResponse> {
   const at = Date.now() / 1000;
-  const base = { generatedAt: new Date().toISOString(), service: q.service, handler: q.handler, since: null, windowMs: DEFAULT_HOT_KEYS_OPTIONS.windowMs, capacity: HOT_UUID_TOP_K, scope: "fleet" as const };
+  const base = {
+    generatedAt: new Date().toISOString(),
+    service: q.service,
+    handler: q.handler,
+    since: null,
+    windowMs: DEFAULT_HOT_KEYS_OPTIONS.windowMs,
+    capacity: HOT_UUID_TOP_K,
+    scope: "fleet" as const,
+  };
   let read;
   try {
-    read = await Promise.all([ctx.metrics.instant("hot_uuids", at), ctx.metrics.instant("hot_uuid_error_bound", at), readSignals(ctx.metrics, at, [q.service])]);
+    read = await Promise.all([
+      ctx.metrics.instant("hot_uuids", at),
+      ctx.metrics.instant("hot_uuid_error_bound", at),
+      readSignals(ctx.metrics, at, [q.service]),
+    ]);
   } catch (e) {
     // The page keeps answering while Prometheus is down: the table is unknown, and says why.
     return { ...base, total: 0, sketches: 0, notMeasured: null, unavailable: `prometheus: ${errorText(e)}`, keys: [] };
@@ -40,7 +59,16 @@ async function fleetHotKeys(ctx: Pick<ObserveContext, "metrics">, q: { service: 
   const processBounds = bounds.filter((b) => mine(b.labels));
   const keys = copies
     .filter((c) => mine(c.labels) && c.labels.uuid)
-    .map((c) => ({ key: `${handlerPrefix(q.service, q.handler)}:${c.labels.uuid}`, uuid: c.labels.uuid!, topic: c.labels.topic ?? "", count: c.value ?? 0, error: 0, byCause: {}, lastPosition: null, lastAt: null }))
+    .map((c) => ({
+      key: `${handlerPrefix(q.service, q.handler)}:${c.labels.uuid}`,
+      uuid: c.labels.uuid!,
+      topic: c.labels.topic ?? "",
+      count: c.value ?? 0,
+      error: 0,
+      byCause: {},
+      lastPosition: null,
+      lastAt: null,
+    }))
     .sort((a, b) => b.count - a.count)
     .slice(0, HOT_UUID_TOP_K);
   const errorBound = processBounds.reduce((a, b) => a + (b.value ?? 0), 0);
@@ -71,6 +99,15 @@ function processHotKeys(q: { service: string; handler: string }): HotKeysRespons
     sketches: sketches.filter((s) => s.handlers().includes(q.handler)).length,
     scope: "process",
     notMeasured: null,
-    keys: (t?.keys ?? []).map((k) => ({ key: k.key, uuid: k.uuid, topic: k.topic, count: k.count, error: k.error, byCause: k.byCause, lastPosition: k.lastPosition, lastAt: new Date(k.lastAt).toISOString() })),
+    keys: (t?.keys ?? []).map((k) => ({
+      key: k.key,
+      uuid: k.uuid,
+      topic: k.topic,
+      count: k.count,
+      error: k.error,
+      byCause: k.byCause,
+      lastPosition: k.lastPosition,
+      lastAt: new Date(k.lastAt).toISOString(),
+    })),
   };
 }

@@ -22,19 +22,33 @@ let admin: Admin;
 /** The gauge's value per label set, keyed `group/partition`. */
 async function values(registry: Registry, name: string): Promise<Record<string, number>> {
   const m = await registry.getSingleMetric(name)!.get();
-  return Object.fromEntries(m.values.map((v) => [`${v.labels.consumergroup ?? ""}/${v.labels.partition ?? ""}`, v.value]));
+  return Object.fromEntries(
+    m.values.map((v) => [`${v.labels.consumergroup ?? ""}/${v.labels.partition ?? ""}`, v.value]),
+  );
 }
 
 beforeAll(async () => {
   admin = new Kafka({ clientId: `lag-${tag}`, brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   await createTopicsReady(admin, [{ name: topic, partitions: 3 }]);
-  const producer = new Kafka({ clientId: `lag-p-${tag}`, brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING }).producer();
+  const producer = new Kafka({
+    clientId: `lag-p-${tag}`,
+    brokers: ["127.0.0.1:9092"],
+    logLevel: logLevel.NOTHING,
+  }).producer();
   await producer.connect();
-  for (const partition of [0, 1, 2]) await producer.send({ topic, messages: Array.from({ length: 10 }, (_, i) => ({ partition, value: String(i) })) });
+  for (const partition of [0, 1, 2])
+    await producer.send({ topic, messages: Array.from({ length: 10 }, (_, i) => ({ partition, value: String(i) })) });
   await producer.disconnect();
   // The group committed 3 on partition 0 and 4 on partition 1, nothing on partition 2 (no member: admin may set it).
-  await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: "3" }, { partition: 1, offset: "4" }] });
+  await admin.setOffsets({
+    groupId: group,
+    topic,
+    partitions: [
+      { partition: 0, offset: "3" },
+      { partition: 1, offset: "4" },
+    ],
+  });
   // Retention passes the commit of partition 0: records before offset 8 are deleted.
   await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: "8" }] });
 }, 60_000);
@@ -49,7 +63,11 @@ describe("kafka_consumergroup_lag against the admin API", () => {
   it("equals high − max(committed, log start) per partition, with the retention clamp and never-committed partitions", async () => {
     const registry = new Registry();
     const describer = new ConsumerGroupDescriber(admin);
-    new LagMetrics(registry, () => [topic], (t) => describer.read({ topic: t, group }));
+    new LagMetrics(
+      registry,
+      () => [topic],
+      (t) => describer.read({ topic: t, group }),
+    );
     const lag = await values(registry, KAFKA_METRIC_NAMES.lag);
     const offsets = await values(registry, KAFKA_METRIC_NAMES.currentOffset);
     const oldest = await values(registry, KAFKA_METRIC_NAMES.topicOldestOffset);

@@ -24,7 +24,9 @@ function group(id: string, members: Array<[string, number[]]>): GroupSnapshot {
 }
 
 async function counter(registry: Registry, g: string): Promise<number | undefined> {
-  return (await registry.getSingleMetric(KAFKA_METRIC_NAMES.rebalances)!.get()).values.find((v) => v.labels.consumergroup === g)?.value;
+  return (await registry.getSingleMetric(KAFKA_METRIC_NAMES.rebalances)!.get()).values.find(
+    (v) => v.labels.consumergroup === g,
+  )?.value;
 }
 
 describe("LagMetrics", () => {
@@ -33,10 +35,14 @@ describe("LagMetrics", () => {
     const id = `g-${Math.random().toString(36).slice(2)}`;
     let current = group(id, [["m1", [0, 1]]]);
     let reads = 0;
-    new LagMetrics(registry, () => ["t"], async () => {
-      reads++;
-      return { offsets, groups: [current] };
-    });
+    new LagMetrics(
+      registry,
+      () => ["t"],
+      async () => {
+        reads++;
+        return { offsets, groups: [current] };
+      },
+    );
     const since = Date.now();
     await registry.metrics();
     expect(reads).toBe(1); // seven metrics, one read
@@ -51,7 +57,10 @@ describe("LagMetrics", () => {
     expect(await counter(registry, id)).toBe(1);
     const ev = (await eventsBetween(since, Date.now())).filter((e) => e.labels.consumergroup === id);
     expect(ev.map((e) => [e.kind, e.title])).toEqual([["rebalance", `Rebalance of ${id}: 1 → 2 members`]]);
-    const lag = (await registry.getSingleMetric(KAFKA_METRIC_NAMES.lag)!.get()).values.map((v) => [v.labels.partition, v.value]);
+    const lag = (await registry.getSingleMetric(KAFKA_METRIC_NAMES.lag)!.get()).values.map((v) => [
+      v.labels.partition,
+      v.value,
+    ]);
     expect(lag).toEqual([
       ["0", 5],
       ["1", 10],
@@ -61,10 +70,14 @@ describe("LagMetrics", () => {
   it("a failed read leaves the gauges empty rather than stale", async () => {
     const registry = new Registry();
     let fail = false;
-    new LagMetrics(registry, () => ["t"], async () => {
-      if (fail) throw new Error("kafka down");
-      return { offsets, groups: [group("g", [["m1", [0, 1]]])] };
-    });
+    new LagMetrics(
+      registry,
+      () => ["t"],
+      async () => {
+        if (fail) throw new Error("kafka down");
+        return { offsets, groups: [group("g", [["m1", [0, 1]]])] };
+      },
+    );
     await registry.metrics();
     expect((await registry.getSingleMetric(KAFKA_METRIC_NAMES.lag)!.get()).values).toHaveLength(2);
     fail = true;

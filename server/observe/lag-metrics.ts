@@ -63,16 +63,37 @@ export class LagMetrics {
     const refresh = () => this.refresh();
     const gauge = (name: string, help: string, labelNames: string[]) =>
       (registry.getSingleMetric(name) as Gauge | undefined) ??
-      new Gauge({ name, help, labelNames, registers: [registry], async collect() { await refresh(); } });
-    this.lag = gauge(N.lag, "Messages a consumer group has not consumed: high watermark - max(committed, log start)", [L.group, L.topic, L.partition]);
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        async collect() {
+          await refresh();
+        },
+      });
+    this.lag = gauge(N.lag, "Messages a consumer group has not consumed: high watermark - max(committed, log start)", [
+      L.group,
+      L.topic,
+      L.partition,
+    ]);
     this.lagSum = gauge(N.lagSum, "Sum of kafka_consumergroup_lag over the topic's partitions", [L.group, L.topic]);
-    this.current = gauge(N.currentOffset, "The consumer group's committed offset (-1: never committed)", [L.group, L.topic, L.partition]);
+    this.current = gauge(N.currentOffset, "The consumer group's committed offset (-1: never committed)", [
+      L.group,
+      L.topic,
+      L.partition,
+    ]);
     this.high = gauge(N.topicCurrentOffset, "Log end offset (high watermark) of the partition", [L.topic, L.partition]);
     this.low = gauge(N.topicOldestOffset, "Log start offset of the partition", [L.topic, L.partition]);
     this.members = gauge(N.members, "Members of the consumer group", [L.group]);
     this.rebalances =
       (registry.getSingleMetric(N.rebalances) as Counter | undefined) ??
-      new Counter({ name: N.rebalances, help: "Rebalances observed: the group's members or their assignment changed between two reads", labelNames: [L.group], registers: [registry] });
+      new Counter({
+        name: N.rebalances,
+        help: "Rebalances observed: the group's members or their assignment changed between two reads",
+        labelNames: [L.group],
+        registers: [registry],
+      });
   }
 
   /** Reads every topic once (concurrent scrapes share the read) and sets the gauges. */
@@ -84,11 +105,14 @@ export class LagMetrics {
   private async readAll(): Promise<void> {
     // A follower replica exports none of the fleet's lag (the leader does) and observes no rebalance.
     if (!exportsFleetGauges()) {
-      for (const g of [this.lag, this.lagSum, this.current, this.high, this.low, this.members, this.rebalances]) g.reset();
+      for (const g of [this.lag, this.lagSum, this.current, this.high, this.low, this.members, this.rebalances])
+        g.reset();
       this.seen.clear();
       return;
     }
-    const results = await Promise.all(this.topics().map(async (topic) => ({ topic, r: await this.read(topic).catch(() => null) })));
+    const results = await Promise.all(
+      this.topics().map(async (topic) => ({ topic, r: await this.read(topic).catch(() => null) })),
+    );
     for (const g of [this.lag, this.lagSum, this.current, this.high, this.low, this.members]) g.reset();
     for (const { topic, r } of results) {
       if (!r) continue;
@@ -122,7 +146,11 @@ export class LagMetrics {
       this.rebalances.inc({ [L.group]: g.groupId });
       // The group's handler (declared, else by the <service>.<handler> naming): the marker then shows on its charts.
       const owner = ownerOfGroup(g.groupId) ?? {};
-      void recordEvent("rebalance", `Rebalance of ${g.groupId}: ${before.members} → ${g.members.length} members`, { consumergroup: g.groupId, topic, ...owner });
+      void recordEvent("rebalance", `Rebalance of ${g.groupId}: ${before.members} → ${g.members.length} members`, {
+        consumergroup: g.groupId,
+        topic,
+        ...owner,
+      });
     }
   }
 }

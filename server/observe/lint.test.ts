@@ -13,7 +13,9 @@ afterEach(() => clearDeclaredHandlers());
 /** An embedded source whose registry saw `perMinute` attempts of each handler per minute for an hour, each lasting its seconds. */
 async function sourceWith(attempts: Record<string, number>) {
   const registry = new Registry();
-  const observers = Object.fromEntries(Object.keys(attempts).map((h) => [h, dedupMetrics(registry).handlerTime.handler("svc", h)[0]]));
+  const observers = Object.fromEntries(
+    Object.keys(attempts).map((h) => [h, dedupMetrics(registry).handlerTime.handler("svc", h)[0]]),
+  );
   let now = 10_000_000;
   const src = new LocalSource(registry, { intervalMs: 60_000 }, () => now);
   await src.sample();
@@ -48,11 +50,18 @@ describe("GET /api/lint: handler time against the lease", () => {
     registerHandlers([{ service: "svc", setup: { ...RECOMMENDED_SETUP, handler: "slow" } }]);
     const src = new LocalSource(new Registry(), { intervalMs: 1000 });
     const l = await getLint(createObserveContext({ metrics: src, redis: null }));
-    expect(l.declared.status === "ok" && l.declared.handlers[0]).toMatchObject({ handlerP99Seconds: null, findings: [] });
+    expect(l.declared.status === "ok" && l.declared.handlers[0]).toMatchObject({
+      handlerP99Seconds: null,
+      findings: [],
+    });
   });
 
   it("asks Prometheus the same question: the 1 h p99 of one attempt per service and handler, both success values", () => {
-    expect(PROMQL.handler_p99_1h).toBe("histogram_quantile(0.99, sum by (le, service, handler) (rate(handler_execution_time_seconds_bucket[1h])))");
-    expect(PROMQL.handler_p99).toBe("histogram_quantile(0.99, sum by (le, service, handler) (rate(handler_execution_time_seconds_bucket[5m])))");
+    expect(PROMQL.handler_p99_1h).toBe(
+      "histogram_quantile(0.99, sum by (le, service, handler) (rate(handler_execution_time_seconds_bucket[1h])))",
+    );
+    expect(PROMQL.handler_p99).toBe(
+      "histogram_quantile(0.99, sum by (le, service, handler) (rate(handler_execution_time_seconds_bucket[5m])))",
+    );
   });
 });

@@ -8,7 +8,8 @@ import { refreshFleetInfo } from "./fleet-info";
 import { declaredHandlers, declaredPrefix, type DeclaredHandler, type InfoDeclaration } from "./handler-registry";
 import { got, inspectedHandlers, unavailable } from "./upstream";
 
-const fmtMs = (ms: number) => (ms >= 3_600_000 ? `${+(ms / 3_600_000).toFixed(1)} h` : `${+(ms / 60_000).toFixed(1)} min`);
+const fmtMs = (ms: number) =>
+  ms >= 3_600_000 ? `${+(ms / 3_600_000).toFixed(1)} h` : `${+(ms / 60_000).toFixed(1)} min`;
 
 /**
  * The TTL policy of spec §3 checked against what Redis holds for one handler. Observed TTLs are
@@ -18,17 +19,37 @@ const fmtMs = (ms: number) => (ms >= 3_600_000 ? `${+(ms / 3_600_000).toFixed(1)
 export function lintObserved(h: HandlerKeys, ttlClass: TtlClass | null): Finding[] {
   const f: Finding[] = [];
   if (h.noTtlCount > 0) {
-    f.push({ severity: "error", rule: "ttl-missing", specSection: "§3", message: `${h.noTtlExact ? "" : "About "}${h.noTtlCount} of ${h.keyCount} keys have no TTL: they never expire and Redis memory only grows. Set keys with PX (SET key v NX PX ttl).` });
+    f.push({
+      severity: "error",
+      rule: "ttl-missing",
+      specSection: "§3",
+      message: `${h.noTtlExact ? "" : "About "}${h.noTtlCount} of ${h.keyCount} keys have no TTL: they never expire and Redis memory only grows. Set keys with PX (SET key v NX PX ttl).`,
+    });
   }
   const max = h.ttlObserved?.maxMs;
   if (max !== undefined) {
     if (max < TTL_POLICY.minimumMs) {
-      f.push({ severity: "error", rule: "ttl-below-minimum", specSection: "§3", message: `Largest TTL left is ${fmtMs(max)}, below 10 min: a retry plus a rebalance outlives the key. Use 24 h (critical: 7 d).` });
+      f.push({
+        severity: "error",
+        rule: "ttl-below-minimum",
+        specSection: "§3",
+        message: `Largest TTL left is ${fmtMs(max)}, below 10 min: a retry plus a rebalance outlives the key. Use 24 h (critical: 7 d).`,
+      });
     } else if (max < TTL_POLICY.warnBelowMs && ttlClass !== "analytics") {
-      f.push({ severity: "warning", rule: "ttl-below-hour", specSection: "§3", message: `Largest TTL left is ${fmtMs(max)}, below 1 h; only high-volume analytics handlers may go that low. Use 24 h (if keys are still being written).` });
+      f.push({
+        severity: "warning",
+        rule: "ttl-below-hour",
+        specSection: "§3",
+        message: `Largest TTL left is ${fmtMs(max)}, below 1 h; only high-volume analytics handlers may go that low. Use 24 h (if keys are still being written).`,
+      });
     }
     if (ttlClass === "analytics" && max > TTL_POLICY.analyticsMaxMs * 1.01) {
-      f.push({ severity: "warning", rule: "analytics-ttl-above-hour", specSection: "§3", message: `Analytics handler keeps keys ${fmtMs(max)}: the policy is 1 h or less where Redis memory matters.` });
+      f.push({
+        severity: "warning",
+        rule: "analytics-ttl-above-hour",
+        specSection: "§3",
+        message: `Analytics handler keeps keys ${fmtMs(max)}: the policy is 1 h or less where Redis memory matters.`,
+      });
     }
   }
   return f;
@@ -81,10 +102,14 @@ export function undeclared(d: DeclaredHandler): string[] {
   if (d.source !== "info" || !i) return [];
   const out: string[] = [];
   if (i.ttlMs === null) out.push("declares no TTL: export dedup_handler_info with ttl_ms");
-  if (i.ttlClass === null) out.push(`declares no TTL class: ${i.ttlMs === null ? "unknown" : `inferred ${d.setup.ttlClass} from ttl_ms`} (ttl_class)`);
+  if (i.ttlClass === null)
+    out.push(
+      `declares no TTL class: ${i.ttlMs === null ? "unknown" : `inferred ${d.setup.ttlClass} from ttl_ms`} (ttl_class)`,
+    );
   if (i.marking === null) out.push("declares no marking: export dedup_handler_info with marking");
   if (i.stack === null) out.push("declares no stack: the order rules did not run (stack)");
-  if (i.marking === "lease" && i.leaseMs === null) out.push("declares no lease: export dedup_handler_info with lease_ms");
+  if (i.marking === "lease" && i.leaseMs === null)
+    out.push("declares no lease: export dedup_handler_info with lease_ms");
   return out;
 }
 
@@ -95,9 +120,16 @@ export function undeclared(d: DeclaredHandler): string[] {
  */
 export function lintDeclared(d: DeclaredHandler, handlerP99Seconds: number | null): Finding[] {
   const i = d.info;
-  const found = lintHandler(d.setup, { handlerP99Seconds }).filter((x) => !i || d.source !== "info" || (RULE_NEEDS[x.rule]?.(i) ?? true));
+  const found = lintHandler(d.setup, { handlerP99Seconds }).filter(
+    (x) => !i || d.source !== "info" || (RULE_NEEDS[x.rule]?.(i) ?? true),
+  );
   const extra = i && d.source === "info" ? infoFindings(i).filter((x) => !found.some((y) => y.rule === x.rule)) : [];
-  return [...found, ...extra].map((x) => ({ severity: x.severity, rule: x.rule, message: x.message, specSection: x.specSection }));
+  return [...found, ...extra].map((x) => ({
+    severity: x.severity,
+    rule: x.rule,
+    message: x.message,
+    specSection: x.specSection,
+  }));
 }
 
 /**
@@ -109,7 +141,8 @@ async function handlerP99s(ctx: ObserveContext): Promise<Map<string, number>> {
   const r = await ctx.answers.get("lint:handler_p99_1h", () => got(ctx.metrics.instant("handler_p99_1h")), 15_000);
   const out = new Map<string, number>();
   if (!r.ok) return out;
-  for (const s of r.value) if (s.value !== null && Number.isFinite(s.value)) out.set(`${s.labels.service}\u0000${s.labels.handler}`, s.value);
+  for (const s of r.value)
+    if (s.value !== null && Number.isFinite(s.value)) out.set(`${s.labels.service}\u0000${s.labels.handler}`, s.value);
   return out;
 }
 

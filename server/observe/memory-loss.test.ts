@@ -6,11 +6,25 @@ const DAY = 86_400_000;
 /** A handler's count whose keys all have TTLs in one bucket starting at `ttlMinMs`. */
 function keys(handler: string, keyCount: number, ttlMinMs = 20 * 3_600_000, errorBound = 0): HandlerKeys {
   return {
-    service: "svc", handler, prefix: `svc:dedup:${handler}`, keyCount, exact: errorBound === 0, errorBound, noTtlCount: 0, noTtlExact: true, ttlSampled: false,
+    service: "svc",
+    handler,
+    prefix: `svc:dedup:${handler}`,
+    keyCount,
+    exact: errorBound === 0,
+    errorBound,
+    noTtlCount: 0,
+    noTtlExact: true,
+    ttlSampled: false,
     ttlBuckets: [{ label: "x", minMs: ttlMinMs, maxMs: DAY, count: keyCount, processing: 0 }],
-    bytesPerKey: null, states: { processing: 0, done: keyCount, marked: 0, other: 0 }, sampleSize: 0,
-    byState: { processing: 0, done: keyCount, marked: 0, other: 0, exact: true }, leaseShare: 0, settledMinTtlMs: null,
-    countedAt: new Date(0).toISOString(), ttlObserved: null, scan: { scanned: 0, total: 0, done: true, mode: "exact", startedAt: null, finishedAt: null },
+    bytesPerKey: null,
+    states: { processing: 0, done: keyCount, marked: 0, other: 0 },
+    sampleSize: 0,
+    byState: { processing: 0, done: keyCount, marked: 0, other: 0, exact: true },
+    leaseShare: 0,
+    settledMinTtlMs: null,
+    countedAt: new Date(0).toISOString(),
+    ttlObserved: null,
+    scan: { scanned: 0, total: 0, done: true, mode: "exact", startedAt: null, finishedAt: null },
   } as HandlerKeys;
 }
 
@@ -21,7 +35,9 @@ describe("a lost dedup memory is told from keys that expired", () => {
     d.observeCount([keys("h", 31_000), keys("small", 5)], 1_000);
     expect(d.observeIdentity([{ node: "r:1", runId: "b", uptimeSeconds: 3 }], 30_000)).toBe("restart");
     const lost = d.observeCount([], 40_000);
-    expect(lost).toEqual([expect.objectContaining({ handler: "h", before: 31_000, now: 0, share: 1, cause: "restart" })]);
+    expect(lost).toEqual([
+      expect.objectContaining({ handler: "h", before: 31_000, now: 0, share: 1, cause: "restart" }),
+    ]);
     // Held for the alert and the pages; a later count without loss does not clear it.
     d.observeCount([keys("h", 40)], 80_000);
     expect(d.losses(90_000).map((l) => l.handler)).toEqual(["h"]);
@@ -57,7 +73,9 @@ describe("a lost dedup memory is told from keys that expired", () => {
   });
 
   it("reads run_id and uptime from INFO server", () => {
-    expect(parseIdentity("n", "# Server\r\nredis_version:7.0.15\r\nrun_id:abc123\r\nuptime_in_seconds:42\r\n")).toEqual({ node: "n", runId: "abc123", uptimeSeconds: 42 });
+    expect(parseIdentity("n", "# Server\r\nredis_version:7.0.15\r\nrun_id:abc123\r\nuptime_in_seconds:42\r\n")).toEqual(
+      { node: "n", runId: "abc123", uptimeSeconds: 42 },
+    );
     expect(parseIdentity("n", "# Server\r\n")).toBeNull();
   });
 });
@@ -89,6 +107,8 @@ describe("a restarted dashboard goes on from the saved detector state", () => {
     const after = new MemoryLossDetector();
     after.restore(JSON.parse(JSON.stringify(before.snapshot())));
     expect(after.observeIdentity([{ node: "r:1", runId: "b", uptimeSeconds: 20 }], 120_000)).toBe("restart");
-    expect(after.observeCount([], 125_000)).toEqual([expect.objectContaining({ handler: "h", before: 500, share: 1, cause: "restart" })]);
+    expect(after.observeCount([], 125_000)).toEqual([
+      expect.objectContaining({ handler: "h", before: 500, share: 1, cause: "restart" }),
+    ]);
   });
 });

@@ -70,13 +70,24 @@ function expirable(h: CountBaseline, gapMs: number): number {
 }
 
 /** The loss of one handler between two counts `gapMs` apart, or null when the keys can be explained. */
-export function lossBetween(before: CountBaseline, now: CountBaseline | undefined, gapMs: number): Omit<MemoryLoss, "at" | "cause"> | null {
+export function lossBetween(
+  before: CountBaseline,
+  now: CountBaseline | undefined,
+  gapMs: number,
+): Omit<MemoryLoss, "at" | "cause"> | null {
   if (before.keyCount < MEMORY_LOSS_MIN_KEYS) return null;
   const count = now?.keyCount ?? 0;
   const expected = Math.max(0, before.keyCount - expirable(before, gapMs) - before.errorBound - (now?.errorBound ?? 0));
   const lost = expected - count;
   if (lost <= 0) return null;
-  return { service: before.service, handler: before.handler, expected, now: count, before: before.keyCount, share: Math.min(1, lost / before.keyCount) };
+  return {
+    service: before.service,
+    handler: before.handler,
+    expected,
+    now: count,
+    before: before.keyCount,
+    share: Math.min(1, lost / before.keyCount),
+  };
 }
 
 const id = (h: { service: string; handler: string }) => `${h.service}\u0000${h.handler}`;
@@ -117,7 +128,16 @@ export class MemoryLossDetector {
   observeCount(handlers: readonly CountBaseline[], at: number): MemoryLoss[] {
     const prev = this.lastCount;
     if (prev && at <= prev.at) return [];
-    this.lastCount = { at, handlers: handlers.map((h) => ({ service: h.service, handler: h.handler, keyCount: h.keyCount, errorBound: h.errorBound, ttlBuckets: h.ttlBuckets })) };
+    this.lastCount = {
+      at,
+      handlers: handlers.map((h) => ({
+        service: h.service,
+        handler: h.handler,
+        keyCount: h.keyCount,
+        errorBound: h.errorBound,
+        ttlBuckets: h.ttlBuckets,
+      })),
+    };
     if (!prev) return [];
     const byId = new Map(handlers.map((h) => [id(h), h]));
     const cause = this.pendingCause?.cause ?? "drop";
@@ -142,7 +162,12 @@ export class MemoryLossDetector {
 
   /** What this detector knows, to be saved ({@link restore} takes it back). */
   snapshot(): DetectorSnapshot {
-    return { lastCount: this.lastCount, identities: [...this.identities.values()], pendingCause: this.pendingCause, held: [...this.held.values()] };
+    return {
+      lastCount: this.lastCount,
+      identities: [...this.identities.values()],
+      pendingCause: this.pendingCause,
+      held: [...this.held.values()],
+    };
   }
 
   /** Takes back a {@link snapshot} (of this process or another), replacing what this detector knew. */

@@ -44,12 +44,15 @@ async function until<T>(what: string, ms: number, f: () => Promise<T | undefined
   }
 }
 
-const row = async () => (await getOverview(ctx, "1h")).handlers.find((h) => h.service === SERVICE && h.handler === HANDLER);
+const row = async () =>
+  (await getOverview(ctx, "1h")).handlers.find((h) => h.service === SERVICE && h.handler === HANDLER);
 
 beforeAll(async () => {
   redis = await startOwnRedis();
   const seed = new Redis(redis.url);
-  await seedKeys(seed, [{ prefix: `${SERVICE}:dedup:${HANDLER}`, count: KEYS, ttlMs: 86_400_000, value: "done:demo.events:0:1" }]);
+  await seedKeys(seed, [
+    { prefix: `${SERVICE}:dedup:${HANDLER}`, count: KEYS, ttlMs: 86_400_000, value: "done:demo.events:0:1" },
+  ]);
   seed.disconnect();
   client = createObserveRedis({ url: redis.url }, { maxReconnectDelayMs: 200 });
   const port = await freePort();
@@ -108,7 +111,9 @@ describe("a Redis restarted empty pages DedupMemoryLost, and a stopped Redis rea
     });
     expect(lost.memoryLost).toMatchObject({ before: KEYS, now: 0, share: 1, cause: "restart" });
     expect(lost.keys.status === "ok" && lost.keys.staleSince).toBeNull();
-    expect(memoryLostText(lost.memoryLost)).toMatch(/400 keys gone \(100(\.0)?%\) — Redis restarted; duplicates within the window will run again$/);
+    expect(memoryLostText(lost.memoryLost)).toMatch(
+      /400 keys gone \(100(\.0)?%\) — Redis restarted; duplicates within the window will run again$/,
+    );
 
     const firing = await until("DedupMemoryLost firing in Prometheus", 60_000, async () => {
       const r = await row();

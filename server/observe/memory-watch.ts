@@ -15,7 +15,13 @@ import type { Registry } from "prom-client";
 import { exportsFleetGauges } from "@/server/replicas/leader";
 import { sharedState, type SharedState } from "@/server/replicas/shared-state";
 import type { KeySource } from "./keys/source";
-import { MemoryLossDetector, parseIdentity, type DetectorSnapshot, type MemoryLoss, type RedisIdentity } from "./memory-loss";
+import {
+  MemoryLossDetector,
+  parseIdentity,
+  type DetectorSnapshot,
+  type MemoryLoss,
+  type RedisIdentity,
+} from "./memory-loss";
 import { registerObserveGauge } from "./observe-gauge";
 import { masters, nodeId, type RedisLike } from "./redis-client";
 import { countUpstream } from "./upstream-counter";
@@ -75,7 +81,14 @@ export class MemoryWatch {
       const ids = await Promise.all(masters(this.redis).map((n) => this.identity(n)));
       this.unreadableSince = null;
       // A restart or failover: count as soon as the inspector allows, not at the next stale count.
-      if (leads && this.detector.observeIdentity(ids.filter((x): x is RedisIdentity => x !== null), now)) this.recountWanted = true;
+      if (
+        leads &&
+        this.detector.observeIdentity(
+          ids.filter((x): x is RedisIdentity => x !== null),
+          now,
+        )
+      )
+        this.recountWanted = true;
       if (this.recountWanted && this.inspector.refresh("auto").started) this.recountWanted = false;
     } catch {
       this.unreadableSince ??= now;
@@ -112,7 +125,12 @@ export class MemoryWatch {
 
   private async identity(n: Parameters<typeof nodeId>[0]): Promise<RedisIdentity | null> {
     const info = await countUpstream("redis", () =>
-      Promise.race([n.info("server"), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("INFO server timed out")), INFO_TIMEOUT_MS).unref())]),
+      Promise.race([
+        n.info("server"),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error("INFO server timed out")), INFO_TIMEOUT_MS).unref(),
+        ),
+      ]),
     );
     return parseIdentity(nodeId(n), info);
   }
@@ -138,7 +156,8 @@ export class MemoryWatch {
     const key = (h: { service: string; handler: string }) => `${h.service}\u0000${h.handler}`;
     const out = new Map<string, { labels: { service: string; handler: string }; value: number }>();
     for (const h of this.detector.counted()) out.set(key(h), { labels: h, value: 0 });
-    for (const l of this.state().losses) out.set(key(l), { labels: { service: l.service, handler: l.handler }, value: l.share });
+    for (const l of this.state().losses)
+      out.set(key(l), { labels: { service: l.service, handler: l.handler }, value: l.share });
     return [...out.values()];
   }
 }

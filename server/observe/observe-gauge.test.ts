@@ -22,7 +22,8 @@ describe("the scrape-time gauges are exported by the fleet's leader only", () =>
       reads++;
       return [{ labels: { topic: "he-t" }, value: 42 }];
     });
-    const values = async () => (await registry.getSingleMetric("dedup_dlq_oldest_open_age_seconds")!.get()).values.map((v) => v.value);
+    const values = async () =>
+      (await registry.getSingleMetric("dedup_dlq_oldest_open_age_seconds")!.get()).values.map((v) => v.value);
     expect(replicaRole()).toBe("single");
     expect(await values()).toEqual([42]);
     actAs("follower");

@@ -21,7 +21,12 @@ export interface ObserveGaugeValue<M extends ObserveMetric> {
  * scrape replaces its values with what `read` answers, or keeps the last ones when it answers `null`;
  * on a follower replica it is empty and `read` is not called.
  */
-export function registerObserveGauge<M extends ObserveMetric>(registry: Registry, metric: M, help: string, read: () => Promise<ReadonlyArray<ObserveGaugeValue<M>> | null>): void {
+export function registerObserveGauge<M extends ObserveMetric>(
+  registry: Registry,
+  metric: M,
+  help: string,
+  read: () => Promise<ReadonlyArray<ObserveGaugeValue<M>> | null>,
+): void {
   const name = OBSERVE_METRIC_NAMES[metric];
   if (registry.getSingleMetric(name)) return;
   new Gauge({

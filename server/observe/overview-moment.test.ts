@@ -19,7 +19,8 @@ const queries: Array<{ query: string; time: string | null }> = [];
 beforeAll(async () => {
   server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
-    if (url.pathname === "/api/v1/query") queries.push({ query: url.searchParams.get("query") ?? "", time: url.searchParams.get("time") });
+    if (url.pathname === "/api/v1/query")
+      queries.push({ query: url.searchParams.get("query") ?? "", time: url.searchParams.get("time") });
     const data = url.pathname === "/api/v1/rules" ? { groups: [] } : { resultType: "vector", result: [] };
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ status: "success", data }));
   });
@@ -34,8 +35,19 @@ it("every query of one overview answer is evaluated at the same instant, the mom
   await getOverview(ctx, "1h");
   // The scrape-coverage read (which replicas Prometheus scrapes) is about who is there, not a figure.
   const figures = queries.filter((q) => q.query !== PROMQL.consumer_instances);
-  for (const name of ["error_rate", "error_rate_now", "error_quiet", "check_p99", "check_p99_now", "slow_check_quiet", "slow_check_rate"] as const) {
-    expect(figures.map((q) => q.query), name).toContain(PROMQL[name]);
+  for (const name of [
+    "error_rate",
+    "error_rate_now",
+    "error_quiet",
+    "check_p99",
+    "check_p99_now",
+    "slow_check_quiet",
+    "slow_check_rate",
+  ] as const) {
+    expect(
+      figures.map((q) => q.query),
+      name,
+    ).toContain(PROMQL[name]);
   }
   const times = new Set(figures.map((q) => q.time));
   expect([...times]).toHaveLength(1);

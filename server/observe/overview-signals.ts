@@ -31,7 +31,11 @@ function redisUsec(redis: readonly Sample[] | null): number | null {
 }
 
 /** The row's latency split; undefined when the runtime signals could not be read at all. */
-export function latencyPartsOf(runtime: RuntimePart | null, redis: readonly Sample[] | null, p99Seconds: number | null): OverviewHandler["latencyParts"] {
+export function latencyPartsOf(
+  runtime: RuntimePart | null,
+  redis: readonly Sample[] | null,
+  p99Seconds: number | null,
+): OverviewHandler["latencyParts"] {
   if (runtime === null) return undefined;
   const usec = redisUsec(redis);
   const high = p99Seconds !== null && p99Seconds > THRESHOLDS.checkP99Seconds;
@@ -40,7 +44,12 @@ export function latencyPartsOf(runtime: RuntimePart | null, redis: readonly Samp
 
 /** The optional signals of one service's figures. */
 export function rowSignals(sig: Signals, service: string): NonNullable<OverviewHandler["signals"]> {
-  return { byCause: measured(sig, service, "byCause"), payloadConflicts: measured(sig, service, "payloadConflicts"), leases: measured(sig, service, "leaseLost"), hotUuids: measured(sig, service, "hotUuids") };
+  return {
+    byCause: measured(sig, service, "byCause"),
+    payloadConflicts: measured(sig, service, "payloadConflicts"),
+    leases: measured(sig, service, "leaseLost"),
+    hotUuids: measured(sig, service, "hotUuids"),
+  };
 }
 
 /**
@@ -51,5 +60,15 @@ export function withScrape(row: OverviewHandler, sig: Signals): OverviewHandler 
   const scrape = scrapeState(sig, row.service);
   if (scrape.status === "live") return { ...row, scrape };
   const down = unavailable(scrape.detail);
-  return { ...row, scrape, duplicateRatio: down, processedRate: down, checkLatency: down, errorRates: down, now: down, unchecked: down, latencyParts: undefined };
+  return {
+    ...row,
+    scrape,
+    duplicateRatio: down,
+    processedRate: down,
+    checkLatency: down,
+    errorRates: down,
+    now: down,
+    unchecked: down,
+    latencyParts: undefined,
+  };
 }

@@ -47,28 +47,45 @@ function lostOf(losses: readonly MemoryLoss[], service: string, handler: string)
 /** Samples summed by their `reason` label, with the total. */
 function byReason(samples: readonly Sample[]): { status: "ok"; byReason: Record<string, number>; total: number } {
   const out: Record<string, number> = {};
-  for (const s of samples) out[s.labels.reason ?? "unknown"] = (out[s.labels.reason ?? "unknown"] ?? 0) + (s.value ?? 0);
+  for (const s of samples)
+    out[s.labels.reason ?? "unknown"] = (out[s.labels.reason ?? "unknown"] ?? 0) + (s.value ?? 0);
   return { status: "ok", byReason: out, total: Object.values(out).reduce((a, b) => a + b, 0) };
 }
 
 type Got = { ok: true; value: Sample[] } | { ok: false; detail: string };
 
 /** The unchecked runs of one handler: "unknown" when its service does not export the counter (a total of 0 would be an all-clear). */
-function uncheckedOf(unchecked: Got, signals: Signals, service: string, mine: (s: Sample) => boolean): OverviewHandler["unchecked"] {
+function uncheckedOf(
+  unchecked: Got,
+  signals: Signals,
+  service: string,
+  mine: (s: Sample) => boolean,
+): OverviewHandler["unchecked"] {
   const m = measured(signals, service, "unchecked");
   if (m.status === "unknown") return m;
   return unchecked.ok ? byReason(unchecked.value.filter(mine)) : unavailable(unchecked.detail);
 }
 
 /** The "now" queries, in {@link nowOf}'s order. */
-const NOW_QUERIES = ["duplicate_ratio_now", "error_rate_now", "check_p99_now", "error_quiet", "slow_check_quiet", "slow_check_rate"] as const satisfies readonly QueryName[];
+const NOW_QUERIES = [
+  "duplicate_ratio_now",
+  "error_rate_now",
+  "check_p99_now",
+  "error_quiet",
+  "slow_check_quiet",
+  "slow_check_rate",
+] as const satisfies readonly QueryName[];
 
 /**
  * One handler's "now" figures from the three `*_now` queries (ratio per handler, errors summed
  * over reasons and p99 per service), unavailable when one of them failed; and the evidence that a
  * fault is over (per service; null when its query failed or has no series).
  */
-function nowOf([ratio, errors, p99, errorQuiet, slowQuiet, slowRate]: readonly Got[], service: string, handler: string): OverviewHandler["now"] {
+function nowOf(
+  [ratio, errors, p99, errorQuiet, slowQuiet, slowRate]: readonly Got[],
+  service: string,
+  handler: string,
+): OverviewHandler["now"] {
   if (!ratio?.ok) return unavailable(ratio?.detail ?? "no answer");
   if (!errors?.ok) return unavailable(errors?.detail ?? "no answer");
   if (!p99?.ok) return unavailable(p99?.detail ?? "no answer");
@@ -98,7 +115,9 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
   const at = Date.now() / 1000;
   const q = (name: QueryName) => got(ctx.metrics.instant(name, at));
   // Replicas Prometheus scrapes against the consumer groups' members (one query, one DescribeGroups).
-  const coverage = buildScrapeCoverage(ctx.metrics, declaredHandlers()).catch((e: unknown) => unavailable(errorText(e)));
+  const coverage = buildScrapeCoverage(ctx.metrics, declaredHandlers()).catch((e: unknown) =>
+    unavailable(errorText(e)),
+  );
   // Redis' identity and the last count, for a lost dedup memory and "stale since" (bounded, never throws).
   const watch = memoryWatchOf(ctx.redis, ctx.inspector);
   const watched = watch?.poll();
@@ -115,7 +134,12 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     q("error_rate"),
     got(ctx.metrics.alerts()),
   ]);
-  const [runtime, redisTime, unchecked, ...now] = await Promise.all([q("runtime_latency"), ctx.mode === "real" ? q("redis_command_time") : Promise.resolve(null), q("unchecked"), ...NOW_QUERIES.map(q)]);
+  const [runtime, redisTime, unchecked, ...now] = await Promise.all([
+    q("runtime_latency"),
+    ctx.mode === "real" ? q("redis_command_time") : Promise.resolve(null),
+    q("unchecked"),
+    ...NOW_QUERIES.map(q),
+  ]);
   const [dlq] = await Promise.all([backlog, watched]);
   const memory = watch?.state() ?? { losses: [], unreadableSince: null };
   const staleSince = memory.unreadableSince !== null ? new Date(memory.unreadableSince).toISOString() : null;
@@ -127,7 +151,25 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
   const rows = [...handlerRows(processed, keys, memory.losses)];
   showing(rows.map((r) => r.service));
   const signals = await signalsRead;
-  const reads: Reads = { ctx, processed, ratio, p50, p99, errors, runtime, redisTime, unchecked, now, keys, memory, staleSince, dlq, signals, alertRules: alertRulesOrLastKnown(ctx, alerts), unknownAlerts: alertsUnknown(ctx, alerts) };
+  const reads: Reads = {
+    ctx,
+    processed,
+    ratio,
+    p50,
+    p99,
+    errors,
+    runtime,
+    redisTime,
+    unchecked,
+    now,
+    keys,
+    memory,
+    staleSince,
+    dlq,
+    signals,
+    alertRules: alertRulesOrLastKnown(ctx, alerts),
+    unknownAlerts: alertsUnknown(ctx, alerts),
+  };
   const handlers: OverviewHandler[] = rows
     .sort((a, b) => a.service.localeCompare(b.service) || a.handler.localeCompare(b.handler))
     .map((r) => withScrape(handlerRow(r, reads), signals));
@@ -175,11 +217,16 @@ interface RowKey {
 }
 
 /** The handlers of the overview: from metrics, from the store's prefixes, and from the app's declarations. */
-function handlerRows(processed: Got, keys: ReturnType<typeof inspectedHandlers>, losses: readonly MemoryLoss[]): Iterable<RowKey> {
+function handlerRows(
+  processed: Got,
+  keys: ReturnType<typeof inspectedHandlers>,
+  losses: readonly MemoryLoss[],
+): Iterable<RowKey> {
   const rows = new Map<string, RowKey>();
   const row = (service: string, handler: string) => {
     // Series of a workshop run that reached Prometheus before the workshop had its own registry.
-    if (service === WORKSHOP_SERVICE) return { service, handler, topics: new Set<string>(), ttlClass: null as OverviewHandler["ttlClass"] };
+    if (service === WORKSHOP_SERVICE)
+      return { service, handler, topics: new Set<string>(), ttlClass: null as OverviewHandler["ttlClass"] };
     const k = key(service, handler);
     let r = rows.get(k);
     if (!r) rows.set(k, (r = { service, handler, topics: new Set(), ttlClass: null }));
@@ -205,7 +252,23 @@ function handlerRows(processed: Got, keys: ReturnType<typeof inspectedHandlers>,
 
 /** One handler's row of the overview from what was read once. */
 function handlerRow(r: RowKey, x: Reads): OverviewHandler {
-  const { ctx, processed, ratio, p50, p99, errors, runtime, redisTime, unchecked, now, keys, memory, staleSince, dlq, signals } = x;
+  const {
+    ctx,
+    processed,
+    ratio,
+    p50,
+    p99,
+    errors,
+    runtime,
+    redisTime,
+    unchecked,
+    now,
+    keys,
+    memory,
+    staleSince,
+    dlq,
+    signals,
+  } = x;
   const mine = (s: Sample) => s.labels.service === r.service && s.labels.handler === r.handler;
   const svc = (s: Sample) => s.labels.service === r.service;
   const byResult = { success: 0, error: 0, deduplicated: 0 };
@@ -221,23 +284,42 @@ function handlerRow(r: RowKey, x: Reads): OverviewHandler {
   // yields no ratio where the numerator never moved): deduplicated / processed by result.
   const ratioValue = ratios.length === 1 ? ratios[0]!.value : total > 0 ? byResult.deduplicated / total : null;
   const errs: Record<string, number> = {};
-  if (errors.ok) for (const s of errors.value.filter(svc)) errs[s.labels.reason ?? "unknown"] = (errs[s.labels.reason ?? "unknown"] ?? 0) + (s.value ?? 0);
-  const keyRow = keys.ok ? keys.value.find((h) => h.prefix === handlerPrefix(r.service, r.handler) || (h.service === r.service && h.handler === r.handler)) : undefined;
+  if (errors.ok)
+    for (const s of errors.value.filter(svc))
+      errs[s.labels.reason ?? "unknown"] = (errs[s.labels.reason ?? "unknown"] ?? 0) + (s.value ?? 0);
+  const keyRow = keys.ok
+    ? keys.value.find(
+        (h) => h.prefix === handlerPrefix(r.service, r.handler) || (h.service === r.service && h.handler === r.handler),
+      )
+    : undefined;
   const instances: AlertInstance[] = handlerAlerts(x.alertRules, r.service, r.handler);
-  const first = (g: { ok: true; value: Sample[] } | { ok: false; detail: string }) => (g.ok ? (g.value.find(svc)?.value ?? null) : null);
+  const first = (g: { ok: true; value: Sample[] } | { ok: false; detail: string }) =>
+    g.ok ? (g.value.find(svc)?.value ?? null) : null;
   return {
     service: r.service,
     handler: r.handler,
     topics: [...r.topics].sort(),
     ttlClass: r.ttlClass,
-    duplicateRatio: ratio.ok && processed.ok ? { status: "ok" as const, value: ratioValue } : unavailable(ratio.ok ? (processed as { detail: string }).detail : ratio.detail),
+    duplicateRatio:
+      ratio.ok && processed.ok
+        ? { status: "ok" as const, value: ratioValue }
+        : unavailable(ratio.ok ? (processed as { detail: string }).detail : ratio.detail),
     processedRate: processed.ok ? { status: "ok" as const, total, byResult } : unavailable(processed.detail),
-    checkLatency: p50.ok && p99.ok ? { status: "ok" as const, p50Seconds: first(p50), p99Seconds: first(p99) } : unavailable(p50.ok ? (p99 as { detail: string }).detail : p50.detail),
-    latencyParts: latencyPartsOf(runtimePartOf(runtime.ok ? runtime.value : null, r.service), redisTime?.ok ? redisTime.value : null, p99.ok ? first(p99) : null),
+    checkLatency:
+      p50.ok && p99.ok
+        ? { status: "ok" as const, p50Seconds: first(p50), p99Seconds: first(p99) }
+        : unavailable(p50.ok ? (p99 as { detail: string }).detail : p50.detail),
+    latencyParts: latencyPartsOf(
+      runtimePartOf(runtime.ok ? runtime.value : null, r.service),
+      redisTime?.ok ? redisTime.value : null,
+      p99.ok ? first(p99) : null,
+    ),
     signals: rowSignals(signals, r.service),
     unchecked: uncheckedOf(unchecked, signals, r.service, mine),
     now: nowOf(now, r.service, r.handler),
-    errorRates: errors.ok ? { status: "ok" as const, byReason: errs, total: Object.values(errs).reduce((a, b) => a + b, 0) } : unavailable(errors.detail),
+    errorRates: errors.ok
+      ? { status: "ok" as const, byReason: errs, total: Object.values(errs).reduce((a, b) => a + b, 0) }
+      : unavailable(errors.detail),
     keys: !keys.ok
       ? unavailable(keys.detail)
       : {
@@ -251,7 +333,11 @@ function handlerRow(r: RowKey, x: Reads): OverviewHandler {
           processing: keyRow?.byState.processing ?? 0,
           splitExact: keyRow?.byState.exact ?? true,
           leaseShare: keyRow?.leaseShare ?? null,
-          countedAt: keyRow?.countedAt ?? (ctx.inspector?.current().result ? new Date(ctx.inspector.current().result!.finishedAt).toISOString() : null),
+          countedAt:
+            keyRow?.countedAt ??
+            (ctx.inspector?.current().result
+              ? new Date(ctx.inspector.current().result!.finishedAt).toISOString()
+              : null),
           recount: ctx.inspector?.recount() ?? null,
           staleSince,
         },

@@ -33,7 +33,8 @@ export function createObserveRedis(
 ): RedisLike {
   const o = { ...DEFAULT_OBSERVE_REDIS_OPTIONS, ...opts };
   for (const k of ["connectTimeoutMs", "commandTimeoutMs", "maxReconnectDelayMs"] as const) {
-    if (!Number.isFinite(o[k]) || o[k] < 1 || o[k] > 60_000) throw new RangeError(`${k}: expected 1..60000 ms, got ${o[k]}`);
+    if (!Number.isFinite(o[k]) || o[k] < 1 || o[k] > 60_000)
+      throw new RangeError(`${k}: expected 1..60000 ms, got ${o[k]}`);
   }
   const retry = (times: number) => Math.min(50 * 2 ** Math.min(times, 10), o.maxReconnectDelayMs);
   const common = {
@@ -74,7 +75,9 @@ export function observeRedis(): RedisLike | null {
   if (g.__dedupHealthObserveRedis === undefined) {
     const c = config();
     g.__dedupHealthObserveRedis =
-      c.REDIS_CLUSTER_NODES || c.REDIS_URL ? createObserveRedis({ url: c.REDIS_URL, clusterNodes: c.REDIS_CLUSTER_NODES }) : null;
+      c.REDIS_CLUSTER_NODES || c.REDIS_URL
+        ? createObserveRedis({ url: c.REDIS_URL, clusterNodes: c.REDIS_CLUSTER_NODES })
+        : null;
   }
   return g.__dedupHealthObserveRedis;
 }

@@ -6,8 +6,12 @@ import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 
 describe("Redis' own time per dedup command (INFO commandstats)", () => {
   it("parses the reply and takes the per-call time between two samples, a restart counting from zero", () => {
-    const a = parseCommandStats("# Commandstats\r\ncmdstat_set:calls=10,usec=50,usec_per_call=5.00,rejected_calls=0,failed_calls=0\r\n");
-    const b = parseCommandStats("cmdstat_set:calls=30,usec=250,usec_per_call=8.33\r\ncmdstat_evalsha:calls=4,usec=40,usec_per_call=10\r\n");
+    const a = parseCommandStats(
+      "# Commandstats\r\ncmdstat_set:calls=10,usec=50,usec_per_call=5.00,rejected_calls=0,failed_calls=0\r\n",
+    );
+    const b = parseCommandStats(
+      "cmdstat_set:calls=30,usec=250,usec_per_call=8.33\r\ncmdstat_evalsha:calls=4,usec=40,usec_per_call=10\r\n",
+    );
     expect(usecPerCall(a, b, "set")).toBe(10);
     expect(usecPerCall(a, b, "evalsha")).toBe(10);
     expect(usecPerCall(b, a, "set")).toBe(5);

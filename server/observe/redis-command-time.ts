@@ -31,7 +31,11 @@ export function parseCommandStats(info: string): Map<string, { calls: number; us
 }
 
 /** µs per call between two samples of one node; undefined where no call happened in between. */
-export function usecPerCall(prev: ReadonlyMap<string, { calls: number; usec: number }>, cur: ReadonlyMap<string, { calls: number; usec: number }>, command: string): number | undefined {
+export function usecPerCall(
+  prev: ReadonlyMap<string, { calls: number; usec: number }>,
+  cur: ReadonlyMap<string, { calls: number; usec: number }>,
+  command: string,
+): number | undefined {
   const a = prev.get(command);
   const b = cur.get(command);
   if (!b) return undefined;
@@ -46,8 +50,14 @@ export function usecPerCall(prev: ReadonlyMap<string, { calls: number; usec: num
  * `registry`); a failed sample leaves the last values. Returns a stop function. Timer unref'd.
  */
 export function startRedisCommandTime(redis: RedisLike, registry: Registry, intervalMs = 15_000): () => void {
-  const gauge = (registry.getSingleMetric(REDIS_COMMAND_TIME_METRIC) as Gauge<"command"> | undefined) ??
-    new Gauge({ name: REDIS_COMMAND_TIME_METRIC, help: "Microseconds Redis spent per call of the dedup's commands over the last ~15 s (INFO commandstats, max over masters)", labelNames: ["command"], registers: [registry] });
+  const gauge =
+    (registry.getSingleMetric(REDIS_COMMAND_TIME_METRIC) as Gauge<"command"> | undefined) ??
+    new Gauge({
+      name: REDIS_COMMAND_TIME_METRIC,
+      help: "Microseconds Redis spent per call of the dedup's commands over the last ~15 s (INFO commandstats, max over masters)",
+      labelNames: ["command"],
+      registers: [registry],
+    });
   const prev = new Map<string, Map<string, { calls: number; usec: number }>>();
   const sample = async () => {
     // A follower replica exports nothing (the fleet's leader does); its next lead starts from a fresh sample.

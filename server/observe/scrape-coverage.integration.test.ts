@@ -46,7 +46,13 @@ function serve(registry: Registry, port: number): Promise<Server> {
 }
 
 beforeAll(async () => {
-  admin = new Kafka({ clientId: "cov-test", brokers: BROKERS, logLevel: logLevel.NOTHING, connectionTimeout: 2000, retry: { retries: 1 } }).admin();
+  admin = new Kafka({
+    clientId: "cov-test",
+    brokers: BROKERS,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 2000,
+    retry: { retries: 1 },
+  }).admin();
   await admin.connect();
   for (const _ of replicas) ports.push(await freePort());
   servers.push(await serve(registries[0]!, ports[0]!)); // the second replica's endpoint is down at first
@@ -54,7 +60,17 @@ beforeAll(async () => {
   for (const [i, name] of replicas.entries()) {
     const transport = new KafkaTransport(BROKERS);
     transports.push(transport);
-    const demo = new DemoService({ transport, repository: new MemoryRepository(), store: new MemorySideEffectStore(), service, registry: registries[i], ratePerSec: 0, topic, dlqTopic: `${topic}.dlq`, replicaName: name });
+    const demo = new DemoService({
+      transport,
+      repository: new MemoryRepository(),
+      store: new MemorySideEffectStore(),
+      service,
+      registry: registries[i],
+      ratePerSec: 0,
+      topic,
+      dlqTopic: `${topic}.dlq`,
+      replicaName: name,
+    });
     demos.push(demo);
     await demo.start();
   }
@@ -71,7 +87,11 @@ afterAll(async () => {
 }, 60_000);
 
 describe("scrape coverage (real Kafka, own Prometheus)", () => {
-  const declared = DEMO_HANDLER_SPECS.map((h) => ({ service, topic, setup: { handler: h.name } })) as unknown as DeclaredHandler[];
+  const declared = DEMO_HANDLER_SPECS.map((h) => ({
+    service,
+    topic,
+    setup: { handler: h.name },
+  })) as unknown as DeclaredHandler[];
 
   async function coverageUntil(ok: (f: ScrapeCoverageField) => boolean, ms: number): Promise<ScrapeCoverageField> {
     const describer = new ConsumerGroupDescriber(admin);
@@ -86,15 +106,47 @@ describe("scrape coverage (real Kafka, own Prometheus)", () => {
   }
 
   it("one of two replicas scraped: the second is named unscraped, the figures cover half the partitions; both scraped: no banner", async () => {
-    const stable = (f: ScrapeCoverageField) => f?.status === "ok" && f.services[0]!.memberReplicas.length === 2 && f.services[0]!.scrapedReplicas.length >= 1 && f.services[0]!.scrapedShare !== null;
-    const half = await coverageUntil((f) => stable(f) && f?.status === "ok" && f.services[0]!.scrapedShare === 0.5, 30_000);
-    expect(half).toMatchObject({ status: "ok", services: [{ service, instances: 1, scrapedReplicas: [replicas[0]], memberReplicas: [...replicas].sort(), unscraped: [replicas[1]], scrapedShare: 0.5, mismatch: true }] });
+    const stable = (f: ScrapeCoverageField) =>
+      f?.status === "ok" &&
+      f.services[0]!.memberReplicas.length === 2 &&
+      f.services[0]!.scrapedReplicas.length >= 1 &&
+      f.services[0]!.scrapedShare !== null;
+    const half = await coverageUntil(
+      (f) => stable(f) && f?.status === "ok" && f.services[0]!.scrapedShare === 0.5,
+      30_000,
+    );
+    expect(half).toMatchObject({
+      status: "ok",
+      services: [
+        {
+          service,
+          instances: 1,
+          scrapedReplicas: [replicas[0]],
+          memberReplicas: [...replicas].sort(),
+          unscraped: [replicas[1]],
+          scrapedShare: 0.5,
+          mismatch: true,
+        },
+      ],
+    });
     expect(half?.status === "ok" && half.services[0]!.message).toBe(
       `Prometheus scrapes 1 instance of ${service}, the consumer groups have 2 members: ${replicas[1]} is not scraped, so the figures show about half of the traffic.`,
     );
 
     servers.push(await serve(registries[1]!, ports[1]!));
     const whole = await coverageUntil((f) => f?.status === "ok" && !f.services[0]!.mismatch, 20_000);
-    expect(whole).toMatchObject({ status: "ok", services: [{ instances: 2, scrapedReplicas: [...replicas].sort(), unscraped: [], scrapedShare: 1, mismatch: false, message: null }] });
+    expect(whole).toMatchObject({
+      status: "ok",
+      services: [
+        {
+          instances: 2,
+          scrapedReplicas: [...replicas].sort(),
+          unscraped: [],
+          scrapedShare: 1,
+          mismatch: false,
+          message: null,
+        },
+      ],
+    });
   }, 90_000);
 });

@@ -22,7 +22,11 @@ const plural = (n: number, one: string, many = `${one}s`) => `${formatNumber(n)}
  * The coverage of one service: `scraped` are the `consumer_instances` samples (any service; only
  * this one's are read), `groups` the service's consumer groups as Kafka describes them.
  */
-export function compareScrapeWithGroups(service: string, scraped: readonly Sample[], groups: readonly GroupMembers[]): ScrapeCoverage {
+export function compareScrapeWithGroups(
+  service: string,
+  scraped: readonly Sample[],
+  groups: readonly GroupMembers[],
+): ScrapeCoverage {
   const mine = scraped.filter((s) => s.labels.service === service && s.labels.replica && (s.value ?? 0) > 0);
   const scrapedReplicas = [...new Set(mine.map((s) => s.labels.replica!))].sort();
   const instances = new Set(mine.map((s) => s.labels.instance ?? "")).size;
@@ -45,7 +49,9 @@ export function compareScrapeWithGroups(service: string, scraped: readonly Sampl
   const mismatch = unscraped.length > 0 || notInGroups.length > 0;
   let message: string | null = null;
   if (unscraped.length > 0) {
-    const share = scrapedShare ?? (memberReplicas.length > 0 ? (memberReplicas.length - unscraped.length) / memberReplicas.length : 0);
+    const share =
+      scrapedShare ??
+      (memberReplicas.length > 0 ? (memberReplicas.length - unscraped.length) / memberReplicas.length : 0);
     message =
       `Prometheus scrapes ${plural(instances, "instance")} of ${service}, the consumer groups have ${plural(memberReplicas.length, "member")}: ` +
       `${unscraped.join(", ")} ${unscraped.length === 1 ? "is" : "are"} not scraped, so the figures show about ${formatShare(share)} of the traffic.`;
@@ -54,7 +60,17 @@ export function compareScrapeWithGroups(service: string, scraped: readonly Sampl
       `Prometheus scrapes ${plural(scrapedReplicas.length, "replica")} of ${service} that ${notInGroups.length === 1 ? "is" : "are"} in no consumer group ` +
       `(${notInGroups.join(", ")}): stopped within Prometheus's staleness window, or not joined yet.`;
   }
-  return { service, instances, scrapedReplicas, memberReplicas, unscraped, notInGroups, scrapedShare, mismatch, message };
+  return {
+    service,
+    instances,
+    scrapedReplicas,
+    memberReplicas,
+    unscraped,
+    notInGroups,
+    scrapedShare,
+    mismatch,
+    message,
+  };
 }
 
 /** 0.5 → "half", else a whole percentage ("33 %"). */
@@ -73,12 +89,23 @@ export type ScrapeCoverageField = { status: "ok"; services: ScrapeCoverage[] } |
 export async function buildScrapeCoverage(
   metrics: Pick<MetricsSource, "instant">,
   declared: readonly DeclaredHandler[],
-  members: (groups: ReadonlyArray<{ groupId: string; topic: string }>) => Promise<GroupMembers[] | null> = getGroupMembers,
+  members: (
+    groups: ReadonlyArray<{ groupId: string; topic: string }>,
+  ) => Promise<GroupMembers[] | null> = getGroupMembers,
 ): Promise<ScrapeCoverageField> {
   const wanted = declared
     .filter((d) => d.topic !== undefined && d.service !== WORKSHOP_SERVICE)
     .map((d) => ({ service: d.service, groupId: declaredGroupId(d), topic: d.topic! }));
-  const [groups, scraped] = await Promise.all([members(wanted).then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, detail: errorText(e) })), metrics.instant("consumer_instances").then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, detail: errorText(e) }))]);
+  const [groups, scraped] = await Promise.all([
+    members(wanted).then(
+      (value) => ({ ok: true as const, value }),
+      (e: unknown) => ({ ok: false as const, detail: errorText(e) }),
+    ),
+    metrics.instant("consumer_instances").then(
+      (value) => ({ ok: true as const, value }),
+      (e: unknown) => ({ ok: false as const, detail: errorText(e) }),
+    ),
+  ]);
   if (groups.ok && groups.value === null) return null;
   if (!groups.ok) return { status: "unavailable", detail: groups.detail };
   if (!scraped.ok) return { status: "unavailable", detail: scraped.detail };
@@ -88,7 +115,11 @@ export async function buildScrapeCoverage(
     status: "ok",
     services: services.map((svc) => {
       const ids = new Set(wanted.filter((w) => w.service === svc).map((w) => w.groupId));
-      return compareScrapeWithGroups(svc, scraped.value, all.filter((g) => ids.has(g.groupId)));
+      return compareScrapeWithGroups(
+        svc,
+        scraped.value,
+        all.filter((g) => ids.has(g.groupId)),
+      );
     }),
   };
 }

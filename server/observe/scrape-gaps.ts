@@ -19,7 +19,11 @@ export function gapToleranceSec(stepSec: number): number {
  * than {@link gapToleranceSec} (Prometheus itself scraped nothing). A line without a `service`
  * label, or of a service that has no `scrape_time` series at all in the range, is left as it is.
  */
-export function maskScrapeGaps(lines: readonly SeriesLine[], scrapes: readonly RangeSeries[], stepSec: number): SeriesLine[] {
+export function maskScrapeGaps(
+  lines: readonly SeriesLine[],
+  scrapes: readonly RangeSeries[],
+  stepSec: number,
+): SeriesLine[] {
   const byService = new Map<string, Map<number, number>>();
   for (const s of scrapes) {
     const svc = s.labels.service;
@@ -32,9 +36,12 @@ export function maskScrapeGaps(lines: readonly SeriesLine[], scrapes: readonly R
   return lines.map((l) => {
     const seen = l.labels.service === undefined ? undefined : byService.get(l.labels.service);
     if (!seen || seen.size === 0) return l;
-    return { ...l, points: l.points.map(([t, v]): [number, number | null] => {
-      const last = seen.get(t);
-      return [t, last === undefined || t - last > tol ? null : v];
-    }) };
+    return {
+      ...l,
+      points: l.points.map(([t, v]): [number, number | null] => {
+        const last = seen.get(t);
+        return [t, last === undefined || t - last > tol ? null : v];
+      }),
+    };
   });
 }

@@ -31,14 +31,47 @@ interface SeriesSpec {
 }
 
 const SERIES: Record<SeriesMetric, SeriesSpec> = {
-  duplicate_ratio: { queries: [{ q: "duplicate_ratio", name: "" }], unit: "ratio", lines: chartLines("duplicateRate"), perHandler: true },
+  duplicate_ratio: {
+    queries: [{ q: "duplicate_ratio", name: "" }],
+    unit: "ratio",
+    lines: chartLines("duplicateRate"),
+    perHandler: true,
+  },
   processed_rate: { queries: [{ q: "processed_rate", name: "" }], unit: "per_second", lines: [], perHandler: true },
-  check_latency: { queries: medianAndP99("check_p50", "check_p99"), unit: "seconds", lines: chartLines("redisLatency"), perHandler: false },
-  error_rate: { queries: [{ q: "error_rate", name: "" }], unit: "per_second", lines: chartLines("redisErrors"), perHandler: false },
-  dlq_rate: { queries: [{ q: "dlq_rate", name: "" }], unit: "per_second", lines: [], perHandler: true, signal: "poisoned" },
-  duplicates_by_cause: { queries: [{ q: "duplicates_by_cause", name: "" }], unit: "per_second", lines: [], perHandler: true, signal: "byCause" },
+  check_latency: {
+    queries: medianAndP99("check_p50", "check_p99"),
+    unit: "seconds",
+    lines: chartLines("redisLatency"),
+    perHandler: false,
+  },
+  error_rate: {
+    queries: [{ q: "error_rate", name: "" }],
+    unit: "per_second",
+    lines: chartLines("redisErrors"),
+    perHandler: false,
+  },
+  dlq_rate: {
+    queries: [{ q: "dlq_rate", name: "" }],
+    unit: "per_second",
+    lines: [],
+    perHandler: true,
+    signal: "poisoned",
+  },
+  duplicates_by_cause: {
+    queries: [{ q: "duplicates_by_cause", name: "" }],
+    unit: "per_second",
+    lines: [],
+    perHandler: true,
+    signal: "byCause",
+  },
   // The lease line is per handler: the page draws it from the declared leaseMs (/api/lint).
-  handler_time: { queries: medianAndP99("handler_p50", "handler_p99"), unit: "seconds", lines: [], perHandler: true, signal: "handlerTime" },
+  handler_time: {
+    queries: medianAndP99("handler_p50", "handler_p99"),
+    unit: "seconds",
+    lines: [],
+    perHandler: true,
+    signal: "handlerTime",
+  },
   // The lease counters of one handler side by side: lease lost pages (DedupLeaseLost), the other two explain it.
   lease_events: {
     queries: [
@@ -52,7 +85,13 @@ const SERIES: Record<SeriesMetric, SeriesSpec> = {
     signal: "leaseLost",
   },
   // Counted over the 5-min window (the alert's value): any point above 0 is the alert firing.
-  payload_conflicts: { queries: [{ q: "payload_conflicts", name: "" }], unit: "count", lines: chartLines("payloadConflict"), perHandler: true, signal: "payloadConflicts" },
+  payload_conflicts: {
+    queries: [{ q: "payload_conflicts", name: "" }],
+    unit: "count",
+    lines: chartLines("payloadConflict"),
+    perHandler: true,
+    signal: "payloadConflicts",
+  },
   // Messages behind, per topic: kafka_consumergroup_lag of the <service>.<handler> group.
   consumer_lag: { queries: [{ q: "consumer_lag", name: "" }], unit: "count", lines: [], perHandler: true },
 };
@@ -82,13 +121,17 @@ async function buildSeries(ctx: ObserveContext, p: SeriesParams): Promise<Series
   const rangeSec = RANGE_SECONDS[p.range];
   const step = Math.max(p.step ?? Math.max(1, Math.ceil(rangeSec / 240)), Math.ceil(rangeSec / MAX_POINTS));
   const end = Math.floor(Date.now() / 1000);
-  const [scrapes, ...results] = await Promise.all([got(ctx.metrics.range("scrape_time", end - rangeSec, end, step)), ...spec.queries.map(({ q }) => got(ctx.metrics.range(q, end - rangeSec, end, step)))]);
+  const [scrapes, ...results] = await Promise.all([
+    got(ctx.metrics.range("scrape_time", end - rangeSec, end, step)),
+    ...spec.queries.map(({ q }) => got(ctx.metrics.range(q, end - rangeSec, end, step))),
+  ]);
   const failed = results.find((r) => !r.ok);
   // What the service exports and whether it is scraped: a chart of a signal it does not export says so.
   const sig = p.service === undefined ? null : await readSignals(ctx.metrics, end, [p.service]);
   const notMeasured = sig && spec.signal ? measured(sig, p.service!, spec.signal) : null;
   const keep = (l: Record<string, string>) =>
-    (p.service === undefined || l.service === p.service) && (!spec.perHandler || p.handler === undefined || l.handler === p.handler);
+    (p.service === undefined || l.service === p.service) &&
+    (!spec.perHandler || p.handler === undefined || l.handler === p.handler);
   const series: SeriesLine[] = [];
   results.forEach((r, i) => {
     if (!r.ok) return;

@@ -28,10 +28,20 @@ export interface Signals {
  * down ones are looked back for; a promise, so the two instant queries can start before the caller
  * knows its rows).
  */
-export async function readSignals(metrics: Pick<MetricsSource, "instant" | "range" | "kind">, at: number, services: Iterable<string> | PromiseLike<Iterable<string>>): Promise<Signals> {
-  const [exported, scraped] = await Promise.all([got(metrics.instant("exported_signals", at)), got(metrics.instant("scrape_time", at))]);
+export async function readSignals(
+  metrics: Pick<MetricsSource, "instant" | "range" | "kind">,
+  at: number,
+  services: Iterable<string> | PromiseLike<Iterable<string>>,
+): Promise<Signals> {
+  const [exported, scraped] = await Promise.all([
+    got(metrics.instant("exported_signals", at)),
+    got(metrics.instant("scrape_time", at)),
+  ]);
   // The embedded source samples this process's own registry: nothing there is ever "not scraped".
-  const live = scraped.ok && metrics.kind === "prometheus" ? new Set(scraped.value.flatMap((s) => (s.labels.service ? [s.labels.service] : []))) : null;
+  const live =
+    scraped.ok && metrics.kind === "prometheus"
+      ? new Set(scraped.value.flatMap((s) => (s.labels.service ? [s.labels.service] : [])))
+      : null;
   const lastScrape = new Map<string, string>();
   const down = live ? [...(await services)].filter((s) => !live.has(s)) : [];
   if (down.length) {

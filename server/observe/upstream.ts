@@ -30,7 +30,8 @@ export function unavailable(detail: string): Unavailable {
 
 /** Health of the metrics upstream as seen by this request. */
 export function metricsUpstream(ctx: ObserveContext, failures: string[]): Upstream {
-  if (ctx.metrics.kind === "local") return { status: "not-configured", detail: "embedded: metrics sampled from this process's registry" };
+  if (ctx.metrics.kind === "local")
+    return { status: "not-configured", detail: "embedded: metrics sampled from this process's registry" };
   return failures.length ? { status: "down", detail: failures[0]! } : { status: "up", detail: "prometheus answered" };
 }
 
@@ -41,21 +42,25 @@ export function metricsUpstream(ctx: ObserveContext, failures: string[]): Upstre
 export async function settleRedis(ctx: ObserveContext): Promise<void> {
   // Only a connection still opening is waited for; one that is down ("reconnecting") is not.
   const s = ctx.redis?.status;
-  if (ctx.redis && (s === "wait" || s === "connecting" || s === "connect")) await whenReady(ctx.redis, 500).catch(() => {});
+  if (ctx.redis && (s === "wait" || s === "connecting" || s === "connect"))
+    await whenReady(ctx.redis, 500).catch(() => {});
 }
 
 /** Health of the dedup store (Redis) as the inspector last saw it; `not-configured` in embedded mode. */
 export function storeUpstream(ctx: ObserveContext): Upstream {
-  if (!ctx.redis || !ctx.inspector) return { status: "not-configured", detail: "embedded: no Redis configured (in-memory store)" };
+  if (!ctx.redis || !ctx.inspector)
+    return { status: "not-configured", detail: "embedded: no Redis configured (in-memory store)" };
   const s = ctx.inspector.current();
-  if (ctx.redis.status !== "ready") return { status: "down", detail: s.error ?? `redis connection ${ctx.redis.status}` };
+  if (ctx.redis.status !== "ready")
+    return { status: "down", detail: s.error ?? `redis connection ${ctx.redis.status}` };
   if (s.error && !ctx.inspector.busy) return { status: "down", detail: s.error };
   return { status: "up", detail: ctx.redis.constructor.name === "Cluster" ? "redis cluster" : "redis" };
 }
 
 /** Inspector handlers, or unavailable (Redis not configured, down, or first scan not finished). */
 export function inspectedHandlers(ctx: ObserveContext): Got<HandlerKeys[]> {
-  if (!ctx.inspector) return { ok: false, detail: "redis: not configured (embedded mode keeps keys in process memory)" };
+  if (!ctx.inspector)
+    return { ok: false, detail: "redis: not configured (embedded mode keeps keys in process memory)" };
   ctx.inspector.ensureFresh();
   const s = ctx.inspector.current();
   // A workshop run's keys (`workshop:dedup:<scenario>:<runId>:…`) are no production handler.

@@ -9,12 +9,29 @@ import { createHash } from "node:crypto";
 import type { AppConfig } from "@/server/config";
 
 /** What makes two replicas one fleet. */
-export type FleetConfig = Pick<AppConfig, "REDIS_URL" | "REDIS_CLUSTER_NODES" | "KAFKA_BROKERS" | "CONSUMER_TOPICS" | "DEDUP_PREFIXES" | "SERVICE_NAME" | "DEMO_TOPIC">;
+export type FleetConfig = Pick<
+  AppConfig,
+  | "REDIS_URL"
+  | "REDIS_CLUSTER_NODES"
+  | "KAFKA_BROKERS"
+  | "CONSUMER_TOPICS"
+  | "DEDUP_PREFIXES"
+  | "SERVICE_NAME"
+  | "DEMO_TOPIC"
+>;
 
 /** The fleet's id: 16 hex digits of a hash of {@link FleetConfig} (lists sorted; no setting is kept in clear). */
 export function fleetId(c: Partial<FleetConfig>): string {
   const sorted = (l: readonly string[] | undefined) => [...(l ?? [])].sort();
-  const parts = [c.REDIS_URL ?? "", sorted(c.REDIS_CLUSTER_NODES), sorted(c.KAFKA_BROKERS), sorted(c.CONSUMER_TOPICS), sorted(c.DEDUP_PREFIXES), c.SERVICE_NAME ?? "", c.DEMO_TOPIC ?? ""];
+  const parts = [
+    c.REDIS_URL ?? "",
+    sorted(c.REDIS_CLUSTER_NODES),
+    sorted(c.KAFKA_BROKERS),
+    sorted(c.CONSUMER_TOPICS),
+    sorted(c.DEDUP_PREFIXES),
+    c.SERVICE_NAME ?? "",
+    c.DEMO_TOPIC ?? "",
+  ];
   return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16);
 }
 

@@ -17,11 +17,18 @@ export { exportsFleetGauges, replicaRole, type ReplicaRole } from "./leader";
  * in memory until it answers; never throws.
  */
 export async function startReplicas(c: Pick<AppConfig, "DATABASE_URL"> & FleetConfig): Promise<ReplicaRole> {
-  const onChange = (role: ReplicaRole, reason: string) => console.log(`[dedup-health] replica role: ${role} (${reason})`);
+  const onChange = (role: ReplicaRole, reason: string) =>
+    console.log(`[dedup-health] replica role: ${role} (${reason})`);
   // Replicas configured to watch the same stores are one fleet: one lock, one set of baselines.
   const fleet = fleetId(c);
-  await initSharedState(c.DATABASE_URL, fleet).catch((e: unknown) => console.error(`[dedup-health] shared state: ${e instanceof Error ? e.message : String(e)}; kept in this process until the database answers`));
-  const role = await startLeaderElection(c.DATABASE_URL, { onChange, lockKey: fleetLockKey(fleet) }).catch(() => replicaRole());
+  await initSharedState(c.DATABASE_URL, fleet).catch((e: unknown) =>
+    console.error(
+      `[dedup-health] shared state: ${e instanceof Error ? e.message : String(e)}; kept in this process until the database answers`,
+    ),
+  );
+  const role = await startLeaderElection(c.DATABASE_URL, { onChange, lockKey: fleetLockKey(fleet) }).catch(() =>
+    replicaRole(),
+  );
   registerLeaderGauge(appRegistry());
   console.log(
     `[dedup-health] replica role: ${role}${role === "single" ? " (DATABASE_URL is not set: this process computes every scrape-time gauge; run one replica only)" : ` (fleet ${fleet}: the advisory-lock holder exports the scrape-time gauges)`}`,

@@ -35,8 +35,18 @@ async function until(what: string, ms: number, f: () => boolean): Promise<number
 describe("leader election on a PostgreSQL advisory lock", () => {
   it("elects exactly one of two replicas, and again exactly one when the leader's connection dies", async () => {
     const changes: string[] = [];
-    const a = new LeaderElection({ databaseUrl: db.url, retryMs: 300, lockKey: 77, onChange: (r) => changes.push(`a:${r}`) });
-    const b = new LeaderElection({ databaseUrl: db.url, retryMs: 300, lockKey: 77, onChange: (r) => changes.push(`b:${r}`) });
+    const a = new LeaderElection({
+      databaseUrl: db.url,
+      retryMs: 300,
+      lockKey: 77,
+      onChange: (r) => changes.push(`a:${r}`),
+    });
+    const b = new LeaderElection({
+      databaseUrl: db.url,
+      retryMs: 300,
+      lockKey: 77,
+      onChange: (r) => changes.push(`b:${r}`),
+    });
     elections.push(a, b);
     await a.start();
     await b.start();
@@ -48,7 +58,10 @@ describe("leader election on a PostgreSQL advisory lock", () => {
     // The server ends the leader's session (what a killed process' closed socket amounts to): the lock is released.
     const admin = new Client({ connectionString: db.url });
     await admin.connect();
-    const killed = await admin.query<{ n: string }>("SELECT count(pg_terminate_backend(pid))::text AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND objid = 77 AND granted", [LEADER_LOCK_NAMESPACE]);
+    const killed = await admin.query<{ n: string }>(
+      "SELECT count(pg_terminate_backend(pid))::text AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND objid = 77 AND granted",
+      [LEADER_LOCK_NAMESPACE],
+    );
     await admin.end();
     expect(killed.rows[0]?.n).toBe("1");
     // a sees its connection fail and steps down; the lock goes to whichever retries first, once.
@@ -82,7 +95,12 @@ describe("leader election on a PostgreSQL advisory lock", () => {
     // A port where the database is not yet: every connection is refused until the forwarder below listens.
     const port = await freePort();
     const target = new URL(db.url);
-    const cut = new LeaderElection({ databaseUrl: `postgres://postgres@127.0.0.1:${port}${target.pathname}`, retryMs: 200, aloneAfterMs: 800, lockKey: 80 });
+    const cut = new LeaderElection({
+      databaseUrl: `postgres://postgres@127.0.0.1:${port}${target.pathname}`,
+      retryMs: 200,
+      aloneAfterMs: 800,
+      lockKey: 80,
+    });
     elections.push(cut);
     await cut.start();
     expect(cut.current()).toBe("follower");

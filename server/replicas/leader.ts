@@ -66,8 +66,10 @@ export class LeaderElection {
 
   constructor(opts: LeaderOptions) {
     this.opts = { ...DEFAULT_LEADER_OPTIONS, ...opts };
-    if (!Number.isInteger(this.opts.lockKey) || Math.abs(this.opts.lockKey) > 0x7fffffff) throw new RangeError(`lockKey: expected a 32-bit whole number, got ${this.opts.lockKey}`);
-    if (!(this.opts.retryMs >= 100 && this.opts.retryMs <= 60_000)) throw new RangeError(`retryMs: expected 100..60000, got ${this.opts.retryMs}`);
+    if (!Number.isInteger(this.opts.lockKey) || Math.abs(this.opts.lockKey) > 0x7fffffff)
+      throw new RangeError(`lockKey: expected a 32-bit whole number, got ${this.opts.lockKey}`);
+    if (!(this.opts.retryMs >= 100 && this.opts.retryMs <= 60_000))
+      throw new RangeError(`retryMs: expected 100..60000, got ${this.opts.retryMs}`);
   }
 
   /** `"leader"` while this replica holds the lock, `"single"` while it cannot reach the database (for `aloneAfterMs`), else `"follower"`. */
@@ -101,7 +103,10 @@ export class LeaderElection {
         await c.query("SELECT 1");
         return;
       }
-      const r = await c.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, $2::int) AS ok", [LEADER_LOCK_NAMESPACE, this.opts.lockKey]);
+      const r = await c.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, $2::int) AS ok", [
+        LEADER_LOCK_NAMESPACE,
+        this.opts.lockKey,
+      ]);
       this.unreachableSince = null;
       if (r.rows[0]?.ok) this.set("leader", "took the advisory lock");
       else this.set("follower", "another replica holds the advisory lock");
@@ -115,7 +120,11 @@ export class LeaderElection {
   private unreachable(reason: string): void {
     const now = Date.now();
     this.unreachableSince ??= now;
-    if (now - this.unreachableSince >= this.opts.aloneAfterMs) this.set("single", `${reason} for ${Math.round((now - this.unreachableSince) / 1000)} s: exporting the scrape-time gauges alone until it answers`);
+    if (now - this.unreachableSince >= this.opts.aloneAfterMs)
+      this.set(
+        "single",
+        `${reason} for ${Math.round((now - this.unreachableSince) / 1000)} s: exporting the scrape-time gauges alone until it answers`,
+      );
     else if (this.role === "leader") this.set("follower", reason);
   }
 
@@ -170,7 +179,10 @@ type G = typeof globalThis & { __dedupHealthLeader?: LeaderElection | null };
  * `globalThis` because Next.js loads this module in several bundles). Without it the process is
  * `"single"`.
  */
-export async function startLeaderElection(databaseUrl: string | undefined, opts: Omit<LeaderOptions, "databaseUrl"> = {}): Promise<ReplicaRole> {
+export async function startLeaderElection(
+  databaseUrl: string | undefined,
+  opts: Omit<LeaderOptions, "databaseUrl"> = {},
+): Promise<ReplicaRole> {
   const g = globalThis as G;
   if (g.__dedupHealthLeader !== undefined) return replicaRole();
   if (!databaseUrl) {

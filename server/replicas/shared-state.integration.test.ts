@@ -26,15 +26,33 @@ afterAll(async () => {
 
 /** A Redis whose `INFO server` says `runId` (a restart: a new run id with a small uptime). */
 function fakeRedis(runId: () => string): RedisLike {
-  return { status: "ready", options: { host: "he-redis", port: 1 }, info: async () => `run_id:${runId()}\r\nuptime_in_seconds:5\r\n` } as unknown as Redis;
+  return {
+    status: "ready",
+    options: { host: "he-redis", port: 1 },
+    info: async () => `run_id:${runId()}\r\nuptime_in_seconds:5\r\n`,
+  } as unknown as Redis;
 }
 
 /** An inspector whose last completed count is `count()`. */
 function fakeInspector(count: () => { finishedAt: number; handlers: HandlerKeys[] } | null): KeySource {
-  return { kind: "redis", prefixes: [], busy: false, current: () => ({ result: count() }), refresh: () => ({ started: true, retryAfterMs: 0 }), ensureFresh: () => undefined } as unknown as KeySource;
+  return {
+    kind: "redis",
+    prefixes: [],
+    busy: false,
+    current: () => ({ result: count() }),
+    refresh: () => ({ started: true, retryAfterMs: 0 }),
+    ensureFresh: () => undefined,
+  } as unknown as KeySource;
 }
 
-const handler = (keyCount: number) => ({ service: "he-svc", handler: "h", keyCount, errorBound: 0, ttlBuckets: [{ label: "x", minMs: 3_600_000, maxMs: 86_400_000, count: keyCount, processing: 0 }] }) as unknown as HandlerKeys;
+const handler = (keyCount: number) =>
+  ({
+    service: "he-svc",
+    handler: "h",
+    keyCount,
+    errorBound: 0,
+    ttlBuckets: [{ label: "x", minMs: 3_600_000, maxMs: 86_400_000, count: keyCount, processing: 0 }],
+  }) as unknown as HandlerKeys;
 
 describe("state shared by the replicas in PostgreSQL", () => {
   it("an event recorded through one replica is in another's events", async () => {
@@ -50,9 +68,15 @@ describe("state shared by the replicas in PostgreSQL", () => {
   it("a dedup memory loss stays on the gauge after the dashboard restarts", async () => {
     await setSharedState(new SharedState(db.url));
     let run = "a";
-    let count: { finishedAt: number; handlers: HandlerKeys[] } | null = { finishedAt: Date.now(), handlers: [handler(400)] };
+    let count: { finishedAt: number; handlers: HandlerKeys[] } | null = {
+      finishedAt: Date.now(),
+      handlers: [handler(400)],
+    };
     const redis = fakeRedis(() => run);
-    const first = new MemoryWatch(redis, fakeInspector(() => count));
+    const first = new MemoryWatch(
+      redis,
+      fakeInspector(() => count),
+    );
     await first.poll();
     // Redis restarted empty.
     run = "b";
@@ -65,12 +89,18 @@ describe("state shared by the replicas in PostgreSQL", () => {
     // The dashboard restarts: a new process, a new watch; the consumers already wrote keys again.
     await setSharedState(new SharedState(db.url));
     count = { finishedAt: Date.now() + 2, handlers: [handler(30)] };
-    const second = new MemoryWatch(redis, fakeInspector(() => count));
+    const second = new MemoryWatch(
+      redis,
+      fakeInspector(() => count),
+    );
     await second.poll();
     expect(second.gaugeValues()).toEqual([{ labels: { service: "he-svc", handler: "h" }, value: 1 }]);
     // Without the saved state (no DATABASE_URL) the restarted watch takes the refilled count as its baseline: the alert resolves.
     await setSharedState(null);
-    const memoryOnly = new MemoryWatch(redis, fakeInspector(() => count));
+    const memoryOnly = new MemoryWatch(
+      redis,
+      fakeInspector(() => count),
+    );
     await memoryOnly.poll();
     expect(memoryOnly.gaugeValues()).toEqual([{ labels: { service: "he-svc", handler: "h" }, value: 0 }]);
   }, 15_000);

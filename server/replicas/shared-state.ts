@@ -58,14 +58,24 @@ export class SharedState {
       labels jsonb NOT NULL DEFAULT '{}'
     )`);
     await this.pool.query(`CREATE INDEX IF NOT EXISTS ${EVENTS_TABLE}_at ON ${EVENTS_TABLE} (at)`);
-    await this.pool.query(`CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (name text PRIMARY KEY, value jsonb NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`);
+    await this.pool.query(
+      `CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (name text PRIMARY KEY, value jsonb NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`,
+    );
   }
 
   /** Appends one event; every 500th write trims the log to {@link MAX_SHARED_EVENTS}. */
   async appendEvent(e: SharedEvent): Promise<void> {
     await this.migrate();
-    await this.pool.query(`INSERT INTO ${EVENTS_TABLE} (at, kind, title, labels) VALUES ($1, $2, $3, $4)`, [new Date(e.at), e.kind, e.title, JSON.stringify(e.labels)]);
-    if (++this.writes % 500 === 0) await this.pool.query(`DELETE FROM ${EVENTS_TABLE} WHERE id <= (SELECT max(id) FROM ${EVENTS_TABLE}) - $1`, [MAX_SHARED_EVENTS]);
+    await this.pool.query(`INSERT INTO ${EVENTS_TABLE} (at, kind, title, labels) VALUES ($1, $2, $3, $4)`, [
+      new Date(e.at),
+      e.kind,
+      e.title,
+      JSON.stringify(e.labels),
+    ]);
+    if (++this.writes % 500 === 0)
+      await this.pool.query(`DELETE FROM ${EVENTS_TABLE} WHERE id <= (SELECT max(id) FROM ${EVENTS_TABLE}) - $1`, [
+        MAX_SHARED_EVENTS,
+      ]);
   }
 
   /** Events with `from <= at <= to` (epoch ms), oldest first, at most `limit` (the newest). */
@@ -81,7 +91,10 @@ export class SharedState {
   /** The document `name` of this fleet, or null when none was saved. */
   async load<T>(name: string): Promise<{ value: T; updatedAt: number } | null> {
     await this.migrate();
-    const r = await this.pool.query<{ value: T; updated_at: Date }>(`SELECT value, updated_at FROM ${STATE_TABLE} WHERE name = $1`, [`${this.fleet}/${name}`]);
+    const r = await this.pool.query<{ value: T; updated_at: Date }>(
+      `SELECT value, updated_at FROM ${STATE_TABLE} WHERE name = $1`,
+      [`${this.fleet}/${name}`],
+    );
     const row = r.rows[0];
     return row ? { value: row.value, updatedAt: row.updated_at.getTime() } : null;
   }
@@ -89,7 +102,10 @@ export class SharedState {
   /** Saves (replaces) the document `name` of this fleet. */
   async save(name: string, value: unknown): Promise<void> {
     await this.migrate();
-    await this.pool.query(`INSERT INTO ${STATE_TABLE} (name, value, updated_at) VALUES ($1, $2, now()) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`, [`${this.fleet}/${name}`, JSON.stringify(value)]);
+    await this.pool.query(
+      `INSERT INTO ${STATE_TABLE} (name, value, updated_at) VALUES ($1, $2, now()) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
+      [`${this.fleet}/${name}`, JSON.stringify(value)],
+    );
   }
 
   async close(): Promise<void> {

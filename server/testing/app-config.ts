@@ -35,7 +35,10 @@ export function configOfFile(): void {
  * Headers Next.js' server gives a request from this machine (its copy of the loopback peer address
  * and a loopback Host): what server/access.ts lets change state without a token.
  */
-export const LOCAL_REQUEST_HEADERS: Readonly<Record<string, string>> = { host: "localhost:3000", "x-forwarded-for": "127.0.0.1" };
+export const LOCAL_REQUEST_HEADERS: Readonly<Record<string, string>> = {
+  host: "localhost:3000",
+  "x-forwarded-for": "127.0.0.1",
+};
 
 /**
  * Every test of the file starts from the embedded config, with the server taken as bound to

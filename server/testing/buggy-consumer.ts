@@ -32,7 +32,12 @@ export interface BuggyConsumer {
 }
 
 /** Starts one replica on `topic` (DLQ `dlqTopic`) with its own service name, group and tables. */
-export async function startBuggyConsumer(o: { transport: KafkaTransport; topic: string; dlqTopic: string; redis: Redis }): Promise<BuggyConsumer> {
+export async function startBuggyConsumer(o: {
+  transport: KafkaTransport;
+  topic: string;
+  dlqTopic: string;
+  redis: Redis;
+}): Promise<BuggyConsumer> {
   const id = randomBytes(3).toString("hex");
   const service = `act-${id}`;
   const handler = "on-event";
@@ -47,7 +52,10 @@ export async function startBuggyConsumer(o: { transport: KafkaTransport; topic: 
     rows: async (uuid) => {
       const table = `"public"."${tablePrefix}_${handler.replace(/-/g, "_")}_sent"`;
       try {
-        const r = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}${uuid ? " WHERE event_id = $1" : ""}`, uuid ? [uuid] : []);
+        const r = await pool.query<{ n: string }>(
+          `SELECT count(*) AS n FROM ${table}${uuid ? " WHERE event_id = $1" : ""}`,
+          uuid ? [uuid] : [],
+        );
         return Number(r.rows[0]?.n ?? 0);
       } catch {
         return 0; // the table is made at the first send
@@ -60,7 +68,14 @@ export async function startBuggyConsumer(o: { transport: KafkaTransport; topic: 
     {
       order: "spec",
       retry: { maxRetries: 1, initialIntervalMs: 20, maxIntervalMs: 50, multiplier: 2, randomizationFactor: 0 },
-      dedup: { repository: new RedisRepository(o.redis), failureMode: "closed", service, ttlMs: 3_600_000, marking: "lease", registry: new Registry() },
+      dedup: {
+        repository: new RedisRepository(o.redis),
+        failureMode: "closed",
+        service,
+        ttlMs: 3_600_000,
+        marking: "lease",
+        registry: new Registry(),
+      },
     },
     o.transport.publisher,
     o.dlqTopic,
@@ -68,13 +83,26 @@ export async function startBuggyConsumer(o: { transport: KafkaTransport; topic: 
   const replica = new Replica({
     transport: o.transport,
     replica: `r-${id}`,
-    handlers: [{ name: handler, topic: o.topic, groupId: handlerGroupId(service, handler), dlqTopic: o.dlqTopic, handler: async (m) => (c.swallow ? undefined : inner(m)), middleware: stack }],
+    handlers: [
+      {
+        name: handler,
+        topic: o.topic,
+        groupId: handlerGroupId(service, handler),
+        dlqTopic: o.dlqTopic,
+        handler: async (m) => (c.swallow ? undefined : inner(m)),
+        middleware: stack,
+      },
+    ],
   });
   await replica.start();
   c.stop = async () => {
     await replica.stop();
     await o.transport.deleteGroups([handlerGroupId(service, handler)]);
-    await pool.query(`DROP TABLE IF EXISTS "public"."${tablePrefix}_on_event_sent", "public"."${tablePrefix}_push_ledger", "public"."${tablePrefix}_push_keys"`).catch(() => undefined);
+    await pool
+      .query(
+        `DROP TABLE IF EXISTS "public"."${tablePrefix}_on_event_sent", "public"."${tablePrefix}_push_ledger", "public"."${tablePrefix}_push_keys"`,
+      )
+      .catch(() => undefined);
     await store.close();
     await pool.end();
   };

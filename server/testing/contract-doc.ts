@@ -36,7 +36,13 @@ export interface DocTable {
   rows: string[][];
 }
 
-const cellsOf = (line: string) => line.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((c) => c.trim());
+const cellsOf = (line: string) =>
+  line
+    .trim()
+    .replace(/^\|/, "")
+    .replace(/\|$/, "")
+    .split("|")
+    .map((c) => c.trim());
 
 /** Every table of a markdown text. */
 export function docTables(md: string): DocTable[] {
@@ -59,11 +65,18 @@ function table(tables: readonly DocTable[], ...cols: string[]): DocTable | undef
   return tables.find((t) => cols.every((c, i) => t.header[i] === c));
 }
 
-const sameList = (a: readonly unknown[], b: readonly unknown[]) => a.length === b.length && a.every((x, i) => String(x) === String(b[i]));
+const sameList = (a: readonly unknown[], b: readonly unknown[]) =>
+  a.length === b.length && a.every((x, i) => String(x) === String(b[i]));
 const show = (xs: readonly unknown[]) => xs.map(String).join(", ");
 
 /** Placeholders of the value forms, filled to test the library's parser on each. */
-const SAMPLE: Record<string, string> = { "<token>": "host-1/a7", "<topic>": "orders", "<partition>": "3", "<offset>": "42", "<fingerprint>": "A3ySFO7" };
+const SAMPLE: Record<string, string> = {
+  "<token>": "host-1/a7",
+  "<topic>": "orders",
+  "<partition>": "3",
+  "<offset>": "42",
+  "<fingerprint>": "A3ySFO7",
+};
 
 /** The constants a label's values are written once in. */
 const LABEL_VALUES: Record<string, readonly string[]> = {
@@ -79,9 +92,11 @@ const LABEL_VALUES: Record<string, readonly string[]> = {
 
 function checkMetrics(tables: readonly DocTable[], bad: (m: string) => void): string[] {
   const t = table(tables, "metric", "type", "labels");
-  if (!t) return bad("no metrics table (metric | type | labels | buckets | zero series)"), [];
+  if (!t) return (bad("no metrics table (metric | type | labels | buckets | zero series)"), []);
   const byName = new Map(t.rows.map((r) => [ticks(r[0] ?? "")[0] ?? "", r]));
-  const expected = new Map<string, readonly string[]>(Object.entries(METRIC_NAMES).map(([k, n]) => [n, METRIC_LABELS[k as keyof typeof METRIC_LABELS]]));
+  const expected = new Map<string, readonly string[]>(
+    Object.entries(METRIC_NAMES).map(([k, n]) => [n, METRIC_LABELS[k as keyof typeof METRIC_LABELS]]),
+  );
   expected.set(HANDLER_INFO_METRIC, HANDLER_INFO_LABELS);
   for (const [name, labels] of expected) {
     const r = byName.get(name);
@@ -89,13 +104,26 @@ function checkMetrics(tables: readonly DocTable[], bad: (m: string) => void): st
       bad(`metric ${name} (names/dedup.ts) is not in the metrics table`);
       continue;
     }
-    if (!sameList(ticks(r[2] ?? ""), labels)) bad(`metric ${name}: labels in the doc ${show(ticks(r[2] ?? ""))}, in names/ ${show(labels)}`);
-    const type = name === METRIC_NAMES.checkDuration || name === METRIC_NAMES.handlerExecutionTime ? "histogram" : name.endsWith("_total") ? "counter" : "gauge";
+    if (!sameList(ticks(r[2] ?? ""), labels))
+      bad(`metric ${name}: labels in the doc ${show(ticks(r[2] ?? ""))}, in names/ ${show(labels)}`);
+    const type =
+      name === METRIC_NAMES.checkDuration || name === METRIC_NAMES.handlerExecutionTime
+        ? "histogram"
+        : name.endsWith("_total")
+          ? "counter"
+          : "gauge";
     if (r[1] !== type) bad(`metric ${name}: type ${r[1]} in the doc, ${type} in the library`);
-    const buckets = name === METRIC_NAMES.checkDuration ? CHECK_DURATION_BUCKETS : name === METRIC_NAMES.handlerExecutionTime ? HANDLER_TIME_BUCKETS : [];
-    if (!sameList(ticks(r[3] ?? "").map(Number), buckets)) bad(`metric ${name}: buckets in the doc ${show(ticks(r[3] ?? ""))}, in the library ${show(buckets)}`);
+    const buckets =
+      name === METRIC_NAMES.checkDuration
+        ? CHECK_DURATION_BUCKETS
+        : name === METRIC_NAMES.handlerExecutionTime
+          ? HANDLER_TIME_BUCKETS
+          : [];
+    if (!sameList(ticks(r[3] ?? "").map(Number), buckets))
+      bad(`metric ${name}: buckets in the doc ${show(ticks(r[3] ?? ""))}, in the library ${show(buckets)}`);
   }
-  for (const name of byName.keys()) if (!expected.has(name)) bad(`metric ${name} is in the doc but not in names/dedup.ts`);
+  for (const name of byName.keys())
+    if (!expected.has(name)) bad(`metric ${name} is in the doc but not in names/dedup.ts`);
 
   const v = table(tables, "metric", "label", "values");
   if (!v) bad("no label values table (metric | label | values)");
@@ -105,15 +133,17 @@ function checkMetrics(tables: readonly DocTable[], bad: (m: string) => void): st
     seen.add(key);
     const want = LABEL_VALUES[key];
     if (!want) bad(`label values of ${key} are in the doc, but names/ writes none`);
-    else if (!sameList(ticks(r[2] ?? ""), want)) bad(`label ${key}: values in the doc ${show(ticks(r[2] ?? ""))}, in names/ ${show(want)}`);
+    else if (!sameList(ticks(r[2] ?? ""), want))
+      bad(`label ${key}: values in the doc ${show(ticks(r[2] ?? ""))}, in names/ ${show(want)}`);
   }
-  for (const key of Object.keys(LABEL_VALUES)) if (!seen.has(key)) bad(`label values of ${key} (names/) are not in the doc`);
+  for (const key of Object.keys(LABEL_VALUES))
+    if (!seen.has(key)) bad(`label values of ${key} (names/) are not in the doc`);
   return [...byName.keys()];
 }
 
 function checkValues(tables: readonly DocTable[], bad: (m: string) => void): string[] {
   const t = table(tables, "value", "state");
-  if (!t) return bad("no value forms table (value | state | …)"), [];
+  if (!t) return (bad("no value forms table (value | state | …)"), []);
   const forms = t.rows.map((r) => ticks(r[0] ?? "")[0] ?? "");
   const states = new Set<string>();
   for (const [i, r] of t.rows.entries()) {
@@ -122,38 +152,49 @@ function checkValues(tables: readonly DocTable[], bad: (m: string) => void): str
     states.add(parsed);
     if (parsed !== r[1]) bad(`value ${forms[i]}: the doc says ${r[1]}, the library reads ${sample} as ${parsed}`);
   }
-  for (const s of ["processing", "claimed", "done", "naive"]) if (!states.has(s)) bad(`no value form the library reads as ${s} is documented`);
+  for (const s of ["processing", "claimed", "done", "naive"])
+    if (!states.has(s)) bad(`no value form the library reads as ${s} is documented`);
   const fp = table(tables, "payload", "fingerprint");
   if (!fp) bad("no fingerprint example table (payload | fingerprint)");
   for (const r of fp?.rows ?? []) {
     const [payload = "", want = ""] = [ticks(r[0] ?? "")[0], ticks(r[1] ?? "")[0]];
     const got = payloadFingerprint(Buffer.from(payload));
-    if (got !== want) bad(`fingerprint of ${JSON.stringify(payload)}: the doc says ${want}, the library computes ${got}`);
+    if (got !== want)
+      bad(`fingerprint of ${JSON.stringify(payload)}: the doc says ${want}, the library computes ${got}`);
   }
   return forms;
 }
 
 function checkTtlAndInfo(md: string, tables: readonly DocTable[], bad: (m: string) => void): void {
   const classes = table(tables, "class", "ttl_ms");
-  const want: Record<string, number> = { default: TTL_POLICY.defaultMs, critical: TTL_POLICY.criticalMs, analytics: TTL_POLICY.analyticsMaxMs };
+  const want: Record<string, number> = {
+    default: TTL_POLICY.defaultMs,
+    critical: TTL_POLICY.criticalMs,
+    analytics: TTL_POLICY.analyticsMaxMs,
+  };
   const docClasses = (classes?.rows ?? []).map((r) => ticks(r[0] ?? "")[0] ?? "");
-  if (!sameList([...docClasses].sort(), [...TTL_CLASSES].sort())) bad(`TTL classes in the doc ${show(docClasses)}, in names/ ${show(TTL_CLASSES)}`);
+  if (!sameList([...docClasses].sort(), [...TTL_CLASSES].sort()))
+    bad(`TTL classes in the doc ${show(docClasses)}, in names/ ${show(TTL_CLASSES)}`);
   for (const r of classes?.rows ?? []) {
     const c = ticks(r[0] ?? "")[0] ?? "";
-    if (want[c] !== undefined && Number(ticks(r[1] ?? "")[0]) !== want[c]) bad(`TTL class ${c}: ${ticks(r[1] ?? "")[0]} ms in the doc, ${want[c]} in names/`);
+    if (want[c] !== undefined && Number(ticks(r[1] ?? "")[0]) !== want[c])
+      bad(`TTL class ${c}: ${ticks(r[1] ?? "")[0]} ms in the doc, ${want[c]} in names/`);
   }
   const limits = table(tables, "limit", "ttl_ms");
   const lim: Record<string, number> = { minimum: TTL_POLICY.minimumMs, "warn below": TTL_POLICY.warnBelowMs };
   for (const [name, ms] of Object.entries(lim)) {
     const r = limits?.rows.find((x) => x[0] === name);
-    if (!r || Number(ticks(r[1] ?? "")[0]) !== ms) bad(`TTL limit ${name}: ${r ? ticks(r[1] ?? "")[0] : "absent"} in the doc, ${ms} in names/`);
+    if (!r || Number(ticks(r[1] ?? "")[0]) !== ms)
+      bad(`TTL limit ${name}: ${r ? ticks(r[1] ?? "")[0] : "absent"} in the doc, ${ms} in names/`);
   }
   const info = table(tables, "label", "value", "when absent");
   const docLabels = (info?.rows ?? []).map((r) => ticks(r[0] ?? "")[0] ?? "");
-  if (!sameList(docLabels, HANDLER_INFO_LABELS)) bad(`${HANDLER_INFO_METRIC} labels in the doc ${show(docLabels)}, in names/ ${show(HANDLER_INFO_LABELS)}`);
+  if (!sameList(docLabels, HANDLER_INFO_LABELS))
+    bad(`${HANDLER_INFO_METRIC} labels in the doc ${show(docLabels)}, in names/ ${show(HANDLER_INFO_LABELS)}`);
   const version = /^# .*contract (\S+)/m.exec(md)?.[1];
   const contractRow = info?.rows.find((r) => ticks(r[0] ?? "")[0] === "contract");
-  if (version !== CONTRACT_VERSION || !contractRow || !ticks(contractRow[1] ?? "").includes(CONTRACT_VERSION)) bad(`contract version: the doc says ${version}, names/ CONTRACT_VERSION is ${CONTRACT_VERSION}`);
+  if (version !== CONTRACT_VERSION || !contractRow || !ticks(contractRow[1] ?? "").includes(CONTRACT_VERSION))
+    bad(`contract version: the doc says ${version}, names/ CONTRACT_VERSION is ${CONTRACT_VERSION}`);
   const key = `${dedupKeyPrefix("<service>", "<handler>")}:<uuid>`;
   if (!md.includes(`\`${key}\``)) bad(`the key ${key} (names/ dedupKeyPrefix) is not in the doc`);
 }
@@ -172,9 +213,16 @@ export function checkContract(md: string): string[] {
   if (!sameList(headers, wantHeaders)) bad(`DLQ headers in the doc ${show(headers)}, in names/ ${show(wantHeaders)}`);
 
   const series = (table(tables, "series", "from")?.rows ?? []).map((r) => ticks(r[0] ?? "")[0] ?? "");
-  for (const s of [CONSUMER_INFO_METRIC, KAFKA_METRIC_NAMES.lag]) if (!series.includes(s)) bad(`series ${s} the dashboard reads is not in the doc's series table`);
+  for (const s of [CONSUMER_INFO_METRIC, KAFKA_METRIC_NAMES.lag])
+    if (!series.includes(s)) bad(`series ${s} the dashboard reads is not in the doc's series table`);
   // Every figure names only what the contract defines, and every metric serves some figure.
-  const defined = new Set([...metrics, ...forms, ...headers, ...series, `${dedupKeyPrefix("<service>", "<handler>")}:<uuid>`]);
+  const defined = new Set([
+    ...metrics,
+    ...forms,
+    ...headers,
+    ...series,
+    `${dedupKeyPrefix("<service>", "<handler>")}:<uuid>`,
+  ]);
   const figures = table(tables, "figure", "needs");
   if (!figures) bad("no figure table (figure | needs)");
   const needed = new Set<string>();

@@ -53,7 +53,18 @@ export function startDemoOnKafka(stem: string, opts: DemoOnKafkaOptions = {}): D
   const redis = createDedupRedis({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" });
   const transport = new KafkaTransport([...TEST_BROKERS]);
   const store = opts.store?.({ id, service }) ?? new MemorySideEffectStore(() => {});
-  const demo = new DemoService({ transport, repository: new RedisRepository(redis), redis, store, service, registry, ratePerSec: 0, topic, dlqTopic, commitIntervalMs: 0 });
+  const demo = new DemoService({
+    transport,
+    repository: new RedisRepository(redis),
+    redis,
+    store,
+    service,
+    registry,
+    ratePerSec: 0,
+    topic,
+    dlqTopic,
+    commitIntervalMs: 0,
+  });
   const kafka = new Kafka({ clientId: `${stem}-producer`, brokers: [...TEST_BROKERS], logLevel: logLevel.NOTHING });
   let producer: Producer | undefined;
 

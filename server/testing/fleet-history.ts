@@ -36,15 +36,21 @@ export function parityExposition(fleet: Fleet, elapsedSec: number, startedAtSec 
   const out = [fleetExposition(fleet, t).trimEnd(), `# TYPE ${METRIC_NAMES.poisoned} counter`];
   for (const h of fleet.handlers) {
     const base = { service: h.service, topic: h.topic, handler: h.handler };
-    out.push(`${METRIC_NAMES.poisoned}${labels({ ...base, reason_poisoned: "non_retryable" })} ${h.processedPerSec * t * PARITY_DLQ_SHARE}`);
+    out.push(
+      `${METRIC_NAMES.poisoned}${labels({ ...base, reason_poisoned: "non_retryable" })} ${h.processedPerSec * t * PARITY_DLQ_SHARE}`,
+    );
     out.push(`${METRIC_NAMES.poisoned}${labels({ ...base, reason_poisoned: "handler_error" })} 0`);
   }
   out.push(`# TYPE ${METRIC_NAMES.duplicatesByCause} counter`);
   for (const h of fleet.handlers) {
     const dup = h.processedPerSec * t * h.duplicateRatio;
     const base = { service: h.service, handler: h.handler };
-    out.push(`${METRIC_NAMES.duplicatesByCause}${labels({ ...base, cause: "redelivery" })} ${dup * PARITY_REDELIVERY_SHARE}`);
-    out.push(`${METRIC_NAMES.duplicatesByCause}${labels({ ...base, cause: "republish" })} ${dup * (1 - PARITY_REDELIVERY_SHARE)}`);
+    out.push(
+      `${METRIC_NAMES.duplicatesByCause}${labels({ ...base, cause: "redelivery" })} ${dup * PARITY_REDELIVERY_SHARE}`,
+    );
+    out.push(
+      `${METRIC_NAMES.duplicatesByCause}${labels({ ...base, cause: "republish" })} ${dup * (1 - PARITY_REDELIVERY_SHARE)}`,
+    );
   }
   // Leases: met in progress and released on every handler, a lost lease on the first handler only.
   for (const [metric, share] of [
@@ -60,22 +66,32 @@ export function parityExposition(fleet: Fleet, elapsedSec: number, startedAtSec 
   }
   out.push(`# TYPE ${METRIC_NAMES.payloadConflicts} counter`);
   for (const h of fleet.handlers) {
-    out.push(`${METRIC_NAMES.payloadConflicts}${labels({ service: h.service, handler: h.handler })} ${h === fleet.handlers[0] ? h.processedPerSec * t * 0.001 : 0}`);
+    out.push(
+      `${METRIC_NAMES.payloadConflicts}${labels({ service: h.service, handler: h.handler })} ${h === fleet.handlers[0] ? h.processedPerSec * t * 0.001 : 0}`,
+    );
   }
   out.push(`# TYPE ${METRIC_NAMES.unchecked} counter`);
   for (const h of fleet.handlers) {
-    out.push(`${METRIC_NAMES.unchecked}${labels({ service: h.service, handler: h.handler, reason: "redis_conn" })} ${h === fleet.handlers[0] ? h.processedPerSec * t * 0.002 : 0}`);
+    out.push(
+      `${METRIC_NAMES.unchecked}${labels({ service: h.service, handler: h.handler, reason: "redis_conn" })} ${h === fleet.handlers[0] ? h.processedPerSec * t * 0.002 : 0}`,
+    );
   }
   out.push(`# TYPE ${OBSERVE_METRIC_NAMES.memoryLost} gauge`);
   for (const h of fleet.handlers) {
-    out.push(`${OBSERVE_METRIC_NAMES.memoryLost}${labels({ service: h.service, handler: h.handler })} ${h === fleet.handlers[0] ? 0.4 : 0}`);
+    out.push(
+      `${OBSERVE_METRIC_NAMES.memoryLost}${labels({ service: h.service, handler: h.handler })} ${h === fleet.handlers[0] ? 0.4 : 0}`,
+    );
   }
   // Moments: every handler checks all along; a failing service's last error is PARITY_QUIET_SEC old; a slow
   // service's every check is slow (its last slow check is its last check: none after it).
   const at = startedAtSec + t;
   const moments = [
     [METRIC_NAMES.lastCheck, () => at],
-    [METRIC_NAMES.lastError, (s: FleetService) => (s.errorsPerSec.redis_conn + s.errorsPerSec.redis_timeout > 0 ? at - PARITY_QUIET_SEC : null)],
+    [
+      METRIC_NAMES.lastError,
+      (s: FleetService) =>
+        s.errorsPerSec.redis_conn + s.errorsPerSec.redis_timeout > 0 ? at - PARITY_QUIET_SEC : null,
+    ],
     [METRIC_NAMES.lastSlowCheck, (s: FleetService) => (s.checkSeconds > SLOW_CHECK_SECONDS ? at : null)],
   ] as const;
   for (const [metric, value] of moments) {
@@ -87,22 +103,45 @@ export function parityExposition(fleet: Fleet, elapsedSec: number, startedAtSec 
   }
   out.push(`# TYPE ${EVENTLOOP_P99_METRIC} gauge`, `${EVENTLOOP_P99_METRIC} 0.012`);
   out.push(`# TYPE ${REDIS_COMMAND_TIME_METRIC} gauge`);
-  out.push(`${REDIS_COMMAND_TIME_METRIC}${labels({ command: "evalsha" })} 12.5`, `${REDIS_COMMAND_TIME_METRIC}${labels({ command: "get" })} 1.5`);
+  out.push(
+    `${REDIS_COMMAND_TIME_METRIC}${labels({ command: "evalsha" })} 12.5`,
+    `${REDIS_COMMAND_TIME_METRIC}${labels({ command: "get" })} 1.5`,
+  );
   out.push(`# TYPE ${CONSUMER_INFO_METRIC} gauge`);
-  for (const s of fleet.services) out.push(`${CONSUMER_INFO_METRIC}${labels({ service: s.service, replica: "r-1" })} 1`);
+  for (const s of fleet.services)
+    out.push(`${CONSUMER_INFO_METRIC}${labels({ service: s.service, replica: "r-1" })} 1`);
   out.push(`# TYPE ${KAFKA_METRIC_NAMES.lag} gauge`);
-  for (const h of fleet.handlers) out.push(`${KAFKA_METRIC_NAMES.lag}${labels({ consumergroup: handlerGroupId(h.service, h.handler), topic: h.topic, partition: "0" })} 7`);
+  for (const h of fleet.handlers)
+    out.push(
+      `${KAFKA_METRIC_NAMES.lag}${labels({ consumergroup: handlerGroupId(h.service, h.handler), topic: h.topic, partition: "0" })} 7`,
+    );
   // The first handler's group falls behind by 2 messages/s above the growth alert's floor; the others stay below it.
   out.push(`# TYPE ${KAFKA_METRIC_NAMES.lagSum} gauge`);
-  for (const h of fleet.handlers) out.push(`${KAFKA_METRIC_NAMES.lagSum}${labels({ consumergroup: handlerGroupId(h.service, h.handler), topic: h.topic })} ${h === fleet.handlers[0] ? 200 + 2 * t : 7}`);
+  for (const h of fleet.handlers)
+    out.push(
+      `${KAFKA_METRIC_NAMES.lagSum}${labels({ consumergroup: handlerGroupId(h.service, h.handler), topic: h.topic })} ${h === fleet.handlers[0] ? 200 + 2 * t : 7}`,
+    );
   // Each consumer topic's oldest open DLQ record (the dashboard's gauge): an hour old.
   out.push(`# TYPE ${OBSERVE_METRIC_NAMES.dlqOldestOpenAge} gauge`);
-  for (const topic of new Set(fleet.handlers.map((h) => h.topic))) out.push(`${OBSERVE_METRIC_NAMES.dlqOldestOpenAge}${labels({ topic })} 3600`);
+  for (const topic of new Set(fleet.handlers.map((h) => h.topic)))
+    out.push(`${OBSERVE_METRIC_NAMES.dlqOldestOpenAge}${labels({ topic })} 3600`);
   // Each handler's self-description and its two hottest UUIDs.
-  out.push(`# TYPE ${HANDLER_INFO_METRIC} gauge`, `# TYPE ${HOT_UUID_METRICS.copies} gauge`, `# TYPE ${HOT_UUID_METRICS.errorBound} gauge`);
+  out.push(
+    `# TYPE ${HANDLER_INFO_METRIC} gauge`,
+    `# TYPE ${HOT_UUID_METRICS.copies} gauge`,
+    `# TYPE ${HOT_UUID_METRICS.errorBound} gauge`,
+  );
   fleet.handlers.forEach((h, i) => {
-    out.push(`${HANDLER_INFO_METRIC}${labels({ service: h.service, handler: h.handler, topic: h.topic, group: handlerGroupId(h.service, h.handler), ttl_ms: "86400000", runtime: "node", contract: "1" })} 1`);
-    for (const [n, copies] of [[1, 40 + i], [2, 3]] as const) out.push(`${HOT_UUID_METRICS.copies}${labels({ service: h.service, handler: h.handler, topic: h.topic, uuid: `uuid-${i}-${n}` })} ${copies}`);
+    out.push(
+      `${HANDLER_INFO_METRIC}${labels({ service: h.service, handler: h.handler, topic: h.topic, group: handlerGroupId(h.service, h.handler), ttl_ms: "86400000", runtime: "node", contract: "1" })} 1`,
+    );
+    for (const [n, copies] of [
+      [1, 40 + i],
+      [2, 3],
+    ] as const)
+      out.push(
+        `${HOT_UUID_METRICS.copies}${labels({ service: h.service, handler: h.handler, topic: h.topic, uuid: `uuid-${i}-${n}` })} ${copies}`,
+      );
     out.push(`${HOT_UUID_METRICS.errorBound}${labels({ service: h.service, handler: h.handler })} 1`);
   });
   out.push(`# TYPE ${PROCESS_START_METRIC} gauge`, `${PROCESS_START_METRIC} 1700000000`);
@@ -122,14 +161,20 @@ export interface ParityExporter {
 export async function startParityExporter(fleet: Fleet, historySec: number): Promise<ParityExporter> {
   const startedAtSec = Math.floor(Date.now() / 1000) - historySec;
   const server: Server = createServer((_req, res) => {
-    res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(parityExposition(fleet, Date.now() / 1000 - startedAtSec, startedAtSec));
+    res
+      .writeHead(200, { "content-type": "text/plain; version=0.0.4" })
+      .end(parityExposition(fleet, Date.now() / 1000 - startedAtSec, startedAtSec));
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", resolve);
   });
   const { port } = server.address() as AddressInfo;
-  return { target: `127.0.0.1:${port}`, startedAtSec, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    target: `127.0.0.1:${port}`,
+    startedAtSec,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** The samples a scraper (`job`, target `instance`) would hold from `fromSec` to `toSec`, one per `stepSec`. */
@@ -144,7 +189,10 @@ export interface ParityHistory {
  * The fleet's past as scraped samples. Every sample carries the labels a scrape adds (`job`,
  * `instance`), so the stores continue these very series when they scrape the live endpoint.
  */
-export function parityHistory(fleet: Fleet, o: { job: string; instance: string; startedAtSec: number; fromSec: number; toSec: number; stepSec: number }): ParityHistory {
+export function parityHistory(
+  fleet: Fleet,
+  o: { job: string; instance: string; startedAtSec: number; fromSec: number; toSec: number; stepSec: number },
+): ParityHistory {
   // Series by series, each in time order: the order promtool's block writer needs.
   const series = new Map<string, Array<[number, string]>>();
   for (let ts = o.fromSec; ts <= o.toSec; ts += o.stepSec) {

@@ -117,17 +117,23 @@ export function fleetExposition(fleet: Fleet, elapsedSec: number): string {
   }
   out.push(`# TYPE ${METRIC_NAMES.deduplicated} counter`);
   for (const h of fleet.handlers) {
-    out.push(`${METRIC_NAMES.deduplicated}${labels({ service: h.service, topic: h.topic, handler: h.handler })} ${h.processedPerSec * t * h.duplicateRatio}`);
+    out.push(
+      `${METRIC_NAMES.deduplicated}${labels({ service: h.service, topic: h.topic, handler: h.handler })} ${h.processedPerSec * t * h.duplicateRatio}`,
+    );
   }
   out.push(`# TYPE ${METRIC_NAMES.errors} counter`);
   for (const s of fleet.services) {
-    for (const [reason, perSec] of Object.entries(s.errorsPerSec)) out.push(`${METRIC_NAMES.errors}${labels({ service: s.service, reason })} ${perSec * t}`);
+    for (const [reason, perSec] of Object.entries(s.errorsPerSec))
+      out.push(`${METRIC_NAMES.errors}${labels({ service: s.service, reason })} ${perSec * t}`);
   }
   out.push(`# TYPE ${METRIC_NAMES.checkDuration} histogram`);
   for (const s of fleet.services) {
     // One check per delivery of the service's handlers, each taking `checkSeconds`.
     const count = fleet.handlers.filter((h) => h.service === s.service).reduce((a, h) => a + h.processedPerSec * t, 0);
-    for (const le of CHECK_DURATION_BUCKETS) out.push(`${METRIC_NAMES.checkDuration}_bucket${labels({ service: s.service, le: String(le) })} ${s.checkSeconds <= le ? count : 0}`);
+    for (const le of CHECK_DURATION_BUCKETS)
+      out.push(
+        `${METRIC_NAMES.checkDuration}_bucket${labels({ service: s.service, le: String(le) })} ${s.checkSeconds <= le ? count : 0}`,
+      );
     out.push(`${METRIC_NAMES.checkDuration}_bucket${labels({ service: s.service, le: "+Inf" })} ${count}`);
     out.push(`${METRIC_NAMES.checkDuration}_sum${labels({ service: s.service })} ${count * s.checkSeconds}`);
     out.push(`${METRIC_NAMES.checkDuration}_count${labels({ service: s.service })} ${count}`);
@@ -137,9 +143,15 @@ export function fleetExposition(fleet: Fleet, elapsedSec: number): string {
     // One attempt per delivery that was not swallowed; the failed ones count as success="false".
     const total = h.processedPerSec * t * (1 - h.duplicateRatio);
     const failed = h.processedPerSec * t * h.errorRatio;
-    for (const [success, count] of [["true", total - failed], ["false", failed]] as const) {
+    for (const [success, count] of [
+      ["true", total - failed],
+      ["false", failed],
+    ] as const) {
       const l = { service: h.service, handler: h.handler, success };
-      for (const le of HANDLER_TIME_BUCKETS) out.push(`${METRIC_NAMES.handlerExecutionTime}_bucket${labels({ ...l, le: String(le) })} ${h.handlerSeconds <= le ? count : 0}`);
+      for (const le of HANDLER_TIME_BUCKETS)
+        out.push(
+          `${METRIC_NAMES.handlerExecutionTime}_bucket${labels({ ...l, le: String(le) })} ${h.handlerSeconds <= le ? count : 0}`,
+        );
       out.push(`${METRIC_NAMES.handlerExecutionTime}_bucket${labels({ ...l, le: "+Inf" })} ${count}`);
       out.push(`${METRIC_NAMES.handlerExecutionTime}_sum${labels(l)} ${count * h.handlerSeconds}`);
       out.push(`${METRIC_NAMES.handlerExecutionTime}_count${labels(l)} ${count}`);
@@ -163,7 +175,9 @@ export async function startFleetExporter(fleet: Fleet, port = 0): Promise<FleetE
       res.writeHead(404).end("only /metrics\n");
       return;
     }
-    res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(fleetExposition(fleet, (Date.now() - startedAt) / 1000));
+    res
+      .writeHead(200, { "content-type": "text/plain; version=0.0.4" })
+      .end(fleetExposition(fleet, (Date.now() - startedAt) / 1000));
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -5,5 +5,7 @@ export async function observationCount(registry: Registry, name: string): Promis
   const metric = registry.getSingleMetric(name);
   if (!metric) throw new Error(`no metric ${name} on the registry`);
   const { values } = await metric.get();
-  return values.filter((v) => (v as { metricName?: string }).metricName === `${name}_count`).reduce((sum, v) => sum + v.value, 0);
+  return values
+    .filter((v) => (v as { metricName?: string }).metricName === `${name}_count`)
+    .reduce((sum, v) => sum + v.value, 0);
 }

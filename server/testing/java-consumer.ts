@@ -36,12 +36,26 @@ export interface RunningConsumer {
  * Starts `command` in its own process group and resolves once a line of its output matches
  * `ready` (rejects with the output when it exits first or after `timeoutMs`).
  */
-export async function startProcess(command: string, args: readonly string[], env: Record<string, string>, ready: RegExp, metricsUrl: string, timeoutMs = 60_000): Promise<RunningConsumer> {
-  const child: ChildProcess = spawn(command, [...args], { env: { ...process.env, ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+export async function startProcess(
+  command: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  metricsUrl: string,
+  timeoutMs = 60_000,
+): Promise<RunningConsumer> {
+  const child: ChildProcess = spawn(command, [...args], {
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${command} did not print ${ready} within ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${command} did not print ${ready} within ${timeoutMs} ms:\n${out}`)),
+      timeoutMs,
+    );
     const onData = (b: Buffer) => {
       out += b.toString();
       if (ready.test(out)) {
@@ -74,9 +88,25 @@ export async function startProcess(command: string, args: readonly string[], env
 /** Starts the Java consumer; resolves once it was assigned its partitions. */
 export async function startJavaConsumer(o: JavaConsumerOptions): Promise<RunningConsumer> {
   if (!existsSync(JAVA_CONSUMER_JAR)) {
-    throw new Error(`${JAVA_CONSUMER_JAR} is missing: build it with \`bash scripts/stack.sh up java-consumer\` (npm test's stack step does) or \`mvn -q -B package\` in examples/java-consumer`);
+    throw new Error(
+      `${JAVA_CONSUMER_JAR} is missing: build it with \`bash scripts/stack.sh up java-consumer\` (npm test's stack step does) or \`mvn -q -B package\` in examples/java-consumer`,
+    );
   }
   const port = await freePort();
-  const env = { KAFKA_BROKERS: o.brokers.join(","), REDIS_URL: o.redisUrl, TOPIC: o.topic, SERVICE: o.service, HANDLER: o.handler, METRICS_PORT: String(port), ...o.env };
-  return startProcess("java", ["-jar", JAVA_CONSUMER_JAR], env, /assigned \d+ partition/, `http://127.0.0.1:${port}/metrics`);
+  const env = {
+    KAFKA_BROKERS: o.brokers.join(","),
+    REDIS_URL: o.redisUrl,
+    TOPIC: o.topic,
+    SERVICE: o.service,
+    HANDLER: o.handler,
+    METRICS_PORT: String(port),
+    ...o.env,
+  };
+  return startProcess(
+    "java",
+    ["-jar", JAVA_CONSUMER_JAR],
+    env,
+    /assigned \d+ partition/,
+    `http://127.0.0.1:${port}/metrics`,
+  );
 }

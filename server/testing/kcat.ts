@@ -6,16 +6,27 @@ import { execFile } from "node:child_process";
 
 function run(args: readonly string[], input?: Buffer | string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const child = execFile("kcat", [...args], { encoding: "buffer", timeout: 20_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`kcat ${args.join(" ")}: ${err.message} ${stderr.toString()}`));
-      else resolve(stdout);
-    });
+    const child = execFile(
+      "kcat",
+      [...args],
+      { encoding: "buffer", timeout: 20_000, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`kcat ${args.join(" ")}: ${err.message} ${stderr.toString()}`));
+        else resolve(stdout);
+      },
+    );
     if (input !== undefined) child.stdin?.end(input);
   });
 }
 
 /** Publishes one record (`kcat -P`) with headers to `topic`/`partition`; `payload` read as one record (no delimiter). */
-export async function kcatProduce(brokers: string, topic: string, partition: number, payload: Buffer | string, headers: Record<string, string>): Promise<void> {
+export async function kcatProduce(
+  brokers: string,
+  topic: string,
+  partition: number,
+  payload: Buffer | string,
+  headers: Record<string, string>,
+): Promise<void> {
   const h = Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}=${v}`]);
   // -D with a delimiter that is not in the payload: the whole input is one record.
   await run(["-P", "-b", brokers, "-t", topic, "-p", String(partition), "-D", "\u0001", ...h], payload);
@@ -23,12 +34,42 @@ export async function kcatProduce(brokers: string, topic: string, partition: num
 
 /** The payload of the record at `topic`/`partition`/`offset`, as `kcat -C` reads it (raw bytes). */
 export function kcatPayloadAt(brokers: string, topic: string, partition: number, offset: string): Promise<Buffer> {
-  return run(["-C", "-b", brokers, "-t", topic, "-p", String(partition), "-o", offset, "-c", "1", "-e", "-q", "-f", "%s"]);
+  return run([
+    "-C",
+    "-b",
+    brokers,
+    "-t",
+    topic,
+    "-p",
+    String(partition),
+    "-o",
+    offset,
+    "-c",
+    "1",
+    "-e",
+    "-q",
+    "-f",
+    "%s",
+  ]);
 }
 
 /** Offsets (`%o`) of every record of `topic`/`partition`, oldest first. */
 export async function kcatOffsets(brokers: string, topic: string, partition: number): Promise<string[]> {
-  const out = await run(["-C", "-b", brokers, "-t", topic, "-p", String(partition), "-o", "beginning", "-e", "-q", "-f", "%o\n"]);
+  const out = await run([
+    "-C",
+    "-b",
+    brokers,
+    "-t",
+    topic,
+    "-p",
+    String(partition),
+    "-o",
+    "beginning",
+    "-e",
+    "-q",
+    "-f",
+    "%o\n",
+  ]);
   return out.toString().split("\n").filter(Boolean);
 }
 
@@ -36,9 +77,18 @@ export async function kcatOffsets(brokers: string, topic: string, partition: num
  * Publishes one keyed record (`kcat -P -K`) as a Java producer would: the key picks the partition
  * with Kafka's default partitioner (murmur2, `-X partitioner=murmur2_random`), not librdkafka's CRC32.
  */
-export async function kcatProduceKeyed(brokers: string, topic: string, key: string, payload: string, headers: Record<string, string>): Promise<void> {
+export async function kcatProduceKeyed(
+  brokers: string,
+  topic: string,
+  key: string,
+  payload: string,
+  headers: Record<string, string>,
+): Promise<void> {
   const h = Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}=${v}`]);
-  await run(["-P", "-b", brokers, "-t", topic, "-X", "partitioner=murmur2_random", "-K", "\u0002", "-D", "\u0001", ...h], `${key}\u0002${payload}`);
+  await run(
+    ["-P", "-b", brokers, "-t", topic, "-X", "partitioner=murmur2_random", "-K", "\u0002", "-D", "\u0001", ...h],
+    `${key}\u0002${payload}`,
+  );
 }
 
 /** Every record of `topic` (all partitions) formatted by kcat's `-f` (e.g. `%k %p %o\n`), in kcat's order. */

@@ -16,12 +16,21 @@ import { consumerInfoGauge, processReplicaId } from "@/server/transport/replica-
 const [url, service, handler, n, port] = process.argv.slice(2) as [string, string, string, string, string];
 const registry = new Registry();
 consumerInfoGauge(registry).set({ service, replica: processReplicaId() }, 1);
-createServer((_req, res) => void registry.metrics().then((text) => res.writeHead(200, { "content-type": registry.contentType }).end(text))).listen(Number(port), "127.0.0.1");
+createServer(
+  (_req, res) =>
+    void registry.metrics().then((text) => res.writeHead(200, { "content-type": registry.contentType }).end(text)),
+).listen(Number(port), "127.0.0.1");
 const redis = new Redis(url);
 const dedup = new Deduplicator({ repository: new RedisRepository(redis), service, registry, leaseMs: 600_000 });
 const run = dedup.middleware(() => new Promise<void>(() => undefined));
 for (let i = 0; i < Number(n); i++) {
-  void run({ uuid: `${processReplicaId()}-${i}`, metadata: {}, payload: Buffer.from("{}"), signal: new AbortController().signal, context: { handler } });
+  void run({
+    uuid: `${processReplicaId()}-${i}`,
+    metadata: {},
+    payload: Buffer.from("{}"),
+    signal: new AbortController().signal,
+    context: { handler },
+  });
 }
 const keys = Array.from({ length: Number(n) }, (_, i) => `${service}:dedup:${handler}:${processReplicaId()}-${i}`);
 const poll = setInterval(() => {

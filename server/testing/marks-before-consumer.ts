@@ -45,18 +45,64 @@ function metrics(o: MarksBeforeOptions, group: string) {
   const registers = [registry];
   const m = {
     registry,
-    processed: new Counter({ name: METRIC_NAMES.processed, help: "processed", labelNames: ["service", "topic", "handler", "result"], registers }),
-    deduplicated: new Counter({ name: METRIC_NAMES.deduplicated, help: "deduplicated", labelNames: ["service", "topic", "handler"], registers }),
-    check: new Histogram({ name: METRIC_NAMES.checkDuration, help: "check", labelNames: ["service"], buckets: CHECK_DURATION_BUCKETS, registers }),
+    processed: new Counter({
+      name: METRIC_NAMES.processed,
+      help: "processed",
+      labelNames: ["service", "topic", "handler", "result"],
+      registers,
+    }),
+    deduplicated: new Counter({
+      name: METRIC_NAMES.deduplicated,
+      help: "deduplicated",
+      labelNames: ["service", "topic", "handler"],
+      registers,
+    }),
+    check: new Histogram({
+      name: METRIC_NAMES.checkDuration,
+      help: "check",
+      labelNames: ["service"],
+      buckets: CHECK_DURATION_BUCKETS,
+      registers,
+    }),
     errors: new Counter({ name: METRIC_NAMES.errors, help: "errors", labelNames: ["service", "reason"], registers }),
   };
-  const info = new Gauge({ name: HANDLER_INFO_METRIC, help: "info", labelNames: ["service", "handler", "topic", "group", "prefix", "ttl_ms", "marking", "failure_mode", "stack", "runtime", "contract"], registers });
+  const info = new Gauge({
+    name: HANDLER_INFO_METRIC,
+    help: "info",
+    labelNames: [
+      "service",
+      "handler",
+      "topic",
+      "group",
+      "prefix",
+      "ttl_ms",
+      "marking",
+      "failure_mode",
+      "stack",
+      "runtime",
+      "contract",
+    ],
+    registers,
+  });
   const w = { service: o.service, topic: o.topic, handler: o.handler };
   for (const result of PROCESSED_RESULTS) m.processed.inc({ ...w, result }, 0);
   m.deduplicated.inc(w, 0);
   for (const reason of DEDUP_ERROR_REASONS) m.errors.inc({ service: o.service, reason }, 0);
   m.check.zero({ service: o.service });
-  info.set({ ...w, group, prefix: dedupKeyPrefix(o.service, o.handler), ttl_ms: String(TTL_POLICY.defaultMs), marking: "before", failure_mode: "open", stack: "deduplicator", runtime: "node", contract: CONTRACT_VERSION }, 1);
+  info.set(
+    {
+      ...w,
+      group,
+      prefix: dedupKeyPrefix(o.service, o.handler),
+      ttl_ms: String(TTL_POLICY.defaultMs),
+      marking: "before",
+      failure_mode: "open",
+      stack: "deduplicator",
+      runtime: "node",
+      contract: CONTRACT_VERSION,
+    },
+    1,
+  );
   return m;
 }
 
@@ -64,7 +110,10 @@ function metrics(o: MarksBeforeOptions, group: string) {
 export async function startMarksBeforeConsumer(o: MarksBeforeOptions): Promise<MarksBeforeConsumer> {
   const group = `${o.service}.${o.handler}`;
   const m = metrics(o, group);
-  const server = createServer((_req, res) => void m.registry.metrics().then((t) => res.writeHead(200, { "content-type": m.registry.contentType }).end(t)));
+  const server = createServer(
+    (_req, res) =>
+      void m.registry.metrics().then((t) => res.writeHead(200, { "content-type": m.registry.contentType }).end(t)),
+  );
   const port = await listenOnFreePort(server);
   const redis = new Redis(o.redisUrl);
   const kafka = new Kafka({ clientId: "marks-before", brokers: [...o.brokers], logLevel: logLevel.NOTHING });
@@ -79,7 +128,13 @@ export async function startMarksBeforeConsumer(o: MarksBeforeOptions): Promise<M
       const uuid = message.headers?.[WATERMILL_UUID_HEADER]?.toString() ?? "";
       const t0 = performance.now();
       // The design note: mark first, then run the handler.
-      const set = await redis.set(`${dedupKeyPrefix(o.service, o.handler)}:${uuid}`, "1", "PX", TTL_POLICY.defaultMs, "NX");
+      const set = await redis.set(
+        `${dedupKeyPrefix(o.service, o.handler)}:${uuid}`,
+        "1",
+        "PX",
+        TTL_POLICY.defaultMs,
+        "NX",
+      );
       m.check.observe({ service: o.service }, (performance.now() - t0) / 1000);
       if (set === null) {
         m.deduplicated.inc(w);
@@ -90,7 +145,16 @@ export async function startMarksBeforeConsumer(o: MarksBeforeOptions): Promise<M
         JSON.parse(message.value?.toString() ?? "");
         m.processed.inc({ ...w, result: "success" });
       } catch (e) {
-        const headers = { ...message.headers, ...poisonedMetadata({ reason: (e as Error).message, reasonClass: "non_retryable", topic: o.topic, handler: o.handler, subscriber: "marks-before" }) };
+        const headers = {
+          ...message.headers,
+          ...poisonedMetadata({
+            reason: (e as Error).message,
+            reasonClass: "non_retryable",
+            topic: o.topic,
+            handler: o.handler,
+            subscriber: "marks-before",
+          }),
+        };
         await producer.send({ topic: dlqTopicOf(o.topic), messages: [{ value: message.value, headers }] });
         m.processed.inc({ ...w, result: "error" });
       }

@@ -47,7 +47,12 @@ export interface WaitForPingOptions {
 export async function waitForRedisPing(url: string, opts: WaitForPingOptions): Promise<void> {
   const deadline = Date.now() + opts.timeoutMs;
   for (;;) {
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 300, retryStrategy: () => null });
+    const probe = new Redis(url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      connectTimeout: 300,
+      retryStrategy: () => null,
+    });
     probe.on("error", () => {});
     try {
       await probe.connect();

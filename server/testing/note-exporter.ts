@@ -31,10 +31,31 @@ export interface NoteExporter {
 export async function startNoteExporter(o: { service: string; handler: string; topic: string }): Promise<NoteExporter> {
   const registry = new Registry();
   const h = [LABEL.service, LABEL.topic, LABEL.handler] as const;
-  const processed = new Counter({ name: METRIC_NAMES.processed, help: "Messages processed, by result", labelNames: [...h, LABEL.result], registers: [registry] });
-  const deduplicated = new Counter({ name: METRIC_NAMES.deduplicated, help: "Messages swallowed as duplicates", labelNames: h, registers: [registry] });
-  const check = new Histogram({ name: METRIC_NAMES.checkDuration, help: "Dedup check latency (SET NX)", labelNames: [LABEL.service], buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1], registers: [registry] });
-  const errors = new Counter({ name: METRIC_NAMES.errors, help: "Dedup store errors, by reason", labelNames: [LABEL.service, LABEL.reason], registers: [registry] });
+  const processed = new Counter({
+    name: METRIC_NAMES.processed,
+    help: "Messages processed, by result",
+    labelNames: [...h, LABEL.result],
+    registers: [registry],
+  });
+  const deduplicated = new Counter({
+    name: METRIC_NAMES.deduplicated,
+    help: "Messages swallowed as duplicates",
+    labelNames: h,
+    registers: [registry],
+  });
+  const check = new Histogram({
+    name: METRIC_NAMES.checkDuration,
+    help: "Dedup check latency (SET NX)",
+    labelNames: [LABEL.service],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: METRIC_NAMES.errors,
+    help: "Dedup store errors, by reason",
+    labelNames: [LABEL.service, LABEL.reason],
+    registers: [registry],
+  });
   const labels = { service: o.service, topic: o.topic, handler: o.handler };
   // Zero series, as the note's consumer would register them at start-up.
   for (const result of PROCESSED_RESULTS) processed.inc({ ...labels, result }, 0);

@@ -55,14 +55,29 @@ export async function startTestOidcProvider(opts: TestOidcProviderOptions): Prom
         token_endpoint_auth_method: "client_secret_basic",
       },
     ],
-    claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["preferred_username", "name"], groups: ["groups"] },
+    claims: {
+      openid: ["sub"],
+      email: ["email", "email_verified"],
+      profile: ["preferred_username", "name"],
+      groups: ["groups"],
+    },
     cookies: { keys: [randomBytes(32).toString("base64url")] },
     pkce: { required: () => true },
     ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
     async findAccount(_ctx: KoaContextWithOIDC, id: string) {
       const u = users.get(id);
       if (!u) return undefined;
-      return { accountId: id, claims: () => ({ sub: id, preferred_username: id, name: id, email: u.email, email_verified: true, groups: u.groups }) };
+      return {
+        accountId: id,
+        claims: () => ({
+          sub: id,
+          preferred_username: id,
+          name: id,
+          email: u.email,
+          email_verified: true,
+          groups: u.groups,
+        }),
+      };
     },
     // A first-party client: the scopes asked are granted without a consent page.
     async loadExistingGrant(ctx: KoaContextWithOIDC) {

@@ -27,7 +27,16 @@ export async function startOwnAlertmanager(opts: { configFile?: string } = {}): 
     writeFileSync(cfg, "route:\n  receiver: none\nreceivers:\n  - name: none\n");
   }
   const url = `http://127.0.0.1:${port}`;
-  const args = [`--config.file=${cfg}`, `--storage.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`, "--cluster.listen-address=", "--log.level=warn"];
-  const { pid, stop } = await startOwnServer(ALERTMANAGER_BIN, args, `${url}/-/ready`, { install: "apt-get install prometheus-alertmanager", dir });
+  const args = [
+    `--config.file=${cfg}`,
+    `--storage.path=${join(dir, "data")}`,
+    `--web.listen-address=127.0.0.1:${port}`,
+    "--cluster.listen-address=",
+    "--log.level=warn",
+  ];
+  const { pid, stop } = await startOwnServer(ALERTMANAGER_BIN, args, `${url}/-/ready`, {
+    install: "apt-get install prometheus-alertmanager",
+    dir,
+  });
   return { url, pid, stop };
 }

@@ -48,7 +48,10 @@ export function ownKafka(): OwnKafka {
     redis,
     async topics(stem, suffixes) {
       const id = randomBytes(4).toString("hex");
-      const specs = Object.entries(suffixes).map(([suffix, partitions]) => ({ name: `${stem}.${id}${suffix}`, partitions }));
+      const specs = Object.entries(suffixes).map(([suffix, partitions]) => ({
+        name: `${stem}.${id}${suffix}`,
+        partitions,
+      }));
       topics.push(...specs.map((s) => s.name));
       await kafka.createTopics(specs);
       return { id, names: specs.map((s) => s.name) };
@@ -65,7 +68,11 @@ export function ownKafka(): OwnKafka {
 }
 
 /** Resolves once `cond()` is true (checked every 200 ms); rejects after `ms`, naming `what`. */
-export async function until(cond: () => Promise<boolean> | boolean, ms = 30_000, what = "the condition"): Promise<void> {
+export async function until(
+  cond: () => Promise<boolean> | boolean,
+  ms = 30_000,
+  what = "the condition",
+): Promise<void> {
   const end = Date.now() + ms;
   while (!(await cond())) {
     if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);

@@ -39,7 +39,9 @@ export async function startOwnPrometheus(opts: {
   const data = opts.storage ?? join(dir, "data");
   if (opts.backfill !== undefined) {
     writeFileSync(join(dir, "backfill.om"), opts.backfill);
-    execFileSync("/usr/bin/promtool", ["tsdb", "create-blocks-from", "openmetrics", join(dir, "backfill.om"), data], { stdio: "ignore" });
+    execFileSync("/usr/bin/promtool", ["tsdb", "create-blocks-from", "openmetrics", join(dir, "backfill.om"), data], {
+      stdio: "ignore",
+    });
   }
   const iv = `${opts.intervalSec ?? 1}s`;
   const cfg = [
@@ -48,19 +50,39 @@ export async function startOwnPrometheus(opts: {
     `  evaluation_interval: ${iv}`,
     "rule_files:",
     ...opts.ruleFiles.map((f) => `  - ${JSON.stringify(f)}`),
-    ...(opts.alertmanagers?.length ? ["alerting:", "  alertmanagers:", "    - static_configs:", `        - targets: [${opts.alertmanagers.map((t) => JSON.stringify(t)).join(", ")}]`] : []),
+    ...(opts.alertmanagers?.length
+      ? [
+          "alerting:",
+          "  alertmanagers:",
+          "    - static_configs:",
+          `        - targets: [${opts.alertmanagers.map((t) => JSON.stringify(t)).join(", ")}]`,
+        ]
+      : []),
     "scrape_configs:",
     "  - job_name: app",
     `    metrics_path: ${opts.metricsPath ?? "/metrics"}`,
     "    static_configs:",
     `      - targets: [${opts.targets.map((t) => JSON.stringify(t)).join(", ")}]`,
-    ...(opts.more ?? []).flatMap((j) => [`  - job_name: ${JSON.stringify(j.job)}`, `    metrics_path: ${j.metricsPath}`, "    static_configs:", `      - targets: [${j.targets.map((t) => JSON.stringify(t)).join(", ")}]`]),
+    ...(opts.more ?? []).flatMap((j) => [
+      `  - job_name: ${JSON.stringify(j.job)}`,
+      `    metrics_path: ${j.metricsPath}`,
+      "    static_configs:",
+      `      - targets: [${j.targets.map((t) => JSON.stringify(t)).join(", ")}]`,
+    ]),
     "",
   ].join("\n");
   writeFileSync(join(dir, "prometheus.yml"), cfg);
   const url = `http://127.0.0.1:${port}`;
-  const args = [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${data}`, `--web.listen-address=127.0.0.1:${port}`, "--log.level=warn"];
-  const { pid, stop } = await startOwnServer("/usr/bin/prometheus", args, `${url}/-/ready`, { install: "apt-get install prometheus", dir });
+  const args = [
+    `--config.file=${join(dir, "prometheus.yml")}`,
+    `--storage.tsdb.path=${data}`,
+    `--web.listen-address=127.0.0.1:${port}`,
+    "--log.level=warn",
+  ];
+  const { pid, stop } = await startOwnServer("/usr/bin/prometheus", args, `${url}/-/ready`, {
+    install: "apt-get install prometheus",
+    dir,
+  });
   return { url, pid, stop };
 }
 
@@ -79,7 +101,10 @@ export async function promQuery(url: string, expr: string, atMs?: number): Promi
   const q = new URLSearchParams({ query: expr });
   if (atMs !== undefined) q.set("time", String(atMs / 1000));
   const res = await fetch(`${url}/api/v1/query?${q}`, { signal: AbortSignal.timeout(5_000) });
-  const body = (await res.json().catch(() => ({}))) as { error?: string; data?: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
+  const body = (await res.json().catch(() => ({}))) as {
+    error?: string;
+    data?: { result: Array<{ metric: Record<string, string>; value: [number, string] }> };
+  };
   if (!res.ok || !body.data) throw new Error(`${url} answered ${res.status} to ${expr}: ${body.error ?? "no data"}`);
   return body.data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
 }

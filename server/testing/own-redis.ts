@@ -32,11 +32,27 @@ export interface OwnRedisOptions {
  */
 export async function startOwnRedis(opts: Partial<OwnRedisOptions> = {}): Promise<OwnRedis> {
   const port = opts.port ?? (await freePort());
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--slowlog-log-slower-than", "5000", ...(opts.args ?? [])];
+  const args = [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--slowlog-log-slower-than",
+    "5000",
+    ...(opts.args ?? []),
+  ];
   const rt = opts.realtime === true && spawnSync("chrt", ["-f", "1", "true"]).status === 0;
   const [bin, argv]: [string, string[]] = rt ? ["chrt", ["-f", "1", "redis-server", ...args]] : ["redis-server", args];
   const url = `redis://127.0.0.1:${port}`;
   const ping = (alive: () => boolean, timeoutMs: number) => waitForRedisPing(url, { timeoutMs, alive });
-  const { pid, stop } = await startOwnServer(bin, argv, ping, { install: "apt-get install redis-server", readyTimeoutMs: 10_000, killAfterMs: 3000 });
+  const { pid, stop } = await startOwnServer(bin, argv, ping, {
+    install: "apt-get install redis-server",
+    readyTimeoutMs: 10_000,
+    killAfterMs: 3000,
+  });
   return { port, url, pid, stop };
 }

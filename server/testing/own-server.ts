@@ -33,7 +33,12 @@ export type ReadyCheck = string | ((alive: () => boolean, timeoutMs: number) => 
  * every 100 ms), or the given wait resolves. Throws, after stopping the process, when the process
  * exits first or `readyTimeoutMs` passes.
  */
-export async function startOwnServer(bin: string, args: readonly string[], ready: ReadyCheck, opts: OwnServerOptions): Promise<OwnServer> {
+export async function startOwnServer(
+  bin: string,
+  args: readonly string[],
+  ready: ReadyCheck,
+  opts: OwnServerOptions,
+): Promise<OwnServer> {
   const child: ChildProcess = spawn(bin, [...args], { stdio: "ignore" });
   child.once("error", () => {}); // a missing binary: reported below by the missing pid
   if (!child.pid) {

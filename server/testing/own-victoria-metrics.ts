@@ -37,21 +37,41 @@ export async function startOwnVictoriaMetrics(opts: OwnVictoriaMetricsOptions): 
   const rules = opts.ruleFiles ?? [];
   const [port, alertPort, nowhere] = [await freePort(), rules.length ? await freePort() : 0, await freePort()];
   const dir = mkdtempSync(join(tmpdir(), "observe-vm-"));
-  const cfg = ["global:", `  scrape_interval: ${iv}`, "scrape_configs:", "  - job_name: app", "    metrics_path: /metrics", "    static_configs:"];
+  const cfg = [
+    "global:",
+    `  scrape_interval: ${iv}`,
+    "scrape_configs:",
+    "  - job_name: app",
+    "    metrics_path: /metrics",
+    "    static_configs:",
+  ];
   cfg.push(`      - targets: [${opts.targets.map((t) => JSON.stringify(t)).join(", ")}]`, "");
   writeFileSync(join(dir, "scrape.yml"), cfg.join("\n"));
   const url = `http://127.0.0.1:${port}`;
   const servers: OwnServer[] = [];
   const start = async (bin: string, args: string[], readyUrl: string) => {
-    servers.push(await startOwnServer(bin, [...args, "-loggerLevel=ERROR"], readyUrl, { install: "apt-get install victoria-metrics" }));
+    servers.push(
+      await startOwnServer(bin, [...args, "-loggerLevel=ERROR"], readyUrl, {
+        install: "apt-get install victoria-metrics",
+      }),
+    );
   };
   const stop = async () => {
     await Promise.all(servers.map((s) => s.stop()));
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const vmArgs = [`-storageDataPath=${join(dir, "data")}`, `-httpListenAddr=127.0.0.1:${port}`, `-promscrape.config=${join(dir, "scrape.yml")}`, `-search.latencyOffset=${iv}`];
-    await start("/usr/bin/victoria-metrics", [...vmArgs, ...(rules.length ? [`-vmalert.proxyURL=http://127.0.0.1:${alertPort}`] : [])], `${url}/-/ready`);
+    const vmArgs = [
+      `-storageDataPath=${join(dir, "data")}`,
+      `-httpListenAddr=127.0.0.1:${port}`,
+      `-promscrape.config=${join(dir, "scrape.yml")}`,
+      `-search.latencyOffset=${iv}`,
+    ];
+    await start(
+      "/usr/bin/victoria-metrics",
+      [...vmArgs, ...(rules.length ? [`-vmalert.proxyURL=http://127.0.0.1:${alertPort}`] : [])],
+      `${url}/-/ready`,
+    );
     if (opts.backfill !== undefined) {
       const r = await fetch(`${url}/api/v1/import/prometheus`, { method: "POST", body: opts.backfill });
       if (!r.ok) throw new Error(`victoria-metrics import answered HTTP ${r.status}: ${await r.text()}`);
@@ -59,9 +79,18 @@ export async function startOwnVictoriaMetrics(opts: OwnVictoriaMetricsOptions): 
       await fetch(`${url}/internal/force_flush`);
     }
     if (rules.length) {
-      const alertArgs = [...rules.map((f) => `-rule=${f}`), `-datasource.url=${url}`, `-httpListenAddr=127.0.0.1:${alertPort}`, `-evaluationInterval=${iv}`];
+      const alertArgs = [
+        ...rules.map((f) => `-rule=${f}`),
+        `-datasource.url=${url}`,
+        `-httpListenAddr=127.0.0.1:${alertPort}`,
+        `-evaluationInterval=${iv}`,
+      ];
       // vmalert refuses alerting rules without a notifier; nothing listens there (the rule state is what is read).
-      await start("/usr/bin/vmalert", [...alertArgs, `-notifier.url=http://127.0.0.1:${nowhere}`], `http://127.0.0.1:${alertPort}/-/ready`);
+      await start(
+        "/usr/bin/vmalert",
+        [...alertArgs, `-notifier.url=http://127.0.0.1:${nowhere}`],
+        `http://127.0.0.1:${alertPort}/-/ready`,
+      );
     }
   } catch (e) {
     await stop();

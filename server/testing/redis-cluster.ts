@@ -54,7 +54,9 @@ export async function usableCluster(c: Cluster, nodes: readonly string[] = clust
     return c;
   } catch (e) {
     c.disconnect();
-    throw new Error(`Redis Cluster at ${nodes.join(",")} is not usable (${(e as Error).message}): run npm run stack:cluster`);
+    throw new Error(
+      `Redis Cluster at ${nodes.join(",")} is not usable (${(e as Error).message}): run npm run stack:cluster`,
+    );
   }
 }
 

@@ -6,7 +6,11 @@
  */
 import { Cluster, Redis } from "ioredis";
 import { afterAll, describe } from "vitest";
-import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type RedisRepositoryOptions } from "@/server/dedup/redis-repository";
+import {
+  RECOMMENDED_IOREDIS_OPTIONS,
+  RedisRepository,
+  type RedisRepositoryOptions,
+} from "@/server/dedup/redis-repository";
 import { clusterClient } from "./redis-cluster";
 
 /** One store a suite runs on, with a fresh service prefix. */
@@ -27,14 +31,29 @@ export interface RedisStoresOptions {
 }
 
 /** `describe(\`${title} on <store>\`, () => suite(fresh))` for each store; `fresh()` is called once per test. */
-export function onEachRedisStore(title: string, options: RedisStoresOptions, suite: (fresh: () => RedisStoreUnderTest) => void): void {
+export function onEachRedisStore(
+  title: string,
+  options: RedisStoresOptions,
+  suite: (fresh: () => RedisStoreUnderTest) => void,
+): void {
   const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
   const nodes = (process.env.DEDUP_TEST_CLUSTER_NODES ?? "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002").split(",");
   const pipeline = options.pipeline ?? { batchCommand: "pipeline" };
   const stores: Array<[string, Redis | Cluster, RedisRepositoryOptions]> = [
     ["standalone Redis (batch scripts)", new Redis(url, RECOMMENDED_IOREDIS_OPTIONS), {}],
-    [`standalone Redis (pipelines${pipeline.claimCommand ? `, claimCommand ${pipeline.claimCommand}` : ""})`, new Redis(url, RECOMMENDED_IOREDIS_OPTIONS), pipeline],
-    ["a 3-master Redis Cluster", clusterClient({ enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } }, nodes), {}],
+    [
+      `standalone Redis (pipelines${pipeline.claimCommand ? `, claimCommand ${pipeline.claimCommand}` : ""})`,
+      new Redis(url, RECOMMENDED_IOREDIS_OPTIONS),
+      pipeline,
+    ],
+    [
+      "a 3-master Redis Cluster",
+      clusterClient(
+        { enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 } },
+        nodes,
+      ),
+      {},
+    ],
   ];
   const used: Array<{ client: Redis | Cluster; service: string }> = [];
   afterAll(async () => {

@@ -21,7 +21,13 @@ export interface Measured {
 export function measure(file: string, text: string): Measured[] {
   const out: Measured[] = [{ file, name: "", lines: text.split("\n").length - (text.endsWith("\n") ? 1 : 0) }];
   if (out[0]!.lines <= MAX_FUNCTION_LINES) return out; // no function in it can be longer than the file
-  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const sf = ts.createSourceFile(
+    file,
+    text,
+    ts.ScriptTarget.Latest,
+    true,
+    file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS,
+  );
   const line = (pos: number) => sf.getLineAndCharacterOfPosition(pos).line;
   const visit = (n: ts.Node) => {
     if (ts.isFunctionLike(n) && "body" in n && n.body) {
@@ -38,7 +44,8 @@ function functionName(n: ts.Node, sf: ts.SourceFile): string {
   const own = (n as { name?: ts.Node }).name;
   if (own) return own.getText(sf);
   if (ts.isConstructorDeclaration(n)) return "constructor";
-  if (ts.isVariableDeclaration(n.parent) || ts.isPropertyAssignment(n.parent) || ts.isPropertyDeclaration(n.parent)) return n.parent.name.getText(sf);
+  if (ts.isVariableDeclaration(n.parent) || ts.isPropertyAssignment(n.parent) || ts.isPropertyDeclaration(n.parent))
+    return n.parent.name.getText(sf);
   return "(anonymous)";
 }
 

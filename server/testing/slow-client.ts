@@ -9,7 +9,10 @@ import { connect } from "node:net";
  * nothing more once it is spent). Resolves with the ms until the server closed the connection, or
  * `null` when it was still open after `maxMs` (then this side closes it).
  */
-export function slowClient(url: string, o: { head: string; trickle: string; everyMs: number; maxMs: number }): Promise<number | null> {
+export function slowClient(
+  url: string,
+  o: { head: string; trickle: string; everyMs: number; maxMs: number },
+): Promise<number | null> {
   const u = new URL(url);
   return new Promise((resolve) => {
     const t0 = Date.now();

@@ -9,8 +9,25 @@
  * connector (`handlerIs` says which). A repeated header is read at its last value, as Spring's
  * `lastHeader` does (a record dead-lettered twice keeps both).
  */
-import { POISON_REASON_CLASS, REASON_CLASS_POISONED_KEY, POISON_REASON_CLASSES, HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY, type PoisonReasonClass } from "@/names/dedup";
-import { CONNECT_ERRORS, CONNECT_ERRORS_PREFIX, DLQ_CONVENTION, SPRING_DLT, SPRING_DLT_BINARY, SPRING_DLT_PREFIX, type DlqConvention } from "@/names/dlq-conventions";
+import {
+  POISON_REASON_CLASS,
+  REASON_CLASS_POISONED_KEY,
+  POISON_REASON_CLASSES,
+  HANDLER_POISONED_KEY,
+  REASON_POISONED_KEY,
+  SUBSCRIBER_POISONED_KEY,
+  TOPIC_POISONED_KEY,
+  type PoisonReasonClass,
+} from "@/names/dedup";
+import {
+  CONNECT_ERRORS,
+  CONNECT_ERRORS_PREFIX,
+  DLQ_CONVENTION,
+  SPRING_DLT,
+  SPRING_DLT_BINARY,
+  SPRING_DLT_PREFIX,
+  type DlqConvention,
+} from "@/names/dlq-conventions";
 
 /** Raw record headers: kafkajs' `IHeaders` (a repeated header is an array), or a message's text metadata. */
 export type RawHeaders = Readonly<Record<string, Buffer | string | ReadonlyArray<Buffer | string> | undefined>>;
@@ -44,7 +61,8 @@ export interface DlqOrigin {
  * Spring's and Kafka's (de)serialization exceptions, Spring messaging's conversion failures, Jackson's
  * parse and mapping failures. Matched on the simple name, any package.
  */
-const MARSHAL_EXCEPTION = /(?:^|[.$])(?:DeserializationException|SerializationException|RecordDeserializationException|MessageConversionException|ConversionFailedException|JsonParseException|JsonMappingException|MismatchedInputException|InvalidFormatException)$/;
+const MARSHAL_EXCEPTION =
+  /(?:^|[.$])(?:DeserializationException|SerializationException|RecordDeserializationException|MessageConversionException|ConversionFailedException|JsonParseException|JsonMappingException|MismatchedInputException|InvalidFormatException)$/;
 /** Connect stages whose failure is a record that could not be converted. */
 const CONNECT_MARSHAL_STAGES = new Set(["KEY_CONVERTER", "VALUE_CONVERTER", "HEADER_CONVERTER"]);
 
@@ -78,7 +96,8 @@ function text(v: Buffer | string | undefined): string | null {
 export function springNumber(name: string, v: Buffer | string | undefined): string | null {
   const width = SPRING_DLT_BINARY[name];
   if (v === undefined) return null;
-  if (width !== undefined && Buffer.isBuffer(v) && v.length === width) return width === 4 ? String(v.readInt32BE(0)) : v.readBigInt64BE(0).toString();
+  if (width !== undefined && Buffer.isBuffer(v) && v.length === width)
+    return width === 4 ? String(v.readInt32BE(0)) : v.readBigInt64BE(0).toString();
   const t = text(v)?.trim() ?? "";
   return /^-?\d{1,19}$/.test(t) ? t : null;
 }
@@ -109,7 +128,12 @@ function hasPrefix(h: RawHeaders, prefix: string): boolean {
 
 /** Which convention the headers follow: the first of Watermill, Spring, Connect that is present. */
 export function conventionOf(h: RawHeaders): DlqConvention {
-  if (h[REASON_POISONED_KEY] !== undefined || h[TOPIC_POISONED_KEY] !== undefined || h[HANDLER_POISONED_KEY] !== undefined) return DLQ_CONVENTION.watermill;
+  if (
+    h[REASON_POISONED_KEY] !== undefined ||
+    h[TOPIC_POISONED_KEY] !== undefined ||
+    h[HANDLER_POISONED_KEY] !== undefined
+  )
+    return DLQ_CONVENTION.watermill;
   if (hasPrefix(h, SPRING_DLT_PREFIX)) return DLQ_CONVENTION.spring;
   if (hasPrefix(h, CONNECT_ERRORS_PREFIX)) return DLQ_CONVENTION.connect;
   return DLQ_CONVENTION.none;
@@ -121,7 +145,8 @@ export function conventionOf(h: RawHeaders): DlqConvention {
  * elsewhere → `in_progress`; anything else → `handler_error`.
  */
 export function reasonClassOfText(reason: string): PoisonReasonClass {
-  if (/^marshal\b/.test(reason) || /dedup key of message .* could not be computed/.test(reason)) return POISON_REASON_CLASS.marshal;
+  if (/^marshal\b/.test(reason) || /dedup key of message .* could not be computed/.test(reason))
+    return POISON_REASON_CLASS.marshal;
   const store = /dedup store failed \((redis_timeout|redis_conn)\)/.exec(reason);
   if (store) return store[1] as PoisonReasonClass;
   if (/is being processed by another consumer/.test(reason)) return POISON_REASON_CLASS.inProgress;
@@ -136,8 +161,24 @@ export function isMarshalException(...classes: ReadonlyArray<string | null>): bo
 function watermill(get: (n: string) => string | null): DlqOrigin {
   const reason = get(REASON_POISONED_KEY) ?? "";
   const own = get(REASON_CLASS_POISONED_KEY);
-  const reasonClass = own && (POISON_REASON_CLASSES as readonly string[]).includes(own) ? (own as PoisonReasonClass) : reasonClassOfText(reason);
-  return { convention: DLQ_CONVENTION.watermill, topic: get(TOPIC_POISONED_KEY), partition: null, offset: null, timestamp: null, handler: get(HANDLER_POISONED_KEY) ?? "", handlerIs: "handler", subscriber: get(SUBSCRIBER_POISONED_KEY) ?? "", exceptionClass: null, causeClass: null, reason, reasonClass };
+  const reasonClass =
+    own && (POISON_REASON_CLASSES as readonly string[]).includes(own)
+      ? (own as PoisonReasonClass)
+      : reasonClassOfText(reason);
+  return {
+    convention: DLQ_CONVENTION.watermill,
+    topic: get(TOPIC_POISONED_KEY),
+    partition: null,
+    offset: null,
+    timestamp: null,
+    handler: get(HANDLER_POISONED_KEY) ?? "",
+    handlerIs: "handler",
+    subscriber: get(SUBSCRIBER_POISONED_KEY) ?? "",
+    exceptionClass: null,
+    causeClass: null,
+    reason,
+    reasonClass,
+  };
 }
 
 function spring(get: Get): DlqOrigin {
@@ -159,7 +200,9 @@ function spring(get: Get): DlqOrigin {
     exceptionClass,
     causeClass,
     reason,
-    reasonClass: isMarshalException(exceptionClass, causeClass) ? POISON_REASON_CLASS.marshal : reasonClassOfText(reason),
+    reasonClass: isMarshalException(exceptionClass, causeClass)
+      ? POISON_REASON_CLASS.marshal
+      : reasonClassOfText(reason),
   };
 }
 
@@ -198,7 +241,20 @@ export function readDlqConvention(headers: RawHeaders): DlqOrigin {
     case DLQ_CONVENTION.connect:
       return connect(get);
     default:
-      return { convention: DLQ_CONVENTION.none, topic: null, partition: null, offset: null, timestamp: null, handler: "", handlerIs: "handler", subscriber: "", exceptionClass: null, causeClass: null, reason: "", reasonClass: POISON_REASON_CLASS.handlerError };
+      return {
+        convention: DLQ_CONVENTION.none,
+        topic: null,
+        partition: null,
+        offset: null,
+        timestamp: null,
+        handler: "",
+        handlerIs: "handler",
+        subscriber: "",
+        exceptionClass: null,
+        causeClass: null,
+        reason: "",
+        reasonClass: POISON_REASON_CLASS.handlerError,
+      };
   }
 }
 

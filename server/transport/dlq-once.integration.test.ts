@@ -28,7 +28,12 @@ interface Member {
 }
 
 /** A group member (own Router and KafkaSubscriber) reading `topic`, its unreadable records to `dlq.topic`. */
-function member(topic: string, groupId: string, dlq: KafkaSubscriberOptions["dlq"], extra: Partial<KafkaSubscriberOptions> = {}): Member {
+function member(
+  topic: string,
+  groupId: string,
+  dlq: KafkaSubscriberOptions["dlq"],
+  extra: Partial<KafkaSubscriberOptions> = {},
+): Member {
   const router = new Router({ onError: () => undefined });
   routers.push(router);
   const m: Member = { router, subscriber: undefined!, reads: 0, reported: 0 };
@@ -50,7 +55,10 @@ async function poisonedTopic(stem: string): Promise<{ topic: string; dlq: string
   const {
     names: [topic, dlq],
   } = await k.topics(stem, { "": 1, ".dlq": 1 });
-  await k.kafka.produceRaw(topic!, { headers: { "Event-Type": "review.created" }, value: Buffer.from('{"no":"uuid"}') });
+  await k.kafka.produceRaw(topic!, {
+    headers: { "Event-Type": "review.created" },
+    value: Buffer.from('{"no":"uuid"}'),
+  });
   k.forget(dlqCopyKey(topic!, 0, "0"));
   return { topic: topic!, dlq: dlq! };
 }
@@ -88,7 +96,9 @@ describe("one DLQ copy per record without a UUID", () => {
    * without A (its session expires), B is assigned the partition and re-reads the record from the
    * last committed offset; A's commit is refused. Returns the copies in the DLQ (read by `kcat`).
    */
-  async function rebalanceBeforeCommit(guarded: boolean): Promise<{ copies: string[]; a: Member; b: Member; bAssigned: number[] }> {
+  async function rebalanceBeforeCommit(
+    guarded: boolean,
+  ): Promise<{ copies: string[]; a: Member; b: Member; bAssigned: number[] }> {
     const { topic, dlq } = await poisonedTopic("dlqrebal");
     const groupId = k.group("dlqrebal");
     const repository = guarded ? new RedisRepository(k.redis) : undefined;
@@ -108,7 +118,11 @@ describe("one DLQ copy per record without a UUID", () => {
     };
     const a = member(topic, groupId, { publisher: holding, topic: dlq, repository }, session);
     await a.router.running;
-    await until(() => b !== undefined && a.reads + b.reads >= 2, 90_000, "the record to be read again after the rebalance");
+    await until(
+      () => b !== undefined && a.reads + b.reads >= 2,
+      90_000,
+      "the record to be read again after the rebalance",
+    );
     // A second copy, if any, is published right after the re-read; give it time to land.
     await new Promise((r) => setTimeout(r, 2_000));
     const copies = await kcatOffsets(k.brokers.join(","), dlq, 0);

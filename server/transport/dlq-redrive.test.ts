@@ -1,13 +1,31 @@
 import { describe, expect, it } from "vitest";
 import { MemoryPubSub } from "@/server/dedup/pubsub";
-import { POISON_REASON_CLASS, REASON_CLASS_POISONED_KEY, REASON_POISONED_KEY, REDRIVEN_FROM_UUID_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
-import { CONFLICT_LOOP_WHY, redriveMessage, redrivePacer, redriveTarget, redriveUuid, type DlqMessage } from "./dlq-redrive";
+import {
+  POISON_REASON_CLASS,
+  REASON_CLASS_POISONED_KEY,
+  REASON_POISONED_KEY,
+  REDRIVEN_FROM_UUID_KEY,
+  TOPIC_POISONED_KEY,
+} from "@/names/dedup";
+import {
+  CONFLICT_LOOP_WHY,
+  redriveMessage,
+  redrivePacer,
+  redriveTarget,
+  redriveUuid,
+  type DlqMessage,
+} from "./dlq-redrive";
 
 const allow = new Set(["orders"]);
 const at = { topic: "orders.dlq", partition: 2, offset: "41" };
 const conflict = (over: Partial<DlqMessage> = {}): DlqMessage => ({
   uuid: "u-1",
-  metadata: { [TOPIC_POISONED_KEY]: "orders", [REASON_CLASS_POISONED_KEY]: POISON_REASON_CLASS.payloadConflict, [REASON_POISONED_KEY]: "payload conflict on k: …", "Event-Type": "x" },
+  metadata: {
+    [TOPIC_POISONED_KEY]: "orders",
+    [REASON_CLASS_POISONED_KEY]: POISON_REASON_CLASS.payloadConflict,
+    [REASON_POISONED_KEY]: "payload conflict on k: …",
+    "Event-Type": "x",
+  },
   payload: Buffer.from("p2"),
   key: Buffer.from("order-7"),
   position: at,

@@ -14,7 +14,17 @@
 import { createHash } from "node:crypto";
 import type { Message } from "@/server/dedup/message";
 import type { Publisher } from "@/server/dedup/pubsub";
-import { POISON_METADATA_KEYS, POISON_REASON_CLASS, REASON_CLASS_POISONED_KEY, REASON_POISONED_KEY, REDRIVE_MODE, REDRIVEN_FROM_UUID_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER, type RedriveMode } from "@/names/dedup";
+import {
+  POISON_METADATA_KEYS,
+  POISON_REASON_CLASS,
+  REASON_CLASS_POISONED_KEY,
+  REASON_POISONED_KEY,
+  REDRIVE_MODE,
+  REDRIVEN_FROM_UUID_KEY,
+  TOPIC_POISONED_KEY,
+  WATERMILL_UUID_HEADER,
+  type RedriveMode,
+} from "@/names/dedup";
 import { CONNECT_ERRORS, DLQ_CONVENTION, SPRING_DLT } from "@/names/dlq-conventions";
 import { isConventionHeader, readDlqConvention } from "./dlq-conventions";
 
@@ -44,11 +54,15 @@ export type RedriveTarget = { ok: true; topic: string; mode: RedriveMode; uuid: 
 export const NO_UUID_WHY = "no message UUID (a marshal failure): fix the producer and re-publish";
 
 /** Why a same-UUID re-drive of a payload conflict is refused (the answer's per-record reason). */
-export const CONFLICT_LOOP_WHY = "would loop: the done key holds another payload's fingerprint; re-drive with mode new-uuid";
+export const CONFLICT_LOOP_WHY =
+  "would loop: the done key holds another payload's fingerprint; re-drive with mode new-uuid";
 
 /** Whether a DLQ record was poisoned by a payload conflict (its class header, or the error text of records poisoned before it). */
 export function isPayloadConflict(metadata: Record<string, string>): boolean {
-  return metadata[REASON_CLASS_POISONED_KEY] === POISON_REASON_CLASS.payloadConflict || /^payload conflict on /.test(metadata[REASON_POISONED_KEY] ?? "");
+  return (
+    metadata[REASON_CLASS_POISONED_KEY] === POISON_REASON_CLASS.payloadConflict ||
+    /^payload conflict on /.test(metadata[REASON_POISONED_KEY] ?? "")
+  );
 }
 
 /** The mode a record gets when none is asked for: `new-uuid` for a payload conflict, else `same-uuid`. */
@@ -77,15 +91,33 @@ export function redriveUuid(p: DlqPosition): string {
  * and for a new UUID without a position. A Spring or Connect record keeps the original message's
  * headers, so its UUID is the original's `_watermill_message_uuid`; without one it is refused.
  */
-export function redriveTarget(msg: DlqMessage, allowTopics: ReadonlySet<string>, mode: RedriveMode = defaultRedriveMode(msg)): RedriveTarget {
+export function redriveTarget(
+  msg: DlqMessage,
+  allowTopics: ReadonlySet<string>,
+  mode: RedriveMode = defaultRedriveMode(msg),
+): RedriveTarget {
   const origin = readDlqConvention(msg.metadata);
   const other = origin.convention === DLQ_CONVENTION.spring || origin.convention === DLQ_CONVENTION.connect;
-  if (msg.uuid === null) return { ok: false, why: other ? `no ${WATERMILL_UUID_HEADER} header in the original message's headers (a ${origin.convention} DLQ record): a re-drive publishes the message under its UUID; re-publish it from its producer` : NO_UUID_WHY };
+  if (msg.uuid === null)
+    return {
+      ok: false,
+      why: other
+        ? `no ${WATERMILL_UUID_HEADER} header in the original message's headers (a ${origin.convention} DLQ record): a re-drive publishes the message under its UUID; re-publish it from its producer`
+        : NO_UUID_WHY,
+    };
   const topic = origin.topic;
-  const header = other ? (origin.convention === DLQ_CONVENTION.spring ? SPRING_DLT.originalTopic : CONNECT_ERRORS.topic) : TOPIC_POISONED_KEY;
+  const header = other
+    ? origin.convention === DLQ_CONVENTION.spring
+      ? SPRING_DLT.originalTopic
+      : CONNECT_ERRORS.topic
+    : TOPIC_POISONED_KEY;
   if (!topic) return { ok: false, why: other ? `no ${header} header` : "no topic_poisoned header" };
-  if (!allowTopics.has(topic)) return { ok: false, why: `${header} ${topic} is not one of the allowed consumer topics (CONSUMER_TOPICS)` };
-  if (mode === REDRIVE_MODE.sameUuid) return isPayloadConflict(msg.metadata) ? { ok: false, why: CONFLICT_LOOP_WHY } : { ok: true, topic, mode, uuid: msg.uuid };
+  if (!allowTopics.has(topic))
+    return { ok: false, why: `${header} ${topic} is not one of the allowed consumer topics (CONSUMER_TOPICS)` };
+  if (mode === REDRIVE_MODE.sameUuid)
+    return isPayloadConflict(msg.metadata)
+      ? { ok: false, why: CONFLICT_LOOP_WHY }
+      : { ok: true, topic, mode, uuid: msg.uuid };
   if (!msg.position) return { ok: false, why: "no DLQ position to derive a new UUID from" };
   return { ok: true, topic, mode, uuid: redriveUuid(msg.position) };
 }
@@ -129,13 +161,26 @@ export interface RedriveOptions {
  * Publishes `msg` back to its origin topic ({@link redriveTarget}) with its record key; returns
  * where it landed, or throws a `RangeError` saying why it may not be re-driven.
  */
-export async function redriveMessage(publisher: Publisher, msg: DlqMessage, allowTopics: ReadonlySet<string>, options: RedriveOptions = {}): Promise<RedriveDestination> {
+export async function redriveMessage(
+  publisher: Publisher,
+  msg: DlqMessage,
+  allowTopics: ReadonlySet<string>,
+  options: RedriveOptions = {},
+): Promise<RedriveDestination> {
   const target = redriveTarget(msg, allowTopics, options.mode);
   if (!target.ok) throw new RangeError(`cannot re-drive: ${target.why}`);
   const metadata = redrivenMetadata(msg.metadata);
   if (target.uuid !== msg.uuid) metadata[REDRIVEN_FROM_UUID_KEY] = msg.uuid!;
-  const out: Message = { uuid: target.uuid, metadata, payload: msg.payload, ...(msg.key ? { key: msg.key } : {}), signal: options.signal ?? new AbortController().signal, context: {} };
-  if (isPositioned(publisher)) return { topic: target.topic, ...(await publisher.publishAt(target.topic, out)), uuid: target.uuid };
+  const out: Message = {
+    uuid: target.uuid,
+    metadata,
+    payload: msg.payload,
+    ...(msg.key ? { key: msg.key } : {}),
+    signal: options.signal ?? new AbortController().signal,
+    context: {},
+  };
+  if (isPositioned(publisher))
+    return { topic: target.topic, ...(await publisher.publishAt(target.topic, out)), uuid: target.uuid };
   await publisher.publish(target.topic, out);
   return { topic: target.topic, uuid: target.uuid };
 }
@@ -147,7 +192,8 @@ export async function redriveMessage(publisher: Publisher, msg: DlqMessage, allo
  * @throws RangeError when `perSecond` is not in [1, 10000].
  */
 export function redrivePacer(perSecond: number): { wait(signal?: AbortSignal): Promise<void> } {
-  if (!(Number.isFinite(perSecond) && perSecond >= 1 && perSecond <= 10_000)) throw new RangeError("redrivePacer: records per second must be in [1, 10000] (DLQ_REDRIVE_RATE, --rate)");
+  if (!(Number.isFinite(perSecond) && perSecond >= 1 && perSecond <= 10_000))
+    throw new RangeError("redrivePacer: records per second must be in [1, 10000] (DLQ_REDRIVE_RATE, --rate)");
   let start = 0;
   let n = 0;
   return {

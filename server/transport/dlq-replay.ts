@@ -12,7 +12,14 @@
 import { type Message, type Outcome } from "@/server/dedup/message";
 import { sequentialSink, type Publisher } from "@/server/dedup/pubsub";
 import type { RedriveMode } from "@/names/dedup";
-import { NO_UUID_WHY, redriveMessage, redrivePacer, redriveTarget, type DlqMessage, type RedriveDestination } from "./dlq-redrive";
+import {
+  NO_UUID_WHY,
+  redriveMessage,
+  redrivePacer,
+  redriveTarget,
+  type DlqMessage,
+  type RedriveDestination,
+} from "./dlq-redrive";
 import type { Transport } from "./index";
 
 /** Options of {@link replayDlq}. */
@@ -63,9 +70,14 @@ export interface ReplayReport {
 }
 
 /** Replays `dlqTopic` once (bounded); see the module doc. */
-export async function replayDlq(transport: Transport, dlqTopic: string, options: ReplayDlqOptions): Promise<ReplayReport> {
+export async function replayDlq(
+  transport: Transport,
+  dlqTopic: string,
+  options: ReplayDlqOptions,
+): Promise<ReplayReport> {
   const o = { ...DEFAULT_REPLAY_DLQ_OPTIONS, groupId: `${dlqTopic}.replay`, ...options };
-  if (!Number.isInteger(o.max) || o.max < 1 || o.max > 1_000_000) throw new RangeError("replayDlq: max must be an integer in [1, 1000000]");
+  if (!Number.isInteger(o.max) || o.max < 1 || o.max > 1_000_000)
+    throw new RangeError("replayDlq: max must be an integer in [1, 1000000]");
   if (!(o.idleMs >= 100 && o.idleMs <= 60_000)) throw new RangeError("replayDlq: idleMs must be in [100, 60000]");
   const report: ReplayReport = { replayed: 0, skipped: 0, byTopic: {}, notOpen: 0, skippedWhy: {} };
   const pacer = redrivePacer(o.ratePerSecond);
@@ -84,7 +96,13 @@ export async function replayDlq(transport: Transport, dlqTopic: string, options:
       return "ack";
     }
     const { topic: at = dlqTopic, partition = 0, offset = "" } = msg.context;
-    const dlqMsg: DlqMessage = { uuid: msg.uuid, metadata: msg.metadata, payload: msg.payload, key: msg.key ?? null, position: { topic: at, partition, offset } };
+    const dlqMsg: DlqMessage = {
+      uuid: msg.uuid,
+      metadata: msg.metadata,
+      payload: msg.payload,
+      key: msg.key ?? null,
+      position: { topic: at, partition, offset },
+    };
     const target = redriveTarget(dlqMsg, allow, o.mode);
     if (!target.ok) {
       report.skipped++;
@@ -95,7 +113,10 @@ export async function replayDlq(transport: Transport, dlqTopic: string, options:
     let to: RedriveDestination;
     try {
       await pacer.wait(msg.signal);
-      to = await redriveMessage(o.publisher ?? transport.publisher, dlqMsg, allow, { mode: o.mode, signal: msg.signal });
+      to = await redriveMessage(o.publisher ?? transport.publisher, dlqMsg, allow, {
+        mode: o.mode,
+        signal: msg.signal,
+      });
     } catch {
       return "nack";
     }
@@ -119,7 +140,8 @@ export async function replayDlq(transport: Transport, dlqTopic: string, options:
   const started = Date.now();
   const subscription = await sub.subscribe(dlqTopic, sink, stop.signal);
   last = Date.now();
-  while (!full && Date.now() - last < o.idleMs && Date.now() - started < o.timeoutMs) await new Promise((r) => setTimeout(r, 100));
+  while (!full && Date.now() - last < o.idleMs && Date.now() - started < o.timeoutMs)
+    await new Promise((r) => setTimeout(r, 100));
   stop.abort();
   await subscription.closed;
   await sub.close();

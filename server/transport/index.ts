@@ -77,7 +77,10 @@ export class MemoryTransport implements Transport {
     return this.broker.subscriber({ ...o, chunkSize: o.chunkSize ?? 20 });
   }
   async readAll(topic: string, max = 100_000): Promise<Decoded[]> {
-    return this.broker.records(topic).slice(0, max).map((r) => decodeRecord(r.headers, r.value));
+    return this.broker
+      .records(topic)
+      .slice(0, max)
+      .map((r) => decodeRecord(r.headers, r.value));
   }
   async produceRaw(topic: string, rec: RawRecord): Promise<void> {
     this.broker.produce(topic, rec);
@@ -96,9 +99,15 @@ export class KafkaTransport implements Transport {
   private readonly admin: SharedConnection<Admin>;
 
   constructor(readonly brokers: readonly string[]) {
-    if (brokers.length === 0) throw new RangeError("KafkaTransport: brokers must list at least one host:port (KAFKA_BROKERS)");
+    if (brokers.length === 0)
+      throw new RangeError("KafkaTransport: brokers must list at least one host:port (KAFKA_BROKERS)");
     this.publisher = new KafkaPublisher({ brokers });
-    this.kafka = new Kafka({ clientId: "dedup-health-admin", brokers: [...brokers], logLevel: logLevel.WARN, logCreator: kafkaLogCreator });
+    this.kafka = new Kafka({
+      clientId: "dedup-health-admin",
+      brokers: [...brokers],
+      logLevel: logLevel.WARN,
+      logCreator: kafkaLogCreator,
+    });
     this.admin = new SharedConnection(async () => {
       const a = this.kafka.admin();
       await a.connect();
@@ -151,7 +160,12 @@ export class KafkaTransport implements Transport {
     for (const e of ends) if (BigInt(e.high) > BigInt(e.low)) target.set(e.partition, BigInt(e.high));
     if (target.size === 0) return [];
     const groupId = `dedup-health-read-${randomBytes(4).toString("hex")}`;
-    const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs: 200, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+    const consumer = this.kafka.consumer({
+      groupId,
+      maxWaitTimeInMs: 200,
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1000,
+    });
     const out: Decoded[] = [];
     const done = new Set<number>();
     try {

@@ -43,7 +43,8 @@ export class KafkaPublisher implements Publisher {
 
   constructor(options: KafkaPublisherOptions) {
     this.o = { ...DEFAULT_KAFKA_PUBLISHER_OPTIONS, ...options };
-    if (!this.o.brokers || this.o.brokers.length === 0) throw new RangeError("KafkaPublisher: brokers must list at least one host:port (KAFKA_BROKERS)");
+    if (!this.o.brokers || this.o.brokers.length === 0)
+      throw new RangeError("KafkaPublisher: brokers must list at least one host:port (KAFKA_BROKERS)");
     const kafka = new Kafka({
       clientId: this.o.clientId,
       brokers: [...this.o.brokers],
@@ -51,7 +52,10 @@ export class KafkaPublisher implements Publisher {
       logCreator: kafkaLogCreator,
       retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 },
     });
-    this.producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+    this.producer = kafka.producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+      allowAutoTopicCreation: false,
+    });
   }
 
   async publish(topic: string, ...msgs: Message[]): Promise<void> {
@@ -78,7 +82,10 @@ export class KafkaPublisher implements Publisher {
       acks: -1,
       messages: msgs.map((m) => {
         const key = this.o.partitionKey(topic, m);
-        const rec = encodeRecord(m, typeof key === "string" || key === undefined ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength));
+        const rec = encodeRecord(
+          m,
+          typeof key === "string" || key === undefined ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength),
+        );
         // A DLQ copy of a record that had no UUID stays without one (never invent an id).
         if (m.uuid === NO_UUID) delete rec.headers[WATERMILL_UUID_HEADER];
         return rec;

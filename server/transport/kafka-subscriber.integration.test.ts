@@ -148,7 +148,12 @@ describe("KafkaSubscriber", () => {
     const { topic, groupId } = await seeded(2, 8);
     const run = async (opts: { crash: boolean }) => {
       let n = 0;
-      const sub = new KafkaSubscriber({ brokers, groupId, commitIntervalMs: 60_000, beforeCommit: () => (opts.crash ? "crash" : "commit") });
+      const sub = new KafkaSubscriber({
+        brokers,
+        groupId,
+        commitIntervalMs: 60_000,
+        beforeCommit: () => (opts.crash ? "crash" : "commit"),
+      });
       const router = oneHandlerRouter({ topic, subscriber: sub, handler: async () => void n++ });
       void router.run();
       await router.running;

@@ -46,7 +46,8 @@ export const DEFAULT_KAFKA_SUBSCRIBER_OPTIONS = {
   logLevel: logLevel.WARN,
 } satisfies Partial<KafkaSubscriberOptions>;
 
-type ResolvedSubscriberOptions = KafkaSubscriberOptions & Required<Pick<KafkaSubscriberOptions, keyof typeof DEFAULT_KAFKA_SUBSCRIBER_OPTIONS>>;
+type ResolvedSubscriberOptions = KafkaSubscriberOptions &
+  Required<Pick<KafkaSubscriberOptions, keyof typeof DEFAULT_KAFKA_SUBSCRIBER_OPTIONS>>;
 
 /** Kafka `Subscriber`: one kafkajs consumer per `subscribe` call, in the subscriber's group. */
 export class KafkaSubscriber implements Subscriber {
@@ -62,17 +63,28 @@ export class KafkaSubscriber implements Subscriber {
   constructor(options: KafkaSubscriberOptions) {
     this.o = { ...DEFAULT_KAFKA_SUBSCRIBER_OPTIONS, ...options };
     const o = this.o;
-    if (!o.brokers || o.brokers.length === 0) throw new RangeError("KafkaSubscriber: brokers must list at least one host:port (KAFKA_BROKERS)");
+    if (!o.brokers || o.brokers.length === 0)
+      throw new RangeError("KafkaSubscriber: brokers must list at least one host:port (KAFKA_BROKERS)");
     if (!o.groupId) throw new RangeError("KafkaSubscriber: groupId must be non-empty");
-    if (!Number.isInteger(o.chunkSize) || o.chunkSize < 1 || o.chunkSize > 10_000) throw new RangeError("KafkaSubscriber: chunkSize must be an integer in [1, 10000]");
-    if (!Number.isInteger(o.partitionsConsumedConcurrently) || o.partitionsConsumedConcurrently < 1 || o.partitionsConsumedConcurrently > 64) {
+    if (!Number.isInteger(o.chunkSize) || o.chunkSize < 1 || o.chunkSize > 10_000)
+      throw new RangeError("KafkaSubscriber: chunkSize must be an integer in [1, 10000]");
+    if (
+      !Number.isInteger(o.partitionsConsumedConcurrently) ||
+      o.partitionsConsumedConcurrently < 1 ||
+      o.partitionsConsumedConcurrently > 64
+    ) {
       throw new RangeError("KafkaSubscriber: partitionsConsumedConcurrently must be an integer in [1, 64]");
     }
-    if (!(o.sessionTimeoutMs >= 6000 && o.sessionTimeoutMs <= 300_000)) throw new RangeError("KafkaSubscriber: sessionTimeoutMs must be in [6000, 300000] (broker limits)");
-    if (!(o.heartbeatIntervalMs >= 100 && o.heartbeatIntervalMs < o.sessionTimeoutMs / 2)) throw new RangeError("KafkaSubscriber: heartbeatIntervalMs must be in [100, sessionTimeoutMs / 2)");
-    if (!(o.nackDelayMs >= 0 && o.nackDelayMs <= 60_000)) throw new RangeError("KafkaSubscriber: nackDelayMs must be in [0, 60000]");
-    if (!(o.commitIntervalMs >= 0 && o.commitIntervalMs <= 600_000)) throw new RangeError("KafkaSubscriber: commitIntervalMs must be in [0, 600000] (0 = after every chunk)");
-    if (!(o.stopTimeoutMs >= 0 && o.stopTimeoutMs <= 600_000)) throw new RangeError("KafkaSubscriber: stopTimeoutMs must be in [0, 600000]");
+    if (!(o.sessionTimeoutMs >= 6000 && o.sessionTimeoutMs <= 300_000))
+      throw new RangeError("KafkaSubscriber: sessionTimeoutMs must be in [6000, 300000] (broker limits)");
+    if (!(o.heartbeatIntervalMs >= 100 && o.heartbeatIntervalMs < o.sessionTimeoutMs / 2))
+      throw new RangeError("KafkaSubscriber: heartbeatIntervalMs must be in [100, sessionTimeoutMs / 2)");
+    if (!(o.nackDelayMs >= 0 && o.nackDelayMs <= 60_000))
+      throw new RangeError("KafkaSubscriber: nackDelayMs must be in [0, 60000]");
+    if (!(o.commitIntervalMs >= 0 && o.commitIntervalMs <= 600_000))
+      throw new RangeError("KafkaSubscriber: commitIntervalMs must be in [0, 600000] (0 = after every chunk)");
+    if (!(o.stopTimeoutMs >= 0 && o.stopTimeoutMs <= 600_000))
+      throw new RangeError("KafkaSubscriber: stopTimeoutMs must be in [0, 600000]");
     this.replica = o.replica ?? `r-${randomBytes(3).toString("hex")}`;
     this.kafka = new Kafka({
       clientId: `${o.groupId}/${this.replica}`,

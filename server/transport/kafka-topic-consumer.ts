@@ -72,9 +72,13 @@ export class KafkaTopicConsumer {
     // An idle partition's acked tail is committed too, once the interval has passed (no phantom lag).
     this.ticker =
       o.commitIntervalMs > 0
-        ? setInterval(() => {
-            if (!this.stopping && this.pending.size > 0 && Date.now() - this.lastCommit >= o.commitIntervalMs) void this.flush();
-          }, Math.max(250, Math.floor(o.commitIntervalMs / 2)))
+        ? setInterval(
+            () => {
+              if (!this.stopping && this.pending.size > 0 && Date.now() - this.lastCommit >= o.commitIntervalMs)
+                void this.flush();
+            },
+            Math.max(250, Math.floor(o.commitIntervalMs / 2)),
+          )
         : null;
     this.ticker?.unref();
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
@@ -109,7 +113,10 @@ export class KafkaTopicConsumer {
         return run.finally(() => this.running.delete(run));
       },
     });
-    await Promise.race([this.joined, sleep(60_000).then(() => Promise.reject(new Error(`KafkaSubscriber: group ${o.groupId} not joined within 60 s`)))]).catch(async (e) => {
+    await Promise.race([
+      this.joined,
+      sleep(60_000).then(() => Promise.reject(new Error(`KafkaSubscriber: group ${o.groupId} not joined within 60 s`))),
+    ]).catch(async (e) => {
       await this.shutdown();
       throw e;
     });
@@ -124,7 +131,10 @@ export class KafkaTopicConsumer {
         // Finish the in-flight batch (bounded: a hung handler must not block shutdown forever;
         // what it did not ack is redelivered to the next owner).
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([Promise.allSettled([...this.running]), new Promise((r) => (timer = setTimeout(r, this.o.stopTimeoutMs)))]);
+        await Promise.race([
+          Promise.allSettled([...this.running]),
+          new Promise((r) => (timer = setTimeout(r, this.o.stopTimeoutMs))),
+        ]);
         clearTimeout(timer);
         if (!this.replica.crashed()) await this.flush();
         await this.consumer.disconnect();

@@ -35,20 +35,28 @@ describe("MemoryBroker consumer groups", () => {
     let failed = false;
     const stop = new AbortController();
     const s1 = b.subscriber({ groupId: "g", replica: "a", chunkSize: 3, nackDelayMs: 1 });
-    await s1.subscribe("t", sink((m) => {
-      if (payloadText(m) === "4" && !failed) {
-        failed = true;
-        return "nack";
-      }
-      seen.push([m.context.partition!, payloadText(m)]);
-      return "ack";
-    }), stop.signal);
+    await s1.subscribe(
+      "t",
+      sink((m) => {
+        if (payloadText(m) === "4" && !failed) {
+          failed = true;
+          return "nack";
+        }
+        seen.push([m.context.partition!, payloadText(m)]);
+        return "ack";
+      }),
+      stop.signal,
+    );
     await until(() => seen.length === 10);
     // Round-robin publishing: even numbers on partition 0, odd on 1; each partition in order, 4 once.
     expect(seen.filter(([p]) => p === 0).map(([, v]) => v)).toEqual(["0", "2", "4", "6", "8"]);
     expect(seen.filter(([p]) => p === 1).map(([, v]) => v)).toEqual(["1", "3", "5", "7", "9"]);
     const s2 = b.subscriber({ groupId: "g", replica: "b" });
-    await s2.subscribe("t", sink(() => "ack"), stop.signal);
+    await s2.subscribe(
+      "t",
+      sink(() => "ack"),
+      stop.signal,
+    );
     expect([...(s1.assignment.get("t") ?? []), ...(s2.assignment.get("t") ?? [])].sort()).toEqual([0, 1]);
     expect(s1.assignment.get("t")).toHaveLength(1);
     stop.abort();
@@ -62,15 +70,27 @@ describe("MemoryBroker consumer groups", () => {
     const stop = new AbortController();
     const crashing = b.subscriber({ groupId: "g", replica: "crash", beforeCommit: () => "crash" });
     let crashed = 0;
-    await crashing.subscribe("t", sink(() => (crashed++, "ack")), stop.signal);
+    await crashing.subscribe(
+      "t",
+      sink(() => (crashed++, "ack")),
+      stop.signal,
+    );
     await until(() => crashing.crashed);
     expect(crashed).toBe(5);
     const reads: string[] = [];
     const next = b.subscriber({ groupId: "g", replica: "next", commitIntervalMs: 60_000 });
-    await next.subscribe("t", sink((m) => (reads.push(payloadText(m)), "ack")), stop.signal);
+    await next.subscribe(
+      "t",
+      sink((m) => (reads.push(payloadText(m)), "ack")),
+      stop.signal,
+    );
     await until(() => reads.length === 5); // nothing was committed: all re-read
     const joiner = b.subscriber({ groupId: "g", replica: "joiner" });
-    await joiner.subscribe("t", sink((m) => (reads.push(payloadText(m)), "ack")), stop.signal);
+    await joiner.subscribe(
+      "t",
+      sink((m) => (reads.push(payloadText(m)), "ack")),
+      stop.signal,
+    );
     await until(() => reads.length === 10); // the rebalance dropped the uncommitted progress: re-read again
     expect(reads).toEqual(["0", "1", "2", "3", "4", "0", "1", "2", "3", "4"]);
     stop.abort();
@@ -85,8 +105,17 @@ describe("MemoryBroker consumer groups", () => {
     const stop = new AbortController();
     const counts = { a: 0, b: 0 };
     for (const g of ["a", "b"] as const) {
-      const s = b.subscriber({ groupId: g, dlq: { publisher: b.publisher(), topic: "t.dlq" }, claimsUnreadable: () => g === "a", onUnreadable: () => counts[g]++ });
-      await s.subscribe("t", sink(() => "ack"), stop.signal);
+      const s = b.subscriber({
+        groupId: g,
+        dlq: { publisher: b.publisher(), topic: "t.dlq" },
+        claimsUnreadable: () => g === "a",
+        onUnreadable: () => counts[g]++,
+      });
+      await s.subscribe(
+        "t",
+        sink(() => "ack"),
+        stop.signal,
+      );
     }
     await until(() => b.records("t.dlq").length === 1);
     await new Promise((r) => setTimeout(r, 100));

@@ -9,7 +9,12 @@
 import type { Message } from "@/server/dedup/message";
 import type { Publisher } from "@/server/dedup/pubsub";
 import { WATERMILL_UUID_HEADER } from "@/names/dedup";
-import { MemoryGroupSubscriber, type Group, type GroupBroker, type MemorySubscriberOptions } from "./memory-group-subscriber";
+import {
+  MemoryGroupSubscriber,
+  type Group,
+  type GroupBroker,
+  type MemorySubscriberOptions,
+} from "./memory-group-subscriber";
 import { NO_UUID } from "./partition-pump";
 import { encodeRecord } from "./watermill-codec";
 
@@ -32,14 +37,20 @@ export class MemoryBroker implements GroupBroker {
 
   /** Creates `name` with `partitions` partitions (no-op if it exists). */
   createTopic(name: string, partitions = 1): void {
-    if (!Number.isInteger(partitions) || partitions < 1 || partitions > 1000) throw new RangeError("MemoryBroker.createTopic: partitions must be an integer in [1, 1000]");
-    if (!this.topics.has(name)) this.topics.set(name, Array.from({ length: partitions }, () => []));
+    if (!Number.isInteger(partitions) || partitions < 1 || partitions > 1000)
+      throw new RangeError("MemoryBroker.createTopic: partitions must be an integer in [1, 1000]");
+    if (!this.topics.has(name))
+      this.topics.set(
+        name,
+        Array.from({ length: partitions }, () => []),
+      );
   }
 
   /** Deletes topics and the groups' offsets on them. */
   deleteTopic(name: string): void {
     this.topics.delete(name);
-    for (const g of this.groups.values()) for (const k of [...g.committed.keys()]) if (k.startsWith(`${name}\u0000`)) g.committed.delete(k);
+    for (const g of this.groups.values())
+      for (const k of [...g.committed.keys()]) if (k.startsWith(`${name}\u0000`)) g.committed.delete(k);
   }
 
   /** Number of partitions of a topic (0 if absent). */
@@ -51,7 +62,8 @@ export class MemoryBroker implements GroupBroker {
   produce(topic: string, rec: MemoryRecord, partition?: number): { partition: number; offset: string } {
     if (this.closed) throw new Error("MemoryBroker: produce after close()");
     const parts = this.topics.get(topic);
-    if (!parts) throw new Error(`MemoryBroker: topic ${topic} does not exist (create it first, as Kafka would refuse too)`);
+    if (!parts)
+      throw new Error(`MemoryBroker: topic ${topic} does not exist (create it first, as Kafka would refuse too)`);
     const p = partition ?? this.rr++ % parts.length;
     const list = parts[p];
     if (!list) throw new RangeError(`MemoryBroker.produce: partition ${p} out of range`);

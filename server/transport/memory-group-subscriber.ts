@@ -68,9 +68,12 @@ export class MemoryGroupSubscriber implements Subscriber {
   ) {
     this.o = { ...DEFAULT_MEMORY_SUBSCRIBER_OPTIONS, ...options };
     if (!this.o.groupId) throw new RangeError("MemoryGroupSubscriber: groupId must be non-empty");
-    if (!Number.isInteger(this.o.chunkSize) || this.o.chunkSize < 1) throw new RangeError("MemoryGroupSubscriber: chunkSize must be an integer ≥ 1");
-    if (!(this.o.nackDelayMs >= 0 && this.o.nackDelayMs <= 60_000)) throw new RangeError("MemoryGroupSubscriber: nackDelayMs must be in [0, 60000]");
-    if (!(this.o.commitIntervalMs >= 0 && this.o.commitIntervalMs <= 600_000)) throw new RangeError("MemoryGroupSubscriber: commitIntervalMs must be in [0, 600000]");
+    if (!Number.isInteger(this.o.chunkSize) || this.o.chunkSize < 1)
+      throw new RangeError("MemoryGroupSubscriber: chunkSize must be an integer ≥ 1");
+    if (!(this.o.nackDelayMs >= 0 && this.o.nackDelayMs <= 60_000))
+      throw new RangeError("MemoryGroupSubscriber: nackDelayMs must be in [0, 60000]");
+    if (!(this.o.commitIntervalMs >= 0 && this.o.commitIntervalMs <= 600_000))
+      throw new RangeError("MemoryGroupSubscriber: commitIntervalMs must be in [0, 600000]");
     this.replica = this.o.replica ?? `r-${randomBytes(3).toString("hex")}`;
   }
 
@@ -89,7 +92,18 @@ export class MemoryGroupSubscriber implements Subscriber {
   async subscribe(topic: string, sink: MessageSink, signal: AbortSignal): Promise<Subscription> {
     if (this.broker.partitionCount(topic) === 0) throw new Error(`MemoryBroker: topic ${topic} does not exist`);
     const g = this.broker.group(this.o.groupId);
-    const member: Member = { id: `${this.replica}-${randomBytes(2).toString("hex")}`, topic, sink, sub: this, partitions: [], generation: -1, pumps: new Set(), pending: new Map(), lastCommit: Date.now(), gone: false };
+    const member: Member = {
+      id: `${this.replica}-${randomBytes(2).toString("hex")}`,
+      topic,
+      sink,
+      sub: this,
+      partitions: [],
+      generation: -1,
+      pumps: new Set(),
+      pending: new Map(),
+      lastCommit: Date.now(),
+      gone: false,
+    };
     this.members.add(member);
     g.members.push(member);
     let resolveClosed!: () => void;
@@ -107,10 +121,14 @@ export class MemoryGroupSubscriber implements Subscriber {
     member.leave = leave;
     if (this.o.commitIntervalMs > 0) {
       // An idle partition's acked tail is committed too, once the interval has passed.
-      const ticker = setInterval(() => {
-        if (member.gone) return clearInterval(ticker);
-        if (member.pending.size > 0 && Date.now() - member.lastCommit >= this.o.commitIntervalMs) this.flush(g, member);
-      }, Math.max(50, Math.floor(this.o.commitIntervalMs / 2)));
+      const ticker = setInterval(
+        () => {
+          if (member.gone) return clearInterval(ticker);
+          if (member.pending.size > 0 && Date.now() - member.lastCommit >= this.o.commitIntervalMs)
+            this.flush(g, member);
+        },
+        Math.max(50, Math.floor(this.o.commitIntervalMs / 2)),
+      );
       ticker.unref();
     }
     signal.addEventListener("abort", () => void leave(true), { once: true });
@@ -188,8 +206,6 @@ export class MemoryGroupSubscriber implements Subscriber {
   }
 
   async close(): Promise<void> {
-    await Promise.all(
-      [...this.members].map((m) => m.leave?.(true)),
-    );
+    await Promise.all([...this.members].map((m) => m.leave?.(true)));
   }
 }

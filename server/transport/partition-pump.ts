@@ -161,12 +161,27 @@ export async function pumpPartition<R extends PumpRecord>(run: PartitionRun<R>):
       const offset = run.offsetOf(rec, i);
       const d = decodeRecord(rec.headers, rec.value);
       if (d.ok) {
-        chunk.push({ uuid: d.uuid, metadata: d.metadata, payload: d.payload, key: rec.key ?? undefined, signal: run.signal, context: { topic, partition, offset, subscriber: run.subscriber } });
+        chunk.push({
+          uuid: d.uuid,
+          metadata: d.metadata,
+          payload: d.payload,
+          key: rec.key ?? undefined,
+          signal: run.signal,
+          context: { topic, partition, offset, subscriber: run.subscriber },
+        });
         i++;
         continue;
       }
       if (chunk.length === 0) {
-        unreadable = { topic, partition, offset, reason: d.reason, metadata: d.metadata, payload: d.payload, key: rec.key ?? undefined };
+        unreadable = {
+          topic,
+          partition,
+          offset,
+          reason: d.reason,
+          metadata: d.metadata,
+          payload: d.payload,
+          key: rec.key ?? undefined,
+        };
         i++;
       }
       break;
@@ -245,7 +260,8 @@ async function dlqUnreadable<R extends PumpRecord>(run: PartitionRun<R>, rec: Un
     const { publisher, topic: dlqTopic, repository } = o.dlq;
     const send = () => publisher.publish(dlqTopic, unreadableToDlq(rec, run.subscriber, o.handler ?? o.groupId));
     try {
-      if (repository) first = (await runOnce(repository, dlqCopyKey(rec.topic, rec.partition, rec.offset), send)) === "ran";
+      if (repository)
+        first = (await runOnce(repository, dlqCopyKey(rec.topic, rec.partition, rec.offset), send)) === "ran";
       else await send();
     } catch {
       return false;

@@ -39,8 +39,14 @@ describe("one DLQ copy per poisoned delivery", () => {
     const groupId = k.group("poisononce");
     const service = `poisononce${randomBytes(3).toString("hex")}`;
     const uuid = `01POISONONCE${randomBytes(4).toString("hex").toUpperCase()}`;
-    k.forget(`${dedupKeyPrefix(service, "h")}:${uuid}`, poisonedCopyKey({ service, handler: "h", topic: topic!, partition: 0, offset: "0", uuid }));
-    await kcatProduce(k.brokers.join(","), topic!, 0, '{"review":1}', { [WATERMILL_UUID_HEADER]: uuid, "Event-Type": "review.created" });
+    k.forget(
+      `${dedupKeyPrefix(service, "h")}:${uuid}`,
+      poisonedCopyKey({ service, handler: "h", topic: topic!, partition: 0, offset: "0", uuid }),
+    );
+    await kcatProduce(k.brokers.join(","), topic!, 0, '{"review":1}', {
+      [WATERMILL_UUID_HEADER]: uuid,
+      "Event-Type": "review.created",
+    });
     const repository = new RedisRepository(k.redis);
 
     const member = (): Member => {
@@ -50,7 +56,13 @@ describe("one DLQ copy per poisoned delivery", () => {
       const m: Member = { router, registry, reads: 0, subscriber: undefined! };
       // Acked offsets are committed at most once a minute: the record's ack stays uncommitted while
       // the group rebalances, so the new generation reads it again. A short session for a quick join.
-      m.subscriber = new KafkaSubscriber({ brokers: k.brokers, groupId, commitIntervalMs: 60_000, sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500 });
+      m.subscriber = new KafkaSubscriber({
+        brokers: k.brokers,
+        groupId,
+        commitIntervalMs: 60_000,
+        sessionTimeoutMs: 6_000,
+        heartbeatIntervalMs: 500,
+      });
       router.addHandler({
         name: "h",
         topic: topic!,
@@ -60,7 +72,12 @@ describe("one DLQ copy per poisoned delivery", () => {
           throw new Error("downstream rejected the review");
         },
         // What every consumer built with the library gets: the guard is the Deduplicator's repository by default.
-        middleware: defaultStack({ dlqPublisher: k.kafka.publisher, dlqTopic: dlq!, dedup: { repository, service, registry }, retry: { maxRetries: 0 } }),
+        middleware: defaultStack({
+          dlqPublisher: k.kafka.publisher,
+          dlqTopic: dlq!,
+          dedup: { repository, service, registry },
+          retry: { maxRetries: 0 },
+        }),
       });
       void router.run();
       return m;
@@ -79,7 +96,9 @@ describe("one DLQ copy per poisoned delivery", () => {
     expect(await kcatOffsets(k.brokers.join(","), dlq!, 0)).toEqual(["0"]);
     expect(a.reads + b.reads).toBe(2);
     // One poisoning counted for the one record, by the read that published its copy.
-    const poisoned = (await registryTotal(a.registry, METRIC_NAMES.poisoned)) + (await registryTotal(b.registry, METRIC_NAMES.poisoned));
+    const poisoned =
+      (await registryTotal(a.registry, METRIC_NAMES.poisoned)) +
+      (await registryTotal(b.registry, METRIC_NAMES.poisoned));
     expect(poisoned).toBe(1);
   }, 60_000);
 });

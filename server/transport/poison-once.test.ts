@@ -39,14 +39,27 @@ async function rebalanceBeforeCommit(dlqGuard?: null): Promise<{ copies: readonl
         reads++;
         throw new Error("downstream rejected the review");
       },
-      middleware: defaultStack({ dlqPublisher: broker.publisher(), dlqTopic: "reviews.dlq", dedup: { repository, service: "svc" }, retry: { maxRetries: 0 }, dlqGuard }),
+      middleware: defaultStack({
+        dlqPublisher: broker.publisher(),
+        dlqTopic: "reviews.dlq",
+        dedup: { repository, service: "svc" },
+        retry: { maxRetries: 0 },
+        dlqGuard,
+      }),
     });
     void router.run();
     await router.running;
   };
   const dlqReader = broker.subscriber({ groupId: "dlq-reader", replica: "r" });
   const stop = new AbortController();
-  await dlqReader.subscribe("reviews.dlq", { deliver: async (m) => (copies.push(m), "ack"), deliverBatch: async (ms) => (copies.push(...ms), ms.map(() => "ack" as const)) }, stop.signal);
+  await dlqReader.subscribe(
+    "reviews.dlq",
+    {
+      deliver: async (m) => (copies.push(m), "ack"),
+      deliverBatch: async (ms) => (copies.push(...ms), ms.map(() => "ack" as const)),
+    },
+    stop.signal,
+  );
   await member("a");
   await until(() => copies.length === 1, "the first DLQ copy");
   await member("b");

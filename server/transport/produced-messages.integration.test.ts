@@ -41,7 +41,12 @@ describe("produced messages on Kafka", () => {
     router.addHandler({
       name: "confirm",
       topic: input!,
-      subscriber: new KafkaSubscriber({ brokers: k.brokers, groupId: k.group("prodtest"), chunkSize: 10, nackDelayMs: 50 }),
+      subscriber: new KafkaSubscriber({
+        brokers: k.brokers,
+        groupId: k.group("prodtest"),
+        chunkSize: 10,
+        nackDelayMs: 50,
+      }),
       publisher: out,
       publishTopic: output!,
       middleware: defaultStack({

@@ -2,8 +2,19 @@ import { describe, expect, it } from "vitest";
 import { createTopicsReady, waitForLeaders } from "./topics";
 
 type Md = Awaited<ReturnType<Parameters<typeof waitForLeaders>[0]["fetchTopicMetadata"]>>;
-const part = (partitionId: number, leader: number) => ({ partitionErrorCode: 0, partitionId, leader, replicas: [1], isr: [1], offlineReplicas: [] });
-const protocolError = (type: string) => Object.assign(new Error(type === "UNKNOWN_TOPIC_OR_PARTITION" ? "This server does not host this topic-partition" : type), { type, retriable: true });
+const part = (partitionId: number, leader: number) => ({
+  partitionErrorCode: 0,
+  partitionId,
+  leader,
+  replicas: [1],
+  isr: [1],
+  offlineReplicas: [],
+});
+const protocolError = (type: string) =>
+  Object.assign(
+    new Error(type === "UNKNOWN_TOPIC_OR_PARTITION" ? "This server does not host this topic-partition" : type),
+    { type, retriable: true },
+  );
 
 /** A fake admin answering each fetchTopicMetadata call with the next scripted answer (the last one repeats). */
 function admin(answers: Array<Md | Error>) {
@@ -35,11 +46,15 @@ describe("waitForLeaders (a topic created a moment ago on a loaded KRaft broker)
 
   it("throws after the bound, naming the topic still without a leader", async () => {
     const a = admin([{ topics: [{ name: "t", partitions: [part(0, -1)] }] }]);
-    await expect(waitForLeaders(a, [{ name: "t", partitions: 1 }], 30, 5)).rejects.toThrow(/not ready after 30 ms \(no leader yet for t\)/);
+    await expect(waitForLeaders(a, [{ name: "t", partitions: 1 }], 30, 5)).rejects.toThrow(
+      /not ready after 30 ms \(no leader yet for t\)/,
+    );
   });
 
   it("throws at once on an error that is not about a topic being created", async () => {
-    const a = admin([Object.assign(new Error("Not authorized to access topics"), { type: "TOPIC_AUTHORIZATION_FAILED" })]);
+    const a = admin([
+      Object.assign(new Error("Not authorized to access topics"), { type: "TOPIC_AUTHORIZATION_FAILED" }),
+    ]);
     await expect(waitForLeaders(a, [{ name: "t", partitions: 1 }], 2_000, 1)).rejects.toThrow(/Not authorized/);
     expect(a.calls).toBe(1);
   });

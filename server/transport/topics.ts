@@ -15,7 +15,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * same admin is deleting: such answers are tried again until `timeoutMs`. A topic that was there
  * already is waited for with whatever partition count it has.
  */
-export async function createTopicsReady(admin: Pick<Admin, "listTopics" | "createTopics" | "fetchTopicMetadata">, topics: ReadonlyArray<{ name: string; partitions: number }>, timeoutMs = 20_000): Promise<void> {
+export async function createTopicsReady(
+  admin: Pick<Admin, "listTopics" | "createTopics" | "fetchTopicMetadata">,
+  topics: ReadonlyArray<{ name: string; partitions: number }>,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const missingNow = async () => {
     const existing = new Set(await admin.listTopics());
@@ -24,7 +28,10 @@ export async function createTopicsReady(admin: Pick<Admin, "listTopics" | "creat
   const created = new Set<string>();
   for (let missing = await missingNow(); missing.length > 0; missing = await missingNow()) {
     try {
-      await admin.createTopics({ waitForLeaders: false, topics: missing.map((t) => ({ topic: t.name, numPartitions: t.partitions, replicationFactor: 1 })) });
+      await admin.createTopics({
+        waitForLeaders: false,
+        topics: missing.map((t) => ({ topic: t.name, numPartitions: t.partitions, replicationFactor: 1 })),
+      });
       for (const t of missing) created.add(t.name);
       break;
     } catch (e) {
@@ -32,7 +39,11 @@ export async function createTopicsReady(admin: Pick<Admin, "listTopics" | "creat
       await sleep(100);
     }
   }
-  await waitForLeaders(admin, topics.map((t) => ({ name: t.name, partitions: created.has(t.name) ? t.partitions : 1 })), Math.max(0, deadline - Date.now()));
+  await waitForLeaders(
+    admin,
+    topics.map((t) => ({ name: t.name, partitions: created.has(t.name) ? t.partitions : 1 })),
+    Math.max(0, deadline - Date.now()),
+  );
 }
 
 /** The kafkajs protocol error's type (`UNKNOWN_TOPIC_OR_PARTITION`, …), if `e` is one. */
@@ -44,7 +55,12 @@ function kafkaErrorType(e: unknown): string | undefined {
 /** What a broker answers about a topic whose creation has not reached its metadata yet. */
 export function isTransientTopicError(e: unknown): boolean {
   const t = kafkaErrorType(e);
-  return t === "UNKNOWN_TOPIC_OR_PARTITION" || t === "LEADER_NOT_AVAILABLE" || t === "NOT_LEADER_FOR_PARTITION" || t === "NOT_CONTROLLER";
+  return (
+    t === "UNKNOWN_TOPIC_OR_PARTITION" ||
+    t === "LEADER_NOT_AVAILABLE" ||
+    t === "NOT_LEADER_FOR_PARTITION" ||
+    t === "NOT_CONTROLLER"
+  );
 }
 
 /**
@@ -52,7 +68,12 @@ export function isTransientTopicError(e: unknown): boolean {
  * with a leader; a transient answer (the topic not in the metadata yet, no leader yet) is polled
  * again, any other error is thrown. Throws after `timeoutMs`, naming what it still waited for.
  */
-export async function waitForLeaders(admin: Pick<Admin, "fetchTopicMetadata">, topics: ReadonlyArray<{ name: string; partitions: number }>, timeoutMs: number, pollMs = 100): Promise<void> {
+export async function waitForLeaders(
+  admin: Pick<Admin, "fetchTopicMetadata">,
+  topics: ReadonlyArray<{ name: string; partitions: number }>,
+  timeoutMs: number,
+  pollMs = 100,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = "no answer yet";
   for (;;) {

@@ -20,7 +20,10 @@ export type Decoded =
   | { ok: false; reason: string; metadata: Record<string, string>; payload: Buffer };
 
 /** Encodes a message: the UUID header first, then the metadata (the UUID header can't be overridden by metadata). */
-export function encodeRecord(msg: { uuid: string; metadata: Record<string, string>; payload: Uint8Array }, key?: string | Buffer): WireRecord {
+export function encodeRecord(
+  msg: { uuid: string; metadata: Record<string, string>; payload: Uint8Array },
+  key?: string | Buffer,
+): WireRecord {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(msg.metadata)) if (k !== WATERMILL_UUID_HEADER) headers[k] = v;
   headers[WATERMILL_UUID_HEADER] = msg.uuid;
@@ -63,10 +66,16 @@ export function decodeRecord(headers: IHeaders | undefined, value: Buffer | null
     if (t !== null) metadata[k] = t;
   }
   const payload = value ?? Buffer.alloc(0);
-  if (uuidRaw === undefined) return { ok: false, reason: `marshal: no ${WATERMILL_UUID_HEADER} header`, metadata, payload };
+  if (uuidRaw === undefined)
+    return { ok: false, reason: `marshal: no ${WATERMILL_UUID_HEADER} header`, metadata, payload };
   const uuid = headerText(uuidRaw);
   if (uuid === null || uuid.trim() === "") {
-    return { ok: false, reason: `marshal: unreadable ${WATERMILL_UUID_HEADER} header (empty, repeated or not UTF-8)`, metadata, payload };
+    return {
+      ok: false,
+      reason: `marshal: unreadable ${WATERMILL_UUID_HEADER} header (empty, repeated or not UTF-8)`,
+      metadata,
+      payload,
+    };
   }
   return { ok: true, uuid, metadata, payload };
 }

@@ -33,7 +33,8 @@ export interface EnvOptions {
 
 /** A scenario environment over the given services (embedded pieces for the missing ones). */
 export function scenarioEnv(o: EnvOptions = {}): ScenarioEnv & { close(): Promise<void> } {
-  const transport: Transport = o.kafkaBrokers && o.kafkaBrokers.length > 0 ? new KafkaTransport(o.kafkaBrokers) : new MemoryTransport();
+  const transport: Transport =
+    o.kafkaBrokers && o.kafkaBrokers.length > 0 ? new KafkaTransport(o.kafkaBrokers) : new MemoryTransport();
   const redis = o.redis;
   const shared = redis ? repositoryFor(redis) : null;
   return {
@@ -48,7 +49,15 @@ export function scenarioEnv(o: EnvOptions = {}): ScenarioEnv & { close(): Promis
         runObserver(h, id, r);
         o.observePush?.(h, id, r);
       };
-      return o.databaseUrl ? new PostgresSideEffectStore({ connectionString: o.databaseUrl, schema: scope, tablePrefix: "ws", observe, poolSize: 8 }) : new MemorySideEffectStore(observe);
+      return o.databaseUrl
+        ? new PostgresSideEffectStore({
+            connectionString: o.databaseUrl,
+            schema: scope,
+            tablePrefix: "ws",
+            observe,
+            poolSize: 8,
+          })
+        : new MemorySideEffectStore(observe);
     },
     deleteKeys: async (prefix: string) => {
       if (redis) await deleteKeysByPrefix(redis, prefix);
@@ -60,10 +69,13 @@ export function scenarioEnv(o: EnvOptions = {}): ScenarioEnv & { close(): Promis
 }
 
 /** The services configured in `c` (real where set, embedded otherwise). */
-export function envOptionsFromConfig(c: AppConfig): Omit<EnvOptions, "service" | "registry"> & { redisTarget?: { url?: string; clusterNodes?: readonly string[] } } {
+export function envOptionsFromConfig(
+  c: AppConfig,
+): Omit<EnvOptions, "service" | "registry"> & { redisTarget?: { url?: string; clusterNodes?: readonly string[] } } {
   return {
     kafkaBrokers: c.KAFKA_BROKERS,
     databaseUrl: c.DATABASE_URL,
-    redisTarget: c.REDIS_URL || c.REDIS_CLUSTER_NODES ? { url: c.REDIS_URL, clusterNodes: c.REDIS_CLUSTER_NODES } : undefined,
+    redisTarget:
+      c.REDIS_URL || c.REDIS_CLUSTER_NODES ? { url: c.REDIS_URL, clusterNodes: c.REDIS_CLUSTER_NODES } : undefined,
   };
 }

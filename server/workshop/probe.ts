@@ -47,13 +47,15 @@ export class RunProbe {
   entry(uuid: string, replica: string, attempt: number, verdict: DeliveryVerdict, note?: string): void {
     this.timelineTotal++;
     this.lastActivity = Date.now();
-    if (this.timeline.length < this.cap) this.timeline.push({ at: new Date().toISOString(), uuid, replica, attempt, verdict, ...(note ? { note } : {}) });
+    if (this.timeline.length < this.cap)
+      this.timeline.push({ at: new Date().toISOString(), uuid, replica, attempt, verdict, ...(note ? { note } : {}) });
   }
 
   /** The summary now. `lost` = published, never succeeded, not (still) in the DLQ. */
   summary(): RunSummary {
     let lost = 0;
-    for (const id of this.published) if (!this.succeeded.has(id) && !(this.inDlq.has(id) && !this.replayed.has(id))) lost++;
+    for (const id of this.published)
+      if (!this.succeeded.has(id) && !(this.inDlq.has(id) && !this.replayed.has(id))) lost++;
     let dlq = 0;
     for (const id of this.inDlq) if (!this.replayed.has(id)) dlq++;
     return {
@@ -102,7 +104,8 @@ export class RunProbe {
         return r;
       } catch (e) {
         const err = toError(e);
-        if (err instanceof InProgressError) this.entry(msg.uuid, replicaOf(msg), attempt, "in-progress", "another replica holds the lease");
+        if (err instanceof InProgressError)
+          this.entry(msg.uuid, replicaOf(msg), attempt, "in-progress", "another replica holds the lease");
         else if (!state.called) this.entry(msg.uuid, replicaOf(msg), attempt, "error", err.message);
         throw e;
       }
@@ -135,7 +138,11 @@ export class RunProbe {
    * stack's code does not know the workshop: the workshop hands its probes in.
    */
   stackExtras(): StackExtras {
-    return { outermost: [this.deliveryProbe()], beforeDedup: [this.attemptProbe()], wrapDlqPublisher: (p) => this.wrapDlqPublisher(p) };
+    return {
+      outermost: [this.deliveryProbe()],
+      beforeDedup: [this.attemptProbe()],
+      wrapDlqPublisher: (p) => this.wrapDlqPublisher(p),
+    };
   }
 
   /** Wraps the DLQ publisher: every message that reached the DLQ is logged `poisoned`. */

@@ -14,7 +14,13 @@ import type { DedupRepository } from "@/server/dedup/repository";
 import type { RetryOptions } from "@/server/dedup/retry";
 import { replayDlq } from "@/server/transport/dlq-replay";
 import { RunProbe } from "./probe";
-import { buildStack, notificationHandler, Replica, type HandlerBehaviour, type StackSpec } from "@/server/notification/service";
+import {
+  buildStack,
+  notificationHandler,
+  Replica,
+  type HandlerBehaviour,
+  type StackSpec,
+} from "@/server/notification/service";
 import type { PushObserver, SideEffectStore } from "@/server/notification/side-effects";
 import type { ReplicaSubscriberOptions, Transport } from "@/server/transport";
 import type { Publisher } from "@/server/dedup/pubsub";
@@ -43,7 +49,13 @@ export interface ScenarioEnv {
 }
 
 /** Time-compressed retry: the same shape as the default, in tens of milliseconds. */
-export const FAST_RETRY: RetryOptions = { maxRetries: 4, initialIntervalMs: 40, maxIntervalMs: 300, multiplier: 2, randomizationFactor: 0.2 };
+export const FAST_RETRY: RetryOptions = {
+  maxRetries: 4,
+  initialIntervalMs: 40,
+  maxIntervalMs: 300,
+  multiplier: 2,
+  randomizationFactor: 0.2,
+};
 
 /** Reads `seq` from a demo payload (`{"seq": n, …}`), -1 if absent. */
 export function seqOf(msg: Pick<Message, "payload">): number {
@@ -129,7 +141,10 @@ export class ScenarioContext {
     const msgs: Message[] = [];
     for (let i = 0; i < n; i++) {
       const seq = this.seq++;
-      const metadata: Record<string, string> = { [EVENT_TYPE_KEY]: o.eventType ?? "review.created", [CORRELATION_ID_KEY]: o.correlationId ?? ulid() };
+      const metadata: Record<string, string> = {
+        [EVENT_TYPE_KEY]: o.eventType ?? "review.created",
+        [CORRELATION_ID_KEY]: o.correlationId ?? ulid(),
+      };
       const payload = JSON.stringify({ seq, ...o.fields });
       msgs.push({ uuid: ulid(), metadata, payload: Buffer.from(payload), signal: this.signal, context: {} });
     }
@@ -162,7 +177,13 @@ export class ScenarioContext {
     const p = this.sleep(delayMs).then(async () => {
       if (this.signal.aborted || uuids.length === 0) return;
       // The same row again: same UUID, same payload (another payload would be a payload conflict).
-      const msgs = uuids.map((uuid) => ({ uuid, metadata: { [EVENT_TYPE_KEY]: "review.created", "Forwarder-Republish": "1" }, payload: this.payloads.get(uuid) ?? Buffer.from("{}"), signal: this.signal, context: {} }));
+      const msgs = uuids.map((uuid) => ({
+        uuid,
+        metadata: { [EVENT_TYPE_KEY]: "review.created", "Forwarder-Republish": "1" },
+        payload: this.payloads.get(uuid) ?? Buffer.from("{}"),
+        signal: this.signal,
+        context: {},
+      }));
       await this.publisher.publish(this.topic, ...msgs);
       this.probe.records += msgs.length;
       // Not settled until the copies were delivered too.
@@ -176,7 +197,14 @@ export class ScenarioContext {
     // No hot-UUID sketch: a run's handlers are not the fleet's (the dashboard lists no workshop handler), and a
     // sketch on the process's board would keep exporting the run's topic after its series were dropped.
     const dedup = setup.stack.dedup
-      ? { repository: setup.repository ?? this.repo, service: this.env.service, prefix: this.prefix, registry: this.env.registry, hotKeys: null, ...setup.stack.dedup }
+      ? {
+          repository: setup.repository ?? this.repo,
+          service: this.env.service,
+          prefix: this.prefix,
+          registry: this.env.registry,
+          hotKeys: null,
+          ...setup.stack.dedup,
+        }
       : null;
     const middleware = buildStack({ ...setup.stack, dedup }, this.publisher, this.dlqTopic, this.probe.stackExtras());
     const handler = this.probe.wrapHandler(notificationHandler(this.scenario, this.store, () => setup.behaviour));
@@ -184,7 +212,9 @@ export class ScenarioContext {
       transport: this.env.transport,
       publisher: this.publisher,
       replica: name,
-      handlers: [{ name: this.scenario, topic: this.topic, groupId: this.groupId, dlqTopic: this.dlqTopic, handler, middleware }],
+      handlers: [
+        { name: this.scenario, topic: this.topic, groupId: this.groupId, dlqTopic: this.dlqTopic, handler, middleware },
+      ],
       subscriber: setup.subscriber,
     });
     this.replicas.push(r);
@@ -257,10 +287,16 @@ export class ScenarioContext {
     for (const m of await registry.getMetricsAsJSON()) {
       for (const v of m.values) {
         if (!mine.has(String(v.labels.topic ?? ""))) continue;
-        out.push({ name: m.name, labels: Object.fromEntries(Object.entries(v.labels).map(([k, x]) => [k, String(x)])), value: v.value });
+        out.push({
+          name: m.name,
+          labels: Object.fromEntries(Object.entries(v.labels).map(([k, x]) => [k, String(x)])),
+          value: v.value,
+        });
       }
     }
-    return out.sort((a, b) => a.name.localeCompare(b.name) || JSON.stringify(a.labels).localeCompare(JSON.stringify(b.labels)));
+    return out.sort(
+      (a, b) => a.name.localeCompare(b.name) || JSON.stringify(a.labels).localeCompare(JSON.stringify(b.labels)),
+    );
   }
 
   /** Removes the run's series from the workshop registry, so it stays bounded however many runs there were. */
@@ -268,7 +304,8 @@ export class ScenarioContext {
     const registry = this.env.registry;
     if (!registry) return;
     for (const s of await this.series()) {
-      const metric = registry.getSingleMetric(s.name) as (Metric & { remove?: (labels: Record<string, string>) => void }) | undefined;
+      const metric = registry.getSingleMetric(s.name) as
+        (Metric & { remove?: (labels: Record<string, string>) => void }) | undefined;
       metric?.remove?.(s.labels);
     }
   }

@@ -22,11 +22,29 @@ export interface ScenarioDefinition {
 }
 
 /** Scenarios of one kind, written without repeating it. */
-export const ofKind = (kind: ScenarioKind, defs: ReadonlyArray<Omit<ScenarioDefinition, "kind">>): ScenarioDefinition[] => defs.map((d) => ({ ...d, kind }));
+export const ofKind = (
+  kind: ScenarioKind,
+  defs: ReadonlyArray<Omit<ScenarioDefinition, "kind">>,
+): ScenarioDefinition[] => defs.map((d) => ({ ...d, kind }));
 
-export const eq = (field: ExpectedCheck["field"], value: number, because: string): ExpectedCheck => ({ field, op: "eq", value, because });
-export const gt = (field: ExpectedCheck["field"], value: number, because: string): ExpectedCheck => ({ field, op: "gt", value, because });
-export const gte = (field: ExpectedCheck["field"], value: number, because: string): ExpectedCheck => ({ field, op: "gte", value, because });
+export const eq = (field: ExpectedCheck["field"], value: number, because: string): ExpectedCheck => ({
+  field,
+  op: "eq",
+  value,
+  because,
+});
+export const gt = (field: ExpectedCheck["field"], value: number, because: string): ExpectedCheck => ({
+  field,
+  op: "gt",
+  value,
+  because,
+});
+export const gte = (field: ExpectedCheck["field"], value: number, because: string): ExpectedCheck => ({
+  field,
+  op: "gte",
+  value,
+  because,
+});
 
 export const NO_LOSS = eq("lost", 0, "every message was processed or is in the DLQ");
 export const NO_DUP = eq("duplicateSideEffects", 0, "no push was sent twice");
@@ -35,7 +53,11 @@ export const NO_DUP = eq("duplicateSideEffects", 0, "no push was sent twice");
 export const LEASE_DEDUP = { ttlMs: HOUR_MS, leaseMs: 10_000, marking: "lease" } as const;
 
 /** A stack in spec order with fast retries around the given Deduplicator options (`null`: none). */
-export const specStack = (dedup: ReplicaSetup["stack"]["dedup"], retry = FAST_RETRY): ReplicaSetup["stack"] => ({ order: "spec", retry, dedup });
+export const specStack = (dedup: ReplicaSetup["stack"]["dedup"], retry = FAST_RETRY): ReplicaSetup["stack"] => ({
+  order: "spec",
+  retry,
+  dedup,
+});
 
 /** The correct setup of spec §2 / §10 (lease marking, spec order) with a 1 h window. */
 export const correct = (extra: Partial<ReplicaSetup> = {}): ReplicaSetup => ({
@@ -72,4 +94,7 @@ export const settled = (ctx: ScenarioContext) => ctx.settle(quiet(ctx), 45_000);
 export const quiet = (ctx: ScenarioContext) => (ctx.env.transport.mode === "real" ? 2500 : 600);
 
 /** Every `n`th message (by its `seq`), from `r`. */
-export const every = (n: number, r = 0) => (m: Message) => seqOf(m) % n === r;
+export const every =
+  (n: number, r = 0) =>
+  (m: Message) =>
+    seqOf(m) % n === r;

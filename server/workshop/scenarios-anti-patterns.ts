@@ -5,7 +5,22 @@
 import { type Message } from "@/server/dedup/message";
 import { CORRELATION_ID_KEY, HOUR_MS } from "@/names/dedup";
 import { FAST_RETRY, type ReplicaSetup } from "./scenario-context";
-import { correct, eq, every, firstReplicaHandles, gt, gte, LEASE_DEDUP, NO_LOSS, ofKind, oneReplicaRun, type ScenarioDefinition, settled, specStack, successorSettles } from "./scenario-kit";
+import {
+  correct,
+  eq,
+  every,
+  firstReplicaHandles,
+  gt,
+  gte,
+  LEASE_DEDUP,
+  NO_LOSS,
+  ofKind,
+  oneReplicaRun,
+  type ScenarioDefinition,
+  settled,
+  specStack,
+  successorSettles,
+} from "./scenario-kit";
 
 /** Each run's messages, reviews or chains (the expected values refer to them). */
 const RUN = { noDedup: 30, reviews: 10, chains: 10, shortTtl: 20, cache: 60, beforeRetry: 20, naive: 24 } as const;
@@ -20,11 +35,22 @@ export const ANTI_PATTERN_SCENARIOS: readonly ScenarioDefinition[] = ofKind("ant
     specSections: "§9.1",
     expected: {
       summary: "duplicate pushes (duplicateSideEffects > 0)",
-      checks: [gt("duplicateSideEffects", 0, "each retried message was pushed again"), eq("deduplicated", 0, "there is no Deduplicator"), NO_LOSS],
+      checks: [
+        gt("duplicateSideEffects", 0, "each retried message was pushed again"),
+        eq("deduplicated", 0, "there is no Deduplicator"),
+        NO_LOSS,
+      ],
     },
     maxDurationMs: 60_000,
     async run(ctx) {
-      await oneReplicaRun(ctx, { stack: specStack(null), behaviour: { idempotent: false, failAfterPush: (m, attempt) => every(3)(m) && attempt === 1 } }, RUN.noDedup);
+      await oneReplicaRun(
+        ctx,
+        {
+          stack: specStack(null),
+          behaviour: { idempotent: false, failAfterPush: (m, attempt) => every(3)(m) && attempt === 1 },
+        },
+        RUN.noDedup,
+      );
     },
   },
   {
@@ -35,7 +61,10 @@ export const ANTI_PATTERN_SCENARIOS: readonly ScenarioDefinition[] = ofKind("ant
     specSections: "§2, §9.2",
     expected: {
       summary: "second legitimate updates swallowed (lost > 0)",
-      checks: [gte("lost", RUN.reviews, "the second update of each review was swallowed"), gte("deduplicated", RUN.reviews, "distinct events shared a key")],
+      checks: [
+        gte("lost", RUN.reviews, "the second update of each review was swallowed"),
+        gte("deduplicated", RUN.reviews, "distinct events shared a key"),
+      ],
     },
     maxDurationMs: 60_000,
     async run(ctx) {
@@ -43,9 +72,18 @@ export const ANTI_PATTERN_SCENARIOS: readonly ScenarioDefinition[] = ofKind("ant
         const p = JSON.parse(Buffer.from(m.payload).toString("utf8")) as { userId: string; reviewId: string };
         return `user:${p.userId}:event:review.updated:ref:${p.reviewId}`;
       };
-      await ctx.startReplica("replica-1", correct({ stack: specStack({ ttlMs: HOUR_MS, leaseMs: 10_000, keyFactory: businessKey, onPayloadConflict: "swallow" }) }));
+      await ctx.startReplica(
+        "replica-1",
+        correct({
+          stack: specStack({ ttlMs: HOUR_MS, leaseMs: 10_000, keyFactory: businessKey, onPayloadConflict: "swallow" }),
+        }),
+      );
       for (let round = 0; round < 2; round++) {
-        for (let r = 0; r < RUN.reviews; r++) await ctx.publish(1, { eventType: "review.updated", fields: { userId: `u${r}`, reviewId: `rev${r}`, rating: 3 + round } });
+        for (let r = 0; r < RUN.reviews; r++)
+          await ctx.publish(1, {
+            eventType: "review.updated",
+            fields: { userId: `u${r}`, reviewId: `rev${r}`, rating: 3 + round },
+          });
         await ctx.settle(200, 20_000);
       }
       await settled(ctx);
@@ -59,12 +97,25 @@ export const ANTI_PATTERN_SCENARIOS: readonly ScenarioDefinition[] = ofKind("ant
     specSections: "§6",
     expected: {
       summary: "chain events swallowed (lost = 2 of every 3)",
-      checks: [gte("lost", RUN.chains * 2, "the 2nd and 3rd event of each chain were swallowed"), gte("deduplicated", RUN.chains * 2, "distinct events shared a key")],
+      checks: [
+        gte("lost", RUN.chains * 2, "the 2nd and 3rd event of each chain were swallowed"),
+        gte("deduplicated", RUN.chains * 2, "distinct events shared a key"),
+      ],
     },
     maxDurationMs: 60_000,
     async run(ctx) {
       const byCorrelation = (m: Message) => m.metadata[CORRELATION_ID_KEY] ?? "";
-      await ctx.startReplica("replica-1", correct({ stack: specStack({ ttlMs: HOUR_MS, leaseMs: 10_000, keyFactory: byCorrelation, onPayloadConflict: "swallow" }) }));
+      await ctx.startReplica(
+        "replica-1",
+        correct({
+          stack: specStack({
+            ttlMs: HOUR_MS,
+            leaseMs: 10_000,
+            keyFactory: byCorrelation,
+            onPayloadConflict: "swallow",
+          }),
+        }),
+      );
       for (let c = 0; c < RUN.chains; c++) {
         const correlationId = `req-${ctx.runId}-${c}`;
         await ctx.publish(1, { eventType: "review.created", correlationId });
@@ -82,7 +133,11 @@ export const ANTI_PATTERN_SCENARIOS: readonly ScenarioDefinition[] = ofKind("ant
     specSections: "§3, §9.3",
     expected: {
       summary: "repeats after the window processed twice (duplicateSideEffects > 0)",
-      checks: [gte("duplicateSideEffects", RUN.shortTtl / 2, "repeats after the window were processed again"), gt("deduplicated", 0, "repeats inside the window were still caught"), NO_LOSS],
+      checks: [
+        gte("duplicateSideEffects", RUN.shortTtl / 2, "repeats after the window were processed again"),
+        gt("deduplicated", 0, "repeats inside the window were still caught"),
+        NO_LOSS,
+      ],
     },
     maxDurationMs: 60_000,
     async run(ctx) {
@@ -126,7 +181,11 @@ export const ANTI_PATTERN_SCENARIOS: readonly ScenarioDefinition[] = ofKind("ant
     specSections: "§9.6, §10",
     expected: {
       summary: "the DLQ replay is swallowed (lost > 0)",
-      checks: [gte("lost", RUN.beforeRetry / 4, "the replayed messages were swallowed"), gte("deduplicated", RUN.beforeRetry / 4, "the replays hit keys marked done"), eq("dlq", 0, "everything in the DLQ was replayed")],
+      checks: [
+        gte("lost", RUN.beforeRetry / 4, "the replayed messages were swallowed"),
+        gte("deduplicated", RUN.beforeRetry / 4, "the replays hit keys marked done"),
+        eq("dlq", 0, "everything in the DLQ was replayed"),
+      ],
     },
     maxDurationMs: 90_000,
     async run(ctx) {
@@ -150,11 +209,21 @@ export const ANTI_PATTERN_SCENARIOS: readonly ScenarioDefinition[] = ofKind("ant
     specSections: "§10",
     expected: {
       summary: "failed first attempts lost (lost > 0, dlq 0)",
-      checks: [gte("lost", RUN.naive / 4, "each retried message was swallowed"), eq("dlq", 0, "nothing reached the DLQ: the loss is silent")],
+      checks: [
+        gte("lost", RUN.naive / 4, "each retried message was swallowed"),
+        eq("dlq", 0, "nothing reached the DLQ: the loss is silent"),
+      ],
     },
     maxDurationMs: 60_000,
     async run(ctx) {
-      await oneReplicaRun(ctx, { stack: specStack({ ttlMs: HOUR_MS, marking: "naive" }), behaviour: { idempotent: true, failBeforePush: (m, attempt) => every(4)(m) && attempt === 1 } }, RUN.naive);
+      await oneReplicaRun(
+        ctx,
+        {
+          stack: specStack({ ttlMs: HOUR_MS, marking: "naive" }),
+          behaviour: { idempotent: true, failBeforePush: (m, attempt) => every(4)(m) && attempt === 1 },
+        },
+        RUN.naive,
+      );
     },
   },
 ]);

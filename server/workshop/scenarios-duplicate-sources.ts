@@ -3,7 +3,22 @@
  * outbox forwarder re-publishing, a restart before the offset commit — each met by the correct
  * setup: every repeat is deduplicated, nothing is lost and no push is sent twice.
  */
-import { correct, eq, every, firstReplicaHandles, gt, gte, NO_DUP, NO_LOSS, ofKind, oneReplicaRun, quiet, type ScenarioDefinition, settled, successorSettles } from "./scenario-kit";
+import {
+  correct,
+  eq,
+  every,
+  firstReplicaHandles,
+  gt,
+  gte,
+  NO_DUP,
+  NO_LOSS,
+  ofKind,
+  oneReplicaRun,
+  quiet,
+  type ScenarioDefinition,
+  settled,
+  successorSettles,
+} from "./scenario-kit";
 
 /** Each run's messages (the expected values refer to them); the forwarder re-sends every `forwardEvery`th. */
 const RUN = { retry: 30, rebalance: 120, forward: 40, forwardEvery: 4, restart: 60 } as const;
@@ -18,11 +33,21 @@ export const DUPLICATE_SOURCE_SCENARIOS: readonly ScenarioDefinition[] = ofKind(
     specSections: "§1, §2, §10",
     expected: {
       summary: "lost 0, duplicateSideEffects 0, one push per message, more handler calls than messages",
-      checks: [NO_LOSS, NO_DUP, eq("sideEffects", RUN.retry, "one push per message"), gt("handlerCalls", RUN.retry, "failed attempts were retried"), eq("dlq", 0, "every message succeeded within the retry budget")],
+      checks: [
+        NO_LOSS,
+        NO_DUP,
+        eq("sideEffects", RUN.retry, "one push per message"),
+        gt("handlerCalls", RUN.retry, "failed attempts were retried"),
+        eq("dlq", 0, "every message succeeded within the retry budget"),
+      ],
     },
     maxDurationMs: 60_000,
     async run(ctx) {
-      await oneReplicaRun(ctx, correct({ behaviour: { idempotent: true, failBeforePush: (m, attempt) => every(3)(m) && attempt <= 2 } }), RUN.retry);
+      await oneReplicaRun(
+        ctx,
+        correct({ behaviour: { idempotent: true, failBeforePush: (m, attempt) => every(3)(m) && attempt <= 2 } }),
+        RUN.retry,
+      );
     },
   },
   {
@@ -33,7 +58,12 @@ export const DUPLICATE_SOURCE_SCENARIOS: readonly ScenarioDefinition[] = ofKind(
     specSections: "§1, §2",
     expected: {
       summary: "lost 0, duplicateSideEffects 0, the re-read tail deduplicated",
-      checks: [NO_LOSS, NO_DUP, eq("sideEffects", RUN.rebalance, "one push per message"), gt("deduplicated", 0, "the rebalance re-delivered the uncommitted tail")],
+      checks: [
+        NO_LOSS,
+        NO_DUP,
+        eq("sideEffects", RUN.rebalance, "one push per message"),
+        gt("deduplicated", 0, "the rebalance re-delivered the uncommitted tail"),
+      ],
     },
     maxDurationMs: 90_000,
     async run(ctx) {
@@ -54,13 +84,21 @@ export const DUPLICATE_SOURCE_SCENARIOS: readonly ScenarioDefinition[] = ofKind(
     specSections: "§1, §2",
     expected: {
       summary: "lost 0, duplicateSideEffects 0, every re-published copy deduplicated",
-      checks: [NO_LOSS, NO_DUP, eq("sideEffects", RUN.forward, "one push per message"), gte("deduplicated", RUN.forward / RUN.forwardEvery, "each re-published copy was swallowed")],
+      checks: [
+        NO_LOSS,
+        NO_DUP,
+        eq("sideEffects", RUN.forward, "one push per message"),
+        gte("deduplicated", RUN.forward / RUN.forwardEvery, "each re-published copy was swallowed"),
+      ],
     },
     maxDurationMs: 60_000,
     async run(ctx) {
       await ctx.startReplica("replica-1", correct());
       const ids = await ctx.publish(RUN.forward);
-      ctx.republishLater(ids.filter((_, i) => i % RUN.forwardEvery === 0), 600);
+      ctx.republishLater(
+        ids.filter((_, i) => i % RUN.forwardEvery === 0),
+        600,
+      );
       await settled(ctx);
     },
   },
@@ -72,7 +110,12 @@ export const DUPLICATE_SOURCE_SCENARIOS: readonly ScenarioDefinition[] = ofKind(
     specSections: "§1, §2",
     expected: {
       summary: "lost 0, duplicateSideEffects 0, the re-read batch deduplicated",
-      checks: [NO_LOSS, NO_DUP, eq("sideEffects", RUN.restart, "one push per message"), gt("deduplicated", 0, "the successor re-read what was handled but not committed")],
+      checks: [
+        NO_LOSS,
+        NO_DUP,
+        eq("sideEffects", RUN.restart, "one push per message"),
+        gt("deduplicated", 0, "the successor re-read what was handled but not committed"),
+      ],
     },
     maxDurationMs: 90_000,
     async run(ctx) {

@@ -6,7 +6,19 @@
 import { failClosed, failOpen } from "@/server/dedup/failure-mode";
 import { FaultyRepository } from "@/server/dedup/faulty-repository";
 import { FAST_RETRY } from "./scenario-context";
-import { correct, eq, firstReplicaHandles, gt, LEASE_DEDUP, NO_DUP, NO_LOSS, ofKind, type ScenarioDefinition, settled, specStack } from "./scenario-kit";
+import {
+  correct,
+  eq,
+  firstReplicaHandles,
+  gt,
+  LEASE_DEDUP,
+  NO_DUP,
+  NO_LOSS,
+  ofKind,
+  type ScenarioDefinition,
+  settled,
+  specStack,
+} from "./scenario-kit";
 
 /** The run's messages (the expected values refer to them): a third before, during and after the outage. */
 const RUN = { outage: 60 } as const;
@@ -21,14 +33,23 @@ export const REDIS_OUTAGE_SCENARIOS: readonly ScenarioDefinition[] = ofKind("red
     specSections: "§4, §5",
     expected: {
       summary: "lost 0, dlq 0, duplicateSideEffects 0; repeats reached the handler and were stopped there",
-      checks: [NO_LOSS, NO_DUP, eq("dlq", 0, "fail-open never fails a message because of Redis"), eq("sideEffects", RUN.outage, "one push per message"), gt("handlerCalls", RUN.outage, "repeats passed the Deduplicator during the outage")],
+      checks: [
+        NO_LOSS,
+        NO_DUP,
+        eq("dlq", 0, "fail-open never fails a message because of Redis"),
+        eq("sideEffects", RUN.outage, "one push per message"),
+        gt("handlerCalls", RUN.outage, "repeats passed the Deduplicator during the outage"),
+      ],
     },
     maxDurationMs: 90_000,
     async run(ctx) {
       const faulty = new FaultyRepository(ctx.repository);
       const first = await firstReplicaHandles(ctx, correct({ repository: failOpen(faulty) }), RUN.outage / 3);
       faulty.set({ errorRate: 1 });
-      ctx.republishLater(first.filter((_, i) => i % 2 === 0), 0);
+      ctx.republishLater(
+        first.filter((_, i) => i % 2 === 0),
+        0,
+      );
       const during = ctx.publishOverTime(RUN.outage / 3, 40);
       await ctx.sleep(600);
       await during;
@@ -52,7 +73,10 @@ export const REDIS_OUTAGE_SCENARIOS: readonly ScenarioDefinition[] = ofKind("red
     async run(ctx) {
       const faulty = new FaultyRepository(ctx.repository);
       const retryShort = { ...FAST_RETRY, maxRetries: 3, maxIntervalMs: 150 };
-      await ctx.startReplica("replica-1", correct({ repository: failClosed(faulty), stack: specStack(LEASE_DEDUP, retryShort) }));
+      await ctx.startReplica(
+        "replica-1",
+        correct({ repository: failClosed(faulty), stack: specStack(LEASE_DEDUP, retryShort) }),
+      );
       await ctx.publish(10);
       await ctx.until(() => ctx.probe.succeeded.size >= 10, 30_000);
       faulty.set({ errorRate: 1 });

@@ -12,7 +12,12 @@ import { WorkshopRunner } from "./workshop";
  */
 const service = `wstest${randomBytes(3).toString("hex")}`;
 const redis = createDedupRedis({ url: "redis://127.0.0.1:6379" });
-const env = scenarioEnv({ kafkaBrokers: ["127.0.0.1:9092"], redis, databaseUrl: "postgres://postgres@127.0.0.1:5432/test", service });
+const env = scenarioEnv({
+  kafkaBrokers: ["127.0.0.1:9092"],
+  redis,
+  databaseUrl: "postgres://postgres@127.0.0.1:5432/test",
+  service,
+});
 const runner = new WorkshopRunner(() => env);
 
 afterAll(async () => {

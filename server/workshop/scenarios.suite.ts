@@ -24,13 +24,17 @@ export function expectedOutcomeSuite(
   const test = opts.concurrent ? it.concurrent : it;
   for (const name of SCENARIO_NAMES) {
     // The test's own `expect`: assertions of concurrent tests must be counted against their test.
-    test(`${name}: summary meets the declared expected outcome`, async ({ expect }) => {
-      const runId = runner.start(name);
-      const v = await runner.wait(runId);
-      expect(v.error).toBeNull();
-      const failed = v.outcome!.checks.filter((c) => !c.ok);
-      expect(failed, JSON.stringify(v.summary)).toEqual([]);
-      await more(name, runId, v, expect);
-    }, timeoutMs);
+    test(
+      `${name}: summary meets the declared expected outcome`,
+      async ({ expect }) => {
+        const runId = runner.start(name);
+        const v = await runner.wait(runId);
+        expect(v.error).toBeNull();
+        const failed = v.outcome!.checks.filter((c) => !c.ok);
+        expect(failed, JSON.stringify(v.summary)).toEqual([]);
+        await more(name, runId, v, expect);
+      },
+      timeoutMs,
+    );
   }
 }

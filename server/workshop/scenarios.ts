@@ -12,7 +12,11 @@ import { DUPLICATE_SOURCE_SCENARIOS } from "./scenarios-duplicate-sources";
 import { REDIS_OUTAGE_SCENARIOS } from "./scenarios-redis-outage";
 
 /** Every scenario, in presentation order. */
-export const SCENARIOS: readonly ScenarioDefinition[] = [...DUPLICATE_SOURCE_SCENARIOS, ...REDIS_OUTAGE_SCENARIOS, ...ANTI_PATTERN_SCENARIOS];
+export const SCENARIOS: readonly ScenarioDefinition[] = [
+  ...DUPLICATE_SOURCE_SCENARIOS,
+  ...REDIS_OUTAGE_SCENARIOS,
+  ...ANTI_PATTERN_SCENARIOS,
+];
 
 /** Looks a scenario up by name. */
 export function scenarioByName(name: string): ScenarioDefinition | undefined {
@@ -23,7 +27,14 @@ export function scenarioByName(name: string): ScenarioDefinition | undefined {
 export function checkOutcome(expected: ExpectedOutcome, s: RunSummary): { met: boolean; checks: CheckResult[] } {
   const checks = expected.checks.map((c) => {
     const actual = s[c.field];
-    const ok = c.op === "eq" ? actual === c.value : c.op === "gt" ? actual > c.value : c.op === "gte" ? actual >= c.value : actual <= c.value;
+    const ok =
+      c.op === "eq"
+        ? actual === c.value
+        : c.op === "gt"
+          ? actual > c.value
+          : c.op === "gte"
+            ? actual >= c.value
+            : actual <= c.value;
     return { ...c, actual, ok };
   });
   return { met: checks.every((c) => c.ok), checks };

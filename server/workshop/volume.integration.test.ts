@@ -15,7 +15,13 @@ import { FAST_RETRY, ScenarioContext, type ReplicaSetup } from "./scenario-conte
 const N = Number(process.env.VOLUME_N ?? 6000);
 const service = `voltest${randomBytes(3).toString("hex")}`;
 const redis = createDedupRedis({ url: "redis://127.0.0.1:6379" });
-const env = scenarioEnv({ kafkaBrokers: ["127.0.0.1:9092"], redis, databaseUrl: "postgres://postgres@127.0.0.1:5432/test", service, partitions: 6 });
+const env = scenarioEnv({
+  kafkaBrokers: ["127.0.0.1:9092"],
+  redis,
+  databaseUrl: "postgres://postgres@127.0.0.1:5432/test",
+  service,
+  partitions: 6,
+});
 
 afterAll(async () => {
   await deleteKeysByPrefix(redis, `${service}:dedup`);
@@ -33,7 +39,8 @@ describe("rebalance and restart-before-commit under volume (Kafka, Redis, Postgr
       subscriber: { commitIntervalMs: 1000, chunkSize: 200 },
       ...extra,
     });
-    const log = (what: string) => console.log(`[volume] ${what}: ${JSON.stringify(ctx.probe.summary())} succeeded=${ctx.probe.succeeded.size}`);
+    const log = (what: string) =>
+      console.log(`[volume] ${what}: ${JSON.stringify(ctx.probe.summary())} succeeded=${ctx.probe.succeeded.size}`);
     try {
       await ctx.setup();
       await ctx.startReplica("replica-1", setup());
@@ -49,7 +56,16 @@ describe("rebalance and restart-before-commit under volume (Kafka, Redis, Postgr
       log("replica-2 joined");
       await ctx.until(() => ctx.probe.succeeded.size >= N / 3, 60_000);
       let handled = 0;
-      const crashing = await ctx.startReplica("replica-crash", setup({ subscriber: { commitIntervalMs: 1000, chunkSize: 200, beforeCommit: (acked) => ((handled += acked.length) >= 50 ? "crash" : "commit") } }));
+      const crashing = await ctx.startReplica(
+        "replica-crash",
+        setup({
+          subscriber: {
+            commitIntervalMs: 1000,
+            chunkSize: 200,
+            beforeCommit: (acked) => ((handled += acked.length) >= 50 ? "crash" : "commit"),
+          },
+        }),
+      );
       log("crashing joined");
       await ctx.until(() => crashing.crashed, 60_000);
       log("crashed");

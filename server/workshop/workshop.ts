@@ -54,8 +54,10 @@ export class WorkshopRunner {
     options: WorkshopRunnerOptions = {},
   ) {
     this.o = { ...DEFAULT_WORKSHOP_RUNNER_OPTIONS, ...options };
-    if (!Number.isInteger(this.o.keepRuns) || this.o.keepRuns < 1) throw new RangeError("WorkshopRunner: keepRuns must be an integer ≥ 1");
-    if (!(this.o.maxRunMs >= 1000 && this.o.maxRunMs <= 120_000)) throw new RangeError("WorkshopRunner: maxRunMs must be in [1000, 120000]");
+    if (!Number.isInteger(this.o.keepRuns) || this.o.keepRuns < 1)
+      throw new RangeError("WorkshopRunner: keepRuns must be an integer ≥ 1");
+    if (!(this.o.maxRunMs >= 1000 && this.o.maxRunMs <= 120_000))
+      throw new RangeError("WorkshopRunner: maxRunMs must be in [1000, 120000]");
   }
 
   /** `GET /api/workshop/scenarios`. */
@@ -114,10 +116,13 @@ export class WorkshopRunner {
             reject(new Error(`run exceeded its limit of ${limit} ms and was stopped`));
           }, limit);
         });
-        await Promise.race([(async () => {
-          await ctx.setup();
-          await def.run(ctx);
-        })(), timeout]);
+        await Promise.race([
+          (async () => {
+            await ctx.setup();
+            await def.run(ctx);
+          })(),
+          timeout,
+        ]);
         view.status = "done";
       } catch (e) {
         view.status = "failed";

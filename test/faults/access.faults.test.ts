@@ -26,7 +26,8 @@ import { monitor } from "./lib/monitor";
 
 /** This machine's first non-loopback IPv4 address, if it has one. */
 function externalIPv4(): string | undefined {
-  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  for (const list of Object.values(networkInterfaces()))
+    for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
   return undefined;
 }
 
@@ -50,10 +51,19 @@ async function statuses(app: Pick<App, "url">, headers: Record<string, string>):
     CALLS.map(
       (c) =>
         new Promise<number>((resolve, reject) => {
-          const req = request({ host: u.hostname, port: u.port, path: c.path, method: c.method, headers: { "content-type": "application/json", ...headers } }, (res) => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          });
+          const req = request(
+            {
+              host: u.hostname,
+              port: u.port,
+              path: c.path,
+              method: c.method,
+              headers: { "content-type": "application/json", ...headers },
+            },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          );
           req.on("error", reject);
           req.end(c.body);
         }),
@@ -73,7 +83,13 @@ describe("case 7: access", () => {
       const port = new URL(fa().app.url).port;
       expect(await statuses(fa().app, { host: `127.0.0.1:${port}` })).toSatisfy(allowed);
       expect(await statuses(fa().app, { host: `localhost:${port}` })).toSatisfy(allowed);
-      expect(await statuses(fa().app, { host: `localhost:${port}`, origin: `http://localhost:${port}`, "sec-fetch-site": "same-origin" })).toSatisfy(allowed);
+      expect(
+        await statuses(fa().app, {
+          host: `localhost:${port}`,
+          origin: `http://localhost:${port}`,
+          "sec-fetch-site": "same-origin",
+        }),
+      ).toSatisfy(allowed);
     });
 
     it.each([
@@ -92,7 +108,10 @@ describe("case 7: access", () => {
       ["Forwarded claiming loopback", { forwarded: "for=127.0.0.1" }],
       ["Forwarded of another machine", { forwarded: 'for="[2001:db8::7]:4711";proto=http' }],
       ["an X-Forwarded-For chain of loopbacks (a proxy hop)", { "x-forwarded-for": "127.0.0.1, ::1" }],
-      ["X-Forwarded-For loopback with X-Real-IP loopback", { "x-forwarded-for": "127.0.0.1", "x-real-ip": "127.0.0.1" }],
+      [
+        "X-Forwarded-For loopback with X-Real-IP loopback",
+        { "x-forwarded-for": "127.0.0.1", "x-real-ip": "127.0.0.1" },
+      ],
       ["X-Forwarded-Host another port of localhost", { host: "localhost:1", "x-forwarded-host": "localhost:2" }],
       ["Sec-Fetch-Site same-site (another port's page)", { "sec-fetch-site": "same-site" }],
       ["an Origin on another port of localhost", { origin: "http://localhost:1" }],
@@ -112,13 +131,31 @@ describe("case 7: access", () => {
     beforeAll(async () => {
       redis = await FaultRedis.start("access-ext");
       const port = await freePort();
-      const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: "production", PORT: String(port), REDIS_URL: redis.url, DEMO: "off" };
-      for (const k of ["KAFKA_BROKERS", "PROMETHEUS_URL", "DATABASE_URL", "WORKSHOP_TOKEN", "REDIS_CLUSTER_NODES"]) delete env[k];
-      app = startProc(`app-ext-${port}`, join(ROOT, "node_modules", ".bin", "next"), ["start", "-p", String(port), "-H", "0.0.0.0"], { env });
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        NODE_ENV: "production",
+        PORT: String(port),
+        REDIS_URL: redis.url,
+        DEMO: "off",
+      };
+      for (const k of ["KAFKA_BROKERS", "PROMETHEUS_URL", "DATABASE_URL", "WORKSHOP_TOKEN", "REDIS_CLUSTER_NODES"])
+        delete env[k];
+      app = startProc(
+        `app-ext-${port}`,
+        join(ROOT, "node_modules", ".bin", "next"),
+        ["start", "-p", String(port), "-H", "0.0.0.0"],
+        { env },
+      );
       url = `http://${ext}:${port}`;
       for (let i = 0; i < 200; i++) {
         if (!app.alive()) throw new Error(`the app exited:\n${app.logs()}`);
-        if (await fetch(`${url}/api/health`).then((r) => r.ok, () => false)) return;
+        if (
+          await fetch(`${url}/api/health`).then(
+            (r) => r.ok,
+            () => false,
+          )
+        )
+          return;
         await sleep(300);
       }
       throw new Error(`the app on ${url} did not answer:\n${app.logs()}`);
@@ -131,12 +168,22 @@ describe("case 7: access", () => {
     it("is refused (403), also with a loopback Host header", async () => {
       expect(await statuses({ url }, {})).toSatisfy(forbidden);
       expect(await statuses({ url }, { host: "localhost" })).toSatisfy(forbidden);
-      expect(await statuses({ url }, { host: "127.0.0.1:3000", origin: "http://localhost:3000", "sec-fetch-site": "same-origin" })).toSatisfy(forbidden);
+      expect(
+        await statuses(
+          { url },
+          { host: "127.0.0.1:3000", origin: "http://localhost:3000", "sec-fetch-site": "same-origin" },
+        ),
+      ).toSatisfy(forbidden);
     });
 
     it("is refused with Host localhost and X-Forwarded-For 127.0.0.1 (the reported bypass), or X-Real-IP / Forwarded loopback; start-up says read-only", async () => {
       expect(await statuses({ url }, { host: "localhost", "x-forwarded-for": "127.0.0.1" })).toSatisfy(forbidden);
-      expect(await statuses({ url }, { host: "localhost:3000", "x-forwarded-for": "::1", "x-forwarded-host": "localhost:3000" })).toSatisfy(forbidden);
+      expect(
+        await statuses(
+          { url },
+          { host: "localhost:3000", "x-forwarded-for": "::1", "x-forwarded-host": "localhost:3000" },
+        ),
+      ).toSatisfy(forbidden);
       expect(await statuses({ url }, { host: "localhost", "x-real-ip": "127.0.0.1" })).toSatisfy(forbidden);
       expect(await statuses({ url }, { host: "localhost", forwarded: "for=127.0.0.1" })).toSatisfy(forbidden);
       expect(app.logs()).toMatch(/\[dedup-health\] access: read-only: listening on 0\.0\.0\.0/);
@@ -164,14 +211,20 @@ describe("case 7: access", () => {
       expect(await statuses(fa().app, { host })).toSatisfy(unauthorized);
       expect(await statuses(fa().app, { host, authorization: `Bearer ${TOKEN}x` })).toSatisfy(unauthorized);
       expect(await statuses(fa().app, { host, authorization: TOKEN })).toSatisfy(unauthorized);
-      expect(await statuses(fa().app, { host, authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}` })).toSatisfy(unauthorized);
+      expect(
+        await statuses(fa().app, { host, authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}` }),
+      ).toSatisfy(unauthorized);
       expect(await statuses(fa().app, { host, cookie: `token=${TOKEN}` })).toSatisfy(unauthorized);
     });
 
     it("accepts the token even from a foreign address; a foreign Host is refused before the token is looked at", async () => {
       const host = `127.0.0.1:${new URL(fa().app.url).port}`;
-      expect(await statuses(fa().app, { host, "x-forwarded-for": "203.0.113.7", authorization: `Bearer ${TOKEN}` })).toSatisfy(allowed);
-      expect(await statuses(fa().app, { host: "evil.example.com", authorization: `Bearer ${TOKEN}` })).toSatisfy(forbidden);
+      expect(
+        await statuses(fa().app, { host, "x-forwarded-for": "203.0.113.7", authorization: `Bearer ${TOKEN}` }),
+      ).toSatisfy(allowed);
+      expect(await statuses(fa().app, { host: "evil.example.com", authorization: `Bearer ${TOKEN}` })).toSatisfy(
+        forbidden,
+      );
     });
   });
 
@@ -179,7 +232,10 @@ describe("case 7: access", () => {
     let open: App | undefined;
     let locked: App | undefined;
     beforeAll(async () => {
-      [open, locked] = await Promise.all([startApp({ env: { DEMO: "off" } }), startApp({ env: { DEMO: "off", WORKSHOP_TOKEN: TOKEN } })]);
+      [open, locked] = await Promise.all([
+        startApp({ env: { DEMO: "off" } }),
+        startApp({ env: { DEMO: "off", WORKSHOP_TOKEN: TOKEN } }),
+      ]);
     });
     afterAll(async () => {
       await Promise.all([open?.stop(), locked?.stop()]);
@@ -199,9 +255,13 @@ describe("case 7: access", () => {
       // A body-less DELETE carries no body to type (no form can send a DELETE: cross-origin it is
       // always preflighted), so it meets its route: 400 for the malformed id, never 415.
       const typed = await statuses(open!, { "content-type": "application/x-www-form-urlencoded" });
-      expect(typed.filter((_, i) => CALLS[i]!.method !== "DELETE")).toSatisfy((s: number[]) => s.every((x) => x === 415));
+      expect(typed.filter((_, i) => CALLS[i]!.method !== "DELETE")).toSatisfy((s: number[]) =>
+        s.every((x) => x === 415),
+      );
       expect(typed[CALLS.findIndex((c) => c.method === "DELETE")]).toBe(400);
-      expect(await statuses(locked!, { origin: "http://evil.example.com", authorization: `Bearer ${TOKEN}` })).toSatisfy(forbidden);
+      expect(
+        await statuses(locked!, { origin: "http://evil.example.com", authorization: `Bearer ${TOKEN}` }),
+      ).toSatisfy(forbidden);
     });
   });
 
@@ -209,9 +269,16 @@ describe("case 7: access", () => {
     const fa = faultAppPerSuite();
 
     it("every non-GET method on /api/keys* is 405", async () => {
-      for (const path of ["/api/keys?prefix=notification:dedup:on-review-created", "/api/keys/lookup?uuid=01JD8X3Q5Y2K8N3B7Z6C4F9H1M"]) {
+      for (const path of [
+        "/api/keys?prefix=notification:dedup:on-review-created",
+        "/api/keys/lookup?uuid=01JD8X3Q5Y2K8N3B7Z6C4F9H1M",
+      ]) {
         for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
-          const res = await fetch(`${fa().app.url}${path}`, { method, body: method === "DELETE" ? undefined : "{}", headers: { "content-type": "application/json" } });
+          const res = await fetch(`${fa().app.url}${path}`, {
+            method,
+            body: method === "DELETE" ? undefined : "{}",
+            headers: { "content-type": "application/json" },
+          });
           expect(res.status, `${method} ${path}`).toBe(405);
         }
       }
@@ -231,35 +298,92 @@ describe("case 7: access", () => {
         "*3\r\n$3\r\nDEL\r\n",
       ];
       for (const p of attempts) await fetch(`${fa().app.url}/api/keys?prefix=${encodeURIComponent(p)}&count=50`);
-      for (const u of ["FLUSHALL", "01JD8X3Q5Y2K8N3B7Z6C4F9H1M", "x' or '1'='1"]) await fetch(`${fa().app.url}/api/keys/lookup?uuid=${encodeURIComponent(u)}`);
+      for (const u of ["FLUSHALL", "01JD8X3Q5Y2K8N3B7Z6C4F9H1M", "x' or '1'='1"])
+        await fetch(`${fa().app.url}/api/keys/lookup?uuid=${encodeURIComponent(u)}`);
       // A recount inside the window: asked for until one starts (one per 10 s for all callers; a
       // count already running refuses), then waited for (its script calls are paced).
-      const handlers = async (q: string) => (await (await fetch(`${fa().app.url}/api/handlers${q}`)).json()) as { refresh: { started: boolean }; scan: { done: boolean } };
-      await expect.poll(async () => (await handlers("?refresh=1&mode=exact")).refresh.started, { timeout: 20_000, interval: 500 }).toBe(true);
+      const handlers = async (q: string) =>
+        (await (await fetch(`${fa().app.url}/api/handlers${q}`)).json()) as {
+          refresh: { started: boolean };
+          scan: { done: boolean };
+        };
+      await expect
+        .poll(async () => (await handlers("?refresh=1&mode=exact")).refresh.started, { timeout: 20_000, interval: 500 })
+        .toBe(true);
       await expect.poll(async () => (await handlers("")).scan.done, { timeout: 20_000, interval: 250 }).toBe(true);
       mon.stop();
-      const READ_ONLY = new Set(["scan", "get", "getrange", "mget", "time", "pttl", "ttl", "type", "memory", "evalsha", "eval", "evalsha_ro", "eval_ro", "script", "ping", "info", "dbsize", "client", "hello", "select", "auth", "randomkey", "exists", "strlen", "object", "command", "slowlog", "readonly", "cluster"]);
+      const READ_ONLY = new Set([
+        "scan",
+        "get",
+        "getrange",
+        "mget",
+        "time",
+        "pttl",
+        "ttl",
+        "type",
+        "memory",
+        "evalsha",
+        "eval",
+        "evalsha_ro",
+        "eval_ro",
+        "script",
+        "ping",
+        "info",
+        "dbsize",
+        "client",
+        "hello",
+        "select",
+        "auth",
+        "randomkey",
+        "exists",
+        "strlen",
+        "object",
+        "command",
+        "slowlog",
+        "readonly",
+        "cluster",
+      ]);
       const names = [...new Set(seen.map((a) => a[0]!.toLowerCase()))].sort();
       // The monitor saw the browsing itself (an empty stream would prove nothing).
       expect(names, `commands seen: ${names.join(", ")}`).toEqual(expect.arrayContaining(["scan", "evalsha"]));
-      expect(names.filter((n) => !READ_ONLY.has(n)), `commands seen: ${names.join(", ")}`).toEqual([]);
+      expect(
+        names.filter((n) => !READ_ONLY.has(n)),
+        `commands seen: ${names.join(", ")}`,
+      ).toEqual([]);
       // Input is only ever an argument (the command names above are all the app's own), and input
       // with CR/LF or other control characters is refused before it reaches Redis.
       // (The script body of an EVAL is the app's own constant Lua, with its newlines: not input.)
       const inputArgs = (a: string[]) => a.filter((_, i) => !(i === 1 && /^eval(_ro)?$/i.test(a[0]!)));
-      expect(seen.filter((a) => inputArgs(a).some((x) => /[\u0000-\u001f]/.test(x))).map((a) => a.join(" ").slice(0, 200))).toEqual([]);
+      expect(
+        seen.filter((a) => inputArgs(a).some((x) => /[\u0000-\u001f]/.test(x))).map((a) => a.join(" ").slice(0, 200)),
+      ).toEqual([]);
       // SCAN patterns built from input are escaped: the literal `h[1]` prefix is matched literally.
-      const patterns = seen.filter((a) => a[0]!.toLowerCase() === "scan").flatMap((a) => a.slice(a.findIndex((x) => x.toLowerCase() === "match") + 1, a.findIndex((x) => x.toLowerCase() === "match") + 2));
+      const patterns = seen
+        .filter((a) => a[0]!.toLowerCase() === "scan")
+        .flatMap((a) =>
+          a.slice(
+            a.findIndex((x) => x.toLowerCase() === "match") + 1,
+            a.findIndex((x) => x.toLowerCase() === "match") + 2,
+          ),
+        );
       for (const p of patterns.filter((x) => x.includes("h"))) expect(p).not.toMatch(/h\[1\]/);
-      const res = await fetch(`${fa().app.url}/api/keys?prefix=${encodeURIComponent("notification:dedup:h[1]")}&count=500`).then((r) => r.json() as Promise<{ keys?: Array<{ key: string }> }>);
+      const res = await fetch(
+        `${fa().app.url}/api/keys?prefix=${encodeURIComponent("notification:dedup:h[1]")}&count=500`,
+      ).then((r) => r.json() as Promise<{ keys?: Array<{ key: string }> }>);
       for (const k of res.keys ?? []) expect(k.key.startsWith("notification:dedup:h[1]:")).toBe(true);
     });
 
     it("request input never becomes PromQL: every query Prometheus received is a named query", async () => {
       const before = fa().prometheus.requests.length;
-      const evil = ['x"} or vector(1) #', "up) or (vector(1)", "sum(rate(messages_processed_total[5m]))", '{__name__=~".+"}'];
+      const evil = [
+        'x"} or vector(1) #',
+        "up) or (vector(1)",
+        "sum(rate(messages_processed_total[5m]))",
+        '{__name__=~".+"}',
+      ];
       for (const e of evil) {
-        for (const p of ["service", "handler"]) await fetch(`${fa().app.url}/api/series?metric=duplicate_ratio&range=1h&${p}=${encodeURIComponent(e)}`);
+        for (const p of ["service", "handler"])
+          await fetch(`${fa().app.url}/api/series?metric=duplicate_ratio&range=1h&${p}=${encodeURIComponent(e)}`);
         await fetch(`${fa().app.url}/api/series?metric=${encodeURIComponent(e)}`);
         await fetch(`${fa().app.url}/api/overview?range=${encodeURIComponent(e)}`);
         await fetch(`${fa().app.url}/api/alerts?query=${encodeURIComponent(e)}`);
@@ -267,7 +391,9 @@ describe("case 7: access", () => {
       const sent = fa().prometheus.requests.slice(before);
       const named = new Set(Object.values(PROMQL));
       expect(sent.length).toBeGreaterThan(0);
-      expect(sent.filter((q) => q.params.query !== undefined && !named.has(q.params.query)).map((q) => q.params.query)).toEqual([]);
+      expect(
+        sent.filter((q) => q.params.query !== undefined && !named.has(q.params.query)).map((q) => q.params.query),
+      ).toEqual([]);
       for (const q of sent) for (const v of Object.values(q.params)) for (const e of evil) expect(v).not.toContain(e);
     });
 
@@ -286,14 +412,45 @@ describe("case 7: access", () => {
       const calls = new Set<string>();
       const actionCalls = new Set<string>();
       for (const f of files) {
-        for (const m of readFileSync(f, "utf8").matchAll(/redis\.p?call\(\s*['"]([A-Za-z]+)['"]/g)) (f === KEY_ACTIONS ? actionCalls : calls).add(m[1]!.toUpperCase());
+        for (const m of readFileSync(f, "utf8").matchAll(/redis\.p?call\(\s*['"]([A-Za-z]+)['"]/g))
+          (f === KEY_ACTIONS ? actionCalls : calls).add(m[1]!.toUpperCase());
       }
-      const WRITES = ["SET", "DEL", "UNLINK", "EXPIRE", "PEXPIRE", "FLUSHALL", "FLUSHDB", "CONFIG", "RENAME", "SETEX", "PSETEX", "GETDEL", "GETEX", "HSET", "LPUSH", "RPUSH", "SADD", "ZADD", "INCR", "DECR", "APPEND", "COPY", "RESTORE", "MIGRATE", "MOVE", "PERSIST", "SWAPDB"];
+      const WRITES = [
+        "SET",
+        "DEL",
+        "UNLINK",
+        "EXPIRE",
+        "PEXPIRE",
+        "FLUSHALL",
+        "FLUSHDB",
+        "CONFIG",
+        "RENAME",
+        "SETEX",
+        "PSETEX",
+        "GETDEL",
+        "GETEX",
+        "HSET",
+        "LPUSH",
+        "RPUSH",
+        "SADD",
+        "ZADD",
+        "INCR",
+        "DECR",
+        "APPEND",
+        "COPY",
+        "RESTORE",
+        "MIGRATE",
+        "MOVE",
+        "PERSIST",
+        "SWAPDB",
+      ];
       expect([...calls].filter((c) => WRITES.includes(c))).toEqual([]);
       expect([...actionCalls].filter((c) => WRITES.includes(c)).sort()).toEqual(["PEXPIRE", "UNLINK"]);
       // PromQL: only ever PROMQL[<QueryName>] from a constant table.
       const prom = readFileSync(join(ROOT, "server", "observe", "metrics", "prometheus.ts"), "utf8");
-      const queries = [...prom.matchAll(/\.get<[^(]*\(\s*"\/api\/v1\/query[a-z_]*",\s*\{\s*query:\s*([^,}\n]+)/g)].map((m) => m[1]!.trim());
+      const queries = [...prom.matchAll(/\.get<[^(]*\(\s*"\/api\/v1\/query[a-z_]*",\s*\{\s*query:\s*([^,}\n]+)/g)].map(
+        (m) => m[1]!.trim(),
+      );
       expect(queries.length).toBeGreaterThanOrEqual(2);
       for (const q of queries) expect(q).toBe("PROMQL[q]");
     });

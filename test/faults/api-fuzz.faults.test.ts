@@ -46,13 +46,41 @@ describe(`case 6: API fuzz, ${REQUESTS} requests`, () => {
     const forbidden = [OUTSIDE_MARKER, fa.password, ...fa.keys.outside];
     const run = await promisify(execFile)(
       process.execPath,
-      ["--import", "tsx", join(ROOT, "scripts", "fuzz-api.ts"), "--url", fa.app.url, "--requests", String(REQUESTS), "--concurrency", "8", "--pid", String(fa.app.pid), "--max-rss-growth-mb", "384", "--forbidden", forbidden.join(","), "--json", out],
+      [
+        "--import",
+        "tsx",
+        join(ROOT, "scripts", "fuzz-api.ts"),
+        "--url",
+        fa.app.url,
+        "--requests",
+        String(REQUESTS),
+        "--concurrency",
+        "8",
+        "--pid",
+        String(fa.app.pid),
+        "--max-rss-growth-mb",
+        "384",
+        "--forbidden",
+        forbidden.join(","),
+        "--json",
+        out,
+      ],
       { cwd: ROOT, timeout: 480_000, maxBuffer: 16 * 1024 * 1024 },
-    ).catch((e: { stdout?: string; stderr?: string; code?: number }) => ({ stdout: e.stdout ?? "", stderr: `${e.stderr ?? ""} (exit ${e.code})` }));
-    console.log(run.stdout.split("\n").filter((l) => l.includes("seed") || /^\[fuzz-api\] (\d{3}|LEAK|NO)/.test(l)).join("\n"));
+    ).catch((e: { stdout?: string; stderr?: string; code?: number }) => ({
+      stdout: e.stdout ?? "",
+      stderr: `${e.stderr ?? ""} (exit ${e.code})`,
+    }));
+    console.log(
+      run.stdout
+        .split("\n")
+        .filter((l) => l.includes("seed") || /^\[fuzz-api\] (\d{3}|LEAK|NO)/.test(l))
+        .join("\n"),
+    );
     const r = JSON.parse(readFileSync(out, "utf8")) as FuzzReport;
     fuzz = r;
-    const fivexx = Object.entries(r.byStatus).filter(([s]) => s.startsWith("5")).reduce((a, [, n]) => a + n, 0);
+    const fivexx = Object.entries(r.byStatus)
+      .filter(([s]) => s.startsWith("5"))
+      .reduce((a, [, n]) => a + n, 0);
     const growthMb = ((r.rssKb.max ?? 0) - (r.rssKb.start ?? 0)) / 1024;
 
     const c = fa.redis.client();
@@ -65,8 +93,12 @@ describe(`case 6: API fuzz, ${REQUESTS} requests`, () => {
       c.disconnect();
     }
     const named = new Set(Object.values(PROMQL));
-    const foreignQueries = fa.prometheus.requests.filter((q) => q.params.query !== undefined && !named.has(q.params.query));
-    const answered = Object.entries(r.byStatus).filter(([s]) => /^\d+$/.test(s)).reduce((a, [, n]) => a + n, 0);
+    const foreignQueries = fa.prometheus.requests.filter(
+      (q) => q.params.query !== undefined && !named.has(q.params.query),
+    );
+    const answered = Object.entries(r.byStatus)
+      .filter(([s]) => /^\d+$/.test(s))
+      .reduce((a, [, n]) => a + n, 0);
     report({
       case: "6 api fuzz",
       published: r.requests,
@@ -75,7 +107,11 @@ describe(`case 6: API fuzz, ${REQUESTS} requests`, () => {
       duplicateSideEffects: 0,
       dlq: 0,
       seconds: (Date.now() - t0) / 1000,
-      note: `seed ${r.seed}; status ${Object.entries(r.byStatus).map(([s, n]) => `${s}:${n}`).join(" ")}; leaks ${r.leaks.length}; RSS ${((r.rssKb.start ?? 0) / 1024).toFixed(0)} → max ${((r.rssKb.max ?? 0) / 1024).toFixed(0)} MB (per tenth: ${r.rssTimelineKb.map((k) => ((k ?? 0) / 1024).toFixed(0)).join(" ")}); ${fa.prometheus.requests.length} Prometheus requests, ${foreignQueries.length} not a named query; seeded keys changed ${changed.length}`,
+      note: `seed ${r.seed}; status ${Object.entries(r.byStatus)
+        .map(([s, n]) => `${s}:${n}`)
+        .join(
+          " ",
+        )}; leaks ${r.leaks.length}; RSS ${((r.rssKb.start ?? 0) / 1024).toFixed(0)} → max ${((r.rssKb.max ?? 0) / 1024).toFixed(0)} MB (per tenth: ${r.rssTimelineKb.map((k) => ((k ?? 0) / 1024).toFixed(0)).join(" ")}); ${fa.prometheus.requests.length} Prometheus requests, ${foreignQueries.length} not a named query; seeded keys changed ${changed.length}`,
     });
 
     expect(r.requests).toBe(REQUESTS);
@@ -112,6 +148,8 @@ describe(`case 6: API fuzz, ${REQUESTS} requests`, () => {
       statuses[`${m} ${p}`] = (await fetch(`${fa.app.url}${p}`, { method: m })).status;
     }
     const fuzz5xx = fuzz?.serverErrorsMalformedPath ?? 0;
-    expect(statuses, `the fuzz met ${fuzz5xx} such 5xx`).toEqual(Object.fromEntries(Object.keys(statuses).map((k) => [k, 400])));
+    expect(statuses, `the fuzz met ${fuzz5xx} such 5xx`).toEqual(
+      Object.fromEntries(Object.keys(statuses).map((k) => [k, 400])),
+    );
   });
 });

@@ -26,7 +26,15 @@ describe(`case 3: the Kafka broker restarted during a ${N}-message stream`, () =
 
   it("the consumer reconnects by itself: 0 lost, 0 duplicate side effects", async () => {
     const t0 = Date.now();
-    worker = startWorker({ ...WORKER_DEFAULTS, replica: `broker-${id}`, redisUrl: fault.redis.url, schema: ledger.schema, topic, dlqTopic, handlers: [{ name: "on-review-created", mode: "open", groupId: `faults.${id}` }] });
+    worker = startWorker({
+      ...WORKER_DEFAULTS,
+      replica: `broker-${id}`,
+      redisUrl: fault.redis.url,
+      schema: ledger.schema,
+      topic,
+      dlqTopic,
+      handlers: [{ name: "on-review-created", mode: "open", groupId: `faults.${id}` }],
+    });
     await worker.ready;
     const publishing = publishStream(topic, N, { ratePerSec: 1000 });
     publishing.catch(() => undefined);
@@ -37,7 +45,9 @@ describe(`case 3: the Kafka broker restarted during a ${N}-message stream`, () =
     await sleep(DOWN_MS);
     const broker = await startBroker();
     const downFor = (Date.now() - downAt) / 1000;
-    console.log(`[faults] case 3: broker pid ${oldPid} stopped, pid ${broker.pid} serving again after ${downFor.toFixed(1)} s`);
+    console.log(
+      `[faults] case 3: broker pid ${oldPid} stopped, pid ${broker.pid} serving again after ${downFor.toFixed(1)} s`,
+    );
     const published = await publishing;
     const unique = new Set(published.ids).size;
     const reconnected = await waitUntil(async () => (await ledger.count("on-review-created")) >= unique, 240_000, 1000);

@@ -12,7 +12,9 @@ export async function setup(): Promise<() => Promise<void>> {
   const t0 = Date.now();
   prepareBroker(true);
   const broker = await startBroker();
-  console.log(`[faults] own Kafka broker on 127.0.0.1:19092 (pid ${broker.pid}) ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `[faults] own Kafka broker on 127.0.0.1:19092 (pid ${broker.pid}) ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
   return async () => {
     await stopBroker();
     await broker.stop();

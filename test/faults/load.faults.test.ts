@@ -32,14 +32,20 @@ const POLLED = [
  * scripts run inside one call: an exact count's script checks each key's TTL in one round trip,
  * which `total_commands_processed` would count once per key).
  */
-async function redisCommandsSent<T>(fa: FaultApp, fn: () => Promise<T>): Promise<{ result: T; sent: number; inScripts: number; names: string }> {
+async function redisCommandsSent<T>(
+  fa: FaultApp,
+  fn: () => Promise<T>,
+): Promise<{ result: T; sent: number; inScripts: number; names: string }> {
   const mon = await monitor(fa.redis.port, fa.password);
   try {
     const result = await fn();
     await sleep(200); // the last replies' MONITOR lines
     const byName = new Map<string, number>();
     for (const a of mon.sent) byName.set(a[0]!.toLowerCase(), (byName.get(a[0]!.toLowerCase()) ?? 0) + 1);
-    const names = [...byName].sort((a, b) => b[1] - a[1]).map(([n, c]) => `${n} ${c}`).join(", ");
+    const names = [...byName]
+      .sort((a, b) => b[1] - a[1])
+      .map(([n, c]) => `${n} ${c}`)
+      .join(", ");
     return { result, sent: mon.sent.length, inScripts: mon.seen.length - mon.sent.length, names };
   } finally {
     mon.stop();
@@ -74,34 +80,50 @@ describe(`case 9: ${VIEWERS} dashboard viewers polling every ${REFRESH_MS / 1000
     const statuses: Record<string, number> = {};
     const promBefore = fa.prometheus.requests.length;
     const end = Date.now() + ms;
-    const { sent: redis, inScripts, names } = await redisCommandsSent(fa, () => Promise.all(
-      Array.from({ length: viewers }, async () => {
-        await sleep(Math.random() * REFRESH_MS);
-        while (Date.now() < end) {
-          const tick = Date.now();
-          // A page fires its queries together, like react-query does on an interval.
-          await Promise.all(
-            POLLED.map(async (p) => {
-              const t = performance.now();
-              let status = 0;
-              try {
-                const res = await fetch(`${fa.app.url}${p}`, { signal: AbortSignal.timeout(30_000) });
-                await res.arrayBuffer();
-                status = res.status;
-              } catch {
-                status = 599;
-              }
-              lat.get(p)!.push(performance.now() - t);
-              statuses[status] = (statuses[status] ?? 0) + 1;
-            }),
-          );
-          await sleep(Math.max(0, REFRESH_MS - (Date.now() - tick)));
-        }
-      }),
-    ));
+    const {
+      sent: redis,
+      inScripts,
+      names,
+    } = await redisCommandsSent(fa, () =>
+      Promise.all(
+        Array.from({ length: viewers }, async () => {
+          await sleep(Math.random() * REFRESH_MS);
+          while (Date.now() < end) {
+            const tick = Date.now();
+            // A page fires its queries together, like react-query does on an interval.
+            await Promise.all(
+              POLLED.map(async (p) => {
+                const t = performance.now();
+                let status = 0;
+                try {
+                  const res = await fetch(`${fa.app.url}${p}`, { signal: AbortSignal.timeout(30_000) });
+                  await res.arrayBuffer();
+                  status = res.status;
+                } catch {
+                  status = 599;
+                }
+                lat.get(p)!.push(performance.now() - t);
+                statuses[status] = (statuses[status] ?? 0) + 1;
+              }),
+            );
+            await sleep(Math.max(0, REFRESH_MS - (Date.now() - tick)));
+          }
+        }),
+      ),
+    );
     const seconds = (Date.now() - t0) / 1000;
     const promRequests = fa.prometheus.requests.slice(promBefore);
-    return { lat, statuses, seconds, prom: promRequests.length, perQuery: perQuery(promRequests), redis, inScripts, names, all: [...lat.values()].flat() };
+    return {
+      lat,
+      statuses,
+      seconds,
+      prom: promRequests.length,
+      perQuery: perQuery(promRequests),
+      redis,
+      inScripts,
+      names,
+      all: [...lat.values()].flat(),
+    };
   }
 
   it("prints the API p95 and the upstream queries; no errors, and upstream queries do not grow with the viewers", async () => {
@@ -111,10 +133,22 @@ describe(`case 9: ${VIEWERS} dashboard viewers polling every ${REFRESH_MS / 1000
     const perMin = (n: number, s: number) => (n / s) * 60;
     const { lat, statuses, seconds, all } = many;
     const apiRequests = all.length;
-    console.log(`[faults] case 9: ${apiRequests} API requests in ${seconds.toFixed(1)} s (${(apiRequests / seconds).toFixed(0)}/s), status ${Object.entries(statuses).map(([s, n]) => `${s}:${n}`).join(" ")}`);
-    for (const [p, xs] of lat) console.log(`[faults] case 9:   ${p.padEnd(46)} n=${xs.length} p50=${percentile(xs, 50).toFixed(0)} ms p95=${percentile(xs, 95).toFixed(0)} ms max=${Math.max(...xs).toFixed(0)} ms`);
-    const line = (r: typeof one) => `${r.prom} Prometheus requests, ${r.redis} Redis commands sent [${r.names}] (+${r.inScripts} run inside scripts) in ${r.seconds.toFixed(0)} s (${perMin(r.prom, r.seconds).toFixed(0)} and ${perMin(r.redis, r.seconds).toFixed(0)} per minute)`;
-    console.log(`[faults] case 9: overall p50=${percentile(all, 50).toFixed(0)} ms p95=${percentile(all, 95).toFixed(0)} ms`);
+    console.log(
+      `[faults] case 9: ${apiRequests} API requests in ${seconds.toFixed(1)} s (${(apiRequests / seconds).toFixed(0)}/s), status ${Object.entries(
+        statuses,
+      )
+        .map(([s, n]) => `${s}:${n}`)
+        .join(" ")}`,
+    );
+    for (const [p, xs] of lat)
+      console.log(
+        `[faults] case 9:   ${p.padEnd(46)} n=${xs.length} p50=${percentile(xs, 50).toFixed(0)} ms p95=${percentile(xs, 95).toFixed(0)} ms max=${Math.max(...xs).toFixed(0)} ms`,
+      );
+    const line = (r: typeof one) =>
+      `${r.prom} Prometheus requests, ${r.redis} Redis commands sent [${r.names}] (+${r.inScripts} run inside scripts) in ${r.seconds.toFixed(0)} s (${perMin(r.prom, r.seconds).toFixed(0)} and ${perMin(r.redis, r.seconds).toFixed(0)} per minute)`;
+    console.log(
+      `[faults] case 9: overall p50=${percentile(all, 50).toFixed(0)} ms p95=${percentile(all, 95).toFixed(0)} ms`,
+    );
     console.log(`[faults] case 9: upstream with 1 viewer: ${line(one)}; with ${VIEWERS}: ${line(many)}`);
     report({
       case: `9 load ${VIEWERS} viewers`,
@@ -131,15 +165,21 @@ describe(`case 9: ${VIEWERS} dashboard viewers polling every ${REFRESH_MS / 1000
     // Shared answers: without them every API request would cost at least one upstream call
     // (Prometheus for overview, alerts and the charts; Redis for handlers and capacity). With 50
     // viewers polling the same views, most requests must be served from the shared answers.
-    const promBacked = [...lat].filter(([p]) => p !== "/api/handlers" && p !== "/api/capacity").reduce((a, [, xs]) => a + xs.length, 0);
+    const promBacked = [...lat]
+      .filter(([p]) => p !== "/api/handlers" && p !== "/api/capacity")
+      .reduce((a, [, xs]) => a + xs.length, 0);
     const redisBacked = (lat.get("/api/handlers")?.length ?? 0) + (lat.get("/api/capacity")?.length ?? 0);
     // Each distinct query reaches Prometheus at most once per cache period, however many viewers
     // ask and however slowly the machine answers: that is what "does not grow with the viewers"
     // means, and it holds under load (a slower machine only makes fewer refreshes). Without the
     // shared answers each of the 50 viewers would send each query every 5 s (≈ 10 per second).
     const [busiest, busiestCount] = many.perQuery[0] ?? ["none", 0];
-    console.log(`[faults] case 9: ${many.perQuery.length} distinct Prometheus queries; the busiest sent ${busiestCount} times in ${many.seconds.toFixed(0)} s: ${busiest.slice(0, 160)}`);
-    expect(busiestCount).toBeLessThanOrEqual(Math.ceil((many.seconds * 1000) / DEFAULT_PROMETHEUS_SOURCE_OPTIONS.cacheTtlMs) + 1);
+    console.log(
+      `[faults] case 9: ${many.perQuery.length} distinct Prometheus queries; the busiest sent ${busiestCount} times in ${many.seconds.toFixed(0)} s: ${busiest.slice(0, 160)}`,
+    );
+    expect(busiestCount).toBeLessThanOrEqual(
+      Math.ceil((many.seconds * 1000) / DEFAULT_PROMETHEUS_SOURCE_OPTIONS.cacheTtlMs) + 1,
+    );
     expect(many.prom).toBeLessThan(promBacked / 2);
     // Redis also serves the inspector's background refresh (every 60 s, whatever the number of
     // viewers), which lands in this 65 s window once or twice; since the exact count checks TTLs

@@ -35,32 +35,82 @@ describe("case 5: poison input goes to the DLQ with a reason; consumption contin
   it("DLQs each poison with its reason and pushes every good message once", async () => {
     const t0 = Date.now();
     const metricsPort = await freePort();
-    worker = startWorker({ ...WORKER_DEFAULTS, replica: `poison-${id}`, redisUrl: fault.redis.url, schema: ledger.schema, topic, dlqTopic, metricsPort, handlers: [{ name: H, mode: "open", groupId: `faults.${id}` }] });
+    worker = startWorker({
+      ...WORKER_DEFAULTS,
+      replica: `poison-${id}`,
+      redisUrl: fault.redis.url,
+      schema: ledger.schema,
+      topic,
+      dlqTopic,
+      metricsPort,
+      handlers: [{ name: H, mode: "open", groupId: `faults.${id}` }],
+    });
     await worker.ready;
 
     const good = () => {
       const uuid = ulid();
-      return { uuid, headers: { [WATERMILL_UUID_HEADER]: uuid, "Event-Type": "review.created" } as Record<string, string | Buffer>, value: json({ ok: true, uuid }) };
+      return {
+        uuid,
+        headers: { [WATERMILL_UUID_HEADER]: uuid, "Event-Type": "review.created" } as Record<string, string | Buffer>,
+        value: json({ ok: true, uuid }),
+      };
     };
     const goods = Array.from({ length: 60 }, good);
     const poisonUuids = { json: ulid(), big: ulid() };
     const poisons: Poison[] = [
-      { name: "no-uuid", headers: { "Event-Type": "review.created" }, value: json({ x: 1 }), reason: /marshal: no _watermill_message_uuid header/ },
-      { name: "uuid-not-utf8", headers: { [WATERMILL_UUID_HEADER]: Buffer.from([0xff, 0xfe, 0xc3, 0x28]) }, value: json({ x: 2 }), reason: /marshal: unreadable _watermill_message_uuid/ },
-      { name: "uuid-empty", headers: { [WATERMILL_UUID_HEADER]: "" }, value: json({ x: 3 }), reason: /marshal: unreadable _watermill_message_uuid/ },
-      { name: "invalid-json", headers: { [WATERMILL_UUID_HEADER]: poisonUuids.json }, value: Buffer.from("{not json"), reason: /invalid JSON payload/ },
-      { name: "1mb-binary", headers: { [WATERMILL_UUID_HEADER]: poisonUuids.big }, value: randomBytes(1024 * 1024), reason: /invalid JSON payload/ },
+      {
+        name: "no-uuid",
+        headers: { "Event-Type": "review.created" },
+        value: json({ x: 1 }),
+        reason: /marshal: no _watermill_message_uuid header/,
+      },
+      {
+        name: "uuid-not-utf8",
+        headers: { [WATERMILL_UUID_HEADER]: Buffer.from([0xff, 0xfe, 0xc3, 0x28]) },
+        value: json({ x: 2 }),
+        reason: /marshal: unreadable _watermill_message_uuid/,
+      },
+      {
+        name: "uuid-empty",
+        headers: { [WATERMILL_UUID_HEADER]: "" },
+        value: json({ x: 3 }),
+        reason: /marshal: unreadable _watermill_message_uuid/,
+      },
+      {
+        name: "invalid-json",
+        headers: { [WATERMILL_UUID_HEADER]: poisonUuids.json },
+        value: Buffer.from("{not json"),
+        reason: /invalid JSON payload/,
+      },
+      {
+        name: "1mb-binary",
+        headers: { [WATERMILL_UUID_HEADER]: poisonUuids.big },
+        value: randomBytes(1024 * 1024),
+        reason: /invalid JSON payload/,
+      },
     ];
     // A good message whose other header is not UTF-8: processed, that header dropped.
     const oddHeader = good();
     oddHeader.headers["X-Binary"] = Buffer.from([0xff, 0xff, 0xfe]);
 
-    const producer = new Kafka({ clientId: `faults-poison-${id}`, brokers: FAULT_BROKERS, logLevel: logLevel.NOTHING }).producer();
+    const producer = new Kafka({
+      clientId: `faults-poison-${id}`,
+      brokers: FAULT_BROKERS,
+      logLevel: logLevel.NOTHING,
+    }).producer();
     await producer.connect();
     try {
-      const rec = (r: { headers: Record<string, string | Buffer>; value: Buffer }, caseName?: string) => ({ value: r.value, headers: caseName ? { ...r.headers, "X-Case": caseName } : r.headers, partition: 0 });
+      const rec = (r: { headers: Record<string, string | Buffer>; value: Buffer }, caseName?: string) => ({
+        value: r.value,
+        headers: caseName ? { ...r.headers, "X-Case": caseName } : r.headers,
+        partition: 0,
+      });
       // All on one partition, poison between good messages: consumption must get past each one.
-      const messages = [...goods.slice(0, 20).map((g) => rec(g)), ...poisons.flatMap((p, i) => [rec(p, p.name), ...goods.slice(20 + i * 8, 28 + i * 8).map((g) => rec(g))]), rec(oddHeader)];
+      const messages = [
+        ...goods.slice(0, 20).map((g) => rec(g)),
+        ...poisons.flatMap((p, i) => [rec(p, p.name), ...goods.slice(20 + i * 8, 28 + i * 8).map((g) => rec(g))]),
+        rec(oddHeader),
+      ];
       for (const m of messages) await producer.send({ topic, acks: -1, messages: [m] });
     } finally {
       await producer.disconnect();
@@ -84,7 +134,8 @@ describe("case 5: poison input goes to the DLQ with a reason; consumption contin
       note: `DLQ reasons: ${dlq.map((d) => `${d.metadata["X-Case"]}=${d.reason.slice(0, 48).replace(/[^\x20-\x7e]/g, "?")}`).join(" | ")}; marshal errors ${marshal}`,
     });
 
-    for (const g of [...goods, oddHeader]) expect(pushed.ids.has(g.uuid), `good message ${g.uuid} not pushed`).toBe(true);
+    for (const g of [...goods, oddHeader])
+      expect(pushed.ids.has(g.uuid), `good message ${g.uuid} not pushed`).toBe(true);
     expect(pushed.duplicates).toBe(0);
     expect(pushed.ids.has(poisonUuids.json)).toBe(false);
     expect(pushed.ids.has(poisonUuids.big)).toBe(false);
@@ -97,7 +148,12 @@ describe("case 5: poison input goes to the DLQ with a reason; consumption contin
       expect(d!.bytes).toBe(p.value.length);
     }
     // The DLQ copies of the unreadable ones carry no invented UUID.
-    expect(dlq.filter((d) => d.uuid === null).map((d) => d.metadata["X-Case"]).sort()).toEqual(["no-uuid", "uuid-empty", "uuid-not-utf8"]);
+    expect(
+      dlq
+        .filter((d) => d.uuid === null)
+        .map((d) => d.metadata["X-Case"])
+        .sort(),
+    ).toEqual(["no-uuid", "uuid-empty", "uuid-not-utf8"]);
     expect(marshal).toBe(3);
     expect(worker.alive()).toBe(true);
   });

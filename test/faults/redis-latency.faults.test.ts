@@ -17,7 +17,16 @@ import { account, KafkaCase, npmDlqReplay, reportAccounting } from "./lib/cases"
 import { LatencyProxy } from "./lib/latency-proxy";
 import { freePort } from "./lib/procs";
 import { FaultRedis } from "./lib/redis";
-import { counterValue, event, publishStream, readDlq, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
+import {
+  counterValue,
+  event,
+  publishStream,
+  readDlq,
+  startWorker,
+  waitUntil,
+  WORKER_DEFAULTS,
+  type Worker,
+} from "./lib/stream";
 
 // One partition, so that the fail-closed handler's chunk is long for sure: 30 messages × (3 timed-out
 // attempts + 0.4 s + 0.8 s of backoff) ≈ 45 s, beyond the 10 s group session.
@@ -91,7 +100,12 @@ describe(`case 4: Redis latency ${LATENCY_MS} ms above the ${TIMEOUT_MS} ms chec
     const after = await account(ledger, "fail-closed", published.ids, []);
     const note = `deduplication_errors_total redis_timeout=${timeouts} redis_conn=${conn}`;
     reportAccounting("4 redis-latency fail-open", M, open, { lost: open.lost, dlq: open.dlq, seconds: during, note });
-    reportAccounting("4 redis-latency fail-closed + dlq:replay", M, after, { lost: after.unprocessed, dlq: closed.dlq, seconds: (Date.now() - t0) / 1000, note: `${note}; ${closed.dlqIds} distinct messages in the DLQ` });
+    reportAccounting("4 redis-latency fail-closed + dlq:replay", M, after, {
+      lost: after.unprocessed,
+      dlq: closed.dlq,
+      seconds: (Date.now() - t0) / 1000,
+      note: `${note}; ${closed.dlqIds} distinct messages in the DLQ`,
+    });
     expect(after.unprocessed).toBe(0);
     expect(after.duplicateSideEffects).toBe(0);
     // Each poisoned message is in the DLQ once, although the chunk of fail-closed messages that
@@ -108,14 +122,18 @@ describe(`case 4: Redis latency ${LATENCY_MS} ms above the ${TIMEOUT_MS} ms chec
     try {
       await client.ping();
       await down.down();
-      const handle = deduplicator({ repository: failOpen(new RedisRepository(client)), service: "faults", registry })(async () => undefined);
+      const handle = deduplicator({ repository: failOpen(new RedisRepository(client)), service: "faults", registry })(
+        async () => undefined,
+      );
       for (let i = 0; i < 5; i++) {
         const m = event(i);
         m.context = { topic: "t", handler: "h" };
         await handle(m);
         await new Promise((r) => setTimeout(r, 300));
       }
-      const byReason = Object.fromEntries((await dedupMetrics(registry).errors.get()).values.map((v) => [v.labels.reason, v.value]));
+      const byReason = Object.fromEntries(
+        (await dedupMetrics(registry).errors.get()).values.map((v) => [v.labels.reason, v.value]),
+      );
       expect(byReason.redis_conn ?? 0, JSON.stringify(byReason)).toBeGreaterThan(0);
       expect(byReason.redis_timeout ?? 0, `a stopped Redis reads as slow: ${JSON.stringify(byReason)}`).toBe(0);
     } finally {

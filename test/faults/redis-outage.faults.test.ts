@@ -8,7 +8,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { account, KafkaCase, npmDlqReplay, reportAccounting, SCALE, scaled } from "./lib/cases";
 import { freePort, sleep } from "./lib/procs";
-import { counterValue, publishStream, readDlq, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
+import {
+  counterValue,
+  publishStream,
+  readDlq,
+  startWorker,
+  waitUntil,
+  WORKER_DEFAULTS,
+  type Worker,
+} from "./lib/stream";
 
 const N = scaled(50_000);
 const OUTAGE_MS = 30_000;
@@ -59,7 +67,9 @@ describe(`case 1: Redis stopped for ${OUTAGE_MS / 1000} s during a ${N}-message 
     const openDuring = (await ledger.count(OPEN)) - openBefore;
     const closedDuring = (await ledger.count(CLOSED)) - closedBefore;
     await fault.redis.up();
-    console.log(`[faults] case 1: Redis down ${((Date.now() - outageAt) / 1000).toFixed(1)} s; pushed during it: fail-open ${openDuring}, fail-closed ${closedDuring}`);
+    console.log(
+      `[faults] case 1: Redis down ${((Date.now() - outageAt) / 1000).toFixed(1)} s; pushed during it: fail-open ${openDuring}, fail-closed ${closedDuring}`,
+    );
     const published = await publishing;
 
     // Everything is either pushed or (fail-closed) in the DLQ.
@@ -73,7 +83,10 @@ describe(`case 1: Redis stopped for ${OUTAGE_MS / 1000} s during a ${N}-message 
     const dlq = await readDlq(dlqTopic);
     const open = await account(ledger, OPEN, published.ids, dlq);
     const closed = await account(ledger, CLOSED, published.ids, dlq);
-    const reasons = { redis_conn: counterValue(metrics, "deduplication_errors_total", { reason: "redis_conn" }), redis_timeout: counterValue(metrics, "deduplication_errors_total", { reason: "redis_timeout" }) };
+    const reasons = {
+      redis_conn: counterValue(metrics, "deduplication_errors_total", { reason: "redis_conn" }),
+      redis_timeout: counterValue(metrics, "deduplication_errors_total", { reason: "redis_timeout" }),
+    };
     const closedDlq = dlq.filter((d) => d.handler === CLOSED);
 
     // Fail-open: kept consuming through the outage, nothing lost, nothing in the DLQ.
@@ -92,14 +105,24 @@ describe(`case 1: Redis stopped for ${OUTAGE_MS / 1000} s during a ${N}-message 
 
     // npm run dlq:replay → original topic → every published message pushed exactly once.
     const out = await npmDlqReplay(dlqTopic, topic);
-    console.log(`[faults] case 1: ${out.split("\n").filter((l) => l.includes("[dlq:replay]")).join(" ")}`);
+    console.log(
+      `[faults] case 1: ${out
+        .split("\n")
+        .filter((l) => l.includes("[dlq:replay]"))
+        .join(" ")}`,
+    );
     expect(out).toMatch(new RegExp(`replayed ${closedDlq.length} `));
     expect(await waitUntil(async () => (await ledger.count(CLOSED)) >= N, 180_000, 1000)).toBe(true);
     const after = await account(ledger, CLOSED, published.ids, []);
     const openAfter = await account(ledger, OPEN, published.ids, []);
     const seconds = (Date.now() - t0) / 1000;
     const note = `${published.records} records, Redis down ${OUTAGE_MS / 1000} s; errors redis_conn=${reasons.redis_conn} redis_timeout=${reasons.redis_timeout}${SCALE !== 1 ? `; FAULTS_SCALE=${SCALE}` : ""}`;
-    reportAccounting("1 redis-outage fail-open", N, openAfter, { lost: openAfter.lost, dlq: open.dlq, seconds: beforeReplay, note: `${openDuring} pushed during the outage; ${note}` });
+    reportAccounting("1 redis-outage fail-open", N, openAfter, {
+      lost: openAfter.lost,
+      dlq: open.dlq,
+      seconds: beforeReplay,
+      note: `${openDuring} pushed during the outage; ${note}`,
+    });
     reportAccounting("1 redis-outage fail-closed + dlq:replay", N, after, {
       lost: after.unprocessed,
       dlq: closedDlq.length,

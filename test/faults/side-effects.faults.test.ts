@@ -37,7 +37,12 @@ describe("side-effect store (PostgreSQL) under a crash and under concurrency", (
     expect((await ledger.read(handler)).pushes, "the push went out before the crash").toBe(1);
     // The redelivery (the offset was not committed) runs the same send: the record of the first
     // push was rolled back with the killed transaction, so the handler calls the provider again.
-    const store = new PostgresSideEffectStore({ connectionString: DATABASE_URL, schema: ledger.schema, tablePrefix: "f", poolSize: 2 });
+    const store = new PostgresSideEffectStore({
+      connectionString: DATABASE_URL,
+      schema: ledger.schema,
+      tablePrefix: "f",
+      poolSize: 2,
+    });
     try {
       const sent = await store.sendOnce(handler, eventId, async () => {
         await store.push(handler, eventId, mode === "keyed" ? { idempotencyKey: eventId } : {});
@@ -66,15 +71,26 @@ describe("side-effect store (PostgreSQL) under a crash and under concurrency", (
 
   it("as many concurrent sends as pool connections do not stall on the pool", async () => {
     await ledger.init(["p"]);
-    const store = new PostgresSideEffectStore({ connectionString: DATABASE_URL, schema: ledger.schema, tablePrefix: "f", poolSize: 2 });
+    const store = new PostgresSideEffectStore({
+      connectionString: DATABASE_URL,
+      schema: ledger.schema,
+      tablePrefix: "f",
+      poolSize: 2,
+    });
     try {
       const t0 = Date.now();
-      const results = await Promise.allSettled([1, 2].map((i) => store.sendOnce("p", `pool-${id}-${i}`, async () => {
+      const results = await Promise.allSettled(
+        [1, 2].map((i) =>
+          store.sendOnce("p", `pool-${id}-${i}`, async () => {
             await new Promise((r) => setTimeout(r, 50)); // both transactions are open before either pushes
             await store.push("p", `pool-${id}-${i}`);
-          })));
+          }),
+        ),
+      );
       const ms = Date.now() - t0;
-      const failed = results.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason?.message ?? r));
+      const failed = results
+        .filter((r) => r.status === "rejected")
+        .map((r) => String((r as PromiseRejectedResult).reason?.message ?? r));
       expect(failed, `sendOnce failed after ${ms} ms`).toEqual([]);
       expect(ms).toBeLessThan(2000);
     } finally {

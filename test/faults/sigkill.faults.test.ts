@@ -33,7 +33,17 @@ describe(`case 2: ${KILLS} SIGKILLs and ${KILLS} replica joins/leaves during a $
     const worker = (replica: string) => {
       // A killed member holds its partitions for the session timeout and its in-flight keys for the
       // lease: both at their low end so that 10 kills fit the suite's time budget.
-      const w = startWorker({ ...WORKER_DEFAULTS, sessionTimeoutMs: 6000, leaseMs: 5000, replica, redisUrl: fault.redis.url, schema: ledger.schema, topic, dlqTopic, handlers: [{ name: HANDLER, mode: "open", groupId: `faults.${id}` }] });
+      const w = startWorker({
+        ...WORKER_DEFAULTS,
+        sessionTimeoutMs: 6000,
+        leaseMs: 5000,
+        replica,
+        redisUrl: fault.redis.url,
+        schema: ledger.schema,
+        topic,
+        dlqTopic,
+        handlers: [{ name: HANDLER, mode: "open", groupId: `faults.${id}` }],
+      });
       workers.push(w);
       return w;
     };
@@ -72,13 +82,17 @@ describe(`case 2: ${KILLS} SIGKILLs and ${KILLS} replica joins/leaves during a $
       note: `${published.records} records incl. ${published.duplicates} injected duplicates; ${KILLS} SIGKILLs, ${KILLS} joins/leaves${SCALE !== 1 ? `; FAULTS_SCALE=${SCALE}` : ""}`,
     });
     expect(a.unprocessed, `unprocessed: ${a.lostSample.join(", ")}`).toBe(0);
-    expect(a.duplicateSideEffects, "duplicate pushes delivered (the provider's idempotency key should absorb every re-send)").toBe(0);
+    expect(
+      a.duplicateSideEffects,
+      "duplicate pushes delivered (the provider's idempotency key should absorb every re-send)",
+    ).toBe(0);
     // The key absorbs only the kills' in-flight window (test/faults/side-effects.faults.test.ts): a
     // kill between a push and its record's COMMIT re-sends that push on redelivery, at most one per
     // concurrently consumed partition of the killed worker.
-    expect(a.absorbed, "more re-sends than the kills' in-flight window explains: repeats got past the Deduplicator and the handler's table").toBeLessThanOrEqual(
-      KILLS * DEFAULT_KAFKA_SUBSCRIBER_OPTIONS.partitionsConsumedConcurrently,
-    );
+    expect(
+      a.absorbed,
+      "more re-sends than the kills' in-flight window explains: repeats got past the Deduplicator and the handler's table",
+    ).toBeLessThanOrEqual(KILLS * DEFAULT_KAFKA_SUBSCRIBER_OPTIONS.partitionsConsumedConcurrently);
     expect(dlq).toEqual([]);
   });
 });

@@ -33,7 +33,13 @@ export default defineConfig({
     projects: [
       {
         resolve: { alias: { "@": root } },
-        test: { ...common, name: "faults", include: ["test/faults/**/*.faults.test.ts"], exclude: ALONE, maxWorkers: 2 },
+        test: {
+          ...common,
+          name: "faults",
+          include: ["test/faults/**/*.faults.test.ts"],
+          exclude: ALONE,
+          maxWorkers: 2,
+        },
       },
       {
         resolve: { alias: { "@": root } },

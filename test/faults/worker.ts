@@ -66,14 +66,31 @@ async function main(c: WorkerConfig): Promise<void> {
   const redis = createDedupRedis({ url: c.redisUrl }, `faults-${c.replica}`);
   const repo = new RedisRepository(redis);
   // One client per concurrent delivery (3 partitions per handler), plus one.
-  const store = new PostgresSideEffectStore({ connectionString: c.databaseUrl, schema: c.schema, tablePrefix: "f", poolSize: 3 * c.handlers.length + 1 });
+  const store = new PostgresSideEffectStore({
+    connectionString: c.databaseUrl,
+    schema: c.schema,
+    tablePrefix: "f",
+    poolSize: 3 * c.handlers.length + 1,
+  });
   const publisher = new KafkaPublisher({ brokers: c.brokers, clientId: `faults-${c.replica}` });
   const router = new Router({ onError: () => undefined, closeTimeoutMs: 10_000 });
   const subs: KafkaSubscriber[] = [];
   for (const h of c.handlers) {
     const repository = h.mode === "closed" ? failClosed(repo) : failOpen(repo);
     const middleware = buildStack(
-      { order: "spec", retry: c.retry, dedup: { repository, service: c.service, ttlMs: 86_400_000, leaseMs: c.leaseMs, timeoutMs: c.timeoutMs, marking: "lease", registry } },
+      {
+        order: "spec",
+        retry: c.retry,
+        dedup: {
+          repository,
+          service: c.service,
+          ttlMs: 86_400_000,
+          leaseMs: c.leaseMs,
+          timeoutMs: c.timeoutMs,
+          marking: "lease",
+          registry,
+        },
+      },
       publisher,
       c.dlqTopic,
     );
@@ -88,7 +105,13 @@ async function main(c: WorkerConfig): Promise<void> {
       onUnreadable: () => errors.inc({ service: c.service, reason: "marshal" }),
     });
     subs.push(sub);
-    router.addHandler({ name: h.name, topic: c.topic, subscriber: sub, handler: notificationHandler(h.name, store, () => ({ idempotent: true })), middleware });
+    router.addHandler({
+      name: h.name,
+      topic: c.topic,
+      subscriber: sub,
+      handler: notificationHandler(h.name, store, () => ({ idempotent: true })),
+      middleware,
+    });
   }
   const metrics = c.metricsPort
     ? createServer((_req, res) => {

@@ -45,14 +45,27 @@ describe("audit trail store", () => {
       const trail = await GET(new Request("http://localhost/api/audit"));
       const text = await trail.text();
       expect(trail.status).toBe(503);
-      expect(JSON.parse(text).detail).toMatch(/^audit store unavailable: .*refused until it answers \(check DATABASE_URL\)$/);
+      expect(JSON.parse(text).detail).toMatch(
+        /^audit store unavailable: .*refused until it answers \(check DATABASE_URL\)$/,
+      );
       for (const secret of [String(port), "ppass", "puser"]) expect(text).not.toContain(secret);
       const before = consumerRuntime().demo.getSources().traffic.enabled;
-      const put = () => putSources(new Request("http://localhost/api/demo/sources", { method: "PUT", headers: { ...LOCAL_REQUEST_HEADERS, "content-type": "application/json" }, body: JSON.stringify({ traffic: { enabled: !before } }) }));
+      const put = () =>
+        putSources(
+          new Request("http://localhost/api/demo/sources", {
+            method: "PUT",
+            headers: { ...LOCAL_REQUEST_HEADERS, "content-type": "application/json" },
+            body: JSON.stringify({ traffic: { enabled: !before } }),
+          }),
+        );
       const refused = await put();
       expect(refused.status).toBe(503);
-      expect(((await refused.json()) as { detail: string }).detail).toMatch(/^audit store unavailable: .*demo\.sources was not performed/);
-      const now = (await (await getSources(new Request("http://localhost/api/demo/sources", { headers: LOCAL_REQUEST_HEADERS }))).json()) as { traffic: { enabled: boolean } };
+      expect(((await refused.json()) as { detail: string }).detail).toMatch(
+        /^audit store unavailable: .*demo\.sources was not performed/,
+      );
+      const now = (await (
+        await getSources(new Request("http://localhost/api/demo/sources", { headers: LOCAL_REQUEST_HEADERS }))
+      ).json()) as { traffic: { enabled: boolean } };
       expect(now.traffic.enabled).toBe(before);
       let ran = false;
       const req = new Request("http://localhost/api/x", { method: "POST", headers: LOCAL_REQUEST_HEADERS });
@@ -69,9 +82,19 @@ describe("audit trail store", () => {
     try {
       await a.migrate();
       await a.migrate();
-      await a.append({ who: "local", action: "dlq.redrive", filter: { uuids: ["u1"] }, dryRun: false, matched: 1, changed: 1, result: "ok" });
+      await a.append({
+        who: "local",
+        action: "dlq.redrive",
+        filter: { uuids: ["u1"] },
+        dryRun: false,
+        matched: 1,
+        changed: 1,
+        result: "ok",
+      });
       const b = new PostgresAuditStore(TEST_DATABASE_URL, table);
-      expect(await b.list({ limit: 10 })).toMatchObject([{ who: "local", action: "dlq.redrive", filter: { uuids: ["u1"] }, matched: 1, changed: 1 }]);
+      expect(await b.list({ limit: 10 })).toMatchObject([
+        { who: "local", action: "dlq.redrive", filter: { uuids: ["u1"] }, matched: 1, changed: 1 },
+      ]);
       await b.close();
     } finally {
       await a.drop();
@@ -85,7 +108,15 @@ describe("audit trail store", () => {
     try {
       // The table as it was before entries kept what an action touched.
       await a.migrate();
-      await a.append({ who: "local", action: "keys.forget", filter: {}, dryRun: false, matched: 1, changed: 1, result: "ok" });
+      await a.append({
+        who: "local",
+        action: "keys.forget",
+        filter: {},
+        dryRun: false,
+        matched: 1,
+        changed: 1,
+        result: "ok",
+      });
       const pg = new Client({ connectionString: TEST_DATABASE_URL });
       await pg.connect();
       await pg.query(`ALTER TABLE "public"."${table}" DROP COLUMN touched`);
@@ -95,7 +126,18 @@ describe("audit trail store", () => {
       const req = new Request("http://localhost/api/x", { method: "POST", headers: LOCAL_REQUEST_HEADERS });
       await setAuditStore(b);
       process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
-      await audited(req, "dlq.redrive", {}, false, async () => uuids, (r) => ({ matched: r.length, changed: r.length, touched: { uuids: touchedList(r), sourceOffsets: touchedList(["t.dlq/0/7"]) } }));
+      await audited(
+        req,
+        "dlq.redrive",
+        {},
+        false,
+        async () => uuids,
+        (r) => ({
+          matched: r.length,
+          changed: r.length,
+          touched: { uuids: touchedList(r), sourceOffsets: touchedList(["t.dlq/0/7"]) },
+        }),
+      );
       const c = new PostgresAuditStore(TEST_DATABASE_URL, table);
       const [newest, old] = await c.list({ limit: 10 });
       await c.close();
@@ -118,9 +160,18 @@ describe("audit trail store", () => {
     expect(await initAudit()).toBe("memory");
     process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
     const req = new Request("http://localhost/api/x", { method: "POST", headers: LOCAL_REQUEST_HEADERS });
-    await expect(audited(req, "keys.forget", { service: "s" }, false, async () => { throw new Error("redis: down"); })).rejects.toThrow("redis: down");
+    await expect(
+      audited(req, "keys.forget", { service: "s" }, false, async () => {
+        throw new Error("redis: down");
+      }),
+    ).rejects.toThrow("redis: down");
     const r = auditResponseSchema.parse(await (await GET(new Request("http://localhost/api/audit"))).json());
     expect(r.store).toBe("memory");
-    expect(r.entries[0]).toMatchObject({ action: "keys.forget", who: "local", result: "error: redis: down", matched: null });
+    expect(r.entries[0]).toMatchObject({
+      action: "keys.forget",
+      who: "local",
+      result: "error: redis: down",
+      matched: null,
+    });
   });
 });

@@ -20,12 +20,21 @@ export function GET(req: Request): Promise<Response> {
     let who = q.who;
     if (config().AUTH_MODE !== "token") {
       const p = await principalOf(req);
-      if (p.source === "anonymous") throw new HttpError(401, "unauthorized", "anonymous: sign in to read the audit trail (your own entries; everyone's needs admin)");
+      if (p.source === "anonymous")
+        throw new HttpError(
+          401,
+          "unauthorized",
+          "anonymous: sign in to read the audit trail (your own entries; everyone's needs admin)",
+        );
       if (!may(p, "audit-all")) who = p.name;
     }
     const store = auditStore();
     try {
-      return { generatedAt: new Date().toISOString(), store: store.kind, entries: await store.list({ ...q, ...(who !== undefined ? { who } : {}) }) };
+      return {
+        generatedAt: new Date().toISOString(),
+        store: store.kind,
+        entries: await store.list({ ...q, ...(who !== undefined ? { who } : {}) }),
+      };
     } catch (e) {
       throw auditUnavailable(e, "the trail cannot be read; actions that change state are refused until it answers");
     }

@@ -36,7 +36,13 @@ const workers: Array<ReturnType<typeof startWorker>> = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
-  kafka = new Kafka({ clientId: "cg-test", brokers: BROKERS, logLevel: logLevel.NOTHING, connectionTimeout: 2000, retry: { retries: 1 } });
+  kafka = new Kafka({
+    clientId: "cg-test",
+    brokers: BROKERS,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 2000,
+    retry: { retries: 1 },
+  });
   admin = kafka.admin();
   try {
     await admin.connect();
@@ -45,7 +51,9 @@ beforeAll(async () => {
     // while the client's one retry is kept short so that a broker that is not running fails at once.
     await createTopicsReady(admin, [{ name: topic, partitions: 6 }]);
   } catch (e) {
-    setupError = new Error(`Kafka at ${BROKERS.join(",")} is not usable (${(e as Error).message}): run npm run stack:up`);
+    setupError = new Error(
+      `Kafka at ${BROKERS.join(",")} is not usable (${(e as Error).message}): run npm run stack:up`,
+    );
   }
   describer = new ConsumerGroupDescriber(admin, { minRateWindowMs: 500 });
 }, 30_000);
@@ -71,7 +79,11 @@ afterAll(async () => {
 }, 60_000);
 
 /** Polls the description until `ok` holds (or fails with the last view). */
-async function until(ok: (g: ConsumerGroupView | undefined) => boolean, what: string, ms = 60_000): Promise<ConsumerGroupView> {
+async function until(
+  ok: (g: ConsumerGroupView | undefined) => boolean,
+  what: string,
+  ms = 60_000,
+): Promise<ConsumerGroupView> {
   const deadline = Date.now() + ms;
   let last: ConsumerGroupView | undefined;
   for (;;) {
@@ -98,7 +110,11 @@ async function produce(n: number): Promise<void> {
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   const messages = Array.from({ length: n }, (_, i) => {
-    const rec = encodeRecord({ uuid: `01JD8X3Q${randomBytes(9).toString("hex").toUpperCase()}`, metadata: {}, payload: Buffer.from(`{"i":${i}}`) });
+    const rec = encodeRecord({
+      uuid: `01JD8X3Q${randomBytes(9).toString("hex").toUpperCase()}`,
+      metadata: {},
+      payload: Buffer.from(`{"i":${i}}`),
+    });
     return { value: rec.value, headers: rec.headers, partition: i % 6 };
   });
   await producer.send({ topic, acks: 1, messages });
@@ -112,7 +128,10 @@ describe("consumer-group description of 1, 2 and 3 worker processes on a 6-parti
       const w = startWorker({ topic, group, replica: `replica-${k}`, service, redis: "standalone" });
       workers.push(w);
       await w.joined;
-      const v = await until((g) => g?.state === "Stable" && g.members.length === k && g.unassigned.length === 0, `${k} member(s) stable`);
+      const v = await until(
+        (g) => g?.state === "Stable" && g.members.length === k && g.unassigned.length === 0,
+        `${k} member(s) stable`,
+      );
       expectDisjointAndComplete(v, k);
       expect(v.members.map((m) => m.clientId).sort()).toEqual(workers.map((x) => `${group}/${x.replica}`).sort());
       expect(v.members.every((m) => m.host.length > 0)).toBe(true);
@@ -145,15 +164,26 @@ describe("consumer-group description of 1, 2 and 3 worker processes on a 6-parti
       // 500 messages per partition over the window, summed over the member's partitions (the
       // window is reported rounded to 10 ms, so allow 2%).
       const expected = (500 * m.partitions.length) / window;
-      expect(Math.abs((m.processedPerSecond ?? 0) - expected), `${m.clientId}: ${m.processedPerSecond} vs ${expected.toFixed(1)}`).toBeLessThan(expected * 0.02);
-      const own = rated.partitions.filter((p) => m.partitions.includes(p.partition)).map((p) => p.processedPerSecond ?? 0);
-      expect(m.processedPerSecond ?? 0).toBeCloseTo(own.reduce((a, b) => a + b, 0), 1);
+      expect(
+        Math.abs((m.processedPerSecond ?? 0) - expected),
+        `${m.clientId}: ${m.processedPerSecond} vs ${expected.toFixed(1)}`,
+      ).toBeLessThan(expected * 0.02);
+      const own = rated.partitions
+        .filter((p) => m.partitions.includes(p.partition))
+        .map((p) => p.processedPerSecond ?? 0);
+      expect(m.processedPerSecond ?? 0).toBeCloseTo(
+        own.reduce((a, b) => a + b, 0),
+        1,
+      );
     }
   }, 120_000);
 
   it("GET /api/consumers serves the same description, validated by its schema", async () => {
     if (setupError) throw setupError;
-    const g = globalThis as typeof globalThis & { __dedupHealthConfig?: unknown; __dedupHealthConsumers?: { admin: Admin } };
+    const g = globalThis as typeof globalThis & {
+      __dedupHealthConfig?: unknown;
+      __dedupHealthConsumers?: { admin: Admin };
+    };
     const saved = g.__dedupHealthConfig;
     g.__dedupHealthConfig = parseConfig({ KAFKA_BROKERS: BROKERS.join(","), CONSUMER_TOPICS: topic });
     try {
@@ -176,7 +206,10 @@ describe("consumer-group description of 1, 2 and 3 worker processes on a 6-parti
   it("when a replica leaves the rest take its partitions; when all left the group is Empty and its lag shows", async () => {
     if (setupError) throw setupError;
     await stopWorker(workers.pop()!);
-    const two = await until((g) => g?.state === "Stable" && g.members.length === 2 && g.unassigned.length === 0, "2 members after one left");
+    const two = await until(
+      (g) => g?.state === "Stable" && g.members.length === 2 && g.unassigned.length === 0,
+      "2 members after one left",
+    );
     expectDisjointAndComplete(two, 2);
     while (workers.length) await stopWorker(workers.pop()!);
     const empty = await until((g) => g?.state === "Empty", "Empty group");

@@ -15,12 +15,17 @@ import { GET } from "./route";
 const own = ownKafka();
 const GROUP = own.group("ledger-readers");
 let topic = "";
-type G = typeof globalThis & { __dedupHealthConfig?: AppConfig; __dedupHealthConsumers?: { admin: { disconnect(): Promise<void> } } };
+type G = typeof globalThis & {
+  __dedupHealthConfig?: AppConfig;
+  __dedupHealthConsumers?: { admin: { disconnect(): Promise<void> } };
+};
 const g = globalThis as G;
 const saved = g.__dedupHealthConfig;
 
 beforeAll(async () => {
-  ({ names: [topic = ""] } = await own.topics("declared-topic", { "": 2 }));
+  ({
+    names: [topic = ""],
+  } = await own.topics("declared-topic", { "": 2 }));
   g.__dedupHealthConfig = parseConfig({ KAFKA_BROKERS: own.brokers.join(","), DEMO: "off", CONSUMER_DETAILS: "all" });
   // A group that consumed 3 records and committed them, then left.
   const kafka = new Kafka({ clientId: "declared-topic-test", brokers: [...own.brokers], logLevel: logLevel.NOTHING });
@@ -47,7 +52,9 @@ describe("GET /api/consumers with DEMO=off", () => {
     expect(refused.status).toBe(404);
 
     const info = infoDeclaration({ topic, group: GROUP, ttl_ms: "86400000", marking: "lease", lease_ms: "30000" });
-    setFleetInfo([{ service: "ledger", topic, groupId: GROUP, setup: setupFromInfo("post", info), source: "info", info }]);
+    setFleetInfo([
+      { service: "ledger", topic, groupId: GROUP, setup: setupFromInfo("post", info), source: "info", info },
+    ]);
     const res = await GET(new Request(`http://localhost/api/consumers?topic=${topic}&group=${GROUP}`));
     expect(res.status).toBe(200);
     const body = consumersResponseSchema.parse(await res.json());

@@ -44,7 +44,11 @@ describe("GET /api/consumers", () => {
     process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000"; // what `next start -H 127.0.0.1` sets: listening on loopback only
     try {
       g.__dedupHealthConfig = parseConfig({ KAFKA_BROKERS: "127.0.0.1:1", SHOW_UPSTREAM_DETAIL: "on" });
-      const res = await GET(new Request("http://localhost/api/consumers?topic=demo.events", { headers: { host: "localhost", "x-forwarded-for": "127.0.0.1" } }));
+      const res = await GET(
+        new Request("http://localhost/api/consumers?topic=demo.events", {
+          headers: { host: "localhost", "x-forwarded-for": "127.0.0.1" },
+        }),
+      );
       expect(res.status).toBe(503);
       expect(((await res.json()) as { detail: string }).detail).toMatch(/^kafka: cannot connect to 127\.0\.0\.1:1: /);
     } finally {

@@ -41,11 +41,21 @@ export function GET(req: Request): Promise<Response> {
     const q = { ...query, topic: query.topic ?? c.DEMO_TOPIC };
     // A topic a handler of the fleet declares consuming (its dedup_handler_info, last read) is described too: with DEMO=off the demo topic is no one's.
     const declared = declaredHandlers().some((d) => d.topic === q.topic);
-    if (!c.CONSUMER_TOPICS.includes(q.topic) && !declared) throw new NotFoundError(`topic ${q.topic} is neither one of CONSUMER_TOPICS (${c.CONSUMER_TOPICS.length} configured) nor declared by a handler's dedup_handler_info`);
-    const all = consumersForViewer(await answers().get(q.topic, () => getConsumers({ topic: q.topic })), c.SERVICE_NAME, c.CONSUMER_DETAILS);
+    if (!c.CONSUMER_TOPICS.includes(q.topic) && !declared)
+      throw new NotFoundError(
+        `topic ${q.topic} is neither one of CONSUMER_TOPICS (${c.CONSUMER_TOPICS.length} configured) nor declared by a handler's dedup_handler_info`,
+      );
+    const all = consumersForViewer(
+      await answers().get(q.topic, () => getConsumers({ topic: q.topic })),
+      c.SERVICE_NAME,
+      c.CONSUMER_DETAILS,
+    );
     if (q.group === undefined) return all;
     const groups = all.groups.filter((g) => g.groupId === q.group);
-    if (groups.length === 0) throw new BadRequestError(`group: not a consumer group of ${q.topic} (the groups consuming it are listed without a group parameter)`);
+    if (groups.length === 0)
+      throw new BadRequestError(
+        `group: not a consumer group of ${q.topic} (the groups consuming it are listed without a group parameter)`,
+      );
     return { ...all, groups };
   });
 }

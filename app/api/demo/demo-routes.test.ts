@@ -7,21 +7,35 @@ import { GET as getFaults, PUT as putFaults } from "./faults/route";
 
 /** Route handlers of the live-demo switches, called directly, in embedded mode, as from this machine. */
 const put = (fn: (r: Request) => Promise<Response>, body: unknown, headers: Record<string, string> = {}) =>
-  fn(new Request("http://localhost:3000/api/demo/x", { method: "PUT", headers: { "content-type": "application/json", ...LOCAL_REQUEST_HEADERS, ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) }));
+  fn(
+    new Request("http://localhost:3000/api/demo/x", {
+      method: "PUT",
+      headers: { "content-type": "application/json", ...LOCAL_REQUEST_HEADERS, ...headers },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    }),
+  );
 
 embeddedConfigPerTest();
 
 describe("demo API routes", () => {
   it("GET/PUT /api/demo/sources: a partial patch switches one source and keeps the others", async () => {
-    const before = demoSourcesSchema.parse(await (await getSources(new Request("http://localhost/api/demo/sources"))).json());
+    const before = demoSourcesSchema.parse(
+      await (await getSources(new Request("http://localhost/api/demo/sources"))).json(),
+    );
     expect(before.retryOnError.enabled).toBe(false);
-    const res = await put(putSources, { retryOnError: { enabled: true, rate: 0.3 }, forwarderRepublish: { delayMs: 1000 } });
+    const res = await put(putSources, {
+      retryOnError: { enabled: true, rate: 0.3 },
+      forwarderRepublish: { delayMs: 1000 },
+    });
     expect(res.status).toBe(200);
     const after = demoSourcesSchema.parse(await res.json());
     expect(after.retryOnError).toEqual({ enabled: true, rate: 0.3 });
     expect(after.forwarderRepublish).toEqual({ ...before.forwarderRepublish, delayMs: 1000 });
     expect(after.rebalance).toEqual(before.rebalance);
-    expect(demoSourcesSchema.parse(await (await getSources(new Request("http://localhost/api/demo/sources"))).json()).retryOnError.enabled).toBe(true);
+    expect(
+      demoSourcesSchema.parse(await (await getSources(new Request("http://localhost/api/demo/sources"))).json())
+        .retryOnError.enabled,
+    ).toBe(true);
   });
 
   it("PUT /api/demo/sources rejects out-of-range values, unknown fields and non-JSON with 400 { error, detail }", async () => {
@@ -37,11 +51,17 @@ describe("demo API routes", () => {
   it("GET/PUT /api/demo/faults: latency and error rate apply; a Redis cut-off in embedded mode is a 400 that says why", async () => {
     const res = await put(putFaults, { latencyMs: 30, errorRate: 0.1 });
     expect(res.status).toBe(200);
-    expect(demoFaultsSchema.parse(await res.json())).toMatchObject({ latencyMs: 30, errorRate: 0.1, redisCutoff: { available: false, active: false } });
+    expect(demoFaultsSchema.parse(await res.json())).toMatchObject({
+      latencyMs: 30,
+      errorRate: 0.1,
+      redisCutoff: { available: false, active: false },
+    });
     const cut = await put(putFaults, { redisCutoffMs: 5000 });
     expect(cut.status).toBe(400);
     expect(errorBodySchema.parse(await cut.json()).detail).toMatch(/real mode/);
-    expect(demoFaultsSchema.parse(await (await getFaults(new Request("http://localhost/api/demo/faults"))).json()).latencyMs).toBe(30);
+    expect(
+      demoFaultsSchema.parse(await (await getFaults(new Request("http://localhost/api/demo/faults"))).json()).latencyMs,
+    ).toBe(30);
     expect((await put(putFaults, { errorRate: -1 })).status).toBe(400);
   });
 
@@ -49,6 +69,8 @@ describe("demo API routes", () => {
     useConfig({ WORKSHOP_TOKEN: "token-of-at-least-16" });
     expect((await put(putFaults, { latencyMs: 0 })).status).toBe(401);
     expect((await put(putSources, { traffic: { enabled: false } })).status).toBe(401);
-    expect((await put(putSources, { traffic: { enabled: false } }, { authorization: "Bearer token-of-at-least-16" })).status).toBe(200);
+    expect(
+      (await put(putSources, { traffic: { enabled: false } }, { authorization: "Bearer token-of-at-least-16" })).status,
+    ).toBe(200);
   });
 });

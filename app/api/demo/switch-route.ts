@@ -13,7 +13,12 @@ import { consumerRuntime } from "@/server/runtime";
  * step in the ratio, latency or errors that follows. A switch the demo's mode cannot have (it
  * throws a `RangeError`, e.g. a Redis cut-off without Redis) is a 400 with the demo's reason.
  */
-export function demoSwitchRoute<S extends z.ZodType, T>(action: AuditAction, schema: S, get: (demo: DemoService) => T, set: (demo: DemoService, patch: z.output<S>) => T) {
+export function demoSwitchRoute<S extends z.ZodType, T>(
+  action: AuditAction,
+  schema: S,
+  get: (demo: DemoService) => T,
+  set: (demo: DemoService, patch: z.output<S>) => T,
+) {
   const apply = async (patch: z.output<S>): Promise<T> => {
     try {
       return set(consumerRuntime().demo, patch);
@@ -25,6 +30,8 @@ export function demoSwitchRoute<S extends z.ZodType, T>(action: AuditAction, sch
   return {
     GET: async (req: Request): Promise<Response> => answer(req, get(consumerRuntime().demo)),
     PUT: (req: Request): Promise<Response> =>
-      handleBody(req, schema, (patch) => audited(req, action, patch as object, false, () => apply(patch), NO_COUNTS, { service: config().SERVICE_NAME })),
+      handleBody(req, schema, (patch) =>
+        audited(req, action, patch as object, false, () => apply(patch), NO_COUNTS, { service: config().SERVICE_NAME }),
+      ),
   };
 }

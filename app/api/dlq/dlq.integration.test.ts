@@ -24,9 +24,16 @@ let topic: string;
 let dlq: string;
 let consumer: BuggyConsumer;
 
-const list = async (q: string) => dlqResponseSchema.parse(await (await GET(new Request(`http://localhost/api/dlq?${q}`))).json());
+const list = async (q: string) =>
+  dlqResponseSchema.parse(await (await GET(new Request(`http://localhost/api/dlq?${q}`))).json());
 const redrive = async (body: unknown) => {
-  const res = await POST(new Request("http://localhost/api/dlq/redrive", { method: "POST", headers: { "content-type": "application/json", host: "localhost", "x-forwarded-for": "127.0.0.1" }, body: JSON.stringify(body) }));
+  const res = await POST(
+    new Request("http://localhost/api/dlq/redrive", {
+      method: "POST",
+      headers: { "content-type": "application/json", host: "localhost", "x-forwarded-for": "127.0.0.1" },
+      body: JSON.stringify(body),
+    }),
+  );
   const json = await res.json();
   if (res.status !== 200) throw new Error(`redrive ${res.status}: ${JSON.stringify(json)}`);
   return redriveResponseSchema.parse(json);
@@ -55,7 +62,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await consumer?.stop();
   await setRedrivePublisher(null);
-  if (consumer) await own.redis.eval("for _,k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) end", 0, `${consumer.service}:*`);
+  if (consumer)
+    await own.redis.eval(
+      "for _,k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) end",
+      0,
+      `${consumer.service}:*`,
+    );
   delete process.env.__NEXT_PRIVATE_ORIGIN;
 });
 
@@ -63,9 +75,18 @@ describe("DLQ browser and re-drive", () => {
   it("lists a record without a UUID under marshal within seconds; a dry run reports it and publishes nothing", async () => {
     await kcatProduce(BROKERS, topic, 0, '{"no":"uuid"}', { [EVENT_TYPE_KEY]: "x" });
     const t0 = Date.now();
-    const entry = await until<DlqEntry>("the marshal record in the DLQ list", async () => (await list("reason=marshal")).entries[0]);
+    const entry = await until<DlqEntry>(
+      "the marshal record in the DLQ list",
+      async () => (await list("reason=marshal")).entries[0],
+    );
     expect(Date.now() - t0).toBeLessThan(15_000);
-    expect(entry).toMatchObject({ uuid: null, reasonClass: "marshal", topicPoisoned: topic, handler: consumer.handler, redrivable: false });
+    expect(entry).toMatchObject({
+      uuid: null,
+      reasonClass: "marshal",
+      topicPoisoned: topic,
+      handler: consumer.handler,
+      redrivable: false,
+    });
     const page = await list(`handler=${consumer.handler}`);
     expect(page.reasons).toMatchObject({ marshal: 1 });
     const before = await topicEnd();
@@ -77,8 +98,16 @@ describe("DLQ browser and re-drive", () => {
   it("re-drives a handler-error record once the handler is fixed: processed once, one side-effect row", async () => {
     const uuid = ulid();
     consumer.fail = (m) => m.uuid === uuid;
-    await own.kafka.publisher.publish(topic, { uuid, metadata: { [EVENT_TYPE_KEY]: "x" }, payload: Buffer.from('{"n":1}'), signal: new AbortController().signal, context: {} });
-    const entry = await until<DlqEntry>("the handler-error record", async () => (await list("reason=handler_error")).entries.find((e) => e.uuid === uuid));
+    await own.kafka.publisher.publish(topic, {
+      uuid,
+      metadata: { [EVENT_TYPE_KEY]: "x" },
+      payload: Buffer.from('{"n":1}'),
+      signal: new AbortController().signal,
+      context: {},
+    });
+    const entry = await until<DlqEntry>("the handler-error record", async () =>
+      (await list("reason=handler_error")).entries.find((e) => e.uuid === uuid),
+    );
     expect(entry).toMatchObject({ handler: consumer.handler, topicPoisoned: topic, redrivable: true });
     expect(await consumer.rows(uuid)).toBe(0);
 
@@ -101,7 +130,13 @@ describe("DLQ browser and re-drive", () => {
   it("refuses a DLQ topic that is not one of CONSUMER_TOPICS' (403) and a body with both uuids and filter (400)", async () => {
     const res = await GET(new Request("http://localhost/api/dlq?topic=other.dlq"));
     expect(res.status).toBe(403);
-    const bad = await POST(new Request("http://localhost/api/dlq/redrive", { method: "POST", headers: { "content-type": "application/json", host: "localhost", "x-forwarded-for": "127.0.0.1" }, body: JSON.stringify({ uuids: ["a"], filter: {}, dryRun: true }) }));
+    const bad = await POST(
+      new Request("http://localhost/api/dlq/redrive", {
+        method: "POST",
+        headers: { "content-type": "application/json", host: "localhost", "x-forwarded-for": "127.0.0.1" },
+        body: JSON.stringify({ uuids: ["a"], filter: {}, dryRun: true }),
+      }),
+    );
     expect(bad.status).toBe(400);
   });
 });

@@ -7,7 +7,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { dlqResponseSchema, redriveResponseSchema } from "@/lib/api/dlq";
 import { recordsResponseSchema } from "@/lib/api/records";
 import { DEMO_TOPIC } from "@/lib/api/consumers";
-import { dlqTopicOf, HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
+import {
+  dlqTopicOf,
+  HANDLER_POISONED_KEY,
+  REASON_POISONED_KEY,
+  SUBSCRIBER_POISONED_KEY,
+  TOPIC_POISONED_KEY,
+} from "@/names/dedup";
 import { embeddedLog, registerEmbeddedLog } from "@/server/observe/records/memory-reader";
 import { RECORD_SCAN_LIMITS } from "@/server/observe/records/scan";
 import { consumerRuntime } from "@/server/runtime";
@@ -27,7 +33,13 @@ const get = async (handler: (r: Request) => Promise<Response>, path: string) => 
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
 const redrive = async (body: unknown) => {
-  const res = await postRedrive(new Request("http://localhost/api/dlq/redrive", { method: "POST", headers: { ...LOCAL_REQUEST_HEADERS, "content-type": "application/json" }, body: JSON.stringify(body) }));
+  const res = await postRedrive(
+    new Request("http://localhost/api/dlq/redrive", {
+      method: "POST",
+      headers: { ...LOCAL_REQUEST_HEADERS, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+  );
   expect(res.status, await res.clone().text()).toBe(200);
   return redriveResponseSchema.parse(await res.json());
 };
@@ -40,11 +52,36 @@ async function demoBroker(): Promise<MemoryBroker> {
   registerEmbeddedLog(b);
   const pub = b.publisher();
   const signal = new AbortController().signal;
-  await pub.publish(DEMO_TOPIC, { uuid: "u-1", metadata: { "Event-Type": "review.created" }, payload: Buffer.from('{"a":1}'), signal, context: {} });
-  await pub.publish(DEMO_TOPIC, { uuid: "u-2", metadata: { "Event-Type": "review.created" }, payload: Buffer.from([0xff, 0x00]), signal, context: {} });
-  const poison = { [TOPIC_POISONED_KEY]: DEMO_TOPIC, [HANDLER_POISONED_KEY]: "on-review-created", [SUBSCRIBER_POISONED_KEY]: "memory/r1" };
-  await pub.publish(DLQ, { uuid: "u-bad", metadata: { ...poison, [REASON_POISONED_KEY]: "push provider: 500", "Event-Type": "review.created" }, payload: Buffer.from('{"bad":1}'), signal, context: {} });
-  b.produce(DLQ, { headers: { ...poison, [REASON_POISONED_KEY]: "marshal: no _watermill_message_uuid header" }, value: Buffer.from("{}") });
+  await pub.publish(DEMO_TOPIC, {
+    uuid: "u-1",
+    metadata: { "Event-Type": "review.created" },
+    payload: Buffer.from('{"a":1}'),
+    signal,
+    context: {},
+  });
+  await pub.publish(DEMO_TOPIC, {
+    uuid: "u-2",
+    metadata: { "Event-Type": "review.created" },
+    payload: Buffer.from([0xff, 0x00]),
+    signal,
+    context: {},
+  });
+  const poison = {
+    [TOPIC_POISONED_KEY]: DEMO_TOPIC,
+    [HANDLER_POISONED_KEY]: "on-review-created",
+    [SUBSCRIBER_POISONED_KEY]: "memory/r1",
+  };
+  await pub.publish(DLQ, {
+    uuid: "u-bad",
+    metadata: { ...poison, [REASON_POISONED_KEY]: "push provider: 500", "Event-Type": "review.created" },
+    payload: Buffer.from('{"bad":1}'),
+    signal,
+    context: {},
+  });
+  b.produce(DLQ, {
+    headers: { ...poison, [REASON_POISONED_KEY]: "marshal: no _watermill_message_uuid header" },
+    value: Buffer.from("{}"),
+  });
   return b;
 }
 
@@ -68,11 +105,35 @@ describe("records and the DLQ over the embedded broker", () => {
   it("opens a record by position and finds it by UUID: payload, headers, UUID and time as over Kafka", async () => {
     const b = await demoBroker();
     expect(b.records(DEMO_TOPIC)).toHaveLength(2); // round robin over 3 partitions: u-1 on 0, u-2 on 1
-    const one = recordsResponseSchema.parse((await get(getRecords, `/api/records?topic=${DEMO_TOPIC}&partition=0&offset=0`)).body);
-    expect(one.kind === "record" && one.record).toMatchObject({ topic: DEMO_TOPIC, partition: 0, offset: "0", uuid: "u-1", payload: { encoding: "utf-8", text: '{"a":1}' }, key: null });
-    expect(one.kind === "record" && one.record.headers).toContainEqual({ key: "Event-Type", value: { encoding: "utf-8", text: "review.created" } });
-    const found = recordsResponseSchema.parse((await get(getRecords, `/api/records?topic=${DEMO_TOPIC}&uuid=u-2`)).body);
-    expect(found.kind === "search" && found).toMatchObject({ complete: true, limits: { ...RECORD_SCAN_LIMITS }, records: [{ partition: 1, offset: "0", payload: { encoding: "base64", text: Buffer.from([0xff, 0x00]).toString("base64") } }] });
+    const one = recordsResponseSchema.parse(
+      (await get(getRecords, `/api/records?topic=${DEMO_TOPIC}&partition=0&offset=0`)).body,
+    );
+    expect(one.kind === "record" && one.record).toMatchObject({
+      topic: DEMO_TOPIC,
+      partition: 0,
+      offset: "0",
+      uuid: "u-1",
+      payload: { encoding: "utf-8", text: '{"a":1}' },
+      key: null,
+    });
+    expect(one.kind === "record" && one.record.headers).toContainEqual({
+      key: "Event-Type",
+      value: { encoding: "utf-8", text: "review.created" },
+    });
+    const found = recordsResponseSchema.parse(
+      (await get(getRecords, `/api/records?topic=${DEMO_TOPIC}&uuid=u-2`)).body,
+    );
+    expect(found.kind === "search" && found).toMatchObject({
+      complete: true,
+      limits: { ...RECORD_SCAN_LIMITS },
+      records: [
+        {
+          partition: 1,
+          offset: "0",
+          payload: { encoding: "base64", text: Buffer.from([0xff, 0x00]).toString("base64") },
+        },
+      ],
+    });
   });
 
   it("the same 404 and 403 as over Kafka: outside the log, a topic it does not hold, a topic not allowed", async () => {
@@ -113,6 +174,12 @@ describe("records and the DLQ over the embedded broker", () => {
     const all = b.records(DEMO_TOPIC);
     expect(all).toHaveLength(3);
     const sent = all.map((r) => decodeRecord(r.headers, r.value)).find((d) => d.ok && d.uuid === "u-bad");
-    expect(sent?.ok && [Buffer.from(sent.payload).toString(), sent.metadata[REASON_POISONED_KEY], sent.metadata["Event-Type"]]).toEqual(['{"bad":1}', undefined, "review.created"]);
+    expect(
+      sent?.ok && [
+        Buffer.from(sent.payload).toString(),
+        sent.metadata[REASON_POISONED_KEY],
+        sent.metadata["Event-Type"],
+      ],
+    ).toEqual(['{"bad":1}', undefined, "review.created"]);
   });
 });

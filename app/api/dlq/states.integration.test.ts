@@ -12,7 +12,13 @@ import { Registry } from "prom-client";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { discardResponseSchema, dlqResponseSchema, redriveResponseSchema } from "@/lib/api/dlq";
-import { HANDLER_POISONED_KEY, REASON_CLASS_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
+import {
+  HANDLER_POISONED_KEY,
+  REASON_CLASS_POISONED_KEY,
+  REASON_POISONED_KEY,
+  SUBSCRIBER_POISONED_KEY,
+  TOPIC_POISONED_KEY,
+} from "@/names/dedup";
 import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { newMessage } from "@/server/dedup/message";
 import { PostgresAuditStore } from "@/server/audit/store";
@@ -23,7 +29,12 @@ import { ownKafka } from "@/server/testing/own-kafka";
 import { GET } from "./route";
 import { POST as redrivePost } from "./redrive/route";
 import { POST as discardPost } from "./discard/route";
-import { clearDlqBacklog, dlqBacklog, readDlqBacklog, registerDlqBacklogGauge } from "@/server/observe/records/dlq-backlog";
+import {
+  clearDlqBacklog,
+  dlqBacklog,
+  readDlqBacklog,
+  registerDlqBacklogGauge,
+} from "@/server/observe/records/dlq-backlog";
 import { DLQ_STATE_TABLE, PostgresDlqStateStore, setDlqStateStore } from "@/server/observe/records/dlq-state";
 import { topicStates } from "@/server/observe/records/dlq-resolutions";
 import { setRecordReader } from "@/server/observe/records/records";
@@ -40,16 +51,29 @@ let audit: PostgresAuditStore;
 const uuids = Array.from({ length: 10 }, () => ulid());
 
 const post = async (handler: (r: Request) => Promise<Response>, url: string, body: unknown) => {
-  const res = await handler(new Request(`http://localhost${url}`, { method: "POST", headers: { "content-type": "application/json", host: "localhost", "x-forwarded-for": "127.0.0.1" }, body: JSON.stringify(body) }));
+  const res = await handler(
+    new Request(`http://localhost${url}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", host: "localhost", "x-forwarded-for": "127.0.0.1" },
+      body: JSON.stringify(body),
+    }),
+  );
   const json: unknown = await res.json();
   if (res.status !== 200) throw new Error(`${url} ${res.status}: ${JSON.stringify(json)}`);
   return json;
 };
 const poisoned = (u: string, i: number, on: string) =>
   newMessage(u, `{"order":${i}}`, {
-    metadata: { [HANDLER_POISONED_KEY]: "on-order-paid", [TOPIC_POISONED_KEY]: on, [REASON_CLASS_POISONED_KEY]: "handler_error", [REASON_POISONED_KEY]: "boom", [SUBSCRIBER_POISONED_KEY]: "kafka" },
+    metadata: {
+      [HANDLER_POISONED_KEY]: "on-order-paid",
+      [TOPIC_POISONED_KEY]: on,
+      [REASON_CLASS_POISONED_KEY]: "handler_error",
+      [REASON_POISONED_KEY]: "boom",
+      [SUBSCRIBER_POISONED_KEY]: "kafka",
+    },
   });
-const list = async (q: string) => dlqResponseSchema.parse(await (await GET(new Request(`http://localhost/api/dlq?${q}`))).json());
+const list = async (q: string) =>
+  dlqResponseSchema.parse(await (await GET(new Request(`http://localhost/api/dlq?${q}`))).json());
 
 /** One scrape of the dashboard's gauges: the backlog of open records summed, and the oldest open record's age. */
 async function scrape(registry: Registry): Promise<{ backlog: number; oldestAge: number | null }> {
@@ -57,8 +81,10 @@ async function scrape(registry: Registry): Promise<{ backlog: number; oldestAge:
   let backlog = 0;
   let oldestAge: number | null = null;
   for (const line of text.split("\n")) {
-    if (line.startsWith(`${OBSERVE_METRIC_NAMES.dlqBacklog}{topic="${topic}"`)) backlog += Number(line.split(" ").at(-1));
-    if (line.startsWith(`${OBSERVE_METRIC_NAMES.dlqOldestOpenAge}{topic="${topic}"}`)) oldestAge = Number(line.split(" ").at(-1));
+    if (line.startsWith(`${OBSERVE_METRIC_NAMES.dlqBacklog}{topic="${topic}"`))
+      backlog += Number(line.split(" ").at(-1));
+    if (line.startsWith(`${OBSERVE_METRIC_NAMES.dlqOldestOpenAge}{topic="${topic}"}`))
+      oldestAge = Number(line.split(" ").at(-1));
   }
   return { backlog, oldestAge };
 }
@@ -99,15 +125,26 @@ describe("DLQ record states", () => {
     expect(before.oldestAge! * 1000).toBeGreaterThanOrEqual(Date.now() - poisonedAt.get(uuids[0]!)! - 5000);
     expect(before.oldestAge! * 1000).toBeLessThanOrEqual(Date.now() - poisonedAt.get(uuids[0]!)!);
 
-    const r = redriveResponseSchema.parse(await post(redrivePost, "/api/dlq/redrive", { uuids: uuids.slice(0, 3), dryRun: false }));
+    const r = redriveResponseSchema.parse(
+      await post(redrivePost, "/api/dlq/redrive", { uuids: uuids.slice(0, 3), dryRun: false }),
+    );
     expect(r.redriven).toBe(3);
     expect((await scrape(registry)).backlog).toBe(7);
 
     // The two oldest: the oldest open record is now the 3rd published.
     const page = await list("state=open&limit=200");
-    const oldest = page.entries.filter((e) => uuids.indexOf(e.uuid!) >= 3).sort((a, b) => Number(BigInt(a.offset) - BigInt(b.offset))).slice(0, 2);
+    const oldest = page.entries
+      .filter((e) => uuids.indexOf(e.uuid!) >= 3)
+      .sort((a, b) => Number(BigInt(a.offset) - BigInt(b.offset)))
+      .slice(0, 2);
     expect(oldest.map((e) => e.uuid)).toEqual(uuids.slice(3, 5));
-    const d = discardResponseSchema.parse(await post(discardPost, "/api/dlq/discard", { positions: oldest.map((e) => ({ partition: e.partition, offset: e.offset })), why: "test orders, never real", dryRun: false }));
+    const d = discardResponseSchema.parse(
+      await post(discardPost, "/api/dlq/discard", {
+        positions: oldest.map((e) => ({ partition: e.partition, offset: e.offset })),
+        why: "test orders, never real",
+        dryRun: false,
+      }),
+    );
     expect(d).toMatchObject({ matched: 2, discarded: 2, notOpen: 0, notFound: 0 });
     const after = await scrape(registry);
     expect(after.backlog).toBe(5);
@@ -121,8 +158,14 @@ describe("DLQ record states", () => {
     expect(redrive).toMatchObject({ who: "local", changed: 3 });
     expect(redrive?.touched.uuids?.items.sort()).toEqual(uuids.slice(0, 3).sort());
     expect(redrive?.touched.sourceOffsets?.items).toHaveLength(3);
-    expect(discard).toMatchObject({ who: "local", changed: 2, filter: expect.objectContaining({ why: "test orders, never real" }) });
-    expect(discard?.touched.sourceOffsets?.items.sort()).toEqual(oldest.map((e) => `${dlq}/${e.partition}/${e.offset}`).sort());
+    expect(discard).toMatchObject({
+      who: "local",
+      changed: 2,
+      filter: expect.objectContaining({ why: "test orders, never real" }),
+    });
+    expect(discard?.touched.sourceOffsets?.items.sort()).toEqual(
+      oldest.map((e) => `${dlq}/${e.partition}/${e.offset}`).sort(),
+    );
     expect(discard?.touched.uuids?.items.sort()).toEqual(uuids.slice(3, 5).sort());
   }, 60_000);
 
@@ -134,18 +177,28 @@ describe("DLQ record states", () => {
       expect(byUuid.get(u)).toMatchObject({ state: "redriven", resolution: { who: "local", to: { topic, uuid: u } } });
       expect(byUuid.get(u)?.resolution?.to?.offset).toMatch(/^\d+$/);
     }
-    for (const u of uuids.slice(3, 5)) expect(byUuid.get(u)).toMatchObject({ state: "discarded", resolution: { who: "local", why: "test orders, never real" } });
+    for (const u of uuids.slice(3, 5))
+      expect(byUuid.get(u)).toMatchObject({
+        state: "discarded",
+        resolution: { who: "local", why: "test orders, never real" },
+      });
     expect((await list("limit=200")).entries.map((e) => e.uuid).sort()).toEqual(uuids.slice(5).sort());
     expect((await list("state=discarded&limit=200")).entries).toHaveLength(2);
   }, 60_000);
 
   it("a re-drive by filter leaves re-driven and discarded records alone; named by UUID, a re-driven one goes again", async () => {
-    const dry = redriveResponseSchema.parse(await post(redrivePost, "/api/dlq/redrive", { filter: { handler: "on-order-paid" }, dryRun: true }));
+    const dry = redriveResponseSchema.parse(
+      await post(redrivePost, "/api/dlq/redrive", { filter: { handler: "on-order-paid" }, dryRun: true }),
+    );
     expect(dry).toMatchObject({ matched: 5, notOpen: 5 });
-    const named = redriveResponseSchema.parse(await post(redrivePost, "/api/dlq/redrive", { uuids: [uuids[0]!], dryRun: true }));
+    const named = redriveResponseSchema.parse(
+      await post(redrivePost, "/api/dlq/redrive", { uuids: [uuids[0]!], dryRun: true }),
+    );
     expect(named.matched).toBe(1);
     // Discarding a record already discarded changes nothing.
-    const again = discardResponseSchema.parse(await post(discardPost, "/api/dlq/discard", { uuids: uuids.slice(3, 5), why: "again", dryRun: false }));
+    const again = discardResponseSchema.parse(
+      await post(discardPost, "/api/dlq/discard", { uuids: uuids.slice(3, 5), why: "again", dryRun: false }),
+    );
     expect(again).toMatchObject({ matched: 0, discarded: 0, notOpen: 2 });
   }, 60_000);
 
@@ -175,15 +228,29 @@ describe("DLQ record states", () => {
     const pool = new Pool({ connectionString: TEST_DATABASE_URL, max: 1 });
     try {
       await store.resolve(dlq2, [{ partition: 0, offset: "0", state: "discarded", who: "local", why: "a test order" }]);
-      const env: NodeJS.ProcessEnv = { ...process.env, KAFKA_BROKERS: own.brokers.join(","), CONSUMER_TOPICS: t2, DATABASE_URL: TEST_DATABASE_URL };
-      for (const k of ["REDIS_URL", "REDIS_CLUSTER_NODES", "PROMETHEUS_URL", "WORKSHOP_TOKEN", "DEMO_TOPIC"]) delete env[k];
-      const { stdout } = await promisify(execFile)("npx", ["tsx", "scripts/dlq-replay.ts", "--topic", dlq2], { cwd: process.cwd(), env, timeout: 90_000 });
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        KAFKA_BROKERS: own.brokers.join(","),
+        CONSUMER_TOPICS: t2,
+        DATABASE_URL: TEST_DATABASE_URL,
+      };
+      for (const k of ["REDIS_URL", "REDIS_CLUSTER_NODES", "PROMETHEUS_URL", "WORKSHOP_TOKEN", "DEMO_TOPIC"])
+        delete env[k];
+      const { stdout } = await promisify(execFile)("npx", ["tsx", "scripts/dlq-replay.ts", "--topic", dlq2], {
+        cwd: process.cwd(),
+        env,
+        timeout: 90_000,
+      });
       expect(stdout).toContain("replayed 3");
       expect(stdout).toContain("left 1 alone: already re-driven or discarded");
       const states = await store.resolved(dlq2);
       expect(states.get("0:0")).toMatchObject({ state: "discarded", why: "a test order" });
       for (const o of ["1", "2", "3"]) {
-        expect(states.get(`0:${o}`)).toMatchObject({ state: "redriven", who: expect.stringMatching(/^cli \(.+\)$/), to: { topic: t2 } });
+        expect(states.get(`0:${o}`)).toMatchObject({
+          state: "redriven",
+          who: expect.stringMatching(/^cli \(.+\)$/),
+          to: { topic: t2 },
+        });
         const to = states.get(`0:${o}`);
         expect(to?.state === "redriven" ? to.to.offset : null).toMatch(/^\d+$/);
       }

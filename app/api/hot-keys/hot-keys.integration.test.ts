@@ -16,10 +16,14 @@ const HANDLER = "on-review-created";
 const own = startDemoOnKafka("hotkeys");
 const { service, topic, registry, redis } = own;
 
-const deduplicated = async () => (await dedupMetrics(registry).deduplicated.get()).values.find((v) => v.labels.handler === HANDLER)?.value ?? 0;
+const deduplicated = async () =>
+  (await dedupMetrics(registry).deduplicated.get()).values.find((v) => v.labels.handler === HANDLER)?.value ?? 0;
 
 it("a 500-copy storm of one UUID is at the top of the handler's hot list, among 300 other repeated UUIDs", async () => {
-  const record = (uuid: string, n: number) => ({ value: JSON.stringify({ reviewId: n }), headers: { [WATERMILL_UUID_HEADER]: uuid, "Event-Type": "review.created" } });
+  const record = (uuid: string, n: number) => ({
+    value: JSON.stringify({ reviewId: n }),
+    headers: { [WATERMILL_UUID_HEADER]: uuid, "Event-Type": "review.created" },
+  });
   const storm = ulid();
   const others = Array.from({ length: 300 }, () => ulid());
   // Firsts: every UUID processed once, then the copies interleaved (each other UUID once more).
@@ -36,7 +40,9 @@ it("a 500-copy storm of one UUID is at the top of the handler's hot list, among 
     await new Promise((r) => setTimeout(r, 200));
   }
 
-  const res = await hotKeysGET(new Request(`http://localhost/api/hot-keys?${new URLSearchParams({ service, handler: HANDLER })}`));
+  const res = await hotKeysGET(
+    new Request(`http://localhost/api/hot-keys?${new URLSearchParams({ service, handler: HANDLER })}`),
+  );
   expect(res.status).toBe(200);
   const body = hotKeysResponseSchema.parse(await res.json());
   expect(body.total).toBe(800);

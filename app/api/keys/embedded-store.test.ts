@@ -28,12 +28,26 @@ const prefixOf = (h: string) => `notification:dedup:${h}`;
 
 beforeAll(async () => {
   const registry = new Registry();
-  demo = new DemoService({ transport: new MemoryTransport(), repository: repo, store: new MemorySideEffectStore(() => {}), service: "notification", registry, ratePerSec: 200, commitIntervalMs: 200 });
-  setObserveContext(createObserveContext({ metrics: new LocalSource(registry), redis: null, memory: () => [repo], mode: "embedded" }));
+  demo = new DemoService({
+    transport: new MemoryTransport(),
+    repository: repo,
+    store: new MemorySideEffectStore(() => {}),
+    service: "notification",
+    registry,
+    ratePerSec: 200,
+    commitIntervalMs: 200,
+  });
+  setObserveContext(
+    createObserveContext({ metrics: new LocalSource(registry), redis: null, memory: () => [repo], mode: "embedded" }),
+  );
   await demo.start();
   const end = Date.now() + 10_000;
   await sleep(1500);
-  while (Date.now() < end && DEMO_HANDLER_SPECS.some((h) => ![...repo.entries()].some((e) => e.key.startsWith(`${prefixOf(h.name)}:`)))) await sleep(100);
+  while (
+    Date.now() < end &&
+    DEMO_HANDLER_SPECS.some((h) => ![...repo.entries()].some((e) => e.key.startsWith(`${prefixOf(h.name)}:`)))
+  )
+    await sleep(100);
 }, 20_000);
 
 afterAll(async () => {
@@ -50,19 +64,31 @@ describe("embedded mode: the in-memory store behind the key routes", () => {
   it("a key just processed is found by its UUID, with state, TTL and an estimated size", async () => {
     const last = [...repo.entries()].filter((e) => e.key.startsWith(`${prefixOf("on-review-created")}:`)).at(-1)!;
     const uuid = last.key.slice(last.key.lastIndexOf(":") + 1);
-    const body = keyLookupResponseSchema.parse(await json(await lookupGET(new Request(`http://localhost/api/keys/lookup?uuid=${uuid}`))));
+    const body = keyLookupResponseSchema.parse(
+      await json(await lookupGET(new Request(`http://localhost/api/keys/lookup?uuid=${uuid}`))),
+    );
     expect(body.matches.map((m) => m.key)).toEqual([last.key]);
-    expect(body.matches[0]).toMatchObject({ service: "notification", handler: "on-review-created", bytesEstimated: true });
+    expect(body.matches[0]).toMatchObject({
+      service: "notification",
+      handler: "on-review-created",
+      bytesEstimated: true,
+    });
     expect(["done", "processing"]).toContain(body.matches[0]!.state);
     expect(body.matches[0]!.ttlMs).toBeGreaterThan(23 * 3_600_000);
-    const none = keyLookupResponseSchema.parse(await json(await lookupGET(new Request("http://localhost/api/keys/lookup?uuid=00000000-0000-4000-8000-000000000000"))));
+    const none = keyLookupResponseSchema.parse(
+      await json(
+        await lookupGET(new Request("http://localhost/api/keys/lookup?uuid=00000000-0000-4000-8000-000000000000")),
+      ),
+    );
     expect(none.matches).toEqual([]);
   });
 
   it("stops the traffic, then: counts, states and TTL buckets equal the store's contents", async () => {
     demo.setSources({ traffic: { enabled: false } });
     await sleep(1500);
-    const body = handlersResponseSchema.parse(await json(await handlersGET(new Request("http://localhost/api/handlers?refresh=1"))));
+    const body = handlersResponseSchema.parse(
+      await json(await handlersGET(new Request("http://localhost/api/handlers?refresh=1"))),
+    );
     await sleep(200);
     const d = handlersResponseSchema.parse(await json(await handlersGET(new Request("http://localhost/api/handlers"))));
     expect(body.storeKind).toBe("memory");
@@ -71,13 +97,23 @@ describe("embedded mode: the in-memory store behind the key routes", () => {
       const mine = entries.filter((e) => e.key.startsWith(`${prefixOf(h.name)}:`));
       const got = d.handlers.find((x) => x.prefix === prefixOf(h.name));
       expect(got, h.name).toBeDefined();
-      expect(got).toMatchObject({ keyCount: mine.length, exact: true, noTtlCount: 0, noTtlExact: true, ttlSampled: false, bytesEstimated: true });
+      expect(got).toMatchObject({
+        keyCount: mine.length,
+        exact: true,
+        noTtlCount: 0,
+        noTtlExact: true,
+        ttlSampled: false,
+        bytesEstimated: true,
+      });
       expect(got!.ttlBuckets.reduce((a, b) => a + b.count, 0)).toBe(mine.length);
       // Every settled key sits in the bucket of its TTL class (written seconds ago); leases (processing) wherever their lease TTL is.
       const settled = mine.filter((e) => !e.value.startsWith("processing"));
       const bucket = TTL_BUCKETS.findIndex((b) => b.maxMs === null || h.ttlMs - 60_000 < b.maxMs);
       expect(settled.length, h.name).toBeGreaterThan(0);
-      expect(got!.ttlBuckets[bucket]!.count - got!.ttlBuckets[bucket]!.processing, `${h.name}: ${JSON.stringify(got!.ttlBuckets)}`).toBe(settled.length);
+      expect(
+        got!.ttlBuckets[bucket]!.count - got!.ttlBuckets[bucket]!.processing,
+        `${h.name}: ${JSON.stringify(got!.ttlBuckets)}`,
+      ).toBe(settled.length);
       expect(got!.byState.processing).toBe(mine.length - settled.length);
       expect(got!.byState.exact).toBe(true);
       expect(got!.byState.done + got!.byState.processing + got!.byState.marked + got!.byState.other).toBe(mine.length);
@@ -93,7 +129,9 @@ describe("embedded mode: the in-memory store behind the key routes", () => {
       let cursor: string | null = null;
       do {
         const qs = new URLSearchParams({ prefix: prefixOf(h.name), count: "37", ...(cursor ? { cursor } : {}) });
-        const page = keysResponseSchema.parse(await json(await keysGET(new Request(`http://localhost/api/keys?${qs}`))));
+        const page = keysResponseSchema.parse(
+          await json(await keysGET(new Request(`http://localhost/api/keys?${qs}`))),
+        );
         seen.push(...page.keys.map((k) => k.key));
         cursor = page.cursor;
       } while (cursor);
@@ -101,7 +139,9 @@ describe("embedded mode: the in-memory store behind the key routes", () => {
       expect(seen.length, "no key twice").toBe(new Set(seen).size);
       expect(new Set(seen)).toEqual(want);
     }
-    const bad = await keysGET(new Request("http://localhost/api/keys?prefix=notification:dedup:on-review-created&cursor=nope"));
+    const bad = await keysGET(
+      new Request("http://localhost/api/keys?prefix=notification:dedup:on-review-created&cursor=nope"),
+    );
     expect(bad.status).toBe(400);
   });
 });
@@ -110,15 +150,26 @@ describe("MemoryInspector on a store with known contents", () => {
   it("counts keys without TTL exactly, ignores keys outside the globs, resumes after a deleted key", async () => {
     const now = Date.now();
     const keys: MemoryKey[] = [
-      ...Array.from({ length: 963 }, (_, i) => ({ key: `svc:dedup:h:k${i}`, value: "done", expiresAt: now + 3_600_000 * 2 })),
+      ...Array.from({ length: 963 }, (_, i) => ({
+        key: `svc:dedup:h:k${i}`,
+        value: "done",
+        expiresAt: now + 3_600_000 * 2,
+      })),
       ...Array.from({ length: 37 }, (_, i) => ({ key: `svc:dedup:h:n${i}`, value: "processing:t", expiresAt: null })),
       { key: "cache:user:1", value: "x", expiresAt: null },
     ];
     const map = new Map(keys.map((k) => [k.key, k]));
-    const store = { entries: () => map.values(), get: (k: string) => map.get(k)?.value ?? null, pttl: (k: string) => (map.has(k) ? (map.get(k)!.expiresAt === null ? -1 : map.get(k)!.expiresAt! - Date.now()) : -2) };
+    const store = {
+      entries: () => map.values(),
+      get: (k: string) => map.get(k)?.value ?? null,
+      pttl: (k: string) =>
+        map.has(k) ? (map.get(k)!.expiresAt === null ? -1 : map.get(k)!.expiresAt! - Date.now()) : -2,
+    };
     const ins = new MemoryInspector(() => [store]);
     const r = await ins.run();
-    expect(r.handlers.map((h) => [h.prefix, h.keyCount, h.noTtlCount, h.noTtlExact])).toEqual([["svc:dedup:h", 1000, 37, true]]);
+    expect(r.handlers.map((h) => [h.prefix, h.keyCount, h.noTtlCount, h.noTtlExact])).toEqual([
+      ["svc:dedup:h", 1000, 37, true],
+    ]);
     expect(r.handlers[0]!.ttlBuckets.find((b) => b.label === "1 – 6 h")!.count).toBe(963);
     expect(r.handlers[0]!.byState).toMatchObject({ processing: 37, done: 963, exact: true });
     const p1 = ins.browse({ prefix: "svc:dedup:h", count: 500 });

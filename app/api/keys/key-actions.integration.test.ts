@@ -48,15 +48,34 @@ async function auditStoreNow(): Promise<PostgresAuditStore> {
   await setAuditStore(store);
   return store;
 }
-const audit = async () => auditResponseSchema.parse(await (await auditGET(new Request("http://localhost/api/audit?action=keys.forget"))).json());
+const audit = async () =>
+  auditResponseSchema.parse(
+    await (await auditGET(new Request("http://localhost/api/audit?action=keys.forget"))).json(),
+  );
 
-async function call(route: (r: Request) => Promise<Response>, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await route(new Request("http://localhost/api/keys/x", { method: "POST", headers: { "content-type": "application/json", ...LOCAL_REQUEST_HEADERS }, body: JSON.stringify(body) }));
+async function call(
+  route: (r: Request) => Promise<Response>,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await route(
+    new Request("http://localhost/api/keys/x", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...LOCAL_REQUEST_HEADERS },
+      body: JSON.stringify(body),
+    }),
+  );
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
 function useContext(redisLike: RedisLike | null, prefixes?: string[]) {
-  setObserveContext(createObserveContext({ metrics: new LocalSource(new Registry()), redis: redisLike, prefixes, memory: redisLike ? undefined : () => [] }));
+  setObserveContext(
+    createObserveContext({
+      metrics: new LocalSource(new Registry()),
+      redis: redisLike,
+      prefixes,
+      memory: redisLike ? undefined : () => [],
+    }),
+  );
 }
 
 async function until(what: string, ok: () => Promise<boolean>, ms = 30_000): Promise<void> {
@@ -70,9 +89,16 @@ async function until(what: string, ok: () => Promise<boolean>, ms = 30_000): Pro
 beforeAll(async () => {
   // A server bound to 127.0.0.1 and requests from this machine: the access rules have their own test.
   process.env.__NEXT_PRIVATE_ORIGIN = "http://127.0.0.1:3000";
-  g.__dedupHealthConfig = parseConfig({ KAFKA_BROKERS: BROKERS, CONSUMER_TOPICS: topic, REDIS_URL: "redis://127.0.0.1:6379" });
+  g.__dedupHealthConfig = parseConfig({
+    KAFKA_BROKERS: BROKERS,
+    CONSUMER_TOPICS: topic,
+    REDIS_URL: "redis://127.0.0.1:6379",
+  });
   transport = new KafkaTransport([BROKERS]);
-  await transport.createTopics([{ name: topic, partitions: 2 }, { name: `${topic}.dlq`, partitions: 1 }]);
+  await transport.createTopics([
+    { name: topic, partitions: 2 },
+    { name: `${topic}.dlq`, partitions: 1 },
+  ]);
   redis = new Redis("redis://127.0.0.1:6379");
   observeRedis = createObserveRedis({ url: "redis://127.0.0.1:6379" });
   consumer = await startBuggyConsumer({ transport, topic, dlqTopic: `${topic}.dlq`, redis });
@@ -86,7 +112,11 @@ afterAll(async () => {
   await setAuditStore(null);
   await consumer?.stop();
   setObserveContext(null);
-  await redis.eval("for _,k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) end", 0, `${consumer.service}:*`);
+  await redis.eval(
+    "for _,k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) end",
+    0,
+    `${consumer.service}:*`,
+  );
   redis.disconnect();
   observeRedis.disconnect();
   await transport.deleteTopics([topic, `${topic}.dlq`]);
@@ -99,7 +129,17 @@ describe("key actions", () => {
   it("after a handler bug: forget 50 keys by UUID (dry run 50, real 50, redis-cli agrees), replay, each processed once", async () => {
     useContext(observeRedis);
     const uuids = Array.from({ length: 50 }, () => ulid());
-    const publish = () => transport.publisher.publish(topic, ...uuids.map((uuid) => ({ uuid, metadata: { [EVENT_TYPE_KEY]: "x" }, payload: Buffer.from(`{"u":"${uuid}"}`), signal: new AbortController().signal, context: {} })));
+    const publish = () =>
+      transport.publisher.publish(
+        topic,
+        ...uuids.map((uuid) => ({
+          uuid,
+          metadata: { [EVENT_TYPE_KEY]: "x" },
+          payload: Buffer.from(`{"u":"${uuid}"}`),
+          signal: new AbortController().signal,
+          context: {},
+        })),
+      );
     consumer.swallow = true; // the bug: acked, keys marked done, no side effect
     await publish();
     const keys = uuids.map((u) => `${consumer.service}:dedup:${consumer.handler}:${u}`);
@@ -143,10 +183,23 @@ describe("key actions", () => {
     const refused = await call(ttl, { service, handler, uuids: ["a"], ttlMs: 30 * 86_400_000, dryRun: false });
     expect(refused.status).toBe(400);
     expect(refused.body.detail).toMatch(/TTL policy/);
-    const ok = ttlResponseSchema.parse((await call(ttl, { service, handler, uuids: ["a"], ttlMs: 60_000, dryRun: false })).body);
+    const ok = ttlResponseSchema.parse(
+      (await call(ttl, { service, handler, uuids: ["a"], ttlMs: 60_000, dryRun: false })).body,
+    );
     expect(ok).toMatchObject({ matched: 1, changed: 1, beyondPolicy: false, policySource: "default" });
     expect(await redis.pttl(`${prefix}:a`)).toBeLessThanOrEqual(60_000);
-    const beyond = ttlResponseSchema.parse((await call(ttl, { service, handler, uuids: ["a"], ttlMs: 30 * 86_400_000, allowBeyondPolicy: true, dryRun: false })).body);
+    const beyond = ttlResponseSchema.parse(
+      (
+        await call(ttl, {
+          service,
+          handler,
+          uuids: ["a"],
+          ttlMs: 30 * 86_400_000,
+          allowBeyondPolicy: true,
+          dryRun: false,
+        })
+      ).body,
+    );
     expect(beyond.beyondPolicy).toBe(true);
     await redis.unlink(`${prefix}:a`);
   });
@@ -165,12 +218,15 @@ describe("key actions", () => {
     useContext(cluster);
     const service = `act-cl-${randomBytes(3).toString("hex")}`;
     const prefix = `${service}:dedup:h`;
-    for (let i = 0; i < 120; i++) await cluster.set(`${prefix}:${i}`, i % 3 === 0 ? "processing:tok" : "done:t:0:1", "PX", 600_000);
+    for (let i = 0; i < 120; i++)
+      await cluster.set(`${prefix}:${i}`, i % 3 === 0 ? "processing:tok" : "done:t:0:1", "PX", 600_000);
     // Tokens that name no owner: their owners cannot be known dead, so they are chosen only with leases: "all".
     const sel = { service, handler: "h", state: "processing", leases: "all" };
     const dry = forgetResponseSchema.parse((await call(forget, { ...sel, dryRun: true })).body);
     expect(dry).toMatchObject({ matched: 40, deleted: 0 });
-    expect(forgetResponseSchema.parse((await call(forget, { ...sel, previewId: dry.previewId, dryRun: false })).body)).toMatchObject({ matched: 40, deleted: 40, skipped: 0, complete: true });
+    expect(
+      forgetResponseSchema.parse((await call(forget, { ...sel, previewId: dry.previewId, dryRun: false })).body),
+    ).toMatchObject({ matched: 40, deleted: 40, skipped: 0, complete: true });
     let left = 0;
     for (let i = 0; i < 120; i++) left += await cluster.exists(`${prefix}:${i}`);
     expect(left).toBe(80);
@@ -182,11 +238,20 @@ describe("key actions", () => {
     const repo = registerMemoryStore(new MemoryRepository());
     await repo.claim("notification:dedup:mem:u1", "done", 60_000);
     await repo.claim("notification:dedup:mem:u2", "processing:x", 60_000);
-    setObserveContext(createObserveContext({ metrics: new LocalSource(new Registry()), redis: null, memory: () => [repo] }));
-    const dry = forgetResponseSchema.parse((await call(forget, { service: "notification", handler: "mem", state: "any", leases: "all", dryRun: true })).body);
+    setObserveContext(
+      createObserveContext({ metrics: new LocalSource(new Registry()), redis: null, memory: () => [repo] }),
+    );
+    const dry = forgetResponseSchema.parse(
+      (await call(forget, { service: "notification", handler: "mem", state: "any", leases: "all", dryRun: true })).body,
+    );
     expect(dry).toMatchObject({ matched: 2, deleted: 0 });
-    const doneOnly = forgetResponseSchema.parse((await call(forget, { service: "notification", handler: "mem", state: "done", dryRun: true })).body);
-    const real = forgetResponseSchema.parse((await call(forget, { service: "notification", handler: "mem", previewId: doneOnly.previewId, dryRun: false })).body);
+    const doneOnly = forgetResponseSchema.parse(
+      (await call(forget, { service: "notification", handler: "mem", state: "done", dryRun: true })).body,
+    );
+    const real = forgetResponseSchema.parse(
+      (await call(forget, { service: "notification", handler: "mem", previewId: doneOnly.previewId, dryRun: false }))
+        .body,
+    );
     expect(real).toMatchObject({ matched: 1, deleted: 1 });
     expect(repo.get("notification:dedup:mem:u1")).toBeNull();
     expect(repo.get("notification:dedup:mem:u2")).toBe("processing:x");

@@ -19,7 +19,10 @@ const PREFIX = "notification:dedup:on-review-created";
 const HOUR = 3_600_000;
 const repo = new MemoryRepository();
 /** Written in shuffled order, so key order is not insertion order. */
-const uuids = Array.from({ length: 95 }, (_, i) => `0190a0b0-0000-7000-8000-${String((i * 37) % 95).padStart(12, "0")}`);
+const uuids = Array.from(
+  { length: 95 },
+  (_, i) => `0190a0b0-0000-7000-8000-${String((i * 37) % 95).padStart(12, "0")}`,
+);
 let justProcessed = "";
 
 beforeAll(async () => {
@@ -34,7 +37,8 @@ beforeAll(async () => {
   await repo.markDone(`${PREFIX}:${justProcessed}`, "done", 24 * HOUR);
   // A separate module registry: its MemoryInspector is a different class from the routes' copy.
   vi.resetModules();
-  const other = (await import("@/server/observe/keys/memory-inspector")) as typeof import("@/server/observe/keys/memory-inspector");
+  const other =
+    (await import("@/server/observe/keys/memory-inspector")) as typeof import("@/server/observe/keys/memory-inspector");
   expect(other.MemoryInspector).not.toBe(MemoryInspector);
   const ctx = createObserveContext({ metrics: new LocalSource(new Registry()), redis: null, mode: "embedded" });
   ctx.inspector = new other.MemoryInspector(() => [repo]);
@@ -81,12 +85,25 @@ describe("embedded key routes through the KeySource surface (inspector from anot
   });
 
   it("/api/keys/lookup finds the UUID just processed, with its handler, state, TTL and estimated size", async () => {
-    const body = keyLookupResponseSchema.parse(await json(await lookupGET(new Request(`http://localhost/api/keys/lookup?uuid=${justProcessed}`))));
+    const body = keyLookupResponseSchema.parse(
+      await json(await lookupGET(new Request(`http://localhost/api/keys/lookup?uuid=${justProcessed}`))),
+    );
     expect(body.matches).toHaveLength(1);
-    expect(body.matches[0]).toMatchObject({ key: `${PREFIX}:${justProcessed}`, service: "notification", handler: "on-review-created", state: "done", bytesEstimated: true, prefix: PREFIX });
+    expect(body.matches[0]).toMatchObject({
+      key: `${PREFIX}:${justProcessed}`,
+      service: "notification",
+      handler: "on-review-created",
+      state: "done",
+      bytesEstimated: true,
+      prefix: PREFIX,
+    });
     expect(body.matches[0]!.ttlMs).toBeGreaterThan(23 * HOUR);
     expect(body.checkedPrefixes).toBeGreaterThanOrEqual(2); // both counted prefixes were candidates
-    const none = keyLookupResponseSchema.parse(await json(await lookupGET(new Request("http://localhost/api/keys/lookup?uuid=00000000-0000-4000-8000-000000000000"))));
+    const none = keyLookupResponseSchema.parse(
+      await json(
+        await lookupGET(new Request("http://localhost/api/keys/lookup?uuid=00000000-0000-4000-8000-000000000000")),
+      ),
+    );
     expect(none.matches).toEqual([]);
   });
 });

@@ -42,7 +42,13 @@ let lfu: OwnRedis;
 let lfuObserve: RedisLike;
 
 async function call(body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await forget(new Request("http://localhost/api/keys/forget", { method: "POST", headers: { "content-type": "application/json", ...LOCAL_REQUEST_HEADERS }, body: JSON.stringify(body) }));
+  const res = await forget(
+    new Request("http://localhost/api/keys/forget", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...LOCAL_REQUEST_HEADERS },
+      body: JSON.stringify(body),
+    }),
+  );
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 const ok = async (body: unknown) => {
@@ -50,7 +56,8 @@ const ok = async (body: unknown) => {
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return forgetResponseSchema.parse(r.body);
 };
-const cliExists = async (keys: string[]) => Number((await promisify(execFile)("redis-cli", ["-p", "6379", "EXISTS", ...keys])).stdout.trim());
+const cliExists = async (keys: string[]) =>
+  Number((await promisify(execFile)("redis-cli", ["-p", "6379", "EXISTS", ...keys])).stdout.trim());
 
 /** An observe context on `r` whose metrics say which replicas are alive (`dedup_consumer_info`). */
 async function useContext(r: RedisLike, liveReplicas: string[] = []) {
@@ -88,11 +95,21 @@ describe("key actions bound to their preview", () => {
   it("forget state=done removes every done form (plain, position, fingerprint, both, the naive 1) and nothing else (redis-cli agrees)", async () => {
     await useContext(observeRedis);
     const p = `${service}:dedup:forms`;
-    const done = { plain: "done", position: "done:demo.events:3:18244", fingerprint: "done#AbC_-12", both: "done:demo.events:3:18245#AbC_-12", naive: "1" };
+    const done = {
+      plain: "done",
+      position: "done:demo.events:3:18244",
+      fingerprint: "done#AbC_-12",
+      both: "done:demo.events:3:18245#AbC_-12",
+      naive: "1",
+    };
     const others = { lease: "processing:gone-1/tok0", claimed: "claimed:x/t1", other: "doner" };
     for (const [k, v] of Object.entries({ ...done, ...others })) await redis.set(`${p}:${k}`, v, "PX", 600_000);
     const dry = await ok({ service, handler: "forms", state: "done", dryRun: true });
-    expect(dry.keys.map((k) => k.key).sort()).toEqual(Object.keys(done).map((k) => `${p}:${k}`).sort());
+    expect(dry.keys.map((k) => k.key).sort()).toEqual(
+      Object.keys(done)
+        .map((k) => `${p}:${k}`)
+        .sort(),
+    );
     const real = await ok({ service, handler: "forms", previewId: dry.previewId, dryRun: false });
     expect(real).toMatchObject({ matched: 5, deleted: 5, skipped: 0 });
     expect(await cliExists(Object.keys(done).map((k) => `${p}:${k}`))).toBe(0);
@@ -149,7 +166,12 @@ describe("key actions bound to their preview", () => {
     const keys = Array.from({ length: 12 }, (_, i) => `${p}:${i}`);
     for (const k of keys) await redis.set(k, "done", "PX", 600_000);
     const dry = await ok({ service, handler: "bound", state: "done", dryRun: true });
-    expect(dry).toMatchObject({ matched: 12, deleted: 0, complete: true, selection: { state: "done", olderThanMs: null } });
+    expect(dry).toMatchObject({
+      matched: 12,
+      deleted: 0,
+      complete: true,
+      selection: { state: "done", olderThanMs: null },
+    });
     expect(dry.previewId).toMatch(/^[A-Za-z0-9_-]{8,}$/);
     await redis.set(keys[0]!, "processing:other-host-1/x0", "PX", 600_000); // taken again by a consumer meanwhile
     await redis.set(`${p}:late`, "done", "PX", 600_000); // processed after the dry run
@@ -161,9 +183,15 @@ describe("key actions bound to their preview", () => {
     // The preview is used up: a second confirmation deletes nothing more.
     expect((await call({ service, handler: "bound", previewId: dry.previewId, dryRun: false })).status).toBe(400);
     // The trail keeps the keys deleted and the selection the dry run chose.
-    const entries = auditResponseSchema.parse(await (await auditGET(new Request("http://localhost/api/audit?action=keys.forget"))).json()).entries;
+    const entries = auditResponseSchema.parse(
+      await (await auditGET(new Request("http://localhost/api/audit?action=keys.forget"))).json(),
+    ).entries;
     const row = entries.find((e) => !e.dryRun && e.result === "ok" && e.filter.previewId === dry.previewId)!;
-    expect(row).toMatchObject({ matched: 12, changed: 11, filter: { state: "done", leases: "dead", previewId: dry.previewId } });
+    expect(row).toMatchObject({
+      matched: 12,
+      changed: 11,
+      filter: { state: "done", leases: "dead", previewId: dry.previewId },
+    });
     expect(row.touched.keys!.total).toBe(11);
     expect([...row.touched.keys!.items].sort()).toEqual(keys.slice(1).sort());
   });
@@ -207,7 +235,13 @@ describe("key actions bound to their preview", () => {
     let seen: string | null = null;
     await d.middleware(async (msg) => {
       seen = repo.get(d.keyOf(msg));
-    })({ uuid: "u1", metadata: {}, payload: Buffer.from("{}"), context: { handler: "h" }, signal: new AbortController().signal } as never);
+    })({
+      uuid: "u1",
+      metadata: {},
+      payload: Buffer.from("{}"),
+      context: { handler: "h" },
+      signal: new AbortController().signal,
+    } as never);
     expect(seen).toMatch(/^processing:/);
     expect(claimOwnerOf(seen!)).toBe(`${hostname()}-${process.pid}`);
   });

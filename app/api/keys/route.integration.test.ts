@@ -54,7 +54,11 @@ describe("GET /api/keys paged by one viewer", () => {
     do {
       const q = new URLSearchParams({ prefix: PREFIX, count: "50" });
       if (cursor) q.set("cursor", cursor);
-      const res = await GET(new Request(`http://localhost/api/keys?${q}`, { headers: { host: "localhost", "x-forwarded-for": "127.0.0.1" } }));
+      const res = await GET(
+        new Request(`http://localhost/api/keys?${q}`, {
+          headers: { host: "localhost", "x-forwarded-for": "127.0.0.1" },
+        }),
+      );
       const text = await res.text();
       expect(res.status, `page ${pages + 1}: ${text}`).toBe(200);
       const body = keysResponseSchema.parse(JSON.parse(text));

@@ -11,5 +11,7 @@ export const runtime = "nodejs";
  * cursor. 429 + `Retry-After` when the caller has 2 requests in progress or the shared Redis budget is spent.
  */
 export function GET(req: Request): Promise<Response> {
-  return handleQuery(req, keysQuerySchema, (q) => browseClients().run(browseClient(req), () => browseKeys(observeContext(), q)));
+  return handleQuery(req, keysQuerySchema, (q) =>
+    browseClients().run(browseClient(req), () => browseKeys(observeContext(), q)),
+  );
 }

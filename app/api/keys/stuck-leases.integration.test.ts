@@ -33,7 +33,11 @@ let observeRedis: RedisLike;
 
 /** Starts a lease holder with `n` leases; resolves with its replica id once they are in Redis. */
 function holder(n: number, port: number): Promise<{ child: ChildProcess; replica: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "server/testing/lease-holder.ts", REDIS, service, handler, String(n), String(port)], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "server/testing/lease-holder.ts", REDIS, service, handler, String(n), String(port)],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   children.push(child);
   let err = "";
   child.stderr!.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-2000)));
@@ -81,17 +85,34 @@ describe("stuck leases after a SIGKILL", () => {
     const [live, dead] = await Promise.all([holder(3, pa), holder(4, pb)]);
     prom = await startOwnPrometheus({ targets: [`127.0.0.1:${pa}`, `127.0.0.1:${pb}`], ruleFiles: [], intervalSec: 1 });
     const metrics = new PrometheusSource(prom.url, { cacheTtlMs: 0 });
-    const replicas = async () => new Set((await metrics.instant("consumer_instances")).filter((s) => s.labels.service === service).map((s) => s.labels.replica));
+    const replicas = async () =>
+      new Set(
+        (await metrics.instant("consumer_instances"))
+          .filter((s) => s.labels.service === service)
+          .map((s) => s.labels.replica),
+      );
     await until("both replicas scraped", async () => (await replicas()).size === 2);
     process.kill(dead.child.pid!, "SIGKILL");
     await until("the killed replica gone from the scrape", async () => !(await replicas()).has(dead.replica));
     setObserveContext(createObserveContext({ metrics, redis: observeRedis }));
 
-    const res = await forget(new Request("http://localhost/api/keys/forget", { method: "POST", headers: { "content-type": "application/json", ...LOCAL_REQUEST_HEADERS }, body: JSON.stringify({ service, handler, state: "processing", dryRun: true }) }));
+    const res = await forget(
+      new Request("http://localhost/api/keys/forget", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...LOCAL_REQUEST_HEADERS },
+        body: JSON.stringify({ service, handler, state: "processing", dryRun: true }),
+      }),
+    );
     const dry = forgetResponseSchema.parse(await res.json());
     expect(dry).toMatchObject({ matched: 4, liveLeasesLeft: 3 });
     expect(dry.keys.map((k) => [k.owner, k.ownerAlive])).toEqual(Array(4).fill([dead.replica, false]));
-    const real = await forget(new Request("http://localhost/api/keys/forget", { method: "POST", headers: { "content-type": "application/json", ...LOCAL_REQUEST_HEADERS }, body: JSON.stringify({ service, handler, previewId: dry.previewId, dryRun: false }) }));
+    const real = await forget(
+      new Request("http://localhost/api/keys/forget", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...LOCAL_REQUEST_HEADERS },
+        body: JSON.stringify({ service, handler, previewId: dry.previewId, dryRun: false }),
+      }),
+    );
     expect(forgetResponseSchema.parse(await real.json())).toMatchObject({ deleted: 4, skipped: 0 });
     const left = await redis.keys(`${service}:dedup:${handler}:*`);
     expect(left.sort()).toEqual([0, 1, 2].map((i) => `${service}:dedup:${handler}:${live.replica}-${i}`));

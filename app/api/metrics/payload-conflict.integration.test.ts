@@ -10,7 +10,14 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { METRIC_NAMES, POISON_REASON_CLASS, REASON_CLASS_POISONED_KEY, REASON_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/names/dedup";
+import {
+  METRIC_NAMES,
+  POISON_REASON_CLASS,
+  REASON_CLASS_POISONED_KEY,
+  REASON_POISONED_KEY,
+  TOPIC_POISONED_KEY,
+  WATERMILL_UUID_HEADER,
+} from "@/names/dedup";
 import { payloadText } from "@/server/dedup/message";
 import { RedisRepository } from "@/server/dedup/redis-repository";
 import { Router } from "@/server/dedup/router";
@@ -39,7 +46,12 @@ beforeAll(async () => {
   await new Promise<void>((r) => app!.listen(0, "127.0.0.1", r));
   const port = (app.address() as AddressInfo).port;
   appUrl = `http://127.0.0.1:${port}/api/metrics`;
-  prom = await startOwnPrometheus({ targets: [`127.0.0.1:${port}`], metricsPath: "/api/metrics", ruleFiles: [RULES], intervalSec: 1 });
+  prom = await startOwnPrometheus({
+    targets: [`127.0.0.1:${port}`],
+    metricsPath: "/api/metrics",
+    ruleFiles: [RULES],
+    intervalSec: 1,
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -51,13 +63,19 @@ afterAll(async () => {
 function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
   for (const line of text.split("\n")) {
     if (!line.startsWith(`${name}{`)) continue;
-    if (Object.entries(labels).every(([l, v]) => line.includes(`${l}="${v}"`))) return Number(line.slice(line.lastIndexOf(" ") + 1));
+    if (Object.entries(labels).every(([l, v]) => line.includes(`${l}="${v}"`)))
+      return Number(line.slice(line.lastIndexOf(" ") + 1));
   }
   return undefined;
 }
 
 async function firing(alert: string, labels: Record<string, string>): Promise<boolean> {
-  return (await promAlerts(prom!.url)).some((a) => a.labels.alertname === alert && a.state === "firing" && Object.entries(labels).every(([l, v]) => a.labels[l] === v));
+  return (await promAlerts(prom!.url)).some(
+    (a) =>
+      a.labels.alertname === alert &&
+      a.state === "firing" &&
+      Object.entries(labels).every(([l, v]) => a.labels[l] === v),
+  );
 }
 
 describe("payload conflict: kcat → consumer → /api/metrics → Prometheus", () => {
@@ -76,22 +94,40 @@ describe("payload conflict: kcat → consumer → /api/metrics → Prometheus", 
     router.addHandler({
       name: handler,
       topic: topic!,
-      subscriber: new KafkaSubscriber({ brokers: k.brokers, groupId: k.group("conflictapp"), chunkSize: 10, nackDelayMs: 50 }),
-      middleware: defaultStack({ dlqPublisher: k.kafka.publisher, dlqTopic: dlq!, retry: { maxRetries: 0 }, dedup: { repository: new RedisRepository(k.redis), service, registry: appRegistry(), logger: () => undefined } }),
+      subscriber: new KafkaSubscriber({
+        brokers: k.brokers,
+        groupId: k.group("conflictapp"),
+        chunkSize: 10,
+        nackDelayMs: 50,
+      }),
+      middleware: defaultStack({
+        dlqPublisher: k.kafka.publisher,
+        dlqTopic: dlq!,
+        retry: { maxRetries: 0 },
+        dedup: { repository: new RedisRepository(k.redis), service, registry: appRegistry(), logger: () => undefined },
+      }),
       handler: async (msg) => void ran.push(payloadText(msg)),
     });
     const counter = METRIC_NAMES.payloadConflicts;
     // The zero series exists from registration, on the endpoint and (once scraped) in Prometheus:
     // the conflict is an increase from 0, which is what the rule's increase() sees.
     expect(sample(await (await fetch(appUrl)).text(), counter, labels)).toBe(0);
-    await until(async () => (await promQuery(prom!.url, `${counter}{service="${service}",handler="${handler}"}`)).length === 1, 20_000, "Prometheus to scrape the zero series");
+    await until(
+      async () => (await promQuery(prom!.url, `${counter}{service="${service}",handler="${handler}"}`)).length === 1,
+      20_000,
+      "Prometheus to scrape the zero series",
+    );
     void router.run();
     try {
       await router.running;
       const brokers = k.brokers.join(",");
       await kcatProduce(brokers, topic!, 0, '{"amount":10}', { [WATERMILL_UUID_HEADER]: uuid });
       await kcatProduce(brokers, topic!, 0, '{"amount":99}', { [WATERMILL_UUID_HEADER]: uuid });
-      await until(async () => sample(await (await fetch(appUrl)).text(), counter, labels) === 1, 30_000, "the conflict counter on /api/metrics");
+      await until(
+        async () => sample(await (await fetch(appUrl)).text(), counter, labels) === 1,
+        30_000,
+        "the conflict counter on /api/metrics",
+      );
       await until(async () => (await k.kafka.readAll(dlq!)).length === 1, 15_000, "the DLQ copy");
       const [copy] = await k.kafka.readAll(dlq!);
       expect(copy?.ok && copy.uuid).toBe(uuid);

@@ -13,7 +13,15 @@ import { appRegistry } from "@/server/registry";
 import { MemoryTransport } from "@/server/transport";
 
 const service = `metrics-route-${Math.random().toString(36).slice(2, 8)}`;
-const demo = new DemoService({ transport: new MemoryTransport(), repository: new MemoryRepository(), store: new MemorySideEffectStore(), service, registry: appRegistry(), ratePerSec: 0, backgroundDuplicates: false });
+const demo = new DemoService({
+  transport: new MemoryTransport(),
+  repository: new MemoryRepository(),
+  store: new MemorySideEffectStore(),
+  service,
+  registry: appRegistry(),
+  ratePerSec: 0,
+  backgroundDuplicates: false,
+});
 
 afterAll(() => demo.stop());
 
@@ -26,7 +34,9 @@ describe("GET /api/metrics", () => {
     for (const h of DEMO_HANDLER_SPECS) {
       for (const success of HANDLER_SUCCESSES) {
         for (const le of ["30", "60", "+Inf"]) {
-          expect(text, `${h.name} ${success} ${le}`).toContain(`${METRIC_NAMES.handlerExecutionTime}_bucket{service="${service}",handler="${h.name}",success="${success}",le="${le}"} 0`);
+          expect(text, `${h.name} ${success} ${le}`).toContain(
+            `${METRIC_NAMES.handlerExecutionTime}_bucket{service="${service}",handler="${h.name}",success="${success}",le="${le}"} 0`,
+          );
         }
       }
     }

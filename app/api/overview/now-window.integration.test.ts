@@ -63,21 +63,32 @@ async function until<T>(what: string, ms: number, f: (h: OverviewHandler) => T |
     answerMs = [answerMs[1], Date.now() - asked];
     const v = h ? f(h) : undefined;
     if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}; last row: ${JSON.stringify(h?.now)} p99 ${JSON.stringify(h?.checkLatency)} errors ${JSON.stringify(h?.errorRates)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${ms} ms waiting for ${what}; last row: ${JSON.stringify(h?.now)} p99 ${JSON.stringify(h?.checkLatency)} errors ${JSON.stringify(h?.errorRates)}`,
+      );
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
 }
 
-const ok = <T extends { status: string }>(f: T | undefined) => (f?.status === "ok" ? (f as Extract<T, { status: "ok" }>) : undefined);
+const ok = <T extends { status: string }>(f: T | undefined) =>
+  f?.status === "ok" ? (f as Extract<T, { status: "ok" }>) : undefined;
 /** The p99 tile's word and its quiet bound (s), as the page computes them. */
 const p99Of = (h: OverviewHandler) => ({
-  word: nowState(ok(h.now)?.checkP99Seconds, ok(h.checkLatency)?.p99Seconds, THRESHOLDS.checkP99Seconds, { seconds: ok(h.now)?.slowCheckQuietSeconds, badRate: ok(h.now)?.slowCheckRate, nowSuffices: true }),
+  word: nowState(ok(h.now)?.checkP99Seconds, ok(h.checkLatency)?.p99Seconds, THRESHOLDS.checkP99Seconds, {
+    seconds: ok(h.now)?.slowCheckQuietSeconds,
+    badRate: ok(h.now)?.slowCheckRate,
+    nowSuffices: true,
+  }),
   bound: quietBoundSeconds(ok(h.now)?.slowCheckRate),
   quiet: ok(h.now)?.slowCheckQuietSeconds,
 });
 /** The error tile's word and its quiet bound (s). */
 const errorsOf = (h: OverviewHandler) => ({
-  word: nowState(ok(h.now)?.errorRate, ok(h.errorRates)?.total, THRESHOLDS.errorRate, { seconds: ok(h.now)?.errorQuietSeconds, badRate: ok(h.errorRates)?.total }),
+  word: nowState(ok(h.now)?.errorRate, ok(h.errorRates)?.total, THRESHOLDS.errorRate, {
+    seconds: ok(h.now)?.errorQuietSeconds,
+    badRate: ok(h.errorRates)?.total,
+  }),
   bound: quietBoundSeconds(ok(h.errorRates)?.total),
   quiet: ok(h.now)?.errorQuietSeconds,
 });
@@ -94,13 +105,23 @@ async function recovering(what: string, endedAt: number, tile: (h: OverviewHandl
   expect(bound!, `${what}: quiet bound`).toBeLessThan(SCRAPE_SEC);
   expect(quiet!).toBeGreaterThanOrEqual(bound!);
   const limitMs = SCRAPE_SEC * 1000 + bound! * 1000 + POLL_MS + answerMs[0] + answerMs[1];
-  expect(delayMs, `${what}: 'recovering' ${delayMs} ms after the end (limit ${Math.round(limitMs)} ms)`).toBeLessThanOrEqual(limitMs);
+  expect(
+    delayMs,
+    `${what}: 'recovering' ${delayMs} ms after the end (limit ${Math.round(limitMs)} ms)`,
+  ).toBeLessThanOrEqual(limitMs);
   return { h, delayMs, bound: bound!, quiet: quiet! };
 }
 
 /** Up to ~800 dedup checks/s (fail-open, at most 300 in flight) until stopped. */
 function startTraffic(registry: Registry): { stop: () => Promise<void> } {
-  const run = deduplicator({ repository: new RedisRepository(consumerRedis), service: SERVICE, registry, hotKeys: null, ttlMs: 600_000, leaseMs: 60_000 })(async () => undefined);
+  const run = deduplicator({
+    repository: new RedisRepository(consumerRedis),
+    service: SERVICE,
+    registry,
+    hotKeys: null,
+    ttlMs: 600_000,
+    leaseMs: 60_000,
+  })(async () => undefined);
   let stopped = false;
   let inFlight = 0;
   let n = 0;
@@ -143,7 +164,9 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => app!.listen(port, "127.0.0.1", r));
   prom = await startOwnPrometheus({ targets: [`127.0.0.1:${port}`], ruleFiles: [], intervalSec: SCRAPE_SEC });
-  setObserveContext(createObserveContext({ metrics: new PrometheusSource(prom.url, { cacheTtlMs: 0 }), redis: null, answerTtlMs: 0 }));
+  setObserveContext(
+    createObserveContext({ metrics: new PrometheusSource(prom.url, { cacheTtlMs: 0 }), redis: null, answerTtlMs: 0 }),
+  );
   traffic = startTraffic(registry);
 }, 60_000);
 
@@ -159,7 +182,9 @@ afterAll(async () => {
 
 it("a Redis slowdown, then an outage: the page says 'recovering' within one scrape of each end (plus the quiet bound), while the 5-min window still breaches", async () => {
   // Before any fault: checks are fast now and in the window.
-  await until("checks in Prometheus", 30_000, (h) => (h.now?.status === "ok" && h.now.checkP99Seconds !== null ? true : undefined));
+  await until("checks in Prometheus", 30_000, (h) =>
+    h.now?.status === "ok" && h.now.checkP99Seconds !== null ? true : undefined,
+  );
 
   // Slowdown: Redis blocked 250 ms at a time for 10 s (most checks wait longer than 50 ms).
   const sleeper = new Redis(redis.url);
@@ -167,7 +192,9 @@ it("a Redis slowdown, then an outage: the page says 'recovering' within one scra
   const slow = (async () => {
     while (Date.now() < slowUntil) await sleeper.call("DEBUG", "SLEEP", "0.25");
   })();
-  const during = await until("the slowdown now", 15_000, (h) => (h.now?.status === "ok" && (h.now.checkP99Seconds ?? 0) > THRESHOLDS.checkP99Seconds ? h : undefined));
+  const during = await until("the slowdown now", 15_000, (h) =>
+    h.now?.status === "ok" && (h.now.checkP99Seconds ?? 0) > THRESHOLDS.checkP99Seconds ? h : undefined,
+  );
   expect(p99Of(during).word).not.toBe("recovering");
   await slow;
   const slowEnd = Date.now();
@@ -178,7 +205,9 @@ it("a Redis slowdown, then an outage: the page says 'recovering' within one scra
   // Outage: the server stopped for 10 s, started again (empty) on the same port.
   const port = redis.port;
   await redis.stop();
-  const down = await until("the outage now", 15_000, (h) => (h.now?.status === "ok" && (h.now.errorRate ?? 0) > 0 ? h : undefined));
+  const down = await until("the outage now", 15_000, (h) =>
+    h.now?.status === "ok" && (h.now.errorRate ?? 0) > 0 ? h : undefined,
+  );
   expect(errorsOf(down).word).not.toBe("recovering");
   await new Promise((r) => setTimeout(r, 8_000));
   expect(errorsOf((await row())!).word, "while Redis is down").not.toBe("recovering");
@@ -193,14 +222,23 @@ it("a Redis slowdown, then an outage: the page says 'recovering' within one scra
   await new Promise((r) => setTimeout(r, 3_000));
   const later = await row();
   expect(later && errorsOf(later).word).toBe("recovering");
-  const fig = (x: typeof afterSlow) => `${x.delayMs} ms (bound ${x.bound.toFixed(2)} s, quiet ${x.quiet.toFixed(2)} s at the scrape)`;
-  console.log(`[now-window] 'recovering' ${fig(afterSlow)} after the slowdown ended, ${fig(afterOutage)} after the outage ended (scrape ${SCRAPE_SEC} s, poll ${POLL_MS} ms)`);
+  const fig = (x: typeof afterSlow) =>
+    `${x.delayMs} ms (bound ${x.bound.toFixed(2)} s, quiet ${x.quiet.toFixed(2)} s at the scrape)`;
+  console.log(
+    `[now-window] 'recovering' ${fig(afterSlow)} after the slowdown ended, ${fig(afterOutage)} after the outage ended (scrape ${SCRAPE_SEC} s, poll ${POLL_MS} ms)`,
+  );
 }, 150_000);
 
 it("scrapes failing for 6 s: the duplicate-ratio chart breaks there instead of drawing the 5-min rate across", async () => {
   const points = async () => {
-    const res = await seriesGET(new Request(`http://localhost/api/series?${new URLSearchParams({ metric: "duplicate_ratio", service: SERVICE, handler: HANDLER, range: "5m", step: "1" })}`));
-    const body = (await res.json()) as { data: { status: string; series?: Array<{ points: Array<[number, number | null]> }> } };
+    const res = await seriesGET(
+      new Request(
+        `http://localhost/api/series?${new URLSearchParams({ metric: "duplicate_ratio", service: SERVICE, handler: HANDLER, range: "5m", step: "1" })}`,
+      ),
+    );
+    const body = (await res.json()) as {
+      data: { status: string; series?: Array<{ points: Array<[number, number | null]> }> };
+    };
     return body.data.series?.[0]?.points ?? [];
   };
   const downFrom = Math.floor(Date.now() / 1000);

@@ -47,7 +47,8 @@ function groupsReading(topic: string, before: readonly string[]): Promise<string
     const reading: string[] = [];
     const described = (await admin.describeGroups(added)).groups;
     for (const g of added) {
-      const subscribed = described.find((d) => d.groupId === g)?.members.some((m) => m.memberMetadata.includes(topic)) ?? false;
+      const subscribed =
+        described.find((d) => d.groupId === g)?.members.some((m) => m.memberMetadata.includes(topic)) ?? false;
       const offsets = await admin.fetchOffsets({ groupId: g, topics: [topic] }).catch(() => []);
       if (subscribed || offsets.some((t) => t.partitions.some((p) => p.offset !== "-1"))) reading.push(g);
     }
@@ -65,7 +66,11 @@ describe("GET /api/records", () => {
     const uuid = `01J${randomBytes(10).toString("hex").toUpperCase()}`;
     const payload = JSON.stringify({ user: "u-42", text: "héllo ✓", n: 7 });
     // Some older records first, and one on the other partition: the search has to pick the right one.
-    for (let i = 0; i < 30; i++) await kcatProduce(BROKERS, topic, 0, `{"filler":${i}}`, { _watermill_message_uuid: `other-${i}`, "Event-Type": "filler" });
+    for (let i = 0; i < 30; i++)
+      await kcatProduce(BROKERS, topic, 0, `{"filler":${i}}`, {
+        _watermill_message_uuid: `other-${i}`,
+        "Event-Type": "filler",
+      });
     await kcatProduce(BROKERS, topic, 1, payload, { _watermill_message_uuid: uuid, "Event-Type": "user.signed_up" });
     const before = await groups();
 
@@ -77,7 +82,9 @@ describe("GET /api/records", () => {
     expect(search.records).toHaveLength(1);
     const hit = search.records[0]!;
     expect(hit).toMatchObject({ topic, partition: 1, uuid, payload: { encoding: "utf-8", text: payload } });
-    expect(hit.headers).toEqual(expect.arrayContaining([{ key: "Event-Type", value: { encoding: "utf-8", text: "user.signed_up" } }]));
+    expect(hit.headers).toEqual(
+      expect.arrayContaining([{ key: "Event-Type", value: { encoding: "utf-8", text: "user.signed_up" } }]),
+    );
 
     const opened = await get(`topic=${topic}&partition=${hit.partition}&offset=${hit.offset}`);
     expect(opened.status).toBe(200);

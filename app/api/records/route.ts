@@ -15,5 +15,9 @@ export const runtime = "nodejs";
  * mask payloads and headers for a caller without `unmasked` (`masked` lists what).
  */
 export function GET(req: Request): Promise<Response> {
-  return handleQuery(req, recordsQuerySchema, async (q) => (q.uuid === undefined ? getRecords(q, await maskerFor(req)) : withScanSlot(req, async () => getRecords(q, await maskerFor(req)))));
+  return handleQuery(req, recordsQuerySchema, async (q) =>
+    q.uuid === undefined
+      ? getRecords(q, await maskerFor(req))
+      : withScanSlot(req, async () => getRecords(q, await maskerFor(req))),
+  );
 }

@@ -10,7 +10,14 @@ export const runtime = "nodejs";
  * check it: Next hides the client router's headers from it.
  */
 function refused(): Response {
-  return json({ error: "bad_request", detail: "the Next-Router-State-Tree header is not a router state (a URI-encoded JSON array of at most 40000 characters); the app's own client router sends one" }, 400);
+  return json(
+    {
+      error: "bad_request",
+      detail:
+        "the Next-Router-State-Tree header is not a router state (a URI-encoded JSON array of at most 40000 characters); the app's own client router sends one",
+    },
+    400,
+  );
 }
 
 export const GET = refused;

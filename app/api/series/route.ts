@@ -11,5 +11,7 @@ export const runtime = "nodejs";
  * is raised to the next allowed step (server/observe/series-step.ts), so it hits the shared cache.
  */
 export function GET(req: Request): Promise<Response> {
-  return handleQuery(req, seriesQuerySchema, (q) => getSeries(observeContext(), { ...q, step: normalizeStep(q.range, q.step) }));
+  return handleQuery(req, seriesQuerySchema, (q) =>
+    getSeries(observeContext(), { ...q, step: normalizeStep(q.range, q.step) }),
+  );
 }

@@ -21,7 +21,10 @@ export function POST(req: Request): Promise<Response> {
   return handleBody(
     req,
     silenceCreateSchema,
-    (body) => auditedSilenceWrite(req, "silence.create", body, [body.service], (p) => createSilence({ ...body, createdBy: silenceCreator(p, body.createdBy) })),
+    (body) =>
+      auditedSilenceWrite(req, "silence.create", body, [body.service], (p) =>
+        createSilence({ ...body, createdBy: silenceCreator(p, body.createdBy) }),
+      ),
     201,
   );
 }

@@ -23,14 +23,30 @@ async function send(...alerts: Array<Record<string, string>>): Promise<void> {
   const res = await fetch(`${am.url}/api/v2/alerts`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify(alerts.map((labels) => ({ labels: { severity: "page", ...labels }, startsAt: new Date().toISOString(), endsAt }))),
+    body: JSON.stringify(
+      alerts.map((labels) => ({ labels: { severity: "page", ...labels }, startsAt: new Date().toISOString(), endsAt })),
+    ),
   });
   expect(res.status).toBe(200);
 }
 
 /** `amtool alert query --active --silenced` of the service's DedupRedisErrors: each instance's reason → its state. */
 function amtoolStates(): Record<string, string> {
-  const out = execFileSync("amtool", ["alert", "query", "--active", "--silenced", "-o", "json", `--alertmanager.url=${am.url}`, "alertname=DedupRedisErrors", `service=${service}`], { encoding: "utf8" });
+  const out = execFileSync(
+    "amtool",
+    [
+      "alert",
+      "query",
+      "--active",
+      "--silenced",
+      "-o",
+      "json",
+      `--alertmanager.url=${am.url}`,
+      "alertname=DedupRedisErrors",
+      `service=${service}`,
+    ],
+    { encoding: "utf8" },
+  );
   const list = JSON.parse(out) as Array<{ labels: Record<string, string>; status: { state: string } }>;
   return Object.fromEntries(list.map((a) => [a.labels.reason ?? "", a.status.state]));
 }
@@ -50,14 +66,33 @@ afterAll(async () => {
 
 describe("silences made from an alert instance", () => {
   it("a silence of DedupRedisErrors{reason=redis_timeout} leaves the reason=marshal instance active (amtool); its audit entry keeps the silence id", async () => {
-    await send({ alertname: "DedupRedisErrors", service, reason: "redis_timeout" }, { alertname: "DedupRedisErrors", service, reason: "marshal" });
+    await send(
+      { alertname: "DedupRedisErrors", service, reason: "redis_timeout" },
+      { alertname: "DedupRedisErrors", service, reason: "marshal" },
+    );
     // The instance's labels as the alerts page has them (Prometheus' rule labels, severity included).
-    const body = { alertname: "DedupRedisErrors", service, labels: { service, reason: "redis_timeout", severity: "page", instance: "10.0.0.7:3000" }, durationMinutes: 30, comment: "Redis failover in progress" };
-    const res = await POST(new Request("http://localhost/api/silences", { method: "POST", headers: { ...LOCAL_REQUEST_HEADERS, "content-type": "application/json" }, body: JSON.stringify(body) }));
+    const body = {
+      alertname: "DedupRedisErrors",
+      service,
+      labels: { service, reason: "redis_timeout", severity: "page", instance: "10.0.0.7:3000" },
+      durationMinutes: 30,
+      comment: "Redis failover in progress",
+    };
+    const res = await POST(
+      new Request("http://localhost/api/silences", {
+        method: "POST",
+        headers: { ...LOCAL_REQUEST_HEADERS, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }),
+    );
     const json = await res.json();
     expect(res.status, JSON.stringify(json)).toBe(201);
     const { silence } = silenceAnswerSchema.parse(json);
-    expect(silence.matchers.map((m) => `${m.name}=${m.value}`).sort()).toEqual(["alertname=DedupRedisErrors", "reason=redis_timeout", `service=${service}`]);
+    expect(silence.matchers.map((m) => `${m.name}=${m.value}`).sort()).toEqual([
+      "alertname=DedupRedisErrors",
+      "reason=redis_timeout",
+      `service=${service}`,
+    ]);
 
     let states = amtoolStates();
     for (let i = 0; i < 20 && states.redis_timeout !== "suppressed"; i++) {
@@ -67,13 +102,34 @@ describe("silences made from an alert instance", () => {
     expect(states).toEqual({ redis_timeout: "suppressed", marshal: "active" });
 
     const [entry] = await auditStore().list({ action: "silence.create", limit: 10, service });
-    expect(entry).toMatchObject({ action: "silence.create", dryRun: false, result: "ok", scope: { service }, touched: { silenceId: { items: [silence.id], total: 1 } } });
+    expect(entry).toMatchObject({
+      action: "silence.create",
+      dryRun: false,
+      result: "ok",
+      scope: { service },
+      touched: { silenceId: { items: [silence.id], total: 1 } },
+    });
   });
 
   it("refuses labels that contradict the alert name, service or handler (400)", async () => {
-    const body = { alertname: "DedupRedisErrors", service, labels: { service: "another" }, durationMinutes: 30, comment: "x" };
-    const res = await POST(new Request("http://localhost/api/silences", { method: "POST", headers: { ...LOCAL_REQUEST_HEADERS, "content-type": "application/json" }, body: JSON.stringify(body) }));
+    const body = {
+      alertname: "DedupRedisErrors",
+      service,
+      labels: { service: "another" },
+      durationMinutes: 30,
+      comment: "x",
+    };
+    const res = await POST(
+      new Request("http://localhost/api/silences", {
+        method: "POST",
+        headers: { ...LOCAL_REQUEST_HEADERS, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }),
+    );
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error: expect.any(String), detail: expect.stringMatching(/labels\.service/) });
+    expect(await res.json()).toMatchObject({
+      error: expect.any(String),
+      detail: expect.stringMatching(/labels\.service/),
+    });
   });
 });

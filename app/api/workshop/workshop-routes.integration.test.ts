@@ -27,12 +27,19 @@ beforeAll(async () => {
   // This process's /api/metrics, scraped every second by the test's own Prometheus.
   server = createServer((_req, res) => {
     void metricsGET()
-      .then(async (r) => res.writeHead(r.status, { "Content-Type": r.headers.get("content-type") ?? "text/plain" }).end(await r.text()))
+      .then(async (r) =>
+        res.writeHead(r.status, { "Content-Type": r.headers.get("content-type") ?? "text/plain" }).end(await r.text()),
+      )
       .catch(() => res.writeHead(500).end());
   });
   await new Promise<void>((resolve) => server!.listen(port, "127.0.0.1", () => resolve()));
   prom = await startOwnPrometheus({ targets: [`127.0.0.1:${port}`], ruleFiles: [], intervalSec: 1 });
-  g.__dedupHealthConfig = parseConfig({ KAFKA_BROKERS: "127.0.0.1:9092", REDIS_URL: "redis://127.0.0.1:6379", PROMETHEUS_URL: prom.url, DEMO: "off" });
+  g.__dedupHealthConfig = parseConfig({
+    KAFKA_BROKERS: "127.0.0.1:9092",
+    REDIS_URL: "redis://127.0.0.1:6379",
+    PROMETHEUS_URL: prom.url,
+    DEMO: "off",
+  });
   setObserveContext(null);
 }, 60_000);
 
@@ -61,7 +68,9 @@ describe("workshop runs on the real stack", () => {
     expect(await promQuery(prom!.url, `{service="${WORKSHOP_SERVICE}"}`)).toEqual([]);
     expect(await promQuery(prom!.url, `{topic=~"workshop\\\\..*"}`)).toEqual([]);
     for (const id of runIds) expect(await promQuery(prom!.url, `{topic=~".*${id}.*"}`)).toEqual([]);
-    const overview = overviewResponseSchema.parse(await (await overviewGET(new Request("http://localhost/api/overview"))).json());
+    const overview = overviewResponseSchema.parse(
+      await (await overviewGET(new Request("http://localhost/api/overview"))).json(),
+    );
     expect(overview.source).toBe("prometheus");
     expect(overview.handlers.filter((h) => h.service === WORKSHOP_SERVICE)).toEqual([]);
   }, 180_000);

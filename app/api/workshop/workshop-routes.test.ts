@@ -17,8 +17,15 @@ import { GET as getRun } from "./runs/[runId]/route";
 
 /** Route handlers of the workshop API, called directly, in embedded mode (no services), as from this machine. */
 const post = (name: string, headers: Record<string, string> = {}) =>
-  startRun(new Request(`http://localhost:3000/api/workshop/scenarios/${name}/runs`, { method: "POST", headers: { ...LOCAL_REQUEST_HEADERS, ...headers } }), { params: Promise.resolve({ name }) });
-const run = (runId: string) => getRun(new Request(`http://localhost:3000/api/workshop/runs/${runId}`), { params: Promise.resolve({ runId }) });
+  startRun(
+    new Request(`http://localhost:3000/api/workshop/scenarios/${name}/runs`, {
+      method: "POST",
+      headers: { ...LOCAL_REQUEST_HEADERS, ...headers },
+    }),
+    { params: Promise.resolve({ name }) },
+  );
+const run = (runId: string) =>
+  getRun(new Request(`http://localhost:3000/api/workshop/runs/${runId}`), { params: Promise.resolve({ runId }) });
 
 embeddedConfigPerTest();
 
@@ -29,7 +36,9 @@ describe("workshop API routes", () => {
     const body = scenarioListSchema.parse(await res.json());
     expect(body.mode).toBe("embedded");
     expect(body.scenarios).toHaveLength(13);
-    expect(body.scenarios.find((s) => s.name === "anti-naive-marking")?.expected.checks.some((c) => c.field === "lost")).toBe(true);
+    expect(
+      body.scenarios.find((s) => s.name === "anti-naive-marking")?.expected.checks.some((c) => c.field === "lost"),
+    ).toBe(true);
   });
 
   it("POST an unknown scenario → 404, a malformed name → 400, both { error, detail }", async () => {
@@ -53,7 +62,10 @@ describe("workshop API routes", () => {
     await consumerRuntime().workshop.wait(runId);
     const done = runViewSchema.parse(await (await run(runId)).json());
     expect(done.status).toBe("done");
-    expect(done.outcome?.met, JSON.stringify({ s: done.summary, o: done.outcome?.checks.filter((c) => !c.ok), e: done.error })).toBe(true);
+    expect(
+      done.outcome?.met,
+      JSON.stringify({ s: done.summary, o: done.outcome?.checks.filter((c) => !c.ok), e: done.error }),
+    ).toBe(true);
     expect(done.timeline.length).toBeGreaterThan(0);
     expect(done.timeline.some((e) => e.verdict === "deduplicated")).toBe(true);
     // Finished: the same scenario can run again.
@@ -66,7 +78,9 @@ describe("workshop API routes", () => {
     const res = await post("anti-no-dedup");
     expect(res.status).toBe(202);
     const v = await consumerRuntime().workshop.wait(runCreatedSchema.parse(await res.json()).runId);
-    const dupOf = async (r: typeof appRegistry) => (await sideEffectCounters(r()).duplicate.get()).values.find((x) => x.labels.handler === "anti-no-dedup")?.value ?? 0;
+    const dupOf = async (r: typeof appRegistry) =>
+      (await sideEffectCounters(r()).duplicate.get()).values.find((x) => x.labels.handler === "anti-no-dedup")?.value ??
+      0;
     expect(await dupOf(workshopRegistry)).toBe(v.summary.duplicateSideEffects);
     expect(v.summary.duplicateSideEffects).toBeGreaterThan(0);
     expect(await dupOf(appRegistry)).toBe(0);
@@ -92,7 +106,9 @@ describe("workshop API routes", () => {
       const exposition = await (await metricsGET()).text();
       for (const id of runIds) expect(exposition).not.toContain(id);
       expect(exposition).not.toContain(`service="${WORKSHOP_SERVICE}"`);
-      const overview = overviewResponseSchema.parse(await (await overviewGET(new Request("http://localhost/api/overview"))).json());
+      const overview = overviewResponseSchema.parse(
+        await (await overviewGET(new Request("http://localhost/api/overview"))).json(),
+      );
       expect(overview.handlers.filter((h) => h.service === WORKSHOP_SERVICE)).toEqual([]);
       // The run's own counters: on the run view, from the workshop registry, then gone from it.
       const fwd = runViewSchema.parse(await (await run(runIds[0]!)).json());

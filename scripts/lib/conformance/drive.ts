@@ -85,7 +85,8 @@ export async function openDrive(o: DriveOptions): Promise<Drive> {
   const dlqTopic = dlqTopicOf(o.topic);
   const existing = new Set(await admin.listTopics());
   const missing = [o.topic, dlqTopic].filter((t) => !existing.has(t));
-  if (missing.length > 0) await admin.createTopics({ topics: missing.map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
+  if (missing.length > 0)
+    await admin.createTopics({ topics: missing.map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
   const producer: Producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
   const redis = new Redis(o.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true });
@@ -94,7 +95,11 @@ export async function openDrive(o: DriveOptions): Promise<Drive> {
   const commands: Command[] = [];
   const keyPrefix = `${o.prefix}:`;
   monitor.on("monitor", (_time: string, args: string[], source: string) => {
-    if (args.some((a) => a.startsWith(keyPrefix))) commands.push({ args: [String(args[0]).toUpperCase(), ...args.slice(1)], lua: source === "lua" || source.includes("lua") });
+    if (args.some((a) => a.startsWith(keyPrefix)))
+      commands.push({
+        args: [String(args[0]).toUpperCase(), ...args.slice(1)],
+        lua: source === "lua" || source.includes("lua"),
+      });
   });
   const dlq: DlqRecord[] = [];
   const reader = await readDlq(kafka, dlqTopic, dlq);
@@ -104,7 +109,11 @@ export async function openDrive(o: DriveOptions): Promise<Drive> {
     commands,
     async send(uuid, payload) {
       const value = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
-      const [meta] = await producer.send({ topic: o.topic, acks: -1, messages: [{ value, headers: { ...o.headers, [WATERMILL_UUID_HEADER]: uuid } }] });
+      const [meta] = await producer.send({
+        topic: o.topic,
+        acks: -1,
+        messages: [{ value, headers: { ...o.headers, [WATERMILL_UUID_HEADER]: uuid } }],
+      });
       if (!meta) throw new Error(`publishing to ${o.topic} returned no position`);
       return { uuid, payload: value, partition: meta.partition, offset: meta.baseOffset ?? meta.offset ?? "" };
     },

@@ -92,7 +92,13 @@ async function freshAndCopies(c: Ctx, before: Scrape) {
   c.log(`fresh: ${o.fresh} new UUIDs`);
   const fresh: Sent[] = [];
   for (let i = 0; i < o.fresh; i++) fresh.push(await drive.send(randomUUID(), JSON.stringify({ run: c.run, n: i })));
-  await until(async () => (await Promise.all(fresh.map((f) => c.read(f.uuid)))).every((k) => k.value !== null && !k.value.startsWith("processing:")), o.phaseMs);
+  await until(
+    async () =>
+      (await Promise.all(fresh.map((f) => c.read(f.uuid)))).every(
+        (k) => k.value !== null && !k.value.startsWith("processing:"),
+      ),
+    o.phaseMs,
+  );
   await until(() => c.moved(deliveries(before, o), o.fresh), o.phaseMs);
   const afterFresh = await c.scrape();
   c.log(`copies: the same ${o.fresh} UUIDs and payloads again`);
@@ -147,9 +153,18 @@ export async function collectEvidence(opts: ConformanceOptions): Promise<Evidenc
   const prefix = dedupKeyPrefix(o.service, o.handler);
   const startedAt = Date.now();
   const before = await scrape(o.metricsUrl);
-  const drive = await openDrive({ brokers: o.brokers, redisUrl: o.redisUrl, topic: o.topic, prefix, headers: o.headers });
+  const drive = await openDrive({
+    brokers: o.brokers,
+    redisUrl: o.redisUrl,
+    topic: o.topic,
+    prefix,
+    headers: o.headers,
+  });
   const read = async (uuid: string): Promise<KeyState> => {
-    const [value, pttl] = await Promise.all([drive.redis.get(`${prefix}:${uuid}`), drive.redis.pttl(`${prefix}:${uuid}`)]);
+    const [value, pttl] = await Promise.all([
+      drive.redis.get(`${prefix}:${uuid}`),
+      drive.redis.pttl(`${prefix}:${uuid}`),
+    ]);
     return { value, pttl };
   };
   const c: Ctx = {
@@ -173,7 +188,18 @@ export async function collectEvidence(opts: ConformanceOptions): Promise<Evidenc
     const { afterFresh, afterCopies, ...restA } = a;
     const { afterConflict, ...restB } = b;
     const scrapes = { before, fresh: afterFresh, copies: afterCopies, conflict: afterConflict, final };
-    return { o, prefix, startedAt, scrapes, ...restA, ...restB, dlq: [...drive.dlq], commands: [...drive.commands], group, committed };
+    return {
+      o,
+      prefix,
+      startedAt,
+      scrapes,
+      ...restA,
+      ...restB,
+      dlq: [...drive.dlq],
+      commands: [...drive.commands],
+      group,
+      committed,
+    };
   } finally {
     const keys = [...new Set(sent.map((s) => `${prefix}:${s.uuid}`))];
     if (keys.length > 0) await drive.redis.del(...keys).catch(() => undefined);

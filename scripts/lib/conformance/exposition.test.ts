@@ -11,7 +11,9 @@ describe("parseExposition", () => {
         'deduplication_check_duration_seconds_bucket{service="s",le="1.0",} 2.0',
       ].join("\n"),
     );
-    const node = parseExposition('messages_processed_total{service="s",topic="t",handler="h",result="success"} 3\nup 1 1700000000000\n');
+    const node = parseExposition(
+      'messages_processed_total{service="s",topic="t",handler="h",result="success"} 3\nup 1 1700000000000\n',
+    );
     expect(java.sum("messages_processed_total", { handler: "h" })).toBe(4);
     expect(node.sum("messages_processed_total", { result: "success" })).toBe(3);
     expect(Number(java.series("deduplication_check_duration_seconds_bucket")[0]!.labels.le)).toBe(1);

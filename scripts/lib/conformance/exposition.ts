@@ -44,8 +44,10 @@ export function parseExposition(text: string): Scrape {
     for (const l of (m[2] ?? "").matchAll(LABEL)) labels[l[1]!] = unescape(l[2]!);
     samples.push({ name: m[1]!, labels, value: value(m[3]!) });
   }
-  const matches = (s: Sample, match: Record<string, string>) => Object.entries(match).every(([k, v]) => s.labels[k] === v);
-  const series = (name: string, match: Record<string, string> = {}) => samples.filter((s) => s.name === name && matches(s, match));
+  const matches = (s: Sample, match: Record<string, string>) =>
+    Object.entries(match).every(([k, v]) => s.labels[k] === v);
+  const series = (name: string, match: Record<string, string> = {}) =>
+    samples.filter((s) => s.name === name && matches(s, match));
   return {
     samples,
     series,

@@ -40,6 +40,8 @@ export function formatReport(r: ConformanceReport, target: string): string {
   const width = Math.max(...r.outcomes.map((x) => x.clause.length));
   const lines = r.outcomes.map((x) => `${MARK[x.status]} ${x.clause.padEnd(width)}  ${x.detail}`);
   const count = (s: ClauseStatus) => r.outcomes.filter((x) => x.status === s).length;
-  lines.push(`${target}: ${count("held")} held, ${count("broken")} broken, ${count("not measured")} not measured${r.broken.length ? ` (broken: ${r.broken.join(", ")})` : ""}`);
+  lines.push(
+    `${target}: ${count("held")} held, ${count("broken")} broken, ${count("not measured")} not measured${r.broken.length ? ` (broken: ${r.broken.join(", ")})` : ""}`,
+  );
   return lines.join("\n");
 }

@@ -39,7 +39,16 @@ export interface Accum extends PrefixTotals {
 export function getAccum(m: Map<string, Accum>, prefix: string): Accum {
   let a = m.get(prefix);
   if (!a) {
-    a = { prefix, count: 0, noTtl: 0, minTtl: -1, maxTtl: -1, buckets: TTL_BUCKETS.map(() => 0), samples: [], offered: 0 };
+    a = {
+      prefix,
+      count: 0,
+      noTtl: 0,
+      minTtl: -1,
+      maxTtl: -1,
+      buckets: TTL_BUCKETS.map(() => 0),
+      samples: [],
+      offered: 0,
+    };
     m.set(prefix, a);
   }
   return a;
@@ -65,7 +74,12 @@ export function addTotals(into: PrefixTotals, from: PrefixTotals, scale = 1): vo
  * Adds one script reply's groups into `accums`; sample keys go through a reservoir of `limits.samples`
  * per prefix; beyond `limits.handlers` distinct prefixes keys are counted under `(other)`.
  */
-export function mergeReply(accums: Map<string, Accum>, r: AggregateReply, node: number, limits: { handlers: number; samples: number }): void {
+export function mergeReply(
+  accums: Map<string, Accum>,
+  r: AggregateReply,
+  node: number,
+  limits: { handlers: number; samples: number },
+): void {
   for (const g of r.groups) {
     const prefix = accums.has(g.prefix) || accums.size < limits.handlers ? g.prefix : "(other)";
     const a = getAccum(accums, prefix);
@@ -89,7 +103,11 @@ export function offerSample(a: Accum, key: string, node: number, limit: number):
  * count_g = Σ_m size_m · k_gm / n_m, with a {@link ESTIMATE_Z} bound from the binomial variance Σ_m size_m² · p(1-p) / n_m (plus, for a master
  * where the prefix drew nothing, -ln(0.001)·size/n).
  */
-export function scaleEstimate(perNode: ReadonlyArray<{ draws: number; size: number; accums: Map<string, Accum> }>): { accums: Map<string, Accum>; bounds: Map<string, number>; draws: number } {
+export function scaleEstimate(perNode: ReadonlyArray<{ draws: number; size: number; accums: Map<string, Accum> }>): {
+  accums: Map<string, Accum>;
+  bounds: Map<string, number>;
+  draws: number;
+} {
   const accums = new Map<string, Accum>();
   const variance = new Map<string, number>();
   const zeroHitBound = new Map<string, number>();
@@ -104,7 +122,7 @@ export function scaleEstimate(perNode: ReadonlyArray<{ draws: number; size: numb
       t.samples.push(...g.samples);
       t.offered += g.offered;
       const p = g.count / n;
-      variance.set(g.prefix, (variance.get(g.prefix) ?? 0) + size * size * (p * (1 - p)) / n);
+      variance.set(g.prefix, (variance.get(g.prefix) ?? 0) + (size * size * (p * (1 - p))) / n);
     }
   }
   // A master where a prefix drew no hit still contributes uncertainty: -ln(0.001) ≈ 6.9 (99.9%).
@@ -114,7 +132,8 @@ export function scaleEstimate(perNode: ReadonlyArray<{ draws: number; size: numb
     zeroHitBound.set(prefix, extra);
   }
   const bounds = new Map<string, number>();
-  for (const [prefix, v] of variance) bounds.set(prefix, Math.ceil(ESTIMATE_Z * Math.sqrt(v) + (zeroHitBound.get(prefix) ?? 0)));
+  for (const [prefix, v] of variance)
+    bounds.set(prefix, Math.ceil(ESTIMATE_Z * Math.sqrt(v) + (zeroHitBound.get(prefix) ?? 0)));
   for (const t of accums.values()) {
     t.count = Math.round(t.count);
     t.noTtl = Math.round(t.noTtl);
@@ -141,7 +160,6 @@ export function keysWithoutTtl(info: string, db: number): number {
   return m ? Number(m[1]) - Number(m[2]) : 0;
 }
 
-
 /** Counts of one handler's keys by state, and the leases' share. */
 export interface StateSplit {
   processing: number;
@@ -159,8 +177,14 @@ export interface StateSplit {
  * scaled to the count, `done` taking the rounding so the parts add up to `count`. Exact when the
  * sample was every key of an exact count.
  */
-export function splitByState(count: number, states: Readonly<Record<"processing" | "done" | "marked" | "other", number>>, sampled: number, exactCount: boolean): StateSplit {
-  if (sampled <= 0) return { processing: 0, done: count, marked: 0, other: 0, exact: count === 0, leaseShare: count === 0 ? 0 : null };
+export function splitByState(
+  count: number,
+  states: Readonly<Record<"processing" | "done" | "marked" | "other", number>>,
+  sampled: number,
+  exactCount: boolean,
+): StateSplit {
+  if (sampled <= 0)
+    return { processing: 0, done: count, marked: 0, other: 0, exact: count === 0, leaseShare: count === 0 ? 0 : null };
   const part = (k: number) => Math.round((count * k) / sampled);
   const processing = part(states.processing);
   const marked = part(states.marked);

@@ -56,7 +56,12 @@ export interface ReadKey {
 }
 
 /** Runs one script per key, pipelined per master; per key its reply or error (undefined: not run, the budget ran out). */
-async function perKey(redis: RedisLike, keys: readonly string[], deadline: number, add: (p: ReturnType<RedisLike["pipeline"]>, key: string) => void): Promise<Map<string, [Error | null, unknown]>> {
+async function perKey(
+  redis: RedisLike,
+  keys: readonly string[],
+  deadline: number,
+  add: (p: ReturnType<RedisLike["pipeline"]>, key: string) => void,
+): Promise<Map<string, [Error | null, unknown]>> {
   const budget = actionBudget();
   const byNode = new Map<unknown, string[]>();
   for (const k of keys) {
@@ -91,13 +96,20 @@ async function evictionPolicy(redis: RedisLike): Promise<string> {
  * Reads `keys`: the keys gone or not strings are left out; `complete` false when the budget ran out.
  * @throws BadRequestError when an idle filter is asked for and Redis keeps no idle time (LFU policy).
  */
-export async function readKeys(redis: RedisLike, keys: readonly string[], wantIdle: boolean, deadline: number): Promise<{ read: ReadKey[]; complete: boolean }> {
+export async function readKeys(
+  redis: RedisLike,
+  keys: readonly string[],
+  wantIdle: boolean,
+  deadline: number,
+): Promise<{ read: ReadKey[]; complete: boolean }> {
   const res = await perKey(redis, keys, deadline, (p, k) => p.eval(KEY_READ_LUA, 1, k, wantIdle ? "1" : "0"));
   const read: ReadKey[] = [];
   for (const [key, [err, v]] of res) {
     if (err) {
       if (/IDLETIME/.test(err.message)) {
-        throw new BadRequestError(`olderThanMs: Redis keeps no idle time under maxmemory-policy ${await evictionPolicy(redis)} (OBJECT IDLETIME answers "${err.message.replace(/^IDLETIME\s*/, "")}"), so an idle filter would match nothing; select by state or UUIDs without it, or use an LRU policy`);
+        throw new BadRequestError(
+          `olderThanMs: Redis keeps no idle time under maxmemory-policy ${await evictionPolicy(redis)} (OBJECT IDLETIME answers "${err.message.replace(/^IDLETIME\s*/, "")}"), so an idle filter would match nothing; select by state or UUIDs without it, or use an LRU policy`,
+        );
       }
       throw err;
     }
@@ -120,7 +132,11 @@ export function inState(value: string, state: Selection["state"]): boolean {
  * long enough, and — with `leases: "dead"` — a lease only when its owner is known dead (the rest of
  * the leases are counted in `liveLeasesLeft`).
  */
-export function chooseKeys(read: readonly ReadKey[], sel: Selection, live: ReadonlySet<string> | null): { chosen: Array<ReadKey & ListedKey>; liveLeasesLeft: number } {
+export function chooseKeys(
+  read: readonly ReadKey[],
+  sel: Selection,
+  live: ReadonlySet<string> | null,
+): { chosen: Array<ReadKey & ListedKey>; liveLeasesLeft: number } {
   const chosen: Array<ReadKey & ListedKey> = [];
   let liveLeasesLeft = 0;
   for (const r of read) {
@@ -139,8 +155,16 @@ export function chooseKeys(read: readonly ReadKey[], sel: Selection, live: Reado
 }
 
 /** Deletes (or sets the TTL of) each key only if it still holds the value read; the keys changed, and whether the budget let every key be tried. */
-export async function actOnKeys(redis: RedisLike, keys: ReadonlyMap<string, string>, op: "unlink" | "pexpire", ttlMs: number, deadline: number): Promise<{ changed: string[]; complete: boolean }> {
-  const res = await perKey(redis, [...keys.keys()], deadline, (p, k) => p.eval(KEY_ACT_LUA, 1, k, keys.get(k)!, op, String(ttlMs)));
+export async function actOnKeys(
+  redis: RedisLike,
+  keys: ReadonlyMap<string, string>,
+  op: "unlink" | "pexpire",
+  ttlMs: number,
+  deadline: number,
+): Promise<{ changed: string[]; complete: boolean }> {
+  const res = await perKey(redis, [...keys.keys()], deadline, (p, k) =>
+    p.eval(KEY_ACT_LUA, 1, k, keys.get(k)!, op, String(ttlMs)),
+  );
   const changed: string[] = [];
   for (const [k, [err, v]] of res) if (!err && v === 1) changed.push(k);
   return { changed, complete: res.size === keys.size };

@@ -10,7 +10,13 @@
  * {@link MAX_ACTION_KEYS} keys, only inside `DEDUP_PREFIXES`, under the key actions' own Redis
  * budget; cluster-safe (SCAN walks every master, each key's script goes to its slot's master).
  */
-import { LISTED_KEYS_MAX, type ForgetResponse, type ListedKey, type Selection, type TtlResponse } from "@/lib/api/key-actions";
+import {
+  LISTED_KEYS_MAX,
+  type ForgetResponse,
+  type ListedKey,
+  type Selection,
+  type TtlResponse,
+} from "@/lib/api/key-actions";
 import { claimOwnerOf, dedupKeyPrefix, TTL_POLICY } from "@/names/dedup";
 import type { ObserveContext } from "../context";
 import { BadRequestError, ForbiddenError, UpstreamUnavailableError, errorText } from "../errors";
@@ -71,37 +77,69 @@ export function handlerPrefix(service: string, handler: string): string {
 }
 
 /** The TTL policy of a handler: its declared window, else the default class's (spec §3). */
-export function ttlPolicy(service: string, handler: string): { policyMs: number; policySource: "declared" | "default" } {
+export function ttlPolicy(
+  service: string,
+  handler: string,
+): { policyMs: number; policySource: "declared" | "default" } {
   const d = declaredHandlers().find((h) => h.service === service && h.setup.handler === handler);
-  return d ? { policyMs: d.setup.ttlMs, policySource: "declared" } : { policyMs: TTL_POLICY.defaultMs, policySource: "default" };
+  return d
+    ? { policyMs: d.setup.ttlMs, policySource: "declared" }
+    : { policyMs: TTL_POLICY.defaultMs, policySource: "default" };
 }
 
-const selectionOf = (a: KeyAction): Selection => ({ state: a.state ?? null, olderThanMs: a.olderThanMs ?? null, leases: a.leases ?? "dead", uuids: a.uuids?.length ?? null });
+const selectionOf = (a: KeyAction): Selection => ({
+  state: a.state ?? null,
+  olderThanMs: a.olderThanMs ?? null,
+  leases: a.leases ?? "dead",
+  uuids: a.uuids?.length ?? null,
+});
 const actionKind = (a: KeyAction) => (a.op === "unlink" ? "forget" : "ttl");
 
 /** What the audit trail keeps as an action's filter: the body, and for a real action the selection and time of the preview it acts on. */
 export function auditFilterOf<B extends { previewId?: string; dryRun: boolean }>(b: B): Record<string, unknown> {
   const p = !b.dryRun && b.previewId ? findPreview(b.previewId) : null;
-  return p ? { ...b, state: p.selection.state, olderThanMs: p.selection.olderThanMs, leases: p.selection.leases, previewAt: p.at.toISOString() } : { ...b };
+  return p
+    ? {
+        ...b,
+        state: p.selection.state,
+        olderThanMs: p.selection.olderThanMs,
+        leases: p.selection.leases,
+        previewAt: p.at.toISOString(),
+      }
+    : { ...b };
 }
 
 /** Refuses a selection that could widen silently: a whole prefix without an explicit state, a real action on a whole prefix without its dry run. */
 function checkSelection(a: KeyAction): void {
   if (a.uuids || (a.previewId && !a.dryRun)) return;
-  if (!a.state) throw new BadRequestError("state: choose processing, done or any; a selection of every key of a handler must say so (state: any)");
-  if (!a.dryRun) throw new BadRequestError("previewId: a real action on a handler's keys acts on what a dry run listed; run it with dryRun: true and send the previewId it answers");
+  if (!a.state)
+    throw new BadRequestError(
+      "state: choose processing, done or any; a selection of every key of a handler must say so (state: any)",
+    );
+  if (!a.dryRun)
+    throw new BadRequestError(
+      "previewId: a real action on a handler's keys acts on what a dry run listed; run it with dryRun: true and send the previewId it answers",
+    );
 }
 
 /** Scans `<prefix>:*` on every master (bounded), returning the keys inside the globs and whether the scan finished. */
-async function scanPrefix(redis: RedisLike, prefix: string, globs: PrefixGlobs, deadline: number): Promise<{ keys: string[]; complete: boolean }> {
+async function scanPrefix(
+  redis: RedisLike,
+  prefix: string,
+  globs: PrefixGlobs,
+  deadline: number,
+): Promise<{ keys: string[]; complete: boolean }> {
   const budget = actionBudget();
   const keys: string[] = [];
   const match = `${escapeGlob(prefix)}:*`;
   for (const node of masters(redis)) {
     let cursor = "0";
     do {
-      if (keys.length >= MAX_ACTION_KEYS || !(await budget.takeWithin(1, deadline - performance.now()))) return { keys, complete: false };
-      const [next, got] = await budget.run(() => countUpstream("redis", () => node.scan(cursor, "MATCH", match, "COUNT", SCAN_COUNT)));
+      if (keys.length >= MAX_ACTION_KEYS || !(await budget.takeWithin(1, deadline - performance.now())))
+        return { keys, complete: false };
+      const [next, got] = await budget.run(() =>
+        countUpstream("redis", () => node.scan(cursor, "MATCH", match, "COUNT", SCAN_COUNT)),
+      );
       for (const k of got) if (k.startsWith(`${prefix}:`) && globs.matches(k)) keys.push(k);
       cursor = next;
     } while (cursor !== "0");
@@ -111,7 +149,10 @@ async function scanPrefix(redis: RedisLike, prefix: string, globs: PrefixGlobs, 
 
 /** The in-memory stores' keys of the selection (embedded mode): no idle time there. */
 function readMemory(a: KeyAction, prefix: string, globs: PrefixGlobs): { read: ReadKey[]; complete: boolean } {
-  if (a.olderThanMs !== undefined) throw new BadRequestError("olderThanMs: the in-memory store keeps no idle time (it needs Redis' OBJECT IDLETIME); select by uuids or state");
+  if (a.olderThanMs !== undefined)
+    throw new BadRequestError(
+      "olderThanMs: the in-memory store keeps no idle time (it needs Redis' OBJECT IDLETIME); select by uuids or state",
+    );
   const wanted = a.uuids ? new Set(a.uuids.map((u) => `${prefix}:${u}`)) : null;
   const read: ReadKey[] = [];
   const now = Date.now();
@@ -126,10 +167,15 @@ function readMemory(a: KeyAction, prefix: string, globs: PrefixGlobs): { read: R
 }
 
 /** Changes each in-memory key that still holds the value read. */
-function actOnMemory(keys: ReadonlyMap<string, string>, op: KeyAction["op"], ttlMs: number): { changed: string[]; complete: boolean } {
+function actOnMemory(
+  keys: ReadonlyMap<string, string>,
+  op: KeyAction["op"],
+  ttlMs: number,
+): { changed: string[]; complete: boolean } {
   const changed: string[] = [];
   for (const store of memoryStores()) {
-    for (const [k, v] of keys) if (store.get(k) === v && (op === "unlink" ? store.forget?.(k) : store.expire?.(k, ttlMs))) changed.push(k);
+    for (const [k, v] of keys)
+      if (store.get(k) === v && (op === "unlink" ? store.forget?.(k) : store.expire?.(k, ttlMs))) changed.push(k);
   }
   return { changed, complete: true };
 }
@@ -142,53 +188,129 @@ function storeOf(ctx: ObserveContext): RedisLike | "memory" {
 }
 
 /** A key of a preview, listed without a fresh read. */
-const listedOf = (key: string, value: string): ListedKey => ({ key, state: classifyValue(value), idleMs: null, ttlMs: null, owner: classifyValue(value) === "processing" ? claimOwnerOf(value) : null, ownerAlive: null });
+const listedOf = (key: string, value: string): ListedKey => ({
+  key,
+  state: classifyValue(value),
+  idleMs: null,
+  ttlMs: null,
+  owner: classifyValue(value) === "processing" ? claimOwnerOf(value) : null,
+  ownerAlive: null,
+});
 
 /** The real action of a dry run's preview: each of its keys still holding the value read is changed, the others skipped. */
-async function actOnPreview(store: RedisLike | "memory", a: KeyAction, prefix: string, deadline: number): Promise<ActionCount> {
+async function actOnPreview(
+  store: RedisLike | "memory",
+  a: KeyAction,
+  prefix: string,
+  deadline: number,
+): Promise<ActionCount> {
   const p = findPreview(a.previewId!);
-  if (!p) throw new BadRequestError("previewId: that dry run's preview is gone (kept 5 minutes, or the dashboard restarted); run the dry run again");
-  if (p.prefix !== prefix || p.action !== actionKind(a)) throw new BadRequestError(`previewId: that preview is of a ${p.action} on ${p.prefix}, not a ${actionKind(a)} on ${prefix}`);
+  if (!p)
+    throw new BadRequestError(
+      "previewId: that dry run's preview is gone (kept 5 minutes, or the dashboard restarted); run the dry run again",
+    );
+  if (p.prefix !== prefix || p.action !== actionKind(a))
+    throw new BadRequestError(
+      `previewId: that preview is of a ${p.action} on ${p.prefix}, not a ${actionKind(a)} on ${prefix}`,
+    );
   const mine = selectionOf(a);
-  if ((a.state !== undefined && mine.state !== p.selection.state) || (a.olderThanMs !== undefined && mine.olderThanMs !== p.selection.olderThanMs)) {
-    throw new BadRequestError("previewId: the selection sent differs from the one its dry run listed; run the dry run again");
+  if (
+    (a.state !== undefined && mine.state !== p.selection.state) ||
+    (a.olderThanMs !== undefined && mine.olderThanMs !== p.selection.olderThanMs)
+  ) {
+    throw new BadRequestError(
+      "previewId: the selection sent differs from the one its dry run listed; run the dry run again",
+    );
   }
-  const r = store === "memory" ? actOnMemory(p.keys, a.op, a.ttlMs ?? 0) : await actOnKeys(store, p.keys, a.op, a.ttlMs ?? 0, deadline);
+  const r =
+    store === "memory"
+      ? actOnMemory(p.keys, a.op, a.ttlMs ?? 0)
+      : await actOnKeys(store, p.keys, a.op, a.ttlMs ?? 0, deadline);
   dropPreview(a.previewId!);
   const skipped = r.complete ? p.keys.size - r.changed.length : 0;
   return {
-    prefix, matched: p.keys.size, changed: r.changed.length, complete: r.complete, selection: p.selection, previewId: a.previewId!, previewAt: p.at.toISOString(),
-    keys: r.changed.slice(0, LISTED_KEYS_MAX).map((k) => listedOf(k, p.keys.get(k)!)), liveLeasesLeft: 0, skipped, touched: r.changed,
-    ...(r.complete ? {} : { note: "the Redis budget ran out before every key was tried: run the dry run again for the rest" }),
+    prefix,
+    matched: p.keys.size,
+    changed: r.changed.length,
+    complete: r.complete,
+    selection: p.selection,
+    previewId: a.previewId!,
+    previewAt: p.at.toISOString(),
+    keys: r.changed.slice(0, LISTED_KEYS_MAX).map((k) => listedOf(k, p.keys.get(k)!)),
+    liveLeasesLeft: 0,
+    skipped,
+    touched: r.changed,
+    ...(r.complete
+      ? {}
+      : { note: "the Redis budget ran out before every key was tried: run the dry run again for the rest" }),
   };
 }
 
 /** A dry run (keeps its preview) or a real action by UUID list (reads and acts at once, with the same per-key check). */
-async function selectAndMaybeAct(ctx: ObserveContext, store: RedisLike | "memory", a: KeyAction, prefix: string, globs: PrefixGlobs, deadline: number): Promise<ActionCount> {
+async function selectAndMaybeAct(
+  ctx: ObserveContext,
+  store: RedisLike | "memory",
+  a: KeyAction,
+  prefix: string,
+  globs: PrefixGlobs,
+  deadline: number,
+): Promise<ActionCount> {
   const sel = selectionOf(a);
   let scanned: { keys: string[]; complete: boolean } | null = null;
-  if (store !== "memory") scanned = a.uuids ? { keys: a.uuids.map((u) => `${prefix}:${u}`).filter((k) => globs.matches(k)), complete: true } : await scanPrefix(store, prefix, globs, deadline);
-  const got = store === "memory" ? readMemory(a, prefix, globs) : await readKeys(store, scanned!.keys, sel.olderThanMs !== null, deadline);
+  if (store !== "memory")
+    scanned = a.uuids
+      ? { keys: a.uuids.map((u) => `${prefix}:${u}`).filter((k) => globs.matches(k)), complete: true }
+      : await scanPrefix(store, prefix, globs, deadline);
+  const got =
+    store === "memory"
+      ? readMemory(a, prefix, globs)
+      : await readKeys(store, scanned!.keys, sel.olderThanMs !== null, deadline);
   const leases = got.read.some((r) => classifyValue(r.value) === "processing");
   const { chosen, liveLeasesLeft } = chooseKeys(got.read, sel, leases ? await liveReplicas(ctx, a.service) : null);
   const complete = got.complete && (scanned?.complete ?? true);
   const keys = new Map(chosen.map((c) => [c.key, c.value]));
   const at = new Date();
   const listed = chosen.slice(0, LISTED_KEYS_MAX).map(({ value: _v, ...k }) => k);
-  const base = { prefix, matched: chosen.length, selection: sel, previewAt: at.toISOString(), keys: listed, liveLeasesLeft };
+  const base = {
+    prefix,
+    matched: chosen.length,
+    selection: sel,
+    previewAt: at.toISOString(),
+    keys: listed,
+    liveLeasesLeft,
+  };
   if (a.dryRun) {
     const kept = keepPreview({ prefix, action: actionKind(a), selection: sel, at, keys });
-    return { ...base, changed: 0, complete, previewId: kept.id, skipped: 0, touched: [], ...(kept.id === null ? { note: kept.note } : {}) };
+    return {
+      ...base,
+      changed: 0,
+      complete,
+      previewId: kept.id,
+      skipped: 0,
+      touched: [],
+      ...(kept.id === null ? { note: kept.note } : {}),
+    };
   }
-  const r = store === "memory" ? actOnMemory(keys, a.op, a.ttlMs ?? 0) : await actOnKeys(store, keys, a.op, a.ttlMs ?? 0, deadline);
-  return { ...base, changed: r.changed.length, complete: complete && r.complete, previewId: null, skipped: r.complete ? keys.size - r.changed.length : 0, touched: r.changed };
+  const r =
+    store === "memory"
+      ? actOnMemory(keys, a.op, a.ttlMs ?? 0)
+      : await actOnKeys(store, keys, a.op, a.ttlMs ?? 0, deadline);
+  return {
+    ...base,
+    changed: r.changed.length,
+    complete: complete && r.complete,
+    previewId: null,
+    skipped: r.complete ? keys.size - r.changed.length : 0,
+    touched: r.changed,
+  };
 }
 
 /** Runs a key action on Redis or on the in-memory stores (embedded mode); never outside `DEDUP_PREFIXES`. */
 export async function runKeyAction(ctx: ObserveContext, a: KeyAction): Promise<ActionCount> {
   const prefix = handlerPrefix(a.service, a.handler);
   const globs = new PrefixGlobs(ctx.prefixes);
-  if (!globs.matches(`${prefix}:x`)) throw new ForbiddenError(`keys of ${prefix} are outside DEDUP_PREFIXES (${ctx.prefixes.join(", ")})`);
+  if (!globs.matches(`${prefix}:x`))
+    throw new ForbiddenError(`keys of ${prefix} are outside DEDUP_PREFIXES (${ctx.prefixes.join(", ")})`);
   checkSelection(a);
   const store = storeOf(ctx);
   const deadline = performance.now() + ACTION_BUDGET_WAIT_MS;
@@ -209,19 +331,30 @@ function answerOf(r: ActionCount) {
 }
 
 /** Builds `POST /api/keys/forget`; `touched` is every key deleted (for the audit trail). */
-export async function forgetKeys(ctx: ObserveContext, b: Omit<KeyAction, "op" | "ttlMs">): Promise<{ body: ForgetResponse; touched: string[] }> {
+export async function forgetKeys(
+  ctx: ObserveContext,
+  b: Omit<KeyAction, "op" | "ttlMs">,
+): Promise<{ body: ForgetResponse; touched: string[] }> {
   const r = await runKeyAction(ctx, { ...b, op: "unlink" });
   return { body: { dryRun: b.dryRun, ...answerOf(r), deleted: r.changed }, touched: r.touched };
 }
 
 /** Builds `POST /api/keys/ttl`: a TTL above the handler's policy only with `allowBeyondPolicy`, and then said. */
-export async function setKeysTtl(ctx: ObserveContext, b: Omit<KeyAction, "op"> & { ttlMs: number; allowBeyondPolicy: boolean }): Promise<{ body: TtlResponse; touched: string[] }> {
+export async function setKeysTtl(
+  ctx: ObserveContext,
+  b: Omit<KeyAction, "op"> & { ttlMs: number; allowBeyondPolicy: boolean },
+): Promise<{ body: TtlResponse; touched: string[] }> {
   const policy = ttlPolicy(b.service, b.handler);
   const beyondPolicy = b.ttlMs > policy.policyMs;
   if (beyondPolicy && !b.allowBeyondPolicy) {
-    throw new BadRequestError(`ttlMs: ${b.ttlMs} ms is longer than the handler's TTL policy of ${policy.policyMs} ms (${policy.policySource}); send allowBeyondPolicy: true to set it anyway`);
+    throw new BadRequestError(
+      `ttlMs: ${b.ttlMs} ms is longer than the handler's TTL policy of ${policy.policyMs} ms (${policy.policySource}); send allowBeyondPolicy: true to set it anyway`,
+    );
   }
   const { allowBeyondPolicy: _ignored, ...sel } = b;
   const r = await runKeyAction(ctx, { ...sel, op: "pexpire" });
-  return { body: { dryRun: b.dryRun, ...answerOf(r), changed: r.changed, ttlMs: b.ttlMs, ...policy, beyondPolicy }, touched: r.touched };
+  return {
+    body: { dryRun: b.dryRun, ...answerOf(r), changed: r.changed, ttlMs: b.ttlMs, ...policy, beyondPolicy },
+    touched: r.touched,
+  };
 }

@@ -76,7 +76,8 @@ export abstract class BackgroundCount {
     const sinceStart = Date.now() - this.lastStart;
     const stale = !r || Date.now() - r.finishedAt > staleAfterMs;
     const retryDue = this.state.error !== null && sinceStart > Math.min(refreshMinIntervalMs, 5000);
-    if ((stale && sinceStart > refreshMinIntervalMs) || (!r && this.lastStart === 0) || retryDue) void this.run("auto").catch(() => {});
+    if ((stale && sinceStart > refreshMinIntervalMs) || (!r && this.lastStart === 0) || retryDue)
+      void this.run("auto").catch(() => {});
   }
 
   /** Counts now (or joins the running count) and resolves with its final result. */
@@ -85,7 +86,17 @@ export abstract class BackgroundCount {
     this.lastStart = Date.now();
     // Visible at once: a viewer polling right after `refresh` sees a running count, not the last one.
     const startedAt = new Date().toISOString();
-    this.state = { ...this.state, progress: { scanned: 0, total: this.state.progress.total, done: false, mode: mode === "estimate" ? "estimate" : "exact", startedAt, finishedAt: null } };
+    this.state = {
+      ...this.state,
+      progress: {
+        scanned: 0,
+        total: this.state.progress.total,
+        done: false,
+        mode: mode === "estimate" ? "estimate" : "exact",
+        startedAt,
+        finishedAt: null,
+      },
+    };
     const p = this.count(mode).then(
       (r) => {
         this.state = { ...this.state, result: r, error: null };

@@ -34,9 +34,16 @@ export const DESCRIBE_KEYS_PER_CALL = 100;
 export const MAX_LOOKUP_PREFIXES = 32;
 
 /** Builds `GET /api/handlers` from the inspector's current state; `refresh` starts a new count (rate-limited). */
-export async function getHandlers(ctx: ObserveContext, q: { refresh: boolean; mode: "auto" | "exact" | "estimate" }): Promise<HandlersResponse> {
+export async function getHandlers(
+  ctx: ObserveContext,
+  q: { refresh: boolean; mode: "auto" | "exact" | "estimate" },
+): Promise<HandlersResponse> {
   await settleRedis(ctx);
-  const base = { generatedAt: new Date().toISOString(), prefixes: [...ctx.prefixes], storeKind: ctx.inspector?.kind ?? ("none" as const) };
+  const base = {
+    generatedAt: new Date().toISOString(),
+    prefixes: [...ctx.prefixes],
+    storeKind: ctx.inspector?.kind ?? ("none" as const),
+  };
   if (!ctx.inspector) {
     return {
       ...base,
@@ -95,8 +102,12 @@ export function decodeCursor(cursor: string | undefined, nodes: readonly Redis[]
     const id = part.slice(0, at);
     const c = part.slice(at + 1);
     const node = byId.get(id);
-    if (at < 1 || !/^\d{1,20}$/.test(c) || BigInt(c) > 18446744073709551615n) throw new BadRequestError("cursor: expected a cursor returned by a previous page");
-    if (!node) throw new BadRequestError(`cursor: node ${id} is not a current master (the topology changed); start again without a cursor`);
+    if (at < 1 || !/^\d{1,20}$/.test(c) || BigInt(c) > 18446744073709551615n)
+      throw new BadRequestError("cursor: expected a cursor returned by a previous page");
+    if (!node)
+      throw new BadRequestError(
+        `cursor: node ${id} is not a current master (the topology changed); start again without a cursor`,
+      );
     out.push({ node, id: nodeId(node), cursor: c });
   }
   return out;
@@ -105,7 +116,10 @@ export function decodeCursor(cursor: string | undefined, nodes: readonly Redis[]
 async function describe(node: Redis, keys: readonly string[]): Promise<KeyEntry[]> {
   if (keys.length === 0) return [];
   const p = node.pipeline();
-  for (const k of keys) p.pttl(k).call("MEMORY", "USAGE", k, "SAMPLES", "0").getrange(k, 0, VALUE_READ_BYTES - 1);
+  for (const k of keys)
+    p.pttl(k)
+      .call("MEMORY", "USAGE", k, "SAMPLES", "0")
+      .getrange(k, 0, VALUE_READ_BYTES - 1);
   const res = (await countUpstream("redis", () => p.exec())) ?? [];
   return keys.flatMap((key, i): KeyEntry[] => {
     const [, ttl] = res[3 * i] ?? [];
@@ -134,7 +148,10 @@ export function ownerOf(redis: RedisLike, key: string): Redis | RedisLike {
 }
 
 function requireRedis(ctx: ObserveContext) {
-  if (!ctx.redis) throw new UpstreamUnavailableError("redis: not configured (embedded mode keeps dedup keys in process memory); set REDIS_URL to browse keys");
+  if (!ctx.redis)
+    throw new UpstreamUnavailableError(
+      "redis: not configured (embedded mode keeps dedup keys in process memory); set REDIS_URL to browse keys",
+    );
   return ctx.redis;
 }
 
@@ -146,7 +163,10 @@ function requireRedis(ctx: ObserveContext) {
  * A page holds about `count` keys (one SCAN reply is never split, so it may hold a few more);
  * with `state`, only that state's keys of the page (the stuck leases: `state=processing`).
  */
-export async function browseKeys(ctx: ObserveContext, q: { prefix: string; cursor?: string; count: number; state?: KeyEntry["state"] }): Promise<KeysResponse> {
+export async function browseKeys(
+  ctx: ObserveContext,
+  q: { prefix: string; cursor?: string; count: number; state?: KeyEntry["state"] },
+): Promise<KeysResponse> {
   const page = await browseAll(ctx, q);
   // A key without a position links to a UUID search in its handler's topic, not an empty one.
   const topic = await prefixTopic(ctx, q.prefix);
@@ -154,7 +174,10 @@ export async function browseKeys(ctx: ObserveContext, q: { prefix: string; curso
   return { ...page, keys };
 }
 
-async function browseAll(ctx: ObserveContext, q: { prefix: string; cursor?: string; count: number }): Promise<KeysResponse> {
+async function browseAll(
+  ctx: ObserveContext,
+  q: { prefix: string; cursor?: string; count: number },
+): Promise<KeysResponse> {
   // In-process stores page themselves (no Redis budget to spend); by method, not class: see KeySource.browse.
   if (ctx.inspector?.browse) return ctx.inspector.browse({ prefix: q.prefix, cursor: q.cursor, count: q.count });
   const redis = requireRedis(ctx);
@@ -180,7 +203,9 @@ async function browseAll(ctx: ObserveContext, q: { prefix: string; cursor?: stri
     while (parts.length > 0 && n < q.count && calls < MAX_SCAN_CALLS_PER_PAGE) {
       if (calls > 0 && !(await budget.takeWithin(1, waitUntil - performance.now()))) break;
       const part = parts[0]!;
-      const [next, keys] = await budget.run(() => countUpstream("redis", () => part.node.scan(part.cursor, "MATCH", match, "COUNT", scanCount)));
+      const [next, keys] = await budget.run(() =>
+        countUpstream("redis", () => part.node.scan(part.cursor, "MATCH", match, "COUNT", scanCount)),
+      );
       calls++;
       const mine = keys.filter((k) => k.startsWith(`${q.prefix}:`) && globs.matches(k));
       // Only keys inside DEDUP_PREFIXES count: the number must not tell whether other keys exist.
@@ -195,10 +220,19 @@ async function browseAll(ctx: ObserveContext, q: { prefix: string; cursor?: stri
     // Described DESCRIBE_KEYS_PER_CALL keys per pipeline, one pipeline in flight: a dedup check's
     // command waits behind ~300 short commands at most, not a whole page's 3 per key.
     const batches = [...found].flatMap(([node, keys]) =>
-      Array.from({ length: Math.ceil(keys.length / DESCRIBE_KEYS_PER_CALL) }, (_, i) => [node, keys.slice(i * DESCRIBE_KEYS_PER_CALL, (i + 1) * DESCRIBE_KEYS_PER_CALL)] as const),
+      Array.from(
+        { length: Math.ceil(keys.length / DESCRIBE_KEYS_PER_CALL) },
+        (_, i) => [node, keys.slice(i * DESCRIBE_KEYS_PER_CALL, (i + 1) * DESCRIBE_KEYS_PER_CALL)] as const,
+      ),
     );
     const entries = (await Promise.all(batches.map(([node, keys]) => budget.run(() => describe(node, keys))))).flat();
-    return { generatedAt: new Date().toISOString(), prefix: q.prefix, keys: entries, cursor: encodeCursor(parts), visited };
+    return {
+      generatedAt: new Date().toISOString(),
+      prefix: q.prefix,
+      keys: entries,
+      cursor: encodeCursor(parts),
+      visited,
+    };
   } catch (e) {
     if (e instanceof BadRequestError) throw e;
     throw new UpstreamUnavailableError(`redis: ${errorText(e)}`);
@@ -212,7 +246,11 @@ async function browseAll(ctx: ObserveContext, q: { prefix: string; cursor?: stri
  */
 export async function lookupKey(ctx: ObserveContext, q: { uuid: string; prefix?: string }): Promise<KeyLookupResponse> {
   const r = await lookupUnder(ctx, q);
-  const topics = new Map(await Promise.all([...new Set(r.matches.map((m) => m.prefix))].map(async (p) => [p, await prefixTopic(ctx, p)] as const)));
+  const topics = new Map(
+    await Promise.all(
+      [...new Set(r.matches.map((m) => m.prefix))].map(async (p) => [p, await prefixTopic(ctx, p)] as const),
+    ),
+  );
   return { ...r, matches: r.matches.map((m) => ({ ...m, topic: topics.get(m.prefix) ?? null })) };
 }
 
@@ -241,7 +279,9 @@ async function lookupUnder(ctx: ObserveContext, q: { uuid: string; prefix?: stri
       candidates.map(async (key) => {
         // One script per key, sent to the key's master (auto-pipelining cannot group EVALs across slots).
         const node = ownerOf(redis, key);
-        const [ttl, mem, val] = (await budget.run(() => countUpstream("redis", () => node.eval(DESCRIBE_KEY_LUA, 1, key)))) as [number, number | null, string | null];
+        const [ttl, mem, val] = (await budget.run(() =>
+          countUpstream("redis", () => node.eval(DESCRIBE_KEY_LUA, 1, key)),
+        )) as [number, number | null, string | null];
         return { key, ttl, mem, val };
       }),
     );

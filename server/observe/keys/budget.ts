@@ -19,7 +19,12 @@ export interface RedisBudgetOptions {
 }
 
 /** Defaults of {@link RedisBudgetOptions}. */
-export const DEFAULT_REDIS_BUDGET_OPTIONS: RedisBudgetOptions = { callsPerSecond: 60, burst: 40, maxInFlight: 1, maxWaitMs: 250 };
+export const DEFAULT_REDIS_BUDGET_OPTIONS: RedisBudgetOptions = {
+  callsPerSecond: 60,
+  burst: 40,
+  maxInFlight: 1,
+  maxWaitMs: 250,
+};
 
 /** A token bucket of Redis calls with a cap on calls in flight. */
 export class RedisBudget {
@@ -29,13 +34,19 @@ export class RedisBudget {
   private inFlight = 0;
   private readonly waiting: Array<() => void> = [];
 
-  constructor(opts: Partial<RedisBudgetOptions> = {}, private readonly now: () => number = () => performance.now()) {
+  constructor(
+    opts: Partial<RedisBudgetOptions> = {},
+    private readonly now: () => number = () => performance.now(),
+  ) {
     this.opts = { ...DEFAULT_REDIS_BUDGET_OPTIONS, ...opts };
     const o = this.opts;
-    if (!(o.callsPerSecond > 0 && o.callsPerSecond <= 100_000)) throw new RangeError(`callsPerSecond: expected 1..100000, got ${o.callsPerSecond}`);
+    if (!(o.callsPerSecond > 0 && o.callsPerSecond <= 100_000))
+      throw new RangeError(`callsPerSecond: expected 1..100000, got ${o.callsPerSecond}`);
     if (!(o.burst >= 1 && o.burst <= 100_000)) throw new RangeError(`burst: expected 1..100000, got ${o.burst}`);
-    if (!(Number.isInteger(o.maxInFlight) && o.maxInFlight >= 1 && o.maxInFlight <= 1000)) throw new RangeError(`maxInFlight: expected 1..1000, got ${o.maxInFlight}`);
-    if (!(o.maxWaitMs >= 0 && o.maxWaitMs <= 10_000)) throw new RangeError(`maxWaitMs: expected 0..10000, got ${o.maxWaitMs}`);
+    if (!(Number.isInteger(o.maxInFlight) && o.maxInFlight >= 1 && o.maxInFlight <= 1000))
+      throw new RangeError(`maxInFlight: expected 1..1000, got ${o.maxInFlight}`);
+    if (!(o.maxWaitMs >= 0 && o.maxWaitMs <= 10_000))
+      throw new RangeError(`maxWaitMs: expected 0..10000, got ${o.maxWaitMs}`);
     this.tokens = o.burst;
     this.last = this.now();
   }
@@ -57,7 +68,7 @@ export class RedisBudget {
   /** Whole seconds until `n` tokens are back (≥ 1: the `Retry-After` value). */
   retryAfterSeconds(n = 1): number {
     this.refill();
-    return Math.max(1, Math.ceil(((n - this.tokens) / this.opts.callsPerSecond)));
+    return Math.max(1, Math.ceil((n - this.tokens) / this.opts.callsPerSecond));
   }
 
   /**
@@ -77,9 +88,16 @@ export class RedisBudget {
 
   /** Takes `n` tokens, waiting up to `maxWaitMs` for them; else throws {@link RateLimitedError}. */
   async take(n = 1): Promise<void> {
-    if (n > this.opts.burst) throw new RateLimitedError(`needs ${n} Redis calls at once, more than the budget's burst of ${this.opts.burst}`, 1);
+    if (n > this.opts.burst)
+      throw new RateLimitedError(
+        `needs ${n} Redis calls at once, more than the budget's burst of ${this.opts.burst}`,
+        1,
+      );
     if (!(await this.takeWithin(n, this.opts.maxWaitMs))) {
-      throw new RateLimitedError(`the key browser's Redis budget (${this.opts.callsPerSecond} calls/s shared by all viewers) is spent; retry after the Retry-After seconds`, this.retryAfterSeconds(n));
+      throw new RateLimitedError(
+        `the key browser's Redis budget (${this.opts.callsPerSecond} calls/s shared by all viewers) is spent; retry after the Retry-After seconds`,
+        this.retryAfterSeconds(n),
+      );
     }
   }
 
@@ -101,7 +119,8 @@ export class ClientConcurrency {
   private readonly active = new Map<string, number>();
 
   constructor(readonly limit: number) {
-    if (!(Number.isInteger(limit) && limit >= 1 && limit <= 100)) throw new RangeError(`limit: expected 1..100, got ${limit}`);
+    if (!(Number.isInteger(limit) && limit >= 1 && limit <= 100))
+      throw new RangeError(`limit: expected 1..100, got ${limit}`);
   }
 
   /**
@@ -112,7 +131,11 @@ export class ClientConcurrency {
   async run<T>(client: string, fn: () => Promise<T>, waitMs = 250): Promise<T> {
     const deadline = Date.now() + waitMs;
     while ((this.active.get(client) ?? 0) >= this.limit) {
-      if (Date.now() >= deadline) throw new RateLimitedError(`at most ${this.limit} key-browser requests in progress per client; wait for the previous one`, 1);
+      if (Date.now() >= deadline)
+        throw new RateLimitedError(
+          `at most ${this.limit} key-browser requests in progress per client; wait for the previous one`,
+          1,
+        );
       await new Promise((r) => setTimeout(r, 20));
     }
     const n = this.active.get(client) ?? 0;
@@ -130,7 +153,11 @@ export class ClientConcurrency {
 /** Per-client concurrency of `/api/keys` and `/api/keys/lookup` together. */
 export const KEYS_PER_CLIENT_CONCURRENCY = 2;
 
-type G = typeof globalThis & { __dedupHealthBrowseBudget?: RedisBudget; __dedupHealthActionBudget?: RedisBudget; __dedupHealthBrowseClients?: ClientConcurrency };
+type G = typeof globalThis & {
+  __dedupHealthBrowseBudget?: RedisBudget;
+  __dedupHealthActionBudget?: RedisBudget;
+  __dedupHealthBrowseClients?: ClientConcurrency;
+};
 
 /** The process's budget of key-browser/lookup Redis calls (on globalThis: shared by Next's module copies). */
 export function browseBudget(): RedisBudget {

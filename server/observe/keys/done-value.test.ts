@@ -23,9 +23,14 @@ describe("key states with the position in the done value", () => {
     const v = doneValue(positionOf({ topic: longest, partition: 12, offset: "9223372036854775807" }), "AbC_-12");
     expect(v.length).toBeLessThanOrEqual(VALUE_READ_BYTES);
     expect(donePosition(v)).toEqual({ topic: longest, partition: 12, offset: "9223372036854775807" });
-    expect(donePosition("done:demo.events:3:18244#AbC_-12")).toEqual({ topic: "demo.events", partition: 3, offset: "18244" });
+    expect(donePosition("done:demo.events:3:18244#AbC_-12")).toEqual({
+      topic: "demo.events",
+      partition: 3,
+      offset: "18244",
+    });
     expect(donePosition("done:demo.events:3:18244")).toEqual({ topic: "demo.events", partition: 3, offset: "18244" });
     // Plain done, a lease, a cut value: no record to open.
-    for (const x of [DONE_VALUE, "processing:abc", "done:demo.events:3", v.slice(0, 64)]) expect(donePosition(x)).toBeNull();
+    for (const x of [DONE_VALUE, "processing:abc", "done:demo.events:3", v.slice(0, 64)])
+      expect(donePosition(x)).toBeNull();
   });
 });

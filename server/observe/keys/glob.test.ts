@@ -58,7 +58,11 @@ describe("PrefixGlobs", () => {
 
 describe("splitPrefix / prefixOfKey", () => {
   it("splits <service>:dedup:<handler> and falls back to first segment = service", () => {
-    expect(splitPrefix("notification:dedup:on-review-created")).toEqual({ service: "notification", handler: "on-review-created", prefix: "notification:dedup:on-review-created" });
+    expect(splitPrefix("notification:dedup:on-review-created")).toEqual({
+      service: "notification",
+      handler: "on-review-created",
+      prefix: "notification:dedup:on-review-created",
+    });
     expect(splitPrefix("orders:idem:charge")).toMatchObject({ service: "orders", handler: "idem:charge" });
     expect(prefixOfKey("a:dedup:h:01JD")).toBe("a:dedup:h");
   });

@@ -75,7 +75,11 @@ export function globToRegExp(glob: string): RegExp {
     else if (t.kind === "any") src += "[\\s\\S]";
     else if (t.kind === "char") src += t.ch!.replace(RE_SPECIAL_OUTSIDE_SET, "\\$&");
     else {
-      const body = t.items!.map(([a, b]) => (a === b ? a.replace(RE_SPECIAL, "\\$&") : `${a.replace(RE_SPECIAL, "\\$&")}-${b.replace(RE_SPECIAL, "\\$&")}`)).join("");
+      const body = t
+        .items!.map(([a, b]) =>
+          a === b ? a.replace(RE_SPECIAL, "\\$&") : `${a.replace(RE_SPECIAL, "\\$&")}-${b.replace(RE_SPECIAL, "\\$&")}`,
+        )
+        .join("");
       src += body === "" ? (t.negate ? "[\\s\\S]" : "(?!)") : `[${t.negate ? "^" : ""}${body}]`;
     }
   }
@@ -109,7 +113,11 @@ function globToAnchoredLua(tokens: ReturnType<typeof tokenize>): string {
       const ascii = t.items!.every(([a, b]) => a.charCodeAt(0) < 128 && b.charCodeAt(0) < 128);
       if (!ascii || t.items!.length === 0) src += ".";
       else {
-        const body = t.items!.map(([a, b]) => (a === b ? a.replace(LUA_MAGIC, "%$&") : `${a.replace(LUA_MAGIC, "%$&")}-${b.replace(LUA_MAGIC, "%$&")}`)).join("");
+        const body = t
+          .items!.map(([a, b]) =>
+            a === b ? a.replace(LUA_MAGIC, "%$&") : `${a.replace(LUA_MAGIC, "%$&")}-${b.replace(LUA_MAGIC, "%$&")}`,
+          )
+          .join("");
         src += `[${t.negate ? "^" : ""}${body}]`;
       }
     }

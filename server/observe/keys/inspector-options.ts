@@ -75,17 +75,20 @@ export const DEFAULT_KEY_INSPECTOR_OPTIONS: KeyInspectorOptions = {
 export function resolveKeyInspectorOptions(opts: Partial<KeyInspectorOptions> = {}): KeyInspectorOptions {
   const o = { ...DEFAULT_KEY_INSPECTOR_OPTIONS, ...opts };
   const range = (name: keyof KeyInspectorOptions, v: number, lo: number, hi: number) => {
-    if (!Number.isInteger(v) || v < lo || v > hi) throw new RangeError(`${name}: expected an integer in ${lo}..${hi}, got ${v}`);
+    if (!Number.isInteger(v) || v < lo || v > hi)
+      throw new RangeError(`${name}: expected an integer in ${lo}..${hi}, got ${v}`);
   };
   range("exactMaxKeys", o.exactMaxKeys, 0, 1e9);
   range("scanCount", o.scanCount, 1, 1000);
   range("estimateSamples", o.estimateSamples, 100, 1_000_000);
   range("sampleKeysPerHandler", o.sampleKeysPerHandler, 0, 2000);
-  if (o.ttlCheck !== "sample" && o.ttlCheck !== "every-key") throw new RangeError(`ttlCheck: expected "sample" or "every-key", got ${String(o.ttlCheck)}`);
+  if (o.ttlCheck !== "sample" && o.ttlCheck !== "every-key")
+    throw new RangeError(`ttlCheck: expected "sample" or "every-key", got ${String(o.ttlCheck)}`);
   range("refreshMinIntervalMs", o.refreshMinIntervalMs, 0, 3_600_000);
   range("staleAfterMs", o.staleAfterMs, 1000, 86_400_000);
   range("maxCallMicros", o.maxCallMicros, 200, 4000);
   range("maxHandlers", o.maxHandlers, 1, 100_000);
-  if (!(o.maxRedisShare >= 0.01 && o.maxRedisShare <= 1)) throw new RangeError(`maxRedisShare: expected 0.01..1, got ${o.maxRedisShare}`);
+  if (!(o.maxRedisShare >= 0.01 && o.maxRedisShare <= 1))
+    throw new RangeError(`maxRedisShare: expected 0.01..1, got ${o.maxRedisShare}`);
   return o;
 }

@@ -87,7 +87,8 @@ export async function scanByClient(node: Redis, job: ScanJob): Promise<void> {
   const glob = globs.globs.length === 1 ? globs.globs[0]! : null;
   const limits = { handlers: opts.maxHandlers, samples: opts.sampleKeysPerHandler };
   let count = firstCount(opts.scanCount);
-  const send = (cursor: string, n: number) => countUpstream("redis", () => timedScan(node, cursor, glob, n)).then((r) => ({ ...r, n }));
+  const send = (cursor: string, n: number) =>
+    countUpstream("redis", () => timedScan(node, cursor, glob, n)).then((r) => ({ ...r, n }));
   let pending = send("0", count);
   for (;;) {
     const r = await pending;
@@ -110,13 +111,22 @@ export async function scanByClient(node: Redis, job: ScanJob): Promise<void> {
 }
 
 /** One `SCAN` between two `TIME`s in a transaction: its reply and its server time. */
-async function timedScan(node: Redis, cursor: string, glob: string | null, n: number): Promise<{ next: string; keys: string[]; micros: number }> {
+async function timedScan(
+  node: Redis,
+  cursor: string,
+  glob: string | null,
+  n: number,
+): Promise<{ next: string; keys: string[]; micros: number }> {
   const m = node.multi().time();
   if (glob === null) m.scan(cursor, "COUNT", n);
   else m.scan(cursor, "MATCH", glob, "COUNT", n);
   const res = await m.time().exec();
   if (!res || res.length !== 3) throw new Error("inspector SCAN: transaction aborted");
-  const [[e0, t0], [e1, scan], [e2, t1]] = res as Array<[Error | null, unknown]> as [[Error | null, string[]], [Error | null, [string, string[]]], [Error | null, string[]]];
+  const [[e0, t0], [e1, scan], [e2, t1]] = res as Array<[Error | null, unknown]> as [
+    [Error | null, string[]],
+    [Error | null, [string, string[]]],
+    [Error | null, string[]],
+  ];
   const err = e0 ?? e1 ?? e2;
   if (err) throw err;
   const micros = (Number(t1[0]) - Number(t0[0])) * 1_000_000 + (Number(t1[1]) - Number(t0[1]));
@@ -124,7 +134,13 @@ async function timedScan(node: Redis, cursor: string, glob: string | null, n: nu
 }
 
 /** Counts `keys` per prefix into `accums` (only those matching `filter` when given), offering each as a sample. */
-function groupKeys(accums: Map<string, Accum>, keys: readonly string[], filter: PrefixGlobs | null, node: number, limits: { handlers: number; samples: number }): void {
+function groupKeys(
+  accums: Map<string, Accum>,
+  keys: readonly string[],
+  filter: PrefixGlobs | null,
+  node: number,
+  limits: { handlers: number; samples: number },
+): void {
   for (const key of keys) {
     if (filter && !filter.matches(key)) continue;
     const prefix = prefixOfKey(key);

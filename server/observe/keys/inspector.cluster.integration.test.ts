@@ -35,7 +35,8 @@ const addr = (n: { options: { host?: string; port?: number } }) => `${n.options.
 /** Per master: calls of `cmd` so far (INFO commandstats counts commands run inside scripts too). */
 async function commandCalls(c: Cluster, cmd: string): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  for (const n of c.nodes("master")) out.set(addr(n), parseCommandStats(await n.info("commandstats")).get(cmd)?.calls ?? 0);
+  for (const n of c.nodes("master"))
+    out.set(addr(n), parseCommandStats(await n.info("commandstats")).get(cmd)?.calls ?? 0);
   return out;
 }
 
@@ -73,14 +74,30 @@ beforeAll(async () => {
     if (slot >= second[0] && slot <= second[1]) tag = `pin${j}`;
   }
   pinnedMaster = `${second[2][0]}:${second[2][1]}`;
-  const id = (i: number) => `01JD8X3Q${randomBytes(9).toString("hex").toUpperCase().slice(0, 14)}${String(i).padStart(4, "0")}`;
-  seeded.set(P.spread, Array.from({ length: N.spread }, (_, i) => `${P.spread}:${id(i)}`));
-  seeded.set(P.pinned, Array.from({ length: N.pinned }, (_, i) => `${P.pinned}:{${tag}}${id(i)}`));
-  seeded.set(P.noTtl, Array.from({ length: N.noTtl }, (_, i) => `${P.noTtl}:${id(i)}`));
-  seeded.set(P.outside, Array.from({ length: N.outside }, (_, i) => `${P.outside}:${id(i)}`));
+  const id = (i: number) =>
+    `01JD8X3Q${randomBytes(9).toString("hex").toUpperCase().slice(0, 14)}${String(i).padStart(4, "0")}`;
+  seeded.set(
+    P.spread,
+    Array.from({ length: N.spread }, (_, i) => `${P.spread}:${id(i)}`),
+  );
+  seeded.set(
+    P.pinned,
+    Array.from({ length: N.pinned }, (_, i) => `${P.pinned}:{${tag}}${id(i)}`),
+  );
+  seeded.set(
+    P.noTtl,
+    Array.from({ length: N.noTtl }, (_, i) => `${P.noTtl}:${id(i)}`),
+  );
+  seeded.set(
+    P.outside,
+    Array.from({ length: N.outside }, (_, i) => `${P.outside}:${id(i)}`),
+  );
   const writes: Array<Promise<unknown>> = [];
   for (const [prefix, keys] of seeded) {
-    for (const k of keys) writes.push(prefix === P.noTtl ? c.set(k, "done") : c.set(k, k.length % 2 ? "done" : "processing:tok", "PX", 3_600_000));
+    for (const k of keys)
+      writes.push(
+        prefix === P.noTtl ? c.set(k, "done") : c.set(k, k.length % 2 ? "done" : "processing:tok", "PX", 3_600_000),
+      );
     if (writes.length > 2000) await Promise.all(writes.splice(0));
   }
   await Promise.all(writes);
@@ -142,17 +159,31 @@ describe("key inspector on a 3-master Redis Cluster", () => {
   it("counting by SCAN from the client (no TTL read) walks every master too: the same counts as the script", async () => {
     const c = client!;
     const byScript = await new KeyInspector(c as RedisLike, { prefixes: globs, refreshMinIntervalMs: 0 }).run("exact");
-    const byClient = await new KeyInspector(c as RedisLike, { prefixes: globs, refreshMinIntervalMs: 0, ttlCheck: "sample" }).run("exact");
+    const byClient = await new KeyInspector(c as RedisLike, {
+      prefixes: globs,
+      refreshMinIntervalMs: 0,
+      ttlCheck: "sample",
+    }).run("exact");
     const counts = (r: typeof byScript) => r.handlers.map((h) => [h.prefix, h.keyCount]);
     expect(counts(byClient)).toEqual(counts(byScript));
-    expect(new Map(counts(byClient) as Array<[string, number]>).get(P.pinned), "a handler living on one master only").toBe(N.pinned);
-    expect(byClient.handlers.find((h) => h.prefix === P.pinned)!.bytesPerKey, "samples read on the key's master").toBeGreaterThan(0);
+    expect(
+      new Map(counts(byClient) as Array<[string, number]>).get(P.pinned),
+      "a handler living on one master only",
+    ).toBe(N.pinned);
+    expect(
+      byClient.handlers.find((h) => h.prefix === P.pinned)!.bytesPerKey,
+      "samples read on the key's master",
+    ).toBeGreaterThan(0);
   });
 
   it("the estimate draws on every master in proportion to its DBSIZE and lands within its error bound", async () => {
     const c = client!;
     const samples = 2_000;
-    const inspector = new KeyInspector(c as RedisLike, { prefixes: globs, refreshMinIntervalMs: 0, estimateSamples: samples });
+    const inspector = new KeyInspector(c as RedisLike, {
+      prefixes: globs,
+      refreshMinIntervalMs: 0,
+      estimateSamples: samples,
+    });
     const sizes = new Map(await Promise.all(c.nodes("master").map(async (n) => [addr(n), await n.dbsize()] as const)));
     const total = [...sizes.values()].reduce((a, b) => a + b, 0);
     const before = await commandCalls(c, "scan");
@@ -165,7 +196,10 @@ describe("key inspector on a 3-master Redis Cluster", () => {
       // The blocks were really read on that master (INFO commandstats counts SCANs inside scripts).
       expect((after.get(m) ?? 0) - (before.get(m) ?? 0), `SCAN blocks on ${m}`).toBeGreaterThan(0);
       expect(draws, `keys sampled on ${m} (DBSIZE ${size} of ${total})`).toBeGreaterThan(0);
-      expect(Math.abs(draws - want), `draws on ${m}: ${draws}, proportional share ${want.toFixed(0)}`).toBeLessThanOrEqual(0.1 * want + 10);
+      expect(
+        Math.abs(draws - want),
+        `draws on ${m}: ${draws}, proportional share ${want.toFixed(0)}`,
+      ).toBeLessThanOrEqual(0.1 * want + 10);
     }
     const by = new Map(r.handlers.map((h) => [h.prefix, h]));
     for (const [prefix, truth] of [
@@ -175,7 +209,10 @@ describe("key inspector on a 3-master Redis Cluster", () => {
       const h = by.get(prefix);
       expect(h, prefix).toBeDefined();
       expect(h!.exact).toBe(false);
-      expect(Math.abs(h!.keyCount - truth), `${prefix}: estimate ${h!.keyCount} ± ${h!.errorBound}, truth ${truth}`).toBeLessThanOrEqual(h!.errorBound);
+      expect(
+        Math.abs(h!.keyCount - truth),
+        `${prefix}: estimate ${h!.keyCount} ± ${h!.errorBound}, truth ${truth}`,
+      ).toBeLessThanOrEqual(h!.errorBound);
       expect(h!.errorBound, "the bound says something").toBeLessThan(truth * 0.35);
     }
   });
@@ -192,13 +229,18 @@ describe("exact no-TTL count on the Cluster", () => {
     const c = client!;
     const keys = Array.from({ length: 1000 }, (_, i) => `${prefix}:01JD8X3QLEAKY${String(i).padStart(13, "0")}`);
     await Promise.all(keys.map((k, i) => (i < 37 ? c.set(k, "done") : c.set(k, "done", "PX", 3_600_000))));
-    const r = await new KeyInspector(c as RedisLike, { prefixes: [`${svc}:dedup:*`], refreshMinIntervalMs: 0 }).run("exact");
-    expect(r.handlers.map((h) => [h.prefix, h.keyCount, h.noTtlCount, h.noTtlExact])).toEqual([[prefix, 1000, 37, true]]);
+    const r = await new KeyInspector(c as RedisLike, { prefixes: [`${svc}:dedup:*`], refreshMinIntervalMs: 0 }).run(
+      "exact",
+    );
+    expect(r.handlers.map((h) => [h.prefix, h.keyCount, h.noTtlCount, h.noTtlExact])).toEqual([
+      [prefix, 1000, 37, true],
+    ]);
   });
 });
 
 describe("key browser on a 3-master Redis Cluster", () => {
-  const ctxFor = (redis: RedisLike) => createObserveContext({ metrics: new LocalSource(new Registry()), redis, prefixes: globs });
+  const ctxFor = (redis: RedisLike) =>
+    createObserveContext({ metrics: new LocalSource(new Registry()), redis, prefixes: globs });
 
   async function browseAll(redis: RedisLike, prefix: string, count: number, cursor?: string, maxPages = 500) {
     const keys: string[] = [];
@@ -278,13 +320,13 @@ describe("key browser on a 3-master Redis Cluster", () => {
     });
   });
 
-  it("shows keys of the library's \"release\" marking (value claimed:<token>) as marked, not other", async () => {
+  it('shows keys of the library\'s "release" marking (value claimed:<token>) as marked, not other', async () => {
     const prefix = `${service}:dedup:released`;
     const keys = Array.from({ length: 20 }, (_, i) => `${prefix}:01JD8X3QRELEASE${String(i).padStart(11, "0")}`);
     await Promise.all(keys.map((k) => client!.set(k, `${CLAIMED_PREFIX}tok${k.length}`, "PX", 3_600_000)));
     const page = await browseKeys(ctxFor(client!), { prefix, count: 50 });
     const all = [...page.keys];
-    for (let cursor = page.cursor; cursor; ) {
+    for (let cursor = page.cursor; cursor;) {
       const next = await browseKeys(ctxFor(client!), { prefix, cursor, count: 50 });
       all.push(...next.keys);
       cursor = next.cursor;

@@ -7,7 +7,13 @@ import type { RedisLike } from "../redis-client";
 
 describe("classifyValue", () => {
   it("reads the lease marking's processing:<token> and done, and the naive marking's 1", () => {
-    expectEach(classifyValue, { "processing:6f1c": "processing", done: "done", "1": "marked", "claimed:9a0b": "marked", '{"json":true}': "other" });
+    expectEach(classifyValue, {
+      "processing:6f1c": "processing",
+      done: "done",
+      "1": "marked",
+      "claimed:9a0b": "marked",
+      '{"json":true}': "other",
+    });
   });
 });
 
@@ -41,10 +47,25 @@ describe("KeyInspectorOptions", () => {
 describe("splitByState: leases apart from settled keys", () => {
   it("scales the sampled shares to the count and lets done take the rounding", async () => {
     const { splitByState } = await import("./accum");
-    expect(splitByState(1207, { processing: 1, done: 499, marked: 0, other: 0 }, 500, true)).toEqual({ processing: 2, done: 1205, marked: 0, other: 0, exact: false, leaseShare: 0.002 });
+    expect(splitByState(1207, { processing: 1, done: 499, marked: 0, other: 0 }, 500, true)).toEqual({
+      processing: 2,
+      done: 1205,
+      marked: 0,
+      other: 0,
+      exact: false,
+      leaseShare: 0.002,
+    });
     // A sample of every key of an exact count is a count.
-    expect(splitByState(300, { processing: 3, done: 297, marked: 0, other: 0 }, 300, true)).toMatchObject({ processing: 3, done: 297, exact: true, leaseShare: 0.01 });
+    expect(splitByState(300, { processing: 3, done: 297, marked: 0, other: 0 }, 300, true)).toMatchObject({
+      processing: 3,
+      done: 297,
+      exact: true,
+      leaseShare: 0.01,
+    });
     expect(splitByState(300, { processing: 3, done: 297, marked: 0, other: 0 }, 300, false).exact).toBe(false);
-    expect(splitByState(50, { processing: 0, done: 0, marked: 0, other: 0 }, 0, true)).toMatchObject({ done: 50, leaseShare: null });
+    expect(splitByState(50, { processing: 0, done: 0, marked: 0, other: 0 }, 0, true)).toMatchObject({
+      done: 50,
+      leaseShare: null,
+    });
   });
 });

@@ -11,7 +11,11 @@ import { scanByClient, scanByScript, type ScanTally } from "./inspector-scan";
 import { masters, whenReady, type RedisLike } from "../redis-client";
 import { countUpstream } from "../upstream-counter";
 
-export { DEFAULT_KEY_INSPECTOR_OPTIONS, resolveKeyInspectorOptions, type KeyInspectorOptions } from "./inspector-options";
+export {
+  DEFAULT_KEY_INSPECTOR_OPTIONS,
+  resolveKeyInspectorOptions,
+  type KeyInspectorOptions,
+} from "./inspector-options";
 export { randomCursors } from "./inspector-estimate";
 export type { Inspection, InspectorState, KeySource } from "./source";
 
@@ -36,7 +40,11 @@ export class KeyInspector extends BackgroundCount implements KeySource {
     opts: Partial<KeyInspectorOptions> = {},
   ) {
     const resolved = resolveKeyInspectorOptions(opts);
-    super({ staleAfterMs: resolved.staleAfterMs, refreshMinIntervalMs: resolved.refreshMinIntervalMs, busyRetryAfterMs: 1000 });
+    super({
+      staleAfterMs: resolved.staleAfterMs,
+      refreshMinIntervalMs: resolved.refreshMinIntervalMs,
+      busyRetryAfterMs: 1000,
+    });
     this.opts = resolved;
     this.globs = new PrefixGlobs(this.opts.prefixes);
   }
@@ -76,7 +84,12 @@ export class KeyInspector extends BackgroundCount implements KeySource {
     const infos = await Promise.all(nodes.map((n) => countUpstream("redis", () => n.info("keyspace"))));
     const nodeNoTtl = infos.map((info, i) => keysWithoutTtl(info, nodes[i]!.options.db ?? 0));
     const startedAt = Date.now();
-    const progress = (scanned: number, done: boolean, m: "exact" | "estimate", finishedAt: number | null): ScanProgress => ({
+    const progress = (
+      scanned: number,
+      done: boolean,
+      m: "exact" | "estimate",
+      finishedAt: number | null,
+    ): ScanProgress => ({
       scanned,
       total,
       done,
@@ -93,10 +106,32 @@ export class KeyInspector extends BackgroundCount implements KeySource {
     this.state = { ...this.state, progress: progress(0, false, "estimate", null) };
     const est = await estimateKeys(nodes, run.sizes, this.opts, this.globs);
     // A smaller sample than the exact scan's: the first answer should come fast.
-    const stats = await readSamples(nodes, est.accums, Math.min(this.opts.sampleKeysPerHandler, ESTIMATE_SAMPLE_READS), this.opts.maxCallMicros);
-    const handlers = buildHandlers(est.accums, stats, false, est.bounds, progress(est.draws, final, "estimate", Date.now()), { bucketsFromSample: true, noTtlFromSample: true }, run.dbNoTtl);
+    const stats = await readSamples(
+      nodes,
+      est.accums,
+      Math.min(this.opts.sampleKeysPerHandler, ESTIMATE_SAMPLE_READS),
+      this.opts.maxCallMicros,
+    );
+    const handlers = buildHandlers(
+      est.accums,
+      stats,
+      false,
+      est.bounds,
+      progress(est.draws, final, "estimate", Date.now()),
+      { bucketsFromSample: true, noTtlFromSample: true },
+      run.dbNoTtl,
+    );
     if (final) this.state = { ...this.state, progress: progress(est.draws, true, "estimate", Date.now()) };
-    return { mode: "estimate", startedAt: run.startedAt, finishedAt: Date.now(), total: run.total, handlers, calls: est.calls, maxCallMicros: est.maxMicros, drawsByMaster: est.drawsByMaster };
+    return {
+      mode: "estimate",
+      startedAt: run.startedAt,
+      finishedAt: Date.now(),
+      total: run.total,
+      handlers,
+      calls: est.calls,
+      maxCallMicros: est.maxMicros,
+      drawsByMaster: est.drawsByMaster,
+    };
   }
 
   /**
@@ -115,7 +150,10 @@ export class KeyInspector extends BackgroundCount implements KeySource {
     // sampleKeysPerHandler that readSamples keeps over the whole scan (a chunk visits ≤ scanCount
     // keys), at most 10. Ten per chunk shipped about half of all keys back as samples at 300k keys:
     // reply bytes and client CPU that a plain SCAN loop does not pay.
-    const samplesPerGroup = Math.min(10, Math.ceil((2 * this.opts.sampleKeysPerHandler * this.opts.scanCount) / Math.max(1, total)));
+    const samplesPerGroup = Math.min(
+      10,
+      Math.ceil((2 * this.opts.sampleKeysPerHandler * this.opts.scanCount) / Math.max(1, total)),
+    );
     const report = () => {
       this.state = { ...this.state, progress: run.progress(Math.min(scan.scanned, run.total), false, "exact", null) };
     };
@@ -136,7 +174,15 @@ export class KeyInspector extends BackgroundCount implements KeySource {
       finishedAt,
       total: Math.max(total, scan.scanned),
       // No-TTL counts are exact with every-key; buckets too when every master PTTL'd its keys.
-      handlers: buildHandlers(scan.accums, stats, true, null, done, { bucketsFromSample: !ttlPerKey.every(Boolean), noTtlFromSample: !everyKey }, run.dbNoTtl),
+      handlers: buildHandlers(
+        scan.accums,
+        stats,
+        true,
+        null,
+        done,
+        { bucketsFromSample: !ttlPerKey.every(Boolean), noTtlFromSample: !everyKey },
+        run.dbNoTtl,
+      ),
       calls: scan.calls,
       maxCallMicros: scan.maxMicros,
     };

@@ -22,7 +22,8 @@ export async function liveReplicas(ctx: Pick<ObserveContext, "metrics">, service
     groups.length ? getGroupMembers(groups).catch(() => null) : Promise.resolve(null),
   ]);
   const live = new Set<string>();
-  for (const s of scraped ?? []) if (s.labels.service === service && s.labels.replica && (s.value ?? 0) > 0) live.add(s.labels.replica);
+  for (const s of scraped ?? [])
+    if (s.labels.service === service && s.labels.replica && (s.value ?? 0) > 0) live.add(s.labels.replica);
   for (const g of members ?? []) for (const m of g.members) live.add(replicaOfClientId(m.clientId));
   return live.size > 0 ? live : null;
 }

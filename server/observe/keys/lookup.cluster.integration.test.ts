@@ -29,10 +29,21 @@ beforeAll(async () => {
   client = createObserveRedis({ clusterNodes: nodes }, { connectTimeoutMs: 2000, commandTimeoutMs: 5000 });
   try {
     await whenReady(client, 5000);
-    if (!(client instanceof Cluster) || masters(client).length < 3) throw new Error("expected a Cluster with 3 masters");
-    await Promise.all(HANDLERS.map((h, i) => (i === 5 ? client.set(`${SERVICE}:dedup:${h}:${UUID}`, "processing:t1") : client.set(`${SERVICE}:dedup:${h}:${UUID}`, "done", "PX", 3_600_000))));
+    if (!(client instanceof Cluster) || masters(client).length < 3)
+      throw new Error("expected a Cluster with 3 masters");
+    await Promise.all(
+      HANDLERS.map((h, i) =>
+        i === 5
+          ? client.set(`${SERVICE}:dedup:${h}:${UUID}`, "processing:t1")
+          : client.set(`${SERVICE}:dedup:${h}:${UUID}`, "done", "PX", 3_600_000),
+      ),
+    );
     // Make the handlers known the way the app learns them: an inspection under our own prefix.
-    ctx = createObserveContext({ metrics: new LocalSource(new Registry()), redis: client, prefixes: [`${SERVICE}:dedup:*`] });
+    ctx = createObserveContext({
+      metrics: new LocalSource(new Registry()),
+      redis: client,
+      prefixes: [`${SERVICE}:dedup:*`],
+    });
     await ctx.inspector!.run("exact");
   } catch (e) {
     setupError = e as Error;
@@ -45,7 +56,10 @@ afterAll(async () => {
 });
 
 it("finds the UUID under every handler, whichever master holds each key, with state, TTL and size", async () => {
-  if (setupError) throw new Error(`Redis Cluster at ${nodes.join(",")} is not usable (${setupError.message}): run npm run stack:cluster`);
+  if (setupError)
+    throw new Error(
+      `Redis Cluster at ${nodes.join(",")} is not usable (${setupError.message}): run npm run stack:cluster`,
+    );
   const r = await lookupKey(ctx, { uuid: UUID });
   expect(r.checkedPrefixes).toBeGreaterThanOrEqual(HANDLERS.length);
   expect(r.matches.map((m) => m.handler).sort()).toEqual(HANDLERS);
@@ -55,7 +69,8 @@ it("finds the UUID under every handler, whichever master holds each key, with st
     expect(m.handler === "on-f" ? m.ttlMs === -1 : m.ttlMs! > 3_000_000).toBe(true);
   }
   // The six keys really live on more than one master.
-  const owners = new Set(HANDLERS.map((h) => (client as Cluster).slots[clusterSlotOf(`${SERVICE}:dedup:${h}:${UUID}`)]?.[0]));
+  const owners = new Set(
+    HANDLERS.map((h) => (client as Cluster).slots[clusterSlotOf(`${SERVICE}:dedup:${h}:${UUID}`)]?.[0]),
+  );
   expect(owners.size).toBeGreaterThan(1);
 });
-

@@ -71,8 +71,18 @@ export class MemoryInspector extends BackgroundCount implements KeySource {
     private readonly stores: () => readonly MemoryKeyStore[],
     opts: Partial<MemoryInspectorOptions> = {},
   ) {
-    const resolved = { prefixes: [ALL_DEDUP_KEYS_GLOB], staleAfterMs: 5000, refreshMinIntervalMs: 2000, maxHandlers: 1000, ...opts };
-    super({ staleAfterMs: resolved.staleAfterMs, refreshMinIntervalMs: resolved.refreshMinIntervalMs, busyRetryAfterMs: 500 });
+    const resolved = {
+      prefixes: [ALL_DEDUP_KEYS_GLOB],
+      staleAfterMs: 5000,
+      refreshMinIntervalMs: 2000,
+      maxHandlers: 1000,
+      ...opts,
+    };
+    super({
+      staleAfterMs: resolved.staleAfterMs,
+      refreshMinIntervalMs: resolved.refreshMinIntervalMs,
+      busyRetryAfterMs: 500,
+    });
     this.opts = resolved;
     this.globs = new PrefixGlobs(this.opts.prefixes);
   }
@@ -106,7 +116,17 @@ export class MemoryInspector extends BackgroundCount implements KeySource {
         const prefix = accs.has(own) || accs.size < this.opts.maxHandlers ? own : "(other)";
         let a = accs.get(prefix);
         if (!a) {
-          a = { prefix, count: 0, noTtl: 0, buckets: TTL_BUCKETS.map(() => 0), leases: TTL_BUCKETS.map(() => 0), ttls: [], settledMin: -1, bytes: 0, states: { processing: 0, done: 0, marked: 0, other: 0 } };
+          a = {
+            prefix,
+            count: 0,
+            noTtl: 0,
+            buckets: TTL_BUCKETS.map(() => 0),
+            leases: TTL_BUCKETS.map(() => 0),
+            ttls: [],
+            settledMin: -1,
+            bytes: 0,
+            states: { processing: 0, done: 0, marked: 0, other: 0 },
+          };
           accs.set(prefix, a);
         }
         const state = classifyValue(e.value);
@@ -147,7 +167,8 @@ export class MemoryInspector extends BackgroundCount implements KeySource {
     const want = Math.min(MAX_PAGE, Math.max(1, q.count));
     const found: MemoryKey[] = [];
     for (const e of this.entries()) {
-      if (e.key.startsWith(`${q.prefix}:`) && (after === null || e.key > after) && this.globs.matches(e.key)) found.push(e);
+      if (e.key.startsWith(`${q.prefix}:`) && (after === null || e.key > after) && this.globs.matches(e.key))
+        found.push(e);
     }
     found.sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
     const now = Date.now();
@@ -181,7 +202,12 @@ export class MemoryInspector extends BackgroundCount implements KeySource {
         const ttl = store.pttl(key);
         const prefix = key.slice(0, key.length - q.uuid.length - 1);
         const owner = splitPrefix(prefix);
-        matches.push({ ...entryOf({ key, value, expiresAt: ttl >= 0 ? now + ttl : null }, now), service: owner.service, handler: owner.handler, prefix });
+        matches.push({
+          ...entryOf({ key, value, expiresAt: ttl >= 0 ? now + ttl : null }, now),
+          service: owner.service,
+          handler: owner.handler,
+          prefix,
+        });
         break;
       }
     }
@@ -235,7 +261,9 @@ function handlerKeys(a: Acc, scan: ScanProgress): HandlerKeys {
     leaseShare: split.leaseShare,
     settledMinTtlMs: a.settledMin >= 0 ? a.settledMin : null,
     countedAt: scan.finishedAt ?? new Date().toISOString(),
-    ttlObserved: a.ttls.length ? { minMs: a.ttls[0]!, maxMs: a.ttls[a.ttls.length - 1]!, p50Ms: a.ttls[Math.floor(a.ttls.length / 2)]! } : null,
+    ttlObserved: a.ttls.length
+      ? { minMs: a.ttls[0]!, maxMs: a.ttls[a.ttls.length - 1]!, p50Ms: a.ttls[Math.floor(a.ttls.length / 2)]! }
+      : null,
     scan,
   };
 }

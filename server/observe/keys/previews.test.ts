@@ -1,8 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { findPreview, keepPreview, PREVIEW_KEYS_MAX, PREVIEW_KEYS_TOTAL_MAX, PREVIEW_TTL_MS, PREVIEWS_MAX, type Preview } from "./previews";
+import {
+  findPreview,
+  keepPreview,
+  PREVIEW_KEYS_MAX,
+  PREVIEW_KEYS_TOTAL_MAX,
+  PREVIEW_TTL_MS,
+  PREVIEWS_MAX,
+  type Preview,
+} from "./previews";
 
 const sel = { state: "done" as const, olderThanMs: null, leases: "dead" as const, uuids: null };
-const preview = (n: number, tag = "k"): Preview => ({ prefix: "s:dedup:h", action: "forget", selection: sel, at: new Date(), keys: new Map(Array.from({ length: n }, (_, i) => [`s:dedup:h:${tag}${i}`, "done"])) });
+const preview = (n: number, tag = "k"): Preview => ({
+  prefix: "s:dedup:h",
+  action: "forget",
+  selection: sel,
+  at: new Date(),
+  keys: new Map(Array.from({ length: n }, (_, i) => [`s:dedup:h:${tag}${i}`, "done"])),
+});
 
 describe("dry-run previews kept for the real action", () => {
   it("keeps a preview for its time, then forgets it", () => {
@@ -25,7 +39,10 @@ describe("dry-run previews kept for the real action", () => {
     expect(findPreview(ids[0]!, t + 100)).toBeNull();
     expect(findPreview(ids[1]!, t + 100)).toBeNull();
     expect(findPreview(ids.at(-1)!, t + 100)).not.toBeNull();
-    const big = Array.from({ length: 3 }, (_, i) => keepPreview(preview(PREVIEW_KEYS_TOTAL_MAX / 2, `b${i}`), t + 50 + i).id!);
+    const big = Array.from(
+      { length: 3 },
+      (_, i) => keepPreview(preview(PREVIEW_KEYS_TOTAL_MAX / 2, `b${i}`), t + 50 + i).id!,
+    );
     expect(findPreview(big[0]!, t + 100)).toBeNull();
     expect(findPreview(big[1]!, t + 100)).not.toBeNull();
     expect(findPreview(big[2]!, t + 100)).not.toBeNull();

@@ -48,7 +48,11 @@ function sweep(m: Map<string, Kept>, now: number): void {
 
 /** Keeps a preview; its id, or null with the reason it was not kept (too many keys). */
 export function keepPreview(p: Preview, now = Date.now()): { id: string } | { id: null; note: string } {
-  if (p.keys.size > PREVIEW_KEYS_MAX) return { id: null, note: `the dry run matched ${p.keys.size} keys, more than the ${PREVIEW_KEYS_MAX} a preview keeps: narrow the selection (a state, an idle time) to act on it` };
+  if (p.keys.size > PREVIEW_KEYS_MAX)
+    return {
+      id: null,
+      note: `the dry run matched ${p.keys.size} keys, more than the ${PREVIEW_KEYS_MAX} a preview keeps: narrow the selection (a state, an idle time) to act on it`,
+    };
   const m = kept();
   sweep(m, now);
   let total = p.keys.size;

@@ -34,25 +34,29 @@ describe("bytes per key against used_memory", () => {
     { name: "lease keys in state done", value: "done" },
     { name: "naive keys", value: "1" },
     { name: "release keys", value: "claimed:Zk3q9xT0aB1c" },
-  ])("$name: the inspector's bytes/key is within 10 percent of the measured delta", async ({ value }) => {
-    await r.flushall();
-    const before = await usedMemory();
-    await seedKeys(r, [{ prefix: "billing:dedup:charge", count: KEYS, ttlMs: 24 * 3_600_000, value }]);
-    const measured = ((await usedMemory()) - before) / KEYS;
+  ])(
+    "$name: the inspector's bytes/key is within 10 percent of the measured delta",
+    async ({ value }) => {
+      await r.flushall();
+      const before = await usedMemory();
+      await seedKeys(r, [{ prefix: "billing:dedup:charge", count: KEYS, ttlMs: 24 * 3_600_000, value }]);
+      const measured = ((await usedMemory()) - before) / KEYS;
 
-    const insp = await new KeyInspector(r, { prefixes: ["*:dedup:*"], refreshMinIntervalMs: 0 }).run("exact");
-    const h = insp.handlers.find((x) => x.prefix === "billing:dedup:charge")!;
-    expect(h.keyCount).toBe(KEYS);
-    expect(h.bytesPerKey).not.toBeNull();
-    expect(Math.abs(h.bytesPerKey! / measured - 1)).toBeLessThanOrEqual(0.1);
+      const insp = await new KeyInspector(r, { prefixes: ["*:dedup:*"], refreshMinIntervalMs: 0 }).run("exact");
+      const h = insp.handlers.find((x) => x.prefix === "billing:dedup:charge")!;
+      expect(h.keyCount).toBe(KEYS);
+      expect(h.bytesPerKey).not.toBeNull();
+      expect(Math.abs(h.bytesPerKey! / measured - 1)).toBeLessThanOrEqual(0.1);
 
-    // What the projection used before: MEMORY USAGE alone, well below what the keys cost.
-    const p = r.pipeline();
-    for (let i = 0; i < 200; i++) p.call("MEMORY", "USAGE", (await r.randomkey())!, "SAMPLES", "0");
-    const usage = ((await p.exec()) ?? []).map(([, v]) => Number(v));
-    const usageMean = usage.reduce((a, b) => a + b, 0) / usage.length;
-    expect(usageMean / measured - 1).toBeLessThan(-0.2);
-  }, 60_000);
+      // What the projection used before: MEMORY USAGE alone, well below what the keys cost.
+      const p = r.pipeline();
+      for (let i = 0; i < 200; i++) p.call("MEMORY", "USAGE", (await r.randomkey())!, "SAMPLES", "0");
+      const usage = ((await p.exec()) ?? []).map(([, v]) => Number(v));
+      const usageMean = usage.reduce((a, b) => a + b, 0) / usage.length;
+      expect(usageMean / measured - 1).toBeLessThan(-0.2);
+    },
+    60_000,
+  );
 });
 
 describe("sample reads (readSamples)", () => {
@@ -64,7 +68,8 @@ describe("sample reads (readSamples)", () => {
     keys.forEach((k, i) => {
       if (i < 300) p.set(k, "done", "PX", 3_600_000);
       else if (i < 400) p.set(k, "processing:tok", "PX", 60_000);
-      else if (i < 440) p.set(k, "1"); // no TTL
+      else if (i < 440)
+        p.set(k, "1"); // no TTL
       else p.hset(k, "f", "v"); // not a string: its value cannot be read
     });
     await p.exec();

@@ -3,10 +3,14 @@ import { dictOverhead, keyspaceCounts } from "./samples";
 
 /** The shape of a Redis 7.0 `MEMORY STATS` reply (abridged), as ioredis returns it. */
 const STATS = [
-  "peak.allocated", 67889360,
-  "total.allocated", 95000000,
-  "db.0", ["overhead.hashtable.main", 24194304, "overhead.hashtable.expires", 16194304],
-  "keys.count", 500000,
+  "peak.allocated",
+  67889360,
+  "total.allocated",
+  95000000,
+  "db.0",
+  ["overhead.hashtable.main", 24194304, "overhead.hashtable.expires", 16194304],
+  "keys.count",
+  500000,
 ];
 
 describe("dictOverhead", () => {

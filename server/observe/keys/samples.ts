@@ -52,7 +52,9 @@ export const VALUE_READ_BYTES = 320;
 export function donePosition(v: string): { topic: string; partition: number; offset: string } | null {
   if (!v.startsWith(DONE_POSITION_PREFIX)) return null;
   const hash = v.indexOf(DONE_FINGERPRINT_SEPARATOR);
-  const m = /^([A-Za-z0-9._-]{1,249}):(\d{1,7}):(\d{1,19})$/.exec(v.slice(DONE_POSITION_PREFIX.length, hash < 0 ? undefined : hash));
+  const m = /^([A-Za-z0-9._-]{1,249}):(\d{1,7}):(\d{1,19})$/.exec(
+    v.slice(DONE_POSITION_PREFIX.length, hash < 0 ? undefined : hash),
+  );
   return m ? { topic: m[1]!, partition: Number(m[2]), offset: m[3]! } : null;
 }
 
@@ -98,7 +100,8 @@ export function keyspaceCounts(info: string, db: number): { keys: number; expire
 /** {@link DictOverhead} of a master, read with one pipeline (`MEMORY STATS`, `INFO keyspace`); `null` when unavailable. */
 async function readDictOverhead(node: Redis): Promise<DictOverhead | null> {
   try {
-    const res = (await countUpstream("redis", () => node.pipeline().call("MEMORY", "STATS").info("keyspace").exec())) ?? [];
+    const res =
+      (await countUpstream("redis", () => node.pipeline().call("MEMORY", "STATS").info("keyspace").exec())) ?? [];
     const [statsErr, stats] = res[0] ?? [];
     const [infoErr, info] = res[1] ?? [];
     if (statsErr || infoErr) return null;
@@ -180,14 +183,20 @@ async function describeKeys(node: Redis, keys: readonly string[], budgetMicros: 
       const from = next;
       const batch = keys.slice(from, from + KEYS_PER_CALL);
       next = from + batch.length;
-      for (let at = 0; at < batch.length; ) {
+      for (let at = 0; at < batch.length;) {
         const argv = [String(budgetMicros), ...batch.slice(at)];
-        const raw = (await countUpstream("redis", () => evalScript(node, DESCRIBE_SAMPLES_LUA, DESCRIBE_SAMPLES_SHA, argv))) as unknown[];
+        const raw = (await countUpstream("redis", () =>
+          evalScript(node, DESCRIBE_SAMPLES_LUA, DESCRIBE_SAMPLES_SHA, argv),
+        )) as unknown[];
         const n = Number(raw[0]);
         if (!(n >= 1)) throw new Error("inspector sample script: described no key");
         for (let j = 0; j < n; j++) {
           const [ttl, mem, val] = raw.slice(1 + 3 * j, 4 + 3 * j);
-          out[from + at + j] = { ttl: typeof ttl === "number" ? ttl : null, mem: typeof mem === "number" ? mem : null, val: typeof val === "string" ? val : null };
+          out[from + at + j] = {
+            ttl: typeof ttl === "number" ? ttl : null,
+            mem: typeof mem === "number" ? mem : null,
+            val: typeof val === "string" ? val : null,
+          };
         }
         at += n;
       }
@@ -202,7 +211,12 @@ async function describeKeys(node: Redis, keys: readonly string[], budgetMicros: 
  * script calls of at most `budgetMicros` of server time each. A key's bytes are its `MEMORY USAGE`
  * plus its {@link DictOverhead}.
  */
-export async function readSamples(nodes: Redis[], accums: Map<string, Accum>, limit: number, budgetMicros: number): Promise<Map<string, SampleStats>> {
+export async function readSamples(
+  nodes: Redis[],
+  accums: Map<string, Accum>,
+  limit: number,
+  budgetMicros: number,
+): Promise<Map<string, SampleStats>> {
   const byNode = new Map<number, Array<{ prefix: string; key: string }>>();
   for (const a of accums.values()) {
     for (const s of a.samples.slice(0, limit)) {
@@ -211,15 +225,39 @@ export async function readSamples(nodes: Redis[], accums: Map<string, Accum>, li
       byNode.set(s.node, list);
     }
   }
-  const acc = new Map<string, { states: Record<KeyState, number>; bytes: number[]; ttls: number[]; leaseTtls: number[]; settledMin: number; noTtl: number }>();
+  const acc = new Map<
+    string,
+    {
+      states: Record<KeyState, number>;
+      bytes: number[];
+      ttls: number[];
+      leaseTtls: number[];
+      settledMin: number;
+      noTtl: number;
+    }
+  >();
   for (const [ni, list] of byNode) {
     const node = nodes[ni];
     if (!node) continue;
-    const [overhead, reads] = await Promise.all([readDictOverhead(node), describeKeys(node, list.map((x) => x.key), budgetMicros)]);
+    const [overhead, reads] = await Promise.all([
+      readDictOverhead(node),
+      describeKeys(
+        node,
+        list.map((x) => x.key),
+        budgetMicros,
+      ),
+    ]);
     list.forEach(({ prefix }, j) => {
       const { ttl, mem, val } = reads[j]!;
       if (ttl === -2) return; // expired meanwhile
-      const e = acc.get(prefix) ?? { states: { processing: 0, done: 0, marked: 0, other: 0 }, bytes: [], ttls: [], leaseTtls: [], settledMin: -1, noTtl: 0 };
+      const e = acc.get(prefix) ?? {
+        states: { processing: 0, done: 0, marked: 0, other: 0 },
+        bytes: [],
+        ttls: [],
+        leaseTtls: [],
+        settledMin: -1,
+        noTtl: 0,
+      };
       if (ttl === -1) e.noTtl++;
       const state = val === null ? "other" : classifyValue(val);
       e.states[state]++;
@@ -227,7 +265,8 @@ export async function readSamples(nodes: Redis[], accums: Map<string, Accum>, li
         if (state === "processing") e.leaseTtls.push(ttl);
         else if (e.settledMin < 0 || ttl < e.settledMin) e.settledMin = ttl;
       }
-      if (mem !== null) e.bytes.push(mem + (overhead ? overhead.perKey + (ttl !== null && ttl >= 0 ? overhead.perKeyWithTtl : 0) : 0));
+      if (mem !== null)
+        e.bytes.push(mem + (overhead ? overhead.perKey + (ttl !== null && ttl >= 0 ? overhead.perKeyWithTtl : 0) : 0));
       if (ttl !== null && ttl >= 0) e.ttls.push(ttl);
       acc.set(prefix, e);
     });
@@ -236,14 +275,21 @@ export async function readSamples(nodes: Redis[], accums: Map<string, Accum>, li
   for (const [prefix, e] of acc) {
     const size = e.states.processing + e.states.done + e.states.marked + e.states.other;
     e.ttls.sort((a, b) => a - b);
-    const inBucket = (t: number, i: number) => t >= (i === 0 ? 0 : (TTL_BUCKETS[i - 1]!.maxMs ?? 0)) && (TTL_BUCKETS[i]!.maxMs === null || t < TTL_BUCKETS[i]!.maxMs!);
+    const inBucket = (t: number, i: number) =>
+      t >= (i === 0 ? 0 : (TTL_BUCKETS[i - 1]!.maxMs ?? 0)) &&
+      (TTL_BUCKETS[i]!.maxMs === null || t < TTL_BUCKETS[i]!.maxMs!);
     out.set(prefix, {
       leaseBuckets: TTL_BUCKETS.map((_, i) => e.leaseTtls.filter((t) => inBucket(t, i)).length),
       settledMinTtl: e.settledMin,
       states: e.states,
       bytesPerKey: e.bytes.length ? Math.round(e.bytes.reduce((a, b) => a + b, 0) / e.bytes.length) : null,
       ttlP50: e.ttls.length ? e.ttls[Math.floor(e.ttls.length / 2)]! : null,
-      buckets: TTL_BUCKETS.map((b, i) => e.ttls.filter((t) => t >= (i === 0 ? 0 : (TTL_BUCKETS[i - 1]!.maxMs ?? 0)) && (b.maxMs === null || t < b.maxMs)).length),
+      buckets: TTL_BUCKETS.map(
+        (b, i) =>
+          e.ttls.filter(
+            (t) => t >= (i === 0 ? 0 : (TTL_BUCKETS[i - 1]!.maxMs ?? 0)) && (b.maxMs === null || t < b.maxMs),
+          ).length,
+      ),
       noTtl: e.noTtl,
       minTtl: e.ttls.length ? e.ttls[0]! : -1,
       maxTtl: e.ttls.length ? e.ttls[e.ttls.length - 1]! : -1,

@@ -24,7 +24,9 @@ describe("evalScript", () => {
     const node = {
       sendCommand(c: Command) {
         sent.push({ name: c.name, args: c.args });
-        return c.name === "evalsha" ? Promise.reject(new Error("NOSCRIPT No matching script. Please use EVAL.")) : Promise.resolve(["ran", ...c.args.slice(2)]);
+        return c.name === "evalsha"
+          ? Promise.reject(new Error("NOSCRIPT No matching script. Please use EVAL."))
+          : Promise.resolve(["ran", ...c.args.slice(2)]);
       },
     } as unknown as Redis;
     return { node, sent };
@@ -40,7 +42,9 @@ describe("evalScript", () => {
   });
 
   it("passes any other error on", async () => {
-    const node = { sendCommand: () => Promise.reject(new Error("BUSY Redis is busy running a script")) } as unknown as Redis;
+    const node = {
+      sendCommand: () => Promise.reject(new Error("BUSY Redis is busy running a script")),
+    } as unknown as Redis;
     await expect(evalScript(node, "return 1", sha1("return 1"), [])).rejects.toThrow(/BUSY/);
   });
 });

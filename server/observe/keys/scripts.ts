@@ -224,7 +224,8 @@ export async function runAggregate(node: Redis, a: AggregateArgs): Promise<Aggre
  * back, with Redis idle in between while Node turned round.
  */
 export async function evalScript(node: Redis, lua: string, sha: string, argv: readonly string[]): Promise<unknown> {
-  const send = (name: "evalsha" | "eval", first: string) => node.sendCommand(new Command(name, [first, 0, ...argv], { replyEncoding: "utf8" }));
+  const send = (name: "evalsha" | "eval", first: string) =>
+    node.sendCommand(new Command(name, [first, 0, ...argv], { replyEncoding: "utf8" }));
   try {
     return await send("evalsha", sha);
   } catch (e) {
@@ -235,7 +236,14 @@ export async function evalScript(node: Redis, lua: string, sha: string, argv: re
 
 function parseReply(raw: unknown): AggregateReply {
   if (!Array.isArray(raw) || raw.length < 5) throw new Error("inspector script: unexpected reply shape");
-  const [nextCursor, visited, matched, micros, chunks, ...groups] = raw as [unknown, unknown, unknown, unknown, unknown, ...unknown[]];
+  const [nextCursor, visited, matched, micros, chunks, ...groups] = raw as [
+    unknown,
+    unknown,
+    unknown,
+    unknown,
+    unknown,
+    ...unknown[],
+  ];
   return {
     nextCursor: String(nextCursor),
     visited: Number(visited),
@@ -243,7 +251,15 @@ function parseReply(raw: unknown): AggregateReply {
     micros: Number(micros),
     chunks: Math.max(1, Number(chunks)),
     groups: groups.map((g) => {
-      const [prefix, count, noTtl, minTtl, maxTtl, buckets, samples] = g as [unknown, unknown, unknown, unknown, unknown, unknown[], unknown[]];
+      const [prefix, count, noTtl, minTtl, maxTtl, buckets, samples] = g as [
+        unknown,
+        unknown,
+        unknown,
+        unknown,
+        unknown,
+        unknown[],
+        unknown[],
+      ];
       return {
         prefix: String(prefix),
         count: Number(count),

@@ -70,18 +70,30 @@ beforeAll(async () => {
   producer = kafka.producer();
   await producer.connect();
   // The idle group's topic: 3 × the floor waiting, and nothing more arrives.
-  await producer.send({ topic: flatTopic, messages: Array.from({ length: 3 * LAG_GROWTH_FLOOR }, (_, i) => ({ value: String(i) })) });
+  await producer.send({
+    topic: flatTopic,
+    messages: Array.from({ length: 3 * LAG_GROWTH_FLOOR }, (_, i) => ({ value: String(i) })),
+  });
   // Both groups committed at 0 and have no member: stopped consumers.
-  for (const [topic, groupId] of Object.entries(groups)) await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: "0" }] });
+  for (const [topic, groupId] of Object.entries(groups))
+    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: "0" }] });
 
   const registry = new Registry();
   const describer = new ConsumerGroupDescriber(admin);
-  new LagMetrics(registry, () => Object.keys(groups), (topic) => describer.read({ topic, group: groups[topic]! }));
+  new LagMetrics(
+    registry,
+    () => Object.keys(groups),
+    (topic) => describer.read({ topic, group: groups[topic]! }),
+  );
   server = createServer((_req, res) => {
     void registry.metrics().then((text) => res.writeHead(200, { "content-type": registry.contentType }).end(text));
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  prom = await startOwnPrometheus({ targets: [`127.0.0.1:${(server.address() as AddressInfo).port}`], ruleFiles: [fastRules()], intervalSec: 1 });
+  prom = await startOwnPrometheus({
+    targets: [`127.0.0.1:${(server.address() as AddressInfo).port}`],
+    ruleFiles: [fastRules()],
+    intervalSec: 1,
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -101,7 +113,10 @@ describe("DedupConsumerLagGrowing in the real Prometheus", () => {
     const deadline = Date.now() + 90_000;
     // 20 messages a second onto the stopped group's topic: past the floor within ~5 s, then growing.
     for (let i = 0; !firing && Date.now() < deadline; i++) {
-      await producer.send({ topic: growingTopic, messages: Array.from({ length: 20 }, (_, j) => ({ value: `${i}-${j}` })) });
+      await producer.send({
+        topic: growingTopic,
+        messages: Array.from({ length: 20 }, (_, j) => ({ value: `${i}-${j}` })),
+      });
       for (const s of await alertStates()) seen.add(s);
       firing = seen.has(`stopped/${growingTopic}/firing`);
       await new Promise((r) => setTimeout(r, 1000));

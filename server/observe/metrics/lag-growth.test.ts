@@ -28,7 +28,14 @@ describe("DedupConsumerLagGrowing in embedded evaluation", () => {
       t2: { high: () => 900, group: stoppedGroup("svc.flat", 400) },
       t3: { high: () => 2 * minute, group: stoppedGroup("svc.small", 0) },
     };
-    new LagMetrics(registry, () => Object.keys(topics), async (topic) => ({ offsets: [{ partition: 0, low: 0, high: topics[topic]!.high() }], groups: [topics[topic]!.group] }));
+    new LagMetrics(
+      registry,
+      () => Object.keys(topics),
+      async (topic) => ({
+        offsets: [{ partition: 0, low: 0, high: topics[topic]!.high() }],
+        groups: [topics[topic]!.group],
+      }),
+    );
     let now = 1_000_000_000;
     const src = new LocalSource(registry, { intervalMs: MINUTE }, () => now);
     const alert = async () => (await src.alerts()).find((a) => a.alert === ALERTS.consumerLagGrowing.name)!;

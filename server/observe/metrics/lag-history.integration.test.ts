@@ -65,15 +65,34 @@ beforeAll(async () => {
   await createTopicsReady(admin, [{ name: topic, partitions: 3 }]);
   producer = kafka.producer();
   await producer.connect();
-  for (const partition of [0, 1, 2]) await producer.send({ topic, messages: Array.from({ length: 10 }, (_, i) => ({ partition, value: String(i) })) });
-  await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: "3" }, { partition: 1, offset: "4" }] });
+  for (const partition of [0, 1, 2])
+    await producer.send({ topic, messages: Array.from({ length: 10 }, (_, i) => ({ partition, value: String(i) })) });
+  await admin.setOffsets({
+    groupId: group,
+    topic,
+    partitions: [
+      { partition: 0, offset: "3" },
+      { partition: 1, offset: "4" },
+    ],
+  });
   await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: "8" }] });
   const registry = new Registry();
   const describer = new ConsumerGroupDescriber(admin);
-  new LagMetrics(registry, () => [topic], (t) => describer.read({ topic: t, group }));
-  server = createServer((_req, res) => void registry.metrics().then((text) => res.writeHead(200, { "content-type": registry.contentType }).end(text)));
+  new LagMetrics(
+    registry,
+    () => [topic],
+    (t) => describer.read({ topic: t, group }),
+  );
+  server = createServer(
+    (_req, res) =>
+      void registry.metrics().then((text) => res.writeHead(200, { "content-type": registry.contentType }).end(text)),
+  );
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  prom = await startOwnPrometheus({ targets: [`127.0.0.1:${(server.address() as AddressInfo).port}`], ruleFiles: [], intervalSec: 1 });
+  prom = await startOwnPrometheus({
+    targets: [`127.0.0.1:${(server.address() as AddressInfo).port}`],
+    ruleFiles: [],
+    intervalSec: 1,
+  });
 }, 60_000);
 
 afterAll(async () => {

@@ -3,13 +3,21 @@ import { METRIC_NAMES } from "@/names/dedup";
 import { evaluate, histogramQuantile, rateAt, seriesKey, type Snapshot } from "./local-eval";
 
 function snap(t: number, values: Array<[string, Record<string, string>, number]>): Snapshot {
-  return { t, series: new Map(values.map(([name, labels, value]) => [seriesKey(name, labels), { name, labels, value }])) };
+  return {
+    t,
+    series: new Map(values.map(([name, labels, value]) => [seriesKey(name, labels), { name, labels, value }])),
+  };
 }
 
 describe("rateAt", () => {
   it("is the per-second increase over the window and survives a counter reset", () => {
     const l = { service: "s" };
-    const snaps = [snap(0, [["c", l, 0]]), snap(10_000, [["c", l, 100]]), snap(20_000, [["c", l, 10]]), snap(30_000, [["c", l, 60]])];
+    const snaps = [
+      snap(0, [["c", l, 0]]),
+      snap(10_000, [["c", l, 100]]),
+      snap(20_000, [["c", l, 10]]),
+      snap(30_000, [["c", l, 60]]),
+    ];
     // increase 100 + 10 (reset: counts from 0) + 50 = 160 over 30 s
     const [r] = rateAt(snaps, "c", 30_000, 300_000);
     expect(r!.rate).toBeCloseTo(160 / 30, 6);
@@ -35,8 +43,18 @@ describe("histogramQuantile", () => {
   });
 
   it("answers the highest finite bound for the +Inf bucket and null without data", () => {
-    expect(histogramQuantile(0.99, [{ le: 0.1, count: 0 }, { le: Infinity, count: 10 }])).toBe(0.1);
-    expect(histogramQuantile(0.99, [{ le: 0.1, count: 0 }, { le: Infinity, count: 0 }])).toBeNull();
+    expect(
+      histogramQuantile(0.99, [
+        { le: 0.1, count: 0 },
+        { le: Infinity, count: 10 },
+      ]),
+    ).toBe(0.1);
+    expect(
+      histogramQuantile(0.99, [
+        { le: 0.1, count: 0 },
+        { le: Infinity, count: 0 },
+      ]),
+    ).toBeNull();
   });
 });
 
@@ -44,7 +62,13 @@ describe("payload_conflicts (DedupPayloadConflict's value)", () => {
   it("is the count over the window per service and handler: one conflict is 1 while the window holds it, then 0", () => {
     const l = { service: "s", handler: "h" };
     const c = METRIC_NAMES.payloadConflicts;
-    const snaps = [snap(0, [[c, l, 0]]), snap(10_000, [[c, l, 0]]), snap(20_000, [[c, l, 1]]), snap(400_000, [[c, l, 1]]), snap(410_000, [[c, l, 1]])];
+    const snaps = [
+      snap(0, [[c, l, 0]]),
+      snap(10_000, [[c, l, 0]]),
+      snap(20_000, [[c, l, 1]]),
+      snap(400_000, [[c, l, 1]]),
+      snap(410_000, [[c, l, 1]]),
+    ];
     expect(evaluate(snaps, "payload_conflicts", 20_000)).toEqual([{ labels: l, value: 1 }]);
     expect(evaluate(snaps, "payload_conflicts", 410_000)).toEqual([{ labels: l, value: 0 }]);
   });
@@ -57,7 +81,9 @@ describe("now beside the window (error_rate_now, check_p99_now, duplicate_ratio_
   it("reads only the last two samples: after an outage's errors stop, now is 0 while the 5-min rate still holds them", () => {
     const snaps = [e(0, 0), e(5_000, 50), e(10_000, 100), e(15_000, 100), e(20_000, 100)];
     expect(evaluate(snaps, "error_rate", 20_000)[0]!.value).toBeCloseTo(100 / 20, 6);
-    expect(evaluate(snaps, "error_rate_now", 20_000)).toEqual([{ labels: { service: "s", reason: "redis_conn" }, value: 0 }]);
+    expect(evaluate(snaps, "error_rate_now", 20_000)).toEqual([
+      { labels: { service: "s", reason: "redis_conn" }, value: 0 },
+    ]);
     // One scrape earlier the last interval still held errors (10 → 15 s: none; 5 → 10 s: 50).
     expect(evaluate(snaps, "error_rate_now", 10_000)[0]!.value).toBeCloseTo(50 / 5, 3);
   });

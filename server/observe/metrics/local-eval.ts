@@ -9,8 +9,27 @@ import { HANDLER_INFO_METRIC, PROCESSED_RESULT, SLOW_CHECK_SECONDS } from "@/nam
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
-import { increaseAt, latest, nowWindow, quantileAt, rateAt, seriesKey, slope, sumBy, type Snapshot } from "./local-promql";
-import { DLQ_METRIC, DUPLICATES_BY_CAUSE_METRIC, EVENTLOOP_P99_METRIC, HANDLER_P99_LINT_WINDOW_MS, HANDLER_TIME_METRIC, PROCESS_START_METRIC, QUERY_BY, type QueryName } from "./queries";
+import {
+  increaseAt,
+  latest,
+  nowWindow,
+  quantileAt,
+  rateAt,
+  seriesKey,
+  slope,
+  sumBy,
+  type Snapshot,
+} from "./local-promql";
+import {
+  DLQ_METRIC,
+  DUPLICATES_BY_CAUSE_METRIC,
+  EVENTLOOP_P99_METRIC,
+  HANDLER_P99_LINT_WINDOW_MS,
+  HANDLER_TIME_METRIC,
+  PROCESS_START_METRIC,
+  QUERY_BY,
+  type QueryName,
+} from "./queries";
 import type { Sample } from "./source";
 import { exportedSignalsAt, hotUuidsAt, runtimeLatencyAt } from "./local-signals";
 
@@ -79,14 +98,24 @@ type Evaluator = (snaps: readonly Snapshot[], t: number, by: readonly string[], 
 /** `sum by (by…) (rate(name[window]))`, or of `increase` when `increase` is set. */
 const summed =
   (name: string, o: { increase?: boolean; keep?: (labels: Record<string, string>) => boolean } = {}): Evaluator =>
-  (snaps, t, by, w) =>
-    [...sumBy((o.increase ? increaseAt : rateAt)(snaps, name, t, w).filter((r) => o.keep?.(r.labels) ?? true), by).values()];
+  (snaps, t, by, w) => [
+    ...sumBy(
+      (o.increase ? increaseAt : rateAt)(snaps, name, t, w).filter((r) => o.keep?.(r.labels) ?? true),
+      by,
+    ).values(),
+  ];
 
 /** `histogram_quantile(q, …)` of the histogram `name` per `by`. */
-const quantile = (q: number, name: string): Evaluator => (snaps, t, by, w) => quantileAt(snaps, q, t, name, by, w);
+const quantile =
+  (q: number, name: string): Evaluator =>
+  (snaps, t, by, w) =>
+    quantileAt(snaps, q, t, name, by, w);
 
 /** `e` over `windowMs`, whatever the caller's window. */
-const over = (windowMs: number, e: Evaluator): Evaluator => (snaps, t, by) => e(snaps, t, by, windowMs);
+const over =
+  (windowMs: number, e: Evaluator): Evaluator =>
+  (snaps, t, by) =>
+    e(snaps, t, by, windowMs);
 
 /** `e` "now": over the last two samples within the lookback ({@link nowWindow}); no sample without them. */
 const now =
@@ -102,7 +131,10 @@ const gauge =
   (snaps, t, by) =>
     [...(latest(snaps, t)?.series.values() ?? [])]
       .filter((v) => v.name === name)
-      .map((v) => ({ labels: { ...Object.fromEntries(by.map((b) => [b, v.labels[b] ?? ""])), ...fixed }, value: v.value }));
+      .map((v) => ({
+        labels: { ...Object.fromEntries(by.map((b) => [b, v.labels[b] ?? ""])), ...fixed },
+        value: v.value,
+      }));
 
 /**
  * One sample per service this process consumes for (its consumer-info gauge, latest sample): this
@@ -114,7 +146,9 @@ const perLocalService =
     const last = latest(snaps, t);
     const value = last ? valueOf(last) : undefined;
     if (!last || value === undefined) return [];
-    const services = new Set([...last.series.values()].filter((v) => v.name === CONSUMER_INFO_METRIC).map((v) => v.labels.service ?? ""));
+    const services = new Set(
+      [...last.series.values()].filter((v) => v.name === CONSUMER_INFO_METRIC).map((v) => v.labels.service ?? ""),
+    );
     return [...services].map((service) => ({ labels: { service }, value }));
   };
 
@@ -130,7 +164,8 @@ const quiet =
     const age = new Map<string, number>();
     const newestBad = new Map<string, number>();
     const newestCheck = new Map<string, number>();
-    const most = (m: Map<string, number>, k: string, v: number, f: (a: number, b: number) => number) => m.set(k, m.has(k) ? f(m.get(k)!, v) : v);
+    const most = (m: Map<string, number>, k: string, v: number, f: (a: number, b: number) => number) =>
+      m.set(k, m.has(k) ? f(m.get(k)!, v) : v);
     for (const v of last.series.values()) {
       const service = v.labels.service ?? "";
       if (v.name === bad) {
@@ -138,13 +173,19 @@ const quiet =
         most(newestBad, service, v.value, Math.max);
       } else if (v.name === METRIC_NAMES.lastCheck) most(newestCheck, service, v.value, Math.max);
     }
-    return [...age].map(([service, value]) => ({ labels: { service }, value: (newestCheck.get(service) ?? -Infinity) > newestBad.get(service)! ? value : 0 }));
+    return [...age].map(([service, value]) => ({
+      labels: { service },
+      value: (newestCheck.get(service) ?? -Infinity) > newestBad.get(service)! ? value : 0,
+    }));
   };
 
 /** `slowCheckRateExpr()` (./queries): all check samples per second minus those within the threshold's bucket. */
 const slowCheckRate: Evaluator = (snaps, t, by, w) => {
   const h = METRIC_NAMES.checkDuration;
-  const fast = sumBy(rateAt(snaps, `${h}_bucket`, t, w).filter((r) => r.labels.le === String(SLOW_CHECK_SECONDS)), by);
+  const fast = sumBy(
+    rateAt(snaps, `${h}_bucket`, t, w).filter((r) => r.labels.le === String(SLOW_CHECK_SECONDS)),
+    by,
+  );
   return [...sumBy(rateAt(snaps, `${h}_count`, t, w), by)].flatMap(([k, all]) => {
     const f = fast.get(k);
     return f ? [{ labels: all.labels, value: all.value - f.value }] : [];
@@ -184,7 +225,9 @@ const EVALUATE: Record<QueryName, Evaluator> = {
   handler_p50: quantile(0.5, HANDLER_TIME_METRIC),
   handler_p99: quantile(0.99, HANDLER_TIME_METRIC),
   handler_p99_1h: over(HANDLER_P99_LINT_WINDOW_MS, quantile(0.99, HANDLER_TIME_METRIC)),
-  eventloop_p99: perLocalService((last) => [...last.series.values()].find((v) => v.name === EVENTLOOP_P99_METRIC)?.value),
+  eventloop_p99: perLocalService(
+    (last) => [...last.series.values()].find((v) => v.name === EVENTLOOP_P99_METRIC)?.value,
+  ),
   redis_command_time: gauge(REDIS_COMMAND_TIME_METRIC),
   // This process is the one instance.
   consumer_instances: gauge(CONSUMER_INFO_METRIC, { instance: "local" }),

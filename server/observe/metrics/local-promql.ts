@@ -110,7 +110,14 @@ export function histogramQuantile(q: number, buckets: ReadonlyArray<{ le: number
  * `histogram_quantile(q, sum by (le, by…) (rate(<name>_bucket[window])))` at `t`: one sample per
  * label set of `by` (labels absent or empty are left out, as PromQL's `sum by` does).
  */
-export function quantileAt(snaps: readonly Snapshot[], q: number, t: number, name: string, by: readonly string[], windowMs = RATE_WINDOW_MS): Sample[] {
+export function quantileAt(
+  snaps: readonly Snapshot[],
+  q: number,
+  t: number,
+  name: string,
+  by: readonly string[],
+  windowMs = RATE_WINDOW_MS,
+): Sample[] {
   const rated = rateAt(snaps, `${name}_bucket`, t, windowMs);
   const groups = new Map<string, { labels: Record<string, string>; buckets: Map<number, number> }>();
   for (const r of rated) {
@@ -124,7 +131,10 @@ export function quantileAt(snaps: readonly Snapshot[], q: number, t: number, nam
   }
   return [...groups.values()].map((e) => ({
     labels: e.labels,
-    value: histogramQuantile(q, [...e.buckets].map(([le, count]) => ({ le, count }))),
+    value: histogramQuantile(
+      q,
+      [...e.buckets].map(([le, count]) => ({ le, count })),
+    ),
   }));
 }
 

@@ -27,8 +27,13 @@ export function runtimeLatencyAt(snaps: readonly Snapshot[], t: number): Sample[
   const node = RUNTIME_SIGNALS.nodeEventLoop;
   const lag = [...last.series.values()].find((v) => v.name === node.metric)?.value;
   if (lag === undefined) return [];
-  const services = new Set([...last.series.values()].flatMap((v) => (v.labels.service !== undefined ? [v.labels.service] : [])));
-  return [...services].map((service) => ({ labels: { service, runtime: node.runtime, metric: node.metric }, value: lag }));
+  const services = new Set(
+    [...last.series.values()].flatMap((v) => (v.labels.service !== undefined ? [v.labels.service] : [])),
+  );
+  return [...services].map((service) => ({
+    labels: { service, runtime: node.runtime, metric: node.metric },
+    value: lag,
+  }));
 }
 
 /** `hot_uuids` / `hot_uuid_error_bound`: this process's gauges (one process: the sums are its values). */
@@ -38,5 +43,7 @@ export function hotUuidsAt(which: keyof typeof HOT_UUID_METRICS) {
       ? { service: l.service ?? "", handler: l.handler ?? "", topic: l.topic ?? "", uuid: l.uuid ?? "" }
       : { service: l.service ?? "", handler: l.handler ?? "", instance: "local", job: "local" };
   return (snaps: readonly Snapshot[], t: number): Sample[] =>
-    [...(latest(snaps, t)?.series.values() ?? [])].filter((v) => v.name === HOT_UUID_METRICS[which]).map((v) => ({ labels: labelsOf(v.labels), value: v.value }));
+    [...(latest(snaps, t)?.series.values() ?? [])]
+      .filter((v) => v.name === HOT_UUID_METRICS[which])
+      .map((v) => ({ labels: labelsOf(v.labels), value: v.value }));
 }

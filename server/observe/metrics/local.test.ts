@@ -54,8 +54,13 @@ describe("LocalSource", () => {
   it("links each rule to its runbook section under the configured base (RUNBOOK_BASE_URL), the app's own /runbook by default", async () => {
     const own = await new LocalSource(new Registry(), { intervalMs: 1000 }).alerts();
     expect(own.map((r) => r.runbookUrl)).toEqual(own.map((r) => `/runbook#${r.alert.toLowerCase()}`));
-    const wiki = await new LocalSource(new Registry(), { intervalMs: 1000, runbookBase: "https://wiki.example.com/dedup" }).alerts();
-    expect(wiki.map((r) => r.runbookUrl)).toEqual(wiki.map((r) => `https://wiki.example.com/dedup#${r.alert.toLowerCase()}`));
+    const wiki = await new LocalSource(new Registry(), {
+      intervalMs: 1000,
+      runbookBase: "https://wiki.example.com/dedup",
+    }).alerts();
+    expect(wiki.map((r) => r.runbookUrl)).toEqual(
+      wiki.map((r) => `https://wiki.example.com/dedup#${r.alert.toLowerCase()}`),
+    );
   });
 
   it("gives pending since, fires at and firing since from the sample (evaluation) times, as Prometheus does", async () => {
@@ -70,7 +75,12 @@ describe("LocalSource", () => {
     let rule = await errOf();
     expect(rule.evaluationIntervalMs).toBe(25_000);
     let i = rule.instances.find((x) => x.labels.reason === "marshal")!;
-    expect(i).toMatchObject({ state: "pending", activeAt: new Date(t0 + 25_000).toISOString(), firesAt: new Date(t0 + 100_000).toISOString(), firingSince: null });
+    expect(i).toMatchObject({
+      state: "pending",
+      activeAt: new Date(t0 + 25_000).toISOString(),
+      firesAt: new Date(t0 + 100_000).toISOString(),
+      firingSince: null,
+    });
     expect(i.summary).toBe("Records without a message UUID reaching notification: a publisher bug, sent to the DLQ");
     // Between evaluations the state does not change, even once activeAt + for has passed.
     clock.now = t0 + 90_000;
@@ -86,13 +96,19 @@ describe("LocalSource", () => {
     await src.sample();
     rule = await errOf();
     i = rule.instances[0]!;
-    expect(i).toMatchObject({ state: "firing", activeAt: new Date(t0 + 25_000).toISOString(), firingSince: new Date(t0 + 100_000).toISOString(), firesAt: null });
+    expect(i).toMatchObject({
+      state: "firing",
+      activeAt: new Date(t0 + 25_000).toISOString(),
+      firingSince: new Date(t0 + 100_000).toISOString(),
+      firesAt: null,
+    });
   });
 
   it("answers the quiet since the last failed / slow check at the sample's own time (0 without a check after it) and the window's slow checks", async () => {
     // The moments are wall-clock: the source's clock starts at the real time.
     const { rec, src, tick } = embeddedSource(Date.now());
-    const value = async (q: "error_quiet" | "slow_check_quiet" | "slow_check_rate") => (await src.instant(q)).find((s) => s.labels.service === "notification")?.value;
+    const value = async (q: "error_quiet" | "slow_check_quiet" | "slow_check_rate") =>
+      (await src.instant(q)).find((s) => s.labels.service === "notification")?.value;
     rec.check("on-review-created", performance.now(), 0.002);
     await src.sample();
     expect(await value("error_quiet")).toBeUndefined();

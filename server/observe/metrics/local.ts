@@ -1,7 +1,14 @@
 import type { Registry } from "prom-client";
 import type { AlertInstance, AlertRule } from "@/lib/api/alerts";
 import { alertTimes, isoOrNull } from "@/lib/alert-transitions";
-import { ALERT_LIST, alertTextsFor, renderAlertText, RUNBOOK_PATH, runbookUrl, type AlertThreshold } from "@/lib/thresholds";
+import {
+  ALERT_LIST,
+  alertTextsFor,
+  renderAlertText,
+  RUNBOOK_PATH,
+  runbookUrl,
+  type AlertThreshold,
+} from "@/lib/thresholds";
 import { evaluate, seriesKey, type Snapshot, type SeriesValue } from "./local-eval";
 import { worst } from "./prometheus";
 import type { QueryName } from "./queries";
@@ -20,7 +27,12 @@ export interface LocalSourceOptions {
 }
 
 /** Defaults of {@link LocalSourceOptions}. */
-export const DEFAULT_LOCAL_SOURCE_OPTIONS: LocalSourceOptions = { intervalMs: 5000, capacity: 2160, alerts: ALERT_LIST, runbookBase: RUNBOOK_PATH };
+export const DEFAULT_LOCAL_SOURCE_OPTIONS: LocalSourceOptions = {
+  intervalMs: 5000,
+  capacity: 2160,
+  alerts: ALERT_LIST,
+  runbookBase: RUNBOOK_PATH,
+};
 
 /**
  * Embedded-mode metrics: samples the app's own prom-client Registry every `intervalMs` into a
@@ -37,7 +49,16 @@ export class LocalSource implements MetricsSource {
   private timer: ReturnType<typeof setInterval> | null = null;
   private sampling: Promise<void> | null = null;
   /** Active alert instances: key → activeAt and firedAt (sample times, ms) and last value. */
-  private readonly active = new Map<string, { alert: AlertThreshold; labels: Record<string, string>; activeAt: number; firedAt: number | null; value: number | null }>();
+  private readonly active = new Map<
+    string,
+    {
+      alert: AlertThreshold;
+      labels: Record<string, string>;
+      activeAt: number;
+      firedAt: number | null;
+      value: number | null;
+    }
+  >();
 
   constructor(
     private readonly registry: Registry,
@@ -45,8 +66,10 @@ export class LocalSource implements MetricsSource {
     private readonly now: () => number = Date.now,
   ) {
     const o = { ...DEFAULT_LOCAL_SOURCE_OPTIONS, ...opts };
-    if (!(Number.isInteger(o.intervalMs) && o.intervalMs >= 100 && o.intervalMs <= 60_000)) throw new RangeError(`intervalMs: expected an integer in 100..60000, got ${o.intervalMs}`);
-    if (!(Number.isInteger(o.capacity) && o.capacity >= 10 && o.capacity <= 100_000)) throw new RangeError(`capacity: expected an integer in 10..100000, got ${o.capacity}`);
+    if (!(Number.isInteger(o.intervalMs) && o.intervalMs >= 100 && o.intervalMs <= 60_000))
+      throw new RangeError(`intervalMs: expected an integer in 100..60000, got ${o.intervalMs}`);
+    if (!(Number.isInteger(o.capacity) && o.capacity >= 10 && o.capacity <= 100_000))
+      throw new RangeError(`capacity: expected an integer in 10..100000, got ${o.capacity}`);
     this.opts = o;
   }
 
@@ -83,7 +106,11 @@ export class LocalSource implements MetricsSource {
     const t = this.now();
     const series = new Map<string, SeriesValue>();
     for (const m of await this.registry.getMetricsAsJSON()) {
-      for (const v of m.values as Array<{ labels: Record<string, string | number>; value: number; metricName?: string }>) {
+      for (const v of m.values as Array<{
+        labels: Record<string, string | number>;
+        value: number;
+        metricName?: string;
+      }>) {
         const name = v.metricName ?? m.name;
         const labels: Record<string, string> = {};
         for (const [k, x] of Object.entries(v.labels)) labels[k] = String(x);
@@ -108,7 +135,14 @@ export class LocalSource implements MetricsSource {
         if (e) {
           e.value = s.value;
           if (e.firedAt === null && t - e.activeAt >= a.forMs) e.firedAt = t;
-        } else this.active.set(k, { alert: a, labels: s.labels, activeAt: t, firedAt: a.forMs <= 0 ? t : null, value: s.value });
+        } else
+          this.active.set(k, {
+            alert: a,
+            labels: s.labels,
+            activeAt: t,
+            firedAt: a.forMs <= 0 ? t : null,
+            value: s.value,
+          });
       }
     }
     for (const k of [...this.active.keys()]) if (!seen.has(k)) this.active.delete(k);
@@ -141,7 +175,13 @@ export class LocalSource implements MetricsSource {
         .map((e): AlertInstance => {
           // States change at samples (evaluations) only, as in Prometheus: never between two.
           const state = e.firedAt !== null ? "firing" : "pending";
-          const times = alertTimes({ state, activeAtMs: e.activeAt, forMs: a.forMs, intervalMs: this.opts.intervalMs, observedFiringMs: e.firedAt });
+          const times = alertTimes({
+            state,
+            activeAtMs: e.activeAt,
+            forMs: a.forMs,
+            intervalMs: this.opts.intervalMs,
+            observedFiringMs: e.firedAt,
+          });
           return {
             alert: a.name,
             state,

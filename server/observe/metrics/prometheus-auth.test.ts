@@ -28,7 +28,12 @@ beforeAll(async () => {
       return;
     }
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ status: "success", data: { resultType: "vector", result: [{ metric: { service: "svc", handler: "h" }, value: [1, "0.25"] }] } }));
+    res.end(
+      JSON.stringify({
+        status: "success",
+        data: { resultType: "vector", result: [{ metric: { service: "svc", handler: "h" }, value: [1, "0.25"] }] },
+      }),
+    );
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   port = (server.address() as AddressInfo).port;

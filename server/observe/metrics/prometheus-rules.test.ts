@@ -22,11 +22,17 @@ let rules: { status: number; body: string } = { status: 200, body: "" };
 beforeAll(async () => {
   server = createServer((req, res) => {
     if (req.url?.startsWith("/api/v1/rules")) {
-      res.writeHead(rules.status, { "content-type": rules.status === 200 ? "application/json" : "text/plain" }).end(rules.body);
+      res
+        .writeHead(rules.status, { "content-type": rules.status === 200 ? "application/json" : "text/plain" })
+        .end(rules.body);
       return;
     }
-    const result = req.url?.startsWith("/api/v1/query?query=sum") ? [{ metric: { service: "svc", topic: "t", handler: "h", result: "success" }, value: [1, "2"] }] : [];
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ status: "success", data: { resultType: "vector", result } }));
+    const result = req.url?.startsWith("/api/v1/query?query=sum")
+      ? [{ metric: { service: "svc", topic: "t", handler: "h", result: "success" }, value: [1, "2"] }]
+      : [];
+    res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ status: "success", data: { resultType: "vector", result } }));
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -34,7 +40,25 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 const ruleGroup = (names: string[]) =>
-  JSON.stringify({ status: "success", data: { groups: [{ name: "g", interval: 15, rules: names.map((name) => ({ type: "alerting", name, query: "x", duration: 0, state: "inactive", alerts: [] })) }] } });
+  JSON.stringify({
+    status: "success",
+    data: {
+      groups: [
+        {
+          name: "g",
+          interval: 15,
+          rules: names.map((name) => ({
+            type: "alerting",
+            name,
+            query: "x",
+            duration: 0,
+            state: "inactive",
+            alerts: [],
+          })),
+        },
+      ],
+    },
+  });
 
 describe("alert state from a store that evaluates no rules", () => {
   it("an empty rule list (VictoriaMetrics without vmalert) is unknown state, with the fix named", async () => {
@@ -45,7 +69,9 @@ describe("alert state from a store that evaluates no rules", () => {
     );
     expect(err).not.toBeNull();
     expect(String(err)).toMatch(/alert state unknown.*-vmalert\.proxyURL/);
-    const a = await getAlerts(createObserveContext({ metrics: new PrometheusSource(base, { cacheTtlMs: 0 }), redis: null }));
+    const a = await getAlerts(
+      createObserveContext({ metrics: new PrometheusSource(base, { cacheTtlMs: 0 }), redis: null }),
+    );
     expect(a.alerts.status).toBe("unavailable");
   });
 
@@ -67,6 +93,8 @@ describe("alert state from a store that evaluates no rules", () => {
   it("rules that are there are read as before: the listed ones keep their state", async () => {
     rules = { status: 200, body: ruleGroup(ALERT_LIST.map((a) => a.name)) };
     const got = await new PrometheusSource(base, { cacheTtlMs: 0 }).alerts();
-    expect(got.map((r) => [r.alert, r.state, r.evaluationIntervalMs])).toEqual(ALERT_LIST.map((a) => [a.name, "inactive", 15_000]));
+    expect(got.map((r) => [r.alert, r.state, r.evaluationIntervalMs])).toEqual(
+      ALERT_LIST.map((a) => [a.name, "inactive", 15_000]),
+    );
   });
 });

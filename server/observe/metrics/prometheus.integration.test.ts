@@ -37,7 +37,14 @@ let tmp: string;
 function ruleFile(): string {
   if (existsSync(RULES)) return RULES;
   const lines = ["groups:", "  - name: dedup-health", "    rules:"];
-  for (const a of ALERT_LIST) lines.push(`      - alert: ${a.name}`, `        expr: ${JSON.stringify(a.expr)}`, `        for: ${a.for}`, "        labels:", `          severity: ${a.severity}`);
+  for (const a of ALERT_LIST)
+    lines.push(
+      `      - alert: ${a.name}`,
+      `        expr: ${JSON.stringify(a.expr)}`,
+      `        for: ${a.for}`,
+      "        labels:",
+      `          severity: ${a.severity}`,
+    );
   const f = join(tmp, "dedup.yml");
   writeFileSync(f, `${lines.join("\n")}\n`);
   return f;
@@ -140,7 +147,9 @@ describe("PrometheusSource against a real Prometheus", () => {
     const series = await until(
       "three points of the ratio series",
       async () => {
-        const s = seriesResponseSchema.parse(await getSeries(ctx, { metric: "duplicate_ratio", range: "5m", step: 1, handler: "on-review-created" }));
+        const s = seriesResponseSchema.parse(
+          await getSeries(ctx, { metric: "duplicate_ratio", range: "5m", step: 1, handler: "on-review-created" }),
+        );
         const n = s.data.status === "ok" ? (s.data.series[0]?.points.filter(([, v]) => v !== null).length ?? 0) : 0;
         return n >= 3 ? s : undefined;
       },
@@ -172,7 +181,10 @@ describe("PrometheusSource against a real Prometheus", () => {
   }, 30_000);
 
   it("with Prometheus down the metric fields are unavailable and the rest still answers, fast", async () => {
-    const ctx = createObserveContext({ metrics: new PrometheusSource(`http://127.0.0.1:${await freePort()}`, { timeoutMs: 500 }), redis: null });
+    const ctx = createObserveContext({
+      metrics: new PrometheusSource(`http://127.0.0.1:${await freePort()}`, { timeoutMs: 500 }),
+      redis: null,
+    });
     const t0 = Date.now();
     const o = overviewResponseSchema.parse(await getOverview(ctx, "1h"));
     expect(Date.now() - t0).toBeLessThan(2000);
@@ -187,7 +199,11 @@ describe("PrometheusSource against a real Prometheus", () => {
   });
 
   it("Prometheus stopped: every alert field says unknown since when, with the last known state — never inactive", async () => {
-    const ctx = createObserveContext({ metrics: new PrometheusSource(prom.url, { cacheTtlMs: 0, timeoutMs: 500 }), redis: null, answerTtlMs: 0 });
+    const ctx = createObserveContext({
+      metrics: new PrometheusSource(prom.url, { cacheTtlMs: 0, timeoutMs: 500 }),
+      redis: null,
+      answerTtlMs: 0,
+    });
     const before = overviewResponseSchema.parse(await getOverview(ctx, "1h"));
     const h0 = before.handlers.find((x) => x.handler === "on-review-created")!;
     expect(h0.alertsUnknown ?? null).toBeNull();

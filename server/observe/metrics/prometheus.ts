@@ -19,7 +19,11 @@ export interface PrometheusSourceOptions {
 }
 
 /** Defaults of {@link PrometheusSourceOptions}. */
-export const DEFAULT_PROMETHEUS_SOURCE_OPTIONS: PrometheusSourceOptions = { timeoutMs: 2000, cacheTtlMs: 2000, runbookBase: RUNBOOK_PATH };
+export const DEFAULT_PROMETHEUS_SOURCE_OPTIONS: PrometheusSourceOptions = {
+  timeoutMs: 2000,
+  cacheTtlMs: 2000,
+  runbookBase: RUNBOOK_PATH,
+};
 
 /** Where to reach a Prometheus: the URL without userinfo, and the headers that carry it. */
 export interface PrometheusEndpoint {
@@ -86,7 +90,13 @@ interface PromRule {
   state?: AlertStateName;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
-  alerts?: Array<{ labels: Record<string, string>; annotations?: Record<string, string>; state: AlertStateName; activeAt?: string; value?: string }>;
+  alerts?: Array<{
+    labels: Record<string, string>;
+    annotations?: Record<string, string>;
+    state: AlertStateName;
+    activeAt?: string;
+    value?: string;
+  }>;
 }
 
 /**
@@ -109,8 +119,10 @@ export class PrometheusSource implements MetricsSource {
 
   constructor(baseUrl: string, opts: Partial<PrometheusSourceOptions> = {}) {
     const o = { ...DEFAULT_PROMETHEUS_SOURCE_OPTIONS, ...opts };
-    if (!(o.timeoutMs >= 1 && o.timeoutMs <= 60_000)) throw new RangeError(`timeoutMs: expected 1..60000, got ${o.timeoutMs}`);
-    if (!(o.cacheTtlMs >= 0 && o.cacheTtlMs <= 60_000)) throw new RangeError(`cacheTtlMs: expected 0..60000, got ${o.cacheTtlMs}`);
+    if (!(o.timeoutMs >= 1 && o.timeoutMs <= 60_000))
+      throw new RangeError(`timeoutMs: expected 1..60000, got ${o.timeoutMs}`);
+    if (!(o.cacheTtlMs >= 0 && o.cacheTtlMs <= 60_000))
+      throw new RangeError(`cacheTtlMs: expected 0..60000, got ${o.cacheTtlMs}`);
     this.opts = o;
     this.cache = new SharedCache({ ttlMs: o.cacheTtlMs, errorTtlMs: Math.min(1000, o.cacheTtlMs) });
     const endpoint = prometheusEndpoint(baseUrl);
@@ -122,9 +134,17 @@ export class PrometheusSource implements MetricsSource {
     // Pinned instants are rounded down to the cache's period, so that answers built a moment apart
     // share their queries as before (no figure older than the cache already allowed).
     const ttl = this.opts.cacheTtlMs;
-    const time = atSec === undefined ? undefined : ttl > 0 ? (Math.floor((atSec * 1000) / ttl) * ttl / 1000).toFixed(3) : atSec.toFixed(3);
+    const time =
+      atSec === undefined
+        ? undefined
+        : ttl > 0
+          ? ((Math.floor((atSec * 1000) / ttl) * ttl) / 1000).toFixed(3)
+          : atSec.toFixed(3);
     return this.cache.get(`i:${q}:${time ?? "now"}`, async () => {
-      const data = await this.get<{ resultType: string; result: PromVectorItem[] }>("/api/v1/query", { query: PROMQL[q], ...(time === undefined ? {} : { time }) });
+      const data = await this.get<{ resultType: string; result: PromVectorItem[] }>("/api/v1/query", {
+        query: PROMQL[q],
+        ...(time === undefined ? {} : { time }),
+      });
       return data.result.map((r) => ({ labels: stripName(r.metric), value: num(r.value[1]) }));
     });
   }
@@ -139,13 +159,19 @@ export class PrometheusSource implements MetricsSource {
         end: String(end),
         step: String(stepSec),
       });
-      return data.result.map((r) => ({ labels: stripName(r.metric), points: r.values.map(([t, v]) => [t, num(v)] as [number, number | null]) }));
+      return data.result.map((r) => ({
+        labels: stripName(r.metric),
+        points: r.values.map(([t, v]) => [t, num(v)] as [number, number | null]),
+      }));
     });
   }
 
   /** See {@link MetricsSource.alertsMemory}. */
   alertsMemory(): AlertsMemory {
-    return { unavailableSince: this.rulesDownSince === null ? null : new Date(this.rulesDownSince).toISOString(), lastKnown: this.lastRules };
+    return {
+      unavailableSince: this.rulesDownSince === null ? null : new Date(this.rulesDownSince).toISOString(),
+      lastKnown: this.lastRules,
+    };
   }
 
   alerts(): Promise<AlertRule[]> {
@@ -164,9 +190,13 @@ export class PrometheusSource implements MetricsSource {
 
   private readAlerts(): Promise<AlertRule[]> {
     return this.cache.get("rules", async () => {
-      const data = await this.get<{ groups: Array<{ interval?: number; rules: PromRule[] }> }>("/api/v1/rules", { type: "alert" });
+      const data = await this.get<{ groups: Array<{ interval?: number; rules: PromRule[] }> }>("/api/v1/rules", {
+        type: "alert",
+      });
       const byName = new Map<string, PromRule & { intervalMs: number }>();
-      for (const g of data.groups) for (const r of g.rules) if (r.type === "alerting") byName.set(r.name, { ...r, intervalMs: (g.interval ?? 0) * 1000 });
+      for (const g of data.groups)
+        for (const r of g.rules)
+          if (r.type === "alerting") byName.set(r.name, { ...r, intervalMs: (g.interval ?? 0) * 1000 });
       // A store that evaluates no rules answers an empty list (VictoriaMetrics without
       // -vmalert.proxyURL; a Prometheus without the rule file): the state is unknown, not inactive.
       if (!ALERT_LIST.some((a) => byName.has(a.name))) throw new AlertRulesMissingError();
@@ -178,7 +208,12 @@ export class PrometheusSource implements MetricsSource {
           const activeAt = x.activeAt && !x.activeAt.startsWith("0001") ? x.activeAt : null;
           // /api/v1/rules gives activeAt (pending start) only; the firing start is the first
           // evaluation at or after activeAt + for, evaluations being the group's interval apart.
-          const t = alertTimes({ state: x.state, activeAtMs: activeAt ? Date.parse(activeAt) : null, forMs, intervalMs });
+          const t = alertTimes({
+            state: x.state,
+            activeAtMs: activeAt ? Date.parse(activeAt) : null,
+            forMs,
+            intervalMs,
+          });
           return {
             alert: a.name,
             state: x.state,
@@ -211,7 +246,9 @@ export class PrometheusSource implements MetricsSource {
     const url = `${this.base}${path}?${new URLSearchParams(params).toString()}`;
     let res: Response;
     try {
-      res = await countUpstream("prometheus", () => fetch(url, { signal: AbortSignal.timeout(this.opts.timeoutMs), cache: "no-store", headers: this.headers }));
+      res = await countUpstream("prometheus", () =>
+        fetch(url, { signal: AbortSignal.timeout(this.opts.timeoutMs), cache: "no-store", headers: this.headers }),
+      );
     } catch (e) {
       // Never the URL: it may hold userinfo, a query or an internal host (server/redact.ts).
       throw new PrometheusError(`unreachable (${failureKind(e)})`);

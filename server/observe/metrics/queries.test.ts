@@ -14,7 +14,9 @@ describe("alert queries", () => {
 describe("duplicates by cause", () => {
   it("the dashboard's metric name is the library's", () => {
     expect(DUPLICATES_BY_CAUSE_METRIC).toBe(METRIC_NAMES.duplicatesByCause);
-    expect(PROMQL.duplicates_by_cause).toBe(`sum by (service, handler, cause) (rate(${METRIC_NAMES.duplicatesByCause}[5m]))`);
+    expect(PROMQL.duplicates_by_cause).toBe(
+      `sum by (service, handler, cause) (rate(${METRIC_NAMES.duplicatesByCause}[5m]))`,
+    );
   });
 
   it("embedded mode answers the named query per cause from the sampled registry", async () => {
@@ -80,13 +82,18 @@ describe("lease counters: DedupLeaseLost and the Leases panel", () => {
     await tick(1000);
     const s = await state();
     expect(s.state).toBe("firing");
-    expect(s.instances.map((i) => i.labels)).toEqual([{ service: "notification", topic: "demo.events", handler: "on-user-banned" }]);
+    expect(s.instances.map((i) => i.labels)).toEqual([
+      { service: "notification", topic: "demo.events", handler: "on-user-banned" },
+    ]);
     expect(leaseLost()).toMatchObject({ severity: "page", for: "0m", query: "lease_lost_rate" });
     const by = async (q: "lease_lost_rate" | "in_progress_rate" | "released_rate") =>
       Object.fromEntries((await src.instant(q)).map((x) => [x.labels.handler, x.value]));
     expect((await by("lease_lost_rate"))["on-page-viewed"]).toBe(0);
     expect((await by("lease_lost_rate"))["on-user-banned"]).toBeGreaterThan(0);
-    expect((await by("released_rate"))["on-user-banned"]).toBeCloseTo(2 * (await by("in_progress_rate"))["on-user-banned"]!, 9);
+    expect((await by("released_rate"))["on-user-banned"]).toBeCloseTo(
+      2 * (await by("in_progress_rate"))["on-user-banned"]!,
+      9,
+    );
   });
 
   it("the alert's PromQL is its named query's, per service, topic and handler", () => {

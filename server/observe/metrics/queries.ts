@@ -1,12 +1,35 @@
 import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
-import { ALERTS, NOW_WINDOW, checkQuantileExpr, consumerLagExpr, duplicateRatioExpr, errorRateExpr, leaseCounterRateExpr, METRIC_NAMES, RATE_WINDOW } from "@/lib/thresholds";
-import { LABEL, METRIC_LABELS, METRIC_NAMES as LIBRARY_METRIC_NAMES, PROCESSED_RESULT, SLOW_CHECK_SECONDS } from "@/names/dedup";
+import {
+  ALERTS,
+  NOW_WINDOW,
+  checkQuantileExpr,
+  consumerLagExpr,
+  duplicateRatioExpr,
+  errorRateExpr,
+  leaseCounterRateExpr,
+  METRIC_NAMES,
+  RATE_WINDOW,
+} from "@/lib/thresholds";
+import {
+  LABEL,
+  METRIC_LABELS,
+  METRIC_NAMES as LIBRARY_METRIC_NAMES,
+  PROCESSED_RESULT,
+  SLOW_CHECK_SECONDS,
+} from "@/names/dedup";
 import type { QueryName } from "@/lib/query-names";
 import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";
 import { HANDLER_INFO_LABELS, HANDLER_INFO_METRIC } from "@/names/dedup";
 import { declaredGroupLagExpr } from "./declared-lag";
-import { EXPORTED_SIGNALS_EXPR, HOT_UUID_ERROR_BOUND_EXPR, HOT_UUIDS_EXPR, processStartExpr, runtimeLatencyExpr, SCRAPE_TIME_EXPR } from "./signal-queries";
+import {
+  EXPORTED_SIGNALS_EXPR,
+  HOT_UUID_ERROR_BOUND_EXPR,
+  HOT_UUIDS_EXPR,
+  processStartExpr,
+  runtimeLatencyExpr,
+  SCRAPE_TIME_EXPR,
+} from "./signal-queries";
 
 /** The gauge of the process's start (Unix seconds), named as prom-client's default metric; the chart markers show restarts. */
 export const PROCESS_START_METRIC = "process_start_time_seconds";

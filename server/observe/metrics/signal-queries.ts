@@ -39,13 +39,21 @@ export function runtimeLatencyExpr(): string {
   const w = RATE_WINDOW;
   return [
     perService(`max by (instance, job) (${s.nodeEventLoop.metric})`, s.nodeEventLoop.runtime, s.nodeEventLoop.metric),
-    perService(`max by (instance, job) (${s.jvmGcPauseMicrometer.metric}_max)`, s.jvmGcPauseMicrometer.runtime, s.jvmGcPauseMicrometer.metric),
+    perService(
+      `max by (instance, job) (${s.jvmGcPauseMicrometer.metric}_max)`,
+      s.jvmGcPauseMicrometer.runtime,
+      s.jvmGcPauseMicrometer.metric,
+    ),
     perService(
       `(sum by (instance, job) (rate(${s.jvmGcCollection.metric}_sum[${w}])) / clamp_min(sum by (instance, job) (rate(${s.jvmGcCollection.metric}_count[${w}])), 1e-9))`,
       s.jvmGcCollection.runtime,
       s.jvmGcCollection.metric,
     ),
-    perService(`histogram_quantile(0.99, sum by (instance, job, le) (rate(${s.goSchedLatency.metric}_bucket[${w}])))`, s.goSchedLatency.runtime, s.goSchedLatency.metric),
+    perService(
+      `histogram_quantile(0.99, sum by (instance, job, le) (rate(${s.goSchedLatency.metric}_bucket[${w}])))`,
+      s.goSchedLatency.runtime,
+      s.goSchedLatency.metric,
+    ),
   ].join(" or ");
 }
 

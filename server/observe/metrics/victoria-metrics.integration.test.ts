@@ -23,7 +23,13 @@ import type { Sample } from "./source";
 
 const RULES = resolve(__dirname, "../../../infra/prometheus/rules/dedup.yml");
 const HISTORY_SEC = 400;
-const fleet = buildFleet({ services: 2, handlersPerService: 2, hot: ["svc-01/h-02"], slow: ["svc-02"], failing: ["svc-01"] });
+const fleet = buildFleet({
+  services: 2,
+  handlersPerService: 2,
+  hot: ["svc-01/h-02"],
+  slow: ["svc-02"],
+  failing: ["svc-01"],
+});
 
 let app: ParityExporter;
 let prom: OwnPrometheus;
@@ -36,7 +42,14 @@ let historyEnd = 0;
 beforeAll(async () => {
   app = await startParityExporter(fleet, HISTORY_SEC);
   historyEnd = Math.floor(Date.now() / 1000) - 1;
-  const history = parityHistory(fleet, { job: "app", instance: app.target, startedAtSec: app.startedAtSec, fromSec: app.startedAtSec + 2, toSec: historyEnd, stepSec: 2 });
+  const history = parityHistory(fleet, {
+    job: "app",
+    instance: app.target,
+    startedAtSec: app.startedAtSec,
+    fromSec: app.startedAtSec + 2,
+    toSec: historyEnd,
+    stepSec: 2,
+  });
   [prom, vm] = await Promise.all([
     startOwnPrometheus({ targets: [app.target], ruleFiles: [RULES], intervalSec: 1, backfill: history.openMetrics }),
     startOwnVictoriaMetrics({ targets: [app.target], ruleFiles: [RULES], intervalSec: 1, backfill: history.promText }),
@@ -70,7 +83,6 @@ async function scrapeAge(url: string): Promise<number> {
   return t === undefined ? Infinity : Date.now() / 1000 - t;
 }
 
-
 const key = (l: Record<string, string>) =>
   Object.entries(l)
     .sort(([a], [b]) => a.localeCompare(b))
@@ -84,12 +96,15 @@ const key = (l: Record<string, string>) =>
  * scrapes, taken at other moments of the same traffic: within 10 %. Every `rate()` and quantile
  * over the alert window agrees within 1 %.
  */
-const tolerance = (q: QueryName) => (PROMQL[q].includes("increase(") ? 0.06 : PROMQL[q].includes("irate(") ? 0.1 : 0.01);
+const tolerance = (q: QueryName) =>
+  PROMQL[q].includes("increase(") ? 0.06 : PROMQL[q].includes("irate(") ? 0.1 : 0.01;
 
 /** `a` and `b` within `rel` of the larger (or both ~0, or both null). */
 function expectClose(a: number | null | undefined, b: number | null | undefined, what: string, rel = 0.01): void {
   if (a == null || b == null) return void expect(b ?? null, what).toBe(a ?? null);
-  expect(Math.abs(a - b), `${what}: prometheus ${a}, victoria-metrics ${b}`).toBeLessThanOrEqual(1e-9 + rel * Math.max(Math.abs(a), Math.abs(b)));
+  expect(Math.abs(a - b), `${what}: prometheus ${a}, victoria-metrics ${b}`).toBeLessThanOrEqual(
+    1e-9 + rel * Math.max(Math.abs(a), Math.abs(b)),
+  );
 }
 
 function expectSameSamples(a: Sample[], b: Sample[], q: QueryName): void {
@@ -114,11 +129,14 @@ describe("the dashboard on VictoriaMetrics answers as on Prometheus", () => {
       const [a, b] = await Promise.all([p.instant(q), v.instant(q)]);
       // A new named query fails here until server/testing/fleet-history.ts serves its metric.
       if (EMPTY_IN_A_LIVE_FLEET.includes(q)) expect(a.length, `${q} is empty while every service exports`).toBe(0);
-      else expect(a.length, `${q} has series (server/testing/fleet-history.ts must serve its metric)`).toBeGreaterThan(0);
+      else
+        expect(a.length, `${q} has series (server/testing/fleet-history.ts must serve its metric)`).toBeGreaterThan(0);
       expectSameSamples(a, b, q);
     }
     // What the fixture was built to show, read from VictoriaMetrics: the hot handler's ratio and the slow service's p99.
-    const ratio = (await v.instant("duplicate_ratio")).find((s) => s.labels.handler === "h-02" && s.labels.service === "svc-01")!;
+    const ratio = (await v.instant("duplicate_ratio")).find(
+      (s) => s.labels.handler === "h-02" && s.labels.service === "svc-01",
+    )!;
     expectClose(ratio.value, 0.25, "hot ratio");
     const p99 = (await v.instant("check_p99")).find((s) => s.labels.service === "svc-02")!;
     expect(p99.value!).toBeGreaterThan(0.05);
@@ -134,13 +152,20 @@ describe("the dashboard on VictoriaMetrics answers as on Prometheus", () => {
       for (const s of a) {
         const other = new Map(b.find((x) => key(x.labels) === key(s.labels))!.points);
         expect(s.points.length, `${q} points`).toBeGreaterThanOrEqual(12);
-        for (const [t, val] of s.points) expectClose(val, other.get(t), `${q} {${key(s.labels)}} at ${t}`, tolerance(q));
+        for (const [t, val] of s.points)
+          expectClose(val, other.get(t), `${q} {${key(s.labels)}} at ${t}`, tolerance(q));
       }
     }
   });
 
   it("the overview's figures per handler (ratio, rate by result, p50/p99, errors) are equal", async () => {
-    const overview = async (url: string) => overviewResponseSchema.parse(await getOverview(createObserveContext({ metrics: new PrometheusSource(url, { cacheTtlMs: 0 }), redis: null }), "1h"));
+    const overview = async (url: string) =>
+      overviewResponseSchema.parse(
+        await getOverview(
+          createObserveContext({ metrics: new PrometheusSource(url, { cacheTtlMs: 0 }), redis: null }),
+          "1h",
+        ),
+      );
     const [a, b] = await Promise.all([overview(prom.url), overview(vm.url)]);
     expect(b.upstream.prometheus.status).toBe("up");
     const figures = (h: OverviewHandler) => ({
@@ -149,20 +174,29 @@ describe("the dashboard on VictoriaMetrics answers as on Prometheus", () => {
       ...(h.checkLatency.status === "ok" ? { p50: h.checkLatency.p50Seconds, p99: h.checkLatency.p99Seconds } : {}),
       errors: h.errorRates.status === "ok" ? h.errorRates.total : undefined,
     });
-    const rows = (o: typeof a) => new Map(o.handlers.filter((h) => h.service.startsWith("svc-")).map((h) => [`${h.service}/${h.handler}`, figures(h)]));
+    const rows = (o: typeof a) =>
+      new Map(
+        o.handlers.filter((h) => h.service.startsWith("svc-")).map((h) => [`${h.service}/${h.handler}`, figures(h)]),
+      );
     const [ra, rb] = [rows(a), rows(b)];
     expect([...rb.keys()].sort()).toEqual([...ra.keys()].sort());
     expect(ra.size).toBe(fleet.handlers.length);
     for (const [row, fa] of ra) {
       const fb = rb.get(row)!;
       expect(Object.keys(fb).sort(), row).toEqual(Object.keys(fa).sort());
-      for (const [k, val] of Object.entries(fa)) expectClose(val as number | null, (fb as Record<string, number | null>)[k], `${row} ${k}`);
+      for (const [k, val] of Object.entries(fa))
+        expectClose(val as number | null, (fb as Record<string, number | null>)[k], `${row} ${k}`);
     }
   });
 
   it("alert states from vmalert (through -vmalert.proxyURL) equal Prometheus' own, instance by instance", async () => {
     const states = async (src: PrometheusSource) =>
-      (await src.alerts()).map((r) => ({ alert: r.alert, state: r.state, intervalMs: r.evaluationIntervalMs, instances: r.instances.map((i) => `${i.state} ${key(i.labels)}`).sort() }));
+      (await src.alerts()).map((r) => ({
+        alert: r.alert,
+        state: r.state,
+        intervalMs: r.evaluationIntervalMs,
+        instances: r.instances.map((i) => `${i.state} ${key(i.labels)}`).sort(),
+      }));
     // Both evaluate every second; they agree within one evaluation of each other.
     let last: [unknown, unknown] = [null, null];
     for (let i = 0; i < 20; i++) {

@@ -60,7 +60,12 @@ export interface DlqBacklog {
  * The time of the oldest open record of one partition: its first record from the log start that is
  * not resolved (bounded by `RECORD_SCAN_LIMITS.records` resolved records skipped); `null` when none.
  */
-async function oldestOpen(reader: LogReader, dlqTopic: string, range: PartitionRange, resolved: ReadonlyMap<string, DlqResolution>): Promise<number | null> {
+async function oldestOpen(
+  reader: LogReader,
+  dlqTopic: string,
+  range: PartitionRange,
+  resolved: ReadonlyMap<string, DlqResolution>,
+): Promise<number | null> {
   let at = range.low;
   let skipped = 0;
   while (at < range.high && skipped < RECORD_SCAN_LIMITS.records) {
@@ -83,7 +88,9 @@ export async function readDlqBacklog(dlqTopic: string): Promise<DlqTopicBacklog>
   const resolved = await dlqStateStore().resolved(dlqTopic, new Map(ranges.map((r) => [r.partition, r.low] as const)));
   // Resolutions are kept at or above low only: every one is a record still in the log.
   const total = ranges.reduce((n, r) => n + Number(r.high - r.low), 0) - resolved.size;
-  const oldest = (await Promise.all(ranges.map((r) => oldestOpen(reader, dlqTopic, r, resolved)))).filter((t): t is number => t !== null);
+  const oldest = (await Promise.all(ranges.map((r) => oldestOpen(reader, dlqTopic, r, resolved)))).filter(
+    (t): t is number => t !== null,
+  );
   const groups = new Map<string, DlqBacklogGroup>();
   const r = await scanNewestFirst(reader, dlqTopic, null, RECORD_SCAN_LIMITS, (rec) => {
     if (resolved.has(positionKey(rec))) return;
@@ -97,10 +104,18 @@ export async function readDlqBacklog(dlqTopic: string): Promise<DlqTopicBacklog>
       e.newestAt = Math.max(e.newestAt, rec.timestamp);
     } else groups.set(k, { ...g, count: 1, newestAt: rec.timestamp });
   });
-  return { dlqTopic, total, oldestOpenAt: oldest.length ? Math.min(...oldest) : null, groups: [...groups.values()], complete: r.complete };
+  return {
+    dlqTopic,
+    total,
+    oldestOpenAt: oldest.length ? Math.min(...oldest) : null,
+    groups: [...groups.values()],
+    complete: r.complete,
+  };
 }
 
-type G = typeof globalThis & { __dedupHealthDlqBacklog?: { value: DlqBacklog | null; building: Promise<DlqBacklog> | null; buildStartedAt: number } };
+type G = typeof globalThis & {
+  __dedupHealthDlqBacklog?: { value: DlqBacklog | null; building: Promise<DlqBacklog> | null; buildStartedAt: number };
+};
 
 function cache() {
   const g = globalThis as G;
@@ -111,10 +126,11 @@ async function build(): Promise<DlqBacklog> {
   const readAt = Date.now();
   try {
     // A DLQ topic nobody has written to yet may not exist: nothing waits in it.
-    const read = (t: string) => readDlqBacklog(t).catch((e: unknown) => {
-      if (isTopicMissing(e)) return { dlqTopic: t, total: 0, oldestOpenAt: null, groups: [], complete: true };
-      throw e;
-    });
+    const read = (t: string) =>
+      readDlqBacklog(t).catch((e: unknown) => {
+        if (isTopicMissing(e)) return { dlqTopic: t, total: 0, oldestOpenAt: null, groups: [], complete: true };
+        throw e;
+      });
     const topics = await Promise.all(config().CONSUMER_TOPICS.map((t) => read(dlqTopicOf(t))));
     return { readAt, topics, error: null };
   } catch (e) {
@@ -132,7 +148,10 @@ async function build(): Promise<DlqBacklog> {
 export async function dlqBacklog(firstWaitMs = 1000): Promise<DlqBacklog | null> {
   const c = cache();
   const outdated = (c.value?.readAt ?? Infinity) <= lastResolvedAt();
-  if ((!c.building || (outdated && c.buildStartedAt <= lastResolvedAt())) && (!c.value || outdated || Date.now() - c.value.readAt > DLQ_BACKLOG_TTL_MS)) {
+  if (
+    (!c.building || (outdated && c.buildStartedAt <= lastResolvedAt())) &&
+    (!c.value || outdated || Date.now() - c.value.readAt > DLQ_BACKLOG_TTL_MS)
+  ) {
     c.buildStartedAt = Date.now();
     const building = build().then((v) => {
       if (!c.value || v.readAt >= c.value.readAt) c.value = v;
@@ -148,7 +167,11 @@ export async function dlqBacklog(firstWaitMs = 1000): Promise<DlqBacklog | null>
 }
 
 /** The DLQ records `handler` poisoned on one of `topics` (any topic when none is known). */
-export function handlerBacklog(b: DlqBacklog | null, handler: string, topics: ReadonlySet<string>): OverviewHandler["dlqBacklog"] {
+export function handlerBacklog(
+  b: DlqBacklog | null,
+  handler: string,
+  topics: ReadonlySet<string>,
+): OverviewHandler["dlqBacklog"] {
   if (!b) return { status: "unavailable", detail: "kafka: the DLQ backlog is still being read" };
   if (b.error) return { status: "unavailable", detail: `kafka: ${b.error}` };
   const byReason: Record<string, number> = {};
@@ -166,7 +189,14 @@ export function handlerBacklog(b: DlqBacklog | null, handler: string, topics: Re
       complete &&= t.complete;
     }
   }
-  return { status: "ok", total, byReason, newestAt: newest ? new Date(newest).toISOString() : null, complete, dlqTopic };
+  return {
+    status: "ok",
+    total,
+    byReason,
+    newestAt: newest ? new Date(newest).toISOString() : null,
+    complete,
+    dlqTopic,
+  };
 }
 
 /** Most distinct handler values the backlog gauge reports per topic beyond the declared ones. */
@@ -184,15 +214,29 @@ const cut = (v: string) => (v.length > BACKLOG_LABEL_MAX_CHARS ? `${v.slice(0, B
  * or among the {@link BACKLOG_OTHER_HANDLERS_MAX} with most records of its topic, else `(other)`;
  * values cut at {@link BACKLOG_LABEL_MAX_CHARS}. Counts of merged groups are summed: the total holds.
  */
-export function boundedBacklogSeries(b: DlqBacklog, consumerTopics: readonly string[], declared: ReadonlySet<string>): Array<{ labels: Record<string, string>; value: number }> {
+export function boundedBacklogSeries(
+  b: DlqBacklog,
+  consumerTopics: readonly string[],
+  declared: ReadonlySet<string>,
+): Array<{ labels: Record<string, string>; value: number }> {
   const topics = new Set(consumerTopics);
   const series = new Map<string, { labels: Record<string, string>; value: number }>();
   for (const t of b.topics) {
     const perHandler = new Map<string, number>();
     for (const g of t.groups) perHandler.set(g.handler, (perHandler.get(g.handler) ?? 0) + g.count);
-    const kept = new Set([...perHandler].filter(([h]) => !declared.has(h)).sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, BACKLOG_OTHER_HANDLERS_MAX).map(([h]) => h));
+    const kept = new Set(
+      [...perHandler]
+        .filter(([h]) => !declared.has(h))
+        .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
+        .slice(0, BACKLOG_OTHER_HANDLERS_MAX)
+        .map(([h]) => h),
+    );
     for (const g of t.groups) {
-      const labels = { topic: topics.has(g.topic) ? g.topic : OTHER_LABEL, handler: declared.has(g.handler) || kept.has(g.handler) ? cut(g.handler) : OTHER_LABEL, reason_poisoned: cut(g.reasonClass) };
+      const labels = {
+        topic: topics.has(g.topic) ? g.topic : OTHER_LABEL,
+        handler: declared.has(g.handler) || kept.has(g.handler) ? cut(g.handler) : OTHER_LABEL,
+        reason_poisoned: cut(g.reasonClass),
+      };
       const k = `${labels.topic}\u0000${labels.handler}\u0000${labels.reason_poisoned}`;
       const e = series.get(k);
       if (e) e.value += g.count;
@@ -229,7 +273,10 @@ export function registerDlqBacklogGauge(registry: Registry): void {
       if (!b || b.error) return null;
       const now = Date.now();
       const consumerTopic = (dlq: string) => config().CONSUMER_TOPICS.find((t) => dlqTopicOf(t) === dlq) ?? dlq;
-      return b.topics.map((t) => ({ labels: { topic: consumerTopic(t.dlqTopic) }, value: t.oldestOpenAt === null ? 0 : Math.max(0, (now - t.oldestOpenAt) / 1000) }));
+      return b.topics.map((t) => ({
+        labels: { topic: consumerTopic(t.dlqTopic) },
+        value: t.oldestOpenAt === null ? 0 : Math.max(0, (now - t.oldestOpenAt) / 1000),
+      }));
     },
   );
 }

@@ -15,14 +15,22 @@ import { kafkaRead, recordReader } from "./records";
 import { RECORD_SCAN_LIMITS, scanNewestFirst } from "./scan";
 
 /** What a discard found: the answer, and every position it acted on (for the audit trail, not the answer). */
-export type DiscardResult = DiscardResponse & { readonly positions: readonly string[]; readonly uuids: readonly string[] };
+export type DiscardResult = DiscardResponse & {
+  readonly positions: readonly string[];
+  readonly uuids: readonly string[];
+};
 
 /** The records at the named positions (one fetch each: a position outside the log finds nothing). */
-async function atPositions(topic: string, positions: NonNullable<DiscardBody["positions"]>): Promise<{ found: RawRecord[]; notFound: number }> {
+async function atPositions(
+  topic: string,
+  positions: NonNullable<DiscardBody["positions"]>,
+): Promise<{ found: RawRecord[]; notFound: number }> {
   const found: RawRecord[] = [];
   let notFound = 0;
   for (const p of positions) {
-    const got = await recordReader().fetchFrom(topic, p.partition, BigInt(p.offset), 64 * 1024).catch(() => []);
+    const got = await recordReader()
+      .fetchFrom(topic, p.partition, BigInt(p.offset), 64 * 1024)
+      .catch(() => []);
     const r = got[0];
     if (r && r.offset === BigInt(p.offset)) found.push(r);
     else notFound++;
@@ -63,7 +71,17 @@ export async function discardDlq(body: DiscardBody, who: string, mask: Masker): 
   }
   const open = records.filter((r) => states.of(r).state === "open");
   const entries = open.map((r) => decodeDlq(r, allow).entry);
-  if (!body.dryRun) await recordResolutions(topic, entries.map((e) => ({ partition: e.partition, offset: e.offset, state: "discarded" as const, who, why: body.why })));
+  if (!body.dryRun)
+    await recordResolutions(
+      topic,
+      entries.map((e) => ({
+        partition: e.partition,
+        offset: e.offset,
+        state: "discarded" as const,
+        who,
+        why: body.why,
+      })),
+    );
   const answer: DiscardResponse = {
     topic,
     dryRun: body.dryRun,
@@ -72,7 +90,17 @@ export async function discardDlq(body: DiscardBody, who: string, mask: Masker): 
     notOpen: records.length - open.length,
     notFound,
     complete,
-    preview: open.slice(0, REDRIVE_PREVIEW).map((r, i) => shownDlqEntry(r, entries[i]!, allow, mask)).map((e) => ({ topic: e.topic, partition: e.partition, offset: e.offset, uuid: e.uuid, handler: e.handler, reasonClass: e.reasonClass })),
+    preview: open
+      .slice(0, REDRIVE_PREVIEW)
+      .map((r, i) => shownDlqEntry(r, entries[i]!, allow, mask))
+      .map((e) => ({
+        topic: e.topic,
+        partition: e.partition,
+        offset: e.offset,
+        uuid: e.uuid,
+        handler: e.handler,
+        reasonClass: e.reasonClass,
+      })),
   };
   // Kept for the audit trail, left out of the JSON answer (not enumerable): the preview stays bounded.
   return Object.defineProperties(answer, {

@@ -4,7 +4,15 @@
  * ({@link topicStates}), then a synchronous lookup per scanned record ({@link TopicStates.of}).
  */
 import type { DlqEntry } from "@/lib/api/dlq";
-import { dlqStateStore, noteResolved, positionKey, stateAt, type DlqRecordState, type DlqResolution, type DlqResolutionInput } from "./dlq-state";
+import {
+  dlqStateStore,
+  noteResolved,
+  positionKey,
+  stateAt,
+  type DlqRecordState,
+  type DlqResolution,
+  type DlqResolutionInput,
+} from "./dlq-state";
 import { isTopicMissing } from "./log-reader";
 import { recordReader } from "./records";
 
@@ -26,7 +34,12 @@ export async function topicStates(dlqTopic: string): Promise<TopicStates> {
     });
   const lows = new Map(ranges.map((r) => [r.partition, r.low] as const));
   const resolutions = await dlqStateStore().resolved(dlqTopic, lows);
-  return { lows, resolutions, of: (p) => stateAt(resolutions, { partition: p.partition, offset: p.offset.toString() }, lows.get(p.partition) ?? 0n) };
+  return {
+    lows,
+    resolutions,
+    of: (p) =>
+      stateAt(resolutions, { partition: p.partition, offset: p.offset.toString() }, lows.get(p.partition) ?? 0n),
+  };
 }
 
 /** The entry's state and, when resolved, who, when and how (the API's shape). */

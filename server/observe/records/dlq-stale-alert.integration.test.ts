@@ -12,7 +12,14 @@ import { Registry } from "prom-client";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALERTS } from "@/lib/thresholds";
-import { HANDLER_POISONED_KEY, REASON_CLASS_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/names/dedup";
+import {
+  HANDLER_POISONED_KEY,
+  REASON_CLASS_POISONED_KEY,
+  REASON_POISONED_KEY,
+  SUBSCRIBER_POISONED_KEY,
+  TOPIC_POISONED_KEY,
+  WATERMILL_UUID_HEADER,
+} from "@/names/dedup";
 import { configOfFile, useConfig } from "@/server/testing/app-config";
 import { TEST_DATABASE_URL } from "@/server/testing/buggy-consumer";
 import { freePort } from "@/server/testing/net";
@@ -50,16 +57,33 @@ beforeAll(async () => {
   // A record PoisonQueue wrote 25 hours ago (its CreateTime), nobody re-drove or discarded since.
   const producer = new Kafka({ brokers: [...own.brokers], logLevel: logLevel.NOTHING }).producer();
   await producer.connect();
-  const headers = { [WATERMILL_UUID_HEADER]: ulid(), [HANDLER_POISONED_KEY]: "on-order-paid", [TOPIC_POISONED_KEY]: topic, [REASON_CLASS_POISONED_KEY]: "handler_error", [REASON_POISONED_KEY]: "boom", [SUBSCRIBER_POISONED_KEY]: "kafka" };
-  await producer.send({ topic: dlq, messages: [{ value: "{}", headers, timestamp: String(Date.now() - 25 * 3600_000) }] });
+  const headers = {
+    [WATERMILL_UUID_HEADER]: ulid(),
+    [HANDLER_POISONED_KEY]: "on-order-paid",
+    [TOPIC_POISONED_KEY]: topic,
+    [REASON_CLASS_POISONED_KEY]: "handler_error",
+    [REASON_POISONED_KEY]: "boom",
+    [SUBSCRIBER_POISONED_KEY]: "kafka",
+  };
+  await producer.send({
+    topic: dlq,
+    messages: [{ value: "{}", headers, timestamp: String(Date.now() - 25 * 3600_000) }],
+  });
   await producer.disconnect();
 
   const registry = new Registry();
   registerDlqBacklogGauge(registry);
   const port = await freePort();
-  server = createServer((_req, res) => void registry.metrics().then((text) => res.writeHead(200, { "Content-Type": registry.contentType }).end(text)));
+  server = createServer(
+    (_req, res) =>
+      void registry.metrics().then((text) => res.writeHead(200, { "Content-Type": registry.contentType }).end(text)),
+  );
   await new Promise<void>((r) => server!.listen(port, "127.0.0.1", () => r()));
-  prom = await startOwnPrometheus({ targets: [`127.0.0.1:${port}`], ruleFiles: [resolve("infra/prometheus/rules/dedup.yml")], intervalSec: 1 });
+  prom = await startOwnPrometheus({
+    targets: [`127.0.0.1:${port}`],
+    ruleFiles: [resolve("infra/prometheus/rules/dedup.yml")],
+    intervalSec: 1,
+  });
 }, 90_000);
 
 afterAll(async () => {
@@ -73,16 +97,28 @@ afterAll(async () => {
 
 describe("DedupDlqBacklogStale in a real Prometheus", () => {
   it("goes pending on an open record poisoned 25 h ago and leaves once it is discarded", async () => {
-    const mine = async () => (await promAlerts(prom!.url)).find((a) => a.labels.alertname === ALERTS.dlqBacklogStale.name && a.labels.topic === topic);
+    const mine = async () =>
+      (await promAlerts(prom!.url)).find(
+        (a) => a.labels.alertname === ALERTS.dlqBacklogStale.name && a.labels.topic === topic,
+      );
     const pending = await until("the alert on the 25 h old record", mine, 30_000);
     expect(pending).toMatchObject({ state: "pending", labels: { severity: "ticket" } });
-    const [age] = await promQuery(prom!.url, `${ALERTS.dlqBacklogStale.valueExpr}`).then((s) => s.filter((x) => x.metric.topic === topic));
+    const [age] = await promQuery(prom!.url, `${ALERTS.dlqBacklogStale.valueExpr}`).then((s) =>
+      s.filter((x) => x.metric.topic === topic),
+    );
     expect(age!.value).toBeGreaterThan(DAY_S);
     expect(age!.value).toBeLessThan(DAY_S + 2 * 3600);
 
     await recordResolutions(dlq, [{ partition: 0, offset: "0", state: "discarded", who: "local", why: "superseded" }]);
     // The gauge reads 0 at the next scrape; the rule's 1-minute max_over_time lets it go a minute later.
-    await until("the gauge at 0", async () => ((await promQuery(prom!.url, `dedup_dlq_oldest_open_age_seconds{topic="${topic}"}`))[0]?.value === 0 ? true : undefined), 20_000);
+    await until(
+      "the gauge at 0",
+      async () =>
+        (await promQuery(prom!.url, `dedup_dlq_oldest_open_age_seconds{topic="${topic}"}`))[0]?.value === 0
+          ? true
+          : undefined,
+      20_000,
+    );
     await until("the alert to leave", async () => ((await mine()) ? undefined : true), 90_000);
   }, 180_000);
 });

@@ -10,12 +10,20 @@ describe("DLQ record states in memory", () => {
     const s = new MemoryDlqStateStore();
     await s.resolve("a.dlq", [
       { partition: 0, offset: "3", state: "discarded", who: "local", why: "a test order" },
-      { partition: 0, offset: "7", state: "redriven", who: "token", to: { topic: "a", partition: 1, offset: "40", uuid: "u7" } },
+      {
+        partition: 0,
+        offset: "7",
+        state: "redriven",
+        who: "token",
+        to: { topic: "a", partition: 1, offset: "40", uuid: "u7" },
+      },
       { partition: 1, offset: "2", state: "discarded", who: "local", why: "superseded" },
     ]);
     await s.resolve("b.dlq", [{ partition: 0, offset: "3", state: "discarded", who: "local", why: "other topic" }]);
     // Re-driven again by its UUID: the later resolution replaces the discard.
-    await s.resolve("a.dlq", [{ partition: 0, offset: "3", state: "redriven", who: "cli (sre)", to: { topic: "a", uuid: "u3" } }]);
+    await s.resolve("a.dlq", [
+      { partition: 0, offset: "3", state: "redriven", who: "cli (sre)", to: { topic: "a", uuid: "u3" } },
+    ]);
 
     const all = await s.resolved("a.dlq");
     expect([...all.keys()].sort()).toEqual(["0:3", "0:7", "1:2"]);

@@ -29,10 +29,12 @@ export interface DlqPosition {
 }
 
 /** What to write for one position (the time is the store's). */
-export type DlqResolutionInput = DlqPosition & ({ state: "redriven"; who: string; to: RedriveDestination } | { state: "discarded"; who: string; why: string });
+export type DlqResolutionInput = DlqPosition &
+  ({ state: "redriven"; who: string; to: RedriveDestination } | { state: "discarded"; who: string; why: string });
 
 /** The key of a position in {@link DlqStateStore.resolved}'s map. */
-export const positionKey = (p: { partition: number; offset: string | bigint }): string => `${p.partition}:${p.offset.toString()}`;
+export const positionKey = (p: { partition: number; offset: string | bigint }): string =>
+  `${p.partition}:${p.offset.toString()}`;
 
 /** The store of resolutions. */
 export interface DlqStateStore {
@@ -48,9 +50,12 @@ export interface DlqStateStore {
 }
 
 const toResolution = (i: DlqResolutionInput, at: Date): DlqResolution =>
-  i.state === "redriven" ? { state: "redriven", at: at.toISOString(), who: i.who, to: { ...i.to } } : { state: "discarded", at: at.toISOString(), who: i.who, why: i.why };
+  i.state === "redriven"
+    ? { state: "redriven", at: at.toISOString(), who: i.who, to: { ...i.to } }
+    : { state: "discarded", at: at.toISOString(), who: i.who, why: i.why };
 
-const aboveLow = (lows: ReadonlyMap<number, bigint> | undefined, partition: number, offset: bigint) => offset >= (lows?.get(partition) ?? 0n);
+const aboveLow = (lows: ReadonlyMap<number, bigint> | undefined, partition: number, offset: bigint) =>
+  offset >= (lows?.get(partition) ?? 0n);
 
 /** Resolutions in process memory (no `DATABASE_URL`). */
 export class MemoryDlqStateStore implements DlqStateStore {
@@ -109,7 +114,8 @@ export class PostgresDlqStateStore implements DlqStateStore {
   private migrated: Promise<void> | null = null;
 
   constructor(connectionString: string, table = DLQ_STATE_TABLE) {
-    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table)) throw new RangeError(`DLQ state table: expected a lower-case SQL name, got ${table}`);
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table))
+      throw new RangeError(`DLQ state table: expected a lower-case SQL name, got ${table}`);
     this.table = `"public"."${table}"`;
     this.pool = new Pool({ connectionString, max: 2, connectionTimeoutMillis: 5000 });
     this.pool.on("error", () => undefined);
@@ -118,7 +124,8 @@ export class PostgresDlqStateStore implements DlqStateStore {
   /** Creates the table if missing (idempotent); a failure is retried at the next call. */
   migrate(): Promise<void> {
     this.migrated ??= this.pool
-      .query(`CREATE TABLE IF NOT EXISTS ${this.table} (
+      .query(
+        `CREATE TABLE IF NOT EXISTS ${this.table} (
         dlq_topic text NOT NULL,
         partition integer NOT NULL,
         dlq_offset bigint NOT NULL,
@@ -131,7 +138,8 @@ export class PostgresDlqStateStore implements DlqStateStore {
         to_offset bigint,
         to_uuid text,
         PRIMARY KEY (dlq_topic, partition, dlq_offset)
-      )`)
+      )`,
+      )
       .then(() => undefined)
       .catch((e: unknown) => {
         this.migrated = null;
@@ -142,10 +150,14 @@ export class PostgresDlqStateStore implements DlqStateStore {
 
   async resolved(dlqTopic: string, lows?: ReadonlyMap<number, bigint>): Promise<Map<string, DlqResolution>> {
     await this.migrate();
-    const cols = "partition, dlq_offset::text AS dlq_offset, state, at, who, why, to_topic, to_partition, to_offset::text AS to_offset, to_uuid";
+    const cols =
+      "partition, dlq_offset::text AS dlq_offset, state, at, who, why, to_topic, to_partition, to_offset::text AS to_offset, to_uuid";
     // With the low watermarks, only the rows still in the log are read (a range of the primary key per partition): rows below them stay, never read again.
     const r = lows
-      ? await this.pool.query<Row>(`SELECT ${cols} FROM ${this.table} s JOIN unnest($2::int[], $3::bigint[]) AS l(p, low) ON s.partition = l.p AND s.dlq_offset >= l.low WHERE s.dlq_topic = $1`, [dlqTopic, [...lows.keys()], [...lows.values()].map(String)])
+      ? await this.pool.query<Row>(
+          `SELECT ${cols} FROM ${this.table} s JOIN unnest($2::int[], $3::bigint[]) AS l(p, low) ON s.partition = l.p AND s.dlq_offset >= l.low WHERE s.dlq_topic = $1`,
+          [dlqTopic, [...lows.keys()], [...lows.values()].map(String)],
+        )
       : await this.pool.query<Row>(`SELECT ${cols} FROM ${this.table} WHERE dlq_topic = $1`, [dlqTopic]);
     const out = new Map<string, DlqResolution>();
     for (const row of r.rows) out.set(positionKey({ partition: row.partition, offset: row.dlq_offset }), fromRow(row));
@@ -193,7 +205,9 @@ type G = typeof globalThis & { __dedupHealthDlqState?: DlqStateStore };
 /** The process's store: PostgreSQL with `DATABASE_URL`, else memory. */
 export function dlqStateStore(): DlqStateStore {
   const g = globalThis as G;
-  g.__dedupHealthDlqState ??= config().DATABASE_URL ? new PostgresDlqStateStore(config().DATABASE_URL!) : new MemoryDlqStateStore();
+  g.__dedupHealthDlqState ??= config().DATABASE_URL
+    ? new PostgresDlqStateStore(config().DATABASE_URL!)
+    : new MemoryDlqStateStore();
   return g.__dedupHealthDlqState;
 }
 

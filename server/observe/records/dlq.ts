@@ -16,7 +16,14 @@ import { BadRequestError, ForbiddenError, UpstreamUnavailableError, errorText } 
 import { isTopicMissing, type RawRecord } from "./log-reader";
 import type { Masker } from "./masking";
 import { kafkaRead, recordReader } from "./records";
-import { RECORD_SCAN_LIMITS, decodeScanCursor, encodeScanCursor, recordSize, scanNewestFirst, type ScanResult } from "./scan";
+import {
+  RECORD_SCAN_LIMITS,
+  decodeScanCursor,
+  encodeScanCursor,
+  recordSize,
+  scanNewestFirst,
+  type ScanResult,
+} from "./scan";
 import { redrivePublisher } from "./redrive-publisher";
 import { entryState, recordResolutions, stateMatches, topicStates } from "./dlq-resolutions";
 import { positionKey, type DlqResolutionInput } from "./dlq-state";
@@ -42,14 +49,21 @@ export function dlqTopics(): string[] {
 export function requireDlqTopic(topic: string | undefined): string {
   const all = dlqTopics();
   const t = topic ?? all[0]!;
-  if (!all.includes(t)) throw new ForbiddenError(`topic ${t} is not a DLQ topic of CONSUMER_TOPICS (${all.join(", ")})`);
+  if (!all.includes(t))
+    throw new ForbiddenError(`topic ${t} is not a DLQ topic of CONSUMER_TOPICS (${all.join(", ")})`);
   return t;
 }
 
 /** A DLQ record decoded: its message (for a re-drive) and its entry (for the list; `state` open until looked up). */
 export function decodeDlq(r: RawRecord, allow: ReadonlySet<string>): { msg: DlqMessage; entry: DlqEntry } {
   const d = decodeRecord(r.headers as IHeaders, r.value);
-  const msg: DlqMessage = { uuid: d.ok ? d.uuid : null, metadata: d.metadata, payload: d.payload, key: r.key, position: { topic: r.topic, partition: r.partition, offset: r.offset.toString() } };
+  const msg: DlqMessage = {
+    uuid: d.ok ? d.uuid : null,
+    metadata: d.metadata,
+    payload: d.payload,
+    key: r.key,
+    position: { topic: r.topic, partition: r.partition, offset: r.offset.toString() },
+  };
   const target = redriveTarget(msg, allow);
   // Watermill's poison metadata, Spring's kafka_dlt-* or Connect's __connect.errors.* (raw headers: Spring's numbers are binary).
   const o = readDlqConvention(r.headers);
@@ -86,16 +100,28 @@ export function decodeDlq(r: RawRecord, allow: ReadonlySet<string>): { msg: DlqM
 export function shownDlqEntry(rec: RawRecord, real: DlqEntry, allow: ReadonlySet<string>, mask: Masker): DlqEntry {
   const m = mask(rec);
   if (m.masked === null) return real;
-  const shown: DlqEntry = { ...decodeDlq(m.record, allow).entry, reasonClass: real.reasonClass, convention: real.convention, handlerIs: real.handlerIs, redrivable: real.redrivable, size: real.size, masked: m.masked };
+  const shown: DlqEntry = {
+    ...decodeDlq(m.record, allow).entry,
+    reasonClass: real.reasonClass,
+    convention: real.convention,
+    handlerIs: real.handlerIs,
+    redrivable: real.redrivable,
+    size: real.size,
+    masked: m.masked,
+  };
   if (real.notRedrivable === undefined) delete shown.notRedrivable;
   else shown.notRedrivable = real.notRedrivable;
   return shown;
 }
 
-const byNewest = (a: DlqEntry, b: DlqEntry) => b.poisonedAt.localeCompare(a.poisonedAt) || Number(BigInt(b.offset) - BigInt(a.offset));
+const byNewest = (a: DlqEntry, b: DlqEntry) =>
+  b.poisonedAt.localeCompare(a.poisonedAt) || Number(BigInt(b.offset) - BigInt(a.offset));
 
 /** Builds `GET /api/dlq`: one page, newest first, filtered by handler (as the caller sees it, masked or not) and reason class. */
-export async function listDlq(q: { topic?: string; handler?: string; reason?: string; state?: string; cursor?: string; limit: number }, mask: Masker): Promise<DlqResponse> {
+export async function listDlq(
+  q: { topic?: string; handler?: string; reason?: string; state?: string; cursor?: string; limit: number },
+  mask: Masker,
+): Promise<DlqResponse> {
   const topic = requireDlqTopic(q.topic);
   const from = decodeScanCursor(q.cursor);
   const allow = new Set(config().CONSUMER_TOPICS);
@@ -103,14 +129,24 @@ export async function listDlq(q: { topic?: string; handler?: string; reason?: st
   const reasons: Record<string, number> = {};
   const states = await kafkaRead(topic, () => topicStates(topic));
   const r = await kafkaRead(topic, () =>
-    scanNewestFirst(recordReader(), topic, from, RECORD_SCAN_LIMITS, (rec) => {
-      const entry = { ...shownDlqEntry(rec, decodeDlq(rec, allow).entry, allow, mask), ...entryState(states.of(rec)) };
-      if (q.handler && entry.handler !== q.handler) return;
-      if (!stateMatches(q.state, entry)) return;
-      reasons[entry.reasonClass] = (reasons[entry.reasonClass] ?? 0) + 1;
-      if (q.reason && entry.reasonClass !== q.reason) return;
-      matched.push(entry);
-    }, () => matched.length >= q.limit).catch((e: unknown): ScanResult => {
+    scanNewestFirst(
+      recordReader(),
+      topic,
+      from,
+      RECORD_SCAN_LIMITS,
+      (rec) => {
+        const entry = {
+          ...shownDlqEntry(rec, decodeDlq(rec, allow).entry, allow, mask),
+          ...entryState(states.of(rec)),
+        };
+        if (q.handler && entry.handler !== q.handler) return;
+        if (!stateMatches(q.state, entry)) return;
+        reasons[entry.reasonClass] = (reasons[entry.reasonClass] ?? 0) + 1;
+        if (q.reason && entry.reasonClass !== q.reason) return;
+        matched.push(entry);
+      },
+      () => matched.length >= q.limit,
+    ).catch((e: unknown): ScanResult => {
       // A DLQ topic nobody has poisoned a record into yet may not exist: an empty DLQ, not an error.
       if (isTopicMissing(e)) return { scanned: { records: 0, bytes: 0, ms: 0 }, complete: true, left: new Map() };
       throw e;
@@ -124,7 +160,15 @@ export async function listDlq(q: { topic?: string; handler?: string; reason?: st
     const end = BigInt(e.offset) + 1n;
     if ((left.get(e.partition) ?? -1n) < end) left.set(e.partition, end);
   }
-  return { generatedAt: new Date().toISOString(), topic, entries, reasons, cursor: encodeScanCursor(left), scanned: r.scanned, limits: RECORD_SCAN_LIMITS };
+  return {
+    generatedAt: new Date().toISOString(),
+    topic,
+    entries,
+    reasons,
+    cursor: encodeScanCursor(left),
+    scanned: r.scanned,
+    limits: RECORD_SCAN_LIMITS,
+  };
 }
 
 /** What `POST /api/dlq/redrive` takes. */
@@ -160,10 +204,19 @@ const selectionOf = (b: RedriveRequest) => JSON.stringify({ filter: b.filter ?? 
  */
 function boundPreview(b: RedriveRequest, topic: string): RedrivePreview | null {
   if (b.dryRun || b.uuids) return null;
-  if (!b.previewId) throw new BadRequestError("previewId: a re-drive of a filter acts on what its dry run showed; run the dry run and send its previewId");
+  if (!b.previewId)
+    throw new BadRequestError(
+      "previewId: a re-drive of a filter acts on what its dry run showed; run the dry run and send its previewId",
+    );
   const p = takeRedrivePreview(b.previewId);
-  if (!p) throw new BadRequestError("previewId: unknown or expired (a preview is kept 5 min and used once); run the dry run again");
-  if (p.topic !== topic || p.selection !== selectionOf(b)) throw new BadRequestError("previewId: the dry run was of another topic, filter or mode; run the dry run of this one");
+  if (!p)
+    throw new BadRequestError(
+      "previewId: unknown or expired (a preview is kept 5 min and used once); run the dry run again",
+    );
+  if (p.topic !== topic || p.selection !== selectionOf(b))
+    throw new BadRequestError(
+      "previewId: the dry run was of another topic, filter or mode; run the dry run of this one",
+    );
   return p;
 }
 
@@ -174,36 +227,67 @@ function boundPreview(b: RedriveRequest, topic: string): RedrivePreview | null {
  * whatever their state. Each published record becomes `redriven` by `who` (./dlq-state). The
  * records are chosen and sent whole; the previews show them as `mask` lets the caller see them.
  */
-export async function redriveDlq(body: RedriveRequest, who: string, mask: Masker): Promise<RedriveResponse & { topic: string; readonly touched?: RedriveTouched }> {
+export async function redriveDlq(
+  body: RedriveRequest,
+  who: string,
+  mask: Masker,
+): Promise<RedriveResponse & { topic: string; readonly touched?: RedriveTouched }> {
   const topic = requireDlqTopic(body.topic);
   const allow = new Set(config().CONSUMER_TOPICS);
   const wanted = body.uuids ? new Set(body.uuids) : null;
   const bound = boundPreview(body, topic);
   const seen = new Set<string>();
-  const chosen: Array<{ msg: DlqMessage; entry: DlqEntry; shown: DlqEntry; target: { mode: RedriveMode; uuid: string } }> = [];
+  const chosen: Array<{
+    msg: DlqMessage;
+    entry: DlqEntry;
+    shown: DlqEntry;
+    target: { mode: RedriveMode; uuid: string };
+  }> = [];
   const skippedPreview: RedriveResponse["skippedPreview"] = [];
   let skipped = 0;
   const skip = (e: DlqEntry, why: string) => {
-    if (skipped++ < REDRIVE_PREVIEW) skippedPreview.push({ uuid: e.uuid, topic: e.topicPoisoned, handler: e.handler, reasonClass: e.reasonClass, offset: e.offset, partition: e.partition, why });
+    if (skipped++ < REDRIVE_PREVIEW)
+      skippedPreview.push({
+        uuid: e.uuid,
+        topic: e.topicPoisoned,
+        handler: e.handler,
+        reasonClass: e.reasonClass,
+        offset: e.offset,
+        partition: e.partition,
+        why,
+      });
   };
   let notOpen = 0;
   const states = await kafkaRead(topic, () => topicStates(topic));
   const r = await kafkaRead(topic, () =>
-    scanNewestFirst(recordReader(), topic, null, RECORD_SCAN_LIMITS, (rec) => {
-      const d = decodeDlq(rec, allow);
-      const e = d.entry;
-      if (wanted ? !(e.uuid && wanted.has(e.uuid)) : (body.filter?.handler && e.handler !== body.filter.handler) || (body.filter?.reason && e.reasonClass !== body.filter.reason)) return;
-      if (bound && !bound.positions.has(positionKey(rec))) return; // not what the dry run showed
-      if (e.uuid && seen.has(e.uuid)) return; // an older copy of a message already chosen
-      if (e.uuid) seen.add(e.uuid);
-      if (!wanted && states.of(rec).state !== "open") notOpen++;
-      else {
-        const t = redriveTarget(d.msg, allow, body.mode);
-        const shown = shownDlqEntry(rec, e, allow, mask);
-        if (!t.ok) skip(shown, t.why);
-        else if (chosen.length < MAX_REDRIVE) chosen.push({ ...d, shown, target: t });
-      }
-    }, () => chosen.length >= MAX_REDRIVE || (wanted !== null && seen.size >= wanted.size)),
+    scanNewestFirst(
+      recordReader(),
+      topic,
+      null,
+      RECORD_SCAN_LIMITS,
+      (rec) => {
+        const d = decodeDlq(rec, allow);
+        const e = d.entry;
+        if (
+          wanted
+            ? !(e.uuid && wanted.has(e.uuid))
+            : (body.filter?.handler && e.handler !== body.filter.handler) ||
+              (body.filter?.reason && e.reasonClass !== body.filter.reason)
+        )
+          return;
+        if (bound && !bound.positions.has(positionKey(rec))) return; // not what the dry run showed
+        if (e.uuid && seen.has(e.uuid)) return; // an older copy of a message already chosen
+        if (e.uuid) seen.add(e.uuid);
+        if (!wanted && states.of(rec).state !== "open") notOpen++;
+        else {
+          const t = redriveTarget(d.msg, allow, body.mode);
+          const shown = shownDlqEntry(rec, e, allow, mask);
+          if (!t.ok) skip(shown, t.why);
+          else if (chosen.length < MAX_REDRIVE) chosen.push({ ...d, shown, target: t });
+        }
+      },
+      () => chosen.length >= MAX_REDRIVE || (wanted !== null && seen.size >= wanted.size),
+    ),
   );
   chosen.sort((a, b) => byNewest(a.entry, b.entry));
   let redriven = 0;
@@ -219,9 +303,17 @@ export async function redriveDlq(body: RedriveRequest, who: string, mask: Masker
           await pacer.wait();
           const to = await redriveMessage(publisher, c.msg, allow, { mode: body.mode });
           destinationOffsets.push(`${to.topic}/${to.partition ?? "?"}/${to.offset ?? "?"}`);
-          resolved.push({ partition: c.entry.partition, offset: c.entry.offset, state: "redriven", who, to: typeof to === "string" ? { topic: to, uuid: c.msg.uuid! } : to });
+          resolved.push({
+            partition: c.entry.partition,
+            offset: c.entry.offset,
+            state: "redriven",
+            who,
+            to: typeof to === "string" ? { topic: to, uuid: c.msg.uuid! } : to,
+          });
         } catch (e) {
-          throw new UpstreamUnavailableError(`kafka: re-drove ${redriven} of ${chosen.length}, then the publish failed: ${errorText(e)}`);
+          throw new UpstreamUnavailableError(
+            `kafka: re-drove ${redriven} of ${chosen.length}, then the publish failed: ${errorText(e)}`,
+          );
         }
         redriven++;
       }
@@ -231,12 +323,47 @@ export async function redriveDlq(body: RedriveRequest, who: string, mask: Masker
     }
   }
   // A masked UUID stays masked where it is sent as is (same-uuid); a UUID derived from the position is not the record's.
-  const preview = chosen.slice(0, REDRIVE_PREVIEW).map(({ entry, shown: e, target: t }) => ({ uuid: e.uuid ?? MASK_MARKER, topic: e.topicPoisoned, handler: e.handler, reasonClass: e.reasonClass, offset: e.offset, partition: e.partition, mode: t.mode, sendUuid: t.uuid === entry.uuid ? (e.uuid ?? MASK_MARKER) : t.uuid }));
+  const preview = chosen
+    .slice(0, REDRIVE_PREVIEW)
+    .map(({ entry, shown: e, target: t }) => ({
+      uuid: e.uuid ?? MASK_MARKER,
+      topic: e.topicPoisoned,
+      handler: e.handler,
+      reasonClass: e.reasonClass,
+      offset: e.offset,
+      partition: e.partition,
+      mode: t.mode,
+      sendUuid: t.uuid === entry.uuid ? (e.uuid ?? MASK_MARKER) : t.uuid,
+    }));
   const complete = r.complete || (wanted !== null && seen.size >= wanted.size);
-  const previewId = body.dryRun && !wanted ? keepRedrivePreview({ topic, selection: selectionOf(body), positions: new Set(chosen.map((c) => positionKey(c.entry))) }) : undefined;
-  const answer = { topic, dryRun: body.dryRun, matched: chosen.length, redriven, skipped, notOpen, preview, skippedPreview, ratePerSecond: rate, complete, ...(previewId ? { previewId } : {}) };
+  const previewId =
+    body.dryRun && !wanted
+      ? keepRedrivePreview({
+          topic,
+          selection: selectionOf(body),
+          positions: new Set(chosen.map((c) => positionKey(c.entry))),
+        })
+      : undefined;
+  const answer = {
+    topic,
+    dryRun: body.dryRun,
+    matched: chosen.length,
+    redriven,
+    skipped,
+    notOpen,
+    preview,
+    skippedPreview,
+    ratePerSecond: rate,
+    complete,
+    ...(previewId ? { previewId } : {}),
+  };
   // The full lists stay out of the HTTP answer (not enumerable: JSON leaves them out); the audit reads them.
-  const touched: RedriveTouched = { uuids: chosen.map((c) => c.msg.uuid!), sourceOffsets: chosen.map((c) => `${topic}/${c.entry.partition}/${c.entry.offset}`), destinationOffsets, handlers: [...new Set(chosen.map((c) => c.entry.handler))] };
+  const touched: RedriveTouched = {
+    uuids: chosen.map((c) => c.msg.uuid!),
+    sourceOffsets: chosen.map((c) => `${topic}/${c.entry.partition}/${c.entry.offset}`),
+    destinationOffsets,
+    handlers: [...new Set(chosen.map((c) => c.entry.handler))],
+  };
   return Object.defineProperty(answer, "touched", { value: touched, enumerable: false });
 }
 
@@ -244,9 +371,13 @@ export async function redriveDlq(body: RedriveRequest, who: string, mask: Masker
  * The `service` / `handler` a re-drive concerns, for its audit entry and chart marker: this app's
  * service, and the handler asked for — or the one handler every re-driven record belongs to.
  */
-export function redriveScope(body: RedriveRequest, r: RedriveResponse & { readonly touched?: RedriveTouched }): Record<string, string> {
+export function redriveScope(
+  body: RedriveRequest,
+  r: RedriveResponse & { readonly touched?: RedriveTouched },
+): Record<string, string> {
   // The preview may be masked for the caller; the touched list has every record's handler as read.
   const handlers = new Set(r.touched?.handlers ?? r.preview.map((p) => p.handler));
-  const handler = body.filter?.handler ?? (handlers.size === 1 && r.matched <= r.preview.length ? [...handlers][0] : undefined);
+  const handler =
+    body.filter?.handler ?? (handlers.size === 1 && r.matched <= r.preview.length ? [...handlers][0] : undefined);
   return { service: config().SERVICE_NAME, ...(handler ? { handler } : {}) };
 }

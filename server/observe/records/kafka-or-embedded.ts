@@ -32,7 +32,9 @@ export function kafkaOrEmbedded<T extends { close(): Promise<void> }>(
       const embedded = embeddedLog();
       if (brokers?.length) return (g[slot] = make.kafka(brokers));
       if (embedded) return make.embedded(embedded);
-      throw new UpstreamUnavailableError(`kafka: not configured and no embedded broker runs (DEMO=off); ${make.without}`);
+      throw new UpstreamUnavailableError(
+        `kafka: not configured and no embedded broker runs (DEMO=off); ${make.without}`,
+      );
     },
     async set(client) {
       const old = g[slot];

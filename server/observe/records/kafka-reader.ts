@@ -31,7 +31,9 @@ interface KjsBroker {
     minBytes: number;
     maxBytes: number;
     topics: Array<{ topic: string; partitions: Array<{ partition: number; fetchOffset: string; maxBytes: number }> }>;
-  }): Promise<{ responses: Array<{ topicName: string; partitions: Array<{ partition: number; messages: FetchedMessage[] }> }> }>;
+  }): Promise<{
+    responses: Array<{ topicName: string; partitions: Array<{ partition: number; messages: FetchedMessage[] }> }>;
+  }>;
 }
 
 interface KjsCluster {
@@ -42,13 +44,18 @@ interface KjsCluster {
   findTopicPartitionMetadata(topic: string): Array<{ partitionId: number }>;
   findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
   findBroker(q: { nodeId: string }): Promise<KjsBroker>;
-  fetchTopicsOffset(topics: Array<{ topic: string; partitions: Array<{ partition: number }>; fromBeginning: boolean }>): Promise<Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>>;
+  fetchTopicsOffset(
+    topics: Array<{ topic: string; partitions: Array<{ partition: number }>; fromBeginning: boolean }>,
+  ): Promise<Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>>;
 }
 
 function clusterOf(kafka: Kafka): KjsCluster {
   const sym = Object.getOwnPropertySymbols(kafka).find((s) => s.description === "private:Kafka:createCluster");
   const create = sym ? (kafka as unknown as Record<symbol, unknown>)[sym] : undefined;
-  if (typeof create !== "function") throw new Error("records: this kafkajs version has no private Cluster factory (expected kafkajs 2.x); the record reader cannot fetch without a consumer group");
+  if (typeof create !== "function")
+    throw new Error(
+      "records: this kafkajs version has no private Cluster factory (expected kafkajs 2.x); the record reader cannot fetch without a consumer group",
+    );
   return create({ allowAutoTopicCreation: false, metadataMaxAge: 60_000 }) as KjsCluster;
 }
 
@@ -112,7 +119,9 @@ export class KafkaLogReader implements LogReader {
     const c = await this.withTopic(topic);
     const partitions = c.findTopicPartitionMetadata(topic).map((p) => ({ partition: p.partitionId }));
     if (partitions.length === 0) return [];
-    const [lows, highs] = await Promise.all([true, false].map((fromBeginning) => c.fetchTopicsOffset([{ topic, partitions, fromBeginning }])));
+    const [lows, highs] = await Promise.all(
+      [true, false].map((fromBeginning) => c.fetchTopicsOffset([{ topic, partitions, fromBeginning }])),
+    );
     const low = new Map((lows?.[0]?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
     return (highs?.[0]?.partitions ?? [])
       .map((p) => ({ partition: p.partition, low: low.get(p.partition) ?? 0n, high: BigInt(p.offset) }))
@@ -130,7 +139,12 @@ export class KafkaLogReader implements LogReader {
     const nodeId = Object.keys(leaders)[0];
     if (nodeId === undefined) return [];
     const broker = await c.findBroker({ nodeId });
-    const res = await broker.fetch({ maxWaitTime: 0, minBytes: 1, maxBytes, topics: [{ topic, partitions: [{ partition, fetchOffset: offset.toString(), maxBytes }] }] });
+    const res = await broker.fetch({
+      maxWaitTime: 0,
+      minBytes: 1,
+      maxBytes,
+      topics: [{ topic, partitions: [{ partition, fetchOffset: offset.toString(), maxBytes }] }],
+    });
     const out: RawRecord[] = [];
     for (const t of res.responses) {
       for (const p of t.partitions) {
@@ -138,7 +152,15 @@ export class KafkaLogReader implements LogReader {
           const at = BigInt(m.offset);
           // A fetch answers from the start of the batch that holds `offset`: earlier records are dropped here.
           if (at < offset || m.isControlRecord) continue;
-          out.push({ topic, partition, offset: at, timestamp: Number(m.timestamp), key: m.key, value: m.value, headers: m.headers ?? {} });
+          out.push({
+            topic,
+            partition,
+            offset: at,
+            timestamp: Number(m.timestamp),
+            key: m.key,
+            value: m.value,
+            headers: m.headers ?? {},
+          });
         }
       }
     }

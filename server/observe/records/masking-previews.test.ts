@@ -36,7 +36,11 @@ async function dlqWithOne(): Promise<void> {
   b.createTopic(DLQ, 1);
   registerEmbeddedLog(b);
   const signal = new AbortController().signal;
-  const metadata = { [TOPIC_POISONED_KEY]: DEMO_TOPIC, [HANDLER_POISONED_KEY]: "on-review-created", [REASON_POISONED_KEY]: "push provider: 500" };
+  const metadata = {
+    [TOPIC_POISONED_KEY]: DEMO_TOPIC,
+    [HANDLER_POISONED_KEY]: "on-review-created",
+    [REASON_POISONED_KEY]: "push provider: 500",
+  };
   await b.publisher().publish(DLQ, { uuid: "u-secret", metadata, payload: Buffer.from("{}"), signal, context: {} });
 }
 
@@ -50,12 +54,18 @@ describe("re-drive and discard previews for a caller without unmasked", () => {
     // The audit's lists (not in the answer) keep what was touched.
     expect(r.touched?.uuids).toEqual(["u-secret"]);
     const whole = await redriveDlq({ uuids: ["u-secret"], mode: "same-uuid", dryRun: true }, "test", UNMASKED);
-    expect(whole.preview).toEqual([expect.objectContaining({ uuid: "u-secret", sendUuid: "u-secret", handler: "on-review-created" })]);
+    expect(whole.preview).toEqual([
+      expect.objectContaining({ uuid: "u-secret", sendUuid: "u-secret", handler: "on-review-created" }),
+    ]);
   });
 
   it("a discard preview masks the same way", async () => {
     await dlqWithOne();
-    const r = await discardDlq({ positions: [{ partition: 0, offset: "0" }], why: "test", dryRun: true }, "test", masked);
+    const r = await discardDlq(
+      { positions: [{ partition: 0, offset: "0" }], why: "test", dryRun: true },
+      "test",
+      masked,
+    );
     expect(r.preview).toEqual([expect.objectContaining({ uuid: MASK_MARKER, handler: "" })]);
     expect(r.uuids).toEqual(["u-secret"]);
   });

@@ -33,7 +33,10 @@ export function rulesFor(rules: readonly MaskRule[], topic: string): MaskRule[] 
 /** The segments of a JSON pointer (RFC 6901), unescaped: `/a~1b/0` → `["a/b", "0"]`. */
 export function pointerSegments(pointer: string): string[] {
   if (pointer === "") return [];
-  return pointer.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
 const REMOVED = Symbol("removed");
@@ -50,7 +53,11 @@ function selected(node: object, seg: string): string[] {
 }
 
 /** Applies one pointer rule below `node` (mutated); returns the node's replacement and whether anything matched. */
-function applyAt(node: Json, segs: readonly string[], action: MaskAction): { value: Json | typeof REMOVED; hit: boolean } {
+function applyAt(
+  node: Json,
+  segs: readonly string[],
+  action: MaskAction,
+): { value: Json | typeof REMOVED; hit: boolean } {
   if (segs.length === 0) return { value: action === "MASK" ? MASK_MARKER : REMOVED, hit: true };
   if (typeof node !== "object" || node === null) return { value: node, hit: false };
   const [seg, ...rest] = segs as [string, ...string[]];
@@ -75,7 +82,10 @@ function applyAt(node: Json, segs: readonly string[], action: MaskAction): { val
  * `undefined` when the whole of it was removed) and the pointers that matched something. A
  * missing path matches nothing.
  */
-export function maskJson(doc: Json, rules: ReadonlyArray<{ pointer: string; action: MaskAction }>): { doc: Json | undefined; hits: string[] } {
+export function maskJson(
+  doc: Json,
+  rules: ReadonlyArray<{ pointer: string; action: MaskAction }>,
+): { doc: Json | undefined; hits: string[] } {
   let cur: Json | typeof REMOVED = doc;
   const hits: string[] = [];
   for (const rule of rules) {
@@ -100,22 +110,37 @@ function parseJson(value: Buffer): Json | undefined {
 
 /** The payload with pointer rules applied, and what was masked. */
 function maskPayload(value: Buffer | null, rules: readonly MaskRule[]): { value: Buffer | null; notes: MaskedNote[] } {
-  const pointerRules = rules.flatMap((r) => (r.pointer === undefined ? [] : [{ pointer: r.pointer, action: r.action }]));
+  const pointerRules = rules.flatMap((r) =>
+    r.pointer === undefined ? [] : [{ pointer: r.pointer, action: r.action }],
+  );
   if (value === null || pointerRules.length === 0) return { value, notes: [] };
   const doc = parseJson(value);
   if (doc === undefined) {
     // Not JSON: no pointer can be followed, so nothing of it is shown.
     const first = pointerRules[0]!;
-    return { value: Buffer.from(MASK_MARKER), notes: [{ in: "payload", field: first.pointer, action: "MASK", whole: true }] };
+    return {
+      value: Buffer.from(MASK_MARKER),
+      notes: [{ in: "payload", field: first.pointer, action: "MASK", whole: true }],
+    };
   }
   const { doc: out, hits } = maskJson(doc, pointerRules);
-  const notes = pointerRules.filter((r) => hits.includes(r.pointer)).map((r): MaskedNote => ({ in: "payload", field: r.pointer, action: r.action, ...(r.pointer === "" ? { whole: true } : {}) }));
+  const notes = pointerRules
+    .filter((r) => hits.includes(r.pointer))
+    .map((r): MaskedNote => ({
+      in: "payload",
+      field: r.pointer,
+      action: r.action,
+      ...(r.pointer === "" ? { whole: true } : {}),
+    }));
   if (hits.length === 0) return { value, notes };
   return { value: out === undefined ? null : Buffer.from(JSON.stringify(out)), notes };
 }
 
 /** The headers with header rules applied (names compared case-insensitively), and what was masked. */
-function maskHeaders(headers: RawRecord["headers"], rules: readonly MaskRule[]): { headers: RawRecord["headers"]; notes: MaskedNote[] } {
+function maskHeaders(
+  headers: RawRecord["headers"],
+  rules: readonly MaskRule[],
+): { headers: RawRecord["headers"]; notes: MaskedNote[] } {
   const out: RawRecord["headers"] = {};
   const notes: MaskedNote[] = [];
   for (const [key, v] of Object.entries(headers)) {

@@ -4,7 +4,10 @@ import { TopicMissingError } from "./log-reader";
 import { MEMORY_FETCH_MAX_RECORDS, MemoryLogReader } from "./memory-reader";
 import { scanNewestFirst } from "./scan";
 
-const rec = (i: number) => ({ headers: { _watermill_message_uuid: `u${i}`, "Event-Type": "x" }, value: Buffer.from(`{"i":${i}}`) });
+const rec = (i: number) => ({
+  headers: { _watermill_message_uuid: `u${i}`, "Event-Type": "x" },
+  value: Buffer.from(`{"i":${i}}`),
+});
 
 describe("MemoryLogReader: the embedded broker's log read like Kafka's", () => {
   it("partitions run from 0 to the number of records; a fetch reads from the offset, at least one record and about maxBytes", async () => {
@@ -47,7 +50,13 @@ describe("MemoryLogReader: the embedded broker's log read like Kafka's", () => {
     b.createTopic("t", 1);
     for (let i = 0; i < 1200; i++) b.produce("t", rec(i));
     const seen: bigint[] = [];
-    const s = await scanNewestFirst(new MemoryLogReader(b), "t", null, { records: 1000, bytes: 1 << 30, ms: 60_000 }, (x) => seen.push(x.offset));
+    const s = await scanNewestFirst(
+      new MemoryLogReader(b),
+      "t",
+      null,
+      { records: 1000, bytes: 1 << 30, ms: 60_000 },
+      (x) => seen.push(x.offset),
+    );
     expect(s.complete).toBe(false);
     expect(s.scanned.records).toBe(1000);
     expect(seen[0]).toBe(1199n);
@@ -60,7 +69,8 @@ describe("scanNewestFirst makes progress whatever the records' size", () => {
     const b = new MemoryBroker();
     b.createTopic("big", 1);
     const big = "x".repeat(900 * 1024);
-    for (let i = 0; i < 40; i++) b.produce("big", { headers: { _watermill_message_uuid: `u${i}` }, value: Buffer.from(big) });
+    for (let i = 0; i < 40; i++)
+      b.produce("big", { headers: { _watermill_message_uuid: `u${i}` }, value: Buffer.from(big) });
     const limits = { records: 20_000, bytes: 32 * 1024 * 1024, ms: 60_000 };
     const seen: bigint[] = [];
     let from: Map<number, bigint> | null = null;

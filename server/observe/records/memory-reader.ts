@@ -45,7 +45,11 @@ export class MemoryLogReader implements LogReader {
   async ranges(topic: string): Promise<PartitionRange[]> {
     const n = this.log.partitionCount(topic);
     if (n === 0) throw new TopicMissingError(topic);
-    return Array.from({ length: n }, (_, partition) => ({ partition, low: 0n, high: BigInt(this.log.partitionRecords(topic, partition).length) }));
+    return Array.from({ length: n }, (_, partition) => ({
+      partition,
+      low: 0n,
+      high: BigInt(this.log.partitionRecords(topic, partition).length),
+    }));
   }
 
   async fetchFrom(topic: string, partition: number, offset: bigint, maxBytes: number): Promise<RawRecord[]> {
@@ -57,10 +61,22 @@ export class MemoryLogReader implements LogReader {
     const out: RawRecord[] = [];
     let bytes = 0;
     // Like a Kafka fetch: at least one record, then as many as fit in maxBytes.
-    for (let i = Number(offset); i < recs.length && out.length < MEMORY_FETCH_MAX_RECORDS && (out.length === 0 || bytes < maxBytes); i++) {
+    for (
+      let i = Number(offset);
+      i < recs.length && out.length < MEMORY_FETCH_MAX_RECORDS && (out.length === 0 || bytes < maxBytes);
+      i++
+    ) {
       const r = recs[i]!;
       bytes += storedSize(r);
-      out.push({ topic, partition, offset: BigInt(i), timestamp: r.timestamp ?? 0, key: null, value: r.value, headers: { ...r.headers } });
+      out.push({
+        topic,
+        partition,
+        offset: BigInt(i),
+        timestamp: r.timestamp ?? 0,
+        key: null,
+        value: r.value,
+        headers: { ...r.headers },
+      });
     }
     return out;
   }

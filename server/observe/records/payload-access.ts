@@ -14,7 +14,11 @@ import { maskerOf, UNMASKED, type Masker } from "./masking";
  */
 export function serviceOfTopic(topic: string): string | undefined {
   const origin = topic.endsWith(DLQ_TOPIC_SUFFIX) ? topic.slice(0, -DLQ_TOPIC_SUFFIX.length) : topic;
-  const services = new Set(declaredHandlers().filter((h) => (h.topic ?? h.info?.topic) === origin).map((h) => h.service));
+  const services = new Set(
+    declaredHandlers()
+      .filter((h) => (h.topic ?? h.info?.topic) === origin)
+      .map((h) => h.service),
+  );
   return services.size === 1 ? [...services][0] : undefined;
 }
 

@@ -83,7 +83,9 @@ export function allowedTopics(consumerTopics: readonly string[] = config().CONSU
 /** Throws a 403 naming the rule unless `topic` is {@link allowedTopics allowed}. */
 export function requireAllowedTopic(topic: string): void {
   if (!allowedTopics().has(topic)) {
-    throw new ForbiddenError(`topic ${topic} is not readable here: only CONSUMER_TOPICS (${config().CONSUMER_TOPICS.join(", ")}) and their DLQ topics (<topic>${DLQ_TOPIC_SUFFIX})`);
+    throw new ForbiddenError(
+      `topic ${topic} is not readable here: only CONSUMER_TOPICS (${config().CONSUMER_TOPICS.join(", ")}) and their DLQ topics (<topic>${DLQ_TOPIC_SUFFIX})`,
+    );
   }
 }
 
@@ -117,13 +119,25 @@ export async function kafkaRead<T>(topic: string, fn: () => Promise<T>): Promise
   }
 }
 
-async function oneRecord(reader: LogReader, topic: string, partition: number, offset: bigint, mask: Masker): Promise<RecordView> {
+async function oneRecord(
+  reader: LogReader,
+  topic: string,
+  partition: number,
+  offset: bigint,
+  mask: Masker,
+): Promise<RecordView> {
   const range = (await reader.ranges(topic)).find((r) => r.partition === partition);
   if (!range) throw new NotFoundError(`partition ${partition} of ${topic} does not exist`);
-  if (offset < range.low || offset >= range.high) throw new NotFoundError(`offset ${offset} of ${topic}/${partition} is outside the log (${range.low}..${range.high - 1n}: not written yet, or deleted by retention)`);
+  if (offset < range.low || offset >= range.high)
+    throw new NotFoundError(
+      `offset ${offset} of ${topic}/${partition} is outside the log (${range.low}..${range.high - 1n}: not written yet, or deleted by retention)`,
+    );
   const got = await reader.fetchFrom(topic, partition, offset, FETCH_MAX_BYTES);
   const rec = got.find((r) => r.offset === offset);
-  if (!rec) throw new NotFoundError(`no record at offset ${offset} of ${topic}/${partition} (compacted away, or a transaction marker)`);
+  if (!rec)
+    throw new NotFoundError(
+      `no record at offset ${offset} of ${topic}/${partition} (compacted away, or a transaction marker)`,
+    );
   return maskedRecordView(rec, mask);
 }
 
@@ -132,7 +146,10 @@ async function oneRecord(reader: LogReader, topic: string, partition: number, of
  * lets the caller see it. **A UUID header the caller sees masked never matches**: the search
  * must not tell a masked value by trying it.
  */
-export async function getRecords(q: { topic: string; partition?: number; offset?: string; uuid?: string }, mask: Masker): Promise<RecordsResponse> {
+export async function getRecords(
+  q: { topic: string; partition?: number; offset?: string; uuid?: string },
+  mask: Masker,
+): Promise<RecordsResponse> {
   requireAllowedTopic(q.topic);
   const reader = recordReader();
   const generatedAt = new Date().toISOString();
@@ -143,11 +160,29 @@ export async function getRecords(q: { topic: string; partition?: number; offset?
   const uuid = q.uuid;
   const found: RawRecord[] = [];
   const r = await kafkaRead(q.topic, () =>
-    scanNewestFirst(reader, q.topic, null, RECORD_SCAN_LIMITS, (rec) => {
-      if (found.length >= MAX_UUID_MATCHES || uuidOf(rec) !== uuid) return;
-      if (!hidesHeader(mask(rec), WATERMILL_UUID_HEADER)) found.push(rec);
-    }, () => found.length >= MAX_UUID_MATCHES),
+    scanNewestFirst(
+      reader,
+      q.topic,
+      null,
+      RECORD_SCAN_LIMITS,
+      (rec) => {
+        if (found.length >= MAX_UUID_MATCHES || uuidOf(rec) !== uuid) return;
+        if (!hidesHeader(mask(rec), WATERMILL_UUID_HEADER)) found.push(rec);
+      },
+      () => found.length >= MAX_UUID_MATCHES,
+    ),
   );
-  const records = found.sort((a, b) => b.timestamp - a.timestamp || Number(b.offset - a.offset)).map((rec) => maskedRecordView(rec, mask));
-  return { kind: "search", generatedAt, topic: q.topic, uuid, records, scanned: r.scanned, limits: { ...RECORD_SCAN_LIMITS, matches: MAX_UUID_MATCHES }, complete: r.complete };
+  const records = found
+    .sort((a, b) => b.timestamp - a.timestamp || Number(b.offset - a.offset))
+    .map((rec) => maskedRecordView(rec, mask));
+  return {
+    kind: "search",
+    generatedAt,
+    topic: q.topic,
+    uuid,
+    records,
+    scanned: r.scanned,
+    limits: { ...RECORD_SCAN_LIMITS, matches: MAX_UUID_MATCHES },
+    complete: r.complete,
+  };
 }

@@ -31,7 +31,8 @@ export interface ScanResult {
 export function recordSize(r: RawRecord): number {
   let n = (r.key?.length ?? 0) + (r.value?.length ?? 0);
   for (const [k, v] of Object.entries(r.headers)) {
-    for (const x of Array.isArray(v) ? v : v === undefined ? [] : [v]) n += Buffer.byteLength(k) + (typeof x === "string" ? Buffer.byteLength(x) : x.length);
+    for (const x of Array.isArray(v) ? v : v === undefined ? [] : [v])
+      n += Buffer.byteLength(k) + (typeof x === "string" ? Buffer.byteLength(x) : x.length);
   }
   return n;
 }
@@ -50,11 +51,24 @@ export function decodeScanCursor(cursor: string | undefined): Map<number, bigint
 
 /** The cursor of what is left, `null` when nothing is. */
 export function encodeScanCursor(left: ReadonlyMap<number, bigint>): string | null {
-  return left.size === 0 ? null : [...left].sort((a, b) => a[0] - b[0]).map(([p, e]) => `${p}:${e}`).join(",");
+  return left.size === 0
+    ? null
+    : [...left]
+        .sort((a, b) => a[0] - b[0])
+        .map(([p, e]) => `${p}:${e}`)
+        .join(",");
 }
 
 /** One window's records read forward from `start` up to `end` (exclusive), stopping at `budget` bytes or the deadline. */
-async function readWindow(reader: LogReader, topic: string, partition: number, start: bigint, end: bigint, budget: number, deadline: number): Promise<{ records: RawRecord[]; bytes: number; cut: boolean }> {
+async function readWindow(
+  reader: LogReader,
+  topic: string,
+  partition: number,
+  start: bigint,
+  end: bigint,
+  budget: number,
+  deadline: number,
+): Promise<{ records: RawRecord[]; bytes: number; cut: boolean }> {
   const records: RawRecord[] = [];
   let bytes = 0;
   let at = start;
@@ -113,11 +127,20 @@ export async function scanNewestFirst(
       let retried = 0; // bytes the shrunk re-reads took: together at most one more bound
       for (let attempt = 0; ; attempt++) {
         start = s.end - BigInt(want) > s.low ? s.end - BigInt(want) : s.low;
-        w = await readWindow(reader, topic, partition, start, s.end, attempt === 0 ? limits.bytes - scanned.bytes : limits.bytes - retried, deadline);
+        w = await readWindow(
+          reader,
+          topic,
+          partition,
+          start,
+          s.end,
+          attempt === 0 ? limits.bytes - scanned.bytes : limits.bytes - retried,
+          deadline,
+        );
         scanned.bytes += w.bytes;
         if (attempt > 0) retried += w.bytes;
         // Cut with nothing visited yet in this call: shrink the window rather than answer nothing.
-        if (!w.cut || scanned.records > 0 || w.records.length <= 1 || Date.now() >= deadline || retried >= limits.bytes) break;
+        if (!w.cut || scanned.records > 0 || w.records.length <= 1 || Date.now() >= deadline || retried >= limits.bytes)
+          break;
         want = Math.max(1, Math.floor(w.records.length / 2));
       }
       if (w.cut) {

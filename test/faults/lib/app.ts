@@ -33,16 +33,29 @@ export class RecordingPrometheus {
         const u = new URL(req.url ?? "/", "http://x");
         const params = Object.fromEntries(u.searchParams);
         const body = Buffer.concat(chunks).toString();
-        if (body && /form-urlencoded/.test(req.headers["content-type"] ?? "")) Object.assign(params, Object.fromEntries(new URLSearchParams(body)));
+        if (body && /form-urlencoded/.test(req.headers["content-type"] ?? ""))
+          Object.assign(params, Object.fromEntries(new URLSearchParams(body)));
         self.requests.push({ path: u.pathname, params });
-        const fwd = request({ host: up.hostname, port: up.port, path: req.url, method: req.method, headers: { ...req.headers, host: up.host }, timeout: 5000 }, (r) => {
-          res.writeHead(r.statusCode ?? 502, r.headers);
-          r.pipe(res);
-        });
+        const fwd = request(
+          {
+            host: up.hostname,
+            port: up.port,
+            path: req.url,
+            method: req.method,
+            headers: { ...req.headers, host: up.host },
+            timeout: 5000,
+          },
+          (r) => {
+            res.writeHead(r.statusCode ?? 502, r.headers);
+            r.pipe(res);
+          },
+        );
         fwd.on("error", () => {
           // Prometheus is not up: answer like an empty one.
           res.writeHead(200, { "content-type": "application/json" });
-          const data = u.pathname.endsWith("/rules") ? { groups: [] } : { resultType: u.pathname.endsWith("query_range") ? "matrix" : "vector", result: [] };
+          const data = u.pathname.endsWith("/rules")
+            ? { groups: [] }
+            : { resultType: u.pathname.endsWith("query_range") ? "matrix" : "vector", result: [] };
           res.end(JSON.stringify({ status: "success", data }));
         });
         fwd.end(body);
@@ -123,7 +136,15 @@ export async function startFaultApp(extraEnv: Record<string, string> = {}): Prom
   try {
     const keys = await seedKeys(redis);
     prometheus = await RecordingPrometheus.start();
-    app = await startApp({ env: { REDIS_URL: redis.url, PROMETHEUS_URL: prometheus.url, DEMO: "off", SERVICE_NAME: "notification", ...extraEnv } });
+    app = await startApp({
+      env: {
+        REDIS_URL: redis.url,
+        PROMETHEUS_URL: prometheus.url,
+        DEMO: "off",
+        SERVICE_NAME: "notification",
+        ...extraEnv,
+      },
+    });
     // Recorded like every other process of the suite (the harness stops it by its process group).
     const pidFile = join(PIDS_DIR, `app.${app.pid}`);
     writeFileSync(pidFile, `${app.pid}\n`);

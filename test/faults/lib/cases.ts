@@ -27,13 +27,29 @@ export function scaled(n: number): number {
  * topic as the one re-drive may publish to (`CONSUMER_TOPICS`, the replay's allow-list); returns its output.
  */
 export async function npmDlqReplay(dlqTopic: string, originTopic: string): Promise<string> {
-  const env: NodeJS.ProcessEnv = { ...process.env, KAFKA_BROKERS: FAULT_BROKERS.join(","), CONSUMER_TOPICS: originTopic };
-  for (const k of ["REDIS_URL", "REDIS_CLUSTER_NODES", "PROMETHEUS_URL", "DATABASE_URL", "WORKSHOP_TOKEN", "DEMO_TOPIC"]) delete env[k];
-  const { stdout, stderr } = await promisify(execFile)("npm", ["run", "--silent", "dlq:replay", "--", "--topic", dlqTopic, "--max", "1000000"], {
-    cwd: ROOT,
-    env,
-    timeout: 180_000,
-  });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    KAFKA_BROKERS: FAULT_BROKERS.join(","),
+    CONSUMER_TOPICS: originTopic,
+  };
+  for (const k of [
+    "REDIS_URL",
+    "REDIS_CLUSTER_NODES",
+    "PROMETHEUS_URL",
+    "DATABASE_URL",
+    "WORKSHOP_TOKEN",
+    "DEMO_TOPIC",
+  ])
+    delete env[k];
+  const { stdout, stderr } = await promisify(execFile)(
+    "npm",
+    ["run", "--silent", "dlq:replay", "--", "--topic", dlqTopic, "--max", "1000000"],
+    {
+      cwd: ROOT,
+      env,
+      timeout: 180_000,
+    },
+  );
   return `${stdout}${stderr}`.trim();
 }
 
@@ -56,7 +72,12 @@ export interface Accounting {
 }
 
 /** Compares the ledger of `handler` and its DLQ entries with the published ids. */
-export async function account(ledger: Ledger, handler: string, ids: readonly string[], dlq: readonly DlqEntry[]): Promise<Accounting> {
+export async function account(
+  ledger: Ledger,
+  handler: string,
+  ids: readonly string[],
+  dlq: readonly DlqEntry[],
+): Promise<Accounting> {
   const l = await ledger.read(handler);
   const inDlq = new Set(dlq.filter((d) => d.handler === handler && d.uuid).map((d) => d.uuid!));
   const uniq = new Set(ids);
@@ -71,7 +92,16 @@ export async function account(ledger: Ledger, handler: string, ids: readonly str
       if (lostSample.length < 5) lostSample.push(id);
     }
   }
-  return { processed: [...uniq].filter((id) => l.ids.has(id)).length, duplicateSideEffects: l.duplicates, absorbed: l.absorbed, lost, unprocessed, dlq: dlq.filter((d) => d.handler === handler).length, dlqIds: inDlq.size, lostSample };
+  return {
+    processed: [...uniq].filter((id) => l.ids.has(id)).length,
+    duplicateSideEffects: l.duplicates,
+    absorbed: l.absorbed,
+    lost,
+    unprocessed,
+    dlq: dlq.filter((d) => d.handler === handler).length,
+    dlqIds: inDlq.size,
+    lostSample,
+  };
 }
 
 /** Options of {@link KafkaCase}. */
@@ -144,6 +174,21 @@ export class KafkaCase {
  * Writes a case's result row from one handler's {@link Accounting}: processed, duplicate side
  * effects and absorbed re-sends from it; what counts as lost, the DLQ size and the time as given.
  */
-export function reportAccounting(name: string, published: number, a: Accounting, row: { lost: number; dlq: number; seconds: number; note: string }): void {
-  report({ case: name, published, processed: a.processed, lost: row.lost, duplicateSideEffects: a.duplicateSideEffects, absorbed: a.absorbed, dlq: row.dlq, seconds: row.seconds, note: row.note });
+export function reportAccounting(
+  name: string,
+  published: number,
+  a: Accounting,
+  row: { lost: number; dlq: number; seconds: number; note: string },
+): void {
+  report({
+    case: name,
+    published,
+    processed: a.processed,
+    lost: row.lost,
+    duplicateSideEffects: a.duplicateSideEffects,
+    absorbed: a.absorbed,
+    dlq: row.dlq,
+    seconds: row.seconds,
+    note: row.note,
+  });
 }

@@ -8,7 +8,13 @@
  */
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
 
-const [databaseUrl, schema, handler, eventId, mode = "keyed"] = process.argv.slice(2) as [string, string, string, string, string?];
+const [databaseUrl, schema, handler, eventId, mode = "keyed"] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string?,
+];
 const store = new PostgresSideEffectStore({ connectionString: databaseUrl, schema, tablePrefix: "f", poolSize: 4 });
 void store.sendOnce(handler, eventId, async () => {
   await store.push(handler, eventId, mode === "naive" ? {} : { idempotencyKey: eventId });

@@ -23,19 +23,28 @@ const PID_FILE = join(DIR, "broker.pid");
 const LIBS = join(ROOT, ".stack", "kafka-libs");
 
 function jvm(): string[] {
-  return ["-Xms256m", "-Xmx512m", "-XX:+UseSerialGC", `-Dlog4j.configuration=file:${join(ROOT, "infra", "kafka", "log4j.properties")}`, "-cp", `${LIBS}/*`];
+  return [
+    "-Xms256m",
+    "-Xmx512m",
+    "-XX:+UseSerialGC",
+    `-Dlog4j.configuration=file:${join(ROOT, "infra", "kafka", "log4j.properties")}`,
+    "-cp",
+    `${LIBS}/*`,
+  ];
 }
 
 /** Writes server.properties (other ports, own data dir) and formats the storage. `fresh` wipes the data dir first. */
 export function prepareBroker(fresh: boolean): string {
-  if (!existsSync(join(LIBS, ".complete"))) throw new Error("no Kafka jars in .stack/kafka-libs: run `npm run stack:up` once");
+  if (!existsSync(join(LIBS, ".complete")))
+    throw new Error("no Kafka jars in .stack/kafka-libs: run `npm run stack:up` once");
   if (fresh) rmrf(DIR);
   mkdirSync(DIR, { recursive: true });
   const props = readFileSync(join(ROOT, "infra", "kafka", "server.properties.template"), "utf8")
     .replaceAll("@DATA_DIR@", join(DIR, "data"))
     .replaceAll("9095", String(CONTROLLER_PORT))
     .replaceAll("9092", String(BROKER_PORT));
-  if (!props.includes(`:${BROKER_PORT}`) || props.includes(":9092") || !props.includes(`:${CONTROLLER_PORT}`)) throw new Error("server.properties.template: could not move the broker to ports 19092/19093");
+  if (!props.includes(`:${BROKER_PORT}`) || props.includes(":9092") || !props.includes(`:${CONTROLLER_PORT}`))
+    throw new Error("server.properties.template: could not move the broker to ports 19092/19093");
   const file = join(DIR, "server.properties");
   writeFileSync(file, props);
   if (!existsSync(join(DIR, "data", "meta.properties"))) {
@@ -47,7 +56,14 @@ export function prepareBroker(fresh: boolean): string {
 
 /** True when a kafkajs admin can list topics on the suite's broker. */
 export async function brokerReady(): Promise<boolean> {
-  const admin = new Kafka({ clientId: "faults-ready", brokers: FAULT_BROKERS, logLevel: logLevel.NOTHING, connectionTimeout: 1000, requestTimeout: 3000, retry: { retries: 0 } }).admin();
+  const admin = new Kafka({
+    clientId: "faults-ready",
+    brokers: FAULT_BROKERS,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 1000,
+    requestTimeout: 3000,
+    retry: { retries: 0 },
+  }).admin();
   try {
     await admin.connect();
     await admin.listTopics();
@@ -61,7 +77,10 @@ export async function brokerReady(): Promise<boolean> {
 
 /** Starts the broker (storage already prepared) and waits until it serves metadata. */
 export async function startBroker(): Promise<Proc> {
-  if (await portOpen(BROKER_PORT)) throw new Error(`127.0.0.1:${BROKER_PORT} is taken: a broker of an earlier fault run still runs? (scripts/test-faults.sh stops recorded pids)`);
+  if (await portOpen(BROKER_PORT))
+    throw new Error(
+      `127.0.0.1:${BROKER_PORT} is taken: a broker of an earlier fault run still runs? (scripts/test-faults.sh stops recorded pids)`,
+    );
   const file = join(DIR, "server.properties");
   const p = startProc("kafka-faults", "java", [...jvm(), "kafka.Kafka", file]);
   writeFileSync(PID_FILE, `${p.pid}\n`);

@@ -70,7 +70,11 @@ export interface StartProcOptions {
 
 /** Spawns `cmd args` (no shell), records its pid, keeps its output in memory and in `.stack/faults/logs/<name>.log`. */
 export function startProc(name: string, cmd: string, args: readonly string[], o: StartProcOptions = {}): Proc {
-  const child = spawn(cmd, [...args], { cwd: o.cwd ?? ROOT, env: o.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(cmd, [...args], {
+    cwd: o.cwd ?? ROOT,
+    env: o.env ?? process.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   if (child.pid === undefined) throw new Error(`${name}: ${cmd} did not start (is it installed?)`);
   const pid = child.pid;
   const pidFile = join(PIDS_DIR, `${name.replace(/[^A-Za-z0-9_.-]/g, "_")}.${pid}`);

@@ -45,7 +45,18 @@ export class FaultRedis {
   /** Starts the server (again) on its port and waits for PING. */
   async up(): Promise<void> {
     if (this.proc?.alive()) return;
-    const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--dir", this.dir, "--save", "", "--daemonize", "no"];
+    const args = [
+      "--port",
+      String(this.port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      this.dir,
+      "--save",
+      "",
+      "--daemonize",
+      "no",
+    ];
     args.push("--appendonly", this.o.persist ? "yes" : "no");
     if (this.o.persist) args.push("--appendfsync", "everysec");
     if (this.o.password) args.push("--requirepass", this.o.password);

@@ -52,7 +52,12 @@ export class Ledger {
 
   /** Creates the schema and the handlers' tables (the store creates them lazily; concurrent workers would race). */
   async init(handlers: readonly string[]): Promise<void> {
-    const store = new PostgresSideEffectStore({ connectionString: DATABASE_URL, schema: this.schema, tablePrefix: TABLE_PREFIX, poolSize: 1 });
+    const store = new PostgresSideEffectStore({
+      connectionString: DATABASE_URL,
+      schema: this.schema,
+      tablePrefix: TABLE_PREFIX,
+      poolSize: 1,
+    });
     try {
       for (const h of handlers) {
         // A send that fails after the row insert: creates the tables and leaves no row behind.
@@ -90,7 +95,10 @@ export class Ledger {
 
   /** Number of distinct event ids pushed by `handler`. */
   async count(handler: string): Promise<number> {
-    const r = await this.pool.query<{ n: string }>(`SELECT count(*)::text AS n FROM "${this.schema}"."${TABLE_PREFIX}_push_ledger" WHERE handler = $1`, [handler]);
+    const r = await this.pool.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM "${this.schema}"."${TABLE_PREFIX}_push_ledger" WHERE handler = $1`,
+      [handler],
+    );
     return Number(r.rows[0]?.n ?? 0);
   }
 
@@ -127,7 +135,11 @@ export interface Published {
  * with the same UUID (the forwarder re-publish of spec §1), in batches of 500, at most
  * `ratePerSec` records per second when given.
  */
-export async function publishStream(topic: string, n: number, o: { dupRate?: number; ratePerSec?: number; signal?: AbortSignal } = {}): Promise<Published> {
+export async function publishStream(
+  topic: string,
+  n: number,
+  o: { dupRate?: number; ratePerSec?: number; signal?: AbortSignal } = {},
+): Promise<Published> {
   const pub = new KafkaPublisher({ brokers: FAULT_BROKERS, clientId: `faults-pub-${runId()}` });
   const ids: string[] = [];
   // A re-publish is the same event again (UUID and payload): another payload under a done UUID is a payload conflict.
@@ -147,7 +159,11 @@ export async function publishStream(topic: string, n: number, o: { dupRate?: num
         batch.push(m);
         if (dupRate > 0 && Math.random() < dupRate) {
           const i = Math.floor(Math.random() * ids.length);
-          batch.push({ ...event(seq, ids[i]!), payload: payloads[i]!, metadata: { [EVENT_TYPE_KEY]: "review.created", "Forwarder-Republish": "1" } });
+          batch.push({
+            ...event(seq, ids[i]!),
+            payload: payloads[i]!,
+            metadata: { [EVENT_TYPE_KEY]: "review.created", "Forwarder-Republish": "1" },
+          });
           duplicates++;
         }
       }
@@ -235,12 +251,17 @@ export interface Worker extends Proc {
 export function startWorker(config: WorkerConfig): Worker {
   let onReady!: () => void;
   const ready = new Promise<void>((r) => (onReady = r));
-  const p = startProc(`worker-${config.replica}`, process.execPath, ["--import", "tsx", join(ROOT, "test", "faults", "worker.ts")], {
-    env: { ...process.env, FAULT_WORKER: JSON.stringify(config), NODE_ENV: "production" },
-    onLine: (l) => {
-      if (l.startsWith("READY")) onReady();
+  const p = startProc(
+    `worker-${config.replica}`,
+    process.execPath,
+    ["--import", "tsx", join(ROOT, "test", "faults", "worker.ts")],
+    {
+      env: { ...process.env, FAULT_WORKER: JSON.stringify(config), NODE_ENV: "production" },
+      onLine: (l) => {
+        if (l.startsWith("READY")) onReady();
+      },
     },
-  });
+  );
   const readyOrExit = Promise.race([
     ready,
     p.exited.then((code) => {
@@ -255,7 +276,11 @@ export function startWorker(config: WorkerConfig): Worker {
 }
 
 /** Polls `fn` until it returns true or `timeoutMs` passed; returns whether it did. */
-export async function waitUntil(fn: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 500): Promise<boolean> {
+export async function waitUntil(
+  fn: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  everyMs = 500,
+): Promise<boolean> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     if (await fn()) return true;
@@ -279,7 +304,9 @@ export interface CaseRow {
 }
 
 /** Where the rows go (scripts/test-faults.sh prints them as a table at the end). */
-export const RESULTS_FILE = process.env.FAULTS_RESULTS_FILE ? resolve(ROOT, process.env.FAULTS_RESULTS_FILE) : join(ROOT, "test-results", "faults", "results.jsonl");
+export const RESULTS_FILE = process.env.FAULTS_RESULTS_FILE
+  ? resolve(ROOT, process.env.FAULTS_RESULTS_FILE)
+  : join(ROOT, "test-results", "faults", "results.jsonl");
 
 /** Prints a row and appends it to {@link RESULTS_FILE}. */
 export function report(row: CaseRow): void {

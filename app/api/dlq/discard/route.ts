@@ -26,7 +26,11 @@ export function POST(req: Request): Promise<Response> {
       b,
       b.dryRun,
       async (p) => discardDlq(b, p.name, await maskerFor(req)),
-      (r) => ({ matched: r.matched, changed: r.discarded, touched: { sourceOffsets: touchedList(r.positions), uuids: touchedList(r.uuids) } }),
+      (r) => ({
+        matched: r.matched,
+        changed: r.discarded,
+        touched: { sourceOffsets: touchedList(r.positions), uuids: touchedList(r.uuids) },
+      }),
       { service: config().SERVICE_NAME },
       { services: dlqServices(b.topic) },
     ),

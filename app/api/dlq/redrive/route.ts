@@ -9,7 +9,11 @@ import { redriveDlq, redriveScope, type RedriveTouched } from "@/server/observe/
 /** What the audit keeps of a re-drive: the records' UUIDs, their DLQ positions and where they were published (bounded, counted beyond). */
 function touchedOf(t: RedriveTouched | undefined): AuditEntry["touched"] {
   if (!t) return {};
-  return { uuids: touchedList(t.uuids), sourceOffsets: touchedList(t.sourceOffsets), destinationOffsets: touchedList(t.destinationOffsets) };
+  return {
+    uuids: touchedList(t.uuids),
+    sourceOffsets: touchedList(t.sourceOffsets),
+    destinationOffsets: touchedList(t.destinationOffsets),
+  };
 }
 
 export const dynamic = "force-dynamic";

@@ -19,7 +19,19 @@ export const runtime = "nodejs";
  */
 export function POST(req: Request): Promise<Response> {
   return handleBody(req, forgetBodySchema, async (b) => {
-    const r = await audited(req, "keys.forget", auditFilterOf(b), b.dryRun, () => forgetKeys(observeContext(), b), (r) => ({ matched: r.body.matched, changed: r.body.deleted, ...(b.dryRun ? {} : { touched: { keys: touchedList(r.touched) } }) }), { service: b.service, handler: b.handler });
+    const r = await audited(
+      req,
+      "keys.forget",
+      auditFilterOf(b),
+      b.dryRun,
+      () => forgetKeys(observeContext(), b),
+      (r) => ({
+        matched: r.body.matched,
+        changed: r.body.deleted,
+        ...(b.dryRun ? {} : { touched: { keys: touchedList(r.touched) } }),
+      }),
+      { service: b.service, handler: b.handler },
+    );
     return r.body;
   });
 }

@@ -11,5 +11,7 @@ export const runtime = "nodejs";
  * prefixes (capped). 429 + `Retry-After` like `/api/keys`, with which it shares the limits.
  */
 export function GET(req: Request): Promise<Response> {
-  return handleQuery(req, keyLookupQuerySchema, (q) => browseClients().run(browseClient(req), () => lookupKey(observeContext(), q)));
+  return handleQuery(req, keyLookupQuerySchema, (q) =>
+    browseClients().run(browseClient(req), () => lookupKey(observeContext(), q)),
+  );
 }

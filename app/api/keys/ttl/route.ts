@@ -16,7 +16,19 @@ export const runtime = "nodejs";
  */
 export function POST(req: Request): Promise<Response> {
   return handleBody(req, ttlBodySchema, async (b) => {
-    const r = await audited(req, "keys.ttl", auditFilterOf(b), b.dryRun, () => setKeysTtl(observeContext(), b), (r) => ({ matched: r.body.matched, changed: r.body.changed, ...(b.dryRun ? {} : { touched: { keys: touchedList(r.touched) } }) }), { service: b.service, handler: b.handler });
+    const r = await audited(
+      req,
+      "keys.ttl",
+      auditFilterOf(b),
+      b.dryRun,
+      () => setKeysTtl(observeContext(), b),
+      (r) => ({
+        matched: r.body.matched,
+        changed: r.body.changed,
+        ...(b.dryRun ? {} : { touched: { keys: touchedList(r.touched) } }),
+      }),
+      { service: b.service, handler: b.handler },
+    );
     return r.body;
   });
 }

@@ -12,5 +12,12 @@ export const runtime = "nodejs";
  * silence's `service`; admin for one that names none), 404 unknown silence, 503 without Alertmanager.
  */
 export function DELETE(req: Request, ctx: { params: Promise<{ id: string }> }): Promise<Response> {
-  return handleParams(req, ctx.params, silenceIdSchema, async ({ id }) => auditedSilenceWrite(req, "silence.expire", { id }, await silenceServices(id), () => expireSilence(id)), { write: true });
+  return handleParams(
+    req,
+    ctx.params,
+    silenceIdSchema,
+    async ({ id }) =>
+      auditedSilenceWrite(req, "silence.expire", { id }, await silenceServices(id), () => expireSilence(id)),
+    { write: true },
+  );
 }

@@ -34,5 +34,9 @@ export default async function HandlerPage({ params, searchParams }: { params: Pa
     { metric: "duplicates_by_cause", service, handler },
     { metric: "processed_rate", service, handler },
   ]);
-  return <PageShell loading="Loading handler…" height={240} state={state}><HandlerView service={service} handler={handler} /></PageShell>;
+  return (
+    <PageShell loading="Loading handler…" height={240} state={state}>
+      <HandlerView service={service} handler={handler} />
+    </PageShell>
+  );
 }

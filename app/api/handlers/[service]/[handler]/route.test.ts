@@ -9,7 +9,10 @@ import { LocalSource } from "@/server/observe/metrics/local";
 import { GET } from "./route";
 
 const call = async (service: string, handler: string) => {
-  const res = await GET(new Request(`http://localhost/api/handlers/${encodeURIComponent(service)}/${encodeURIComponent(handler)}`), { params: Promise.resolve({ service, handler }) });
+  const res = await GET(
+    new Request(`http://localhost/api/handlers/${encodeURIComponent(service)}/${encodeURIComponent(handler)}`),
+    { params: Promise.resolve({ service, handler }) },
+  );
   return { status: res.status, body: (await res.json()) as unknown };
 };
 
@@ -19,7 +22,13 @@ beforeAll(async () => {
   const src = new LocalSource(registry, { intervalMs: 1000 });
   rec.result("demo.events", "on-review-created", "success");
   await src.sample();
-  registerHandlers([{ service: "notification", topic: "demo.events", setup: { ...RECOMMENDED_SETUP, handler: "on-review-created", ttlClass: "critical", ttlMs: 7 * 86_400_000 } }]);
+  registerHandlers([
+    {
+      service: "notification",
+      topic: "demo.events",
+      setup: { ...RECOMMENDED_SETUP, handler: "on-review-created", ttlClass: "critical", ttlMs: 7 * 86_400_000 },
+    },
+  ]);
   setObserveContext(createObserveContext({ metrics: src, redis: null }));
 });
 
@@ -43,17 +52,33 @@ describe("GET /api/handlers/{service}/{handler} (embedded context)", () => {
   });
 
   it("a name that is not a label value is a 400 { error, detail }; any other name a schema-valid answer, never a 5xx", async () => {
-    for (const [s, h] of [["a b", "x"], ["x", "a/b"], ["x", "a".repeat(300)], ["ünïcødé", "x"]] as const) {
+    for (const [s, h] of [
+      ["a b", "x"],
+      ["x", "a/b"],
+      ["x", "a".repeat(300)],
+      ["ünïcødé", "x"],
+    ] as const) {
       const { status, body } = await call(s, h);
       expect(status, `${s}/${h}`).toBe(400);
       expect(errorBodySchema.safeParse(body).success).toBe(true);
     }
-    for (const [s, h] of [["nobody", "nothing"], ["__proto__", "constructor"]] as const) {
+    for (const [s, h] of [
+      ["nobody", "nothing"],
+      ["__proto__", "constructor"],
+    ] as const) {
       const { status, body } = await call(s, h);
       expect(status, `${s}/${h}`).toBe(200);
       const d = handlerSelfResponseSchema.parse(body);
-      expect(d.declaration).toEqual({ status: "unknown", needs: "dedup_handler_info", detail: "declares nothing: export dedup_handler_info" });
-      expect(d.ttl).toEqual({ status: "unknown", needs: "dedup_handler_info (ttl_ms)", detail: "declares no TTL: export dedup_handler_info" });
+      expect(d.declaration).toEqual({
+        status: "unknown",
+        needs: "dedup_handler_info",
+        detail: "declares nothing: export dedup_handler_info",
+      });
+      expect(d.ttl).toEqual({
+        status: "unknown",
+        needs: "dedup_handler_info (ttl_ms)",
+        detail: "declares no TTL: export dedup_handler_info",
+      });
     }
   });
 });

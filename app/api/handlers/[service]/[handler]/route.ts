@@ -13,5 +13,7 @@ export const runtime = "nodejs";
  * by the declared group. 400 on a name that is not a label value.
  */
 export function GET(req: Request, ctx: { params: Promise<{ service: string; handler: string }> }): Promise<Response> {
-  return handleParams(req, ctx.params, handlerSelfParamsSchema, ({ service, handler }) => getHandlerSelf(observeContext(), service, handler));
+  return handleParams(req, ctx.params, handlerSelfParamsSchema, ({ service, handler }) =>
+    getHandlerSelf(observeContext(), service, handler),
+  );
 }

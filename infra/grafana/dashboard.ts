@@ -17,7 +17,8 @@ import {
 } from "@grafana/grafana-foundation-sdk/dashboard";
 import type { AlertThreshold } from "@/lib/alert-model";
 import { ALERT_LIST, METRIC_NAMES } from "@/lib/thresholds";
-import { alertChart, alertNameMatcher, alertStat, alertStateStat, appCharts, DS, Grid } from "./panels";
+import { appCharts } from "./app-charts";
+import { alertChart, alertNameMatcher, alertStat, alertStateStat, DS, Grid } from "./panels";
 
 export { ABOVE_ZERO_STEP, alertMatchers, CONSUMER_LAG_METRIC, HANDLER_TIME_METRIC } from "./panels";
 

@@ -1,6 +1,6 @@
 /**
  * What a test file (or `describe`) starts before its tests and stops after them, through vitest's
- * hooks. Kept apart from e2e/harness.ts, which scripts outside vitest (scripts/bench-ui.ts) import too.
+ * hooks. Kept apart from e2e/harness.ts, which scripts outside vitest (scripts/bench/ui.ts) import too.
  */
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";

@@ -1,6 +1,6 @@
 /**
  * The consumer-group description against the real Kafka broker while 1, 2 and 3 worker PROCESSES
- * share one group on a 6-partition topic. The workers are `scripts/bench-scale.ts
+ * share one group on a 6-partition topic. The workers are `scripts/bench/scale.ts
  * --worker`: the library's KafkaSubscriber → Router → defaultStack (Deduplicator on the standalone
  * Redis) — the consumer engineer's `npm run worker` had not landed when this was written.
  *
@@ -15,7 +15,7 @@ import { Kafka, logLevel, Partitioners, type Admin } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumersResponseSchema, type ConsumerGroupView } from "@/lib/api/consumers";
 import { GET } from "./route";
-import { startWorker, stopWorker } from "@/scripts/bench-scale";
+import { startWorker, stopWorker } from "@/scripts/bench/scale";
 import { encodeRecord } from "@/server/transport/watermill-codec";
 import { parseConfig } from "@/server/config";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";

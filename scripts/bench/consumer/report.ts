@@ -3,7 +3,7 @@
  * two Redis-backed references, the per-message CPU budget of ours, printed and as the JSON rows
  * `npm run bench` reads (name, value, unit, reference, ratio, target?, detail).
  */
-import { median } from "../lib/stats";
+import { median } from "../../lib/stats";
 import type { RoundResult, RoundsOutcome } from "./rounds";
 import { fmt } from "./rounds";
 import { VARIANT, type Variant } from "./variants";

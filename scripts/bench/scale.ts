@@ -48,8 +48,8 @@ import { defaultStack } from "@/server/dedup/stack";
 import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
 import { clusterClient as seededCluster, deletePrefix } from "@/server/testing/redis-cluster";
 import { createTopicsReady } from "@/server/transport/topics";
-import { arg, flag, intArg } from "./lib/args";
-import { median, percentile } from "./lib/stats";
+import { arg, flag, intArg } from "../lib/args";
+import { median, percentile } from "../lib/stats";
 
 // ---------------------------------------------------------------------------------------------
 // Arguments

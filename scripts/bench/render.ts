@@ -1,19 +1,19 @@
 /**
  * Renders docs/BENCHMARKS.md from bench-results.json (written by `npm run bench`).
  *
- *   npx tsx scripts/render-benchmarks.ts [--in bench-results.json] [--out docs/BENCHMARKS.md]
+ *   npx tsx scripts/bench/render.ts [--in bench-results.json] [--out docs/BENCHMARKS.md]
  *
  * Every figure comes from the results file; the words around them (how to read them, what limits
- * the missed ones) are in render-benchmarks/prose.ts, the required figures and their targets in
- * render-benchmarks/figures.ts.
+ * the missed ones) are in render/prose.ts, the required figures and their targets in
+ * render/figures.ts.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { arg } from "./lib/args";
-import { consumerSection } from "./render-benchmarks/consumer";
-import { FIGURES, type BenchResult } from "./render-benchmarks/figures";
-import { detailOf, get, goalText, nprocOf, num, verdict } from "./render-benchmarks/format";
-import { fill, PROSE } from "./render-benchmarks/prose";
-import { ciSection, memorySection, otherMisses, pagesAndFleetSection } from "./render-benchmarks/sections";
+import { arg } from "../lib/args";
+import { consumerSection } from "./render/consumer";
+import { FIGURES, type BenchResult } from "./render/figures";
+import { detailOf, get, goalText, nprocOf, num, verdict } from "./render/format";
+import { fill, PROSE } from "./render/prose";
+import { ciSection, memorySection, otherMisses, pagesAndFleetSection } from "./render/sections";
 
 export { FIGURES, verdict, type BenchResult };
 
@@ -117,4 +117,4 @@ function main(): void {
   console.log(`rendered ${out} from ${input} (${results.length} figures)`);
 }
 
-if (process.argv[1]?.endsWith("render-benchmarks.ts")) main();
+if (process.argv[1]?.endsWith("/bench/render.ts")) main();

@@ -16,7 +16,7 @@
  *   ui       `next build` of the committed tree (git archive HEAD → a temp dir, node_modules
  *            hard-linked; the shared .next is not touched) and the gzip size of the First Load JS
  *            chunks that the build lists for route `/` (.next/diagnostics/route-bundle-stats.json);
- *            then that build's time to data painted (scripts/bench-ui.ts: `next start` on the live
+ *            then that build's time to data painted (scripts/bench/ui.ts: `next start` on the live
  *            stack, median of 5 cold loads of `/` and a handler page in headless Chromium)
  * `--quick` shrinks every step (smoke test of the driver, figures not comparable).
  * bench-results.json: [{ name, value, unit, reference, ratio, target?, goal?, step, command, detail? }],
@@ -27,8 +27,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { FIGURES, renderBenchmarks, verdict, type BenchResult } from "./render-benchmarks";
-import { arg, flag } from "./lib/args";
+import { FIGURES, renderBenchmarks, verdict, type BenchResult } from "./render";
+import { arg, flag } from "../lib/args";
 
 const STEPS = ["dedup", "inspect", "consumer", "breakdown", "memory", "fleet", "ui"] as const;
 type Step = (typeof STEPS)[number];
@@ -217,7 +217,7 @@ async function uiStep(): Promise<BenchResult[]> {
   const paintJson = join(tmp, "ui-paint.json");
   const paint = await run(
     "npx",
-    ["tsx", join(ROOT, "scripts/bench-ui.ts"), "--dir", dir, "--loads", QUICK ? "1" : "5", "--json", paintJson],
+    ["tsx", join(ROOT, "scripts/bench/ui.ts"), "--dir", dir, "--loads", QUICK ? "1" : "5", "--json", paintJson],
     { timeoutMs: STEP_TIMEOUT_MS },
   );
   const painted = existsSync(paintJson)

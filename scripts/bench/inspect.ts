@@ -34,9 +34,9 @@ import { freePort } from "@/server/testing/net";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { fakeUlid, seedKeys, type SeedGroup } from "@/server/testing/seed-keys";
 import { upstreamCalls } from "@/server/observe/upstream-counter";
-import { optArg } from "./lib/args";
-import { runMain } from "./lib/run";
-import { median, percentile } from "./lib/stats";
+import { optArg } from "../lib/args";
+import { runMain } from "../lib/run";
+import { median, percentile } from "../lib/stats";
 
 const TOTAL = Number(optArg("keys") ?? 1_000_000);
 const JSON_OUT = optArg("json");

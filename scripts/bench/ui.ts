@@ -1,5 +1,5 @@
 /**
- * `npx tsx scripts/bench-ui.ts [--dir <built app>] [--loads 5] [--port 3000] [--json out.json]` — time to data
+ * `npx tsx scripts/bench/ui.ts [--dir <built app>] [--loads 5] [--port 3000] [--json out.json]` — time to data
  * painted (issue 15: `ui.overview_data_painted_ms`, `ui.handler_data_painted_ms`, goal ≤ 1,000 ms):
  * `next start` of a built app (default: this checkout's .next; `npm run bench`'s ui step passes its
  * temp build of HEAD) in real mode on the live stack (Redis, Kafka, Prometheus of
@@ -18,10 +18,10 @@ import { existsSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { launchBrowser, REAL_ENV } from "../e2e/harness";
-import { arg } from "./lib/args";
-import { runMain } from "./lib/run";
-import { median } from "./lib/stats";
+import { launchBrowser, REAL_ENV } from "../../e2e/harness";
+import { arg } from "../lib/args";
+import { runMain } from "../lib/run";
+import { median } from "../lib/stats";
 
 const DIR = arg("dir", process.cwd());
 const LOADS = Number(arg("loads", "5"));

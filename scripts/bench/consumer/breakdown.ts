@@ -20,7 +20,7 @@ import { RedisRepository } from "@/server/dedup/redis-repository";
 import { retry } from "@/server/dedup/retry";
 import { Router } from "@/server/dedup/router";
 import { startOwnRedis } from "@/server/testing/own-redis";
-import { median } from "../lib/stats";
+import { median } from "../../lib/stats";
 import { FailingDlq } from "./ours";
 import { redisServerCpu } from "./redis-stats";
 import { ulidSource } from "./topic";

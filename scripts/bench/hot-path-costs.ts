@@ -28,7 +28,7 @@ import { MemoryPubSub, type Publisher } from "../../server/dedup/pubsub";
 import { Router } from "../../server/dedup/router";
 import { defaultStack } from "../../server/dedup/stack";
 import { timeout } from "../../server/dedup/timeout";
-import { median } from "./stats";
+import { median } from "../lib/stats";
 
 const PAYLOAD_256 = JSON.stringify({
   type: "review.created",

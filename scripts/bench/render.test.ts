@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { FIGURES, renderBenchmarks, verdict, type BenchResult } from "./render-benchmarks";
-import { fill, PROSE } from "./render-benchmarks/prose";
+import { FIGURES, renderBenchmarks, verdict, type BenchResult } from "./render";
+import { fill, PROSE } from "./render/prose";
 
 const row = (name: string, value: number | null, extra: Partial<BenchResult> = {}): BenchResult => ({
   name,

@@ -32,8 +32,8 @@ import { Router } from "@/server/dedup/router";
 import { KeyInspector } from "@/server/observe/keys/inspector";
 import { startOwnRedis } from "@/server/testing/own-redis";
 import { monotonicFactory } from "ulid";
-import { arg } from "./lib/args";
-import { emitFigures, runMain } from "./lib/run";
+import { arg } from "../lib/args";
+import { emitFigures, runMain } from "../lib/run";
 
 const KEYS = Number(arg("keys", "500000"));
 const BATCH = Number(arg("batch", "1000"));

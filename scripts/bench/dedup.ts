@@ -20,7 +20,7 @@
  *   CPU time through the Deduplicator minus CPU time of the bare no-op handler (wall time too);
  * - what each piece of the hot path adds, CPU µs per message through the Router (the payload's
  *   SHA-256 fingerprint, `handlerTimer`, `timeout`, a produced message published inside the stack,
- *   the whole `defaultStack`) and the fingerprint alone per payload size (`./lib/hot-path-costs.ts`).
+ *   the whole `defaultStack`) and the fingerprint alone per payload size (`./hot-path-costs.ts`).
  * Targets: batch claims ≥ 25% of the -P 64 SET rate (headline: median over five rounds that each run
  * redis-benchmark -P 64 right next to the lease batch claims, so a shared machine's changing load
  * cancels); overhead ≤ 3 µs.
@@ -32,16 +32,16 @@ import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
-import { Deduplicator, type Marking } from "../server/dedup/deduplicator";
-import { MemoryRepository } from "../server/dedup/memory-repository";
-import { newMessage, type Handler, type Message } from "../server/dedup/message";
-import { MemoryPubSub } from "../server/dedup/pubsub";
-import { RedisRepository } from "../server/dedup/redis-repository";
-import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "../server/dedup/repository";
-import { Router } from "../server/dedup/router";
-import { arg, flag } from "./lib/args";
-import { hotPathCosts, VARIANTS } from "./lib/hot-path-costs";
-import { median } from "./lib/stats";
+import { Deduplicator, type Marking } from "../../server/dedup/deduplicator";
+import { MemoryRepository } from "../../server/dedup/memory-repository";
+import { newMessage, type Handler, type Message } from "../../server/dedup/message";
+import { MemoryPubSub } from "../../server/dedup/pubsub";
+import { RedisRepository } from "../../server/dedup/redis-repository";
+import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "../../server/dedup/repository";
+import { Router } from "../../server/dedup/router";
+import { arg, flag } from "../lib/args";
+import { hotPathCosts, VARIANTS } from "./hot-path-costs";
+import { median } from "../lib/stats";
 
 let N = Number(arg("n", "50000"));
 const BATCH = Number(arg("batch", "1000"));

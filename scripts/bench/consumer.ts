@@ -10,31 +10,31 @@
  *                          the per-area split goes into the JSON detail)
  *   npm run bench:consumer -- --profile-top <file.cpuprofile> [--top 30]   (self-time summary)
  *   npm run bench:consumer -- --breakdown   (no Kafka: CPU per message of each layer of the default
- *     stack, and the Redis server's and the client's CPU per key of the marks: bench-consumer/breakdown.ts)
+ *     stack, and the Redis server's and the client's CPU per key of the marks: consumer/breakdown.ts)
  *
  * A fresh topic (random name, `--partitions`) is pre-filled with `--messages` records of `--size`
- * bytes (bench-consumer/topic.ts); each round consumes it to its end once per variant
- * (bench-consumer/variants.ts lists them: raw, ours, sub, mem, rel, floor, naive), alternating the
- * order, with a fresh consumer group each (bench-consumer/rounds.ts). Every kafkajs consumer uses the
+ * bytes (consumer/topic.ts); each round consumes it to its end once per variant
+ * (consumer/variants.ts lists them: raw, ours, sub, mem, rel, floor, naive), alternating the
+ * order, with a fresh consumer group each (consumer/rounds.ts). Every kafkajs consumer uses the
  * subscriber's fetch settings (`partitionsConsumedConcurrently` = `--concurrency`, 3 by default, as
  * KafkaSubscriber; `maxWaitTimeInMs` 250) so the ratios isolate our layers. messages/s = messages ÷
  * (time of the last message − time of the first), so group join and the final idle fetch count for
  * no one. Prints per-round figures, the medians, the ratios to raw (goal ≥ 0.5), to the floor
  * (≥ 0.8) and to the naive peer (≥ 4), the CPU budget per layer and the load average
- * (bench-consumer/report.ts); deletes the topic, the groups and every Redis key it wrote.
+ * (consumer/report.ts); deletes the topic, the groups and every Redis key it wrote.
  *
  * Why 6 partitions: ≥ 2 × the 3 partitions each consumer works on concurrently, so a fetch always
  * has work for every slot, while a 2-core machine is not drowned in per-partition overhead.
  */
 import { loadavg } from "node:os";
 import { startOwnRedis } from "@/server/testing/own-redis";
-import { breakdown } from "./bench-consumer/breakdown";
-import { summarizeProfile } from "./bench-consumer/profile";
-import { report } from "./bench-consumer/report";
-import { runRounds, type BenchSettings } from "./bench-consumer/rounds";
-import { parseVariants } from "./bench-consumer/variants";
-import { arg, flag, intArg } from "./lib/args";
-import { emitFigures, runMain } from "./lib/run";
+import { breakdown } from "./consumer/breakdown";
+import { summarizeProfile } from "./consumer/profile";
+import { report } from "./consumer/report";
+import { runRounds, type BenchSettings } from "./consumer/rounds";
+import { parseVariants } from "./consumer/variants";
+import { arg, flag, intArg } from "../lib/args";
+import { emitFigures, runMain } from "../lib/run";
 
 /** The run's settings from the flags; the Redis URL is filled in by `main` (an own server with --own-redis). */
 function settings(): Omit<BenchSettings, "redisUrl" | "ownRedis"> {

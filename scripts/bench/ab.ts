@@ -11,9 +11,9 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { arg, flag, intArg } from "./lib/args";
-import { runMain } from "./lib/run";
-import { median } from "./lib/stats";
+import { arg, flag, intArg } from "../lib/args";
+import { runMain } from "../lib/run";
+import { median } from "../lib/stats";
 
 const BASE = arg("base", "");
 const ONLY = arg("only", "consumer,dedup");

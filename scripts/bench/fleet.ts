@@ -22,9 +22,9 @@ import { METRIC_NAMES } from "@/names/dedup";
 import { promQuery, startOwnPrometheus } from "@/server/testing/own-prometheus";
 import { upstreamCalls } from "@/server/observe/upstream-counter";
 import { buildFleet, startFleetExporter } from "@/server/testing/fleet";
-import { arg } from "./lib/args";
-import { runMain } from "./lib/run";
-import { percentile } from "./lib/stats";
+import { arg } from "../lib/args";
+import { runMain } from "../lib/run";
+import { percentile } from "../lib/stats";
 
 const LOAD_MS = Number(arg("load-ms", "8000"));
 const VIEWERS = Number(arg("viewers", "50"));
@@ -154,7 +154,7 @@ async function main(): Promise<void> {
     loadStart: load0.map((x) => +x.toFixed(2)),
     loadEnd: load1.map((x) => +x.toFixed(2)),
   };
-  // Rows of bench-results.json (scripts/render-benchmarks.ts FIGURES).
+  // Rows of bench-results.json (scripts/bench/render.ts FIGURES).
   const out = [
     {
       name: "fleet.overview_p95_ms_200_handlers_50_viewers",

@@ -1,5 +1,5 @@
 /** docs/BENCHMARKS.md's consumer section: the variants, ours against the references, the CPU per layer, what limits the goals. */
-import type { ProfileSplit } from "../bench-consumer/profile";
+import type { ProfileSplit } from "../consumer/profile";
 import type { BenchResult } from "./figures";
 import { detailOf, get, nprocOf, num } from "./format";
 import { fill, PROSE, REDIS_OP_TEXT, VARIANT_TEXT } from "./prose";

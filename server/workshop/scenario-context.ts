@@ -5,15 +5,13 @@
  */
 import { randomBytes } from "node:crypto";
 import { ulid } from "ulid";
-import type { Metric, Registry } from "prom-client";
 import type { RunSeries } from "@/lib/api/workshop";
-import type { DeduplicatorOptions } from "@/server/dedup/deduplicator";
-import { type Message } from "@/server/dedup/message";
+import type { DeduplicatorOptions, Message, DedupRepository, RetryOptions, Publisher } from "@/server/dedup";
 import { CORRELATION_ID_KEY, dedupKeyPrefix, EVENT_TYPE_KEY } from "@/names/dedup";
-import type { DedupRepository } from "@/server/dedup/repository";
-import type { RetryOptions } from "@/server/dedup/retry";
 import { replayDlq } from "@/server/transport/dlq-replay";
 import { RunProbe } from "./probe";
+import { dropRunSeries, runSeries } from "./run-series";
+import type { ScenarioEnv } from "./scenario-env";
 import {
   buildStack,
   notificationHandler,
@@ -21,32 +19,10 @@ import {
   type HandlerBehaviour,
   type StackSpec,
 } from "@/server/notification/service";
-import type { PushObserver, SideEffectStore } from "@/server/notification/side-effects";
+import type { SideEffectStore } from "@/server/notification/side-effects";
 import type { ReplicaSubscriberOptions, Transport } from "@/server/transport";
-import type { Publisher } from "@/server/dedup/pubsub";
 
-/** Where scenarios run: the transport, a shared dedup store, a side-effect store factory. */
-export interface ScenarioEnv {
-  transport: Transport;
-  /** A repository shared by every replica of a run (Redis, or one in-memory map per run in embedded mode). */
-  sharedRepository(): DedupRepository;
-  /** A fresh in-process repository (the in-process-cache anti-pattern: one per replica). */
-  localRepository(): DedupRepository;
-  /** A side-effect store scoped to one run (`scope` is unique per run). */
-  sideEffectStore(scope: string, observe: PushObserver): SideEffectStore;
-  /** Deletes the run's dedup keys (`<prefix>:*`). */
-  deleteKeys(prefix: string): Promise<void>;
-  /** First segment of dedup keys and the `service` metric label. @default "workshop" */
-  service: string;
-  /**
-   * Registry for the Deduplicator's and PoisonQueue's metrics: the workshop's own
-   * (`workshopRegistry()`), **never the one `/api/metrics` serves**. A run's series are removed
-   * from it when the run ends. @default none
-   */
-  registry?: Registry;
-  /** Partitions of a run's topic. @default 3 */
-  partitions?: number;
-}
+export type { ScenarioEnv } from "./scenario-env";
 
 /** Time-compressed retry: the same shape as the default, in tens of milliseconds. */
 export const FAST_RETRY: RetryOptions = {
@@ -278,36 +254,14 @@ export class ScenarioContext {
   }
 
   /** The run's series on the workshop registry: every counter value labelled with the run's topic or DLQ. */
-  async series(): Promise<RunSeries[]> {
-    const registry = this.env.registry;
-    if (!registry) return [];
-    const mine = new Set([this.topic, this.dlqTopic]);
-    const out: RunSeries[] = [];
-    // getMetricsAsJSON runs each counter's collect, which flushes its pending increments.
-    for (const m of await registry.getMetricsAsJSON()) {
-      for (const v of m.values) {
-        if (!mine.has(String(v.labels.topic ?? ""))) continue;
-        out.push({
-          name: m.name,
-          labels: Object.fromEntries(Object.entries(v.labels).map(([k, x]) => [k, String(x)])),
-          value: v.value,
-        });
-      }
-    }
-    return out.sort(
-      (a, b) => a.name.localeCompare(b.name) || JSON.stringify(a.labels).localeCompare(JSON.stringify(b.labels)),
-    );
+  series(): Promise<RunSeries[]> {
+    return runSeries(this.env.registry, [this.topic, this.dlqTopic]);
   }
 
   /** Removes the run's series from the workshop registry, so it stays bounded however many runs there were. */
   async dropSeries(): Promise<void> {
     const registry = this.env.registry;
-    if (!registry) return;
-    for (const s of await this.series()) {
-      const metric = registry.getSingleMetric(s.name) as
-        (Metric & { remove?: (labels: Record<string, string>) => void }) | undefined;
-      metric?.remove?.(s.labels);
-    }
+    if (registry) dropRunSeries(registry, await this.series());
   }
 
   /** Stops every replica, deletes topics, keys and tables of the run. */

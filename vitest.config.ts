@@ -21,7 +21,7 @@ const INTEGRATION_ALONE = [
   // An answer within 2 s while Prometheus is stopped.
   "server/observe/metrics/prometheus.integration.test.ts",
   // A check that does not wait for the store (800 ms bound).
-  "server/dedup/redis-repository.integration.test.ts",
+  "server/dedup/repository/redis-repository.integration.test.ts",
   // One socket read per estimate call: a CPU-starved redis-server reads two queued calls at once.
   "server/observe/keys/inspector-estimate.integration.test.ts",
 ];

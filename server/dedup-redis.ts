@@ -4,7 +4,7 @@
  * (server/observe/redis-client.ts).
  */
 import { Cluster, Redis } from "ioredis";
-import { RECOMMENDED_IOREDIS_OPTIONS } from "@/server/dedup/redis-repository";
+import { RECOMMENDED_IOREDIS_OPTIONS } from "@/server/dedup";
 
 /** A standalone ioredis client or a Cluster. */
 export type RedisClient = Redis | Cluster;

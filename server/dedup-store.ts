@@ -5,9 +5,7 @@
  * store never imports the dashboard. A new kind of store is one more branch here, one repository
  * in server/dedup and one `KeySource` in server/observe/keys (docs/ARCHITECTURE.md "How to add a store").
  */
-import { MemoryRepository } from "@/server/dedup/memory-repository";
-import { RedisRepository } from "@/server/dedup/redis-repository";
-import type { DedupRepository } from "@/server/dedup/repository";
+import { MemoryRepository, RedisRepository, type DedupRepository } from "@/server/dedup";
 import type { StoreKind as UiStoreKind } from "@/lib/store-words";
 import { createDedupRedis, type RedisClient } from "./dedup-redis";
 

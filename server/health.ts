@@ -1,9 +1,9 @@
 import { Kafka, logLevel, type Admin } from "kafkajs";
 import { Cluster } from "ioredis";
 import { config, type AppConfig } from "./config";
-import { observeRedis, whenReady, type RedisLike } from "./observe/redis-client";
+import { observeRedis, whenReady, type RedisLike } from "./observe/redis/client";
 import { failureKind, redact } from "./redact";
-import { withTimeout } from "./dedup/store-call";
+import { withTimeout } from "./dedup";
 import { prometheusEndpoint } from "./observe/metrics/prometheus";
 
 import type { ComponentHealth, Health } from "@/lib/health";

@@ -10,7 +10,7 @@
  */
 import { auditStore } from "./audit";
 import { config, ConfigError } from "./config";
-import { withTimeout } from "./dedup/store-call";
+import { withTimeout } from "./dedup";
 import { cachedHealth, PROBE_TIMEOUT_MS, type ComponentHealth, type Health } from "./health";
 import { failureKind, redact } from "./redact";
 import { replicaRole, type ReplicaRole } from "./replicas/leader";

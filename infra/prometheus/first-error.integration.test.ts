@@ -15,9 +15,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALERT_NAMES, METRIC_NAMES } from "@/lib/thresholds";
-import { dedupMetrics } from "@/server/dedup/metrics";
-import { PROMQL } from "@/server/observe/metrics/queries";
+import { ALERT_NAMES } from "@/lib/thresholds";
+import { METRIC_NAMES } from "@/names/dedup";
+import { dedupMetrics } from "@/server/dedup";
+import { PROMQL } from "@/lib/named-queries";
 import { startDemoOnKafka } from "@/server/testing/demo-on-kafka";
 import { promAlerts, promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 

@@ -15,11 +15,12 @@ import { Gauge, Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DASHBOARD_SCRAPE_JOB } from "@/lib/alert-exprs";
 import { DEADMAN_ALERTS } from "@/lib/deadman-alerts";
-import { ALERT_LIST, ALERTS, runbookUrl } from "@/lib/thresholds";
+import { ALERT_LIST, ALERTS } from "@/lib/thresholds";
+import { runbookUrl } from "@/lib/alert-model";
 import { runbookBase } from "@/scripts/gen-infra";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { OBSERVE_METRIC_LABELS, OBSERVE_METRIC_NAMES } from "@/names/observe";
-import { dedupRecorder } from "@/server/dedup/metrics";
+import { dedupRecorder } from "@/server/dedup";
 import { freePort } from "@/server/testing/net";
 import { promQuery } from "@/server/testing/own-prometheus";
 

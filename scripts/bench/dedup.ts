@@ -32,13 +32,20 @@ import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
-import { Deduplicator, type Marking } from "../../server/dedup/deduplicator";
-import { MemoryRepository } from "../../server/dedup/memory-repository";
-import { newMessage, type Handler, type Message } from "../../server/dedup/message";
-import { MemoryPubSub } from "../../server/dedup/pubsub";
-import { RedisRepository } from "../../server/dedup/redis-repository";
-import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX } from "../../server/dedup/repository";
-import { Router } from "../../server/dedup/router";
+import {
+  Deduplicator,
+  type Marking,
+  MemoryRepository,
+  newMessage,
+  type Handler,
+  type Message,
+  MemoryPubSub,
+  RedisRepository,
+  CLAIMED_PREFIX,
+  NAIVE_VALUE,
+  PROCESSING_PREFIX,
+  Router,
+} from "../../server/dedup";
 import { arg, flag } from "../lib/args";
 import { hotPathCosts, VARIANTS } from "./hot-path-costs";
 import { median } from "../lib/stats";

@@ -19,15 +19,21 @@
  * and the payload fingerprint alone (`payloadFingerprint`) per payload size.
  */
 import { Registry } from "prom-client";
-import { Deduplicator } from "../../server/dedup/deduplicator";
-import { payloadFingerprint } from "../../server/dedup/duplicate-cause";
-import { handlerTimer } from "../../server/dedup/handler-timer";
-import { MemoryRepository } from "../../server/dedup/memory-repository";
-import { newMessage, type Handler, type Message, type Middleware } from "../../server/dedup/message";
-import { MemoryPubSub, type Publisher } from "../../server/dedup/pubsub";
-import { Router } from "../../server/dedup/router";
-import { defaultStack } from "../../server/dedup/stack";
-import { timeout } from "../../server/dedup/timeout";
+import {
+  Deduplicator,
+  payloadFingerprint,
+  handlerTimer,
+  MemoryRepository,
+  newMessage,
+  type Handler,
+  type Message,
+  type Middleware,
+  MemoryPubSub,
+  type Publisher,
+  Router,
+  defaultStack,
+  timeout,
+} from "../../server/dedup";
 import { median } from "../lib/stats";
 
 const PAYLOAD_256 = JSON.stringify({

@@ -24,11 +24,7 @@
  */
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
-import { Deduplicator, type Marking } from "@/server/dedup/deduplicator";
-import type { Message } from "@/server/dedup/message";
-import { MemoryPubSub } from "@/server/dedup/pubsub";
-import { RedisRepository } from "@/server/dedup/redis-repository";
-import { Router } from "@/server/dedup/router";
+import { Deduplicator, type Marking, type Message, MemoryPubSub, RedisRepository, Router } from "@/server/dedup";
 import { KeyInspector } from "@/server/observe/keys/inspector";
 import { startOwnRedis } from "@/server/testing/own-redis";
 import { monotonicFactory } from "ulid";

@@ -35,17 +35,17 @@ import { Kafka, logLevel, Partitioners } from "kafkajs";
 import { Registry } from "prom-client";
 import { KafkaSubscriber } from "@/server/transport/kafka-subscriber";
 import { encodeRecord } from "@/server/transport/watermill-codec";
-import type { Message } from "@/server/dedup/message";
-import type { Publisher } from "@/server/dedup/pubsub";
 import {
+  type Message,
+  type Publisher,
   RECOMMENDED_IOREDIS_OPTIONS,
   RedisRepository,
   type DedupRedisClient,
   type RedisRepositoryOptions,
-} from "@/server/dedup/redis-repository";
-import { Router } from "@/server/dedup/router";
-import { defaultStack } from "@/server/dedup/stack";
-import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
+  Router,
+  defaultStack,
+} from "@/server/dedup";
+import { ConsumerGroupDescriber } from "@/server/observe/kafka/consumer-group";
 import { clusterClient as seededCluster, deletePrefix } from "@/server/testing/redis-cluster";
 import { createTopicsReady } from "@/server/transport/topics";
 import { arg, flag, intArg } from "../lib/args";

@@ -2,7 +2,7 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { InProgressError } from "./errors";
 import { lintHandler, RECOMMENDED_SETUP } from "./lint";
-import { MemoryRepository } from "./memory-repository";
+import { MemoryRepository } from "./repository/memory-repository";
 import { namedMiddleware, newMessage, type Handler, type Message, type Middleware } from "./message";
 import { METRIC_NAMES, STACK_ORDER, stackOrder } from "../../names/dedup";
 import { MemoryPubSub } from "./pubsub";

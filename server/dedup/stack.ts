@@ -1,16 +1,16 @@
-import { correlationId } from "./correlation-id";
-import { handlerTimer } from "./handler-timer";
-import { timeout } from "./timeout";
-import { Deduplicator, type DeduplicatorOptions } from "./deduplicator";
+import { correlationId } from "./middleware/correlation-id";
+import { handlerTimer } from "./middleware/handler-timer";
+import { timeout } from "./middleware/timeout";
+import { Deduplicator, type DeduplicatorOptions } from "./deduplicator/deduplicator";
 import { InProgressError } from "./errors";
 import { stackOrder, type StackName, type StackOrder, type TtlClass } from "../../names/dedup";
-import { selfDescribe, stackInfoOf } from "./handler-info";
+import { selfDescribe, stackInfoOf } from "./deduplicator/handler-info";
 import type { StackEntry } from "./lint";
 import type { Middleware } from "./message";
-import { poisonQueue, type PoisonQueueOptions } from "./poison-queue";
+import { poisonQueue, type PoisonQueueOptions } from "./middleware/poison-queue";
 import type { Publisher } from "./pubsub";
-import { recoverer } from "./recoverer";
-import { retry, type RetryOptions } from "./retry";
+import { recoverer } from "./middleware/recoverer";
+import { retry, type RetryOptions } from "./middleware/retry";
 
 /** Options of {@link defaultStack}. */
 export interface DefaultStackOptions {

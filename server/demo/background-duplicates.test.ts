@@ -1,7 +1,6 @@
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryRepository } from "@/server/dedup/memory-repository";
-import { dedupMetrics } from "@/server/dedup/metrics";
+import { MemoryRepository, dedupMetrics } from "@/server/dedup";
 import { EVENT_TYPE_KEY } from "@/names/dedup";
 import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 import { countPush, MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";

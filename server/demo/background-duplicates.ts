@@ -11,7 +11,7 @@
  *   a few seconds of one replica's partitions, ~0.3 % of a 5-minute window.
  * The workshop's toggles (`setSources`) add their own sources on top and push the ratio past 10 %.
  */
-import type { Message } from "@/server/dedup/message";
+import type { Message } from "@/server/dedup";
 import { EVENT_TYPE_KEY } from "@/names/dedup";
 
 /** Options of {@link BackgroundDuplicates}. */

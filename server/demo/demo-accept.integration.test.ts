@@ -17,8 +17,7 @@ import {
   PROCESSED_RESULTS,
   WATERMILL_UUID_HEADER,
 } from "@/names/dedup";
-import { dedupMetrics } from "@/server/dedup/metrics";
-import { RedisRepository } from "@/server/dedup/redis-repository";
+import { dedupMetrics, RedisRepository } from "@/server/dedup";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { DemoService } from "./demo";
 import { DEMO_HANDLER_SPECS, demoGroupIds } from "@/server/notification/demo-handlers";

@@ -3,8 +3,7 @@
  * the p99 and error-reason panels show), and in real mode the Redis cut-off, which disconnects the
  * consumer's own Redis client for a while.
  */
-import { FaultyRepository } from "@/server/dedup/faulty-repository";
-import type { DedupRepository } from "@/server/dedup/repository";
+import { FaultyRepository, type DedupRepository } from "@/server/dedup";
 import type { RedisClient } from "@/server/dedup-redis";
 import type { DemoFaults, DemoFaultsPatch } from "@/lib/api/demo";
 

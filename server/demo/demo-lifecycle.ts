@@ -6,9 +6,8 @@
  * and is exported in `dedup_consumer_info` while it is a member.
  */
 import { handlerGroupId } from "@/names/kafka";
-import type { DedupRepository } from "@/server/dedup/repository";
+import { type DedupRepository, dedupMetrics, dedupRecorder } from "@/server/dedup";
 import { DEDUP_ERROR_REASON, EVENT_TYPE_KEY, POISON_REASON_CLASS } from "@/names/dedup";
-import { dedupMetrics, dedupRecorder } from "@/server/dedup/metrics";
 import { DEMO_HANDLER_SPECS, DEMO_LEASE_MS, DEMO_TIMEOUT_MS } from "@/server/notification/demo-handlers";
 import type { BeforeCommit, UnreadableRecord } from "@/server/transport/partition-pump";
 import {

@@ -8,7 +8,7 @@ import { dlqTopicOf } from "@/names/dedup";
 import type { DemoSources } from "@/lib/api/demo";
 import { DEMO_TOPIC } from "@/lib/api/consumers";
 import { replicaId } from "@/server/transport/replica-id";
-import type { DedupRepository } from "@/server/dedup/repository";
+import type { DedupRepository } from "@/server/dedup";
 import type { RedisClient } from "@/server/dedup-redis";
 import type { SideEffectStore } from "@/server/notification/side-effects";
 import type { Transport } from "@/server/transport";

@@ -1,5 +1,5 @@
 import { afterAll } from "vitest";
-import { RedisRepository } from "@/server/dedup/redis-repository";
+import { RedisRepository } from "@/server/dedup";
 import { deleteKeysByPrefix } from "@/server/dedup-redis";
 import { DEMO_PARTITIONS, demoGroupIds } from "@/server/notification/demo-handlers";
 import { ownKafka } from "@/server/testing/own-kafka";

@@ -10,8 +10,7 @@
 import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
 import type { DemoFaultsPatch, DemoSourcesPatch } from "@/lib/api/demo";
-import { dedupMetrics } from "@/server/dedup/metrics";
-import type { DedupRepository } from "@/server/dedup/repository";
+import { dedupMetrics, type DedupRepository } from "@/server/dedup";
 import { countPush, MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
 import type { Transport } from "@/server/transport";
 import { DemoService } from "./demo";

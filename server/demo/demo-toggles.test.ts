@@ -1,4 +1,4 @@
-import { MemoryRepository } from "@/server/dedup/memory-repository";
+import { MemoryRepository } from "@/server/dedup";
 import { MemoryTransport } from "@/server/transport";
 import { demoTogglesSuite } from "./demo-toggles.suite";
 

@@ -5,9 +5,8 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { ulid } from "ulid";
-import { type Message } from "@/server/dedup/message";
+import type { Message, Publisher } from "@/server/dedup";
 import { CORRELATION_ID_KEY, EVENT_TYPE_KEY } from "@/names/dedup";
-import type { Publisher } from "@/server/dedup/pubsub";
 import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 import type { BackgroundDuplicates } from "./background-duplicates";
 import type { DemoSourcesState } from "./demo-options";

@@ -2,7 +2,7 @@ import { Registry } from "prom-client";
 import { ulid } from "ulid";
 import { describe, expect, it } from "vitest";
 import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, TOPIC_POISONED_KEY, WATERMILL_UUID_HEADER } from "@/names/dedup";
-import { dedupMetrics } from "@/server/dedup/metrics";
+import { dedupMetrics } from "@/server/dedup";
 import { countPush, sideEffectCounters } from "@/server/notification/side-effects";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
 import { counterTotal } from "@/server/testing/counter-total";

@@ -1,12 +1,10 @@
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { lintHandler } from "@/server/dedup/lint";
-import { MemoryRepository } from "@/server/dedup/memory-repository";
-import { dedupMetrics } from "@/server/dedup/metrics";
+import { lintHandler, MemoryRepository, dedupMetrics } from "@/server/dedup";
 import { hostname } from "node:os";
 import { EVENT_TYPE_KEY, HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY } from "@/names/dedup";
 import { DemoService } from "./demo";
-import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
+import { CONSUMER_INFO_METRIC } from "@/names/observe";
 import { DEMO_HANDLERS } from "@/server/notification/demo-handlers";
 import { countPush, MemorySideEffectStore, sideEffectCounters } from "@/server/notification/side-effects";
 import { MemoryTransport } from "@/server/transport";

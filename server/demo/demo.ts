@@ -5,7 +5,7 @@
  * Its parts: the replicas' lifecycle (./demo-lifecycle.ts), the traffic (./demo-traffic.ts) and
  * the store faults (./demo-faults.ts); this class starts and stops them and answers the API.
  */
-import type { HandlerSetup } from "@/server/dedup/lint";
+import type { HandlerSetup } from "@/server/dedup";
 import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/api/demo";
 import { DEMO_PARTITIONS, demoHandlerSetups } from "@/server/notification/demo-handlers";
 import { BackgroundDuplicates } from "./background-duplicates";

@@ -4,10 +4,9 @@
  * register the declared setups (`lintHandler`'s input) with the dashboard cheaply
  * (`registerDemoHandlers`, server/startup.ts).
  */
-import { type HandlerSetup } from "@/server/dedup/lint";
+import type { HandlerSetup, FailureMode, RepositoryKind } from "@/server/dedup";
 import { STACK_ORDER, TTL_POLICY, type TtlClass } from "@/names/dedup";
 import { handlerGroupId } from "@/names/kafka";
-import type { FailureMode, RepositoryKind } from "@/server/dedup/repository";
 
 /** Partitions of the live demo's topic (`DEMO_TOPIC`, created by `npm run stack:up` or at demo start). */
 export const DEMO_PARTITIONS = 6;

@@ -4,15 +4,21 @@
  * order or a scenario's wrong one, and a replica (one Router + one group subscriber per handler).
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { DeduplicatorOptions } from "@/server/dedup/deduplicator";
-import { NonRetryableError } from "@/server/dedup/errors";
-import { payloadText, type Handler, type Message, type Middleware } from "@/server/dedup/message";
+import {
+  type DeduplicatorOptions,
+  NonRetryableError,
+  payloadText,
+  type Handler,
+  type Message,
+  type Middleware,
+  type Publisher,
+  type DedupRepository,
+  type RetryOptions,
+  Router,
+  type RouterErrorEvent,
+  defaultStack,
+} from "@/server/dedup";
 import { EVENT_TYPE_KEY, type StackOrder, type TtlClass } from "@/names/dedup";
-import type { Publisher } from "@/server/dedup/pubsub";
-import type { DedupRepository } from "@/server/dedup/repository";
-import type { RetryOptions } from "@/server/dedup/retry";
-import { Router, type RouterErrorEvent } from "@/server/dedup/router";
-import { defaultStack } from "@/server/dedup/stack";
 import type { SideEffectStore } from "./side-effects";
 import type { GroupSubscriber, ReplicaSubscriberOptions, Transport } from "@/server/transport";
 import type { UnreadableRecord } from "@/server/transport/partition-pump";

@@ -4,11 +4,8 @@
  * buckets): every table of the doc is parsed, and each disagreement is one line of the answer.
  * The contract is the single source only while this finds nothing.
  */
-import { CHECK_DURATION_BUCKETS } from "@/server/dedup/metrics";
-import { HANDLER_TIME_BUCKETS } from "@/server/dedup/handler-time-histogram";
-import { payloadFingerprint } from "@/server/dedup/duplicate-cause";
-import { parseClaimValue } from "@/server/dedup/repository";
-import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
+import { CHECK_DURATION_BUCKETS, HANDLER_TIME_BUCKETS, payloadFingerprint, parseClaimValue } from "@/server/dedup";
+import { CONSUMER_INFO_METRIC } from "@/names/observe";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import {
   CONTRACT_VERSION,

@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { Kafka, logLevel, type Producer } from "kafkajs";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll } from "vitest";
-import { RedisRepository } from "@/server/dedup/redis-repository";
+import { RedisRepository } from "@/server/dedup";
 import { createDedupRedis, deleteKeysByPrefix, type RedisClient } from "@/server/dedup-redis";
 import { DemoService } from "@/server/demo/demo";
 import { demoGroupIds } from "@/server/notification/demo-handlers";

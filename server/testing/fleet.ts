@@ -9,8 +9,7 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { HANDLER_TIME_BUCKETS } from "@/server/dedup/handler-time-histogram";
-import { CHECK_DURATION_BUCKETS } from "@/server/dedup/metrics";
+import { HANDLER_TIME_BUCKETS, CHECK_DURATION_BUCKETS } from "@/server/dedup";
 import { METRIC_NAMES } from "@/names/dedup";
 
 /** One handler of the fleet. */

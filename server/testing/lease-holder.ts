@@ -9,8 +9,7 @@
 import { createServer } from "node:http";
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
-import { Deduplicator } from "@/server/dedup/deduplicator";
-import { RedisRepository } from "@/server/dedup/redis-repository";
+import { Deduplicator, RedisRepository } from "@/server/dedup";
 import { consumerInfoGauge, processReplicaId } from "@/server/transport/replica-id";
 
 const [url, service, handler, n, port] = process.argv.slice(2) as [string, string, string, string, string];

@@ -21,7 +21,7 @@ import {
   dlqTopicOf,
   poisonedMetadata,
 } from "@/names/dedup";
-import { CHECK_DURATION_BUCKETS } from "@/server/dedup/metrics";
+import { CHECK_DURATION_BUCKETS } from "@/server/dedup";
 import { closeServer, listenOnFreePort } from "./net";
 
 /** Where the fixture consumes and writes. */

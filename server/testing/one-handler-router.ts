@@ -1,5 +1,4 @@
-import { Router } from "@/server/dedup/router";
-import type { HandlerConfig } from "@/server/dedup/router-options";
+import { Router, type HandlerConfig } from "@/server/dedup";
 
 /**
  * A Router with one handler named `h`, as `config` says, that drops handler errors (the test reads

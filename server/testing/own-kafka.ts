@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll } from "vitest";
-import { RECOMMENDED_IOREDIS_OPTIONS } from "@/server/dedup/redis-repository";
+import { RECOMMENDED_IOREDIS_OPTIONS } from "@/server/dedup";
 import { KafkaTransport } from "@/server/transport";
 
 /** The shared stack's broker (`KAFKA_BROKERS`, comma-separated, or 127.0.0.1:9092). */

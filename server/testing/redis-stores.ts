@@ -6,11 +6,7 @@
  */
 import { Cluster, Redis } from "ioredis";
 import { afterAll, describe } from "vitest";
-import {
-  RECOMMENDED_IOREDIS_OPTIONS,
-  RedisRepository,
-  type RedisRepositoryOptions,
-} from "@/server/dedup/redis-repository";
+import { RECOMMENDED_IOREDIS_OPTIONS, RedisRepository, type RedisRepositoryOptions } from "@/server/dedup";
 import { clusterClient } from "./redis-cluster";
 
 /** One store a suite runs on, with a fresh service prefix. */

@@ -5,9 +5,7 @@
  * and before the commit landed (a second member joins while the first is still sending the copy).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { Publisher } from "@/server/dedup/pubsub";
-import { RedisRepository } from "@/server/dedup/redis-repository";
-import { Router } from "@/server/dedup/router";
+import { type Publisher, RedisRepository, Router } from "@/server/dedup";
 import { kcatOffsets } from "@/server/testing/kcat";
 import { ownKafka, until } from "@/server/testing/own-kafka";
 import { dlqCopyKey, OFFSET_POISONED_KEY, PARTITION_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MemoryPubSub } from "@/server/dedup/pubsub";
+import { MemoryPubSub } from "@/server/dedup";
 import {
   POISON_REASON_CLASS,
   REASON_CLASS_POISONED_KEY,

@@ -12,8 +12,7 @@
  * conflict again and come straight back to the DLQ.
  */
 import { createHash } from "node:crypto";
-import type { Message } from "@/server/dedup/message";
-import type { Publisher } from "@/server/dedup/pubsub";
+import type { Message, Publisher } from "@/server/dedup";
 import {
   POISON_METADATA_KEYS,
   POISON_REASON_CLASS,

@@ -9,8 +9,7 @@
  * Progress is the committed offset of the consumer group `<dlqTopic>.replay`: a second run
  * replays only what arrived in the DLQ since, so running it twice does not publish twice.
  */
-import { type Message, type Outcome } from "@/server/dedup/message";
-import { sequentialSink, type Publisher } from "@/server/dedup/pubsub";
+import { type Message, type Outcome, sequentialSink, type Publisher } from "@/server/dedup";
 import type { RedriveMode } from "@/names/dedup";
 import {
   NO_UUID_WHY,

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { Kafka, logLevel, type Admin } from "kafkajs";
-import type { Publisher, Subscriber } from "@/server/dedup/pubsub";
+import type { Publisher, Subscriber } from "@/server/dedup";
 import { KafkaPublisher } from "./kafka-publisher";
 import { KafkaSubscriber } from "./kafka-subscriber";
 import { kafkaLogCreator } from "./kafka-log";

@@ -3,8 +3,7 @@
  * the broker acknowledged every record (acks = all).
  */
 import { Kafka, logLevel, Partitioners, type Producer, type RecordMetadata } from "kafkajs";
-import type { Message } from "@/server/dedup/message";
-import type { Publisher } from "@/server/dedup/pubsub";
+import type { Message, Publisher } from "@/server/dedup";
 import { WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { encodeRecord } from "./watermill-codec";
 import { kafkaLogCreator } from "./kafka-log";

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
 import { ulid } from "ulid";
 import { afterAll, describe, expect, it } from "vitest";
-import { newMessage, payloadText } from "@/server/dedup/message";
+import { newMessage, payloadText } from "@/server/dedup";
 import { oneHandlerRouter } from "@/server/testing/one-handler-router";
 import { KafkaPublisher } from "./kafka-publisher";
 import { KafkaSubscriber } from "./kafka-subscriber";

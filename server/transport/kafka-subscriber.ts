@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { Kafka, logLevel, type Consumer } from "kafkajs";
-import type { MessageSink, Subscriber, Subscription } from "@/server/dedup/pubsub";
+import type { MessageSink, Subscriber, Subscription } from "@/server/dedup";
 import { kafkaLogCreator } from "./kafka-log";
 import { KafkaTopicConsumer } from "./kafka-topic-consumer";
 import type { SubscriberOptions } from "./partition-pump";

@@ -4,7 +4,7 @@
  * what a rebalance does to them), and the graceful stop: finish the in-flight batch, commit, leave.
  */
 import type { Consumer, EachBatchPayload } from "kafkajs";
-import type { MessageSink } from "@/server/dedup/pubsub";
+import type { MessageSink } from "@/server/dedup";
 import { pumpPartition, type SubscriberOptions } from "./partition-pump";
 
 /** The resolved subscriber options a topic consumer reads. */

@@ -1,7 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Message, Outcome } from "@/server/dedup/message";
-import { newMessage, payloadText } from "@/server/dedup/message";
-import type { MessageSink } from "@/server/dedup/pubsub";
+import { type Message, type Outcome, newMessage, payloadText, type MessageSink } from "@/server/dedup";
 import { MemoryBroker } from "./memory-broker";
 
 /** The embedded broker behaves like a Kafka consumer group where the workshop relies on it. */

@@ -6,8 +6,7 @@
  * re-read after a rebalance, and a replica that crashes before its commit leaves its messages to the
  * next owner. **Single process; not durable.**
  */
-import type { Message } from "@/server/dedup/message";
-import type { Publisher } from "@/server/dedup/pubsub";
+import type { Message, Publisher } from "@/server/dedup";
 import { WATERMILL_UUID_HEADER } from "@/names/dedup";
 import {
   MemoryGroupSubscriber,

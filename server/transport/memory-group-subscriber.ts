@@ -5,7 +5,7 @@
  * gracefully (commit, then rebalance) or, after a `beforeCommit` crash, without committing.
  */
 import { randomBytes } from "node:crypto";
-import type { MessageSink, Subscriber, Subscription } from "@/server/dedup/pubsub";
+import type { MessageSink, Subscriber, Subscription } from "@/server/dedup";
 import { pumpPartition, type PumpRecord, type SubscriberOptions } from "./partition-pump";
 
 /** One subscription of a replica in its group: its assignment and the offsets it acked. */

@@ -7,7 +7,7 @@
  * acked. The transports differ only in the hooks: where offsets are kept, how a redelivery seeks,
  * whether a heartbeat runs.
  */
-import type { Message, Outcome } from "@/server/dedup/message";
+import { type Message, type Outcome, runOnce, type MessageSink } from "@/server/dedup";
 import {
   dlqCopyKey,
   HANDLER_POISONED_KEY,
@@ -19,8 +19,6 @@ import {
   SUBSCRIBER_POISONED_KEY,
   TOPIC_POISONED_KEY,
 } from "@/names/dedup";
-import { runOnce } from "@/server/dedup/run-once";
-import type { MessageSink } from "@/server/dedup/pubsub";
 import type { IHeaders } from "kafkajs";
 import type { SubscriberOptions, UnreadableRecord } from "./subscriber-options";
 import { decodeRecord, type Decoded } from "./watermill-codec";

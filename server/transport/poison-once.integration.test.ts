@@ -8,9 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { RedisRepository } from "@/server/dedup/redis-repository";
-import { Router } from "@/server/dedup/router";
-import { defaultStack } from "@/server/dedup/stack";
+import { RedisRepository, Router, defaultStack } from "@/server/dedup";
 import { registryTotal } from "@/server/testing/counter-total";
 import { kcatOffsets, kcatProduce } from "@/server/testing/kcat";
 import { ownKafka, until } from "@/server/testing/own-kafka";

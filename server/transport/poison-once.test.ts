@@ -4,10 +4,7 @@
  * to the DLQ, and is read again after a rebalance before its offset was committed gets no second copy.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryRepository } from "@/server/dedup/memory-repository";
-import { newMessage, type Message } from "@/server/dedup/message";
-import { Router } from "@/server/dedup/router";
-import { defaultStack } from "@/server/dedup/stack";
+import { MemoryRepository, newMessage, type Message, Router, defaultStack } from "@/server/dedup";
 import { MemoryBroker } from "./memory-broker";
 
 const until = async (cond: () => boolean, what: string) => {

@@ -4,11 +4,15 @@
  * would; every output still lands on its topic exactly once, and the DLQ stays empty.
  */
 import { describe, expect, it } from "vitest";
-import { newMessage, payloadText, type Message } from "@/server/dedup/message";
-import type { Publisher } from "@/server/dedup/pubsub";
-import { RedisRepository } from "@/server/dedup/redis-repository";
-import { Router } from "@/server/dedup/router";
-import { defaultStack } from "@/server/dedup/stack";
+import {
+  newMessage,
+  payloadText,
+  type Message,
+  type Publisher,
+  RedisRepository,
+  Router,
+  defaultStack,
+} from "@/server/dedup";
 import { ownKafka, until } from "@/server/testing/own-kafka";
 import { KafkaSubscriber } from "./kafka-subscriber";
 

@@ -2,9 +2,7 @@
  * The knobs of a group subscriber that the partition pump reads ({@link SubscriberOptions}), and the
  * record it cannot decode ({@link UnreadableRecord}) as its hooks see it.
  */
-import type { Publisher } from "@/server/dedup/pubsub";
-import type { DedupRepository } from "@/server/dedup/repository";
-import type { Message } from "@/server/dedup/message";
+import type { Publisher, DedupRepository, Message } from "@/server/dedup";
 
 /** What to do after a chunk was acked, before its offsets are committed (fault injection). */
 export type BeforeCommit = (acked: readonly Message[]) => "commit" | "crash";

@@ -4,8 +4,7 @@
  * from the configuration. One code path above this module.
  */
 import type { Registry } from "prom-client";
-import { MemoryRepository } from "@/server/dedup/memory-repository";
-import type { DedupRepository } from "@/server/dedup/repository";
+import { MemoryRepository, type DedupRepository } from "@/server/dedup";
 import type { AppConfig } from "@/server/config";
 import { deleteKeysByPrefix, type RedisClient } from "@/server/dedup-redis";
 import { repositoryFor } from "@/server/dedup-store";

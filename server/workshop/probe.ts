@@ -3,10 +3,16 @@
  * right outside the Deduplicator), the handler wrapper, the DLQ publisher wrapper and the push
  * ledger feed a {@link RunProbe}, which keeps the counts of the summary and a capped timeline.
  */
-import { InProgressError, toError } from "@/server/dedup/errors";
-import { namedMiddleware, type Handler, type Message, type Middleware } from "@/server/dedup/message";
+import {
+  InProgressError,
+  toError,
+  namedMiddleware,
+  type Handler,
+  type Message,
+  type Middleware,
+  type Publisher,
+} from "@/server/dedup";
 import { REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY } from "@/names/dedup";
-import type { Publisher } from "@/server/dedup/pubsub";
 import { TIMELINE_CAP, type DeliveryVerdict, type RunSummary, type TimelineEntry } from "@/lib/api/workshop";
 import type { StackExtras } from "@/server/notification/service";
 

@@ -3,7 +3,7 @@
  * outcome, the correct setup of spec §2 / §10 and the steps several scripts share. Time-compressed:
  * retry backoff in tens of ms, quiet periods under a few seconds.
  */
-import { type Message } from "@/server/dedup/message";
+import type { Message } from "@/server/dedup";
 import { HOUR_MS } from "@/names/dedup";
 import type { ExpectedCheck, ExpectedOutcome, ScenarioKind, ScenarioName } from "@/lib/api/workshop";
 import { FAST_RETRY, seqOf, type ReplicaSetup, type ScenarioContext } from "./scenario-context";

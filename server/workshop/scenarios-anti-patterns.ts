@@ -2,7 +2,7 @@
  * The anti-patterns of spec §9 and §10, each run until it shows its failure: a second push, a
  * legitimate event swallowed as a "duplicate", a message lost silently.
  */
-import { type Message } from "@/server/dedup/message";
+import type { Message } from "@/server/dedup";
 import { CORRELATION_ID_KEY, HOUR_MS } from "@/names/dedup";
 import { FAST_RETRY, type ReplicaSetup } from "./scenario-context";
 import {

@@ -3,8 +3,7 @@
  * and leaves the repeats to the handler's own idempotency; fail-closed retries and sends what
  * outlasts the retries to the DLQ. Neither loses a message or pushes twice.
  */
-import { failClosed, failOpen } from "@/server/dedup/failure-mode";
-import { FaultyRepository } from "@/server/dedup/faulty-repository";
+import { failClosed, failOpen, FaultyRepository } from "@/server/dedup";
 import { FAST_RETRY } from "./scenario-context";
 import {
   correct,

@@ -8,10 +8,7 @@
  */
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failOpen } from "@/server/dedup/failure-mode";
-import { deduplicator } from "@/server/dedup/deduplicator";
-import { dedupMetrics } from "@/server/dedup/metrics";
-import { RedisRepository } from "@/server/dedup/redis-repository";
+import { failOpen, deduplicator, dedupMetrics, RedisRepository } from "@/server/dedup";
 import { createDedupRedis } from "@/server/dedup-redis";
 import { account, KafkaCase, npmDlqReplay, reportAccounting } from "./lib/cases";
 import { LatencyProxy } from "./lib/latency-proxy";

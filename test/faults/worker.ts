@@ -10,11 +10,7 @@
  */
 import { createServer } from "node:http";
 import { Registry } from "prom-client";
-import { failClosed, failOpen } from "@/server/dedup/failure-mode";
-import { dedupMetrics } from "@/server/dedup/metrics";
-import { RedisRepository } from "@/server/dedup/redis-repository";
-import type { RetryOptions } from "@/server/dedup/retry";
-import { Router } from "@/server/dedup/router";
+import { failClosed, failOpen, dedupMetrics, RedisRepository, type RetryOptions, Router } from "@/server/dedup";
 import { createDedupRedis } from "@/server/dedup-redis";
 import { KafkaPublisher } from "@/server/transport/kafka-publisher";
 import { KafkaSubscriber } from "@/server/transport/kafka-subscriber";

@@ -20,7 +20,7 @@ import {
   TOPIC_POISONED_KEY,
 } from "@/names/dedup";
 import { OBSERVE_METRIC_NAMES } from "@/names/observe";
-import { newMessage } from "@/server/dedup/message";
+import { newMessage } from "@/server/dedup";
 import { PostgresAuditStore } from "@/server/audit/store";
 import { setAuditStore } from "@/server/audit";
 import { configOfFile, useConfig } from "@/server/testing/app-config";
@@ -34,7 +34,7 @@ import {
   dlqBacklog,
   readDlqBacklog,
   registerDlqBacklogGauge,
-} from "@/server/observe/records/dlq-backlog";
+} from "@/server/observe/watchers/dlq-backlog";
 import { DLQ_STATE_TABLE, PostgresDlqStateStore, setDlqStateStore } from "@/server/observe/records/dlq-state";
 import { topicStates } from "@/server/observe/records/dlq-resolutions";
 import { setRecordReader } from "@/server/observe/records/records";

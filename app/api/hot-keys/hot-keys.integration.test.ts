@@ -9,7 +9,7 @@ import { expect, it } from "vitest";
 import { GET as hotKeysGET } from "./route";
 import { hotKeysResponseSchema } from "@/lib/api/hot-keys";
 import { WATERMILL_UUID_HEADER } from "@/names/dedup";
-import { dedupMetrics } from "@/server/dedup/metrics";
+import { dedupMetrics } from "@/server/dedup";
 import { startDemoOnKafka } from "@/server/testing/demo-on-kafka";
 
 const HANDLER = "on-review-created";

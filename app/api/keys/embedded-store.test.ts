@@ -10,7 +10,7 @@ import { GET as lookupGET } from "@/app/api/keys/lookup/route";
 import { GET as keysGET } from "./route";
 import { handlersResponseSchema } from "@/lib/api/handlers";
 import { keyLookupResponseSchema, keysResponseSchema } from "@/lib/api/keys";
-import { MemoryRepository } from "@/server/dedup/memory-repository";
+import { MemoryRepository } from "@/server/dedup";
 import { DemoService } from "@/server/demo/demo";
 import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 import { MemorySideEffectStore } from "@/server/notification/side-effects";

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GET as lookupGET } from "@/app/api/keys/lookup/route";
 import { GET as keysGET } from "./route";
 import { keyLookupResponseSchema, keysResponseSchema } from "@/lib/api/keys";
-import { MemoryRepository } from "@/server/dedup/memory-repository";
+import { MemoryRepository } from "@/server/dedup";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";
 import { MemoryInspector, estimateBytes } from "@/server/observe/keys/memory-inspector";

@@ -18,10 +18,7 @@ import {
   TOPIC_POISONED_KEY,
   WATERMILL_UUID_HEADER,
 } from "@/names/dedup";
-import { payloadText } from "@/server/dedup/message";
-import { RedisRepository } from "@/server/dedup/redis-repository";
-import { Router } from "@/server/dedup/router";
-import { defaultStack } from "@/server/dedup/stack";
+import { payloadText, RedisRepository, Router, defaultStack } from "@/server/dedup";
 import { promAlerts, promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { appRegistry } from "@/server/registry";
 import { kcatProduce } from "@/server/testing/kcat";

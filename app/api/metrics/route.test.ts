@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { GET as metricsGET } from "@/app/api/metrics/route";
 import { HANDLER_SUCCESSES, METRIC_NAMES } from "@/names/dedup";
-import { MemoryRepository } from "@/server/dedup/memory-repository";
+import { MemoryRepository } from "@/server/dedup";
 import { DemoService } from "@/server/demo/demo";
 import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 import { MemorySideEffectStore } from "@/server/notification/side-effects";

@@ -9,16 +9,19 @@
 import { loadavg } from "node:os";
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
-import { correlationId } from "@/server/dedup/correlation-id";
-import { Deduplicator } from "@/server/dedup/deduplicator";
-import { MemoryRepository } from "@/server/dedup/memory-repository";
-import type { Message, Middleware } from "@/server/dedup/message";
-import { poisonQueue } from "@/server/dedup/poison-queue";
-import { MemoryPubSub } from "@/server/dedup/pubsub";
-import { recoverer } from "@/server/dedup/recoverer";
-import { RedisRepository } from "@/server/dedup/redis-repository";
-import { retry } from "@/server/dedup/retry";
-import { Router } from "@/server/dedup/router";
+import {
+  correlationId,
+  Deduplicator,
+  MemoryRepository,
+  type Message,
+  type Middleware,
+  poisonQueue,
+  MemoryPubSub,
+  recoverer,
+  RedisRepository,
+  retry,
+  Router,
+} from "@/server/dedup";
 import { startOwnRedis } from "@/server/testing/own-redis";
 import { median } from "../../lib/stats";
 import { FailingDlq } from "./ours";

@@ -5,12 +5,7 @@
  * repository is given (the transport alone).
  */
 import { Registry } from "prom-client";
-import type { Marking } from "@/server/dedup/deduplicator";
-import type { Message } from "@/server/dedup/message";
-import type { Publisher } from "@/server/dedup/pubsub";
-import type { DedupRepository } from "@/server/dedup/repository";
-import { Router } from "@/server/dedup/router";
-import { defaultStack } from "@/server/dedup/stack";
+import { type Marking, type Message, type Publisher, type DedupRepository, Router, defaultStack } from "@/server/dedup";
 import { KafkaSubscriber } from "@/server/transport/kafka-subscriber";
 import { arrivals, type ConsumeFigures } from "./clock";
 

@@ -11,8 +11,7 @@
  */
 import type { Redis } from "ioredis";
 import type { Kafka } from "kafkajs";
-import { MemoryRepository } from "@/server/dedup/memory-repository";
-import { RedisRepository } from "@/server/dedup/redis-repository";
+import { MemoryRepository, RedisRepository } from "@/server/dedup";
 import type { ConsumeFigures } from "./clock";
 import { consumeFloor, consumeNaive, consumeRaw } from "./kafkajs-consumers";
 import { consumeOurs, type OursRound } from "./ours";

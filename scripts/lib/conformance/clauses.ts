@@ -3,9 +3,7 @@
  * kit prints), what it says, and how the evidence of a run holds it, breaks it, or cannot tell
  * ("not measured": the consumer does not export the signal the clause needs — never a pass).
  */
-import { payloadFingerprint } from "@/server/dedup/duplicate-cause";
-import { HANDLER_TIME_BUCKETS } from "@/server/dedup/handler-time-histogram";
-import { CHECK_DURATION_BUCKETS } from "@/server/dedup/metrics";
+import { payloadFingerprint, HANDLER_TIME_BUCKETS, CHECK_DURATION_BUCKETS } from "@/server/dedup";
 import {
   DEDUP_ERROR_REASONS,
   DUPLICATE_CAUSES,

@@ -8,10 +8,10 @@
  */
 import type { ListedKey, Selection } from "@/lib/api/key-actions";
 import { claimOwnerOf } from "@/names/dedup";
-import { NAIVE_VALUE } from "@/server/dedup/repository";
-import { BadRequestError } from "../errors";
-import { masters, type RedisLike } from "../redis-client";
-import { countUpstream } from "../upstream-counter";
+import { NAIVE_VALUE } from "@/server/dedup";
+import { BadRequestError } from "../core/errors";
+import { masters, type RedisLike } from "../redis/client";
+import { countUpstream } from "../core/upstream-counter";
 import { actionBudget } from "./budget";
 import { ownerOf } from "./browser";
 import { ownerAlive } from "./lease-owners";

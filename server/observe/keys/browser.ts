@@ -1,18 +1,18 @@
+/**
+ * The key browser's Redis side: one page of a prefix's keys by `SCAN` under the shared browse budget
+ * (a cursor over every master of a Cluster), and the read of a UUID's candidate keys. The routes of
+ * `/api/keys` and `/api/keys/lookup` are `routes/keys.ts`.
+ */
 import { createHmac, randomBytes } from "node:crypto";
 import { Cluster, type Redis } from "ioredis";
-import { clusterSlot } from "@/server/dedup/cluster-slot";
-import type { HandlersResponse } from "@/lib/api/handlers";
+import { clusterSlot } from "@/server/dedup";
 import type { KeyEntry, KeyLookupResponse, KeysResponse } from "@/lib/api/keys";
-import type { ObserveContext } from "../context";
-import { BadRequestError, UpstreamUnavailableError, errorText } from "../errors";
+import { BadRequestError, UpstreamUnavailableError, errorText } from "../core/errors";
 import { escapeGlob, PrefixGlobs, splitPrefix } from "./glob";
-import { declaredHandlers, declaredPrefix } from "../handler-registry";
-import { prefixTopic } from "../fleet-info";
 import { classifyValue, donePosition, VALUE_READ_BYTES } from "./samples";
 import { DESCRIBE_KEY_LUA } from "./scripts";
-import { settleRedis, storeUpstream } from "../upstream";
-import { masters, nodeId, whenReady, type RedisLike } from "../redis-client";
-import { countUpstream } from "../upstream-counter";
+import { masters, nodeId, whenReady, type RedisLike } from "../redis/client";
+import { countUpstream } from "../core/upstream-counter";
 import { browseBudget, type RedisBudget } from "./budget";
 
 /** SCAN calls one page may make before it returns what it has with a cursor to go on. */
@@ -32,42 +32,6 @@ export const MAX_PAGE_BUDGET_WAIT_MS = 400;
 export const DESCRIBE_KEYS_PER_CALL = 100;
 /** Most prefixes one UUID lookup checks (one EVAL each): the prefix on screen first, then declared, then inspected. */
 export const MAX_LOOKUP_PREFIXES = 32;
-
-/** Builds `GET /api/handlers` from the inspector's current state; `refresh` starts a new count (rate-limited). */
-export async function getHandlers(
-  ctx: ObserveContext,
-  q: { refresh: boolean; mode: "auto" | "exact" | "estimate" },
-): Promise<HandlersResponse> {
-  await settleRedis(ctx);
-  const base = {
-    generatedAt: new Date().toISOString(),
-    prefixes: [...ctx.prefixes],
-    storeKind: ctx.inspector?.kind ?? ("none" as const),
-  };
-  if (!ctx.inspector) {
-    return {
-      ...base,
-      store: storeUpstream(ctx),
-      scan: { scanned: 0, total: 0, done: true, mode: "exact", startedAt: null, finishedAt: null },
-      refresh: { requested: q.refresh, started: false, retryAfterMs: 0 },
-      handlers: [],
-      noTtlTotal: 0,
-    };
-  }
-  let refresh = { requested: q.refresh, started: false, retryAfterMs: 0 };
-  if (q.refresh || q.mode !== "auto") refresh = { requested: true, ...ctx.inspector.refresh(q.mode) };
-  else ctx.inspector.ensureFresh();
-  const s = ctx.inspector.current();
-  const handlers = s.result?.handlers ?? [];
-  return {
-    ...base,
-    store: storeUpstream(ctx),
-    scan: s.progress,
-    refresh,
-    handlers: handlers.map((h) => ({ ...h, scan: s.progress.done ? h.scan : s.progress })),
-    noTtlTotal: handlers.reduce((a, h) => a + h.noTtlCount, 0),
-  };
-}
 
 interface CursorPart {
   node: Redis;
@@ -147,41 +111,16 @@ export function ownerOf(redis: RedisLike, key: string): Redis | RedisLike {
   return node ?? redis; // slots not known yet: let the Cluster client route (and redirect)
 }
 
-function requireRedis(ctx: ObserveContext) {
-  if (!ctx.redis)
-    throw new UpstreamUnavailableError(
-      "redis: not configured (embedded mode keeps dedup keys in process memory); set REDIS_URL to browse keys",
-    );
-  return ctx.redis;
-}
-
 /**
- * Builds `GET /api/keys`: one page of a handler prefix's keys via `SCAN MATCH <prefix>:*` with the
- * prefix's glob characters escaped (matched literally), COUNT ≤ {@link MAX_SCAN_COUNT}, at most
- * {@link MAX_SCAN_CALLS_PER_PAGE} calls; every key is re-checked against the configured globs, so
- * no key outside `DEDUP_PREFIXES` is ever returned. On a Cluster the cursor walks every master.
- * A page holds about `count` keys (one SCAN reply is never split, so it may hold a few more);
- * with `state`, only that state's keys of the page (the stuck leases: `state=processing`).
+ * One page of `<prefix>:*` keys on Redis under the shared browse budget (the page `GET /api/keys`
+ * answers): see {@link MAX_SCAN_CALLS_PER_PAGE}, {@link MAX_SCAN_COUNT}; only keys inside `prefixes`' globs.
  */
-export async function browseKeys(
-  ctx: ObserveContext,
-  q: { prefix: string; cursor?: string; count: number; state?: KeyEntry["state"] },
-): Promise<KeysResponse> {
-  const page = await browseAll(ctx, q);
-  // A key without a position links to a UUID search in its handler's topic, not an empty one.
-  const topic = await prefixTopic(ctx, q.prefix);
-  const keys = (q.state ? page.keys.filter((k) => k.state === q.state) : page.keys).map((k) => ({ ...k, topic }));
-  return { ...page, keys };
-}
-
-async function browseAll(
-  ctx: ObserveContext,
+export async function scanKeysPage(
+  redis: RedisLike,
+  prefixes: readonly string[],
   q: { prefix: string; cursor?: string; count: number },
 ): Promise<KeysResponse> {
-  // In-process stores page themselves (no Redis budget to spend); by method, not class: see KeySource.browse.
-  if (ctx.inspector?.browse) return ctx.inspector.browse({ prefix: q.prefix, cursor: q.cursor, count: q.count });
-  const redis = requireRedis(ctx);
-  const globs = new PrefixGlobs(ctx.prefixes);
+  const globs = new PrefixGlobs(prefixes);
   try {
     await whenReady(redis, 1000);
   } catch (e) {
@@ -239,38 +178,13 @@ async function browseAll(
   }
 }
 
-/**
- * Builds `GET /api/keys/lookup`: looks `<prefix>:<uuid>` up under the known handler prefixes
- * (the one on screen, declared by the app, found by the inspector; at most
- * {@link MAX_LOOKUP_PREFIXES}) — one key read per prefix, no scan, within the shared budget.
- */
-export async function lookupKey(ctx: ObserveContext, q: { uuid: string; prefix?: string }): Promise<KeyLookupResponse> {
-  const r = await lookupUnder(ctx, q);
-  const topics = new Map(
-    await Promise.all(
-      [...new Set(r.matches.map((m) => m.prefix))].map(async (p) => [p, await prefixTopic(ctx, p)] as const),
-    ),
-  );
-  return { ...r, matches: r.matches.map((m) => ({ ...m, topic: topics.get(m.prefix) ?? null })) };
-}
-
-async function lookupUnder(ctx: ObserveContext, q: { uuid: string; prefix?: string }): Promise<KeyLookupResponse> {
-  if (ctx.inspector?.lookup) {
-    ctx.inspector.ensureFresh();
-    return ctx.inspector.lookup(q, MAX_LOOKUP_PREFIXES);
-  }
-  const redis = requireRedis(ctx);
-  const globs = new PrefixGlobs(ctx.prefixes);
-  // Only prefixes the app knows — the one on screen (it may be newer than the last inspection, up to
-  // a minute old), the declared handlers', the last inspection's — capped: one EVAL each.
-  const prefixes = new Set<string>(q.prefix ? [q.prefix] : []);
-  for (const p of declaredHandlers().map(declaredPrefix)) prefixes.add(p);
-  for (const h of ctx.inspector?.current().result?.handlers ?? []) prefixes.add(h.prefix);
-  ctx.inspector?.ensureFresh();
-  const candidates = [...prefixes]
-    .map((p) => `${p}:${q.uuid}`)
-    .filter((k) => globs.matches(k))
-    .slice(0, MAX_LOOKUP_PREFIXES);
+/** Reads each of `candidates` (`<prefix>:<uuid>` keys) on its master, one small script each, within the shared browse budget. */
+export async function lookupKeysOn(
+  redis: RedisLike,
+  candidates: readonly string[],
+  uuid: string,
+): Promise<KeyLookupResponse> {
+  const q = { uuid };
   const budget: RedisBudget = browseBudget();
   await budget.take(Math.max(1, candidates.length));
   try {

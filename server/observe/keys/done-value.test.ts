@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { doneValue, positionOf } from "@/server/dedup/duplicate-cause";
-import { DONE_VALUE } from "@/server/dedup/repository";
+import { doneValue, positionOf, DONE_VALUE } from "@/server/dedup";
 import { classifyValue, donePosition, VALUE_READ_BYTES } from "./samples";
 
 describe("key states with the position in the done value", () => {

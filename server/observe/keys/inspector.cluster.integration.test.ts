@@ -15,12 +15,12 @@ import { randomBytes } from "node:crypto";
 import { Cluster } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { CLAIMED_PREFIX } from "@/server/dedup/repository";
+import { CLAIMED_PREFIX } from "@/server/dedup";
 import { createObserveContext } from "../context";
-import { browseKeys, lookupKey as browseLookup } from "./browser";
+import { browseKeys, lookupKey as browseLookup } from "../routes/keys";
 import { KeyInspector } from "./inspector";
 import { LocalSource } from "../metrics/local";
-import { createObserveRedis, type RedisLike } from "../redis-client";
+import { createObserveRedis, type RedisLike } from "../redis/client";
 import { clusterNodes, deletePrefix, usableCluster } from "@/server/testing/redis-cluster";
 import { parseCommandStats } from "../redis-command-time";
 

@@ -1,11 +1,10 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { KeyState } from "@/lib/api/common";
-import { DONE_FINGERPRINT_SEPARATOR, DONE_POSITION_PREFIX } from "@/server/dedup/repository";
-import { isDoneValue } from "@/server/dedup/duplicate-cause";
+import { DONE_FINGERPRINT_SEPARATOR, DONE_POSITION_PREFIX, isDoneValue } from "@/server/dedup";
 import { TTL_BUCKETS, type Accum } from "./accum";
 import { evalScript } from "./scripts";
-import { countUpstream } from "../upstream-counter";
+import { countUpstream } from "../core/upstream-counter";
 
 /** Per-handler sample reads: value state, MEMORY USAGE and PTTL. */
 export interface SampleStats {

@@ -4,7 +4,7 @@
  * lookup, the DLQ page and its re-drive work without Kafka. The runtime registers its broker
  * ({@link registerEmbeddedLog}); the record routes read it only when `KAFKA_BROKERS` is not set.
  */
-import type { Publisher } from "@/server/dedup/pubsub";
+import type { Publisher } from "@/server/dedup";
 import { TopicMissingError, type LogReader, type PartitionRange, type RawRecord } from "./log-reader";
 
 /** A stored record of the embedded broker: Watermill headers, the payload, its append time. */

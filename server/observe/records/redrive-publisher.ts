@@ -3,7 +3,7 @@
  * (kept on globalThis: Next.js evaluates modules more than once), made from `KAFKA_BROKERS`; in
  * embedded mode the embedded broker's publisher (./memory-reader).
  */
-import type { Publisher } from "@/server/dedup/pubsub";
+import type { Publisher } from "@/server/dedup";
 import { KafkaPublisher } from "@/server/transport/kafka-publisher";
 import { kafkaOrEmbedded } from "./kafka-or-embedded";
 

@@ -8,7 +8,7 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { Pool } from "pg";
 import { ulid } from "ulid";
-import { type Message } from "@/server/dedup/message";
+import type { Message } from "@/server/dedup";
 import { CORRELATION_ID_KEY, EVENT_TYPE_KEY, HANDLER_POISONED_KEY, REASON_POISONED_KEY } from "@/names/dedup";
 import { KafkaPublisher } from "@/server/transport/kafka-publisher";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";

@@ -19,7 +19,7 @@ import {
   YAxis,
 } from "recharts";
 import { formatByUnit, formatClock } from "@/lib/format";
-import { chartModel, ChartLegend, type TimeSeriesChartProps } from "./chart-common";
+import { chartModel, ChartLegend, type ChartThreshold, type TimeSeriesChartProps } from "./chart-common";
 import { MarkerFlag, MarkerLegend } from "./markers";
 import { MARKER_INFO } from "@/lib/api/events";
 
@@ -52,7 +52,44 @@ export function TimeSeriesChart({
   const dot = (i: number) => (sparse[i] ? { r: 3, fill: color(i) } : false);
   const fmt = (v: unknown) => (typeof v === "number" ? formatByUnit(v, unit) : "—");
   const grid = <CartesianGrid strokeDasharray="3 3" className="chart-grid" vertical={false} />;
-  const xAxis = (
+  const xAxis = timeAxis(clock);
+  const yAxis = valueAxis(top, axis.ticks, ticks);
+  const tooltip = (
+    <Tooltip
+      formatter={(v, _n, item) => [fmt(v), names[Number(String(item.dataKey).slice(1))] ?? ""]}
+      labelFormatter={(t) => (typeof t === "number" ? formatClock(t, true) : "")}
+      wrapperClassName="chart-tooltip"
+      isAnimationActive={false}
+    />
+  );
+  const refs = referenceMarks(normal, alert, markers);
+  return (
+    <figure data-testid={testId} aria-label={label} className="text-slate-500 dark:text-slate-400">
+      <div
+        style={{ height }}
+        role="img"
+        aria-label={`${label} chart${alert ? `, alert threshold ${alert.label}` : ""}${normal ? `, normal band ${normal.label}` : ""}`}
+      >
+        <ResponsiveContainer width="100%" height="100%" minWidth={0} initialDimension={{ width: 600, height }}>
+          <Chart data={rows} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
+            {grid}
+            {xAxis}
+            {yAxis}
+            {tooltip}
+            {refs}
+            {seriesMarks(keys, stacked, color, dot)}
+          </Chart>
+        </ResponsiveContainer>
+      </div>
+      <ChartLegend lines={lines} names={names} colorOf={color} unit={unit} label={label} burst={burst} />
+      <MarkerLegend markers={markers} />
+    </figure>
+  );
+}
+
+/** The time axis: the rows' times, recharts' own tick placement at least 40 px apart. */
+function timeAxis(clock: (t: number) => string) {
+  return (
     <XAxis
       dataKey="t"
       type="number"
@@ -63,10 +100,14 @@ export function TimeSeriesChart({
       minTickGap={40}
     />
   );
-  const yAxis = (
+}
+
+/** The value axis: from 0 to the top tick, every round tick labelled. */
+function valueAxis(top: number, axisTicks: number[], ticks: (v: number) => string) {
+  return (
     <YAxis
       domain={[0, top]}
-      ticks={axis.ticks}
+      ticks={axisTicks}
       interval={0}
       tickFormatter={ticks}
       tick={{ fill: "currentColor", fontSize: 11 }}
@@ -74,15 +115,15 @@ export function TimeSeriesChart({
       allowDataOverflow={false}
     />
   );
-  const tooltip = (
-    <Tooltip
-      formatter={(v, _n, item) => [fmt(v), names[Number(String(item.dataKey).slice(1))] ?? ""]}
-      labelFormatter={(t) => (typeof t === "number" ? formatClock(t, true) : "")}
-      wrapperClassName="chart-tooltip"
-      isAnimationActive={false}
-    />
-  );
-  const refs = (
+}
+
+/** The normal band, the alert line and the event markers (the last 50), as recharts reference marks. */
+function referenceMarks(
+  normal: ChartThreshold | null,
+  alert: ChartThreshold | null,
+  markers: NonNullable<TimeSeriesChartProps["markers"]>,
+) {
+  return (
     <>
       {normal && normal.value > 0 ? (
         <ReferenceArea
@@ -121,52 +162,40 @@ export function TimeSeriesChart({
       ))}
     </>
   );
-  return (
-    <figure data-testid={testId} aria-label={label} className="text-slate-500 dark:text-slate-400">
-      <div
-        style={{ height }}
-        role="img"
-        aria-label={`${label} chart${alert ? `, alert threshold ${alert.label}` : ""}${normal ? `, normal band ${normal.label}` : ""}`}
-      >
-        <ResponsiveContainer width="100%" height="100%" minWidth={0} initialDimension={{ width: 600, height }}>
-          <Chart data={rows} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
-            {grid}
-            {xAxis}
-            {yAxis}
-            {tooltip}
-            {refs}
-            {keys.map((k, i) =>
-              stacked ? (
-                <Area
-                  key={k}
-                  type="monotone"
-                  dataKey={k}
-                  stackId="1"
-                  stroke={color(i)}
-                  fill={color(i)}
-                  fillOpacity={0.35}
-                  dot={dot(i)}
-                  isAnimationActive={false}
-                  connectNulls={false}
-                />
-              ) : (
-                <Line
-                  key={k}
-                  type="monotone"
-                  dataKey={k}
-                  stroke={color(i)}
-                  strokeWidth={2}
-                  dot={dot(i)}
-                  isAnimationActive={false}
-                  connectNulls={false}
-                />
-              ),
-            )}
-          </Chart>
-        </ResponsiveContainer>
-      </div>
-      <ChartLegend lines={lines} names={names} colorOf={color} unit={unit} label={label} burst={burst} />
-      <MarkerLegend markers={markers} />
-    </figure>
+}
+
+/** One area per series when stacked, else one line per series. */
+function seriesMarks(
+  keys: readonly string[],
+  stacked: boolean,
+  color: (i: number) => string,
+  dot: (i: number) => false | { r: number; fill: string },
+) {
+  return keys.map((k, i) =>
+    stacked ? (
+      <Area
+        key={k}
+        type="monotone"
+        dataKey={k}
+        stackId="1"
+        stroke={color(i)}
+        fill={color(i)}
+        fillOpacity={0.35}
+        dot={dot(i)}
+        isAnimationActive={false}
+        connectNulls={false}
+      />
+    ) : (
+      <Line
+        key={k}
+        type="monotone"
+        dataKey={k}
+        stroke={color(i)}
+        strokeWidth={2}
+        dot={dot(i)}
+        isAnimationActive={false}
+        connectNulls={false}
+      />
+    ),
   );
 }

@@ -3,7 +3,7 @@
  * coverage test, the Grafana dashboard, the embedded evaluator, the alerts page). Isomorphic: no
  * Node imports. The entries themselves are in `lib/thresholds.ts` (`ALERTS`, `ALERT_LIST`).
  */
-import type { QueryName } from "@/lib/query-names";
+import { NAMED_QUERIES, type NamedQuery, type QueryName } from "@/lib/named-queries";
 
 /** Units an alert's value can be in: `ratio` (0..1), `per_second` (events/s), `seconds`, `count` (a number of things). */
 export const ALERT_UNITS = ["ratio", "per_second", "seconds", "count"] as const;
@@ -61,7 +61,7 @@ export interface AlertThreshold {
   readonly forMs: number;
   /** Value of the `severity` label. */
   readonly severity: "ticket" | "page";
-  /** PromQL of the value alone (no comparison); must equal the PromQL of {@link AlertThreshold.query}. */
+  /** PromQL of the value alone (no comparison): the PromQL of its named query {@link AlertThreshold.query}. */
   readonly valueExpr: string;
   /** PromQL of the alert: `valueExpr > threshold`. */
   readonly expr: string;
@@ -96,23 +96,35 @@ export function runbookUrl(anchor: string, base: string = RUNBOOK_PATH): string 
 }
 
 /** The fields {@link defineAlert} derives from the others. */
-type Derived = "expr" | "runbookAnchor" | "runbookUrl" | "forMs" | "variants";
+type Derived = "valueExpr" | "expr" | "runbookAnchor" | "runbookUrl" | "forMs" | "variants";
 
 /** The fields an alert entry writes. */
 export type AlertSpec = Omit<AlertThreshold, Derived> & { readonly variants?: readonly AlertTextVariant[] };
 
-/** Builds an alert entry: the comparison, the `for` in ms, the runbook anchor and URL. */
-export function defineAlert<const A extends AlertSpec>(a: A): A & Pick<AlertThreshold, Derived> {
+/**
+ * Builds an alert entry: its value's PromQL (its named query's, from `queries`: the one list, or a
+ * copy with a planted entry in a test), the comparison, the `for` in ms, the runbook anchor and URL.
+ */
+export function defineAlert<const A extends AlertSpec>(
+  a: A,
+  queries: readonly NamedQuery[] = NAMED_QUERIES,
+): A & Pick<AlertThreshold, Derived> {
   const anchor = a.name.toLowerCase();
   const minutes = Number(a.for.slice(0, -1));
+  const valueExpr = queries.find((q) => q.name === a.query)?.promql;
   if (!/^Dedup[A-Z]\w*$/.test(a.name)) throw new RangeError(`alert name: expected Dedup<CamelCase>, got ${a.name}`);
   if (!(Number.isFinite(minutes) && minutes >= 0))
     throw new RangeError(`${a.name}.for: expected <minutes>m, got ${a.for}`);
+  if (valueExpr === undefined)
+    throw new RangeError(
+      `${a.name}.query: ${a.query} is not a named query (add it to NAMED_QUERIES, lib/named-queries.ts)`,
+    );
   return {
     ...a,
     variants: a.variants ?? [],
     forMs: minutes * 60_000,
-    expr: `${a.valueExpr} > ${a.threshold.value}`,
+    valueExpr,
+    expr: `${valueExpr} > ${a.threshold.value}`,
     runbookAnchor: anchor,
     runbookUrl: runbookUrl(anchor),
   };

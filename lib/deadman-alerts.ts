@@ -8,13 +8,7 @@
  * Their values are ages (seconds since last seen) or a share of targets down, so the threshold says
  * how long a gap is tolerated: a consumer's restart or a leader's failover is shorter.
  */
-import {
-  consumerGoneExpr,
-  DASHBOARD_SCRAPE_JOB,
-  DEADMAN_MEMORY,
-  dashboardDownExpr,
-  fleetGaugesGoneExpr,
-} from "@/lib/alert-exprs";
+import { DASHBOARD_SCRAPE_JOB, DEADMAN_MEMORY } from "@/lib/alert-exprs";
 import { defineAlert } from "@/lib/alert-model";
 import { HANDLER_INFO_METRIC, METRIC_NAMES } from "@/names/dedup";
 import { OBSERVE_METRIC_NAMES } from "@/names/observe";
@@ -36,7 +30,6 @@ export const DEADMAN_ALERTS = {
     by: ["service"],
     for: "0m",
     severity: "ticket",
-    valueExpr: consumerGoneExpr(),
     texts: {
       summary: "{{ $labels.service }} stopped exporting its dedup metrics: its dedup alerts cannot fire",
       description:
@@ -58,7 +51,6 @@ export const DEADMAN_ALERTS = {
     // A restart of the app takes seconds; two minutes of failed scrapes are not one.
     for: "2m",
     severity: "page",
-    valueExpr: dashboardDownExpr(),
     texts: {
       summary: `The dedup-health dashboard is down ({{ $value | humanizePercentage }} of its targets): DedupMemoryLost and the DLQ alerts cannot fire`,
       description:
@@ -80,7 +72,6 @@ export const DEADMAN_ALERTS = {
     by: ["job"],
     for: "0m",
     severity: "page",
-    valueExpr: fleetGaugesGoneExpr(),
     texts: {
       summary: "The dashboard is up but exports no scrape-time gauges: DedupMemoryLost and the DLQ alerts cannot fire",
       description:

@@ -10,73 +10,14 @@ import {
   DAY_MS,
   DEDUP_ERROR_REASON,
   DEDUP_ERROR_REASONS,
-  HOUR_MS,
   METRIC_LABELS,
-  METRIC_NAMES,
-  MINUTE_MS,
-  PROCESSED_RESULTS,
   SLOW_CHECK_SECONDS,
-  TTL_POLICY,
   type DedupErrorReason,
-  type ProcessedResult,
-  type TtlClass,
 } from "@/names/dedup";
 import { anyOccurrenceAlert, defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/alert-model";
-import {
-  checkQuantileExpr,
-  consumerLagGrowthExpr,
-  dlqOldestOpenAgeExpr,
-  duplicateRatioExpr,
-  errorRateExpr,
-  LAG_GROWTH_FLOOR,
-  LAG_GROWTH_WINDOW,
-  leaseCounterRateExpr,
-  memoryLostExpr,
-  payloadConflictsExpr,
-} from "@/lib/alert-exprs";
+import { LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW } from "@/lib/alert-exprs";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";
 import { DEADMAN_ALERTS } from "@/lib/deadman-alerts";
-
-export {
-  RUNBOOK_PATH,
-  runbookUrl,
-  alertTextsFor,
-  ruleTexts,
-  renderAlertText,
-  type AlertThreshold,
-  type AlertTexts,
-  type ThresholdLine,
-} from "@/lib/alert-model";
-
-export {
-  RATE_WINDOW,
-  RATE_WINDOW_MS,
-  NOW_LOOKBACK,
-  NOW_LOOKBACK_MS,
-  NOW_WINDOW,
-  ALERT_WINDOW,
-  type RateWindow,
-  checkQuantileExpr,
-  consumerLagExpr,
-  consumerLagGrowthExpr,
-  duplicateRatioExpr,
-  errorRateExpr,
-  leaseCounterRateExpr,
-  memoryLostExpr,
-  payloadConflictsExpr,
-  LAG_GROWTH_FLOOR,
-  LAG_GROWTH_WINDOW,
-  LAG_GROWTH_WINDOW_MS,
-} from "@/lib/alert-exprs";
-
-export { DAY_MS, HOUR_MS, MINUTE_MS, TTL_POLICY, PROCESSED_RESULTS, type ProcessedResult, type TtlClass };
-
-/**
- * The library's metric names and their label names (`names/dedup.ts`, written once there; spec §7's
- * four are `deduplicated`, `processed`, `checkDuration`, `errors`).
- * **Renaming one breaks every SRE's rules and dashboards.**
- */
-export { METRIC_NAMES, METRIC_LABELS };
 
 /** Values of the `reason` label of `deduplication_errors_total` (the library's, in its order). */
 export const ERROR_REASONS = DEDUP_ERROR_REASONS;
@@ -84,7 +25,7 @@ export const ERROR_REASONS = DEDUP_ERROR_REASONS;
 export type ErrorReason = DedupErrorReason;
 
 /**
- * What a `reason` of {@link METRIC_NAMES.errors} means, in two classes: `marshal` is a publisher's
+ * What a `reason` of `deduplication_errors_total` means, in two classes: `marshal` is a publisher's
  * record without a usable `_watermill_message_uuid` (it goes to the DLQ, Redis is not involved);
  * `redis` (`redis_timeout`, `redis_conn`) is a failing Redis, whose effect depends on the handler's
  * failure mode.
@@ -103,10 +44,11 @@ const HANDLER_PAGE = "/handlers/{{ $labels.service }}/{{ $labels.handler }}";
 const SERVICE_PAGE = "/?service={{ $labels.service }}";
 
 /**
- * Every alert, each one entry (spec §8's three first). To add one: an entry here, its named query
- * (`lib/query-names.ts`, PromQL in `server/observe/metrics/queries.ts`, embedded evaluation in
- * `local-eval.ts`), its promtool cases and its RUNBOOK.md section; `npm run gen:infra` writes the
- * rest (docs/ARCHITECTURE.md "How to add an alert"). Forgetting one of them fails a type check or a test.
+ * Every alert, each one entry (spec §8's three first). To add one: an entry here naming the query of
+ * its value (its PromQL is that query's; a new query is one entry in `lib/named-queries.ts` plus its
+ * embedded evaluation in `server/observe/metrics/local-eval.ts`), its promtool cases and its
+ * RUNBOOK.md section; `npm run gen:infra` writes the rest (docs/ARCHITECTURE.md "How to add an
+ * alert"). Forgetting one of them fails a type check or a test.
  *
  * `for` durations: spec §8 fixes 10 min for the duplicate rate only. For the other two we chose
  * short holds so an outage tickets quickly but one scrape glitch does not: errors 1 min (a single
@@ -126,7 +68,6 @@ export const ALERTS = {
     by: METRIC_LABELS.deduplicated,
     for: "10m",
     severity: "ticket",
-    valueExpr: duplicateRatioExpr(),
     texts: {
       summary: `Duplicate ratio above ${pct(0.1)} for {{ $labels.service }}/{{ $labels.handler }}`,
       description:
@@ -147,7 +88,6 @@ export const ALERTS = {
     by: METRIC_LABELS.errors,
     for: "1m",
     severity: "ticket",
-    valueExpr: errorRateExpr(),
     texts: {
       summary: "Dedup checks failing on {{ $labels.service }}: {{ $labels.reason }} (Redis or the consumer)",
       description:
@@ -184,7 +124,6 @@ export const ALERTS = {
     by: METRIC_LABELS.checkDuration,
     for: "5m",
     severity: "ticket",
-    valueExpr: checkQuantileExpr(0.99),
     texts: {
       summary: `Dedup check p99 above ${SLOW_MS}ms on {{ $labels.service }} (measured in the consumer: Redis or the consumer)`,
       description:
@@ -206,7 +145,6 @@ export const ALERTS = {
       unit: "per_second",
       by: METRIC_LABELS.leaseLost,
       severity: "page",
-      valueExpr: leaseCounterRateExpr("leaseLost"),
       texts: {
         summary: "Lease lost on {{ $labels.service }}/{{ $labels.handler }}: a message may have been processed twice",
         description:
@@ -228,7 +166,6 @@ export const ALERTS = {
       unit: "count",
       by: METRIC_LABELS.payloadConflicts,
       severity: "ticket",
-      valueExpr: payloadConflictsExpr(),
       texts: {
         summary: "A publisher reuses message UUIDs: payload conflicts on {{ $labels.service }}/{{ $labels.handler }}",
         description:
@@ -253,7 +190,6 @@ export const ALERTS = {
     // A slope held for 10 more minutes: a stopped or stuck consumer, not a burst it absorbs.
     for: "10m",
     severity: "ticket",
-    valueExpr: consumerLagGrowthExpr(),
     texts: {
       summary: "Consumer lag of {{ $labels.service }}/{{ $labels.handler }} keeps growing on {{ $labels.topic }}",
       description:
@@ -275,7 +211,6 @@ export const ALERTS = {
     // At once: the window's memory is already gone; the gauge holds the loss for 30 min.
     for: "0m",
     severity: "page",
-    valueExpr: memoryLostExpr(),
     texts: {
       summary:
         "Dedup memory lost on {{ $labels.service }}/{{ $labels.handler }}: {{ $value | humanizePercentage }} of its keys gone",
@@ -299,7 +234,6 @@ export const ALERTS = {
     by: OBSERVE_METRIC_LABELS.dlqOldestOpenAge,
     for: "10m",
     severity: "ticket",
-    valueExpr: dlqOldestOpenAgeExpr(),
     texts: {
       summary: "A DLQ record of {{ $labels.topic }} has waited more than 24 h for a re-drive or a discard",
       description:

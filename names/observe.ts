@@ -33,3 +33,18 @@ export const OBSERVE_METRIC_LABELS = {
 
 /** How long a detected loss of dedup memory stays on the gauge (and the alert firing). */
 export const MEMORY_LOSS_HOLD_MS = 30 * 60_000;
+
+/**
+ * Gauge `{service, replica} = 1` per live consumer replica of the app's process (server/transport/replica-id);
+ * Prometheus adds the `instance` it scraped, the join the Overview uses to count replicas.
+ */
+export const CONSUMER_INFO_METRIC = "dedup_consumer_info";
+
+/** Gauge `{command}`: microseconds Redis spent per call of a dedup command over the last sample interval (max over masters). */
+export const REDIS_COMMAND_TIME_METRIC = "dedup_redis_command_usec_per_call";
+
+/** The gauge of the process's start (Unix seconds), named as prom-client's default metric; the chart markers show restarts. */
+export const PROCESS_START_METRIC = "process_start_time_seconds";
+
+/** prom-client's default gauge of the event loop's p99 delay (seconds), on the app's registry. */
+export const EVENTLOOP_P99_METRIC = "nodejs_eventloop_lag_p99_seconds";

@@ -9,7 +9,8 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
-import { ALERT_LIST, RUNBOOK_PATH, ruleTexts, runbookUrl, type AlertThreshold } from "@/lib/thresholds";
+import { ALERT_LIST } from "@/lib/thresholds";
+import { RUNBOOK_PATH, ruleTexts, runbookUrl, type AlertThreshold } from "@/lib/alert-model";
 import { renderDashboard } from "@/infra/grafana/dashboard";
 import { contextAnnotations } from "@/lib/alert-context";
 

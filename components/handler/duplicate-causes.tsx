@@ -1,7 +1,7 @@
 "use client";
 
 import { DUPLICATE_CAUSE_LEGEND as CAUSE_LEGEND } from "@/lib/chart-data";
-import { RATE_WINDOW_MS } from "@/lib/thresholds";
+import { RATE_WINDOW_MS } from "@/lib/alert-exprs";
 import { SeriesLegend } from "../charts/series-legend";
 import { SeriesPanel } from "../charts/series-panel";
 

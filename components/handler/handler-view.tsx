@@ -22,7 +22,7 @@ import {
 import { HandlerStats } from "../overview/stats";
 import { EmptyState, Panel } from "../panel";
 import { QueryView } from "../query-state";
-import { RATE_WINDOW_MS } from "@/lib/thresholds";
+import { RATE_WINDOW_MS } from "@/lib/alert-exprs";
 import { DuplicateCauses } from "./duplicate-causes";
 import { HandlerKeys } from "./handler-keys";
 import { HandlerLint } from "./handler-lint";

@@ -1,6 +1,6 @@
 "use client";
 
-import { RATE_WINDOW_MS } from "@/lib/thresholds";
+import { RATE_WINDOW_MS } from "@/lib/alert-exprs";
 import { SeriesLegend } from "../charts/series-legend";
 import { SeriesPanel } from "../charts/series-panel";
 

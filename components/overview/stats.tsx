@@ -12,7 +12,8 @@ import {
   formatRate,
   formatSecondsAsMs,
 } from "@/lib/format";
-import { RATE_WINDOW_MS, THRESHOLDS } from "@/lib/thresholds";
+import { THRESHOLDS } from "@/lib/thresholds";
+import { RATE_WINDOW_MS } from "@/lib/alert-exprs";
 import { staleSinceText } from "@/lib/on-call-text";
 import { isNoScrapeDetail } from "@/lib/signals";
 import { NowFigure, windowTone } from "./now-figure";

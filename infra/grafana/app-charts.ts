@@ -3,8 +3,8 @@
  * leases, handler time, consumer lag), as Grafana panels of the generated dashboard.
  */
 import type * as timeseries from "@grafana/grafana-foundation-sdk/timeseries";
-import { PROCESSED_RESULTS, RATE_WINDOW } from "@/lib/thresholds";
-import { METRIC_NAMES as LIBRARY_METRIC_NAMES } from "@/names/dedup";
+import { PROCESSED_RESULTS, METRIC_NAMES as LIBRARY_METRIC_NAMES } from "@/names/dedup";
+import { RATE_WINDOW } from "@/lib/alert-exprs";
 import { chart, CONSUMER_LAG_METRIC, type Grid, HANDLER_TIME_METRIC, SVC_HANDLER } from "./panels";
 
 const rate = (metric: string, by: string, matchers = SVC_HANDLER) =>

@@ -14,9 +14,10 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALERTS, LAG_GROWTH_FLOOR } from "@/lib/thresholds";
+import { ALERTS } from "@/lib/thresholds";
+import { LAG_GROWTH_FLOOR } from "@/lib/alert-exprs";
 import { dedupRecorder } from "@/server/dedup";
-import { LagMetrics } from "@/server/observe/lag-metrics";
+import { LagMetrics } from "@/server/observe/watchers/lag-metrics";
 import { promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { handlerGroupId, KAFKA_METRIC_NAMES } from "@/names/kafka";
 

@@ -12,9 +12,10 @@ import {
 } from "@grafana/grafana-foundation-sdk/dashboard";
 import { QueryEditorMode } from "@grafana/grafana-foundation-sdk/prometheus";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { ALERT_LIST, ALERTS, METRIC_NAMES, runbookUrl } from "@/lib/thresholds";
+import { ALERT_LIST, ALERTS } from "@/lib/thresholds";
+import { METRIC_NAMES, HANDLER_INFO_METRIC, METRIC_NAMES as LIBRARY_METRIC_NAMES } from "@/names/dedup";
+import { runbookUrl } from "@/lib/alert-model";
 import { runbookBase, withRunbookBase } from "@/scripts/gen-infra";
-import { HANDLER_INFO_METRIC, METRIC_NAMES as LIBRARY_METRIC_NAMES } from "@/names/dedup";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { plantedDlqAlert } from "@/server/testing/planted-alert";
 import { ABOVE_ZERO_STEP, CONSUMER_LAG_METRIC, dashboard, HANDLER_TIME_METRIC, renderDashboard } from "./dashboard";

@@ -16,7 +16,8 @@ import {
   type Dashboard,
 } from "@grafana/grafana-foundation-sdk/dashboard";
 import type { AlertThreshold } from "@/lib/alert-model";
-import { ALERT_LIST, METRIC_NAMES } from "@/lib/thresholds";
+import { ALERT_LIST } from "@/lib/thresholds";
+import { METRIC_NAMES } from "@/names/dedup";
 import { appCharts } from "./app-charts";
 import { alertChart, alertNameMatcher, alertStat, alertStateStat, DS, Grid } from "./panels";
 

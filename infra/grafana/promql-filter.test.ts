@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr } from "@/lib/thresholds";
-import { PROMQL } from "@/server/observe/metrics/queries";
+import { checkQuantileExpr, duplicateRatioExpr, errorRateExpr } from "@/lib/alert-exprs";
+import { PROMQL } from "@/lib/named-queries";
 import { withMatchers } from "./promql-filter";
 
 const SVC = 'service=~"$service"';

@@ -1,7 +1,8 @@
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseCommandStats, REDIS_COMMAND_TIME_METRIC, startRedisCommandTime, usecPerCall } from "./redis-command-time";
+import { parseCommandStats, startRedisCommandTime, usecPerCall } from "./redis-command-time";
+import { REDIS_COMMAND_TIME_METRIC } from "@/names/observe";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 
 describe("Redis' own time per dedup command (INFO commandstats)", () => {

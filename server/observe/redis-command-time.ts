@@ -7,12 +7,11 @@
  */
 import { Gauge, type Registry } from "prom-client";
 import { Cluster } from "ioredis";
-import { countUpstream } from "./upstream-counter";
-import type { RedisLike } from "./redis-client";
+import { countUpstream } from "./core/upstream-counter";
+import type { RedisLike } from "./redis/client";
 import { exportsFleetGauges } from "@/server/replicas/leader";
+import { REDIS_COMMAND_TIME_METRIC } from "@/names/observe";
 
-/** Gauge: microseconds Redis spent per call of `command` over the last sample interval (max over masters). */
-export const REDIS_COMMAND_TIME_METRIC = "dedup_redis_command_usec_per_call";
 /** The commands the Deduplicator sends (claims, scripts, releases). */
 export const DEDUP_COMMANDS = ["set", "eval", "evalsha", "del"] as const;
 

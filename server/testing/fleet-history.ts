@@ -10,11 +10,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HANDLER_INFO_METRIC, HOT_UUID_METRICS, METRIC_NAMES, SLOW_CHECK_SECONDS } from "@/names/dedup";
-import { OBSERVE_METRIC_NAMES } from "@/names/observe";
-import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
+import {
+  OBSERVE_METRIC_NAMES,
+  EVENTLOOP_P99_METRIC,
+  PROCESS_START_METRIC,
+  CONSUMER_INFO_METRIC,
+  REDIS_COMMAND_TIME_METRIC,
+} from "@/names/observe";
 import { handlerGroupId, KAFKA_METRIC_NAMES } from "@/names/kafka";
-import { EVENTLOOP_P99_METRIC, PROCESS_START_METRIC } from "@/server/observe/metrics/queries";
-import { REDIS_COMMAND_TIME_METRIC } from "@/server/observe/redis-command-time";
 import { fleetExposition, labels, type Fleet, type FleetService } from "@/server/testing/fleet";
 
 /** Share of a handler's deliveries sent to the DLQ as `non_retryable`. */

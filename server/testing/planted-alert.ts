@@ -1,5 +1,4 @@
 import { defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/alert-model";
-import { PROMQL } from "@/server/observe/metrics/queries";
 
 /**
  * An alert that is not in `ALERT_LIST`, for tests that plant a new entry in a copy of the list and
@@ -17,7 +16,6 @@ export function plantedDlqAlert(threshold: ThresholdLine, summary = "DLQ writes"
     by: ["service", "topic", "handler", "reason_poisoned"],
     for: "0m",
     severity: "ticket",
-    valueExpr: PROMQL.dlq_rate,
     texts: { summary, description: "Messages reach the DLQ." },
     dashboardPath: "/handlers/{{ $labels.service }}/{{ $labels.handler }}",
   });

@@ -8,9 +8,7 @@
  */
 import { hostname } from "node:os";
 import { Gauge, type Registry } from "prom-client";
-
-/** Name of the gauge `{service, replica} = 1` per live replica of this process. */
-export const CONSUMER_INFO_METRIC = "dedup_consumer_info";
+import { CONSUMER_INFO_METRIC } from "@/names/observe";
 
 /** This process's replica id, `<hostname>-<pid>`. */
 export function processReplicaId(): string {

@@ -17,7 +17,7 @@ import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApp, type App } from "@/e2e/harness";
-import { PROMQL } from "@/server/observe/metrics/queries";
+import { PROMQL } from "@/lib/named-queries";
 import { networkInterfaces } from "node:os";
 import { faultAppPerSuite } from "./lib/app";
 import { freePort, ROOT, sleep, startProc, type Proc } from "./lib/procs";

@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PROMQL } from "@/server/observe/metrics/queries";
+import { PROMQL } from "@/lib/named-queries";
 import type { FuzzReport } from "@/scripts/fuzz-api";
 import { OUTSIDE_MARKER, startFaultApp, type FaultApp } from "./lib/app";
 import { FAULT_BROKERS } from "./lib/kafka";

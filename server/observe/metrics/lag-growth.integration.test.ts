@@ -16,10 +16,11 @@ import { join } from "node:path";
 import { Kafka, logLevel, type Admin, type Producer } from "kafkajs";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALERTS, LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW } from "@/lib/thresholds";
+import { ALERTS } from "@/lib/thresholds";
+import { LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW } from "@/lib/alert-exprs";
 import { createTopicsReady } from "@/server/transport/topics";
-import { ConsumerGroupDescriber } from "../consumer-group";
-import { LagMetrics } from "../lag-metrics";
+import { ConsumerGroupDescriber } from "../kafka/consumer-group";
+import { LagMetrics } from "../watchers/lag-metrics";
 import { promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 
 const tag = randomBytes(4).toString("hex");

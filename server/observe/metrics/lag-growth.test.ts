@@ -7,9 +7,10 @@
  */
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { ALERTS, LAG_GROWTH_FLOOR } from "@/lib/thresholds";
-import type { GroupSnapshot } from "../consumer-group";
-import { LagMetrics } from "../lag-metrics";
+import { ALERTS } from "@/lib/thresholds";
+import { LAG_GROWTH_FLOOR } from "@/lib/alert-exprs";
+import type { GroupSnapshot } from "../kafka/consumer-group";
+import { LagMetrics } from "../watchers/lag-metrics";
 import { LocalSource } from "./local";
 
 const MINUTE = 60_000;

@@ -1,14 +1,25 @@
 /**
- * The embedded evaluation of every named query (lib/query-names) over snapshots of the app's
+ * The embedded evaluation of every named query (lib/named-queries) over snapshots of the app's
  * registry, one entry per query in {@link EVALUATE}, built from the PromQL functions of
  * ./local-promql.ts.
  */
-import { LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW_MS, METRIC_NAMES, RATE_WINDOW_MS } from "@/lib/thresholds";
-import { CONSUMER_INFO_METRIC } from "@/server/transport/replica-id";
-import { HANDLER_INFO_METRIC, PROCESSED_RESULT, SLOW_CHECK_SECONDS } from "@/names/dedup";
+import { LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW_MS, RATE_WINDOW_MS } from "@/lib/alert-exprs";
+import { NAMED_QUERIES, type NamedQuery, type QueryName } from "@/lib/named-queries";
+import {
+  DLQ_METRIC,
+  DUPLICATES_BY_CAUSE_METRIC,
+  HANDLER_P99_LINT_WINDOW_MS,
+  HANDLER_TIME_METRIC,
+} from "@/lib/query-exprs";
+import { HANDLER_INFO_METRIC, METRIC_NAMES, PROCESSED_RESULT, SLOW_CHECK_SECONDS } from "@/names/dedup";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
-import { OBSERVE_METRIC_NAMES } from "@/names/observe";
-import { REDIS_COMMAND_TIME_METRIC } from "../redis-command-time";
+import {
+  CONSUMER_INFO_METRIC,
+  EVENTLOOP_P99_METRIC,
+  OBSERVE_METRIC_NAMES,
+  PROCESS_START_METRIC,
+  REDIS_COMMAND_TIME_METRIC,
+} from "@/names/observe";
 import {
   increaseAt,
   latest,
@@ -20,16 +31,6 @@ import {
   sumBy,
   type Snapshot,
 } from "./local-promql";
-import {
-  DLQ_METRIC,
-  DUPLICATES_BY_CAUSE_METRIC,
-  EVENTLOOP_P99_METRIC,
-  HANDLER_P99_LINT_WINDOW_MS,
-  HANDLER_TIME_METRIC,
-  PROCESS_START_METRIC,
-  QUERY_BY,
-  type QueryName,
-} from "./queries";
 import type { Sample } from "./source";
 import { exportedSignalsAt, hotUuidsAt, runtimeLatencyAt } from "./local-signals";
 
@@ -93,7 +94,7 @@ function ratioAt(snaps: readonly Snapshot[], t: number, by: readonly string[], w
 }
 
 /** One query's evaluation at `t`: its series labelled by `by`, counters over `windowMs` (gauges ignore it). */
-type Evaluator = (snaps: readonly Snapshot[], t: number, by: readonly string[], windowMs: number) => Sample[];
+export type Evaluator = (snaps: readonly Snapshot[], t: number, by: readonly string[], windowMs: number) => Sample[];
 
 /** `sum by (by…) (rate(name[window]))`, or of `increase` when `increase` is set. */
 const summed =
@@ -193,7 +194,7 @@ const slowCheckRate: Evaluator = (snaps, t, by, w) => {
 };
 
 /** Every named query's embedded evaluation (a record over the names: a new name without one is a type error). */
-const EVALUATE: Record<QueryName, Evaluator> = {
+export const EVALUATE: Readonly<Record<QueryName, Evaluator>> = {
   duplicate_ratio: ratioAt,
   duplicate_ratio_now: now(ratioAt),
   check_p99_now: now(quantile(0.99, METRIC_NAMES.checkDuration)),
@@ -244,11 +245,30 @@ const EVALUATE: Record<QueryName, Evaluator> = {
   hot_uuid_error_bound: hotUuidsAt("errorBound"),
 };
 
+/** Evaluates a named query at `t` over the snapshots: a query's series at one instant. */
+export type Evaluate = (snaps: readonly Snapshot[], q: QueryName, t: number) => Sample[];
+
+/**
+ * The evaluation of the queries of `queries` by the evaluators of `evaluators`: the list and
+ * {@link EVALUATE}, or copies with a planted entry (a test adding a query). **A name missing in
+ * either throws** (the type of {@link EVALUATE} rules that out for the one list).
+ */
+export function evaluateWith(
+  queries: readonly NamedQuery[],
+  evaluators: Readonly<Record<string, Evaluator>>,
+): Evaluate {
+  const by = new Map(queries.map((q) => [q.name, q.by]));
+  return (snaps, q, t) => {
+    const e = evaluators[q];
+    const labels = by.get(q);
+    if (!e || !labels) throw new RangeError(`query ${q}: no named query or no evaluator of that name`);
+    return e(snaps, t, labels, RATE_WINDOW_MS);
+  };
+}
+
 /**
  * Evaluates a named query at time `t` over the snapshots, with the same semantics as its PromQL
- * (lib/thresholds and ./queries): same labels; a ratio exists only where both sides have series;
- * 0/0 gives `null` (NaN in Prometheus).
+ * (lib/named-queries): same labels; a ratio exists only where both sides have series; 0/0 gives
+ * `null` (NaN in Prometheus).
  */
-export function evaluate(snaps: readonly Snapshot[], q: QueryName, t: number): Sample[] {
-  return EVALUATE[q](snaps, t, QUERY_BY[q], RATE_WINDOW_MS);
-}
+export const evaluate: Evaluate = evaluateWith(NAMED_QUERIES, EVALUATE);

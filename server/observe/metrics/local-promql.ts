@@ -3,7 +3,7 @@
  * (./local-eval.ts): `rate`, `increase`, `sum by`, `histogram_quantile`, `deriv` and the "now"
  * window, with the same semantics as Prometheus where the queries rely on them.
  */
-import { NOW_LOOKBACK_MS, RATE_WINDOW_MS } from "@/lib/thresholds";
+import { NOW_LOOKBACK_MS, RATE_WINDOW_MS } from "@/lib/alert-exprs";
 import type { Sample } from "./source";
 
 /** One scrape of the app's registry: every series' value at time `t` (ms). */

@@ -1,17 +1,11 @@
 import type { Registry } from "prom-client";
 import type { AlertInstance, AlertRule } from "@/lib/api/alerts";
 import { alertTimes, isoOrNull } from "@/lib/alert-transitions";
-import {
-  ALERT_LIST,
-  alertTextsFor,
-  renderAlertText,
-  RUNBOOK_PATH,
-  runbookUrl,
-  type AlertThreshold,
-} from "@/lib/thresholds";
-import { evaluate, seriesKey, type Snapshot, type SeriesValue } from "./local-eval";
+import { ALERT_LIST } from "@/lib/thresholds";
+import { alertTextsFor, renderAlertText, RUNBOOK_PATH, runbookUrl, type AlertThreshold } from "@/lib/alert-model";
+import { evaluate, seriesKey, type Evaluate, type Snapshot, type SeriesValue } from "./local-eval";
 import { worst } from "./prometheus";
-import type { QueryName } from "./queries";
+import type { QueryName } from "@/lib/named-queries";
 import type { MetricsSource, RangeSeries, Sample } from "./source";
 
 /** Options of {@link LocalSource}. */
@@ -24,6 +18,8 @@ export interface LocalSourceOptions {
   alerts: readonly AlertThreshold[];
   /** Where each rule's runbook link points (`RUNBOOK_BASE_URL`). @default "/runbook" (the app's own page) */
   runbookBase: string;
+  /** How a named query is evaluated. @default evaluate (local-eval: every named query of lib/named-queries) */
+  evaluate: Evaluate;
 }
 
 /** Defaults of {@link LocalSourceOptions}. */
@@ -32,6 +28,7 @@ export const DEFAULT_LOCAL_SOURCE_OPTIONS: LocalSourceOptions = {
   capacity: 2160,
   alerts: ALERT_LIST,
   runbookBase: RUNBOOK_PATH,
+  evaluate,
 };
 
 /**
@@ -125,7 +122,7 @@ export class LocalSource implements MetricsSource {
   private evaluateAlerts(t: number): void {
     const seen = new Set<string>();
     for (const a of this.opts.alerts) {
-      for (const s of evaluate(this.snaps, a.query, t)) {
+      for (const s of this.opts.evaluate(this.snaps, a.query, t)) {
         if (s.value === null || !(s.value > a.threshold.value)) continue;
         const k = `${a.name}\u0000${seriesKey("", s.labels)}`;
         seen.add(k);
@@ -150,7 +147,7 @@ export class LocalSource implements MetricsSource {
 
   async instant(q: QueryName, atSec?: number): Promise<Sample[]> {
     const last = this.snaps.at(-1)?.t ?? this.now();
-    return evaluate(this.snaps, q, atSec === undefined ? last : Math.min(last, atSec * 1000));
+    return this.opts.evaluate(this.snaps, q, atSec === undefined ? last : Math.min(last, atSec * 1000));
   }
 
   async range(q: QueryName, startSec: number, endSec: number, stepSec: number): Promise<RangeSeries[]> {
@@ -158,7 +155,7 @@ export class LocalSource implements MetricsSource {
     const first = this.snaps[0]?.t ?? Infinity;
     for (let ts = startSec; ts <= endSec; ts += stepSec) {
       if (ts * 1000 < first) continue; // no history yet: no point (never a fake 0)
-      for (const s of evaluate(this.snaps, q, ts * 1000)) {
+      for (const s of this.opts.evaluate(this.snaps, q, ts * 1000)) {
         const k = seriesKey("", s.labels);
         const e = out.get(k) ?? { labels: s.labels, points: [] };
         e.points.push([ts, s.value]);

@@ -1,10 +1,11 @@
 import type { AlertInstance, AlertRule } from "@/lib/api/alerts";
 import type { AlertStateName } from "@/lib/api/common";
 import { alertTimes, isoOrNull } from "@/lib/alert-transitions";
-import { ALERT_LIST, RUNBOOK_PATH, runbookUrl } from "@/lib/thresholds";
-import { SharedCache } from "../cache";
-import { countUpstream } from "../upstream-counter";
-import { PROMQL, type QueryName } from "./queries";
+import { ALERT_LIST } from "@/lib/thresholds";
+import { RUNBOOK_PATH, runbookUrl } from "@/lib/alert-model";
+import { SharedCache } from "../core/cache";
+import { countUpstream } from "../core/upstream-counter";
+import { PROMQL, type QueryName } from "@/lib/named-queries";
 import type { AlertsMemory, MetricsSource, RangeSeries, Sample } from "./source";
 import { failureKind } from "@/server/redact";
 

@@ -3,7 +3,8 @@ import { dedupMetrics } from "@/server/dedup";
 import { DUPLICATE_CAUSES, METRIC_NAMES } from "@/names/dedup";
 import { ALERT_LIST } from "@/lib/thresholds";
 import { embeddedSource } from "@/server/testing/embedded-source";
-import { DUPLICATES_BY_CAUSE_METRIC, PROMQL } from "./queries";
+import { DUPLICATES_BY_CAUSE_METRIC } from "@/lib/query-exprs";
+import { PROMQL } from "@/lib/named-queries";
 
 describe("alert queries", () => {
   it("each alert's value is the PromQL of its named query, so the embedded evaluator and Prometheus compute the same thing", () => {

@@ -1,6 +1,6 @@
 import type { AlertRule } from "@/lib/api/alerts";
 import type { MetricsSource as MetricsSourceKind } from "@/lib/api/common";
-import type { QueryName } from "./queries";
+import type { QueryName } from "@/lib/named-queries";
 
 /** One value of an instant query; `value` is `null` for NaN (0/0: no traffic). */
 export interface Sample {

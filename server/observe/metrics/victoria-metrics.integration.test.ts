@@ -13,12 +13,12 @@ import { overviewResponseSchema, type OverviewHandler } from "@/lib/api/overview
 import { ALERT_LIST } from "@/lib/thresholds";
 import { buildFleet } from "@/server/testing/fleet";
 import { createObserveContext } from "../context";
-import { getOverview } from "../overview";
+import { getOverview } from "../routes/overview";
 import { parityHistory, startParityExporter, type ParityExporter } from "@/server/testing/fleet-history";
 import { promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { startOwnVictoriaMetrics, type OwnVictoriaMetrics } from "@/server/testing/own-victoria-metrics";
 import { PrometheusSource } from "./prometheus";
-import { PROMQL, QUERY_NAMES, type QueryName } from "./queries";
+import { PROMQL, QUERY_NAMES, type QueryName } from "@/lib/named-queries";
 import type { Sample } from "./source";
 
 const RULES = resolve(__dirname, "../../../infra/prometheus/rules/dedup.yml");

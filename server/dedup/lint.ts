@@ -3,7 +3,7 @@
  * Pure and isomorphic (imports only `./names` and types), so the dashboard can import it in the browser.
  * The stack order it checks against is `STACK_ORDER` of `./names`, the one `defaultStack` builds.
  */
-import type { Marking } from "./deduplicator/deduplicator";
+import type { Marking } from "./deduplicator/deduplicator-options";
 import { DAY_MS, MINUTE_MS, STACK_ORDER, TTL_POLICY, type StackName, type TtlClass } from "../../names/dedup";
 import type { FailureMode, RepositoryKind } from "./repository/repository";
 

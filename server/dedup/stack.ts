@@ -1,7 +1,8 @@
 import { correlationId } from "./middleware/correlation-id";
 import { handlerTimer } from "./middleware/handler-timer";
 import { timeout } from "./middleware/timeout";
-import { Deduplicator, type DeduplicatorOptions } from "./deduplicator/deduplicator";
+import { Deduplicator } from "./deduplicator/deduplicator";
+import type { DeduplicatorOptions } from "./deduplicator/deduplicator-options";
 import { InProgressError } from "./errors";
 import { stackOrder, type StackName, type StackOrder, type TtlClass } from "../../names/dedup";
 import { selfDescribe, stackInfoOf } from "./deduplicator/handler-info";

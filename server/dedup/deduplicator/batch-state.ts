@@ -56,6 +56,10 @@ export class BatchState {
     this.replies = new Array<string | null | undefined>(msgs.length);
     this.phase = new Uint8Array(msgs.length);
   }
+  /** The pre-claim of position `bi` is for `key`, answered, and no older than `maxAgeMs`. */
+  fresh(bi: number, key: string, maxAgeMs: number): boolean {
+    return this.keys[bi] === key && this.replies[bi] !== undefined && Date.now() - this.at <= maxAgeMs;
+  }
 
   /**
    * The batch's claims: one per distinct key (`keyOf` of each message; a message whose key cannot

@@ -1,6 +1,7 @@
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { Deduplicator, deduplicator, type DeduplicatorOptions, type Marking } from "./deduplicator";
+import { Deduplicator, deduplicator } from "./deduplicator";
+import type { DeduplicatorOptions, Marking } from "./deduplicator-options";
 import { DedupStoreError, InProgressError } from "../errors";
 import { failClosed, failOpen } from "../repository/failure-mode";
 import { FaultyRepository } from "../repository/faulty-repository";

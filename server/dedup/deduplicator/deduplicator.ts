@@ -1,5 +1,3 @@
-import { randomBytes } from "node:crypto";
-import { hostname } from "node:os";
 import { BatchState, NOT_RUN, RAN } from "./batch-state";
 import { DeliveryResults, type Delivery } from "./delivery-results";
 import {
@@ -17,18 +15,15 @@ import {
   type Middleware,
 } from "../message";
 import { dedupRecorder, type DedupRecorder } from "../metrics/metrics";
-import { CLAIMED_PREFIX, NAIVE_VALUE, PROCESSING_PREFIX, doneValueOf } from "../repository/stored-value";
+import { ClaimTokens, doneValueOf } from "../repository/stored-value";
 import { KeyMarks } from "./key-marks";
 import { CheckOutcomes } from "./check-outcomes";
-import { CLAIM_OWNER_SEPARATOR, dedupKeyPrefix } from "../../../names/dedup";
+import { DedupKeys } from "./dedup-keys";
 import { classifyStoreError, timed } from "../repository/store-call";
 import { HotKeys } from "../metrics/hot-keys";
 import { hotKeysBoard } from "../metrics/hot-keys-board";
 import { exportHotUuids } from "../metrics/hot-keys-gauge";
 
-// `<hostname>-<pid>/<random>`: the owner lets a key browser tell a dead replica's lease from a live one's.
-const PROCESS_TAG = `${hostname()}-${process.pid}${CLAIM_OWNER_SEPARATOR}${randomBytes(6).toString("base64url")}`;
-let seq = 0;
 const NOOP_PREPARATION: BatchPreparation = { discard: async () => undefined };
 
 /** The Deduplicator as an object (the middleware is `dedup.middleware`); see {@link deduplicator}. */
@@ -36,14 +31,16 @@ export class Deduplicator {
   readonly options: Readonly<ResolvedDeduplicatorOptions>;
   private readonly rec: DedupRecorder;
   private readonly results: DeliveryResults;
-  private readonly prefixes = new Map<string, string>();
+  private readonly keys: DedupKeys;
   private readonly claimTtl: number;
+  /** How old a batch's pre-claim may be and still be acted on (ms). */
+  private readonly preclaimMaxAge: number;
   /** The repository never waits on I/O: no timeout timer per call. */
   private readonly inProcess: boolean;
   private readonly marks: KeyMarks;
   private readonly outcomes: CheckOutcomes;
-  /** `processing:<process tag>` / `claimed:<process tag>` (tag: `<hostname>-<pid>/<random>`); a sequence number completes the token. */
-  private readonly valuePrefix: string;
+  /** The claim tokens this Deduplicator writes (one per claim, or per batch). */
+  private readonly tokens: ClaimTokens;
   /** The most swallowed keys per handler (fixed memory), on the board the dashboard reads; null without. */
   readonly hotKeys: HotKeys | null;
   /** The middleware (with its batch hook and batch form). */
@@ -59,10 +56,12 @@ export class Deduplicator {
     this.options = o;
     this.rec = dedupRecorder(o.registry, o.service);
     this.results = new DeliveryResults(this.rec, Symbol("deduplicator"), o.registry !== undefined);
+    this.keys = new DedupKeys(o);
     this.claimTtl = o.marking === "lease" ? o.leaseMs : o.ttlMs;
+    this.preclaimMaxAge = this.claimTtl * o.preclaimMaxAgeFraction;
     this.inProcess = o.repository.inProcess === true;
     this.marks = new KeyMarks(o, this.rec, this.claimTtl, (p) => this.timed(p));
-    this.valuePrefix = (o.marking === "lease" ? PROCESSING_PREFIX : CLAIMED_PREFIX) + PROCESS_TAG;
+    this.tokens = new ClaimTokens(o.marking);
     const board = o.hotKeys === undefined ? hotKeysBoard() : o.hotKeys;
     this.hotKeys = board ? board.add(o.service, new HotKeys()) : null;
     if (board && o.registry) exportHotUuids(o.registry, o.service, board);
@@ -89,25 +88,12 @@ export class Deduplicator {
 
   /** The full repository key of `msg`: `<prefix>:<keyFactory(msg)>`. Throws what the key factory throws. */
   keyOf(msg: Message): string {
-    const k = this.options.keyFactory(msg);
-    if (typeof k !== "string" || k === "") throw new Error("keyFactory returned an empty or non-string key");
-    return `${this.prefixOf(msg)}:${k}`;
+    return this.keys.keyOf(msg);
   }
 
   /** The key prefix for a message's handler: `<service>:dedup:<handler>` (spec §2). */
   prefixOf(msg: Message): string {
-    if (this.options.prefix) return this.options.prefix;
-    const handler = msg.context.handler ?? "default";
-    let p = this.prefixes.get(handler);
-    if (p === undefined) {
-      p = dedupKeyPrefix(this.options.service, handler);
-      this.prefixes.set(handler, p);
-    }
-    return p;
-  }
-
-  private newValue(): string {
-    return this.options.marking === "naive" ? NAIVE_VALUE : this.valuePrefix + (seq++).toString(36);
+    return this.keys.prefixOf(msg);
   }
 
   private handle(next: Handler, msg: Message): Promise<void | Message[]> {
@@ -164,36 +150,18 @@ export class Deduplicator {
         };
         const earlier = b.doneKeys.get(key);
         if (earlier !== undefined) this.outcomes.swallow(d, key, earlier);
-        else if (!this.freshPreclaim(b, bi, key)) await this.check(d);
+        else if (!b.fresh(bi, key, this.preclaimMaxAge)) await this.check(d);
         else {
           const reply = b.replies[bi]!;
           b.keys[bi] = undefined; // used once: a retry of the message claims again
           if (reply !== null) this.outcomes.answered(d, key, reply);
-          else {
-            try {
-              await next(msg);
-            } catch (e) {
-              await this.failed(d, key, b.value);
-              throw e;
-            }
-            this.markDone(d, key, b.value);
-            this.results.success(d);
-          }
+          else await this.runUnderClaim(d, key, b.value);
         }
       } catch (error) {
         return { ran: i, failure: { error } };
       }
     }
     return { ran: msgs.length };
-  }
-
-  /** The batch's pre-claim of position `bi` is for `key`, answered, and young enough to act on. */
-  private freshPreclaim(batch: BatchState, bi: number, key: string): boolean {
-    return (
-      batch.keys[bi] === key &&
-      batch.replies[bi] !== undefined &&
-      Date.now() - batch.at <= this.claimTtl * this.options.preclaimMaxAgeFraction
-    );
   }
 
   /**
@@ -217,7 +185,7 @@ export class Deduplicator {
       let value: string;
       let reply: string | null;
       const preKey = batch ? batch.keys[bi] : undefined;
-      const fresh = batch !== undefined && this.freshPreclaim(batch, bi, key);
+      const fresh = batch !== undefined && batch.fresh(bi, key, this.preclaimMaxAge);
       // The pre-claim is used once: a retry of the message claims again.
       if (preKey !== undefined) batch!.keys[bi] = undefined;
       if (fresh) {
@@ -225,7 +193,7 @@ export class Deduplicator {
         reply = batch.replies[bi]!;
       } else {
         // A stale or unknown pre-claim is re-checked under the same token, so our own claim is recognised.
-        value = preKey === key ? batch!.value : this.newValue();
+        value = preKey === key ? batch!.value : this.tokens.next();
         const t0 = performance.now();
         try {
           reply = await this.timed(o.repository.claim(key, value, this.claimTtl));
@@ -240,21 +208,30 @@ export class Deduplicator {
       }
 
       if (reply !== null) return this.outcomes.answered(d, key, reply);
-      let out: void | Message[];
-      try {
-        out = await d.next(msg);
-      } catch (e) {
-        await this.failed(d, key, value);
-        throw e;
-      }
-      const marked = this.markDone(d, key, value);
-      if (marked) await marked;
-      this.results.success(d);
-      return out;
+      return await this.runUnderClaim(d, key, value);
     } catch (e) {
       if (d.st && !d.st.routed) this.results.failed(d.st, d.topic, d.handler);
       throw e;
     }
+  }
+
+  /**
+   * The rest of the stack, run under our claim of `key` (token `value`), on both roads (the batch
+   * form and one attempt): a failure releases the key before it goes on outwards; a success is
+   * marked done, then counted.
+   */
+  private async runUnderClaim(d: Delivery, key: string, value: string): Promise<void | Message[]> {
+    let out: void | Message[];
+    try {
+      out = await d.next(d.msg);
+    } catch (e) {
+      await this.failed(d, key, value);
+      throw e;
+    }
+    const marked = this.markDone(d, key, value);
+    if (marked) await marked;
+    this.results.success(d);
+    return out;
   }
 
   /** The rest of the stack failed under our claim of `key` (token `value`): the key is released (not under "naive") before the failure goes on outwards. Never rejects. */
@@ -287,7 +264,7 @@ export class Deduplicator {
     if (o.marking === "naive" || msgs.length === 0) return NOOP_PREPARATION;
     // One token for the whole batch: each key appears once in it, so the token still tells our claim
     // of a key from anyone else's; and the store call carries one value instead of one per key.
-    const batch = new BatchState(msgs, this.newValue(), this.options.registry !== undefined);
+    const batch = new BatchState(msgs, this.tokens.next(), this.options.registry !== undefined);
     this.results.attach(batch);
     const { reqs, at } = batch.claimRequests((m) => this.keyOf(m), this.claimTtl);
     if (reqs.length > 0) {

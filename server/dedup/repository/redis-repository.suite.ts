@@ -8,7 +8,8 @@
 import type { Cluster, Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { deduplicator, type DeduplicatorOptions } from "../deduplicator/deduplicator";
+import { deduplicator } from "../deduplicator/deduplicator";
+import type { DeduplicatorOptions } from "../deduplicator/deduplicator-options";
 import { InProgressError } from "../errors";
 import { newMessage, type Handler, type Message } from "../message";
 import { METRIC_NAMES, REASON_POISONED_KEY } from "../../../names/dedup";

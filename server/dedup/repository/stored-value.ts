@@ -10,9 +10,10 @@
  * Whether a copy is the same message at all: its payload fingerprint against the stored one
  * (`deduplication_payload_conflicts_total`).
  */
-import { hash } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import type { DeliveryContext, Message } from "../message";
-import { DUPLICATE_CAUSE, type DuplicateCause } from "../../../names/dedup";
+import { CLAIM_OWNER_SEPARATOR, DUPLICATE_CAUSE, type DuplicateCause } from "../../../names/dedup";
 
 /**
  * Value of a key whose handler succeeded (marking `"lease"`) when the delivery had no position
@@ -40,6 +41,28 @@ export const PROCESSING_PREFIX = "processing:";
 export const CLAIMED_PREFIX = "claimed:";
 /** Value written by marking `"naive"` (Watermill / the note): never released. */
 export const NAIVE_VALUE = "1";
+
+// `<hostname>-<pid>/<random>`: the owner lets a key browser tell a dead replica's lease from a live one's.
+const PROCESS_TAG = `${hostname()}-${process.pid}${CLAIM_OWNER_SEPARATOR}${randomBytes(6).toString("base64url")}`;
+let seq = 0;
+
+/**
+ * The claim values a Deduplicator writes: `processing:<process tag><n>` under lease marking,
+ * `claimed:<process tag><n>` under release marking (tag: `<hostname>-<pid>/<random>`, n: a sequence
+ * number of the process), {@link NAIVE_VALUE} under naive marking.
+ */
+export class ClaimTokens {
+  private readonly prefix: string;
+
+  constructor(private readonly marking: "lease" | "release" | "naive") {
+    this.prefix = (marking === "lease" ? PROCESSING_PREFIX : CLAIMED_PREFIX) + PROCESS_TAG;
+  }
+
+  /** A new claim value (the same `1` each time under naive marking). */
+  next(): string {
+    return this.marking === "naive" ? NAIVE_VALUE : this.prefix + (seq++).toString(36);
+  }
+}
 
 /** A stored dedup value, decoded (for the Deduplicator and the key browser). */
 export type ClaimState =

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { ALL_DEDUP_KEYS_GLOB, DLQ_TOPIC_SUFFIX, dlqTopicOf } from "@/names/dedup";
 import { topicNameSchema } from "@/lib/api/common";
-import { DEMO_TOPIC } from "@/lib/api/consumers";
+import { DEMO_TOPIC } from "@/names/product";
 import { RUNBOOK_PATH } from "@/lib/alert-model";
-import { parseRoleBindings, type RoleBinding } from "@/server/auth/bindings";
-import { parseMaskRules, type MaskRule } from "@/lib/api/masking";
+import { ACCESS_ENV, missingOidcSetting, SIGN_IN_ENV } from "./config-access";
+import { empty, hostList, httpUrl, pgUrl, posInt, redisUrl } from "./config-fields";
 
 /**
  * The app's configuration, from environment variables, validated once at start-up.
@@ -13,85 +13,6 @@ import { parseMaskRules, type MaskRule } from "@/lib/api/masking";
  * names the variable and the expected form. Every variable is documented in README.md and
  * `.env.example`.
  */
-
-const empty = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
-
-const hostPort = /^[A-Za-z0-9.\-]+:\d{1,5}$/;
-
-const redisUrl = z.string().refine((s) => {
-  try {
-    const u = new URL(s);
-    return (u.protocol === "redis:" || u.protocol === "rediss:") && u.hostname !== "";
-  } catch {
-    return false;
-  }
-}, "expected redis://[user:password@]host:port[/db] or rediss://…");
-
-const hostList = z
-  .string()
-  .transform((s) =>
-    s
-      .split(",")
-      .map((x) => x.trim())
-      .filter(Boolean),
-  )
-  .refine((xs) => xs.length > 0 && xs.every((x) => hostPort.test(x)), "expected a comma-separated list of host:port");
-
-/** A URL string whose scheme is one of `protocols` (e.g. `"http:"`); else `message`. */
-const urlOf = (protocols: readonly string[], message: string) =>
-  z.string().refine((s) => {
-    try {
-      return protocols.includes(new URL(s).protocol);
-    } catch {
-      return false;
-    }
-  }, message);
-
-const httpUrl = urlOf(["http:", "https:"], "expected an http(s):// URL, e.g. http://127.0.0.1:9090");
-
-const pgUrl = urlOf(["postgres:", "postgresql:"], "expected postgres://user@host:port/db");
-
-/** An IPv4 or IPv6 address (no port, no brackets, no CIDR). */
-export function isIpAddress(s: string): boolean {
-  if (/^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(s)) return s.split(".").every((x) => Number(x) <= 255);
-  return /^[0-9a-f:]+(:\d{1,3}(\.\d{1,3}){3})?$/i.test(s) && s.includes(":") && s.split("::").length <= 2;
-}
-
-const ipList = z
-  .string()
-  .transform((s) =>
-    s
-      .split(",")
-      .map((x) => x.trim().toLowerCase())
-      .filter(Boolean),
-  )
-  .refine(
-    (xs) => xs.length > 0 && xs.every(isIpAddress),
-    "expected a comma-separated list of IP addresses (the reverse proxies in front of the app), e.g. 127.0.0.1,::1",
-  );
-
-/** A host name (`.example.com`: with its sub-domains) or an IP address, no port. */
-function isHostPattern(s: string): boolean {
-  const ip = s.startsWith("[") && s.endsWith("]") ? s.slice(1, -1) : s;
-  if (isIpAddress(ip)) return true;
-  return /^\.?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/.test(s) && s.length <= 253;
-}
-
-const hostNameList = z
-  .string()
-  .transform((s) =>
-    s
-      .split(",")
-      .map((x) => x.trim().toLowerCase())
-      .filter(Boolean),
-  )
-  .refine(
-    (xs) => xs.length > 0 && xs.every(isHostPattern),
-    "expected a comma-separated list of host names or IP addresses without a port (.example.com allows its sub-domains), e.g. dash.example.com,10.0.0.5",
-  );
-
-const posInt = (max: number) =>
-  z.coerce.number().int(`expected a whole number`).min(1, "expected at least 1").max(max, `expected at most ${max}`);
 
 const schema = z.object({
   REDIS_URL: z.preprocess(empty, redisUrl.optional()),
@@ -194,167 +115,9 @@ const schema = z.object({
       )
       .default(RUNBOOK_PATH),
   ),
-
-  /** Reverse proxies whose X-Forwarded-For / X-Real-IP / Forwarded are believed (server/access.ts). */
-  TRUSTED_PROXIES: z.preprocess(empty, ipList.default([])),
-  /** The one header TRUSTED_PROXIES report the client in (right-most untrusted entry; server/access.ts). */
-  TRUSTED_PROXY_HEADER: z.preprocess(
-    empty,
-    z
-      .string()
-      .regex(/^[A-Za-z0-9-]{1,64}$/, "expected one header name, e.g. X-Forwarded-For")
-      .transform((s) => s.toLowerCase())
-      .default("x-forwarded-for"),
-  ),
-  /** Where the user comes from (server/auth/principal.ts): `token` (WORKSHOP_TOKEN / this machine), `proxy` (headers from TRUSTED_PROXIES), `oidc` (sign-in). */
-  AUTH_MODE: z.preprocess(empty, z.enum(["token", "proxy", "oidc"], "expected token, proxy or oidc").default("token")),
-  /** Header a trusted proxy names the user in (AUTH_MODE=proxy). */
-  PROXY_USER_HEADER: z.preprocess(
-    empty,
-    z
-      .string()
-      .regex(/^[A-Za-z0-9-]{1,64}$/, "expected a header name")
-      .transform((s) => s.toLowerCase())
-      .default("x-forwarded-user"),
-  ),
-  /** Header a trusted proxy names the user's e-mail in (AUTH_MODE=proxy). */
-  PROXY_EMAIL_HEADER: z.preprocess(
-    empty,
-    z
-      .string()
-      .regex(/^[A-Za-z0-9-]{1,64}$/, "expected a header name")
-      .transform((s) => s.toLowerCase())
-      .default("x-forwarded-email"),
-  ),
-  /** Header a trusted proxy lists the user's groups in, comma-separated (AUTH_MODE=proxy). */
-  PROXY_GROUPS_HEADER: z.preprocess(
-    empty,
-    z
-      .string()
-      .regex(/^[A-Za-z0-9-]{1,64}$/, "expected a header name")
-      .transform((s) => s.toLowerCase())
-      .default("x-forwarded-groups"),
-  ),
-  /** Roles of groups, per service (AUTH_MODE=proxy/oidc): `sre=admin:*,billing-devs=operator:billing;payments` (server/auth/bindings.ts). */
-  ROLE_BINDINGS: z.preprocess(
-    empty,
-    z
-      .string()
-      .transform((s, ctx): RoleBinding[] => {
-        try {
-          return parseRoleBindings(s);
-        } catch (e) {
-          ctx.addIssue({ code: "custom", message: e instanceof Error ? e.message : String(e) });
-          return z.NEVER;
-        }
-      })
-      .default([]),
-  ),
-  /** Host names the app answers to besides loopback and its own (server/allowed-hosts.ts); `.example.com` allows sub-domains. */
-  ALLOWED_HOSTS: z.preprocess(empty, hostNameList.default([])),
-  /** `on`: local viewers see upstream errors unredacted (server/redact.ts); others never do. */
-  SHOW_UPSTREAM_DETAIL: z.preprocess(empty, z.enum(["on", "off"], "expected on or off").default("off")),
-  /** Payload masking for roles without `unmasked` (server/observe/records/masking.ts): a JSON array of rules; default none. */
-  MASK_RULES: z.preprocess(
-    empty,
-    z
-      .string()
-      .transform((s, ctx): MaskRule[] => {
-        const r = parseMaskRules(s);
-        if (r.ok) return r.rules;
-        ctx.addIssue({ code: "custom", message: r.error });
-        return z.NEVER;
-      })
-      .default([]),
-  ),
-  /** Port `npm run dev` / `npm start` listen on (default 3000); read here only to validate it. */
-  PORT: z.preprocess(
-    empty,
-    z.coerce
-      .number()
-      .int("expected a whole number")
-      .min(1, "expected a port in 1-65535")
-      .max(65535, "expected a port in 1-65535")
-      .optional(),
-  ),
-  /** Interface `npm start` binds (default 127.0.0.1); read here only to validate it. */
-  HOST: z.preprocess(
-    empty,
-    z
-      .string()
-      .regex(
-        /^(\[?[0-9a-fA-F:.]+\]?|[A-Za-z0-9.-]{1,253})$/,
-        "expected a host name or an IP address, e.g. 127.0.0.1 or 0.0.0.0",
-      )
-      .optional(),
-  ),
-
-  /** OIDC sign-in (AUTH_MODE=oidc, server/auth/oidc*.ts): the provider's issuer URL; discovery reads `<issuer>/.well-known/openid-configuration`. */
-  OIDC_ISSUER: z.preprocess(
-    empty,
-    httpUrl
-      .refine(
-        (s) => new URL(s).protocol === "https:" || ["127.0.0.1", "localhost", "[::1]"].includes(new URL(s).hostname),
-        "expected an https:// URL (http:// only for a provider on this machine, e.g. http://127.0.0.1:8080)",
-      )
-      .optional(),
-  ),
-  OIDC_CLIENT_ID: z.preprocess(empty, z.string().max(500, "expected at most 500 characters").optional()),
-  OIDC_CLIENT_SECRET: z.preprocess(empty, z.string().max(2000, "expected at most 2000 characters").optional()),
-  /** Where the provider sends the browser back: `<app>/api/auth/callback` (default: derived from the request's own origin). */
-  OIDC_REDIRECT_URL: z.preprocess(empty, httpUrl.optional()),
-  /** The ID-token / userinfo claim that lists the user's groups (ROLE_BINDINGS maps groups to roles). */
-  OIDC_GROUPS_CLAIM: z.preprocess(
-    empty,
-    z
-      .string()
-      .regex(/^[A-Za-z0-9_:./-]{1,200}$/, "expected a claim name such as groups")
-      .default("groups"),
-  ),
-  /** Scopes asked of the provider, space-separated; must include openid. */
-  OIDC_SCOPES: z.preprocess(
-    empty,
-    z
-      .string()
-      .refine(
-        (s) => s.split(/\s+/).includes("openid"),
-        "expected space-separated scopes including openid, e.g. openid profile email groups",
-      )
-      .default("openid profile email"),
-  ),
-  /** Key of the signed session cookie (HMAC-SHA256): at least 32 random characters, e.g. `openssl rand -base64 48`. */
-  SESSION_SECRET: z.preprocess(
-    empty,
-    z.string().min(32, "expected at least 32 characters (e.g. openssl rand -base64 48)").optional(),
-  ),
-  /** How long a sign-in lasts: seconds, or a number with s, m or h (default 8h). */
-  SESSION_MAX_AGE: z.preprocess(
-    empty,
-    z
-      .string()
-      .regex(/^\d{1,7}[smh]?$/, "expected seconds or a duration such as 30m or 8h")
-      .transform((s) => Number(s.replace(/[smh]$/, "")) * ({ s: 1, m: 60, h: 3600 }[s.slice(-1)] ?? 1))
-      .refine((n) => n >= 60 && n <= 30 * 86_400, "expected between 60 s and 720h")
-      .default(8 * 3600),
-  ),
+  ...ACCESS_ENV,
+  ...SIGN_IN_ENV,
 });
-
-/** With AUTH_MODE=oidc, the OIDC variables sign-in cannot work without; the first one missing. */
-function missingOidcSetting(c: z.infer<typeof schema>): [string, string] | null {
-  if (!c.OIDC_ISSUER)
-    return [
-      "OIDC_ISSUER",
-      "required with AUTH_MODE=oidc: the provider's issuer URL, e.g. https://login.example.com/realms/ops",
-    ];
-  if (!c.OIDC_CLIENT_ID)
-    return ["OIDC_CLIENT_ID", "required with AUTH_MODE=oidc: the client id registered at the provider"];
-  if (!c.SESSION_SECRET)
-    return [
-      "SESSION_SECRET",
-      "required with AUTH_MODE=oidc: at least 32 random characters that sign the session cookie (e.g. openssl rand -base64 48)",
-    ];
-  return null;
-}
 
 /** Validated configuration. */
 export type AppConfig = Omit<z.infer<typeof schema>, "CONSUMER_TOPICS"> & {

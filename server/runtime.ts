@@ -8,7 +8,7 @@ import { registerEmbeddedLog } from "@/server/observe/records/memory-reader";
 import { MemoryTransport } from "@/server/transport";
 import { config } from "./config";
 import { appRegistry, workshopRegistry } from "./registry";
-import { WORKSHOP_SERVICE } from "@/lib/api/workshop";
+import { WORKSHOP_SERVICE } from "@/names/product";
 import { DemoService } from "@/server/demo/demo";
 import { DEMO_HANDLER_SPECS } from "@/server/notification/demo-handlers";
 import { envOptionsFromConfig, scenarioEnv } from "@/server/workshop/env";

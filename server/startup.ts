@@ -1,5 +1,5 @@
 import { config, ConfigError, type AppConfig } from "./config";
-import { DEMO_TOPIC } from "@/lib/api/consumers";
+import { DEMO_TOPIC } from "@/names/product";
 
 /**
  * Server start-up: validate the configuration (an invalid variable stops the process with a message
@@ -53,7 +53,7 @@ export async function registerDemoHandlers(
   c: Pick<AppConfig, "mode" | "SERVICE_NAME"> & Partial<Pick<AppConfig, "DEMO_TOPIC">>,
 ): Promise<void> {
   const [{ registerHandlers }, { demoHandlerSetups }] = await Promise.all([
-    import("./observe/handler-registry"),
+    import("./observe/core/handler-registry"),
     import("@/server/notification/demo-handlers"),
   ]);
   registerHandlers(

@@ -8,9 +8,6 @@
 import { z } from "zod";
 import { answerSchema, topicNameSchema } from "./common";
 
-/** The demo topic's default (`DEMO_TOPIC`; 6 partitions, created by `npm run stack:up`). */
-export const DEMO_TOPIC = "demo.events";
-
 /** `GET /api/consumers?topic=&group=`: a topic (absent: the server's `DEMO_TOPIC`) and optionally one group. */
 export const consumersQuerySchema = z.object({
   topic: topicNameSchema.optional(),

@@ -47,13 +47,6 @@ export const scenarioKindSchema = z.enum(["duplicate-source", "redis-outage", "a
 /** Group of a scenario. */
 export type ScenarioKind = z.infer<typeof scenarioKindSchema>;
 
-/**
- * The `service` label and first key segment of every workshop run. Its series live on the
- * workshop's own registry (never `/api/metrics`), and the Overview, alerts and capacity never list
- * a handler of this service.
- */
-export const WORKSHOP_SERVICE = "workshop";
-
 /** The numbers every run ends with. */
 export const runSummarySchema = z.object({
   /** Distinct messages the scenario published (each with its own UUID). Re-sends of the same UUID are not counted. */

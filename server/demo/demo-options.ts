@@ -6,7 +6,7 @@
 import type { Registry } from "prom-client";
 import { dlqTopicOf } from "@/names/dedup";
 import type { DemoSources } from "@/lib/api/demo";
-import { DEMO_TOPIC } from "@/lib/api/consumers";
+import { DEMO_TOPIC } from "@/names/product";
 import { replicaId } from "@/server/transport/replica-id";
 import type { DedupRepository } from "@/server/dedup";
 import type { RedisClient } from "@/server/dedup-redis";

@@ -17,8 +17,9 @@ import { createInterface } from "node:readline";
 import { clusterClient } from "@/server/testing/redis-cluster";
 import { Kafka, logLevel, type Admin } from "kafkajs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DEMO_TOPIC, type ConsumerGroupView } from "@/lib/api/consumers";
-import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
+import { type ConsumerGroupView } from "@/lib/api/consumers";
+import { DEMO_TOPIC } from "@/names/product";
+import { ConsumerGroupDescriber } from "@/server/observe/kafka/consumer-group";
 import { demoGroupIds } from "@/server/notification/demo-handlers";
 
 const BROKERS = (process.env.KAFKA_BROKERS || "127.0.0.1:9092").split(",");

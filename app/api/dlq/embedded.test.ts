@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { dlqResponseSchema, redriveResponseSchema } from "@/lib/api/dlq";
 import { recordsResponseSchema } from "@/lib/api/records";
-import { DEMO_TOPIC } from "@/lib/api/consumers";
+import { DEMO_TOPIC } from "@/names/product";
 import {
   dlqTopicOf,
   HANDLER_POISONED_KEY,

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as metricsGET } from "@/app/api/metrics/route";
 import { GET as overviewGET } from "@/app/api/overview/route";
 import { overviewResponseSchema } from "@/lib/api/overview";
-import { WORKSHOP_SERVICE } from "@/lib/api/workshop";
+import { WORKSHOP_SERVICE } from "@/names/product";
 import { parseConfig } from "@/server/config";
 import { consumerRuntime } from "@/server/runtime";
 import { setObserveContext } from "@/server/observe/context";

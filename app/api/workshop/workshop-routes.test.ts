@@ -7,7 +7,7 @@ import { sideEffectCounters } from "@/server/notification/side-effects";
 import { GET as metricsGET } from "@/app/api/metrics/route";
 import { GET as overviewGET } from "@/app/api/overview/route";
 import { overviewResponseSchema } from "@/lib/api/overview";
-import { WORKSHOP_SERVICE } from "@/lib/api/workshop";
+import { WORKSHOP_SERVICE } from "@/names/product";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";
 import { appRegistry, workshopRegistry } from "@/server/registry";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runButtonBusy } from "./workshop-view";
+import { runButtonBusy } from "./use-workshop-run";
 
 const idle = { starting: false, shownRun: null, shownStatus: undefined, startedHere: null, listRunning: null };
 

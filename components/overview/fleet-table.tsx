@@ -2,8 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
-import Link from "next/link";
-import { useMemo, type KeyboardEvent } from "react";
+import { useMemo } from "react";
 import type { OverviewHandler } from "@/lib/api/overview";
 import type { SeriesLine } from "@/lib/api/series";
 import {
@@ -12,163 +11,15 @@ import {
   fleetRows,
   fleetViewPatch,
   parseFleetView,
-  type FleetRow,
   type FleetViewState,
 } from "@/lib/fleet-view";
-import { formatCount, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { seriesQuery } from "@/lib/query-options";
-import { THRESHOLDS } from "@/lib/thresholds";
 import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
 import { FIELD_CLASS, LabeledSelect } from "../field";
 import { useHydrated } from "../hydrated";
+import { FleetTableRow } from "./fleet-row";
 
 const SORT_CHOICES = FLEET_SORTS.map((s) => ({ value: s, label: FLEET_SORT_LABELS[s] }));
-
-const STATE_STYLE = {
-  firing: "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100",
-  pending: "bg-amber-100 text-amber-900 dark:bg-amber-900/40 dark:text-amber-100",
-  inactive: "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/40 dark:text-emerald-100",
-} as const;
-
-/**
- * The duplicate ratio of one handler over the URL's range as a 96 × 20 px SVG line (no chart
- * library: 200 of them must cost nothing), with the 10 % alert line as a dashed rule when in range.
- */
-function Sparkline({ line }: { line: SeriesLine | undefined }) {
-  const pts = (line?.points ?? []).filter((p): p is [number, number] => p[1] !== null);
-  if (pts.length < 2) return <span className="inline-block w-24 text-xs text-slate-400">—</span>;
-  const W = 96;
-  const H = 20;
-  const t0 = pts[0]![0];
-  const t1 = pts[pts.length - 1]![0];
-  const max = Math.max(THRESHOLDS.duplicateRatio * 1.2, ...pts.map((p) => p[1]));
-  const x = (t: number) => ((t - t0) / Math.max(1, t1 - t0)) * W;
-  const y = (v: number) => H - 1 - (v / max) * (H - 2);
-  const d = pts.map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" ");
-  const over = pts[pts.length - 1]![1] > THRESHOLDS.duplicateRatio;
-  return (
-    <svg
-      width={W}
-      height={H}
-      viewBox={`0 0 ${W} ${H}`}
-      role="img"
-      aria-label="duplicate ratio over the range"
-      data-testid="sparkline"
-      className="inline-block align-middle"
-    >
-      <line
-        x1={0}
-        x2={W}
-        y1={y(THRESHOLDS.duplicateRatio)}
-        y2={y(THRESHOLDS.duplicateRatio)}
-        stroke="currentColor"
-        strokeDasharray="2 2"
-        className="text-red-400"
-        strokeWidth={0.75}
-      />
-      <polyline
-        points={d}
-        fill="none"
-        strokeWidth={1.5}
-        stroke="currentColor"
-        className={over ? "text-red-600 dark:text-red-400" : "text-blue-600 dark:text-blue-400"}
-      />
-    </svg>
-  );
-}
-
-const num = "px-2 py-1.5 text-right tabular-nums whitespace-nowrap";
-
-function Row({
-  r,
-  href,
-  line,
-  onOpen,
-}: {
-  r: FleetRow;
-  href: string;
-  line: SeriesLine | undefined;
-  onOpen: (href: string) => void;
-}) {
-  const ratioTone =
-    r.ratio === null
-      ? ""
-      : r.ratio > THRESHOLDS.duplicateRatio
-        ? "text-red-700 dark:text-red-400 font-semibold"
-        : r.ratio >= THRESHOLDS.duplicateRatioNormal
-          ? "text-amber-700 dark:text-amber-400"
-          : "";
-  // A service whose scrape is down has no current figure: its 5-min rates would still show the last ones.
-  const down = r.h.scrape?.status === "down" ? r.h.scrape.detail : null;
-  const onKey = (e: KeyboardEvent<HTMLTableRowElement>) => {
-    if (e.key === "Enter" && e.target === e.currentTarget) onOpen(href);
-  };
-  return (
-    <tr
-      data-testid="fleet-row"
-      data-handler={r.id}
-      data-state={r.alert}
-      data-ratio={r.ratio ?? ""}
-      tabIndex={0}
-      onClick={(e) => {
-        if (!(e.target as HTMLElement).closest("a")) onOpen(href);
-      }}
-      onKeyDown={onKey}
-      className="cursor-pointer border-t border-slate-100 hover:bg-slate-50 focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-slate-800 dark:hover:bg-slate-800/60"
-    >
-      <td className="px-2 py-1.5">
-        <span
-          className={`rounded px-1.5 py-0.5 text-xs font-medium ${STATE_STYLE[r.alert]}`}
-          title={r.activeAlerts.join(", ") || "no active alert"}
-        >
-          {r.alert}
-        </span>
-      </td>
-      <td className="px-2 py-1.5 whitespace-nowrap">{r.service}</td>
-      <td className="px-2 py-1.5">
-        <Link
-          href={href}
-          prefetch={false}
-          className="text-blue-700 underline-offset-2 hover:underline dark:text-blue-300"
-        >
-          {r.handler}
-        </Link>
-      </td>
-      <td className={`${num} ${ratioTone}`} data-testid="fleet-ratio">
-        {down ? (
-          <span className="text-amber-700 dark:text-amber-300" data-testid="fleet-no-scrape">
-            {down}
-          </span>
-        ) : r.ratio === null ? (
-          "no traffic"
-        ) : (
-          formatPercent(r.ratio)
-        )}
-      </td>
-      <td className="px-2 py-1.5">
-        <Sparkline line={line} />
-      </td>
-      <td className={num} title={down ?? undefined}>
-        {down ? "—" : formatRate(r.rate, "msg")}
-      </td>
-      <td
-        className={`${num} ${r.errors !== null && r.errors > THRESHOLDS.errorRate ? "text-red-700 dark:text-red-400" : ""}`}
-      >
-        {formatRate(r.errors, "errors")}
-      </td>
-      <td
-        className={`${num} ${r.p99 !== null && r.p99 > THRESHOLDS.checkP99Seconds ? "text-red-700 dark:text-red-400" : ""}`}
-      >
-        {r.p99 === null ? "—" : formatSecondsAsMs(r.p99)}
-      </td>
-      <td className={num} title={r.noTtl > 0 ? `${formatCount(r.noTtl)} without TTL` : undefined}>
-        {r.keys === null ? "—" : `${r.keysExact ? "" : "≈ "}${formatCount(r.keys, "")}`.trim()}
-        {r.noTtl > 0 ? <span className="ml-1 text-red-700 dark:text-red-400">!</span> : null}
-      </td>
-      <td className="px-2 py-1.5 text-xs">{r.ttlClass ?? "—"}</td>
-    </tr>
-  );
-}
 
 /** The service filter, the handler search and the sort, each written to the URL. */
 function FleetControls({
@@ -293,7 +144,7 @@ export function FleetTable({ handlers }: { handlers: readonly OverviewHandler[] 
           <FleetHead />
           <tbody>
             {rows.map((r) => (
-              <Row
+              <FleetTableRow
                 key={r.id}
                 r={r}
                 line={lines.get(r.id)}

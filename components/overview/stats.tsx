@@ -180,6 +180,25 @@ function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: num
   );
 }
 
+/** Under the tiles: that the service's scrape is down (every figure is old), and which signals it does not export. */
+function ScrapeAndSignalNotes({ h }: { h: OverviewHandler }) {
+  return (
+    <>
+      {h.scrape?.status === "down" ? (
+        <p className="text-sm font-medium text-amber-700 dark:text-amber-300" data-testid="no-scrape">
+          {h.scrape.detail}: every figure above is from before it; Prometheus no longer scrapes {h.service} (up == 0, or
+          its target is gone).
+        </p>
+      ) : null}
+      {notMeasuredLine(h) ? (
+        <p className="text-xs text-slate-600 dark:text-slate-300" data-testid="not-measured-signals">
+          {notMeasuredLine(h)}
+        </p>
+      ) : null}
+    </>
+  );
+}
+
 /** The headline numbers of one handler, each with its unit and against its threshold. */
 export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; projectedKeys?: number | null }) {
   const ratio = h.duplicateRatio.status === "ok" ? h.duplicateRatio.value : null;
@@ -248,17 +267,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
         />
         <KeysStat h={h} projectedKeys={projectedKeys} />
       </dl>
-      {h.scrape?.status === "down" ? (
-        <p className="text-sm font-medium text-amber-700 dark:text-amber-300" data-testid="no-scrape">
-          {h.scrape.detail}: every figure above is from before it; Prometheus no longer scrapes {h.service} (up == 0, or
-          its target is gone).
-        </p>
-      ) : null}
-      {notMeasuredLine(h) ? (
-        <p className="text-xs text-slate-600 dark:text-slate-300" data-testid="not-measured-signals">
-          {notMeasuredLine(h)}
-        </p>
-      ) : null}
+      <ScrapeAndSignalNotes h={h} />
       <OnCallNotes h={h} />
     </>
   );

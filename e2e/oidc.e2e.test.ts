@@ -10,14 +10,13 @@
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import type { BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Page, Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dedupKeyPrefix } from "@/names/dedup";
+import { dedupKeyPrefix } from "@/names/keys";
 import { SESSION_COOKIE, signValue } from "@/server/auth/oidc-cookie";
 import { startTestOidcProvider, type TestOidcProvider } from "@/server/testing/oidc-provider";
 import { freePort } from "@/server/testing/net";
 import { launchBrowser, REAL_ENV, startApp, type App } from "./harness";
-import type { Browser } from "playwright-core";
 
 const tag = `hb-oidc-${randomBytes(3).toString("hex")}`;
 const other = `hb-oidc-other-${randomBytes(3).toString("hex")}`;

@@ -3,7 +3,9 @@
  * queries (`server/observe/metrics/queries.ts`) and the Grafana dashboard use these. Isomorphic: no
  * Node imports. **Every `matchers` argument is PromQL text, never user input.**
  */
-import { HANDLER_INFO_METRIC, METRIC_LABELS, METRIC_NAMES, MINUTE_MS } from "@/names/dedup";
+import { METRIC_LABELS, METRIC_NAMES } from "@/names/dedup";
+import { HANDLER_INFO_METRIC } from "@/names/contract";
+import { MINUTE_MS } from "@/names/keys";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { OBSERVE_METRIC_LABELS, OBSERVE_METRIC_NAMES } from "@/names/observe";
 

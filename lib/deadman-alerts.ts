@@ -10,7 +10,8 @@
  */
 import { DASHBOARD_SCRAPE_JOB, DEADMAN_MEMORY } from "@/lib/alert-exprs";
 import { defineAlert } from "@/lib/alert-model";
-import { HANDLER_INFO_METRIC, METRIC_NAMES } from "@/names/dedup";
+import { METRIC_NAMES } from "@/names/dedup";
+import { HANDLER_INFO_METRIC } from "@/names/contract";
 import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 
 /** How long a consumer service may be silent (seconds): longer than a restart or a rolling deploy. */

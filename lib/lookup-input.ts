@@ -1,4 +1,4 @@
-import { DEDUP_KEY_SEGMENT } from "@/names/dedup";
+import { DEDUP_KEY_SEGMENT } from "@/names/keys";
 
 /**
  * What the key lookup accepts, as a user pastes it: a message id (a ULID in any case, a UUID) or

@@ -6,14 +6,8 @@
  * without an evaluation is a type error) computes the same over the app's registry.
  * **Never PromQL from a request**: a request picks a name.
  */
-import {
-  METRIC_LABELS,
-  METRIC_NAMES,
-  HANDLER_INFO_LABELS,
-  HANDLER_INFO_METRIC,
-  LABEL,
-  PROCESSED_RESULT,
-} from "@/names/dedup";
+import { METRIC_LABELS, METRIC_NAMES, LABEL, PROCESSED_RESULT } from "@/names/dedup";
+import { HANDLER_INFO_LABELS, HANDLER_INFO_METRIC } from "@/names/contract";
 import {
   CONSUMER_INFO_METRIC,
   EVENTLOOP_P99_METRIC,

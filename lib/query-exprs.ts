@@ -3,7 +3,8 @@
  * are in `lib/alert-exprs.ts`): handler-time quantiles, the quiet since a fault, slow checks, the lag
  * by declared group. Isomorphic: no Node imports.
  */
-import { HANDLER_INFO_METRIC, LABEL, METRIC_LABELS, METRIC_NAMES, SLOW_CHECK_SECONDS } from "@/names/dedup";
+import { LABEL, METRIC_LABELS, METRIC_NAMES, SLOW_CHECK_SECONDS } from "@/names/dedup";
+import { HANDLER_INFO_METRIC } from "@/names/contract";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { RATE_WINDOW } from "@/lib/alert-exprs";
 

@@ -6,7 +6,7 @@ import { queryOptions } from "@tanstack/react-query";
 import type { AuditResponse } from "@/lib/api/audit";
 import type { ForgetResponse, TtlResponse } from "@/lib/api/key-actions";
 import type { DlqResponse, RedriveResponse } from "@/lib/api/dlq";
-import type { RedriveMode } from "@/names/dedup";
+import type { RedriveMode } from "@/names/dlq";
 import type { RecordsResponse } from "@/lib/api/records";
 import { fetchJson, send } from "./query-options";
 

@@ -1,11 +1,12 @@
 import { OBSERVE_METRIC_NAMES } from "@/names/observe";
 import { describe, expect, it } from "vitest";
-import { HANDLER_INFO_METRIC, TTL_POLICY as POLICY_SOURCE } from "@/names/dedup";
+import { HANDLER_INFO_METRIC } from "@/names/contract";
+import { TTL_POLICY as POLICY_SOURCE, TTL_POLICY } from "@/names/keys";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { ALERT_LIST, ALERTS, chartLines, ERROR_REASONS, errorReasonClass, THRESHOLDS } from "./thresholds";
 import { checkQuantileExpr, duplicateRatioExpr, RATE_WINDOW, RATE_WINDOW_MS } from "./alert-exprs";
 import { alertTextsFor } from "./alert-model";
-import { METRIC_NAMES, TTL_POLICY } from "../names/dedup";
+import { METRIC_NAMES } from "../names/dedup";
 
 /** Prometheus duration (`10m`, `1m30s`, `0s`) in ms. */
 function durationMs(d: string): number {

@@ -7,13 +7,13 @@
  * file by `npm run gen:infra`; a test fails when they drift.
  */
 import {
-  DAY_MS,
   DEDUP_ERROR_REASON,
   DEDUP_ERROR_REASONS,
   METRIC_LABELS,
   SLOW_CHECK_SECONDS,
   type DedupErrorReason,
 } from "@/names/dedup";
+import { DAY_MS } from "@/names/keys";
 import { anyOccurrenceAlert, defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/alert-model";
 import { LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW } from "@/lib/alert-exprs";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";

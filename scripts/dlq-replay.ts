@@ -20,7 +20,7 @@
 import { userInfo } from "node:os";
 import { auditStore, recordAudit } from "@/server/audit";
 import { config, ConfigError } from "@/server/config";
-import { REDRIVE_MODES, type RedriveMode } from "@/names/dedup";
+import { REDRIVE_MODES, type RedriveMode } from "@/names/dlq";
 import { touchedList } from "@/lib/api/audit";
 import { replayDlq, type ReplayDlqOptions } from "@/server/transport/dlq-replay";
 import type { DlqResolutionInput } from "@/server/observe/records/dlq-state";

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { ALL_DEDUP_KEYS_GLOB, DLQ_TOPIC_SUFFIX, dlqTopicOf } from "@/names/dedup";
+import { ALL_DEDUP_KEYS_GLOB } from "@/names/keys";
+import { DLQ_TOPIC_SUFFIX, dlqTopicOf } from "@/names/dlq";
 import { topicNameSchema } from "@/lib/api/common";
 import { DEMO_TOPIC } from "@/names/product";
 import { RUNBOOK_PATH } from "@/lib/alert-model";

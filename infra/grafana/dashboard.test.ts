@@ -13,7 +13,8 @@ import {
 import { QueryEditorMode } from "@grafana/grafana-foundation-sdk/prometheus";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { ALERT_LIST, ALERTS } from "@/lib/thresholds";
-import { METRIC_NAMES, HANDLER_INFO_METRIC, METRIC_NAMES as LIBRARY_METRIC_NAMES } from "@/names/dedup";
+import { METRIC_NAMES, METRIC_NAMES as LIBRARY_METRIC_NAMES } from "@/names/dedup";
+import { HANDLER_INFO_METRIC } from "@/names/contract";
 import { runbookUrl } from "@/lib/alert-model";
 import { runbookBase, withRunbookBase } from "@/scripts/gen-infra";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";

@@ -17,7 +17,7 @@
  * - Every 4xx/5xx body is {@link ErrorBody} `{ error, detail }`.
  */
 import { z } from "zod";
-import { TTL_CLASSES } from "@/names/dedup";
+import { TTL_CLASSES } from "@/names/keys";
 
 // ---------------------------------------------------------------------------------------------
 // Common pieces

@@ -3,7 +3,8 @@ import { z } from "zod";
 import { answerSchema, bulkActionAnswerSchema, topicNameSchema } from "./common";
 import { maskedListSchema } from "./masking";
 import { recordPositionSchema, scanBoundsSchema } from "./records";
-import { POISON_REASON_CLASSES, REDRIVE_MODES } from "@/names/dedup";
+import { POISON_REASON_CLASSES } from "@/names/dedup";
+import { REDRIVE_MODES } from "@/names/dlq";
 import { DLQ_CONVENTIONS } from "@/names/dlq-conventions";
 
 /** The bounded reason class of a DLQ record (`reason_poisoned` classified). */

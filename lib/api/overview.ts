@@ -14,7 +14,7 @@ import {
 } from "./common";
 import { keyCountSchema } from "./handlers";
 import { measuredFieldSchema, scrapeStateSchema, unknownSchema } from "./measured";
-import { TTL_POLICY } from "@/names/dedup";
+import { TTL_POLICY } from "@/names/keys";
 
 /** Thresholds the charts draw, copied from `lib/thresholds.ts` so a response is self-describing. */
 export const thresholdsViewSchema = z.object({

@@ -4,9 +4,9 @@
  * handler the action names, when it names one. A DLQ no declared handler consumes belongs to the
  * app's own `SERVICE_NAME`, as its chart markers already do (`redriveScope`).
  */
-import { DLQ_TOPIC_SUFFIX } from "@/names/dedup";
+import { DLQ_TOPIC_SUFFIX } from "@/names/dlq";
 import { config } from "@/server/config";
-import { declaredHandlers } from "@/server/observe/handler-registry";
+import { declaredHandlers } from "@/server/observe/core/handler-registry";
 
 /** The services an action on DLQ topic `dlqTopic` (default: the first of `CONSUMER_TOPICS`) for `handler` needs `write` on. */
 export function dlqServices(dlqTopic: string | undefined, handler?: string): string[] {

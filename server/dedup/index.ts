@@ -5,7 +5,7 @@
  * See docs/LIBRARY.md.
  *
  * Its names (metrics, label values, metadata keys, key prefix, TTL policy, stack order) live in
- * `names/dedup.ts`, which imports nothing: the dashboard reads them there, never through this index.
+ * `names/` (dedup.ts, dlq.ts, keys.ts, stack.ts, contract.ts), which imports nothing: the dashboard reads them there, never through this index.
  */
 export * from "./message";
 export * from "./router/batch-run";
@@ -16,6 +16,10 @@ export * from "./repository/repository";
 export * from "./repository/stored-value";
 export * from "./repository/store-call";
 export * from "../../names/dedup";
+export * from "../../names/dlq";
+export * from "../../names/keys";
+export * from "../../names/stack";
+export * from "../../names/contract";
 export * from "./middleware/correlation-id";
 export * from "./middleware/recoverer";
 export * from "./middleware/poison-queue";
@@ -34,6 +38,7 @@ export * from "./repository/redis-repository";
 export * from "./repository/redis-scripts";
 export * from "./repository/cluster-slot";
 export * from "./metrics/metrics";
+export * from "./metrics/recorder";
 export * from "./metrics/handler-time-histogram";
 export * from "./middleware/handler-timer";
 export * from "./stack";

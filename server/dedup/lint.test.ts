@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { lintHandler, RECOMMENDED_SETUP, type HandlerSetup, type LintRule } from "./lint";
-import { DAY_MS, HOUR_MS, MINUTE_MS } from "../../names/dedup";
+import { DAY_MS, HOUR_MS, MINUTE_MS } from "../../names/keys";
 
 const rules = (s: Partial<HandlerSetup>) => lintHandler({ ...RECOMMENDED_SETUP, ...s }).map((f) => f.rule);
 

@@ -4,7 +4,8 @@
  * The stack order it checks against is `STACK_ORDER` of `./names`, the one `defaultStack` builds.
  */
 import type { Marking } from "./deduplicator/deduplicator-options";
-import { DAY_MS, MINUTE_MS, STACK_ORDER, TTL_POLICY, type StackName, type TtlClass } from "../../names/dedup";
+import { DAY_MS, MINUTE_MS, TTL_POLICY, type TtlClass } from "../../names/keys";
+import { STACK_ORDER, type StackName } from "../../names/stack";
 import type { FailureMode, RepositoryKind } from "./repository/repository";
 
 /** A middleware name of the stack (lint input); other names are allowed and ignored by the order rules. */

@@ -4,7 +4,7 @@
  * presenter switches later, which the traffic and the replicas read on every turn.
  */
 import type { Registry } from "prom-client";
-import { dlqTopicOf } from "@/names/dedup";
+import { dlqTopicOf } from "@/names/dlq";
 import type { DemoSources } from "@/lib/api/demo";
 import { DEMO_TOPIC } from "@/names/product";
 import { replicaId } from "@/server/transport/replica-id";

@@ -5,7 +5,8 @@
  * (`registerDemoHandlers`, server/startup.ts).
  */
 import type { HandlerSetup, FailureMode, RepositoryKind } from "@/server/dedup";
-import { STACK_ORDER, TTL_POLICY, type TtlClass } from "@/names/dedup";
+import { STACK_ORDER } from "@/names/stack";
+import { TTL_POLICY, type TtlClass } from "@/names/keys";
 import { handlerGroupId } from "@/names/kafka";
 
 /** Partitions of the live demo's topic (`DEMO_TOPIC`, created by `npm run stack:up` or at demo start). */

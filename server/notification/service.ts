@@ -18,7 +18,9 @@ import {
   type RouterErrorEvent,
   defaultStack,
 } from "@/server/dedup";
-import { EVENT_TYPE_KEY, type StackOrder, type TtlClass } from "@/names/dedup";
+import { EVENT_TYPE_KEY } from "@/names/dedup";
+import { type StackOrder } from "@/names/stack";
+import { type TtlClass } from "@/names/keys";
 import type { SideEffectStore } from "./side-effects";
 import type { GroupSubscriber, ReplicaSubscriberOptions, Transport } from "@/server/transport";
 import type { UnreadableRecord } from "@/server/transport/partition-pump";

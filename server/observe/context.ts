@@ -1,35 +1,23 @@
 import { config } from "@/server/config";
-import { ALL_DEDUP_KEYS_GLOB } from "@/names/dedup";
+import { ALL_DEDUP_KEYS_GLOB } from "@/names/keys";
 import { appRegistry } from "@/server/registry";
-import { SharedCache } from "./cache";
-import { registerProcessStart } from "./events";
-import { startLagMetrics } from "./lag-metrics";
+import { SharedCache } from "./core/cache";
+import type { ObserveContext, RedisLike } from "./core/ports";
+import { registerProcessStart } from "./shared/events";
+import { startLagMetrics } from "./watchers/lag-metrics";
 import { KeyInspector } from "./keys/inspector";
 import type { KeyInspectorOptions } from "./keys/inspector-options";
-import type { KeySource } from "./keys/source";
 import { memoryStores, type MemoryKeyStore } from "@/server/dedup-store";
 import { MemoryInspector } from "./keys/memory-inspector";
 import { LocalSource } from "./metrics/local";
 import { PrometheusSource } from "./metrics/prometheus";
 import type { MetricsSource } from "./metrics/source";
-import { observeRedis, type RedisLike } from "./redis-client";
-import { startRedisCommandTime } from "./redis-command-time";
-import { memoryWatchOf, registerMemoryLostGauge } from "./memory-watch";
-import { registerDlqBacklogGauge } from "./records/dlq-backlog";
+import { observeRedis } from "./redis/client";
+import { startRedisCommandTime } from "./watchers/redis-command-time";
+import { memoryWatchOf, registerMemoryLostGauge } from "./watchers/memory-watch";
+import { registerDlqBacklogGauge } from "./watchers/dlq-backlog";
 
-/** Everything the dashboard's routes read from: one per process (or per test). */
-export interface ObserveContext {
-  mode: "embedded" | "real";
-  metrics: MetricsSource;
-  /** `null` when no Redis is configured (embedded mode). */
-  redis: RedisLike | null;
-  /** The Redis inspector, or (no Redis, in-memory stores given) the embedded mode's; `null` when neither. */
-  inspector: KeySource | null;
-  /** Configured globs (`DEDUP_PREFIXES`). */
-  prefixes: readonly string[];
-  /** Shares whole answers (overview, capacity…) between concurrent viewers for a second. */
-  answers: SharedCache;
-}
+export type { ObserveContext };
 
 /** Builds a context from explicit parts (tests, bench) — the routes use {@link observeContext}. */
 export function createObserveContext(parts: {

@@ -8,24 +8,24 @@ import { CHECK_DURATION_BUCKETS, HANDLER_TIME_BUCKETS, payloadFingerprint, parse
 import { CONSUMER_INFO_METRIC } from "@/names/observe";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import {
-  CONTRACT_VERSION,
   DEDUP_ERROR_REASONS,
-  dedupKeyPrefix,
   DUPLICATE_CAUSES,
-  HANDLER_INFO_LABELS,
-  HANDLER_INFO_METRIC,
   HANDLER_SUCCESSES,
-  INFO_FAILURE_MODES,
-  INFO_MARKINGS,
   METRIC_LABELS,
   METRIC_NAMES,
   POISON_METADATA_KEYS,
   POISON_REASON_CLASSES,
   PROCESSED_RESULTS,
-  TTL_CLASSES,
-  TTL_POLICY,
   WATERMILL_UUID_HEADER,
 } from "@/names/dedup";
+import {
+  CONTRACT_VERSION,
+  HANDLER_INFO_LABELS,
+  HANDLER_INFO_METRIC,
+  INFO_FAILURE_MODES,
+  INFO_MARKINGS,
+} from "@/names/contract";
+import { dedupKeyPrefix, TTL_CLASSES, TTL_POLICY } from "@/names/keys";
 
 /** One markdown table: its column names and rows of cells. */
 export interface DocTable {

@@ -9,7 +9,8 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { HANDLER_INFO_METRIC, HOT_UUID_METRICS, METRIC_NAMES, SLOW_CHECK_SECONDS } from "@/names/dedup";
+import { HOT_UUID_METRICS, METRIC_NAMES, SLOW_CHECK_SECONDS } from "@/names/dedup";
+import { HANDLER_INFO_METRIC } from "@/names/contract";
 import {
   OBSERVE_METRIC_NAMES,
   EVENTLOOP_P99_METRIC,

@@ -10,17 +10,15 @@ import { Kafka, logLevel } from "kafkajs";
 import { Redis } from "ioredis";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import {
-  CONTRACT_VERSION,
   DEDUP_ERROR_REASONS,
-  HANDLER_INFO_METRIC,
   METRIC_NAMES,
   PROCESSED_RESULTS,
-  TTL_POLICY,
   WATERMILL_UUID_HEADER,
-  dedupKeyPrefix,
-  dlqTopicOf,
   poisonedMetadata,
 } from "@/names/dedup";
+import { CONTRACT_VERSION, HANDLER_INFO_METRIC } from "@/names/contract";
+import { TTL_POLICY, dedupKeyPrefix } from "@/names/keys";
+import { dlqTopicOf } from "@/names/dlq";
 import { CHECK_DURATION_BUCKETS } from "@/server/dedup";
 import { closeServer, listenOnFreePort } from "./net";
 

@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type Publisher, RedisRepository, Router } from "@/server/dedup";
 import { kcatOffsets } from "@/server/testing/kcat";
 import { ownKafka, until } from "@/server/testing/own-kafka";
-import { dlqCopyKey, OFFSET_POISONED_KEY, PARTITION_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
+import { OFFSET_POISONED_KEY, PARTITION_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
+import { dlqCopyKey } from "@/names/dlq";
 import { KafkaSubscriber, type KafkaSubscriberOptions } from "./kafka-subscriber";
 
 const k = ownKafka();

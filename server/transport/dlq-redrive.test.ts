@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MemoryPubSub } from "@/server/dedup";
-import {
-  POISON_REASON_CLASS,
-  REASON_CLASS_POISONED_KEY,
-  REASON_POISONED_KEY,
-  REDRIVEN_FROM_UUID_KEY,
-  TOPIC_POISONED_KEY,
-} from "@/names/dedup";
+import { POISON_REASON_CLASS, REASON_CLASS_POISONED_KEY, REASON_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
+import { REDRIVEN_FROM_UUID_KEY } from "@/names/dlq";
 import {
   CONFLICT_LOOP_WHY,
   redriveMessage,

@@ -18,12 +18,10 @@ import {
   POISON_REASON_CLASS,
   REASON_CLASS_POISONED_KEY,
   REASON_POISONED_KEY,
-  REDRIVE_MODE,
-  REDRIVEN_FROM_UUID_KEY,
   TOPIC_POISONED_KEY,
   WATERMILL_UUID_HEADER,
-  type RedriveMode,
 } from "@/names/dedup";
+import { REDRIVE_MODE, REDRIVEN_FROM_UUID_KEY, type RedriveMode } from "@/names/dlq";
 import { CONNECT_ERRORS, DLQ_CONVENTION, SPRING_DLT } from "@/names/dlq-conventions";
 import { isConventionHeader, readDlqConvention } from "./dlq-conventions";
 

@@ -10,7 +10,7 @@
  * replays only what arrived in the DLQ since, so running it twice does not publish twice.
  */
 import { type Message, type Outcome, sequentialSink, type Publisher } from "@/server/dedup";
-import type { RedriveMode } from "@/names/dedup";
+import type { RedriveMode } from "@/names/dlq";
 import {
   NO_UUID_WHY,
   redriveMessage,

@@ -9,7 +9,6 @@
  */
 import { type Message, type Outcome, runOnce, type MessageSink } from "@/server/dedup";
 import {
-  dlqCopyKey,
   HANDLER_POISONED_KEY,
   OFFSET_POISONED_KEY,
   PARTITION_POISONED_KEY,
@@ -19,6 +18,7 @@ import {
   SUBSCRIBER_POISONED_KEY,
   TOPIC_POISONED_KEY,
 } from "@/names/dedup";
+import { dlqCopyKey } from "@/names/dlq";
 import type { IHeaders } from "kafkajs";
 import type { SubscriberOptions, UnreadableRecord } from "./subscriber-options";
 import { decodeRecord, type Decoded } from "./watermill-codec";

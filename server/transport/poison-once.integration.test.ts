@@ -12,7 +12,9 @@ import { RedisRepository, Router, defaultStack } from "@/server/dedup";
 import { registryTotal } from "@/server/testing/counter-total";
 import { kcatOffsets, kcatProduce } from "@/server/testing/kcat";
 import { ownKafka, until } from "@/server/testing/own-kafka";
-import { dedupKeyPrefix, METRIC_NAMES, poisonedCopyKey, WATERMILL_UUID_HEADER } from "@/names/dedup";
+import { METRIC_NAMES, WATERMILL_UUID_HEADER } from "@/names/dedup";
+import { dedupKeyPrefix } from "@/names/keys";
+import { poisonedCopyKey } from "@/names/dlq";
 import { KafkaSubscriber } from "./kafka-subscriber";
 
 const k = ownKafka();

@@ -4,7 +4,7 @@
  * retry backoff in tens of ms, quiet periods under a few seconds.
  */
 import type { Message } from "@/server/dedup";
-import { HOUR_MS } from "@/names/dedup";
+import { HOUR_MS } from "@/names/keys";
 import type { ExpectedCheck, ExpectedOutcome, ScenarioKind, ScenarioName } from "@/lib/api/workshop";
 import { FAST_RETRY, seqOf, type ReplicaSetup, type ScenarioContext } from "./scenario-context";
 

@@ -3,7 +3,8 @@
  * legitimate event swallowed as a "duplicate", a message lost silently.
  */
 import type { Message } from "@/server/dedup";
-import { CORRELATION_ID_KEY, HOUR_MS } from "@/names/dedup";
+import { CORRELATION_ID_KEY } from "@/names/dedup";
+import { HOUR_MS } from "@/names/keys";
 import { FAST_RETRY, type ReplicaSetup } from "./scenario-context";
 import {
   correct,

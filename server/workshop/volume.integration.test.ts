@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { HOUR_MS } from "@/names/dedup";
+import { HOUR_MS } from "@/names/keys";
 import { scenarioEnv } from "./env";
 import { createDedupRedis, deleteKeysByPrefix } from "@/server/dedup-redis";
 import { FAST_RETRY, ScenarioContext, type ReplicaSetup } from "./scenario-context";

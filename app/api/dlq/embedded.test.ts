@@ -7,13 +7,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { dlqResponseSchema, redriveResponseSchema } from "@/lib/api/dlq";
 import { recordsResponseSchema } from "@/lib/api/records";
 import { DEMO_TOPIC } from "@/names/product";
-import {
-  dlqTopicOf,
-  HANDLER_POISONED_KEY,
-  REASON_POISONED_KEY,
-  SUBSCRIBER_POISONED_KEY,
-  TOPIC_POISONED_KEY,
-} from "@/names/dedup";
+import { HANDLER_POISONED_KEY, REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY, TOPIC_POISONED_KEY } from "@/names/dedup";
+import { dlqTopicOf } from "@/names/dlq";
 import { embeddedLog, registerEmbeddedLog } from "@/server/observe/records/memory-reader";
 import { RECORD_SCAN_LIMITS } from "@/server/observe/records/scan";
 import { consumerRuntime } from "@/server/runtime";

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditResponseSchema } from "@/lib/api/audit";
 import { forgetResponseSchema } from "@/lib/api/key-actions";
 import { GET as auditGET } from "@/app/api/audit/route";
-import { claimOwnerOf } from "@/names/dedup";
+import { claimOwnerOf } from "@/names/keys";
 import { setAuditStore } from "@/server/audit";
 import { MemoryAuditStore } from "@/server/audit/store";
 import { parseConfig } from "@/server/config";

@@ -7,20 +7,17 @@ import { payloadFingerprint, HANDLER_TIME_BUCKETS, CHECK_DURATION_BUCKETS } from
 import {
   DEDUP_ERROR_REASONS,
   DUPLICATE_CAUSES,
-  HANDLER_INFO_LABEL,
-  HANDLER_INFO_METRIC,
   HOT_UUID_METRICS,
   HOT_UUID_TOP_K,
-  INFO_MARKING,
   METRIC_LABELS,
   METRIC_NAMES,
   POISON_KEYS,
   POISON_REASON_CLASSES,
   PROCESSED_RESULTS,
   SLOW_CHECK_SECONDS,
-  TTL_POLICY,
-  dedupKeyPrefix,
 } from "@/names/dedup";
+import { HANDLER_INFO_LABEL, HANDLER_INFO_METRIC, INFO_MARKING } from "@/names/contract";
+import { TTL_POLICY, dedupKeyPrefix } from "@/names/keys";
 import { type Evidence, processedDelta } from "./evidence";
 import type { Scrape } from "./exposition";
 import type { Sent } from "./drive";

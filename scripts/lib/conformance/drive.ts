@@ -6,7 +6,8 @@
 import { randomBytes } from "node:crypto";
 import { Kafka, logLevel, type Consumer, type Producer } from "kafkajs";
 import { Redis } from "ioredis";
-import { WATERMILL_UUID_HEADER, dlqTopicOf } from "@/names/dedup";
+import { WATERMILL_UUID_HEADER } from "@/names/dedup";
+import { dlqTopicOf } from "@/names/dlq";
 
 /** Where a published record landed. */
 export interface Sent {

@@ -5,7 +5,9 @@
  * and TTLs, the DLQ records, the Redis commands and the committed offsets.
  */
 import { randomUUID } from "node:crypto";
-import { HANDLER_INFO_METRIC, PROCESSED_RESULT, dedupKeyPrefix, METRIC_NAMES } from "@/names/dedup";
+import { PROCESSED_RESULT, METRIC_NAMES } from "@/names/dedup";
+import { HANDLER_INFO_METRIC } from "@/names/contract";
+import { dedupKeyPrefix } from "@/names/keys";
 import { openDrive, type Command, type DlqRecord, type Drive, type Sent } from "./drive";
 import { scrape, type Scrape } from "./exposition";
 

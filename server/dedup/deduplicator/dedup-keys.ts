@@ -3,7 +3,7 @@
  * (spec §2) unless the options set one.
  */
 import type { Message } from "../message";
-import { dedupKeyPrefix } from "../../../names/dedup";
+import { dedupKeyPrefix } from "../../../names/keys";
 import type { ResolvedDeduplicatorOptions } from "./deduplicator-options";
 
 /** The keys of one Deduplicator's messages, with its per-handler prefixes computed once. */

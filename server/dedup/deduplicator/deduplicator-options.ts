@@ -1,6 +1,6 @@
 import type { Registry } from "prom-client";
 import type { Message } from "../message";
-import { TTL_POLICY } from "../../../names/dedup";
+import { TTL_POLICY } from "../../../names/keys";
 import type { DedupRepository, FailureMode } from "../repository/repository";
 import { DEFAULT_RETRY_OPTIONS, maxRetryWaitMs } from "../middleware/retry";
 import type { HotKeysBoard } from "../metrics/hot-keys-board";

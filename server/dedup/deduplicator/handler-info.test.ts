@@ -1,6 +1,7 @@
 import { Registry, type Gauge } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { CONTRACT_VERSION, HANDLER_INFO_LABELS, HANDLER_INFO_METRIC, STACK_ORDER } from "../../../names/dedup";
+import { CONTRACT_VERSION, HANDLER_INFO_LABELS, HANDLER_INFO_METRIC } from "../../../names/contract";
+import { STACK_ORDER } from "../../../names/stack";
 import { failClosed } from "../repository/failure-mode";
 import { MemoryRepository } from "../repository/memory-repository";
 import { MemoryPubSub } from "../pubsub";

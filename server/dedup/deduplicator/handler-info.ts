@@ -8,7 +8,6 @@
 import { Gauge, type Registry } from "prom-client";
 import {
   CONTRACT_VERSION,
-  dedupKeyPrefix,
   HANDLER_INFO_LABEL as L,
   HANDLER_INFO_LABELS,
   HANDLER_INFO_METRIC,
@@ -16,8 +15,8 @@ import {
   INFO_STACK_SEPARATOR,
   type HandlerInfoLabel,
   type InfoMarking,
-  type TtlClass,
-} from "../../../names/dedup";
+} from "../../../names/contract";
+import { dedupKeyPrefix, type TtlClass } from "../../../names/keys";
 import { handlerGroupId } from "../../../names/kafka";
 import { DEFAULT_DEDUPLICATOR_OPTIONS, type DeduplicatorOptions, type Marking } from "./deduplicator-options";
 import type { Middleware } from "../message";

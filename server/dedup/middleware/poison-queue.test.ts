@@ -3,11 +3,11 @@ import { newMessage } from "../message";
 import {
   HANDLER_POISONED_KEY,
   POISON_REASON_CLASSES,
-  poisonedCopyKey,
   REASON_POISONED_KEY,
   SUBSCRIBER_POISONED_KEY,
   TOPIC_POISONED_KEY,
 } from "../../../names/dedup";
+import { poisonedCopyKey } from "../../../names/dlq";
 import { Registry } from "prom-client";
 import { DedupStoreError, InProgressError, NonRetryableError } from "../errors";
 import { MemoryRepository } from "../repository/memory-repository";

@@ -5,11 +5,11 @@ import {
   DEDUP_ERROR_REASONS,
   POISON_REASON_CLASS,
   POISON_REASON_CLASSES,
-  poisonedCopyKey,
   poisonedMetadata,
   type DedupErrorReason,
   type PoisonReasonClass,
 } from "../../../names/dedup";
+import { poisonedCopyKey } from "../../../names/dlq";
 import { dedupMetrics } from "../metrics/metrics";
 import type { Publisher } from "../pubsub";
 import { runOnce, type RunOnceStore } from "../repository/run-once";

@@ -13,7 +13,8 @@
 import { hash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { DeliveryContext, Message } from "../message";
-import { CLAIM_OWNER_SEPARATOR, DUPLICATE_CAUSE, type DuplicateCause } from "../../../names/dedup";
+import { DUPLICATE_CAUSE, type DuplicateCause } from "../../../names/dedup";
+import { CLAIM_OWNER_SEPARATOR } from "../../../names/keys";
 
 /**
  * Value of a key whose handler succeeded (marking `"lease"`) when the delivery had no position

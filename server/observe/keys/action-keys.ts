@@ -7,7 +7,7 @@
  * ({@link chooseKeys}) from the key browser's classification (`classifyValue`), not a copy in Lua.
  */
 import type { ListedKey, Selection } from "@/lib/api/key-actions";
-import { claimOwnerOf } from "@/names/dedup";
+import { claimOwnerOf } from "@/names/keys";
 import { NAIVE_VALUE } from "@/server/dedup";
 import { BadRequestError } from "../core/errors";
 import { masters, type RedisLike } from "../redis/client";

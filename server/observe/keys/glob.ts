@@ -6,7 +6,7 @@
  * Redis glob syntax (stringmatchlen): `*`, `?`, `[abc]`, `[^a]`/`[!a]`, `[a-z]`, and `\x` for a
  * literal `x`.
  */
-import { DEDUP_KEY_SEGMENT, dedupKeyPrefix } from "@/names/dedup";
+import { DEDUP_KEY_SEGMENT, dedupKeyPrefix } from "@/names/keys";
 
 const GLOB_SPECIAL = /[*?[\]\\^]/g;
 

@@ -1,5 +1,5 @@
 /** The Redis key inspector's options, their defaults and their checks. */
-import { ALL_DEDUP_KEYS_GLOB } from "@/names/dedup";
+import { ALL_DEDUP_KEYS_GLOB } from "@/names/keys";
 
 /** Options of the `KeyInspector` (server/observe/keys/inspector.ts). */
 export interface KeyInspectorOptions {

@@ -5,14 +5,14 @@
  * Counts, TTL buckets, states and keys without TTL are exact (every key is read); bytes per key are
  * an estimate of the process heap a key holds (labelled `bytesEstimated`).
  */
-import { ALL_DEDUP_KEYS_GLOB } from "@/names/dedup";
+import { ALL_DEDUP_KEYS_GLOB } from "@/names/keys";
 import type { MemoryKey, MemoryKeyStore } from "@/server/dedup-store";
 import type { KeyState } from "@/lib/api/common";
 import type { HandlerKeys, ScanProgress, TtlBucket } from "@/lib/api/handlers";
 import type { KeyEntry, KeyLookupResponse, KeysResponse } from "@/lib/api/keys";
-import { BadRequestError } from "../errors";
+import { BadRequestError } from "../core/errors";
 import { PrefixGlobs, prefixOfKey, splitPrefix } from "./glob";
-import { declaredHandlers, declaredPrefix } from "../handler-registry";
+import { declaredHandlers, declaredPrefix } from "../core/handler-registry";
 import { splitByState, TTL_BUCKETS } from "./accum";
 import { BackgroundCount } from "./background-count";
 import type { Inspection, KeySource } from "./source";

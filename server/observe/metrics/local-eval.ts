@@ -11,7 +11,8 @@ import {
   HANDLER_P99_LINT_WINDOW_MS,
   HANDLER_TIME_METRIC,
 } from "@/lib/query-exprs";
-import { HANDLER_INFO_METRIC, METRIC_NAMES, PROCESSED_RESULT, SLOW_CHECK_SECONDS } from "@/names/dedup";
+import { METRIC_NAMES, PROCESSED_RESULT, SLOW_CHECK_SECONDS } from "@/names/dedup";
+import { HANDLER_INFO_METRIC } from "@/names/contract";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import {
   CONSUMER_INFO_METRIC,

@@ -10,7 +10,7 @@
  * cannot be followed must not let the field through.
  */
 import { MASK_MARKER, type MaskAction, type MaskRule, type MaskedNote } from "@/lib/api/masking";
-import { dlqTopicOf } from "@/names/dedup";
+import { dlqTopicOf } from "@/names/dlq";
 import type { RawRecord } from "./log-reader";
 
 /** A record as one caller may see it, and what was masked (`null`: the caller sees it unmasked). */

@@ -2,10 +2,10 @@
  * Which payloads a request may see whole: the principal's `unmasked` permission for the service
  * that consumes a record's topic, turned into the {@link Masker} every record answer applies.
  */
-import { DLQ_TOPIC_SUFFIX } from "@/names/dedup";
+import { DLQ_TOPIC_SUFFIX } from "@/names/dlq";
 import { may, principalOf, type Principal } from "@/server/auth/principal";
 import { config } from "@/server/config";
-import { declaredHandlers } from "../handler-registry";
+import { declaredHandlers } from "../core/handler-registry";
 import { maskerOf, UNMASKED, type Masker } from "./masking";
 
 /**

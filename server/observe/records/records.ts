@@ -4,20 +4,18 @@
  * consumer topics and their DLQ topics may be read ({@link allowedTopics}); the reader never joins
  * a consumer group nor commits (server/observe/records/kafka-reader.ts).
  */
-import type { Encoded, RecordView, RecordsResponse } from "@/lib/api/records";
-import { DLQ_TOPIC_SUFFIX, dlqTopicOf, WATERMILL_UUID_HEADER } from "@/names/dedup";
+import type { Encoded, RecordView } from "@/lib/api/records";
+import { WATERMILL_UUID_HEADER } from "@/names/dedup";
+import { DLQ_TOPIC_SUFFIX, dlqTopicOf } from "@/names/dlq";
 import { config } from "@/server/config";
 import { conventionHeaderNumber } from "@/server/transport/dlq-conventions";
-import { ForbiddenError, NotFoundError, UpstreamUnavailableError, errorText } from "../errors";
+import { ForbiddenError, NotFoundError, UpstreamUnavailableError, errorText } from "../core/errors";
 import { KafkaLogReader } from "./kafka-reader";
 import { isTopicMissing, type LogReader, type RawRecord } from "./log-reader";
 import { kafkaOrEmbedded } from "./kafka-or-embedded";
-import { hidesHeader, type Masker } from "./masking";
+import type { Masker } from "./masking";
 import { MemoryLogReader } from "./memory-reader";
-import { FETCH_MAX_BYTES, RECORD_SCAN_LIMITS, recordSize, scanNewestFirst } from "./scan";
-
-/** Most records one UUID search returns (newest first). */
-export const MAX_UUID_MATCHES = 20;
+import { FETCH_MAX_BYTES, RECORD_SCAN_LIMITS, recordSize } from "./scan";
 
 // ignoreBOM: a payload's leading BOM is part of what was published and is shown, not dropped.
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -119,7 +117,8 @@ export async function kafkaRead<T>(topic: string, fn: () => Promise<T>): Promise
   }
 }
 
-async function oneRecord(
+/** The record at `offset` of `topic`/`partition` as `mask` lets the caller see it; 404 when there is none. */
+export async function oneRecord(
   reader: LogReader,
   topic: string,
   partition: number,
@@ -139,50 +138,4 @@ async function oneRecord(
       `no record at offset ${offset} of ${topic}/${partition} (compacted away, or a transaction marker)`,
     );
   return maskedRecordView(rec, mask);
-}
-
-/**
- * Builds `GET /api/records`: by position, or by UUID (bounded, newest first), each record as `mask`
- * lets the caller see it. **A UUID header the caller sees masked never matches**: the search
- * must not tell a masked value by trying it.
- */
-export async function getRecords(
-  q: { topic: string; partition?: number; offset?: string; uuid?: string },
-  mask: Masker,
-): Promise<RecordsResponse> {
-  requireAllowedTopic(q.topic);
-  const reader = recordReader();
-  const generatedAt = new Date().toISOString();
-  if (q.uuid === undefined) {
-    const record = await kafkaRead(q.topic, () => oneRecord(reader, q.topic, q.partition!, BigInt(q.offset!), mask));
-    return { kind: "record", generatedAt, record };
-  }
-  const uuid = q.uuid;
-  const found: RawRecord[] = [];
-  const r = await kafkaRead(q.topic, () =>
-    scanNewestFirst(
-      reader,
-      q.topic,
-      null,
-      RECORD_SCAN_LIMITS,
-      (rec) => {
-        if (found.length >= MAX_UUID_MATCHES || uuidOf(rec) !== uuid) return;
-        if (!hidesHeader(mask(rec), WATERMILL_UUID_HEADER)) found.push(rec);
-      },
-      () => found.length >= MAX_UUID_MATCHES,
-    ),
-  );
-  const records = found
-    .sort((a, b) => b.timestamp - a.timestamp || Number(b.offset - a.offset))
-    .map((rec) => maskedRecordView(rec, mask));
-  return {
-    kind: "search",
-    generatedAt,
-    topic: q.topic,
-    uuid,
-    records,
-    scanned: r.scanned,
-    limits: { ...RECORD_SCAN_LIMITS, matches: MAX_UUID_MATCHES },
-    complete: r.complete,
-  };
 }

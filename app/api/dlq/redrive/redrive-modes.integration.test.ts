@@ -19,10 +19,10 @@ import {
   POISON_REASON_CLASS,
   REASON_CLASS_POISONED_KEY,
   REASON_POISONED_KEY,
-  REDRIVEN_FROM_UUID_KEY,
   TOPIC_POISONED_KEY,
   WATERMILL_UUID_HEADER,
 } from "@/names/dedup";
+import { REDRIVEN_FROM_UUID_KEY } from "@/names/dlq";
 import { setAuditStore } from "@/server/audit";
 import { AUDIT_TABLE, MemoryAuditStore, PostgresAuditStore } from "@/server/audit/store";
 import { DLQ_STATE_TABLE } from "@/server/observe/records/dlq-state";

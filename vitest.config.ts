@@ -17,7 +17,7 @@ const INTEGRATION_ALONE = [
   // The demo's switches take effect within a bound.
   "server/demo/demo-toggles.integration.test.ts",
   // INFO commandstats: the server-wide time per command.
-  "server/observe/redis-command-time.integration.test.ts",
+  "server/observe/watchers/redis-command-time.integration.test.ts",
   // An answer within 2 s while Prometheus is stopped.
   "server/observe/metrics/prometheus.integration.test.ts",
   // A check that does not wait for the store (800 ms bound).

@@ -17,7 +17,7 @@ import { seriesQuerySchema, type SeriesMetric } from "@/lib/api/series";
 import { handlersQuery, overviewQuery, seriesQuery } from "@/lib/query-options";
 import { config } from "@/server/config";
 import { getHandlers, getOverview, getSeries, observeContext } from "@/server/observe";
-import { normalizeStep } from "@/server/observe/series-step";
+import { normalizeStep } from "@/server/observe/shared/series-step";
 import { redactBody } from "@/server/redact";
 
 /** How long the server waits for the prefetched answers before it sends the page without them. */

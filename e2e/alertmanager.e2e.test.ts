@@ -29,7 +29,7 @@ import {
   TOPIC_POISONED_KEY,
   WATERMILL_UUID_HEADER,
 } from "@/names/dedup";
-import type { AmAlert } from "@/server/observe/alertmanager";
+import type { AmAlert } from "@/server/observe/alertmanager/client";
 import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";
 import { promQuery, startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import {

@@ -9,7 +9,7 @@ import { clientAddress } from "@/server/access";
 import { audited } from "@/server/audit";
 import type { Principal } from "@/server/auth/principal";
 import { config } from "@/server/config";
-import { alertmanagerClient } from "@/server/observe/alertmanager";
+import { alertmanagerClient } from "@/server/observe/alertmanager/client";
 
 /** A silence write done from the app. */
 export type SilenceAction = "silence.create" | "silence.expire";

@@ -24,7 +24,7 @@ import { MemoryAuditStore, PostgresAuditStore } from "@/server/audit/store";
 import { untrustedIdentityCounter } from "@/server/auth/proxy-identity";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";
-import { createObserveRedis, type RedisLike } from "@/server/observe/redis-client";
+import { createObserveRedis, type RedisLike } from "@/server/observe/redis/client";
 import { configOfFile, useConfig } from "@/server/testing/app-config";
 import { TEST_DATABASE_URL } from "@/server/testing/buggy-consumer";
 import { startOwnAlertmanager, type OwnAlertmanager } from "@/server/testing/own-alertmanager";

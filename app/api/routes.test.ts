@@ -26,7 +26,7 @@ import { GET as hotKeysGET } from "@/app/api/hot-keys/route";
 import { hotKeysResponseSchema } from "@/lib/api/hot-keys";
 import { dedupRecorder, RECOMMENDED_SETUP } from "@/server/dedup";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
-import { clearDeclaredHandlers, registerHandlers } from "@/server/observe/handler-registry";
+import { clearDeclaredHandlers, registerHandlers } from "@/server/observe/core/handler-registry";
 import { LocalSource } from "@/server/observe/metrics/local";
 
 const ADVERSARIAL = [

@@ -16,7 +16,7 @@ import { MemoryAuditStore } from "@/server/audit/store";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";
 import { recordReader } from "@/server/observe/records/records";
-import { createObserveRedis, type RedisLike } from "@/server/observe/redis-client";
+import { createObserveRedis, type RedisLike } from "@/server/observe/redis/client";
 import { configOfFile, useConfig } from "@/server/testing/app-config";
 import { ownKafka } from "@/server/testing/own-kafka";
 

@@ -11,7 +11,7 @@ import { setAuditStore } from "@/server/audit";
 import { parseConfig } from "@/server/config";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";
-import { createObserveRedis, type RedisLike } from "@/server/observe/redis-client";
+import { createObserveRedis, type RedisLike } from "@/server/observe/redis/client";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { GET as healthz } from "../healthz/route";
 import { GET as readyz } from "./route";

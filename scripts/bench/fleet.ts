@@ -20,7 +20,7 @@ import { createObserveContext, setObserveContext } from "@/server/observe/contex
 import { PrometheusSource } from "@/server/observe/metrics/prometheus";
 import { METRIC_NAMES } from "@/names/dedup";
 import { promQuery, startOwnPrometheus } from "@/server/testing/own-prometheus";
-import { upstreamCalls } from "@/server/observe/upstream-counter";
+import { upstreamCalls } from "@/server/observe/core/upstream-counter";
 import { buildFleet, startFleetExporter } from "@/server/testing/fleet";
 import { arg } from "../lib/args";
 import { runMain } from "../lib/run";

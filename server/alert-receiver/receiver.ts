@@ -7,7 +7,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { ReceiverResponse, WebhookAlert, WebhookBody } from "@/lib/api/alert-receiver";
 import { config } from "@/server/config";
-import { recordEvent } from "@/server/observe/events";
+import { recordEvent } from "@/server/observe/shared/events";
 
 /** Labels of an alert copied onto its event: the ones the pages filter by, and what it was. */
 const KEPT_LABELS = ["alertname", "severity", "service", "handler", "topic", "reason", "job"] as const;

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_MARKERS } from "@/lib/api/events";
 import type { ObserveContext } from "@/server/observe/context";
-import { getEvents } from "@/server/observe/event-markers";
+import { getEvents } from "@/server/observe/routes/events";
 import { setAuditStore } from "./index";
 import { auditMarkers } from "./markers";
 import { MemoryAuditStore, type AuditInput } from "./store";

@@ -24,7 +24,7 @@ import { DEMO_HANDLER_SPECS, demoGroupIds } from "@/server/notification/demo-han
 import { createDedupRedis, type RedisClient } from "@/server/dedup-redis";
 import { MemorySideEffectStore } from "@/server/notification/side-effects";
 import { KafkaTransport } from "@/server/transport";
-import { parseCommandStats } from "@/server/observe/redis-command-time";
+import { parseCommandStats } from "@/server/observe/watchers/redis-command-time";
 
 const RECORDS = 300;
 const id = randomBytes(4).toString("hex");

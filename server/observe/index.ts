@@ -4,11 +4,13 @@
  * Node-only; imports nothing from next, react, app/ or components/.
  */
 export { observeContext, setObserveContext, createObserveContext, startObserve, type ObserveContext } from "./context";
-export { getOverview } from "./overview";
-export { getSeries, getAlerts } from "./series";
-export { getCapacity } from "./capacity";
-export { getLint } from "./lint";
-export { getHandlers, browseKeys, lookupKey } from "./keys/browser";
-export { registerHandlers, declaredHandlers, type DeclaredHandler } from "./handler-registry";
-export { observeRedis, createObserveRedis, whenReady, type RedisLike } from "./redis-client";
-export { upstreamCalls } from "./upstream-counter";
+export { getOverview } from "./routes/overview";
+export { getSeries } from "./routes/series";
+export { getAlerts } from "./routes/alerts";
+export { getCapacity } from "./routes/capacity";
+export { getLint } from "./routes/lint";
+export { getHandlers } from "./routes/handlers";
+export { browseKeys, lookupKey } from "./routes/keys";
+export { registerHandlers, declaredHandlers, type DeclaredHandler } from "./core/handler-registry";
+export { observeRedis, createObserveRedis, whenReady, type RedisLike } from "./redis/client";
+export { upstreamCalls } from "./core/upstream-counter";

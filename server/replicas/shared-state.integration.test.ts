@@ -6,10 +6,10 @@
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HandlerKeys } from "@/lib/api/handlers";
-import { eventsBetween, recordEvent } from "@/server/observe/events";
+import { eventsBetween, recordEvent } from "@/server/observe/shared/events";
 import type { KeySource } from "@/server/observe/keys/source";
-import { MemoryWatch, WATCH_MIN_INTERVAL_MS } from "@/server/observe/memory-watch";
-import type { RedisLike } from "@/server/observe/redis-client";
+import { MemoryWatch, WATCH_MIN_INTERVAL_MS } from "@/server/observe/watchers/memory-watch";
+import type { RedisLike } from "@/server/observe/redis/client";
 import { createOwnDatabase, type OwnDatabase } from "@/server/testing/own-database";
 import { setSharedState, SharedState } from "./shared-state";
 

@@ -18,7 +18,7 @@ import { GET } from "./route";
 import { startWorker, stopWorker } from "@/scripts/bench/scale";
 import { encodeRecord } from "@/server/transport/watermill-codec";
 import { parseConfig } from "@/server/config";
-import { ConsumerGroupDescriber } from "@/server/observe/consumer-group";
+import { ConsumerGroupDescriber } from "@/server/observe/kafka/consumer-group";
 import { createTopicsReady } from "@/server/transport/topics";
 
 const BROKERS = (process.env.KAFKA_BROKERS || "127.0.0.1:9092").split(",");

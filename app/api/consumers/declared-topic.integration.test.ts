@@ -7,8 +7,8 @@ import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumersResponseSchema } from "@/lib/api/consumers";
 import { parseConfig, type AppConfig } from "@/server/config";
-import { infoDeclaration, setupFromInfo } from "@/server/observe/fleet-info";
-import { clearDeclaredHandlers, setFleetInfo } from "@/server/observe/handler-registry";
+import { infoDeclaration, setupFromInfo } from "@/server/observe/shared/fleet-info";
+import { clearDeclaredHandlers, setFleetInfo } from "@/server/observe/core/handler-registry";
 import { ownKafka } from "@/server/testing/own-kafka";
 import { GET } from "./route";
 

@@ -1,61 +1,17 @@
 import { consumersQuerySchema } from "@/lib/api/consumers";
-import { config } from "@/server/config";
-import { SharedCache } from "@/server/observe/cache";
-import { BadRequestError, handleQuery, NotFoundError } from "@/server/http";
-import { getConsumers } from "@/server/observe/consumer-group";
-import { consumersForViewer } from "@/server/observe/consumer-privacy";
-import { declaredHandlers } from "@/server/observe/handler-registry";
+import { handleQuery } from "@/server/http";
+import { getConsumers } from "@/server/observe/routes/consumers";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-type G = typeof globalThis & { __dedupHealthConsumersAnswers?: WeakMap<object, SharedCache> };
-
-/**
- * Answers shared by every viewer of a topic/group for 2 s (each costs several Kafka admin calls),
- * one cache per configuration: an answer got under one `KAFKA_BROKERS` (e.g. "not configured") is
- * never served under another.
- */
-function answers(): SharedCache {
-  const g = globalThis as G;
-  g.__dedupHealthConsumersAnswers ??= new WeakMap();
-  const c = config();
-  let cache = g.__dedupHealthConsumersAnswers.get(c);
-  if (!cache) g.__dedupHealthConsumersAnswers.set(c, (cache = new SharedCache({ ttlMs: 2000, errorTtlMs: 1000 })));
-  return cache;
-}
-
 /**
  * `GET /api/consumers?topic=&group=`: which replica of each consumer group holds which partitions
- * of the topic (default `DEMO_TOPIC`), lag per partition and processed rate per replica. Only the
- * topics of `CONSUMER_TOPICS` (default the demo topic) or declared by a handler of the fleet
- * (`dedup_handler_info`'s `topic`) and the groups consuming them are described:
- * one answer per topic, shared for 2 s, whatever `group` asks for (a group is picked out of it, so
- * no parameter value costs Kafka admin calls of its own). Other services' members are anonymised
- * (server/observe/consumer-privacy.ts). 400 on a bad parameter or a group that does not consume the
- * topic, 404 for another topic, 503 when Kafka is not configured or down.
+ * of the topic (default `DEMO_TOPIC`), lag per partition and processed rate per replica; one answer
+ * per topic shared for 2 s, other services' members anonymised (server/observe/routes/consumers.ts).
+ * 400 on a bad parameter or a group that does not consume the topic, 404 for another topic, 503 when
+ * Kafka is not configured or down.
  */
 export function GET(req: Request): Promise<Response> {
-  return handleQuery(req, consumersQuerySchema, async (query) => {
-    const c = config();
-    const q = { ...query, topic: query.topic ?? c.DEMO_TOPIC };
-    // A topic a handler of the fleet declares consuming (its dedup_handler_info, last read) is described too: with DEMO=off the demo topic is no one's.
-    const declared = declaredHandlers().some((d) => d.topic === q.topic);
-    if (!c.CONSUMER_TOPICS.includes(q.topic) && !declared)
-      throw new NotFoundError(
-        `topic ${q.topic} is neither one of CONSUMER_TOPICS (${c.CONSUMER_TOPICS.length} configured) nor declared by a handler's dedup_handler_info`,
-      );
-    const all = consumersForViewer(
-      await answers().get(q.topic, () => getConsumers({ topic: q.topic })),
-      c.SERVICE_NAME,
-      c.CONSUMER_DETAILS,
-    );
-    if (q.group === undefined) return all;
-    const groups = all.groups.filter((g) => g.groupId === q.group);
-    if (groups.length === 0)
-      throw new BadRequestError(
-        `group: not a consumer group of ${q.topic} (the groups consuming it are listed without a group parameter)`,
-      );
-    return { ...all, groups };
-  });
+  return handleQuery(req, consumersQuerySchema, (q) => getConsumers(q));
 }

@@ -15,7 +15,7 @@ import { dlqResponseSchema, redriveResponseSchema, type DlqEntry } from "@/lib/a
 import { recordsResponseSchema } from "@/lib/api/records";
 import { WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { CONNECT_ERRORS, SPRING_DLT } from "@/names/dlq-conventions";
-import { readDlqBacklog } from "@/server/observe/records/dlq-backlog";
+import { readDlqBacklog } from "@/server/observe/watchers/dlq-backlog";
 import { setRedrivePublisher } from "@/server/observe/records/redrive-publisher";
 import { LOCAL_REQUEST_HEADERS, configOfFile, useConfig } from "@/server/testing/app-config";
 import { kcatOffsets, kcatProduce } from "@/server/testing/kcat";

@@ -1,6 +1,6 @@
 import { dlqQuerySchema } from "@/lib/api/dlq";
 import { handleQuery } from "@/server/http";
-import { listDlq } from "@/server/observe/records/dlq";
+import { listDlq } from "@/server/observe/routes/dlq";
 import { maskerFor } from "@/server/observe/records/payload-access";
 import { withScanSlot } from "@/server/scan-slots";
 

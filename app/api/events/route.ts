@@ -1,6 +1,6 @@
 import { eventsQuerySchema } from "@/lib/api/events";
 import { observeContext } from "@/server/observe";
-import { getEvents } from "@/server/observe/event-markers";
+import { getEvents } from "@/server/observe/routes/events";
 import { auditMarkers } from "@/server/audit/markers";
 import { handleQuery } from "@/server/http";
 

@@ -1,5 +1,5 @@
 import { hotKeysQuerySchema } from "@/lib/api/hot-keys";
-import { getHotKeys } from "@/server/observe/hot-keys";
+import { getHotKeys } from "@/server/observe/routes/hot-keys";
 import { observeContext } from "@/server/observe";
 import { handleQuery } from "@/server/http";
 

@@ -10,7 +10,7 @@ import { keysResponseSchema } from "@/lib/api/keys";
 import { parseConfig } from "@/server/config";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { LocalSource } from "@/server/observe/metrics/local";
-import { createObserveRedis, type RedisLike } from "@/server/observe/redis-client";
+import { createObserveRedis, type RedisLike } from "@/server/observe/redis/client";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { fakeUlid, seedKeys } from "@/server/testing/seed-keys";
 import { GET } from "./route";

@@ -15,7 +15,7 @@ import { MemoryAuditStore } from "@/server/audit/store";
 import { parseConfig } from "@/server/config";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { PrometheusSource } from "@/server/observe/metrics/prometheus";
-import { createObserveRedis, type RedisLike } from "@/server/observe/redis-client";
+import { createObserveRedis, type RedisLike } from "@/server/observe/redis/client";
 import { LOCAL_REQUEST_HEADERS } from "@/server/testing/app-config";
 import { freePort } from "@/server/testing/net";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";

@@ -1,7 +1,7 @@
 import { recordsQuerySchema } from "@/lib/api/records";
 import { handleQuery } from "@/server/http";
 import { maskerFor } from "@/server/observe/records/payload-access";
-import { getRecords } from "@/server/observe/records/records";
+import { getRecords } from "@/server/observe/routes/records";
 import { withScanSlot } from "@/server/scan-slots";
 
 export const dynamic = "force-dynamic";

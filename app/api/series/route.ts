@@ -1,7 +1,7 @@
 import { seriesQuerySchema } from "@/lib/api/series";
 import { getSeries, observeContext } from "@/server/observe";
 import { handleQuery } from "@/server/http";
-import { normalizeStep } from "@/server/observe/series-step";
+import { normalizeStep } from "@/server/observe/shared/series-step";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { silenceCreateSchema } from "@/lib/api/silences";
-import { createSilence, getSilences } from "@/server/observe/alertmanager";
+import { createSilence, getSilences } from "@/server/observe/routes/silences";
 import { handleBody, handleQuery } from "@/server/http";
 import { auditedSilenceWrite, silenceCreator } from "@/server/silence-audit";
 

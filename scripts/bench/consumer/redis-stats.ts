@@ -1,6 +1,6 @@
 /** What the Redis server spent, read from `INFO`, for `bench:consumer`. */
 import type { Redis } from "ioredis";
-import { parseCommandStats } from "@/server/observe/redis-command-time";
+import { parseCommandStats } from "@/server/observe/watchers/redis-command-time";
 
 /** The Redis server process' CPU seconds (user + system) so far (`INFO cpu`). */
 export async function redisServerCpu(r: Redis): Promise<number> {

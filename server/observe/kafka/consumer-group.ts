@@ -277,17 +277,6 @@ export function consumerGroupDescriber(): { describer: ConsumerGroupDescriber; r
   };
 }
 
-/** Builds `GET /api/consumers` for this process. @throws UpstreamUnavailableError when Kafka is not configured or down. */
-export async function getConsumers(q: ConsumersQuery): Promise<ConsumersResponse> {
-  const d = consumerGroupDescriber();
-  if (!d)
-    throw new UpstreamUnavailableError(
-      "kafka: not configured (set KAFKA_BROKERS; the embedded demo has no consumer group)",
-    );
-  await d.ready();
-  return d.describer.describe(q);
-}
-
 /**
  * The members of `groups` for this process's Kafka; `null` when Kafka is not configured (embedded).
  * @throws UpstreamUnavailableError when Kafka is down.

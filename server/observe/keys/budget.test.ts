@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RateLimitedError } from "../errors";
+import { RateLimitedError } from "../core/errors";
 import { ClientConcurrency, RedisBudget } from "./budget";
 
 describe("RedisBudget", () => {

@@ -4,7 +4,7 @@
  * queues behind more than one browse call on the shared Redis), and a per-client concurrency limit.
  * Exhausted → {@link RateLimitedError} (429 + `Retry-After`).
  */
-import { RateLimitedError } from "../errors";
+import { RateLimitedError } from "../core/errors";
 
 /** Options of {@link RedisBudget}. */
 export interface RedisBudgetOptions {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrefixGlobs } from "./glob";
 import { estimateKeys } from "./inspector-estimate";
 import { resolveKeyInspectorOptions } from "./inspector-options";
-import { createObserveRedis, masters, whenReady, type RedisLike } from "../redis-client";
+import { createObserveRedis, masters, whenReady, type RedisLike } from "../redis/client";
 import { startOwnRedis, type OwnRedis } from "@/server/testing/own-redis";
 import { seedKeys, type SeedGroup } from "@/server/testing/seed-keys";
 

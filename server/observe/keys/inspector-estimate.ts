@@ -8,8 +8,8 @@ import type { PrefixGlobs } from "./glob";
 import { mergeReply, scaleEstimate, TTL_BUCKET_BOUNDS, type Accum } from "./accum";
 import type { KeyInspectorOptions } from "./inspector-options";
 import { runAggregate } from "./scripts";
-import { nodeId } from "../redis-client";
-import { countUpstream } from "../upstream-counter";
+import { nodeId } from "../redis/client";
+import { countUpstream } from "../core/upstream-counter";
 
 /** Keys per handler whose value, size and TTL an estimate reads. */
 export const ESTIMATE_SAMPLE_READS = 200;

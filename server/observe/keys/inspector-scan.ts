@@ -14,7 +14,7 @@ import { adapt, firstCount, getAccum, mergeReply, offerSample, TTL_BUCKET_BOUNDS
 import { prefixOfKey, type PrefixGlobs } from "./glob";
 import type { KeyInspectorOptions } from "./inspector-options";
 import { runAggregate, type AggregateReply } from "./scripts";
-import { countUpstream } from "../upstream-counter";
+import { countUpstream } from "../core/upstream-counter";
 
 /** What the exact scan gathered so far over all masters. */
 export interface ScanTally {

@@ -22,7 +22,7 @@ import { KeyInspector } from "./inspector";
 import { LocalSource } from "../metrics/local";
 import { createObserveRedis, type RedisLike } from "../redis/client";
 import { clusterNodes, deletePrefix, usableCluster } from "@/server/testing/redis-cluster";
-import { parseCommandStats } from "../redis-command-time";
+import { parseCommandStats } from "../watchers/redis-command-time";
 
 /** The app's observe client on the cluster, ready, or the instruction to start the cluster. */
 async function observeCluster(): Promise<Cluster> {

@@ -3,7 +3,7 @@ import { expectEach } from "@/server/testing/expect-each";
 import { keysWithoutTtl, TTL_BUCKETS } from "./accum";
 import { KeyInspector } from "./inspector";
 import { classifyValue } from "./samples";
-import type { RedisLike } from "../redis-client";
+import type { RedisLike } from "../redis/client";
 
 describe("classifyValue", () => {
   it("reads the lease marking's processing:<token> and done, and the naive marking's 1", () => {

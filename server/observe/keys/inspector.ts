@@ -8,8 +8,8 @@ import { BackgroundCount, type CountMode } from "./background-count";
 import type { Inspection, KeySource } from "./source";
 import { readSamples } from "./samples";
 import { scanByClient, scanByScript, type ScanTally } from "./inspector-scan";
-import { masters, whenReady, type RedisLike } from "../redis-client";
-import { countUpstream } from "../upstream-counter";
+import { masters, whenReady, type RedisLike } from "../redis/client";
+import { countUpstream } from "../core/upstream-counter";
 
 export {
   DEFAULT_KEY_INSPECTOR_OPTIONS,

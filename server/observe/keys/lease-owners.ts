@@ -8,9 +8,9 @@
  * service this dashboard does not observe), every owner is unknown (`null`), never selected as dead.
  */
 import { replicaOfClientId } from "@/server/transport/replica-id";
-import type { ObserveContext } from "../context";
-import { getGroupMembers } from "../consumer-group";
-import { declaredGroupId, declaredHandlers } from "../handler-registry";
+import type { ObserveContext } from "../core/ports";
+import { getGroupMembers } from "../kafka/consumer-group";
+import { declaredGroupId, declaredHandlers } from "../core/handler-registry";
 
 /** The replica ids alive for `service` now; null when no source answered or none sees one of its replicas. */
 export async function liveReplicas(ctx: Pick<ObserveContext, "metrics">, service: string): Promise<Set<string> | null> {

@@ -5,6 +5,7 @@ import { DONE_FINGERPRINT_SEPARATOR, DONE_POSITION_PREFIX, isDoneValue } from "@
 import { TTL_BUCKETS, type Accum } from "./accum";
 import { evalScript } from "./scripts";
 import { countUpstream } from "../core/upstream-counter";
+import { readDictOverhead } from "./dict-overhead";
 
 /** Per-handler sample reads: value state, MEMORY USAGE and PTTL. */
 export interface SampleStats {
@@ -55,61 +56,6 @@ export function donePosition(v: string): { topic: string; partition: number; off
     v.slice(DONE_POSITION_PREFIX.length, hash < 0 ? undefined : hash),
   );
   return m ? { topic: m[1]!, partition: Number(m[2]), offset: m[3]! } : null;
-}
-
-/**
- * What one key costs its database beyond its own `MEMORY USAGE` (which counts the key string, the
- * value and the main-dict entry): its share of the main dict's bucket array, and — when it has a
- * TTL — its entry in the `expires` dict with that dict's share of buckets. Without it, bytes/key
- * (and the capacity projection) came out ≈ 30% low for dedup keys (`npm run bench:memory`).
- */
-export interface DictOverhead {
-  /** Bytes per key of every key (main-dict buckets). */
-  perKey: number;
-  /** Extra bytes per key that has a TTL (expires-dict entry and buckets). */
-  perKeyWithTtl: number;
-}
-
-/**
- * {@link DictOverhead} of database `db` from a `MEMORY STATS` reply and the database's key and
- * expire counts (`INFO keyspace`). Main-dict buckets are 8 B × slots, slots being the next power of
- * two ≥ keys (a rehash in progress briefly holds two tables: then this is low). `null` when the
- * reply has no `db.<db>` entry with `overhead.hashtable.expires` (other servers or versions).
- */
-export function dictOverhead(memoryStats: unknown, db: number, keys: number, expires: number): DictOverhead | null {
-  if (!Array.isArray(memoryStats) || keys <= 0) return null;
-  const i = memoryStats.indexOf(`db.${db}`);
-  const entry = i >= 0 ? memoryStats[i + 1] : undefined;
-  if (!Array.isArray(entry)) return null;
-  const j = entry.indexOf("overhead.hashtable.expires");
-  const expiresBytes = j >= 0 ? Number(entry[j + 1]) : NaN;
-  if (!Number.isFinite(expiresBytes)) return null;
-  return {
-    perKey: (8 * 2 ** Math.ceil(Math.log2(keys))) / keys,
-    perKeyWithTtl: expires > 0 ? expiresBytes / expires : 0,
-  };
-}
-
-/** `keys` and `expires` of database `db` from an `INFO keyspace` reply (zeros when absent). */
-export function keyspaceCounts(info: string, db: number): { keys: number; expires: number } {
-  const m = new RegExp(`^db${db}:keys=(\\d+),expires=(\\d+)`, "m").exec(info);
-  return m ? { keys: Number(m[1]), expires: Number(m[2]) } : { keys: 0, expires: 0 };
-}
-
-/** {@link DictOverhead} of a master, read with one pipeline (`MEMORY STATS`, `INFO keyspace`); `null` when unavailable. */
-async function readDictOverhead(node: Redis): Promise<DictOverhead | null> {
-  try {
-    const res =
-      (await countUpstream("redis", () => node.pipeline().call("MEMORY", "STATS").info("keyspace").exec())) ?? [];
-    const [statsErr, stats] = res[0] ?? [];
-    const [infoErr, info] = res[1] ?? [];
-    if (statsErr || infoErr) return null;
-    const db = node.options.db ?? 0;
-    const { keys, expires } = keyspaceCounts(String(info ?? ""), db);
-    return dictOverhead(stats, db, keys, expires);
-  } catch {
-    return null;
-  }
 }
 
 /**
@@ -205,10 +151,45 @@ async function describeKeys(node: Redis, keys: readonly string[], budgetMicros: 
   return out;
 }
 
+/** What the sample reads of one prefix gathered. */
+interface SampleReads {
+  states: Record<KeyState, number>;
+  bytes: number[];
+  ttls: number[];
+  leaseTtls: number[];
+  settledMin: number;
+  noTtl: number;
+}
+
+/** One prefix's {@link SampleStats} from its sample reads. */
+function statsOf(e: SampleReads): SampleStats {
+  const size = e.states.processing + e.states.done + e.states.marked + e.states.other;
+  e.ttls.sort((a, b) => a - b);
+  const inBucket = (t: number, i: number) =>
+    t >= (i === 0 ? 0 : (TTL_BUCKETS[i - 1]!.maxMs ?? 0)) &&
+    (TTL_BUCKETS[i]!.maxMs === null || t < TTL_BUCKETS[i]!.maxMs!);
+  return {
+    leaseBuckets: TTL_BUCKETS.map((_, i) => e.leaseTtls.filter((t) => inBucket(t, i)).length),
+    settledMinTtl: e.settledMin,
+    states: e.states,
+    bytesPerKey: e.bytes.length ? Math.round(e.bytes.reduce((a, b) => a + b, 0) / e.bytes.length) : null,
+    ttlP50: e.ttls.length ? e.ttls[Math.floor(e.ttls.length / 2)]! : null,
+    buckets: TTL_BUCKETS.map(
+      (b, i) =>
+        e.ttls.filter((t) => t >= (i === 0 ? 0 : (TTL_BUCKETS[i - 1]!.maxMs ?? 0)) && (b.maxMs === null || t < b.maxMs))
+          .length,
+    ),
+    noTtl: e.noTtl,
+    minTtl: e.ttls.length ? e.ttls[0]! : -1,
+    maxTtl: e.ttls.length ? e.ttls[e.ttls.length - 1]! : -1,
+    size,
+  };
+}
+
 /**
  * Reads value, MEMORY USAGE and PTTL of each handler's sample keys (at most `limit`) per master, in
  * script calls of at most `budgetMicros` of server time each. A key's bytes are its `MEMORY USAGE`
- * plus its {@link DictOverhead}.
+ * plus its dict overhead (`./dict-overhead.ts`).
  */
 export async function readSamples(
   nodes: Redis[],
@@ -224,17 +205,7 @@ export async function readSamples(
       byNode.set(s.node, list);
     }
   }
-  const acc = new Map<
-    string,
-    {
-      states: Record<KeyState, number>;
-      bytes: number[];
-      ttls: number[];
-      leaseTtls: number[];
-      settledMin: number;
-      noTtl: number;
-    }
-  >();
+  const acc = new Map<string, SampleReads>();
   for (const [ni, list] of byNode) {
     const node = nodes[ni];
     if (!node) continue;
@@ -270,30 +241,5 @@ export async function readSamples(
       acc.set(prefix, e);
     });
   }
-  const out = new Map<string, SampleStats>();
-  for (const [prefix, e] of acc) {
-    const size = e.states.processing + e.states.done + e.states.marked + e.states.other;
-    e.ttls.sort((a, b) => a - b);
-    const inBucket = (t: number, i: number) =>
-      t >= (i === 0 ? 0 : (TTL_BUCKETS[i - 1]!.maxMs ?? 0)) &&
-      (TTL_BUCKETS[i]!.maxMs === null || t < TTL_BUCKETS[i]!.maxMs!);
-    out.set(prefix, {
-      leaseBuckets: TTL_BUCKETS.map((_, i) => e.leaseTtls.filter((t) => inBucket(t, i)).length),
-      settledMinTtl: e.settledMin,
-      states: e.states,
-      bytesPerKey: e.bytes.length ? Math.round(e.bytes.reduce((a, b) => a + b, 0) / e.bytes.length) : null,
-      ttlP50: e.ttls.length ? e.ttls[Math.floor(e.ttls.length / 2)]! : null,
-      buckets: TTL_BUCKETS.map(
-        (b, i) =>
-          e.ttls.filter(
-            (t) => t >= (i === 0 ? 0 : (TTL_BUCKETS[i - 1]!.maxMs ?? 0)) && (b.maxMs === null || t < b.maxMs),
-          ).length,
-      ),
-      noTtl: e.noTtl,
-      minTtl: e.ttls.length ? e.ttls[0]! : -1,
-      maxTtl: e.ttls.length ? e.ttls[e.ttls.length - 1]! : -1,
-      size,
-    });
-  }
-  return out;
+  return new Map([...acc].map(([prefix, e]) => [prefix, statsOf(e)]));
 }

@@ -14,10 +14,10 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
 import { createTopicsReady } from "@/server/transport/topics";
-import { ConsumerGroupDescriber } from "../consumer-group";
+import { ConsumerGroupDescriber } from "../kafka/consumer-group";
 import { createObserveContext } from "../context";
-import { LagMetrics } from "../lag-metrics";
-import { getSeries } from "../series";
+import { LagMetrics } from "../watchers/lag-metrics";
+import { getSeries } from "../routes/series";
 import { PrometheusSource } from "./prometheus";
 import { handlerGroupId } from "@/names/kafka";
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { METRIC_NAMES } from "@/names/dedup";
-import { evaluate, histogramQuantile, rateAt, seriesKey, type Snapshot } from "./local-eval";
+import { evaluate } from "./local-eval";
+import { histogramQuantile, rateAt, seriesKey, type Snapshot } from "./local-promql";
 
 function snap(t: number, values: Array<[string, Record<string, string>, number]>): Snapshot {
   return {

@@ -35,8 +35,6 @@ import {
 import type { Sample } from "./source";
 import { exportedSignalsAt, hotUuidsAt, runtimeLatencyAt } from "./local-signals";
 
-export { histogramQuantile, rateAt, seriesKey, type Snapshot, type SeriesValue } from "./local-promql";
-
 /** `service`, `handler` and `topic` of a consumer group named `<service>.<handler>` (this app's naming), else null. */
 function handlerOfGroup(labels: Record<string, string>): Record<string, string> | null {
   const m = /^([^.]+)\.(.+)$/.exec(labels.consumergroup ?? "");

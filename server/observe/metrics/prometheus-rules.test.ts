@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { overviewResponseSchema } from "@/lib/api/overview";
 import { ALERT_LIST } from "@/lib/thresholds";
 import { createObserveContext } from "../context";
-import { getOverview } from "../overview";
-import { getAlerts } from "../series";
+import { getOverview } from "../routes/overview";
+import { getAlerts } from "../routes/alerts";
 import { PrometheusSource } from "./prometheus";
 
 let server: Server;

@@ -18,12 +18,13 @@ import { ALERT_LIST } from "@/lib/thresholds";
 import { dedupRecorder } from "@/server/dedup";
 import { RECOMMENDED_SETUP } from "@/server/dedup";
 import { createObserveContext } from "../context";
-import { clearDeclaredHandlers, registerHandlers } from "../handler-registry";
-import { getOverview } from "../overview";
-import { getAlerts, getSeries } from "../series";
+import { clearDeclaredHandlers, registerHandlers } from "../core/handler-registry";
+import { getOverview } from "../routes/overview";
+import { getSeries } from "../routes/series";
+import { getAlerts } from "../routes/alerts";
 import { freePort } from "@/server/testing/net";
 import { startOwnPrometheus, type OwnPrometheus } from "@/server/testing/own-prometheus";
-import { upstreamCalls } from "../upstream-counter";
+import { upstreamCalls } from "../core/upstream-counter";
 import { PrometheusSource } from "./prometheus";
 
 const RULES = resolve(__dirname, "../../../infra/prometheus/rules/dedup.yml");

@@ -3,7 +3,7 @@
  * embedded demo's broker (./memory-reader): the record reader and the re-drive publisher.
  */
 import { config } from "@/server/config";
-import { UpstreamUnavailableError } from "../errors";
+import { UpstreamUnavailableError } from "../core/errors";
 import { embeddedLog, type EmbeddedLog } from "./memory-reader";
 
 /** The process's one client of a kind, and the seam tests replace it through. */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { RECOMMENDED_SETUP } from "@/server/dedup";
-import { clearDeclaredHandlers, registerHandlers } from "../handler-registry";
+import { clearDeclaredHandlers, registerHandlers } from "../core/handler-registry";
 import { serviceOfTopic } from "./payload-access";
 
 afterEach(() => clearDeclaredHandlers());

@@ -6,7 +6,7 @@
  * stopped.
  */
 import type { ScanBounds } from "@/lib/api/records";
-import { BadRequestError } from "../errors";
+import { BadRequestError } from "../core/errors";
 import type { LogReader, RawRecord } from "./log-reader";
 
 /** Bounds of one `GET /api/records?uuid=` or `GET /api/dlq` request (docs/UI.md "Records"). */

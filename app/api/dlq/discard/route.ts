@@ -4,7 +4,7 @@ import { audited } from "@/server/audit";
 import { dlqServices } from "@/server/auth/targets";
 import { config } from "@/server/config";
 import { handleBody } from "@/server/http";
-import { discardDlq } from "@/server/observe/records/dlq-discard";
+import { discardDlq } from "@/server/observe/routes/dlq-discard";
 import { maskerFor } from "@/server/observe/records/payload-access";
 
 export const dynamic = "force-dynamic";

@@ -4,7 +4,7 @@ import { audited } from "@/server/audit";
 import { dlqServices } from "@/server/auth/targets";
 import { handleBody } from "@/server/http";
 import { maskerFor } from "@/server/observe/records/payload-access";
-import { redriveDlq, redriveScope, type RedriveTouched } from "@/server/observe/records/dlq";
+import { redriveDlq, redriveScope, type RedriveTouched } from "@/server/observe/routes/dlq-redrive";
 
 /** What the audit keeps of a re-drive: the records' UUIDs, their DLQ positions and where they were published (bounded, counted beyond). */
 function touchedOf(t: RedriveTouched | undefined): AuditEntry["touched"] {

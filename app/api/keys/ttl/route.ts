@@ -3,7 +3,7 @@ import { ttlBodySchema } from "@/lib/api/key-actions";
 import { audited } from "@/server/audit";
 import { handleBody } from "@/server/http";
 import { observeContext } from "@/server/observe";
-import { auditFilterOf, setKeysTtl } from "@/server/observe/keys/actions";
+import { auditFilterOf, setKeysTtl } from "@/server/observe/routes/key-actions";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

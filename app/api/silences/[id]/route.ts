@@ -1,5 +1,5 @@
 import { silenceIdSchema } from "@/lib/api/silences";
-import { expireSilence } from "@/server/observe/alertmanager";
+import { expireSilence } from "@/server/observe/routes/silences";
 import { handleParams } from "@/server/http";
 import { auditedSilenceWrite, silenceServices } from "@/server/silence-audit";
 

@@ -4,7 +4,7 @@ import { errorBodySchema } from "@/lib/api/common";
 import { handlerSelfResponseSchema } from "@/lib/api/handlers";
 import { dedupRecorder, RECOMMENDED_SETUP } from "@/server/dedup";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
-import { clearDeclaredHandlers, registerHandlers } from "@/server/observe/handler-registry";
+import { clearDeclaredHandlers, registerHandlers } from "@/server/observe/core/handler-registry";
 import { LocalSource } from "@/server/observe/metrics/local";
 import { GET } from "./route";
 

@@ -1,7 +1,7 @@
 import { handlerSelfParamsSchema } from "@/lib/api/handlers";
 import { handleParams } from "@/server/http";
 import { observeContext } from "@/server/observe";
-import { getHandlerSelf } from "@/server/observe/handler-self";
+import { getHandlerSelf } from "@/server/observe/routes/handlers-self";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

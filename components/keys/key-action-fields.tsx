@@ -6,6 +6,7 @@
  */
 import { FIELD_CLASS, LabeledSelect, type SelectOption } from "../field";
 
+/** What the action does to the keys selected: delete them, or set their TTL. */
 export type ActionKind = "forget" | "ttl";
 
 const ACTION_CHOICES: readonly SelectOption<ActionKind>[] = [
@@ -31,6 +32,7 @@ export interface ActionForm {
   liveLeases: boolean;
 }
 
+/** The form as first shown: forget, nothing selected, a 60-minute TTL ready for "set TTL". */
 export const EMPTY_FORM: ActionForm = {
   action: "forget",
   uuids: "",
@@ -40,6 +42,7 @@ export const EMPTY_FORM: ActionForm = {
   liveLeases: false,
 };
 
+/** The UUIDs pasted, split on whitespace and commas. */
 export const uuidList = (f: ActionForm) => f.uuids.split(/[\s,]+/).filter(Boolean);
 /** Whether the form names a selection: UUIDs, or a state chosen (never every key by default). */
 export const hasSelection = (f: ActionForm) => uuidList(f).length > 0 || f.state !== "";

@@ -10,6 +10,36 @@ import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { KeyTable } from "./key-table";
 import { RateLimitNotice, rateLimitRetry } from "./rate-limit";
 
+/** The lookup of `uuid` (under `prefix` when given), retried after a rate limit. */
+function useLookupQuery(uuid: string, prefix: string | null) {
+  return useQuery({ ...keyLookupQuery(uuid, prefix), ...rateLimitRetry });
+}
+
+/** What the lookup found: the keys that hold `uuid`, or why there are none (loading, error, no key). */
+function LookupResult({ uuid, q }: { uuid: string; q: ReturnType<typeof useLookupQuery> }) {
+  return (
+    <div className="mt-3">
+      <RateLimitNotice reason={q.failureReason} fetching={q.isFetching} />
+      {q.isPending ? (
+        <LoadingState label="Looking up…" height={60} />
+      ) : q.isError ? (
+        <ErrorState
+          title={errorTitle(q.error, "Lookup")}
+          detail={q.error instanceof ApiError ? q.error.detail : String(q.error)}
+          height={60}
+        />
+      ) : q.data.matches.length === 0 ? (
+        <EmptyState height={60}>
+          No key for {uuid} under the {q.data.checkedPrefixes} handler prefixes checked: never processed, or its window
+          expired.
+        </EmptyState>
+      ) : (
+        <KeyTable keys={q.data.matches} caption={`Keys for ${uuid}`} showPrefix />
+      )}
+    </div>
+  );
+}
+
 /**
  * Look up one message across every handler prefix (`uuid=` in the URL): a ULID (any case), a UUID
  * or a whole key as `redis-cli --scan` prints it (`lib/lookup-input.ts`); anything else is refused
@@ -26,7 +56,7 @@ export function KeyLookup({
 }) {
   const [text, setText] = useState(uuid);
   const [invalid, setInvalid] = useState<string | null>(null);
-  const q = useQuery({ ...keyLookupQuery(uuid, prefix), ...rateLimitRetry });
+  const q = useLookupQuery(uuid, prefix);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (text.trim() === "") {
@@ -73,27 +103,7 @@ export function KeyLookup({
           {invalid}
         </p>
       ) : null}
-      {uuid ? (
-        <div className="mt-3">
-          <RateLimitNotice reason={q.failureReason} fetching={q.isFetching} />
-          {q.isPending ? (
-            <LoadingState label="Looking up…" height={60} />
-          ) : q.isError ? (
-            <ErrorState
-              title={errorTitle(q.error, "Lookup")}
-              detail={q.error instanceof ApiError ? q.error.detail : String(q.error)}
-              height={60}
-            />
-          ) : q.data.matches.length === 0 ? (
-            <EmptyState height={60}>
-              No key for {uuid} under the {q.data.checkedPrefixes} handler prefixes checked: never processed, or its
-              window expired.
-            </EmptyState>
-          ) : (
-            <KeyTable keys={q.data.matches} caption={`Keys for ${uuid}`} showPrefix />
-          )}
-        </div>
-      ) : null}
+      {uuid ? <LookupResult uuid={uuid} q={q} /> : null}
     </Panel>
   );
 }

@@ -6,23 +6,12 @@
  * `infra/prometheus/rules/dedup.yml` and `infra/grafana/dedup-health.json` are generated from this
  * file by `npm run gen:infra`; a test fails when they drift.
  */
-import {
-  DEDUP_ERROR_REASON,
-  DEDUP_ERROR_REASONS,
-  METRIC_LABELS,
-  SLOW_CHECK_SECONDS,
-  type DedupErrorReason,
-} from "@/names/dedup";
+import { DEDUP_ERROR_REASON, METRIC_LABELS, SLOW_CHECK_SECONDS } from "@/names/dedup";
 import { DAY_MS } from "@/names/keys";
 import { anyOccurrenceAlert, defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/alert-model";
 import { LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW } from "@/lib/alert-exprs";
 import { OBSERVE_METRIC_LABELS } from "@/names/observe";
 import { DEADMAN_ALERTS } from "@/lib/deadman-alerts";
-
-/** Values of the `reason` label of `deduplication_errors_total` (the library's, in its order). */
-export const ERROR_REASONS = DEDUP_ERROR_REASONS;
-/** One `reason` label value. */
-export type ErrorReason = DedupErrorReason;
 
 /**
  * What a `reason` of `deduplication_errors_total` means, in two classes: `marshal` is a publisher's

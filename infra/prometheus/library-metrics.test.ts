@@ -2,13 +2,14 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import {
   DEDUP_ERROR_REASONS,
+  DEDUP_ERROR_REASONS as ERROR_REASONS,
   METRIC_NAMES as LIBRARY_NAMES,
   METRIC_LABELS,
   METRIC_NAMES,
   PROCESSED_RESULTS,
 } from "@/names/dedup";
 import { CHECK_DURATION_BUCKETS, dedupRecorder } from "@/server/dedup";
-import { ALERTS, ERROR_REASONS } from "@/lib/thresholds";
+import { ALERTS } from "@/lib/thresholds";
 
 /**
  * The rules and the dashboard are generated from lib/thresholds; this checks that the library

@@ -95,16 +95,11 @@ function fmt(ms: number): string {
   return `${+(ms / 1000).toFixed(2)} s`;
 }
 
-/**
- * Lints one handler setup, and what was measured of it when given (`observed`); returns the
- * findings (empty = as the spec recommends).
- */
-export function lintHandler(setup: HandlerSetup, observed: HandlerObserved = {}): LintFinding[] {
-  const f: LintFinding[] = [];
-  const add = (severity: LintSeverity, rule: LintRule, specSection: string, message: string) =>
-    f.push({ severity, rule, message, specSection });
-  const { ttlMs, ttlClass, stack } = setup;
+/** Adds one finding. */
+type Add = (severity: LintSeverity, rule: LintRule, specSection: string, message: string) => void;
 
+/** The TTL against the policy (spec §3). */
+function ttlRules({ ttlMs, ttlClass }: HandlerSetup, add: Add): void {
   if (ttlMs < TTL_POLICY.minimumMs) {
     add(
       "error",
@@ -128,7 +123,11 @@ export function lintHandler(setup: HandlerSetup, observed: HandlerObserved = {})
       `critical handler with ttlMs ${fmt(ttlMs)}: a repeat after a long consumer pause must not pass; use 7 d.`,
     );
   }
+}
 
+/** The stack's order: Deduplicator last, inside Retry and PoisonQueue; PoisonQueue outside Retry. */
+function stackRules(setup: HandlerSetup, add: Add): void {
+  const { stack } = setup;
   const d = stack.indexOf("deduplicator");
   const r = stack.indexOf("retry");
   const p = stack.indexOf("poisonQueue");
@@ -173,7 +172,10 @@ export function lintHandler(setup: HandlerSetup, observed: HandlerObserved = {})
       "PoisonQueue sits inside Retry: it poisons on the first failure and Retry never runs (watermill#645). Put PoisonQueue outside Retry.",
     );
   }
+}
 
+/** The key factory: Message.uuid, never a correlation id, a business key or a payload hash. */
+function keyRules(setup: HandlerSetup, add: Add): void {
   if (setup.keyFactory === "correlation-id") {
     add(
       "error",
@@ -196,7 +198,11 @@ export function lintHandler(setup: HandlerSetup, observed: HandlerObserved = {})
       "keyed by a payload hash (Watermill's default): two distinct events with equal payloads collide. Key by Message.uuid.",
     );
   }
+}
 
+/** The store and its failure mode against the deployment (replicas, criticality). */
+function storeRules(setup: HandlerSetup, add: Add): void {
+  const { ttlClass } = setup;
   if (setup.repository === "memory" && setup.replicas > 1) {
     add(
       "error",
@@ -213,6 +219,11 @@ export function lintHandler(setup: HandlerSetup, observed: HandlerObserved = {})
       "critical handler is fail-open: during a Redis outage repeats pass unchecked. Use failClosed(repo) unless the handler is idempotent on its own.",
     );
   }
+}
+
+/** Lease marking: a timeout below the lease, and the measured handler p99 well below it. */
+function leaseRules(setup: HandlerSetup, observed: HandlerObserved, add: Add): void {
+  const d = setup.stack.indexOf("deduplicator");
   if (setup.marking === "lease" && d >= 0) {
     if (setup.timeoutMs === null) {
       add(
@@ -239,5 +250,21 @@ export function lintHandler(setup: HandlerSetup, observed: HandlerObserved = {})
       `handler p99 over the last hour is ${fmt(p99 * 1000)}, more than half the ${fmt(setup.leaseMs)} lease: a lease takeover is near (another consumer runs the message while this one still works; deduplication_lease_lost_total counts it). Make the handler faster, raise leaseMs, or bound it with a timeout below the lease.`,
     );
   }
+}
+
+/**
+ * Lints one handler setup, and what was measured of it when given (`observed`); returns the
+ * findings (empty = as the spec recommends).
+ */
+export function lintHandler(setup: HandlerSetup, observed: HandlerObserved = {}): LintFinding[] {
+  const f: LintFinding[] = [];
+  const add: Add = (severity, rule, specSection, message) => {
+    f.push({ severity, rule, message, specSection });
+  };
+  ttlRules(setup, add);
+  stackRules(setup, add);
+  keyRules(setup, add);
+  storeRules(setup, add);
+  leaseRules(setup, observed, add);
   return f;
 }

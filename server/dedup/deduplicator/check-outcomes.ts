@@ -9,7 +9,7 @@ import { DedupStoreError, InProgressError, PayloadConflictError } from "../error
 import type { ResolvedDeduplicatorOptions } from "./deduplicator-options";
 import type { DeliveryResults, Delivery } from "./delivery-results";
 import type { Message } from "../message";
-import type { DedupRecorder } from "../metrics/metrics";
+import type { DedupRecorder } from "../metrics/recorder";
 import { PROCESSING_PREFIX, payloadFingerprint, positionOf, storedFingerprint } from "../repository/stored-value";
 import { DEDUP_ERROR_REASON, type DedupErrorReason } from "../../../names/dedup";
 import { classifyStoreError } from "../repository/store-call";

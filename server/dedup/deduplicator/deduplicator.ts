@@ -14,7 +14,7 @@ import {
   type Message,
   type Middleware,
 } from "../message";
-import { dedupRecorder, type DedupRecorder } from "../metrics/metrics";
+import { dedupRecorder, type DedupRecorder } from "../metrics/recorder";
 import { ClaimTokens, doneValueOf } from "../repository/stored-value";
 import { KeyMarks } from "./key-marks";
 import { CheckOutcomes } from "./check-outcomes";

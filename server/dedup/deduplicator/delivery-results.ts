@@ -5,7 +5,7 @@
  */
 import { BatchState, FINAL, RAN } from "./batch-state";
 import type { Handler, Message } from "../message";
-import type { DedupRecorder } from "../metrics/metrics";
+import type { DedupRecorder } from "../metrics/recorder";
 import { duplicateCause, positionOf } from "../repository/stored-value";
 import { PROCESSED_RESULT, type DuplicateCause } from "../../../names/dedup";
 

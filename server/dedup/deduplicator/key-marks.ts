@@ -3,7 +3,7 @@ import type { BatchState, PendingMark } from "./batch-state";
 export type { PendingMark } from "./batch-state";
 import type { ResolvedDeduplicatorOptions } from "./deduplicator-options";
 import type { Message } from "../message";
-import type { DedupRecorder } from "../metrics/metrics";
+import type { DedupRecorder } from "../metrics/recorder";
 import { isDoneValue } from "../repository/stored-value";
 import { classifyStoreError } from "../repository/store-call";
 

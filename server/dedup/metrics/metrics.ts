@@ -76,8 +76,15 @@
  *   `handlerTimer` adds `handler_execution_time_seconds` × both `success` values.
  */
 import { Counter, Gauge, type Registry } from "prom-client";
-import { checkTimesCell, collectTimes, type CheckTimeGauges, type CheckTimes } from "./check-times";
-import { flushPending, handlerCells, type HandlerCells } from "./counter-cells";
+import { collectTimes, type CheckTimeGauges } from "./check-times";
+import { flushPending } from "./counter-cells";
+import {
+  eventCounters,
+  lastTimeGauges,
+  resultCounters,
+  type EventCounters,
+  type ResultCounters,
+} from "./dedup-counters";
 import { HandlerTimeHistogram } from "./handler-time-histogram";
 import { LocalHistogram } from "./local-histogram";
 export { LocalHistogram };
@@ -86,13 +93,8 @@ import {
   DUPLICATE_CAUSES,
   METRIC_LABELS,
   METRIC_NAMES,
-  PROCESSED_RESULT,
   PROCESSED_RESULTS,
   SLOW_CHECK_SECONDS,
-  type DedupErrorReason,
-  type DuplicateCause,
-  type LabelsOf,
-  type ProcessedResult,
 } from "../../../names/dedup";
 
 /**
@@ -122,20 +124,10 @@ export interface CheckDurationHistogram {
 }
 
 /** The metric objects of one Registry. */
-export interface DedupMetrics extends CheckTimeGauges {
-  deduplicated: Counter<LabelsOf<"deduplicated">>;
-  processed: Counter<LabelsOf<"processed">>;
+export interface DedupMetrics extends CheckTimeGauges, ResultCounters, EventCounters {
   checkDuration: CheckDurationHistogram;
-  errors: Counter<LabelsOf<"errors">>;
-  inProgress: Counter<LabelsOf<"inProgress">>;
-  released: Counter<LabelsOf<"released">>;
-  leaseLost: Counter<LabelsOf<"leaseLost">>;
-  poisoned: Counter<LabelsOf<"poisoned">>;
-  duplicatesByCause: Counter<LabelsOf<"duplicatesByCause">>;
   /** `handler_execution_time_seconds{service,handler,success}`, observed by `handlerTimer` (./handler-timer). */
   handlerTime: HandlerTimeHistogram;
-  payloadConflicts: Counter<LabelsOf<"payloadConflicts">>;
-  unchecked: Counter<LabelsOf<"unchecked">>;
 }
 
 function getOrCreate<T>(registry: Registry, name: string, create: () => T): T {
@@ -173,16 +165,7 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
         }),
     );
   const m: DedupMetrics = {
-    deduplicated: counter(
-      METRIC_NAMES.deduplicated,
-      "Deliveries swallowed by the Deduplicator as repeats (once per delivery).",
-      METRIC_LABELS.deduplicated,
-    ),
-    processed: counter(
-      METRIC_NAMES.processed,
-      "Deliveries that reached the Deduplicator, by final result (once per delivery, not per retry attempt).",
-      METRIC_LABELS.processed,
-    ),
+    ...resultCounters(counter),
     checkDuration: getOrCreate(registry, METRIC_NAMES.checkDuration, () => {
       const h = new LocalHistogram<{ service: string }>(
         METRIC_NAMES.checkDuration,
@@ -193,58 +176,8 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
       registry.registerMetric(h as unknown as Parameters<Registry["registerMetric"]>[0]);
       return h;
     }),
-    errors: counter(
-      METRIC_NAMES.errors,
-      "Failed dedup store calls and key-factory failures, by reason (redis_timeout, redis_conn, marshal).",
-      METRIC_LABELS.errors,
-    ),
-    inProgress: counter(
-      METRIC_NAMES.inProgress,
-      "Attempts that met a key leased by another consumer (InProgressError, retried).",
-      METRIC_LABELS.inProgress,
-    ),
-    released: counter(
-      METRIC_NAMES.released,
-      "Dedup keys released after a failed attempt so that the retry runs the handler again.",
-      METRIC_LABELS.released,
-    ),
-    leaseLost: counter(
-      METRIC_NAMES.leaseLost,
-      "Successful runs whose lease had been taken over by another consumer (possible double run).",
-      METRIC_LABELS.leaseLost,
-    ),
-    poisoned: counter(
-      METRIC_NAMES.poisoned,
-      "Messages the PoisonQueue published to the DLQ, by error class (reason_poisoned: one of a bounded set such as marshal, redis_timeout, non_retryable, handler_error; never the error's message).",
-      METRIC_LABELS.poisoned,
-    ),
-    payloadConflicts: counter(
-      METRIC_NAMES.payloadConflicts,
-      "Copies whose message UUID was already processed with another payload (a publisher reusing UUIDs), per handler; poisoned to the DLQ or swallowed per onPayloadConflict.",
-      METRIC_LABELS.payloadConflicts,
-    ),
-    unchecked: counter(
-      METRIC_NAMES.unchecked,
-      "Handler runs that fail-open let through without a dedup check, by the store failure that skipped it (redis_timeout, redis_conn, marshal); once per attempt.",
-      METRIC_LABELS.unchecked,
-    ),
-    duplicatesByCause: counter(
-      METRIC_NAMES.duplicatesByCause,
-      "Swallowed duplicates by cause: redelivery (same topic:partition:offset as the first delivery), republish (another position), unknown (no position stored).",
-      METRIC_LABELS.duplicatesByCause,
-    ),
-    lastCheck: gauge(
-      METRIC_NAMES.lastCheck,
-      "Unix time of the handler's latest dedup check: the start of a completed claim round trip, the end of a failed one (a batch is one).",
-    ),
-    lastError: gauge(
-      METRIC_NAMES.lastError,
-      "Unix time of the handler's last failed store call or key-factory failure (each deduplication_errors_total increment).",
-    ),
-    lastSlowCheck: gauge(
-      METRIC_NAMES.lastSlowCheck,
-      `Unix time of the handler's last check slower than ${SLOW_CHECK_SECONDS} s (the latency alert's threshold).`,
-    ),
+    ...eventCounters(counter),
+    ...lastTimeGauges(gauge),
     handlerTime: getOrCreate(registry, METRIC_NAMES.handlerExecutionTime, () => {
       const h = new HandlerTimeHistogram(
         METRIC_NAMES.handlerExecutionTime,
@@ -256,106 +189,4 @@ export function dedupMetrics(registry: Registry): DedupMetrics {
   };
   cache.set(registry, m);
   return m;
-}
-
-/** What the Deduplicator records; a no-op implementation when no Registry is given. */
-export interface DedupRecorder {
-  /** Creates the handler's zero series (see "Zero series" above); idempotent. */
-  register(topic: string, handler: string): void;
-  result(topic: string, handler: string, result: ProcessedResult): void;
-  /** One swallowed duplicate by cause (call with `result(…, "deduplicated")`). */
-  duplicate(topic: string, handler: string, cause: DuplicateCause): void;
-  /**
-   * A check of `handler`'s keys (one claim round trip; a batch pre-claim is one) that ended at
-   * `endMs` (`performance.now()`): its latency sample in `seconds`, or null when it is none.
-   * `startMs`, for a completed check, is when it was sent: the moment it shows the store answering
-   * (`last_check`). A reply that arrived before a later failure but was read after it, on a busy
-   * event loop, is then no check after that failure.
-   */
-  check(handler: string, endMs: number, seconds: number | null, startMs?: number): void;
-  /** A failed store call or key-factory failure on `handler`'s messages. */
-  error(reason: DedupErrorReason, handler: string): void;
-  inProgress(topic: string, handler: string): void;
-  released(topic: string, handler: string): void;
-  leaseLost(topic: string, handler: string): void;
-  /** A copy whose UUID is done with another payload (labels service, handler). */
-  payloadConflict(handler: string): void;
-  /** A handler run let through without a check (fail-open), by the failure's reason. */
-  unchecked(handler: string, reason: DedupErrorReason): void;
-}
-
-/** A recorder bound to one service label, with its label cells cached (hot path: no label hashing). */
-export function dedupRecorder(registry: Registry | undefined, service: string): DedupRecorder {
-  if (!registry) {
-    const noop = () => undefined;
-    return {
-      register: noop,
-      result: noop,
-      duplicate: noop,
-      check: noop,
-      error: noop,
-      inProgress: noop,
-      released: noop,
-      leaseLost: noop,
-      payloadConflict: noop,
-      unchecked: noop,
-    };
-  }
-  const m = dedupMetrics(registry);
-  // The first store error of each kind must be an increase from 0, not a series born at 1.
-  for (const reason of DEDUP_ERROR_REASONS) m.errors.inc({ service, reason }, 0);
-  // topic → handler → the handler's cells (made at its registration, or first event); the last one
-  // used is kept, since a Deduplicator serves one handler as a rule: no lookup, no string building.
-  const cells = new Map<string, Map<string, HandlerCells>>();
-  let lastCells: HandlerCells | undefined;
-  const cellsOf = (topic: string, handler: string): HandlerCells => {
-    if (lastCells !== undefined && lastCells.handler === handler && lastCells.topic === topic) return lastCells;
-    let byHandler = cells.get(topic);
-    if (!byHandler) cells.set(topic, (byHandler = new Map()));
-    let hc = byHandler.get(handler);
-    if (!hc) byHandler.set(handler, (hc = handlerCells(m, service, topic, handler)));
-    return (lastCells = hc);
-  };
-  const observe =
-    m.checkDuration instanceof LocalHistogram
-      ? m.checkDuration.observer({ service })
-      : (s: number) => m.checkDuration.observe({ service }, s);
-  const times = new Map<string, CheckTimes>();
-  let last: CheckTimes | undefined; // a Deduplicator serves one handler, as a rule: no lookup then
-  const timesOf = (handler: string) => {
-    if (last?.labels.handler !== handler)
-      last = times.get(handler) ?? times.set(handler, checkTimesCell(m, service, handler)).get(handler)!;
-    return last;
-  };
-  return {
-    register(topic, handler) {
-      cellsOf(topic, handler);
-    },
-    result(topic, handler, result) {
-      const c = cellsOf(topic, handler);
-      c.processed[result].inc();
-      if (result === PROCESSED_RESULT.deduplicated) c.deduplicated.inc();
-    },
-    duplicate: (topic, handler, cause) => cellsOf(topic, handler).cause[cause].inc(),
-    check(handler, endMs, seconds, startMs) {
-      const c = timesOf(handler);
-      const at = startMs ?? endMs;
-      // Never backwards: checks in flight together complete in any order (NaN: none yet).
-      if (!(c.check >= at)) c.check = at;
-      if (seconds === null) return;
-      observe(seconds);
-      if (seconds > SLOW_CHECK_SECONDS) c.slow = endMs;
-    },
-    error(reason, handler) {
-      m.errors.labels({ service, reason }).inc();
-      timesOf(handler).error = performance.now();
-    },
-    inProgress: (topic, handler) => cellsOf(topic, handler).inProgress.inc(),
-    released: (topic, handler) => cellsOf(topic, handler).released.inc(),
-    leaseLost: (topic, handler) => cellsOf(topic, handler).leaseLost.inc(),
-    // Rare (a publisher bug): no cached cell needed.
-    payloadConflict: (handler) => m.payloadConflicts.inc({ service, handler }),
-    // Only while the store fails (or for a keyless record): no cached cell needed.
-    unchecked: (handler, reason) => m.unchecked.inc({ service, handler, reason }),
-  };
 }

@@ -1,4 +1,4 @@
-import { clusterSlot } from "./cluster-slot";
+import { RedisCalls } from "./redis-calls";
 import {
   CLAIM_LUA,
   CLAIM_MANY_LUA,
@@ -16,13 +16,10 @@ import type { ClaimReply, ClaimRequest, CompareAndSetRequest, DedupRepository, M
 
 import {
   asReply,
-  chunks,
   DEFAULT_REDIS_REPOSITORY_OPTIONS,
-  isNoScript,
   watchConnection,
   type ConnectionTimes,
   type DedupRedisClient,
-  type DedupRedisPipeline,
   type RedisRepositoryOptions,
 } from "./redis-client";
 
@@ -46,6 +43,7 @@ export class RedisRepository implements DedupRepository {
   readonly kind = "redis" as const;
   private readonly opts: Required<RedisRepositoryOptions>;
   private readonly watch: ConnectionTimes;
+  private readonly calls: RedisCalls;
 
   constructor(
     private readonly client: DedupRedisClient,
@@ -69,6 +67,7 @@ export class RedisRepository implements DedupRepository {
         "RedisRepository: client must be an ioredis Redis or Cluster (or implement DedupRedisClient)",
       );
     this.watch = watchConnection(client);
+    this.calls = new RedisCalls(client, this.opts.maxScriptKeys);
   }
 
   /**
@@ -84,7 +83,7 @@ export class RedisRepository implements DedupRepository {
 
   async claim(key: string, value: string, ttlMs: number): Promise<string | null> {
     if (this.opts.claimCommand === "lua")
-      return asReply(await this.evalScript(CLAIM_LUA, key, value, Math.ceil(ttlMs)));
+      return asReply(await this.calls.evalScript(CLAIM_LUA, key, value, Math.ceil(ttlMs)));
     return asReply(await this.client.call("SET", key, value, "PX", Math.ceil(ttlMs), "NX", "GET"));
   }
 
@@ -100,12 +99,12 @@ export class RedisRepository implements DedupRepository {
   async claimBatch(requests: readonly ClaimRequest[]): Promise<ClaimReply[]> {
     if (requests.length === 0) return [];
     if (this.scriptClaims) {
-      return this.inScripts(requests, async (part, first, args) => {
+      return this.calls.inScripts(requests, async (part, first, args) => {
         // One value for the whole batch (the Deduplicator's batch token) → 1 argument per key, not 3.
         const same = part.every((r) => r.value === first.value && r.ttlMs === first.ttlMs);
         if (same) args.push(first.value, Math.ceil(first.ttlMs));
         else for (const r of part) args.push(r.value, Math.ceil(r.ttlMs));
-        const res = (await this.evalScriptKeys(
+        const res = (await this.calls.evalScriptKeys(
           same ? CLAIM_MANY_SAME_LUA : CLAIM_MANY_LUA,
           part.length,
           args,
@@ -113,7 +112,7 @@ export class RedisRepository implements DedupRepository {
         return part.map((_, i) => asReply(res[i]));
       });
     }
-    return this.perNode(
+    return this.calls.perNode(
       requests,
       (p, r) =>
         this.opts.claimCommand === "lua"
@@ -123,64 +122,14 @@ export class RedisRepository implements DedupRepository {
     );
   }
 
-  /**
-   * One pipeline per node (one in all when not a Cluster), sent in parallel; replies in request
-   * order, a failed command an `Error` in its slot. `single` sends one request on its own: when the
-   * slots are not known yet, when a Cluster refuses a whole per-node pipeline while its slots move
-   * (or, with `resendRefused`, one of its commands), and for a `NOSCRIPT` reply.
-   */
-  private async perNode<R extends { key: string }>(
-    requests: readonly R[],
-    add: (p: DedupRedisPipeline, r: R) => unknown,
-    single: (r: R) => Promise<string | null>,
-    resendRefused = false,
-  ): Promise<ClaimReply[]> {
-    const one = (r: R) => single(r).catch((e: unknown) => e as Error);
-    const groups = this.groupByNode(requests);
-    // Cluster slots not known yet (first call before the cluster is ready): key by key.
-    if (!groups) return Promise.all(requests.map(one));
-    const out: ClaimReply[] = new Array<ClaimReply>(requests.length);
-    await Promise.all(
-      groups.map(async (idx) => {
-        const p = this.client.pipeline();
-        for (const i of idx) add(p, requests[i]!);
-        let res: Awaited<ReturnType<typeof p.exec>>;
-        try {
-          res = await p.exec();
-        } catch (e) {
-          // A Cluster refuses a whole per-node pipeline while its slots move (resharding: "All keys
-          // in the pipeline should belong to the same slots allocation group"). That is no store
-          // failure: send this group key by key, each call following MOVED/ASK on its own.
-          if (!this.client.isCluster) throw e;
-          await Promise.all(idx.map(async (i) => (out[i] = await one(requests[i]!))));
-          return;
-        }
-        if (!res) throw new Error("RedisRepository: pipeline aborted (connection lost)");
-        await Promise.all(
-          idx.map(async (reqIndex, j) => {
-            const [err, v] = res[j] ?? [new Error("missing pipeline reply"), null];
-            // With `resendRefused` (the done marks), a command a Cluster refused inside the pipeline
-            // (MOVED/ASK/TRYAGAIN while slots move: it did not run) is sent again alone. A refused
-            // claim stays an Error: the Deduplicator claims that message again at its turn.
-            out[reqIndex] =
-              err && (isNoScript(err) || (resendRefused && this.client.isCluster))
-                ? await one(requests[reqIndex]!)
-                : (err ?? asReply(v));
-          }),
-        );
-      }),
-    );
-    return out;
-  }
-
   async compareAndSet(key: string, expected: string, value: string, ttlMs: number): Promise<boolean> {
-    return Number(await this.evalScript(COMPARE_AND_SET_LUA, key, expected, value, Math.ceil(ttlMs))) === 1;
+    return Number(await this.calls.evalScript(COMPARE_AND_SET_LUA, key, expected, value, Math.ceil(ttlMs))) === 1;
   }
 
   async compareAndSetBatch(requests: readonly CompareAndSetRequest[]): Promise<boolean[]> {
     if (!this.scriptBatches)
       return Promise.all(requests.map((r) => this.compareAndSet(r.key, r.expected, r.value, r.ttlMs)));
-    return this.inScripts(requests, async (part, first, args) => {
+    return this.calls.inScripts(requests, async (part, first, args) => {
       const sameExpected = part.every((r) => r.expected === first.expected && r.ttlMs === first.ttlMs);
       const same = sameExpected && part.every((r) => r.value === first.value);
       let s: Script;
@@ -195,50 +144,29 @@ export class RedisRepository implements DedupRepository {
         s = COMPARE_AND_SET_MANY_LUA;
         for (const r of part) args.push(r.expected, r.value, Math.ceil(r.ttlMs));
       }
-      const res = (await this.evalScriptKeys(s, part.length, args)) as unknown[];
+      const res = (await this.calls.evalScriptKeys(s, part.length, args)) as unknown[];
       return part.map((_, i) => Number(res[i]) === 1);
     });
-  }
-
-  /**
-   * A batch sent as multi-key scripts (standalone servers only): `perScript` runs once per chunk of at
-   * most `maxScriptKeys` requests, in parallel, with the chunk's first request and its keys as the
-   * first script arguments (it pushes the rest); the replies come back in request order.
-   */
-  private async inScripts<R extends { key: string }, T>(
-    requests: readonly R[],
-    perScript: (part: readonly R[], first: R, args: Array<string | number>) => Promise<T[]>,
-  ): Promise<T[]> {
-    const parts = await Promise.all(
-      chunks(requests, this.opts.maxScriptKeys).map((part) =>
-        perScript(
-          part,
-          part[0]!,
-          part.map((r) => r.key),
-        ),
-      ),
-    );
-    return parts.flat();
   }
 
   /** The unconditional `done` mark: `SET key value PX ttl GET` (Redis ≥ 6.2), resolving the previous value. */
   async markDone(key: string, value: string, ttlMs: number): Promise<string | null> {
     // On a Cluster through a one-command pipeline, like the scripts (`send`): measured in the
     // resharding test, a plain auto-pipelined call could fail with MOVED while slots moved.
-    return asReply(await this.send("SET", key, value, "PX", Math.ceil(ttlMs), "GET"));
+    return asReply(await this.calls.send("SET", key, value, "PX", Math.ceil(ttlMs), "GET"));
   }
 
   async markDoneBatch(requests: readonly MarkDoneRequest[]): Promise<ClaimReply[]> {
     if (requests.length === 0) return [];
     if (this.scriptBatches && this.opts.markCommand === "script") {
-      return this.inScripts<MarkDoneRequest, ClaimReply>(requests, async (part, first, args) => {
+      return this.calls.inScripts<MarkDoneRequest, ClaimReply>(requests, async (part, first, args) => {
         if (!part.every((r) => r.ttlMs === first.ttlMs))
           return Promise.all(part.map((r) => this.markDone(r.key, r.value, r.ttlMs).catch((e: unknown) => e as Error)));
         const ours = first.ours !== undefined && part.every((r) => r.ours === first.ours) ? first.ours : undefined;
         args.push(Math.ceil(first.ttlMs));
         if (ours !== undefined) args.push(ours);
         for (const r of part) args.push(r.value);
-        const res = (await this.evalScriptKeys(
+        const res = (await this.calls.evalScriptKeys(
           ours === undefined ? MARK_DONE_MANY_LUA : MARK_DONE_MANY_OURS_LUA,
           part.length,
           args,
@@ -250,7 +178,7 @@ export class RedisRepository implements DedupRepository {
         return out;
       });
     }
-    return this.perNode(
+    return this.calls.perNode(
       requests,
       (p, r) => p.call("SET", r.key, r.value, "PX", Math.ceil(r.ttlMs), "GET"),
       (r) => this.markDone(r.key, r.value, r.ttlMs),
@@ -259,52 +187,6 @@ export class RedisRepository implements DedupRepository {
   }
 
   async compareAndDelete(key: string, expected: string): Promise<boolean> {
-    return Number(await this.evalScript(COMPARE_AND_DELETE_LUA, key, expected)) === 1;
-  }
-
-  private evalScript(s: Script, key: string, ...args: Array<string | number>): Promise<unknown> {
-    return this.evalScriptKeys(s, 1, [key, ...args]);
-  }
-
-  private async evalScriptKeys(s: Script, numKeys: number, keysAndArgs: Array<string | number>): Promise<unknown> {
-    try {
-      return await this.send("EVALSHA", s.sha, numKeys, ...keysAndArgs);
-    } catch (e) {
-      if (!isNoScript(e)) throw e;
-      return this.send("EVAL", s.source, numKeys, ...keysAndArgs);
-    }
-  }
-
-  /**
-   * Sends a script call. On a Cluster it goes through a one-command pipeline: ioredis' cluster
-   * auto-pipelining picks the slot from the command's first argument, which for EVALSHA is the SHA,
-   * not the key — concurrent scripts on different nodes then fail with "All keys in the pipeline
-   * should belong to the same slots allocation group". An explicit pipeline routes by the real key.
-   */
-  private async send(command: "EVALSHA" | "EVAL" | "SET", ...args: Array<string | number>): Promise<unknown> {
-    if (!this.client.isCluster) return this.client.call(command, ...args);
-    const p = this.client.pipeline();
-    p.call(command, ...args);
-    const out = await p.exec();
-    const [err, value] = out?.[0] ?? [new Error("RedisRepository: pipeline aborted (connection lost)"), null];
-    if (err) throw err;
-    return value;
-  }
-
-  /** Request indices grouped by the node that serves their slot (one group when not a Cluster); null if a slot's node is unknown. */
-  private groupByNode(requests: readonly { key: string }[]): number[][] | null {
-    const all = requests.map((_, i) => i);
-    if (!this.client.isCluster) return [all];
-    const slots = this.client.slots;
-    if (!slots) return null;
-    const groups = new Map<string, number[]>();
-    for (const i of all) {
-      const node = slots[clusterSlot(requests[i]!.key)]?.[0];
-      if (node === undefined) return null;
-      const g = groups.get(node);
-      if (g) g.push(i);
-      else groups.set(node, [i]);
-    }
-    return [...groups.values()];
+    return Number(await this.calls.evalScript(COMPARE_AND_DELETE_LUA, key, expected)) === 1;
   }
 }

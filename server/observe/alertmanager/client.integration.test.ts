@@ -71,7 +71,7 @@ function amtoolSilences(): Array<{ id: string; endsAt: string; matchers: string 
 
 beforeAll(async () => {
   // The repo's config: its inhibition (Redis errors on a service inhibit its latency alert) is tested below.
-  am = await startOwnAlertmanager({ configFile: join(__dirname, "../../infra/alertmanager/alertmanager.yml") });
+  am = await startOwnAlertmanager({ configFile: join(__dirname, "../../../infra/alertmanager/alertmanager.yml") });
   client = new AlertmanagerClient(am.url);
 }, 30_000);
 

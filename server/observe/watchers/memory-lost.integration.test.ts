@@ -22,7 +22,7 @@ import { PrometheusSource } from "../metrics/prometheus";
 import { getOverview } from "../routes/overview";
 import { createObserveRedis, type RedisLike } from "../redis/client";
 
-const RULES = resolve(__dirname, "../../infra/prometheus/rules/dedup.yml");
+const RULES = resolve(__dirname, "../../../infra/prometheus/rules/dedup.yml");
 const SERVICE = `memlost-${randomBytes(4).toString("hex")}`;
 const HANDLER = "on-order-paid";
 const KEYS = 400;

@@ -126,7 +126,7 @@ export interface CheckDurationHistogram {
 /** The metric objects of one Registry. */
 export interface DedupMetrics extends CheckTimeGauges, ResultCounters, EventCounters {
   checkDuration: CheckDurationHistogram;
-  /** `handler_execution_time_seconds{service,handler,success}`, observed by `handlerTimer` (./handler-timer). */
+  /** `handler_execution_time_seconds{service,handler,success}`, observed by `handlerTimer` (../middleware/handler-timer). */
   handlerTime: HandlerTimeHistogram;
 }
 

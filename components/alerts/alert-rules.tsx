@@ -4,7 +4,8 @@ import type { AlertRule, AlertsUnknown } from "@/lib/api/alerts";
 import { formatByUnit, formatRate } from "@/lib/format";
 import { ALERT_NAMES } from "@/lib/thresholds";
 import { AlertBadge } from "./alert-badge";
-import { AlertmanagerState, SilenceForm } from "./silences";
+import { SilenceForm } from "./silence-form";
+import { AlertmanagerState } from "./silences";
 
 /** A rule's transition times over its instances, for the rule's own badge. */
 export interface RuleTimes {

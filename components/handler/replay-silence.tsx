@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { alertsQuery } from "@/lib/query-options";
 import { ALERT_NAMES } from "@/lib/thresholds";
-import { SilenceForm } from "../alerts/silences";
+import { SilenceForm } from "../alerts/silence-form";
 
 /**
  * "Silence during this replay": a replay or re-drive of this handler's DLQ re-delivers records it

@@ -62,37 +62,7 @@ export function AuditView() {
           ]}
         >
           {q.data.entries.map((e) => (
-            <tr
-              key={e.id}
-              data-testid="audit-row"
-              className="border-t border-slate-100 align-top dark:border-slate-800"
-            >
-              <td className="whitespace-nowrap text-xs">{e.at}</td>
-              <td title={principalText(e.principal)} data-testid="audit-who">
-                {e.who}
-                {/* A user's roles (proxy/oidc); the token or a local request is the whole app's admin by rule: its title says so. */}
-                {e.principal.roles && (e.principal.source === "proxy" || e.principal.source === "oidc") ? (
-                  <span className="block text-xs text-slate-500 dark:text-slate-400">{e.principal.roles}</span>
-                ) : null}
-              </td>
-              <td className="font-mono text-xs">
-                {e.action}
-                {e.dryRun ? " (dry run)" : ""}
-              </td>
-              <td className="max-w-md truncate font-mono text-xs" title={JSON.stringify(e.filter)}>
-                {JSON.stringify(e.filter)}
-              </td>
-              <td className="max-w-md font-mono text-xs" data-testid="audit-touched" title={touchedText(e.touched)}>
-                {Object.keys(e.touched).length === 0 ? (
-                  "—"
-                ) : (
-                  <span className="line-clamp-3 break-all">{touchedText(e.touched)}</span>
-                )}
-              </td>
-              <td className="text-right tabular-nums">{e.matched ?? "—"}</td>
-              <td className="text-right tabular-nums">{e.changed ?? "—"}</td>
-              <td className={`pl-4 ${e.result === "ok" ? "" : "text-red-700 dark:text-red-300"}`}>{e.result}</td>
-            </tr>
+            <AuditRow key={e.id} e={e} />
           ))}
         </DataTable>
       )}
@@ -100,12 +70,45 @@ export function AuditView() {
   );
 }
 
-/** What an entry touched, kind by kind: `uuids: a, b (+98 more)`. */
+/** One entry: when, who (with a user's roles), the action, its filter, what it touched, matched / changed, the result. */
+function AuditRow({ e }: { e: AuditEntry }) {
+  return (
+    <tr data-testid="audit-row" className="border-t border-slate-100 align-top dark:border-slate-800">
+      <td className="whitespace-nowrap text-xs">{e.at}</td>
+      <td title={principalText(e.principal)} data-testid="audit-who">
+        {e.who}
+        {/* A user's roles (proxy/oidc); the token or a local request is the whole app's admin by rule: its title says so. */}
+        {e.principal.roles && (e.principal.source === "proxy" || e.principal.source === "oidc") ? (
+          <span className="block text-xs text-slate-500 dark:text-slate-400">{e.principal.roles}</span>
+        ) : null}
+      </td>
+      <td className="font-mono text-xs">
+        {e.action}
+        {e.dryRun ? " (dry run)" : ""}
+      </td>
+      <td className="max-w-md truncate font-mono text-xs" title={JSON.stringify(e.filter)}>
+        {JSON.stringify(e.filter)}
+      </td>
+      <td className="max-w-md font-mono text-xs" data-testid="audit-touched" title={touchedText(e.touched)}>
+        {Object.keys(e.touched).length === 0 ? (
+          "—"
+        ) : (
+          <span className="line-clamp-3 break-all">{touchedText(e.touched)}</span>
+        )}
+      </td>
+      <td className="text-right tabular-nums">{e.matched ?? "—"}</td>
+      <td className="text-right tabular-nums">{e.changed ?? "—"}</td>
+      <td className={`pl-4 ${e.result === "ok" ? "" : "text-red-700 dark:text-red-300"}`}>{e.result}</td>
+    </tr>
+  );
+}
+
 /** The entry's principal beyond the name, for the Who cell's title: `proxy · alice@example.com · 198.51.100.7`. */
 function principalText(p: AuditEntry["principal"]): string {
   return [p.source, p.email, p.address].filter(Boolean).join(" · ");
 }
 
+/** What an entry touched, kind by kind: `uuids: a, b (+98 more)`. */
 function touchedText(t: AuditEntry["touched"]): string {
   return Object.entries(t)
     .map(

@@ -52,9 +52,9 @@ import {
 } from "@/lib/signal-queries";
 
 /** One named query: what a request or an alert names, the labels of its series, the PromQL Prometheus runs. */
-export interface NamedQuery<N extends string = string> {
+export interface NamedQuery {
   /** The name a request or an alert entry uses (snake_case). */
-  readonly name: N;
+  readonly name: string;
   /** Labels each of its series carries (the library's from names/dedup `METRIC_LABELS`). */
   readonly by: readonly string[];
   /** Its PromQL; an alert's value is its query's PromQL (the alert appends `> threshold`). */
@@ -168,11 +168,6 @@ export type QueryName = (typeof NAMED_QUERIES)[number]["name"];
 
 /** Every query name, in the list's order. */
 export const QUERY_NAMES: readonly QueryName[] = NAMED_QUERIES.map((q) => q.name);
-
-/** Each named query by its name (a lookup over {@link NAMED_QUERIES}, not a second table). */
-export const QUERIES = Object.fromEntries(NAMED_QUERIES.map((q) => [q.name, q])) as Readonly<
-  Record<QueryName, NamedQuery<QueryName>>
->;
 
 /** The PromQL of each named query by name: the one table Prometheus' requests are built from. */
 export const PROMQL = Object.fromEntries(NAMED_QUERIES.map((q) => [q.name, q.promql])) as Readonly<

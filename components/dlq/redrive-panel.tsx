@@ -51,6 +51,47 @@ export function confirmText(what: string, p: RedriveResponse, mode: ModeChoice):
     .join("\n");
 }
 
+/** The UUID mode of a re-drive, and for payload conflicts why a new UUID is preselected. */
+function ModeField({
+  mode,
+  conflicts,
+  disabled,
+  onChange,
+}: {
+  mode: ModeChoice;
+  conflicts: boolean;
+  disabled: boolean;
+  onChange: (mode: ModeChoice) => void;
+}) {
+  return (
+    <>
+      <label className="mb-2 block text-sm">
+        UUID{" "}
+        <select
+          data-testid="redrive-mode"
+          value={mode}
+          disabled={disabled}
+          onChange={(e) => onChange(e.target.value as ModeChoice)}
+          className="rounded border border-slate-300 bg-transparent px-1 dark:border-slate-700"
+        >
+          {(Object.keys(MODE_WORDS) as ModeChoice[]).map((k) => (
+            <option key={k} value={k}>
+              {MODE_WORDS[k].label}
+            </option>
+          ))}
+        </select>
+      </label>
+      {conflicts ? (
+        <p className="mb-2 text-xs text-slate-600 dark:text-slate-400" data-testid="redrive-conflict-note">
+          A payload conflict's UUID is already done with another payload: re-driven with the same UUID it would conflict
+          again and come back here. A new UUID, derived from the record&apos;s DLQ position, makes it a new event;
+          re-driving it twice gives the same new UUID, which the Deduplicator then swallows.
+        </p>
+      ) : null}
+    </>
+  );
+}
+
 /**
  * Re-drive of the DLQ records matching the page's filter: the mode (new UUID preselected, and
  * explained, for payload conflicts), a dry run first (what would be sent, as which UUID, what is
@@ -95,32 +136,15 @@ export function RedrivePanel({ filter }: { filter: { handler?: string; reason?: 
       testId="redrive"
     >
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
-      <label className="mb-2 block text-sm">
-        UUID{" "}
-        <select
-          data-testid="redrive-mode"
-          value={mode}
-          disabled={!hydrated || m.isPending}
-          onChange={(e) => {
-            setMode(e.target.value as ModeChoice);
-            setPreview(null); // the real action is bound to a dry run of this mode
-          }}
-          className="rounded border border-slate-300 bg-transparent px-1 dark:border-slate-700"
-        >
-          {(Object.keys(MODE_WORDS) as ModeChoice[]).map((k) => (
-            <option key={k} value={k}>
-              {MODE_WORDS[k].label}
-            </option>
-          ))}
-        </select>
-      </label>
-      {conflicts ? (
-        <p className="mb-2 text-xs text-slate-600 dark:text-slate-400" data-testid="redrive-conflict-note">
-          A payload conflict's UUID is already done with another payload: re-driven with the same UUID it would conflict
-          again and come back here. A new UUID, derived from the record&apos;s DLQ position, makes it a new event;
-          re-driving it twice gives the same new UUID, which the Deduplicator then swallows.
-        </p>
-      ) : null}
+      <ModeField
+        mode={mode}
+        conflicts={conflicts}
+        disabled={!hydrated || m.isPending}
+        onChange={(next) => {
+          setMode(next);
+          setPreview(null); // the real action is bound to a dry run of this mode
+        }}
+      />
       <div className="flex flex-wrap gap-2">
         <button
           type="button"

@@ -30,7 +30,8 @@ import { setRecordReader } from "@/server/observe/records/records";
 import { KafkaTransport } from "@/server/transport";
 import { optArg } from "./lib/args";
 
-async function main(): Promise<void> {
+/** What a run replays, from the config and the arguments; exits with the reason when one is wrong. */
+function runSettings() {
   let brokers: readonly string[] | undefined;
   let allowTopics: readonly string[] = [];
   let dlq: string;
@@ -70,6 +71,54 @@ async function main(): Promise<void> {
     console.error("[dlq:replay] --rate must be an integer in [1, 10000] (records per second)");
     process.exit(1);
   }
+  return { brokers, allowTopics, topic, max, mode, rate };
+}
+
+type RunSettings = ReturnType<typeof runSettings>;
+
+/** Replays the DLQ, prints what went where and what was skipped; what it touched, for the audit entry. */
+async function replay(transport: KafkaTransport, s: RunSettings, states: Awaited<ReturnType<typeof dlqStates>>) {
+  const { topic, max, allowTopics, mode, rate } = s;
+  const touched = { uuids: [] as string[], sourceOffsets: [] as string[], destinationOffsets: [] as string[] };
+  // What the run touched goes into its audit entry (the first 100 of each kind and the count).
+  const onReplayed: ReplayDlqOptions["onReplayed"] = (msg, to, at) => {
+    states.options.onReplayed?.(msg, to, at);
+    touched.uuids.push(msg.uuid);
+    touched.sourceOffsets.push(`${topic}/${msg.context.partition}/${msg.context.offset}`);
+    touched.destinationOffsets.push(`${at.topic}/${at.partition ?? "?"}/${at.offset ?? "?"}`);
+  };
+  const r = await replayDlq(transport, topic, {
+    max,
+    allowTopics,
+    mode,
+    ratePerSecond: rate,
+    ...states.options,
+    onReplayed,
+  });
+  if (r.notOpen)
+    console.log(`[dlq:replay] left ${r.notOpen} alone: already re-driven or discarded (the dashboard's DLQ states)`);
+  const where =
+    Object.entries(r.byTopic)
+      .map(([t, n]) => `${n} → ${t}`)
+      .join(", ") || "nothing new";
+  console.log(
+    `[dlq:replay] ${topic}: replayed ${r.replayed} (${where}) at most ${rate}/s; skipped ${r.skipped} without a UUID or origin topic, or poisoned on a topic outside CONSUMER_TOPICS (${allowTopics.join(", ")})`,
+  );
+  for (const [why, n] of Object.entries(r.skippedWhy)) console.log(`[dlq:replay]   skipped ${n}: ${why}`);
+  return {
+    matched: r.replayed + r.skipped,
+    changed: r.replayed,
+    touched: {
+      uuids: touchedList(touched.uuids),
+      sourceOffsets: touchedList(touched.sourceOffsets),
+      destinationOffsets: touchedList(touched.destinationOffsets),
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const s = runSettings();
+  const { brokers, topic, max, mode, rate } = s;
   const transport = new KafkaTransport(brokers);
   // The run's audit entry is the dashboard's chart marker of this replay: in PostgreSQL
   // (DATABASE_URL, the trail the app reads) it reaches the app; without it nothing can.
@@ -82,43 +131,8 @@ async function main(): Promise<void> {
   };
   const states = await dlqStates(topic, base.who);
   try {
-    const touched = { uuids: [] as string[], sourceOffsets: [] as string[], destinationOffsets: [] as string[] };
-    // What the run touched goes into its audit entry (the first 100 of each kind and the count).
-    const onReplayed: ReplayDlqOptions["onReplayed"] = (msg, to, at) => {
-      states.options.onReplayed?.(msg, to, at);
-      touched.uuids.push(msg.uuid);
-      touched.sourceOffsets.push(`${topic}/${msg.context.partition}/${msg.context.offset}`);
-      touched.destinationOffsets.push(`${at.topic}/${at.partition ?? "?"}/${at.offset ?? "?"}`);
-    };
-    const r = await replayDlq(transport, topic, {
-      max,
-      allowTopics,
-      mode,
-      ratePerSecond: rate,
-      ...states.options,
-      onReplayed,
-    });
-    if (r.notOpen)
-      console.log(`[dlq:replay] left ${r.notOpen} alone: already re-driven or discarded (the dashboard's DLQ states)`);
-    const where =
-      Object.entries(r.byTopic)
-        .map(([t, n]) => `${n} → ${t}`)
-        .join(", ") || "nothing new";
-    console.log(
-      `[dlq:replay] ${topic}: replayed ${r.replayed} (${where}) at most ${rate}/s; skipped ${r.skipped} without a UUID or origin topic, or poisoned on a topic outside CONSUMER_TOPICS (${allowTopics.join(", ")})`,
-    );
-    for (const [why, n] of Object.entries(r.skippedWhy)) console.log(`[dlq:replay]   skipped ${n}: ${why}`);
-    await recordRun({
-      ...base,
-      matched: r.replayed + r.skipped,
-      changed: r.replayed,
-      result: "ok",
-      touched: {
-        uuids: touchedList(touched.uuids),
-        sourceOffsets: touchedList(touched.sourceOffsets),
-        destinationOffsets: touchedList(touched.destinationOffsets),
-      },
-    });
+    const done = await replay(transport, s, states);
+    await recordRun({ ...base, matched: done.matched, changed: done.changed, result: "ok", touched: done.touched });
   } catch (e) {
     await recordRun({
       ...base,

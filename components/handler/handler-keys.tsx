@@ -11,6 +11,7 @@ import {
   formatNumber,
   scanFraction,
 } from "@/lib/format";
+import type { HandlerKeys as HandlerKeyInfo, HandlersResponse } from "@/lib/api/handlers";
 import { handlersQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState, hrefWithView } from "@/lib/url-state";
 import { BucketChart } from "../charts/lazy";
@@ -67,42 +68,7 @@ export function HandlerKeys({ service, handler }: { service: string; handler: st
                   {h.byState.exact ? "every key read" : `scaled from a sample of ${h.sampleSize}`}
                 </span>
               </p>
-              <dl className="grid grid-cols-2 gap-2 text-sm sm:grid-cols-4">
-                <div>
-                  <dt className="text-xs text-slate-500">Keys</dt>
-                  <dd className="tabular-nums">
-                    {h.exact ? "" : "≈ "}
-                    {formatCount(h.keyCount)}
-                    {h.exact ? "" : ` ± ${formatCount(h.errorBound)}`}
-                    <span data-testid="counted-at" className="block text-xs text-slate-500 dark:text-slate-400">
-                      {formatCountedAt(h.countedAt, scanFraction(d.scan))}
-                    </span>
-                  </dd>
-                </div>
-                <div>
-                  <dt className="text-xs text-slate-500">Bytes per key</dt>
-                  <dd className="tabular-nums">
-                    {h.bytesEstimated
-                      ? `≈ ${formatBytes(h.bytesPerKey)} (estimated, in-memory store)`
-                      : formatBytes(h.bytesPerKey)}
-                  </dd>
-                </div>
-                <div>
-                  <dt className="text-xs text-slate-500">Observed TTL (min / p50 / max)</dt>
-                  <dd className="tabular-nums">
-                    {h.ttlObserved
-                      ? `${formatDurationMs(h.ttlObserved.minMs)} / ${formatDurationMs(h.ttlObserved.p50Ms)} / ${formatDurationMs(h.ttlObserved.maxMs)}`
-                      : "—"}
-                  </dd>
-                </div>
-                <div>
-                  <dt className="text-xs text-slate-500">States (sample of {h.sampleSize})</dt>
-                  <dd className="tabular-nums">
-                    {h.states.done} done · {h.states.processing} processing · {h.states.marked} marked ·{" "}
-                    {h.states.other} other
-                  </dd>
-                </div>
-              </dl>
+              <KeyFigures h={h} scan={d.scan} />
               <Link
                 href={hrefWithView("/keys", params, { prefix: h.prefix })}
                 className="text-sm text-blue-700 underline dark:text-blue-300"
@@ -114,5 +80,46 @@ export function HandlerKeys({ service, handler }: { service: string; handler: st
         }}
       </QueryView>
     </Panel>
+  );
+}
+
+/** The prefix's figures: key count (and when counted), bytes per key, observed TTL, sampled states. */
+function KeyFigures({ h, scan }: { h: HandlerKeyInfo; scan: HandlersResponse["scan"] }) {
+  return (
+    <dl className="grid grid-cols-2 gap-2 text-sm sm:grid-cols-4">
+      <div>
+        <dt className="text-xs text-slate-500">Keys</dt>
+        <dd className="tabular-nums">
+          {h.exact ? "" : "≈ "}
+          {formatCount(h.keyCount)}
+          {h.exact ? "" : ` ± ${formatCount(h.errorBound)}`}
+          <span data-testid="counted-at" className="block text-xs text-slate-500 dark:text-slate-400">
+            {formatCountedAt(h.countedAt, scanFraction(scan))}
+          </span>
+        </dd>
+      </div>
+      <div>
+        <dt className="text-xs text-slate-500">Bytes per key</dt>
+        <dd className="tabular-nums">
+          {h.bytesEstimated
+            ? `≈ ${formatBytes(h.bytesPerKey)} (estimated, in-memory store)`
+            : formatBytes(h.bytesPerKey)}
+        </dd>
+      </div>
+      <div>
+        <dt className="text-xs text-slate-500">Observed TTL (min / p50 / max)</dt>
+        <dd className="tabular-nums">
+          {h.ttlObserved
+            ? `${formatDurationMs(h.ttlObserved.minMs)} / ${formatDurationMs(h.ttlObserved.p50Ms)} / ${formatDurationMs(h.ttlObserved.maxMs)}`
+            : "—"}
+        </dd>
+      </div>
+      <div>
+        <dt className="text-xs text-slate-500">States (sample of {h.sampleSize})</dt>
+        <dd className="tabular-nums">
+          {h.states.done} done · {h.states.processing} processing · {h.states.marked} marked · {h.states.other} other
+        </dd>
+      </div>
+    </dl>
   );
 }

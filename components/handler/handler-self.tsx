@@ -54,7 +54,6 @@ const said = (source: string) => <span className="text-xs text-slate-500 dark:te
 
 /** What the handler declares (`dedup_handler_info`), what is inferred and from what, and its consumer group by the declared group. */
 export function SelfView({ d }: { d: HandlerSelfResponse }) {
-  const g = d.consumerGroup;
   return (
     <div className="grid gap-4 md:grid-cols-2">
       <dl className="space-y-1">
@@ -108,32 +107,40 @@ export function SelfView({ d }: { d: HandlerSelfResponse }) {
           </ul>
         ) : null}
       </dl>
-      <div className="text-sm" data-testid="self-consumer-group" data-status={g.status}>
-        <p className="mb-1">
-          Consumer group <strong>{d.group.id}</strong>
-          {said(d.group.source === "declared" ? "declared" : "<service>.<handler>, not declared")}
-        </p>
-        {g.status === "ok" ? (
-          <>
-            <p className="text-xs text-slate-500 dark:text-slate-400">
-              {g.view.state} · {g.view.members.length} member{g.view.members.length === 1 ? "" : "s"} on {g.topic} · lag{" "}
-              {formatNumber(g.view.totalLag)}
-            </p>
-            <ul className="mt-1 space-y-0.5 text-xs">
-              {g.view.members.map((m) => (
-                <li key={m.memberId} data-testid="self-member">
-                  {m.replica}: partitions {m.partitions.join(", ") || "none"} · lag {formatNumber(m.lag)}
-                </li>
-              ))}
-              {g.view.unassigned.length ? <li>held by no member: {g.view.unassigned.join(", ")}</li> : null}
-            </ul>
-          </>
-        ) : (
-          <p className="text-xs text-amber-800 dark:text-amber-300">
-            {g.status === "unknown" ? `unknown: ${g.detail}` : `unavailable: ${g.detail}`}
+      <SelfConsumerGroup d={d} />
+    </div>
+  );
+}
+
+/** Its consumer group by the declared group id (or the convention): state, members with their partitions and lag. */
+function SelfConsumerGroup({ d }: { d: HandlerSelfResponse }) {
+  const g = d.consumerGroup;
+  return (
+    <div className="text-sm" data-testid="self-consumer-group" data-status={g.status}>
+      <p className="mb-1">
+        Consumer group <strong>{d.group.id}</strong>
+        {said(d.group.source === "declared" ? "declared" : "<service>.<handler>, not declared")}
+      </p>
+      {g.status === "ok" ? (
+        <>
+          <p className="text-xs text-slate-500 dark:text-slate-400">
+            {g.view.state} · {g.view.members.length} member{g.view.members.length === 1 ? "" : "s"} on {g.topic} · lag{" "}
+            {formatNumber(g.view.totalLag)}
           </p>
-        )}
-      </div>
+          <ul className="mt-1 space-y-0.5 text-xs">
+            {g.view.members.map((m) => (
+              <li key={m.memberId} data-testid="self-member">
+                {m.replica}: partitions {m.partitions.join(", ") || "none"} · lag {formatNumber(m.lag)}
+              </li>
+            ))}
+            {g.view.unassigned.length ? <li>held by no member: {g.view.unassigned.join(", ")}</li> : null}
+          </ul>
+        </>
+      ) : (
+        <p className="text-xs text-amber-800 dark:text-amber-300">
+          {g.status === "unknown" ? `unknown: ${g.detail}` : `unavailable: ${g.detail}`}
+        </p>
+      )}
     </div>
   );
 }

@@ -24,7 +24,8 @@ import { KafkaTransport } from "@/server/transport";
 import { createServer } from "node:http";
 import { flag, intArg, optArg } from "./lib/args";
 
-async function main(): Promise<void> {
+/** The config and the environment options; exits with the reason when the worker cannot run. */
+function workerConfig() {
   let c;
   try {
     c = config();
@@ -46,27 +47,27 @@ async function main(): Promise<void> {
     console.warn(
       "[worker] REDIS_URL is not set: this worker dedups with its own in-process map — the in-process-cache anti-pattern (spec §9.4).",
     );
-  // <hostname>-<pid>: unique across hosts (group members, DLQ headers, dedup_consumer_info).
-  const name = optArg("name") ?? processReplicaId();
-  const crash = flag("crash-before-commit");
-  const registry = new Registry();
-  const counters = sideEffectCounters(registry);
-  // Its own /metrics (a process of the fleet that Prometheus or the conformance kit scrapes); 0 = none.
-  const metricsPort = intArg("metrics-port", 0, 0, 65_535);
-  if (metricsPort > 0) {
-    const server = createServer((req, res) => {
-      if (req.url !== "/metrics") return void res.writeHead(404).end("only /metrics\n");
-      void registry.metrics().then((text) => res.writeHead(200, { "content-type": registry.contentType }).end(text));
-    });
-    server.once("error", (e) => {
-      console.error(`[worker] --metrics-port ${metricsPort}: ${e.message} (choose a free port)`);
-      process.exit(1);
-    });
-    server.listen(metricsPort, "127.0.0.1");
-    server.unref();
-  }
-  const dedup = createDedupStore(opts.redisTarget, { clientName: `dedup-health-${name}` });
-  const store = c.DATABASE_URL
+  return { c, opts, kafkaBrokers: opts.kafkaBrokers };
+}
+
+/** Its own /metrics (a process of the fleet that Prometheus or the conformance kit scrapes); 0 = none. */
+function serveMetrics(registry: Registry, metricsPort: number): void {
+  if (metricsPort <= 0) return;
+  const server = createServer((req, res) => {
+    if (req.url !== "/metrics") return void res.writeHead(404).end("only /metrics\n");
+    void registry.metrics().then((text) => res.writeHead(200, { "content-type": registry.contentType }).end(text));
+  });
+  server.once("error", (e) => {
+    console.error(`[worker] --metrics-port ${metricsPort}: ${e.message} (choose a free port)`);
+    process.exit(1);
+  });
+  server.listen(metricsPort, "127.0.0.1");
+  server.unref();
+}
+
+/** The side-effect table shared with the server (PostgreSQL with DATABASE_URL), else an in-process one. */
+function sideEffectStore(c: ReturnType<typeof config>, counters: ReturnType<typeof sideEffectCounters>) {
+  return c.DATABASE_URL
     ? new PostgresSideEffectStore({
         connectionString: c.DATABASE_URL,
         schema: "public",
@@ -77,7 +78,36 @@ async function main(): Promise<void> {
         ),
       })
     : new MemorySideEffectStore();
-  const transport = new KafkaTransport(opts.kafkaBrokers);
+}
+
+/** On SIGTERM or SIGINT, once: finish in-flight work, commit, leave the groups, close everything, exit 0. */
+function stopOnSignals(name: string, close: () => Promise<void>): void {
+  let stopping = false;
+  const stop = (sig: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`[worker ${name}] ${sig}: finishing in-flight work, committing, leaving the groups`);
+    void (async () => {
+      await close();
+      console.log(`[worker ${name}] stopped`);
+      process.exit(0);
+    })();
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}
+
+async function main(): Promise<void> {
+  const { c, opts, kafkaBrokers } = workerConfig();
+  // <hostname>-<pid>: unique across hosts (group members, DLQ headers, dedup_consumer_info).
+  const name = optArg("name") ?? processReplicaId();
+  const crash = flag("crash-before-commit");
+  const registry = new Registry();
+  const counters = sideEffectCounters(registry);
+  serveMetrics(registry, intArg("metrics-port", 0, 0, 65_535));
+  const dedup = createDedupStore(opts.redisTarget, { clientName: `dedup-health-${name}` });
+  const store = sideEffectStore(c, counters);
+  const transport = new KafkaTransport(kafkaBrokers);
   const demo = new DemoService({
     transport,
     repository: dedup.repository,
@@ -100,29 +130,19 @@ async function main(): Promise<void> {
   });
   await demo.start();
   console.log(
-    `[worker ${name}] consuming ${c.SERVICE_NAME} handlers from ${c.DEMO_TOPIC} (Kafka ${opts.kafkaBrokers.join(",")}, dedup store ${dedup.kind === "redis" ? "Redis" : "in-process"})`,
+    `[worker ${name}] consuming ${c.SERVICE_NAME} handlers from ${c.DEMO_TOPIC} (Kafka ${kafkaBrokers.join(",")}, dedup store ${dedup.kind === "redis" ? "Redis" : "in-process"})`,
   );
   const status = setInterval(async () => {
     const sent = (await counters.sent.get()).values.reduce((a, v) => a + v.value, 0);
     console.log(`[worker ${name}] pushes sent so far: ${sent}`);
   }, 30_000);
   status.unref();
-  let stopping = false;
-  const stop = (sig: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`[worker ${name}] ${sig}: finishing in-flight work, committing, leaving the groups`);
-    void (async () => {
-      await demo.stop();
-      await transport.close();
-      await store.close();
-      dedup.close();
-      console.log(`[worker ${name}] stopped`);
-      process.exit(0);
-    })();
-  };
-  process.once("SIGTERM", () => stop("SIGTERM"));
-  process.once("SIGINT", () => stop("SIGINT"));
+  stopOnSignals(name, async () => {
+    await demo.stop();
+    await transport.close();
+    await store.close();
+    dedup.close();
+  });
 }
 
 void main().catch((e: unknown) => {

@@ -138,6 +138,64 @@ function HandlerNow({ service, handler }: { service: string; handler: string }) 
   );
 }
 
+/** The charts of what went wrong, below the fold: errors by reason, DLQ by reason, payload conflicts, consumer lag. */
+function FailureCharts({ service, handler }: { service: string; handler: string }) {
+  return (
+    <>
+      <DeferMount height={262}>
+        <SeriesPanel
+          title="Dedup errors by reason (service)"
+          description="stacked errors/s; any error alerts"
+          metric="error_rate"
+          service={service}
+          alert={ERR_ALERT}
+          stacked
+          testId="chart-error-rate"
+          markers
+          colors={ERROR_COLORS}
+          emptyText={ERR_EMPTY}
+          burst={{ windowMs: RATE_WINDOW_MS, what: "error" }}
+        />
+      </DeferMount>
+      <DeferMount height={262}>
+        <SeriesPanel
+          title="DLQ by reason"
+          description="messages/s sent to the dead-letter topic, by reason_poisoned"
+          metric="dlq_rate"
+          service={service}
+          handler={handler}
+          stacked
+          testId="chart-dlq"
+          markers
+          emptyText="nothing sent to the DLQ."
+          burst={{ windowMs: RATE_WINDOW_MS, what: "message" }}
+        />
+      </DeferMount>
+      <DeferMount height={262}>
+        <SeriesPanel
+          title="Payload conflicts"
+          description="copies whose UUID was processed with another payload, counted over 5 min: a publisher reusing UUIDs (any alerts)"
+          metric="payload_conflicts"
+          service={service}
+          handler={handler}
+          testId="chart-payload-conflicts"
+          emptyText="no payload conflict: every repeat had the payload that was processed."
+        />
+        <SeriesPanel
+          title="Consumer lag"
+          description="messages the handler's consumer group has not consumed (kafka_consumergroup_lag, log-start clamped); DedupConsumerLagGrowing when it keeps growing above 100"
+          metric="consumer_lag"
+          service={service}
+          handler={handler}
+          testId="chart-consumer-lag"
+          markers
+          emptyText="no lag exported: real mode (Kafka) only."
+        />
+      </DeferMount>
+    </>
+  );
+}
+
 /** The handler's charts and tables, those below the fold mounted when scrolled near. */
 function HandlerCharts({ service, handler }: { service: string; handler: string }) {
   return (
@@ -190,56 +248,7 @@ function HandlerCharts({ service, handler }: { service: string; handler: string 
           emptyText="no dedup check recorded."
         />
       </DeferMount>
-      <DeferMount height={262}>
-        <SeriesPanel
-          title="Dedup errors by reason (service)"
-          description="stacked errors/s; any error alerts"
-          metric="error_rate"
-          service={service}
-          alert={ERR_ALERT}
-          stacked
-          testId="chart-error-rate"
-          markers
-          colors={ERROR_COLORS}
-          emptyText={ERR_EMPTY}
-          burst={{ windowMs: RATE_WINDOW_MS, what: "error" }}
-        />
-      </DeferMount>
-      <DeferMount height={262}>
-        <SeriesPanel
-          title="DLQ by reason"
-          description="messages/s sent to the dead-letter topic, by reason_poisoned"
-          metric="dlq_rate"
-          service={service}
-          handler={handler}
-          stacked
-          testId="chart-dlq"
-          markers
-          emptyText="nothing sent to the DLQ."
-          burst={{ windowMs: RATE_WINDOW_MS, what: "message" }}
-        />
-      </DeferMount>
-      <DeferMount height={262}>
-        <SeriesPanel
-          title="Payload conflicts"
-          description="copies whose UUID was processed with another payload, counted over 5 min: a publisher reusing UUIDs (any alerts)"
-          metric="payload_conflicts"
-          service={service}
-          handler={handler}
-          testId="chart-payload-conflicts"
-          emptyText="no payload conflict: every repeat had the payload that was processed."
-        />
-        <SeriesPanel
-          title="Consumer lag"
-          description="messages the handler's consumer group has not consumed (kafka_consumergroup_lag, log-start clamped); DedupConsumerLagGrowing when it keeps growing above 100"
-          metric="consumer_lag"
-          service={service}
-          handler={handler}
-          testId="chart-consumer-lag"
-          markers
-          emptyText="no lag exported: real mode (Kafka) only."
-        />
-      </DeferMount>
+      <FailureCharts service={service} handler={handler} />
       <HandlerKeys service={service} handler={handler} />
     </div>
   );

@@ -5,7 +5,11 @@
 import type * as timeseries from "@grafana/grafana-foundation-sdk/timeseries";
 import { PROCESSED_RESULTS, METRIC_NAMES as LIBRARY_METRIC_NAMES } from "@/names/dedup";
 import { RATE_WINDOW } from "@/lib/alert-exprs";
-import { chart, CONSUMER_LAG_METRIC, type Grid, HANDLER_TIME_METRIC, SVC_HANDLER } from "./panels";
+import { HANDLER_TIME_METRIC } from "@/lib/query-exprs";
+import { KAFKA_METRIC_NAMES } from "@/names/kafka";
+import { chart, type Grid, SVC_HANDLER } from "./panels";
+
+const CONSUMER_LAG_METRIC = KAFKA_METRIC_NAMES.lag;
 
 const rate = (metric: string, by: string, matchers = SVC_HANDLER) =>
   `sum by (${by}) (rate(${metric}{${matchers}}[${RATE_WINDOW}]))`;

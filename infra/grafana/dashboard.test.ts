@@ -19,7 +19,10 @@ import { runbookUrl } from "@/lib/alert-model";
 import { runbookBase, withRunbookBase } from "@/scripts/gen-infra";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { plantedDlqAlert } from "@/server/testing/planted-alert";
-import { ABOVE_ZERO_STEP, CONSUMER_LAG_METRIC, dashboard, HANDLER_TIME_METRIC, renderDashboard } from "./dashboard";
+import { HANDLER_TIME_METRIC } from "@/lib/query-exprs";
+import { ABOVE_ZERO_STEP, dashboard, renderDashboard } from "./dashboard";
+
+const CONSUMER_LAG_METRIC = KAFKA_METRIC_NAMES.lag;
 
 // The committed file, as an SRE would import it (gen-infra.test.ts checks it equals the generator's output).
 const json = readFileSync(fileURLToPath(new URL("./dedup-health.json", import.meta.url)), "utf8");

@@ -21,7 +21,7 @@ import { METRIC_NAMES } from "@/names/dedup";
 import { appCharts } from "./app-charts";
 import { alertChart, alertNameMatcher, alertStat, alertStateStat, DS, Grid } from "./panels";
 
-export { ABOVE_ZERO_STEP, alertMatchers, CONSUMER_LAG_METRIC, HANDLER_TIME_METRIC } from "./panels";
+export { ABOVE_ZERO_STEP, alertMatchers } from "./panels";
 
 /** Stable dashboard uid: links such as `/d/dedup-health?var-service=…` keep working across re-imports. */
 export const DASHBOARD_UID = "dedup-health";

@@ -17,7 +17,6 @@ import { DataqueryBuilder, QueryEditorMode } from "@grafana/grafana-foundation-s
 import * as stat from "@grafana/grafana-foundation-sdk/stat";
 import * as timeseries from "@grafana/grafana-foundation-sdk/timeseries";
 import type { AlertThreshold, AlertUnit } from "@/lib/alert-model";
-import { METRIC_NAMES as LIBRARY_METRIC_NAMES } from "@/names/dedup";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import { withMatchers } from "./promql-filter";
 
@@ -33,11 +32,6 @@ export const ABOVE_ZERO_STEP = 1e-6;
 
 /** How far above a threshold the y-axis reaches at least, so the line shows on a quiet series (grafana#12135). */
 const SOFT_MAX_FACTOR = 1.2;
-
-/** kafka-exporter's consumer-group lag gauge `{consumergroup, topic, partition}`, which the app exports under the same name. */
-export const CONSUMER_LAG_METRIC = "kafka_consumergroup_lag";
-/** Watermill's handler-time histogram `{service, handler, success}`, which the library observes. */
-export const HANDLER_TIME_METRIC = LIBRARY_METRIC_NAMES.handlerExecutionTime;
 
 const SVC = 'service=~"$service"';
 export const SVC_HANDLER = 'service=~"$service", handler=~"$handler"';

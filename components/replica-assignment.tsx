@@ -90,29 +90,64 @@ export function ReplicaAssignment({
   );
 }
 
-function GroupView({ g }: { g: ConsumerGroupView }) {
+/** The group's id, its Kafka state, and its replicas, lag, protocol and rate window in a line. */
+function GroupHeader({ g, stable }: { g: ConsumerGroupView; stable: boolean }) {
+  return (
+    <div className="mb-2 flex flex-wrap items-baseline gap-x-3 gap-y-1 text-sm">
+      <span className="font-medium text-slate-800 dark:text-slate-100">{g.groupId}</span>
+      <span
+        className={`rounded px-1.5 py-0.5 text-xs ${stable ? "bg-emerald-100 text-emerald-800 dark:bg-emerald-950 dark:text-emerald-200" : "bg-amber-100 text-amber-900 dark:bg-amber-950 dark:text-amber-200"}`}
+        title="Kafka group state"
+      >
+        {g.state}
+      </span>
+      <span className="text-xs text-slate-500 dark:text-slate-400">
+        {g.members.length} replica{g.members.length === 1 ? "" : "s"} · lag {formatNumber(g.totalLag)}
+        {g.protocol ? ` · ${g.protocol}` : ""}
+        {g.members.length === 0
+          ? ""
+          : g.rateWindowSeconds !== null
+            ? ` · rates over ${g.rateWindowSeconds.toFixed(1)} s`
+            : " · rates after the next refresh"}
+      </span>
+    </div>
+  );
+}
+
+/** The topic's partitions in a strip, each coloured by its owner (as in the replica table) with its lag. */
+function PartitionStrip({ g }: { g: ConsumerGroupView }) {
   const colourOf = new Map(g.members.map((m, i) => [m.memberId, i]));
+  return (
+    <ol
+      className="mb-3 grid gap-1"
+      style={{ gridTemplateColumns: `repeat(${Math.max(1, g.partitions.length)}, minmax(0, 1fr))` }}
+      aria-label="Partitions by owner"
+    >
+      {g.partitions.map((p) => {
+        const i = p.memberId !== null ? colourOf.get(p.memberId) : undefined;
+        return (
+          <li
+            key={p.partition}
+            data-partition={p.partition}
+            data-owner={p.clientId ?? ""}
+            title={`partition ${p.partition}: ${p.clientId ? replicaOf(p.clientId) : "no owner"}, committed ${p.committedOffset ?? "never"} of ${p.endOffset}, lag ${p.lag}`}
+            className={`rounded px-1 py-1 text-center text-xs ${i !== undefined ? swatch(i) : "border border-dashed border-slate-300 text-slate-500 dark:border-slate-700"}`}
+          >
+            <div className="font-semibold">p{p.partition}</div>
+            <div className="tabular-nums opacity-90">lag {formatNumber(p.lag)}</div>
+          </li>
+        );
+      })}
+    </ol>
+  );
+}
+
+/** One consumer group: header, partition overlaps or gaps, the partition strip and the replica table. */
+function GroupView({ g }: { g: ConsumerGroupView }) {
   const stable = g.state === "Stable";
   return (
     <div data-testid="consumer-group" data-group={g.groupId}>
-      <div className="mb-2 flex flex-wrap items-baseline gap-x-3 gap-y-1 text-sm">
-        <span className="font-medium text-slate-800 dark:text-slate-100">{g.groupId}</span>
-        <span
-          className={`rounded px-1.5 py-0.5 text-xs ${stable ? "bg-emerald-100 text-emerald-800 dark:bg-emerald-950 dark:text-emerald-200" : "bg-amber-100 text-amber-900 dark:bg-amber-950 dark:text-amber-200"}`}
-          title="Kafka group state"
-        >
-          {g.state}
-        </span>
-        <span className="text-xs text-slate-500 dark:text-slate-400">
-          {g.members.length} replica{g.members.length === 1 ? "" : "s"} · lag {formatNumber(g.totalLag)}
-          {g.protocol ? ` · ${g.protocol}` : ""}
-          {g.members.length === 0
-            ? ""
-            : g.rateWindowSeconds !== null
-              ? ` · rates over ${g.rateWindowSeconds.toFixed(1)} s`
-              : " · rates after the next refresh"}
-        </span>
-      </div>
+      <GroupHeader g={g} stable={stable} />
 
       {g.overlapping.length > 0 ? (
         <p role="alert" className="mb-2 text-xs text-red-700 dark:text-red-300">
@@ -127,27 +162,7 @@ function GroupView({ g }: { g: ConsumerGroupView }) {
         </p>
       ) : null}
 
-      <ol
-        className="mb-3 grid gap-1"
-        style={{ gridTemplateColumns: `repeat(${Math.max(1, g.partitions.length)}, minmax(0, 1fr))` }}
-        aria-label="Partitions by owner"
-      >
-        {g.partitions.map((p) => {
-          const i = p.memberId !== null ? colourOf.get(p.memberId) : undefined;
-          return (
-            <li
-              key={p.partition}
-              data-partition={p.partition}
-              data-owner={p.clientId ?? ""}
-              title={`partition ${p.partition}: ${p.clientId ? replicaOf(p.clientId) : "no owner"}, committed ${p.committedOffset ?? "never"} of ${p.endOffset}, lag ${p.lag}`}
-              className={`rounded px-1 py-1 text-center text-xs ${i !== undefined ? swatch(i) : "border border-dashed border-slate-300 text-slate-500 dark:border-slate-700"}`}
-            >
-              <div className="font-semibold">p{p.partition}</div>
-              <div className="tabular-nums opacity-90">lag {formatNumber(p.lag)}</div>
-            </li>
-          );
-        })}
-      </ol>
+      <PartitionStrip g={g} />
 
       {g.members.length === 0 ? (
         <p className="text-xs text-slate-500 dark:text-slate-400">

@@ -127,22 +127,14 @@ function layerTables(rs: Rows): string[] {
   return L;
 }
 
-/** "### What stands between us and the goals": the three limits, each with this run's figures. */
-function goals(rs: Rows): string[] {
-  const L: string[] = [PROSE.goalsHeading, ""];
-  const [rawCpu, subCpu, oursCpu, floorCpu, naiveCpu] = [
+/** Why ours is CPU-bound (with the key pair's Redis CPU) and where the references stand, when measured. */
+function cpuBoundLines(rs: Rows): string[] {
+  const L: string[] = [];
+  const [rawCpu, oursCpu, floorCpu, naiveCpu] = [
     cpuOf(rs, "raw"),
-    cpuOf(rs, "sub"),
     cpuOf(rs, "ours"),
     cpuOf(rs, "floor"),
     cpuOf(rs, "naive"),
-  ] as const;
-  const stack = (id: string) => val(rs, `consumer.stack_cpu_us.${id}`);
-  const [router, retryStep, dedupStep, metricsStep] = [
-    stack("router"),
-    stack("retry"),
-    stack("deduplicator"),
-    stack("metrics"),
   ] as const;
   // The done mark is the unconditional SET … GET; runs from before it measured the compare-and-set.
   const doneName =
@@ -177,26 +169,42 @@ function goals(rs: Rows): string[] {
       }),
     );
   }
-  if (subCpu !== null && rawCpu !== null && dedupStep !== null && retryStep !== null && router !== null) {
-    const ioredis =
-      (client(rs, "consumer.redis_cpu_us_per_key.script.claim") ?? 0) +
-      (client(rs, "consumer.redis_cpu_us_per_key.script.done_set_get") ??
-        client(rs, "consumer.redis_cpu_us_per_key.script.done_mark") ??
-        0);
-    L.push(
-      fill(PROSE.whereOursSpends, {
-        transport: num(diff(subCpu, rawCpu)),
-        router: num(router),
-        outer: num(diff(retryStep, router)),
-        dedup: num(diff(dedupStep, retryStep)),
-        metrics: num(diff(metricsStep, dedupStep)),
-        ioredis: num(ioredis),
-      }),
-    );
-  }
+  return L;
+}
+
+/** Where ours spends its CPU per message, layer by layer, when the breakdown ran. */
+function whereOursSpendsLines(rs: Rows): string[] {
+  const [rawCpu, subCpu] = [cpuOf(rs, "raw"), cpuOf(rs, "sub")] as const;
+  const stack = (id: string) => val(rs, `consumer.stack_cpu_us.${id}`);
+  const [router, retryStep, dedupStep, metricsStep] = [
+    stack("router"),
+    stack("retry"),
+    stack("deduplicator"),
+    stack("metrics"),
+  ] as const;
+  if (subCpu === null || rawCpu === null || dedupStep === null || retryStep === null || router === null) return [];
+  const ioredis =
+    (client(rs, "consumer.redis_cpu_us_per_key.script.claim") ?? 0) +
+    (client(rs, "consumer.redis_cpu_us_per_key.script.done_set_get") ??
+      client(rs, "consumer.redis_cpu_us_per_key.script.done_mark") ??
+      0);
+  return [
+    fill(PROSE.whereOursSpends, {
+      transport: num(diff(subCpu, rawCpu)),
+      router: num(router),
+      outer: num(diff(retryStep, router)),
+      dedup: num(diff(dedupStep, retryStep)),
+      metrics: num(diff(metricsStep, dedupStep)),
+      ioredis: num(ioredis),
+    }),
+  ];
+}
+
+/** Said only when this run shows it: CPU would allow more of the floor than ours reached, and ours waited more. */
+function floorIdleLines(rs: Rows): string[] {
+  const [oursCpu, floorCpu] = [cpuOf(rs, "ours"), cpuOf(rs, "floor")] as const;
   const idle = (v: string) => detailOf<{ profile?: ProfileSplit }>(perSec(rs, v)).profile?.areas["(idle)"];
   const [oursIdle, floorIdle, ratio] = [idle("ours"), idle("floor"), val(rs, "consumer.with_dedup_vs_floor")] as const;
-  // Said only when this run shows it: CPU would allow more of the floor than ours reached, and ours waited more.
   if (
     floorCpu !== null &&
     oursCpu !== null &&
@@ -206,15 +214,28 @@ function goals(rs: Rows): string[] {
     floorCpu / oursCpu > ratio &&
     oursIdle > floorIdle
   ) {
-    L.push(
+    return [
       fill(PROSE.floorIdle, {
         cpuRatio: num(floorCpu / oursCpu),
         ratio: num(ratio),
         oursIdle: (100 * oursIdle).toFixed(0),
         floorIdle: (100 * floorIdle).toFixed(0),
       }),
-    );
+    ];
   }
-  L.push("", PROSE.leversLink, "");
-  return L;
+  return [];
+}
+
+/** "### What stands between us and the goals": the three limits, each with this run's figures. */
+function goals(rs: Rows): string[] {
+  return [
+    PROSE.goalsHeading,
+    "",
+    ...cpuBoundLines(rs),
+    ...whereOursSpendsLines(rs),
+    ...floorIdleLines(rs),
+    "",
+    PROSE.leversLink,
+    "",
+  ];
 }

@@ -27,10 +27,48 @@ function EncodedText({ value, testId }: { value: Encoded | null; testId?: string
   );
 }
 
+/** The record's headers, each decoded (a number header as its number), with what was masked in it. */
+function RecordHeaders({ record }: { record: RecordView }) {
+  const headerMasked = (key: string) => record.masked?.filter((n) => n.in === "header" && n.field === key);
+  return (
+    <section>
+      <h3 className="text-xs font-semibold text-slate-500">Headers</h3>
+      {record.headers.length === 0 ? (
+        <p className="text-slate-500">none</p>
+      ) : (
+        <table className="w-full">
+          <tbody>
+            {record.headers.map((h, i) => (
+              <tr key={`${h.key}-${i}`} className="border-t border-slate-100 dark:border-slate-800">
+                <th scope="row" className="py-0.5 pr-3 text-left font-mono text-xs font-normal">
+                  {h.key}
+                </th>
+                <td>
+                  {h.number ? (
+                    <span
+                      className="font-mono text-xs"
+                      data-testid="header-number"
+                      title={`raw bytes (${h.value.encoding}): ${h.value.text}`}
+                    >
+                      {h.number.text} <span className="text-slate-500">({h.number.as})</span>
+                    </span>
+                  ) : (
+                    <EncodedText value={h.value} />
+                  )}
+                  <MaskedBadge notes={headerMasked(h.key)} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
 /** One Kafka record: position, time, key, headers, payload (JSON pretty-printed; raw text kept in `data-raw`), size; what the caller's role sees masked, said. */
 export function RecordCard({ record }: { record: RecordView }) {
   const pretty = record.payload ? prettyText(record.payload) : null;
-  const headerMasked = (key: string) => record.masked?.filter((n) => n.in === "header" && n.field === key);
   const payloadMasked = record.masked?.filter((n) => n.in === "payload");
   return (
     <article
@@ -61,38 +99,7 @@ export function RecordCard({ record }: { record: RecordView }) {
           </>
         ) : null}
       </dl>
-      <section>
-        <h3 className="text-xs font-semibold text-slate-500">Headers</h3>
-        {record.headers.length === 0 ? (
-          <p className="text-slate-500">none</p>
-        ) : (
-          <table className="w-full">
-            <tbody>
-              {record.headers.map((h, i) => (
-                <tr key={`${h.key}-${i}`} className="border-t border-slate-100 dark:border-slate-800">
-                  <th scope="row" className="py-0.5 pr-3 text-left font-mono text-xs font-normal">
-                    {h.key}
-                  </th>
-                  <td>
-                    {h.number ? (
-                      <span
-                        className="font-mono text-xs"
-                        data-testid="header-number"
-                        title={`raw bytes (${h.value.encoding}): ${h.value.text}`}
-                      >
-                        {h.number.text} <span className="text-slate-500">({h.number.as})</span>
-                      </span>
-                    ) : (
-                      <EncodedText value={h.value} />
-                    )}
-                    <MaskedBadge notes={headerMasked(h.key)} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+      <RecordHeaders record={record} />
       <section>
         <h3 className="text-xs font-semibold text-slate-500">
           Payload {record.payload ? `(${record.payload.encoding}${pretty?.json ? ", JSON pretty-printed" : ""})` : ""}

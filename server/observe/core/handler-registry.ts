@@ -1,6 +1,6 @@
 /**
  * The handlers of the fleet, as the dashboard reads them: what each consumer declares in
- * `dedup_handler_info` (docs/CONTRACT.md), read from Prometheus by ./fleet-info.ts, and — the
+ * `dedup_handler_info` (docs/CONTRACT.md), read from Prometheus by ../shared/fleet-info.ts, and — the
  * fallback in embedded mode or when Prometheus lacks a handler's info — what a consumer running in
  * this process registered (server/startup.ts registers the demo's when DEMO=on). The dashboard
  * only reads.
@@ -50,7 +50,7 @@ const keyOf = (service: string, handler: string) => `${service}\u0000${handler}`
 type FleetGlobal = typeof globalThis & { __dedupHealthFleetInfo?: Map<string, DeclaredHandler> };
 
 /**
- * Replaces what the fleet's `dedup_handler_info` declares (./fleet-info.ts after each read of
+ * Replaces what the fleet's `dedup_handler_info` declares (../shared/fleet-info.ts after each read of
  * Prometheus); these come before this process's registrations of the same handler.
  */
 export function setFleetInfo(handlers: readonly DeclaredHandler[]): void {

@@ -125,7 +125,7 @@ export class ConsumerGroupDescriber {
   /**
    * The topic's partition offsets and, per group consuming it (or the one asked for), its members
    * with their assignment of the topic and its committed offsets — the raw reads behind
-   * {@link describe} and the lag metrics (server/observe/lag-metrics.ts).
+   * {@link describe} and the lag metrics (server/observe/watchers/lag-metrics.ts).
    * @throws NotFoundError when the topic, or the group asked for, does not exist.
    * @throws UpstreamUnavailableError when Kafka does not answer.
    */

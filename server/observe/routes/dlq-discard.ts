@@ -1,7 +1,7 @@
 /**
  * `POST /api/dlq/discard`: an engineer decides that DLQ records need no re-drive (a test message,
  * an event superseded since, a fix applied by hand) and says why. The records stay in the DLQ
- * topic (Kafka cannot delete one record); they become `discarded` (./dlq-state) and leave the
+ * topic (Kafka cannot delete one record); they become `discarded` (../records/dlq-state) and leave the
  * backlog and the DLQ page's default view. Only open records are discarded: one already re-driven
  * or discarded is counted in `notOpen` and left as it is.
  */

@@ -28,7 +28,7 @@ export interface RedriveRequest {
   filter?: { handler?: string; reason?: string };
   /** Absent: each record's default (`new-uuid` for a payload conflict). */
   mode?: RedriveMode;
-  /** The dry run a real re-drive of a filter is bound to (./redrive-previews). */
+  /** The dry run a real re-drive of a filter is bound to (../records/redrive-previews). */
   previewId?: string;
   dryRun: boolean;
 }
@@ -213,7 +213,7 @@ function previewOf(chosen: readonly Chosen[]): RedriveResponse["preview"] {
  * Builds `POST /api/dlq/redrive`: the DLQ records matching the UUIDs (or the filter), newest
  * first and one per UUID, within the scan bound; a dry run publishes nothing. A filter leaves
  * records already re-driven or discarded alone (`notOpen`); UUIDs named explicitly are re-driven
- * whatever their state. Each published record becomes `redriven` by `who` (./dlq-state). The
+ * whatever their state. Each published record becomes `redriven` by `who` (../records/dlq-state). The
  * records are chosen and sent whole; the previews show them as `mask` lets the caller see them.
  */
 export async function redriveDlq(

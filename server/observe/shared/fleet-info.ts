@@ -2,11 +2,17 @@
  * What every handler of the fleet declares about itself, read from Prometheus: the
  * `dedup_handler_info` series (docs/CONTRACT.md §5) of every consumer it scrapes — this process's,
  * another Node service's, a Java or Go one's. Each read replaces the fleet's declarations in
- * ./handler-registry.ts, where this process's own registrations remain the fallback (embedded mode,
+ * ../core/handler-registry.ts, where this process's own registrations remain the fallback (embedded mode,
  * or a handler Prometheus has no info of). Nothing absent is guessed here: an absent label stays
  * `null` in `info`, and what is inferred from it elsewhere says so.
  */
-import { HANDLER_INFO_LABEL as L, INFO_MARKING, INFO_MARKINGS, INFO_STACK_SEPARATOR, type InfoMarking } from "@/names/contract";
+import {
+  HANDLER_INFO_LABEL as L,
+  INFO_MARKING,
+  INFO_MARKINGS,
+  INFO_STACK_SEPARATOR,
+  type InfoMarking,
+} from "@/names/contract";
 import { TTL_CLASSES, TTL_POLICY, type TtlClass } from "@/names/keys";
 import type { HandlerSetup } from "@/server/dedup";
 import type { ObserveContext } from "../core/ports";
@@ -63,7 +69,7 @@ export function inferredTtlClass(ttlMs: number): TtlClass {
 /**
  * The lint input of an info declaration. What the info cannot say — the key factory, the store,
  * the replicas — is set to what no rule flags, and the lint keeps only the findings whose inputs
- * were declared (`lintDeclared`, ./lint.ts).
+ * were declared (`lintDeclared`, ../routes/lint.ts).
  */
 export function setupFromInfo(handler: string, i: InfoDeclaration): HandlerSetup {
   const ttlMs = i.ttlMs ?? TTL_POLICY.defaultMs;

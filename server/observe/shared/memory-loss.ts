@@ -6,7 +6,7 @@
  * without persistence, was flushed, evicted keys, or failed over to an empty replica — and every
  * duplicate of those messages inside the TTL window will run its handler again.
  *
- * Pure (no I/O): ./memory-watch.ts feeds it Redis' identity (`INFO server`) and the inspector's counts.
+ * Pure (no I/O): ../watchers/memory-watch.ts feeds it Redis' identity (`INFO server`) and the inspector's counts.
  */
 import type { HandlerKeys } from "@/lib/api/handlers";
 import { MEMORY_LOSS_HOLD_MS } from "@/names/observe";

@@ -1,6 +1,6 @@
 /**
  * The DLQ backlog: the OPEN records of each DLQ topic — neither re-driven nor discarded
- * (./dlq-state) — read from the topic itself (its offsets and records), not from a 5-minute rate:
+ * (../records/dlq-state) — read from the topic itself (its offsets and records), not from a 5-minute rate:
  * records poisoned an hour ago still count. The total comes from the partitions' offsets (exact:
  * high − low, minus the resolved positions at or above low); the split by the handler and reason
  * class that poisoned each record from one bounded newest-first scan (`RECORD_SCAN_LIMITS`:

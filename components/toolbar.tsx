@@ -1,7 +1,8 @@
 "use client";
 
 import { useIsFetching } from "@tanstack/react-query";
-import { RANGE_LABELS, RANGE_OPTIONS, REFRESH_LABELS, REFRESH_OPTIONS, useViewState } from "@/lib/url-state";
+import { RANGE_LABELS, RANGE_OPTIONS } from "@/lib/ranges";
+import { REFRESH_LABELS, REFRESH_OPTIONS, useViewState } from "@/lib/url-state";
 import { LabeledSelect } from "./field";
 import { useHydrated } from "./hydrated";
 import { ThemeToggle } from "./theme-toggle";

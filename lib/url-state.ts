@@ -12,8 +12,6 @@ import { useCallback, useMemo } from "react";
 import type { RangeKey } from "@/lib/api/common";
 import { RANGE_OPTIONS } from "@/lib/ranges";
 
-export { RANGE_LABELS, RANGE_OPTIONS } from "@/lib/ranges";
-
 /** Auto-refresh intervals offered (off, 5 s, 15 s, 1 min). */
 export const REFRESH_OPTIONS = ["off", "5s", "15s", "1m"] as const;
 /** One auto-refresh interval. */

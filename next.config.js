@@ -8,6 +8,7 @@
 const dev = process.env.NODE_ENV !== "production";
 // The same policy as proxy.ts sets on pages (lib/csp.js), without a nonce.
 const staticCsp = require("./lib/csp.js").pageCsp(null, dev);
+const { NOT_ROUTER_STATE_PATTERN } = require("./lib/router-state-pattern.js");
 
 /**
  * Hosts whose pages may load the dev server's own resources (`/_next/*`, the HMR WebSocket):
@@ -57,19 +58,20 @@ const nextConfig = {
   serverExternalPackages: ["kafkajs", "ioredis", "pg", "prom-client"],
   // A client-router request whose router state Next's renderer cannot parse answered a plain 500 on
   // any page; proxy.ts never sees that header (Next strips it for the proxy), so it is matched here:
-  // not a URI-encoded (or plain) JSON array, or beyond the renderer's 40,000 characters → a 400.
+  // beyond the renderer's 40,000 characters, or not the URI-encoded router state tree Next's client
+  // sends (lib/router-state-pattern.js: the shape Next asserts, unrolled 8 levels deep) → a 400.
   async rewrites() {
     const to = "/api/router-state-refused";
     return {
       beforeFiles: [
         {
           source: "/:path*",
-          has: [{ type: "header", key: "next-router-state-tree", value: "(?!%5[Bb]|\\[).*" }],
+          has: [{ type: "header", key: "next-router-state-tree", value: "[\\s\\S]{40001,}" }],
           destination: to,
         },
         {
           source: "/:path*",
-          has: [{ type: "header", key: "next-router-state-tree", value: "[\\s\\S]{40001,}" }],
+          has: [{ type: "header", key: "next-router-state-tree", value: NOT_ROUTER_STATE_PATTERN }],
           destination: to,
         },
       ],

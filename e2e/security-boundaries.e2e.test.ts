@@ -13,7 +13,7 @@ import type { ScanProgress } from "@/lib/api/handlers";
 import { median, percentile } from "@/scripts/lib/stats";
 import { slowClient } from "@/server/testing/slow-client";
 import { FaultRedis } from "@/test/faults/lib/redis";
-import { ROOT, startApp, type App } from "./harness";
+import { launchBrowser, ROOT, startApp, type App } from "./harness";
 import { concurrentBodies, consumerGroups, raw, rssMb } from "./security-probes";
 
 const RUN = "/api/workshop/scenarios/retry-on-error/runs";
@@ -248,8 +248,11 @@ describe("pages take no body; unknown API paths answer JSON", () => {
     }
   });
 
-  it("a client-router request whose router state is no JSON array is a 400 that says so, not the renderer's 500; the client router's own still renders", async () => {
-    for (const state of ["garbage", encodeURIComponent("{}"), encodeURIComponent('"x"')]) {
+  it("a client-router request whose router state is not a router state tree (no JSON array, or an array of the wrong shape) is a 400 that says so, not the renderer's 500; the client router's own still renders", async () => {
+    const wrongShapes = [[1, 2], [{}], ["", { children: 5 }], ["", {}, null, "bogus"], []].map((v) =>
+      encodeURIComponent(JSON.stringify(v)),
+    );
+    for (const state of ["garbage", encodeURIComponent("{}"), encodeURIComponent('"x"'), ...wrongShapes]) {
       for (const path of ["/", "/nope", "/handlers/notification/on-review-created"]) {
         const r = await fetch(`${lo.url}${path}`, { headers: { RSC: "1", "Next-Router-State-Tree": state } });
         expect(r.status, `${path} ${state}`).toBe(400);
@@ -265,8 +268,64 @@ describe("pages take no body; unknown API paths answer JSON", () => {
       },
     });
     expect(ok.status).toBe(200);
+    // A dynamic route's state, segments as [param, value, type, siblings], as Next's client sends it.
+    const dynamic = [
+      "",
+      {
+        children: [
+          "handlers",
+          {
+            children: [
+              ["service", "notification", "d", null],
+              { children: [["handler", "on-review-created", "d", null], { children: ["__PAGE__", {}] }] },
+            ],
+          },
+        ],
+      },
+      null,
+      null,
+      0,
+    ];
+    const deep = await fetch(`${lo.url}/handlers/notification/on-review-created`, {
+      headers: { RSC: "1", "Next-Router-State-Tree": encodeURIComponent(JSON.stringify(dynamic)) },
+    });
+    expect(deep.status).toBe(200);
     expect((await fetch(`${lo.url}/alerts`)).status).toBe(200);
   });
+
+  it("Chromium's client-router navigations (from a dynamic route's page, and back) pass the router-state check: every RSC request is a 200, no page is loaded anew", async () => {
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage();
+      const rsc: Array<{ url: string; status: number; state: boolean }> = [];
+      let documents = 0;
+      page.on("request", (r) => void (r.resourceType() === "document" && documents++));
+      page.on("response", (r) => {
+        const h = r.request().headers();
+        if (h.rsc) rsc.push({ url: r.url(), status: r.status(), state: "next-router-state-tree" in h });
+      });
+      await page.goto(`${lo.url}/handlers/notification/on-review-created`);
+      await page.waitForLoadState("networkidle");
+      for (const [name, path] of [
+        ["Alerts", "/alerts"],
+        ["Key browser", "/keys"],
+        ["Overview", "/"],
+      ] as const) {
+        await page.getByRole("link", { name, exact: true }).first().click();
+        await page.waitForURL((u) => u.pathname === path, { timeout: 20_000 });
+        await page.waitForLoadState("networkidle");
+      }
+      await page.goBack();
+      await page.waitForURL((u) => u.pathname === "/keys", { timeout: 20_000 });
+      console.log(`[boundaries] client navigations: ${documents} document load(s), RSC ${JSON.stringify(rsc)}`);
+      // A refused router state makes Next's client fall back to loading the page anew.
+      expect(documents).toBe(1);
+      expect(rsc.filter((r) => r.state).length).toBeGreaterThanOrEqual(3);
+      expect(rsc.filter((r) => r.status !== 200)).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 
   it("the build's static files answer GET and HEAD; any other method is 405 with Allow, not 500", async () => {
     const chunk = staticChunk();

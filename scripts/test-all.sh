@@ -78,8 +78,10 @@ done
 # and then beside the other (E2E_BESIDE), one after the app fault cases (E2E_AFTER_FAULTS). A third
 # stream left the app fault cases (50-viewer load, fuzz) too little CPU: requests timed out.
 # security-scans (~15 s, no browser): its one time bound (a forget dry run under 8 s, 0.4 s alone) has room to spare.
+# deadman-alerts waits ~35 s for Prometheus' alerts (bounds of seconds at a 1 s scrape): after the
+# app fault cases, not beside the 50-viewer load.
 E2E_BESIDE=(e2e/embedded.e2e.test.ts e2e/one-count.e2e.test.ts e2e/act-on-it.e2e.test.ts e2e/alertmanager.e2e.test.ts e2e/fleet.e2e.test.ts e2e/key-actions-bound.e2e.test.ts e2e/not-measured.e2e.test.ts e2e/security-scans.e2e.test.ts)
-E2E_AFTER_FAULTS=(e2e/ui-behaviour.e2e.test.ts e2e/dev-server.e2e.test.ts e2e/alerts.e2e.test.ts e2e/budget.e2e.test.ts e2e/memory-lost.e2e.test.ts e2e/runbook.e2e.test.ts e2e/newcomer.e2e.test.ts e2e/fleet-processes.e2e.test.ts)
+E2E_AFTER_FAULTS=(e2e/ui-behaviour.e2e.test.ts e2e/dev-server.e2e.test.ts e2e/alerts.e2e.test.ts e2e/budget.e2e.test.ts e2e/memory-lost.e2e.test.ts e2e/runbook.e2e.test.ts e2e/newcomer.e2e.test.ts e2e/fleet-processes.e2e.test.ts e2e/deadman-alerts.e2e.test.ts)
 # Browser files with timing bounds that hold beside ui.e2e's (its 10 s paint bound; each of these
 # measures against a bound of its own, not against a quiet machine): on-call-faults (its own
 # redis-server's answers < 1 ms), smoke (< 4 s); and the identity files, which mostly wait (a sign-in

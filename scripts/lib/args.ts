@@ -4,6 +4,16 @@
  */
 import { basename } from "node:path";
 
+/**
+ * The script's name in messages: its path under scripts/ with "/" as "-" and no extension, so a
+ * benchmark keeps the name its npm script and output use (scripts/bench/scale.ts → bench-scale).
+ */
+export function scriptName(path: string | undefined): string {
+  const under = path?.match(/(?:^|.*[\\/])scripts[\\/](.+)$/)?.[1];
+  const name = under ? under.replace(/[\\/]/g, "-") : basename(path ?? "script");
+  return name.replace(/\.[cm]?[jt]s$/, "");
+}
+
 /** The value after `--name`, or `undefined` when the flag (or its value) is absent. */
 export function optArg(name: string, argv: readonly string[] = process.argv): string | undefined {
   const i = argv.indexOf(`--${name}`);
@@ -33,7 +43,7 @@ export function intArg(
 ): number {
   const v = Number(arg(name, String(fallback), argv));
   if (!Number.isInteger(v) || v < lo || v > hi) {
-    const script = basename(argv[1] ?? "script").replace(/\.[cm]?[jt]s$/, "");
+    const script = scriptName(argv[1]);
     throw new RangeError(`${script}: --${name} must be an integer in [${lo}, ${hi}]`);
   }
   return v;

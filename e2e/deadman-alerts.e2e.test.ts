@@ -8,12 +8,11 @@
  *
  * In CI the real windows (300 s of silence; 2 min down) are too slow, so the same generated rules
  * run with the deadman rules' time constants divided by 20 (server/testing/scaled-rules.ts: 300 s →
- * 15 s, `for: 2m` → 6s, the "last seen" step 1m → 3s; every other character kept, checked below,
+ * 15 s, `for: 2m` → 6s, the "last seen" step 60s → 3s; every other character kept, checked below,
  * and promtool checks the copy), scraped and evaluated every second. Each alert must fire within
- * its scaled threshold or `for` + 3 scrape intervals of the stop, and not before its scaled `for`,
- * nor before its scaled threshold minus one step: "last seen" is the newest step at which the
- * service existed, so its age runs up to one step ahead of the real silence (the rule's documented
- * resolution, `DEADMAN_STEP`).
+ * its scaled threshold or `for` + 3 scrape intervals of the stop (the consumer's + one step: "last
+ * seen" is known at the step's resolution, `DEADMAN_STEP`, and the rule counts the silence from the
+ * step after it), and never before its scaled threshold or `for`.
  *
  * The full-length run (the generated file unchanged, the project's 5 s scrape; about 8 min):
  *   DEADMAN_REALTIME=full flock /tmp/next.lock npx vitest run --project e2e e2e/deadman-alerts.e2e.test.ts
@@ -24,7 +23,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DASHBOARD_SCRAPE_JOB, DEADMAN_STEP } from "@/lib/alert-exprs";
+import { DASHBOARD_SCRAPE_JOB, DEADMAN_STEP, DEADMAN_STEP_SECONDS } from "@/lib/alert-exprs";
 import { DEADMAN_ALERTS } from "@/lib/deadman-alerts";
 import { freePort } from "@/server/testing/net";
 import { startNoteExporter, type NoteExporter } from "@/server/testing/note-exporter";
@@ -156,9 +155,11 @@ describe("deadman alerts on a real Prometheus with the project's generated rules
       ? []
       : [
           `${line(SILENT.name, "expr:")}: ${DEADMAN_STEP} -> ${STEP_S}s`,
+          `${line(SILENT.name, "expr:")}: ${DEADMAN_STEP_SECONDS} -> ${STEP_S}`,
           `${line(SILENT.name, "expr:")}: ${SILENT.threshold.value} -> ${div(SILENT.threshold.value)}`,
           `${line(DOWN.name, "for:")}: ${DOWN.for} -> ${DOWN_FOR_S}s`,
           `${line(fleet.name, "expr:")}: ${DEADMAN_STEP} -> ${STEP_S}s`,
+          `${line(fleet.name, "expr:")}: ${DEADMAN_STEP_SECONDS} -> ${STEP_S}`,
           `${line(fleet.name, "expr:")}: ${fleet.threshold.value} -> ${div(fleet.threshold.value)}`,
         ];
     expect(changed.sort()).toEqual(expected.sort());
@@ -177,16 +178,18 @@ describe("deadman alerts on a real Prometheus with the project's generated rules
     async () => {
       const stoppedAt = Date.now();
       await gone.stop();
-      const fired = await until(`${SILENT.name} for ${gone.service}`, (SILENT_S + SLACK_S + 30) * 1000, async () =>
-        firstFiring(SILENT.name, stoppedAt, gone.service),
+      const fired = await until(
+        `${SILENT.name} for ${gone.service}`,
+        (SILENT_S + STEP_S + SLACK_S + 30) * 1000,
+        async () => firstFiring(SILENT.name, stoppedAt, gone.service),
       );
       const seconds = (fired.at - stoppedAt) / 1000;
       console.log(
         `${SILENT.name}: fired ${seconds.toFixed(1)} s after the exporter stopped (threshold ${SILENT_S} s, step ${STEP_S} s, scrape ${IV} s)`,
       );
       expect(firedBefore(SILENT.name, stoppedAt, gone.service)).toEqual([]);
-      expect(seconds).toBeGreaterThanOrEqual(SILENT_S - STEP_S);
-      expect(seconds).toBeLessThanOrEqual(SILENT_S + SILENT_FOR_S + SLACK_S);
+      expect(seconds).toBeGreaterThanOrEqual(SILENT_S);
+      expect(seconds).toBeLessThanOrEqual(SILENT_S + STEP_S + SILENT_FOR_S + SLACK_S);
       const alert = fired.alerts.find((a) => a.state === "firing" && isAlert(a, SILENT.name, gone.service))!;
       expect(alert.labels).toMatchObject({ service: gone.service, severity: SILENT.severity });
       expect(alert.annotations.summary).toBe(

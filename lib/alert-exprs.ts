@@ -159,20 +159,27 @@ export function dlqOldestOpenAgeExpr(): string {
 
 /** How far back a deadman rule remembers what it has seen exporting: a service gone longer is forgotten. */
 export const DEADMAN_MEMORY = "1d";
-/** Resolution of "last seen" in a deadman rule (its subquery step): the age it reports is late by up to this. */
-export const DEADMAN_STEP = "1m";
+/**
+ * Resolution of "last seen" in a deadman rule (its subquery step), in seconds. A group is known present
+ * only at the steps: it was last really seen somewhere between its last present step and the next, so
+ * the rule counts its silence from that next step, and reports the least it can have been (never more).
+ */
+export const DEADMAN_STEP_SECONDS = 60;
+/** {@link DEADMAN_STEP_SECONDS} as the subquery's step. */
+export const DEADMAN_STEP = `${DEADMAN_STEP_SECONDS}s`;
 
 /**
  * PromQL of how long (seconds) each `by` group of `selector` has been gone, for groups seen within
  * {@link DEADMAN_MEMORY} and absent now; no series for a group present now or never seen. "Seen
  * before, now gone" is what `absent()` cannot say per group (it knows no label it was not given):
- * the newest subquery step at which the group existed, against `time()`. A killed or unreachable
+ * one step after the newest subquery step at which the group existed, against `time()` (so it never
+ * fires before its threshold; it may fire up to a step later). A killed or unreachable
  * target is gone at once (Prometheus marks its series stale at the failed scrape). Parenthesized:
  * the alert appends `> threshold`, which binds tighter than `unless`, `and` and `or`.
  */
 export function goneForExpr(selector: string, by: string): string {
   const present = `group by (${by}) (${selector})`;
-  return `((time() - max by (${by}) (max_over_time(timestamp(${present})[${DEADMAN_MEMORY}:${DEADMAN_STEP}]))) unless on (${by}) ${present})`;
+  return `((time() - ${DEADMAN_STEP_SECONDS} - max by (${by}) (max_over_time(timestamp(${present})[${DEADMAN_MEMORY}:${DEADMAN_STEP}]))) unless on (${by}) ${present})`;
 }
 
 /**

@@ -17,7 +17,12 @@ describe("the deadman rules' time constants divided for a fast run", () => {
     expect(by("threshold").sort()).toEqual(["DedupConsumerSilent 300->15", "DedupFleetGaugesMissing 180->9"]);
     // `for: 0m` divided is 0m: unchanged, so not an edit.
     expect(by("for")).toEqual(["DedupDashboardDown 2m->6s"]);
-    expect(by("step").sort()).toEqual(["DedupConsumerSilent 1m->3s", "DedupFleetGaugesMissing 1m->3s"]);
+    expect(by("step").sort()).toEqual([
+      "DedupConsumerSilent 60->3",
+      "DedupConsumerSilent 60s->3s",
+      "DedupFleetGaugesMissing 60->3",
+      "DedupFleetGaugesMissing 60s->3s",
+    ]);
     expect(new Set(edits.map((e) => e.alert))).toEqual(new Set(Object.values(DEADMAN_ALERTS).map((a) => a.name)));
   });
 

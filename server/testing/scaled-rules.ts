@@ -1,12 +1,13 @@
 /**
  * The project's generated rule file with the deadman rules' waiting times divided by one factor, so
  * that a test can watch them fire on a real Prometheus in seconds instead of minutes: the thresholds
- * in seconds (`> 300`), the `for:` durations and the deadman subquery's step (`[1d:1m]`, the
- * resolution of "last seen": undivided, a 15 s threshold would count a 1 min step as silence).
+ * in seconds (`> 300`), the `for:` durations and the deadman subquery's step (`[1d:60s]` and the
+ * `time() - 60` the age counts from: the resolution of "last seen"; undivided, a 15 s threshold would
+ * wait a 1 min step).
  * Every other character of the file is kept, every other rule untouched. Factor 1 returns the file
  * as generated.
  */
-import { DEADMAN_STEP } from "@/lib/alert-exprs";
+import { DEADMAN_STEP, DEADMAN_STEP_SECONDS } from "@/lib/alert-exprs";
 import { DEADMAN_ALERTS } from "@/lib/deadman-alerts";
 
 /** One token the transform replaced: the 0-based line, which rule, which constant, old and new text. */
@@ -79,6 +80,12 @@ export function scaleDeadmanRules(rules: string, factor: number): ScaledRules {
     const steps = out.split(`:${DEADMAN_STEP}]`).length - 1;
     for (let k = 0; k < steps; k++) edit("step", DEADMAN_STEP, stepTo);
     out = out.split(`:${DEADMAN_STEP}]`).join(`:${stepTo}]`);
+    // The step the age is counted from (one after the last present step), in seconds.
+    const offset = `time() - ${DEADMAN_STEP_SECONDS} - `;
+    const offsetTo = `time() - ${durationSeconds(stepTo)} - `;
+    const offsets = out.split(offset).length - 1;
+    for (let k = 0; k < offsets; k++) edit("step", String(DEADMAN_STEP_SECONDS), String(durationSeconds(stepTo)));
+    out = out.split(offset).join(offsetTo);
     if (alert.unit === "seconds") {
       const tail = ` > ${alert.threshold.value}`;
       if (!out.endsWith(tail)) throw new Error(`${alert.name}: its expr does not end with "${tail}"`);

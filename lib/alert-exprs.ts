@@ -1,6 +1,6 @@
 /**
  * The PromQL of the alerts' values, written once: the alert entries (`lib/thresholds.ts`), the named
- * queries (`server/observe/metrics/queries.ts`) and the Grafana dashboard use these. Isomorphic: no
+ * queries (`lib/named-queries.ts`) and the Grafana dashboard use these. Isomorphic: no
  * Node imports. **Every `matchers` argument is PromQL text, never user input.**
  */
 import { METRIC_LABELS, METRIC_NAMES } from "@/names/dedup";

@@ -124,7 +124,7 @@ export function niceTicks(top: number, scale = 1, target = 4): { ticks: number[]
 
 /**
  * What each `cause` of `messages_duplicates_by_cause_total` means, with its colour on the handler
- * page's "Duplicates by cause" chart. Keys are the label values of server/dedup/metrics.ts
+ * page's "Duplicates by cause" chart. Keys are the label values of server/dedup/metrics/metrics.ts
  * `DUPLICATE_CAUSE` (chart-data.test.ts checks they agree).
  */
 export const DUPLICATE_CAUSE_LEGEND: Readonly<Record<string, { color: string; title: string; text: string }>> = {

@@ -1,6 +1,6 @@
 /**
  * The dashboard's time ranges — keys, labels, lengths in seconds — written once for the client
- * (lib/url-state.ts, the toolbar) and the server (server/observe/series.ts): a plain module
+ * (lib/url-state.ts, the toolbar) and the server (server/observe/routes/series.ts): a plain module
  * without React or zod, so both bundles can import it.
  */
 import type { RangeKey } from "@/lib/api/common";

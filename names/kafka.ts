@@ -1,5 +1,5 @@
 /**
- * Consumer-group metrics the app exports about Kafka (server/observe/lag-metrics.ts), named as
+ * Consumer-group metrics the app exports about Kafka (server/observe/watchers/lag-metrics.ts), named as
  * danielqsj/kafka_exporter names them so dashboards and rules written for that exporter work
  * unchanged; the rebalance counter is ours (kafka_exporter has none). **Imports nothing.**
  */

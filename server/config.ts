@@ -79,7 +79,7 @@ const schema = z.object({
   ),
   /** DLQ records a re-drive publishes per second (`POST /api/dlq/redrive`, `npm run dlq:replay`): a bulk re-drive must not starve the origin topic's live traffic. */
   DLQ_REDRIVE_RATE: z.preprocess(empty, posInt(10_000).default(50)),
-  /** `own`: `/api/consumers` shows host names and PIDs of this service's consumers only (server/observe/consumer-privacy.ts); `all`: of every group on the topic. */
+  /** `own`: `/api/consumers` shows host names and PIDs of this service's consumers only (server/observe/shared/consumer-privacy.ts); `all`: of every group on the topic. */
   CONSUMER_DETAILS: z.preprocess(empty, z.enum(["own", "all"], "expected own or all").default("own")),
   /** Time a client has to send a request's headers (server/http-limits.ts). */
   HTTP_HEADERS_TIMEOUT_MS: z.preprocess(

@@ -1,7 +1,7 @@
 /**
  * The consumers' Redis client (the dedup store of the demo, the workshop and the workers), with the
  * library's recommended options, and the clean-up of a key prefix. The dashboard has its own client
- * (server/observe/redis-client.ts).
+ * (server/observe/redis/client.ts).
  */
 import { Cluster, Redis } from "ioredis";
 import { RECOMMENDED_IOREDIS_OPTIONS } from "@/server/dedup";

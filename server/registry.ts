@@ -8,7 +8,7 @@ import { collectDefaultMetrics, Registry } from "prom-client";
  * route handlers, pages and `instrumentation.ts` into separate bundles and dev reload re-evaluates
  * modules, so this module can be evaluated several times in one process. Keeping the Registry on
  * `globalThis` makes every copy share it; metrics are created get-or-create on it (see
- * `server/dedup/metrics.ts`).
+ * `server/dedup/metrics/metrics.ts`).
  */
 export function appRegistry(): Registry {
   const g = globalThis as typeof globalThis & { __dedupHealthRegistry?: Registry };

@@ -28,7 +28,7 @@ const LEASE_LEGEND = [
  * `_released_total`) as events/s with their count over the rate window; lease lost is the one that pages.
  */
 export function LeaseEvents({ service, handler }: { service: string; handler: string }) {
-  // Line names are "<query name> <service> / <handler>" (server/observe/series.ts).
+  // Line names are "<query name> <service> / <handler>" (server/observe/routes/series.ts).
   const colors = Object.fromEntries(LEASE_LEGEND.map((l) => [`${l.name} ${service} / ${handler}`, l.color]));
   return (
     <SeriesPanel

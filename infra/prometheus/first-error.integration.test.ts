@@ -7,7 +7,7 @@
  * `increase(deduplication_errors_total{reason="marshal"}[5m]) > 0`, `ALERTS{alertname="DedupRedisErrors"}`
  * exists (with the publisher's text, not Redis'), and the "DLQ by reason" panel's query has a rate.
  *
- * **This needs every counter series at 0 from start-up** (server/dedup/metrics.ts,
+ * **This needs every counter series at 0 from start-up** (server/dedup/metrics/metrics.ts,
  * server/demo/demo-lifecycle.ts): a series born at its first event is first scraped at 1 and
  * `increase`/`rate` read 0 — the test fails on exactly that.
  */

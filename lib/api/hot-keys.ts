@@ -1,6 +1,6 @@
 /**
  * Shape of `GET /api/hot-keys?service=&handler=`: the UUIDs a handler swallowed most often in the
- * last one to two windows, from the Deduplicators' space-saving sketches (`server/dedup/hot-keys.ts`),
+ * last one to two windows, from the Deduplicators' space-saving sketches (`server/dedup/metrics/hot-keys.ts`),
  * merged over every process Prometheus scrapes (their exported top UUIDs) or, without Prometheus,
  * over this process's.
  * Isomorphic: the server builds it, the handler page and the route tests parse it.

@@ -1,7 +1,7 @@
 /**
  * Alertmanager's notifications, received: each alert of a webhook call becomes a chart event
  * ("notified: DedupMemoryLost firing …", "notified: … resolved") on the pages of the service and
- * handler it names, through the one event log (server/observe/events.ts, shared by the replicas).
+ * handler it names, through the one event log (server/observe/shared/events.ts, shared by the replicas).
  * The caller proves itself with its own bearer token, `ALERT_RECEIVER_TOKEN`, not a user's.
  */
 import { createHash, timingSafeEqual } from "node:crypto";

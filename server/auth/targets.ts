@@ -1,6 +1,6 @@
 /**
  * The services a DLQ action concerns, for the role check before it is done: those whose declared
- * handlers (server/observe/handler-registry.ts) consume the DLQ's origin topic — narrowed to the
+ * handlers (server/observe/core/handler-registry.ts) consume the DLQ's origin topic — narrowed to the
  * handler the action names, when it names one. A DLQ no declared handler consumes belongs to the
  * app's own `SERVICE_NAME`, as its chart markers already do (`redriveScope`).
  */

@@ -4,7 +4,7 @@
  * since `startedAt`, so every scrape is monotonic and `rate()` over any window returns the chosen
  * rates; nothing is random after the fleet is built, so a test can assert what the dashboard shows.
  *
- * Served by `scripts/fleet-exporter.ts` (`npm run demo:fleet` starts it with its own Prometheus and
+ * Served by `scripts/demo-fleet.ts` (`npm run demo:fleet` starts it with its own Prometheus and
  * the app). Used by the fleet tests to check the overview against a fleet whose truth is known.
  */
 import { createServer, type Server } from "node:http";

@@ -1,6 +1,6 @@
 /**
  * Re-driving one DLQ message — the one way both `npm run dlq:replay` (dlq-replay.ts) and
- * `POST /api/dlq/redrive` (server/observe/records/dlq.ts) send a message back: to the topic it was
+ * `POST /api/dlq/redrive` (server/observe/routes/dlq-redrive.ts) send a message back: to the topic it was
  * poisoned on (`topic_poisoned`), with its Kafka record key (the same partition as the original:
  * per-key order holds) and its metadata minus the poison keys, and ONLY to an allowed topic — the
  * configured consumer topics — so a DLQ record cannot be used to write elsewhere.

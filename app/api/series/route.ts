@@ -8,7 +8,7 @@ export const runtime = "nodejs";
 
 /**
  * `GET /api/series?metric=&service=&handler=&range=&step=`: one named series over a range. `step`
- * is raised to the next allowed step (server/observe/series-step.ts), so it hits the shared cache.
+ * is raised to the next allowed step (server/observe/shared/series-step.ts), so it hits the shared cache.
  */
 export function GET(req: Request): Promise<Response> {
   return handleQuery(req, seriesQuerySchema, (q) =>

@@ -2,7 +2,8 @@
  * The process's hot-key sketches and their merge (see `./hot-keys`): what the dashboard reads for
  * "the most swallowed UUIDs" of a handler across the replicas one process runs.
  */
-import { HotKeys, mergeSketches, type HotKeyTable } from "./hot-keys";
+import { mergeSketches, type HotKeyTable } from "./hot-key-sketch";
+import { HotKeys } from "./hot-keys";
 
 /**
  * One handler's table over several {@link HotKeys} (the replicas of a process, or tables fetched

@@ -8,7 +8,7 @@
 import { Gauge, type Registry } from "prom-client";
 import { HOT_UUID_METRICS, HOT_UUID_TOP_K, LABEL } from "../../../names/dedup";
 import type { HotKeysBoard } from "./hot-keys-board";
-import type { HotKeyTable } from "./hot-keys";
+import type { HotKeyTable } from "./hot-key-sketch";
 
 /**
  * The services each registry exports hot UUIDs of, with their board (one gauge pair per registry;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { deduplicator } from "../deduplicator/deduplicator";
-import { HotKeys, sampledDuplicateLog, type SwallowedCopy } from "./hot-keys";
+import type { SwallowedCopy } from "./hot-key-sketch";
+import { HotKeys, sampledDuplicateLog } from "./hot-keys";
 import { HotKeysBoard, mergeHotKeys } from "./hot-keys-board";
 import { MemoryRepository } from "../repository/memory-repository";
 import { newMessage, type Message } from "../message";

@@ -20,9 +20,8 @@ import { KeyMarks } from "./key-marks";
 import { CheckOutcomes } from "./check-outcomes";
 import { DedupKeys } from "./dedup-keys";
 import { classifyStoreError, timed } from "../repository/store-call";
-import { HotKeys } from "../metrics/hot-keys";
-import { hotKeysBoard } from "../metrics/hot-keys-board";
-import { exportHotUuids } from "../metrics/hot-keys-gauge";
+import type { HotKeys } from "../metrics/hot-keys";
+import { deduplicatorHotKeys } from "../metrics/hot-keys-gauge";
 
 const NOOP_PREPARATION: BatchPreparation = { discard: async () => undefined };
 
@@ -62,9 +61,7 @@ export class Deduplicator {
     this.inProcess = o.repository.inProcess === true;
     this.marks = new KeyMarks(o, this.rec, this.claimTtl, (p) => this.timed(p));
     this.tokens = new ClaimTokens(o.marking);
-    const board = o.hotKeys === undefined ? hotKeysBoard() : o.hotKeys;
-    this.hotKeys = board ? board.add(o.service, new HotKeys()) : null;
-    if (board && o.registry) exportHotUuids(o.registry, o.service, board);
+    this.hotKeys = deduplicatorHotKeys(o.hotKeys, o.service, o.registry);
     this.outcomes = new CheckOutcomes(o, this.rec, this.results, this.hotKeys);
     const wrap =
       (next: Handler): Handler =>

@@ -1,61 +1,14 @@
 import type { BatchState, PendingMark } from "./batch-state";
-
-export type { PendingMark } from "./batch-state";
-import type { ResolvedDeduplicatorOptions } from "./deduplicator-options";
 import type { Message } from "../message";
-import type { DedupRecorder } from "../metrics/recorder";
-import { isDoneValue } from "../repository/stored-value";
 import { classifyStoreError } from "../repository/store-call";
-
-/**
- * Pauses before the second and third attempt of a `done` mark or a release. A write lost here
- * leaves our `processing` lease on the key for `leaseMs` (60 s by default), and every copy of the
- * message that meets it meanwhile fails as in-progress, is retried and then nacked — holding its
- * whole partition until the lease expires. One transient store error must not cost that, so these
- * writes are tried three times (each failure counted in `deduplication_errors_total`).
- */
-export const MARK_RETRY_PAUSES_MS: readonly number[] = [20, 100];
-
-const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+import { MARK_RETRY_PAUSES_MS, MarkWrites, pause } from "./mark-writes";
 
 /**
  * The Deduplicator's writes after the claim: renew, `done` (one or a batch), release. None of them
  * throws — the handler's outcome is already decided; failures are counted and logged. A failed
  * `done` mark or release is tried again ({@link MARK_RETRY_PAUSES_MS}).
  */
-export class KeyMarks {
-  constructor(
-    private readonly o: Readonly<ResolvedDeduplicatorOptions>,
-    private readonly rec: DedupRecorder,
-    private readonly claimTtl: number,
-    private readonly timed: <T>(p: Promise<T>) => Promise<T>,
-  ) {}
-
-  /** `call` (bounded by timeoutMs), tried again after each pause of MARK_RETRY_PAUSES_MS; each failure but the last is counted here (on `handler`), the last is the caller's to count. */
-  private async persist<T>(call: () => Promise<T>, handler: string): Promise<T> {
-    try {
-      return await this.timed(call());
-    } catch (e) {
-      return this.again(e, call, handler);
-    }
-  }
-
-  /** {@link persist} after its first attempt failed with `first` (a hot caller makes that attempt itself: no closure per call). */
-  private async again<T>(first: unknown, call: () => Promise<T>, handler: string): Promise<T> {
-    let e = first;
-    for (let i = 0; ; i++) {
-      const wait = MARK_RETRY_PAUSES_MS[i];
-      if (wait === undefined) throw e;
-      this.rec.error(classifyStoreError(e), handler);
-      await pause(wait);
-      try {
-        return await this.timed(call());
-      } catch (next) {
-        e = next;
-      }
-    }
-  }
-
+export class KeyMarks extends MarkWrites {
   /** Extends our own lease (a stale pre-claim that is still ours). */
   async renew(key: string, value: string, handler: string): Promise<void> {
     try {
@@ -125,45 +78,6 @@ export class KeyMarks {
     } catch (e) {
       this.markFailed(e, key, handler);
     }
-  }
-
-  /** A `done` mark that failed for good. */
-  private markFailed(e: unknown, key: string, handler: string): void {
-    // The handler already succeeded: do not fail the delivery (that would run it again now); the
-    // lease expires and only a redelivery after leaseMs could repeat it (spec §5 covers that).
-    this.rec.error(classifyStoreError(e), handler);
-    this.o.logger(`[dedup] could not mark ${key} done: ${(e as Error)?.message ?? e}`);
-  }
-
-  /**
-   * The value a `done` mark replaced: our lease, nothing (it expired and nobody took it) or this
-   * very mark (a write sent again after a transport error) is fine; anything else — another consumer's lease or its `done` — means the lease had been taken
-   * over and the message may have run twice.
-   */
-  private checkLease(
-    key: string,
-    value: string,
-    done: string,
-    previous: string | null,
-    topic: string,
-    handler: string,
-  ): void {
-    if (previous === null || previous === value || previous === done) return;
-    this.rec.leaseLost(topic, handler);
-    this.o.logger(
-      `[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`,
-    );
-  }
-
-  /** Our compare-and-set failed: record `done` if the key is free, else count the lost lease. */
-  private async markAfterLostLease(key: string, done: string, topic: string, handler: string): Promise<void> {
-    const { repository, ttlMs, logger } = this.o;
-    const now = await this.timed(repository.claim(key, done, ttlMs));
-    if (now === null || isDoneValue(now)) return;
-    this.rec.leaseLost(topic, handler);
-    logger(
-      `[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`,
-    );
   }
 
   /** The deferred `done` marks of a batch: one `compareAndSetBatch` when the repository has it. */

@@ -7,7 +7,8 @@
  */
 import { Gauge, type Registry } from "prom-client";
 import { HOT_UUID_METRICS, HOT_UUID_TOP_K, LABEL } from "../../../names/dedup";
-import type { HotKeysBoard } from "./hot-keys-board";
+import { hotKeysBoard, type HotKeysBoard } from "./hot-keys-board";
+import { HotKeys } from "./hot-keys";
 import type { HotKeyTable } from "./hot-key-sketch";
 
 /**
@@ -91,4 +92,19 @@ function registerGauges(registry: Registry, services: ReadonlyMap<string, HotKey
   // A registry that already has them (another copy of this module) keeps its own.
   if (!registry.getSingleMetric(HOT_UUID_METRICS.copies)) registry.registerMetric(copies);
   if (!registry.getSingleMetric(HOT_UUID_METRICS.errorBound)) registry.registerMetric(bound);
+}
+
+/**
+ * A Deduplicator's own sketch for `service`, on `board` (the process's board when undefined; none
+ * when null), the board's top UUIDs exported on `registry` when one is given.
+ */
+export function deduplicatorHotKeys(
+  board: HotKeysBoard | null | undefined,
+  service: string,
+  registry: Registry | undefined,
+): HotKeys | null {
+  const b = board === undefined ? hotKeysBoard() : board;
+  const own = b ? b.add(service, new HotKeys()) : null;
+  if (b && registry) exportHotUuids(registry, service, b);
+  return own;
 }

@@ -30,15 +30,13 @@ interface RowInfo {
 }
 
 async function rows(page: Page): Promise<RowInfo[]> {
-  return page
-    .getByTestId("fleet-row")
-    .evaluateAll((els) =>
-      els.map((e) => ({
-        id: e.getAttribute("data-handler") ?? "",
-        state: e.getAttribute("data-state") ?? "",
-        ratio: e.getAttribute("data-ratio") ? Number(e.getAttribute("data-ratio")) : null,
-      })),
-    );
+  return page.getByTestId("fleet-row").evaluateAll((els) =>
+    els.map((e) => ({
+      id: e.getAttribute("data-handler") ?? "",
+      state: e.getAttribute("data-state") ?? "",
+      ratio: e.getAttribute("data-ratio") ? Number(e.getAttribute("data-ratio")) : null,
+    })),
+  );
 }
 
 beforeAll(async () => {

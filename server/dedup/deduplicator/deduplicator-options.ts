@@ -53,6 +53,22 @@ export interface DeduplicatorOptions {
    * @default 60000
    */
   leaseMs?: number;
+  /**
+   * `"lease"` only: renew the claim every `leaseMs / 3` while the handler runs, so a handler may run
+   * longer than `leaseMs` (and `timeout` need not stay below it) without a second consumer taking
+   * the key. A renewal that finds the key taken (the process stalled past the lease: a long GC pause,
+   * SIGSTOP, a frozen VM) aborts the handler through `msg.signal` with `LeaseLostError` and counts
+   * `deduplication_lease_lost_total`. A handler faster than `leaseMs / 3` makes no extra store call.
+   * @default false
+   */
+  heartbeat?: boolean;
+  /**
+   * With `heartbeat`: the longest the heartbeat keeps one handler run's claim, ms. Past it the claim
+   * is no longer renewed (it expires at most `maxLeaseMs` after the start, so a stuck handler cannot
+   * hold a key for ever) and `msg.signal` aborts with `LeaseLostError` (`why: "max-lease"`).
+   * @default 10 × leaseMs
+   */
+  maxLeaseMs?: number;
   /** Time limit of ONE store call (not the window: spec §10); slower counts as `redis_timeout`. @default 500 */
   timeoutMs?: number;
   /** Marking protocol. @default "lease" */
@@ -111,9 +127,10 @@ export const DEFAULT_DEDUPLICATOR_OPTIONS = {
   logger: (line: string) => console.warn(line),
   preclaimMaxAgeFraction: 0.5,
   onPayloadConflict: "poison",
+  heartbeat: false,
 } as const satisfies Omit<
   Required<DeduplicatorOptions>,
-  "repository" | "registry" | "prefix" | "failureMode" | "hotKeys"
+  "repository" | "registry" | "prefix" | "failureMode" | "hotKeys" | "maxLeaseMs"
 >;
 
 /** Options after defaults (`hotKeys` undefined = the process's board). */
@@ -131,6 +148,9 @@ export function validateDeduplicatorOptions(o: ResolvedDeduplicatorOptions, repo
   if (!(Number.isFinite(o.ttlMs) && o.ttlMs >= 1 && o.ttlMs <= 365 * TTL_POLICY.defaultMs))
     throw bad("ttlMs", "in [1, 365 days] ms (spec §3: ≥ 10 min in production)");
   if (!(Number.isFinite(o.leaseMs) && o.leaseMs >= 1 && o.leaseMs <= o.ttlMs)) throw bad("leaseMs", "in [1, ttlMs] ms");
+  if (typeof o.heartbeat !== "boolean") throw bad("heartbeat", "true or false");
+  if (!(Number.isFinite(o.maxLeaseMs) && o.maxLeaseMs >= o.leaseMs))
+    throw bad("maxLeaseMs", `a number of ms ≥ leaseMs (${o.leaseMs})`);
   if (!(Number.isFinite(o.timeoutMs) && o.timeoutMs >= 1 && o.timeoutMs <= 60_000))
     throw bad("timeoutMs", "in [1, 60000] ms (one store call, not the window)");
   if (!["lease", "release", "naive"].includes(o.marking)) throw bad("marking", '"lease", "release" or "naive"');

@@ -6,14 +6,9 @@ import {
   type DeduplicatorOptions,
   type ResolvedDeduplicatorOptions,
 } from "./deduplicator-options";
-import {
-  namedMiddleware,
-  type BatchPreparation,
-  type BatchRun,
-  type Handler,
-  type Message,
-  type Middleware,
-} from "../message";
+import { LeaseHeartbeats } from "./lease-heartbeat";
+import { namedMiddleware, type BatchPreparation, type BatchRun, type Handler, type Message } from "../message";
+import type { Middleware } from "../message";
 import { dedupRecorder, type DedupRecorder } from "../metrics/recorder";
 import { ClaimTokens, doneValueOf } from "../repository/stored-value";
 import { KeyMarks } from "./key-marks";
@@ -41,6 +36,8 @@ export class Deduplicator {
   private readonly outcomes: CheckOutcomes;
   /** The claim tokens this Deduplicator writes (one per claim, or per batch). */
   private readonly tokens: ClaimTokens;
+  /** Renews the claim while the handler runs (option `heartbeat`); null without. */
+  private readonly heartbeats: LeaseHeartbeats | null;
   /** The most swallowed keys per handler (fixed memory), on the board the dashboard reads; null without. */
   readonly hotKeys: HotKeys | null;
   /** The middleware (with its batch hook and batch form). */
@@ -52,6 +49,7 @@ export class Deduplicator {
       ...options,
       failureMode: options.failureMode ?? options.repository?.failureMode ?? "open",
     } as ResolvedDeduplicatorOptions;
+    o.maxLeaseMs ??= 10 * o.leaseMs;
     validateDeduplicatorOptions(o, options.repository?.failureMode);
     this.options = o;
     this.rec = dedupRecorder(o.registry, o.service);
@@ -66,6 +64,8 @@ export class Deduplicator {
     this.hotKeys = board ? board.add(o.service, new HotKeys()) : null;
     if (board && o.registry) exportHotUuids(o.registry, o.service, board);
     this.outcomes = new CheckOutcomes(o, this.rec, this.results, this.hotKeys);
+    const beat = o.heartbeat && o.marking === "lease";
+    this.heartbeats = beat ? new LeaseHeartbeats(o, this.rec, (p) => this.timed(p), this.marks.lostCounted) : null;
     const wrap =
       (next: Handler): Handler =>
       (msg) =>
@@ -223,7 +223,7 @@ export class Deduplicator {
   private async runUnderClaim(d: Delivery, key: string, value: string): Promise<void | Message[]> {
     let out: void | Message[];
     try {
-      out = await d.next(d.msg);
+      out = await (this.heartbeats ? this.heartbeats.run(d, key, value) : d.next(d.msg));
     } catch (e) {
       await this.failed(d, key, value);
       throw e;

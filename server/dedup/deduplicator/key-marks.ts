@@ -24,6 +24,9 @@ const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * `done` mark or release is tried again ({@link MARK_RETRY_PAUSES_MS}).
  */
 export class KeyMarks {
+  /** Keys whose lost lease the heartbeat already counted: their late `done` mark does not count it again. */
+  readonly lostCounted = new Set<string>();
+
   constructor(
     private readonly o: Readonly<ResolvedDeduplicatorOptions>,
     private readonly rec: DedupRecorder,
@@ -148,7 +151,8 @@ export class KeyMarks {
     topic: string,
     handler: string,
   ): void {
-    if (previous === null || previous === value || previous === done) return;
+    const counted = this.lostCounted.size > 0 && this.lostCounted.delete(key);
+    if (previous === null || previous === value || previous === done || counted) return;
     this.rec.leaseLost(topic, handler);
     this.o.logger(
       `[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`,
@@ -159,7 +163,8 @@ export class KeyMarks {
   private async markAfterLostLease(key: string, done: string, topic: string, handler: string): Promise<void> {
     const { repository, ttlMs, logger } = this.o;
     const now = await this.timed(repository.claim(key, done, ttlMs));
-    if (now === null || isDoneValue(now)) return;
+    const counted = this.lostCounted.size > 0 && this.lostCounted.delete(key);
+    if (now === null || isDoneValue(now) || counted) return;
     this.rec.leaseLost(topic, handler);
     logger(
       `[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`,

@@ -52,6 +52,30 @@ export function repositoryContractSuite(label: string, make: () => RepositoryUnd
       expect((await s.inspect(k)).value).toBeNull();
     });
 
+    it("a lease renewal extends the claim only while it holds our token, and never rewrites the value", async () => {
+      const s = make();
+      if (!s.repo.extendLease) return;
+      const k = s.key("extend");
+      expect(await s.repo.claim(k, "processing:me", SHORT_TTL_MS)).toBeNull();
+      await s.elapse(SHORT_TTL_MS / 2);
+      expect(await s.repo.extendLease(k, "processing:me", 60_000)).toBe(true);
+      const renewed = await s.inspect(k);
+      expect(renewed.value).toBe("processing:me");
+      expect(renewed.pttlMs).toBeGreaterThan(50_000);
+      // Past the first TTL the renewed claim still stands: a second consumer reads it.
+      await s.elapse(SHORT_TTL_MS);
+      expect(await s.repo.claim(k, "processing:other", SHORT_TTL_MS)).toBe("processing:me");
+      // Someone else's token extends nothing and changes nothing.
+      expect(await s.repo.extendLease(k, "processing:other", 1)).toBe(false);
+      expect((await s.inspect(k)).pttlMs).toBeGreaterThan(50_000);
+      // A claim taken over, or expired and gone, is not ours to renew.
+      expect(await s.repo.compareAndDelete(k, "processing:me")).toBe(true);
+      expect(await s.repo.extendLease(k, "processing:me", 60_000)).toBe(false);
+      expect(await s.repo.claim(k, "processing:other", 60_000)).toBeNull();
+      expect(await s.repo.extendLease(k, "processing:me", 60_000)).toBe(false);
+      expect((await s.inspect(k)).value).toBe("processing:other");
+    });
+
     it("a batch of claims gives per-claim replies in request order, the same as one-by-one claims", async () => {
       const s = make();
       const ids = Array.from({ length: 9 }, (_, i) => s.key(`batch${i}`));

@@ -4,6 +4,7 @@ import { TTL_POLICY } from "../../../names/keys";
 import type { DedupRepository, FailureMode } from "../repository/repository";
 import { DEFAULT_RETRY_OPTIONS, maxRetryWaitMs } from "../middleware/retry";
 import type { HotKeysBoard } from "../metrics/hot-keys-board";
+import type { FingerprintOptions } from "./payload-fingerprint";
 
 /**
  * How the Deduplicator marks a key (spec §10):
@@ -105,6 +106,16 @@ export interface DeduplicatorOptions {
    * @default "poison"
    */
   onPayloadConflict?: PayloadConflictAction;
+  /**
+   * `"lease"` only: which fields of a JSON payload make the fingerprint a copy is compared by —
+   * JSON Pointers (RFC 6901), `exclude` removed first, then only `include` kept — over canonical
+   * JSON (sorted keys, no whitespace), so a producer retry that re-serialises the event with a new
+   * `sentAt` (`{ exclude: ["/sentAt"] }`) is a repeat, not a conflict. **A payload that is not
+   * UTF-8 JSON falls back to its bytes' fingerprint**; a conflict it meets is counted with
+   * `difference="bytes"` (chosen fields: `"fields"`). Costs one `JSON.parse` per success and per
+   * repeat. Malformed pointers throw a RangeError. @default the payload's bytes
+   */
+  fingerprint?: FingerprintOptions;
 }
 
 /** What the Deduplicator does with a copy whose payload conflicts with the processed one ({@link DeduplicatorOptions.onPayloadConflict}). */
@@ -130,12 +141,15 @@ export const DEFAULT_DEDUPLICATOR_OPTIONS = {
   heartbeat: false,
 } as const satisfies Omit<
   Required<DeduplicatorOptions>,
-  "repository" | "registry" | "prefix" | "failureMode" | "hotKeys" | "maxLeaseMs"
+  "repository" | "registry" | "prefix" | "failureMode" | "hotKeys" | "maxLeaseMs" | "fingerprint"
 >;
 
 /** Options after defaults (`hotKeys` undefined = the process's board). */
-export type ResolvedDeduplicatorOptions = Omit<Required<DeduplicatorOptions>, "registry" | "prefix" | "hotKeys"> &
-  Pick<DeduplicatorOptions, "registry" | "prefix" | "hotKeys">;
+export type ResolvedDeduplicatorOptions = Omit<
+  Required<DeduplicatorOptions>,
+  "registry" | "prefix" | "hotKeys" | "fingerprint"
+> &
+  Pick<DeduplicatorOptions, "registry" | "prefix" | "hotKeys" | "fingerprint">;
 
 /**
  * Validates merged options; throws a RangeError naming the option. `repositoryMode` is the

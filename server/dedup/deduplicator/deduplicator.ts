@@ -10,7 +10,7 @@ import { LeaseHeartbeats } from "./lease-heartbeat";
 import { namedMiddleware, type BatchPreparation, type BatchRun, type Handler, type Message } from "../message";
 import type { Middleware } from "../message";
 import { dedupRecorder, type DedupRecorder } from "../metrics/recorder";
-import { ClaimTokens, doneValueOf } from "../repository/stored-value";
+import { ClaimTokens } from "../repository/stored-value";
 import { KeyMarks } from "./key-marks";
 import { CheckOutcomes } from "./check-outcomes";
 import { DedupKeys } from "./dedup-keys";
@@ -246,7 +246,7 @@ export class Deduplicator {
    */
   private markDone(d: Delivery, key: string, value: string): Promise<void> | undefined {
     const lease = this.options.marking === "lease";
-    const done = doneValueOf(d.msg, lease);
+    const done = this.outcomes.doneValueOf(d.msg, lease);
     if (d.batch)
       d.batch.succeeded(key, done, lease ? { key, value, done, topic: d.topic, handler: d.handler } : undefined);
     else if (lease) return this.marks.complete(key, value, done, d.topic, d.handler);

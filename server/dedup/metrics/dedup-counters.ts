@@ -76,7 +76,7 @@ export function eventCounters(counter: MakeCounter): EventCounters {
     ),
     payloadConflicts: counter(
       METRIC_NAMES.payloadConflicts,
-      "Copies whose message UUID was already processed with another payload (a publisher reusing UUIDs), per handler; poisoned to the DLQ or swallowed per onPayloadConflict.",
+      "Copies whose message UUID was already processed with another payload (a publisher reusing UUIDs), per handler; poisoned to the DLQ or swallowed per onPayloadConflict. difference: fields (the handler's chosen fingerprint fields differ) or bytes (the payload bytes differ: no fields chosen, or a payload that is not JSON).",
       METRIC_LABELS.payloadConflicts,
     ),
     unchecked: counter(

@@ -13,6 +13,7 @@ import {
   SLOW_CHECK_SECONDS,
   type DedupErrorReason,
   type DuplicateCause,
+  type PayloadDifference,
   type ProcessedResult,
 } from "../../../names/dedup";
 
@@ -36,8 +37,8 @@ export interface DedupRecorder {
   inProgress(topic: string, handler: string): void;
   released(topic: string, handler: string): void;
   leaseLost(topic: string, handler: string): void;
-  /** A copy whose UUID is done with another payload (labels service, handler). */
-  payloadConflict(handler: string): void;
+  /** A copy whose UUID is done with another payload (labels service, handler, difference: what was compared). */
+  payloadConflict(handler: string, difference: PayloadDifference): void;
   /** A handler run let through without a check (fail-open), by the failure's reason. */
   unchecked(handler: string, reason: DedupErrorReason): void;
 }
@@ -112,7 +113,7 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
     released: (topic, handler) => cellsOf(topic, handler).released.inc(),
     leaseLost: (topic, handler) => cellsOf(topic, handler).leaseLost.inc(),
     // Rare (a publisher bug): no cached cell needed.
-    payloadConflict: (handler) => m.payloadConflicts.inc({ service, handler }),
+    payloadConflict: (handler, difference) => m.payloadConflicts.inc({ service, handler, difference }),
     // Only while the store fails (or for a keyless record): no cached cell needed.
     unchecked: (handler, reason) => m.unchecked.inc({ service, handler, reason }),
   };

@@ -1,7 +1,13 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { Deduplicator } from "../deduplicator/deduplicator";
-import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, POISON_REASON_CLASSES, PROCESSED_RESULTS } from "../../../names/dedup";
+import {
+  DEDUP_ERROR_REASONS,
+  DUPLICATE_CAUSES,
+  PAYLOAD_DIFFERENCES,
+  POISON_REASON_CLASSES,
+  PROCESSED_RESULTS,
+} from "../../../names/dedup";
 import { MemoryRepository } from "../repository/memory-repository";
 import { dedupMetrics } from "./metrics";
 import { dedupRecorder } from "./recorder";
@@ -62,7 +68,9 @@ describe("zero series: every label value a panel or rule reads exists at 0 befor
     );
     for (const name of ["inProgress", "released", "leaseLost"] as const)
       expect(await series(registry, name, ["handler"])).toEqual({ h1: 0 });
-    expect(await series(registry, "payloadConflicts", ["service", "handler"])).toEqual({ "svc/h1": 0 });
+    expect(await series(registry, "payloadConflicts", ["service", "handler", "difference"])).toEqual(
+      Object.fromEntries(PAYLOAD_DIFFERENCES.map((d) => [`svc/h1/${d}`, 0])),
+    );
     expect(await series(registry, "unchecked", ["service", "handler", "reason"])).toEqual(
       Object.fromEntries(DEDUP_ERROR_REASONS.map((r) => [`svc/h1/${r}`, 0])),
     );

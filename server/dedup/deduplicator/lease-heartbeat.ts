@@ -87,12 +87,14 @@ export class LeaseHeartbeats {
           ? repository.extendLease(b.key, b.value, ttl)
           : repository.compareAndSet(b.key, b.value, b.value, ttl),
       );
-      // Expired and free (a renewal delayed past the TTL): claimed again under the same token.
-      if (!ours && !b.stopped) {
+      // Expired and free (a renewal delayed past the TTL): claimed again under the same token. Once
+      // the handler ended, its own `done` mark may be on the way: the mark's reply decides then.
+      if (!ours && b.stopped) return;
+      if (!ours) {
         const now = await this.timed(repository.claim(b.key, b.value, ttl));
         ours = now === null || now === b.value;
       }
-      if (b.stopped) return;
+      // The claim was sent before any `done` mark of ours: its answer stands even if the handler ended meanwhile.
       if (!ours) return this.lost(b);
     } catch (e) {
       // A store error is no proof of a lost claim: counted, and the next beat tries again.

@@ -6,8 +6,11 @@
  * `done` mark of a handler that succeeds anyway does not count it again). The claim is never held
  * past `maxLeaseMs`.
  *
- * The hot path costs one timer set and cleared: a handler faster than `leaseMs / 3` makes no store
- * call, and the abortable signal is built only if the handler reads `msg.signal`.
+ * The hot path stays cheap: one ticker per Deduplicator (running only while a handler does) looks
+ * at the running handlers every `leaseMs / 6` and renews those whose claim is `leaseMs / 3` old, so
+ * a handler faster than that makes no store call and sets no timer of its own; the abortable signal
+ * is built only if the handler reads `msg.signal`. A claim is renewed at most `leaseMs / 2` after
+ * the previous renewal, well before it expires.
  */
 import { LeaseLostError } from "../errors";
 import type { Message } from "../message";
@@ -16,23 +19,75 @@ import { classifyStoreError } from "../repository/store-call";
 import type { Delivery } from "./delivery-results";
 import type { ResolvedDeduplicatorOptions } from "./deduplicator-options";
 
-/** One run under a claim: its timer, its deadline and, once read, its abortable signal. */
+/** One run under a claim. */
 interface Beat {
   readonly d: Delivery;
   readonly key: string;
   readonly value: string;
   /** Epoch ms past which the claim is not renewed (`maxLeaseMs` after the start). */
   readonly deadline: number;
-  timer: ReturnType<typeof setTimeout> | undefined;
+  /** Epoch ms of the claim or of its last renewal. */
+  renewedAt: number;
+  /** A renewal is on the way. */
+  busy: boolean;
   stopped: boolean;
   /** Why the handler was aborted, once it was. */
   reason: LeaseLostError | null;
   controller: AbortController | null;
 }
 
+/**
+ * The message the handler sees: the outer message, whose `signal` also aborts when the lease is
+ * lost. A class (prototype accessors, one shape) rather than an object literal with accessors: it
+ * is made once per run.
+ */
+class LeaseMessage implements Message {
+  constructor(
+    private readonly outer: Message,
+    private readonly b: Beat,
+  ) {}
+  get uuid(): string {
+    return this.outer.uuid;
+  }
+  get payload(): Uint8Array {
+    return this.outer.payload;
+  }
+  get key(): Uint8Array | undefined {
+    return this.outer.key;
+  }
+  get metadata(): Record<string, string> {
+    return this.outer.metadata;
+  }
+  set metadata(v: Record<string, string>) {
+    this.outer.metadata = v;
+  }
+  get context(): Message["context"] {
+    return this.outer.context;
+  }
+  set context(v: Message["context"]) {
+    this.outer.context = v;
+  }
+  get signal(): AbortSignal {
+    const b = this.b;
+    if (!b.controller) {
+      const c = new AbortController();
+      b.controller = c;
+      const outer = this.outer.signal;
+      if (b.reason) c.abort(b.reason);
+      else if (outer.aborted) c.abort(outer.reason);
+      else outer.addEventListener("abort", () => c.abort(outer.reason), { once: true });
+    }
+    return b.controller.signal;
+  }
+}
+
 /** The heartbeats of one Deduplicator. */
 export class LeaseHeartbeats {
+  /** A claim this old (ms) is renewed at the next tick. */
   private readonly everyMs: number;
+  private readonly tickMs: number;
+  private readonly running = new Set<Beat>();
+  private ticker: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly o: Readonly<ResolvedDeduplicatorOptions>,
@@ -42,45 +97,59 @@ export class LeaseHeartbeats {
     private readonly counted: Set<string>,
   ) {
     this.everyMs = Math.max(1, Math.floor(o.leaseMs / 3));
+    this.tickMs = Math.max(1, Math.floor(this.everyMs / 2));
   }
 
   /** Runs `d.next` under the claim `value` of `key`, renewing it meanwhile. Settles as the handler does. */
   async run(d: Delivery, key: string, value: string): Promise<void | Message[]> {
+    const now = Date.now();
     const b: Beat = {
       d,
       key,
       value,
-      deadline: Date.now() + this.o.maxLeaseMs,
-      timer: undefined,
+      deadline: now + this.o.maxLeaseMs,
+      renewedAt: now,
+      busy: false,
       stopped: false,
       reason: null,
       controller: null,
     };
-    this.schedule(b);
+    this.running.add(b);
+    if (this.ticker === undefined) {
+      this.ticker = setInterval(() => this.tick(), this.tickMs);
+      this.ticker.unref?.();
+    }
     try {
-      return await d.next(this.messageOf(b));
+      return await d.next(new LeaseMessage(d.msg, b));
     } catch (e) {
       this.counted.delete(key); // no `done` mark follows a failure
       throw e;
     } finally {
       b.stopped = true;
-      clearTimeout(b.timer);
+      this.running.delete(b);
     }
   }
 
-  private schedule(b: Beat): void {
-    const wait = Math.min(this.everyMs, b.deadline - Date.now());
-    b.timer = setTimeout(() => void this.beat(b), Math.max(0, wait));
-    b.timer.unref?.();
+  /** Renews the claims that are `everyMs` old; stops when no handler runs. */
+  private tick(): void {
+    if (this.running.size === 0) {
+      clearInterval(this.ticker);
+      this.ticker = undefined;
+      return;
+    }
+    const now = Date.now();
+    for (const b of this.running) {
+      if (b.busy || b.reason) continue;
+      if (now >= b.deadline) this.abort(b, new LeaseLostError(b.key, "max-lease", this.o.maxLeaseMs));
+      else if (now - b.renewedAt >= this.everyMs) void this.beat(b, now);
+    }
   }
 
   /** One renewal: the claim's TTL again (never past the deadline), or the handler aborted. */
-  private async beat(b: Beat): Promise<void> {
-    if (b.stopped) return;
-    const left = b.deadline - Date.now();
-    if (left <= 0) return this.abort(b, new LeaseLostError(b.key, "max-lease", this.o.maxLeaseMs));
+  private async beat(b: Beat, now: number): Promise<void> {
     const { repository } = this.o;
-    const ttl = Math.min(this.o.leaseMs, left);
+    const ttl = Math.min(this.o.leaseMs, b.deadline - now);
+    b.busy = true;
     try {
       let ours = await this.timed(
         repository.extendLease
@@ -91,16 +160,18 @@ export class LeaseHeartbeats {
       // the handler ended, its own `done` mark may be on the way: the mark's reply decides then.
       if (!ours && b.stopped) return;
       if (!ours) {
-        const now = await this.timed(repository.claim(b.key, b.value, ttl));
-        ours = now === null || now === b.value;
+        const held = await this.timed(repository.claim(b.key, b.value, ttl));
+        ours = held === null || held === b.value;
       }
       // The claim was sent before any `done` mark of ours: its answer stands even if the handler ended meanwhile.
       if (!ours) return this.lost(b);
+      b.renewedAt = now;
     } catch (e) {
-      // A store error is no proof of a lost claim: counted, and the next beat tries again.
+      // A store error is no proof of a lost claim: counted, and the next tick tries again.
       this.rec.error(classifyStoreError(e), b.d.handler);
+    } finally {
+      b.busy = false;
     }
-    if (!b.stopped) this.schedule(b);
   }
 
   private lost(b: Beat): void {
@@ -116,41 +187,5 @@ export class LeaseHeartbeats {
   private abort(b: Beat, reason: LeaseLostError): void {
     b.reason = reason;
     b.controller?.abort(reason);
-  }
-
-  /**
-   * The message the handler sees: the same message whose `signal` also aborts when the lease is
-   * lost. The combined signal is built only if the handler reads it; metadata and context stay the
-   * outer message's.
-   */
-  private messageOf(b: Beat): Message {
-    const msg = b.d.msg;
-    return {
-      uuid: msg.uuid,
-      payload: msg.payload,
-      ...(msg.key ? { key: msg.key } : {}),
-      get metadata() {
-        return msg.metadata;
-      },
-      set metadata(v) {
-        msg.metadata = v;
-      },
-      get context() {
-        return msg.context;
-      },
-      set context(v) {
-        msg.context = v;
-      },
-      get signal() {
-        if (!b.controller) {
-          const c = new AbortController();
-          b.controller = c;
-          if (b.reason) c.abort(b.reason);
-          else if (msg.signal.aborted) c.abort(msg.signal.reason);
-          else msg.signal.addEventListener("abort", () => c.abort(msg.signal.reason), { once: true });
-        }
-        return b.controller.signal;
-      },
-    };
   }
 }

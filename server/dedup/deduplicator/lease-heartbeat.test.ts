@@ -198,6 +198,33 @@ describe("lease heartbeat", () => {
     expect(second.runs.finished).toBe(1);
   });
 
+  it("the handler's message is the delivery's: same fields, its metadata and context written through, the transport's abort on its signal", async () => {
+    const transport = new AbortController();
+    let seen: Message | undefined;
+    const run = deduplicator({
+      repository: new MemoryRepository(),
+      service: "svc",
+      leaseMs: LEASE_MS,
+      heartbeat: true,
+      logger: () => undefined,
+    })(async (msg) => {
+      seen = msg;
+      msg.metadata.seen = "yes";
+      msg.context.attempt = 7;
+      transport.abort(new Error("rebalance"));
+    });
+    const m = newMessage("u6", "payload", { signal: transport.signal, metadata: { a: "1" } });
+    m.context = { handler: "h", topic: "in", partition: 0, offset: "9" };
+    await run(m);
+    expect(seen!.uuid).toBe("u6");
+    expect(seen!.payload).toBe(m.payload);
+    expect({ ...seen }).toMatchObject({ uuid: "u6", metadata: { a: "1", seen: "yes" } });
+    expect(m.metadata.seen).toBe("yes");
+    expect(m.context.attempt).toBe(7);
+    expect(seen!.signal.aborted).toBe(true);
+    expect((seen!.signal.reason as Error).message).toBe("rebalance");
+  });
+
   it("rejects a maxLeaseMs shorter than leaseMs", () => {
     expect(() => consumer(new MemoryRepository(), async () => undefined, { maxLeaseMs: LEASE_MS - 1 })).toThrow(
       /maxLeaseMs must be a number of ms ≥ leaseMs/,

@@ -171,6 +171,21 @@ describe("lease heartbeat", () => {
     expect(await a.leaseLost()).toBe(1);
   });
 
+  it("a late success over another consumer's live lease counts the lost lease once: the renewal counted it, the done mark does not again", async () => {
+    const repo = new MemoryRepository();
+    const first = slowHandler(LEASE_MS);
+    const a = consumer(repo, first.handler);
+    const running = a.deliver("u7");
+    await vi.advanceTimersByTimeAsync(100);
+    repo.forget(KEY("u7"));
+    expect(await repo.claim(KEY("u7"), "processing:other", 60_000)).toBeNull();
+    await vi.advanceTimersByTimeAsync(LEASE_MS);
+    await running;
+    expect(first.runs.finished).toBe(1);
+    expect(await a.leaseLost()).toBe(1);
+    expect(isDoneValue(repo.get(KEY("u7")) ?? "")).toBe(true); // the success is recorded whoever held the key
+  });
+
   it("maxLeaseMs bounds a stuck handler: its signal aborts, the claim expires and a second consumer runs the message", async () => {
     const repo = new MemoryRepository();
     let reason: unknown;

@@ -9,6 +9,8 @@ import { newMessage, type Handler, type Message } from "../message";
 import { METRIC_NAMES } from "../../../names/dedup";
 import { isDoneValue } from "../repository/stored-value";
 import { registryTotal } from "@/server/testing/counter-total";
+import { oneHandlerRouter } from "@/server/testing/one-handler-router";
+import { MemoryPubSub } from "../pubsub";
 
 const LEASE_MS = 3_000;
 const KEY = (uuid: string) => `svc:dedup:h:${uuid}`;
@@ -238,6 +240,25 @@ describe("lease heartbeat", () => {
     expect(m.context.attempt).toBe(7);
     expect(seen!.signal.aborted).toBe(true);
     expect((seen!.signal.reason as Error).message).toBe("rebalance");
+  });
+
+  it("renews the claim of a message run from a Router batch too: its batch pre-claim outlives leaseMs while the handler runs", async () => {
+    const repo = new MemoryRepository();
+    const slow = slowHandler(3 * LEASE_MS);
+    const router = oneHandlerRouter({
+      topic: "in",
+      subscriber: new MemoryPubSub(),
+      handler: slow.handler,
+      middleware: [deduplicator({ repository: repo, service: "svc", leaseMs: LEASE_MS, heartbeat: true })],
+    });
+    const batch = router.sink("h").deliverBatch([newMessage("b1", "{}"), newMessage("b2", "{}")]);
+    await vi.advanceTimersByTimeAsync(2 * LEASE_MS);
+    // b1 runs for 3 × leaseMs; at 2 × leaseMs its claim is still a live lease (a second consumer would meet it).
+    expect(repo.get(KEY("b1"))).toMatch(/^processing:/);
+    await vi.advanceTimersByTimeAsync(6 * LEASE_MS);
+    expect(await batch).toEqual(["ack", "ack"]);
+    expect(isDoneValue(repo.get(KEY("b1")) ?? "")).toBe(true);
+    expect(slow.runs.finished).toBe(2);
   });
 
   it("rejects a maxLeaseMs shorter than leaseMs", () => {

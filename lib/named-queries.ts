@@ -104,6 +104,12 @@ export const NAMED_QUERIES = [
     promql: `sum by (service, handler, cause) (rate(${DUPLICATES_BY_CAUSE_METRIC}[${RATE_WINDOW}]))`,
   },
   { name: "payload_conflicts", by: PAYLOAD_CONFLICT_GROUP, promql: payloadConflictsExpr() },
+  // Fingerprints of chosen fields taken over the bytes (a payload that is not JSON), over the same window.
+  {
+    name: "fingerprint_fallbacks",
+    by: METRIC_LABELS.fingerprintFallbacks,
+    promql: `sum by (service, handler) (increase(${METRIC_NAMES.fingerprintFallbacks}[${RATE_WINDOW}]))`,
+  },
   // Messages fail-open ran without a check over the window: a count of runs, not a rate.
   {
     name: "unchecked",

@@ -35,6 +35,7 @@ export const METRIC_NAMES = {
   duplicatesByCause: "messages_duplicates_by_cause_total",
   handlerExecutionTime: "handler_execution_time_seconds",
   payloadConflicts: "deduplication_payload_conflicts_total",
+  fingerprintFallbacks: "deduplication_fingerprint_fallbacks_total",
   unchecked: "deduplication_unchecked_total",
   lastCheck: "deduplication_last_check_timestamp_seconds",
   lastError: "deduplication_last_error_timestamp_seconds",
@@ -97,6 +98,8 @@ export const METRIC_LABELS = {
   handlerExecutionTime: [LABEL.service, LABEL.handler, LABEL.success],
   // The difference says what was compared: the handler's chosen fields, or the payload's bytes.
   payloadConflicts: [LABEL.service, LABEL.handler, LABEL.difference],
+  // Only handlers with chosen fingerprint fields have it: a payload that was not JSON, fingerprinted by its bytes.
+  fingerprintFallbacks: [LABEL.service, LABEL.handler],
   // The reason is the error's (deduplication_errors_total): which store failure let the run through.
   unchecked: [LABEL.service, LABEL.handler, LABEL.reason],
   // Unix seconds of the handler's last check, last failed store call and last slow check (each replica its own).

@@ -27,7 +27,7 @@ export class CheckOutcomes {
     /** The handler's most swallowed keys, or null. */
     private readonly hotKeys: HotKeys | null,
   ) {
-    this.fingerprints = new PayloadFingerprints(o.fingerprint);
+    this.fingerprints = new PayloadFingerprints(o.fingerprint, (handler) => rec.fingerprintFallback(handler));
   }
 
   /**
@@ -35,7 +35,8 @@ export class CheckOutcomes {
    * marking), the fingerprint a later copy is compared by — the same function {@link swallow} uses.
    */
   doneValueOf(msg: Message, fingerprint: boolean): string {
-    return doneValue(positionOf(msg.context), fingerprint ? this.fingerprints.of(msg.payload) : undefined);
+    const fp = fingerprint ? this.fingerprints.of(msg.payload, msg.context.handler) : undefined;
+    return doneValue(positionOf(msg.context), fp);
   }
 
   /** The key already held `reply`: in progress elsewhere (lease marking: fails, to be retried) or a repeat (swallowed). */
@@ -56,7 +57,7 @@ export class CheckOutcomes {
   swallow(d: Delivery, key: string, stored: string): undefined {
     const fp = storedFingerprint(stored);
     if (fp !== undefined) {
-      const mine = this.fingerprints.of(d.msg.payload);
+      const mine = this.fingerprints.of(d.msg.payload, d.handler);
       if (mine !== fp) {
         this.rec.payloadConflict(d.handler, this.fingerprints.compared(d.msg.payload));
         this.o.logger(

@@ -52,7 +52,7 @@ export class Deduplicator {
     o.maxLeaseMs ??= 10 * o.leaseMs;
     validateDeduplicatorOptions(o, options.repository?.failureMode);
     this.options = o;
-    this.rec = dedupRecorder(o.registry, o.service);
+    this.rec = dedupRecorder(o.registry, o.service, o.fingerprint !== undefined);
     this.results = new DeliveryResults(this.rec, Symbol("deduplicator"), o.registry !== undefined);
     this.keys = new DedupKeys(o);
     this.claimTtl = o.marking === "lease" ? o.leaseMs : o.ttlMs;

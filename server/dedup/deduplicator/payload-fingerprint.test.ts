@@ -47,11 +47,13 @@ function harness(fingerprint?: FingerprintOptions) {
     }
     return ran.length > before ? "ran" : "repeat";
   };
+  const fallbacks = async () =>
+    (await dedupMetrics(registry).fingerprintFallbacks.get()).values.reduce((a, v) => a + v.value, 0);
   const conflicts = async () =>
     Object.fromEntries(
       (await dedupMetrics(registry).payloadConflicts.get()).values.map((v) => [String(v.labels.difference), v.value]),
     );
-  return { deliver, conflicts, ran };
+  return { deliver, conflicts, fallbacks, ran };
 }
 
 const order = { orderId: "o-1", total: 25, items: [{ sku: "A", qty: 1 }], sentAt: "2026-12-07T10:00:00Z" };
@@ -67,6 +69,7 @@ describe("fingerprint of chosen fields", () => {
     expect(await h.deliver(copy("e1", 4, { ...order, items: [{ sku: "A", qty: 2 }] }))).toBe("conflict");
     expect(h.ran).toHaveLength(1);
     expect(await h.conflicts()).toEqual({ fields: 2, bytes: 0 });
+    expect(await h.fallbacks()).toBe(0);
   });
 
   it("with include, only the included fields count: another included value is a conflict, any other change a repeat", async () => {
@@ -93,6 +96,8 @@ describe("fingerprint of chosen fields", () => {
     expect(await h.deliver(copy("n1", 2, "plain text v1"))).toBe("repeat");
     expect(await h.deliver(copy("n1", 3, "plain text v2"))).toBe("conflict");
     expect(await h.conflicts()).toEqual({ fields: 0, bytes: 1 });
+    // Counted per fingerprint taken over the bytes: the done mark, the repeat and the conflicting copy.
+    expect(await h.fallbacks()).toBe(3);
     expect(new PayloadFingerprints({ exclude: ["/x"] }).of(Buffer.from("not json"))).toBe(
       payloadFingerprint(Buffer.from("not json")),
     );

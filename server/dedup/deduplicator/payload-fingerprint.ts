@@ -86,8 +86,14 @@ export class PayloadFingerprints {
   /** True when the handler chose fields (else the fingerprint is the bytes'). */
   readonly chosen: boolean = false;
 
-  /** Throws a RangeError naming the option when a pointer is malformed. */
-  constructor(options: FingerprintOptions | undefined) {
+  /**
+   * Throws a RangeError naming the option when a pointer is malformed. `fellBack(handler)` is told
+   * of each fingerprint taken over the bytes because the payload is not JSON.
+   */
+  constructor(
+    options: FingerprintOptions | undefined,
+    private readonly fellBack: (handler: string) => void = () => undefined,
+  ) {
     if (options === undefined) return;
     if (typeof options !== "object" || options === null)
       throw new RangeError("deduplicator: fingerprint must be { include?: JsonPointer[], exclude?: JsonPointer[] }");
@@ -107,14 +113,14 @@ export class PayloadFingerprints {
     this.chosen = this.include !== undefined || this.exclude.length > 0;
   }
 
-  /** The canonical JSON of the chosen fields, or undefined when none are chosen or the payload is not JSON. */
-  private project(payload: Uint8Array): string | undefined {
-    if (!this.chosen || payload.length === 0) return undefined;
+  /** The canonical JSON of the chosen fields; undefined when none are chosen, null when the payload is not JSON. */
+  private project(payload: Uint8Array): string | null | undefined {
+    if (!this.chosen) return undefined;
     let doc: unknown;
     try {
       doc = JSON.parse(decoder.decode(payload));
     } catch {
-      return undefined;
+      return null;
     }
     for (const t of this.exclude) remove(doc, t);
     if (!this.include) return canonicalJson(doc);
@@ -126,14 +132,15 @@ export class PayloadFingerprints {
     return canonicalJson(picked);
   }
 
-  /** The fingerprint stored in the `done` value and compared with a later copy's. */
-  of(payload: Uint8Array): string {
+  /** The fingerprint stored in the `done` value and compared with a later copy's (of `handler`'s message, for the fallback count). */
+  of(payload: Uint8Array, handler = "default"): string {
     const canonical = this.project(payload);
-    return canonical === undefined ? payloadFingerprint(payload) : payloadFingerprint(Buffer.from(canonical, "utf8"));
+    if (canonical === null) this.fellBack(handler);
+    return canonical == null ? payloadFingerprint(payload) : payloadFingerprint(Buffer.from(canonical, "utf8"));
   }
 
   /** What a conflict of this copy compared: the chosen fields, or the bytes (none chosen, or not JSON). */
   compared(payload: Uint8Array): PayloadDifference {
-    return this.project(payload) === undefined ? PAYLOAD_DIFFERENCE.bytes : PAYLOAD_DIFFERENCE.fields;
+    return this.project(payload) == null ? PAYLOAD_DIFFERENCE.bytes : PAYLOAD_DIFFERENCE.fields;
   }
 }

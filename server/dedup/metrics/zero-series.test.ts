@@ -132,4 +132,32 @@ describe("zero series: every label value a panel or rule reads exists at 0 befor
     expect(await series(registry, "processed", ["result"])).toEqual({ success: 1, deduplicated: 1, error: 1 });
     expect(await series(registry, "duplicatesByCause", ["cause"])).toEqual({ redelivery: 0, republish: 0, unknown: 1 });
   });
+
+  it("the fingerprint fallbacks exist at 0 for a handler that chose fingerprint fields, and not at all for one that did not", async () => {
+    const registry = new Registry();
+    const ps = new MemoryPubSub();
+    const router = new Router();
+    const dedup = (fingerprint?: { exclude: string[] }) =>
+      new Deduplicator({
+        repository: new MemoryRepository(),
+        service: "svc",
+        registry,
+        ...(fingerprint ? { fingerprint } : {}),
+      }).middleware;
+    router.addHandler({
+      name: "fields",
+      topic: "t1",
+      subscriber: ps,
+      handler: async () => undefined,
+      middleware: [dedup({ exclude: ["/sentAt"] })],
+    });
+    router.addHandler({
+      name: "bytes",
+      topic: "t2",
+      subscriber: ps,
+      handler: async () => undefined,
+      middleware: [dedup()],
+    });
+    expect(await series(registry, "fingerprintFallbacks", ["service", "handler"])).toEqual({ "svc/fields": 0 });
+  });
 });

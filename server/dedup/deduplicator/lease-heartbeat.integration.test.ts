@@ -12,7 +12,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const REDIS = "redis://127.0.0.1:6379";
-const LEASE_MS = 600;
+const LEASE_MS = 1_200;
 const service = `hb-${randomBytes(3).toString("hex")}`;
 const children: ChildProcess[] = [];
 let redis: Redis;

@@ -188,6 +188,23 @@ describe("lease heartbeat", () => {
     expect(isDoneValue(repo.get(KEY("u7")) ?? "")).toBe(true); // the success is recorded whoever held the key
   });
 
+  it("a renewal still on the way when the handler ends decides before the done mark: a takeover with the same done value is counted", async () => {
+    const inner = new MemoryRepository();
+    // Every store call takes 50 ms: the renewal at leaseMs / 3 is still on the way when the handler ends 10 ms later.
+    const repo = new FaultyRepository(inner, { latencyMs: 50 });
+    const first = slowHandler(LEASE_MS / 3 + 10);
+    const a = consumer(repo, first.handler);
+    const running = a.deliver("u8");
+    await vi.advanceTimersByTimeAsync(100);
+    // Meanwhile the claim was lost and another consumer ran the message: same delivery, same done value.
+    inner.forget(KEY("u8"));
+    await consumer(inner, async () => undefined).deliver("u8");
+    await vi.advanceTimersByTimeAsync(LEASE_MS);
+    await running;
+    expect(first.runs.finished).toBe(1);
+    expect(await a.leaseLost()).toBe(1);
+  });
+
   it("maxLeaseMs bounds a stuck handler: its signal aborts, the claim expires and a second consumer runs the message", async () => {
     const repo = new MemoryRepository();
     let reason: unknown;

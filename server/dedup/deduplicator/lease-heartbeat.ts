@@ -30,7 +30,8 @@ interface Beat {
   renewedAt: number;
   /** A renewal is on the way. */
   busy: boolean;
-  stopped: boolean;
+  /** The renewal on the way, if any (never rejects). */
+  pending: Promise<void> | undefined;
   /** Why the handler was aborted, once it was. */
   reason: LeaseLostError | null;
   controller: AbortController | null;
@@ -105,7 +106,7 @@ export class LeaseHeartbeats {
       deadline: now + this.o.maxLeaseMs,
       renewedAt: now,
       busy: false,
-      stopped: false,
+      pending: undefined,
       reason: null,
       controller: null,
     };
@@ -114,15 +115,27 @@ export class LeaseHeartbeats {
       this.ticker = setInterval(() => this.tick(), this.tickMs);
       this.ticker.unref?.();
     }
+    let out: void | Message[];
     try {
-      return await d.next(new LeaseMessage(d.msg, b));
+      out = await d.next(new LeaseMessage(d.msg, b));
     } catch (e) {
+      await this.end(b);
       this.counted.delete(key); // no `done` mark follows a failure
       throw e;
-    } finally {
-      b.stopped = true;
-      this.running.delete(b);
     }
+    await this.end(b);
+    return out;
+  }
+
+  /**
+   * The handler returned: no more renewals. One on the way is waited for (bounded by `timeoutMs` per
+   * store call) so that its verdict is known before the `done` mark is sent: a process resumed after
+   * a stall fires its overdue renewal as its handler ends, and the mark alone cannot tell another
+   * consumer's `done` of the same delivery position from its own.
+   */
+  private async end(b: Beat): Promise<void> {
+    this.running.delete(b);
+    if (b.pending) await b.pending;
   }
 
   /** Renews the claims that are `everyMs` old; stops when no handler runs. */
@@ -136,7 +149,7 @@ export class LeaseHeartbeats {
     for (const b of this.running) {
       if (b.busy || b.reason) continue;
       if (now >= b.deadline) this.abort(b, new LeaseLostError(b.key, "max-lease", this.o.maxLeaseMs));
-      else if (now - b.renewedAt >= this.everyMs) void this.beat(b, now);
+      else if (now - b.renewedAt >= this.everyMs) b.pending = this.beat(b, now);
     }
   }
 
@@ -151,14 +164,12 @@ export class LeaseHeartbeats {
           ? repository.extendLease(b.key, b.value, ttl)
           : repository.compareAndSet(b.key, b.value, b.value, ttl),
       );
-      // Expired and free (a renewal delayed past the TTL): claimed again under the same token. Once
-      // the handler ended, its own `done` mark may be on the way: the mark's reply decides then.
-      if (!ours && b.stopped) return;
+      // Expired and free (a renewal delayed past the TTL): claimed again under the same token. The
+      // handler's end waits for this renewal, so no `done` mark of ours is on the way yet.
       if (!ours) {
         const held = await this.timed(repository.claim(b.key, b.value, ttl));
         ours = held === null || held === b.value;
       }
-      // The claim was sent before any `done` mark of ours: its answer stands even if the handler ended meanwhile.
       if (!ours) return this.lost(b);
       b.renewedAt = now;
     } catch (e) {
@@ -166,6 +177,7 @@ export class LeaseHeartbeats {
       this.rec.error(classifyStoreError(e), b.d.handler);
     } finally {
       b.busy = false;
+      b.pending = undefined;
     }
   }
 

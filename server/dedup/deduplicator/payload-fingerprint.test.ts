@@ -8,6 +8,9 @@ import type { Message } from "../message";
 import { dedupMetrics } from "../metrics/metrics";
 import { MemoryRepository } from "../repository/memory-repository";
 import { payloadFingerprint } from "../repository/stored-value";
+import { MemoryPubSub } from "../pubsub";
+import { Router } from "../router/router";
+import { poisonQueue } from "../middleware/poison-queue";
 
 const signal = new AbortController().signal;
 
@@ -124,5 +127,40 @@ describe("fingerprint of chosen fields", () => {
     expect(() => make({ exclude: ["sentAt"] })).toThrow(/fingerprint\.exclude must hold JSON Pointers/);
     expect(() => make({ include: ["/a~2"] })).toThrow(/fingerprint\.include must hold JSON Pointers/);
     expect(() => make({ include: [] })).toThrow(/fingerprint\.include must name at least one field/);
+  });
+
+  it("a Router batch compares by the same chosen fields: a retry in the same batch or the next is a repeat, a changed field poisoned", async () => {
+    const registry = new Registry();
+    const dlq = new MemoryPubSub();
+    const ran: string[] = [];
+    const router = new Router({ onError: (e) => console.error(e.error) });
+    router.addHandler({
+      name: "h",
+      topic: "orders",
+      subscriber: new MemoryPubSub(),
+      handler: async (m) => void ran.push(Buffer.from(m.payload).toString()),
+      middleware: [
+        poisonQueue(dlq, "orders.dlq", { registry, service: "svc" }),
+        new Deduplicator({
+          repository: new MemoryRepository(),
+          service: "svc",
+          registry,
+          hotKeys: null,
+          logger: () => undefined,
+          fingerprint: { exclude: ["/sentAt"] },
+        }).middleware,
+      ],
+    });
+    const sink = router.sink("h");
+    const retried = { ...order, sentAt: "2026-12-07T10:00:09Z" };
+    expect(await sink.deliverBatch([copy("b1", 1, order), copy("b1", 2, retried)])).toEqual(["ack", "ack"]);
+    await sink.flush?.();
+    expect(await sink.deliverBatch([copy("b1", 3, retried), copy("b1", 4, { ...order, total: 1 })])).toEqual([
+      "ack",
+      "ack",
+    ]);
+    await sink.flush?.();
+    expect(ran).toHaveLength(1);
+    expect(dlq.messages("orders.dlq").map((m) => JSON.parse(Buffer.from(m.payload).toString()).total)).toEqual([1]);
   });
 });

@@ -119,23 +119,18 @@ export class LeaseHeartbeats {
     try {
       out = await d.next(new LeaseMessage(d.msg, b));
     } catch (e) {
-      await this.end(b);
+      this.running.delete(b);
+      if (b.pending) await b.pending;
       this.counted.delete(key); // no `done` mark follows a failure
       throw e;
     }
-    await this.end(b);
-    return out;
-  }
-
-  /**
-   * The handler returned: no more renewals. One on the way is waited for (bounded by `timeoutMs` per
-   * store call) so that its verdict is known before the `done` mark is sent: a process resumed after
-   * a stall fires its overdue renewal as its handler ends, and the mark alone cannot tell another
-   * consumer's `done` of the same delivery position from its own.
-   */
-  private async end(b: Beat): Promise<void> {
+    // No more renewals. One on the way is waited for (bounded by `timeoutMs` per store call) so that
+    // its verdict is known before the `done` mark is sent: a process resumed after a stall fires its
+    // overdue renewal as its handler ends, and the mark alone cannot tell another consumer's `done`
+    // of the same delivery position from its own.
     this.running.delete(b);
     if (b.pending) await b.pending;
+    return out;
   }
 
   /** Renews the claims that are `everyMs` old; stops when no handler runs. */

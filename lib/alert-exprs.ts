@@ -3,7 +3,7 @@
  * queries (`lib/named-queries.ts`) and the Grafana dashboard use these. Isomorphic: no
  * Node imports. **Every `matchers` argument is PromQL text, never user input.**
  */
-import { METRIC_LABELS, METRIC_NAMES } from "@/names/dedup";
+import { METRIC_LABELS, METRIC_NAMES, PAYLOAD_CONFLICT_GROUP } from "@/names/dedup";
 import { HANDLER_INFO_METRIC } from "@/names/contract";
 import { MINUTE_MS } from "@/names/keys";
 import { KAFKA_METRIC_NAMES } from "@/names/kafka";
@@ -100,7 +100,7 @@ export function leaseCounterRateExpr(counter: "leaseLost" | "inProgress" | "rele
  * PromQL of the payload conflicts (copies whose UUID was processed with another payload) counted
  * over {@link RATE_WINDOW}, per service and handler. Same `matchers` hazard as {@link duplicateRatioExpr}.
  */
-export function payloadConflictsExpr(matchers = "", by: readonly string[] = METRIC_LABELS.payloadConflicts): string {
+export function payloadConflictsExpr(matchers = "", by: readonly string[] = PAYLOAD_CONFLICT_GROUP): string {
   const sel = matchers ? `{${matchers}}` : "";
   return `sum by (${by.join(", ")}) (increase(${METRIC_NAMES.payloadConflicts}${sel}[${RATE_WINDOW}]))`;
 }

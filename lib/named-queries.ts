@@ -6,7 +6,7 @@
  * without an evaluation is a type error) computes the same over the app's registry.
  * **Never PromQL from a request**: a request picks a name.
  */
-import { METRIC_LABELS, METRIC_NAMES, LABEL, PROCESSED_RESULT } from "@/names/dedup";
+import { METRIC_LABELS, METRIC_NAMES, LABEL, PAYLOAD_CONFLICT_GROUP, PROCESSED_RESULT } from "@/names/dedup";
 import { HANDLER_INFO_LABELS, HANDLER_INFO_METRIC } from "@/names/contract";
 import {
   CONSUMER_INFO_METRIC,
@@ -103,7 +103,13 @@ export const NAMED_QUERIES = [
     by: METRIC_LABELS.duplicatesByCause.filter((l) => l !== LABEL.topic),
     promql: `sum by (service, handler, cause) (rate(${DUPLICATES_BY_CAUSE_METRIC}[${RATE_WINDOW}]))`,
   },
-  { name: "payload_conflicts", by: METRIC_LABELS.payloadConflicts, promql: payloadConflictsExpr() },
+  { name: "payload_conflicts", by: PAYLOAD_CONFLICT_GROUP, promql: payloadConflictsExpr() },
+  // Fingerprints of chosen fields taken over the bytes (a payload that is not JSON), over the same window.
+  {
+    name: "fingerprint_fallbacks",
+    by: METRIC_LABELS.fingerprintFallbacks,
+    promql: `sum by (service, handler) (increase(${METRIC_NAMES.fingerprintFallbacks}[${RATE_WINDOW}]))`,
+  },
   // Messages fail-open ran without a check over the window: a count of runs, not a rate.
   {
     name: "unchecked",

@@ -6,7 +6,7 @@
  * `infra/prometheus/rules/dedup.yml` and `infra/grafana/dedup-health.json` are generated from this
  * file by `npm run gen:infra`; a test fails when they drift.
  */
-import { DEDUP_ERROR_REASON, METRIC_LABELS, SLOW_CHECK_SECONDS } from "@/names/dedup";
+import { DEDUP_ERROR_REASON, METRIC_LABELS, PAYLOAD_CONFLICT_GROUP, SLOW_CHECK_SECONDS } from "@/names/dedup";
 import { DAY_MS } from "@/names/keys";
 import { anyOccurrenceAlert, defineAlert, type AlertThreshold, type ThresholdLine } from "@/lib/alert-model";
 import { LAG_GROWTH_FLOOR, LAG_GROWTH_WINDOW } from "@/lib/alert-exprs";
@@ -153,7 +153,7 @@ export const ALERTS = {
       title: "Message UUIDs reused with another payload (payload conflicts) over 5 min",
       query: "payload_conflicts",
       unit: "count",
-      by: METRIC_LABELS.payloadConflicts,
+      by: PAYLOAD_CONFLICT_GROUP,
       severity: "ticket",
       texts: {
         summary: "A publisher reuses message UUIDs: payload conflicts on {{ $labels.service }}/{{ $labels.handler }}",

@@ -35,6 +35,7 @@ export const METRIC_NAMES = {
   duplicatesByCause: "messages_duplicates_by_cause_total",
   handlerExecutionTime: "handler_execution_time_seconds",
   payloadConflicts: "deduplication_payload_conflicts_total",
+  fingerprintFallbacks: "deduplication_fingerprint_fallbacks_total",
   unchecked: "deduplication_unchecked_total",
   lastCheck: "deduplication_last_check_timestamp_seconds",
   lastError: "deduplication_last_error_timestamp_seconds",
@@ -73,6 +74,7 @@ export const LABEL = {
   reasonPoisoned: "reason_poisoned",
   cause: "cause",
   success: "success",
+  difference: "difference",
 } as const;
 
 const HANDLER_LABELS = [LABEL.service, LABEL.topic, LABEL.handler] as const;
@@ -94,7 +96,10 @@ export const METRIC_LABELS = {
   duplicatesByCause: [...HANDLER_LABELS, LABEL.cause],
   // Watermill's labels are handler_name and success; ours carry the service and no topic (one per attempt).
   handlerExecutionTime: [LABEL.service, LABEL.handler, LABEL.success],
-  payloadConflicts: [LABEL.service, LABEL.handler],
+  // The difference says what was compared: the handler's chosen fields, or the payload's bytes.
+  payloadConflicts: [LABEL.service, LABEL.handler, LABEL.difference],
+  // Only handlers with chosen fingerprint fields have it: a payload that was not JSON, fingerprinted by its bytes.
+  fingerprintFallbacks: [LABEL.service, LABEL.handler],
   // The reason is the error's (deduplication_errors_total): which store failure let the run through.
   unchecked: [LABEL.service, LABEL.handler, LABEL.reason],
   // Unix seconds of the handler's last check, last failed store call and last slow check (each replica its own).
@@ -102,6 +107,12 @@ export const METRIC_LABELS = {
   lastError: [LABEL.service, LABEL.handler],
   lastSlowCheck: [LABEL.service, LABEL.handler],
 } as const satisfies Record<keyof typeof METRIC_NAMES, readonly string[]>;
+
+/**
+ * What the alert and the dashboard sum the payload conflicts by: per handler, every `difference`
+ * together (a conflict is a publisher bug whatever differed; the label tells which kind when read).
+ */
+export const PAYLOAD_CONFLICT_GROUP = [LABEL.service, LABEL.handler] as const;
 
 /** The label names of one library metric, as a union (for prom-client's `Counter<L>`). */
 export type LabelsOf<K extends keyof typeof METRIC_LABELS> = (typeof METRIC_LABELS)[K][number];
@@ -168,6 +179,26 @@ export type PoisonReasonClass = ValueOf<typeof POISON_REASON_CLASS>;
 
 /** Every {@link PoisonReasonClass}: each exists at 0 per handler from its registration. */
 export const POISON_REASON_CLASSES = valuesOf(POISON_REASON_CLASS);
+
+/**
+ * The values of the `difference` label of `deduplication_payload_conflicts_total`: what differed
+ * between the copy and the processed message.
+ */
+export const PAYLOAD_DIFFERENCE = {
+  /** The handler's chosen fields (its `fingerprint` option) of the two JSON payloads differ. */
+  fields: "fields",
+  /**
+   * The payload bytes differ, and nothing finer was compared: the handler chose no fields, or the
+   * copy's payload is not JSON (its fingerprint falls back to the bytes).
+   */
+  bytes: "bytes",
+} as const;
+
+/** The difference label of `deduplication_payload_conflicts_total`. */
+export type PayloadDifference = ValueOf<typeof PAYLOAD_DIFFERENCE>;
+
+/** All values of {@link PayloadDifference} (each series exists at 0 per handler from its registration). */
+export const PAYLOAD_DIFFERENCES = valuesOf(PAYLOAD_DIFFERENCE);
 
 /**
  * The values of the `cause` label of `messages_duplicates_by_cause_total`: what a swallowed copy

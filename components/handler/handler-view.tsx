@@ -174,7 +174,7 @@ function FailureCharts({ service, handler }: { service: string; handler: string 
       <DeferMount height={262}>
         <SeriesPanel
           title="Payload conflicts"
-          description="copies whose UUID was processed with another payload, counted over 5 min: a publisher reusing UUIDs (any alerts)"
+          description="copies whose UUID was processed with another payload, counted over 5 min: a publisher reusing UUIDs (any alerts); with chosen fingerprint fields, also the payloads that were not JSON and were fingerprinted by their bytes"
           metric="payload_conflicts"
           service={service}
           handler={handler}

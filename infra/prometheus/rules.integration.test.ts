@@ -78,7 +78,7 @@ function tick(n: number): void {
   // the series exists at 0 from the first tick, so the first one is an increase).
   if (n >= 40 && n % 25 === 0) slow.leaseLost("review.created", "on-review-created");
   // A publisher reusing a UUID with another payload, once in a while (the series is 0 from registration).
-  if (n >= 40 && n % 25 === 10) slow.payloadConflict("on-review-created");
+  if (n >= 40 && n % 25 === 10) slow.payloadConflict("on-review-created", "fields");
   // "slow" lost 60 % of its keys at once (Redis restarted empty); "calm" lost none.
   memoryLost.set({ service: "slow", handler: "on-review-created" }, 0.6);
   memoryLost.set({ service: "calm", handler: "on-order-paid" }, 0);

@@ -8,6 +8,8 @@
  *   router         the bare Router and a no-op handler (the reference of the others)
  *   dedup          + the Deduplicator, empty payload
  *   dedup 256 B    the same with a 256-byte payload (its SHA-256 fingerprint is the difference)
+ *   fields 256 B   the same with `fingerprint: { exclude: ["/sentAt"] }`: the payload read as JSON and
+ *                  written canonically before its hash (the difference to `dedup 256 B`)
  *   timer          + `handlerTimer` (`handler_execution_time_seconds`)
  *   timeout        + `timeout(30 s)` (one timer per attempt; opt-in)
  *   produced       + the handler returns one message, published by a no-op publisher inside the stack
@@ -59,6 +61,13 @@ interface Variant {
 
 const dedup = (registry: Registry) =>
   new Deduplicator({ repository: new MemoryRepository(), service: "hot", registry }).middleware;
+const dedupFields = (registry: Registry) =>
+  new Deduplicator({
+    repository: new MemoryRepository(),
+    service: "hot",
+    registry,
+    fingerprint: { exclude: ["/sentAt"] },
+  }).middleware;
 const timer = (registry: Registry) => handlerTimer({ registry, service: "hot" });
 const wholeStack = (registry: Registry) =>
   defaultStack({
@@ -72,6 +81,7 @@ export const VARIANTS: readonly Variant[] = [
   { name: "router", payload: "", stack: () => [] },
   { name: "dedup", base: "router", payload: "", stack: (r) => [dedup(r)] },
   { name: "dedup 256 B", base: "dedup", payload: PAYLOAD_256, stack: (r) => [dedup(r)] },
+  { name: "fields 256 B", base: "dedup 256 B", payload: PAYLOAD_256, stack: (r) => [dedupFields(r)] },
   { name: "timer", base: "dedup 256 B", payload: PAYLOAD_256, stack: (r) => [dedup(r), timer(r)] },
   { name: "timeout", base: "timer", payload: PAYLOAD_256, stack: (r) => [dedup(r), timeout(30_000), timer(r)] },
   { name: "produced", base: "timer", payload: PAYLOAD_256, stack: (r) => [dedup(r), timer(r)], produces: true },

@@ -85,3 +85,28 @@ export class PayloadConflictError extends NonRetryableError {
     this.name = "PayloadConflictError";
   }
 }
+
+/**
+ * The reason `msg.signal` aborts when the Deduplicator's lease heartbeat (option `heartbeat`) can
+ * no longer vouch for the claim: `"taken"` — a renewal found the key held by another consumer (or
+ * already done), so the message may be running twice; `"max-lease"` — the handler ran past
+ * `maxLeaseMs` and the claim is left to expire. **Retryable**: the next attempt meets the other
+ * consumer's lease or its `done` mark. A handler that passes `msg.signal` to its slow calls stops early.
+ */
+export class LeaseLostError extends Error {
+  readonly retryable = true;
+  /** The repository key, `<service>:dedup:<handler>:<key>`. */
+  readonly key: string;
+  /** Why: the claim was taken over, or `maxLeaseMs` was reached. */
+  readonly why: "taken" | "max-lease";
+  constructor(key: string, why: "taken" | "max-lease", maxLeaseMs?: number) {
+    super(
+      why === "taken"
+        ? `lease of ${key} was taken over by another consumer while the handler ran (the process stalled past leaseMs?); stop the side effect, the other consumer owns the message`
+        : `handler held ${key} past maxLeaseMs ${maxLeaseMs}: its claim is left to expire; make it faster or raise maxLeaseMs`,
+    );
+    this.name = "LeaseLostError";
+    this.key = key;
+    this.why = why;
+  }
+}

@@ -28,6 +28,7 @@ export * from "./middleware/timeout";
 export * from "./middleware/duplicator";
 export * from "./deduplicator/deduplicator";
 export * from "./deduplicator/deduplicator-options";
+export * from "./deduplicator/payload-fingerprint";
 export * from "./metrics/hot-key-sketch";
 export * from "./metrics/hot-keys";
 export * from "./metrics/hot-keys-board";

@@ -45,6 +45,8 @@ describe("lintHandler", () => {
     ["fail-open-critical", { ttlClass: "critical", ttlMs: 7 * DAY_MS, failureMode: "open" }, "warning", "§4"],
     ["no-timeout", { timeoutMs: null }, "warning", "§10"],
     ["timeout-not-below-lease", { timeoutMs: 60_000, leaseMs: 60_000 }, "warning", "§10"],
+    ["db-side-effect-without-inbox", { sideEffects: ["postgres"] }, "warning", "§11"],
+    ["kafka-output-without-transactions", { sideEffects: ["kafka"] }, "warning", "§11"],
   ];
 
   it.each(cases)("%s fires on a bad setup with its severity and spec section", (rule, bad, severity, section) => {
@@ -98,6 +100,31 @@ describe("lintHandler", () => {
     ]);
     expect(lintHandler({ ...RECOMMENDED_SETUP, timeoutMs: 90_000 })[0]!.message).toContain(
       "1.5 min is not below the 1 min lease",
+    );
+  });
+
+  it("a PostgreSQL side effect is flagged only while the dedup store is outside the database's transaction", () => {
+    expect(rules({ sideEffects: ["postgres"], repository: "memory", replicas: 1 })).toEqual([
+      "db-side-effect-without-inbox",
+    ]);
+    // A store of the handler's own (the inbox is one) and a handler without a database write are silent.
+    expect(rules({ sideEffects: ["postgres"], repository: "custom" })).toEqual([]);
+    expect(rules({ sideEffects: ["external"] })).toEqual([]);
+    expect(rules({ sideEffects: [] })).toEqual([]);
+    const f = lintHandler({ ...RECOMMENDED_SETUP, sideEffects: ["postgres"] })[0]!;
+    expect(f.message).toContain("dedups in redis");
+    expect(f.message).toContain("PostgreSQL inbox");
+  });
+
+  it("Kafka outputs are flagged unless the handler runs in the transactions mode, whatever its other effects", () => {
+    expect(rules({ sideEffects: ["kafka"], mode: "kafka-transactions" })).toEqual([]);
+    expect(rules({ sideEffects: ["kafka"], mode: "dedup" })).toEqual(["kafka-output-without-transactions"]);
+    expect(rules({ sideEffects: ["postgres", "kafka"] })).toEqual([
+      "db-side-effect-without-inbox",
+      "kafka-output-without-transactions",
+    ]);
+    expect(lintHandler({ ...RECOMMENDED_SETUP, sideEffects: ["kafka"] })[0]!.message).toContain(
+      'Use mode "kafka-transactions"',
     );
   });
 });

@@ -11,6 +11,12 @@ import type { FailureMode, RepositoryKind } from "./repository/repository";
 /** A middleware name of the stack (lint input); other names are allowed and ignored by the order rules. */
 export type StackEntry = StackName | (string & {});
 
+/** A kind of side effect a handler declares: a PostgreSQL write, produced Kafka messages, a call out (push, HTTP). */
+export type SideEffect = "postgres" | "kafka" | "external";
+
+/** How a handler's outputs are made once: `dedup` (the Deduplicator) or `kafka-transactions` (outputs and offsets in one transaction). */
+export type HandlerMode = "dedup" | "kafka-transactions";
+
 /** How a handler's dedup key is made. Only `uuid` is right (spec §2). */
 export type KeyFactoryKind = "uuid" | "payload-hash" | "business-key" | "correlation-id";
 
@@ -33,6 +39,10 @@ export interface HandlerSetup {
   leaseMs: number;
   /** The `timeout` middleware's `timeoutMs` inside the Deduplicator (`defaultStack`'s `timeoutMs`); `null` = none. */
   timeoutMs: number | null;
+  /** The kinds of side effect the handler has. @default [] (not declared: the effect rules stay silent) */
+  sideEffects?: readonly SideEffect[];
+  /** How its outputs are made once. @default "dedup" */
+  mode?: HandlerMode;
 }
 
 /** What the dashboard measured of a handler, for the rules that need more than its declared setup. */
@@ -61,7 +71,9 @@ export type LintRule =
   | "fail-open-critical"
   | "handler-p99-near-lease"
   | "no-timeout"
-  | "timeout-not-below-lease";
+  | "timeout-not-below-lease"
+  | "db-side-effect-without-inbox"
+  | "kafka-output-without-transactions";
 
 /** One finding. */
 export interface LintFinding {
@@ -252,19 +264,36 @@ function leaseRules(setup: HandlerSetup, observed: HandlerObserved, add: Add): v
   }
 }
 
+/** Declared side effects that Redis dedup cannot make once, and the stronger tool for each (spec §11). */
+function effectRules({ sideEffects = [], repository, mode = "dedup" }: HandlerSetup, add: Add): void {
+  if (sideEffects.includes("postgres") && (repository === "redis" || repository === "memory"))
+    add(
+      "warning",
+      "db-side-effect-without-inbox",
+      "§11",
+      `writes to PostgreSQL but dedups in ${repository}: the row and the done mark are two writes, so a crash between them, a failed done mark or a lost lease writes the row twice. Use the PostgreSQL inbox: the claim is a row in the side effect's own transaction, committed with it or not at all.`,
+    );
+  if (sideEffects.includes("kafka") && mode !== "kafka-transactions")
+    add(
+      "warning",
+      "kafka-output-without-transactions",
+      "§11",
+      `produces Kafka messages in mode "${mode}": a redelivery after a crash before the done mark publishes them again. Use mode "kafka-transactions" (outputs and consumed offsets in one transaction, read_committed consumers downstream); it covers produced messages only.`,
+    );
+}
+
 /**
  * Lints one handler setup, and what was measured of it when given (`observed`); returns the
  * findings (empty = as the spec recommends).
  */
 export function lintHandler(setup: HandlerSetup, observed: HandlerObserved = {}): LintFinding[] {
   const f: LintFinding[] = [];
-  const add: Add = (severity, rule, specSection, message) => {
-    f.push({ severity, rule, message, specSection });
-  };
+  const add: Add = (severity, rule, specSection, message) => void f.push({ severity, rule, message, specSection });
   ttlRules(setup, add);
   stackRules(setup, add);
   keyRules(setup, add);
   storeRules(setup, add);
   leaseRules(setup, observed, add);
+  effectRules(setup, add);
   return f;
 }

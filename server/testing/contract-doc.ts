@@ -10,6 +10,7 @@ import { KAFKA_METRIC_NAMES } from "@/names/kafka";
 import {
   DEDUP_ERROR_REASONS,
   DUPLICATE_CAUSES,
+  PAYLOAD_DIFFERENCES,
   HANDLER_SUCCESSES,
   METRIC_LABELS,
   METRIC_NAMES,
@@ -82,6 +83,7 @@ const LABEL_VALUES: Record<string, readonly string[]> = {
   [`${METRIC_NAMES.unchecked}/reason`]: DEDUP_ERROR_REASONS,
   [`${METRIC_NAMES.poisoned}/reason_poisoned`]: POISON_REASON_CLASSES,
   [`${METRIC_NAMES.duplicatesByCause}/cause`]: DUPLICATE_CAUSES,
+  [`${METRIC_NAMES.payloadConflicts}/difference`]: PAYLOAD_DIFFERENCES,
   [`${METRIC_NAMES.handlerExecutionTime}/success`]: HANDLER_SUCCESSES,
   [`${HANDLER_INFO_METRIC}/marking`]: INFO_MARKINGS,
   [`${HANDLER_INFO_METRIC}/failure_mode`]: INFO_FAILURE_MODES,

@@ -12,6 +12,8 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   METRIC_NAMES,
+  PAYLOAD_DIFFERENCE,
+  PAYLOAD_DIFFERENCES,
   POISON_REASON_CLASS,
   REASON_CLASS_POISONED_KEY,
   REASON_POISONED_KEY,
@@ -84,6 +86,8 @@ describe("payload conflict: kcat → consumer → /api/metrics → Prometheus", 
     const service = `conflictapp${id}`;
     const handler = "charge";
     const labels = { service, handler };
+    // No fingerprint fields chosen: the conflict is a difference of the bytes.
+    const bytes = { ...labels, difference: PAYLOAD_DIFFERENCE.bytes };
     const uuid = `01REUSED${id.toUpperCase()}`;
     k.forget(`${service}:dedup:${handler}:${uuid}`);
     const ran: string[] = [];
@@ -108,9 +112,11 @@ describe("payload conflict: kcat → consumer → /api/metrics → Prometheus", 
     const counter = METRIC_NAMES.payloadConflicts;
     // The zero series exists from registration, on the endpoint and (once scraped) in Prometheus:
     // the conflict is an increase from 0, which is what the rule's increase() sees.
-    expect(sample(await (await fetch(appUrl)).text(), counter, labels)).toBe(0);
+    expect(sample(await (await fetch(appUrl)).text(), counter, bytes)).toBe(0);
     await until(
-      async () => (await promQuery(prom!.url, `${counter}{service="${service}",handler="${handler}"}`)).length === 1,
+      async () =>
+        (await promQuery(prom!.url, `${counter}{service="${service}",handler="${handler}"}`)).length ===
+        PAYLOAD_DIFFERENCES.length,
       20_000,
       "Prometheus to scrape the zero series",
     );
@@ -121,7 +127,7 @@ describe("payload conflict: kcat → consumer → /api/metrics → Prometheus", 
       await kcatProduce(brokers, topic!, 0, '{"amount":10}', { [WATERMILL_UUID_HEADER]: uuid });
       await kcatProduce(brokers, topic!, 0, '{"amount":99}', { [WATERMILL_UUID_HEADER]: uuid });
       await until(
-        async () => sample(await (await fetch(appUrl)).text(), counter, labels) === 1,
+        async () => sample(await (await fetch(appUrl)).text(), counter, bytes) === 1,
         30_000,
         "the conflict counter on /api/metrics",
       );

@@ -49,7 +49,12 @@ export function zeroSeriesMissing(s: Scrape, e: Evidence): string[] {
 export function metricsProblems(e: Evidence): string[] {
   const s = e.scrapes.final;
   const out: string[] = [];
-  const eventOnly = new Set<string>([METRIC_NAMES.lastError, METRIC_NAMES.lastSlowCheck]);
+  // Born at their first event, or (the fingerprint fallbacks) only for a handler that chose fingerprint fields.
+  const eventOnly = new Set<string>([
+    METRIC_NAMES.lastError,
+    METRIC_NAMES.lastSlowCheck,
+    METRIC_NAMES.fingerprintFallbacks,
+  ]);
   for (const [k, name] of Object.entries(METRIC_NAMES) as [keyof typeof METRIC_NAMES, string][]) {
     const labels = METRIC_LABELS[k] as readonly string[];
     const histogram = k === "checkDuration" || k === "handlerExecutionTime";

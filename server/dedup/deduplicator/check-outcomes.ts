@@ -10,19 +10,34 @@ import type { ResolvedDeduplicatorOptions } from "./deduplicator-options";
 import type { DeliveryResults, Delivery } from "./delivery-results";
 import type { Message } from "../message";
 import type { DedupRecorder } from "../metrics/recorder";
-import { PROCESSING_PREFIX, payloadFingerprint, positionOf, storedFingerprint } from "../repository/stored-value";
+import { PROCESSING_PREFIX, doneValue, positionOf, storedFingerprint } from "../repository/stored-value";
+import { PayloadFingerprints } from "./payload-fingerprint";
 import { DEDUP_ERROR_REASON, type DedupErrorReason } from "../../../names/dedup";
 import { classifyStoreError } from "../repository/store-call";
 import { noteSwallowed, type HotKeys } from "../metrics/hot-keys";
 
 export class CheckOutcomes {
+  /** The fingerprints this handler's copies are compared by (its `fingerprint` option). */
+  private readonly fingerprints: PayloadFingerprints;
+
   constructor(
     private readonly o: Readonly<ResolvedDeduplicatorOptions>,
     private readonly rec: DedupRecorder,
     private readonly results: DeliveryResults,
     /** The handler's most swallowed keys, or null. */
     private readonly hotKeys: HotKeys | null,
-  ) {}
+  ) {
+    this.fingerprints = new PayloadFingerprints(o.fingerprint, (handler) => rec.fingerprintFallback(handler));
+  }
+
+  /**
+   * The `done` value of a delivery that succeeded: its position and, with `fingerprint` (lease
+   * marking), the fingerprint a later copy is compared by — the same function {@link swallow} uses.
+   */
+  doneValueOf(msg: Message, fingerprint: boolean): string {
+    const fp = fingerprint ? this.fingerprints.of(msg.payload, msg.context.handler) : undefined;
+    return doneValue(positionOf(msg.context), fp);
+  }
 
   /** The key already held `reply`: in progress elsewhere (lease marking: fails, to be retried) or a repeat (swallowed). */
   answered(d: Delivery, key: string, reply: string): undefined {
@@ -42,9 +57,9 @@ export class CheckOutcomes {
   swallow(d: Delivery, key: string, stored: string): undefined {
     const fp = storedFingerprint(stored);
     if (fp !== undefined) {
-      const mine = payloadFingerprint(d.msg.payload);
+      const mine = this.fingerprints.of(d.msg.payload, d.handler);
       if (mine !== fp) {
-        this.rec.payloadConflict(d.handler);
+        this.rec.payloadConflict(d.handler, this.fingerprints.compared(d.msg.payload));
         this.o.logger(
           `[dedup] payload conflict: handler=${d.handler} topic=${d.topic} uuid=${d.msg.uuid} key=${key} was processed with another payload (a publisher reused the UUID)`,
         );

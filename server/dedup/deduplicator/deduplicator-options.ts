@@ -4,6 +4,7 @@ import { TTL_POLICY } from "../../../names/keys";
 import type { DedupRepository, FailureMode } from "../repository/repository";
 import { DEFAULT_RETRY_OPTIONS, maxRetryWaitMs } from "../middleware/retry";
 import type { HotKeysBoard } from "../metrics/hot-keys-board";
+import type { FingerprintOptions } from "./payload-fingerprint";
 
 /**
  * How the Deduplicator marks a key (spec §10):
@@ -53,6 +54,22 @@ export interface DeduplicatorOptions {
    * @default 60000
    */
   leaseMs?: number;
+  /**
+   * `"lease"` only: renew the claim every `leaseMs / 3` while the handler runs, so a handler may run
+   * longer than `leaseMs` (and `timeout` need not stay below it) without a second consumer taking
+   * the key. A renewal that finds the key taken (the process stalled past the lease: a long GC pause,
+   * SIGSTOP, a frozen VM) aborts the handler through `msg.signal` with `LeaseLostError` and counts
+   * `deduplication_lease_lost_total`. A handler faster than `leaseMs / 3` makes no extra store call.
+   * @default false
+   */
+  heartbeat?: boolean;
+  /**
+   * With `heartbeat`: the longest the heartbeat keeps one handler run's claim, ms. Past it the claim
+   * is no longer renewed (it expires at most `maxLeaseMs` after the start, so a stuck handler cannot
+   * hold a key for ever) and `msg.signal` aborts with `LeaseLostError` (`why: "max-lease"`).
+   * @default 10 × leaseMs
+   */
+  maxLeaseMs?: number;
   /** Time limit of ONE store call (not the window: spec §10); slower counts as `redis_timeout`. @default 500 */
   timeoutMs?: number;
   /** Marking protocol. @default "lease" */
@@ -89,6 +106,16 @@ export interface DeduplicatorOptions {
    * @default "poison"
    */
   onPayloadConflict?: PayloadConflictAction;
+  /**
+   * `"lease"` only: which fields of a JSON payload make the fingerprint a copy is compared by —
+   * JSON Pointers (RFC 6901), `exclude` removed first, then only `include` kept — over canonical
+   * JSON (sorted keys, no whitespace), so a producer retry that re-serialises the event with a new
+   * `sentAt` (`{ exclude: ["/sentAt"] }`) is a repeat, not a conflict. **A payload that is not
+   * UTF-8 JSON falls back to its bytes' fingerprint**; a conflict it meets is counted with
+   * `difference="bytes"` (chosen fields: `"fields"`). Costs one `JSON.parse` per success and per
+   * repeat. Malformed pointers throw a RangeError. @default the payload's bytes
+   */
+  fingerprint?: FingerprintOptions;
 }
 
 /** What the Deduplicator does with a copy whose payload conflicts with the processed one ({@link DeduplicatorOptions.onPayloadConflict}). */
@@ -111,14 +138,18 @@ export const DEFAULT_DEDUPLICATOR_OPTIONS = {
   logger: (line: string) => console.warn(line),
   preclaimMaxAgeFraction: 0.5,
   onPayloadConflict: "poison",
+  heartbeat: false,
 } as const satisfies Omit<
   Required<DeduplicatorOptions>,
-  "repository" | "registry" | "prefix" | "failureMode" | "hotKeys"
+  "repository" | "registry" | "prefix" | "failureMode" | "hotKeys" | "maxLeaseMs" | "fingerprint"
 >;
 
 /** Options after defaults (`hotKeys` undefined = the process's board). */
-export type ResolvedDeduplicatorOptions = Omit<Required<DeduplicatorOptions>, "registry" | "prefix" | "hotKeys"> &
-  Pick<DeduplicatorOptions, "registry" | "prefix" | "hotKeys">;
+export type ResolvedDeduplicatorOptions = Omit<
+  Required<DeduplicatorOptions>,
+  "registry" | "prefix" | "hotKeys" | "fingerprint"
+> &
+  Pick<DeduplicatorOptions, "registry" | "prefix" | "hotKeys" | "fingerprint">;
 
 /**
  * Validates merged options; throws a RangeError naming the option. `repositoryMode` is the
@@ -131,6 +162,9 @@ export function validateDeduplicatorOptions(o: ResolvedDeduplicatorOptions, repo
   if (!(Number.isFinite(o.ttlMs) && o.ttlMs >= 1 && o.ttlMs <= 365 * TTL_POLICY.defaultMs))
     throw bad("ttlMs", "in [1, 365 days] ms (spec §3: ≥ 10 min in production)");
   if (!(Number.isFinite(o.leaseMs) && o.leaseMs >= 1 && o.leaseMs <= o.ttlMs)) throw bad("leaseMs", "in [1, ttlMs] ms");
+  if (typeof o.heartbeat !== "boolean") throw bad("heartbeat", "true or false");
+  if (!(Number.isFinite(o.maxLeaseMs) && o.maxLeaseMs >= o.leaseMs))
+    throw bad("maxLeaseMs", `a number of ms ≥ leaseMs (${o.leaseMs})`);
   if (!(Number.isFinite(o.timeoutMs) && o.timeoutMs >= 1 && o.timeoutMs <= 60_000))
     throw bad("timeoutMs", "in [1, 60000] ms (one store call, not the window)");
   if (!["lease", "release", "naive"].includes(o.marking)) throw bad("marking", '"lease", "release" or "naive"');

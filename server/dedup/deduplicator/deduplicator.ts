@@ -6,16 +6,11 @@ import {
   type DeduplicatorOptions,
   type ResolvedDeduplicatorOptions,
 } from "./deduplicator-options";
-import {
-  namedMiddleware,
-  type BatchPreparation,
-  type BatchRun,
-  type Handler,
-  type Message,
-  type Middleware,
-} from "../message";
+import { LeaseHeartbeats } from "./lease-heartbeat";
+import { namedMiddleware, type BatchPreparation, type BatchRun, type Handler, type Message } from "../message";
+import type { Middleware } from "../message";
 import { dedupRecorder, type DedupRecorder } from "../metrics/recorder";
-import { ClaimTokens, doneValueOf } from "../repository/stored-value";
+import { ClaimTokens } from "../repository/stored-value";
 import { KeyMarks } from "./key-marks";
 import { CheckOutcomes } from "./check-outcomes";
 import { DedupKeys } from "./dedup-keys";
@@ -40,6 +35,8 @@ export class Deduplicator {
   private readonly outcomes: CheckOutcomes;
   /** The claim tokens this Deduplicator writes (one per claim, or per batch). */
   private readonly tokens: ClaimTokens;
+  /** Renews the claim while the handler runs (option `heartbeat`); null without. */
+  private readonly heartbeats: LeaseHeartbeats | null;
   /** The most swallowed keys per handler (fixed memory), on the board the dashboard reads; null without. */
   readonly hotKeys: HotKeys | null;
   /** The middleware (with its batch hook and batch form). */
@@ -51,9 +48,10 @@ export class Deduplicator {
       ...options,
       failureMode: options.failureMode ?? options.repository?.failureMode ?? "open",
     } as ResolvedDeduplicatorOptions;
+    o.maxLeaseMs ??= 10 * o.leaseMs;
     validateDeduplicatorOptions(o, options.repository?.failureMode);
     this.options = o;
-    this.rec = dedupRecorder(o.registry, o.service);
+    this.rec = dedupRecorder(o.registry, o.service, o.fingerprint !== undefined);
     this.results = new DeliveryResults(this.rec, Symbol("deduplicator"), o.registry !== undefined);
     this.keys = new DedupKeys(o);
     this.claimTtl = o.marking === "lease" ? o.leaseMs : o.ttlMs;
@@ -63,6 +61,8 @@ export class Deduplicator {
     this.tokens = new ClaimTokens(o.marking);
     this.hotKeys = deduplicatorHotKeys(o.hotKeys, o.service, o.registry);
     this.outcomes = new CheckOutcomes(o, this.rec, this.results, this.hotKeys);
+    const beat = o.heartbeat && o.marking === "lease";
+    this.heartbeats = beat ? new LeaseHeartbeats(o, this.rec, (p) => this.timed(p), this.marks.lostCounted) : null;
     const wrap =
       (next: Handler): Handler =>
       (msg) =>
@@ -220,7 +220,7 @@ export class Deduplicator {
   private async runUnderClaim(d: Delivery, key: string, value: string): Promise<void | Message[]> {
     let out: void | Message[];
     try {
-      out = await d.next(d.msg);
+      out = await (this.heartbeats ? this.heartbeats.run(d, key, value) : d.next(d.msg));
     } catch (e) {
       await this.failed(d, key, value);
       throw e;
@@ -243,7 +243,7 @@ export class Deduplicator {
    */
   private markDone(d: Delivery, key: string, value: string): Promise<void> | undefined {
     const lease = this.options.marking === "lease";
-    const done = doneValueOf(d.msg, lease);
+    const done = this.outcomes.doneValueOf(d.msg, lease);
     if (d.batch)
       d.batch.succeeded(key, done, lease ? { key, value, done, topic: d.topic, handler: d.handler } : undefined);
     else if (lease) return this.marks.complete(key, value, done, d.topic, d.handler);

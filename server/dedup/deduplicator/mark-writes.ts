@@ -21,6 +21,9 @@ export const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** The retried store calls and the lease checks of the Deduplicator's writes after the claim. */
 export class MarkWrites {
+  /** Keys whose lost lease the heartbeat already counted: their late `done` mark does not count it again. */
+  readonly lostCounted = new Set<string>();
+
   constructor(
     protected readonly o: Readonly<ResolvedDeduplicatorOptions>,
     protected readonly rec: DedupRecorder,
@@ -74,7 +77,8 @@ export class MarkWrites {
     topic: string,
     handler: string,
   ): void {
-    if (previous === null || previous === value || previous === done) return;
+    const counted = this.lostCounted.size > 0 && this.lostCounted.delete(key);
+    if (previous === null || previous === value || previous === done || counted) return;
     this.rec.leaseLost(topic, handler);
     this.o.logger(
       `[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`,
@@ -85,7 +89,8 @@ export class MarkWrites {
   protected async markAfterLostLease(key: string, done: string, topic: string, handler: string): Promise<void> {
     const { repository, ttlMs, logger } = this.o;
     const now = await this.timed(repository.claim(key, done, ttlMs));
-    if (now === null || isDoneValue(now)) return;
+    const counted = this.lostCounted.size > 0 && this.lostCounted.delete(key);
+    if (now === null || isDoneValue(now) || counted) return;
     this.rec.leaseLost(topic, handler);
     logger(
       `[dedup] lease of ${key} expired during the handler and another consumer took it over: the message may run twice (raise leaseMs)`,

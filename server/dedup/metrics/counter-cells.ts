@@ -6,6 +6,7 @@ import type { Counter } from "prom-client";
 import {
   DEDUP_ERROR_REASONS,
   DUPLICATE_CAUSES,
+  PAYLOAD_DIFFERENCES,
   PROCESSED_RESULTS,
   type DuplicateCause,
   type ProcessedResult,
@@ -97,7 +98,7 @@ export function handlerCells(m: HandlerCounters, service: string, topic: string,
   m.inProgress.inc(labels, 0);
   m.released.inc(labels, 0);
   m.leaseLost.inc(labels, 0);
-  m.payloadConflicts.inc({ service, handler }, 0);
+  for (const difference of PAYLOAD_DIFFERENCES) m.payloadConflicts.inc({ service, handler, difference }, 0);
   for (const reason of DEDUP_ERROR_REASONS) m.unchecked.inc({ service, handler, reason }, 0);
   for (const result of PROCESSED_RESULTS) m.processed.inc({ ...labels, result }, 0);
   for (const cause of DUPLICATE_CAUSES) m.duplicatesByCause.inc({ ...labels, cause }, 0);

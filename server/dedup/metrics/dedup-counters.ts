@@ -26,6 +26,7 @@ export interface EventCounters {
   leaseLost: Counter<LabelsOf<"leaseLost">>;
   poisoned: Counter<LabelsOf<"poisoned">>;
   payloadConflicts: Counter<LabelsOf<"payloadConflicts">>;
+  fingerprintFallbacks: Counter<LabelsOf<"fingerprintFallbacks">>;
   unchecked: Counter<LabelsOf<"unchecked">>;
   duplicatesByCause: Counter<LabelsOf<"duplicatesByCause">>;
 }
@@ -76,8 +77,13 @@ export function eventCounters(counter: MakeCounter): EventCounters {
     ),
     payloadConflicts: counter(
       METRIC_NAMES.payloadConflicts,
-      "Copies whose message UUID was already processed with another payload (a publisher reusing UUIDs), per handler; poisoned to the DLQ or swallowed per onPayloadConflict.",
+      "Copies whose message UUID was already processed with another payload (a publisher reusing UUIDs), per handler; poisoned to the DLQ or swallowed per onPayloadConflict. difference: fields (the handler's chosen fingerprint fields differ) or bytes (the payload bytes differ: no fields chosen, or a payload that is not JSON).",
       METRIC_LABELS.payloadConflicts,
+    ),
+    fingerprintFallbacks: counter(
+      METRIC_NAMES.fingerprintFallbacks,
+      "Payload fingerprints of a handler with chosen fields (its fingerprint option) taken over the payload's bytes because it is not UTF-8 JSON: each done mark and each compared copy.",
+      METRIC_LABELS.fingerprintFallbacks,
     ),
     unchecked: counter(
       METRIC_NAMES.unchecked,

@@ -40,10 +40,15 @@
  * - `handler_execution_time_seconds{service,handler,success}` (Watermill's name, observed by
  *   `handlerTimer`, innermost in `defaultStack`): one observation per handler attempt, the handler
  *   alone; `success="false"` when it threw. Buckets reach past the default lease (60 s).
- * - `deduplication_payload_conflicts_total{service,handler}` (ours): each copy whose UUID is
- *   `done` with another payload fingerprint (`lease` marking) — a publisher reusing UUIDs; under
+ * - `deduplication_payload_conflicts_total{service,handler,difference}` (ours): each copy whose
+ *   UUID is `done` with another payload fingerprint (`lease` marking) — a publisher reusing UUIDs;
+ *   `difference` is `fields` when the handler's chosen fields (its `fingerprint` option) differ,
+ *   `bytes` when only the bytes were compared (no fields chosen, or a payload that is not JSON). Under
  *   `onPayloadConflict: "poison"` the copy is also an `error` result and a `payload_conflict` DLQ
  *   copy, under `"swallow"` a `deduplicated` one. Alert on any increase.
+ * - `deduplication_fingerprint_fallbacks_total{service,handler}` (ours): each fingerprint of a
+ *   handler with chosen fields (its `fingerprint` option) taken over the bytes, the payload not being
+ *   UTF-8 JSON — each `done` mark and each compared copy; at 0 from registration for such handlers only.
  * - `deduplication_unchecked_total{service,handler,reason}` (ours): each handler run that fail-open
  *   let through WITHOUT a dedup check (the store call failed: `redis_timeout`, `redis_conn`; or the
  *   key factory threw: `marshal`), counted before the handler runs, once per attempt. Each is a

@@ -13,6 +13,7 @@ import {
   SLOW_CHECK_SECONDS,
   type DedupErrorReason,
   type DuplicateCause,
+  type PayloadDifference,
   type ProcessedResult,
 } from "../../../names/dedup";
 
@@ -36,29 +37,41 @@ export interface DedupRecorder {
   inProgress(topic: string, handler: string): void;
   released(topic: string, handler: string): void;
   leaseLost(topic: string, handler: string): void;
-  /** A copy whose UUID is done with another payload (labels service, handler). */
-  payloadConflict(handler: string): void;
+  /** A copy whose UUID is done with another payload (labels service, handler, difference: what was compared). */
+  payloadConflict(handler: string, difference: PayloadDifference): void;
+  /** A fingerprint of chosen fields taken over the bytes: the payload is not JSON. */
+  fingerprintFallback(handler: string): void;
   /** A handler run let through without a check (fail-open), by the failure's reason. */
   unchecked(handler: string, reason: DedupErrorReason): void;
 }
 
-/** A recorder bound to one service label, with its label cells cached (hot path: no label hashing). */
-export function dedupRecorder(registry: Registry | undefined, service: string): DedupRecorder {
-  if (!registry) {
-    const noop = () => undefined;
-    return {
-      register: noop,
-      result: noop,
-      duplicate: noop,
-      check: noop,
-      error: noop,
-      inProgress: noop,
-      released: noop,
-      leaseLost: noop,
-      payloadConflict: noop,
-      unchecked: noop,
-    };
-  }
+const noop = () => undefined;
+
+/** The recorder without a Registry: records nothing. */
+const NOOP_RECORDER: DedupRecorder = {
+  register: noop,
+  result: noop,
+  duplicate: noop,
+  check: noop,
+  error: noop,
+  inProgress: noop,
+  released: noop,
+  leaseLost: noop,
+  payloadConflict: noop,
+  fingerprintFallback: noop,
+  unchecked: noop,
+};
+
+/**
+ * A recorder bound to one service label, with its label cells cached (hot path: no label hashing).
+ * `fingerprintFields`: the handlers it records chose fingerprint fields (their fallback count exists at 0).
+ */
+export function dedupRecorder(
+  registry: Registry | undefined,
+  service: string,
+  fingerprintFields = false,
+): DedupRecorder {
+  if (!registry) return NOOP_RECORDER;
   const m = dedupMetrics(registry);
   // The first store error of each kind must be an increase from 0, not a series born at 1.
   for (const reason of DEDUP_ERROR_REASONS) m.errors.inc({ service, reason }, 0);
@@ -88,6 +101,8 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
   return {
     register(topic, handler) {
       cellsOf(topic, handler);
+      // Only a handler that chose fingerprint fields can fall back to the bytes: only its series exists at 0.
+      if (fingerprintFields) m.fingerprintFallbacks.inc({ service, handler }, 0);
     },
     result(topic, handler, result) {
       const c = cellsOf(topic, handler);
@@ -112,7 +127,9 @@ export function dedupRecorder(registry: Registry | undefined, service: string): 
     released: (topic, handler) => cellsOf(topic, handler).released.inc(),
     leaseLost: (topic, handler) => cellsOf(topic, handler).leaseLost.inc(),
     // Rare (a publisher bug): no cached cell needed.
-    payloadConflict: (handler) => m.payloadConflicts.inc({ service, handler }),
+    payloadConflict: (handler, difference) => m.payloadConflicts.inc({ service, handler, difference }),
+    // Only for payloads that are not JSON under chosen fields: no cached cell needed.
+    fingerprintFallback: (handler) => m.fingerprintFallbacks.inc({ service, handler }),
     // Only while the store fails (or for a keyless record): no cached cell needed.
     unchecked: (handler, reason) => m.unchecked.inc({ service, handler, reason }),
   };

@@ -1,7 +1,13 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { Deduplicator } from "../deduplicator/deduplicator";
-import { DEDUP_ERROR_REASONS, DUPLICATE_CAUSES, POISON_REASON_CLASSES, PROCESSED_RESULTS } from "../../../names/dedup";
+import {
+  DEDUP_ERROR_REASONS,
+  DUPLICATE_CAUSES,
+  PAYLOAD_DIFFERENCES,
+  POISON_REASON_CLASSES,
+  PROCESSED_RESULTS,
+} from "../../../names/dedup";
 import { MemoryRepository } from "../repository/memory-repository";
 import { dedupMetrics } from "./metrics";
 import { dedupRecorder } from "./recorder";
@@ -62,7 +68,9 @@ describe("zero series: every label value a panel or rule reads exists at 0 befor
     );
     for (const name of ["inProgress", "released", "leaseLost"] as const)
       expect(await series(registry, name, ["handler"])).toEqual({ h1: 0 });
-    expect(await series(registry, "payloadConflicts", ["service", "handler"])).toEqual({ "svc/h1": 0 });
+    expect(await series(registry, "payloadConflicts", ["service", "handler", "difference"])).toEqual(
+      Object.fromEntries(PAYLOAD_DIFFERENCES.map((d) => [`svc/h1/${d}`, 0])),
+    );
     expect(await series(registry, "unchecked", ["service", "handler", "reason"])).toEqual(
       Object.fromEntries(DEDUP_ERROR_REASONS.map((r) => [`svc/h1/${r}`, 0])),
     );
@@ -123,5 +131,33 @@ describe("zero series: every label value a panel or rule reads exists at 0 befor
     expect(poisoned).toMatchObject({ handler_error: 1, non_retryable: 0, marshal: 0 });
     expect(await series(registry, "processed", ["result"])).toEqual({ success: 1, deduplicated: 1, error: 1 });
     expect(await series(registry, "duplicatesByCause", ["cause"])).toEqual({ redelivery: 0, republish: 0, unknown: 1 });
+  });
+
+  it("the fingerprint fallbacks exist at 0 for a handler that chose fingerprint fields, and not at all for one that did not", async () => {
+    const registry = new Registry();
+    const ps = new MemoryPubSub();
+    const router = new Router();
+    const dedup = (fingerprint?: { exclude: string[] }) =>
+      new Deduplicator({
+        repository: new MemoryRepository(),
+        service: "svc",
+        registry,
+        ...(fingerprint ? { fingerprint } : {}),
+      }).middleware;
+    router.addHandler({
+      name: "fields",
+      topic: "t1",
+      subscriber: ps,
+      handler: async () => undefined,
+      middleware: [dedup({ exclude: ["/sentAt"] })],
+    });
+    router.addHandler({
+      name: "bytes",
+      topic: "t2",
+      subscriber: ps,
+      handler: async () => undefined,
+      middleware: [dedup()],
+    });
+    expect(await series(registry, "fingerprintFallbacks", ["service", "handler"])).toEqual({ "svc/fields": 0 });
   });
 });

@@ -10,6 +10,7 @@ function withMode(repo: DedupRepository, failureMode: FailureMode): DedupReposit
     compareAndSet: (k, e, v, t) => repo.compareAndSet(k, e, v, t),
     compareAndDelete: (k, e) => repo.compareAndDelete(k, e),
     ...(repo.compareAndSetBatch ? { compareAndSetBatch: repo.compareAndSetBatch.bind(repo) } : {}),
+    ...(repo.extendLease ? { extendLease: repo.extendLease.bind(repo) } : {}),
     ...(repo.markDone ? { markDone: repo.markDone.bind(repo) } : {}),
     ...(repo.markDoneBatch ? { markDoneBatch: repo.markDoneBatch.bind(repo) } : {}),
     ...(repo.connectionLostSince ? { connectionLostSince: repo.connectionLostSince.bind(repo) } : {}),

@@ -35,9 +35,12 @@ export class FaultyRepository implements DedupRepository {
     compareAndSetBatch: 0,
     markDone: 0,
     markDoneBatch: 0,
+    extendLease: 0,
   };
   /** Present when the inner repository has it (the Deduplicator then uses it for `done` marks). */
   readonly markDone?: (key: string, value: string, ttlMs: number) => Promise<string | null>;
+  /** Present when the inner repository has it (the lease heartbeat's renewal). */
+  readonly extendLease?: (key: string, expected: string, ttlMs: number) => Promise<boolean>;
   /** Present when the inner repository has it. */
   readonly markDoneBatch?: (requests: readonly MarkDoneRequest[]) => Promise<ClaimReply[]>;
   /** The inner repository's connection state, when it has one (an injected error is judged by its own code). */
@@ -53,6 +56,13 @@ export class FaultyRepository implements DedupRepository {
       this.markDone = (key, value, ttlMs) => {
         this.calls.markDone++;
         return this.run(() => mark(key, value, ttlMs));
+      };
+    }
+    if (inner.extendLease) {
+      const extend = inner.extendLease.bind(inner);
+      this.extendLease = (key, expected, ttlMs) => {
+        this.calls.extendLease++;
+        return this.run(() => extend(key, expected, ttlMs));
       };
     }
     if (inner.connectionLostSince) this.connectionLostSince = inner.connectionLostSince.bind(inner);

@@ -134,6 +134,14 @@ export class MemoryRepository implements DedupRepository {
     return null;
   }
 
+  extendLease(key: string, expected: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now();
+    const e = this.live(key, now);
+    if (!e || e.value !== expected) return Promise.resolve(false);
+    e.expiresAt = now + ttlMs;
+    return Promise.resolve(true);
+  }
+
   compareAndDelete(key: string, expected: string): Promise<boolean> {
     const e = this.live(key, Date.now());
     if (!e || e.value !== expected) return Promise.resolve(false);

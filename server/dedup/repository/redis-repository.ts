@@ -8,6 +8,7 @@ import {
   COMPARE_AND_SET_MANY_LUA,
   COMPARE_AND_SET_MANY_SAME_EXPECTED_LUA,
   COMPARE_AND_SET_MANY_SAME_LUA,
+  EXTEND_LEASE_LUA,
   MARK_DONE_MANY_LUA,
   MARK_DONE_MANY_OURS_LUA,
   type Script,
@@ -184,6 +185,11 @@ export class RedisRepository implements DedupRepository {
       (r) => this.markDone(r.key, r.value, r.ttlMs),
       true,
     );
+  }
+
+  /** The heartbeat's renewal: `PEXPIRE` of `key` only while it holds `expected` (one script, one key). */
+  async extendLease(key: string, expected: string, ttlMs: number): Promise<boolean> {
+    return Number(await this.calls.evalScript(EXTEND_LEASE_LUA, key, expected, Math.ceil(ttlMs))) === 1;
   }
 
   async compareAndDelete(key: string, expected: string): Promise<boolean> {

@@ -23,6 +23,10 @@ export const COMPARE_AND_SET_LUA = script(
 export const COMPARE_AND_DELETE_LUA = script(
   "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
 );
+/** Lua: if KEYS[1] holds ARGV[1], reset its TTL to PX ARGV[2] (the value is not sent back). One key. */
+export const EXTEND_LEASE_LUA = script(
+  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0",
+);
 /** Lua: SET NX PX returning the existing value (for Redis < 7.0). One key. */
 export const CLAIM_LUA = script(
   "local v = redis.call('GET', KEYS[1]) if v then return v end redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return false",

@@ -6,6 +6,10 @@
  */
 import { describe, expect, it } from "vitest";
 import type { DedupRepository } from "./repository";
+import { doneValue, parseClaimValue, storedFingerprint } from "./stored-value";
+import { Deduplicator } from "../deduplicator/deduplicator";
+import { PayloadConflictError } from "../errors";
+import type { Message } from "../message";
 
 /** One store under test: the repository and what the suite needs to look at it from outside. */
 export interface RepositoryUnderTest {
@@ -50,6 +54,30 @@ export function repositoryContractSuite(label: string, make: () => RepositoryUnd
       expect(await s.repo.compareAndDelete(k, "processing:me")).toBe(false);
       expect(await s.repo.compareAndDelete(k, "done")).toBe(true);
       expect((await s.inspect(k)).value).toBeNull();
+    });
+
+    it("a lease renewal extends the claim only while it holds our token, and never rewrites the value", async () => {
+      const s = make();
+      if (!s.repo.extendLease) return;
+      const k = s.key("extend");
+      expect(await s.repo.claim(k, "processing:me", SHORT_TTL_MS)).toBeNull();
+      await s.elapse(SHORT_TTL_MS / 2);
+      expect(await s.repo.extendLease(k, "processing:me", 60_000)).toBe(true);
+      const renewed = await s.inspect(k);
+      expect(renewed.value).toBe("processing:me");
+      expect(renewed.pttlMs).toBeGreaterThan(50_000);
+      // Past the first TTL the renewed claim still stands: a second consumer reads it.
+      await s.elapse(SHORT_TTL_MS);
+      expect(await s.repo.claim(k, "processing:other", SHORT_TTL_MS)).toBe("processing:me");
+      // Someone else's token extends nothing and changes nothing.
+      expect(await s.repo.extendLease(k, "processing:other", 1)).toBe(false);
+      expect((await s.inspect(k)).pttlMs).toBeGreaterThan(50_000);
+      // A claim taken over, or expired and gone, is not ours to renew.
+      expect(await s.repo.compareAndDelete(k, "processing:me")).toBe(true);
+      expect(await s.repo.extendLease(k, "processing:me", 60_000)).toBe(false);
+      expect(await s.repo.claim(k, "processing:other", 60_000)).toBeNull();
+      expect(await s.repo.extendLease(k, "processing:me", 60_000)).toBe(false);
+      expect((await s.inspect(k)).value).toBe("processing:other");
     });
 
     it("a batch of claims gives per-claim replies in request order, the same as one-by-one claims", async () => {
@@ -104,6 +132,72 @@ export function repositoryContractSuite(label: string, make: () => RepositoryUnd
       }
       expect(await s.repo.markDone(ids[0]!, "done", 1_000)).toBe("done:in:0:0");
       expect((await s.inspect(ids[0]!)).value).toBe("done");
+    });
+
+    it("every write that records done keeps the payload fingerprint in the value, as given", async () => {
+      const s = make();
+      const fp = "AbC-_9z";
+      // A store without the optional batch or unconditional form is held to the form the Deduplicator falls back to.
+      const cas = (k: string, done: string) => s.repo.compareAndSet(k, "processing:me", done, 60_000);
+      const writes: Array<[string, (k: string, done: string) => Promise<unknown>]> = [
+        ["markDone", (k, done) => s.repo.markDone?.(k, done, 60_000) ?? cas(k, done)],
+        [
+          "markDoneBatch",
+          (k, done) => s.repo.markDoneBatch?.([{ key: k, value: done, ttlMs: 60_000 }]) ?? cas(k, done),
+        ],
+        ["compareAndSet", cas],
+        [
+          "compareAndSetBatch",
+          (k, done) =>
+            s.repo.compareAndSetBatch?.([{ key: k, expected: "processing:me", value: done, ttlMs: 60_000 }]) ??
+            cas(k, done),
+        ],
+      ];
+      for (const [name, write] of writes) {
+        const k = s.key(`fpwrite-${name}`);
+        expect(await s.repo.claim(k, "processing:me", 10_000)).toBeNull();
+        const done = doneValue("orders:0:7", fp);
+        await write(k, done);
+        if (name.startsWith("markDone") && !s.repo[name as "markDone"])
+          await s.repo.compareAndSet(k, "processing:me", done, 60_000);
+        const stored = await s.repo.claim(k, "processing:later", 10_000);
+        expect({ name, fingerprint: stored === null ? undefined : storedFingerprint(stored) }).toEqual({
+          name,
+          fingerprint: fp,
+        });
+      }
+    });
+
+    it("the fingerprint of the chosen fields survives the done mark: after it, a copy with other chosen fields is still a conflict, one differing only in an excluded field a repeat", async () => {
+      const s = make();
+      const key = s.key("fp-e2e");
+      let runs = 0;
+      const dedup = new Deduplicator({
+        repository: s.repo,
+        prefix: key.slice(0, -":fp-e2e".length),
+        fingerprint: { exclude: ["/sentAt"] },
+        hotKeys: null,
+        logger: () => undefined,
+      });
+      const run = dedup.middleware(async () => void runs++);
+      const signal = new AbortController().signal;
+      const copy = (offset: number, payload: object): Message => ({
+        uuid: "fp-e2e",
+        metadata: {},
+        payload: Buffer.from(JSON.stringify(payload)),
+        signal,
+        context: { handler: "h", topic: "orders", partition: 0, offset: String(offset) },
+      });
+      await run(copy(1, { amount: 10, sentAt: "10:00:00" }));
+      const stored = (await s.inspect(key)).value!;
+      expect(parseClaimValue(stored)).toMatchObject({ state: "done", position: "orders:0:1" });
+      expect(storedFingerprint(stored)).toMatch(/^[A-Za-z0-9_-]{7}$/);
+      // A producer retry: re-serialised with a new sentAt and another key order.
+      await run(copy(2, { sentAt: "10:00:05", amount: 10 }));
+      expect(runs).toBe(1);
+      await expect(run(copy(3, { amount: 11, sentAt: "10:00:00" }))).rejects.toBeInstanceOf(PayloadConflictError);
+      expect(runs).toBe(1);
+      expect((await s.inspect(key)).value).toBe(stored);
     });
   });
 }

@@ -53,6 +53,13 @@ export interface DedupRepository {
   /** Atomically: if `key` holds `expected`, delete it and resolve true; else false. */
   compareAndDelete(key: string, expected: string): Promise<boolean>;
   /**
+   * Optional: the lease heartbeat's renewal — atomically, if `key` still holds `expected` (our claim
+   * token), reset its TTL to `ttlMs` without rewriting the value and resolve true; else (taken over,
+   * or expired and gone) leave it and resolve false. Redis: a one-key script (`GET` then `PEXPIRE`).
+   * Without it the Deduplicator renews with {@link compareAndSet} of the token onto itself.
+   */
+  extendLease?(key: string, expected: string, ttlMs: number): Promise<boolean>;
+  /**
    * Optional: {@link compareAndSet} for many keys in one round trip, results in request order.
    * The Deduplicator uses it for the `done` marks of a batch; without it, it sends them one by one
    * (concurrently).

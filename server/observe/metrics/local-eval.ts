@@ -211,6 +211,7 @@ export const EVALUATE: Readonly<Record<QueryName, Evaluator>> = {
   in_progress_rate: summed(METRIC_NAMES.inProgress),
   released_rate: summed(METRIC_NAMES.released),
   payload_conflicts: summed(METRIC_NAMES.payloadConflicts, { increase: true }),
+  fingerprint_fallbacks: summed(METRIC_NAMES.fingerprintFallbacks, { increase: true }),
   // No Redis in embedded mode: no series.
   memory_lost: gauge(OBSERVE_METRIC_NAMES.memoryLost),
   // The dashboard's own gauge, in this process's registry.

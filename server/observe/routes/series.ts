@@ -81,7 +81,11 @@ const SERIES: Record<SeriesMetric, SeriesSpec> = {
   },
   // Counted over the 5-min window (the alert's value): any point above 0 is the alert firing.
   payload_conflicts: {
-    queries: [{ q: "payload_conflicts", name: "" }],
+    queries: [
+      { q: "payload_conflicts", name: "conflicts" },
+      // Only a handler with chosen fingerprint fields has it: payloads it fingerprinted by their bytes.
+      { q: "fingerprint_fallbacks", name: "not JSON (bytes fingerprint)" },
+    ],
     unit: "count",
     lines: chartLines("payloadConflict"),
     perHandler: true,

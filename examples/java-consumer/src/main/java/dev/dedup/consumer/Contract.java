@@ -43,6 +43,8 @@ final class Contract {
   static final List<String> POISON_CLASSES =
       List.of("redis_timeout", "redis_conn", "marshal", "non_retryable", "in_progress", "payload_conflict", "handler_error");
   static final List<String> CAUSES = List.of("redelivery", "republish", "unknown");
+  /** The {@code difference} label of {@code deduplication_payload_conflicts_total}: this consumer compares bytes only. */
+  static final List<String> DIFFERENCES = List.of("fields", "bytes");
 
   /** {@code <service>:dedup:<handler>}. */
   static String prefix(String service, String handler) {

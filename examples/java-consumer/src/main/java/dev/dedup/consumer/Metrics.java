@@ -51,7 +51,7 @@ final class Metrics {
     byCause = counter(r, "messages_duplicates_by_cause_total", "Swallowed copies by cause.", "service", "topic", "handler", "cause");
     handlerTime = Histogram.build().name("handler_execution_time_seconds").help("One handler attempt, the handler alone.")
         .labelNames("service", "handler", "success").buckets(HANDLER_BUCKETS).register(r);
-    conflicts = counter(r, "deduplication_payload_conflicts_total", "Copies of a done UUID with another payload.", "service", "handler");
+    conflicts = counter(r, "deduplication_payload_conflicts_total", "Copies of a done UUID with another payload.", "service", "handler", "difference");
     unchecked = counter(r, "deduplication_unchecked_total", "Handler runs fail-open let through without a check.", "service", "handler", "reason");
     lastCheck = gauge(r, "deduplication_last_check_timestamp_seconds", "Unix seconds of the last claim round trip.");
     lastError = gauge(r, "deduplication_last_error_timestamp_seconds", "Unix seconds of the last failed store call.");
@@ -89,7 +89,7 @@ final class Metrics {
     for (String cause : Contract.CAUSES) byCause.labels(s, t, h, cause);
     handlerTime.labels(s, h, "true");
     handlerTime.labels(s, h, "false");
-    conflicts.labels(s, h);
+    for (String difference : Contract.DIFFERENCES) conflicts.labels(s, h, difference);
     info.labels(s, h, t, c.group(), c.prefix(), Long.toString(c.ttlMs()), c.ttlClass(), Long.toString(c.leaseMs()),
         Integer.toString(c.timeoutMs()), "lease", c.failureMode(), Contract.STACK, "jvm", Contract.VERSION).set(1);
   }

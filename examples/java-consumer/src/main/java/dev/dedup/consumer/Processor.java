@@ -112,7 +112,7 @@ final class Processor {
   private boolean duplicate(ConsumerRecord<byte[], byte[]> rec, String key, String stored, String fp, String position) {
     String storedFp = Contract.storedFingerprint(stored);
     if (storedFp != null && !storedFp.equals(fp)) {
-      m.conflicts.labels(c.service(), c.handler()).inc();
+      m.conflicts.labels(c.service(), c.handler(), "bytes").inc();
       String why = "payload conflict on " + key + ": the message UUID was processed with another payload (fingerprint " + storedFp + ", this copy " + fp
           + "); the publisher reuses UUIDs — fix it and re-publish this message with a new UUID";
       boolean sent = poison(rec, why, "payload_conflict");

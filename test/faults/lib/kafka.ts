@@ -15,8 +15,15 @@ import { FAULTS_DIR, PIDS_DIR, portOpen, ROOT, rmrf, sleep, startProc, type Proc
 
 export const BROKER_PORT = 19092;
 export const CONTROLLER_PORT = 19093;
+/**
+ * The suite's external broker when `FAULTS_KAFKA_BROKERS` is set (`host:port,…`): the global setup
+ * then starts none and the cases use their own topics there (a machine where 19092 is another
+ * run's; the broker-restart case needs the suite's own). Null: the suite's own broker.
+ */
+export const EXTERNAL_BROKERS = process.env.FAULTS_KAFKA_BROKERS?.split(",").filter(Boolean) ?? null;
+
 /** `KAFKA_BROKERS` of the suite's broker. */
-export const FAULT_BROKERS = [`127.0.0.1:${BROKER_PORT}`];
+export const FAULT_BROKERS = EXTERNAL_BROKERS ?? [`127.0.0.1:${BROKER_PORT}`];
 
 const DIR = join(FAULTS_DIR, "kafka");
 const PID_FILE = join(DIR, "broker.pid");

@@ -10,21 +10,13 @@
  */
 import { createServer } from "node:http";
 import { Registry } from "prom-client";
-import {
-  failClosed,
-  failOpen,
-  dedupMetrics,
-  newMessage,
-  RedisRepository,
-  type Handler,
-  type RetryOptions,
-  Router,
-} from "@/server/dedup";
+import { failClosed, failOpen, dedupMetrics, RedisRepository, type RetryOptions, Router } from "@/server/dedup";
 import { createDedupRedis } from "@/server/dedup-redis";
 import { KafkaPublisher } from "@/server/transport/kafka-publisher";
 import { KafkaSubscriber } from "@/server/transport/kafka-subscriber";
 import { buildStack, notificationHandler } from "@/server/notification/service";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
+import { relayConfig, type RelaySpec } from "./lib/relay";
 
 /** One handler of the worker. */
 export interface WorkerHandler {
@@ -34,12 +26,8 @@ export interface WorkerHandler {
   mode: "open" | "closed";
   /** Consumer group. */
   groupId: string;
-  /**
-   * A Kafka-to-Kafka handler instead of the notification one: one output `out-<input uuid>` per
-   * input, published to `outputTopic` — in Kafka transactions (no Redis dedup) or, with
-   * `transactions: false`, by a plain publisher inside the Redis-deduplicated stack.
-   */
-  relay?: { outputTopic: string; transactions: boolean };
+  /** A Kafka-to-Kafka handler instead of the notification one (lib/relay.ts). */
+  relay?: RelaySpec;
 }
 
 /** What the worker is told (env FAULT_WORKER, JSON). */
@@ -64,9 +52,6 @@ export interface WorkerConfig {
   /** 0 = no metrics endpoint. */
   metricsPort: number;
 }
-
-/** The Kafka-to-Kafka handler: one output per input, its UUID derived from the input's. */
-const relayHandler: Handler = async (msg) => [newMessage(`out-${msg.uuid}`, msg.payload)];
 
 const cfg = JSON.parse(process.env.FAULT_WORKER ?? "null") as WorkerConfig | null;
 if (!cfg) {
@@ -108,7 +93,6 @@ async function main(c: WorkerConfig): Promise<void> {
       publisher,
       c.dlqTopic,
     );
-    const tx = h.relay?.transactions === true;
     const sub = new KafkaSubscriber({
       brokers: c.brokers,
       groupId: h.groupId,
@@ -118,24 +102,14 @@ async function main(c: WorkerConfig): Promise<void> {
       chunkSize: c.chunkSize,
       dlq: { publisher, topic: c.dlqTopic },
       onUnreadable: () => errors.inc({ service: c.service, reason: "marshal" }),
-      transactions: tx,
+      transactions: h.relay?.transactions === true,
     });
     subs.push(sub);
     if (h.relay) {
-      // The same handler in both modes; the transactions mode's guarantee is the transaction, so
-      // its stack has no Deduplicator (a `done` mark written before an aborted commit would
-      // swallow the redelivery and lose the output).
-      router.addHandler({
-        name: h.name,
-        topic: c.topic,
-        subscriber: sub,
-        publisher: tx ? sub.transactionalPublisher : publisher,
-        publishTopic: h.relay.outputTopic,
-        handler: relayHandler,
-        middleware: tx ? [] : middleware,
-      });
+      router.addHandler(relayConfig({ name: h.name, topic: c.topic }, h.relay, sub, publisher, middleware));
       continue;
     }
+
     router.addHandler({
       name: h.name,
       topic: c.topic,

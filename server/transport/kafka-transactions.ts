@@ -166,6 +166,9 @@ export class PartitionTransactions {
       transactionTimeout: this.o.transactionTimeoutMs ?? 60_000,
       allowAutoTopicCreation: false,
       createPartitioner: Partitioners.DefaultPartitioner,
+      // The coordinator answers the first send after a commit with CONCURRENT_TRANSACTIONS while it
+      // still writes the markers: retried after ~20 ms instead of the client's 200 ms.
+      retry: { retries: 10, initialRetryTime: 20, maxRetryTime: 1000 },
     });
     await producer.connect();
     const own = { producer, checked: false };

@@ -11,8 +11,8 @@
  * The stream has no injected re-publications: the transactions mode is exactly once per input
  * *record*; a producer re-publishing an event is a new record (docs/LIBRARY.md, "Kafka transactions").
  * `FAULTS_KAFKA_TX_MESSAGES` (default 20,000) and `FAULTS_KAFKA_TX_KILLS` (default 3) keep CI short;
- * the issue's run is 100,000 and 10. The stream is paced to (kills + 1) × 12 s whatever its size,
- * so CI's run takes ~50 s; at 20,000 each kill finds chunks in flight (with the outputs sent outside
+ * the issue's run is 100,000 and 10. The stream is paced to (kills + 1) × 9 s whatever its size,
+ * so CI's run takes ~45 s; at 20,000 each kill finds chunks in flight (with the outputs sent outside
  * the transaction, 3 kills gave 594 duplicates; at 3,000 too few to fail reliably).
  */
 import { Kafka, logLevel } from "kafkajs";
@@ -38,7 +38,7 @@ import {
 const N = scaled(Number(process.env.FAULTS_KAFKA_TX_MESSAGES ?? 20_000));
 const KILLS = Math.max(1, Number(process.env.FAULTS_KAFKA_TX_KILLS ?? 3));
 /** Seconds of stream per kill round: the stream is paced so that every kill lands mid-traffic. */
-const ROUND_S = 12;
+const ROUND_S = 9;
 const TX = "relay-tx";
 const REDIS = "relay-redis";
 

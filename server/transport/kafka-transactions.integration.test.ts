@@ -4,14 +4,16 @@
  * outputs into its transaction): the transaction is aborted and the chunk runs again, so a
  * `read_committed` reader (kcat) counts each output exactly once, while a `read_uncommitted` reader
  * also sees the aborted sends; the group's offsets were committed in the transactions, so a
- * restarted handler produces nothing more.
+ * restarted handler produces nothing more. And the fencing of a partition's previous owner.
  */
+import { Kafka, logLevel } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import { newMessage, payloadText, Router } from "@/server/dedup";
 import { WATERMILL_UUID_HEADER } from "@/names/dedup";
 import { kcatHeaderValues } from "@/server/testing/kcat";
 import { ownKafka, until } from "@/server/testing/own-kafka";
 import { KafkaSubscriber } from "./kafka-subscriber";
+import { type ChunkBegin, KafkaTransactionalPublisher, PartitionTransactions } from "./kafka-transactions";
 
 const k = ownKafka();
 const N = 40;
@@ -95,4 +97,36 @@ describe("Kafka-transactions mode", () => {
     );
     expect(await committed()).toBe(N);
   }, 120_000);
+
+  it("a partition's next owner fences the previous one: the old owner's commit fails, its output stays invisible, and its next chunk skips what the new owner committed", async () => {
+    const {
+      names: [input, output],
+    } = await k.topics("txfence", { "": 1, ".out": 1 });
+    const groupId = k.group("txfence");
+    const kafka = new Kafka({ clientId: "txfence", brokers: [...k.brokers], logLevel: logLevel.NOTHING });
+    const old = new PartitionTransactions(kafka, groupId, input!, {});
+    const next = new PartitionTransactions(kafka, groupId, input!, {});
+    const pub = new KafkaTransactionalPublisher();
+    const tx = (b: ChunkBegin) => {
+      if (!("tx" in b)) throw new Error(`expected a transaction, got a skip to ${b.committedAt}`);
+      return b.tx;
+    };
+    try {
+      const a = tx(await old.begin(0, "0"));
+      await a.run(() => pub.publish(output!, newMessage("from-the-old-owner", "a")));
+      // The rebalance gave partition 0 to `next`: its producer (same transactional id) fences `old`.
+      const b = tx(await next.begin(0, "0"));
+      await b.run(() => pub.publish(output!, newMessage("from-the-next-owner", "b")));
+      await b.commit("10");
+      await expect(a.commit("5")).rejects.toThrow();
+      const seen = await kcatHeaderValues(k.brokers.join(","), output!, WATERMILL_UUID_HEADER, "read_committed");
+      expect(seen).toEqual(["from-the-next-owner"]);
+      // The old owner, still reading partition 0 before it notices the rebalance: its new producer
+      // re-reads the committed offset and skips what the next owner committed.
+      expect(await old.begin(0, "5")).toEqual({ committedAt: "10" });
+    } finally {
+      await old.close();
+      await next.close();
+    }
+  }, 60_000);
 });

@@ -14,8 +14,8 @@
  *
  * A fresh topic (random name, `--partitions`) is pre-filled with `--messages` records of `--size`
  * bytes (consumer/topic.ts); each round consumes it to its end once per variant
- * (consumer/variants.ts lists them: raw, ours, sub, mem, rel, floor, naive), alternating the
- * order, with a fresh consumer group each (consumer/rounds.ts). Every kafkajs consumer uses the
+ * (consumer/variants.ts lists them: raw, ours, sub, mem, rel, floor, naive, and the Kafka-to-Kafka
+ * relay, relaytx, relaydedup), alternating the order, with a fresh consumer group each (consumer/rounds.ts). Every kafkajs consumer uses the
  * subscriber's fetch settings (`partitionsConsumedConcurrently` = `--concurrency`, 3 by default, as
  * KafkaSubscriber; `maxWaitTimeInMs` 250) so the ratios isolate our layers. messages/s = messages ÷
  * (time of the last message − time of the first), so group join and the final idle fetch count for

@@ -4,17 +4,16 @@
  */
 import { execFile } from "node:child_process";
 
-function run(args: readonly string[], input?: Buffer | string): Promise<Buffer> {
+function run(
+  args: readonly string[],
+  input?: Buffer | string,
+  limits: { timeout: number; maxBuffer: number } = { timeout: 20_000, maxBuffer: 16 * 1024 * 1024 },
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const child = execFile(
-      "kcat",
-      [...args],
-      { encoding: "buffer", timeout: 20_000, maxBuffer: 16 * 1024 * 1024 },
-      (err, stdout, stderr) => {
-        if (err) reject(new Error(`kcat ${args.join(" ")}: ${err.message} ${stderr.toString()}`));
-        else resolve(stdout);
-      },
-    );
+    const child = execFile("kcat", [...args], { encoding: "buffer", ...limits }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`kcat ${args.join(" ")}: ${err.message} ${stderr.toString()}`));
+      else resolve(stdout);
+    });
     if (input !== undefined) child.stdin?.end(input);
   });
 }
@@ -94,4 +93,48 @@ export async function kcatProduceKeyed(
 /** Every record of `topic` (all partitions) formatted by kcat's `-f` (e.g. `%k %p %o\n`), in kcat's order. */
 export async function kcatFormat(brokers: string, topic: string, format: string): Promise<string> {
   return (await run(["-C", "-b", brokers, "-t", topic, "-o", "beginning", "-e", "-q", "-f", format])).toString();
+}
+
+/**
+ * The value of header `name` of every record of `topic` (all partitions), as a kcat consumer with
+ * `isolation.level` reads them: `read_committed` skips the records of aborted (and still open)
+ * transactions, `read_uncommitted` (kcat's default) shows them too. A record without it gives "".
+ */
+export async function kcatHeaderValues(
+  brokers: string,
+  topic: string,
+  name: string,
+  isolation: "read_committed" | "read_uncommitted",
+): Promise<string[]> {
+  const out = await run(
+    [
+      "-C",
+      "-b",
+      brokers,
+      "-t",
+      topic,
+      "-o",
+      "beginning",
+      "-e",
+      "-q",
+      "-X",
+      `isolation.level=${isolation}`,
+      "-f",
+      "%h\n",
+    ],
+    undefined,
+    { timeout: 180_000, maxBuffer: 512 * 1024 * 1024 },
+  );
+  const prefix = `${name}=`;
+  return out
+    .toString()
+    .split("\n")
+    .filter(Boolean)
+    .map(
+      (line) =>
+        line
+          .split(",")
+          .find((kv) => kv.startsWith(prefix))
+          ?.slice(prefix.length) ?? "",
+    );
 }

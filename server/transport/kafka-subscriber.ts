@@ -10,6 +10,7 @@ import { Kafka, logLevel, type Consumer } from "kafkajs";
 import type { MessageSink, Subscriber, Subscription } from "@/server/dedup";
 import { kafkaLogCreator } from "./kafka-log";
 import { KafkaTopicConsumer } from "./kafka-topic-consumer";
+import { KafkaTransactionalPublisher, PartitionTransactions, type TransactionsOptions } from "./kafka-transactions";
 import type { SubscriberOptions } from "./partition-pump";
 
 /** Options of {@link KafkaSubscriber}: the shared {@link SubscriberOptions} plus kafkajs's own knobs. */
@@ -30,6 +31,13 @@ export interface KafkaSubscriberOptions extends SubscriberOptions {
   stopTimeoutMs?: number;
   /** kafkajs log level. @default logLevel.WARN */
   logLevel?: logLevel;
+  /**
+   * The Kafka-transactions mode (kafka-transactions.ts, docs/LIBRARY.md "Kafka transactions"): each
+   * chunk's produced messages (published through {@link KafkaSubscriber.transactionalPublisher})
+   * and its consumed offsets commit in one transaction of a per-partition transactional producer,
+   * or neither does. For handlers whose only effects are produced messages. @default off
+   */
+  transactions?: boolean | TransactionsOptions;
 }
 
 /** Defaults of {@link KafkaSubscriberOptions}. */
@@ -59,6 +67,11 @@ export class KafkaSubscriber implements Subscriber {
   private crashedFlag = false;
   /** Partitions currently assigned, per topic (updated on every group join). */
   readonly assignment = new Map<string, number[]>();
+  /**
+   * The `publisher` of a handler in the transactions mode: what it publishes goes into the
+   * transaction of the chunk being delivered (refused outside one).
+   */
+  readonly transactionalPublisher = new KafkaTransactionalPublisher();
 
   constructor(options: KafkaSubscriberOptions) {
     this.o = { ...DEFAULT_KAFKA_SUBSCRIBER_OPTIONS, ...options };
@@ -101,6 +114,7 @@ export class KafkaSubscriber implements Subscriber {
   }
 
   async subscribe(topic: string, sink: MessageSink, signal: AbortSignal): Promise<Subscription> {
+    const o = this.o;
     const consumer = this.newConsumer();
     const member = new KafkaTopicConsumer(consumer, topic, sink, signal, this.o, {
       subscriber: `kafka/${this.replica}`,
@@ -113,6 +127,9 @@ export class KafkaSubscriber implements Subscriber {
       closeAll: () => this.close(),
       assigned: (partitions) => this.assignment.set(topic, partitions),
       left: () => this.assignment.delete(topic),
+      transactions: o.transactions
+        ? new PartitionTransactions(this.kafka, o.groupId, topic, o.transactions === true ? {} : o.transactions)
+        : null,
     });
     const shutdown = () => member.shutdown();
     this.closers.add(shutdown);

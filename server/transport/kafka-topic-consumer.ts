@@ -5,6 +5,7 @@
  */
 import type { Consumer, EachBatchPayload } from "kafkajs";
 import type { MessageSink } from "@/server/dedup";
+import type { PartitionTransactions } from "./kafka-transactions";
 import { pumpPartition, type SubscriberOptions } from "./partition-pump";
 
 /** The resolved subscriber options a topic consumer reads. */
@@ -32,6 +33,8 @@ export interface ReplicaLink {
   assigned(partitions: number[]): void;
   /** The consumer left the group (or tried to). */
   left(): void;
+  /** The transactions mode's producers of this topic (null: offsets committed by the consumer). */
+  readonly transactions: PartitionTransactions | null;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -88,6 +91,7 @@ export class KafkaTopicConsumer {
       this.lastCommit = Date.now();
       const parts = (e.payload.memberAssignment as Record<string, number[]>)[topic] ?? [];
       replica.assigned([...parts].sort((a, b) => a - b));
+      void replica.transactions?.assigned(parts);
       this.joinedResolve();
     });
     consumer.on(consumer.events.CRASH, (e) => {
@@ -137,6 +141,7 @@ export class KafkaTopicConsumer {
         ]);
         clearTimeout(timer);
         if (!this.replica.crashed()) await this.flush();
+        await this.replica.transactions?.close();
         await this.consumer.disconnect();
       } catch {
         // Leaving is best effort: the session timeout frees the partitions anyway.
@@ -180,6 +185,7 @@ export class KafkaTopicConsumer {
     const { topic, partition } = batch;
     const o = this.o;
     const crashSignal = this.crash.signal;
+    const tx = this.replica.transactions;
     // Offsets are committed once per kafkajs batch (its end, a nack, a stop, a rebalance): one
     // commit round trip per fetch instead of per chunk. What is acked but not yet committed is only
     // re-read after a crash or rebalance, and the Deduplicator swallows it: its `done` marks were
@@ -198,7 +204,8 @@ export class KafkaTopicConsumer {
       halt: () => !isRunning() || isStale() || this.stopping || this.signal.aborted || crashSignal.aborted,
       ack: (offset) => {
         resolveOffset(offset);
-        this.pending.set(partition, (BigInt(offset) + 1n).toString());
+        // In the transactions mode the offset was committed in the chunk's transaction.
+        if (!tx) this.pending.set(partition, (BigInt(offset) + 1n).toString());
       },
       commit: async () => {
         if (crashSignal.aborted) return; // a crashed replica leaves without committing
@@ -210,6 +217,7 @@ export class KafkaTopicConsumer {
       onCrash: () => this.onCrash(),
       // kafkajs heartbeats only when asked.
       heartbeat: { intervalMs: o.heartbeatIntervalMs, beat: heartbeat },
+      ...(tx ? { transaction: (first: string) => tx.begin(partition, first) } : {}),
     });
   }
 }

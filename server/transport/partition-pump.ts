@@ -20,7 +20,9 @@ import {
 } from "@/names/dedup";
 import { dlqCopyKey } from "@/names/dlq";
 import type { IHeaders } from "kafkajs";
+import type { ChunkBegin } from "./kafka-transactions";
 import type { SubscriberOptions, UnreadableRecord } from "./subscriber-options";
+import { transactChunk, transactOffset } from "./transactional-chunk";
 import { decodeRecord, type Decoded } from "./watermill-codec";
 
 export type { BeforeCommit, SubscriberOptions, UnreadableRecord } from "./subscriber-options";
@@ -63,6 +65,12 @@ export interface PartitionRun<R extends PumpRecord> {
   onCrash: () => void;
   /** Keeps the membership alive: every `intervalMs` while a chunk runs, and between chunks (a throw there ends the run after a commit). */
   heartbeat?: { intervalMs: number; beat: () => Promise<void> };
+  /**
+   * The Kafka-transactions mode: begins the transaction of a chunk starting at `first`; each chunk
+   * then commits its outputs and offsets in it (transactional-chunk.ts) — `ack` only moves the
+   * position and `commit` is never called.
+   */
+  transaction?: (first: string) => Promise<ChunkBegin>;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -102,7 +110,9 @@ export async function pumpPartition<R extends PumpRecord>(run: PartitionRun<R>):
       break;
     }
 
-    if (chunk.length > 0) {
+    if (chunk.length > 0 && run.transaction) {
+      if (!(await transactChunk(run, chunk, () => deliverChunk(run, chunk)))) return;
+    } else if (chunk.length > 0) {
       const outcomes = await deliverChunk(run, chunk);
       let okCount = 0;
       while (okCount < outcomes.length && outcomes[okCount] === "ack") okCount++;
@@ -130,8 +140,12 @@ export async function pumpPartition<R extends PumpRecord>(run: PartitionRun<R>):
         run.redeliver(unreadable.offset);
         return;
       }
-      await run.ack(unreadable.offset);
-      acked = true;
+      if (run.transaction) {
+        if (!(await transactOffset(run, unreadable.offset))) return;
+      } else {
+        await run.ack(unreadable.offset);
+        acked = true;
+      }
     }
     if (i >= all.length || !run.heartbeat) continue;
     // Keeps the membership alive during a long run; throws when a rebalance is in progress: what

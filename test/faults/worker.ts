@@ -16,6 +16,7 @@ import { KafkaPublisher } from "@/server/transport/kafka-publisher";
 import { KafkaSubscriber } from "@/server/transport/kafka-subscriber";
 import { buildStack, notificationHandler } from "@/server/notification/service";
 import { PostgresSideEffectStore } from "@/server/notification/postgres-side-effects";
+import { relayConfig, type RelaySpec } from "./lib/relay";
 
 /** One handler of the worker. */
 export interface WorkerHandler {
@@ -25,6 +26,8 @@ export interface WorkerHandler {
   mode: "open" | "closed";
   /** Consumer group. */
   groupId: string;
+  /** A Kafka-to-Kafka handler instead of the notification one (lib/relay.ts). */
+  relay?: RelaySpec;
 }
 
 /** What the worker is told (env FAULT_WORKER, JSON). */
@@ -99,8 +102,14 @@ async function main(c: WorkerConfig): Promise<void> {
       chunkSize: c.chunkSize,
       dlq: { publisher, topic: c.dlqTopic },
       onUnreadable: () => errors.inc({ service: c.service, reason: "marshal" }),
+      transactions: h.relay?.transactions === true,
     });
     subs.push(sub);
+    if (h.relay) {
+      router.addHandler(relayConfig({ name: h.name, topic: c.topic }, h.relay, sub, publisher, middleware));
+      continue;
+    }
+
     router.addHandler({
       name: h.name,
       topic: c.topic,

@@ -7,7 +7,7 @@ import { parseVariants, VARIANTS, type Variant } from "./variants";
 function rounds(perSec: Record<Variant, [number, number]>): RoundResult[] {
   return Object.entries(perSec).flatMap(([variant, rates]) =>
     rates.map((rate, i) => {
-      const redis = ["ours", "rel", "floor", "naive"].includes(variant) ? 4 : 0;
+      const redis = ["ours", "rel", "floor", "naive", "relaydedup"].includes(variant) ? 4 : 0;
       return {
         variant: variant as Variant,
         round: i + 1,
@@ -34,6 +34,9 @@ describe("bench:consumer's figures", () => {
     rel: [50, 70],
     floor: [60, 100],
     naive: [20, 30],
+    relay: [90, 110],
+    relaytx: [60, 80],
+    relaydedup: [30, 50],
   });
 
   it("names every row npm run bench reads, with the medians' ratios and the goals on ours", () => {
@@ -52,6 +55,9 @@ describe("bench:consumer's figures", () => {
       "consumer.with_dedup_release_marking_vs_raw_kafkajs",
       "consumer.floor_vs_raw_kafkajs",
       "consumer.naive_peer_vs_raw_kafkajs",
+      "consumer.relay_vs_raw_kafkajs",
+      "consumer.relay_transactions_vs_raw_kafkajs",
+      "consumer.relay_redis_dedup_vs_raw_kafkajs",
       "consumer.with_dedup_vs_floor",
       "consumer.with_dedup_vs_naive_peer",
       ...all.map((v) => `consumer.msgs_per_sec.${v}`),
@@ -120,7 +126,7 @@ describe("bench:consumer's figures", () => {
   it("--variants takes only the consumers it knows, naming them when it refuses", () => {
     expect(parseVariants("raw,ours,floor")).toEqual(["raw", "ours", "floor"]);
     expect(() => parseVariants("raw,cas")).toThrow(
-      "bench-consumer: --variants must list raw, ours, sub, mem, rel, floor, naive (got cas)",
+      "bench-consumer: --variants must list raw, ours, sub, mem, rel, floor, naive, relay, relaytx, relaydedup (got cas)",
     );
   });
 });

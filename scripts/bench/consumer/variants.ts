@@ -8,6 +8,9 @@
  *   rel    as `ours` with the "release" marking (one Redis write per message instead of two)
  *   floor  the least Redis work of any Redis-backed dedup (see kafkajs-consumers.ts)
  *   naive  the naive peer, what a user writes from the seed's snippet (see kafkajs-consumers.ts)
+ *   relay       a Kafka-to-Kafka handler (one output per input), plain publisher, no middleware (relay.ts)
+ *   relaytx     the same in the Kafka-transactions mode (outputs + offsets in one transaction per chunk)
+ *   relaydedup  the same under the default stack with the Redis Deduplicator (the Redis mode)
  */
 import type { Redis } from "ioredis";
 import type { Kafka } from "kafkajs";
@@ -15,9 +18,21 @@ import { MemoryRepository, RedisRepository } from "@/server/dedup";
 import type { ConsumeFigures } from "./clock";
 import { consumeFloor, consumeNaive, consumeRaw } from "./kafkajs-consumers";
 import { consumeOurs, type OursRound } from "./ours";
+import { consumeRelay, type RelayRound } from "./relay";
 
 /** Every variant, in the order `--variants` lists them when it refuses one. */
-export const VARIANTS = ["raw", "ours", "sub", "mem", "rel", "floor", "naive"] as const;
+export const VARIANTS = [
+  "raw",
+  "ours",
+  "sub",
+  "mem",
+  "rel",
+  "floor",
+  "naive",
+  "relay",
+  "relaytx",
+  "relaydedup",
+] as const;
 /** One of the consumers the bench compares. */
 export type Variant = (typeof VARIANTS)[number];
 
@@ -63,6 +78,19 @@ const ours = (s: RoundSetup, repository: OursRound["repository"], marking: OursR
     commitIntervalMs: s.commitIntervalMs,
     concurrency: s.concurrency,
   });
+const relay = (s: RoundSetup, mode: RelayRound["mode"]) =>
+  consumeRelay({
+    kafka: s.kafka,
+    brokers: s.brokers,
+    topic: s.topic,
+    n: s.n,
+    groupId: s.groupId,
+    mode,
+    repository: mode === "dedup" ? new RedisRepository(s.redis) : undefined,
+    service: s.service,
+    chunk: s.chunk,
+    concurrency: s.concurrency,
+  });
 const kafkajs = (s: RoundSetup) => ({
   kafka: s.kafka,
   topic: s.topic,
@@ -99,6 +127,13 @@ export const VARIANT: Record<Variant, VariantSpec> = {
     usesRedis: true,
     vsRaw: "consumer.naive_peer_vs_raw_kafkajs",
     consume: (s) => consumeNaive(kafkajs(s), s.plainRedis, `${s.service}:dedup:h:`, s.partitions),
+  },
+  relay: { usesRedis: false, vsRaw: "consumer.relay_vs_raw_kafkajs", consume: (s) => relay(s, "plain") },
+  relaytx: { usesRedis: false, vsRaw: "consumer.relay_transactions_vs_raw_kafkajs", consume: (s) => relay(s, "tx") },
+  relaydedup: {
+    usesRedis: true,
+    vsRaw: "consumer.relay_redis_dedup_vs_raw_kafkajs",
+    consume: (s) => relay(s, "dedup"),
   },
 };
 

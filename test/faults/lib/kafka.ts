@@ -16,7 +16,18 @@ import { FAULTS_DIR, PIDS_DIR, portOpen, ROOT, rmrf, sleep, startProc, type Proc
 export const BROKER_PORT = 19092;
 export const CONTROLLER_PORT = 19093;
 /** `KAFKA_BROKERS` of the suite's broker. */
-export const FAULT_BROKERS = [`127.0.0.1:${BROKER_PORT}`];
+export const FAULT_BROKERS = externalBrokers() ?? [`127.0.0.1:${BROKER_PORT}`];
+
+/**
+ * The suite's external broker when `FAULTS_KAFKA_BROKERS` is set (`host:port,…`): the global setup
+ * then starts none and the cases use their own topics there (a machine where 19092 is another
+ * run's; the broker-restart case needs the suite's own). Null: the suite's own broker.
+ */
+export const EXTERNAL_BROKERS = externalBrokers();
+
+function externalBrokers(): string[] | null {
+  return process.env.FAULTS_KAFKA_BROKERS?.split(",").filter(Boolean) ?? null;
+}
 
 const DIR = join(FAULTS_DIR, "kafka");
 const PID_FILE = join(DIR, "broker.pid");

@@ -4,7 +4,7 @@
  * restart case starts a new one).
  */
 import { rmSync } from "node:fs";
-import { prepareBroker, startBroker, stopBroker } from "./lib/kafka";
+import { BROKER_PORT, prepareBroker, startBroker, stopBroker } from "./lib/kafka";
 import { RESULTS_FILE } from "./lib/stream";
 
 export async function setup(): Promise<() => Promise<void>> {
@@ -13,7 +13,7 @@ export async function setup(): Promise<() => Promise<void>> {
   prepareBroker(true);
   const broker = await startBroker();
   console.log(
-    `[faults] own Kafka broker on 127.0.0.1:19092 (pid ${broker.pid}) ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    `[faults] own Kafka broker on 127.0.0.1:${BROKER_PORT} (pid ${broker.pid}) ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
   );
   return async () => {
     await stopBroker();

@@ -146,18 +146,21 @@ export class PostgresInboxRepository implements DedupRepository {
   }
 
   async claim(key: string, value: string, ttlMs: number): Promise<string | null> {
-    const r = await this.pool.query(
-      `INSERT INTO ${this.table} AS i (service, handler, uuid, state, expires_at)
-       VALUES ($1, $2, $3, $4, now() + $5::bigint * interval '1 millisecond')
-       ON CONFLICT (service, handler, uuid) DO UPDATE SET state = excluded.state, expires_at = excluded.expires_at,
-         position = NULL, fingerprint = NULL
-       WHERE i.expires_at <= now()
-       RETURNING NULL AS held`,
-      [...splitKey(key), value, ttlMs],
-    );
-    if (r.rowCount === 1) return null;
-    const held = await this.read(key);
-    return held ?? this.claim(key, value, ttlMs);
+    for (let attempt = 0; ; attempt++) {
+      const r = await this.pool.query(
+        `INSERT INTO ${this.table} AS i (service, handler, uuid, state, expires_at)
+         VALUES ($1, $2, $3, $4, now() + $5::bigint * interval '1 millisecond')
+         ON CONFLICT (service, handler, uuid) DO UPDATE SET state = excluded.state, expires_at = excluded.expires_at,
+           position = NULL, fingerprint = NULL
+         WHERE i.expires_at <= now()`,
+        [...splitKey(key), value, ttlMs],
+      );
+      if (r.rowCount === 1) return null;
+      const held = await this.read(key);
+      if (held !== null) return held;
+      // The row expired or was deleted between the two statements: claim again.
+      if (attempt >= 2) throw new Error(`PostgresInboxRepository: ${key} neither claimed nor held after 3 tries`);
+    }
   }
 
   async claimBatch(requests: readonly ClaimRequest[]): Promise<ClaimReply[]> {

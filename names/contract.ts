@@ -46,6 +46,7 @@ export const HANDLER_INFO_LABEL = {
   stack: "stack",
   runtime: "runtime",
   contract: "contract",
+  repository: "repository",
 } as const;
 
 /** Every label name of {@link HANDLER_INFO_METRIC}, in the contract's order. */
@@ -58,9 +59,10 @@ export type HandlerInfoLabel = ValueOf<typeof HANDLER_INFO_LABEL>;
  * The `marking` values of {@link HANDLER_INFO_METRIC}: `lease` (claim `processing:<token>` for the
  * lease, `done…` after the handler, released on failure), `release` (`SET NX PX ttl` before the
  * handler, deleted on failure), `before` (`SET NX` before the handler, never released: the design
- * note's, the library's `naive` marking).
+ * note's, the library's `naive` marking), `inbox` (a row `done:<position>#<fingerprint>` inserted in
+ * the handler's own database transaction: committed with its side effect or rolled back with it).
  */
-export const INFO_MARKING = { lease: "lease", release: "release", before: "before" } as const;
+export const INFO_MARKING = { lease: "lease", release: "release", before: "before", inbox: "inbox" } as const;
 
 /** A `marking` value of {@link HANDLER_INFO_METRIC}. */
 export type InfoMarking = ValueOf<typeof INFO_MARKING>;

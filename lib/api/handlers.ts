@@ -158,11 +158,11 @@ export const handlerSelfResponseSchema = answerSchema({
     classSource: z.enum(["declared", "inferred"]),
     text: z.string(),
   }),
-  /** The lease of a `processing` claim; `ms: null` = it declares none (markings `release`, `before`). */
+  /** The lease of a `processing` claim; `ms: null` = it declares none (markings `release`, `before`, `inbox`). */
   lease: declaredOr({ ms: z.number().nullable(), text: z.string() }),
   /** The time limit of one attempt; `ms: null` = none declared. */
   timeout: declaredOr({ ms: z.number().nullable() }),
-  marking: declaredOr({ value: z.enum(["lease", "release", "before"]) }),
+  marking: declaredOr({ value: z.enum(["lease", "release", "before", "inbox"]) }),
   failureMode: declaredOr({ value: z.enum(["open", "closed"]) }),
   stack: declaredOr({ names: z.array(z.string()) }),
   /** The topic it consumes: declared, else from its metrics' `topic` label. */

@@ -4,6 +4,7 @@
  *
  *   npm run bench:dedup -- [--n 50000] [--batch 1000] [--concurrency 512] [--redis redis://127.0.0.1:6379] [--json out.json]
  *   npm run bench:dedup -- --overhead-only [--json out.json]   (only the middleware overhead: in-process, no Redis)
+ *   npm run bench:dedup -- --inbox-only [--json out.json]      (only the PostgreSQL inbox's cost: DATABASE_URL)
  *
  * Figures (one run, same machine, so noise largely cancels):
  * - redis-benchmark SET rate with -P 1 and -P 64 (default 50 clients, -q, bounded -n);
@@ -21,6 +22,9 @@
  * - what each piece of the hot path adds, CPU µs per message through the Router (the payload's
  *   SHA-256 fingerprint, `handlerTimer`, `timeout`, a produced message published inside the stack,
  *   the whole `defaultStack`) and the fingerprint alone per payload size (`./hot-path-costs.ts`).
+ * - the PostgreSQL inbox's cost per message (`./dedup/inbox.ts`): a plain transaction with the
+ *   handler's INSERT against the same under the `inbox` middleware (DATABASE_URL, default the
+ *   stack's `postgres://postgres@127.0.0.1:5432/test`; skipped with a note when unreachable).
  * Targets: batch claims ≥ 25% of the -P 64 SET rate (headline: median over five rounds that each run
  * redis-benchmark -P 64 right next to the lease batch claims, so a shared machine's changing load
  * cancels); overhead ≤ 3 µs.
@@ -32,12 +36,40 @@ import { cpus, loadavg } from "node:os";
 import { Redis } from "ioredis";
 import { flag } from "../lib/args";
 import { hotPathCosts } from "./hot-path-costs";
+import { inboxCosts, inboxLine, inboxRows, type InboxFigures } from "./dedup/inbox";
 import { claimsPerSec, endToEnd } from "./dedup/claims";
 import { overheadLine, overheadRow } from "./dedup/overhead";
 import { interleavedRatios } from "./dedup/ratios";
 import { redisBenchmark } from "./dedup/redis-benchmark";
 import { printClaims, printHotPath, resultRows } from "./dedup/report";
 import { BATCH, CONCURRENCY, JSON_PATH, MARKINGS, N, REDIS_URL, url } from "./dedup/settings";
+
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** The inbox's figures, or null (said on stdout) when PostgreSQL cannot be reached. */
+async function inboxOrNote(): Promise<InboxFigures | null> {
+  try {
+    const f = await inboxCosts(DATABASE_URL);
+    console.log(inboxLine(f));
+    return f;
+  } catch (e) {
+    console.log(`inbox: not measured (PostgreSQL at ${DATABASE_URL}: ${(e as Error).message})`);
+    return null;
+  }
+}
+
+/** `--inbox-only`: the inbox's figures alone (PostgreSQL only). */
+async function inboxOnly(): Promise<void> {
+  console.log(
+    `bench:dedup --inbox-only  node ${process.version}  ${cpus().length} cpus, load ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}  ${new Date().toISOString()}`,
+  );
+  const f = await inboxOrNote();
+  const results = f ? inboxRows(f) : [];
+  if (JSON_PATH) writeFileSync(JSON_PATH, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(JSON.stringify(results));
+}
 
 /** `--overhead-only`: the overhead figures alone (no Redis, no reference runs). */
 async function overheadOnly(): Promise<void> {
@@ -84,6 +116,7 @@ async function claimsBetweenReferences(client: Redis, auto: Redis) {
 
 async function main(): Promise<void> {
   if (flag("overhead-only")) return overheadOnly();
+  if (flag("inbox-only")) return inboxOnly();
   const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   const auto = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
   try {
@@ -104,7 +137,11 @@ async function main(): Promise<void> {
     console.log(
       `\ntargets (median of the interleaved rounds): batch claims (lease) / P64 = ${ratio.toFixed(3)}, with 4 batches in flight ${ratio4.toFixed(3)} (≥ 0.25: ${ratio >= 0.25 ? "met" : ratio4 >= 0.25 ? "met only with 4 in flight" : "MISSED"});  overhead (lease) = ${overhead.lease!.toFixed(2)} µs (≤ 3: ${overhead.lease! <= 3 ? "met" : "MISSED"})`,
     );
-    const results = resultRows({ ...measured, overhead, hot, ratio, ratio4 });
+    const inboxFigures = await inboxOrNote();
+    const results = [
+      ...resultRows({ ...measured, overhead, hot, ratio, ratio4 }),
+      ...(inboxFigures ? inboxRows(inboxFigures) : []),
+    ];
     if (JSON_PATH) writeFileSync(JSON_PATH, `${JSON.stringify(results, null, 2)}\n`);
     console.log(JSON.stringify(results));
   } finally {

@@ -47,3 +47,6 @@ export * from "./stack";
 export * from "./deduplicator/handler-info";
 export * from "./lint";
 export * from "./repository/run-once";
+export * from "./repository/inbox-sql";
+export * from "./repository/postgres-inbox-repository";
+export * from "./deduplicator/inbox";

@@ -4,7 +4,7 @@
  * restart case starts a new one). With `FAULTS_KAFKA_BROKERS` it starts none.
  */
 import { rmSync } from "node:fs";
-import { prepareBroker, startBroker, stopBroker } from "./lib/kafka";
+import { BROKER_PORT, prepareBroker, startBroker, stopBroker } from "./lib/kafka";
 import { RESULTS_FILE } from "./lib/stream";
 
 export async function setup(): Promise<() => Promise<void>> {
@@ -18,7 +18,7 @@ export async function setup(): Promise<() => Promise<void>> {
   prepareBroker(true);
   const broker = await startBroker();
   console.log(
-    `[faults] own Kafka broker on 127.0.0.1:19092 (pid ${broker.pid}) ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    `[faults] own Kafka broker on 127.0.0.1:${BROKER_PORT} (pid ${broker.pid}) ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
   );
   return async () => {
     await stopBroker();

@@ -10,7 +10,23 @@
  */
 import { createServer } from "node:http";
 import { Registry } from "prom-client";
-import { failClosed, failOpen, dedupMetrics, RedisRepository, type RetryOptions, Router } from "@/server/dedup";
+import { Pool } from "pg";
+import {
+  failClosed,
+  failOpen,
+  dedupMetrics,
+  inbox,
+  inboxTransaction,
+  PostgresInboxRepository,
+  RedisRepository,
+  retry,
+  type Handler,
+  type Middleware,
+  type RetryOptions,
+  Router,
+} from "@/server/dedup";
+import { pgInboxPool } from "@/server/dedup-postgres";
+import { INBOX_EFFECTS, INBOX_TABLE } from "./lib/inbox";
 import { createDedupRedis } from "@/server/dedup-redis";
 import { KafkaPublisher } from "@/server/transport/kafka-publisher";
 import { KafkaSubscriber } from "@/server/transport/kafka-subscriber";
@@ -51,6 +67,13 @@ export interface WorkerConfig {
   chunkSize: number;
   /** 0 = no metrics endpoint. */
   metricsPort: number;
+  /**
+   * `redis` (default): the demo's stack and handler over Redis dedup. `inbox`: the PostgreSQL
+   * inbox ({@link INBOX_TABLE} in `schema`, created by the case) with Retry outside it, and a
+   * handler whose one side effect is a row `(handler, uuid)` in `<schema>.{@link INBOX_EFFECTS}`
+   * (no unique key: a second run would show as a second row), written in the inbox's transaction.
+   */
+  store?: "redis" | "inbox";
 }
 
 const cfg = JSON.parse(process.env.FAULT_WORKER ?? "null") as WorkerConfig | null;
@@ -74,25 +97,30 @@ async function main(c: WorkerConfig): Promise<void> {
   const publisher = new KafkaPublisher({ brokers: c.brokers, clientId: `faults-${c.replica}` });
   const router = new Router({ onError: () => undefined, closeTimeoutMs: 10_000 });
   const subs: KafkaSubscriber[] = [];
+  const inboxPool = c.store === "inbox" ? new Pool({ connectionString: c.databaseUrl, max: 8 }) : null;
+  inboxPool?.on("error", () => undefined);
   for (const h of c.handlers) {
     const repository = h.mode === "closed" ? failClosed(repo) : failOpen(repo);
-    const middleware = buildStack(
-      {
-        order: "spec",
-        retry: c.retry,
-        dedup: {
-          repository,
-          service: c.service,
-          ttlMs: 86_400_000,
-          leaseMs: c.leaseMs,
-          timeoutMs: c.timeoutMs,
-          marking: "lease",
-          registry,
+    const viaInbox = inboxPool ? inboxSetup(c, h.name, inboxPool, registry) : null;
+    const middleware =
+      viaInbox?.middleware ??
+      buildStack(
+        {
+          order: "spec",
+          retry: c.retry,
+          dedup: {
+            repository,
+            service: c.service,
+            ttlMs: 86_400_000,
+            leaseMs: c.leaseMs,
+            timeoutMs: c.timeoutMs,
+            marking: "lease",
+            registry,
+          },
         },
-      },
-      publisher,
-      c.dlqTopic,
-    );
+        publisher,
+        c.dlqTopic,
+      );
     const sub = new KafkaSubscriber({
       brokers: c.brokers,
       groupId: h.groupId,
@@ -114,7 +142,7 @@ async function main(c: WorkerConfig): Promise<void> {
       name: h.name,
       topic: c.topic,
       subscriber: sub,
-      handler: notificationHandler(h.name, store, () => ({ idempotent: true })),
+      handler: viaInbox?.handler ?? notificationHandler(h.name, store, () => ({ idempotent: true })),
       middleware,
     });
   }
@@ -136,6 +164,7 @@ async function main(c: WorkerConfig): Promise<void> {
     await Promise.all(subs.map((s) => s.close().catch(() => undefined)));
     await publisher.close().catch(() => undefined);
     await store.close().catch(() => undefined);
+    await inboxPool?.end().catch(() => undefined);
     redis.disconnect();
     metrics?.close();
     console.log(`STOPPED ${c.replica}`);
@@ -151,6 +180,23 @@ async function main(c: WorkerConfig): Promise<void> {
   });
   await router.running;
   console.log(`READY ${c.replica}`);
+}
+
+/** `store: "inbox"`: Retry over the inbox, and the handler that writes its one row in the inbox's transaction. */
+function inboxSetup(
+  c: WorkerConfig,
+  name: string,
+  pool: Pool,
+  registry: Registry,
+): { middleware: Middleware[]; handler: Handler } {
+  const repository = new PostgresInboxRepository(pgInboxPool(pool), { schema: c.schema, table: INBOX_TABLE });
+  const effects = `"${c.schema}"."${INBOX_EFFECTS}"`;
+  return {
+    middleware: [retry(c.retry), inbox({ repository, service: c.service, lockTimeoutMs: c.leaseMs, registry })],
+    handler: async (msg) => {
+      await inboxTransaction(msg).query(`INSERT INTO ${effects} (handler, uuid) VALUES ($1, $2)`, [name, msg.uuid]);
+    },
+  };
 }
 
 main(cfg).catch((e: unknown) => {

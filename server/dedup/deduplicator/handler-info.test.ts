@@ -62,6 +62,7 @@ describe("dedup_handler_info", () => {
       stack: [...STACK_ORDER, "timeout", "handlerTimer"].join(","),
       runtime: "node",
       contract: CONTRACT_VERSION,
+      repository: "memory",
     });
     expect(series.find((s) => s.labels.handler === "refund")?.labels).toMatchObject({
       topic: "refunds",

@@ -20,7 +20,7 @@ import { dedupKeyPrefix, type TtlClass } from "../../../names/keys";
 import { handlerGroupId } from "../../../names/kafka";
 import { DEFAULT_DEDUPLICATOR_OPTIONS, type DeduplicatorOptions, type Marking } from "./deduplicator-options";
 import type { Middleware } from "../message";
-import type { FailureMode } from "../repository/repository";
+import type { FailureMode, RepositoryKind } from "../repository/repository";
 
 /** What one handler declares about itself (the labels of {@link HANDLER_INFO_METRIC}). */
 export interface HandlerInfo {
@@ -44,6 +44,8 @@ export interface HandlerInfo {
   stack: readonly string[];
   /** @default "node" */
   runtime?: string;
+  /** The store of the dedup keys (`redis`, `memory`, `postgres-inbox`, `custom`); absent: not declared. */
+  repository?: RepositoryKind;
 }
 
 /** The contract's name of a library marking: the note's never-released `naive` is `before`. */
@@ -69,6 +71,7 @@ export function handlerInfoLabels(info: HandlerInfo): Partial<Record<HandlerInfo
   if (info.ttlClass !== null) out[L.ttlClass] = info.ttlClass;
   if (info.leaseMs !== null) out[L.leaseMs] = String(info.leaseMs);
   if (info.timeoutMs !== null) out[L.timeoutMs] = String(info.timeoutMs);
+  if (info.repository !== undefined) out[L.repository] = info.repository;
   return out;
 }
 
@@ -142,6 +145,7 @@ export function stackInfoOf(o: DeduplicatorOptions, d: StackDeclaration): StackI
     marking: infoMarking(marking),
     failureMode: o.failureMode ?? o.repository?.failureMode ?? "open",
     stack: d.stack,
+    repository: o.repository?.kind,
   };
 }
 

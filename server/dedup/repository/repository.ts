@@ -8,7 +8,7 @@
  */
 
 /** What a repository is, for the lint (`in-memory` with replicas > 1 is a finding). */
-export type RepositoryKind = "redis" | "memory" | "custom";
+export type RepositoryKind = "redis" | "memory" | "postgres-inbox" | "custom";
 
 /** What the Deduplicator does when a store call fails or times out (spec §4). */
 export type FailureMode = "open" | "closed";

@@ -13,8 +13,10 @@ import { join } from "node:path";
 import { Kafka, logLevel } from "kafkajs";
 import { FAULTS_DIR, PIDS_DIR, portOpen, ROOT, rmrf, sleep, startProc, type Proc } from "./procs";
 
-export const BROKER_PORT = 19092;
-export const CONTROLLER_PORT = 19093;
+/** The broker's port; FAULTS_BROKER_PORT moves it (two worktrees running the suite at once). @default 19092 */
+export const BROKER_PORT = Number(process.env.FAULTS_BROKER_PORT ?? 19092);
+/** The controller's port; FAULTS_CONTROLLER_PORT moves it. @default 19093 */
+export const CONTROLLER_PORT = Number(process.env.FAULTS_CONTROLLER_PORT ?? 19093);
 /** `KAFKA_BROKERS` of the suite's broker. */
 export const FAULT_BROKERS = externalBrokers() ?? [`127.0.0.1:${BROKER_PORT}`];
 
@@ -55,7 +57,7 @@ export function prepareBroker(fresh: boolean): string {
     .replaceAll("9095", String(CONTROLLER_PORT))
     .replaceAll("9092", String(BROKER_PORT));
   if (!props.includes(`:${BROKER_PORT}`) || props.includes(":9092") || !props.includes(`:${CONTROLLER_PORT}`))
-    throw new Error("server.properties.template: could not move the broker to ports 19092/19093");
+    throw new Error(`server.properties.template: could not move the broker to ports ${BROKER_PORT}/${CONTROLLER_PORT}`);
   const file = join(DIR, "server.properties");
   writeFileSync(file, props);
   if (!existsSync(join(DIR, "data", "meta.properties"))) {

@@ -74,6 +74,11 @@ export function parityExposition(fleet: Fleet, elapsedSec: number, startedAtSec 
       `${METRIC_NAMES.payloadConflicts}${labels({ service: h.service, handler: h.handler })} ${h === fleet.handlers[0] ? h.processedPerSec * t * 0.001 : 0}`,
     );
   }
+  // Fingerprints of chosen fields taken over the bytes: the first handler sets the option and sees some.
+  out.push(`# TYPE ${METRIC_NAMES.fingerprintFallbacks} counter`);
+  out.push(
+    `${METRIC_NAMES.fingerprintFallbacks}${labels({ service: fleet.handlers[0]!.service, handler: fleet.handlers[0]!.handler })} ${fleet.handlers[0]!.processedPerSec * t * 0.0005}`,
+  );
   out.push(`# TYPE ${METRIC_NAMES.unchecked} counter`);
   for (const h of fleet.handlers) {
     out.push(

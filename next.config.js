@@ -46,6 +46,10 @@ const nextConfig = {
   // proxy.ts redirects `/path/` to `/path` itself, after its Host check and with the security
   // headers; Next.js' own redirect answered before any of that, with none of them.
   skipTrailingSlashRedirect: true,
+  // proxy.ts sees the request as it came: the client router's headers (Next strips them for a proxy
+  // otherwise), so that it can refuse an empty `Next-Router-State-Tree`, which the rewrites below
+  // cannot match; and the URL with its `_rsc` query (proxy.ts reads only the path).
+  skipProxyUrlNormalize: true,
   experimental: {
     // What Next.js buffers of a request body for proxy.ts (default 10 MB per request): the largest
     // body any route reads (MAX_BODY_BYTES, server/access.ts). proxy.ts refuses a larger
@@ -57,7 +61,7 @@ const nextConfig = {
   // Node-only clients stay out of the server bundles (they load native/optional modules at run time).
   serverExternalPackages: ["kafkajs", "ioredis", "pg", "prom-client"],
   // A client-router request whose router state Next's renderer cannot parse answered a plain 500 on
-  // any page; proxy.ts never sees that header (Next strips it for the proxy), so it is matched here:
+  // any page; it is matched here, by pattern, before any route runs (an empty one in proxy.ts):
   // beyond the renderer's 40,000 characters, or not the URI-encoded router state tree Next's client
   // sends (lib/router-state-pattern.js: the shape Next asserts, unrolled 8 levels deep) → a 400.
   async rewrites() {

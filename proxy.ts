@@ -2,6 +2,7 @@ import { NextResponse, type NextRequest } from "next/server";
 import type { ErrorBody } from "@/lib/api/common";
 import { pageCsp } from "@/lib/csp";
 import { routeName } from "@/lib/route-params";
+import { ROUTER_STATE_REFUSED_DETAIL } from "@/lib/router-state-pattern";
 import { crossSiteRefusal, MAX_BODY_BYTES } from "@/server/access";
 import { hostRefusal, processAllowList } from "@/server/allowed-hosts";
 import { config as appConfig } from "@/server/config";
@@ -132,6 +133,11 @@ export function proxy(req: NextRequest): NextResponse {
       }
     }
   }
+  // A client-router request with an empty router state: Next's renderer fails to parse it (a plain
+  // 500 on every page), and next.config.js' rewrites cannot refuse it (a `has` rule skips an empty
+  // value). proxy.ts sees the header because next.config.js sets `skipProxyUrlNormalize`.
+  if (req.headers.get("rsc") === "1" && req.headers.get("next-router-state-tree")?.trim() === "")
+    return refuse(400, "bad_request", ROUTER_STATE_REFUSED_DETAIL);
   if (raw.length > 1 && raw.endsWith("/")) {
     const to = new URL(req.url);
     to.pathname = raw.replace(/\/+$/, "") || "/";

@@ -248,11 +248,11 @@ describe("pages take no body; unknown API paths answer JSON", () => {
     }
   });
 
-  it("a client-router request whose router state is not a router state tree (no JSON array, or an array of the wrong shape) is a 400 that says so, not the renderer's 500; the client router's own still renders", async () => {
+  it("a client-router request whose router state is not a router state tree (empty, no JSON array, or an array of the wrong shape) is a 400 that says so, not the renderer's 500; the client router's own still renders", async () => {
     const wrongShapes = [[1, 2], [{}], ["", { children: 5 }], ["", {}, null, "bogus"], []].map((v) =>
       encodeURIComponent(JSON.stringify(v)),
     );
-    for (const state of ["garbage", encodeURIComponent("{}"), encodeURIComponent('"x"'), ...wrongShapes]) {
+    for (const state of ["", "garbage", encodeURIComponent("{}"), encodeURIComponent('"x"'), ...wrongShapes]) {
       for (const path of ["/", "/nope", "/handlers/notification/on-review-created"]) {
         const r = await fetch(`${lo.url}${path}`, { headers: { RSC: "1", "Next-Router-State-Tree": state } });
         expect(r.status, `${path} ${state}`).toBe(400);

@@ -5,3 +5,5 @@ export const ROUTER_STATE_MAX_DEPTH: number;
 export const ROUTER_STATE_PATTERN: string;
 /** A `has` value matching any header that is not {@link ROUTER_STATE_PATTERN}. */
 export const NOT_ROUTER_STATE_PATTERN: string;
+/** The `detail` of the 400 that refuses a router state Next's renderer cannot parse. */
+export const ROUTER_STATE_REFUSED_DETAIL: string;

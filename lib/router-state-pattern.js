@@ -97,4 +97,12 @@ const ROUTER_STATE_PATTERN = tree(ROUTER_STATE_MAX_DEPTH);
 /** A `has` value matching any header that is NOT {@link ROUTER_STATE_PATTERN}. */
 const NOT_ROUTER_STATE_PATTERN = `(?!(?:${ROUTER_STATE_PATTERN})$)[\\s\\S]*`;
 
-module.exports = { ROUTER_STATE_MAX_DEPTH, ROUTER_STATE_PATTERN, NOT_ROUTER_STATE_PATTERN };
+/** What a refused router state is told (app/api/router-state-refused, and proxy.ts for an empty header). */
+const ROUTER_STATE_REFUSED_DETAIL = `the Next-Router-State-Tree header is not a router state (the URI-encoded JSON of a router state tree, at most ${ROUTER_STATE_MAX_DEPTH} levels deep and 40000 characters); the app's own client router sends one`;
+
+module.exports = {
+  ROUTER_STATE_MAX_DEPTH,
+  ROUTER_STATE_PATTERN,
+  NOT_ROUTER_STATE_PATTERN,
+  ROUTER_STATE_REFUSED_DETAIL,
+};

@@ -9,7 +9,7 @@ import type { Registry } from "prom-client";
 import { handlerGroupId } from "../../../names/kafka";
 import { dedupKeyPrefix } from "../../../names/keys";
 import { DEDUP_ERROR_REASON, PROCESSED_RESULT, type PayloadDifference } from "../../../names/dedup";
-import { INFO_MARKING } from "../../../names/contract";
+import { INFO_MARKING, INFO_MODE, type InfoSideEffect } from "../../../names/contract";
 import { DedupStoreError, InProgressError, PayloadConflictError } from "../errors";
 import { namedMiddleware, type Handler, type Message, type Middleware } from "../message";
 import { dedupRecorder, type DedupRecorder } from "../metrics/recorder";
@@ -48,6 +48,8 @@ export interface InboxOptions {
   registry?: Registry;
   /** The handler's middleware names, outermost first, for `dedup_handler_info`'s `stack`. @default ["deduplicator"] */
   stack?: readonly string[];
+  /** The handler's kinds of side effect, for `dedup_handler_info`'s `side_effects`. @default none declared */
+  sideEffects?: readonly InfoSideEffect[];
 }
 
 /** Defaults of {@link InboxOptions}. */
@@ -171,9 +173,9 @@ export function inbox(options: InboxOptions): Middleware {
   });
 }
 
-/** The `dedup_handler_info` of handler `name` under an inbox: marking `inbox`, no lease, always fail-closed. */
+/** The `dedup_handler_info` of handler `name` under an inbox: marking `inbox`, mode `postgres-inbox`, no lease (nor heartbeat), always fail-closed. */
 function inboxInfo(
-  o: Required<Omit<InboxOptions, "registry" | "fingerprint">>,
+  o: Required<Omit<InboxOptions, "registry" | "fingerprint" | "sideEffects">> & Pick<InboxOptions, "sideEffects">,
   name: string,
   topic: string,
 ): HandlerInfo {
@@ -191,6 +193,9 @@ function inboxInfo(
     failureMode: "closed",
     stack: o.stack,
     repository: o.repository.kind,
+    heartbeat: false,
+    ...(o.sideEffects ? { sideEffects: o.sideEffects } : {}),
+    mode: INFO_MODE.postgresInbox,
   };
 }
 

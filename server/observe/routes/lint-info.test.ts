@@ -50,8 +50,16 @@ describe("lint of a handler read from dedup_handler_info", () => {
   it("fires the effect rules from the declared side effects and mode, as in-process", () => {
     const db = exported({ heartbeat: true, sideEffects: ["postgres"] });
     expect(lintOf(db).rules).toEqual(["db-side-effect-without-inbox"]);
-    const inboxed = exported({ sideEffects: ["postgres"], repository: "postgres-inbox", mode: "postgres-inbox" });
-    expect(lintOf({ ...inboxed, marking: "inbox" }).rules).not.toContain("db-side-effect-without-inbox");
+    // The inbox as the library exports it: no lease, and none needed (a crashed run's row rolls back).
+    const inboxed = exported({
+      sideEffects: ["postgres"],
+      repository: "postgres-inbox",
+      mode: "postgres-inbox",
+      marking: "inbox",
+      leaseMs: null,
+      failureMode: "closed",
+    });
+    expect(lintOf(inboxed)).toEqual({ rules: [], unknown: [] });
     const out = exported({ heartbeat: true, sideEffects: ["kafka", "external"] });
     expect(lintOf(out).rules).toEqual(["kafka-output-without-transactions"]);
     expect(lintOf({ ...out, mode: "kafka-transactions" }).rules).toEqual([]);

@@ -87,7 +87,8 @@ function infoFindings(i: InfoDeclaration): Finding[] {
         'marks the key before the handler and never releases it (the design note\'s SET key "1" NX): the retry after a failed attempt and the redelivery after a crash mid-handler find the key and are swallowed as duplicates — the message is acked unprocessed. Its keys carry no position (a redelivery cannot be told from a re-publish) and no payload fingerprint (a reused UUID is swallowed). Claim processing:<token> under a lease, release it on failure, mark done:<topic>:<partition>:<offset> after the handler.',
     });
   }
-  if (i.leaseMs === null && i.marking !== null) {
+  // The inbox has no lease to lose: its claim is an uncommitted row, rolled back with a crashed run.
+  if (i.leaseMs === null && i.marking !== null && i.marking !== "inbox") {
     f.push({
       severity: "warning",
       rule: "no-lease",

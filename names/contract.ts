@@ -29,7 +29,10 @@ export const HANDLER_INFO_METRIC = "dedup_handler_info";
  * Label names of {@link HANDLER_INFO_METRIC}. `timeout_ms` (the attempt's time limit) and
  * `lease_ms` (marking `lease` only) are absent when there is none; `ttl_class` when not declared
  * (the dashboard then infers it and says so); `stack` is the middleware names outermost first,
- * joined by {@link INFO_STACK_SEPARATOR}.
+ * joined by {@link INFO_STACK_SEPARATOR}. `heartbeat` ({@link INFO_HEARTBEAT}), `side_effects`
+ * ({@link INFO_SIDE_EFFECT} joined by {@link INFO_STACK_SEPARATOR}, {@link INFO_NO_SIDE_EFFECTS} for
+ * none) and `mode` ({@link INFO_MODE}) are absent when not declared: the rules that need them say
+ * "not known" rather than pass.
  */
 export const HANDLER_INFO_LABEL = {
   service: "service",
@@ -47,6 +50,9 @@ export const HANDLER_INFO_LABEL = {
   runtime: "runtime",
   contract: "contract",
   repository: "repository",
+  heartbeat: "heartbeat",
+  sideEffects: "side_effects",
+  mode: "mode",
 } as const;
 
 /** Every label name of {@link HANDLER_INFO_METRIC}, in the contract's order. */
@@ -78,3 +84,49 @@ export const INFO_FAILURE_MODES = valuesOf(INFO_FAILURE_MODE);
 
 /** Separator of the middleware names in the `stack` label (`correlationId,recoverer,…`). */
 export const INFO_STACK_SEPARATOR = ",";
+
+/**
+ * The `heartbeat` values of {@link HANDLER_INFO_METRIC}: `on` when the handler's lease is renewed
+ * while it runs (the library's `heartbeat` option, lease marking), so an attempt longer than the
+ * lease keeps its claim; `off` when the lease alone protects a run.
+ */
+export const INFO_HEARTBEAT = { on: "on", off: "off" } as const;
+
+/** Every `heartbeat` value. */
+export const INFO_HEARTBEATS = valuesOf(INFO_HEARTBEAT);
+
+/**
+ * The kinds of side effect a handler declares in `side_effects` (joined by
+ * {@link INFO_STACK_SEPARATOR}): a PostgreSQL write, produced Kafka messages, anything else outside
+ * the dedup store (a push, an HTTP call, another store's write).
+ */
+export const INFO_SIDE_EFFECT = { postgres: "postgres", kafka: "kafka", external: "external" } as const;
+
+/** A kind of side effect of `side_effects`. */
+export type InfoSideEffect = ValueOf<typeof INFO_SIDE_EFFECT>;
+
+/** Every kind of side effect. */
+export const INFO_SIDE_EFFECTS = valuesOf(INFO_SIDE_EFFECT);
+
+/** The `side_effects` value of a handler that declares it has none (an absent label: not declared). */
+export const INFO_NO_SIDE_EFFECTS = "none";
+
+/**
+ * The `mode` values of {@link HANDLER_INFO_METRIC}: what makes the handler's effects once — the
+ * Deduplicator on its store (`redis`, `memory`, `custom`: the `repository`), the PostgreSQL inbox
+ * (`postgres-inbox`: the claim row in the side effect's own transaction), or Kafka transactions
+ * (`kafka-transactions`: produced messages and consumed offsets committed together).
+ */
+export const INFO_MODE = {
+  redis: "redis",
+  memory: "memory",
+  custom: "custom",
+  postgresInbox: "postgres-inbox",
+  kafkaTransactions: "kafka-transactions",
+} as const;
+
+/** A `mode` value of {@link HANDLER_INFO_METRIC}. */
+export type InfoMode = ValueOf<typeof INFO_MODE>;
+
+/** Every {@link InfoMode}. */
+export const INFO_MODES = valuesOf(INFO_MODE);

@@ -17,6 +17,7 @@ import {
   METRIC_NAMES,
   newMessage,
   PayloadConflictError,
+  PayloadFingerprints,
   PostgresInboxRepository,
   type Handler,
   type Message,
@@ -69,6 +70,12 @@ async function rowsOf(uuid: string): Promise<{ effects: number; inbox: number }>
   const e = await pool.query(`SELECT count(*)::int AS n FROM inbox_test.effects WHERE uuid = $1`, [uuid]);
   const i = await pool.query(`SELECT count(*)::int AS n FROM ${repo.table} WHERE uuid = $1`, [uuid]);
   return { effects: e.rows[0].n as number, inbox: i.rows[0].n as number };
+}
+
+/** The payload conflicts counted on `registry`, by what differed. */
+async function conflicts(registry: Registry): Promise<{ fields: number; bytes: number }> {
+  const by = (difference: string) => registryTotal(registry, METRIC_NAMES.payloadConflicts, { difference });
+  return { fields: await by("fields"), bytes: await by("bytes") };
 }
 
 /** The handler's side effect: one row in its own table, in the inbox's transaction. */
@@ -134,8 +141,42 @@ describe("the inbox middleware on PostgreSQL", () => {
     const uuid = ulid();
     await run(delivery(uuid, '{"amount":1}'));
     await expect(run(delivery(uuid, '{"amount":2}'))).rejects.toBeInstanceOf(PayloadConflictError);
-    expect(await registryTotal(registry, METRIC_NAMES.payloadConflicts)).toBe(1);
+    // No fields chosen: the bytes are what was compared.
+    expect(await conflicts(registry)).toEqual({ fields: 0, bytes: 1 });
     expect(await rowsOf(uuid)).toEqual({ effects: 1, inbox: 1 });
+  });
+
+  it("compares copies by the handler's chosen fields: a retry with a new sentAt is a repeat, another amount a conflict of fields", async () => {
+    const registry = new Registry();
+    const fingerprint = { exclude: ["/sentAt"] };
+    const run = inbox({ repository: repo, service: "svc", registry, fingerprint })(writeEffect);
+    const uuid = ulid();
+    await run(delivery(uuid, '{"amount":10,"sentAt":"10:00:00"}', "1"));
+    // A producer retry: re-serialised with a new sentAt and another key order.
+    await run(delivery(uuid, '{"sentAt":"10:00:05","amount":10}', "2"));
+    expect(await rowsOf(uuid)).toEqual({ effects: 1, inbox: 1 });
+    expect(await conflicts(registry)).toEqual({ fields: 0, bytes: 0 });
+    expect(await registryTotal(registry, METRIC_NAMES.processed, { result: "deduplicated" })).toBe(1);
+    // The row keeps the fingerprint of the chosen fields, the one the Deduplicator stores for the same option.
+    const stored = await pool.query(`SELECT fingerprint FROM ${repo.table} WHERE uuid = $1`, [uuid]);
+    expect(stored.rows[0]?.fingerprint).toBe(new PayloadFingerprints(fingerprint).of(Buffer.from('{"amount":10}')));
+    await expect(run(delivery(uuid, '{"amount":11,"sentAt":"10:00:00"}', "3"))).rejects.toBeInstanceOf(
+      PayloadConflictError,
+    );
+    expect(await conflicts(registry)).toEqual({ fields: 1, bytes: 0 });
+    expect(await rowsOf(uuid)).toEqual({ effects: 1, inbox: 1 });
+  });
+
+  it("a copy that is not JSON under chosen fields is compared by its bytes, and the fallback is counted", async () => {
+    const registry = new Registry();
+    const run = inbox({ repository: repo, service: "svc", registry, fingerprint: { include: ["/amount"] } })(
+      writeEffect,
+    );
+    const uuid = ulid();
+    await run(delivery(uuid, '{"amount":10}'));
+    await expect(run(delivery(uuid, "amount=10", "8"))).rejects.toBeInstanceOf(PayloadConflictError);
+    expect(await conflicts(registry)).toEqual({ fields: 0, bytes: 1 });
+    expect(await registryTotal(registry, METRIC_NAMES.fingerprintFallbacks)).toBe(1);
   });
 
   it("the cleanup deletes only expired rows, in bounded batches, and an expired UUID runs again", async () => {

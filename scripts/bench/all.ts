@@ -2,13 +2,18 @@
  * `npm run bench` — every benchmark of the project in one command, each against a reference
  * measured in the same run; writes bench-results.json (git-ignored) and renders docs/BENCHMARKS.md.
  *
- *   npm run bench -- [--only dedup,inspect,consumer,breakdown,memory,ui] [--quick] [--no-render]
+ *   npm run bench -- [--only dedup,inbox,inspect,consumer,transactions,breakdown,memory,fleet,ui] [--quick] [--no-render]
  *                    [--out bench-results.json] [--doc docs/BENCHMARKS.md]
  *
  * Steps (each a child process bounded in time, its figures read from its `--json` file):
- *   dedup    `npm run bench:dedup -- --json …`      claims/s vs redis-benchmark, middleware overhead
+ *   dedup    `npm run bench:dedup -- --no-inbox --json …`  claims/s vs redis-benchmark, middleware overhead
+ *   inbox    `npm run bench:dedup -- --inbox-only --json …`  the PostgreSQL inbox: µs per message added to a
+ *            plain transaction with the same INSERT, and msgs/s against that floor (`dedup.inbox_vs_floor`)
  *   inspect  `npm run bench:inspect -- --json …`    inspector scan/estimate, /api/overview p95
  *   consumer `npm run bench:consumer -- --json … --variants raw,sub,mem,ours,rel,floor,naive --profile …`
+ *   transactions `npm run bench:consumer -- --variants floor,relay,relaytx,relaydedup --messages 30000 --rounds 3 --json …`
+ *            a Kafka-to-Kafka handler in the Kafka-transactions mode: msgs/s against the floor and the
+ *            plain relay (`consumer.kafka_tx_vs_floor`, `…_vs_plain_relay`), CPU µs per message it adds
  *   ci       no run: `ci.wall_s` and its phases from test-results/ci-timing.json, written by `bash .ci/run`
  *   breakdown `npm run bench:consumer -- --breakdown --json …`  CPU per message of each layer, Redis CPU per key
  *   memory   `npm run bench:memory -- --json …`     used_memory per key vs the projection

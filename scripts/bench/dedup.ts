@@ -4,7 +4,10 @@
  *
  *   npm run bench:dedup -- [--n 50000] [--batch 1000] [--concurrency 512] [--redis redis://127.0.0.1:6379] [--json out.json]
  *   npm run bench:dedup -- --overhead-only [--json out.json]   (only the middleware overhead: in-process, no Redis)
- *   npm run bench:dedup -- --inbox-only [--json out.json]      (only the PostgreSQL inbox's cost: DATABASE_URL)
+ *   npm run bench:dedup -- --inbox-only [--inbox-messages 2000] [--json out.json]
+ *                                                              (only the PostgreSQL inbox's cost: DATABASE_URL)
+ *   npm run bench:dedup -- --no-inbox …                        (everything but the inbox: `npm run bench`'s
+ *                                                              dedup step, whose inbox step runs --inbox-only)
  *
  * Figures (one run, same machine, so noise largely cancels):
  * - redis-benchmark SET rate with -P 1 and -P 64 (default 50 clients, -q, bounded -n);
@@ -24,7 +27,8 @@
  *   the whole `defaultStack`) and the fingerprint alone per payload size (`./hot-path-costs.ts`).
  * - the PostgreSQL inbox's cost per message (`./dedup/inbox.ts`): a plain transaction with the
  *   handler's INSERT against the same under the `inbox` middleware (DATABASE_URL, default the
- *   stack's `postgres://postgres@127.0.0.1:5432/test`; skipped with a note when unreachable).
+ *   stack's `postgres://postgres@127.0.0.1:5432/test`; skipped with a note when unreachable), and its
+ *   throughput against that floor (`dedup.inbox_vs_floor`: messages/s one at a time, inbox ÷ plain).
  * Targets: batch claims ≥ 25% of the -P 64 SET rate (headline: median over five rounds that each run
  * redis-benchmark -P 64 right next to the lease batch claims, so a shared machine's changing load
  * cancels); overhead ≤ 3 µs.
@@ -42,14 +46,14 @@ import { overheadLine, overheadRow } from "./dedup/overhead";
 import { interleavedRatios } from "./dedup/ratios";
 import { redisBenchmark } from "./dedup/redis-benchmark";
 import { printClaims, printHotPath, resultRows } from "./dedup/report";
-import { BATCH, CONCURRENCY, JSON_PATH, MARKINGS, N, REDIS_URL, url } from "./dedup/settings";
+import { BATCH, CONCURRENCY, INBOX_MESSAGES, JSON_PATH, MARKINGS, N, REDIS_URL, url } from "./dedup/settings";
 
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 /** The inbox's figures, or null (said on stdout) when PostgreSQL cannot be reached. */
 async function inboxOrNote(): Promise<InboxFigures | null> {
   try {
-    const f = await inboxCosts(DATABASE_URL);
+    const f = await inboxCosts(DATABASE_URL, INBOX_MESSAGES);
     console.log(inboxLine(f));
     return f;
   } catch (e) {
@@ -137,7 +141,7 @@ async function main(): Promise<void> {
     console.log(
       `\ntargets (median of the interleaved rounds): batch claims (lease) / P64 = ${ratio.toFixed(3)}, with 4 batches in flight ${ratio4.toFixed(3)} (≥ 0.25: ${ratio >= 0.25 ? "met" : ratio4 >= 0.25 ? "met only with 4 in flight" : "MISSED"});  overhead (lease) = ${overhead.lease!.toFixed(2)} µs (≤ 3: ${overhead.lease! <= 3 ? "met" : "MISSED"})`,
     );
-    const inboxFigures = await inboxOrNote();
+    const inboxFigures = flag("no-inbox") ? null : await inboxOrNote();
     const results = [
       ...resultRows({ ...measured, overhead, hot, ratio, ratio4 }),
       ...(inboxFigures ? inboxRows(inboxFigures) : []),

@@ -148,4 +148,42 @@ describe("the words around the figures", () => {
     expect(md).toContain("1,500 CPU-seconds on 2 cores, so no order of the same work ends before 750 s of wall time.");
     expect(md).toContain("| 3: e2e with timing bounds | 182 | 52 % |");
   });
+
+  it("gives what the inbox and the Kafka-transactions mode cost, and says not measured for a mode the run lacks", () => {
+    const section = (md: string) => md.slice(md.indexOf("## What the stronger guarantees cost")).split("\n## ")[0]!;
+    const line = (md: string, mode: string) =>
+      section(md)
+        .split("\n")
+        .find((l) => l.startsWith(`| ${mode}`))!;
+    const inbox = [
+      row("dedup.inbox_us.added", 160, {
+        unit: "µs/msg",
+        reference: 550,
+        command: "npm run bench:dedup -- --inbox-only",
+      }),
+      row("dedup.inbox_us.added_cpu", 20, { unit: "µs/msg" }),
+      row("dedup.inbox_vs_floor", 0.77, { reference: 1818, detail: { inboxMsgsPerSec: 1408 } }),
+    ];
+    const md = renderBenchmarks(inbox);
+    expect(line(md, "PostgreSQL inbox")).toContain("+160.0 µs wall, +20.0 µs CPU (plain transaction 550.0 µs)");
+    expect(line(md, "PostgreSQL inbox")).toContain("0.770 (1,408 msgs/s, one at a time)");
+    expect(line(md, "PostgreSQL inbox")).toContain("1,818 msgs/s");
+    expect(line(md, "Kafka transactions")).toContain("**not measured**");
+    expect(line(md, "Kafka transactions")).not.toMatch(/\| 0/);
+
+    const tx = [
+      row("consumer.kafka_tx_vs_floor", 0.05, {
+        reference: 40_000,
+        detail: { msgsPerSec: 2000 },
+        command: "npm run bench:consumer -- --variants floor,relay,relaytx",
+      }),
+      row("consumer.kafka_tx_vs_plain_relay", 0.5, { reference: 4000 }),
+      row("consumer.kafka_tx_added_cpu_us_per_msg", 75, { unit: "µs", reference: 135 }),
+    ];
+    const both = line(renderBenchmarks([...inbox, ...tx]), "Kafka transactions");
+    expect(both).toContain("+75.0 µs CPU (plain relay 135.0 µs)");
+    expect(both).toContain("0.050 (2,000 msgs/s); 0.500 of the plain relay's 4,000 msgs/s");
+    expect(both).toContain("40,000 msgs/s");
+    expect(both).toContain("`npm run bench:consumer -- --variants floor,relay,relaytx`");
+  });
 });

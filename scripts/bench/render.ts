@@ -10,6 +10,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { arg } from "../lib/args";
 import { consumerSection } from "./render/consumer";
+import { guaranteesSection } from "./render/guarantees";
 import { FIGURES, type BenchResult } from "./render/figures";
 import { detailOf, get, goalText, nprocOf, num, verdict } from "./render/format";
 import { fill, PROSE } from "./render/prose";
@@ -102,6 +103,7 @@ export function renderBenchmarks(results: BenchResult[]): string {
   L.push(
     ...pagesAndFleetSection(results),
     ...consumerSection(results),
+    ...guaranteesSection(results),
     ...memorySection(results),
     ...ciSection(results),
     ...otherMisses(results),

@@ -103,6 +103,22 @@ describe("lintHandler", () => {
     );
   });
 
+  it("with the lease heartbeat on, the lease rules are silent: the claim is renewed for as long as the handler runs", () => {
+    const slow = { handlerP99Seconds: 45 };
+    const lease = (setup: Partial<HandlerSetup>) =>
+      lintHandler({ ...RECOMMENDED_SETUP, ...setup }, slow).map((f) => f.rule);
+    // The same three setups warn without it…
+    expect(lease({ timeoutMs: null })).toEqual(["no-timeout", "handler-p99-near-lease"]);
+    expect(lease({ timeoutMs: 90_000 })).toEqual(["timeout-not-below-lease", "handler-p99-near-lease"]);
+    // …and are silent with it, while the other rules still run.
+    expect(lease({ timeoutMs: null, heartbeat: true })).toEqual([]);
+    expect(lease({ timeoutMs: 90_000, heartbeat: true })).toEqual([]);
+    expect(lease({ heartbeat: true, ttlMs: 5 * MINUTE_MS, sideEffects: ["postgres"] })).toEqual([
+      "ttl-below-minimum",
+      "db-side-effect-without-inbox",
+    ]);
+  });
+
   it("a PostgreSQL side effect is flagged only while the dedup store is outside the database's transaction", () => {
     expect(rules({ sideEffects: ["postgres"], repository: "memory", replicas: 1 })).toEqual([
       "db-side-effect-without-inbox",

@@ -3,53 +3,19 @@
  * Pure and isomorphic (imports only `./names` and types), so the dashboard can import it in the browser.
  * The stack order it checks against is `STACK_ORDER` of `./names`, the one `defaultStack` builds.
  */
-import type { Marking } from "./deduplicator/deduplicator-options";
-import { DAY_MS, MINUTE_MS, TTL_POLICY, type TtlClass } from "../../names/keys";
-import { STACK_ORDER, type StackName } from "../../names/stack";
-import type { FailureMode, RepositoryKind } from "./repository/repository";
+import { DAY_MS, MINUTE_MS, TTL_POLICY } from "../../names/keys";
+import { STACK_ORDER } from "../../names/stack";
 
-/** A middleware name of the stack (lint input); other names are allowed and ignored by the order rules. */
-export type StackEntry = StackName | (string & {});
+import type { HandlerObserved, HandlerSetup } from "./lint/handler-setup";
 
-/** A kind of side effect a handler declares: a PostgreSQL write, produced Kafka messages, a call out (push, HTTP). */
-export type SideEffect = "postgres" | "kafka" | "external";
-
-/** How a handler's outputs are made once: `dedup` (the Deduplicator) or `kafka-transactions` (outputs and offsets in one transaction). */
-export type HandlerMode = "dedup" | "kafka-transactions";
-
-/** How a handler's dedup key is made. Only `uuid` is right (spec §2). */
-export type KeyFactoryKind = "uuid" | "payload-hash" | "business-key" | "correlation-id";
-
-/** A handler's declared setup: the lint input, also what the dashboard shows. */
-export interface HandlerSetup {
-  /** Handler name. */
-  handler: string;
-  /** Middleware names, outermost first (see `describeStack`). */
-  stack: readonly StackEntry[];
-  keyFactory: KeyFactoryKind;
-  /** The dedup window in ms. */
-  ttlMs: number;
-  ttlClass: TtlClass;
-  repository: RepositoryKind;
-  /** Consumer replicas sharing the topic. */
-  replicas: number;
-  marking: Marking;
-  failureMode: FailureMode;
-  /** The Deduplicator's `leaseMs` (how long a claim protects a run in progress). */
-  leaseMs: number;
-  /** The `timeout` middleware's `timeoutMs` inside the Deduplicator (`defaultStack`'s `timeoutMs`); `null` = none. */
-  timeoutMs: number | null;
-  /** The kinds of side effect the handler has. @default [] (not declared: the effect rules stay silent) */
-  sideEffects?: readonly SideEffect[];
-  /** How its outputs are made once. @default "dedup" */
-  mode?: HandlerMode;
-}
-
-/** What the dashboard measured of a handler, for the rules that need more than its declared setup. */
-export interface HandlerObserved {
-  /** p99 of one handler attempt over the last hour, seconds (`handler_execution_time_seconds`); `null` = no data. */
-  handlerP99Seconds?: number | null;
-}
+export type {
+  HandlerMode,
+  HandlerObserved,
+  HandlerSetup,
+  KeyFactoryKind,
+  SideEffect,
+  StackEntry,
+} from "./lint/handler-setup";
 
 /** Severity of a finding. */
 export type LintSeverity = "error" | "warning" | "info";
@@ -233,33 +199,34 @@ function storeRules(setup: HandlerSetup, add: Add): void {
   }
 }
 
-/** Lease marking: a timeout below the lease, and the measured handler p99 well below it. */
+/**
+ * Lease marking without a heartbeat: a timeout below the lease, and the measured handler p99 well
+ * below it. With the heartbeat the claim is renewed while the handler runs (bounded by `maxLeaseMs`).
+ */
 function leaseRules(setup: HandlerSetup, observed: HandlerObserved, add: Add): void {
-  const d = setup.stack.indexOf("deduplicator");
-  if (setup.marking === "lease" && d >= 0) {
-    if (setup.timeoutMs === null) {
-      add(
-        "warning",
-        "no-timeout",
-        "§10",
-        `no timeout bounds an attempt: a handler that hangs outlives its ${fmt(setup.leaseMs)} lease, and another consumer runs the message too. Add timeout(ms) below the lease (defaultStack's timeoutMs).`,
-      );
-    } else if (setup.timeoutMs >= setup.leaseMs) {
-      add(
-        "warning",
-        "timeout-not-below-lease",
-        "§10",
-        `timeout ${fmt(setup.timeoutMs)} is not below the ${fmt(setup.leaseMs)} lease: the lease expires first, and another consumer runs the message while this attempt still works. Set timeoutMs below leaseMs (half of it leaves room for the store's round trips).`,
-      );
-    }
+  if (setup.heartbeat === true || setup.marking !== "lease" || !setup.stack.includes("deduplicator")) return;
+  if (setup.timeoutMs === null) {
+    add(
+      "warning",
+      "no-timeout",
+      "§10",
+      `no timeout bounds an attempt: a handler that hangs outlives its ${fmt(setup.leaseMs)} lease, and another consumer runs the message too. Add timeout(ms) below the lease (defaultStack's timeoutMs), or the lease heartbeat.`,
+    );
+  } else if (setup.timeoutMs >= setup.leaseMs) {
+    add(
+      "warning",
+      "timeout-not-below-lease",
+      "§10",
+      `timeout ${fmt(setup.timeoutMs)} is not below the ${fmt(setup.leaseMs)} lease: the lease expires first, and another consumer runs the message while this attempt still works. Set timeoutMs below leaseMs (half of it leaves room for the store's round trips), or turn the lease heartbeat on.`,
+    );
   }
   const p99 = observed.handlerP99Seconds;
-  if (setup.marking === "lease" && d >= 0 && p99 != null && p99 * 1000 > setup.leaseMs / 2) {
+  if (p99 != null && p99 * 1000 > setup.leaseMs / 2) {
     add(
       "warning",
       "handler-p99-near-lease",
       "§10",
-      `handler p99 over the last hour is ${fmt(p99 * 1000)}, more than half the ${fmt(setup.leaseMs)} lease: a lease takeover is near (another consumer runs the message while this one still works; deduplication_lease_lost_total counts it). Make the handler faster, raise leaseMs, or bound it with a timeout below the lease.`,
+      `handler p99 over the last hour is ${fmt(p99 * 1000)}, more than half the ${fmt(setup.leaseMs)} lease: a lease takeover is near (another consumer runs the message while this one still works; deduplication_lease_lost_total counts it). Make the handler faster, raise leaseMs, turn the lease heartbeat on, or bound it with a timeout below the lease.`,
     );
   }
 }

@@ -7,7 +7,7 @@ import { InProgressError } from "./errors";
 import { stackOrder, type StackName, type StackOrder } from "../../names/stack";
 import { type TtlClass } from "../../names/keys";
 import { selfDescribe, stackInfoOf } from "./deduplicator/handler-info";
-import type { StackEntry } from "./lint";
+import type { SideEffect, StackEntry } from "./lint";
 import type { Middleware } from "./message";
 import { poisonQueue, type PoisonQueueOptions } from "./middleware/poison-queue";
 import type { Publisher } from "./pubsub";
@@ -67,6 +67,13 @@ export interface DefaultStackOptions {
   ttlClass?: TtlClass | null;
   /** The handlers' consumer group, declared in `dedup_handler_info`'s `group`. @default `<service>.<handler>` */
   group?: string | null;
+  /**
+   * The handlers' kinds of side effect (`postgres`, `kafka`, `external`; `[]` for none), declared in
+   * `dedup_handler_info`'s `side_effects`, so a dashboard in another process runs the effect rules
+   * (`db-side-effect-without-inbox`, `kafka-output-without-transactions`).
+   * @default none declared (the dashboard says the effect rules are not known)
+   */
+  sideEffects?: readonly SideEffect[] | null;
 }
 
 /** Default `poisonFilter` of {@link defaultStack}. */
@@ -134,6 +141,7 @@ export function defaultStack(options: DefaultStackOptions): Middleware[] {
         ttlClass: options.ttlClass ?? null,
         group: options.group ?? null,
         stack: describeStack(out),
+        sideEffects: options.sideEffects ?? null,
       }),
     );
   return out;

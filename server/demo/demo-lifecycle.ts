@@ -8,7 +8,12 @@
 import { handlerGroupId } from "@/names/kafka";
 import { type DedupRepository, dedupMetrics, dedupRecorder } from "@/server/dedup";
 import { DEDUP_ERROR_REASON, EVENT_TYPE_KEY, POISON_REASON_CLASS } from "@/names/dedup";
-import { DEMO_HANDLER_SPECS, DEMO_LEASE_MS, DEMO_TIMEOUT_MS } from "@/server/notification/demo-handlers";
+import {
+  DEMO_HANDLER_SPECS,
+  DEMO_LEASE_MS,
+  DEMO_SIDE_EFFECTS,
+  DEMO_TIMEOUT_MS,
+} from "@/server/notification/demo-handlers";
 import type { BeforeCommit, UnreadableRecord } from "@/server/transport/partition-pump";
 import {
   acceptEventType,
@@ -110,6 +115,7 @@ export class DemoLifecycle {
           retry: DEMO_RETRY,
           timeoutMs: DEMO_TIMEOUT_MS,
           ttlClass: h.ttlClass,
+          sideEffects: DEMO_SIDE_EFFECTS,
           dedup: {
             repository: this.faulty,
             failureMode: h.failureMode,

@@ -4,7 +4,7 @@
  * register the declared setups (`lintHandler`'s input) with the dashboard cheaply
  * (`registerDemoHandlers`, server/startup.ts).
  */
-import type { HandlerSetup, FailureMode, RepositoryKind } from "@/server/dedup";
+import type { HandlerSetup, FailureMode, RepositoryKind, SideEffect } from "@/server/dedup";
 import { STACK_ORDER } from "@/names/stack";
 import { TTL_POLICY, type TtlClass } from "@/names/keys";
 import { handlerGroupId } from "@/names/kafka";
@@ -24,6 +24,12 @@ export const DEMO_LEASE_MS = 60_000;
  * milliseconds, so it never fires in normal operation; it costs one timer per attempt.
  */
 export const DEMO_TIMEOUT_MS = DEMO_LEASE_MS / 2;
+
+/**
+ * What the demo's handlers do besides dedup: send a push (a call out; the side-effect store records
+ * it), declared in `dedup_handler_info`'s `side_effects` so the effect rules know it.
+ */
+export const DEMO_SIDE_EFFECTS: readonly SideEffect[] = ["external"];
 
 /** One demo handler. */
 export interface DemoHandlerSpec {
@@ -83,6 +89,7 @@ export function demoHandlerSetups(repository: RepositoryKind = "redis", replicas
     failureMode: s.failureMode,
     leaseMs: DEMO_LEASE_MS,
     timeoutMs: DEMO_TIMEOUT_MS,
+    sideEffects: DEMO_SIDE_EFFECTS,
   }));
 }
 

@@ -17,6 +17,7 @@ import {
   Router,
   type RouterErrorEvent,
   defaultStack,
+  type SideEffect,
 } from "@/server/dedup";
 import { EVENT_TYPE_KEY } from "@/names/dedup";
 import { type StackOrder } from "@/names/stack";
@@ -94,6 +95,8 @@ export interface StackSpec {
   timeoutMs?: number | null;
   /** The handlers' TTL class, declared in `dedup_handler_info` (`defaultStack`'s `ttlClass`). @default none declared */
   ttlClass?: TtlClass | null;
+  /** The handlers' kinds of side effect, declared in `dedup_handler_info` (`defaultStack`'s `sideEffects`). @default none declared */
+  sideEffects?: readonly SideEffect[] | null;
 }
 
 /**

@@ -24,7 +24,9 @@ import {
   HANDLER_INFO_LABELS,
   HANDLER_INFO_METRIC,
   INFO_FAILURE_MODES,
+  INFO_HEARTBEATS,
   INFO_MARKINGS,
+  INFO_MODES,
 } from "@/names/contract";
 import { dedupKeyPrefix, TTL_CLASSES, TTL_POLICY } from "@/names/keys";
 
@@ -87,6 +89,8 @@ const LABEL_VALUES: Record<string, readonly string[]> = {
   [`${METRIC_NAMES.handlerExecutionTime}/success`]: HANDLER_SUCCESSES,
   [`${HANDLER_INFO_METRIC}/marking`]: INFO_MARKINGS,
   [`${HANDLER_INFO_METRIC}/failure_mode`]: INFO_FAILURE_MODES,
+  [`${HANDLER_INFO_METRIC}/heartbeat`]: INFO_HEARTBEATS,
+  [`${HANDLER_INFO_METRIC}/mode`]: INFO_MODES,
 };
 
 function checkMetrics(tables: readonly DocTable[], bad: (m: string) => void): string[] {

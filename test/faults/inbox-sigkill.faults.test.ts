@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { PostgresInboxRepository } from "@/server/dedup";
 import { pgInboxPool } from "@/server/dedup-postgres";
 import { KafkaCase, SCALE, scaled } from "./lib/cases";
+import { killStorm } from "./lib/kill-storm";
 import { sleep, stopAll } from "./lib/procs";
 import {
   DATABASE_URL,
@@ -64,25 +65,22 @@ describe(`case inbox: ${KILLS} SIGKILLs of an inbox consumer during a ${N}-messa
       workers.push(w);
       return w;
     };
-    let main = worker("main-0");
+    const main = worker("main-0");
     await main.ready;
     const publishing = publishStream(topic, N, { dupRate: 0.05 });
     publishing.catch(() => undefined);
 
-    const log: string[] = [];
-    for (let i = 1; i <= KILLS; i++) {
-      const at = Math.round((N * i) / (KILLS + 2) + (Math.random() - 0.5) * (N / (KILLS + 2)));
-      await waitUntil(async () => (await effectRows()) >= at, 120_000, 200);
-      const extra = worker(`extra-${i}`); // join
-      await sleep(Math.random() * 1000);
-      const written = await effectRows();
-      await main.kill9();
-      log.push(`kill ${i} at ${written} effects (pid ${main.pid})`);
-      main = worker(`main-${i}`);
-      await extra.ready.catch(() => undefined);
-      await sleep(300 + Math.random() * 1500);
-      await extra.stop(); // leave
-    }
+    const { log } = await killStorm({
+      kills: KILLS,
+      total: N,
+      progress: effectRows,
+      unit: "effects",
+      main,
+      start: worker,
+      pollMs: 200,
+      joinWithinMs: 1000,
+      stayMs: [300, 1500],
+    });
     const published = await publishing;
     const unique = new Set(published.ids);
     console.log(`[faults] case inbox: ${log.join("; ")}`);

@@ -23,7 +23,8 @@ import { KafkaTransport } from "@/server/transport";
 import { DEFAULT_KAFKA_SUBSCRIBER_OPTIONS } from "@/server/transport/kafka-subscriber";
 import { KafkaCase, SCALE, scaled } from "./lib/cases";
 import { EXTERNAL_BROKERS, FAULT_BROKERS } from "./lib/kafka";
-import { sleep, stopAll } from "./lib/procs";
+import { killStorm } from "./lib/kill-storm";
+import { stopAll } from "./lib/procs";
 import {
   createTopics,
   publishStream,
@@ -98,26 +99,22 @@ describe(`Kafka transactions: ${KILLS} SIGKILLs and ${KILLS} joins/leaves during
       workers.push(w);
       return w;
     };
-    let main = worker("main-0");
+    const main = worker("main-0");
     await main.ready;
     const publishing = publishStream(topic, N, { ratePerSec: N / ((KILLS + 1) * ROUND_S) });
     publishing.catch(() => undefined);
-    const progress = () => committed(admin, group[TX], topic);
 
-    const log: string[] = [];
-    for (let i = 1; i <= KILLS; i++) {
-      const at = Math.round((N * i) / (KILLS + 2));
-      await waitUntil(async () => (await progress()) >= at, 120_000, 250);
-      const extra = worker(`extra-${i}`); // join: a rebalance moves partitions (and their producers)
-      await sleep(Math.random() * 1500);
-      const done = await progress();
-      await main.kill9();
-      log.push(`kill ${i} at ${done} committed (pid ${main.pid})`);
-      main = worker(`main-${i}`);
-      await extra.ready.catch(() => undefined);
-      await sleep(500 + Math.random() * 2000);
-      await extra.stop(); // leave
-    }
+    // Each join is a rebalance that moves partitions, and with them their transactional producers.
+    const { log } = await killStorm({
+      kills: KILLS,
+      total: N,
+      progress: () => committed(admin, group[TX], topic),
+      unit: "committed",
+      main,
+      start: worker,
+      jitter: false,
+      stayMs: [500, 2000],
+    });
     const published = await publishing;
     console.log(`[faults] kafka transactions: ${log.join("; ")}`);
     const drained = async () =>

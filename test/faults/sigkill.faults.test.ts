@@ -14,6 +14,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_KAFKA_SUBSCRIBER_OPTIONS } from "@/server/transport/kafka-subscriber";
 import { account, KafkaCase, reportAccounting, SCALE, scaled } from "./lib/cases";
+import { killStorm } from "./lib/kill-storm";
 import { sleep, stopAll } from "./lib/procs";
 import { publishStream, readDlq, startWorker, waitUntil, WORKER_DEFAULTS, type Worker } from "./lib/stream";
 
@@ -47,26 +48,19 @@ describe(`case 2: ${KILLS} SIGKILLs and ${KILLS} replica joins/leaves during a $
       workers.push(w);
       return w;
     };
-    let main = worker("main-0");
+    const main = worker("main-0");
     await main.ready;
     const publishing = publishStream(topic, N, { dupRate: 0.05 });
     publishing.catch(() => undefined);
 
-    const log: string[] = [];
-    for (let i = 1; i <= KILLS; i++) {
-      // Spread the faults over the stream: the i-th round starts near i/(KILLS+2) of it, jittered.
-      const at = Math.round((N * i) / (KILLS + 2) + (Math.random() - 0.5) * (N / (KILLS + 2)));
-      await waitUntil(async () => (await ledger.count(HANDLER)) >= at, 120_000, 250);
-      const extra = worker(`extra-${i}`); // join
-      await sleep(Math.random() * 1500);
-      const pushed = await ledger.count(HANDLER);
-      await main.kill9();
-      log.push(`kill ${i} at ${pushed} pushed (pid ${main.pid})`);
-      main = worker(`main-${i}`);
-      await extra.ready.catch(() => undefined);
-      await sleep(500 + Math.random() * 3000);
-      await extra.stop(); // leave
-    }
+    const { log } = await killStorm({
+      kills: KILLS,
+      total: N,
+      progress: () => ledger.count(HANDLER),
+      unit: "pushed",
+      main,
+      start: worker,
+    });
     const published = await publishing;
     const unique = new Set(published.ids).size;
     console.log(`[faults] case 2: ${log.join("; ")}`);

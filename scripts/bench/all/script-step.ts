@@ -6,13 +6,31 @@ import { run } from "./run";
 import { QUICK, STEP_TIMEOUT_MS, tmp, type Step } from "./settings";
 
 /** The command line of a step, as a user would type it, and its extra args for the run. */
-const SCRIPT_ARGS: Record<Exclude<Step, "ui">, { script: string; args: string[]; quick: string[] }> = {
-  dedup: { script: "bench:dedup", args: [], quick: ["--n", "5000"] },
+const SCRIPT_ARGS: Record<
+  Exclude<Step, "ui">,
+  {
+    script: string;
+    args: string[];
+    quick: string[];
+    /** The rows the step owns, when its script reports more (a reference another step measures too). @default all */
+    keep?: (name: string) => boolean;
+  }
+> = {
+  dedup: { script: "bench:dedup", args: ["--no-inbox"], quick: ["--n", "5000"] },
+  inbox: { script: "bench:dedup", args: ["--inbox-only"], quick: ["--inbox-messages", "200"] },
   inspect: { script: "bench:inspect", args: [], quick: ["--keys", "50000", "--load-ms", "1500"] },
   consumer: {
     script: "bench:consumer",
     args: ["--variants", "raw,sub,mem,ours,rel,floor,naive", "--rounds", "3", "--profile", tmp],
     quick: ["--messages", "20000", "--rounds", "1"],
+  },
+  transactions: {
+    script: "bench:consumer",
+    // A relay runs at ≈ 1 % of raw kafkajs (one awaited publish per output): 30,000 messages a round.
+    args: ["--variants", "floor,relay,relaytx,relaydedup", "--messages", "30000", "--rounds", "3"],
+    quick: ["--messages", "3000", "--rounds", "1"],
+    // Its floor's own msgs/s is the consumer step's figure; this step reports the relays and the ratios.
+    keep: (name) => name.startsWith("consumer.kafka_tx") || name.startsWith("consumer.msgs_per_sec.relay"),
   },
   breakdown: { script: "bench:consumer", args: ["--breakdown"], quick: [] },
   memory: { script: "bench:memory", args: [], quick: ["--keys", "20000"] },
@@ -88,5 +106,7 @@ export async function scriptStep(step: Exclude<Step, "ui">): Promise<BenchResult
   if (parsed === undefined) throw new Error(`${step} exited with ${r.code} and printed no figures`);
   if (r.code !== 0) console.error(`[bench] ${step} exited with ${r.code}; keeping the figures it wrote`);
   console.log(`[bench] ${step} took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-  return rowsOf(step, parsed).map((x) => ({ ...x, step, command }));
+  return rowsOf(step, parsed)
+    .filter((x) => s.keep?.(x.name) ?? true)
+    .map((x) => ({ ...x, step, command }));
 }

@@ -4,7 +4,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { arg, flag } from "../../lib/args";
 
-export const STEPS = ["dedup", "inspect", "consumer", "breakdown", "memory", "fleet", "ui"] as const;
+export const STEPS = [
+  "dedup",
+  "inbox",
+  "inspect",
+  "consumer",
+  "transactions",
+  "breakdown",
+  "memory",
+  "fleet",
+  "ui",
+] as const;
 export type Step = (typeof STEPS)[number];
 export const QUICK = flag("quick");
 export const ONLY = arg("only", STEPS.join(",")).split(",") as Step[];

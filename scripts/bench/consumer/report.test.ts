@@ -3,7 +3,10 @@ import { report } from "./report";
 import type { RoundResult } from "./rounds";
 import { parseVariants, VARIANTS, type Variant } from "./variants";
 
-/** Two rounds per variant at the given msgs/s; CPU 10 µs/msg + the Redis server's 4 for the variants that use Redis. */
+/**
+ * Two rounds per variant at the given msgs/s; CPU 10 µs/msg + the Redis server's 4 for the variants
+ * that use Redis, + 7 for the transactional relay's producer.
+ */
 function rounds(perSec: Record<Variant, [number, number]>): RoundResult[] {
   return Object.entries(perSec).flatMap(([variant, rates]) =>
     rates.map((rate, i) => {
@@ -15,7 +18,7 @@ function rounds(perSec: Record<Variant, [number, number]>): RoundResult[] {
         seconds: 1000 / rate,
         wallSeconds: 1000 / rate + 1,
         perSec: rate,
-        cpuUsPerMsg: 10 + redis,
+        cpuUsPerMsg: 10 + redis + (variant === "relaytx" ? 7 : 0),
         redisCpuUsPerMsg: redis,
         redisCmdUsPerMsg: redis / 2,
       };
@@ -60,6 +63,9 @@ describe("bench:consumer's figures", () => {
       "consumer.relay_redis_dedup_vs_raw_kafkajs",
       "consumer.with_dedup_vs_floor",
       "consumer.with_dedup_vs_naive_peer",
+      "consumer.kafka_tx_vs_floor",
+      "consumer.kafka_tx_vs_plain_relay",
+      "consumer.kafka_tx_added_cpu_us_per_msg",
       ...all.map((v) => `consumer.msgs_per_sec.${v}`),
       ...["kafkajs", "transport", "stack", "redis_client", "redis_server"].map(
         (p) => `consumer.cpu_budget_us_per_msg.${p}`,
@@ -99,6 +105,40 @@ describe("bench:consumer's figures", () => {
     expect(byName.get("consumer.cpu_budget_us_per_msg.kafkajs")!.value).toBe(10);
     expect(byName.get("consumer.cpu_budget_us_per_msg.redis_server")!.value).toBe(4);
     expect(byName.get("consumer.loadavg_1m")!.value).toBe(2);
+  });
+
+  it("measures the Kafka-transactions mode against the floor and the plain relay: throughput ratios and the CPU it adds", () => {
+    vi.spyOn(console, "log").mockImplementation(() => undefined);
+    const only = (vs: Variant[]) =>
+      report(
+        vs,
+        2,
+        { results: results.filter((r) => vs.includes(r.variant)), profiles: new Map(), redisPerMsg: [] },
+        [1, 1, 1],
+        [1, 1, 1],
+      );
+    const byName = new Map(only(["floor", "relay", "relaytx", "relaydedup"]).map((r) => [r.name, r]));
+    // Medians: floor 80, relay 100, relaytx 70; CPU relay 10, relaytx 17, relaydedup 14 (Redis server's included).
+    expect(byName.get("consumer.kafka_tx_vs_floor")).toMatchObject({
+      value: 0.875,
+      reference: 80,
+      detail: { perRound: [1, 0.8], msgsPerSec: 70 },
+    });
+    expect(byName.get("consumer.kafka_tx_vs_plain_relay")).toMatchObject({ value: 0.7, reference: 100 });
+    expect(byName.get("consumer.kafka_tx_added_cpu_us_per_msg")).toMatchObject({
+      value: 7,
+      unit: "us/msg",
+      reference: 10,
+      ratio: 1.7,
+      detail: { cpuUsPerMsg: 17, redisModeAddedCpuUsPerMsg: 4 },
+    });
+    // Without the transactions mode in the run there is nothing to report; without its references, only what they allow.
+    expect(only(["floor", "relay"]).some((r) => String(r.name).startsWith("consumer.kafka_tx"))).toBe(false);
+    expect(
+      only(["relaytx", "floor"])
+        .filter((r) => String(r.name).startsWith("consumer.kafka_tx"))
+        .map((r) => r.name),
+    ).toEqual(["consumer.kafka_tx_vs_floor"]);
   });
 
   it("without raw in the run, reports each variant's msgs/s alone", () => {

@@ -1,6 +1,7 @@
 /**
  * The figures of `bench:consumer`'s rounds: medians per variant, ratios to raw kafkajs and to the
- * two Redis-backed references, the per-message CPU budget of ours, printed and as the JSON rows
+ * two Redis-backed references, what the Kafka-transactions mode costs a relay (against the floor and
+ * the plain relay), the per-message CPU budget of ours, printed and as the JSON rows
  * `npm run bench` reads (name, value, unit, reference, ratio, target?, detail).
  */
 import { median } from "../../lib/stats";
@@ -76,6 +77,52 @@ function vsReferenceRows(variants: readonly Variant[], results: readonly RoundRe
         referenceCpuUsPerMsg: +m.cpu(ref).toFixed(2),
         oursCpuUsPerMsg: +m.cpu("ours").toFixed(2),
       },
+    });
+  }
+  return rows;
+}
+
+/**
+ * What the Kafka-transactions mode costs a Kafka-to-Kafka handler (`relaytx`), when the run has it
+ * and its references: its msgs/s against the floor (as ours' `consumer.with_dedup_vs_floor`) and
+ * against the same handler with a plain publisher (`relay`, no guarantee), and the consumer CPU per
+ * message it adds to that plain relay — beside the Redis mode's (`relaydedup`) when it ran.
+ */
+function transactionsRows(variants: readonly Variant[], results: readonly RoundResult[], m: Medians): Row[] {
+  if (!variants.includes("relaytx")) return [];
+  const rows: Row[] = [];
+  for (const [ref, name] of [
+    ["floor", "consumer.kafka_tx_vs_floor"],
+    ["relay", "consumer.kafka_tx_vs_plain_relay"],
+  ] as const) {
+    if (!variants.includes(ref)) continue;
+    const perRound = perRoundRatio(results, "relaytx", ref);
+    const ratio = m.perSec("relaytx") / m.perSec(ref);
+    console.log(
+      `ratio relaytx/${ref} = ${ratio.toFixed(3)} (per round ${perRound.map((x) => x.toFixed(3)).join(", ")})`,
+    );
+    rows.push({
+      name,
+      value: +ratio.toFixed(4),
+      unit: "ratio",
+      reference: +m.perSec(ref).toFixed(0),
+      ratio: +ratio.toFixed(4),
+      detail: { perRound: perRound.map((x) => +x.toFixed(4)), msgsPerSec: +m.perSec("relaytx").toFixed(0) },
+    });
+  }
+  if (variants.includes("relay")) {
+    const added = m.cpu("relaytx") - m.cpu("relay");
+    const redisMode = variants.includes("relaydedup") ? +(m.cpu("relaydedup") - m.cpu("relay")).toFixed(2) : null;
+    console.log(
+      `Kafka-transactions mode adds ${added.toFixed(2)} µs CPU per message to the plain relay${redisMode === null ? "" : ` (the Redis mode ${redisMode} µs, its Redis server's CPU included)`}`,
+    );
+    rows.push({
+      name: "consumer.kafka_tx_added_cpu_us_per_msg",
+      value: +added.toFixed(2),
+      unit: "us/msg",
+      reference: +m.cpu("relay").toFixed(2),
+      ratio: +(m.cpu("relaytx") / m.cpu("relay")).toFixed(4),
+      detail: { cpuUsPerMsg: +m.cpu("relaytx").toFixed(2), redisModeAddedCpuUsPerMsg: redisMode },
     });
   }
   return rows;
@@ -164,6 +211,7 @@ export function report(
   const out: Row[] = [
     ...vsRawRows(variants, o.results, m),
     ...vsReferenceRows(variants, o.results, m),
+    ...transactionsRows(variants, o.results, m),
     ...perVariantRows(variants, o, m),
     ...cpuBudgetRows(variants, m),
   ];

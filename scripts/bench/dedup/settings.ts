@@ -6,9 +6,16 @@ import type { Marking } from "@/server/dedup";
 export const N = Number(arg("n", "50000"));
 export const BATCH = Number(arg("batch", "1000"));
 export const CONCURRENCY = Number(arg("concurrency", "512"));
+/** Messages per variant and round of the inbox's cost (`--inbox-messages`). */
+export const INBOX_MESSAGES = Number(arg("inbox-messages", "2000"));
 export const REDIS_URL = arg("redis", process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
 export const JSON_PATH = flag("json") ? arg("json", "") : "";
-for (const [k, v] of Object.entries({ n: N, batch: BATCH, concurrency: CONCURRENCY })) {
+for (const [k, v] of Object.entries({
+  n: N,
+  batch: BATCH,
+  concurrency: CONCURRENCY,
+  "inbox-messages": INBOX_MESSAGES,
+})) {
   if (!Number.isInteger(v) || v < 1 || v > 10_000_000)
     throw new RangeError(`bench-dedup: --${k} must be an integer in [1, 10000000]`);
 }

@@ -35,10 +35,12 @@ describe("dedup_handler_info", () => {
         registry,
         ttlMs: 7 * 86_400_000,
         leaseMs: 45_000,
+        heartbeat: true,
       },
       timeoutMs: 20_000,
       ttlClass: "critical",
       group: "billing-workers",
+      sideEffects: ["postgres", "kafka"],
     });
     router.use(...stack);
     router.addHandler({ name: "charge", topic: "orders", subscriber: ps, handler: async () => undefined });
@@ -63,6 +65,9 @@ describe("dedup_handler_info", () => {
       runtime: "node",
       contract: CONTRACT_VERSION,
       repository: "memory",
+      heartbeat: "on",
+      side_effects: "postgres,kafka",
+      mode: "memory",
     });
     expect(series.find((s) => s.labels.handler === "refund")?.labels).toMatchObject({
       topic: "refunds",
@@ -98,6 +103,9 @@ describe("dedup_handler_info", () => {
     expect(only?.labels).not.toHaveProperty("ttl_class");
     expect(only?.labels).not.toHaveProperty("lease_ms");
     expect(only?.labels).not.toHaveProperty("timeout_ms");
+    // Side effects not declared: the label is absent ("not known"), never "none".
+    expect(only?.labels).not.toHaveProperty("side_effects");
+    expect(only?.labels).toMatchObject({ heartbeat: "off", mode: "memory" });
   });
 
   it("a stack without a registry exports nothing (no metrics at all), and registering the same handler again keeps one series", async () => {

@@ -11,10 +11,15 @@ import {
   HANDLER_INFO_LABEL as L,
   HANDLER_INFO_LABELS,
   HANDLER_INFO_METRIC,
+  INFO_HEARTBEAT,
   INFO_MARKING,
+  INFO_MODE,
+  INFO_NO_SIDE_EFFECTS,
   INFO_STACK_SEPARATOR,
   type HandlerInfoLabel,
   type InfoMarking,
+  type InfoMode,
+  type InfoSideEffect,
 } from "../../../names/contract";
 import { dedupKeyPrefix, type TtlClass } from "../../../names/keys";
 import { handlerGroupId } from "../../../names/kafka";
@@ -46,6 +51,20 @@ export interface HandlerInfo {
   runtime?: string;
   /** The store of the dedup keys (`redis`, `memory`, `postgres-inbox`, `custom`); absent: not declared. */
   repository?: RepositoryKind;
+  /** Whether the lease is renewed while the handler runs; absent: not declared. */
+  heartbeat?: boolean;
+  /** The kinds of side effect the handler has (empty: none); absent: not declared (the effect rules say "not known"). */
+  sideEffects?: readonly InfoSideEffect[];
+  /** What makes its effects once; absent: not declared. */
+  mode?: InfoMode;
+}
+
+/**
+ * The `mode` of a Deduplicator on a store of `kind`: the store's name — but the inbox table used as
+ * a plain repository (autocommit, outside the handler's transaction) is no inbox: `custom`.
+ */
+export function dedupMode(kind: RepositoryKind | undefined): InfoMode | undefined {
+  return kind === undefined ? undefined : kind === "postgres-inbox" ? INFO_MODE.custom : kind;
 }
 
 /** The contract's name of a library marking: the note's never-released `naive` is `before`. */
@@ -72,6 +91,10 @@ export function handlerInfoLabels(info: HandlerInfo): Partial<Record<HandlerInfo
   if (info.leaseMs !== null) out[L.leaseMs] = String(info.leaseMs);
   if (info.timeoutMs !== null) out[L.timeoutMs] = String(info.timeoutMs);
   if (info.repository !== undefined) out[L.repository] = info.repository;
+  if (info.heartbeat !== undefined) out[L.heartbeat] = info.heartbeat ? INFO_HEARTBEAT.on : INFO_HEARTBEAT.off;
+  if (info.sideEffects !== undefined)
+    out[L.sideEffects] = info.sideEffects.length ? info.sideEffects.join(INFO_STACK_SEPARATOR) : INFO_NO_SIDE_EFFECTS;
+  if (info.mode !== undefined) out[L.mode] = info.mode;
   return out;
 }
 
@@ -129,6 +152,8 @@ export interface StackDeclaration {
   group: string | null;
   /** The built stack's middleware names, outermost first. */
   stack: readonly string[];
+  /** The handlers' kinds of side effect (`defaultStack`'s `sideEffects`); `null`: not declared. */
+  sideEffects?: readonly InfoSideEffect[] | null;
 }
 
 /** The {@link StackInfo} of a stack built over Deduplicator options `o` (their defaults applied as the Deduplicator applies them). */
@@ -146,6 +171,9 @@ export function stackInfoOf(o: DeduplicatorOptions, d: StackDeclaration): StackI
     failureMode: o.failureMode ?? o.repository?.failureMode ?? "open",
     stack: d.stack,
     repository: o.repository?.kind,
+    heartbeat: marking === "lease" && (o.heartbeat ?? DEFAULT_DEDUPLICATOR_OPTIONS.heartbeat),
+    ...(d.sideEffects ? { sideEffects: d.sideEffects } : {}),
+    mode: dedupMode(o.repository?.kind),
   };
 }
 

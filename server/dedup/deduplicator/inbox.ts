@@ -8,16 +8,17 @@
 import type { Registry } from "prom-client";
 import { handlerGroupId } from "../../../names/kafka";
 import { dedupKeyPrefix } from "../../../names/keys";
-import { DEDUP_ERROR_REASON, PAYLOAD_DIFFERENCE, PROCESSED_RESULT } from "../../../names/dedup";
-import { INFO_MARKING } from "../../../names/contract";
+import { DEDUP_ERROR_REASON, PROCESSED_RESULT, type PayloadDifference } from "../../../names/dedup";
+import { INFO_MARKING, INFO_MODE, type InfoSideEffect } from "../../../names/contract";
 import { DedupStoreError, InProgressError, PayloadConflictError } from "../errors";
 import { namedMiddleware, type Handler, type Message, type Middleware } from "../message";
 import { dedupRecorder, type DedupRecorder } from "../metrics/recorder";
 import { LOCK_NOT_AVAILABLE, sqlState, type InboxSqlClient } from "../repository/inbox-sql";
 import type { InboxClaim, PostgresInboxRepository } from "../repository/postgres-inbox-repository";
-import { duplicateCause, payloadFingerprint, positionOf } from "../repository/stored-value";
+import { duplicateCause, positionOf, storedFingerprint } from "../repository/stored-value";
 import { DEFAULT_DEDUPLICATOR_OPTIONS, type PayloadConflictAction } from "./deduplicator-options";
 import { exportHandlerInfo, type HandlerInfo } from "./handler-info";
+import { PayloadFingerprints, type FingerprintOptions } from "./payload-fingerprint";
 
 /** Options of {@link inbox}. */
 export interface InboxOptions {
@@ -35,10 +36,20 @@ export interface InboxOptions {
   lockTimeoutMs?: number;
   /** A copy with the same UUID and another payload: `"poison"` fails it with `PayloadConflictError`. @default "poison" */
   onPayloadConflict?: PayloadConflictAction;
+  /**
+   * Which fields of a JSON payload make the fingerprint stored in the row and compared with a later
+   * copy's — the Deduplicator's option of the same name, the same function: a copy differing only in
+   * an excluded field is a repeat, one differing in a chosen field a conflict counted as `fields`;
+   * **a payload that is not UTF-8 JSON falls back to its bytes** (counted `bytes`, and in
+   * `dedup_fingerprint_fallbacks_total`). @default the payload's bytes
+   */
+  fingerprint?: FingerprintOptions;
   /** Registry of the metrics and `dedup_handler_info`. @default none */
   registry?: Registry;
   /** The handler's middleware names, outermost first, for `dedup_handler_info`'s `stack`. @default ["deduplicator"] */
   stack?: readonly string[];
+  /** The handler's kinds of side effect, for `dedup_handler_info`'s `side_effects`. @default none declared */
+  sideEffects?: readonly InfoSideEffect[];
 }
 
 /** Defaults of {@link InboxOptions}. */
@@ -102,6 +113,7 @@ export function inbox(options: InboxOptions): Middleware {
   if (!(Number.isInteger(o.ttlMs) && o.ttlMs > 0)) throw new RangeError("inbox: ttlMs must be a positive integer");
   if (!(o.lockTimeoutMs > 0)) throw new RangeError("inbox: lockTimeoutMs must be > 0");
   const rec = dedupRecorder(o.registry, o.service);
+  const fingerprints = new PayloadFingerprints(o.fingerprint, (handler) => rec.fingerprintFallback(handler));
   const results = new InboxResults(rec);
   const handle = async (next: Handler, msg: Message): Promise<void | Message[]> => {
     const topic = msg.context.topic ?? "";
@@ -111,7 +123,7 @@ export function inbox(options: InboxOptions): Middleware {
       handler,
       uuid: msg.uuid,
       position: positionOf(msg.context),
-      fingerprint: payloadFingerprint(msg.payload),
+      fingerprint: fingerprints.of(msg.payload, handler),
       ttlMs: o.ttlMs,
     };
     const key = `${dedupKeyPrefix(o.service, handler)}:${msg.uuid}`;
@@ -124,7 +136,10 @@ export function inbox(options: InboxOptions): Middleware {
           });
           const t1 = performance.now();
           rec.check(handler, t1, (t1 - t0) / 1000, t0);
-          if (held) return swallowed(rec, o.onPayloadConflict, { topic, handler, key, claim, held: held.state });
+          if (held) {
+            const conflict = { onConflict: o.onPayloadConflict, compared: () => fingerprints.compared(msg.payload) };
+            return swallowed(rec, conflict, { topic, handler, key, claim, held: held.state });
+          }
           transactions.set(msg, tx);
           try {
             return { ran: await next(msg) };
@@ -158,8 +173,12 @@ export function inbox(options: InboxOptions): Middleware {
   });
 }
 
-/** The `dedup_handler_info` of handler `name` under an inbox: marking `inbox`, no lease, always fail-closed. */
-function inboxInfo(o: Required<Omit<InboxOptions, "registry">>, name: string, topic: string): HandlerInfo {
+/** The `dedup_handler_info` of handler `name` under an inbox: marking `inbox`, mode `postgres-inbox`, no lease (nor heartbeat), always fail-closed. */
+function inboxInfo(
+  o: Required<Omit<InboxOptions, "registry" | "fingerprint" | "sideEffects">> & Pick<InboxOptions, "sideEffects">,
+  name: string,
+  topic: string,
+): HandlerInfo {
   return {
     service: o.service,
     handler: name,
@@ -174,20 +193,26 @@ function inboxInfo(o: Required<Omit<InboxOptions, "registry">>, name: string, to
     failureMode: "closed",
     stack: o.stack,
     repository: o.repository.kind,
+    heartbeat: false,
+    ...(o.sideEffects ? { sideEffects: o.sideEffects } : {}),
+    mode: INFO_MODE.postgresInbox,
   };
 }
 
-/** A copy whose row is committed: its cause counted (the result is counted by the caller); a payload conflict under "poison" throws. */
+/**
+ * A copy whose row is committed: its cause counted (the result is counted by the caller); a payload
+ * conflict is counted by what was `compared` (the chosen fields, or the bytes) and under "poison" throws.
+ */
 function swallowed(
   rec: DedupRecorder,
-  onConflict: PayloadConflictAction,
+  c: { onConflict: PayloadConflictAction; compared: () => PayloadDifference },
   d: { topic: string; handler: string; key: string; claim: InboxClaim; held: string },
 ): { swallowed: true } {
-  const stored = d.held.includes("#") ? d.held.slice(d.held.lastIndexOf("#") + 1) : undefined;
+  const stored = storedFingerprint(d.held);
   const mine = d.claim.fingerprint ?? "";
   if (stored !== undefined && stored !== mine) {
-    rec.payloadConflict(d.handler, PAYLOAD_DIFFERENCE.bytes); // the inbox compares the payload bytes
-    if (onConflict === "poison") throw new PayloadConflictError(d.key, stored, mine);
+    rec.payloadConflict(d.handler, c.compared());
+    if (c.onConflict === "poison") throw new PayloadConflictError(d.key, stored, mine);
   }
   rec.duplicate(d.topic, d.handler, duplicateCause(d.held, d.claim.position));
   return { swallowed: true };

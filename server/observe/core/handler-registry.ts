@@ -8,7 +8,8 @@
 import { handlerGroupId } from "@/names/kafka";
 import type { HandlerSetup } from "@/server/dedup";
 import { dedupKeyPrefix, type TtlClass } from "@/names/keys";
-import { type InfoMarking } from "@/names/contract";
+import { type InfoMarking, type InfoMode, type InfoSideEffect } from "@/names/contract";
+import type { RepositoryKind } from "@/server/dedup";
 
 /** A handler's `dedup_handler_info` as read, each absent label `null` (nothing is guessed here). */
 export interface InfoDeclaration {
@@ -24,6 +25,12 @@ export interface InfoDeclaration {
   stack: string[] | null;
   runtime: string | null;
   contract: string | null;
+  repository: RepositoryKind | null;
+  /** Whether the lease is renewed while the handler runs. */
+  heartbeat: boolean | null;
+  /** Its kinds of side effect (`[]`: declares none). */
+  sideEffects: InfoSideEffect[] | null;
+  mode: InfoMode | null;
 }
 
 /** A handler the app runs, as its consumer declares it (the seam between a consumer and the dashboard). */
@@ -112,13 +119,25 @@ export function declaredHandler(service: string, handler: string): DeclaredHandl
  */
 function withRegistered(info: DeclaredHandler, registered: DeclaredHandler | undefined): DeclaredHandler {
   if (!registered) return info;
-  const { keyFactory, repository, replicas } = registered.setup;
-  // A class the registration declares is declared, though the info leaves it out.
-  const ttlClass = info.info?.ttlClass ?? registered.setup.ttlClass;
+  const r = registered.setup;
+  const i = info.info;
+  // A class or side effects the registration declares are declared, though the info leaves them out.
+  const ttlClass = i?.ttlClass ?? r.ttlClass;
+  const sideEffects = i?.sideEffects ?? (r.sideEffects ? [...r.sideEffects] : null);
+  // What the info declares of its store and mode wins over this process's registration.
+  const store = i?.mode != null || i?.repository != null;
   return {
     ...info,
-    ...(info.info ? { info: { ...info.info, ttlClass } } : {}),
-    setup: { ...info.setup, keyFactory, repository, replicas, ttlClass },
+    ...(i ? { info: { ...i, ttlClass, sideEffects } } : {}),
+    setup: {
+      ...info.setup,
+      keyFactory: r.keyFactory,
+      replicas: r.replicas,
+      ttlClass,
+      ...(sideEffects ? { sideEffects } : {}),
+      ...(store ? {} : { repository: r.repository, mode: r.mode }),
+      ...(i?.heartbeat == null && r.heartbeat !== undefined ? { heartbeat: r.heartbeat } : {}),
+    },
   };
 }
 

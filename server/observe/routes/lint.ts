@@ -68,6 +68,8 @@ const RULE_NEEDS: Record<string, (i: InfoDeclaration) => boolean> = {
   "no-timeout": (i) => i.leaseMs !== null,
   "timeout-not-below-lease": (i) => i.leaseMs !== null,
   "handler-p99-near-lease": (i) => i.leaseMs !== null,
+  "db-side-effect-without-inbox": (i) => i.sideEffects !== null && (i.mode !== null || i.repository !== null),
+  "kafka-output-without-transactions": (i) => i.sideEffects !== null && i.mode !== null,
 };
 
 /**
@@ -85,7 +87,8 @@ function infoFindings(i: InfoDeclaration): Finding[] {
         'marks the key before the handler and never releases it (the design note\'s SET key "1" NX): the retry after a failed attempt and the redelivery after a crash mid-handler find the key and are swallowed as duplicates — the message is acked unprocessed. Its keys carry no position (a redelivery cannot be told from a re-publish) and no payload fingerprint (a reused UUID is swallowed). Claim processing:<token> under a lease, release it on failure, mark done:<topic>:<partition>:<offset> after the handler.',
     });
   }
-  if (i.leaseMs === null && i.marking !== null) {
+  // The inbox has no lease to lose: its claim is an uncommitted row, rolled back with a crashed run.
+  if (i.leaseMs === null && i.marking !== null && i.marking !== "inbox") {
     f.push({
       severity: "warning",
       rule: "no-lease",
@@ -110,6 +113,19 @@ export function undeclared(d: DeclaredHandler): string[] {
   if (i.stack === null) out.push("declares no stack: the order rules did not run (stack)");
   if (i.marking === "lease" && i.leaseMs === null)
     out.push("declares no lease: export dedup_handler_info with lease_ms");
+  if (i.marking === "lease" && i.heartbeat === null)
+    out.push("declares no heartbeat: the lease rules ran as if the lease is not renewed (heartbeat)");
+  if (i.sideEffects === null)
+    out.push(
+      "declares no side effects: not known whether db-side-effect-without-inbox or kafka-output-without-transactions apply (side_effects)",
+    );
+  else if (
+    i.mode === null &&
+    (i.sideEffects.includes("kafka") || (i.sideEffects.includes("postgres") && !i.repository))
+  )
+    out.push(
+      "declares no mode: not known whether its effects are made once by dedup, the inbox or Kafka transactions (mode)",
+    );
   return out;
 }
 

@@ -8,13 +8,20 @@
  */
 import {
   HANDLER_INFO_LABEL as L,
+  INFO_HEARTBEAT,
   INFO_MARKING,
   INFO_MARKINGS,
+  INFO_MODE,
+  INFO_MODES,
+  INFO_NO_SIDE_EFFECTS,
+  INFO_SIDE_EFFECTS,
   INFO_STACK_SEPARATOR,
   type InfoMarking,
+  type InfoMode,
+  type InfoSideEffect,
 } from "@/names/contract";
 import { TTL_CLASSES, TTL_POLICY, type TtlClass } from "@/names/keys";
-import type { HandlerSetup } from "@/server/dedup";
+import type { HandlerSetup, RepositoryKind } from "@/server/dedup";
 import type { ObserveContext } from "../core/ports";
 import {
   declaredHandlers,
@@ -33,9 +40,27 @@ const str = (v: string | undefined): string | null => (v === undefined || v === 
 const oneOf = <T extends string>(v: string | undefined, all: readonly T[]): T | null =>
   (all as readonly string[]).includes(v ?? "") ? (v as T) : null;
 
+const list = (v: string | undefined): string[] | null =>
+  v === undefined || v === ""
+    ? null
+    : v
+        .split(INFO_STACK_SEPARATOR)
+        .map((s) => s.trim())
+        .filter(Boolean);
+
+/** `side_effects` as declared: `none` is `[]`; a kind the contract does not name makes it unreadable (`null`). */
+function sideEffectsOf(v: string | undefined): InfoSideEffect[] | null {
+  if (v?.trim() === INFO_NO_SIDE_EFFECTS) return [];
+  const kinds = list(v);
+  return kinds && kinds.every((k) => (INFO_SIDE_EFFECTS as readonly string[]).includes(k))
+    ? (kinds as InfoSideEffect[])
+    : null;
+}
+
+const REPOSITORIES: readonly RepositoryKind[] = ["redis", "memory", "postgres-inbox", "custom"];
+
 /** The declaration one `dedup_handler_info` series carries; absent or unreadable labels are `null`. */
 export function infoDeclaration(labels: Readonly<Record<string, string>>): InfoDeclaration {
-  const stack = str(labels[L.stack]);
   return {
     topic: str(labels[L.topic]),
     group: str(labels[L.group]),
@@ -47,15 +72,14 @@ export function infoDeclaration(labels: Readonly<Record<string, string>>): InfoD
     // The library's own name of the note's marking is accepted too.
     marking: labels[L.marking] === "naive" ? INFO_MARKING.before : oneOf<InfoMarking>(labels[L.marking], INFO_MARKINGS),
     failureMode: oneOf(labels[L.failureMode], ["open", "closed"] as const),
-    stack:
-      stack === null
-        ? null
-        : stack
-            .split(INFO_STACK_SEPARATOR)
-            .map((s) => s.trim())
-            .filter(Boolean),
+    stack: list(labels[L.stack]),
     runtime: str(labels[L.runtime]),
     contract: str(labels[L.contract]),
+    repository: oneOf(labels[L.repository], REPOSITORIES),
+    heartbeat:
+      labels[L.heartbeat] === INFO_HEARTBEAT.on ? true : labels[L.heartbeat] === INFO_HEARTBEAT.off ? false : null,
+    sideEffects: sideEffectsOf(labels[L.sideEffects]),
+    mode: oneOf<InfoMode>(labels[L.mode], INFO_MODES),
   };
 }
 
@@ -66,21 +90,30 @@ export function inferredTtlClass(ttlMs: number): TtlClass {
   return "default";
 }
 
+/** The store a declaration names: its `mode` when that is a store, else its `repository`. */
+function storeOf(i: InfoDeclaration): RepositoryKind | null {
+  if (i.mode === INFO_MODE.kafkaTransactions || i.mode === null) return i.repository;
+  return i.mode;
+}
+
 /**
- * The lint input of an info declaration. What the info cannot say — the key factory, the store,
- * the replicas — is set to what no rule flags, and the lint keeps only the findings whose inputs
- * were declared (`lintDeclared`, ../routes/lint.ts).
+ * The lint input of an info declaration. What the info cannot say — the key factory, the replicas,
+ * and what it leaves out — is set to what no rule flags, and the lint keeps only the findings whose
+ * inputs were declared (`lintDeclared`, ../routes/lint.ts).
  */
 export function setupFromInfo(handler: string, i: InfoDeclaration): HandlerSetup {
   const ttlMs = i.ttlMs ?? TTL_POLICY.defaultMs;
   return {
+    sideEffects: i.sideEffects ?? [],
+    mode: i.mode === INFO_MODE.kafkaTransactions ? INFO_MODE.kafkaTransactions : "dedup",
+    heartbeat: i.heartbeat === true,
     handler,
     // Without a stack the Deduplicator is assumed present, so only the rules that need no order run.
     stack: i.stack ?? ["deduplicator"],
     keyFactory: "uuid",
     ttlMs,
     ttlClass: i.ttlClass ?? inferredTtlClass(ttlMs),
-    repository: "redis",
+    repository: storeOf(i) ?? "redis",
     replicas: 1,
     marking: i.marking === INFO_MARKING.before ? "naive" : i.marking === INFO_MARKING.release ? "release" : "lease",
     failureMode: i.failureMode ?? "open",

@@ -35,6 +35,15 @@ final class Contract {
   static final String SUBSCRIBER_POISONED = "subscriber_poisoned";
   static final String REASON_CLASS_POISONED = "reason_class_poisoned";
 
+  /** Its lease is not renewed while the handler runs: the {@code heartbeat} label ({@code timeout_ms} bounds an attempt instead). */
+  static final String HEARTBEAT = "off";
+
+  /**
+   * Its side effect, the {@code side_effects} label: an append to a Redis list outside the dedup
+   * check ({@code external}: neither a PostgreSQL write nor a produced Kafka message).
+   */
+  static final String SIDE_EFFECTS = "external";
+
   /** The spec's stack, outermost first, as this consumer runs it. */
   static final String STACK = "correlationId,recoverer,poisonQueue,retry,deduplicator";
 

@@ -58,7 +58,7 @@ final class Metrics {
     lastSlowCheck = gauge(r, "deduplication_last_slow_check_timestamp_seconds", "Unix seconds of the last check slower than 50 ms.");
     info = Gauge.build().name("dedup_handler_info").help("The handler's declared dedup setup (docs/CONTRACT.md); always 1.")
         .labelNames("service", "handler", "topic", "group", "prefix", "ttl_ms", "ttl_class", "lease_ms", "timeout_ms", "marking",
-            "failure_mode", "stack", "runtime", "contract")
+            "failure_mode", "stack", "runtime", "contract", "repository", "heartbeat", "side_effects", "mode")
         .register(r);
     hot = new HotUuids(c).register(r);
     zeroSeries();
@@ -91,7 +91,8 @@ final class Metrics {
     handlerTime.labels(s, h, "false");
     for (String difference : Contract.DIFFERENCES) conflicts.labels(s, h, difference);
     info.labels(s, h, t, c.group(), c.prefix(), Long.toString(c.ttlMs()), c.ttlClass(), Long.toString(c.leaseMs()),
-        Integer.toString(c.timeoutMs()), "lease", c.failureMode(), Contract.STACK, "jvm", Contract.VERSION).set(1);
+        Integer.toString(c.timeoutMs()), "lease", c.failureMode(), Contract.STACK, "jvm", Contract.VERSION,
+        "redis", Contract.HEARTBEAT, Contract.SIDE_EFFECTS, "redis").set(1);
   }
 
   /** One claim round trip that Redis answered, started at {@code startNanos}. */

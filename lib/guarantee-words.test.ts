@@ -25,7 +25,7 @@ describe("a guarantee tile says what was measured, and why nothing was when it w
       countedBy: "rows",
     };
     expect(guaranteeHeadline(g)).toBe("0");
-    expect(guaranteeDetail(g)).toBe("60 side effects · 0 lost · 3 crashes · 12 deduplicated");
+    expect(guaranteeDetail(g)).toBe("60 side effects of 75 handler calls · 0 lost · 3 crashes · 12 deduplicated");
   });
 
   it("a guarantee that did not run shows its reason, never a figure", () => {

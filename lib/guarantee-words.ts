@@ -27,12 +27,15 @@ export function guaranteeHeadline(g: GuaranteeRun): string {
   }
 }
 
-/** The line under a measured guarantee's headline: "63 side effects · 0 lost · 3 crashes · 12 deduplicated". */
+/**
+ * The line under a measured guarantee's headline: "60 side effects of 76 handler calls · 0 lost ·
+ * 3 crashes · 12 deduplicated" — more calls than effects: the crashes made it run things again.
+ */
 export function guaranteeDetail(g: Extract<GuaranteeRun, { status: "measured" }>): string {
   const s = g.summary;
   const n = (v: number, one: string, many = `${one}s`) => `${formatNumber(v)} ${v === 1 ? one : many}`;
   return [
-    n(s.sideEffects, "side effect"),
+    `${n(s.sideEffects, "side effect")} of ${n(s.handlerCalls, "handler call")}`,
     `${formatNumber(s.lost)} lost`,
     n(g.crashes, "crash", "crashes"),
     `${formatNumber(s.deduplicated)} deduplicated`,

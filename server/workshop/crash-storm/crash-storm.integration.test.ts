@@ -32,8 +32,8 @@ afterAll(async () => {
   await pool.end();
 });
 
-async function stormRun(databaseUrl: string): Promise<RunView> {
-  const env = scenarioEnv({ kafkaBrokers: [...TEST_BROKERS], redis, databaseUrl, service });
+async function stormRun(databaseUrl: string, kafka = true): Promise<RunView> {
+  const env = scenarioEnv({ kafkaBrokers: kafka ? [...TEST_BROKERS] : undefined, redis, databaseUrl, service });
   try {
     const runner = new WorkshopRunner(() => env);
     return await runner.wait(runner.start("crash-storm-guarantees"));
@@ -88,6 +88,17 @@ describe("crash storm, real mode (Kafka, Redis, PostgreSQL)", () => {
     for (const c of v.outcome!.checks.filter((x) => x.guarantee === "inbox")) expect(c.actual).toBeNull();
     expect(measured(v, "redis").summary.duplicateSideEffects).toBeGreaterThan(0);
     expect(measured(v, "transactions").summary.duplicateSideEffects).toBe(0);
+    expect(v.outcome?.met).toBe(true);
+  }, 120_000);
+
+  it("the embedded broker with PostgreSQL: the inbox is measured (0 twice), Kafka transactions are not run", async () => {
+    const v = await stormRun(DATABASE_URL, false);
+    const inbox = measured(v, "inbox");
+    expect(inbox.crashes).toBe(STORM.crashes);
+    expect(inbox.summary.duplicateSideEffects).toBe(0);
+    expect(inbox.summary.lost).toBe(0);
+    expect(measured(v, "redis").summary.duplicateSideEffects).toBeGreaterThan(0);
+    expect(v.guarantees?.find((g) => g.guarantee === "transactions")?.status).toBe("not-run");
     expect(v.outcome?.met).toBe(true);
   }, 120_000);
 });

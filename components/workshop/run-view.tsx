@@ -2,6 +2,7 @@
 
 import type { DeliveryVerdict, ExpectedCheck, RunView, ScenarioInfo, SummaryField } from "@/lib/api/workshop";
 import { formatNumber } from "@/lib/format";
+import { GUARANTEE_LABEL } from "@/lib/guarantee-words";
 import { timelineHeading } from "@/lib/workshop-format";
 
 /** Summary fields in display order (as lib/api/workshop.ts SUMMARY_FIELDS; repeated to keep zod out of the bundle). */
@@ -37,9 +38,10 @@ const VERDICT_TONE: Record<DeliveryVerdict, string> = {
   poisoned: "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100",
 };
 
-/** A check's text: `lost = 0`. */
-export function checkText(c: Pick<ExpectedCheck, "field" | "op" | "value">): string {
-  return `${FIELD_LABEL[c.field]} ${OP[c.op]} ${formatNumber(c.value)}`;
+/** A check's text: `lost = 0`; a guarantee's check names it: `Redis dedup: Duplicate side effects > 0`. */
+export function checkText(c: Pick<ExpectedCheck, "field" | "op" | "value" | "guarantee">): string {
+  const of = c.guarantee ? `${GUARANTEE_LABEL[c.guarantee]}: ` : "";
+  return `${of}${FIELD_LABEL[c.field]} ${OP[c.op]} ${formatNumber(c.value)}`;
 }
 
 /** The run's numbers next to what the scenario expects, in projector-size type. */
@@ -72,8 +74,9 @@ export function RunSummary({ run, scenario }: { run: RunView; scenario: Scenario
       </div>
       <dl className="grid grid-cols-2 gap-3 sm:grid-cols-4">
         {FIELDS.map((f) => {
-          const expect = scenario.expected.checks.filter((c) => c.field === f);
-          const result = checks?.filter((c) => c.field === f) ?? [];
+          // A guarantee's checks are on its own tile (guarantee-tiles.tsx), not on the run's.
+          const expect = scenario.expected.checks.filter((c) => c.field === f && !c.guarantee);
+          const result = checks?.filter((c) => c.field === f && !c.guarantee) ?? [];
           const bad = result.some((c) => !c.ok);
           return (
             <div

@@ -8,6 +8,7 @@ import { runQuery, scenariosQuery, ApiError } from "@/lib/query-options";
 import { ErrorState, LoadingState, Panel } from "../panel";
 import { errorTitle, QueryView } from "../query-state";
 import { ReplicaAssignment } from "../replica-assignment";
+import { GuaranteeTiles } from "./guarantee-tiles";
 import { LiveDemo } from "./live-demo";
 import { checkText, RunSeriesTable, RunSummary, Timeline } from "./run-view";
 import { needsToken, useWorkshopToken } from "./token";
@@ -18,6 +19,7 @@ const KIND_LABEL: Record<ScenarioKind, string> = {
   "duplicate-source": "Duplicate sources, correct setup",
   "redis-outage": "Redis outage",
   "anti-pattern": "Anti-patterns",
+  guarantees: "Stronger guarantees",
 };
 
 function ScenarioPicker({
@@ -100,6 +102,7 @@ function RunPanel({ runId, scenario }: { runId: string; scenario: ScenarioInfo }
   return (
     <div className="space-y-4">
       <RunSummary run={run} scenario={scenario} />
+      <GuaranteeTiles run={run} scenario={scenario} />
       <Timeline run={run} />
       <RunSeriesTable run={run} />
     </div>

@@ -36,14 +36,18 @@ export const SCENARIO_NAMES = [
   "anti-in-process-cache",
   "anti-dedup-before-retry",
   "anti-naive-marking",
+  "crash-storm-guarantees",
 ] as const;
 /** Schema of a scenario name (route param `{name}`). */
 export const scenarioNameSchema = z.enum(SCENARIO_NAMES);
 /** One scenario name. */
 export type ScenarioName = z.infer<typeof scenarioNameSchema>;
 
-/** Group of a scenario: a duplicate source with the correct setup, a Redis outage, or an anti-pattern. */
-export const scenarioKindSchema = z.enum(["duplicate-source", "redis-outage", "anti-pattern"]);
+/**
+ * Group of a scenario: a duplicate source with the correct setup, a Redis outage, an anti-pattern,
+ * or the guarantees compared under one crash storm.
+ */
+export const scenarioKindSchema = z.enum(["duplicate-source", "redis-outage", "anti-pattern", "guarantees"]);
 /** Group of a scenario. */
 export type ScenarioKind = z.infer<typeof scenarioKindSchema>;
 
@@ -91,8 +95,25 @@ export const SUMMARY_FIELDS = [
   "dlq",
 ] as const satisfies readonly SummaryField[];
 
+/**
+ * The delivery guarantees a scenario can compare, in display order: the Deduplicator on Redis (at
+ * least once: a crash between the side effect and its `done` mark runs it again), the PostgreSQL
+ * inbox (the side effect and its inbox row in one transaction) and Kafka transactions (outputs and
+ * consumed offsets in one transaction, read by a `read_committed` consumer).
+ */
+export const GUARANTEES = ["redis", "inbox", "transactions"] as const;
+/** Schema of one guarantee. */
+export const guaranteeSchema = z.enum(GUARANTEES);
+/** One guarantee. */
+export type Guarantee = z.infer<typeof guaranteeSchema>;
+
 /** One expected property of a summary: `field op value`, e.g. `lost eq 0`, `duplicateSideEffects gt 0`. */
 export const expectedCheckSchema = z.object({
+  /**
+   * The check reads this guarantee's summary (`RunView.guarantees`) instead of the run's. A
+   * guarantee that was not measured in the run leaves the check unevaluated. @default the run's summary
+   */
+  guarantee: guaranteeSchema.optional(),
   field: z.enum(SUMMARY_FIELDS),
   op: z.enum(["eq", "gt", "gte", "lte"]),
   value: z.number(),
@@ -175,10 +196,47 @@ export const runSeriesSchema = z.object({
 /** One series of a run on the workshop's registry. */
 export type RunSeries = z.infer<typeof runSeriesSchema>;
 
-/** Result of one expected check against the run's summary. */
-export const checkResultSchema = expectedCheckSchema.extend({ actual: z.number(), ok: z.boolean() });
+/**
+ * Result of one expected check against the run's summary. `actual` and `ok` are null when the check
+ * reads a guarantee that was not measured in this run (`notMeasured` says why): unknown, not zero.
+ */
+export const checkResultSchema = expectedCheckSchema.extend({
+  actual: z.number().nullable(),
+  ok: z.boolean().nullable(),
+  notMeasured: z.string().optional(),
+});
 /** Result of one expected check. */
 export type CheckResult = z.infer<typeof checkResultSchema>;
+
+/** Fields every state of a guarantee's run has. */
+const guaranteeBase = {
+  guarantee: guaranteeSchema,
+  /** The setup, one line: "Deduplicator on Redis, lease marking, 1 s lease". */
+  setup: z.string(),
+};
+
+/**
+ * One guarantee under a scenario's crash storm: still running, measured (its own summary, the side
+ * effects counted where they landed: `countedBy`), not run (no PostgreSQL, no Kafka: `reason`), or
+ * failed while it ran (`reason`). Only `measured` carries figures.
+ */
+export const guaranteeRunSchema = z.discriminatedUnion("status", [
+  z.object({ ...guaranteeBase, status: z.literal("running"), crashes: z.number().int() }),
+  z.object({
+    ...guaranteeBase,
+    status: z.literal("measured"),
+    /** Times its consumer died between a side effect and its `done` mark / commit. */
+    crashes: z.number().int(),
+    /** Its consumer group's counts; `sideEffects`, `duplicateSideEffects` and `lost` as counted by `countedBy`. */
+    summary: runSummarySchema,
+    /** Who counted the side effects: "rows of …", "a read_committed consumer of …". */
+    countedBy: z.string(),
+  }),
+  z.object({ ...guaranteeBase, status: z.literal("not-run"), reason: z.string() }),
+  z.object({ ...guaranteeBase, status: z.literal("failed"), reason: z.string() }),
+]);
+/** One guarantee under a scenario's crash storm. */
+export type GuaranteeRun = z.infer<typeof guaranteeRunSchema>;
 
 /** `GET /api/workshop/runs/{runId}`. */
 export const runViewSchema = z.object({
@@ -202,6 +260,8 @@ export const runViewSchema = z.object({
   timelineTotal: z.number().int(),
   /** Why the run failed (status `failed`), else null. */
   error: z.string().nullable(),
+  /** Each guarantee a scenario compares (the crash storm), in {@link GUARANTEES} order; null for the other scenarios. */
+  guarantees: z.array(guaranteeRunSchema).nullable(),
   /**
    * The run's counters as the middleware counted them on the workshop's own registry (never on
    * `/api/metrics`); read live while running, kept here once the run ended and its series were

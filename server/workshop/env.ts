@@ -41,6 +41,7 @@ export function scenarioEnv(o: EnvOptions = {}): ScenarioEnv & { close(): Promis
     service: o.service ?? "workshop",
     registry: o.registry,
     partitions: o.partitions,
+    databaseUrl: o.databaseUrl,
     sharedRepository: (): DedupRepository => shared ?? repositoryFor(undefined),
     localRepository: (): DedupRepository => new MemoryRepository(),
     sideEffectStore: (scope: string, runObserver: PushObserver): SideEffectStore => {

@@ -13,7 +13,13 @@ import {
   type Publisher,
 } from "@/server/dedup";
 import { REASON_POISONED_KEY, SUBSCRIBER_POISONED_KEY } from "@/names/dedup";
-import { TIMELINE_CAP, type DeliveryVerdict, type RunSummary, type TimelineEntry } from "@/lib/api/workshop";
+import {
+  TIMELINE_CAP,
+  type DeliveryVerdict,
+  type GuaranteeRun,
+  type RunSummary,
+  type TimelineEntry,
+} from "@/lib/api/workshop";
 import type { StackExtras } from "@/server/notification/service";
 
 /** Name of the probe middleware (`middlewareName`), so a stack listing shows it apart from the library's. */
@@ -44,6 +50,8 @@ export class RunProbe {
   timelineTotal = 0;
   /** Time of the last delivery event (settling detection). */
   lastActivity = Date.now();
+  /** Each guarantee a scenario compares, as it stands (the crash storm sets it); null for the other scenarios. */
+  guarantees: GuaranteeRun[] | null = null;
   private readonly calledInAttempt = new WeakMap<Message, { called: boolean; ok: boolean }>();
   private readonly lastAttempt = new Map<string, number>();
 

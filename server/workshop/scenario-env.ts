@@ -25,4 +25,6 @@ export interface ScenarioEnv {
   registry?: Registry;
   /** Partitions of a run's topic. @default 3 */
   partitions?: number;
+  /** PostgreSQL of the run's own tables (the crash storm's inbox). @default none: what needs it is not run */
+  databaseUrl?: string;
 }

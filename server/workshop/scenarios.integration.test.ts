@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 describe("workshop scenarios, real mode (Kafka, Redis, PostgreSQL)", () => {
-  // The 13 runs at once: ~55 s one after another, each mostly waiting for Kafka and its timers.
+  // The 14 runs at once: ~60 s one after another, each mostly waiting for Kafka and its timers.
   expectedOutcomeSuite(
     runner,
     120_000,

@@ -103,6 +103,7 @@ export class WorkshopRunner {
       timelineTotal: 0,
       error: null,
       series: [],
+      guarantees: null,
     };
     this.running.set(def.name, ctx.runId);
     const limit = Math.min(def.maxDurationMs, this.o.maxRunMs);
@@ -133,7 +134,8 @@ export class WorkshopRunner {
         view.summary = ctx.probe.summary();
         view.timeline = [...ctx.probe.timeline];
         view.timelineTotal = ctx.probe.timelineTotal;
-        if (view.status === "done") view.outcome = checkOutcome(def.expected, view.summary);
+        view.guarantees = ctx.probe.guarantees;
+        if (view.status === "done") view.outcome = checkOutcome(def.expected, view.summary, view.guarantees);
         await ctx.teardown().catch(() => undefined);
         // After the replicas stopped: the final counts, then the run leaves the workshop registry.
         view.series = await ctx.series().catch(() => []);
@@ -162,6 +164,7 @@ export class WorkshopRunner {
       summary: probe ? probe.summary() : v.summary,
       timeline: probe ? [...probe.timeline] : v.timeline,
       timelineTotal: probe ? probe.timelineTotal : v.timelineTotal,
+      guarantees: probe ? probe.guarantees : v.guarantees,
       series,
     };
   }

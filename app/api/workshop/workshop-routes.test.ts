@@ -30,12 +30,12 @@ const run = (runId: string) =>
 embeddedConfigPerTest();
 
 describe("workshop API routes", () => {
-  it("GET /api/workshop/scenarios lists the 13 scenarios with their expected outcomes", async () => {
+  it("GET /api/workshop/scenarios lists the 14 scenarios with their expected outcomes", async () => {
     const res = await listScenarios(new Request("http://localhost/api/workshop/scenarios"));
     expect(res.status).toBe(200);
     const body = scenarioListSchema.parse(await res.json());
     expect(body.mode).toBe("embedded");
-    expect(body.scenarios).toHaveLength(13);
+    expect(body.scenarios).toHaveLength(14);
     expect(
       body.scenarios.find((s) => s.name === "anti-naive-marking")?.expected.checks.some((c) => c.field === "lost"),
     ).toBe(true);

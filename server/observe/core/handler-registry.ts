@@ -6,7 +6,7 @@
  * only reads.
  */
 import { handlerGroupId } from "@/names/kafka";
-import type { HandlerSetup } from "@/server/dedup";
+import type { HandlerSetup, RepositoryKind } from "@/server/dedup";
 import { dedupKeyPrefix, type TtlClass } from "@/names/keys";
 import { type InfoMarking } from "@/names/contract";
 
@@ -24,6 +24,8 @@ export interface InfoDeclaration {
   stack: string[] | null;
   runtime: string | null;
   contract: string | null;
+  /** The store of its keys (`repository` label): `postgres-inbox` makes the key browser read its rows from the inbox table. */
+  repository?: RepositoryKind | null;
 }
 
 /** A handler the app runs, as its consumer declares it (the seam between a consumer and the dashboard). */
@@ -112,7 +114,9 @@ export function declaredHandler(service: string, handler: string): DeclaredHandl
  */
 function withRegistered(info: DeclaredHandler, registered: DeclaredHandler | undefined): DeclaredHandler {
   if (!registered) return info;
-  const { keyFactory, repository, replicas } = registered.setup;
+  const { keyFactory, replicas } = registered.setup;
+  // The store the info names is declared; the registration fills it in only where the info is silent.
+  const repository = info.info?.repository ?? registered.setup.repository;
   // A class the registration declares is declared, though the info leaves it out.
   const ttlClass = info.info?.ttlClass ?? registered.setup.ttlClass;
   return {

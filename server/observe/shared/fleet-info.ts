@@ -56,6 +56,7 @@ export function infoDeclaration(labels: Readonly<Record<string, string>>): InfoD
             .filter(Boolean),
     runtime: str(labels[L.runtime]),
     contract: str(labels[L.contract]),
+    repository: oneOf(labels[L.repository], ["redis", "memory", "postgres-inbox", "custom"] as const),
   };
 }
 
@@ -67,8 +68,8 @@ export function inferredTtlClass(ttlMs: number): TtlClass {
 }
 
 /**
- * The lint input of an info declaration. What the info cannot say — the key factory, the store,
- * the replicas — is set to what no rule flags, and the lint keeps only the findings whose inputs
+ * The lint input of an info declaration. What the info cannot say — the key factory, the replicas,
+ * the store when it names none — is set to what no rule flags, and the lint keeps only the findings whose inputs
  * were declared (`lintDeclared`, ../routes/lint.ts).
  */
 export function setupFromInfo(handler: string, i: InfoDeclaration): HandlerSetup {
@@ -80,7 +81,7 @@ export function setupFromInfo(handler: string, i: InfoDeclaration): HandlerSetup
     keyFactory: "uuid",
     ttlMs,
     ttlClass: i.ttlClass ?? inferredTtlClass(ttlMs),
-    repository: "redis",
+    repository: i.repository ?? "redis",
     replicas: 1,
     marking: i.marking === INFO_MARKING.before ? "naive" : i.marking === INFO_MARKING.release ? "release" : "lease",
     failureMode: i.failureMode ?? "open",

@@ -43,6 +43,8 @@ async function browseAll(
   ctx: ObserveContext,
   q: { prefix: string; cursor?: string; count: number },
 ): Promise<KeysResponse> {
+  // Which prefixes are the inbox's is known from its count: the first page waits for the first one.
+  if (ctx.inbox && !ctx.inbox.current().result) await ctx.inbox.run().catch(() => undefined);
   const inbox = ctx.inbox?.owns(q.prefix) ? ctx.inbox : null;
   if (inbox) return inbox.browse(q).catch(unavailableAs("postgres-inbox"));
   // In-process stores page themselves (no Redis budget to spend); by method, not class: see KeySource.browse.

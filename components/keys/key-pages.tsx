@@ -212,8 +212,8 @@ export function KeyPages({ prefix }: { prefix: string }) {
   );
   const scanned = (
     <>
-      scanned {formatCount(p.visited)} of {counted.data ? formatCount(counted.data.keyCount) : "—"} {words.keys} under
-      this prefix {words.inStore}
+      {inInbox ? "read" : "scanned"} {formatCount(p.visited, words.keys)} of{" "}
+      {counted.data ? formatCount(counted.data.keyCount, words.keys) : "—"} under this prefix {words.inStore}
       {counted.data ? ` (count ${formatCountedAt(counted.data.countedAt, null)})` : ""}
     </>
   );

@@ -28,6 +28,7 @@ import { createInboxStore } from "@/server/dedup-store";
 import { clearDeclaredHandlers, registerHandlers } from "@/server/observe/core/handler-registry";
 import { createObserveContext, setObserveContext } from "@/server/observe/context";
 import { PostgresInboxInspector } from "@/server/observe/keys/postgres-inbox-inspector";
+import { STATS_SAMPLE_ROWS } from "@/server/observe/keys/postgres-inbox-sql";
 import { LocalSource } from "@/server/observe/metrics/local";
 import { createObserveRedis, type RedisLike } from "@/server/observe/redis/client";
 import { LOCAL_REQUEST_HEADERS } from "@/server/testing/app-config";
@@ -167,6 +168,28 @@ describe("the key browser over the PostgreSQL inbox table", () => {
     expect(refund.byState).toMatchObject({ processing: 2, done: 1, exact: true });
     // Declared, no row yet: a measured 0 (the table was read), not a handler left out.
     expect(d.handlers.find((h) => h.handler === "on-missing")).toMatchObject({ keyCount: 0, store: "postgres-inbox" });
+  });
+
+  it("keeps a big handler's count exact (psql agrees) and reads its states and TTLs from a sample, saying so", async () => {
+    await pool.query(
+      `INSERT INTO ${repo.table} (service, handler, uuid, state, expires_at)
+       SELECT $1, 'bulk', md5(i::text), 'done', now() + interval '3 hours' FROM generate_series(1, $2::int) i`,
+      [service, STATS_SAMPLE_ROWS * 2],
+    );
+    await pool.query(`ANALYZE ${repo.table}`);
+    const inspector = new PostgresInboxInspector(repo.pool, repo.table);
+    useInbox(inspector);
+    await inspector.run();
+    const d = handlersResponseSchema.parse((await get(handlersGET, "/api/handlers")).body);
+    const bulk = d.handlers.find((h) => h.prefix === `${service}:dedup:bulk`)!;
+    expect(bulk.keyCount).toBe(await psqlCount("handler = 'bulk' AND expires_at > now()"));
+    expect(bulk).toMatchObject({ exact: true, ttlSampled: true, byState: { exact: false } });
+    expect(bulk.sampleSize).toBeGreaterThan(0);
+    expect(bulk.sampleSize).toBeLessThan(bulk.keyCount);
+    // Every row lives 3 h: the scaled buckets put them all (give or take rounding) in "1 – 6 h".
+    const oneToSix = bulk.ttlBuckets.find((b) => b.label === "1 – 6 h")!.count;
+    expect(Math.abs(oneToSix - bulk.keyCount)).toBeLessThanOrEqual(1);
+    await pool.query(`DELETE FROM ${repo.table} WHERE service = $1 AND handler = 'bulk'`, [service]);
   });
 
   it("pages a handler's rows by primary key over three pages, each live row exactly once", async () => {

@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL inbox's rows as a {@link KeySource}, beside Redis (or the in-memory store): the
  * key counts per handler (exact: one `COUNT` per `(service, handler)` over its primary-key prefix,
- * expired rows left out), one page of a handler's rows by keyset paging on the primary key, a
+ * expired rows left out; states and TTLs from every row, or a uniform sample above
+ * `STATS_SAMPLE_ROWS`), one page of a handler's rows by keyset paging on the primary key, a
  * uuid's row, and the key actions' reads and changes. Its statements are ./postgres-inbox-sql.ts.
  * A failed read is an error said with its reason — never a count of 0.
  */
@@ -16,8 +17,8 @@ import type { HandlerOwner, InboxKeySource, Inspection, StoredKey } from "./sour
 import {
   actionRowsSql,
   actSql,
-  countSql,
   decodeInboxCursor,
+  exactCountSql,
   entryOfRow,
   handlerKeysOfCount,
   handlersSql,
@@ -25,6 +26,8 @@ import {
   MAX_INBOX_PAGE,
   pageOf,
   pageSql,
+  statsSamplePercent,
+  statsSql,
 } from "./postgres-inbox-sql";
 
 /** Options of the {@link PostgresInboxInspector}. */
@@ -104,10 +107,14 @@ export class PostgresInboxInspector extends BackgroundCount implements InboxKeyS
     const at = new Date(startedAt).toISOString();
     const owners = await this.owners();
     const declared = new Set(declaredInboxOwners().map((o) => o.prefix));
-    const rows: Array<[HandlerOwner, Record<string, unknown>]> = [];
+    const rows: Array<[HandlerOwner, number, Record<string, unknown>]> = [];
     for (const [i, o] of owners.entries()) {
-      const r = await this.query(countSql(this.table), [o.service, o.handler]);
-      rows.push([o, r.rows[0] ?? { n: 0 }]);
+      const n = Number((await this.query(exactCountSql(this.table), [o.service, o.handler])).rows[0]?.n ?? 0);
+      // States and TTLs of a big handler from a uniform sample: the exact count stays exact.
+      const pct = statsSamplePercent(n);
+      const params = pct === null ? [o.service, o.handler] : [o.service, o.handler, pct];
+      const stats = n > 0 ? await this.query(statsSql(this.table, pct !== null), params) : null;
+      rows.push([o, n, stats?.rows[0] ?? { n: 0 }]);
       const progress = { scanned: i + 1, total: owners.length, done: false, mode: "exact" as const };
       this.state = { ...this.state, progress: { ...progress, startedAt: at, finishedAt: null } };
     }
@@ -123,7 +130,7 @@ export class PostgresInboxInspector extends BackgroundCount implements InboxKeyS
     this.state = { ...this.state, progress: scan };
     // A handler whose rows all expired is no handler of the table any more, unless it is declared.
     const handlers = rows
-      .map(([o, r]) => handlerKeysOfCount(o, r, scan))
+      .map(([o, n, r]) => handlerKeysOfCount(o, n, r, scan))
       .filter((h) => h.keyCount > 0 || declared.has(h.prefix))
       .sort((x, y) => x.prefix.localeCompare(y.prefix));
     return {
@@ -132,7 +139,7 @@ export class PostgresInboxInspector extends BackgroundCount implements InboxKeyS
       finishedAt,
       total: handlers.reduce((a, h) => a + h.keyCount, 0),
       handlers,
-      calls: owners.length + 1,
+      calls: 1 + rows.reduce((a, [, n]) => a + (n > 0 ? 2 : 1), 0),
       maxCallMicros: 0,
     };
   }

@@ -8,6 +8,8 @@ import {
   handlerKeysOfCount,
   pageOf,
   pageSql,
+  STATS_SAMPLE_ROWS,
+  statsSamplePercent,
 } from "./postgres-inbox-sql";
 
 const owner = { service: "billing", handler: "on-paid", prefix: "billing:dedup:on-paid" };
@@ -82,7 +84,7 @@ describe("a handler's count row as its figures", () => {
       row[`p${i}`] = "1";
     }
     Object.assign(row, { min_ttl: "1000", max_ttl: "700000000", p50_ttl: "80000000", settled_min: "5000" });
-    const h = handlerKeysOfCount(owner, row, scan);
+    const h = handlerKeysOfCount(owner, 10, row, scan);
     expect(h.keyCount).toBe(10);
     expect(h.store).toBe("postgres-inbox");
     expect(h.exact).toBe(true);
@@ -93,10 +95,25 @@ describe("a handler's count row as its figures", () => {
     expect(h.leaseShare).toBeCloseTo(0.1);
     expect(h.ttlObserved).toEqual({ minMs: 1000, maxMs: 700_000_000, p50Ms: 80_000_000 });
     expect(h.countedAt).toBe(scan.finishedAt);
+    expect(h.ttlSampled).toBe(false);
+  });
+
+  it("keeps a big handler's count exact and scales its sampled states and buckets to it, saying they are sampled", () => {
+    expect(statsSamplePercent(STATS_SAMPLE_ROWS)).toBeNull();
+    expect(statsSamplePercent(STATS_SAMPLE_ROWS * 50)).toBeCloseTo(2);
+    const row: Record<string, unknown> = { n: "2000", processing: "20", done: "1980", marked: "0", other: "0" };
+    for (let i = 0; i < TTL_BUCKETS.length - 1; i++) Object.assign(row, { [`c${i}`]: "1000", [`p${i}`]: "20" });
+    const h = handlerKeysOfCount(owner, 1_000_000, row, scan);
+    expect(h.keyCount).toBe(1_000_000);
+    expect(h.sampleSize).toBe(2000);
+    expect(h.ttlSampled).toBe(true);
+    expect(h.byState).toMatchObject({ processing: 10_000, done: 990_000, exact: false });
+    expect(h.ttlBuckets.map((b) => b.count)).toEqual([500_000, 0, 0, 0, 0, 0, 500_000]);
+    expect(h.ttlBuckets[0]!.processing).toBe(10_000);
   });
 
   it("says no TTL was observed for a declared handler with no live row, rather than a 0 ms TTL", () => {
-    const h = handlerKeysOfCount(owner, { n: "0", min_ttl: null }, scan);
+    const h = handlerKeysOfCount(owner, 0, { n: "0", min_ttl: null }, scan);
     expect(h.keyCount).toBe(0);
     expect(h.ttlObserved).toBeNull();
     expect(h.settledMinTtlMs).toBeNull();

@@ -35,17 +35,33 @@ export const handlersSql = (table: string) => `WITH RECURSIVE h AS (
     WHERE (service, handler) > (h.service, h.handler) ORDER BY service, handler LIMIT 1) n
 ) SELECT service, handler FROM h LIMIT $1`;
 
+/** One handler's live rows counted, exactly (`$1` service, `$2` handler: the primary key's prefix selects them). */
+export const exactCountSql = (table: string) =>
+  `SELECT count(*) AS n FROM ${table} WHERE service = $1 AND handler = $2 AND expires_at > now()`;
+
 /**
- * One handler's live rows counted (`$1` service, `$2` handler; the primary key's prefix selects
- * them): by state, cumulatively below each TTL bound (all, and leases), and the TTL's min, median, max.
+ * Above this many live rows a handler's states and TTLs are read from a sample of about this many
+ * rows — the rows of a random share of the table's pages (`TABLESAMPLE SYSTEM`: only those pages
+ * are read) — scaled to the exact count; at or below it, from every row.
  */
-export const countSql = (table: string) => `SELECT count(*) AS n,
+export const STATS_SAMPLE_ROWS = 20_000;
+
+/**
+ * One handler's live rows (or, `sampled`, those on a random `$3` percent of the table's pages)
+ * by state, cumulatively below each TTL bound (all, and leases), and the TTL's min, median, max.
+ */
+export const statsSql = (table: string, sampled: boolean) => `SELECT count(*) AS n,
   ${(["processing", "done", "marked", "other"] as const).map((s) => `count(*) FILTER (WHERE st = '${s}') AS ${s}`).join(", ")},
   ${BOUNDS.map((b, i) => `count(*) FILTER (WHERE ttl < ${b}) AS c${i}, count(*) FILTER (WHERE ttl < ${b} AND st = 'processing') AS p${i}`).join(",\n  ")},
   min(ttl) AS min_ttl, max(ttl) AS max_ttl, percentile_disc(0.5) WITHIN GROUP (ORDER BY ttl) AS p50_ttl,
   min(ttl) FILTER (WHERE st <> 'processing') AS settled_min
-FROM (SELECT ${STATE_CLASS} AS st, ${TTL_MS} AS ttl FROM ${table}
+FROM (SELECT ${STATE_CLASS} AS st, ${TTL_MS} AS ttl FROM ${table}${sampled ? " TABLESAMPLE SYSTEM ($3)" : ""}
   WHERE service = $1 AND handler = $2 AND expires_at > now()) r`;
+
+/** The sampling percentage of a handler of `n` live rows, or null to read every row. */
+export function statsSamplePercent(n: number): number | null {
+  return n > STATS_SAMPLE_ROWS ? Math.min(100, (100 * STATS_SAMPLE_ROWS) / n) : null;
+}
 
 const ROW = `uuid, state, position, fingerprint, ${TTL_MS} AS ttl_ms`;
 
@@ -118,23 +134,29 @@ export function pageOf<T extends { uuid: string }>(
   return { rows: page, cursor: rows.length > want && last ? encodeInboxCursor(last.uuid) : null };
 }
 
-/** One handler's count row as the key browser's figures: exact (every live row counted), never without a TTL. */
-export function handlerKeysOfCount(owner: HandlerOwner, r: Row, scan: ScanProgress): HandlerKeys {
-  const n = num(r.n);
+/**
+ * One handler's figures: `n` its exact live row count, `r` its stats row (over every row, or a
+ * sample: then states, buckets and lease share are scaled from the sample and say so). Never a row without a TTL.
+ */
+export function handlerKeysOfCount(owner: HandlerOwner, n: number, r: Row, scan: ScanProgress): HandlerKeys {
+  const sampleSize = num(r.n);
+  const scale = sampleSize > 0 ? n / sampleSize : 0;
   const states: Record<KeyState, number> = {
     processing: num(r.processing),
     done: num(r.done),
     marked: num(r.marked),
     other: num(r.other),
   };
-  const split = splitByState(n, states, n, true);
-  const cum = (i: number, p: string) => (i < BOUNDS.length ? num(r[`${p}${i}`]) : p === "c" ? n : states.processing);
+  const split = splitByState(n, states, sampleSize, true);
+  const cum = (i: number, p: string) =>
+    i < BOUNDS.length ? num(r[`${p}${i}`]) : p === "c" ? sampleSize : states.processing;
+  const part = (i: number, p: string) => Math.round((cum(i, p) - (i === 0 ? 0 : cum(i - 1, p))) * scale);
   const ttlBuckets: TtlBucket[] = TTL_BUCKETS.map((b, i) => ({
     label: b.label,
     minMs: i === 0 ? 0 : (TTL_BUCKETS[i - 1]!.maxMs ?? 0),
     maxMs: b.maxMs,
-    count: cum(i, "c") - (i === 0 ? 0 : cum(i - 1, "c")),
-    processing: cum(i, "p") - (i === 0 ? 0 : cum(i - 1, "p")),
+    count: part(i, "c"),
+    processing: part(i, "p"),
   }));
   const min = numOrNull(r.min_ttl);
   return {
@@ -145,12 +167,18 @@ export function handlerKeysOfCount(owner: HandlerOwner, r: Row, scan: ScanProgre
     errorBound: 0,
     noTtlCount: 0,
     noTtlExact: true,
-    ttlSampled: false,
+    ttlSampled: sampleSize < n,
     ttlBuckets,
     bytesPerKey: null,
     states,
-    sampleSize: n,
-    byState: { processing: split.processing, done: split.done, marked: split.marked, other: split.other, exact: true },
+    sampleSize,
+    byState: {
+      processing: split.processing,
+      done: split.done,
+      marked: split.marked,
+      other: split.other,
+      exact: split.exact,
+    },
     leaseShare: split.leaseShare,
     settledMinTtlMs: numOrNull(r.settled_min),
     countedAt: scan.finishedAt ?? new Date().toISOString(),

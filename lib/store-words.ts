@@ -3,7 +3,8 @@ import type { Health } from "./health";
 /**
  * The dedup store in the UI's words, written once: "Redis" only when a Redis is configured; the
  * embedded mode's in-memory store otherwise (its banner says there is no Redis, so no panel may
- * speak of one). Until the health probe answers, neutral words.
+ * speak of one); the PostgreSQL inbox for a handler whose keys are rows of its table. Until the
+ * health probe answers, neutral words.
  */
 export interface StoreWords {
   /** The store as a noun: "Redis", "the in-memory store". */
@@ -12,16 +13,24 @@ export interface StoreWords {
   inStore: string;
   /** A dedup check against it, capitalised: "Redis check", "Store check". */
   check: string;
+  /** Its keys as a plural noun: "keys", "rows". */
+  keys: string;
 }
 
 /** Which store the panels speak of. */
-export type StoreKind = "redis" | "memory" | "unknown";
+export type StoreKind = "redis" | "memory" | "postgres-inbox" | "unknown";
 
 /** The words of each {@link StoreKind}. */
 export const STORE_WORDS: Readonly<Record<StoreKind, StoreWords>> = {
-  redis: { name: "Redis", inStore: "in Redis", check: "Redis check" },
-  memory: { name: "the in-memory store", inStore: "in the in-memory store", check: "Store check" },
-  unknown: { name: "the dedup store", inStore: "in the dedup store", check: "Store check" },
+  redis: { name: "Redis", inStore: "in Redis", check: "Redis check", keys: "keys" },
+  memory: { name: "the in-memory store", inStore: "in the in-memory store", check: "Store check", keys: "keys" },
+  "postgres-inbox": {
+    name: "the PostgreSQL inbox",
+    inStore: "in the PostgreSQL inbox",
+    check: "Inbox check",
+    keys: "rows",
+  },
+  unknown: { name: "the dedup store", inStore: "in the dedup store", check: "Store check", keys: "keys" },
 };
 
 /** The store of a `/api/health` answer: in-memory when Redis is not configured. */

@@ -47,6 +47,23 @@ export const httpUrl = urlOf(["http:", "https:"], "expected an http(s):// URL, e
 /** A PostgreSQL URL. */
 export const pgUrl = urlOf(["postgres:", "postgresql:"], "expected postgres://user@host:port/db");
 
+/** A SQL name as the PostgreSQL inbox takes it (its `schema` and `table` options). */
+const SQL_NAME = "[a-z_][a-z0-9_]{0,50}";
+
+/** `[schema.]table` of a PostgreSQL inbox table (schema `public` when absent), or `off`: `null`. */
+export const inboxTable = z
+  .string()
+  .trim()
+  .regex(
+    new RegExp(`^(off|(${SQL_NAME}\\.)?${SQL_NAME})$`),
+    "expected [schema.]table in lower-case letters, digits and _, e.g. public.dedup_inbox, or off",
+  )
+  .transform((s) => {
+    if (s === "off") return null;
+    const [a, b] = s.split(".");
+    return b === undefined ? { schema: "public", table: a! } : { schema: a!, table: b };
+  });
+
 /** An IPv4 or IPv6 address (no port, no brackets, no CIDR). */
 export function isIpAddress(s: string): boolean {
   if (/^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(s)) return s.split(".").every((x) => Number(x) <= 255);

@@ -27,6 +27,34 @@ describe("parseConfig", () => {
   });
 });
 
+describe("parseConfig: the PostgreSQL inbox table the key browser reads", () => {
+  it("reads the library's default table in DATABASE_URL's database, or INBOX_DATABASE_URL's", () => {
+    expect(parseConfig({}).inbox).toBeNull();
+    expect(parseConfig({ DATABASE_URL: "postgres://a@db:5432/app" }).inbox).toEqual({
+      url: "postgres://a@db:5432/app",
+      schema: "public",
+      table: "dedup_inbox",
+    });
+    expect(
+      parseConfig({
+        DATABASE_URL: "postgres://a@db:5432/app",
+        INBOX_DATABASE_URL: "postgres://b@orders-db:5432/orders",
+        INBOX_TABLE: "billing.inbox",
+      }).inbox,
+    ).toEqual({ url: "postgres://b@orders-db:5432/orders", schema: "billing", table: "inbox" });
+    expect(parseConfig({ DATABASE_URL: "postgres://a@db:5432/app", INBOX_TABLE: "off" }).inbox).toBeNull();
+  });
+
+  it("stops on a malformed INBOX_TABLE or INBOX_DATABASE_URL, naming it", () => {
+    for (const bad of ["Public.Inbox", "a.b.c", "inbox; drop table x", "1table"])
+      expect(() => parseConfig({ DATABASE_URL: "postgres://a@db/app", INBOX_TABLE: bad }), bad).toThrow(/INBOX_TABLE/);
+    expect(() => parseConfig({ INBOX_DATABASE_URL: "mysql://x" })).toThrow(/INBOX_DATABASE_URL/);
+    expect(() => parseConfig({ INBOX_TABLE: "billing.inbox" })).toThrow(
+      /INBOX_DATABASE_URL.*required with INBOX_TABLE/,
+    );
+  });
+});
+
 describe("parseConfig: access, binding and redaction variables", () => {
   it("ALLOWED_HOSTS is a list of host names or IP addresses without a port, empty by default", () => {
     expect(parseConfig({}).ALLOWED_HOSTS).toEqual([]);

@@ -5,7 +5,7 @@ import { topicNameSchema } from "@/lib/api/common";
 import { DEMO_TOPIC } from "@/names/product";
 import { RUNBOOK_PATH } from "@/lib/alert-model";
 import { ACCESS_ENV, missingOidcSetting, SIGN_IN_ENV } from "./config-access";
-import { empty, hostList, httpUrl, pgUrl, posInt, redisUrl } from "./config-fields";
+import { empty, hostList, httpUrl, inboxTable, pgUrl, posInt, redisUrl } from "./config-fields";
 
 /**
  * The app's configuration, from environment variables, validated once at start-up.
@@ -21,6 +21,10 @@ const schema = z.object({
   KAFKA_BROKERS: z.preprocess(empty, hostList.optional()),
   PROMETHEUS_URL: z.preprocess(empty, httpUrl.optional()),
   DATABASE_URL: z.preprocess(empty, pgUrl.optional()),
+  /** The PostgreSQL inbox table the key browser and the key actions read (`[schema.]table`, or `off`). */
+  INBOX_TABLE: z.preprocess(empty, inboxTable.default({ schema: "public", table: "dedup_inbox" })),
+  /** The database of `INBOX_TABLE`, when it is not `DATABASE_URL`'s. */
+  INBOX_DATABASE_URL: z.preprocess(empty, pgUrl.optional()),
   DEMO: z.preprocess(empty, z.enum(["on", "off"], "expected on or off").default("on")),
   DEMO_RATE: z.preprocess(empty, z.coerce.number().min(0, "expected ≥ 0").max(5000, "expected ≤ 5000").default(5)),
   SERVICE_NAME: z.preprocess(
@@ -128,6 +132,8 @@ export type AppConfig = Omit<z.infer<typeof schema>, "CONSUMER_TOPICS"> & {
   CONSUMER_TOPICS: string[];
   /** The demo's DLQ: `<DEMO_TOPIC>.dlq` (derived, not a variable). */
   demoDlqTopic: string;
+  /** The PostgreSQL inbox table to read: `INBOX_TABLE` in `INBOX_DATABASE_URL`, else `DATABASE_URL`; null when off or neither is set. */
+  inbox: { url: string; schema: string; table: string } | null;
 };
 
 /** Thrown when an environment variable is invalid; the message names it and the expected form. */
@@ -157,8 +163,16 @@ export function parseConfig(env: Record<string, string | undefined>): AppConfig 
       "TRUSTED_PROXIES",
       "required with AUTH_MODE=proxy: the addresses of the authenticating proxies whose user headers are believed, e.g. 127.0.0.1",
     );
+  const inboxUrl = c.INBOX_DATABASE_URL ?? c.DATABASE_URL;
+  if (!inboxUrl && c.INBOX_TABLE && empty(env.INBOX_TABLE) !== undefined)
+    throw new ConfigError(
+      "INBOX_DATABASE_URL",
+      "required with INBOX_TABLE when DATABASE_URL is not set: postgres://user@host:port/db of the inbox table",
+    );
+  const inbox = inboxUrl && c.INBOX_TABLE ? { url: inboxUrl, ...c.INBOX_TABLE } : null;
   const mode = c.REDIS_URL || c.REDIS_CLUSTER_NODES || c.KAFKA_BROKERS ? "real" : "embedded";
-  return { ...c, mode, CONSUMER_TOPICS: c.CONSUMER_TOPICS ?? [c.DEMO_TOPIC], demoDlqTopic: dlqTopicOf(c.DEMO_TOPIC) };
+  const consumerTopics = c.CONSUMER_TOPICS ?? [c.DEMO_TOPIC];
+  return { ...c, mode, CONSUMER_TOPICS: consumerTopics, demoDlqTopic: dlqTopicOf(c.DEMO_TOPIC), inbox };
 }
 
 /** The process's configuration, parsed once (kept on globalThis: Next.js evaluates modules more than once). */

@@ -4,10 +4,14 @@
  * in-process stores are registered here for the dashboard's key inspection, so whoever builds a
  * store never imports the dashboard. A new kind of store is one more branch here, one repository
  * in server/dedup and one `KeySource` in server/observe/keys (docs/ARCHITECTURE.md "How to add a store").
+ * The PostgreSQL inbox is not chosen here for a consumer (a handler wires the `inbox` middleware with
+ * its own table): {@link createInboxStore} opens its table for the dashboard's reads and key actions.
  */
-import { MemoryRepository, RedisRepository, type DedupRepository } from "@/server/dedup";
+import { Pool } from "pg";
+import { MemoryRepository, PostgresInboxRepository, RedisRepository, type DedupRepository } from "@/server/dedup";
 import type { StoreKind as UiStoreKind } from "@/lib/store-words";
 import { createDedupRedis, type RedisClient } from "./dedup-redis";
+import { pgInboxPool } from "./dedup-postgres";
 
 /** The kinds of dedup store; their words for the UI are in `lib/store-words.ts` (one entry each). */
 export type StoreKind = Exclude<UiStoreKind, "unknown">;
@@ -45,6 +49,39 @@ export function createDedupStore(target: RedisTarget | undefined, opts: DedupSto
   const repository = new MemoryRepository();
   if (opts.inspect) registerMemoryStore(repository);
   return { kind: "memory", repository, close: () => {} };
+}
+
+/** Where a PostgreSQL inbox table is (`config().inbox`). */
+export interface InboxTarget {
+  url: string;
+  schema: string;
+  table: string;
+}
+
+/** The inbox table opened for reading: its repository (the quoted table, the SQL pool) and how to close its pool. */
+export interface InboxStore {
+  kind: "postgres-inbox";
+  repository: PostgresInboxRepository;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the inbox table of `target` over a small pool of its own (2 connections, a statement cut
+ * off after `statementTimeoutMs`, a connection attempt after 3 s), so a slow or absent database
+ * costs a read its timeout, never a hung page. Connects lazily: nothing is asked until a read.
+ */
+export function createInboxStore(target: InboxTarget, opts: { statementTimeoutMs?: number } = {}): InboxStore {
+  const pool = new Pool({
+    connectionString: target.url,
+    max: 2,
+    connectionTimeoutMillis: 3000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: opts.statementTimeoutMs ?? 5000,
+    application_name: "dedup-health-inbox-reader",
+  });
+  pool.on("error", () => undefined); // an idle connection dropped by the server: the next read reconnects
+  const repository = new PostgresInboxRepository(pgInboxPool(pool), { schema: target.schema, table: target.table });
+  return { kind: "postgres-inbox", repository, close: () => pool.end() };
 }
 
 /** The repository over an existing Redis client, or a fresh in-process map without one. */

@@ -6,7 +6,7 @@
  *
  * Two layers:
  * 1. every configured value (`PROMETHEUS_URL`, `ALERTMANAGER_URL`, `REDIS_URL`, `REDIS_CLUSTER_NODES`, `DATABASE_URL`,
- *    `KAFKA_BROKERS`) is replaced by its component name wherever it, its host, its `host:port`, its
+ *    `INBOX_DATABASE_URL`, `KAFKA_BROKERS`) is replaced by its component name wherever it, its host, its `host:port`, its
  *    userinfo or its password appears;
  * 2. whatever still looks like a URL, `user:pass@`, an IP address, a `host:port` or a database
  *    user named in quotes (`user "x"`, `role "x"`) is replaced by a
@@ -21,6 +21,7 @@ export interface UpstreamTargets {
   REDIS_URL?: string;
   REDIS_CLUSTER_NODES?: readonly string[];
   DATABASE_URL?: string;
+  INBOX_DATABASE_URL?: string;
   KAFKA_BROKERS?: readonly string[];
 }
 
@@ -33,6 +34,7 @@ const COMPONENT: Record<keyof UpstreamTargets, string> = {
   REDIS_URL: "redis",
   REDIS_CLUSTER_NODES: "redis",
   DATABASE_URL: "postgres",
+  INBOX_DATABASE_URL: "postgres",
   KAFKA_BROKERS: "kafka",
 };
 

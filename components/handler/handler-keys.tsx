@@ -18,24 +18,37 @@ import { BucketChart } from "../charts/lazy";
 import { EmptyState, ErrorState, Panel } from "../panel";
 import { QueryView } from "../query-state";
 import { useStoreWords } from "../store-words";
+import { STORE_WORDS, type StoreWords } from "@/lib/store-words";
 
 /** TTL distribution, sampled key states and bytes per key of one handler prefix (from /api/handlers). */
 export function HandlerKeys({ service, handler }: { service: string; handler: string }) {
   const words = useStoreWords();
-  const { view, params } = useViewState();
+  const { view } = useViewState();
   const q = useQuery(handlersQuery(REFRESH_MS[view.refresh]));
+  const own = q.data?.handlers.find((x) => x.service === service && x.handler === handler);
+  const unmeasured = q.data?.inbox?.notMeasured.find((x) => x.service === service && x.handler === handler);
+  const inInbox = own?.store === "postgres-inbox" || unmeasured !== undefined;
   return (
     <Panel
       title={
-        q.data?.storeKind === "memory"
-          ? "Keys in the in-memory store: TTL distribution"
-          : "Keys in Redis: TTL distribution"
+        inInbox
+          ? "Rows in the PostgreSQL inbox: TTL distribution"
+          : q.data?.storeKind === "memory"
+            ? "Keys in the in-memory store: TTL distribution"
+            : "Keys in Redis: TTL distribution"
       }
       description="Remaining TTL of the handler's keys, done apart from processing leases (amber: in flight, or abandoned until they expire); keys without TTL never expire (a bug)."
       testId="ttl-distribution"
     >
       <QueryView query={q} what="Key inspection" height={200}>
         {(d) => {
+          if (unmeasured)
+            return (
+              <p data-state="not-measured" className="text-sm text-amber-800 dark:text-amber-300">
+                Not measured {STORE_WORDS["postgres-inbox"].inStore}: {unmeasured.reason}.
+              </p>
+            );
+          if (inInbox) return <HandlerKeysBody h={own!} scan={d.scan} words={STORE_WORDS["postgres-inbox"]} />;
           if (d.store.status === "not-configured" && d.storeKind !== "memory")
             return (
               <EmptyState height={200}>
@@ -53,33 +66,39 @@ export function HandlerKeys({ service, handler }: { service: string; handler: st
                   : `No key under ${service}:dedup:${handler}: in the last completed count · recount ${Math.floor((scanFraction(d.scan) ?? 0) * 100)}%.`}
               </p>
             );
-          return (
-            <div className="space-y-2">
-              <BucketChart
-                buckets={[...h.ttlBuckets, { label: "no TTL", count: h.noTtlCount, processing: 0 }]}
-                label={`TTL distribution of ${h.prefix}`}
-                testId="ttl-chart"
-              />
-              <p data-testid="lease-share" className="text-sm tabular-nums">
-                {formatLeaseSplit(h.byState.done, h.byState.processing, h.leaseShare, !h.byState.exact)}
-                {h.byState.marked ? ` · ${h.byState.exact ? "" : "≈ "}${formatNumber(h.byState.marked)} marked` : ""}
-                {h.byState.other ? ` · ${h.byState.exact ? "" : "≈ "}${formatNumber(h.byState.other)} other` : ""}
-                <span className="ml-2 text-xs text-slate-500 dark:text-slate-400">
-                  {h.byState.exact ? "every key read" : `scaled from a sample of ${h.sampleSize}`}
-                </span>
-              </p>
-              <KeyFigures h={h} scan={d.scan} />
-              <Link
-                href={hrefWithView("/keys", params, { prefix: h.prefix })}
-                className="text-sm text-blue-700 underline dark:text-blue-300"
-              >
-                Browse these keys
-              </Link>
-            </div>
-          );
+          return <HandlerKeysBody h={h} scan={d.scan} words={words} />;
         }}
       </QueryView>
     </Panel>
+  );
+}
+
+/** A counted handler's TTL chart, state split, figures and the link to its keys. */
+function HandlerKeysBody({ h, scan, words }: { h: HandlerKeyInfo; scan: HandlersResponse["scan"]; words: StoreWords }) {
+  const { params } = useViewState();
+  return (
+    <div className="space-y-2">
+      <BucketChart
+        buckets={[...h.ttlBuckets, { label: "no TTL", count: h.noTtlCount, processing: 0 }]}
+        label={`TTL distribution of ${h.prefix}`}
+        testId="ttl-chart"
+      />
+      <p data-testid="lease-share" className="text-sm tabular-nums">
+        {formatLeaseSplit(h.byState.done, h.byState.processing, h.leaseShare, !h.byState.exact)}
+        {h.byState.marked ? ` · ${h.byState.exact ? "" : "≈ "}${formatNumber(h.byState.marked)} marked` : ""}
+        {h.byState.other ? ` · ${h.byState.exact ? "" : "≈ "}${formatNumber(h.byState.other)} other` : ""}
+        <span className="ml-2 text-xs text-slate-500 dark:text-slate-400">
+          {h.byState.exact ? "every key read" : `scaled from a sample of ${h.sampleSize}`}
+        </span>
+      </p>
+      <KeyFigures h={h} scan={h.store === "postgres-inbox" ? h.scan : scan} />
+      <Link
+        href={hrefWithView("/keys", params, { prefix: h.prefix })}
+        className="text-sm text-blue-700 underline dark:text-blue-300"
+      >
+        Browse these {words.keys}
+      </Link>
+    </div>
   );
 }
 

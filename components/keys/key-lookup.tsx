@@ -7,6 +7,7 @@ import { LOOKUP_INPUT_HINT, lookupText, parseLookupInput } from "@/lib/lookup-in
 import { FIELD_CLASS } from "../field";
 import { errorTitle } from "../query-state";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
+import { STORE_WORDS, type StoreKind } from "@/lib/store-words";
 import { KeyTable } from "./key-table";
 import { RateLimitNotice, rateLimitRetry } from "./rate-limit";
 
@@ -28,13 +29,26 @@ function LookupResult({ uuid, q }: { uuid: string; q: ReturnType<typeof useLooku
           detail={q.error instanceof ApiError ? q.error.detail : String(q.error)}
           height={60}
         />
-      ) : q.data.matches.length === 0 ? (
+      ) : q.data.matches.length === 0 && !q.data.notChecked?.length ? (
         <EmptyState height={60}>
           No key for {uuid} under the {q.data.checkedPrefixes} handler prefixes checked: never processed, or its window
           expired.
         </EmptyState>
       ) : (
-        <KeyTable keys={q.data.matches} caption={`Keys for ${uuid}`} showPrefix />
+        <>
+          {q.data.matches.length ? <KeyTable keys={q.data.matches} caption={`Keys for ${uuid}`} showPrefix /> : null}
+          {q.data.notChecked?.map((n) => (
+            <p
+              key={n.store}
+              role="alert"
+              data-testid="lookup-not-checked"
+              className="text-xs text-amber-800 dark:text-amber-300"
+            >
+              Not checked {STORE_WORDS[n.store as StoreKind]?.inStore ?? `in ${n.store}`}: {n.reason}. Whether {uuid} is
+              there is not known.
+            </p>
+          ))}
+        </>
       )}
     </div>
   );

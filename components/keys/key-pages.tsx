@@ -13,6 +13,7 @@ import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { KeyTable } from "./key-table";
 import { RateLimitNotice, rateLimitRetry, retryAfterMs } from "./rate-limit";
 import { useStoreWords } from "../store-words";
+import { STORE_WORDS } from "@/lib/store-words";
 
 /** Keys per page in the key browser. */
 export const PAGE_SIZE = 50;
@@ -184,7 +185,7 @@ function CurrentPage({
  * exported as CSV or JSON.
  */
 export function KeyPages({ prefix }: { prefix: string }) {
-  const words = useStoreWords();
+  const appWords = useStoreWords();
   const [state, setState] = useState<string>("");
   const [sort, setSort] = useState<KeySort>("scan");
   const p = useKeyPaging(prefix, state);
@@ -194,6 +195,9 @@ export function KeyPages({ prefix }: { prefix: string }) {
     ...handlersQuery(false),
     select: (d) => d.handlers.find((h) => h.prefix === prefix) ?? null,
   });
+  // The inbox's rows are named as such, whatever store the rest of the app keeps its keys in.
+  const inInbox = current?.store === "postgres-inbox" || counted.data?.store === "postgres-inbox";
+  const words = inInbox ? STORE_WORDS["postgres-inbox"] : appWords;
   const shown = current ? sortKeys(current.keys, sort) : [];
   const file = `${prefix.replace(/[^A-Za-z0-9._-]+/g, "_")}-page${p.page + 1}`;
   const tools = (
@@ -208,15 +212,19 @@ export function KeyPages({ prefix }: { prefix: string }) {
   );
   const scanned = (
     <>
-      scanned {formatCount(p.visited)} of {counted.data ? formatCount(counted.data.keyCount) : "—"} under this prefix{" "}
-      {words.inStore}
+      {inInbox ? "read" : "scanned"} {formatCount(p.visited, words.keys)} of{" "}
+      {counted.data ? formatCount(counted.data.keyCount, words.keys) : "—"} under this prefix {words.inStore}
       {counted.data ? ` (count ${formatCountedAt(counted.data.countedAt, null)})` : ""}
     </>
   );
   return (
     <Panel
       title={<span className="font-mono">{prefix}:</span>}
-      description="Keys of this handler, page by page (SCAN with a resumable cursor); a state filter may leave pages with few keys."
+      description={
+        inInbox
+          ? `Rows of this handler ${words.inStore}, page by page in primary-key order (expired rows left out); a state filter may leave pages with few rows.`
+          : "Keys of this handler, page by page (SCAN with a resumable cursor); a state filter may leave pages with few keys."
+      }
       actions={tools}
       testId="key-pages"
     >

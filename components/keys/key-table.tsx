@@ -82,6 +82,15 @@ function KeyRow({ k, showPrefix }: { k: ListedKeyEntry; showPrefix: boolean }) {
         <span className={`rounded px-1.5 py-0.5 text-xs ${STATE_TONE[k.state]}`} title={KEY_STATE_LEGEND[k.state]}>
           {k.state}
         </span>
+        {k.fingerprint ? (
+          <span
+            data-testid="key-fingerprint"
+            className="ml-1 font-mono text-xs text-slate-500"
+            title="payload fingerprint"
+          >
+            #{k.fingerprint}
+          </span>
+        ) : null}
       </td>
       <td className={`text-right tabular-nums ${k.ttlMs === -1 ? "font-semibold text-red-700 dark:text-red-300" : ""}`}>
         {k.ttlMs === null ? "expired" : formatDurationMs(k.ttlMs)}

@@ -8,6 +8,7 @@ import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { EmptyState, ErrorState, Panel } from "../panel";
 import { QueryView } from "../query-state";
 import { useStoreWords } from "../store-words";
+import { STORE_WORDS } from "@/lib/store-words";
 
 /**
  * The count on screen and its time — the last completed one, the same every page shows — and, while
@@ -52,7 +53,18 @@ function HandlerButton({
       onClick={() => onSelect(h.prefix)}
       className={`flex w-full justify-between gap-2 rounded px-1 py-0.5 text-left hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:bg-slate-800 ${selected ? "bg-blue-50 font-medium text-blue-900 dark:bg-blue-950 dark:text-blue-100" : ""}`}
     >
-      <span className="truncate">{h.handler}</span>
+      <span className="truncate">
+        {h.handler}
+        {h.store === "postgres-inbox" ? (
+          <span
+            data-testid="tree-store"
+            className="ml-1 rounded bg-slate-100 px-1 text-xs text-slate-600 dark:bg-slate-800 dark:text-slate-300"
+            title={`rows ${STORE_WORDS["postgres-inbox"].inStore}`}
+          >
+            inbox
+          </span>
+        ) : null}
+      </span>
       <span className="shrink-0 text-xs tabular-nums text-slate-500">
         {h.exact ? "" : "≈"}
         {formatCount(h.keyCount)}
@@ -111,6 +123,55 @@ function ServiceList({
   );
 }
 
+/**
+ * The inbox table's handlers that were not counted (its database down, the table missing, the first
+ * count running): each named "not measured" with the reason, never a count of 0. Selecting one
+ * pages its rows, which says the same reason.
+ */
+function NotMeasured({
+  inbox,
+  selected,
+  onSelect,
+}: {
+  inbox: HandlersResponse["inbox"];
+  selected: string | null;
+  onSelect: (prefix: string) => void;
+}) {
+  if (!inbox?.notMeasured.length) return null;
+  return (
+    <ul aria-label="Inbox handlers not measured" className="space-y-1 text-sm" data-testid="inbox-not-measured">
+      {inbox.notMeasured.map((h) => (
+        <li key={h.prefix}>
+          <button
+            type="button"
+            aria-current={selected === h.prefix ? "true" : undefined}
+            onClick={() => onSelect(h.prefix)}
+            className="w-full rounded px-1 py-0.5 text-left hover:bg-slate-100 dark:hover:bg-slate-800"
+          >
+            <span className="font-mono text-xs">{h.prefix}</span>{" "}
+            <span className="text-xs text-amber-800 dark:text-amber-300">
+              not measured {STORE_WORDS["postgres-inbox"].inStore}: {h.reason}
+            </span>
+          </button>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Why the key store has no tree (none configured, down), or null when it has one. */
+function KeyStoreNotice({ d }: { d: HandlersResponse }) {
+  if (d.store.status === "not-configured" && d.storeKind !== "memory")
+    return (
+      <EmptyState height={d.inbox ? 60 : 160}>
+        No Redis configured: embedded mode keeps keys in an in-memory store, which has no key browser.
+      </EmptyState>
+    );
+  if (d.store.status === "down")
+    return <ErrorState title="Redis unavailable" detail={d.store.detail} height={d.inbox ? 60 : 160} />;
+  return null;
+}
+
 /** The answer of /api/handlers: why there is no tree (no store, store down), or the count, the tree and the keys without a TTL. */
 function HandlerCounts({
   d,
@@ -121,13 +182,18 @@ function HandlerCounts({
   selected: string | null;
   onSelect: (prefix: string) => void;
 }) {
-  if (d.store.status === "not-configured" && d.storeKind !== "memory")
+  const notice = <KeyStoreNotice d={d} />;
+  const keyStoreOut = d.store.status === "down" || (d.store.status === "not-configured" && d.storeKind !== "memory");
+  // Without the key store, the inbox table's part alone.
+  if (keyStoreOut && !d.inbox) return notice;
+  if (keyStoreOut)
     return (
-      <EmptyState height={160}>
-        No Redis configured: embedded mode keeps keys in an in-memory store, which has no key browser.
-      </EmptyState>
+      <div className="space-y-2">
+        {notice}
+        <ServiceList handlers={d.handlers} selected={selected} onSelect={onSelect} />
+        <NotMeasured inbox={d.inbox} selected={selected} onSelect={onSelect} />
+      </div>
     );
-  if (d.store.status === "down") return <ErrorState title="Redis unavailable" detail={d.store.detail} height={160} />;
   return (
     <div className="space-y-2">
       <ScanProgress
@@ -142,6 +208,7 @@ function HandlerCounts({
       ) : (
         <ServiceList handlers={d.handlers} selected={selected} onSelect={onSelect} />
       )}
+      <NotMeasured inbox={d.inbox} selected={selected} onSelect={onSelect} />
       {d.noTtlTotal > 0 ? (
         <p role="alert" className="text-xs text-red-700 dark:text-red-300">
           ⚠ {formatCount(d.noTtlTotal)} without a TTL: they never expire.
@@ -164,7 +231,7 @@ export function PrefixTree({ selected, onSelect }: { selected: string | null; on
   return (
     <Panel
       title="Handlers"
-      description={`Prefixes <service>:dedup:<handler> found ${words.inStore}`}
+      description={`Prefixes <service>:dedup:<handler> found ${words.inStore}${q.data?.inbox ? `, and those whose keys are rows ${STORE_WORDS["postgres-inbox"].inStore} (marked inbox)` : ""}`}
       testId="prefix-tree"
       actions={
         <button

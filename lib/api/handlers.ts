@@ -59,8 +59,15 @@ export const keyCountSchema = z.object({
   countedAt: z.string().nullable(),
 });
 
-/** What Redis holds for one handler prefix `<service>:dedup:<handler>`. */
+/** The stores a handler's keys are counted in: Redis, the embedded in-memory store, or the PostgreSQL inbox's table. */
+export const keyStoreSchema = z.enum(["redis", "memory", "postgres-inbox"]);
+/** A store of dedup keys. */
+export type KeyStore = z.infer<typeof keyStoreSchema>;
+
+/** What the store holds for one handler prefix `<service>:dedup:<handler>`. */
 export const handlerKeysSchema = handlerPrefixSchema.extend({
+  /** Where these keys are; absent: the answer's `storeKind`. */
+  store: keyStoreSchema.optional(),
   /** Live keys: exact count, or the estimate when `exact` is false. */
   keyCount: z.number(),
   ...countedKeysShape,
@@ -102,8 +109,8 @@ export const handlersResponseSchema = answerSchema({
   store: upstreamSchema,
   /** Configured globs the inspector is confined to (`DEDUP_PREFIXES`). */
   prefixes: z.array(z.string()),
-  /** Where the keys are: Redis, the embedded mode's in-memory store, or nowhere inspectable. */
-  storeKind: z.enum(["redis", "memory", "none"]).optional(),
+  /** Where the keys are: Redis, the embedded mode's in-memory store, or nowhere inspectable (the inbox's rows: `inbox`). */
+  storeKind: z.enum([...keyStoreSchema.options, "none"]).optional(),
   scan: scanProgressSchema,
   /** Whether `refresh=1` started a new scan (false when rate-limited or one is running). */
   refresh: z.object({ requested: z.boolean(), started: z.boolean(), retryAfterMs: z.number() }),
@@ -111,6 +118,19 @@ export const handlersResponseSchema = answerSchema({
   handlers: z.array(handlerKeysSchema),
   /** Keys without TTL over all handlers (flag when > 0). */
   noTtlTotal: z.number(),
+  /**
+   * The PostgreSQL inbox table read beside the key store (`INBOX_TABLE`): its health, and the
+   * handlers whose rows were not counted (declared `postgres-inbox`, the table not read) with why —
+   * never a 0. Absent when no inbox table is configured. Its counted handlers are in `handlers`
+   * with `store: "postgres-inbox"`.
+   */
+  inbox: z
+    .object({
+      store: upstreamSchema,
+      table: z.string(),
+      notMeasured: z.array(handlerPrefixSchema.extend({ reason: z.string() })),
+    })
+    .optional(),
 });
 /** Answer of `GET /api/handlers`. */
 export type HandlersResponse = z.infer<typeof handlersResponseSchema>;

@@ -19,6 +19,8 @@ export const keyEntrySchema = z.object({
   bytes: z.number().nullable(),
   /** `bytes` is an estimate (embedded mode's in-memory store), not `MEMORY USAGE`. */
   bytesEstimated: z.boolean().optional(),
+  /** The payload fingerprint the `done` mark keeps (the PostgreSQL inbox's `fingerprint` column); absent where not read. */
+  fingerprint: z.string().nullable().optional(),
   /** The record of the first delivery, from a `done:<topic>:<partition>:<offset>` value; `null` for other values. */
   record: recordPositionSchema.nullable().optional(),
   /** The topic of the key's handler (declared in `dedup_handler_info`, else its metrics' `topic` label): where "find by UUID" searches; `null` when neither says. */
@@ -36,6 +38,8 @@ export const keysResponseSchema = answerSchema({
   cursor: z.string().nullable(),
   /** Keys of `<prefix>:*` inside `DEDUP_PREFIXES` that this page's SCAN calls returned (keys outside the globs are never counted). */
   visited: z.number(),
+  /** Where the page was read: the PostgreSQL inbox's table (rows in primary-key order); absent: the key store. */
+  store: z.enum(["postgres-inbox"]).optional(),
 });
 /** Answer of `GET /api/keys`. */
 export type KeysResponse = z.infer<typeof keysResponseSchema>;
@@ -46,6 +50,8 @@ export const keyLookupResponseSchema = answerSchema({
   /** Handler prefixes checked (known from inspection and declarations). */
   checkedPrefixes: z.number(),
   matches: z.array(keyEntrySchema.extend(handlerPrefixSchema.shape)),
+  /** Stores that could not be asked (the inbox's database down…), with why: a UUID not found there is not known absent. */
+  notChecked: z.array(z.object({ store: z.string(), reason: z.string() })).optional(),
 });
 /** Answer of `GET /api/keys/lookup`. */
 export type KeyLookupResponse = z.infer<typeof keyLookupResponseSchema>;

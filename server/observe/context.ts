@@ -7,8 +7,10 @@ import { registerProcessStart } from "./shared/events";
 import { startLagMetrics } from "./watchers/lag-metrics";
 import { KeyInspector } from "./keys/inspector";
 import type { KeyInspectorOptions } from "./keys/inspector-options";
-import { memoryStores, type MemoryKeyStore } from "@/server/dedup-store";
+import { createInboxStore, memoryStores, type MemoryKeyStore } from "@/server/dedup-store";
 import { MemoryInspector } from "./keys/memory-inspector";
+import { PostgresInboxInspector } from "./keys/postgres-inbox-inspector";
+import type { InboxKeySource } from "./keys/source";
 import { LocalSource } from "./metrics/local";
 import { PrometheusSource } from "./metrics/prometheus";
 import type { MetricsSource } from "./metrics/source";
@@ -28,6 +30,8 @@ export function createObserveContext(parts: {
   inspector?: Partial<KeyInspectorOptions>;
   /** Without Redis: the in-memory stores to inspect (embedded mode). */
   memory?: () => readonly MemoryKeyStore[];
+  /** The PostgreSQL inbox's rows, read beside the key store. */
+  inbox?: InboxKeySource | null;
   answerTtlMs?: number;
 }): ObserveContext {
   const prefixes = parts.prefixes ?? [ALL_DEDUP_KEYS_GLOB];
@@ -40,6 +44,7 @@ export function createObserveContext(parts: {
       : parts.memory
         ? new MemoryInspector(parts.memory, { prefixes })
         : null,
+    inbox: parts.inbox ?? null,
     prefixes,
     answers: new SharedCache({ ttlMs: parts.answerTtlMs ?? 1000, errorTtlMs: 500 }),
   };
@@ -49,8 +54,8 @@ type G = typeof globalThis & { __dedupHealthObserve?: ObserveContext };
 
 /**
  * The process's context from `config()`: Prometheus when `PROMETHEUS_URL` is set, else the local
- * sampler over `appRegistry()`; the shared Redis client and a key inspector when Redis is set.
- * Kept on `globalThis`.
+ * sampler over `appRegistry()`; the shared Redis client and a key inspector when Redis is set; the
+ * PostgreSQL inbox's rows when an inbox table is configured (`INBOX_TABLE`). Kept on `globalThis`.
  */
 export function observeContext(): ObserveContext {
   const g = globalThis as G;
@@ -68,9 +73,16 @@ export function observeContext(): ObserveContext {
       memory: memoryStores,
       prefixes: c.DEDUP_PREFIXES,
       inspector: { exactMaxKeys: c.INSPECT_EXACT_MAX_KEYS },
+      inbox: c.inbox ? inboxSource(c.inbox, c.DEDUP_PREFIXES) : null,
     });
   }
   return g.__dedupHealthObserve;
+}
+
+/** The inbox table's rows over a pool of their own (opened lazily: the first count connects). */
+function inboxSource(target: { url: string; schema: string; table: string }, prefixes: readonly string[]) {
+  const { repository } = createInboxStore(target);
+  return new PostgresInboxInspector(repository.pool, repository.table, { prefixes });
 }
 
 /** Replaces the process's context (tests and the bench), or clears it with `null`. */
@@ -88,6 +100,7 @@ export function setObserveContext(ctx: ObserveContext | null): void {
 export function startObserve(): ObserveContext {
   const ctx = observeContext();
   ctx.inspector?.ensureFresh();
+  ctx.inbox?.ensureFresh();
   const g = globalThis as typeof globalThis & { __dedupHealthCommandTime?: boolean };
   if (ctx.redis && !g.__dedupHealthCommandTime) {
     g.__dedupHealthCommandTime = true;

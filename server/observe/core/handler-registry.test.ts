@@ -81,4 +81,23 @@ describe("handler registry", () => {
         .sort(),
     ).toEqual(["in-memory-with-replicas", "ttl-below-minimum"]);
   });
+
+  it("takes the store a handler's dedup_handler_info names (repository=postgres-inbox: the key browser reads its rows from the inbox table)", () => {
+    registerHandlers([
+      { service: "billing", setup: { ...RECOMMENDED_SETUP, handler: "invoice", repository: "redis" } },
+    ]);
+    setFleetInfo(
+      declarationsFromInfo([
+        {
+          labels: { service: "billing", handler: "invoice", repository: "postgres-inbox", marking: "inbox" },
+          value: 1,
+        },
+        { labels: { service: "billing", handler: "ledger" }, value: 1 },
+      ]),
+    );
+    const byHandler = new Map(declaredHandlers().map((h) => [h.setup.handler, h.setup.repository]));
+    expect(byHandler.get("invoice")).toBe("postgres-inbox");
+    // An info that names no store keeps the assumption no rule flags.
+    expect(byHandler.get("ledger")).toBe("redis");
+  });
 });

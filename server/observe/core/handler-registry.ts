@@ -6,10 +6,9 @@
  * only reads.
  */
 import { handlerGroupId } from "@/names/kafka";
-import type { HandlerSetup } from "@/server/dedup";
+import type { HandlerSetup, RepositoryKind } from "@/server/dedup";
 import { dedupKeyPrefix, type TtlClass } from "@/names/keys";
 import { type InfoMarking, type InfoMode, type InfoSideEffect } from "@/names/contract";
-import type { RepositoryKind } from "@/server/dedup";
 
 /** A handler's `dedup_handler_info` as read, each absent label `null` (nothing is guessed here). */
 export interface InfoDeclaration {

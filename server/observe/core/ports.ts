@@ -4,7 +4,7 @@
  * import it; the composition root (`../context.ts`) builds the context from the adapters.
  */
 import type { Cluster, Redis } from "ioredis";
-import type { KeySource } from "../keys/source";
+import type { InboxKeySource, KeySource } from "../keys/source";
 import type { MetricsSource } from "../metrics/source";
 import type { SharedCache } from "./cache";
 
@@ -19,6 +19,8 @@ export interface ObserveContext {
   redis: RedisLike | null;
   /** The Redis inspector, or (no Redis, in-memory stores given) the embedded mode's; `null` when neither. */
   inspector: KeySource | null;
+  /** The PostgreSQL inbox's rows, read beside `inspector` (`INBOX_TABLE`); absent or `null` when not configured. */
+  inbox?: InboxKeySource | null;
   /** Configured globs (`DEDUP_PREFIXES`). */
   prefixes: readonly string[];
   /** Shares whole answers (overview, capacity…) between concurrent viewers for a second. */

@@ -1,13 +1,13 @@
 /**
  * Counts calls the dashboard makes to its upstreams (Prometheus HTTP requests, Redis commands or
- * pipelines), so tests and `npm run bench:inspect` can show that 50 viewers cost the same as one.
+ * pipelines, statements on the PostgreSQL inbox table), so tests and `npm run bench:inspect` can show that 50 viewers cost the same as one.
  * Kept on `globalThis` (Next.js evaluates modules more than once).
  */
-export type UpstreamKind = "prometheus" | "redis";
+export type UpstreamKind = "prometheus" | "redis" | "postgres";
 
 function counters(): Record<UpstreamKind, number> {
   const g = globalThis as typeof globalThis & { __dedupHealthUpstreamCalls?: Record<UpstreamKind, number> };
-  g.__dedupHealthUpstreamCalls ??= { prometheus: 0, redis: 0 };
+  g.__dedupHealthUpstreamCalls ??= { prometheus: 0, redis: 0, postgres: 0 };
   return g.__dedupHealthUpstreamCalls;
 }
 

@@ -1,7 +1,8 @@
 /**
  * The surface the routes read dedup keys through, whatever holds them: the Redis `KeyInspector`
- * (server/observe/keys/inspector.ts) or the embedded mode's `MemoryInspector`
- * (server/observe/keys/memory-inspector.ts), and the result shapes both publish.
+ * (server/observe/keys/inspector.ts), the embedded mode's `MemoryInspector`
+ * (server/observe/keys/memory-inspector.ts) or, beside either, the PostgreSQL inbox's rows
+ * (server/observe/keys/postgres-inbox-inspector.ts), and the result shapes they publish.
  */
 import type { HandlerKeys, ScanProgress } from "@/lib/api/handlers";
 import type { KeyLookupResponse, KeysResponse } from "@/lib/api/keys";
@@ -11,7 +12,7 @@ import type { KeyLookupResponse, KeysResponse } from "@/lib/api/keys";
  * embedded mode's `MemoryInspector` (server/observe/keys/memory-inspector.ts).
  */
 export interface KeySource {
-  readonly kind: "redis" | "memory";
+  readonly kind: "redis" | "memory" | "postgres-inbox";
   readonly prefixes: readonly string[];
   readonly busy: boolean;
   current(): InspectorState;
@@ -25,9 +26,53 @@ export interface KeySource {
    * Dispatch on this method, never on the class: route bundles and `instrumentation.ts` load their
    * own copies of the module, so an inspector built in one fails `instanceof` in another.
    */
-  browse?(q: { prefix: string; cursor?: string; count: number }): KeysResponse;
+  browse?(q: { prefix: string; cursor?: string; count: number }): KeysResponse | Promise<KeysResponse>;
   /** Looks `<prefix>:<uuid>` up under at most `maxPrefixes` known prefixes; present with {@link KeySource.browse}. */
   lookup?(q: { uuid: string; prefix?: string }, maxPrefixes: number): Promise<KeyLookupResponse>;
+}
+
+/** The owner of a handler's keys: its service and handler, and its key prefix `<service>:dedup:<handler>`. */
+export interface HandlerOwner {
+  service: string;
+  handler: string;
+  prefix: string;
+}
+
+/** One stored key as a key action read it: its value, idle time (null: not kept) and remaining TTL (null: none). */
+export interface StoredKey {
+  key: string;
+  value: string;
+  idleMs: number | null;
+  ttlMs: number | null;
+}
+
+/**
+ * A SQL source beside the key store: the PostgreSQL inbox's rows `(service, handler, uuid)`, each
+ * shown as the key `<service>:dedup:<handler>:<uuid>`. It counts, pages and looks up the rows of
+ * the handlers it {@link InboxKeySource.owns} and runs the key actions on them.
+ */
+export interface InboxKeySource extends KeySource {
+  readonly kind: "postgres-inbox";
+  /** The table read, `"schema"."table"`. */
+  readonly table: string;
+  /** The handler a prefix is, when its rows are in this table: declared `postgres-inbox`, or found by the last count. */
+  owns(prefix: string): HandlerOwner | null;
+  browse(q: { prefix: string; cursor?: string; count: number }): Promise<KeysResponse>;
+  lookup(q: { uuid: string; prefix?: string }, maxPrefixes: number): Promise<KeyLookupResponse>;
+  /** The rows of `uuid` under each of `owners` (one indexed read). */
+  lookupIn(uuid: string, owners: readonly HandlerOwner[]): Promise<KeyLookupResponse["matches"]>;
+  /** The live rows of a key action's selection (by UUID list, else every row, bounded). */
+  readRows(
+    owner: HandlerOwner,
+    uuids: readonly string[] | undefined,
+  ): Promise<{ read: StoredKey[]; complete: boolean }>;
+  /** Deletes each row, or sets its expiry, only while its state is the one read; the keys changed. */
+  actOnRows(
+    owner: HandlerOwner,
+    keys: ReadonlyMap<string, string>,
+    op: "unlink" | "pexpire",
+    ttlMs: number,
+  ): Promise<{ changed: string[]; complete: boolean }>;
 }
 
 /** A finished inspection. */

@@ -8,7 +8,8 @@
  * refused for a whole prefix; by UUID list it reads and acts in one call, with the same per-key
  * check. Leases of a live owner are never selected unless `leases: "all"`. One call touches at most
  * {@link MAX_ACTION_KEYS} keys, only inside `DEDUP_PREFIXES`, under the key actions' own Redis
- * budget; cluster-safe (SCAN walks every master, each key's script goes to its slot's master).
+ * budget; cluster-safe (SCAN walks every master, each key's script goes to its slot's master). A
+ * handler whose keys are the PostgreSQL inbox's rows is acted on in its table (../keys/action-store.ts).
  */
 import {
   LISTED_KEYS_MAX,
@@ -23,11 +24,11 @@ import { BadRequestError, ForbiddenError, UpstreamUnavailableError, errorText } 
 import { PrefixGlobs } from "../keys/glob";
 import { declaredHandlers, declaredPrefix } from "../core/handler-registry";
 import { classifyValue } from "../keys/samples";
-import { whenReady, type RedisLike } from "../redis/client";
-import { actOnKeys, chooseKeys, readKeys } from "../keys/action-keys";
+import { chooseKeys } from "../keys/action-keys";
+import { actionStoreOf, type ActionStore } from "../keys/action-store";
 import { liveReplicas } from "../keys/lease-owners";
 import { dropPreview, findPreview, keepPreview } from "../keys/previews";
-import { actOnMemory, MAX_ACTION_KEYS, readMemory, scanPrefix } from "../keys/action-scan";
+import { MAX_ACTION_KEYS } from "../keys/action-scan";
 
 export { ACTION_KEYS_PER_CALL } from "../keys/action-keys";
 /** How long one call may wait for the shared budget in total before it answers `complete: false`. */
@@ -116,13 +117,6 @@ function checkSelection(a: KeyAction): void {
     );
 }
 
-/** The store the action runs on: Redis, or the in-memory stores (embedded mode). */
-function storeOf(ctx: ObserveContext): RedisLike | "memory" {
-  if (ctx.redis) return ctx.redis;
-  if (ctx.inspector?.kind === "memory") return "memory";
-  throw new UpstreamUnavailableError("redis: not configured; set REDIS_URL to act on keys");
-}
-
 /** A key of a preview, listed without a fresh read. */
 const listedOf = (key: string, value: string): ListedKey => ({
   key,
@@ -134,12 +128,7 @@ const listedOf = (key: string, value: string): ListedKey => ({
 });
 
 /** The real action of a dry run's preview: each of its keys still holding the value read is changed, the others skipped. */
-async function actOnPreview(
-  store: RedisLike | "memory",
-  a: KeyAction,
-  prefix: string,
-  deadline: number,
-): Promise<ActionCount> {
+async function actOnPreview(store: ActionStore, a: KeyAction, prefix: string, deadline: number): Promise<ActionCount> {
   const p = findPreview(a.previewId!);
   if (!p)
     throw new BadRequestError(
@@ -158,10 +147,7 @@ async function actOnPreview(
       "previewId: the selection sent differs from the one its dry run listed; run the dry run again",
     );
   }
-  const r =
-    store === "memory"
-      ? actOnMemory(p.keys, a.op, a.ttlMs ?? 0)
-      : await actOnKeys(store, p.keys, a.op, a.ttlMs ?? 0, deadline);
+  const r = await store.act(p.keys, a.op, a.ttlMs ?? 0, deadline);
   dropPreview(a.previewId!);
   const skipped = r.complete ? p.keys.size - r.changed.length : 0;
   return {
@@ -176,7 +162,7 @@ async function actOnPreview(
     liveLeasesLeft: 0,
     skipped,
     touched: r.changed,
-    ...(r.complete
+    ...(r.complete || !store.budgeted
       ? {}
       : { note: "the Redis budget ran out before every key was tried: run the dry run again for the rest" }),
   };
@@ -185,25 +171,17 @@ async function actOnPreview(
 /** A dry run (keeps its preview) or a real action by UUID list (reads and acts at once, with the same per-key check). */
 async function selectAndMaybeAct(
   ctx: ObserveContext,
-  store: RedisLike | "memory",
+  store: ActionStore,
   a: KeyAction,
   prefix: string,
   globs: PrefixGlobs,
   deadline: number,
 ): Promise<ActionCount> {
   const sel = selectionOf(a);
-  let scanned: { keys: string[]; complete: boolean } | null = null;
-  if (store !== "memory")
-    scanned = a.uuids
-      ? { keys: a.uuids.map((u) => `${prefix}:${u}`).filter((k) => globs.matches(k)), complete: true }
-      : await scanPrefix(store, prefix, globs, deadline);
-  const got =
-    store === "memory"
-      ? readMemory(a, prefix, globs)
-      : await readKeys(store, scanned!.keys, sel.olderThanMs !== null, deadline);
+  const got = await store.read(a, prefix, globs, deadline);
   const leases = got.read.some((r) => classifyValue(r.value) === "processing");
   const { chosen, liveLeasesLeft } = chooseKeys(got.read, sel, leases ? await liveReplicas(ctx, a.service) : null);
-  const complete = got.complete && (scanned?.complete ?? true);
+  const complete = got.complete;
   const keys = new Map(chosen.map((c) => [c.key, c.value]));
   const at = new Date();
   const listed = chosen.slice(0, LISTED_KEYS_MAX).map(({ value: _v, ...k }) => k);
@@ -227,10 +205,7 @@ async function selectAndMaybeAct(
       ...(kept.id === null ? { note: kept.note } : {}),
     };
   }
-  const r =
-    store === "memory"
-      ? actOnMemory(keys, a.op, a.ttlMs ?? 0)
-      : await actOnKeys(store, keys, a.op, a.ttlMs ?? 0, deadline);
+  const r = await store.act(keys, a.op, a.ttlMs ?? 0, deadline);
   return {
     ...base,
     changed: r.changed.length,
@@ -241,22 +216,22 @@ async function selectAndMaybeAct(
   };
 }
 
-/** Runs a key action on Redis or on the in-memory stores (embedded mode); never outside `DEDUP_PREFIXES`. */
+/** Runs a key action on Redis, the in-memory stores (embedded mode) or the inbox table's rows; never outside `DEDUP_PREFIXES`. */
 export async function runKeyAction(ctx: ObserveContext, a: KeyAction): Promise<ActionCount> {
   const prefix = handlerPrefix(a.service, a.handler);
   const globs = new PrefixGlobs(ctx.prefixes);
   if (!globs.matches(`${prefix}:x`))
     throw new ForbiddenError(`keys of ${prefix} are outside DEDUP_PREFIXES (${ctx.prefixes.join(", ")})`);
   checkSelection(a);
-  const store = storeOf(ctx);
+  const store = actionStoreOf(ctx, prefix);
   const deadline = performance.now() + ACTION_BUDGET_WAIT_MS;
   try {
-    if (store !== "memory") await whenReady(store, 1000);
+    await store.ready();
     if (a.previewId && !a.dryRun) return await actOnPreview(store, a, prefix, deadline);
     return await selectAndMaybeAct(ctx, store, a, prefix, globs, deadline);
   } catch (e) {
     if (e instanceof Error && "status" in e) throw e;
-    throw new UpstreamUnavailableError(`redis: ${errorText(e)}`);
+    throw new UpstreamUnavailableError(`${store.kind}: ${errorText(e)}`);
   }
 }
 

@@ -1,11 +1,12 @@
 /**
  * The route builders of `GET /api/keys` and `GET /api/keys/lookup` (lib/api/keys.ts): the page or
  * the lookup from the context's in-process inspector when it pages its keys, else from Redis through
- * the key browser (`keys/browser.ts`), each key linked to its handler's topic.
+ * the key browser (`keys/browser.ts`); a handler whose keys are the PostgreSQL inbox's rows from
+ * its table (`ctx.inbox`). Each key linked to its handler's topic.
  */
 import type { KeyEntry, KeyLookupResponse, KeysResponse } from "@/lib/api/keys";
 import type { ObserveContext } from "../core/ports";
-import { UpstreamUnavailableError } from "../core/errors";
+import { errorText, UpstreamUnavailableError } from "../core/errors";
 import { declaredHandlers, declaredPrefix } from "../core/handler-registry";
 import { PrefixGlobs } from "../keys/glob";
 import { lookupKeysOn, MAX_LOOKUP_PREFIXES, scanKeysPage } from "../keys/browser";
@@ -42,6 +43,10 @@ async function browseAll(
   ctx: ObserveContext,
   q: { prefix: string; cursor?: string; count: number },
 ): Promise<KeysResponse> {
+  // Which prefixes are the inbox's is known from its count: the first page waits for the first one.
+  if (ctx.inbox && !ctx.inbox.current().result) await ctx.inbox.run().catch(() => undefined);
+  const inbox = ctx.inbox?.owns(q.prefix) ? ctx.inbox : null;
+  if (inbox) return inbox.browse(q).catch(unavailableAs("postgres-inbox"));
   // In-process stores page themselves (no Redis budget to spend); by method, not class: see KeySource.browse.
   if (ctx.inspector?.browse) return ctx.inspector.browse({ prefix: q.prefix, cursor: q.cursor, count: q.count });
   return scanKeysPage(requireRedis(ctx), ctx.prefixes, q);
@@ -53,13 +58,45 @@ async function browseAll(
  * {@link MAX_LOOKUP_PREFIXES}) — one key read per prefix, no scan, within the shared budget.
  */
 export async function lookupKey(ctx: ObserveContext, q: { uuid: string; prefix?: string }): Promise<KeyLookupResponse> {
-  const r = await lookupUnder(ctx, q);
+  const r = await lookupEverywhere(ctx, q);
   const topics = new Map(
     await Promise.all(
       [...new Set(r.matches.map((m) => m.prefix))].map(async (p) => [p, await prefixTopic(ctx, p)] as const),
     ),
   );
   return { ...r, matches: r.matches.map((m) => ({ ...m, topic: topics.get(m.prefix) ?? null })) };
+}
+
+/** A failure of an upstream read as a 503 naming the store (a typed error passes through). */
+function unavailableAs(store: string) {
+  return (e: unknown): never => {
+    if (e instanceof Error && "status" in e) throw e;
+    throw new UpstreamUnavailableError(`${store}: ${errorText(e)}`);
+  };
+}
+
+/**
+ * The lookup in the key store and, beside it, in the inbox table: a store that could not be asked
+ * is named in `notChecked` with why (a UUID not found there is not known absent). Without a key
+ * store, the inbox's answer alone.
+ */
+async function lookupEverywhere(ctx: ObserveContext, q: { uuid: string; prefix?: string }): Promise<KeyLookupResponse> {
+  if (!ctx.inbox) return lookupUnder(ctx, q);
+  const keyStore = ctx.redis || ctx.inspector?.lookup ? lookupUnder(ctx, q) : null;
+  const [main, inbox] = await Promise.allSettled([keyStore, ctx.inbox.lookup(q, MAX_LOOKUP_PREFIXES)]);
+  if (main.status === "rejected" && inbox.status === "rejected") throw main.reason;
+  const notChecked = inbox.status === "rejected" ? [{ store: "postgres-inbox", reason: errorText(inbox.reason) }] : [];
+  if (main.status === "rejected")
+    notChecked.push({ store: ctx.inspector?.kind ?? "redis", reason: errorText(main.reason) });
+  const a = main.status === "fulfilled" ? main.value : null;
+  const b = inbox.status === "fulfilled" ? inbox.value : null;
+  return {
+    generatedAt: new Date().toISOString(),
+    uuid: q.uuid,
+    checkedPrefixes: (a?.checkedPrefixes ?? 0) + (b?.checkedPrefixes ?? 0),
+    matches: [...(a?.matches ?? []), ...(b?.matches ?? [])],
+    ...(notChecked.length ? { notChecked } : {}),
+  };
 }
 
 async function lookupUnder(ctx: ObserveContext, q: { uuid: string; prefix?: string }): Promise<KeyLookupResponse> {

@@ -3,7 +3,7 @@
  */
 import type { KeyEntry } from "@/lib/api/keys";
 
-/** How a page can be sorted: SCAN order (as it came), by TTL left or by size, largest first. */
+/** How a page can be sorted: the order the store gave it in (SCAN order in Redis), by TTL left or by size, largest first. */
 export type KeySort = "scan" | "ttl" | "size";
 
 /** The page's keys in `sort` order (a copy). No TTL (-1) sorts as the longest; unknown values last. */

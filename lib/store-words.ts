@@ -15,6 +15,8 @@ export interface StoreWords {
   check: string;
   /** Its keys as a plural noun: "keys", "rows". */
   keys: string;
+  /** The order a page of its keys comes in, as read: "SCAN order", "primary-key order". */
+  order: string;
 }
 
 /** Which store the panels speak of. */
@@ -22,15 +24,28 @@ export type StoreKind = "redis" | "memory" | "postgres-inbox" | "unknown";
 
 /** The words of each {@link StoreKind}. */
 export const STORE_WORDS: Readonly<Record<StoreKind, StoreWords>> = {
-  redis: { name: "Redis", inStore: "in Redis", check: "Redis check", keys: "keys" },
-  memory: { name: "the in-memory store", inStore: "in the in-memory store", check: "Store check", keys: "keys" },
+  redis: { name: "Redis", inStore: "in Redis", check: "Redis check", keys: "keys", order: "SCAN order" },
+  memory: {
+    name: "the in-memory store",
+    inStore: "in the in-memory store",
+    check: "Store check",
+    keys: "keys",
+    order: "store order",
+  },
   "postgres-inbox": {
     name: "the PostgreSQL inbox",
     inStore: "in the PostgreSQL inbox",
     check: "Inbox check",
     keys: "rows",
+    order: "primary-key order",
   },
-  unknown: { name: "the dedup store", inStore: "in the dedup store", check: "Store check", keys: "keys" },
+  unknown: {
+    name: "the dedup store",
+    inStore: "in the dedup store",
+    check: "Store check",
+    keys: "keys",
+    order: "store order",
+  },
 };
 
 /** The store of a `/api/health` answer: in-memory when Redis is not configured. */

@@ -10,7 +10,7 @@ import { FIELD_CLASS, LabeledSelect, type SelectOption } from "../field";
 export type ActionKind = "forget" | "ttl";
 
 const ACTION_CHOICES: readonly SelectOption<ActionKind>[] = [
-  { value: "forget", label: "forget (UNLINK)" },
+  { value: "forget", label: "forget (delete)" },
   { value: "ttl", label: "set TTL" },
 ];
 

@@ -13,7 +13,7 @@ import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { KeyTable } from "./key-table";
 import { RateLimitNotice, rateLimitRetry, retryAfterMs } from "./rate-limit";
 import { useStoreWords } from "../store-words";
-import { STORE_WORDS } from "@/lib/store-words";
+import { STORE_WORDS, type StoreWords } from "@/lib/store-words";
 
 /** Keys per page in the key browser. */
 export const PAGE_SIZE = 50;
@@ -37,8 +37,9 @@ const STATE_CHOICES = [
   ...keyStateSchema.options.map((s) => ({ value: s, label: KEY_STATE_LABELS[s] })),
 ];
 
-const SORT_CHOICES: readonly SelectOption<KeySort>[] = [
-  { value: "scan", label: "SCAN order" },
+/** The sorts of a page; the first is the order the store gave it in, in its words. */
+const sortChoices = (words: StoreWords): readonly SelectOption<KeySort>[] => [
+  { value: "scan", label: words.order },
   { value: "ttl", label: "TTL left" },
   { value: "size", label: "size" },
 ];
@@ -51,7 +52,9 @@ function PageTools({
   onSort,
   shown,
   file,
+  words,
 }: {
+  words: StoreWords;
   state: string;
   onState: (s: string) => void;
   sort: KeySort;
@@ -62,7 +65,7 @@ function PageTools({
   return (
     <div className="flex flex-wrap items-center gap-2 text-sm">
       <LabeledSelect label="State" testId="key-state-filter" value={state} options={STATE_CHOICES} onChange={onState} />
-      <LabeledSelect label="Sort page" testId="key-sort" value={sort} options={SORT_CHOICES} onChange={onSort} />
+      <LabeledSelect label="Sort page" testId="key-sort" value={sort} options={sortChoices(words)} onChange={onSort} />
       <button
         type="button"
         className={btn}
@@ -208,6 +211,7 @@ export function KeyPages({ prefix }: { prefix: string }) {
       onSort={setSort}
       shown={shown}
       file={file}
+      words={words}
     />
   );
   const scanned = (

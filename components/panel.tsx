@@ -159,9 +159,9 @@ export function Stat({
   } as const;
   return (
     <div data-testid={testId} className="min-w-0">
-      <div className="text-xs text-slate-500 dark:text-slate-400">{label}</div>
-      <div className={`text-xl font-semibold tabular-nums ${tones[tone]}`}>{value}</div>
-      {hint ? <div className="text-xs text-slate-500 dark:text-slate-400">{hint}</div> : null}
+      <div className="text-sm text-slate-600 dark:text-slate-300">{label}</div>
+      <div className={`text-2xl font-semibold tabular-nums ${tones[tone]}`}>{value}</div>
+      {hint ? <div className="text-sm text-slate-600 dark:text-slate-300">{hint}</div> : null}
     </div>
   );
 }

@@ -29,7 +29,9 @@ describe("presenter at 1280×720", () => {
       await page.goto(`${app.url}/workshop?scenario=restart-before-commit&pace=narrated`);
       await page.getByTestId("pace-narrated").waitFor();
       expect(await page.getByTestId("pace-narrated").isChecked()).toBe(true);
-      expect(await page.getByTestId("scenario-list").textContent()).toMatch(/Narrated pace: .*at most 2 min/);
+      expect(await page.getByTestId("scenario-list").textContent()).toMatch(
+        /Narrated pace \(one message every 0\.25 s.*\): each run stopped after at most 2 min/,
+      );
       await page.getByTestId("run-button").click();
       const status = page.getByTestId("run-status");
       await expect.poll(() => status.getAttribute("data-status"), { timeout: 10_000 }).toBe("running");

@@ -5,10 +5,10 @@ import { formatDurationMs } from "@/lib/format";
 
 /** What each pace does, for the picker and the scenario list. */
 export const PACE_TEXT: Record<RunPace, { label: string; hint: string }> = {
-  fast: { label: "Fast", hint: "every message at once: a run takes seconds" },
+  fast: { label: "Fast", hint: "each batch published at once, a run takes seconds" },
   narrated: {
     label: "Narrated",
-    hint: `one message every ${NARRATED_GAP_MS / 1000} s: each delivery shows as it happens`,
+    hint: `one message every ${NARRATED_GAP_MS / 1000} s, each delivery shown as it happens`,
   },
 };
 
@@ -19,7 +19,7 @@ export const boundAt = (s: Pick<ScenarioInfo, "maxDurationMs" | "narratedMaxDura
 /** The scenario list's line for `pace`: what a run does at that pace and the longest any may take. */
 export function paceLine(scenarios: readonly ScenarioInfo[], pace: RunPace): string {
   const most = Math.max(...scenarios.map((s) => boundAt(s, pace)));
-  return `${PACE_TEXT[pace].label} pace: ${PACE_TEXT[pace].hint}, each stopped after at most ${formatDurationMs(most)}`;
+  return `${PACE_TEXT[pace].label} pace (${PACE_TEXT[pace].hint}): each run stopped after at most ${formatDurationMs(most)}`;
 }
 
 /** Fast or narrated, in projector-size type. */

@@ -32,8 +32,8 @@ export function Panel({
     >
       <header className="mb-2 flex flex-wrap items-start justify-between gap-2">
         <div>
-          <h3 className="text-sm font-semibold text-slate-800 dark:text-slate-100">{title}</h3>
-          {description ? <p className="text-xs text-slate-500 dark:text-slate-400">{description}</p> : null}
+          <h3 className="text-base font-semibold text-slate-800 dark:text-slate-100">{title}</h3>
+          {description ? <p className="text-sm text-slate-600 dark:text-slate-400">{description}</p> : null}
         </div>
         {actions}
       </header>

@@ -43,6 +43,8 @@ const nextConfig = {
   // there, never in a plain `next build`.
   typescript: { ignoreBuildErrors: process.env.DEDUP_HEALTH_TYPECHECKED === "1" },
   poweredByHeader: false,
+  // No dev-mode "N" badge: it sat over page titles on a presenter's 1280×720 screen.
+  devIndicators: false,
   // proxy.ts redirects `/path/` to `/path` itself, after its Host check and with the security
   // headers; Next.js' own redirect answered before any of that, with none of them.
   skipTrailingSlashRedirect: true,

@@ -32,8 +32,8 @@ export function Panel({
     >
       <header className="mb-2 flex flex-wrap items-start justify-between gap-2">
         <div>
-          <h3 className="text-sm font-semibold text-slate-800 dark:text-slate-100">{title}</h3>
-          {description ? <p className="text-xs text-slate-500 dark:text-slate-400">{description}</p> : null}
+          <h3 className="text-base font-semibold text-slate-800 dark:text-slate-100">{title}</h3>
+          {description ? <p className="text-sm text-slate-600 dark:text-slate-400">{description}</p> : null}
         </div>
         {actions}
       </header>
@@ -159,9 +159,9 @@ export function Stat({
   } as const;
   return (
     <div data-testid={testId} className="min-w-0">
-      <div className="text-xs text-slate-500 dark:text-slate-400">{label}</div>
-      <div className={`text-xl font-semibold tabular-nums ${tones[tone]}`}>{value}</div>
-      {hint ? <div className="text-xs text-slate-500 dark:text-slate-400">{hint}</div> : null}
+      <div className="text-sm text-slate-600 dark:text-slate-300">{label}</div>
+      <div className={`text-2xl font-semibold tabular-nums ${tones[tone]}`}>{value}</div>
+      {hint ? <div className="text-sm text-slate-600 dark:text-slate-300">{hint}</div> : null}
     </div>
   );
 }

@@ -18,8 +18,8 @@ import type { OverviewResponse } from "@/lib/api/overview";
 import type { SeriesMetric, SeriesResponse } from "@/lib/api/series";
 import type { SilenceAnswer, SilenceCreate, SilencesResponse } from "@/lib/api/silences";
 import type { EventsResponse } from "@/lib/api/events";
-import type { DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/api/demo";
-import type { RunCreated, RunView, ScenarioList } from "@/lib/api/workshop";
+import type { DemoEffects, DemoFaults, DemoFaultsPatch, DemoSources, DemoSourcesPatch } from "@/lib/api/demo";
+import type { RunCreated, RunPace, RunView, ScenarioList } from "@/lib/api/workshop";
 import type { HotKeysResponse } from "@/lib/api/hot-keys";
 
 /** A non-2xx answer (or no answer) of the dashboard API, with the server's `{ error, detail }`. */
@@ -213,8 +213,8 @@ export function send<T>(
 }
 
 /** `POST /api/workshop/scenarios/{name}/runs` */
-export const startRun = (name: string, token: string | null) =>
-  send<RunCreated>(`/api/workshop/scenarios/${encodeURIComponent(name)}/runs`, "POST", token);
+export const startRun = (name: string, token: string | null, pace: RunPace = "fast") =>
+  send<RunCreated>(`/api/workshop/scenarios/${encodeURIComponent(name)}/runs?pace=${pace}`, "POST", token);
 
 /** One switch panel of the live demo, `GET|PUT /api/demo/<name>`: read every 5 s, written with a patch of its fields. */
 function demoSwitch<T, Patch>(name: "sources" | "faults") {
@@ -230,6 +230,9 @@ const demoSources = demoSwitch<DemoSources, DemoSourcesPatch>("sources");
 export const sourcesQuery = demoSources.query;
 /** `PUT /api/demo/sources` */
 export const putSources = demoSources.put;
+
+/** `GET /api/demo/effects`: the live demo's totals in this process, read every 2 s (the page subtracts its marker). */
+export const demoEffectsQuery = () => polled<DemoEffects>(["demo", "effects"], "/api/demo/effects", 2_000);
 
 /** `GET /api/events?range=&service=&handler=`: the chart markers of the range. */
 export const eventsQuery = (

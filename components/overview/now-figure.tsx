@@ -22,7 +22,7 @@ export function NowFigure({
   if (now === undefined) return null;
   const state = nowState(now, window, threshold, quiet);
   return (
-    <span className="block text-xs font-normal text-slate-600 dark:text-slate-300" data-testid={testId}>
+    <span className="block text-sm font-normal text-slate-600 dark:text-slate-300" data-testid={testId}>
       now {now === null ? "—" : format(now)}
       {state ? (
         <strong

@@ -8,7 +8,6 @@ import { overviewQuery, seriesQuery } from "@/lib/query-options";
 import { THRESHOLDS, ALERTS } from "@/lib/thresholds";
 import { RATE_WINDOW_MS } from "@/lib/alert-exprs";
 import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
-import { AlertCards } from "../alerts/alert-rules";
 import { AlertBadge } from "../alerts/alert-badge";
 import { SeriesPanel } from "../charts/series-panel";
 import { LabeledSelect } from "../field";
@@ -18,6 +17,7 @@ import { FLEET_TABLE_MIN_HANDLERS } from "@/lib/fleet-view";
 import { CapacityTable } from "./capacity-table";
 import { DeferMount } from "./defer-mount";
 import { FleetTable } from "./fleet-table";
+import { alertsCalm, AlertsCalmLine, AlertsPanel } from "./alerts-section";
 import { HandlerStats } from "./stats";
 
 /** Duplicate-ratio alert line (10%), from the one source of thresholds (lib/thresholds). */
@@ -55,7 +55,7 @@ function HandlerSection({ h, lazy = false }: { h: OverviewHandler; lazy?: boolea
       className="space-y-3 rounded-lg border border-slate-200 bg-white p-4 dark:border-slate-800 dark:bg-slate-900"
     >
       <header className="flex flex-wrap items-baseline gap-x-3 gap-y-1">
-        <h2 id={`h-${id(h)}`} className="text-base font-semibold">
+        <h2 id={`h-${id(h)}`} className="text-xl font-semibold">
           <Link
             href={href}
             prefetch={false}
@@ -64,7 +64,7 @@ function HandlerSection({ h, lazy = false }: { h: OverviewHandler; lazy?: boolea
             {h.service} / {h.handler}
           </Link>
         </h2>
-        <span className="text-xs text-slate-500 dark:text-slate-400">
+        <span className="text-sm text-slate-600 dark:text-slate-300">
           TTL class {h.ttlClass ?? "not declared"} · topics {h.topics.length ? h.topics.join(", ") : "—"}
         </span>
         {h.alertsUnknown ? (
@@ -170,25 +170,14 @@ function Body({ d }: { d: OverviewResponse }) {
   // A fleet (more than a handful of handlers) is a table, not a chart per handler and service.
   const fleet = !view.handler && d.handlers.length >= FLEET_TABLE_MIN_HANDLERS;
   const services = fleet ? [] : [...new Set(shown.map((h) => h.service))];
+  // Nothing firing or pending: a line on top and the cards below the handlers, so the first screen
+  // at 1280×720 holds the duplicate figures instead of seven "inactive" cards.
+  const calm = alertsCalm(d);
+  const alerts = <AlertsPanel d={d} />;
   return (
     <div className="space-y-4">
       <ScrapeCoverageBanner c={d.scrapeCoverage} />
-      <Panel
-        title="Alerts"
-        description={`Source: ${d.source === "prometheus" ? "Prometheus rules" : "evaluated in this process from the same thresholds"}`}
-        testId="alerts-panel"
-      >
-        {d.alerts.status === "ok" ? (
-          <AlertCards rules={d.alerts.rules} />
-        ) : (
-          <>
-            <UnavailableState detail={d.alerts.detail} fallback="Alert source" height={80} />
-            {d.alerts.lastKnown && d.alerts.unknown ? (
-              <AlertCards rules={d.alerts.lastKnown} unknown={d.alerts.unknown} />
-            ) : null}
-          </>
-        )}
-      </Panel>
+      {calm ? <AlertsCalmLine d={d} /> : alerts}
       <div className="flex flex-wrap items-center gap-2">
         <LabeledSelect
           label="Handler"
@@ -232,6 +221,7 @@ function Body({ d }: { d: OverviewResponse }) {
       ) : (
         shown.map((h, i) => <HandlerSection key={id(h)} h={h} lazy={i > 0} />)
       )}
+      {calm ? alerts : null}
       {services.map((s) => (
         <ServiceCharts key={s} service={s} />
       ))}

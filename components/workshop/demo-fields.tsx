@@ -21,9 +21,9 @@ export function Switch({
 }) {
   return (
     <div className="flex items-center justify-between gap-3 py-1">
-      <span className="text-sm">
+      <span className="text-lg">
         <span id={`${testId}-l`}>{label}</span>
-        {hint ? <span className="block text-xs text-slate-500 dark:text-slate-400">{hint}</span> : null}
+        {hint ? <span className="block text-base text-slate-600 dark:text-slate-400">{hint}</span> : null}
       </span>
       <button
         type="button"
@@ -33,11 +33,11 @@ export function Switch({
         data-testid={testId}
         disabled={disabled}
         onClick={() => onChange(!on)}
-        className={`relative h-6 w-11 shrink-0 rounded-full transition-colors focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-40 ${on ? "bg-blue-600" : "bg-slate-300 dark:bg-slate-600"}`}
+        className={`relative h-7 w-12 shrink-0 rounded-full transition-colors focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-40 ${on ? "bg-blue-600" : "bg-slate-300 dark:bg-slate-600"}`}
       >
         <span
           aria-hidden
-          className={`absolute top-0.5 h-5 w-5 rounded-full bg-white shadow transition-all ${on ? "left-5" : "left-0.5"}`}
+          className={`absolute top-0.5 h-6 w-6 rounded-full bg-white shadow transition-all ${on ? "left-5" : "left-0.5"}`}
         />
       </button>
     </div>
@@ -84,10 +84,10 @@ export function NumberField({
   };
   return (
     <div className="py-1">
-      <label className="flex items-center justify-between gap-3 text-sm">
+      <label className="flex items-center justify-between gap-3 text-lg">
         <span>
           {label}{" "}
-          <span className="text-xs text-slate-500 dark:text-slate-400">
+          <span className="text-base text-slate-600 dark:text-slate-400">
             ({min}–{max})
           </span>
         </span>
@@ -105,11 +105,11 @@ export function NumberField({
             aria-invalid={error !== null}
             className="w-24 rounded border border-slate-300 bg-white px-2 py-0.5 text-right tabular-nums aria-invalid:border-red-600 dark:border-slate-700 dark:bg-slate-900"
           />
-          <span className="w-10 text-xs text-slate-500">{unit}</span>
+          <span className="w-14 text-base text-slate-600 dark:text-slate-400">{unit}</span>
         </span>
       </label>
       {error ? (
-        <p role="alert" data-testid={`${testId}-error`} className="text-xs text-red-700 dark:text-red-300">
+        <p role="alert" data-testid={`${testId}-error`} className="text-base text-red-700 dark:text-red-300">
           {error}
         </p>
       ) : null}

@@ -1,12 +1,12 @@
 "use client";
 
-import type { DeliveryVerdict, ExpectedCheck, RunView, ScenarioInfo, SummaryField } from "@/lib/api/workshop";
+import type { DeliveryVerdict, ExpectedCheck, RunView, SummaryField } from "@/lib/api/workshop";
 import { formatNumber } from "@/lib/format";
 import { GUARANTEE_LABEL } from "@/lib/guarantee-words";
 import { timelineHeading } from "@/lib/workshop-format";
 
 /** Summary fields in display order (as lib/api/workshop.ts SUMMARY_FIELDS; repeated to keep zod out of the bundle). */
-const FIELDS = [
+export const FIELDS = [
   "published",
   "records",
   "deliveries",
@@ -17,7 +17,7 @@ const FIELDS = [
   "lost",
   "dlq",
 ] as const satisfies readonly SummaryField[];
-const FIELD_LABEL: Record<SummaryField, string> = {
+export const FIELD_LABEL: Record<SummaryField, string> = {
   published: "Published events",
   records: "Records on the topic",
   deliveries: "Deliveries",
@@ -28,7 +28,7 @@ const FIELD_LABEL: Record<SummaryField, string> = {
   lost: "Lost",
   dlq: "In DLQ",
 };
-const OP: Record<ExpectedCheck["op"], string> = { eq: "=", gt: ">", gte: "≥", lte: "≤" };
+export const OP: Record<ExpectedCheck["op"], string> = { eq: "=", gt: ">", gte: "≥", lte: "≤" };
 
 const VERDICT_TONE: Record<DeliveryVerdict, string> = {
   processed: "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/40 dark:text-emerald-100",
@@ -42,61 +42,6 @@ const VERDICT_TONE: Record<DeliveryVerdict, string> = {
 export function checkText(c: Pick<ExpectedCheck, "field" | "op" | "value" | "guarantee">): string {
   const of = c.guarantee ? `${GUARANTEE_LABEL[c.guarantee]}: ` : "";
   return `${of}${FIELD_LABEL[c.field]} ${OP[c.op]} ${formatNumber(c.value)}`;
-}
-
-/** The run's numbers next to what the scenario expects, in projector-size type. */
-export function RunSummary({ run, scenario }: { run: RunView; scenario: ScenarioInfo }) {
-  const checks = run.outcome?.checks ?? null;
-  return (
-    <div data-testid="run-summary" className="space-y-3">
-      <div className="flex flex-wrap items-center gap-3">
-        <span
-          data-testid="run-status"
-          data-status={run.status}
-          className={`rounded px-3 py-1 text-lg font-semibold ${run.status === "running" ? "bg-blue-100 text-blue-900 dark:bg-blue-900/50 dark:text-blue-100" : run.status === "failed" ? "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100" : "bg-slate-200 dark:bg-slate-700"}`}
-        >
-          {run.status === "running" ? "Running…" : run.status === "done" ? "Done" : "Failed"}
-        </span>
-        {run.outcome ? (
-          <span
-            data-testid="run-outcome"
-            data-met={run.outcome.met}
-            className={`rounded px-3 py-1 text-lg font-semibold ${run.outcome.met ? "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/50 dark:text-emerald-100" : "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100"}`}
-          >
-            {run.outcome.met ? "✓ As expected" : "✗ Not as expected"}
-          </span>
-        ) : null}
-        {run.error ? (
-          <span role="alert" className="text-sm text-red-700 dark:text-red-300">
-            {run.error}
-          </span>
-        ) : null}
-      </div>
-      <dl className="grid grid-cols-2 gap-3 sm:grid-cols-4">
-        {FIELDS.map((f) => {
-          // A guarantee's checks are on its own tile (guarantee-tiles.tsx), not on the run's.
-          const expect = scenario.expected.checks.filter((c) => c.field === f && !c.guarantee);
-          const result = checks?.filter((c) => c.field === f && !c.guarantee) ?? [];
-          const bad = result.some((c) => !c.ok);
-          return (
-            <div
-              key={f}
-              data-testid={`summary-${f}`}
-              className={`rounded-lg border p-3 ${expect.length ? (bad ? "border-red-400 dark:border-red-700" : result.length ? "border-emerald-400 dark:border-emerald-700" : "border-blue-300 dark:border-blue-800") : "border-slate-200 dark:border-slate-800"}`}
-            >
-              <dt className="text-base text-slate-600 dark:text-slate-300">{FIELD_LABEL[f]}</dt>
-              <dd className="text-5xl font-bold tabular-nums leading-tight">{formatNumber(run.summary[f])}</dd>
-              {expect.map((c, i) => (
-                <dd key={i} className="text-sm">
-                  expected {OP[c.op]} {formatNumber(c.value)} {result[i] ? (result[i].ok ? "✓" : "✗") : ""}
-                </dd>
-              ))}
-            </div>
-          );
-        })}
-      </dl>
-    </div>
-  );
 }
 
 /** The delivery timeline, newest first: uuid, replica, attempt, verdict. */

@@ -6,7 +6,7 @@
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import type { ScenarioInfo } from "@/lib/api/workshop";
+import type { RunPace, ScenarioInfo } from "@/lib/api/workshop";
 import { runQuery, scenariosQuery, startRun, ApiError } from "@/lib/query-options";
 import { useViewState } from "@/lib/url-state";
 import { needsToken, type useWorkshopToken } from "./token";
@@ -22,6 +22,9 @@ export function useShownScenario() {
   const [started, setStarted] = useState<string | null>(null);
   return {
     selectedName: picked ?? params.get("scenario"),
+    /** The pace a run starts at (`pace=` in the URL, so a presenter can keep it in a bookmark). */
+    pace: (params.get("pace") === "narrated" ? "narrated" : "fast") as RunPace,
+    setPace: (pace: RunPace) => set({ pace: pace === "fast" ? null : pace }),
     runId: started ?? params.get("run"),
     /** The run started on this page, if any. */
     started,
@@ -41,7 +44,7 @@ export function useShownScenario() {
 export function useStartRun(tok: ReturnType<typeof useWorkshopToken>, watch: (runId: string) => void) {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (name: string) => startRun(name, tok.token),
+    mutationFn: ({ name, pace }: { name: string; pace: RunPace }) => startRun(name, tok.token, pace),
     onSuccess: (r) => {
       watch(r.runId);
       void qc.invalidateQueries({ queryKey: scenariosQuery().queryKey });

@@ -10,10 +10,13 @@ import { errorTitle, QueryView } from "../query-state";
 import { ReplicaAssignment } from "../replica-assignment";
 import { GuaranteeTiles } from "./guarantee-tiles";
 import { LiveDemo } from "./live-demo";
-import { checkText, RunSeriesTable, RunSummary, Timeline } from "./run-view";
+import { checkText, RunSeriesTable, Timeline } from "./run-view";
+import { RunSummary } from "./run-summary";
 import { needsToken, useWorkshopToken } from "./token";
 import { TokenField } from "./token-field";
 import { useRunning, useShownScenario, useStartRun } from "./use-workshop-run";
+import { boundAt, PacePicker, paceLine } from "./pace-picker";
+import type { RunPace } from "@/lib/api/workshop";
 
 const KIND_LABEL: Record<ScenarioKind, string> = {
   "duplicate-source": "Duplicate sources, correct setup",
@@ -131,20 +134,25 @@ function ScenarioDetail({
   running,
   onRun,
   error,
+  pace,
+  onPace,
 }: {
   scenario: ScenarioInfo;
   running: boolean;
   onRun: () => void;
   error: Error | null;
+  pace: RunPace;
+  onPace: (p: RunPace) => void;
 }) {
   return (
     <Panel title={<span className="text-2xl">{scenario.title}</span>} testId="scenario-detail">
       <p className="max-w-prose text-lg leading-relaxed">{scenario.explanation}</p>
       <p className="mt-2 text-sm text-slate-500 dark:text-slate-400">
-        Spec {scenario.specSections} · at most {formatDurationMs(scenario.maxDurationMs)}
+        Spec {scenario.specSections} · at most {formatDurationMs(boundAt(scenario, pace))} at the {pace} pace
       </p>
       <ExpectedOutcome scenario={scenario} />
-      <div className="mt-4 flex flex-wrap items-center gap-3">
+      <div className="mt-4 flex flex-wrap items-center gap-4">
+        <PacePicker pace={pace} onPace={onPace} />
         <button
           type="button"
           data-testid="run-button"
@@ -168,7 +176,7 @@ function ScenarioDetail({
   );
 }
 
-/** The workshop: pick a scenario, read it, run it, watch the timeline, compare with the expected outcome; live-demo switches below. */
+/** The workshop: pick a scenario and its pace, run it, watch the timeline, compare with the expected outcome; the live-demo switches and their effect below (a link at the top leads there). */
 export function WorkshopView() {
   const tok = useWorkshopToken();
   const list = useQuery(scenariosQuery());
@@ -185,6 +193,13 @@ export function WorkshopView() {
   return (
     <div className="space-y-4">
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
+      <a
+        href="#live-demo"
+        data-testid="to-live-demo"
+        className="inline-block text-lg text-blue-700 underline-offset-2 hover:underline dark:text-blue-300"
+      >
+        Live demo: the switches and what they do ↓
+      </a>
       <QueryView
         query={list}
         what="Workshop scenarios"
@@ -196,7 +211,7 @@ export function WorkshopView() {
           <div className="grid gap-4 lg:grid-cols-[20rem_1fr]">
             <Panel
               title="Scenarios"
-              description={`${d.scenarios.length} scenarios, each ≤ 2 min in its own topic and group (${d.mode} mode)`}
+              description={`${d.scenarios.length} scenarios, each in its own topic and group (${d.mode} mode). ${paceLine(d.scenarios, shown.pace)}.`}
               testId="scenario-list"
             >
               <ScenarioPicker scenarios={d.scenarios} selected={shown.selectedName} onSelect={shown.pick} />
@@ -206,7 +221,9 @@ export function WorkshopView() {
                 <ScenarioDetail
                   scenario={scenario}
                   running={running}
-                  onRun={() => run.mutate(scenario.name)}
+                  onRun={() => run.mutate({ name: scenario.name, pace: shown.pace })}
+                  pace={shown.pace}
+                  onPace={shown.setPace}
                   error={run.isError ? run.error : null}
                 />
               ) : (

@@ -95,3 +95,38 @@ export const demoFaultsPatchSchema = z
   .strict();
 /** Body of `PUT /api/demo/faults`. */
 export type DemoFaultsPatch = z.infer<typeof demoFaultsPatchSchema>;
+
+/** The live demo's running totals, read from this process' registry (`GET /api/demo/effects`). */
+export const demoEffectCountsSchema = z.object({
+  /** Deliveries the handlers finished (`messages_processed_total{result="success"}`). */
+  processed: z.number(),
+  /** Copies the Deduplicator swallowed (`result="deduplicated"`). */
+  deduplicated: z.number(),
+  /** Handler attempts that threw (`handler_execution_time_seconds_count{success="false"}`): each is retried or ends in the DLQ. */
+  handlerErrors: z.number(),
+  /** Keys released after a failed attempt so the next attempt runs the handler (`deduplication_released_total`). */
+  released: z.number(),
+  /** Messages sent to the DLQ (`messages_poisoned_total`). */
+  poisoned: z.number(),
+  /** Failed store calls (`deduplication_errors_total`). */
+  dedupErrors: z.number(),
+  /** Pushes sent, and pushes for an event id already pushed (`demo_side_effects_total`, `demo_duplicate_side_effects_total`). */
+  sideEffects: z.number(),
+  duplicateSideEffects: z.number(),
+});
+/** The live demo's running totals. */
+export type DemoEffectCounts = z.infer<typeof demoEffectCountsSchema>;
+
+/**
+ * `GET /api/demo/effects`: the demo consumer's totals in this process at `at`, for the switches'
+ * "since the marker" figures (the page keeps the marker and subtracts). `checkBuckets` are the
+ * cumulative counts of the dedup check's duration histogram (`le` in seconds, null for +Inf).
+ */
+export const demoEffectsSchema = demoSwitchSchema.extend({
+  service: z.string(),
+  at: z.string(),
+  counts: demoEffectCountsSchema,
+  checkBuckets: z.array(z.object({ le: z.number().nullable(), count: z.number() })),
+});
+/** `GET /api/demo/effects`. */
+export type DemoEffects = z.infer<typeof demoEffectsSchema>;

@@ -7,8 +7,8 @@
  *
  * Endpoints:
  * - `GET  /api/workshop/scenarios` → {@link ScenarioList}
- * - `POST /api/workshop/scenarios/{name}/runs` → 202 {@link RunCreated}; 404 unknown name; 409 while
- *   that scenario runs (body `ErrorBody` of lib/api/common.ts with `runId` of the running one)
+ * - `POST /api/workshop/scenarios/{name}/runs[?pace=fast|narrated]` → 202 {@link RunCreated}; 404 unknown
+ *   name; 409 while that scenario runs (body `ErrorBody` of lib/api/common.ts with `runId` of the running one)
  * - `GET  /api/workshop/runs/{runId}` → {@link RunView}; 404 unknown / expired run id
  * - `GET  /api/demo/sources` → {@link DemoSources}; `PUT /api/demo/sources` with {@link DemoSourcesPatch} → {@link DemoSources}
  * - `GET  /api/demo/faults`  → {@link DemoFaults};  `PUT /api/demo/faults` with {@link DemoFaultsPatch} → {@link DemoFaults}
@@ -50,6 +50,20 @@ export type ScenarioName = z.infer<typeof scenarioNameSchema>;
 export const scenarioKindSchema = z.enum(["duplicate-source", "redis-outage", "anti-pattern", "guarantees"]);
 /** Group of a scenario. */
 export type ScenarioKind = z.infer<typeof scenarioKindSchema>;
+
+/**
+ * How fast a run goes: `fast` publishes each batch at once (a run takes seconds); `narrated` publishes
+ * one message every {@link NARRATED_GAP_MS} so each delivery shows on the timeline as it happens.
+ */
+export const RUN_PACES = ["fast", "narrated"] as const;
+/** Schema of a run's pace (`?pace=` of `POST …/runs`; `fast` when absent). */
+export const runPaceSchema = z.enum(RUN_PACES);
+/** A run's pace. */
+export type RunPace = z.infer<typeof runPaceSchema>;
+/** Time between two published messages of a `narrated` run, ms (4 messages a second). */
+export const NARRATED_GAP_MS = 250;
+/** Upper bound of any narrated run, ms (the runner stops a run after it). */
+export const NARRATED_MAX_RUN_MS = 120_000;
 
 /** The numbers every run ends with. */
 export const runSummarySchema = z.object({
@@ -142,8 +156,10 @@ export const scenarioInfoSchema = z.object({
   /** Section(s) of the spec it illustrates, e.g. "§1, §10". */
   specSections: z.string(),
   expected: expectedOutcomeSchema,
-  /** Upper bound of a run's duration in ms (every run is bounded; ≤ 120000). */
+  /** Upper bound of a `fast` run's duration in ms (every run is bounded; ≤ 120000). */
   maxDurationMs: z.number().int(),
+  /** Upper bound of a `narrated` run's duration in ms (≤ 120000). */
+  narratedMaxDurationMs: z.number().int(),
   /** Id of the run of this scenario in progress, or null. */
   runningRunId: z.string().nullable(),
   /** Id of the latest finished run of this scenario kept in memory, or null. */
@@ -244,6 +260,13 @@ export const runViewSchema = z.object({
   scenario: scenarioNameSchema,
   mode: appModeSchema,
   status: z.enum(["running", "done", "failed"]),
+  /** The pace it runs at. */
+  pace: runPaceSchema,
+  /**
+   * The run's own topic and DLQ topic (`workshop.<scenario>.<runId>`, `….dlq`): its DLQ copies live
+   * there, not in the demo's DLQ the DLQ page lists, and both are deleted when the run ends.
+   */
+  topics: z.object({ topic: z.string(), dlq: z.string() }),
   startedAt: z.string(),
   finishedAt: z.string().nullable(),
   /** Counts so far while running; final when done. */

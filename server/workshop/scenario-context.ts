@@ -5,11 +5,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { ulid } from "ulid";
-import type { RunSeries } from "@/lib/api/workshop";
+import type { RunPace, RunSeries } from "@/lib/api/workshop";
 import type { DeduplicatorOptions, Message, DedupRepository, RetryOptions, Publisher } from "@/server/dedup";
 import { CORRELATION_ID_KEY, EVENT_TYPE_KEY } from "@/names/dedup";
 import { dedupKeyPrefix } from "@/names/keys";
 import { replayDlq } from "@/server/transport/dlq-replay";
+import { PublishPacer } from "./pace";
 import { RunProbe } from "./probe";
 import { dropRunSeries, runSeries } from "./run-series";
 import type { ScenarioEnv } from "./scenario-env";
@@ -79,14 +80,16 @@ export class ScenarioContext {
   private readonly payloads = new Map<string, Uint8Array>();
   /** The run's own publisher (see `Transport.newPublisher`). */
   readonly publisher: Publisher;
+  private readonly pacer: PublishPacer;
 
   constructor(
     readonly env: ScenarioEnv,
     readonly scenario: string,
     readonly signal: AbortSignal,
-    runId?: string,
+    pace: RunPace = "fast",
   ) {
-    this.runId = runId ?? `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+    this.pacer = new PublishPacer(pace);
+    this.runId = `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
     const base = `workshop.${scenario}.${this.runId}`;
     this.topic = base;
     this.dlqTopic = `${base}.dlq`;
@@ -113,8 +116,21 @@ export class ScenarioContext {
     ]);
   }
 
-  /** Publishes `n` new events (fresh ULIDs); resolves their uuids. */
+  /**
+   * Publishes `n` new events (fresh ULIDs); resolves their uuids. At the narrated pace one by one,
+   * each in its slot (see ./pace.ts); at once otherwise.
+   */
   async publish(n: number, o: PublishOptions = {}): Promise<string[]> {
+    if (!this.pacer.paced) return this.publishNow(n, o);
+    const ids: string[] = [];
+    for (let i = 0; i < n && !this.signal.aborted; i++) {
+      await this.sleep(this.pacer.take());
+      ids.push(...(await this.publishNow(1, o)));
+    }
+    return ids;
+  }
+
+  private async publishNow(n: number, o: PublishOptions): Promise<string[]> {
     const msgs: Message[] = [];
     for (let i = 0; i < n; i++) {
       const seq = this.seq++;
@@ -139,7 +155,7 @@ export class ScenarioContext {
       const gap = 1000 / perSec;
       const start = Date.now();
       for (let i = 0; i < n && !this.signal.aborted; i++) {
-        ids.push(...(await this.publish(1, o)));
+        ids.push(...(await this.publishNow(1, o)));
         const wait = start + (i + 1) * gap - Date.now();
         if (wait > 0) await this.sleep(wait);
       }

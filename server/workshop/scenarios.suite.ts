@@ -6,7 +6,7 @@
  * mode's own assertions.
  */
 import { it, type ExpectStatic } from "vitest";
-import { SCENARIO_NAMES, type ScenarioName } from "@/lib/api/workshop";
+import { SCENARIO_NAMES, type RunPace, type ScenarioName } from "@/lib/api/workshop";
 import type { WorkshopRunner } from "./workshop";
 
 /** What {@link WorkshopRunner.wait} answers for a finished run. */
@@ -15,21 +15,22 @@ export type FinishedRun = Awaited<ReturnType<WorkshopRunner["wait"]>>;
 /**
  * One test per scenario: the declared expected outcome is met, then `more(name, runId, view, expect)`.
  * `concurrent`: the scenarios run at once (each has its own topic, group, key prefix and schema, and
- * a run mostly waits for Kafka and its own timers), up to the project's `maxConcurrency`.
+ * a run mostly waits for Kafka and its own timers), up to the project's `maxConcurrency`. `pace`: the
+ * runs' pace (fast by default).
  */
 export function expectedOutcomeSuite(
   runner: WorkshopRunner,
   timeoutMs: number,
   more: (name: ScenarioName, runId: string, v: FinishedRun, expect: ExpectStatic) => unknown,
-  opts: { concurrent?: boolean } = {},
+  opts: { concurrent?: boolean; pace?: RunPace } = {},
 ): void {
   const test = opts.concurrent ? it.concurrent : it;
   for (const name of SCENARIO_NAMES) {
     // The test's own `expect`: assertions of concurrent tests must be counted against their test.
     test(
-      `${name}: summary meets the declared expected outcome`,
+      `${name}: summary meets the declared expected outcome${opts.pace === "narrated" ? " at the narrated pace" : ""}`,
       async ({ expect }) => {
-        const runId = runner.start(name);
+        const runId = runner.start(name, opts.pace);
         const v = await runner.wait(runId);
         expect(v.error).toBeNull();
         expect(v.outcome!.met, JSON.stringify(v.summary)).toBe(true);

@@ -2,7 +2,13 @@
  * Runs workshop scenarios in the background, one run per scenario at a time, and keeps the
  * latest runs in memory for `GET /api/workshop/runs/{runId}`.
  */
-import type { RunView, ScenarioList, ScenarioName } from "@/lib/api/workshop";
+import {
+  NARRATED_MAX_RUN_MS,
+  type RunPace,
+  type RunView,
+  type ScenarioList,
+  type ScenarioName,
+} from "@/lib/api/workshop";
 import { HttpError } from "@/server/http";
 import { ScenarioContext, type ScenarioEnv } from "./scenario-context";
 import { checkOutcome, SCENARIOS, scenarioByName } from "./scenarios";
@@ -71,30 +77,38 @@ export class WorkshopRunner {
         explanation: s.explanation,
         specSections: s.specSections,
         expected: s.expected,
-        maxDurationMs: Math.min(s.maxDurationMs, this.o.maxRunMs),
+        maxDurationMs: this.limit(s, "fast"),
+        narratedMaxDurationMs: this.limit(s, "narrated"),
         runningRunId: this.running.get(s.name) ?? null,
         lastRunId: this.last.get(s.name) ?? null,
       })),
     };
   }
 
+  /** How long a run of `s` at `pace` may take: the scenario's own bound when fast, the narrated bound when narrated. */
+  private limit(s: { maxDurationMs: number }, pace: RunPace): number {
+    return Math.min(pace === "narrated" ? NARRATED_MAX_RUN_MS : s.maxDurationMs, this.o.maxRunMs);
+  }
+
   /**
-   * Starts a run of `name` in the background; resolves its id at once.
+   * Starts a run of `name` at `pace` in the background; resolves its id at once.
    * @throws UnknownScenarioError, ScenarioBusyError
    */
-  start(name: string): string {
+  start(name: string, pace: RunPace = "fast"): string {
     const def = scenarioByName(name);
     if (!def) throw new UnknownScenarioError(name);
     const busy = this.running.get(def.name);
     if (busy) throw new ScenarioBusyError(def.name, busy);
     const env = this.env();
     const abort = new AbortController();
-    const ctx = new ScenarioContext(env, def.name, abort.signal);
+    const ctx = new ScenarioContext(env, def.name, abort.signal, pace);
     const view: RunView = {
       runId: ctx.runId,
       scenario: def.name,
       mode: env.transport.mode,
       status: "running",
+      pace,
+      topics: { topic: ctx.topic, dlq: ctx.dlqTopic },
       startedAt: new Date().toISOString(),
       finishedAt: null,
       summary: ctx.probe.summary(),
@@ -106,7 +120,7 @@ export class WorkshopRunner {
       guarantees: null,
     };
     this.running.set(def.name, ctx.runId);
-    const limit = Math.min(def.maxDurationMs, this.o.maxRunMs);
+    const limit = this.limit(def, pace);
     const rec: RunRecord = { view, ctx, finished: Promise.resolve() };
     rec.finished = (async () => {
       let timer: NodeJS.Timeout | undefined;

@@ -1,9 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { demoFaultsSchema, demoSourcesSchema } from "@/lib/api/demo";
+import { demoEffectsSchema, demoFaultsSchema, demoSourcesSchema } from "@/lib/api/demo";
+import { dedupMetrics } from "@/server/dedup";
+import { config } from "@/server/config";
+import { appRegistry } from "@/server/registry";
 import { errorBodySchema } from "@/lib/api/common";
 import { embeddedConfigPerTest, LOCAL_REQUEST_HEADERS, useConfig } from "@/server/testing/app-config";
 import { GET as getSources, PUT as putSources } from "./sources/route";
 import { GET as getFaults, PUT as putFaults } from "./faults/route";
+import { GET as getEffects } from "./effects/route";
 
 /** Route handlers of the live-demo switches, called directly, in embedded mode, as from this machine. */
 const put = (fn: (r: Request) => Promise<Response>, body: unknown, headers: Record<string, string> = {}) =>
@@ -72,5 +76,24 @@ describe("demo API routes", () => {
     expect(
       (await put(putSources, { traffic: { enabled: false } }, { authorization: "Bearer token-of-at-least-16" })).status,
     ).toBe(200);
+  });
+
+  it("GET /api/demo/effects: the retries of switch (a) — failed attempts and released keys — as this process counted them, other services' apart", async () => {
+    const effects = async () =>
+      demoEffectsSchema.parse(await (await getEffects(new Request("http://localhost/api/demo/effects"))).json());
+    const before = await effects();
+    const m = dedupMetrics(appRegistry());
+    const ours = { service: config().SERVICE_NAME, topic: "demo.events", handler: "on-review-created" };
+    m.released.inc(ours, 3);
+    m.released.inc({ ...ours, service: "someone-else" }, 5);
+    const [, failed] = m.handlerTime.handler(ours.service, ours.handler);
+    failed(0.002);
+    failed(0.003);
+    m.checkDuration.observe({ service: ours.service }, 0.2);
+    const after = await effects();
+    expect(after.service).toBe(config().SERVICE_NAME);
+    expect(after.counts.released - before.counts.released).toBe(3);
+    expect(after.counts.handlerErrors - before.counts.handlerErrors).toBe(2);
+    expect(after.checkBuckets.find((b) => b.le === null)!.count).toBeGreaterThan(0);
   });
 });

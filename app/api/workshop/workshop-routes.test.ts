@@ -16,9 +16,9 @@ import { POST as startRun } from "./scenarios/[name]/runs/route";
 import { GET as getRun } from "./runs/[runId]/route";
 
 /** Route handlers of the workshop API, called directly, in embedded mode (no services), as from this machine. */
-const post = (name: string, headers: Record<string, string> = {}) =>
+const post = (name: string, headers: Record<string, string> = {}, query = "") =>
   startRun(
-    new Request(`http://localhost:3000/api/workshop/scenarios/${name}/runs`, {
+    new Request(`http://localhost:3000/api/workshop/scenarios/${name}/runs${query}`, {
       method: "POST",
       headers: { ...LOCAL_REQUEST_HEADERS, ...headers },
     }),
@@ -49,6 +49,19 @@ describe("workshop API routes", () => {
     expect(r400.status).toBe(400);
     expect(errorBodySchema.parse(await r400.json())).toMatchObject({ error: "bad_request" });
   });
+
+  it("POST ?pace=narrated starts a run at that pace (its view says so and names its own topics); another pace → 400", async () => {
+    const res = await post("anti-business-key", {}, "?pace=narrated");
+    expect(res.status).toBe(202);
+    const { runId } = runCreatedSchema.parse(await res.json());
+    const v = runViewSchema.parse(await (await run(runId)).json());
+    expect(v.pace).toBe("narrated");
+    expect(v.topics.dlq).toBe(`workshop.anti-business-key.${runId}.dlq`);
+    await consumerRuntime().workshop.wait(runId);
+    const bad = await post("anti-business-key", {}, "?pace=slow-motion");
+    expect(bad.status).toBe(400);
+    expect(errorBodySchema.parse(await bad.json()).detail).toMatch(/pace/);
+  }, 60_000);
 
   it("POST runs a scenario (202 { runId }), a second POST while it runs → 409 with the running runId, the run ends done with a timeline", async () => {
     const first = await post("forwarder-republish");

@@ -17,6 +17,7 @@ import { LocalSource } from "../metrics/local";
 import { getCapacity } from "./capacity";
 import { getHandlerSelf } from "./handlers-self";
 import { getLint } from "./lint";
+import { getOverview } from "./overview";
 
 afterEach(() => clearDeclaredHandlers());
 
@@ -64,5 +65,12 @@ describe("a Kafka-transactions handler on the dashboard", () => {
     expect(self.group).toEqual({ id: "billing.relay", source: "declared" });
     expect(self.lint).toMatchObject({ status: "ok", findings: [], unknown: [] });
     expect((await getCapacity(ctx)).handlers.map((h) => h.handler)).not.toContain("relay");
+  });
+
+  it("the overview lists it without a TTL class it does not have", async () => {
+    const ctx = await contextWithRelay();
+    await getLint(ctx); // the overview reads the fleet's info as the other routes last read it
+    const o = await getOverview(ctx, "15m");
+    expect(o.handlers.find((h) => h.handler === "relay")).toMatchObject({ service: "billing", ttlClass: null });
   });
 });

@@ -69,4 +69,22 @@ describe("docs/CONTRACT.md", () => {
       ),
     ).toContain('figure "processed by result" needs messages_handled_total, which the contract does not define');
   });
+
+  it("a label the transactions mode leaves out must be said not to apply there, and only such a label", () => {
+    expect(
+      checkContract(planted("; under marking `kafka-transaction` it does not apply (nothing is claimed)", "")),
+    ).toContain(
+      "dedup_handler_info label lease_ms: the doc does not say it does not apply under marking kafka-transaction; names/ TRANSACTIONS_DECLARATION leaves it out",
+    );
+    expect(
+      checkContract(
+        planted(
+          "| `runtime` | `node`, `jvm`, `go`, … | unknown |",
+          "| `runtime` | `node`, `jvm`, `go`, … | unknown; under marking `kafka-transaction` it does not apply |",
+        ),
+      ),
+    ).toContain(
+      "dedup_handler_info label runtime: the doc says it does not apply under marking kafka-transaction; names/ TRANSACTIONS_DECLARATION keeps it",
+    );
+  });
 });

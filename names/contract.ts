@@ -66,9 +66,17 @@ export type HandlerInfoLabel = ValueOf<typeof HANDLER_INFO_LABEL>;
  * lease, `done…` after the handler, released on failure), `release` (`SET NX PX ttl` before the
  * handler, deleted on failure), `before` (`SET NX` before the handler, never released: the design
  * note's, the library's `naive` marking), `inbox` (a row `done:<position>#<fingerprint>` inserted in
- * the handler's own database transaction: committed with its side effect or rolled back with it).
+ * the handler's own database transaction: committed with its side effect or rolled back with it),
+ * `kafka-transaction` (no key at all: the consumed offset is committed in the Kafka transaction of
+ * the handler's produced messages; see {@link TRANSACTIONS_DECLARATION}).
  */
-export const INFO_MARKING = { lease: "lease", release: "release", before: "before", inbox: "inbox" } as const;
+export const INFO_MARKING = {
+  lease: "lease",
+  release: "release",
+  before: "before",
+  inbox: "inbox",
+  kafkaTransaction: "kafka-transaction",
+} as const;
 
 /** A `marking` value of {@link HANDLER_INFO_METRIC}. */
 export type InfoMarking = ValueOf<typeof INFO_MARKING>;
@@ -130,3 +138,33 @@ export type InfoMode = ValueOf<typeof INFO_MODE>;
 
 /** Every {@link InfoMode}. */
 export const INFO_MODES = valuesOf(INFO_MODE);
+
+/**
+ * The `mode` of a Deduplicator on a store of `kind` (its `repository`): the store's name — but the
+ * inbox table used as a plain store (autocommit, outside the handler's transaction) is no inbox:
+ * `custom`. Only the inbox middleware declares `postgres-inbox`.
+ */
+export function storeMode(kind: "redis" | "memory" | "postgres-inbox" | "custom"): InfoMode {
+  return kind === "postgres-inbox" ? INFO_MODE.custom : kind;
+}
+
+/**
+ * What a handler in the Kafka-transactions mode declares, one entry: `mode` and `marking`, and the
+ * labels it leaves out because they **do not apply** — no key is written (`prefix`, `repository`),
+ * nothing expires (`ttl_ms`, `ttl_class`: the committed offset is the record of processing, for
+ * good), nothing is leased or renewed (`lease_ms`, `heartbeat`). A reader shows each of them as
+ * `text`, never as 0, "none" or "not declared".
+ */
+export const TRANSACTIONS_DECLARATION = {
+  mode: INFO_MODE.kafkaTransactions,
+  marking: INFO_MARKING.kafkaTransaction,
+  inapplicable: [
+    HANDLER_INFO_LABEL.prefix,
+    HANDLER_INFO_LABEL.ttlMs,
+    HANDLER_INFO_LABEL.ttlClass,
+    HANDLER_INFO_LABEL.leaseMs,
+    HANDLER_INFO_LABEL.repository,
+    HANDLER_INFO_LABEL.heartbeat,
+  ] as readonly HandlerInfoLabel[],
+  text: "does not apply (transactions mode)",
+} as const;

@@ -26,3 +26,10 @@ export function stackOrder(order: StackOrder): readonly StackName[] {
   const at = rest.indexOf("recoverer") + 1;
   return [...rest.slice(0, at), "deduplicator", ...rest.slice(at)];
 }
+
+/**
+ * The stack name of the Kafka-transactions mode's self-description middleware
+ * (`KafkaSubscriber.selfDescribe`): it stands where the Deduplicator would, and a transactions-mode
+ * handler has no Deduplicator.
+ */
+export const TRANSACTIONS_STACK_NAME = "kafkaTransactions";

@@ -98,4 +98,24 @@ describe("the Declared setup panel", () => {
     expect(html).toContain("pod-a: partitions 0, 1, 2 · lag 6");
     expect(html).toContain("lag 6");
   });
+
+  it("says a Kafka-transactions handler's window and lease do not apply, not that they are unknown", () => {
+    const na = { status: "n/a" as const, detail: "does not apply (transactions mode)" };
+    const html = renderToStaticMarkup(
+      <SelfView
+        d={{
+          ...UNDECLARED,
+          ttl: na,
+          window: na,
+          lease: { status: "ok", ms: null, text: na.detail },
+          marking: { status: "ok", value: "kafka-transaction" },
+        }}
+      />,
+    );
+    expect(html).toMatch(/data-testid="self-ttl" data-status="n\/a">.*does not apply \(transactions mode\)/);
+    expect(html).toMatch(/data-testid="self-window" data-status="n\/a">.*does not apply \(transactions mode\)/);
+    expect(html).not.toContain("unknown: does not apply");
+    expect(html).toContain("kafka-transaction");
+    expect(html.match(/<dd><\/dd>/g)).toBeNull();
+  });
 });

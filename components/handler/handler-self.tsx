@@ -20,7 +20,8 @@ export const handlerSelfQuery = (service: string, handler: string, refetchInterv
     placeholderData: keepPreviousData,
   });
 
-type Field = { status: "ok" } | { status: "unknown"; needs: string; detail: string };
+type Field =
+  { status: "ok" } | { status: "unknown"; needs: string; detail: string } | { status: "n/a"; detail: string };
 
 /** One declared field: its value, or "unknown" with why and what to export — never a blank. */
 function Row({
@@ -40,6 +41,8 @@ function Row({
       <dd>
         {field.status === "ok" ? (
           children
+        ) : field.status === "n/a" ? (
+          <span className="text-slate-500 dark:text-slate-400">{field.detail}</span>
         ) : (
           <span className="text-amber-800 dark:text-amber-300" title={`needs ${field.needs}`}>
             unknown: {field.detail}

@@ -1,6 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { HANDLER_INFO_LABEL } from "@/names/contract";
 import { formatDurationMs, formatSeconds } from "@/lib/format";
 import { halfLeaseLine, handlerTimeSummary } from "@/lib/handler-time";
 import { lintQuery, seriesQuery } from "@/lib/query-options";
@@ -56,7 +57,11 @@ export function HandlerTime({ service, handler }: { service: string; handler: st
           />
           <Stat
             label="leaseMs"
-            value={s.leaseMs === null ? "not declared" : formatDurationMs(s.leaseMs)}
+            value={
+              s.leaseMs === null
+                ? (decl?.notApplicable.find((n) => n.label === HANDLER_INFO_LABEL.leaseMs)?.text ?? "not declared")
+                : formatDurationMs(s.leaseMs)
+            }
             hint={
               decl?.handlerP99Seconds != null ? `p99 over 1 h: ${formatSeconds(decl.handlerP99Seconds)}` : undefined
             }

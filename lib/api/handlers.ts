@@ -9,6 +9,7 @@ import {
   upstreamSchema,
 } from "./common";
 import { consumerGroupViewSchema } from "./consumers";
+import { INFO_MARKINGS, type InfoMarking } from "@/names/contract";
 
 /** TTL distribution bucket: keys whose remaining TTL is in `[minMs, maxMs)`; `maxMs: null` = no upper bound. */
 export const ttlBucketSchema = z.object({
@@ -155,8 +156,21 @@ export const notDeclaredSchema = z.object({
   detail: z.string(),
 });
 
+/** A field the handler's mode has no value for (a Kafka-transactions handler's window): said so, never a zero nor "unknown". */
+export const notApplicableSchema = z.object({
+  status: z.literal("n/a"),
+  /** What the page shows: "does not apply (transactions mode)". */
+  detail: z.string(),
+});
+
 const declaredOr = <T extends z.ZodRawShape>(shape: T) =>
   z.discriminatedUnion("status", [z.object({ status: z.literal("ok"), ...shape }), notDeclaredSchema]);
+const declaredOrNotApplicable = <T extends z.ZodRawShape>(shape: T) =>
+  z.discriminatedUnion("status", [
+    z.object({ status: z.literal("ok"), ...shape }),
+    notDeclaredSchema,
+    notApplicableSchema,
+  ]);
 
 /** One handler as it declares itself (docs/CONTRACT.md §5), with what is inferred said so and what is unknown said why. */
 export const handlerSelfResponseSchema = answerSchema({
@@ -171,18 +185,18 @@ export const handlerSelfResponseSchema = answerSchema({
   /** Whether Prometheus' `dedup_handler_info` could be read for the fleet (the last known declarations are used meanwhile). */
   infoRead: upstreamSchema,
   /** Window and class; `inferred` ones say from what (`text`: "default, inferred: keys live 24 h"). */
-  ttl: declaredOr({
+  ttl: declaredOrNotApplicable({
     ms: z.number(),
     msSource: z.enum(["declared", "observed"]),
     ttlClass: z.enum(["default", "critical", "analytics"]),
     classSource: z.enum(["declared", "inferred"]),
     text: z.string(),
   }),
-  /** The lease of a `processing` claim; `ms: null` = it declares none (markings `release`, `before`, `inbox`). */
+  /** The lease of a `processing` claim; `ms: null` = it declares none (markings `release`, `before`, `inbox`) or it does not apply (`kafka-transaction`, said in `text`). */
   lease: declaredOr({ ms: z.number().nullable(), text: z.string() }),
   /** The time limit of one attempt; `ms: null` = none declared. */
   timeout: declaredOr({ ms: z.number().nullable() }),
-  marking: declaredOr({ value: z.enum(["lease", "release", "before", "inbox"]) }),
+  marking: declaredOr({ value: z.enum(INFO_MARKINGS as [InfoMarking, ...InfoMarking[]]) }),
   failureMode: declaredOr({ value: z.enum(["open", "closed"]) }),
   stack: declaredOr({ names: z.array(z.string()) }),
   /** The topic it consumes: declared, else from its metrics' `topic` label. */
@@ -192,7 +206,7 @@ export const handlerSelfResponseSchema = answerSchema({
   /** Its consumer group: declared, else `<service>.<handler>` (a convention, said so). */
   group: z.object({ id: z.string(), source: z.enum(["declared", "convention"]) }),
   /** How much of the window keys have been written for (the capacity projection's warm-up). */
-  window: declaredOr({
+  window: declaredOrNotApplicable({
     ageMs: z.number(),
     filled: z.number(),
     validAt: z.string().nullable(),

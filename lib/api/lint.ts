@@ -25,6 +25,8 @@ export const declaredLintSchema = handlerRefSchema.extend({
   source: z.enum(["info", "registry"]),
   /** What it does not declare and the label that would say it (the rules needing it did not run). */
   unknown: z.array(z.string()),
+  /** The labels its mode has no value for, each with what to show instead ("does not apply (transactions mode)"); `ttlMs`/`leaseMs` are then `null`, never 0. */
+  notApplicable: z.array(z.object({ label: z.string(), text: z.string() })),
   findings: z.array(findingSchema),
 });
 /** Lint of one handler found in Redis (TTL policy against observed TTLs). */

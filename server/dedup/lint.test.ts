@@ -119,12 +119,14 @@ describe("lintHandler", () => {
     ]);
   });
 
-  it("a PostgreSQL side effect is flagged only while the dedup store is outside the database's transaction", () => {
+  it("a PostgreSQL side effect is flagged unless the inbox middleware makes it once", () => {
     expect(rules({ sideEffects: ["postgres"], repository: "memory", replicas: 1 })).toEqual([
       "db-side-effect-without-inbox",
     ]);
-    // A store of the handler's own (the inbox is one) and a handler without a database write are silent.
-    expect(rules({ sideEffects: ["postgres"], repository: "custom" })).toEqual([]);
+    // The Deduplicator marks done after the handler's transaction on any store: two writes.
+    expect(rules({ sideEffects: ["postgres"], repository: "custom" })).toEqual(["db-side-effect-without-inbox"]);
+    expect(rules({ sideEffects: ["postgres"], mode: "postgres-inbox" })).toEqual([]);
+    // A handler without a database write is silent.
     expect(rules({ sideEffects: ["external"] })).toEqual([]);
     expect(rules({ sideEffects: [] })).toEqual([]);
     const f = lintHandler({ ...RECOMMENDED_SETUP, sideEffects: ["postgres"] })[0]!;
@@ -133,8 +135,8 @@ describe("lintHandler", () => {
   });
 
   it("Kafka outputs are flagged unless the handler runs in the transactions mode, whatever its other effects", () => {
-    expect(rules({ sideEffects: ["kafka"], mode: "kafka-transactions" })).toEqual([]);
-    expect(rules({ sideEffects: ["kafka"], mode: "dedup" })).toEqual(["kafka-output-without-transactions"]);
+    expect(rules({ sideEffects: ["kafka"], mode: "kafka-transactions", stack: ["kafkaTransactions"] })).toEqual([]);
+    expect(rules({ sideEffects: ["kafka"], mode: "redis" })).toEqual(["kafka-output-without-transactions"]);
     expect(rules({ sideEffects: ["postgres", "kafka"] })).toEqual([
       "db-side-effect-without-inbox",
       "kafka-output-without-transactions",

@@ -5,9 +5,15 @@
  */
 import { DAY_MS, MINUTE_MS, TTL_POLICY } from "../../names/keys";
 import { STACK_ORDER } from "../../names/stack";
+import { INFO_MODE } from "../../names/contract";
+import { effectRules, modeOf } from "./lint/effect-rules";
 
 import type { HandlerObserved, HandlerSetup } from "./lint/handler-setup";
+import type { Add, LintFinding } from "./lint/finding";
 
+export type { LintFinding, LintRule, LintSeverity } from "./lint/finding";
+
+export { modeOf } from "./lint/effect-rules";
 export type {
   HandlerMode,
   HandlerObserved,
@@ -16,39 +22,6 @@ export type {
   SideEffect,
   StackEntry,
 } from "./lint/handler-setup";
-
-/** Severity of a finding. */
-export type LintSeverity = "error" | "warning" | "info";
-
-/** Rule ids. */
-export type LintRule =
-  | "ttl-below-minimum"
-  | "ttl-below-hour"
-  | "critical-ttl-below-7d"
-  | "no-deduplicator"
-  | "dedup-outside-retry"
-  | "dedup-outside-poison-queue"
-  | "poison-queue-inside-retry"
-  | "naive-marking-inside-retry"
-  | "key-correlation-id"
-  | "key-business-key"
-  | "key-payload-hash"
-  | "in-memory-with-replicas"
-  | "fail-open-critical"
-  | "handler-p99-near-lease"
-  | "no-timeout"
-  | "timeout-not-below-lease"
-  | "db-side-effect-without-inbox"
-  | "kafka-output-without-transactions";
-
-/** One finding. */
-export interface LintFinding {
-  severity: LintSeverity;
-  rule: LintRule;
-  message: string;
-  /** Section of docs/spec idempotent-consumer.md, e.g. "§3". */
-  specSection: string;
-}
 
 /** The spec's recommended setup for an ordinary handler (what the lint is silent on). */
 export const RECOMMENDED_SETUP: HandlerSetup = {
@@ -72,9 +45,6 @@ function fmt(ms: number): string {
   if (ms >= MINUTE_MS) return `${+(ms / MINUTE_MS).toFixed(2)} min`;
   return `${+(ms / 1000).toFixed(2)} s`;
 }
-
-/** Adds one finding. */
-type Add = (severity: LintSeverity, rule: LintRule, specSection: string, message: string) => void;
 
 /** The TTL against the policy (spec §3). */
 function ttlRules({ ttlMs, ttlClass }: HandlerSetup, add: Add): void {
@@ -109,7 +79,16 @@ function stackRules(setup: HandlerSetup, add: Add): void {
   const d = stack.indexOf("deduplicator");
   const r = stack.indexOf("retry");
   const p = stack.indexOf("poisonQueue");
-  if (d < 0) {
+  if (modeOf(setup) === INFO_MODE.kafkaTransactions) {
+    // The transaction is the guarantee; a Deduplicator inside it is what loses outputs.
+    if (d >= 0)
+      add(
+        "error",
+        "deduplicator-in-transactions",
+        "§11",
+        "a Deduplicator in a Kafka-transactions handler marks done before the chunk's transaction commits: when the transaction aborts, the chunk's redelivery finds the mark and is swallowed, and its outputs are never produced. Leave the Deduplicator out: the transaction makes the outputs once.",
+      );
+  } else if (d < 0) {
     add(
       "warning",
       "no-deduplicator",
@@ -204,7 +183,13 @@ function storeRules(setup: HandlerSetup, add: Add): void {
  * below it. With the heartbeat the claim is renewed while the handler runs (bounded by `maxLeaseMs`).
  */
 function leaseRules(setup: HandlerSetup, observed: HandlerObserved, add: Add): void {
-  if (setup.heartbeat === true || setup.marking !== "lease" || !setup.stack.includes("deduplicator")) return;
+  if (
+    modeOf(setup) === INFO_MODE.kafkaTransactions ||
+    setup.heartbeat === true ||
+    setup.marking !== "lease" ||
+    !setup.stack.includes("deduplicator")
+  )
+    return;
   if (setup.timeoutMs === null) {
     add(
       "warning",
@@ -231,24 +216,6 @@ function leaseRules(setup: HandlerSetup, observed: HandlerObserved, add: Add): v
   }
 }
 
-/** Declared side effects that Redis dedup cannot make once, and the stronger tool for each (spec §11). */
-function effectRules({ sideEffects = [], repository, mode = "dedup" }: HandlerSetup, add: Add): void {
-  if (sideEffects.includes("postgres") && (repository === "redis" || repository === "memory"))
-    add(
-      "warning",
-      "db-side-effect-without-inbox",
-      "§11",
-      `writes to PostgreSQL but dedups in ${repository}: the row and the done mark are two writes, so a crash between them, a failed done mark or a lost lease writes the row twice. Use the PostgreSQL inbox: the claim is a row in the side effect's own transaction, committed with it or not at all.`,
-    );
-  if (sideEffects.includes("kafka") && mode !== "kafka-transactions")
-    add(
-      "warning",
-      "kafka-output-without-transactions",
-      "§11",
-      `produces Kafka messages in mode "${mode}": a redelivery after a crash before the done mark publishes them again. Use mode "kafka-transactions" (outputs and consumed offsets in one transaction, read_committed consumers downstream); it covers produced messages only.`,
-    );
-}
-
 /**
  * Lints one handler setup, and what was measured of it when given (`observed`); returns the
  * findings (empty = as the spec recommends).
@@ -256,10 +223,12 @@ function effectRules({ sideEffects = [], repository, mode = "dedup" }: HandlerSe
 export function lintHandler(setup: HandlerSetup, observed: HandlerObserved = {}): LintFinding[] {
   const f: LintFinding[] = [];
   const add: Add = (severity, rule, specSection, message) => void f.push({ severity, rule, message, specSection });
-  ttlRules(setup, add);
+  // No key, no window, no store: the TTL and store rules cannot apply to the transactions mode.
+  const keyed = modeOf(setup) !== INFO_MODE.kafkaTransactions;
+  if (keyed) ttlRules(setup, add);
   stackRules(setup, add);
   keyRules(setup, add);
-  storeRules(setup, add);
+  if (keyed) storeRules(setup, add);
   leaseRules(setup, observed, add);
   effectRules(setup, add);
   return f;

@@ -27,6 +27,7 @@ import {
   INFO_HEARTBEATS,
   INFO_MARKINGS,
   INFO_MODES,
+  TRANSACTIONS_DECLARATION,
 } from "@/names/contract";
 import { dedupKeyPrefix, TTL_CLASSES, TTL_POLICY } from "@/names/keys";
 
@@ -194,6 +195,16 @@ function checkTtlAndInfo(md: string, tables: readonly DocTable[], bad: (m: strin
   const docLabels = (info?.rows ?? []).map((r) => ticks(r[0] ?? "")[0] ?? "");
   if (!sameList(docLabels, HANDLER_INFO_LABELS))
     bad(`${HANDLER_INFO_METRIC} labels in the doc ${show(docLabels)}, in names/ ${show(HANDLER_INFO_LABELS)}`);
+  // What a transactions-mode handler leaves out is said to not apply, label by label, and nothing else is.
+  const tx = TRANSACTIONS_DECLARATION;
+  for (const r of info?.rows ?? []) {
+    const label = ticks(r[0] ?? "")[0] ?? "";
+    const said = ticks(r[2] ?? "").includes(tx.marking) && (r[2] ?? "").includes("does not apply");
+    if (said !== tx.inapplicable.includes(label as never))
+      bad(
+        `${HANDLER_INFO_METRIC} label ${label}: the doc ${said ? "says" : "does not say"} it does not apply under marking ${tx.marking}; names/ TRANSACTIONS_DECLARATION ${said ? "keeps it" : "leaves it out"}`,
+      );
+  }
   const version = /^# .*contract (\S+)/m.exec(md)?.[1];
   const contractRow = info?.rows.find((r) => ticks(r[0] ?? "")[0] === "contract");
   if (version !== CONTRACT_VERSION || !contractRow || !ticks(contractRow[1] ?? "").includes(CONTRACT_VERSION))

@@ -7,10 +7,11 @@
  */
 import { randomBytes } from "node:crypto";
 import { Kafka, logLevel, type Consumer } from "kafkajs";
-import type { MessageSink, Subscriber, Subscription } from "@/server/dedup";
+import type { MessageSink, Middleware, Subscriber, Subscription } from "@/server/dedup";
 import { kafkaLogCreator } from "./kafka-log";
 import { KafkaTopicConsumer } from "./kafka-topic-consumer";
 import { KafkaTransactionalPublisher, PartitionTransactions, type TransactionsOptions } from "./kafka-transactions";
+import { transactionsInfoMiddleware, type TransactionsInfoOptions } from "./kafka-transactions-info";
 import type { SubscriberOptions } from "./partition-pump";
 
 /** Options of {@link KafkaSubscriber}: the shared {@link SubscriberOptions} plus kafkajs's own knobs. */
@@ -106,6 +107,20 @@ export class KafkaSubscriber implements Subscriber {
       logCreator: kafkaLogCreator,
       retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5000 },
     });
+  }
+
+  /**
+   * The middleware that makes each handler this subscriber serves in the transactions mode export
+   * its `dedup_handler_info` (`mode="kafka-transactions"`, kafka-transactions-info.ts) on
+   * `o.registry`, as the Deduplicator does for its handlers. Put it in the handler's `middleware`.
+   * Throws without the `transactions` option: the info would declare a guarantee it does not have.
+   */
+  selfDescribe(o: TransactionsInfoOptions): Middleware {
+    if (!this.o.transactions)
+      throw new RangeError(
+        "KafkaSubscriber.selfDescribe: only a subscriber with `transactions` runs the Kafka-transactions mode; a Deduplicator (defaultStack with a registry) describes the others",
+      );
+    return transactionsInfoMiddleware(o, this.o.groupId);
   }
 
   /** True once `beforeCommit` made this replica crash. */

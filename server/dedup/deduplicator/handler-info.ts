@@ -13,9 +13,9 @@ import {
   HANDLER_INFO_METRIC,
   INFO_HEARTBEAT,
   INFO_MARKING,
-  INFO_MODE,
   INFO_NO_SIDE_EFFECTS,
   INFO_STACK_SEPARATOR,
+  storeMode,
   type HandlerInfoLabel,
   type InfoMarking,
   type InfoMode,
@@ -34,9 +34,10 @@ export interface HandlerInfo {
   topic: string;
   /** Its consumer group. */
   group: string;
-  /** Key prefix: keys are `<prefix>:<uuid>`. */
-  prefix: string;
-  ttlMs: number;
+  /** Key prefix: keys are `<prefix>:<uuid>`; `null`: no key is written (marking `kafka-transaction`). */
+  prefix: string | null;
+  /** The window; `null`: nothing expires (marking `kafka-transaction`: does not apply). */
+  ttlMs: number | null;
   /** `null`: not declared (the label is left out; a dashboard infers it and says so). */
   ttlClass: TtlClass | null;
   /** `null`: no lease (markings other than `lease`). */
@@ -49,7 +50,7 @@ export interface HandlerInfo {
   stack: readonly string[];
   /** @default "node" */
   runtime?: string;
-  /** The store of the dedup keys (`redis`, `memory`, `postgres-inbox`, `custom`); absent: not declared. */
+  /** The store of the dedup keys (`redis`, `memory`, `postgres-inbox`, `custom`); absent: not declared, or no store (marking `kafka-transaction`). */
   repository?: RepositoryKind;
   /** Whether the lease is renewed while the handler runs; absent: not declared. */
   heartbeat?: boolean;
@@ -59,12 +60,9 @@ export interface HandlerInfo {
   mode?: InfoMode;
 }
 
-/**
- * The `mode` of a Deduplicator on a store of `kind`: the store's name — but the inbox table used as
- * a plain repository (autocommit, outside the handler's transaction) is no inbox: `custom`.
- */
+/** The `mode` of a Deduplicator on a store of `kind` (names/contract.ts `storeMode`); `undefined` without a store. */
 export function dedupMode(kind: RepositoryKind | undefined): InfoMode | undefined {
-  return kind === undefined ? undefined : kind === "postgres-inbox" ? INFO_MODE.custom : kind;
+  return kind === undefined ? undefined : storeMode(kind);
 }
 
 /** The contract's name of a library marking: the note's never-released `naive` is `before`. */
@@ -79,14 +77,14 @@ export function handlerInfoLabels(info: HandlerInfo): Partial<Record<HandlerInfo
     [L.handler]: info.handler,
     [L.topic]: info.topic,
     [L.group]: info.group,
-    [L.prefix]: info.prefix,
-    [L.ttlMs]: String(info.ttlMs),
     [L.marking]: info.marking,
     [L.failureMode]: info.failureMode,
     [L.stack]: info.stack.join(INFO_STACK_SEPARATOR),
     [L.runtime]: info.runtime ?? "node",
     [L.contract]: CONTRACT_VERSION,
   };
+  if (info.prefix !== null) out[L.prefix] = info.prefix;
+  if (info.ttlMs !== null) out[L.ttlMs] = String(info.ttlMs);
   if (info.ttlClass !== null) out[L.ttlClass] = info.ttlClass;
   if (info.leaseMs !== null) out[L.leaseMs] = String(info.leaseMs);
   if (info.timeoutMs !== null) out[L.timeoutMs] = String(info.timeoutMs);

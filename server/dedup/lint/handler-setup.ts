@@ -5,7 +5,7 @@
 import type { Marking } from "../deduplicator/deduplicator-options";
 import type { TtlClass } from "../../../names/keys";
 import type { StackName } from "../../../names/stack";
-import type { INFO_MODE, InfoSideEffect } from "../../../names/contract";
+import type { InfoMode, InfoSideEffect } from "../../../names/contract";
 import type { FailureMode, RepositoryKind } from "../repository/repository";
 
 /** A middleware name of the stack (lint input); other names are allowed and ignored by the order rules. */
@@ -14,13 +14,21 @@ export type StackEntry = StackName | (string & {});
 /** A kind of side effect a handler declares: a PostgreSQL write, produced Kafka messages, anything else (push, HTTP). */
 export type SideEffect = InfoSideEffect;
 
-/** How a handler's outputs are made once: `dedup` (the Deduplicator) or `kafka-transactions` (outputs and offsets in one transaction). */
-export type HandlerMode = "dedup" | typeof INFO_MODE.kafkaTransactions;
+/**
+ * What makes a handler's effects once — the contract's `mode`: the Deduplicator on its store
+ * (`redis`, `memory`, `custom`), the PostgreSQL inbox (`postgres-inbox`) or Kafka transactions
+ * (`kafka-transactions`: outputs and offsets in one transaction).
+ */
+export type HandlerMode = InfoMode;
 
 /** How a handler's dedup key is made. Only `uuid` is right (spec §2). */
 export type KeyFactoryKind = "uuid" | "payload-hash" | "business-key" | "correlation-id";
 
-/** A handler's declared setup: the lint input, also what the dashboard shows. */
+/**
+ * A handler's declared setup: the lint input, also what the dashboard shows. Under mode
+ * `kafka-transactions` no key is written: `ttlMs`, `ttlClass`, `repository`, `marking`, `failureMode`,
+ * `leaseMs` and `heartbeat` do not apply, and the rules that read them do not run.
+ */
 export interface HandlerSetup {
   /** Handler name. */
   handler: string;
@@ -41,7 +49,10 @@ export interface HandlerSetup {
   timeoutMs: number | null;
   /** The kinds of side effect the handler has. @default [] (not declared: the effect rules stay silent) */
   sideEffects?: readonly SideEffect[];
-  /** How its outputs are made once. @default "dedup" */
+  /**
+   * What makes its effects once. @default the Deduplicator's on `repository` (names/contract.ts
+   * `storeMode`: the inbox table used as a plain store is `custom`, not `postgres-inbox`)
+   */
   mode?: HandlerMode;
   /** The Deduplicator renews the lease while the handler runs (its `heartbeat`): the lease rules do not apply. @default false */
   heartbeat?: boolean;

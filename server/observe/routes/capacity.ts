@@ -3,7 +3,7 @@ import type { HandlerKeys } from "@/lib/api/handlers";
 import { TTL_POLICY } from "@/names/keys";
 import type { ObserveContext } from "../core/ports";
 import { handlerPrefix, splitPrefix } from "../keys/glob";
-import { refreshFleetInfo } from "../shared/fleet-info";
+import { isTransactional, refreshFleetInfo } from "../shared/fleet-info";
 import { declaredHandlers, declaredPrefix, type DeclaredHandler } from "../core/handler-registry";
 import { got, inspectedHandlers, unavailable, type Got } from "../shared/upstream";
 import type { Sample } from "../metrics/source";
@@ -189,7 +189,12 @@ async function buildCapacity(ctx: ObserveContext): Promise<CapacityResponse> {
   // Every handler's declared window, from its dedup_handler_info wherever it runs (else this process's registration).
   await refreshFleetInfo(ctx);
   const keys = inspectedHandlers(ctx);
-  const declared = new Map(declaredHandlers().map((d) => [declaredPrefix(d), d]));
+  // A Kafka-transactions handler writes no key: there is no window to project.
+  const declared = new Map(
+    declaredHandlers()
+      .filter((d) => !isTransactional(d))
+      .map((d) => [declaredPrefix(d), d]),
+  );
   const prefixes = new Set<string>(declared.keys());
   if (keys.ok) for (const h of keys.value) prefixes.add(h.prefix);
   if (rate.ok)

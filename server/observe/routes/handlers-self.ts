@@ -9,14 +9,14 @@
 import type { HandlerKeys, HandlerSelfResponse } from "@/lib/api/handlers";
 import { handlerGroupId } from "@/names/kafka";
 import { dedupKeyPrefix } from "@/names/keys";
-import { HANDLER_INFO_METRIC, INFO_MARKING } from "@/names/contract";
+import { HANDLER_INFO_METRIC, INFO_MARKING, TRANSACTIONS_DECLARATION } from "@/names/contract";
 import { config } from "@/server/config";
 import { windowFill } from "./capacity";
 import type { ObserveContext } from "../core/ports";
 import { assembleGroupView, consumerGroupDescriber } from "../kafka/consumer-group";
 import { anonymiseGroup, ownGroup } from "../shared/consumer-privacy";
 import { errorText } from "../core/errors";
-import { inferredTtlClass, refreshFleetInfo } from "../shared/fleet-info";
+import { inferredTtlClass, isTransactional, refreshFleetInfo } from "../shared/fleet-info";
 import { declaredHandler, declaredPrefix, type DeclaredHandler } from "../core/handler-registry";
 import { lintDeclared, lintObserved, undeclared } from "./lint";
 import { got, inspectedHandlers } from "../shared/upstream";
@@ -38,8 +38,11 @@ const fmt = (ms: number) =>
         ? `${+(ms / 60_000).toFixed(1)} min`
         : `${+(ms / 1000).toFixed(1)} s`;
 
-/** The window and class: declared, inferred from the declared window, inferred from the keys' TTLs, or unknown. */
+const notApplicable = { status: "n/a" as const, detail: TRANSACTIONS_DECLARATION.text };
+
+/** The window and class: declared, inferred from the declared window, inferred from the keys' TTLs, or unknown; none under the transactions mode. */
 export function ttlOf(d: DeclaredHandler | undefined, keys: HandlerKeys | undefined): Self["ttl"] {
+  if (isTransactional(d)) return notApplicable;
   const declaredMs = d && (d.source !== "info" || d.info?.ttlMs != null) ? d.setup.ttlMs : null;
   const declaredClass = d && (d.source !== "info" || d.info?.ttlClass) ? d.setup.ttlClass : null;
   if (declaredMs !== null) {
@@ -100,7 +103,11 @@ function declaredFields(
         : {
             status: "ok",
             ms: leaseMs,
-            text: leaseMs === null ? `no lease (marking ${marking})` : `${fmt(leaseMs)} lease`,
+            text: isTransactional(d)
+              ? TRANSACTIONS_DECLARATION.text
+              : leaseMs === null
+                ? `no lease (marking ${marking})`
+                : `${fmt(leaseMs)} lease`,
           },
     timeout: { status: "ok", ms: i ? i.timeoutMs : s.timeoutMs },
     marking: marking === null ? unknown("marking", "marking") : { status: "ok", value: marking },
@@ -219,7 +226,9 @@ async function buildHandlerSelf(ctx: ObserveContext, service: string, handler: s
       ? { status: "ok", ...fill }
       : ttl.status === "ok"
         ? { status: "unknown", needs: "dedup keys", detail: "no settled key sampled yet" }
-        : unknown("ttl_ms", "TTL"),
+        : ttl.status === "n/a"
+          ? notApplicable
+          : unknown("ttl_ms", "TTL"),
     lint: d
       ? {
           status: "ok",

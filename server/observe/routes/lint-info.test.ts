@@ -62,7 +62,7 @@ describe("lint of a handler read from dedup_handler_info", () => {
     expect(lintOf(inboxed)).toEqual({ rules: [], unknown: [] });
     const out = exported({ heartbeat: true, sideEffects: ["kafka", "external"] });
     expect(lintOf(out).rules).toEqual(["kafka-output-without-transactions"]);
-    expect(lintOf({ ...out, mode: "kafka-transactions" }).rules).toEqual([]);
+    expect(lintOf({ ...out, mode: "kafka-transactions", stack: "kafkaTransactions" }).rules).toEqual([]);
   });
 
   it("a foreign service whose info lacks the labels gets the effect rules as not known, not as a pass", () => {

@@ -3,8 +3,9 @@ import type { HandlerKeys } from "@/lib/api/handlers";
 import type { LintResponse } from "@/lib/api/lint";
 import { TTL_POLICY, type TtlClass } from "@/names/keys";
 import { lintHandler } from "@/server/dedup";
+import { INFO_MARKING, TRANSACTIONS_DECLARATION } from "@/names/contract";
 import type { ObserveContext } from "../core/ports";
-import { refreshFleetInfo } from "../shared/fleet-info";
+import { isTransactional, modeOfInfo, refreshFleetInfo } from "../shared/fleet-info";
 import { declaredHandlers, declaredPrefix, type DeclaredHandler, type InfoDeclaration } from "../core/handler-registry";
 import { got, inspectedHandlers, unavailable } from "../shared/upstream";
 
@@ -69,8 +70,18 @@ const RULE_NEEDS: Record<string, (i: InfoDeclaration) => boolean> = {
   "timeout-not-below-lease": (i) => i.leaseMs !== null,
   "handler-p99-near-lease": (i) => i.leaseMs !== null,
   "db-side-effect-without-inbox": (i) => i.sideEffects !== null && (i.mode !== null || i.repository !== null),
-  "kafka-output-without-transactions": (i) => i.sideEffects !== null && i.mode !== null,
+  "kafka-output-without-transactions": (i) => i.sideEffects !== null && modeOfInfo(i) !== null,
+  "deduplicator-in-transactions": (i) => i.stack !== null,
 };
+
+/**
+ * The labels a handler's mode has no value for, each with what a reader shows instead ("does not
+ * apply (transactions mode)"), so none is shown as 0, none or "not declared".
+ */
+export function notApplicable(d: DeclaredHandler): { label: string; text: string }[] {
+  const tx = TRANSACTIONS_DECLARATION;
+  return isTransactional(d) ? tx.inapplicable.map((label) => ({ label, text: tx.text })) : [];
+}
 
 /**
  * What the info alone says the handler loses (spec §10): the note's marking before the handler,
@@ -88,7 +99,13 @@ function infoFindings(i: InfoDeclaration): Finding[] {
     });
   }
   // The inbox has no lease to lose: its claim is an uncommitted row, rolled back with a crashed run.
-  if (i.leaseMs === null && i.marking !== null && i.marking !== "inbox") {
+  // Nor the transactions mode: it claims nothing, the offset commits with the outputs.
+  if (
+    i.leaseMs === null &&
+    i.marking !== null &&
+    i.marking !== INFO_MARKING.inbox &&
+    i.marking !== INFO_MARKING.kafkaTransaction
+  ) {
     f.push({
       severity: "warning",
       rule: "no-lease",
@@ -104,8 +121,9 @@ export function undeclared(d: DeclaredHandler): string[] {
   const i = d.info;
   if (d.source !== "info" || !i) return [];
   const out: string[] = [];
-  if (i.ttlMs === null) out.push("declares no TTL: export dedup_handler_info with ttl_ms");
-  if (i.ttlClass === null)
+  const keyed = !isTransactional(d);
+  if (keyed && i.ttlMs === null) out.push("declares no TTL: export dedup_handler_info with ttl_ms");
+  if (keyed && i.ttlClass === null)
     out.push(
       `declares no TTL class: ${i.ttlMs === null ? "unknown" : `inferred ${d.setup.ttlClass} from ttl_ms`} (ttl_class)`,
     );
@@ -120,7 +138,7 @@ export function undeclared(d: DeclaredHandler): string[] {
       "declares no side effects: not known whether db-side-effect-without-inbox or kafka-output-without-transactions apply (side_effects)",
     );
   else if (
-    i.mode === null &&
+    modeOfInfo(i) === null &&
     (i.sideEffects.includes("kafka") || (i.sideEffects.includes("postgres") && !i.repository))
   )
     out.push(
@@ -182,11 +200,12 @@ export async function getLint(ctx: ObserveContext): Promise<LintResponse> {
           service: d.service,
           handler: d.setup.handler,
           ttlClass: d.info && !d.info.ttlClass ? null : d.setup.ttlClass,
-          ttlMs: d.info && d.info.ttlMs === null ? null : d.setup.ttlMs,
-          leaseMs: d.info && d.info.leaseMs === null ? null : d.setup.leaseMs,
+          ttlMs: isTransactional(d) || (d.info && d.info.ttlMs === null) ? null : d.setup.ttlMs,
+          leaseMs: isTransactional(d) || (d.info && d.info.leaseMs === null) ? null : d.setup.leaseMs,
           handlerP99Seconds,
           source: d.source ?? "registry",
           unknown: undeclared(d),
+          notApplicable: notApplicable(d),
           findings: lintDeclared(d, handlerP99Seconds),
         };
       }),

@@ -8,6 +8,7 @@ import { WORKSHOP_SERVICE } from "@/names/product";
 import type { QueryName } from "@/lib/named-queries";
 import type { ObserveContext } from "../core/ports";
 import { declaredHandlers } from "../core/handler-registry";
+import { isTransactional } from "../shared/fleet-info";
 import { alertsUnknown, handlerAlerts } from "../shared/alerts-field";
 import { handlerPrefix } from "../keys/glob";
 import type { Sample } from "../metrics/source";
@@ -141,7 +142,8 @@ export function handlerRows(
   for (const l of losses) row(l.service, l.handler);
   for (const d of declaredHandlers()) {
     const r = row(d.service, d.setup.handler);
-    r.ttlClass = d.setup.ttlClass;
+    // A Kafka-transactions handler has no window, so no class (its setup's is a placeholder).
+    r.ttlClass = isTransactional(d) ? null : d.setup.ttlClass;
     if (d.topic) r.topics.add(d.topic);
   }
   return rows.values();

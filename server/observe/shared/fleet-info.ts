@@ -96,6 +96,16 @@ function storeOf(i: InfoDeclaration): RepositoryKind | null {
   return i.mode;
 }
 
+/** The mode a declaration names; marking `kafka-transaction` is the transactions mode by definition (CONTRACT.md §5). */
+export function modeOfInfo(i: InfoDeclaration): InfoMode | null {
+  return i.mode ?? (i.marking === INFO_MARKING.kafkaTransaction ? INFO_MODE.kafkaTransactions : null);
+}
+
+/** Whether a handler runs in the Kafka-transactions mode: no key, no window, no lease to show or lint. */
+export function isTransactional(d: DeclaredHandler | undefined): boolean {
+  return !!d && (d.info ? modeOfInfo(d.info) : (d.setup.mode ?? null)) === INFO_MODE.kafkaTransactions;
+}
+
 /**
  * The lint input of an info declaration. What the info cannot say — the key factory, the replicas,
  * and what it leaves out — is set to what no rule flags, and the lint keeps only the findings whose
@@ -103,9 +113,11 @@ function storeOf(i: InfoDeclaration): RepositoryKind | null {
  */
 export function setupFromInfo(handler: string, i: InfoDeclaration): HandlerSetup {
   const ttlMs = i.ttlMs ?? TTL_POLICY.defaultMs;
+  const mode = modeOfInfo(i);
   return {
     sideEffects: i.sideEffects ?? [],
-    mode: i.mode === INFO_MODE.kafkaTransactions ? INFO_MODE.kafkaTransactions : "dedup",
+    // Undeclared: the lint derives it from the store, and keeps only the rules the info allows.
+    ...(mode ? { mode } : {}),
     heartbeat: i.heartbeat === true,
     handler,
     // Without a stack the Deduplicator is assumed present, so only the rules that need no order run.

@@ -3,6 +3,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { formatDurationMs, formatSeconds } from "@/lib/format";
 import { halfLeaseLine, handlerTimeSummary } from "@/lib/handler-time";
+import { bucketText, formatQuantile } from "@/lib/quantile-bucket";
+import { HANDLER_TIME_BUCKETS } from "@/names/buckets";
 import { lintQuery, seriesQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { SeriesPanel } from "../charts/series-panel";
@@ -46,19 +48,30 @@ export function HandlerTime({ service, handler }: { service: string; handler: st
       emptyText="no handler attempt timed (handler_execution_time_seconds has no sample for this handler)."
       footer={
         <div className="mt-2 grid grid-cols-3 gap-2" data-testid="handler-time-figures">
-          <Stat label="p50" value={formatSeconds(s.p50)} testId="handler-p50" />
+          <Stat
+            label="p50"
+            value={formatSeconds(s.p50)}
+            hint={bucketText(s.p50, HANDLER_TIME_BUCKETS) ?? undefined}
+            testId="handler-p50"
+          />
           <Stat
             label="p99"
             value={formatSeconds(s.p99)}
             tone={s.nearLease ? "warn" : "neutral"}
-            hint={s.nearLease ? "above half the lease: a takeover is near" : undefined}
+            hint={
+              [bucketText(s.p99, HANDLER_TIME_BUCKETS), s.nearLease ? "above half the lease: a takeover is near" : null]
+                .filter(Boolean)
+                .join(" · ") || undefined
+            }
             testId="handler-p99"
           />
           <Stat
             label="leaseMs"
             value={s.leaseMs === null ? "not declared" : formatDurationMs(s.leaseMs)}
             hint={
-              decl?.handlerP99Seconds != null ? `p99 over 1 h: ${formatSeconds(decl.handlerP99Seconds)}` : undefined
+              decl?.handlerP99Seconds != null
+                ? `p99 over 1 h: ${formatQuantile(decl.handlerP99Seconds, HANDLER_TIME_BUCKETS, formatSeconds)}`
+                : undefined
             }
             testId="handler-lease"
           />

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { latencyVerdict, type RuntimePart } from "@/lib/latency-split";
-import { latencyPartsText, topReasonText } from "./stats";
+import { checkQuantileText, latencyPartsText, topReasonText } from "./stats";
 
 describe("the check p99 tile tells the consumer from Redis", () => {
   const loop = (seconds: number): RuntimePart => ({
@@ -39,5 +39,14 @@ describe("the error tile names its top reason and what it means", () => {
       "mostly redis_conn, 96.8% of errors (Redis unreachable)",
     );
     expect(topReasonText({ marshal: 0, redis_conn: 0 })).toBeNull();
+  });
+});
+
+describe("the check p99 tile says which bucket its figure lies in", () => {
+  it("100 ms added per check reads as the 100–250 ms bucket beside the interpolated 248.5 ms", () => {
+    expect(checkQuantileText(0.2485)).toBe("248.5 ms (bucket 100–250 ms)");
+  });
+  it("a healthy check names its millisecond bucket", () => {
+    expect(checkQuantileText(0.0042)).toBe("4.2 ms (bucket 2.5–5 ms)");
   });
 });

@@ -13,6 +13,8 @@ import {
   formatSecondsAsMs,
 } from "@/lib/format";
 import { THRESHOLDS } from "@/lib/thresholds";
+import { CHECK_DURATION_BUCKETS } from "@/names/buckets";
+import { formatQuantile } from "@/lib/quantile-bucket";
 import { RATE_WINDOW_MS } from "@/lib/alert-exprs";
 import { staleSinceText } from "@/lib/on-call-text";
 import { isNoScrapeDetail } from "@/lib/signals";
@@ -199,6 +201,14 @@ function ScrapeAndSignalNotes({ h }: { h: OverviewHandler }) {
   );
 }
 
+/**
+ * A dedup check quantile with the bucket it lies in: "248.5 ms (bucket 100–250 ms)". The figure is
+ * interpolated inside that bucket, so 100 ms added per check reads as the 100–250 ms bucket.
+ */
+export function checkQuantileText(seconds: number): string {
+  return formatQuantile(seconds, CHECK_DURATION_BUCKETS, formatSecondsAsMs);
+}
+
 /** The headline numbers of one handler, each with its unit and against its threshold. */
 export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; projectedKeys?: number | null }) {
   const ratio = h.duplicateRatio.status === "ok" ? h.duplicateRatio.value : null;
@@ -233,7 +243,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
         <WindowStat
           testId="stat-p99"
           label="Dedup check p99 (5 min), measured in the consumer (service)"
-          text={avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : formatSecondsAsMs(f.p99Seconds)))}
+          text={avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : checkQuantileText(f.p99Seconds)))}
           now={now?.checkP99Seconds}
           window={p99}
           quiet={{
@@ -243,7 +253,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
             othersNow: now?.errorRate,
           }}
           threshold={THRESHOLDS.checkP99Seconds}
-          format={formatSecondsAsMs}
+          format={checkQuantileText}
           hint={[latencyPartsText(h.latencyParts), `alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`]
             .filter(Boolean)
             .join(" · ")}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { latencyVerdict, type RuntimePart } from "@/lib/latency-split";
-import { checkQuantileText, latencyPartsText, topReasonText } from "./stats";
+import { checkQuantileText, latencyPartsText, processedHint, topReasonText } from "./stats";
 
 describe("the check p99 tile tells the consumer from Redis", () => {
   const loop = (seconds: number): RuntimePart => ({
@@ -48,5 +48,13 @@ describe("the check p99 tile says which bucket its figure lies in", () => {
   });
   it("a healthy check names its millisecond bucket", () => {
     expect(checkQuantileText(0.0042)).toBe("4.2 ms (bucket 2.5–5 ms)");
+  });
+});
+
+describe("the Processed tile's failed deliveries are not worded as the errors tile's dedup errors", () => {
+  it("says messages failed (to the DLQ or redelivered), never 'errors', beside a Dedup errors tile", () => {
+    const t = processedHint({ deduplicated: 0.52, error: 0 });
+    expect(t).toBe("0.52 msg/s deduplicated, 0 msg/s failed (to the DLQ or redelivered)");
+    expect(t).not.toMatch(/errors/);
   });
 });

@@ -202,6 +202,14 @@ function ScrapeAndSignalNotes({ h }: { h: OverviewHandler }) {
 }
 
 /**
+ * Under the Processed tile: its deduplicated and failed deliveries, in messages/s. A failed delivery
+ * (`result="error"`: to the DLQ or redelivered) is no dedup error, which the errors tile counts.
+ */
+export function processedHint(byResult: { deduplicated: number; error: number }): string {
+  return `${formatRate(byResult.deduplicated, "msg")} deduplicated, ${formatRate(byResult.error, "msg")} failed (to the DLQ or redelivered)`;
+}
+
+/**
  * A dedup check quantile with the bucket it lies in: "248.5 ms (bucket 100–250 ms)". The figure is
  * interpolated inside that bucket, so 100 ms added per check reads as the 100–250 ms bucket.
  */
@@ -232,13 +240,9 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
         />
         <Stat
           testId="stat-rate"
-          label="Processed"
+          label="Processed (5 min)"
           value={avail(h.processedRate, (f) => formatRate(f.total, "msg"))}
-          hint={
-            h.processedRate.status === "ok"
-              ? `${formatRate(h.processedRate.byResult.deduplicated)} deduplicated, ${formatRate(h.processedRate.byResult.error)} errors`
-              : undefined
-          }
+          hint={h.processedRate.status === "ok" ? processedHint(h.processedRate.byResult) : undefined}
         />
         <WindowStat
           testId="stat-p99"

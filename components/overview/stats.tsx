@@ -21,6 +21,7 @@ import { isNoScrapeDetail } from "@/lib/signals";
 import { NowFigure, windowTone } from "./now-figure";
 import type { QuietEvidence } from "@/lib/now-state";
 import { OnCallNotes } from "./on-call-notes";
+import { ScrapeAndSignalNotes } from "./handler-notes";
 import { isEmbeddedDetail, isPendingDetail, unavailableText, Stat } from "../panel";
 
 type Field = { status: "ok" } | { status: "unavailable"; detail: string };
@@ -31,26 +32,6 @@ function avail<T extends Field>(f: T, render: (ok: Extract<T, { status: "ok" }>)
   const detail = (f as { detail: string }).detail;
   // A service not scraped: the figure is not "Metrics unavailable" (Prometheus answers), it is old.
   return isNoScrapeDetail(detail) ? detail : unavailableText(detail);
-}
-
-/** What each optional signal of the row is, for "not measured for this service: …". */
-const SIGNAL_WHAT: Record<keyof NonNullable<OverviewHandler["signals"]>, string> = {
-  byCause: "duplicates by cause",
-  payloadConflicts: "payload conflicts",
-  leases: "lease counters",
-  hotUuids: "hot UUIDs",
-};
-
-/**
- * "Not measured for this service: duplicates by cause (export messages_duplicates_by_cause_total),
- * …": the row's figures whose signal its service does not export, so none of them reads as zero.
- */
-export function notMeasuredLine(h: OverviewHandler): string | null {
-  const parts = Object.entries(h.signals ?? {}).flatMap(([k, m]) =>
-    m.status === "unknown" ? [`${SIGNAL_WHAT[k as keyof typeof SIGNAL_WHAT]} (export ${m.metric})`] : [],
-  );
-  if (h.unchecked?.status === "unknown") parts.push(`runs without a dedup check (export ${h.unchecked.metric})`);
-  return parts.length ? `Not measured for this service: ${parts.join(", ")}.` : null;
 }
 
 /** What each error reason means for the on-call (the runbook's DedupRedisErrors, in a phrase). */
@@ -179,25 +160,6 @@ function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: num
         keys.status === "ok" && keys.noTtlCount > 0 ? "bad" : keys.status === "ok" && staleSince ? "warn" : "neutral"
       }
     />
-  );
-}
-
-/** Under the tiles: that the service's scrape is down (every figure is old), and which signals it does not export. */
-function ScrapeAndSignalNotes({ h }: { h: OverviewHandler }) {
-  return (
-    <>
-      {h.scrape?.status === "down" ? (
-        <p className="text-sm font-medium text-amber-700 dark:text-amber-300" data-testid="no-scrape">
-          {h.scrape.detail}: every figure above is from before it; Prometheus no longer scrapes {h.service} (up == 0, or
-          its target is gone).
-        </p>
-      ) : null}
-      {notMeasuredLine(h) ? (
-        <p className="text-xs text-slate-600 dark:text-slate-300" data-testid="not-measured-signals">
-          {notMeasuredLine(h)}
-        </p>
-      ) : null}
-    </>
   );
 }
 

@@ -98,4 +98,20 @@ describe("the Declared setup panel", () => {
     expect(html).toContain("pod-a: partitions 0, 1, 2 · lag 6");
     expect(html).toContain("lag 6");
   });
+
+  it("says how old the keys are against their TTL and until when, not '0.01 % filled' and a US-locale date", () => {
+    const validAt = new Date(Date.now() + 7 * 86_400_000 - 60_000).toISOString();
+    const html = renderToStaticMarkup(
+      <SelfView
+        d={{
+          ...UNDECLARED,
+          window: { status: "ok", ageMs: 60_000, filled: 1 / 10_080, validAt, source: "oldest-key" },
+        }}
+      />,
+    );
+    expect(html).toMatch(
+      /keys 1 min old \(oldest key in the store\) of a 7 d TTL: until \w{3} \d+ \d\d:\d\d the projection/,
+    );
+    expect(html).not.toMatch(/% filled|AM|PM/);
+  });
 });

@@ -66,13 +66,16 @@ export function HandlerTime({ service, handler }: { service: string; handler: st
             testId="handler-p99"
           />
           <Stat
-            label="leaseMs"
+            label="Lease"
             value={s.leaseMs === null ? "not declared" : formatDurationMs(s.leaseMs)}
-            hint={
+            hint={[
+              "the Deduplicator's leaseMs",
               decl?.handlerP99Seconds != null
                 ? `p99 over 1 h: ${formatQuantile(decl.handlerP99Seconds, HANDLER_TIME_BUCKETS, formatSeconds)}`
-                : undefined
-            }
+                : null,
+            ]
+              .filter(Boolean)
+              .join(" · ")}
             testId="handler-lease"
           />
         </div>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HandlerKeys, HandlersResponse } from "@/lib/api/handlers";
-import { keyFigures } from "./key-figures";
+import { countBehindTraffic, keyFigures } from "./key-figures";
 
 const scan = {
   scanned: 10,
@@ -86,5 +86,19 @@ describe("keyFigures: a handler's keys as every panel of the page shows them, fr
     expect(
       keyFigures(answer({ store: { status: "not-configured", detail: "" }, storeKind: "none" }), "s", "a"),
     ).toMatchObject({ status: "unavailable", detail: expect.stringMatching(/not configured/) });
+  });
+});
+
+describe("a count taken before the handler's traffic asks for a newer one", () => {
+  it("0 keys counted while the handler processes messages is behind its traffic", () => {
+    expect(countBehindTraffic(keyFigures(answer(), "s", "c"), 1.74)).toBe(true);
+  });
+  it("a count with keys, a handler without traffic, a recount already running or no count are not", () => {
+    expect(countBehindTraffic(keyFigures(answer(), "s", "a"), 1.74)).toBe(false);
+    expect(countBehindTraffic(keyFigures(answer(), "s", "c"), 0)).toBe(false);
+    expect(countBehindTraffic(keyFigures(answer(), "s", "c"), null)).toBe(false);
+    const running = { ...scan, done: false, scanned: 4, finishedAt: null };
+    expect(countBehindTraffic(keyFigures(answer({ scan: running }), "s", "c"), 1.74)).toBe(false);
+    expect(countBehindTraffic(keyFigures(undefined, "s", "c"), 1.74)).toBe(false);
   });
 });

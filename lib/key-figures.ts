@@ -47,3 +47,13 @@ export function keyFigures(d: HandlersResponse | undefined, service: string, han
     recount: scanFraction(d.scan),
   };
 }
+
+/**
+ * A count taken before its handler's traffic: no key counted while the handler processes messages
+ * (a count at start-up, before the first message). It is the last count, but not the newest the
+ * product can have: the page asks for a recount (the server allows one per 10 s) instead of showing
+ * "0 keys · exact" beside a flowing handler until the count goes stale a minute later.
+ */
+export function countBehindTraffic(k: KeyFigures, processedPerSecond: number | null | undefined): boolean {
+  return k.status === "ok" && k.count === 0 && k.recount === null && (processedPerSecond ?? 0) > 0;
+}

@@ -1,6 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import type { OverviewHandler } from "@/lib/api/overview";
-import { keyFigures, type KeyFigures } from "@/lib/key-figures";
+import { countBehindTraffic, keyFigures, type KeyFigures } from "@/lib/key-figures";
+import { useCatchUpCount } from "./catch-up-count";
 import { handlersQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import {
@@ -132,11 +133,16 @@ function keysHint(
     .join(" · ");
 }
 
+/** Beside a count taken before the handler's traffic, while the recount it asked for runs. */
+export const BEHIND_TEXT = "counted before its traffic, recounting";
+
 /** The handler's key count tile: the last count with its time, exactness, lease split and keys without TTL. */
 function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: number | null | undefined }) {
   // The keys as every other panel of the page shows them: the one /api/handlers answer.
   const { view } = useViewState();
   const keys = keyFigures(useQuery(handlersQuery(REFRESH_MS[view.refresh])).data, h.service, h.handler);
+  const behind = countBehindTraffic(keys, h.processedRate.status === "ok" ? h.processedRate.total : null);
+  useCatchUpCount(behind);
   // Whether Redis can be read now is the overview answer's: the count above is kept with its time.
   const staleSince = h.keys.status === "ok" ? h.keys.staleSince : null;
   return (
@@ -147,7 +153,10 @@ function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: num
       hint={
         keys.status === "ok" ? (
           // The count's clock time: local zone, so the server's paint and the browser's may differ.
-          <span suppressHydrationWarning>{keysHint(keys, staleSince, projectedKeys)}</span>
+          <span suppressHydrationWarning>
+            {behind ? `${BEHIND_TEXT} · ` : ""}
+            {keysHint(keys, staleSince, projectedKeys)}
+          </span>
         ) : isEmbeddedDetail(keys.detail) ? (
           "no store to inspect"
         ) : isPendingDetail(keys.detail) ? (

@@ -73,7 +73,7 @@ describe("real mode, just started", () => {
           .catch(() => null),
       );
       expect(note).toMatch(
-        /^This app started .+ ago \(at \d\d:\d\d:\d\d\): the 5 min figures and alerts above still include /,
+        /^This app started .+ ago \(at \d\d:\d\d:\d\d\): the 5 min figures and alerts still include .+ from before it/,
       );
       // Traffic seen on the page: from then, a tile of 0 keys may stand at most 25 s.
       await until("processed messages on the page", 45_000, async () => {

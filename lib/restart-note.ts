@@ -8,8 +8,8 @@ import type { OverviewHandler } from "@/lib/api/overview";
 import { formatDurationMs } from "@/lib/format";
 
 /**
- * "This app started 40 s ago (at 11:14:42): the 5-min figures and alerts above still include 4 min 20 s
- * recorded before it …"; `null` once the window lies wholly after the start, or without a start.
+ * "This app started 40 s ago (at 11:14:42): the 5 min figures and alerts still include 4 min 20 s from
+ * before it (…)"; `null` once the window lies wholly after the start, or without a start.
  */
 export function beforeStartText(b: OverviewHandler["beforeStart"], now: number = Date.now()): string | null {
   if (!b) return null;
@@ -20,7 +20,7 @@ export function beforeStartText(b: OverviewHandler["beforeStart"], now: number =
   const clock = new Date(started).toLocaleTimeString("en-GB", { hour12: false });
   return (
     `This app started ${formatDurationMs(Math.max(1000, now - started))} ago (at ${clock}): the ` +
-    `${formatDurationMs(b.windowSeconds * 1000)} figures and alerts above still include ` +
-    `${formatDurationMs(before)} recorded before it, by its previous process or another app that answered the same scrape.`
+    `${formatDurationMs(b.windowSeconds * 1000)} figures and alerts still include ${formatDurationMs(before)} ` +
+    `from before it (its previous process, or another app on the same scrape).`
   );
 }

@@ -89,16 +89,28 @@ describe("keyFigures: a handler's keys as every panel of the page shows them, fr
   });
 });
 
-describe("a count taken before the handler's traffic asks for a newer one", () => {
-  it("0 keys counted while the handler processes messages is behind its traffic", () => {
-    expect(countBehindTraffic(keyFigures(answer(), "s", "c"), 1.74)).toBe(true);
+describe("a count taken before most of the handler's traffic asks for a newer one", () => {
+  const at = Date.parse(scan.finishedAt!);
+  it("3 keys counted, then 20 s at 0.5 msg/s: about 10 messages since, behind", () => {
+    expect(
+      countBehindTraffic({ ...keyFigures(answer({ handlers: [row("a", 3, 0)] }), "s", "a") }, 0.5, at + 20_000),
+    ).toBe(10);
   });
-  it("a count with keys, a handler without traffic, a recount already running or no count are not", () => {
-    expect(countBehindTraffic(keyFigures(answer(), "s", "a"), 1.74)).toBe(false);
-    expect(countBehindTraffic(keyFigures(answer(), "s", "c"), 0)).toBe(false);
-    expect(countBehindTraffic(keyFigures(answer(), "s", "c"), null)).toBe(false);
+  it("0 keys counted while the handler processes messages is behind", () => {
+    expect(countBehindTraffic(keyFigures(answer(), "s", "c"), 1.74, at + 15_000)).toBe(26);
+  });
+  it("a steady count (a minute of traffic is a small share of it) is not", () => {
+    expect(
+      countBehindTraffic(keyFigures(answer({ handlers: [row("a", 150_000, 0)] }), "s", "a"), 1.74, at + 60_000),
+    ).toBeNull();
+  });
+  it("nor a count younger than 10 s, a handler without traffic, a running recount or no count", () => {
+    const c = keyFigures(answer(), "s", "c");
+    expect(countBehindTraffic(c, 1.74, at + 5_000)).toBeNull();
+    expect(countBehindTraffic(c, 0, at + 60_000)).toBeNull();
+    expect(countBehindTraffic(c, null, at + 60_000)).toBeNull();
     const running = { ...scan, done: false, scanned: 4, finishedAt: null };
-    expect(countBehindTraffic(keyFigures(answer({ scan: running }), "s", "c"), 1.74)).toBe(false);
-    expect(countBehindTraffic(keyFigures(undefined, "s", "c"), 1.74)).toBe(false);
+    expect(countBehindTraffic(keyFigures(answer({ scan: running }), "s", "c"), 1.74, at + 60_000)).toBeNull();
+    expect(countBehindTraffic(keyFigures(undefined, "s", "c"), 1.74, at + 60_000)).toBeNull();
   });
 });

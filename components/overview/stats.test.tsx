@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { latencyVerdict, type RuntimePart } from "@/lib/latency-split";
-import { checkQuantileText, latencyPartsText, processedHint, topReasonText } from "./stats";
+import { behindText, checkQuantileText, latencyPartsText, processedHint, topReasonText } from "./stats";
 
 describe("the check p99 tile tells the consumer from Redis", () => {
   const loop = (seconds: number): RuntimePart => ({
@@ -56,5 +56,12 @@ describe("the Processed tile's failed deliveries are not worded as the errors ti
     const t = processedHint({ deduplicated: 0.52, error: 0 });
     expect(t).toBe("0.52 msg/s deduplicated, 0 msg/s failed (to the DLQ or redelivered)");
     expect(t).not.toMatch(/errors/);
+  });
+});
+
+describe("a key count behind its traffic says how far, while it is recounted", () => {
+  it("names the messages processed since the count", () => {
+    expect(behindText(1_240)).toBe("≈ 1,240 messages since this count, recounting");
+    expect(behindText(1)).toBe("≈ 1 message since this count, recounting");
   });
 });

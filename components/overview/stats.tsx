@@ -133,8 +133,10 @@ function keysHint(
     .join(" · ");
 }
 
-/** Beside a count taken before the handler's traffic, while the recount it asked for runs. */
-export const BEHIND_TEXT = "counted before its traffic, recounting";
+/** Beside a count behind its traffic, while the recount it asked for runs: "≈ 26 messages since this count, recounting". */
+export function behindText(messagesSince: number): string {
+  return `≈ ${formatCount(messagesSince, messagesSince === 1 ? "message" : "messages")} since this count, recounting`;
+}
 
 /** The handler's key count tile: the last count with its time, exactness, lease split and keys without TTL. */
 function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: number | null | undefined }) {
@@ -142,7 +144,7 @@ function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: num
   const { view } = useViewState();
   const keys = keyFigures(useQuery(handlersQuery(REFRESH_MS[view.refresh])).data, h.service, h.handler);
   const behind = countBehindTraffic(keys, h.processedRate.status === "ok" ? h.processedRate.total : null);
-  useCatchUpCount(behind);
+  useCatchUpCount(behind !== null);
   // Whether Redis can be read now is the overview answer's: the count above is kept with its time.
   const staleSince = h.keys.status === "ok" ? h.keys.staleSince : null;
   return (
@@ -154,7 +156,7 @@ function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: num
         keys.status === "ok" ? (
           // The count's clock time: local zone, so the server's paint and the browser's may differ.
           <span suppressHydrationWarning>
-            {behind ? `${BEHIND_TEXT} · ` : ""}
+            {behind !== null ? `${behindText(behind)} · ` : ""}
             {keysHint(keys, staleSince, projectedKeys)}
           </span>
         ) : isEmbeddedDetail(keys.detail) ? (

@@ -35,8 +35,12 @@ const SWATCHES = [
 ];
 const swatch = (i: number) => SWATCHES[i % SWATCHES.length]!;
 
-/** The replica table's columns. */
-const REPLICA_COLUMNS = [
+/**
+ * The replica table's columns. Its rate is the topic's records committed per second over the
+ * header's window — every event type the group reads, the ones its handler skips included — so it
+ * is not called "Processed", the handler's 5-min `messages_processed_total` rate on the overview.
+ */
+export const REPLICA_COLUMNS = [
   {
     label: "Replica",
     className: "py-1",
@@ -45,13 +49,19 @@ const REPLICA_COLUMNS = [
   { label: "Host", className: "py-1" },
   { label: "Partitions", className: "py-1" },
   { label: "Lag", align: "right", className: "py-1" },
-  { label: "Processed", align: "right", className: "py-1" },
+  {
+    label: "Records committed",
+    align: "right",
+    className: "py-1",
+    title:
+      "Records of the topic this replica committed per second, over the window in the header: every event type, those its handler skips included (not the handler's Processed figure)",
+  },
 ] as const;
 
 /**
  * Which replica holds which partitions of a topic, per consumer group: a strip of the topic's
  * partitions coloured by their owner (with each partition's lag), and a table of replicas with
- * their partitions, lag and processed rate (committed offsets per second). Self-contained: fetches
+ * their partitions, lag and records committed per second. Self-contained: fetches
  * `GET /api/consumers` itself and polls every `refreshMs`.
  */
 export function ReplicaAssignment({
@@ -69,7 +79,7 @@ export function ReplicaAssignment({
   return (
     <Panel
       title="Replicas and partitions"
-      description={`Consumer group members of ${topic}: who holds which partition, lag, and processed messages per second (from committed offsets).`}
+      description={`Consumer group members of ${topic}: who holds which partition, lag, and records of the topic committed per second (every event type; a handler's Processed counts only its own).`}
       testId="replica-assignment"
     >
       <QueryView
@@ -191,7 +201,7 @@ function GroupView({ g }: { g: ConsumerGroupView }) {
               <td className="py-1 tabular-nums">{m.partitions.length ? m.partitions.join(", ") : "none"}</td>
               <td className="py-1 text-right tabular-nums">{formatNumber(m.lag)}</td>
               <td className="py-1 text-right tabular-nums">
-                {m.processedPerSecond === null ? "—" : formatRate(m.processedPerSecond, "msg")}
+                {m.processedPerSecond === null ? "—" : formatRate(m.processedPerSecond, "records")}
               </td>
             </tr>
           ))}

@@ -18,7 +18,7 @@ export type FleetSort = (typeof FLEET_SORTS)[number];
 export const FLEET_SORT_LABELS: Record<FleetSort, string> = {
   worst: "Worst first (alerts, then ratio)",
   ratio: "Duplicate ratio",
-  rate: "Processed rate",
+  rate: "Processed (5 min)",
   errors: "Errors (service)",
   p99: "Check p99 (service)",
   keys: "Keys",

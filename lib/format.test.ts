@@ -104,20 +104,22 @@ describe("key counts carry their time and their leases", () => {
 });
 
 describe("capacity warm-up note", () => {
-  it("says how full the window is and when the projection holds", async () => {
+  it("says how old the keys are against their TTL and until when the projection extrapolates, not a share 'filled'", async () => {
     const { formatWindowFill, formatClock } = await import("./format");
     const now = Date.parse("2026-12-01T18:00:00Z");
     const validAt = new Date(now + 23 * 3_600_000 + 2 * 60_000).toISOString();
-    expect(formatWindowFill({ ageMs: 58 * 60_000, filled: 0.04, validAt, source: "oldest-key" }, "in Redis", now)).toBe(
-      `window 4% filled (keys 58 min old, oldest key in Redis) — projection valid after ${formatClock(Date.parse(validAt) / 1000, true)}`,
-    );
     expect(
-      formatWindowFill(
-        { ageMs: 4 * 60_000, filled: 0.0028, validAt, source: "oldest-key" },
-        "in the in-memory store",
-        now,
-      ),
-    ).toMatch(/^window 0\.28% filled .*oldest key in the in-memory store\)/);
+      formatWindowFill({ ageMs: 58 * 60_000, filled: 58 / 1440, validAt, source: "oldest-key" }, "in Redis", now),
+    ).toBe(
+      `keys 58 min old (oldest key in Redis) of a 1 d TTL: until ${formatClock(Date.parse(validAt) / 1000, true)} the projection extrapolates from 58 min of traffic`,
+    );
+    const week = formatWindowFill(
+      { ageMs: 60_000, filled: 1 / 10_080, validAt, source: "oldest-key" },
+      "in the in-memory store",
+      now,
+    );
+    expect(week).toMatch(/^keys 1 min old \(oldest key in the in-memory store\) of a 7 d TTL: until /);
+    expect(week).not.toMatch(/filled|%/);
     expect(
       formatWindowFill({ ageMs: 86_400_000, filled: 1, validAt: null, source: "oldest-key" }, "in Redis", now),
     ).toBeNull();

@@ -213,10 +213,11 @@ export function scanFraction(scan: { scanned: number; total: number; done: boole
 }
 
 /**
- * While keys are younger than their TTL window (the API's `window` with a `validAt`): "window 4%
- * filled (keys 58 min old, oldest key in Redis) — projection valid after 19:22"; only the filled
- * share is projected then, and no gap warning is given. `null` once the window is full or unknown.
- * `inStore` says where the oldest key is, in the store's words (`lib/store-words.ts`).
+ * While keys are younger than their TTL window (the API's `window` with a `validAt`): "keys 58 min
+ * old (oldest key in Redis) of a 1 d TTL: until Dec 2 17:02 the projection extrapolates from 58 min
+ * of traffic" — said in durations and a clock time, not as a share of the window ("0.01% filled"
+ * of a 7-day TTL says nothing). `null` once the window is full or unknown. `inStore` says where the
+ * oldest key is, in the store's words (`lib/store-words.ts`).
  */
 export function formatWindowFill(
   w:
@@ -230,8 +231,10 @@ export function formatWindowFill(
   const at = Date.parse(w.validAt);
   if (!Number.isFinite(at)) return null;
   const when = formatClock(at / 1000, at - now > 20 * 3_600_000);
-  const pct = w.filled < 0.01 ? formatPercent(w.filled) : `${Math.floor(w.filled * 100)}%`;
-  return `window ${pct} filled (keys ${formatDurationMs(w.ageMs)} old, ${w.source === "oldest-key" ? `oldest key ${inStore}` : "since process start"}) — projection valid after ${when}`;
+  const age = formatDurationMs(w.ageMs);
+  const ttl = w.filled > 0 ? ` of a ${formatDurationMs(Math.round(w.ageMs / w.filled / 60_000) * 60_000)} TTL` : "";
+  const from = w.source === "oldest-key" ? `oldest key ${inStore}` : "since process start";
+  return `keys ${age} old (${from})${ttl}: until ${when} the projection extrapolates from ${age} of traffic`;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HandlerKeys, HandlersResponse } from "@/lib/api/handlers";
-import { keyFigures } from "./key-figures";
+import { countBehindTraffic, keyFigures } from "./key-figures";
 
 const scan = {
   scanned: 10,
@@ -86,5 +86,31 @@ describe("keyFigures: a handler's keys as every panel of the page shows them, fr
     expect(
       keyFigures(answer({ store: { status: "not-configured", detail: "" }, storeKind: "none" }), "s", "a"),
     ).toMatchObject({ status: "unavailable", detail: expect.stringMatching(/not configured/) });
+  });
+});
+
+describe("a count taken before most of the handler's traffic asks for a newer one", () => {
+  const at = Date.parse(scan.finishedAt!);
+  it("3 keys counted, then 20 s at 0.5 msg/s: about 10 messages since, behind", () => {
+    expect(
+      countBehindTraffic({ ...keyFigures(answer({ handlers: [row("a", 3, 0)] }), "s", "a") }, 0.5, at + 20_000),
+    ).toBe(10);
+  });
+  it("0 keys counted while the handler processes messages is behind", () => {
+    expect(countBehindTraffic(keyFigures(answer(), "s", "c"), 1.74, at + 15_000)).toBe(26);
+  });
+  it("a steady count (a minute of traffic is a small share of it) is not", () => {
+    expect(
+      countBehindTraffic(keyFigures(answer({ handlers: [row("a", 150_000, 0)] }), "s", "a"), 1.74, at + 60_000),
+    ).toBeNull();
+  });
+  it("nor a count younger than 10 s, a handler without traffic, a running recount or no count", () => {
+    const c = keyFigures(answer(), "s", "c");
+    expect(countBehindTraffic(c, 1.74, at + 5_000)).toBeNull();
+    expect(countBehindTraffic(c, 0, at + 60_000)).toBeNull();
+    expect(countBehindTraffic(c, null, at + 60_000)).toBeNull();
+    const running = { ...scan, done: false, scanned: 4, finishedAt: null };
+    expect(countBehindTraffic(keyFigures(answer({ scan: running }), "s", "c"), 1.74, at + 60_000)).toBeNull();
+    expect(countBehindTraffic(keyFigures(undefined, "s", "c"), 1.74, at + 60_000)).toBeNull();
   });
 });

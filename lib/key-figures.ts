@@ -47,3 +47,28 @@ export function keyFigures(d: HandlersResponse | undefined, service: string, han
     recount: scanFraction(d.scan),
   };
 }
+
+/** A count is behind its traffic once the messages processed since it reach this share of it. */
+const BEHIND_SHARE = 0.1;
+/** Younger counts are never called behind: the server starts at most one count per 10 s anyway. */
+const BEHIND_MIN_AGE_MS = 10_000;
+
+/**
+ * About how many messages the handler processed since its last count (`processedPerSecond` × the
+ * count's age), when that is at least a tenth of the count: the count is behind its traffic — a
+ * count at start-up, before most messages (3 keys counted, then hundreds written while the count
+ * stood for the inspector's minute). At a steady state (keys ≈ rate × TTL) a minute of traffic is a
+ * small share of the count and this is `null`. The page then asks for a recount (the server allows
+ * one per 10 s) instead of showing the old count as the current one.
+ */
+export function countBehindTraffic(
+  k: KeyFigures,
+  processedPerSecond: number | null | undefined,
+  now: number = Date.now(),
+): number | null {
+  if (k.status !== "ok" || k.recount !== null || !processedPerSecond || processedPerSecond <= 0) return null;
+  const at = k.countedAt ? Date.parse(k.countedAt) : NaN;
+  if (!Number.isFinite(at) || now - at < BEHIND_MIN_AGE_MS) return null;
+  const since = processedPerSecond * ((now - at) / 1000);
+  return since >= 1 && since >= BEHIND_SHARE * k.count ? Math.round(since) : null;
+}

@@ -48,3 +48,12 @@ export const PROCESS_START_METRIC = "process_start_time_seconds";
 
 /** prom-client's default gauge of the event loop's p99 delay (seconds), on the app's registry. */
 export const EVENTLOOP_P99_METRIC = "nodejs_eventloop_lag_p99_seconds";
+
+/**
+ * The label every series of an embedded-mode app's `/api/metrics` carries (`app_mode="embedded"`; not
+ * `mode`, which `dedup_handler_info` declares as the handler's guarantee mode): its
+ * demo's figures are no real service's, though they bear the same service and handler names. The
+ * shipped Prometheus drops such series at scrape (infra/prometheus/prometheus.yml), so real mode
+ * started after a demo on the same port does not open with the demo's faults as current alerts.
+ */
+export const EMBEDDED_SERIES_LABEL = { name: "app_mode", value: "embedded" } as const;

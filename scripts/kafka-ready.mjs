@@ -1,5 +1,6 @@
 // Exits 0 when a kafkajs admin client can list topics on the broker; with --create name:partitions…
-// also creates those topics when missing. Used by scripts/stack.sh (readiness and demo topics).
+// also creates those topics when missing and prints one line per topic (created, or already there).
+// Used by scripts/stack.sh (readiness and demo topics).
 import kafkajs from "kafkajs";
 
 const { Kafka, logLevel } = kafkajs;
@@ -22,6 +23,11 @@ try {
       .filter(([name]) => !have.has(name))
       .map(([topic, n]) => ({ topic, numPartitions: Number(n ?? 1), replicationFactor: 1 }));
     if (topics.length) await admin.createTopics({ topics, waitForLeaders: true });
+    // What stack.sh prints: each topic asked for, created now or already there.
+    for (const [name, n] of specs.map((s) => s.split(":")))
+      console.log(
+        `${name} (${n ?? 1} partition${n === "1" || !n ? "" : "s"}) ${have.has(name) ? "already there" : "created"}`,
+      );
   }
   await admin.disconnect();
   process.exit(0);

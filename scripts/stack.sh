@@ -124,16 +124,17 @@ up_kafka() {
 }
 
 ensure_topics() {
-  node "$ROOT/scripts/kafka-ready.mjs" "127.0.0.1:$KAFKA_PORT" --create demo.events:6 demo.events.dlq:1 \
+  local out
+  out=$(node "$ROOT/scripts/kafka-ready.mjs" "127.0.0.1:$KAFKA_PORT" --create demo.events:6 demo.events.dlq:1) \
     || die "could not create the demo topics"
+  say "kafka: topics $(echo "$out" | paste -sd ',' | sed 's/,/, /g')"
 }
 
 prom_ready() { curl -fsS "http://127.0.0.1:$PROM_PORT/-/ready"; }
 
 up_prometheus() {
   want victoria-metrics victoria-metrics # the store-parity test (VictoriaMetrics + vmalert)
-  want prometheus-alertmanager prometheus-alertmanager
-  if am_ready >/dev/null 2>&1; then say "alertmanager: up (127.0.0.1:$AM_PORT)$(alive alertmanager && echo ", ours, pid $(cat "$PIDS/alertmanager.pid")")"; else say "alertmanager: down$(port_open "$AM_PORT" && echo "; 127.0.0.1:$AM_PORT is held by $(port_owner "$AM_PORT" | cut -c1-80)")"; rc=1; fi
+  # Alertmanager's own line is up_alertmanager's (it runs just before): printed once.
   if prom_ready >/dev/null 2>&1; then say "prometheus: up at 127.0.0.1:$PROM_PORT"; return 0; fi
   need prometheus prometheus
   need curl curl

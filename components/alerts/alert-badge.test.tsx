@@ -1,11 +1,12 @@
 import { renderToStaticMarkup } from "react-dom/server";
+import { formatInstant } from "@/lib/clock-time";
 import { describe, expect, it } from "vitest";
 import type { AlertRule } from "@/lib/api/alerts";
 import { AlertBadge, badgeInstant } from "./alert-badge";
 import { AlertCards, threshold } from "./alert-rules";
 
 const unknown = { since: "2026-12-02T07:31:02.000Z", lastKnownAt: "2026-12-02T07:30:55.000Z" };
-const clock = (iso: string) => new Date(iso).toLocaleTimeString();
+const clock = (iso: string) => formatInstant(iso);
 const text = (html: string) => html.replace(/<[^>]+>/g, "");
 
 describe("AlertBadge: a rule state that cannot be read is unknown, not inactive", () => {

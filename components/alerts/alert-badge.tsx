@@ -5,6 +5,7 @@ import type { AlertsUnknown } from "@/lib/api/alerts";
 import type { AlertStateName } from "@/lib/api/common";
 import { timeToFireMs } from "@/lib/alert-transitions";
 import { formatDurationMs, formatSince } from "@/lib/format";
+import { formatInstant } from "@/lib/clock-time";
 
 const TONE: Record<AlertStateName, string> = {
   inactive:
@@ -36,7 +37,7 @@ const UNKNOWN_TONE =
 
 /** Local clock time of an ISO instant. */
 function clockOf(iso: string): string {
-  return new Date(iso).toLocaleTimeString();
+  return formatInstant(iso);
 }
 
 /** The text of an unknown badge: since when the states cannot be read, and the last known one. */
@@ -106,11 +107,11 @@ function KnownBadge({ state, since, firingSince, firesAt, now }: Omit<AlertBadge
   if (state === "pending" && since) {
     detail = `since ${formatSince(since, at)}`;
     if (left !== null) detail += left > 0 ? `, fires in ${formatDurationMs(left)}` : ", fires at the next evaluation";
-    title = `pending since ${new Date(since).toLocaleString()}${firesAt ? `; fires at ${new Date(firesAt).toLocaleString()} if the condition holds` : ""}`;
+    title = `pending since ${formatInstant(since)}${firesAt ? `; fires at ${formatInstant(firesAt)} if the condition holds` : ""}`;
   } else if (state === "firing" && (firingSince ?? since)) {
     const from = (firingSince ?? since)!;
     detail = `since ${formatSince(from, at)}`;
-    title = `firing since ${new Date(from).toLocaleString()}${since ? `; pending since ${new Date(since).toLocaleString()}` : ""}`;
+    title = `firing since ${formatInstant(from)}${since ? `; pending since ${formatInstant(since)}` : ""}`;
   }
   return (
     <span

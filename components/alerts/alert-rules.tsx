@@ -6,6 +6,7 @@ import { ALERT_NAMES } from "@/lib/thresholds";
 import { AlertBadge } from "./alert-badge";
 import { SilenceForm } from "./silence-form";
 import { AlertmanagerState } from "./silences";
+import { formatInstant } from "@/lib/clock-time";
 
 /** A rule's transition times over its instances, for the rule's own badge. */
 export interface RuleTimes {
@@ -33,7 +34,7 @@ export function ruleTimes(rule: AlertRule): RuleTimes {
 
 /** Local clock time of an ISO instant, seconds shown (transitions are seconds apart). */
 function clock(iso: string | null): string {
-  return iso ? new Date(iso).toLocaleTimeString() : "—";
+  return formatInstant(iso);
 }
 
 /** What a per-second rule counts: errors unless it says otherwise (the lag's slope is messages/s). */

@@ -7,6 +7,7 @@ import { Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
 import { AlertTable } from "./alert-rules";
 import { SilencesPanel } from "./silences";
+import { formatInstant } from "@/lib/clock-time";
 
 /** Every dedup alert rule with its instances, state and since-when (from /api/alerts). */
 export function AlertsView() {
@@ -21,7 +22,7 @@ export function AlertsView() {
               {d.source === "prometheus"
                 ? "Rule states from Prometheus (/api/v1/rules)."
                 : "Embedded mode: evaluated in this process from the same thresholds and hold durations as the Prometheus rules."}{" "}
-              Updated {new Date(d.generatedAt).toLocaleTimeString()}.{" "}
+              Updated {formatInstant(d.generatedAt)}.{" "}
               <span data-testid="am-status">
                 {d.alertmanager.status === "ok"
                   ? "Alertmanager's state beside each instance (Prometheus sends it firing alerts only)."

@@ -8,9 +8,10 @@ import { Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
 import { MutationError, TokenField } from "../workshop/token-field";
 import { useSilenceWrites } from "./silence-writes";
+import { formatInstant } from "@/lib/clock-time";
 
 function clock(iso: string | null): string {
-  return iso ? new Date(iso).toLocaleString() : "—";
+  return formatInstant(iso);
 }
 
 /** Expires silence `id` (as `amtool silence expire` does). */

@@ -9,6 +9,7 @@ import { errorTitle } from "../query-state";
 import { EmptyState, ErrorState, LoadingState, Panel } from "../panel";
 import { DataTable } from "../data-table";
 import { LabeledSelect } from "../field";
+import { formatInstant } from "@/lib/clock-time";
 
 const ACTION_CHOICES = [{ value: "", label: "every action" }, ...AUDIT_ACTIONS.map((a) => ({ value: a, label: a }))];
 
@@ -74,7 +75,9 @@ export function AuditView() {
 function AuditRow({ e }: { e: AuditEntry }) {
   return (
     <tr data-testid="audit-row" className="border-t border-slate-100 align-top dark:border-slate-800">
-      <td className="whitespace-nowrap text-xs">{e.at}</td>
+      <td className="whitespace-nowrap text-xs" title={e.at} suppressHydrationWarning>
+        {formatInstant(e.at)}
+      </td>
       <td title={principalText(e.principal)} data-testid="audit-who">
         {e.who}
         {/* A user's roles (proxy/oidc); the token or a local request is the whole app's admin by rule: its title says so. */}

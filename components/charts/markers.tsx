@@ -1,6 +1,7 @@
 "use client";
 
 import { MARKER_INFO, MARKER_KINDS, type MarkerKind } from "@/lib/api/events";
+import { formatInstant } from "@/lib/clock-time";
 
 /** One event drawn on a time-series chart: a vertical line at `t` with a hover text. */
 export interface ChartMarker {
@@ -21,7 +22,7 @@ export function MarkerFlag({ viewBox, marker }: { viewBox?: { x?: number; y?: nu
   const color = MARKER_INFO[marker.kind].color;
   return (
     <g data-testid="chart-marker" data-kind={marker.kind} data-at={marker.t} className="cursor-help">
-      <title>{`${new Date(marker.t * 1000).toLocaleTimeString()} — ${marker.title}`}</title>
+      <title>{`${formatInstant(marker.t * 1000)} — ${marker.title}`}</title>
       <path d={`M${x - 5},${y} L${x + 5},${y} L${x},${y + 7} Z`} fill={color} />
       {/* A wider invisible target than the 1 px line, so hovering finds the text. */}
       <rect x={x - 5} y={y} width={10} height={24} fill="transparent" />

@@ -17,6 +17,7 @@ import { DiscardPanel } from "./discard-panel";
 import { MaskedBadge } from "../records/masked-badge";
 import { useHydrated } from "../hydrated";
 import { DataTable } from "../data-table";
+import { formatInstant } from "@/lib/clock-time";
 
 const REASON_CHOICES = [{ value: "", label: "any" }, ...POISON_REASON_CLASSES.map((r) => ({ value: r, label: r }))];
 // `expired` records have left the log: a listing read from the log has none to show.
@@ -79,8 +80,8 @@ function DlqFilter({
 export function stateDetail(e: DlqEntry): string {
   const r = e.resolution;
   if (e.state === "redriven" && r?.to)
-    return `re-driven by ${r.who} at ${r.at} to ${r.to.topic}${r.to.partition !== undefined ? `/${r.to.partition}/${r.to.offset ?? "?"}` : ""} as ${r.to.uuid}`;
-  if (e.state === "discarded" && r) return `discarded by ${r.who} at ${r.at}: ${r.why ?? ""}`;
+    return `re-driven by ${r.who} at ${formatInstant(r.at)} to ${r.to.topic}${r.to.partition !== undefined ? `/${r.to.partition}/${r.to.offset ?? "?"}` : ""} as ${r.to.uuid}`;
+  if (e.state === "discarded" && r) return `discarded by ${r.who} at ${formatInstant(r.at)}: ${r.why ?? ""}`;
   return e.state === "open" ? "waits for a re-drive or a discard" : "left the log (retention)";
 }
 
@@ -109,7 +110,9 @@ function DlqRow({ e, ticked, onTick }: { e: DlqEntry; ticked: boolean; onTick: (
         <span className="font-mono">{e.state}</span>
         {e.resolution ? <div className="max-w-xs truncate text-slate-500">{stateDetail(e)}</div> : null}
       </td>
-      <td className="whitespace-nowrap text-xs">{e.poisonedAt}</td>
+      <td className="whitespace-nowrap text-xs" title={e.poisonedAt ?? undefined} suppressHydrationWarning>
+        {formatInstant(e.poisonedAt)}
+      </td>
       <td className="font-mono text-xs">
         {e.uuid ?? "— none"}
         <MaskedBadge notes={e.masked} />

@@ -2,7 +2,14 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import type { RedriveResponse } from "@/lib/api/dlq";
-import { confirmText, redriveCounts, RedrivePanel, RedriveResult } from "./redrive-panel";
+import {
+  afterRedrive,
+  confirmText,
+  redriveCounts,
+  redriveDescription,
+  RedrivePanel,
+  RedriveResult,
+} from "./redrive-panel";
 
 const dry: RedriveResponse = {
   dryRun: true,
@@ -40,16 +47,37 @@ describe("the re-drive panel", () => {
     expect(text).toContain("with a new UUID each");
     expect(text).toContain("at most 50 per second (about 3 s)");
     expect(text).toContain("2 matched records are skipped");
-    expect(confirmText("every record", { ...dry, matched: 1, skipped: 0 }, "same-uuid")).toContain(
+    expect(confirmText("", { ...dry, matched: 1, skipped: 0 }, "same-uuid")).toContain(
       "with the same UUID (payload conflicts are skipped: they would loop)",
     );
   });
 
+  it("says where the records go and which ones in words, not 'matching every record' or 'their topic_poisoned'", () => {
+    expect(redriveDescription("")).toMatch(
+      /^Publishes every DLQ record back to the topic it was poisoned on \(its topic_poisoned header/,
+    );
+    expect(redriveDescription("handler on-event")).toContain(
+      "Publishes the DLQ records matching handler on-event back",
+    );
+    const all = confirmText("", dry, "same-uuid");
+    expect(all).toContain("Re-drive 120 messages from the DLQ back to their original topics");
+    expect(all).not.toContain("matching");
+  });
+
+  it("after a real re-drive the DLQ list is read again (its rows then show as re-driven); a dry run leaves it", () => {
+    const client = new QueryClient();
+    client.setQueryData(["dlq", "topic=demo.events.dlq"], { records: [] });
+    const shown: RedriveResponse[] = [];
+    afterRedrive(client, dry, (r) => shown.push(r));
+    expect(client.getQueryState(["dlq", "topic=demo.events.dlq"])?.isInvalidated).toBe(false);
+    afterRedrive(client, { ...dry, dryRun: false, redriven: 118 }, (r) => shown.push(r));
+    expect(client.getQueryState(["dlq", "topic=demo.events.dlq"])?.isInvalidated).toBe(true);
+    expect(shown.map((r) => r.dryRun)).toEqual([true, false]);
+  });
+
   it("says how many matched records were left alone because they were already re-driven or discarded", () => {
     const withResolved = { ...dry, notOpen: 7 };
-    expect(confirmText("every record", withResolved, "same-uuid")).toContain(
-      "7 already re-driven or discarded are left alone.",
-    );
+    expect(confirmText("", withResolved, "same-uuid")).toContain("7 already re-driven or discarded are left alone.");
     expect(renderToStaticMarkup(<RedriveResult r={withResolved} />)).toContain(
       "7 left alone: already re-driven or discarded",
     );

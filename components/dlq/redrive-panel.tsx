@@ -1,6 +1,6 @@
 "use client";
 
-import { useMutation } from "@tanstack/react-query";
+import { useMutation, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ApiError } from "@/lib/query-options";
 import { redrive } from "@/lib/record-queries";
@@ -34,12 +34,15 @@ const MODE_WORDS: Record<ModeChoice, { label: string; says: string }> = {
   },
 };
 
-/** What the confirmation asks: the selection, how many, the mode and the rate, in words. */
+/**
+ * What the confirmation asks: the selection (`what`: the filter in words, "" for every record), how
+ * many, the mode and the rate, in words.
+ */
 export function confirmText(what: string, p: RedriveResponse, mode: ModeChoice): string {
   const n = p.matched;
   const secs = Math.ceil(n / p.ratePerSecond);
   return [
-    `Re-drive ${n} message${n === 1 ? "" : "s"} from the DLQ, matching ${what}, back to their original topics,`,
+    `Re-drive ${n} message${n === 1 ? "" : "s"} from the DLQ${what ? `, matching ${what},` : ""} back to their original topics,`,
     `${MODE_WORDS[mode].says}, keeping each record's Kafka key (its partition),`,
     `at most ${p.ratePerSecond} per second (about ${secs} s)?`,
     p.skipped
@@ -49,6 +52,20 @@ export function confirmText(what: string, p: RedriveResponse, mode: ModeChoice):
   ]
     .filter(Boolean)
     .join("\n");
+}
+
+/**
+ * After an answer: it becomes the panel's result, and after a real re-drive the DLQ list is read
+ * again, so the records just re-driven show as such instead of the same rows unmarked.
+ */
+export function afterRedrive(client: QueryClient, r: RedriveResponse, show: (r: RedriveResponse) => void): void {
+  show(r);
+  if (!r.dryRun) void client.invalidateQueries({ queryKey: ["dlq"] });
+}
+
+/** The panel's description: which records go where ("" for `what`: every record), in words. */
+export function redriveDescription(what: string): string {
+  return `Publishes ${what ? `the DLQ records matching ${what}` : "every DLQ record"} back to the topic it was poisoned on (its topic_poisoned header; consumer topics only) with its Kafka key, poison headers removed.`;
 }
 
 /** The UUID mode of a re-drive, and for payload conflicts why a new UUID is preselected. */
@@ -104,6 +121,7 @@ export function RedrivePanel({ filter }: { filter: { handler?: string; reason?: 
   const conflicts = filter.reason === POISON_REASON_CLASS.payloadConflict;
   const [mode, setMode] = useState<ModeChoice>(conflicts ? REDRIVE_MODE.newUuid : "per-record");
   const [preview, setPreview] = useState<RedriveResponse | null>(null);
+  const client = useQueryClient();
   const m = useMutation({
     // The real run sends the dry run's previewId: it re-drives exactly the records the preview showed.
     mutationFn: (dryRun: boolean) =>
@@ -116,25 +134,20 @@ export function RedrivePanel({ filter }: { filter: { handler?: string; reason?: 
         },
         tok.token,
       ),
-    onSuccess: (r) => setPreview(r),
+    onSuccess: (r) => afterRedrive(client, r, setPreview),
     onError: (e) => {
       if (needsToken(e)) tok.show();
     },
   });
-  const what =
-    [filter.handler ? `handler ${filter.handler}` : null, filter.reason ? `reason ${filter.reason}` : null]
-      .filter(Boolean)
-      .join(", ") || "every record";
+  const what = [filter.handler ? `handler ${filter.handler}` : null, filter.reason ? `reason ${filter.reason}` : null]
+    .filter(Boolean)
+    .join(", ");
   const real = () => {
     if (!preview || preview.matched === 0) return;
     if (window.confirm(confirmText(what, preview, mode))) m.mutate(false);
   };
   return (
-    <Panel
-      title="Re-drive"
-      description={`Publishes the DLQ records matching ${what} back to their topic_poisoned (only the consumer topics) with their Kafka key, poison headers removed.`}
-      testId="redrive"
-    >
+    <Panel title="Re-drive" description={redriveDescription(what)} testId="redrive">
       {tok.shown ? <TokenField token={tok.token} setToken={tok.setToken} /> : null}
       <ModeField
         mode={mode}

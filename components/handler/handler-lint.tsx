@@ -2,7 +2,9 @@
 
 import { useQuery } from "@tanstack/react-query";
 import type { Finding } from "@/lib/api/common";
+import { formatDurationMs } from "@/lib/format";
 import { lintQuery } from "@/lib/query-options";
+import { TTL_POLICY } from "@/names/keys";
 import { Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
 import { useStoreWords } from "../store-words";
@@ -30,16 +32,22 @@ function Findings({ findings, source }: { findings: readonly Finding[]; source: 
   );
 }
 
+/** The panel's description: what is checked, the TTL policy in figures rather than a section number. */
+export function lintDescription(inStore: string): string {
+  const d = formatDurationMs;
+  return (
+    `The library's lint (lintHandler) on the declared setup, and the TTL policy on the TTLs seen ${inStore}: ` +
+    `${d(TTL_POLICY.defaultMs)} by default, ${d(TTL_POLICY.criticalMs)} for critical events, at most ` +
+    `${d(TTL_POLICY.analyticsMaxMs)} for analytics, never under ${d(TTL_POLICY.minimumMs)}.`
+  );
+}
+
 /** The library lint of the declared handler and the TTL-policy check of its observed keys, each with its spec section. */
 export function HandlerLint({ service, handler }: { service: string; handler: string }) {
   const words = useStoreWords();
   const q = useQuery(lintQuery());
   return (
-    <Panel
-      title="Lint"
-      description={`lintHandler on the declared setup, and the TTL policy (spec §3) on the TTLs seen ${words.inStore}.`}
-      testId="lint"
-    >
+    <Panel title="Lint" description={lintDescription(words.inStore)} testId="lint">
       <QueryView query={q} what="Lint" height={80}>
         {(d) => {
           const decl =

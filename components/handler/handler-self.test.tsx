@@ -118,4 +118,20 @@ describe("the Declared setup panel", () => {
     expect(html).toContain("kafka-transaction");
     expect(html.match(/<dd><\/dd>/g)).toBeNull();
   });
+
+  it("says how old the keys are against their TTL and until when, not '0.01 % filled' and a US-locale date", () => {
+    const validAt = new Date(Date.now() + 7 * 86_400_000 - 60_000).toISOString();
+    const html = renderToStaticMarkup(
+      <SelfView
+        d={{
+          ...UNDECLARED,
+          window: { status: "ok", ageMs: 60_000, filled: 1 / 10_080, validAt, source: "oldest-key" },
+        }}
+      />,
+    );
+    expect(html).toMatch(
+      /keys 1 min old \(oldest key in the store\) of a 7 d TTL: until \w{3} \d+ \d\d:\d\d the projection/,
+    );
+    expect(html).not.toMatch(/% filled|AM|PM/);
+  });
 });

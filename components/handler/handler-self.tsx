@@ -2,7 +2,7 @@
 
 import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
 import type { HandlerSelfResponse } from "@/lib/api/handlers";
-import { formatDurationMs, formatNumber } from "@/lib/format";
+import { formatDurationMs, formatNumber, formatWindowFill } from "@/lib/format";
 import { fetchJson } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { Panel } from "../panel";
@@ -72,7 +72,7 @@ export function SelfView({ d }: { d: HandlerSelfResponse }) {
         </Row>
         <Row label="Window" field={d.window} testId="self-window">
           {d.window.status === "ok"
-            ? `${formatNumber(d.window.filled * 100)} % filled${d.window.validAt ? ` · projection valid after ${new Date(d.window.validAt).toLocaleString()}` : ""}`
+            ? (formatWindowFill(d.window, "in the store") ?? "full: keys as old as their TTL, the projection holds")
             : null}
         </Row>
         <Row label="Lease" field={d.lease} testId="self-lease">

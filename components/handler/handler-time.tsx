@@ -4,6 +4,8 @@ import { useQuery } from "@tanstack/react-query";
 import { HANDLER_INFO_LABEL } from "@/names/contract";
 import { formatDurationMs, formatSeconds } from "@/lib/format";
 import { halfLeaseLine, handlerTimeSummary } from "@/lib/handler-time";
+import { bucketText, formatQuantile } from "@/lib/quantile-bucket";
+import { HANDLER_TIME_BUCKETS } from "@/names/buckets";
 import { lintQuery, seriesQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import { SeriesPanel } from "../charts/series-panel";
@@ -47,24 +49,38 @@ export function HandlerTime({ service, handler }: { service: string; handler: st
       emptyText="no handler attempt timed (handler_execution_time_seconds has no sample for this handler)."
       footer={
         <div className="mt-2 grid grid-cols-3 gap-2" data-testid="handler-time-figures">
-          <Stat label="p50" value={formatSeconds(s.p50)} testId="handler-p50" />
+          <Stat
+            label="p50"
+            value={formatSeconds(s.p50)}
+            hint={bucketText(s.p50, HANDLER_TIME_BUCKETS) ?? undefined}
+            testId="handler-p50"
+          />
           <Stat
             label="p99"
             value={formatSeconds(s.p99)}
             tone={s.nearLease ? "warn" : "neutral"}
-            hint={s.nearLease ? "above half the lease: a takeover is near" : undefined}
+            hint={
+              [bucketText(s.p99, HANDLER_TIME_BUCKETS), s.nearLease ? "above half the lease: a takeover is near" : null]
+                .filter(Boolean)
+                .join(" · ") || undefined
+            }
             testId="handler-p99"
           />
           <Stat
-            label="leaseMs"
+            label="Lease"
             value={
               s.leaseMs === null
                 ? (decl?.notApplicable.find((n) => n.label === HANDLER_INFO_LABEL.leaseMs)?.text ?? "not declared")
                 : formatDurationMs(s.leaseMs)
             }
-            hint={
-              decl?.handlerP99Seconds != null ? `p99 over 1 h: ${formatSeconds(decl.handlerP99Seconds)}` : undefined
-            }
+            hint={[
+              "the Deduplicator's leaseMs",
+              decl?.handlerP99Seconds != null
+                ? `p99 over 1 h: ${formatQuantile(decl.handlerP99Seconds, HANDLER_TIME_BUCKETS, formatSeconds)}`
+                : null,
+            ]
+              .filter(Boolean)
+              .join(" · ")}
             testId="handler-lease"
           />
         </div>

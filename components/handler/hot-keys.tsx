@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { DUPLICATE_CAUSE_LEGEND } from "@/lib/chart-data";
-import { formatDurationMs, formatNumber } from "@/lib/format";
+import { formatClockSeconds, formatDurationMs, formatNumber } from "@/lib/format";
 import type { HotKeyView } from "@/lib/api/hot-keys";
 import { messageHref, uuidSearchHref } from "@/lib/record-queries";
 import { hotKeysQuery } from "@/lib/query-options";
@@ -11,6 +11,23 @@ import { hrefWithView, REFRESH_MS, useViewState } from "@/lib/url-state";
 import { EmptyState, Panel, UnavailableState } from "../panel";
 import { QueryView } from "../query-state";
 import { DataTable } from "../data-table";
+
+/**
+ * Under the process's hot UUIDs: how many copies were swallowed since when (local clock), and which
+ * UUIDs the list may miss — none while every copy fits the sketches (never "fewer than 1 copies").
+ */
+export function hotKeysTotalText(total: number, capacity: number, sketches: number, since: string | null): string {
+  const bound = Math.ceil(total / Math.max(1, capacity));
+  const at = since ? new Date(since) : null;
+  const clock = at && Number.isFinite(at.getTime()) ? formatClockSeconds(at.getTime() / 1000) : "—";
+  return (
+    `${formatNumber(total)} ${total === 1 ? "copy" : "copies"} swallowed since ${clock} over ${sketches} replica ` +
+    `sketch${sketches === 1 ? "" : "es"} of this process; ` +
+    (bound <= 1
+      ? "every UUID swallowed is listed."
+      : `a UUID with fewer than ${formatNumber(bound)} copies may be missing from the list.`)
+  );
+}
 
 /** The record page of a hot key's latest copy (by position), else a UUID search on its topic. */
 function recordHref(k: HotKeyView): string {
@@ -101,7 +118,7 @@ export function HotKeys({ service, handler }: { service: string; handler: string
               <p className="text-xs text-slate-500 dark:text-slate-400" data-testid="hot-keys-total">
                 {d.scope === "fleet"
                   ? `fleet: the top ${d.capacity} of every process Prometheus scrapes (${d.sketches} process${d.sketches === 1 ? "" : "es"}), added up by UUID; a UUID not listed had at most ${formatNumber(d.errorBound ?? 0)} copies.`
-                  : `${formatNumber(d.total)} ${d.total === 1 ? "copy" : "copies"} swallowed since ${d.since ? `${d.since.slice(11, 19)} UTC` : "—"} over ${d.sketches} replica sketch${d.sketches === 1 ? "" : "es"} of this process; a UUID with fewer than ${formatNumber(Math.ceil(d.total / d.capacity))} copies may be missing from the list.`}
+                  : hotKeysTotalText(d.total, d.capacity, d.sketches, d.since)}
               </p>
             </div>
           );

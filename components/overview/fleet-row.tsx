@@ -7,6 +7,8 @@ import type { SeriesLine } from "@/lib/api/series";
 import type { FleetRow } from "@/lib/fleet-view";
 import { formatCount, formatPercent, formatRate, formatSecondsAsMs } from "@/lib/format";
 import { THRESHOLDS } from "@/lib/thresholds";
+import { bucketText } from "@/lib/quantile-bucket";
+import { CHECK_DURATION_BUCKETS } from "@/names/buckets";
 
 const STATE_STYLE = {
   firing: "bg-red-100 text-red-900 dark:bg-red-900/50 dark:text-red-100",
@@ -155,6 +157,7 @@ function RowFigures({ r, down, line }: { r: FleetRow; down: string | null; line:
       </td>
       <td
         className={`${num} ${r.p99 !== null && r.p99 > THRESHOLDS.checkP99Seconds ? "text-red-700 dark:text-red-400" : ""}`}
+        title={bucketText(r.p99, CHECK_DURATION_BUCKETS) ?? undefined}
       >
         {r.p99 === null ? "—" : formatSecondsAsMs(r.p99)}
       </td>

@@ -81,7 +81,7 @@ function FleetHead() {
         <th className="px-2 py-1 font-medium">Handler</th>
         <th className="px-2 py-1 text-right font-medium">Duplicates (5 min)</th>
         <th className="px-2 py-1 font-medium">over the range</th>
-        <th className="px-2 py-1 text-right font-medium">Processed</th>
+        <th className="px-2 py-1 text-right font-medium">Processed (5 min)</th>
         <th className="px-2 py-1 text-right font-medium">Errors (service)</th>
         <th className="px-2 py-1 text-right font-medium">p99 (service)</th>
         <th className="px-2 py-1 text-right font-medium">Keys</th>

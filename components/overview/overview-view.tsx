@@ -19,6 +19,7 @@ import { DeferMount } from "./defer-mount";
 import { FleetTable } from "./fleet-table";
 import { alertsCalm, AlertsCalmLine, AlertsPanel } from "./alerts-section";
 import { HandlerStats } from "./stats";
+import { formatInstant } from "@/lib/clock-time";
 
 /** Duplicate-ratio alert line (10%), from the one source of thresholds (lib/thresholds). */
 export const DUP_ALERT = { value: THRESHOLDS.duplicateRatio, label: ALERTS.duplicateRate.threshold.label };
@@ -191,7 +192,7 @@ function Body({ d }: { d: OverviewResponse }) {
         />
         <span className="text-xs text-slate-500 dark:text-slate-400" suppressHydrationWarning>
           Metrics from {d.source === "prometheus" ? "Prometheus" : "this process' registry"} · updated{" "}
-          {new Date(d.generatedAt).toLocaleTimeString()}
+          {formatInstant(d.generatedAt)}
         </span>
       </div>
       {d.handlers.length === 0 ? (

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { latencyVerdict, type RuntimePart } from "@/lib/latency-split";
-import { latencyPartsText, topReasonText } from "./stats";
+import { behindText, checkQuantileText, latencyPartsText, processedHint, topReasonText } from "./stats";
 
 describe("the check p99 tile tells the consumer from Redis", () => {
   const loop = (seconds: number): RuntimePart => ({
@@ -39,5 +39,29 @@ describe("the error tile names its top reason and what it means", () => {
       "mostly redis_conn, 96.8% of errors (Redis unreachable)",
     );
     expect(topReasonText({ marshal: 0, redis_conn: 0 })).toBeNull();
+  });
+});
+
+describe("the check p99 tile says which bucket its figure lies in", () => {
+  it("100 ms added per check reads as the 100–250 ms bucket beside the interpolated 248.5 ms", () => {
+    expect(checkQuantileText(0.2485)).toBe("248.5 ms (bucket 100–250 ms)");
+  });
+  it("a healthy check names its millisecond bucket", () => {
+    expect(checkQuantileText(0.0042)).toBe("4.2 ms (bucket 2.5–5 ms)");
+  });
+});
+
+describe("the Processed tile's failed deliveries are not worded as the errors tile's dedup errors", () => {
+  it("says messages failed (to the DLQ or redelivered), never 'errors', beside a Dedup errors tile", () => {
+    const t = processedHint({ deduplicated: 0.52, error: 0 });
+    expect(t).toBe("0.52 msg/s deduplicated, 0 msg/s failed (to the DLQ or redelivered)");
+    expect(t).not.toMatch(/errors/);
+  });
+});
+
+describe("a key count behind its traffic says how far, while it is recounted", () => {
+  it("names the messages processed since the count", () => {
+    expect(behindText(1_240)).toBe("≈ 1,240 messages since this count, recounting");
+    expect(behindText(1)).toBe("≈ 1 message since this count, recounting");
   });
 });

@@ -1,6 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import type { OverviewHandler } from "@/lib/api/overview";
-import { keyFigures, type KeyFigures } from "@/lib/key-figures";
+import { countBehindTraffic, keyFigures, type KeyFigures } from "@/lib/key-figures";
+import { useCatchUpCount } from "./catch-up-count";
 import { handlersQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import {
@@ -13,12 +14,15 @@ import {
   formatSecondsAsMs,
 } from "@/lib/format";
 import { THRESHOLDS } from "@/lib/thresholds";
+import { CHECK_DURATION_BUCKETS } from "@/names/buckets";
+import { formatQuantile } from "@/lib/quantile-bucket";
 import { RATE_WINDOW_MS } from "@/lib/alert-exprs";
 import { staleSinceText } from "@/lib/on-call-text";
 import { isNoScrapeDetail } from "@/lib/signals";
 import { NowFigure, windowTone } from "./now-figure";
 import type { QuietEvidence } from "@/lib/now-state";
 import { OnCallNotes } from "./on-call-notes";
+import { ScrapeAndSignalNotes } from "./handler-notes";
 import { isEmbeddedDetail, isPendingDetail, unavailableText, Stat } from "../panel";
 
 type Field = { status: "ok" } | { status: "unavailable"; detail: string };
@@ -29,26 +33,6 @@ function avail<T extends Field>(f: T, render: (ok: Extract<T, { status: "ok" }>)
   const detail = (f as { detail: string }).detail;
   // A service not scraped: the figure is not "Metrics unavailable" (Prometheus answers), it is old.
   return isNoScrapeDetail(detail) ? detail : unavailableText(detail);
-}
-
-/** What each optional signal of the row is, for "not measured for this service: …". */
-const SIGNAL_WHAT: Record<keyof NonNullable<OverviewHandler["signals"]>, string> = {
-  byCause: "duplicates by cause",
-  payloadConflicts: "payload conflicts",
-  leases: "lease counters",
-  hotUuids: "hot UUIDs",
-};
-
-/**
- * "Not measured for this service: duplicates by cause (export messages_duplicates_by_cause_total),
- * …": the row's figures whose signal its service does not export, so none of them reads as zero.
- */
-export function notMeasuredLine(h: OverviewHandler): string | null {
-  const parts = Object.entries(h.signals ?? {}).flatMap(([k, m]) =>
-    m.status === "unknown" ? [`${SIGNAL_WHAT[k as keyof typeof SIGNAL_WHAT]} (export ${m.metric})`] : [],
-  );
-  if (h.unchecked?.status === "unknown") parts.push(`runs without a dedup check (export ${h.unchecked.metric})`);
-  return parts.length ? `Not measured for this service: ${parts.join(", ")}.` : null;
 }
 
 /** What each error reason means for the on-call (the runbook's DedupRedisErrors, in a phrase). */
@@ -149,11 +133,18 @@ function keysHint(
     .join(" · ");
 }
 
+/** Beside a count behind its traffic, while the recount it asked for runs: "≈ 26 messages since this count, recounting". */
+export function behindText(messagesSince: number): string {
+  return `≈ ${formatCount(messagesSince, messagesSince === 1 ? "message" : "messages")} since this count, recounting`;
+}
+
 /** The handler's key count tile: the last count with its time, exactness, lease split and keys without TTL. */
 function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: number | null | undefined }) {
   // The keys as every other panel of the page shows them: the one /api/handlers answer.
   const { view } = useViewState();
   const keys = keyFigures(useQuery(handlersQuery(REFRESH_MS[view.refresh])).data, h.service, h.handler);
+  const behind = countBehindTraffic(keys, h.processedRate.status === "ok" ? h.processedRate.total : null);
+  useCatchUpCount(behind !== null);
   // Whether Redis can be read now is the overview answer's: the count above is kept with its time.
   const staleSince = h.keys.status === "ok" ? h.keys.staleSince : null;
   return (
@@ -164,7 +155,10 @@ function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: num
       hint={
         keys.status === "ok" ? (
           // The count's clock time: local zone, so the server's paint and the browser's may differ.
-          <span suppressHydrationWarning>{keysHint(keys, staleSince, projectedKeys)}</span>
+          <span suppressHydrationWarning>
+            {behind !== null ? `${behindText(behind)} · ` : ""}
+            {keysHint(keys, staleSince, projectedKeys)}
+          </span>
         ) : isEmbeddedDetail(keys.detail) ? (
           "no store to inspect"
         ) : isPendingDetail(keys.detail) ? (
@@ -180,23 +174,20 @@ function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: num
   );
 }
 
-/** Under the tiles: that the service's scrape is down (every figure is old), and which signals it does not export. */
-function ScrapeAndSignalNotes({ h }: { h: OverviewHandler }) {
-  return (
-    <>
-      {h.scrape?.status === "down" ? (
-        <p className="text-sm font-medium text-amber-700 dark:text-amber-300" data-testid="no-scrape">
-          {h.scrape.detail}: every figure above is from before it; Prometheus no longer scrapes {h.service} (up == 0, or
-          its target is gone).
-        </p>
-      ) : null}
-      {notMeasuredLine(h) ? (
-        <p className="text-xs text-slate-600 dark:text-slate-300" data-testid="not-measured-signals">
-          {notMeasuredLine(h)}
-        </p>
-      ) : null}
-    </>
-  );
+/**
+ * Under the Processed tile: its deduplicated and failed deliveries, in messages/s. A failed delivery
+ * (`result="error"`: to the DLQ or redelivered) is no dedup error, which the errors tile counts.
+ */
+export function processedHint(byResult: { deduplicated: number; error: number }): string {
+  return `${formatRate(byResult.deduplicated, "msg")} deduplicated, ${formatRate(byResult.error, "msg")} failed (to the DLQ or redelivered)`;
+}
+
+/**
+ * A dedup check quantile with the bucket it lies in: "248.5 ms (bucket 100–250 ms)". The figure is
+ * interpolated inside that bucket, so 100 ms added per check reads as the 100–250 ms bucket.
+ */
+export function checkQuantileText(seconds: number): string {
+  return formatQuantile(seconds, CHECK_DURATION_BUCKETS, formatSecondsAsMs);
 }
 
 /** The headline numbers of one handler, each with its unit and against its threshold. */
@@ -222,18 +213,14 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
         />
         <Stat
           testId="stat-rate"
-          label="Processed"
+          label="Processed (5 min)"
           value={avail(h.processedRate, (f) => formatRate(f.total, "msg"))}
-          hint={
-            h.processedRate.status === "ok"
-              ? `${formatRate(h.processedRate.byResult.deduplicated)} deduplicated, ${formatRate(h.processedRate.byResult.error)} errors`
-              : undefined
-          }
+          hint={h.processedRate.status === "ok" ? processedHint(h.processedRate.byResult) : undefined}
         />
         <WindowStat
           testId="stat-p99"
           label="Dedup check p99 (5 min), measured in the consumer (service)"
-          text={avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : formatSecondsAsMs(f.p99Seconds)))}
+          text={avail(h.checkLatency, (f) => (f.p99Seconds === null ? "no checks" : checkQuantileText(f.p99Seconds)))}
           now={now?.checkP99Seconds}
           window={p99}
           quiet={{
@@ -243,7 +230,7 @@ export function HandlerStats({ h, projectedKeys }: { h: OverviewHandler; project
             othersNow: now?.errorRate,
           }}
           threshold={THRESHOLDS.checkP99Seconds}
-          format={formatSecondsAsMs}
+          format={checkQuantileText}
           hint={[latencyPartsText(h.latencyParts), `alert > ${formatSecondsAsMs(THRESHOLDS.checkP99Seconds)}`]
             .filter(Boolean)
             .join(" · ")}

@@ -113,17 +113,27 @@ export function Timeline({ run }: { run: RunView }) {
 }
 
 /**
+ * The line over the run's counters: how many series counted something, or — when the view holds none
+ * — that none were read (yet), never "0 series" under tiles that count (the tiles are the run's probe).
+ */
+export function runSeriesSummary(run: Pick<RunView, "series" | "status">): string {
+  const n = run.series.filter((x) => x.value > 0).length;
+  if (n > 0)
+    return `Run counters from the workshop registry (${formatNumber(n)} series above 0; not exported to Prometheus)`;
+  return run.status === "running"
+    ? "Run counters from the workshop registry: none counted yet (the tiles above are the run's own probe)"
+    : "Run counters from the workshop registry: none kept for this run (the tiles above are the run's own probe)";
+}
+
+/**
  * The run's own counters as the middleware counted them, from the workshop's registry (never
  * served on `/api/metrics`): one row per series, labels other than `service` and `topic` shown.
  */
-export function RunSeriesTable({ run }: { run: Pick<RunView, "series"> }) {
+export function RunSeriesTable({ run }: { run: Pick<RunView, "series" | "status"> }) {
   const rows = run.series.filter((x) => x.value > 0);
   return (
     <details data-testid="run-series" className="text-sm">
-      <summary className="cursor-pointer text-slate-600 dark:text-slate-300">
-        Run counters from the workshop registry ({formatNumber(rows.length)} non-zero series; not exported to
-        Prometheus)
-      </summary>
+      <summary className="cursor-pointer text-slate-600 dark:text-slate-300">{runSeriesSummary(run)}</summary>
       <table className="mt-1 w-full text-left">
         <tbody>
           {rows.map((x) => (

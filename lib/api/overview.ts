@@ -164,6 +164,12 @@ export const overviewHandlerSchema = handlerRefSchema.extend({
     complete: z.boolean(),
     dlqTopic: z.string().nullable(),
   }).optional(),
+  /**
+   * Set in real mode while this app's process is younger than the 5-min window: its figures and
+   * alerts still read what the metrics store kept from before it started (its previous process, or
+   * another app that answered the same scrape), so the page says so. `null`/absent otherwise.
+   */
+  beforeStart: z.object({ appStartedAt: z.string(), windowSeconds: z.number() }).nullable().optional(),
   /** Alert instances belong to this handler or its service (the last known ones when `alertsUnknown`). */
   alerts: z.array(alertInstanceSchema),
   /** Set when the alert states cannot be read now: `alerts` is then the last known state, not the current one. */

@@ -5,7 +5,7 @@
  * See docs/LIBRARY.md.
  *
  * Its names (metrics, label values, metadata keys, key prefix, TTL policy, stack order) live in
- * `names/` (dedup.ts, dlq.ts, keys.ts, stack.ts, contract.ts), which imports nothing: the dashboard reads them there, never through this index.
+ * `names/` (dedup.ts, dlq.ts, keys.ts, stack.ts, contract.ts, buckets.ts), which imports nothing: the dashboard reads them there, never through this index.
  */
 export * from "./message";
 export * from "./router/batch-run";
@@ -20,6 +20,7 @@ export * from "../../names/dlq";
 export * from "../../names/keys";
 export * from "../../names/stack";
 export * from "../../names/contract";
+export * from "../../names/buckets";
 export * from "./middleware/correlation-id";
 export * from "./middleware/recoverer";
 export * from "./middleware/poison-queue";

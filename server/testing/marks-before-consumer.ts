@@ -59,7 +59,7 @@ function metrics(o: MarksBeforeOptions, group: string) {
       name: METRIC_NAMES.checkDuration,
       help: "check",
       labelNames: ["service"],
-      buckets: CHECK_DURATION_BUCKETS,
+      buckets: [...CHECK_DURATION_BUCKETS],
       registers,
     }),
     errors: new Counter({ name: METRIC_NAMES.errors, help: "errors", labelNames: ["service", "reason"], registers }),

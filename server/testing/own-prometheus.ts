@@ -33,6 +33,8 @@ export async function startOwnPrometheus(opts: {
   port?: number;
   storage?: string;
   more?: ReadonlyArray<{ job: string; targets: string[]; metricsPath: string }>;
+  /** Scrape jobs given whole (e.g. a job of infra/prometheus/prometheus.yml with its relabelling), written as JSON. */
+  jobs?: readonly unknown[];
 }): Promise<OwnPrometheus> {
   const port = opts.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), "observe-prom-"));
@@ -69,6 +71,7 @@ export async function startOwnPrometheus(opts: {
       "    static_configs:",
       `      - targets: [${j.targets.map((t) => JSON.stringify(t)).join(", ")}]`,
     ]),
+    ...(opts.jobs ?? []).map((j) => `  - ${JSON.stringify(j)}`),
     "",
   ].join("\n");
   writeFileSync(join(dir, "prometheus.yml"), cfg);

@@ -1,6 +1,7 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { CHECK_DURATION_BUCKETS, dedupMetrics } from "./metrics";
+import { CHECK_DURATION_BUCKETS } from "../../../names/buckets";
+import { dedupMetrics } from "./metrics";
 import { dedupRecorder } from "./recorder";
 import { METRIC_NAMES, SLOW_CHECK_SECONDS } from "../../../names/dedup";
 

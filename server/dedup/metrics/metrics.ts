@@ -101,25 +101,7 @@ import {
   PROCESSED_RESULTS,
   SLOW_CHECK_SECONDS,
 } from "../../../names/dedup";
-
-/**
- * Buckets of `deduplication_check_duration_seconds`: include the spec's 0.005…0.1 and the alert
- * threshold {@link SLOW_CHECK_SECONDS} (the slow checks of a window are `_count` minus its bucket).
- */
-export const CHECK_DURATION_BUCKETS = [
-  0.0005,
-  0.001,
-  0.0025,
-  0.005,
-  0.01,
-  0.025,
-  SLOW_CHECK_SECONDS,
-  0.1,
-  0.25,
-  0.5,
-  1,
-  2.5,
-];
+import { CHECK_DURATION_BUCKETS } from "../../../names/buckets";
 
 /** `deduplication_check_duration_seconds` as the recorder uses it: a {@link LocalHistogram}, or a metric of that name already on the Registry. */
 export interface CheckDurationHistogram {

@@ -1,7 +1,7 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { HANDLER_SUCCESSES, METRIC_NAMES } from "../../../names/dedup";
-import { HANDLER_TIME_BUCKETS } from "../metrics/handler-time-histogram";
+import { HANDLER_TIME_BUCKETS } from "../../../names/buckets";
 import { handlerTimer } from "./handler-timer";
 import { MemoryRepository } from "../repository/memory-repository";
 import { newMessage } from "../message";

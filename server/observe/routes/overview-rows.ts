@@ -104,6 +104,8 @@ export interface Reads {
   dlq: Awaited<ReturnType<typeof dlqBacklog>>;
   alertRules: AlertRule[];
   unknownAlerts: ReturnType<typeof alertsUnknown>;
+  /** `beforeStart` of every row: when this process started, while the window still reaches before it. */
+  beforeStart?: OverviewHandler["beforeStart"];
 }
 
 /** One overview row's identity: a handler, its topics and declared TTL class. */
@@ -232,5 +234,6 @@ export function handlerRow(r: RowKey, x: Reads): OverviewHandler {
     dlqBacklog: handlerBacklog(dlq, r.handler, r.topics),
     alerts: instances,
     alertsUnknown: x.unknownAlerts,
+    beforeStart: x.beforeStart ?? null,
   };
 }

@@ -6,6 +6,7 @@ import { alertRulesOrLastKnown, alertsField, alertsUnknown } from "../shared/ale
 import type { RangeKey } from "@/lib/api/common";
 import type { OverviewHandler, OverviewResponse, ThresholdsView } from "@/lib/api/overview";
 import { ALERTS, THRESHOLDS } from "@/lib/thresholds";
+import { RATE_WINDOW_MS } from "@/lib/alert-exprs";
 import { TTL_POLICY } from "@/names/keys";
 import type { ObserveContext } from "../core/ports";
 import { errorText } from "../core/errors";
@@ -36,6 +37,16 @@ export function thresholdsView(): ThresholdsView {
 /** Builds `GET /api/overview`. Shared between concurrent viewers for about a second. */
 export function getOverview(ctx: ObserveContext, range: RangeKey): Promise<OverviewResponse> {
   return ctx.answers.get(`overview:${range}`, () => buildOverview(ctx, range));
+}
+
+/**
+ * This process's start while the 5-min window still reaches before it (`null` after): the window's
+ * figures and the alerts then include what the metrics store kept from before the start.
+ */
+export function windowBeforeStart(nowMs: number, uptimeSeconds: number): OverviewHandler["beforeStart"] {
+  const windowSeconds = RATE_WINDOW_MS / 1000;
+  if (uptimeSeconds >= windowSeconds) return null;
+  return { appStartedAt: new Date(nowMs - uptimeSeconds * 1000).toISOString(), windowSeconds };
 }
 
 async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<OverviewResponse> {
@@ -99,6 +110,7 @@ async function buildOverview(ctx: ObserveContext, range: RangeKey): Promise<Over
     signals,
     alertRules: alertRulesOrLastKnown(ctx, alerts),
     unknownAlerts: alertsUnknown(ctx, alerts),
+    beforeStart: ctx.mode === "real" ? windowBeforeStart(Date.now(), process.uptime()) : null,
   };
   const handlers: OverviewHandler[] = rows
     .sort((a, b) => a.service.localeCompare(b.service) || a.handler.localeCompare(b.handler))

@@ -11,9 +11,9 @@ import io.prometheus.client.Histogram;
  * {@code dedup_handler_info} = 1 describing the handler.
  */
 final class Metrics {
-  /** As CHECK_DURATION_BUCKETS in server/dedup/metrics.ts. */
+  /** As CHECK_DURATION_BUCKETS in names/buckets.ts. */
   static final double[] CHECK_BUCKETS = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
-  /** As HANDLER_TIME_BUCKETS in server/dedup/handler-time-histogram.ts. */
+  /** As HANDLER_TIME_BUCKETS in names/buckets.ts. */
   static final double[] HANDLER_BUCKETS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60, 120, 300};
   static final double SLOW_CHECK_SECONDS = 0.05;
 

@@ -21,7 +21,7 @@ import { LiveEffects, useEffectsMark } from "./live-effects";
 const switched = (label: string, on: boolean) => `when “${label}” was switched ${on ? "on" : "off"}`;
 
 /**
- * Switches of the live demo's traffic, duplicate sources (spec §1) and store faults, with what they
+ * Switches of the live demo's traffic, duplicate sources (the four of the design note) and store faults, with what they
  * do beside them (one screen at 1280×720): flipping one moves the figures' marker to now.
  */
 export function LiveDemo({ token, onNeedToken }: { token: string | null; onNeedToken: () => void }) {
@@ -51,7 +51,7 @@ export function LiveDemo({ token, onNeedToken }: { token: string | null; onNeedT
       <div className="space-y-4">
         <Panel
           title="Live demo: traffic and duplicate sources"
-          description="The four sources of repeats of spec §1, on the running demo consumer: the figures beside show each one's effect."
+          description="The four sources of repeats — (a) a retry after a handler error, (b) a rebalance, (c) a forwarder that re-publishes, (d) a restart before the commit — on the running demo consumer: the figures beside show each one's effect."
           testId="demo-sources"
         >
           <QueryView query={sources} what="Demo sources" height={160}>

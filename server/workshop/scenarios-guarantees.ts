@@ -10,7 +10,7 @@ import type { ExpectedCheck, Guarantee, GuaranteeRun, RunSummary } from "@/lib/a
 import { INBOX_GUARANTEE } from "./crash-storm/inbox-rig";
 import { REDIS_GUARANTEE } from "./crash-storm/redis-rig";
 import type { GuaranteeSpec } from "./crash-storm/rig";
-import { runStorm, STORM } from "./crash-storm/storm";
+import { publishStormInput, runStorm, STORM } from "./crash-storm/storm";
 import { stormReads } from "./crash-storm/storm-reads";
 import { TRANSACTIONS_GUARANTEE } from "./crash-storm/transactions-rig";
 import { RunProbe } from "./probe";
@@ -165,7 +165,7 @@ export const GUARANTEE_SCENARIOS: readonly ScenarioDefinition[] = ofKind("guaran
       const lost = new Set<string>();
       const fold = setInterval(() => foldInto(ctx.probe, probes, lost), 250);
       try {
-        const ids = await ctx.publish(STORM.events);
+        const ids = await publishStormInput(ctx);
         await Promise.all(GUARANTEE_SPECS.map((s, i) => stormOne(ctx, s, board, probes[i]!, ids, lost)));
       } finally {
         clearInterval(fold);

@@ -103,6 +103,7 @@ export const INBOX_GUARANTEE: GuaranteeSpec = {
         });
       },
       committed: () => reads.committed(groupId, ctx.topic),
+      inputRecords: () => reads.records(ctx.topic),
       count: async () => {
         const r = await pool.query(`SELECT uuid, count(*)::int AS n FROM ${effects} GROUP BY uuid`);
         return {

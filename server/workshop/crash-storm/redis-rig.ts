@@ -72,6 +72,7 @@ export const REDIS_GUARANTEE: GuaranteeSpec = {
         });
       },
       committed: () => reads.committed(groupId, ctx.topic),
+      inputRecords: () => reads.records(ctx.topic),
       count: async () => ({
         counts: countOutputs(await reads.committedUuids(out)),
         countedBy: `records on ${out}, read by a ${transport.mode === "real" ? "read_committed consumer" : "reader of the embedded broker"}`,

@@ -12,6 +12,8 @@ import { CommittedLog, type DecodedRecord } from "./committed-log";
 export interface StormReads {
   /** Records of `topic` the group committed (Σ committed offsets; every partition starts at 0). */
   committed(groupId: string, topic: string): Promise<number>;
+  /** Records on `topic` now (Σ of its partitions' end offsets; every partition starts at 0). */
+  records(topic: string): Promise<number>;
   /** The `_watermill_message_uuid` of every record of `topic` a `read_committed` consumer reads. */
   committedUuids(topic: string): Promise<string[]>;
   /** Deletes consumer groups (best effort). */
@@ -30,6 +32,7 @@ export function stormReads(transport: Transport): StormReads {
         for (const [k, next] of broker.group(groupId).committed) if (k.startsWith(`${topic}\u0000`)) n += next;
         return n;
       },
+      records: async (topic) => broker.records(topic).length,
       // The embedded broker has no transactions: every record is committed.
       committedUuids: async (topic) => (await transport.readAll(topic)).flatMap((d) => (d.ok ? [d.uuid] : [])),
       deleteGroups: async () => undefined,
@@ -59,6 +62,11 @@ class KafkaReads implements StormReads {
   async committed(groupId: string, topic: string): Promise<number> {
     const res = await (await this.connected()).fetchOffsets({ groupId, topics: [topic] });
     return (res[0]?.partitions ?? []).reduce((s, p) => s + Math.max(0, Number(p.offset)), 0);
+  }
+
+  async records(topic: string): Promise<number> {
+    const ends = await (await this.connected()).fetchTopicOffsets(topic);
+    return ends.reduce((s, e) => s + Number(e.high), 0);
   }
 
   /**

@@ -130,6 +130,22 @@ export interface StormTarget {
   startReplica(life: Life, probe: RunProbe): Promise<StormReplica>;
   /** Records of the input topic its consumer group committed. */
   committed(): Promise<number>;
+  /** Records on the input topic (one per event, unless a producer wrote some twice). */
+  inputRecords(): Promise<number>;
+}
+
+/**
+ * Publishes the storm's {@link STORM}`.events` events, one record per produce request, and resolves
+ * their UUIDs. kafkajs resends a whole multi-partition produce when one partition's leader refuses
+ * it ("not the leader" on a topic just created), so the partitions that had accepted it hold their
+ * records twice; a guarantee without a dedup key (Kafka transactions) then answers both copies, and
+ * a window that ends at one commit per event ends before the last records were read. A
+ * single-partition request that is refused wrote nothing: its resend writes each record once.
+ */
+export async function publishStormInput(ctx: ScenarioContext): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < STORM.events && !ctx.signal.aborted; i++) ids.push(...(await ctx.publish(1)));
+  return ids;
 }
 
 /**
@@ -157,6 +173,15 @@ export async function runStorm(
   records: number,
   onCrash: (n: number) => void,
 ): Promise<number> {
+  // Each guarantee is measured per event: an input holding an event twice would be counted as the
+  // guarantee's duplicate, and a window of one commit per event would end before its last records.
+  let onTopic = null as number | null;
+  await untilAsync(ctx, async () => ((onTopic = await target.inputRecords()), true), 10_000);
+  if (onTopic === null) throw new Error("the input topic's end offsets could not be read within 10 s: not measured");
+  if (onTopic !== records)
+    throw new Error(
+      `the input topic holds ${onTopic} records for ${records} events (a producer wrote some twice): not measured`,
+    );
   let crashes = 0;
   for (let i = 1; i <= STORM.crashes + 1; i++) {
     const last = i > STORM.crashes;

@@ -56,6 +56,7 @@ export const TRANSACTIONS_GUARANTEE: GuaranteeSpec = {
         });
       },
       committed: () => reads.committed(groupId, ctx.topic),
+      inputRecords: () => reads.records(ctx.topic),
       count: async () => ({
         counts: countOutputs(await reads.committedUuids(out)),
         countedBy: `records on ${out}, read by a read_committed consumer (aborted transactions hidden)`,

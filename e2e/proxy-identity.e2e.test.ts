@@ -41,7 +41,8 @@ const silence = (headers: Record<string, string>) =>
   });
 const untrustedCount = async () =>
   Number(
-    /^dedup_health_untrusted_identity_headers_total (\d+)/m.exec(
+    // Labelled or not: an app in embedded mode marks every series `app_mode="embedded"`.
+    /^dedup_health_untrusted_identity_headers_total(?:\{[^}]*\})? (\d+)/m.exec(
       await (await fetch(`${app.url}/api/metrics`)).text(),
     )?.[1] ?? 0,
   );

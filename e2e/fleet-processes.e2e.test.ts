@@ -292,9 +292,10 @@ describe("a fleet of processes: two Node workers, the Java consumer, a design-no
       .poll(() => self.getByTestId("self-declaration").textContent(), { timeout: 20_000 })
       .toMatch(/dedup_handler_info \((node|jvm)/);
     expect(await self.getByTestId("self-ttl").textContent(), `${service} TTL`).toMatch(want.ttl);
-    // The window: how much of it keys were written for, or why that is not known yet (a fleet started seconds ago).
+    // The window: how old the keys are against their TTL and until when the projection extrapolates,
+    // or why that is not known yet (a fleet started seconds ago).
     expect(await self.getByTestId("self-window").textContent()).toMatch(
-      /\d+(\.\d+)? % filled|unknown: no settled key sampled yet/,
+      /keys \d.* old \((oldest key|since process start)[^)]*\)[^:]*: until .* the projection extrapolates|unknown: no settled key sampled yet/,
     );
     expect(await self.getByTestId("self-lease").textContent()).not.toBe("");
     const group = self.getByTestId("self-consumer-group");

@@ -1,6 +1,7 @@
 /** The notes under a handler's tiles: an old scrape, figures from before this app started, signals not exported. */
 import type { OverviewHandler } from "@/lib/api/overview";
 import { beforeStartText } from "@/lib/restart-note";
+import { useNow } from "../use-now";
 
 /** What each optional signal of the row is, for "not measured for this service: …". */
 const SIGNAL_WHAT: Record<keyof NonNullable<OverviewHandler["signals"]>, string> = {
@@ -27,6 +28,9 @@ export function notMeasuredLine(h: OverviewHandler): string | null {
  * holds figures from before this app started, and which signals it does not export.
  */
 export function ScrapeAndSignalNotes({ h }: { h: OverviewHandler }) {
+  // Whether the window still reaches before the start moves with the clock: drawn after hydration only.
+  const now = useNow(5_000);
+  const beforeStart = now === null ? null : beforeStartText(h.beforeStart, now);
   return (
     <>
       {h.scrape?.status === "down" ? (
@@ -35,10 +39,9 @@ export function ScrapeAndSignalNotes({ h }: { h: OverviewHandler }) {
           its target is gone).
         </p>
       ) : null}
-      {beforeStartText(h.beforeStart) ? (
-        // The clock moves between the server's paint and hydration.
-        <p className="text-sm text-amber-700 dark:text-amber-300" data-testid="before-start" suppressHydrationWarning>
-          {beforeStartText(h.beforeStart)}
+      {beforeStart ? (
+        <p className="text-sm text-amber-700 dark:text-amber-300" data-testid="before-start">
+          {beforeStart}
         </p>
       ) : null}
       {notMeasuredLine(h) ? (

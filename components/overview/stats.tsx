@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import type { OverviewHandler } from "@/lib/api/overview";
 import { countBehindTraffic, keyFigures, type KeyFigures } from "@/lib/key-figures";
 import { useCatchUpCount } from "./catch-up-count";
+import { useNow } from "../use-now";
 import { handlersQuery } from "@/lib/query-options";
 import { REFRESH_MS, useViewState } from "@/lib/url-state";
 import {
@@ -143,7 +144,10 @@ function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: num
   // The keys as every other panel of the page shows them: the one /api/handlers answer.
   const { view } = useViewState();
   const keys = keyFigures(useQuery(handlersQuery(REFRESH_MS[view.refresh])).data, h.service, h.handler);
-  const behind = countBehindTraffic(keys, h.processedRate.status === "ok" ? h.processedRate.total : null);
+  // Computed from the clock: after hydration only (the server's paint and the browser's would differ).
+  const now = useNow(5_000);
+  const behind =
+    now === null ? null : countBehindTraffic(keys, h.processedRate.status === "ok" ? h.processedRate.total : null, now);
   useCatchUpCount(behind !== null);
   // Whether Redis can be read now is the overview answer's: the count above is kept with its time.
   const staleSince = h.keys.status === "ok" ? h.keys.staleSince : null;
@@ -156,8 +160,7 @@ function KeysStat({ h, projectedKeys }: { h: OverviewHandler; projectedKeys: num
         keys.status === "ok" ? (
           // The count's clock time: local zone, so the server's paint and the browser's may differ.
           <span suppressHydrationWarning>
-            {behind !== null ? `${behindText(behind)} · ` : ""}
-            {keysHint(keys, staleSince, projectedKeys)}
+            {`${behind !== null ? `${behindText(behind)} · ` : ""}${keysHint(keys, staleSince, projectedKeys)}`}
           </span>
         ) : isEmbeddedDetail(keys.detail) ? (
           "no store to inspect"
